@@ -1,0 +1,28 @@
+# Two commands for a newcomer: `make demo` and `make test` (both install first).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint install clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+install: $(BIN)/.installed
+
+demo: install
+	$(BIN)/memory-worker demo
+
+lint: install
+	$(BIN)/ruff check memory_worker llm_client tests bench
+	$(BIN)/ruff format --check memory_worker llm_client tests bench
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) var .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,53 @@
+"""Typed client for the LLM farm: transports, errors, retry classifier, breakers, routing."""
+
+from llm_client.errors import (
+    AllCircuitsOpen,
+    BackendUnavailable,
+    CapacityUnavailable,
+    CapacityWaitExpired,
+    CapacityWaitTimeout,
+    DeadlineExceeded,
+    DecodeError,
+    EmptyResponse,
+    Exhausted,
+    LLMError,
+    NoCandidates,
+    ProtocolError,
+    RequestError,
+    RequestTimeout,
+    RouteUnavailable,
+    RoutingError,
+    TaskTimeout,
+    Timeout,
+    Transport,
+    UnknownStatus,
+    Upstream,
+)
+from llm_client.reasons import FailureReason
+from llm_client.retry import retryable_reason
+
+__all__ = [
+    "AllCircuitsOpen",
+    "BackendUnavailable",
+    "CapacityUnavailable",
+    "CapacityWaitExpired",
+    "CapacityWaitTimeout",
+    "DeadlineExceeded",
+    "DecodeError",
+    "EmptyResponse",
+    "Exhausted",
+    "FailureReason",
+    "LLMError",
+    "NoCandidates",
+    "ProtocolError",
+    "RequestError",
+    "RequestTimeout",
+    "RouteUnavailable",
+    "RoutingError",
+    "TaskTimeout",
+    "Timeout",
+    "Transport",
+    "UnknownStatus",
+    "Upstream",
+    "retryable_reason",
+]

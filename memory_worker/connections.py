@@ -1,0 +1,140 @@
+"""Redis connections: URL parsing (incl. Sentinel and TLS) and the embedded default.
+
+``open_redis(settings)`` is the one way the project gets a client:
+
+- ``REDIS_URL`` set → that server (``redis://``, ``rediss://``, ``unix://``,
+  ``redis+sentinel://host:port[,host:port]/<master>[/db]``);
+- unset → the embedded Valkey in ``<data_dir>/valkey`` (started or reused).
+
+Clients are ``arq.connections.ArqRedis`` so the same pool serves arq and us.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, cast
+from urllib.parse import parse_qs, unquote, urlparse
+
+from arq.connections import ArqRedis
+from redis.asyncio.sentinel import Sentinel
+
+from memory_worker.embedded import EmbeddedValkey
+from memory_worker.settings import Settings
+
+
+class RedisUrlError(ValueError):
+    """REDIS_URL could not be understood."""
+
+
+@dataclass(frozen=True)
+class SentinelUrl:
+    sentinels: list[tuple[str, int]]
+    master: str
+    db: int
+    password: str | None
+    username: str | None
+    ssl: bool
+
+
+def parse_sentinel_url(url: str) -> SentinelUrl:
+    """Parse ``redis+sentinel://[user:pass@]h1:p1,h2:p2/<master>[/db]``."""
+    parsed = urlparse(url)
+    netloc = parsed.netloc
+    userinfo, _, hosts = netloc.rpartition("@")
+    username: str | None = None
+    password: str | None = None
+    if userinfo:
+        user, _, pwd = userinfo.partition(":")
+        username = unquote(user) or None
+        password = unquote(pwd) or None
+    sentinels: list[tuple[str, int]] = []
+    for part in hosts.split(","):
+        if not part:
+            continue
+        host, _, port = part.rpartition(":")
+        if not host:
+            host, port = port, "26379"
+        try:
+            sentinels.append((host, int(port)))
+        except ValueError as exc:
+            raise RedisUrlError(f"bad sentinel address {part!r}") from exc
+    path = [p for p in parsed.path.split("/") if p]
+    if not sentinels or not path:
+        raise RedisUrlError("sentinel URL needs hosts and a master name")
+    db = int(path[1]) if len(path) > 1 else int(parse_qs(parsed.query).get("db", ["0"])[0])
+    return SentinelUrl(
+        sentinels=sentinels,
+        master=path[0],
+        db=db,
+        password=password,
+        username=username,
+        ssl=parsed.scheme.endswith("s"),
+    )
+
+
+def client_from_url(url: str, **kwargs: Any) -> ArqRedis:
+    """An ``ArqRedis`` client for any supported URL (does not connect yet)."""
+    scheme = urlparse(url).scheme
+    options: dict[str, Any] = {"socket_connect_timeout": 5, "health_check_interval": 15, **kwargs}
+    if scheme in {"redis+sentinel", "rediss+sentinel", "sentinel"}:
+        spec = parse_sentinel_url(url)
+        sentinel = Sentinel(  # type: ignore[no-untyped-call]
+            spec.sentinels,
+            sentinel_kwargs={"password": spec.password, "ssl": spec.ssl},
+            ssl=spec.ssl,
+            password=spec.password,
+            username=spec.username,
+            db=spec.db,
+            **options,
+        )
+        return cast(ArqRedis, sentinel.master_for(spec.master, redis_class=ArqRedis))
+    if scheme not in {"redis", "rediss", "unix", "valkey", "valkeys"}:
+        raise RedisUrlError(f"unsupported REDIS_URL scheme {scheme!r}")
+    if scheme.startswith("valkey"):
+        url = "redis" + url[len("valkey") :]
+    return cast(ArqRedis, ArqRedis.from_url(url, **options))
+
+
+@dataclass
+class RedisHandle:
+    """A connected client plus the embedded server it may own."""
+
+    client: ArqRedis
+    url: str
+    embedded: EmbeddedValkey | None = None
+
+    async def close(self, *, stop_embedded: bool = True) -> None:
+        await self.client.aclose()
+        if stop_embedded and self.embedded is not None:
+            self.embedded.stop()
+
+
+def resolve_url(settings: Settings) -> tuple[str, EmbeddedValkey | None]:
+    """REDIS_URL, or the URL of the (started or reused) embedded Valkey."""
+    if settings.redis_url:
+        return settings.redis_url, None
+    server = EmbeddedValkey(settings.valkey_dir).ensure()
+    return server.url, server
+
+
+async def open_redis(settings: Settings, *, url: str | None = None) -> RedisHandle:
+    """Connect to Redis (or the embedded Valkey) and check it answers."""
+    embedded: EmbeddedValkey | None = None
+    if url is None:
+        url, embedded = resolve_url(settings)
+    client = client_from_url(url)
+    await client.ping()
+    return RedisHandle(client=client, url=url, embedded=embedded)
+
+
+@asynccontextmanager
+async def redis_session(
+    settings: Settings, *, stop_embedded: bool = True
+) -> AsyncIterator[RedisHandle]:
+    handle = await open_redis(settings)
+    try:
+        yield handle
+    finally:
+        await handle.close(stop_embedded=stop_embedded)

@@ -1,0 +1,158 @@
+"""Every Redis key memory-worker writes, built in one place.
+
+Layout (prefix ``P`` = ``MEMORY_KEY_PREFIX``, default ``mw:``):
+
+- queue keys share the hash tag ``{P q}``: runs, their indexes, counters, tick
+  jobs (arq's own ``arq:job:<id>`` / ``arq:in-progress:<id>`` keys carry the
+  tag through the job id), the worker registry;
+- routing keys share ``{P routing}``: breakers, fail-open permits, events,
+  admin-report dedup and outbox;
+- one chat's memory shares ``{P chat:<id>}``: cards, indexes, episodes, the
+  set of applied runs.
+
+Every multi-key Lua script touches keys of a single tag, so the card store
+can move to Redis Cluster unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    prefix: str = "mw:"
+
+    # --- queue tag -------------------------------------------------------------------------
+    @property
+    def queue_tag(self) -> str:
+        return "{" + self.prefix + "q}"
+
+    def run(self, run_id: str) -> str:
+        return f"{self.queue_tag}:run:{run_id}"
+
+    @property
+    def run_prefix(self) -> str:
+        return f"{self.queue_tag}:run:"
+
+    @property
+    def natural_keys(self) -> str:
+        """HASH natural-key digest → run id (idempotent enqueue)."""
+        return f"{self.queue_tag}:runs:nk"
+
+    @property
+    def queued(self) -> str:
+        """ZSET of queued runs; score orders newest windows first."""
+        return f"{self.queue_tag}:runs:queued"
+
+    @property
+    def retry(self) -> str:
+        """ZSET of failed runs with attempts left; score = next attempt (ms)."""
+        return f"{self.queue_tag}:runs:retry"
+
+    @property
+    def leases(self) -> str:
+        """ZSET of processing runs; score = lease expiry (ms)."""
+        return f"{self.queue_tag}:runs:leases"
+
+    def by_status(self, status: str) -> str:
+        """ZSET of runs in ``status``; score = last update (ms)."""
+        return f"{self.queue_tag}:runs:status:{status}"
+
+    @property
+    def retired(self) -> str:
+        """ZSET of retired runs; score = retirement time (ms)."""
+        return f"{self.queue_tag}:runs:retired"
+
+    @property
+    def all_runs(self) -> str:
+        """ZSET of every run; score = creation time (ms)."""
+        return f"{self.queue_tag}:runs:all"
+
+    def daily(self, day: str) -> str:
+        """Counter of runs enqueued on UTC ``day`` (YYYYMMDD)."""
+        return f"{self.queue_tag}:runs:daily:{day}"
+
+    @property
+    def counters(self) -> str:
+        """HASH of monotonic counters (released, failed, retired by reason, …)."""
+        return f"{self.queue_tag}:counters"
+
+    @property
+    def arq_queue(self) -> str:
+        """arq's queue ZSET for tick jobs."""
+        return f"{self.queue_tag}:arq"
+
+    def tick_job_id(self, unique: str) -> str:
+        return f"{self.queue_tag}:tick:{unique}"
+
+    @property
+    def cron_prefix(self) -> str:
+        """Cron job names carry the tag so arq's cron keys hash with the queue."""
+        return f"{self.queue_tag}:cron:"
+
+    @property
+    def workers(self) -> str:
+        """ZSET worker id → heartbeat expiry (ms)."""
+        return f"{self.queue_tag}:workers"
+
+    @property
+    def worker_concurrency(self) -> str:
+        """HASH worker id → ticks it runs at once."""
+        return f"{self.queue_tag}:workers:concurrency"
+
+    @property
+    def pipeline_state(self) -> str:
+        """HASH of pipeline facts (deferred since, last probe, …)."""
+        return f"{self.queue_tag}:pipeline"
+
+    # --- routing tag -----------------------------------------------------------------------
+    @property
+    def routing_tag(self) -> str:
+        return "{" + self.prefix + "routing}"
+
+    def breaker(self, target: str) -> str:
+        return f"{self.routing_tag}:breaker:{target}"
+
+    @property
+    def breaker_prefix(self) -> str:
+        return f"{self.routing_tag}:breaker:"
+
+    def breaker_window(self, target: str) -> str:
+        """ZSET of recent calls of a target for the failure-rate rule."""
+        return f"{self.routing_tag}:breaker-window:{target}"
+
+    def failopen_permit(self, workflow: str) -> str:
+        return f"{self.routing_tag}:failopen:{workflow}"
+
+    @property
+    def events(self) -> str:
+        """STREAM of routing and pipeline events."""
+        return f"{self.routing_tag}:events"
+
+    def admin_dedup(self, dedupe_key: str) -> str:
+        return f"{self.routing_tag}:admin:dedup:{dedupe_key}"
+
+    @property
+    def admin_outbox(self) -> str:
+        """ZSET page id → next delivery attempt (ms)."""
+        return f"{self.routing_tag}:admin:outbox"
+
+    def admin_page(self, page_id: str) -> str:
+        return f"{self.routing_tag}:admin:page:{page_id}"
+
+    @property
+    def admin_counters(self) -> str:
+        return f"{self.routing_tag}:admin:counters"
+
+    # --- chat memory tag -------------------------------------------------------------------
+    def chat_tag(self, chat_id: int) -> str:
+        return "{" + f"{self.prefix}chat:{chat_id}" + "}"
+
+    def chat(self, chat_id: int, suffix: str) -> str:
+        return f"{self.chat_tag(chat_id)}:{suffix}"
+
+    @property
+    def chats(self) -> str:
+        """SET of chat ids that have memory (for maintenance sweeps)."""
+        return f"{self.prefix}chats"

@@ -1,0 +1,249 @@
+"""Every knob of memory-worker, in one pydantic-settings model.
+
+Each constant the spec names is a field here with its default and its
+environment variable. Fields without an explicit alias read ``MEMORY_<NAME>``;
+the few §13 names without the prefix (``REDIS_URL``, ``DISCOVERY_BASE_URL``,
+``ADMIN_*``, ``TELEGRAM_API_BASE``, ``SENTRY_DSN``) carry an alias.
+
+The README's configuration table is generated from this model
+(``memory-worker config --markdown``), so the docs cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+def _alias(name: str) -> AliasChoices:
+    return AliasChoices(name)
+
+
+class Settings(BaseSettings):
+    """memory-worker configuration (env vars override defaults)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="MEMORY_",
+        extra="ignore",
+        populate_by_name=True,
+        frozen=True,
+    )
+
+    # --- storage (§2) -------------------------------------------------------------------
+    redis_url: str | None = Field(
+        None,
+        validation_alias=_alias("REDIS_URL"),
+        description="Redis/Valkey URL (redis://, rediss://, unix://, redis+sentinel://). "
+        "Unset: start the embedded Valkey.",
+    )
+    key_prefix: str = Field("mw:", description="Prefix of every Redis key this deployment owns.")
+    data_dir: Path = Field(Path("var"), description="Local state: embedded Valkey data, logs.")
+    redis_reconnect_max_seconds: float = Field(
+        30.0, description="Cap of the reconnect back-off when Redis goes away."
+    )
+
+    # --- farm / Discovery client (§3) -------------------------------------------------------
+    discovery_base_url: str = Field(
+        "http://127.0.0.1:50051",
+        validation_alias=_alias("DISCOVERY_BASE_URL"),
+        description="Default farm (used when no routes file is configured).",
+    )
+    routes_file: Path | None = Field(
+        None,
+        description="TOML file with the routes of §6 (default: config/routes.toml if present).",
+    )
+    request_timeout_seconds: float = Field(30.0, description="Budget of one HTTP round trip.")
+    task_timeout_seconds: float = Field(
+        720.0, description="Budget of a job's run time, re-anchored when first seen RUNNING."
+    )
+    capacity_wait_seconds: float = Field(
+        60.0, description="How long the client resubmits on 'no slots' answers before giving up."
+    )
+    capacity_poll_seconds: float = Field(1.0, description="Pause between capacity resubmits.")
+    job_poll_seconds: float = Field(1.0, description="Pause between job status polls.")
+    discovery_priority: int = Field(
+        10, description="Discovery priority of memory jobs (0 = interactive)."
+    )
+    extraction_service: str = Field(
+        "llm-openai", description="Discovery service of the default extractor."
+    )
+    extraction_endpoint: str = Field(
+        "chat_completions", description="Discovery endpoint of the extractor."
+    )
+    extraction_model: str = Field(
+        "memory-extractor", description="Model name of the default extractor."
+    )
+    extraction_max_output_tokens: int = Field(
+        4000, description="max_tokens of extraction requests."
+    )
+    extraction_temperature: float = Field(0.2, description="Temperature of extraction requests.")
+    embedder_service: str = Field("embedder", description="Discovery service of the embedder.")
+    embedder_endpoint: str = Field("encode", description="Discovery endpoint of the embedder.")
+    embedding_model: str = Field(
+        "embedder", description="Model name of the default embedder target."
+    )
+    embedding_dimension: int = Field(512, description="Embedding dimension requested and stored.")
+
+    # --- retry classifier / breakers (§4, §5) ------------------------------------------------
+    breaker_failure_threshold: int = Field(5, description="Consecutive charged failures that trip.")
+    breaker_rate_min_calls: int = Field(
+        20, description="Calls in the window before the rate rule applies."
+    )
+    breaker_rate_window_seconds: float = Field(
+        120.0, description="Window of the failure-rate rule."
+    )
+    breaker_rate_threshold: float = Field(0.8, description="Failure share (exclusive) that trips.")
+    breaker_cooldown_seconds: float = Field(
+        30.0, description="First open period; doubles per trip."
+    )
+    breaker_cooldown_max_seconds: float = Field(300.0, description="Cap of the open period.")
+    breaker_timeout_min_slice_seconds: float = Field(
+        30.0, description="A timeout charges the breaker only if the attempt had this much time."
+    )
+
+    # --- routing (§6) ----------------------------------------------------------------------
+    route_max_hops: int = Field(4, description="Default max targets tried per call.")
+    route_wall_seconds: float = Field(
+        900.0, description="Default wall-time budget of one routed call."
+    )
+    routing_events_maxlen: int = Field(
+        10_000, description="Routing events kept in the Redis stream."
+    )
+
+    # --- admin reports (§9) ------------------------------------------------------------------
+    admin_report_cooldown: float = Field(
+        600.0, description="Dedup window per dedupe key (seconds)."
+    )
+    admin_telegram_bot_token: SecretStr | None = Field(
+        None,
+        validation_alias=_alias("ADMIN_TELEGRAM_BOT_TOKEN"),
+        description="Bot token for pages.",
+    )
+    admin_telegram_chat_ids: Annotated[list[int], NoDecode] = Field(
+        default_factory=list,
+        validation_alias=_alias("ADMIN_TELEGRAM_CHAT_IDS"),
+        description="Comma-separated Telegram chat ids that receive pages.",
+    )
+    telegram_api_base: str = Field(
+        "https://api.telegram.org",
+        validation_alias=_alias("TELEGRAM_API_BASE"),
+        description="Telegram Bot API base URL.",
+    )
+    admin_webhook_url: SecretStr | None = Field(
+        None,
+        validation_alias=_alias("ADMIN_WEBHOOK_URL"),
+        description="Generic JSON webhook for pages.",
+    )
+    admin_delivery_max_attempts: int = Field(8, description="Delivery attempts of one page.")
+
+    # --- runs (§7) ---------------------------------------------------------------------------
+    max_attempts: int = Field(5, description="Attempts before a run is retired.")
+    backoff_unit_seconds: float = Field(60.0, description="Backoff unit: attempts² × unit.")
+    backoff_max_units: float = Field(60.0, description="Backoff cap, in units (60 × 60 s = 1 h).")
+    lease_seconds: float = Field(
+        30.0, description="Lease of a claimed run; renewed while it works."
+    )
+    lease_renew_seconds: float = Field(10.0, description="Lease renewal period.")
+    max_queued_runs: int = Field(5000, description="Cap of queued + processing runs.")
+    max_daily_enqueued_runs: int = Field(2000, description="New runs per UTC day.")
+    prompt_version: str = Field("memory_v1", description="Current extraction prompt version.")
+    error_log_max_entries: int = Field(20, description="Error-log entries kept per run.")
+    error_message_max_chars: int = Field(500, description="Longest error text kept in an entry.")
+    max_run_messages: int = Field(2000, description="Messages accepted in one run request.")
+    max_message_chars: int = Field(16_000, description="Longest message text accepted.")
+    max_run_bytes: int = Field(2_000_000, description="Largest encoded run request accepted.")
+    completed_run_retention_days: float = Field(
+        14.0, description="Completed/skipped runs are kept this long, then expire."
+    )
+
+    # --- ticks and the worker (§8) -------------------------------------------------------------
+    consolidation_backend_retry_interval: float = Field(
+        15.0, description="Delay of the single probe tick while the farm is out (seconds)."
+    )
+    worker_concurrency: int = Field(4, description="Ticks one worker process runs at once.")
+    pipeline_target: int = Field(
+        0, description="In-flight tick target; 0 = sum of live workers' concurrency."
+    )
+    poll_delay_seconds: float = Field(0.05, description="arq poll delay.")
+    safety_net_seconds: int = Field(30, description="Cron safety-net period (seconds, divides 60).")
+    shutdown_grace_seconds: float = Field(
+        20.0, description="On SIGTERM, in-flight runs get this long before they are released."
+    )
+    tick_timeout_seconds: float = Field(3600.0, description="arq timeout of one tick job.")
+    worker_heartbeat_seconds: float = Field(5.0, description="Worker registry heartbeat period.")
+
+    # --- memory consolidation (§10) -------------------------------------------------------------
+    max_input_tokens: int = Field(10_000, description="Token budget of one extraction batch.")
+    max_batch_messages: int = Field(200, description="Messages per extraction batch.")
+    related_cards: int = Field(24, description="Existing related cards shown to the extractor.")
+    existing_cards_max: int = Field(80, description="Existing cards in one prompt, at most.")
+    card_max_bytes: int = Field(700, description="Longest fact text kept.")
+    ephemeral_ttl_days: float = Field(2.0, description="Expiry of ephemeral cards.")
+    short_ttl_days: float = Field(14.0, description="Expiry of short-lived cards.")
+    merge_min_cards: int = Field(3, description="Cards sharing a subject before a merge pass.")
+    merge_cooldown_hours: float = Field(72.0, description="Merge-pass cooldown per subject group.")
+    maintenance_seconds: int = Field(3600, description="Period of the maintenance crons.")
+
+    # --- operating (§11) ----------------------------------------------------------------------
+    serve_host: str = Field("127.0.0.1", description="Health/metrics server bind address.")
+    serve_port: int = Field(9108, description="Health/metrics server port.")
+    metrics_cache_seconds: float = Field(5.0, description="Min interval between Redis samples.")
+    readiness_stall_seconds: float = Field(
+        60.0, description="Worker loop heartbeat age that is unready."
+    )
+    log_format: Literal["auto", "json", "console"] = Field(
+        "auto", description="auto: json off a TTY."
+    )
+    log_level: str = Field("INFO", description="Root log level.")
+    sentry_dsn: SecretStr | None = Field(
+        None, validation_alias=_alias("SENTRY_DSN"), description="Sentry DSN."
+    )
+    environment: str = Field("production", description="Sentry environment tag.")
+
+    @field_validator("admin_telegram_chat_ids", mode="before")
+    @classmethod
+    def _split_ids(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [int(part) for part in value.replace(";", ",").split(",") if part.strip()]
+        if isinstance(value, int):
+            return [value]
+        return value
+
+    @field_validator("key_prefix")
+    @classmethod
+    def _check_prefix(cls, value: str) -> str:
+        if any(ch in value for ch in "{} \t\n"):
+            raise ValueError("MEMORY_KEY_PREFIX must not contain braces or whitespace")
+        return value
+
+    @field_validator("safety_net_seconds")
+    @classmethod
+    def _check_safety_net(cls, value: int) -> int:
+        if value <= 0 or 60 % value:
+            raise ValueError("MEMORY_SAFETY_NET_SECONDS must divide 60")
+        return value
+
+    @property
+    def valkey_dir(self) -> Path:
+        return self.data_dir / "valkey"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Settings from the environment, read once per process."""
+    return Settings()
+
+
+def env_name(field: str) -> str:
+    """The environment variable that sets ``field``."""
+    info = Settings.model_fields[field]
+    alias = info.validation_alias
+    if isinstance(alias, AliasChoices):
+        first = alias.choices[0]
+        assert isinstance(first, str)
+        return first
+    return "MEMORY_" + field.upper()

@@ -1,0 +1,55 @@
+"""Shared fixtures: a real Redis/Valkey server per session, isolated key prefixes per test.
+
+With ``REDIS_URL`` set (CI may point it at the machine's Redis) tests use that
+server; otherwise the session starts an embedded Valkey in a temporary data
+directory. Every test gets its own ``MEMORY_KEY_PREFIX`` and its keys are
+deleted afterwards, so tests never see each other's state.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from memory_worker.connections import client_from_url
+from memory_worker.embedded import EmbeddedValkey
+from memory_worker.settings import Settings
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    url = os.environ.get("REDIS_URL")
+    if url:
+        yield url
+        return
+    server = EmbeddedValkey(tmp_path_factory.mktemp("valkey")).ensure()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def key_prefix() -> str:
+    return f"t{uuid.uuid4().hex[:10]}:"
+
+
+@pytest.fixture
+def settings(redis_url: str, key_prefix: str, tmp_path: Path) -> Settings:
+    return Settings(redis_url=redis_url, key_prefix=key_prefix, data_dir=tmp_path / "var")
+
+
+@pytest.fixture
+async def redis(redis_url: str, key_prefix: str) -> AsyncIterator[object]:
+    client = client_from_url(redis_url)
+    try:
+        yield client
+    finally:
+        keys = [k async for k in client.scan_iter(match=f"*{key_prefix}*", count=1000)]
+        for start in range(0, len(keys), 500):
+            await client.delete(*keys[start : start + 500])
+        await client.aclose()
