@@ -1,0 +1,44 @@
+"""memory-worker's own error tree (the farm's live in ``llm_client.errors``).
+
+::
+
+    MemoryWorkerError
+    ├── InvalidRunRequest      a run request failed validation; nothing was stored
+    ├── RunNotFound            no run with that id
+    ├── LeaseLost              the worker no longer holds the run's lease (it was reclaimed)
+    ├── StoreError             Redis failed or answered something unexpected
+    └── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
+"""
+
+from __future__ import annotations
+
+
+class MemoryWorkerError(Exception):
+    """Base of memory-worker's own errors."""
+
+
+class InvalidRunRequest(MemoryWorkerError, ValueError):
+    """A run request failed validation; ``problems`` lists each one. Nothing was stored."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("invalid run request: " + "; ".join(problems))
+
+
+class RunNotFound(MemoryWorkerError, KeyError):
+    """No run with that id."""
+
+    def __str__(self) -> str:
+        return f"run not found: {self.args[0] if self.args else '?'}"
+
+
+class LeaseLost(MemoryWorkerError):
+    """The worker's lease on the run expired and the run was reclaimed elsewhere."""
+
+
+class StoreError(MemoryWorkerError):
+    """Redis failed or answered something unexpected."""
+
+
+class ConsolidationError(MemoryWorkerError):
+    """The run's data could not be turned into memory (a bug or bad data, not an outage)."""
