@@ -1,0 +1,209 @@
+"""Run store against a real Redis/Valkey (§7): enqueue, claim order, lease, outcomes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memory_worker.errors import InvalidRunRequest, RunNotFound
+from memory_worker.models import RunStatus, parse_run_request
+from memory_worker.run_store import EnqueueStatus, RunStore
+from memory_worker.runs import plan_failure
+from memory_worker.settings import Settings
+from tests.factories import make_request, request_dict
+
+T0 = 1_800_000_000_000  # a fixed "now" in ms
+
+
+@pytest.fixture
+def store(redis: Any, settings: Settings) -> RunStore:
+    return RunStore(redis, settings)
+
+
+async def test_enqueue_is_idempotent_by_natural_key(store: RunStore) -> None:
+    first = await store.enqueue(make_request(1), at_ms=T0)
+    again = await store.enqueue(make_request(1), at_ms=T0 + 5)
+    assert first.status is EnqueueStatus.ENQUEUED
+    assert again.status is EnqueueStatus.DUPLICATE
+    assert again.run_id == first.run_id
+    assert (await store.counts())["queued"] == 1
+    other_thread = await store.enqueue(make_request(1, thread_id=7), at_ms=T0)
+    other_version = await store.enqueue(make_request(1, prompt_version="v0"), at_ms=T0)
+    assert other_thread.status is EnqueueStatus.ENQUEUED
+    assert other_version.status is EnqueueStatus.ENQUEUED
+
+
+async def test_queue_cap_counts_queued_and_processing(redis: Any, settings: Settings) -> None:
+    store = RunStore(redis, settings.model_copy(update={"max_queued_runs": 2}))
+    assert (await store.enqueue(make_request(1), at_ms=T0)).status is EnqueueStatus.ENQUEUED
+    assert (await store.enqueue(make_request(2), at_ms=T0)).status is EnqueueStatus.ENQUEUED
+    full = await store.enqueue(make_request(3), at_ms=T0)
+    assert full.status is EnqueueStatus.QUEUE_FULL
+    assert full.run_id is None
+    await store.claim("w", at_ms=T0)  # processing still counts
+    assert (await store.enqueue(make_request(3), at_ms=T0)).status is EnqueueStatus.QUEUE_FULL
+    # continuations of admitted work bypass the caps
+    assert (
+        await store.enqueue(make_request(4), bypass_caps=True, at_ms=T0)
+    ).status is EnqueueStatus.ENQUEUED
+
+
+async def test_daily_cap_per_utc_day(redis: Any, settings: Settings) -> None:
+    store = RunStore(redis, settings.model_copy(update={"max_daily_enqueued_runs": 2}))
+    for chat in (1, 2):
+        assert (await store.enqueue(make_request(chat), at_ms=T0)).status is EnqueueStatus.ENQUEUED
+    assert (await store.enqueue(make_request(3), at_ms=T0)).status is EnqueueStatus.DAILY_CAP
+    next_day = T0 + 86_400_000
+    assert (await store.enqueue(make_request(3), at_ms=next_day)).status is EnqueueStatus.ENQUEUED
+
+
+async def test_oversized_request_is_rejected_and_nothing_stored(
+    redis: Any, settings: Settings
+) -> None:
+    store = RunStore(redis, settings.model_copy(update={"max_message_chars": 10}))
+    with pytest.raises(InvalidRunRequest) as info:
+        await store.enqueue(make_request(1, texts=["x" * 11]), at_ms=T0)
+    assert "longer than 10" in str(info.value)
+    assert await store.counts() == {s.value: 0 for s in RunStatus} | {"retired": 0}
+    assert [k async for k in redis.scan_iter(match=f"*{settings.key_prefix}*")] == []
+
+
+def test_invalid_json_is_a_typed_error() -> None:
+    with pytest.raises(InvalidRunRequest) as info:
+        parse_run_request(b'{"chat_id": "x", "messages": []}')
+    text = str(info.value)
+    assert "chat_id" in text
+    assert "range_start" in text
+
+
+async def test_claim_order_expired_leases_then_due_retries_then_newest_queued(
+    store: RunStore,
+) -> None:
+    old = (await store.enqueue(make_request(1, hour=0), at_ms=T0)).run_id
+    new = (await store.enqueue(make_request(1, hour=5), at_ms=T0)).run_id
+    mid = (await store.enqueue(make_request(1, hour=3), at_ms=T0)).run_id
+    a = await store.claim("w", at_ms=T0)
+    b = await store.claim("w", at_ms=T0)
+    assert a is not None
+    assert b is not None
+    assert [a.id, b.id] == [new, mid]  # newest windows first
+    plan = plan_failure(b.attempts, max_attempts=5, unit=60, max_units=60, now_ms=T0)
+    await store.fail(b, plan, code="X", reason=None, message="boom", at_ms=T0)
+    # a's lease (30 s) expires; b's backoff (60 s) passes: lease first, then retry, then queued
+    later = T0 + 61_000
+    first = await store.claim("w2", at_ms=later)
+    second = await store.claim("w2", at_ms=later)
+    third = await store.claim("w2", at_ms=later)
+    assert first is not None
+    assert second is not None
+    assert third is not None
+    assert [first.id, second.id, third.id] == [new, mid, old]
+    assert first.attempts == 2  # a reclaim after a crash spends an attempt
+    assert await store.claim("w2", at_ms=later) is None
+
+
+async def test_release_refunds_the_attempt_and_keeps_the_error_log(store: RunStore) -> None:
+    rid = (await store.enqueue(make_request(1), at_ms=T0)).run_id
+    assert rid
+    claim = await store.claim("w", at_ms=T0)
+    assert claim is not None
+    assert claim.attempts == 1
+    assert (await store.get(rid)).status is RunStatus.PROCESSING
+    assert await store.release(claim, reason="provider_unavailable", at_ms=T0 + 10)
+    run = await store.get(rid)
+    assert run.status is RunStatus.QUEUED
+    assert run.attempts == 0
+    assert run.releases == 1
+    assert run.error_log == []
+    assert run.lease_owner is None
+    assert run.leased_until is None
+    # the run is claimable again at once, attempts start from 0 again
+    again = await store.claim("w", at_ms=T0 + 20)
+    assert again is not None
+    assert again.id == rid
+    assert again.attempts == 1
+    assert again.releases == 1
+
+
+async def test_retirement_after_max_attempts_with_backoffs(store: RunStore) -> None:
+    rid = (await store.enqueue(make_request(1), at_ms=T0)).run_id
+    assert rid
+    now = T0
+    delays = []
+    for _ in range(5):
+        claim = await store.claim("w", at_ms=now)
+        assert claim is not None
+        assert claim.id == rid
+        plan = plan_failure(claim.attempts, max_attempts=5, unit=60, max_units=60, now_ms=now)
+        await store.fail(
+            claim,
+            plan,
+            code="DecodeError",
+            reason="provider_protocol_error",
+            message="bad json",
+            at_ms=now,
+        )
+        run = await store.get(rid)
+        if run.next_attempt_at is not None:
+            delays.append(int(run.next_attempt_at.timestamp() * 1000) - now)
+            assert await store.claim("w", at_ms=now) is None  # not before the backoff
+            now = int(run.next_attempt_at.timestamp() * 1000)
+    assert delays == [60_000, 240_000, 540_000, 960_000]
+    run = await store.get(rid)
+    assert run.status is RunStatus.FAILED
+    assert run.retired
+    assert run.attempts == 5
+    assert [e.attempt for e in run.error_log] == [1, 2, 3, 4, 5]
+    assert run.error_log[-1].kind == "retired"
+    assert (await store.counts())["retired"] == 1
+    assert await store.claim("w", at_ms=now + 10_000_000) is None  # retired runs are never claimed
+
+
+async def test_lease_fencing_after_reclaim(store: RunStore) -> None:
+    rid = (await store.enqueue(make_request(1), at_ms=T0)).run_id
+    stale = await store.claim("dead-worker", at_ms=T0)
+    assert stale is not None
+    assert await store.renew(stale, at_ms=T0 + 10_000)
+    fresh = await store.claim("other", at_ms=T0 + 41_000)  # lease (renewed to +40 s) expired
+    assert fresh is not None
+    assert fresh.id == rid
+    assert not await store.renew(stale, at_ms=T0 + 42_000)
+    assert not await store.complete(stale, {"cards": 1}, at_ms=T0 + 42_000)
+    assert not await store.release(stale, reason="shutdown", at_ms=T0 + 42_000)
+    assert await store.complete(fresh, {"cards": 2}, at_ms=T0 + 43_000)
+    run = await store.get(rid)
+    assert run.status is RunStatus.COMPLETED
+    assert run.result == {"cards": 2}
+
+
+async def test_expired_lease_on_last_attempt_retires(redis: Any, settings: Settings) -> None:
+    store = RunStore(redis, settings.model_copy(update={"max_attempts": 1}))
+    rid = (await store.enqueue(make_request(1), at_ms=T0)).run_id
+    assert await store.claim("crashy", at_ms=T0) is not None
+    assert await store.claim("w", at_ms=T0 + 31_000) is None
+    run = await store.get(rid or "")
+    assert run.retired
+    assert run.error_log[-1].code == "lease_expired"
+
+
+async def test_older_prompt_version_is_skipped(store: RunStore) -> None:
+    old = (await store.enqueue(make_request(1, prompt_version="memory_v0"), at_ms=T0)).run_id
+    cur = (await store.enqueue(make_request(1, hour=-1), at_ms=T0)).run_id
+    claim = await store.claim("w", at_ms=T0)
+    assert claim is not None
+    assert claim.id == cur
+    assert (await store.get(old or "")).status is RunStatus.SKIPPED
+
+
+async def test_claimed_request_round_trips(store: RunStore) -> None:
+    data = request_dict(9, texts=["héllo 👋", "second"])
+    await store.enqueue(parse_run_request(data), at_ms=T0)
+    claim = await store.claim("w", at_ms=T0)
+    assert claim is not None
+    assert claim.request == parse_run_request(data | {"prompt_version": "memory_v1"})
+
+
+async def test_unknown_run_is_a_typed_error(store: RunStore) -> None:
+    with pytest.raises(RunNotFound):
+        await store.get("nope")

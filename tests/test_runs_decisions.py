@@ -1,0 +1,182 @@
+"""Pure run decisions: backoff, failure plans and the release-vs-fail table (§7)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from llm_client import (
+    AllCircuitsOpen,
+    BackendUnavailable,
+    CapacityUnavailable,
+    CapacityWaitExpired,
+    CapacityWaitTimeout,
+    DeadlineExceeded,
+    DecodeError,
+    EmptyResponse,
+    Exhausted,
+    NoCandidates,
+    RequestError,
+    RequestTimeout,
+    RouteUnavailable,
+    TaskTimeout,
+    Transport,
+    UnknownStatus,
+    Upstream,
+)
+from memory_worker.errors import ConsolidationError, LeaseLost, StoreError
+from memory_worker.runs import Verdict, backoff_seconds, decide, plan_failure
+
+
+@pytest.mark.parametrize(
+    ("attempts", "units"), [(0, 1), (1, 1), (2, 4), (3, 9), (4, 16), (7, 49), (8, 60), (50, 60)]
+)
+def test_backoff_is_attempts_squared_clamped(attempts: int, units: int) -> None:
+    assert backoff_seconds(attempts, 60.0) == units * 60.0
+
+
+@given(st.integers(min_value=0, max_value=10_000), st.floats(min_value=0.001, max_value=3600))
+def test_backoff_always_within_unit_and_cap(attempts: int, unit: float) -> None:
+    value = backoff_seconds(attempts, unit)
+    assert unit <= value <= 60 * unit
+
+
+def test_failure_plan_retires_at_max_attempts() -> None:
+    plans = [plan_failure(a, max_attempts=5, unit=60, max_units=60, now_ms=0) for a in range(1, 6)]
+    assert [p.retire for p in plans] == [False, False, False, False, True]
+    assert [p.next_attempt_at_ms for p in plans[:4]] == [60_000, 240_000, 540_000, 960_000]
+
+
+RELEASE = Verdict.RELEASE
+FAIL = Verdict.FAIL
+
+DECISION_TABLE = [
+    pytest.param(
+        BackendUnavailable("UPSTREAM_ERROR: dns", code="UPSTREAM_ERROR"),
+        RELEASE,
+        "provider_unavailable",
+        id="unreachable",
+    ),
+    pytest.param(Transport("connection refused"), RELEASE, "provider_unavailable", id="transport"),
+    pytest.param(
+        RequestTimeout("poll timed out after 30s", seconds=30),
+        RELEASE,
+        "provider_unavailable",
+        id="request-timeout",
+    ),
+    pytest.param(
+        Upstream("upstream returned status 503: model loading", status_code=503),
+        RELEASE,
+        "provider_unavailable",
+        id="503-loading",
+    ),
+    pytest.param(
+        Upstream("upstream returned status 502: bad gateway", status_code=502),
+        RELEASE,
+        "provider_unavailable",
+        id="502",
+    ),
+    pytest.param(
+        CapacityUnavailable("status 429: no slots available"),
+        RELEASE,
+        "capacity_unavailable",
+        id="capacity",
+    ),
+    pytest.param(
+        CapacityWaitExpired("no capacity within 60s", seconds=60),
+        RELEASE,
+        "capacity_unavailable",
+        id="capacity-wait",
+    ),
+    pytest.param(
+        NoCandidates("none", workflow="memory_extraction"),
+        RELEASE,
+        "provider_unavailable",
+        id="no-candidates",
+    ),
+    pytest.param(
+        AllCircuitsOpen("open", workflow="memory_extraction"),
+        RELEASE,
+        "provider_unavailable",
+        id="all-open",
+    ),
+    pytest.param(
+        Exhausted("spent", workflow="embedding"), RELEASE, "provider_unavailable", id="exhausted"
+    ),
+    pytest.param(
+        RouteUnavailable("none", workflow="embedding"),
+        RELEASE,
+        "provider_unavailable",
+        id="route-unavailable",
+    ),
+    pytest.param(
+        CapacityWaitTimeout("busy", workflow="embedding"),
+        RELEASE,
+        "capacity_unavailable",
+        id="slot-wait",
+    ),
+    pytest.param(asyncio.CancelledError(), RELEASE, "shutdown", id="shutdown"),
+    pytest.param(
+        TaskTimeout("job did not finish", seconds=720), FAIL, "provider_timeout", id="task-timeout"
+    ),
+    pytest.param(
+        Upstream("UPSTREAM_TIMEOUT: slow", code="UPSTREAM_TIMEOUT"),
+        FAIL,
+        "provider_timeout",
+        id="upstream-timeout",
+    ),
+    pytest.param(
+        DeadlineExceeded("cut", workflow="memory_extraction"),
+        FAIL,
+        "provider_timeout",
+        id="deadline",
+    ),
+    pytest.param(
+        DecodeError("decode memory extractor response: bad"),
+        FAIL,
+        "provider_protocol_error",
+        id="decode",
+    ),
+    pytest.param(
+        EmptyResponse("response body is empty"), FAIL, "provider_protocol_error", id="empty"
+    ),
+    pytest.param(UnknownStatus("weird"), FAIL, "provider_protocol_error", id="unknown-status"),
+    pytest.param(Upstream("job failed"), FAIL, None, id="generic-upstream"),
+    pytest.param(
+        Upstream("upstream returned status 400: invalid schema", status_code=400),
+        FAIL,
+        None,
+        id="400",
+    ),
+    pytest.param(
+        Upstream("upstream returned status 429: rate limit", status_code=429),
+        FAIL,
+        "provider_overloaded",
+        id="429",
+    ),
+    pytest.param(RequestError("bad request"), FAIL, None, id="request-error"),
+    pytest.param(StoreError("card write failed"), FAIL, "store_failure", id="store"),
+    pytest.param(RedisConnectionError("redis went away"), FAIL, "store_failure", id="redis"),
+    pytest.param(ConsolidationError("bad data"), FAIL, None, id="consolidation"),
+    pytest.param(RuntimeError("service unavailable"), FAIL, None, id="generic-exception"),
+]
+
+
+@pytest.mark.parametrize(("error", "verdict", "reason"), DECISION_TABLE)
+def test_release_or_fail(error: BaseException, verdict: Verdict, reason: str | None) -> None:
+    decision = decide(error)
+    assert decision.verdict is verdict
+    assert decision.reason == reason
+
+
+def test_lost_lease_abandons() -> None:
+    assert decide(LeaseLost("reclaimed")).verdict is Verdict.ABANDON
+
+
+def test_codes_prefer_farm_codes() -> None:
+    assert decide(BackendUnavailable("x", code="SERVICE_DISABLED")).code == "SERVICE_DISABLED"
+    assert decide(DecodeError("x")).code == "DecodeError"
