@@ -11,10 +11,11 @@ Clients are ``arq.connections.ArqRedis`` so the same pool serves arq and us.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import inspect
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs, unquote, urlparse
 
 from arq.connections import ArqRedis
@@ -22,6 +23,8 @@ from redis.asyncio.sentinel import Sentinel
 
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.settings import Settings
+
+T = TypeVar("T")
 
 
 class RedisUrlError(ValueError):
@@ -138,3 +141,10 @@ async def redis_session(
         yield handle
     finally:
         await handle.close(stop_embedded=stop_embedded)
+
+
+async def awaited(value: Awaitable[T] | T) -> T:
+    """Await redis-py's ``Awaitable[X] | X`` command results in a typed way."""
+    if inspect.isawaitable(value):
+        return cast(T, await value)
+    return value

@@ -92,6 +92,11 @@ class Keys:
         return f"{self.queue_tag}:cron:"
 
     @property
+    def ticks_running(self) -> str:
+        """ZSET tick job id → expiry (ms) of ticks a live worker is running."""
+        return f"{self.queue_tag}:ticks:running"
+
+    @property
     def workers(self) -> str:
         """ZSET worker id → heartbeat expiry (ms)."""
         return f"{self.queue_tag}:workers"

@@ -1,0 +1,59 @@
+"""Structured logging: one JSON object a line in production, readable locally.
+
+Every log call in the project is ``log.info("event_name", run_id=…, chat_id=…)``
+— ids, codes, reasons and counts, never message text, card text or secrets.
+``configure`` routes the standard library's loggers (arq, httpx, aiohttp)
+through the same renderer.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Literal
+
+import structlog
+
+_configured = False
+
+
+def configure(level: str = "INFO", fmt: Literal["auto", "json", "console"] = "auto") -> None:
+    """Configure structlog + stdlib logging once per process (idempotent)."""
+    global _configured
+    json_lines = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
+    shared: list[structlog.types.Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    renderer: structlog.types.Processor = (
+        structlog.processors.JSONRenderer()
+        if json_lines
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
+    structlog.configure(
+        processors=[
+            *shared,
+            structlog.processors.format_exc_info,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
+        cache_logger_on_first_use=True,
+    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=shared,
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                renderer,
+            ],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    for noisy in ("httpx", "httpcore", "aiohttp.access"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    _configured = True

@@ -1,0 +1,224 @@
+"""Pipeline ticks (§8): stateless arq jobs that each claim and process one run.
+
+The decisions are pure (:func:`plan_followups`); :class:`TickQueue` applies
+them with one Lua script that counts *pending* ticks (queued in arq's ZSET
+and not yet started) and adds arq jobs in the same atomic step, so however
+many workers defer at once, exactly one delayed probe remains.
+
+- productive tick (run completed) → one follow-up, plus one more while
+  pending ticks are below the pipeline target: in-flight ticks ramp 1 → target;
+- failed run → one follow-up;
+- nothing claimable → none: the pipeline drains to zero;
+- outage (run released for lack of a backend, or the route is entirely
+  breaker-open before claiming) → a follow-up **only if no other tick is
+  pending**, available after the backend retry interval (the single probe);
+- shutdown release → one immediate follow-up if none is pending, so the rest
+  of the fleet carries on.
+
+A running tick registers itself in a ``ticks:running`` ZSET with an expiry
+that its worker's heartbeat renews, so the cron safety net can tell a live
+pipeline from a dead worker's leftovers.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from enum import StrEnum
+
+from arq.connections import ArqRedis
+from arq.constants import in_progress_key_prefix, job_key_prefix
+from arq.jobs import serialize_job
+
+from memory_worker.keys import Keys
+
+TICK_FUNCTION = "memory_tick"
+
+
+class TickOutcome(StrEnum):
+    COMPLETED = "completed"
+    FAILED = "failed"
+    IDLE = "idle"
+    DEFERRED = "deferred"  # released for an outage, or the route gate was closed
+    SHUTDOWN = "shutdown"  # released because the worker is stopping
+    ABANDONED = "abandoned"  # the lease was lost to another worker
+    STORE_ERROR = "store_error"
+
+
+class Mode(StrEnum):
+    AMPLIFY = "amplify"
+    PROBE = "probe"  # only if none pending, delayed
+    KICK = "kick"  # safety net: only if none pending and none running
+    KICK_LEASES = "kick_leases"  # safety net for expired leases: only if none pending
+
+
+@dataclass(frozen=True, slots=True)
+class TickPlan:
+    mode: Mode
+    base: int = 0
+    extra_below_target: int = 0
+    delay_s: float = 0.0
+
+
+NO_FOLLOWUP = TickPlan(Mode.AMPLIFY)
+
+
+def plan_followups(outcome: TickOutcome, *, retry_interval: float) -> TickPlan:
+    """The follow-up ticks a finished tick queues (§8 amplification and deferral)."""
+    if outcome is TickOutcome.COMPLETED:
+        return TickPlan(Mode.AMPLIFY, base=1, extra_below_target=1)
+    if outcome is TickOutcome.FAILED:
+        return TickPlan(Mode.AMPLIFY, base=1)
+    if outcome is TickOutcome.DEFERRED:
+        return TickPlan(Mode.PROBE, base=1, delay_s=retry_interval)
+    if outcome in (TickOutcome.SHUTDOWN, TickOutcome.ABANDONED):
+        return TickPlan(Mode.PROBE, base=1)
+    return NO_FOLLOWUP  # IDLE, STORE_ERROR: the safety net restarts the pipeline
+
+
+def ticks_to_add(plan: TickPlan, *, pending: int, running: int, target: int) -> int:
+    """How many ticks ``plan`` adds given the fleet's current pending/running ticks.
+
+    The Lua script in :class:`TickQueue` is a line-by-line translation of this.
+    """
+    if plan.base <= 0:
+        return 0
+    if plan.mode is Mode.PROBE or plan.mode is Mode.KICK_LEASES:
+        return plan.base if pending == 0 else 0
+    if plan.mode is Mode.KICK:
+        return plan.base if pending == 0 and running == 0 else 0
+    extra = plan.extra_below_target if pending + plan.base < target else 0
+    return plan.base + extra
+
+
+_SCHEDULE = """
+-- KEYS: arq queue, running ticks
+-- ARGV: now, mode, base, extra, target, delay_ms, expires_ms, job_blob,
+--       tick_id_prefix, arq_job_prefix, arq_in_progress_prefix, ids...
+local now = tonumber(ARGV[1])
+local mode, base, extra, target = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local prefix = ARGV[9]
+local pending = 0
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if string.sub(id, 1, #prefix) == prefix
+     and redis.call('EXISTS', ARGV[11] .. id) == 0 then
+    pending = pending + 1
+  end
+end
+local running = redis.call('ZCOUNT', KEYS[2], now, '+inf')
+local add = 0
+if base > 0 then
+  if mode == 'probe' or mode == 'kick_leases' then
+    if pending == 0 then add = base end
+  elseif mode == 'kick' then
+    if pending == 0 and running == 0 then add = base end
+  else
+    add = base
+    if pending + base < target then add = add + extra end
+  end
+end
+local score = now + tonumber(ARGV[6])
+for i = 1, add do
+  local id = ARGV[11 + i]
+  redis.call('SET', ARGV[10] .. id, ARGV[8], 'PX', ARGV[7])
+  redis.call('ZADD', KEYS[1], score, id)
+end
+return {add, pending, running}
+"""
+
+_PENDING = """
+-- KEYS: arq queue, running ticks   ARGV: now, tick_id_prefix, arq_in_progress_prefix
+local prefix = ARGV[2]
+local pending, delayed = 0, 0
+local items = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+for i = 1, #items, 2 do
+  local id = items[i]
+  if string.sub(id, 1, #prefix) == prefix and redis.call('EXISTS', ARGV[3] .. id) == 0 then
+    pending = pending + 1
+    if tonumber(items[i + 1]) > tonumber(ARGV[1]) then delayed = delayed + 1 end
+  end
+end
+return {pending, delayed, redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class TickCounts:
+    pending: int
+    delayed: int
+    running: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scheduled:
+    added: int
+    pending_before: int
+    running: int
+
+
+class TickQueue:
+    """Adds tick jobs to arq's queue atomically with the pending-tick check."""
+
+    def __init__(self, redis: ArqRedis, keys: Keys, *, expires_extra_ms: int = 86_400_000) -> None:
+        self.redis = redis
+        self.keys = keys
+        self.expires_extra_ms = expires_extra_ms
+        self._schedule = redis.register_script(_SCHEDULE)
+        self._pending = redis.register_script(_PENDING)
+
+    @property
+    def running_key(self) -> str:
+        return self.keys.ticks_running
+
+    async def schedule(self, plan: TickPlan, *, target: int, at_ms: int | None = None) -> Scheduled:
+        if plan.base <= 0:
+            return Scheduled(0, 0, 0)
+        now = at_ms if at_ms is not None else int(time.time() * 1000)
+        delay_ms = int(plan.delay_s * 1000)
+        blob = serialize_job(TICK_FUNCTION, (), {}, None, now)
+        ids = [
+            self.keys.tick_job_id(uuid.uuid4().hex)
+            for _ in range(plan.base + plan.extra_below_target)
+        ]
+        added, pending, running = await self._schedule(
+            keys=[self.keys.arq_queue, self.running_key],
+            args=[
+                now,
+                plan.mode.value,
+                plan.base,
+                plan.extra_below_target,
+                max(target, 1),
+                delay_ms,
+                delay_ms + self.expires_extra_ms,
+                blob,
+                self.keys.tick_job_id(""),
+                job_key_prefix,
+                in_progress_key_prefix,
+                *ids,
+            ],
+        )
+        return Scheduled(int(added), int(pending), int(running))
+
+    async def counts(self, *, at_ms: int | None = None) -> TickCounts:
+        now = at_ms if at_ms is not None else int(time.time() * 1000)
+        pending, delayed, running = await self._pending(
+            keys=[self.keys.arq_queue, self.running_key],
+            args=[now, self.keys.tick_job_id(""), in_progress_key_prefix],
+        )
+        return TickCounts(int(pending), int(delayed), int(running))
+
+    async def mark_running(self, job_id: str, ttl_s: float) -> None:
+        await self.redis.zadd(self.running_key, {job_id: int((time.time() + ttl_s) * 1000)})
+
+    async def refresh_running(self, job_ids: list[str], ttl_s: float) -> None:
+        if job_ids:
+            expiry = int((time.time() + ttl_s) * 1000)
+            await self.redis.zadd(self.running_key, dict.fromkeys(job_ids, expiry), xx=True)
+        # forget dead workers' entries long after they stopped counting
+        await self.redis.zremrangebyscore(
+            self.running_key, "-inf", int(time.time() * 1000) - 3_600_000
+        )
+
+    async def unmark_running(self, job_id: str) -> None:
+        await self.redis.zrem(self.running_key, job_id)

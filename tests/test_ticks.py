@@ -1,0 +1,119 @@
+"""§8 tick planning: the pure table, and the Lua that applies it atomically."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import pytest
+from arq.constants import in_progress_key_prefix
+
+from memory_worker.keys import Keys
+from memory_worker.settings import Settings
+from memory_worker.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups, ticks_to_add
+
+T0 = 1_800_000_000_000
+
+
+@pytest.mark.parametrize(
+    ("outcome", "mode", "base", "extra", "delay"),
+    [
+        (TickOutcome.COMPLETED, Mode.AMPLIFY, 1, 1, 0.0),
+        (TickOutcome.FAILED, Mode.AMPLIFY, 1, 0, 0.0),
+        (TickOutcome.IDLE, Mode.AMPLIFY, 0, 0, 0.0),
+        (TickOutcome.STORE_ERROR, Mode.AMPLIFY, 0, 0, 0.0),
+        (TickOutcome.DEFERRED, Mode.PROBE, 1, 0, 15.0),
+        (TickOutcome.SHUTDOWN, Mode.PROBE, 1, 0, 0.0),
+        (TickOutcome.ABANDONED, Mode.PROBE, 1, 0, 0.0),
+    ],
+)
+def test_followup_table(
+    outcome: TickOutcome, mode: Mode, base: int, extra: int, delay: float
+) -> None:
+    assert plan_followups(outcome, retry_interval=15.0) == TickPlan(mode, base, extra, delay)
+
+
+@pytest.mark.parametrize(
+    ("plan", "pending", "running", "target", "expected"),
+    [
+        (TickPlan(Mode.AMPLIFY, 1, 1), 0, 1, 4, 2),  # ramp up
+        (TickPlan(Mode.AMPLIFY, 1, 1), 2, 4, 4, 2),  # 2 + 1 < 4
+        (TickPlan(Mode.AMPLIFY, 1, 1), 3, 4, 4, 1),  # at target: replace itself only
+        (TickPlan(Mode.AMPLIFY, 1, 1), 9, 4, 4, 1),
+        (TickPlan(Mode.AMPLIFY, 1, 1), 0, 0, 1, 1),  # target 1: never more than one
+        (TickPlan(Mode.AMPLIFY, 1, 0), 0, 0, 4, 1),  # failed run: one follow-up
+        (TickPlan(Mode.PROBE, 1, 0, 15), 0, 3, 4, 1),  # deferral: only when none pending
+        (TickPlan(Mode.PROBE, 1, 0, 15), 1, 0, 4, 0),
+        (TickPlan(Mode.KICK, 1), 0, 0, 4, 1),
+        (TickPlan(Mode.KICK, 1), 0, 1, 4, 0),  # a live tick is running: no kick
+        (TickPlan(Mode.KICK, 1), 1, 0, 4, 0),
+        (TickPlan(Mode.KICK_LEASES, 1), 0, 2, 4, 1),  # expired leases: running ticks may be dead
+        (TickPlan(Mode.AMPLIFY, 0, 0), 0, 0, 4, 0),
+    ],
+)
+def test_ticks_to_add(
+    plan: TickPlan, pending: int, running: int, target: int, expected: int
+) -> None:
+    assert ticks_to_add(plan, pending=pending, running=running, target=target) == expected
+
+
+@pytest.fixture
+def queue(redis: Any, settings: Settings) -> TickQueue:
+    return TickQueue(redis, Keys(settings.key_prefix))
+
+
+PLANS = [
+    TickPlan(Mode.AMPLIFY, 1, 1),
+    TickPlan(Mode.AMPLIFY, 1, 0),
+    TickPlan(Mode.PROBE, 1, 0, 15),
+    TickPlan(Mode.KICK, 1),
+    TickPlan(Mode.KICK_LEASES, 1),
+]
+
+
+async def test_lua_matches_the_pure_table(queue: TickQueue, redis: Any) -> None:
+    """Drive every plan from many fleet states; the script adds what ticks_to_add says."""
+    for pending, running, in_progress, plan in itertools.product(
+        range(3), range(2), range(2), PLANS
+    ):
+        seeds = [queue.keys.tick_job_id(f"seed{i}") for i in range(4)]
+        await redis.delete(
+            queue.keys.arq_queue, queue.running_key, *(in_progress_key_prefix + s for s in seeds)
+        )
+        for i in range(pending + in_progress):
+            job_id = queue.keys.tick_job_id(f"seed{i}")
+            await redis.zadd(queue.keys.arq_queue, {job_id: T0})
+            if i >= pending:  # started jobs carry arq's in-progress key: not pending
+                await redis.set(in_progress_key_prefix + job_id, b"1", px=60_000)
+        for i in range(running):
+            await redis.zadd(queue.running_key, {f"run{i}": T0 + 60_000})
+        await redis.zadd(
+            queue.keys.arq_queue, {queue.keys.cron_prefix + "safety_net:1": T0}
+        )  # not a tick
+        result = await queue.schedule(plan, target=3, at_ms=T0)
+        expected = ticks_to_add(plan, pending=pending, running=running, target=3)
+        assert (result.added, result.pending_before, result.running) == (expected, pending, running)
+        counts = await queue.counts(at_ms=T0)
+        assert counts.pending == pending + expected
+
+
+async def test_concurrent_probes_leave_exactly_one(queue: TickQueue) -> None:
+    plan = plan_followups(TickOutcome.DEFERRED, retry_interval=15)
+    results = await asyncio.gather(*(queue.schedule(plan, target=8, at_ms=T0) for _ in range(20)))
+    assert sum(r.added for r in results) == 1
+    counts = await queue.counts(at_ms=T0)
+    assert (counts.pending, counts.delayed) == (1, 1)
+    ((_job_id, score),) = await queue.redis.zrange(queue.keys.arq_queue, 0, -1, withscores=True)
+    assert score == T0 + 15_000  # not dequeued before the retry interval
+
+
+async def test_job_blob_is_a_real_arq_job(queue: TickQueue, redis: Any) -> None:
+    from arq.constants import job_key_prefix
+    from arq.jobs import deserialize_job
+
+    await queue.schedule(TickPlan(Mode.AMPLIFY, 1), target=1, at_ms=T0)
+    (job_id,) = await redis.zrange(queue.keys.arq_queue, 0, -1)
+    job = deserialize_job(await redis.get(job_key_prefix + job_id.decode()))
+    assert job.function == "memory_tick"
+    assert queue.keys.queue_tag in job_id.decode()  # arq's keys hash with the queue
