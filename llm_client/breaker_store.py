@@ -1,0 +1,368 @@
+"""Fleet-shared circuit breakers in Redis (§5): one Lua script per transition.
+
+The policy lives in ``llm_client.breaker`` (pure, tested without Redis); each
+script below is a line-by-line translation of one of its functions, so every
+worker process of the fleet sees and changes the same breaker atomically, and
+the state survives worker restarts. A test drives random outcome sequences
+through both and asserts identical states.
+
+Layout per target ``provider/model``:
+
+- ``breaker(target)`` — HASH ``opened, gen, consec, trips, opened_at,
+  open_until, probe_until, seq`` (milliseconds; idle hashes expire after a week);
+- ``breaker_window(target)`` — ZSET of recent calls for the failure-rate rule,
+  member ``<seq>:<1|0>`` (1 = charged failure), score = time in ms.
+
+Times come from the caller's clock (``now_ms``), like the pure policy; the
+fleet's clocks are assumed NTP-synced (a skew of seconds only shifts
+cooldowns by that much).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+from redis.asyncio import Redis
+
+from llm_client.breaker import (
+    BreakerConfig,
+    BreakerState,
+    BreakerView,
+    Outcome,
+    Permit,
+    Transition,
+    view,
+)
+
+#: Idle breaker state is forgotten after a week (far beyond any cooldown).
+STATE_TTL_MS = 7 * 24 * 3600 * 1000
+
+
+class BreakerKeys(Protocol):
+    """The key names the store needs (``memory_worker.keys.Keys`` satisfies it)."""
+
+    def breaker(self, target: str) -> str: ...
+
+    def breaker_window(self, target: str) -> str: ...
+
+    def failopen_permit(self, workflow: str) -> str: ...
+
+    @property
+    def breaker_prefix(self) -> str: ...
+
+
+_LIB = """
+local function num(v) if v then return tonumber(v) end return 0 end
+local function s(x) return string.format('%d', x) end
+"""
+
+# breaker.acquire — KEYS: hash, failopen permit; ARGV: now, lease_ms, mode, failopen_px, ttl.
+# mode "normal": closed → shared permit; open → probe only after the cooldown, one at a time.
+# mode "failopen": like normal, but during the cooldown the probe is granted when the
+# workflow's fleet-wide fail-open permit (SET NX PX) is free, which it then takes.
+# Returns {granted, generation, probe, failopen_taken}.
+_ACQUIRE = (
+    _LIB
+    + """
+local h = KEYS[1]
+local now = tonumber(ARGV[1])
+local v = redis.call('HMGET', h, 'opened', 'gen', 'open_until', 'probe_until')
+local gen = num(v[2])
+if num(v[1]) == 0 then return {1, gen, 0, 0} end
+if num(v[4]) > now then return {0, gen, 0, 0} end
+local taken = 0
+if now < num(v[3]) then
+  if ARGV[3] ~= 'failopen' then return {0, gen, 0, 0} end
+  if not redis.call('SET', KEYS[2], s(now), 'NX', 'PX', ARGV[4]) then return {0, gen, 0, 0} end
+  taken = 1
+end
+gen = gen + 1
+redis.call('HSET', h, 'gen', s(gen), 'probe_until', s(now + tonumber(ARGV[2])))
+redis.call('PEXPIRE', h, ARGV[5])
+return {1, gen, 1, taken}
+"""
+)
+
+# breaker.record — KEYS: hash, window; ARGV: generation, outcome, now, failure_threshold,
+# rate_min_calls, rate_window_ms, rate_threshold, cooldown_ms, cooldown_max_ms, ttl.
+# Returns the transition ("opened", "reopened", "closed") or "".
+_RECORD = (
+    _LIB
+    + """
+local h, w = KEYS[1], KEYS[2]
+local now = tonumber(ARGV[3])
+local window_ms = tonumber(ARGV[6])
+local v = redis.call('HMGET', h, 'opened', 'gen', 'consec', 'trips')
+local gen, consec, trips = num(v[2]), num(v[3]), num(v[4])
+if tonumber(ARGV[1]) ~= gen then return '' end
+local outcome = ARGV[2]
+
+local function cooldown(t)
+  local e = t - 1
+  if e < 0 then e = 0 end
+  if e >= 32 then return tonumber(ARGV[9]) end
+  local c = tonumber(ARGV[8]) * (2 ^ e)
+  if c > tonumber(ARGV[9]) then return tonumber(ARGV[9]) end
+  return c
+end
+
+local function add_call(failed)
+  redis.call('ZREMRANGEBYSCORE', w, '-inf', s(now - window_ms))
+  local seq = redis.call('HINCRBY', h, 'seq', 1)
+  redis.call('ZADD', w, s(now), s(seq) .. ':' .. failed)
+  redis.call('PEXPIRE', w, s(window_ms))
+end
+
+local transition = ''
+if num(v[1]) == 0 then
+  if outcome == 'success' then
+    add_call('0')
+    redis.call('HSET', h, 'consec', '0', 'gen', s(gen))
+  elseif outcome == 'failure' then
+    add_call('1')
+    consec = consec + 1
+    local trip = consec >= tonumber(ARGV[4])
+    if not trip then
+      local calls = redis.call('ZRANGE', w, 0, -1)
+      if #calls >= tonumber(ARGV[5]) then
+        local failures = 0
+        for _, m in ipairs(calls) do
+          if string.sub(m, -2) == ':1' then failures = failures + 1 end
+        end
+        trip = failures / #calls > tonumber(ARGV[7])
+      end
+    end
+    if trip then
+      trips = trips + 1
+      redis.call('HSET', h, 'opened', '1', 'gen', s(gen + 1), 'consec', s(consec),
+        'trips', s(trips), 'opened_at', s(now), 'open_until', s(now + cooldown(trips)),
+        'probe_until', '0')
+      transition = 'opened'
+    else
+      redis.call('HSET', h, 'consec', s(consec), 'gen', s(gen))
+    end
+  else
+    return ''
+  end
+else
+  gen = gen + 1
+  if outcome == 'success' then
+    redis.call('HSET', h, 'opened', '0', 'gen', s(gen), 'consec', '0', 'trips', '0',
+      'opened_at', '0', 'open_until', '0', 'probe_until', '0')
+    redis.call('DEL', w)
+    transition = 'closed'
+  elseif outcome == 'failure' then
+    trips = trips + 1
+    redis.call('HSET', h, 'gen', s(gen), 'consec', s(consec + 1), 'trips', s(trips),
+      'open_until', s(now + cooldown(trips)), 'probe_until', '0')
+    transition = 'reopened'
+  else
+    redis.call('HSET', h, 'gen', s(gen), 'probe_until', '0')
+  end
+end
+redis.call('PEXPIRE', h, ARGV[10])
+return transition
+"""
+)
+
+# breaker.reset — KEYS: hash, window; ARGV: ttl. Closed and clean, next generation.
+_RESET = (
+    _LIB
+    + """
+local gen = num(redis.call('HGET', KEYS[1], 'gen')) + 1
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('HSET', KEYS[1], 'opened', '0', 'gen', s(gen), 'consec', '0', 'trips', '0',
+  'opened_at', '0', 'open_until', '0', 'probe_until', '0')
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return gen
+"""
+)
+
+# Read one breaker consistently — KEYS: hash, window. Returns {hash fields..., window...}.
+_READ = """
+return {redis.call('HGETALL', KEYS[1]), redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')}
+"""
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _state_from(raw_hash: Sequence[Any], raw_window: Sequence[Any]) -> BreakerState:
+    fields = {_text(raw_hash[i]): int(_text(raw_hash[i + 1])) for i in range(0, len(raw_hash), 2)}
+    window = tuple(
+        (int(float(_text(raw_window[i + 1]))), _text(raw_window[i]).endswith(":1"))
+        for i in range(0, len(raw_window), 2)
+    )
+    return BreakerState(
+        opened=fields.get("opened", 0) == 1,
+        generation=fields.get("gen", 0),
+        consecutive=fields.get("consec", 0),
+        trips=fields.get("trips", 0),
+        opened_at_ms=fields.get("opened_at", 0),
+        open_until_ms=fields.get("open_until", 0),
+        probe_until_ms=fields.get("probe_until", 0),
+        window=tuple(sorted(window)),
+    )
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)
+
+
+class BreakerStore:
+    """The fleet's breakers, one per route target, in Redis."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        keys: BreakerKeys,
+        config: BreakerConfig,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._redis = redis
+        self._keys = keys
+        self.config = config
+        self._clock = clock
+        self._acquire = redis.register_script(_ACQUIRE)
+        self._record = redis.register_script(_RECORD)
+        self._reset = redis.register_script(_RESET)
+        self._read = redis.register_script(_READ)
+
+    def now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    async def acquire(
+        self, target: str, *, lease_seconds: float, now_ms: int | None = None
+    ) -> Permit | None:
+        """Leave for one attempt on ``target`` (``breaker.acquire``), or None if refused."""
+        permit, _ = await self._run_acquire(target, "", lease_seconds, "normal", 0.0, now_ms)
+        return permit
+
+    async def acquire_failopen(
+        self,
+        target: str,
+        workflow: str,
+        *,
+        lease_seconds: float,
+        interval_seconds: float,
+        now_ms: int | None = None,
+    ) -> tuple[Permit | None, bool]:
+        """Like :meth:`acquire`, but an open target may be probed during its cooldown
+        when ``workflow``'s fleet-wide fail-open permit (one per ``interval_seconds``)
+        is free. Returns the permit and whether the fail-open permit was taken."""
+        return await self._run_acquire(
+            target,
+            self._keys.failopen_permit(workflow),
+            lease_seconds,
+            "failopen",
+            interval_seconds,
+            now_ms,
+        )
+
+    async def _run_acquire(
+        self,
+        target: str,
+        failopen_key: str,
+        lease_seconds: float,
+        mode: str,
+        interval_seconds: float,
+        now_ms: int | None,
+    ) -> tuple[Permit | None, bool]:
+        now = self.now_ms() if now_ms is None else now_ms
+        failopen = failopen_key or self._keys.failopen_permit("-")
+        granted, generation, probe, taken = await self._acquire(
+            keys=[self._keys.breaker(target), failopen],
+            args=[
+                now,
+                max(round(lease_seconds * 1000), 1),
+                mode,
+                max(round(interval_seconds * 1000), 1),
+                STATE_TTL_MS,
+            ],
+        )
+        if not int(granted):
+            return None, False
+        return Permit(int(generation), probe=bool(int(probe))), bool(int(taken))
+
+    async def record(
+        self, target: str, permit: Permit, outcome: Outcome, *, now_ms: int | None = None
+    ) -> Transition | None:
+        """Apply one attempt's outcome (``breaker.record``); returns the transition, if any."""
+        cfg = self.config
+        now = self.now_ms() if now_ms is None else now_ms
+        result = await self._record(
+            keys=[self._keys.breaker(target), self._keys.breaker_window(target)],
+            args=[
+                permit.generation,
+                outcome.value,
+                now,
+                cfg.failure_threshold,
+                cfg.rate_min_calls,
+                cfg.rate_window_ms,
+                repr(float(cfg.rate_threshold)),
+                cfg.cooldown_ms,
+                cfg.cooldown_max_ms,
+                STATE_TTL_MS,
+            ],
+        )
+        text = _text(result)
+        return Transition(text) if text else None
+
+    async def state(self, target: str) -> BreakerState:
+        """The stored state of ``target`` (a never-seen target is a fresh closed breaker)."""
+        raw_hash, raw_window = await self._read(
+            keys=[self._keys.breaker(target), self._keys.breaker_window(target)]
+        )
+        return _state_from(raw_hash, raw_window)
+
+    async def view(self, target: str, *, now_ms: int | None = None) -> BreakerView:
+        now = self.now_ms() if now_ms is None else now_ms
+        return view(target, await self.state(target), now, self.config)
+
+    async def views(
+        self, targets: Iterable[str], *, now_ms: int | None = None
+    ) -> list[BreakerView]:
+        """Views of several targets, read in one round trip, in the given order."""
+        names = list(targets)
+        now = self.now_ms() if now_ms is None else now_ms
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for target in names:
+                await self._read(
+                    keys=[self._keys.breaker(target), self._keys.breaker_window(target)],
+                    client=pipe,
+                )
+            results = await pipe.execute()
+        return [
+            view(target, _state_from(raw_hash, raw_window), now, self.config)
+            for target, (raw_hash, raw_window) in zip(names, results, strict=True)
+        ]
+
+    async def known_targets(self) -> list[str]:
+        """Every target with stored breaker state, sorted."""
+        prefix = self._keys.breaker_prefix
+        found = {
+            _text(key)[len(prefix) :]
+            async for key in self._redis.scan_iter(match=_glob_escape(prefix) + "*", count=500)
+        }
+        return sorted(found)
+
+    async def list(self, targets: Iterable[str] = ()) -> list[BreakerView]:
+        """Views of ``targets`` plus every stored breaker (the CLI's ``breakers list``)."""
+        names = list(dict.fromkeys([*targets, *await self.known_targets()]))
+        return await self.views(names)
+
+    async def reset(self, target: str) -> BreakerView:
+        """Operator reset: closed, counters cleared, outstanding permits made stale."""
+        await self._reset(
+            keys=[self._keys.breaker(target), self._keys.breaker_window(target)],
+            args=[STATE_TTL_MS],
+        )
+        return await self.view(target)
+
+    async def failopen_free(self, workflow: str) -> bool:
+        """Is ``workflow``'s fail-open permit free right now? (Does not take it.)"""
+        return not await self._redis.exists(self._keys.failopen_permit(workflow))

@@ -1,0 +1,291 @@
+"""§5 breakers in Redis: the Lua store against the real server, and against the pure policy."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from llm_client import breaker as policy
+from llm_client.breaker import BreakerConfig, BreakerState, Circuit, Outcome, Permit, Transition
+from llm_client.breaker_store import BreakerStore
+from memory_worker.keys import Keys
+
+T0 = 1_700_000_000_000
+TARGET = "farm/memory-extractor"
+
+
+def make_store(redis: Redis, key_prefix: str, config: BreakerConfig | None = None) -> BreakerStore:
+    return BreakerStore(redis, Keys(key_prefix), config or BreakerConfig())
+
+
+async def charge(
+    store: BreakerStore, n: int, now: int, target: str = TARGET
+) -> list[Transition | None]:
+    transitions = []
+    for i in range(n):
+        permit = await store.acquire(target, lease_seconds=60, now_ms=now + i)
+        assert permit is not None
+        transitions.append(await store.record(target, permit, Outcome.FAILURE, now_ms=now + i))
+    return transitions
+
+
+async def test_five_charged_failures_open_the_shared_breaker(redis: Redis, key_prefix: str) -> None:
+    store = make_store(redis, key_prefix)
+    transitions = await charge(store, 5, T0)
+    assert transitions == [None, None, None, None, Transition.OPENED]
+    other_worker = make_store(redis, key_prefix)  # another process would build the same
+    seen = await other_worker.view(TARGET, now_ms=T0 + 10)
+    assert seen.circuit is Circuit.OPEN
+    assert seen.consecutive_failures == 5
+    assert seen.trips == 1
+    assert seen.opened_at_ms == T0 + 4
+    assert seen.cooldown_remaining_s == pytest.approx(29.994)
+    assert seen.window_failures == 5
+    assert await other_worker.acquire(TARGET, lease_seconds=60, now_ms=T0 + 10) is None
+
+
+async def test_half_open_admits_exactly_one_of_twenty_concurrent_callers(
+    redis: Redis, key_prefix: str
+) -> None:
+    store = make_store(redis, key_prefix)
+    await charge(store, 5, T0)
+    after = T0 + 4 + 30_000
+    permits = await asyncio.gather(
+        *(store.acquire(TARGET, lease_seconds=60, now_ms=after) for _ in range(20))
+    )
+    granted = [p for p in permits if p is not None]
+    assert len(granted) == 1
+    assert granted[0].probe
+    # Probe failure doubles the cooldown.
+    transition = await store.record(TARGET, granted[0], Outcome.FAILURE, now_ms=after + 1)
+    assert transition is Transition.REOPENED
+    reopened = await store.view(TARGET, now_ms=after + 1)
+    assert reopened.circuit is Circuit.OPEN
+    assert reopened.trips == 2
+    assert reopened.cooldown_remaining_s == pytest.approx(60.0)
+    # Next probe after the longer cooldown; success closes and resets.
+    probe = await store.acquire(TARGET, lease_seconds=60, now_ms=after + 1 + 60_000)
+    assert probe is not None
+    transition = await store.record(TARGET, probe, Outcome.SUCCESS, now_ms=after + 60_002)
+    assert transition is Transition.CLOSED
+    closed = await store.view(TARGET, now_ms=after + 60_002)
+    assert closed.circuit is Circuit.CLOSED
+    assert (closed.trips, closed.consecutive_failures, closed.window_calls) == (0, 0, 0)
+
+
+async def test_stale_permit_is_ignored_by_the_store(redis: Redis, key_prefix: str) -> None:
+    store = make_store(redis, key_prefix)
+    old = await store.acquire(TARGET, lease_seconds=60, now_ms=T0)
+    assert old is not None
+    await charge(store, 5, T0)
+    probe = await store.acquire(TARGET, lease_seconds=60, now_ms=T0 + 40_000)
+    assert probe is not None
+    assert await store.record(TARGET, old, Outcome.SUCCESS, now_ms=T0 + 40_001) is None
+    assert (await store.view(TARGET, now_ms=T0 + 40_001)).probe_in_flight
+
+
+async def test_failopen_permit_is_one_per_interval_and_respects_a_live_probe(
+    redis: Redis, key_prefix: str
+) -> None:
+    store = make_store(redis, key_prefix)
+    await charge(store, 5, T0)
+    during = T0 + 1000  # inside the 30 s cooldown
+    assert await store.failopen_free("memory_extraction")
+    results = await asyncio.gather(
+        *(
+            store.acquire_failopen(
+                TARGET,
+                "memory_extraction",
+                lease_seconds=60,
+                interval_seconds=30,
+                now_ms=during,
+            )
+            for _ in range(10)
+        )
+    )
+    granted = [(p, taken) for p, taken in results if p is not None]
+    assert len(granted) == 1
+    permit, taken = granted[0]
+    assert permit.probe
+    assert taken
+    assert not await store.failopen_free("memory_extraction")
+    # The probe releases without a verdict; the fail-open permit still blocks this interval.
+    await store.record(TARGET, permit, Outcome.NOT_CHARGED, now_ms=during + 1)
+    again, _ = await store.acquire_failopen(
+        TARGET, "memory_extraction", lease_seconds=60, interval_seconds=30, now_ms=during + 2
+    )
+    assert again is None
+
+
+async def test_failopen_does_not_take_the_permit_when_a_probe_is_live(
+    redis: Redis, key_prefix: str
+) -> None:
+    store = make_store(redis, key_prefix)
+    await charge(store, 5, T0)
+    probe = await store.acquire(TARGET, lease_seconds=60, now_ms=T0 + 31_000)
+    assert probe is not None
+    permit, taken = await store.acquire_failopen(
+        TARGET, "embedding", lease_seconds=60, interval_seconds=30, now_ms=T0 + 31_001
+    )
+    assert permit is None
+    assert not taken
+    assert await store.failopen_free("embedding")
+
+
+async def test_reset_and_list(redis: Redis, key_prefix: str) -> None:
+    store = make_store(redis, key_prefix)
+    await charge(store, 5, T0)
+    await charge(store, 2, T0, target="other/model")
+    listed = await store.list(["never/seen"])
+    assert [v.target for v in listed] == ["never/seen", "farm/memory-extractor", "other/model"]
+    assert listed[0].circuit is Circuit.CLOSED
+    after = await store.reset(TARGET)
+    assert after.circuit is Circuit.CLOSED
+    assert after.trips == 0
+    assert after.window_calls == 0
+    assert json.dumps(after.as_dict())
+
+
+# --- the Lua store is a faithful translation of the pure policy ------------------------------
+
+
+def pruned(state: BreakerState, now: int, config: BreakerConfig) -> BreakerState:
+    return BreakerState(
+        opened=state.opened,
+        generation=state.generation,
+        consecutive=state.consecutive,
+        trips=state.trips,
+        opened_at_ms=state.opened_at_ms,
+        open_until_ms=state.open_until_ms,
+        probe_until_ms=state.probe_until_ms,
+        window=tuple(sorted(policy.prune(state.window, now, config))),  # a multiset
+    )
+
+
+@pytest.mark.parametrize("seed", range(12))
+async def test_lua_store_matches_pure_policy_on_random_sequences(
+    redis: Redis, key_prefix: str, seed: int
+) -> None:
+    rng = random.Random(seed)
+    config = BreakerConfig(
+        failure_threshold=rng.choice([2, 3, 5]),
+        rate_min_calls=rng.choice([4, 6, 20]),
+        rate_window_seconds=rng.choice([2.0, 10.0, 120.0]),
+        rate_threshold=rng.choice([0.5, 0.8]),
+        cooldown_seconds=rng.choice([0.5, 3.0]),
+        cooldown_max_seconds=rng.choice([2.0, 20.0]),
+    )
+    store = make_store(redis, key_prefix, config)
+    state, now = BreakerState(), T0
+    permits: list[Permit] = []
+    for _ in range(250):
+        now += rng.choice([0, 1, 50, 400, 1500, 4000])
+        op = rng.random()
+        if op < 0.45:
+            force = rng.random() < 0.1
+            lease = rng.choice([100, 2000])
+            state, expected = policy.acquire(state, now, lease_ms=lease, force=force)
+            if force:
+                got, _ = await store.acquire_failopen(
+                    TARGET,
+                    f"wf{len(permits)}-{now}",  # a fresh permit key: only breaker rules decide
+                    lease_seconds=lease / 1000,
+                    interval_seconds=60,
+                    now_ms=now,
+                )
+            else:
+                got = await store.acquire(TARGET, lease_seconds=lease / 1000, now_ms=now)
+            assert got == expected
+            if got is not None:
+                permits.append(got)
+        elif op < 0.97 and permits:
+            permit = permits.pop(rng.randrange(len(permits)))
+            outcome = rng.choices(list(Outcome), weights=[3, 6, 1, 1])[0]
+            state, expected_transition = policy.record(
+                state, permit.generation, outcome, now, config
+            )
+            got_transition = await store.record(TARGET, permit, outcome, now_ms=now)
+            assert got_transition == expected_transition
+        else:
+            state = policy.reset(state)
+            await store.reset(TARGET)
+        stored = await store.state(TARGET)
+        assert pruned(stored, now, config) == pruned(state, now, config)
+        assert await store.view(TARGET, now_ms=now) == policy.view(TARGET, state, now, config)
+
+
+# --- three worker processes share one breaker -----------------------------------------------
+
+WORKER = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from llm_client.breaker import BreakerConfig, Outcome
+    from llm_client.breaker_store import BreakerStore
+    from memory_worker.connections import client_from_url
+    from memory_worker.keys import Keys
+
+    async def main(url, prefix, action, n):
+        redis = client_from_url(url)
+        store = BreakerStore(redis, Keys(prefix), BreakerConfig())
+        target = "farm/memory-extractor"
+        if action == "charge":
+            for _ in range(n):
+                permit = await store.acquire(target, lease_seconds=60)
+                if permit is not None:
+                    await store.record(target, permit, Outcome.FAILURE)
+                    await asyncio.sleep(0.01)
+        elif action == "reset":
+            await store.reset(target)
+        print(json.dumps((await store.view(target)).as_dict()))
+        await redis.aclose()
+
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])))
+    """
+)
+
+
+def run_workers(redis_url: str, key_prefix: str, actions: list[tuple[str, int]]) -> list[dict]:  # type: ignore[type-arg]
+    root = Path(__file__).resolve().parents[1]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, redis_url, key_prefix, action, str(n)],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for action, n in actions
+    ]
+    outputs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        outputs.append(json.loads(out.strip().splitlines()[-1]))
+    return outputs
+
+
+@pytest.mark.slow
+async def test_three_worker_processes_share_breaker_state(redis_url: str, key_prefix: str) -> None:
+    # Each process charges two failures: the fleet's five-failure threshold is crossed together.
+    charged = await asyncio.to_thread(
+        run_workers, redis_url, key_prefix, [("charge", 2), ("charge", 2), ("charge", 2)]
+    )
+    assert any(v["consecutive_failures"] >= 2 for v in charged)
+    seen = await asyncio.to_thread(
+        run_workers, redis_url, key_prefix, [("read", 0), ("read", 0), ("read", 0)]
+    )
+    assert [v["state"] for v in seen] == ["open", "open", "open"]
+    assert {v["consecutive_failures"] for v in seen} == {5}  # the late sixth report was stale
+    assert {v["trips"] for v in seen} == {1}
+    reset = await asyncio.to_thread(run_workers, redis_url, key_prefix, [("reset", 0)])
+    assert reset[0]["state"] == "closed"
+    seen = await asyncio.to_thread(run_workers, redis_url, key_prefix, [("read", 0), ("read", 0)])
+    assert [v["state"] for v in seen] == ["closed", "closed"]
