@@ -85,11 +85,18 @@ class Upstream(LLMError):
     typed = False
 
     def __init__(
-        self, message: str, *, code: str | None = None, status_code: int | None = None
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        status_code: int | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message, code=code)
         #: Upstream HTTP status, when the failure came with one.
         self.status_code = status_code
+        #: Seconds the provider asked us to wait (``Retry-After``), when it said so.
+        self.retry_after = retry_after
 
 
 class CapacityUnavailable(LLMError):
