@@ -1,0 +1,469 @@
+"""The arq worker: tick jobs, the cron safety net, graceful shutdown, Redis reconnects.
+
+``memory-worker run`` builds a :class:`MemoryWorker` (arq's ``Worker`` plus
+two fixes arq lacks: it survives Redis going away, reconnecting with capped
+back-off instead of exiting — arq #435 — and on SIGTERM it stops claiming,
+lets in-flight runs finish within the grace period and releases the rest).
+``arq memory_worker.worker.WorkerSettings`` runs the same jobs on plain arq.
+
+All state lives in the run store; a tick is "claim one run and process it".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from arq import cron
+from arq.connections import ArqRedis
+from arq.worker import Worker
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from memory_worker.connections import awaited
+from memory_worker.keys import Keys
+from memory_worker.processing import ProcessResult, RouteGate, RunProcessor
+from memory_worker.run_store import ClaimedRun, RunStore, now_ms
+from memory_worker.runs import Verdict, decide, plan_failure
+from memory_worker.settings import Settings
+from memory_worker.ticks import (
+    TICK_FUNCTION,
+    Mode,
+    TickOutcome,
+    TickPlan,
+    TickQueue,
+    plan_followups,
+)
+
+log = structlog.get_logger(__name__)
+
+#: Called when runs are retired (the admin-report hook): (run ids, reason code).
+RetiredHook = Callable[[list[str], str, str | None], Awaitable[None]]
+
+_REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
+
+
+class _LeaseFlag:
+    lost = False
+
+
+@dataclass
+class Pipeline:
+    """Everything a worker process shares between its ticks."""
+
+    settings: Settings
+    redis: ArqRedis
+    processor: RunProcessor
+    gate: RouteGate | None = None
+    on_retired: RetiredHook | None = None
+    worker_id: str = field(
+        default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+    )
+    stopping: bool = False
+    target: int = 1
+    running: set[str] = field(default_factory=set)
+    last_loop_ms: int = 0
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.keys = Keys(self.settings.key_prefix)
+        self.store = RunStore(self.redis, self.settings)
+        self.ticks = TickQueue(self.redis, self.keys)
+        self.target = self.settings.pipeline_target or self.settings.worker_concurrency
+
+    # --- one tick -------------------------------------------------------------------------------
+    async def tick(self, job_id: str) -> str:
+        """Claim and process one run, then queue the follow-ups §8 asks for."""
+        if self.stopping:
+            await self._schedule(TickPlan(Mode.PROBE, base=1))
+            return "stopping"
+        ttl = self.settings.worker_heartbeat_seconds * 3
+        self.running.add(job_id)
+        try:
+            with contextlib.suppress(RedisError):
+                await self.ticks.mark_running(job_id, ttl)
+            outcome = await self._tick_once()
+        finally:
+            self.running.discard(job_id)
+            with contextlib.suppress(RedisError):
+                await asyncio.shield(self.ticks.unmark_running(job_id))
+        await self._schedule(
+            plan_followups(
+                outcome, retry_interval=self.settings.consolidation_backend_retry_interval
+            )
+        )
+        await self._note_pipeline_state(outcome)
+        return outcome.value
+
+    async def _tick_once(self) -> TickOutcome:
+        try:
+            if self.gate is not None and await self.gate.blocked():
+                log.info("tick_deferred_route_open", worker=self.worker_id)
+                return TickOutcome.DEFERRED
+            claim = await self.store.claim(self.worker_id)
+        except RedisError as exc:
+            log.warning("tick_store_error", error=type(exc).__name__)
+            return TickOutcome.STORE_ERROR
+        if claim is None:
+            return TickOutcome.IDLE
+        structlog.contextvars.bind_contextvars(run_id=claim.id, chat_id=claim.request.chat_id)
+        try:
+            log.info("run_claimed", attempt=claim.attempts, releases=claim.releases)
+            return await self._process(claim)
+        finally:
+            structlog.contextvars.unbind_contextvars("run_id", "chat_id")
+
+    async def _process(self, claim: ClaimedRun) -> TickOutcome:
+        task = asyncio.current_task()
+        assert task is not None
+        flag = _LeaseFlag()
+        renewer = asyncio.create_task(self._keep_lease(claim, task, flag))
+        deadline = time.monotonic() + self.settings.tick_timeout_seconds - 5
+        try:
+            try:
+                result = await self.processor(claim, deadline=deadline)
+            finally:
+                renewer.cancel()
+        except asyncio.CancelledError:
+            if flag.lost:
+                task.uncancel()
+                log.warning("run_lease_lost")
+                return TickOutcome.ABANDONED
+            await asyncio.shield(self._release(claim, "shutdown"))
+            raise
+        except Exception as exc:
+            return await self._settle_error(claim, exc)
+        return await self._complete(claim, result)
+
+    async def _keep_lease(
+        self, claim: ClaimedRun, task: asyncio.Task[Any], flag: _LeaseFlag
+    ) -> None:
+        """Renew the lease while the run is processed; cancel the work if it is lost."""
+        lease_until = time.monotonic() + self.settings.lease_seconds
+        while True:
+            await asyncio.sleep(self.settings.lease_renew_seconds)
+            try:
+                ok = await self.store.renew(claim)
+            except RedisError:
+                if time.monotonic() < lease_until:
+                    continue
+                ok = False
+            if not ok:
+                flag.lost = True
+                task.cancel()
+                return
+            lease_until = time.monotonic() + self.settings.lease_seconds
+
+    async def _complete(self, claim: ClaimedRun, result: ProcessResult) -> TickOutcome:
+        try:
+            for continuation in result.continuations:
+                await self.store.enqueue(continuation, bypass_caps=True)
+            done = await self.store.complete(claim, result.summary)
+        except RedisError as exc:
+            log.warning("run_complete_store_error", error=type(exc).__name__)
+            return TickOutcome.STORE_ERROR
+        if not done:
+            log.warning("run_lease_lost_at_completion")
+            return TickOutcome.ABANDONED
+        log.info("run_completed", attempt=claim.attempts, continuations=len(result.continuations))
+        return TickOutcome.COMPLETED
+
+    async def _release(self, claim: ClaimedRun, reason: str) -> bool:
+        try:
+            released = await self.store.release(claim, reason=reason)
+        except RedisError as exc:
+            log.warning("run_release_store_error", error=type(exc).__name__, reason=reason)
+            return False
+        log.info("run_released", reason=reason, attempt=claim.attempts, released=released)
+        return released
+
+    async def _settle_error(self, claim: ClaimedRun, exc: Exception) -> TickOutcome:
+        decision = decide(exc)
+        if decision.verdict is Verdict.ABANDON:
+            return TickOutcome.ABANDONED
+        if decision.verdict is Verdict.RELEASE:
+            released = await self._release(claim, decision.reason or "unavailable")
+            return TickOutcome.DEFERRED if released else TickOutcome.ABANDONED
+        s = self.settings
+        plan = plan_failure(
+            claim.attempts,
+            max_attempts=s.max_attempts,
+            unit=s.backoff_unit_seconds,
+            max_units=s.backoff_max_units,
+            now_ms=now_ms(),
+        )
+        try:
+            failed = await self.store.fail(
+                claim, plan, code=decision.code, reason=decision.reason, message=str(exc)
+            )
+        except RedisError:
+            return TickOutcome.STORE_ERROR
+        log.warning(
+            "run_retired" if plan.retire else "run_failed",
+            attempt=claim.attempts,
+            code=decision.code,
+            reason=decision.reason,
+            error=type(exc).__name__,
+        )
+        if failed and plan.retire and self.on_retired is not None:
+            with contextlib.suppress(Exception):
+                await self.on_retired([claim.id], decision.code, decision.reason)
+        return TickOutcome.FAILED if failed else TickOutcome.ABANDONED
+
+    async def _schedule(self, plan: TickPlan) -> None:
+        try:
+            await self.ticks.schedule(plan, target=self.target)
+        except RedisError as exc:  # the safety net restarts the pipeline later
+            log.warning("tick_schedule_failed", error=type(exc).__name__)
+
+    async def _note_pipeline_state(self, outcome: TickOutcome) -> None:
+        with contextlib.suppress(RedisError):
+            if outcome is TickOutcome.DEFERRED:
+                await awaited(
+                    self.redis.hsetnx(self.keys.pipeline_state, "deferred_since", str(now_ms()))
+                )
+                await awaited(self.redis.hincrby(self.keys.counters, "pipeline:deferred", 1))
+            elif outcome is TickOutcome.COMPLETED:
+                await awaited(self.redis.hdel(self.keys.pipeline_state, "deferred_since"))
+
+    # --- housekeeping ---------------------------------------------------------------------------
+    async def safety_net(self) -> str:
+        """Queue a tick when claimable runs exist and no tick is pending (self-healing)."""
+        claimable = await self.store.has_claimable()
+        if claimable == 0:
+            return "nothing"
+        mode = Mode.KICK_LEASES if claimable == 2 else Mode.KICK
+        scheduled = await self.ticks.schedule(TickPlan(mode, base=1), target=self.target)
+        return f"kicked={scheduled.added}"
+
+    async def wake(self) -> None:
+        """After an enqueue: start a tick unless the pipeline is already alive or deferred."""
+        await self._schedule(TickPlan(Mode.KICK, base=1))
+
+    async def heartbeat(self) -> None:
+        """Register this worker, refresh its running ticks, recompute the pipeline target."""
+        s = self.settings
+        ttl = s.worker_heartbeat_seconds * 3
+        now = now_ms()
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.zadd(self.keys.workers, {self.worker_id: now + int(ttl * 1000)})
+            pipe.hset(self.keys.worker_concurrency, self.worker_id, str(s.worker_concurrency))
+            pipe.zrangebyscore(self.keys.workers, now, "+inf")
+            _, _, live = await pipe.execute()
+        await self.ticks.refresh_running(sorted(self.running), ttl)
+        if s.pipeline_target:
+            self.target = s.pipeline_target
+        elif live:
+            values = await awaited(self.redis.hmget(self.keys.worker_concurrency, live))
+            self.target = max(1, sum(int(v or 0) for v in values))
+        self.last_loop_ms = now
+
+    async def heartbeat_forever(self) -> None:
+        while True:
+            try:
+                await self.heartbeat()
+            except RedisError as exc:
+                log.warning("heartbeat_failed", error=type(exc).__name__)
+            await asyncio.sleep(self.settings.worker_heartbeat_seconds)
+
+    async def deregister(self) -> None:
+        with contextlib.suppress(RedisError):
+            await self.redis.zrem(self.keys.workers, self.worker_id)
+            await awaited(self.redis.hdel(self.keys.worker_concurrency, self.worker_id))
+
+
+# --- arq glue -------------------------------------------------------------------------------------
+
+ProcessorFactory = Callable[[Settings, ArqRedis], Awaitable["Pipeline"]]
+
+
+async def memory_tick(ctx: dict[str, Any]) -> str:
+    pipeline: Pipeline = ctx["pipeline"]
+    return await pipeline.tick(ctx["job_id"])
+
+
+async def safety_net(ctx: dict[str, Any]) -> str:
+    pipeline: Pipeline = ctx["pipeline"]
+    return await pipeline.safety_net()
+
+
+async def build_pipeline(settings: Settings, redis: ArqRedis) -> Pipeline:
+    """The default pipeline: processor, route gate and report hooks from the settings."""
+    from memory_worker.wiring import build_default_pipeline
+
+    return await build_default_pipeline(settings, redis)
+
+
+def worker_kwargs(
+    settings: Settings,
+    *,
+    pipeline_factory: ProcessorFactory = build_pipeline,
+) -> dict[str, Any]:
+    """arq ``Worker`` keyword arguments for these settings."""
+    keys = Keys(settings.key_prefix)
+    step = settings.safety_net_seconds
+
+    async def on_startup(ctx: dict[str, Any]) -> None:
+        pipeline = await pipeline_factory(settings, ctx["redis"])
+        ctx["pipeline"] = pipeline
+        await pipeline.heartbeat()
+        ctx["heartbeat_task"] = asyncio.create_task(pipeline.heartbeat_forever())
+        log.info(
+            "worker_started", worker=pipeline.worker_id, concurrency=settings.worker_concurrency
+        )
+
+    async def on_shutdown(ctx: dict[str, Any]) -> None:
+        task: asyncio.Task[None] | None = ctx.get("heartbeat_task")
+        if task is not None:
+            task.cancel()
+        pipeline: Pipeline | None = ctx.get("pipeline")
+        if pipeline is not None:
+            await pipeline.deregister()
+            for close in pipeline.closers:
+                with contextlib.suppress(Exception):
+                    await close()
+            log.info("worker_stopped", worker=pipeline.worker_id)
+
+    from arq.worker import func
+
+    return {
+        "functions": [
+            func(memory_tick, name=TICK_FUNCTION, max_tries=1_000_000, keep_result=0),
+        ],
+        "cron_jobs": [
+            cron(
+                safety_net,
+                name=keys.cron_prefix + "safety_net",
+                second=set(range(0, 60, step)),
+                run_at_startup=True,
+                keep_result=0,
+                timeout=60,
+            ),
+        ],
+        "queue_name": keys.arq_queue,
+        "max_jobs": settings.worker_concurrency,
+        "job_timeout": settings.tick_timeout_seconds,
+        "keep_result": 0,
+        "poll_delay": settings.poll_delay_seconds,
+        # a cancelled tick (shutdown) goes back to arq's queue for another worker
+        "retry_jobs": True,
+        "job_completion_wait": int(settings.shutdown_grace_seconds),
+        "health_check_interval": 30,
+        "on_startup": on_startup,
+        "on_shutdown": on_shutdown,
+    }
+
+
+class MemoryWorker(Worker):
+    """arq's Worker, made to survive Redis outages and to stop claiming on SIGTERM."""
+
+    _redis_failures = 0
+    reconnect_max_seconds = 30.0
+
+    async def _poll_iteration(self) -> None:
+        try:
+            await super()._poll_iteration()
+        except _REDIS_DOWN as exc:
+            self._redis_failures += 1
+            delay = min(0.25 * 2 ** min(self._redis_failures, 10), self.reconnect_max_seconds)
+            log.warning("redis_unavailable", error=type(exc).__name__, retry_in=round(delay, 2))
+            await asyncio.sleep(delay)
+        else:
+            if self._redis_failures:
+                log.info("redis_reconnected", after_failures=self._redis_failures)
+            self._redis_failures = 0
+            pipeline: Pipeline | None = self.ctx.get("pipeline")
+            if pipeline is not None:
+                pipeline.last_loop_ms = now_ms()
+
+    def handle_sig_wait_for_completion(self, signum: signal.Signals) -> None:
+        pipeline: Pipeline | None = self.ctx.get("pipeline")
+        if pipeline is not None:
+            pipeline.stopping = True
+        log.info("worker_stopping", signal=signal.Signals(signum).name, in_flight=len(self.tasks))
+        super().handle_sig_wait_for_completion(signum)
+
+    async def close(self) -> None:
+        """arq's close, tolerant of cancelled ticks and of Redis being gone."""
+        if not self._handle_signals:
+            self.handle_sig(signal.SIGUSR1)
+        if not self._pool:
+            return
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+        with contextlib.suppress(*_REDIS_DOWN, RedisError):
+            await self.pool.delete(self.health_check_key)
+        if self.on_shutdown:
+            await self.on_shutdown(self.ctx)
+        with contextlib.suppress(*_REDIS_DOWN, RedisError):
+            await self.pool.aclose(close_connection_pool=True)
+        self._pool = None
+
+
+def create_worker(
+    settings: Settings,
+    redis: ArqRedis,
+    *,
+    pipeline_factory: ProcessorFactory = build_pipeline,
+    burst: bool = False,
+    handle_signals: bool = True,
+) -> MemoryWorker:
+    worker = MemoryWorker(
+        redis_pool=redis,
+        burst=burst,
+        handle_signals=handle_signals,
+        **worker_kwargs(settings, pipeline_factory=pipeline_factory),
+    )
+    worker.reconnect_max_seconds = settings.redis_reconnect_max_seconds
+    return worker
+
+
+async def run_worker(settings: Settings) -> None:
+    """``memory-worker run``: connect (embedded Valkey if no REDIS_URL) and work until SIGTERM."""
+    from memory_worker.connections import client_from_url, resolve_url
+
+    url, embedded = resolve_url(settings)
+    redis = client_from_url(url)
+    delay = 0.5
+    while True:  # wait for Redis at startup instead of exiting
+        try:
+            await redis.ping()
+            break
+        except _REDIS_DOWN as exc:
+            log.warning("redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, settings.redis_reconnect_max_seconds)
+    worker = create_worker(settings, redis)
+    try:
+        await worker.async_run()
+    except asyncio.CancelledError:
+        pass
+    finally:
+        await worker.close()
+        if embedded is not None:
+            embedded.stop()
+
+
+def __getattr__(name: str) -> Any:
+    """``arq memory_worker.worker.WorkerSettings``: built lazily from the environment."""
+    if name != "WorkerSettings":
+        raise AttributeError(name)
+    from arq.connections import RedisSettings
+
+    from memory_worker.connections import resolve_url
+    from memory_worker.settings import get_settings
+
+    settings = get_settings()
+    url, _ = resolve_url(settings)
+    attrs = worker_kwargs(settings)
+    attrs["redis_settings"] = RedisSettings.from_dsn(url)
+    return type("WorkerSettings", (), attrs)

@@ -1,0 +1,241 @@
+"""The arq worker in-process against real Redis: deferral, amplification, outcomes (§7, §8).
+
+These use fake processors so they are fast and exact; the farm-simulator
+end-to-end versions live in test_e2e_*.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from llm_client import BackendUnavailable, TaskTimeout
+from memory_worker.connections import client_from_url
+from memory_worker.models import RunStatus
+from memory_worker.processing import ProcessResult
+from memory_worker.run_store import ClaimedRun, RunStore
+from memory_worker.settings import Settings
+from memory_worker.ticks import Mode, TickPlan, TickQueue
+from memory_worker.worker import MemoryWorker, Pipeline, create_worker
+from tests.factories import make_request
+
+
+class FakeProcessor:
+    """Counts calls; behaviour is swappable while workers run."""
+
+    def __init__(self, behaviour: Callable[[ClaimedRun], Any] | None = None, delay: float = 0.0):
+        self.calls = 0
+        self.behaviour = behaviour
+        self.delay = delay
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    async def __call__(self, run: ClaimedRun, *, deadline: float) -> ProcessResult:
+        self.calls += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            if self.behaviour is not None:
+                outcome = self.behaviour(run)
+                if isinstance(outcome, BaseException):
+                    raise outcome
+            return ProcessResult(summary={"cards": 1})
+        finally:
+            self.in_flight -= 1
+
+
+def unreachable(_: ClaimedRun) -> BaseException:
+    return BackendUnavailable(
+        "UPSTREAM_ERROR: [Errno -3] Temporary failure in name resolution", code="UPSTREAM_ERROR"
+    )
+
+
+@pytest.fixture
+def fast(settings: Settings) -> Settings:
+    return settings.model_copy(
+        update={
+            "consolidation_backend_retry_interval": 1.5,
+            "poll_delay_seconds": 0.02,
+            "lease_seconds": 3.0,
+            "lease_renew_seconds": 0.5,
+            "backoff_unit_seconds": 0.2,
+            "worker_concurrency": 2,
+            "safety_net_seconds": 1,
+            "worker_heartbeat_seconds": 0.5,
+            "shutdown_grace_seconds": 1,
+        }
+    )
+
+
+@contextlib.asynccontextmanager
+async def workers(
+    settings: Settings, redis_url: str, processor: FakeProcessor, n: int = 1
+) -> AsyncIterator[list[MemoryWorker]]:
+    async def factory(s: Settings, redis: Any) -> Pipeline:
+        return Pipeline(settings=s, redis=redis, processor=processor)
+
+    clients = [client_from_url(redis_url) for _ in range(n)]
+    started = [
+        create_worker(settings, c, pipeline_factory=factory, handle_signals=False) for c in clients
+    ]
+    tasks = [asyncio.create_task(w.async_run()) for w in started]
+    try:
+        yield started
+    finally:
+        for t in tasks:
+            t.cancel()
+        for w in started:
+            await w.close()
+
+
+async def wait_for(predicate: Callable[[], Any], timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while loop.time() < end:
+        value = predicate()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition not met in time")
+
+
+async def test_runs_complete_and_pipeline_drains(
+    fast: Settings, redis: Any, redis_url: str
+) -> None:
+    store = RunStore(redis, fast)
+    for chat in range(12):
+        await store.enqueue(make_request(chat))
+    processor = FakeProcessor(delay=0.05)
+    async with workers(fast, redis_url, processor, n=2) as _:
+
+        async def done() -> bool:
+            return (await store.counts())["completed"] == 12
+
+        await wait_for(done)
+        ticks = TickQueue(redis, store.keys)
+        await wait_for(lambda: _no_ticks(ticks))
+    assert processor.calls == 12
+    assert processor.max_in_flight > 1  # amplification ramped the pipeline up
+
+
+async def _no_ticks(ticks: TickQueue) -> bool:
+    counts = await ticks.counts()
+    return counts.pending == 0 and counts.running == 0
+
+
+async def test_three_workers_deferring_leave_one_delayed_probe(
+    fast: Settings, redis: Any, redis_url: str
+) -> None:
+    store = RunStore(redis, fast)
+    for chat in range(10):
+        await store.enqueue(make_request(chat))
+    processor = FakeProcessor(unreachable, delay=0.2)
+    ticks = TickQueue(redis, store.keys)
+    async with workers(fast, redis_url, processor, n=3):
+        await ticks.schedule(
+            TickPlan(Mode.AMPLIFY, base=6), target=6
+        )  # a busy pipeline hits the outage
+
+        async def one_delayed() -> bool:
+            counts = await ticks.counts()
+            return processor.calls >= 6 and counts.running == 0 and counts.pending == 1
+
+        await wait_for(one_delayed)
+        counts = await ticks.counts()
+        assert (counts.pending, counts.delayed) == (1, 1)
+        calls = processor.calls
+        await asyncio.sleep(fast.consolidation_backend_retry_interval * 0.6)
+        assert processor.calls == calls  # nothing dequeued before the retry interval
+        await wait_for(lambda: processor.calls == calls + 1, timeout=3)
+        await asyncio.sleep(0.3)
+        assert processor.calls == calls + 1  # exactly one probe, not one per worker
+        assert (await ticks.counts()).pending == 1
+    runs = await store.list_runs(limit=20)
+    assert all(r.attempts == 0 for r in runs)
+    assert all(r.status is RunStatus.QUEUED for r in runs)
+    assert all(r.error_log == [] for r in runs)
+    assert sum(r.releases for r in runs) == processor.calls
+
+
+async def test_outage_recovery_ramps_back_up(fast: Settings, redis: Any, redis_url: str) -> None:
+    store = RunStore(redis, fast)
+    for chat in range(8):
+        await store.enqueue(make_request(chat))
+    processor = FakeProcessor(unreachable, delay=0.05)
+    async with workers(fast, redis_url, processor, n=2):
+        await Pipeline(settings=fast, redis=redis, processor=processor).wake()
+        await wait_for(lambda: processor.calls >= 1)
+        processor.behaviour = None  # the farm is back
+
+        async def all_done() -> bool:
+            return (await store.counts())["completed"] == 8
+
+        await wait_for(all_done, timeout=fast.consolidation_backend_retry_interval + 5)
+    assert all(r.attempts == 1 for r in await store.list_runs(limit=20))
+
+
+async def test_timeout_spends_the_attempt(fast: Settings, redis: Any, redis_url: str) -> None:
+    store = RunStore(redis, fast)
+    rid = (await store.enqueue(make_request(1))).run_id
+    assert rid
+    processor = FakeProcessor(lambda _: TaskTimeout("job did not finish within 720s", seconds=720))
+    async with workers(fast, redis_url, processor):
+        await Pipeline(settings=fast, redis=redis, processor=processor).wake()
+
+        async def failed() -> bool:
+            return (await store.get(rid)).status is RunStatus.FAILED
+
+        await wait_for(failed)
+    run = await store.get(rid)
+    assert run.attempts == 1
+    assert run.releases == 0
+    assert [e.code for e in run.error_log] == ["task_timeout"]
+    assert run.next_attempt_at is not None
+
+
+async def test_lease_is_renewed_while_a_long_run_works(
+    fast: Settings, redis: Any, redis_url: str
+) -> None:
+    store = RunStore(redis, fast)
+    rid = (await store.enqueue(make_request(1))).run_id
+    assert rid
+    processor = FakeProcessor(delay=fast.lease_seconds * 2.5)
+    async with workers(fast, redis_url, processor, n=2):
+        await Pipeline(settings=fast, redis=redis, processor=processor).wake()
+
+        async def completed() -> bool:
+            return (await store.get(rid)).status is RunStatus.COMPLETED
+
+        await wait_for(completed, timeout=15)
+    assert processor.calls == 1  # never reclaimed by the other worker
+    assert (await store.get(rid)).attempts == 1
+
+
+async def test_graceful_shutdown_releases_in_flight_runs(
+    fast: Settings, redis: Any, redis_url: str
+) -> None:
+    store = RunStore(redis, fast)
+    rid = (await store.enqueue(make_request(1))).run_id
+    assert rid
+    processor = FakeProcessor(delay=30)
+    async with workers(fast, redis_url, processor) as (worker,):
+        await Pipeline(settings=fast, redis=redis, processor=processor).wake()
+        await wait_for(lambda: processor.calls == 1)
+        worker.handle_sig_wait_for_completion(15)  # SIGTERM: grace 1 s, then cancel + release
+
+        async def released() -> bool:
+            return (await store.get(rid)).status is RunStatus.QUEUED
+
+        await wait_for(released, timeout=5)
+    run = await store.get(rid)
+    assert run.attempts == 0
+    assert run.releases == 1
+    assert run.error_log == []
