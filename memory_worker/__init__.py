@@ -1,3 +1,24 @@
-"""memory-worker: durable consolidation of a chat bot's long-term memory."""
+"""memory-worker: durable consolidation of a chat bot's long-term memory.
+
+The bot's API is :class:`MemoryQueue` (see ``memory_worker.api``).
+"""
+
+from memory_worker.api import MemoryQueue
+from memory_worker.errors import InvalidRunRequest, MemoryWorkerError, RunNotFound
+from memory_worker.models import Message, Run, RunRequest, RunStatus
+from memory_worker.run_store import EnqueueResult, EnqueueStatus
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "EnqueueResult",
+    "EnqueueStatus",
+    "InvalidRunRequest",
+    "MemoryQueue",
+    "MemoryWorkerError",
+    "Message",
+    "Run",
+    "RunNotFound",
+    "RunRequest",
+    "RunStatus",
+]

@@ -1,0 +1,3 @@
+from memory_worker.cli import main
+
+main()

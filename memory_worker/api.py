@@ -1,0 +1,129 @@
+"""The bot's API (§13): enqueue runs, read them back, read memory.
+
+::
+
+    from memory_worker import MemoryQueue
+
+    q = await MemoryQueue.connect()            # REDIS_URL, or the embedded Valkey
+    result = await q.enqueue({"chat_id": 42, ...})
+    result.status                              # enqueued | duplicate | queue_full | daily_cap
+    run = await q.get_run(result.run_id)
+    cards = await q.visible_cards(42, thread_id=0, user_id=7)
+    near = await q.similar_cards(42, embedding, k=5)
+    await q.close()
+
+Enqueue validates first (``InvalidRunRequest`` lists every problem and
+nothing is stored), applies the caps atomically, and wakes the pipeline
+unless it is already running or deferred for an outage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import RedisError
+
+from memory_worker.connections import RedisHandle, open_redis
+from memory_worker.keys import Keys
+from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
+from memory_worker.run_store import EnqueueResult, EnqueueStatus, RunStore
+from memory_worker.settings import Settings, get_settings
+from memory_worker.ticks import Mode, TickPlan, TickQueue
+
+if TYPE_CHECKING:
+    from memory_worker.cards import Card, CardStore
+
+
+class MemoryQueue:
+    """A connection to the memory store for the bot process."""
+
+    def __init__(self, handle: RedisHandle, settings: Settings) -> None:
+        self._handle = handle
+        self.settings = settings
+        self.redis = handle.client
+        self.keys = Keys(settings.key_prefix)
+        self.store = RunStore(self.redis, settings)
+        self._ticks = TickQueue(self.redis, self.keys)
+        self._cards: CardStore | None = None
+
+    @property
+    def cards(self) -> CardStore:
+        """The card store (one per queue: it caches each chat's vectors by version)."""
+        if self._cards is None:
+            from memory_worker.cards import CardStore
+
+            self._cards = CardStore(self.redis, self.keys)
+        return self._cards
+
+    @classmethod
+    async def connect(
+        cls, redis_url: str | None = None, *, settings: Settings | None = None
+    ) -> MemoryQueue:
+        """Connect to ``redis_url`` (None → ``REDIS_URL`` or the embedded Valkey)."""
+        settings = settings or get_settings()
+        if redis_url is not None:
+            settings = settings.model_copy(update={"redis_url": redis_url})
+        handle = await open_redis(settings)
+        return cls(handle, settings)
+
+    async def close(self) -> None:
+        # leave an embedded server running: workers in other processes may share it
+        await self._handle.close(stop_embedded=False)
+
+    async def __aenter__(self) -> MemoryQueue:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # --- runs -----------------------------------------------------------------------------------
+    async def enqueue(self, request: RunRequest | dict[str, Any] | bytes | str) -> EnqueueResult:
+        """Validate and store one run; wakes the pipeline when a run was added."""
+        if not isinstance(request, RunRequest):
+            request = parse_run_request(request)
+        result = await self.store.enqueue(request)
+        if result.status is EnqueueStatus.ENQUEUED:
+            await self.wake()
+        return result
+
+    async def enqueue_many(
+        self, requests: Sequence[RunRequest | dict[str, Any] | bytes | str]
+    ) -> list[EnqueueResult]:
+        """Validate all first (nothing stored if any is invalid), then enqueue in order."""
+        parsed = [r if isinstance(r, RunRequest) else parse_run_request(r) for r in requests]
+        results = [await self.store.enqueue(r) for r in parsed]
+        if any(r.status is EnqueueStatus.ENQUEUED for r in results):
+            await self.wake()
+        return results
+
+    async def wake(self) -> None:
+        """Start a tick unless one is pending or running (an outage's probe counts)."""
+        with contextlib.suppress(RedisError):  # else the workers' safety net notices the run
+            await self._ticks.schedule(TickPlan(Mode.KICK, base=1), target=1)
+
+    async def get_run(self, run_id: str) -> Run:
+        return await self.store.get(run_id)
+
+    async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[Run]:
+        return await self.store.list_runs(status, limit)
+
+    # --- memory ---------------------------------------------------------------------------------
+    async def visible_cards(
+        self, chat_id: int, thread_id: int = 0, user_id: int | None = None
+    ) -> list[Card]:
+        """Active cards visible in a chat (and thread, and to a user)."""
+        return await self.cards.visible_cards(chat_id, thread_id=thread_id, user_id=user_id)
+
+    async def similar_cards(
+        self, chat_id: int, embedding: Sequence[float], k: int = 10
+    ) -> list[tuple[Card, float]]:
+        """The ``k`` active cards of the chat most similar to ``embedding`` (cosine)."""
+        return await self.cards.similar_cards(chat_id, embedding, k)
