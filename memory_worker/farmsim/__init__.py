@@ -1,0 +1,24 @@
+"""A farm simulator: a loopback Discovery job API for tests and the demo (SPEC §3, §12).
+
+Clearly a simulator: a deterministic rule-based extractor stands in for the
+model, a hashed bag-of-words embedder for the embedding model, and every
+failure a GPU farm produces can be injected per service.
+
+    from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+
+    async with FarmSimulator() as sim:
+        sim.set_fault("*", Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR"))
+"""
+
+from memory_worker.farmsim.faults import Fault, FaultKind
+from memory_worker.farmsim.jobs import EnvelopeStyle, JobState
+from memory_worker.farmsim.server import DIRECT_SERVICE, FarmSimulator
+
+__all__ = [
+    "DIRECT_SERVICE",
+    "EnvelopeStyle",
+    "FarmSimulator",
+    "Fault",
+    "FaultKind",
+    "JobState",
+]

@@ -1,0 +1,59 @@
+"""Run the farm simulator standalone: ``python -m memory_worker.farmsim``.
+
+Prints its base URL and serves until Ctrl-C (or ``--for-seconds`` elapse).
+Faults and scripts are set through the ``/_sim/...`` admin endpoints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from collections.abc import Sequence
+
+from memory_worker.farmsim.server import FarmSimulator
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m memory_worker.farmsim",
+        description="Farm simulator: a loopback Discovery job API with fault injection.",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=50051)
+    parser.add_argument("--queued-seconds", type=float, default=0.0)
+    parser.add_argument("--run-seconds", type=float, default=0.0)
+    parser.add_argument("--submit-block-seconds", type=float, default=0.0)
+    parser.add_argument(
+        "--for-seconds",
+        type=float,
+        default=None,
+        help="stop after this many seconds (default: serve until Ctrl-C)",
+    )
+    return parser.parse_args(argv)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    sim = FarmSimulator(
+        host=args.host,
+        port=args.port,
+        queued_seconds=args.queued_seconds,
+        run_seconds=args.run_seconds,
+        submit_block_seconds=args.submit_block_seconds,
+    )
+    async with sim:
+        print(sim.base_url, flush=True)
+        if args.for_seconds is None:
+            await asyncio.Event().wait()
+        else:
+            await asyncio.sleep(args.for_seconds)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(args))
+
+
+if __name__ == "__main__":
+    main()

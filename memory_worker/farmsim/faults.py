@@ -1,0 +1,176 @@
+"""Fault injection for the farm simulator: what can go wrong, and for how long.
+
+A :class:`Fault` is set per service (or ``"*"`` for every service) and applies
+to the next ``times`` submits of that service, or until cleared when ``times``
+is None. A service's own fault wins over the ``"*"`` fault.
+
+Faults come in two families, and the server treats them differently:
+
+- *wire* faults (:data:`WIRE_FAULTS`) act on the HTTP exchange itself: the
+  submit is refused, dropped, never answered or answered with a broken
+  envelope. They also act on polls while they are active (without using up
+  ``times``), because a farm that drops connections drops them for everyone.
+- *job* faults act on what a newly created job turns into (failed, cancelled,
+  hung, slow, bad upstream answer). They are fixed when the job is created,
+  so jobs already in flight are not affected by a later fault.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class FaultKind(StrEnum):
+    """Every failure the simulated farm can produce (values are lower-case)."""
+
+    HEALTHY = "healthy"
+    JOB_FAILED = "job_failed"
+    JOB_FAILED_TOP_LEVEL = "job_failed_top_level"
+    JOB_FAILED_BARE = "job_failed_bare"
+    JOB_CANCELLED = "job_cancelled"
+    UPSTREAM_STATUS = "upstream_status"
+    SUBMIT_STATUS = "submit_status"
+    RESET = "reset"
+    SLOW = "slow"
+    HANG = "hang"
+    HANG_HTTP = "hang_http"
+    MALFORMED_ENVELOPE = "malformed_envelope"
+    EMPTY_BODY = "empty_body"
+    TRUNCATED_JSON = "truncated_json"
+    GARBAGE = "garbage"
+
+
+#: Faults acting on the HTTP exchange rather than on the job.
+WIRE_FAULTS: frozenset[FaultKind] = frozenset(
+    {
+        FaultKind.SUBMIT_STATUS,
+        FaultKind.RESET,
+        FaultKind.HANG_HTTP,
+        FaultKind.MALFORMED_ENVELOPE,
+    }
+)
+
+#: Wire faults that also act on polls of existing jobs (a refusal is submit-only).
+POLL_FAULTS: frozenset[FaultKind] = WIRE_FAULTS - {FaultKind.SUBMIT_STATUS}
+
+#: Defaults used when a fault leaves a field unset.
+DEFAULT_FAILED_CODE = "UPSTREAM_ERROR"
+DEFAULT_FAILED_MESSAGE = "upstream backend unreachable"
+DEFAULT_TOP_LEVEL_MESSAGE = "job failed"
+DEFAULT_UPSTREAM_STATUS = 503
+DEFAULT_UPSTREAM_MESSAGE = "model loading"
+DEFAULT_SUBMIT_STATUS = 503
+DEFAULT_SUBMIT_MESSAGE = "no slots available"
+DEFAULT_SLOW_SECONDS = 1.0
+
+#: The service name that makes a fault or script apply to every service.
+ANY_SERVICE = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One injected failure; ``times`` = next N submits, None = until cleared."""
+
+    kind: FaultKind
+    code: str | None = None
+    message: str | None = None
+    status_code: int | None = None
+    seconds: float | None = None
+    times: int | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Fault:
+        """Build a fault from the admin API's JSON (raises ValueError on bad input)."""
+        if "kind" not in data:
+            raise ValueError("kind is required")
+        kind = FaultKind(str(data["kind"]).lower())
+        status = data.get("status_code")
+        seconds = data.get("seconds")
+        times = data.get("times")
+        if status is not None and not isinstance(status, int):
+            raise ValueError("status_code must be an integer")
+        if seconds is not None and not isinstance(seconds, int | float):
+            raise ValueError("seconds must be a number")
+        if times is not None and (not isinstance(times, int) or times < 1):
+            raise ValueError("times must be a positive integer")
+        code = data.get("code")
+        message = data.get("message")
+        return cls(
+            kind=kind,
+            code=None if code is None else str(code),
+            message=None if message is None else str(message),
+            status_code=status,
+            seconds=None if seconds is None else float(seconds),
+            times=times,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The fault as the admin API shows it."""
+        return {
+            "kind": self.kind.value,
+            "code": self.code,
+            "message": self.message,
+            "status_code": self.status_code,
+            "seconds": self.seconds,
+            "times": self.times,
+        }
+
+
+HEALTHY = Fault(kind=FaultKind.HEALTHY)
+
+
+@dataclass(slots=True)
+class _Slot:
+    fault: Fault
+    remaining: int | None
+
+
+@dataclass(slots=True)
+class FaultBook:
+    """The active faults by service, with their remaining uses."""
+
+    _slots: dict[str, _Slot] = field(default_factory=dict)
+
+    def set(self, service: str, fault: Fault) -> None:
+        """Make ``fault`` the active fault of ``service`` (replacing any other)."""
+        self._slots[service] = _Slot(fault=fault, remaining=fault.times)
+
+    def clear(self, service: str | None = None) -> None:
+        """Clear one service's fault, or every fault when ``service`` is None."""
+        if service is None:
+            self._slots.clear()
+        else:
+            self._slots.pop(service, None)
+
+    def peek(self, service: str) -> Fault:
+        """The fault that would act on ``service`` now, without using it up."""
+        slot = self._slot_for(service)
+        return HEALTHY if slot is None else slot[1].fault
+
+    def take(self, service: str) -> Fault:
+        """The fault acting on this submit of ``service``; uses up one of its ``times``."""
+        found = self._slot_for(service)
+        if found is None:
+            return HEALTHY
+        key, slot = found
+        if slot.remaining is not None:
+            slot.remaining -= 1
+            if slot.remaining <= 0:
+                del self._slots[key]
+        return slot.fault
+
+    def active(self) -> dict[str, dict[str, Any]]:
+        """Every active fault with its remaining uses, for the admin API."""
+        return {
+            service: {**slot.fault.to_json(), "remaining": slot.remaining}
+            for service, slot in sorted(self._slots.items())
+        }
+
+    def _slot_for(self, service: str) -> tuple[str, _Slot] | None:
+        for key in (service, ANY_SERVICE):
+            slot = self._slots.get(key)
+            if slot is not None:
+                return key, slot
+        return None
