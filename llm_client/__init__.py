@@ -1,5 +1,6 @@
 """Typed client for the LLM farm: transports, errors, retry classifier, breakers, routing."""
 
+from llm_client.discovery import DiscoveryClient
 from llm_client.errors import (
     AllCircuitsOpen,
     BackendUnavailable,
@@ -23,8 +24,10 @@ from llm_client.errors import (
     UnknownStatus,
     Upstream,
 )
+from llm_client.openai_compat import OpenAICompatClient
 from llm_client.reasons import FailureReason
 from llm_client.retry import retryable_reason
+from llm_client.transport import ChatResult, ClientConfig, EmbedResult, UpstreamResponse
 
 __all__ = [
     "AllCircuitsOpen",
@@ -32,13 +35,18 @@ __all__ = [
     "CapacityUnavailable",
     "CapacityWaitExpired",
     "CapacityWaitTimeout",
+    "ChatResult",
+    "ClientConfig",
     "DeadlineExceeded",
     "DecodeError",
+    "DiscoveryClient",
+    "EmbedResult",
     "EmptyResponse",
     "Exhausted",
     "FailureReason",
     "LLMError",
     "NoCandidates",
+    "OpenAICompatClient",
     "ProtocolError",
     "RequestError",
     "RequestTimeout",
@@ -49,5 +57,6 @@ __all__ = [
     "Transport",
     "UnknownStatus",
     "Upstream",
+    "UpstreamResponse",
     "retryable_reason",
 ]
