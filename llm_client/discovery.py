@@ -44,6 +44,7 @@ from llm_client.envelope import (
     Envelope,
     JobState,
     chat_result,
+    clip,
     embed_result,
     http_status_error,
     parse_envelope,
@@ -125,6 +126,9 @@ class _Clock:
     task_deadline: float
     task_seconds: float
     running: bool = False
+    #: The job as last seen (for logs): its id and status word.
+    job_id: str | None = None
+    status: str = ""
 
     def elapsed_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)
@@ -269,17 +273,16 @@ class DiscoveryClient:
             ),
             "encode submit",
         )
-        job_id: str | None = None
         try:
             envelope = await self._submit(payload, clock)
-            job_id = envelope.job_id
             response = await self._await_job(envelope, clock)
         except LLMError as exc:
             log.info(
                 "discovery.call_failed",
                 service=self.service,
                 endpoint=self.endpoint,
-                job_id=job_id,
+                job_id=clock.job_id,
+                state=clock.status or None,
                 error=exc.kind,
                 code=exc.code,
                 elapsed_ms=clock.elapsed_ms(),
@@ -290,6 +293,7 @@ class DiscoveryClient:
             service=self.service,
             endpoint=self.endpoint,
             job_id=response.job_id,
+            state=clock.status,
             elapsed_ms=clock.elapsed_ms(),
         )
         return response
@@ -363,11 +367,12 @@ class DiscoveryClient:
         polls = 0
         state = envelope.state
         while True:
+            clock.job_id, clock.status = job_id, clip(envelope.status, 40)
             response = resolve(envelope)
             if response is not None:
                 return response if response.job_id else replace(response, job_id=job_id)
             if job_id is None:
-                raise DecodeError(f"decode job envelope: {envelope.status} job without an id")
+                raise DecodeError(f"decode job envelope: {clock.status} job without an id")
             if envelope.state is JobState.RUNNING:
                 clock.mark_running(time.monotonic(), self._config.task_timeout)
             if envelope.state is not state:
@@ -376,7 +381,7 @@ class DiscoveryClient:
                     "discovery.job_state",
                     service=self.service,
                     job_id=job_id,
-                    state=envelope.status,
+                    state=clock.status,
                 )
             await self._pause(poll_delay(polls, self._config.job_poll), f"job {job_id}", clock)
             envelope = await self._poll(job_id, clock)

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
+import structlog
 
 from llm_client import (
     BackendUnavailable,
@@ -255,6 +256,23 @@ async def test_outage_error_text_is_exact(sim: FarmSimulator, client: DiscoveryC
         await client.chat(REQUEST)
     assert str(info.value) == f"UPSTREAM_ERROR: {OUTAGE_MESSAGE}"
     assert info.value.code == "UPSTREAM_ERROR"
+
+
+async def test_failures_are_logged_with_ids_state_and_code(
+    sim: FarmSimulator, client: DiscoveryClient
+) -> None:
+    sim.set_fault(SERVICE, Fault(FaultKind.JOB_FAILED, code="SERVICE_DISABLED", message="off"))
+    with structlog.testing.capture_logs() as events, pytest.raises(BackendUnavailable):
+        await client.chat(REQUEST)
+    failed = [e for e in events if e["event"] == "discovery.call_failed"]
+    assert len(failed) == 1
+    event = failed[0]
+    assert event["job_id"].startswith("simjob-")
+    assert (event["service"], event["endpoint"]) == (SERVICE, ENDPOINT)
+    assert event["state"] == "JOB_STATE_FAILED"
+    assert (event["error"], event["code"]) == ("BackendUnavailable", "SERVICE_DISABLED")
+    assert isinstance(event["elapsed_ms"], int)
+    assert "off" not in repr(event)  # the farm's message text is not logged
 
 
 async def test_upstream_status_keeps_the_status_code(
