@@ -117,7 +117,7 @@ class FarmExtractionProcessor:
         }
         answer = await self.chat.chat(
             request,
-            idempotency_key=f"{run.id}:{run.attempts}:extract",
+            idempotency_key=f"{run.id}:{run.token}:extract",
             timeout=max(deadline - time.monotonic(), 0.001),
         )
         facts, data = decode_candidate_facts(answer.content)
@@ -126,7 +126,7 @@ class FarmExtractionProcessor:
             embedded = await self.embed.embed(
                 facts,
                 dimension=self.dimension,
-                idempotency_key=f"{run.id}:{run.attempts}:embed",
+                idempotency_key=f"{run.id}:{run.token}:embed",
                 timeout=max(deadline - time.monotonic(), 0.001),
             )
             vectors = len(embedded.embeddings)
