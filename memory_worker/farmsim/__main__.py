@@ -1,7 +1,8 @@
 """Run the farm simulator standalone: ``python -m memory_worker.farmsim``.
 
-Prints its base URL and serves until Ctrl-C (or ``--for-seconds`` elapse).
-Faults and scripts are set through the ``/_sim/...`` admin endpoints.
+Prints its base URL (the only line on stdout; logs go to stderr) and serves
+until Ctrl-C (or ``--for-seconds`` elapse). Faults and scripts are set
+through the ``/_sim/...`` admin endpoints.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 
+from memory_worker import logs
 from memory_worker.farmsim.server import FarmSimulator
 
 
@@ -24,6 +26,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--queued-seconds", type=float, default=0.0)
     parser.add_argument("--run-seconds", type=float, default=0.0)
     parser.add_argument("--submit-block-seconds", type=float, default=0.0)
+    parser.add_argument("--log-level", default="INFO")
     parser.add_argument(
         "--for-seconds",
         type=float,
@@ -51,6 +54,7 @@ async def serve(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
+    logs.configure(level=args.log_level)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(args))
 

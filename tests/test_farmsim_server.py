@@ -1,0 +1,473 @@
+"""The farm simulator over real loopback HTTP: job lifecycle, envelopes, admin, stats."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from memory_worker.farmsim import EnvelopeStyle, FarmSimulator, Fault, FaultKind
+from memory_worker.farmsim.embedder import embed_text
+
+TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}
+
+
+def _submit(
+    inner: Any,
+    *,
+    service: str = "llm",
+    endpoint: str = "chat_completions",
+    key: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    invocation: dict[str, Any] = {
+        "service_name": service,
+        "endpoint_name": endpoint,
+        "body": base64.b64encode(json.dumps(inner).encode()).decode(),
+        "content_type": "application/json",
+        "timeout_ms": 5000,
+    }
+    if headers:
+        invocation["headers"] = headers
+    body: dict[str, Any] = {"invocation": invocation, "priority": 10}
+    if key is not None:
+        body["idempotency_key"] = key
+    return body
+
+
+def _chat(content: str, *, json_mode: bool = False) -> dict[str, Any]:
+    request: dict[str, Any] = {
+        "model": "test-model",
+        "messages": [
+            {"role": "system", "content": "You extract memory."},
+            {"role": "user", "content": content},
+        ],
+        "temperature": 0,
+        "stream": False,
+    }
+    if json_mode:
+        request["response_format"] = {"type": "json_object"}
+    return request
+
+
+def _extraction(text: str, *, existing: list[dict[str, Any]] | None = None) -> str:
+    return json.dumps(
+        {
+            "task": "memory_extraction",
+            "run": {"id": "r1", "chat_id": 42, "thread_id": 0},
+            "messages": [
+                {
+                    "message_id": 1,
+                    "user_id": 7,
+                    "sender_name": "Anna",
+                    "text": text,
+                    "sent_at": "2024-05-01T10:00:00Z",
+                }
+            ],
+            "existing_cards": existing or [],
+        }
+    )
+
+
+def _fields(envelope: Any) -> tuple[str | None, str | None, Any, Any]:
+    """id, state, result, error — decoded tolerantly, nested fields first."""
+    job = envelope.get("job") or {}
+    job_id = job.get("job_id") or envelope.get("id")
+    state = job.get("state") or envelope.get("status")
+    result = job.get("result", envelope.get("result"))
+    error = job.get("error", envelope.get("error"))
+    return job_id, state, result, error
+
+
+def _content(envelope: Any) -> str:
+    _, state, result, _ = _fields(envelope)
+    assert state == "JOB_STATE_SUCCEEDED"
+    response = result["response"]
+    assert response["status_code"] == 200
+    completion = json.loads(base64.b64decode(response["body"]))
+    content = completion["choices"][0]["message"]["content"]
+    assert isinstance(content, str)
+    return content
+
+
+async def _finish(client: httpx.AsyncClient, payload: dict[str, Any]) -> Any:
+    answer = await client.post("/v1/jobs/blocking", json=payload)
+    assert answer.status_code == 200
+    envelope = answer.json()
+    job_id, state, _, _ = _fields(envelope)
+    deadline = time.monotonic() + 3.0
+    while state not in TERMINAL:
+        assert time.monotonic() < deadline, "job never finished"
+        await asyncio.sleep(0.01)
+        envelope = (await client.get(f"/v1/jobs/{job_id}")).json()
+        _, state, _, _ = _fields(envelope)
+    return envelope
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[FarmSimulator]:
+    async with FarmSimulator() as simulator:
+        yield simulator
+
+
+@pytest.fixture
+async def client(sim: FarmSimulator) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as http:
+        yield http
+
+
+async def test_banner_says_it_is_a_simulator(client: httpx.AsyncClient) -> None:
+    answer = await client.get("/")
+    assert answer.status_code == 200
+    assert answer.headers["server"] == "farm-simulator"
+    banner = answer.json()
+    assert banner["simulator"] is True
+    assert "simulator" in banner["description"].lower()
+
+
+async def test_unknown_job_is_404_and_still_labelled(client: httpx.AsyncClient) -> None:
+    answer = await client.get("/v1/jobs/no-such-job")
+    assert answer.status_code == 404
+    assert answer.headers["server"] == "farm-simulator"
+    assert answer.json() == {"error": "job not found"}
+
+
+async def test_base_url_needs_a_start_when_port_is_zero() -> None:
+    with pytest.raises(RuntimeError):
+        _ = FarmSimulator().base_url
+
+
+async def test_job_goes_queued_running_succeeded_on_its_timings() -> None:
+    async with (
+        FarmSimulator(queued_seconds=0.15, run_seconds=0.15) as sim,
+        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
+    ):
+        started = time.monotonic()
+        answer = await client.post("/v1/jobs/blocking", json=_submit(_chat("hi")))
+        job_id, state, _, _ = _fields(answer.json())
+        seen = [(state, 0.0)]
+        while state != "JOB_STATE_SUCCEEDED":
+            assert time.monotonic() - started < 3.0
+            await asyncio.sleep(0.01)
+            _, state, _, _ = _fields((await client.get(f"/v1/jobs/{job_id}")).json())
+            if state != seen[-1][0]:
+                seen.append((state, time.monotonic() - started))
+    assert [s for s, _ in seen] == ["JOB_STATE_QUEUED", "JOB_STATE_RUNNING", "JOB_STATE_SUCCEEDED"]
+    assert seen[1][1] >= 0.15
+    assert seen[2][1] >= 0.3
+
+
+async def test_submit_blocks_until_the_job_finishes() -> None:
+    async with (
+        FarmSimulator(run_seconds=0.1, submit_block_seconds=2.0) as sim,
+        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
+    ):
+        started = time.monotonic()
+        answer = await client.post("/v1/jobs/blocking", json=_submit(_chat("hi")))
+        elapsed = time.monotonic() - started
+    assert 0.1 <= elapsed < 1.5
+    assert _content(answer.json()) == "ok (farm simulator)"
+
+
+async def test_blocking_submit_answers_running_when_its_budget_ends() -> None:
+    async with (
+        FarmSimulator(run_seconds=5.0, submit_block_seconds=0.1) as sim,
+        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
+    ):
+        started = time.monotonic()
+        answer = await client.post("/v1/jobs/blocking", json=_submit(_chat("hi")))
+        elapsed = time.monotonic() - started
+    assert 0.1 <= elapsed < 1.5
+    assert _fields(answer.json())[1] == "JOB_STATE_RUNNING"
+
+
+async def test_envelope_shape_alternates_between_top_level_and_nested(
+    client: httpx.AsyncClient,
+) -> None:
+    first = (await client.post("/v1/jobs/blocking", json=_submit(_chat("a")))).json()
+    second = (await client.post("/v1/jobs/blocking", json=_submit(_chat("b")))).json()
+    assert set(first) == {"id", "status"}
+    assert first["status"] == "JOB_STATE_QUEUED"
+    assert set(second) == {"job"}
+    assert set(second["job"]) == {"job_id", "state"}
+    # a job keeps its shape on every poll
+    polled = (await client.get(f"/v1/jobs/{second['job']['job_id']}")).json()
+    assert polled["job"]["state"] == "JOB_STATE_SUCCEEDED"
+    assert "result" in polled["job"]
+
+
+async def test_mixed_envelope_style_can_be_selected() -> None:
+    async with (
+        FarmSimulator(envelope_styles=[EnvelopeStyle.MIXED]) as sim,
+        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
+    ):
+        envelope = await _finish(client, _submit(_chat("hi")))
+    assert envelope["job"]["state"] == ""
+    assert envelope["status"] == "JOB_STATE_SUCCEEDED"
+    assert _content(envelope) == "ok (farm simulator)"
+
+
+async def test_repeated_idempotency_key_returns_the_existing_job(
+    sim: FarmSimulator, client: httpx.AsyncClient
+) -> None:
+    payload = _submit(_chat("hi"), key="run-1:attempt-1")
+    first = _fields((await client.post("/v1/jobs/blocking", json=payload)).json())[0]
+    again = (await client.post("/v1/jobs/blocking", json=payload)).json()
+    other = _fields(
+        (await client.post("/v1/jobs/blocking", json=_submit(_chat("hi"), key="run-2"))).json()
+    )[0]
+    again_id, again_state, _, _ = _fields(again)
+    assert again_id == first
+    assert again_state == "JOB_STATE_SUCCEEDED"  # the existing job, as it is now
+    assert other != first
+    assert len(sim.job_ids()) == 2
+    assert sim.submits("llm") == 3
+
+
+async def test_token_travels_inside_the_invocation(
+    sim: FarmSimulator, client: httpx.AsyncClient
+) -> None:
+    payload = _submit(_chat("hi"), headers={"Authorization": "Bearer inner-token"})
+    await client.post("/v1/jobs/blocking", json=payload)
+    assert sim.last_auth("llm") == "Bearer inner-token"
+    assert sim.outer_auth_count == 0
+    assert sim.last_submit("llm") == payload
+    assert sim.last_request("llm") == _chat("hi")
+    await client.post(
+        "/v1/jobs/blocking", json=_submit(_chat("hi")), headers={"Authorization": "Bearer x"}
+    )
+    assert sim.outer_auth_count == 1
+    assert sim.last_auth("llm") is None
+
+
+async def test_extraction_job_answers_the_rule_based_cards(client: httpx.AsyncClient) -> None:
+    envelope = await _finish(
+        client, _submit(_chat(_extraction("I love jazz. I live in Berlin."), json_mode=True))
+    )
+    answer = json.loads(_content(envelope))
+    assert answer["participants"] == ["Anna"]
+    assert [(c["predicate"], c["object"]) for c in answer["candidate_cards"]] == [
+        ("likes", "jazz"),
+        ("lives_in", "Berlin"),
+    ]
+
+
+async def test_merge_job_answers_clusters(client: httpx.AsyncClient) -> None:
+    task = {
+        "task": "memory_merge",
+        "subject": "Anna",
+        "cards": [
+            {"id": "a", "predicate": "likes", "fact": "Anna likes jazz", "salience": 0.5, "obs": 1},
+            {
+                "id": "b",
+                "predicate": "likes",
+                "fact": "Anna likes jazz.",
+                "salience": 0.9,
+                "obs": 2,
+            },
+        ],
+    }
+    envelope = await _finish(client, _submit(_chat(json.dumps(task), json_mode=True)))
+    assert json.loads(_content(envelope))["clusters"] == [
+        {"survivor_id": "b", "absorbed_ids": ["a"], "merged_fact_text": "Anna likes jazz."}
+    ]
+
+
+async def test_non_task_prompt_in_json_mode_extracts_nothing(client: httpx.AsyncClient) -> None:
+    envelope = await _finish(client, _submit(_chat("ping", json_mode=True)))
+    assert json.loads(_content(envelope))["candidate_cards"] == []
+
+
+async def test_embedder_job_answers_unit_vectors(client: httpx.AsyncClient) -> None:
+    inner = {"prompts": ["Anna likes jazz", "Bob lives in Berlin"], "dimension": 64}
+    envelope = await _finish(client, _submit(inner, service="embedder", endpoint="encode"))
+    _, _, result, _ = _fields(envelope)
+    body = json.loads(base64.b64decode(result["response"]["body"]))
+    assert body["dimension"] == 64
+    assert body["count"] == 2
+    assert body["embeddings"][0] == pytest.approx(embed_text("Anna likes jazz", 64))
+
+
+async def test_bad_embed_request_is_an_upstream_400(client: httpx.AsyncClient) -> None:
+    envelope = await _finish(
+        client, _submit({"prompts": "not a list"}, service="embedder", endpoint="encode")
+    )
+    _, state, result, _ = _fields(envelope)
+    assert state == "JOB_STATE_SUCCEEDED"
+    assert result["response"]["status_code"] == 400
+
+
+async def test_scripted_outputs_come_first_then_rules(
+    sim: FarmSimulator, client: httpx.AsyncClient
+) -> None:
+    sim.script("llm", ["first", "second"])
+    sim.set_fault("llm", Fault(kind=FaultKind.JOB_FAILED, times=1))
+    failed = await _finish(client, _submit(_chat("hi")))
+    assert _fields(failed)[1] == "JOB_STATE_FAILED"  # a failed job does not use the script
+    contents = [_content(await _finish(client, _submit(_chat("hi")))) for _ in range(3)]
+    assert contents == ["first", "second", "ok (farm simulator)"]
+
+
+async def test_wildcard_script_serves_any_chat_service(
+    sim: FarmSimulator, client: httpx.AsyncClient
+) -> None:
+    sim.script("*", ["scripted"])
+    assert _content(await _finish(client, _submit(_chat("hi"), service="other"))) == "scripted"
+
+
+async def test_bad_submits_are_refused(sim: FarmSimulator, client: httpx.AsyncClient) -> None:
+    not_json = await client.post("/v1/jobs/blocking", content=b"{nope")
+    assert not_json.status_code == 400
+    no_service = await client.post("/v1/jobs/blocking", json={"invocation": {}})
+    assert no_service.status_code == 400
+    bad_body = _submit(_chat("hi"))
+    bad_body["invocation"]["body"] = "%%% not base64 %%%"
+    refused = await client.post("/v1/jobs/blocking", json=bad_body)
+    assert refused.status_code == 400
+    assert sim.stats()["llm"]["rejected"] == 1
+    assert sim.job_ids() == []
+
+
+async def test_inner_body_that_is_not_json_is_an_upstream_400(client: httpx.AsyncClient) -> None:
+    payload = _submit(_chat("hi"))
+    payload["invocation"]["body"] = base64.b64encode(b"not json").decode()
+    _, state, result, _ = _fields(await _finish(client, payload))
+    assert state == "JOB_STATE_SUCCEEDED"
+    assert result["response"]["status_code"] == 400
+
+
+async def test_url_safe_unpadded_body_is_accepted(client: httpx.AsyncClient) -> None:
+    payload = _submit(_chat("hi?>"))
+    raw = json.dumps(_chat("hi?>")).encode()
+    payload["invocation"]["body"] = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    assert _content(await _finish(client, payload)) == "ok (farm simulator)"
+
+
+async def test_stats_count_submits_polls_outcomes_and_rejections(
+    sim: FarmSimulator, client: httpx.AsyncClient
+) -> None:
+    await _finish(client, _submit(_chat("a")))
+    await _finish(client, _submit(_chat("b")))
+    sim.set_fault("llm", Fault(kind=FaultKind.JOB_CANCELLED, times=1))
+    await _finish(client, _submit(_chat("c")))
+    sim.set_fault("llm", Fault(kind=FaultKind.SUBMIT_STATUS, status_code=429, times=1))
+    await client.post("/v1/jobs/blocking", json=_submit(_chat("d")))
+    await _finish(client, _submit({"prompts": ["x"]}, service="embedder", endpoint="encode"))
+    job_id = sim.job_ids()[0]
+    await client.get(f"/v1/jobs/{job_id}")  # a second report of a finished job counts once
+    assert sim.stats() == {
+        "embedder": {"submits": 1, "polls": 1, "succeeded": 1, "failed": 0, "rejected": 0},
+        "llm": {"submits": 4, "polls": 4, "succeeded": 2, "failed": 1, "rejected": 1},
+    }
+    assert sim.submits("llm") == 4
+    assert sim.submits("nobody") == 0
+    sim.reset_stats()
+    assert sim.stats() == {}
+
+
+async def test_stop_refuses_connections_and_start_resumes_on_the_same_port(
+    sim: FarmSimulator, client: httpx.AsyncClient
+) -> None:
+    envelope = await _finish(client, _submit(_chat("hi")))
+    job_id = _fields(envelope)[0]
+    port = sim.port
+    sim.set_fault("llm", Fault(kind=FaultKind.JOB_FAILED))
+    await sim.stop()
+    assert not sim.running
+    with pytest.raises(httpx.ConnectError):
+        await client.get("/")
+    await sim.start()
+    assert sim.port == port
+    polled = (await client.get(f"/v1/jobs/{job_id}")).json()
+    assert _content(polled) == "ok (farm simulator)"
+    assert sim.faults()["llm"]["kind"] == "job_failed"
+    assert sim.stats()["llm"]["submits"] == 1
+
+
+async def test_stop_closes_connections_that_are_still_waiting(
+    sim: FarmSimulator, client: httpx.AsyncClient
+) -> None:
+    sim.set_fault("llm", Fault(kind=FaultKind.HANG_HTTP))
+    pending = asyncio.create_task(client.post("/v1/jobs/blocking", json=_submit(_chat("hi"))))
+    await asyncio.sleep(0.1)
+    started = time.monotonic()
+    await sim.stop()
+    with pytest.raises(httpx.TransportError):
+        await pending
+    assert time.monotonic() - started < 1.5
+
+
+async def test_admin_endpoints(sim: FarmSimulator, client: httpx.AsyncClient) -> None:
+    answer = await client.post(
+        "/_sim/faults",
+        json={"service": "llm", "kind": "submit_status", "status_code": 429, "times": 1},
+    )
+    assert answer.status_code == 200
+    assert (await client.get("/_sim/faults")).json()["llm"]["remaining"] == 1
+    refused = await client.post("/v1/jobs/blocking", json=_submit(_chat("hi")))
+    assert refused.status_code == 429
+    assert refused.json() == {"error": "no slots available"}
+
+    await client.post("/_sim/faults", json={"service": "*", "kind": "job_failed"})
+    assert (await client.delete("/_sim/faults", params={"service": "*"})).status_code == 200
+    assert sim.faults() == {}
+    await client.post("/_sim/faults", json={"service": "llm", "kind": "garbage"})
+    await client.delete("/_sim/faults")
+    assert sim.faults() == {}
+
+    scripted = await client.post("/_sim/script", json={"service": "llm", "outputs": ["x"]})
+    assert scripted.json()["queued"] == 1
+    assert _content(await _finish(client, _submit(_chat("hi")))) == "x"
+
+    stats = (await client.get("/_sim/stats")).json()
+    assert stats == sim.stats()
+    assert stats["llm"]["submits"] == 2
+    assert (await client.post("/_sim/reset-stats")).status_code == 200
+    assert (await client.get("/_sim/stats")).json() == {}
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/_sim/faults", {"kind": "reset"}),
+        ("/_sim/faults", {"service": "llm", "kind": "melted"}),
+        ("/_sim/faults", {"service": "llm"}),
+        ("/_sim/faults", [1, 2]),
+        ("/_sim/script", {"service": "llm", "outputs": "x"}),
+        ("/_sim/script", {"outputs": ["x"]}),
+    ],
+)
+async def test_admin_rejects_bad_input(client: httpx.AsyncClient, path: str, body: Any) -> None:
+    answer = await client.post(path, json=body)
+    assert answer.status_code == 400
+    assert "error" in answer.json()
+
+
+def test_standalone_module_prints_its_url_and_stops_on_ctrl_c() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memory_worker.farmsim", "--port", "0", "--run-seconds", "0.01"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        banner = httpx.get(url + "/", timeout=3.0)
+        assert banner.json()["simulator"] is True
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=5) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
