@@ -115,8 +115,8 @@ def submit_payload(
 
 
 @dataclass(slots=True)
-class _Clock:
-    """The deadlines of one call (monotonic seconds)."""
+class CallBudget:
+    """The deadlines of one call (monotonic seconds); pure apart from ``elapsed_ms``."""
 
     started: float
     #: The caller's cap on the whole call, if any.
@@ -134,6 +134,7 @@ class _Clock:
         return int((time.monotonic() - self.started) * 1000)
 
     def mark_running(self, now: float, task_timeout: float) -> None:
+        """Re-anchor the task deadline at the first sight of RUNNING (later calls are no-ops)."""
         if not self.running:
             self.running = True
             self.task_deadline = now + task_timeout
@@ -146,6 +147,7 @@ class _Clock:
         return self.task_deadline, False
 
     def expired(self, what: str, *, by_caller: bool) -> TaskTimeout:
+        """The error for a deadline that passed: the caller's cut or the task budget."""
         if by_caller:
             seconds = self.call_seconds or 0.0
             return TaskTimeout(
@@ -251,7 +253,7 @@ class DiscoveryClient:
         """Submit ``body`` as one job and wait for the backend's 2xx response."""
         config = self._config
         now = time.monotonic()
-        clock = _Clock(
+        clock = CallBudget(
             started=now,
             call_deadline=None if timeout is None else now + timeout,
             call_seconds=timeout,
@@ -269,7 +271,7 @@ class DiscoveryClient:
                 headers=self._invocation_headers(key),
                 idempotency_key=key,
                 priority=config.priority,
-                timeout_ms=int(task_ms * 1000),
+                timeout_ms=max(1, round(task_ms * 1000)) if task_ms > 0 else 0,
             ),
             "encode submit",
         )
@@ -306,7 +308,7 @@ class DiscoveryClient:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    async def _submit(self, payload: bytes, clock: _Clock) -> Envelope:
+    async def _submit(self, payload: bytes, clock: CallBudget) -> Envelope:
         """Submit, resubmitting on capacity rejections within the capacity-wait budget.
 
         Resubmits every ``capacity_poll``, plus one last time at the budget's edge.
@@ -346,7 +348,7 @@ class DiscoveryClient:
                 )
                 await asyncio.sleep(wait)
 
-    async def _submit_once(self, payload: bytes, clock: _Clock) -> Envelope:
+    async def _submit_once(self, payload: bytes, clock: CallBudget) -> Envelope:
         answer = await self._round_trip("POST", self._submit_url, "submit", clock, payload)
         if not answer.is_success:
             raise submit_status_error(answer.status_code, answer.content)
@@ -361,7 +363,7 @@ class DiscoveryClient:
         )
         return envelope
 
-    async def _await_job(self, envelope: Envelope, clock: _Clock) -> UpstreamResponse:
+    async def _await_job(self, envelope: Envelope, clock: CallBudget) -> UpstreamResponse:
         """Poll until the envelope resolves to a response (or an error)."""
         job_id = envelope.job_id
         polls = 0
@@ -387,7 +389,7 @@ class DiscoveryClient:
             envelope = await self._poll(job_id, clock)
             polls += 1
 
-    async def _pause(self, delay: float, what: str, clock: _Clock) -> None:
+    async def _pause(self, delay: float, what: str, clock: CallBudget) -> None:
         """Sleep ``delay`` unless a deadline falls first: then sleep to it and raise."""
         deadline, by_caller = clock.limit()
         now = time.monotonic()
@@ -398,7 +400,7 @@ class DiscoveryClient:
         await asyncio.sleep(max(0.0, deadline - now))
         raise clock.expired(what, by_caller=by_caller)
 
-    async def _poll(self, job_id: str, clock: _Clock) -> Envelope:
+    async def _poll(self, job_id: str, clock: CallBudget) -> Envelope:
         what = f"poll job {job_id}"
         url = self._jobs_url + quote(job_id, safe="")
         answer = await self._round_trip("GET", url, what, clock, None, job_id=job_id)
@@ -412,7 +414,7 @@ class DiscoveryClient:
         method: str,
         url: str,
         what: str,
-        clock: _Clock,
+        clock: CallBudget,
         content: bytes | None,
         *,
         job_id: str | None = None,

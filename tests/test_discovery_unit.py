@@ -9,6 +9,7 @@ import pytest
 from llm_client import ClientConfig, DiscoveryClient
 from llm_client.discovery import (
     DEFAULT_TIMEOUT_MS,
+    CallBudget,
     new_idempotency_key,
     poll_delay,
     submit_payload,
@@ -74,3 +75,36 @@ async def test_repr_never_shows_the_api_key() -> None:
     ) as client:
         assert "sk-SECRET" not in repr(client)
         assert "sk-SECRET" not in str(vars(client).get("service"))
+
+
+def budget(timeout: float | None = None) -> CallBudget:
+    # started at t=100 with capacity_wait 60 and task 720, as ClientConfig's defaults
+    return CallBudget(
+        started=100.0,
+        call_deadline=None if timeout is None else 100.0 + timeout,
+        call_seconds=timeout,
+        task_deadline=100.0 + 60 + 720,
+        task_seconds=60 + 720,
+    )
+
+
+def test_task_deadline_is_capacity_plus_task_until_running_then_reanchored() -> None:
+    clock = budget()
+    assert clock.limit() == (880.0, False)
+    assert "did not start within 780s" in str(clock.expired("job j", by_caller=False))
+    clock.mark_running(500.0, 720.0)
+    assert clock.limit() == (1220.0, False)
+    clock.mark_running(900.0, 720.0)  # only the first sight of RUNNING re-anchors
+    assert clock.limit() == (1220.0, False)
+    error = clock.expired("job j", by_caller=False)
+    assert str(error) == "job j did not finish within the task budget of 720s"
+    assert error.seconds == 720.0
+
+
+def test_callers_deadline_wins_when_earlier() -> None:
+    clock = budget(timeout=30.0)
+    assert clock.limit() == (130.0, True)
+    error = clock.expired("submit", by_caller=True)
+    assert str(error) == "submit: cut by the caller's deadline after 30s"
+    assert error.seconds == 30.0
+    assert budget(timeout=10_000.0).limit() == (880.0, False)
