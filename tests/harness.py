@@ -1,110 +1,24 @@
-"""Real worker processes for end-to-end tests: `python -m memory_worker run` with env settings."""
+"""End-to-end helpers: real worker processes (see ``memory_worker.fleet``) and polling."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_worker.settings import Settings, env_name
+from memory_worker.fleet import FAST
+from memory_worker.fleet import Fleet as _Fleet
+from memory_worker.settings import Settings
 
-#: Settings that compress time for end-to-end tests (seconds).
-FAST: dict[str, Any] = {
-    "consolidation_backend_retry_interval": 1.0,
-    "poll_delay_seconds": 0.01,
-    "lease_seconds": 2.0,
-    "lease_renew_seconds": 0.5,
-    "backoff_unit_seconds": 0.2,
-    "worker_concurrency": 2,
-    "safety_net_seconds": 1,
-    "worker_heartbeat_seconds": 0.5,
-    "shutdown_grace_seconds": 1.0,
-    "request_timeout_seconds": 5.0,
-    "task_timeout_seconds": 5.0,
-    "capacity_wait_seconds": 1.0,
-    "capacity_poll_seconds": 0.05,
-    "job_poll_seconds": 0.02,
-    "redis_reconnect_max_seconds": 1.0,
-}
+__all__ = ["FAST", "Fleet", "eventually"]
 
 
-def worker_env(settings: Settings, **overrides: Any) -> dict[str, str]:
-    env = dict(os.environ)
-    values = {**FAST, **overrides}
-    env["MEMORY_KEY_PREFIX"] = settings.key_prefix
-    env["MEMORY_LOG_FORMAT"] = "json"
-    if settings.redis_url:
-        env["REDIS_URL"] = settings.redis_url
-    for name, value in values.items():
-        env[env_name(name)] = str(value)
-    return env
+class Fleet(_Fleet):
+    """A fleet with the time-compressed FAST settings under any per-test overrides."""
 
-
-@dataclass
-class WorkerProcess:
-    proc: subprocess.Popen[bytes]
-    log_path: Path
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def terminate(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-
-    def wait(self, timeout: float = 15.0) -> int:
-        return self.proc.wait(timeout=timeout)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-
-@dataclass
-class Fleet:
-    settings: Settings
-    tmp: Path
-    env_overrides: dict[str, Any] = field(default_factory=dict)
-    workers: list[WorkerProcess] = field(default_factory=list)
-
-    def start(self, n: int = 1, **overrides: Any) -> list[WorkerProcess]:
-        started = []
-        for _ in range(n):
-            index = len(self.workers)
-            log_path = self.tmp / f"worker{index}.log"
-            with open(log_path, "wb") as log_file:
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "memory_worker", "run"],
-                    env=worker_env(self.settings, **{**self.env_overrides, **overrides}),
-                    stdout=log_file,
-                    stderr=subprocess.STDOUT,
-                )
-            worker = WorkerProcess(proc, log_path)
-            self.workers.append(worker)
-            started.append(worker)
-        return started
-
-    def stop_all(self) -> None:
-        for w in self.workers:
-            if w.proc.poll() is None:
-                w.terminate()
-        for w in self.workers:
-            try:
-                w.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                w.kill()
-
-    def logs(self) -> str:
-        return "\n".join(f"--- worker {i} ---\n{w.log()[-4000:]}" for i, w in enumerate(self.workers))
+    def __init__(self, settings: Settings, tmp: Path, env_overrides: dict[str, Any] | None = None):
+        super().__init__(settings, tmp, {**FAST, **(env_overrides or {})})
 
 
 async def eventually(
@@ -119,5 +33,5 @@ async def eventually(
         if value:
             return
         if loop.time() > end:
-            raise AssertionError("condition not met within %.1fs" % timeout)
+            raise AssertionError(f"condition not met within {timeout:.1f}s")
         await asyncio.sleep(every)
