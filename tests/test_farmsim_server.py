@@ -233,6 +233,45 @@ async def test_repeated_idempotency_key_returns_the_existing_job(
     assert sim.submits("llm") == 3
 
 
+async def test_oldest_jobs_are_forgotten_beyond_max_jobs() -> None:
+    async with (
+        FarmSimulator(max_jobs=2) as sim,
+        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
+    ):
+        ids = [
+            _fields(
+                (
+                    await client.post("/v1/jobs/blocking", json=_submit(_chat("x"), key=f"k{i}"))
+                ).json()
+            )[0]
+            for i in range(3)
+        ]
+        assert sim.job_ids() == ids[1:]
+        assert (await client.get(f"/v1/jobs/{ids[0]}")).status_code == 404
+        assert (await client.get(f"/v1/jobs/{ids[2]}")).status_code == 200
+        again = await client.post("/v1/jobs/blocking", json=_submit(_chat("x"), key="k0"))
+        assert _fields(again.json())[0] not in ids  # its key was forgotten with it
+
+
+async def test_resubmitted_key_waits_like_a_fresh_blocking_submit() -> None:
+    async with (
+        FarmSimulator(run_seconds=0.2, submit_block_seconds=0.05) as sim,
+        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
+    ):
+        payload = _submit(_chat("x"), key="same")
+        first = (await client.post("/v1/jobs/blocking", json=payload)).json()
+        assert _fields(first)[1] == "JOB_STATE_RUNNING"
+        started = time.monotonic()
+        states = [_fields(first)[1]]
+        while states[-1] != "JOB_STATE_SUCCEEDED":
+            assert time.monotonic() - started < 3.0
+            again = (await client.post("/v1/jobs/blocking", json=payload)).json()
+            assert _fields(again)[0] == _fields(first)[0]
+            states.append(_fields(again)[1])
+        assert len(sim.job_ids()) == 1
+        assert len(states) <= 6  # each resubmit waited up to its block budget
+
+
 async def test_token_travels_inside_the_invocation(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:

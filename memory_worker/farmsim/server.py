@@ -114,9 +114,12 @@ class FarmSimulator:
         *,
         envelope_styles: Sequence[EnvelopeStyle | str] = DEFAULT_STYLES,
         shutdown_timeout: float = 0.5,
+        max_jobs: int = 10_000,
     ) -> None:
         if not envelope_styles:
             raise ValueError("envelope_styles must not be empty")
+        if max_jobs < 1:
+            raise ValueError("max_jobs must be positive")
         self.host = host
         self.queued_seconds = queued_seconds
         self.run_seconds = run_seconds
@@ -125,6 +128,7 @@ class FarmSimulator:
         self._port = port
         self._styles = tuple(EnvelopeStyle(s) for s in envelope_styles)
         self._shutdown_timeout = shutdown_timeout
+        self._max_jobs = max_jobs
         self._faults = FaultBook()
         self._scripts: dict[str, deque[str]] = {}
         self._jobs: dict[str, Job] = {}
@@ -350,7 +354,7 @@ class FarmSimulator:
         existing = self._by_key.get(key) if isinstance(key, str) and key else None
         if existing is not None:
             job = self._jobs[existing]
-            state = job_state(job, time.monotonic())
+            state = await self._block_on(job, fresh=False)
         else:
             try:
                 raw = backends.decode_body(invocation.get("body"))
@@ -358,7 +362,7 @@ class FarmSimulator:
                 self._bump(service, "rejected")
                 return _error(400, str(exc))
             job = self._create_job(service, str(invocation.get("endpoint_name") or ""), raw, key)
-            state = await self._block_on(job)
+            state = await self._block_on(job, fresh=True)
         self._report(job, state)
         return _json(envelope(job, state))
 
@@ -395,13 +399,26 @@ class FarmSimulator:
         self._jobs[job.id] = job
         if job.idempotency_key is not None:
             self._by_key[job.idempotency_key] = job.id
+        self._forget_oldest_jobs()
         log.debug("farmsim.job_created", job_id=job.id, service=service, fault=fault.kind.value)
         return job
 
-    async def _block_on(self, job: Job) -> JobState:
-        """The state a submit reports: QUEUED at once, or after waiting for the job."""
+    def _forget_oldest_jobs(self) -> None:
+        """Keep at most ``max_jobs`` jobs, like a farm's result retention."""
+        while len(self._jobs) > self._max_jobs:
+            old = self._jobs.pop(next(iter(self._jobs)))
+            self._reported.discard(old.id)
+            if old.idempotency_key is not None and self._by_key.get(old.idempotency_key) == old.id:
+                del self._by_key[old.idempotency_key]
+
+    async def _block_on(self, job: Job, *, fresh: bool) -> JobState:
+        """The state a submit reports, after waiting up to ``submit_block_seconds``.
+
+        Without a block budget a new job is reported QUEUED at once and a
+        resubmitted one (same idempotency key) as it is now.
+        """
         if self.submit_block_seconds <= 0:
-            return JobState.QUEUED
+            return JobState.QUEUED if fresh else job_state(job, time.monotonic())
         end = finishes_at(job)
         now = time.monotonic()
         wait = (
