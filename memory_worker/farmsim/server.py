@@ -8,7 +8,9 @@
   chat services answer with the rule-based extractor, service ``embedder``
   (endpoint ``encode``) with the hashed embedder;
 - ``POST /v1/chat/completions`` — a direct OpenAI-compatible endpoint
-  (service ``direct`` in stats and faults);
+  (service ``direct`` in stats and faults): status faults answer their status,
+  job failures a 502 naming the code, ``reset``/``hang``/``hang_http`` drop or
+  never answer the request, content faults change the assistant content;
 - ``GET /`` — a banner saying this is a simulator, and ``/_sim/...`` admin
   endpoints for faults, scripted outputs and stats.
 
@@ -20,7 +22,8 @@ Stats per service: ``submits`` (every submit or direct request received),
 ``polls``, ``succeeded``/``failed`` (jobs counted once, when their terminal
 state is first reported; cancelled counts as failed; a direct request counts
 by its HTTP status), ``rejected`` (submits that created no job: refused,
-dropped, hung or answered with a malformed envelope).
+dropped, hung or answered with a malformed envelope). ``outer_auth_count``
+counts Discovery requests that carried an outer ``Authorization`` header.
 """
 
 from __future__ import annotations
