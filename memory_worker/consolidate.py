@@ -1,0 +1,570 @@
+"""One memory run end to end (§10): filter → batch → extract → validate → embed → one write.
+
+:func:`consolidate_run` is called by the run pipeline with a claimed run. It
+returns a :class:`ConsolidationResult` (counts only — no message or card
+text) and, when the run was too big for its token budget, the continuation
+run to enqueue.
+
+Failure contract:
+
+- Nothing reaches the card store before every LLM and embedding call of the
+  run has succeeded: the run's whole output is written by ONE idempotent
+  script at the very end (:meth:`CardStore.apply_run`).
+- Every ``llm_client.errors`` exception of the extractor or the embedder
+  propagates unchanged, so the pipeline can release (outage) or fail
+  (timeout, protocol, …) the run by type. Unusable extractor output is a
+  :class:`~llm_client.errors.DecodeError` (protocol error).
+- The related-card lookup is best effort: when it fails for a reason other
+  than an outage the run goes on with recent cards only. An outage of the
+  embedder propagates at once — the cards could not be embedded later in
+  the run anyway, so spending an extraction call would be waste.
+- A run already applied (a crash after the write, before completion) is
+  recognised up front and costs no LLM call.
+
+The LLM and the embedder are injected callables (:class:`Extractor`,
+:class:`Embedder`); the worker backs them with the routed walker, tests
+with scripted fakes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import structlog
+
+from llm_client.errors import DeadlineExceeded, DecodeError, LLMError
+from llm_client.reasons import FailureReason
+from llm_client.retry import retryable_reason
+from llm_client.transport import ChatResult
+from memory_worker.batching import (
+    MESSAGE_SHARE,
+    PromptMessage,
+    after_cursor,
+    continuation_request,
+    pack_batches,
+    payload_tokens,
+    select_slice,
+)
+from memory_worker.cards import (
+    ApplyResult,
+    Card,
+    CardStore,
+    EpisodeWrite,
+    LinkWrite,
+    ResolutionWrite,
+    RunWrites,
+    visible_scope_keys,
+)
+from memory_worker.extraction import decode_extraction
+from memory_worker.models import Message, RunRequest
+from memory_worker.noise import filter_messages
+from memory_worker.prompt import (
+    EXTRACTION_WORKFLOW,
+    build_extraction_request,
+    existing_card_payload,
+    extraction_payload,
+    overhead_tokens,
+)
+from memory_worker.settings import Settings
+from memory_worker.validation import (
+    BatchFacts,
+    Limits,
+    RunCards,
+    SourceMessage,
+    redact_secrets,
+    validate_cards,
+    validate_links,
+    validate_resolutions,
+)
+
+log = structlog.get_logger(__name__)
+
+EMBEDDING_WORKFLOW = "embedding"
+#: Characters of run text used as the related-card query.
+RELATED_QUERY_CHARS = 1000
+#: Participants whose user cards go into the prompt, and cards per participant.
+MAX_PARTICIPANTS = 20
+CARDS_PER_PARTICIPANT = 20
+#: Texts per embedding call.
+EMBED_CHUNK = 64
+SUMMARY_MAX_CHARS = 4000
+MAX_TOPICS = 20
+MAX_PARTICIPANT_NAMES = 50
+_OUTAGE = frozenset({FailureReason.PROVIDER_UNAVAILABLE, FailureReason.CAPACITY_UNAVAILABLE})
+
+
+class Extractor(Protocol):
+    """Sends one chat request on a workflow's route (the routed walker in production)."""
+
+    async def __call__(
+        self,
+        request: Mapping[str, Any],
+        *,
+        workflow: str,
+        idempotency_key: str,
+        timeout: float | None,
+    ) -> ChatResult: ...
+
+
+class Embedder(Protocol):
+    """Embeds texts (one vector per text, in order) on the ``embedding`` route."""
+
+    async def __call__(
+        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
+    ) -> list[list[float]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidationResult:
+    """What one run did — counts and ids only, safe to log and to store on the run."""
+
+    run_id: str
+    chat_id: int
+    thread_id: int
+    messages_total: int = 0
+    messages_covered: int = 0
+    messages_extracted: int = 0
+    noise_dropped: Mapping[str, int] = field(default_factory=dict)
+    batches: int = 0
+    llm_calls: int = 0
+    embed_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    existing_cards_shown: int = 0
+    cards_inserted: int = 0
+    cards_observed: int = 0
+    cards_superseded: int = 0
+    cards_competing: int = 0
+    cards_rewritten: int = 0
+    cards_merged: int = 0
+    cards_reinforced: int = 0
+    cards_demoted: int = 0
+    resolutions_skipped: int = 0
+    links_written: int = 0
+    dropped_by_validation: Mapping[str, int] = field(default_factory=dict)
+    malformed_items: int = 0
+    salvaged_answers: int = 0
+    episode_id: str | None = None
+    already_applied: bool = False
+    continuation: RunRequest | None = None
+
+    @property
+    def cards_updated(self) -> int:
+        """Existing cards changed by the run (repeats, rewrites, reinforcements, demotions)."""
+        return (
+            self.cards_observed + self.cards_rewritten + self.cards_reinforced + self.cards_demoted
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-able counts (the continuation as its cursor only)."""
+        data = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name != "continuation"
+        }
+        data["noise_dropped"] = dict(self.noise_dropped)
+        data["dropped_by_validation"] = dict(self.dropped_by_validation)
+        data["cards_updated"] = self.cards_updated
+        cont = self.continuation
+        data["continuation_cursor"] = (
+            cont.cursor.model_dump(mode="json") if cont and cont.cursor else None
+        )
+        data["continuation_messages"] = len(cont.messages) if cont else 0
+        return data
+
+
+def _remaining(deadline: float | None, workflow: str) -> float | None:
+    """Seconds left before ``deadline`` (``time.monotonic()`` based); raises when none are."""
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise DeadlineExceeded("the run's deadline passed", workflow=workflow)
+    return left
+
+
+def is_outage(error: LLMError) -> bool:
+    """Whether ``error`` means no backend could serve the call (release, not fail)."""
+    return retryable_reason(error) in _OUTAGE
+
+
+async def embed_texts(
+    embedder: Embedder,
+    texts: Sequence[str],
+    *,
+    key: str,
+    dimension: int,
+    deadline: float | None,
+) -> tuple[list[list[float]], int]:
+    """Vectors for ``texts`` (chunked calls) and the number of calls; checks the answer's shape."""
+    vectors: list[list[float]] = []
+    calls = 0
+    for start in range(0, len(texts), EMBED_CHUNK):
+        chunk = list(texts[start : start + EMBED_CHUNK])
+        answer = await embedder(
+            chunk,
+            idempotency_key=f"{key}:{start // EMBED_CHUNK}",
+            timeout=_remaining(deadline, EMBEDDING_WORKFLOW),
+        )
+        calls += 1
+        if len(answer) != len(chunk):
+            raise DecodeError(
+                f"decode embedding response: {len(answer)} vectors for {len(chunk)} texts",
+                code="embedding_decode",
+            )
+        for vector in answer:
+            if len(vector) != dimension or not all(math.isfinite(x) for x in vector):
+                raise DecodeError(
+                    f"decode embedding response: vector of dimension {len(vector)}, "
+                    f"expected {dimension}",
+                    code="embedding_decode",
+                )
+        vectors.extend([list(v) for v in answer])
+    return vectors, calls
+
+
+def _related_query(messages: Sequence[Message]) -> str:
+    names = list(dict.fromkeys(m.sender_name for m in messages))
+    text = " ".join(names) + "\n" + "\n".join(m.text for m in messages)
+    return text[:RELATED_QUERY_CHARS]
+
+
+@dataclass(slots=True)
+class _Counters:
+    llm_calls: int = 0
+    embed_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+async def _existing_context(
+    store: CardStore,
+    request: RunRequest,
+    kept: Sequence[Message],
+    *,
+    embedder: Embedder | None,
+    settings: Settings,
+    key: str,
+    deadline: float | None,
+    now: datetime,
+    counters: _Counters,
+) -> list[tuple[str, Card]]:
+    """Cards shown to the extractor, most relevant first, under aliases ``c1``, ``c2``…
+
+    Related cards (embedding similarity of the run text, best effort), then
+    the chat's (thread's) most recent cards, then each participant's user
+    cards; deduplicated, at most ``existing_cards_max``.
+    """
+    authors = list(dict.fromkeys(m.user_id for m in kept))[:MAX_PARTICIPANTS]
+    group_scopes = sorted(visible_scope_keys(request.thread_id))
+    allowed = set(group_scopes) | {f"user:{u}" for u in authors}
+    related: list[Card] = []
+    if embedder is not None and settings.related_cards > 0:
+        try:
+            vectors, calls = await embed_texts(
+                embedder,
+                [_related_query(kept)],
+                key=f"{key}:q",
+                dimension=settings.embedding_dimension,
+                deadline=deadline,
+            )
+            counters.embed_calls += calls
+        except LLMError as exc:
+            if is_outage(exc) or isinstance(exc, DeadlineExceeded):
+                raise
+            log.warning(
+                "consolidation.related_lookup_failed",
+                chat_id=request.chat_id,
+                error=exc.kind,
+                code=exc.code,
+            )
+        else:
+            found = await store.similar_cards(
+                request.chat_id, vectors[0], settings.related_cards, scope_keys=allowed, now=now
+            )
+            related = [card for card, _ in found]
+    recent = await store.live_cards(
+        request.chat_id, group_scopes, limit=settings.existing_cards_max
+    )
+    personal = await store.live_cards(
+        request.chat_id, [f"user:{u}" for u in authors], limit=CARDS_PER_PARTICIPANT
+    )
+    chosen: dict[str, Card] = {}
+    for card in [*related, *recent, *personal]:
+        if len(chosen) >= settings.existing_cards_max:
+            break
+        if card.id not in chosen and card.visible_at(now):
+            chosen[card.id] = card
+    return [(f"c{i}", card) for i, card in enumerate(chosen.values(), start=1)]
+
+
+def _fit_cards(
+    context: Sequence[tuple[str, Card]], budget: int, reference: datetime
+) -> list[tuple[str, Card]]:
+    """The longest prefix of ``context`` whose prompt form fits ``budget`` tokens."""
+    shown: list[tuple[str, Card]] = []
+    used = 0
+    for alias, card in context:
+        cost = payload_tokens(existing_card_payload(alias, card, reference)) + 1
+        if used + cost > budget:
+            break
+        shown.append((alias, card))
+        used += cost
+    return shown
+
+
+def _dedupe_casefold(values: Sequence[str], limit: int) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for value in values:
+        folded = value.casefold()
+        if folded not in seen:
+            seen.add(folded)
+            out.append(redact_secrets(value)[:200])
+    return out[:limit]
+
+
+async def consolidate_run(
+    run_id: str,
+    request: RunRequest,
+    *,
+    store: CardStore,
+    extractor: Extractor,
+    embedder: Embedder | None,
+    settings: Settings,
+    deadline: float | None = None,
+    attempt: int = 0,
+    now: datetime | None = None,
+) -> ConsolidationResult:
+    """Consolidate one claimed run (see the module doc for the failure contract).
+
+    ``deadline`` is a ``time.monotonic()`` instant bounding every call;
+    ``attempt`` goes into the idempotency keys so a retried run never reuses
+    a failed farm job.
+    """
+    moment = now or datetime.now(UTC)
+    version = request.prompt_version or settings.prompt_version
+    messages = after_cursor(request.messages, request.cursor)
+    noise = filter_messages(messages)
+    overhead = overhead_tokens(version)
+    message_budget = max(64, int((settings.max_input_tokens - overhead) * MESSAGE_SHARE))
+    run_slice = select_slice(
+        messages,
+        {m.message_id for m in noise.kept},
+        budget_tokens=message_budget,
+        max_messages=settings.max_batch_messages,
+    )
+    continuation = continuation_request(request, run_slice)
+    covered_ids = {m.message_id for m in run_slice.covered}
+    noise_counts = Counter(
+        str(reason) for mid, reason in noise.dropped.items() if mid in covered_ids
+    )
+    base = ConsolidationResult(
+        run_id=run_id,
+        chat_id=request.chat_id,
+        thread_id=request.thread_id,
+        messages_total=len(messages),
+        messages_covered=len(run_slice.covered),
+        messages_extracted=len(run_slice.kept),
+        noise_dropped=dict(sorted(noise_counts.items())),
+        continuation=continuation,
+    )
+    if not run_slice.kept:
+        log.info(
+            "consolidation.nothing_to_extract",
+            run_id=run_id,
+            chat_id=request.chat_id,
+            covered=len(run_slice.covered),
+        )
+        return base
+    if await store.has_applied(request.chat_id, run_id):
+        log.info("consolidation.already_applied", run_id=run_id, chat_id=request.chat_id)
+        return dataclasses.replace(base, already_applied=True, episode_id=run_id)
+
+    key = f"{run_id}:a{attempt}"
+    counters = _Counters()
+    limits = Limits.from_settings(settings)
+    context = await _existing_context(
+        store,
+        request,
+        run_slice.kept,
+        embedder=embedder,
+        settings=settings,
+        key=key,
+        deadline=deadline,
+        now=moment,
+        counters=counters,
+    )
+    batches = pack_batches(
+        run_slice.kept, budget_tokens=message_budget, max_messages=settings.max_batch_messages
+    )
+    run_cards = RunCards()
+    resolutions: list[ResolutionWrite] = []
+    links: list[LinkWrite] = []
+    claimed: set[str] = set()
+    dropped: Counter[str] = Counter()
+    summaries: list[str] = []
+    topics: list[str] = []
+    participants: list[str] = []
+    malformed = salvaged = 0
+    shown_total: set[str] = set()
+    for index, batch in enumerate(batches):
+        batch_tokens = sum(piece.tokens for piece in batch)
+        shown = _fit_cards(
+            context, settings.max_input_tokens - overhead - batch_tokens, request.range_end
+        )
+        shown_total.update(alias for alias, _ in shown)
+        answer = await extractor(
+            build_extraction_request(
+                extraction_payload(run_id, request, batch, shown),
+                prompt_version=version,
+                settings=settings,
+            ),
+            workflow=EXTRACTION_WORKFLOW,
+            idempotency_key=f"{key}:b{index}",
+            timeout=_remaining(deadline, EXTRACTION_WORKFLOW),
+        )
+        counters.llm_calls += 1
+        counters.prompt_tokens += answer.prompt_tokens or 0
+        counters.completion_tokens += answer.completion_tokens or 0
+        output = decode_extraction(answer.content)
+        malformed += output.malformed
+        salvaged += int(output.salvaged)
+        facts = _batch_facts(request.thread_id, batch)
+        indexes, card_drops = validate_cards(output.candidate_cards, facts, limits, run_cards)
+        batch_res, res_drops = validate_resolutions(
+            output.resolutions,
+            existing=dict(shown),
+            cards=run_cards.cards,
+            batch_indexes=indexes,
+            claimed=claimed,
+            limits=limits,
+        )
+        batch_links, link_drops = validate_links(output.links, run_cards.cards, indexes)
+        resolutions.extend(batch_res)
+        links.extend(batch_links)
+        dropped.update(card_drops)
+        dropped.update(res_drops)
+        dropped.update(link_drops)
+        if output.episode_summary:
+            summaries.append(output.episode_summary)
+        topics.extend(output.topics)
+        participants.extend(output.participants)
+
+    summary = redact_secrets("\n\n".join(summaries))[:SUMMARY_MAX_CHARS]
+    cards = list(run_cards.cards)
+    if embedder is not None:
+        rewrite_slots = [i for i, r in enumerate(resolutions) if r.new_fact_text]
+        texts = [c.fact_text for c in cards]
+        texts += [resolutions[i].new_fact_text or "" for i in rewrite_slots]
+        texts += [summary] if summary else []
+        vectors, calls = (
+            await embed_texts(
+                embedder,
+                texts,
+                key=f"{key}:emb",
+                dimension=settings.embedding_dimension,
+                deadline=deadline,
+            )
+            if texts
+            else ([], 0)
+        )
+        counters.embed_calls += calls
+        cards = [dataclasses.replace(c, embedding=v) for c, v in zip(cards, vectors, strict=False)]
+        for slot, vector in zip(rewrite_slots, vectors[len(cards) :], strict=False):
+            resolutions[slot] = dataclasses.replace(resolutions[slot], embedding=vector)
+        episode_vector = vectors[-1] if summary else None
+    else:
+        episode_vector = None
+    writes = RunWrites(
+        observed_at=max(m.sent_at for m in run_slice.kept),
+        cards=cards,
+        resolutions=resolutions,
+        links=links,
+        episode=EpisodeWrite(
+            summary=summary,
+            topics=_dedupe_casefold(topics, MAX_TOPICS),
+            participants=_dedupe_casefold(participants, MAX_PARTICIPANT_NAMES),
+            range_start=min(m.sent_at for m in run_slice.covered),
+            range_end=max(m.sent_at for m in run_slice.covered),
+            thread_id=request.thread_id,
+            message_count=len(run_slice.kept),
+            embedding=episode_vector,
+        ),
+    )
+    applied = await store.apply_run(request.chat_id, run_id, writes, now=moment)
+    result = _result(
+        base,
+        applied,
+        counters,
+        len(batches),
+        len(shown_total),
+        dropped,
+        malformed,
+        salvaged,
+        run_id,
+    )
+    log.info(
+        "consolidation.done",
+        run_id=run_id,
+        chat_id=request.chat_id,
+        batches=result.batches,
+        llm_calls=result.llm_calls,
+        inserted=result.cards_inserted,
+        observed=result.cards_observed,
+        superseded=result.cards_superseded,
+        dropped=sum(dropped.values()),
+        continuation=continuation is not None,
+    )
+    return result
+
+
+def _batch_facts(thread_id: int, batch: Sequence[PromptMessage]) -> BatchFacts:
+    return BatchFacts(
+        thread_id=thread_id,
+        messages={m.message_id: SourceMessage(m.user_id, m.sent_at) for m in batch},
+    )
+
+
+def _result(
+    base: ConsolidationResult,
+    applied: ApplyResult,
+    counters: _Counters,
+    batches: int,
+    shown: int,
+    dropped: Counter[str],
+    malformed: int,
+    salvaged: int,
+    run_id: str,
+) -> ConsolidationResult:
+    return dataclasses.replace(
+        base,
+        batches=batches,
+        llm_calls=counters.llm_calls,
+        embed_calls=counters.embed_calls,
+        prompt_tokens=counters.prompt_tokens,
+        completion_tokens=counters.completion_tokens,
+        existing_cards_shown=shown,
+        cards_inserted=applied.inserted,
+        cards_observed=applied.observed,
+        cards_superseded=applied.superseded,
+        cards_competing=applied.competing,
+        cards_rewritten=applied.rewritten,
+        cards_merged=applied.merged,
+        cards_reinforced=applied.reinforced,
+        cards_demoted=applied.demoted,
+        resolutions_skipped=applied.skipped,
+        links_written=applied.links,
+        dropped_by_validation=dict(sorted(dropped.items())),
+        malformed_items=malformed,
+        salvaged_answers=salvaged,
+        episode_id=run_id,
+        already_applied=not applied.applied,
+    )

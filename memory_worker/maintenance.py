@@ -1,0 +1,341 @@
+"""Memory maintenance (§10), run by crons: expiry, exact-duplicate collapse, the merge pass.
+
+- :func:`expire_cards` — live cards past their TTL become ``expired`` (kept,
+  out of every live index and the vector search).
+- :func:`collapse_duplicates` — live cards of one scope with the same
+  normalised fact text (but a different subject/predicate/object, so the
+  dedup hash let them through) fold into the oldest one.
+- :func:`merge_pass` — per subject group (same scope, same normalised
+  subject, at least ``merge_min_cards`` cards not reviewed within
+  ``merge_cooldown_hours``) the merge model (workflow ``memory_merge``)
+  clusters restatements; survivors absorb the rest, trivial cards are
+  demoted, and every card of the group is stamped so it is not reviewed
+  again before the cooldown. A group whose answer is unusable is stamped as
+  well (deferred to the cooldown, not retried every tick). A farm outage
+  stops the pass without stamping anything: the groups are not at fault and
+  the next tick tries again — one call per tick, whatever the backlog.
+
+Decisions (grouping, answer validation) are pure functions; the writes go
+through the store's atomic fold script, which skips cards that stopped
+being live in the meantime.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import structlog
+
+from llm_client.errors import DeadlineExceeded, LLMError
+from memory_worker.cards import Card, CardStatus, CardStore, FoldGroup, dedup_hash, normalise, to_ms
+from memory_worker.consolidate import Embedder, Extractor, embed_texts, is_outage
+from memory_worker.extraction import MergeOutput, decode_merge
+from memory_worker.prompt import MERGE_WORKFLOW, build_merge_request, merge_payload
+from memory_worker.settings import Settings
+from memory_worker.validation import Limits, contains_secret
+
+log = structlog.get_logger(__name__)
+
+#: Groups reviewed per merge pass, cards shown per group, confidence taken by a demotion.
+MERGE_GROUPS_PER_PASS = 8
+MERGE_MAX_CARDS = 80
+MERGE_DEMOTE_DELTA = 0.2
+#: Duplicate groups folded per chat per sweep.
+COLLAPSE_MAX_GROUPS = 500
+
+
+# --- expiry ------------------------------------------------------------------------------------
+
+
+async def expire_cards(store: CardStore, *, now: datetime, batch: int = 1000) -> int:
+    """Expire every live card past its TTL in every chat; the number expired."""
+    total = 0
+    for chat_id in await store.chat_ids():
+        while True:
+            count = await store.expire(chat_id, now=now, limit=batch)
+            total += count
+            if count < batch:
+                break
+    if total:
+        log.info("maintenance.expired", cards=total)
+    return total
+
+
+# --- exact duplicates ----------------------------------------------------------------------------
+
+
+def duplicate_groups(cards: Sequence[Card]) -> list[FoldGroup]:
+    """Live cards sharing scope and normalised fact text: fold all into the oldest."""
+    groups: dict[tuple[str, str], list[Card]] = defaultdict(list)
+    for card in cards:
+        if card.live:
+            groups[(card.scope_key, normalise(card.fact_text))].append(card)
+    folds: list[FoldGroup] = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        ordered = sorted(members, key=lambda c: int(c.id))
+        folds.append(FoldGroup(survivor_id=ordered[0].id, absorbed_ids=[c.id for c in ordered[1:]]))
+    folds.sort(key=lambda g: int(g.survivor_id or 0))
+    return folds[:COLLAPSE_MAX_GROUPS]
+
+
+async def collapse_duplicates(store: CardStore, *, now: datetime) -> int:
+    """Fold exact duplicates in every chat; the number of cards folded away."""
+    total = 0
+    for chat_id in await store.chat_ids():
+        groups = duplicate_groups(await store.live_cards(chat_id))
+        if groups:
+            result = await store.fold_groups(chat_id, groups, now=now)
+            total += result.folded
+    if total:
+        log.info("maintenance.duplicates_collapsed", cards=total)
+    return total
+
+
+# --- merge pass -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MergeGroup:
+    chat_id: int
+    scope_key: str
+    subject: str
+    cards: tuple[Card, ...]
+
+    @property
+    def digest(self) -> str:
+        raw = f"{self.chat_id}\x00{self.scope_key}\x00{normalise(self.subject)}"
+        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def merge_groups(
+    chat_id: int,
+    cards: Sequence[Card],
+    *,
+    now: datetime,
+    min_cards: int,
+    cooldown: timedelta,
+    max_cards: int = MERGE_MAX_CARDS,
+) -> list[MergeGroup]:
+    """Subject groups due for review, biggest first.
+
+    A group is due when at least ``min_cards`` of its active cards were not
+    reviewed within ``cooldown``. Disputed (competing) cards never take
+    part: a dispute is not a restatement. Cards shown: never-reviewed
+    first, then by salience, at most ``max_cards``.
+    """
+    grouped: dict[tuple[str, str], list[Card]] = defaultdict(list)
+    for card in cards:
+        if card.status == CardStatus.ACTIVE and normalise(card.subject):
+            grouped[(card.scope_key, normalise(card.subject))].append(card)
+    due: list[MergeGroup] = []
+    for (sk, _), members in grouped.items():
+        fresh = [c for c in members if c.last_merge_at is None or c.last_merge_at <= now - cooldown]
+        if len(fresh) < max(2, min_cards):
+            continue
+        ordered = sorted(
+            members, key=lambda c: (c.last_merge_at is not None, -c.salience, int(c.id))
+        )[:max_cards]
+        due.append(MergeGroup(chat_id, sk, ordered[0].subject, tuple(ordered)))
+    due.sort(key=lambda g: (-len(g.cards), g.scope_key, normalise(g.subject)))
+    return due
+
+
+def merge_plan(
+    group: MergeGroup, output: MergeOutput, limits: Limits
+) -> tuple[list[FoldGroup], int]:
+    """Folds for one group's answer and the number of rejected answer items.
+
+    Unknown or repeated ids, clusters without absorbed cards or without a
+    usable merged text (empty, too long, a secret) are rejected. The last
+    fold carries the demotions and stamps every card of the group.
+    """
+    by_id = {card.id: card for card in group.cards}
+    used: set[str] = set()
+    folds: list[FoldGroup] = []
+    rejected = output.malformed
+    for cluster in output.clusters:
+        survivor = by_id.get(cluster.survivor_id)
+        absorbed = [
+            a
+            for a in dict.fromkeys(cluster.absorbed_ids)
+            if a in by_id and a not in used and a != cluster.survivor_id
+        ]
+        text = cluster.merged_fact_text.strip()
+        text_ok = (
+            bool(text) and len(text.encode()) <= limits.card_max_bytes and not contains_secret(text)
+        )
+        if survivor is None or survivor.id in used or not absorbed or not text_ok:
+            rejected += 1
+            continue
+        used.update([survivor.id, *absorbed])
+        rewrite = text if normalise(text) != normalise(survivor.fact_text) else None
+        folds.append(
+            FoldGroup(
+                survivor_id=survivor.id,
+                absorbed_ids=absorbed,
+                new_fact_text=rewrite,
+                new_dedup_hash=dedup_hash(
+                    survivor.scope_key,
+                    survivor.subject,
+                    survivor.predicate,
+                    survivor.object,
+                    rewrite,
+                )
+                if rewrite
+                else None,
+            )
+        )
+    demote = [d for d in dict.fromkeys(output.demote_ids) if d in by_id and d not in used]
+    rejected += sum(1 for d in output.demote_ids if d not in by_id)
+    folds.append(FoldGroup(survivor_id=None, demote_ids=demote, stamp_ids=list(by_id)))
+    return folds, rejected
+
+
+@dataclass(slots=True)
+class MergePassResult:
+    groups_due: int = 0
+    groups_merged: int = 0
+    groups_failed: int = 0
+    deferred: bool = False
+    folded: int = 0
+    rewritten: int = 0
+    demoted: int = 0
+    rejected_items: int = 0
+    failures: dict[str, int] = field(default_factory=dict)
+
+
+def _remaining(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.001, deadline - time.monotonic())
+
+
+async def merge_pass(
+    store: CardStore,
+    merger: Extractor,
+    *,
+    embedder: Embedder | None,
+    settings: Settings,
+    now: datetime,
+    deadline: float | None = None,
+    max_groups: int = MERGE_GROUPS_PER_PASS,
+) -> MergePassResult:
+    """Review up to ``max_groups`` due subject groups across all chats (see the module doc)."""
+    result = MergePassResult()
+    limits = Limits.from_settings(settings)
+    cooldown = timedelta(hours=settings.merge_cooldown_hours)
+    due: list[MergeGroup] = []
+    for chat_id in await store.chat_ids():
+        due.extend(
+            merge_groups(
+                chat_id,
+                await store.live_cards(chat_id),
+                now=now,
+                min_cards=settings.merge_min_cards,
+                cooldown=cooldown,
+            )
+        )
+        if len(due) >= max_groups:
+            break
+    result.groups_due = len(due)
+    for group in due[:max_groups]:
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+        stamp_only = [FoldGroup(survivor_id=None, stamp_ids=[c.id for c in group.cards])]
+        try:
+            answer = await merger(
+                build_merge_request(
+                    merge_payload(group.subject, group.cards, now), settings=settings
+                ),
+                workflow=MERGE_WORKFLOW,
+                idempotency_key=f"merge:{group.digest}:{to_ms(now)}",
+                timeout=_remaining(deadline),
+            )
+            output = decode_merge(answer.content)
+        except LLMError as exc:
+            if is_outage(exc) or isinstance(exc, DeadlineExceeded):
+                result.deferred = True
+                log.warning(
+                    "maintenance.merge_deferred",
+                    chat_id=group.chat_id,
+                    error=exc.kind,
+                    code=exc.code,
+                )
+                break
+            result.groups_failed += 1
+            result.failures[exc.kind] = result.failures.get(exc.kind, 0) + 1
+            log.warning(
+                "maintenance.merge_group_failed",
+                chat_id=group.chat_id,
+                group=group.digest,
+                error=exc.kind,
+                code=exc.code,
+            )
+            await store.fold_groups(group.chat_id, stamp_only, now=now)
+            continue
+        folds, rejected = merge_plan(group, output, limits)
+        result.rejected_items += rejected
+        folds = await _embed_rewrites(folds, embedder, settings, group, now, deadline)
+        applied = await store.fold_groups(
+            group.chat_id, folds, now=now, demote_delta=MERGE_DEMOTE_DELTA
+        )
+        result.groups_merged += 1
+        result.folded += applied.folded
+        result.rewritten += applied.rewritten
+        result.demoted += applied.demoted
+    log.info(
+        "maintenance.merge_pass",
+        groups=result.groups_merged,
+        failed=result.groups_failed,
+        folded=result.folded,
+        deferred=result.deferred,
+    )
+    return result
+
+
+async def _embed_rewrites(
+    folds: list[FoldGroup],
+    embedder: Embedder | None,
+    settings: Settings,
+    group: MergeGroup,
+    now: datetime,
+    deadline: float | None,
+) -> list[FoldGroup]:
+    """Vectors for rewritten survivors, best effort (a failure keeps the old vectors)."""
+    slots = [i for i, fold in enumerate(folds) if fold.new_fact_text]
+    if embedder is None or not slots:
+        return folds
+    try:
+        vectors, _ = await embed_texts(
+            embedder,
+            [folds[i].new_fact_text or "" for i in slots],
+            key=f"merge:{group.digest}:{to_ms(now)}:emb",
+            dimension=settings.embedding_dimension,
+            deadline=deadline,
+        )
+    except LLMError as exc:
+        log.warning(
+            "maintenance.merge_embedding_failed",
+            chat_id=group.chat_id,
+            error=exc.kind,
+            code=exc.code,
+        )
+        return folds
+    out = list(folds)
+    for slot, vector in zip(slots, vectors, strict=True):
+        fold = out[slot]
+        out[slot] = FoldGroup(
+            survivor_id=fold.survivor_id,
+            absorbed_ids=fold.absorbed_ids,
+            new_fact_text=fold.new_fact_text,
+            new_dedup_hash=fold.new_dedup_hash,
+            embedding=vector,
+            demote_ids=fold.demote_ids,
+            stamp_ids=fold.stamp_ids,
+        )
+    return out
