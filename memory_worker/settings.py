@@ -169,7 +169,7 @@ class Settings(BaseSettings):
         0, description="In-flight tick target; 0 = sum of live workers' concurrency."
     )
     poll_delay_seconds: float = Field(0.05, description="arq poll delay.")
-    safety_net_seconds: int = Field(30, description="Cron safety-net period (seconds, divides 60).")
+    safety_net_seconds: int = Field(10, description="Cron safety-net period (seconds, divides 60).")
     shutdown_grace_seconds: float = Field(
         20.0, description="On SIGTERM, in-flight runs get this long before they are released."
     )

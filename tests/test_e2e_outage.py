@@ -87,7 +87,7 @@ async def test_outage_soak_spends_nothing_and_never_spins(
     settings: Settings, redis: Any, sim: FarmSimulator, fleet: Fleet
 ) -> None:
     """200 runs, 3 workers, a long UPSTREAM_ERROR outage, then recovery: every run once."""
-    intervals = int(os.environ.get("SOAK_INTERVALS", "300"))
+    intervals = int(os.environ.get("SOAK_INTERVALS", "7200"))  # 30 h of 15 s intervals
     interval = 0.02
     ids = await enqueue_runs(redis, settings, 200)
     store = RunStore(redis, settings)
