@@ -1,0 +1,123 @@
+"""Fakes for routing tests: scripted per-target behaviour and a recording event sink."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from redis.asyncio import Redis
+
+from llm_client.breaker import BreakerConfig
+from llm_client.breaker_store import BreakerStore
+from llm_client.errors import TaskTimeout
+from llm_client.events import RoutingEvent
+from llm_client.routes import RouteDefaults, RoutesConfig, RouteTarget, parse_routes
+from llm_client.routing import Walker, WalkerConfig
+from memory_worker.keys import Keys
+
+Behaviour = Callable[[float], Awaitable[Any]]
+
+
+def ok(value: Any = "ok", delay: float = 0.0) -> Behaviour:
+    async def behave(timeout: float) -> Any:
+        if delay:
+            await asyncio.sleep(delay)
+        return value
+
+    return behave
+
+
+def fail(make: Callable[[], BaseException], delay: float = 0.0) -> Behaviour:
+    async def behave(timeout: float) -> Any:
+        if delay:
+            await asyncio.sleep(delay)
+        raise make()
+
+    return behave
+
+
+def hang() -> Behaviour:
+    """Runs until the caller's timeout, then reports the cut like the real clients do."""
+
+    async def behave(timeout: float) -> Any:
+        await asyncio.sleep(timeout)
+        raise TaskTimeout(f"cut by the caller's deadline after {timeout:g}s", seconds=timeout)
+
+    return behave
+
+
+class FakeFarm:
+    """Per-target scripted behaviour; counts calls and records idempotency keys."""
+
+    def __init__(self) -> None:
+        self.behaviour: dict[str, Behaviour] = {}
+        self.calls: Counter[str] = Counter()
+        self.keys: list[str | None] = []
+        self.timeouts: list[float] = []
+
+    def set(self, target: str, behaviour: Behaviour) -> None:
+        self.behaviour[target] = behaviour
+
+    async def attempt(self, target: RouteTarget, timeout: float, key: str | None) -> Any:
+        self.calls[target.id] += 1
+        self.keys.append(key)
+        self.timeouts.append(timeout)
+        return await self.behaviour[target.id](timeout)
+
+    @property
+    def total(self) -> int:
+        return sum(self.calls.values())
+
+
+class RecordingSink:
+    def __init__(self) -> None:
+        self.events: list[RoutingEvent] = []
+
+    async def emit(self, event: RoutingEvent) -> None:
+        self.events.append(event)
+
+    def types(self) -> list[str]:
+        return [e.type for e in self.events]
+
+    def of(self, event_type: str) -> list[RoutingEvent]:
+        return [e for e in self.events if e.type == event_type]
+
+
+def routes_of(*targets: str, workflow: str = "memory_extraction", **budget: Any) -> RoutesConfig:
+    """A route whose targets are ``provider/model`` ids on fake OpenAI-compatible URLs."""
+    raw_targets = []
+    for target in targets:
+        provider, model = target.split("/", 1)
+        raw_targets.append(
+            {
+                "transport": "openai",
+                "provider": provider,
+                "url": f"http://{provider}.test/v1",
+                "model": model,
+            }
+        )
+    raw = {"routes": {workflow: {"targets": raw_targets, **budget}}}
+    return parse_routes(raw, RouteDefaults())
+
+
+FAST_BREAKER = BreakerConfig(cooldown_seconds=0.2, cooldown_max_seconds=5.0)
+
+
+def make_walker(
+    redis: Redis,
+    key_prefix: str,
+    routes: RoutesConfig,
+    sink: Any,
+    *,
+    breaker: BreakerConfig = FAST_BREAKER,
+    probe_interval: float = 15.0,
+) -> Walker:
+    store = BreakerStore(redis, Keys(key_prefix), breaker)
+    return Walker(
+        routes,
+        store,
+        sink,
+        config=WalkerConfig(probe_interval_seconds=probe_interval, probe_lease_grace_seconds=1.0),
+    )
