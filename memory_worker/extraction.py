@@ -252,7 +252,7 @@ def salvage_truncated(text: str) -> Any | None:
             cuts.append((index + 1, "".join(reversed(stack))))
         elif char in "}]":
             if not stack or stack[-1] != char:
-                break
+                return None  # malformed, not truncated
             stack.pop()
             if not stack:
                 cuts.append((index + 1, ""))

@@ -165,7 +165,7 @@ CRYPTO: tuple[str, ...] = (
 _LINK = re.compile(r"(https?://|www\.|t\.me/|wa\.me/|bit\.ly/)", re.IGNORECASE)
 _AMOUNT_PER_PERIOD = re.compile(
     r"(\$\s?\d|\d\s?(\$|usd|usdt|€|₽|руб|грн|eur))[^.\n]{0,40}"
-    r"(per day|a day|/day|per week|a week|/week|в день|в сутки|в неделю|за день|на день)",
+    r"(per day|a day|/day|per week|a week|/week|в день|в сутки|в неделю|за день|на день|am tag|pro tag|al día|por día)",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"\w+", re.UNICODE)

@@ -1,0 +1,379 @@
+"""consolidate_run's contract: all or nothing, typed errors through, idempotent, concurrent-safe."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+import pytest
+from data.fakes import HashEmbedder, ScriptedExtractor
+from structlog.testing import capture_logs
+
+from llm_client import BackendUnavailable, DecodeError, FailureReason, Upstream, retryable_reason
+from llm_client.errors import DeadlineExceeded, LLMError, NoCandidates
+from memory_worker.batching import MESSAGE_SHARE
+from memory_worker.cards import CardStore
+from memory_worker.connections import client_from_url
+from memory_worker.consolidate import consolidate_run
+from memory_worker.errors import ConsolidationError
+from memory_worker.keys import Keys
+from memory_worker.models import RunRequest
+from memory_worker.prompt import EXTRACTION_WORKFLOW, overhead_tokens
+from memory_worker.settings import Settings
+
+CHAT = 4242
+T0 = datetime(2026, 3, 1, 10, tzinfo=UTC)
+DIM = 32
+ALICE, BOB = 11, 12
+
+
+def make_request(*texts: tuple[int, int, str], thread: int = 0) -> RunRequest:
+    return RunRequest.model_validate(
+        {
+            "chat_id": CHAT,
+            "thread_id": thread,
+            "range_start": T0.isoformat(),
+            "range_end": (T0 + timedelta(days=1)).isoformat(),
+            "messages": [
+                {
+                    "message_id": mid,
+                    "user_id": uid,
+                    "sender_name": f"user{uid}",
+                    "text": text,
+                    "sent_at": (T0 + timedelta(minutes=mid)).isoformat(),
+                }
+                for mid, uid, text in texts
+            ],
+        }
+    )
+
+
+def card(fact: str, source: int, user: int = ALICE, predicate: str = "likes") -> dict[str, Any]:
+    return {
+        "scope": "user",
+        "card_type": "preference",
+        "subject": f"user{user}",
+        "predicate": predicate,
+        "object": "",
+        "fact_text": fact,
+        "confidence": 0.8,
+        "salience": 0.5,
+        "source_message_ids": [source],
+        "user_id": user,
+        "durability": "long",
+    }
+
+
+def answer(*cards: dict[str, Any], resolutions: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    return {
+        "episode_summary": "Talk.",
+        "topics": ["t"],
+        "participants": ["user11"],
+        "candidate_cards": list(cards),
+        "resolutions": list(resolutions),
+        "links": [],
+    }
+
+
+@pytest.fixture
+def settings(redis_url: str, key_prefix: str) -> Settings:
+    return Settings(redis_url=redis_url, key_prefix=key_prefix, embedding_dimension=DIM)
+
+
+@pytest.fixture
+def store(redis: Any, key_prefix: str) -> CardStore:
+    return CardStore(redis, Keys(key_prefix))
+
+
+async def run(
+    store: CardStore,
+    settings: Settings,
+    request: RunRequest,
+    script: list[Any],
+    *,
+    run_id: str = "run-1",
+    embedder: Any = None,
+    **kw: Any,
+) -> tuple[Any, ScriptedExtractor]:
+    extractor = ScriptedExtractor(script)
+    result = await consolidate_run(
+        run_id,
+        request,
+        store=store,
+        extractor=extractor,
+        embedder=HashEmbedder(DIM) if embedder is None else embedder,
+        settings=settings,
+        now=T0 + timedelta(days=1),
+        **kw,
+    )
+    return result, extractor
+
+
+async def dump(store: CardStore) -> dict[str, bytes]:
+    return {k: await store.redis.dump(k) for k in await store.chat_keys(CHAT)}
+
+
+def small_budget(settings: Settings, tokens: int) -> Settings:
+    budget = overhead_tokens("memory_v1") + math.ceil(tokens / MESSAGE_SHARE)
+    return settings.model_copy(update={"max_input_tokens": budget})
+
+
+async def test_cards_episode_and_counts(store: CardStore, settings: Settings) -> None:
+    request = make_request((1, ALICE, "I love green tea"), (2, BOB, "coffee for me"))
+    result, extractor = await run(
+        store,
+        settings,
+        request,
+        [answer(card("Alice loves green tea.", 1), card("Bob prefers coffee.", 2, BOB))],
+    )
+    assert (result.cards_inserted, result.llm_calls, result.batches) == (2, 1, 1)
+    assert result.embed_calls == 2  # related-card query + one batch of card/episode texts
+    assert result.episode_id == "run-1"
+    assert extractor.workflows == [EXTRACTION_WORKFLOW]
+    assert extractor.keys == ["run-1:a0:b0"]
+    payload = extractor.payloads[0]
+    assert payload["task"] == "memory_extraction"
+    assert [m["sent_at"] for m in payload["messages"]] == [
+        "2026-03-01T10:01:00Z",
+        "2026-03-01T10:02:00Z",
+    ]
+    summary = result.summary()
+    json.dumps(summary)
+    assert "Alice loves" not in json.dumps(summary)
+
+
+async def test_an_extractor_outage_mid_run_propagates_and_nothing_is_written(
+    store: CardStore, settings: Settings
+) -> None:
+    long_text = "I grow tomatoes. " * 120
+    request = make_request((1, ALICE, long_text))
+    tight = small_budget(settings, 200)
+    outage = BackendUnavailable("UPSTREAM_ERROR: [Errno -3] Temporary failure in name resolution")
+    with pytest.raises(BackendUnavailable) as info:
+        await run(store, tight, request, [answer(card("Alice grows tomatoes.", 1)), outage])
+    assert info.value is outage
+    assert retryable_reason(info.value) == FailureReason.PROVIDER_UNAVAILABLE
+    assert await store.chat_keys(CHAT) == []
+
+
+@pytest.mark.parametrize(
+    "error",
+    [BackendUnavailable("UPSTREAM_ERROR: down"), NoCandidates("all open", workflow="embedding")],
+    ids=["backend_unavailable", "no_candidates"],
+)
+async def test_an_embedder_outage_mid_run_propagates_and_nothing_is_written(
+    store: CardStore, settings: Settings, error: LLMError
+) -> None:
+    request = make_request((1, ALICE, "I love green tea"))
+    embedder = HashEmbedder(DIM, error=error, fail_on=2)
+    with pytest.raises(type(error)):
+        await run(
+            store, settings, request, [answer(card("Alice loves green tea.", 1))], embedder=embedder
+        )
+    assert len(embedder.calls) == 2
+    assert await store.chat_keys(CHAT) == []
+
+
+async def test_an_embedder_outage_at_the_related_lookup_costs_no_extraction(
+    store: CardStore, settings: Settings
+) -> None:
+    embedder = HashEmbedder(DIM, error=BackendUnavailable("UPSTREAM_ERROR"), fail_on=1)
+    request = make_request((1, ALICE, "I love green tea"))
+    extractor = ScriptedExtractor([answer()])
+    with pytest.raises(BackendUnavailable):
+        await consolidate_run(
+            "run-1",
+            request,
+            store=store,
+            extractor=extractor,
+            embedder=embedder,
+            settings=settings,
+        )
+    assert extractor.payloads == []
+
+
+class FlakyLookup(HashEmbedder):
+    """Fails the first call (the related-card query) with a non-outage error."""
+
+    async def __call__(
+        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
+    ) -> list[list[float]]:
+        if not self.calls:
+            self.calls.append(list(texts))
+            raise Upstream("HTTP 400: prompt too long", status_code=400)
+        return await super().__call__(texts, idempotency_key=idempotency_key, timeout=timeout)
+
+
+async def test_a_failed_related_lookup_is_best_effort(store: CardStore, settings: Settings) -> None:
+    request = make_request((1, ALICE, "I love green tea"))
+    result, _ = await run(
+        store,
+        settings,
+        request,
+        [answer(card("Alice loves green tea.", 1))],
+        embedder=FlakyLookup(DIM),
+    )
+    assert result.cards_inserted == 1
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["I'm sorry, I can't help with that.", "", '{"note": "no"}'],
+    ids=["prose", "empty", "wrong_object"],
+)
+async def test_garbage_is_a_protocol_error_and_nothing_is_written(
+    store: CardStore, settings: Settings, content: str
+) -> None:
+    request = make_request((1, ALICE, "I love green tea"))
+    with pytest.raises(DecodeError) as info:
+        await run(store, settings, request, [{"raw": content}])
+    assert "decode memory extractor response" in str(info.value)
+    assert retryable_reason(info.value) == FailureReason.PROVIDER_PROTOCOL_ERROR
+    assert await store.chat_keys(CHAT) == []
+
+
+async def test_a_truncated_answer_is_salvaged(store: CardStore, settings: Settings) -> None:
+    request = make_request((1, ALICE, "I love green tea"), (2, ALICE, "and I hate coffee"))
+    full = json.dumps(
+        answer(card("Alice loves green tea.", 1), card("Alice hates coffee.", 2, predicate="hates"))
+    )
+    result, _ = await run(store, settings, request, [{"raw": full[: full.index("Alice hates")]}])
+    assert result.salvaged_answers == 1
+    assert [c.fact_text for c in await store.all_cards(CHAT)] == ["Alice loves green tea."]
+
+
+async def test_wrong_embedding_dimension_is_a_protocol_error(
+    store: CardStore, settings: Settings
+) -> None:
+    request = make_request((1, ALICE, "I love green tea"))
+    with pytest.raises(DecodeError):
+        await run(store, settings, request, [answer(card("x", 1))], embedder=HashEmbedder(DIM + 1))
+    assert await store.chat_keys(CHAT) == []
+
+
+async def test_a_crash_after_the_write_reruns_to_the_same_bytes(
+    store: CardStore, settings: Settings
+) -> None:
+    request = make_request((1, ALICE, "I love green tea"), (2, BOB, "coffee for me"))
+    first, _ = await run(store, settings, request, [answer(card("Alice loves green tea.", 1))])
+    assert first.cards_inserted == 1
+    before = await dump(store)
+    # the run was reclaimed after the crash; the model would now answer differently
+    second, extractor = await run(
+        store, settings, request, [answer(card("Bob drinks coffee.", 2, BOB))], attempt=1
+    )
+    assert second.already_applied
+    assert extractor.payloads == [], "an applied run costs no LLM call"
+    assert await dump(store) == before
+
+
+async def test_two_workers_on_one_chat_store_no_duplicate(
+    redis_url: str, key_prefix: str, settings: Settings
+) -> None:
+    clients = [client_from_url(redis_url), client_from_url(redis_url)]
+    try:
+        stores = [CardStore(c, Keys(key_prefix)) for c in clients]
+        fact = card("Alice loves green tea.", 1)
+        second = dict(fact, source_message_ids=[5])
+        requests = [
+            make_request((1, ALICE, "I love green tea")),
+            make_request((5, ALICE, "green tea is the best")),
+        ]
+        results = await asyncio.gather(
+            *(
+                consolidate_run(
+                    f"run-{i}",
+                    requests[i],
+                    store=stores[i],
+                    extractor=ScriptedExtractor([answer([fact, second][i])]),
+                    embedder=HashEmbedder(DIM),
+                    settings=settings,
+                    now=T0,
+                )
+                for i in range(2)
+            )
+        )
+        assert sorted((r.cards_inserted, r.cards_observed) for r in results) == [(0, 1), (1, 0)]
+        (stored,) = await stores[0].all_cards(CHAT)
+        assert stored.observation_count == 2
+        assert stored.source_message_ids == [1, 5]
+    finally:
+        for client in clients:
+            await client.aclose()
+
+
+async def test_a_passed_deadline_fails_before_any_call(
+    store: CardStore, settings: Settings
+) -> None:
+    request = make_request((1, ALICE, "I love green tea"))
+    with pytest.raises(DeadlineExceeded):
+        await run(store, settings, request, [answer()], deadline=0.0)
+    assert await store.chat_keys(CHAT) == []
+
+
+async def test_existing_cards_in_the_prompt_are_bounded_scoped_and_aliased(
+    store: CardStore, settings: Settings
+) -> None:
+    bounded = settings.model_copy(update={"existing_cards_max": 5})
+    first = make_request(*[(i, ALICE, f"fact number {i}") for i in range(1, 9)])
+    await run(
+        store,
+        bounded,
+        first,
+        [answer(*[card(f"Alice fact {i}.", i, predicate=f"p{i}") for i in range(1, 9)])],
+        run_id="seed-alice",
+    )
+    other_thread = make_request((20, BOB, "thread only"), thread=9)
+    await run(
+        store,
+        bounded,
+        other_thread,
+        [answer({**card("Thread nine fact.", 20, BOB), "scope": "chat"})],
+        run_id="seed-thread",
+    )
+    later = make_request((30, ALICE, "another fact"))
+    _, extractor = await run(store, bounded, later, [answer()], run_id="later")
+    shown = extractor.payloads[0]["existing_cards"]
+    assert 0 < len(shown) <= 5
+    assert {c["id"] for c in shown} <= {f"c{i}" for i in range(1, 6)}
+    assert all(c["fact"].startswith("Alice fact") for c in shown)
+    assert all(c["age"] == "today" for c in shown)
+
+
+async def test_without_an_embedder_cards_are_stored_without_vectors(
+    store: CardStore, settings: Settings
+) -> None:
+    request = make_request((1, ALICE, "I love green tea"))
+    extractor = ScriptedExtractor([answer(card("Alice loves green tea.", 1))])
+    result = await consolidate_run(
+        "run-1",
+        request,
+        store=store,
+        extractor=extractor,
+        embedder=None,
+        settings=settings,
+        now=T0,
+    )
+    assert (result.cards_inserted, result.embed_calls) == (1, 0)
+    (stored,) = await store.all_cards(CHAT)
+    assert not stored.has_embedding
+
+
+async def test_unknown_prompt_version_is_refused(store: CardStore, settings: Settings) -> None:
+    request = make_request((1, ALICE, "x")).model_copy(update={"prompt_version": "memory_v0"})
+    with pytest.raises(ConsolidationError):
+        await run(store, settings, request, [answer()])
+
+
+async def test_logs_never_carry_message_or_card_text(store: CardStore, settings: Settings) -> None:
+    request = make_request((1, ALICE, "my secret diary entry"))
+    with capture_logs() as logs:
+        await run(store, settings, request, [answer(card("Alice keeps a diary entry.", 1))])
+    text = orjson.dumps(logs, default=str).decode()
+    assert "diary" not in text
+    assert any(entry["event"] == "consolidation.done" for entry in logs)
