@@ -1,0 +1,104 @@
+"""Shared set-up for the benchmarks: a fresh embedded Valkey, settings, runs, a fleet.
+
+Every benchmark prints its figure as a ratio against a baseline measured in
+the same run, so machine speed cancels out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from memory_worker.connections import client_from_url
+from memory_worker.embedded import EmbeddedValkey
+from memory_worker.models import RunRequest
+from memory_worker.run_store import RunStore
+from memory_worker.settings import Settings
+
+BASE = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@dataclass
+class Bench:
+    settings: Settings
+    redis: Any
+    tmp: Path
+    server: EmbeddedValkey
+
+
+@asynccontextmanager
+async def fresh_bench(**settings: Any) -> AsyncIterator[Bench]:
+    """A private Valkey (so INFO stats are ours alone) and settings on it."""
+    with tempfile.TemporaryDirectory(prefix="mw-bench-") as tmp:
+        server = EmbeddedValkey(Path(tmp) / "valkey").ensure()
+        redis = client_from_url(server.url)
+        base = Settings(
+            redis_url=server.url,
+            key_prefix=f"b{uuid.uuid4().hex[:6]}:",
+            data_dir=Path(tmp) / "var",
+            max_queued_runs=10_000_000,
+            max_daily_enqueued_runs=10_000_000,
+        )
+        try:
+            yield Bench(base.model_copy(update=settings), redis, Path(tmp), server)
+        finally:
+            await redis.aclose()
+            server.stop()
+
+
+def tiny_request(i: int) -> RunRequest:
+    """A small valid run: one message, a distinct one-minute window per index."""
+    start = BASE + timedelta(minutes=i)
+    return RunRequest.model_validate(
+        {
+            "chat_id": 1 + i % 997,
+            "range_start": start.isoformat(),
+            "range_end": (start + timedelta(minutes=1)).isoformat(),
+            "messages": [
+                {
+                    "message_id": i + 1,
+                    "user_id": 7,
+                    "sender_name": "ann",
+                    "text": "I love green tea",
+                    "sent_at": (start + timedelta(seconds=30)).isoformat(),
+                }
+            ],
+        }
+    )
+
+
+async def fill(store: RunStore, n: int, *, start: int = 0, concurrency: int = 512) -> None:
+    """Enqueue ``n`` runs through the real enqueue script, many in flight at once."""
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(i: int) -> None:
+        async with sem:
+            await store.enqueue(tiny_request(i))
+
+    for chunk in range(start, start + n, 20_000):
+        await asyncio.gather(*(one(i) for i in range(chunk, min(chunk + 20_000, start + n))))
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+async def total_calls(redis: Any) -> int:
+    stats = await redis.info("commandstats")
+    return sum(int(v["calls"]) for v in stats.values())

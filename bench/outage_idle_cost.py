@@ -1,0 +1,84 @@
+"""Redis cost of a full farm outage vs an idle fleet (targets ≤ 1.1×, backlog-independent).
+
+Three real worker processes with default settings (15 s probe interval).
+Baseline: the same workers idle on an empty queue. Then the farm fails every
+job with UPSTREAM_ERROR while 10 000 and then 100 000 runs wait. Figures are
+Redis commands per minute from ``INFO commandstats`` deltas.
+
+    python bench/outage_idle_cost.py [--window 60] [--big 100000] [--small 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from common import fill, fresh_bench, total_calls
+
+from memory_worker.api import MemoryQueue
+from memory_worker.connections import RedisHandle
+from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+from memory_worker.fleet import Fleet
+from memory_worker.run_store import RunStore
+from memory_worker.ticks import TickQueue
+
+OUTAGE = Fault(
+    kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="[Errno -3] Temporary failure"
+)
+
+
+async def rate(redis: object, window: float) -> float:
+    before = await total_calls(redis)
+    await asyncio.sleep(window)
+    after = await total_calls(redis)
+    return (after - before - 2) * 60.0 / window  # minus our own two INFO calls
+
+
+async def main(window: float, small: int, big: int) -> None:
+    async with fresh_bench() as bench, FarmSimulator() as sim:
+        sim.set_fault("*", OUTAGE)
+        store = RunStore(bench.redis, bench.settings)
+        queue = MemoryQueue(
+            RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings
+        )
+        ticks = TickQueue(bench.redis, queue.keys)
+        fleet = Fleet(bench.settings, bench.tmp, {"discovery_base_url": sim.base_url})
+        fleet.start(3)
+        try:
+            await asyncio.sleep(5)  # workers up and registered
+            idle = await rate(bench.redis, window)
+            results = {}
+            filled = 0
+            for backlog in (small, big):
+                await fill(store, backlog - filled, start=filled)
+                filled = backlog
+                await queue.wake()
+                while (await ticks.counts()).delayed != 1:  # the outage settled into one probe
+                    await asyncio.sleep(0.2)
+                probes_before = sim.submits("llm-openai")
+                results[backlog] = (
+                    await rate(bench.redis, window),
+                    sim.submits("llm-openai") - probes_before,
+                )
+                counts = await store.counts()
+                assert counts["retired"] == 0, counts
+                assert counts["failed"] == 0, counts
+        finally:
+            fleet.stop_all()
+    print(f"idle fleet, empty queue:        {idle:8.0f} Redis commands/min (baseline)")
+    for backlog, (value, probes) in results.items():
+        print(
+            f"outage, {backlog:>7,} runs queued: {value:8.0f} commands/min, {probes} farm probes"
+            f" in {window:.0f} s  -> {value / idle:.3f}x idle (target <= 1.1x)"
+        )
+    a, b = results[small][0], results[big][0]
+    print(f"backlog independence: {big:,} vs {small:,} runs -> {b / a:.3f}x (target within 10 %)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--window", type=float, default=60.0)
+    parser.add_argument("--small", type=int, default=10_000)
+    parser.add_argument("--big", type=int, default=100_000)
+    args = parser.parse_args()
+    asyncio.run(main(args.window, args.small, args.big))
