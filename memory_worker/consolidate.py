@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -345,9 +346,11 @@ async def consolidate_run(
 ) -> ConsolidationResult:
     """Consolidate one claimed run (see the module doc for the failure contract).
 
-    ``deadline`` is a ``time.monotonic()`` instant bounding every call;
-    ``attempt`` goes into the idempotency keys so a retried run never reuses
-    a failed farm job.
+    ``deadline`` is a ``time.monotonic()`` instant bounding every call.
+    Idempotency keys are ``<run>:a<attempt>:<nonce>:…`` with a fresh nonce per
+    call: the farm answers a repeated key with the job it already ran, so a
+    run retried after a failure — or released during an outage, which
+    refunds its attempt — must never reuse a key and inherit the failed job.
     """
     moment = now or datetime.now(UTC)
     version = request.prompt_version or settings.prompt_version
@@ -388,7 +391,7 @@ async def consolidate_run(
         log.info("consolidation.already_applied", run_id=run_id, chat_id=request.chat_id)
         return dataclasses.replace(base, already_applied=True, episode_id=run_id)
 
-    key = f"{run_id}:a{attempt}"
+    key = f"{run_id}:a{attempt}:{uuid.uuid4().hex[:8]}"
     counters = _Counters()
     limits = Limits.from_settings(settings)
     context = await _existing_context(

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -142,7 +142,8 @@ def merge_groups(
         ordered = sorted(
             members, key=lambda c: (c.last_merge_at is not None, -c.salience, int(c.id))
         )[:max_cards]
-        due.append(MergeGroup(chat_id, sk, ordered[0].subject, tuple(ordered)))
+        spelling = Counter(c.subject.strip() for c in members).most_common(1)[0][0]
+        due.append(MergeGroup(chat_id, sk, spelling, tuple(ordered)))
     due.sort(key=lambda g: (-len(g.cards), g.scope_key, normalise(g.subject)))
     return due
 

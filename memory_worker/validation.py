@@ -11,7 +11,8 @@ A candidate card is **dropped** (and counted by reason) when it
   of the cited messages (``wrong_user``) — what Bob says about Alice is not
   Alice's own profile.
 
-Kept cards are normalised: unknown types become ``preference``; chat-bound
+Kept cards are normalised: common invented types map onto ours (``profile`` →
+``identity``…), other unknown types become ``preference``; chat-bound
 types (event, decision, joke, recurring_topic, relationship) are forced to
 chat/thread scope; a thread run maps chat → thread and a non-thread run maps
 thread → chat; durability sets the expiry (ephemeral and short tiers, and
@@ -59,6 +60,17 @@ CARD_TYPES = frozenset(
         "event",
     }
 )
+#: Types models commonly invent, mapped onto ours; anything else unknown → preference.
+CARD_TYPE_ALIASES: Mapping[str, str] = {
+    "profile": "identity",
+    "personal": "identity",
+    "health": "warning",
+    "fact": "technical_fact",
+    "technical": "technical_fact",
+    "plan": "project",
+    "meeting": "event",
+    "topic": "recurring_topic",
+}
 CHAT_BOUND_TYPES = frozenset({"event", "decision", "joke", "recurring_topic", "relationship"})
 RELATIONS = frozenset(
     {"supports", "contradicts", "same_topic", "supersedes", "mentions_same_entity"}
@@ -187,7 +199,9 @@ def validate_card(candidate: CandidateCard, batch: BatchFacts, limits: Limits) -
     sources = sorted({mid for mid in candidate.source_message_ids if mid in batch.messages})
     if not sources:
         return "no_source"
-    card_type = candidate.card_type if candidate.card_type in CARD_TYPES else "preference"
+    card_type = CARD_TYPE_ALIASES.get(candidate.card_type, candidate.card_type)
+    if card_type not in CARD_TYPES:
+        card_type = "preference"
     scope = {"user": Scope.USER, "thread": Scope.THREAD}.get(candidate.scope, Scope.CHAT)
     if card_type in CHAT_BOUND_TYPES and scope == Scope.USER:
         scope = Scope.CHAT

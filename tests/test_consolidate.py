@@ -135,7 +135,9 @@ async def test_cards_episode_and_counts(store: CardStore, settings: Settings) ->
     assert result.embed_calls == 2  # related-card query + one batch of card/episode texts
     assert result.episode_id == "run-1"
     assert extractor.workflows == [EXTRACTION_WORKFLOW]
-    assert extractor.keys == ["run-1:a0:b0"]
+    (key,) = extractor.keys
+    assert key.startswith("run-1:a0:")
+    assert key.endswith(":b0")
     payload = extractor.payloads[0]
     assert payload["task"] == "memory_extraction"
     assert [m["sent_at"] for m in payload["messages"]] == [

@@ -1,0 +1,335 @@
+"""Maintenance (§10): expiry, exact-duplicate collapse, the merge pass with cooldown and deferral."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from data.fakes import HashEmbedder, ScriptedExtractor, hash_vector
+
+from llm_client import BackendUnavailable, DecodeError
+from memory_worker.cards import (
+    Card,
+    CardStatus,
+    CardStore,
+    Durability,
+    NewCard,
+    RunWrites,
+    Scope,
+    dedup_hash,
+)
+from memory_worker.extraction import MergeCluster, MergeOutput
+from memory_worker.keys import Keys
+from memory_worker.maintenance import (
+    MergeGroup,
+    collapse_duplicates,
+    duplicate_groups,
+    expire_cards,
+    merge_groups,
+    merge_pass,
+    merge_plan,
+)
+from memory_worker.prompt import MERGE_WORKFLOW
+from memory_worker.settings import Settings
+from memory_worker.validation import Limits
+
+T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
+CHAT = 77
+DIM = 32
+KATE, LEO = 21, 22
+
+
+def new(
+    fact: str,
+    predicate: str,
+    *,
+    subject: str = "Kate",
+    user: int = KATE,
+    scope: Scope = Scope.USER,
+    salience: float = 0.5,
+    expires: datetime | None = None,
+) -> NewCard:
+    return NewCard(
+        scope=scope,
+        thread_id=0,
+        user_id=user if scope == Scope.USER else None,
+        card_type="preference",
+        subject=subject,
+        predicate=predicate,
+        object="",
+        fact_text=fact,
+        confidence=0.7,
+        salience=salience,
+        durability=Durability.LONG,
+        source_message_ids=(1,),
+        valid_from=T0,
+        observed_at=T0,
+        expires_at=expires,
+        embedding=hash_vector(fact, DIM),
+    )
+
+
+@pytest.fixture
+def settings(redis_url: str, key_prefix: str) -> Settings:
+    return Settings(
+        redis_url=redis_url, key_prefix=key_prefix, embedding_dimension=DIM, merge_min_cards=3
+    )
+
+
+@pytest.fixture
+def store(redis: Any, key_prefix: str) -> CardStore:
+    return CardStore(redis, Keys(key_prefix))
+
+
+async def seed(store: CardStore, *cards: NewCard, run_id: str = "seed", chat: int = CHAT) -> None:
+    await store.apply_run(chat, run_id, RunWrites(observed_at=T0, cards=list(cards)), now=T0)
+
+
+KATE_CARDS = (
+    new("Kate plays guitar.", "plays", salience=0.4),
+    new("Kate plays the guitar.", "plays_instrument", salience=0.7),
+    new("Kate is a guitarist in The Lemons.", "member_of", salience=0.6),
+    new("Kate is 31 years old.", "age", salience=0.2),
+)
+
+
+async def test_expiry_archives_cards_past_their_ttl_in_every_chat(store: CardStore) -> None:
+    await seed(store, new("short one", "s", expires=T0 + timedelta(days=2)), new("kept", "k"))
+    await seed(store, new("other chat", "o", expires=T0 + timedelta(days=1)), chat=CHAT + 1)
+    assert await expire_cards(store, now=T0 + timedelta(days=1, hours=1)) == 1
+    assert await expire_cards(store, now=T0 + timedelta(days=3), batch=1) == 1
+    cards = await store.all_cards(CHAT)
+    assert [c.status for c in cards] == [CardStatus.EXPIRED, CardStatus.ACTIVE]
+    assert cards[0].retracted_at == T0 + timedelta(days=3)
+    assert await expire_cards(store, now=T0 + timedelta(days=30)) == 0
+
+
+def test_duplicate_groups_are_per_scope_and_text() -> None:
+    def card(card_id: str, fact: str, sk_user: int | None, status: str = "active") -> Card:
+        scope = Scope.USER if sk_user else Scope.CHAT
+        return Card(
+            id=card_id,
+            chat_id=CHAT,
+            scope=scope,
+            user_id=sk_user,
+            card_type="x",
+            subject="s",
+            predicate=card_id,
+            object="",
+            fact_text=fact,
+            confidence=0.5,
+            salience=0.5,
+            observation_count=1,
+            status=CardStatus(status),
+            valid_from=T0,
+            observed_at=T0,
+            created_at=T0,
+            updated_at=T0,
+            source_message_ids=[],
+            dedup_hash=card_id,
+        )
+
+    groups = duplicate_groups(
+        [
+            card("3", "Kate plays guitar.", KATE),
+            card("1", "kate plays guitar", KATE),
+            card("2", "Kate plays guitar.", LEO),
+            card("4", "Kate plays guitar!", KATE, status="superseded"),
+            card("5", "Kate plays guitar", None),
+        ]
+    )
+    assert [(g.survivor_id, list(g.absorbed_ids)) for g in groups] == [("1", ["3"])]
+
+
+async def test_collapse_folds_exact_duplicates_into_the_oldest(store: CardStore) -> None:
+    await seed(
+        store,
+        new("Kate plays guitar.", "plays"),
+        new("kate plays guitar", "guitar"),
+        new("Kate plays guitar.", "plays", user=LEO, subject="Leo"),
+    )
+    assert await collapse_duplicates(store, now=T0) == 1
+    first, second, leo = await store.all_cards(CHAT)
+    assert (first.status, first.observation_count) == (CardStatus.ACTIVE, 2)
+    assert (second.status, second.merged_into) == (CardStatus.MERGED, "1")
+    assert leo.status == CardStatus.ACTIVE
+    assert await collapse_duplicates(store, now=T0) == 0
+
+
+def test_merge_groups_need_enough_unreviewed_active_cards() -> None:
+    def card(
+        card_id: str, subject: str, reviewed: datetime | None = None, status: str = "active"
+    ) -> Card:
+        return Card(
+            id=card_id,
+            chat_id=CHAT,
+            scope=Scope.USER,
+            user_id=KATE,
+            card_type="x",
+            subject=subject,
+            predicate=card_id,
+            object="",
+            fact_text=card_id,
+            confidence=0.5,
+            salience=int(card_id) / 10,
+            observation_count=1,
+            status=CardStatus(status),
+            valid_from=T0,
+            observed_at=T0,
+            created_at=T0,
+            updated_at=T0,
+            source_message_ids=[],
+            dedup_hash=card_id,
+            last_merge_at=reviewed,
+        )
+
+    cards = [
+        card("1", "Kate"),
+        card("2", "kate "),
+        card("3", "KATE", reviewed=T0 - timedelta(hours=1)),
+        card("4", "Kate", status="competing"),
+        card("5", "Leo"),
+        card("6", "Leo"),
+        card("7", "Leo"),
+        card("8", ""),
+        card("9", ""),
+        card("10", ""),
+    ]
+    groups = merge_groups(CHAT, cards, now=T0, min_cards=3, cooldown=timedelta(hours=72))
+    assert [(g.subject, [c.id for c in g.cards]) for g in groups] == [("Leo", ["7", "6", "5"])]
+    later = merge_groups(
+        CHAT, cards, now=T0 + timedelta(days=4), min_cards=3, cooldown=timedelta(hours=72)
+    )
+    assert sorted(g.subject for g in later) == ["Kate", "Leo"]
+    kate = next(g for g in later if g.subject == "Kate")
+    assert [c.id for c in kate.cards] == ["2", "1", "3"], "never reviewed first, then salience"
+
+
+def test_merge_plan_validates_the_answer() -> None:
+    def card(card_id: str) -> Card:
+        return Card(
+            id=card_id,
+            chat_id=CHAT,
+            scope=Scope.USER,
+            user_id=KATE,
+            card_type="x",
+            subject="Kate",
+            predicate=f"p{card_id}",
+            object="",
+            fact_text=f"fact {card_id}",
+            confidence=0.5,
+            salience=0.5,
+            observation_count=1,
+            status=CardStatus.ACTIVE,
+            valid_from=T0,
+            observed_at=T0,
+            created_at=T0,
+            updated_at=T0,
+            source_message_ids=[],
+            dedup_hash=card_id,
+        )
+
+    group = MergeGroup(CHAT, f"user:{KATE}", "Kate", tuple(card(str(i)) for i in range(1, 6)))
+    output = MergeOutput(
+        clusters=(
+            MergeCluster(survivor_id="1", absorbed_ids=["2", "2", "99"], merged_fact_text="merged"),
+            MergeCluster(survivor_id="2", absorbed_ids=["3"], merged_fact_text="again 2"),
+            MergeCluster(survivor_id="3", absorbed_ids=["4"], merged_fact_text=""),
+            MergeCluster(survivor_id="3", absorbed_ids=["4"], merged_fact_text="password: hunter2"),
+            MergeCluster(survivor_id="77", absorbed_ids=["4"], merged_fact_text="x"),
+        ),
+        demote_ids=("5", "1", "404"),
+    )
+    folds, rejected = merge_plan(group, output, Limits())
+    assert rejected == 5
+    first, last = folds
+    assert (first.survivor_id, list(first.absorbed_ids), first.new_fact_text) == (
+        "1",
+        ["2"],
+        "merged",
+    )
+    assert first.new_dedup_hash == dedup_hash(f"user:{KATE}", "Kate", "p1", "", "merged")
+    assert list(last.demote_ids) == ["5"]
+    assert sorted(last.stamp_ids) == ["1", "2", "3", "4", "5"]
+
+
+def merge_answer(
+    survivor: str, absorbed: list[str], text: str, demote: list[str]
+) -> dict[str, Any]:
+    return {
+        "clusters": [{"survivor_id": survivor, "absorbed_ids": absorbed, "merged_fact_text": text}],
+        "demote_ids": demote,
+        "keep_ids": [],
+    }
+
+
+async def test_merge_pass_folds_rewrites_demotes_and_respects_the_cooldown(
+    store: CardStore, settings: Settings
+) -> None:
+    await seed(store, *KATE_CARDS, new("Leo likes jazz.", "likes", subject="Leo", user=LEO))
+    merger = ScriptedExtractor(
+        [merge_answer("2", ["1", "3"], "Kate plays the guitar in The Lemons.", ["4"])]
+    )
+    embedder = HashEmbedder(DIM)
+    result = await merge_pass(store, merger, embedder=embedder, settings=settings, now=T0)
+    assert (result.groups_merged, result.folded, result.rewritten, result.demoted) == (1, 2, 1, 1)
+    assert merger.workflows == [MERGE_WORKFLOW]
+    payload = merger.payloads[0]
+    assert payload["task"] == "memory_merge"
+    assert [c["id"] for c in payload["cards"]] == ["2", "3", "1", "4"]
+    assert embedder.calls == [["Kate plays the guitar in The Lemons."]]
+    cards = {c.id: c for c in await store.all_cards(CHAT)}
+    assert cards["2"].fact_text == "Kate plays the guitar in The Lemons."
+    assert cards["2"].observation_count == 3
+    assert cards["2"].has_embedding
+    assert cards["1"].status == cards["3"].status == CardStatus.MERGED
+    assert cards["4"].confidence == pytest.approx(0.5)
+    assert cards["5"].last_merge_at is None, "another user's card is never in Kate's group"
+    again = await merge_pass(
+        store,
+        ScriptedExtractor([]),
+        embedder=embedder,
+        settings=settings,
+        now=T0 + timedelta(hours=1),
+    )
+    assert again.groups_due == 0
+
+
+async def test_a_failing_group_is_stamped_not_retried_every_tick(
+    store: CardStore, settings: Settings
+) -> None:
+    await seed(store, *KATE_CARDS)
+    merger = ScriptedExtractor([{"raw": "I cannot merge these."}])
+    result = await merge_pass(store, merger, embedder=None, settings=settings, now=T0)
+    assert (result.groups_failed, result.failures) == (1, {DecodeError.__name__: 1})
+    assert all(c.last_merge_at == T0 for c in await store.all_cards(CHAT))
+    assert all(c.status == CardStatus.ACTIVE for c in await store.all_cards(CHAT))
+    later = await merge_pass(
+        store, ScriptedExtractor([]), embedder=None, settings=settings, now=T0 + timedelta(hours=2)
+    )
+    assert later.groups_due == 0
+
+
+async def test_an_outage_defers_the_pass_without_stamping(
+    store: CardStore, settings: Settings
+) -> None:
+    await seed(store, *KATE_CARDS)
+    await seed(
+        store,
+        *(new(f"Leo fact {i}.", f"p{i}", subject="Leo", user=LEO) for i in range(3)),
+        run_id="seed-leo",
+    )
+    merger = ScriptedExtractor([BackendUnavailable("UPSTREAM_ERROR: down")])
+    result = await merge_pass(store, merger, embedder=None, settings=settings, now=T0)
+    assert result.deferred
+    assert len(merger.payloads) == 1, "one call per tick during an outage"
+    assert all(c.last_merge_at is None for c in await store.all_cards(CHAT))
+    healed = ScriptedExtractor(
+        [
+            merge_answer("2", ["1"], "Kate plays guitar.", []),
+            merge_answer("5", ["6"], "Leo fact.", []),
+        ]
+    )
+    result = await merge_pass(store, healed, embedder=None, settings=settings, now=T0)
+    assert (result.groups_merged, result.deferred) == (2, False)
