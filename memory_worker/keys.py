@@ -150,6 +150,11 @@ class Keys:
     def admin_counters(self) -> str:
         return f"{self.routing_tag}:admin:counters"
 
+    @property
+    def routing_attempts(self) -> str:
+        """HASH ``target|outcome|reason`` → routed attempts (metrics)."""
+        return f"{self.routing_tag}:attempts"
+
     # --- chat memory tag -------------------------------------------------------------------
     def chat_tag(self, chat_id: int) -> str:
         return "{" + f"{self.prefix}chat:{chat_id}" + "}"

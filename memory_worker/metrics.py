@@ -1,0 +1,442 @@
+"""Prometheus metrics (§11), sampled from Redis behind a cache.
+
+The fleet's state lives in Redis, so every number here is read from Redis:
+runs by status, the oldest queued run and the oldest lease, the monotonic
+counters hash (released / failed / retired by reason, …), tick counts, the
+pipeline's outage deferral, breaker states, routed attempts and admin pages.
+
+Scrapes never hit Redis directly. :class:`Sampler` reads one
+:class:`Sample` at most every ``MEMORY_METRICS_CACHE_SECONDS``, and its
+clock advances on **every** attempt, failed or not, so a struggling Redis
+sees one read per interval however often Prometheus scrapes. A failed sample
+keeps the last good one (the scrape still answers 200) and counts
+``memory_worker_sample_errors_total``; before the first good sample the
+gauges are absent rather than zero (a zero would read as "all is well").
+
+:class:`MemoryCollector` turns the last sample into metric families; it is
+registered on a private ``CollectorRegistry`` (see ``serve.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from arq.connections import ArqRedis
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from llm_client.breaker import BreakerConfig, BreakerView, Circuit, Outcome
+from llm_client.breaker_store import BreakerStore
+from llm_client.events import EventSink, EventType, RoutingEvent
+from memory_worker.connections import awaited
+from memory_worker.keys import Keys
+from memory_worker.models import RunStatus
+from memory_worker.run_store import RunStore
+from memory_worker.settings import Settings
+from memory_worker.ticks import TickCounts, TickQueue
+
+log = structlog.get_logger(__name__)
+
+NS = "memory_worker"
+
+#: Breaker state as a number: alert on ``max(memory_worker_breaker_state) == 2``.
+BREAKER_STATE = {Circuit.CLOSED: 0, Circuit.HALF_OPEN: 1, Circuit.OPEN: 2}
+
+#: Counters-hash field prefix → (metric name without ``_total``, label name, help).
+COUNTER_FAMILIES: dict[str, tuple[str, str, str]] = {
+    "enqueue": ("enqueue", "result", "Enqueue answers by result."),
+    "claimed": (
+        "runs_claimed",
+        "bucket",
+        "Runs claimed, by bucket (queued, retry, lease_expired).",
+    ),
+    "released": ("runs_released", "reason", "Runs released (attempt refunded), by reason."),
+    "failed": ("runs_failed", "reason", "Run failures (attempt spent), by reason."),
+    "retired": ("runs_retired", "reason", "Runs retired (attempts exhausted), by reason."),
+    "skipped": ("runs_skipped", "reason", "Runs skipped, by reason."),
+}
+#: Counters-hash fields without a label → (metric name without ``_total``, help).
+PLAIN_COUNTERS: dict[str, tuple[str, str]] = {
+    "completed": ("runs_completed", "Runs completed."),
+    "replayed": ("runs_replayed", "Runs replayed by an operator."),
+    "pipeline:deferred": ("pipeline_deferred", "Ticks that deferred for an outage."),
+}
+
+
+# --- what one sample holds -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """Everything one scrape reports, read from Redis at ``at`` (unix seconds)."""
+
+    at: float
+    runs: Mapping[str, int]
+    oldest_queued_age_s: float | None
+    oldest_processing_age_s: float | None
+    lease_overdue_s: float
+    leases_expired: int
+    counters: Mapping[str, int]
+    ticks: TickCounts
+    deferred_since_s: float | None
+    workers_live: int
+    breakers: Sequence[BreakerView] = ()
+    attempts: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
+    admin_pages: Mapping[str, int] = field(default_factory=dict)
+    admin_outbox: int = 0
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def breaker_config(settings: Settings) -> BreakerConfig:
+    """The breaker thresholds of the settings (§5)."""
+    return BreakerConfig(
+        failure_threshold=settings.breaker_failure_threshold,
+        rate_min_calls=settings.breaker_rate_min_calls,
+        rate_window_seconds=settings.breaker_rate_window_seconds,
+        rate_threshold=settings.breaker_rate_threshold,
+        cooldown_seconds=settings.breaker_cooldown_seconds,
+        cooldown_max_seconds=settings.breaker_cooldown_max_seconds,
+        timeout_min_slice_seconds=settings.breaker_timeout_min_slice_seconds,
+    )
+
+
+def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
+    """The fleet's breaker store for these settings (read side: CLI, metrics, health)."""
+    return BreakerStore(redis, Keys(settings.key_prefix), breaker_config(settings))
+
+
+def route_target_ids(settings: Settings) -> list[str]:
+    """Target ids of the configured routes (best effort: [] if the file is unusable)."""
+    from llm_client.routes import RouteDefaults, RoutesError, load_routes
+
+    defaults = RouteDefaults(
+        discovery_base_url=settings.discovery_base_url,
+        extraction_service=settings.extraction_service,
+        extraction_endpoint=settings.extraction_endpoint,
+        extraction_model=settings.extraction_model,
+        embedder_service=settings.embedder_service,
+        embedder_endpoint=settings.embedder_endpoint,
+        embedding_model=settings.embedding_model,
+    )
+    try:
+        return load_routes(settings.routes_file, defaults, require_secrets=False).target_ids()
+    except (RoutesError, ValueError):
+        return []
+
+
+# --- attempts by target / outcome / reason -------------------------------------------------
+
+
+def attempt_field(target: str, outcome: str, reason: str | None) -> str:
+    return f"{target}|{outcome}|{reason or '-'}"
+
+
+class AttemptCounter:
+    """Counts routed attempts into ``Keys.routing_attempts`` for the metrics.
+
+    An event sink for failed attempts (``attempt_failed`` /
+    ``attempt_deadline_exceeded``: outcome ``failure`` when the breaker was
+    charged, else ``neutral``), plus :meth:`record_success` for the target
+    that served a routed call. Fleet-wide totals, one HINCRBY each.
+    """
+
+    def __init__(self, redis: ArqRedis, keys: Keys) -> None:
+        self._redis = redis
+        self._key = keys.routing_attempts
+
+    async def emit(self, event: RoutingEvent) -> None:
+        if event.type not in (EventType.ATTEMPT_FAILED, EventType.ATTEMPT_DEADLINE_EXCEEDED):
+            return
+        outcome = Outcome.FAILURE if event.counters.get("charged") else Outcome.NEUTRAL
+        field_name = attempt_field(event.target or "-", outcome.value, event.reason)
+        await awaited(self._redis.hincrby(self._key, field_name, 1))
+
+    async def record_success(self, target: str) -> None:
+        field_name = attempt_field(target, Outcome.SUCCESS.value, None)
+        await awaited(self._redis.hincrby(self._key, field_name, 1))
+
+
+_: type[EventSink] = AttemptCounter  # structural check: it is an event sink
+
+
+# --- reading a sample ----------------------------------------------------------------------
+
+
+async def read_sample(
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    breakers: BreakerStore | None = None,
+    targets: Sequence[str] = (),
+    now: float | None = None,
+) -> Sample:
+    """One consistent-enough read of everything the metrics report (a few round trips)."""
+    keys = Keys(settings.key_prefix)
+    at = time.time() if now is None else now
+    now_ms = int(at * 1000)
+    runs = await RunStore(redis, settings).counts()
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.zrange(keys.by_status(RunStatus.QUEUED.value), 0, 0, withscores=True)
+        pipe.zrange(keys.by_status(RunStatus.PROCESSING.value), 0, 0, withscores=True)
+        pipe.zrange(keys.leases, 0, 0, withscores=True)
+        pipe.zcount(keys.leases, "-inf", now_ms - 1)
+        pipe.hgetall(keys.counters)
+        pipe.hget(keys.pipeline_state, "deferred_since")
+        pipe.zcount(keys.workers, now_ms, "+inf")
+        pipe.hgetall(keys.routing_attempts)
+        pipe.hgetall(keys.admin_counters)
+        pipe.zcard(keys.admin_outbox)
+        (
+            queued,
+            processing,
+            lease,
+            expired,
+            counters,
+            deferred,
+            workers,
+            attempts,
+            admin,
+            outbox,
+        ) = await pipe.execute()
+    ticks = await TickQueue(redis, keys).counts(at_ms=now_ms)
+    views: list[BreakerView] = []
+    if breakers is not None:
+        # the routes' targets (no keyspace SCAN at scrape cadence); stored ones only without routes
+        views = await (breakers.views(targets) if targets else breakers.list())
+
+    def age(rows: list[tuple[Any, float]]) -> float | None:
+        return max(0.0, at - rows[0][1] / 1000) if rows else None
+
+    parsed_attempts: dict[tuple[str, str, str], int] = {}
+    for name, value in attempts.items():
+        parts = _text(name).rsplit("|", 2)
+        if len(parts) == 3:
+            parsed_attempts[(parts[0], parts[1], parts[2])] = int(value)
+    return Sample(
+        at=at,
+        runs=runs,
+        oldest_queued_age_s=age(queued),
+        oldest_processing_age_s=age(processing),
+        lease_overdue_s=max(0.0, at - lease[0][1] / 1000) if lease else 0.0,
+        leases_expired=int(expired),
+        counters={_text(k): int(v) for k, v in counters.items()},
+        ticks=ticks,
+        deferred_since_s=int(deferred) / 1000 if deferred else None,
+        workers_live=int(workers),
+        breakers=views,
+        attempts=parsed_attempts,
+        admin_pages={_text(k): int(v) for k, v in admin.items()},
+        admin_outbox=int(outbox),
+    )
+
+
+# --- the cache ---------------------------------------------------------------------------
+
+
+class Sampler:
+    """At most one Redis read per ``min_interval``; keeps the last good sample.
+
+    The interval is measured from the last *attempt*, so failures are rate
+    limited exactly like successes (no retry storm against a struggling Redis).
+    """
+
+    def __init__(
+        self,
+        read: Callable[[], Awaitable[Sample]],
+        *,
+        min_interval: float,
+        timeout: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._read = read
+        self.min_interval = min_interval
+        self.timeout = timeout
+        self._clock = clock
+        self._lock = asyncio.Lock()
+        self._last_attempt: float | None = None
+        self.last: Sample | None = None
+        self.attempts = 0
+        self.errors = 0
+        self.last_success: float | None = None
+
+    def due(self) -> bool:
+        return self._last_attempt is None or (
+            self._clock() - self._last_attempt >= self.min_interval
+        )
+
+    async def refresh(self) -> Sample | None:
+        """Sample if the interval has passed; return the last good sample (or None)."""
+        async with self._lock:
+            if not self.due():
+                return self.last
+            self._last_attempt = self._clock()
+            self.attempts += 1
+            try:
+                async with asyncio.timeout(self.timeout):
+                    sample = await self._read()
+            except Exception as exc:  # any failure keeps the last good values
+                self.errors += 1
+                log.warning("metrics_sample_failed", error=type(exc).__name__)
+            else:
+                self.last = sample
+                self.last_success = sample.at
+            return self.last
+
+
+def redis_sampler(
+    redis: ArqRedis, settings: Settings, *, clock: Callable[[], float] = time.monotonic
+) -> Sampler:
+    """A sampler of the fleet's state in ``redis`` for these settings."""
+    breakers = fleet_breakers(redis, settings)
+    targets = route_target_ids(settings)
+
+    async def read() -> Sample:
+        return await read_sample(redis, settings, breakers=breakers, targets=targets)
+
+    return Sampler(
+        read,
+        min_interval=settings.metrics_cache_seconds,
+        timeout=max(1.0, min(settings.metrics_cache_seconds, 5.0)),
+        clock=clock,
+    )
+
+
+# --- the collector -----------------------------------------------------------------------
+
+
+def _g(name: str, doc: str, labels: Sequence[str] = ()) -> GaugeMetricFamily:
+    return GaugeMetricFamily(f"{NS}_{name}", doc, labels=list(labels))
+
+
+def _c(name: str, doc: str, labels: Sequence[str] = ()) -> CounterMetricFamily:
+    return CounterMetricFamily(f"{NS}_{name}", doc, labels=list(labels))
+
+
+def sample_metrics(sample: Sample) -> Iterator[Metric]:
+    """Metric families of one sample (pure: the collector's core)."""
+    runs = _g("runs", "Runs by status (retired runs are also counted as failed).", ["status"])
+    for status in RunStatus:
+        runs.add_metric([status.value], sample.runs.get(status.value, 0))
+    yield runs
+    yield _gauge(
+        "runs_retired", "Retired runs (failed, attempts exhausted).", sample.runs["retired"]
+    )
+    yield _gauge(
+        "oldest_queued_run_age_seconds",
+        "How long the longest-waiting queued run has waited since it was queued or released.",
+        sample.oldest_queued_age_s or 0.0,
+    )
+    yield _gauge(
+        "oldest_processing_run_age_seconds",
+        "How long the oldest processing run has been held since it was claimed.",
+        sample.oldest_processing_age_s or 0.0,
+    )
+    yield _gauge(
+        "lease_overdue_seconds",
+        "How far past its expiry the oldest lease is (0 = none overdue; > 0 = a lost worker).",
+        sample.lease_overdue_s,
+    )
+    yield _gauge("leases_expired", "Leases past their expiry.", sample.leases_expired)
+    ticks = _g("ticks", "Pipeline ticks: pending (delayed included), delayed, running.", ["state"])
+    ticks.add_metric(["pending"], sample.ticks.pending)
+    ticks.add_metric(["delayed"], sample.ticks.delayed)
+    ticks.add_metric(["running"], sample.ticks.running)
+    yield ticks
+    yield _gauge(
+        "pipeline_deferred",
+        "1 while the pipeline defers for a farm outage (single delayed probe).",
+        1 if sample.deferred_since_s is not None else 0,
+    )
+    yield _gauge(
+        "pipeline_deferred_seconds",
+        "How long the pipeline has been deferring for an outage (0 when not).",
+        0.0 if sample.deferred_since_s is None else max(0.0, sample.at - sample.deferred_since_s),
+    )
+    yield _gauge("workers", "Live workers in the registry.", sample.workers_live)
+    yield from counter_metrics(sample.counters)
+    state = _g("breaker_state", "Breaker per target: 0 closed, 1 half-open, 2 open.", ["target"])
+    trips = _g("breaker_trips", "Consecutive trips of a target's breaker.", ["target"])
+    for view in sample.breakers:
+        state.add_metric([view.target], BREAKER_STATE[view.circuit])
+        trips.add_metric([view.target], view.trips)
+    yield state
+    yield trips
+    attempts = _c(
+        "routing_attempts",
+        "Routed attempts by target, outcome (success/failure/neutral) and reason.",
+        ["target", "outcome", "reason"],
+    )
+    for (target, outcome, reason), count in sorted(sample.attempts.items()):
+        attempts.add_metric([target, outcome, reason], count)
+    yield attempts
+    pages = _c("admin_pages", "Admin pages by result (sent, suppressed, failed, …).", ["result"])
+    for result, count in sorted(sample.admin_pages.items()):
+        pages.add_metric([result], count)
+    yield pages
+    yield _gauge("admin_pages_pending", "Admin pages waiting in the outbox.", sample.admin_outbox)
+
+
+def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(f"{NS}_{name}", doc, value=value)
+
+
+def counter_metrics(counters: Mapping[str, int]) -> Iterator[Metric]:
+    """The counters hash as counter families; unknown fields go to ``memory_worker_events``."""
+    families = {
+        prefix: _c(name, doc, [label]) for prefix, (name, label, doc) in COUNTER_FAMILIES.items()
+    }
+    other = _c("events", "Other pipeline counters, by name.", ["name"])
+    plain: dict[str, int] = {}
+    for name, value in sorted(counters.items()):
+        prefix, sep, label = name.partition(":")
+        if name in PLAIN_COUNTERS:
+            plain[name] = value
+        elif sep and prefix in families:
+            families[prefix].add_metric([label], value)
+        else:
+            other.add_metric([name], value)
+    yield from families.values()
+    for name, (metric, doc) in PLAIN_COUNTERS.items():
+        family = _c(metric, doc)
+        family.add_metric([], plain.get(name, 0))
+        yield family
+    yield other
+
+
+class MemoryCollector(Collector):
+    """The last good sample as Prometheus families, plus the sampler's own health."""
+
+    def __init__(self, sampler: Sampler) -> None:
+        self.sampler = sampler
+
+    def describe(self) -> Iterable[Metric]:
+        return []  # no collect() at registration time: the gauges are dynamic
+
+    def collect(self) -> Iterable[Metric]:
+        sampler = self.sampler
+        errors = _c("sample_errors", "Failed Redis samples (the last good values are kept).")
+        errors.add_metric([], sampler.errors)
+        yield errors
+        attempts = _c("sample_attempts", "Redis sample attempts (rate limited by the cache).")
+        attempts.add_metric([], sampler.attempts)
+        yield attempts
+        if sampler.last is None:
+            return  # absent until the first good sample: no misleading zeros
+        yield _gauge(
+            "sample_last_success_timestamp_seconds",
+            "Unix time of the last good Redis sample.",
+            sampler.last_success or 0.0,
+        )
+        yield from sample_metrics(sampler.last)

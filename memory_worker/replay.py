@@ -1,0 +1,435 @@
+"""Replay retired (or failed) runs (§11): pure selection and planning, one Lua script per batch.
+
+After an incident that retired runs (the seed incident retired 7,897 of them),
+an operator selects them by failure window, error code, reason, chat and
+prompt version, and gives them a fresh set of attempts:
+
+- attempts go back to 0 and ``retired`` is cleared, but the status stays
+  ``failed``: replayed runs wait in the ``runs:retry`` bucket (score = when
+  they become claimable), so they never count against the queued cap and
+  fresh runs keep being accepted;
+- the error log is kept and gains a ``{"kind": "replay"}`` entry;
+- availability can be staggered to a drain rate (``14/min``): the i-th run
+  becomes claimable ``i / rate`` after the replay, so a big replay drains
+  behind the fresh runs instead of starving them (claim takes due retries
+  before queued runs);
+- repeating a replay is a no-op: the apply script re-checks every run
+  (still ``failed``, attempts left to reset, still retired when replaying
+  retired runs) inside the same atomic step that changes it.
+
+The decisions (:func:`matches`, :func:`plan`, :func:`parse_rate`,
+:func:`parse_when`) are pure; :class:`ReplayStore` reads candidates and
+applies a plan with :data:`_APPLY`, one script call per batch.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+import orjson
+import structlog
+from arq.connections import ArqRedis
+
+from memory_worker.keys import Keys
+from memory_worker.models import ErrorLogEntry, RunStatus
+from memory_worker.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+#: Runs changed by one script call (one round trip, bounded script run time).
+BATCH_SIZE = 500
+
+
+class ReplayScope(StrEnum):
+    """Which runs a replay considers."""
+
+    RETIRED = "retired"  # failed with attempts exhausted (the default)
+    FAILED = "failed"  # every failed run, retired or still waiting for its backoff
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayFilter:
+    """What the operator asked for; ``None`` fields match everything."""
+
+    scope: ReplayScope = ReplayScope.RETIRED
+    since_ms: int | None = None
+    until_ms: int | None = None
+    error_code: str | None = None
+    reason: str | None = None
+    chat_id: int | None = None
+    prompt_version: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "scope": self.scope.value,
+            "since": _iso(self.since_ms),
+            "until": _iso(self.until_ms),
+            "error_code": self.error_code,
+            "reason": self.reason,
+            "chat_id": self.chat_id,
+            "prompt_version": self.prompt_version,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """The facts of one run that selection looks at (plain data, no message text)."""
+
+    id: str
+    chat_id: int
+    prompt_version: str
+    status: str
+    retired: bool
+    attempts: int
+    #: When the run last failed (its score in the retired / failed index), ms.
+    failed_at_ms: int
+    #: Code and reason of the last failure entry of the error log (replay entries skipped).
+    code: str | None
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayItem:
+    """One run to replay and when it becomes claimable again."""
+
+    run_id: str
+    chat_id: int
+    attempts: int
+    code: str | None
+    reason: str | None
+    failed_at_ms: int
+    available_at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayPlan:
+    """Everything a replay will do, computed before anything is written."""
+
+    filter: ReplayFilter
+    now_ms: int
+    rate_per_second: float | None
+    items: tuple[ReplayItem, ...]
+
+    @property
+    def by_code(self) -> dict[str, int]:
+        return dict(Counter(item.code or "-" for item in self.items).most_common())
+
+    @property
+    def by_reason(self) -> dict[str, int]:
+        return dict(Counter(item.reason or "-" for item in self.items).most_common())
+
+    @property
+    def last_available_ms(self) -> int | None:
+        return self.items[-1].available_at_ms if self.items else None
+
+
+@dataclass(slots=True)
+class ReplayOutcome:
+    """What the apply step did: replayed ids, and ids that changed since the selection."""
+
+    replayed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+# --- pure decisions --------------------------------------------------------------------------
+
+
+def last_failure(entries: Sequence[ErrorLogEntry]) -> ErrorLogEntry | None:
+    """The newest entry of an error log that is a failure (replay entries are skipped)."""
+    for entry in reversed(entries):
+        if entry.kind != "replay":
+            return entry
+    return None
+
+
+def eligible(candidate: Candidate, scope: ReplayScope) -> bool:
+    """Can this run be replayed at all? (The apply script checks the same, atomically.)"""
+    if candidate.status != RunStatus.FAILED.value or candidate.attempts <= 0:
+        return False
+    return candidate.retired or scope is ReplayScope.FAILED
+
+
+def matches(candidate: Candidate, wanted: ReplayFilter) -> bool:
+    """Does ``candidate`` fall in the operator's selection?"""
+    if not eligible(candidate, wanted.scope):
+        return False
+    if wanted.since_ms is not None and candidate.failed_at_ms < wanted.since_ms:
+        return False
+    if wanted.until_ms is not None and candidate.failed_at_ms > wanted.until_ms:
+        return False
+    if wanted.error_code is not None and (candidate.code or "").casefold() != (
+        wanted.error_code.casefold()
+    ):
+        return False
+    if wanted.reason is not None and (candidate.reason or "").casefold() != (
+        wanted.reason.casefold()
+    ):
+        return False
+    if wanted.chat_id is not None and candidate.chat_id != wanted.chat_id:
+        return False
+    return wanted.prompt_version is None or candidate.prompt_version == wanted.prompt_version
+
+
+def plan(
+    candidates: Iterable[Candidate],
+    wanted: ReplayFilter,
+    *,
+    now_ms: int,
+    rate_per_second: float | None = None,
+) -> ReplayPlan:
+    """Select the runs and space their availability at ``rate_per_second`` (None = all now).
+
+    Runs that failed first are replayed first; the i-th becomes claimable at
+    ``now + i / rate``.
+    """
+    if rate_per_second is not None and rate_per_second <= 0:
+        raise ValueError("rate must be positive")
+    selected = sorted(
+        (c for c in candidates if matches(c, wanted)), key=lambda c: (c.failed_at_ms, c.id)
+    )
+    items = tuple(
+        ReplayItem(
+            run_id=c.id,
+            chat_id=c.chat_id,
+            attempts=c.attempts,
+            code=c.code,
+            reason=c.reason,
+            failed_at_ms=c.failed_at_ms,
+            available_at_ms=now_ms
+            + (0 if rate_per_second is None else math.floor(i * 1000 / rate_per_second)),
+        )
+        for i, c in enumerate(selected)
+    )
+    return ReplayPlan(wanted, now_ms, rate_per_second, items)
+
+
+_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:/\s*(s|sec|second|m|min|minute|h|hour))?\s*$", re.I)
+_PER = {"s": 1.0, "sec": 1.0, "second": 1.0, "m": 60.0, "min": 60.0, "minute": 60.0}
+_PER |= {"h": 3600.0, "hour": 3600.0}
+
+
+def parse_rate(text: str) -> float:
+    """``"14/min"`` → runs per second (``/s``, ``/min``, ``/h``; a bare number is per minute)."""
+    found = _RATE.match(text)
+    if not found or float(found.group(1)) <= 0:
+        raise ValueError(f"rate {text!r}: expected e.g. 14/min, 2/s or 500/h")
+    unit = (found.group(2) or "min").lower()
+    return float(found.group(1)) / _PER[unit]
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$", re.I)
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+
+
+def parse_when(text: str, *, now: datetime) -> datetime:
+    """An RFC 3339 / ISO time (naive = UTC), or a duration ago: ``90m``, ``6h``, ``2d``."""
+    found = _DURATION.match(text)
+    if found:
+        seconds = float(found.group(1)) * _UNIT_SECONDS[found.group(2).lower()]
+        return now - timedelta(seconds=seconds)
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"time {text!r}: expected ISO 8601 (2026-11-01T10:00Z) or 6h / 2d ago"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def replay_entry(item: ReplayItem, *, now_ms: int) -> ErrorLogEntry:
+    """The error-log entry that records a replay (codes and counts only)."""
+    return ErrorLogEntry(
+        attempt=item.attempts,
+        failed_at=datetime.fromtimestamp(now_ms / 1000, tz=UTC),
+        code="replay",
+        reason=item.reason,
+        message=f"replayed by an operator: attempts {item.attempts} -> 0"
+        + (f" (last failure {item.code})" if item.code else ""),
+        kind="replay",
+    )
+
+
+def _iso(ms: int | None) -> str | None:
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat()
+
+
+# --- the Redis shell --------------------------------------------------------------------------
+
+_APPLY = """
+-- KEYS: retired, retry, status:failed, counters, then per run: run hash, error log
+-- ARGV: now, scope, log_max, then per run: id, available_at_ms, replay entry
+local now = ARGV[1]
+local replayed = {}
+local n = (#KEYS - 4) / 2
+for i = 1, n do
+  local rk, ek = KEYS[3 + 2 * i], KEYS[4 + 2 * i]
+  local id, at, entry = ARGV[1 + 3 * i], ARGV[2 + 3 * i], ARGV[3 + 3 * i]
+  local v = redis.call('HMGET', rk, 'status', 'retired', 'attempts')
+  if v[1] == 'failed' and tonumber(v[3] or '0') > 0
+     and (ARGV[2] ~= 'retired' or v[2] == '1') then
+    redis.call('RPUSH', ek, entry)
+    redis.call('LTRIM', ek, -tonumber(ARGV[3]), -1)
+    redis.call('HSET', rk, 'attempts', 0, 'retired', '0', 'next_attempt_at', at,
+      'updated_at', now)
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('ZADD', KEYS[2], at, id)
+    redis.call('ZADD', KEYS[3], now, id)
+    redis.call('HINCRBY', KEYS[4], 'replayed', 1)
+    replayed[#replayed + 1] = id
+  end
+end
+return replayed
+"""
+
+_FIELDS = ("chat_id", "prompt_version", "status", "retired", "attempts")
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else ("" if value is None else str(value))
+
+
+class ReplayStore:
+    """Reads replay candidates from the indexes and applies a plan atomically per batch."""
+
+    def __init__(self, redis: ArqRedis, settings: Settings, *, batch_size: int = BATCH_SIZE):
+        self.redis = redis
+        self.settings = settings
+        self.keys = Keys(settings.key_prefix)
+        self.batch_size = batch_size
+        self._apply = redis.register_script(_APPLY)
+
+    def _index(self, scope: ReplayScope) -> str:
+        if scope is ReplayScope.RETIRED:
+            return self.keys.retired
+        return self.keys.by_status(RunStatus.FAILED.value)
+
+    async def candidates(self, wanted: ReplayFilter, *, page: int = 2000) -> list[Candidate]:
+        """Runs of the scope's index inside the failure window (read only, paged)."""
+        low = "-inf" if wanted.since_ms is None else str(wanted.since_ms)
+        high = "+inf" if wanted.until_ms is None else str(wanted.until_ms)
+        index = self._index(wanted.scope)
+        found: list[Candidate] = []
+        offset = 0
+        while True:
+            rows = await self.redis.zrangebyscore(
+                index, low, high, start=offset, num=page, withscores=True
+            )
+            if not rows:
+                return found
+            found.extend(await self._facts([(_text(m), int(s)) for m, s in rows]))
+            if len(rows) < page:
+                return found
+            offset += page
+
+    async def _facts(self, rows: Sequence[tuple[str, int]]) -> list[Candidate]:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for run_id, _ in rows:
+                pipe.hmget(self.keys.run(run_id), list(_FIELDS))
+                pipe.lrange(self.keys.run(run_id) + ":errors", 0, -1)
+            raw = await pipe.execute()
+        out: list[Candidate] = []
+        for (run_id, score), values, errors in zip(rows, raw[0::2], raw[1::2], strict=True):
+            chat_id, prompt_version, status, retired, attempts = (_text(v) for v in values)
+            if not status:
+                continue  # the run expired or was deleted since the index was read
+            entry = last_failure([ErrorLogEntry.model_validate_json(e) for e in errors])
+            out.append(
+                Candidate(
+                    id=run_id,
+                    chat_id=int(chat_id),
+                    prompt_version=prompt_version,
+                    status=status,
+                    retired=retired == "1",
+                    attempts=int(attempts or 0),
+                    failed_at_ms=score,
+                    code=entry.code if entry else None,
+                    reason=entry.reason if entry else None,
+                )
+            )
+        return out
+
+    async def plan(
+        self, wanted: ReplayFilter, *, now_ms: int, rate_per_second: float | None = None
+    ) -> ReplayPlan:
+        """Read the candidates and plan the replay (writes nothing)."""
+        return plan(
+            await self.candidates(wanted), wanted, now_ms=now_ms, rate_per_second=rate_per_second
+        )
+
+    async def apply(
+        self,
+        replay: ReplayPlan,
+        *,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> ReplayOutcome:
+        """Apply ``replay`` in batches of one script call each; re-checks every run."""
+        outcome = ReplayOutcome()
+        k = self.keys
+        for start in range(0, len(replay.items), self.batch_size):
+            batch = replay.items[start : start + self.batch_size]
+            keys = [k.retired, k.retry, k.by_status(RunStatus.FAILED.value), k.counters]
+            args: list[str | int | bytes] = [
+                replay.now_ms,
+                replay.filter.scope.value,
+                self.settings.error_log_max_entries,
+            ]
+            for item in batch:
+                keys += [k.run(item.run_id), k.run(item.run_id) + ":errors"]
+                entry = replay_entry(item, now_ms=replay.now_ms)
+                args += [item.run_id, item.available_at_ms, entry.model_dump_json()]
+            done = {_text(x) for x in await self._apply(keys=keys, args=args)}
+            replayed = [item for item in batch if item.run_id in done]
+            outcome.replayed.extend(item.run_id for item in replayed)
+            outcome.skipped.extend(item.run_id for item in batch if item.run_id not in done)
+            if replayed:
+                log.info(
+                    "runs_replayed",
+                    count=len(replayed),
+                    run_ids=[item.run_id for item in replayed],
+                    chat_ids=sorted({item.chat_id for item in replayed}),
+                    attempt=0,
+                    reasons=dict(Counter(item.reason or "-" for item in replayed)),
+                )
+            if on_batch is not None:
+                on_batch(len(batch))
+        return outcome
+
+
+def plan_json(replay: ReplayPlan, outcome: ReplayOutcome | None, *, dry_run: bool) -> bytes:
+    """The ``replay --json`` document."""
+    skipped = set(outcome.skipped) if outcome else set()
+    doc = {
+        "dry_run": dry_run,
+        "filter": replay.filter.as_dict(),
+        "matched": len(replay.items),
+        "replayed": len(outcome.replayed) if outcome else 0,
+        "skipped": sorted(skipped),
+        "rate_per_minute": None
+        if replay.rate_per_second is None
+        else round(replay.rate_per_second * 60, 6),
+        "first_available_at": _iso(replay.items[0].available_at_ms) if replay.items else None,
+        "last_available_at": _iso(replay.last_available_ms),
+        "by_code": replay.by_code,
+        "by_reason": replay.by_reason,
+        "runs": [
+            {
+                "id": item.run_id,
+                "chat_id": item.chat_id,
+                "attempts": item.attempts,
+                "code": item.code,
+                "reason": item.reason,
+                "failed_at": _iso(item.failed_at_ms),
+                "available_at": _iso(item.available_at_ms),
+                "replayed": outcome is not None and item.run_id not in skipped,
+            }
+            for item in replay.items
+        ],
+    }
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2)

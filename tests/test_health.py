@@ -1,0 +1,184 @@
+"""Health and readiness (§11): /healthz alive, /readyz follows Redis and the worker loop,
+and a farm outage shows in the body, not as unreadiness."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from llm_client import BackendUnavailable
+from llm_client.breaker import Outcome
+from memory_worker.embedded import EmbeddedValkey
+from memory_worker.health import readiness
+from memory_worker.metrics import fleet_breakers, route_target_ids
+from memory_worker.processing import ProcessResult
+from memory_worker.run_store import ClaimedRun, RunStore
+from memory_worker.serve import HealthServer
+from memory_worker.settings import Settings
+from memory_worker.worker import Pipeline
+from tests.factories import make_request
+
+NOW = 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("redis_ok", "runs_worker", "heartbeat", "ready", "problems"),
+    [
+        (True, False, None, True, ()),
+        (False, False, None, False, ("redis_unreachable",)),
+        (True, True, NOW - 1_000, True, ()),
+        (True, True, NOW - 60_000, True, ()),
+        (True, True, NOW - 60_001, False, ("worker_loop_stalled",)),
+        (True, True, None, False, ("worker_starting",)),
+        (False, True, NOW - 61_000, False, ("redis_unreachable", "worker_loop_stalled")),
+    ],
+    ids=[
+        "serve-only",
+        "redis-down",
+        "fresh-loop",
+        "at-threshold",
+        "stalled",
+        "starting",
+        "both",
+    ],
+)
+def test_readiness_decision(
+    redis_ok: bool,
+    runs_worker: bool,
+    heartbeat: int | None,
+    ready: bool,
+    problems: tuple[str, ...],
+) -> None:
+    verdict = readiness(
+        redis_ok=redis_ok,
+        runs_worker=runs_worker,
+        loop_heartbeat_ms=heartbeat,
+        now_ms=NOW,
+        stall_seconds=60.0,
+    )
+    assert verdict.ready is ready
+    assert verdict.problems == problems
+
+
+async def get(url: str) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=5) as client:
+        return await client.get(url)
+
+
+@pytest.fixture
+async def own_valkey(tmp_path: Path) -> AsyncIterator[EmbeddedValkey]:
+    server = EmbeddedValkey(tmp_path / "valkey").ensure()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def test_readyz_follows_redis_within_two_seconds(
+    own_valkey: EmbeddedValkey, tmp_path: Path
+) -> None:
+    settings = Settings(redis_url=own_valkey.url, key_prefix="h:", data_dir=tmp_path / "var")
+    server = HealthServer(settings, own_valkey.url, port=0)
+    await server.start()
+    try:
+        assert (await get(server.base_url + "/healthz")).status_code == 200
+        ready = await get(server.base_url + "/readyz")
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["redis"]["ok"] is True
+
+        port = own_valkey.port
+        own_valkey.stop()
+        gone = time.monotonic()
+        while True:
+            answer = await get(server.base_url + "/readyz")
+            if answer.status_code == 503:
+                break
+            assert time.monotonic() - gone < 2.0, "readyz still 200 two seconds after Redis left"
+            await asyncio.sleep(0.05)
+        assert time.monotonic() - gone < 2.0
+        assert answer.json()["problems"] == ["redis_unreachable"]
+        assert (await get(server.base_url + "/healthz")).status_code == 200  # still alive
+
+        back = EmbeddedValkey(tmp_path / "valkey", port=port).ensure()
+        try:
+            deadline = time.monotonic() + 10
+            while (await get(server.base_url + "/readyz")).status_code != 200:
+                assert time.monotonic() < deadline, "readyz did not recover"
+                await asyncio.sleep(0.05)
+        finally:
+            back.stop()
+    finally:
+        await server.stop()
+
+
+class Unreachable:
+    """A processor whose farm is down (what the Discovery client raises on UPSTREAM_ERROR)."""
+
+    async def __call__(self, run: ClaimedRun, *, deadline: float) -> ProcessResult:
+        raise BackendUnavailable("UPSTREAM_ERROR: name resolution failed", code="UPSTREAM_ERROR")
+
+
+async def test_farm_outage_is_ready_with_the_outage_in_the_body(
+    settings: Settings, redis: Any
+) -> None:
+    store = RunStore(redis, settings)
+    await store.enqueue(make_request(5))
+    pipeline = Pipeline(settings=settings, redis=redis, processor=Unreachable())
+    await pipeline.heartbeat()
+    assert await pipeline.tick("job-1") == "deferred"  # released, deferral recorded
+    breakers = fleet_breakers(redis, settings)
+    target = route_target_ids(settings)[0]
+    for _ in range(settings.breaker_failure_threshold):
+        permit = await breakers.acquire(target, lease_seconds=5)
+        assert permit is not None
+        await breakers.record(target, permit, Outcome.FAILURE)
+
+    server = HealthServer(
+        settings, settings.redis_url or "", port=0, worker_heartbeat=lambda: pipeline.last_loop_ms
+    )
+    await server.start()
+    try:
+        answer = await get(server.base_url + "/readyz")
+    finally:
+        await server.stop()
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["status"] == "ready"
+    assert body["farm_outage"] is True
+    assert body["pipeline_deferred_since"] is not None
+    assert body["open_breakers"] == [target]
+    assert body["ticks"]["delayed"] == 1
+    assert body["worker"]["loop_heartbeat_age_s"] < 5
+    run = (await store.list_runs())[0]
+    assert run.attempts == 0
+    assert run.releases == 1
+
+
+async def test_stalled_worker_loop_is_unready(settings: Settings, redis: Any) -> None:
+    stale = int(time.time() * 1000) - int(settings.readiness_stall_seconds * 1000) - 5_000
+    server = HealthServer(
+        settings, settings.redis_url or "", port=0, worker_heartbeat=lambda: stale
+    )
+    await server.start()
+    try:
+        answer = await get(server.base_url + "/readyz")
+        starting = HealthServer(
+            settings, settings.redis_url or "", port=0, worker_heartbeat=lambda: None
+        )
+        await starting.start()
+        try:
+            before_start = await get(starting.base_url + "/readyz")
+        finally:
+            await starting.stop()
+    finally:
+        await server.stop()
+    assert answer.status_code == 503
+    assert answer.json()["problems"] == ["worker_loop_stalled"]
+    assert before_start.status_code == 503
+    assert before_start.json()["problems"] == ["worker_starting"]
