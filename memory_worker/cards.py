@@ -551,6 +551,8 @@ local function set_vector(c, blob)
   if blank(c.row) then
     local n = redis.call('RPUSH', key('vecids'), c.id .. '|' .. c.sk)
     c.row = int(n - 1)
+  else
+    redis.call('INCR', key('vecrw'))
   end
   redis.call('SETRANGE', key('vec'), num(c.row) * dim, blob)
   local flag = '\0'
@@ -815,34 +817,109 @@ return cjson.encode(counts)
 
 # --- the vector cache ---------------------------------------------------------------------
 
+#: KEYS[1] = vecver. ARGV[1] = key base, ARGV[2] = cached version, ARGV[3] = cached rows,
+#: ARGV[4] = cached row-rewrite counter (``vecrw``). Answers {version} when the cache is
+#: current; {version, 'full'} when it must be rebuilt (empty, or a row was rewritten);
+#: otherwise the delta: {version, rewrites, dim, first new row, mask, new rows, new ids}.
+#: (A full matrix is read with plain GETs: megabytes are cheaper outside Lua.)
+_REFRESH_LUA = r"""
+local base = ARGV[1]
+local version = redis.call('GET', KEYS[1]) or '0'
+if version == ARGV[2] then return {version} end
+local rewrites = redis.call('GET', base .. 'vecrw') or '0'
+local dim = tonumber(redis.call('HGET', base .. 'meta', 'dim') or '0') or 0
+local from = tonumber(ARGV[3]) or 0
+if rewrites ~= ARGV[4] or dim == 0 or from == 0 then return {version, 'full'} end
+local rows = redis.call('GETRANGE', base .. 'vec', from * dim, -1)
+local mask = redis.call('GET', base .. 'vecmask') or ''
+local ids = redis.call('LRANGE', base .. 'vecids', from, -1)
+return {version, rewrites, tostring(dim), tostring(from), mask, rows, ids}
+"""
 
-@dataclass(slots=True)
+
 class _Matrix:
-    """A chat's searchable rows at one ``vecver``: ids, scope codes, unit float32 rows."""
+    """A chat's vector rows at one ``vecver``: ids, scope codes, unit float32 rows, live flags.
 
-    version: bytes
-    ids: list[str]
-    scopes: np.ndarray[Any, np.dtype[np.int32]]
-    scope_codes: dict[str, int]
-    rows: np.ndarray[Any, np.dtype[np.float32]]
+    Rows only ever get appended (a card keeps its row for life) or, rarely,
+    rewritten; a refresh after appends and status changes fetches just the
+    new rows and the one-byte-a-row mask.
+    """
+
+    def __init__(self, dim: int) -> None:
+        self.version = b""
+        self.rewrites = b""
+        self.dim = dim
+        self.ids: list[str] = []
+        self.scope_codes: dict[str, int] = {}
+        self._rows = np.zeros((0, max(dim, 1)), dtype=np.float32)
+        self._scopes = np.zeros(0, dtype=np.int32)
+        self._nonzero = np.zeros(0, dtype=bool)
+        self.live = np.zeros(0, dtype=bool)
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    @property
+    def rows(self) -> np.ndarray[Any, np.dtype[np.float32]]:
+        return self._rows[: self.count]
+
+    @property
+    def scopes(self) -> np.ndarray[Any, np.dtype[np.int32]]:
+        return self._scopes[: self.count]
 
     @property
     def nbytes(self) -> int:
-        return int(self.rows.nbytes + self.scopes.nbytes + 64 * len(self.ids))
+        return int(self._rows.nbytes + self._scopes.nbytes + 64 * self.count)
+
+    def append(self, blob: bytes, entries: Sequence[bytes]) -> None:
+        """Add rows (int8 bytes) and their ``id|scope`` entries; rows are unit-normalised."""
+        fresh = min(len(entries), len(blob) // self.dim) if self.dim else 0
+        if fresh == 0:
+            return
+        block = np.frombuffer(blob, dtype=np.int8, count=fresh * self.dim).reshape(fresh, self.dim)
+        first, need = self.count, self.count + fresh
+        if need > self._rows.shape[0]:
+            capacity = need if first == 0 else max(need, 2 * self._rows.shape[0])
+            rows = np.empty((capacity, self.dim), dtype=np.float32)
+            rows[:first] = self.rows
+            scopes = np.zeros(capacity, dtype=np.int32)
+            scopes[:first] = self.scopes
+            nonzero = np.zeros(capacity, dtype=bool)
+            nonzero[:first] = self._nonzero[:first]
+            self._rows, self._scopes, self._nonzero = rows, scopes, nonzero
+        target = self._rows[first:need]
+        target[...] = block
+        norms = np.sqrt(np.einsum("ij,ij->i", target, target))
+        self._nonzero[first:need] = norms > 0
+        target *= (1.0 / np.where(norms > 0, norms, 1.0))[:, None]
+        codes = self.scope_codes
+        for offset, entry in enumerate(entries[:fresh]):
+            card_id, _, sk = entry.decode().partition("|")
+            code = codes.get(sk)
+            if code is None:
+                code = codes[sk] = len(codes)
+            self._scopes[first + offset] = code
+            self.ids.append(card_id)
+
+    def set_mask(self, mask: bytes) -> None:
+        flags = np.zeros(self.count, dtype=np.uint8)
+        have = min(len(mask), self.count)
+        flags[:have] = np.frombuffer(mask, dtype=np.uint8, count=have)
+        self.live = (flags == 1) & self._nonzero[: self.count]
 
 
 @dataclass
 class _VectorCache:
-    """Per-process LRU of chat matrices, bounded by bytes, revalidated by version."""
+    """Per-process LRU of chat matrices, bounded by bytes."""
 
     max_bytes: int
     entries: OrderedDict[int, _Matrix] = field(default_factory=OrderedDict)
 
-    def get(self, chat_id: int, version: bytes) -> _Matrix | None:
+    def get(self, chat_id: int) -> _Matrix | None:
         entry = self.entries.get(chat_id)
-        if entry is None or entry.version != version:
-            return None
-        self.entries.move_to_end(chat_id)
+        if entry is not None:
+            self.entries.move_to_end(chat_id)
         return entry
 
     def put(self, chat_id: int, matrix: _Matrix) -> None:
@@ -852,36 +929,6 @@ class _VectorCache:
         while total > self.max_bytes and len(self.entries) > 1:
             _, evicted = self.entries.popitem(last=False)
             total -= evicted.nbytes
-
-
-def _build_matrix(
-    version: bytes, dim: int, vec: bytes, mask: bytes, entries: Sequence[bytes]
-) -> _Matrix:
-    count = len(entries)
-    empty = _Matrix(version, [], np.zeros(0, np.int32), {}, np.zeros((0, max(dim, 1)), np.float32))
-    if dim <= 0 or count == 0:
-        return empty
-    raw = np.zeros(count * dim, dtype=np.int8)
-    have = min(len(vec), count * dim)
-    raw[:have] = np.frombuffer(vec, dtype=np.int8, count=have)
-    flags = np.zeros(count, dtype=np.uint8)
-    flags[: min(len(mask), count)] = np.frombuffer(
-        mask, dtype=np.uint8, count=min(len(mask), count)
-    )
-    matrix = raw.reshape(count, dim).astype(np.float32)
-    norms = np.linalg.norm(matrix, axis=1)
-    keep = np.flatnonzero((flags == 1) & (norms > 0))
-    if keep.size == 0:
-        return empty
-    rows = matrix[keep] / norms[keep, None]
-    ids: list[str] = []
-    codes: dict[str, int] = {}
-    scopes = np.empty(keep.size, dtype=np.int32)
-    for pos, index in enumerate(keep.tolist()):
-        card_id, _, sk = entries[index].decode().partition("|")
-        ids.append(card_id)
-        scopes[pos] = codes.setdefault(sk, len(codes))
-    return _Matrix(version, ids, scopes, codes, np.ascontiguousarray(rows, dtype=np.float32))
 
 
 # --- the store ------------------------------------------------------------------------------
@@ -898,6 +945,7 @@ class CardStore:
         self._apply = redis.register_script(_APPLY_LUA)
         self._expire = redis.register_script(_EXPIRE_LUA)
         self._fold = redis.register_script(_FOLD_LUA)
+        self._refresh = redis.register_script(_REFRESH_LUA)
         self._cache = _VectorCache(max_bytes=vector_cache_bytes)
 
     @property
@@ -1131,18 +1179,37 @@ class CardStore:
         return visible[:limit] if limit is not None else visible
 
     async def _matrix(self, chat_id: int) -> _Matrix:
-        version = await self._redis.get(self.key(chat_id, "vecver")) or b"0"
-        cached = self._cache.get(chat_id, version)
-        if cached is not None:
+        """The chat's matrix: one script call when current or after appends, a full read else."""
+        cached = self._cache.get(chat_id)
+        reply = list(
+            await self._refresh(
+                keys=[self.key(chat_id, "vecver")],
+                args=[
+                    self._base(chat_id),
+                    cached.version if cached else b"",
+                    cached.count if cached else 0,
+                    cached.rewrites if cached else b"",
+                ],
+            )
+        )
+        if cached is not None and len(reply) == 1:
             return cached
-        pipe = self._redis.pipeline(transaction=True)
-        pipe.get(self.key(chat_id, "vecver"))
-        pipe.hget(self.key(chat_id, "meta"), "dim")
-        pipe.get(self.key(chat_id, "vec"))
-        pipe.get(self.key(chat_id, "vecmask"))
-        pipe.lrange(self.key(chat_id, "vecids"), 0, -1)
-        fresh, dim, vec, mask, entries = await pipe.execute()
-        matrix = _build_matrix(fresh or b"0", int(dim or 0), vec or b"", mask or b"", entries)
+        if len(reply) == 7 and cached is not None and cached.count == int(reply[3]):
+            version, rewrites, _, _, mask, rows, entries = reply
+            matrix = cached
+        else:  # empty cache, a rewritten row, or another query of ours refreshed meanwhile
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.get(self.key(chat_id, "vecver"))
+            pipe.get(self.key(chat_id, "vecrw"))
+            pipe.hget(self.key(chat_id, "meta"), "dim")
+            pipe.get(self.key(chat_id, "vecmask"))
+            pipe.get(self.key(chat_id, "vec"))
+            pipe.lrange(self.key(chat_id, "vecids"), 0, -1)
+            version, rewrites, dim, mask, rows, entries = await pipe.execute()
+            matrix = _Matrix(int(dim or 0))
+        matrix.append(rows or b"", entries)
+        matrix.set_mask(mask or b"")
+        matrix.version, matrix.rewrites = version or b"0", rewrites or b"0"
         self._cache.put(chat_id, matrix)
         return matrix
 
@@ -1172,7 +1239,7 @@ class CardStore:
         norm = float(np.linalg.norm(query))
         if query.shape != (matrix.rows.shape[1],) or norm == 0.0:
             return []
-        scores = matrix.rows @ (query / norm)
+        scores = np.where(matrix.live, matrix.rows @ (query / norm), -np.inf)
         allowed: frozenset[str] | None = None
         if scope_keys is not None:
             allowed = frozenset(scope_keys)

@@ -487,3 +487,56 @@ def test_dedup_hash_is_scope_and_wording_sensitive() -> None:
     assert dedup_hash("chat", "Alice", "likes", "tea", "Alice likes green tea.") != base
     card = new("x")
     assert dataclasses.replace(card, fact_text="X!").dedup_hash == card.dedup_hash
+
+
+async def test_the_cached_matrix_follows_appends_status_changes_and_rewrites(
+    redis: Any, key_prefix: str
+) -> None:
+    reader, writer = CardStore(redis, Keys(key_prefix)), CardStore(redis, Keys(key_prefix))
+    queries = [vec(500 + i) for i in range(6)]
+
+    async def same_as_a_fresh_reader() -> None:
+        fresh = CardStore(redis, Keys(key_prefix))
+        for query in queries:
+            cached = await reader.similar_cards(CHAT, query, 8, now=T0)
+            exact = await fresh.similar_cards(CHAT, query, 8, now=T0)
+            assert [(c.id, round(s, 5)) for c, s in cached] == [
+                (c.id, round(s, 5)) for c, s in exact
+            ]
+
+    await writer.apply_run(
+        CHAT, "r1", writes(*(new(f"f{i}", predicate=f"p{i}", seed=i) for i in range(30))), now=T0
+    )
+    await same_as_a_fresh_reader()
+    await writer.apply_run(  # appends and a status change
+        CHAT,
+        "r2",
+        writes(
+            *(new(f"g{i}", predicate=f"q{i}", seed=100 + i) for i in range(300)),
+            resolutions=[ResolutionWrite("3", ResolutionOp.SUPERSEDE, new_index=0)],
+        ),
+        now=T0,
+    )
+    await same_as_a_fresh_reader()
+    digest = dedup_hash(f"user:{ALICE}", "Alice", "p4", "", "rewritten")
+    await writer.apply_run(  # a row rewrite invalidates the cached rows
+        CHAT,
+        "r3",
+        writes(
+            resolutions=[
+                ResolutionWrite(
+                    "5",
+                    ResolutionOp.UPDATE,
+                    new_fact_text="rewritten",
+                    new_dedup_hash=digest,
+                    embedding=queries[0],
+                )
+            ]
+        ),
+        now=T0,
+    )
+    top = await reader.similar_cards(CHAT, queries[0], 1, now=T0)
+    assert [c.fact_text for c, _ in top] == ["rewritten"]
+    await same_as_a_fresh_reader()
+    results = await asyncio.gather(*(reader.similar_cards(CHAT, q, 5, now=T0) for q in queries * 3))
+    assert all(len(r) == 5 for r in results)
