@@ -1,0 +1,85 @@
+"""Slot efficiency: the farm answers each extraction after 1 s; pipeline target 16.
+
+Ideal throughput is 16 runs/s (16 slots, 1 s each). Four worker processes ×
+concurrency 4 run the real pipeline (claim → Discovery submit/poll →
+embed → complete → follow-up ticks). Prints completed runs/s in the steady
+state (after the ramp 1 → 16) and overall, as ratios to the ideal (target ≥ 0.9).
+
+    python bench/slot_efficiency.py [--runs 480] [--job-seconds 1.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+
+from common import fill, fresh_bench
+
+from memory_worker.api import MemoryQueue
+from memory_worker.connections import RedisHandle
+from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+from memory_worker.fleet import Fleet
+from memory_worker.run_store import RunStore
+from memory_worker.ticks import TickQueue
+
+TARGET = 16
+
+
+async def main(runs: int, job_seconds: float) -> None:
+    async with (
+        fresh_bench(worker_concurrency=4, pipeline_target=TARGET) as bench,
+        FarmSimulator(submit_block_seconds=job_seconds * 5) as sim,
+    ):
+        if True:
+            sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=job_seconds))
+            store = RunStore(bench.redis, bench.settings)
+            await fill(store, runs)
+            queue = MemoryQueue(
+                RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings
+            )
+            ticks = TickQueue(bench.redis, queue.keys)
+            fleet = Fleet(
+                bench.settings,
+                bench.tmp,
+                {
+                    "discovery_base_url": sim.base_url,
+                    "worker_concurrency": 4,
+                    "pipeline_target": TARGET,
+                },
+            )
+            fleet.start(4)
+            try:
+                await asyncio.sleep(4)  # workers up
+                t0 = time.perf_counter()
+                await queue.wake()
+                samples: list[tuple[float, int, int]] = []
+                while True:
+                    done = (await store.counts())["completed"]
+                    running = (await ticks.counts()).running
+                    samples.append((time.perf_counter() - t0, done, running))
+                    if done >= runs:
+                        break
+                    await asyncio.sleep(0.1)
+                total = time.perf_counter() - t0
+            finally:
+                fleet.stop_all()
+    at_target = next((s for s in samples if s[2] >= TARGET), samples[0])
+    tail = next((s for s in samples if s[1] >= runs - TARGET), samples[-1])
+    steady = (tail[1] - at_target[1]) / max(tail[0] - at_target[0], 1e-9)
+    ideal = TARGET / job_seconds
+    print(f"ramp to {TARGET} running ticks: {at_target[0]:.1f} s")
+    print(
+        f"steady state: {steady:.2f} runs/s vs ideal {ideal:.0f}/s -> {steady / ideal:.3f} (target >= 0.9)"
+    )
+    print(
+        f"overall: {runs} runs in {total:.1f} s = {runs / total:.2f} runs/s -> {runs / total / ideal:.3f} of ideal"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=480)
+    parser.add_argument("--job-seconds", type=float, default=1.0)
+    args = parser.parse_args()
+    asyncio.run(main(args.runs, args.job_seconds))
