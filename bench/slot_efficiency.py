@@ -31,39 +31,38 @@ async def main(runs: int, job_seconds: float) -> None:
         fresh_bench(worker_concurrency=4, pipeline_target=TARGET) as bench,
         FarmSimulator(submit_block_seconds=job_seconds * 5) as sim,
     ):
-        if True:
-            sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=job_seconds))
-            store = RunStore(bench.redis, bench.settings)
-            await fill(store, runs)
-            queue = MemoryQueue(
-                RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings
-            )
-            ticks = TickQueue(bench.redis, queue.keys)
-            fleet = Fleet(
-                bench.settings,
-                bench.tmp,
-                {
-                    "discovery_base_url": sim.base_url,
-                    "worker_concurrency": 4,
-                    "pipeline_target": TARGET,
-                },
-            )
-            fleet.start(4)
-            try:
-                await asyncio.sleep(4)  # workers up
-                t0 = time.perf_counter()
-                await queue.wake()
-                samples: list[tuple[float, int, int]] = []
-                while True:
-                    done = (await store.counts())["completed"]
-                    running = (await ticks.counts()).running
-                    samples.append((time.perf_counter() - t0, done, running))
-                    if done >= runs:
-                        break
-                    await asyncio.sleep(0.1)
-                total = time.perf_counter() - t0
-            finally:
-                fleet.stop_all()
+        sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=job_seconds))
+        store = RunStore(bench.redis, bench.settings)
+        await fill(store, runs)
+        queue = MemoryQueue(
+            RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings
+        )
+        ticks = TickQueue(bench.redis, queue.keys)
+        fleet = Fleet(
+            bench.settings,
+            bench.tmp,
+            {
+                "discovery_base_url": sim.base_url,
+                "worker_concurrency": 4,
+                "pipeline_target": TARGET,
+            },
+        )
+        fleet.start(4)
+        try:
+            await asyncio.sleep(4)  # workers up
+            t0 = time.perf_counter()
+            await queue.wake()
+            samples: list[tuple[float, int, int]] = []
+            while True:
+                done = (await store.counts())["completed"]
+                running = (await ticks.counts()).running
+                samples.append((time.perf_counter() - t0, done, running))
+                if done >= runs:
+                    break
+                await asyncio.sleep(0.1)
+            total = time.perf_counter() - t0
+        finally:
+            fleet.stop_all()
     at_target = next((s for s in samples if s[2] >= TARGET), samples[0])
     tail = next((s for s in samples if s[1] >= runs - TARGET), samples[-1])
     steady = (tail[1] - at_target[1]) / max(tail[0] - at_target[0], 1e-9)
