@@ -62,6 +62,8 @@ local function s(x) return string.format('%d', x) end
 # mode "normal": closed → shared permit; open → probe only after the cooldown, one at a time.
 # mode "failopen": like normal, but during the cooldown the probe is granted when the
 # workflow's fleet-wide fail-open permit (SET NX PX) is free, which it then takes.
+# Any probe granted with failopen_px > 0 also holds the workflow's fail-open permit for
+# that long: a route's half-open probe is that interval's probe, no fail-open on top.
 # Returns {granted, generation, probe, failopen_taken}.
 _ACQUIRE = (
     _LIB
@@ -81,6 +83,9 @@ end
 gen = gen + 1
 redis.call('HSET', h, 'gen', s(gen), 'probe_until', s(now + tonumber(ARGV[2])))
 redis.call('PEXPIRE', h, ARGV[5])
+if taken == 0 and tonumber(ARGV[4]) > 0 then
+  redis.call('SET', KEYS[2], s(now), 'PX', ARGV[4])
+end
 return {1, gen, 1, taken}
 """
 )
@@ -236,10 +241,24 @@ class BreakerStore:
         return int(self._clock() * 1000)
 
     async def acquire(
-        self, target: str, *, lease_seconds: float, now_ms: int | None = None
+        self,
+        target: str,
+        *,
+        lease_seconds: float,
+        workflow: str | None = None,
+        interval_seconds: float = 0.0,
+        now_ms: int | None = None,
     ) -> Permit | None:
-        """Leave for one attempt on ``target`` (``breaker.acquire``), or None if refused."""
-        permit, _ = await self._run_acquire(target, "", lease_seconds, "normal", 0.0, now_ms)
+        """Leave for one attempt on ``target`` (``breaker.acquire``), or None if refused.
+
+        With ``workflow``, a probe permit also holds that workflow's fail-open permit
+        for ``interval_seconds``, so a fully open route gets no extra fail-open probe
+        right after a half-open one."""
+        failopen = self._keys.failopen_permit(workflow) if workflow else ""
+        interval = interval_seconds if workflow else 0.0
+        permit, _ = await self._run_acquire(
+            target, failopen, lease_seconds, "normal", interval, now_ms
+        )
         return permit
 
     async def acquire_failopen(
@@ -280,7 +299,7 @@ class BreakerStore:
                 now,
                 max(round(lease_seconds * 1000), 1),
                 mode,
-                max(round(interval_seconds * 1000), 1),
+                max(round(interval_seconds * 1000), 0 if mode == "normal" else 1),
                 STATE_TTL_MS,
             ],
         )

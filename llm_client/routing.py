@@ -415,7 +415,12 @@ class _Walk(Generic[T]):
         for target in candidates:
             if self._budget_spent():
                 break
-            permit = await self.w.breakers.acquire(target.id, lease_seconds=self._lease())
+            permit = await self.w.breakers.acquire(
+                target.id,
+                lease_seconds=self._lease(),
+                workflow=self.workflow,
+                interval_seconds=self.w.config.probe_interval_seconds,
+            )
             if permit is None:
                 continue  # open (or probe taken elsewhere): skipped, no hop
             granted += 1

@@ -140,6 +140,27 @@ async def test_failopen_does_not_take_the_permit_when_a_probe_is_live(
     assert await store.failopen_free("embedding")
 
 
+async def test_a_half_open_probe_is_the_interval_s_failopen_probe(
+    redis: Redis, key_prefix: str
+) -> None:
+    store = make_store(redis, key_prefix)
+    await charge(store, 5, T0)
+    probe = await store.acquire(
+        TARGET,
+        lease_seconds=60,
+        workflow="memory_extraction",
+        interval_seconds=15,
+        now_ms=T0 + 31_000,
+    )
+    assert probe is not None
+    assert not await store.failopen_free("memory_extraction")
+    await store.record(TARGET, probe, Outcome.FAILURE, now_ms=T0 + 31_010)  # fast failure
+    extra, _ = await store.acquire_failopen(
+        TARGET, "memory_extraction", lease_seconds=60, interval_seconds=15, now_ms=T0 + 31_020
+    )
+    assert extra is None  # no fail-open probe on top of the half-open one
+
+
 async def test_reset_and_list(redis: Redis, key_prefix: str) -> None:
     store = make_store(redis, key_prefix)
     await charge(store, 5, T0)

@@ -1,0 +1,559 @@
+"""Admin reports (§9): which events page the admins, fleet-wide dedup, the page, delivery.
+
+Functional core:
+
+- :func:`page_decision` — actionable events only: ``circuit_open_exhaustion``,
+  ``all_attempts_exhausted`` with more than one failed attempt,
+  ``route_unavailable``, ``no_candidates``, ``capacity_wait_timeout`` and the
+  pipeline's ``runs_retired``; an event's ``admin_actionable`` overrides.
+- :func:`dedup_step` — per dedupe key, the first event of a cooldown window
+  pages and opens the window; repeats inside it are counted; the next page
+  after the window reports "suppressed repeats: N". The record remembers
+  when the incident began ("since") and lives one more cooldown after its
+  window, so an incident that goes quiet for that long starts afresh.
+- :func:`render_page` — the aggregated plain-text page: workflow, target,
+  reason, the route's breaker states, since when, runs waiting, suppressed
+  repeats. Built only from identifiers, codes and counts: never message text,
+  card text, tokens or URLs.
+
+Imperative shell (:class:`AdminReporter`, an event sink):
+
+- the dedup runs as one Lua script shared by the whole fleet;
+- a page is written to a Redis outbox (``admin_page(id)`` + ``admin_outbox``
+  ZSET id → next attempt); :meth:`AdminReporter.emit` never raises and never
+  waits on a channel, so the pipeline is never blocked by paging;
+- :meth:`AdminReporter.run` (one per worker) claims due pages with a lease,
+  sends them to every channel not yet done, and retries failures with
+  exponential backoff up to ``max_attempts``;
+- without an external channel (Telegram / webhook) pages are only logged and
+  the cooldown is not consumed;
+- counters ``queued / sent / suppressed / failed / not_configured /
+  delivery_errors`` live in ``admin_counters`` for metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any, Protocol, cast
+
+import structlog
+from redis.asyncio import Redis
+
+from llm_client.breaker import BreakerView, Circuit
+from llm_client.breaker_store import BreakerStore
+from llm_client.events import EventType, RoutingEvent, safe_token
+from llm_client.routes import RoutesConfig
+from memory_worker.notifiers import DeliveryFailed, LogNotifier, Notifier, Page, external
+from memory_worker.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+#: Event types that page the admins (subject to the rules of :func:`page_decision`).
+ACTIONABLE: frozenset[str] = frozenset(
+    {
+        EventType.CIRCUIT_OPEN_EXHAUSTION,
+        EventType.ALL_ATTEMPTS_EXHAUSTED,
+        EventType.ROUTE_UNAVAILABLE,
+        EventType.NO_CANDIDATES,
+        EventType.CAPACITY_WAIT_TIMEOUT,
+        EventType.RUNS_RETIRED,
+    }
+)
+
+PAGE_MAX_CHARS = 3500
+
+BreakersOf = Callable[[str], Awaitable[Sequence[BreakerView]]]
+WaitingRuns = Callable[[], Awaitable[int]]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportConfig:
+    """Paging knobs (seconds)."""
+
+    cooldown_seconds: float = 600.0
+    max_attempts: int = 8
+    backoff_base_seconds: float = 5.0
+    backoff_max_seconds: float = 600.0
+    #: A claimed page is invisible to other workers this long (crash → redelivered).
+    claim_lease_seconds: float = 60.0
+    deliver_interval_seconds: float = 1.0
+    batch: int = 20
+    #: Context lookups (breaker states, waiting runs) get this long, then say "unknown".
+    context_timeout_seconds: float = 1.0
+    page_ttl_seconds: float = 7 * 24 * 3600.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ReportConfig:
+        return cls(
+            cooldown_seconds=settings.admin_report_cooldown,
+            max_attempts=settings.admin_delivery_max_attempts,
+        )
+
+
+# --- functional core -----------------------------------------------------------------------
+
+
+def page_decision(event: RoutingEvent) -> bool:
+    """Does ``event`` page the admins (before dedup)?"""
+    if event.admin_actionable is not None:
+        return event.admin_actionable
+    if event.type not in ACTIONABLE:
+        return False
+    if event.type == EventType.ALL_ATTEMPTS_EXHAUSTED:
+        # One failed attempt is a single target's hiccup (its breaker handles it).
+        return event.counters.get("failed_attempts", 0) > 1
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class DedupState:
+    """The fleet's memory of one dedupe key."""
+
+    window_until_ms: int
+    suppressed: int
+    first_seen_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class DedupDecision:
+    page: bool
+    #: Repeats suppressed in the previous window, reported on this page.
+    suppressed_repeats: int
+    #: When this incident's first event happened.
+    first_seen_ms: int
+
+
+def dedup_step(
+    state: DedupState | None, now_ms: int, cooldown_ms: int
+) -> tuple[DedupState, DedupDecision]:
+    """One event of a dedupe key: page (and open a window) or count a repeat."""
+    if state is None or now_ms >= state.window_until_ms:
+        first = now_ms if state is None else state.first_seen_ms
+        reported = 0 if state is None else state.suppressed
+        return DedupState(now_ms + cooldown_ms, 0, first), DedupDecision(True, reported, first)
+    counted = replace(state, suppressed=state.suppressed + 1)
+    return counted, DedupDecision(False, 0, state.first_seen_ms)
+
+
+def dedup_ttl_ms(state: DedupState, now_ms: int, cooldown_ms: int) -> int:
+    """The record outlives its window by one cooldown (then the incident is over)."""
+    return max(state.window_until_ms + cooldown_ms - now_ms, 1)
+
+
+def delivery_backoff(attempts: int, config: ReportConfig) -> float:
+    """Seconds before delivery attempt ``attempts + 1``: base × 2^(attempts−1), capped."""
+    exponent = min(max(attempts - 1, 0), 30)
+    return float(min(config.backoff_base_seconds * (1 << exponent), config.backoff_max_seconds))
+
+
+def _clock_text(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _ago(seconds: float) -> str:
+    seconds = max(int(seconds), 0)
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+
+
+def _describe_breaker(view: BreakerView) -> str:
+    state = view.circuit.value
+    parts = [f"{view.target}: {state}"]
+    if view.circuit is not Circuit.CLOSED:
+        parts.append(f"trips {view.trips}")
+        if view.opened_at_ms:
+            parts.append(f"open since {_clock_text(view.opened_at_ms)}")
+        if view.circuit is Circuit.OPEN:
+            parts.append(f"cooldown {view.cooldown_remaining_s:.0f}s left")
+        if view.probe_in_flight:
+            parts.append("probe in flight")
+    parts.append(f"{view.consecutive_failures} consecutive failures")
+    if view.window_calls:
+        parts.append(f"{view.window_failures}/{view.window_calls} failed recently")
+    return ", ".join(parts)
+
+
+def render_page(
+    event: RoutingEvent,
+    *,
+    now_ms: int,
+    first_seen_ms: int,
+    suppressed_repeats: int,
+    breakers: Sequence[BreakerView] | None,
+    waiting_runs: int | None,
+) -> str:
+    """The aggregated plain-text page (identifiers, codes and counts only)."""
+    lines = [
+        f"memory-worker routing report: {event.type}",
+        f"severity: {event.severity}",
+        f"workflow: {safe_token(event.workflow) or '?'}",
+    ]
+    if event.target:
+        lines.append(f"target: {event.target}")
+    cause = [p for p in (event.reason and safe_token(event.reason), event.error_kind) if p]
+    if event.error_code:
+        cause.append(event.error_code)
+    if cause:
+        lines.append("failure: " + ", ".join(cause))
+    if event.counters:
+        counts = ", ".join(f"{safe_token(k) or '?'}={int(v)}" for k, v in event.counters.items())
+        lines.append(f"counts: {counts}")
+    if breakers is None:
+        lines.append("breakers: unknown")
+    elif breakers:
+        lines.append("breakers:")
+        lines.extend(f"  - {_describe_breaker(view)}" for view in breakers)
+    since = (now_ms - first_seen_ms) / 1000
+    lines.append(
+        f"since: {_clock_text(first_seen_ms)} ({_ago(since)} ago, first event of this incident)"
+    )
+    lines.append(f"runs waiting: {'unknown' if waiting_runs is None else waiting_runs}")
+    if suppressed_repeats:
+        lines.append(f"suppressed repeats: {suppressed_repeats}")
+    if event.context:
+        lines.append("context: " + " ".join(f"{k}={v}" for k, v in event.context.items()))
+    lines.append("inspect: memory-worker breakers list; memory-worker report")
+    text = "\n".join(lines)
+    return text if len(text) <= PAGE_MAX_CHARS else text[: PAGE_MAX_CHARS - 1] + "…"
+
+
+# --- Redis scripts -------------------------------------------------------------------------
+
+# dedup_step — KEYS: dedup hash, counters; ARGV: now, cooldown_ms.
+# Returns {page, suppressed_repeats, first_seen}.
+_DEDUP = """
+local now, cooldown = tonumber(ARGV[1]), tonumber(ARGV[2])
+local v = redis.call('HMGET', KEYS[1], 'until', 'suppressed', 'first')
+local function s(x) return string.format('%d', x) end
+if v[1] and now < tonumber(v[1]) then
+  redis.call('HINCRBY', KEYS[1], 'suppressed', 1)
+  redis.call('HINCRBY', KEYS[2], 'suppressed', 1)
+  return {0, 0, tonumber(v[3])}
+end
+local first, reported = now, 0
+if v[1] then first, reported = tonumber(v[3]), tonumber(v[2]) end
+local window_until = now + cooldown
+redis.call('HSET', KEYS[1], 'until', s(window_until), 'suppressed', '0', 'first', s(first))
+redis.call('PEXPIRE', KEYS[1], s(window_until + cooldown - now))
+return {1, reported, first}
+"""
+
+# Enqueue a page — KEYS: page hash, outbox, counters; ARGV: id, now, ttl_ms, field/value pairs.
+_ENQUEUE = """
+for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('HSET', KEYS[1], 'attempts', '0')
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+redis.call('HINCRBY', KEYS[3], 'queued', 1)
+return 1
+"""
+
+# Claim due pages — KEYS: outbox; ARGV: now, lease_ms, limit. Hides them for the lease.
+_CLAIM = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, id in ipairs(ids) do
+  redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), id)
+end
+return ids
+"""
+
+# Delivered — KEYS: page hash, outbox, counters; ARGV: id.
+_ACK = """
+redis.call('DEL', KEYS[1])
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then redis.call('HINCRBY', KEYS[3], 'sent', 1) end
+return 1
+"""
+
+# A delivery attempt failed — KEYS: page hash, outbox, counters; ARGV: id, next_at, max.
+# Returns 1 when retried later, 0 when dropped after max attempts.
+_RETRY = """
+redis.call('HINCRBY', KEYS[3], 'delivery_errors', 1)
+local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+if attempts >= tonumber(ARGV[3]) then
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('HINCRBY', KEYS[3], 'failed', 1)
+  return 0
+end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+return 1
+"""
+
+
+class ReportKeys(Protocol):
+    """Key names of the admin outbox (``memory_worker.keys.Keys`` satisfies it)."""
+
+    def admin_dedup(self, dedupe_key: str) -> str: ...
+
+    def admin_page(self, page_id: str) -> str: ...
+
+    @property
+    def admin_outbox(self) -> str: ...
+
+    @property
+    def admin_counters(self) -> str: ...
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def route_breakers(routes: RoutesConfig, store: BreakerStore) -> BreakersOf:
+    """The ``breakers`` lookup a reporter needs: the views of a workflow's targets."""
+
+    async def lookup(workflow: str) -> Sequence[BreakerView]:
+        route = routes.get(workflow)
+        if route is None:
+            return []
+        return await store.views(t.id for t in route.targets)
+
+    return lookup
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryStats:
+    sent: int = 0
+    retried: int = 0
+    dropped: int = 0
+
+
+class AdminReporter:
+    """The event sink that pages admins, and the outbox delivery loop."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        keys: ReportKeys,
+        notifiers: Sequence[Notifier],
+        config: ReportConfig = ReportConfig(),
+        *,
+        breakers: BreakersOf | None = None,
+        waiting_runs: WaitingRuns | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._redis = redis
+        self._keys = keys
+        self.notifiers = list(notifiers) or [LogNotifier()]
+        self.config = config
+        #: Injected by the pipeline: a workflow's breaker views / how many runs wait.
+        self.breakers = breakers
+        self.waiting_runs = waiting_runs
+        self._clock = clock
+        self._dedup = redis.register_script(_DEDUP)
+        self._enqueue = redis.register_script(_ENQUEUE)
+        self._claim = redis.register_script(_CLAIM)
+        self._ack = redis.register_script(_ACK)
+        self._retry = redis.register_script(_RETRY)
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        redis: Redis,
+        keys: ReportKeys,
+        notifiers: Sequence[Notifier],
+        **kwargs: Any,
+    ) -> AdminReporter:
+        return cls(redis, keys, notifiers, ReportConfig.from_settings(settings), **kwargs)
+
+    def now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    @property
+    def configured(self) -> bool:
+        return bool(external(self.notifiers))
+
+    # --- the sink ---------------------------------------------------------------------------
+
+    async def emit(self, event: RoutingEvent) -> None:
+        """Page for ``event`` if the rules say so. Never raises, never waits on a channel."""
+        try:
+            await self.observe(event)
+        except Exception as exc:
+            log.warning(
+                "admin.page_enqueue_failed", event_type=event.type, error=type(exc).__name__
+            )
+
+    async def observe(self, event: RoutingEvent) -> str:
+        """Returns what happened: ``none``, ``not_configured``, ``suppressed`` or ``queued``."""
+        if not page_decision(event):
+            return "none"
+        now = self.now_ms()
+        if not self.configured:
+            text = await self._render(event, now, first_seen_ms=event.at_ms or now, suppressed=0)
+            log.warning(
+                "admin.page_not_configured",
+                event_type=event.type,
+                workflow=event.workflow,
+                dedupe_key=event.dedupe_key,
+                text=text,
+            )
+            await cast(
+                Awaitable[int], self._redis.hincrby(self._keys.admin_counters, "not_configured", 1)
+            )
+            return "not_configured"
+        page, reported, first = await self._dedup(
+            keys=[self._keys.admin_dedup(event.dedupe_key), self._keys.admin_counters],
+            args=[now, round(self.config.cooldown_seconds * 1000)],
+        )
+        if not int(page):
+            return "suppressed"
+        text = await self._render(event, now, first_seen_ms=int(first), suppressed=int(reported))
+        page_id = f"{now}-{secrets.token_hex(4)}"
+        fields = {
+            "text": text,
+            "event_type": event.type,
+            "workflow": event.workflow,
+            "severity": event.severity or "error",
+            "dedupe_key": event.dedupe_key,
+            "created_at": str(now),
+        }
+        await self._enqueue(
+            keys=[
+                self._keys.admin_page(page_id),
+                self._keys.admin_outbox,
+                self._keys.admin_counters,
+            ],
+            args=[
+                page_id,
+                now,
+                round(self.config.page_ttl_seconds * 1000),
+                *[item for pair in fields.items() for item in pair],
+            ],
+        )
+        log.info(
+            "admin.page_queued", page_id=page_id, event_type=event.type, dedupe_key=event.dedupe_key
+        )
+        return "queued"
+
+    async def _render(
+        self, event: RoutingEvent, now: int, *, first_seen_ms: int, suppressed: int
+    ) -> str:
+        timeout = self.config.context_timeout_seconds
+        views: Sequence[BreakerView] | None = None
+        waiting: int | None = None
+        if self.breakers is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(timeout):
+                    views = await self.breakers(event.workflow)
+        if self.waiting_runs is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(timeout):
+                    waiting = int(await self.waiting_runs())
+        return render_page(
+            event,
+            now_ms=now,
+            first_seen_ms=first_seen_ms,
+            suppressed_repeats=suppressed,
+            breakers=views,
+            waiting_runs=waiting,
+        )
+
+    # --- delivery ---------------------------------------------------------------------------
+
+    async def deliver_due(self, *, now_ms: int | None = None) -> DeliveryStats:
+        """Send every due page once (claimed with a lease, so workers never double-send)."""
+        now = self.now_ms() if now_ms is None else now_ms
+        ids = await self._claim(
+            keys=[self._keys.admin_outbox],
+            args=[now, round(self.config.claim_lease_seconds * 1000), self.config.batch],
+        )
+        stats = DeliveryStats()
+        for raw_id in ids:
+            result = await self._deliver(_text(raw_id), now)
+            stats = DeliveryStats(
+                sent=stats.sent + (result == "sent"),
+                retried=stats.retried + (result == "retried"),
+                dropped=stats.dropped + (result == "dropped"),
+            )
+        return stats
+
+    async def _deliver(self, page_id: str, now: int) -> str:
+        key = self._keys.admin_page(page_id)
+        raw = {
+            _text(k): _text(v)
+            for k, v in (await cast(Awaitable[dict[Any, Any]], self._redis.hgetall(key))).items()
+        }
+        outbox_keys = [key, self._keys.admin_outbox, self._keys.admin_counters]
+        if "text" not in raw:  # expired or already acknowledged elsewhere
+            await self._redis.zrem(self._keys.admin_outbox, page_id)
+            return "gone"
+        page = Page(
+            id=page_id,
+            text=raw["text"],
+            event_type=raw.get("event_type", "?"),
+            workflow=raw.get("workflow", "?"),
+            severity=raw.get("severity", "error"),
+            dedupe_key=raw.get("dedupe_key", "?"),
+            created_at_ms=int(raw.get("created_at", "0")),
+        )
+        failures: list[DeliveryFailed] = []
+        for notifier in self.notifiers:
+            if raw.get(f"done:{notifier.name}"):
+                continue
+            try:
+                await notifier.send(page)
+            except DeliveryFailed as exc:
+                failures.append(exc)
+                continue
+            except Exception as exc:  # a channel bug must not kill the loop
+                failures.append(DeliveryFailed(notifier.name, kind=type(exc).__name__))
+                continue
+            await cast(Awaitable[int], self._redis.hset(key, f"done:{notifier.name}", "1"))
+        if not failures:
+            await self._ack(keys=outbox_keys, args=[page_id])
+            log.info("admin.page_sent", page_id=page_id, event_type=page.event_type)
+            return "sent"
+        attempts = int(raw.get("attempts", "0")) + 1
+        delay = delivery_backoff(attempts, self.config)
+        delay = max([delay, *(f.retry_after or 0.0 for f in failures)])
+        retried = await self._retry(
+            keys=outbox_keys, args=[page_id, now + round(delay * 1000), self.config.max_attempts]
+        )
+        for failure in failures:
+            log.warning(
+                "admin.page_delivery_failed",
+                page_id=page_id,
+                channel=failure.channel,
+                status=failure.status,
+                error=failure.kind,
+                attempt=attempts,
+                will_retry=bool(int(retried)),
+            )
+        return "retried" if int(retried) else "dropped"
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Deliver due pages until ``stop`` is set; errors are logged, never raised."""
+        while not stop.is_set():
+            try:
+                await self.deliver_due()
+            except Exception as exc:
+                log.warning("admin.delivery_loop_error", error=type(exc).__name__)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.config.deliver_interval_seconds):
+                    await stop.wait()
+
+    async def counters(self) -> dict[str, int]:
+        return await page_counters(self._redis, self._keys)
+
+
+async def page_counters(redis: Redis, keys: ReportKeys) -> dict[str, int]:
+    """Admin page counters (``queued``, ``sent``, ``suppressed``, ``failed``, …) for metrics/CLI."""
+    raw = await cast(Awaitable[Mapping[Any, Any]], redis.hgetall(keys.admin_counters))
+    counters = {name: 0 for name in ("queued", "sent", "suppressed", "failed", "not_configured")}
+    counters.update({_text(k): int(_text(v)) for k, v in raw.items()})
+    return counters
+
+
+async def pending_pages(redis: Redis, keys: ReportKeys) -> int:
+    """Pages waiting in the outbox."""
+    return int(await redis.zcard(keys.admin_outbox))
