@@ -1,5 +1,7 @@
 """Typed client for the LLM farm: transports, errors, retry classifier, breakers, routing."""
 
+from llm_client.breaker import BreakerConfig, BreakerView, Circuit, Outcome
+from llm_client.breaker_store import BreakerStore, list_breakers, reset_breaker
 from llm_client.discovery import DiscoveryClient
 from llm_client.errors import (
     AllCircuitsOpen,
@@ -24,39 +26,81 @@ from llm_client.errors import (
     UnknownStatus,
     Upstream,
 )
+from llm_client.events import (
+    EventSink,
+    EventType,
+    Fanout,
+    RedisEventLog,
+    RoutingEvent,
+    recent_events,
+)
 from llm_client.openai_compat import OpenAICompatClient
 from llm_client.reasons import FailureReason
 from llm_client.retry import retryable_reason
+from llm_client.routes import (
+    Route,
+    RouteDefaults,
+    RoutesConfig,
+    RoutesError,
+    RouteTarget,
+    default_routes,
+    load_routes,
+)
+from llm_client.routing import ClientFactory, Routed, Walker, WalkerConfig
 from llm_client.transport import ChatResult, ClientConfig, EmbedResult, UpstreamResponse
 
 __all__ = [
     "AllCircuitsOpen",
     "BackendUnavailable",
+    "BreakerConfig",
+    "BreakerStore",
+    "BreakerView",
     "CapacityUnavailable",
     "CapacityWaitExpired",
     "CapacityWaitTimeout",
     "ChatResult",
+    "Circuit",
     "ClientConfig",
+    "ClientFactory",
     "DeadlineExceeded",
     "DecodeError",
     "DiscoveryClient",
     "EmbedResult",
     "EmptyResponse",
+    "EventSink",
+    "EventType",
     "Exhausted",
     "FailureReason",
+    "Fanout",
     "LLMError",
     "NoCandidates",
     "OpenAICompatClient",
+    "Outcome",
     "ProtocolError",
+    "RedisEventLog",
     "RequestError",
     "RequestTimeout",
+    "Route",
+    "RouteDefaults",
+    "RouteTarget",
     "RouteUnavailable",
+    "Routed",
+    "RoutesConfig",
+    "RoutesError",
     "RoutingError",
+    "RoutingEvent",
     "TaskTimeout",
     "Timeout",
     "Transport",
     "UnknownStatus",
     "Upstream",
     "UpstreamResponse",
+    "Walker",
+    "WalkerConfig",
+    "default_routes",
+    "list_breakers",
+    "load_routes",
+    "recent_events",
+    "reset_breaker",
     "retryable_reason",
 ]

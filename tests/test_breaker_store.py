@@ -310,3 +310,16 @@ async def test_three_worker_processes_share_breaker_state(redis_url: str, key_pr
     assert reset[0]["state"] == "closed"
     seen = await asyncio.to_thread(run_workers, redis_url, key_prefix, [("read", 0), ("read", 0)])
     assert [v["state"] for v in seen] == ["closed", "closed"]
+
+
+async def test_cli_helpers_return_json_documents(redis: Redis, key_prefix: str) -> None:
+    from llm_client import list_breakers, reset_breaker
+
+    store = make_store(redis, key_prefix)
+    await charge(store, 5, T0)
+    listed = await list_breakers(store, ["routed/but-never-called"])
+    assert [b["target"] for b in listed] == ["routed/but-never-called", TARGET]
+    assert listed[1]["state"] in ("open", "half_open")
+    assert json.loads(json.dumps(listed)) == listed
+    after = await reset_breaker(store, TARGET)
+    assert (after["state"], after["consecutive_failures"]) == ("closed", 0)
