@@ -35,6 +35,7 @@ from memory_worker.keys import Keys
 from memory_worker.processing import ProcessResult, RouteGate, RunProcessor
 from memory_worker.run_store import ClaimedRun, RunStore, now_ms
 from memory_worker.runs import Verdict, decide, plan_failure
+from memory_worker.sentry import init_sentry, report_failure
 from memory_worker.settings import Settings
 from memory_worker.ticks import (
     TICK_FUNCTION,
@@ -137,7 +138,7 @@ class Pipeline:
         except asyncio.CancelledError:
             if flag.lost:
                 task.uncancel()
-                log.warning("run_lease_lost")
+                log.warning("run_lease_lost", attempt=claim.attempts)
                 return TickOutcome.ABANDONED
             await asyncio.shield(self._release(claim, "shutdown"))
             raise
@@ -173,7 +174,7 @@ class Pipeline:
             log.warning("run_complete_store_error", error=type(exc).__name__)
             return TickOutcome.STORE_ERROR
         if not done:
-            log.warning("run_lease_lost_at_completion")
+            log.warning("run_lease_lost_at_completion", attempt=claim.attempts)
             return TickOutcome.ABANDONED
         log.info("run_completed", attempt=claim.attempts, continuations=len(result.continuations))
         return TickOutcome.COMPLETED
@@ -189,7 +190,15 @@ class Pipeline:
 
     async def _settle_error(self, claim: ClaimedRun, exc: Exception) -> TickOutcome:
         decision = decide(exc)
+        report_failure(
+            exc,
+            code=decision.code,
+            reason=decision.reason,
+            run_id=claim.id,
+            chat_id=claim.request.chat_id,
+        )
         if decision.verdict is Verdict.ABANDON:
+            log.warning("run_lease_lost", attempt=claim.attempts, code=decision.code)
             return TickOutcome.ABANDONED
         if decision.verdict is Verdict.RELEASE:
             released = await self._release(claim, decision.reason or "unavailable")
@@ -314,6 +323,7 @@ def worker_kwargs(
     step = settings.safety_net_seconds
 
     async def on_startup(ctx: dict[str, Any]) -> None:
+        init_sentry(settings)  # no-op without SENTRY_DSN
         pipeline = await pipeline_factory(settings, ctx["redis"])
         ctx["pipeline"] = pipeline
         await pipeline.heartbeat()
@@ -427,8 +437,13 @@ def create_worker(
     return worker
 
 
-async def run_worker(settings: Settings) -> None:
-    """``memory-worker run``: connect (embedded Valkey if no REDIS_URL) and work until SIGTERM."""
+async def run_worker(
+    settings: Settings, *, on_worker: Callable[[MemoryWorker], None] | None = None
+) -> None:
+    """``memory-worker run``: connect (embedded Valkey if no REDIS_URL) and work until SIGTERM.
+
+    ``on_worker`` sees the worker before it starts (``run --serve`` reads its loop heartbeat).
+    """
     from memory_worker.connections import client_from_url, resolve_url
 
     url, embedded = resolve_url(settings)
@@ -443,6 +458,8 @@ async def run_worker(settings: Settings) -> None:
             await asyncio.sleep(delay)
             delay = min(delay * 2, settings.redis_reconnect_max_seconds)
     worker = create_worker(settings, redis)
+    if on_worker is not None:
+        on_worker(worker)
     try:
         await worker.async_run()
     except asyncio.CancelledError:

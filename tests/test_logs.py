@@ -1,0 +1,107 @@
+"""Structured logs (§11): JSON lines; every run transition carries run id, chat id, reason,
+attempt — and never message text.
+
+Runs in a subprocess so the production logging configuration is exercised exactly
+(structlog caches loggers per process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+from memory_worker.settings import Settings
+
+CANARY = "canary-log-5d1e I am allergic to peanuts"
+
+SCRIPT = textwrap.dedent(
+    """
+    import asyncio, os
+    from llm_client import BackendUnavailable
+    from llm_client.errors import TaskTimeout
+    from memory_worker.connections import client_from_url
+    from memory_worker.logs import configure
+    from memory_worker.processing import ProcessResult
+    from memory_worker.run_store import RunStore
+    from memory_worker.settings import Settings
+    from memory_worker.worker import Pipeline
+    from tests.factories import make_request
+
+    configure("INFO", "json")
+
+    class Scripted:
+        def __init__(self, outcomes):
+            self.outcomes = list(outcomes)
+
+        async def __call__(self, run, *, deadline):
+            outcome = self.outcomes.pop(0)
+            if isinstance(outcome, BaseException):
+                raise outcome
+            return ProcessResult(summary={"cards": 1})
+
+    async def main():
+        settings = Settings(backoff_unit_seconds=0.001, max_attempts=2)
+        redis = client_from_url(settings.redis_url)
+        store = RunStore(redis, settings)
+        await store.enqueue(make_request(4242, texts=[os.environ["CANARY"]]))
+        await store.enqueue(make_request(4343, hour=5, texts=[os.environ["CANARY"]]))
+        outcomes = [
+            BackendUnavailable("UPSTREAM_ERROR: " + os.environ["CANARY"], code="UPSTREAM_ERROR"),
+            TaskTimeout("task budget " + os.environ["CANARY"], seconds=1),
+            None,
+            TaskTimeout("task budget", seconds=1),
+            TaskTimeout("task budget", seconds=1),
+        ]
+        pipeline = Pipeline(settings=settings, redis=redis, processor=Scripted(outcomes))
+        for _ in range(len(outcomes)):
+            await asyncio.sleep(0.01)
+            await pipeline.tick("job")
+        await redis.aclose()
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_run_transitions_are_json_lines_with_ids_and_no_text(
+    settings: Settings, redis: Any
+) -> None:
+    env = os.environ | {
+        "REDIS_URL": settings.redis_url or "",
+        "MEMORY_KEY_PREFIX": settings.key_prefix,
+        "CANARY": CANARY,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert CANARY.split()[0] not in done.stderr
+    assert "peanuts" not in done.stderr
+    lines = [json.loads(line) for line in done.stderr.splitlines() if line.strip()]
+    by_event: dict[str, list[dict[str, Any]]] = {}
+    for line in lines:
+        assert {"event", "level", "timestamp"} <= set(line)
+        by_event.setdefault(line["event"], []).append(line)
+
+    transitions = ["run_claimed", "run_released", "run_failed", "run_completed", "run_retired"]
+    for name in transitions:
+        assert name in by_event, (name, sorted(by_event))
+        for line in by_event[name]:
+            assert line["run_id"].startswith("r")
+            assert line["chat_id"] in (4242, 4343)
+            assert isinstance(line["attempt"], int)
+    assert by_event["run_released"][0]["reason"] == "provider_unavailable"
+    assert by_event["run_released"][0]["attempt"] == 1  # the attempt that was refunded
+    assert by_event["run_failed"][0]["reason"] == "provider_timeout"
+    assert by_event["run_failed"][0]["code"] == "task_timeout"
+    assert by_event["run_retired"][0]["reason"] == "provider_timeout"
+    assert by_event["run_retired"][0]["attempt"] == 2

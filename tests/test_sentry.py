@@ -1,0 +1,200 @@
+"""Sentry (§11): outages are breadcrumbs, unexpected errors are events, nothing sensitive leaves.
+
+A capturing transport stands in for the network: every envelope the SDK
+would send is kept and serialised, and the canaries (message text, card
+text, tokens, a Redis password) are searched for in the raw bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sentry_sdk
+from pydantic import SecretStr
+from sentry_sdk.envelope import Envelope
+from sentry_sdk.transport import Transport
+
+from llm_client import BackendUnavailable, CapacityUnavailable
+from llm_client import Transport as TransportError
+from llm_client.errors import AllCircuitsOpen, DecodeError, RequestError, TaskTimeout
+from memory_worker.processing import ProcessResult
+from memory_worker.run_store import ClaimedRun, RunStore
+from memory_worker.sentry import init_sentry, is_outage, redact, scrub_event
+from memory_worker.settings import Settings
+from memory_worker.worker import Pipeline
+from tests.factories import make_request
+
+MESSAGE_CANARY = "canary-message-7f3a my secret diary"
+CARD_CANARY = "canary-card-91bc likes pistachio ice cream"
+BEARER = "Bearer canarytoken0123456789abcdef"
+SK_KEY = "sk-canary0123456789abcdefABCDEF"
+BOT_TOKEN = "123456789:AAHcanarycanarycanarycanary0123456"
+REDIS_PASSWORD = "hunter2canarypw"
+CANARIES = [
+    "canary-message-7f3a",
+    "canary-card-91bc",
+    "canarytoken0123456789abcdef",
+    SK_KEY,
+    BOT_TOKEN,
+    REDIS_PASSWORD,
+]
+
+
+class CapturingTransport(Transport):
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        super().__init__(options)
+        self.envelopes: list[Envelope] = []
+
+    def capture_envelope(self, envelope: Envelope) -> None:
+        self.envelopes.append(envelope)
+
+    def events(self) -> list[dict[str, Any]]:
+        return [
+            item.payload.json
+            for env in self.envelopes
+            for item in env.items
+            if item.type == "event" and item.payload.json is not None
+        ]
+
+    def raw(self) -> bytes:
+        return b"".join(env.serialize() for env in self.envelopes)
+
+
+@pytest.fixture
+def capture(settings: Settings) -> Iterator[CapturingTransport]:
+    transport = CapturingTransport()
+    on = settings.model_copy(
+        update={"sentry_dsn": SecretStr("https://public@sentry.invalid/1"), "environment": "test"}
+    )
+    assert init_sentry(on, transport=transport)
+    try:
+        yield transport
+    finally:
+        sentry_sdk.flush()
+        sentry_sdk.get_client().close()
+        sentry_sdk.init()  # back to a disabled client for the other tests
+
+
+class Raising:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    async def __call__(self, run: ClaimedRun, *, deadline: float) -> ProcessResult:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "outage"),
+    [
+        (BackendUnavailable("UPSTREAM_ERROR: dns", code="UPSTREAM_ERROR"), True),
+        (TransportError("connection refused"), True),
+        (CapacityUnavailable("no slots available"), True),
+        (AllCircuitsOpen("every target open", workflow="memory_extraction"), True),
+        (TaskTimeout("task budget", seconds=1), True),
+        (DecodeError("decode memory extractor response: not JSON"), True),
+        (RequestError("bad request built"), False),
+        (KeyError("fact_text"), False),
+        (RuntimeError("boom"), False),
+    ],
+    ids=[
+        "backend-unavailable",
+        "transport",
+        "capacity",
+        "all-circuits-open",
+        "task-timeout",
+        "decode",
+        "request-error",
+        "key-error",
+        "runtime-error",
+    ],
+)
+def test_is_outage(error: BaseException, outage: bool) -> None:
+    assert is_outage(error) is outage
+
+
+@pytest.mark.parametrize(
+    ("text", "absent"),
+    [
+        (f"Authorization: {BEARER}", "canarytoken"),
+        (f"key {SK_KEY} used", SK_KEY),
+        (f"POST https://api.telegram.org/bot{BOT_TOKEN}/sendMessage", BOT_TOKEN),
+        (f"redis://:{REDIS_PASSWORD}@db:6379/0", REDIS_PASSWORD),
+        (f"rediss://user:{REDIS_PASSWORD}@db:6379/0", REDIS_PASSWORD),
+        ("https://x/hook?token=abcdef123456&x=1", "abcdef123456"),
+        ("password=hunter2", "hunter2"),
+    ],
+)
+def test_redact(text: str, absent: str) -> None:
+    assert absent not in redact(text)
+
+
+def test_scrub_event_drops_exception_text_and_text_fields() -> None:
+    event = {
+        "exception": {
+            "values": [
+                {
+                    "type": "ValueError",
+                    "value": MESSAGE_CANARY,
+                    "stacktrace": {"frames": [{"function": "f", "vars": {"x": CARD_CANARY}}]},
+                }
+            ]
+        },
+        "extra": {"fact_text": CARD_CANARY, "run_id": "r1", "url": f"redis://:{REDIS_PASSWORD}@h"},
+        "request": {"data": MESSAGE_CANARY},
+    }
+    cleaned = scrub_event(event)
+    text = repr(cleaned)
+    for canary in CANARIES:
+        assert canary not in text
+    assert cleaned["exception"]["values"][0]["type"] == "ValueError"
+    assert cleaned["extra"]["run_id"] == "r1"
+
+
+async def test_outage_makes_no_event_and_a_bug_makes_one_without_secrets(
+    settings: Settings, redis: Any, capture: CapturingTransport
+) -> None:
+    store = RunStore(redis, settings)
+    texts = [MESSAGE_CANARY, CARD_CANARY]
+    for i in range(8):
+        await store.enqueue(make_request(100 + i, hour=i, texts=texts))
+
+    outages: list[BaseException] = [
+        BackendUnavailable(
+            f"UPSTREAM_ERROR: [Errno -3] {MESSAGE_CANARY} {BEARER}", code="UPSTREAM_ERROR"
+        ),
+        TransportError(f"connection refused redis://:{REDIS_PASSWORD}@db"),
+        CapacityUnavailable("no slots available"),
+        AllCircuitsOpen("every target open", workflow="memory_extraction"),
+    ]
+    for error in outages:
+        pipeline = Pipeline(settings=settings, redis=redis, processor=Raising(error))
+        assert await pipeline.tick("job") == "deferred"
+    # breadcrumbs from logs that carry secrets (third-party logs, e.g. an HTTP client)
+    logging.getLogger("httpx").warning(
+        "HTTP Request: POST https://api.telegram.org/bot%s/sendMessage", BOT_TOKEN
+    )
+    logging.getLogger("memory_worker.test").error("routing.route_unavailable key=%s", SK_KEY)
+    sentry_sdk.flush()
+    assert capture.events() == []  # an outage of any kind: zero events
+
+    bug = RuntimeError(f"unexpected: {CARD_CANARY} {MESSAGE_CANARY} {BEARER} {SK_KEY}")
+    pipeline = Pipeline(settings=settings, redis=redis, processor=Raising(bug))
+    assert await pipeline.tick("job") == "failed"
+    sentry_sdk.flush()
+
+    events = capture.events()
+    assert len(events) == 1
+    (event,) = events
+    assert event["exception"]["values"][-1]["type"] == "RuntimeError"
+    assert event["tags"]["run.code"] == "RuntimeError"
+    assert event["environment"] == "test"
+    assert event["release"].startswith("memory-worker@")
+    crumbs = event["breadcrumbs"]["values"]
+    assert any(c.get("category") == "outage" for c in crumbs)  # the outage story came along
+    assert any("api.telegram.org" in (c.get("message") or "") for c in crumbs)
+    raw = capture.raw()
+    for canary in CANARIES:
+        assert canary.encode() not in raw, canary
