@@ -30,6 +30,8 @@ One routed call (:meth:`Walker.call`):
    the fleet gets **one** probe per ``probe_interval_seconds`` per workflow
    (a Redis ``SET NX PX`` permit), sent to the route's first target; every
    other caller gets :class:`AllCircuitsOpen` at once, without farm traffic.
+   A breaker's own half-open probe holds the same permit for the interval,
+   so a fully open route never gets a fail-open probe on top of it.
 5. At the end, after failed attempts: ``all_attempts_exhausted`` (with
    ``failed_attempts``) and the **last attempt's error** is raised; the
    routing errors (``Exhausted``, ``DeadlineExceeded``, …) are raised only
