@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 from typing import Literal
 
 import structlog
@@ -57,3 +58,14 @@ def configure(level: str = "INFO", fmt: Literal["auto", "json", "console"] = "au
     for noisy in ("httpx", "httpcore", "aiohttp.access"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     _configured = True
+
+
+def redirect(path: Path) -> None:
+    """Send every log line to ``path`` instead of stderr (same format), e.g. for the demo."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    root = logging.getLogger()
+    formatter = root.handlers[0].formatter if root.handlers else None
+    handler = logging.FileHandler(path, encoding="utf-8")
+    if formatter is not None:
+        handler.setFormatter(formatter)
+    root.handlers[:] = [handler]

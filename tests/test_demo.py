@@ -1,0 +1,115 @@
+"""The demo (§12): its checks are honest, its data is valid, and `demo --fast` runs on a
+clean machine (no REDIS_URL: its own embedded Valkey in a temporary data dir) and exits 0."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memory_worker.demo import StoryFacts, load_sample_chats, story_checks, story_held
+from memory_worker.farmsim.extractor import extract
+
+GOOD = StoryFacts(
+    before_runs=6,
+    before_completed=6,
+    cards=20,
+    outage_runs=6,
+    outage_released_runs=1,
+    outage_releases=8,
+    outage_attempts_spent=0,
+    outage_failures=0,
+    outage_retired=0,
+    probe_pending=1,
+    probe_delayed=1,
+    outage_submits=8,
+    outage_seconds=4.0,
+    probe_interval=0.5,
+    admin_pages=1,
+    drained=True,
+    drain_seconds=1.0,
+    total_runs=12,
+    completed=12,
+)
+
+
+def test_the_good_story_holds() -> None:
+    checks = story_checks(GOOD)
+    assert all(c.ok for c in checks)
+    assert story_held(checks)
+
+
+@pytest.mark.parametrize(
+    ("change", "failing"),
+    [
+        ({"before_completed": 5}, "memory extracted before the outage"),
+        ({"outage_released_runs": 0}, "outage runs released, not failed"),
+        ({"outage_failures": 1}, "outage runs released, not failed"),
+        ({"outage_attempts_spent": 1}, "zero attempts spent during the outage"),
+        ({"outage_retired": 2}, "no run retired"),
+        ({"probe_pending": 2}, "exactly one delayed probe"),
+        ({"probe_delayed": 0}, "exactly one delayed probe"),
+        ({"outage_submits": 50}, "O(1) farm work per probe interval"),
+        ({"drained": False}, "backlog drained after recovery"),
+        ({"completed": 11}, "backlog drained after recovery"),
+    ],
+)
+def test_each_broken_promise_fails_the_story(change: dict[str, object], failing: str) -> None:
+    checks = story_checks(dataclasses.replace(GOOD, **change))  # type: ignore[arg-type]
+    assert [c.name for c in checks if not c.ok] == [failing]
+    assert not story_held(checks)
+
+
+def test_admin_page_is_reported_but_optional() -> None:
+    checks = story_checks(dataclasses.replace(GOOD, admin_pages=0))
+    (paged,) = [c for c in checks if c.name == "admins paged"]
+    assert not paged.ok
+    assert not paged.required
+    assert story_held(checks)
+
+
+def test_sample_chats_are_valid_multilingual_and_give_facts() -> None:
+    requests = load_sample_chats()
+    assert len(requests) >= 10
+    texts = " ".join(m.text for r in requests for m in r.messages)
+    for marker in ("I ", "Я ", "Ich ", "Me "):  # English, Russian, German, Spanish
+        assert marker in texts
+    for request in requests:
+        payload = {
+            "task": "memory_extraction",
+            "run": {"id": "x", "chat_id": request.chat_id, "thread_id": 0},
+            "messages": [m.model_dump(mode="json") for m in request.messages],
+            "existing_cards": [],
+        }
+        assert extract(payload)["candidate_cards"], request.chat_id
+
+
+@pytest.mark.slow
+def test_demo_fast_runs_on_a_clean_machine(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and k != "SENTRY_DSN"}
+    env |= {"MEMORY_DATA_DIR": str(tmp_path / "var"), "COLUMNS": "120"}
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_worker", "demo", "--fast"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "The story held." in done.stdout
+    assert "The story in numbers" in done.stdout
+    assert "SIMULATOR" in done.stdout
+    data_dir = tmp_path / "var" / "demo"
+    assert (data_dir / "valkey").is_dir()  # its own embedded Valkey, in the given data dir
+    assert not (data_dir / "valkey" / "server.json").exists()  # and stopped afterwards
+    log = (data_dir / "demo.log").read_text()
+    lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+    assert any(line.get("event") == "run_released" for line in lines)
+    assert "Temporary failure" not in log  # farm error text never reaches the logs
