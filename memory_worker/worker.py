@@ -25,9 +25,11 @@ from typing import Any
 import structlog
 from arq import cron
 from arq.connections import ArqRedis
+from arq.constants import in_progress_key_prefix
+from arq.utils import timestamp_ms
 from arq.worker import Worker
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError, WatchError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memory_worker.connections import awaited
@@ -383,7 +385,7 @@ class MemoryWorker(Worker):
     async def _poll_iteration(self) -> None:
         try:
             await super()._poll_iteration()
-        except _REDIS_DOWN as exc:
+        except (*_REDIS_DOWN, RedisError) as exc:
             self._redis_failures += 1
             delay = min(0.25 * 2 ** min(self._redis_failures, 10), self.reconnect_max_seconds)
             log.warning("redis_unavailable", error=type(exc).__name__, retry_in=round(delay, 2))
@@ -395,6 +397,49 @@ class MemoryWorker(Worker):
             pipeline: Pipeline | None = self.ctx.get("pipeline")
             if pipeline is not None:
                 pipeline.last_loop_ms = now_ms()
+
+    async def start_jobs(self, job_ids: list[bytes]) -> None:
+        """arq's start_jobs, but a Redis error gives back the slot it had taken.
+
+        arq increments its job counter and takes a semaphore permit before the
+        WATCH/MULTI that claims a job; if Redis fails in between, both leak and
+        the worker runs one job fewer for the rest of its life.
+        """
+        for job_id_b in job_ids:
+            await self.sem.acquire()
+            if self.job_counter >= self.max_jobs:
+                self.sem.release()
+                return
+            self.job_counter += 1
+            job_id = job_id_b.decode()
+            try:
+                started = await self._try_start(job_id)
+            except BaseException:
+                self.job_counter -= 1
+                self.sem.release()
+                raise
+            if not started:
+                self.job_counter -= 1
+                self.sem.release()
+
+    async def _try_start(self, job_id: str) -> bool:
+        in_progress_key = in_progress_key_prefix + job_id
+        async with self.pool.pipeline(transaction=True) as pipe:
+            await pipe.watch(in_progress_key)
+            ongoing = await pipe.exists(in_progress_key)
+            score = await pipe.zscore(self.queue_name, job_id)
+            if ongoing or not score or score > timestamp_ms():
+                return False  # running elsewhere, finished, or re-deferred by another worker
+            pipe.multi()  # type: ignore[no-untyped-call]
+            pipe.psetex(in_progress_key, int(self.in_progress_timeout_s * 1000), b"1")
+            try:
+                await pipe.execute()
+            except (ResponseError, WatchError):
+                return False  # another worker started it first
+        task = self.loop.create_task(self.run_job(job_id, int(score)))
+        task.add_done_callback(lambda _: self._release_sem_dec_counter_on_complete())
+        self.tasks[job_id] = task
+        return True
 
     def handle_sig_wait_for_completion(self, signum: signal.Signals) -> None:
         pipeline: Pipeline | None = self.ctx.get("pipeline")
