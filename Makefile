@@ -23,6 +23,7 @@ lint: install
 
 test: lint
 	$(BIN)/python -m pytest -q
+	$(BIN)/memory-worker demo --fast
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .pytest_cache .ruff_cache

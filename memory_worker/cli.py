@@ -753,7 +753,10 @@ def config_rows() -> list[tuple[str, str, str]]:
 def config_markdown() -> str:
     """The README's configuration table, generated from the settings model."""
     lines = ["| variable | default | meaning |", "|---|---|---|"]
-    lines += [f"| `{var}` | `{default}` | {desc} |" for var, default, desc in config_rows()]
+    lines += [
+        f"| `{var}` | {f'`{default}`' if default else '*unset*'} | {desc} |"
+        for var, default, desc in config_rows()
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,180 @@
+"""Operator commands (§11, §13): breakers list/reset, report, serve, run --serve."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+import httpx
+
+from llm_client.breaker import Outcome
+from llm_client.events import EventType, RedisEventLog, RoutingEvent
+from memory_worker.keys import Keys
+from memory_worker.metrics import fleet_breakers, route_target_ids
+from memory_worker.settings import Settings
+from tests.test_cli_replay import cli
+
+
+async def trip(redis: Any, settings: Settings, target: str) -> None:
+    breakers = fleet_breakers(redis, settings)
+    for _ in range(settings.breaker_failure_threshold):
+        permit = await breakers.acquire(target, lease_seconds=5)
+        assert permit is not None
+        await breakers.record(target, permit, Outcome.FAILURE)
+
+
+async def test_breakers_list_and_reset(settings: Settings, redis: Any) -> None:
+    routed = route_target_ids(settings)
+    await trip(redis, settings, routed[0])
+    await trip(redis, settings, "openrouter/llama")  # stored state of a target no route names
+
+    listed = cli(settings, "breakers", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    states = {b["target"]: b for b in json.loads(listed.stdout)}
+    assert set(routed) | {"openrouter/llama"} <= set(states)
+    assert states[routed[0]]["state"] == "open"
+    assert states[routed[0]]["trips"] == 1
+    assert states["openrouter/llama"]["state"] == "open"
+    table = cli(settings, "breakers", "list")
+    assert routed[0] in table.stdout
+    assert "open" in table.stdout
+
+    reset = cli(settings, "breakers", "reset", routed[0], "--json")
+    assert reset.returncode == 0, reset.stderr
+    assert json.loads(reset.stdout)["state"] == "closed"
+    view = await fleet_breakers(redis, settings).view(routed[0])
+    assert view.circuit.value == "closed"
+    assert view.consecutive_failures == 0
+
+    unknown = cli(settings, "breakers", "reset", "nobody/nothing")
+    assert unknown.returncode == 1
+    assert "unknown target" in unknown.stderr
+    forced = cli(settings, "breakers", "reset", "nobody/nothing", "--force")
+    assert forced.returncode == 0, forced.stderr
+
+
+async def test_report_shows_events_pages_and_backlog(settings: Settings, redis: Any) -> None:
+    keys = Keys(settings.key_prefix)
+    log = RedisEventLog(redis, keys)
+    await log.emit(
+        RoutingEvent(
+            EventType.ATTEMPT_FAILED,
+            "memory_extraction",
+            target="llm-openai/memory-extractor",
+            reason="provider_unavailable",
+            error_code="UPSTREAM_ERROR",
+        )
+    )
+    await log.emit(
+        RoutingEvent(
+            EventType.CIRCUIT_OPEN_EXHAUSTION, "memory_extraction", counters={"targets": 1}
+        )
+    )
+    await redis.hincrby(keys.admin_counters, "sent", 1)
+    await redis.hincrby(keys.admin_counters, "suppressed", 4)
+    await redis.hset(keys.pipeline_state, "deferred_since", str(int(time.time() * 1000)))
+
+    done = cli(settings, "report", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert [e["type"] for e in data["events"]] == ["circuit_open_exhaustion", "attempt_failed"]
+    assert data["events"][1]["error_code"] == "UPSTREAM_ERROR"
+    assert data["pages"]["sent"] == 1
+    assert data["pages"]["suppressed"] == 4
+    assert data["pipeline_deferred_since"] is not None
+
+    only = cli(settings, "report", "--json", "--type", "attempt_failed", "--limit", "5")
+    assert [e["type"] for e in json.loads(only.stdout)["events"]] == ["attempt_failed"]
+    table = cli(settings, "report")
+    assert "circuit_open_exhaustion" in table.stdout
+    assert "sent 1, suppressed 4" in table.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start(settings: Settings, *args: str, **env: str) -> subprocess.Popen[str]:
+    environ = os.environ | {
+        "REDIS_URL": settings.redis_url or "",
+        "MEMORY_KEY_PREFIX": settings.key_prefix,
+        "MEMORY_LOG_FORMAT": "json",
+        **env,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "memory_worker", *args],
+        env=environ,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_ready(url: str, proc: subprocess.Popen[str], timeout: float = 20.0) -> httpx.Response:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        try:
+            answer = httpx.get(url + "/readyz", timeout=2)
+        except httpx.HTTPError:
+            time.sleep(0.1)
+            continue
+        if answer.status_code == 200:
+            return answer
+        time.sleep(0.1)
+    raise AssertionError("not ready in time")
+
+
+def stop(proc: subprocess.Popen[str]) -> int:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_serve_answers_health_ready_and_metrics(settings: Settings, redis: Any) -> None:
+    port = free_port()
+    proc = start(settings, "serve", "--port", str(port))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        ready = wait_ready(url, proc)
+        assert ready.json()["worker"] is None  # standalone: Redis only
+        assert httpx.get(url + "/healthz").json()["status"] == "alive"
+        metrics = httpx.get(url + "/metrics")
+        assert metrics.status_code == 200
+        assert 'memory_worker_runs{status="queued"} 0.0' in metrics.text
+    finally:
+        code = stop(proc)
+    assert code == 0
+
+
+def test_run_serve_reports_the_worker_loop(settings: Settings, redis: Any) -> None:
+    port = free_port()
+    proc = start(
+        settings,
+        "run",
+        "--serve",
+        "--port",
+        str(port),
+        MEMORY_WORKER_HEARTBEAT_SECONDS="0.5",
+        MEMORY_SAFETY_NET_SECONDS="1",
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        ready = wait_ready(url, proc)
+        worker = ready.json()["worker"]
+        assert worker is not None
+        assert worker["loop_heartbeat_age_s"] < 5
+    finally:
+        code = stop(proc)
+    assert code == 0
