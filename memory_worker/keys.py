@@ -106,6 +106,10 @@ class Keys:
         """HASH worker id → ticks it runs at once."""
         return f"{self.queue_tag}:workers:concurrency"
 
+    def maintenance_lock(self, job: str) -> str:
+        """Fleet-wide pacing of a maintenance job: set NX with the job's period."""
+        return f"{self.queue_tag}:maintenance:{job}"
+
     @property
     def pipeline_state(self) -> str:
         """HASH of pipeline facts (deferred since, last probe, …)."""

@@ -389,7 +389,17 @@ class AdminReporter:
             return "none"
         now = self.now_ms()
         if not self.configured:
-            text = await self._render(event, now, first_seen_ms=event.at_ms or now, suppressed=0)
+            # The log is the channel: deduplicated like any other, in a window of its
+            # own so that configuring Telegram later still pages at once.
+            logged, reported, first = await self._dedup(
+                keys=[self._keys.admin_dedup("log:" + event.dedupe_key), self._keys.admin_counters],
+                args=[now, round(self.config.cooldown_seconds * 1000)],
+            )
+            if not int(logged):
+                return "suppressed"
+            text = await self._render(
+                event, now, first_seen_ms=int(first), suppressed=int(reported)
+            )
             log.warning(
                 "admin.page_not_configured",
                 event_type=event.type,

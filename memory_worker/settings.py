@@ -54,7 +54,8 @@ class Settings(BaseSettings):
     )
     routes_file: Path | None = Field(
         None,
-        description="TOML file with the routes of §6 (default: config/routes.toml if present).",
+        description="TOML routes file (§6, see config/routes.toml); unset: one Discovery "
+        "target per workflow at DISCOVERY_BASE_URL.",
     )
     request_timeout_seconds: float = Field(30.0, description="Budget of one HTTP round trip.")
     task_timeout_seconds: float = Field(
@@ -186,7 +187,12 @@ class Settings(BaseSettings):
     short_ttl_days: float = Field(14.0, description="Expiry of short-lived cards.")
     merge_min_cards: int = Field(3, description="Cards sharing a subject before a merge pass.")
     merge_cooldown_hours: float = Field(72.0, description="Merge-pass cooldown per subject group.")
-    maintenance_seconds: int = Field(3600, description="Period of the maintenance crons.")
+    maintenance_seconds: float = Field(
+        3600.0, description="Period of card expiry and duplicate collapse (fleet-wide)."
+    )
+    merge_interval_seconds: float = Field(
+        60.0, description="Period of the subject merge pass (fleet-wide)."
+    )
 
     # --- operating (§11) ----------------------------------------------------------------------
     serve_host: str = Field("127.0.0.1", description="Health/metrics server bind address.")

@@ -1,18 +1,50 @@
 """Assembles a worker's pipeline from the settings (the composition root).
 
+::
+
+    routes (config/routes.toml or defaults) ──▶ Walker ──▶ ClientFactory ──▶ Discovery / OpenAI
+         breakers (Redis, fleet-shared) ──────┘   │
+                                                  └─▶ events: Redis stream, admin reporter, attempt metrics
+    claimed run ──▶ ConsolidationProcessor ──▶ consolidate_run ──▶ CardStore (one atomic write per run)
+
 Kept apart from ``worker.py`` so the arq glue stays free of transport,
-routing and consolidation imports, and tests can build pipelines with
-their own processors.
+routing and consolidation imports, and tests can build pipelines with their
+own processors.
 """
 
 from __future__ import annotations
 
-from arq.connections import ArqRedis
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
-from llm_client.transport import ClientConfig
-from memory_worker.processing import FarmExtractionProcessor
+import httpx
+import structlog
+from arq.connections import ArqRedis
+from redis.exceptions import RedisError
+
+from llm_client.breaker import BreakerConfig
+from llm_client.breaker_store import BreakerStore
+from llm_client.events import EventType, Fanout, RedisEventLog, RoutingEvent
+from llm_client.routes import EMBEDDING, RouteDefaults, load_routes
+from llm_client.routing import ClientFactory, Walker, WalkerConfig
+from llm_client.transport import ChatResult, ClientConfig
+from memory_worker.cards import CardStore
+from memory_worker.consolidate import Embedder, Extractor, consolidate_run
+from memory_worker.keys import Keys
+from memory_worker.maintenance import collapse_duplicates, expire_cards, merge_pass
+from memory_worker.metrics import AttemptCounter
+from memory_worker.notifiers import notifiers_from_settings
+from memory_worker.processing import ProcessResult
+from memory_worker.prompt import EXTRACTION_WORKFLOW, MERGE_WORKFLOW
+from memory_worker.reports import AdminReporter, route_breakers
+from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.worker import Pipeline
+
+log = structlog.get_logger(__name__)
 
 
 def client_config(settings: Settings, base_url: str | None = None) -> ClientConfig:
@@ -27,24 +59,248 @@ def client_config(settings: Settings, base_url: str | None = None) -> ClientConf
     )
 
 
-async def build_default_pipeline(settings: Settings, redis: ArqRedis) -> Pipeline:
-    """Extraction and embedding straight to ``DISCOVERY_BASE_URL``."""
-    from llm_client.discovery import DiscoveryClient
+def breaker_config(s: Settings) -> BreakerConfig:
+    return BreakerConfig(
+        failure_threshold=s.breaker_failure_threshold,
+        rate_min_calls=s.breaker_rate_min_calls,
+        rate_window_seconds=s.breaker_rate_window_seconds,
+        rate_threshold=s.breaker_rate_threshold,
+        cooldown_seconds=s.breaker_cooldown_seconds,
+        cooldown_max_seconds=s.breaker_cooldown_max_seconds,
+        timeout_min_slice_seconds=s.breaker_timeout_min_slice_seconds,
+    )
 
-    config = client_config(settings)
-    chat = DiscoveryClient(
-        config, service=settings.extraction_service, endpoint=settings.extraction_endpoint
+
+def route_defaults(s: Settings) -> RouteDefaults:
+    return RouteDefaults(
+        discovery_base_url=s.discovery_base_url,
+        extraction_service=s.extraction_service,
+        extraction_endpoint=s.extraction_endpoint,
+        extraction_model=s.extraction_model,
+        embedder_service=s.embedder_service,
+        embedder_endpoint=s.embedder_endpoint,
+        embedding_model=s.embedding_model,
+        max_hops=s.route_max_hops,
+        wall_seconds=s.route_wall_seconds,
+        slot_wait_seconds=s.capacity_wait_seconds,
+        slot_poll_seconds=s.capacity_poll_seconds,
     )
-    embed = DiscoveryClient(
-        config, service=settings.embedder_service, endpoint=settings.embedder_endpoint
+
+
+def _deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + timeout
+
+
+class RoutedModels:
+    """The consolidation's Extractor and Embedder, served by the routed walker."""
+
+    def __init__(self, walker: Walker, attempts: AttemptCounter, settings: Settings) -> None:
+        self.walker = walker
+        self.attempts = attempts
+        self.settings = settings
+        self.context: Mapping[str, str] = {}
+
+    async def chat(
+        self,
+        request: Mapping[str, Any],
+        *,
+        workflow: str,
+        idempotency_key: str,
+        timeout: float | None,
+    ) -> ChatResult:
+        routed = await self.walker.chat(
+            workflow,
+            request,
+            deadline=_deadline(timeout),
+            idempotency_key=idempotency_key,
+            context=self.context,
+        )
+        await self._success(routed.target.id)
+        return routed.value
+
+    async def embed(
+        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
+    ) -> list[list[float]]:
+        routed = await self.walker.embed(
+            EMBEDDING,
+            texts,
+            dimension=self.settings.embedding_dimension,
+            deadline=_deadline(timeout),
+            idempotency_key=idempotency_key,
+            context=self.context,
+        )
+        await self._success(routed.target.id)
+        return routed.value.embeddings
+
+    async def _success(self, target: str) -> None:
+        with contextlib.suppress(RedisError):  # metrics must never fail a run
+            await self.attempts.record_success(target)
+
+    @property
+    def has_embedding_route(self) -> bool:
+        return self.walker.routes.get(EMBEDDING) is not None
+
+    def extractor(self, context: Mapping[str, str]) -> Extractor:
+        scoped = RoutedModels(self.walker, self.attempts, self.settings)
+        scoped.context = context
+        return scoped.chat
+
+    def embedder(self, context: Mapping[str, str]) -> Embedder | None:
+        if not self.has_embedding_route:
+            return None
+        scoped = RoutedModels(self.walker, self.attempts, self.settings)
+        scoped.context = context
+        return scoped.embed
+
+
+class ConsolidationProcessor:
+    """A claimed run → consolidated memory (``consolidate_run``) through the walker."""
+
+    def __init__(self, models: RoutedModels, cards: CardStore, settings: Settings) -> None:
+        self.models = models
+        self.cards = cards
+        self.settings = settings
+
+    async def __call__(self, run: ClaimedRun, *, deadline: float) -> ProcessResult:
+        context = {"run_id": run.id, "chat_id": str(run.request.chat_id)}
+        result = await consolidate_run(
+            run.id,
+            run.request,
+            store=self.cards,
+            extractor=self.models.extractor(context),
+            embedder=self.models.embedder(context),
+            settings=self.settings,
+            deadline=deadline,
+            attempt=run.attempts,
+        )
+        continuations = [result.continuation] if result.continuation is not None else []
+        return ProcessResult(summary=result.summary(), continuations=continuations)
+
+
+class WalkerGate:
+    """The pre-claim gate: defer when a route the run needs is entirely breaker-open."""
+
+    def __init__(self, walker: Walker, workflows: Sequence[str]) -> None:
+        self.walker = walker
+        self.workflows = tuple(workflows)
+
+    async def blocked(self) -> bool:
+        for workflow in self.workflows:
+            if await self.walker.route_is_open(workflow):
+                return True
+        return False
+
+
+class Maintenance:
+    """Card expiry, duplicate collapse and the merge pass, paced fleet-wide by Redis locks."""
+
+    def __init__(
+        self,
+        redis: ArqRedis,
+        keys: Keys,
+        cards: CardStore,
+        models: RoutedModels,
+        settings: Settings,
+    ) -> None:
+        self.redis = redis
+        self.keys = keys
+        self.cards = cards
+        self.models = models
+        self.settings = settings
+
+    async def _due(self, job: str, period: float) -> bool:
+        """True for exactly one worker per ``period`` (a SET NX lease)."""
+        return bool(
+            await self.redis.set(
+                self.keys.maintenance_lock(job), "1", nx=True, px=max(int(period * 1000), 1000)
+            )
+        )
+
+    async def __call__(self) -> str:
+        done: list[str] = []
+        now = datetime.now(UTC)
+        s = self.settings
+        if await self._due("expiry", s.maintenance_seconds):
+            expired = await expire_cards(self.cards, now=now)
+            folded = await collapse_duplicates(self.cards, now=now)
+            log.info("maintenance_expiry", expired=expired, duplicates_folded=folded)
+            done.append(f"expired={expired} folded={folded}")
+        if await self._due("merge", s.merge_interval_seconds):
+            if await self.models.walker.route_is_open(MERGE_WORKFLOW):
+                done.append("merge=deferred")
+            else:
+                result = await merge_pass(
+                    self.cards,
+                    self.models.extractor({"job": "merge_pass"}),
+                    embedder=self.models.embedder({"job": "merge_pass"}),
+                    settings=s,
+                    now=now,
+                    deadline=time.monotonic() + s.route_wall_seconds,
+                )
+                done.append(f"merge={result}")
+        return "; ".join(done) or "not due"
+
+
+def retired_reporter(events: Fanout) -> Callable[[list[str], str, str | None], Awaitable[None]]:
+    """The pipeline's hook: runs retired → a ``runs_retired`` event (stream + admin page)."""
+
+    async def on_retired(run_ids: list[str], code: str, reason: str | None) -> None:
+        await events.emit(
+            RoutingEvent(
+                EventType.RUNS_RETIRED,
+                EXTRACTION_WORKFLOW,
+                reason=reason,
+                error_code=code,
+                counters={"runs": len(run_ids)},
+                context={"run_id": run_ids[0]} if run_ids else {},
+            )
+        )
+
+    return on_retired
+
+
+async def build_default_pipeline(settings: Settings, redis: ArqRedis) -> Pipeline:
+    """The production pipeline: routed, breaker-guarded consolidation with admin reports."""
+    keys = Keys(settings.key_prefix)
+    http = httpx.AsyncClient(timeout=httpx.Timeout(settings.request_timeout_seconds))
+    routes = load_routes(settings.routes_file, route_defaults(settings))
+    breakers = BreakerStore(redis, keys, breaker_config(settings))
+    runs = RunStore(redis, settings)
+
+    async def waiting_runs() -> int:
+        counts = await runs.counts()
+        return counts["queued"] + counts["processing"] + counts["failed"] - counts["retired"]
+
+    reporter = AdminReporter.from_settings(
+        settings,
+        redis,
+        keys,
+        notifiers_from_settings(settings, http),
+        breakers=route_breakers(routes, breakers),
+        waiting_runs=waiting_runs,
     )
-    processor = FarmExtractionProcessor(
-        chat,
-        embed,
-        model=settings.extraction_model,
-        dimension=settings.embedding_dimension,
-        max_tokens=settings.extraction_max_output_tokens,
+    attempts = AttemptCounter(redis, keys)
+    events = Fanout(
+        RedisEventLog(redis, keys, maxlen=settings.routing_events_maxlen), reporter, attempts
     )
-    pipeline = Pipeline(settings=settings, redis=redis, processor=processor)
-    pipeline.closers.extend([chat.aclose, embed.aclose])
+    walker = Walker(
+        routes,
+        breakers,
+        events,
+        ClientFactory(client_config(settings), http=http),
+        WalkerConfig(probe_interval_seconds=settings.consolidation_backend_retry_interval),
+    )
+    models = RoutedModels(walker, attempts, settings)
+    cards = CardStore(redis, keys)
+    gated = [EXTRACTION_WORKFLOW] + ([EMBEDDING] if models.has_embedding_route else [])
+    pipeline = Pipeline(
+        settings=settings,
+        redis=redis,
+        processor=ConsolidationProcessor(models, cards, settings),
+        gate=WalkerGate(walker, gated),
+        on_retired=retired_reporter(events),
+    )
+    pipeline.background.append(reporter.run)
+    pipeline.maintenance = Maintenance(redis, keys, cards, models, settings)
+    pipeline.closers.append(http.aclose)
     return pipeline

@@ -18,7 +18,7 @@ import signal
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +77,12 @@ class Pipeline:
     running: set[str] = field(default_factory=set)
     last_loop_ms: int = 0
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    #: Long-lived loops (e.g. admin-page delivery) run while the worker runs.
+    background: list[Callable[[asyncio.Event], Coroutine[Any, Any, None]]] = field(
+        default_factory=list
+    )
+    #: Memory maintenance, called by a cron every minute (it paces itself fleet-wide).
+    maintenance: Callable[[], Awaitable[str]] | None = None
 
     def __post_init__(self) -> None:
         self.keys = Keys(self.settings.key_prefix)
@@ -308,6 +314,13 @@ async def safety_net(ctx: dict[str, Any]) -> str:
     return await pipeline.safety_net()
 
 
+async def maintenance(ctx: dict[str, Any]) -> str:
+    pipeline: Pipeline = ctx["pipeline"]
+    if pipeline.maintenance is None or pipeline.stopping:
+        return "off"
+    return await pipeline.maintenance()
+
+
 async def build_pipeline(settings: Settings, redis: ArqRedis) -> Pipeline:
     """The default pipeline: processor, route gate and report hooks from the settings."""
     from memory_worker.wiring import build_default_pipeline
@@ -330,6 +343,9 @@ def worker_kwargs(
         ctx["pipeline"] = pipeline
         await pipeline.heartbeat()
         ctx["heartbeat_task"] = asyncio.create_task(pipeline.heartbeat_forever())
+        stop = asyncio.Event()
+        ctx["background_stop"] = stop
+        ctx["background_tasks"] = [asyncio.create_task(loop(stop)) for loop in pipeline.background]
         log.info(
             "worker_started", worker=pipeline.worker_id, concurrency=settings.worker_concurrency
         )
@@ -338,6 +354,14 @@ def worker_kwargs(
         task: asyncio.Task[None] | None = ctx.get("heartbeat_task")
         if task is not None:
             task.cancel()
+        stop: asyncio.Event | None = ctx.get("background_stop")
+        if stop is not None:
+            stop.set()
+            loops: list[asyncio.Task[None]] = ctx.get("background_tasks", [])
+            if loops:
+                _, pending = await asyncio.wait(loops, timeout=5)
+                for loop in pending:
+                    loop.cancel()
         pipeline: Pipeline | None = ctx.get("pipeline")
         if pipeline is not None:
             await pipeline.deregister()
@@ -360,6 +384,13 @@ def worker_kwargs(
                 run_at_startup=True,
                 keep_result=0,
                 timeout=60,
+            ),
+            cron(
+                maintenance,
+                name=keys.cron_prefix + "maintenance",
+                second={30},
+                keep_result=0,
+                timeout=max(settings.route_wall_seconds, 60),
             ),
         ],
         "queue_name": keys.arq_queue,
