@@ -1,0 +1,150 @@
+"""End-to-end (§5, §6, §7): routed failover and breakers in real worker processes.
+
+User story: "the primary farm target is down; runs still complete on the
+fallback without spending attempts, and once every target is down the fleet
+defers to one probe per interval and the admins hear about it once".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llm_client.events import RedisEventLog
+from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+from memory_worker.keys import Keys
+from memory_worker.models import RunStatus
+from memory_worker.run_store import RunStore
+from memory_worker.settings import Settings
+from tests.factories import make_request
+from tests.harness import Fleet, eventually
+
+pytestmark = pytest.mark.slow
+
+ROUTES = """
+[routes.memory_extraction]
+max_hops = 4
+
+[[routes.memory_extraction.targets]]
+transport = "discovery"
+service = "llm-primary"
+model = "primary-model"
+
+[[routes.memory_extraction.targets]]
+transport = "discovery"
+service = "llm-openai"
+model = "fallback-model"
+
+[routes.embedding]
+
+[[routes.embedding.targets]]
+transport = "discovery"
+service = "embedder"
+endpoint = "encode"
+model = "embedder"
+
+[routes.memory_merge]
+
+[[routes.memory_merge.targets]]
+transport = "discovery"
+service = "llm-openai"
+model = "fallback-model"
+"""
+
+DOWN = Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="[Errno -3] dns")
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[FarmSimulator]:
+    async with FarmSimulator() as simulator:
+        yield simulator
+
+
+@pytest.fixture
+def fleet(settings: Settings, sim: FarmSimulator, tmp_path: Path) -> Any:
+    routes = tmp_path / "routes.toml"
+    routes.write_text(ROUTES)
+    fleet = Fleet(
+        settings,
+        tmp_path,
+        env_overrides={"discovery_base_url": sim.base_url, "routes_file": str(routes)},
+    )
+    yield fleet
+    fleet.stop_all()
+
+
+async def test_runs_complete_on_the_fallback_without_spending_attempts(
+    settings: Settings, redis: Any, sim: FarmSimulator, fleet: Fleet
+) -> None:
+    store = RunStore(redis, settings)
+    ids = [(await store.enqueue(make_request(chat, hour=chat))).run_id for chat in range(8)]
+    sim.set_fault("llm-primary", DOWN)
+    fleet.start(2)
+    from memory_worker.api import MemoryQueue
+    from memory_worker.connections import RedisHandle
+
+    await MemoryQueue(RedisHandle(redis, settings.redis_url or ""), settings).wake()
+
+    async def done() -> bool:
+        return (await store.counts())["completed"] == 8
+
+    await eventually(done, timeout=60)
+    runs = await store.get_many([i for i in ids if i])
+    assert all(r.attempts == 1 and r.error_log == [] and r.releases == 0 for r in runs)
+    assert sim.stats()["llm-openai"]["succeeded"] >= 8
+    # the primary's breaker opened after 5 charged failures (plus calls already in
+    # flight on the fleet's 4 slots); later runs skipped it
+    assert sim.submits("llm-primary") <= 5 + 4
+    events = await RedisEventLog(redis, Keys(settings.key_prefix)).recent(limit=200)
+    assert any(
+        e.type == "circuit_opened" and e.target == "llm-primary/primary-model" for e in events
+    )
+
+
+async def test_all_targets_down_defers_probes_and_pages_once(
+    settings: Settings, redis: Any, sim: FarmSimulator, fleet: Fleet
+) -> None:
+    store = RunStore(redis, settings)
+    for chat in range(20):
+        await store.enqueue(make_request(chat, hour=chat))
+    sim.set_fault("*", DOWN)
+    fleet.env_overrides["consolidation_backend_retry_interval"] = 0.5
+    fleet.start(3)
+    from memory_worker.api import MemoryQueue
+    from memory_worker.connections import RedisHandle
+
+    await MemoryQueue(RedisHandle(redis, settings.redis_url or ""), settings).wake()
+
+    def farm_calls() -> int:
+        return sum(service["submits"] for service in sim.stats().values())
+
+    await eventually(lambda: farm_calls() >= 10, timeout=30)  # breakers opened by now
+    import asyncio
+
+    await asyncio.sleep(1.0)
+    before = farm_calls()
+    await asyncio.sleep(5.0)  # ten probe intervals
+    probes = farm_calls() - before
+    assert probes <= 10 + 2  # at most one fail-open probe per interval, fleet-wide
+    counts = await store.counts()
+    assert counts["failed"] == 0
+    assert counts["retired"] == 0
+    events = await RedisEventLog(redis, Keys(settings.key_prefix)).recent(limit=500)
+    assert any(e.type == "circuit_open_exhaustion" for e in events)
+    logs = "\n".join(w.log() for w in fleet.workers)
+    pages = [
+        json.loads(line)
+        for line in logs.splitlines()
+        if line.startswith("{") and '"admin.page_not_configured"' in line
+    ]
+    by_key: dict[str, int] = {}
+    for page in pages:
+        by_key[page["dedupe_key"]] = by_key.get(page["dedupe_key"], 0) + 1
+    assert by_key  # the admins heard about it…
+    assert all(n == 1 for n in by_key.values())  # …once per incident, not once per probe
+    runs = await store.list_runs(limit=50)
+    assert all(r.status in (RunStatus.QUEUED, RunStatus.PROCESSING) for r in runs)
