@@ -215,3 +215,34 @@ async def test_redis_restart_mid_processing_loses_nothing(
         fleet.stop_all()
         await redis.aclose()
         server.stop()
+
+
+async def test_non_outage_failures_retire_after_five_attempts_with_backoff(
+    settings: Settings, redis: Any, sim: FarmSimulator, fleet: Fleet
+) -> None:
+    """Garbage model output is a protocol error: attempts are spent, 1/4/9/16 units apart."""
+    store = RunStore(redis, settings)
+    (rid,) = await enqueue_runs(redis, settings, 1)
+    sim.set_fault("llm-openai", Fault(kind=FaultKind.GARBAGE))
+    fleet.env_overrides["backoff_unit_seconds"] = 0.3
+    fleet.start(1)
+
+    async def retired() -> bool:
+        return (await store.get(rid)).retired
+
+    await eventually(retired, timeout=60)
+    run = await store.get(rid)
+    assert run.attempts == 5
+    assert run.releases == 0
+    assert [e.attempt for e in run.error_log] == [1, 2, 3, 4, 5]
+    assert {e.reason for e in run.error_log} == {"provider_protocol_error"}
+    gaps = [
+        (b.failed_at - a.failed_at).total_seconds()
+        for a, b in zip(run.error_log, run.error_log[1:], strict=False)
+    ]
+    for gap, units in zip(gaps, (1, 4, 9, 16), strict=True):
+        assert units * 0.3 <= gap < units * 0.3 + 1.5  # backoff, then the next tick picks it up
+    from llm_client.events import RedisEventLog
+
+    events = await RedisEventLog(redis, Keys(settings.key_prefix)).recent(limit=100)
+    assert any(e.type == "runs_retired" and e.context.get("run_id") == rid for e in events)
