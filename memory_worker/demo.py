@@ -140,6 +140,7 @@ class StoryFacts:
 
     before_runs: int = 0
     before_completed: int = 0
+    before_cards: int = 0
     cards: int = 0
     outage_runs: int = 0
     outage_released_runs: int = 0
@@ -174,7 +175,7 @@ def story_checks(f: StoryFacts) -> list[Check]:
         Check(
             "memory extracted before the outage",
             f.before_runs > 0 and f.before_completed == f.before_runs,
-            f"{f.before_completed}/{f.before_runs} runs completed, {f.cards} cards readable",
+            f"{f.before_completed}/{f.before_runs} runs completed, {f.before_cards} cards readable",
         ),
         Check(
             "outage runs released, not failed",
@@ -296,7 +297,7 @@ async def until(
 
 async def readable_cards(queue: MemoryQueue, runs: Sequence[RunRequest]) -> list[Any]:
     """Every card the bot can read for these chats (chat cards + each participant's)."""
-    cards: dict[str, Any] = {}
+    cards: dict[tuple[int, str], Any] = {}  # card ids are per chat
     by_chat: dict[int, set[int]] = {}
     for request in runs:
         by_chat.setdefault(request.chat_id, set()).update(m.user_id for m in request.messages)
@@ -304,7 +305,7 @@ async def readable_cards(queue: MemoryQueue, runs: Sequence[RunRequest]) -> list
         for user in (None, *sorted(users)):
             with contextlib.suppress(Exception):  # consolidation not wired: no card store yet
                 for card in await queue.visible_cards(chat_id, user_id=user):
-                    cards[card.id] = card
+                    cards[(card.chat_id, card.id)] = card
     return list(cards.values())
 
 
@@ -369,7 +370,7 @@ class Demo:
         runs = await self.runs(ids)
         self.facts.before_completed = sum(r.status is RunStatus.COMPLETED for r in runs)
         cards = await readable_cards(self.queue, requests)
-        self.facts.cards = len(cards)
+        self.facts.before_cards = self.facts.cards = len(cards)
         if cards:
             self._cards_table(cards, title="Memory the bot can read back (visible_cards)")
         else:
@@ -501,10 +502,33 @@ class Demo:
             )
         else:
             self.say("[yellow]No admin page was delivered (see the report below).[/]")
-        from memory_worker.cli import print_report, report_data
+        from memory_worker.cli import report_data
 
-        data = await report_data(self.store.redis, self.settings, limit=8)
-        print_report(data, self.console)
+        data = await report_data(self.store.redis, self.settings, limit=500)
+        grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        for event in data["events"]:
+            key = (event["type"], event["workflow"], event["target"] or "-")
+            grouped.setdefault(key, []).append(event)
+        table = Table(
+            "event",
+            "workflow",
+            "target",
+            "count",
+            "reason",
+            title="Routing events during the outage (memory-worker report)",
+            title_justify="left",
+        )
+        for (kind, workflow, target), events in sorted(grouped.items()):
+            table.add_row(kind, workflow, target, str(len(events)), str(events[0]["reason"] or "-"))
+        if grouped:
+            self.console.print(table)
+        pages = data["pages"]
+        opened = [b["target"] for b in data["breakers"] if b["state"] != "closed"]
+        self.say(
+            f"Admin pages sent {pages.get('sent', 0)}, suppressed {pages.get('suppressed', 0)} "
+            f"(one page per incident per cooldown). Breakers not closed: "
+            f"{', '.join(opened) if opened else 'none'}."
+        )
 
     # --- act 3: recovery ------------------------------------------------------------------------
 
