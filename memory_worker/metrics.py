@@ -34,7 +34,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from llm_client.breaker import BreakerConfig, BreakerView, Circuit, Outcome
+from llm_client.breaker import BreakerView, Circuit, Outcome
 from llm_client.breaker_store import BreakerStore
 from llm_client.events import EventSink, EventType, RoutingEvent
 from memory_worker.connections import awaited
@@ -99,22 +99,9 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def breaker_config(settings: Settings) -> BreakerConfig:
-    """The breaker thresholds of the settings (§5)."""
-    return BreakerConfig(
-        failure_threshold=settings.breaker_failure_threshold,
-        rate_min_calls=settings.breaker_rate_min_calls,
-        rate_window_seconds=settings.breaker_rate_window_seconds,
-        rate_threshold=settings.breaker_rate_threshold,
-        cooldown_seconds=settings.breaker_cooldown_seconds,
-        cooldown_max_seconds=settings.breaker_cooldown_max_seconds,
-        timeout_min_slice_seconds=settings.breaker_timeout_min_slice_seconds,
-    )
-
-
 def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
     """The fleet's breaker store for these settings (read side: CLI, metrics, health)."""
-    return BreakerStore(redis, Keys(settings.key_prefix), breaker_config(settings))
+    return BreakerStore(redis, Keys(settings.key_prefix), settings.breaker_config())
 
 
 def route_target_ids(settings: Settings) -> list[str]:
@@ -331,7 +318,9 @@ def sample_metrics(sample: Sample) -> Iterator[Metric]:
         runs.add_metric([status.value], sample.runs.get(status.value, 0))
     yield runs
     yield _gauge(
-        "runs_retired", "Retired runs (failed, attempts exhausted).", sample.runs["retired"]
+        "retired_runs",
+        "Retired runs now (failed, attempts exhausted; replay resets them).",
+        sample.runs["retired"],
     )
     yield _gauge(
         "oldest_queued_run_age_seconds",

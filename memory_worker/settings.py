@@ -18,6 +18,10 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from llm_client.breaker import BreakerConfig
+from llm_client.routes import RouteDefaults
+from llm_client.transport import ClientConfig
+
 
 def _alias(name: str) -> AliasChoices:
     return AliasChoices(name)
@@ -236,6 +240,47 @@ class Settings(BaseSettings):
     @property
     def valkey_dir(self) -> Path:
         return self.data_dir / "valkey"
+
+    # --- the plain configs llm_client takes (it never reads settings itself) -----------------
+    def client_config(self, base_url: str | None = None) -> ClientConfig:
+        """Budgets of the farm clients (§3)."""
+        return ClientConfig(
+            base_url=base_url or self.discovery_base_url,
+            request_timeout=self.request_timeout_seconds,
+            task_timeout=self.task_timeout_seconds,
+            capacity_wait=self.capacity_wait_seconds,
+            capacity_poll=self.capacity_poll_seconds,
+            job_poll=self.job_poll_seconds,
+            priority=self.discovery_priority,
+        )
+
+    def breaker_config(self) -> BreakerConfig:
+        """Breaker thresholds (§5)."""
+        return BreakerConfig(
+            failure_threshold=self.breaker_failure_threshold,
+            rate_min_calls=self.breaker_rate_min_calls,
+            rate_window_seconds=self.breaker_rate_window_seconds,
+            rate_threshold=self.breaker_rate_threshold,
+            cooldown_seconds=self.breaker_cooldown_seconds,
+            cooldown_max_seconds=self.breaker_cooldown_max_seconds,
+            timeout_min_slice_seconds=self.breaker_timeout_min_slice_seconds,
+        )
+
+    def route_defaults(self) -> RouteDefaults:
+        """What routes leave out, and the routes used without a routes file (§6)."""
+        return RouteDefaults(
+            discovery_base_url=self.discovery_base_url,
+            extraction_service=self.extraction_service,
+            extraction_endpoint=self.extraction_endpoint,
+            extraction_model=self.extraction_model,
+            embedder_service=self.embedder_service,
+            embedder_endpoint=self.embedder_endpoint,
+            embedding_model=self.embedding_model,
+            max_hops=self.route_max_hops,
+            wall_seconds=self.route_wall_seconds,
+            slot_wait_seconds=self.capacity_wait_seconds,
+            slot_poll_seconds=self.capacity_poll_seconds,
+        )
 
 
 @lru_cache(maxsize=1)

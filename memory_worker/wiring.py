@@ -25,12 +25,11 @@ import structlog
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
-from llm_client.breaker import BreakerConfig
 from llm_client.breaker_store import BreakerStore
 from llm_client.events import EventType, Fanout, RedisEventLog, RoutingEvent
-from llm_client.routes import EMBEDDING, RouteDefaults, load_routes
+from llm_client.routes import EMBEDDING, load_routes
 from llm_client.routing import ClientFactory, Walker, WalkerConfig
-from llm_client.transport import ChatResult, ClientConfig
+from llm_client.transport import ChatResult
 from memory_worker.cards import CardStore
 from memory_worker.consolidate import Embedder, Extractor, consolidate_run
 from memory_worker.keys import Keys
@@ -45,46 +44,6 @@ from memory_worker.settings import Settings
 from memory_worker.worker import Pipeline
 
 log = structlog.get_logger(__name__)
-
-
-def client_config(settings: Settings, base_url: str | None = None) -> ClientConfig:
-    return ClientConfig(
-        base_url=base_url or settings.discovery_base_url,
-        request_timeout=settings.request_timeout_seconds,
-        task_timeout=settings.task_timeout_seconds,
-        capacity_wait=settings.capacity_wait_seconds,
-        capacity_poll=settings.capacity_poll_seconds,
-        job_poll=settings.job_poll_seconds,
-        priority=settings.discovery_priority,
-    )
-
-
-def breaker_config(s: Settings) -> BreakerConfig:
-    return BreakerConfig(
-        failure_threshold=s.breaker_failure_threshold,
-        rate_min_calls=s.breaker_rate_min_calls,
-        rate_window_seconds=s.breaker_rate_window_seconds,
-        rate_threshold=s.breaker_rate_threshold,
-        cooldown_seconds=s.breaker_cooldown_seconds,
-        cooldown_max_seconds=s.breaker_cooldown_max_seconds,
-        timeout_min_slice_seconds=s.breaker_timeout_min_slice_seconds,
-    )
-
-
-def route_defaults(s: Settings) -> RouteDefaults:
-    return RouteDefaults(
-        discovery_base_url=s.discovery_base_url,
-        extraction_service=s.extraction_service,
-        extraction_endpoint=s.extraction_endpoint,
-        extraction_model=s.extraction_model,
-        embedder_service=s.embedder_service,
-        embedder_endpoint=s.embedder_endpoint,
-        embedding_model=s.embedding_model,
-        max_hops=s.route_max_hops,
-        wall_seconds=s.route_wall_seconds,
-        slot_wait_seconds=s.capacity_wait_seconds,
-        slot_poll_seconds=s.capacity_poll_seconds,
-    )
 
 
 def _deadline(timeout: float | None) -> float | None:
@@ -263,8 +222,8 @@ async def build_default_pipeline(settings: Settings, redis: ArqRedis) -> Pipelin
     """The production pipeline: routed, breaker-guarded consolidation with admin reports."""
     keys = Keys(settings.key_prefix)
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.request_timeout_seconds))
-    routes = load_routes(settings.routes_file, route_defaults(settings))
-    breakers = BreakerStore(redis, keys, breaker_config(settings))
+    routes = load_routes(settings.routes_file, settings.route_defaults())
+    breakers = BreakerStore(redis, keys, settings.breaker_config())
     runs = RunStore(redis, settings)
 
     async def waiting_runs() -> int:
@@ -287,7 +246,7 @@ async def build_default_pipeline(settings: Settings, redis: ArqRedis) -> Pipelin
         routes,
         breakers,
         events,
-        ClientFactory(client_config(settings), http=http),
+        ClientFactory(settings.client_config(), http=http),
         WalkerConfig(probe_interval_seconds=settings.consolidation_backend_retry_interval),
     )
     models = RoutedModels(walker, attempts, settings)

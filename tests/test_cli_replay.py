@@ -26,7 +26,6 @@ from memory_worker.run_store import EnqueueStatus, RunStore
 from memory_worker.runs import plan_failure
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickQueue
-from memory_worker.wiring import client_config
 from memory_worker.worker import Pipeline
 from tests.factories import make_request
 
@@ -139,7 +138,7 @@ async def test_replay_by_error_code_resets_exactly_that_group_and_they_complete(
 
     # a pipeline against the farm simulator completes every replayed run
     async with FarmSimulator() as sim:
-        config = client_config(few_attempts, sim.base_url)
+        config = few_attempts.client_config(sim.base_url)
         chat = DiscoveryClient(config, service="llm-openai", endpoint="chat_completions")
         embed = DiscoveryClient(config, service="embedder", endpoint="encode")
         processor = FarmExtractionProcessor(chat, embed, model="m", dimension=512)
