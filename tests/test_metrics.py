@@ -189,7 +189,7 @@ async def test_scraped_values_match_the_store(settings: Settings, redis: Any) ->
     for status in ("queued", "processing", "completed", "failed", "skipped"):
         assert value(families, "memory_worker_runs", status=status) == counts[status]
     assert (counts["queued"], counts["processing"], counts["failed"]) == (3, 1, 1)
-    assert value(families, "memory_worker_runs_retired") == counts["retired"] == 1
+    assert value(families, "memory_worker_retired_runs") == counts["retired"] == 1
     assert value(families, "memory_worker_runs_retired_total", reason="provider_timeout") == 1
     assert value(families, "memory_worker_runs_failed_total", reason="provider_timeout") == 1
     assert value(families, "memory_worker_runs_released_total", reason="provider_unavailable") == 1
