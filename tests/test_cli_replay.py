@@ -16,17 +16,15 @@ from typing import Any
 
 import pytest
 
-from llm_client.discovery import DiscoveryClient
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest, RunStatus
-from memory_worker.processing import FarmExtractionProcessor
 from memory_worker.replay import ReplayFilter, ReplayStore
 from memory_worker.run_store import EnqueueStatus, RunStore
 from memory_worker.runs import plan_failure
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickQueue
-from memory_worker.worker import Pipeline
+from memory_worker.wiring import build_default_pipeline
 from tests.factories import make_request
 
 
@@ -138,16 +136,13 @@ async def test_replay_by_error_code_resets_exactly_that_group_and_they_complete(
 
     # a pipeline against the farm simulator completes every replayed run
     async with FarmSimulator() as sim:
-        config = few_attempts.client_config(sim.base_url)
-        chat = DiscoveryClient(config, service="llm-openai", endpoint="chat_completions")
-        embed = DiscoveryClient(config, service="embedder", endpoint="encode")
-        processor = FarmExtractionProcessor(chat, embed, model="m", dimension=512)
-        pipeline = Pipeline(settings=few_attempts, redis=redis, processor=processor)
+        farm = few_attempts.model_copy(update={"discovery_base_url": sim.base_url})
+        pipeline = await build_default_pipeline(farm, redis)  # the production pipeline
         try:
             outcomes = [await pipeline.tick(f"job{i}") for i in range(4)]
         finally:
-            await chat.aclose()
-            await embed.aclose()
+            for close in pipeline.closers:
+                await close()
     assert outcomes == ["completed", "completed", "completed", "idle"]
     for run in await store.get_many(upstream):
         assert run.status is RunStatus.COMPLETED
