@@ -106,19 +106,11 @@ def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
 
 def route_target_ids(settings: Settings) -> list[str]:
     """Target ids of the configured routes (best effort: [] if the file is unusable)."""
-    from llm_client.routes import RouteDefaults, RoutesError, load_routes
+    from llm_client.routes import RoutesError, load_routes
 
-    defaults = RouteDefaults(
-        discovery_base_url=settings.discovery_base_url,
-        extraction_service=settings.extraction_service,
-        extraction_endpoint=settings.extraction_endpoint,
-        extraction_model=settings.extraction_model,
-        embedder_service=settings.embedder_service,
-        embedder_endpoint=settings.embedder_endpoint,
-        embedding_model=settings.embedding_model,
-    )
     try:
-        return load_routes(settings.routes_file, defaults, require_secrets=False).target_ids()
+        routes = load_routes(settings.routes_file, settings.route_defaults(), require_secrets=False)
+        return routes.target_ids()
     except (RoutesError, ValueError):
         return []
 
