@@ -341,7 +341,8 @@ def worker_kwargs(
         init_sentry(settings)  # no-op without SENTRY_DSN
         pipeline = await pipeline_factory(settings, ctx["redis"])
         ctx["pipeline"] = pipeline
-        await pipeline.heartbeat()
+        with contextlib.suppress(RedisError):  # heartbeat_forever retries it
+            await pipeline.heartbeat()
         ctx["heartbeat_task"] = asyncio.create_task(pipeline.heartbeat_forever())
         stop = asyncio.Event()
         ctx["background_stop"] = stop
@@ -523,25 +524,30 @@ async def run_worker(
     from memory_worker.connections import client_from_url, resolve_url
 
     url, embedded = resolve_url(settings)
-    redis = client_from_url(url)
     delay = 0.5
-    while True:  # wait for Redis at startup instead of exiting
-        try:
-            await redis.ping()
-            break
-        except _REDIS_DOWN as exc:
-            log.warning("redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, settings.redis_reconnect_max_seconds)
-    worker = create_worker(settings, redis)
-    if on_worker is not None:
-        on_worker(worker)
     try:
-        await worker.async_run()
-    except asyncio.CancelledError:
-        pass
+        while True:
+            # Redis may be away at startup (or go away during it): wait and start
+            # again instead of exiting. Once running, the poll loop rides out outages.
+            redis = client_from_url(url)  # close() below closes the client's pool
+            worker = create_worker(settings, redis)
+            if on_worker is not None:
+                on_worker(worker)
+            try:
+                await redis.ping()
+                await worker.async_run()
+                return
+            except asyncio.CancelledError:
+                return
+            except (*_REDIS_DOWN, RedisError) as exc:
+                log.warning(
+                    "redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay
+                )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, settings.redis_reconnect_max_seconds)
+            finally:
+                await worker.close()
     finally:
-        await worker.close()
         if embedded is not None:
             embedded.stop()
 
