@@ -28,7 +28,7 @@ from redis.exceptions import RedisError
 from llm_client.breaker_store import BreakerStore
 from llm_client.events import EventType, Fanout, RedisEventLog, RoutingEvent
 from llm_client.routes import EMBEDDING, load_routes
-from llm_client.routing import ClientFactory, Walker, WalkerConfig
+from llm_client.routing import ClientFactory, TransportFactory, Walker, WalkerConfig
 from llm_client.transport import ChatResult
 from memory_worker.cards import CardStore
 from memory_worker.consolidate import Embedder, Extractor, consolidate_run
@@ -218,8 +218,13 @@ def retired_reporter(events: Fanout) -> Callable[[list[str], str, str | None], A
     return on_retired
 
 
-async def build_default_pipeline(settings: Settings, redis: ArqRedis) -> Pipeline:
-    """The production pipeline: routed, breaker-guarded consolidation with admin reports."""
+async def build_default_pipeline(
+    settings: Settings, redis: ArqRedis, *, transports: TransportFactory | None = None
+) -> Pipeline:
+    """The production pipeline: routed, breaker-guarded consolidation with admin reports.
+
+    ``transports`` replaces the real farm clients (benchmarks use an instant farm).
+    """
     keys = Keys(settings.key_prefix)
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.request_timeout_seconds))
     routes = load_routes(settings.routes_file, settings.route_defaults())
@@ -246,7 +251,7 @@ async def build_default_pipeline(settings: Settings, redis: ArqRedis) -> Pipelin
         routes,
         breakers,
         events,
-        ClientFactory(settings.client_config(), http=http),
+        transports or ClientFactory(settings.client_config(), http=http),
         WalkerConfig(probe_interval_seconds=settings.consolidation_backend_retry_interval),
     )
     models = RoutedModels(walker, attempts, settings)

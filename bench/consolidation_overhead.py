@@ -1,0 +1,212 @@
+"""Consolidation overhead per run with an instant farm vs a bare arq no-op job (same run).
+
+Both go through a real arq worker (burst mode, one job at a time, the same
+poll delay) on the same private Valkey:
+
+- baseline: N bare arq no-op jobs;
+- ours: N memory runs (the demo's multilingual chats, distinct windows) through
+  the production pipeline — claim, lease, noise filter, budgets, prompt, the
+  routed walker with its breaker round trips, decoding, validation, embedding
+  call, the atomic card write, completion, follow-up ticks — with an in-process
+  farm whose model time is measured and subtracted ("everything but the LLM").
+
+    python bench/consolidation_overhead.py [--runs 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import time
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+import orjson
+from arq.connections import ArqRedis
+from arq.worker import Worker
+from common import fresh_bench
+
+from llm_client.routes import RouteTarget
+from llm_client.transport import ChatResult, EmbedResult
+from memory_worker.demo import load_sample_chats
+from memory_worker.farmsim.extractor import answer
+from memory_worker.models import RunRequest
+from memory_worker.run_store import RunStore
+from memory_worker.settings import Settings
+from memory_worker.ticks import Mode, TickPlan
+from memory_worker.wiring import build_default_pipeline
+from memory_worker.worker import Pipeline, create_worker
+
+
+class InstantFarm:
+    """The in-process model: rule-based answers and hashed vectors; it times itself."""
+
+    def __init__(self) -> None:
+        self.model_seconds = 0.0
+
+    async def chat_call(self, request: Mapping[str, Any]) -> ChatResult:
+        t0 = time.perf_counter()
+        payload = orjson.loads(request["messages"][-1]["content"])
+        content = orjson.dumps(answer(payload)).decode()
+        self.model_seconds += time.perf_counter() - t0
+        return ChatResult(content=content, model="instant")
+
+
+class _ChatView:
+    def __init__(self, farm: InstantFarm) -> None:
+        self.farm = farm
+
+    async def chat(
+        self,
+        request: Mapping[str, Any],
+        *,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+    ) -> ChatResult:
+        return await self.farm.chat_call(request)
+
+
+class InstantEmbed:
+    def __init__(self, farm: InstantFarm) -> None:
+        self.farm = farm
+
+    async def embed(
+        self,
+        texts: Sequence[str],
+        *,
+        dimension: int,
+        task_description: str | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+    ) -> EmbedResult:
+        t0 = time.perf_counter()
+        vectors = []
+        for text in texts:
+            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+            v = np.random.default_rng(seed).standard_normal(dimension)
+            vectors.append((v / np.linalg.norm(v)).tolist())
+        self.farm.model_seconds += time.perf_counter() - t0
+        return EmbedResult(embeddings=vectors, dimension=dimension)
+
+
+class Transports:
+    def __init__(self, farm: InstantFarm) -> None:
+        self.farm = farm
+
+    def chat(self, target: RouteTarget) -> _ChatView:
+        return _ChatView(self.farm)
+
+    def embed(self, target: RouteTarget) -> InstantEmbed:
+        return InstantEmbed(self.farm)
+
+
+def requests(n: int) -> list[RunRequest]:
+    chats = load_sample_chats()
+    out = []
+    for i in range(n):
+        base = chats[i % len(chats)]
+        shift = timedelta(days=1 + i // len(chats))
+        data = base.model_dump(mode="json")
+        data["chat_id"] = base.chat_id * 1000 + i // len(chats)
+        for key in ("range_start", "range_end"):
+            data[key] = (getattr(base, key) + shift).isoformat()
+        for m, orig in zip(data["messages"], base.messages, strict=True):
+            m["sent_at"] = (orig.sent_at + shift).isoformat()
+        out.append(RunRequest.model_validate(data))
+    return out
+
+
+async def noop(ctx: dict[str, Any]) -> None:
+    return None
+
+
+async def baseline(redis: ArqRedis, n: int, poll: float) -> float:
+    queue = "bench:noop"
+    for _ in range(n):
+        await redis.enqueue_job("noop", _queue_name=queue)
+    worker = Worker(
+        functions=[noop],
+        redis_pool=redis,
+        queue_name=queue,
+        burst=True,
+        max_jobs=1,
+        poll_delay=poll,
+        handle_signals=False,
+        keep_result=0,
+    )
+    t0 = time.perf_counter()
+    await worker.async_run()
+    return (time.perf_counter() - t0) / n
+
+
+async def ours(settings: Settings, redis: ArqRedis, n: int) -> tuple[float, float, float, int]:
+    store = RunStore(redis, settings)
+    for request in requests(n):
+        await store.enqueue(request)
+    farm = InstantFarm()
+    tick_seconds = 0.0
+
+    async def factory(s: Settings, r: ArqRedis) -> Pipeline:
+        pipeline = await build_default_pipeline(s, r, transports=Transports(farm))
+        tick = pipeline.tick
+
+        async def timed(job_id: str) -> str:
+            nonlocal tick_seconds
+            t0 = time.perf_counter()
+            try:
+                return await tick(job_id)
+            finally:
+                tick_seconds += time.perf_counter() - t0
+
+        pipeline.tick = timed  # type: ignore[method-assign]
+        return pipeline
+
+    worker = create_worker(
+        settings, redis, pipeline_factory=factory, burst=True, handle_signals=False
+    )
+    worker.cron_jobs = []  # burst mode: only ticks
+    await redis.delete(worker.queue_name)
+    pipeline_probe = await factory(settings, redis)
+    await pipeline_probe.ticks.schedule(TickPlan(Mode.AMPLIFY, base=1), target=1)
+    t0 = time.perf_counter()
+    await worker.async_run()
+    total = time.perf_counter() - t0
+    await worker.close()
+    counts = await store.counts()
+    return (
+        total / n,
+        (tick_seconds - farm.model_seconds) / n,
+        farm.model_seconds / n,
+        counts["completed"],
+    )
+
+
+async def main(n: int, poll: float) -> None:
+    async with fresh_bench(
+        worker_concurrency=1, pipeline_target=1, poll_delay_seconds=poll
+    ) as bench:
+        base = await baseline(bench.redis, n, poll)
+        per_run, in_tick, model, completed = await ours(bench.settings, bench.redis, n)
+    print(
+        f"bare arq no-op job:            {base * 1e3:7.2f} ms/job (baseline; arq poll_delay {poll}s)"
+    )
+    print(
+        f"memory run, instant farm:      {per_run * 1e3:7.2f} ms/run end to end ({completed}/{n} completed)"
+    )
+    print(f"  model time (in-process):     {model * 1e3:7.2f} ms/run (subtracted)")
+    print(f"  our work inside the tick:    {in_tick * 1e3:7.2f} ms/run")
+    print(
+        f"end-to-end, model excluded: {(per_run - model) / base:.2f}x a no-op job; "
+        f"tick work alone {in_tick / base:.2f}x"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--poll", type=float, default=0.005)
+    args = parser.parse_args()
+    asyncio.run(main(args.runs, args.poll))
