@@ -73,7 +73,7 @@ def parse_sentinel_url(url: str) -> SentinelUrl:
         db=db,
         password=password,
         username=username,
-        ssl=parsed.scheme.endswith("s"),
+        ssl=parsed.scheme.startswith("rediss"),
     )
 
 

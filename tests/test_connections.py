@@ -1,0 +1,79 @@
+"""§2 connections: REDIS_URL forms, including Sentinel (a real sentinel process) and TLS."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from redis.asyncio.connection import SSLConnection
+
+from memory_worker.connections import RedisUrlError, client_from_url, parse_sentinel_url
+from memory_worker.embedded import EmbeddedValkey, valkey_binary
+
+
+def test_sentinel_url_forms() -> None:
+    spec = parse_sentinel_url("redis+sentinel://user:p%40ss@s1:26379,s2:26380/mymaster/3")
+    assert spec.sentinels == [("s1", 26379), ("s2", 26380)]
+    assert (spec.master, spec.db, spec.username, spec.password, spec.ssl) == (
+        "mymaster", 3, "user", "p@ss", False,
+    )  # fmt: skip
+    assert parse_sentinel_url("rediss+sentinel://h/m").ssl
+    assert parse_sentinel_url("redis+sentinel://h/m?db=2").db == 2
+    assert parse_sentinel_url("redis+sentinel://h/m").sentinels == [("h", 26379)]
+    with pytest.raises(RedisUrlError):
+        parse_sentinel_url("redis+sentinel://h1:26379")  # no master name
+    with pytest.raises(RedisUrlError):
+        client_from_url("http://localhost:6379")
+
+
+def test_tls_url_uses_an_ssl_connection() -> None:
+    client = client_from_url("rediss://:secret@cache.example:6380/1")
+    kwargs = client.connection_pool.connection_kwargs
+    assert client.connection_pool.connection_class is SSLConnection
+    assert (kwargs["host"], kwargs["port"], kwargs["db"], kwargs["password"]) == (
+        "cache.example", 6380, 1, "secret",
+    )  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_sentinel_url_reaches_the_elected_master(tmp_path: Path) -> None:
+    master = EmbeddedValkey(tmp_path / "master").ensure()
+    port = _free_port()
+    conf = tmp_path / "sentinel.conf"
+    conf.write_text(
+        f"port {port}\nbind 127.0.0.1\ndir {tmp_path}\n"
+        f"sentinel monitor mymaster 127.0.0.1 {master.port} 1\n"
+    )
+    sentinel = subprocess.Popen(  # noqa: ASYNC220 - a daemon the test owns
+        [str(valkey_binary()), str(conf), "--sentinel"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        client = client_from_url(f"redis+sentinel://127.0.0.1:{port}/mymaster/0")
+        while True:
+            try:
+                await client.set("via-sentinel", "yes")
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.1)
+        direct = client_from_url(master.url)
+        assert await direct.get("via-sentinel") == b"yes"
+        await direct.aclose()
+        await client.aclose()
+    finally:
+        sentinel.terminate()
+        sentinel.wait(timeout=10)
+        master.stop()
