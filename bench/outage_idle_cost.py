@@ -27,6 +27,10 @@ OUTAGE = Fault(
 )
 
 
+def farm_calls(sim: FarmSimulator) -> int:
+    return sum(service["submits"] for service in sim.stats().values())
+
+
 async def rate(redis: object, window: float) -> float:
     before = await total_calls(redis)
     await asyncio.sleep(window)
@@ -55,10 +59,10 @@ async def main(window: float, small: int, big: int) -> None:
                 await queue.wake()
                 while (await ticks.counts()).delayed != 1:  # the outage settled into one probe
                     await asyncio.sleep(0.2)
-                probes_before = sim.submits("llm-openai")
+                probes_before = farm_calls(sim)
                 results[backlog] = (
                     await rate(bench.redis, window),
-                    sim.submits("llm-openai") - probes_before,
+                    farm_calls(sim) - probes_before,
                 )
                 counts = await store.counts()
                 assert counts["retired"] == 0, counts
