@@ -32,8 +32,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final
 from urllib.parse import quote
 
 import httpx
@@ -58,7 +57,13 @@ from llm_client.errors import (
     LLMError,
     TaskTimeout,
 )
-from llm_client.transport import ChatResult, ClientConfig, EmbedResult, UpstreamResponse
+from llm_client.transport import (
+    ChatResult,
+    ClientConfig,
+    EmbedResult,
+    OwnedHttp,
+    UpstreamResponse,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -162,7 +167,7 @@ class CallBudget:
         return TaskTimeout(text, seconds=self.task_seconds)
 
 
-class DiscoveryClient:
+class DiscoveryClient(OwnedHttp):
     """Calls one service/endpoint of the farm through the Discovery job API.
 
     Satisfies :class:`~llm_client.transport.ChatTransport` and
@@ -189,27 +194,10 @@ class DiscoveryClient:
         base = config.base_url.rstrip("/")
         self._submit_url = f"{base}/v1/jobs/blocking"
         self._jobs_url = f"{base}/v1/jobs/"
-        self._owns_http = http is None
-        self._http = http if http is not None else httpx.AsyncClient(timeout=config.request_timeout)
+        super().__init__(http, timeout=config.request_timeout)
 
     def __repr__(self) -> str:
         return f"DiscoveryClient(service={self.service!r}, endpoint={self.endpoint!r})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections (only when this client created them)."""
-        if self._owns_http:
-            await self._http.aclose()
 
     # --- public calls -----------------------------------------------------------------
 

@@ -23,8 +23,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -33,7 +32,7 @@ import structlog
 from llm_client._edge import dumps, loads_or_missing, mapped
 from llm_client.envelope import body_error_text, chat_result, clip
 from llm_client.errors import DecodeError, LLMError, TaskTimeout, Upstream
-from llm_client.transport import ChatResult, ClientConfig, UpstreamResponse
+from llm_client.transport import ChatResult, ClientConfig, OwnedHttp, UpstreamResponse
 
 log = structlog.get_logger(__name__)
 
@@ -97,7 +96,7 @@ def status_error(status_code: int, body: bytes, retry_after: str | None) -> Upst
     )
 
 
-class OpenAICompatClient:
+class OpenAICompatClient(OwnedHttp):
     """Calls one OpenAI-compatible chat-completions endpoint; a ``ChatTransport``."""
 
     def __init__(
@@ -113,27 +112,10 @@ class OpenAICompatClient:
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        self._owns_http = http is None
-        self._http = http if http is not None else httpx.AsyncClient(timeout=config.task_timeout)
+        super().__init__(http, timeout=config.task_timeout)
 
     def __repr__(self) -> str:
         return f"OpenAICompatClient(url={self.url!r})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections (only when this client created them)."""
-        if self._owns_http:
-            await self._http.aclose()
 
     async def chat(
         self,

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from types import TracebackType
+from typing import Any, Protocol, Self
+
+import httpx
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,3 +87,27 @@ class EmbedTransport(Protocol):
         idempotency_key: str | None = None,
         timeout: float | None = None,
     ) -> EmbedResult: ...
+
+
+class OwnedHttp:
+    """An httpx client that a transport either borrowed or created (and then closes)."""
+
+    def __init__(self, http: httpx.AsyncClient | None, *, timeout: float) -> None:
+        self._owns_http = http is None
+        self._http = http if http is not None else httpx.AsyncClient(timeout=timeout)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (only when this client created them)."""
+        if self._owns_http:
+            await self._http.aclose()

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -11,7 +14,28 @@ from memory_worker.fleet import FAST
 from memory_worker.fleet import Fleet as _Fleet
 from memory_worker.settings import Settings
 
-__all__ = ["FAST", "Fleet", "eventually"]
+__all__ = ["FAST", "Fleet", "cli", "eventually"]
+
+
+def cli(
+    settings: Settings, *args: str, stdin: str | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m memory_worker ARGS`` against ``settings``' Redis and key prefix."""
+    environ = os.environ | {
+        "REDIS_URL": settings.redis_url or "",
+        "MEMORY_KEY_PREFIX": settings.key_prefix,
+        "MEMORY_LOG_FORMAT": "json",
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "memory_worker", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=60,
+        check=False,
+    )
 
 
 class Fleet(_Fleet):

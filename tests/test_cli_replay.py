@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import subprocess
-import sys
 import time
 from typing import Any
 
@@ -26,26 +23,7 @@ from memory_worker.settings import Settings
 from memory_worker.ticks import TickQueue
 from memory_worker.wiring import build_default_pipeline
 from tests.factories import make_request
-
-
-def cli(
-    settings: Settings, *args: str, stdin: str | None = None, **env: str
-) -> subprocess.CompletedProcess[str]:
-    environ = os.environ | {
-        "REDIS_URL": settings.redis_url or "",
-        "MEMORY_KEY_PREFIX": settings.key_prefix,
-        "MEMORY_LOG_FORMAT": "json",
-        **env,
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "memory_worker", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=environ,
-        timeout=60,
-        check=False,
-    )
+from tests.harness import cli
 
 
 async def retire(store: RunStore, request: RunRequest, *, code: str, reason: str | None) -> str:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,25 +10,7 @@ from memory_worker.models import RunStatus
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from tests.factories import request_dict
-
-
-def cli(
-    settings: Settings, *args: str, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = os.environ | {
-        "REDIS_URL": settings.redis_url or "",
-        "MEMORY_KEY_PREFIX": settings.key_prefix,
-        "MEMORY_LOG_FORMAT": "json",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "memory_worker", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+from tests.harness import cli
 
 
 async def test_enqueue_jsonl_then_list_and_show(
