@@ -225,6 +225,23 @@ return 1
 """
 )
 
+_PRUNE = """
+-- KEYS: status:completed, status:skipped, all   ARGV: before_ms, limit, run_prefix
+-- The natural-key index keeps its entry: the same slice stays a duplicate for good.
+local n = 0
+for i = 1, 2 do
+  local ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+  for _, id in ipairs(ids) do
+    local rk = ARGV[3] .. id
+    redis.call('DEL', rk, rk .. ':errors')
+    redis.call('ZREM', KEYS[i], id)
+    redis.call('ZREM', KEYS[3], id)
+    n = n + 1
+  end
+end
+return n
+"""
+
 _HAS_CLAIMABLE = """
 -- KEYS: queued, retry, leases   ARGV: now
 if redis.call('ZCARD', KEYS[1]) > 0 then return 1 end
@@ -291,6 +308,7 @@ class RunStore:
         self._fail = redis.register_script(_FAIL)
         self._release = redis.register_script(_RELEASE)
         self._has_claimable = redis.register_script(_HAS_CLAIMABLE)
+        self._prune = redis.register_script(_PRUNE)
 
     @property
     def _status_prefix(self) -> str:
@@ -482,6 +500,27 @@ class RunStore:
             args=[claim.token, now, reason, self._status_prefix, claim.id],
         )
         return bool(int(ok))
+
+    async def prune_finished(self, *, at_ms: int | None = None, batch: int = 1000) -> int:
+        """Delete completed/skipped runs older than the retention (in batches); returns how many."""
+        now = at_ms if at_ms is not None else now_ms()
+        before = now - int(self.settings.completed_run_retention_days * 86_400_000)
+        k = self.keys
+        total = 0
+        while True:
+            n = int(
+                await self._prune(
+                    keys=[
+                        self._status_prefix + RunStatus.COMPLETED.value,
+                        self._status_prefix + RunStatus.SKIPPED.value,
+                        k.all_runs,
+                    ],
+                    args=[before, batch, k.run_prefix],
+                )
+            )
+            total += n
+            if n < batch:
+                return total
 
     # --- reads --------------------------------------------------------------------------------
     async def has_claimable(self, *, at_ms: int | None = None) -> int:

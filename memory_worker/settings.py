@@ -162,7 +162,8 @@ class Settings(BaseSettings):
     max_message_chars: int = Field(16_000, description="Longest message text accepted.")
     max_run_bytes: int = Field(2_000_000, description="Largest encoded run request accepted.")
     completed_run_retention_days: float = Field(
-        14.0, description="Completed/skipped runs are kept this long, then expire."
+        14.0,
+        description="Completed/skipped runs are kept this long, then pruned (their slice stays a duplicate).",
     )
 
     # --- ticks and the worker (§8) -------------------------------------------------------------

@@ -182,8 +182,11 @@ class Maintenance:
         if await self._due("expiry", s.maintenance_seconds):
             expired = await expire_cards(self.cards, now=now)
             folded = await collapse_duplicates(self.cards, now=now)
-            log.info("maintenance_expiry", expired=expired, duplicates_folded=folded)
-            done.append(f"expired={expired} folded={folded}")
+            pruned = await RunStore(self.redis, s).prune_finished()
+            log.info(
+                "maintenance_expiry", expired=expired, duplicates_folded=folded, runs_pruned=pruned
+            )
+            done.append(f"expired={expired} folded={folded} pruned={pruned}")
         if await self._due("merge", s.merge_interval_seconds):
             if await self.models.walker.route_is_open(MERGE_WORKFLOW):
                 done.append("merge=deferred")

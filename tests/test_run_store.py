@@ -207,3 +207,23 @@ async def test_claimed_request_round_trips(store: RunStore) -> None:
 async def test_unknown_run_is_a_typed_error(store: RunStore) -> None:
     with pytest.raises(RunNotFound):
         await store.get("nope")
+
+
+async def test_finished_runs_are_pruned_after_retention_and_stay_duplicates(
+    redis: Any, settings: Settings
+) -> None:
+    store = RunStore(redis, settings.model_copy(update={"completed_run_retention_days": 1.0}))
+    done_id = (await store.enqueue(make_request(1), at_ms=T0)).run_id
+    waiting = (await store.enqueue(make_request(2, hour=-5), at_ms=T0)).run_id
+    claim = await store.claim("w", at_ms=T0)
+    assert claim is not None
+    assert claim.id == done_id
+    await store.complete(claim, {"cards": 1}, at_ms=T0 + 1)
+    assert await store.prune_finished(at_ms=T0 + 86_400_000 - 10) == 0  # not old enough
+    assert await store.prune_finished(at_ms=T0 + 86_400_000 + 10) == 1
+    with pytest.raises(RunNotFound):
+        await store.get(done_id or "")
+    assert [k async for k in redis.scan_iter(match=f"*run:{done_id}*")] == []
+    assert (await store.get(waiting or "")).status is RunStatus.QUEUED  # untouched
+    again = await store.enqueue(make_request(1), at_ms=T0 + 86_400_000 + 20)
+    assert again.status is EnqueueStatus.DUPLICATE  # never consolidated twice

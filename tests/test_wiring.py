@@ -1,0 +1,33 @@
+"""The production pipeline's assembly: gate, maintenance pacing, retention."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_worker.run_store import RunStore
+from memory_worker.settings import Settings
+from memory_worker.wiring import WalkerGate, build_default_pipeline
+from tests.factories import make_request
+
+
+async def test_maintenance_prunes_old_runs_once_per_period(settings: Settings, redis: Any) -> None:
+    s = settings.model_copy(update={"completed_run_retention_days": 0.0})
+    store = RunStore(redis, s)
+    await store.enqueue(make_request(1))
+    claim = await store.claim("w")
+    assert claim is not None
+    await store.complete(claim, {"cards": 0})
+    pipeline = await build_default_pipeline(s, redis)
+    try:
+        assert pipeline.maintenance is not None
+        first = await pipeline.maintenance()
+        assert "pruned=1" in first
+        assert (await store.counts())["completed"] == 0
+        second = await pipeline.maintenance()  # paced fleet-wide: not due again yet
+        assert "pruned" not in second
+        assert isinstance(pipeline.gate, WalkerGate)
+        assert set(pipeline.gate.workflows) == {"memory_extraction", "embedding"}
+        assert not await pipeline.gate.blocked()  # fresh breakers are closed
+    finally:
+        for close in pipeline.closers:
+            await close()
