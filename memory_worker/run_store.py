@@ -97,6 +97,7 @@ _CLAIM = (
 --       status_prefix, max_loops, error_log_max
 local now = tonumber(ARGV[1])
 local max_attempts = tonumber(ARGV[6])
+local retired, skipped = {}, {}
 for _ = 1, tonumber(ARGV[9]) do
   local id, bucket
   local hit = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 1)
@@ -108,7 +109,7 @@ for _ = 1, tonumber(ARGV[9]) do
       id, bucket = hit[1], 2
     else
       hit = redis.call('ZRANGE', KEYS[1], 0, 0)
-      if #hit == 0 then return false end
+      if #hit == 0 then return {{}, retired, skipped} end
       id, bucket = hit[1], 1
     end
   end
@@ -119,6 +120,7 @@ for _ = 1, tonumber(ARGV[9]) do
     local attempts = tonumber(redis.call('HGET', rk, 'attempts') or '0')
     if redis.call('HGET', rk, 'prompt_version') ~= ARGV[5] then
       set_status(rk, id, ARGV[8], status, 'skipped', now)
+      skipped[#skipped + 1] = id
       clear_lease(rk)
       redis.call('HSET', rk, 'next_attempt_at', '')
       redis.call('HINCRBY', KEYS[5], 'skipped:prompt_version', 1)
@@ -132,6 +134,7 @@ for _ = 1, tonumber(ARGV[9]) do
       redis.call('HSET', rk, 'retired', '1', 'next_attempt_at', '')
       redis.call('ZADD', KEYS[4], now, id)
       redis.call('HINCRBY', KEYS[5], 'retired:worker_lost', 1)
+      retired[#retired + 1] = id
     else
       local until_ms = now + tonumber(ARGV[2])
       set_status(rk, id, ARGV[8], status, 'processing', now)
@@ -139,11 +142,11 @@ for _ = 1, tonumber(ARGV[9]) do
         'lease_token', ARGV[4], 'leased_until', until_ms, 'next_attempt_at', '')
       redis.call('ZADD', KEYS[3], until_ms, id)
       redis.call('HINCRBY', KEYS[5], 'claimed:' .. ({'queued', 'retry', 'lease_expired'})[bucket], 1)
-      return redis.call('HGETALL', rk)
+      return {redis.call('HGETALL', rk), retired, skipped}
     end
   end
 end
-return false
+return {{}, retired, skipped}
 """
 )
 
@@ -278,6 +281,15 @@ class ClaimedRun:
     releases: int
 
 
+@dataclass(frozen=True, slots=True)
+class ClaimResult:
+    """A claim's run (None: nothing claimable) and the runs it retired or skipped on the way."""
+
+    run: ClaimedRun | None
+    retired: list[str]
+    skipped: list[str]
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -398,6 +410,11 @@ class RunStore:
     # --- claim and lease ------------------------------------------------------------------------
     async def claim(self, owner: str, *, at_ms: int | None = None) -> ClaimedRun | None:
         """Claim the next run: expired leases, then due retries, then queued (newest first)."""
+        return (await self.claim_detailed(owner, at_ms=at_ms)).run
+
+    async def claim_detailed(self, owner: str, *, at_ms: int | None = None) -> ClaimResult:
+        """:meth:`claim`, plus the runs the claim retired (lease lost on the last attempt)
+        or skipped (another prompt version) on its way, so the caller can report them."""
         now = at_ms if at_ms is not None else now_ms()
         token = secrets.token_hex(8)
         k = self.keys
@@ -416,17 +433,19 @@ class RunStore:
                 self.settings.error_log_max_entries,
             ],
         )
-        if not raw:
-            return None
-        h = _pairs(raw)
-        return ClaimedRun(
-            id=h["id"],
-            token=token,
-            owner=owner,
-            attempts=int(h["attempts"]),
-            releases=int(h.get("releases") or 0),
-            request=_request_from_hash(h),
-        )
+        fields, retired, skipped = raw
+        run = None
+        if fields:
+            h = _pairs(fields)
+            run = ClaimedRun(
+                id=h["id"],
+                token=token,
+                owner=owner,
+                attempts=int(h["attempts"]),
+                releases=int(h.get("releases") or 0),
+                request=_request_from_hash(h),
+            )
+        return ClaimResult(run, [_s(i) for i in retired], [_s(i) for i in skipped])
 
     async def renew(self, claim: ClaimedRun, *, at_ms: int | None = None) -> bool:
         """Extend the lease; False when the run was reclaimed (the lease is lost)."""

@@ -119,10 +119,21 @@ class Pipeline:
             if self.gate is not None and await self.gate.blocked():
                 log.info("tick_deferred_route_open", worker=self.worker_id)
                 return TickOutcome.DEFERRED
-            claim = await self.store.claim(self.worker_id)
+            result = await self.store.claim_detailed(self.worker_id)
         except RedisError as exc:
             log.warning("tick_store_error", error=type(exc).__name__)
             return TickOutcome.STORE_ERROR
+        for run_id in result.skipped:
+            log.info("run_skipped", run_id=run_id, reason="prompt_version")
+        if result.retired:
+            for run_id in result.retired:
+                log.warning(
+                    "run_retired", run_id=run_id, code="lease_expired", reason="worker_lost"
+                )
+            if self.on_retired is not None:
+                with contextlib.suppress(Exception):
+                    await self.on_retired(result.retired, "lease_expired", "worker_lost")
+        claim = result.run
         if claim is None:
             return TickOutcome.IDLE
         structlog.contextvars.bind_contextvars(run_id=claim.id, chat_id=claim.request.chat_id)

@@ -239,3 +239,22 @@ async def test_graceful_shutdown_releases_in_flight_runs(
     assert run.attempts == 0
     assert run.releases == 1
     assert run.error_log == []
+
+
+async def test_a_run_lost_on_its_last_attempt_is_retired_and_reported(
+    fast: Settings, redis: Any
+) -> None:
+    s = fast.model_copy(update={"max_attempts": 1, "lease_seconds": 0.2})
+    store = RunStore(redis, s)
+    rid = (await store.enqueue(make_request(1))).run_id
+    assert await store.claim("a-worker-that-dies") is not None
+    await asyncio.sleep(0.3)  # its lease expires with no attempt left
+    reported: list[tuple[list[str], str, str | None]] = []
+
+    async def on_retired(ids: list[str], code: str, reason: str | None) -> None:
+        reported.append((ids, code, reason))
+
+    pipeline = Pipeline(settings=s, redis=redis, processor=FakeProcessor(), on_retired=on_retired)
+    assert await pipeline.tick("job-1") == "idle"
+    assert reported == [([rid], "lease_expired", "worker_lost")]
+    assert (await store.get(rid or "")).retired
