@@ -17,6 +17,7 @@ import pytest
 
 from memory_worker.connections import client_from_url
 from memory_worker.embedded import EmbeddedValkey
+from memory_worker.farmsim import FarmSimulator
 from memory_worker.settings import Settings
 
 
@@ -53,3 +54,10 @@ async def redis(redis_url: str, key_prefix: str) -> AsyncIterator[object]:
         for start in range(0, len(keys), 500):
             await client.delete(*keys[start : start + 500])
         await client.aclose()
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[FarmSimulator]:
+    """A healthy farm simulator on a free loopback port (faults set per test)."""
+    async with FarmSimulator() as simulator:
+        yield simulator

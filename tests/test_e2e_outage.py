@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +30,6 @@ UPSTREAM_ERROR = Fault(
 )
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[FarmSimulator]:
-    async with FarmSimulator() as simulator:
-        yield simulator
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ defers to one probe per interval and the admins hear about it once".
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -56,12 +55,6 @@ model = "fallback-model"
 """
 
 DOWN = Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="[Errno -3] dns")
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[FarmSimulator]:
-    async with FarmSimulator() as simulator:
-        yield simulator
 
 
 @pytest.fixture

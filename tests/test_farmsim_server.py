@@ -114,12 +114,6 @@ async def _finish(client: httpx.AsyncClient, payload: dict[str, Any]) -> Any:
 
 
 @pytest.fixture
-async def sim() -> AsyncIterator[FarmSimulator]:
-    async with FarmSimulator() as simulator:
-        yield simulator
-
-
-@pytest.fixture
 async def client(sim: FarmSimulator) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as http:
         yield http

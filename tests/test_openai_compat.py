@@ -26,12 +26,6 @@ from memory_worker.farmsim import DIRECT_SERVICE, FarmSimulator, Fault, FaultKin
 REQUEST: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[FarmSimulator]:
-    async with FarmSimulator() as farm:
-        yield farm
-
-
 def config(sim: FarmSimulator, **overrides: float) -> ClientConfig:
     values: dict[str, Any] = {"request_timeout": 2.0, "task_timeout": 3.0} | overrides
     return ClientConfig(base_url=sim.base_url, **values)

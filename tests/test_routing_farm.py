@@ -45,12 +45,6 @@ BAD_REQUEST = Fault(kind=FaultKind.UPSTREAM_STATUS, status_code=400, message="in
 
 
 @pytest.fixture
-async def sim() -> AsyncIterator[FarmSimulator]:
-    async with FarmSimulator() as farm:
-        yield farm
-
-
-@pytest.fixture
 async def telegram() -> AsyncIterator[FakeTelegram]:
     fake = await FakeTelegram().start()
     try:
