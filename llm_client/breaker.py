@@ -29,7 +29,7 @@ blocks the target for longer than its lease.
 Outcomes (``Outcome``) and what charges the breaker (``classify``):
 
 - success;
-- failure — ``provider_unavailable``, ``provider_protocol_error``, and
+- failure — ``provider_unavailable``, ``provider_protocol_error``, ``provider_error``, and
   ``provider_timeout`` only when the attempt had a real slice of time and was
   not cut by the caller's deadline;
 - neutral — ``capacity_unavailable`` / ``provider_overloaded``: neither success
@@ -165,7 +165,13 @@ class BreakerView:
 
 # --- charging rules (§5) -------------------------------------------------------------------
 
-_CHARGED = frozenset({FailureReason.PROVIDER_UNAVAILABLE, FailureReason.PROVIDER_PROTOCOL_ERROR})
+_CHARGED = frozenset(
+    {
+        FailureReason.PROVIDER_UNAVAILABLE,
+        FailureReason.PROVIDER_PROTOCOL_ERROR,
+        FailureReason.PROVIDER_ERROR,
+    }
+)
 _NEUTRAL = frozenset({FailureReason.CAPACITY_UNAVAILABLE, FailureReason.PROVIDER_OVERLOADED})
 
 

@@ -46,6 +46,18 @@ RELEASE_ROUTING_ERRORS: tuple[type[LLMError], ...] = (
 )
 
 
+class EmbedderTimeout(LLMError):
+    """An embedding call timed out (§7 rev 2): the embedder is a side service, so the
+    run is released (attempt refunded) rather than failed; its extraction is simply
+    redone. Raised by the consolidation around every embedding call, chained to the
+    walker's error; the run's own deadline (``DeadlineExceeded``) is not one of these."""
+
+    reason = FailureReason.PROVIDER_TIMEOUT
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="embedding_timeout")
+
+
 def backoff_seconds(attempts: int, unit: float, max_units: float = 60.0) -> float:
     """``clamp(attempts² × unit, unit, max_units × unit)`` → 1, 4, 9, 16 … units."""
     return float(min(max(attempts * attempts * unit, unit), max_units * unit))
@@ -96,8 +108,10 @@ def decide(error: BaseException) -> Decision:
 
     Release when no backend could take the run: ``provider_unavailable`` or
     ``capacity_unavailable`` (typed, or an Upstream whose text says so, e.g.
-    a 503 "model loading"), and the routing errors NoCandidates, Exhausted,
-    RouteUnavailable, CapacityWaitTimeout. Timeouts, protocol/decode errors,
+    a 503 "model loading"), the routing errors NoCandidates, Exhausted,
+    RouteUnavailable, CapacityWaitTimeout, and an embedding call that timed out
+    (:class:`EmbedderTimeout`). Timeouts, protocol/decode errors,
+    ``provider_error`` (a walk that ended on a backend crash: HTTP 500),
     deadline errors, generic errors and store failures fail the run.
     """
     code = error_code(error)
@@ -109,6 +123,8 @@ def decide(error: BaseException) -> Decision:
         return Decision(Verdict.FAIL, "store_failure", code)
     if isinstance(error, RELEASE_ROUTING_ERRORS):
         return Decision(Verdict.RELEASE, _reason_name(error), code)
+    if isinstance(error, EmbedderTimeout):
+        return Decision(Verdict.RELEASE, str(error.reason), code)
     if isinstance(error, LLMError):
         reason = retryable_reason(error)
         if reason in RELEASE_REASONS:

@@ -24,7 +24,14 @@ from llm_client import (
     Upstream,
     retryable_reason,
 )
-from llm_client.retry import PHRASE_RULES, REJECT_PHRASES, reason_from_message
+from llm_client.retry import (
+    PHRASE_RULES,
+    REJECT_PHRASES,
+    STATUS_RULES,
+    WHOLE_WORDS,
+    reason_from_message,
+    reason_from_status,
+)
 
 R = FailureReason
 
@@ -121,7 +128,7 @@ def test_plain_exceptions_use_phrases() -> None:
 
 def test_upstream_status_texts() -> None:
     assert retryable_reason(Upstream("upstream returned status 503: model loading")) is (
-        R.PROVIDER_UNAVAILABLE
+        R.CAPACITY_UNAVAILABLE
     )
     assert retryable_reason(Upstream("upstream returned status 502: bad gateway")) is (
         R.PROVIDER_UNAVAILABLE
@@ -132,4 +139,106 @@ def test_upstream_status_texts() -> None:
     assert retryable_reason(Upstream("UPSTREAM_TIMEOUT: backend took too long")) is (
         R.PROVIDER_TIMEOUT
     )
-    assert retryable_reason(Upstream("upstream returned status 500: capacity exceeded")) is None
+    assert retryable_reason(Upstream("upstream returned status 500: capacity exceeded")) is (
+        R.PROVIDER_ERROR
+    )
+
+
+# --- rev 2: busy answers are capacity, never faults (§4) -----------------------------------
+
+#: Every busy answer the spec names, as a backend would phrase it, with the status it came with.
+BUSY_ROWS = [
+    pytest.param("status 503: Server busy, retry", 503, id="server-busy"),
+    pytest.param("status 503: backend is busy", 503, id="busy"),
+    pytest.param("status 500: BUSY", 500, id="busy-500"),
+    pytest.param("status 503: request queue full", 503, id="queue-full"),
+    pytest.param("status 429: Too Many Requests", 429, id="too-many-requests"),
+    pytest.param("status 503: try again later", 503, id="try-again-later"),
+    pytest.param("status 503: node is draining", 503, id="draining"),
+    pytest.param("status 503: model loading", 503, id="model-loading"),
+    pytest.param("status 503: Loading model into memory", 503, id="loading-model"),
+    pytest.param("status 500: insufficient memory to load model", 500, id="insufficient-memory"),
+    pytest.param("status 500: CUDA out of memory", 500, id="out-of-memory"),
+    pytest.param("status 500: no free blocks in the KV cache", 500, id="kv-cache"),
+    pytest.param("status 503: token budget exhausted for this minute", 503, id="token-budget"),
+]
+
+
+@pytest.mark.parametrize(("text", "status"), BUSY_ROWS)
+def test_busy_answers_are_capacity(text: str, status: int) -> None:
+    error = Upstream(f"upstream returned {text}", status_code=status)
+    assert retryable_reason(error) is R.CAPACITY_UNAVAILABLE
+
+
+@pytest.mark.parametrize("text", ["invalid business_id", "busybox image not found"])
+def test_busy_is_a_whole_word(text: str) -> None:
+    assert "busy" in WHOLE_WORDS
+    assert retryable_reason(Upstream(f"upstream returned status 400: {text}")) is None
+
+
+# --- rev 2: provider_error (§4) ------------------------------------------------------------
+
+PROVIDER_ERROR_ROWS = [
+    pytest.param("upstream returned status 500: boom", 500, id="500-upstream"),
+    pytest.param("upstream returned status 500", None, id="500-text-only"),
+    pytest.param("submit: status 500: capacity exceeded", 500, id="500-capacity-is-not-capacity"),
+    pytest.param("Internal Server Error", None, id="internal-server-error"),
+    pytest.param("chat completions: status 500: Internal Server Error", 500, id="direct-500"),
+    pytest.param("HTTP 500 from backend", None, id="http-500"),
+    pytest.param("upstream returned status 501: not implemented", 501, id="501"),
+    pytest.param("upstream returned status 507: insufficient storage", 507, id="507"),
+    pytest.param("upstream returned status 520: unknown", 520, id="520"),
+    pytest.param("upstream returned status 599", 599, id="599"),
+]
+
+
+@pytest.mark.parametrize(("text", "status"), PROVIDER_ERROR_ROWS)
+def test_backend_crashes_are_provider_error(text: str, status: int | None) -> None:
+    assert retryable_reason(Upstream(text, status_code=status)) is R.PROVIDER_ERROR
+
+
+STAYS_ROWS = [
+    pytest.param(
+        "submit: status 503: upstream unavailable", 503, R.PROVIDER_UNAVAILABLE, id="503-upstream"
+    ),
+    pytest.param("status 503: service unavailable", 503, R.PROVIDER_UNAVAILABLE, id="503"),
+    pytest.param("status 502: bad gateway", 502, R.PROVIDER_UNAVAILABLE, id="502"),
+    pytest.param("status 504: gateway timeout", 504, R.PROVIDER_TIMEOUT, id="504"),
+    pytest.param("status 503: no slots available", 503, R.CAPACITY_UNAVAILABLE, id="503-slots"),
+    pytest.param("status 429: rate limit", 429, R.PROVIDER_OVERLOADED, id="429"),
+    pytest.param("status 400: invalid schema", 400, None, id="400"),
+    pytest.param("status 400: max_tokens 500 is too large", 400, None, id="400-with-500-in-text"),
+    pytest.param("status 401: invalid api key", 401, None, id="401"),
+    pytest.param("status 403: forbidden", 403, None, id="403"),
+    pytest.param("status 404: model not found", 404, None, id="404"),
+    pytest.param("status 500: validation failed", 500, None, id="500-reject-list-wins"),
+]
+
+
+@pytest.mark.parametrize(("text", "status", "expected"), STAYS_ROWS)
+def test_other_statuses_keep_their_reason(
+    text: str, status: int, expected: FailureReason | None
+) -> None:
+    assert retryable_reason(Upstream(text, status_code=status)) is expected
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (499, None),
+        (500, R.PROVIDER_ERROR),
+        (503, R.PROVIDER_ERROR),
+        (599, R.PROVIDER_ERROR),
+        (600, None),
+        (None, None),
+    ],
+)
+def test_status_rules(status: int | None, expected: FailureReason | None) -> None:
+    assert STATUS_RULES  # the table is data
+    assert reason_from_status(status) is expected
+
+
+def test_status_only_applies_to_upstream() -> None:
+    # Only Upstream carries a status the classifier trusts; a plain error is read by text.
+    assert retryable_reason(RuntimeError("boom")) is None
+    assert retryable_reason(RuntimeError("Internal Server Error")) is R.PROVIDER_ERROR

@@ -29,7 +29,7 @@ from llm_client import (
     Upstream,
 )
 from memory_worker.errors import ConsolidationError, LeaseLost, StoreError
-from memory_worker.runs import Verdict, backoff_seconds, decide, plan_failure
+from memory_worker.runs import EmbedderTimeout, Verdict, backoff_seconds, decide, plan_failure
 
 
 @pytest.mark.parametrize(
@@ -71,8 +71,32 @@ DECISION_TABLE = [
     pytest.param(
         Upstream("upstream returned status 503: model loading", status_code=503),
         RELEASE,
-        "provider_unavailable",
+        "capacity_unavailable",
         id="503-loading",
+    ),
+    pytest.param(
+        Upstream("upstream returned status 503: server busy", status_code=503),
+        RELEASE,
+        "capacity_unavailable",
+        id="503-busy",
+    ),
+    pytest.param(
+        Upstream("submit: status 503: upstream unavailable", status_code=503),
+        RELEASE,
+        "provider_unavailable",
+        id="503-upstream-unavailable",
+    ),
+    pytest.param(
+        BackendUnavailable("UPSTREAM_ERROR: job cancelled", code="UPSTREAM_ERROR"),
+        RELEASE,
+        "provider_unavailable",
+        id="cancelled-upstream-error",
+    ),
+    pytest.param(
+        EmbedderTimeout("embedding timed out: job did not finish"),
+        RELEASE,
+        "provider_timeout",
+        id="embedder-timeout",
     ),
     pytest.param(
         Upstream("upstream returned status 502: bad gateway", status_code=502),
@@ -157,6 +181,24 @@ DECISION_TABLE = [
         FAIL,
         "provider_overloaded",
         id="429",
+    ),
+    pytest.param(
+        Upstream("upstream returned status 500: Internal Server Error", status_code=500),
+        FAIL,
+        "provider_error",
+        id="500-provider-error",
+    ),
+    pytest.param(
+        Upstream("submit: status 500: capacity exceeded", status_code=500),
+        FAIL,
+        "provider_error",
+        id="500-capacity-is-provider-error",
+    ),
+    pytest.param(
+        Upstream("upstream returned status 502: bad gateway: 500 inside", status_code=502),
+        RELEASE,
+        "provider_unavailable",
+        id="502-not-provider-error",
     ),
     pytest.param(RequestError("bad request"), FAIL, None, id="request-error"),
     pytest.param(StoreError("card write failed"), FAIL, "store_failure", id="store"),
