@@ -14,12 +14,17 @@ One call (:meth:`DiscoveryClient.invoke`) is:
 
 Budgets (:class:`llm_client.transport.ClientConfig`): every HTTP round trip
 gets ``request_timeout`` (→ :class:`RequestTimeout`); the job must finish
-within ``capacity_wait + task_timeout`` of the first submit until it is first
-seen RUNNING, then within ``task_timeout`` of that moment (→
-:class:`TaskTimeout` naming the job). A caller's ``timeout`` caps the whole
-call; when it is what cuts the call the error is a :class:`TaskTimeout` of
-those seconds (or :class:`CapacityWaitExpired` while still waiting for a
-slot), so a caller-deadline cut is never reported as an unreachable farm.
+within ``task_timeout`` of the moment it is first seen RUNNING (→
+:class:`TaskTimeout` naming the job). Until then it is waiting for capacity
+(rev 2): a job a poll still reports QUEUED/PENDING once ``capacity_wait`` has
+passed since the first submit is a :class:`CapacityWaitExpired` (a capacity
+answer, neutral for breakers, the run is released), not a task timeout. The
+job always gets one poll after its submit (so ``capacity_wait = 0`` means "no
+waiting", not "never"), and ``capacity_wait + task_timeout`` bounds a job that
+never reports RUNNING. A caller's ``timeout`` caps the whole call; when it is
+what cuts the call the error is a :class:`TaskTimeout` of those seconds (or
+:class:`CapacityWaitExpired` while still waiting for a slot), so a
+caller-deadline cut is never reported as an unreachable farm.
 
 Logs carry the job id, service, endpoint, state, error kind/code and elapsed
 time; never bodies, prompts or tokens.
@@ -130,7 +135,15 @@ class CallBudget:
     #: When the job must be done; re-anchored when it is first seen RUNNING.
     task_deadline: float
     task_seconds: float
+    #: The end of the capacity wait (first submit + ``capacity_wait``): a job a poll
+    #: still reports QUEUED after it is a capacity answer (rev 2).
+    queue_deadline: float | None = None
+    queue_seconds: float = 0.0
     running: bool = False
+    #: A poll (not the submit answer) reported the job QUEUED: the queue deadline applies.
+    queued_seen: bool = False
+    #: Submits are being refused for capacity (no job yet): a cut now is a capacity answer.
+    waiting_for_slot: bool = False
     #: The job as last seen (for logs): its id and status word.
     job_id: str | None = None
     status: str = ""
@@ -145,26 +158,47 @@ class CallBudget:
             self.task_deadline = now + task_timeout
             self.task_seconds = task_timeout
 
+    def mark_queued(self) -> None:
+        """A poll saw the job still QUEUED: from now on the capacity wait bounds it."""
+        if not self.running:
+            self.queued_seen = True
+
+    def _own_deadline(self) -> float:
+        if not self.running and self.queued_seen and self.queue_deadline is not None:
+            return min(self.task_deadline, self.queue_deadline)
+        return self.task_deadline
+
     def limit(self) -> tuple[float, bool]:
         """The earliest deadline, and whether it is the caller's."""
-        if self.call_deadline is not None and self.call_deadline <= self.task_deadline:
+        own = self._own_deadline()
+        if self.call_deadline is not None and self.call_deadline <= own:
             return self.call_deadline, True
-        return self.task_deadline, False
+        return own, False
 
-    def expired(self, what: str, *, by_caller: bool) -> TaskTimeout:
-        """The error for a deadline that passed: the caller's cut or the task budget."""
+    def expired(self, what: str, *, by_caller: bool) -> TaskTimeout | CapacityWaitExpired:
+        """The error for a deadline that passed: the caller's cut, the capacity wait of a
+        job that never started, or the task budget of a running one."""
         if by_caller:
             seconds = self.call_seconds or 0.0
-            return TaskTimeout(
-                f"{what}: cut by the caller's deadline after {seconds:g}s", seconds=seconds
-            )
+            text = f"{what}: cut by the caller's deadline after {seconds:g}s"
+            if self.waiting_for_slot:
+                return CapacityWaitExpired(text + " while waiting for capacity", seconds=seconds)
+            return TaskTimeout(text, seconds=seconds)
         if self.running:
-            text = f"{what} did not finish within the task budget of {self.task_seconds:g}s"
-        else:
-            text = (
-                f"{what} did not start within {self.task_seconds:g}s (capacity wait + task budget)"
+            return TaskTimeout(
+                f"{what} did not finish within the task budget of {self.task_seconds:g}s",
+                seconds=self.task_seconds,
             )
-        return TaskTimeout(text, seconds=self.task_seconds)
+        queued = self.queued_seen and self.queue_deadline is not None
+        if queued and self.queue_deadline is not None and self.queue_deadline <= self.task_deadline:
+            return CapacityWaitExpired(
+                f"{what} still queued after the capacity wait of {self.queue_seconds:g}s",
+                seconds=self.queue_seconds,
+            )
+        return CapacityWaitExpired(
+            f"{what} did not start within {self.task_seconds:g}s (capacity wait + task budget)",
+            seconds=self.task_seconds,
+        )
 
 
 class DiscoveryClient(OwnedHttp):
@@ -247,6 +281,8 @@ class DiscoveryClient(OwnedHttp):
             call_seconds=timeout,
             task_deadline=now + config.capacity_wait + config.task_timeout,
             task_seconds=config.capacity_wait + config.task_timeout,
+            queue_deadline=now + config.capacity_wait,
+            queue_seconds=config.capacity_wait,
         )
         key = idempotency_key or new_idempotency_key(self.workload)
         inner = body if isinstance(body, bytes) else dumps(dict(body), "encode request")
@@ -308,8 +344,9 @@ class DiscoveryClient(OwnedHttp):
         while True:
             attempts += 1
             try:
-                return await self._submit_once(payload, clock)
+                envelope = await self._submit_once(payload, clock)
             except CapacityUnavailable as exc:
+                clock.waiting_for_slot = True
                 now = time.monotonic()
                 wait = min(config.capacity_poll, capacity_deadline - now)
                 if wait <= 0:
@@ -335,6 +372,9 @@ class DiscoveryClient(OwnedHttp):
                     elapsed_ms=clock.elapsed_ms(),
                 )
                 await asyncio.sleep(wait)
+            else:
+                clock.waiting_for_slot = False
+                return envelope
 
     async def _submit_once(self, payload: bytes, clock: CallBudget) -> Envelope:
         answer = await self._round_trip("POST", self._submit_url, "submit", clock, payload)
@@ -365,6 +405,8 @@ class DiscoveryClient(OwnedHttp):
                 raise DecodeError(f"decode job envelope: {clock.status} job without an id")
             if envelope.state is JobState.RUNNING:
                 clock.mark_running(time.monotonic(), self._config.task_timeout)
+            elif polls > 0:
+                clock.mark_queued()  # a poll, not just the submit answer, saw it queued
             if envelope.state is not state:
                 state = envelope.state
                 log.debug(

@@ -15,6 +15,7 @@ polling (``None``), the backend's relayed response, or a typed error.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -79,6 +80,11 @@ BACKEND_UNAVAILABLE_CODES: Final = frozenset(
 CAPACITY_STATUSES: Final = frozenset({429, 503})
 #: Words in a 429/503 submit answer that make it a capacity rejection.
 CAPACITY_WORDS: Final = ("capacity", "slot")
+
+#: A farm error code at the start of an error given as a string (rev 2):
+#: ``"UPSTREAM_ERROR: [Errno -3] …"`` → ``("UPSTREAM_ERROR", "[Errno -3] …")``. Codes are
+#: upper-case words joined by underscores, so ordinary prose is never read as a code.
+LEADING_CODE: Final = re.compile(r"\s*([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\s*(?::\s*(.*))?", re.DOTALL)
 
 #: Keys searched, in order, for the human text of an error object.
 ERROR_TEXT_KEYS: Final = ("message", "error", "detail", "code")
@@ -182,8 +188,28 @@ def error_text(value: object, depth: int = 0) -> str | None:
     return compact_json(value)
 
 
+def leading_code(text: str) -> tuple[str | None, str | None]:
+    """``(code, rest)`` of a text that starts with a farm error code, else ``(None, text)``."""
+    match = LEADING_CODE.fullmatch(text)
+    if match is None:
+        return None, text
+    rest = (match.group(2) or "").strip()
+    return match.group(1), rest or None
+
+
 def error_parts(value: object, depth: int = 0) -> tuple[str | None, str | None]:
-    """``(code, message)`` of an error value (``{code, message}``, a string, nested ``error``)."""
+    """``(code, message)`` of an error value (``{code, message}``, a string, nested ``error``).
+
+    Without an explicit ``code``, a message that starts with one (``"UPSTREAM_ERROR: …"``)
+    is read for it (rev 2).
+    """
+    code, message = _raw_error_parts(value, depth)
+    if code is None and message is not None:
+        code, message = leading_code(message)
+    return code, message
+
+
+def _raw_error_parts(value: object, depth: int) -> tuple[str | None, str | None]:
     if _blank(value):
         return None, None
     if not isinstance(value, dict):
@@ -191,7 +217,7 @@ def error_parts(value: object, depth: int = 0) -> tuple[str | None, str | None]:
     code = _scalar_text(value.get("code"))
     nested = value.get("error")
     if code is None and isinstance(nested, dict) and depth < _MAX_DEPTH:
-        return error_parts(nested, depth + 1)
+        return _raw_error_parts(nested, depth + 1)
     for key in ("message", "error", "detail"):
         message = error_text(value.get(key), depth + 1)
         if message:
@@ -199,6 +225,16 @@ def error_parts(value: object, depth: int = 0) -> tuple[str | None, str | None]:
     if code is not None:
         return clip(code, 100), None
     return None, compact_json(value)
+
+
+def body_error_parts(body: bytes) -> tuple[str | None, str | None]:
+    """``(code, message)`` of an HTTP error body: JSON error fields if JSON, else its text."""
+    if not body.strip():
+        return None, None
+    parsed = loads_or_missing(body)
+    if parsed is NOT_JSON:
+        return error_parts(body.decode("utf-8", errors="replace"))
+    return error_parts(parsed)
 
 
 def body_error_text(body: bytes) -> str | None:
@@ -315,6 +351,21 @@ def _farm_error_parts(envelope: Envelope) -> tuple[str | None, str | None]:
     return error_parts(envelope.error)
 
 
+def is_backend_unavailable_code(code: str | None) -> bool:
+    """Whether a farm code means the backend was never reached (case-insensitive)."""
+    return code is not None and code.upper() in BACKEND_UNAVAILABLE_CODES
+
+
+def coded_error(
+    text: str, code: str | None, *, status_code: int | None = None, fallback_code: str | None = None
+) -> LLMError:
+    """The error a farm code decides: ``BackendUnavailable`` for backend-never-reached
+    codes, else ``Upstream`` (classified by its text and status)."""
+    if is_backend_unavailable_code(code):
+        return BackendUnavailable(text, code=code)
+    return Upstream(text, code=code or fallback_code, status_code=status_code)
+
+
 def failure_error(envelope: Envelope) -> LLMError:
     """The typed error of a FAILED job: ``CODE: message``; backend-never-reached codes are
     ``BackendUnavailable``, every other code (or none) is ``Upstream``."""
@@ -327,19 +378,16 @@ def failure_error(envelope: Envelope) -> LLMError:
         text = message
     else:
         text = f"job failed without an error report ({_job_ref(envelope)})"
-    if code and code.upper() in BACKEND_UNAVAILABLE_CODES:
-        return BackendUnavailable(text, code=code)
-    return Upstream(text, code=code)
+    return coded_error(text, code)
 
 
-def cancelled_error(envelope: Envelope) -> Upstream:
-    """A CANCELLED job is an ``Upstream`` failure (the farm gave up on it)."""
+def cancelled_error(envelope: Envelope) -> LLMError:
+    """A CANCELLED job is decoded exactly like a FAILED one (rev 2): its error code decides
+    (``UPSTREAM_ERROR`` → ``BackendUnavailable``); the text says it was cancelled."""
     code, message = _farm_error_parts(envelope)
     detail = ": ".join(part for part in (code, message) if part)
-    return Upstream(
-        f"{_job_ref(envelope)} was cancelled" + (f": {detail}" if detail else ""),
-        code=code or "JOB_CANCELLED",
-    )
+    text = f"{_job_ref(envelope)} was cancelled" + (f": {detail}" if detail else "")
+    return coded_error(text, code, fallback_code="JOB_CANCELLED")
 
 
 def upstream_status_error(response: UpstreamResponse) -> Upstream:
@@ -388,7 +436,7 @@ def resolve(envelope: Envelope) -> UpstreamResponse | None:
         )
     code, message = error_parts(envelope.error)
     if code or message:
-        raise Upstream(": ".join(part for part in (code, message) if part), code=code)
+        raise coded_error(": ".join(part for part in (code, message) if part), code)
     raise DecodeError("decode job envelope: no job status")
 
 
@@ -408,20 +456,27 @@ def is_capacity_rejection(status_code: int, text: str | None) -> bool:
     return any(word in folded for word in CAPACITY_WORDS)
 
 
-def http_status_error(what: str, status_code: int, body: bytes) -> Upstream:
-    """A non-2xx answer of the farm to ``what`` (``submit``, ``poll job X``)."""
-    text = body_error_text(body)
-    return Upstream(
-        f"{what}: status {status_code}" + (f": {text}" if text else ""),
-        code=f"HTTP_{status_code}",
-        status_code=status_code,
-    )
+def http_status_error(what: str, status_code: int, body: bytes) -> LLMError:
+    """A non-2xx answer of the farm to ``what`` (``submit``, ``poll job X``).
+
+    rev 2: an answer carrying a farm error code (``404 {"code": "SERVICE_NOT_FOUND"}``,
+    or a text starting with one) is decoded by that code like ``result.error``:
+    backend-never-reached codes are ``BackendUnavailable``. Otherwise ``Upstream``
+    with the status (``HTTP_<status>`` unless the farm named its own code).
+    """
+    code, message = body_error_parts(body)
+    if code is not None and code.isdigit():
+        code = None  # an HTTP-ish number, not a farm code: the status says it already
+    detail = ": ".join(part for part in (code, message) if part)
+    text = f"{what}: status {status_code}" + (f": {detail}" if detail else "")
+    return coded_error(text, code, status_code=status_code, fallback_code=f"HTTP_{status_code}")
 
 
 def submit_status_error(status_code: int, body: bytes) -> LLMError:
-    """A non-2xx submit answer: a capacity rejection, or ``Upstream`` with the status."""
+    """A non-2xx submit answer: a farm code that decides, a capacity rejection, or
+    ``Upstream`` with the status."""
     error = http_status_error("submit", status_code, body)
-    if is_capacity_rejection(status_code, body_error_text(body)):
+    if isinstance(error, Upstream) and is_capacity_rejection(status_code, body_error_text(body)):
         return CapacityUnavailable(error.message, code=error.code)
     return error
 

@@ -207,6 +207,41 @@ OUTAGE_MESSAGE = "[Errno -3] Temporary failure in name resolution"
         pytest.param(Fault(FaultKind.JOB_FAILED_BARE), Upstream, "job failed", id="bare-failure"),
         pytest.param(Fault(FaultKind.JOB_CANCELLED), Upstream, "was cancelled", id="cancelled"),
         pytest.param(
+            Fault(FaultKind.JOB_CANCELLED, code="UPSTREAM_ERROR", message="dns"),
+            BackendUnavailable,
+            "was cancelled: UPSTREAM_ERROR: dns",
+            id="cancelled-upstream-error",
+        ),
+        pytest.param(
+            Fault(FaultKind.JOB_FAILED_STRING, message="[Errno -3] dns"),
+            BackendUnavailable,
+            "UPSTREAM_ERROR: [Errno -3] dns",
+            id="string-error",
+        ),
+        pytest.param(
+            Fault(FaultKind.JOB_FAILED_TOP_LEVEL, message="SERVICE_DISABLED: maintenance"),
+            BackendUnavailable,
+            "SERVICE_DISABLED: maintenance",
+            id="top-level-string-code",
+        ),
+        pytest.param(
+            Fault(
+                FaultKind.SUBMIT_STATUS,
+                status_code=404,
+                code="SERVICE_NOT_FOUND",
+                message="no service llm-openai",
+            ),
+            BackendUnavailable,
+            "submit: status 404: SERVICE_NOT_FOUND: no service llm-openai",
+            id="submit-404-service-not-found",
+        ),
+        pytest.param(
+            Fault(FaultKind.UPSTREAM_STATUS, status_code=500, message="Internal Server Error"),
+            Upstream,
+            "upstream returned status 500: Internal Server Error",
+            id="upstream-500",
+        ),
+        pytest.param(
             Fault(FaultKind.UPSTREAM_STATUS, status_code=503, message="model loading"),
             Upstream,
             "upstream returned status 503: model loading",
@@ -373,7 +408,7 @@ async def test_capacity_wait_succeeds_once_a_slot_frees(sim: FarmSimulator) -> N
 async def test_task_budget_is_reanchored_when_the_job_starts_running() -> None:
     # Queued longer than the task budget, then runs quickly: still succeeds.
     async with FarmSimulator(queued_seconds=0.6, run_seconds=0.1) as sim:
-        config = fast_config(sim, task_timeout=0.4, capacity_wait=0.5)
+        config = fast_config(sim, task_timeout=0.4, capacity_wait=1.0)
         async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
             assert (await client.chat(REQUEST)).content
 
@@ -394,14 +429,46 @@ async def test_running_longer_than_the_task_budget_is_a_task_timeout() -> None:
     assert "task budget of 0.4s" in str(info.value)
 
 
-async def test_a_job_that_never_starts_times_out_on_capacity_plus_task() -> None:
+async def test_a_job_still_queued_when_the_capacity_wait_ends_is_capacity() -> None:
+    # rev 2: a job that never left the farm's queue is a capacity answer, not a task timeout.
     async with FarmSimulator(queued_seconds=10.0) as sim:
-        config = fast_config(sim, task_timeout=0.2, capacity_wait=0.2, job_poll=0.05)
+        config = fast_config(sim, task_timeout=5.0, capacity_wait=0.3, job_poll=0.05)
         async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
-            with pytest.raises(TaskTimeout) as info:
+            started = time.monotonic()
+            with pytest.raises(CapacityWaitExpired) as info:
                 await client.chat(REQUEST)
-    assert info.value.seconds == pytest.approx(0.4)
-    assert "did not start" in str(info.value)
+            elapsed = time.monotonic() - started
+    assert 0.3 <= elapsed < 1.0  # the capacity wait, not capacity wait + task budget
+    assert info.value.budget == "capacity_wait"
+    assert info.value.seconds == pytest.approx(0.3)
+    assert "still queued after the capacity wait of 0.3s" in str(info.value)
+    assert "simjob-" in str(info.value)
+
+
+async def test_a_zero_capacity_wait_still_polls_once() -> None:
+    # capacity_wait = 0 means "do not wait for capacity", not "never poll": a job the
+    # submit reports QUEUED that is running by the first poll goes through.
+    async with FarmSimulator(run_seconds=0.05) as sim:
+        config = fast_config(sim, task_timeout=2.0, capacity_wait=0.0, job_poll=0.02)
+        async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
+            assert (await client.chat(REQUEST)).content
+    async with FarmSimulator(queued_seconds=10.0) as sim:
+        config = fast_config(sim, task_timeout=2.0, capacity_wait=0.0, job_poll=0.02)
+        async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
+            with pytest.raises(CapacityWaitExpired):
+                await client.chat(REQUEST)
+        assert sim.stats()[SERVICE]["polls"] == 1
+
+
+async def test_stuck_queued_fault_is_capacity(sim: FarmSimulator) -> None:
+    sim.set_fault(SERVICE, Fault(FaultKind.STUCK_QUEUED))
+    config = fast_config(sim, task_timeout=5.0, capacity_wait=0.2, job_poll=0.05)
+    async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
+        with pytest.raises(CapacityWaitExpired):
+            await client.chat(REQUEST)
+    sim.clear_faults()
+    async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
+        assert (await client.chat(REQUEST)).content
 
 
 async def test_hung_job_is_a_task_timeout(sim: FarmSimulator) -> None:

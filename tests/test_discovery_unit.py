@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from llm_client import ClientConfig, DiscoveryClient
+from llm_client import CapacityWaitExpired, ClientConfig, DiscoveryClient, TaskTimeout
 from llm_client.discovery import (
     DEFAULT_TIMEOUT_MS,
     CallBudget,
@@ -91,7 +91,9 @@ def budget(timeout: float | None = None) -> CallBudget:
 def test_task_deadline_is_capacity_plus_task_until_running_then_reanchored() -> None:
     clock = budget()
     assert clock.limit() == (880.0, False)
-    assert "did not start within 780s" in str(clock.expired("job j", by_caller=False))
+    never_started = clock.expired("job j", by_caller=False)
+    assert isinstance(never_started, CapacityWaitExpired)  # rev 2: never started = capacity
+    assert "did not start within 780s" in str(never_started)
     clock.mark_running(500.0, 720.0)
     assert clock.limit() == (1220.0, False)
     clock.mark_running(900.0, 720.0)  # only the first sight of RUNNING re-anchors
@@ -99,6 +101,33 @@ def test_task_deadline_is_capacity_plus_task_until_running_then_reanchored() -> 
     error = clock.expired("job j", by_caller=False)
     assert str(error) == "job j did not finish within the task budget of 720s"
     assert error.seconds == 720.0
+
+
+def test_a_queued_job_is_bounded_by_the_capacity_wait_once_a_poll_saw_it() -> None:
+    clock = budget()
+    clock.queue_deadline, clock.queue_seconds = 160.0, 60.0
+    assert clock.limit() == (880.0, False)  # the submit's QUEUED alone does not count
+    clock.mark_queued()
+    assert clock.limit() == (160.0, False)
+    error = clock.expired("job j", by_caller=False)
+    assert isinstance(error, CapacityWaitExpired)
+    assert error.budget == "capacity_wait"
+    assert error.seconds == 60.0
+    assert str(error) == "job j still queued after the capacity wait of 60s"
+    clock.mark_running(150.0, 720.0)  # it started: the task budget takes over
+    assert clock.limit() == (870.0, False)
+    clock.mark_queued()  # no effect once running
+    assert clock.limit() == (870.0, False)
+    assert type(clock.expired("job j", by_caller=False)) is TaskTimeout
+    assert budget(timeout=30.0).limit() == (130.0, True)
+
+
+def test_a_caller_cut_while_refused_for_capacity_is_capacity() -> None:
+    clock = budget(timeout=30.0)
+    clock.waiting_for_slot = True
+    error = clock.expired("submit", by_caller=True)
+    assert isinstance(error, CapacityWaitExpired)
+    assert error.seconds == 30.0
 
 
 def test_callers_deadline_wins_when_earlier() -> None:

@@ -30,6 +30,7 @@ from llm_client.envelope import (
     error_text,
     http_status_error,
     is_capacity_rejection,
+    leading_code,
     parse_envelope,
     resolve,
     submit_status_error,
@@ -398,6 +399,141 @@ def test_failed_and_cancelled_jobs(
     assert str(info.value) == text
 
 
+# --- rev 2: cancelled like failed, string errors, farm-level codes -------------------------
+
+REV2_ROWS = [
+    pytest.param(
+        {
+            "id": "j",
+            "status": "JOB_STATE_CANCELLED",
+            "result": {"error": {"code": "UPSTREAM_ERROR", "message": "dns"}},
+        },
+        BackendUnavailable,
+        "UPSTREAM_ERROR",
+        "job j was cancelled: UPSTREAM_ERROR: dns",
+        id="cancelled-upstream-error",
+    ),
+    pytest.param(
+        {"id": "j", "status": "CANCELED", "error": {"code": "SERVICE_DISABLED"}},
+        BackendUnavailable,
+        "SERVICE_DISABLED",
+        "job j was cancelled: SERVICE_DISABLED",
+        id="cancelled-top-level-code",
+    ),
+    pytest.param(
+        {"id": "j", "status": "CANCELLED", "error": "UPSTREAM_ERROR: backend gone"},
+        BackendUnavailable,
+        "UPSTREAM_ERROR",
+        "job j was cancelled: UPSTREAM_ERROR: backend gone",
+        id="cancelled-string-code",
+    ),
+    pytest.param(
+        {
+            "id": "j",
+            "status": "CANCELLED",
+            "result": {"error": {"code": "UPSTREAM_TIMEOUT", "message": "slow"}},
+        },
+        Upstream,
+        "UPSTREAM_TIMEOUT",
+        "job j was cancelled: UPSTREAM_TIMEOUT: slow",
+        id="cancelled-other-code",
+    ),
+    pytest.param(
+        {"id": "j", "status": "CANCELLED"},
+        Upstream,
+        "JOB_CANCELLED",
+        "job j was cancelled",
+        id="cancelled-bare",
+    ),
+    pytest.param(
+        {
+            "status": "JOB_STATE_FAILED",
+            "error": "UPSTREAM_ERROR: [Errno -3] Temporary failure in name resolution",
+        },
+        BackendUnavailable,
+        "UPSTREAM_ERROR",
+        "UPSTREAM_ERROR: [Errno -3] Temporary failure in name resolution",
+        id="string-top-level",
+    ),
+    pytest.param(
+        {"status": "FAILED", "result": {"error": "SERVICE_NOT_FOUND: no such service"}},
+        BackendUnavailable,
+        "SERVICE_NOT_FOUND",
+        "SERVICE_NOT_FOUND: no such service",
+        id="string-result-error",
+    ),
+    pytest.param(
+        {"status": "FAILED", "result": {"error": {"message": "ENDPOINT_NOT_FOUND: encode"}}},
+        BackendUnavailable,
+        "ENDPOINT_NOT_FOUND",
+        "ENDPOINT_NOT_FOUND: encode",
+        id="message-with-leading-code",
+    ),
+    pytest.param(
+        {"status": "FAILED", "error": "UPSTREAM_ERROR"},
+        BackendUnavailable,
+        "UPSTREAM_ERROR",
+        "UPSTREAM_ERROR: job failed",
+        id="string-code-only",
+    ),
+    pytest.param(
+        {"status": "FAILED", "error": "UPSTREAM_TIMEOUT: took too long"},
+        Upstream,
+        "UPSTREAM_TIMEOUT",
+        "UPSTREAM_TIMEOUT: took too long",
+        id="string-other-code",
+    ),
+    pytest.param(
+        {"status": "FAILED", "error": "Error: UPSTREAM_ERROR later in the text"},
+        Upstream,
+        None,
+        "Error: UPSTREAM_ERROR later in the text",
+        id="code-not-leading-is-text",
+    ),
+    pytest.param(
+        {"status": "FAILED", "error": "NOTE: prose, not a code"},
+        Upstream,
+        None,
+        "NOTE: prose, not a code",
+        id="single-word-is-not-a-code",
+    ),
+    pytest.param(
+        {"error": "UPSTREAM_ERROR: no status at all"},
+        BackendUnavailable,
+        "UPSTREAM_ERROR",
+        "UPSTREAM_ERROR: no status at all",
+        id="no-status-string-code",
+    ),
+]
+
+
+@pytest.mark.parametrize(("envelope", "error_type", "code", "text"), REV2_ROWS)
+def test_rev2_failure_decoding(
+    envelope: dict[str, Any], error_type: type[LLMError], code: str | None, text: str
+) -> None:
+    with pytest.raises(LLMError) as info:
+        decode_job_answer(orjson.dumps(envelope))
+    assert type(info.value) is error_type
+    assert info.value.code == code
+    assert str(info.value) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("UPSTREAM_ERROR: dns", ("UPSTREAM_ERROR", "dns")),
+        ("  SERVICE_NOT_FOUND :x: y ", ("SERVICE_NOT_FOUND", "x: y")),
+        ("UPSTREAM_ERROR", ("UPSTREAM_ERROR", None)),
+        ("UPSTREAM_ERROR:\nline two", ("UPSTREAM_ERROR", "line two")),
+        ("upstream_error: lower case prose", (None, "upstream_error: lower case prose")),
+        ("ERROR: one word", (None, "ERROR: one word")),
+        ("HTTP 500", (None, "HTTP 500")),
+    ],
+)
+def test_leading_code(text: str, parts: tuple[str | None, str | None]) -> None:
+    assert leading_code(text) == parts
+
+
 def test_bare_failure_says_job_failed() -> None:
     with pytest.raises(Upstream, match="job failed"):
         decode_job_answer(b'{"status": "JOB_STATE_FAILED"}')
@@ -518,6 +654,82 @@ def test_non_capacity_submit_status_text() -> None:
     assert isinstance(error, Upstream)
     assert str(error) == "submit: status 503: upstream unavailable"
     assert error.status_code == 503
+
+
+FARM_CODE_ROWS = [
+    pytest.param(
+        404,
+        b'{"code": "SERVICE_NOT_FOUND", "message": "no service llm-x"}',
+        BackendUnavailable,
+        "SERVICE_NOT_FOUND",
+        "submit: status 404: SERVICE_NOT_FOUND: no service llm-x",
+        id="404-service-not-found",
+    ),
+    pytest.param(
+        404,
+        b'{"error": {"code": "ENDPOINT_NOT_FOUND", "message": "encode"}}',
+        BackendUnavailable,
+        "ENDPOINT_NOT_FOUND",
+        "submit: status 404: ENDPOINT_NOT_FOUND: encode",
+        id="404-nested-code",
+    ),
+    pytest.param(
+        503,
+        b'{"code": "SERVICE_DISABLED"}',
+        BackendUnavailable,
+        "SERVICE_DISABLED",
+        "submit: status 503: SERVICE_DISABLED",
+        id="503-code-only",
+    ),
+    pytest.param(
+        502,
+        b"UPSTREAM_ERROR: connection refused",
+        BackendUnavailable,
+        "UPSTREAM_ERROR",
+        "submit: status 502: UPSTREAM_ERROR: connection refused",
+        id="text-body-code",
+    ),
+    pytest.param(
+        400,
+        b'{"code": "INVALID_ARGUMENT", "message": "bad body"}',
+        Upstream,
+        "INVALID_ARGUMENT",
+        "submit: status 400: INVALID_ARGUMENT: bad body",
+        id="other-code-is-upstream",
+    ),
+    pytest.param(
+        429,
+        b'{"error": {"code": 429, "message": "no slots available"}}',
+        CapacityUnavailable,
+        "HTTP_429",
+        "submit: status 429: no slots available",
+        id="numeric-code-is-not-a-farm-code",
+    ),
+    pytest.param(
+        404,
+        b'{"error": "job not found"}',
+        Upstream,
+        "HTTP_404",
+        "submit: status 404: job not found",
+        id="no-code",
+    ),
+]
+
+
+@pytest.mark.parametrize(("status", "body", "error_type", "code", "text"), FARM_CODE_ROWS)
+def test_farm_level_answers_are_decoded_by_their_code(
+    status: int, body: bytes, error_type: type[LLMError], code: str, text: str
+) -> None:
+    error = submit_status_error(status, body)
+    assert type(error) is error_type
+    assert error.code == code
+    assert str(error) == text
+
+
+def test_poll_answer_with_a_code_is_decoded_by_it() -> None:
+    error = http_status_error("poll job j", 404, b'{"code": "SERVICE_NOT_FOUND"}')
+    assert type(error) is BackendUnavailable
+    assert str(error) == "poll job j: status 404: SERVICE_NOT_FOUND"
 
 
 def test_poll_status_is_never_capacity() -> None:

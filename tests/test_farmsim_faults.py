@@ -149,7 +149,69 @@ async def test_job_failed_bare_has_no_error_anywhere(
 
 async def test_job_cancelled(sim: FarmSimulator, client: httpx.AsyncClient) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.JOB_CANCELLED))
-    assert _fields(await _finish(client, _submit()))[1] == "JOB_STATE_CANCELLED"
+    _, state, result, error = _fields(await _finish(client, _submit()))
+    assert (state, result, error) == ("JOB_STATE_CANCELLED", None, None)
+
+
+async def test_job_cancelled_with_a_code_carries_result_error(
+    sim: FarmSimulator, client: httpx.AsyncClient
+) -> None:
+    sim.set_fault(
+        "llm", Fault(kind=FaultKind.JOB_CANCELLED, code="UPSTREAM_ERROR", message="dns failure")
+    )
+    _, state, result, _ = _fields(await _finish(client, _submit()))
+    assert state == "JOB_STATE_CANCELLED"
+    assert result == {"error": {"code": "UPSTREAM_ERROR", "message": "dns failure"}}
+
+
+async def test_job_failed_string_gives_the_error_as_text(
+    sim: FarmSimulator, client: httpx.AsyncClient
+) -> None:
+    sim.set_fault("llm", Fault(kind=FaultKind.JOB_FAILED_STRING, message="[Errno -3] dns"))
+    _, state, result, _ = _fields(await _finish(client, _submit()))
+    assert state == "JOB_STATE_FAILED"
+    assert result == {"error": "UPSTREAM_ERROR: [Errno -3] dns"}
+
+
+async def test_stuck_queued_job_never_leaves_the_queue(
+    sim: FarmSimulator, client: httpx.AsyncClient
+) -> None:
+    sim.set_fault("llm", Fault(kind=FaultKind.STUCK_QUEUED, times=1))
+    answer = await client.post("/v1/jobs/blocking", json=_submit())
+    job_id, state, _, _ = _fields(answer.json())
+    assert state == "JOB_STATE_QUEUED"
+    await asyncio.sleep(0.2)
+    for _ in range(3):
+        assert _fields((await client.get(f"/v1/jobs/{job_id}")).json())[1] == "JOB_STATE_QUEUED"
+    # the fault is used up: the next job runs normally
+    assert _fields(await _finish(client, _submit()))[1] == "JOB_STATE_SUCCEEDED"
+
+
+async def test_stuck_queued_with_seconds_is_a_long_queue(
+    sim: FarmSimulator, client: httpx.AsyncClient
+) -> None:
+    sim.set_fault("llm", Fault(kind=FaultKind.STUCK_QUEUED, seconds=0.2))
+    started = time.monotonic()
+    assert _fields(await _finish(client, _submit()))[1] == "JOB_STATE_SUCCEEDED"
+    assert time.monotonic() - started >= 0.2
+
+
+async def test_submit_status_with_a_code_is_a_farm_level_error(
+    sim: FarmSimulator, client: httpx.AsyncClient
+) -> None:
+    sim.set_fault(
+        "llm",
+        Fault(
+            kind=FaultKind.SUBMIT_STATUS,
+            status_code=404,
+            code="SERVICE_NOT_FOUND",
+            message="no service llm",
+        ),
+    )
+    answer = await client.post("/v1/jobs/blocking", json=_submit())
+    assert answer.status_code == 404
+    assert answer.json() == {"code": "SERVICE_NOT_FOUND", "message": "no service llm"}
+    assert sim.job_ids() == []
 
 
 @pytest.mark.parametrize(
@@ -430,6 +492,16 @@ async def test_direct_endpoint_answers_a_chat_completion(
             "UPSTREAM_ERROR: dns",
         ),
         (Fault(kind=FaultKind.JOB_CANCELLED), 502, "bad gateway"),
+        (
+            Fault(kind=FaultKind.JOB_CANCELLED, code="UPSTREAM_ERROR", message="gone"),
+            502,
+            "UPSTREAM_ERROR: gone",
+        ),
+        (
+            Fault(kind=FaultKind.JOB_FAILED_STRING, message="dns"),
+            502,
+            "UPSTREAM_ERROR: dns",
+        ),
     ],
 )
 async def test_direct_status_faults(

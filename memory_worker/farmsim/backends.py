@@ -57,6 +57,7 @@ _FAILED_KINDS = frozenset(
         FaultKind.JOB_FAILED_TOP_LEVEL,
         FaultKind.JOB_FAILED_BARE,
         FaultKind.JOB_CANCELLED,
+        FaultKind.JOB_FAILED_STRING,
     }
 )
 
@@ -234,7 +235,17 @@ def failed_outcome(fault: Fault) -> Outcome:
     if fault.kind is FaultKind.JOB_FAILED_TOP_LEVEL:
         return Outcome(JobState.FAILED, top_error=fault.message or DEFAULT_TOP_LEVEL_MESSAGE)
     if fault.kind is FaultKind.JOB_CANCELLED:
+        if fault.code is not None:
+            return Outcome(
+                JobState.CANCELLED,
+                result_error={"code": fault.code, "message": fault.message or "job cancelled"},
+            )
         return Outcome(JobState.CANCELLED, top_error=fault.message)
+    if fault.kind is FaultKind.JOB_FAILED_STRING:
+        code = fault.code or DEFAULT_FAILED_CODE
+        return Outcome(
+            JobState.FAILED, result_error=f"{code}: {fault.message or DEFAULT_FAILED_MESSAGE}"
+        )
     return Outcome(JobState.FAILED)
 
 
@@ -275,7 +286,9 @@ def direct_reply(
         )
     if fault.kind in _FAILED_KINDS:
         outcome = failed_outcome(fault)
-        if outcome.result_error is not None:
+        if isinstance(outcome.result_error, str):
+            text = outcome.result_error
+        elif outcome.result_error is not None:
             text = f"{outcome.result_error['code']}: {outcome.result_error['message']}"
         else:
             text = outcome.top_error or "bad gateway"

@@ -11,8 +11,15 @@ Faults come in two families, and the server treats them differently:
   envelope. They also act on polls while they are active (without using up
   ``times``), because a farm that drops connections drops them for everyone.
 - *job* faults act on what a newly created job turns into (failed, cancelled,
-  hung, slow, bad upstream answer). They are fixed when the job is created,
-  so jobs already in flight are not affected by a later fault.
+  hung, slow, stuck in the queue, bad upstream answer). They are fixed when the
+  job is created, so jobs already in flight are not affected by a later fault.
+
+Codes: ``job_failed`` puts ``{code, message}`` in ``result.error``;
+``job_cancelled`` with a ``code`` does the same for a CANCELLED job (without
+one it only carries ``message`` as a top-level error); ``job_failed_string``
+gives ``result.error`` as the string ``"CODE: message"``; ``submit_status``
+with a ``code`` answers ``{"code", "message"}`` (a farm-level error such as
+``404 SERVICE_NOT_FOUND``) instead of ``{"error": message}``.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ class FaultKind(StrEnum):
     JOB_FAILED_TOP_LEVEL = "job_failed_top_level"
     JOB_FAILED_BARE = "job_failed_bare"
     JOB_CANCELLED = "job_cancelled"
+    JOB_FAILED_STRING = "job_failed_string"
+    STUCK_QUEUED = "stuck_queued"
     UPSTREAM_STATUS = "upstream_status"
     SUBMIT_STATUS = "submit_status"
     RESET = "reset"

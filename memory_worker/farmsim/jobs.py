@@ -1,8 +1,9 @@
 """A simulated Discovery job's life, and the envelopes that report it (SPEC §3).
 
 A job's state is a pure function of its timeline and ``now``: it is QUEUED for
-``queued_seconds``, RUNNING for ``run_seconds`` (forever when that is None, the
-``hang`` fault), then in its terminal state. The terminal :class:`Outcome` is
+``queued_seconds`` (forever when that is infinite, the ``stuck_queued`` fault),
+RUNNING for ``run_seconds`` (forever when that is None, the ``hang`` fault),
+then in its terminal state. The terminal :class:`Outcome` is
 decided when the job is created, so every poll reports the same result.
 
 Envelopes come in several shapes (top-level ``id``/``status``, nested
@@ -14,6 +15,7 @@ per job.
 from __future__ import annotations
 
 import base64
+import math
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -60,7 +62,8 @@ class Outcome:
 
     state: JobState
     response: UpstreamReply | None = None
-    result_error: dict[str, str] | None = None
+    #: ``result.error``: an object ``{code, message}`` or a string (``"CODE: message"``).
+    result_error: dict[str, str] | str | None = None
     top_error: str | None = None
 
 
@@ -81,7 +84,7 @@ class Job:
 
 def finishes_at(job: Job) -> float | None:
     """When the job reaches its terminal state, or None if it never does."""
-    if job.run_seconds is None:
+    if job.run_seconds is None or math.isinf(job.queued_seconds):
         return None
     return job.submitted_at + job.queued_seconds + job.run_seconds
 
@@ -107,6 +110,8 @@ def result_json(outcome: Outcome) -> dict[str, Any] | None:
                 "content_type": reply.content_type,
             }
         }
+    if isinstance(outcome.result_error, str):
+        return {"error": outcome.result_error}
     if outcome.result_error is not None:
         return {"error": dict(outcome.result_error)}
     return None

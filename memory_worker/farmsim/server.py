@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import socket
 import struct
 import time
@@ -317,9 +318,11 @@ class FarmSimulator:
     async def _wire_fault(self, request: web.Request, fault: Fault) -> web.StreamResponse:
         """Answer (or not) under a fault acting on the HTTP exchange."""
         if fault.kind is FaultKind.SUBMIT_STATUS:
-            return _error(
-                fault.status_code or DEFAULT_SUBMIT_STATUS, fault.message or DEFAULT_SUBMIT_MESSAGE
-            )
+            status = fault.status_code or DEFAULT_SUBMIT_STATUS
+            if fault.code is not None:  # a farm-level error answer carrying a code
+                message = fault.message or DEFAULT_SUBMIT_MESSAGE
+                return _json({"code": fault.code, "message": message}, status=status)
+            return _error(status, fault.message or DEFAULT_SUBMIT_MESSAGE)
         if fault.kind is FaultKind.MALFORMED_ENVELOPE:
             body, content_type = backends.malformed_body(self._malformed)
             self._malformed += 1
@@ -382,6 +385,9 @@ class FarmSimulator:
             endpoint
         ):
             scripted = self._take_script(service)
+        queued_seconds = self.queued_seconds
+        if fault.kind is FaultKind.STUCK_QUEUED:
+            queued_seconds = fault.seconds if fault.seconds is not None else math.inf
         if fault.kind is FaultKind.HANG:
             run_seconds: float | None = None
         elif fault.kind is FaultKind.SLOW:
@@ -393,7 +399,7 @@ class FarmSimulator:
             service=service,
             endpoint=endpoint,
             submitted_at=time.monotonic(),
-            queued_seconds=self.queued_seconds,
+            queued_seconds=queued_seconds,
             run_seconds=run_seconds,
             outcome=backends.job_outcome(endpoint, raw, fault, scripted, job_id),
             style=self._styles[(self._seq - 1) % len(self._styles)],
