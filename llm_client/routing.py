@@ -134,25 +134,30 @@ class TransportFactory(Protocol):
 class ClientFactory:
     """Real clients per target (cached): Discovery or OpenAI-compatible.
 
-    ``config`` is the template of budgets; each target's address and optional
-    budget overrides are applied on top. Keys are read from the environment
-    variable the target names in ``auth_env``.
+    ``config`` is the template of budgets for chat clients and ``embed_config``
+    (default: ``config``) the one for embedding clients — budgets are per
+    workflow (§3 rev 2: embeddings default to a 15 s task budget); each
+    target's address and optional budget overrides are applied on top. Keys
+    are read from the environment variable the target names in ``auth_env``.
     """
 
     def __init__(
         self,
         config: ClientConfig,
         *,
+        embed_config: ClientConfig | None = None,
         http: httpx.AsyncClient | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         self._config = config
+        self._embed_config = embed_config or config
         self._http = http
         self._env = env
         self._clients: dict[tuple[str, str], Any] = {}
 
-    def _client_config(self, target: RouteTarget) -> ClientConfig:
-        config = replace(self._config, base_url=target.base_url or target.url or "")
+    def _client_config(self, target: RouteTarget, *, embed: bool = False) -> ClientConfig:
+        template = self._embed_config if embed else self._config
+        config = replace(template, base_url=target.base_url or target.url or "")
         if target.request_timeout_seconds is not None:
             config = replace(config, request_timeout=target.request_timeout_seconds)
         if target.task_timeout_seconds is not None:
@@ -161,11 +166,11 @@ class ClientFactory:
             config = replace(config, capacity_wait=target.capacity_wait_seconds)
         return config
 
-    def _discovery(self, target: RouteTarget) -> Any:
+    def _discovery(self, target: RouteTarget, *, embed: bool = False) -> Any:
         from llm_client.discovery import DiscoveryClient
 
         return DiscoveryClient(
-            self._client_config(target),
+            self._client_config(target, embed=embed),
             service=target.service or "",  # both validated present by the route model
             endpoint=target.endpoint or "",
             api_key=target.api_key(self._env),
@@ -193,7 +198,7 @@ class ClientFactory:
     def embed(self, target: RouteTarget) -> EmbedTransport:
         key = (target.id, "embed")
         if key not in self._clients:
-            self._clients[key] = self._discovery(target)
+            self._clients[key] = self._discovery(target, embed=True)
         client: EmbedTransport = self._clients[key]
         return client
 

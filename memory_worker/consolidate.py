@@ -14,10 +14,14 @@ Failure contract:
   propagates unchanged, so the pipeline can release (outage) or fail
   (timeout, protocol, …) the run by type. Unusable extractor output is a
   :class:`~llm_client.errors.DecodeError` (protocol error).
+- An embedding call that times out (its own short task budget, rev 2) raises
+  :class:`~memory_worker.runs.EmbedderTimeout`, which releases the run: the
+  embedder is a side service and the extraction is simply redone.
 - The related-card lookup is best effort: when it fails for a reason other
-  than an outage the run goes on with recent cards only. An outage of the
-  embedder propagates at once — the cards could not be embedded later in
-  the run anyway, so spending an extraction call would be waste.
+  than an outage or an embedder timeout the run goes on with recent cards
+  only. An outage or timeout of the embedder propagates at once — the cards
+  could not be embedded later in the run anyway, so spending an extraction
+  call would be waste.
 - A run already applied (a crash after the write, before completion) is
   recognised up front and costs no LLM call.
 
@@ -73,6 +77,7 @@ from memory_worker.prompt import (
     extraction_payload,
     overhead_tokens,
 )
+from memory_worker.runs import EmbedderTimeout
 from memory_worker.settings import Settings
 from memory_worker.validation import (
     BatchFacts,
@@ -196,6 +201,14 @@ def is_outage(error: LLMError) -> bool:
     return retryable_reason(error) in _OUTAGE
 
 
+def is_embedder_timeout(error: LLMError) -> bool:
+    """Whether an embedding call's ``error`` is a timeout of the embedder (not the run's
+    deadline): its task budget, an UPSTREAM_TIMEOUT, a walker cap."""
+    if isinstance(error, DeadlineExceeded | EmbedderTimeout):
+        return False
+    return retryable_reason(error) is FailureReason.PROVIDER_TIMEOUT
+
+
 async def embed_texts(
     embedder: Embedder,
     texts: Sequence[str],
@@ -209,11 +222,18 @@ async def embed_texts(
     calls = 0
     for start in range(0, len(texts), EMBED_CHUNK):
         chunk = list(texts[start : start + EMBED_CHUNK])
-        answer = await embedder(
-            chunk,
-            idempotency_key=f"{key}:{start // EMBED_CHUNK}",
-            timeout=_remaining(deadline, EMBEDDING_WORKFLOW),
-        )
+        try:
+            answer = await embedder(
+                chunk,
+                idempotency_key=f"{key}:{start // EMBED_CHUNK}",
+                timeout=_remaining(deadline, EMBEDDING_WORKFLOW),
+            )
+        except LLMError as exc:
+            # §7 rev 2: the embedder is a side service; its timeout releases the run
+            # (the run's own deadline, DeadlineExceeded, still fails it).
+            if is_embedder_timeout(exc):
+                raise EmbedderTimeout(f"embedding call timed out ({exc.kind})") from exc
+            raise
         calls += 1
         if len(answer) != len(chunk):
             raise DecodeError(
@@ -278,8 +298,8 @@ async def _existing_context(
             )
             counters.embed_calls += calls
         except LLMError as exc:
-            if is_outage(exc) or isinstance(exc, DeadlineExceeded):
-                raise
+            if is_outage(exc) or isinstance(exc, DeadlineExceeded | EmbedderTimeout):
+                raise  # the run's cards could not be embedded later either
             log.warning(
                 "consolidation.related_lookup_failed",
                 chat_id=request.chat_id,

@@ -19,7 +19,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from llm_client.breaker import BreakerConfig
-from llm_client.routes import RouteDefaults
+from llm_client.routes import EMBEDDING, RouteDefaults
 from llm_client.transport import ClientConfig
 
 
@@ -92,6 +92,17 @@ class Settings(BaseSettings):
         "embedder", description="Model name of the default embedder target."
     )
     embedding_dimension: int = Field(512, description="Embedding dimension requested and stored.")
+    embedding_request_timeout_seconds: float = Field(
+        15.0, description="Budget of one HTTP round trip of an embedding call."
+    )
+    embedding_task_timeout_seconds: float = Field(
+        15.0,
+        description="Task budget of an embedding job (a timeout releases the run: the "
+        "embedder is a side service).",
+    )
+    embedding_capacity_wait_seconds: float = Field(
+        15.0, description="Capacity wait of an embedding call (no slots, or still queued)."
+    )
 
     # --- retry classifier / breakers (§4, §5) ------------------------------------------------
     breaker_failure_threshold: int = Field(5, description="Consecutive charged failures that trip.")
@@ -243,13 +254,28 @@ class Settings(BaseSettings):
         return self.data_dir / "valkey"
 
     # --- the plain configs llm_client takes (it never reads settings itself) -----------------
-    def client_config(self, base_url: str | None = None) -> ClientConfig:
-        """Budgets of the farm clients (§3)."""
+    def client_config(
+        self, base_url: str | None = None, *, workflow: str | None = None
+    ) -> ClientConfig:
+        """Budgets of the farm clients (§3); per workflow (rev 2): ``embedding`` calls get
+        their own, short budgets, every other workflow the general ones."""
+        if workflow == EMBEDDING:
+            request, task, capacity = (
+                self.embedding_request_timeout_seconds,
+                self.embedding_task_timeout_seconds,
+                self.embedding_capacity_wait_seconds,
+            )
+        else:
+            request, task, capacity = (
+                self.request_timeout_seconds,
+                self.task_timeout_seconds,
+                self.capacity_wait_seconds,
+            )
         return ClientConfig(
             base_url=base_url or self.discovery_base_url,
-            request_timeout=self.request_timeout_seconds,
-            task_timeout=self.task_timeout_seconds,
-            capacity_wait=self.capacity_wait_seconds,
+            request_timeout=request,
+            task_timeout=task,
+            capacity_wait=capacity,
             capacity_poll=self.capacity_poll_seconds,
             job_poll=self.job_poll_seconds,
             priority=self.discovery_priority,

@@ -254,7 +254,12 @@ async def build_default_pipeline(
         routes,
         breakers,
         events,
-        transports or ClientFactory(settings.client_config(), http=http),
+        transports
+        or ClientFactory(
+            settings.client_config(),
+            embed_config=settings.client_config(workflow=EMBEDDING),
+            http=http,
+        ),
         WalkerConfig(probe_interval_seconds=settings.consolidation_backend_retry_interval),
     )
     models = RoutedModels(walker, attempts, settings)

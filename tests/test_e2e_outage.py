@@ -66,7 +66,10 @@ async def test_unreachable_backend_releases_and_timeout_spends(
     assert run.error_log == []
     assert not run.retired
 
-    sim.set_fault("*", Fault(kind=FaultKind.HANG))  # the job never finishes: task budget expires
+    # The extraction job never finishes: its task budget expires and the run fails. (A hung
+    # embedder would release instead, §7 rev 2: the embedder is a side service.)
+    sim.clear_faults()
+    sim.set_fault("llm-openai", Fault(kind=FaultKind.HANG))
 
     async def failed() -> bool:
         return (await store.get(rid)).status is RunStatus.FAILED
