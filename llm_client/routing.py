@@ -35,7 +35,9 @@ One routed call (:meth:`Walker.call`):
 5. At the end, after failed attempts: ``all_attempts_exhausted`` (with
    ``failed_attempts``) and the **last attempt's error** is raised; the
    routing errors (``Exhausted``, ``DeadlineExceeded``, …) are raised only
-   when no attempt produced an error to return.
+   when no attempt produced an error to return — and when a walk that began
+   with every target open (probes only) ends on ``provider_error``: that is
+   :class:`NoCandidates` (§4 rev 2: the quarantined route is an outage).
 
 :meth:`Walker.route_is_open` answers the run pipeline's pre-claim gate
 ("would a call be refused right now?") without taking any permit.
@@ -387,6 +389,8 @@ class _Walk(Generic[T]):
         self.first_busy: float | None = None
         self.busy: list[RouteTarget] = []
         self.stop: str | None = None
+        #: The walk began with every target breaker-open: its attempts were only probes.
+        self.all_open = False
 
     async def emit(self, event_type: str, **fields: Any) -> None:
         await self.w.emit(RoutingEvent(event_type, self.workflow, **fields), self.context)
@@ -404,6 +408,7 @@ class _Walk(Generic[T]):
         closed = [t for t, v in zip(targets, views, strict=True) if v.circuit is Circuit.CLOSED]
         ordered = closed + [t for t in targets if t not in closed]
         exhaustion = not closed
+        self.all_open = exhaustion
         if exhaustion:
             await self.emit(EventType.CIRCUIT_OPEN_EXHAUSTION, counters={"targets": len(targets)})
         try:
@@ -618,6 +623,17 @@ class _Walk(Generic[T]):
                 },
             )
             assert isinstance(self.last_error, Exception)
+            if self.all_open and (
+                retryable_reason(self.last_error) is FailureReason.PROVIDER_ERROR
+            ):
+                # §4 rev 2: once every target is open, a probe that crashed again is the
+                # outage, not this call's fault — a routing error (released), not a failure.
+                quarantined = NoCandidates(
+                    f"every target of {self.workflow} is breaker-open and the probe failed",
+                    workflow=self.workflow,
+                )
+                quarantined.__cause__ = self.last_error
+                return quarantined
             return self.last_error
         if self.stop == "deadline":
             return DeadlineExceeded(

@@ -1,0 +1,142 @@
+"""§4/§5/§6 rev 2 with the walker: provider_error fails over and charges; busy answers never do.
+
+Fake transports, real Redis breakers (see ``tests/routing_fakes.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from redis.asyncio import Redis
+
+from llm_client.breaker import BreakerConfig, Circuit
+from llm_client.errors import AllCircuitsOpen, NoCandidates, Upstream
+from llm_client.events import EventType
+from memory_worker.runs import Verdict, decide
+from tests.routing_fakes import FakeFarm, RecordingSink, fail, make_walker, ok, routes_of
+
+WF = "memory_extraction"
+A, B = "farm/a", "hosted/b"
+
+
+def crashed() -> Upstream:
+    return Upstream(
+        "upstream returned status 500: Internal Server Error", code="HTTP_500", status_code=500
+    )
+
+
+def busy(text: str) -> Upstream:
+    return Upstream(f"upstream returned status 503: {text}", code="HTTP_503", status_code=503)
+
+
+async def test_a_500_fails_over_and_charges_the_breaker(redis: Redis, key_prefix: str) -> None:
+    farm, sink = FakeFarm(), RecordingSink()
+    farm.set(A, fail(crashed))
+    farm.set(B, ok("from-b"))
+    walker = make_walker(redis, key_prefix, routes_of(A, B), sink)
+    routed = await walker.call(WF, farm.attempt)
+    assert (routed.value, routed.target.id) == ("from-b", B)
+    view = await walker.breakers.view(A)
+    assert (view.consecutive_failures, view.window_failures) == (1, 1)
+    (failed,) = sink.of(EventType.ATTEMPT_FAILED)
+    assert (failed.reason, failed.error_code, failed.counters["charged"]) == (
+        "provider_error",
+        "HTTP_500",
+        1,
+    )
+
+
+async def test_a_node_answering_500_to_everything_is_quarantined(
+    redis: Redis, key_prefix: str
+) -> None:
+    farm, sink = FakeFarm(), RecordingSink()
+    farm.set(A, fail(crashed))
+    farm.set(B, ok())
+    walker = make_walker(redis, key_prefix, routes_of(A, B), sink)
+    for _ in range(5):
+        assert (await walker.call(WF, farm.attempt)).target.id == B
+    assert (await walker.breakers.view(A)).circuit is Circuit.OPEN
+    routed = await walker.call(WF, farm.attempt)  # the open node is skipped
+    assert [r.target for r in routed.attempts] == [B]
+    assert farm.calls[A] == 5
+
+
+async def test_a_walk_ending_on_provider_error_fails_the_run(redis: Redis, key_prefix: str) -> None:
+    farm, sink = FakeFarm(), RecordingSink()
+    farm.set(A, fail(crashed))
+    farm.set(B, fail(crashed))
+    walker = make_walker(redis, key_prefix, routes_of(A, B), sink)
+    with pytest.raises(Upstream) as info:
+        await walker.call(WF, farm.attempt)
+    assert farm.calls == {A: 1, B: 1}
+    assert decide(info.value).verdict is Verdict.FAIL
+    assert decide(info.value).reason == "provider_error"
+    (exhausted,) = sink.of(EventType.ALL_ATTEMPTS_EXHAUSTED)
+    assert exhausted.reason == "provider_error"
+
+
+async def test_once_every_target_is_open_the_run_is_released(redis: Redis, key_prefix: str) -> None:
+    farm, sink = FakeFarm(), RecordingSink()
+    farm.set(A, fail(crashed))
+    farm.set(B, fail(crashed))
+    breaker = BreakerConfig(failure_threshold=2, cooldown_seconds=0.2, cooldown_max_seconds=5)
+    walker = make_walker(redis, key_prefix, routes_of(A, B), sink, breaker=breaker)
+    verdicts = []
+    for _ in range(2):  # the walks that trip both breakers fail their runs
+        with pytest.raises(Upstream) as info:
+            await walker.call(WF, farm.attempt)
+        verdicts.append(decide(info.value).verdict)
+    assert verdicts == [Verdict.FAIL, Verdict.FAIL]
+    assert {(await walker.breakers.view(t)).circuit for t in (A, B)} == {Circuit.OPEN}
+    # Quarantined route: the fleet's fail-open probe crashes again → a routing error, released.
+    with pytest.raises(NoCandidates) as probed:
+        await walker.call(WF, farm.attempt)
+    assert isinstance(probed.value.__cause__, Upstream)
+    assert decide(probed.value).verdict is Verdict.RELEASE
+    # Every other caller in the interval is refused without farm traffic, and released too.
+    before = farm.total
+    with pytest.raises(AllCircuitsOpen) as refused:
+        await walker.call(WF, farm.attempt)
+    assert farm.total == before
+    assert decide(refused.value).verdict is Verdict.RELEASE
+    # After the cooldown the half-open probe also crashes: still an outage, still released.
+    await asyncio.sleep(0.25)
+    with pytest.raises(NoCandidates):
+        await walker.call(WF, farm.attempt)
+    assert farm.total == before + 1
+    # The node heals: the next probe closes its breaker and serves.
+    await asyncio.sleep(0.45)
+    farm.set(A, ok("back"))
+    routed = await walker.call(WF, farm.attempt)
+    assert routed.value == "back"
+    assert (await walker.breakers.view(A)).circuit is Circuit.CLOSED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "server busy",
+        "queue full",
+        "too many requests",
+        "try again later",
+        "draining",
+        "model loading",
+        "insufficient memory",
+        "out of memory",
+        "kv cache full",
+        "token budget exhausted",
+    ],
+)
+async def test_busy_answers_never_quarantine_a_healthy_node(
+    redis: Redis, key_prefix: str, text: str
+) -> None:
+    farm, sink = FakeFarm(), RecordingSink()
+    farm.set(A, fail(lambda: busy(text)))
+    farm.set(B, ok("from-b"))
+    walker = make_walker(redis, key_prefix, routes_of(A, B, max_hops=1), sink)
+    for _ in range(10):
+        assert (await walker.call(WF, farm.attempt)).target.id == B
+    view = await walker.breakers.view(A)
+    assert (view.circuit, view.consecutive_failures, view.window_calls) == (Circuit.CLOSED, 0, 0)
+    assert EventType.CIRCUIT_OPENED not in sink.types()
