@@ -26,6 +26,7 @@ from memory_worker.wiring import build_default_pipeline
 from memory_worker.worker import Pipeline
 from tests.factories import make_request
 from tests.faults.context import FaultContext, Scenario
+from tests.harness import Fleet, eventually
 
 #: Two extraction targets on the simulator (services llm-a, llm-b) and the embedder.
 TWO_TARGETS = """
@@ -303,6 +304,42 @@ async def row4(ctx: FaultContext) -> None:
         assert ctx.sim.submits(EXTRACTOR) == 1
     finally:
         await close(pipe)
+
+    # The same through a real worker process with the default 15 s embedding budget
+    # shortened by its setting: released (never failed) while the embedder hangs, then done.
+    fleet = Fleet(
+        ctx.settings,
+        Path(ctx.tmp_path),
+        env_overrides={
+            "discovery_base_url": ctx.sim.base_url,
+            "task_timeout_seconds": 720.0,
+            "embedding_task_timeout_seconds": 0.5,
+            "embedding_capacity_wait_seconds": 0.5,
+        },
+    )
+    second = await enqueue(ctx, 402)
+    ctx.sim.set_fault("embedder", Fault(FaultKind.HANG))
+    extractions = ctx.sim.submits(EXTRACTOR)
+    try:
+        fleet.start(1)
+
+        async def released_twice() -> bool:
+            return (await run_of(ctx, second)).releases >= 2
+
+        await eventually(released_twice, timeout=30)
+        assert_released(await run_of(ctx, second), attempts=0, releases=2)
+        assert ctx.sim.submits(EXTRACTOR) == extractions
+        ctx.sim.clear_faults()
+
+        async def completed() -> bool:
+            return (await run_of(ctx, second)).status is RunStatus.COMPLETED
+
+        await eventually(completed, timeout=30)
+        run = await run_of(ctx, second)
+        assert run.attempts == 1
+        assert [e for e in run.error_log if e.kind == "failure"] == []
+    finally:
+        fleet.stop_all()
 
 
 ROWS: dict[int, Scenario] = {1: row1, 2: row2, 3: row3, 4: row4}
