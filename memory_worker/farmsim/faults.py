@@ -19,7 +19,9 @@ Codes: ``job_failed`` puts ``{code, message}`` in ``result.error``;
 one it only carries ``message`` as a top-level error); ``job_failed_string``
 gives ``result.error`` as the string ``"CODE: message"``; ``submit_status``
 with a ``code`` answers ``{"code", "message"}`` (a farm-level error such as
-``404 SERVICE_NOT_FOUND``) instead of ``{"error": message}``.
+``404 SERVICE_NOT_FOUND``) instead of ``{"error": message}``. ``stuck_queued``
+keeps a job QUEUED (for ``seconds``, or forever); the direct endpoint has no
+queue and answers normally under it.
 """
 
 from __future__ import annotations
