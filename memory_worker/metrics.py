@@ -109,14 +109,21 @@ def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
     return BreakerStore(redis, Keys(settings.key_prefix), settings.breaker_config())
 
 
-def route_target_ids(settings: Settings) -> list[str]:
-    """Target ids of the configured routes (best effort: [] if the file is unusable)."""
+def route_target_ids(settings: Settings, *, strict: bool = False) -> list[str]:
+    """Target ids of the configured routes.
+
+    Best effort by default ([] if the file is unusable: a scrape must still answer);
+    ``strict`` raises ``RoutesError`` instead (the CLI: an empty table would read as
+    "no breakers", not as "your routes file is broken").
+    """
     from llm_client.routes import RoutesError, load_routes
 
     try:
         routes = load_routes(settings.routes_file, settings.route_defaults(), require_secrets=False)
         return routes.target_ids()
     except (RoutesError, ValueError):
+        if strict:
+            raise
         return []
 
 

@@ -131,8 +131,7 @@ async def check_redis(redis: ArqRedis, *, role: str) -> str | None:
     if policy is not None:
         verdict = judge_policy(policy)
         if verdict is PolicyVerdict.REFUSE:
-            log.error("redis_evicting_policy", policy=policy, role=role)
-            raise EvictionPolicyError(policy)
+            raise EvictionPolicyError(policy)  # the caller reports it (the CLI: one line)
         if verdict is PolicyVerdict.WARN:
             log.warning(
                 "redis_policy_not_noeviction",
