@@ -176,3 +176,46 @@ async def test_replay_since_out_of_range(settings: Settings) -> None:
 async def test_unknown_run_and_target(settings: Settings, redis: Any) -> None:
     assert "run not found" in one_error_line(cli(settings, "runs", "show", "r-nope"))
     assert "unknown target" in one_error_line(cli(settings, "breakers", "reset", "no/such"))
+
+
+# --- the mapping itself (pure) ---------------------------------------------------------------
+
+
+def _failure_cases() -> list[tuple[BaseException, str]]:
+    from redis import exceptions as r
+
+    from llm_client.routes import RoutesError
+    from memory_worker.errors import EvictionPolicyError, InvalidRunRequest, RunNotFound
+
+    return [
+        (InvalidRunRequest(["line 1: chat_id: bad", "line 2: x"]), "2 problems"),
+        (RunNotFound("r-1"), "run not found: r-1"),
+        (EvictionPolicyError("allkeys-lru"), "maxmemory-policy"),
+        (RoutesError("/etc/routes.toml", ["not valid TOML"]), "invalid routes in /etc/routes.toml"),
+        (r.AuthenticationError("invalid username-password pair"), "refused the credentials"),
+        (r.NoPermissionError("User x has no permissions to run 'evalsha'"), "NOPERM"),
+        (r.OutOfMemoryError("command not allowed when used memory > 'maxmemory'"), "OOM"),
+        (r.ReadOnlyError("You can't write against a read only replica."), "read-only"),
+        (r.TimeoutError("Timeout reading from socket"), "did not answer in time"),
+        (r.ConnectionError("Error 111 connecting"), "cannot reach Redis at db.internal:6380"),
+        (r.ResponseError("WRONGTYPE"), "answered an error: ResponseError"),
+        (FileNotFoundError(2, "No such file or directory", "/x"), "No such file or directory"),
+        (RuntimeError(f"boom redis://:{PASSWORD_CANARY}@h"), "unexpected RuntimeError"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"),
+    _failure_cases(),
+    ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else "",
+)
+def test_failure_message(exc: BaseException, expected: str, settings: Settings) -> None:
+    from memory_worker.cli import failure_message
+
+    where = settings.model_copy(
+        update={"redis_url": f"redis://user:{PASSWORD_CANARY}@db.internal:6380/0"}
+    )
+    message = failure_message(exc, where)
+    assert expected in message
+    assert PASSWORD_CANARY not in message
+    assert "\n" not in message
