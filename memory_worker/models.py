@@ -2,12 +2,14 @@
 
 ``RunRequest`` is the public request JSON of §13, validated strictly: a bad
 request raises :class:`memory_worker.errors.InvalidRunRequest` listing every
-problem, and nothing is stored. Strict means no coercion: ids are JSON
-integers (not ``true``, ``"1"`` or ``1.0``), times are RFC 3339 strings with
-an offset (not unix numbers) inside :data:`EARLIEST_TIME` ..
-:data:`LATEST_TIME`, and text is valid Unicode (no lone surrogates) — a value
-that passes here can always be stored, read back and turned into memory. ``Run`` is the read view (``runs show
+problem, and nothing is stored. ``Run`` is the read view (``runs show
 --json``, ``MemoryQueue.get_run``).
+
+Strict means no coercion: ids are JSON integers within 64 bits (not
+``true``, ``"1"`` or ``1.0``), flags are JSON booleans, times are RFC 3339
+strings with an offset (not unix numbers) inside :data:`EARLIEST_TIME` ..
+:data:`LATEST_TIME`, and text is valid Unicode (no lone surrogates): a
+request that passes can always be stored, read back and turned into memory.
 """
 
 from __future__ import annotations
@@ -160,6 +162,13 @@ class RunRequest(BaseModel):
         return orjson.dumps([m.model_dump(mode="json") for m in self.messages])
 
 
+def _model_json(value: Any) -> Any:
+    """orjson's fallback: models nested in a request dict (e.g. a ``Message``) as JSON data."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    raise TypeError(f"{type(value).__name__} is not JSON-encodable")
+
+
 def parse_run_request(data: bytes | str | dict[str, Any]) -> RunRequest:
     """Validate one run request (raw JSON or a decoded object); typed error on bad input.
 
@@ -168,7 +177,7 @@ def parse_run_request(data: bytes | str | dict[str, Any]) -> RunRequest:
     """
     if isinstance(data, dict):
         try:
-            data = orjson.dumps(data)
+            data = orjson.dumps(data, default=_model_json)
         except TypeError as exc:  # orjson.JSONEncodeError: surrogates, huge ints, odd types
             raise InvalidRunRequest([f"<root>: not JSON-encodable ({exc})"]) from None
     try:
