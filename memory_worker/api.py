@@ -109,10 +109,16 @@ class MemoryQueue:
         return result
 
     async def enqueue_many(
-        self, requests: Sequence[RunRequest | dict[str, Any] | bytes | str]
+        self,
+        requests: Sequence[RunRequest | dict[str, Any] | bytes | str],
+        *,
+        labels: Sequence[str] | None = None,
     ) -> list[EnqueueResult]:
-        """Validate all first (nothing stored if any is invalid), then enqueue in order."""
-        parsed = self.validate_many(requests)
+        """Validate all first (nothing stored if any is invalid), then enqueue in order.
+
+        ``labels`` name the requests in the error's problems (default ``item 1``…).
+        """
+        parsed = self.validate_many(requests, labels)
         results = [await self.store.enqueue(r) for r in parsed]
         if any(r.status is EnqueueStatus.ENQUEUED for r in results):
             await self.wake()

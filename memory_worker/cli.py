@@ -183,8 +183,11 @@ async def _serve(settings: Settings, host: str | None, port: int | None) -> None
 # --- enqueue ------------------------------------------------------------------------------------
 
 
-def read_requests(text: str) -> list[RunRequest]:
-    """Parse a JSON object, a JSON array, or JSONL; every problem is reported, by line."""
+def read_requests(text: str) -> list[tuple[str, RunRequest]]:
+    """Parse a JSON object, a JSON array, or JSONL into (where, request) pairs.
+
+    ``where`` is ``line N`` / ``item N`` / ``document``; every problem is reported by it.
+    """
     stripped = text.strip()
     if not stripped:
         raise InvalidRunRequest(["input: no run requests"])
@@ -204,7 +207,7 @@ def read_requests(text: str) -> list[RunRequest]:
             documents = [(f"item {i}", doc) for i, doc in enumerate(whole, start=1)]
         else:
             documents = [("document", whole)]
-    requests: list[RunRequest] = []
+    requests: list[tuple[str, RunRequest]] = []
     problems: list[str] = []
     for where, doc in documents:
         if isinstance(doc, Exception):
@@ -214,7 +217,7 @@ def read_requests(text: str) -> list[RunRequest]:
             problems.append(f"{where}: expected a JSON object")
             continue
         try:
-            requests.append(parse_run_request(doc))
+            requests.append((where, parse_run_request(doc)))
         except InvalidRunRequest as exc:
             problems.extend(f"{where}: {p}" for p in exc.problems)
     if problems:
@@ -236,7 +239,9 @@ def enqueue(
 
         queue = MemoryQueue(handle, get_settings())
         # every request parsed and size-checked before the first is stored (all-or-nothing)
-        results = await queue.enqueue_many(requests)
+        results = await queue.enqueue_many(
+            [r for _, r in requests], labels=[where for where, _ in requests]
+        )
         return [{"status": r.status.value, "run_id": r.run_id} for r in results]
 
     results = _run(with_redis(get_settings(), action))

@@ -112,7 +112,7 @@ async def test_oversize_request_stores_nothing(
     )
     done = cli(settings, "enqueue", str(path), MEMORY_MAX_MESSAGE_CHARS="100")
     line = one_error_line(done)
-    assert "item 3: messages.0.text" in line
+    assert "line 3: messages.0.text" in line
     assert sum((await RunStore(redis, settings).counts()).values()) == 0
 
 

@@ -169,7 +169,7 @@ async def row18(ctx: FaultContext) -> None:
     path.write_text("\n".join(json.dumps(r) for r in [*batch, oversize]) + "\n")
 
     line = failed_with_one_line(cli(settings, "enqueue", str(path), MEMORY_MAX_MESSAGE_CHARS="100"))
-    assert "item 4: messages.0.text" in line
+    assert "line 4: messages.0.text" in line
     assert await stored_runs(ctx.redis, settings) == 0
 
     async with await MemoryQueue.connect(settings=settings) as queue:
