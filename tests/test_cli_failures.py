@@ -7,8 +7,10 @@ traceback, one ``error: …`` line, no secret in it, and nothing stored.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -219,3 +221,25 @@ def test_failure_message(exc: BaseException, expected: str, settings: Settings) 
     assert expected in message
     assert PASSWORD_CANARY not in message
     assert "\n" not in message
+
+
+def enqueue_bytes(settings: Settings, data: bytes) -> subprocess.CompletedProcess[str]:
+    """``memory-worker enqueue -`` fed raw bytes (the harness's ``cli`` speaks text)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_worker", "enqueue", "-"],
+        input=data,
+        capture_output=True,
+        env=os.environ
+        | {"REDIS_URL": settings.redis_url or "", "MEMORY_KEY_PREFIX": settings.key_prefix},
+        timeout=60,
+        check=False,
+    )
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
+    )
+
+
+async def test_invalid_utf8_on_stdin(settings: Settings, redis: Any) -> None:
+    line = one_error_line(enqueue_bytes(settings, b'{"chat_id": "\xc3\x28"}\n'))
+    assert "cannot read stdin: not valid UTF-8 (byte 0xc3 at offset 13, line 1)" in line
+    assert sum((await RunStore(redis, settings).counts()).values()) == 0
