@@ -14,7 +14,14 @@
 
 Enqueue validates first (``InvalidRunRequest`` lists every problem and
 nothing is stored), applies the caps atomically, and wakes the pipeline
-unless it is already running or deferred for an outage.
+unless it is already running or deferred for an outage. ``enqueue_many`` is
+all-or-nothing for validation (§7 rev 2): every request is parsed and
+size-checked before the first one is stored. (The caps still answer per run:
+``queue_full`` for the tail of a batch is an answer, not an error.)
+
+``connect`` checks the server once (:mod:`memory_worker.redis_checks`): an
+evicting ``maxmemory-policy`` or a user without script permission is refused
+with a typed error here, not discovered later as lost runs.
 """
 
 from __future__ import annotations
@@ -27,8 +34,10 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 
 from memory_worker.connections import RedisHandle, open_redis
+from memory_worker.errors import InvalidRunRequest
 from memory_worker.keys import Keys
 from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
+from memory_worker.redis_checks import check_redis
 from memory_worker.run_store import EnqueueResult, EnqueueStatus, RunStore
 from memory_worker.settings import Settings, get_settings
 from memory_worker.ticks import Mode, TickPlan, TickQueue
@@ -67,6 +76,11 @@ class MemoryQueue:
         if redis_url is not None:
             settings = settings.model_copy(update={"redis_url": redis_url})
         handle = await open_redis(settings)
+        try:
+            await check_redis(handle.client, role="bot")
+        except BaseException:
+            await handle.close(stop_embedded=False)
+            raise
         return cls(handle, settings)
 
     async def close(self) -> None:
@@ -95,14 +109,44 @@ class MemoryQueue:
         return result
 
     async def enqueue_many(
-        self, requests: Sequence[RunRequest | dict[str, Any] | bytes | str]
+        self,
+        requests: Sequence[RunRequest | dict[str, Any] | bytes | str],
+        *,
+        labels: Sequence[str] | None = None,
     ) -> list[EnqueueResult]:
-        """Validate all first (nothing stored if any is invalid), then enqueue in order."""
-        parsed = [r if isinstance(r, RunRequest) else parse_run_request(r) for r in requests]
+        """Validate all first (nothing stored if any is invalid), then enqueue in order.
+
+        ``labels`` name the requests in the error's problems (default ``item 1``…).
+        """
+        parsed = self.validate_many(requests, labels)
         results = [await self.store.enqueue(r) for r in parsed]
         if any(r.status is EnqueueStatus.ENQUEUED for r in results):
             await self.wake()
         return results
+
+    def validate_many(
+        self,
+        requests: Sequence[RunRequest | dict[str, Any] | bytes | str],
+        labels: Sequence[str] | None = None,
+    ) -> list[RunRequest]:
+        """Every request parsed and within the size limits, or one error listing every problem.
+
+        ``labels`` name the requests in the problems (default ``item 1``, ``item 2``…).
+        """
+        parsed: list[RunRequest] = []
+        problems: list[str] = []
+        for i, raw in enumerate(requests):
+            where = labels[i] if labels is not None else f"item {i + 1}"
+            try:
+                request = raw if isinstance(raw, RunRequest) else parse_run_request(raw)
+                self.store.check_limits(request, request.messages_json())
+            except InvalidRunRequest as exc:
+                problems.extend(f"{where}: {p}" for p in exc.problems)
+            else:
+                parsed.append(request)
+        if problems:
+            raise InvalidRunRequest(problems)
+        return parsed
 
     async def wake(self) -> None:
         """Start a tick unless one is pending or running (an outage's probe counts)."""

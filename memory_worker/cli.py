@@ -6,7 +6,14 @@ Commands: ``run [--serve]`` (a worker), ``serve`` (health and metrics HTTP),
 
 Every command reads the same settings (env vars, see ``memory-worker config``)
 and talks to ``REDIS_URL`` or the embedded Valkey. ``--json`` prints one JSON
-document on stdout; logs and prompts go to stderr; errors exit non-zero.
+document on stdout; logs and prompts go to stderr.
+
+Every failure is **one line** on stderr (``error: …``) and exit status 2:
+bad input, an unreadable or non-UTF-8 file, Redis unreachable, refused
+credentials, ``NOPERM``, ``OOM``, a broken routes file, an unparseable time.
+:func:`failure_message` maps each exception type to its line (secrets
+redacted, no traceback); an unexpected error is one line too, its traceback
+logged at debug level (``MEMORY_LOG_LEVEL=debug``).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from rich.console import Console
 from rich.table import Table
 
 from memory_worker.connections import RedisHandle, open_redis
-from memory_worker.errors import InvalidRunRequest, MemoryWorkerError, RunNotFound
+from memory_worker.errors import InvalidRunRequest, MemoryWorkerError
 from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
 from memory_worker.settings import Settings, get_settings
 
@@ -59,8 +66,18 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
 
 
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False, markup=True)
+#: The exit status of every failure (usage errors from typer/click exit 2 as well).
+EXIT_FAILURE = 2
+
+
+def _error_line(message: str) -> None:
+    """One line on stderr, whatever the terminal width (rich would wrap it)."""
+    sys.stderr.write("error: " + " ".join(message.split()) + "\n")
+    sys.stderr.flush()
+
+
+def _fail(message: str, code: int = EXIT_FAILURE) -> typer.Exit:
+    _error_line(message)
     return typer.Exit(code)
 
 
@@ -166,8 +183,11 @@ async def _serve(settings: Settings, host: str | None, port: int | None) -> None
 # --- enqueue ------------------------------------------------------------------------------------
 
 
-def read_requests(text: str) -> list[RunRequest]:
-    """Parse a JSON object, a JSON array, or JSONL; every problem is reported, by line."""
+def read_requests(text: str) -> list[tuple[str, RunRequest]]:
+    """Parse a JSON object, a JSON array, or JSONL into (where, request) pairs.
+
+    ``where`` is ``line N`` / ``item N`` / ``document``; every problem is reported by it.
+    """
     stripped = text.strip()
     if not stripped:
         raise InvalidRunRequest(["input: no run requests"])
@@ -187,7 +207,7 @@ def read_requests(text: str) -> list[RunRequest]:
             documents = [(f"item {i}", doc) for i, doc in enumerate(whole, start=1)]
         else:
             documents = [("document", whole)]
-    requests: list[RunRequest] = []
+    requests: list[tuple[str, RunRequest]] = []
     problems: list[str] = []
     for where, doc in documents:
         if isinstance(doc, Exception):
@@ -197,7 +217,7 @@ def read_requests(text: str) -> list[RunRequest]:
             problems.append(f"{where}: expected a JSON object")
             continue
         try:
-            requests.append(parse_run_request(doc))
+            requests.append((where, parse_run_request(doc)))
         except InvalidRunRequest as exc:
             problems.extend(f"{where}: {p}" for p in exc.problems)
     if problems:
@@ -211,22 +231,17 @@ def enqueue(
     as_json: JsonFlag = False,
 ) -> None:
     """Validate and enqueue run requests. Nothing is stored if any request is invalid."""
-    text = sys.stdin.read() if source == "-" else _read_file(source)
-    try:
-        requests = read_requests(text)
-    except InvalidRunRequest as exc:
-        for problem in exc.problems:
-            err.print(f"[red]invalid:[/red] {problem}", highlight=False)
-        raise typer.Exit(2) from None
+    text = _read_stdin() if source == "-" else _read_file(source)
+    requests = read_requests(text)  # InvalidRunRequest: one line listing every problem
 
     async def action(handle: RedisHandle) -> list[dict[str, Any]]:
         from memory_worker.api import MemoryQueue
 
         queue = MemoryQueue(handle, get_settings())
-        try:
-            results = await queue.enqueue_many(requests)
-        except InvalidRunRequest as exc:
-            raise _fail(str(exc), 2) from None
+        # every request parsed and size-checked before the first is stored (all-or-nothing)
+        results = await queue.enqueue_many(
+            [r for _, r in requests], labels=[where for where, _ in requests]
+        )
         return [{"status": r.status.value, "run_id": r.run_id} for r in results]
 
     results = _run(with_redis(get_settings(), action))
@@ -241,9 +256,25 @@ def enqueue(
 
 def _read_file(path: str) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as exc:
-        raise _fail(f"cannot read {path}: {exc.strerror}", 2) from None
+        raise _fail(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
+    return _decode(data, path)
+
+
+def _read_stdin() -> str:
+    return _decode(sys.stdin.buffer.read(), "stdin")
+
+
+def _decode(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise _fail(
+            f"cannot read {where}: not valid UTF-8 (byte 0x{data[exc.start]:02x} "
+            f"at offset {exc.start}, line {line})"
+        ) from None
 
 
 # --- runs ---------------------------------------------------------------------------------------
@@ -296,10 +327,7 @@ def runs_show(run_id: str, as_json: JsonFlag = False) -> None:
     async def action(handle: RedisHandle) -> Run:
         return await RunStore(handle.client, get_settings()).get(run_id)
 
-    try:
-        found = _run(with_redis(get_settings(), action))
-    except RunNotFound as exc:
-        raise _fail(str(exc)) from None
+    found = _run(with_redis(get_settings(), action))  # RunNotFound: one line, exit 2
     if as_json:
         _print_json(run_json(found))
         return
@@ -376,13 +404,13 @@ def replay(
 
     now = datetime.now(UTC)
     if status not in {s.value for s in ReplayScope}:
-        raise _fail(f"--status must be retired or failed, not {status!r}", 2)
+        raise _fail(f"--status must be retired or failed, not {status!r}")
     try:
         per_second = parse_rate(rate) if rate else None
         since_dt = parse_when(since, now=now) if since else None
         until_dt = parse_when(until, now=now) if until else None
     except ValueError as exc:
-        raise _fail(str(exc), 2) from None
+        raise _fail(str(exc)) from None
     wanted = ReplayFilter(
         scope=ReplayScope(status),
         since_ms=None if since_dt is None else int(since_dt.timestamp() * 1000),
@@ -516,9 +544,10 @@ def breakers_list(as_json: JsonFlag = False) -> None:
     from memory_worker.metrics import fleet_breakers, route_target_ids
 
     settings = get_settings()
+    targets = route_target_ids(settings, strict=True)  # a broken routes file is an error
 
     async def action(handle: RedisHandle) -> list[BreakerView]:
-        return await fleet_breakers(handle.client, settings).list(route_target_ids(settings))
+        return await fleet_breakers(handle.client, settings).list(targets)
 
     views = _run(with_redis(settings, action))
     if as_json:
@@ -562,10 +591,11 @@ def breakers_reset(
     from memory_worker.metrics import fleet_breakers, route_target_ids
 
     settings = get_settings()
+    targets = route_target_ids(settings, strict=True)
 
     async def action(handle: RedisHandle) -> BreakerView:
         store = fleet_breakers(handle.client, settings)
-        known = set(route_target_ids(settings)) | set(await store.known_targets())
+        known = set(targets) | set(await store.known_targets())
         if target not in known and not force:
             names = ", ".join(sorted(known)) or "none"
             raise _fail(f"unknown target {target!r} (known: {names}); --force resets it anyway")
@@ -767,9 +797,76 @@ def replace_config_table(readme: str) -> str:
     return readme[:start] + "\n" + config_markdown() + readme[end:]
 
 
+# --- failures -------------------------------------------------------------------------------
+
+
+def _redis_where(settings: Settings) -> str:
+    """Where Redis was sought, without credentials: ``host:port`` or "the embedded Valkey"."""
+    from urllib.parse import urlsplit
+
+    if not settings.redis_url:
+        return "the embedded Valkey"
+    try:
+        parts = urlsplit(settings.redis_url)
+        host = parts.hostname or parts.path or "?"
+        return f"{host}:{parts.port}" if parts.port else host
+    except ValueError:
+        return "REDIS_URL"
+
+
+def failure_message(exc: BaseException, settings: Settings | None = None) -> str:
+    """The one line an operator sees for ``exc`` (most specific type first; no secrets)."""
+    from redis import exceptions as r
+
+    from llm_client.routes import RoutesError
+    from memory_worker.connections import RedisUrlError
+    from memory_worker.embedded import EmbeddedValkeyError
+    from memory_worker.sentry import redact
+
+    where = _redis_where(settings) if settings is not None else "Redis"
+    message: str
+    if isinstance(exc, InvalidRunRequest):
+        n = len(exc.problems)
+        message = f"{n} problem{'s' if n != 1 else ''} in the run requests, nothing was stored: "
+        message += "; ".join(exc.problems)
+    elif isinstance(exc, RoutesError | MemoryWorkerError | RedisUrlError | EmbeddedValkeyError):
+        message = str(exc)
+    elif isinstance(exc, r.AuthenticationError | r.AuthorizationError):
+        message = f"Redis at {where} refused the credentials in REDIS_URL (wrong user or password)"
+    elif isinstance(exc, r.NoPermissionError):
+        message = f"Redis at {where} refused a command for this user (NOPERM): {exc}"
+    elif isinstance(exc, r.OutOfMemoryError):
+        message = (
+            f"Redis at {where} is out of memory (OOM: maxmemory reached); the command was "
+            "not applied — free memory or raise maxmemory, then retry"
+        )
+    elif isinstance(exc, r.ReadOnlyError):
+        message = f"Redis at {where} is a read-only replica (failover in progress?): {exc}"
+    elif isinstance(exc, r.TimeoutError):
+        message = f"Redis at {where} did not answer in time"
+    elif isinstance(exc, r.ConnectionError):
+        message = f"cannot reach Redis at {where}: {exc}"
+    elif isinstance(exc, r.RedisError):
+        message = f"Redis at {where} answered an error: {type(exc).__name__}: {exc}"
+    elif isinstance(exc, OSError):
+        message = f"{exc.strerror or type(exc).__name__}: {exc.filename or ''}".rstrip(": ")
+    else:
+        message = f"unexpected {type(exc).__name__}: {exc} (MEMORY_LOG_LEVEL=debug logs the trace)"
+    return redact(message)
+
+
 def main() -> None:
     try:
         app()
-    except MemoryWorkerError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
-        sys.exit(1)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:
+        import structlog
+
+        structlog.get_logger(__name__).debug("cli_failed", exc_info=True)
+        try:
+            settings: Settings | None = get_settings()
+        except Exception:
+            settings = None
+        _error_line(failure_message(exc, settings))
+        sys.exit(EXIT_FAILURE)

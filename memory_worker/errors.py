@@ -7,6 +7,9 @@
     ├── RunNotFound            no run with that id
     ├── LeaseLost              the worker no longer holds the run's lease (it was reclaimed)
     ├── StoreError             Redis failed or answered something unexpected
+    ├── RedisSetupError        the Redis server cannot safely hold the queue (checked at start)
+    │   ├── EvictionPolicyError    maxmemory-policy may evict keys (allkeys-*): runs would vanish
+    │   └── ScriptPermissionError  the Redis user may not run Lua scripts (EVALSHA / SCRIPT LOAD)
     └── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
 """
 
@@ -38,6 +41,33 @@ class LeaseLost(MemoryWorkerError):
 
 class StoreError(MemoryWorkerError):
     """Redis failed or answered something unexpected."""
+
+
+class RedisSetupError(MemoryWorkerError):
+    """The Redis server (or the user we log in as) cannot safely hold the queue."""
+
+
+class EvictionPolicyError(RedisSetupError):
+    """``maxmemory-policy`` lets Redis evict any key (``allkeys-*``): stored runs would vanish."""
+
+    def __init__(self, policy: str) -> None:
+        self.policy = policy
+        super().__init__(
+            f"Redis maxmemory-policy is {policy!r}, which evicts stored runs under memory "
+            "pressure; set maxmemory-policy to noeviction (CONFIG SET maxmemory-policy "
+            "noeviction, and in redis.conf)"
+        )
+
+
+class ScriptPermissionError(RedisSetupError):
+    """The Redis user may not run Lua scripts, so no run can be enqueued or claimed."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        super().__init__(
+            f"the Redis user may not run Lua scripts ({command} refused with NOPERM); "
+            "grant +eval +evalsha +script|load (e.g. ACL SETUSER <user> +@scripting)"
+        )
 
 
 class ConsolidationError(MemoryWorkerError):

@@ -3,7 +3,10 @@
 - **alive** (``/healthz``): the process answers HTTP. Nothing else — a
   liveness probe that checks dependencies restarts healthy pods during a
   Redis blip.
-- **ready** (``/readyz``): Redis answers a PING within a short timeout and,
+- **ready** (``/readyz``): Redis answers a PING within a short timeout, the
+  Redis user may run Lua scripts (every enqueue and claim is one; a user
+  without ``EVALSHA`` would otherwise read as ready while all work fails —
+  :func:`memory_worker.redis_checks.scripts_allowed`) and,
   when this process runs a worker, the worker loop's heartbeat
   (``Pipeline.last_loop_ms``) is younger than ``MEMORY_READINESS_STALL_SECONDS``.
 
@@ -31,6 +34,7 @@ from llm_client.breaker import Circuit
 from llm_client.breaker_store import BreakerStore
 from memory_worker.connections import awaited
 from memory_worker.keys import Keys
+from memory_worker.redis_checks import scripts_allowed
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickQueue
 
@@ -51,11 +55,14 @@ def readiness(
     loop_heartbeat_ms: int | None,
     now_ms: int,
     stall_seconds: float,
+    scripts_ok: bool = True,
 ) -> Verdict:
-    """Ready when Redis answers and (for a worker process) its loop is not stalled."""
+    """Ready when Redis answers and runs our scripts, and (for a worker) its loop is not stalled."""
     problems: list[str] = []
     if not redis_ok:
         problems.append("redis_unreachable")
+    elif not scripts_ok:
+        problems.append("redis_scripts_forbidden")
     if runs_worker:
         if loop_heartbeat_ms is None:
             problems.append("worker_starting")
@@ -102,6 +109,14 @@ class HealthCheck:
             return None
         return (time.perf_counter() - start) * 1000
 
+    async def _scripts(self) -> bool | None:
+        """Whether this Redis user may run Lua scripts (None: Redis did not say in time)."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await scripts_allowed(self.redis)
+        except Exception:
+            return None
+
     async def _outage(self) -> dict[str, Any]:
         """Farm-outage facts for the body (best effort: missing keys when a read fails)."""
         facts: dict[str, Any] = {}
@@ -125,6 +140,7 @@ class HealthCheck:
     async def ready(self) -> tuple[bool, dict[str, Any]]:
         """(ready, JSON body) for ``/readyz``."""
         latency = await self._ping()
+        scripts = await self._scripts() if latency is not None else None
         now_ms = int(self._clock() * 1000)
         runs_worker = self.worker_heartbeat is not None
         heartbeat = self.worker_heartbeat() if self.worker_heartbeat is not None else None
@@ -134,6 +150,7 @@ class HealthCheck:
             loop_heartbeat_ms=heartbeat,
             now_ms=now_ms,
             stall_seconds=self.settings.readiness_stall_seconds,
+            scripts_ok=scripts is not False,
         )
         body: dict[str, Any] = {
             "status": "ready" if verdict.ready else "unready",
@@ -141,6 +158,7 @@ class HealthCheck:
             "redis": {
                 "ok": latency is not None,
                 "latency_ms": None if latency is None else round(latency, 2),
+                "scripts_allowed": scripts,
             },
             "worker": None
             if not runs_worker

@@ -3,7 +3,10 @@
 The fleet's state lives in Redis, so every number here is read from Redis:
 runs by status, the oldest queued run and the oldest lease, the monotonic
 counters hash (released / failed / retired by reason, …), tick counts, the
-pipeline's outage deferral, breaker states, routed attempts and admin pages.
+pipeline's outage deferral, breaker states, routed attempts and admin pages,
+and the server's own health from ``INFO`` (§11 rev 2: used memory, maxmemory,
+evicted keys, connected clients — alert on ``rate(…evicted_keys_total) > 0``;
+absent when ``INFO`` is refused, see :mod:`memory_worker.redis_checks`).
 
 Scrapes never hit Redis directly. :class:`Sampler` reads one
 :class:`Sample` at most every ``MEMORY_METRICS_CACHE_SECONDS``, and its
@@ -40,6 +43,7 @@ from llm_client.events import EventSink, EventType, RoutingEvent
 from memory_worker.connections import awaited
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
+from memory_worker.redis_checks import RedisHealth, read_health
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickCounts, TickQueue
@@ -93,6 +97,7 @@ class Sample:
     attempts: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     admin_pages: Mapping[str, int] = field(default_factory=dict)
     admin_outbox: int = 0
+    redis: RedisHealth | None = None
 
 
 def _text(value: Any) -> str:
@@ -104,14 +109,21 @@ def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
     return BreakerStore(redis, Keys(settings.key_prefix), settings.breaker_config())
 
 
-def route_target_ids(settings: Settings) -> list[str]:
-    """Target ids of the configured routes (best effort: [] if the file is unusable)."""
+def route_target_ids(settings: Settings, *, strict: bool = False) -> list[str]:
+    """Target ids of the configured routes.
+
+    Best effort by default ([] if the file is unusable: a scrape must still answer);
+    ``strict`` raises ``RoutesError`` instead (the CLI: an empty table would read as
+    "no breakers", not as "your routes file is broken").
+    """
     from llm_client.routes import RoutesError, load_routes
 
     try:
         routes = load_routes(settings.routes_file, settings.route_defaults(), require_secrets=False)
         return routes.target_ids()
     except (RoutesError, ValueError):
+        if strict:
+            raise
         return []
 
 
@@ -190,6 +202,7 @@ async def read_sample(
             outbox,
         ) = await pipe.execute()
     ticks = await TickQueue(redis, keys).counts(at_ms=now_ms)
+    health = await read_health(redis)
     views: list[BreakerView] = []
     if breakers is not None:
         # the routes' targets (no keyspace SCAN at scrape cadence); stored ones only without routes
@@ -218,6 +231,7 @@ async def read_sample(
         attempts=parsed_attempts,
         admin_pages={_text(k): int(v) for k, v in admin.items()},
         admin_outbox=int(outbox),
+        redis=health,
     )
 
 
@@ -367,6 +381,21 @@ def sample_metrics(sample: Sample) -> Iterator[Metric]:
         pages.add_metric([result], count)
     yield pages
     yield _gauge("admin_pages_pending", "Admin pages waiting in the outbox.", sample.admin_outbox)
+    if sample.redis is not None:
+        yield from redis_metrics(sample.redis)
+
+
+def redis_metrics(health: RedisHealth) -> Iterator[Metric]:
+    """The Redis server's memory and connections (§11 rev 2)."""
+    yield _gauge("redis_used_memory_bytes", "Redis used_memory.", health.used_memory_bytes)
+    yield _gauge("redis_maxmemory_bytes", "Redis maxmemory (0 = no limit).", health.maxmemory_bytes)
+    evicted = _c(
+        "redis_evicted_keys",
+        "Keys Redis evicted since it started (must stay 0: evicted keys are lost runs).",
+    )
+    evicted.add_metric([], health.evicted_keys)
+    yield evicted
+    yield _gauge("redis_connected_clients", "Clients connected to Redis.", health.connected_clients)
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:

@@ -4,21 +4,30 @@
 request raises :class:`memory_worker.errors.InvalidRunRequest` listing every
 problem, and nothing is stored. ``Run`` is the read view (``runs show
 --json``, ``MemoryQueue.get_run``).
+
+Strict means no coercion: ids are JSON integers within 64 bits (not
+``true``, ``"1"`` or ``1.0``), flags are JSON booleans, times are RFC 3339
+strings with an offset (not unix numbers) inside :data:`EARLIEST_TIME` ..
+:data:`LATEST_TIME`, and text is valid Unicode (no lone surrogates): a
+request that passes can always be stored, read back and turned into memory.
 """
 
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import orjson
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    Strict,
     ValidationError,
     model_validator,
 )
@@ -34,18 +43,67 @@ class RunStatus(StrEnum):
     SKIPPED = "skipped"
 
 
+#: Run request times must lie in [EARLIEST_TIME, LATEST_TIME): wide enough for any real
+#: chat history, narrow enough that every window, cursor and card-expiry computation
+#: (time + TTL, UTC conversion, unix milliseconds) stays inside ``datetime``'s range.
+#: Year 10000 is not a time a chat can have, and once stored it made memory unreadable.
+EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_TIME = datetime(2200, 1, 1, tzinfo=UTC)
+#: Ids are signed 64-bit (Telegram's chat ids are; Redis and Lua read them as such).
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _time_text_only(value: Any) -> Any:
+    """Times come as RFC 3339 text (or ``datetime`` from Python), never as unix numbers."""
+    if isinstance(value, bool | int | float):
+        raise ValueError("must be an RFC 3339 time string with an offset, not a number")
+    return value
+
+
+def _time_in_range(value: datetime) -> datetime:
+    try:
+        utc = value.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise ValueError("time is out of range") from None
+    if not EARLIEST_TIME <= utc < LATEST_TIME:
+        raise ValueError(
+            f"time must be from {EARLIEST_TIME:%Y-%m-%d} up to {LATEST_TIME:%Y-%m-%d} (UTC)"
+        )
+    return value
+
+
+def _valid_unicode(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text is not valid Unicode (lone surrogate)") from None
+    return value
+
+
+#: An RFC 3339 time with an offset, inside the supported range.
+Time = Annotated[AwareDatetime, BeforeValidator(_time_text_only), AfterValidator(_time_in_range)]
+#: An integer that is a JSON integer (no bool, string or float coercion), 64-bit.
+Id = Annotated[int, Strict(), Field(ge=INT64_MIN, le=INT64_MAX)]
+#: The same, not negative (message and thread ids).
+NonNegativeId = Annotated[int, Strict(), Field(ge=0, le=INT64_MAX)]
+#: A flag that is a JSON boolean (no ``"true"`` / ``1`` coercion).
+Flag = Annotated[bool, Strict()]
+#: Text that can be encoded as UTF-8 (stored, logged by length, sent to the farm).
+Text = Annotated[str, Strict(), AfterValidator(_valid_unicode)]
+
+
 class Message(BaseModel):
     """One chat message of a run (§13)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
 
-    message_id: int = Field(ge=0)
-    user_id: int
-    sender_name: str = Field(max_length=256)
-    is_bot: bool = False
-    is_forward: bool = False
-    text: str
-    sent_at: AwareDatetime
+    message_id: NonNegativeId
+    user_id: Id
+    sender_name: Text = Field(max_length=256)
+    is_bot: Flag = False
+    is_forward: Flag = False
+    text: Text
+    sent_at: Time
 
 
 class Cursor(BaseModel):
@@ -53,8 +111,8 @@ class Cursor(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    after_sent_at: AwareDatetime
-    after_message_id: int = Field(ge=0)
+    after_sent_at: Time
+    after_message_id: NonNegativeId
 
     def token(self) -> str:
         return f"{self.after_sent_at.timestamp():.6f}:{self.after_message_id}"
@@ -65,10 +123,10 @@ class RunRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    chat_id: int
-    thread_id: int = Field(0, ge=0)
-    range_start: AwareDatetime
-    range_end: AwareDatetime
+    chat_id: Id
+    thread_id: NonNegativeId = 0
+    range_start: Time
+    range_end: Time
     prompt_version: str | None = Field(None, min_length=1, max_length=64)
     cursor: Cursor | None = None
     messages: list[Message] = Field(min_length=1)
@@ -104,11 +162,25 @@ class RunRequest(BaseModel):
         return orjson.dumps([m.model_dump(mode="json") for m in self.messages])
 
 
+def _model_json(value: Any) -> Any:
+    """orjson's fallback: models nested in a request dict (e.g. a ``Message``) as JSON data."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    raise TypeError(f"{type(value).__name__} is not JSON-encodable")
+
+
 def parse_run_request(data: bytes | str | dict[str, Any]) -> RunRequest:
-    """Validate one run request (raw JSON or a decoded object); typed error on bad input."""
+    """Validate one run request (raw JSON or a decoded object); typed error on bad input.
+
+    A decoded object goes through JSON first, so a dict and its JSON text are judged
+    alike (and a lone surrogate or an integer beyond 64 bits is refused by the encoder).
+    """
+    if isinstance(data, dict):
+        try:
+            data = orjson.dumps(data, default=_model_json)
+        except TypeError as exc:  # orjson.JSONEncodeError: surrogates, huge ints, odd types
+            raise InvalidRunRequest([f"<root>: not JSON-encodable ({exc})"]) from None
     try:
-        if isinstance(data, dict):
-            return RunRequest.model_validate(data)
         return RunRequest.model_validate_json(data)
     except ValidationError as exc:
         problems = [

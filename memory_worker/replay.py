@@ -233,7 +233,10 @@ def parse_when(text: str, *, now: datetime) -> datetime:
     found = _DURATION.match(text)
     if found:
         seconds = float(found.group(1)) * _UNIT_SECONDS[found.group(2).lower()]
-        return now - timedelta(seconds=seconds)
+        try:
+            return now - timedelta(seconds=seconds)
+        except OverflowError:  # 99999999999d: before year 1, not a time a run failed at
+            raise ValueError(f"time {text!r}: too far in the past") from None
     try:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:

@@ -35,6 +35,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from memory_worker.connections import awaited
 from memory_worker.keys import Keys
 from memory_worker.processing import ProcessResult, RouteGate, RunProcessor
+from memory_worker.redis_checks import check_redis
 from memory_worker.run_store import ClaimedRun, RunStore, now_ms
 from memory_worker.runs import Verdict, decide, plan_failure
 from memory_worker.sentry import init_sentry, report_failure
@@ -350,6 +351,7 @@ def worker_kwargs(
 
     async def on_startup(ctx: dict[str, Any]) -> None:
         init_sentry(settings)  # no-op without SENTRY_DSN
+        await check_redis(ctx["redis"], role="worker")  # §2 rev 2: no evicting Redis, scripts
         pipeline = await pipeline_factory(settings, ctx["redis"])
         ctx["pipeline"] = pipeline
         with contextlib.suppress(RedisError):  # heartbeat_forever retries it

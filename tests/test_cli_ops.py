@@ -53,7 +53,7 @@ async def test_breakers_list_and_reset(settings: Settings, redis: Any) -> None:
     assert view.consecutive_failures == 0
 
     unknown = cli(settings, "breakers", "reset", "nobody/nothing")
-    assert unknown.returncode == 1
+    assert unknown.returncode == 2
     assert "unknown target" in unknown.stderr
     forced = cli(settings, "breakers", "reset", "nobody/nothing", "--force")
     assert forced.returncode == 0, forced.stderr

@@ -57,7 +57,7 @@ async def test_invalid_input_exits_nonzero_and_stores_nothing(
     store = RunStore(redis, settings)
     assert sum((await store.counts()).values()) == 0  # the valid line was not stored either
     missing = cli(settings, "runs", "show", "r-nope")
-    assert missing.returncode == 1
+    assert missing.returncode == 2
     assert "run not found" in missing.stderr
 
 

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 import sentry_sdk
 from pydantic import SecretStr
@@ -20,9 +21,10 @@ from sentry_sdk.transport import Transport
 from llm_client import BackendUnavailable, CapacityUnavailable
 from llm_client import Transport as TransportError
 from llm_client.errors import AllCircuitsOpen, DecodeError, RequestError, TaskTimeout
+from memory_worker.farmsim import FarmSimulator
 from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
-from memory_worker.sentry import init_sentry, is_outage, redact, scrub_event
+from memory_worker.sentry import init_sentry, is_outage, redact, scrub_breadcrumb, scrub_event
 from memory_worker.settings import Settings
 from memory_worker.worker import Pipeline
 from tests.factories import make_request
@@ -198,3 +200,86 @@ async def test_outage_makes_no_event_and_a_bug_makes_one_without_secrets(
     raw = capture.raw()
     for canary in CANARIES:
         assert canary.encode() not in raw, canary
+
+
+# --- HTTP breadcrumbs (issue 9 row 22) -------------------------------------------------------
+
+SLACK_SECRET = "CanarySlackSecret0123456789"
+QUERY_SECRET = "canaryquerysig0123"
+FRAGMENT_SECRET = "canaryfragment0123"
+WEBHOOK_CANARY = "CanaryWebhookTok0123456789"
+CONFIGURED_SECRET = "cfg-canary-shape-of-nothing"
+
+
+@pytest.mark.parametrize(
+    ("text", "absent", "kept"),
+    [
+        (f"https://hooks.slack.com/services/T000/B000/{SLACK_SECRET}", SLACK_SECRET, "slack.com"),
+        (f"https://discord.com/api/webhooks/123/{WEBHOOK_CANARY}", WEBHOOK_CANARY, "/webhooks/"),
+        ("https://api.telegram.org/bot123:short/getMe", "short", "/getMe"),
+        (f"https://x/a?sig={QUERY_SECRET}&page=2", QUERY_SECRET, "sig="),
+        (f"https://x/a#{FRAGMENT_SECRET}", FRAGMENT_SECRET, "https://x/a"),
+        (f"https://x/hook/{WEBHOOK_CANARY}", WEBHOOK_CANARY, "https://x/"),
+        ("http://127.0.0.1:8080/v1/jobs/abc", "@", "/v1/jobs/abc"),
+    ],
+    ids=["slack", "discord", "telegram-short", "query", "fragment", "token-segment", "plain"],
+)
+def test_redact_urls(text: str, absent: str, kept: str) -> None:
+    cleaned = redact(text)
+    assert absent not in cleaned
+    assert kept in cleaned
+
+
+def test_http_breadcrumb_fields_lose_their_values() -> None:
+    crumb = {
+        "type": "http",
+        "category": "httplib",
+        "data": {
+            "url": f"https://hooks.slack.com/services/T000/B000/{SLACK_SECRET}",
+            "http.method": "POST",
+            "http.query": f"sig={QUERY_SECRET}&plain=value",
+            "http.fragment": FRAGMENT_SECRET,
+            "status_code": 200,
+        },
+    }
+    data = scrub_breadcrumb(crumb)["data"]
+    assert data["url"] == "https://hooks.slack.com/services/[Filtered]"
+    assert data["http.query"] == "sig=[Filtered]&plain=[Filtered]"
+    assert data["http.fragment"] == "[Filtered]"
+    assert data["http.method"] == "POST"
+    assert data["status_code"] == 200
+
+
+async def test_real_http_breadcrumbs_carry_no_secret(
+    settings: Settings, sim: FarmSimulator
+) -> None:
+    """Real httpx calls (sentry's own HTTP breadcrumbs), then a real event: no canary leaves."""
+    transport = CapturingTransport()
+    on = settings.model_copy(
+        update={
+            "sentry_dsn": SecretStr("https://public@sentry.invalid/1"),
+            "admin_webhook_url": SecretStr(f"{sim.base_url}/plain/{CONFIGURED_SECRET}"),
+        }
+    )
+    assert init_sentry(on, transport=transport)
+    try:
+        async with httpx.AsyncClient(timeout=5) as client:
+            for path in (
+                f"/services/T000/B000/{SLACK_SECRET}",
+                f"/bot{BOT_TOKEN}/sendMessage",
+                f"/v1/jobs?sig={QUERY_SECRET}#{FRAGMENT_SECRET}",
+                f"/plain/{CONFIGURED_SECRET}",  # no known shape: filtered as a configured secret
+            ):
+                await client.post(sim.base_url + path, json={})
+        sentry_sdk.capture_exception(RuntimeError("a bug"))
+        sentry_sdk.flush()
+    finally:
+        sentry_sdk.get_client().close()
+        sentry_sdk.init()
+    (event,) = transport.events()
+    crumbs = [c for c in event["breadcrumbs"]["values"] if c.get("type") == "http"]
+    assert len(crumbs) >= 4, crumbs  # the breadcrumbs were really recorded, then scrubbed
+    raw = transport.raw()
+    for canary in (SLACK_SECRET, BOT_TOKEN, QUERY_SECRET, FRAGMENT_SECRET, CONFIGURED_SECRET):
+        assert canary.encode() not in raw, canary
+    assert sim.base_url.encode() in raw  # host and port stay: the breadcrumb is still useful
