@@ -29,6 +29,7 @@ from enum import StrEnum
 from typing import Any
 
 import orjson
+import structlog
 from arq.connections import ArqRedis
 
 from memory_worker.errors import InvalidRunRequest, RunNotFound
@@ -43,6 +44,9 @@ from memory_worker.models import (
 )
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
+from memory_worker.versions import VERSION_ACTION_LUA
+
+log = structlog.get_logger(__name__)
 
 _SET_STATUS = """
 local function set_status(rk, id, status_prefix, from, to, now)
@@ -56,15 +60,25 @@ end
 """
 
 _ENQUEUE = """
--- KEYS: nk, queued, leases, daily, run, all, status:queued, counters
--- ARGV: nk, id, now, max_queued, max_daily, daily_ttl, bypass_caps, qscore, fields...
+-- KEYS: nk, queued, leases, daily, run, all, status:queued, counters, parked counts
+-- ARGV: nk, id, now, max_queued, max_daily, daily_ttl, bypass_caps, qscore, run_prefix, fields...
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
 if existing then
   redis.call('HINCRBY', KEYS[8], 'enqueue:duplicate', 1)
   return {'duplicate', existing}
 end
 if ARGV[7] ~= '1' then
+  -- queued (parked ones included) + processing ...
   local active = redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[3])
+  for _, n in ipairs(redis.call('HVALS', KEYS[9])) do active = active + tonumber(n) end
+  if active >= tonumber(ARGV[4]) then
+    -- ... minus replayed runs being processed: they stay outside the cap until they
+    -- complete or fail again (§7 rev 2). Only counted when full: O(processing runs).
+    for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+      local v = redis.call('HMGET', ARGV[9] .. id, 'uncapped', 'attempts')
+      if v[1] == '1' and tonumber(v[2] or '0') <= 1 then active = active - 1 end
+    end
+  end
   if active >= tonumber(ARGV[4]) then
     redis.call('HINCRBY', KEYS[8], 'enqueue:queue_full', 1)
     return {'queue_full', ''}
@@ -75,7 +89,7 @@ if ARGV[7] ~= '1' then
   end
 end
 local fields = {}
-for i = 9, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[5], unpack(fields))
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[8], ARGV[2])
@@ -91,13 +105,23 @@ return {'enqueued', ARGV[2]}
 
 _CLAIM = (
     _SET_STATUS
+    + VERSION_ACTION_LUA
     + """
--- KEYS: queued, retry, leases, retired, counters
+-- KEYS: queued, retry, leases, retired, counters, parked:<own version>, parked counts
 -- ARGV: now, lease_ms, owner, token, prompt_version, max_attempts, run_prefix,
---       status_prefix, max_loops, error_log_max
+--       status_prefix, max_loops, error_log_max, restore_batch
 local now = tonumber(ARGV[1])
 local max_attempts = tonumber(ARGV[6])
 local retired, skipped = {}, {}
+-- prompt versions (§7 rev 2): runs of our version that older workers parked come back
+local back = redis.call('ZRANGE', KEYS[6], 0, tonumber(ARGV[11]) - 1, 'WITHSCORES')
+for i = 1, #back, 2 do
+  redis.call('ZADD', KEYS[1], back[i + 1], back[i])
+  redis.call('ZREM', KEYS[6], back[i])
+end
+if #back > 0 and redis.call('HINCRBY', KEYS[7], ARGV[5], -#back / 2) <= 0 then
+  redis.call('HDEL', KEYS[7], ARGV[5])
+end
 for _ = 1, tonumber(ARGV[9]) do
   local id, bucket
   local hit = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 1)
@@ -109,16 +133,21 @@ for _ = 1, tonumber(ARGV[9]) do
       id, bucket = hit[1], 2
     else
       hit = redis.call('ZRANGE', KEYS[1], 0, 0)
-      if #hit == 0 then return {{}, retired, skipped} end
+      if #hit == 0 then return {{}, retired, skipped, {}} end
       id, bucket = hit[1], 1
     end
   end
-  redis.call('ZREM', KEYS[bucket], id)
   local rk = ARGV[7] .. id
+  local pv = redis.call('HGET', rk, 'prompt_version') or ''
+  local action = version_action(pv, ARGV[5])
+  if action == 'park' then  -- a newer version: untouched, the caller parks it for its workers
+    return {{}, retired, skipped, {id, pv, bucket}}
+  end
+  redis.call('ZREM', KEYS[bucket], id)
   local status = redis.call('HGET', rk, 'status')
   if status then
     local attempts = tonumber(redis.call('HGET', rk, 'attempts') or '0')
-    if redis.call('HGET', rk, 'prompt_version') ~= ARGV[5] then
+    if action == 'skip' then  -- an older version
       set_status(rk, id, ARGV[8], status, 'skipped', now)
       skipped[#skipped + 1] = id
       clear_lease(rk)
@@ -136,19 +165,45 @@ for _ = 1, tonumber(ARGV[9]) do
       redis.call('HINCRBY', KEYS[5], 'retired:worker_lost', 1)
       retired[#retired + 1] = id
     else
+      if pv == '' then redis.call('HSET', rk, 'prompt_version', ARGV[5]) end  -- takes ours
       local until_ms = now + tonumber(ARGV[2])
       set_status(rk, id, ARGV[8], status, 'processing', now)
       redis.call('HSET', rk, 'attempts', attempts + 1, 'lease_owner', ARGV[3],
         'lease_token', ARGV[4], 'leased_until', until_ms, 'next_attempt_at', '')
       redis.call('ZADD', KEYS[3], until_ms, id)
       redis.call('HINCRBY', KEYS[5], 'claimed:' .. ({'queued', 'retry', 'lease_expired'})[bucket], 1)
-      return {redis.call('HGETALL', rk), retired, skipped}
+      return {redis.call('HGETALL', rk), retired, skipped, {}}
     end
   end
 end
-return {{}, retired, skipped}
+return {{}, retired, skipped, {}}
 """
 )
+
+_PARK = """
+-- KEYS: queued, retry, leases, parked:<version>, parked counts, run, status:queued,
+--       status:failed, status:processing, counters
+-- ARGV: id, version, bucket (1 queued, 2 retry, 3 expired lease), now
+-- A run of a version this worker does not know leaves the shared queue for its
+-- version's set; from a retry or a dead worker's lease it waits there as queued
+-- (attempts kept: a crash still spent one).
+local b = tonumber(ARGV[3])
+if redis.call('HGET', KEYS[6], 'prompt_version') ~= ARGV[2]
+   or not redis.call('ZSCORE', KEYS[b], ARGV[1]) then
+  return 0
+end
+redis.call('ZREM', KEYS[b], ARGV[1])
+redis.call('ZADD', KEYS[4], redis.call('HGET', KEYS[6], 'qscore'), ARGV[1])
+redis.call('HINCRBY', KEYS[5], ARGV[2], 1)
+if b ~= 1 then
+  redis.call('ZREM', KEYS[6 + b], ARGV[1])
+  redis.call('ZADD', KEYS[7], ARGV[4], ARGV[1])
+  redis.call('HSET', KEYS[6], 'status', 'queued', 'updated_at', ARGV[4], 'next_attempt_at', '',
+    'lease_owner', '', 'lease_token', '', 'leased_until', '')
+end
+redis.call('HINCRBY', KEYS[10], 'parked:prompt_version', 1)
+return 1
+"""
 
 _RENEW = """
 -- KEYS: run, leases   ARGV: token, until_ms, id
@@ -210,20 +265,29 @@ return 1
 _RELEASE = (
     _SET_STATUS
     + """
--- KEYS: run, leases, queued, counters   ARGV: token, now, reason, status_prefix, id
+-- KEYS: run, leases, queued, counters, retry   ARGV: token, now, reason, status_prefix, id
 if redis.call('HGET', KEYS[1], 'lease_token') ~= ARGV[1]
    or redis.call('HGET', KEYS[1], 'status') ~= 'processing' then
   return 0
 end
 local attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0')
 if attempts > 0 then attempts = attempts - 1 end
-set_status(KEYS[1], ARGV[5], ARGV[4], 'processing', 'queued', tonumber(ARGV[2]))
 clear_lease(KEYS[1])
-redis.call('HSET', KEYS[1], 'attempts', attempts, 'next_attempt_at', '')
 redis.call('HINCRBY', KEYS[1], 'releases', 1)
 redis.call('ZREM', KEYS[2], ARGV[5])
-redis.call('ZADD', KEYS[3], redis.call('HGET', KEYS[1], 'qscore'), ARGV[5])
 redis.call('HINCRBY', KEYS[4], 'released:' .. ARGV[3], 1)
+-- cap accounting (§7 rev 2): a replayed run that has not failed since its replay (no
+-- attempt kept since the replay reset them to 0) goes back to the replay lane — status
+-- failed, due now — and stays outside the queued cap through any number of releases.
+if redis.call('HGET', KEYS[1], 'uncapped') == '1' and attempts == 0 then
+  set_status(KEYS[1], ARGV[5], ARGV[4], 'processing', 'failed', tonumber(ARGV[2]))
+  redis.call('HSET', KEYS[1], 'attempts', 0, 'next_attempt_at', ARGV[2])
+  redis.call('ZADD', KEYS[5], ARGV[2], ARGV[5])
+  return 1
+end
+set_status(KEYS[1], ARGV[5], ARGV[4], 'processing', 'queued', tonumber(ARGV[2]))
+redis.call('HSET', KEYS[1], 'attempts', attempts, 'next_attempt_at', '')
+redis.call('ZADD', KEYS[3], redis.call('HGET', KEYS[1], 'qscore'), ARGV[5])
 return 1
 """
 )
@@ -252,6 +316,12 @@ if #redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, 1) > 0 the
 if #redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[1], 'LIMIT', 0, 1) > 0 then return 2 end
 return 0
 """
+
+
+#: Runs of newer prompt versions one claim parks at most (then it answers "nothing").
+PARK_PER_CLAIM = 32
+#: Parked runs of the worker's own version one claim moves back to the queue.
+RESTORE_PER_CLAIM = 100
 
 
 class EnqueueStatus(StrEnum):
@@ -321,6 +391,7 @@ class RunStore:
         self._release = redis.register_script(_RELEASE)
         self._has_claimable = redis.register_script(_HAS_CLAIMABLE)
         self._prune = redis.register_script(_PRUNE)
+        self._park = redis.register_script(_PARK)
 
     @property
     def _status_prefix(self) -> str:
@@ -348,7 +419,8 @@ class RunStore:
         now = at_ms if at_ms is not None else now_ms()
         messages = request.messages_json()
         self.check_limits(request, messages)
-        pv = request.prompt_version or self.settings.prompt_version
+        # no version: the run takes the version of the worker that claims it (§7 rev 2)
+        pv = request.prompt_version or ""
         natural_key = request.natural_key(pv)
         run_id = new_run_id(now)
         range_end_ms = int(request.range_end.timestamp() * 1000)
@@ -391,6 +463,7 @@ class RunStore:
                 k.all_runs,
                 self._status_prefix + "queued",
                 k.counters,
+                k.parked_counts,
             ],
             args=[
                 natural_key,
@@ -401,6 +474,7 @@ class RunStore:
                 2 * 86_400,
                 "1" if bypass_caps else "0",
                 -range_end_ms,
+                k.run_prefix,
                 *flat,
             ],
         )
@@ -418,22 +492,43 @@ class RunStore:
         now = at_ms if at_ms is not None else now_ms()
         token = secrets.token_hex(8)
         k = self.keys
-        raw = await self._claim(
-            keys=[k.queued, k.retry, k.leases, k.retired, k.counters],
-            args=[
-                now,
-                int(self.settings.lease_seconds * 1000),
-                owner,
-                token,
-                self.settings.prompt_version,
-                self.settings.max_attempts,
-                k.run_prefix,
-                self._status_prefix,
-                64,
-                self.settings.error_log_max_entries,
-            ],
-        )
-        fields, retired, skipped = raw
+        version = self.settings.prompt_version
+        retired: list[Any] = []
+        skipped: list[Any] = []
+        fields: list[Any] = []
+        # Each run of a newer version met at the head is parked once (O(log n)) and never
+        # seen again by this version's workers; bounded so one claim stays short.
+        for _ in range(PARK_PER_CLAIM + 1):
+            raw = await self._claim(
+                keys=[
+                    k.queued,
+                    k.retry,
+                    k.leases,
+                    k.retired,
+                    k.counters,
+                    k.parked(version),
+                    k.parked_counts,
+                ],
+                args=[
+                    now,
+                    int(self.settings.lease_seconds * 1000),
+                    owner,
+                    token,
+                    version,
+                    self.settings.max_attempts,
+                    k.run_prefix,
+                    self._status_prefix,
+                    64,
+                    self.settings.error_log_max_entries,
+                    RESTORE_PER_CLAIM,
+                ],
+            )
+            fields, more_retired, more_skipped, park = raw
+            retired += more_retired
+            skipped += more_skipped
+            if not park:
+                break
+            await self._park_run(_s(park[0]), _s(park[1]), int(park[2]), now)
         run = None
         if fields:
             h = _pairs(fields)
@@ -446,6 +541,26 @@ class RunStore:
                 request=_request_from_hash(h),
             )
         return ClaimResult(run, [_s(i) for i in retired], [_s(i) for i in skipped])
+
+    async def _park_run(self, run_id: str, version: str, bucket: int, now: int) -> None:
+        """Move a run of another (newer) prompt version to its version's parked set."""
+        k = self.keys
+        await self._park(
+            keys=[
+                k.queued,
+                k.retry,
+                k.leases,
+                k.parked(version),
+                k.parked_counts,
+                k.run(run_id),
+                k.by_status(RunStatus.QUEUED.value),
+                k.by_status(RunStatus.FAILED.value),
+                k.by_status(RunStatus.PROCESSING.value),
+                k.counters,
+            ],
+            args=[run_id, version, bucket, now],
+        )
+        log.info("run_parked", run_id=run_id, prompt_version=version)
 
     async def renew(self, claim: ClaimedRun, *, at_ms: int | None = None) -> bool:
         """Extend the lease; False when the run was reclaimed (the lease is lost)."""
@@ -515,7 +630,7 @@ class RunStore:
         now = at_ms if at_ms is not None else now_ms()
         k = self.keys
         ok = await self._release(
-            keys=[k.run(claim.id), k.leases, k.queued, k.counters],
+            keys=[k.run(claim.id), k.leases, k.queued, k.counters, k.retry],
             args=[claim.token, now, reason, self._status_prefix, claim.id],
         )
         return bool(int(ok))
@@ -600,7 +715,7 @@ class RunStore:
             thread_id=int(h["thread_id"]),
             range_start=datetime.fromisoformat(h["range_start"]),
             range_end=datetime.fromisoformat(h["range_end"]),
-            prompt_version=h["prompt_version"],
+            prompt_version=h["prompt_version"] or None,
             cursor=Cursor.model_validate(request_cursor) if request_cursor else None,
             message_count=int(h.get("message_count") or 0),
             created_at=_ms_to_dt(h["created_at"]) or datetime.now(UTC),
