@@ -78,6 +78,16 @@ class Keys:
         """HASH prompt version → runs parked in :meth:`parked` (they count as queued)."""
         return f"{self.queue_tag}:runs:parked"
 
+    @property
+    def natural_key_expiry(self) -> str:
+        """ZSET ``<natural key> <run id>`` of pruned runs → when the key is forgotten (ms)."""
+        return f"{self.queue_tag}:runs:nk:expiry"
+
+    @property
+    def prune_marks(self) -> str:
+        """HASH of pruning watermarks (e.g. retired runs whose messages are already dropped)."""
+        return f"{self.queue_tag}:runs:prune"
+
     def daily(self, day: str) -> str:
         """Counter of runs enqueued on UTC ``day`` (YYYYMMDD)."""
         return f"{self.queue_tag}:runs:daily:{day}"

@@ -32,6 +32,7 @@ import orjson
 import structlog
 from arq.connections import ArqRedis
 
+from memory_worker.connections import awaited
 from memory_worker.errors import InvalidRunRequest, RunNotFound
 from memory_worker.keys import Keys
 from memory_worker.models import (
@@ -44,7 +45,7 @@ from memory_worker.models import (
 )
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
-from memory_worker.versions import VERSION_ACTION_LUA
+from memory_worker.versions import VERSION_ACTION_LUA, ClaimAction, claim_action
 
 log = structlog.get_logger(__name__)
 
@@ -293,13 +294,19 @@ return 1
 )
 
 _PRUNE = """
--- KEYS: status:completed, status:skipped, all   ARGV: before_ms, limit, run_prefix
--- The natural-key index keeps its entry: the same slice stays a duplicate for good.
+-- KEYS: status:completed, status:skipped, all, natural-key expiry
+-- ARGV: before_ms, limit, run_prefix, natural_key_retention_ms
+-- The natural-key index keeps the entry until natural_key_retention after the run was
+-- enqueued (_PRUNE_NATURAL_KEYS drops it then): the same slice stays a duplicate that long.
 local n = 0
 for i = 1, 2 do
   local ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
   for _, id in ipairs(ids) do
     local rk = ARGV[3] .. id
+    local v = redis.call('HMGET', rk, 'nk', 'created_at')
+    if v[1] then
+      redis.call('ZADD', KEYS[4], tonumber(v[2] or '0') + tonumber(ARGV[4]), v[1] .. ' ' .. id)
+    end
     redis.call('DEL', rk, rk .. ':errors')
     redis.call('ZREM', KEYS[i], id)
     redis.call('ZREM', KEYS[3], id)
@@ -307,6 +314,60 @@ for i = 1, 2 do
   end
 end
 return n
+"""
+
+_PRUNE_NATURAL_KEYS = """
+-- KEYS: natural keys, natural-key expiry   ARGV: now, limit
+local items = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+for _, item in ipairs(items) do
+  local sp = string.find(item, ' ', 1, true)
+  local nk, id = string.sub(item, 1, sp - 1), string.sub(item, sp + 1)
+  if redis.call('HGET', KEYS[1], nk) == id then redis.call('HDEL', KEYS[1], nk) end
+  redis.call('ZREM', KEYS[2], item)
+end
+return #items
+"""
+
+_PRUNE_RETIRED_MESSAGES = """
+-- KEYS: retired, prune marks   ARGV: before_ms, limit, run_prefix
+-- Retired runs retired before before_ms lose their messages (record and error log stay);
+-- a watermark keeps every pass O(newly old runs).
+local mark = redis.call('HGET', KEYS[2], 'retired_messages_until')
+local low = mark and ('(' .. mark) or '-inf'
+local rows = redis.call('ZRANGEBYSCORE', KEYS[1], low, ARGV[1], 'WITHSCORES',
+  'LIMIT', 0, tonumber(ARGV[2]))
+local n = 0
+for i = 1, #rows, 2 do
+  local rk = ARGV[3] .. rows[i]
+  if redis.call('HGET', rk, 'retired') == '1' then
+    n = n + redis.call('HDEL', rk, 'messages')
+  end
+end
+if #rows > 0 then redis.call('HSET', KEYS[2], 'retired_messages_until', rows[#rows]) end
+return {#rows / 2, n}
+"""
+
+_PRUNE_WORKERS = """
+-- KEYS: workers, worker concurrency   ARGV: before_ms
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+for _, id in ipairs(ids) do
+  redis.call('ZREM', KEYS[1], id)
+  redis.call('HDEL', KEYS[2], id)
+end
+return #ids
+"""
+
+_UNPARK = """
+-- KEYS: parked:<version>, queued, parked counts   ARGV: version, limit
+local back = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1, 'WITHSCORES')
+for i = 1, #back, 2 do
+  redis.call('ZADD', KEYS[2], back[i + 1], back[i])
+  redis.call('ZREM', KEYS[1], back[i])
+end
+if redis.call('HINCRBY', KEYS[3], ARGV[1], -#back / 2) <= 0 then
+  redis.call('HDEL', KEYS[3], ARGV[1])
+end
+return #back / 2
 """
 
 _HAS_CLAIMABLE = """
@@ -329,6 +390,17 @@ class EnqueueStatus(StrEnum):
     DUPLICATE = "duplicate"
     QUEUE_FULL = "queue_full"
     DAILY_CAP = "daily_cap"
+
+
+@dataclass(slots=True)
+class PruneResult:
+    """What one pruning pass removed (README "Bounded growth")."""
+
+    runs: int = 0
+    natural_keys: int = 0
+    retired_messages: int = 0
+    workers: int = 0
+    unparked: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,6 +464,10 @@ class RunStore:
         self._has_claimable = redis.register_script(_HAS_CLAIMABLE)
         self._prune = redis.register_script(_PRUNE)
         self._park = redis.register_script(_PARK)
+        self._prune_nk = redis.register_script(_PRUNE_NATURAL_KEYS)
+        self._prune_retired = redis.register_script(_PRUNE_RETIRED_MESSAGES)
+        self._prune_workers = redis.register_script(_PRUNE_WORKERS)
+        self._unpark = redis.register_script(_UNPARK)
 
     @property
     def _status_prefix(self) -> str:
@@ -648,13 +724,67 @@ class RunStore:
                         self._status_prefix + RunStatus.COMPLETED.value,
                         self._status_prefix + RunStatus.SKIPPED.value,
                         k.all_runs,
+                        k.natural_key_expiry,
                     ],
-                    args=[before, batch, k.run_prefix],
+                    args=[
+                        before,
+                        batch,
+                        k.run_prefix,
+                        int(self.settings.natural_key_retention_days * 86_400_000),
+                    ],
                 )
             )
             total += n
             if n < batch:
                 return total
+
+    async def prune(self, *, at_ms: int | None = None, batch: int = 1000) -> PruneResult:
+        """Every bound of the queue store at once (README "Bounded growth")."""
+        now = at_ms if at_ms is not None else now_ms()
+        s, k = self.settings, self.keys
+        result = PruneResult(runs=await self.prune_finished(at_ms=now, batch=batch))
+        while True:
+            n = int(
+                await self._prune_nk(keys=[k.natural_keys, k.natural_key_expiry], args=[now, batch])
+            )
+            result.natural_keys += n
+            if n < batch:
+                break
+        before = now - int(s.retired_run_message_retention_days * 86_400_000)
+        while True:
+            seen, dropped = await self._prune_retired(
+                keys=[k.retired, k.prune_marks], args=[before, batch, k.run_prefix]
+            )
+            result.retired_messages += int(dropped)
+            if int(seen) < batch:
+                break
+        result.workers = int(
+            await self._prune_workers(
+                keys=[k.workers, k.worker_concurrency],
+                args=[now - int(s.worker_registry_grace_seconds * 1000)],
+            )
+        )
+        result.unparked = await self.unpark_older_versions(batch=batch)
+        return result
+
+    async def unpark_older_versions(self, *, batch: int = 1000) -> int:
+        """Runs parked for a version older than ours go back to the queue (to be skipped)."""
+        k = self.keys
+        total = 0
+        for raw in await awaited(self.redis.hkeys(k.parked_counts)):
+            version = _s(raw)
+            if claim_action(version, self.settings.prompt_version) is not ClaimAction.SKIP:
+                continue
+            while True:
+                n = int(
+                    await self._unpark(
+                        keys=[k.parked(version), k.queued, k.parked_counts], args=[version, batch]
+                    )
+                )
+                total += n
+                if n < batch:
+                    break
+        return total
 
     # --- reads --------------------------------------------------------------------------------
     async def has_claimable(self, *, at_ms: int | None = None) -> int:

@@ -385,3 +385,16 @@ async def test_a_replayed_run_that_fails_again_counts_again(redis: Any, settings
     run = await store.get(rid)
     assert run.status is RunStatus.QUEUED  # back in the queue, counted
     assert (await store.enqueue(make_request(1), at_ms=now)).status is EnqueueStatus.QUEUE_FULL
+
+
+async def test_runs_parked_for_a_version_now_older_than_the_fleet_are_skipped(
+    redis: Any, settings: Settings
+) -> None:
+    v1 = _worker(redis, settings, "memory_v1")
+    rid = (await v1.enqueue(make_request(1, prompt_version="memory_v2"), at_ms=T0)).run_id
+    assert await v1.claim("old", at_ms=T0) is None  # parked for memory_v2 workers
+    v3 = _worker(redis, settings, "memory_v3")  # the fleet moved on past memory_v2
+    assert (await v3.prune(at_ms=T0)).unparked == 1
+    assert await v3.claim("new", at_ms=T0) is None
+    assert (await v3.get(rid or "")).status is RunStatus.SKIPPED  # replayable, not lost
+    assert await redis.hgetall(v3.keys.parked_counts) == {}
