@@ -25,6 +25,7 @@ therefore neither read the queue nor inject jobs.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import secrets
@@ -52,7 +53,9 @@ def _free_port(host: str) -> int:
 
 
 def _port_free(host: str, port: int) -> bool:
+    """Could a server bind ``port``? (SO_REUSEADDR like Valkey: TIME_WAIT does not count.)"""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:
@@ -195,14 +198,17 @@ class EmbeddedValkey:
         self.data_dir = self.data_dir.resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.data_dir, 0o700)
-        self.password = self._load_password()
-        found = self._running_instance()
-        if found is not None:
-            self.port, self.pid = found
-            self.owned = False
-            log.debug("embedded_valkey_reused", port=self.port)
-            return self
-        self._start(timeout)
+        # one process at a time decides whether to start it (two CLIs at once, say)
+        with open(self.data_dir / "lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self.password = self._load_password()
+            found = self._running_instance()
+            if found is not None:
+                self.port, self.pid = found
+                self.owned = False
+                log.debug("embedded_valkey_reused", port=self.port)
+                return self
+            self._start(timeout)
         return self
 
     def detach(self) -> EmbeddedValkey:
