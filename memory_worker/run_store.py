@@ -371,8 +371,8 @@ return #back / 2
 """
 
 _HAS_CLAIMABLE = """
--- KEYS: queued, retry, leases   ARGV: now
-if redis.call('ZCARD', KEYS[1]) > 0 then return 1 end
+-- KEYS: queued, retry, leases, parked:<own version>   ARGV: now
+if redis.call('ZCARD', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[4]) > 0 then return 1 end
 if #redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, 1) > 0 then return 1 end
 if #redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[1], 'LIMIT', 0, 1) > 0 then return 2 end
 return 0
@@ -791,7 +791,12 @@ class RunStore:
         """0 = nothing to claim; 1 = queued or due retries; 2 = only expired leases."""
         now = at_ms if at_ms is not None else now_ms()
         k = self.keys
-        return int(await self._has_claimable(keys=[k.queued, k.retry, k.leases], args=[now]))
+        return int(
+            await self._has_claimable(
+                keys=[k.queued, k.retry, k.leases, k.parked(self.settings.prompt_version)],
+                args=[now],
+            )
+        )
 
     async def get(self, run_id: str) -> Run:
         runs = await self.get_many([run_id])

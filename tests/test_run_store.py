@@ -250,6 +250,7 @@ async def test_newer_version_is_parked_untouched_and_claimed_by_its_workers(
     assert claim.id == mine
     assert await v1.claim("old", at_ms=T0) is None  # nothing else for v1, no spin
     assert await v1.has_claimable(at_ms=T0) == 0  # the parked runs do not wake v1 workers
+    assert await v2.has_claimable(at_ms=T0) == 1  # but they do wake v2 workers
     for rid in newer:
         run = await v1.get(rid or "")
         assert run.status is RunStatus.QUEUED  # untouched: not skipped, no attempt spent
