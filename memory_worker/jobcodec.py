@@ -24,9 +24,17 @@ class NotAJsonJob(ValueError):
     """A job payload that is not a JSON object (e.g. a pickle): refused, never run."""
 
 
+def _exception_name(value: Any) -> str:
+    """arq serialises a failed job's result (an exception) too: keep only its type name."""
+    if isinstance(value, BaseException):
+        return type(value).__name__
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
 def dump_job(data: dict[str, Any]) -> bytes:
-    """arq ``job_serializer``: JSON (tuples become lists; anything else is an error)."""
-    return orjson.dumps(data)
+    """arq ``job_serializer``: JSON (tuples become lists; exceptions their type name;
+    anything else is an error)."""
+    return orjson.dumps(data, default=_exception_name)
 
 
 def load_job(raw: bytes) -> dict[str, Any]:

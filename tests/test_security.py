@@ -50,6 +50,10 @@ def test_load_job_refuses_anything_but_a_json_object(raw: bytes) -> None:
 def test_job_codec_round_trip() -> None:
     data = {"t": None, "f": "memory_tick", "a": (), "k": {}, "et": 1}
     assert load_job(dump_job(data)) == {**data, "a": []}
+    # a failed job's result: the exception's type, never its message
+    assert load_job(dump_job({"r": TimeoutError("secret text")})) == {"r": "TimeoutError"}
+    with pytest.raises(TypeError):
+        dump_job({"a": (object(),)})
 
 
 async def test_pickled_job_injected_into_the_queue_is_refused_not_run(
