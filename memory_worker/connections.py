@@ -120,8 +120,9 @@ def resolve_url(settings: Settings) -> tuple[str, EmbeddedValkey | None]:
     if settings.redis_url:
         return settings.redis_url, None
     # detached: the server belongs to the data dir and outlives whichever process started
-    # it, so stopping one process never strands the others (the handle's stop() is a no-op)
-    server = EmbeddedValkey(settings.valkey_dir).ensure().detach()
+    # it, so stopping one process never strands the others (the handle's stop() is a no-op);
+    # watched: should the server die, this process restarts it on the same port
+    server = EmbeddedValkey(settings.valkey_dir).ensure().detach().watch()
     return server.url, server
 
 

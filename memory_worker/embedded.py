@@ -9,10 +9,12 @@ to the process that happened to start it: every process of the deployment
 (``run``, ``serve``, ``enqueue``, the bot's ``MemoryQueue``) finds it through
 ``server.json`` and a PING and reuses it, and none of them stops it when it
 exits (:meth:`EmbeddedValkey.detach`, used by ``connections.resolve_url``).
-It is stopped explicitly (:meth:`EmbeddedValkey.shutdown`). Should it die
-anyway (kill -9, reboot), the next process that resolves it starts it again
-on the **same port** (remembered in ``<dir>/port``), so clients still
-dialling the old address reconnect instead of being stranded.
+It is stopped explicitly (:meth:`EmbeddedValkey.shutdown`, which leaves a
+``stopped`` mark). Should it die anyway (kill -9, OOM killer), every process
+using it notices within a second (:meth:`EmbeddedValkey.watch`, a daemon
+thread checking the server's pid) and one of them — a file lock decides —
+starts it again on the **same port** (remembered in ``<dir>/port``), so
+clients still dialling that address simply reconnect.
 
 Security (row 21). The server listens on loopback only and requires a
 password generated on first start and kept in ``<dir>/password`` (mode
@@ -32,7 +34,9 @@ import secrets
 import signal
 import socket
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -156,6 +160,11 @@ class EmbeddedValkey:
     def _password_file(self) -> Path:
         return self.data_dir / "password"
 
+    @property
+    def _stopped_mark(self) -> Path:
+        """Present after an explicit stop: watchers leave the server down."""
+        return self.data_dir / "stopped"
+
     def _load_password(self) -> str:
         """The data dir's password, generated (0600) on first use."""
         try:
@@ -199,9 +208,10 @@ class EmbeddedValkey:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.data_dir, 0o700)
         # one process at a time decides whether to start it (two CLIs at once, say)
-        with open(self.data_dir / "lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with self._locked():
             self.password = self._load_password()
+            with contextlib.suppress(FileNotFoundError):
+                self._stopped_mark.unlink()
             found = self._running_instance()
             if found is not None:
                 self.port, self.pid = found
@@ -210,6 +220,54 @@ class EmbeddedValkey:
                 return self
             self._start(timeout)
         return self
+
+    def watch(self, every: float = 1.0) -> EmbeddedValkey:
+        """Restart the server from this process too, should it die (daemon thread).
+
+        Does nothing after an explicit stop (the ``stopped`` mark) or once the data
+        dir is gone.
+        """
+
+        def loop() -> None:
+            while True:
+                time.sleep(every)
+                if not self.data_dir.is_dir() or self._stopped_mark.exists():
+                    return
+                if self.pid is not None and _pid_alive(self.pid):
+                    continue
+                found = EmbeddedValkey(self.data_dir, host=self.host, port=self.port)
+                try:
+                    if not found.revive():
+                        return  # stopped explicitly meanwhile
+                except (OSError, EmbeddedValkeyError) as exc:
+                    log.warning("embedded_valkey_restart_failed", error=type(exc).__name__)
+                    continue
+                self.port, self.pid = found.port, found.pid
+
+        threading.Thread(target=loop, name="embedded-valkey-watch", daemon=True).start()
+        return self
+
+    def revive(self, timeout: float = 15.0) -> bool:
+        """Find or restart the server unless it was stopped explicitly (False then)."""
+        with self._locked():
+            if self._stopped_mark.exists():
+                return False
+            self.password = self._load_password()
+            found = self._running_instance()
+            if found is not None:
+                self.port, self.pid = found
+                return True
+            self._start(timeout)
+            self.owned = False
+            log.warning("embedded_valkey_restarted", port=self.port)
+            return True
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One process at a time starts or stops this data dir's server."""
+        with open(self.data_dir / "lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
 
     def detach(self) -> EmbeddedValkey:
         """Leave the server to its data dir: :meth:`stop` on this handle does nothing."""
@@ -283,16 +341,18 @@ class EmbeddedValkey:
                 return False
             self.port, self.pid = found
         pid = self.pid
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and _pid_alive(pid):
-            time.sleep(0.05)
-        if _pid_alive(pid):
+        with self._locked():
+            self._stopped_mark.touch()  # watchers in other processes leave it down
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(FileNotFoundError):
-            self._state_file.unlink()
+                os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and _pid_alive(pid):
+                time.sleep(0.05)
+            if _pid_alive(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(FileNotFoundError):
+                self._state_file.unlink()
         log.info("embedded_valkey_stopped", port=self.port)
         self.owned = False
         self.pid = None

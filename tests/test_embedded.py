@@ -63,3 +63,29 @@ def test_a_dead_server_restarts_on_its_remembered_port(tmp_path: Path) -> None:
     finally:
         client.close()
         EmbeddedValkey(tmp_path / "valkey").shutdown()
+
+
+def test_a_watching_process_restarts_a_killed_server_but_not_a_stopped_one(
+    tmp_path: Path,
+) -> None:
+    import os
+    import signal
+    import time
+
+    watched = EmbeddedValkey(tmp_path / "valkey").ensure().detach().watch(every=0.1)
+    port, pid = watched.port, watched.pid
+    try:
+        os.kill(pid or 0, signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while watched.pid == pid and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert watched.pid != pid
+        assert watched.port == port
+        client = sync_redis.Redis.from_url(watched.url)
+        assert client.ping()
+        client.close()
+        assert EmbeddedValkey(tmp_path / "valkey").shutdown()  # explicit: stays down
+        time.sleep(0.5)
+        assert not (tmp_path / "valkey" / "server.json").exists()
+    finally:
+        EmbeddedValkey(tmp_path / "valkey").shutdown()
