@@ -25,6 +25,7 @@ from arq.constants import job_key_prefix
 from memory_worker.cards import CardStore
 from memory_worker.connections import client_from_url
 from memory_worker.embedded import EmbeddedValkey
+from memory_worker.farmsim import Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.maintenance import bound_growth
 from memory_worker.models import RunStatus
@@ -205,7 +206,8 @@ async def row15(ctx: FaultContext) -> None:
 
 
 async def row16(ctx: FaultContext) -> None:
-    """3 replayed runs + cap 3, released again and again: fresh enqueues are still accepted."""
+    """3 replayed runs + cap 3, released again and again by a real worker during a farm
+    outage: fresh enqueues are still accepted; when the farm heals, all of them complete."""
     s = ctx.settings.model_copy(update={"max_queued_runs": 3, "max_attempts": 1})
     store = RunStore(ctx.redis, s)
     ids = []
@@ -220,20 +222,49 @@ async def row16(ctx: FaultContext) -> None:
     replay = ReplayStore(ctx.redis, s)
     outcome = await replay.apply(await replay.plan(ReplayFilter(), now_ms=_now_ms()))
     assert sorted(outcome.replayed) == sorted(ids)
-    at = _now_ms() + 1000
-    for round_ in range(3):  # any number of releases
-        claims = [await store.claim("w", at_ms=at) for _ in range(3)]
-        assert sorted(c.id for c in claims if c is not None) == sorted(ids)
-        for claim in claims:
-            assert claim is not None
-            assert await store.release(claim, reason="provider_unavailable", at_ms=at)
-        at += 1000
-        for rid in ids:
-            run = await store.get(rid)
-            assert (run.status, run.attempts, run.releases) == (RunStatus.FAILED, 0, round_ + 1)
-    fresh = [await store.enqueue(make_request(1610 + i)) for i in range(3)]
-    assert [r.status for r in fresh] == [EnqueueStatus.ENQUEUED] * 3
-    assert (await store.enqueue(make_request(1620))).status is EnqueueStatus.QUEUE_FULL
+
+    ctx.sim.set_fault("*", _UPSTREAM_ERROR)
+    fleet = Fleet(
+        s,
+        ctx.tmp_path,
+        {
+            "discovery_base_url": ctx.sim.base_url,
+            "max_queued_runs": 3,
+            "max_attempts": 1,
+            "breaker_failure_threshold": 1000,  # keep every tick claiming: many releases
+            "breaker_rate_min_calls": 100000,
+        },
+    )
+    try:
+        fleet.start(1)
+
+        async def released_twice() -> bool:
+            return all(r.releases >= 2 for r in await store.get_many(ids))
+
+        await eventually(released_twice, timeout=90)
+        fresh = [(await store.enqueue(make_request(1610 + i))).status for i in range(3)]
+        assert fresh == [EnqueueStatus.ENQUEUED] * 3, fresh
+        assert (await store.enqueue(make_request(1620))).status is EnqueueStatus.QUEUE_FULL
+        for run in await store.get_many(ids):
+            assert run.attempts <= 1  # released, never spent
+            assert [e.kind for e in run.error_log] == ["retired", "replay"]  # no new failure
+        ctx.sim.clear_faults()
+
+        async def all_done() -> bool:
+            return (await store.counts())["completed"] == 6
+
+        await eventually(all_done, timeout=120)
+    finally:
+        fleet.stop_all()
+    for run in await store.get_many(ids):
+        assert (run.status, run.attempts) == (RunStatus.COMPLETED, 1)
+
+
+_UPSTREAM_ERROR = Fault(
+    kind=FaultKind.JOB_FAILED,
+    code="UPSTREAM_ERROR",
+    message="[Errno -3] Temporary failure in name resolution",
+)
 
 
 # --- row 21: no pickle, no open embedded server -------------------------------------------------------
