@@ -379,8 +379,9 @@ return 0
 """
 
 
-#: Runs of newer prompt versions one claim parks at most (then it answers "nothing").
-PARK_PER_CLAIM = 32
+#: Runs of newer prompt versions one claim parks at most (one round trip each, once per
+#: run; then the claim answers "nothing" and the safety net carries on).
+PARK_PER_CLAIM = 500
 #: Parked runs of the worker's own version one claim moves back to the queue.
 RESTORE_PER_CLAIM = 100
 

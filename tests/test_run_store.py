@@ -399,3 +399,18 @@ async def test_runs_parked_for_a_version_now_older_than_the_fleet_are_skipped(
     assert await v3.claim("new", at_ms=T0) is None
     assert (await v3.get(rid or "")).status is RunStatus.SKIPPED  # replayable, not lost
     assert await redis.hgetall(v3.keys.parked_counts) == {}
+
+
+async def test_a_claim_parks_a_long_run_of_newer_versions_once_and_reaches_its_own(
+    redis: Any, settings: Settings
+) -> None:
+    v1 = _worker(redis, settings, "memory_v1")
+    for chat in range(40):  # newer windows than ours: all ahead of it in the queue
+        await v1.enqueue(make_request(chat, hour=5, prompt_version="memory_v2"), at_ms=T0)
+    mine = (await v1.enqueue(make_request(99, hour=0), at_ms=T0)).run_id
+    claim = await v1.claim("old", at_ms=T0)
+    assert claim is not None
+    assert claim.id == mine
+    assert await redis.zcard(v1.keys.parked("memory_v2")) == 40
+    assert await redis.hget(v1.keys.parked_counts, "memory_v2") == b"40"
+    assert int(await redis.hget(v1.keys.counters, "parked:prompt_version")) == 40
