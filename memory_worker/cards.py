@@ -19,7 +19,9 @@ Key layout (all under the chat's hash tag ``{P chat:<id>}``, built by
 ``scopes``      SET     scope keys in use (``chat``, ``thread:<t>``, ``user:<u>``)
 ``active:<sk>`` ZSET    live cards of a scope; score = last observation (ms)
 ``expiry``      ZSET    live cards with an expiry; score = expires_at (ms)
-``runs``        SET     ids of the runs already applied (idempotency)
+``runs``        ZSET    ids of the runs already applied (idempotency); score = when.
+                        Entries older than ``MEMORY_APPLIED_RUN_RETENTION_DAYS``
+                        are pruned by maintenance (bounded growth)
 ``episode:<r>`` HASH    the episode of run ``r``; ``episodes`` ZSET by window end
 ``links``       HASH    ``from|relation|to`` → confidence
 ``vec``         STRING  packed int8 rows of unit vectors (``dim`` bytes a row)
@@ -609,12 +611,17 @@ local function rewrite(c, text, h, blob)
 end
 """
 
-#: KEYS[1] = applied-runs set. ARGV[3] = run id, ARGV[4] = plan JSON, ARGV[5..] = vectors.
+#: KEYS[1] = applied-runs zset. ARGV[3] = run id, ARGV[4] = plan JSON, ARGV[5..] = vectors.
 _APPLY_LUA = (
     _LUA_HELPERS
     + r"""
 local run_id = ARGV[3]
-if redis.call('SISMEMBER', KEYS[1], run_id) == 1 then
+if redis.call('TYPE', KEYS[1]).ok == 'set' then  -- written before applied runs had a time
+  local old = redis.call('SMEMBERS', KEYS[1])
+  redis.call('DEL', KEYS[1])
+  for _, id in ipairs(old) do redis.call('ZADD', KEYS[1], now, id) end
+end
+if redis.call('ZSCORE', KEYS[1], run_id) then
   return cjson.encode({applied = false})
 end
 local plan = cjson.decode(ARGV[4])
@@ -739,7 +746,7 @@ if e then
   counts.episodes = 1
 end
 
-redis.call('SADD', KEYS[1], run_id)
+redis.call('ZADD', KEYS[1], now, run_id)
 if vec_changed then redis.call('INCR', key('vecver')) end
 counts.cards = table.concat(ref_list, ',')
 return cjson.encode(counts)
@@ -1112,7 +1119,22 @@ class CardStore:
         return sorted(int(m) for m in members)
 
     async def has_applied(self, chat_id: int, run_id: str) -> bool:
-        return bool(await self._redis.sismember(self.key(chat_id, "runs"), run_id))  # type: ignore[misc]
+        key = self.key(chat_id, "runs")
+        if await self._redis.type(key) in (b"set", "set"):  # before applied runs had a time
+            return bool(await self._redis.sismember(key, run_id))  # type: ignore[misc]
+        return await self._redis.zscore(key, run_id) is not None
+
+    async def prune_applied_runs(self, chat_id: int, *, before_ms: int) -> int:
+        """Forget runs applied before ``before_ms`` (bounded growth); how many.
+
+        Safe once no run can be applied twice that long apart: a run is applied
+        at its completion, and only a crash between apply and completion makes a
+        worker apply it again — within one lease, never days later.
+        """
+        key = self.key(chat_id, "runs")
+        if await self._redis.type(key) in (b"set", "set"):
+            return 0  # migrated (with a time) by its next apply
+        return int(await self._redis.zremrangebyscore(key, "-inf", f"({before_ms}"))
 
     async def get_cards(self, chat_id: int, card_ids: Sequence[str]) -> list[Card]:
         """Cards by id, in the order given (unknown ids are left out)."""

@@ -4,7 +4,8 @@
 
 - ``REDIS_URL`` set → that server (``redis://``, ``rediss://``, ``unix://``,
   ``redis+sentinel://host:port[,host:port]/<master>[/db]``);
-- unset → the embedded Valkey in ``<data_dir>/valkey`` (started or reused).
+- unset → the embedded Valkey in ``<data_dir>/valkey`` (started or reused, password in
+  the URL, left running for the other processes of the deployment).
 
 Clients are ``arq.connections.ArqRedis`` so the same pool serves arq and us.
 """
@@ -118,7 +119,10 @@ def resolve_url(settings: Settings) -> tuple[str, EmbeddedValkey | None]:
     """REDIS_URL, or the URL of the (started or reused) embedded Valkey."""
     if settings.redis_url:
         return settings.redis_url, None
-    server = EmbeddedValkey(settings.valkey_dir).ensure()
+    # detached: the server belongs to the data dir and outlives whichever process started
+    # it, so stopping one process never strands the others (the handle's stop() is a no-op);
+    # watched: should the server die, this process restarts it on the same port
+    server = EmbeddedValkey(settings.valkey_dir).ensure().detach().watch()
     return server.url, server
 
 

@@ -69,6 +69,25 @@ class Keys:
         """ZSET of every run; score = creation time (ms)."""
         return f"{self.queue_tag}:runs:all"
 
+    def parked(self, prompt_version: str) -> str:
+        """ZSET of queued runs of ``prompt_version`` parked by older workers (score as queued)."""
+        return f"{self.queue_tag}:runs:parked:{prompt_version}"
+
+    @property
+    def parked_counts(self) -> str:
+        """HASH prompt version → runs parked in :meth:`parked` (they count as queued)."""
+        return f"{self.queue_tag}:runs:parked"
+
+    @property
+    def natural_key_expiry(self) -> str:
+        """ZSET ``<natural key> <run id>`` of pruned runs → when the key is forgotten (ms)."""
+        return f"{self.queue_tag}:runs:nk:expiry"
+
+    @property
+    def prune_marks(self) -> str:
+        """HASH of pruning watermarks (e.g. retired runs whose messages are already dropped)."""
+        return f"{self.queue_tag}:runs:prune"
+
     def daily(self, day: str) -> str:
         """Counter of runs enqueued on UTC ``day`` (YYYYMMDD)."""
         return f"{self.queue_tag}:runs:daily:{day}"

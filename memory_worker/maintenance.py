@@ -5,6 +5,9 @@
 - :func:`collapse_duplicates` — live cards of one scope with the same
   normalised fact text (but a different subject/predicate/object, so the
   dedup hash let them through) fold into the oldest one.
+- :func:`bound_growth` — every retention bound of the README's "Bounded
+  growth" section: finished runs, natural keys, retired runs' messages, the
+  worker registry (``RunStore.prune``) and each chat's applied-run record.
 - :func:`merge_pass` — per subject group (same scope, same normalised
   subject, at least ``merge_min_cards`` cards not reviewed within
   ``merge_cooldown_hours``) the merge model (workflow ``memory_merge``)
@@ -36,6 +39,7 @@ from memory_worker.cards import Card, CardStatus, CardStore, FoldGroup, dedup_ha
 from memory_worker.consolidate import Embedder, Extractor, embed_texts, is_outage
 from memory_worker.extraction import MergeOutput, decode_merge
 from memory_worker.prompt import MERGE_WORKFLOW, build_merge_request, merge_payload
+from memory_worker.run_store import PruneResult, RunStore
 from memory_worker.settings import Settings
 from memory_worker.validation import Limits, contains_secret
 
@@ -64,6 +68,38 @@ async def expire_cards(store: CardStore, *, now: datetime, batch: int = 1000) ->
     if total:
         log.info("maintenance.expired", cards=total)
     return total
+
+
+# --- bounded growth ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class GrowthPruned:
+    """What one :func:`bound_growth` pass removed."""
+
+    store: PruneResult
+    applied_runs: int = 0
+
+
+async def bound_growth(
+    runs: RunStore, cards: CardStore, settings: Settings, *, now: datetime
+) -> GrowthPruned:
+    """Apply every retention setting once (paced by the maintenance lock)."""
+    at_ms = int(now.timestamp() * 1000)
+    result = GrowthPruned(store=await runs.prune(at_ms=at_ms))
+    before = at_ms - int(settings.applied_run_retention_days * 86_400_000)
+    for chat_id in await cards.chat_ids():
+        result.applied_runs += await cards.prune_applied_runs(chat_id, before_ms=before)
+    log.info(
+        "maintenance.bounded_growth",
+        runs=result.store.runs,
+        natural_keys=result.store.natural_keys,
+        retired_messages=result.store.retired_messages,
+        workers=result.store.workers,
+        unparked=result.store.unparked,
+        applied_runs=result.applied_runs,
+    )
+    return result
 
 
 # --- exact duplicates ----------------------------------------------------------------------------

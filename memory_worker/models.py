@@ -219,7 +219,8 @@ class Run(BaseModel):
     thread_id: int
     range_start: datetime
     range_end: datetime
-    prompt_version: str
+    #: None: enqueued without a version, not claimed yet (it takes the claiming worker's).
+    prompt_version: str | None = None
     cursor: Cursor | None = None
     message_count: int
     created_at: datetime

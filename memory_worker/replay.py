@@ -2,12 +2,15 @@
 
 After an incident that retired runs (the seed incident retired 7,897 of them),
 an operator selects them by failure window, error code, reason, chat and
-prompt version, and gives them a fresh set of attempts:
+prompt version, and gives them a fresh set of attempts (scope ``skipped``
+selects runs skipped for an older prompt version instead: they lose their
+version and take the claiming worker's):
 
 - attempts go back to 0 and ``retired`` is cleared, but the status stays
   ``failed``: replayed runs wait in the ``runs:retry`` bucket (score = when
   they become claimable), so they never count against the queued cap and
-  fresh runs keep being accepted;
+  fresh runs keep being accepted — nor do they after a release, until they
+  complete or fail again (the ``uncapped`` mark, see ``run_store.py``);
 - the error log is kept and gains a ``{"kind": "replay"}`` entry;
 - availability can be staggered to a drain rate (``14/min``): the i-th run
   becomes claimable ``i / rate`` after the replay, so a big replay drains
@@ -52,6 +55,7 @@ class ReplayScope(StrEnum):
 
     RETIRED = "retired"  # failed with attempts exhausted (the default)
     FAILED = "failed"  # every failed run, retired or still waiting for its backoff
+    SKIPPED = "skipped"  # skipped for an older prompt version; replayed under the claimer's
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +97,8 @@ class Candidate:
     #: Code and reason of the last failure entry of the error log (replay entries skipped).
     code: str | None
     reason: str | None
+    #: False once retention dropped the run's messages: nothing left to replay.
+    has_messages: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +157,10 @@ def last_failure(entries: Sequence[ErrorLogEntry]) -> ErrorLogEntry | None:
 
 def eligible(candidate: Candidate, scope: ReplayScope) -> bool:
     """Can this run be replayed at all? (The apply script checks the same, atomically.)"""
+    if not candidate.has_messages:
+        return False
+    if scope is ReplayScope.SKIPPED:
+        return candidate.status == RunStatus.SKIPPED.value
     if candidate.status != RunStatus.FAILED.value or candidate.attempts <= 0:
         return False
     return candidate.retired or scope is ReplayScope.FAILED
@@ -266,21 +276,33 @@ def _iso(ms: int | None) -> str | None:
 # --- the Redis shell --------------------------------------------------------------------------
 
 _APPLY = """
--- KEYS: retired, retry, status:failed, counters, then per run: run hash, error log
+-- KEYS: retired, retry, status:failed, counters, status:skipped,
+--       then per run: run hash, error log
 -- ARGV: now, scope, log_max, then per run: id, available_at_ms, replay entry
 local now = ARGV[1]
 local replayed = {}
-local n = (#KEYS - 4) / 2
+local n = (#KEYS - 5) / 2
 for i = 1, n do
-  local rk, ek = KEYS[3 + 2 * i], KEYS[4 + 2 * i]
+  local rk, ek = KEYS[4 + 2 * i], KEYS[5 + 2 * i]
   local id, at, entry = ARGV[1 + 3 * i], ARGV[2 + 3 * i], ARGV[3 + 3 * i]
   local v = redis.call('HMGET', rk, 'status', 'retired', 'attempts')
-  if v[1] == 'failed' and tonumber(v[3] or '0') > 0
-     and (ARGV[2] ~= 'retired' or v[2] == '1') then
+  local ok
+  if ARGV[2] == 'skipped' then
+    ok = v[1] == 'skipped'
+  else
+    ok = v[1] == 'failed' and tonumber(v[3] or '0') > 0 and (ARGV[2] ~= 'retired' or v[2] == '1')
+  end
+  if ok and redis.call('HEXISTS', rk, 'messages') == 1 then
+    if v[1] == 'skipped' then
+      -- no version: the worker that claims it runs it under its own (newer) one
+      redis.call('ZREM', KEYS[5], id)
+      redis.call('HSET', rk, 'status', 'failed', 'prompt_version', '')
+    end
     redis.call('RPUSH', ek, entry)
     redis.call('LTRIM', ek, -tonumber(ARGV[3]), -1)
+    -- uncapped: outside the queued cap until it completes or fails again (run_store.py)
     redis.call('HSET', rk, 'attempts', 0, 'retired', '0', 'next_attempt_at', at,
-      'updated_at', now)
+      'updated_at', now, 'uncapped', '1')
     redis.call('ZREM', KEYS[1], id)
     redis.call('ZADD', KEYS[2], at, id)
     redis.call('ZADD', KEYS[3], now, id)
@@ -311,6 +333,8 @@ class ReplayStore:
     def _index(self, scope: ReplayScope) -> str:
         if scope is ReplayScope.RETIRED:
             return self.keys.retired
+        if scope is ReplayScope.SKIPPED:
+            return self.keys.by_status(RunStatus.SKIPPED.value)
         return self.keys.by_status(RunStatus.FAILED.value)
 
     async def candidates(self, wanted: ReplayFilter, *, page: int = 2000) -> list[Candidate]:
@@ -336,9 +360,12 @@ class ReplayStore:
             for run_id, _ in rows:
                 pipe.hmget(self.keys.run(run_id), list(_FIELDS))
                 pipe.lrange(self.keys.run(run_id) + ":errors", 0, -1)
+                pipe.hexists(self.keys.run(run_id), "messages")
             raw = await pipe.execute()
         out: list[Candidate] = []
-        for (run_id, score), values, errors in zip(rows, raw[0::2], raw[1::2], strict=True):
+        for (run_id, score), values, errors, has_messages in zip(
+            rows, raw[0::3], raw[1::3], raw[2::3], strict=True
+        ):
             chat_id, prompt_version, status, retired, attempts = (_text(v) for v in values)
             if not status:
                 continue  # the run expired or was deleted since the index was read
@@ -354,6 +381,7 @@ class ReplayStore:
                     failed_at_ms=score,
                     code=entry.code if entry else None,
                     reason=entry.reason if entry else None,
+                    has_messages=bool(has_messages),
                 )
             )
         return out
@@ -377,7 +405,13 @@ class ReplayStore:
         k = self.keys
         for start in range(0, len(replay.items), self.batch_size):
             batch = replay.items[start : start + self.batch_size]
-            keys = [k.retired, k.retry, k.by_status(RunStatus.FAILED.value), k.counters]
+            keys = [
+                k.retired,
+                k.retry,
+                k.by_status(RunStatus.FAILED.value),
+                k.counters,
+                k.by_status(RunStatus.SKIPPED.value),
+            ]
             args: list[str | int | bytes] = [
                 replay.now_ms,
                 replay.filter.scope.value,

@@ -29,8 +29,10 @@ from enum import StrEnum
 from typing import Any
 
 import orjson
+import structlog
 from arq.connections import ArqRedis
 
+from memory_worker.connections import awaited
 from memory_worker.errors import InvalidRunRequest, RunNotFound
 from memory_worker.keys import Keys
 from memory_worker.models import (
@@ -43,6 +45,9 @@ from memory_worker.models import (
 )
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
+from memory_worker.versions import VERSION_ACTION_LUA, ClaimAction, claim_action
+
+log = structlog.get_logger(__name__)
 
 _SET_STATUS = """
 local function set_status(rk, id, status_prefix, from, to, now)
@@ -56,15 +61,25 @@ end
 """
 
 _ENQUEUE = """
--- KEYS: nk, queued, leases, daily, run, all, status:queued, counters
--- ARGV: nk, id, now, max_queued, max_daily, daily_ttl, bypass_caps, qscore, fields...
+-- KEYS: nk, queued, leases, daily, run, all, status:queued, counters, parked counts
+-- ARGV: nk, id, now, max_queued, max_daily, daily_ttl, bypass_caps, qscore, run_prefix, fields...
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
 if existing then
   redis.call('HINCRBY', KEYS[8], 'enqueue:duplicate', 1)
   return {'duplicate', existing}
 end
 if ARGV[7] ~= '1' then
+  -- queued (parked ones included) + processing ...
   local active = redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[3])
+  for _, n in ipairs(redis.call('HVALS', KEYS[9])) do active = active + tonumber(n) end
+  if active >= tonumber(ARGV[4]) then
+    -- ... minus replayed runs being processed: they stay outside the cap until they
+    -- complete or fail again (§7 rev 2). Only counted when full: O(processing runs).
+    for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+      local v = redis.call('HMGET', ARGV[9] .. id, 'uncapped', 'attempts')
+      if v[1] == '1' and tonumber(v[2] or '0') <= 1 then active = active - 1 end
+    end
+  end
   if active >= tonumber(ARGV[4]) then
     redis.call('HINCRBY', KEYS[8], 'enqueue:queue_full', 1)
     return {'queue_full', ''}
@@ -75,7 +90,7 @@ if ARGV[7] ~= '1' then
   end
 end
 local fields = {}
-for i = 9, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[5], unpack(fields))
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[8], ARGV[2])
@@ -91,13 +106,23 @@ return {'enqueued', ARGV[2]}
 
 _CLAIM = (
     _SET_STATUS
+    + VERSION_ACTION_LUA
     + """
--- KEYS: queued, retry, leases, retired, counters
+-- KEYS: queued, retry, leases, retired, counters, parked:<own version>, parked counts
 -- ARGV: now, lease_ms, owner, token, prompt_version, max_attempts, run_prefix,
---       status_prefix, max_loops, error_log_max
+--       status_prefix, max_loops, error_log_max, restore_batch
 local now = tonumber(ARGV[1])
 local max_attempts = tonumber(ARGV[6])
 local retired, skipped = {}, {}
+-- prompt versions (§7 rev 2): runs of our version that older workers parked come back
+local back = redis.call('ZRANGE', KEYS[6], 0, tonumber(ARGV[11]) - 1, 'WITHSCORES')
+for i = 1, #back, 2 do
+  redis.call('ZADD', KEYS[1], back[i + 1], back[i])
+  redis.call('ZREM', KEYS[6], back[i])
+end
+if #back > 0 and redis.call('HINCRBY', KEYS[7], ARGV[5], -#back / 2) <= 0 then
+  redis.call('HDEL', KEYS[7], ARGV[5])
+end
 for _ = 1, tonumber(ARGV[9]) do
   local id, bucket
   local hit = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 1)
@@ -109,16 +134,21 @@ for _ = 1, tonumber(ARGV[9]) do
       id, bucket = hit[1], 2
     else
       hit = redis.call('ZRANGE', KEYS[1], 0, 0)
-      if #hit == 0 then return {{}, retired, skipped} end
+      if #hit == 0 then return {{}, retired, skipped, {}} end
       id, bucket = hit[1], 1
     end
   end
-  redis.call('ZREM', KEYS[bucket], id)
   local rk = ARGV[7] .. id
+  local pv = redis.call('HGET', rk, 'prompt_version') or ''
+  local action = version_action(pv, ARGV[5])
+  if action == 'park' then  -- a newer version: untouched, the caller parks it for its workers
+    return {{}, retired, skipped, {id, pv, bucket}}
+  end
+  redis.call('ZREM', KEYS[bucket], id)
   local status = redis.call('HGET', rk, 'status')
   if status then
     local attempts = tonumber(redis.call('HGET', rk, 'attempts') or '0')
-    if redis.call('HGET', rk, 'prompt_version') ~= ARGV[5] then
+    if action == 'skip' then  -- an older version
       set_status(rk, id, ARGV[8], status, 'skipped', now)
       skipped[#skipped + 1] = id
       clear_lease(rk)
@@ -136,19 +166,45 @@ for _ = 1, tonumber(ARGV[9]) do
       redis.call('HINCRBY', KEYS[5], 'retired:worker_lost', 1)
       retired[#retired + 1] = id
     else
+      if pv == '' then redis.call('HSET', rk, 'prompt_version', ARGV[5]) end  -- takes ours
       local until_ms = now + tonumber(ARGV[2])
       set_status(rk, id, ARGV[8], status, 'processing', now)
       redis.call('HSET', rk, 'attempts', attempts + 1, 'lease_owner', ARGV[3],
         'lease_token', ARGV[4], 'leased_until', until_ms, 'next_attempt_at', '')
       redis.call('ZADD', KEYS[3], until_ms, id)
       redis.call('HINCRBY', KEYS[5], 'claimed:' .. ({'queued', 'retry', 'lease_expired'})[bucket], 1)
-      return {redis.call('HGETALL', rk), retired, skipped}
+      return {redis.call('HGETALL', rk), retired, skipped, {}}
     end
   end
 end
-return {{}, retired, skipped}
+return {{}, retired, skipped, {}}
 """
 )
+
+_PARK = """
+-- KEYS: queued, retry, leases, parked:<version>, parked counts, run, status:queued,
+--       status:failed, status:processing, counters
+-- ARGV: id, version, bucket (1 queued, 2 retry, 3 expired lease), now
+-- A run of a version this worker does not know leaves the shared queue for its
+-- version's set; from a retry or a dead worker's lease it waits there as queued
+-- (attempts kept: a crash still spent one).
+local b = tonumber(ARGV[3])
+if redis.call('HGET', KEYS[6], 'prompt_version') ~= ARGV[2]
+   or not redis.call('ZSCORE', KEYS[b], ARGV[1]) then
+  return 0
+end
+redis.call('ZREM', KEYS[b], ARGV[1])
+redis.call('ZADD', KEYS[4], redis.call('HGET', KEYS[6], 'qscore'), ARGV[1])
+redis.call('HINCRBY', KEYS[5], ARGV[2], 1)
+if b ~= 1 then
+  redis.call('ZREM', KEYS[6 + b], ARGV[1])
+  redis.call('ZADD', KEYS[7], ARGV[4], ARGV[1])
+  redis.call('HSET', KEYS[6], 'status', 'queued', 'updated_at', ARGV[4], 'next_attempt_at', '',
+    'lease_owner', '', 'lease_token', '', 'leased_until', '')
+end
+redis.call('HINCRBY', KEYS[10], 'parked:prompt_version', 1)
+return 1
+"""
 
 _RENEW = """
 -- KEYS: run, leases   ARGV: token, until_ms, id
@@ -210,32 +266,47 @@ return 1
 _RELEASE = (
     _SET_STATUS
     + """
--- KEYS: run, leases, queued, counters   ARGV: token, now, reason, status_prefix, id
+-- KEYS: run, leases, queued, counters, retry   ARGV: token, now, reason, status_prefix, id
 if redis.call('HGET', KEYS[1], 'lease_token') ~= ARGV[1]
    or redis.call('HGET', KEYS[1], 'status') ~= 'processing' then
   return 0
 end
 local attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0')
 if attempts > 0 then attempts = attempts - 1 end
-set_status(KEYS[1], ARGV[5], ARGV[4], 'processing', 'queued', tonumber(ARGV[2]))
 clear_lease(KEYS[1])
-redis.call('HSET', KEYS[1], 'attempts', attempts, 'next_attempt_at', '')
 redis.call('HINCRBY', KEYS[1], 'releases', 1)
 redis.call('ZREM', KEYS[2], ARGV[5])
-redis.call('ZADD', KEYS[3], redis.call('HGET', KEYS[1], 'qscore'), ARGV[5])
 redis.call('HINCRBY', KEYS[4], 'released:' .. ARGV[3], 1)
+-- cap accounting (§7 rev 2): a replayed run that has not failed since its replay (no
+-- attempt kept since the replay reset them to 0) goes back to the replay lane — status
+-- failed, due now — and stays outside the queued cap through any number of releases.
+if redis.call('HGET', KEYS[1], 'uncapped') == '1' and attempts == 0 then
+  set_status(KEYS[1], ARGV[5], ARGV[4], 'processing', 'failed', tonumber(ARGV[2]))
+  redis.call('HSET', KEYS[1], 'attempts', 0, 'next_attempt_at', ARGV[2])
+  redis.call('ZADD', KEYS[5], ARGV[2], ARGV[5])
+  return 1
+end
+set_status(KEYS[1], ARGV[5], ARGV[4], 'processing', 'queued', tonumber(ARGV[2]))
+redis.call('HSET', KEYS[1], 'attempts', attempts, 'next_attempt_at', '')
+redis.call('ZADD', KEYS[3], redis.call('HGET', KEYS[1], 'qscore'), ARGV[5])
 return 1
 """
 )
 
 _PRUNE = """
--- KEYS: status:completed, status:skipped, all   ARGV: before_ms, limit, run_prefix
--- The natural-key index keeps its entry: the same slice stays a duplicate for good.
+-- KEYS: status:completed, status:skipped, all, natural-key expiry
+-- ARGV: before_ms, limit, run_prefix, natural_key_retention_ms
+-- The natural-key index keeps the entry until natural_key_retention after the run was
+-- enqueued (_PRUNE_NATURAL_KEYS drops it then): the same slice stays a duplicate that long.
 local n = 0
 for i = 1, 2 do
   local ids = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
   for _, id in ipairs(ids) do
     local rk = ARGV[3] .. id
+    local v = redis.call('HMGET', rk, 'nk', 'created_at')
+    if v[1] then
+      redis.call('ZADD', KEYS[4], tonumber(v[2] or '0') + tonumber(ARGV[4]), v[1] .. ' ' .. id)
+    end
     redis.call('DEL', rk, rk .. ':errors')
     redis.call('ZREM', KEYS[i], id)
     redis.call('ZREM', KEYS[3], id)
@@ -245,13 +316,74 @@ end
 return n
 """
 
+_PRUNE_NATURAL_KEYS = """
+-- KEYS: natural keys, natural-key expiry   ARGV: now, limit
+local items = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+for _, item in ipairs(items) do
+  local sp = string.find(item, ' ', 1, true)
+  local nk, id = string.sub(item, 1, sp - 1), string.sub(item, sp + 1)
+  if redis.call('HGET', KEYS[1], nk) == id then redis.call('HDEL', KEYS[1], nk) end
+  redis.call('ZREM', KEYS[2], item)
+end
+return #items
+"""
+
+_PRUNE_RETIRED_MESSAGES = """
+-- KEYS: retired, prune marks   ARGV: before_ms, limit, run_prefix
+-- Retired runs retired before before_ms lose their messages (record and error log stay);
+-- a watermark keeps every pass O(newly old runs).
+local mark = redis.call('HGET', KEYS[2], 'retired_messages_until')
+local low = mark and ('(' .. mark) or '-inf'
+local rows = redis.call('ZRANGEBYSCORE', KEYS[1], low, ARGV[1], 'WITHSCORES',
+  'LIMIT', 0, tonumber(ARGV[2]))
+local n = 0
+for i = 1, #rows, 2 do
+  local rk = ARGV[3] .. rows[i]
+  if redis.call('HGET', rk, 'retired') == '1' then
+    n = n + redis.call('HDEL', rk, 'messages')
+  end
+end
+if #rows > 0 then redis.call('HSET', KEYS[2], 'retired_messages_until', rows[#rows]) end
+return {#rows / 2, n}
+"""
+
+_PRUNE_WORKERS = """
+-- KEYS: workers, worker concurrency   ARGV: before_ms
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+for _, id in ipairs(ids) do
+  redis.call('ZREM', KEYS[1], id)
+  redis.call('HDEL', KEYS[2], id)
+end
+return #ids
+"""
+
+_UNPARK = """
+-- KEYS: parked:<version>, queued, parked counts   ARGV: version, limit
+local back = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1, 'WITHSCORES')
+for i = 1, #back, 2 do
+  redis.call('ZADD', KEYS[2], back[i + 1], back[i])
+  redis.call('ZREM', KEYS[1], back[i])
+end
+if redis.call('HINCRBY', KEYS[3], ARGV[1], -#back / 2) <= 0 then
+  redis.call('HDEL', KEYS[3], ARGV[1])
+end
+return #back / 2
+"""
+
 _HAS_CLAIMABLE = """
--- KEYS: queued, retry, leases   ARGV: now
-if redis.call('ZCARD', KEYS[1]) > 0 then return 1 end
+-- KEYS: queued, retry, leases, parked:<own version>   ARGV: now
+if redis.call('ZCARD', KEYS[1]) > 0 or redis.call('ZCARD', KEYS[4]) > 0 then return 1 end
 if #redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, 1) > 0 then return 1 end
 if #redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[1], 'LIMIT', 0, 1) > 0 then return 2 end
 return 0
 """
+
+
+#: Runs of newer prompt versions one claim parks at most (one round trip each, once per
+#: run; then the claim answers "nothing" and the safety net carries on).
+PARK_PER_CLAIM = 500
+#: Parked runs of the worker's own version one claim moves back to the queue.
+RESTORE_PER_CLAIM = 100
 
 
 class EnqueueStatus(StrEnum):
@@ -259,6 +391,17 @@ class EnqueueStatus(StrEnum):
     DUPLICATE = "duplicate"
     QUEUE_FULL = "queue_full"
     DAILY_CAP = "daily_cap"
+
+
+@dataclass(slots=True)
+class PruneResult:
+    """What one pruning pass removed (README "Bounded growth")."""
+
+    runs: int = 0
+    natural_keys: int = 0
+    retired_messages: int = 0
+    workers: int = 0
+    unparked: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,6 +464,11 @@ class RunStore:
         self._release = redis.register_script(_RELEASE)
         self._has_claimable = redis.register_script(_HAS_CLAIMABLE)
         self._prune = redis.register_script(_PRUNE)
+        self._park = redis.register_script(_PARK)
+        self._prune_nk = redis.register_script(_PRUNE_NATURAL_KEYS)
+        self._prune_retired = redis.register_script(_PRUNE_RETIRED_MESSAGES)
+        self._prune_workers = redis.register_script(_PRUNE_WORKERS)
+        self._unpark = redis.register_script(_UNPARK)
 
     @property
     def _status_prefix(self) -> str:
@@ -348,7 +496,8 @@ class RunStore:
         now = at_ms if at_ms is not None else now_ms()
         messages = request.messages_json()
         self.check_limits(request, messages)
-        pv = request.prompt_version or self.settings.prompt_version
+        # no version: the run takes the version of the worker that claims it (§7 rev 2)
+        pv = request.prompt_version or ""
         natural_key = request.natural_key(pv)
         run_id = new_run_id(now)
         range_end_ms = int(request.range_end.timestamp() * 1000)
@@ -391,6 +540,7 @@ class RunStore:
                 k.all_runs,
                 self._status_prefix + "queued",
                 k.counters,
+                k.parked_counts,
             ],
             args=[
                 natural_key,
@@ -401,6 +551,7 @@ class RunStore:
                 2 * 86_400,
                 "1" if bypass_caps else "0",
                 -range_end_ms,
+                k.run_prefix,
                 *flat,
             ],
         )
@@ -418,22 +569,43 @@ class RunStore:
         now = at_ms if at_ms is not None else now_ms()
         token = secrets.token_hex(8)
         k = self.keys
-        raw = await self._claim(
-            keys=[k.queued, k.retry, k.leases, k.retired, k.counters],
-            args=[
-                now,
-                int(self.settings.lease_seconds * 1000),
-                owner,
-                token,
-                self.settings.prompt_version,
-                self.settings.max_attempts,
-                k.run_prefix,
-                self._status_prefix,
-                64,
-                self.settings.error_log_max_entries,
-            ],
-        )
-        fields, retired, skipped = raw
+        version = self.settings.prompt_version
+        retired: list[Any] = []
+        skipped: list[Any] = []
+        fields: list[Any] = []
+        # Each run of a newer version met at the head is parked once (O(log n)) and never
+        # seen again by this version's workers; bounded so one claim stays short.
+        for _ in range(PARK_PER_CLAIM + 1):
+            raw = await self._claim(
+                keys=[
+                    k.queued,
+                    k.retry,
+                    k.leases,
+                    k.retired,
+                    k.counters,
+                    k.parked(version),
+                    k.parked_counts,
+                ],
+                args=[
+                    now,
+                    int(self.settings.lease_seconds * 1000),
+                    owner,
+                    token,
+                    version,
+                    self.settings.max_attempts,
+                    k.run_prefix,
+                    self._status_prefix,
+                    64,
+                    self.settings.error_log_max_entries,
+                    RESTORE_PER_CLAIM,
+                ],
+            )
+            fields, more_retired, more_skipped, park = raw
+            retired += more_retired
+            skipped += more_skipped
+            if not park:
+                break
+            await self._park_run(_s(park[0]), _s(park[1]), int(park[2]), now)
         run = None
         if fields:
             h = _pairs(fields)
@@ -446,6 +618,26 @@ class RunStore:
                 request=_request_from_hash(h),
             )
         return ClaimResult(run, [_s(i) for i in retired], [_s(i) for i in skipped])
+
+    async def _park_run(self, run_id: str, version: str, bucket: int, now: int) -> None:
+        """Move a run of another (newer) prompt version to its version's parked set."""
+        k = self.keys
+        await self._park(
+            keys=[
+                k.queued,
+                k.retry,
+                k.leases,
+                k.parked(version),
+                k.parked_counts,
+                k.run(run_id),
+                k.by_status(RunStatus.QUEUED.value),
+                k.by_status(RunStatus.FAILED.value),
+                k.by_status(RunStatus.PROCESSING.value),
+                k.counters,
+            ],
+            args=[run_id, version, bucket, now],
+        )
+        log.info("run_parked", run_id=run_id, prompt_version=version)
 
     async def renew(self, claim: ClaimedRun, *, at_ms: int | None = None) -> bool:
         """Extend the lease; False when the run was reclaimed (the lease is lost)."""
@@ -515,7 +707,7 @@ class RunStore:
         now = at_ms if at_ms is not None else now_ms()
         k = self.keys
         ok = await self._release(
-            keys=[k.run(claim.id), k.leases, k.queued, k.counters],
+            keys=[k.run(claim.id), k.leases, k.queued, k.counters, k.retry],
             args=[claim.token, now, reason, self._status_prefix, claim.id],
         )
         return bool(int(ok))
@@ -533,20 +725,79 @@ class RunStore:
                         self._status_prefix + RunStatus.COMPLETED.value,
                         self._status_prefix + RunStatus.SKIPPED.value,
                         k.all_runs,
+                        k.natural_key_expiry,
                     ],
-                    args=[before, batch, k.run_prefix],
+                    args=[
+                        before,
+                        batch,
+                        k.run_prefix,
+                        int(self.settings.natural_key_retention_days * 86_400_000),
+                    ],
                 )
             )
             total += n
             if n < batch:
                 return total
 
+    async def prune(self, *, at_ms: int | None = None, batch: int = 1000) -> PruneResult:
+        """Every bound of the queue store at once (README "Bounded growth")."""
+        now = at_ms if at_ms is not None else now_ms()
+        s, k = self.settings, self.keys
+        result = PruneResult(runs=await self.prune_finished(at_ms=now, batch=batch))
+        while True:
+            n = int(
+                await self._prune_nk(keys=[k.natural_keys, k.natural_key_expiry], args=[now, batch])
+            )
+            result.natural_keys += n
+            if n < batch:
+                break
+        before = now - int(s.retired_run_message_retention_days * 86_400_000)
+        while True:
+            seen, dropped = await self._prune_retired(
+                keys=[k.retired, k.prune_marks], args=[before, batch, k.run_prefix]
+            )
+            result.retired_messages += int(dropped)
+            if int(seen) < batch:
+                break
+        result.workers = int(
+            await self._prune_workers(
+                keys=[k.workers, k.worker_concurrency],
+                args=[now - int(s.worker_registry_grace_seconds * 1000)],
+            )
+        )
+        result.unparked = await self.unpark_older_versions(batch=batch)
+        return result
+
+    async def unpark_older_versions(self, *, batch: int = 1000) -> int:
+        """Runs parked for a version older than ours go back to the queue (to be skipped)."""
+        k = self.keys
+        total = 0
+        for raw in await awaited(self.redis.hkeys(k.parked_counts)):
+            version = _s(raw)
+            if claim_action(version, self.settings.prompt_version) is not ClaimAction.SKIP:
+                continue
+            while True:
+                n = int(
+                    await self._unpark(
+                        keys=[k.parked(version), k.queued, k.parked_counts], args=[version, batch]
+                    )
+                )
+                total += n
+                if n < batch:
+                    break
+        return total
+
     # --- reads --------------------------------------------------------------------------------
     async def has_claimable(self, *, at_ms: int | None = None) -> int:
         """0 = nothing to claim; 1 = queued or due retries; 2 = only expired leases."""
         now = at_ms if at_ms is not None else now_ms()
         k = self.keys
-        return int(await self._has_claimable(keys=[k.queued, k.retry, k.leases], args=[now]))
+        return int(
+            await self._has_claimable(
+                keys=[k.queued, k.retry, k.leases, k.parked(self.settings.prompt_version)],
+                args=[now],
+            )
+        )
 
     async def get(self, run_id: str) -> Run:
         runs = await self.get_many([run_id])
@@ -600,7 +851,7 @@ class RunStore:
             thread_id=int(h["thread_id"]),
             range_start=datetime.fromisoformat(h["range_start"]),
             range_end=datetime.fromisoformat(h["range_end"]),
-            prompt_version=h["prompt_version"],
+            prompt_version=h["prompt_version"] or None,
             cursor=Cursor.model_validate(request_cursor) if request_cursor else None,
             message_count=int(h.get("message_count") or 0),
             created_at=_ms_to_dt(h["created_at"]) or datetime.now(UTC),

@@ -176,6 +176,19 @@ class Settings(BaseSettings):
         14.0,
         description="Completed/skipped runs are kept this long, then pruned (their slice stays a duplicate).",
     )
+    retired_run_message_retention_days: float = Field(
+        30.0,
+        description="Retired runs keep their messages this long (replayable), then only "
+        "their record and error log.",
+    )
+    natural_key_retention_days: float = Field(
+        90.0,
+        description="A pruned run's slice stays a duplicate this long after it was "
+        "enqueued; later the same slice is a new run.",
+    )
+    applied_run_retention_days: float = Field(
+        30.0, description="Per-chat record of applied runs (idempotency) kept this long."
+    )
 
     # --- ticks and the worker (§8) -------------------------------------------------------------
     consolidation_backend_retry_interval: float = Field(
@@ -192,6 +205,10 @@ class Settings(BaseSettings):
     )
     tick_timeout_seconds: float = Field(3600.0, description="arq timeout of one tick job.")
     worker_heartbeat_seconds: float = Field(5.0, description="Worker registry heartbeat period.")
+    worker_registry_grace_seconds: float = Field(
+        600.0,
+        description="A dead worker leaves the registry this long after its heartbeat expired.",
+    )
 
     # --- memory consolidation (§10) -------------------------------------------------------------
     max_input_tokens: int = Field(10_000, description="Token budget of one extraction batch.")

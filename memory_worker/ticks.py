@@ -31,6 +31,7 @@ from arq.connections import ArqRedis
 from arq.constants import in_progress_key_prefix, job_key_prefix
 from arq.jobs import serialize_job
 
+from memory_worker.jobcodec import dump_job  # row 21: JSON job payloads, never pickle
 from memory_worker.keys import Keys
 
 TICK_FUNCTION = "memory_tick"
@@ -176,7 +177,7 @@ class TickQueue:
             return Scheduled(0, 0, 0)
         now = at_ms if at_ms is not None else int(time.time() * 1000)
         delay_ms = int(plan.delay_s * 1000)
-        blob = serialize_job(TICK_FUNCTION, (), {}, None, now)
+        blob = serialize_job(TICK_FUNCTION, (), {}, None, now, serializer=dump_job)
         ids = [
             self.keys.tick_job_id(uuid.uuid4().hex)
             for _ in range(plan.base + plan.extra_below_target)

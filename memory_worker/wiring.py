@@ -33,7 +33,12 @@ from llm_client.transport import ChatResult
 from memory_worker.cards import CardStore
 from memory_worker.consolidate import Embedder, Extractor, consolidate_run
 from memory_worker.keys import Keys
-from memory_worker.maintenance import collapse_duplicates, expire_cards, merge_pass
+from memory_worker.maintenance import (
+    bound_growth,
+    collapse_duplicates,
+    expire_cards,
+    merge_pass,
+)
 from memory_worker.metrics import AttemptCounter
 from memory_worker.notifiers import notifiers_from_settings
 from memory_worker.processing import ProcessResult
@@ -182,7 +187,10 @@ class Maintenance:
         if await self._due("expiry", s.maintenance_seconds):
             expired = await expire_cards(self.cards, now=now)
             folded = await collapse_duplicates(self.cards, now=now)
-            pruned = await RunStore(self.redis, s).prune_finished()
+            # issue 9 row 23: every retention bound, not only finished runs
+            pruned = (
+                await bound_growth(RunStore(self.redis, s), self.cards, s, now=now)
+            ).store.runs
             log.info(
                 "maintenance_expiry", expired=expired, duplicates_folded=folded, runs_pruned=pruned
             )

@@ -33,6 +33,7 @@ from redis.exceptions import RedisError, ResponseError, WatchError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memory_worker.connections import awaited
+from memory_worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.keys import Keys
 from memory_worker.processing import ProcessResult, RouteGate, RunProcessor
 from memory_worker.redis_checks import check_redis
@@ -418,6 +419,8 @@ def worker_kwargs(
         "health_check_interval": 30,
         "on_startup": on_startup,
         "on_shutdown": on_shutdown,
+        # row 21: jobs are JSON, never pickle (a pickled payload is refused, not run)
+        **JOB_CODEC,
     }
 
 
@@ -517,6 +520,7 @@ def create_worker(
     burst: bool = False,
     handle_signals: bool = True,
 ) -> MemoryWorker:
+    use_json_jobs(redis)  # row 21: arq's cron enqueues go through this pool
     worker = MemoryWorker(
         redis_pool=redis,
         burst=burst,

@@ -241,3 +241,31 @@ async def test_store_applies_in_batches_and_rechecks_each_run(
     assert sorted(outcome.replayed) == sorted(upstream + decode[1:])
     entries = (await runs.get(decode[0])).error_log
     assert [e.kind for e in entries].count("replay") == 1  # replayed once, not twice
+
+
+async def test_skipped_runs_can_be_replayed_under_the_new_version(
+    settings: Settings, redis: Any
+) -> None:
+    """Issue 9 row 14: a run skipped for an older prompt version is not lost for good."""
+    v2 = settings.model_copy(update={"prompt_version": "memory_v2"})
+    store = RunStore(redis, v2)
+    old = (await store.enqueue(make_request(1, prompt_version="memory_v1"))).run_id
+    assert old
+    assert await store.claim("w") is None
+    assert (await store.get(old)).status is RunStatus.SKIPPED
+    listed = cli(v2, "replay", "--status", "skipped", "--dry-run", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [r["id"] for r in json.loads(listed.stdout)["runs"]] == [old]
+    done = cli(
+        v2, "replay", "--status", "skipped", "--prompt-version", "memory_v1", "--yes", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["replayed"] == 1
+    run = await store.get(old)
+    assert (run.status, run.attempts, run.prompt_version) == (RunStatus.FAILED, 0, None)
+    claim = await store.claim("w", at_ms=int(time.time() * 1000) + 1000)
+    assert claim is not None
+    assert claim.id == old
+    assert claim.request.prompt_version == "memory_v2"
+    again = cli(v2, "replay", "--status", "skipped", "--yes", "--json")
+    assert json.loads(again.stdout)["matched"] == 0

@@ -47,6 +47,11 @@ def _free_port() -> int:
 
 async def test_sentinel_url_reaches_the_elected_master(tmp_path: Path) -> None:
     master = EmbeddedValkey(tmp_path / "master").ensure()
+    # this test is about the sentinel URL: take the embedded server's password off
+    setup = client_from_url(master.url)
+    await setup.config_set("requirepass", "")
+    await setup.aclose()
+    master.password = None
     port = _free_port()
     conf = tmp_path / "sentinel.conf"
     conf.write_text(

@@ -333,3 +333,86 @@ async def test_an_outage_defers_the_pass_without_stamping(
     )
     result = await merge_pass(store, healed, embedder=None, settings=settings, now=T0)
     assert (result.groups_merged, result.deferred) == (2, False)
+
+
+# --- bounded growth (issue 9 row 23) ---------------------------------------------------------------
+
+
+async def test_bound_growth_applies_every_retention(
+    store: CardStore, redis: Any, settings: Settings
+) -> None:
+    from memory_worker.maintenance import bound_growth
+    from memory_worker.run_store import RunStore
+    from memory_worker.runs import plan_failure
+    from tests.factories import make_request
+
+    s = settings.model_copy(update={"max_attempts": 1})
+    runs = RunStore(redis, s)
+    keys = Keys(s.key_prefix)
+    t0 = int(T0.timestamp() * 1000)
+    day = 86_400_000
+    # a completed run, a retired run
+    done = (await runs.enqueue(make_request(1), at_ms=t0)).run_id
+    gone = (await runs.enqueue(make_request(2), at_ms=t0)).run_id
+    first = await runs.claim("w", at_ms=t0)
+    second = await runs.claim("w", at_ms=t0)
+    assert first is not None
+    assert second is not None
+    by_id = {first.id: first, second.id: second}
+    await runs.complete(by_id[done or ""], {}, at_ms=t0)
+    plan = plan_failure(1, max_attempts=1, unit=60, max_units=60, now_ms=t0)
+    await runs.fail(by_id[gone or ""], plan, code="X", reason=None, message="x", at_ms=t0)
+    # an applied run in a chat's record, a live and a dead worker
+    await seed(store, new("Kate plays guitar.", "plays"), run_id=done or "")
+    await redis.zadd(keys.workers, {"dead": t0 - 3_600_000, "alive": t0 + 20 * day + 60_000})
+    await redis.hset(keys.worker_concurrency, mapping={"dead": "2", "alive": "2"})
+
+    # day 20: completed run pruned (its key still a duplicate), messages of the retired
+    # one kept (30 days), applied record kept (30 days), dead worker gone
+    now = datetime.fromtimestamp((t0 + 20 * day) / 1000, tz=UTC)
+    first_pass = await bound_growth(runs, store, s, now=now)
+    assert first_pass.store.runs == 1
+    assert first_pass.store.workers == 1
+    assert await redis.zrange(keys.workers, 0, -1) == [b"alive"]
+    assert await redis.hkeys(keys.worker_concurrency) == [b"alive"]
+    assert (await runs.enqueue(make_request(1), at_ms=t0 + 20 * day)).status.value == "duplicate"
+    assert await redis.hexists(keys.run(gone or ""), "messages")
+    assert await store.has_applied(CHAT, done or "")
+
+    # day 31: the retired run keeps its record and error log but not its messages
+    now = datetime.fromtimestamp((t0 + 31 * day) / 1000, tz=UTC)
+    second_pass = await bound_growth(runs, store, s, now=now)
+    assert second_pass.store.retired_messages == 1
+    assert second_pass.applied_runs == 1
+    assert not await store.has_applied(CHAT, done or "")
+    retired = await runs.get(gone or "")
+    assert retired.retired
+    assert [e.code for e in retired.error_log] == ["X"]
+    assert not await redis.hexists(keys.run(gone or ""), "messages")
+    assert (await bound_growth(runs, store, s, now=now)).store.retired_messages == 0
+
+    # day 91: the natural key of the pruned run is forgotten; the slice is new again
+    now = datetime.fromtimestamp((t0 + 91 * day) / 1000, tz=UTC)
+    assert (await bound_growth(runs, store, s, now=now)).store.natural_keys == 1
+    again = await runs.enqueue(make_request(1), at_ms=t0 + 91 * day)
+    assert again.status.value == "enqueued"
+    # and the new run's key is not dropped by the old tombstone
+    assert (await bound_growth(runs, store, s, now=now)).store.natural_keys == 0
+    assert (
+        await redis.hget(keys.natural_keys, make_request(1).natural_key(""))
+        == (again.run_id or "").encode()
+    )
+
+
+async def test_applied_runs_written_as_a_set_are_migrated(store: CardStore, redis: Any) -> None:
+    key = store.key(CHAT, "runs")
+    await redis.sadd(key, "old-run")
+    assert await store.has_applied(CHAT, "old-run")
+    await seed(store, new("Kate plays guitar.", "plays"), run_id="new-run")
+    assert await redis.type(key) == b"zset"
+    assert await store.has_applied(CHAT, "old-run")
+    assert await store.has_applied(CHAT, "new-run")
+    replay = await store.apply_run(
+        CHAT, "old-run", RunWrites(observed_at=T0, cards=[new("x", "y")]), now=T0
+    )
+    assert not replay.applied

@@ -36,6 +36,7 @@ RETIRED = Candidate(
     code="UPSTREAM_ERROR",
     reason="provider_unavailable",
 )
+SKIPPED = replace(RETIRED, status="skipped", retired=False, attempts=0, code=None, reason=None)
 
 
 @pytest.mark.parametrize(
@@ -70,6 +71,12 @@ RETIRED = Candidate(
         (replace(RETIRED, status="queued"), ReplayFilter(scope=ReplayScope.FAILED), False),
         (replace(RETIRED, status="completed"), ReplayFilter(), False),
         (replace(RETIRED, code=None), ReplayFilter(error_code="UPSTREAM_ERROR"), False),
+        (SKIPPED, ReplayFilter(scope=ReplayScope.SKIPPED), True),
+        (SKIPPED, ReplayFilter(scope=ReplayScope.SKIPPED, prompt_version="memory_v1"), True),
+        (SKIPPED, ReplayFilter(), False),
+        (RETIRED, ReplayFilter(scope=ReplayScope.SKIPPED), False),
+        (replace(RETIRED, has_messages=False), ReplayFilter(), False),
+        (replace(SKIPPED, has_messages=False), ReplayFilter(scope=ReplayScope.SKIPPED), False),
     ],
     ids=[
         "retired-no-filter",
@@ -93,6 +100,12 @@ RETIRED = Candidate(
         "queued-never",
         "completed-never",
         "no-error-entry",
+        "skipped-scope",
+        "skipped-by-version",
+        "skipped-not-in-retired-scope",
+        "retired-not-in-skipped-scope",
+        "messages-pruned",
+        "skipped-messages-pruned",
     ],
 )
 def test_matches(candidate: Candidate, wanted: ReplayFilter, expected: bool) -> None:

@@ -227,3 +227,190 @@ async def test_finished_runs_are_pruned_after_retention_and_stay_duplicates(
     assert (await store.get(waiting or "")).status is RunStatus.QUEUED  # untouched
     again = await store.enqueue(make_request(1), at_ms=T0 + 86_400_000 + 20)
     assert again.status is EnqueueStatus.DUPLICATE  # never consolidated twice
+
+
+# --- prompt versions (§7 rev 2, issue 9 row 14) ----------------------------------------------
+
+
+def _worker(redis: Any, settings: Settings, version: str, **update: Any) -> RunStore:
+    return RunStore(redis, settings.model_copy(update={"prompt_version": version, **update}))
+
+
+async def test_newer_version_is_parked_untouched_and_claimed_by_its_workers(
+    redis: Any, settings: Settings
+) -> None:
+    v1, v2 = _worker(redis, settings, "memory_v1"), _worker(redis, settings, "memory_v2")
+    newer = [
+        (await v1.enqueue(make_request(c, prompt_version="memory_v2"), at_ms=T0)).run_id
+        for c in range(3)
+    ]
+    mine = (await v1.enqueue(make_request(9, hour=-5, prompt_version="memory_v1"), at_ms=T0)).run_id
+    claim = await v1.claim("old", at_ms=T0)  # the newer runs sort first (newest window first)
+    assert claim is not None
+    assert claim.id == mine
+    assert await v1.claim("old", at_ms=T0) is None  # nothing else for v1, no spin
+    assert await v1.has_claimable(at_ms=T0) == 0  # the parked runs do not wake v1 workers
+    assert await v2.has_claimable(at_ms=T0) == 1  # but they do wake v2 workers
+    for rid in newer:
+        run = await v1.get(rid or "")
+        assert run.status is RunStatus.QUEUED  # untouched: not skipped, no attempt spent
+        assert (run.attempts, run.prompt_version) == (0, "memory_v2")
+    assert (await v1.counts())["queued"] == 3
+    got = [await v2.claim("new", at_ms=T0 + 1) for _ in range(3)]  # restored on claim
+    assert sorted(c.id for c in got if c is not None) == sorted(r or "" for r in newer)
+    assert all(c is not None and c.request.prompt_version == "memory_v2" for c in got)
+    assert await redis.hgetall(v2.keys.parked_counts) == {}
+
+
+async def test_run_without_version_takes_the_claiming_workers(
+    redis: Any, settings: Settings
+) -> None:
+    bot = _worker(redis, settings, "memory_v0")  # the bot's env lacks the workers' version
+    rid = (await bot.enqueue(make_request(1), at_ms=T0)).run_id
+    assert (await bot.get(rid or "")).prompt_version is None
+    worker = _worker(redis, settings, "memory_v7")
+    claim = await worker.claim("w", at_ms=T0)
+    assert claim is not None
+    assert claim.id == rid
+    assert claim.request.prompt_version == "memory_v7"
+    assert (await worker.get(rid or "")).prompt_version == "memory_v7"
+
+
+async def test_parked_runs_count_against_the_queued_cap(redis: Any, settings: Settings) -> None:
+    v1 = _worker(redis, settings, "memory_v1", max_queued_runs=2)
+    for chat in (1, 2):
+        await v1.enqueue(make_request(chat, prompt_version="memory_v2"), at_ms=T0)
+    assert await v1.claim("old", at_ms=T0) is None  # parks both
+    assert await redis.zcard(v1.keys.queued) == 0
+    full = await v1.enqueue(make_request(3), at_ms=T0)
+    assert full.status is EnqueueStatus.QUEUE_FULL
+
+
+async def test_newer_version_from_retry_and_dead_lease_is_parked_as_queued(
+    redis: Any, settings: Settings
+) -> None:
+    v1, v2 = _worker(redis, settings, "memory_v1"), _worker(redis, settings, "memory_v2")
+    a = (await v2.enqueue(make_request(1, prompt_version="memory_v2"), at_ms=T0)).run_id
+    b = (await v2.enqueue(make_request(2, prompt_version="memory_v2"), at_ms=T0)).run_id
+    first = await v2.claim("new", at_ms=T0)
+    second = await v2.claim("new", at_ms=T0)
+    assert first is not None
+    assert second is not None
+    plan = plan_failure(1, max_attempts=5, unit=60, max_units=60, now_ms=T0)
+    await v2.fail(first, plan, code="X", reason=None, message="x", at_ms=T0)  # → retry
+    later = T0 + 10**7  # retry due, second's lease long expired
+    assert await v1.claim("old", at_ms=later) is None
+    for rid in (a, b):
+        run = await v1.get(rid or "")
+        assert run.status is RunStatus.QUEUED
+        assert run.attempts == 1  # kept: the dead worker's crash still spent it
+        assert run.lease_owner is None
+    assert await redis.zcard(v1.keys.parked("memory_v2")) == 2
+
+
+# --- replayed runs and the queued cap (§7 rev 2, issue 9 row 16) --------------------------------
+
+
+async def _replayed(store: RunStore, redis: Any, n: int) -> list[str]:
+    """``n`` runs retired and then replayed by an operator (attempts 0, status failed)."""
+    from memory_worker.replay import ReplayFilter, ReplayStore
+
+    s = store.settings
+    ids = []
+    for i in range(n):
+        rid = (await store.enqueue(make_request(500 + i), at_ms=T0)).run_id
+        assert rid
+        ids.append(rid)
+        while True:
+            claim = await store.claim("w", at_ms=T0 + 10**9)
+            assert claim is not None
+            plan = plan_failure(
+                claim.attempts, max_attempts=s.max_attempts, unit=0.001, max_units=1, now_ms=T0
+            )
+            await store.fail(claim, plan, code="UPSTREAM_ERROR", reason=None, message="x")
+            if plan.retire:
+                break
+    replay = ReplayStore(redis, s)
+    outcome = await replay.apply(await replay.plan(ReplayFilter(), now_ms=T0 + 10**9))
+    assert sorted(outcome.replayed) == sorted(ids)
+    return ids
+
+
+async def test_replayed_runs_stay_outside_the_cap_through_any_number_of_releases(
+    redis: Any, settings: Settings
+) -> None:
+    store = RunStore(redis, settings.model_copy(update={"max_queued_runs": 3, "max_attempts": 2}))
+    ids = await _replayed(store, redis, 3)
+    now = T0 + 2 * 10**9
+    for round_ in range(3):
+        claims = [await store.claim("w", at_ms=now) for _ in range(3)]
+        assert sorted(c.id for c in claims if c is not None) == sorted(ids)
+        # while processing, too
+        fresh = await store.enqueue(make_request(10 + round_), at_ms=now)
+        assert fresh.status is EnqueueStatus.ENQUEUED, round_
+        for claim in claims:
+            assert claim is not None
+            assert await store.release(claim, reason="provider_unavailable", at_ms=now)
+        fresh = await store.enqueue(make_request(20 + round_), at_ms=now)
+        assert fresh.status is EnqueueStatus.ENQUEUED, round_
+        for rid in ids:
+            run = await store.get(rid)
+            assert (run.status, run.attempts, run.releases) == (RunStatus.FAILED, 0, 2 * round_ + 1)
+        # take the fresh ones out of the way again (they do count): claim all five,
+        # complete the fresh two, release the replayed three once more
+        others = [await store.claim("w", at_ms=now + 10**9) for _ in range(5)]
+        for other in others:
+            assert other is not None
+            if other.id in ids:
+                assert await store.release(other, reason="provider_unavailable", at_ms=now)
+            else:
+                assert await store.complete(other, {}, at_ms=now)
+        now += 1000
+    counts = await store.counts()
+    assert counts["queued"] == 0
+
+
+async def test_a_replayed_run_that_fails_again_counts_again(redis: Any, settings: Settings) -> None:
+    store = RunStore(redis, settings.model_copy(update={"max_queued_runs": 1, "max_attempts": 3}))
+    (rid,) = await _replayed(store, redis, 1)
+    now = T0 + 2 * 10**9
+    claim = await store.claim("w", at_ms=now)
+    assert claim is not None
+    plan = plan_failure(1, max_attempts=3, unit=0.001, max_units=1, now_ms=now)
+    await store.fail(claim, plan, code="X", reason=None, message="x", at_ms=now)
+    claim = await store.claim("w", at_ms=now + 10**6)
+    assert claim is not None
+    assert claim.id == rid
+    assert (await store.enqueue(make_request(1), at_ms=now)).status is EnqueueStatus.QUEUE_FULL
+    assert await store.release(claim, reason="provider_unavailable", at_ms=now)
+    run = await store.get(rid)
+    assert run.status is RunStatus.QUEUED  # back in the queue, counted
+    assert (await store.enqueue(make_request(1), at_ms=now)).status is EnqueueStatus.QUEUE_FULL
+
+
+async def test_runs_parked_for_a_version_now_older_than_the_fleet_are_skipped(
+    redis: Any, settings: Settings
+) -> None:
+    v1 = _worker(redis, settings, "memory_v1")
+    rid = (await v1.enqueue(make_request(1, prompt_version="memory_v2"), at_ms=T0)).run_id
+    assert await v1.claim("old", at_ms=T0) is None  # parked for memory_v2 workers
+    v3 = _worker(redis, settings, "memory_v3")  # the fleet moved on past memory_v2
+    assert (await v3.prune(at_ms=T0)).unparked == 1
+    assert await v3.claim("new", at_ms=T0) is None
+    assert (await v3.get(rid or "")).status is RunStatus.SKIPPED  # replayable, not lost
+    assert await redis.hgetall(v3.keys.parked_counts) == {}
+
+
+async def test_a_claim_parks_a_long_run_of_newer_versions_once_and_reaches_its_own(
+    redis: Any, settings: Settings
+) -> None:
+    v1 = _worker(redis, settings, "memory_v1")
+    for chat in range(40):  # newer windows than ours: all ahead of it in the queue
+        await v1.enqueue(make_request(chat, hour=5, prompt_version="memory_v2"), at_ms=T0)
+    mine = (await v1.enqueue(make_request(99, hour=0), at_ms=T0)).run_id
+    claim = await v1.claim("old", at_ms=T0)
+    assert claim is not None
+    assert claim.id == mine
+    assert await redis.zcard(v1.keys.parked("memory_v2")) == 40
+    assert await redis.hget(v1.keys.parked_counts, "memory_v2") == b"40"
+    assert int(await redis.hget(v1.keys.counters, "parked:prompt_version")) == 40

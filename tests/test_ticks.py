@@ -6,6 +6,7 @@ import asyncio
 import itertools
 from typing import Any
 
+import orjson
 import pytest
 from arq.constants import in_progress_key_prefix
 
@@ -112,8 +113,12 @@ async def test_job_blob_is_a_real_arq_job(queue: TickQueue, redis: Any) -> None:
     from arq.constants import job_key_prefix
     from arq.jobs import deserialize_job
 
+    from memory_worker.jobcodec import load_job
+
     await queue.schedule(TickPlan(Mode.AMPLIFY, 1), target=1, at_ms=T0)
     (job_id,) = await redis.zrange(queue.keys.arq_queue, 0, -1)
-    job = deserialize_job(await redis.get(job_key_prefix + job_id.decode()))
+    raw = await redis.get(job_key_prefix + job_id.decode())
+    assert orjson.loads(raw)["f"] == "memory_tick"  # JSON, not pickle (row 21)
+    job = deserialize_job(raw, deserializer=load_job)
     assert job.function == "memory_tick"
     assert queue.keys.queue_tag in job_id.decode()  # arq's keys hash with the queue
