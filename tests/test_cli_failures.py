@@ -58,8 +58,9 @@ async def admin(private_valkey: EmbeddedValkey) -> AsyncIterator[ArqRedis]:
 
 
 def on(server: EmbeddedValkey, settings: Settings, user: str = "", password: str = "") -> Settings:
-    auth = f"{user}:{password}@" if user else ""
-    url = f"redis://{auth}{server.host}:{server.port}/0"
+    if not user:  # the server's own (default user) URL, password included
+        return settings.model_copy(update={"redis_url": server.url})
+    url = f"redis://{user}:{password}@{server.host}:{server.port}/0"
     return settings.model_copy(update={"redis_url": url})
 
 
