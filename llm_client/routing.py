@@ -37,6 +37,21 @@ One routed call (:meth:`Walker.call`):
    routing errors (``Exhausted``, ``DeadlineExceeded``, …) are raised only
    when no attempt produced an error to return.
 
+Probe permits are short leases (§5 rev 2): a half-open or fail-open probe holds
+its target's probe slot for ``permit_lease_seconds`` (30 s), renewed every third
+of that while the call runs, so a prober killed mid-call frees the slot within
+one lease instead of the whole call budget.
+
+Routing bookkeeping is best effort (§7 "Store faults", rev 2): a store error
+while reading breaker states, taking or renewing a permit, recording an
+outcome or emitting an event is logged (``routing.bookkeeping_failed``) and
+counted in :attr:`Walker.bookkeeping_failures`, and never changes the call's
+result. Before the call the walker **fails open**: a target whose breaker
+cannot be read or acquired is treated as closed and called without a permit
+(its outcome is not recorded). Only runs already in flight can walk while the
+store is unreachable (claiming needs it), so this cannot flood the farm, and
+it keeps a store blip from turning into a failed run.
+
 :meth:`Walker.route_is_open` answers the run pipeline's pre-claim gate
 ("would a call be refused right now?") without taking any permit.
 
@@ -50,6 +65,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -89,6 +105,10 @@ T = TypeVar("T")
 #: An attempt on one target: ``(target, timeout_seconds, idempotency_key) -> result``.
 AttemptFn = Callable[[RouteTarget, float, str | None], Awaitable[T]]
 
+#: The leave given when the breaker store could not be asked (fail-open on store faults):
+#: no generation ever matches it, and its outcome is not recorded.
+UNTRACKED = Permit(generation=-1, probe=False)
+
 
 @dataclass(frozen=True, slots=True)
 class WalkerConfig:
@@ -97,8 +117,11 @@ class WalkerConfig:
     #: One fail-open probe per workflow per this many seconds, fleet-wide
     #: (``MEMORY_CONSOLIDATION_BACKEND_RETRY_INTERVAL``).
     probe_interval_seconds: float = 15.0
-    #: A probe permit outlives its attempt's timeout by this much before it expires.
+    #: An attempt that ignores its timeout is abandoned this long after it.
     probe_lease_grace_seconds: float = 5.0
+    #: Lease of a probe permit (half-open or fail-open), renewed every third of it while
+    #: the call runs (``MEMORY_BREAKER_PERMIT_LEASE_SECONDS``).
+    permit_lease_seconds: float = 30.0
     #: A timeout this close to the attempt's cap counts as "cut by the cap".
     cut_tolerance_seconds: float = 0.05
 
@@ -240,6 +263,8 @@ class Walker:
         self.config = config
         self._monotonic = monotonic
         self._sleep = sleep
+        #: Store faults swallowed by the walker, per operation (process-local).
+        self.bookkeeping_failures: Counter[str] = Counter()
 
     # --- public calls ---------------------------------------------------------------------
 
@@ -351,7 +376,17 @@ class Walker:
         try:
             await self.events.emit(with_context(event, context or {}))
         except Exception as exc:
-            log.warning("routing.emit_failed", event_type=event.type, error=type(exc).__name__)
+            self.bookkeeping_failed("emit", exc, event_type=event.type)
+
+    def bookkeeping_failed(self, operation: str, error: BaseException, **fields: Any) -> None:
+        """Log and count a swallowed store fault (never the error's text)."""
+        self.bookkeeping_failures[operation] += 1
+        log.warning(
+            "routing.bookkeeping_failed",
+            operation=operation,
+            error=type(error).__name__,
+            **fields,
+        )
 
 
 class _Walk(Generic[T]):
@@ -395,8 +430,13 @@ class _Walk(Generic[T]):
             raise NoCandidates(
                 f"route {self.workflow} has no enabled target", workflow=self.workflow
             )
-        views = await self.w.breakers.views(t.id for t in targets)
-        closed = [t for t, v in zip(targets, views, strict=True) if v.circuit is Circuit.CLOSED]
+        try:
+            views = await self.w.breakers.views(t.id for t in targets)
+        except Exception as exc:  # fail open: an unreadable breaker counts as closed
+            self.w.bookkeeping_failed("breaker_views", exc, workflow=self.workflow)
+            closed = list(targets)
+        else:
+            closed = [t for t, v in zip(targets, views, strict=True) if v.circuit is Circuit.CLOSED]
         ordered = closed + [t for t in targets if t not in closed]
         exhaustion = not closed
         if exhaustion:
@@ -417,12 +457,16 @@ class _Walk(Generic[T]):
         for target in candidates:
             if self._budget_spent():
                 break
-            permit = await self.w.breakers.acquire(
-                target.id,
-                lease_seconds=self._lease(),
-                workflow=self.workflow,
-                interval_seconds=self.w.config.probe_interval_seconds,
-            )
+            try:
+                permit = await self.w.breakers.acquire(
+                    target.id,
+                    lease_seconds=self._lease(),
+                    workflow=self.workflow,
+                    interval_seconds=self.w.config.probe_interval_seconds,
+                )
+            except Exception as exc:  # fail open: call it, untracked
+                self.w.bookkeeping_failed("breaker_acquire", exc, target=target.id)
+                permit = UNTRACKED
             if permit is None:
                 continue  # open (or probe taken elsewhere): skipped, no hop
             granted += 1
@@ -449,12 +493,16 @@ class _Walk(Generic[T]):
             await self.emit(
                 EventType.CIRCUIT_OPEN_EXHAUSTION, counters={"targets": len(self.route.eligible)}
             )
-        permit, taken = await self.w.breakers.acquire_failopen(
-            first.id,
-            self.workflow,
-            lease_seconds=self._lease(),
-            interval_seconds=self.w.config.probe_interval_seconds,
-        )
+        try:
+            permit, taken = await self.w.breakers.acquire_failopen(
+                first.id,
+                self.workflow,
+                lease_seconds=self._lease(),
+                interval_seconds=self.w.config.probe_interval_seconds,
+            )
+        except Exception as exc:  # fail open: call it, untracked
+            self.w.bookkeeping_failed("breaker_acquire", exc, target=first.id)
+            permit, taken = UNTRACKED, False
         if permit is None:
             raise AllCircuitsOpen(
                 f"every target of {self.workflow} is breaker-open; the fleet's probe is taken",
@@ -475,20 +523,24 @@ class _Walk(Generic[T]):
         key = f"{self.key}:{target.id}" if self.key else None
         start = self.w.now()
         guard_expired = False
+        renewer = self._renewer(target, permit)
         try:
             async with asyncio.timeout(cap + self.w.config.probe_lease_grace_seconds) as guard:
                 value = await self.attempt_fn(target, cap, key)
         except asyncio.CancelledError:
+            await _stop(renewer)
             await asyncio.shield(self._release(target, permit))
             raise
         except Exception as exc:
+            await _stop(renewer)
             error: BaseException = exc
             if isinstance(exc, TimeoutError) and guard.expired():
                 guard_expired = True
                 error = TaskTimeout(f"attempt on {target.id} overran its {cap:g}s cap", seconds=cap)
             return await self._failed(target, permit, error, start, cap, cap_source, guard_expired)
+        await _stop(renewer)
         elapsed = self.w.now() - start
-        transition = await self.w.breakers.record(target.id, permit, Outcome.SUCCESS)
+        transition = await self._record(target, permit, Outcome.SUCCESS)
         await self._transition_event(target, transition)
         self.records.append(AttemptRecord(target.id, Outcome.SUCCESS, None, None, elapsed))
         raise _Succeeded(value, target)
@@ -520,7 +572,7 @@ class _Walk(Generic[T]):
             deadline_cut=deadline_cut,
             min_slice_seconds=self.w.breakers.config.timeout_min_slice_seconds,
         )
-        transition = await self.w.breakers.record(target.id, permit, outcome)
+        transition = await self._record(target, permit, outcome)
         kind = type(error).__name__
         code = getattr(error, "code", None)
         self.records.append(AttemptRecord(target.id, outcome, reason, kind, elapsed))
@@ -562,8 +614,37 @@ class _Walk(Generic[T]):
         return _Step.FAILED
 
     async def _release(self, target: RouteTarget, permit: Permit) -> None:
-        with contextlib.suppress(Exception):
-            await self.w.breakers.record(target.id, permit, Outcome.NOT_CHARGED)
+        await self._record(target, permit, Outcome.NOT_CHARGED)
+
+    async def _record(
+        self, target: RouteTarget, permit: Permit, outcome: Outcome
+    ) -> Transition | None:
+        """Charge the breaker, best effort: a store fault never changes the call's result."""
+        if permit is UNTRACKED:
+            return None
+        try:
+            return await self.w.breakers.record(target.id, permit, outcome)
+        except Exception as exc:
+            self.w.bookkeeping_failed("breaker_record", exc, target=target.id, outcome=outcome)
+            return None
+
+    def _renewer(self, target: RouteTarget, permit: Permit) -> asyncio.Task[None] | None:
+        """Keep a probe permit's lease alive while its call runs (None for shared permits)."""
+        if not permit.probe:
+            return None
+        return asyncio.create_task(self._renew_loop(target, permit))
+
+    async def _renew_loop(self, target: RouteTarget, permit: Permit) -> None:
+        lease = self._lease()
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                current = await self.w.breakers.renew(target.id, permit, lease_seconds=lease)
+            except Exception as exc:  # keep trying: the store may answer again in time
+                self.w.bookkeeping_failed("breaker_renew", exc, target=target.id)
+                continue
+            if not current:
+                return  # reset, or the lease lapsed and another probe took the slot
 
     async def _transition_event(self, target: RouteTarget, transition: Transition | None) -> None:
         if transition in (Transition.OPENED, Transition.REOPENED):
@@ -586,7 +667,9 @@ class _Walk(Generic[T]):
         return wall, "wall"
 
     def _lease(self) -> float:
-        return max(self._cap()[0], 0.0) + self.w.config.probe_lease_grace_seconds
+        """A probe permit's lease: short and renewed, never longer than the attempt may run."""
+        attempt = max(self._cap()[0], 0.0) + self.w.config.probe_lease_grace_seconds
+        return min(self.w.config.permit_lease_seconds, attempt)
 
     def _budget_spent(self) -> bool:
         if self.stop is not None:
@@ -637,3 +720,12 @@ class _Walk(Generic[T]):
             f"routed attempts of {self.workflow} exhausted ({self.stop or 'no target admitted'})",
             workflow=self.workflow,
         )
+
+
+async def _stop(task: asyncio.Task[None] | None) -> None:
+    """Cancel a lease renewer and wait for it (it never raises)."""
+    if task is None:
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

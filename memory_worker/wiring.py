@@ -14,7 +14,6 @@ own processors.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -23,7 +22,6 @@ from typing import Any
 import httpx
 import structlog
 from arq.connections import ArqRedis
-from redis.exceptions import RedisError
 
 from llm_client.breaker_store import BreakerStore
 from llm_client.events import EventType, Fanout, RedisEventLog, RoutingEvent
@@ -92,8 +90,10 @@ class RoutedModels:
         return routed.value.embeddings
 
     async def _success(self, target: str) -> None:
-        with contextlib.suppress(RedisError):  # metrics must never fail a run
+        try:  # metrics are bookkeeping: they never fail a run (§7 "Store faults")
             await self.attempts.record_success(target)
+        except Exception as exc:
+            self.walker.bookkeeping_failed("attempt_counter", exc, target=target)
 
     @property
     def has_embedding_route(self) -> bool:
@@ -144,9 +144,13 @@ class WalkerGate:
         self.workflows = tuple(workflows)
 
     async def blocked(self) -> bool:
+        """Fails open: an unreadable breaker store never blocks (the claim meets it next)."""
         for workflow in self.workflows:
-            if await self.walker.route_is_open(workflow):
-                return True
+            try:
+                if await self.walker.route_is_open(workflow):
+                    return True
+            except Exception as exc:
+                self.walker.bookkeeping_failed("route_gate", exc, workflow=workflow)
         return False
 
 
@@ -255,7 +259,10 @@ async def build_default_pipeline(
         breakers,
         events,
         transports or ClientFactory(settings.client_config(), http=http),
-        WalkerConfig(probe_interval_seconds=settings.consolidation_backend_retry_interval),
+        WalkerConfig(
+            probe_interval_seconds=settings.consolidation_backend_retry_interval,
+            permit_lease_seconds=settings.breaker_permit_lease_seconds,
+        ),
     )
     models = RoutedModels(walker, attempts, settings)
     cards = CardStore(redis, keys)
