@@ -52,6 +52,13 @@ cannot be read or acquired is treated as closed and called without a permit
 store is unreachable (claiming needs it), so this cannot flood the farm, and
 it keeps a store blip from turning into a failed run.
 
+A call made with ``probes=False`` (an optional call, e.g. the related-card
+lookup) is served by closed targets only: it never spends a half-open or
+fail-open probe (it still emits ``circuit_open_exhaustion``) and raises
+:class:`AllCircuitsOpen` at once when no target is closed. Probes are left to
+the calls a run cannot do without, so a farm-wide outage is probed (and paged)
+on the route that matters (§6 rev 2).
+
 :meth:`Walker.route_is_open` answers the run pipeline's pre-claim gate
 ("would a call be refused right now?") without taking any permit.
 
@@ -276,12 +283,14 @@ class Walker:
         deadline: float | None = None,
         idempotency_key: str | None = None,
         context: Mapping[str, str] | None = None,
+        probes: bool = True,
     ) -> Routed[T]:
         """Run ``attempt`` on the workflow's targets until one succeeds (see the module doc).
 
         ``deadline`` is a ``time.monotonic()`` instant; ``idempotency_key`` is the
         caller's key for this walk (each target gets ``"{key}:{target id}"``), so
         it must be unique per walk; ``context`` holds identifiers for events.
+        ``probes=False`` keeps an optional call off breaker-open targets entirely.
         """
         route = self.routes.get(workflow)
         if route is None:
@@ -289,7 +298,7 @@ class Walker:
             raise RouteUnavailable(
                 f"no route is configured for workflow {workflow}", workflow=workflow
             )
-        walk = _Walk(self, route, attempt, deadline, idempotency_key, context or {})
+        walk = _Walk(self, route, attempt, deadline, idempotency_key, context or {}, probes)
         return await walk.run()
 
     async def chat(
@@ -322,8 +331,9 @@ class Walker:
         deadline: float | None = None,
         idempotency_key: str | None = None,
         context: Mapping[str, str] | None = None,
+        probes: bool = True,
     ) -> Routed[EmbedResult]:
-        """Routed embeddings."""
+        """Routed embeddings (``probes=False``: closed targets only, see :meth:`call`)."""
         factory = self._factory()
 
         async def attempt(target: RouteTarget, timeout: float, key: str | None) -> EmbedResult:
@@ -336,7 +346,12 @@ class Walker:
             )
 
         return await self.call(
-            workflow, attempt, deadline=deadline, idempotency_key=idempotency_key, context=context
+            workflow,
+            attempt,
+            deadline=deadline,
+            idempotency_key=idempotency_key,
+            context=context,
+            probes=probes,
         )
 
     async def route_is_open(self, workflow: str) -> bool:
@@ -400,8 +415,10 @@ class _Walk(Generic[T]):
         deadline: float | None,
         key: str | None,
         context: Mapping[str, str],
+        probes: bool = True,
     ) -> None:
         self.w = walker
+        self.probes = probes
         self.route = route
         self.workflow = route.workflow
         self.attempt_fn = attempt
@@ -437,13 +454,19 @@ class _Walk(Generic[T]):
             closed = list(targets)
         else:
             closed = [t for t, v in zip(targets, views, strict=True) if v.circuit is Circuit.CLOSED]
-        ordered = closed + [t for t in targets if t not in closed]
+        # Open targets go last, as probes; an optional call (probes=False) skips them.
+        ordered = closed + [t for t in targets if t not in closed and self.probes]
         exhaustion = not closed
         if exhaustion:
             await self.emit(EventType.CIRCUIT_OPEN_EXHAUSTION, counters={"targets": len(targets)})
         try:
             granted = await self._pass(ordered)
             if not granted and self.stop is None:
+                if not self.probes:
+                    raise AllCircuitsOpen(
+                        f"no closed target of {self.workflow} for an optional call",
+                        workflow=self.workflow,
+                    )
                 await self._fail_open(targets[0], exhaustion_emitted=exhaustion)
             await self._capacity_passes()
         except _Succeeded as done:

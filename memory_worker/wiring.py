@@ -36,7 +36,7 @@ from memory_worker.metrics import AttemptCounter
 from memory_worker.notifiers import notifiers_from_settings
 from memory_worker.processing import ProcessResult
 from memory_worker.prompt import EXTRACTION_WORKFLOW, MERGE_WORKFLOW
-from memory_worker.reports import AdminReporter, route_breakers
+from memory_worker.reports import AdminReporter, route_breakers, route_open_workflows
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.worker import Pipeline
@@ -78,6 +78,24 @@ class RoutedModels:
     async def embed(
         self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
     ) -> list[list[float]]:
+        return await self._embed(texts, idempotency_key=idempotency_key, timeout=timeout)
+
+    async def lookup_embed(
+        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
+    ) -> list[list[float]]:
+        """An optional embedding (the related-card lookup): closed targets only, no probe."""
+        return await self._embed(
+            texts, idempotency_key=idempotency_key, timeout=timeout, probes=False
+        )
+
+    async def _embed(
+        self,
+        texts: Sequence[str],
+        *,
+        idempotency_key: str,
+        timeout: float | None,
+        probes: bool = True,
+    ) -> list[list[float]]:
         routed = await self.walker.embed(
             EMBEDDING,
             texts,
@@ -85,6 +103,7 @@ class RoutedModels:
             deadline=_deadline(timeout),
             idempotency_key=idempotency_key,
             context=self.context,
+            probes=probes,
         )
         await self._success(routed.target.id)
         return routed.value.embeddings
@@ -111,6 +130,15 @@ class RoutedModels:
         scoped.context = context
         return scoped.embed
 
+    def lookup_embedder(self, context: Mapping[str, str]) -> Embedder | None:
+        """The related-card lookup's embedder: it never probes an open embedding route, so
+        during an outage the run's extraction call is the one that probes (§6 rev 2)."""
+        if not self.has_embedding_route:
+            return None
+        scoped = RoutedModels(self.walker, self.attempts, self.settings)
+        scoped.context = context
+        return scoped.lookup_embed
+
 
 class ConsolidationProcessor:
     """A claimed run → consolidated memory (``consolidate_run``) through the walker."""
@@ -128,6 +156,7 @@ class ConsolidationProcessor:
             store=self.cards,
             extractor=self.models.extractor(context),
             embedder=self.models.embedder(context),
+            lookup_embedder=self.models.lookup_embedder(context),
             settings=self.settings,
             deadline=deadline,
             attempt=run.attempts,
@@ -249,6 +278,7 @@ async def build_default_pipeline(
         notifiers_from_settings(settings, http),
         breakers=route_breakers(routes, breakers),
         waiting_runs=waiting_runs,
+        open_routes=route_open_workflows(routes, breakers),
     )
     attempts = AttemptCounter(redis, keys)
     events = Fanout(

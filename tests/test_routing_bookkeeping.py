@@ -261,3 +261,35 @@ async def test_renewal_store_faults_are_counted_and_the_call_stands(
     assert routed.value == "x"
     assert walker.bookkeeping_failures["breaker_renew"] >= 2
     assert (await healthy.view(A)).circuit is Circuit.CLOSED
+
+
+# --- optional calls never probe (§6 rev 2) ------------------------------------------------------
+
+
+async def test_an_optional_call_never_probes_an_open_route(redis: Redis, key_prefix: str) -> None:
+    farm, sink = FakeFarm(), RecordingSink()
+    farm.set(A, ok())
+    store = BreakerStore(redis, Keys(key_prefix), BREAKER)
+    await half_open(store, A)  # a free probe slot, and the fail-open permit is free too
+    walker = walker_with(redis, key_prefix, store, sink, A)
+    with pytest.raises(AllCircuitsOpen):
+        await walker.call(WF, farm.attempt, probes=False)
+    assert farm.total == 0
+    assert sink.of(EventType.CIRCUIT_OPEN_EXHAUSTION)  # the admins still hear about it
+    assert not (await store.view(A)).probe_in_flight
+    assert await store.failopen_free(WF)  # the interval's probe is left to a required call
+    routed = await walker.call(WF, farm.attempt)  # …which takes it
+    assert routed.target.id == A
+    assert (await store.view(A)).circuit is Circuit.CLOSED
+
+
+async def test_an_optional_call_uses_the_closed_targets(redis: Redis, key_prefix: str) -> None:
+    farm, sink = FakeFarm(), RecordingSink()
+    farm.set(A, ok("from-a"))
+    farm.set(B, fail(down))
+    store = BreakerStore(redis, Keys(key_prefix), BREAKER)
+    await half_open(store, A)
+    walker = walker_with(redis, key_prefix, store, sink, A, B)
+    with pytest.raises(BackendUnavailable):
+        await walker.call(WF, farm.attempt, probes=False)
+    assert farm.calls == {B: 1}
