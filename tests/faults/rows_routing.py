@@ -287,6 +287,7 @@ async def prober_kill_recovery(
             "consolidation_backend_retry_interval": interval,
             "breaker_cooldown_seconds": cooldown,
             "breaker_cooldown_max_seconds": cooldown,
+            "breaker_failure_threshold": 1,  # trip on the first failure, however long the interval
             "breaker_permit_lease_seconds": lease,
             "task_timeout_seconds": 600,  # the probe hangs until it is killed
             "lease_seconds": 5,
