@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -395,6 +397,21 @@ class BreakerMachine(RuleBasedStateMachine):
             assert self.state == before
         if transition is not None:
             assert self.state.generation == before.generation + 1
+
+    @rule(data=st.data(), lease=st.integers(min_value=1, max_value=60_000))
+    def renew_permit(self, data: st.DataObject, lease: int) -> None:
+        if not self.permits:
+            return
+        permit = self.permits[data.draw(st.integers(0, len(self.permits) - 1))]
+        before = self.state
+        self.state, renewed = renew(self.state, permit.generation, self.now, lease_ms=lease)
+        if not renewed:
+            assert self.state == before
+            return
+        # only the current probe is renewed, and only its lease changes
+        assert permit.probe
+        assert permit.generation == before.generation
+        assert self.state == replace(before, probe_until_ms=self.now + lease)
 
     @rule()
     def operator_reset(self) -> None:
