@@ -746,9 +746,12 @@ class _Walk(Generic[T]):
 
 
 async def _stop(task: asyncio.Task[None] | None) -> None:
-    """Cancel a lease renewer and wait for it (it never raises)."""
+    """Cancel a lease renewer and wait until it has stopped.
+
+    ``asyncio.wait`` never raises the renewer's own cancellation, so a cancellation of
+    the *calling* task that arrives meanwhile still propagates (nothing is swallowed).
+    """
     if task is None:
         return
     task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await asyncio.wait([task])

@@ -388,6 +388,8 @@ class AdminReporter:
         self.breakers = breakers
         self.waiting_runs = waiting_runs
         self.open_routes = open_routes
+        #: Events that could not be paged because the store failed (process-local count).
+        self.enqueue_failures = 0
         self._clock = clock
         self._dedup = redis.register_script(_DEDUP)
         self._enqueue = redis.register_script(_ENQUEUE)
@@ -419,7 +421,8 @@ class AdminReporter:
         """Page for ``event`` if the rules say so. Never raises, never waits on a channel."""
         try:
             await self.observe(event)
-        except Exception as exc:
+        except Exception as exc:  # paging is bookkeeping: never the pipeline's problem
+            self.enqueue_failures += 1
             log.warning(
                 "admin.page_enqueue_failed", event_type=event.type, error=type(exc).__name__
             )

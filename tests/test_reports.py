@@ -468,3 +468,14 @@ async def test_delivery_loop_runs_until_stopped(redis: Redis, key_prefix: str) -
     stop.set()
     await asyncio.wait_for(loop, timeout=2)
     assert len(channel.pages) == 1
+
+
+async def test_a_store_fault_while_paging_is_logged_and_counted_never_raised(
+    redis: Redis, key_prefix: str
+) -> None:
+    reporter = make_reporter(redis, key_prefix, [Always()])
+    event = ev(EventType.CIRCUIT_OPEN_EXHAUSTION)
+    await redis.set(Keys(key_prefix).admin_dedup(event.dedupe_key), "not-a-hash")  # WRONGTYPE
+    await reporter.emit(event)
+    assert reporter.enqueue_failures == 1
+    assert await pending_pages(redis, Keys(key_prefix)) == 0
