@@ -23,8 +23,10 @@ Generations: every state change increments ``generation`` and every permit
 carries the generation it was issued in. An outcome recorded with a stale
 permit (issued before a change) is ignored, so a slow call that started while
 the breaker was closed can neither close nor reopen a newer state. A probe
-permit also carries an expiry, so an abandoned probe (crashed worker) never
-blocks the target for longer than its lease.
+permit is a short lease (``lease_ms``, 30 s by default) that its holder renews
+while the call runs (:func:`renew`), so an abandoned probe (a worker killed
+mid-call) blocks the target for at most one lease, however long the call was
+allowed to run (§5 rev 2).
 
 Outcomes (``Outcome``) and what charges the breaker (``classify``):
 
@@ -251,6 +253,22 @@ def acquire(
     generation = state.generation + 1
     issued = replace(state, generation=generation, probe_until_ms=now_ms + lease_ms)
     return issued, Permit(generation, probe=True)
+
+
+def renew(
+    state: BreakerState, generation: int, now_ms: int, *, lease_ms: int
+) -> tuple[BreakerState, bool]:
+    """Extend the probe permit of ``generation`` to ``now + lease_ms``; False when it is gone.
+
+    Only the current probe can be renewed: a closed breaker's permits are shared
+    and never expire, and any change since the permit was issued (outcome
+    recorded, newer probe granted, reset) moved the generation on. A probe whose
+    lease lapsed without anybody taking the slot is still the current one, so
+    its holder renews it (e.g. after the store was briefly unreachable).
+    """
+    if not state.opened or generation != state.generation or state.probe_until_ms <= 0:
+        return state, False
+    return replace(state, probe_until_ms=now_ms + lease_ms), True
 
 
 def record(

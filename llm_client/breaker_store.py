@@ -172,6 +172,20 @@ return transition
 """
 )
 
+# breaker.renew — KEYS: hash; ARGV: generation, now, lease_ms, ttl.
+# Extends the current probe's lease; returns 1, or 0 when the permit is no longer current.
+_RENEW = (
+    _LIB
+    + """
+local h = KEYS[1]
+local v = redis.call('HMGET', h, 'opened', 'gen', 'probe_until')
+if num(v[1]) == 0 or num(v[2]) ~= tonumber(ARGV[1]) or num(v[3]) <= 0 then return 0 end
+redis.call('HSET', h, 'probe_until', s(tonumber(ARGV[2]) + tonumber(ARGV[3])))
+redis.call('PEXPIRE', h, ARGV[4])
+return 1
+"""
+)
+
 # breaker.reset — KEYS: hash, window; ARGV: ttl. Closed and clean, next generation.
 _RESET = (
     _LIB
@@ -235,6 +249,7 @@ class BreakerStore:
         self._acquire = redis.register_script(_ACQUIRE)
         self._record = redis.register_script(_RECORD)
         self._reset = redis.register_script(_RESET)
+        self._renew = redis.register_script(_RENEW)
         self._read = redis.register_script(_READ)
 
     def now_ms(self) -> int:
@@ -330,6 +345,19 @@ class BreakerStore:
         )
         text = _text(result)
         return Transition(text) if text else None
+
+    async def renew(
+        self, target: str, permit: Permit, *, lease_seconds: float, now_ms: int | None = None
+    ) -> bool:
+        """Extend ``permit``'s probe lease (``breaker.renew``); False once it is not current."""
+        if not permit.probe:
+            return False  # closed-state permits are shared and never expire
+        now = self.now_ms() if now_ms is None else now_ms
+        renewed = await self._renew(
+            keys=[self._keys.breaker(target)],
+            args=[permit.generation, now, max(round(lease_seconds * 1000), 1), STATE_TTL_MS],
+        )
+        return bool(int(renewed))
 
     async def state(self, target: str) -> BreakerState:
         """The stored state of ``target`` (a never-seen target is a fresh closed breaker)."""

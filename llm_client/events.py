@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -250,11 +251,17 @@ class RedisEventLog:
 
 
 class Fanout:
-    """Sends every event to each sink; a failing or slow sink is logged, never raised."""
+    """Sends every event to each sink; a failing or slow sink is logged and counted, never raised.
+
+    Events are routing bookkeeping (§7 rev 2 "Store faults"): a Redis error in the
+    stream, the admin reporter or the attempt counters never reaches the routed call.
+    """
 
     def __init__(self, *sinks: EventSink, timeout: float = 2.0) -> None:
         self.sinks = list(sinks)
         self._timeout = timeout
+        #: Failed deliveries per sink class (process-local), for metrics and tests.
+        self.failures: Counter[str] = Counter()
 
     async def emit(self, event: RoutingEvent) -> None:
         for sink in self.sinks:
@@ -262,6 +269,7 @@ class Fanout:
                 async with asyncio.timeout(self._timeout):
                     await sink.emit(event)
             except Exception as exc:  # a sink must never break the routed call
+                self.failures[type(sink).__name__] += 1
                 log.warning(
                     "routing.event_sink_failed",
                     sink=type(sink).__name__,

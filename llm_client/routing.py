@@ -39,6 +39,28 @@ One routed call (:meth:`Walker.call`):
    with every target open (probes only) ends on ``provider_error``: that is
    :class:`NoCandidates` (§4 rev 2: the quarantined route is an outage).
 
+Probe permits are short leases (§5 rev 2): a half-open or fail-open probe holds
+its target's probe slot for ``permit_lease_seconds`` (30 s), renewed every third
+of that while the call runs, so a prober killed mid-call frees the slot within
+one lease instead of the whole call budget.
+
+Routing bookkeeping is best effort (§7 "Store faults", rev 2): a store error
+while reading breaker states, taking or renewing a permit, recording an
+outcome or emitting an event is logged (``routing.bookkeeping_failed``) and
+counted in :attr:`Walker.bookkeeping_failures`, and never changes the call's
+result. Before the call the walker **fails open**: a target whose breaker
+cannot be read or acquired is treated as closed and called without a permit
+(its outcome is not recorded). Only runs already in flight can walk while the
+store is unreachable (claiming needs it), so this cannot flood the farm, and
+it keeps a store blip from turning into a failed run.
+
+A call made with ``probes=False`` (an optional call, e.g. the related-card
+lookup) is served by closed targets only: it never spends a half-open or
+fail-open probe (it still emits ``circuit_open_exhaustion``) and raises
+:class:`AllCircuitsOpen` at once when no target is closed. Probes are left to
+the calls a run cannot do without, so a farm-wide outage is probed (and paged)
+on the route that matters (§6 rev 2).
+
 :meth:`Walker.route_is_open` answers the run pipeline's pre-claim gate
 ("would a call be refused right now?") without taking any permit.
 
@@ -52,6 +74,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -91,6 +114,10 @@ T = TypeVar("T")
 #: An attempt on one target: ``(target, timeout_seconds, idempotency_key) -> result``.
 AttemptFn = Callable[[RouteTarget, float, str | None], Awaitable[T]]
 
+#: The leave given when the breaker store could not be asked (fail-open on store faults):
+#: no generation ever matches it, and its outcome is not recorded.
+UNTRACKED = Permit(generation=-1, probe=False)
+
 
 @dataclass(frozen=True, slots=True)
 class WalkerConfig:
@@ -99,8 +126,11 @@ class WalkerConfig:
     #: One fail-open probe per workflow per this many seconds, fleet-wide
     #: (``MEMORY_CONSOLIDATION_BACKEND_RETRY_INTERVAL``).
     probe_interval_seconds: float = 15.0
-    #: A probe permit outlives its attempt's timeout by this much before it expires.
+    #: An attempt that ignores its timeout is abandoned this long after it.
     probe_lease_grace_seconds: float = 5.0
+    #: Lease of a probe permit (half-open or fail-open), renewed every third of it while
+    #: the call runs (``MEMORY_BREAKER_PERMIT_LEASE_SECONDS``).
+    permit_lease_seconds: float = 30.0
     #: A timeout this close to the attempt's cap counts as "cut by the cap".
     cut_tolerance_seconds: float = 0.05
 
@@ -247,6 +277,8 @@ class Walker:
         self.config = config
         self._monotonic = monotonic
         self._sleep = sleep
+        #: Store faults swallowed by the walker, per operation (process-local).
+        self.bookkeeping_failures: Counter[str] = Counter()
 
     # --- public calls ---------------------------------------------------------------------
 
@@ -258,12 +290,14 @@ class Walker:
         deadline: float | None = None,
         idempotency_key: str | None = None,
         context: Mapping[str, str] | None = None,
+        probes: bool = True,
     ) -> Routed[T]:
         """Run ``attempt`` on the workflow's targets until one succeeds (see the module doc).
 
         ``deadline`` is a ``time.monotonic()`` instant; ``idempotency_key`` is the
         caller's key for this walk (each target gets ``"{key}:{target id}"``), so
         it must be unique per walk; ``context`` holds identifiers for events.
+        ``probes=False`` keeps an optional call off breaker-open targets entirely.
         """
         route = self.routes.get(workflow)
         if route is None:
@@ -271,7 +305,7 @@ class Walker:
             raise RouteUnavailable(
                 f"no route is configured for workflow {workflow}", workflow=workflow
             )
-        walk = _Walk(self, route, attempt, deadline, idempotency_key, context or {})
+        walk = _Walk(self, route, attempt, deadline, idempotency_key, context or {}, probes)
         return await walk.run()
 
     async def chat(
@@ -304,8 +338,9 @@ class Walker:
         deadline: float | None = None,
         idempotency_key: str | None = None,
         context: Mapping[str, str] | None = None,
+        probes: bool = True,
     ) -> Routed[EmbedResult]:
-        """Routed embeddings."""
+        """Routed embeddings (``probes=False``: closed targets only, see :meth:`call`)."""
         factory = self._factory()
 
         async def attempt(target: RouteTarget, timeout: float, key: str | None) -> EmbedResult:
@@ -318,7 +353,12 @@ class Walker:
             )
 
         return await self.call(
-            workflow, attempt, deadline=deadline, idempotency_key=idempotency_key, context=context
+            workflow,
+            attempt,
+            deadline=deadline,
+            idempotency_key=idempotency_key,
+            context=context,
+            probes=probes,
         )
 
     async def route_is_open(self, workflow: str) -> bool:
@@ -358,7 +398,17 @@ class Walker:
         try:
             await self.events.emit(with_context(event, context or {}))
         except Exception as exc:
-            log.warning("routing.emit_failed", event_type=event.type, error=type(exc).__name__)
+            self.bookkeeping_failed("emit", exc, event_type=event.type)
+
+    def bookkeeping_failed(self, operation: str, error: BaseException, **fields: Any) -> None:
+        """Log and count a swallowed store fault (never the error's text)."""
+        self.bookkeeping_failures[operation] += 1
+        log.warning(
+            "routing.bookkeeping_failed",
+            operation=operation,
+            error=type(error).__name__,
+            **fields,
+        )
 
 
 class _Walk(Generic[T]):
@@ -372,8 +422,10 @@ class _Walk(Generic[T]):
         deadline: float | None,
         key: str | None,
         context: Mapping[str, str],
+        probes: bool = True,
     ) -> None:
         self.w = walker
+        self.probes = probes
         self.route = route
         self.workflow = route.workflow
         self.attempt_fn = attempt
@@ -404,9 +456,15 @@ class _Walk(Generic[T]):
             raise NoCandidates(
                 f"route {self.workflow} has no enabled target", workflow=self.workflow
             )
-        views = await self.w.breakers.views(t.id for t in targets)
-        closed = [t for t, v in zip(targets, views, strict=True) if v.circuit is Circuit.CLOSED]
-        ordered = closed + [t for t in targets if t not in closed]
+        try:
+            views = await self.w.breakers.views(t.id for t in targets)
+        except Exception as exc:  # fail open: an unreadable breaker counts as closed
+            self.w.bookkeeping_failed("breaker_views", exc, workflow=self.workflow)
+            closed = list(targets)
+        else:
+            closed = [t for t, v in zip(targets, views, strict=True) if v.circuit is Circuit.CLOSED]
+        # Open targets go last, as probes; an optional call (probes=False) skips them.
+        ordered = closed + [t for t in targets if t not in closed and self.probes]
         exhaustion = not closed
         self.all_open = exhaustion
         if exhaustion:
@@ -414,6 +472,11 @@ class _Walk(Generic[T]):
         try:
             granted = await self._pass(ordered)
             if not granted and self.stop is None:
+                if not self.probes:
+                    raise AllCircuitsOpen(
+                        f"no closed target of {self.workflow} for an optional call",
+                        workflow=self.workflow,
+                    )
                 await self._fail_open(targets[0], exhaustion_emitted=exhaustion)
             await self._capacity_passes()
         except _Succeeded as done:
@@ -427,12 +490,16 @@ class _Walk(Generic[T]):
         for target in candidates:
             if self._budget_spent():
                 break
-            permit = await self.w.breakers.acquire(
-                target.id,
-                lease_seconds=self._lease(),
-                workflow=self.workflow,
-                interval_seconds=self.w.config.probe_interval_seconds,
-            )
+            try:
+                permit = await self.w.breakers.acquire(
+                    target.id,
+                    lease_seconds=self._lease(),
+                    workflow=self.workflow,
+                    interval_seconds=self.w.config.probe_interval_seconds,
+                )
+            except Exception as exc:  # fail open: call it, untracked
+                self.w.bookkeeping_failed("breaker_acquire", exc, target=target.id)
+                permit = UNTRACKED
             if permit is None:
                 continue  # open (or probe taken elsewhere): skipped, no hop
             granted += 1
@@ -459,12 +526,16 @@ class _Walk(Generic[T]):
             await self.emit(
                 EventType.CIRCUIT_OPEN_EXHAUSTION, counters={"targets": len(self.route.eligible)}
             )
-        permit, taken = await self.w.breakers.acquire_failopen(
-            first.id,
-            self.workflow,
-            lease_seconds=self._lease(),
-            interval_seconds=self.w.config.probe_interval_seconds,
-        )
+        try:
+            permit, taken = await self.w.breakers.acquire_failopen(
+                first.id,
+                self.workflow,
+                lease_seconds=self._lease(),
+                interval_seconds=self.w.config.probe_interval_seconds,
+            )
+        except Exception as exc:  # fail open: call it, untracked
+            self.w.bookkeeping_failed("breaker_acquire", exc, target=first.id)
+            permit, taken = UNTRACKED, False
         if permit is None:
             raise AllCircuitsOpen(
                 f"every target of {self.workflow} is breaker-open; the fleet's probe is taken",
@@ -485,20 +556,24 @@ class _Walk(Generic[T]):
         key = f"{self.key}:{target.id}" if self.key else None
         start = self.w.now()
         guard_expired = False
+        renewer = self._renewer(target, permit)
         try:
             async with asyncio.timeout(cap + self.w.config.probe_lease_grace_seconds) as guard:
                 value = await self.attempt_fn(target, cap, key)
         except asyncio.CancelledError:
+            await _stop(renewer)
             await asyncio.shield(self._release(target, permit))
             raise
         except Exception as exc:
+            await _stop(renewer)
             error: BaseException = exc
             if isinstance(exc, TimeoutError) and guard.expired():
                 guard_expired = True
                 error = TaskTimeout(f"attempt on {target.id} overran its {cap:g}s cap", seconds=cap)
             return await self._failed(target, permit, error, start, cap, cap_source, guard_expired)
+        await _stop(renewer)
         elapsed = self.w.now() - start
-        transition = await self.w.breakers.record(target.id, permit, Outcome.SUCCESS)
+        transition = await self._record(target, permit, Outcome.SUCCESS)
         await self._transition_event(target, transition)
         self.records.append(AttemptRecord(target.id, Outcome.SUCCESS, None, None, elapsed))
         raise _Succeeded(value, target)
@@ -530,7 +605,7 @@ class _Walk(Generic[T]):
             deadline_cut=deadline_cut,
             min_slice_seconds=self.w.breakers.config.timeout_min_slice_seconds,
         )
-        transition = await self.w.breakers.record(target.id, permit, outcome)
+        transition = await self._record(target, permit, outcome)
         kind = type(error).__name__
         code = getattr(error, "code", None)
         self.records.append(AttemptRecord(target.id, outcome, reason, kind, elapsed))
@@ -572,8 +647,37 @@ class _Walk(Generic[T]):
         return _Step.FAILED
 
     async def _release(self, target: RouteTarget, permit: Permit) -> None:
-        with contextlib.suppress(Exception):
-            await self.w.breakers.record(target.id, permit, Outcome.NOT_CHARGED)
+        await self._record(target, permit, Outcome.NOT_CHARGED)
+
+    async def _record(
+        self, target: RouteTarget, permit: Permit, outcome: Outcome
+    ) -> Transition | None:
+        """Charge the breaker, best effort: a store fault never changes the call's result."""
+        if permit is UNTRACKED:
+            return None
+        try:
+            return await self.w.breakers.record(target.id, permit, outcome)
+        except Exception as exc:
+            self.w.bookkeeping_failed("breaker_record", exc, target=target.id, outcome=outcome)
+            return None
+
+    def _renewer(self, target: RouteTarget, permit: Permit) -> asyncio.Task[None] | None:
+        """Keep a probe permit's lease alive while its call runs (None for shared permits)."""
+        if not permit.probe:
+            return None
+        return asyncio.create_task(self._renew_loop(target, permit))
+
+    async def _renew_loop(self, target: RouteTarget, permit: Permit) -> None:
+        lease = self._lease()
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                current = await self.w.breakers.renew(target.id, permit, lease_seconds=lease)
+            except Exception as exc:  # keep trying: the store may answer again in time
+                self.w.bookkeeping_failed("breaker_renew", exc, target=target.id)
+                continue
+            if not current:
+                return  # reset, or the lease lapsed and another probe took the slot
 
     async def _transition_event(self, target: RouteTarget, transition: Transition | None) -> None:
         if transition in (Transition.OPENED, Transition.REOPENED):
@@ -596,7 +700,9 @@ class _Walk(Generic[T]):
         return wall, "wall"
 
     def _lease(self) -> float:
-        return max(self._cap()[0], 0.0) + self.w.config.probe_lease_grace_seconds
+        """A probe permit's lease: short and renewed, never longer than the attempt may run."""
+        attempt = max(self._cap()[0], 0.0) + self.w.config.probe_lease_grace_seconds
+        return min(self.w.config.permit_lease_seconds, attempt)
 
     def _budget_spent(self) -> bool:
         if self.stop is not None:
@@ -658,3 +764,15 @@ class _Walk(Generic[T]):
             f"routed attempts of {self.workflow} exhausted ({self.stop or 'no target admitted'})",
             workflow=self.workflow,
         )
+
+
+async def _stop(task: asyncio.Task[None] | None) -> None:
+    """Cancel a lease renewer and wait until it has stopped.
+
+    ``asyncio.wait`` never raises the renewer's own cancellation, so a cancellation of
+    the *calling* task that arrives meanwhile still propagates (nothing is swallowed).
+    """
+    if task is None:
+        return
+    task.cancel()
+    await asyncio.wait([task])

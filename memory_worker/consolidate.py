@@ -17,11 +17,18 @@ Failure contract:
 - An embedding call that times out (its own short task budget, rev 2) raises
   :class:`~memory_worker.runs.EmbedderTimeout`, which releases the run: the
   embedder is a side service and the extraction is simply redone.
-- The related-card lookup is best effort: when it fails for a reason other
-  than an outage or an embedder timeout the run goes on with recent cards
-  only. An outage or timeout of the embedder propagates at once — the cards
-  could not be embedded later in the run anyway, so spending an extraction
-  call would be waste.
+- The related-card lookup is best effort: when it fails for any reason but
+  the run's own deadline or a hung embedder (an embedder timeout: the run's
+  cards could not be embedded later either, so no extraction call is spent)
+  — an embedder outage included — the run goes on
+  with recent cards only. During a farm-wide outage the extraction call is
+  therefore always tried, so extraction's breaker learns (and the admins
+  hear) that extraction is down too; the lookup alone never decides a run's
+  fate (§6 rev 2). The worker gives the lookup its own embedder
+  (``lookup_embedder``) that never probes an open embedding route, so a run
+  spends at most the extraction probe while every target is down; an
+  embedder-only outage costs one extraction per probe interval fleet-wide
+  (the final embedding then releases the run).
 - A run already applied (a crash after the write, before completion) is
   recognised up front and costs no LLM call.
 
@@ -298,13 +305,14 @@ async def _existing_context(
             )
             counters.embed_calls += calls
         except LLMError as exc:
-            if is_outage(exc) or isinstance(exc, DeadlineExceeded | EmbedderTimeout):
-                raise  # the run's cards could not be embedded later either
+            if isinstance(exc, DeadlineExceeded | EmbedderTimeout):
+                raise  # the run's own deadline, or a hung embedder: its cards can't be embedded
             log.warning(
                 "consolidation.related_lookup_failed",
                 chat_id=request.chat_id,
                 error=exc.kind,
                 code=exc.code,
+                outage=is_outage(exc),
             )
         else:
             found = await store.similar_cards(
@@ -363,8 +371,11 @@ async def consolidate_run(
     deadline: float | None = None,
     attempt: int = 0,
     now: datetime | None = None,
+    lookup_embedder: Embedder | None = None,
 ) -> ConsolidationResult:
     """Consolidate one claimed run (see the module doc for the failure contract).
+
+    ``lookup_embedder`` serves the related-card lookup (default: ``embedder``).
 
     ``deadline`` is a ``time.monotonic()`` instant bounding every call.
     Idempotency keys are ``<run>:a<attempt>:<nonce>:…`` with a fresh nonce per
@@ -418,7 +429,7 @@ async def consolidate_run(
         store,
         request,
         run_slice.kept,
-        embedder=embedder,
+        embedder=lookup_embedder or embedder,
         settings=settings,
         key=key,
         deadline=deadline,

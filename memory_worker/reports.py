@@ -12,8 +12,9 @@ Functional core:
   when the incident began ("since") and lives one more cooldown after its
   window, so an incident that goes quiet for that long starts afresh.
 - :func:`render_page` — the aggregated plain-text page: workflow, target,
-  reason, the route's breaker states, since when, runs waiting, suppressed
-  repeats. Built only from identifiers, codes and counts: never message text,
+  reason, the route's breaker states, **every workflow whose route is open**
+  (§6 rev 2: whichever route's event pages first, the admins learn that
+  extraction is down too), since when, runs waiting, suppressed repeats. Built only from identifiers, codes and counts: never message text,
   card text, tokens or URLs.
 
 Imperative shell (:class:`AdminReporter`, an event sink):
@@ -70,6 +71,8 @@ PAGE_MAX_CHARS = 3500
 
 BreakersOf = Callable[[str], Awaitable[Sequence[BreakerView]]]
 WaitingRuns = Callable[[], Awaitable[int]]
+#: Every workflow whose route is open right now (see :func:`open_workflows`).
+OpenRoutes = Callable[[], Awaitable[Sequence[str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +155,18 @@ def delivery_backoff(attempts: int, config: ReportConfig) -> float:
     return float(min(config.backoff_base_seconds * (1 << exponent), config.backoff_max_seconds))
 
 
+def open_workflows(routes: Mapping[str, Sequence[BreakerView]]) -> list[str]:
+    """Workflows whose every target is breaker-open or half-open (in the given order).
+
+    A route with no target is not "open" (that is a configuration page of its own).
+    """
+    return [
+        workflow
+        for workflow, views in routes.items()
+        if views and all(view.circuit is not Circuit.CLOSED for view in views)
+    ]
+
+
 def _clock_text(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
@@ -190,8 +205,13 @@ def render_page(
     suppressed_repeats: int,
     breakers: Sequence[BreakerView] | None,
     waiting_runs: int | None,
+    open_routes: Sequence[str] | str | None = None,
 ) -> str:
-    """The aggregated plain-text page (identifiers, codes and counts only)."""
+    """The aggregated plain-text page (identifiers, codes and counts only).
+
+    ``open_routes``: every workflow whose route is open (a string such as
+    ``"unknown"`` is printed as is; None leaves the line out).
+    """
     lines = [
         f"memory-worker routing report: {event.type}",
         f"severity: {event.severity}",
@@ -212,6 +232,11 @@ def render_page(
     elif breakers:
         lines.append("breakers:")
         lines.extend(f"  - {_describe_breaker(view)}" for view in breakers)
+    if isinstance(open_routes, str):
+        lines.append(f"open routes: {open_routes}")
+    elif open_routes is not None:
+        named = ", ".join(safe_token(w) or "?" for w in open_routes)
+        lines.append(f"open routes: {named or 'none'}")
     since = (now_ms - first_seen_ms) / 1000
     lines.append(
         f"since: {_clock_text(first_seen_ms)} ({_ago(since)} ago, first event of this incident)"
@@ -307,6 +332,20 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def route_open_workflows(routes: RoutesConfig, store: BreakerStore) -> OpenRoutes:
+    """The ``open_routes`` lookup a reporter needs: every configured route, one round trip."""
+
+    async def lookup() -> Sequence[str]:
+        eligible = {workflow: route.eligible for workflow, route in routes.routes.items()}
+        ids = list(dict.fromkeys(t.id for targets in eligible.values() for t in targets))
+        views = {view.target: view for view in await store.views(ids)}
+        return open_workflows(
+            {wf: [views[t.id] for t in targets] for wf, targets in eligible.items()}
+        )
+
+    return lookup
+
+
 def route_breakers(routes: RoutesConfig, store: BreakerStore) -> BreakersOf:
     """The ``breakers`` lookup a reporter needs: the views of a workflow's targets."""
 
@@ -338,6 +377,7 @@ class AdminReporter:
         *,
         breakers: BreakersOf | None = None,
         waiting_runs: WaitingRuns | None = None,
+        open_routes: OpenRoutes | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._redis = redis
@@ -347,6 +387,9 @@ class AdminReporter:
         #: Injected by the pipeline: a workflow's breaker views / how many runs wait.
         self.breakers = breakers
         self.waiting_runs = waiting_runs
+        self.open_routes = open_routes
+        #: Events that could not be paged because the store failed (process-local count).
+        self.enqueue_failures = 0
         self._clock = clock
         self._dedup = redis.register_script(_DEDUP)
         self._enqueue = redis.register_script(_ENQUEUE)
@@ -378,7 +421,8 @@ class AdminReporter:
         """Page for ``event`` if the rules say so. Never raises, never waits on a channel."""
         try:
             await self.observe(event)
-        except Exception as exc:
+        except Exception as exc:  # paging is bookkeeping: never the pipeline's problem
+            self.enqueue_failures += 1
             log.warning(
                 "admin.page_enqueue_failed", event_type=event.type, error=type(exc).__name__
             )
@@ -459,6 +503,12 @@ class AdminReporter:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(timeout):
                     waiting = int(await self.waiting_runs())
+        open_routes: Sequence[str] | str | None = None
+        if self.open_routes is not None:
+            open_routes = "unknown"
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(timeout):
+                    open_routes = list(await self.open_routes())
         return render_page(
             event,
             now_ms=now,
@@ -466,6 +516,7 @@ class AdminReporter:
             suppressed_repeats=suppressed,
             breakers=views,
             waiting_runs=waiting,
+            open_routes=open_routes,
         )
 
     # --- delivery ---------------------------------------------------------------------------

@@ -120,6 +120,14 @@ class Settings(BaseSettings):
     breaker_timeout_min_slice_seconds: float = Field(
         30.0, description="A timeout charges the breaker only if the attempt had this much time."
     )
+    breaker_permit_lease_seconds: float = Field(
+        30.0,
+        gt=0,
+        description=(
+            "Lease of a probe permit (half-open or fail-open), renewed while its call runs;"
+            " a prober killed mid-call frees the probe slot within this long."
+        ),
+    )
 
     # --- routing (§6) ----------------------------------------------------------------------
     route_max_hops: int = Field(4, description="Default max targets tried per call.")

@@ -14,7 +14,6 @@ own processors.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -23,7 +22,6 @@ from typing import Any
 import httpx
 import structlog
 from arq.connections import ArqRedis
-from redis.exceptions import RedisError
 
 from llm_client.breaker_store import BreakerStore
 from llm_client.events import EventType, Fanout, RedisEventLog, RoutingEvent
@@ -43,7 +41,7 @@ from memory_worker.metrics import AttemptCounter
 from memory_worker.notifiers import notifiers_from_settings
 from memory_worker.processing import ProcessResult
 from memory_worker.prompt import EXTRACTION_WORKFLOW, MERGE_WORKFLOW
-from memory_worker.reports import AdminReporter, route_breakers
+from memory_worker.reports import AdminReporter, route_breakers, route_open_workflows
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.worker import Pipeline
@@ -85,6 +83,24 @@ class RoutedModels:
     async def embed(
         self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
     ) -> list[list[float]]:
+        return await self._embed(texts, idempotency_key=idempotency_key, timeout=timeout)
+
+    async def lookup_embed(
+        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
+    ) -> list[list[float]]:
+        """An optional embedding (the related-card lookup): closed targets only, no probe."""
+        return await self._embed(
+            texts, idempotency_key=idempotency_key, timeout=timeout, probes=False
+        )
+
+    async def _embed(
+        self,
+        texts: Sequence[str],
+        *,
+        idempotency_key: str,
+        timeout: float | None,
+        probes: bool = True,
+    ) -> list[list[float]]:
         routed = await self.walker.embed(
             EMBEDDING,
             texts,
@@ -92,13 +108,16 @@ class RoutedModels:
             deadline=_deadline(timeout),
             idempotency_key=idempotency_key,
             context=self.context,
+            probes=probes,
         )
         await self._success(routed.target.id)
         return routed.value.embeddings
 
     async def _success(self, target: str) -> None:
-        with contextlib.suppress(RedisError):  # metrics must never fail a run
+        try:  # metrics are bookkeeping: they never fail a run (§7 "Store faults")
             await self.attempts.record_success(target)
+        except Exception as exc:
+            self.walker.bookkeeping_failed("attempt_counter", exc, target=target)
 
     @property
     def has_embedding_route(self) -> bool:
@@ -115,6 +134,15 @@ class RoutedModels:
         scoped = RoutedModels(self.walker, self.attempts, self.settings)
         scoped.context = context
         return scoped.embed
+
+    def lookup_embedder(self, context: Mapping[str, str]) -> Embedder | None:
+        """The related-card lookup's embedder: it never probes an open embedding route, so
+        during an outage the run's extraction call is the one that probes (§6 rev 2)."""
+        if not self.has_embedding_route:
+            return None
+        scoped = RoutedModels(self.walker, self.attempts, self.settings)
+        scoped.context = context
+        return scoped.lookup_embed
 
 
 class ConsolidationProcessor:
@@ -133,6 +161,7 @@ class ConsolidationProcessor:
             store=self.cards,
             extractor=self.models.extractor(context),
             embedder=self.models.embedder(context),
+            lookup_embedder=self.models.lookup_embedder(context),
             settings=self.settings,
             deadline=deadline,
             attempt=run.attempts,
@@ -149,9 +178,13 @@ class WalkerGate:
         self.workflows = tuple(workflows)
 
     async def blocked(self) -> bool:
+        """Fails open: an unreadable breaker store never blocks (the claim meets it next)."""
         for workflow in self.workflows:
-            if await self.walker.route_is_open(workflow):
-                return True
+            try:
+                if await self.walker.route_is_open(workflow):
+                    return True
+            except Exception as exc:
+                self.walker.bookkeeping_failed("route_gate", exc, workflow=workflow)
         return False
 
 
@@ -253,6 +286,7 @@ async def build_default_pipeline(
         notifiers_from_settings(settings, http),
         breakers=route_breakers(routes, breakers),
         waiting_runs=waiting_runs,
+        open_routes=route_open_workflows(routes, breakers),
     )
     attempts = AttemptCounter(redis, keys)
     events = Fanout(
@@ -268,7 +302,10 @@ async def build_default_pipeline(
             embed_config=settings.client_config(workflow=EMBEDDING),
             http=http,
         ),
-        WalkerConfig(probe_interval_seconds=settings.consolidation_backend_retry_interval),
+        WalkerConfig(
+            probe_interval_seconds=settings.consolidation_backend_retry_interval,
+            permit_lease_seconds=settings.breaker_permit_lease_seconds,
+        ),
     )
     models = RoutedModels(walker, attempts, settings)
     cards = CardStore(redis, keys)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,6 +21,7 @@ from llm_client.breaker import (
     classify,
     cooldown_ms,
     record,
+    renew,
     reset,
     view,
 )
@@ -238,6 +241,61 @@ def test_abandoned_probe_expires_and_its_late_verdict_is_stale() -> None:
     assert state == before
 
 
+def test_renewed_probe_holds_the_slot_past_its_first_lease() -> None:
+    state, now = opened_state()
+    t = now + 30_000
+    state, probe = acquire(state, t, lease_ms=1000)
+    assert probe is not None
+    for k in range(1, 6):  # a long call renews every 300 ms
+        state, renewed = renew(state, probe.generation, t + 300 * k, lease_ms=1000)
+        assert renewed
+    assert state.probe_until_ms == t + 1500 + 1000
+    state, other = acquire(state, t + 2499, lease_ms=1000)
+    assert other is None
+    state, other = acquire(state, t + 2500, lease_ms=1000)  # holder stopped renewing
+    assert other is not None
+
+
+def test_a_lapsed_lease_is_renewed_when_nobody_took_the_slot() -> None:
+    state, now = opened_state()
+    t = now + 30_000
+    state, probe = acquire(state, t, lease_ms=1000)
+    assert probe is not None
+    state, renewed = renew(state, probe.generation, t + 5000, lease_ms=1000)
+    assert renewed
+    assert state.probe_until_ms == t + 6000
+
+
+RENEW_REFUSED = [
+    pytest.param("recorded", id="after-its-own-verdict"),
+    pytest.param("taken", id="after-a-newer-probe"),
+    pytest.param("reset", id="after-operator-reset"),
+    pytest.param("closed", id="closed-permit"),
+]
+
+
+@pytest.mark.parametrize("change", RENEW_REFUSED)
+def test_renew_refuses_a_permit_that_is_not_the_current_probe(change: str) -> None:
+    state, now = opened_state()
+    t = now + 30_000
+    state, probe = acquire(state, t, lease_ms=1000)
+    assert probe is not None
+    if change == "recorded":
+        state, _ = record(state, probe.generation, Outcome.NEUTRAL, t + 1, CFG)
+    elif change == "taken":
+        state, newer = acquire(state, t + 1000, lease_ms=1000)
+        assert newer is not None
+    elif change == "reset":
+        state = reset(state)
+    else:
+        state, probe = acquire(BreakerState(), t, lease_ms=1000)
+        assert probe is not None
+    before = state
+    state, renewed = renew(state, probe.generation, t + 1001, lease_ms=1000)
+    assert not renewed
+    assert state == before
+
+
 def test_stale_closed_permit_cannot_close_a_later_half_open_probe() -> None:
     state = BreakerState()
     state, old = acquire(state, T0, lease_ms=LEASE)
@@ -341,6 +399,21 @@ class BreakerMachine(RuleBasedStateMachine):
             assert self.state == before
         if transition is not None:
             assert self.state.generation == before.generation + 1
+
+    @rule(data=st.data(), lease=st.integers(min_value=1, max_value=60_000))
+    def renew_permit(self, data: st.DataObject, lease: int) -> None:
+        if not self.permits:
+            return
+        permit = self.permits[data.draw(st.integers(0, len(self.permits) - 1))]
+        before = self.state
+        self.state, renewed = renew(self.state, permit.generation, self.now, lease_ms=lease)
+        if not renewed:
+            assert self.state == before
+            return
+        # only the current probe is renewed, and only its lease changes
+        assert permit.probe
+        assert permit.generation == before.generation
+        assert self.state == replace(before, probe_until_ms=self.now + lease)
 
     @rule()
     def operator_reset(self) -> None:

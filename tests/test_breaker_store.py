@@ -227,6 +227,13 @@ async def test_lua_store_matches_pure_policy_on_random_sequences(
             assert got == expected
             if got is not None:
                 permits.append(got)
+        elif op < 0.6 and permits:
+            # A holder renews its lease while its call runs (§5 rev 2).
+            permit = rng.choice(permits)
+            lease = rng.choice([100, 2000, 30_000])
+            state, expected_renewed = policy.renew(state, permit.generation, now, lease_ms=lease)
+            renewed = await store.renew(TARGET, permit, lease_seconds=lease / 1000, now_ms=now)
+            assert renewed == (expected_renewed and permit.probe)
         elif op < 0.97 and permits:
             permit = permits.pop(rng.randrange(len(permits)))
             outcome = rng.choices(list(Outcome), weights=[3, 6, 1, 1])[0]

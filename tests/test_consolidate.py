@@ -15,7 +15,7 @@ from data.fakes import HashEmbedder, ScriptedExtractor
 from structlog.testing import capture_logs
 
 from llm_client import BackendUnavailable, DecodeError, FailureReason, Upstream, retryable_reason
-from llm_client.errors import DeadlineExceeded, LLMError, NoCandidates
+from llm_client.errors import AllCircuitsOpen, DeadlineExceeded, LLMError, NoCandidates
 from memory_worker.batching import MESSAGE_SHARE
 from memory_worker.cards import CardStore
 from memory_worker.connections import client_from_url
@@ -181,22 +181,51 @@ async def test_an_embedder_outage_mid_run_propagates_and_nothing_is_written(
     assert await store.chat_keys(CHAT) == []
 
 
-async def test_an_embedder_outage_at_the_related_lookup_costs_no_extraction(
-    store: CardStore, settings: Settings
+@pytest.mark.parametrize(
+    "outage",
+    [BackendUnavailable("UPSTREAM_ERROR"), AllCircuitsOpen("embedding open", workflow="embedding")],
+    ids=["embedder_down", "embedding_route_open"],
+)
+async def test_an_embedder_outage_at_the_related_lookup_still_tries_extraction(
+    store: CardStore, settings: Settings, outage: LLMError
 ) -> None:
-    embedder = HashEmbedder(DIM, error=BackendUnavailable("UPSTREAM_ERROR"), fail_on=1)
+    """§6 rev 2: the lookup is never the only call of a run during an outage, so a farm-wide
+    outage reaches (and trips, and pages) extraction too; the extraction's own outage decides."""
+    lookup = HashEmbedder(DIM, error=outage, fail_on=1)
     request = make_request((1, ALICE, "I love green tea"))
-    extractor = ScriptedExtractor([answer()])
+    extractor = ScriptedExtractor([BackendUnavailable("UPSTREAM_ERROR")])
     with pytest.raises(BackendUnavailable):
         await consolidate_run(
             "run-1",
             request,
             store=store,
             extractor=extractor,
-            embedder=embedder,
+            embedder=HashEmbedder(DIM),
+            lookup_embedder=lookup,
             settings=settings,
         )
-    assert extractor.payloads == []
+    assert len(lookup.calls) == 1
+    assert len(extractor.payloads) == 1
+    assert extractor.payloads[0]["existing_cards"] == []
+
+
+async def test_the_lookup_has_its_own_embedder_and_the_run_completes_after_its_outage(
+    store: CardStore, settings: Settings
+) -> None:
+    lookup = HashEmbedder(DIM, error=BackendUnavailable("UPSTREAM_ERROR"), fail_on=1)
+    embedder = HashEmbedder(DIM)
+    request = make_request((1, ALICE, "I love green tea"))
+    result = await consolidate_run(
+        "run-1",
+        request,
+        store=store,
+        extractor=ScriptedExtractor([answer(card("Alice loves green tea.", 1))]),
+        embedder=embedder,
+        lookup_embedder=lookup,
+        settings=settings,
+    )
+    assert result.cards_inserted == 1
+    assert len(embedder.calls) == 1  # the cards and the episode, not the lookup
 
 
 class FlakyLookup(HashEmbedder):

@@ -141,3 +141,24 @@ async def test_all_targets_down_defers_probes_and_pages_once(
     assert all(n == 1 for n in by_key.values())  # …once per incident, not once per probe
     runs = await store.list_runs(limit=50)
     assert all(r.status in (RunStatus.QUEUED, RunStatus.PROCESSING) for r in runs)
+
+
+async def test_a_killed_prober_blocks_its_workflow_for_one_lease_at_most(
+    settings: Settings, redis: Any, redis_url: str, sim: FarmSimulator, tmp_path: Path
+) -> None:
+    """Acceptance of §5 rev 2 with the defaults (30 s lease, 15 s probe interval): kill -9 a
+    worker during a half-open probe, bring the farm back, start a fresh worker — the first run
+    completes within probe interval + lease (it took ≈905 s when the permit lasted the call's
+    whole budget)."""
+    from tests.faults.context import FaultContext
+    from tests.faults.rows_routing import prober_kill_recovery
+
+    defaults = Settings()
+    lease, interval = defaults.breaker_permit_lease_seconds, 15.0
+    ctx = FaultContext(
+        settings=settings, redis=redis, redis_url=redis_url, sim=sim, tmp_path=tmp_path
+    )
+    figures = await prober_kill_recovery(ctx, lease=lease, interval=interval)
+    print(f"prober kill -9 → first completion after the farm's return: {figures}")
+    assert figures["lease_left_s"] <= lease + 0.5
+    assert figures["first_completion_s"] <= interval + lease

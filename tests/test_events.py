@@ -118,6 +118,7 @@ async def test_fanout_survives_failing_and_slow_sinks() -> None:
     event = RoutingEvent(EventType.NO_CANDIDATES, "embedding")
     await fanout.emit(event)
     assert recorder.events == [event]
+    assert fanout.failures == {"Broken": 1, "Stuck": 1}
 
 
 async def test_recent_events_as_json(redis: Redis, key_prefix: str) -> None:

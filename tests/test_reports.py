@@ -21,6 +21,7 @@ from memory_worker.reports import (
     ReportConfig,
     dedup_step,
     delivery_backoff,
+    open_workflows,
     page_counters,
     page_decision,
     pending_pages,
@@ -168,6 +169,93 @@ def test_render_page_without_context_says_unknown() -> None:
     assert "breakers: unknown" in text
     assert "runs waiting: unknown" in text
     assert "suppressed repeats" not in text
+
+
+def view_of(target: str, circuit: Circuit) -> BreakerView:
+    return BreakerView(target, circuit, 5, 1, T0, 0, False, 5, 5, 1)
+
+
+OPEN_ROWS = [
+    pytest.param({"wf": [Circuit.OPEN, Circuit.HALF_OPEN]}, ["wf"], id="all-targets-open"),
+    pytest.param({"wf": [Circuit.OPEN, Circuit.CLOSED]}, [], id="one-closed-target"),
+    pytest.param({"wf": []}, [], id="no-targets-is-not-open"),
+    pytest.param(
+        {"embedding": [Circuit.OPEN], WF: [Circuit.OPEN, Circuit.OPEN], "memory_merge": []},
+        ["embedding", WF],
+        id="farm-wide",
+    ),
+]
+
+
+@pytest.mark.parametrize(("states", "expected"), OPEN_ROWS)
+def test_open_workflows(states: dict[str, list[Circuit]], expected: list[str]) -> None:
+    routes = {
+        wf: [view_of(f"{wf}/t{i}", c) for i, c in enumerate(circuits)]
+        for wf, circuits in states.items()
+    }
+    assert open_workflows(routes) == expected
+
+
+@pytest.mark.parametrize(
+    ("open_routes", "line"),
+    [
+        pytest.param(["embedding", WF], "open routes: embedding, memory_extraction", id="named"),
+        pytest.param([], "open routes: none", id="none"),
+        pytest.param("unknown", "open routes: unknown", id="unknown"),
+    ],
+)
+def test_render_page_names_every_open_route(open_routes: list[str] | str, line: str) -> None:
+    text = render_page(
+        RoutingEvent(EventType.CIRCUIT_OPEN_EXHAUSTION, "embedding"),
+        now_ms=T0,
+        first_seen_ms=T0,
+        suppressed_repeats=0,
+        breakers=[],
+        waiting_runs=0,
+        open_routes=open_routes,
+    )
+    assert line in text.splitlines()
+
+
+async def test_an_embedding_page_names_extraction_when_its_route_is_open_too(
+    redis: Redis, key_prefix: str
+) -> None:
+    """§6 rev 2: whichever route pages first, the page says extraction is down too."""
+    from llm_client.breaker import BreakerConfig, Outcome
+    from llm_client.breaker_store import BreakerStore
+    from llm_client.routes import RouteDefaults, parse_routes
+    from memory_worker.reports import route_breakers, route_open_workflows
+
+    def target(service: str) -> dict[str, str]:
+        return {"transport": "discovery", "service": service, "model": service}
+
+    routes = parse_routes(
+        {
+            "routes": {
+                WF: {"targets": [target("llm-a"), target("llm-b")]},
+                "embedding": {"targets": [{**target("embedder"), "endpoint": "encode"}]},
+                "memory_merge": {"targets": [target("llm-b"), target("llm-c")]},
+            }
+        },
+        RouteDefaults(),
+    )
+    store = BreakerStore(redis, Keys(key_prefix), BreakerConfig(failure_threshold=1))
+    for target_id in ("llm-a/llm-a", "llm-b/llm-b", "embedder/embedder"):
+        permit = await store.acquire(target_id, lease_seconds=30)
+        assert permit is not None
+        await store.record(target_id, permit, Outcome.FAILURE)
+    channel = Always()
+    reporter = AdminReporter(
+        redis,
+        Keys(key_prefix),
+        [channel],
+        breakers=route_breakers(routes, store),
+        open_routes=route_open_workflows(routes, store),
+    )
+    assert await reporter.observe(RoutingEvent(EventType.CIRCUIT_OPEN_EXHAUSTION, "embedding"))
+    await reporter.deliver_due()
+    (page,) = channel.pages
+    assert "open routes: memory_extraction, embedding" in page.splitlines()  # merge has llm-c
 
 
 # --- the reporter --------------------------------------------------------------------------
@@ -380,3 +468,14 @@ async def test_delivery_loop_runs_until_stopped(redis: Redis, key_prefix: str) -
     stop.set()
     await asyncio.wait_for(loop, timeout=2)
     assert len(channel.pages) == 1
+
+
+async def test_a_store_fault_while_paging_is_logged_and_counted_never_raised(
+    redis: Redis, key_prefix: str
+) -> None:
+    reporter = make_reporter(redis, key_prefix, [Always()])
+    event = ev(EventType.CIRCUIT_OPEN_EXHAUSTION)
+    await redis.set(Keys(key_prefix).admin_dedup(event.dedupe_key), "not-a-hash")  # WRONGTYPE
+    await reporter.emit(event)
+    assert reporter.enqueue_failures == 1
+    assert await pending_pages(redis, Keys(key_prefix)) == 0

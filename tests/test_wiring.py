@@ -31,3 +31,22 @@ async def test_maintenance_prunes_old_runs_once_per_period(settings: Settings, r
     finally:
         for close in pipeline.closers:
             await close()
+
+
+async def test_the_route_gate_fails_open_on_a_store_fault(settings: Settings, redis: Any) -> None:
+    """§7 rev 2: an unreadable breaker never blocks the pipeline (the claim meets Redis next)."""
+    from memory_worker.keys import Keys
+
+    pipeline = await build_default_pipeline(settings, redis)
+    try:
+        gate = pipeline.gate
+        assert isinstance(gate, WalkerGate)
+        target = gate.walker.routes.get("memory_extraction")
+        assert target is not None
+        breaker = Keys(settings.key_prefix).breaker(target.eligible[0].id)
+        await redis.set(breaker, "not-a-hash")  # every read of it answers WRONGTYPE
+        assert not await gate.blocked()
+        assert gate.walker.bookkeeping_failures["route_gate"] == 1
+    finally:
+        for close in pipeline.closers:
+            await close()

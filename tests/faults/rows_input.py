@@ -57,8 +57,9 @@ async def private_valkey(ctx: FaultContext, name: str) -> AsyncIterator[tuple[Em
 
 
 def as_user(server: EmbeddedValkey, settings: Settings, user: str = "", pw: str = "") -> Settings:
-    auth = f"{user}:{pw}@" if user else ""
-    url = f"redis://{auth}{server.host}:{server.port}/0"
+    if not user:  # the server's own URL (the embedded server has a generated password)
+        return settings.model_copy(update={"redis_url": server.url})
+    url = f"redis://{user}:{pw}@{server.host}:{server.port}/0"
     return settings.model_copy(update={"redis_url": url})
 
 
