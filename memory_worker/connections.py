@@ -77,15 +77,42 @@ def parse_sentinel_url(url: str) -> SentinelUrl:
     )
 
 
+#: Timeouts of a client made without settings (the settings' defaults).
+DEFAULT_CONNECT_TIMEOUT = 5.0
+DEFAULT_SOCKET_TIMEOUT = 10.0
+
+
+def timeout_options(settings: Settings) -> dict[str, float]:
+    """``client_from_url`` keyword arguments: the connect and socket timeouts of ``settings``."""
+    return {
+        "socket_connect_timeout": settings.redis_connect_timeout_seconds,
+        "socket_timeout": settings.redis_socket_timeout_seconds,
+    }
+
+
 def client_from_url(url: str, **kwargs: Any) -> ArqRedis:
-    """An ``ArqRedis`` client for any supported URL (does not connect yet)."""
+    """An ``ArqRedis`` client for any supported URL (does not connect yet).
+
+    Every client has a connect and a socket timeout (§7 rev 2: a black-holed
+    Redis must not hang a worker); pass :func:`timeout_options` to use the settings'.
+    """
     scheme = urlparse(url).scheme
-    options: dict[str, Any] = {"socket_connect_timeout": 5, "health_check_interval": 15, **kwargs}
+    options: dict[str, Any] = {
+        "socket_connect_timeout": DEFAULT_CONNECT_TIMEOUT,
+        "socket_timeout": DEFAULT_SOCKET_TIMEOUT,
+        "health_check_interval": 15,
+        **kwargs,
+    }
     if scheme in {"redis+sentinel", "rediss+sentinel", "sentinel"}:
         spec = parse_sentinel_url(url)
         sentinel = Sentinel(  # type: ignore[no-untyped-call]
             spec.sentinels,
-            sentinel_kwargs={"password": spec.password, "ssl": spec.ssl},
+            sentinel_kwargs={
+                "password": spec.password,
+                "ssl": spec.ssl,
+                "socket_connect_timeout": options["socket_connect_timeout"],
+                "socket_timeout": options["socket_timeout"],
+            },
             ssl=spec.ssl,
             password=spec.password,
             username=spec.username,
@@ -127,7 +154,7 @@ async def open_redis(settings: Settings, *, url: str | None = None) -> RedisHand
     embedded: EmbeddedValkey | None = None
     if url is None:
         url, embedded = resolve_url(settings)
-    client = client_from_url(url)
+    client = client_from_url(url, **timeout_options(settings))
     await client.ping()
     return RedisHandle(client=client, url=url, embedded=embedded)
 
