@@ -55,7 +55,9 @@ def test_poll_failure_counter(before: int, ok: bool, after: int) -> None:
     ("tick_timeout", "soft", "hard"),
     [(3600.0, 3595.0, 3598.0), (10.0, 9.0, 9.5), (2.0, 1.8, 1.9)],
 )
-def test_tick_budgets_end_before_arqs_timeout(tick_timeout: float, soft: float, hard: float) -> None:
+def test_tick_budgets_end_before_arqs_timeout(
+    tick_timeout: float, soft: float, hard: float
+) -> None:
     assert tick_budgets(tick_timeout) == pytest.approx((soft, hard))
     assert soft < hard < tick_timeout
 
@@ -144,7 +146,8 @@ async def test_dead_owner_loses_its_lease_and_the_attempt_counts(
     for t in range(T0, T0 + 3000, 500):
         await store.heartbeat("B", [], concurrency=1, at_ms=t)
     taken = await store.claim("B", at_ms=T0 + 3000)
-    assert taken is not None and taken.id == rid
+    assert taken is not None
+    assert taken.id == rid
     assert taken.attempts == 2  # a crash still spends one (poison-run protection)
     assert not await store.renew(claim, at_ms=T0 + 3100)  # definite: another owner
 
@@ -153,11 +156,13 @@ async def test_live_owner_that_dropped_the_run_loses_it(redis: Any, quick: Setti
     store = RunStore(redis, quick)
     rid = (await store.enqueue(make_request(1), at_ms=T0)).run_id
     claim = await store.claim("A", at_ms=T0)
-    assert claim is not None and claim.id == rid
+    assert claim is not None
+    assert claim.id == rid
     for t in range(T0, T0 + 3000, 500):
         await store.heartbeat("A", [], concurrency=1, at_ms=t)  # alive, holds nothing
     taken = await store.claim("B", at_ms=T0 + 3000)
-    assert taken is not None and taken.id == rid
+    assert taken is not None
+    assert taken.id == rid
 
 
 async def test_live_owner_keeps_its_expired_lease(redis: Any, quick: Settings) -> None:

@@ -30,8 +30,8 @@ from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickQueue
 from memory_worker.worker import Pipeline, create_worker
-from tests.faults.context import FaultContext, Scenario
 from tests.factories import make_request
+from tests.faults.context import FaultContext, Scenario
 from tests.harness import Fleet, eventually
 
 #: Worker settings of the store rows: a 2 s lease, a 1.5 s heartbeat TTL, 1 s socket timeouts.
