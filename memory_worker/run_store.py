@@ -30,7 +30,7 @@ its owner is **dead** or **no longer holds the run**:
   to its owner's entry, so a run is listed from the moment it is claimed;
 - the store's **pulse** (``workers:pulse``: ``at`` = the last time any worker
   touched the store, ``since`` = when the store last came back after a gap
-  longer than two heartbeat periods) measures time *the store was
+  longer than one heartbeat TTL) measures time *the store was
   answering*: an owner's heartbeat deadline is never earlier than
   ``since + heartbeat TTL``. After an outage of any length every owner gets
   one heartbeat TTL to show up again before its runs can be taken;
@@ -464,8 +464,11 @@ class RunStore:
 
     @property
     def pulse_gap_ms(self) -> int:
-        """A store silence longer than this (2 heartbeat periods) counts as an outage."""
-        return int(self.settings.worker_heartbeat_seconds * 2000)
+        """A store silence longer than this (one heartbeat TTL) counts as an outage.
+
+        Shorter silences cannot strand a run: a lease renewed on schedule outlives
+        them, and the owner renews within about a second of Redis answering."""
+        return self.heartbeat_ttl_ms
 
     # --- enqueue ------------------------------------------------------------------------------
     def check_limits(self, request: RunRequest, encoded: bytes) -> None:

@@ -260,8 +260,12 @@ class Pipeline:
         heartbeat lists the run). Only a renewal answered "not yours" sets ``lost``.
         """
         failing = 0
+        period = self.settings.lease_renew_seconds
         while True:
-            await asyncio.sleep(self.settings.lease_renew_seconds)
+            # after a failure retry soon, so the lease is renewed right after Redis is back
+            await asyncio.sleep(
+                min(period, backoff_delay(failing, base=0.1, cap=1.0)) if failing else period
+            )
             try:
                 ok = await self.store.renew(claim)
             except RedisError as exc:
@@ -434,12 +438,19 @@ class Pipeline:
             self.target = max(1, sum(int(v or 0) for v in values))
 
     async def heartbeat_forever(self) -> None:
+        failing = 0
+        period = self.settings.worker_heartbeat_seconds
         while True:
             try:
                 await self.heartbeat()
+                failing = 0
             except RedisError as exc:
-                log.warning("heartbeat_failed", error=type(exc).__name__)
-            await asyncio.sleep(self.settings.worker_heartbeat_seconds)
+                failing += 1
+                if failing in _LOG_RETRY_AT or failing % 64 == 0:
+                    log.warning("heartbeat_failed", error=type(exc).__name__, failures=failing)
+            await asyncio.sleep(
+                min(period, backoff_delay(failing, base=0.1, cap=1.0)) if failing else period
+            )
 
     async def deregister(self) -> None:
         with contextlib.suppress(RedisError):
