@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 import structlog
 from arq import cron
 from arq.connections import ArqRedis
-from arq.constants import in_progress_key_prefix
+from arq.constants import in_progress_key_prefix, job_key_prefix
 from arq.utils import timestamp_ms
 from arq.worker import Worker
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -597,6 +597,11 @@ class MemoryWorker(Worker):
     _redis_failures = 0
     reconnect_max_seconds = 1.0
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Jobs whose finish (arq's cleanup) failed because Redis was away.
+        self._orphans: set[str] = set()
+
     async def _poll_iteration(self) -> None:
         try:
             await self._poll_once()
@@ -616,6 +621,8 @@ class MemoryWorker(Worker):
         if recovered:
             log.info("redis_reconnected", after_failures=self._redis_failures)
         self._redis_failures = next_failure_count(self._redis_failures, iteration_ok=True)
+        if self._orphans:
+            await self._finish_orphans()
         pipeline: Pipeline | None = self.ctx.get("pipeline")
         if pipeline is not None:
             pipeline.last_loop_ms = now_ms()
@@ -645,9 +652,29 @@ class MemoryWorker(Worker):
         for job_id, task in list(self.tasks.items()):
             if task.done():
                 del self.tasks[job_id]
-                if not task.cancelled() and task.exception() is not None:
-                    log.warning("job_task_error", error=type(task.exception()).__name__)
+                error = None if task.cancelled() else task.exception()
+                if error is not None:
+                    log.warning("job_task_error", error=type(error).__name__)
+                    if isinstance(error, (*_REDIS_DOWN, RedisError)):
+                        self._orphans.add(job_id)  # arq could not finish it
         await self.heart_beat()
+
+    async def _finish_orphans(self) -> None:
+        """Do arq's finish for jobs that ended while Redis was away (best effort).
+
+        Otherwise their in-progress keys block the job ids for the whole job timeout
+        and their queue entries take read slots of every poll until then.
+        """
+        ids = sorted(self._orphans)
+        try:
+            async with self.pool.pipeline(transaction=False) as pipe:
+                for job_id in ids:
+                    pipe.delete(in_progress_key_prefix + job_id, job_key_prefix + job_id)
+                    pipe.zrem(self.queue_name, job_id)
+                await pipe.execute()
+        except (*_REDIS_DOWN, RedisError):
+            return
+        self._orphans.difference_update(ids)
 
     async def start_jobs(self, job_ids: list[bytes]) -> None:
         """arq's start_jobs, but a Redis error gives back the slot it had taken.

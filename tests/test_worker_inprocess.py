@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from arq.constants import in_progress_key_prefix
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import OutOfMemoryError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -400,10 +401,19 @@ async def test_poll_loop_ignores_stale_task_errors_and_resets_its_counter(
 
         stale = [asyncio.create_task(died_during_the_outage()) for _ in range(3)]
         await asyncio.gather(*stale, return_exceptions=True)
-        worker.tasks.update({f"job{i}": t for i, t in enumerate(stale)})
+        ids = [f"{fast.key_prefix}stale{i}" for i in range(3)]
+        worker.tasks.update(dict(zip(ids, stale, strict=True)))
+        pool = worker.pool
+        for job_id in ids:  # what arq could not clean up while Redis was away
+            await pool.psetex(in_progress_key_prefix + job_id, 3_600_000, b"1")
+            await pool.zadd(worker.queue_name, {job_id: 1})
         worker._redis_failures = 12  # the loop was riding out an outage
         await worker._poll_iteration()  # Redis answers again: one good iteration
         assert worker._redis_failures == 0
         assert worker.tasks == {}
+        await worker._poll_iteration()  # the next one finishes the orphaned jobs
+        for job_id in ids:
+            assert not await pool.exists(in_progress_key_prefix + job_id)
+            assert await pool.zscore(worker.queue_name, job_id) is None
     finally:
         await worker.close()
