@@ -40,17 +40,22 @@ def _base(trial: str) -> Settings:
 
 
 async def pause_trials(n: int) -> tuple[int, list[float]]:
-    ok, took = 0, []
+    ok, took, releases = 0, [], []
     for i in range(n):
         with tempfile.TemporaryDirectory() as tmp:
             async with FarmSimulator() as sim, private_store(_base(f"p{i}"), sim, Path(tmp)) as p:
                 try:
-                    took.append(await assert_pause_costs_nothing(p, sim))
+                    seconds, released = await assert_pause_costs_nothing(p, sim)
+                    took.append(seconds)
+                    releases.append(released)
                     ok += 1
                 except AssertionError as exc:
                     print(f"  trial {i + 1}: FAILED {str(exc)[:300]}")
                     continue
-        print(f"  pause trial {i + 1}/{n}: ok, completed {took[-1]:.2f}s after SIGCONT")
+        print(
+            f"  pause trial {i + 1}/{n}: ok (attempts 1, releases {releases[-1]}), "
+            f"completed {took[-1]:.2f}s after SIGCONT"
+        )
     return ok, took
 
 

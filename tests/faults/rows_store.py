@@ -119,8 +119,10 @@ async def row7(ctx: FaultContext) -> None:
         await assert_pause_costs_nothing(p, ctx.sim)
 
 
-async def assert_pause_costs_nothing(p: PrivateStore, sim: FarmSimulator) -> float:
-    """One trial of acceptance (a); returns the seconds from SIGCONT to completion."""
+async def assert_pause_costs_nothing(p: PrivateStore, sim: FarmSimulator) -> tuple[float, int]:
+    """One trial of acceptance (a); returns (seconds from SIGCONT to completion, releases).
+
+    A release (attempt refunded) happens when the run's card write hit the pause."""
     (rid,) = await _enqueue(p.store, 1)
     sim.set_fault(p.settings.extraction_service, Fault(kind=FaultKind.SLOW, seconds=1.0, times=1))
     before = sim.submits(p.settings.extraction_service)
@@ -142,7 +144,7 @@ async def assert_pause_costs_nothing(p: PrivateStore, sim: FarmSimulator) -> flo
     assert run.error_log == []
     assert not run.retired
     assert all(w.proc.poll() is None for w in p.fleet.workers), p.fleet.logs()
-    return took
+    return took, run.releases
 
 
 async def row8(ctx: FaultContext) -> None:
