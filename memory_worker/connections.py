@@ -11,20 +11,26 @@ Clients are ``arq.connections.ArqRedis`` so the same pool serves arq and us.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import AsyncIterator, Awaitable
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs, unquote, urlparse
 
+import structlog
 from arq.connections import ArqRedis
 from redis.asyncio.sentinel import Sentinel
+from redis.exceptions import RedisError
 
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.settings import Settings
 
 T = TypeVar("T")
+
+log = structlog.get_logger(__name__)
 
 
 class RedisUrlError(ValueError):
@@ -168,6 +174,56 @@ async def redis_session(
         yield handle
     finally:
         await handle.close(stop_embedded=stop_embedded)
+
+
+#: Store-write retries log at these failure counts only (then every 64th).
+LOG_RETRY_AT = frozenset({1, 2, 4, 8, 16, 32})
+
+
+def backoff_delay(failures: int, *, base: float, cap: float) -> float:
+    """Sleep before retry number ``failures`` (1-based): ``base · 2^(failures-1)``, capped.
+
+    One schedule for the worker loop riding out Redis and for retried store writes.
+    """
+    if failures <= 0:
+        return 0.0
+    return float(min(base * 2 ** min(failures - 1, 30), cap))
+
+
+async def retry_store_write(
+    what: str,
+    write: Callable[[], Awaitable[T]],
+    *,
+    cap: float,
+    give_up_after: float | None = None,
+) -> T:
+    """Retry ``write`` on any Redis error with capped back-off until it lands (§7 rev 2).
+
+    For writes that are safe to repeat: fenced by a lease token (a repeat of a write
+    that landed answers "not yours") or idempotent (a run's card write). A store
+    error is never evidence against the work, so the default is to wait for Redis
+    as long as it takes; ``give_up_after`` (seconds) bounds it where the caller
+    cannot wait (shutdown) and re-raises the last error.
+    """
+    failures = 0
+    end = None if give_up_after is None else time.monotonic() + give_up_after
+    while True:
+        try:
+            return await write()
+        except RedisError as exc:
+            failures += 1
+            delay = backoff_delay(failures, base=0.05, cap=cap)
+            if end is not None and time.monotonic() + delay > end:
+                raise
+            if failures in LOG_RETRY_AT or failures % 64 == 0:
+                log.warning(
+                    "store_write_retry",
+                    write=what,
+                    error=type(exc).__name__,
+                    failures=failures,
+                    retry_in=round(delay, 2),
+                )
+            await asyncio.sleep(delay)
 
 
 async def awaited(value: Awaitable[T] | T) -> T:

@@ -49,7 +49,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError, WatchError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from memory_worker.connections import awaited
+from memory_worker.connections import LOG_RETRY_AT, awaited, backoff_delay, retry_store_write
 from memory_worker.errors import StoreError
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
@@ -81,18 +81,8 @@ class TickTimeout(Exception):
     """A tick outlived its budget (``MEMORY_TICK_TIMEOUT_SECONDS``): the run fails as task_timeout."""
 
 
-#: Outcome-write retries log at these failure counts only (then every 64th).
-_LOG_RETRY_AT = frozenset({1, 2, 4, 8, 16, 32})
-
-
-def backoff_delay(failures: int, *, base: float, cap: float) -> float:
-    """Sleep before retry number ``failures`` (1-based): ``base · 2^(failures-1)``, capped.
-
-    One schedule for the poll loop riding out Redis and for the run's outcome writes.
-    """
-    if failures <= 0:
-        return 0.0
-    return float(min(base * 2 ** min(failures - 1, 30), cap))
+#: Retries log at these failure counts only (then every 64th).
+_LOG_RETRY_AT = LOG_RETRY_AT
 
 
 def next_failure_count(failures: int, *, iteration_ok: bool) -> int:
@@ -289,27 +279,9 @@ class Pipeline:
         answers "not yours" instead of applying twice. ``give_up_after`` (seconds)
         bounds it where the process cannot wait (shutdown): the error is raised.
         """
-        failures = 0
-        end = None if give_up_after is None else time.monotonic() + give_up_after
-        while True:
-            try:
-                return await write()
-            except RedisError as exc:
-                failures += 1
-                delay = backoff_delay(
-                    failures, base=0.05, cap=self.settings.store_retry_max_seconds
-                )
-                if end is not None and time.monotonic() + delay > end:
-                    raise
-                if failures in _LOG_RETRY_AT or failures % 64 == 0:
-                    log.warning(
-                        "run_write_retry",
-                        write=what,
-                        error=type(exc).__name__,
-                        failures=failures,
-                        retry_in=round(delay, 2),
-                    )
-                await asyncio.sleep(delay)
+        return await retry_store_write(
+            what, write, cap=self.settings.store_retry_max_seconds, give_up_after=give_up_after
+        )
 
     async def _complete(self, claim: ClaimedRun, result: ProcessResult) -> TickOutcome:
         for continuation in result.continuations:  # idempotent by natural key

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from memory_worker.connections import backoff_delay
 from memory_worker.models import RunStatus
 from memory_worker.run_store import (
     Pulse,
@@ -20,7 +21,7 @@ from memory_worker.run_store import (
     touch_pulse,
 )
 from memory_worker.settings import Settings
-from memory_worker.worker import backoff_delay, next_failure_count, tick_budgets
+from memory_worker.worker import next_failure_count, tick_budgets
 from tests.factories import make_request
 
 T0 = 1_800_000_000_000
