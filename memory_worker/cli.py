@@ -142,7 +142,13 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
         pipeline = workers[0].ctx.get("pipeline") if workers else None
         return (pipeline.last_loop_ms or None) if pipeline is not None else None
 
-    server = HealthServer(settings, url, host=host, port=port, worker_heartbeat=heartbeat)
+    def tick_age() -> float | None:
+        pipeline = workers[0].ctx.get("pipeline") if workers else None
+        return pipeline.oldest_tick_age() if pipeline is not None else None
+
+    server = HealthServer(
+        settings, url, host=host, port=port, worker_heartbeat=heartbeat, worker_tick_age=tick_age
+    )
     await server.start()
     try:
         await run_worker(settings, on_worker=workers.append)

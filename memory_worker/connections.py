@@ -12,20 +12,26 @@ Clients are ``arq.connections.ArqRedis`` so the same pool serves arq and us.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import AsyncIterator, Awaitable
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs, unquote, urlparse
 
+import structlog
 from arq.connections import ArqRedis
 from redis.asyncio.sentinel import Sentinel
+from redis.exceptions import RedisError
 
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.settings import Settings
 
 T = TypeVar("T")
+
+log = structlog.get_logger(__name__)
 
 
 class RedisUrlError(ValueError):
@@ -78,15 +84,42 @@ def parse_sentinel_url(url: str) -> SentinelUrl:
     )
 
 
+#: Timeouts of a client made without settings (the settings' defaults).
+DEFAULT_CONNECT_TIMEOUT = 5.0
+DEFAULT_SOCKET_TIMEOUT = 10.0
+
+
+def timeout_options(settings: Settings) -> dict[str, float]:
+    """``client_from_url`` keyword arguments: the connect and socket timeouts of ``settings``."""
+    return {
+        "socket_connect_timeout": settings.redis_connect_timeout_seconds,
+        "socket_timeout": settings.redis_socket_timeout_seconds,
+    }
+
+
 def client_from_url(url: str, **kwargs: Any) -> ArqRedis:
-    """An ``ArqRedis`` client for any supported URL (does not connect yet)."""
+    """An ``ArqRedis`` client for any supported URL (does not connect yet).
+
+    Every client has a connect and a socket timeout (§7 rev 2: a black-holed
+    Redis must not hang a worker); pass :func:`timeout_options` to use the settings'.
+    """
     scheme = urlparse(url).scheme
-    options: dict[str, Any] = {"socket_connect_timeout": 5, "health_check_interval": 15, **kwargs}
+    options: dict[str, Any] = {
+        "socket_connect_timeout": DEFAULT_CONNECT_TIMEOUT,
+        "socket_timeout": DEFAULT_SOCKET_TIMEOUT,
+        "health_check_interval": 15,
+        **kwargs,
+    }
     if scheme in {"redis+sentinel", "rediss+sentinel", "sentinel"}:
         spec = parse_sentinel_url(url)
         sentinel = Sentinel(  # type: ignore[no-untyped-call]
             spec.sentinels,
-            sentinel_kwargs={"password": spec.password, "ssl": spec.ssl},
+            sentinel_kwargs={
+                "password": spec.password,
+                "ssl": spec.ssl,
+                "socket_connect_timeout": options["socket_connect_timeout"],
+                "socket_timeout": options["socket_timeout"],
+            },
             ssl=spec.ssl,
             password=spec.password,
             username=spec.username,
@@ -131,7 +164,7 @@ async def open_redis(settings: Settings, *, url: str | None = None) -> RedisHand
     embedded: EmbeddedValkey | None = None
     if url is None:
         url, embedded = resolve_url(settings)
-    client = client_from_url(url)
+    client = client_from_url(url, **timeout_options(settings))
     await client.ping()
     return RedisHandle(client=client, url=url, embedded=embedded)
 
@@ -145,6 +178,56 @@ async def redis_session(
         yield handle
     finally:
         await handle.close(stop_embedded=stop_embedded)
+
+
+#: Store-write retries log at these failure counts only (then every 64th).
+LOG_RETRY_AT = frozenset({1, 2, 4, 8, 16, 32})
+
+
+def backoff_delay(failures: int, *, base: float, cap: float) -> float:
+    """Sleep before retry number ``failures`` (1-based): ``base · 2^(failures-1)``, capped.
+
+    One schedule for the worker loop riding out Redis and for retried store writes.
+    """
+    if failures <= 0:
+        return 0.0
+    return float(min(base * 2 ** min(failures - 1, 30), cap))
+
+
+async def retry_store_write(
+    what: str,
+    write: Callable[[], Awaitable[T]],
+    *,
+    cap: float,
+    give_up_after: float | None = None,
+) -> T:
+    """Retry ``write`` on any Redis error with capped back-off until it lands (§7 rev 2).
+
+    For writes that are safe to repeat: fenced by a lease token (a repeat of a write
+    that landed answers "not yours") or idempotent (a run's card write). A store
+    error is never evidence against the work, so the default is to wait for Redis
+    as long as it takes; ``give_up_after`` (seconds) bounds it where the caller
+    cannot wait (shutdown) and re-raises the last error.
+    """
+    failures = 0
+    end = None if give_up_after is None else time.monotonic() + give_up_after
+    while True:
+        try:
+            return await write()
+        except RedisError as exc:
+            failures += 1
+            delay = backoff_delay(failures, base=0.05, cap=cap)
+            if end is not None and time.monotonic() + delay > end:
+                raise
+            if failures in LOG_RETRY_AT or failures % 64 == 0:
+                log.warning(
+                    "store_write_retry",
+                    write=what,
+                    error=type(exc).__name__,
+                    failures=failures,
+                    retry_in=round(delay, 2),
+                )
+            await asyncio.sleep(delay)
 
 
 async def awaited(value: Awaitable[T] | T) -> T:

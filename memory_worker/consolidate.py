@@ -74,6 +74,7 @@ from memory_worker.cards import (
     RunWrites,
     visible_scope_keys,
 )
+from memory_worker.connections import retry_store_write
 from memory_worker.extraction import decode_extraction
 from memory_worker.models import Message, RunRequest
 from memory_worker.noise import filter_messages
@@ -533,7 +534,15 @@ async def consolidate_run(
             embedding=episode_vector,
         ),
     )
-    applied = await store.apply_run(request.chat_id, run_id, writes, now=moment)
+    # §7 rev 2: a store error never discards a farm result that succeeded. The write is
+    # one idempotent script, so it is retried until Redis takes it (bounded by the
+    # run's deadline; then the store error releases the run, attempt refunded).
+    applied = await retry_store_write(
+        "cards",
+        lambda: store.apply_run(request.chat_id, run_id, writes, now=moment),
+        cap=settings.store_retry_max_seconds,
+        give_up_after=None if deadline is None else max(0.0, deadline - time.monotonic()),
+    )
     result = _result(
         base,
         applied,

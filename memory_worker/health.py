@@ -7,8 +7,13 @@
   Redis user may run Lua scripts (every enqueue and claim is one; a user
   without ``EVALSHA`` would otherwise read as ready while all work fails —
   :func:`memory_worker.redis_checks.scripts_allowed`) and,
-  when this process runs a worker, the worker loop's heartbeat
-  (``Pipeline.last_loop_ms``) is younger than ``MEMORY_READINESS_STALL_SECONDS``.
+  when this process runs a worker, the worker is demonstrably working
+  (§11 rev 2: fed by the work itself, not by a side task): its poll loop's
+  last good iteration (``Pipeline.last_loop_ms``, set by
+  ``MemoryWorker._poll_iteration`` only) is younger than
+  ``MEMORY_READINESS_STALL_SECONDS``, and no tick has run longer than its
+  budget (``MEMORY_TICK_TIMEOUT_SECONDS``; ``Pipeline.oldest_tick_age``) —
+  a wedged loop or a wedged tick is 503.
 
 A farm outage is **not** unreadiness: the worker is doing exactly what it
 should (one delayed probe, runs released). It shows in the body instead —
@@ -41,6 +46,9 @@ from memory_worker.ticks import TickQueue
 #: Returns the worker loop's last heartbeat (unix ms), or None before the worker started.
 Heartbeat = Callable[[], int | None]
 
+#: Returns how long (s) the worker's longest-running tick has run, or None when none runs.
+TickAge = Callable[[], float | None]
+
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
@@ -56,8 +64,10 @@ def readiness(
     now_ms: int,
     stall_seconds: float,
     scripts_ok: bool = True,
+    oldest_tick_age_s: float | None = None,
+    tick_budget_s: float | None = None,
 ) -> Verdict:
-    """Ready when Redis answers and runs our scripts, and (for a worker) its loop is not stalled."""
+    """Ready when Redis answers and runs our scripts, and (for a worker) its loop and ticks are not wedged."""
     problems: list[str] = []
     if not redis_ok:
         problems.append("redis_unreachable")
@@ -68,6 +78,12 @@ def readiness(
             problems.append("worker_starting")
         elif now_ms - loop_heartbeat_ms > stall_seconds * 1000:
             problems.append("worker_loop_stalled")
+        if (
+            oldest_tick_age_s is not None
+            and tick_budget_s is not None
+            and oldest_tick_age_s > tick_budget_s
+        ):
+            problems.append("tick_past_budget")
     return Verdict(not problems, tuple(problems))
 
 
@@ -84,6 +100,7 @@ class HealthCheck:
         settings: Settings,
         *,
         worker_heartbeat: Heartbeat | None = None,
+        worker_tick_age: TickAge | None = None,
         breakers: BreakerStore | None = None,
         targets: Sequence[str] = (),
         timeout: float = 1.0,
@@ -93,6 +110,7 @@ class HealthCheck:
         self.settings = settings
         self.keys = Keys(settings.key_prefix)
         self.worker_heartbeat = worker_heartbeat
+        self.worker_tick_age = worker_tick_age
         self.breakers = breakers
         self.targets = list(targets)
         self.timeout = timeout
@@ -144,6 +162,7 @@ class HealthCheck:
         now_ms = int(self._clock() * 1000)
         runs_worker = self.worker_heartbeat is not None
         heartbeat = self.worker_heartbeat() if self.worker_heartbeat is not None else None
+        tick_age = self.worker_tick_age() if self.worker_tick_age is not None else None
         verdict = readiness(
             redis_ok=latency is not None,
             runs_worker=runs_worker,
@@ -151,6 +170,8 @@ class HealthCheck:
             now_ms=now_ms,
             stall_seconds=self.settings.readiness_stall_seconds,
             scripts_ok=scripts is not False,
+            oldest_tick_age_s=tick_age,
+            tick_budget_s=self.settings.tick_timeout_seconds,
         )
         body: dict[str, Any] = {
             "status": "ready" if verdict.ready else "unready",
@@ -168,6 +189,8 @@ class HealthCheck:
                 if heartbeat is None
                 else round((now_ms - heartbeat) / 1000, 3),
                 "stall_seconds": self.settings.readiness_stall_seconds,
+                "oldest_tick_age_s": None if tick_age is None else round(tick_age, 3),
+                "tick_budget_s": self.settings.tick_timeout_seconds,
             },
         }
         if latency is not None:

@@ -125,6 +125,16 @@ class Keys:
         """HASH worker id → ticks it runs at once."""
         return f"{self.queue_tag}:workers:concurrency"
 
+    @property
+    def worker_runs(self) -> str:
+        """HASH worker id → comma-separated ids of the runs it holds (its heartbeat says so)."""
+        return f"{self.queue_tag}:workers:runs"
+
+    @property
+    def store_pulse(self) -> str:
+        """HASH ``at`` (last worker touch, ms), ``since`` (when the store last came back, ms)."""
+        return f"{self.queue_tag}:workers:pulse"
+
     def maintenance_lock(self, job: str) -> str:
         """Fleet-wide pacing of a maintenance job: set NX with the job's period."""
         return f"{self.queue_tag}:maintenance:{job}"

@@ -1,7 +1,12 @@
 """What a tick does with a claimed run, behind one small interface.
 
 ``RunProcessor`` turns a claimed run into a :class:`ProcessResult` or raises;
-the tick decides release vs fail from the exception's type (``runs.decide``).
+the tick decides release vs fail from the exception's type (``runs.decide``),
+except for store faults: a Redis error (``RedisError``/``StoreError``, e.g. the
+card write refused by an OOM Redis) is never evidence against the work, so the
+run is released with its attempt refunded (§7 rev 2). A processor must finish
+before its ``deadline``; the tick enforces the budget itself and fails a run
+whose processor overruns it as ``task_timeout``.
 The production processor is ``wiring.ConsolidationProcessor``
 (:mod:`memory_worker.consolidate` behind the routed walker); tests plug in
 their own.

@@ -16,6 +16,33 @@ Layout (all under the queue hash tag, see ``keys.py``):
 Claim is O(log n): three ``ZRANGEBYSCORE … LIMIT 0 1`` / ``ZRANGE 0 0`` probes.
 Every change after a claim is fenced by the lease token, so a worker whose
 lease was reclaimed can no longer complete, fail or release the run.
+
+**Leases and store faults (§7 rev 2).** An expired lease alone is not
+evidence that its owner is gone: during a Redis outage (or a Sentinel
+failover, or an OOM that refuses writes) no owner can renew, and a rev 1
+claim would reclaim every run in flight the moment Redis answered again,
+spending an attempt each time. So an expired lease is reclaimed only when
+its owner is **dead** or **no longer holds the run**:
+
+- every worker's heartbeat (:meth:`RunStore.heartbeat`, one script) writes
+  its expiry into ``workers`` (ZSET) and the ids of the runs it holds into
+  ``workers:runs`` (HASH owner → ``id,id``); a claim appends the claimed id
+  to its owner's entry, so a run is listed from the moment it is claimed;
+- the store's **pulse** (``workers:pulse``: ``at`` = the last time any worker
+  touched the store, ``since`` = when the store last came back after a gap
+  longer than one heartbeat TTL) measures time *the store was
+  answering*: an owner's heartbeat deadline is never earlier than
+  ``since + heartbeat TTL``. After an outage of any length every owner gets
+  one heartbeat TTL to show up again before its runs can be taken;
+- the claim's expired-lease branch asks :func:`lease_kept_for_owner` (its
+  pure twin): owner alive (by heartbeat or the post-outage grace) *and*
+  listing the run → the lease is left alone (its index entry moves one
+  lease period on); otherwise it is reclaimed (or retired at the last
+  attempt) as before — a worker killed with -9 still spends one attempt.
+
+A returning owner renews with its token (the renew script checks only the
+token and the status, not the expiry), so it keeps the run exactly when
+nobody took it; a renewal answered 0 is the one definite proof of loss.
 """
 
 from __future__ import annotations
@@ -57,6 +84,14 @@ local function set_status(rk, id, status_prefix, from, to, now)
 end
 local function clear_lease(rk)
   redis.call('HSET', rk, 'lease_owner', '', 'lease_token', '', 'leased_until', '')
+end
+"""
+
+_PULSE = """
+local function touch_pulse(pk, now, gap)
+  local at = tonumber(redis.call('HGET', pk, 'at') or '')
+  if (not at) or now - at > gap then redis.call('HSET', pk, 'since', now) end
+  if (not at) or now > at then redis.call('HSET', pk, 'at', now) end
 end
 """
 
@@ -107,12 +142,29 @@ return {'enqueued', ARGV[2]}
 _CLAIM = (
     _SET_STATUS
     + VERSION_ACTION_LUA
+    + _PULSE
     + """
--- KEYS: queued, retry, leases, retired, counters, parked:<own version>, parked counts
+-- KEYS: queued, retry, leases, retired, counters, parked:<own version>, parked counts,
+--       workers, worker_runs, pulse
 -- ARGV: now, lease_ms, owner, token, prompt_version, max_attempts, run_prefix,
---       status_prefix, max_loops, error_log_max, restore_batch
+--       status_prefix, max_loops, error_log_max, restore_batch, heartbeat_ttl_ms, pulse_gap_ms
 local now = tonumber(ARGV[1])
 local max_attempts = tonumber(ARGV[6])
+local ttl = tonumber(ARGV[12])
+touch_pulse(KEYS[10], now, tonumber(ARGV[13]))
+local since = tonumber(redis.call('HGET', KEYS[10], 'since') or '')
+-- lease_kept_for_owner() in run_store.py is this function's Python twin
+local function kept_for_owner(rk, id)
+  local owner = redis.call('HGET', rk, 'lease_owner')
+  if (not owner) or owner == '' then return false end
+  local expiry = tonumber(redis.call('ZSCORE', KEYS[8], owner) or '')
+  if not expiry then return false end
+  local held = redis.call('HGET', KEYS[9], owner) or ''
+  if not string.find(',' .. held .. ',', ',' .. id .. ',', 1, true) then return false end
+  local alive_until = expiry
+  if since and since + ttl > alive_until then alive_until = since + ttl end
+  return now <= alive_until
+end
 local retired, skipped = {}, {}
 -- prompt versions (§7 rev 2): runs of our version that older workers parked come back
 local back = redis.call('ZRANGE', KEYS[6], 0, tonumber(ARGV[11]) - 1, 'WITHSCORES')
@@ -139,13 +191,23 @@ for _ = 1, tonumber(ARGV[9]) do
     end
   end
   local rk = ARGV[7] .. id
-  local pv = redis.call('HGET', rk, 'prompt_version') or ''
-  local action = version_action(pv, ARGV[5])
-  if action == 'park' then  -- a newer version: untouched, the caller parks it for its workers
-    return {{}, retired, skipped, {id, pv, bucket}}
-  end
-  redis.call('ZREM', KEYS[bucket], id)
   local status = redis.call('HGET', rk, 'status')
+  local pv, action = '', 'claim'
+  if status and bucket == 3 and kept_for_owner(rk, id) then
+    -- a live owner still works on it (it could not renew while the store was away)
+    local until_ms = now + tonumber(ARGV[2])
+    redis.call('ZADD', KEYS[3], until_ms, id)
+    redis.call('HSET', rk, 'leased_until', until_ms)
+    redis.call('HINCRBY', KEYS[5], 'lease_kept_for_owner', 1)
+    status = nil
+  else
+    pv = redis.call('HGET', rk, 'prompt_version') or ''
+    action = version_action(pv, ARGV[5])
+    if action == 'park' then  -- a newer version: untouched, the caller parks it for its workers
+      return {{}, retired, skipped, {id, pv, bucket}}
+    end
+    redis.call('ZREM', KEYS[bucket], id)
+  end
   if status then
     local attempts = tonumber(redis.call('HGET', rk, 'attempts') or '0')
     if action == 'skip' then  -- an older version
@@ -172,6 +234,8 @@ for _ = 1, tonumber(ARGV[9]) do
       redis.call('HSET', rk, 'attempts', attempts + 1, 'lease_owner', ARGV[3],
         'lease_token', ARGV[4], 'leased_until', until_ms, 'next_attempt_at', '')
       redis.call('ZADD', KEYS[3], until_ms, id)
+      local mine = redis.call('HGET', KEYS[9], ARGV[3])
+      redis.call('HSET', KEYS[9], ARGV[3], (mine and mine ~= '') and (mine .. ',' .. id) or id)
       redis.call('HINCRBY', KEYS[5], 'claimed:' .. ({'queued', 'retry', 'lease_expired'})[bucket], 1)
       return {redis.call('HGETALL', rk), retired, skipped, {}}
     end
@@ -203,6 +267,32 @@ if b ~= 1 then
     'lease_owner', '', 'lease_token', '', 'leased_until', '')
 end
 redis.call('HINCRBY', KEYS[10], 'parked:prompt_version', 1)
+return 1
+"""
+
+_HEARTBEAT = (
+    _PULSE
+    + """
+-- KEYS: workers, worker_runs, pulse, worker_concurrency
+-- ARGV: now, ttl_ms, owner, concurrency, pulse_gap_ms, held run ids (comma-separated)
+local now = tonumber(ARGV[1])
+touch_pulse(KEYS[3], now, tonumber(ARGV[5]))
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
+redis.call('HSET', KEYS[4], ARGV[3], ARGV[4])
+if ARGV[6] == '' then
+  redis.call('HDEL', KEYS[2], ARGV[3])
+else
+  redis.call('HSET', KEYS[2], ARGV[3], ARGV[6])
+end
+return redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf')
+"""
+)
+
+_DEREGISTER = """
+-- KEYS: workers, worker_runs, worker_concurrency   ARGV: owner
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
 return 1
 """
 
@@ -437,6 +527,48 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+@dataclass(frozen=True, slots=True)
+class Pulse:
+    """The store's pulse: last worker touch and when the store last came back (unix ms)."""
+
+    at: int | None
+    since: int | None
+
+
+def touch_pulse(pulse: Pulse, *, now: int, gap_ms: int) -> Pulse:
+    """A worker touched the store at ``now``; a silence longer than ``gap_ms`` restarts ``since``.
+
+    The Lua ``touch_pulse`` in the claim and heartbeat scripts is a line-by-line translation.
+    """
+    since = now if pulse.at is None or now - pulse.at > gap_ms else pulse.since
+    at = now if pulse.at is None or now > pulse.at else pulse.at
+    return Pulse(at, since)
+
+
+def lease_kept_for_owner(
+    *,
+    owner_expiry_ms: int | None,
+    owner_lists_run: bool,
+    since_ms: int | None,
+    now: int,
+    heartbeat_ttl_ms: int,
+) -> bool:
+    """Whether a claim must leave an *expired* lease to its owner (§7 rev 2).
+
+    The owner keeps it while it is alive — its heartbeat has not expired, or the
+    store came back less than one heartbeat TTL ago (nobody could heartbeat while
+    it was away) — and its heartbeat still lists the run. A dead owner, or a live
+    one that dropped the run, loses it. The claim script's ``kept_for_owner`` is
+    the Lua twin.
+    """
+    if owner_expiry_ms is None or not owner_lists_run:
+        return False
+    alive_until = owner_expiry_ms
+    if since_ms is not None:
+        alive_until = max(alive_until, since_ms + heartbeat_ttl_ms)
+    return now <= alive_until
+
+
 def new_run_id(at_ms: int) -> str:
     """Time-sortable id: 12 hex digits of ms, then 8 random hex digits."""
     return f"r{at_ms:012x}{secrets.token_hex(4)}"
@@ -459,6 +591,8 @@ class RunStore:
         self._enqueue = redis.register_script(_ENQUEUE)
         self._claim = redis.register_script(_CLAIM)
         self._renew = redis.register_script(_RENEW)
+        self._heartbeat = redis.register_script(_HEARTBEAT)
+        self._deregister = redis.register_script(_DEREGISTER)
         self._complete = redis.register_script(_COMPLETE)
         self._fail = redis.register_script(_FAIL)
         self._release = redis.register_script(_RELEASE)
@@ -473,6 +607,19 @@ class RunStore:
     @property
     def _status_prefix(self) -> str:
         return self.keys.by_status("")
+
+    @property
+    def heartbeat_ttl_ms(self) -> int:
+        """A worker whose heartbeat is older than this is dead (3 heartbeat periods)."""
+        return int(self.settings.worker_heartbeat_seconds * 3000)
+
+    @property
+    def pulse_gap_ms(self) -> int:
+        """A store silence longer than this (one heartbeat TTL) counts as an outage.
+
+        Shorter silences cannot strand a run: a lease renewed on schedule outlives
+        them, and the owner renews within about a second of Redis answering."""
+        return self.heartbeat_ttl_ms
 
     # --- enqueue ------------------------------------------------------------------------------
     def check_limits(self, request: RunRequest, encoded: bytes) -> None:
@@ -585,6 +732,9 @@ class RunStore:
                     k.counters,
                     k.parked(version),
                     k.parked_counts,
+                    k.workers,
+                    k.worker_runs,
+                    k.store_pulse,
                 ],
                 args=[
                     now,
@@ -598,6 +748,8 @@ class RunStore:
                     64,
                     self.settings.error_log_max_entries,
                     RESTORE_PER_CLAIM,
+                    self.heartbeat_ttl_ms,
+                    self.pulse_gap_ms,
                 ],
             )
             fields, more_retired, more_skipped, park = raw
@@ -639,8 +791,34 @@ class RunStore:
         )
         log.info("run_parked", run_id=run_id, prompt_version=version)
 
+    async def heartbeat(
+        self, owner: str, held: Sequence[str], *, concurrency: int, at_ms: int | None = None
+    ) -> list[str]:
+        """Register ``owner`` as alive, holding ``held``; returns the live workers' ids."""
+        now = at_ms if at_ms is not None else now_ms()
+        k = self.keys
+        live = await self._heartbeat(
+            keys=[k.workers, k.worker_runs, k.store_pulse, k.worker_concurrency],
+            args=[
+                now,
+                self.heartbeat_ttl_ms,
+                owner,
+                concurrency,
+                self.pulse_gap_ms,
+                ",".join(sorted(held)),
+            ],
+        )
+        return [_s(w) for w in live]
+
+    async def deregister(self, owner: str) -> None:
+        k = self.keys
+        await self._deregister(keys=[k.workers, k.worker_runs, k.worker_concurrency], args=[owner])
+
     async def renew(self, claim: ClaimedRun, *, at_ms: int | None = None) -> bool:
-        """Extend the lease; False when the run was reclaimed (the lease is lost)."""
+        """Extend the lease, even an expired one nobody took; False = another owner has it.
+
+        The one definite proof that the run is lost: any Redis error is raised, never
+        read as a loss (§7 rev 2)."""
         now = at_ms if at_ms is not None else now_ms()
         until = now + int(self.settings.lease_seconds * 1000)
         ok = await self._renew(

@@ -26,7 +26,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.process_collector import ProcessCollector
 
 from memory_worker.connections import client_from_url
-from memory_worker.health import HealthCheck, Heartbeat
+from memory_worker.health import HealthCheck, Heartbeat, TickAge
 from memory_worker.metrics import (
     MemoryCollector,
     Sampler,
@@ -93,6 +93,7 @@ class HealthServer:
         url: str,
         *,
         worker_heartbeat: Heartbeat | None = None,
+        worker_tick_age: TickAge | None = None,
         host: str | None = None,
         port: int | None = None,
     ) -> None:
@@ -101,6 +102,7 @@ class HealthServer:
         self.host = host if host is not None else settings.serve_host
         self.port = port if port is not None else settings.serve_port
         self.worker_heartbeat = worker_heartbeat
+        self.worker_tick_age = worker_tick_age
         self._redis: ArqRedis | None = None
         self._runner: web.AppRunner | None = None
 
@@ -111,6 +113,7 @@ class HealthServer:
             redis,
             self.settings,
             worker_heartbeat=self._heartbeat if self.worker_heartbeat else None,
+            worker_tick_age=self.worker_tick_age,
             breakers=fleet_breakers(redis, self.settings),
             targets=targets,
         )

@@ -47,7 +47,20 @@ class Settings(BaseSettings):
     key_prefix: str = Field("mw:", description="Prefix of every Redis key this deployment owns.")
     data_dir: Path = Field(Path("var"), description="Local state: embedded Valkey data, logs.")
     redis_reconnect_max_seconds: float = Field(
-        30.0, description="Cap of the reconnect back-off when Redis goes away."
+        1.0,
+        description="Cap of the worker loop's back-off while Redis is away (short: work "
+        "resumes within about this long after Redis answers).",
+    )
+    redis_connect_timeout_seconds: float = Field(
+        5.0, description="Connect timeout of every Redis client."
+    )
+    redis_socket_timeout_seconds: float = Field(
+        10.0,
+        description="Socket (read/write) timeout of every Redis client: a black-holed Redis "
+        "cannot hang a worker.",
+    )
+    store_retry_max_seconds: float = Field(
+        2.0, description="Cap of the back-off between retries of a run's outcome write."
     )
 
     # --- farm / Discovery client (§3) -------------------------------------------------------

@@ -13,7 +13,14 @@ many workers defer at once, exactly one delayed probe remains.
   breaker-open before claiming) → a follow-up **only if no other tick is
   pending**, available after the backend retry interval (the single probe);
 - shutdown release → one immediate follow-up if none is pending, so the rest
-  of the fleet carries on.
+  of the fleet carries on;
+- store fault (claim refused, or the run released because Redis failed) →
+  the same single delayed probe as an outage.
+
+A tick queues its follow-ups *before* it leaves the running set (§8 rev 2),
+so a wake-up or a safety-net pass (mode ``kick``: only when nothing is
+pending and nothing running) cannot slip a second, immediate tick into the
+window between the two.
 
 A running tick registers itself in a ``ticks:running`` ZSET with an expiry
 that its worker's heartbeat renews, so the cron safety net can tell a live
@@ -75,7 +82,11 @@ def plan_followups(outcome: TickOutcome, *, retry_interval: float) -> TickPlan:
         return TickPlan(Mode.PROBE, base=1, delay_s=retry_interval)
     if outcome in (TickOutcome.SHUTDOWN, TickOutcome.ABANDONED):
         return TickPlan(Mode.PROBE, base=1)
-    return NO_FOLLOWUP  # IDLE, STORE_ERROR: the safety net restarts the pipeline
+    if outcome is TickOutcome.STORE_ERROR:
+        # the store refused (or a run went back for a store fault): one delayed probe,
+        # like a farm outage; the poll loop and the safety net also restart the pipeline
+        return TickPlan(Mode.PROBE, base=1, delay_s=retry_interval)
+    return NO_FOLLOWUP  # IDLE: the pipeline drains
 
 
 def ticks_to_add(plan: TickPlan, *, pending: int, running: int, target: int) -> int:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import socket
 import subprocess
 import time
@@ -10,9 +12,16 @@ from pathlib import Path
 
 import pytest
 from redis.asyncio.connection import SSLConnection
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from memory_worker.connections import RedisUrlError, client_from_url, parse_sentinel_url
+from memory_worker.connections import (
+    RedisUrlError,
+    client_from_url,
+    parse_sentinel_url,
+    timeout_options,
+)
 from memory_worker.embedded import EmbeddedValkey, valkey_binary
+from memory_worker.settings import Settings
 
 
 def test_sentinel_url_forms() -> None:
@@ -82,3 +91,33 @@ async def test_sentinel_url_reaches_the_elected_master(tmp_path: Path) -> None:
         sentinel.terminate()
         sentinel.wait(timeout=10)
         master.stop()
+
+
+def test_every_client_has_connect_and_socket_timeouts() -> None:
+    plain = client_from_url("redis://127.0.0.1:6379/0").connection_pool.connection_kwargs
+    assert plain["socket_connect_timeout"] > 0
+    assert plain["socket_timeout"] > 0
+    options = timeout_options(
+        Settings(redis_connect_timeout_seconds=1.5, redis_socket_timeout_seconds=2.5)
+    )
+    tuned = client_from_url("redis://127.0.0.1:6379/0", **options)
+    kwargs = tuned.connection_pool.connection_kwargs
+    assert (kwargs["socket_connect_timeout"], kwargs["socket_timeout"]) == (1.5, 2.5)
+
+
+async def test_a_black_holed_redis_cannot_hang_a_client(tmp_path: Path) -> None:
+    """SIGSTOP: the TCP connection stays open but nothing answers (a partitioned primary)."""
+    server = EmbeddedValkey(tmp_path / "valkey").ensure()
+    client = client_from_url(server.url, socket_timeout=0.5)
+    assert server.pid is not None
+    try:
+        assert await client.ping()
+        os.kill(server.pid, signal.SIGSTOP)
+        start = time.monotonic()
+        with pytest.raises(RedisTimeoutError):
+            await client.get("x")
+        assert time.monotonic() - start < 3.0
+    finally:
+        os.kill(server.pid, signal.SIGCONT)
+        await client.aclose()
+        server.stop()

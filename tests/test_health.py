@@ -131,6 +131,8 @@ async def test_farm_outage_is_ready_with_the_outage_in_the_body(
     await store.enqueue(make_request(5))
     pipeline = Pipeline(settings=settings, redis=redis, processor=Unreachable())
     await pipeline.heartbeat()
+    assert pipeline.last_loop_ms == 0  # the side heartbeat no longer feeds readiness (rev 2)
+    pipeline.last_loop_ms = int(time.time() * 1000)  # what a good poll iteration records
     assert await pipeline.tick("job-1") == "deferred"  # released, deferral recorded
     breakers = fleet_breakers(redis, settings)
     target = route_target_ids(settings)[0]
@@ -182,3 +184,47 @@ async def test_stalled_worker_loop_is_unready(settings: Settings, redis: Any) ->
     assert answer.json()["problems"] == ["worker_loop_stalled"]
     assert before_start.status_code == 503
     assert before_start.json()["problems"] == ["worker_starting"]
+
+
+@pytest.mark.parametrize(
+    ("tick_age", "problems"),
+    [
+        (None, ()),  # no tick running
+        (10.0, ()),  # within its budget
+        (60.0, ()),  # exactly at the budget
+        (60.5, ("tick_past_budget",)),  # wedged tick (§11 rev 2)
+    ],
+    ids=["idle", "working", "at-budget", "past-budget"],
+)
+def test_readiness_follows_the_ticks(tick_age: float | None, problems: tuple[str, ...]) -> None:
+    verdict = readiness(
+        redis_ok=True,
+        runs_worker=True,
+        loop_heartbeat_ms=NOW,
+        now_ms=NOW,
+        stall_seconds=60.0,
+        oldest_tick_age_s=tick_age,
+        tick_budget_s=60.0,
+    )
+    assert verdict.problems == problems
+    assert verdict.ready is (not problems)
+
+
+async def test_a_tick_past_its_budget_is_unready(settings: Settings, redis: Any) -> None:
+    fresh = int(time.time() * 1000)
+    wedged = settings.tick_timeout_seconds + 1
+    server = HealthServer(
+        settings,
+        settings.redis_url or "",
+        port=0,
+        worker_heartbeat=lambda: fresh,
+        worker_tick_age=lambda: wedged,
+    )
+    await server.start()
+    try:
+        answer = await get(server.base_url + "/readyz")
+    finally:
+        await server.stop()
+    assert answer.status_code == 503
+    assert answer.json()["problems"] == ["tick_past_budget"]
+    assert answer.json()["worker"]["oldest_tick_age_s"] == wedged

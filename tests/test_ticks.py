@@ -23,7 +23,7 @@ T0 = 1_800_000_000_000
         (TickOutcome.COMPLETED, Mode.AMPLIFY, 1, 1, 0.0),
         (TickOutcome.FAILED, Mode.AMPLIFY, 1, 0, 0.0),
         (TickOutcome.IDLE, Mode.AMPLIFY, 0, 0, 0.0),
-        (TickOutcome.STORE_ERROR, Mode.AMPLIFY, 0, 0, 0.0),
+        (TickOutcome.STORE_ERROR, Mode.PROBE, 1, 0, 15.0),
         (TickOutcome.DEFERRED, Mode.PROBE, 1, 0, 15.0),
         (TickOutcome.SHUTDOWN, Mode.PROBE, 1, 0, 0.0),
         (TickOutcome.ABANDONED, Mode.PROBE, 1, 0, 0.0),

@@ -12,6 +12,10 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from arq.constants import in_progress_key_prefix
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import OutOfMemoryError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from llm_client import BackendUnavailable, TaskTimeout
 from memory_worker.connections import client_from_url
@@ -258,3 +262,158 @@ async def test_a_run_lost_on_its_last_attempt_is_retired_and_reported(
     assert await pipeline.tick("job-1") == "idle"
     assert reported == [([rid], "lease_expired", "worker_lost")]
     assert (await store.get(rid or "")).retired
+
+
+class Flaky:
+    """Wraps an async store method: raises ``error`` for the first ``times`` calls or until
+    ``until`` (loop time), then delegates."""
+
+    def __init__(self, real: Any, error: Exception, *, times: int = 0, until: float = 0.0):
+        self.real = real
+        self.error = error
+        self.times = times
+        self.until = until
+        self.calls = 0
+
+    async def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        if self.calls <= self.times or asyncio.get_running_loop().time() < self.until:
+            raise self.error
+        return await self.real(*args, **kwargs)
+
+
+@contextlib.asynccontextmanager
+async def patched_workers(
+    settings: Settings,
+    redis_url: str,
+    processor: FakeProcessor,
+    patch: Callable[[Pipeline], None],
+    n: int = 1,
+) -> AsyncIterator[list[Pipeline]]:
+    pipelines: list[Pipeline] = []
+
+    async def factory(s: Settings, redis: Any) -> Pipeline:
+        pipeline = Pipeline(settings=s, redis=redis, processor=processor)
+        patch(pipeline)
+        pipelines.append(pipeline)
+        return pipeline
+
+    clients = [client_from_url(redis_url) for _ in range(n)]
+    started = [
+        create_worker(settings, c, pipeline_factory=factory, handle_signals=False) for c in clients
+    ]
+    tasks = [asyncio.create_task(w.async_run()) for w in started]
+    try:
+        yield pipelines
+    finally:
+        for t in tasks:
+            t.cancel()
+        for w in started:
+            await w.close()
+
+
+async def test_completion_write_is_retried_through_a_store_fault(
+    fast: Settings, redis: Any, redis_url: str
+) -> None:
+    store = RunStore(redis, fast)
+    rid = (await store.enqueue(make_request(1))).run_id
+    assert rid
+    oom = OutOfMemoryError("command not allowed when used memory > 'maxmemory'")
+    flaky: list[Flaky] = []
+
+    def patch(pipeline: Pipeline) -> None:
+        flaky.append(Flaky(pipeline.store.complete, oom, times=3))
+        pipeline.store.complete = flaky[-1]  # type: ignore[method-assign]
+
+    processor = FakeProcessor()
+    async with patched_workers(fast, redis_url, processor, patch):
+        await Pipeline(settings=fast, redis=redis, processor=processor).wake()
+
+        async def completed() -> bool:
+            return (await store.get(rid)).status is RunStatus.COMPLETED
+
+        await wait_for(completed)
+    run = await store.get(rid)
+    assert (run.attempts, run.releases, run.error_log) == (1, 0, [])
+    assert flaky[0].calls == 4  # three refusals, then it landed
+    assert processor.calls == 1  # the farm result was kept, not redone
+
+
+async def test_renewals_failing_longer_than_the_lease_never_cancel_the_work(
+    fast: Settings, redis: Any, redis_url: str
+) -> None:
+    store = RunStore(redis, fast)
+    rid = (await store.enqueue(make_request(1))).run_id
+    assert rid
+    blackout_until = asyncio.get_running_loop().time() + fast.lease_seconds * 2
+
+    def patch(pipeline: Pipeline) -> None:
+        pipeline.store.renew = Flaky(  # type: ignore[method-assign]
+            pipeline.store.renew,
+            RedisTimeoutError("Timeout reading from socket"),
+            until=blackout_until,
+        )
+
+    processor = FakeProcessor(delay=fast.lease_seconds * 2.5)
+    async with patched_workers(fast, redis_url, processor, patch, n=2):
+        await Pipeline(settings=fast, redis=redis, processor=processor).wake()
+
+        async def completed() -> bool:
+            return (await store.get(rid)).status is RunStatus.COMPLETED
+
+        await wait_for(completed, timeout=20)
+    run = await store.get(rid)
+    assert processor.calls == 1  # never cancelled, never reclaimed by the other worker
+    assert (run.attempts, run.releases, run.error_log) == (1, 0, [])
+
+
+async def test_a_store_fault_inside_processing_releases_and_spends_nothing(
+    fast: Settings, redis: Any, redis_url: str
+) -> None:
+    store = RunStore(redis, fast.model_copy(update={"max_attempts": 1}))
+    rid = (await store.enqueue(make_request(1))).run_id
+    assert rid
+    s = fast.model_copy(update={"max_attempts": 1, "consolidation_backend_retry_interval": 0.2})
+    faults = iter([RedisConnectionError("Connection closed by server.")])
+    processor = FakeProcessor(lambda _: next(faults, None))
+    async with workers(s, redis_url, processor):
+        await Pipeline(settings=s, redis=redis, processor=processor).wake()
+
+        async def completed() -> bool:
+            return (await store.get(rid)).status is RunStatus.COMPLETED
+
+        await wait_for(completed, timeout=15)
+    run = await store.get(rid)
+    # even with a single attempt allowed, a store fault neither failed nor retired it
+    assert (run.attempts, run.releases, run.error_log) == (1, 1, [])
+    counters = await redis.hgetall(store.keys.counters)
+    assert int(counters[b"released:store_unavailable"]) == 1
+
+
+async def test_poll_loop_ignores_stale_task_errors_and_resets_its_counter(
+    fast: Settings, redis_url: str
+) -> None:
+    worker = create_worker(fast, client_from_url(redis_url), handle_signals=False)
+    try:
+
+        async def died_during_the_outage() -> None:
+            raise RedisConnectionError("Error 111 connecting to 127.0.0.1:6379.")
+
+        stale = [asyncio.create_task(died_during_the_outage()) for _ in range(3)]
+        await asyncio.gather(*stale, return_exceptions=True)
+        ids = [f"{fast.key_prefix}stale{i}" for i in range(3)]
+        worker.tasks.update(dict(zip(ids, stale, strict=True)))
+        pool = worker.pool
+        for job_id in ids:  # what arq could not clean up while Redis was away
+            await pool.psetex(in_progress_key_prefix + job_id, 3_600_000, b"1")
+            await pool.zadd(worker.queue_name, {job_id: 1})
+        worker._redis_failures = 12  # the loop was riding out an outage
+        await worker._poll_iteration()  # Redis answers again: one good iteration
+        assert worker._redis_failures == 0
+        assert worker.tasks == {}
+        await worker._poll_iteration()  # the next one finishes the orphaned jobs
+        for job_id in ids:
+            assert not await pool.exists(in_progress_key_prefix + job_id)
+            assert await pool.zscore(worker.queue_name, job_id) is None
+    finally:
+        await worker.close()

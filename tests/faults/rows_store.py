@@ -1,0 +1,294 @@
+"""Fault-matrix rows of the store area (§7 "Store faults" rev 2, §8 rev 2): 7, 8, 9, 13, 17.
+
+Rows 7–9 pause, kill or starve a *private* Valkey (never the shared test
+server) under real worker processes and the farm simulator; rows 13 and 17
+drive the real arq worker / pipeline in-process with a processor that hangs
+or a route gate that is closed, so the moment that matters is exact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from memory_worker.connections import client_from_url
+from memory_worker.embedded import EmbeddedValkey
+from memory_worker.farmsim import FarmSimulator
+from memory_worker.farmsim.faults import Fault, FaultKind
+from memory_worker.models import RunStatus
+from memory_worker.processing import ProcessResult
+from memory_worker.run_store import ClaimedRun, RunStore
+from memory_worker.settings import Settings
+from memory_worker.ticks import TickQueue
+from memory_worker.worker import Pipeline, create_worker
+from tests.factories import make_request
+from tests.faults.context import FaultContext, Scenario
+from tests.harness import Fleet, eventually
+
+#: Worker settings of the store rows: a 2 s lease, a 1.5 s heartbeat TTL, 1 s socket timeouts.
+STORE_FAST: dict[str, Any] = {
+    "lease_seconds": 2.0,
+    "lease_renew_seconds": 0.5,
+    "worker_heartbeat_seconds": 0.5,
+    "redis_socket_timeout_seconds": 1.0,
+    "redis_connect_timeout_seconds": 1.0,
+    "store_retry_max_seconds": 0.5,
+    "redis_reconnect_max_seconds": 0.5,
+}
+
+
+@dataclass
+class PrivateStore:
+    server: EmbeddedValkey
+    settings: Settings
+    redis: Any
+    fleet: Fleet
+    store: RunStore
+
+    def pause(self) -> None:
+        assert self.server.pid is not None
+        os.kill(self.server.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.server.pid is not None
+        os.kill(self.server.pid, signal.SIGCONT)
+
+    def kill(self) -> None:
+        assert self.server.pid is not None
+        os.kill(self.server.pid, signal.SIGKILL)
+
+    async def get(self, rid: str) -> Any:
+        while True:
+            with contextlib.suppress(RedisError, OSError):
+                return await self.store.get(rid)
+            await asyncio.sleep(0.05)
+
+    async def counts(self) -> dict[str, int]:
+        try:
+            return await self.store.counts()
+        except (RedisError, OSError):
+            return {}
+
+
+@contextlib.asynccontextmanager
+async def private_store(
+    base: Settings, sim: FarmSimulator, tmp: Path, **overrides: Any
+) -> AsyncIterator[PrivateStore]:
+    """A private Valkey (AOF) with a fleet configured for it; everything stopped afterwards."""
+    server = EmbeddedValkey(tmp / "valkey").ensure()
+    settings = base.model_copy(update={"redis_url": server.url})
+    redis = client_from_url(server.url, socket_timeout=2.0)
+    fleet = Fleet(
+        settings,
+        tmp,
+        env_overrides={"discovery_base_url": sim.base_url, **STORE_FAST, **overrides},
+    )
+    try:
+        yield PrivateStore(server, settings, redis, fleet, RunStore(redis, settings))
+    finally:
+        if server.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(server.pid, signal.SIGCONT)
+        fleet.stop_all()
+        with contextlib.suppress(Exception):
+            await redis.aclose()
+        server.stop()
+
+
+async def _enqueue(store: RunStore, n: int, first_chat: int = 7000) -> list[str]:
+    ids = []
+    for i in range(n):
+        result = await store.enqueue(make_request(first_chat + i, hour=i % 24))
+        assert result.run_id
+        ids.append(result.run_id)
+    return ids
+
+
+async def row7(ctx: FaultContext) -> None:
+    """Redis paused (SIGSTOP) for 2× the lease mid-run, 2 workers: attempts = 1, clean log.
+
+    (Whether the farm's answer is kept — no release — also depends on the walker's
+    breaker bookkeeping being best effort, row 6; the bench prints the releases.)"""
+    async with private_store(ctx.settings, ctx.sim, ctx.tmp_path) as p:
+        _, releases = await assert_pause_costs_nothing(p, ctx.sim)
+        assert releases <= 1
+
+
+async def assert_pause_costs_nothing(p: PrivateStore, sim: FarmSimulator) -> tuple[float, int]:
+    """One trial of acceptance (a); returns (seconds from SIGCONT to completion, releases).
+
+    A release (attempt refunded) happens when the run's card write hit the pause."""
+    (rid,) = await _enqueue(p.store, 1)
+    sim.set_fault(p.settings.extraction_service, Fault(kind=FaultKind.SLOW, seconds=1.0, times=1))
+    before = sim.submits(p.settings.extraction_service)
+    if not p.fleet.workers:
+        p.fleet.start(2)
+    await eventually(lambda: sim.submits(p.settings.extraction_service) > before, timeout=30)
+    p.pause()
+    await asyncio.sleep(2 * float(STORE_FAST["lease_seconds"]))
+    p.resume()
+    resumed = time.monotonic()
+
+    async def completed() -> bool:
+        return (await p.get(rid)).status is RunStatus.COMPLETED
+
+    await eventually(completed, timeout=30)
+    took = time.monotonic() - resumed
+    run = await p.get(rid)
+    assert run.attempts == 1, (run.attempts, run.error_log, p.fleet.logs())
+    assert run.error_log == []
+    assert not run.retired
+    assert all(w.proc.poll() is None for w in p.fleet.workers), p.fleet.logs()
+    return took, run.releases
+
+
+async def row8(ctx: FaultContext) -> None:
+    """Redis killed -9 and restarted from its AOF under 2 busy workers: resume ≤ 2 s."""
+    # the production back-off cap, not a test-compressed one: the cap is part of the fault
+    cap = Settings.model_fields["redis_reconnect_max_seconds"].default
+    async with private_store(
+        ctx.settings, ctx.sim, ctx.tmp_path, redis_reconnect_max_seconds=cap
+    ) as p:
+        resume = await measure_resume_after_kill(p, ctx.sim, runs=40)
+        assert resume <= 2.0, (resume, p.fleet.logs())
+
+
+async def measure_resume_after_kill(p: PrivateStore, sim: FarmSimulator, *, runs: int) -> float:
+    """Seconds from Redis answering again to the next run completed; asserts nothing retired."""
+    ids = await _enqueue(p.store, runs)
+    sim.set_fault(p.settings.extraction_service, Fault(kind=FaultKind.SLOW, seconds=0.3))
+    p.fleet.start(2)
+    await eventually(lambda: _completed_at_least(p, 3), timeout=60)
+    p.kill()
+    await asyncio.sleep(1.5)
+    p.server.ensure()  # same data dir and port: the AOF is replayed
+    answered = time.monotonic()
+    base = (await p.counts()).get("completed", 0)
+    await eventually(lambda: _completed_at_least(p, base + 1), timeout=60, every=0.02)
+    resume = time.monotonic() - answered
+    sim.clear_faults()
+    await eventually(lambda: _completed_at_least(p, runs), timeout=120)
+    finished = await p.store.get_many(ids)
+    assert all(r.status is RunStatus.COMPLETED for r in finished)
+    assert not any(r.retired for r in finished)
+    assert (await p.counts()).get("retired", 0) == 0
+    return resume
+
+
+async def _completed_at_least(p: PrivateStore, n: int) -> bool:
+    return (await p.counts()).get("completed", 0) >= n
+
+
+async def row9(ctx: FaultContext) -> None:
+    """Redis out of memory mid-run (every write refused) for 2× the lease: nothing spent."""
+    async with private_store(ctx.settings, ctx.sim, ctx.tmp_path) as p:
+        (rid,) = await _enqueue(p.store, 1)
+        service = p.settings.extraction_service
+        ctx.sim.set_fault(service, Fault(kind=FaultKind.SLOW, seconds=1.0, times=1))
+        p.fleet.start(2)
+        await eventually(lambda: ctx.sim.submits(service) >= 1, timeout=30)
+        await p.redis.config_set("maxmemory", "1")  # noeviction: every write is OOM
+        await asyncio.sleep(2 * float(STORE_FAST["lease_seconds"]))
+        await p.redis.config_set("maxmemory", "0")
+
+        async def completed() -> bool:
+            return (await p.get(rid)).status is RunStatus.COMPLETED
+
+        await eventually(completed, timeout=30)
+        run = await p.get(rid)
+        assert run.attempts == 1, (run.attempts, run.error_log, p.fleet.logs())
+        assert run.error_log == []
+        assert not run.retired
+        counters = await p.redis.hgetall(p.store.keys.counters)
+        assert not any(k.startswith((b"failed:", b"retired:")) for k in counters), counters
+        assert "OutOfMemoryError" in p.fleet.logs()  # the fault really happened
+        assert run.releases <= 1  # at most one refunded go-around
+
+
+class _Hang:
+    """A processor that ignores its deadline (a wedged extraction)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def __call__(self, run: ClaimedRun, *, deadline: float) -> ProcessResult:
+        self.calls += 1
+        await asyncio.sleep(3600)
+        return ProcessResult(summary={})
+
+
+async def row13(ctx: FaultContext) -> None:
+    """A tick that outlives its budget fails its run as task_timeout; a poison run retires."""
+    s = ctx.settings.model_copy(
+        update={
+            "tick_timeout_seconds": 1.5,
+            "max_attempts": 2,
+            "backoff_unit_seconds": 0.1,
+            "poll_delay_seconds": 0.02,
+            "safety_net_seconds": 1,
+            "worker_heartbeat_seconds": 0.5,
+            "lease_renew_seconds": 0.5,
+        }
+    )
+    store = RunStore(ctx.redis, s)
+    (rid,) = await _enqueue(store, 1)
+    processor = _Hang()
+
+    async def factory(settings: Settings, redis: Any) -> Pipeline:
+        return Pipeline(settings=settings, redis=redis, processor=processor)
+
+    client = client_from_url(ctx.redis_url)
+    worker = create_worker(s, client, pipeline_factory=factory, handle_signals=False)
+    task = asyncio.create_task(worker.async_run())
+    try:
+
+        async def retired() -> bool:
+            return (await store.get(rid)).retired
+
+        await eventually(retired, timeout=30)
+    finally:
+        task.cancel()
+        await worker.close()
+    run = await store.get(rid)
+    assert (run.status, run.attempts, run.releases) == (RunStatus.FAILED, 2, 0)
+    assert [e.code for e in run.error_log] == ["task_timeout", "task_timeout"]
+    counters = await ctx.redis.hgetall(store.keys.counters)
+    assert int(counters[b"failed:task_timeout"]) == 2
+    assert b"released:shutdown" not in counters
+    assert processor.calls == 2
+
+
+class _Closed:
+    async def blocked(self) -> bool:
+        return True
+
+
+async def row17(ctx: FaultContext) -> None:
+    """A wake-up at the moment a deferring tick leaves the running set adds no second tick."""
+    s = ctx.settings.model_copy(update={"consolidation_backend_retry_interval": 30.0})
+    store = RunStore(ctx.redis, s)
+    await _enqueue(store, 1)
+    pipeline = Pipeline(settings=s, redis=ctx.redis, processor=_Hang(), gate=_Closed())
+    ticks = TickQueue(ctx.redis, pipeline.keys)
+    leaving = pipeline.ticks.unmark_running
+
+    async def leave_then_wake(job_id: str) -> None:
+        await leaving(job_id)
+        await pipeline.wake()  # an enqueue's wake-up (or the safety net) right after it left
+
+    pipeline.ticks.unmark_running = leave_then_wake  # type: ignore[method-assign]
+    assert await pipeline.tick(pipeline.keys.tick_job_id("t1")) == "deferred"
+    counts = await ticks.counts()
+    assert (counts.pending, counts.delayed, counts.running) == (1, 1, 0)  # one delayed probe only
+
+
+ROWS: dict[int, Scenario] = {7: row7, 8: row8, 9: row9, 13: row13, 17: row17}
