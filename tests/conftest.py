@@ -13,12 +13,18 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import hypothesis  # noqa: F401  (imported up front: see below)
 import pytest
 
 from memory_worker.connections import client_from_url
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.settings import Settings
+
+# hypothesis' pytest plugin imports hypothesis lazily in its terminal summary; under
+# CPython 3.11.7 a late assertion-rewrite compile at session end can die with
+# "SystemError: AST constructor recursion depth mismatch" after tests that unwound
+# deep asyncio stacks, failing a green run. Importing it here compiles it up front.
 
 
 @pytest.fixture(scope="session")
