@@ -259,6 +259,7 @@ async def build_default_pipeline(
             settings.client_config(),
             embed_config=settings.client_config(workflow=EMBEDDING),
             http=http,
+            local_concurrency=settings.local_embed_concurrency,
         ),
         WalkerConfig(probe_interval_seconds=settings.consolidation_backend_retry_interval),
     )
