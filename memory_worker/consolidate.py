@@ -37,7 +37,7 @@ import math
 import time
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -119,8 +119,30 @@ class Extractor(Protocol):
     ) -> ChatResult: ...
 
 
+class Vectors(list[list[float]]):
+    """An embedder's answer: one vector per text, plus the id of the model that made them.
+
+    ``model`` is None when the embedder does not say (test fakes, old callers); the
+    card store then treats the vectors as of an unknown model (see ``memory_worker.cards``).
+    """
+
+    def __init__(self, rows: Iterable[list[float]] = (), model: str | None = None) -> None:
+        super().__init__(rows)
+        self.model = model
+
+
+def vectors_model(answer: Sequence[Sequence[float]]) -> str | None:
+    """The model an embedder's answer names (None: it does not say)."""
+    return answer.model if isinstance(answer, Vectors) else None
+
+
 class Embedder(Protocol):
-    """Embeds texts (one vector per text, in order) on the ``embedding`` route."""
+    """Embeds texts (one vector per text, in order) on the ``embedding`` route.
+
+    May answer :class:`Vectors` to say which model made them. The related-card
+    lookup may use a second one that embeds retrieval queries (e5's ``query:``
+    prefix; ``consolidate_run(query_embedder=)``); stored texts are passages.
+    """
 
     async def __call__(
         self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
@@ -216,9 +238,15 @@ async def embed_texts(
     key: str,
     dimension: int,
     deadline: float | None,
-) -> tuple[list[list[float]], int]:
-    """Vectors for ``texts`` (chunked calls) and the number of calls; checks the answer's shape."""
-    vectors: list[list[float]] = []
+) -> tuple[Vectors, int]:
+    """Vectors for ``texts`` (chunked calls) and the number of calls; checks the answer's shape.
+
+    The answer's ``model`` is the first chunk's; should a later chunk come from
+    another model (a failover mid-run), its vectors are left empty (``[]``: the
+    card is stored without one) rather than mixed into the chat's space.
+    """
+    vectors = Vectors()
+    models: list[str | None] = []
     calls = 0
     for start in range(0, len(texts), EMBED_CHUNK):
         chunk = list(texts[start : start + EMBED_CHUNK])
@@ -247,7 +275,10 @@ async def embed_texts(
                     f"expected {dimension}",
                     code="embedding_decode",
                 )
-        vectors.extend([list(v) for v in answer])
+        models.append(vectors_model(answer))
+        same = models[-1] == models[0]
+        vectors.extend([list(v) if same else [] for v in answer])
+    vectors.model = models[0] if models else None
     return vectors, calls
 
 
@@ -276,6 +307,7 @@ async def _existing_context(
     deadline: float | None,
     now: datetime,
     counters: _Counters,
+    query_embedder: Embedder | None = None,
 ) -> list[tuple[str, Card]]:
     """Cards shown to the extractor, most relevant first, under aliases ``c1``, ``c2``…
 
@@ -290,7 +322,7 @@ async def _existing_context(
     if embedder is not None and settings.related_cards > 0:
         try:
             vectors, calls = await embed_texts(
-                embedder,
+                query_embedder or embedder,
                 [_related_query(kept)],
                 key=f"{key}:q",
                 dimension=settings.embedding_dimension,
@@ -308,7 +340,12 @@ async def _existing_context(
             )
         else:
             found = await store.similar_cards(
-                request.chat_id, vectors[0], settings.related_cards, scope_keys=allowed, now=now
+                request.chat_id,
+                vectors[0],
+                settings.related_cards,
+                scope_keys=allowed,
+                now=now,
+                model=vectors.model,
             )
             related = [card for card, _ in found]
     recent = await store.live_cards(
@@ -363,6 +400,7 @@ async def consolidate_run(
     deadline: float | None = None,
     attempt: int = 0,
     now: datetime | None = None,
+    query_embedder: Embedder | None = None,
 ) -> ConsolidationResult:
     """Consolidate one claimed run (see the module doc for the failure contract).
 
@@ -424,6 +462,7 @@ async def consolidate_run(
         deadline=deadline,
         now=moment,
         counters=counters,
+        query_embedder=query_embedder,
     )
     batches = pack_batches(
         run_slice.kept, budget_tokens=message_budget, max_messages=settings.max_batch_messages
@@ -497,8 +536,9 @@ async def consolidate_run(
                 deadline=deadline,
             )
             if texts
-            else ([], 0)
+            else (Vectors(), 0)
         )
+        embedding_model = vectors.model
         counters.embed_calls += calls
         cards = [dataclasses.replace(c, embedding=v) for c, v in zip(cards, vectors, strict=False)]
         for slot, vector in zip(rewrite_slots, vectors[len(cards) :], strict=False):
@@ -506,6 +546,7 @@ async def consolidate_run(
         episode_vector = vectors[-1] if summary else None
     else:
         episode_vector = None
+        embedding_model = None
     writes = RunWrites(
         observed_at=max(m.sent_at for m in run_slice.kept),
         cards=cards,
@@ -521,6 +562,7 @@ async def consolidate_run(
             message_count=len(run_slice.kept),
             embedding=episode_vector,
         ),
+        embedding_model=embedding_model,
     )
     applied = await store.apply_run(request.chat_id, run_id, writes, now=moment)
     result = _result(

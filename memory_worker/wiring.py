@@ -27,11 +27,12 @@ from redis.exceptions import RedisError
 
 from llm_client.breaker_store import BreakerStore
 from llm_client.events import EventType, Fanout, RedisEventLog, RoutingEvent
+from llm_client.local_embed import QUERY_TASK
 from llm_client.routes import EMBEDDING, load_routes
 from llm_client.routing import ClientFactory, TransportFactory, Walker, WalkerConfig
 from llm_client.transport import ChatResult
 from memory_worker.cards import CardStore
-from memory_worker.consolidate import Embedder, Extractor, consolidate_run
+from memory_worker.consolidate import Embedder, Extractor, Vectors, consolidate_run
 from memory_worker.keys import Keys
 from memory_worker.maintenance import collapse_duplicates, expire_cards, merge_pass
 from memory_worker.metrics import AttemptCounter
@@ -80,16 +81,37 @@ class RoutedModels:
     async def embed(
         self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
     ) -> list[list[float]]:
+        """Stored texts (passages)."""
+        return await self._embed(texts, idempotency_key=idempotency_key, timeout=timeout)
+
+    async def embed_query(
+        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
+    ) -> list[list[float]]:
+        """Retrieval queries (a task description: e5's ``query:`` prefix, §16)."""
+        return await self._embed(
+            texts, idempotency_key=idempotency_key, timeout=timeout, query=True
+        )
+
+    async def _embed(
+        self,
+        texts: Sequence[str],
+        *,
+        idempotency_key: str,
+        timeout: float | None,
+        query: bool = False,
+    ) -> list[list[float]]:
         routed = await self.walker.embed(
             EMBEDDING,
             texts,
             dimension=self.settings.embedding_dimension,
+            task_description=QUERY_TASK if query else None,
             deadline=_deadline(timeout),
             idempotency_key=idempotency_key,
             context=self.context,
         )
         await self._success(routed.target.id)
-        return routed.value.embeddings
+        # §16: the vectors carry the model that made them (the card store never mixes two)
+        return Vectors(routed.value.embeddings, model=routed.target.model)
 
     async def _success(self, target: str) -> None:
         with contextlib.suppress(RedisError):  # metrics must never fail a run
@@ -111,6 +133,13 @@ class RoutedModels:
         scoped.context = context
         return scoped.embed
 
+    def query_embedder(self, context: Mapping[str, str]) -> Embedder | None:
+        if not self.has_embedding_route:
+            return None
+        scoped = RoutedModels(self.walker, self.attempts, self.settings)
+        scoped.context = context
+        return scoped.embed_query
+
 
 class ConsolidationProcessor:
     """A claimed run → consolidated memory (``consolidate_run``) through the walker."""
@@ -128,6 +157,7 @@ class ConsolidationProcessor:
             store=self.cards,
             extractor=self.models.extractor(context),
             embedder=self.models.embedder(context),
+            query_embedder=self.models.query_embedder(context),
             settings=self.settings,
             deadline=deadline,
             attempt=run.attempts,
