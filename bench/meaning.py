@@ -3,9 +3,10 @@
 Every card of ``tests/data/meaning/cases.jsonl`` (each case's card plus its
 near-miss distractors, ~150 cards in EN/RU/DE/ES/FR/UK) goes into ONE chat
 through the real run write (``CardStore.apply_run``, int8 rows, the chat's
-model recorded); each case's query — a new chat message for paraphrases and
-value updates (what the extraction context must surface), a bot question for
-the rest — is then embedded as a query and looked up with
+model recorded); each case's query is then embedded the way production does
+— a new chat message (paraphrases, value updates: what a run's related-card
+lookup must surface) like a card, as a passage; a bot question as a query
+(``recall()``: e5's ``query:`` prefix) — and looked up with
 ``CardStore.similar_cards``. A case is a hit @k when its card is among the
 ``k`` best. Both embedders run in the same process on the same store:
 
@@ -182,8 +183,19 @@ async def evaluate(
     if applied.inserted != len(texts) or applied.vectors_refused:
         raise RuntimeError(f"the suite's cards were not all stored with vectors: {applied}")
     report = Report(embedder.name, cases={c.id: c for c in cases})
-    queries = await embedder.queries([c.query for c in cases])
-    for case, query in zip(cases, queries, strict=True):
+    # as production embeds them: a run's messages like cards (passages), bot questions as queries
+    messages = [c for c in cases if c.source == "message"]
+    questions = [c for c in cases if c.source != "message"]
+    vectors_by_case = dict(
+        zip(
+            [c.id for c in messages] + [c.id for c in questions],
+            await embedder.passages([c.query for c in messages])
+            + await embedder.queries([c.query for c in questions]),
+            strict=True,
+        )
+    )
+    for case in cases:
+        query = vectors_by_case[case.id]
         found = await store.similar_cards(chat_id, query, 5, model=embedder.model, now=T0)
         order = [card.fact_text for card, _ in found]
         report.ranks[case.id] = order.index(case.card) + 1 if case.card in order else None

@@ -139,9 +139,11 @@ def vectors_model(answer: Sequence[Sequence[float]]) -> str | None:
 class Embedder(Protocol):
     """Embeds texts (one vector per text, in order) on the ``embedding`` route.
 
-    May answer :class:`Vectors` to say which model made them. The related-card
-    lookup may use a second one that embeds retrieval queries (e5's ``query:``
-    prefix; ``consolidate_run(query_embedder=)``); stored texts are passages.
+    May answer :class:`Vectors` to say which model made them. Everything a run
+    embeds is a passage (no task description), the related-card query too: a
+    chat excerpt against cards is statement against statement, and the meaning
+    suite measured it better so (e5 recall@5 1.00 for messages embedded as
+    passages, 0.92 with e5's ``query:`` prefix; ``bench/meaning.py``).
     """
 
     async def __call__(
@@ -307,7 +309,6 @@ async def _existing_context(
     deadline: float | None,
     now: datetime,
     counters: _Counters,
-    query_embedder: Embedder | None = None,
 ) -> list[tuple[str, Card]]:
     """Cards shown to the extractor, most relevant first, under aliases ``c1``, ``c2``…
 
@@ -322,7 +323,7 @@ async def _existing_context(
     if embedder is not None and settings.related_cards > 0:
         try:
             vectors, calls = await embed_texts(
-                query_embedder or embedder,
+                embedder,
                 [_related_query(kept)],
                 key=f"{key}:q",
                 dimension=settings.embedding_dimension,
@@ -400,7 +401,6 @@ async def consolidate_run(
     deadline: float | None = None,
     attempt: int = 0,
     now: datetime | None = None,
-    query_embedder: Embedder | None = None,
 ) -> ConsolidationResult:
     """Consolidate one claimed run (see the module doc for the failure contract).
 
@@ -462,7 +462,6 @@ async def consolidate_run(
         deadline=deadline,
         now=moment,
         counters=counters,
-        query_embedder=query_embedder,
     )
     batches = pack_batches(
         run_slice.kept, budget_tokens=message_budget, max_messages=settings.max_batch_messages

@@ -27,7 +27,6 @@ from redis.exceptions import RedisError
 
 from llm_client.breaker_store import BreakerStore
 from llm_client.events import EventType, Fanout, RedisEventLog, RoutingEvent
-from llm_client.local_embed import QUERY_TASK
 from llm_client.routes import EMBEDDING, load_routes
 from llm_client.routing import ClientFactory, TransportFactory, Walker, WalkerConfig
 from llm_client.transport import ChatResult
@@ -81,30 +80,11 @@ class RoutedModels:
     async def embed(
         self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
     ) -> list[list[float]]:
-        """Stored texts (passages)."""
-        return await self._embed(texts, idempotency_key=idempotency_key, timeout=timeout)
-
-    async def embed_query(
-        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
-    ) -> list[list[float]]:
-        """Retrieval queries (a task description: e5's ``query:`` prefix, §16)."""
-        return await self._embed(
-            texts, idempotency_key=idempotency_key, timeout=timeout, query=True
-        )
-
-    async def _embed(
-        self,
-        texts: Sequence[str],
-        *,
-        idempotency_key: str,
-        timeout: float | None,
-        query: bool = False,
-    ) -> list[list[float]]:
+        """Cards, summaries and the related-card lookup's run text: passages (no task)."""
         routed = await self.walker.embed(
             EMBEDDING,
             texts,
             dimension=self.settings.embedding_dimension,
-            task_description=QUERY_TASK if query else None,
             deadline=_deadline(timeout),
             idempotency_key=idempotency_key,
             context=self.context,
@@ -133,13 +113,6 @@ class RoutedModels:
         scoped.context = context
         return scoped.embed
 
-    def query_embedder(self, context: Mapping[str, str]) -> Embedder | None:
-        if not self.has_embedding_route:
-            return None
-        scoped = RoutedModels(self.walker, self.attempts, self.settings)
-        scoped.context = context
-        return scoped.embed_query
-
 
 class ConsolidationProcessor:
     """A claimed run → consolidated memory (``consolidate_run``) through the walker."""
@@ -157,7 +130,6 @@ class ConsolidationProcessor:
             store=self.cards,
             extractor=self.models.extractor(context),
             embedder=self.models.embedder(context),
-            query_embedder=self.models.query_embedder(context),
             settings=self.settings,
             deadline=deadline,
             attempt=run.attempts,

@@ -160,10 +160,10 @@ class ModelEmbedder(HashEmbedder):
         return Vectors(rows, model=self.model)
 
 
-async def test_a_run_records_its_model_and_queries_with_the_query_embedder(
+async def test_a_run_records_its_model_and_refuses_another(
     store: CardStore, settings: Settings
 ) -> None:
-    passages, queries = ModelEmbedder(CDIM), ModelEmbedder(CDIM)
+    passages = ModelEmbedder(CDIM)
     request = make_request((1, ALICE, "I love green tea"))
     await consolidate_run(
         "run-1",
@@ -171,13 +171,11 @@ async def test_a_run_records_its_model_and_queries_with_the_query_embedder(
         store=store,
         extractor=ScriptedExtractor([answer(card("Alice loves green tea.", 1))]),
         embedder=passages,
-        query_embedder=queries,
         settings=settings,
     )
     assert await store.vector_space(CCHAT) == VectorSpace(model=E5, dimension=CDIM)
-    assert len(queries.calls) == 1  # the related-card lookup: the run's text, as a query
-    assert "I love green tea" in queries.calls[0][0]
-    assert passages.calls[0][0] == "Alice loves green tea."  # the card, as a passage
+    assert "I love green tea" in passages.calls[0][0]  # the related-card lookup
+    assert passages.calls[1][0] == "Alice loves green tea."  # the card
 
     farm = ModelEmbedder(CDIM)
     farm.model = FARM
