@@ -128,10 +128,14 @@ class MemoryQueue:
         return await self.cards.visible_cards(chat_id, thread_id=thread_id, user_id=user_id)
 
     async def similar_cards(
-        self, chat_id: int, embedding: Sequence[float], k: int = 10
+        self, chat_id: int, embedding: Sequence[float], k: int = 10, *, model: str | None = None
     ) -> list[tuple[Card, float]]:
-        """The ``k`` active cards of the chat most similar to ``embedding`` (cosine)."""
-        return await self.cards.similar_cards(chat_id, embedding, k)
+        """The ``k`` active cards of the chat most similar to ``embedding`` (cosine).
+
+        ``model`` names the model of ``embedding``: a chat whose vectors were made
+        by another model answers ``[]`` (§16: two vector spaces are never compared).
+        """
+        return await self.cards.similar_cards(chat_id, embedding, k, model=model)
 
     # --- recall by text (§16) ---------------------------------------------------------------
     #: The routed walker recall() embeds queries with (built on first use; tests may set it).

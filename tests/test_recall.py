@@ -128,3 +128,14 @@ async def test_recall_rejects_an_empty_text(queue: MemoryQueue) -> None:
     with pytest.raises(ValueError, match="non-empty"):
         await queue.recall(CHAT, "  ")
     assert await queue.recall(CHAT, "tea", k=0) == []
+
+
+async def test_similar_cards_of_another_model_answers_nothing(queue: MemoryQueue) -> None:
+    await remember(queue, FACTS)
+    client = LocalEmbedClient(E5, ClientConfig(base_url=""))
+    vector = (await client.embed(["Alice likes green tea"], dimension=384)).embeddings[0]
+    assert (await queue.similar_cards(CHAT, vector, 1, model=E5))[0][0].fact_text == (
+        "Alice likes green tea"
+    )
+    assert await queue.similar_cards(CHAT, vector, 1, model="embedder") == []
+    assert len(await queue.similar_cards(CHAT, vector, 1)) == 1  # no model named: not checked
