@@ -193,3 +193,27 @@ async def test_a_run_records_its_model_and_refuses_another(
     assert cards["Alice loves green tea."].has_embedding
     assert not cards["Alice drinks coffee."].has_embedding  # refused: another model
     assert await store.vector_space(CCHAT) == VectorSpace(model=E5, dimension=CDIM)
+
+
+async def test_a_failover_mid_run_never_mixes_two_models_in_one_write() -> None:
+    """embed_texts keeps the first chunk's model; vectors of a later chunk by another model
+    are left empty (their cards are stored without a row)."""
+    from memory_worker.consolidate import EMBED_CHUNK, embed_texts
+
+    answers = iter([E5, FARM])
+
+    class Failover(HashEmbedder):
+        async def __call__(
+            self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
+        ) -> list[list[float]]:
+            rows = await super().__call__(texts, idempotency_key=idempotency_key, timeout=timeout)
+            return Vectors(rows, model=next(answers))
+
+    texts = [f"fact {i}" for i in range(EMBED_CHUNK + 3)]
+    vectors, calls = await embed_texts(
+        Failover(CDIM), texts, key="k", dimension=CDIM, deadline=None
+    )
+    assert calls == 2
+    assert vectors.model == E5
+    assert all(len(v) == CDIM for v in vectors[:EMBED_CHUNK])
+    assert vectors[EMBED_CHUNK:] == [[], [], []]
