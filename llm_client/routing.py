@@ -180,8 +180,10 @@ class ClientFactory:
         embed_config: ClientConfig | None = None,
         http: httpx.AsyncClient | None = None,
         env: Mapping[str, str] | None = None,
+        local_concurrency: int = 1,
     ) -> None:
         self._config = config
+        self._local_concurrency = local_concurrency
         self._embed_config = embed_config or config
         self._http = http
         self._env = env
@@ -230,7 +232,16 @@ class ClientFactory:
     def embed(self, target: RouteTarget) -> EmbedTransport:
         key = (target.id, "embed")
         if key not in self._clients:
-            self._clients[key] = self._discovery(target, embed=True)
+            if target.transport == "local":  # §16: in-process e5 (the local-embed extra)
+                from llm_client.local_embed import LocalEmbedClient
+
+                self._clients[key] = LocalEmbedClient(
+                    target.model,
+                    self._client_config(target, embed=True),
+                    concurrency=self._local_concurrency,
+                )
+            else:
+                self._clients[key] = self._discovery(target, embed=True)
         client: EmbedTransport = self._clients[key]
         return client
 

@@ -1,8 +1,9 @@
 """What a transport answers, and the protocols the router calls.
 
-Two transports exist: the farm's Discovery job API (``llm_client.discovery``)
-and direct OpenAI-compatible chat completions (``llm_client.openai_compat``).
-Both raise only ``llm_client.errors`` types, so the router and the classifier
+Three transports exist: the farm's Discovery job API (``llm_client.discovery``),
+direct OpenAI-compatible chat completions (``llm_client.openai_compat``) and,
+for embeddings only, the in-process e5 model (``llm_client.local_embed``).
+All raise only ``llm_client.errors`` types, so the router and the classifier
 never know which one served an attempt.
 """
 
@@ -59,6 +60,8 @@ class EmbedResult:
     embeddings: list[list[float]]
     dimension: int
     job_id: str | None = None
+    #: The model that made the vectors, when the transport knows it (the local one does).
+    model: str | None = None
 
 
 class ChatTransport(Protocol):

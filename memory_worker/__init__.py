@@ -4,7 +4,12 @@ The bot's API is :class:`MemoryQueue` (see ``memory_worker.api``).
 """
 
 from memory_worker.api import MemoryQueue
-from memory_worker.errors import InvalidRunRequest, MemoryWorkerError, RunNotFound
+from memory_worker.errors import (
+    InvalidRunRequest,
+    MemoryWorkerError,
+    RunNotFound,
+    VectorSpaceMismatch,
+)
 from memory_worker.models import Message, Run, RunRequest, RunStatus
 from memory_worker.run_store import EnqueueResult, EnqueueStatus
 
@@ -21,4 +26,5 @@ __all__ = [
     "RunNotFound",
     "RunRequest",
     "RunStatus",
+    "VectorSpaceMismatch",
 ]

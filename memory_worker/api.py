@@ -10,6 +10,7 @@
     run = await q.get_run(result.run_id)
     cards = await q.visible_cards(42, thread_id=0, user_id=7)
     near = await q.similar_cards(42, embedding, k=5)
+    hits = await q.recall(42, "what does Alice drink?", k=5, user_id=7)
     await q.close()
 
 Enqueue validates first (``InvalidRunRequest`` lists every problem and
@@ -27,6 +28,7 @@ with a typed error here, not discovered later as lost runs.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -34,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 
 from memory_worker.connections import RedisHandle, open_redis
-from memory_worker.errors import InvalidRunRequest
+from memory_worker.errors import InvalidRunRequest, VectorSpaceMismatch
 from memory_worker.keys import Keys
 from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
 from memory_worker.redis_checks import check_redis
@@ -43,6 +45,7 @@ from memory_worker.settings import Settings, get_settings
 from memory_worker.ticks import Mode, TickPlan, TickQueue
 
 if TYPE_CHECKING:
+    from llm_client.routing import Walker
     from memory_worker.cards import Card, CardStore
 
 
@@ -85,6 +88,7 @@ class MemoryQueue:
 
     async def close(self) -> None:
         # leave an embedded server running: workers in other processes may share it
+        await self._close_recall()
         await self._handle.close(stop_embedded=False)
 
     async def __aenter__(self) -> MemoryQueue:
@@ -167,7 +171,103 @@ class MemoryQueue:
         return await self.cards.visible_cards(chat_id, thread_id=thread_id, user_id=user_id)
 
     async def similar_cards(
-        self, chat_id: int, embedding: Sequence[float], k: int = 10
+        self, chat_id: int, embedding: Sequence[float], k: int = 10, *, model: str | None = None
     ) -> list[tuple[Card, float]]:
-        """The ``k`` active cards of the chat most similar to ``embedding`` (cosine)."""
-        return await self.cards.similar_cards(chat_id, embedding, k)
+        """The ``k`` active cards of the chat most similar to ``embedding`` (cosine).
+
+        ``model`` names the model of ``embedding``: a chat whose vectors were made
+        by another model answers ``[]`` (§16: two vector spaces are never compared).
+        """
+        return await self.cards.similar_cards(chat_id, embedding, k, model=model)
+
+    # --- recall by text (§16) ---------------------------------------------------------------
+    #: The routed walker recall() embeds queries with (built on first use; tests may set it).
+    recall_walker: Walker | None = None
+
+    async def recall(
+        self,
+        chat_id: int,
+        text: str,
+        k: int = 5,
+        user_id: int | None = None,
+        *,
+        thread_id: int = 0,
+    ) -> list[tuple[Card, float]]:
+        """The ``k`` cards visible to ``user_id`` (in ``thread_id``) most related to ``text``.
+
+        ``text`` is embedded as a retrieval query (e5's ``query:`` prefix) on the
+        ``embedding`` route — the same targets, breakers and typed errors as the
+        workers' calls, within ``MEMORY_RECALL_TIMEOUT_SECONDS`` — and compared
+        with the chat's card vectors. A chat without vectors answers ``[]``
+        without an embedding call. When the route's model is not the one the
+        chat's vectors were made with, :class:`~memory_worker.errors.VectorSpaceMismatch`
+        is raised rather than comparing two spaces. Routing failures raise the
+        ``llm_client`` errors (``RouteUnavailable``, ``AllCircuitsOpen``, …).
+        Best first, as ``(card, cosine)``.
+        """
+        from llm_client.local_embed import QUERY_TASK
+        from llm_client.routes import EMBEDDING
+        from memory_worker.cards import visible_scope_keys
+
+        if not text.strip():
+            raise ValueError("recall needs a non-empty text")
+        if k <= 0:
+            return []
+        space = await self.cards.vector_space(chat_id)
+        if space is None:
+            return []
+        walker = self._recall_walker()
+        routed = await walker.embed(
+            EMBEDDING,
+            [text],
+            dimension=self.settings.embedding_dimension,
+            task_description=QUERY_TASK,
+            deadline=time.monotonic() + self.settings.recall_timeout_seconds,
+            context={"chat_id": str(chat_id), "job": "recall"},
+        )
+        model = routed.target.model
+        if (space.model is not None and space.model != model) or (
+            len(routed.value.embeddings[0]) != space.dimension
+        ):
+            raise VectorSpaceMismatch(
+                chat_id, chat_model=space.model, query_model=model, dimension=space.dimension
+            )
+        return await self.cards.similar_cards(
+            chat_id,
+            routed.value.embeddings[0],
+            k,
+            scope_keys=visible_scope_keys(thread_id, user_id),
+            model=model,
+        )
+
+    def _recall_walker(self) -> Walker:
+        """The routed walker of the embedding route (the worker's breakers and event log)."""
+        from llm_client.breaker_store import BreakerStore
+        from llm_client.events import RedisEventLog
+        from llm_client.routes import EMBEDDING, load_routes
+        from llm_client.routing import ClientFactory, Walker, WalkerConfig
+
+        if self.recall_walker is None:
+            settings = self.settings
+            routes = load_routes(
+                settings.routes_file, settings.route_defaults(), require_secrets=False
+            )
+            self.recall_walker = Walker(
+                routes,
+                BreakerStore(self.redis, self.keys, settings.breaker_config()),
+                RedisEventLog(self.redis, self.keys, maxlen=settings.routing_events_maxlen),
+                ClientFactory(
+                    settings.client_config(),
+                    embed_config=settings.client_config(workflow=EMBEDDING),
+                    local_concurrency=settings.local_embed_concurrency,
+                ),
+                WalkerConfig(probe_interval_seconds=settings.consolidation_backend_retry_interval),
+            )
+        return self.recall_walker
+
+    async def _close_recall(self) -> None:
+        from llm_client.routing import ClientFactory
+
+        walker, self.recall_walker = self.recall_walker, None
+        if walker is not None and isinstance(walker.transports, ClientFactory):
+            await walker.transports.aclose()

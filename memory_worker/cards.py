@@ -28,8 +28,25 @@ Key layout (all under the chat's hash tag ``{P chat:<id>}``, built by
 ``vecids``      LIST    ``<card id>|<scope key>`` per row
 ``vecmask``     STRING  one byte a row: 1 = searchable (live), 0 = not
 ``vecver``      STRING  bumped on every change of the three above
-``meta``        HASH    ``dim`` (bytes a row)
+``meta``        HASH    ``dim`` (bytes a row), ``model`` (id of the embedding model)
 ==============  ======  ==========================================================
+
+Vectors know their model (§16). The first vector stored in a chat fixes the
+chat's vector space: its dimension and the id of the model that made it
+(``RunWrites.embedding_model``, ``FoldGroup.embedding_model``). A later vector
+of another dimension or another model is **refused** — the card is stored
+without a row (``has_embedding`` false), the run is not failed, and the count
+comes back as ``ApplyResult.vectors_refused`` (logged as
+``cards.vectors_refused``). A writer that does not say its model ("unknown")
+is accepted only while the chat has no model recorded (chats written before
+models were recorded); the first write that names a model with the same
+dimension adopts it for them. A query names its model too
+(``similar_cards(..., model=)``): another model finds nothing (logged
+``cards.vector_model_mismatch``), so results never mix two spaces.
+:meth:`CardStore.vector_space` tells callers which space a chat uses.
+Switching a chat to another model (re-embedding its live cards) is a
+maintenance pass that does not exist yet: until then a chat keeps its first
+model.
 
 Writes. :meth:`CardStore.apply_run` sends a run's whole output to ONE Lua
 script. It is idempotent by run id (a rerun after a crash returns at once,
@@ -306,6 +323,8 @@ class RunWrites:
     resolutions: Sequence[ResolutionWrite] = ()
     links: Sequence[LinkWrite] = ()
     episode: EpisodeWrite | None = None
+    #: Id of the model that made every vector of this write (None: unknown, see the module doc).
+    embedding_model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +344,8 @@ class ApplyResult:
     links: int = 0
     episodes: int = 0
     card_ids: tuple[str, ...] = ()
+    #: Vectors not stored: another model or dimension than the chat's (see the module doc).
+    vectors_refused: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,6 +359,16 @@ class FoldGroup:
     embedding: Sequence[float] | None = None
     demote_ids: Sequence[str] = ()
     stamp_ids: Sequence[str] = ()
+    #: Id of the model that made ``embedding`` (None: unknown).
+    embedding_model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VectorSpace:
+    """The embedding model and dimension a chat's vectors were made with."""
+
+    model: str | None
+    dimension: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -469,6 +500,9 @@ local now = ARGV[2]
 local function key(s) return base .. s end
 local CARDS = key('cards')
 local vec_changed = false
+-- id of the model that made this write's vectors ('' = unknown); set by each script
+local vec_model = ''
+local vec_refused = 0
 
 local function num(s) return tonumber(s) or 0 end
 local function fmt(x) return string.format('%.4f', x) end
@@ -541,15 +575,29 @@ local function retire(c, status)
   c.updated = now
 end
 
--- store (or overwrite) a card's vector row
-local function set_vector(c, blob)
+-- store (or overwrite) a card's vector row. The chat's first vector fixes its space
+-- (meta dim + model); a vector of another dimension or model is refused (counted).
+-- own = the blob is a row of this chat already (a fold copies it): no model check.
+local function set_vector(c, blob, own)
   if blob == nil or #blob == 0 then return end
-  local dim = num(redis.call('HGET', key('meta'), 'dim'))
+  local meta = key('meta')
+  local dim = num(redis.call('HGET', meta, 'dim'))
   if dim == 0 then
     dim = #blob
-    redis.call('HSET', key('meta'), 'dim', int(dim))
+    redis.call('HSET', meta, 'dim', int(dim))
+    if vec_model ~= '' then redis.call('HSET', meta, 'model', vec_model) end
   end
-  if #blob ~= dim then return end
+  if #blob ~= dim then vec_refused = vec_refused + 1; return end
+  if not own then
+    local have = redis.call('HGET', meta, 'model') or ''
+    if have == '' then
+      -- a chat from before models were recorded: the first named model adopts it
+      if vec_model ~= '' then redis.call('HSET', meta, 'model', vec_model) end
+    elseif have ~= vec_model then
+      vec_refused = vec_refused + 1
+      return
+    end
+  end
   if blank(c.row) then
     local n = redis.call('RPUSH', key('vecids'), c.id .. '|' .. c.sk)
     c.row = int(n - 1)
@@ -581,7 +629,7 @@ local function fold(src, dst)
   dst.exp = exp_merge(dst.exp, src.exp)
   dst.src = union(dst.src, src.src)
   dst.updated = now
-  if blank(dst.row) then set_vector(dst, row_blob(src)) end
+  if blank(dst.row) then set_vector(dst, row_blob(src), true) end
   retire(src, 'merged')
   src.merged_into = dst.id
   save(src)
@@ -626,6 +674,7 @@ if redis.call('ZSCORE', KEYS[1], run_id) then
 end
 local plan = cjson.decode(ARGV[4])
 local function blob(i) if blank(i) then return nil end return ARGV[4 + tonumber(i)] end
+if type(plan.model) == 'string' then vec_model = plan.model end
 local counts = {applied = true, inserted = 0, observed = 0, superseded = 0, competing = 0,
   rewritten = 0, merged = 0, reinforced = 0, demoted = 0, skipped = 0, links = 0, episodes = 0}
 local refs, ref_list, seen = {}, {}, {}
@@ -749,6 +798,7 @@ end
 redis.call('ZADD', KEYS[1], now, run_id)
 if vec_changed then redis.call('INCR', key('vecver')) end
 counts.cards = table.concat(ref_list, ',')
+counts.vectors_refused = vec_refused
 return cjson.encode(counts)
 """
 )
@@ -783,6 +833,8 @@ local function blob(i) if blank(i) then return nil end return ARGV[3 + tonumber(
 local delta = num(plan.demote_delta)
 local counts = {folded = 0, rewritten = 0, demoted = 0, stamped = 0}
 for _, g in ipairs(plan.groups) do
+  vec_model = ''
+  if type(g.model) == 'string' then vec_model = g.model end
   local s = load(g.survivor)
   if live(s) then
     for _, id in ipairs(g.absorbed) do
@@ -817,6 +869,7 @@ for _, g in ipairs(plan.groups) do
   end
 end
 if vec_changed then redis.call('INCR', key('vecver')) end
+counts.refused = vec_refused
 return cjson.encode(counts)
 """
 )
@@ -827,7 +880,8 @@ return cjson.encode(counts)
 #: KEYS[1] = vecver. ARGV[1] = key base, ARGV[2] = cached version, ARGV[3] = cached rows,
 #: ARGV[4] = cached row-rewrite counter (``vecrw``). Answers {version} when the cache is
 #: current; {version, 'full'} when it must be rebuilt (empty, or a row was rewritten);
-#: otherwise the delta: {version, rewrites, dim, first new row, mask, new rows, new ids}.
+#: otherwise the delta: {version, rewrites, dim, first new row, mask, new rows, new ids,
+#: model}. (The model only changes together with ``vecver``.)
 #: (A full matrix is read with plain GETs: megabytes are cheaper outside Lua.)
 _REFRESH_LUA = r"""
 local base = ARGV[1]
@@ -840,7 +894,8 @@ if rewrites ~= ARGV[4] or dim == 0 or from == 0 then return {version, 'full'} en
 local rows = redis.call('GETRANGE', base .. 'vec', from * dim, -1)
 local mask = redis.call('GET', base .. 'vecmask') or ''
 local ids = redis.call('LRANGE', base .. 'vecids', from, -1)
-return {version, rewrites, tostring(dim), tostring(from), mask, rows, ids}
+local model = redis.call('HGET', base .. 'meta', 'model') or ''
+return {version, rewrites, tostring(dim), tostring(from), mask, rows, ids, model}
 """
 
 
@@ -852,10 +907,12 @@ class _Matrix:
     new rows and the one-byte-a-row mask.
     """
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, model: str = "") -> None:
         self.version = b""
         self.rewrites = b""
         self.dim = dim
+        #: Id of the model of the rows ('' = not recorded).
+        self.model = model
         self.ids: list[str] = []
         self.scope_codes: dict[str, int] = {}
         self._rows = np.zeros((0, max(dim, 1)), dtype=np.float32)
@@ -1001,6 +1058,7 @@ class CardStore:
             "cards": cards,
             "res": resolutions,
             "links": links,
+            "model": writes.embedding_model or "",
         }
         if writes.episode is not None:
             ep = writes.episode
@@ -1047,7 +1105,16 @@ class CardStore:
             links=int(data["links"]),
             episodes=int(data["episodes"]),
             card_ids=ids,
+            vectors_refused=int(data.get("vectors_refused") or 0),
         )
+        if result.vectors_refused:
+            log.warning(
+                "cards.vectors_refused",
+                chat_id=chat_id,
+                run_id=run_id,
+                model=writes.embedding_model,
+                refused=result.vectors_refused,
+            )
         log.info(
             "cards.run_applied",
             chat_id=chat_id,
@@ -1086,6 +1153,7 @@ class CardStore:
                 "absorbed": list(group.absorbed_ids),
                 "demote": list(group.demote_ids),
                 "stamp": list(group.stamp_ids),
+                "model": group.embedding_model or "",
             }
             if group.new_fact_text:
                 entry["text"] = group.new_fact_text
@@ -1104,6 +1172,8 @@ class CardStore:
             ],
         )
         data = orjson.loads(raw)
+        if int(data.get("refused") or 0):
+            log.warning("cards.vectors_refused", chat_id=chat_id, refused=int(data["refused"]))
         return FoldResult(
             folded=int(data["folded"]),
             rewritten=int(data["rewritten"]),
@@ -1216,9 +1286,10 @@ class CardStore:
         )
         if cached is not None and len(reply) == 1:
             return cached
-        if len(reply) == 7 and cached is not None and cached.count == int(reply[3]):
-            version, rewrites, _, _, mask, rows, entries = reply
+        if len(reply) == 8 and cached is not None and cached.count == int(reply[3]):
+            version, rewrites, _, _, mask, rows, entries, model = reply
             matrix = cached
+            matrix.model = model.decode() if isinstance(model, bytes) else str(model)
         else:  # empty cache, a rewritten row, or another query of ours refreshed meanwhile
             pipe = self._redis.pipeline(transaction=True)
             pipe.get(self.key(chat_id, "vecver"))
@@ -1227,8 +1298,9 @@ class CardStore:
             pipe.get(self.key(chat_id, "vecmask"))
             pipe.get(self.key(chat_id, "vec"))
             pipe.lrange(self.key(chat_id, "vecids"), 0, -1)
-            version, rewrites, dim, mask, rows, entries = await pipe.execute()
-            matrix = _Matrix(int(dim or 0))
+            pipe.hget(self.key(chat_id, "meta"), "model")
+            version, rewrites, dim, mask, rows, entries, model = await pipe.execute()
+            matrix = _Matrix(int(dim or 0), model.decode() if model else "")
         matrix.append(rows or b"", entries)
         matrix.set_mask(mask or b"")
         matrix.version, matrix.rewrites = version or b"0", rewrites or b"0"
@@ -1245,17 +1317,28 @@ class CardStore:
         user_id: int | None = None,
         scope_keys: Iterable[str] | None = None,
         now: datetime | None = None,
+        model: str | None = None,
     ) -> list[tuple[Card, float]]:
         """The ``k`` live cards most similar (cosine) to ``embedding``, best first.
 
         With neither ``thread_id`` nor ``user_id`` every live card of the chat
         is a candidate; with either, only what :func:`visible_scope_keys`
-        allows; ``scope_keys`` names the allowed scopes outright.
+        allows; ``scope_keys`` names the allowed scopes outright. ``model``
+        names the model of ``embedding``: one other than the chat's finds
+        nothing (so does another dimension), never a mix of two spaces.
         """
         if k <= 0:
             return []
         matrix = await self._matrix(chat_id)
         if not matrix.ids:
+            return []
+        if model is not None and matrix.model and model != matrix.model:
+            log.warning(
+                "cards.vector_model_mismatch",
+                chat_id=chat_id,
+                query_model=model,
+                chat_model=matrix.model,
+            )
             return []
         query = np.asarray(embedding, dtype=np.float32)
         norm = float(np.linalg.norm(query))
@@ -1288,6 +1371,13 @@ class CardStore:
             if want >= len(matrix.ids) or len(order) < want:
                 return found
             want = min(len(matrix.ids), want * 4)
+
+    async def vector_space(self, chat_id: int) -> VectorSpace | None:
+        """The model and dimension of the chat's vectors (None: no vector stored yet)."""
+        matrix = await self._matrix(chat_id)
+        if matrix.dim == 0:
+            return None
+        return VectorSpace(model=matrix.model or None, dimension=matrix.dim)
 
     async def episodes(self, chat_id: int, *, limit: int = 20) -> list[Episode]:
         """The latest episodes of the chat, newest window first."""

@@ -44,7 +44,7 @@ import math
 import time
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -127,8 +127,32 @@ class Extractor(Protocol):
     ) -> ChatResult: ...
 
 
+class Vectors(list[list[float]]):
+    """An embedder's answer: one vector per text, plus the id of the model that made them.
+
+    ``model`` is None when the embedder does not say (test fakes, old callers); the
+    card store then treats the vectors as of an unknown model (see ``memory_worker.cards``).
+    """
+
+    def __init__(self, rows: Iterable[list[float]] = (), model: str | None = None) -> None:
+        super().__init__(rows)
+        self.model = model
+
+
+def vectors_model(answer: Sequence[Sequence[float]]) -> str | None:
+    """The model an embedder's answer names (None: it does not say)."""
+    return answer.model if isinstance(answer, Vectors) else None
+
+
 class Embedder(Protocol):
-    """Embeds texts (one vector per text, in order) on the ``embedding`` route."""
+    """Embeds texts (one vector per text, in order) on the ``embedding`` route.
+
+    May answer :class:`Vectors` to say which model made them. Everything a run
+    embeds is a passage (no task description), the related-card query too: a
+    chat excerpt against cards is statement against statement, and the meaning
+    suite measured it better so (e5 recall@5 1.00 for messages embedded as
+    passages, 0.92 with e5's ``query:`` prefix; ``bench/meaning.py``).
+    """
 
     async def __call__(
         self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
@@ -224,9 +248,15 @@ async def embed_texts(
     key: str,
     dimension: int,
     deadline: float | None,
-) -> tuple[list[list[float]], int]:
-    """Vectors for ``texts`` (chunked calls) and the number of calls; checks the answer's shape."""
-    vectors: list[list[float]] = []
+) -> tuple[Vectors, int]:
+    """Vectors for ``texts`` (chunked calls) and the number of calls; checks the answer's shape.
+
+    The answer's ``model`` is the first chunk's; should a later chunk come from
+    another model (a failover mid-run), its vectors are left empty (``[]``: the
+    card is stored without one) rather than mixed into the chat's space.
+    """
+    vectors = Vectors()
+    models: list[str | None] = []
     calls = 0
     for start in range(0, len(texts), EMBED_CHUNK):
         chunk = list(texts[start : start + EMBED_CHUNK])
@@ -255,7 +285,10 @@ async def embed_texts(
                     f"expected {dimension}",
                     code="embedding_decode",
                 )
-        vectors.extend([list(v) for v in answer])
+        models.append(vectors_model(answer))
+        same = models[-1] == models[0]
+        vectors.extend([list(v) if same else [] for v in answer])
+    vectors.model = models[0] if models else None
     return vectors, calls
 
 
@@ -317,7 +350,12 @@ async def _existing_context(
             )
         else:
             found = await store.similar_cards(
-                request.chat_id, vectors[0], settings.related_cards, scope_keys=allowed, now=now
+                request.chat_id,
+                vectors[0],
+                settings.related_cards,
+                scope_keys=allowed,
+                now=now,
+                model=vectors.model,
             )
             related = [card for card, _ in found]
     recent = await store.live_cards(
@@ -509,8 +547,9 @@ async def consolidate_run(
                 deadline=deadline,
             )
             if texts
-            else ([], 0)
+            else (Vectors(), 0)
         )
+        embedding_model = vectors.model
         counters.embed_calls += calls
         cards = [dataclasses.replace(c, embedding=v) for c, v in zip(cards, vectors, strict=False)]
         for slot, vector in zip(rewrite_slots, vectors[len(cards) :], strict=False):
@@ -518,6 +557,7 @@ async def consolidate_run(
         episode_vector = vectors[-1] if summary else None
     else:
         episode_vector = None
+        embedding_model = None
     writes = RunWrites(
         observed_at=max(m.sent_at for m in run_slice.kept),
         cards=cards,
@@ -533,6 +573,7 @@ async def consolidate_run(
             message_count=len(run_slice.kept),
             embedding=episode_vector,
         ),
+        embedding_model=embedding_model,
     )
     # §7 rev 2: a store error never discards a farm result that succeeded. The write is
     # one idempotent script, so it is retried until Redis takes it (bounded by the

@@ -10,7 +10,8 @@
     ├── RedisSetupError        the Redis server cannot safely hold the queue (checked at start)
     │   ├── EvictionPolicyError    maxmemory-policy may evict keys (allkeys-*): runs would vanish
     │   └── ScriptPermissionError  the Redis user may not run Lua scripts (EVALSHA / SCRIPT LOAD)
-    └── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
+    ├── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
+    └── VectorSpaceMismatch    a query's embedding model is not the one of the chat's vectors
 """
 
 from __future__ import annotations
@@ -72,3 +73,23 @@ class ScriptPermissionError(RedisSetupError):
 
 class ConsolidationError(MemoryWorkerError):
     """The run's data could not be turned into memory (a bug or bad data, not an outage)."""
+
+
+class VectorSpaceMismatch(MemoryWorkerError):
+    """A query was embedded by another model (or dimension) than the chat's vectors (§16).
+
+    Comparing the two would rank by noise, so nothing is compared; the chat
+    needs re-embedding with the route's model (or the route its old model).
+    """
+
+    def __init__(
+        self, chat_id: int, *, chat_model: str | None, query_model: str, dimension: int
+    ) -> None:
+        self.chat_id = chat_id
+        self.chat_model = chat_model
+        self.query_model = query_model
+        self.dimension = dimension
+        super().__init__(
+            f"chat {chat_id} holds {dimension}-d vectors of {chat_model or 'an unrecorded model'}; "
+            f"the embedding route answered with {query_model}"
+        )

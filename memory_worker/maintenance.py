@@ -371,8 +371,9 @@ async def _embed_rewrites(
             absorbed_ids=fold.absorbed_ids,
             new_fact_text=fold.new_fact_text,
             new_dedup_hash=fold.new_dedup_hash,
-            embedding=vector,
+            embedding=vector or None,
             demote_ids=fold.demote_ids,
             stamp_ids=fold.stamp_ids,
+            embedding_model=vectors.model,
         )
     return out

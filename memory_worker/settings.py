@@ -116,6 +116,15 @@ class Settings(BaseSettings):
     embedding_capacity_wait_seconds: float = Field(
         15.0, description="Capacity wait of an embedding call (no slots, or still queued)."
     )
+    local_embed_concurrency: int = Field(
+        1,
+        ge=1,
+        description="Engine threads of a local embedding target (transport local, §16); the "
+        "engine already spreads one call over every core.",
+    )
+    recall_timeout_seconds: float = Field(
+        10.0, gt=0, description="Budget of one MemoryQueue.recall (embedding the query included)."
+    )
 
     # --- retry classifier / breakers (§4, §5) ------------------------------------------------
     breaker_failure_threshold: int = Field(5, description="Consecutive charged failures that trip.")
@@ -345,6 +354,7 @@ class Settings(BaseSettings):
             wall_seconds=self.route_wall_seconds,
             slot_wait_seconds=self.capacity_wait_seconds,
             slot_poll_seconds=self.capacity_poll_seconds,
+            embedding_dimension=self.embedding_dimension,
         )
 
 

@@ -29,7 +29,7 @@ from llm_client.routes import EMBEDDING, load_routes
 from llm_client.routing import ClientFactory, TransportFactory, Walker, WalkerConfig
 from llm_client.transport import ChatResult
 from memory_worker.cards import CardStore
-from memory_worker.consolidate import Embedder, Extractor, consolidate_run
+from memory_worker.consolidate import Embedder, Extractor, Vectors, consolidate_run
 from memory_worker.keys import Keys
 from memory_worker.maintenance import (
     bound_growth,
@@ -101,6 +101,7 @@ class RoutedModels:
         timeout: float | None,
         probes: bool = True,
     ) -> list[list[float]]:
+        # Cards, summaries and the related-card lookup's run text: passages (no task).
         routed = await self.walker.embed(
             EMBEDDING,
             texts,
@@ -111,7 +112,8 @@ class RoutedModels:
             probes=probes,
         )
         await self._success(routed.target.id)
-        return routed.value.embeddings
+        # §16: the vectors carry the model that made them (the card store never mixes two)
+        return Vectors(routed.value.embeddings, model=routed.target.model)
 
     async def _success(self, target: str) -> None:
         try:  # metrics are bookkeeping: they never fail a run (§7 "Store faults")
@@ -301,6 +303,7 @@ async def build_default_pipeline(
             settings.client_config(),
             embed_config=settings.client_config(workflow=EMBEDDING),
             http=http,
+            local_concurrency=settings.local_embed_concurrency,
         ),
         WalkerConfig(
             probe_interval_seconds=settings.consolidation_backend_retry_interval,

@@ -1,0 +1,326 @@
+"""The meaning suite (§16): recall@1/@5 of the local e5 embedder vs the hashed baseline.
+
+Every card of ``tests/data/meaning/cases.jsonl`` (each case's card plus its
+near-miss distractors, ~150 cards in EN/RU/DE/ES/FR/UK) goes into ONE chat
+through the real run write (``CardStore.apply_run``, int8 rows, the chat's
+model recorded); each case's query is then embedded the way production does
+— a new chat message (paraphrases, value updates: what a run's related-card
+lookup must surface) like a card, as a passage; a bot question as a query
+(``recall()``: e5's ``query:`` prefix) — and looked up with
+``CardStore.similar_cards``. A case is a hit @k when its card is among the
+``k`` best. Both embedders run in the same process on the same store:
+
+- ``e5``: multilingual-e5-small through the local transport (``query:`` /
+  ``passage:`` prefixes), 384-d;
+- ``hashed``: the farm simulator's bag-of-words embedder, 512-d.
+
+It also times the local embedder (one sentence, a batch of 16) and
+``MemoryQueue.recall`` (embedding included) on a chat of N cards.
+
+    python bench/meaning.py [--recall-cards 1000 10000] [--queries 50]
+
+The test suite imports :func:`load_cases` / :func:`evaluate` (tests/test_meaning.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from llm_client.local_embed import QUERY_TASK, LocalEmbedClient  # noqa: E402
+from llm_client.transport import ClientConfig  # noqa: E402
+from memory_worker.cards import CardStore, Durability, NewCard, RunWrites, Scope  # noqa: E402
+from memory_worker.farmsim.embedder import embed_text  # noqa: E402
+
+BENCH_DIR = str(ROOT / "bench")
+CASES = ROOT / "tests" / "data" / "meaning" / "cases.jsonl"
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+E5 = "multilingual-e5-small"
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    lang: str
+    category: str
+    source: str
+    card: str
+    distractors: tuple[str, ...]
+    query: str
+    outcome: str | None
+
+
+def load_cases(path: Path = CASES) -> list[Case]:
+    cases = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            raw = json.loads(line)
+            raw["distractors"] = tuple(raw["distractors"])
+            cases.append(Case(**raw))
+    return cases
+
+
+class SuiteEmbedder(Protocol):
+    name: str
+    model: str
+    dimension: int
+
+    async def passages(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    async def queries(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+class E5Embedder:
+    """The local transport, exactly as a ``transport = "local"`` route target runs it."""
+
+    name = "e5"
+    model = E5
+    dimension = 384
+
+    def __init__(self) -> None:
+        self.client = LocalEmbedClient(E5, ClientConfig(base_url="", task_timeout=120.0))
+
+    async def passages(self, texts: Sequence[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), 64):  # the consolidation's chunk size
+            chunk = texts[start : start + 64]
+            out += (await self.client.embed(chunk, dimension=self.dimension)).embeddings
+        return out
+
+    async def queries(self, texts: Sequence[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for text in texts:  # one query at a time, as recall() and a run's lookup do
+            result = await self.client.embed(
+                [text], dimension=self.dimension, task_description=QUERY_TASK
+            )
+            out += result.embeddings
+        return out
+
+
+class HashedEmbedder:
+    """The farm simulator's bag-of-words baseline."""
+
+    name = "hashed"
+    model = "farmsim-hashed"
+    dimension = 512
+
+    async def passages(self, texts: Sequence[str]) -> list[list[float]]:
+        return [embed_text(t, self.dimension) for t in texts]
+
+    async def queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return [embed_text(t, self.dimension) for t in texts]
+
+
+@dataclass
+class Report:
+    """Hits per case at 1 and 5, and breakdowns."""
+
+    embedder: str
+    ranks: dict[str, int | None] = field(default_factory=dict)  # case id → 1-based rank (≤ 5)
+    cases: dict[str, Case] = field(default_factory=dict)
+
+    def recall(self, k: int, ids: Sequence[str] | None = None) -> float:
+        chosen = list(self.ranks) if ids is None else list(ids)
+        if not chosen:
+            return float("nan")
+        hits = sum(1 for i in chosen if (r := self.ranks[i]) is not None and r <= k)
+        return hits / len(chosen)
+
+    def by(self, attribute: str) -> dict[str, list[str]]:
+        groups: dict[str, list[str]] = defaultdict(list)
+        for case_id, case in self.cases.items():
+            groups[getattr(case, attribute)].append(case_id)
+        return dict(sorted(groups.items()))
+
+    def misses(self, k: int) -> list[str]:
+        return [i for i, r in self.ranks.items() if r is None or r > k]
+
+
+def _new_card(index: int, text: str, vector: list[float]) -> NewCard:
+    return NewCard(
+        scope=Scope.CHAT,
+        thread_id=0,
+        user_id=None,
+        card_type="fact",
+        subject=f"s{index}",
+        predicate="fact",
+        object="",
+        fact_text=text,
+        confidence=0.8,
+        salience=0.5,
+        durability=Durability.LONG,
+        source_message_ids=(index + 1,),
+        valid_from=T0,
+        observed_at=T0,
+        expires_at=None,
+        embedding=vector,
+    )
+
+
+async def evaluate(
+    cases: Sequence[Case], embedder: SuiteEmbedder, store: CardStore, chat_id: int
+) -> Report:
+    """Store every card of the suite in ``chat_id`` and look each case's query up (top 5)."""
+    texts = list(dict.fromkeys([c.card for c in cases] + [d for c in cases for d in c.distractors]))
+    vectors = await embedder.passages(texts)
+    cards = [_new_card(i, t, v) for i, (t, v) in enumerate(zip(texts, vectors, strict=True))]
+    writes = RunWrites(observed_at=T0, cards=cards, embedding_model=embedder.model)
+    applied = await store.apply_run(chat_id, f"meaning-{embedder.name}", writes, now=T0)
+    if applied.inserted != len(texts) or applied.vectors_refused:
+        raise RuntimeError(f"the suite's cards were not all stored with vectors: {applied}")
+    report = Report(embedder.name, cases={c.id: c for c in cases})
+    # as production embeds them: a run's messages like cards (passages), bot questions as queries
+    messages = [c for c in cases if c.source == "message"]
+    questions = [c for c in cases if c.source != "message"]
+    vectors_by_case = dict(
+        zip(
+            [c.id for c in messages] + [c.id for c in questions],
+            await embedder.passages([c.query for c in messages])
+            + await embedder.queries([c.query for c in questions]),
+            strict=True,
+        )
+    )
+    for case in cases:
+        query = vectors_by_case[case.id]
+        found = await store.similar_cards(chat_id, query, 5, model=embedder.model, now=T0)
+        order = [card.fact_text for card, _ in found]
+        report.ranks[case.id] = order.index(case.card) + 1 if case.card in order else None
+    return report
+
+
+# --- the benchmark script -------------------------------------------------------------------
+
+
+def _table(reports: Sequence[Report]) -> str:
+    first = reports[0]
+    lines = [
+        f"{'slice':<22}{'n':>4}  " + "  ".join(f"{r.embedder + ' @1':>9}{'@5':>6}" for r in reports)
+    ]
+
+    def row(label: str, ids: Sequence[str] | None) -> None:
+        n = len(ids) if ids is not None else len(first.ranks)
+        cells = "  ".join(f"{r.recall(1, ids):>9.2f}{r.recall(5, ids):>6.2f}" for r in reports)
+        lines.append(f"{label:<22}{n:>4}  {cells}")
+
+    row("all", None)
+    for name, ids in first.by("category").items():
+        row(f"category {name}", ids)
+    for name, ids in first.by("lang").items():
+        row(f"lang {name}", ids)
+    for name, ids in first.by("source").items():
+        row(f"source {name}", ids)
+    return "\n".join(lines)
+
+
+def _p50_ms(samples: Sequence[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+async def _embed_latency(rounds: int) -> tuple[float, float]:
+    client = LocalEmbedClient(E5, ClientConfig(base_url="", task_timeout=120.0))
+    await client.embed(["warm up"], dimension=384)
+    single, batch = [], []
+    sentences = [f"Person {i} said they like green tea and live in Porto." for i in range(16)]
+    for i in range(rounds):
+        started = time.perf_counter()
+        await client.embed([sentences[i % 16]], dimension=384, task_description=QUERY_TASK)
+        single.append(time.perf_counter() - started)
+    for _ in range(max(3, rounds // 8)):
+        started = time.perf_counter()
+        await client.embed(sentences, dimension=384)
+        batch.append(time.perf_counter() - started)
+    await client.aclose()
+    return _p50_ms(single), _p50_ms(batch)
+
+
+async def _recall_latency(bench: Any, cards: int, queries: int, tmp: Path) -> tuple[float, float]:
+    """p50 of MemoryQueue.recall (embedding included) and of the bare similar_cards, in ms."""
+    import numpy as np
+
+    from memory_worker.api import MemoryQueue
+
+    routes = tmp / "routes.toml"
+    routes.write_text(
+        f'[routes.embedding]\n[[routes.embedding.targets]]\ntransport = "local"\nmodel = "{E5}"\n'
+    )
+    settings = bench.settings.model_copy(update={"routes_file": routes, "embedding_dimension": 384})
+    q = await MemoryQueue.connect(settings=settings)
+    chat = 5_000 + cards
+    rng = np.random.default_rng(cards)
+    # real e5 vectors for a few hundred cards, then noisy copies: the cost is the scan, not text
+    base_texts = [
+        f"Person {i % 50} likes topic {i} and lives in city {i % 37}." for i in range(256)
+    ]
+    base = np.asarray(await E5Embedder().passages(base_texts), dtype=np.float32)
+    for start in range(0, cards, 500):
+        count = min(500, cards - start)
+        rows = base[rng.integers(0, len(base), count)] + rng.normal(0, 0.02, (count, 384))
+        batch = [
+            _new_card(start + i, f"card {start + i}: {base_texts[(start + i) % 256]}", list(row))
+            for i, row in enumerate(rows.astype(np.float32).tolist())
+        ]
+        writes = RunWrites(observed_at=T0, cards=batch, embedding_model=E5)
+        await q.cards.apply_run(chat, f"fill-{start}", writes, now=T0)
+    questions = [f"What does person {i % 50} like?" for i in range(queries)]
+    await q.recall(chat, "warm up", k=5)
+    full, scan = [], []
+    vector = (await E5Embedder().queries(["warm up"]))[0]
+    for text in questions:
+        started = time.perf_counter()
+        hits = await q.recall(chat, text, k=5)
+        full.append(time.perf_counter() - started)
+        assert len(hits) == 5
+        started = time.perf_counter()
+        await q.cards.similar_cards(chat, vector, 5, model=E5)
+        scan.append(time.perf_counter() - started)
+    await q.close()
+    return _p50_ms(full), _p50_ms(scan)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--recall-cards", type=int, nargs="*", default=[1000, 10000])
+    parser.add_argument("--queries", type=int, default=50)
+    args = parser.parse_args()
+    sys.path.insert(0, BENCH_DIR)
+    from common import fresh_bench
+
+    from memory_worker.keys import Keys
+
+    cases = load_cases()
+    async with fresh_bench() as bench:
+        store = CardStore(bench.redis, Keys(bench.settings.key_prefix))
+        reports = [
+            await evaluate(cases, E5Embedder(), store, chat_id=1),
+            await evaluate(cases, HashedEmbedder(), store, chat_id=2),
+        ]
+        print(f"meaning suite: {len(cases)} cases, {len({c.card for c in cases})} target cards")
+        print(_table(reports))
+        for report in reports:
+            print(f"{report.embedder} misses @5: {', '.join(report.misses(5)) or '-'}")
+        single, batch = await _embed_latency(rounds=40)
+        print(f"e5 embed p50: one sentence {single:.1f} ms, batch of 16 {batch:.1f} ms")
+        for count in args.recall_cards:
+            full, scan = await _recall_latency(bench, count, args.queries, bench.tmp)
+            print(
+                f"recall() p50 with {count} cards: {full:.1f} ms "
+                f"(similar_cards alone {scan:.1f} ms)"
+            )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,219 @@
+"""Vectors know their model (§16): a chat's vector space is fixed by its first vector."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+from data.fakes import HashEmbedder, ScriptedExtractor
+from structlog.testing import capture_logs
+
+from memory_worker.cards import CardStore, FoldGroup, ResolutionOp, ResolutionWrite, VectorSpace
+from memory_worker.consolidate import Vectors, consolidate_run
+from memory_worker.keys import Keys
+from memory_worker.settings import Settings
+from tests.test_cards import CHAT, DIM, T0, new, vec, writes
+from tests.test_consolidate import ALICE, answer, card, make_request
+from tests.test_consolidate import CHAT as CCHAT
+from tests.test_consolidate import DIM as CDIM
+from tests.test_consolidate import settings as settings  # the fixture
+
+E5 = "multilingual-e5-small"
+FARM = "embedder"
+
+
+@pytest.fixture
+def store(redis: Any, key_prefix: str) -> CardStore:
+    return CardStore(redis, Keys(key_prefix))
+
+
+async def test_first_vector_records_model_and_dimension(store: CardStore) -> None:
+    assert await store.vector_space(CHAT) is None
+    await store.apply_run(CHAT, "r1", writes(new("tea"), embedding_model=E5), now=T0)
+    assert await store.vector_space(CHAT) == VectorSpace(model=E5, dimension=DIM)
+
+
+async def test_a_write_of_another_model_is_refused_not_mixed(store: CardStore) -> None:
+    await store.apply_run(CHAT, "r1", writes(new("tea", seed=1), embedding_model=E5), now=T0)
+    with capture_logs() as logs:
+        result = await store.apply_run(
+            CHAT, "r2", writes(new("coffee", seed=2), embedding_model=FARM), now=T0
+        )
+    assert result.inserted == 1
+    assert result.vectors_refused == 1
+    coffee = await store.get_card(CHAT, result.card_ids[0])
+    assert coffee is not None
+    assert not coffee.has_embedding  # stored, without a row
+    refused = [e for e in logs if e["event"] == "cards.vectors_refused"]
+    assert refused
+    assert refused[0]["model"] == FARM
+    assert "coffee" not in str(refused)
+    # the farm's exact vector finds only the e5 card: nothing of the other model got in
+    found = await store.similar_cards(CHAT, vec(2), 5)
+    assert [c.fact_text for c, _ in found] == ["tea"]
+    assert await store.vector_space(CHAT) == VectorSpace(model=E5, dimension=DIM)
+
+
+async def test_a_write_of_another_dimension_is_refused(store: CardStore) -> None:
+    await store.apply_run(CHAT, "r1", writes(new("tea"), embedding_model=E5), now=T0)
+    wider = dataclasses.replace(new("coffee", seed=None), embedding=[0.1] * (DIM * 2))
+    result = await store.apply_run(CHAT, "r2", writes(wider, embedding_model=E5), now=T0)
+    assert result.vectors_refused == 1
+
+
+async def test_an_unknown_writer_is_refused_once_a_model_is_recorded(store: CardStore) -> None:
+    await store.apply_run(CHAT, "r1", writes(new("tea", seed=1), embedding_model=E5), now=T0)
+    result = await store.apply_run(CHAT, "r2", writes(new("coffee", seed=2)), now=T0)
+    assert result.vectors_refused == 1
+
+
+async def test_a_chat_without_a_model_adopts_the_first_named_one(store: CardStore) -> None:
+    # written before models were recorded (no embedding_model): dimension only
+    await store.apply_run(CHAT, "r1", writes(new("tea", seed=1)), now=T0)
+    assert await store.vector_space(CHAT) == VectorSpace(model=None, dimension=DIM)
+    await store.apply_run(CHAT, "r2", writes(new("coffee", seed=2), embedding_model=FARM), now=T0)
+    assert await store.vector_space(CHAT) == VectorSpace(model=FARM, dimension=DIM)
+    result = await store.apply_run(
+        CHAT, "r3", writes(new("juice", seed=3), embedding_model=E5), now=T0
+    )
+    assert result.vectors_refused == 1
+
+
+async def test_a_query_of_another_model_finds_nothing(store: CardStore) -> None:
+    await store.apply_run(CHAT, "r1", writes(new("tea", seed=1), embedding_model=E5), now=T0)
+    assert [c.fact_text for c, _ in await store.similar_cards(CHAT, vec(1), 3, model=E5)] == ["tea"]
+    with capture_logs() as logs:
+        assert await store.similar_cards(CHAT, vec(1), 3, model=FARM) == []
+    assert any(e["event"] == "cards.vector_model_mismatch" for e in logs)
+    # another dimension finds nothing either, whatever the model
+    assert await store.similar_cards(CHAT, list(np.ones(DIM + 1)), 3, model=E5) == []
+
+
+async def test_a_cached_matrix_learns_the_model(redis: Any, key_prefix: str) -> None:
+    store = CardStore(redis, Keys(key_prefix))
+    await store.apply_run(CHAT, "r1", writes(new("tea", seed=1)), now=T0)
+    assert await store.vector_space(CHAT) == VectorSpace(model=None, dimension=DIM)
+    # the adoption arrives through the delta refresh of the cached matrix
+    await store.apply_run(CHAT, "r2", writes(new("coffee", seed=2), embedding_model=E5), now=T0)
+    assert await store.vector_space(CHAT) == VectorSpace(model=E5, dimension=DIM)
+    assert await store.similar_cards(CHAT, vec(2), 3, model=FARM) == []
+
+
+async def test_rewrites_and_folds_follow_the_same_rule(store: CardStore) -> None:
+    first = await store.apply_run(
+        CHAT, "r1", writes(new("tea", seed=1), new("coffee", seed=2), embedding_model=E5), now=T0
+    )
+    tea, coffee = first.card_ids
+    update = ResolutionWrite(
+        old_card_id=tea,
+        op=ResolutionOp.UPDATE,
+        new_fact_text="green tea",
+        new_dedup_hash="h-green",
+        embedding=vec(9),
+    )
+    result = await store.apply_run(
+        CHAT, "r2", writes(resolutions=[update], embedding_model=FARM), now=T0
+    )
+    assert result.rewritten == 1
+    assert result.vectors_refused == 1
+    # the old e5 row stays: the rewritten card is still found by its e5 vector
+    found = await store.similar_cards(CHAT, vec(1), 1, model=E5)
+    assert found[0][0].fact_text == "green tea"
+    fold = FoldGroup(
+        survivor_id=coffee,
+        new_fact_text="strong coffee",
+        new_dedup_hash="h-strong",
+        embedding=vec(8),
+        embedding_model=FARM,
+    )
+    await store.fold_groups(CHAT, [fold], now=T0)
+    found = await store.similar_cards(CHAT, vec(8), 2, model=E5)
+    assert all(c.fact_text != "strong coffee" or score < 0.99 for c, score in found)
+    ok = FoldGroup(
+        survivor_id=coffee,
+        new_fact_text="black coffee",
+        new_dedup_hash="h-black",
+        embedding=vec(7),
+        embedding_model=E5,
+    )
+    await store.fold_groups(CHAT, [ok], now=T0)
+    best = (await store.similar_cards(CHAT, vec(7), 1, model=E5))[0]
+    assert best[0].fact_text == "black coffee"
+    assert best[1] > 0.99
+
+
+# --- through a consolidation run --------------------------------------------------------------
+
+
+class ModelEmbedder(HashEmbedder):
+    """A hash embedder that names its model (as the routed one does)."""
+
+    model: str = E5
+
+    async def __call__(
+        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
+    ) -> list[list[float]]:
+        rows = await super().__call__(texts, idempotency_key=idempotency_key, timeout=timeout)
+        return Vectors(rows, model=self.model)
+
+
+async def test_a_run_records_its_model_and_refuses_another(
+    store: CardStore, settings: Settings
+) -> None:
+    passages = ModelEmbedder(CDIM)
+    request = make_request((1, ALICE, "I love green tea"))
+    await consolidate_run(
+        "run-1",
+        request,
+        store=store,
+        extractor=ScriptedExtractor([answer(card("Alice loves green tea.", 1))]),
+        embedder=passages,
+        settings=settings,
+    )
+    assert await store.vector_space(CCHAT) == VectorSpace(model=E5, dimension=CDIM)
+    assert "I love green tea" in passages.calls[0][0]  # the related-card lookup
+    assert passages.calls[1][0] == "Alice loves green tea."  # the card
+
+    farm = ModelEmbedder(CDIM)
+    farm.model = FARM
+    request = make_request((2, ALICE, "I drink coffee too"))
+    result = await consolidate_run(
+        "run-2",
+        request,
+        store=store,
+        extractor=ScriptedExtractor([answer(card("Alice drinks coffee.", 2))]),
+        embedder=farm,
+        settings=settings,
+    )
+    assert result.cards_inserted == 1
+    cards = {c.fact_text: c for c in await store.all_cards(CCHAT)}
+    assert cards["Alice loves green tea."].has_embedding
+    assert not cards["Alice drinks coffee."].has_embedding  # refused: another model
+    assert await store.vector_space(CCHAT) == VectorSpace(model=E5, dimension=CDIM)
+
+
+async def test_a_failover_mid_run_never_mixes_two_models_in_one_write() -> None:
+    """embed_texts keeps the first chunk's model; vectors of a later chunk by another model
+    are left empty (their cards are stored without a row)."""
+    from memory_worker.consolidate import EMBED_CHUNK, embed_texts
+
+    answers = iter([E5, FARM])
+
+    class Failover(HashEmbedder):
+        async def __call__(
+            self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
+        ) -> list[list[float]]:
+            rows = await super().__call__(texts, idempotency_key=idempotency_key, timeout=timeout)
+            return Vectors(rows, model=next(answers))
+
+    texts = [f"fact {i}" for i in range(EMBED_CHUNK + 3)]
+    vectors, calls = await embed_texts(
+        Failover(CDIM), texts, key="k", dimension=CDIM, deadline=None
+    )
+    assert calls == 2
+    assert vectors.model == E5
+    assert all(len(v) == CDIM for v in vectors[:EMBED_CHUNK])
+    assert vectors[EMBED_CHUNK:] == [[], [], []]

@@ -1,0 +1,141 @@
+"""MemoryQueue.recall (§16): recall by text through the embedding route, real e5 and Valkey."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from llm_client.errors import RouteUnavailable
+from llm_client.local_embed import LocalEmbedClient
+from llm_client.transport import ClientConfig
+from memory_worker.api import MemoryQueue
+from memory_worker.cards import RunWrites, Scope
+from memory_worker.errors import VectorSpaceMismatch
+from memory_worker.settings import Settings
+from tests.test_cards import T0, new
+
+E5 = "multilingual-e5-small"
+CHAT = 777
+ALICE, BOB = 11, 12
+LOCAL_ROUTES = """
+[routes.embedding]
+[[routes.embedding.targets]]
+transport = "local"
+model = "multilingual-e5-small"
+"""
+
+
+@pytest.fixture
+async def queue(settings: Settings, tmp_path: Path) -> AsyncIterator[MemoryQueue]:
+    routes = tmp_path / "routes.toml"
+    routes.write_text(LOCAL_ROUTES)
+    local = settings.model_copy(update={"routes_file": routes, "embedding_dimension": 384})
+    q = await MemoryQueue.connect(settings=local)
+    try:
+        yield q
+    finally:
+        await q.close()
+
+
+async def remember(
+    q: MemoryQueue, facts: list[tuple[str, Scope, int | None]], *, model: str = E5
+) -> None:
+    """Store cards with real e5 passage vectors, as a run through the local route would."""
+    client = LocalEmbedClient(E5, ClientConfig(base_url=""))
+    vectors = (await client.embed([f for f, _, _ in facts], dimension=384)).embeddings
+    cards = [
+        dataclasses.replace(
+            new(fact, scope=scope, user=user, seed=None, subject=str(i)), embedding=vector
+        )
+        for i, ((fact, scope, user), vector) in enumerate(zip(facts, vectors, strict=True))
+    ]
+    writes = RunWrites(observed_at=T0, cards=cards, embedding_model=model)
+    await q.cards.apply_run(CHAT, f"run-{model}", writes, now=T0)
+    await client.aclose()
+
+
+FACTS: list[tuple[str, Scope, int | None]] = [
+    ("Alice likes green tea", Scope.CHAT, None),
+    ("Alice lives in Lisbon", Scope.CHAT, None),
+    ("Bob works as a nurse", Scope.CHAT, None),
+    ("Мария любит кататься на велосипеде", Scope.CHAT, None),
+    ("Bob is allergic to peanuts", Scope.USER, BOB),
+]
+
+
+async def test_recall_finds_cards_by_meaning(queue: MemoryQueue) -> None:
+    await remember(queue, FACTS)
+    hits = await queue.recall(CHAT, "What does Alice drink?", k=2)
+    assert hits[0][0].fact_text == "Alice likes green tea"
+    hits = await queue.recall(CHAT, "Where is Alice's home?", k=1)
+    assert hits[0][0].fact_text == "Alice lives in Lisbon"
+    hits = await queue.recall(CHAT, "Кем работает Боб?", k=1)  # cross-language
+    assert hits[0][0].fact_text == "Bob works as a nurse"
+    ranked = [score for _, score in await queue.recall(CHAT, "Кем работает Боб?", k=4)]
+    assert len(ranked) == 4
+    assert ranked == sorted(ranked, reverse=True)
+
+
+async def test_recall_shows_user_cards_only_to_their_user(queue: MemoryQueue) -> None:
+    await remember(queue, FACTS)
+    question = "Which food must Bob avoid?"
+    anyone = [c.fact_text for c, _ in await queue.recall(CHAT, question, k=5)]
+    assert "Bob is allergic to peanuts" not in anyone
+    assert len(anyone) == 4
+    bob = await queue.recall(CHAT, question, k=1, user_id=BOB)
+    assert bob[0][0].fact_text == "Bob is allergic to peanuts"
+    alice = [c.fact_text for c, _ in await queue.recall(CHAT, question, k=5, user_id=ALICE)]
+    assert "Bob is allergic to peanuts" not in alice
+
+
+async def test_recall_of_a_chat_without_vectors_needs_no_embedding(
+    queue: MemoryQueue, settings: Settings
+) -> None:
+    assert await queue.recall(CHAT, "anything") == []
+    assert queue.recall_walker is None  # no route was even loaded
+
+
+async def test_recall_refuses_a_chat_of_another_model(queue: MemoryQueue) -> None:
+    await remember(queue, FACTS, model="embedder")
+    with pytest.raises(VectorSpaceMismatch) as info:
+        await queue.recall(CHAT, "What does Alice drink?")
+    assert info.value.chat_model == "embedder"
+    assert info.value.query_model == E5
+
+
+async def test_recall_without_an_embedding_route_is_a_routing_error(
+    settings: Settings, tmp_path: Path
+) -> None:
+    routes = tmp_path / "routes.toml"
+    routes.write_text(
+        '[routes.memory_extraction]\n[[routes.memory_extraction.targets]]\nmodel = "m"\n'
+    )
+    q = await MemoryQueue.connect(
+        settings=settings.model_copy(update={"routes_file": routes, "embedding_dimension": 384})
+    )
+    try:
+        await remember(q, FACTS[:1])
+        with pytest.raises(RouteUnavailable):
+            await q.recall(CHAT, "tea?")
+    finally:
+        await q.close()
+
+
+async def test_recall_rejects_an_empty_text(queue: MemoryQueue) -> None:
+    with pytest.raises(ValueError, match="non-empty"):
+        await queue.recall(CHAT, "  ")
+    assert await queue.recall(CHAT, "tea", k=0) == []
+
+
+async def test_similar_cards_of_another_model_answers_nothing(queue: MemoryQueue) -> None:
+    await remember(queue, FACTS)
+    client = LocalEmbedClient(E5, ClientConfig(base_url=""))
+    vector = (await client.embed(["Alice likes green tea"], dimension=384)).embeddings[0]
+    assert (await queue.similar_cards(CHAT, vector, 1, model=E5))[0][0].fact_text == (
+        "Alice likes green tea"
+    )
+    assert await queue.similar_cards(CHAT, vector, 1, model="embedder") == []
+    assert len(await queue.similar_cards(CHAT, vector, 1)) == 1  # no model named: not checked
