@@ -115,6 +115,10 @@ class HealthServer:
             targets=targets,
         )
         app = build_app(check, redis_sampler(redis, self.settings))
+        # The operator console (§15) at / on the same server.
+        from memory_worker.console import add_console
+
+        add_console(app, redis, self.settings)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
