@@ -296,6 +296,27 @@ async def test_runs_list_pages_and_filters(
     assert not ids_first & ids_second
     chat = await (await client.get("/runs?chat=7001")).text()
     assert chat.count('<a href="/runs/r') == 40
+    assert 'id="next-page"' not in chat
+
+
+async def test_runs_filter_pages_fill_inside_a_chunk_and_continue(
+    redis: Any, settings: Settings, make_client: MakeClient
+) -> None:
+    store = RunStore(redis, settings)
+    for i in range(300):
+        await store.enqueue(make_request(8000 + i % 2, hour=i))
+    client = await make_client(settings)
+    seen: list[str] = []
+    path: str | None = "/runs?chat=8001"
+    while path:
+        text = await (await client.get(path)).text()
+        page = re.findall(r'href="/runs/(r[0-9a-f]+)"', text)
+        assert len(page) <= 50
+        seen += page
+        found = re.search(r'id="next-page" href="([^"]+)"', text)
+        path = found.group(1).replace("&amp;", "&") if found else None
+    expected = [r.id for r in await store.list_runs(limit=1000) if r.chat_id == 8001]
+    assert seen == expected  # every run of the chat once, newest first, none skipped
     assert (await client.get("/runs?status=bogus")).status == 400
 
 

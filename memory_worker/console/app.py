@@ -413,13 +413,17 @@ def _replay_filter(q: Any) -> tuple[ReplayFilter, float | None]:
 
 @web.middleware
 async def security_headers(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Strict headers on every response of the server (pages, redirects, errors, metrics)."""
+    """Strict headers on every response of the server (pages, redirects, errors, metrics),
+    plus ``Server-Timing`` with the time the server spent on it."""
+    started = time.perf_counter()
     try:
         response = await handler(request)
     except web.HTTPException as exc:
         exc.headers.update(SECURITY_HEADERS)
         raise
     response.headers.update(SECURITY_HEADERS)
+    # the server's own time for this response (read by bench/console_pages.py)
+    response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
     return response
 
 

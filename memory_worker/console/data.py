@@ -381,19 +381,17 @@ async def runs_page(
         if not ids:
             exhausted = True
             break
-        async with redis.pipeline(transaction=False) as pipe:
-            for rid in ids:
-                pipe.hmget(keys.run(rid), list(_ROW_FIELDS))
-                pipe.lindex(keys.run(rid) + ":errors", -1)
-            raw = await pipe.execute()
-        for i in range(len(ids)):
-            scanned += 1
-            position += 1
-            row = _row(raw[2 * i], raw[2 * i + 1])
-            if row is not None and row_matches(row, wanted):
-                rows.append(row)
-                if len(rows) >= page_size:
-                    break
+        # a cheap first pass reads only what the scan filters need; full rows for hits only
+        hits = await _prefilter(redis, keys, ids, wanted) if wanted.needs_scan else ids
+        wanted_hits = hits[: page_size - len(rows)]
+        rows.extend(await _rows(redis, keys, wanted_hits, wanted))
+        if len(hits) > len(wanted_hits):  # the page filled inside this chunk
+            consumed = ids.index(wanted_hits[-1]) + 1 if wanted_hits else 0
+            scanned += consumed
+            position += consumed
+            break
+        scanned += len(ids)
+        position += len(ids)
         if len(ids) < chunk:
             exhausted = True
             break
@@ -408,6 +406,49 @@ async def runs_page(
         in_window=in_window,
         index=wanted.status or "all",
     )
+
+
+async def _prefilter(
+    redis: ArqRedis, keys: Keys, ids: Sequence[str], wanted: RunFilter
+) -> list[str]:
+    """The ids whose chat and last error match ``wanted`` (one pipelined read, no parsing
+    of anything else)."""
+    by_error = bool(wanted.error_code or wanted.reason)
+    async with redis.pipeline(transaction=False) as pipe:
+        for rid in ids:
+            pipe.hget(keys.run(rid), "chat_id")
+            if by_error:
+                pipe.lindex(keys.run(rid) + ":errors", -1)
+        raw = await pipe.execute()
+    step = 2 if by_error else 1
+    hits = []
+    for i, rid in enumerate(ids):
+        chat = raw[i * step]
+        if chat is None:
+            continue
+        if wanted.chat_id is not None and int(chat) != wanted.chat_id:
+            continue
+        if by_error:
+            last = orjson.loads(raw[i * step + 1]) if raw[i * step + 1] else {}
+            code, reason = str(last.get("code") or ""), str(last.get("reason") or "")
+            if wanted.error_code and code.casefold() != wanted.error_code.casefold():
+                continue
+            if wanted.reason and reason.casefold() != wanted.reason.casefold():
+                continue
+        hits.append(rid)
+    return hits
+
+
+async def _rows(redis: ArqRedis, keys: Keys, ids: Sequence[str], wanted: RunFilter) -> list[RunRow]:
+    if not ids:
+        return []
+    async with redis.pipeline(transaction=False) as pipe:
+        for rid in ids:
+            pipe.hmget(keys.run(rid), list(_ROW_FIELDS))
+            pipe.lindex(keys.run(rid) + ":errors", -1)
+        raw = await pipe.execute()
+    rows = (_row(raw[2 * i], raw[2 * i + 1]) for i in range(len(ids)))
+    return [row for row in rows if row is not None and row_matches(row, wanted)]
 
 
 async def run_detail(redis: ArqRedis, settings: Settings, run_id: str) -> Run | None:
