@@ -1,4 +1,5 @@
-"""The health and metrics HTTP server (§11): ``/healthz``, ``/readyz``, ``/metrics``.
+"""The health and metrics HTTP server (§11): ``/healthz``, ``/readyz``, ``/metrics``,
+and the operator console at ``/`` (§15, :mod:`memory_worker.console`).
 
 ``memory-worker serve`` runs it standalone (the Procfile's ``metrics``
 process: readiness = Redis reachable; metrics = the fleet's state from
