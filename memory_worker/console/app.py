@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
+from urllib.parse import urlencode
 
 import jinja2
 import structlog
@@ -311,7 +312,7 @@ class Console:
             context={"target": target, "state_before": before.circuit.value},
         )
         log.info("console.breaker_reset", target=target, state_before=before.circuit.value)
-        raise web.HTTPSeeOther(f"/breakers?reset={target}")
+        raise web.HTTPSeeOther("/breakers?" + urlencode({"reset": target}))
 
     async def replay(self, request: web.Request) -> web.Response:
         form = await self.authorize(request, "replay")

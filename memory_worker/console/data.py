@@ -478,7 +478,8 @@ async def breakers_data(
     """Every routed target's breaker, plus the newest probe-related event of each."""
     store: BreakerStore = fleet_breakers(redis, settings)
     targets = list(dict.fromkeys(t for ts in routes.values() for t in ts))
-    views = await store.views(targets)
+    # without usable routes, every stored breaker (a keyspace SCAN, like `breakers list`)
+    views = await (store.views(targets) if targets else store.list())
     events = await RedisEventLog(redis, Keys(settings.key_prefix)).recent(
         limit=100, types=sorted(_PROBE_TYPES)
     )
