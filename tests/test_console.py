@@ -447,3 +447,26 @@ async def test_canary_secrets_never_in_any_response(
     settings_page = await (await client.get("/settings")).text()
     assert "MEMORY_CONSOLE_TOKEN" in settings_page
     assert "(set, hidden)" in settings_page
+
+
+async def test_served_by_the_health_server_next_to_metrics(
+    redis: Any, settings: Settings, redis_url: str
+) -> None:
+    """``memory-worker serve``'s server answers the console at / beside /metrics and /readyz."""
+    import httpx
+
+    from memory_worker.serve import HealthServer
+
+    await seed(redis, settings)
+    server = HealthServer(settings, redis_url, host="127.0.0.1", port=0)
+    await server.start()
+    try:
+        async with httpx.AsyncClient(base_url=server.base_url) as client:
+            overview = await client.get("/")
+            assert overview.status_code == 200
+            assert 'id="count-queued"' in overview.text
+            assert overview.headers["content-security-policy"] == CSP
+            assert (await client.get("/metrics")).status_code == 200
+            assert (await client.get("/readyz")).status_code == 200
+    finally:
+        await server.stop()
