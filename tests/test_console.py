@@ -470,3 +470,21 @@ async def test_served_by_the_health_server_next_to_metrics(
             assert (await client.get("/readyz")).status_code == 200
     finally:
         await server.stop()
+
+
+async def test_redis_down_answers_503_without_secrets(settings: Settings) -> None:
+    """A console whose Redis does not answer says so (503), for pages and actions alike."""
+    from memory_worker.connections import client_from_url
+
+    dead = client_from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.5)
+    app = web.Application()
+    add_console(app, dead, with_token(settings))
+    async with TestClient(TestServer(app)) as client:
+        for path in ("/", "/runs", "/breakers", "/events", f"/memory/{CHAT}", "/replay?preview=1"):
+            response = await client.get(path)
+            assert response.status == 503, path
+            text = await response.text()
+            assert 'id="unavailable"' in text
+            assert TOKEN not in text
+        assert (await client.get("/settings")).status == 200  # needs no Redis
+    await dead.aclose()

@@ -35,6 +35,7 @@ import jinja2
 import structlog
 from aiohttp import web
 from arq.connections import ArqRedis
+from redis.exceptions import RedisError
 
 from memory_worker.console import data
 from memory_worker.keys import Keys
@@ -132,7 +133,10 @@ class Console:
         if fresh:
             csrf = secrets.token_urlsafe(24)
         if banner is True:
-            banner = await data.banner_data(self.redis, self.settings, self.routes)
+            try:
+                banner = await data.banner_data(self.redis, self.settings, self.routes)
+            except (RedisError, OSError, TimeoutError):
+                banner = None  # pages that need Redis answer 503 themselves (see _guarded)
         body = self.env.get_template(template).render(
             banner=banner or None,
             csrf=csrf,
@@ -428,21 +432,46 @@ async def security_headers(request: web.Request, handler: Handler) -> web.Stream
     return response
 
 
+def _guarded(console: Console, handler: Handler) -> Handler:
+    """``handler``, answering 503 with a plain page when Redis cannot be read in time."""
+
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except (RedisError, OSError, TimeoutError) as exc:
+            log.warning("console.redis_unavailable", path=request.path, error=type(exc).__name__)
+            body = console.env.get_template("unavailable.html.j2").render(
+                banner=None,
+                csrf="",
+                actions=False,
+                show_memory=console.settings.console_show_memory,
+                path=request.path,
+                now_ms=int(time.time() * 1000),
+                error=type(exc).__name__,
+            )
+            return web.Response(text=body, status=503, content_type="text/html", charset="utf-8")
+
+    return guarded
+
+
 def add_console(app: web.Application, redis: ArqRedis, settings: Settings) -> Console:
     """Mount the console's routes on ``app`` (call before the app starts)."""
     console = Console(redis, settings)
     app.middlewares.append(security_headers)
-    r = app.router
-    r.add_get("/", console.overview)
-    r.add_get("/runs", console.runs)
-    r.add_get("/runs/{run_id}", console.run)
-    r.add_get("/breakers", console.breakers)
-    r.add_post("/breakers/reset", console.breaker_reset)
-    r.add_get("/events", console.events)
-    r.add_get("/memory", console.memory_index)
-    r.add_get("/memory/{chat_id}", console.memory)
-    r.add_get("/settings", console.settings_page)
-    r.add_get("/replay", console.replay_form)
-    r.add_post("/replay", console.replay)
-    r.add_get("/static/console.css", console.static)
+    routes: list[tuple[str, str, Handler]] = [
+        ("GET", "/", console.overview),
+        ("GET", "/runs", console.runs),
+        ("GET", "/runs/{run_id}", console.run),
+        ("GET", "/breakers", console.breakers),
+        ("POST", "/breakers/reset", console.breaker_reset),
+        ("GET", "/events", console.events),
+        ("GET", "/memory", console.memory_index),
+        ("GET", "/memory/{chat_id}", console.memory),
+        ("GET", "/settings", console.settings_page),
+        ("GET", "/replay", console.replay_form),
+        ("POST", "/replay", console.replay),
+        ("GET", "/static/console.css", console.static),
+    ]
+    for method, path, handler in routes:
+        app.router.add_route(method, path, _guarded(console, handler))
     return console
