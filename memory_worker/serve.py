@@ -119,7 +119,7 @@ class HealthServer:
         # The operator console (§15) at / on the same server.
         from memory_worker.console import add_console
 
-        add_console(app, redis, self.settings)
+        add_console(app, redis, self.settings.model_copy(update={"serve_host": self.host}))
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)

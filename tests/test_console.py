@@ -488,3 +488,16 @@ async def test_redis_down_answers_503_without_secrets(settings: Settings) -> Non
             assert TOKEN not in text
         assert (await client.get("/settings")).status == 200  # needs no Redis
     await dead.aclose()
+
+
+async def test_loopback_console_refuses_foreign_host_names(
+    redis: Any, settings: Settings, make_client: MakeClient
+) -> None:
+    """DNS rebinding: a page on evil.example resolving to 127.0.0.1 gets nothing."""
+    client = await make_client(settings)
+    assert (await client.get("/", headers={"Host": "localhost:9108"})).status == 200
+    for host in ("evil.example", "evil.example:9108", "127.0.0.1.evil.example"):
+        response = await client.get("/settings", headers={"Host": host})
+        assert response.status == 421, host
+    anywhere = await make_client(settings.model_copy(update={"serve_host": "0.0.0.0"}))
+    assert (await anywhere.get("/settings", headers={"Host": "console.internal"})).status == 200

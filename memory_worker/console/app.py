@@ -57,6 +57,7 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 #: The overview reloads itself this often (a meta refresh: works without JavaScript).
 REFRESH_SECONDS = 5
 
@@ -114,6 +115,13 @@ class Console:
         ).read_bytes()
 
     # --- plumbing -------------------------------------------------------------------------------
+    def host_allowed(self, host: str | None) -> bool:
+        """Bound to loopback, answer only loopback names: a web page the operator visits
+        cannot reach the console through DNS rebinding (another bind address: no check)."""
+        if self.settings.serve_host not in LOOPBACK:
+            return True
+        return (host or "").strip("[]").lower() in LOOPBACK
+
     @property
     def actions_enabled(self) -> bool:
         token = self.settings.console_token
@@ -436,6 +444,9 @@ def _guarded(console: Console, handler: Handler) -> Handler:
     """``handler``, answering 503 with a plain page when Redis cannot be read in time."""
 
     async def guarded(request: web.Request) -> web.StreamResponse:
+        if not console.host_allowed(request.url.host):
+            log.warning("console.foreign_host_refused", path=request.path)
+            return web.Response(text="misdirected request\n", status=421)
         try:
             return await handler(request)
         except (RedisError, OSError, TimeoutError) as exc:
