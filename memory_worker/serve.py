@@ -1,4 +1,5 @@
-"""The health and metrics HTTP server (§11): ``/healthz``, ``/readyz``, ``/metrics``.
+"""The health and metrics HTTP server (§11): ``/healthz``, ``/readyz``, ``/metrics``,
+and the operator console at ``/`` (§15, :mod:`memory_worker.console`).
 
 ``memory-worker serve`` runs it standalone (the Procfile's ``metrics``
 process: readiness = Redis reachable; metrics = the fleet's state from
@@ -118,6 +119,10 @@ class HealthServer:
             targets=targets,
         )
         app = build_app(check, redis_sampler(redis, self.settings))
+        # The operator console (§15) at / on the same server.
+        from memory_worker.console import add_console
+
+        add_console(app, redis, self.settings.model_copy(update={"serve_host": self.host}))
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)

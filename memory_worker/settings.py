@@ -273,6 +273,18 @@ class Settings(BaseSettings):
     )
     environment: str = Field("production", description="Sentry environment tag.")
 
+    # --- operator console (§15, rev 2) ------------------------------------------------------
+    console_token: SecretStr | None = Field(
+        None,
+        description="Token the console's actions (replay, breaker reset) ask for. "
+        "Unset: the console at / is read-only.",
+    )
+    console_show_memory: bool = Field(
+        True,
+        description="Serve the console's memory browser (cards, episodes). 0: no card or "
+        "message text is ever rendered.",
+    )
+
     @field_validator("admin_telegram_chat_ids", mode="before")
     @classmethod
     def _split_ids(cls, value: object) -> object:

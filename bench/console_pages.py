@@ -1,0 +1,173 @@
+"""Server time of every console page with 100 000 runs stored (target ≤ 300 ms each).
+
+The store is filled through the real scripts: ``--runs`` enqueued, then most of
+them claimed and completed, a share failed (retired, with error codes), some
+left processing, the rest queued; one chat gets a few hundred cards and
+episodes, the event stream a few thousand events. Each page is then fetched
+``--samples`` times from the console on a loopback server and the server's own
+time (its ``Server-Timing`` header) is reported as median and max.
+
+    python bench/console_pages.py [--runs 100000] [--samples 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import statistics
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+from common import fill, fresh_bench
+
+from llm_client.events import EventType, RoutingEvent
+from memory_worker.cards import CardStore, Durability, EpisodeWrite, NewCard, RunWrites, Scope
+from memory_worker.console import add_console
+from memory_worker.keys import Keys
+from memory_worker.run_store import RunStore
+from memory_worker.runs import FailurePlan
+
+CHAT = 5  # tiny_request spreads runs over chats 1..997
+
+
+async def shape(store: RunStore, runs: int) -> None:
+    """Move the enqueued runs into a realistic mix of states."""
+    sem = asyncio.Semaphore(256)
+    completed = int(runs * 0.70)
+    failed = int(runs * 0.05)
+    processing = 200
+
+    async def claim_then(kind: str) -> None:
+        async with sem:
+            claim = await store.claim("bench-worker")
+            assert claim is not None
+            if kind == "complete":
+                await store.complete(claim, {"cards": 1})
+            elif kind == "fail":
+                await store.fail(
+                    claim,
+                    FailurePlan(retire=True, next_attempt_at_ms=None),
+                    code="upstream_error" if hash(claim.id) % 2 else "task_timeout",
+                    reason="backend_unavailable",
+                    message="the farm said no",
+                )
+
+    plan = ["complete"] * completed + ["fail"] * failed + ["hold"] * processing
+    for start in range(0, len(plan), 10_000):
+        await asyncio.gather(*(claim_then(k) for k in plan[start : start + 10_000]))
+
+
+async def memory(cards: CardStore, n_runs: int = 60) -> None:
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    for r in range(n_runs):
+        at = t0 + timedelta(hours=r)
+        new = [
+            NewCard(
+                scope=Scope.USER if i % 2 else Scope.CHAT,
+                thread_id=0,
+                user_id=100 + i % 7 if i % 2 else None,
+                card_type="fact",
+                subject=f"user{100 + i % 7}",
+                predicate="likes",
+                object=f"thing {r}-{i}",
+                fact_text=f"user{100 + i % 7} likes thing {r}-{i} and green tea",
+                confidence=0.8,
+                salience=0.5,
+                durability=Durability.LONG,
+                source_message_ids=(i + 1,),
+                valid_from=at,
+                observed_at=at,
+                expires_at=None,
+            )
+            for i in range(5)
+        ]
+        episode = EpisodeWrite(
+            summary=f"window {r}: talked about tea",
+            topics=["tea"],
+            participants=["user100"],
+            range_start=at,
+            range_end=at + timedelta(hours=1),
+            thread_id=0,
+            message_count=10,
+        )
+        await cards.apply_run(CHAT, f"bench-{r}", RunWrites(at, new, episode=episode), now=at)
+
+
+async def events(redis: Any, keys: Keys, n: int = 3000) -> None:
+    """Routing events straight into the stream (RedisEventLog.emit would also log each)."""
+    kinds = [EventType.ATTEMPT_FAILED, EventType.CIRCUIT_OPENED, EventType.NO_CANDIDATES]
+    async with redis.pipeline(transaction=False) as pipe:
+        for i in range(n):
+            event = RoutingEvent(
+                type=kinds[i % 3],
+                workflow="memory_extraction",
+                target="llm-openai/memory-extractor",
+                reason="provider_unavailable",
+                counters={"failed_attempts": 2},
+            )
+            pipe.xadd(keys.events, event.to_fields(), maxlen=10_000, approximate=True)
+        await pipe.execute()
+
+
+async def main(runs: int, samples: int) -> None:
+    async with fresh_bench() as bench:
+        store = RunStore(bench.redis, bench.settings)
+        t0 = time.perf_counter()
+        await fill(store, runs)
+        await shape(store, runs)
+        keys = Keys(bench.settings.key_prefix)
+        await memory(CardStore(bench.redis, keys))
+        await events(bench.redis, keys)
+        counts = await store.counts()
+        print(f"store: {counts} (filled in {time.perf_counter() - t0:.0f} s)")
+        some_run = (await store.list_runs(limit=1))[0].id
+        app = web.Application()
+        add_console(app, bench.redis, bench.settings)
+        pages = [
+            "/",
+            "/runs",
+            "/runs?status=completed",
+            "/runs?status=queued&offset=20000",
+            "/runs?status=retired",
+            f"/runs?chat={CHAT}",
+            "/runs?code=upstream_error",
+            "/runs?since=1h",
+            f"/runs/{some_run}",
+            "/breakers",
+            "/events",
+            "/events?type=no_candidates",
+            "/memory",
+            f"/memory/{CHAT}",
+            f"/memory/{CHAT}?q=tea",
+            "/settings",
+            "/replay",
+            "/replay?preview=1&code=upstream_error",
+        ]
+        async with TestClient(TestServer(app)) as client:
+            print(f"{'page':45} {'median ms':>10} {'max ms':>8}")
+            worst = 0.0
+            for path in pages:
+                times = []
+                for _ in range(samples):
+                    response = await client.get(path)
+                    assert response.status == 200, (path, response.status)
+                    await response.read()
+                    found = re.search(r"dur=([0-9.]+)", response.headers["Server-Timing"])
+                    assert found
+                    times.append(float(found.group(1)))
+                worst = max(worst, statistics.median(times))
+                print(f"{path:45} {statistics.median(times):10.1f} {max(times):8.1f}")
+            verdict = "OK" if worst <= 300 else "OVER"
+            print(f"slowest page median {worst:.1f} ms (target <= 300 ms): {verdict}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=100_000)
+    parser.add_argument("--samples", type=int, default=15)
+    args = parser.parse_args()
+    asyncio.run(main(args.runs, args.samples))

@@ -1,0 +1,10 @@
+"""The operator console (§15): server-rendered pages at ``/`` of ``memory-worker serve``.
+
+``data`` gathers what each page shows (bounded reads of the store's indexes),
+``app`` serves it (routes, CSRF, token-gated actions, security headers), and
+``templates/`` + ``static/`` render it with no build step and no JavaScript.
+"""
+
+from memory_worker.console.app import Console, add_console
+
+__all__ = ["Console", "add_console"]

@@ -1,0 +1,488 @@
+"""The operator console's HTTP side (§15): routes, security headers, CSRF, actions.
+
+Mounted by :func:`add_console` onto the aiohttp application of ``memory-worker
+serve`` (the same server as ``/metrics``). Pages are GETs rendered from Jinja2
+templates with autoescape on; the data comes from :mod:`memory_worker.console.data`.
+
+Security:
+
+- every response carries a strict Content-Security-Policy (no script at all,
+  styles only from ``/static``), ``nosniff``, ``no-referrer``, ``no-store`` and
+  ``frame-ancestors 'none'``;
+- actions (breaker reset, replay) are POSTs that need ``MEMORY_CONSOLE_TOKEN``
+  typed into the form and a CSRF token (double submit: an HttpOnly
+  ``SameSite=Strict`` cookie and the same value in a hidden field). Without a
+  configured token the console is read-only: the forms are not rendered and
+  every action answers 403 without touching Redis. A refused action is logged
+  (no token value) and changes nothing; a done action leaves an audit event on
+  the routing-event stream;
+- no page renders a secret (settings are masked) and card or message text only
+  appears in the memory browser, which ``MEMORY_CONSOLE_SHOW_MEMORY=0`` turns off.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+from urllib.parse import urlencode
+
+import jinja2
+import structlog
+from aiohttp import web
+from arq.connections import ArqRedis
+from redis.exceptions import RedisError
+
+from memory_worker.console import data
+from memory_worker.keys import Keys
+from memory_worker.metrics import fleet_breakers
+from memory_worker.replay import ReplayFilter, ReplayScope, ReplayStore, parse_rate, parse_when
+from memory_worker.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+CSRF_COOKIE = "mw_console_csrf"
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+#: The overview reloads itself this often (a meta refresh: works without JavaScript).
+REFRESH_SECONDS = 5
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _fmt_ms(ms: float | None) -> str:
+    return data.iso(ms) or "-"
+
+
+def _fmt_dt(moment: datetime | None) -> str:
+    if moment is None:
+        return "-"
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _fmt_age(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    s = max(int(seconds), 0)
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m {s % 60:02d}s"
+    return f"{s // 3600}h {(s % 3600) // 60:02d}m"
+
+
+def environment() -> jinja2.Environment:
+    """The template environment: package templates, autoescape on for every template."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("memory_worker.console", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["ms"] = _fmt_ms
+    env.filters["dt"] = _fmt_dt
+    env.filters["age"] = _fmt_age
+    return env
+
+
+class Console:
+    """The console's handlers over one Redis client and the settings."""
+
+    def __init__(self, redis: ArqRedis, settings: Settings) -> None:
+        self.redis = redis
+        self.settings = settings
+        self.keys = Keys(settings.key_prefix)
+        self.env = environment()
+        self.routes = data.route_targets(data.load_console_routes(settings))
+        self.targets = list(dict.fromkeys(t for ts in self.routes.values() for t in ts))
+        self.css = (
+            resources.files("memory_worker.console") / "static" / "console.css"
+        ).read_bytes()
+
+    # --- plumbing -------------------------------------------------------------------------------
+    def host_allowed(self, host: str | None) -> bool:
+        """Bound to loopback, answer only loopback names: a web page the operator visits
+        cannot reach the console through DNS rebinding (another bind address: no check)."""
+        if self.settings.serve_host not in LOOPBACK:
+            return True
+        return (host or "").strip("[]").lower() in LOOPBACK
+
+    @property
+    def actions_enabled(self) -> bool:
+        token = self.settings.console_token
+        return token is not None and bool(token.get_secret_value())
+
+    async def render(
+        self,
+        request: web.Request,
+        template: str,
+        *,
+        status: int = 200,
+        banner: data.Banner | bool | None = True,
+        **context: Any,
+    ) -> web.Response:
+        csrf = request.cookies.get(CSRF_COOKIE) or ""
+        fresh = not _valid_csrf(csrf)
+        if fresh:
+            csrf = secrets.token_urlsafe(24)
+        if banner is True:
+            try:
+                banner = await data.banner_data(self.redis, self.settings, self.routes)
+            except (RedisError, OSError, TimeoutError):
+                banner = None  # pages that need Redis answer 503 themselves (see _guarded)
+        body = self.env.get_template(template).render(
+            banner=banner or None,
+            csrf=csrf,
+            actions=self.actions_enabled,
+            show_memory=self.settings.console_show_memory,
+            path=request.path,
+            now_ms=int(time.time() * 1000),
+            **context,
+        )
+        response = web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
+        if fresh:
+            response.set_cookie(
+                CSRF_COOKIE, csrf, httponly=True, samesite="Strict", path="/", max_age=86_400
+            )
+        return response
+
+    async def refuse(self, request: web.Request, action: str, why: str) -> web.Response:
+        log.warning("console.action_refused", action=action, why=why)
+        return await self.render(
+            request, "refused.html.j2", status=403, banner=False, action=action, why=why
+        )
+
+    async def authorize(self, request: web.Request, action: str) -> web.Response | dict[str, str]:
+        """The action's form fields, or a 403 page (read-only console, bad CSRF, bad token)."""
+        if not self.actions_enabled:
+            return await self.refuse(request, action, "read-only console (no MEMORY_CONSOLE_TOKEN)")
+        form = {k: str(v) for k, v in (await request.post()).items()}
+        cookie = request.cookies.get(CSRF_COOKIE, "")
+        if not (_valid_csrf(cookie) and hmac.compare_digest(cookie, form.get("csrf", ""))):
+            return await self.refuse(
+                request, action, "missing or stale CSRF token: reload the page"
+            )
+        token = self.settings.console_token
+        assert token is not None
+        given = form.get("token", "").encode()
+        if not hmac.compare_digest(given, token.get_secret_value().encode()):
+            return await self.refuse(request, action, "wrong or missing console token")
+        return form
+
+    # --- pages ----------------------------------------------------------------------------------
+    async def overview(self, request: web.Request) -> web.Response:
+        overview = await data.overview_data(self.redis, self.settings, self.targets)
+        banner = await data.banner_data(
+            self.redis, self.settings, self.routes, breakers=overview.sample.breakers
+        )
+        peak = max([1, *(max(h.completed, h.failed) for h in overview.hours)])
+        return await self.render(
+            request,
+            "overview.html.j2",
+            banner=banner,
+            o=overview,
+            s=overview.sample,
+            peak=peak,
+            refresh=REFRESH_SECONDS,
+        )
+
+    async def runs(self, request: web.Request) -> web.Response:
+        q = request.query
+        problems: list[str] = []
+        wanted = data.RunFilter()
+        try:
+            wanted = _run_filter(q)
+        except ValueError as exc:
+            problems.append(str(exc))
+        offset = _int(q.get("offset"), 0)
+        page = await data.runs_page(self.redis, self.settings, wanted, offset=max(offset, 0))
+        keep = {k: v for k, v in q.items() if k != "offset" and v}
+        return await self.render(
+            request,
+            "runs.html.j2",
+            status=400 if problems else 200,
+            page=page,
+            q=q,
+            keep=keep,
+            problems=problems,
+            statuses=data.RUN_FILTERS,
+        )
+
+    async def run(self, request: web.Request) -> web.Response:
+        run_id = request.match_info["run_id"]
+        run = await data.run_detail(self.redis, self.settings, run_id)
+        if run is None:
+            return await self.render(request, "missing.html.j2", status=404, what=f"run {run_id}")
+        return await self.render(request, "run.html.j2", run=run)
+
+    async def breakers(self, request: web.Request) -> web.Response:
+        rows = await data.breakers_data(self.redis, self.settings, self.routes)
+        return await self.render(request, "breakers.html.j2", rows=rows, done=request.query)
+
+    async def events(self, request: web.Request) -> web.Response:
+        workflow = request.query.get("workflow") or None
+        event_type = request.query.get("type") or None
+        timeline = await data.timeline_data(
+            self.redis, self.settings, workflow=workflow, event_type=event_type
+        )
+        return await self.render(
+            request,
+            "events.html.j2",
+            t=timeline,
+            workflow=workflow or "",
+            event_type=event_type or "",
+            workflows=sorted({*self.routes, data.AUDIT_WORKFLOW, "pipeline"}),
+        )
+
+    async def memory_index(self, request: web.Request) -> web.Response:
+        if not self.settings.console_show_memory:
+            return await self.render(request, "memory_off.html.j2")
+        chat = request.query.get("chat")
+        if chat:
+            try:
+                raise web.HTTPFound(f"/memory/{int(chat)}")
+            except ValueError:
+                pass
+        chats = await data.chat_list(self.redis, self.settings)
+        return await self.render(request, "memory_index.html.j2", chats=chats)
+
+    async def memory(self, request: web.Request) -> web.Response:
+        if not self.settings.console_show_memory:
+            return await self.render(request, "memory_off.html.j2")
+        try:
+            chat_id = int(request.match_info["chat_id"])
+        except ValueError:
+            return await self.render(request, "missing.html.j2", status=404, what="that chat")
+        query = request.query.get("q", "").strip()[:200]
+        memory = await data.memory_data(self.redis, self.settings, chat_id, query=query)
+        return await self.render(request, "memory.html.j2", m=memory)
+
+    async def settings_page(self, request: web.Request) -> web.Response:
+        return await self.render(
+            request, "settings.html.j2", rows=data.settings_rows(self.settings)
+        )
+
+    async def replay_form(self, request: web.Request) -> web.Response:
+        q = request.query
+        plan = None
+        problems: list[str] = []
+        if q.get("preview"):
+            try:
+                wanted, rate = _replay_filter(q)
+                plan = await ReplayStore(self.redis, self.settings).plan(
+                    wanted, now_ms=int(time.time() * 1000), rate_per_second=rate
+                )
+            except ValueError as exc:
+                problems.append(str(exc))
+        return await self.render(
+            request,
+            "replay.html.j2",
+            status=400 if problems else 200,
+            q=q,
+            plan=plan,
+            problems=problems,
+            result=None,
+        )
+
+    async def static(self, _: web.Request) -> web.Response:
+        return web.Response(body=self.css, content_type="text/css", charset="utf-8")
+
+    # --- actions --------------------------------------------------------------------------------
+    async def breaker_reset(self, request: web.Request) -> web.Response:
+        form = await self.authorize(request, "breaker reset")
+        if isinstance(form, web.Response):
+            return form
+        target = form.get("target", "")
+        if target not in self.targets:
+            known = await fleet_breakers(self.redis, self.settings).known_targets()
+            if target not in known:
+                return await self.render(
+                    request, "missing.html.j2", status=404, what=f"breaker {target}"
+                )
+        before = await fleet_breakers(self.redis, self.settings).view(target)
+        await fleet_breakers(self.redis, self.settings).reset(target)
+        await data.audit(
+            self.redis,
+            self.settings,
+            "console_breaker_reset",
+            counters={"trips_before": before.trips},
+            context={"target": target, "state_before": before.circuit.value},
+        )
+        log.info("console.breaker_reset", target=target, state_before=before.circuit.value)
+        raise web.HTTPSeeOther("/breakers?" + urlencode({"reset": target}))
+
+    async def replay(self, request: web.Request) -> web.Response:
+        form = await self.authorize(request, "replay")
+        if isinstance(form, web.Response):
+            return form
+        try:
+            wanted, rate = _replay_filter(form)
+        except ValueError as exc:
+            return await self.render(
+                request,
+                "replay.html.j2",
+                status=400,
+                q=form,
+                plan=None,
+                problems=[str(exc)],
+                result=None,
+            )
+        store = ReplayStore(self.redis, self.settings)
+        plan = await store.plan(wanted, now_ms=int(time.time() * 1000), rate_per_second=rate)
+        outcome = await store.apply(plan)
+        await data.audit(
+            self.redis,
+            self.settings,
+            "console_replay",
+            counters={
+                "matched": len(plan.items),
+                "replayed": len(outcome.replayed),
+                "skipped": len(outcome.skipped),
+            },
+            context={
+                k: str(v) for k, v in wanted.as_dict().items() if v is not None and k != "since"
+            },
+        )
+        return await self.render(
+            request, "replay.html.j2", q=form, plan=plan, problems=[], result=outcome
+        )
+
+
+def _valid_csrf(value: str) -> bool:
+    return 20 <= len(value) <= 64 and value.replace("-", "").replace("_", "").isalnum()
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return int(value) if value else default
+    except ValueError:
+        return default
+
+
+def _when(text: str | None) -> int | None:
+    if not text:
+        return None
+    return int(parse_when(text, now=datetime.now(UTC)).timestamp() * 1000)
+
+
+def _run_filter(q: Any) -> data.RunFilter:
+    status = q.get("status") or None
+    if status is not None and status not in data.RUN_FILTERS:
+        raise ValueError(f"status {status!r}: expected one of {', '.join(data.RUN_FILTERS)}")
+    chat = q.get("chat") or None
+    try:
+        chat_id = int(chat) if chat else None
+    except ValueError:
+        raise ValueError(f"chat {chat!r}: expected an integer chat id") from None
+    return data.RunFilter(
+        status=status,
+        chat_id=chat_id,
+        error_code=q.get("code") or None,
+        reason=q.get("reason") or None,
+        since_ms=_when(q.get("since")),
+        until_ms=_when(q.get("until")),
+    )
+
+
+def _replay_filter(q: Any) -> tuple[ReplayFilter, float | None]:
+    scope = q.get("scope") or ReplayScope.RETIRED.value
+    try:
+        chosen = ReplayScope(scope)
+    except ValueError:
+        raise ValueError(f"scope {scope!r}: expected retired or failed") from None
+    chat = q.get("chat") or None
+    try:
+        chat_id = int(chat) if chat else None
+    except ValueError:
+        raise ValueError(f"chat {chat!r}: expected an integer chat id") from None
+    rate = parse_rate(q["rate"]) if q.get("rate") else None
+    return (
+        ReplayFilter(
+            scope=chosen,
+            since_ms=_when(q.get("since")),
+            until_ms=_when(q.get("until")),
+            error_code=q.get("code") or None,
+            reason=q.get("reason") or None,
+            chat_id=chat_id,
+        ),
+        rate,
+    )
+
+
+@web.middleware
+async def security_headers(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Strict headers on every response of the server (pages, redirects, errors, metrics),
+    plus ``Server-Timing`` with the time the server spent on it."""
+    started = time.perf_counter()
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:
+        exc.headers.update(SECURITY_HEADERS)
+        raise
+    response.headers.update(SECURITY_HEADERS)
+    # the server's own time for this response (read by bench/console_pages.py)
+    response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
+    return response
+
+
+def _guarded(console: Console, handler: Handler) -> Handler:
+    """``handler``, answering 503 with a plain page when Redis cannot be read in time."""
+
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        if not console.host_allowed(request.url.host):
+            log.warning("console.foreign_host_refused", path=request.path)
+            return web.Response(text="misdirected request\n", status=421)
+        try:
+            return await handler(request)
+        except (RedisError, OSError, TimeoutError) as exc:
+            log.warning("console.redis_unavailable", path=request.path, error=type(exc).__name__)
+            body = console.env.get_template("unavailable.html.j2").render(
+                banner=None,
+                csrf="",
+                actions=False,
+                show_memory=console.settings.console_show_memory,
+                path=request.path,
+                now_ms=int(time.time() * 1000),
+                error=type(exc).__name__,
+            )
+            return web.Response(text=body, status=503, content_type="text/html", charset="utf-8")
+
+    return guarded
+
+
+def add_console(app: web.Application, redis: ArqRedis, settings: Settings) -> Console:
+    """Mount the console's routes on ``app`` (call before the app starts)."""
+    console = Console(redis, settings)
+    app.middlewares.append(security_headers)
+    routes: list[tuple[str, str, Handler]] = [
+        ("GET", "/", console.overview),
+        ("GET", "/runs", console.runs),
+        ("GET", "/runs/{run_id}", console.run),
+        ("GET", "/breakers", console.breakers),
+        ("POST", "/breakers/reset", console.breaker_reset),
+        ("GET", "/events", console.events),
+        ("GET", "/memory", console.memory_index),
+        ("GET", "/memory/{chat_id}", console.memory),
+        ("GET", "/settings", console.settings_page),
+        ("GET", "/replay", console.replay_form),
+        ("POST", "/replay", console.replay),
+        ("GET", "/static/console.css", console.static),
+    ]
+    for method, path, handler in routes:
+        app.router.add_route(method, path, _guarded(console, handler))
+    return console
