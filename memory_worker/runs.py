@@ -103,6 +103,11 @@ def error_code(error: BaseException) -> str:
     return type(error).__name__
 
 
+def is_store_fault(error: BaseException) -> bool:
+    """A Redis error of any kind: never evidence against the work (§7 rev 2)."""
+    return isinstance(error, RedisError | StoreError)
+
+
 def decide(error: BaseException) -> Decision:
     """Release or fail a run after ``error`` (§7).
 
@@ -112,15 +117,17 @@ def decide(error: BaseException) -> Decision:
     RouteUnavailable, CapacityWaitTimeout, and an embedding call that timed out
     (:class:`EmbedderTimeout`). Timeouts, protocol/decode errors,
     ``provider_error`` (a walk that ended on a backend crash: HTTP 500),
-    deadline errors, generic errors and store failures fail the run.
+    deadline errors and generic errors fail the run. A store (Redis) error is
+    never evidence against the work (§7 rev 2 "Store faults"): it releases
+    the run as ``store_unavailable`` with its attempt refunded.
     """
     code = error_code(error)
     if isinstance(error, LeaseLost):
         return Decision(Verdict.ABANDON, None, code)
     if isinstance(error, asyncio.CancelledError):
         return Decision(Verdict.RELEASE, "shutdown", "shutdown")
-    if isinstance(error, StoreError | RedisError):
-        return Decision(Verdict.FAIL, "store_failure", code)
+    if is_store_fault(error):
+        return Decision(Verdict.RELEASE, "store_unavailable", code)
     if isinstance(error, RELEASE_ROUTING_ERRORS):
         return Decision(Verdict.RELEASE, _reason_name(error), code)
     if isinstance(error, EmbedderTimeout):

@@ -50,14 +50,13 @@ from redis.exceptions import RedisError, ResponseError, WatchError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memory_worker.connections import LOG_RETRY_AT, awaited, backoff_delay, retry_store_write
-from memory_worker.errors import StoreError
 from memory_worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.processing import ProcessResult, RouteGate, RunProcessor
 from memory_worker.redis_checks import check_redis
 from memory_worker.run_store import ClaimedRun, RunStore, now_ms
-from memory_worker.runs import Verdict, decide, plan_failure
+from memory_worker.runs import Verdict, decide, is_store_fault, plan_failure
 from memory_worker.sentry import init_sentry, report_failure
 from memory_worker.settings import Settings
 from memory_worker.ticks import (
@@ -105,11 +104,6 @@ def tick_budgets(tick_timeout: float) -> tuple[float, float]:
     hard = tick_timeout - min(2.0, tick_timeout * 0.05)
     soft = tick_timeout - min(5.0, tick_timeout * 0.1)
     return soft, hard
-
-
-def is_store_fault(error: BaseException) -> bool:
-    """A Redis error of any kind: never evidence against the work (§7 rev 2)."""
-    return isinstance(error, RedisError | StoreError)
 
 
 @dataclass

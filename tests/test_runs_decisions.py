@@ -201,8 +201,8 @@ DECISION_TABLE = [
         id="502-not-provider-error",
     ),
     pytest.param(RequestError("bad request"), FAIL, None, id="request-error"),
-    pytest.param(StoreError("card write failed"), FAIL, "store_failure", id="store"),
-    pytest.param(RedisConnectionError("redis went away"), FAIL, "store_failure", id="redis"),
+    pytest.param(StoreError("card write failed"), RELEASE, "store_unavailable", id="store"),
+    pytest.param(RedisConnectionError("redis went away"), RELEASE, "store_unavailable", id="redis"),
     pytest.param(ConsolidationError("bad data"), FAIL, None, id="consolidation"),
     pytest.param(RuntimeError("service unavailable"), FAIL, None, id="generic-exception"),
 ]
