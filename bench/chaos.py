@@ -758,7 +758,7 @@ def figures(soak: Soak, obs: Observations, elapsed: float) -> list[str]:
 
 def default_job_seconds(duration: float, runs: int, concurrency: int = 6) -> float:
     """Farm job time that keeps work in flight across the enqueue span (0.2–2 s)."""
-    per_run = concurrency * 0.6 * duration / max(1, runs) / 2
+    per_run = concurrency * 0.8 * duration / max(1, runs) / 2
     return round(min(2.0, max(0.2, (per_run - 0.3) / 2)), 2)
 
 

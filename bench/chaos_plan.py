@@ -101,12 +101,14 @@ class PlanConfig:
     duration: float
     lease: float = 4.0
     interval: float = 1.5
-    page_cooldown: float = 30.0
-    page_grace: float = 4.0
+    page_cooldown: float = 60.0
+    #: Events of an incident may come this long after it ends (a job hung until its
+    #: budget, a capacity wait, a store outage delaying a worker): its pages still count.
+    page_grace: float = 20.0
     workers: int = 3
     runs: int = 200
     #: Runs are enqueued over this share of the schedule.
-    enqueue_share: float = 0.6
+    enqueue_share: float = 0.8
     enqueue_batches: int = 20
     lead_in: float = 8.0
     min_segment: float = 7.0
@@ -117,13 +119,13 @@ class PlanConfig:
 
     @property
     def incident_max(self) -> float:
-        """Longest incident: its page window (start … end + grace) fits one cooldown."""
-        return self.page_cooldown - 2 * self.page_grace
+        """Longest incident: its events (start … end + grace) fit one dedup window."""
+        return self.page_cooldown - self.page_grace - 1.0
 
     @property
     def gap_min(self) -> float:
-        """Shortest healthy gap: the previous incident's dedup window has closed."""
-        return self.page_cooldown + 2 * self.page_grace
+        """Shortest healthy gap: a window opened as late as end + grace has closed."""
+        return self.page_cooldown + self.page_grace + 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +151,8 @@ def config_for_minutes(minutes: float, **overrides: Any) -> PlanConfig:
     base: dict[str, Any] = {
         "duration": duration,
         "interval": 1.0 if short else 1.5,
-        "page_cooldown": 24.0 if short else 60.0,
-        "page_grace": 2.0 if short else 4.0,
+        "page_cooldown": 36.0 if short else 60.0,
+        "page_grace": 16.0 if short else 20.0,
         "min_segment": 5.0 if short else 8.0,
         "probe_warmup": 3.0 if short else 4.0,
         "valkey_every": 30.0 if short else 60.0,
@@ -208,7 +210,7 @@ def farm_segments(rng: random.Random, config: PlanConfig) -> list[FarmSegment]:
             segments.append(FarmSegment(t, t + length, mode))
             t += length
             previous = mode
-        gap = rng.uniform(c.gap_min, 1.5 * c.gap_min)
+        gap = rng.uniform(c.gap_min, 1.2 * c.gap_min)
     if t < c.duration:
         segments.append(FarmSegment(t, c.duration, FarmMode.HEALTHY))
     return segments

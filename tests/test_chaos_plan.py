@@ -314,5 +314,5 @@ def test_runs_held_by_a_process() -> None:
 
 def test_plan_config_bounds() -> None:
     config = PlanConfig(duration=100, page_cooldown=30, page_grace=4)
-    assert config.incident_max == 22
-    assert config.gap_min == 38
+    assert config.incident_max == 25
+    assert config.gap_min == 35
