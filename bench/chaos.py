@@ -724,6 +724,20 @@ class SoakReport:
         return out
 
 
+def worker_log_events(log_dir: Path) -> Counter[str]:
+    """Warning/error events and tracebacks in the chaos phase's worker logs."""
+    found: Counter[str] = Counter()
+    for path in sorted(log_dir.glob("worker*.log")):
+        for line in path.read_text(errors="replace").splitlines():
+            if "Traceback (most recent call last)" in line:
+                found["traceback"] += 1
+            elif line.startswith("{") and '"level": "error"' in line:
+                found["error"] += 1
+            elif line.startswith("{") and '"level": "warning"' in line:
+                found["warning"] += 1
+    return found
+
+
 def figures(soak: Soak, obs: Observations, elapsed: float) -> list[str]:
     runs = obs.runs
     rows = probe_windows(obs)
@@ -741,12 +755,14 @@ def figures(soak: Soak, obs: Observations, elapsed: float) -> list[str]:
         f"{max((r[2] for r in rows), default=0)} over {len(rows)} segment(s) "
         f"({sum(r[1] for r in rows)} submits after warm-up)",
         f"pages {len(obs.pages)} {dict(page_types)}",
+        f"chaos worker logs: {dict(worker_log_events(soak.tmp / 'chaos'))}",
         f"faults planned {soak.plan.faults_by_kind()}",
         f"faults executed {dict(sorted(soak.executed.items()))}",
         f"kill -9 hits: {sum(obs.kill_hits.values())} run-hits over "
         f"{len(soak.ledger.kills)} kill(s); SIGTERM escalated to kill -9: "
         f"{soak.sigterm_escalations}",
-        "farm submits " + ", ".join(f"{s} {v['submits']}" for s, v in farm.items()),
+        "farm submits (reference + chaos) "
+        + ", ".join(f"{s} {v['submits']}" for s, v in farm.items()),
         *soak.notes,
     ]
     for at, what, ids, source in soak.ledger.kills:

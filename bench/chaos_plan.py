@@ -11,10 +11,11 @@ Times are seconds since the start of the chaos phase.
 The plan (:func:`make_plan`, deterministic for a seed):
 
 - the farm alternates healthy gaps and *incidents*; an incident is one to
-  three consecutive fault segments (modes in :class:`FarmMode`). Gaps are
-  longer than the admin-page cooldown and incidents shorter than it, so
-  "one page per incident" is exact: each incident opens a fresh dedup window
-  and no window outlives its incident by more than the grace;
+  three consecutive fault segments (modes in :class:`FarmMode`). An incident
+  plus its grace (late events: a job hung until its budget, a capacity wait)
+  fits in one admin-page cooldown and the gaps are longer than cooldown plus
+  grace, so "one page per incident" is exact: each incident opens a fresh
+  dedup window and no page of it can open a second one;
 - Valkey events (kill -9 then restart on the same port and data dir, or
   SIGSTOP for 2 × lease then SIGCONT) and worker events (kill -9 or SIGTERM,
   then a fresh process in the same slot) land at random times on their own
