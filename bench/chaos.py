@@ -440,23 +440,38 @@ class Soak:
             out[chat] = {k: tuple(sorted(v)) for k, v in facts.items()}
         return out
 
-    async def wait_settled(self, store: RunStore, n: int, timeout: float) -> bool:
-        """Until every run is completed or retired and nothing is queued or processing."""
-        end = time.monotonic() + timeout
+    async def wait_settled(
+        self, store: RunStore, n: int, timeout: float, label: str = "drain"
+    ) -> bool:
+        """Until every run is completed or retired and nothing is queued or processing.
+
+        Also notes how long the first completion took when runs were outstanding
+        (how fast work resumes once everything is back).
+        """
+        start = time.monotonic()
+        end = start + timeout
         last = ""
+        first_count: int | None = None
+        resumed = False
         while time.monotonic() < end:
             with contextlib.suppress(*STORE_DOWN):
                 counts = await asyncio.wait_for(store.counts(), 3.0)
-                state = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
-                if state != last:
-                    last = state
+                last = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
+                if first_count is None:
+                    first_count = counts["completed"]
+                elif not resumed and counts["completed"] > first_count:
+                    resumed = True
+                    self.notes.append(
+                        f"{label}: first completion {time.monotonic() - start:.1f} s after "
+                        f"the wait began ({n - first_count} run(s) outstanding)"
+                    )
                 if (
                     counts["completed"] + counts["retired"] >= n
                     and counts["queued"] == 0
                     and counts["processing"] == 0
                 ):
                     return True
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(0.25)
         self.say(f"not settled after {timeout:.0f} s: {last}")
         return False
 
@@ -478,7 +493,7 @@ class Soak:
                 await self.enqueue(queue, request, deadline)
             Slots(fleet).start(3)
             store = RunStore(redis, settings)
-            if not await self.wait_settled(store, len(self.requests), 240):
+            if not await self.wait_settled(store, len(self.requests), 240, "reference"):
                 raise RuntimeError("the fault-free reference run did not complete")
             counts = await store.counts()
             if counts["completed"] != len(self.requests):
@@ -566,7 +581,9 @@ class Soak:
             healed = time.monotonic()
             self.say(f"healed (restarted {restarted} worker(s)); waiting for the drain")
             store = RunStore(redis, settings)
-            settled = await self.wait_settled(store, len(self.requests), self.drain_timeout)
+            settled = await self.wait_settled(
+                store, len(self.requests), self.drain_timeout, "drain after heal"
+            )
             drain = time.monotonic() - healed
             self.notes.append(
                 f"drain after heal: {drain:.1f} s" + ("" if settled else " (NOT settled)")
@@ -845,11 +862,11 @@ async def run_soak(
         ok = report.ok
         return report
     finally:
-        structlog.configure(**saved_logging)
         await sink.stop()
         await sim.stop()
         if valkey is not None:
             valkey.shutdown()
+        structlog.configure(**saved_logging)
         if ok and not keep:
             shutil.rmtree(tmp, ignore_errors=True)
         else:
