@@ -349,6 +349,8 @@ class Slots:
 
     fleet: Fleet
     procs: list[WorkerProcess] = field(default_factory=list)
+    #: Slots being stopped or restarted right now (a second fault waits its turn: skipped).
+    busy: set[int] = field(default_factory=set)
 
     def start(self, n: int) -> None:
         self.procs = [self.fleet.start(1)[0] for _ in range(n)]
@@ -678,28 +680,38 @@ class Soak:
             assert action.worker is not None
             slot = action.worker
             proc = slots.procs[slot]
-            if proc.proc.poll() is not None:
-                self.notes.append(f"skipped {kind.value} at {action.at:.1f} s: slot {slot} down")
+            if slot in slots.busy or proc.proc.poll() is not None:
+                self.notes.append(f"skipped {kind.value} at {action.at:.1f} s: slot {slot} busy")
                 return
-            if kind is ActionKind.WORKER_KILL9:
-                await self.kill9(proc, slot, action.at, watch)
-                self.executed[kind.value] += 1
-            else:
-                held = runs_held_by(watch.last, proc.pid)
-                self.ledger.touch(action.at, f"worker {slot} SIGTERM", held)
-                proc.terminate()
-                self.executed[kind.value] += 1
-                self.say(f"worker {slot} (pid {proc.pid}) SIGTERM")
-                grace = float(self.env.get("shutdown_grace_seconds", 2.0))
-                try:
-                    await asyncio.to_thread(proc.wait, grace + 15.0)
-                except subprocess.TimeoutExpired:
-                    self.sigterm_escalations += 1
-                    self.say(f"worker {slot} ignored SIGTERM for {grace + 15:.0f} s: kill -9")
-                    await self.kill9(proc, slot, action.at, watch)
-            await asyncio.sleep(action.seconds)
-            slots.restart(slot)
+            slots.busy.add(slot)
+            try:
+                await self.stop_worker(action, proc, slot, watch)
+                await asyncio.sleep(action.seconds)
+                slots.restart(slot)
+            finally:
+                slots.busy.discard(slot)
             self.say(f"worker {slot} restarted (pid {slots.procs[slot].pid})")
+
+    async def stop_worker(
+        self, action: Action, proc: WorkerProcess, slot: int, watch: LeaseWatch
+    ) -> None:
+        """kill -9, or SIGTERM and wait for the graceful exit (kill -9 if it never comes)."""
+        if action.kind is ActionKind.WORKER_KILL9:
+            await self.kill9(proc, slot, action.at, watch)
+            self.executed[action.kind.value] += 1
+            return
+        held = runs_held_by(watch.last, proc.pid)
+        self.ledger.touch(action.at, f"worker {slot} SIGTERM", held)
+        proc.terminate()
+        self.executed[action.kind.value] += 1
+        self.say(f"worker {slot} (pid {proc.pid}) SIGTERM")
+        grace = float(self.env.get("shutdown_grace_seconds", 2.0))
+        try:
+            await asyncio.to_thread(proc.wait, grace + 15.0)
+        except subprocess.TimeoutExpired:
+            self.sigterm_escalations += 1
+            self.say(f"worker {slot} ignored SIGTERM for {grace + 15:.0f} s: kill -9")
+            await self.kill9(proc, slot, action.at, watch)
 
     async def kill9(self, proc: WorkerProcess, slot: int, at: float, watch: LeaseWatch) -> None:
         snapshot = dict(watch.last)
