@@ -44,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
@@ -78,6 +79,11 @@ from bench.chaos_plan import (
     probe_windows,
     runs_held_by,
 )
+from llm_client.breaker import Circuit
+from llm_client.breaker_store import BreakerStore
+from llm_client.routes import EMBEDDING as EMBEDDING_WF
+from llm_client.routes import MEMORY_EXTRACTION as EXTRACTION
+from llm_client.routes import parse_routes
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore, normalise
 from memory_worker.connections import RedisHandle, client_from_url
@@ -343,6 +349,44 @@ class LeaseWatch:
         return {rid for at, ids in self.history if at >= since for rid in ids}
 
 
+class RouteWatch:
+    """When each workflow's route was entirely breaker-open, sampled a few times a second.
+
+    §6 promises at most one probe per interval fleet-wide *once every target of a
+    route is breaker-open*; until the breakers have tripped (the failure threshold
+    per target, plus walks already in flight) the farm legitimately sees more.
+    """
+
+    def __init__(self, redis: Any, keys: Keys, settings: Settings, routes_toml: str) -> None:
+        config = parse_routes(tomllib.loads(routes_toml), settings.route_defaults(), env={})
+        self.targets = {
+            wf: [t.id for t in config.routes[wf].targets] for wf in (EXTRACTION, EMBEDDING_WF)
+        }
+        #: service name → workflow, to attribute farm submits
+        self.service_workflow = {
+            t.service or t.provider: wf
+            for wf in (EXTRACTION, EMBEDDING_WF)
+            for t in config.routes[wf].targets
+        }
+        self.breakers = BreakerStore(redis, keys, settings.breaker_config())
+        self.samples: list[tuple[float, str, bool]] = []
+
+    async def read(self) -> list[tuple[str, bool]]:
+        out = []
+        for wf, ids in self.targets.items():
+            views = await self.breakers.views(ids)
+            out.append((wf, all(v.circuit is not Circuit.CLOSED for v in views)))
+        return out
+
+    async def loop(self, stop: asyncio.Event, t0: float, every: float = 0.2) -> None:
+        while not stop.is_set():
+            with contextlib.suppress(*STORE_DOWN):
+                for wf, all_open in await asyncio.wait_for(self.read(), 1.0):
+                    self.samples.append((time.monotonic() - t0, wf, all_open))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), every)
+
+
 @dataclass
 class Slots:
     """Worker processes by slot: a killed or stopped slot gets a fresh process."""
@@ -522,6 +566,7 @@ class Soak:
         (self.tmp / "chaos").mkdir()
         slots = Slots(fleet)
         watch = LeaseWatch(redis, keys)
+        routes_watch = RouteWatch(redis, keys, settings, ROUTES)
         stop = asyncio.Event()
         run_ids: list[str | None] = [None] * len(self.requests)
         self.sim.run_seconds = self.job_seconds
@@ -563,6 +608,7 @@ class Soak:
 
             tasks = [
                 asyncio.create_task(watch.loop(stop)),
+                asyncio.create_task(routes_watch.loop(stop, t0)),
                 asyncio.create_task(farm()),
                 asyncio.create_task(feed()),
                 *(asyncio.create_task(act(a)) for a in plan.actions),
@@ -597,7 +643,8 @@ class Soak:
             cards = CardStore(redis, keys)
             applied: dict[int, list[str]] = {}
             for chat in sorted({int(r["chat_id"]) for r in self.requests}):
-                members = await redis.smembers(cards.key(chat, "runs"))
+                # the per-chat applied-run record is a ZSET scored by time (bounded growth)
+                members = await redis.zrange(cards.key(chat, "runs"), 0, -1)
                 applied[chat] = sorted(m.decode() for m in members)
             memory = await self.memory(redis, keys)
         finally:
@@ -630,6 +677,8 @@ class Soak:
             reference=reference,
             chaos=memory,
             submits=[(at - t0, service) for at, service in self.sim.submit_log if at >= t0],
+            route_open=tuple(routes_watch.samples),
+            service_workflow=routes_watch.service_workflow,
             segments=plan.segments,
             pages=[
                 PageRecord(
@@ -780,9 +829,9 @@ def figures(soak: Soak, obs: Observations, elapsed: float) -> list[str]:
         f"attempts histogram {attempts_histogram(runs)}",
         f"releases {sum(r.releases for r in runs)}; retired {sum(r.retired for r in runs)}; "
         f"failed-status {sum(r.status == 'failed' for r in runs)}",
-        f"probes per interval while all down: max "
-        f"{max((r[2] for r in rows), default=0)} over {len(rows)} segment(s) "
-        f"({sum(r[1] for r in rows)} submits after warm-up)",
+        f"probes per interval per workflow once its route was all open: max "
+        f"{max((r[3] for r in rows), default=0)} over {len(rows)} (segment, workflow) pair(s) "
+        f"({sum(r[2] for r in rows)} submits counted)",
         f"pages {len(obs.pages)} {dict(page_types)}",
         f"chaos worker logs: {dict(worker_log_events(soak.tmp / 'chaos'))}",
         f"faults planned {soak.plan.faults_by_kind()}",

@@ -419,6 +419,10 @@ class Observations:
     probe_warmup: float
     page_grace: float
     max_probes_per_interval: int = 1
+    #: (time, workflow, every target of its route breaker-open) samples
+    route_open: Sequence[tuple[float, str, bool]] = ()
+    #: farm service name → the workflow whose route it serves
+    service_workflow: Mapping[str, str] = field(default_factory=dict)
     #: sliding windows are this share of the interval (scheduling jitter)
     window_share: float = 0.8
 
@@ -580,34 +584,61 @@ def max_in_window(times: Sequence[float], width: float) -> int:
     return best
 
 
-def probe_windows(obs: Observations) -> list[tuple[FarmSegment, int, int]]:
-    """Per all-down segment: (segment, submits after the warm-up, max in one interval)."""
+def all_open_since(obs: Observations, workflow: str, start: float, end: float) -> float | None:
+    """The first sample in [start, end) at which ``workflow``'s route was entirely open."""
+    for at, wf, all_open in obs.route_open:
+        if wf == workflow and all_open and start <= at < end:
+            return at
+    return None
+
+
+def probe_windows(obs: Observations) -> list[tuple[FarmSegment, str, int, int]]:
+    """Per all-down segment and workflow: (segment, workflow, submits counted, max per interval).
+
+    §6: once *every* target of a route is breaker-open, the fleet sends at most one
+    probe per interval for it. Counting starts at the later of the warm-up and the
+    first moment the route was seen entirely open (tripping the breakers costs the
+    failure threshold per target plus the walks already in flight); a workflow whose
+    route never opened inside the segment promised nothing there.
+    """
     out = []
     width = obs.window_share * obs.interval
+    workflows = sorted(set(obs.service_workflow.values()))
     for seg in obs.segments:
         if seg.mode not in ALL_DOWN or seg.seconds <= obs.probe_warmup:
             continue
-        times = [t for t, _ in obs.submits if seg.start + obs.probe_warmup <= t < seg.end]
-        out.append((seg, len(times), max_in_window(times, width)))
+        for wf in workflows or [""]:
+            begin = seg.start + obs.probe_warmup
+            if wf:
+                opened = all_open_since(obs, wf, seg.start, seg.end)
+                if opened is None:
+                    continue
+                begin = max(begin, opened)
+            times = [
+                t
+                for t, service in obs.submits
+                if begin <= t < seg.end and obs.service_workflow.get(service, "") == wf
+            ]
+            out.append((seg, wf, len(times), max_in_window(times, width)))
     return out
 
 
 def check_probes(obs: Observations) -> Check:
     rows = probe_windows(obs)
-    bad = [row for row in rows if row[2] > obs.max_probes_per_interval]
+    bad = [row for row in rows if row[3] > obs.max_probes_per_interval]
     details = []
-    for seg, total, peak in bad:
-        services = Counter(s for t, s in obs.submits if seg.start + obs.probe_warmup <= t < seg.end)
+    for seg, wf, total, peak in bad:
         details.append(
-            f"{seg.mode.value} {seg.start:.1f}–{seg.end:.1f} s: {peak} submits within "
-            f"{obs.window_share * obs.interval:.2f} s, {total} in "
-            f"{seg.seconds - obs.probe_warmup:.1f} s; by service {dict(services)}"
+            f"{seg.mode.value} {seg.start:.1f}–{seg.end:.1f} s, {wf or 'all services'}: "
+            f"{peak} submits within {obs.window_share * obs.interval:.2f} s, {total} after "
+            "the route was open"
         )
-    peak = max((row[2] for row in rows), default=0)
+    peak = max((row[3] for row in rows), default=0)
     return Check(
-        f"<= {obs.max_probes_per_interval} farm probe per interval while every target is down",
+        f"<= {obs.max_probes_per_interval} farm probe per interval per workflow "
+        "while every target is breaker-open",
         not bad,
-        f"max {peak} per interval over {len(rows)} all-down segment(s)",
+        f"max {peak} per interval over {len(rows)} (segment, workflow) pair(s)",
         tuple(details),
     )
 

@@ -281,13 +281,42 @@ def test_probe_rate_while_everything_is_down() -> None:
     # a burst at the start of the outage is the breakers tripping: not counted
     burst = [(10.0 + i * 0.01, "llm-alpha") for i in range(30)]
     assert check_probes(clean(submits=[*burst, *clean().submits])).ok
-    # two probes per interval after the warm-up: fails, naming the services
+    # two probes per interval after the warm-up: fails
     double = [(t / 2, "llm-alpha") for t in range(26, 60)]
     check = check_probes(clean(submits=double))
     assert not check.ok
-    assert "llm-alpha" in check.details[0]
+    assert "all services" in check.details[0]
     # submits in healthy time do not count
     assert check_probes(clean(submits=[(50 + t / 10, "x") for t in range(100)])).ok
+
+
+WORKFLOW_OF = {"llm-alpha": "memory_extraction", "embedder": "embedding"}
+
+
+def opened(at: float, *workflows: str) -> list[tuple[float, str, bool]]:
+    """Route samples every 0.2 s of the outage, each workflow open from ``at`` on."""
+    return [(10 + i / 5, wf, 10 + i / 5 >= at) for i in range(100) for wf in workflows]
+
+
+def test_probes_are_counted_per_workflow_once_its_route_is_open() -> None:
+    base = {"service_workflow": WORKFLOW_OF}
+    both = opened(16.0, "memory_extraction", "embedding")
+    # one extraction and one embedding probe per interval: each workflow keeps its promise
+    per_wf = [(t + 0.5, "llm-alpha") for t in range(16, 30)] + [
+        (t + 0.6, "embedder") for t in range(16, 30)
+    ]
+    assert check_probes(clean(submits=per_wf, route_open=both, **base)).ok
+    # the trip burst before the route is seen open is not counted, even past the warm-up
+    burst = [(14.0 + i * 0.05, "llm-alpha") for i in range(30)]
+    assert check_probes(clean(submits=[*burst, *per_wf], route_open=both, **base)).ok
+    # two extraction probes per interval after the route opened: fails, naming it
+    double = [(t / 2, "llm-alpha") for t in range(34, 60)]
+    check = check_probes(clean(submits=double, route_open=both, **base))
+    assert not check.ok
+    assert "memory_extraction" in check.details[0]
+    # a route never seen open in the outage promised nothing there
+    closed = [(10 + i / 5, "memory_extraction", False) for i in range(100)]
+    assert check_probes(clean(submits=double, route_open=closed, **base)).ok
 
 
 def test_one_page_per_incident() -> None:
