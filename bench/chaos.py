@@ -614,7 +614,7 @@ class Soak:
                 *(asyncio.create_task(act(a)) for a in plan.actions),
             ]
             await until(plan.config.duration)
-            driving = tasks[1:]
+            driving = tasks[2:]  # the two watchers run until stop
             done, pending = await asyncio.wait(driving, timeout=60)
             for task in done:
                 if task.exception() is not None:

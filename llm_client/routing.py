@@ -35,9 +35,11 @@ One routed call (:meth:`Walker.call`):
 5. At the end, after failed attempts: ``all_attempts_exhausted`` (with
    ``failed_attempts``) and the **last attempt's error** is raised; the
    routing errors (``Exhausted``, ``DeadlineExceeded``, …) are raised only
-   when no attempt produced an error to return — and when a walk that began
-   with every target open (probes only) ends on ``provider_error``: that is
-   :class:`NoCandidates` (§4 rev 2: the quarantined route is an outage).
+   when no attempt produced an error to return — and when a walk ends on
+   ``provider_error`` without every target of the route having crashed on it
+   (it began with every target open, or some target was skipped as open, busy
+   or out of hops): that is :class:`NoCandidates` (§4 rev 2: only a call that
+   crashes every backend fails the run; a quarantined route is an outage).
 
 Probe permits are short leases (§5 rev 2): a half-open or fail-open probe holds
 its target's probe slot for ``permit_lease_seconds`` (30 s), renewed every third
@@ -454,6 +456,8 @@ class _Walk(Generic[T]):
         self.stop: str | None = None
         #: The walk began with every target breaker-open: its attempts were only probes.
         self.all_open = False
+        #: Targets that crashed on this call (``provider_error``), by id.
+        self.crashed: set[str] = set()
 
     async def emit(self, event_type: str, **fields: Any) -> None:
         await self.w.emit(RoutingEvent(event_type, self.workflow, **fields), self.context)
@@ -655,6 +659,8 @@ class _Walk(Generic[T]):
         self.hops += 1
         self.failed_attempts += 1
         self.last_error = error
+        if reason is FailureReason.PROVIDER_ERROR:
+            self.crashed.add(target.id)
         return _Step.FAILED
 
     async def _release(self, target: RouteTarget, permit: Permit) -> None:
@@ -727,6 +733,9 @@ class _Walk(Generic[T]):
             return True
         return False
 
+    def _every_target_crashed(self) -> bool:
+        return all(t.id in self.crashed for t in self.route.eligible)
+
     async def _exhausted(self) -> Exception:
         """The error that ends a walk without success (see the module docstring)."""
         if self.last_error is not None:
@@ -740,13 +749,17 @@ class _Walk(Generic[T]):
                 },
             )
             assert isinstance(self.last_error, Exception)
-            if self.all_open and (
-                retryable_reason(self.last_error) is FailureReason.PROVIDER_ERROR
+            if retryable_reason(self.last_error) is FailureReason.PROVIDER_ERROR and (
+                self.all_open or not self._every_target_crashed()
             ):
-                # §4 rev 2: once every target is open, a probe that crashed again is the
-                # outage, not this call's fault — a routing error (released), not a failure.
+                # §4 rev 2: the run fails on provider_error only when every target of the
+                # route crashed on it (a prompt that crashes every backend must retire).
+                # Once every target is open, a probe that crashed again is the outage; and
+                # when some target was skipped (breaker-open, probe taken, busy, out of
+                # hops) the route could not serve the run: a routing error, released.
                 quarantined = NoCandidates(
-                    f"every target of {self.workflow} is breaker-open and the probe failed",
+                    f"{self.workflow}: a target crashed and the others were breaker-open, "
+                    "busy or not reached",
                     workflow=self.workflow,
                 )
                 quarantined.__cause__ = self.last_error

@@ -76,6 +76,35 @@ async def test_a_walk_ending_on_provider_error_fails_the_run(redis: Redis, key_p
     assert exhausted.reason == "provider_error"
 
 
+@pytest.mark.parametrize("other", ["open", "busy"])
+async def test_a_crash_while_the_other_target_could_not_serve_releases(
+    redis: Redis, key_prefix: str, other: str
+) -> None:
+    """Only a call that crashes *every* target fails its run; a skipped target means the
+    route could not serve it (the chaos soak found a 500 on one node + an open breaker on
+    the other spending attempts)."""
+    farm, sink = FakeFarm(), RecordingSink()
+    farm.set(A, fail(crashed))
+    breaker = BreakerConfig(failure_threshold=2, cooldown_seconds=60, cooldown_max_seconds=60)
+    route = routes_of(A, B, slot_wait_seconds=0.3, slot_poll_seconds=0.1)
+    walker = make_walker(redis, key_prefix, route, sink, breaker=breaker)
+    if other == "open":  # B crashed on its own route until its breaker opened
+        farm.set(B, fail(crashed))
+        only_b = make_walker(redis, key_prefix, routes_of(B), sink, breaker=breaker)
+        for _ in range(2):
+            with pytest.raises(Upstream):
+                await only_b.call(WF, farm.attempt)
+        assert (await walker.breakers.view(B)).circuit is Circuit.OPEN
+        assert (await walker.breakers.view(A)).circuit is Circuit.CLOSED
+    else:
+        farm.set(B, fail(lambda: busy("server busy")))
+    with pytest.raises(NoCandidates) as info:
+        await walker.call(WF, farm.attempt)
+    assert isinstance(info.value.__cause__, Upstream)
+    assert decide(info.value).verdict is Verdict.RELEASE
+    assert farm.calls[A] >= 1
+
+
 async def test_once_every_target_is_open_the_run_is_released(redis: Redis, key_prefix: str) -> None:
     farm, sink = FakeFarm(), RecordingSink()
     farm.set(A, fail(crashed))
