@@ -578,6 +578,20 @@ def test_merge_of_distinct_facts_keeps_everything() -> None:
     assert out == {"clusters": [], "demote_ids": [], "keep_ids": ["x", "y"]}
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Olaf mag Fußball.", "Olaf mag Fußball nicht mehr."),
+        ("Alice likes jazz.", "Alice no longer likes jazz."),
+        ("Семён любит футбол.", "Семён больше не любит футбол."),
+        ("A Óscar le gusta el fútbol.", "A Óscar ya no le gusta el fútbol."),
+    ],
+)
+def test_merge_never_swallows_a_negation_as_a_longer_duplicate(old: str, new: str) -> None:
+    out = extractor.merge({"cards": [_merge_card("x", old, 0.6), _merge_card("y", new, 0.6)]})
+    assert out["clusters"] == []
+
+
 # --------------------------------------------------------------------------- dispatch and truncation
 
 

@@ -1206,8 +1206,20 @@ def extract(payload: Mapping[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- merge
 
 
+#: Words that turn a fact into its negation or its end ("no longer", "nicht mehr", "больше не").
+_NEGATION_WORDS = frozenset(
+    {"not", "no", "never", "longer", "anymore", "nicht", "kein", "keine", "keinen", "mehr"}
+    | {"nie", "ya", "nunca", "ne", "plus", "jamais", "не", "больше", "нет", "ні", "більше"}
+)
+
+
 def _contains(outer: str, inner: str) -> bool:
-    return f" {inner} " in f" {outer} "
+    """Whether ``outer`` restates ``inner`` with more words — not when the extra words negate it
+    ("Olaf mag Fußball nicht mehr" is no duplicate of "Olaf mag Fußball")."""
+    if f" {inner} " not in f" {outer} ":
+        return False
+    extra = set(outer.split()) - set(inner.split())
+    return not extra & _NEGATION_WORDS
 
 
 def merge(payload: Mapping[str, Any]) -> dict[str, Any]:
