@@ -540,10 +540,10 @@ def figures_table(reports: Sequence[Report], worst: Sequence[Report]) -> str:
     first = reports[0]
     messages = first.by("source").get("message", [])
     questions = first.by("source").get("question", [])
-    lines = [f"{'figure':<52}{'n':>4}  " + "".join(f"{r.embedder:>9}" for r in reports)]
+    lines = [f"{'figure':<58}{'n':>4}  " + "".join(f"{r.embedder:>9}" for r in reports)]
 
     def row(label: str, values: Sequence[float], n: int) -> None:
-        lines.append(f"{label:<52}{n:>4}  " + "".join(f"{v:>9.2f}" for v in values))
+        lines.append(f"{label:<58}{n:>4}  " + "".join(f"{v:>9.3f}" for v in values))
 
     for k in (1, RELATED_K, DEEPEST_K):
         row(
