@@ -365,6 +365,10 @@ class FarmSimulator:
             log.debug("farmsim.submit_faulted", service=service, kind=fault.kind.value)
             return await self._wire_fault(request, fault)
 
+        endpoint = str(invocation.get("endpoint_name") or "")
+        # The model runs before the idempotency check: no await between that check and
+        # the job's creation, so a retry racing its original never makes a second job.
+        await self._warm_embeddings(endpoint, invocation.get("body"))
         key = payload.get("idempotency_key")
         existing = self._by_key.get(key) if isinstance(key, str) and key else None
         if existing is not None:
@@ -376,17 +380,19 @@ class FarmSimulator:
             except ValueError as exc:
                 self._bump(service, "rejected")
                 return _error(400, str(exc))
-            endpoint = str(invocation.get("endpoint_name") or "")
-            await self._warm_embeddings(endpoint, raw)
             job = self._create_job(service, endpoint, raw, key)
             state = await self._block_on(job, fresh=True)
         self._report(job, state)
         return _json(envelope(job, state))
 
-    async def _warm_embeddings(self, endpoint: str, raw: bytes) -> None:
+    async def _warm_embeddings(self, endpoint: str, body: object) -> None:
         """Run the model for an embedding request in a thread, so the loop never waits on it."""
         if not backends.is_embed_endpoint(endpoint):
             return
+        try:
+            raw = backends.decode_body(body)
+        except ValueError:
+            return  # answered as a bad request below
         found = backends.embed_prompts(raw)
         if found is not None and found[0]:
             await asyncio.to_thread(self.embedder.warm, *found)
