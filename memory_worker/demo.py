@@ -6,7 +6,9 @@
    and two in-process workers built exactly like ``memory-worker run``.
 2. **Extraction** — sample chats (English, Russian, German, Spanish; shipped
    in ``memory_worker/data/demo_chats.jsonl``) are enqueued through the bot
-   API and processed; the demo shows the memory the bot can read back.
+   API and processed; the demo shows the memory the bot can read back, and
+   the bot recalling cards by meaning (``MemoryQueue.recall``, the
+   simulator's real e5 embedder: "What does Alice drink?" → green tea).
 3. **Outage** — every farm service answers ``UPSTREAM_ERROR``; more chats
    arrive. The demo shows runs *released* (never failed), zero attempts spent,
    exactly one delayed probe tick, the farm doing O(1) work per probe
@@ -378,10 +380,35 @@ class Demo:
                 title="Memory the bot can read back (visible_cards; written by the "
                 "simulator's rule-based model)",
             )
+            await self.recall_by_meaning()
         else:
             self._results_table(runs)
         await self.pause()
         return ids
+
+    async def recall_by_meaning(self) -> None:
+        """The bot asks in its own words; ``recall`` finds the card (best effort, shown only)."""
+        table = Table(
+            "chat",
+            "the bot asks",
+            "recall(k=1) answers",
+            "cos",
+            title="Recall by meaning (MemoryQueue.recall: the question shares few words "
+            "with the card)",
+            title_justify="left",
+        )
+        for chat_id, user_id, question in RECALL_QUESTIONS:
+            try:
+                hits = await self.queue.recall(chat_id, question, k=1, user_id=user_id)
+            except Exception as exc:  # shown, never fatal: the story's checks are elsewhere
+                table.add_row(str(chat_id), question, f"[yellow]{type(exc).__name__}[/]", "")
+                continue
+            if hits:
+                card, score = hits[0]
+                table.add_row(str(chat_id), question, card.fact_text, f"{score:.2f}")
+            else:
+                table.add_row(str(chat_id), question, "[dim]nothing[/]", "")
+        self.console.print(table)
 
     def _cards_table(self, cards: Sequence[Any], *, title: str, limit: int = 18) -> None:
         table = Table("chat", "scope", "fact", "conf", title=title, title_justify="left")
@@ -664,6 +691,14 @@ async def _delete_prefix(url: str, prefix: str) -> None:
     finally:
         await client.aclose()
 
+
+#: Questions the bot asks after extraction: (chat, asking user, question).
+RECALL_QUESTIONS: tuple[tuple[int, int, str], ...] = (
+    (101, 11, "What does Alice drink?"),
+    (102, 21, "Что Марии нельзя есть?"),
+    (103, 32, "Was macht Lena beruflich?"),
+    (104, 41, "¿Dónde vive Lucía?"),
+)
 
 #: How the opening panel names the simulator's embedder.
 EMBEDDER_LABELS: dict[str, str] = {

@@ -190,6 +190,9 @@ def test_demo_fast_runs_on_a_clean_machine(tmp_path: Path) -> None:
     assert "SIMULATOR" in done.stdout
     assert "e5-small" in done.stdout  # the simulator embeds with the real model
     assert "У Марии аллергия на орехи." in done.stdout
+    asked = [line for line in done.stdout.splitlines() if "What does Alice drink?" in line]
+    assert asked, "the demo shows recall by meaning"
+    assert "Alice likes green tea." in asked[0]  # no shared word but "Alice"
     data_dir = tmp_path / "var" / "demo"
     assert (data_dir / "valkey").is_dir()  # its own embedded Valkey, in the given data dir
     assert not (data_dir / "valkey" / "server.json").exists()  # and stopped afterwards
