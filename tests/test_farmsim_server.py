@@ -538,3 +538,18 @@ def test_standalone_module_prints_its_url_and_stops_on_ctrl_c() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+async def test_an_embedder_outage_answers_without_running_the_model(
+    sim: FarmSimulator, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warmed: list[list[str]] = []
+    monkeypatch.setattr(sim.embedder, "warm", lambda texts, is_query: warmed.append(list(texts)))
+    sim.set_fault("embedder", Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR"))
+    envelope = await _finish(
+        client, _submit({"prompts": ["outage text"]}, service="embedder", endpoint="encode")
+    )
+    assert _fields(envelope)[1] == "JOB_STATE_FAILED"
+    sim.clear_faults()
+    await _embed_body(client, {"prompts": ["healthy text"], "dimension": 16})
+    assert warmed == [["healthy text"]]  # only the healthy job ran the model

@@ -209,6 +209,16 @@ def embed_prompts(raw: bytes) -> tuple[list[str], bool] | None:
     return prompts, bool(request.get("task_description"))
 
 
+def answers_vectors(kind: FaultKind) -> bool:
+    """Whether an embedding job under a fault of ``kind`` answers with vectors at all
+    (an outage answers at once, without running the model)."""
+    return kind not in _FAILED_KINDS and kind not in (
+        FaultKind.UPSTREAM_STATUS,
+        FaultKind.EMPTY_BODY,
+        FaultKind.GARBAGE,
+    )
+
+
 def embed_reply(raw: bytes, kind: FaultKind, model: embedder.SimEmbedder) -> UpstreamReply:
     """The embedder's answer to ``raw`` under a content-level fault.
 

@@ -368,7 +368,8 @@ class FarmSimulator:
         endpoint = str(invocation.get("endpoint_name") or "")
         # The model runs before the idempotency check: no await between that check and
         # the job's creation, so a retry racing its original never makes a second job.
-        await self._warm_embeddings(endpoint, invocation.get("body"))
+        if backends.answers_vectors(fault.kind):
+            await self._warm_embeddings(endpoint, invocation.get("body"))
         key = payload.get("idempotency_key")
         existing = self._by_key.get(key) if isinstance(key, str) and key else None
         if existing is not None:
