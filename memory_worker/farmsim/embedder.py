@@ -33,6 +33,8 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Protocol
 
+import numpy as np
+
 DEFAULT_DIMENSION = 512
 MAX_DIMENSION = 8192
 
@@ -110,8 +112,9 @@ class EmbedderKind(StrEnum):
 
 #: The real model the ``local`` kind runs (a name of ``llm_client.local_embed.LOCAL_MODELS``).
 LOCAL_MODEL = "multilingual-e5-small"
-#: Vectors a process keeps per ``(text, query)`` before the cache is emptied.
-CACHE_LIMIT = 200_000
+#: Vectors a process keeps per ``(text, query)`` before the cache is emptied (float32 rows:
+#: 1.5 KB each, so about 30 MB at most).
+CACHE_LIMIT = 20_000
 
 
 class SimEmbedder(Protocol):
@@ -173,11 +176,11 @@ class LocalEmbedder:
         if not 1 <= dimension <= MAX_DIMENSION:
             raise ValueError(f"dimension must be within 1..{MAX_DIMENSION}")
         rows = self._rows(texts, is_query)
-        return [fit_dimension(rows[text], dimension) for text in texts]
+        return [fit_dimension(rows[text].tolist(), dimension) for text in texts]
 
-    def _rows(self, texts: Sequence[str], is_query: bool) -> dict[str, tuple[float, ...]]:
+    def _rows(self, texts: Sequence[str], is_query: bool) -> dict[str, np.ndarray]:
         """The model's vector of every text, from the cache or the engine."""
-        found: dict[str, tuple[float, ...]] = {}
+        found: dict[str, np.ndarray] = {}
         for text in texts:
             row = _CACHE.get((text, is_query))
             if row is not None:
@@ -192,13 +195,14 @@ class LocalEmbedder:
             rows = engine.encode(missing, is_query=is_query)
         if len(_CACHE) + len(missing) > CACHE_LIMIT:
             _CACHE.clear()
-        for text, row in zip(missing, rows, strict=True):
-            found[text] = _CACHE[(text, is_query)] = tuple(float(x) for x in row)
+        matrix = np.asarray(rows, dtype=np.float32)
+        for text, row in zip(missing, matrix, strict=True):
+            found[text] = _CACHE[(text, is_query)] = row
         return found
 
 
 #: The local embedder's vectors, per (text, query), for the whole process (all simulators).
-_CACHE: dict[tuple[str, bool], tuple[float, ...]] = {}
+_CACHE: dict[tuple[str, bool], np.ndarray] = {}
 #: One engine call at a time from the simulators (the engine spreads a call over the cores).
 _ENGINE_LOCK = threading.Lock()
 
