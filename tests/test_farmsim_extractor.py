@@ -22,6 +22,7 @@ FACT_TABLE: list[tuple[str, list[tuple[str, str, str]]]] = [
     ("I don't like coffee anymore", [("no_longer_likes", "coffee", "en")]),
     ("I no longer enjoy football", [("no_longer_likes", "football", "en")]),
     ("My name is Anna", [("name", "Anna", "en")]),
+    ("Just call me Annie", [("name", "Annie", "en")]),
     ("I live in Berlin", [("lives_in", "Berlin", "en")]),
     ("I work at Siemens", [("works_at", "Siemens", "en")]),
     ("I work as a nurse", [("works_as", "nurse", "en")]),
@@ -119,6 +120,8 @@ CARD_TEXT_TABLE: list[tuple[str, str, list[str]]] = [
     ("Мария", "Привет! Меня зовут Мария.", []),
     ("Lucía", "Me llamo Lucía y vivo en Valencia.", ["Lucía vive en Valencia."]),
     ("user 42", "My name is Alice", ["user 42's name is Alice."]),
+    ("Alexander", "Please call me Sasha.", ["Alexander goes by Sasha."]),
+    ("Sasha", "Call me Sasha", []),
     ("Маша", "Меня зовут Мария", ["Машу зовут Мария."]),
     ("Олег", "Меня зовут Олег Петров", ["Олега зовут Олег Петров."]),
     (

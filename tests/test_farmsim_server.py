@@ -339,10 +339,23 @@ async def test_hashed_embedder_job_answers_its_exact_unit_vectors() -> None:
     assert body["embeddings"][0] == pytest.approx(embed_text("Anna likes jazz", 64))
 
 
-async def test_default_embedder_is_the_real_model_padded_to_the_asked_dimension(
-    sim: FarmSimulator, client: httpx.AsyncClient
-) -> None:
-    assert sim.embedder.kind is EmbedderKind.LOCAL
+def test_the_default_embedder_is_the_real_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMORY_FARMSIM_EMBEDDER", raising=False)
+    assert FarmSimulator().embedder.kind is EmbedderKind.LOCAL
+    monkeypatch.setenv("MEMORY_FARMSIM_EMBEDDER", "hashed")
+    assert FarmSimulator().embedder.kind is EmbedderKind.HASHED
+    assert FarmSimulator(embedder="local").embedder.kind is EmbedderKind.LOCAL
+
+
+async def test_local_embedder_answers_e5_padded_to_the_asked_dimension() -> None:
+    async with (
+        FarmSimulator(embedder="local") as sim,
+        httpx.AsyncClient(base_url=sim.base_url, timeout=10.0) as client,
+    ):
+        await _check_local_vectors(client)
+
+
+async def _check_local_vectors(client: httpx.AsyncClient) -> None:
     prompts = ["I love green tea", "Мария любит зелёный чай", "Bob works as a nurse"]
     passages = await _embed_body(client, {"prompts": prompts, "dimension": 512})
     vectors = passages["embeddings"]

@@ -405,8 +405,15 @@ RULES: tuple[Rule, ...] = (
         "name_en",
         "en",
         "name",
-        _p(rf"\bmy\s+name\s+is\s+{_NAME}", rf"\bcall\s+me\s+{_NAME}"),
+        _p(rf"\bmy\s+name\s+is\s+{_NAME}"),
         "{subject}'s name is {object}.",
+    ),
+    Rule(
+        "goes_by_en",
+        "en",
+        "name",
+        _p(rf"\bcall\s+me\s+{_NAME}"),
+        "{subject} goes by {object}.",
     ),
     Rule(
         "name_ru",
