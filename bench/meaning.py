@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import statistics
 import sys
 import time
@@ -62,6 +63,17 @@ class Case:
     distractors: tuple[str, ...]
     query: str
     outcome: str | None
+    seed: str | None = None
+
+    @property
+    def speaker(self) -> str:
+        """Who says a message query ("Name: text" → "Name")."""
+        return self.query.split(":", 1)[0].strip()
+
+    @property
+    def said(self) -> str:
+        """What a message query says (the text after the speaker)."""
+        return self.query.split(":", 1)[1].strip() if ":" in self.query else self.query
 
 
 def load_cases(path: Path = CASES) -> list[Case]:
@@ -72,6 +84,260 @@ def load_cases(path: Path = CASES) -> list[Case]:
             raw["distractors"] = tuple(raw["distractors"])
             cases.append(Case(**raw))
     return cases
+
+
+# --- store outcomes with the simulator's model ----------------------------------------------
+
+#: Words that give a Latin-script sentence away (card sentences and chat messages).
+_STOPWORDS: dict[str, frozenset[str]] = {
+    "en": frozenset(
+        [
+            "the",
+            "is",
+            "and",
+            "i",
+            "to",
+            "my",
+            "a",
+            "of",
+            "at",
+            "in",
+            "no",
+            "longer",
+            "likes",
+            "lives",
+            "works",
+            "dislikes",
+            "prefers",
+            "moved",
+            "allergic",
+            "name's",
+        ]
+    ),
+    "de": frozenset(
+        [
+            "ich",
+            "und",
+            "der",
+            "die",
+            "das",
+            "ist",
+            "nicht",
+            "mag",
+            "wohnt",
+            "arbeitet",
+            "bei",
+            "nach",
+            "mehr",
+            "gegen",
+            "heißt",
+            "bin",
+            "bevorzugt",
+            "gezogen",
+            "allergisch",
+            "als",
+        ]
+    ),
+    "es": frozenset(
+        [
+            "el",
+            "la",
+            "los",
+            "las",
+            "de",
+            "y",
+            "en",
+            "que",
+            "me",
+            "no",
+            "le",
+            "gusta",
+            "gustan",
+            "vive",
+            "trabaja",
+            "ya",
+            "se",
+            "mudó",
+            "como",
+            "tiene",
+            "alergia",
+            "prefiere",
+            "vivo",
+            "trabajo",
+        ]
+    ),
+    "fr": frozenset(
+        [
+            "le",
+            "la",
+            "les",
+            "de",
+            "et",
+            "je",
+            "est",
+            "une",
+            "un",
+            "aime",
+            "habite",
+            "à",
+            "ne",
+            "plus",
+            "travaille",
+        ]
+    ),
+}
+_LATIN_MARKS = {"es": "ñ¿¡", "de": "äöüß", "fr": "çàâèêëîïôûœ"}
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def guess_language(text: str) -> str | None:
+    """A rough language guess among the suite's six (None when nothing gives it away).
+
+    Mostly Cyrillic letters: Ukrainian by і/ї/є/ґ, Russian by ы/э/ъ/ё, else
+    "cyrillic" (a name in another script does not decide). Otherwise Latin:
+    the language with the most stop words, accented letters breaking ties.
+    """
+    low = text.casefold()
+    cyrillic = len(re.findall(r"[а-яёіїєґ]", low))
+    if cyrillic * 2 > len(re.findall(r"[^\W\d_]", low)):  # most letters are Cyrillic
+        if re.search(r"[іїєґ]", low):
+            return "uk"
+        if re.search(r"[ыэъё]", low):
+            return "ru"
+        return "cyrillic"
+    words = _WORD.findall(low)
+    scores = {
+        lang: sum(w in stop for w in words)
+        + 0.5 * sum(ch in _LATIN_MARKS.get(lang, "") for ch in low)
+        for lang, stop in _STOPWORDS.items()
+    }
+    best = max(scores, key=lambda lang: scores[lang])
+    if scores[best] == 0 or list(scores.values()).count(scores[best]) > 1:
+        return None
+    return best
+
+
+def same_language(a: str | None, b: str | None) -> bool:
+    """Whether two guesses can be the same language (unknown and "cyrillic" are lenient)."""
+    if a is None or b is None or a == b:
+        return True
+    if "cyrillic" in (a, b):
+        return {a, b} <= {"cyrillic", "ru", "uk"}
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class StoreOutcome:
+    """What the simulator's model did with one case."""
+
+    case_id: str
+    category: str
+    expected: str | None
+    got: str  # one_card / supersede / competing / separate / nothing / unseeded
+    merged_as_duplicate: bool  # a value update the merge pass (or a reinforce) swallowed
+    language_changes: int  # cards whose language differs from their source message's
+    unseen: str = "nothing"  # the outcome when the card is not shown: separate or nothing
+    cards_checked: int = 0  # cards whose language was compared with their message's
+
+    def shown(self, retrieved: bool) -> str:
+        """The outcome when the related lookup did (or did not) show the model the card."""
+        return self.got if retrieved or self.got == "unseeded" else self.unseen
+
+    @property
+    def measured(self) -> bool:
+        return self.expected is not None and self.got != "unseeded"
+
+    @property
+    def correct(self) -> bool:
+        return self.measured and self.got == self.expected
+
+
+def _extract(sender: str, text: str, message_id: int, existing: list[dict[str, Any]]) -> Any:
+    from memory_worker.farmsim import extractor
+
+    return extractor.extract(
+        {
+            "task": extractor.EXTRACTION_TASK,
+            "run": {"chat_id": 1},
+            "messages": [
+                {"message_id": message_id, "user_id": 7, "sender_name": sender, "text": text}
+            ],
+            "existing_cards": existing,
+        }
+    )
+
+
+def _changed_language(cards: Sequence[dict[str, Any]], source: str) -> tuple[int, int]:
+    """(cards whose guessed language differs from ``source``'s, cards compared)."""
+    lang = guess_language(source)
+    changed = sum(not same_language(guess_language(c["fact_text"]), lang) for c in cards)
+    return changed, len(cards)
+
+
+def store_outcome(case: Case) -> StoreOutcome:
+    """Consolidate the case's seed then its message with the simulator's rule-based model.
+
+    The seed (a first-person statement of the card's fact by the same person)
+    becomes the existing card; the query message is then extracted against it
+    and its resolution classified. Value updates and negations are also put
+    through the model's merge pass with the card they replace: clustering
+    them would swallow the update as a duplicate. Cases without a seed (the
+    rules only speak EN/RU/DE/ES first-person patterns) are "unseeded" but
+    still checked for language changes.
+    """
+    from memory_worker.farmsim import extractor
+
+    if case.source != "message":
+        return StoreOutcome(case.id, case.category, None, "unseeded", False, 0)
+    changes = checked = 0
+    existing: list[dict[str, Any]] = []
+    if case.seed is not None:
+        seeded = _extract(case.speaker, case.seed, 1, [])["candidate_cards"]
+        changed, compared = _changed_language(seeded, case.seed)
+        changes, checked = changes + changed, checked + compared
+        existing = [
+            {**card, "id": f"c{i}", "fact": card["fact_text"]} for i, card in enumerate(seeded)
+        ]
+    answer = _extract(case.speaker, case.said, 2, existing)
+    changed, compared = _changed_language(answer["candidate_cards"], case.said)
+    changes, checked = changes + changed, checked + compared
+    if not existing:
+        return StoreOutcome(
+            case.id, case.category, case.outcome, "unseeded", False, changes, "nothing", checked
+        )
+    alone = _extract(case.speaker, case.said, 2, [])["candidate_cards"]
+    unseen = "separate" if alone else "nothing"
+    decisions = {r["decision"] for r in answer["resolutions"]}
+    new_cards = answer["candidate_cards"]
+    if "supersede" in decisions:
+        got = "supersede"
+    elif "competing" in decisions:
+        got = "competing"
+    elif "reinforce" in decisions and not new_cards:
+        got = "one_card"
+    elif new_cards:
+        got = "separate"
+    else:
+        got = "nothing"
+    merged = False
+    if case.outcome == "supersede":
+        merged = got == "one_card"
+        pool = [{"id": c["id"], "fact": c["fact"], "salience": 0.5} for c in existing]
+        pool += [
+            {"id": f"n{i}", "fact": c["fact_text"], "salience": 0.5}
+            for i, c in enumerate(new_cards)
+        ]
+        clusters = extractor.merge({"task": extractor.MERGE_TASK, "cards": pool})["clusters"]
+        old_ids = {c["id"] for c in existing}
+        for cluster in clusters:
+            members = {cluster["survivor_id"], *cluster["absorbed_ids"]}
+            merged = merged or bool(members & old_ids and members - old_ids)
+    return StoreOutcome(case.id, case.category, case.outcome, got, merged, changes, unseen, checked)
+
+
+def store_outcomes(cases: Sequence[Case]) -> list[StoreOutcome]:
+    """:func:`store_outcome` of every case."""
+    return [store_outcome(case) for case in cases]
 
 
 class SuiteEmbedder(Protocol):
@@ -130,7 +396,7 @@ class Report:
     """Hits per case at 1 and 5, and breakdowns."""
 
     embedder: str
-    ranks: dict[str, int | None] = field(default_factory=dict)  # case id → 1-based rank (≤ 5)
+    ranks: dict[str, int | None] = field(default_factory=dict)  # case id → 1-based rank (≤ k)
     cases: dict[str, Case] = field(default_factory=dict)
 
     def recall(self, k: int, ids: Sequence[str] | None = None) -> float:
@@ -171,10 +437,14 @@ def _new_card(index: int, text: str, vector: list[float]) -> NewCard:
     )
 
 
+#: The deepest rank a report records: the production related-card count (``related_cards``).
+DEEPEST_K = 24
+
+
 async def evaluate(
     cases: Sequence[Case], embedder: SuiteEmbedder, store: CardStore, chat_id: int
 ) -> Report:
-    """Store every card of the suite in ``chat_id`` and look each case's query up (top 5)."""
+    """Store every card of the suite in ``chat_id`` and look each case's query up (top 24)."""
     texts = list(dict.fromkeys([c.card for c in cases] + [d for c in cases for d in c.distractors]))
     vectors = await embedder.passages(texts)
     cards = [_new_card(i, t, v) for i, (t, v) in enumerate(zip(texts, vectors, strict=True))]
@@ -196,13 +466,104 @@ async def evaluate(
     )
     for case in cases:
         query = vectors_by_case[case.id]
-        found = await store.similar_cards(chat_id, query, 5, model=embedder.model, now=T0)
+        found = await store.similar_cards(chat_id, query, DEEPEST_K, model=embedder.model, now=T0)
         order = [card.fact_text for card, _ in found]
         report.ranks[case.id] = order.index(case.card) + 1 if case.card in order else None
     return report
 
 
+async def evaluate_by_language(
+    cases: Sequence[Case], embedder: SuiteEmbedder, store: CardStore, first_chat_id: int
+) -> Report:
+    """:func:`evaluate` with one chat per language group (about 80 cards of 50 people each).
+
+    Closer to a run's real extraction context than the one-chat worst case: a
+    chat is one group of people, and the production lookup never sees other
+    chats' cards (it also keeps only chat-scoped and the authors' own cards,
+    which this does not model — every suite card is chat-scoped here).
+    """
+    merged = Report(embedder.name, cases={c.id: c for c in cases})
+    for offset, lang in enumerate(sorted({c.lang for c in cases})):
+        group = [c for c in cases if c.lang == lang]
+        report = await evaluate(group, embedder, store, first_chat_id + offset)
+        merged.ranks.update(report.ranks)
+    return merged
+
+
 # --- the benchmark script -------------------------------------------------------------------
+
+
+#: The related-card depth the extraction-context figure is read at (the issue's bar), and
+#: the production depth (``related_cards``).
+RELATED_K = 5
+
+
+def outcome_table(reports: Sequence[Report], outcomes: Sequence[StoreOutcome]) -> str:
+    """Store-outcome accuracy per category with the simulator's model, per embedder.
+
+    A case's card reaches the model only when the related lookup ranked it
+    within :data:`RELATED_K`; otherwise the model resolves without it.
+    """
+    measured = [o for o in outcomes if o.measured]
+    by_category: dict[str, list[StoreOutcome]] = defaultdict(list)
+    for outcome in measured:
+        by_category[outcome.category].append(outcome)
+    head = f"{'store outcome (sim model)':<28}{'n':>4}  " + "".join(
+        f"{r.embedder:>9}" for r in reports
+    )
+    lines = [head]
+    for category, group in sorted(by_category.items()):
+        cells = ""
+        for report in reports:
+            right = sum(o.shown(_retrieved(report, o.case_id)) == o.expected for o in group)
+            cells += f"{right / len(group):>9.2f}"
+        lines.append(f"{'category ' + category:<28}{len(group):>4}  {cells}")
+    updates = [o for o in measured if o.expected == "supersede"]
+    merged = sum(o.merged_as_duplicate for o in updates)
+    changes = sum(o.language_changes for o in outcomes)
+    checked = sum(o.cards_checked for o in outcomes)
+    lines.append(f"value updates merged as duplicates: {merged} of {len(updates)}")
+    lines.append(
+        f"cards in another language than their source message: {changes} "
+        f"of {checked} cards extracted"
+    )
+    return "\n".join(lines)
+
+
+def _retrieved(report: Report, case_id: str, k: int = RELATED_K) -> bool:
+    rank = report.ranks.get(case_id)
+    return rank is not None and rank <= k
+
+
+def figures_table(reports: Sequence[Report], worst: Sequence[Report]) -> str:
+    """The headline figures side by side: related recall (extraction context), recall()."""
+    first = reports[0]
+    messages = first.by("source").get("message", [])
+    questions = first.by("source").get("question", [])
+    lines = [f"{'figure':<58}{'n':>4}  " + "".join(f"{r.embedder:>9}" for r in reports)]
+
+    def row(label: str, values: Sequence[float], n: int) -> None:
+        lines.append(f"{label:<58}{n:>4}  " + "".join(f"{v:>9.3f}" for v in values))
+
+    for k in (1, RELATED_K, DEEPEST_K):
+        row(
+            f"related recall@{k} (chat per language)",
+            [r.recall(k, messages) for r in reports],
+            len(messages),
+        )
+    for k in (RELATED_K, DEEPEST_K):
+        row(
+            f"related recall@{k} (worst case: all ~500 cards, one chat)",
+            [r.recall(k, messages) for r in worst],
+            len(messages),
+        )
+    for k in (1, 5):
+        row(
+            f"recall() recall@{k} (bot questions)",
+            [r.recall(k, questions) for r in reports],
+            len(questions),
+        )
+    return "\n".join(lines)
 
 
 def _table(reports: Sequence[Report]) -> str:
@@ -304,11 +665,18 @@ async def main() -> None:
     cases = load_cases()
     async with fresh_bench() as bench:
         store = CardStore(bench.redis, Keys(bench.settings.key_prefix))
+        e5, hashed = E5Embedder(), HashedEmbedder()
         reports = [
-            await evaluate(cases, E5Embedder(), store, chat_id=1),
-            await evaluate(cases, HashedEmbedder(), store, chat_id=2),
+            await evaluate_by_language(cases, e5, store, first_chat_id=10),
+            await evaluate_by_language(cases, hashed, store, first_chat_id=20),
+        ]
+        worst = [
+            await evaluate(cases, e5, store, chat_id=1),
+            await evaluate(cases, hashed, store, chat_id=2),
         ]
         print(f"meaning suite: {len(cases)} cases, {len({c.card for c in cases})} target cards")
+        print(figures_table(reports, worst))
+        print(outcome_table(reports, store_outcomes(cases)))
         print(_table(reports))
         for report in reports:
             print(f"{report.embedder} misses @5: {', '.join(report.misses(5)) or '-'}")

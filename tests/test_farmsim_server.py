@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from memory_worker.farmsim import EnvelopeStyle, FarmSimulator, Fault, FaultKind
-from memory_worker.farmsim.embedder import embed_text
+from memory_worker.farmsim.embedder import EmbedderKind, cosine, embed_text
 
 TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}
 
@@ -320,14 +320,61 @@ async def test_non_task_prompt_in_json_mode_extracts_nothing(client: httpx.Async
     assert json.loads(_content(envelope))["candidate_cards"] == []
 
 
-async def test_embedder_job_answers_unit_vectors(client: httpx.AsyncClient) -> None:
-    inner = {"prompts": ["Anna likes jazz", "Bob lives in Berlin"], "dimension": 64}
+async def _embed_body(client: httpx.AsyncClient, inner: dict[str, Any]) -> dict[str, Any]:
     envelope = await _finish(client, _submit(inner, service="embedder", endpoint="encode"))
     _, _, result, _ = _fields(envelope)
-    body = json.loads(base64.b64decode(result["response"]["body"]))
+    body: dict[str, Any] = json.loads(base64.b64decode(result["response"]["body"]))
+    return body
+
+
+async def test_hashed_embedder_job_answers_its_exact_unit_vectors() -> None:
+    async with (
+        FarmSimulator(embedder="hashed") as sim,
+        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
+    ):
+        inner = {"prompts": ["Anna likes jazz", "Bob lives in Berlin"], "dimension": 64}
+        body = await _embed_body(client, inner)
     assert body["dimension"] == 64
     assert body["count"] == 2
     assert body["embeddings"][0] == pytest.approx(embed_text("Anna likes jazz", 64))
+
+
+def test_the_default_embedder_is_the_real_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMORY_FARMSIM_EMBEDDER", raising=False)
+    assert FarmSimulator().embedder.kind is EmbedderKind.LOCAL
+    monkeypatch.setenv("MEMORY_FARMSIM_EMBEDDER", "hashed")
+    assert FarmSimulator().embedder.kind is EmbedderKind.HASHED
+    assert FarmSimulator(embedder="local").embedder.kind is EmbedderKind.LOCAL
+
+
+async def test_local_embedder_answers_e5_padded_to_the_asked_dimension() -> None:
+    async with (
+        FarmSimulator(embedder="local") as sim,
+        httpx.AsyncClient(base_url=sim.base_url, timeout=10.0) as client,
+    ):
+        await _check_local_vectors(client)
+
+
+async def _check_local_vectors(client: httpx.AsyncClient) -> None:
+    prompts = ["I love green tea", "Мария любит зелёный чай", "Bob works as a nurse"]
+    passages = await _embed_body(client, {"prompts": prompts, "dimension": 512})
+    vectors = passages["embeddings"]
+    assert passages["dimension"] == 512
+    assert len(vectors) == 3
+    assert all(v[384:] == [0.0] * 128 for v in vectors)  # e5's 384 floats, zero-padded
+    assert all(sum(x * x for x in v) == pytest.approx(1.0, abs=1e-3) for v in vectors)
+    # meaning, across languages: the Russian tea sentence beats the English nurse one
+    assert cosine(vectors[0], vectors[1]) > cosine(vectors[0], vectors[2])
+    # a task description makes a query (e5's "query:" prefix): another vector, same model
+    queries = await _embed_body(
+        client, {"prompts": prompts[:1], "dimension": 512, "task_description": "find cards"}
+    )
+    assert queries["embeddings"][0] != vectors[0]
+    assert cosine(queries["embeddings"][0], vectors[0]) > 0.8
+    # fewer floats than the model makes: cut and re-normalised
+    small = await _embed_body(client, {"prompts": prompts[:1], "dimension": 8})
+    assert len(small["embeddings"][0]) == 8
+    assert sum(x * x for x in small["embeddings"][0]) == pytest.approx(1.0, abs=1e-3)
 
 
 async def test_bad_embed_request_is_an_upstream_400(client: httpx.AsyncClient) -> None:
@@ -504,3 +551,18 @@ def test_standalone_module_prints_its_url_and_stops_on_ctrl_c() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+async def test_an_embedder_outage_answers_without_running_the_model(
+    sim: FarmSimulator, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warmed: list[list[str]] = []
+    monkeypatch.setattr(sim.embedder, "warm", lambda texts, is_query: warmed.append(list(texts)))
+    sim.set_fault("embedder", Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR"))
+    envelope = await _finish(
+        client, _submit({"prompts": ["outage text"]}, service="embedder", endpoint="encode")
+    )
+    assert _fields(envelope)[1] == "JOB_STATE_FAILED"
+    sim.clear_faults()
+    await _embed_body(client, {"prompts": ["healthy text"], "dimension": 16})
+    assert warmed == [["healthy text"]]  # only the healthy job ran the model

@@ -1,7 +1,9 @@
 """A farm simulator: a loopback Discovery job API for tests and the demo (SPEC §3, §12).
 
 Clearly a simulator: a deterministic rule-based extractor stands in for the
-model, a hashed bag-of-words embedder for the embedding model, and every
+model; the embedder is the real multilingual e5-small model run locally
+(``embedder="hashed"``, or ``MEMORY_FARMSIM_EMBEDDER=hashed``, swaps in a
+bag-of-words stand-in for tests that need exact similarities); and every
 failure a GPU farm produces can be injected per service.
 
     from memory_worker.farmsim import FarmSimulator, Fault, FaultKind

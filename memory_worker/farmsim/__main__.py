@@ -28,6 +28,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--submit-block-seconds", type=float, default=0.0)
     parser.add_argument("--log-level", default="INFO")
     parser.add_argument(
+        "--embedder",
+        choices=["local", "hashed"],
+        default=None,
+        help="local: the real multilingual e5-small model; hashed: bag of words "
+        "(default: MEMORY_FARMSIM_EMBEDDER, else local)",
+    )
+    parser.add_argument(
         "--for-seconds",
         type=float,
         default=None,
@@ -43,6 +50,7 @@ async def serve(args: argparse.Namespace) -> None:
         queued_seconds=args.queued_seconds,
         run_seconds=args.run_seconds,
         submit_block_seconds=args.submit_block_seconds,
+        embedder=args.embedder,
     )
     async with sim:
         print(sim.base_url, flush=True)

@@ -2,7 +2,8 @@
 
 Pure functions from an inner request (and the fault acting on its job) to what
 the backend answers. The chat model is :mod:`memory_worker.farmsim.extractor`
-(or a scripted output); the embedder is :mod:`memory_worker.farmsim.embedder`.
+(or a scripted output); the embedder is a :class:`~memory_worker.farmsim.embedder.SimEmbedder`
+(the real multilingual model by default, the hashed one on request).
 Faults that change the model's answer (truncated, garbage, empty, upstream
 status) are applied here, so the Discovery jobs and the direct endpoint
 misbehave the same way.
@@ -196,8 +197,34 @@ def chat_reply(
 # --------------------------------------------------------------------------- embedder
 
 
-def embed_reply(raw: bytes, kind: FaultKind) -> UpstreamReply:
-    """The embedder's answer to ``raw`` under a content-level fault."""
+def embed_prompts(raw: bytes) -> tuple[list[str], bool] | None:
+    """The texts of an embedding request and whether they are queries (None if malformed)."""
+    try:
+        request = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    prompts = request.get("prompts") if isinstance(request, dict) else None
+    if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
+        return None
+    return prompts, bool(request.get("task_description"))
+
+
+def answers_vectors(kind: FaultKind) -> bool:
+    """Whether an embedding job under a fault of ``kind`` answers with vectors at all
+    (an outage answers at once, without running the model)."""
+    return kind not in _FAILED_KINDS and kind not in (
+        FaultKind.UPSTREAM_STATUS,
+        FaultKind.EMPTY_BODY,
+        FaultKind.GARBAGE,
+    )
+
+
+def embed_reply(raw: bytes, kind: FaultKind, model: embedder.SimEmbedder) -> UpstreamReply:
+    """The embedder's answer to ``raw`` under a content-level fault.
+
+    A request with a ``task_description`` embeds queries, one without passages
+    (what e5's prefixes need; the hashed embedder ignores it).
+    """
     try:
         request = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -212,7 +239,7 @@ def embed_reply(raw: bytes, kind: FaultKind) -> UpstreamReply:
         return UpstreamReply(200, b"")
     if kind is FaultKind.GARBAGE:
         return UpstreamReply(200, GARBAGE_TEXT.encode(), "text/plain")
-    vectors = embedder.embed_texts(prompts, dimension)
+    vectors = model.embed(prompts, dimension, bool(request.get("task_description")))
     body = dumps({"embeddings": vectors, "dimension": dimension, "count": len(vectors)})
     if kind is FaultKind.TRUNCATED_JSON:
         body = extractor.truncate_json(body.decode()).encode()
@@ -250,7 +277,12 @@ def failed_outcome(fault: Fault) -> Outcome:
 
 
 def job_outcome(
-    endpoint: str, raw: bytes, fault: Fault, scripted: str | None, job_id: str
+    endpoint: str,
+    raw: bytes,
+    fault: Fault,
+    scripted: str | None,
+    job_id: str,
+    model: embedder.SimEmbedder,
 ) -> Outcome:
     """How a job created under ``fault`` ends."""
     if fault.kind in _FAILED_KINDS:
@@ -264,7 +296,7 @@ def job_outcome(
             ),
         )
     if is_embed_endpoint(endpoint):
-        return Outcome(JobState.SUCCEEDED, response=embed_reply(raw, fault.kind))
+        return Outcome(JobState.SUCCEEDED, response=embed_reply(raw, fault.kind, model))
     return Outcome(JobState.SUCCEEDED, response=chat_reply(raw, fault.kind, scripted, job_id))
 
 

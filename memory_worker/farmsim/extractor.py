@@ -142,10 +142,18 @@ RULES: tuple[Rule, ...] = (
         "no_longer_likes",
         _p(
             rf"\bя\s+больше\s+не\s+(?:люблю|обожаю)\s+{_OBJ}",
-            rf"\bмне\s+больше\s+не\s+нрав(?:ится|ятся)\s+{_OBJ}",
             rf"\bя\s+разлюбил[аи]?\s+{_OBJ}",
         ),
         "{subject} больше не любит {object}.",
+        Change.NEGATE,
+        _NO_LONGER_LIKES,
+    ),
+    Rule(  # "мне больше не нравится X": X stays in the nominative, so does the card
+        "no_longer_likes_ru_dative",
+        "ru",
+        "no_longer_likes",
+        _p(rf"\bмне\s+больше\s+не\s+(?P<verb>нрав(?:ится|ятся))\s+{_OBJ}"),
+        "{subject_dat} больше не {verb} {object}.",
         Change.NEGATE,
         _NO_LONGER_LIKES,
     ),
@@ -218,8 +226,8 @@ RULES: tuple[Rule, ...] = (
         "moved_ru",
         "ru",
         "lives_in",
-        _p(rf"\bя\s+(?:недавно\s+)?переехал[аи]?\s+(?:в|во)\s+{_OBJ}"),
-        "{subject} переехал(а) в {object}.",
+        _p(rf"\bя\s+(?:недавно\s+)?переехал(?P<form>[аи]?)\s+(?P<prep>в|во)\s+{_OBJ}"),
+        "{subject} {moved} {prep} {object}.",
         Change.REPLACE,
     ),
     Rule(
@@ -297,9 +305,15 @@ RULES: tuple[Rule, ...] = (
         "dislikes",
         _p(
             rf"\bя\s+(?:не\s+люблю|ненавижу|терпеть\s+не\s+могу)\s+{_OBJ}",
-            rf"\bмне\s+не\s+нрав(?:ится|ятся)\s+{_OBJ}",
         ),
         "{subject} не любит {object}.",
+    ),
+    Rule(
+        "dislikes_ru_dative",
+        "ru",
+        "dislikes",
+        _p(rf"\bмне\s+не\s+(?P<verb>нрав(?:ится|ятся))\s+{_OBJ}"),
+        "{subject_dat} не {verb} {object}.",
     ),
     Rule(
         "dislikes_de",
@@ -335,9 +349,15 @@ RULES: tuple[Rule, ...] = (
         "likes",
         _p(
             rf"\bя\s+(?:очень\s+)?(?:люблю|обожаю)\s+{_OBJ}",
-            rf"\bмне\s+(?:очень\s+)?нрав(?:ится|ятся)\s+{_OBJ}",
         ),
         "{subject} любит {object}.",
+    ),
+    Rule(
+        "likes_ru_dative",
+        "ru",
+        "likes",
+        _p(rf"\bмне\s+(?:очень\s+)?(?P<verb>нрав(?:ится|ятся))\s+{_OBJ}"),
+        "{subject_dat} {verb} {object}.",
     ),
     Rule(
         "likes_de",
@@ -385,15 +405,22 @@ RULES: tuple[Rule, ...] = (
         "name_en",
         "en",
         "name",
-        _p(rf"\bmy\s+name\s+is\s+{_NAME}", rf"\bcall\s+me\s+{_NAME}"),
+        _p(rf"\bmy\s+name\s+is\s+{_NAME}"),
         "{subject}'s name is {object}.",
+    ),
+    Rule(
+        "goes_by_en",
+        "en",
+        "name",
+        _p(rf"\bcall\s+me\s+{_NAME}"),
+        "{subject} goes by {object}.",
     ),
     Rule(
         "name_ru",
         "ru",
         "name",
         _p(rf"\bменя\s+зовут\s+{_NAME}", rf"\bмо[её]\s+имя\s+{_NAME}"),
-        "Имя {subject}: {object}.",
+        "{subject_acc} зовут {object}.",
     ),
     Rule(
         "name_de",
@@ -441,8 +468,8 @@ RULES: tuple[Rule, ...] = (
         "works_as_en",
         "en",
         "works_as",
-        _p(rf"\bI\s+work\s+as\s+(?:an?\s+)?{_OBJ}"),
-        "{subject} works as {object}.",
+        _p(rf"\bI\s+work\s+as\s+(?P<art>an?\s+)?{_OBJ}"),
+        "{subject} works as {art}{object}.",
     ),
     Rule(
         "works_at_en",
@@ -455,8 +482,8 @@ RULES: tuple[Rule, ...] = (
         "works_at_ru",
         "ru",
         "works_at",
-        _p(rf"\bя\s+работаю\s+(?:в|во|на)\s+{_OBJ}"),
-        "{subject} работает в {object}.",
+        _p(rf"\bя\s+работаю\s+(?P<prep>в|во|на)\s+{_OBJ}"),
+        "{subject} работает {prep} {object}.",
     ),
     Rule(
         "works_as_ru",
@@ -505,7 +532,7 @@ RULES: tuple[Rule, ...] = (
         "ru",
         "allergic_to",
         _p(rf"\bу\s+меня\s+аллергия\s+на\s+{_OBJ}"),
-        "У {subject} аллергия на {object}.",
+        "У {subject_gen} аллергия на {object}.",
     ),
     Rule(
         "allergic_de",
@@ -519,7 +546,7 @@ RULES: tuple[Rule, ...] = (
         "es",
         "allergic_to",
         _p(rf"\bsoy\s+al[ée]rgic[oa]\s+a\s+{_OBJ}", rf"\btengo\s+alergia\s+a\s+{_OBJ}"),
-        "{subject} es alérgico/a a {object}.",
+        "{subject} tiene alergia a {object}.",
     ),
     # --- the group's decisions and meetings (chat scope) ---
     Rule(
@@ -673,6 +700,8 @@ class Fact:
     predicate: str
     object: str
     lang: str
+    #: Other named groups of the match (a Russian verb's gender ending, a preposition).
+    forms: tuple[tuple[str, str], ...] = ()
 
 
 def sentences(text: str) -> list[str]:
@@ -725,21 +754,26 @@ def find_facts(text: str) -> list[Fact]:
 
 
 def _clause_facts(clause: str) -> Iterator[Fact]:
-    hits: list[tuple[int, int, int, Rule, str]] = []
+    hits: list[tuple[int, int, int, Rule, re.Match[str]]] = []
     for order, rule in enumerate(RULES):
         for pattern in rule.patterns:
             for match in pattern.finditer(clause):
-                hits.append((match.start(), order, match.end(), rule, match.group("obj")))
+                hits.append((match.start(), order, match.end(), rule, match))
     hits.sort(key=lambda hit: (hit[0], hit[1]))
     taken_until = -1
-    for start, _order, end, rule, raw in hits:
+    for start, _order, end, rule, match in hits:
         if start < taken_until:
             continue
-        obj = clean_object(raw)
+        obj = clean_object(match.group("obj"))
         if obj is None:
             continue
         taken_until = end
-        yield Fact(rule=rule.name, predicate=rule.predicate, object=obj, lang=rule.lang)
+        forms = tuple(
+            sorted((k, v) for k, v in match.groupdict().items() if k != "obj" and v is not None)
+        )
+        yield Fact(
+            rule=rule.name, predicate=rule.predicate, object=obj, lang=rule.lang, forms=forms
+        )
 
 
 def normalize(text: str) -> str:
@@ -748,6 +782,90 @@ def normalize(text: str) -> str:
     while words and words[0] in _ARTICLES and len(words) > 1:
         words = words[1:]
     return " ".join(words)
+
+
+# --------------------------------------------------------------------------- card sentences
+
+#: Russian male names that end like feminine ones (-а/-я).
+_RU_MALE_IN_A = frozenset(
+    {"никита", "илья", "лука", "фома", "кузьма", "савва", "миша", "саша", "женя", "ваня"}
+    | {"дима", "вова", "петя", "коля", "толя", "федя", "гоша", "паша", "лёша", "леша"}
+)
+#: Russian women's names on a soft sign.
+_RU_FEMALE_SOFT = frozenset({"любовь", "нинель", "адель", "эсфирь", "рахиль"})
+_CYRILLIC_WORD = re.compile(r"^[А-Яа-яЁё][а-яё\-]*$")
+_HUSHING = "гкхжшщч"
+_VOWELS = "аеёиоуыэюя"
+
+
+def ru_feminine(name: str, form: str | None = None) -> bool:
+    """Whether a Russian card about ``name`` takes feminine forms.
+
+    The speaker's own verb decides when it showed one ("переехала" → yes,
+    "переехал" → no); otherwise the name: -а/-я are feminine except a few
+    male names (Никита, Илья, Саша…). Not a linguist — a plausible guess.
+    """
+    if form == "а":
+        return True
+    if form == "":
+        return False
+    word = name.strip().split()[0].casefold() if name.strip() else ""
+    if word in _RU_FEMALE_SOFT:
+        return True
+    return word.endswith(("а", "я")) and word not in _RU_MALE_IN_A
+
+
+def ru_decline(name: str, case: str, feminine: bool | None = None) -> str:
+    """``name`` in the genitive, dative or accusative, for one-word Cyrillic names.
+
+    Anything else (Latin names, several words, initials) stays as written, as
+    foreign names do in Russian. Covers the common patterns: Мария → Марии /
+    Марии / Марию, Анна → Анны / Анне / Анну, Олег → Олега / Олегу / Олега,
+    Игорь → Игоря, Андрей → Андрея, Ольга → Ольги.
+    """
+    if case not in ("gen", "dat", "acc") or not _CYRILLIC_WORD.match(name):
+        return name
+    low = name.casefold()
+    fem = ru_feminine(name) if feminine is None else feminine
+    stem = name[:-1]
+    if low.endswith("ия"):
+        return stem + {"gen": "и", "dat": "и", "acc": "ю"}[case]
+    if low.endswith("я"):
+        return stem + {"gen": "и", "dat": "е", "acc": "ю"}[case]
+    if low.endswith("а"):
+        gen = "и" if low[-2:-1] in tuple(_HUSHING) else "ы"
+        return stem + {"gen": gen, "dat": "е", "acc": "у"}[case]
+    if low.endswith("й"):
+        return stem + {"gen": "я", "dat": "ю", "acc": "я"}[case]
+    if low.endswith("ь"):
+        if fem:  # Любовь, Нинель: feminine soft sign
+            return stem + {"gen": "и", "dat": "и", "acc": "ь"}[case]
+        return stem + {"gen": "я", "dat": "ю", "acc": "я"}[case]
+    if low[-1] in _VOWELS or fem:  # -о/-е/-и/-у names, and women's names on a consonant
+        return name
+    return name + {"gen": "а", "dat": "у", "acc": "а"}[case]
+
+
+def render(rule: Rule, subject: str, obj: str, forms: Mapping[str, str]) -> str:
+    """The card sentence of ``rule``: the subject declined and verbs agreed where needed."""
+    feminine = ru_feminine(subject, forms.get("form")) if rule.lang == "ru" else False
+    values = {
+        "subject": subject,
+        "object": obj,
+        "subject_gen": ru_decline(subject, "gen", feminine),
+        "subject_dat": ru_decline(subject, "dat", feminine),
+        "subject_acc": ru_decline(subject, "acc", feminine),
+        "moved": "переехала" if feminine else "переехал",
+        "prep": forms.get("prep", "в").casefold(),
+        "verb": forms.get("verb", "нравится").casefold(),
+        "art": " ".join(forms.get("art", "").split()).casefold() + " " if forms.get("art") else "",
+    }
+    return rule.template.format(**values)
+
+
+def is_tautology(fact: Fact, sender_name: str) -> bool:
+    """A name fact that only repeats the name the sender already goes by."""
+    return fact.predicate == "name" and normalize(fact.object) == normalize(sender_name)
 
 
 # --------------------------------------------------------------------------- extraction
@@ -762,6 +880,7 @@ class _Candidate:
     object: str
     user_id: int | None
     source_ids: list[int] = field(default_factory=list)
+    forms: tuple[tuple[str, str], ...] = ()
 
     @property
     def predicate(self) -> str:
@@ -773,7 +892,7 @@ class _Candidate:
 
     @property
     def fact_text(self) -> str:
-        return self.rule.template.format(subject=self.subject, object=self.object)
+        return render(self.rule, self.subject, self.object, dict(self.forms))
 
     def to_card(self) -> dict[str, Any]:
         info = PREDICATES[self.predicate]
@@ -877,11 +996,14 @@ def _candidates(messages: Sequence[_Message], group: str) -> list[_Candidate]:
                     if message.user_id is not None
                     else normalize(message.sender_name),
                 )
+                if is_tautology(fact, message.sender_name):
+                    continue  # "my name is Alice" from Alice: nothing to remember
                 new = _Candidate(
                     rule, "user", message.sender_name, key, fact.object, message.user_id
                 )
             else:
                 new = _Candidate(rule, "chat", group, ("chat", group), fact.object, None)
+            new.forms = fact.forms
             new.source_ids.append(message.message_id)
             _add_candidate(found, new)
     return found
@@ -1091,8 +1213,20 @@ def extract(payload: Mapping[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- merge
 
 
+#: Words that turn a fact into its negation or its end ("no longer", "nicht mehr", "больше не").
+_NEGATION_WORDS = frozenset(
+    {"not", "no", "never", "longer", "anymore", "nicht", "kein", "keine", "keinen", "mehr"}
+    | {"nie", "ya", "nunca", "ne", "plus", "jamais", "не", "больше", "нет", "ні", "більше"}
+)
+
+
 def _contains(outer: str, inner: str) -> bool:
-    return f" {inner} " in f" {outer} "
+    """Whether ``outer`` restates ``inner`` with more words — not when the extra words negate it
+    ("Olaf mag Fußball nicht mehr" is no duplicate of "Olaf mag Fußball")."""
+    if f" {inner} " not in f" {outer} ":
+        return False
+    extra = set(outer.split()) - set(inner.split())
+    return not extra & _NEGATION_WORDS
 
 
 def merge(payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,9 @@
 - ``POST /v1/jobs/blocking`` and ``GET /v1/jobs/{id}`` — Discovery jobs whose
   states follow the configured timings (:mod:`memory_worker.farmsim.jobs`);
   chat services answer with the rule-based extractor, service ``embedder``
-  (endpoint ``encode``) with the hashed embedder;
+  (endpoint ``encode``) with the simulator's embedder (``embedder=``: the real
+  multilingual e5-small model by default, computed off the event loop and
+  cached per text; ``"hashed"`` for tests that need exact similarities);
 - ``POST /v1/chat/completions`` — a direct OpenAI-compatible endpoint
   (service ``direct`` in stats and faults): status faults answer their status,
   job failures a 502 naming the code, ``reset``/``hang``/``hang_http`` drop or
@@ -44,6 +46,7 @@ import structlog
 from aiohttp import web
 
 from memory_worker.farmsim import backends
+from memory_worker.farmsim.embedder import EmbedderKind, SimEmbedder, make_embedder
 from memory_worker.farmsim.faults import (
     ANY_SERVICE,
     DEFAULT_SLOW_SECONDS,
@@ -119,6 +122,7 @@ class FarmSimulator:
         envelope_styles: Sequence[EnvelopeStyle | str] = DEFAULT_STYLES,
         shutdown_timeout: float = 0.5,
         max_jobs: int = 10_000,
+        embedder: EmbedderKind | str | None = None,
     ) -> None:
         if not envelope_styles:
             raise ValueError("envelope_styles must not be empty")
@@ -133,6 +137,11 @@ class FarmSimulator:
         self._styles = tuple(EnvelopeStyle(s) for s in envelope_styles)
         self._shutdown_timeout = shutdown_timeout
         self._max_jobs = max_jobs
+        if embedder is None:  # MEMORY_FARMSIM_EMBEDDER, like every other setting
+            from memory_worker.settings import Settings
+
+            embedder = Settings().farmsim_embedder
+        self.embedder: SimEmbedder = make_embedder(embedder)
         self._faults = FaultBook()
         self._scripts: dict[str, deque[str]] = {}
         self._jobs: dict[str, Job] = {}
@@ -356,6 +365,11 @@ class FarmSimulator:
             log.debug("farmsim.submit_faulted", service=service, kind=fault.kind.value)
             return await self._wire_fault(request, fault)
 
+        endpoint = str(invocation.get("endpoint_name") or "")
+        # The model runs before the idempotency check: no await between that check and
+        # the job's creation, so a retry racing its original never makes a second job.
+        if backends.answers_vectors(fault.kind):
+            await self._warm_embeddings(endpoint, invocation.get("body"))
         key = payload.get("idempotency_key")
         existing = self._by_key.get(key) if isinstance(key, str) and key else None
         if existing is not None:
@@ -367,10 +381,22 @@ class FarmSimulator:
             except ValueError as exc:
                 self._bump(service, "rejected")
                 return _error(400, str(exc))
-            job = self._create_job(service, str(invocation.get("endpoint_name") or ""), raw, key)
+            job = self._create_job(service, endpoint, raw, key)
             state = await self._block_on(job, fresh=True)
         self._report(job, state)
         return _json(envelope(job, state))
+
+    async def _warm_embeddings(self, endpoint: str, body: object) -> None:
+        """Run the model for an embedding request in a thread, so the loop never waits on it."""
+        if not backends.is_embed_endpoint(endpoint):
+            return
+        try:
+            raw = backends.decode_body(body)
+        except ValueError:
+            return  # answered as a bad request below
+        found = backends.embed_prompts(raw)
+        if found is not None and found[0]:
+            await asyncio.to_thread(self.embedder.warm, *found)
 
     def _create_job(self, service: str, endpoint: str, raw: bytes, key: object) -> Job:
         fault = self._faults.take(service)
@@ -401,7 +427,7 @@ class FarmSimulator:
             submitted_at=time.monotonic(),
             queued_seconds=queued_seconds,
             run_seconds=run_seconds,
-            outcome=backends.job_outcome(endpoint, raw, fault, scripted, job_id),
+            outcome=backends.job_outcome(endpoint, raw, fault, scripted, job_id, self.embedder),
             style=self._styles[(self._seq - 1) % len(self._styles)],
             idempotency_key=key if isinstance(key, str) and key else None,
         )
@@ -489,8 +515,9 @@ class FarmSimulator:
                 "simulator": True,
                 "description": (
                     "Farm simulator: a loopback Discovery job API with a deterministic "
-                    "rule-based extractor and embedder, and fault injection. Not a real farm."
+                    "rule-based extractor, an embedder, and fault injection. Not a real farm."
                 ),
+                "embedder": self.embedder.kind.value,
                 "endpoints": [
                     "POST /v1/jobs/blocking",
                     "GET /v1/jobs/{id}",
