@@ -26,6 +26,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -39,7 +40,7 @@ from prometheus_client.registry import Collector
 
 from llm_client.breaker import BreakerView, Circuit, Outcome
 from llm_client.breaker_store import BreakerStore
-from llm_client.events import EventSink, EventType, RoutingEvent
+from llm_client.events import EventSink, EventType, RedisEventLog, RoutingEvent
 from memory_worker.connections import awaited
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
@@ -450,3 +451,42 @@ class MemoryCollector(Collector):
             sampler.last_success or 0.0,
         )
         yield from sample_metrics(sampler.last)
+
+
+# --- the operators' report ------------------------------------------------------------------
+
+
+async def report_data(
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    limit: int = 50,
+    types: list[str] | None = None,
+    workflow: str | None = None,
+) -> dict[str, Any]:
+    """The ``report`` document: events (newest first) plus the fleet's current state."""
+    events = await RedisEventLog(redis, Keys(settings.key_prefix)).recent(
+        limit=limit, types=types, workflow=workflow
+    )
+    sample = await read_sample(
+        redis,
+        settings,
+        breakers=fleet_breakers(redis, settings),
+        targets=route_target_ids(settings),
+    )
+    deferred = sample.deferred_since_s
+    return {
+        "events": [e.as_dict() for e in events],
+        "pages": dict(sample.admin_pages),
+        "pages_pending": sample.admin_outbox,
+        "breakers": [v.as_dict() for v in sample.breakers],
+        "runs": dict(sample.runs),
+        "ticks": {
+            "pending": sample.ticks.pending,
+            "delayed": sample.ticks.delayed,
+            "running": sample.ticks.running,
+        },
+        "pipeline_deferred_since": None
+        if deferred is None
+        else datetime.fromtimestamp(deferred, tz=UTC).isoformat(),
+    }
