@@ -193,13 +193,6 @@ def log_event(event: RoutingEvent) -> None:
         log.info(name, **fields)
 
 
-class LogSink:
-    """Events to the log only."""
-
-    async def emit(self, event: RoutingEvent) -> None:
-        log_event(event)
-
-
 class RedisEventLog:
     """Events into a bounded Redis stream, plus the log; and the reader for ``report``."""
 

@@ -77,7 +77,6 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from enum import Enum
 from typing import Any, Generic, Protocol, TypeVar
 
 import httpx
@@ -251,12 +250,6 @@ class ClientFactory:
         for client in clients:
             with contextlib.suppress(Exception):
                 await client.aclose()
-
-
-class _Step(Enum):
-    BUSY = "busy"
-    FAILED = "failed"
-    STOP = "stop"
 
 
 class _Succeeded(Exception):
@@ -558,12 +551,12 @@ class _Walk(Generic[T]):
 
     # --- one attempt ----------------------------------------------------------------------
 
-    async def _attempt(self, target: RouteTarget, permit: Permit) -> _Step:
+    async def _attempt(self, target: RouteTarget, permit: Permit) -> None:
         cap, cap_source = self._cap()
         if cap <= 0:
             await self._release(target, permit)
             self.stop = cap_source
-            return _Step.STOP
+            return
         key = f"{self.key}:{target.id}" if self.key else None
         start = self.w.now()
         guard_expired = False
@@ -581,7 +574,8 @@ class _Walk(Generic[T]):
             if isinstance(exc, TimeoutError) and guard.expired():
                 guard_expired = True
                 error = TaskTimeout(f"attempt on {target.id} overran its {cap:g}s cap", seconds=cap)
-            return await self._failed(target, permit, error, start, cap, cap_source, guard_expired)
+            await self._failed(target, permit, error, start, cap, cap_source, guard_expired)
+            return
         await _stop(renewer)
         elapsed = self.w.now() - start
         transition = await self._record(target, permit, Outcome.SUCCESS)
@@ -598,7 +592,7 @@ class _Walk(Generic[T]):
         cap: float,
         cap_source: str,
         guard_expired: bool,
-    ) -> _Step:
+    ) -> None:
         elapsed = self.w.now() - start
         reason = retryable_reason(error)
         timeoutish = (
@@ -651,11 +645,10 @@ class _Walk(Generic[T]):
             self.last_busy_error = error
             if self.first_busy is None:
                 self.first_busy = self.w.now()
-            return _Step.BUSY
+            return
         self.hops += 1
         self.failed_attempts += 1
         self.last_error = error
-        return _Step.FAILED
 
     async def _release(self, target: RouteTarget, permit: Permit) -> None:
         await self._record(target, permit, Outcome.NOT_CHARGED)

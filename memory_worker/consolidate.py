@@ -85,7 +85,7 @@ from memory_worker.prompt import (
     extraction_payload,
     overhead_tokens,
 )
-from memory_worker.runs import EmbedderTimeout
+from memory_worker.runs import EmbedderTimeout, is_outage
 from memory_worker.settings import Settings
 from memory_worker.validation import (
     BatchFacts,
@@ -111,7 +111,6 @@ EMBED_CHUNK = 64
 SUMMARY_MAX_CHARS = 4000
 MAX_TOPICS = 20
 MAX_PARTICIPANT_NAMES = 50
-_OUTAGE = frozenset({FailureReason.PROVIDER_UNAVAILABLE, FailureReason.CAPACITY_UNAVAILABLE})
 
 
 class Extractor(Protocol):
@@ -226,11 +225,6 @@ def _remaining(deadline: float | None, workflow: str) -> float | None:
     if left <= 0:
         raise DeadlineExceeded("the run's deadline passed", workflow=workflow)
     return left
-
-
-def is_outage(error: LLMError) -> bool:
-    """Whether ``error`` means no backend could serve the call (release, not fail)."""
-    return retryable_reason(error) in _OUTAGE
 
 
 def is_embedder_timeout(error: LLMError) -> bool:

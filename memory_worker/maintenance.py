@@ -36,10 +36,11 @@ import structlog
 
 from llm_client.errors import DeadlineExceeded, LLMError
 from memory_worker.cards import Card, CardStatus, CardStore, FoldGroup, dedup_hash, normalise, to_ms
-from memory_worker.consolidate import Embedder, Extractor, embed_texts, is_outage
+from memory_worker.consolidate import Embedder, Extractor, embed_texts
 from memory_worker.extraction import MergeOutput, decode_merge
 from memory_worker.prompt import MERGE_WORKFLOW, build_merge_request, merge_payload
 from memory_worker.run_store import PruneResult, RunStore
+from memory_worker.runs import is_outage
 from memory_worker.settings import Settings
 from memory_worker.validation import Limits, contains_secret
 

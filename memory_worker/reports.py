@@ -144,11 +144,6 @@ def dedup_step(
     return counted, DedupDecision(False, 0, state.first_seen_ms)
 
 
-def dedup_ttl_ms(state: DedupState, now_ms: int, cooldown_ms: int) -> int:
-    """The record outlives its window by one cooldown (then the incident is over)."""
-    return max(state.window_until_ms + cooldown_ms - now_ms, 1)
-
-
 def delivery_backoff(attempts: int, config: ReportConfig) -> float:
     """Seconds before delivery attempt ``attempts + 1``: base × 2^(attempts−1), capped."""
     exponent = min(max(attempts - 1, 0), 30)

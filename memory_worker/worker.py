@@ -329,13 +329,7 @@ class Pipeline:
             code, reason = "task_timeout", "task_timeout"
         else:
             decision = decide(exc)
-            report_failure(
-                exc,
-                code=decision.code,
-                reason=decision.reason,
-                run_id=claim.id,
-                chat_id=claim.request.chat_id,
-            )
+            report_failure(exc, decision, run_id=claim.id, chat_id=claim.request.chat_id)
             if decision.verdict is Verdict.ABANDON:
                 log.warning("run_lease_lost", attempt=claim.attempts, code=decision.code)
                 return TickOutcome.ABANDONED

@@ -24,7 +24,13 @@ from llm_client.errors import AllCircuitsOpen, DecodeError, RequestError, TaskTi
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
-from memory_worker.sentry import init_sentry, is_outage, redact, scrub_breadcrumb, scrub_event
+from memory_worker.sentry import (
+    init_sentry,
+    is_breadcrumb,
+    redact,
+    scrub_breadcrumb,
+    scrub_event,
+)
 from memory_worker.settings import Settings
 from memory_worker.worker import Pipeline
 from tests.factories import make_request
@@ -113,8 +119,8 @@ class Raising:
         "runtime-error",
     ],
 )
-def test_is_outage(error: BaseException, outage: bool) -> None:
-    assert is_outage(error) is outage
+def test_is_breadcrumb(error: BaseException, outage: bool) -> None:
+    assert is_breadcrumb(error) is outage
 
 
 @pytest.mark.parametrize(
