@@ -54,6 +54,7 @@ import structlog
 from llm_client.errors import DeadlineExceeded, DecodeError, LLMError
 from llm_client.reasons import FailureReason
 from llm_client.retry import retryable_reason
+from llm_client.routes import EMBEDDING, MEMORY_EXTRACTION
 from llm_client.transport import ChatResult
 from memory_worker.batching import (
     MESSAGE_SHARE,
@@ -79,20 +80,19 @@ from memory_worker.extraction import decode_extraction
 from memory_worker.models import Message, RunRequest
 from memory_worker.noise import filter_messages
 from memory_worker.prompt import (
-    EXTRACTION_WORKFLOW,
     build_extraction_request,
     existing_card_payload,
     extraction_payload,
     overhead_tokens,
 )
 from memory_worker.runs import EmbedderTimeout, is_outage
+from memory_worker.secret_patterns import redact_secrets
 from memory_worker.settings import Settings
 from memory_worker.validation import (
     BatchFacts,
     Limits,
     RunCards,
     SourceMessage,
-    redact_secrets,
     validate_cards,
     validate_links,
     validate_resolutions,
@@ -100,7 +100,6 @@ from memory_worker.validation import (
 
 log = structlog.get_logger(__name__)
 
-EMBEDDING_WORKFLOW = "embedding"
 #: Characters of run text used as the related-card query.
 RELATED_QUERY_CHARS = 1000
 #: Participants whose user cards go into the prompt, and cards per participant.
@@ -258,7 +257,7 @@ async def embed_texts(
             answer = await embedder(
                 chunk,
                 idempotency_key=f"{key}:{start // EMBED_CHUNK}",
-                timeout=_remaining(deadline, EMBEDDING_WORKFLOW),
+                timeout=_remaining(deadline, EMBEDDING),
             )
         except LLMError as exc:
             # §7 rev 2: the embedder is a side service; its timeout releases the run
@@ -494,9 +493,9 @@ async def consolidate_run(
                 prompt_version=version,
                 settings=settings,
             ),
-            workflow=EXTRACTION_WORKFLOW,
+            workflow=MEMORY_EXTRACTION,
             idempotency_key=f"{key}:b{index}",
-            timeout=_remaining(deadline, EXTRACTION_WORKFLOW),
+            timeout=_remaining(deadline, MEMORY_EXTRACTION),
         )
         counters.llm_calls += 1
         counters.prompt_tokens += answer.prompt_tokens or 0

@@ -59,9 +59,8 @@ from llm_client.errors import (
 from llm_client.retry import retryable_reason
 from memory_worker.errors import LeaseLost
 from memory_worker.runs import Decision, Verdict, decide
+from memory_worker.secret_patterns import FILTERED, scrub_tokens
 from memory_worker.settings import Settings
-
-FILTERED = "[Filtered]"
 
 #: Always outage-class, whatever their text says.
 OUTAGE_TYPES: tuple[type[BaseException], ...] = (
@@ -120,24 +119,6 @@ SENSITIVE_KEYS = frozenset(
         "redis_url",
     }
 )
-
-_TOKEN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]+"), "Bearer " + FILTERED),
-    (re.compile(r"\bsk-[A-Za-z0-9_-]{6,}"), FILTERED),
-    (re.compile(r"\bbot\d{5,}:[A-Za-z0-9_-]{20,}"), "bot" + FILTERED),
-    (re.compile(r"\b\d{5,}:[A-Za-z0-9_-]{30,}"), FILTERED),
-    (re.compile(r"(?i)\b(xox[abpr]-|gh[pousr]_|glpat-)[A-Za-z0-9_-]{8,}"), FILTERED),
-    # credentials in URLs: scheme://user:password@host → scheme://user:[Filtered]@host
-    (re.compile(r"([a-z][a-z0-9+.-]*://[^\s:/@]*):[^\s@/]+@", re.I), r"\1:" + FILTERED + "@"),
-    (
-        re.compile(
-            r"(?i)([?&](?:api[_-]?key|key|token|access_token|secret|password|auth|sig)=)[^&\s]+"
-        ),
-        r"\1" + FILTERED,
-    ),
-    (re.compile(r"(?i)\b(password|passwd|secret|api[_-]?key)\s*[=:]\s*\S+"), r"\1=" + FILTERED),
-)
-
 
 #: Keys whose value is a query string or fragment (sentry's HTTP breadcrumbs).
 QUERY_KEYS = frozenset({"http.query", "http.fragment", "query", "query_string", "fragment"})
@@ -205,9 +186,7 @@ def redact(text: str) -> str:
     for secret in _known_secrets:
         text = text.replace(secret, FILTERED)
     text = _URL.sub(lambda m: redact_url(m.group(0)), text)
-    for pattern, replacement in _TOKEN_PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
+    return scrub_tokens(text)
 
 
 def secrets_of(settings: Settings) -> list[str]:

@@ -25,7 +25,7 @@ from arq.connections import ArqRedis
 
 from llm_client.breaker_store import BreakerStore
 from llm_client.events import EventType, Fanout, RedisEventLog, RoutingEvent
-from llm_client.routes import EMBEDDING, load_routes
+from llm_client.routes import EMBEDDING, MEMORY_EXTRACTION, MEMORY_MERGE, load_routes
 from llm_client.routing import ClientFactory, TransportFactory, Walker, WalkerConfig
 from llm_client.transport import ChatResult
 from memory_worker.cards import CardStore
@@ -40,7 +40,6 @@ from memory_worker.maintenance import (
 from memory_worker.metrics import AttemptCounter
 from memory_worker.notifiers import notifiers_from_settings
 from memory_worker.processing import ProcessResult
-from memory_worker.prompt import EXTRACTION_WORKFLOW, MERGE_WORKFLOW
 from memory_worker.reports import AdminReporter, route_breakers, route_open_workflows
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
@@ -231,7 +230,7 @@ class Maintenance:
             )
             done.append(f"expired={expired} folded={folded} pruned={pruned}")
         if await self._due("merge", s.merge_interval_seconds):
-            if await self.models.walker.route_is_open(MERGE_WORKFLOW):
+            if await self.models.walker.route_is_open(MEMORY_MERGE):
                 done.append("merge=deferred")
             else:
                 result = await merge_pass(
@@ -253,7 +252,7 @@ def retired_reporter(events: Fanout) -> Callable[[list[str], str, str | None], A
         await events.emit(
             RoutingEvent(
                 EventType.RUNS_RETIRED,
-                EXTRACTION_WORKFLOW,
+                MEMORY_EXTRACTION,
                 reason=reason,
                 error_code=code,
                 counters={"runs": len(run_ids)},
@@ -312,7 +311,7 @@ async def build_default_pipeline(
     )
     models = RoutedModels(walker, attempts, settings)
     cards = CardStore(redis, keys)
-    gated = [EXTRACTION_WORKFLOW] + ([EMBEDDING] if models.has_embedding_route else [])
+    gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
     pipeline = Pipeline(
         settings=settings,
         redis=redis,
