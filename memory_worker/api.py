@@ -28,7 +28,6 @@ with a typed error here, not discovered later as lost runs.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 
 from memory_worker.connections import RedisHandle, open_redis
+from memory_worker.deadlines import deadline_after
 from memory_worker.errors import InvalidRunRequest, VectorSpaceMismatch
 from memory_worker.keys import Keys
 from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
@@ -222,7 +222,7 @@ class MemoryQueue:
             [text],
             dimension=self.settings.embedding_dimension,
             task_description=QUERY_TASK,
-            deadline=time.monotonic() + self.settings.recall_timeout_seconds,
+            deadline=deadline_after(self.settings.recall_timeout_seconds),
             context={"chat_id": str(chat_id), "job": "recall"},
         )
         model = routed.target.model

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -76,6 +75,7 @@ from memory_worker.cards import (
     visible_scope_keys,
 )
 from memory_worker.connections import retry_store_write
+from memory_worker.deadlines import call_timeout, time_left
 from memory_worker.extraction import decode_extraction
 from memory_worker.models import Message, RunRequest
 from memory_worker.noise import filter_messages
@@ -216,16 +216,6 @@ class ConsolidationResult:
         return data
 
 
-def _remaining(deadline: float | None, workflow: str) -> float | None:
-    """Seconds left before ``deadline`` (``time.monotonic()`` based); raises when none are."""
-    if deadline is None:
-        return None
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise DeadlineExceeded("the run's deadline passed", workflow=workflow)
-    return left
-
-
 def is_embedder_timeout(error: LLMError) -> bool:
     """Whether an embedding call's ``error`` is a timeout of the embedder (not the run's
     deadline): its task budget, an UPSTREAM_TIMEOUT, a walker cap."""
@@ -257,7 +247,7 @@ async def embed_texts(
             answer = await embedder(
                 chunk,
                 idempotency_key=f"{key}:{start // EMBED_CHUNK}",
-                timeout=_remaining(deadline, EMBEDDING),
+                timeout=call_timeout(deadline, EMBEDDING),
             )
         except LLMError as exc:
             # §7 rev 2: the embedder is a side service; its timeout releases the run
@@ -495,7 +485,7 @@ async def consolidate_run(
             ),
             workflow=MEMORY_EXTRACTION,
             idempotency_key=f"{key}:b{index}",
-            timeout=_remaining(deadline, MEMORY_EXTRACTION),
+            timeout=call_timeout(deadline, MEMORY_EXTRACTION),
         )
         counters.llm_calls += 1
         counters.prompt_tokens += answer.prompt_tokens or 0
@@ -575,7 +565,7 @@ async def consolidate_run(
         "cards",
         lambda: store.apply_run(request.chat_id, run_id, writes, now=moment),
         cap=settings.store_retry_max_seconds,
-        give_up_after=None if deadline is None else max(0.0, deadline - time.monotonic()),
+        give_up_after=time_left(deadline, floor=0.0),
     )
     result = _result(
         base,

@@ -38,6 +38,7 @@ from llm_client.errors import DeadlineExceeded, LLMError
 from llm_client.routes import MEMORY_MERGE
 from memory_worker.cards import Card, CardStatus, CardStore, FoldGroup, dedup_hash, normalise, to_ms
 from memory_worker.consolidate import Embedder, Extractor, embed_texts
+from memory_worker.deadlines import time_left
 from memory_worker.extraction import MergeOutput, decode_merge
 from memory_worker.prompt import build_merge_request, merge_payload
 from memory_worker.run_store import PruneResult, RunStore
@@ -251,10 +252,6 @@ class MergePassResult:
     failures: dict[str, int] = field(default_factory=dict)
 
 
-def _remaining(deadline: float | None) -> float | None:
-    return None if deadline is None else max(0.001, deadline - time.monotonic())
-
-
 async def merge_pass(
     store: CardStore,
     merger: Extractor,
@@ -294,7 +291,7 @@ async def merge_pass(
                 ),
                 workflow=MEMORY_MERGE,
                 idempotency_key=f"merge:{group.digest}:{to_ms(now)}",
-                timeout=_remaining(deadline),
+                timeout=time_left(deadline, floor=0.001),
             )
             output = decode_merge(answer.content)
         except LLMError as exc:

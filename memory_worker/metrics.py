@@ -41,6 +41,7 @@ from prometheus_client.registry import Collector
 from llm_client.breaker import BreakerView, Circuit, Outcome
 from llm_client.breaker_store import BreakerStore
 from llm_client.events import EventSink, EventType, RedisEventLog, RoutingEvent
+from llm_client.redis_text import as_text
 from memory_worker.connections import awaited
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
@@ -99,10 +100,6 @@ class Sample:
     admin_pages: Mapping[str, int] = field(default_factory=dict)
     admin_outbox: int = 0
     redis: RedisHealth | None = None
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
@@ -214,7 +211,7 @@ async def read_sample(
 
     parsed_attempts: dict[tuple[str, str, str], int] = {}
     for name, value in attempts.items():
-        parts = _text(name).rsplit("|", 2)
+        parts = as_text(name).rsplit("|", 2)
         if len(parts) == 3:
             parsed_attempts[(parts[0], parts[1], parts[2])] = int(value)
     return Sample(
@@ -224,13 +221,13 @@ async def read_sample(
         oldest_processing_age_s=age(processing),
         lease_overdue_s=max(0.0, at - lease[0][1] / 1000) if lease else 0.0,
         leases_expired=int(expired),
-        counters={_text(k): int(v) for k, v in counters.items()},
+        counters={as_text(k): int(v) for k, v in counters.items()},
         ticks=ticks,
         deferred_since_s=int(deferred) / 1000 if deferred else None,
         workers_live=int(workers),
         breakers=views,
         attempts=parsed_attempts,
-        admin_pages={_text(k): int(v) for k, v in admin.items()},
+        admin_pages={as_text(k): int(v) for k, v in admin.items()},
         admin_outbox=int(outbox),
         redis=health,
     )

@@ -40,6 +40,7 @@ import orjson
 import structlog
 from arq.connections import ArqRedis
 
+from llm_client.redis_text import as_text
 from memory_worker.keys import Keys
 from memory_worker.models import ErrorLogEntry, RunStatus
 from memory_worker.settings import Settings
@@ -316,10 +317,6 @@ return replayed
 _FIELDS = ("chat_id", "prompt_version", "status", "retired", "attempts")
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else ("" if value is None else str(value))
-
-
 class ReplayStore:
     """Reads replay candidates from the indexes and applies a plan atomically per batch."""
 
@@ -350,7 +347,7 @@ class ReplayStore:
             )
             if not rows:
                 return found
-            found.extend(await self._facts([(_text(m), int(s)) for m, s in rows]))
+            found.extend(await self._facts([(as_text(m), int(s)) for m, s in rows]))
             if len(rows) < page:
                 return found
             offset += page
@@ -366,7 +363,7 @@ class ReplayStore:
         for (run_id, score), values, errors, has_messages in zip(
             rows, raw[0::3], raw[1::3], raw[2::3], strict=True
         ):
-            chat_id, prompt_version, status, retired, attempts = (_text(v) for v in values)
+            chat_id, prompt_version, status, retired, attempts = (as_text(v) for v in values)
             if not status:
                 continue  # the run expired or was deleted since the index was read
             entry = last_failure([ErrorLogEntry.model_validate_json(e) for e in errors])
@@ -421,7 +418,7 @@ class ReplayStore:
                 keys += [k.run(item.run_id), k.run(item.run_id) + ":errors"]
                 entry = replay_entry(item, now_ms=replay.now_ms)
                 args += [item.run_id, item.available_at_ms, entry.model_dump_json()]
-            done = {_text(x) for x in await self._apply(keys=keys, args=args)}
+            done = {as_text(x) for x in await self._apply(keys=keys, args=args)}
             replayed = [item for item in batch if item.run_id in done]
             outcome.replayed.extend(item.run_id for item in replayed)
             outcome.skipped.extend(item.run_id for item in batch if item.run_id not in done)

@@ -49,6 +49,7 @@ from redis.asyncio import Redis
 from llm_client.breaker import BreakerView, Circuit
 from llm_client.breaker_store import BreakerStore
 from llm_client.events import EventType, RoutingEvent, safe_token
+from llm_client.redis_text import as_text
 from llm_client.routes import RoutesConfig
 from memory_worker.notifiers import DeliveryFailed, LogNotifier, Notifier, Page, external
 from memory_worker.settings import Settings
@@ -323,10 +324,6 @@ class ReportKeys(Protocol):
     def admin_counters(self) -> str: ...
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def route_open_workflows(routes: RoutesConfig, store: BreakerStore) -> OpenRoutes:
     """The ``open_routes`` lookup a reporter needs: every configured route, one round trip."""
 
@@ -525,7 +522,7 @@ class AdminReporter:
         )
         stats = DeliveryStats()
         for raw_id in ids:
-            result = await self._deliver(_text(raw_id), now)
+            result = await self._deliver(as_text(raw_id), now)
             stats = DeliveryStats(
                 sent=stats.sent + (result == "sent"),
                 retried=stats.retried + (result == "retried"),
@@ -536,7 +533,7 @@ class AdminReporter:
     async def _deliver(self, page_id: str, now: int) -> str:
         key = self._keys.admin_page(page_id)
         raw = {
-            _text(k): _text(v)
+            as_text(k): as_text(v)
             for k, v in (await cast(Awaitable[dict[Any, Any]], self._redis.hgetall(key))).items()
         }
         outbox_keys = [key, self._keys.admin_outbox, self._keys.admin_counters]
@@ -606,7 +603,7 @@ async def page_counters(redis: Redis, keys: ReportKeys) -> dict[str, int]:
     """Admin page counters (``queued``, ``sent``, ``suppressed``, ``failed``, …) for metrics/CLI."""
     raw = await cast(Awaitable[Mapping[Any, Any]], redis.hgetall(keys.admin_counters))
     counters = {name: 0 for name in ("queued", "sent", "suppressed", "failed", "not_configured")}
-    counters.update({_text(k): int(_text(v)) for k, v in raw.items()})
+    counters.update({as_text(k): int(as_text(v)) for k, v in raw.items()})
     return counters
 
 

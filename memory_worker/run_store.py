@@ -59,6 +59,7 @@ import orjson
 import structlog
 from arq.connections import ArqRedis
 
+from llm_client.redis_text import as_text
 from memory_worker.connections import awaited
 from memory_worker.errors import InvalidRunRequest, RunNotFound
 from memory_worker.keys import Keys
@@ -702,8 +703,8 @@ class RunStore:
                 *flat,
             ],
         )
-        result_status = EnqueueStatus(_s(status))
-        return EnqueueResult(result_status, _s(rid) or None)
+        result_status = EnqueueStatus(as_text(status))
+        return EnqueueResult(result_status, as_text(rid) or None)
 
     # --- claim and lease ------------------------------------------------------------------------
     async def claim(self, owner: str, *, at_ms: int | None = None) -> ClaimedRun | None:
@@ -757,7 +758,7 @@ class RunStore:
             skipped += more_skipped
             if not park:
                 break
-            await self._park_run(_s(park[0]), _s(park[1]), int(park[2]), now)
+            await self._park_run(as_text(park[0]), as_text(park[1]), int(park[2]), now)
         run = None
         if fields:
             h = _pairs(fields)
@@ -769,7 +770,7 @@ class RunStore:
                 releases=int(h.get("releases") or 0),
                 request=_request_from_hash(h),
             )
-        return ClaimResult(run, [_s(i) for i in retired], [_s(i) for i in skipped])
+        return ClaimResult(run, [as_text(i) for i in retired], [as_text(i) for i in skipped])
 
     async def _park_run(self, run_id: str, version: str, bucket: int, now: int) -> None:
         """Move a run of another (newer) prompt version to its version's parked set."""
@@ -808,7 +809,7 @@ class RunStore:
                 ",".join(sorted(held)),
             ],
         )
-        return [_s(w) for w in live]
+        return [as_text(w) for w in live]
 
     async def deregister(self, owner: str) -> None:
         k = self.keys
@@ -951,7 +952,7 @@ class RunStore:
         k = self.keys
         total = 0
         for raw in await awaited(self.redis.hkeys(k.parked_counts)):
-            version = _s(raw)
+            version = as_text(raw)
             if claim_action(version, self.settings.prompt_version) is not ClaimAction.SKIP:
                 continue
             while True:
@@ -993,7 +994,7 @@ class RunStore:
             raw = await pipe.execute()
         runs: list[Run] = []
         for i in range(0, len(raw), 2):
-            h = {_s(key): _s(val) for key, val in raw[i].items()}
+            h = {as_text(key): as_text(val) for key, val in raw[i].items()}
             if h:
                 runs.append(self._run_from_hash(h, raw[i + 1]))
         return runs
@@ -1002,7 +1003,7 @@ class RunStore:
         """Most recently updated first (or created, without a status filter)."""
         key = self.keys.by_status(status.value) if status else self.keys.all_runs
         ids = await self.redis.zrevrange(key, 0, max(limit, 1) - 1)
-        return await self.get_many([_s(i) for i in ids])
+        return await self.get_many([as_text(i) for i in ids])
 
     async def counts(self) -> dict[str, int]:
         """Runs per status (plus ``retired``), from the indexes."""
@@ -1041,14 +1042,8 @@ class RunStore:
         )
 
 
-def _s(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.decode()
-    return "" if value is None else str(value)
-
-
 def _pairs(raw: list[Any]) -> dict[str, str]:
-    return {_s(raw[i]): _s(raw[i + 1]) for i in range(0, len(raw), 2)}
+    return {as_text(raw[i]): as_text(raw[i + 1]) for i in range(0, len(raw), 2)}
 
 
 def _request_from_hash(h: dict[str, str]) -> RunRequest:

@@ -14,7 +14,6 @@ own processors.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -30,6 +29,7 @@ from llm_client.routing import ClientFactory, TransportFactory, Walker, WalkerCo
 from llm_client.transport import ChatResult
 from memory_worker.cards import CardStore
 from memory_worker.consolidate import Embedder, Extractor, Vectors, consolidate_run
+from memory_worker.deadlines import deadline_after
 from memory_worker.keys import Keys
 from memory_worker.maintenance import (
     bound_growth,
@@ -46,10 +46,6 @@ from memory_worker.settings import Settings
 from memory_worker.worker import Pipeline
 
 log = structlog.get_logger(__name__)
-
-
-def _deadline(timeout: float | None) -> float | None:
-    return None if timeout is None else time.monotonic() + timeout
 
 
 class RoutedModels:
@@ -72,7 +68,7 @@ class RoutedModels:
         routed = await self.walker.chat(
             workflow,
             request,
-            deadline=_deadline(timeout),
+            deadline=deadline_after(timeout),
             idempotency_key=idempotency_key,
             context=self.context,
         )
@@ -105,7 +101,7 @@ class RoutedModels:
             EMBEDDING,
             texts,
             dimension=self.settings.embedding_dimension,
-            deadline=_deadline(timeout),
+            deadline=deadline_after(timeout),
             idempotency_key=idempotency_key,
             context=self.context,
             probes=probes,
@@ -239,7 +235,7 @@ class Maintenance:
                     embedder=self.models.embedder({"job": "merge_pass"}),
                     settings=s,
                     now=now,
-                    deadline=time.monotonic() + s.route_wall_seconds,
+                    deadline=deadline_after(s.route_wall_seconds),
                 )
                 done.append(f"merge={result}")
         return "; ".join(done) or "not due"

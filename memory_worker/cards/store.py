@@ -74,6 +74,7 @@ import numpy as np
 import orjson
 import structlog
 
+from llm_client.redis_text import as_text
 from memory_worker.cards.codec import (
     card_from_json,
     card_plan,
@@ -366,7 +367,7 @@ class CardStore:
         if len(reply) == 8 and cached is not None and cached.count == int(reply[3]):
             version, rewrites, _, _, mask, rows, entries, model = reply
             matrix = cached
-            matrix.model = model.decode() if isinstance(model, bytes) else str(model)
+            matrix.model = as_text(model)
         else:  # empty cache, a rewritten row, or another query of ours refreshed meanwhile
             pipe = self._redis.pipeline(transaction=True)
             pipe.get(self.key(chat_id, "vecver"))

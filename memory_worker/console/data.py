@@ -26,6 +26,7 @@ from pydantic import SecretStr
 from llm_client.breaker import BreakerView, Circuit
 from llm_client.breaker_store import BreakerStore
 from llm_client.events import EventType, RedisEventLog, RoutingEvent
+from llm_client.redis_text import as_text
 from llm_client.routes import RoutesConfig, RoutesError, load_routes
 from memory_worker.cards import Card, CardStore, Episode
 from memory_worker.keys import Keys
@@ -43,10 +44,6 @@ PAGE_SIZE = 50
 #: Statuses the runs list filters on; ``retired`` is the retired index.
 RUN_FILTERS = (*(s.value for s in RunStatus), "retired")
 HOURS = 24
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else ("" if value is None else str(value))
 
 
 def iso(ms: float | None) -> str | None:
@@ -172,7 +169,7 @@ async def banner_data(
         pipe.hgetall(keys.admin_counters)
         deferred, delayed, queued, retry, pages = await pipe.execute()
     tick_prefix = keys.tick_job_id("")
-    ticks = [int(score) for member, score in delayed if _text(member).startswith(tick_prefix)]
+    ticks = [int(score) for member, score in delayed if as_text(member).startswith(tick_prefix)]
     deferred_ms = int(deferred) if deferred else None
     failed_since = 0
     if deferred_ms is not None or any(v.circuit is not Circuit.CLOSED for v in breakers):
@@ -188,7 +185,7 @@ async def banner_data(
         deferred_since_ms=deferred_ms,
         next_tick_ms=min(ticks) if ticks else None,
         runs_waiting=int(queued) + int(retry),
-        pages={_text(k): int(v) for k, v in pages.items()},
+        pages={as_text(k): int(v) for k, v in pages.items()},
         failed_since=failed_since,
     )
 
@@ -312,7 +309,7 @@ _ROW_FIELDS = (
 
 
 def _row(values: Sequence[Any], last_error: Any) -> RunRow | None:
-    h = dict(zip(_ROW_FIELDS, (_text(v) for v in values), strict=True))
+    h = dict(zip(_ROW_FIELDS, (as_text(v) for v in values), strict=True))
     if not h["status"]:
         return None
     entry = ErrorLogEntry.model_validate_json(last_error) if last_error else None
@@ -375,7 +372,7 @@ async def runs_page(
     while len(rows) < page_size and scanned < budget:
         chunk = min(SCAN_CHUNK if wanted.needs_scan else page_size - len(rows), budget - scanned)
         ids = [
-            _text(i)
+            as_text(i)
             for i in await redis.zrevrangebyscore(index, high, low, start=position, num=chunk)
         ]
         if not ids:
@@ -537,7 +534,7 @@ async def timeline_data(
     events = await RedisEventLog(redis, keys).recent(
         limit=limit, types=[event_type] if event_type else None, workflow=workflow or None
     )
-    page_ids = [_text(i) for i in await redis.zrange(keys.admin_outbox, 0, 49)]
+    page_ids = [as_text(i) for i in await redis.zrange(keys.admin_outbox, 0, 49)]
     async with redis.pipeline(transaction=False) as pipe:
         pipe.hgetall(keys.admin_counters)
         for pid in page_ids:
@@ -545,7 +542,7 @@ async def timeline_data(
         counters, *raw_pages = await pipe.execute()
     pending = []
     for pid, raw in zip(page_ids, raw_pages, strict=True):
-        h = {_text(k): _text(v) for k, v in raw.items()}
+        h = {as_text(k): as_text(v) for k, v in raw.items()}
         if h:
             pending.append(
                 PendingPage(
@@ -559,7 +556,7 @@ async def timeline_data(
             )
     return Timeline(
         items=[TimelineItem(e, page_decision(e)) for e in events],
-        pages={_text(k): int(v) for k, v in counters.items()},
+        pages={as_text(k): int(v) for k, v in counters.items()},
         pending=pending,
         types=sorted({*(t.value for t in EventType), *AUDIT_TYPES}),
     )
@@ -704,7 +701,7 @@ async def chat_list(redis: ArqRedis, settings: Settings, limit: int = 100) -> li
     """Up to ``limit`` chats that have memory (one SSCAN page, sorted)."""
     keys = Keys(settings.key_prefix)
     _, members = await redis.sscan(keys.chats, 0, count=limit)
-    return sorted(int(_text(m)) for m in members)[:limit]
+    return sorted(int(as_text(m)) for m in members)[:limit]
 
 
 # --- settings ----------------------------------------------------------------------------------
