@@ -37,9 +37,9 @@ import structlog
 from llm_client.errors import DeadlineExceeded, LLMError
 from llm_client.routes import MEMORY_MERGE
 from memory_worker.cards import Card, CardStatus, CardStore, FoldGroup, dedup_hash, normalise, to_ms
-from memory_worker.consolidate import Embedder, Extractor, embed_texts
 from memory_worker.deadlines import time_left
 from memory_worker.extraction import MergeOutput, decode_merge
+from memory_worker.model_calls import ChatCall, Embedder, embed_texts
 from memory_worker.prompt import build_merge_request, merge_payload
 from memory_worker.run_store import PruneResult, RunStore
 from memory_worker.runs import is_outage
@@ -254,7 +254,7 @@ class MergePassResult:
 
 async def merge_pass(
     store: CardStore,
-    merger: Extractor,
+    merger: ChatCall,
     *,
     embedder: Embedder | None,
     settings: Settings,

@@ -28,7 +28,7 @@ from llm_client.routes import EMBEDDING, MEMORY_EXTRACTION, MEMORY_MERGE, load_r
 from llm_client.routing import ClientFactory, TransportFactory, Walker, WalkerConfig
 from llm_client.transport import ChatResult
 from memory_worker.cards import CardStore
-from memory_worker.consolidate import Embedder, Extractor, Vectors, consolidate_run
+from memory_worker.consolidate import consolidate_run
 from memory_worker.deadlines import deadline_after
 from memory_worker.keys import Keys
 from memory_worker.maintenance import (
@@ -38,6 +38,7 @@ from memory_worker.maintenance import (
     merge_pass,
 )
 from memory_worker.metrics import AttemptCounter
+from memory_worker.model_calls import ChatCall, Embedder, Vectors
 from memory_worker.notifiers import notifiers_from_settings
 from memory_worker.processing import ProcessResult
 from memory_worker.reports import AdminReporter, route_breakers, route_open_workflows
@@ -49,7 +50,7 @@ log = structlog.get_logger(__name__)
 
 
 class RoutedModels:
-    """The consolidation's Extractor and Embedder, served by the routed walker."""
+    """The consolidation's chat call and embedder, served by the routed walker."""
 
     def __init__(self, walker: Walker, attempts: AttemptCounter, settings: Settings) -> None:
         self.walker = walker
@@ -120,7 +121,7 @@ class RoutedModels:
     def has_embedding_route(self) -> bool:
         return self.walker.routes.get(EMBEDDING) is not None
 
-    def extractor(self, context: Mapping[str, str]) -> Extractor:
+    def extractor(self, context: Mapping[str, str]) -> ChatCall:
         scoped = RoutedModels(self.walker, self.attempts, self.settings)
         scoped.context = context
         return scoped.chat
