@@ -49,7 +49,6 @@ from typing import Any
 
 import structlog
 
-from llm_client.errors import DeadlineExceeded, LLMError
 from llm_client.routes import MEMORY_EXTRACTION
 from memory_worker.batching import (
     MESSAGE_SHARE,
@@ -58,7 +57,6 @@ from memory_worker.batching import (
     after_cursor,
     continuation_request,
     pack_batches,
-    payload_tokens,
     select_slice,
 )
 from memory_worker.cards import (
@@ -70,7 +68,6 @@ from memory_worker.cards import (
     NewCard,
     ResolutionWrite,
     RunWrites,
-    visible_scope_keys,
 )
 from memory_worker.connections import retry_store_write
 from memory_worker.deadlines import call_timeout, time_left
@@ -80,11 +77,10 @@ from memory_worker.models import Message, RunRequest
 from memory_worker.noise import filter_messages
 from memory_worker.prompt import (
     build_extraction_request,
-    existing_card_payload,
     extraction_payload,
     overhead_tokens,
 )
-from memory_worker.runs import EmbedderTimeout, is_outage
+from memory_worker.run_context import Usage, existing_context, fit_cards
 from memory_worker.secret_patterns import redact_secrets
 from memory_worker.settings import Settings
 from memory_worker.validation import (
@@ -99,11 +95,6 @@ from memory_worker.validation import (
 
 log = structlog.get_logger(__name__)
 
-#: Characters of run text used as the related-card query.
-RELATED_QUERY_CHARS = 1000
-#: Participants whose user cards go into the prompt, and cards per participant.
-MAX_PARTICIPANTS = 20
-CARDS_PER_PARTICIPANT = 20
 SUMMARY_MAX_CHARS = 4000
 MAX_TOPICS = 20
 MAX_PARTICIPANT_NAMES = 50
@@ -166,104 +157,6 @@ class ConsolidationResult:
         )
         data["continuation_messages"] = len(cont.messages) if cont else 0
         return data
-
-
-def _related_query(messages: Sequence[Message]) -> str:
-    names = list(dict.fromkeys(m.sender_name for m in messages))
-    text = " ".join(names) + "\n" + "\n".join(m.text for m in messages)
-    return text[:RELATED_QUERY_CHARS]
-
-
-@dataclass(slots=True)
-class Usage:
-    """Farm calls a run made and the tokens they cost."""
-
-    llm_calls: int = 0
-    embed_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-async def _existing_context(
-    store: CardStore,
-    request: RunRequest,
-    kept: Sequence[Message],
-    *,
-    embedder: Embedder | None,
-    settings: Settings,
-    key: str,
-    deadline: float | None,
-    now: datetime,
-    usage: Usage,
-) -> list[tuple[str, Card]]:
-    """Cards shown to the extractor, most relevant first, under aliases ``c1``, ``c2``…
-
-    Related cards (embedding similarity of the run text, best effort), then
-    the chat's (thread's) most recent cards, then each participant's user
-    cards; deduplicated, at most ``existing_cards_max``.
-    """
-    authors = list(dict.fromkeys(m.user_id for m in kept))[:MAX_PARTICIPANTS]
-    group_scopes = sorted(visible_scope_keys(request.thread_id))
-    allowed = set(group_scopes) | {f"user:{u}" for u in authors}
-    related: list[Card] = []
-    if embedder is not None and settings.related_cards > 0:
-        try:
-            vectors, calls = await embed_texts(
-                embedder,
-                [_related_query(kept)],
-                key=f"{key}:q",
-                dimension=settings.embedding_dimension,
-                deadline=deadline,
-            )
-            usage.embed_calls += calls
-        except LLMError as exc:
-            if isinstance(exc, DeadlineExceeded | EmbedderTimeout):
-                raise  # the run's own deadline, or a hung embedder: its cards can't be embedded
-            log.warning(
-                "consolidation.related_lookup_failed",
-                chat_id=request.chat_id,
-                error=exc.kind,
-                code=exc.code,
-                outage=is_outage(exc),
-            )
-        else:
-            found = await store.similar_cards(
-                request.chat_id,
-                vectors[0],
-                settings.related_cards,
-                scope_keys=allowed,
-                now=now,
-                model=vectors.model,
-            )
-            related = [card for card, _ in found]
-    recent = await store.live_cards(
-        request.chat_id, group_scopes, limit=settings.existing_cards_max
-    )
-    personal = await store.live_cards(
-        request.chat_id, [f"user:{u}" for u in authors], limit=CARDS_PER_PARTICIPANT
-    )
-    chosen: dict[str, Card] = {}
-    for card in [*related, *recent, *personal]:
-        if len(chosen) >= settings.existing_cards_max:
-            break
-        if card.id not in chosen and card.visible_at(now):
-            chosen[card.id] = card
-    return [(f"c{i}", card) for i, card in enumerate(chosen.values(), start=1)]
-
-
-def _fit_cards(
-    context: Sequence[tuple[str, Card]], budget: int, reference: datetime
-) -> list[tuple[str, Card]]:
-    """The longest prefix of ``context`` whose prompt form fits ``budget`` tokens."""
-    shown: list[tuple[str, Card]] = []
-    used = 0
-    for alias, card in context:
-        cost = payload_tokens(existing_card_payload(alias, card, reference)) + 1
-        if used + cost > budget:
-            break
-        shown.append((alias, card))
-        used += cost
-    return shown
 
 
 def _dedupe_casefold(values: Sequence[str], limit: int) -> list[str]:
@@ -454,7 +347,6 @@ async def consolidate_run(
     run retried after a failure — or released during an outage, which
     refunds its attempt — must never reuse a key and inherit the failed job.
     """
-    moment = now or datetime.now(UTC)
     plan = plan_run(request, settings)
     base = plan.base_result(run_id, request)
     if not plan.run_slice.kept:
@@ -469,37 +361,31 @@ async def consolidate_run(
         log.info("consolidation.already_applied", run_id=run_id, chat_id=request.chat_id)
         return dataclasses.replace(base, already_applied=True, episode_id=run_id)
 
-    key = f"{run_id}:a{attempt}:{uuid.uuid4().hex[:8]}"
+    run = _Attempt(
+        run_id=run_id,
+        request=request,
+        plan=plan,
+        settings=settings,
+        key=f"{run_id}:a{attempt}:{uuid.uuid4().hex[:8]}",
+        deadline=deadline,
+        now=now or datetime.now(UTC),
+    )
     outputs = RunOutputs()
-    context = await _existing_context(
+    context = await existing_context(
         store,
         request,
         plan.run_slice.kept,
         embedder=lookup_embedder or embedder,
         settings=settings,
-        key=key,
+        key=run.key,
         deadline=deadline,
-        now=moment,
+        now=run.now,
         usage=outputs.usage,
     )
     for index, batch in enumerate(plan.batches):
-        await _extract_batch(
-            extractor,
-            run_id,
-            request,
-            plan,
-            index,
-            batch,
-            context,
-            outputs,
-            settings,
-            key=key,
-            deadline=deadline,
-        )
-    embedded = await _embed(embedder, outputs, settings, key=key, deadline=deadline)
-    applied = await _apply(
-        store, run_id, request, plan, outputs, embedded, settings, deadline=deadline, now=moment
-    )
+        await _extract_batch(run, extractor, index, batch, context, outputs)
+    embedded = await _embed(run, embedder, outputs)
+    applied = await _apply(run, store, outputs, embedded)
     result = outputs.result(base, applied, len(plan.batches))
     log.info(
         "consolidation.done",
@@ -516,37 +402,46 @@ async def consolidate_run(
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """One attempt at a run: what every step of it needs."""
+
+    run_id: str
+    request: RunRequest
+    plan: RunPlan
+    settings: Settings
+    #: Prefix of every idempotency key of this attempt (fresh nonce: see consolidate_run).
+    key: str
+    deadline: float | None
+    now: datetime
+
+
 async def _extract_batch(
+    run: _Attempt,
     extractor: ChatCall,
-    run_id: str,
-    request: RunRequest,
-    plan: RunPlan,
     index: int,
     batch: Sequence[PromptMessage],
     context: Sequence[tuple[str, Card]],
     outputs: RunOutputs,
-    settings: Settings,
-    *,
-    key: str,
-    deadline: float | None,
 ) -> None:
     """One extraction call: the batch with the existing cards that fit beside it."""
+    settings, request = run.settings, run.request
     batch_tokens = sum(piece.tokens for piece in batch)
-    shown = _fit_cards(
+    shown = fit_cards(
         context,
-        settings.max_input_tokens - plan.overhead_tokens - batch_tokens,
+        settings.max_input_tokens - run.plan.overhead_tokens - batch_tokens,
         request.range_end,
     )
     outputs.shown.update(alias for alias, _ in shown)
     answer = await extractor(
         build_extraction_request(
-            extraction_payload(run_id, request, batch, shown),
-            prompt_version=plan.prompt_version,
+            extraction_payload(run.run_id, request, batch, shown),
+            prompt_version=run.plan.prompt_version,
             settings=settings,
         ),
         workflow=MEMORY_EXTRACTION,
-        idempotency_key=f"{key}:b{index}",
-        timeout=call_timeout(deadline, MEMORY_EXTRACTION),
+        idempotency_key=f"{run.key}:b{index}",
+        timeout=call_timeout(run.deadline, MEMORY_EXTRACTION),
     )
     outputs.usage.llm_calls += 1
     outputs.usage.prompt_tokens += answer.prompt_tokens or 0
@@ -557,14 +452,7 @@ async def _extract_batch(
     )
 
 
-async def _embed(
-    embedder: Embedder | None,
-    outputs: RunOutputs,
-    settings: Settings,
-    *,
-    key: str,
-    deadline: float | None,
-) -> Embedded:
+async def _embed(run: _Attempt, embedder: Embedder | None, outputs: RunOutputs) -> Embedded:
     """Vectors for the new cards, the rewritten facts and the summary, in one pass."""
     cards = list(outputs.cards.cards)
     resolutions = list(outputs.resolutions)
@@ -579,9 +467,9 @@ async def _embed(
         await embed_texts(
             embedder,
             texts,
-            key=f"{key}:emb",
-            dimension=settings.embedding_dimension,
-            deadline=deadline,
+            key=f"{run.key}:emb",
+            dimension=run.settings.embedding_dimension,
+            deadline=run.deadline,
         )
         if texts
         else (Vectors(), 0)
@@ -594,19 +482,10 @@ async def _embed(
 
 
 async def _apply(
-    store: CardStore,
-    run_id: str,
-    request: RunRequest,
-    plan: RunPlan,
-    outputs: RunOutputs,
-    embedded: Embedded,
-    settings: Settings,
-    *,
-    deadline: float | None,
-    now: datetime,
+    run: _Attempt, store: CardStore, outputs: RunOutputs, embedded: Embedded
 ) -> ApplyResult:
     """The run's one write (§7 rev 2: retried until Redis takes it, within the deadline)."""
-    kept, covered = plan.run_slice.kept, plan.run_slice.covered
+    kept, covered = run.plan.run_slice.kept, run.plan.run_slice.covered
     writes = RunWrites(
         observed_at=max(m.sent_at for m in kept),
         cards=embedded.cards,
@@ -618,7 +497,7 @@ async def _apply(
             participants=_dedupe_casefold(outputs.participants, MAX_PARTICIPANT_NAMES),
             range_start=min(m.sent_at for m in covered),
             range_end=max(m.sent_at for m in covered),
-            thread_id=request.thread_id,
+            thread_id=run.request.thread_id,
             message_count=len(kept),
             embedding=embedded.episode_vector,
         ),
@@ -629,9 +508,9 @@ async def _apply(
     # deadline; then the store error releases the run, attempt refunded).
     return await retry_store_write(
         "cards",
-        lambda: store.apply_run(request.chat_id, run_id, writes, now=now),
-        cap=settings.store_retry_max_seconds,
-        give_up_after=time_left(deadline, floor=0.0),
+        lambda: store.apply_run(run.request.chat_id, run.run_id, writes, now=run.now),
+        cap=run.settings.store_retry_max_seconds,
+        give_up_after=time_left(run.deadline, floor=0.0),
     )
 
 
