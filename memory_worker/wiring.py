@@ -44,7 +44,7 @@ from memory_worker.processing import ProcessResult
 from memory_worker.reports import AdminReporter, route_breakers, route_open_workflows
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
-from memory_worker.worker import Pipeline
+from memory_worker.tick_runner import TickRunner
 
 log = structlog.get_logger(__name__)
 
@@ -260,9 +260,9 @@ def retired_reporter(events: Fanout) -> Callable[[list[str], str, str | None], A
     return on_retired
 
 
-async def build_default_pipeline(
+async def build_tick_runner(
     settings: Settings, redis: ArqRedis, *, transports: TransportFactory | None = None
-) -> Pipeline:
+) -> TickRunner:
     """The production pipeline: routed, breaker-guarded consolidation with admin reports.
 
     ``transports`` replaces the real farm clients (benchmarks use an instant farm).
@@ -309,7 +309,7 @@ async def build_default_pipeline(
     models = RoutedModels(walker, attempts, settings)
     cards = CardStore(redis, keys)
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
-    pipeline = Pipeline(
+    pipeline = TickRunner(
         settings=settings,
         redis=redis,
         processor=ConsolidationProcessor(models, cards, settings),

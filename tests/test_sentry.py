@@ -32,7 +32,7 @@ from memory_worker.sentry import (
     scrub_event,
 )
 from memory_worker.settings import Settings
-from memory_worker.worker import Pipeline
+from memory_worker.tick_runner import TickRunner
 from tests.factories import make_request
 
 MESSAGE_CANARY = "canary-message-7f3a my secret diary"
@@ -178,7 +178,7 @@ async def test_outage_makes_no_event_and_a_bug_makes_one_without_secrets(
         AllCircuitsOpen("every target open", workflow="memory_extraction"),
     ]
     for error in outages:
-        pipeline = Pipeline(settings=settings, redis=redis, processor=Raising(error))
+        pipeline = TickRunner(settings=settings, redis=redis, processor=Raising(error))
         assert await pipeline.tick("job") == "deferred"
     # breadcrumbs from logs that carry secrets (third-party logs, e.g. an HTTP client)
     logging.getLogger("httpx").warning(
@@ -189,7 +189,7 @@ async def test_outage_makes_no_event_and_a_bug_makes_one_without_secrets(
     assert capture.events() == []  # an outage of any kind: zero events
 
     bug = RuntimeError(f"unexpected: {CARD_CANARY} {MESSAGE_CANARY} {BEARER} {SK_KEY}")
-    pipeline = Pipeline(settings=settings, redis=redis, processor=Raising(bug))
+    pipeline = TickRunner(settings=settings, redis=redis, processor=Raising(bug))
     assert await pipeline.tick("job") == "failed"
     sentry_sdk.flush()
 

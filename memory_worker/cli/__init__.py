@@ -22,12 +22,16 @@ logged at debug level (``MEMORY_LOG_LEVEL=debug``).
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
+# isort: off
+# Command modules first, in the order ``--help`` lists their commands.
+from memory_worker.cli import worker, runs, replay, fleet, demo, config
+
+# isort: on
 from memory_worker.cli.common import EXIT_FAILURE, app, error_line
 from memory_worker.cli.config import (
     CONFIG_END,
@@ -44,12 +48,8 @@ from memory_worker.settings import Settings, get_settings
 if TYPE_CHECKING:
     from memory_worker.metrics import report_data
 
-#: The command modules, imported for the commands they register on :data:`app`, in the
-#: order ``--help`` lists them.
-COMMAND_MODULES = tuple(
-    importlib.import_module(f"memory_worker.cli.{name}")
-    for name in ("worker", "runs", "replay", "fleet", "demo", "config")
-)
+#: The command modules, imported for the commands they register on :data:`app`.
+COMMAND_MODULES = (worker, runs, replay, fleet, demo, config)
 
 __all__ = [
     "CONFIG_END",
