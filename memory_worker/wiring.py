@@ -1,4 +1,4 @@
-"""Assembles a worker's pipeline from the settings (the composition root).
+"""Assembles a worker's :class:`TickRunner` from the settings (the composition root).
 
 ::
 
