@@ -24,7 +24,8 @@ from memory_worker.connections import client_from_url
 from memory_worker.farmsim import DIRECT_SERVICE, FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.notifiers import TelegramNotifier
-from memory_worker.reports import AdminReporter, ReportConfig, page_counters, route_breakers
+from memory_worker.paging import ReportConfig
+from memory_worker.reports import AdminReporter, page_counters, route_breakers
 from tests.admin_fakes import FakeTelegram
 
 WF = "memory_extraction"

@@ -32,7 +32,7 @@ from memory_worker.cards import Card, CardStore, Episode
 from memory_worker.keys import Keys
 from memory_worker.metrics import Sample, fleet_breakers, read_sample
 from memory_worker.models import ErrorLogEntry, Run, RunStatus
-from memory_worker.reports import page_decision
+from memory_worker.paging import page_decision
 from memory_worker.run_store import RunStore
 from memory_worker.sentry import redact_url
 from memory_worker.settings import Settings, env_name
