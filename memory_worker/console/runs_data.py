@@ -192,7 +192,7 @@ async def _prefilter(
         for rid in ids:
             pipe.hget(keys.run(rid), "chat_id")
             if by_error:
-                pipe.lindex(keys.run(rid) + ":errors", -1)
+                pipe.lindex(keys.run_errors(rid), -1)
         raw = await pipe.execute()
     step = 2 if by_error else 1
     hits = []
@@ -219,7 +219,7 @@ async def _rows(redis: ArqRedis, keys: Keys, ids: Sequence[str], wanted: RunFilt
     async with redis.pipeline(transaction=False) as pipe:
         for rid in ids:
             pipe.hmget(keys.run(rid), list(_ROW_FIELDS))
-            pipe.lindex(keys.run(rid) + ":errors", -1)
+            pipe.lindex(keys.run_errors(rid), -1)
         raw = await pipe.execute()
     rows = (_row(raw[2 * i], raw[2 * i + 1]) for i in range(len(ids)))
     return [row for row in rows if row is not None and row_matches(row, wanted)]

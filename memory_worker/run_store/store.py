@@ -68,6 +68,7 @@ _PRUNE_RETIRED_MESSAGES = _lua("prune_retired_messages")
 _PRUNE_WORKERS = _lua("prune_workers")
 _UNPARK = _lua("unpark")
 _HAS_CLAIMABLE = _lua("has_claimable")
+_REPLAY = _lua("replay")
 
 
 class RunStore:
@@ -86,6 +87,7 @@ class RunStore:
         self._fail = redis.register_script(_FAIL)
         self._release = redis.register_script(_RELEASE)
         self._has_claimable = redis.register_script(_HAS_CLAIMABLE)
+        self._replay = redis.register_script(_REPLAY)
         self._prune = redis.register_script(_PRUNE)
         self._park = redis.register_script(_PARK)
         self._prune_nk = redis.register_script(_PRUNE_NATURAL_KEYS)
@@ -350,7 +352,7 @@ class RunStore:
         ok = await self._fail(
             keys=[
                 k.run(claim.id),
-                k.run(claim.id) + ":errors",
+                k.run_errors(claim.id),
                 k.leases,
                 k.retry,
                 k.retired,
@@ -466,6 +468,29 @@ class RunStore:
             )
         )
 
+    async def replay_batch(
+        self, scope: str, items: Sequence[tuple[str, int, str]], *, now_ms: int
+    ) -> set[str]:
+        """Give runs a fresh set of attempts (``memory-worker replay``), one script call.
+
+        ``items`` are (run id, claimable at ms, replay error-log entry JSON); each
+        run is re-checked against ``scope`` (retired, failed or skipped) inside the
+        script. Answers the ids replayed (the others changed since the selection).
+        """
+        k = self.keys
+        keys = [
+            k.retired,
+            k.retry,
+            k.by_status(RunStatus.FAILED.value),
+            k.counters,
+            k.by_status(RunStatus.SKIPPED.value),
+        ]
+        args: list[str | int] = [now_ms, scope, self.settings.error_log_max_entries]
+        for run_id, available_at_ms, entry in items:
+            keys += [k.run(run_id), k.run_errors(run_id)]
+            args += [run_id, available_at_ms, entry]
+        return {as_text(x) for x in await self._replay(keys=keys, args=args)}
+
     async def get(self, run_id: str) -> Run:
         runs = await self.get_many([run_id])
         if not runs:
@@ -478,7 +503,7 @@ class RunStore:
         async with self.redis.pipeline(transaction=False) as pipe:
             for rid in run_ids:
                 pipe.hgetall(self.keys.run(rid))
-                pipe.lrange(self.keys.run(rid) + ":errors", 0, -1)
+                pipe.lrange(self.keys.run_errors(rid), 0, -1)
             raw = await pipe.execute()
         runs: list[Run] = []
         for i in range(0, len(raw), 2):
