@@ -155,7 +155,7 @@ class MemoryQueue:
     async def wake(self) -> None:
         """Start a tick unless one is pending or running (an outage's probe counts)."""
         with contextlib.suppress(RedisError):  # else the workers' safety net notices the run
-            await self._ticks.schedule(TickPlan(Mode.KICK, base=1), target=1)
+            await self._ticks.schedule(TickPlan(Mode.IF_IDLE, base=1), target=1)
 
     async def get_run(self, run_id: str) -> Run:
         return await self.store.get(run_id)

@@ -349,13 +349,13 @@ class TickRunner:
         claimable = await self.store.has_claimable()
         if claimable == 0:
             return "nothing"
-        mode = Mode.KICK_LEASES if claimable == 2 else Mode.KICK
+        mode = Mode.IF_NONE_PENDING if claimable == 2 else Mode.IF_IDLE
         scheduled = await self.ticks.schedule(TickPlan(mode, base=1), target=self.target)
         return f"kicked={scheduled.added}"
 
     async def wake(self) -> None:
         """After an enqueue: start a tick unless the pipeline is already alive or deferred."""
-        await self._schedule(TickPlan(Mode.KICK, base=1))
+        await self._schedule(TickPlan(Mode.IF_IDLE, base=1))
 
     async def heartbeat(self) -> None:
         """Register this worker with the runs it holds, refresh its ticks, recompute the target."""
