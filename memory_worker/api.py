@@ -243,9 +243,11 @@ class MemoryQueue:
     def _recall_walker(self) -> Walker:
         """The routed walker of the embedding route (the worker's breakers and event log)."""
         from llm_client.breaker_store import BreakerStore
+        from llm_client.clients import ClientFactory
         from llm_client.events import RedisEventLog
         from llm_client.routes import EMBEDDING, load_routes
-        from llm_client.routing import ClientFactory, Walker, WalkerConfig
+        from llm_client.routing import Walker
+        from llm_client.walk import WalkerConfig
 
         if self.recall_walker is None:
             settings = self.settings
@@ -266,7 +268,7 @@ class MemoryQueue:
         return self.recall_walker
 
     async def _close_recall(self) -> None:
-        from llm_client.routing import ClientFactory
+        from llm_client.clients import ClientFactory
 
         walker, self.recall_walker = self.recall_walker, None
         if walker is not None and isinstance(walker.transports, ClientFactory):

@@ -23,10 +23,12 @@ import structlog
 from arq.connections import ArqRedis
 
 from llm_client.breaker_store import BreakerStore
+from llm_client.clients import ClientFactory, TransportFactory
 from llm_client.events import EventType, Fanout, RedisEventLog, RoutingEvent
 from llm_client.routes import EMBEDDING, MEMORY_EXTRACTION, MEMORY_MERGE, load_routes
-from llm_client.routing import ClientFactory, TransportFactory, Walker, WalkerConfig
+from llm_client.routing import Walker
 from llm_client.transport import ChatResult
+from llm_client.walk import WalkerConfig
 from memory_worker.cards import CardStore
 from memory_worker.consolidate import consolidate_run
 from memory_worker.deadlines import deadline_after

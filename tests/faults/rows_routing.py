@@ -16,9 +16,9 @@ from typing import Any
 
 from llm_client.breaker import Circuit
 from llm_client.breaker_store import BreakerStore
+from llm_client.clients import ClientFactory
 from llm_client.events import RedisEventLog
 from llm_client.routes import RouteTarget
-from llm_client.routing import ClientFactory
 from llm_client.transport import ChatResult, ChatTransport, EmbedResult, EmbedTransport
 from memory_worker.api import MemoryQueue
 from memory_worker.connections import RedisHandle, client_from_url
