@@ -98,6 +98,37 @@ class WalkHost(Protocol):
     def bookkeeping_failed(self, operation: str, error: BaseException, **fields: Any) -> None: ...
 
 
+def judge_failure(
+    error: BaseException,
+    *,
+    elapsed: float,
+    cap: float,
+    cap_source: str,
+    guard_expired: bool,
+    cut_tolerance: float,
+    min_slice: float,
+) -> tuple[FailureReason | None, Outcome, bool, bool]:
+    """A failed attempt, judged (pure): (reason, breaker outcome, cut by the cap, cut by
+    the caller's deadline).
+
+    A timeout-like failure that ran to its cap (within ``cut_tolerance``) was cut by
+    the cap, whatever the transport said: its reason is ``provider_timeout``, and when
+    the cap was the caller's deadline the attempt is not the target's fault.
+    """
+    reason = retryable_reason(error)
+    timeoutish = (
+        guard_expired or isinstance(error, Timeout) or reason is FailureReason.PROVIDER_TIMEOUT
+    )
+    cut = timeoutish and elapsed >= cap - cut_tolerance
+    if cut:
+        reason = FailureReason.PROVIDER_TIMEOUT
+    deadline_cut = cut and cap_source == "deadline"
+    outcome = classify(
+        reason, slice_seconds=elapsed, deadline_cut=deadline_cut, min_slice_seconds=min_slice
+    )
+    return reason, outcome, cut, deadline_cut
+
+
 class Walk(Generic[T]):
     """The state of one routed call."""
 
@@ -277,21 +308,14 @@ class Walk(Generic[T]):
         guard_expired: bool,
     ) -> None:
         elapsed = self.w.now() - start
-        reason = retryable_reason(error)
-        timeoutish = (
-            guard_expired
-            or isinstance(error, Timeout)
-            or (reason is FailureReason.PROVIDER_TIMEOUT)
-        )
-        cut = timeoutish and elapsed >= cap - self.w.config.cut_tolerance_seconds
-        if cut:
-            reason = FailureReason.PROVIDER_TIMEOUT  # the cap ended it, whatever the transport said
-        deadline_cut = cut and cap_source == "deadline"
-        outcome = classify(
-            reason,
-            slice_seconds=elapsed,
-            deadline_cut=deadline_cut,
-            min_slice_seconds=self.w.breakers.config.timeout_min_slice_seconds,
+        reason, outcome, cut, deadline_cut = judge_failure(
+            error,
+            elapsed=elapsed,
+            cap=cap,
+            cap_source=cap_source,
+            guard_expired=guard_expired,
+            cut_tolerance=self.w.config.cut_tolerance_seconds,
+            min_slice=self.w.breakers.config.timeout_min_slice_seconds,
         )
         transition = await self._record(target, permit, outcome)
         kind = type(error).__name__

@@ -349,17 +349,9 @@ async def consolidate_run(
     """
     plan = plan_run(request, settings)
     base = plan.base_result(run_id, request)
-    if not plan.run_slice.kept:
-        log.info(
-            "consolidation.nothing_to_extract",
-            run_id=run_id,
-            chat_id=request.chat_id,
-            covered=len(plan.run_slice.covered),
-        )
-        return base
-    if await store.has_applied(request.chat_id, run_id):
-        log.info("consolidation.already_applied", run_id=run_id, chat_id=request.chat_id)
-        return dataclasses.replace(base, already_applied=True, episode_id=run_id)
+    done = await _nothing_to_do(store, run_id, request, plan, base)
+    if done is not None:
+        return done
 
     run = _Attempt(
         run_id=run_id,
@@ -400,6 +392,24 @@ async def consolidate_run(
         continuation=plan.continuation is not None,
     )
     return result
+
+
+async def _nothing_to_do(
+    store: CardStore, run_id: str, request: RunRequest, plan: RunPlan, base: ConsolidationResult
+) -> ConsolidationResult | None:
+    """The result when the run needs no call: nothing left to extract, or already applied."""
+    if not plan.run_slice.kept:
+        log.info(
+            "consolidation.nothing_to_extract",
+            run_id=run_id,
+            chat_id=request.chat_id,
+            covered=len(plan.run_slice.covered),
+        )
+        return base
+    if await store.has_applied(request.chat_id, run_id):
+        log.info("consolidation.already_applied", run_id=run_id, chat_id=request.chat_id)
+        return dataclasses.replace(base, already_applied=True, episode_id=run_id)
+    return None
 
 
 @dataclass(frozen=True, slots=True)

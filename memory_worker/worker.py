@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import structlog
@@ -90,40 +91,7 @@ def worker_kwargs(
     keys = Keys(settings.key_prefix)
     step = settings.safety_net_seconds
 
-    async def on_startup(ctx: dict[str, Any]) -> None:
-        init_sentry(settings)  # no-op without SENTRY_DSN
-        await check_redis(ctx["redis"], role="worker")  # §2 rev 2: no evicting Redis, scripts
-        pipeline = await pipeline_factory(settings, ctx["redis"])
-        ctx["pipeline"] = pipeline
-        with contextlib.suppress(RedisError):  # heartbeat_forever retries it
-            await pipeline.heartbeat()
-        ctx["heartbeat_task"] = asyncio.create_task(pipeline.heartbeat_forever())
-        stop = asyncio.Event()
-        ctx["background_stop"] = stop
-        ctx["background_tasks"] = [asyncio.create_task(loop(stop)) for loop in pipeline.background]
-        log.info(
-            "worker_started", worker=pipeline.worker_id, concurrency=settings.worker_concurrency
-        )
-
-    async def on_shutdown(ctx: dict[str, Any]) -> None:
-        task: asyncio.Task[None] | None = ctx.get("heartbeat_task")
-        if task is not None:
-            task.cancel()
-        stop: asyncio.Event | None = ctx.get("background_stop")
-        if stop is not None:
-            stop.set()
-            loops: list[asyncio.Task[None]] = ctx.get("background_tasks", [])
-            if loops:
-                _, pending = await asyncio.wait(loops, timeout=5)
-                for loop in pending:
-                    loop.cancel()
-        pipeline: TickRunner | None = ctx.get("pipeline")
-        if pipeline is not None:
-            await pipeline.deregister()
-            for close in pipeline.closers:
-                with contextlib.suppress(Exception):
-                    await close()
-            log.info("worker_stopped", worker=pipeline.worker_id)
+    on_startup = partial(_on_startup, settings, pipeline_factory)
 
     from arq.worker import func
 
@@ -158,10 +126,49 @@ def worker_kwargs(
         "job_completion_wait": int(settings.shutdown_grace_seconds),
         "health_check_interval": 30,
         "on_startup": on_startup,
-        "on_shutdown": on_shutdown,
+        "on_shutdown": _on_shutdown,
         # row 21: jobs are JSON, never pickle (a pickled payload is refused, not run)
         **JOB_CODEC,
     }
+
+
+async def _on_startup(
+    settings: Settings, pipeline_factory: ProcessorFactory, ctx: dict[str, Any]
+) -> None:
+    """arq's on_startup: checks, the tick runner, its heartbeat and background loops."""
+    init_sentry(settings)  # no-op without SENTRY_DSN
+    await check_redis(ctx["redis"], role="worker")  # §2 rev 2: no evicting Redis, scripts
+    pipeline = await pipeline_factory(settings, ctx["redis"])
+    ctx["pipeline"] = pipeline
+    with contextlib.suppress(RedisError):  # heartbeat_forever retries it
+        await pipeline.heartbeat()
+    ctx["heartbeat_task"] = asyncio.create_task(pipeline.heartbeat_forever())
+    stop = asyncio.Event()
+    ctx["background_stop"] = stop
+    ctx["background_tasks"] = [asyncio.create_task(loop(stop)) for loop in pipeline.background]
+    log.info("worker_started", worker=pipeline.worker_id, concurrency=settings.worker_concurrency)
+
+
+async def _on_shutdown(ctx: dict[str, Any]) -> None:
+    """arq's on_shutdown: stop the loops, deregister, close what the runner opened."""
+    task: asyncio.Task[None] | None = ctx.get("heartbeat_task")
+    if task is not None:
+        task.cancel()
+    stop: asyncio.Event | None = ctx.get("background_stop")
+    if stop is not None:
+        stop.set()
+        loops: list[asyncio.Task[None]] = ctx.get("background_tasks", [])
+        if loops:
+            _, pending = await asyncio.wait(loops, timeout=5)
+            for loop in pending:
+                loop.cancel()
+    pipeline: TickRunner | None = ctx.get("pipeline")
+    if pipeline is not None:
+        await pipeline.deregister()
+        for close in pipeline.closers:
+            with contextlib.suppress(Exception):
+                await close()
+        log.info("worker_stopped", worker=pipeline.worker_id)
 
 
 class MemoryWorker(Worker):

@@ -24,7 +24,13 @@ import orjson
 
 from memory_worker.cards.model import Card, CardStatus, Durability, Episode, Scope
 from memory_worker.cards.vectors import VectorBlobs
-from memory_worker.cards.writes import EpisodeWrite, LinkWrite, NewCard, ResolutionWrite
+from memory_worker.cards.writes import (
+    ApplyResult,
+    EpisodeWrite,
+    LinkWrite,
+    NewCard,
+    ResolutionWrite,
+)
 
 # --- scalars --------------------------------------------------------------------------------
 
@@ -274,4 +280,24 @@ def episode_from_hash(chat_id: int, raw: dict[bytes, bytes]) -> Episode:
         card_ids=[s for s in text.get("cards", "").split(",") if s],
         created_at=req_ms(text["created"]),
         has_embedding="emb" in data,
+    )
+
+
+def apply_result(data: dict[str, Any]) -> ApplyResult:
+    """The apply script's counts (an applied run; ``cards`` is the comma-joined id list)."""
+    return ApplyResult(
+        applied=True,
+        inserted=int(data["inserted"]),
+        observed=int(data["observed"]),
+        superseded=int(data["superseded"]),
+        competing=int(data["competing"]),
+        rewritten=int(data["rewritten"]),
+        merged=int(data["merged"]),
+        reinforced=int(data["reinforced"]),
+        demoted=int(data["demoted"]),
+        skipped=int(data["skipped"]),
+        links=int(data["links"]),
+        episodes=int(data["episodes"]),
+        card_ids=tuple(s for s in str(data.get("cards") or "").split(",") if s),
+        vectors_refused=int(data.get("vectors_refused") or 0),
     )

@@ -76,6 +76,7 @@ import structlog
 
 from llm_client.redis_text import as_text
 from memory_worker.cards.codec import (
+    apply_result,
     card_from_json,
     card_plan,
     episode_from_hash,
@@ -168,23 +169,7 @@ class CardStore:
         if not data.get("applied"):
             log.info("cards.run_already_applied", chat_id=chat_id, run_id=run_id)
             return ApplyResult(applied=False)
-        ids = tuple(s for s in str(data.get("cards") or "").split(",") if s)
-        result = ApplyResult(
-            applied=True,
-            inserted=int(data["inserted"]),
-            observed=int(data["observed"]),
-            superseded=int(data["superseded"]),
-            competing=int(data["competing"]),
-            rewritten=int(data["rewritten"]),
-            merged=int(data["merged"]),
-            reinforced=int(data["reinforced"]),
-            demoted=int(data["demoted"]),
-            skipped=int(data["skipped"]),
-            links=int(data["links"]),
-            episodes=int(data["episodes"]),
-            card_ids=ids,
-            vectors_refused=int(data.get("vectors_refused") or 0),
-        )
+        result = apply_result(data)
         if result.vectors_refused:
             log.warning(
                 "cards.vectors_refused",
