@@ -15,7 +15,7 @@ from memory_worker.connections import RedisHandle
 from memory_worker.settings import get_settings
 
 if TYPE_CHECKING:
-    from memory_worker.replay import ReplayOutcome, ReplayPlan, ReplayStore
+    from memory_worker.replay import ReplayFilter, ReplayOutcome, ReplayPlan, ReplayStore
 
 
 @app.command()
@@ -66,9 +66,36 @@ def replay(
     They never count against MEMORY_MAX_QUEUED_RUNS.
     Repeating a replay is a no-op.
     """
+    now = datetime.now(UTC)
+    wanted, per_second = _replay_filter(
+        now, since, until, error_code, reason, chat, prompt_version, status, rate
+    )
+    settings = get_settings()
+
+    async def action(handle: RedisHandle) -> int:
+        return await _replay(
+            handle, wanted, per_second, now, dry_run=dry_run, yes=yes, as_json=as_json
+        )
+
+    code = run_sync(with_redis(settings, action))
+    if code:
+        raise typer.Exit(code)
+
+
+def _replay_filter(
+    now: datetime,
+    since: str | None,
+    until: str | None,
+    error_code: str | None,
+    reason: str | None,
+    chat: int | None,
+    prompt_version: str | None,
+    status: str,
+    rate: str | None,
+) -> tuple[ReplayFilter, float | None]:
+    """The options as a selection and a drain rate (a bad option: one line, exit 2)."""
     from memory_worker.replay import ReplayFilter, ReplayScope, parse_rate, parse_when
 
-    now = datetime.now(UTC)
     if status not in {s.value for s in ReplayScope}:
         raise fail(f"--status must be retired or failed, not {status!r}")
     try:
@@ -86,38 +113,44 @@ def replay(
         chat_id=chat,
         prompt_version=prompt_version,
     )
+    return wanted, per_second
+
+
+async def _replay(
+    handle: RedisHandle,
+    wanted: ReplayFilter,
+    per_second: float | None,
+    now: datetime,
+    *,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
+) -> int:
+    """Plan, show, confirm, apply, wake the pipeline; the exit status."""
+    from memory_worker.api import MemoryQueue
+    from memory_worker.replay import ReplayStore, plan_json
+
     settings = get_settings()
-
-    async def action(handle: RedisHandle) -> int:
-        from memory_worker.api import MemoryQueue
-        from memory_worker.replay import ReplayStore, plan_json
-
-        store = ReplayStore(handle.client, settings)
-        plan = await store.plan(
-            wanted, now_ms=int(now.timestamp() * 1000), rate_per_second=per_second
-        )
-        if dry_run or not plan.items:
-            if as_json:
-                sys.stdout.write(plan_json(plan, None, dry_run=dry_run).decode() + "\n")
-            else:
-                _print_replay_plan(plan, dry_run=dry_run, console=out)
-            return 0
-        if not yes:
-            _print_replay_plan(plan, dry_run=True, console=err, rows=10)
-            if not typer.confirm(f"Replay {len(plan.items)} run(s)?", err=True):
-                err.print("aborted: nothing was changed")
-                return 1
-        outcome = await _apply_with_progress(store, plan)
-        await MemoryQueue(handle, settings).wake()
+    store = ReplayStore(handle.client, settings)
+    plan = await store.plan(wanted, now_ms=int(now.timestamp() * 1000), rate_per_second=per_second)
+    if dry_run or not plan.items:
         if as_json:
-            sys.stdout.write(plan_json(plan, outcome, dry_run=False).decode() + "\n")
+            sys.stdout.write(plan_json(plan, None, dry_run=dry_run).decode() + "\n")
         else:
-            _print_replay_summary(plan, outcome)
+            _print_replay_plan(plan, dry_run=dry_run, console=out)
         return 0
-
-    code = run_sync(with_redis(settings, action))
-    if code:
-        raise typer.Exit(code)
+    if not yes:
+        _print_replay_plan(plan, dry_run=True, console=err, rows=10)
+        if not typer.confirm(f"Replay {len(plan.items)} run(s)?", err=True):
+            err.print("aborted: nothing was changed")
+            return 1
+    outcome = await _apply_with_progress(store, plan)
+    await MemoryQueue(handle, settings).wake()
+    if as_json:
+        sys.stdout.write(plan_json(plan, outcome, dry_run=False).decode() + "\n")
+    else:
+        _print_replay_summary(plan, outcome)
+    return 0
 
 
 def _print_replay_plan(
