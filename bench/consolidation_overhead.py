@@ -36,9 +36,10 @@ from memory_worker.farmsim.extractor import answer
 from memory_worker.models import RunRequest
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
+from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import Mode, TickPlan
-from memory_worker.wiring import build_default_pipeline
-from memory_worker.worker import Pipeline, create_worker
+from memory_worker.wiring import build_tick_runner
+from memory_worker.worker import create_worker
 
 
 class InstantFarm:
@@ -149,8 +150,8 @@ async def ours(settings: Settings, redis: ArqRedis, n: int) -> tuple[float, floa
     farm = InstantFarm()
     tick_seconds = 0.0
 
-    async def factory(s: Settings, r: ArqRedis) -> Pipeline:
-        pipeline = await build_default_pipeline(s, r, transports=Transports(farm))
+    async def factory(s: Settings, r: ArqRedis) -> TickRunner:
+        pipeline = await build_tick_runner(s, r, transports=Transports(farm))
         tick = pipeline.tick
 
         async def timed(job_id: str) -> str:

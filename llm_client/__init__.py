@@ -2,6 +2,7 @@
 
 from llm_client.breaker import BreakerConfig, BreakerView, Circuit, Outcome
 from llm_client.breaker_store import BreakerStore, list_breakers, reset_breaker
+from llm_client.clients import ClientFactory
 from llm_client.discovery import DiscoveryClient
 from llm_client.errors import (
     AllCircuitsOpen,
@@ -49,8 +50,9 @@ from llm_client.routes import (
     default_routes,
     load_routes,
 )
-from llm_client.routing import ClientFactory, Routed, Walker, WalkerConfig
+from llm_client.routing import Walker
 from llm_client.transport import ChatResult, ClientConfig, EmbedResult, UpstreamResponse
+from llm_client.walk import Routed, WalkerConfig
 
 __all__ = [
     "AllCircuitsOpen",

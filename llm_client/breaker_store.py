@@ -35,6 +35,7 @@ from llm_client.breaker import (
     Transition,
     view,
 )
+from llm_client.redis_text import as_text
 
 #: Idle breaker state is forgotten after a week (far beyond any cooldown).
 STATE_TTL_MS = 7 * 24 * 3600 * 1000
@@ -205,14 +206,12 @@ return {redis.call('HGETALL', KEYS[1]), redis.call('ZRANGE', KEYS[2], 0, -1, 'WI
 """
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def _state_from(raw_hash: Sequence[Any], raw_window: Sequence[Any]) -> BreakerState:
-    fields = {_text(raw_hash[i]): int(_text(raw_hash[i + 1])) for i in range(0, len(raw_hash), 2)}
+    fields = {
+        as_text(raw_hash[i]): int(as_text(raw_hash[i + 1])) for i in range(0, len(raw_hash), 2)
+    }
     window = tuple(
-        (int(float(_text(raw_window[i + 1]))), _text(raw_window[i]).endswith(":1"))
+        (int(float(as_text(raw_window[i + 1]))), as_text(raw_window[i]).endswith(":1"))
         for i in range(0, len(raw_window), 2)
     )
     return BreakerState(
@@ -343,7 +342,7 @@ class BreakerStore:
                 STATE_TTL_MS,
             ],
         )
-        text = _text(result)
+        text = as_text(result)
         return Transition(text) if text else None
 
     async def renew(
@@ -392,7 +391,7 @@ class BreakerStore:
         """Every target with stored breaker state, sorted."""
         prefix = self._keys.breaker_prefix
         found = {
-            _text(key)[len(prefix) :]
+            as_text(key)[len(prefix) :]
             async for key in self._redis.scan_iter(match=_glob_escape(prefix) + "*", count=500)
         }
         return sorted(found)

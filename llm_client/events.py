@@ -27,6 +27,8 @@ import orjson
 import structlog
 from redis.asyncio import Redis
 
+from llm_client.redis_text import as_text
+
 log = structlog.get_logger(__name__)
 
 Severity = Literal["info", "warn", "error"]
@@ -193,13 +195,6 @@ def log_event(event: RoutingEvent) -> None:
         log.info(name, **fields)
 
 
-class LogSink:
-    """Events to the log only."""
-
-    async def emit(self, event: RoutingEvent) -> None:
-        log_event(event)
-
-
 class RedisEventLog:
     """Events into a bounded Redis stream, plus the log; and the reader for ``report``."""
 
@@ -236,7 +231,7 @@ class RedisEventLog:
             if not entries:
                 break
             for raw_id, fields in entries:
-                entry_id = raw_id.decode() if isinstance(raw_id, bytes) else str(raw_id)
+                entry_id = as_text(raw_id)
                 event = RoutingEvent.from_fields(entry_id, fields)
                 if wanted is not None and event.type not in wanted:
                     continue
@@ -246,7 +241,7 @@ class RedisEventLog:
                 if len(found) >= limit:
                     break
             last = entries[-1][0]
-            upper = last.decode() if isinstance(last, bytes) else str(last)
+            upper = as_text(last)
         return found
 
 

@@ -57,7 +57,8 @@ log = structlog.get_logger(__name__)
 MEMORY_EXTRACTION = "memory_extraction"
 EMBEDDING = "embedding"
 MEMORY_MERGE = "memory_merge"
-#: The workflows memory-worker routes; a routes file naming another one is a typo.
+#: The workflows memory-worker routes (the one home of their names); a routes file naming
+#: another one is a typo.
 WORKFLOWS: tuple[str, ...] = (MEMORY_EXTRACTION, EMBEDDING, MEMORY_MERGE)
 
 #: Keys that would hold an inline secret (compared case-insensitively, anywhere in the file).

@@ -28,7 +28,6 @@ with a typed error here, not discovered later as lost runs.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 
 from memory_worker.connections import RedisHandle, open_redis
+from memory_worker.deadlines import deadline_after
 from memory_worker.errors import InvalidRunRequest, VectorSpaceMismatch
 from memory_worker.keys import Keys
 from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
@@ -155,7 +155,7 @@ class MemoryQueue:
     async def wake(self) -> None:
         """Start a tick unless one is pending or running (an outage's probe counts)."""
         with contextlib.suppress(RedisError):  # else the workers' safety net notices the run
-            await self._ticks.schedule(TickPlan(Mode.KICK, base=1), target=1)
+            await self._ticks.schedule(TickPlan(Mode.IF_IDLE, base=1), target=1)
 
     async def get_run(self, run_id: str) -> Run:
         return await self.store.get(run_id)
@@ -222,7 +222,7 @@ class MemoryQueue:
             [text],
             dimension=self.settings.embedding_dimension,
             task_description=QUERY_TASK,
-            deadline=time.monotonic() + self.settings.recall_timeout_seconds,
+            deadline=deadline_after(self.settings.recall_timeout_seconds),
             context={"chat_id": str(chat_id), "job": "recall"},
         )
         model = routed.target.model
@@ -243,9 +243,11 @@ class MemoryQueue:
     def _recall_walker(self) -> Walker:
         """The routed walker of the embedding route (the worker's breakers and event log)."""
         from llm_client.breaker_store import BreakerStore
+        from llm_client.clients import ClientFactory
         from llm_client.events import RedisEventLog
         from llm_client.routes import EMBEDDING, load_routes
-        from llm_client.routing import ClientFactory, Walker, WalkerConfig
+        from llm_client.routing import Walker
+        from llm_client.walk import WalkerConfig
 
         if self.recall_walker is None:
             settings = self.settings
@@ -266,7 +268,7 @@ class MemoryQueue:
         return self.recall_walker
 
     async def _close_recall(self) -> None:
-        from llm_client.routing import ClientFactory
+        from llm_client.clients import ClientFactory
 
         walker, self.recall_walker = self.recall_walker, None
         if walker is not None and isinstance(walker.transports, ClientFactory):

@@ -15,8 +15,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs, unquote, urlparse
@@ -167,17 +166,6 @@ async def open_redis(settings: Settings, *, url: str | None = None) -> RedisHand
     client = client_from_url(url, **timeout_options(settings))
     await client.ping()
     return RedisHandle(client=client, url=url, embedded=embedded)
-
-
-@asynccontextmanager
-async def redis_session(
-    settings: Settings, *, stop_embedded: bool = True
-) -> AsyncIterator[RedisHandle]:
-    handle = await open_redis(settings)
-    try:
-        yield handle
-    finally:
-        await handle.close(stop_embedded=stop_embedded)
 
 
 #: Store-write retries log at these failure counts only (then every 64th).

@@ -32,7 +32,7 @@ Failure contract:
 - A run already applied (a crash after the write, before completion) is
   recognised up front and costs no LLM call.
 
-The LLM and the embedder are injected callables (:class:`Extractor`,
+The LLM and the embedder are injected callables (:class:`ChatCall`,
 :class:`Embedder`); the worker backs them with the routed walker, tests
 with scripted fakes.
 """
@@ -40,28 +40,23 @@ with scripted fakes.
 from __future__ import annotations
 
 import dataclasses
-import math
-import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
-from llm_client.errors import DeadlineExceeded, DecodeError, LLMError
-from llm_client.reasons import FailureReason
-from llm_client.retry import retryable_reason
-from llm_client.transport import ChatResult
+from llm_client.routes import MEMORY_EXTRACTION
 from memory_worker.batching import (
     MESSAGE_SHARE,
     PromptMessage,
+    RunSlice,
     after_cursor,
     continuation_request,
     pack_batches,
-    payload_tokens,
     select_slice,
 )
 from memory_worker.cards import (
@@ -70,29 +65,29 @@ from memory_worker.cards import (
     CardStore,
     EpisodeWrite,
     LinkWrite,
+    NewCard,
     ResolutionWrite,
     RunWrites,
-    visible_scope_keys,
 )
 from memory_worker.connections import retry_store_write
-from memory_worker.extraction import decode_extraction
+from memory_worker.deadlines import call_timeout, time_left
+from memory_worker.extraction import ExtractionOutput, decode_extraction
+from memory_worker.model_calls import ChatCall, Embedder, Vectors, embed_texts
 from memory_worker.models import Message, RunRequest
 from memory_worker.noise import filter_messages
 from memory_worker.prompt import (
-    EXTRACTION_WORKFLOW,
     build_extraction_request,
-    existing_card_payload,
     extraction_payload,
     overhead_tokens,
 )
-from memory_worker.runs import EmbedderTimeout
+from memory_worker.run_context import Usage, existing_context, fit_cards
+from memory_worker.secret_patterns import redact_secrets
 from memory_worker.settings import Settings
 from memory_worker.validation import (
     BatchFacts,
     Limits,
     RunCards,
     SourceMessage,
-    redact_secrets,
     validate_cards,
     validate_links,
     validate_resolutions,
@@ -100,63 +95,9 @@ from memory_worker.validation import (
 
 log = structlog.get_logger(__name__)
 
-EMBEDDING_WORKFLOW = "embedding"
-#: Characters of run text used as the related-card query.
-RELATED_QUERY_CHARS = 1000
-#: Participants whose user cards go into the prompt, and cards per participant.
-MAX_PARTICIPANTS = 20
-CARDS_PER_PARTICIPANT = 20
-#: Texts per embedding call.
-EMBED_CHUNK = 64
 SUMMARY_MAX_CHARS = 4000
 MAX_TOPICS = 20
 MAX_PARTICIPANT_NAMES = 50
-_OUTAGE = frozenset({FailureReason.PROVIDER_UNAVAILABLE, FailureReason.CAPACITY_UNAVAILABLE})
-
-
-class Extractor(Protocol):
-    """Sends one chat request on a workflow's route (the routed walker in production)."""
-
-    async def __call__(
-        self,
-        request: Mapping[str, Any],
-        *,
-        workflow: str,
-        idempotency_key: str,
-        timeout: float | None,
-    ) -> ChatResult: ...
-
-
-class Vectors(list[list[float]]):
-    """An embedder's answer: one vector per text, plus the id of the model that made them.
-
-    ``model`` is None when the embedder does not say (test fakes, old callers); the
-    card store then treats the vectors as of an unknown model (see ``memory_worker.cards``).
-    """
-
-    def __init__(self, rows: Iterable[list[float]] = (), model: str | None = None) -> None:
-        super().__init__(rows)
-        self.model = model
-
-
-def vectors_model(answer: Sequence[Sequence[float]]) -> str | None:
-    """The model an embedder's answer names (None: it does not say)."""
-    return answer.model if isinstance(answer, Vectors) else None
-
-
-class Embedder(Protocol):
-    """Embeds texts (one vector per text, in order) on the ``embedding`` route.
-
-    May answer :class:`Vectors` to say which model made them. Everything a run
-    embeds is a passage (no task description), the related-card query too: a
-    chat excerpt against cards is statement against statement, and the meaning
-    suite measured it better so (e5 recall@5 1.00 for messages embedded as
-    passages, 0.92 with e5's ``query:`` prefix; ``bench/meaning.py``).
-    """
-
-    async def __call__(
-        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
-    ) -> list[list[float]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,176 +159,6 @@ class ConsolidationResult:
         return data
 
 
-def _remaining(deadline: float | None, workflow: str) -> float | None:
-    """Seconds left before ``deadline`` (``time.monotonic()`` based); raises when none are."""
-    if deadline is None:
-        return None
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise DeadlineExceeded("the run's deadline passed", workflow=workflow)
-    return left
-
-
-def is_outage(error: LLMError) -> bool:
-    """Whether ``error`` means no backend could serve the call (release, not fail)."""
-    return retryable_reason(error) in _OUTAGE
-
-
-def is_embedder_timeout(error: LLMError) -> bool:
-    """Whether an embedding call's ``error`` is a timeout of the embedder (not the run's
-    deadline): its task budget, an UPSTREAM_TIMEOUT, a walker cap."""
-    if isinstance(error, DeadlineExceeded | EmbedderTimeout):
-        return False
-    return retryable_reason(error) is FailureReason.PROVIDER_TIMEOUT
-
-
-async def embed_texts(
-    embedder: Embedder,
-    texts: Sequence[str],
-    *,
-    key: str,
-    dimension: int,
-    deadline: float | None,
-) -> tuple[Vectors, int]:
-    """Vectors for ``texts`` (chunked calls) and the number of calls; checks the answer's shape.
-
-    The answer's ``model`` is the first chunk's; should a later chunk come from
-    another model (a failover mid-run), its vectors are left empty (``[]``: the
-    card is stored without one) rather than mixed into the chat's space.
-    """
-    vectors = Vectors()
-    models: list[str | None] = []
-    calls = 0
-    for start in range(0, len(texts), EMBED_CHUNK):
-        chunk = list(texts[start : start + EMBED_CHUNK])
-        try:
-            answer = await embedder(
-                chunk,
-                idempotency_key=f"{key}:{start // EMBED_CHUNK}",
-                timeout=_remaining(deadline, EMBEDDING_WORKFLOW),
-            )
-        except LLMError as exc:
-            # §7 rev 2: the embedder is a side service; its timeout releases the run
-            # (the run's own deadline, DeadlineExceeded, still fails it).
-            if is_embedder_timeout(exc):
-                raise EmbedderTimeout(f"embedding call timed out ({exc.kind})") from exc
-            raise
-        calls += 1
-        if len(answer) != len(chunk):
-            raise DecodeError(
-                f"decode embedding response: {len(answer)} vectors for {len(chunk)} texts",
-                code="embedding_decode",
-            )
-        for vector in answer:
-            if len(vector) != dimension or not all(math.isfinite(x) for x in vector):
-                raise DecodeError(
-                    f"decode embedding response: vector of dimension {len(vector)}, "
-                    f"expected {dimension}",
-                    code="embedding_decode",
-                )
-        models.append(vectors_model(answer))
-        same = models[-1] == models[0]
-        vectors.extend([list(v) if same else [] for v in answer])
-    vectors.model = models[0] if models else None
-    return vectors, calls
-
-
-def _related_query(messages: Sequence[Message]) -> str:
-    names = list(dict.fromkeys(m.sender_name for m in messages))
-    text = " ".join(names) + "\n" + "\n".join(m.text for m in messages)
-    return text[:RELATED_QUERY_CHARS]
-
-
-@dataclass(slots=True)
-class _Counters:
-    llm_calls: int = 0
-    embed_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-async def _existing_context(
-    store: CardStore,
-    request: RunRequest,
-    kept: Sequence[Message],
-    *,
-    embedder: Embedder | None,
-    settings: Settings,
-    key: str,
-    deadline: float | None,
-    now: datetime,
-    counters: _Counters,
-) -> list[tuple[str, Card]]:
-    """Cards shown to the extractor, most relevant first, under aliases ``c1``, ``c2``…
-
-    Related cards (embedding similarity of the run text, best effort), then
-    the chat's (thread's) most recent cards, then each participant's user
-    cards; deduplicated, at most ``existing_cards_max``.
-    """
-    authors = list(dict.fromkeys(m.user_id for m in kept))[:MAX_PARTICIPANTS]
-    group_scopes = sorted(visible_scope_keys(request.thread_id))
-    allowed = set(group_scopes) | {f"user:{u}" for u in authors}
-    related: list[Card] = []
-    if embedder is not None and settings.related_cards > 0:
-        try:
-            vectors, calls = await embed_texts(
-                embedder,
-                [_related_query(kept)],
-                key=f"{key}:q",
-                dimension=settings.embedding_dimension,
-                deadline=deadline,
-            )
-            counters.embed_calls += calls
-        except LLMError as exc:
-            if isinstance(exc, DeadlineExceeded | EmbedderTimeout):
-                raise  # the run's own deadline, or a hung embedder: its cards can't be embedded
-            log.warning(
-                "consolidation.related_lookup_failed",
-                chat_id=request.chat_id,
-                error=exc.kind,
-                code=exc.code,
-                outage=is_outage(exc),
-            )
-        else:
-            found = await store.similar_cards(
-                request.chat_id,
-                vectors[0],
-                settings.related_cards,
-                scope_keys=allowed,
-                now=now,
-                model=vectors.model,
-            )
-            related = [card for card, _ in found]
-    recent = await store.live_cards(
-        request.chat_id, group_scopes, limit=settings.existing_cards_max
-    )
-    personal = await store.live_cards(
-        request.chat_id, [f"user:{u}" for u in authors], limit=CARDS_PER_PARTICIPANT
-    )
-    chosen: dict[str, Card] = {}
-    for card in [*related, *recent, *personal]:
-        if len(chosen) >= settings.existing_cards_max:
-            break
-        if card.id not in chosen and card.visible_at(now):
-            chosen[card.id] = card
-    return [(f"c{i}", card) for i, card in enumerate(chosen.values(), start=1)]
-
-
-def _fit_cards(
-    context: Sequence[tuple[str, Card]], budget: int, reference: datetime
-) -> list[tuple[str, Card]]:
-    """The longest prefix of ``context`` whose prompt form fits ``budget`` tokens."""
-    shown: list[tuple[str, Card]] = []
-    used = 0
-    for alias, card in context:
-        cost = payload_tokens(existing_card_payload(alias, card, reference)) + 1
-        if used + cost > budget:
-            break
-        shown.append((alias, card))
-        used += cost
-    return shown
-
-
 def _dedupe_casefold(values: Sequence[str], limit: int) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
@@ -399,12 +170,166 @@ def _dedupe_casefold(values: Sequence[str], limit: int) -> list[str]:
     return out[:limit]
 
 
+@dataclass(frozen=True, slots=True)
+class RunPlan:
+    """What a run covers, decided before any call: the slice, its batches, the rest."""
+
+    prompt_version: str
+    #: The run's messages after its cursor.
+    messages: tuple[Message, ...]
+    run_slice: RunSlice
+    #: The rest of the run, to enqueue as its own run (None: the slice is all of it).
+    continuation: RunRequest | None
+    #: Noise filtered out of the slice, by reason.
+    noise_dropped: Mapping[str, int]
+    #: Tokens of prompt and framing on top of the messages.
+    overhead_tokens: int
+    batches: tuple[tuple[PromptMessage, ...], ...]
+
+    def base_result(self, run_id: str, request: RunRequest) -> ConsolidationResult:
+        """The result of the run before any call (all a run with nothing to extract says)."""
+        return ConsolidationResult(
+            run_id=run_id,
+            chat_id=request.chat_id,
+            thread_id=request.thread_id,
+            messages_total=len(self.messages),
+            messages_covered=len(self.run_slice.covered),
+            messages_extracted=len(self.run_slice.kept),
+            noise_dropped=dict(self.noise_dropped),
+            continuation=self.continuation,
+        )
+
+
+def plan_run(request: RunRequest, settings: Settings) -> RunPlan:
+    """The run's slice (within the token budget), its batches and its continuation (pure)."""
+    version = request.prompt_version or settings.prompt_version
+    messages = after_cursor(request.messages, request.cursor)
+    noise = filter_messages(messages)
+    overhead = overhead_tokens(version)
+    message_budget = max(64, int((settings.max_input_tokens - overhead) * MESSAGE_SHARE))
+    run_slice = select_slice(
+        messages,
+        {m.message_id for m in noise.kept},
+        budget_tokens=message_budget,
+        max_messages=settings.max_batch_messages,
+    )
+    covered_ids = {m.message_id for m in run_slice.covered}
+    noise_counts = Counter(
+        str(reason) for mid, reason in noise.dropped.items() if mid in covered_ids
+    )
+    batches = pack_batches(
+        run_slice.kept, budget_tokens=message_budget, max_messages=settings.max_batch_messages
+    )
+    return RunPlan(
+        prompt_version=version,
+        messages=tuple(messages),
+        run_slice=run_slice,
+        continuation=continuation_request(request, run_slice),
+        noise_dropped=dict(sorted(noise_counts.items())),
+        overhead_tokens=overhead,
+        batches=tuple(tuple(batch) for batch in batches),
+    )
+
+
+@dataclass(slots=True)
+class RunOutputs:
+    """What the run's batches produced so far: validated writes, episode facts, counts."""
+
+    cards: RunCards = field(default_factory=RunCards)
+    resolutions: list[ResolutionWrite] = field(default_factory=list)
+    links: list[LinkWrite] = field(default_factory=list)
+    #: Existing cards already resolved by an earlier batch (one decision per card).
+    claimed: set[str] = field(default_factory=set)
+    dropped: Counter[str] = field(default_factory=Counter)
+    summaries: list[str] = field(default_factory=list)
+    topics: list[str] = field(default_factory=list)
+    participants: list[str] = field(default_factory=list)
+    malformed: int = 0
+    salvaged: int = 0
+    #: Aliases of the existing cards shown to any batch.
+    shown: set[str] = field(default_factory=set)
+    usage: Usage = field(default_factory=Usage)
+
+    def add_batch(
+        self,
+        output: ExtractionOutput,
+        facts: BatchFacts,
+        shown: Sequence[tuple[str, Card]],
+        limits: Limits,
+    ) -> None:
+        """Validate one batch's answer against what the run holds and keep what passes."""
+        self.malformed += output.malformed
+        self.salvaged += int(output.salvaged)
+        indexes, card_drops = validate_cards(output.candidate_cards, facts, limits, self.cards)
+        resolutions, res_drops = validate_resolutions(
+            output.resolutions,
+            existing=dict(shown),
+            cards=self.cards.cards,
+            batch_indexes=indexes,
+            claimed=self.claimed,
+            limits=limits,
+        )
+        links, link_drops = validate_links(output.links, self.cards.cards, indexes)
+        self.resolutions.extend(resolutions)
+        self.links.extend(links)
+        self.dropped.update(card_drops)
+        self.dropped.update(res_drops)
+        self.dropped.update(link_drops)
+        if output.episode_summary:
+            self.summaries.append(output.episode_summary)
+        self.topics.extend(output.topics)
+        self.participants.extend(output.participants)
+
+    def summary(self) -> str:
+        """The episode summary: every batch's, secrets redacted, bounded."""
+        return redact_secrets("\n\n".join(self.summaries))[:SUMMARY_MAX_CHARS]
+
+    def result(
+        self, base: ConsolidationResult, applied: ApplyResult, batches: int
+    ) -> ConsolidationResult:
+        """The run's result once its write was applied (or found already applied)."""
+        return dataclasses.replace(
+            base,
+            batches=batches,
+            llm_calls=self.usage.llm_calls,
+            embed_calls=self.usage.embed_calls,
+            prompt_tokens=self.usage.prompt_tokens,
+            completion_tokens=self.usage.completion_tokens,
+            existing_cards_shown=len(self.shown),
+            cards_inserted=applied.inserted,
+            cards_observed=applied.observed,
+            cards_superseded=applied.superseded,
+            cards_competing=applied.competing,
+            cards_rewritten=applied.rewritten,
+            cards_merged=applied.merged,
+            cards_reinforced=applied.reinforced,
+            cards_demoted=applied.demoted,
+            resolutions_skipped=applied.skipped,
+            links_written=applied.links,
+            dropped_by_validation=dict(sorted(self.dropped.items())),
+            malformed_items=self.malformed,
+            salvaged_answers=self.salvaged,
+            episode_id=base.run_id,
+            already_applied=not applied.applied,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Embedded:
+    """The run's writes with their vectors (``model`` None: unknown or no embedder)."""
+
+    cards: list[NewCard]
+    resolutions: list[ResolutionWrite]
+    episode_vector: list[float] | None
+    model: str | None
+
+
 async def consolidate_run(
     run_id: str,
     request: RunRequest,
     *,
     store: CardStore,
-    extractor: Extractor,
+    extractor: ChatCall,
     embedder: Embedder | None,
     settings: Settings,
     deadline: float | None = None,
@@ -422,179 +347,38 @@ async def consolidate_run(
     run retried after a failure — or released during an outage, which
     refunds its attempt — must never reuse a key and inherit the failed job.
     """
-    moment = now or datetime.now(UTC)
-    version = request.prompt_version or settings.prompt_version
-    messages = after_cursor(request.messages, request.cursor)
-    noise = filter_messages(messages)
-    overhead = overhead_tokens(version)
-    message_budget = max(64, int((settings.max_input_tokens - overhead) * MESSAGE_SHARE))
-    run_slice = select_slice(
-        messages,
-        {m.message_id for m in noise.kept},
-        budget_tokens=message_budget,
-        max_messages=settings.max_batch_messages,
-    )
-    continuation = continuation_request(request, run_slice)
-    covered_ids = {m.message_id for m in run_slice.covered}
-    noise_counts = Counter(
-        str(reason) for mid, reason in noise.dropped.items() if mid in covered_ids
-    )
-    base = ConsolidationResult(
-        run_id=run_id,
-        chat_id=request.chat_id,
-        thread_id=request.thread_id,
-        messages_total=len(messages),
-        messages_covered=len(run_slice.covered),
-        messages_extracted=len(run_slice.kept),
-        noise_dropped=dict(sorted(noise_counts.items())),
-        continuation=continuation,
-    )
-    if not run_slice.kept:
-        log.info(
-            "consolidation.nothing_to_extract",
-            run_id=run_id,
-            chat_id=request.chat_id,
-            covered=len(run_slice.covered),
-        )
-        return base
-    if await store.has_applied(request.chat_id, run_id):
-        log.info("consolidation.already_applied", run_id=run_id, chat_id=request.chat_id)
-        return dataclasses.replace(base, already_applied=True, episode_id=run_id)
+    plan = plan_run(request, settings)
+    base = plan.base_result(run_id, request)
+    done = await _nothing_to_do(store, run_id, request, plan, base)
+    if done is not None:
+        return done
 
-    key = f"{run_id}:a{attempt}:{uuid.uuid4().hex[:8]}"
-    counters = _Counters()
-    limits = Limits.from_settings(settings)
-    context = await _existing_context(
+    run = _Attempt(
+        run_id=run_id,
+        request=request,
+        plan=plan,
+        settings=settings,
+        key=f"{run_id}:a{attempt}:{uuid.uuid4().hex[:8]}",
+        deadline=deadline,
+        now=now or datetime.now(UTC),
+    )
+    outputs = RunOutputs()
+    context = await existing_context(
         store,
         request,
-        run_slice.kept,
+        plan.run_slice.kept,
         embedder=lookup_embedder or embedder,
         settings=settings,
-        key=key,
+        key=run.key,
         deadline=deadline,
-        now=moment,
-        counters=counters,
+        now=run.now,
+        usage=outputs.usage,
     )
-    batches = pack_batches(
-        run_slice.kept, budget_tokens=message_budget, max_messages=settings.max_batch_messages
-    )
-    run_cards = RunCards()
-    resolutions: list[ResolutionWrite] = []
-    links: list[LinkWrite] = []
-    claimed: set[str] = set()
-    dropped: Counter[str] = Counter()
-    summaries: list[str] = []
-    topics: list[str] = []
-    participants: list[str] = []
-    malformed = salvaged = 0
-    shown_total: set[str] = set()
-    for index, batch in enumerate(batches):
-        batch_tokens = sum(piece.tokens for piece in batch)
-        shown = _fit_cards(
-            context, settings.max_input_tokens - overhead - batch_tokens, request.range_end
-        )
-        shown_total.update(alias for alias, _ in shown)
-        answer = await extractor(
-            build_extraction_request(
-                extraction_payload(run_id, request, batch, shown),
-                prompt_version=version,
-                settings=settings,
-            ),
-            workflow=EXTRACTION_WORKFLOW,
-            idempotency_key=f"{key}:b{index}",
-            timeout=_remaining(deadline, EXTRACTION_WORKFLOW),
-        )
-        counters.llm_calls += 1
-        counters.prompt_tokens += answer.prompt_tokens or 0
-        counters.completion_tokens += answer.completion_tokens or 0
-        output = decode_extraction(answer.content)
-        malformed += output.malformed
-        salvaged += int(output.salvaged)
-        facts = _batch_facts(request.thread_id, batch)
-        indexes, card_drops = validate_cards(output.candidate_cards, facts, limits, run_cards)
-        batch_res, res_drops = validate_resolutions(
-            output.resolutions,
-            existing=dict(shown),
-            cards=run_cards.cards,
-            batch_indexes=indexes,
-            claimed=claimed,
-            limits=limits,
-        )
-        batch_links, link_drops = validate_links(output.links, run_cards.cards, indexes)
-        resolutions.extend(batch_res)
-        links.extend(batch_links)
-        dropped.update(card_drops)
-        dropped.update(res_drops)
-        dropped.update(link_drops)
-        if output.episode_summary:
-            summaries.append(output.episode_summary)
-        topics.extend(output.topics)
-        participants.extend(output.participants)
-
-    summary = redact_secrets("\n\n".join(summaries))[:SUMMARY_MAX_CHARS]
-    cards = list(run_cards.cards)
-    if embedder is not None:
-        rewrite_slots = [i for i, r in enumerate(resolutions) if r.new_fact_text]
-        texts = [c.fact_text for c in cards]
-        texts += [resolutions[i].new_fact_text or "" for i in rewrite_slots]
-        texts += [summary] if summary else []
-        vectors, calls = (
-            await embed_texts(
-                embedder,
-                texts,
-                key=f"{key}:emb",
-                dimension=settings.embedding_dimension,
-                deadline=deadline,
-            )
-            if texts
-            else (Vectors(), 0)
-        )
-        embedding_model = vectors.model
-        counters.embed_calls += calls
-        cards = [dataclasses.replace(c, embedding=v) for c, v in zip(cards, vectors, strict=False)]
-        for slot, vector in zip(rewrite_slots, vectors[len(cards) :], strict=False):
-            resolutions[slot] = dataclasses.replace(resolutions[slot], embedding=vector)
-        episode_vector = vectors[-1] if summary else None
-    else:
-        episode_vector = None
-        embedding_model = None
-    writes = RunWrites(
-        observed_at=max(m.sent_at for m in run_slice.kept),
-        cards=cards,
-        resolutions=resolutions,
-        links=links,
-        episode=EpisodeWrite(
-            summary=summary,
-            topics=_dedupe_casefold(topics, MAX_TOPICS),
-            participants=_dedupe_casefold(participants, MAX_PARTICIPANT_NAMES),
-            range_start=min(m.sent_at for m in run_slice.covered),
-            range_end=max(m.sent_at for m in run_slice.covered),
-            thread_id=request.thread_id,
-            message_count=len(run_slice.kept),
-            embedding=episode_vector,
-        ),
-        embedding_model=embedding_model,
-    )
-    # §7 rev 2: a store error never discards a farm result that succeeded. The write is
-    # one idempotent script, so it is retried until Redis takes it (bounded by the
-    # run's deadline; then the store error releases the run, attempt refunded).
-    applied = await retry_store_write(
-        "cards",
-        lambda: store.apply_run(request.chat_id, run_id, writes, now=moment),
-        cap=settings.store_retry_max_seconds,
-        give_up_after=None if deadline is None else max(0.0, deadline - time.monotonic()),
-    )
-    result = _result(
-        base,
-        applied,
-        counters,
-        len(batches),
-        len(shown_total),
-        dropped,
-        malformed,
-        salvaged,
-        run_id,
-    )
+    for index, batch in enumerate(plan.batches):
+        await _extract_batch(run, extractor, index, batch, context, outputs)
+    embedded = await _embed(run, embedder, outputs)
+    applied = await _apply(run, store, outputs, embedded)
+    result = outputs.result(base, applied, len(plan.batches))
     log.info(
         "consolidation.done",
         run_id=run_id,
@@ -604,51 +388,144 @@ async def consolidate_run(
         inserted=result.cards_inserted,
         observed=result.cards_observed,
         superseded=result.cards_superseded,
-        dropped=sum(dropped.values()),
-        continuation=continuation is not None,
+        dropped=sum(outputs.dropped.values()),
+        continuation=plan.continuation is not None,
     )
     return result
+
+
+async def _nothing_to_do(
+    store: CardStore, run_id: str, request: RunRequest, plan: RunPlan, base: ConsolidationResult
+) -> ConsolidationResult | None:
+    """The result when the run needs no call: nothing left to extract, or already applied."""
+    if not plan.run_slice.kept:
+        log.info(
+            "consolidation.nothing_to_extract",
+            run_id=run_id,
+            chat_id=request.chat_id,
+            covered=len(plan.run_slice.covered),
+        )
+        return base
+    if await store.has_applied(request.chat_id, run_id):
+        log.info("consolidation.already_applied", run_id=run_id, chat_id=request.chat_id)
+        return dataclasses.replace(base, already_applied=True, episode_id=run_id)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """One attempt at a run: what every step of it needs."""
+
+    run_id: str
+    request: RunRequest
+    plan: RunPlan
+    settings: Settings
+    #: Prefix of every idempotency key of this attempt (fresh nonce: see consolidate_run).
+    key: str
+    deadline: float | None
+    now: datetime
+
+
+async def _extract_batch(
+    run: _Attempt,
+    extractor: ChatCall,
+    index: int,
+    batch: Sequence[PromptMessage],
+    context: Sequence[tuple[str, Card]],
+    outputs: RunOutputs,
+) -> None:
+    """One extraction call: the batch with the existing cards that fit beside it."""
+    settings, request = run.settings, run.request
+    batch_tokens = sum(piece.tokens for piece in batch)
+    shown = fit_cards(
+        context,
+        settings.max_input_tokens - run.plan.overhead_tokens - batch_tokens,
+        request.range_end,
+    )
+    outputs.shown.update(alias for alias, _ in shown)
+    answer = await extractor(
+        build_extraction_request(
+            extraction_payload(run.run_id, request, batch, shown),
+            prompt_version=run.plan.prompt_version,
+            settings=settings,
+        ),
+        workflow=MEMORY_EXTRACTION,
+        idempotency_key=f"{run.key}:b{index}",
+        timeout=call_timeout(run.deadline, MEMORY_EXTRACTION),
+    )
+    outputs.usage.llm_calls += 1
+    outputs.usage.prompt_tokens += answer.prompt_tokens or 0
+    outputs.usage.completion_tokens += answer.completion_tokens or 0
+    output = decode_extraction(answer.content)
+    outputs.add_batch(
+        output, _batch_facts(request.thread_id, batch), shown, Limits.from_settings(settings)
+    )
+
+
+async def _embed(run: _Attempt, embedder: Embedder | None, outputs: RunOutputs) -> Embedded:
+    """Vectors for the new cards, the rewritten facts and the summary, in one pass."""
+    cards = list(outputs.cards.cards)
+    resolutions = list(outputs.resolutions)
+    if embedder is None:
+        return Embedded(cards, resolutions, None, None)
+    summary = outputs.summary()
+    rewrite_slots = [i for i, r in enumerate(resolutions) if r.new_fact_text]
+    texts = [c.fact_text for c in cards]
+    texts += [resolutions[i].new_fact_text or "" for i in rewrite_slots]
+    texts += [summary] if summary else []
+    vectors, calls = (
+        await embed_texts(
+            embedder,
+            texts,
+            key=f"{run.key}:emb",
+            dimension=run.settings.embedding_dimension,
+            deadline=run.deadline,
+        )
+        if texts
+        else (Vectors(), 0)
+    )
+    outputs.usage.embed_calls += calls
+    cards = [dataclasses.replace(c, embedding=v) for c, v in zip(cards, vectors, strict=False)]
+    for slot, vector in zip(rewrite_slots, vectors[len(cards) :], strict=False):
+        resolutions[slot] = dataclasses.replace(resolutions[slot], embedding=vector)
+    return Embedded(cards, resolutions, vectors[-1] if summary else None, vectors.model)
+
+
+async def _apply(
+    run: _Attempt, store: CardStore, outputs: RunOutputs, embedded: Embedded
+) -> ApplyResult:
+    """The run's one write (§7 rev 2: retried until Redis takes it, within the deadline)."""
+    kept, covered = run.plan.run_slice.kept, run.plan.run_slice.covered
+    writes = RunWrites(
+        observed_at=max(m.sent_at for m in kept),
+        cards=embedded.cards,
+        resolutions=embedded.resolutions,
+        links=outputs.links,
+        episode=EpisodeWrite(
+            summary=outputs.summary(),
+            topics=_dedupe_casefold(outputs.topics, MAX_TOPICS),
+            participants=_dedupe_casefold(outputs.participants, MAX_PARTICIPANT_NAMES),
+            range_start=min(m.sent_at for m in covered),
+            range_end=max(m.sent_at for m in covered),
+            thread_id=run.request.thread_id,
+            message_count=len(kept),
+            embedding=embedded.episode_vector,
+        ),
+        embedding_model=embedded.model,
+    )
+    # A store error never discards a farm result that succeeded. The write is one
+    # idempotent script, so it is retried until Redis takes it (bounded by the run's
+    # deadline; then the store error releases the run, attempt refunded).
+    return await retry_store_write(
+        "cards",
+        lambda: store.apply_run(run.request.chat_id, run.run_id, writes, now=run.now),
+        cap=run.settings.store_retry_max_seconds,
+        give_up_after=time_left(run.deadline, floor=0.0),
+    )
 
 
 def _batch_facts(thread_id: int, batch: Sequence[PromptMessage]) -> BatchFacts:
     return BatchFacts(
         thread_id=thread_id,
         messages={m.message_id: SourceMessage(m.user_id, m.sent_at) for m in batch},
-    )
-
-
-def _result(
-    base: ConsolidationResult,
-    applied: ApplyResult,
-    counters: _Counters,
-    batches: int,
-    shown: int,
-    dropped: Counter[str],
-    malformed: int,
-    salvaged: int,
-    run_id: str,
-) -> ConsolidationResult:
-    return dataclasses.replace(
-        base,
-        batches=batches,
-        llm_calls=counters.llm_calls,
-        embed_calls=counters.embed_calls,
-        prompt_tokens=counters.prompt_tokens,
-        completion_tokens=counters.completion_tokens,
-        existing_cards_shown=shown,
-        cards_inserted=applied.inserted,
-        cards_observed=applied.observed,
-        cards_superseded=applied.superseded,
-        cards_competing=applied.competing,
-        cards_rewritten=applied.rewritten,
-        cards_merged=applied.merged,
-        cards_reinforced=applied.reinforced,
-        cards_demoted=applied.demoted,
-        resolutions_skipped=applied.skipped,
-        links_written=applied.links,
-        dropped_by_validation=dict(sorted(dropped.items())),
-        malformed_items=malformed,
-        salvaged_answers=salvaged,
-        episode_id=run_id,
-        already_applied=not applied.applied,
     )

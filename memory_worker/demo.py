@@ -539,7 +539,7 @@ class Demo:
             )
         else:
             self.say("[yellow]No admin page was delivered (see the report below).[/]")
-        from memory_worker.cli import report_data
+        from memory_worker.metrics import report_data
 
         data = await report_data(self.store.redis, self.settings, limit=500)
         grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = {}

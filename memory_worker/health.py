@@ -9,10 +9,10 @@
   :func:`memory_worker.redis_checks.scripts_allowed`) and,
   when this process runs a worker, the worker is demonstrably working
   (§11 rev 2: fed by the work itself, not by a side task): its poll loop's
-  last good iteration (``Pipeline.last_loop_ms``, set by
+  last good iteration (``TickRunner.last_loop_ms``, set by
   ``MemoryWorker._poll_iteration`` only) is younger than
   ``MEMORY_READINESS_STALL_SECONDS``, and no tick has run longer than its
-  budget (``MEMORY_TICK_TIMEOUT_SECONDS``; ``Pipeline.oldest_tick_age``) —
+  budget (``MEMORY_TICK_TIMEOUT_SECONDS``; ``TickRunner.oldest_tick_age``) —
   a wedged loop or a wedged tick is 503.
 
 A farm outage is **not** unreadiness: the worker is doing exactly what it

@@ -31,6 +31,10 @@ class Keys:
     def run(self, run_id: str) -> str:
         return f"{self.queue_tag}:run:{run_id}"
 
+    def run_errors(self, run_id: str) -> str:
+        """LIST the run's bounded error log (JSON entries); Lua builds it as ``run .. ':errors'``."""
+        return self.run(run_id) + ":errors"
+
     @property
     def run_prefix(self) -> str:
         return f"{self.queue_tag}:run:"

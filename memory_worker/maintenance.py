@@ -35,13 +35,17 @@ from datetime import datetime, timedelta
 import structlog
 
 from llm_client.errors import DeadlineExceeded, LLMError
+from llm_client.routes import MEMORY_MERGE
 from memory_worker.cards import Card, CardStatus, CardStore, FoldGroup, dedup_hash, normalise, to_ms
-from memory_worker.consolidate import Embedder, Extractor, embed_texts, is_outage
+from memory_worker.deadlines import time_left
 from memory_worker.extraction import MergeOutput, decode_merge
-from memory_worker.prompt import MERGE_WORKFLOW, build_merge_request, merge_payload
+from memory_worker.model_calls import ChatCall, Embedder, embed_texts
+from memory_worker.prompt import build_merge_request, merge_payload
 from memory_worker.run_store import PruneResult, RunStore
+from memory_worker.runs import is_outage
+from memory_worker.secret_patterns import contains_secret
 from memory_worker.settings import Settings
-from memory_worker.validation import Limits, contains_secret
+from memory_worker.validation import Limits
 
 log = structlog.get_logger(__name__)
 
@@ -248,13 +252,9 @@ class MergePassResult:
     failures: dict[str, int] = field(default_factory=dict)
 
 
-def _remaining(deadline: float | None) -> float | None:
-    return None if deadline is None else max(0.001, deadline - time.monotonic())
-
-
 async def merge_pass(
     store: CardStore,
-    merger: Extractor,
+    merger: ChatCall,
     *,
     embedder: Embedder | None,
     settings: Settings,
@@ -289,9 +289,9 @@ async def merge_pass(
                 build_merge_request(
                     merge_payload(group.subject, group.cards, now), settings=settings
                 ),
-                workflow=MERGE_WORKFLOW,
+                workflow=MEMORY_MERGE,
                 idempotency_key=f"merge:{group.digest}:{to_ms(now)}",
-                timeout=_remaining(deadline),
+                timeout=time_left(deadline, floor=0.001),
             )
             output = decode_merge(answer.content)
         except LLMError as exc:

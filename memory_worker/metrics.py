@@ -26,6 +26,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -39,7 +40,8 @@ from prometheus_client.registry import Collector
 
 from llm_client.breaker import BreakerView, Circuit, Outcome
 from llm_client.breaker_store import BreakerStore
-from llm_client.events import EventSink, EventType, RoutingEvent
+from llm_client.events import EventSink, EventType, RedisEventLog, RoutingEvent
+from llm_client.redis_text import as_text
 from memory_worker.connections import awaited
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
@@ -98,10 +100,6 @@ class Sample:
     admin_pages: Mapping[str, int] = field(default_factory=dict)
     admin_outbox: int = 0
     redis: RedisHealth | None = None
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
@@ -213,7 +211,7 @@ async def read_sample(
 
     parsed_attempts: dict[tuple[str, str, str], int] = {}
     for name, value in attempts.items():
-        parts = _text(name).rsplit("|", 2)
+        parts = as_text(name).rsplit("|", 2)
         if len(parts) == 3:
             parsed_attempts[(parts[0], parts[1], parts[2])] = int(value)
     return Sample(
@@ -223,13 +221,13 @@ async def read_sample(
         oldest_processing_age_s=age(processing),
         lease_overdue_s=max(0.0, at - lease[0][1] / 1000) if lease else 0.0,
         leases_expired=int(expired),
-        counters={_text(k): int(v) for k, v in counters.items()},
+        counters={as_text(k): int(v) for k, v in counters.items()},
         ticks=ticks,
         deferred_since_s=int(deferred) / 1000 if deferred else None,
         workers_live=int(workers),
         breakers=views,
         attempts=parsed_attempts,
-        admin_pages={_text(k): int(v) for k, v in admin.items()},
+        admin_pages={as_text(k): int(v) for k, v in admin.items()},
         admin_outbox=int(outbox),
         redis=health,
     )
@@ -450,3 +448,42 @@ class MemoryCollector(Collector):
             sampler.last_success or 0.0,
         )
         yield from sample_metrics(sampler.last)
+
+
+# --- the operators' report ------------------------------------------------------------------
+
+
+async def report_data(
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    limit: int = 50,
+    types: list[str] | None = None,
+    workflow: str | None = None,
+) -> dict[str, Any]:
+    """The ``report`` document: events (newest first) plus the fleet's current state."""
+    events = await RedisEventLog(redis, Keys(settings.key_prefix)).recent(
+        limit=limit, types=types, workflow=workflow
+    )
+    sample = await read_sample(
+        redis,
+        settings,
+        breakers=fleet_breakers(redis, settings),
+        targets=route_target_ids(settings),
+    )
+    deferred = sample.deferred_since_s
+    return {
+        "events": [e.as_dict() for e in events],
+        "pages": dict(sample.admin_pages),
+        "pages_pending": sample.admin_outbox,
+        "breakers": [v.as_dict() for v in sample.breakers],
+        "runs": dict(sample.runs),
+        "ticks": {
+            "pending": sample.ticks.pending,
+            "delayed": sample.ticks.delayed,
+            "running": sample.ticks.running,
+        },
+        "pipeline_deferred_since": None
+        if deferred is None
+        else datetime.fromtimestamp(deferred, tz=UTC).isoformat(),
+    }

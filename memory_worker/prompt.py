@@ -30,9 +30,6 @@ from memory_worker.errors import ConsolidationError
 from memory_worker.models import RunRequest
 from memory_worker.settings import Settings
 
-EXTRACTION_WORKFLOW = "memory_extraction"
-MERGE_WORKFLOW = "memory_merge"
-
 #: Prompt text per prompt version (a new version adds a row and a file).
 EXTRACTION_PROMPTS: Mapping[str, str] = {"memory_v1": "extraction_v1.txt"}
 MERGE_PROMPT = "merge_v1.txt"

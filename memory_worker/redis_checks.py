@@ -34,6 +34,7 @@ import structlog
 from arq.connections import ArqRedis
 from redis.exceptions import NoPermissionError, ResponseError
 
+from llm_client.redis_text import as_text
 from memory_worker.connections import awaited
 from memory_worker.errors import EvictionPolicyError, ScriptPermissionError
 
@@ -99,7 +100,7 @@ async def read_policy(redis: ArqRedis) -> str | None:
     value = reply.get("maxmemory-policy") if isinstance(reply, Mapping) else None
     if value is None:
         return None
-    return value.decode() if isinstance(value, bytes) else str(value)
+    return as_text(value)
 
 
 async def scripts_allowed(redis: ArqRedis) -> bool:

@@ -40,8 +40,10 @@ import orjson
 import structlog
 from arq.connections import ArqRedis
 
+from llm_client.redis_text import as_text
 from memory_worker.keys import Keys
 from memory_worker.models import ErrorLogEntry, RunStatus
+from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -275,49 +277,7 @@ def _iso(ms: int | None) -> str | None:
 
 # --- the Redis shell --------------------------------------------------------------------------
 
-_APPLY = """
--- KEYS: retired, retry, status:failed, counters, status:skipped,
---       then per run: run hash, error log
--- ARGV: now, scope, log_max, then per run: id, available_at_ms, replay entry
-local now = ARGV[1]
-local replayed = {}
-local n = (#KEYS - 5) / 2
-for i = 1, n do
-  local rk, ek = KEYS[4 + 2 * i], KEYS[5 + 2 * i]
-  local id, at, entry = ARGV[1 + 3 * i], ARGV[2 + 3 * i], ARGV[3 + 3 * i]
-  local v = redis.call('HMGET', rk, 'status', 'retired', 'attempts')
-  local ok
-  if ARGV[2] == 'skipped' then
-    ok = v[1] == 'skipped'
-  else
-    ok = v[1] == 'failed' and tonumber(v[3] or '0') > 0 and (ARGV[2] ~= 'retired' or v[2] == '1')
-  end
-  if ok and redis.call('HEXISTS', rk, 'messages') == 1 then
-    if v[1] == 'skipped' then
-      -- no version: the worker that claims it runs it under its own (newer) one
-      redis.call('ZREM', KEYS[5], id)
-      redis.call('HSET', rk, 'status', 'failed', 'prompt_version', '')
-    end
-    redis.call('RPUSH', ek, entry)
-    redis.call('LTRIM', ek, -tonumber(ARGV[3]), -1)
-    -- uncapped: outside the queued cap until it completes or fails again (run_store.py)
-    redis.call('HSET', rk, 'attempts', 0, 'retired', '0', 'next_attempt_at', at,
-      'updated_at', now, 'uncapped', '1')
-    redis.call('ZREM', KEYS[1], id)
-    redis.call('ZADD', KEYS[2], at, id)
-    redis.call('ZADD', KEYS[3], now, id)
-    redis.call('HINCRBY', KEYS[4], 'replayed', 1)
-    replayed[#replayed + 1] = id
-  end
-end
-return replayed
-"""
-
 _FIELDS = ("chat_id", "prompt_version", "status", "retired", "attempts")
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else ("" if value is None else str(value))
 
 
 class ReplayStore:
@@ -328,7 +288,7 @@ class ReplayStore:
         self.settings = settings
         self.keys = Keys(settings.key_prefix)
         self.batch_size = batch_size
-        self._apply = redis.register_script(_APPLY)
+        self.runs = RunStore(redis, settings)
 
     def _index(self, scope: ReplayScope) -> str:
         if scope is ReplayScope.RETIRED:
@@ -350,7 +310,7 @@ class ReplayStore:
             )
             if not rows:
                 return found
-            found.extend(await self._facts([(_text(m), int(s)) for m, s in rows]))
+            found.extend(await self._facts([(as_text(m), int(s)) for m, s in rows]))
             if len(rows) < page:
                 return found
             offset += page
@@ -359,14 +319,14 @@ class ReplayStore:
         async with self.redis.pipeline(transaction=False) as pipe:
             for run_id, _ in rows:
                 pipe.hmget(self.keys.run(run_id), list(_FIELDS))
-                pipe.lrange(self.keys.run(run_id) + ":errors", 0, -1)
+                pipe.lrange(self.keys.run_errors(run_id), 0, -1)
                 pipe.hexists(self.keys.run(run_id), "messages")
             raw = await pipe.execute()
         out: list[Candidate] = []
         for (run_id, score), values, errors, has_messages in zip(
             rows, raw[0::3], raw[1::3], raw[2::3], strict=True
         ):
-            chat_id, prompt_version, status, retired, attempts = (_text(v) for v in values)
+            chat_id, prompt_version, status, retired, attempts = (as_text(v) for v in values)
             if not status:
                 continue  # the run expired or was deleted since the index was read
             entry = last_failure([ErrorLogEntry.model_validate_json(e) for e in errors])
@@ -402,26 +362,20 @@ class ReplayStore:
     ) -> ReplayOutcome:
         """Apply ``replay`` in batches of one script call each; re-checks every run."""
         outcome = ReplayOutcome()
-        k = self.keys
         for start in range(0, len(replay.items), self.batch_size):
             batch = replay.items[start : start + self.batch_size]
-            keys = [
-                k.retired,
-                k.retry,
-                k.by_status(RunStatus.FAILED.value),
-                k.counters,
-                k.by_status(RunStatus.SKIPPED.value),
-            ]
-            args: list[str | int | bytes] = [
-                replay.now_ms,
+            done = await self.runs.replay_batch(
                 replay.filter.scope.value,
-                self.settings.error_log_max_entries,
-            ]
-            for item in batch:
-                keys += [k.run(item.run_id), k.run(item.run_id) + ":errors"]
-                entry = replay_entry(item, now_ms=replay.now_ms)
-                args += [item.run_id, item.available_at_ms, entry.model_dump_json()]
-            done = {_text(x) for x in await self._apply(keys=keys, args=args)}
+                [
+                    (
+                        item.run_id,
+                        item.available_at_ms,
+                        replay_entry(item, now_ms=replay.now_ms).model_dump_json(),
+                    )
+                    for item in batch
+                ],
+                now_ms=replay.now_ms,
+            )
             replayed = [item for item in batch if item.run_id in done]
             outcome.replayed.extend(item.run_id for item in replayed)
             outcome.skipped.extend(item.run_id for item in batch if item.run_id not in done)

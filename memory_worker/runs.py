@@ -140,6 +140,11 @@ def decide(error: BaseException) -> Decision:
     return Decision(Verdict.FAIL, None, code)
 
 
+def is_outage(error: LLMError) -> bool:
+    """Whether ``error`` means no backend could serve the call (release, not fail)."""
+    return retryable_reason(error) in RELEASE_REASONS
+
+
 def _reason_name(error: LLMError) -> str:
     reason = retryable_reason(error)
     return str(reason) if reason else type(error).__name__

@@ -3,7 +3,7 @@
 With ``SENTRY_DSN`` set, :func:`init_sentry` enables the arq, asyncio and
 logging integrations with three guards:
 
-1. **Outages are breadcrumbs, not events.** :func:`is_outage` says which
+1. **Outages are breadcrumbs, not events.** :func:`is_breadcrumb` says which
    failures are the farm's (or Redis's) weather rather than a bug: anything
    :func:`memory_worker.runs.decide` releases (and lost leases, shutdowns),
    every ``llm_client`` Transport / BackendUnavailable / CapacityUnavailable /
@@ -58,10 +58,9 @@ from llm_client.errors import (
 )
 from llm_client.retry import retryable_reason
 from memory_worker.errors import LeaseLost
-from memory_worker.runs import Verdict, decide
+from memory_worker.runs import Decision, Verdict, decide
+from memory_worker.secret_patterns import FILTERED, scrub_tokens
 from memory_worker.settings import Settings
-
-FILTERED = "[Filtered]"
 
 #: Always outage-class, whatever their text says.
 OUTAGE_TYPES: tuple[type[BaseException], ...] = (
@@ -120,24 +119,6 @@ SENSITIVE_KEYS = frozenset(
         "redis_url",
     }
 )
-
-_TOKEN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]+"), "Bearer " + FILTERED),
-    (re.compile(r"\bsk-[A-Za-z0-9_-]{6,}"), FILTERED),
-    (re.compile(r"\bbot\d{5,}:[A-Za-z0-9_-]{20,}"), "bot" + FILTERED),
-    (re.compile(r"\b\d{5,}:[A-Za-z0-9_-]{30,}"), FILTERED),
-    (re.compile(r"(?i)\b(xox[abpr]-|gh[pousr]_|glpat-)[A-Za-z0-9_-]{8,}"), FILTERED),
-    # credentials in URLs: scheme://user:password@host → scheme://user:[Filtered]@host
-    (re.compile(r"([a-z][a-z0-9+.-]*://[^\s:/@]*):[^\s@/]+@", re.I), r"\1:" + FILTERED + "@"),
-    (
-        re.compile(
-            r"(?i)([?&](?:api[_-]?key|key|token|access_token|secret|password|auth|sig)=)[^&\s]+"
-        ),
-        r"\1" + FILTERED,
-    ),
-    (re.compile(r"(?i)\b(password|passwd|secret|api[_-]?key)\s*[=:]\s*\S+"), r"\1=" + FILTERED),
-)
-
 
 #: Keys whose value is a query string or fragment (sentry's HTTP breadcrumbs).
 QUERY_KEYS = frozenset({"http.query", "http.fragment", "query", "query_string", "fragment"})
@@ -205,9 +186,7 @@ def redact(text: str) -> str:
     for secret in _known_secrets:
         text = text.replace(secret, FILTERED)
     text = _URL.sub(lambda m: redact_url(m.group(0)), text)
-    for pattern, replacement in _TOKEN_PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
+    return scrub_tokens(text)
 
 
 def secrets_of(settings: Settings) -> list[str]:
@@ -251,11 +230,15 @@ def _scrub(value: Any, key: str | None = None) -> Any:
 # --- classification ---------------------------------------------------------------------------
 
 
-def is_outage(error: BaseException) -> bool:
-    """Is ``error`` outage-class (a breadcrumb), rather than a bug (an event)?"""
+def is_breadcrumb(error: BaseException, decision: Decision | None = None) -> bool:
+    """Is ``error`` outage-class (a breadcrumb), rather than a bug (an event)?
+
+    ``decision`` is what :func:`memory_worker.runs.decide` made of ``error``
+    (decided here when the caller has none).
+    """
     if isinstance(error, OUTAGE_TYPES):
         return True
-    if decide(error).verdict in (Verdict.RELEASE, Verdict.ABANDON):
+    if (decision or decide(error)).verdict in (Verdict.RELEASE, Verdict.ABANDON):
         return True
     return isinstance(error, LLMError) and retryable_reason(error) is not None
 
@@ -295,7 +278,7 @@ def scrub_breadcrumb(crumb: dict[str, Any]) -> dict[str, Any]:
 def before_send(event: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any] | None:
     """Outage-class exceptions become breadcrumbs; everything else is scrubbed and sent."""
     exc_info = hint.get("exc_info")
-    if exc_info and exc_info[1] is not None and is_outage(exc_info[1]):
+    if exc_info and exc_info[1] is not None and is_breadcrumb(exc_info[1]):
         _outage_breadcrumb(exc_info[1])
         return None
     return scrub_event(event)
@@ -353,17 +336,15 @@ def init_sentry(settings: Settings, *, transport: Any = None) -> bool:
     return True
 
 
-def report_failure(
-    error: BaseException, *, code: str, reason: str | None, run_id: str, chat_id: int
-) -> None:
+def report_failure(error: BaseException, decision: Decision, *, run_id: str, chat_id: int) -> None:
     """A run failed: a breadcrumb for outage-class errors, an event for anything else."""
     if not sentry_sdk.get_client().is_active():
         return
-    if is_outage(error):
+    if is_breadcrumb(error, decision):
         _outage_breadcrumb(error)
         return
     with sentry_sdk.new_scope() as scope:
-        scope.set_tag("run.code", code)
-        scope.set_tag("run.reason", reason or "not_retryable")
+        scope.set_tag("run.code", decision.code)
+        scope.set_tag("run.reason", decision.reason or "not_retryable")
         scope.set_context("run", {"run_id": run_id, "chat_id": chat_id})
         sentry_sdk.capture_exception(error)

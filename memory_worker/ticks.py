@@ -18,7 +18,7 @@ many workers defer at once, exactly one delayed probe remains.
   the same single delayed probe as an outage.
 
 A tick queues its follow-ups *before* it leaves the running set (§8 rev 2),
-so a wake-up or a safety-net pass (mode ``kick``: only when nothing is
+so a wake-up or a safety-net pass (mode ``if_idle``: only when nothing is
 pending and nothing running) cannot slip a second, immediate tick into the
 window between the two.
 
@@ -57,8 +57,10 @@ class TickOutcome(StrEnum):
 class Mode(StrEnum):
     AMPLIFY = "amplify"
     PROBE = "probe"  # only if none pending, delayed
-    KICK = "kick"  # safety net: only if none pending and none running
-    KICK_LEASES = "kick_leases"  # safety net for expired leases: only if none pending
+    #: Wake-up / safety net: a tick only if none is pending and none running.
+    IF_IDLE = "if_idle"
+    #: Safety net for expired leases: a tick only if none is pending (running ones may be dead).
+    IF_NONE_PENDING = "if_none_pending"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +98,9 @@ def ticks_to_add(plan: TickPlan, *, pending: int, running: int, target: int) -> 
     """
     if plan.base <= 0:
         return 0
-    if plan.mode is Mode.PROBE or plan.mode is Mode.KICK_LEASES:
+    if plan.mode is Mode.PROBE or plan.mode is Mode.IF_NONE_PENDING:
         return plan.base if pending == 0 else 0
-    if plan.mode is Mode.KICK:
+    if plan.mode is Mode.IF_IDLE:
         return plan.base if pending == 0 and running == 0 else 0
     extra = plan.extra_below_target if pending + plan.base < target else 0
     return plan.base + extra
@@ -121,9 +123,9 @@ end
 local running = redis.call('ZCOUNT', KEYS[2], now, '+inf')
 local add = 0
 if base > 0 then
-  if mode == 'probe' or mode == 'kick_leases' then
+  if mode == 'probe' or mode == 'if_none_pending' then
     if pending == 0 then add = base end
-  elseif mode == 'kick' then
+  elseif mode == 'if_idle' then
     if pending == 0 and running == 0 then add = base end
   else
     add = base

@@ -26,7 +26,6 @@ per card; links only join this batch's own new cards.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ from memory_worker.cards import (
     normalise,
 )
 from memory_worker.extraction import CandidateCard, LinkCandidate, ResolutionCandidate
+from memory_worker.secret_patterns import contains_secret
 from memory_worker.settings import Settings
 
 CARD_TYPES = frozenset(
@@ -89,49 +89,6 @@ DECISION_ALIASES: Mapping[str, ResolutionOp] = {
 }
 FIELD_MAX_BYTES = 256
 _DURABILITIES = frozenset(d.value for d in Durability)
-
-# --- secrets -----------------------------------------------------------------------------
-
-#: Value shapes that are secrets wherever they appear.
-SECRET_VALUES: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(pattern)
-    for pattern in (
-        r"\bsk-[A-Za-z0-9_-]{16,}",
-        r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{10,}",
-        r"\bAKIA[0-9A-Z]{16}\b",
-        r"\bgh[pousr]_[A-Za-z0-9]{30,}",
-        r"\bglpat-[A-Za-z0-9_-]{20,}",
-        r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
-        r"\bAIza[0-9A-Za-z_-]{35}",
-        r"\b\d{8,10}:[A-Za-z0-9_-]{35}\b",
-        r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
-        r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}",
-        r"(?i)\b(?:token|api[_-]?key|secret|password|passwd|pwd)\s*[=:]\s*\S{4,}",
-    )
-)
-#: Words that mark a text as being about a secret; a card containing one is dropped.
-SECRET_MARKERS = re.compile(
-    r"(?i)(api[\s_-]?key|apikey|passw(?:or)?d|пароль|парол[ьяюе]|token\s*=|secret\s*=|"
-    r"access[\s_-]?token|client[\s_-]?secret|private[\s_-]?key|\bbearer\s+\S)"
-)
-_MARKER_WITH_VALUE = re.compile(
-    r"(?i)\b(password|passwd|pwd|пароль|api[\s_-]?key|token|secret)(\s*(?:is|это|:|=|-)\s*)\S+"
-)
-REDACTED = "[redacted]"
-
-
-def contains_secret(text: str) -> bool:
-    """Whether ``text`` carries (or talks about) a credential — such cards are never stored."""
-    return bool(SECRET_MARKERS.search(text)) or any(p.search(text) for p in SECRET_VALUES)
-
-
-def redact_secrets(text: str) -> str:
-    """``text`` with secret values replaced (for episode summaries, which are kept)."""
-    for pattern in SECRET_VALUES:
-        text = pattern.sub(REDACTED, text)
-    return _MARKER_WITH_VALUE.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
-
 
 # --- limits and batch facts ----------------------------------------------------------------
 

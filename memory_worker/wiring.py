@@ -1,4 +1,4 @@
-"""Assembles a worker's pipeline from the settings (the composition root).
+"""Assembles a worker's :class:`TickRunner` from the settings (the composition root).
 
 ::
 
@@ -14,7 +14,6 @@ own processors.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -24,12 +23,15 @@ import structlog
 from arq.connections import ArqRedis
 
 from llm_client.breaker_store import BreakerStore
+from llm_client.clients import ClientFactory, TransportFactory
 from llm_client.events import EventType, Fanout, RedisEventLog, RoutingEvent
-from llm_client.routes import EMBEDDING, load_routes
-from llm_client.routing import ClientFactory, TransportFactory, Walker, WalkerConfig
+from llm_client.routes import EMBEDDING, MEMORY_EXTRACTION, MEMORY_MERGE, load_routes
+from llm_client.routing import Walker
 from llm_client.transport import ChatResult
+from llm_client.walk import WalkerConfig
 from memory_worker.cards import CardStore
-from memory_worker.consolidate import Embedder, Extractor, Vectors, consolidate_run
+from memory_worker.consolidate import consolidate_run
+from memory_worker.deadlines import deadline_after
 from memory_worker.keys import Keys
 from memory_worker.maintenance import (
     bound_growth,
@@ -38,23 +40,19 @@ from memory_worker.maintenance import (
     merge_pass,
 )
 from memory_worker.metrics import AttemptCounter
+from memory_worker.model_calls import ChatCall, Embedder, Vectors
 from memory_worker.notifiers import notifiers_from_settings
 from memory_worker.processing import ProcessResult
-from memory_worker.prompt import EXTRACTION_WORKFLOW, MERGE_WORKFLOW
 from memory_worker.reports import AdminReporter, route_breakers, route_open_workflows
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
-from memory_worker.worker import Pipeline
+from memory_worker.tick_runner import TickRunner
 
 log = structlog.get_logger(__name__)
 
 
-def _deadline(timeout: float | None) -> float | None:
-    return None if timeout is None else time.monotonic() + timeout
-
-
 class RoutedModels:
-    """The consolidation's Extractor and Embedder, served by the routed walker."""
+    """The consolidation's chat call and embedder, served by the routed walker."""
 
     def __init__(self, walker: Walker, attempts: AttemptCounter, settings: Settings) -> None:
         self.walker = walker
@@ -73,7 +71,7 @@ class RoutedModels:
         routed = await self.walker.chat(
             workflow,
             request,
-            deadline=_deadline(timeout),
+            deadline=deadline_after(timeout),
             idempotency_key=idempotency_key,
             context=self.context,
         )
@@ -106,7 +104,7 @@ class RoutedModels:
             EMBEDDING,
             texts,
             dimension=self.settings.embedding_dimension,
-            deadline=_deadline(timeout),
+            deadline=deadline_after(timeout),
             idempotency_key=idempotency_key,
             context=self.context,
             probes=probes,
@@ -125,7 +123,7 @@ class RoutedModels:
     def has_embedding_route(self) -> bool:
         return self.walker.routes.get(EMBEDDING) is not None
 
-    def extractor(self, context: Mapping[str, str]) -> Extractor:
+    def extractor(self, context: Mapping[str, str]) -> ChatCall:
         scoped = RoutedModels(self.walker, self.attempts, self.settings)
         scoped.context = context
         return scoped.chat
@@ -231,7 +229,7 @@ class Maintenance:
             )
             done.append(f"expired={expired} folded={folded} pruned={pruned}")
         if await self._due("merge", s.merge_interval_seconds):
-            if await self.models.walker.route_is_open(MERGE_WORKFLOW):
+            if await self.models.walker.route_is_open(MEMORY_MERGE):
                 done.append("merge=deferred")
             else:
                 result = await merge_pass(
@@ -240,7 +238,7 @@ class Maintenance:
                     embedder=self.models.embedder({"job": "merge_pass"}),
                     settings=s,
                     now=now,
-                    deadline=time.monotonic() + s.route_wall_seconds,
+                    deadline=deadline_after(s.route_wall_seconds),
                 )
                 done.append(f"merge={result}")
         return "; ".join(done) or "not due"
@@ -253,7 +251,7 @@ def retired_reporter(events: Fanout) -> Callable[[list[str], str, str | None], A
         await events.emit(
             RoutingEvent(
                 EventType.RUNS_RETIRED,
-                EXTRACTION_WORKFLOW,
+                MEMORY_EXTRACTION,
                 reason=reason,
                 error_code=code,
                 counters={"runs": len(run_ids)},
@@ -264,9 +262,9 @@ def retired_reporter(events: Fanout) -> Callable[[list[str], str, str | None], A
     return on_retired
 
 
-async def build_default_pipeline(
+async def build_tick_runner(
     settings: Settings, redis: ArqRedis, *, transports: TransportFactory | None = None
-) -> Pipeline:
+) -> TickRunner:
     """The production pipeline: routed, breaker-guarded consolidation with admin reports.
 
     ``transports`` replaces the real farm clients (benchmarks use an instant farm).
@@ -312,8 +310,8 @@ async def build_default_pipeline(
     )
     models = RoutedModels(walker, attempts, settings)
     cards = CardStore(redis, keys)
-    gated = [EXTRACTION_WORKFLOW] + ([EMBEDDING] if models.has_embedding_route else [])
-    pipeline = Pipeline(
+    gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
+    pipeline = TickRunner(
         settings=settings,
         redis=redis,
         processor=ConsolidationProcessor(models, cards, settings),

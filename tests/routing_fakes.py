@@ -14,7 +14,8 @@ from llm_client.breaker_store import BreakerStore
 from llm_client.errors import TaskTimeout
 from llm_client.events import RoutingEvent
 from llm_client.routes import RouteDefaults, RoutesConfig, RouteTarget, parse_routes
-from llm_client.routing import Walker, WalkerConfig
+from llm_client.routing import Walker
+from llm_client.walk import WalkerConfig
 from memory_worker.keys import Keys
 
 Behaviour = Callable[[float], Awaitable[Any]]

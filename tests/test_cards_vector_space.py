@@ -12,8 +12,9 @@ from data.fakes import HashEmbedder, ScriptedExtractor
 from structlog.testing import capture_logs
 
 from memory_worker.cards import CardStore, FoldGroup, ResolutionOp, ResolutionWrite, VectorSpace
-from memory_worker.consolidate import Vectors, consolidate_run
+from memory_worker.consolidate import consolidate_run
 from memory_worker.keys import Keys
+from memory_worker.model_calls import Vectors
 from memory_worker.settings import Settings
 from tests.test_cards import CHAT, DIM, T0, new, vec, writes
 from tests.test_consolidate import ALICE, answer, card, make_request
@@ -198,7 +199,7 @@ async def test_a_run_records_its_model_and_refuses_another(
 async def test_a_failover_mid_run_never_mixes_two_models_in_one_write() -> None:
     """embed_texts keeps the first chunk's model; vectors of a later chunk by another model
     are left empty (their cards are stored without a row)."""
-    from memory_worker.consolidate import EMBED_CHUNK, embed_texts
+    from memory_worker.model_calls import EMBED_CHUNK, embed_texts
 
     answers = iter([E5, FARM])
 

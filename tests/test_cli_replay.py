@@ -21,7 +21,7 @@ from memory_worker.run_store import EnqueueStatus, RunStore
 from memory_worker.runs import plan_failure
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickQueue
-from memory_worker.wiring import build_default_pipeline
+from memory_worker.wiring import build_tick_runner
 from tests.factories import make_request
 from tests.harness import cli
 
@@ -115,7 +115,7 @@ async def test_replay_by_error_code_resets_exactly_that_group_and_they_complete(
     # a pipeline against the farm simulator completes every replayed run
     async with FarmSimulator() as sim:
         farm = few_attempts.model_copy(update={"discovery_base_url": sim.base_url})
-        pipeline = await build_default_pipeline(farm, redis)  # the production pipeline
+        pipeline = await build_tick_runner(farm, redis)  # the production pipeline
         try:
             outcomes = [await pipeline.tick(f"job{i}") for i in range(4)]
         finally:

@@ -13,13 +13,12 @@ from llm_client.breaker import BreakerView, Circuit
 from memory_worker.cards import Card, CardStatus, Scope
 from memory_worker.console.data import (
     MASK,
-    card_matches,
     hourly_buckets,
     mask_setting,
     outage_banner,
     settings_rows,
-    superseded_chains,
 )
+from memory_worker.console.memory_data import card_matches, superseded_chains
 from memory_worker.settings import Settings
 
 NOW = 1_800_000_000_000

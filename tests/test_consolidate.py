@@ -16,6 +16,7 @@ from structlog.testing import capture_logs
 
 from llm_client import BackendUnavailable, DecodeError, FailureReason, Upstream, retryable_reason
 from llm_client.errors import AllCircuitsOpen, DeadlineExceeded, LLMError, NoCandidates
+from llm_client.routes import MEMORY_EXTRACTION
 from memory_worker.batching import MESSAGE_SHARE
 from memory_worker.cards import CardStore
 from memory_worker.connections import client_from_url
@@ -23,7 +24,7 @@ from memory_worker.consolidate import consolidate_run
 from memory_worker.errors import ConsolidationError
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
-from memory_worker.prompt import EXTRACTION_WORKFLOW, overhead_tokens
+from memory_worker.prompt import overhead_tokens
 from memory_worker.settings import Settings
 
 CHAT = 4242
@@ -134,7 +135,7 @@ async def test_cards_episode_and_counts(store: CardStore, settings: Settings) ->
     assert (result.cards_inserted, result.llm_calls, result.batches) == (2, 1, 1)
     assert result.embed_calls == 2  # related-card query + one batch of card/episode texts
     assert result.episode_id == "run-1"
-    assert extractor.workflows == [EXTRACTION_WORKFLOW]
+    assert extractor.workflows == [MEMORY_EXTRACTION]
     (key,) = extractor.keys
     assert key.startswith("run-1:a0:")
     assert key.endswith(":b0")

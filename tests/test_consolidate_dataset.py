@@ -30,8 +30,8 @@ from memory_worker.maintenance import expire_cards
 from memory_worker.models import RunRequest
 from memory_worker.noise import noise_reason
 from memory_worker.prompt import overhead_tokens
+from memory_worker.secret_patterns import contains_secret
 from memory_worker.settings import Settings
-from memory_worker.validation import contains_secret
 
 SLICES = load_slices()
 DIM = 64

@@ -21,7 +21,7 @@ from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.serve import HealthServer
 from memory_worker.settings import Settings
-from memory_worker.worker import Pipeline
+from memory_worker.tick_runner import TickRunner
 from tests.factories import make_request
 
 NOW = 1_000_000
@@ -129,7 +129,7 @@ async def test_farm_outage_is_ready_with_the_outage_in_the_body(
 ) -> None:
     store = RunStore(redis, settings)
     await store.enqueue(make_request(5))
-    pipeline = Pipeline(settings=settings, redis=redis, processor=Unreachable())
+    pipeline = TickRunner(settings=settings, redis=redis, processor=Unreachable())
     await pipeline.heartbeat()
     assert pipeline.last_loop_ms == 0  # the side heartbeat no longer feeds readiness (rev 2)
     pipeline.last_loop_ms = int(time.time() * 1000)  # what a good poll iteration records

@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 
 from llm_client import local_embed
 from llm_client.breaker import BreakerConfig
+from llm_client.clients import ClientFactory
 from llm_client.errors import (
     CapacityWaitExpired,
     DecodeError,
@@ -25,7 +26,6 @@ from llm_client.local_embed import QUERY_TASK, LocalEmbedClient, load_model
 from llm_client.reasons import FailureReason
 from llm_client.retry import retryable_reason
 from llm_client.routes import EMBEDDING, RouteDefaults, RoutesError, parse_routes
-from llm_client.routing import ClientFactory
 from llm_client.transport import ClientConfig
 from tests.routing_fakes import RecordingSink, make_walker
 
@@ -287,9 +287,9 @@ async def test_engine_failures_open_the_local_targets_breaker(
 
 
 async def test_routed_models_name_the_model_of_their_vectors(redis: Redis, key_prefix: str) -> None:
-    from memory_worker.consolidate import Vectors
     from memory_worker.keys import Keys
     from memory_worker.metrics import AttemptCounter
+    from memory_worker.model_calls import Vectors
     from memory_worker.settings import Settings
     from memory_worker.wiring import RoutedModels
 

@@ -13,7 +13,7 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from memory_worker.wiring import build_default_pipeline
+from memory_worker.wiring import build_tick_runner
 from tests.factories import make_request
 
 ROUTES = """
@@ -49,7 +49,7 @@ async def test_a_run_embeds_locally_and_recall_finds_its_card(
     texts = ["I love green tea", "I live in Lisbon", "we decided to meet on Friday"]
     run_id = (await RunStore(redis, local).enqueue(make_request(chat, texts=texts))).run_id
     assert run_id
-    pipeline = await build_default_pipeline(local, redis)
+    pipeline = await build_tick_runner(local, redis)
     try:
         assert await pipeline.tick("t1") == "completed"
     finally:

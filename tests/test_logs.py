@@ -28,7 +28,7 @@ SCRIPT = textwrap.dedent(
     from memory_worker.processing import ProcessResult
     from memory_worker.run_store import RunStore
     from memory_worker.settings import Settings
-    from memory_worker.worker import Pipeline
+    from memory_worker.tick_runner import TickRunner
     from tests.factories import make_request
 
     configure("INFO", "json")
@@ -56,7 +56,7 @@ SCRIPT = textwrap.dedent(
             TaskTimeout("task budget", seconds=1),
             TaskTimeout("task budget", seconds=1),
         ]
-        pipeline = Pipeline(settings=settings, redis=redis, processor=Scripted(outcomes))
+        pipeline = TickRunner(settings=settings, redis=redis, processor=Scripted(outcomes))
         for _ in range(len(outcomes)):
             await asyncio.sleep(0.01)
             await pipeline.tick("job")

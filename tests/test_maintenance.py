@@ -9,6 +9,7 @@ import pytest
 from data.fakes import HashEmbedder, ScriptedExtractor, hash_vector
 
 from llm_client import BackendUnavailable, DecodeError
+from llm_client.routes import MEMORY_MERGE
 from memory_worker.cards import (
     Card,
     CardStatus,
@@ -30,7 +31,6 @@ from memory_worker.maintenance import (
     merge_pass,
     merge_plan,
 )
-from memory_worker.prompt import MERGE_WORKFLOW
 from memory_worker.settings import Settings
 from memory_worker.validation import Limits
 
@@ -274,7 +274,7 @@ async def test_merge_pass_folds_rewrites_demotes_and_respects_the_cooldown(
     embedder = HashEmbedder(DIM)
     result = await merge_pass(store, merger, embedder=embedder, settings=settings, now=T0)
     assert (result.groups_merged, result.folded, result.rewritten, result.demoted) == (1, 2, 1, 1)
-    assert merger.workflows == [MERGE_WORKFLOW]
+    assert merger.workflows == [MEMORY_MERGE]
     payload = merger.payloads[0]
     assert payload["task"] == "memory_merge"
     assert [c["id"] for c in payload["cards"]] == ["2", "3", "1", "4"]

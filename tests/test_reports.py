@@ -15,18 +15,16 @@ from llm_client.events import EventType, RoutingEvent
 from memory_worker.connections import client_from_url
 from memory_worker.keys import Keys
 from memory_worker.notifiers import LogNotifier, Notifier, TelegramNotifier, WebhookNotifier
-from memory_worker.reports import (
-    AdminReporter,
+from memory_worker.paging import (
     DedupState,
     ReportConfig,
     dedup_step,
     delivery_backoff,
     open_workflows,
-    page_counters,
     page_decision,
-    pending_pages,
     render_page,
 )
+from memory_worker.reports import AdminReporter, page_counters, pending_pages
 from tests.admin_fakes import FakeTelegram
 
 TOKEN = "987654:bot-token-CANARY"

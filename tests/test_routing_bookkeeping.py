@@ -15,7 +15,8 @@ from llm_client.breaker_store import BreakerStore
 from llm_client.errors import AllCircuitsOpen, BackendUnavailable
 from llm_client.events import EventType, RoutingEvent
 from llm_client.routes import RouteTarget
-from llm_client.routing import Walker, WalkerConfig
+from llm_client.routing import Walker
+from llm_client.walk import WalkerConfig
 from memory_worker.keys import Keys
 from tests.routing_fakes import FakeFarm, RecordingSink, fail, ok, routes_of
 

@@ -15,16 +15,19 @@ from redis.asyncio import Redis
 
 from llm_client.breaker import BreakerConfig, Circuit
 from llm_client.breaker_store import BreakerStore
+from llm_client.clients import ClientFactory
 from llm_client.errors import AllCircuitsOpen, BackendUnavailable, Upstream
 from llm_client.events import EventType, Fanout, RedisEventLog
 from llm_client.routes import RouteDefaults, RoutesConfig, parse_routes
-from llm_client.routing import ClientFactory, Walker, WalkerConfig
+from llm_client.routing import Walker
 from llm_client.transport import ClientConfig
+from llm_client.walk import WalkerConfig
 from memory_worker.connections import client_from_url
 from memory_worker.farmsim import DIRECT_SERVICE, FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.notifiers import TelegramNotifier
-from memory_worker.reports import AdminReporter, ReportConfig, page_counters, route_breakers
+from memory_worker.paging import ReportConfig
+from memory_worker.reports import AdminReporter, page_counters, route_breakers
 from tests.admin_fakes import FakeTelegram
 
 WF = "memory_extraction"

@@ -21,7 +21,8 @@ from memory_worker.keys import Keys
 from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun
 from memory_worker.settings import Settings
-from memory_worker.worker import Pipeline, create_worker
+from memory_worker.tick_runner import TickRunner
+from memory_worker.worker import create_worker
 
 
 class _Exploit:
@@ -72,8 +73,8 @@ async def test_pickled_job_injected_into_the_queue_is_refused_not_run(
             calls.append(run.id)
             return ProcessResult(summary={})
 
-    async def factory(s: Settings, r: Any) -> Pipeline:
-        return Pipeline(settings=s, redis=r, processor=Processor())
+    async def factory(s: Settings, r: Any) -> TickRunner:
+        return TickRunner(settings=s, redis=r, processor=Processor())
 
     fast = settings.model_copy(update={"poll_delay_seconds": 0.02})
     worker = create_worker(

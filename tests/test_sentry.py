@@ -24,9 +24,15 @@ from llm_client.errors import AllCircuitsOpen, DecodeError, RequestError, TaskTi
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
-from memory_worker.sentry import init_sentry, is_outage, redact, scrub_breadcrumb, scrub_event
+from memory_worker.sentry import (
+    init_sentry,
+    is_breadcrumb,
+    redact,
+    scrub_breadcrumb,
+    scrub_event,
+)
 from memory_worker.settings import Settings
-from memory_worker.worker import Pipeline
+from memory_worker.tick_runner import TickRunner
 from tests.factories import make_request
 
 MESSAGE_CANARY = "canary-message-7f3a my secret diary"
@@ -113,8 +119,8 @@ class Raising:
         "runtime-error",
     ],
 )
-def test_is_outage(error: BaseException, outage: bool) -> None:
-    assert is_outage(error) is outage
+def test_is_breadcrumb(error: BaseException, outage: bool) -> None:
+    assert is_breadcrumb(error) is outage
 
 
 @pytest.mark.parametrize(
@@ -172,7 +178,7 @@ async def test_outage_makes_no_event_and_a_bug_makes_one_without_secrets(
         AllCircuitsOpen("every target open", workflow="memory_extraction"),
     ]
     for error in outages:
-        pipeline = Pipeline(settings=settings, redis=redis, processor=Raising(error))
+        pipeline = TickRunner(settings=settings, redis=redis, processor=Raising(error))
         assert await pipeline.tick("job") == "deferred"
     # breadcrumbs from logs that carry secrets (third-party logs, e.g. an HTTP client)
     logging.getLogger("httpx").warning(
@@ -183,7 +189,7 @@ async def test_outage_makes_no_event_and_a_bug_makes_one_without_secrets(
     assert capture.events() == []  # an outage of any kind: zero events
 
     bug = RuntimeError(f"unexpected: {CARD_CANARY} {MESSAGE_CANARY} {BEARER} {SK_KEY}")
-    pipeline = Pipeline(settings=settings, redis=redis, processor=Raising(bug))
+    pipeline = TickRunner(settings=settings, redis=redis, processor=Raising(bug))
     assert await pipeline.tick("job") == "failed"
     sentry_sdk.flush()
 

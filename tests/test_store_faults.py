@@ -21,7 +21,8 @@ from memory_worker.run_store import (
     touch_pulse,
 )
 from memory_worker.settings import Settings
-from memory_worker.worker import next_failure_count, tick_budgets
+from memory_worker.tick_runner import tick_budgets
+from memory_worker.worker import next_failure_count
 from tests.factories import make_request
 
 T0 = 1_800_000_000_000

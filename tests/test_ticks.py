@@ -46,10 +46,16 @@ def test_followup_table(
         (TickPlan(Mode.AMPLIFY, 1, 0), 0, 0, 4, 1),  # failed run: one follow-up
         (TickPlan(Mode.PROBE, 1, 0, 15), 0, 3, 4, 1),  # deferral: only when none pending
         (TickPlan(Mode.PROBE, 1, 0, 15), 1, 0, 4, 0),
-        (TickPlan(Mode.KICK, 1), 0, 0, 4, 1),
-        (TickPlan(Mode.KICK, 1), 0, 1, 4, 0),  # a live tick is running: no kick
-        (TickPlan(Mode.KICK, 1), 1, 0, 4, 0),
-        (TickPlan(Mode.KICK_LEASES, 1), 0, 2, 4, 1),  # expired leases: running ticks may be dead
+        (TickPlan(Mode.IF_IDLE, 1), 0, 0, 4, 1),
+        (TickPlan(Mode.IF_IDLE, 1), 0, 1, 4, 0),  # a live tick is running: no kick
+        (TickPlan(Mode.IF_IDLE, 1), 1, 0, 4, 0),
+        (
+            TickPlan(Mode.IF_NONE_PENDING, 1),
+            0,
+            2,
+            4,
+            1,
+        ),  # expired leases: running ticks may be dead
         (TickPlan(Mode.AMPLIFY, 0, 0), 0, 0, 4, 0),
     ],
 )
@@ -68,8 +74,8 @@ PLANS = [
     TickPlan(Mode.AMPLIFY, 1, 1),
     TickPlan(Mode.AMPLIFY, 1, 0),
     TickPlan(Mode.PROBE, 1, 0, 15),
-    TickPlan(Mode.KICK, 1),
-    TickPlan(Mode.KICK_LEASES, 1),
+    TickPlan(Mode.IF_IDLE, 1),
+    TickPlan(Mode.IF_NONE_PENDING, 1),
 ]
 
 

@@ -17,13 +17,12 @@ from memory_worker.cards import (
     scope_key,
 )
 from memory_worker.extraction import CandidateCard, LinkCandidate, ResolutionCandidate
+from memory_worker.secret_patterns import contains_secret, redact_secrets
 from memory_worker.validation import (
     BatchFacts,
     Limits,
     RunCards,
     SourceMessage,
-    contains_secret,
-    redact_secrets,
     validate_card,
     validate_cards,
     validate_links,

@@ -6,7 +6,7 @@ from typing import Any
 
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from memory_worker.wiring import WalkerGate, build_default_pipeline
+from memory_worker.wiring import WalkerGate, build_tick_runner
 from tests.factories import make_request
 
 
@@ -17,7 +17,7 @@ async def test_maintenance_prunes_old_runs_once_per_period(settings: Settings, r
     claim = await store.claim("w")
     assert claim is not None
     await store.complete(claim, {"cards": 0})
-    pipeline = await build_default_pipeline(s, redis)
+    pipeline = await build_tick_runner(s, redis)
     try:
         assert pipeline.maintenance is not None
         first = await pipeline.maintenance()
@@ -37,7 +37,7 @@ async def test_the_route_gate_fails_open_on_a_store_fault(settings: Settings, re
     """§7 rev 2: an unreadable breaker never blocks the pipeline (the claim meets Redis next)."""
     from memory_worker.keys import Keys
 
-    pipeline = await build_default_pipeline(settings, redis)
+    pipeline = await build_tick_runner(settings, redis)
     try:
         gate = pipeline.gate
         assert isinstance(gate, WalkerGate)

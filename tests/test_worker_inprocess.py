@@ -23,8 +23,9 @@ from memory_worker.models import RunStatus
 from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
+from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import Mode, TickPlan, TickQueue
-from memory_worker.worker import MemoryWorker, Pipeline, create_worker
+from memory_worker.worker import MemoryWorker, create_worker
 from tests.factories import make_request
 
 
@@ -81,8 +82,8 @@ def fast(settings: Settings) -> Settings:
 async def workers(
     settings: Settings, redis_url: str, processor: FakeProcessor, n: int = 1
 ) -> AsyncIterator[list[MemoryWorker]]:
-    async def factory(s: Settings, redis: Any) -> Pipeline:
-        return Pipeline(settings=s, redis=redis, processor=processor)
+    async def factory(s: Settings, redis: Any) -> TickRunner:
+        return TickRunner(settings=s, redis=redis, processor=processor)
 
     clients = [client_from_url(redis_url) for _ in range(n)]
     started = [
@@ -175,7 +176,7 @@ async def test_outage_recovery_ramps_back_up(fast: Settings, redis: Any, redis_u
         await store.enqueue(make_request(chat))
     processor = FakeProcessor(unreachable, delay=0.05)
     async with workers(fast, redis_url, processor, n=2):
-        await Pipeline(settings=fast, redis=redis, processor=processor).wake()
+        await TickRunner(settings=fast, redis=redis, processor=processor).wake()
         await wait_for(lambda: processor.calls >= 1)
         processor.behaviour = None  # the farm is back
 
@@ -192,7 +193,7 @@ async def test_timeout_spends_the_attempt(fast: Settings, redis: Any, redis_url:
     assert rid
     processor = FakeProcessor(lambda _: TaskTimeout("job did not finish within 720s", seconds=720))
     async with workers(fast, redis_url, processor):
-        await Pipeline(settings=fast, redis=redis, processor=processor).wake()
+        await TickRunner(settings=fast, redis=redis, processor=processor).wake()
 
         async def failed() -> bool:
             return (await store.get(rid)).status is RunStatus.FAILED
@@ -213,7 +214,7 @@ async def test_lease_is_renewed_while_a_long_run_works(
     assert rid
     processor = FakeProcessor(delay=fast.lease_seconds * 2.5)
     async with workers(fast, redis_url, processor, n=2):
-        await Pipeline(settings=fast, redis=redis, processor=processor).wake()
+        await TickRunner(settings=fast, redis=redis, processor=processor).wake()
 
         async def completed() -> bool:
             return (await store.get(rid)).status is RunStatus.COMPLETED
@@ -231,7 +232,7 @@ async def test_graceful_shutdown_releases_in_flight_runs(
     assert rid
     processor = FakeProcessor(delay=30)
     async with workers(fast, redis_url, processor) as (worker,):
-        await Pipeline(settings=fast, redis=redis, processor=processor).wake()
+        await TickRunner(settings=fast, redis=redis, processor=processor).wake()
         await wait_for(lambda: processor.calls == 1)
         worker.handle_sig_wait_for_completion(15)  # SIGTERM: grace 1 s, then cancel + release
 
@@ -258,7 +259,7 @@ async def test_a_run_lost_on_its_last_attempt_is_retired_and_reported(
     async def on_retired(ids: list[str], code: str, reason: str | None) -> None:
         reported.append((ids, code, reason))
 
-    pipeline = Pipeline(settings=s, redis=redis, processor=FakeProcessor(), on_retired=on_retired)
+    pipeline = TickRunner(settings=s, redis=redis, processor=FakeProcessor(), on_retired=on_retired)
     assert await pipeline.tick("job-1") == "idle"
     assert reported == [([rid], "lease_expired", "worker_lost")]
     assert (await store.get(rid or "")).retired
@@ -287,13 +288,13 @@ async def patched_workers(
     settings: Settings,
     redis_url: str,
     processor: FakeProcessor,
-    patch: Callable[[Pipeline], None],
+    patch: Callable[[TickRunner], None],
     n: int = 1,
-) -> AsyncIterator[list[Pipeline]]:
-    pipelines: list[Pipeline] = []
+) -> AsyncIterator[list[TickRunner]]:
+    pipelines: list[TickRunner] = []
 
-    async def factory(s: Settings, redis: Any) -> Pipeline:
-        pipeline = Pipeline(settings=s, redis=redis, processor=processor)
+    async def factory(s: Settings, redis: Any) -> TickRunner:
+        pipeline = TickRunner(settings=s, redis=redis, processor=processor)
         patch(pipeline)
         pipelines.append(pipeline)
         return pipeline
@@ -321,13 +322,13 @@ async def test_completion_write_is_retried_through_a_store_fault(
     oom = OutOfMemoryError("command not allowed when used memory > 'maxmemory'")
     flaky: list[Flaky] = []
 
-    def patch(pipeline: Pipeline) -> None:
+    def patch(pipeline: TickRunner) -> None:
         flaky.append(Flaky(pipeline.store.complete, oom, times=3))
         pipeline.store.complete = flaky[-1]  # type: ignore[method-assign]
 
     processor = FakeProcessor()
     async with patched_workers(fast, redis_url, processor, patch):
-        await Pipeline(settings=fast, redis=redis, processor=processor).wake()
+        await TickRunner(settings=fast, redis=redis, processor=processor).wake()
 
         async def completed() -> bool:
             return (await store.get(rid)).status is RunStatus.COMPLETED
@@ -347,7 +348,7 @@ async def test_renewals_failing_longer_than_the_lease_never_cancel_the_work(
     assert rid
     blackout_until = asyncio.get_running_loop().time() + fast.lease_seconds * 2
 
-    def patch(pipeline: Pipeline) -> None:
+    def patch(pipeline: TickRunner) -> None:
         pipeline.store.renew = Flaky(  # type: ignore[method-assign]
             pipeline.store.renew,
             RedisTimeoutError("Timeout reading from socket"),
@@ -356,7 +357,7 @@ async def test_renewals_failing_longer_than_the_lease_never_cancel_the_work(
 
     processor = FakeProcessor(delay=fast.lease_seconds * 2.5)
     async with patched_workers(fast, redis_url, processor, patch, n=2):
-        await Pipeline(settings=fast, redis=redis, processor=processor).wake()
+        await TickRunner(settings=fast, redis=redis, processor=processor).wake()
 
         async def completed() -> bool:
             return (await store.get(rid)).status is RunStatus.COMPLETED
@@ -377,7 +378,7 @@ async def test_a_store_fault_inside_processing_releases_and_spends_nothing(
     faults = iter([RedisConnectionError("Connection closed by server.")])
     processor = FakeProcessor(lambda _: next(faults, None))
     async with workers(s, redis_url, processor):
-        await Pipeline(settings=s, redis=redis, processor=processor).wake()
+        await TickRunner(settings=s, redis=redis, processor=processor).wake()
 
         async def completed() -> bool:
             return (await store.get(rid)).status is RunStatus.COMPLETED

@@ -1,6 +1,7 @@
 """The operator console (§15): server-rendered pages at ``/`` of ``memory-worker serve``.
 
-``data`` gathers what each page shows (bounded reads of the store's indexes),
+``data`` gathers what each page shows (bounded reads of the store's indexes;
+the runs pages in ``runs_data``, the memory page in ``memory_data``),
 ``app`` serves it (routes, CSRF, token-gated actions, security headers), and
 ``templates/`` + ``static/`` render it with no build step and no JavaScript.
 """

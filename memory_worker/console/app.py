@@ -37,7 +37,7 @@ from aiohttp import web
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
-from memory_worker.console import data
+from memory_worker.console import data, memory_data, runs_data
 from memory_worker.keys import Keys
 from memory_worker.metrics import fleet_breakers
 from memory_worker.replay import ReplayFilter, ReplayScope, ReplayStore, parse_rate, parse_when
@@ -204,13 +204,13 @@ class Console:
     async def runs(self, request: web.Request) -> web.Response:
         q = request.query
         problems: list[str] = []
-        wanted = data.RunFilter()
+        wanted = runs_data.RunFilter()
         try:
             wanted = _run_filter(q)
         except ValueError as exc:
             problems.append(str(exc))
         offset = _int(q.get("offset"), 0)
-        page = await data.runs_page(self.redis, self.settings, wanted, offset=max(offset, 0))
+        page = await runs_data.runs_page(self.redis, self.settings, wanted, offset=max(offset, 0))
         keep = {k: v for k, v in q.items() if k != "offset" and v}
         return await self.render(
             request,
@@ -220,12 +220,12 @@ class Console:
             q=q,
             keep=keep,
             problems=problems,
-            statuses=data.RUN_FILTERS,
+            statuses=runs_data.RUN_FILTERS,
         )
 
     async def run(self, request: web.Request) -> web.Response:
         run_id = request.match_info["run_id"]
-        run = await data.run_detail(self.redis, self.settings, run_id)
+        run = await runs_data.run_detail(self.redis, self.settings, run_id)
         if run is None:
             return await self.render(request, "missing.html.j2", status=404, what=f"run {run_id}")
         return await self.render(request, "run.html.j2", run=run)
@@ -258,7 +258,7 @@ class Console:
                 raise web.HTTPFound(f"/memory/{int(chat)}")
             except ValueError:
                 pass
-        chats = await data.chat_list(self.redis, self.settings)
+        chats = await memory_data.chat_list(self.redis, self.settings)
         return await self.render(request, "memory_index.html.j2", chats=chats)
 
     async def memory(self, request: web.Request) -> web.Response:
@@ -269,7 +269,7 @@ class Console:
         except ValueError:
             return await self.render(request, "missing.html.j2", status=404, what="that chat")
         query = request.query.get("q", "").strip()[:200]
-        memory = await data.memory_data(self.redis, self.settings, chat_id, query=query)
+        memory = await memory_data.memory_data(self.redis, self.settings, chat_id, query=query)
         return await self.render(request, "memory.html.j2", m=memory)
 
     async def settings_page(self, request: web.Request) -> web.Response:
@@ -380,16 +380,16 @@ def _when(text: str | None) -> int | None:
     return int(parse_when(text, now=datetime.now(UTC)).timestamp() * 1000)
 
 
-def _run_filter(q: Any) -> data.RunFilter:
+def _run_filter(q: Any) -> runs_data.RunFilter:
     status = q.get("status") or None
-    if status is not None and status not in data.RUN_FILTERS:
-        raise ValueError(f"status {status!r}: expected one of {', '.join(data.RUN_FILTERS)}")
+    if status is not None and status not in runs_data.RUN_FILTERS:
+        raise ValueError(f"status {status!r}: expected one of {', '.join(runs_data.RUN_FILTERS)}")
     chat = q.get("chat") or None
     try:
         chat_id = int(chat) if chat else None
     except ValueError:
         raise ValueError(f"chat {chat!r}: expected an integer chat id") from None
-    return data.RunFilter(
+    return runs_data.RunFilter(
         status=status,
         chat_id=chat_id,
         error_code=q.get("code") or None,

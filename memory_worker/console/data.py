@@ -4,18 +4,19 @@ Each ``*_data`` function answers one page with a bounded number of round trips,
 whatever the number of runs stored: counts come from the store's ZSET indexes
 (``ZCARD``/``ZCOUNT``), lists page through an index with offsets and read only
 the fields they show, and the outage facts come from the same keys the metrics
-and ``/readyz`` read. Nothing here reads message text except :func:`memory_data`,
-which the console calls only when ``MEMORY_CONSOLE_SHOW_MEMORY`` is on.
+and ``/readyz`` read. The runs pages live in :mod:`~memory_worker.console.runs_data`;
+the memory page, the only one that reads card text (and only when
+``MEMORY_CONSOLE_SHOW_MEMORY`` is on), in :mod:`~memory_worker.console.memory_data`.
 
-The decisions (:func:`outage_banner`, :func:`mask_setting`, :func:`hourly_buckets`,
-:func:`superseded_chains`, :func:`card_matches`) are pure functions on plain data.
+The decisions (:func:`outage_banner`, :func:`mask_setting`, :func:`hourly_buckets`)
+are pure functions on plain data.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,27 +27,16 @@ from pydantic import SecretStr
 from llm_client.breaker import BreakerView, Circuit
 from llm_client.breaker_store import BreakerStore
 from llm_client.events import EventType, RedisEventLog, RoutingEvent
+from llm_client.redis_text import as_text
 from llm_client.routes import RoutesConfig, RoutesError, load_routes
-from memory_worker.cards import Card, CardStore, Episode
 from memory_worker.keys import Keys
 from memory_worker.metrics import Sample, fleet_breakers, read_sample
-from memory_worker.models import ErrorLogEntry, Run, RunStatus
-from memory_worker.reports import page_decision
-from memory_worker.run_store import RunStore
+from memory_worker.models import RunStatus
+from memory_worker.paging import page_decision
 from memory_worker.sentry import redact_url
 from memory_worker.settings import Settings, env_name
 
-#: Index entries one runs-list request may examine (filters that no index serves).
-SCAN_BUDGET = 2000
-SCAN_CHUNK = 250
-PAGE_SIZE = 50
-#: Statuses the runs list filters on; ``retired`` is the retired index.
-RUN_FILTERS = (*(s.value for s in RunStatus), "retired")
 HOURS = 24
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else ("" if value is None else str(value))
 
 
 def iso(ms: float | None) -> str | None:
@@ -172,7 +162,7 @@ async def banner_data(
         pipe.hgetall(keys.admin_counters)
         deferred, delayed, queued, retry, pages = await pipe.execute()
     tick_prefix = keys.tick_job_id("")
-    ticks = [int(score) for member, score in delayed if _text(member).startswith(tick_prefix)]
+    ticks = [int(score) for member, score in delayed if as_text(member).startswith(tick_prefix)]
     deferred_ms = int(deferred) if deferred else None
     failed_since = 0
     if deferred_ms is not None or any(v.circuit is not Circuit.CLOSED for v in breakers):
@@ -188,7 +178,7 @@ async def banner_data(
         deferred_since_ms=deferred_ms,
         next_tick_ms=min(ticks) if ticks else None,
         runs_waiting=int(queued) + int(retry),
-        pages={_text(k): int(v) for k, v in pages.items()},
+        pages={as_text(k): int(v) for k, v in pages.items()},
         failed_since=failed_since,
     )
 
@@ -249,212 +239,6 @@ async def overview_data(
         retired_total=sum(v for k, v in c.items() if k.startswith("retired:")),
         completed_total=int(c.get("completed", 0)),
     )
-
-
-# --- runs --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RunFilter:
-    status: str | None = None
-    chat_id: int | None = None
-    error_code: str | None = None
-    reason: str | None = None
-    since_ms: int | None = None
-    until_ms: int | None = None
-
-    @property
-    def needs_scan(self) -> bool:
-        """Filters that no index serves (checked run by run)."""
-        return self.chat_id is not None or bool(self.error_code) or bool(self.reason)
-
-
-@dataclass(frozen=True, slots=True)
-class RunRow:
-    id: str
-    status: str
-    retired: bool
-    chat_id: int
-    thread_id: int
-    attempts: int
-    releases: int
-    created_at_ms: int
-    updated_at_ms: int
-    lease_owner: str
-    code: str | None
-    reason: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class RunPage:
-    rows: list[RunRow]
-    #: Index offset to continue from (None: the index is exhausted).
-    next_offset: int | None
-    offset: int
-    scanned: int
-    #: Entries of the index inside the time window (every run the filters start from).
-    in_window: int
-    index: str
-
-
-_ROW_FIELDS = (
-    "id",
-    "status",
-    "retired",
-    "chat_id",
-    "thread_id",
-    "attempts",
-    "releases",
-    "created_at",
-    "updated_at",
-    "lease_owner",
-)
-
-
-def _row(values: Sequence[Any], last_error: Any) -> RunRow | None:
-    h = dict(zip(_ROW_FIELDS, (_text(v) for v in values), strict=True))
-    if not h["status"]:
-        return None
-    entry = ErrorLogEntry.model_validate_json(last_error) if last_error else None
-    return RunRow(
-        id=h["id"],
-        status=h["status"],
-        retired=h["retired"] == "1",
-        chat_id=int(h["chat_id"] or 0),
-        thread_id=int(h["thread_id"] or 0),
-        attempts=int(h["attempts"] or 0),
-        releases=int(h["releases"] or 0),
-        created_at_ms=int(h["created_at"] or 0),
-        updated_at_ms=int(h["updated_at"] or 0),
-        lease_owner=h["lease_owner"],
-        code=entry.code if entry else None,
-        reason=entry.reason if entry else None,
-    )
-
-
-def row_matches(row: RunRow, wanted: RunFilter) -> bool:
-    """Does ``row`` pass the filters that no index serves?"""
-    if wanted.chat_id is not None and row.chat_id != wanted.chat_id:
-        return False
-    if wanted.error_code and (row.code or "").casefold() != wanted.error_code.casefold():
-        return False
-    return not (wanted.reason and (row.reason or "").casefold() != wanted.reason.casefold())
-
-
-def run_index(keys: Keys, status: str | None) -> str:
-    if status == "retired":
-        return keys.retired
-    if status:
-        return keys.by_status(RunStatus(status).value)
-    return keys.all_runs
-
-
-async def runs_page(
-    redis: ArqRedis,
-    settings: Settings,
-    wanted: RunFilter,
-    *,
-    offset: int = 0,
-    page_size: int = PAGE_SIZE,
-    budget: int = SCAN_BUDGET,
-) -> RunPage:
-    """One page of runs, newest first, read from the index in chunks: never every run.
-
-    The index is the status's ZSET (score = last update; ``retired``: retirement time)
-    or ``runs:all`` (score = creation). The time window is a score range; chat, code and
-    reason are checked on the rows read, at most ``budget`` index entries per page.
-    """
-    keys = Keys(settings.key_prefix)
-    index = run_index(keys, wanted.status)
-    high = "+inf" if wanted.until_ms is None else str(wanted.until_ms)
-    low = "-inf" if wanted.since_ms is None else str(wanted.since_ms)
-    rows: list[RunRow] = []
-    scanned = 0
-    position = offset
-    exhausted = False
-    while len(rows) < page_size and scanned < budget:
-        chunk = min(SCAN_CHUNK if wanted.needs_scan else page_size - len(rows), budget - scanned)
-        ids = [
-            _text(i)
-            for i in await redis.zrevrangebyscore(index, high, low, start=position, num=chunk)
-        ]
-        if not ids:
-            exhausted = True
-            break
-        # a cheap first pass reads only what the scan filters need; full rows for hits only
-        hits = await _prefilter(redis, keys, ids, wanted) if wanted.needs_scan else ids
-        wanted_hits = hits[: page_size - len(rows)]
-        rows.extend(await _rows(redis, keys, wanted_hits, wanted))
-        if len(hits) > len(wanted_hits):  # the page filled inside this chunk
-            consumed = ids.index(wanted_hits[-1]) + 1 if wanted_hits else 0
-            scanned += consumed
-            position += consumed
-            break
-        scanned += len(ids)
-        position += len(ids)
-        if len(ids) < chunk:
-            exhausted = True
-            break
-    in_window = int(await redis.zcount(index, low, high))
-    if position >= in_window:
-        exhausted = True
-    return RunPage(
-        rows=rows,
-        next_offset=None if exhausted else position,
-        offset=offset,
-        scanned=scanned,
-        in_window=in_window,
-        index=wanted.status or "all",
-    )
-
-
-async def _prefilter(
-    redis: ArqRedis, keys: Keys, ids: Sequence[str], wanted: RunFilter
-) -> list[str]:
-    """The ids whose chat and last error match ``wanted`` (one pipelined read, no parsing
-    of anything else)."""
-    by_error = bool(wanted.error_code or wanted.reason)
-    async with redis.pipeline(transaction=False) as pipe:
-        for rid in ids:
-            pipe.hget(keys.run(rid), "chat_id")
-            if by_error:
-                pipe.lindex(keys.run(rid) + ":errors", -1)
-        raw = await pipe.execute()
-    step = 2 if by_error else 1
-    hits = []
-    for i, rid in enumerate(ids):
-        chat = raw[i * step]
-        if chat is None:
-            continue
-        if wanted.chat_id is not None and int(chat) != wanted.chat_id:
-            continue
-        if by_error:
-            last = orjson.loads(raw[i * step + 1]) if raw[i * step + 1] else {}
-            code, reason = str(last.get("code") or ""), str(last.get("reason") or "")
-            if wanted.error_code and code.casefold() != wanted.error_code.casefold():
-                continue
-            if wanted.reason and reason.casefold() != wanted.reason.casefold():
-                continue
-        hits.append(rid)
-    return hits
-
-
-async def _rows(redis: ArqRedis, keys: Keys, ids: Sequence[str], wanted: RunFilter) -> list[RunRow]:
-    if not ids:
-        return []
-    async with redis.pipeline(transaction=False) as pipe:
-        for rid in ids:
-            pipe.hmget(keys.run(rid), list(_ROW_FIELDS))
-            pipe.lindex(keys.run(rid) + ":errors", -1)
-        raw = await pipe.execute()
-    rows = (_row(raw[2 * i], raw[2 * i + 1]) for i in range(len(ids)))
-    return [row for row in rows if row is not None and row_matches(row, wanted)]
-
-
-async def run_detail(redis: ArqRedis, settings: Settings, run_id: str) -> Run | None:
-    """One run (its error log, releases, attempts, lease) or None."""
-    runs = await RunStore(redis, settings).get_many([run_id])
-    return runs[0] if runs else None
 
 
 # --- breakers ----------------------------------------------------------------------------------
@@ -537,7 +321,7 @@ async def timeline_data(
     events = await RedisEventLog(redis, keys).recent(
         limit=limit, types=[event_type] if event_type else None, workflow=workflow or None
     )
-    page_ids = [_text(i) for i in await redis.zrange(keys.admin_outbox, 0, 49)]
+    page_ids = [as_text(i) for i in await redis.zrange(keys.admin_outbox, 0, 49)]
     async with redis.pipeline(transaction=False) as pipe:
         pipe.hgetall(keys.admin_counters)
         for pid in page_ids:
@@ -545,7 +329,7 @@ async def timeline_data(
         counters, *raw_pages = await pipe.execute()
     pending = []
     for pid, raw in zip(page_ids, raw_pages, strict=True):
-        h = {_text(k): _text(v) for k, v in raw.items()}
+        h = {as_text(k): as_text(v) for k, v in raw.items()}
         if h:
             pending.append(
                 PendingPage(
@@ -559,7 +343,7 @@ async def timeline_data(
             )
     return Timeline(
         items=[TimelineItem(e, page_decision(e)) for e in events],
-        pages={_text(k): int(v) for k, v in counters.items()},
+        pages={as_text(k): int(v) for k, v in counters.items()},
         pending=pending,
         types=sorted({*(t.value for t in EventType), *AUDIT_TYPES}),
     )
@@ -589,122 +373,6 @@ async def audit(
         admin_actionable=False,
     )
     await RedisEventLog(redis, Keys(settings.key_prefix)).emit(event)
-
-
-# --- memory ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class CardEntry:
-    card: Card
-    #: Older facts this card replaced, newest first (the superseded history).
-    history: list[Card] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class Memory:
-    chat_id: int
-    scopes: dict[str, list[CardEntry]]
-    inactive: list[Card]
-    episodes: list[Episode]
-    query: str
-    total_cards: int
-    runs: list[RunRow]
-
-
-def card_matches(card: Card, query: str) -> bool:
-    """Case-insensitive text search over a card's fact, subject, predicate and object."""
-    if not query:
-        return True
-    needle = query.casefold()
-    return any(
-        needle in part.casefold()
-        for part in (card.fact_text, card.subject, card.predicate, card.object)
-    )
-
-
-def superseded_chains(cards: Iterable[Card]) -> dict[str, list[Card]]:
-    """Card id → the cards it superseded, transitively, newest replacement first."""
-    by_replacement: dict[str, list[Card]] = {}
-    for card in cards:
-        if card.superseded_by:
-            by_replacement.setdefault(card.superseded_by, []).append(card)
-    chains: dict[str, list[Card]] = {}
-
-    def walk(card_id: str, seen: set[str]) -> list[Card]:
-        out: list[Card] = []
-        for older in sorted(
-            by_replacement.get(card_id, []), key=lambda c: c.valid_from, reverse=True
-        ):
-            if older.id in seen:
-                continue
-            seen.add(older.id)
-            out.append(older)
-            out.extend(walk(older.id, seen))
-        return out
-
-    for card_id in by_replacement:
-        chains[card_id] = walk(card_id, {card_id})
-    return chains
-
-
-def _scope_order(sk: str) -> tuple[int, str]:
-    return ({"chat": 0}.get(sk.split(":")[0], 1 if sk.startswith("thread") else 2), sk)
-
-
-async def memory_data(
-    redis: ArqRedis,
-    settings: Settings,
-    chat_id: int,
-    *,
-    query: str = "",
-    episodes: int = 20,
-    now: datetime | None = None,
-) -> Memory:
-    """A chat's cards by scope with their superseded history, its episodes and recent runs."""
-    keys = Keys(settings.key_prefix)
-    store = CardStore(redis, keys)
-    cards = await store.all_cards(chat_id)
-    moment = now or datetime.now(UTC)
-    chains = superseded_chains(cards)
-    scopes: dict[str, list[CardEntry]] = {}
-    inactive: list[Card] = []
-    for card in sorted(cards, key=lambda c: (c.observed_at, int(c.id)), reverse=True):
-        hit = card_matches(card, query) or any(
-            card_matches(old, query) for old in chains.get(card.id, [])
-        )
-        if not hit:
-            continue
-        if card.visible_at(moment):
-            scopes.setdefault(card.scope_key, []).append(CardEntry(card, chains.get(card.id, [])))
-        elif not card.superseded_by:
-            inactive.append(card)
-    ordered = {sk: scopes[sk] for sk in sorted(scopes, key=_scope_order)}
-    found_episodes = await store.episodes(chat_id, limit=episodes)
-    if query:
-        needle = query.casefold()
-        found_episodes = [
-            e
-            for e in found_episodes
-            if needle in e.summary.casefold() or any(needle in t.casefold() for t in e.topics)
-        ]
-    runs = await runs_page(redis, settings, RunFilter(chat_id=chat_id), page_size=10, budget=500)
-    return Memory(
-        chat_id=chat_id,
-        scopes=ordered,
-        inactive=inactive,
-        episodes=found_episodes,
-        query=query,
-        total_cards=len(cards),
-        runs=runs.rows,
-    )
-
-
-async def chat_list(redis: ArqRedis, settings: Settings, limit: int = 100) -> list[int]:
-    """Up to ``limit`` chats that have memory (one SSCAN page, sorted)."""
-    keys = Keys(settings.key_prefix)
-    _, members = await redis.sscan(keys.chats, 0, count=limit)
-    return sorted(int(_text(m)) for m in members)[:limit]
 
 
 # --- settings ----------------------------------------------------------------------------------

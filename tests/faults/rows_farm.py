@@ -1,6 +1,6 @@
 """Fault rows 1–4, "farm answers misread" (§3, §4, §5, §7 rev 2).
 
-Each scenario runs the production pipeline (``build_default_pipeline``: routed
+Each scenario runs the production pipeline (``build_tick_runner``: routed
 walker, fleet-shared breakers and the run store on the test Valkey, the real
 Discovery client over HTTP) against the loopback farm simulator, one tick at a
 time, and asserts what the spec promises: attempts spent, status, releases,
@@ -22,8 +22,8 @@ from memory_worker.keys import Keys
 from memory_worker.models import Run, RunStatus
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from memory_worker.wiring import build_default_pipeline
-from memory_worker.worker import Pipeline
+from memory_worker.tick_runner import TickRunner
+from memory_worker.wiring import build_tick_runner
 from tests.factories import make_request
 from tests.faults.context import FaultContext, Scenario
 from tests.harness import Fleet, eventually
@@ -63,17 +63,17 @@ def crashed() -> Fault:
     return Fault(FaultKind.UPSTREAM_STATUS, status_code=500, message="Internal Server Error")
 
 
-async def pipeline(ctx: FaultContext, routes: str | None = None, **overrides: Any) -> Pipeline:
+async def pipeline(ctx: FaultContext, routes: str | None = None, **overrides: Any) -> TickRunner:
     update: dict[str, Any] = {**FAST, "discovery_base_url": ctx.sim.base_url, **overrides}
     if routes is not None:
         path = Path(ctx.tmp_path) / "routes.toml"
         path.write_text(routes)
         update["routes_file"] = path
     settings = ctx.settings.model_copy(update=update)
-    return await build_default_pipeline(settings, ctx.redis)
+    return await build_tick_runner(settings, ctx.redis)
 
 
-async def close(pipe: Pipeline) -> None:
+async def close(pipe: TickRunner) -> None:
     for closer in pipe.closers:
         await closer()
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from llm_client.breaker import Circuit
 from llm_client.breaker_store import BreakerStore
+from llm_client.clients import ClientFactory
 from llm_client.events import RedisEventLog
 from llm_client.routes import RouteTarget
-from llm_client.routing import ClientFactory
 from llm_client.transport import ChatResult, ChatTransport, EmbedResult, EmbedTransport
 from memory_worker.api import MemoryQueue
 from memory_worker.connections import RedisHandle, client_from_url
@@ -27,7 +27,7 @@ from memory_worker.farmsim import Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from memory_worker.wiring import ConsolidationProcessor, build_default_pipeline
+from memory_worker.wiring import ConsolidationProcessor, build_tick_runner
 from tests.factories import make_request
 from tests.faults.context import FaultContext, Scenario
 from tests.harness import Fleet, eventually
@@ -224,7 +224,7 @@ async def row6(ctx: FaultContext) -> None:
             await redis.config_set("maxmemory", 0)
 
     factory = _HookedFactory(settings.client_config(), after=after)
-    pipeline = await build_default_pipeline(settings, redis, transports=factory)
+    pipeline = await build_tick_runner(settings, redis, transports=factory)
     processor = pipeline.processor
     assert isinstance(processor, ConsolidationProcessor)
     walker = processor.models.walker

@@ -28,8 +28,9 @@ from memory_worker.models import RunStatus
 from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
+from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import TickQueue
-from memory_worker.worker import Pipeline, create_worker
+from memory_worker.worker import create_worker
 from tests.factories import make_request
 from tests.faults.context import FaultContext, Scenario
 from tests.harness import Fleet, eventually
@@ -243,8 +244,8 @@ async def row13(ctx: FaultContext) -> None:
     (rid,) = await _enqueue(store, 1)
     processor = _Hang()
 
-    async def factory(settings: Settings, redis: Any) -> Pipeline:
-        return Pipeline(settings=settings, redis=redis, processor=processor)
+    async def factory(settings: Settings, redis: Any) -> TickRunner:
+        return TickRunner(settings=settings, redis=redis, processor=processor)
 
     client = client_from_url(ctx.redis_url)
     worker = create_worker(s, client, pipeline_factory=factory, handle_signals=False)
@@ -277,7 +278,7 @@ async def row17(ctx: FaultContext) -> None:
     s = ctx.settings.model_copy(update={"consolidation_backend_retry_interval": 30.0})
     store = RunStore(ctx.redis, s)
     await _enqueue(store, 1)
-    pipeline = Pipeline(settings=s, redis=ctx.redis, processor=_Hang(), gate=_Closed())
+    pipeline = TickRunner(settings=s, redis=ctx.redis, processor=_Hang(), gate=_Closed())
     ticks = TickQueue(ctx.redis, pipeline.keys)
     leaving = pipeline.ticks.unmark_running
 

@@ -1,0 +1,12 @@
+"""Redis replies as text: the one bytes → str helper (llm_client and memory_worker share it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def as_text(value: Any) -> str:
+    """A Redis reply value as text: bytes decoded (UTF-8), None as ``""``, anything else ``str``."""
+    if isinstance(value, bytes):
+        return value.decode()
+    return "" if value is None else str(value)

@@ -1,0 +1,72 @@
+"""The card store (§10): a chat's long-term memory — cards, episodes, links — in Redis.
+
+- :mod:`~memory_worker.cards.model`: what a card, an episode and a link are; scopes,
+  visibility, normalisation and the dedup hash (pure).
+- :mod:`~memory_worker.cards.writes`: what a run or a maintenance fold writes, and what
+  the write did (plain data).
+- :mod:`~memory_worker.cards.codec`: the stored short-key JSON schema (one table for
+  both directions) and the plans the scripts read.
+- :mod:`~memory_worker.cards.vectors`: int8 quantisation, the per-chat matrix and its cache.
+- :mod:`~memory_worker.cards.store`: :class:`CardStore`, the Redis shell (key layout in
+  its docstring); its Lua scripts are ``lua/*.lua``, loaded with ``importlib.resources``.
+
+Everything callers use is re-exported here: ``from memory_worker.cards import CardStore``.
+"""
+
+from memory_worker.cards.codec import card_from_json, from_ms, to_ms
+from memory_worker.cards.model import (
+    LIVE_STATUSES,
+    Card,
+    CardStatus,
+    Durability,
+    Episode,
+    Link,
+    Scope,
+    dedup_hash,
+    normalise,
+    scope_key,
+    visible_scope_keys,
+)
+from memory_worker.cards.store import CardStore
+from memory_worker.cards.vectors import quantize
+from memory_worker.cards.writes import (
+    ApplyResult,
+    EpisodeWrite,
+    FoldGroup,
+    FoldResult,
+    LinkWrite,
+    NewCard,
+    ResolutionOp,
+    ResolutionWrite,
+    RunWrites,
+    VectorSpace,
+)
+
+__all__ = [
+    "LIVE_STATUSES",
+    "ApplyResult",
+    "Card",
+    "CardStatus",
+    "CardStore",
+    "Durability",
+    "Episode",
+    "EpisodeWrite",
+    "FoldGroup",
+    "FoldResult",
+    "Link",
+    "LinkWrite",
+    "NewCard",
+    "ResolutionOp",
+    "ResolutionWrite",
+    "RunWrites",
+    "Scope",
+    "VectorSpace",
+    "card_from_json",
+    "dedup_hash",
+    "from_ms",
+    "normalise",
+    "quantize",
+    "scope_key",
+    "to_ms",
+    "visible_scope_keys",
+]

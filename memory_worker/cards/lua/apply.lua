@@ -1,0 +1,138 @@
+-- KEYS[1] = applied-runs zset. ARGV[3] = run id, ARGV[4] = plan JSON, ARGV[5..] = vectors.
+local run_id = ARGV[3]
+if redis.call('TYPE', KEYS[1]).ok == 'set' then  -- written before applied runs had a time
+  local old = redis.call('SMEMBERS', KEYS[1])
+  redis.call('DEL', KEYS[1])
+  for _, id in ipairs(old) do redis.call('ZADD', KEYS[1], now, id) end
+end
+if redis.call('ZSCORE', KEYS[1], run_id) then
+  return cjson.encode({applied = false})
+end
+local plan = cjson.decode(ARGV[4])
+local function blob(i) if blank(i) then return nil end return ARGV[4 + tonumber(i)] end
+if type(plan.model) == 'string' then vec_model = plan.model end
+local counts = {applied = true, inserted = 0, observed = 0, superseded = 0, competing = 0,
+  rewritten = 0, merged = 0, reinforced = 0, demoted = 0, skipped = 0, links = 0, episodes = 0}
+local refs, ref_list, seen = {}, {}, {}
+
+for i, n in ipairs(plan.cards) do
+  local c = load(redis.call('HGET', key('dedup'), n.h))
+  if live(c) then
+    c.conf = maxs(c.conf, n.conf)
+    c.sal = maxs(c.sal, n.sal)
+    c.obs = int(num(c.obs) + 1)
+    c.vf = mins(c.vf, n.vf)
+    c.obs_at = maxs(c.obs_at, n.obs_at)
+    c.exp = exp_merge(c.exp, n.exp)
+    c.src = union(c.src, n.src)
+    c.updated = now
+    if blank(c.row) then set_vector(c, blob(n.vec)) end
+    counts.observed = counts.observed + 1
+  else
+    c = {id = int(redis.call('INCR', key('seq'))), scope = n.scope, sk = n.sk, thread = n.thread,
+      user = n.user, type = n.type, subject = n.subject, predicate = n.predicate,
+      object = n.object, fact = n.fact, conf = n.conf, sal = n.sal, obs = '1',
+      status = 'active', dur = n.dur, vf = n.vf, obs_at = n.obs_at, created = now,
+      updated = now, exp = n.exp, src = n.src, h = n.h, run = run_id}
+    set_vector(c, blob(n.vec))
+    counts.inserted = counts.inserted + 1
+  end
+  index_live(c)
+  save(c)
+  refs[i] = c.id
+  if not seen[c.id] then seen[c.id] = true; ref_list[#ref_list + 1] = c.id end
+end
+
+for _, r in ipairs(plan.res) do
+  local old = load(r.old)
+  local new = nil
+  if not blank(r.new) then new = load(refs[tonumber(r.new)]) end
+  local done = false
+  if live(old) then
+    if r.op == 'supersede' then
+      if live(new) and new.id ~= old.id then
+        retire(old, 'superseded')
+        old.vu = new.vf
+        old.sup_by = new.id
+        save(old)
+        counts.superseded = counts.superseded + 1
+        done = true
+      end
+    elseif r.op == 'competing' then
+      if live(new) and new.id ~= old.id then
+        local g = old.group or new.group
+        if blank(g) then
+          if num(old.id) < num(new.id) then g = old.id else g = new.id end
+        end
+        old.status = 'competing'; old.group = g; old.updated = now
+        new.status = 'competing'; new.group = g; new.updated = now
+        save(old)
+        save(new)
+        counts.competing = counts.competing + 1
+        done = true
+      end
+    elseif r.op == 'update' then
+      if not blank(r.text) then
+        old.obs = int(num(old.obs) + 1)
+        old.obs_at = maxs(old.obs_at, plan.obs_at)
+        rewrite(old, r.text, r.h, blob(r.vec))
+        counts.rewritten = counts.rewritten + 1
+        done = true
+      end
+    elseif r.op == 'merge' then
+      local into = new
+      if not blank(r.into) then into = load(r.into) end
+      if live(into) and into.id ~= old.id then
+        fold(old, into)
+        if not blank(r.text) then rewrite(load(into.id), r.text, r.h, blob(r.vec)) end
+        counts.merged = counts.merged + 1
+        done = true
+      end
+    elseif r.op == 'reinforce' then
+      old.conf = fmt(math.min(1, num(old.conf) + 0.1))
+      old.sal = fmt(math.min(1, num(old.sal) + 0.05))
+      old.obs = int(num(old.obs) + 1)
+      old.obs_at = maxs(old.obs_at, plan.obs_at)
+      old.exp = ''
+      old.updated = now
+      index_live(old)
+      save(old)
+      counts.reinforced = counts.reinforced + 1
+      done = true
+    elseif r.op == 'demote' then
+      old.conf = fmt(math.max(0, num(old.conf) - 0.15))
+      old.updated = now
+      save(old)
+      counts.demoted = counts.demoted + 1
+      done = true
+    end
+  end
+  if not done then counts.skipped = counts.skipped + 1 end
+end
+
+for _, l in ipairs(plan.links) do
+  local a, b = refs[tonumber(l.from)], refs[tonumber(l.to)]
+  if a and b and a ~= b then
+    local f = a .. '|' .. l.rel .. '|' .. b
+    redis.call('HSET', key('links'), f, maxs(redis.call('HGET', key('links'), f) or '', l.conf))
+    counts.links = counts.links + 1
+  end
+end
+
+local e = plan.episode
+if e then
+  local ek = key('episode:' .. run_id)
+  redis.call('HSET', ek, 'run', run_id, 'summary', e.summary, 'topics', e.topics,
+    'participants', e.participants, 'start', e.start, 'end', e['end'], 'thread', e.thread,
+    'messages', e.messages, 'cards', table.concat(ref_list, ','), 'created', now)
+  local eb = blob(e.vec)
+  if eb then redis.call('HSET', ek, 'emb', eb) end
+  redis.call('ZADD', key('episodes'), num(e['end']), run_id)
+  counts.episodes = 1
+end
+
+redis.call('ZADD', KEYS[1], now, run_id)
+if vec_changed then redis.call('INCR', key('vecver')) end
+counts.cards = table.concat(ref_list, ',')
+counts.vectors_refused = vec_refused
+return cjson.encode(counts)

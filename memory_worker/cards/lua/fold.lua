@@ -1,0 +1,44 @@
+-- KEYS[1] = cards hash. ARGV[3] = plan JSON {groups, demote_delta}, ARGV[4..] = vectors.
+local plan = cjson.decode(ARGV[3])
+local function blob(i) if blank(i) then return nil end return ARGV[3 + tonumber(i)] end
+local delta = num(plan.demote_delta)
+local counts = {folded = 0, rewritten = 0, demoted = 0, stamped = 0}
+for _, g in ipairs(plan.groups) do
+  vec_model = ''
+  if type(g.model) == 'string' then vec_model = g.model end
+  local s = load(g.survivor)
+  if live(s) then
+    for _, id in ipairs(g.absorbed) do
+      local c = load(id)
+      if live(c) and c.id ~= s.id then
+        fold(c, s)
+        s = load(s.id)
+        counts.folded = counts.folded + 1
+      end
+    end
+    if not blank(g.text) then
+      s = rewrite(s, g.text, g.h, blob(g.vec))
+      counts.rewritten = counts.rewritten + 1
+    end
+  end
+  for _, id in ipairs(g.demote) do
+    local c = load(id)
+    if live(c) then
+      c.conf = fmt(math.max(0, num(c.conf) - delta))
+      c.updated = now
+      save(c)
+      counts.demoted = counts.demoted + 1
+    end
+  end
+  for _, id in ipairs(g.stamp) do
+    local c = load(id)
+    if c then
+      c.merge_at = now
+      save(c)
+      counts.stamped = counts.stamped + 1
+    end
+  end
+end
+if vec_changed then redis.call('INCR', key('vecver')) end
+counts.refused = vec_refused
+return cjson.encode(counts)

@@ -1,0 +1,163 @@
+-- Helpers shared by every script. ARGV[1] = key base ("{P chat:<id>}:"), ARGV[2] = now (ms).
+local base = ARGV[1]
+local now = ARGV[2]
+local function key(s) return base .. s end
+local CARDS = key('cards')
+local vec_changed = false
+-- id of the model that made this write's vectors ('' = unknown); set by each script
+local vec_model = ''
+local vec_refused = 0
+
+local function num(s) return tonumber(s) or 0 end
+local function fmt(x) return string.format('%.4f', x) end
+local function int(x) return string.format('%d', x) end
+local function blank(s) return not s or s == '' end
+local function maxs(a, b)
+  if blank(a) then return b end
+  if blank(b) then return a end
+  if num(a) >= num(b) then return a end
+  return b
+end
+local function mins(a, b)
+  if blank(a) then return b end
+  if blank(b) then return a end
+  if num(a) <= num(b) then return a end
+  return b
+end
+-- expiry of two merged facts: the durable one wins ('' = never expires)
+local function exp_merge(a, b)
+  if blank(a) or blank(b) then return '' end
+  return maxs(a, b)
+end
+-- union of two comma lists of message ids, numerically sorted, last 64 kept
+local function union(a, b)
+  local seen, out = {}, {}
+  for s in string.gmatch((a or '') .. ',' .. (b or ''), '[^,]+') do
+    if not seen[s] then seen[s] = true; out[#out + 1] = s end
+  end
+  table.sort(out, function(x, y) return num(x) < num(y) end)
+  if #out > 64 then
+    local keep = {}
+    for i = #out - 63, #out do keep[#keep + 1] = out[i] end
+    out = keep
+  end
+  return table.concat(out, ',')
+end
+
+local function load(id)
+  if blank(id) then return nil end
+  local raw = redis.call('HGET', CARDS, id)
+  if not raw then return nil end
+  return cjson.decode(raw)
+end
+local function save(c) redis.call('HSET', CARDS, c.id, cjson.encode(c)) end
+local function live(c) return c ~= nil and (c.status == 'active' or c.status == 'competing') end
+
+-- (re)write the indexes of a live card
+local function index_live(c)
+  redis.call('ZADD', key('active:' .. c.sk), num(c.obs_at), c.id)
+  redis.call('SADD', key('scopes'), c.sk)
+  redis.call('HSET', key('dedup'), c.h, c.id)
+  if blank(c.exp) then
+    redis.call('ZREM', key('expiry'), c.id)
+  else
+    redis.call('ZADD', key('expiry'), num(c.exp), c.id)
+  end
+end
+
+-- take a card out of every live index and give it a final status (kept, never deleted)
+local function retire(c, status)
+  redis.call('ZREM', key('active:' .. c.sk), c.id)
+  if redis.call('HGET', key('dedup'), c.h) == c.id then redis.call('HDEL', key('dedup'), c.h) end
+  redis.call('ZREM', key('expiry'), c.id)
+  if not blank(c.row) then
+    redis.call('SETRANGE', key('vecmask'), num(c.row), '\0')
+    vec_changed = true
+  end
+  c.status = status
+  c.retracted = now
+  c.updated = now
+end
+
+-- store (or overwrite) a card's vector row. The chat's first vector fixes its space
+-- (meta dim + model); a vector of another dimension or model is refused (counted).
+-- own = the blob is a row of this chat already (a fold copies it): no model check.
+local function set_vector(c, blob, own)
+  if blob == nil or #blob == 0 then return end
+  local meta = key('meta')
+  local dim = num(redis.call('HGET', meta, 'dim'))
+  if dim == 0 then
+    dim = #blob
+    redis.call('HSET', meta, 'dim', int(dim))
+    if vec_model ~= '' then redis.call('HSET', meta, 'model', vec_model) end
+  end
+  if #blob ~= dim then vec_refused = vec_refused + 1; return end
+  if not own then
+    local have = redis.call('HGET', meta, 'model') or ''
+    if have == '' then
+      -- a chat from before models were recorded: the first named model adopts it
+      if vec_model ~= '' then redis.call('HSET', meta, 'model', vec_model) end
+    elseif have ~= vec_model then
+      vec_refused = vec_refused + 1
+      return
+    end
+  end
+  if blank(c.row) then
+    local n = redis.call('RPUSH', key('vecids'), c.id .. '|' .. c.sk)
+    c.row = int(n - 1)
+  else
+    redis.call('INCR', key('vecrw'))
+  end
+  redis.call('SETRANGE', key('vec'), num(c.row) * dim, blob)
+  local flag = '\0'
+  if live(c) then flag = '\1' end
+  redis.call('SETRANGE', key('vecmask'), num(c.row), flag)
+  vec_changed = true
+end
+
+local function row_blob(c)
+  if blank(c.row) then return nil end
+  local dim = num(redis.call('HGET', key('meta'), 'dim'))
+  if dim == 0 then return nil end
+  local start = num(c.row) * dim
+  return redis.call('GETRANGE', key('vec'), start, start + dim - 1)
+end
+
+-- fold card src into card dst (both live, freshly loaded); src ends 'merged'
+local function fold(src, dst)
+  dst.conf = maxs(dst.conf, src.conf)
+  dst.sal = maxs(dst.sal, src.sal)
+  dst.obs = int(num(dst.obs) + num(src.obs))
+  dst.vf = mins(dst.vf, src.vf)
+  dst.obs_at = maxs(dst.obs_at, src.obs_at)
+  dst.exp = exp_merge(dst.exp, src.exp)
+  dst.src = union(dst.src, src.src)
+  dst.updated = now
+  if blank(dst.row) then set_vector(dst, row_blob(src), true) end
+  retire(src, 'merged')
+  src.merged_into = dst.id
+  save(src)
+  index_live(dst)
+  save(dst)
+end
+
+-- rewrite a live card's fact text; if another live card already holds the new
+-- text, the card is folded into that one instead. Returns the holder.
+local function rewrite(c, text, h, blob)
+  if blank(text) then return c end
+  if not blank(h) and h ~= c.h then
+    local other = load(redis.call('HGET', key('dedup'), h))
+    if live(other) and other.id ~= c.id then
+      fold(c, other)
+      return other
+    end
+    if redis.call('HGET', key('dedup'), c.h) == c.id then redis.call('HDEL', key('dedup'), c.h) end
+    c.h = h
+  end
+  c.fact = text
+  c.updated = now
+  set_vector(c, blob)
+  index_live(c)
+  save(c)
+  return c
+end

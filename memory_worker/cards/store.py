@@ -1,0 +1,476 @@
+"""The card store (§10): one chat's long-term memory in Redis, written once per run.
+
+What a card is lives in :mod:`memory_worker.cards.model`, its stored JSON
+in :mod:`memory_worker.cards.codec`, vectors in
+:mod:`memory_worker.cards.vectors`, the scripts in ``cards/lua/*.lua``.
+
+Key layout (all under the chat's hash tag ``{P chat:<id>}``, built by
+:meth:`Keys.chat`, so every script touches one cluster slot):
+
+==============  ======  ==========================================================
+``cards``       HASH    card id → card JSON (every value a string: ids never lose
+                        digits to Lua's number formatting)
+``seq``         STRING  card id counter
+``dedup``       HASH    dedup hash → id of the *live* card holding it
+``scopes``      SET     scope keys in use (``chat``, ``thread:<t>``, ``user:<u>``)
+``active:<sk>`` ZSET    live cards of a scope; score = last observation (ms)
+``expiry``      ZSET    live cards with an expiry; score = expires_at (ms)
+``runs``        ZSET    ids of the runs already applied (idempotency); score = when.
+                        Entries older than ``MEMORY_APPLIED_RUN_RETENTION_DAYS``
+                        are pruned by maintenance (bounded growth)
+``episode:<r>`` HASH    the episode of run ``r``; ``episodes`` ZSET by window end
+``links``       HASH    ``from|relation|to`` → confidence
+``vec``         STRING  packed int8 rows of unit vectors (``dim`` bytes a row)
+``vecids``      LIST    ``<card id>|<scope key>`` per row
+``vecmask``     STRING  one byte a row: 1 = searchable (live), 0 = not
+``vecver``      STRING  bumped on every change of the three above
+``meta``        HASH    ``dim`` (bytes a row), ``model`` (id of the embedding model)
+==============  ======  ==========================================================
+
+Vectors know their model (§16). The first vector stored in a chat fixes the
+chat's vector space: its dimension and the id of the model that made it
+(``RunWrites.embedding_model``, ``FoldGroup.embedding_model``). A later vector
+of another dimension or another model is **refused** — the card is stored
+without a row (``has_embedding`` false), the run is not failed, and the count
+comes back as ``ApplyResult.vectors_refused`` (logged as
+``cards.vectors_refused``). A writer that does not say its model ("unknown")
+is accepted only while the chat has no model recorded (chats written before
+models were recorded); the first write that names a model with the same
+dimension adopts it for them. A query names its model too
+(``similar_cards(..., model=)``): another model finds nothing (logged
+``cards.vector_model_mismatch``), so results never mix two spaces.
+:meth:`CardStore.vector_space` tells callers which space a chat uses.
+Switching a chat to another model (re-embedding its live cards) is a
+maintenance pass that does not exist yet: until then a chat keeps its first
+model.
+
+Writes. :meth:`CardStore.apply_run` sends a run's whole output to ONE Lua
+script. It is idempotent by run id (a rerun after a crash returns at once,
+leaving the store byte-identical) and atomic per chat, so two workers
+applying two runs of one chat at the same moment can never create a
+duplicate: the dedup lookup and the insert happen inside one script.
+Repeats (same dedup hash) raise the observation count, keep the highest
+confidence/salience and widen the validity window; resolutions
+(supersede, competing, update, merge, reinforce, demote) are applied after
+the upserts and skipped — counted, never failed — when their target is no
+longer live.
+
+Reads. :meth:`CardStore.visible_cards` honours scope visibility;
+:meth:`CardStore.similar_cards` is an exact cosine scan with numpy over a
+per-chat matrix cached in the process and revalidated by ``vecver`` (one
+``GET`` on the hot path, plus one ``HMGET`` of the winners).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import orjson
+import structlog
+
+from llm_client.redis_text import as_text
+from memory_worker.cards.codec import (
+    apply_result,
+    card_from_json,
+    card_plan,
+    episode_from_hash,
+    episode_plan,
+    link_plan,
+    lua_json,
+    resolution_plan,
+    to_ms,
+)
+from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
+from memory_worker.cards.vectors import Matrix, VectorBlobs, VectorCache
+from memory_worker.cards.writes import (
+    ApplyResult,
+    FoldGroup,
+    FoldResult,
+    RunWrites,
+    VectorSpace,
+)
+from memory_worker.keys import Keys
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+log = structlog.get_logger(__name__)
+
+
+@cache
+def _script(name: str, *, helpers: bool = True) -> str:
+    """The text of ``lua/<name>.lua``, after the shared ``lua/helpers.lua`` unless told not."""
+    folder = resources.files(__package__).joinpath("lua")
+    text = folder.joinpath(f"{name}.lua").read_text(encoding="utf-8")
+    if helpers:
+        text = folder.joinpath("helpers.lua").read_text(encoding="utf-8") + text
+    return text
+
+
+class CardStore:
+    """One chat's memory in Redis: the run write, maintenance writes and the read API."""
+
+    def __init__(
+        self, redis: Redis, keys: Keys, *, vector_cache_bytes: int = 256 * 1024 * 1024
+    ) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._apply = redis.register_script(_script("apply"))
+        self._expire = redis.register_script(_script("expire"))
+        self._fold = redis.register_script(_script("fold"))
+        self._refresh = redis.register_script(_script("refresh", helpers=False))
+        self._cache = VectorCache(max_bytes=vector_cache_bytes)
+
+    @property
+    def redis(self) -> Redis:
+        return self._redis
+
+    def key(self, chat_id: int, suffix: str) -> str:
+        return self._keys.chat(chat_id, suffix)
+
+    def _base(self, chat_id: int) -> str:
+        return self._keys.chat(chat_id, "")
+
+    # -- writes ----------------------------------------------------------------------------
+
+    async def apply_run(
+        self, chat_id: int, run_id: str, writes: RunWrites, *, now: datetime
+    ) -> ApplyResult:
+        """Store a run's output in one atomic, idempotent script (see the module doc)."""
+        vectors = VectorBlobs()
+        plan: dict[str, Any] = {
+            "obs_at": to_ms(writes.observed_at),
+            "cards": [card_plan(card, vectors.add(card.embedding)) for card in writes.cards],
+            "res": [resolution_plan(res, vectors) for res in writes.resolutions],
+            "links": [link_plan(link) for link in writes.links],
+            "model": writes.embedding_model or "",
+        }
+        if writes.episode is not None:
+            ep = writes.episode
+            plan["episode"] = episode_plan(ep, vectors.add(ep.embedding))
+        await self._redis.sadd(self._keys.chats, str(chat_id))  # type: ignore[misc]
+        raw = await self._apply(
+            keys=[self.key(chat_id, "runs")],
+            args=[
+                self._base(chat_id),
+                to_ms(now),
+                run_id,
+                lua_json(plan),
+                *vectors.blobs,
+            ],
+        )
+        data = orjson.loads(raw)
+        if not data.get("applied"):
+            log.info("cards.run_already_applied", chat_id=chat_id, run_id=run_id)
+            return ApplyResult(applied=False)
+        result = apply_result(data)
+        if result.vectors_refused:
+            log.warning(
+                "cards.vectors_refused",
+                chat_id=chat_id,
+                run_id=run_id,
+                model=writes.embedding_model,
+                refused=result.vectors_refused,
+            )
+        log.info(
+            "cards.run_applied",
+            chat_id=chat_id,
+            run_id=run_id,
+            inserted=result.inserted,
+            observed=result.observed,
+            superseded=result.superseded,
+            skipped=result.skipped,
+        )
+        return result
+
+    async def expire(self, chat_id: int, *, now: datetime, limit: int = 1000) -> int:
+        """Mark live cards past their TTL ``expired`` (kept, out of every live index)."""
+        count = await self._expire(
+            keys=[self.key(chat_id, "expiry")],
+            args=[self._base(chat_id), to_ms(now), limit],
+        )
+        return int(count)
+
+    async def fold_groups(
+        self,
+        chat_id: int,
+        groups: Sequence[FoldGroup],
+        *,
+        now: datetime,
+        demote_delta: float = 0.2,
+    ) -> FoldResult:
+        """Apply maintenance folds atomically (targets no longer live are skipped)."""
+        if not groups:
+            return FoldResult()
+        vectors = VectorBlobs()
+        plan_groups: list[dict[str, Any]] = []
+        for group in groups:
+            entry: dict[str, Any] = {
+                "survivor": group.survivor_id or "",
+                "absorbed": list(group.absorbed_ids),
+                "demote": list(group.demote_ids),
+                "stamp": list(group.stamp_ids),
+                "model": group.embedding_model or "",
+            }
+            if group.new_fact_text:
+                entry["text"] = group.new_fact_text
+                entry["h"] = group.new_dedup_hash or ""
+                index = vectors.add(group.embedding)
+                if index is not None:
+                    entry["vec"] = str(index)
+            plan_groups.append(entry)
+        raw = await self._fold(
+            keys=[self.key(chat_id, "cards")],
+            args=[
+                self._base(chat_id),
+                to_ms(now),
+                lua_json({"groups": plan_groups, "demote_delta": f"{demote_delta:.4f}"}),
+                *vectors.blobs,
+            ],
+        )
+        data = orjson.loads(raw)
+        if int(data.get("refused") or 0):
+            log.warning("cards.vectors_refused", chat_id=chat_id, refused=int(data["refused"]))
+        return FoldResult(
+            folded=int(data["folded"]),
+            rewritten=int(data["rewritten"]),
+            demoted=int(data["demoted"]),
+            stamped=int(data["stamped"]),
+        )
+
+    # -- reads -----------------------------------------------------------------------------
+
+    async def chat_ids(self) -> list[int]:
+        """Every chat that has memory (for maintenance sweeps)."""
+        members = await self._redis.smembers(self._keys.chats)  # type: ignore[misc]
+        return sorted(int(m) for m in members)
+
+    async def has_applied(self, chat_id: int, run_id: str) -> bool:
+        key = self.key(chat_id, "runs")
+        if await self._redis.type(key) in (b"set", "set"):  # before applied runs had a time
+            return bool(await self._redis.sismember(key, run_id))  # type: ignore[misc]
+        return await self._redis.zscore(key, run_id) is not None
+
+    async def prune_applied_runs(self, chat_id: int, *, before_ms: int) -> int:
+        """Forget runs applied before ``before_ms`` (bounded growth); how many.
+
+        Safe once no run can be applied twice that long apart: a run is applied
+        at its completion, and only a crash between apply and completion makes a
+        worker apply it again — within one lease, never days later.
+        """
+        key = self.key(chat_id, "runs")
+        if await self._redis.type(key) in (b"set", "set"):
+            return 0  # migrated (with a time) by its next apply
+        return int(await self._redis.zremrangebyscore(key, "-inf", f"({before_ms}"))
+
+    async def get_cards(self, chat_id: int, card_ids: Sequence[str]) -> list[Card]:
+        """Cards by id, in the order given (unknown ids are left out)."""
+        if not card_ids:
+            return []
+        raws = await self._redis.hmget(self.key(chat_id, "cards"), list(card_ids))  # type: ignore[misc]
+        return [card_from_json(chat_id, raw) for raw in raws if raw is not None]
+
+    async def get_card(self, chat_id: int, card_id: str) -> Card | None:
+        cards = await self.get_cards(chat_id, [card_id])
+        return cards[0] if cards else None
+
+    async def all_cards(self, chat_id: int) -> list[Card]:
+        """Every card of the chat, whatever its status, by id."""
+        raws = await self._redis.hvals(self.key(chat_id, "cards"))  # type: ignore[misc]
+        cards = [card_from_json(chat_id, raw) for raw in raws]
+        return sorted(cards, key=lambda c: int(c.id))
+
+    async def live_cards(
+        self, chat_id: int, scope_keys: Iterable[str] | None = None, *, limit: int | None = None
+    ) -> list[Card]:
+        """Live (active/competing) cards of the given scopes (all when None), newest first."""
+        if scope_keys is None:
+            scope_keys = sorted(
+                m.decode()
+                for m in await self._redis.smembers(self.key(chat_id, "scopes"))  # type: ignore[misc]
+            )
+        stop = -1 if limit is None else max(0, limit - 1)
+        pipe = self._redis.pipeline(transaction=False)
+        for sk in scope_keys:
+            pipe.zrevrange(self.key(chat_id, f"active:{sk}"), 0, stop, withscores=True)
+        scored: list[tuple[float, str]] = []
+        for members in await pipe.execute():
+            scored.extend((score, member.decode()) for member, score in members)
+        scored.sort(key=lambda item: (-item[0], int(item[1])))
+        ids = [card_id for _, card_id in scored]
+        return await self.get_cards(chat_id, ids)
+
+    async def visible_cards(
+        self,
+        chat_id: int,
+        thread_id: int = 0,
+        user_id: int | None = None,
+        *,
+        include_inactive: bool = False,
+        now: datetime | None = None,
+        limit: int | None = None,
+    ) -> list[Card]:
+        """Cards a reader in ``thread_id`` speaking for ``user_id`` may see, newest first.
+
+        Chat cards; thread cards only of that thread; user cards only of that
+        user. Superseded, merged and expired cards (also those past their
+        TTL that maintenance has not archived yet) only with
+        ``include_inactive``.
+        """
+        allowed = visible_scope_keys(thread_id, user_id)
+        if include_inactive:
+            cards = [c for c in await self.all_cards(chat_id) if c.scope_key in allowed]
+            cards.sort(key=lambda c: (c.observed_at, int(c.id)), reverse=True)
+            return cards[:limit] if limit is not None else cards
+        moment = now or datetime.now(UTC)
+        cards = await self.live_cards(chat_id, sorted(allowed))
+        visible = [c for c in cards if c.visible_at(moment)]
+        return visible[:limit] if limit is not None else visible
+
+    async def _matrix(self, chat_id: int) -> Matrix:
+        """The chat's matrix: one script call when current or after appends, a full read else."""
+        cached = self._cache.get(chat_id)
+        reply = list(
+            await self._refresh(
+                keys=[self.key(chat_id, "vecver")],
+                args=[
+                    self._base(chat_id),
+                    cached.version if cached else b"",
+                    cached.count if cached else 0,
+                    cached.rewrites if cached else b"",
+                ],
+            )
+        )
+        if cached is not None and len(reply) == 1:
+            return cached
+        if len(reply) == 8 and cached is not None and cached.count == int(reply[3]):
+            version, rewrites, _, _, mask, rows, entries, model = reply
+            matrix = cached
+            matrix.model = as_text(model)
+        else:  # empty cache, a rewritten row, or another query of ours refreshed meanwhile
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.get(self.key(chat_id, "vecver"))
+            pipe.get(self.key(chat_id, "vecrw"))
+            pipe.hget(self.key(chat_id, "meta"), "dim")
+            pipe.get(self.key(chat_id, "vecmask"))
+            pipe.get(self.key(chat_id, "vec"))
+            pipe.lrange(self.key(chat_id, "vecids"), 0, -1)
+            pipe.hget(self.key(chat_id, "meta"), "model")
+            version, rewrites, dim, mask, rows, entries, model = await pipe.execute()
+            matrix = Matrix(int(dim or 0), model.decode() if model else "")
+        matrix.append(rows or b"", entries)
+        matrix.set_mask(mask or b"")
+        matrix.version, matrix.rewrites = version or b"0", rewrites or b"0"
+        self._cache.put(chat_id, matrix)
+        return matrix
+
+    async def similar_cards(
+        self,
+        chat_id: int,
+        embedding: Sequence[float],
+        k: int,
+        *,
+        thread_id: int | None = None,
+        user_id: int | None = None,
+        scope_keys: Iterable[str] | None = None,
+        now: datetime | None = None,
+        model: str | None = None,
+    ) -> list[tuple[Card, float]]:
+        """The ``k`` live cards most similar (cosine) to ``embedding``, best first.
+
+        With neither ``thread_id`` nor ``user_id`` every live card of the chat
+        is a candidate; with either, only what :func:`visible_scope_keys`
+        allows; ``scope_keys`` names the allowed scopes outright. ``model``
+        names the model of ``embedding``: one other than the chat's finds
+        nothing (so does another dimension), never a mix of two spaces.
+        """
+        if k <= 0:
+            return []
+        matrix = await self._matrix(chat_id)
+        if not matrix.ids:
+            return []
+        if model is not None and matrix.model and model != matrix.model:
+            log.warning(
+                "cards.vector_model_mismatch",
+                chat_id=chat_id,
+                query_model=model,
+                chat_model=matrix.model,
+            )
+            return []
+        query = np.asarray(embedding, dtype=np.float32)
+        norm = float(np.linalg.norm(query))
+        if query.shape != (matrix.rows.shape[1],) or norm == 0.0:
+            return []
+        scores = np.where(matrix.live, matrix.rows @ (query / norm), -np.inf)
+        allowed: frozenset[str] | None = None
+        if scope_keys is not None:
+            allowed = frozenset(scope_keys)
+        elif thread_id is not None or user_id is not None:
+            allowed = visible_scope_keys(thread_id or 0, user_id)
+        if allowed is not None:
+            codes = [code for sk, code in matrix.scope_codes.items() if sk in allowed]
+            scores = np.where(np.isin(matrix.scopes, codes), scores, -np.inf)
+        moment = now or datetime.now(UTC)
+        want = min(len(matrix.ids), max(2 * k, k + 8))
+        while True:
+            top = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else None
+            order = top[np.argsort(-scores[top])] if top is not None else np.argsort(-scores)
+            order = order[np.isfinite(scores[order])]
+            cards = await self.get_cards(chat_id, [matrix.ids[i] for i in order.tolist()])
+            by_id = {c.id: c for c in cards}
+            found: list[tuple[Card, float]] = []
+            for index in order.tolist():
+                card = by_id.get(matrix.ids[index])
+                if card is not None and card.visible_at(moment):
+                    found.append((card, float(scores[index])))
+                    if len(found) == k:
+                        return found
+            if want >= len(matrix.ids) or len(order) < want:
+                return found
+            want = min(len(matrix.ids), want * 4)
+
+    async def vector_space(self, chat_id: int) -> VectorSpace | None:
+        """The model and dimension of the chat's vectors (None: no vector stored yet)."""
+        matrix = await self._matrix(chat_id)
+        if matrix.dim == 0:
+            return None
+        return VectorSpace(model=matrix.model or None, dimension=matrix.dim)
+
+    async def episodes(self, chat_id: int, *, limit: int = 20) -> list[Episode]:
+        """The latest episodes of the chat, newest window first."""
+        run_ids = await self._redis.zrevrange(self.key(chat_id, "episodes"), 0, limit - 1)
+        pipe = self._redis.pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.hgetall(self.key(chat_id, f"episode:{run_id.decode()}"))
+        return [episode_from_hash(chat_id, raw) for raw in await pipe.execute() if raw]
+
+    async def links(self, chat_id: int) -> list[Link]:
+        raw = await self._redis.hgetall(self.key(chat_id, "links"))  # type: ignore[misc]
+        links: list[Link] = []
+        for field_name, value in raw.items():
+            source, relation, target = field_name.decode().split("|")
+            links.append(
+                Link(
+                    from_card_id=source,
+                    relation=relation,
+                    to_card_id=target,
+                    confidence=float(value),
+                )
+            )
+        return sorted(links, key=lambda link: (int(link.from_card_id), link.relation))
+
+    async def chat_keys(self, chat_id: int) -> list[str]:
+        """Every key of one chat's memory (tests compare them with DUMP; ops inspect them)."""
+        pattern = _glob_escape(self._keys.chat_tag(chat_id)) + "*"
+        found = [k.decode() async for k in self._redis.scan_iter(match=pattern, count=1000)]
+        return sorted(found)
+
+
+def _glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[\]\\])", r"\\\1", text)

@@ -1,0 +1,136 @@
+"""Card vectors (§16): int8 quantisation and the per-chat matrix with its process cache.
+
+A card's embedding is stored as int8 bytes of its direction (cosine needs no
+magnitude), one row of ``dim`` bytes in the chat's ``vec`` string. Readers
+keep a :class:`Matrix` of unit float32 rows per chat in a bounded LRU
+(:class:`VectorCache`), revalidated by ``vecver`` and refreshed by deltas
+(new rows and the live mask) — see :meth:`CardStore.similar_cards`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+def quantize(vector: Sequence[float]) -> bytes:
+    """A vector as int8 bytes of its direction (cosine needs no magnitude)."""
+    array = np.asarray(vector, dtype=np.float32)
+    peak = float(np.max(np.abs(array))) if array.size else 0.0
+    if peak == 0.0 or not np.isfinite(peak):
+        return bytes(array.size)
+    scaled = np.clip(np.rint(array / peak * 127.0), -127, 127).astype(np.int8)
+    return bytes(scaled.tobytes())
+
+
+class VectorBlobs:
+    """Collects vector blobs for a script call; plan entries refer to them by 1-based index."""
+
+    def __init__(self) -> None:
+        self.blobs: list[bytes] = []
+
+    def add(self, vector: Sequence[float] | None) -> int | None:
+        if vector is None or len(vector) == 0:
+            return None
+        self.blobs.append(quantize(vector))
+        return len(self.blobs)
+
+
+class Matrix:
+    """A chat's vector rows at one ``vecver``: ids, scope codes, unit float32 rows, live flags.
+
+    Rows only ever get appended (a card keeps its row for life) or, rarely,
+    rewritten; a refresh after appends and status changes fetches just the
+    new rows and the one-byte-a-row mask.
+    """
+
+    def __init__(self, dim: int, model: str = "") -> None:
+        self.version = b""
+        self.rewrites = b""
+        self.dim = dim
+        #: Id of the model of the rows ('' = not recorded).
+        self.model = model
+        self.ids: list[str] = []
+        self.scope_codes: dict[str, int] = {}
+        self._rows = np.zeros((0, max(dim, 1)), dtype=np.float32)
+        self._scopes = np.zeros(0, dtype=np.int32)
+        self._nonzero = np.zeros(0, dtype=bool)
+        self.live = np.zeros(0, dtype=bool)
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    @property
+    def rows(self) -> np.ndarray[Any, np.dtype[np.float32]]:
+        return self._rows[: self.count]
+
+    @property
+    def scopes(self) -> np.ndarray[Any, np.dtype[np.int32]]:
+        return self._scopes[: self.count]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._rows.nbytes + self._scopes.nbytes + 64 * self.count)
+
+    def append(self, blob: bytes, entries: Sequence[bytes]) -> None:
+        """Add rows (int8 bytes) and their ``id|scope`` entries; rows are unit-normalised."""
+        fresh = min(len(entries), len(blob) // self.dim) if self.dim else 0
+        if fresh == 0:
+            return
+        block = np.frombuffer(blob, dtype=np.int8, count=fresh * self.dim).reshape(fresh, self.dim)
+        first, need = self.count, self.count + fresh
+        if need > self._rows.shape[0]:
+            capacity = need if first == 0 else max(need, 2 * self._rows.shape[0])
+            rows = np.empty((capacity, self.dim), dtype=np.float32)
+            rows[:first] = self.rows
+            scopes = np.zeros(capacity, dtype=np.int32)
+            scopes[:first] = self.scopes
+            nonzero = np.zeros(capacity, dtype=bool)
+            nonzero[:first] = self._nonzero[:first]
+            self._rows, self._scopes, self._nonzero = rows, scopes, nonzero
+        target = self._rows[first:need]
+        target[...] = block
+        norms = np.sqrt(np.einsum("ij,ij->i", target, target))
+        self._nonzero[first:need] = norms > 0
+        target *= (1.0 / np.where(norms > 0, norms, 1.0))[:, None]
+        codes = self.scope_codes
+        for offset, entry in enumerate(entries[:fresh]):
+            card_id, _, sk = entry.decode().partition("|")
+            code = codes.get(sk)
+            if code is None:
+                code = codes[sk] = len(codes)
+            self._scopes[first + offset] = code
+            self.ids.append(card_id)
+
+    def set_mask(self, mask: bytes) -> None:
+        flags = np.zeros(self.count, dtype=np.uint8)
+        have = min(len(mask), self.count)
+        flags[:have] = np.frombuffer(mask, dtype=np.uint8, count=have)
+        self.live = (flags == 1) & self._nonzero[: self.count]
+
+
+@dataclass
+class VectorCache:
+    """Per-process LRU of chat matrices, bounded by bytes."""
+
+    max_bytes: int
+    entries: OrderedDict[int, Matrix] = field(default_factory=OrderedDict)
+
+    def get(self, chat_id: int) -> Matrix | None:
+        entry = self.entries.get(chat_id)
+        if entry is not None:
+            self.entries.move_to_end(chat_id)
+        return entry
+
+    def put(self, chat_id: int, matrix: Matrix) -> None:
+        self.entries[chat_id] = matrix
+        self.entries.move_to_end(chat_id)
+        total = sum(m.nbytes for m in self.entries.values())
+        while total > self.max_bytes and len(self.entries) > 1:
+            _, evicted = self.entries.popitem(last=False)
+            total -= evicted.nbytes

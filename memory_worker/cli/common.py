@@ -1,0 +1,87 @@
+"""What every command shares: the typer apps, the consoles, Redis for one command, failing.
+
+Every failure is **one line** on stderr (``error: …``) and exit status
+:data:`EXIT_FAILURE`; ``--json`` prints one JSON document on stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from datetime import UTC, datetime
+from typing import Annotated, Any, TypeVar
+
+import orjson
+import typer
+from rich.console import Console
+
+from memory_worker.connections import RedisHandle, open_redis
+from memory_worker.settings import Settings, get_settings
+
+app = typer.Typer(
+    name="memory-worker",
+    help="Durable memory consolidation worker for a chat bot (arq + Redis).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+runs_app = typer.Typer(help="Inspect memory runs.", no_args_is_help=True)
+app.add_typer(runs_app, name="runs")
+breakers_app = typer.Typer(
+    help="Inspect and reset the fleet's circuit breakers.", no_args_is_help=True
+)
+app.add_typer(breakers_app, name="breakers")
+
+out = Console(width=None if sys.stdout.isatty() else 200)
+err = Console(stderr=True)
+T = TypeVar("T")
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coro)
+
+
+#: The exit status of every failure (usage errors from typer/click exit 2 as well).
+EXIT_FAILURE = 2
+
+
+def error_line(message: str) -> None:
+    """One line on stderr, whatever the terminal width (rich would wrap it)."""
+    sys.stderr.write("error: " + " ".join(message.split()) + "\n")
+    sys.stderr.flush()
+
+
+def fail(message: str, code: int = EXIT_FAILURE) -> typer.Exit:
+    error_line(message)
+    return typer.Exit(code)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+async def with_redis(settings: Settings, action: Callable[[RedisHandle], Awaitable[T]]) -> T:
+    """Open Redis (starting the embedded Valkey if needed), run ``action``, close."""
+    handle = await open_redis(settings)
+    try:
+        return await action(handle)
+    finally:
+        await handle.close()
+
+
+@app.callback()
+def _setup() -> None:
+    """Logs go to stderr (stdout is for results), configured from the settings."""
+    from memory_worker.logs import configure
+
+    settings = get_settings()
+    configure(settings.log_level, settings.log_format)
+
+
+def ms_text(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")

@@ -1,0 +1,176 @@
+"""``breakers list|reset`` and ``report``: the fleet's state, rendered.
+
+The data comes from :mod:`memory_worker.metrics` (:func:`report_data`,
+:func:`fleet_breakers`); this module only renders it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from memory_worker.cli.common import (
+    JsonFlag,
+    app,
+    breakers_app,
+    fail,
+    ms_text,
+    out,
+    print_json,
+    run_sync,
+    with_redis,
+)
+from memory_worker.connections import RedisHandle
+from memory_worker.settings import get_settings
+
+if TYPE_CHECKING:
+    from llm_client.breaker import BreakerView
+
+
+@breakers_app.command("list")
+def breakers_list(as_json: JsonFlag = False) -> None:
+    """Every configured or stored breaker: state, failures, trips, cooldown."""
+    from memory_worker.metrics import fleet_breakers, route_target_ids
+
+    settings = get_settings()
+    targets = route_target_ids(settings, strict=True)  # a broken routes file is an error
+
+    async def action(handle: RedisHandle) -> list[BreakerView]:
+        return await fleet_breakers(handle.client, settings).list(targets)
+
+    views = run_sync(with_redis(settings, action))
+    if as_json:
+        print_json([v.as_dict() for v in views])
+        return
+    colour = {"closed": "green", "half_open": "yellow", "open": "red"}
+    table = Table(
+        "target",
+        "state",
+        "consecutive",
+        "trips",
+        "opened at",
+        "cooldown left",
+        "probe",
+        "window fail/calls",
+    )
+    for v in views:
+        state = v.circuit.value
+        table.add_row(
+            v.target,
+            f"[{colour.get(state, 'white')}]{state}[/]",
+            str(v.consecutive_failures),
+            str(v.trips),
+            ms_text(v.opened_at_ms),
+            f"{v.cooldown_remaining_s:.0f}s",
+            "yes" if v.probe_in_flight else "-",
+            f"{v.window_failures}/{v.window_calls}",
+        )
+    out.print(table)
+
+
+@breakers_app.command("reset")
+def breakers_reset(
+    target: Annotated[str, typer.Argument(help="Target id provider/model (see breakers list).")],
+    force: Annotated[
+        bool, typer.Option("--force", help="Reset even a target no route or state knows.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Close a breaker now: counters cleared, outstanding probe permits made stale."""
+    from memory_worker.metrics import fleet_breakers, route_target_ids
+
+    settings = get_settings()
+    targets = route_target_ids(settings, strict=True)
+
+    async def action(handle: RedisHandle) -> BreakerView:
+        store = fleet_breakers(handle.client, settings)
+        known = set(targets) | set(await store.known_targets())
+        if target not in known and not force:
+            names = ", ".join(sorted(known)) or "none"
+            raise fail(f"unknown target {target!r} (known: {names}); --force resets it anyway")
+        return await store.reset(target)
+
+    view = run_sync(with_redis(settings, action))
+    if as_json:
+        print_json(view.as_dict())
+        return
+    out.print(f"breaker [bold]{view.target}[/bold] reset: {view.circuit.value}", highlight=False)
+
+
+# --- report -------------------------------------------------------------------------------------
+
+
+@app.command()
+def report(
+    limit: Annotated[int, typer.Option(min=1, max=10_000, help="Events to show.")] = 50,
+    event_type: Annotated[
+        list[str] | None, typer.Option("--type", help="Only these event types (repeatable).")
+    ] = None,
+    workflow: Annotated[str | None, typer.Option(help="Only this workflow.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Recent routing events, admin pages sent/suppressed, breakers and the backlog."""
+    from memory_worker.metrics import report_data
+
+    settings = get_settings()
+
+    async def action(handle: RedisHandle) -> dict[str, Any]:
+        return await report_data(
+            handle.client, settings, limit=limit, types=event_type, workflow=workflow
+        )
+
+    data = run_sync(with_redis(settings, action))
+    if as_json:
+        print_json(data)
+        return
+    print_report(data, out)
+
+
+def print_report(data: dict[str, Any], console: Console) -> None:
+    """The ``report`` document as tables (also used by the demo)."""
+    severity = {"error": "red", "warn": "yellow", "info": "dim"}
+    table = Table(
+        "time (UTC)",
+        "severity",
+        "type",
+        "workflow",
+        "target",
+        "reason",
+        "code",
+        "counters",
+        title="Routing events (newest first)",
+    )
+    if not data["events"]:
+        console.print("No routing events recorded.")
+    for e in data["events"]:
+        table.add_row(
+            ms_text(e["at_ms"]),
+            f"[{severity.get(e['severity'], 'white')}]{e['severity']}[/]",
+            e["type"],
+            e["workflow"],
+            e["target"] or "-",
+            str(e["reason"] or "-"),
+            e["error_code"] or "-",
+            " ".join(f"{k}={v}" for k, v in e["counters"].items()),
+        )
+    if data["events"]:
+        console.print(table)
+    pages = data["pages"]
+    console.print(
+        f"Admin pages: sent {pages.get('sent', 0)}, suppressed {pages.get('suppressed', 0)}, "
+        f"failed {pages.get('failed', 0)}, pending {data['pages_pending']}",
+        highlight=False,
+    )
+    runs = data["runs"]
+    console.print(
+        f"Runs: queued {runs.get('queued', 0)}, processing {runs.get('processing', 0)}, "
+        f"failed {runs.get('failed', 0)} (retired {runs.get('retired', 0)}). Ticks pending "
+        f"{data['ticks']['pending']} (delayed {data['ticks']['delayed']}). Deferred since "
+        f"{data['pipeline_deferred_since'] or '-'}.",
+        highlight=False,
+    )
+    opened = [b["target"] for b in data["breakers"] if b["state"] != "closed"]
+    console.print(f"Breakers not closed: {', '.join(opened) if opened else 'none'}")

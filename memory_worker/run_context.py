@@ -1,0 +1,150 @@
+"""The existing cards a run shows the extractor, and the farm usage a run counts.
+
+:func:`existing_context` picks them, most relevant first, under aliases
+``c1``, ``c2``…: cards related to the run text (embedding similarity, best
+effort — see the failure contract in :mod:`memory_worker.consolidate`), then
+the chat's (thread's) most recent cards, then each participant's user cards.
+:func:`fit_cards` keeps the prefix that fits a batch's token budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import structlog
+
+from llm_client.errors import DeadlineExceeded, LLMError
+from memory_worker.batching import payload_tokens
+from memory_worker.cards import Card, CardStore, visible_scope_keys
+from memory_worker.model_calls import Embedder, embed_texts
+from memory_worker.models import Message, RunRequest
+from memory_worker.prompt import existing_card_payload
+from memory_worker.runs import EmbedderTimeout, is_outage
+from memory_worker.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+#: Characters of run text used as the related-card query.
+RELATED_QUERY_CHARS = 1000
+#: Participants whose user cards go into the prompt, and cards per participant.
+MAX_PARTICIPANTS = 20
+CARDS_PER_PARTICIPANT = 20
+
+
+@dataclass(slots=True)
+class Usage:
+    """Farm calls a run made and the tokens they cost."""
+
+    llm_calls: int = 0
+    embed_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def _related_query(messages: Sequence[Message]) -> str:
+    names = list(dict.fromkeys(m.sender_name for m in messages))
+    text = " ".join(names) + "\n" + "\n".join(m.text for m in messages)
+    return text[:RELATED_QUERY_CHARS]
+
+
+async def existing_context(
+    store: CardStore,
+    request: RunRequest,
+    kept: Sequence[Message],
+    *,
+    embedder: Embedder | None,
+    settings: Settings,
+    key: str,
+    deadline: float | None,
+    now: datetime,
+    usage: Usage,
+) -> list[tuple[str, Card]]:
+    """Cards shown to the extractor, most relevant first, under aliases ``c1``, ``c2``…
+
+    Related cards (embedding similarity of the run text, best effort), then
+    the chat's (thread's) most recent cards, then each participant's user
+    cards; deduplicated, at most ``existing_cards_max``.
+    """
+    authors = list(dict.fromkeys(m.user_id for m in kept))[:MAX_PARTICIPANTS]
+    group_scopes = sorted(visible_scope_keys(request.thread_id))
+    allowed = set(group_scopes) | {f"user:{u}" for u in authors}
+    related: list[Card] = []
+    if embedder is not None and settings.related_cards > 0:
+        related = await _related_cards(
+            store, request, kept, embedder, sorted(allowed), settings, key, deadline, now, usage
+        )
+    recent = await store.live_cards(
+        request.chat_id, group_scopes, limit=settings.existing_cards_max
+    )
+    personal = await store.live_cards(
+        request.chat_id, [f"user:{u}" for u in authors], limit=CARDS_PER_PARTICIPANT
+    )
+    chosen: dict[str, Card] = {}
+    for card in [*related, *recent, *personal]:
+        if len(chosen) >= settings.existing_cards_max:
+            break
+        if card.id not in chosen and card.visible_at(now):
+            chosen[card.id] = card
+    return [(f"c{i}", card) for i, card in enumerate(chosen.values(), start=1)]
+
+
+def fit_cards(
+    context: Sequence[tuple[str, Card]], budget: int, reference: datetime
+) -> list[tuple[str, Card]]:
+    """The longest prefix of ``context`` whose prompt form fits ``budget`` tokens."""
+    shown: list[tuple[str, Card]] = []
+    used = 0
+    for alias, card in context:
+        cost = payload_tokens(existing_card_payload(alias, card, reference)) + 1
+        if used + cost > budget:
+            break
+        shown.append((alias, card))
+        used += cost
+    return shown
+
+
+async def _related_cards(
+    store: CardStore,
+    request: RunRequest,
+    kept: Sequence[Message],
+    embedder: Embedder,
+    allowed: Sequence[str],
+    settings: Settings,
+    key: str,
+    deadline: float | None,
+    now: datetime,
+    usage: Usage,
+) -> list[Card]:
+    """Cards similar to the run text; best effort (none when the lookup fails), except
+    that the run's own deadline and a hung embedder propagate."""
+    try:
+        vectors, calls = await embed_texts(
+            embedder,
+            [_related_query(kept)],
+            key=f"{key}:q",
+            dimension=settings.embedding_dimension,
+            deadline=deadline,
+        )
+        usage.embed_calls += calls
+    except LLMError as exc:
+        if isinstance(exc, DeadlineExceeded | EmbedderTimeout):
+            raise  # the run's own deadline, or a hung embedder: its cards can't be embedded
+        log.warning(
+            "consolidation.related_lookup_failed",
+            chat_id=request.chat_id,
+            error=exc.kind,
+            code=exc.code,
+            outage=is_outage(exc),
+        )
+        return []
+    found = await store.similar_cards(
+        request.chat_id,
+        vectors[0],
+        settings.related_cards,
+        scope_keys=allowed,
+        now=now,
+        model=vectors.model,
+    )
+    return [card for card, _ in found]

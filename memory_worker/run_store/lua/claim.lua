@@ -1,0 +1,99 @@
+
+-- KEYS: queued, retry, leases, retired, counters, parked:<own version>, parked counts,
+--       workers, worker_runs, pulse
+-- ARGV: now, lease_ms, owner, token, prompt_version, max_attempts, run_prefix,
+--       status_prefix, max_loops, error_log_max, restore_batch, heartbeat_ttl_ms, pulse_gap_ms
+local now = tonumber(ARGV[1])
+local max_attempts = tonumber(ARGV[6])
+local ttl = tonumber(ARGV[12])
+touch_pulse(KEYS[10], now, tonumber(ARGV[13]))
+local since = tonumber(redis.call('HGET', KEYS[10], 'since') or '')
+-- lease_kept_for_owner() in run_store.py is this function's Python twin
+local function kept_for_owner(rk, id)
+  local owner = redis.call('HGET', rk, 'lease_owner')
+  if (not owner) or owner == '' then return false end
+  local expiry = tonumber(redis.call('ZSCORE', KEYS[8], owner) or '')
+  if not expiry then return false end
+  local held = redis.call('HGET', KEYS[9], owner) or ''
+  if not string.find(',' .. held .. ',', ',' .. id .. ',', 1, true) then return false end
+  local alive_until = expiry
+  if since and since + ttl > alive_until then alive_until = since + ttl end
+  return now <= alive_until
+end
+local retired, skipped = {}, {}
+-- prompt versions (§7 rev 2): runs of our version that older workers parked come back
+local back = redis.call('ZRANGE', KEYS[6], 0, tonumber(ARGV[11]) - 1, 'WITHSCORES')
+for i = 1, #back, 2 do
+  redis.call('ZADD', KEYS[1], back[i + 1], back[i])
+  redis.call('ZREM', KEYS[6], back[i])
+end
+if #back > 0 and redis.call('HINCRBY', KEYS[7], ARGV[5], -#back / 2) <= 0 then
+  redis.call('HDEL', KEYS[7], ARGV[5])
+end
+for _ = 1, tonumber(ARGV[9]) do
+  local id, bucket
+  local hit = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 1)
+  if #hit > 0 then
+    id, bucket = hit[1], 3
+  else
+    hit = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 1)
+    if #hit > 0 then
+      id, bucket = hit[1], 2
+    else
+      hit = redis.call('ZRANGE', KEYS[1], 0, 0)
+      if #hit == 0 then return {{}, retired, skipped, {}} end
+      id, bucket = hit[1], 1
+    end
+  end
+  local rk = ARGV[7] .. id
+  local status = redis.call('HGET', rk, 'status')
+  local pv, action = '', 'claim'
+  if status and bucket == 3 and kept_for_owner(rk, id) then
+    -- a live owner still works on it (it could not renew while the store was away)
+    local until_ms = now + tonumber(ARGV[2])
+    redis.call('ZADD', KEYS[3], until_ms, id)
+    redis.call('HSET', rk, 'leased_until', until_ms)
+    redis.call('HINCRBY', KEYS[5], 'lease_kept_for_owner', 1)
+    status = nil
+  else
+    pv = redis.call('HGET', rk, 'prompt_version') or ''
+    action = version_action(pv, ARGV[5])
+    if action == 'park' then  -- a newer version: untouched, the caller parks it for its workers
+      return {{}, retired, skipped, {id, pv, bucket}}
+    end
+    redis.call('ZREM', KEYS[bucket], id)
+  end
+  if status then
+    local attempts = tonumber(redis.call('HGET', rk, 'attempts') or '0')
+    if action == 'skip' then  -- an older version
+      set_status(rk, id, ARGV[8], status, 'skipped', now)
+      skipped[#skipped + 1] = id
+      clear_lease(rk)
+      redis.call('HSET', rk, 'next_attempt_at', '')
+      redis.call('HINCRBY', KEYS[5], 'skipped:prompt_version', 1)
+    elseif bucket == 3 and attempts >= max_attempts then
+      local entry = cjson.encode({attempt = attempts, failed_at = now, code = 'lease_expired',
+        reason = 'worker_lost', message = 'lease expired after the final attempt', kind = 'retired'})
+      redis.call('RPUSH', rk .. ':errors', entry)
+      redis.call('LTRIM', rk .. ':errors', -tonumber(ARGV[10]), -1)
+      set_status(rk, id, ARGV[8], status, 'failed', now)
+      clear_lease(rk)
+      redis.call('HSET', rk, 'retired', '1', 'next_attempt_at', '')
+      redis.call('ZADD', KEYS[4], now, id)
+      redis.call('HINCRBY', KEYS[5], 'retired:worker_lost', 1)
+      retired[#retired + 1] = id
+    else
+      if pv == '' then redis.call('HSET', rk, 'prompt_version', ARGV[5]) end  -- takes ours
+      local until_ms = now + tonumber(ARGV[2])
+      set_status(rk, id, ARGV[8], status, 'processing', now)
+      redis.call('HSET', rk, 'attempts', attempts + 1, 'lease_owner', ARGV[3],
+        'lease_token', ARGV[4], 'leased_until', until_ms, 'next_attempt_at', '')
+      redis.call('ZADD', KEYS[3], until_ms, id)
+      local mine = redis.call('HGET', KEYS[9], ARGV[3])
+      redis.call('HSET', KEYS[9], ARGV[3], (mine and mine ~= '') and (mine .. ',' .. id) or id)
+      redis.call('HINCRBY', KEYS[5], 'claimed:' .. ({'queued', 'retry', 'lease_expired'})[bucket], 1)
+      return {redis.call('HGETALL', rk), retired, skipped, {}}
+    end
+  end
+end
+return {{}, retired, skipped, {}}

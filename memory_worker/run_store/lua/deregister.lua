@@ -1,0 +1,6 @@
+
+-- KEYS: workers, worker_runs, worker_concurrency   ARGV: owner
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+return 1

@@ -1,0 +1,23 @@
+
+-- KEYS: run, errors, leases, retry, retired, counters
+-- ARGV: token, now, entry, next_attempt_ms ('' = retire), log_max, status_prefix, reason, id
+if redis.call('HGET', KEYS[1], 'lease_token') ~= ARGV[1]
+   or redis.call('HGET', KEYS[1], 'status') ~= 'processing' then
+  return 0
+end
+local now = tonumber(ARGV[2])
+redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[5]), -1)
+set_status(KEYS[1], ARGV[8], ARGV[6], 'processing', 'failed', now)
+clear_lease(KEYS[1])
+redis.call('ZREM', KEYS[3], ARGV[8])
+redis.call('HINCRBY', KEYS[6], 'failed:' .. ARGV[7], 1)
+if ARGV[4] == '' then
+  redis.call('HSET', KEYS[1], 'retired', '1', 'next_attempt_at', '')
+  redis.call('ZADD', KEYS[5], now, ARGV[8])
+  redis.call('HINCRBY', KEYS[6], 'retired:' .. ARGV[7], 1)
+  return 2
+end
+redis.call('HSET', KEYS[1], 'next_attempt_at', ARGV[4])
+redis.call('ZADD', KEYS[4], ARGV[4], ARGV[8])
+return 1

@@ -1,0 +1,25 @@
+
+-- KEYS: run, leases, queued, counters, retry   ARGV: token, now, reason, status_prefix, id
+if redis.call('HGET', KEYS[1], 'lease_token') ~= ARGV[1]
+   or redis.call('HGET', KEYS[1], 'status') ~= 'processing' then
+  return 0
+end
+local attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0')
+if attempts > 0 then attempts = attempts - 1 end
+clear_lease(KEYS[1])
+redis.call('HINCRBY', KEYS[1], 'releases', 1)
+redis.call('ZREM', KEYS[2], ARGV[5])
+redis.call('HINCRBY', KEYS[4], 'released:' .. ARGV[3], 1)
+-- cap accounting (§7 rev 2): a replayed run that has not failed since its replay (no
+-- attempt kept since the replay reset them to 0) goes back to the replay lane — status
+-- failed, due now — and stays outside the queued cap through any number of releases.
+if redis.call('HGET', KEYS[1], 'uncapped') == '1' and attempts == 0 then
+  set_status(KEYS[1], ARGV[5], ARGV[4], 'processing', 'failed', tonumber(ARGV[2]))
+  redis.call('HSET', KEYS[1], 'attempts', 0, 'next_attempt_at', ARGV[2])
+  redis.call('ZADD', KEYS[5], ARGV[2], ARGV[5])
+  return 1
+end
+set_status(KEYS[1], ARGV[5], ARGV[4], 'processing', 'queued', tonumber(ARGV[2]))
+redis.call('HSET', KEYS[1], 'attempts', attempts, 'next_attempt_at', '')
+redis.call('ZADD', KEYS[3], redis.call('HGET', KEYS[1], 'qscore'), ARGV[5])
+return 1

@@ -1,0 +1,122 @@
+"""What the run store answers, and the pure twins of its scripts' decisions (no Redis)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from memory_worker.models import RunRequest
+
+#: Runs of newer prompt versions one claim parks at most (one round trip each, once per
+#: run; then the claim answers "nothing" and the safety net carries on).
+PARK_PER_CLAIM = 500
+#: Parked runs of the worker's own version one claim moves back to the queue.
+RESTORE_PER_CLAIM = 100
+
+
+class EnqueueStatus(StrEnum):
+    ENQUEUED = "enqueued"
+    DUPLICATE = "duplicate"
+    QUEUE_FULL = "queue_full"
+    DAILY_CAP = "daily_cap"
+
+
+@dataclass(slots=True)
+class PruneResult:
+    """What one pruning pass removed (README "Bounded growth")."""
+
+    runs: int = 0
+    natural_keys: int = 0
+    retired_messages: int = 0
+    workers: int = 0
+    unparked: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueResult:
+    """The typed answer to an enqueue (§7): ``run_id`` is None when capped."""
+
+    status: EnqueueStatus
+    run_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedRun:
+    """A run this worker holds the lease of."""
+
+    id: str
+    token: str
+    owner: str
+    attempts: int
+    request: RunRequest
+    releases: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimResult:
+    """A claim's run (None: nothing claimable) and the runs it retired or skipped on the way."""
+
+    run: ClaimedRun | None
+    retired: list[str]
+    skipped: list[str]
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class Pulse:
+    """The store's pulse: last worker touch and when the store last came back (unix ms)."""
+
+    at: int | None
+    since: int | None
+
+
+def touch_pulse(pulse: Pulse, *, now: int, gap_ms: int) -> Pulse:
+    """A worker touched the store at ``now``; a silence longer than ``gap_ms`` restarts ``since``.
+
+    The Lua ``touch_pulse`` in the claim and heartbeat scripts is a line-by-line translation.
+    """
+    since = now if pulse.at is None or now - pulse.at > gap_ms else pulse.since
+    at = now if pulse.at is None or now > pulse.at else pulse.at
+    return Pulse(at, since)
+
+
+def lease_kept_for_owner(
+    *,
+    owner_expiry_ms: int | None,
+    owner_lists_run: bool,
+    since_ms: int | None,
+    now: int,
+    heartbeat_ttl_ms: int,
+) -> bool:
+    """Whether a claim must leave an *expired* lease to its owner (§7 rev 2).
+
+    The owner keeps it while it is alive — its heartbeat has not expired, or the
+    store came back less than one heartbeat TTL ago (nobody could heartbeat while
+    it was away) — and its heartbeat still lists the run. A dead owner, or a live
+    one that dropped the run, loses it. The claim script's ``kept_for_owner`` is
+    the Lua twin.
+    """
+    if owner_expiry_ms is None or not owner_lists_run:
+        return False
+    alive_until = owner_expiry_ms
+    if since_ms is not None:
+        alive_until = max(alive_until, since_ms + heartbeat_ttl_ms)
+    return now <= alive_until
+
+
+def new_run_id(at_ms: int) -> str:
+    """Time-sortable id: 12 hex digits of ms, then 8 random hex digits."""
+    return f"r{at_ms:012x}{secrets.token_hex(4)}"
+
+
+def ms_to_dt(value: str | bytes | None) -> datetime | None:
+    if value in (None, "", b""):
+        return None
+    assert value is not None
+    return datetime.fromtimestamp(int(value) / 1000, tz=UTC)

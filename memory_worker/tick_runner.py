@@ -1,0 +1,397 @@
+"""Ticks: "claim one run and process it", and everything a worker process shares between them.
+
+:class:`TickRunner` holds the worker's run store, tick queue and processor; the
+arq job functions in :mod:`memory_worker.worker` call its ``tick``,
+``safety_net`` and ``maintenance``.
+
+Store faults (§7 rev 2) — a Redis error is never evidence against the work:
+
+- the lease renewer never cancels work on a Redis error; only a renewal
+  answered "not yours" does (see ``run_store`` for how a claim tells a live
+  owner that could not renew from a dead one: heartbeats listing held runs,
+  and the store's pulse);
+- completion, release and failure writes are retried with backoff
+  (:func:`backoff_delay`, capped by ``MEMORY_STORE_RETRY_MAX_SECONDS``) until
+  they land or the fenced script answers that the lease is someone else's;
+- a store error raised by the processor (e.g. the card write refused by an
+  OOM Redis) releases the run, attempt refunded, and leaves one delayed probe;
+- a tick that outlives its budget fails its run as ``task_timeout`` (the tick
+  enforces the budget itself, just inside arq's job timeout, and treats a
+  cancellation outside a shutdown the same way); only a real shutdown
+  (SIGTERM/SIGINT) releases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar
+
+import structlog
+from arq.connections import ArqRedis
+from redis.exceptions import RedisError
+
+from memory_worker.connections import LOG_RETRY_AT, awaited, backoff_delay, retry_store_write
+from memory_worker.keys import Keys
+from memory_worker.models import RunRequest
+from memory_worker.processing import ProcessResult, RouteGate, RunProcessor
+from memory_worker.run_store import ClaimedRun, RunStore, now_ms
+from memory_worker.runs import Verdict, decide, is_store_fault, plan_failure
+from memory_worker.sentry import report_failure
+from memory_worker.settings import Settings
+from memory_worker.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+#: Called when runs are retired (the admin-report hook): (run ids, reason code).
+RetiredHook = Callable[[list[str], str, str | None], Awaitable[None]]
+
+
+class TickTimeout(Exception):
+    """A tick outlived its budget (``MEMORY_TICK_TIMEOUT_SECONDS``): the run fails as task_timeout."""
+
+
+def tick_budgets(tick_timeout: float) -> tuple[float, float]:
+    """(processor deadline, hard stop) in seconds from the tick's start.
+
+    Both end before arq's job timeout so the tick, not arq, decides what a
+    timeout does to the run (§7 rev 2: fail it as task_timeout).
+    """
+    hard = tick_timeout - min(2.0, tick_timeout * 0.05)
+    soft = tick_timeout - min(5.0, tick_timeout * 0.1)
+    return soft, hard
+
+
+@dataclass
+class TickRunner:
+    """Runs ticks: everything a worker process shares between its ticks."""
+
+    settings: Settings
+    redis: ArqRedis
+    processor: RunProcessor
+    gate: RouteGate | None = None
+    on_retired: RetiredHook | None = None
+    worker_id: str = field(
+        default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+    )
+    stopping: bool = False
+    target: int = 1
+    #: Running tick job ids → when they started (``time.monotonic()``).
+    running: dict[str, float] = field(default_factory=dict)
+    #: Ids of the runs this worker holds a lease on; the heartbeat lists them (§7 rev 2).
+    held: set[str] = field(default_factory=set)
+    #: The poll loop's last good iteration (unix ms): readiness is fed by the loop itself.
+    last_loop_ms: int = 0
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    #: Long-lived loops (e.g. admin-page delivery) run while the worker runs.
+    background: list[Callable[[asyncio.Event], Coroutine[Any, Any, None]]] = field(
+        default_factory=list
+    )
+    #: Memory maintenance, called by a cron every minute (it paces itself fleet-wide).
+    maintenance: Callable[[], Awaitable[str]] | None = None
+
+    def __post_init__(self) -> None:
+        self.keys = Keys(self.settings.key_prefix)
+        self.store = RunStore(self.redis, self.settings)
+        self.ticks = TickQueue(self.redis, self.keys)
+        self.target = self.settings.pipeline_target or self.settings.worker_concurrency
+
+    # --- one tick -------------------------------------------------------------------------------
+    async def tick(self, job_id: str) -> str:
+        """Claim and process one run, then queue the follow-ups §8 asks for.
+
+        The follow-ups are queued while this tick is still in the running set
+        (§8 rev 2), so no wake-up or safety-net pass slips an immediate tick in.
+        """
+        if self.stopping:
+            await self._schedule(TickPlan(Mode.PROBE, base=1))
+            return "stopping"
+        ttl = self.settings.worker_heartbeat_seconds * 3
+        self.running[job_id] = time.monotonic()
+        outcome = TickOutcome.STORE_ERROR
+        try:
+            with contextlib.suppress(RedisError):
+                await self.ticks.mark_running(job_id, ttl)
+            outcome = await self._tick_once()
+            await self._schedule(
+                plan_followups(
+                    outcome, retry_interval=self.settings.consolidation_backend_retry_interval
+                )
+            )
+        finally:
+            self.running.pop(job_id, None)
+            with contextlib.suppress(RedisError):
+                await asyncio.shield(self.ticks.unmark_running(job_id))
+        await self._note_pipeline_state(outcome)
+        return outcome.value
+
+    async def _tick_once(self) -> TickOutcome:
+        try:
+            if self.gate is not None and await self.gate.blocked():
+                log.info("tick_deferred_route_open", worker=self.worker_id)
+                return TickOutcome.DEFERRED
+            result = await self.store.claim_detailed(self.worker_id)
+        except RedisError as exc:
+            log.warning("tick_store_error", error=type(exc).__name__)
+            return TickOutcome.STORE_ERROR
+        for run_id in result.skipped:
+            log.info("run_skipped", run_id=run_id, reason="prompt_version")
+        if result.retired:
+            for run_id in result.retired:
+                log.warning(
+                    "run_retired", run_id=run_id, code="lease_expired", reason="worker_lost"
+                )
+            if self.on_retired is not None:
+                with contextlib.suppress(Exception):
+                    await self.on_retired(result.retired, "lease_expired", "worker_lost")
+        claim = result.run
+        if claim is None:
+            return TickOutcome.IDLE
+        structlog.contextvars.bind_contextvars(run_id=claim.id, chat_id=claim.request.chat_id)
+        self.held.add(claim.id)
+        lost = asyncio.Event()
+        renewer = asyncio.create_task(self._keep_lease(claim, lost))
+        try:
+            log.info("run_claimed", attempt=claim.attempts, releases=claim.releases)
+            return await self._process(claim, lost)
+        finally:
+            renewer.cancel()
+            self.held.discard(claim.id)
+            structlog.contextvars.unbind_contextvars("run_id", "chat_id")
+
+    async def _process(self, claim: ClaimedRun, lost: asyncio.Event) -> TickOutcome:
+        """Run the processor under the lease and the tick budget, then settle the run."""
+        soft, hard = tick_budgets(self.settings.tick_timeout_seconds)
+        started = time.monotonic()
+        work = asyncio.create_task(self.processor(claim, deadline=started + soft))
+        lost_wait = asyncio.create_task(lost.wait())
+        try:
+            async with asyncio.timeout(hard):
+                await asyncio.wait({work, lost_wait}, return_when=asyncio.FIRST_COMPLETED)
+        except TimeoutError:
+            await _cancel(work)
+            log.warning("tick_timeout", attempt=claim.attempts, budget_s=hard)
+            return await self._settle_error(claim, TickTimeout())
+        except asyncio.CancelledError:
+            await _cancel(work)
+            if self.stopping:  # a real shutdown: the run goes back, its attempt refunded
+                await asyncio.shield(self._release(claim, "shutdown", patient=False))
+            else:  # arq's job timeout fired first: the tick outlived its budget
+                await asyncio.shield(self._settle_error(claim, TickTimeout()))
+            raise
+        finally:
+            lost_wait.cancel()
+        if not work.done():
+            await _cancel(work)
+            log.warning("run_lease_lost", attempt=claim.attempts)
+            return TickOutcome.ABANDONED
+        if work.cancelled():
+            raise asyncio.CancelledError
+        exc = work.exception()
+        if exc is None:
+            return await self._complete(claim, work.result())
+        if isinstance(exc, Exception):
+            return await self._settle_error(claim, exc)
+        raise exc
+
+    async def _keep_lease(self, claim: ClaimedRun, lost: asyncio.Event) -> None:
+        """Renew the lease while the run is worked on and settled (§7 rev 2).
+
+        A Redis error is never read as a loss: the owner keeps working and renews
+        when Redis answers again (the claim leaves its lease alone while its
+        heartbeat lists the run). Only a renewal answered "not yours" sets ``lost``.
+        """
+        failing = 0
+        period = self.settings.lease_renew_seconds
+        while True:
+            # after a failure retry soon, so the lease is renewed right after Redis is back
+            await asyncio.sleep(
+                min(period, backoff_delay(failing, base=0.1, cap=1.0)) if failing else period
+            )
+            try:
+                ok = await self.store.renew(claim)
+            except RedisError as exc:
+                failing += 1
+                if failing == 1:
+                    log.warning("lease_renew_store_error", error=type(exc).__name__)
+                continue
+            if failing:
+                log.info("lease_renewed_after_store_error", failures=failing)
+                failing = 0
+            if not ok:
+                lost.set()
+                return
+
+    async def _store_write(
+        self, what: str, write: Callable[[], Awaitable[T]], *, give_up_after: float | None = None
+    ) -> T:
+        """Retry a fenced outcome write with backoff until it lands (§7 rev 2).
+
+        The scripts are fenced by the lease token, so a retry of a write that landed
+        answers "not yours" instead of applying twice. ``give_up_after`` (seconds)
+        bounds it where the process cannot wait (shutdown): the error is raised.
+        """
+        return await retry_store_write(
+            what, write, cap=self.settings.store_retry_max_seconds, give_up_after=give_up_after
+        )
+
+    async def _complete(self, claim: ClaimedRun, result: ProcessResult) -> TickOutcome:
+        for continuation in result.continuations:  # idempotent by natural key
+            await self._store_write(
+                "continuation", partial(self._enqueue_continuation, continuation)
+            )
+        done = await self._store_write(
+            "complete", lambda: self.store.complete(claim, result.summary)
+        )
+        if not done:
+            log.warning("run_lease_lost_at_completion", attempt=claim.attempts)
+            return TickOutcome.ABANDONED
+        log.info("run_completed", attempt=claim.attempts, continuations=len(result.continuations))
+        return TickOutcome.COMPLETED
+
+    async def _enqueue_continuation(self, request: RunRequest) -> None:
+        await self.store.enqueue(request, bypass_caps=True)
+
+    async def _release(self, claim: ClaimedRun, reason: str, *, patient: bool = True) -> bool:
+        try:
+            released = await self._store_write(
+                "release",
+                lambda: self.store.release(claim, reason=reason),
+                give_up_after=None if patient else self.settings.shutdown_grace_seconds,
+            )
+        except RedisError as exc:
+            log.warning("run_release_store_error", error=type(exc).__name__, reason=reason)
+            return False
+        log.info("run_released", reason=reason, attempt=claim.attempts, released=released)
+        return released
+
+    async def _settle_error(self, claim: ClaimedRun, exc: Exception) -> TickOutcome:
+        if is_store_fault(exc):
+            # §7 rev 2: a store error is never evidence against the work. The run goes
+            # back with its attempt refunded; a delayed probe (not the farm-outage
+            # deferral) picks the pipeline up again.
+            log.warning("run_store_fault", attempt=claim.attempts, error=type(exc).__name__)
+            await self._release(claim, "store_unavailable")
+            return TickOutcome.STORE_ERROR
+        code: str
+        reason: str | None
+        if isinstance(exc, TickTimeout):
+            code, reason = "task_timeout", "task_timeout"
+        else:
+            decision = decide(exc)
+            report_failure(exc, decision, run_id=claim.id, chat_id=claim.request.chat_id)
+            if decision.verdict is Verdict.ABANDON:
+                log.warning("run_lease_lost", attempt=claim.attempts, code=decision.code)
+                return TickOutcome.ABANDONED
+            if decision.verdict is Verdict.RELEASE:
+                released = await self._release(claim, decision.reason or "unavailable")
+                return TickOutcome.DEFERRED if released else TickOutcome.ABANDONED
+            code, reason = decision.code, decision.reason
+        s = self.settings
+        plan = plan_failure(
+            claim.attempts,
+            max_attempts=s.max_attempts,
+            unit=s.backoff_unit_seconds,
+            max_units=s.backoff_max_units,
+            now_ms=now_ms(),
+        )
+        message = "the tick outlived its budget" if isinstance(exc, TickTimeout) else str(exc)
+        failed = await self._store_write(
+            "fail",
+            lambda: self.store.fail(claim, plan, code=code, reason=reason, message=message),
+        )
+        log.warning(
+            "run_retired" if plan.retire else "run_failed",
+            attempt=claim.attempts,
+            code=code,
+            reason=reason,
+            error=type(exc).__name__,
+        )
+        if failed and plan.retire and self.on_retired is not None:
+            with contextlib.suppress(Exception):
+                await self.on_retired([claim.id], code, reason)
+        return TickOutcome.FAILED if failed else TickOutcome.ABANDONED
+
+    async def _schedule(self, plan: TickPlan) -> None:
+        try:
+            await self.ticks.schedule(plan, target=self.target)
+        except RedisError as exc:  # the safety net restarts the pipeline later
+            log.warning("tick_schedule_failed", error=type(exc).__name__)
+
+    async def _note_pipeline_state(self, outcome: TickOutcome) -> None:
+        with contextlib.suppress(RedisError):
+            if outcome is TickOutcome.DEFERRED:
+                await awaited(
+                    self.redis.hsetnx(self.keys.pipeline_state, "deferred_since", str(now_ms()))
+                )
+                await awaited(self.redis.hincrby(self.keys.counters, "pipeline:deferred", 1))
+            elif outcome is TickOutcome.COMPLETED:
+                await awaited(self.redis.hdel(self.keys.pipeline_state, "deferred_since"))
+
+    # --- housekeeping ---------------------------------------------------------------------------
+    async def safety_net(self) -> str:
+        """Queue a tick when claimable runs exist and no tick is pending (self-healing)."""
+        claimable = await self.store.has_claimable()
+        if claimable == 0:
+            return "nothing"
+        mode = Mode.IF_NONE_PENDING if claimable == 2 else Mode.IF_IDLE
+        scheduled = await self.ticks.schedule(TickPlan(mode, base=1), target=self.target)
+        return f"kicked={scheduled.added}"
+
+    async def wake(self) -> None:
+        """After an enqueue: start a tick unless the pipeline is already alive or deferred."""
+        await self._schedule(TickPlan(Mode.IF_IDLE, base=1))
+
+    async def heartbeat(self) -> None:
+        """Register this worker with the runs it holds, refresh its ticks, recompute the target."""
+        s = self.settings
+        live = await self.store.heartbeat(
+            self.worker_id, sorted(self.held), concurrency=s.worker_concurrency
+        )
+        await self.ticks.refresh_running(sorted(self.running), s.worker_heartbeat_seconds * 3)
+        if s.pipeline_target:
+            self.target = s.pipeline_target
+        elif live:
+            values = await awaited(self.redis.hmget(self.keys.worker_concurrency, live))
+            self.target = max(1, sum(int(v or 0) for v in values))
+
+    async def heartbeat_forever(self) -> None:
+        failing = 0
+        period = self.settings.worker_heartbeat_seconds
+        while True:
+            try:
+                await self.heartbeat()
+                failing = 0
+            except RedisError as exc:
+                failing += 1
+                if failing in LOG_RETRY_AT or failing % 64 == 0:
+                    log.warning("heartbeat_failed", error=type(exc).__name__, failures=failing)
+            await asyncio.sleep(
+                min(period, backoff_delay(failing, base=0.1, cap=1.0)) if failing else period
+            )
+
+    async def deregister(self) -> None:
+        with contextlib.suppress(RedisError):
+            await self.store.deregister(self.worker_id)
+
+    def oldest_tick_age(self, now: float | None = None) -> float | None:
+        """Seconds the longest-running tick of this process has run (None: no tick running)."""
+        if not self.running:
+            return None
+        return (time.monotonic() if now is None else now) - min(self.running.values())
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` and wait for it to end (its own exception, if any, is dropped)."""
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await task

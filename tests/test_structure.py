@@ -1,0 +1,137 @@
+"""The layout rules of issue 10: no import cycle, small modules, short functions.
+
+Imports are read with ``ast`` over ``memory_worker`` and ``llm_client``,
+function-local imports included (a cycle hidden inside a function is still a
+cycle). An edge goes to the module imported (``from a.b import c`` → ``a.b.c``
+when that is a module, else ``a.b``); parent packages' ``__init__`` are not
+counted as edges, as import-linter does not.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("memory_worker", "llm_client")
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 60
+#: The simulator's rule tables are data, not code (the issue's one exception).
+SIZE_EXEMPT = frozenset({"memory_worker/farmsim/extractor.py"})
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def _edges(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    def resolve(dotted: str) -> str | None:
+        while dotted and dotted not in modules:
+            dotted = dotted.rpartition(".")[0]
+        return dotted or None
+
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    deps: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str | None] = []
+        if isinstance(node, ast.Import):
+            targets = [resolve(alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                kept = package[: len(package) - node.level + 1]
+                base = ".".join([*kept, base] if base else kept)
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                targets.append(full if full in modules else resolve(base))
+        deps.update(t for t in targets if t is not None and t != name)
+    return deps
+
+
+def import_cycles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    modules = _modules()
+    graph = {name: _edges(name, path, modules) for name, path in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return cycles
+
+
+def test_no_import_cycle() -> None:
+    assert import_cycles() == []
+
+
+def test_the_cycle_finder_finds_a_cycle(tmp_path: Path) -> None:
+    first = ast.parse("def f():\n    from memory_worker import b\n")
+    assert isinstance(first.body[0], ast.FunctionDef)  # function-local imports are walked
+    modules = {"memory_worker.a": tmp_path / "a.py", "memory_worker.b": tmp_path / "b.py"}
+    modules["memory_worker.a"].write_text("def f():\n    from memory_worker import b\n")
+    modules["memory_worker.b"].write_text("from memory_worker.a import f\n")
+    assert _edges("memory_worker.a", modules["memory_worker.a"], modules) == {"memory_worker.b"}
+    assert _edges("memory_worker.b", modules["memory_worker.b"], modules) == {"memory_worker.a"}
+
+
+def _over_size() -> tuple[list[str], list[str]]:
+    modules: list[str] = []
+    functions: list[str] = []
+    for path in _modules().values():
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in SIZE_EXEMPT:
+            continue
+        text = path.read_text(encoding="utf-8")
+        lines = text.count("\n")
+        if lines > MAX_MODULE_LINES:
+            modules.append(f"{rel} ({lines} lines)")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    functions.append(f"{rel}:{node.name} ({length} lines)")
+    return modules, functions
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 10 unfinished: modules and functions still over the limits "
+    "(the failure lists them); remove this marker once it passes",
+)
+def test_modules_and_functions_are_small() -> None:
+    modules, functions = _over_size()
+    assert (modules, functions) == ([], [])
