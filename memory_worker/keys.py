@@ -102,6 +102,15 @@ class Keys:
         return f"{self.queue_tag}:counters"
 
     @property
+    def runs_hourly(self) -> str:
+        """HASH ``<kind>:<hour>`` (hours since the epoch, UTC) → runs of that kind that hour.
+
+        Only ``released`` today (the console's hourly chart); the release script keeps it
+        bounded (see :func:`memory_worker.run_store.model.count_hour`).
+        """
+        return f"{self.queue_tag}:runs:hourly"
+
+    @property
     def arq_queue(self) -> str:
         """arq's queue ZSET for tick jobs."""
         return f"{self.queue_tag}:arq"

@@ -23,10 +23,12 @@ from llm_client.breaker import Circuit, Outcome
 from memory_worker.cards import CardStore, Durability, EpisodeWrite, NewCard, RunWrites, Scope
 from memory_worker.console import add_console
 from memory_worker.console.app import CSP, CSRF_COOKIE
+from memory_worker.console.data import iso, overview_data
 from memory_worker.keys import Keys
 from memory_worker.metrics import fleet_breakers
 from memory_worker.models import RunStatus
-from memory_worker.run_store import RunStore
+from memory_worker.run_store import RunStore, now_ms
+from memory_worker.run_store.model import HOUR_MS
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
 from tests.factories import make_request
@@ -206,6 +208,35 @@ async def test_overview_counts_and_outage_banner(
     assert int(waiting.group(1)) == counts["queued"]
     # the banner is on every page
     assert 'id="outage-banner"' in await (await client.get("/settings")).text()
+
+
+async def test_overview_charts_releases_per_hour(
+    redis: Any, settings: Settings, make_client: MakeClient
+) -> None:
+    store = RunStore(redis, settings)
+    now = now_ms()
+    await store.enqueue(make_request(CHAT), at_ms=now - 2 * HOUR_MS)
+    for at in (now - HOUR_MS, now - HOUR_MS + 1, now):  # two releases last hour, one this hour
+        claim = await store.claim("console-test-worker", at_ms=at)
+        assert claim is not None
+        assert await store.release(claim, reason="provider_unavailable", at_ms=at)
+    overview = await overview_data(redis, settings, [], now_ms=now)
+    assert [h.released for h in overview.hours[-3:]] == [0, 2, 1]
+    assert sum(h.released for h in overview.hours) == 3
+    assert overview.released == 3  # the all-time total agrees
+    expected = {iso(h.start_ms): h.released for h in overview.hours}
+
+    body = await (await make_client(settings)).get("/")
+    text = await body.text()
+    shown = re.findall(r"<title>([^<]+): (\d+) released</title>", text)
+    assert len(shown) == len(overview.hours)
+    # the page reads the clock itself: compare by hour, not by position
+    assert {when: int(n) for when, n in shown if n != "0"} == {
+        when: n for when, n in expected.items() if n
+    }
+    assert '<span class="sw bar-rel"></span> released' in text
+    bars = re.findall(r'height="(\d+)" class="bar-rel"', text)
+    assert sorted(int(b) for b in bars if b != "0") == [50, 100]  # peak 2 → 100 px
 
 
 async def test_run_detail_escapes_markup_and_links_memory(

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
+from llm_client.redis_text import as_text
 from memory_worker.errors import InvalidRunRequest, RunNotFound
+from memory_worker.keys import Keys
 from memory_worker.models import RunStatus, parse_run_request
 from memory_worker.run_store import EnqueueStatus, RunStore
+from memory_worker.run_store.model import HOUR_MS, HOURLY_KEEP_HOURS, count_hour
 from memory_worker.runs import plan_failure
 from memory_worker.settings import Settings
 from tests.factories import make_request, request_dict
@@ -124,6 +128,115 @@ async def test_release_refunds_the_attempt_and_keeps_the_error_log(store: RunSto
     assert again.id == rid
     assert again.attempts == 1
     assert again.releases == 1
+
+
+async def hourly_counts(redis: Any, settings: Settings) -> dict[str, int]:
+    raw = await redis.hgetall(Keys(settings.key_prefix).runs_hourly)
+    return {as_text(k): int(v) for k, v in raw.items()}
+
+
+async def test_releases_count_in_their_utc_hour(
+    redis: Any, settings: Settings, store: RunStore
+) -> None:
+    hour = T0 // HOUR_MS  # T0 is the start of a UTC hour
+    for i in range(2):
+        await store.enqueue(make_request(i + 1), at_ms=T0)
+    # two releases in T0's hour (both branches: a fresh run back to queued, and again)
+    for at in (T0 + 1, T0 + HOUR_MS - 1):
+        claim = await store.claim("w", at_ms=at)
+        assert claim is not None
+        assert await store.release(claim, reason="provider_unavailable", at_ms=at)
+    # one two hours later; a fenced-off (stale) release counts nothing
+    later = T0 + 2 * HOUR_MS + 5
+    claim = await store.claim("w", at_ms=later)
+    assert claim is not None
+    assert await store.release(claim, reason="capacity_unavailable", at_ms=later)
+    assert not await store.release(claim, reason="capacity_unavailable", at_ms=later + 1)
+    assert await hourly_counts(redis, settings) == {
+        f"released:{hour}": 2,
+        f"released:{hour + 2}": 1,
+    }
+
+
+async def test_replay_lane_releases_count_too(
+    redis: Any, settings: Settings, store: RunStore
+) -> None:
+    rid = (await store.enqueue(make_request(1), at_ms=T0)).run_id
+    assert rid
+    await redis.hset(Keys(settings.key_prefix).run(rid), "uncapped", "1")
+    claim = await store.claim("w", at_ms=T0)
+    assert claim is not None
+    assert await store.release(claim, reason="provider_unavailable", at_ms=T0 + 7)
+    assert (await store.get(rid)).status is RunStatus.FAILED  # the replay lane
+    assert await hourly_counts(redis, settings) == {f"released:{T0 // HOUR_MS}": 1}
+
+
+@pytest.mark.parametrize(
+    ("before", "at_hour", "keep", "after"),
+    [
+        ({}, 10, 3, {"released:10": 1}),
+        ({"released:10": 4}, 10, 3, {"released:10": 5}),
+        # at most `keep` fields: nothing pruned, however old
+        (
+            {"released:1": 1, "released:2": 1},
+            10,
+            3,
+            {"released:1": 1, "released:2": 1, "released:10": 1},
+        ),
+        # past `keep`: only (hour - keep, hour + keep] stays
+        (
+            {"released:7": 1, "released:8": 2, "released:13": 1, "released:14": 1},
+            10,
+            3,
+            {"released:8": 2, "released:10": 1, "released:13": 1},
+        ),
+        # a field that names no hour goes once pruning runs
+        ({"released:x": 1, "released:9": 1, "9": 1}, 10, 2, {"released:9": 1, "released:10": 1}),
+    ],
+    ids=["first", "same-hour", "under-keep", "prunes-old-and-far-future", "drops-unparsable"],
+)
+def test_count_hour_table(
+    before: dict[str, int], at_hour: int, keep: int, after: dict[str, int]
+) -> None:
+    assert count_hour(before, "released", at_hour * HOUR_MS + 123, keep) == after
+
+
+async def test_hourly_counts_keep_the_last_hours_only(
+    redis: Any, settings: Settings, store: RunStore
+) -> None:
+    """A release every hour for a week: the hash holds the newest ``keep`` hours, no more."""
+    await store.enqueue(make_request(1), at_ms=T0)
+    hours = 7 * 24
+    for i in range(hours):
+        at = T0 + i * HOUR_MS + 60_000
+        claim = await store.claim("w", at_ms=at)
+        assert claim is not None
+        assert await store.release(claim, reason="provider_unavailable", at_ms=at)
+    last = T0 // HOUR_MS + hours - 1
+    assert await hourly_counts(redis, settings) == {
+        f"released:{h}": 1 for h in range(last - HOURLY_KEEP_HOURS + 1, last + 1)
+    }
+
+
+async def test_hourly_counts_agree_with_the_twin_and_stay_bounded(
+    redis: Any, settings: Settings, store: RunStore
+) -> None:
+    """Random release times (forward, backward, far ahead) through the script and the twin."""
+    rng = random.Random(14)
+    await store.enqueue(make_request(1), at_ms=T0)
+    twin: dict[str, int] = {}
+    at, prunes = T0, 0
+    for _ in range(200):
+        at += rng.choice([0, 1, 1, 2, 5, -3, 60, -70]) * HOUR_MS + rng.randrange(HOUR_MS)
+        claim = await store.claim("w", at_ms=at)
+        assert claim is not None
+        assert await store.release(claim, reason="provider_unavailable", at_ms=at)
+        before, twin = twin, count_hour(twin, "released", at)
+        prunes += bool(set(before) - set(twin))
+        stored = await hourly_counts(redis, settings)
+        assert stored == twin
+        assert len(stored) <= 2 * HOURLY_KEEP_HOURS
+    assert prunes >= 3  # the sequence did outgrow the bound, more than once
 
 
 async def test_retirement_after_max_attempts_with_backoffs(store: RunStore) -> None:

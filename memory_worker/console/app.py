@@ -190,7 +190,7 @@ class Console:
         banner = await data.banner_data(
             self.redis, self.settings, self.routes, breakers=overview.sample.breakers
         )
-        peak = max([1, *(max(h.completed, h.failed) for h in overview.hours)])
+        peak = max([1, *(max(h.completed, h.failed, h.released) for h in overview.hours)])
         return await self.render(
             request,
             "overview.html.j2",

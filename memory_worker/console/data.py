@@ -33,6 +33,7 @@ from memory_worker.keys import Keys
 from memory_worker.metrics import Sample, fleet_breakers, read_sample
 from memory_worker.models import RunStatus
 from memory_worker.paging import page_decision
+from memory_worker.run_store.model import hour_of, hourly_field
 from memory_worker.sentry import redact_url
 from memory_worker.settings import Settings, env_name
 
@@ -191,6 +192,7 @@ class HourBar:
     start_ms: int
     completed: int
     failed: int
+    released: int
 
 
 def hourly_buckets(now_ms: int, hours: int = HOURS) -> list[tuple[int, int]]:
@@ -214,7 +216,12 @@ class Overview:
 async def overview_data(
     redis: ArqRedis, settings: Settings, targets: Sequence[str], *, now_ms: int | None = None
 ) -> Overview:
-    """The metrics sample (the same read ``/metrics`` does) plus completions/failures per hour."""
+    """The metrics sample (the same read ``/metrics`` does) plus runs per hour.
+
+    Completed and failed come from the status indexes (a run counts in the hour of its
+    last update); released from the store's ``runs:hourly`` counts (every release, in the
+    hour it happened).
+    """
     now = int(time.time() * 1000) if now_ms is None else now_ms
     sample = await read_sample(
         redis, settings, breakers=fleet_breakers(redis, settings), targets=targets, now=now / 1000
@@ -225,9 +232,10 @@ async def overview_data(
         for low, high in buckets:
             pipe.zcount(keys.by_status(RunStatus.COMPLETED.value), low, f"({high}")
             pipe.zcount(keys.by_status(RunStatus.FAILED.value), low, f"({high}")
-        counts = await pipe.execute()
+        pipe.hmget(keys.runs_hourly, [hourly_field("released", hour_of(low)) for low, _ in buckets])
+        *counts, released = await pipe.execute()
     hours = [
-        HourBar(low, int(counts[2 * i]), int(counts[2 * i + 1]))
+        HourBar(low, int(counts[2 * i]), int(counts[2 * i + 1]), int(released[i] or 0))
         for i, (low, _) in enumerate(buckets)
     ]
     c = sample.counters

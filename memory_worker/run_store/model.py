@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -15,6 +16,9 @@ from memory_worker.models import RunRequest
 PARK_PER_CLAIM = 500
 #: Parked runs of the worker's own version one claim moves back to the queue.
 RESTORE_PER_CLAIM = 100
+#: Hours of per-hour run counts (``runs:hourly``) the store keeps; the console charts 24.
+HOURLY_KEEP_HOURS = 48
+HOUR_MS = 3_600_000
 
 
 class EnqueueStatus(StrEnum):
@@ -108,6 +112,42 @@ def lease_kept_for_owner(
     if since_ms is not None:
         alive_until = max(alive_until, since_ms + heartbeat_ttl_ms)
     return now <= alive_until
+
+
+def hour_of(at_ms: int) -> int:
+    """Whole UTC hours since the epoch (the ``<hour>`` of a ``runs:hourly`` field)."""
+    return at_ms // HOUR_MS
+
+
+def hourly_field(kind: str, hour: int) -> str:
+    return f"{kind}:{hour}"
+
+
+def count_hour(
+    counts: Mapping[str, int], kind: str, at_ms: int, keep: int = HOURLY_KEEP_HOURS
+) -> dict[str, int]:
+    """The ``runs:hourly`` hash after one run of ``kind`` at ``at_ms``.
+
+    The hour's field goes up by one. While the hash holds at most ``keep`` fields nothing
+    else happens (one ``HLEN``); past that, every field outside ``(hour - keep, hour + keep]``
+    goes (old hours, and hours only a clock far ahead could write), so the hash never holds
+    more than ``2 × keep`` fields and a count is kept at least ``keep`` hours.
+    The Lua ``count_hour`` (``lua/hourly.lua``) is a line-by-line translation.
+    """
+    hour = hour_of(at_ms)
+    field = hourly_field(kind, hour)
+    after = dict(counts)
+    after[field] = after.get(field, 0) + 1
+    if len(after) <= keep:
+        return after
+    return {f: n for f, n in after.items() if _field_hour_kept(f, hour, keep)}
+
+
+def _field_hour_kept(field: str, hour: int, keep: int) -> bool:
+    _, colon, tail = field.rpartition(":")
+    if not (colon and tail.isascii() and tail.isdigit()):
+        return False
+    return hour - keep < int(tail) <= hour + keep
 
 
 def new_run_id(at_ms: int) -> str:

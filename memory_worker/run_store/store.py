@@ -28,6 +28,7 @@ from memory_worker.models import (
     RunStatus,
 )
 from memory_worker.run_store.model import (
+    HOURLY_KEEP_HOURS,
     PARK_PER_CLAIM,
     RESTORE_PER_CLAIM,
     ClaimedRun,
@@ -61,7 +62,7 @@ _DEREGISTER = _lua("deregister")
 _RENEW = _lua("renew")
 _COMPLETE = _SET_STATUS + _lua("complete")
 _FAIL = _SET_STATUS + _lua("fail")
-_RELEASE = _SET_STATUS + _lua("release")
+_RELEASE = _SET_STATUS + _lua("hourly") + _lua("release")
 _PRUNE = _lua("prune")
 _PRUNE_NATURAL_KEYS = _lua("prune_natural_keys")
 _PRUNE_RETIRED_MESSAGES = _lua("prune_retired_messages")
@@ -372,12 +373,12 @@ class RunStore:
         return bool(int(ok))
 
     async def release(self, claim: ClaimedRun, *, reason: str, at_ms: int | None = None) -> bool:
-        """Back to queued, attempt refunded, lease cleared, ``releases`` + 1."""
+        """Back to queued, attempt refunded, lease cleared, ``releases`` + 1, counted in its hour."""
         now = at_ms if at_ms is not None else now_ms()
         k = self.keys
         ok = await self._release(
-            keys=[k.run(claim.id), k.leases, k.queued, k.counters, k.retry],
-            args=[claim.token, now, reason, self._status_prefix, claim.id],
+            keys=[k.run(claim.id), k.leases, k.queued, k.counters, k.retry, k.runs_hourly],
+            args=[claim.token, now, reason, self._status_prefix, claim.id, HOURLY_KEEP_HOURS],
         )
         return bool(int(ok))
 
