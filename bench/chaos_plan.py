@@ -659,7 +659,16 @@ def check_pages(obs: Observations) -> Check:
             for s in obs.segments
             if s.mode in ALL_DOWN and start <= s.start and s.end <= end
         )
-        if down > obs.probe_warmup + obs.interval and not mine:
+        # §6/§9: the page is the walker's circuit_open_exhaustion, emitted once a route is
+        # entirely breaker-open. An outage that met no work (an empty backlog: no farm call,
+        # no breaker charged) is invisible to the service and pages nobody — so an incident
+        # must page when a route was seen entirely open in it (or, without route samples,
+        # whenever every target was down long enough).
+        route_opened = (
+            any(all_open and start <= at <= end for at, _, all_open in obs.route_open)
+            or not obs.route_open
+        )
+        if down > obs.probe_warmup + obs.interval and route_opened and not mine:
             details.append(
                 f"incident {start:.1f}–{end:.1f} s ({names}): every target down "
                 f"{down:.0f} s and no page"

@@ -238,6 +238,11 @@ class Settings(BaseSettings):
     shutdown_grace_seconds: float = Field(
         20.0, description="On SIGTERM, in-flight runs get this long before they are released."
     )
+    shutdown_release_seconds: float = Field(
+        10.0,
+        description="A stopping worker retries the release of its runs this long while Redis "
+        "is unreachable (a deploy during a Redis blip spends no attempt).",
+    )
     tick_timeout_seconds: float = Field(3600.0, description="arq timeout of one tick job.")
     worker_heartbeat_seconds: float = Field(5.0, description="Worker registry heartbeat period.")
     worker_registry_grace_seconds: float = Field(

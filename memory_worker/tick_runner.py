@@ -266,7 +266,7 @@ class TickRunner:
             released = await self._store_write(
                 "release",
                 lambda: self.store.release(claim, reason=reason),
-                give_up_after=None if patient else self.settings.shutdown_grace_seconds,
+                give_up_after=None if patient else self.settings.shutdown_release_seconds,
             )
         except RedisError as exc:
             log.warning("run_release_store_error", error=type(exc).__name__, reason=reason)

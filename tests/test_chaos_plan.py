@@ -330,6 +330,11 @@ def test_one_page_per_incident() -> None:
     silent = check_pages(clean(pages=[]))
     assert not silent.ok
     assert "no page" in silent.details[0]
+    # with route samples: an incident whose routes were never entirely open met no work
+    never_open = [(12.0 + i, "memory_extraction", False) for i in range(10)]
+    assert check_pages(clean(pages=[], route_open=never_open)).ok
+    opened_once = [*never_open, (15.5, "memory_extraction", True)]
+    assert not check_pages(clean(pages=[], route_open=opened_once)).ok
     stray = check_pages(clean(pages=[*clean().pages, PageRecord(60.0, "runs_retired", "r", "p")]))
     assert not stray.ok
     assert "outside every farm incident" in stray.details[0]
