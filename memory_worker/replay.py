@@ -157,6 +157,17 @@ def last_failure(entries: Sequence[ErrorLogEntry]) -> ErrorLogEntry | None:
     return None
 
 
+def last_failure_of_raw(raw_entries: Sequence[bytes | str]) -> ErrorLogEntry | None:
+    """:func:`last_failure` over the stored JSON, parsing from the newest entry back only as
+    far as needed (a long retired run's log is not decoded entry by entry: the console's and
+    the CLI's replay preview read thousands of logs)."""
+    for raw in reversed(raw_entries):
+        entry = ErrorLogEntry.model_validate_json(raw)
+        if entry.kind != "replay":
+            return entry
+    return None
+
+
 def eligible(candidate: Candidate, scope: ReplayScope) -> bool:
     """Can this run be replayed at all? (The apply script checks the same, atomically.)"""
     if not candidate.has_messages:
@@ -329,7 +340,7 @@ class ReplayStore:
             chat_id, prompt_version, status, retired, attempts = (as_text(v) for v in values)
             if not status:
                 continue  # the run expired or was deleted since the index was read
-            entry = last_failure([ErrorLogEntry.model_validate_json(e) for e in errors])
+            entry = last_failure_of_raw(errors)
             out.append(
                 Candidate(
                     id=run_id,

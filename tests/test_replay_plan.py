@@ -15,6 +15,7 @@ from memory_worker.replay import (
     ReplayFilter,
     ReplayScope,
     last_failure,
+    last_failure_of_raw,
     matches,
     parse_rate,
     parse_when,
@@ -119,6 +120,10 @@ def test_last_failure_skips_replay_entries() -> None:
     assert last_failure([failure, replayed]) == failure
     assert last_failure([replayed]) is None
     assert last_failure([]) is None
+    # the stored-JSON variant agrees, whatever the order of entries
+    for log in ([failure, replayed], [replayed], [], [replayed, failure, replayed, replayed]):
+        raw = [e.model_dump_json() for e in log]
+        assert last_failure_of_raw(raw) == last_failure(log)
 
 
 def test_plan_without_rate_makes_everything_available_now_oldest_failure_first() -> None:
