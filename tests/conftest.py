@@ -67,3 +67,25 @@ async def sim() -> AsyncIterator[FarmSimulator]:
     """A healthy farm simulator on a free loopback port (faults set per test)."""
     async with FarmSimulator() as simulator:
         yield simulator
+
+
+@pytest.fixture(scope="module")
+def private_valkey(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedValkey]:
+    """A Valkey of this test module's own, for tests that change its config or ACLs."""
+    server = EmbeddedValkey(tmp_path_factory.mktemp("private") / "valkey").ensure()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def admin(private_valkey: EmbeddedValkey) -> AsyncIterator[object]:
+    """A client on :func:`private_valkey`; the memory settings a test changed are restored."""
+    client = client_from_url(private_valkey.url)
+    try:
+        yield client
+    finally:
+        await client.config_set("maxmemory", "0")
+        await client.config_set("maxmemory-policy", "noeviction")
+        await client.aclose()

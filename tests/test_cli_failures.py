@@ -11,14 +11,12 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from arq.connections import ArqRedis
 
-from memory_worker.connections import client_from_url
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
@@ -36,25 +34,6 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("error: "), lines[0]
     return lines[0]
-
-
-@pytest.fixture(scope="module")
-def private_valkey(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedValkey]:
-    server = EmbeddedValkey(tmp_path_factory.mktemp("cli-fail") / "valkey").ensure()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-async def admin(private_valkey: EmbeddedValkey) -> AsyncIterator[ArqRedis]:
-    client = client_from_url(private_valkey.url)
-    try:
-        yield client
-    finally:
-        await client.config_set("maxmemory", "0")
-        await client.aclose()
 
 
 def on(server: EmbeddedValkey, settings: Settings, user: str = "", password: str = "") -> Settings:

@@ -6,7 +6,6 @@ and ACL users the tests change freely.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,25 +55,6 @@ def test_parse_health_reads_the_four_figures_and_tolerates_gaps() -> None:
         79,
     )
     assert health.connected_clients == 0
-
-
-@pytest.fixture(scope="module")
-def private_valkey(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedValkey]:
-    server = EmbeddedValkey(tmp_path_factory.mktemp("checks") / "valkey").ensure()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-async def admin(private_valkey: EmbeddedValkey) -> AsyncIterator[ArqRedis]:
-    client = client_from_url(private_valkey.url)
-    try:
-        yield client
-    finally:
-        await client.config_set("maxmemory-policy", "noeviction")
-        await client.aclose()
 
 
 def user_url(server: EmbeddedValkey, user: str, password: str) -> str:
