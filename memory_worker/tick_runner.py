@@ -89,6 +89,10 @@ class TickRunner:
     running: dict[str, float] = field(default_factory=dict)
     #: Ids of the runs this worker holds a lease on; the heartbeat lists them (§7 rev 2).
     held: set[str] = field(default_factory=set)
+    #: Claims whose outcome has not landed in Redis yet. A tick cancelled by a shutdown
+    #: (arq's grace ran out while a write was retrying) leaves its run here, and
+    #: :meth:`release_unsettled` (on_shutdown) gives it back before the process exits.
+    unsettled: dict[str, ClaimedRun] = field(default_factory=dict)
     #: The poll loop's last good iteration (unix ms): readiness is fed by the loop itself.
     last_loop_ms: int = 0
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
@@ -158,14 +162,21 @@ class TickRunner:
             return TickOutcome.IDLE
         structlog.contextvars.bind_contextvars(run_id=claim.id, chat_id=claim.request.chat_id)
         self.held.add(claim.id)
+        self.unsettled[claim.id] = claim
         lost = asyncio.Event()
         renewer = asyncio.create_task(self._keep_lease(claim, lost))
         try:
             log.info("run_claimed", attempt=claim.attempts, releases=claim.releases)
-            return await self._process(claim, lost)
+            outcome = await self._process(claim, lost)
+            self.unsettled.pop(claim.id, None)  # settled, or abandoned (no longer ours)
+            return outcome
         finally:
             renewer.cancel()
-            self.held.discard(claim.id)
+            if not (self.stopping and claim.id in self.unsettled):
+                # a stopping worker keeps listing a run it still owes a release in its
+                # heartbeat, so no claim reads the lease as a lost worker meanwhile
+                self.unsettled.pop(claim.id, None)
+                self.held.discard(claim.id)
             structlog.contextvars.unbind_contextvars("run_id", "chat_id")
 
     async def _process(self, claim: ClaimedRun, lost: asyncio.Event) -> TickOutcome:
@@ -271,8 +282,26 @@ class TickRunner:
         except RedisError as exc:
             log.warning("run_release_store_error", error=type(exc).__name__, reason=reason)
             return False
+        self.unsettled.pop(claim.id, None)  # Redis answered: released, or not ours any more
         log.info("run_released", reason=reason, attempt=claim.attempts, released=released)
         return released
+
+    async def release_unsettled(self) -> int:
+        """Give back every run a cancelled tick left unsettled (on_shutdown, §7 rev 2).
+
+        arq cancels ticks when the shutdown grace ends; a tick cancelled while its
+        outcome write was retrying (Redis away) never settled its run. Each such run is
+        released here, retried for ``MEMORY_SHUTDOWN_RELEASE_SECONDS`` while Redis is
+        away, so a deploy during a Redis blip spends no attempt. Returns how many landed.
+        """
+        claims = list(self.unsettled.values())
+        results = await asyncio.gather(
+            *(self._release(claim, "shutdown", patient=False) for claim in claims)
+        )
+        for claim in claims:
+            self.held.discard(claim.id)
+            self.unsettled.pop(claim.id, None)
+        return sum(results)
 
     async def _settle_error(self, claim: ClaimedRun, exc: Exception) -> TickOutcome:
         if is_store_fault(exc):

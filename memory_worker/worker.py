@@ -150,7 +150,12 @@ async def _on_startup(
 
 
 async def _on_shutdown(ctx: dict[str, Any]) -> None:
-    """arq's on_shutdown: stop the loops, deregister, close what the runner opened."""
+    """arq's on_shutdown: release unsettled runs, stop the loops, deregister, close."""
+    pipeline: TickRunner | None = ctx.get("pipeline")
+    if pipeline is not None and pipeline.unsettled:
+        # before the heartbeat stops: it lists these runs while their release retries
+        released = await pipeline.release_unsettled()
+        log.info("shutdown_released", runs=released)
     task: asyncio.Task[None] | None = ctx.get("heartbeat_task")
     if task is not None:
         task.cancel()
@@ -162,7 +167,6 @@ async def _on_shutdown(ctx: dict[str, Any]) -> None:
             _, pending = await asyncio.wait(loops, timeout=5)
             for loop in pending:
                 loop.cancel()
-    pipeline: TickRunner | None = ctx.get("pipeline")
     if pipeline is not None:
         await pipeline.deregister()
         for close in pipeline.closers:
