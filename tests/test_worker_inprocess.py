@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -34,6 +35,8 @@ class FakeProcessor:
 
     def __init__(self, behaviour: Callable[[ClaimedRun], Any] | None = None, delay: float = 0.0):
         self.calls = 0
+        #: ``time.monotonic()`` of every call: spacing is asserted from it, not by sleeping
+        self.times: list[float] = []
         self.behaviour = behaviour
         self.delay = delay
         self.in_flight = 0
@@ -41,6 +44,7 @@ class FakeProcessor:
 
     async def __call__(self, run: ClaimedRun, *, deadline: float) -> ProcessResult:
         self.calls += 1
+        self.times.append(time.monotonic())
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -153,16 +157,19 @@ async def test_three_workers_deferring_leave_one_delayed_probe(
             counts = await ticks.counts()
             return processor.calls >= 6 and counts.running == 0 and counts.pending == 1
 
+        interval = fast.consolidation_backend_retry_interval
         await wait_for(one_delayed)
         counts = await ticks.counts()
         assert (counts.pending, counts.delayed) == (1, 1)
         calls = processor.calls
-        await asyncio.sleep(fast.consolidation_backend_retry_interval * 0.6)
-        assert processor.calls == calls  # nothing dequeued before the retry interval
-        await wait_for(lambda: processor.calls == calls + 1, timeout=3)
-        await asyncio.sleep(0.3)
-        assert processor.calls == calls + 1  # exactly one probe, not one per worker
-        assert (await ticks.counts()).pending == 1
+        # two more probes, observed rather than slept for: the call log says when each came
+        await wait_for(lambda: processor.calls >= calls + 2, timeout=4 * interval)
+        probes = processor.times[calls : calls + 2]
+        # nothing dequeued before the retry interval, then exactly one probe per interval
+        # (3 workers, yet never two calls within an interval)
+        assert probes[0] - processor.times[calls - 1] >= 0.6 * interval
+        assert probes[1] - probes[0] >= 0.9 * interval
+        await wait_for(one_delayed)  # and the pipeline is back to one delayed probe
     runs = await store.list_runs(limit=20)
     assert all(r.attempts == 0 for r in runs)
     assert all(r.status is RunStatus.QUEUED for r in runs)
