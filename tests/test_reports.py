@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
 
 import httpx
 import pytest
@@ -280,6 +281,7 @@ def make_reporter(
     cooldown_s: float = 600.0,
     max_attempts: int = 8,
     waiting: int | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> AdminReporter:
     async def waiting_runs() -> int:
         assert waiting is not None
@@ -293,6 +295,7 @@ def make_reporter(
             cooldown_seconds=cooldown_s, max_attempts=max_attempts, backoff_base_seconds=1
         ),
         waiting_runs=waiting_runs if waiting is not None else None,
+        clock=clock,
     )
 
 
@@ -339,18 +342,21 @@ async def test_next_page_after_the_window_reports_suppressed_repeats(
     redis: Redis, key_prefix: str
 ) -> None:
     channel = Always()
-    reporter = make_reporter(redis, key_prefix, [channel], cooldown_s=0.3)
+    now = [time.time()]  # injected time: the window passes without sleeping
+    reporter = make_reporter(redis, key_prefix, [channel], cooldown_s=0.3, clock=lambda: now[0])
     event = ev(EventType.NO_CANDIDATES)
     assert await reporter.observe(event) == "queued"
     for _ in range(4):
         assert await reporter.observe(event) == "suppressed"
     other = ev(EventType.ROUTE_UNAVAILABLE)  # another dedupe key pages on its own
     assert await reporter.observe(other) == "queued"
-    await asyncio.sleep(0.35)
+    now[0] += 0.29
+    assert await reporter.observe(event) == "suppressed"  # still inside the window
+    now[0] += 0.06
     assert await reporter.observe(event) == "queued"
     await reporter.deliver_due()
     assert len(channel.pages) == 3
-    later = next(p for p in channel.pages if "suppressed repeats: 4" in p)
+    later = next(p for p in channel.pages if "suppressed repeats: 5" in p)
     assert "no_candidates" in later
 
 
