@@ -81,18 +81,7 @@ class Demo:
         ids = [r.run_id for r in results if r.run_id]
         self.facts.before_runs = len(ids)
 
-        async def done() -> bool:
-            return all(r.status is RunStatus.COMPLETED for r in await self.runs(ids))
-
-        with self._progress("extracting") as (progress, task):
-
-            async def advance() -> bool:
-                runs = await self.runs(ids)
-                completed = sum(r.status is RunStatus.COMPLETED for r in runs)
-                progress.update(task, completed=completed, total=len(ids))
-                return completed == len(ids)
-
-            await until(advance, timeout=self.timing.wait_seconds)
+        await self._until_completed(ids, "extracting")
         runs = await self.runs(ids)
         self.facts.before_completed = sum(r.status is RunStatus.COMPLETED for r in runs)
         cards = await readable_cards(self.queue, requests)
@@ -309,15 +298,7 @@ class Demo:
             "Faults cleared. The waiting probe finds the farm healthy and the pipeline ramps up."
         )
         started = time.monotonic()
-        with self._progress("draining") as (progress, task):
-
-            async def drained() -> bool:
-                runs = await self.runs(all_ids)
-                completed = sum(r.status is RunStatus.COMPLETED for r in runs)
-                progress.update(task, completed=completed, total=len(all_ids))
-                return completed == len(all_ids)
-
-            self.facts.drained = await until(drained, timeout=self.timing.wait_seconds)
+        self.facts.drained = await self._until_completed(all_ids, "draining")
         self.facts.drain_seconds = time.monotonic() - started
         runs = await self.runs(all_ids)
         self.facts.total_runs = len(all_ids)
@@ -327,8 +308,16 @@ class Demo:
             f"{self.facts.completed}/{self.facts.total_runs} runs completed."
         )
 
-    def _progress(self, label: str) -> ProgressBar:
-        return ProgressBar(self.console, label)
+    async def _until_completed(self, ids: Sequence[str], label: str) -> bool:
+        """Show a progress bar until every run completed (True) or the wait ran out."""
+        with ProgressBar(self.console, label) as (progress, task):
+
+            async def advance() -> bool:
+                completed = sum(r.status is RunStatus.COMPLETED for r in await self.runs(ids))
+                progress.update(task, completed=completed, total=len(ids))
+                return completed == len(ids)
+
+            return await until(advance, timeout=self.timing.wait_seconds)
 
     # --- act 4: summary -------------------------------------------------------------------------
 
