@@ -95,12 +95,19 @@ from memory_worker.cards.writes import (
     RunWrites,
     VectorSpace,
 )
+from memory_worker.errors import StoreError
 from memory_worker.keys import Keys
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.commands.core import AsyncScript
 
 log = structlog.get_logger(__name__)
+
+#: Calls of one card script that may each find a scope the chat gained meanwhile.
+_SCOPE_ROUNDS = 8
+#: Chats whose scope keys a store remembers (dropped all at once past it).
+_SCOPE_CACHE_CHATS = 10_000
 
 
 @cache
@@ -126,6 +133,7 @@ class CardStore:
         self._fold = redis.register_script(_script("fold"))
         self._refresh = redis.register_script(_script("refresh", helpers=False))
         self._cache = VectorCache(max_bytes=vector_cache_bytes)
+        self._scopes: dict[int, frozenset[str]] = {}
 
     @property
     def redis(self) -> Redis:
@@ -134,8 +142,31 @@ class CardStore:
     def key(self, chat_id: int, suffix: str) -> str:
         return self._keys.chat(chat_id, suffix)
 
-    def _base(self, chat_id: int) -> str:
-        return self._keys.chat(chat_id, "")
+    async def _call(
+        self,
+        script: AsyncScript,
+        chat_id: int,
+        args: Sequence[Any],
+        *,
+        scopes: Iterable[str] = (),
+        extra: Sequence[str] = (),
+    ) -> Any:
+        """Run a card script with every key it may touch in KEYS (see ``lua/helpers.lua``).
+
+        The chat's scopes come from a per-process memory; a script that meets a scope not
+        passed answers ``{"missing": [...]}`` before writing anything, and runs again with it.
+        """
+        known = self._scopes.get(chat_id, frozenset()) | frozenset(scopes)
+        for _ in range(_SCOPE_ROUNDS):
+            keys = self._keys.chat_script_keys(chat_id, known, extra)
+            raw = await script(keys=keys, args=[str(chat_id), *args])
+            if not (isinstance(raw, bytes) and raw.startswith(b'{"missing"')):
+                if len(self._scopes) >= _SCOPE_CACHE_CHATS:
+                    self._scopes.clear()
+                self._scopes[chat_id] = known
+                return raw
+            known = known | frozenset(as_text(sk) for sk in orjson.loads(raw)["missing"])
+        raise StoreError(f"chat {chat_id}: scopes kept changing under a card script")
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -155,15 +186,12 @@ class CardStore:
             ep = writes.episode
             plan["episode"] = episode_plan(ep, vectors.add(ep.embedding))
         await self._redis.sadd(self._keys.chats, str(chat_id))  # type: ignore[misc]
-        raw = await self._apply(
-            keys=[self.key(chat_id, "runs")],
-            args=[
-                self._base(chat_id),
-                to_ms(now),
-                run_id,
-                lua_json(plan),
-                *vectors.blobs,
-            ],
+        raw = await self._call(
+            self._apply,
+            chat_id,
+            [to_ms(now), run_id, lua_json(plan), *vectors.blobs],
+            scopes=[card.scope_key for card in writes.cards],
+            extra=[f"episode:{run_id}"],
         )
         data = orjson.loads(raw)
         if not data.get("applied"):
@@ -191,10 +219,7 @@ class CardStore:
 
     async def expire(self, chat_id: int, *, now: datetime, limit: int = 1000) -> int:
         """Mark live cards past their TTL ``expired`` (kept, out of every live index)."""
-        count = await self._expire(
-            keys=[self.key(chat_id, "expiry")],
-            args=[self._base(chat_id), to_ms(now), limit],
-        )
+        count = await self._call(self._expire, chat_id, [to_ms(now), limit])
         return int(count)
 
     async def fold_groups(
@@ -225,15 +250,8 @@ class CardStore:
                 if index is not None:
                     entry["vec"] = str(index)
             plan_groups.append(entry)
-        raw = await self._fold(
-            keys=[self.key(chat_id, "cards")],
-            args=[
-                self._base(chat_id),
-                to_ms(now),
-                lua_json({"groups": plan_groups, "demote_delta": f"{demote_delta:.4f}"}),
-                *vectors.blobs,
-            ],
-        )
+        plan = lua_json({"groups": plan_groups, "demote_delta": f"{demote_delta:.4f}"})
+        raw = await self._call(self._fold, chat_id, [to_ms(now), plan, *vectors.blobs])
         data = orjson.loads(raw)
         if int(data.get("refused") or 0):
             log.warning("cards.vectors_refused", chat_id=chat_id, refused=int(data["refused"]))
@@ -338,9 +356,12 @@ class CardStore:
         cached = self._cache.get(chat_id)
         reply = list(
             await self._refresh(
-                keys=[self.key(chat_id, "vecver")],
+                keys=[
+                    self.key(chat_id, suffix)
+                    for suffix in ("vecver", "vecrw", "meta", "vec", "vecmask", "vecids")
+                ],
                 args=[
-                    self._base(chat_id),
+                    str(chat_id),
                     cached.version if cached else b"",
                     cached.count if cached else 0,
                     cached.rewrites if cached else b"",
