@@ -44,6 +44,12 @@ class Settings(BaseSettings):
         description="Redis/Valkey URL (redis://, rediss://, unix://, redis+sentinel://). "
         "Unset: start the embedded Valkey.",
     )
+    cards_url: str | None = Field(
+        None,
+        description="Card store (memory) server, when not the REDIS_URL one: any REDIS_URL "
+        "form, or a Redis/Valkey Cluster as redis+cluster://[user:pass@]host:port[,host:port…] "
+        "(rediss+cluster:// for TLS). Unset: cards live with the queue.",
+    )
     key_prefix: str = Field("mw:", description="Prefix of every Redis key this deployment owns.")
     data_dir: Path = Field(Path("var"), description="Local state: embedded Valkey data, logs.")
     redis_reconnect_max_seconds: float = Field(

@@ -30,6 +30,7 @@ from llm_client.routing import Walker
 from llm_client.transport import ChatResult
 from llm_client.walk import WalkerConfig
 from memory_worker.cards import CardStore
+from memory_worker.connections import cards_client, close_cards_client
 from memory_worker.consolidate import consolidate_run
 from memory_worker.deadlines import deadline_after
 from memory_worker.keys import Keys
@@ -309,7 +310,8 @@ async def build_tick_runner(
         ),
     )
     models = RoutedModels(walker, attempts, settings)
-    cards = CardStore(redis, keys)
+    cards_redis = cards_client(settings, redis)  # MEMORY_CARDS_URL (a cluster), else redis
+    cards = CardStore(cards_redis, keys)
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
     pipeline = TickRunner(
         settings=settings,
@@ -321,4 +323,5 @@ async def build_tick_runner(
     pipeline.background.append(reporter.run)
     pipeline.maintenance = Maintenance(redis, keys, cards, models, settings)
     pipeline.closers.append(http.aclose)
+    pipeline.closers.append(lambda: close_cards_client(cards_redis, redis))
     return pipeline

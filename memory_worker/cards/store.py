@@ -68,7 +68,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import orjson
@@ -102,6 +102,8 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.commands.core import AsyncScript
 
+    from memory_worker.connections import CardsRedis
+
 log = structlog.get_logger(__name__)
 
 #: Calls of one card script that may each find a scope the chat gained meanwhile.
@@ -124,19 +126,22 @@ class CardStore:
     """One chat's memory in Redis: the run write, maintenance writes and the read API."""
 
     def __init__(
-        self, redis: Redis, keys: Keys, *, vector_cache_bytes: int = 256 * 1024 * 1024
+        self, redis: CardsRedis, keys: Keys, *, vector_cache_bytes: int = 256 * 1024 * 1024
     ) -> None:
         self._redis = redis
         self._keys = keys
-        self._apply = redis.register_script(_script("apply"))
-        self._expire = redis.register_script(_script("expire"))
-        self._fold = redis.register_script(_script("fold"))
-        self._refresh = redis.register_script(_script("refresh", helpers=False))
+        # redis-py types register_script for the plain client; a cluster's runs the same
+        # (EVALSHA routed by the keys' one slot, SCRIPT LOAD on NOSCRIPT)
+        registrar = cast("Redis", redis)
+        self._apply = registrar.register_script(_script("apply"))
+        self._expire = registrar.register_script(_script("expire"))
+        self._fold = registrar.register_script(_script("fold"))
+        self._refresh = registrar.register_script(_script("refresh", helpers=False))
         self._cache = VectorCache(max_bytes=vector_cache_bytes)
         self._scopes: dict[int, frozenset[str]] = {}
 
     @property
-    def redis(self) -> Redis:
+    def redis(self) -> CardsRedis:
         return self._redis
 
     def key(self, chat_id: int, suffix: str) -> str:
@@ -375,7 +380,22 @@ class CardStore:
             matrix = cached
             matrix.model = as_text(model)
         else:  # empty cache, a rewritten row, or another query of ours refreshed meanwhile
-            pipe = self._redis.pipeline(transaction=True)
+            version, rewrites, dim, mask, rows, entries, model = await self._full_read(chat_id)
+            matrix = Matrix(int(dim or 0), model.decode() if model else "")
+        matrix.append(rows or b"", entries)
+        matrix.set_mask(mask or b"")
+        matrix.version, matrix.rewrites = version or b"0", rewrites or b"0"
+        self._cache.put(chat_id, matrix)
+        return matrix
+
+    async def _full_read(self, chat_id: int) -> list[Any]:
+        """The chat's vectors as one consistent snapshot, without MULTI (a cluster has none).
+
+        Every change of them bumps ``vecver`` in the same script, so equal versions read
+        first and last mean nothing changed in between; otherwise read again.
+        """
+        while True:
+            pipe = self._redis.pipeline(transaction=False)
             pipe.get(self.key(chat_id, "vecver"))
             pipe.get(self.key(chat_id, "vecrw"))
             pipe.hget(self.key(chat_id, "meta"), "dim")
@@ -383,13 +403,10 @@ class CardStore:
             pipe.get(self.key(chat_id, "vec"))
             pipe.lrange(self.key(chat_id, "vecids"), 0, -1)
             pipe.hget(self.key(chat_id, "meta"), "model")
-            version, rewrites, dim, mask, rows, entries, model = await pipe.execute()
-            matrix = Matrix(int(dim or 0), model.decode() if model else "")
-        matrix.append(rows or b"", entries)
-        matrix.set_mask(mask or b"")
-        matrix.version, matrix.rewrites = version or b"0", rewrites or b"0"
-        self._cache.put(chat_id, matrix)
-        return matrix
+            pipe.get(self.key(chat_id, "vecver"))
+            *reply, last = await pipe.execute()
+            if reply[0] == last:
+                return reply
 
     async def similar_cards(
         self,
