@@ -30,6 +30,7 @@ from llm_client.routing import Walker
 from llm_client.transport import ChatResult
 from llm_client.walk import WalkerConfig
 from memory_worker.cards import CardStore
+from memory_worker.cards.replication import replicas_present
 from memory_worker.connections import cards_client, close_cards_client
 from memory_worker.consolidate import consolidate_run
 from memory_worker.deadlines import deadline_after
@@ -311,7 +312,12 @@ async def build_tick_runner(
     )
     models = RoutedModels(walker, attempts, settings)
     cards_redis = cards_client(settings, redis)  # MEMORY_CARDS_URL (a cluster), else redis
-    cards = CardStore(cards_redis, keys)
+    replicas = settings.cards_wait_replicas
+    if replicas is None:
+        replicas = 1 if await replicas_present(cards_redis) else 0
+    cards = CardStore(
+        cards_redis, keys, wait_replicas=replicas, wait_timeout_ms=settings.cards_wait_timeout_ms
+    )
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
     pipeline = TickRunner(
         settings=settings,

@@ -87,6 +87,7 @@ from memory_worker.cards.codec import (
     to_ms,
 )
 from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
+from memory_worker.cards.replication import ReplicaWait
 from memory_worker.cards.vectors import Matrix, VectorBlobs, VectorCache
 from memory_worker.cards.writes import (
     ApplyResult,
@@ -126,10 +127,18 @@ class CardStore:
     """One chat's memory in Redis: the run write, maintenance writes and the read API."""
 
     def __init__(
-        self, redis: CardsRedis, keys: Keys, *, vector_cache_bytes: int = 256 * 1024 * 1024
+        self,
+        redis: CardsRedis,
+        keys: Keys,
+        *,
+        vector_cache_bytes: int = 256 * 1024 * 1024,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
     ) -> None:
         self._redis = redis
         self._keys = keys
+        # a run's write waits for this many replicas (see memory_worker.cards.replication)
+        self._wait = ReplicaWait(redis, wait_replicas, wait_timeout_ms)
         # redis-py types register_script for the plain client; a cluster's runs the same
         # (EVALSHA routed by the keys' one slot, SCRIPT LOAD on NOSCRIPT)
         registrar = cast("Redis", redis)
@@ -155,6 +164,7 @@ class CardStore:
         *,
         scopes: Iterable[str] = (),
         extra: Sequence[str] = (),
+        wait: bool = False,
     ) -> Any:
         """Run a card script with every key it may touch in KEYS (see ``lua/helpers.lua``).
 
@@ -164,7 +174,11 @@ class CardStore:
         known = self._scopes.get(chat_id, frozenset()) | frozenset(scopes)
         for _ in range(_SCOPE_ROUNDS):
             keys = self._keys.chat_script_keys(chat_id, known, extra)
-            raw = await script(keys=keys, args=[str(chat_id), *args])
+            argv = [str(chat_id), *args]
+            if wait:  # a run's write: replicated before the run may complete
+                raw = await self._wait.run(script, keys, argv)
+            else:
+                raw = await script(keys=keys, args=argv)
             if not (isinstance(raw, bytes) and raw.startswith(b'{"missing"')):
                 if len(self._scopes) >= _SCOPE_CACHE_CHATS:
                     self._scopes.clear()
@@ -197,6 +211,7 @@ class CardStore:
             [to_ms(now), run_id, lua_json(plan), *vectors.blobs],
             scopes=[card.scope_key for card in writes.cards],
             extra=[f"episode:{run_id}"],
+            wait=True,
         )
         data = orjson.loads(raw)
         if not data.get("applied"):
