@@ -183,3 +183,11 @@ class LocalCluster:
                     node.process.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     node.process.kill()
+
+
+def revive(cluster: LocalCluster, node: Node, timeout: float = 30.0) -> None:
+    """Restart a killed node from its own nodes.conf: it rejoins (as a replica if it was
+    failed over) and the cluster is whole again."""
+    cluster._spawn(node)
+    cluster._wait_ping(node, timeout)
+    cluster.wait_ok(timeout)

@@ -11,13 +11,17 @@ from typing import Any
 
 import pytest
 from redis.asyncio.cluster import RedisCluster
+from structlog.testing import capture_logs
 
 from memory_worker.api import MemoryQueue
+from memory_worker.cards import CardStore, RunWrites
+from memory_worker.cards.replication import replicas_present
 from memory_worker.connections import (
     RedisHandle,
     RedisUrlError,
     cards_client,
     close_cards_client,
+    cluster_from_url,
     is_cluster_url,
     parse_cluster_url,
 )
@@ -28,6 +32,7 @@ from memory_worker.settings import Settings
 from tests.cluster_fixture import LocalCluster
 from tests.factories import make_request
 from tests.harness import Fleet, eventually
+from tests.test_cards import T0, new
 
 
 def test_cluster_urls_name_seed_nodes_credentials_and_tls() -> None:
@@ -100,3 +105,28 @@ async def test_a_fleet_writes_cards_to_the_cluster_and_the_bot_reads_them_there(
 async def drop_prefix(client: Any, prefix: str) -> None:
     for key in [k async for k in client.scan_iter(match=f"*{prefix}*", count=1000)]:
         await client.delete(key)
+
+
+async def test_a_run_write_waits_for_a_replica_and_goes_on_without_one(
+    redis: Any, valkey_cluster: LocalCluster, key_prefix: str
+) -> None:
+    """With replicas (the cluster) the write is acknowledged; with none (the plain test
+    server) it is kept, logged once, and that server is not waited on again for a while."""
+    writes = RunWrites(observed_at=T0, cards=[new("tea")])
+    cluster = cluster_from_url(valkey_cluster.url)
+    try:
+        assert await replicas_present(cluster)
+        store = CardStore(cluster, Keys(key_prefix), wait_replicas=1, wait_timeout_ms=5000)
+        with capture_logs() as logs:
+            assert (await store.apply_run(1, "r1", writes, now=T0)).inserted == 1
+        assert not [e for e in logs if e["log_level"] == "warning"]
+        await drop_prefix(cluster, key_prefix)
+    finally:
+        await cluster.aclose()
+    assert not await replicas_present(redis)
+    alone = CardStore(redis, Keys(key_prefix), wait_replicas=1, wait_timeout_ms=50)
+    with capture_logs() as logs:
+        assert (await alone.apply_run(1, "r1", writes, now=T0)).inserted == 1
+        assert (await alone.apply_run(1, "r2", writes, now=T0)).observed == 1
+    warned = [e["event"] for e in logs if e["log_level"] == "warning"]
+    assert warned == ["cards.write_not_replicated"]  # then quiet: r2 did not wait
