@@ -45,6 +45,7 @@ from memory_worker.metrics import AttemptCounter
 from memory_worker.model_calls import ChatCall, Embedder, Vectors
 from memory_worker.notifiers import notifiers_from_settings
 from memory_worker.processing import ProcessResult
+from memory_worker.redis_checks import check_cards_redis
 from memory_worker.reports import AdminReporter, route_breakers, route_open_workflows
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
@@ -312,6 +313,7 @@ async def build_tick_runner(
     )
     models = RoutedModels(walker, attempts, settings)
     cards_redis = cards_client(settings, redis)  # MEMORY_CARDS_URL (a cluster), else redis
+    await check_cards_redis(cards_redis, redis)  # §2 rev 2 there too: no eviction, scripts
     replicas = settings.cards_wait_replicas
     if replicas is None:
         replicas = 1 if await replicas_present(cards_redis) else 0

@@ -25,8 +25,10 @@ from memory_worker.connections import (
     is_cluster_url,
     parse_cluster_url,
 )
+from memory_worker.errors import EvictionPolicyError
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.keys import Keys
+from memory_worker.redis_checks import check_cards_redis
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from tests.cluster_fixture import LocalCluster
@@ -130,3 +132,20 @@ async def test_a_run_write_waits_for_a_replica_and_goes_on_without_one(
         assert (await alone.apply_run(1, "r2", writes, now=T0)).observed == 1
     warned = [e["event"] for e in logs if e["log_level"] == "warning"]
     assert warned == ["cards.write_not_replicated"]  # then quiet: r2 did not wait
+
+
+async def test_a_cluster_master_that_may_evict_is_refused_at_start(
+    redis: Any, valkey_cluster: LocalCluster
+) -> None:
+    """SPEC §2 rev 2 holds for the card store: every master is asked, not one."""
+    cluster = cluster_from_url(valkey_cluster.url)
+    last = valkey_cluster.master_of_slot(16383).client()
+    try:
+        await check_cards_redis(cluster, redis)  # noeviction everywhere: quiet
+        last.config_set("maxmemory-policy", "allkeys-lru")
+        with pytest.raises(EvictionPolicyError):
+            await check_cards_redis(cluster, redis)
+    finally:
+        last.config_set("maxmemory-policy", "noeviction")
+        await cluster.aclose()
+    await check_cards_redis(redis, redis)  # the queue's own server was checked already
