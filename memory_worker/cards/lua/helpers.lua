@@ -1,16 +1,22 @@
 -- Helpers shared by every card script. Every key comes from KEYS (never built here, so each
 -- script is correct on Redis Cluster): KEYS[1..14] = the chat's fixed key set in the order of
--- memory_worker.keys.CHAT_SCRIPT_KEYS, then one ``active:<scope>`` zset per scope the chat
--- uses (and the write's own), then (apply) the run's ``episode:<run>`` hash.
+-- memory_worker.keys.CHAT_SCRIPT_KEYS (a new per-chat key: append it there and name it
+-- here), then one ``active:<scope>`` zset per scope the chat uses (and the write's own),
+-- then (apply) the run's ``episode:<run>`` hash.
 -- ARGV[1] = chat id (informational; argument positions kept), ARGV[2] = now (ms).
 local now = ARGV[2]
 local CARDS, SEQ, DEDUP, SCOPES, EXPIRY = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local RUNS, LINKS, EPISODES, VEC, VECIDS = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local VECMASK, VECVER, VECRW, META = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+-- (found by name, so a fixed key appended to CHAT_SCRIPT_KEYS shifts nothing here)
 local ACTIVE, EPISODE = {}, nil
-for i = 15, #KEYS do
+for i = 1, #KEYS do
   local sk = string.match(KEYS[i], '}:active:(.*)$')
-  if sk then ACTIVE[sk] = KEYS[i] else EPISODE = KEYS[i] end
+  if sk then
+    ACTIVE[sk] = KEYS[i]
+  elseif string.find(KEYS[i], '}:episode:', 1, true) then
+    EPISODE = KEYS[i]
+  end
 end
 local vec_changed = false
 -- id of the model that made this write's vectors ('' = unknown); set by each script
