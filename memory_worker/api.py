@@ -34,7 +34,12 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
-from memory_worker.connections import RedisHandle, open_redis
+from memory_worker.connections import (
+    RedisHandle,
+    cards_client,
+    close_cards_client,
+    open_redis,
+)
 from memory_worker.deadlines import deadline_after
 from memory_worker.errors import InvalidRunRequest, VectorSpaceMismatch
 from memory_worker.keys import Keys
@@ -67,7 +72,8 @@ class MemoryQueue:
         if self._cards is None:
             from memory_worker.cards import CardStore
 
-            self._cards = CardStore(self.redis, self.keys)
+            # MEMORY_CARDS_URL (e.g. a cluster), else the queue's own client
+            self._cards = CardStore(cards_client(self.settings, self.redis), self.keys)
         return self._cards
 
     @classmethod
@@ -89,6 +95,8 @@ class MemoryQueue:
     async def close(self) -> None:
         # leave an embedded server running: workers in other processes may share it
         await self._close_recall()
+        if self._cards is not None:
+            await close_cards_client(self._cards.redis, self.redis)
         await self._handle.close(stop_embedded=False)
 
     async def __aenter__(self) -> MemoryQueue:

@@ -8,6 +8,10 @@
   the URL, left running for the other processes of the deployment).
 
 Clients are ``arq.connections.ArqRedis`` so the same pool serves arq and us.
+
+The card store may live elsewhere (SPEC §2 rev 2): ``cards_client(settings, queue)`` is
+the queue's client when ``MEMORY_CARDS_URL`` is unset, else a client of that URL — a
+``redis.asyncio.cluster.RedisCluster`` for ``redis+cluster://h1:p1[,h2:p2…]``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 import structlog
 from arq.connections import ArqRedis
+from redis.asyncio import Redis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.sentinel import Sentinel
 from redis.exceptions import RedisError
 
@@ -81,6 +87,92 @@ def parse_sentinel_url(url: str) -> SentinelUrl:
         username=username,
         ssl=parsed.scheme.startswith("rediss"),
     )
+
+
+CLUSTER_SCHEMES = frozenset(
+    {"redis+cluster", "rediss+cluster", "valkey+cluster", "valkeys+cluster"}
+)
+
+#: A client of the card store: a plain server (often the queue's own) or a cluster.
+CardsRedis = Redis | RedisCluster
+
+
+@dataclass(frozen=True)
+class ClusterUrl:
+    nodes: list[tuple[str, int]]
+    password: str | None
+    username: str | None
+    ssl: bool
+
+
+def parse_cluster_url(url: str) -> ClusterUrl:
+    """Parse ``redis+cluster://[user:pass@]h1:p1[,h2:p2…][/]`` (any node is a seed)."""
+    parsed = urlparse(url)
+    userinfo, _, hosts = parsed.netloc.rpartition("@")
+    user, _, pwd = userinfo.partition(":")
+    nodes: list[tuple[str, int]] = []
+    for part in hosts.split(","):
+        if not part:
+            continue
+        host, _, port = part.rpartition(":")
+        if not host:
+            host, port = port, "6379"
+        try:
+            nodes.append((host.strip("[]"), int(port)))
+        except ValueError as exc:
+            raise RedisUrlError(f"bad cluster node address {part!r}") from exc
+    if not nodes:
+        raise RedisUrlError("cluster URL needs at least one host:port")
+    return ClusterUrl(
+        nodes=nodes,
+        password=unquote(pwd) or None,
+        username=unquote(user) or None,
+        ssl=parsed.scheme.startswith(("rediss", "valkeys")),
+    )
+
+
+def cluster_from_url(url: str, **kwargs: Any) -> RedisCluster:
+    """A ``RedisCluster`` client seeded by the URL's nodes (connects on first command)."""
+    spec = parse_cluster_url(url)
+    options: dict[str, Any] = {
+        "socket_connect_timeout": DEFAULT_CONNECT_TIMEOUT,
+        "socket_timeout": DEFAULT_SOCKET_TIMEOUT,
+        "health_check_interval": 15,
+        **kwargs,
+    }
+    return cast(
+        RedisCluster,
+        RedisCluster(
+            startup_nodes=[ClusterNode(host, port) for host, port in spec.nodes],
+            password=spec.password,
+            username=spec.username,
+            ssl=spec.ssl,
+            **options,
+        ),
+    )
+
+
+def is_cluster_url(url: str | None) -> bool:
+    return bool(url) and urlparse(url or "").scheme in CLUSTER_SCHEMES
+
+
+def cards_client(settings: Settings, queue: CardsRedis) -> CardsRedis:
+    """The card store's client: ``queue`` itself unless ``MEMORY_CARDS_URL`` names another.
+
+    A client this returns other than ``queue`` belongs to the caller (close it).
+    """
+    url = settings.cards_url
+    if not url:
+        return queue
+    if is_cluster_url(url):
+        return cluster_from_url(url, **timeout_options(settings))
+    return client_from_url(url, **timeout_options(settings))
+
+
+async def close_cards_client(client: CardsRedis, queue: CardsRedis) -> None:
+    """Close a client :func:`cards_client` opened (never the queue's own)."""
+    if client is not queue:
+        await client.aclose()
 
 
 #: Timeouts of a client made without settings (the settings' defaults).

@@ -16,7 +16,28 @@ can move to Redis Cluster unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+#: The fixed keys of one chat's memory every card script receives, in this order, as
+#: KEYS[1..14] (``cards/lua/helpers.lua`` names them); per-scope ``active:<sk>`` zsets and
+#: a run's ``episode:<run>`` hash follow.
+CHAT_SCRIPT_KEYS = (
+    "cards",
+    "seq",
+    "dedup",
+    "scopes",
+    "expiry",
+    "runs",
+    "links",
+    "episodes",
+    "vec",
+    "vecids",
+    "vecmask",
+    "vecver",
+    "vecrw",
+    "meta",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +228,15 @@ class Keys:
 
     def chat(self, chat_id: int, suffix: str) -> str:
         return f"{self.chat_tag(chat_id)}:{suffix}"
+
+    def chat_script_keys(
+        self, chat_id: int, scope_keys: Iterable[str], extra: Iterable[str] = ()
+    ) -> list[str]:
+        """KEYS of a card script: the fixed set, each scope's active zset, then ``extra`` suffixes."""
+        keys = [self.chat(chat_id, suffix) for suffix in CHAT_SCRIPT_KEYS]
+        keys += [self.chat(chat_id, f"active:{sk}") for sk in sorted(set(scope_keys))]
+        keys += [self.chat(chat_id, suffix) for suffix in extra]
+        return keys
 
     @property
     def chats(self) -> str:

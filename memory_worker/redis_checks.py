@@ -28,15 +28,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 from arq.connections import ArqRedis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoPermissionError, ResponseError
 
 from llm_client.redis_text import as_text
 from memory_worker.connections import awaited
 from memory_worker.errors import EvictionPolicyError, ScriptPermissionError
+
+if TYPE_CHECKING:
+    from memory_worker.connections import CardsRedis
 
 log = structlog.get_logger(__name__)
 
@@ -142,6 +146,36 @@ async def check_redis(redis: ArqRedis, *, role: str) -> str | None:
             )
     await _probe_scripts(redis)
     return policy
+
+
+async def check_cards_redis(client: CardsRedis, queue: CardsRedis) -> None:
+    """:func:`check_redis` for the card store when it is not the queue's server.
+
+    On a cluster every master is asked (a card on any of them may be evicted) and the
+    scripts probe runs there too (``SCRIPT LOAD`` goes to every master).
+    """
+    if client is queue:
+        return
+    if not isinstance(client, RedisCluster):
+        await check_redis(cast(ArqRedis, client), role="cards")
+        return
+    await client.initialize()
+    for node in client.get_primaries():
+        try:
+            reply = await client.config_get("maxmemory-policy", target_nodes=node)
+        except ResponseError as exc:
+            log.warning("redis_policy_unknown", error=type(exc).__name__, node=node.name)
+            continue
+        value = reply.get("maxmemory-policy") if isinstance(reply, Mapping) else None
+        policy = as_text(value) if value is not None else None
+        if policy is None:
+            continue
+        verdict = judge_policy(policy)
+        if verdict is PolicyVerdict.REFUSE:
+            raise EvictionPolicyError(policy)
+        if verdict is PolicyVerdict.WARN:
+            log.warning("redis_policy_not_noeviction", policy=policy, role="cards", node=node.name)
+    await _probe_scripts(cast(ArqRedis, client))
 
 
 async def read_health(redis: ArqRedis) -> RedisHealth | None:

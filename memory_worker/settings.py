@@ -44,6 +44,25 @@ class Settings(BaseSettings):
         description="Redis/Valkey URL (redis://, rediss://, unix://, redis+sentinel://). "
         "Unset: start the embedded Valkey.",
     )
+    cards_url: str | None = Field(
+        None,
+        description="Card store (memory) server, when not the REDIS_URL one: any REDIS_URL "
+        "form, or a Redis/Valkey Cluster as redis+cluster://[user:pass@]host:port[,host:port…] "
+        "(rediss+cluster:// for TLS). Unset: cards live with the queue.",
+    )
+    cards_wait_replicas: int | None = Field(
+        None,
+        ge=0,
+        description="Replicas that must acknowledge a run's card write (WAIT) before the run "
+        "completes, so a failover keeps completed runs' cards. Unset: 1 when the card server "
+        "(any cluster shard) has a replica at start, else 0.",
+    )
+    cards_wait_timeout_ms: int = Field(
+        1000,
+        ge=1,
+        description="How long a card write waits for its replicas; past it the run goes on "
+        "(logged cards.write_not_replicated) and that master is not waited on for a minute.",
+    )
     key_prefix: str = Field("mw:", description="Prefix of every Redis key this deployment owns.")
     data_dir: Path = Field(Path("var"), description="Local state: embedded Valkey data, logs.")
     redis_reconnect_max_seconds: float = Field(

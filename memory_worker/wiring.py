@@ -30,6 +30,8 @@ from llm_client.routing import Walker
 from llm_client.transport import ChatResult
 from llm_client.walk import WalkerConfig
 from memory_worker.cards import CardStore
+from memory_worker.cards.replication import replicas_present
+from memory_worker.connections import cards_client, close_cards_client
 from memory_worker.consolidate import consolidate_run
 from memory_worker.deadlines import deadline_after
 from memory_worker.keys import Keys
@@ -43,6 +45,7 @@ from memory_worker.metrics import AttemptCounter
 from memory_worker.model_calls import ChatCall, Embedder, Vectors
 from memory_worker.notifiers import notifiers_from_settings
 from memory_worker.processing import ProcessResult
+from memory_worker.redis_checks import check_cards_redis
 from memory_worker.reports import AdminReporter, route_breakers, route_open_workflows
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
@@ -309,7 +312,14 @@ async def build_tick_runner(
         ),
     )
     models = RoutedModels(walker, attempts, settings)
-    cards = CardStore(redis, keys)
+    cards_redis = cards_client(settings, redis)  # MEMORY_CARDS_URL (a cluster), else redis
+    await check_cards_redis(cards_redis, redis)  # §2 rev 2 there too: no eviction, scripts
+    replicas = settings.cards_wait_replicas
+    if replicas is None:
+        replicas = 1 if await replicas_present(cards_redis) else 0
+    cards = CardStore(
+        cards_redis, keys, wait_replicas=replicas, wait_timeout_ms=settings.cards_wait_timeout_ms
+    )
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
     pipeline = TickRunner(
         settings=settings,
@@ -321,4 +331,5 @@ async def build_tick_runner(
     pipeline.background.append(reporter.run)
     pipeline.maintenance = Maintenance(redis, keys, cards, models, settings)
     pipeline.closers.append(http.aclose)
+    pipeline.closers.append(lambda: close_cards_client(cards_redis, redis))
     return pipeline

@@ -12,14 +12,17 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import hypothesis  # noqa: F401  (imported up front: see below)
 import pytest
+from redis.asyncio.cluster import RedisCluster
 
-from memory_worker.connections import client_from_url
+from memory_worker.connections import client_from_url, cluster_from_url, is_cluster_url
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.settings import Settings
+from tests.cluster_fixture import LocalCluster
 
 # hypothesis' pytest plugin imports hypothesis lazily in its terminal summary; under
 # CPython 3.11.7 a late assertion-rewrite compile at session end can die with
@@ -89,3 +92,49 @@ async def admin(private_valkey: EmbeddedValkey) -> AsyncIterator[object]:
         await client.config_set("maxmemory", "0")
         await client.config_set("maxmemory-policy", "noeviction")
         await client.aclose()
+
+
+@pytest.fixture(scope="session")
+def valkey_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """A real 3-master, 3-replica Valkey Cluster for the session (see tests/cluster_fixture.py)."""
+    cluster = LocalCluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(params=["standalone", "cluster"])
+async def cards_redis(
+    request: pytest.FixtureRequest, redis: object, key_prefix: str
+) -> AsyncIterator[Any]:
+    """The card store's client: the session's server, then the session's cluster.
+
+    Card-store suites take their store from this fixture so each runs on both.
+    """
+    if request.param == "standalone":
+        yield redis
+        return
+    cluster: LocalCluster = request.getfixturevalue("valkey_cluster")
+    client = cluster_from_url(cluster.url)
+    try:
+        yield client
+    finally:
+        found = [k async for k in client.scan_iter(match=f"*{key_prefix}*", count=1000)]
+        for key in found:
+            await client.delete(key)
+        await client.aclose()
+
+
+@pytest.fixture
+def cards_url(cards_redis: Any, redis_url: str, request: pytest.FixtureRequest) -> str:
+    """The URL of :func:`cards_redis`'s server (to open more clients of it)."""
+    if isinstance(cards_redis, RedisCluster):
+        cluster: LocalCluster = request.getfixturevalue("valkey_cluster")
+        return cluster.url
+    return redis_url
+
+
+def open_cards_client(url: str) -> Any:
+    """A client of a card-store URL (a cluster's or a plain server's)."""
+    return cluster_from_url(url) if is_cluster_url(url) else client_from_url(url)

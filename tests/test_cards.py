@@ -27,8 +27,8 @@ from memory_worker.cards import (
     quantize,
     visible_scope_keys,
 )
-from memory_worker.connections import client_from_url
 from memory_worker.keys import Keys
+from tests.conftest import open_cards_client
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 CHAT = -1001234567890
@@ -82,8 +82,8 @@ def writes(*cards: NewCard, **kw: Any) -> RunWrites:
 
 
 @pytest.fixture
-def store(redis: Any, key_prefix: str) -> CardStore:
-    return CardStore(redis, Keys(key_prefix))
+def store(cards_redis: Any, key_prefix: str) -> CardStore:
+    return CardStore(cards_redis, Keys(key_prefix))
 
 
 async def dump(store: CardStore) -> dict[str, bytes]:
@@ -124,8 +124,8 @@ async def test_rerun_of_an_applied_run_changes_no_byte(store: CardStore) -> None
     assert await store.has_applied(CHAT, "run-x")
 
 
-async def test_concurrent_runs_of_one_chat_never_duplicate(redis_url: str, key_prefix: str) -> None:
-    clients = [client_from_url(redis_url) for _ in range(4)]
+async def test_concurrent_runs_of_one_chat_never_duplicate(cards_url: str, key_prefix: str) -> None:
+    clients = [open_cards_client(cards_url) for _ in range(4)]
     try:
         stores = [CardStore(c, Keys(key_prefix)) for c in clients]
         shared = new("Alice likes tea.")
@@ -490,8 +490,9 @@ def test_dedup_hash_is_scope_and_wording_sensitive() -> None:
 
 
 async def test_the_cached_matrix_follows_appends_status_changes_and_rewrites(
-    redis: Any, key_prefix: str
+    cards_redis: Any, key_prefix: str
 ) -> None:
+    redis = cards_redis
     reader, writer = CardStore(redis, Keys(key_prefix)), CardStore(redis, Keys(key_prefix))
     queries = [vec(500 + i) for i in range(6)]
 

@@ -27,8 +27,8 @@ FARM = "embedder"
 
 
 @pytest.fixture
-def store(redis: Any, key_prefix: str) -> CardStore:
-    return CardStore(redis, Keys(key_prefix))
+def store(cards_redis: Any, key_prefix: str) -> CardStore:
+    return CardStore(cards_redis, Keys(key_prefix))
 
 
 async def test_first_vector_records_model_and_dimension(store: CardStore) -> None:
@@ -93,7 +93,8 @@ async def test_a_query_of_another_model_finds_nothing(store: CardStore) -> None:
     assert await store.similar_cards(CHAT, list(np.ones(DIM + 1)), 3, model=E5) == []
 
 
-async def test_a_cached_matrix_learns_the_model(redis: Any, key_prefix: str) -> None:
+async def test_a_cached_matrix_learns_the_model(cards_redis: Any, key_prefix: str) -> None:
+    redis = cards_redis
     store = CardStore(redis, Keys(key_prefix))
     await store.apply_run(CHAT, "r1", writes(new("tea", seed=1)), now=T0)
     assert await store.vector_space(CHAT) == VectorSpace(model=None, dimension=DIM)

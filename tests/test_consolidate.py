@@ -87,8 +87,8 @@ def settings(redis_url: str, key_prefix: str) -> Settings:
 
 
 @pytest.fixture
-def store(redis: Any, key_prefix: str) -> CardStore:
-    return CardStore(redis, Keys(key_prefix))
+def store(cards_redis: Any, key_prefix: str) -> CardStore:
+    return CardStore(cards_redis, Keys(key_prefix))
 
 
 async def run(

@@ -89,8 +89,8 @@ async def farm(settings: Settings) -> AsyncIterator[Farm]:
 
 
 @pytest.fixture
-def store(redis: Any, key_prefix: str) -> CardStore:
-    return CardStore(redis, Keys(key_prefix))
+def store(cards_redis: Any, key_prefix: str) -> CardStore:
+    return CardStore(cards_redis, Keys(key_prefix))
 
 
 def slice_of(start: datetime, *rows: tuple[int, int, str, str], **flags: Any) -> RunRequest:

@@ -78,8 +78,8 @@ def settings(redis_url: str, key_prefix: str) -> Settings:
 
 
 @pytest.fixture
-def store(redis: Any, key_prefix: str) -> CardStore:
-    return CardStore(redis, Keys(key_prefix))
+def store(cards_redis: Any, key_prefix: str) -> CardStore:
+    return CardStore(cards_redis, Keys(key_prefix))
 
 
 async def seed(store: CardStore, *cards: NewCard, run_id: str = "seed", chat: int = CHAT) -> None:
@@ -404,7 +404,8 @@ async def test_bound_growth_applies_every_retention(
     )
 
 
-async def test_applied_runs_written_as_a_set_are_migrated(store: CardStore, redis: Any) -> None:
+async def test_applied_runs_written_as_a_set_are_migrated(store: CardStore) -> None:
+    redis = store.redis
     key = store.key(CHAT, "runs")
     await redis.sadd(key, "old-run")
     assert await store.has_applied(CHAT, "old-run")

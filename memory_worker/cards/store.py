@@ -68,7 +68,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import orjson
@@ -87,6 +87,7 @@ from memory_worker.cards.codec import (
     to_ms,
 )
 from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
+from memory_worker.cards.replication import ReplicaWait
 from memory_worker.cards.vectors import Matrix, VectorBlobs, VectorCache
 from memory_worker.cards.writes import (
     ApplyResult,
@@ -95,12 +96,21 @@ from memory_worker.cards.writes import (
     RunWrites,
     VectorSpace,
 )
+from memory_worker.errors import StoreError
 from memory_worker.keys import Keys
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.commands.core import AsyncScript
+
+    from memory_worker.connections import CardsRedis
 
 log = structlog.get_logger(__name__)
+
+#: Calls of one card script that may each find a scope the chat gained meanwhile.
+_SCOPE_ROUNDS = 8
+#: Chats whose scope keys a store remembers (dropped all at once past it).
+_SCOPE_CACHE_CHATS = 10_000
 
 
 @cache
@@ -117,25 +127,65 @@ class CardStore:
     """One chat's memory in Redis: the run write, maintenance writes and the read API."""
 
     def __init__(
-        self, redis: Redis, keys: Keys, *, vector_cache_bytes: int = 256 * 1024 * 1024
+        self,
+        redis: CardsRedis,
+        keys: Keys,
+        *,
+        vector_cache_bytes: int = 256 * 1024 * 1024,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
     ) -> None:
         self._redis = redis
         self._keys = keys
-        self._apply = redis.register_script(_script("apply"))
-        self._expire = redis.register_script(_script("expire"))
-        self._fold = redis.register_script(_script("fold"))
-        self._refresh = redis.register_script(_script("refresh", helpers=False))
+        # a run's write waits for this many replicas (see memory_worker.cards.replication)
+        self._wait = ReplicaWait(redis, wait_replicas, wait_timeout_ms)
+        # redis-py types register_script for the plain client; a cluster's runs the same
+        # (EVALSHA routed by the keys' one slot, SCRIPT LOAD on NOSCRIPT)
+        registrar = cast("Redis", redis)
+        self._apply = registrar.register_script(_script("apply"))
+        self._expire = registrar.register_script(_script("expire"))
+        self._fold = registrar.register_script(_script("fold"))
+        self._refresh = registrar.register_script(_script("refresh", helpers=False))
         self._cache = VectorCache(max_bytes=vector_cache_bytes)
+        self._scopes: dict[int, frozenset[str]] = {}
 
     @property
-    def redis(self) -> Redis:
+    def redis(self) -> CardsRedis:
         return self._redis
 
     def key(self, chat_id: int, suffix: str) -> str:
         return self._keys.chat(chat_id, suffix)
 
-    def _base(self, chat_id: int) -> str:
-        return self._keys.chat(chat_id, "")
+    async def _call(
+        self,
+        script: AsyncScript,
+        chat_id: int,
+        args: Sequence[Any],
+        *,
+        scopes: Iterable[str] = (),
+        extra: Sequence[str] = (),
+        wait: bool = False,
+    ) -> Any:
+        """Run a card script with every key it may touch in KEYS (see ``lua/helpers.lua``).
+
+        The chat's scopes come from a per-process memory; a script that meets a scope not
+        passed answers ``{"missing": [...]}`` before writing anything, and runs again with it.
+        """
+        known = self._scopes.get(chat_id, frozenset()) | frozenset(scopes)
+        for _ in range(_SCOPE_ROUNDS):
+            keys = self._keys.chat_script_keys(chat_id, known, extra)
+            argv = [str(chat_id), *args]
+            if wait:  # a run's write: replicated before the run may complete
+                raw = await self._wait.run(script, keys, argv)
+            else:
+                raw = await script(keys=keys, args=argv)
+            if not (isinstance(raw, bytes) and raw.startswith(b'{"missing"')):
+                if len(self._scopes) >= _SCOPE_CACHE_CHATS:
+                    self._scopes.clear()
+                self._scopes[chat_id] = known
+                return raw
+            known = known | frozenset(as_text(sk) for sk in orjson.loads(raw)["missing"])
+        raise StoreError(f"chat {chat_id}: scopes kept changing under a card script")
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -155,15 +205,13 @@ class CardStore:
             ep = writes.episode
             plan["episode"] = episode_plan(ep, vectors.add(ep.embedding))
         await self._redis.sadd(self._keys.chats, str(chat_id))  # type: ignore[misc]
-        raw = await self._apply(
-            keys=[self.key(chat_id, "runs")],
-            args=[
-                self._base(chat_id),
-                to_ms(now),
-                run_id,
-                lua_json(plan),
-                *vectors.blobs,
-            ],
+        raw = await self._call(
+            self._apply,
+            chat_id,
+            [to_ms(now), run_id, lua_json(plan), *vectors.blobs],
+            scopes=[card.scope_key for card in writes.cards],
+            extra=[f"episode:{run_id}"],
+            wait=True,
         )
         data = orjson.loads(raw)
         if not data.get("applied"):
@@ -191,10 +239,7 @@ class CardStore:
 
     async def expire(self, chat_id: int, *, now: datetime, limit: int = 1000) -> int:
         """Mark live cards past their TTL ``expired`` (kept, out of every live index)."""
-        count = await self._expire(
-            keys=[self.key(chat_id, "expiry")],
-            args=[self._base(chat_id), to_ms(now), limit],
-        )
+        count = await self._call(self._expire, chat_id, [to_ms(now), limit])
         return int(count)
 
     async def fold_groups(
@@ -225,15 +270,8 @@ class CardStore:
                 if index is not None:
                     entry["vec"] = str(index)
             plan_groups.append(entry)
-        raw = await self._fold(
-            keys=[self.key(chat_id, "cards")],
-            args=[
-                self._base(chat_id),
-                to_ms(now),
-                lua_json({"groups": plan_groups, "demote_delta": f"{demote_delta:.4f}"}),
-                *vectors.blobs,
-            ],
-        )
+        plan = lua_json({"groups": plan_groups, "demote_delta": f"{demote_delta:.4f}"})
+        raw = await self._call(self._fold, chat_id, [to_ms(now), plan, *vectors.blobs])
         data = orjson.loads(raw)
         if int(data.get("refused") or 0):
             log.warning("cards.vectors_refused", chat_id=chat_id, refused=int(data["refused"]))
@@ -338,9 +376,12 @@ class CardStore:
         cached = self._cache.get(chat_id)
         reply = list(
             await self._refresh(
-                keys=[self.key(chat_id, "vecver")],
+                keys=[
+                    self.key(chat_id, suffix)
+                    for suffix in ("vecver", "vecrw", "meta", "vec", "vecmask", "vecids")
+                ],
                 args=[
-                    self._base(chat_id),
+                    str(chat_id),
                     cached.version if cached else b"",
                     cached.count if cached else 0,
                     cached.rewrites if cached else b"",
@@ -354,7 +395,22 @@ class CardStore:
             matrix = cached
             matrix.model = as_text(model)
         else:  # empty cache, a rewritten row, or another query of ours refreshed meanwhile
-            pipe = self._redis.pipeline(transaction=True)
+            version, rewrites, dim, mask, rows, entries, model = await self._full_read(chat_id)
+            matrix = Matrix(int(dim or 0), model.decode() if model else "")
+        matrix.append(rows or b"", entries)
+        matrix.set_mask(mask or b"")
+        matrix.version, matrix.rewrites = version or b"0", rewrites or b"0"
+        self._cache.put(chat_id, matrix)
+        return matrix
+
+    async def _full_read(self, chat_id: int) -> list[Any]:
+        """The chat's vectors as one consistent snapshot, without MULTI (a cluster has none).
+
+        Every change of them bumps ``vecver`` in the same script, so equal versions read
+        first and last mean nothing changed in between; otherwise read again.
+        """
+        while True:
+            pipe = self._redis.pipeline(transaction=False)
             pipe.get(self.key(chat_id, "vecver"))
             pipe.get(self.key(chat_id, "vecrw"))
             pipe.hget(self.key(chat_id, "meta"), "dim")
@@ -362,13 +418,10 @@ class CardStore:
             pipe.get(self.key(chat_id, "vec"))
             pipe.lrange(self.key(chat_id, "vecids"), 0, -1)
             pipe.hget(self.key(chat_id, "meta"), "model")
-            version, rewrites, dim, mask, rows, entries, model = await pipe.execute()
-            matrix = Matrix(int(dim or 0), model.decode() if model else "")
-        matrix.append(rows or b"", entries)
-        matrix.set_mask(mask or b"")
-        matrix.version, matrix.rewrites = version or b"0", rewrites or b"0"
-        self._cache.put(chat_id, matrix)
-        return matrix
+            pipe.get(self.key(chat_id, "vecver"))
+            *reply, last = await pipe.execute()
+            if reply[0] == last:
+                return reply
 
     async def similar_cards(
         self,

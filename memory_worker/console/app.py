@@ -37,6 +37,7 @@ from aiohttp import web
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
+from memory_worker.connections import cards_client, close_cards_client
 from memory_worker.console import data, memory_data, runs_data
 from memory_worker.keys import Keys
 from memory_worker.metrics import fleet_breakers
@@ -107,6 +108,7 @@ class Console:
         self.redis = redis
         self.settings = settings
         self.keys = Keys(settings.key_prefix)
+        self.cards = cards_client(settings, redis)  # MEMORY_CARDS_URL, else ``redis``
         self.env = environment()
         self.routes = data.route_targets(data.load_console_routes(settings))
         self.targets = list(dict.fromkeys(t for ts in self.routes.values() for t in ts))
@@ -258,7 +260,7 @@ class Console:
                 raise web.HTTPFound(f"/memory/{int(chat)}")
             except ValueError:
                 pass
-        chats = await memory_data.chat_list(self.redis, self.settings)
+        chats = await memory_data.chat_list(self.cards, self.settings)
         return await self.render(request, "memory_index.html.j2", chats=chats)
 
     async def memory(self, request: web.Request) -> web.Response:
@@ -269,7 +271,9 @@ class Console:
         except ValueError:
             return await self.render(request, "missing.html.j2", status=404, what="that chat")
         query = request.query.get("q", "").strip()[:200]
-        memory = await memory_data.memory_data(self.redis, self.settings, chat_id, query=query)
+        memory = await memory_data.memory_data(
+            self.redis, self.settings, chat_id, query=query, cards_redis=self.cards
+        )
         return await self.render(request, "memory.html.j2", m=memory)
 
     async def settings_page(self, request: web.Request) -> web.Response:
@@ -485,4 +489,9 @@ def add_console(app: web.Application, redis: ArqRedis, settings: Settings) -> Co
     ]
     for method, path, handler in routes:
         app.router.add_route(method, path, _guarded(console, handler))
+
+    async def close_cards(_: web.Application) -> None:
+        await close_cards_client(console.cards, redis)
+
+    app.on_cleanup.append(close_cards)
     return console

@@ -15,6 +15,7 @@ from arq.connections import ArqRedis
 
 from llm_client.redis_text import as_text
 from memory_worker.cards import Card, CardStore, Episode
+from memory_worker.connections import CardsRedis
 from memory_worker.console.runs_data import RunFilter, RunRow, runs_page
 from memory_worker.keys import Keys
 from memory_worker.settings import Settings
@@ -86,10 +87,11 @@ async def memory_data(
     query: str = "",
     episodes: int = 20,
     now: datetime | None = None,
+    cards_redis: CardsRedis | None = None,
 ) -> Memory:
     """A chat's cards by scope with their superseded history, its episodes and recent runs."""
     keys = Keys(settings.key_prefix)
-    store = CardStore(redis, keys)
+    store = CardStore(cards_redis if cards_redis is not None else redis, keys)
     cards = await store.all_cards(chat_id)
     moment = now or datetime.now(UTC)
     chains = superseded_chains(cards)
@@ -126,7 +128,7 @@ async def memory_data(
     )
 
 
-async def chat_list(redis: ArqRedis, settings: Settings, limit: int = 100) -> list[int]:
+async def chat_list(redis: CardsRedis, settings: Settings, limit: int = 100) -> list[int]:
     """Up to ``limit`` chats that have memory (one SSCAN page, sorted)."""
     keys = Keys(settings.key_prefix)
     _, members = await redis.sscan(keys.chats, 0, count=limit)

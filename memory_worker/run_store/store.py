@@ -325,7 +325,13 @@ class RunStore:
         now = at_ms if at_ms is not None else now_ms()
         k = self.keys
         ok = await self._complete(
-            keys=[k.run(claim.id), k.leases, k.counters],
+            keys=[
+                k.run(claim.id),
+                k.leases,
+                k.counters,
+                k.by_status(RunStatus.PROCESSING.value),
+                k.by_status(RunStatus.COMPLETED.value),
+            ],
             args=[claim.token, now, orjson.dumps(result), self._status_prefix, claim.id],
         )
         return bool(int(ok))
@@ -358,6 +364,8 @@ class RunStore:
                 k.retry,
                 k.retired,
                 k.counters,
+                k.by_status(RunStatus.PROCESSING.value),
+                k.by_status(RunStatus.FAILED.value),
             ],
             args=[
                 claim.token,
@@ -377,7 +385,16 @@ class RunStore:
         now = at_ms if at_ms is not None else now_ms()
         k = self.keys
         ok = await self._release(
-            keys=[k.run(claim.id), k.leases, k.queued, k.counters, k.retry, k.runs_hourly],
+            keys=[
+                k.run(claim.id),
+                k.leases,
+                k.queued,
+                k.counters,
+                k.retry,
+                k.runs_hourly,
+                *(k.by_status(s.value) for s in (RunStatus.PROCESSING, RunStatus.FAILED)),
+                k.by_status(RunStatus.QUEUED.value),
+            ],
             args=[claim.token, now, reason, self._status_prefix, claim.id, HOURLY_KEEP_HOURS],
         )
         return bool(int(ok))

@@ -1,14 +1,19 @@
--- KEYS[1] = applied-runs zset. ARGV[3] = run id, ARGV[4] = plan JSON, ARGV[5..] = vectors.
+-- KEYS: see helpers.lua (RUNS = applied-runs zset, EPISODE = this run's episode hash).
+-- ARGV[3] = run id, ARGV[4] = plan JSON, ARGV[5..] = vectors.
 local run_id = ARGV[3]
-if redis.call('TYPE', KEYS[1]).ok == 'set' then  -- written before applied runs had a time
-  local old = redis.call('SMEMBERS', KEYS[1])
-  redis.call('DEL', KEYS[1])
-  for _, id in ipairs(old) do redis.call('ZADD', KEYS[1], now, id) end
+local plan = cjson.decode(ARGV[4])
+local plan_scopes = {}
+for _, n in ipairs(plan.cards) do plan_scopes[#plan_scopes + 1] = n.sk end
+local missing = missing_scopes(plan_scopes)
+if missing then return missing end
+if redis.call('TYPE', RUNS).ok == 'set' then  -- written before applied runs had a time
+  local old = redis.call('SMEMBERS', RUNS)
+  redis.call('DEL', RUNS)
+  for _, id in ipairs(old) do redis.call('ZADD', RUNS, now, id) end
 end
-if redis.call('ZSCORE', KEYS[1], run_id) then
+if redis.call('ZSCORE', RUNS, run_id) then
   return cjson.encode({applied = false})
 end
-local plan = cjson.decode(ARGV[4])
 local function blob(i) if blank(i) then return nil end return ARGV[4 + tonumber(i)] end
 if type(plan.model) == 'string' then vec_model = plan.model end
 local counts = {applied = true, inserted = 0, observed = 0, superseded = 0, competing = 0,
@@ -16,7 +21,7 @@ local counts = {applied = true, inserted = 0, observed = 0, superseded = 0, comp
 local refs, ref_list, seen = {}, {}, {}
 
 for i, n in ipairs(plan.cards) do
-  local c = load(redis.call('HGET', key('dedup'), n.h))
+  local c = load(redis.call('HGET', DEDUP, n.h))
   if live(c) then
     c.conf = maxs(c.conf, n.conf)
     c.sal = maxs(c.sal, n.sal)
@@ -29,7 +34,7 @@ for i, n in ipairs(plan.cards) do
     if blank(c.row) then set_vector(c, blob(n.vec)) end
     counts.observed = counts.observed + 1
   else
-    c = {id = int(redis.call('INCR', key('seq'))), scope = n.scope, sk = n.sk, thread = n.thread,
+    c = {id = int(redis.call('INCR', SEQ)), scope = n.scope, sk = n.sk, thread = n.thread,
       user = n.user, type = n.type, subject = n.subject, predicate = n.predicate,
       object = n.object, fact = n.fact, conf = n.conf, sal = n.sal, obs = '1',
       status = 'active', dur = n.dur, vf = n.vf, obs_at = n.obs_at, created = now,
@@ -114,25 +119,25 @@ for _, l in ipairs(plan.links) do
   local a, b = refs[tonumber(l.from)], refs[tonumber(l.to)]
   if a and b and a ~= b then
     local f = a .. '|' .. l.rel .. '|' .. b
-    redis.call('HSET', key('links'), f, maxs(redis.call('HGET', key('links'), f) or '', l.conf))
+    redis.call('HSET', LINKS, f, maxs(redis.call('HGET', LINKS, f) or '', l.conf))
     counts.links = counts.links + 1
   end
 end
 
 local e = plan.episode
 if e then
-  local ek = key('episode:' .. run_id)
+  local ek = EPISODE
   redis.call('HSET', ek, 'run', run_id, 'summary', e.summary, 'topics', e.topics,
     'participants', e.participants, 'start', e.start, 'end', e['end'], 'thread', e.thread,
     'messages', e.messages, 'cards', table.concat(ref_list, ','), 'created', now)
   local eb = blob(e.vec)
   if eb then redis.call('HSET', ek, 'emb', eb) end
-  redis.call('ZADD', key('episodes'), num(e['end']), run_id)
+  redis.call('ZADD', EPISODES, num(e['end']), run_id)
   counts.episodes = 1
 end
 
-redis.call('ZADD', KEYS[1], now, run_id)
-if vec_changed then redis.call('INCR', key('vecver')) end
+redis.call('ZADD', RUNS, now, run_id)
+if vec_changed then redis.call('INCR', VECVER) end
 counts.cards = table.concat(ref_list, ',')
 counts.vectors_refused = vec_refused
 return cjson.encode(counts)

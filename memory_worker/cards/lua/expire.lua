@@ -1,5 +1,7 @@
--- KEYS[1] = expiry zset. ARGV[3] = max cards. Expires live cards whose TTL passed.
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+-- KEYS: see helpers.lua. ARGV[3] = max cards. Expires live cards whose TTL passed.
+local missing = missing_scopes()
+if missing then return missing end
+local ids = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
 local n = 0
 for _, id in ipairs(ids) do
   local c = load(id)
@@ -8,8 +10,8 @@ for _, id in ipairs(ids) do
     save(c)
     n = n + 1
   else
-    redis.call('ZREM', KEYS[1], id)
+    redis.call('ZREM', EXPIRY, id)
   end
 end
-if vec_changed then redis.call('INCR', key('vecver')) end
+if vec_changed then redis.call('INCR', VECVER) end
 return n

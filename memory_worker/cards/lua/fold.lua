@@ -1,4 +1,6 @@
--- KEYS[1] = cards hash. ARGV[3] = plan JSON {groups, demote_delta}, ARGV[4..] = vectors.
+-- KEYS: see helpers.lua. ARGV[3] = plan JSON {groups, demote_delta}, ARGV[4..] = vectors.
+local missing = missing_scopes()
+if missing then return missing end
 local plan = cjson.decode(ARGV[3])
 local function blob(i) if blank(i) then return nil end return ARGV[3 + tonumber(i)] end
 local delta = num(plan.demote_delta)
@@ -39,6 +41,6 @@ for _, g in ipairs(plan.groups) do
     end
   end
 end
-if vec_changed then redis.call('INCR', key('vecver')) end
+if vec_changed then redis.call('INCR', VECVER) end
 counts.refused = vec_refused
 return cjson.encode(counts)

@@ -1,12 +1,42 @@
--- Helpers shared by every script. ARGV[1] = key base ("{P chat:<id>}:"), ARGV[2] = now (ms).
-local base = ARGV[1]
+-- Helpers shared by every card script. Every key comes from KEYS (never built here, so each
+-- script is correct on Redis Cluster): KEYS[1..14] = the chat's fixed key set in the order of
+-- memory_worker.keys.CHAT_SCRIPT_KEYS (a new per-chat key: append it there and name it
+-- here), then one ``active:<scope>`` zset per scope the chat uses (and the write's own),
+-- then (apply) the run's ``episode:<run>`` hash.
+-- ARGV[1] = chat id (informational; argument positions kept), ARGV[2] = now (ms).
 local now = ARGV[2]
-local function key(s) return base .. s end
-local CARDS = key('cards')
+local CARDS, SEQ, DEDUP, SCOPES, EXPIRY = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local RUNS, LINKS, EPISODES, VEC, VECIDS = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local VECMASK, VECVER, VECRW, META = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+-- (found by name, so a fixed key appended to CHAT_SCRIPT_KEYS shifts nothing here)
+local ACTIVE, EPISODE = {}, nil
+for i = 1, #KEYS do
+  local sk = string.match(KEYS[i], '}:active:(.*)$')
+  if sk then
+    ACTIVE[sk] = KEYS[i]
+  elseif string.find(KEYS[i], '}:episode:', 1, true) then
+    EPISODE = KEYS[i]
+  end
+end
 local vec_changed = false
 -- id of the model that made this write's vectors ('' = unknown); set by each script
 local vec_model = ''
 local vec_refused = 0
+
+-- Before any write: every scope the chat uses (any card a script loads is in one of them)
+-- and every scope in ``extra`` must have its active zset in KEYS. Nil when they do; else the
+-- reply that names the missing scopes (the caller passes them and calls again).
+local function missing_scopes(extra)
+  local missing = {}
+  for _, sk in ipairs(redis.call('SMEMBERS', SCOPES)) do
+    if not ACTIVE[sk] then missing[#missing + 1] = sk end
+  end
+  for _, sk in ipairs(extra or {}) do
+    if not ACTIVE[sk] then missing[#missing + 1] = sk end
+  end
+  if #missing == 0 then return nil end
+  return cjson.encode({missing = missing})
+end
 
 local function num(s) return tonumber(s) or 0 end
 local function fmt(x) return string.format('%.4f', x) end
@@ -55,23 +85,23 @@ local function live(c) return c ~= nil and (c.status == 'active' or c.status == 
 
 -- (re)write the indexes of a live card
 local function index_live(c)
-  redis.call('ZADD', key('active:' .. c.sk), num(c.obs_at), c.id)
-  redis.call('SADD', key('scopes'), c.sk)
-  redis.call('HSET', key('dedup'), c.h, c.id)
+  redis.call('ZADD', ACTIVE[c.sk], num(c.obs_at), c.id)
+  redis.call('SADD', SCOPES, c.sk)
+  redis.call('HSET', DEDUP, c.h, c.id)
   if blank(c.exp) then
-    redis.call('ZREM', key('expiry'), c.id)
+    redis.call('ZREM', EXPIRY, c.id)
   else
-    redis.call('ZADD', key('expiry'), num(c.exp), c.id)
+    redis.call('ZADD', EXPIRY, num(c.exp), c.id)
   end
 end
 
 -- take a card out of every live index and give it a final status (kept, never deleted)
 local function retire(c, status)
-  redis.call('ZREM', key('active:' .. c.sk), c.id)
-  if redis.call('HGET', key('dedup'), c.h) == c.id then redis.call('HDEL', key('dedup'), c.h) end
-  redis.call('ZREM', key('expiry'), c.id)
+  redis.call('ZREM', ACTIVE[c.sk], c.id)
+  if redis.call('HGET', DEDUP, c.h) == c.id then redis.call('HDEL', DEDUP, c.h) end
+  redis.call('ZREM', EXPIRY, c.id)
   if not blank(c.row) then
-    redis.call('SETRANGE', key('vecmask'), num(c.row), '\0')
+    redis.call('SETRANGE', VECMASK, num(c.row), '\0')
     vec_changed = true
   end
   c.status = status
@@ -84,7 +114,7 @@ end
 -- own = the blob is a row of this chat already (a fold copies it): no model check.
 local function set_vector(c, blob, own)
   if blob == nil or #blob == 0 then return end
-  local meta = key('meta')
+  local meta = META
   local dim = num(redis.call('HGET', meta, 'dim'))
   if dim == 0 then
     dim = #blob
@@ -103,24 +133,24 @@ local function set_vector(c, blob, own)
     end
   end
   if blank(c.row) then
-    local n = redis.call('RPUSH', key('vecids'), c.id .. '|' .. c.sk)
+    local n = redis.call('RPUSH', VECIDS, c.id .. '|' .. c.sk)
     c.row = int(n - 1)
   else
-    redis.call('INCR', key('vecrw'))
+    redis.call('INCR', VECRW)
   end
-  redis.call('SETRANGE', key('vec'), num(c.row) * dim, blob)
+  redis.call('SETRANGE', VEC, num(c.row) * dim, blob)
   local flag = '\0'
   if live(c) then flag = '\1' end
-  redis.call('SETRANGE', key('vecmask'), num(c.row), flag)
+  redis.call('SETRANGE', VECMASK, num(c.row), flag)
   vec_changed = true
 end
 
 local function row_blob(c)
   if blank(c.row) then return nil end
-  local dim = num(redis.call('HGET', key('meta'), 'dim'))
+  local dim = num(redis.call('HGET', META, 'dim'))
   if dim == 0 then return nil end
   local start = num(c.row) * dim
-  return redis.call('GETRANGE', key('vec'), start, start + dim - 1)
+  return redis.call('GETRANGE', VEC, start, start + dim - 1)
 end
 
 -- fold card src into card dst (both live, freshly loaded); src ends 'merged'
@@ -146,12 +176,12 @@ end
 local function rewrite(c, text, h, blob)
   if blank(text) then return c end
   if not blank(h) and h ~= c.h then
-    local other = load(redis.call('HGET', key('dedup'), h))
+    local other = load(redis.call('HGET', DEDUP, h))
     if live(other) and other.id ~= c.id then
       fold(c, other)
       return other
     end
-    if redis.call('HGET', key('dedup'), c.h) == c.id then redis.call('HDEL', key('dedup'), c.h) end
+    if redis.call('HGET', DEDUP, c.h) == c.id then redis.call('HDEL', DEDUP, c.h) end
     c.h = h
   end
   c.fact = text

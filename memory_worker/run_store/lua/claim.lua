@@ -66,7 +66,7 @@ for _ = 1, tonumber(ARGV[9]) do
   if status then
     local attempts = tonumber(redis.call('HGET', rk, 'attempts') or '0')
     if action == 'skip' then  -- an older version
-      set_status(rk, id, ARGV[8], status, 'skipped', now)
+      set_status(rk, id, ARGV[8] .. status, ARGV[8] .. 'skipped', 'skipped', now)
       skipped[#skipped + 1] = id
       clear_lease(rk)
       redis.call('HSET', rk, 'next_attempt_at', '')
@@ -76,7 +76,7 @@ for _ = 1, tonumber(ARGV[9]) do
         reason = 'worker_lost', message = 'lease expired after the final attempt', kind = 'retired'})
       redis.call('RPUSH', rk .. ':errors', entry)
       redis.call('LTRIM', rk .. ':errors', -tonumber(ARGV[10]), -1)
-      set_status(rk, id, ARGV[8], status, 'failed', now)
+      set_status(rk, id, ARGV[8] .. status, ARGV[8] .. 'failed', 'failed', now)
       clear_lease(rk)
       redis.call('HSET', rk, 'retired', '1', 'next_attempt_at', '')
       redis.call('ZADD', KEYS[4], now, id)
@@ -85,7 +85,7 @@ for _ = 1, tonumber(ARGV[9]) do
     else
       if pv == '' then redis.call('HSET', rk, 'prompt_version', ARGV[5]) end  -- takes ours
       local until_ms = now + tonumber(ARGV[2])
-      set_status(rk, id, ARGV[8], status, 'processing', now)
+      set_status(rk, id, ARGV[8] .. status, ARGV[8] .. 'processing', 'processing', now)
       redis.call('HSET', rk, 'attempts', attempts + 1, 'lease_owner', ARGV[3],
         'lease_token', ARGV[4], 'leased_until', until_ms, 'next_attempt_at', '')
       redis.call('ZADD', KEYS[3], until_ms, id)

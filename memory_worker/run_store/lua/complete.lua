@@ -1,10 +1,11 @@
 
--- KEYS: run, leases, counters   ARGV: token, now, result, status_prefix, id
+-- KEYS: run, leases, counters, status:processing, status:completed
+-- ARGV: token, now, result, status_prefix, id
 if redis.call('HGET', KEYS[1], 'lease_token') ~= ARGV[1]
    or redis.call('HGET', KEYS[1], 'status') ~= 'processing' then
   return 0
 end
-set_status(KEYS[1], ARGV[5], ARGV[4], 'processing', 'completed', tonumber(ARGV[2]))
+set_status(KEYS[1], ARGV[5], KEYS[4], KEYS[5], 'completed', tonumber(ARGV[2]))
 clear_lease(KEYS[1])
 redis.call('HSET', KEYS[1], 'result', ARGV[3], 'retired', '0')
 redis.call('HDEL', KEYS[1], 'messages')

@@ -1,5 +1,5 @@
 
--- KEYS: run, errors, leases, retry, retired, counters
+-- KEYS: run, errors, leases, retry, retired, counters, status:processing, status:failed
 -- ARGV: token, now, entry, next_attempt_ms ('' = retire), log_max, status_prefix, reason, id
 if redis.call('HGET', KEYS[1], 'lease_token') ~= ARGV[1]
    or redis.call('HGET', KEYS[1], 'status') ~= 'processing' then
@@ -8,7 +8,7 @@ end
 local now = tonumber(ARGV[2])
 redis.call('RPUSH', KEYS[2], ARGV[3])
 redis.call('LTRIM', KEYS[2], -tonumber(ARGV[5]), -1)
-set_status(KEYS[1], ARGV[8], ARGV[6], 'processing', 'failed', now)
+set_status(KEYS[1], ARGV[8], KEYS[7], KEYS[8], 'failed', now)
 clear_lease(KEYS[1])
 redis.call('ZREM', KEYS[3], ARGV[8])
 redis.call('HINCRBY', KEYS[6], 'failed:' .. ARGV[7], 1)

@@ -1,5 +1,6 @@
 
--- KEYS: run, leases, queued, counters, retry, hourly
+-- KEYS: run, leases, queued, counters, retry, hourly, status:processing, status:failed,
+-- status:queued
 -- ARGV: token, now, reason, status_prefix, id, hourly_keep_hours
 if redis.call('HGET', KEYS[1], 'lease_token') ~= ARGV[1]
    or redis.call('HGET', KEYS[1], 'status') ~= 'processing' then
@@ -16,12 +17,12 @@ count_hour(KEYS[6], 'released', tonumber(ARGV[2]), tonumber(ARGV[6]))
 -- attempt kept since the replay reset them to 0) goes back to the replay lane — status
 -- failed, due now — and stays outside the queued cap through any number of releases.
 if redis.call('HGET', KEYS[1], 'uncapped') == '1' and attempts == 0 then
-  set_status(KEYS[1], ARGV[5], ARGV[4], 'processing', 'failed', tonumber(ARGV[2]))
+  set_status(KEYS[1], ARGV[5], KEYS[7], KEYS[8], 'failed', tonumber(ARGV[2]))
   redis.call('HSET', KEYS[1], 'attempts', 0, 'next_attempt_at', ARGV[2])
   redis.call('ZADD', KEYS[5], ARGV[2], ARGV[5])
   return 1
 end
-set_status(KEYS[1], ARGV[5], ARGV[4], 'processing', 'queued', tonumber(ARGV[2]))
+set_status(KEYS[1], ARGV[5], KEYS[7], KEYS[9], 'queued', tonumber(ARGV[2]))
 redis.call('HSET', KEYS[1], 'attempts', attempts, 'next_attempt_at', '')
 redis.call('ZADD', KEYS[3], redis.call('HGET', KEYS[1], 'qscore'), ARGV[5])
 return 1

@@ -1,0 +1,333 @@
+"""Every Lua script declares every key it touches in KEYS (SPEC §2 rev 2).
+
+The checker reads each script's text (the ``.lua`` files and the scripts inline in
+Python modules), finds every ``redis.call``/``redis.pcall`` and resolves the expression
+in each key position back through locals, tables and function parameters. A key is
+declared when it resolves to ``KEYS[...]`` alone; one resolved through ``ARGV`` or a string
+concatenation (``..``) is a key name built inside the script, which Redis Cluster cannot
+route. Queue scripts that pick run ids from a zset while they run are allowlisted below
+with the reason (the queue lives on one primary, SPEC §2 rev 2).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from memory_worker.cards import CardStore, NewCard, ResolutionOp, ResolutionWrite, RunWrites
+from memory_worker.cards import Scope as CardScope
+from memory_worker.keys import Keys
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("memory_worker", "llm_client")
+
+# Commands whose every argument after the name is a key; for the rest only the first.
+ALL_KEYS = {"DEL", "UNLINK", "EXISTS", "TOUCH", "MGET", "WATCH", "SINTER", "SUNION", "SDIFF"}
+NO_KEY = {"TIME", "PING", "INFO", "ECHO"}
+LUA_WORDS = {"local", "for", "if", "while", "return", "function", "in", "do", "then"}
+
+# Queue scripts (one primary by SPEC §2 rev 2) that build a key from ARGV or a member they
+# read while running; each entry says why it stays (script name → reason).
+QUEUE_ALLOWLIST: dict[str, str] = {
+    "memory_worker.run_store.store._CLAIM": "picks candidate run ids from the queued/retry/lease zsets as it runs; a run's "
+    "hash (and its :errors list) is ARGV run prefix .. id, its old status zset is the status "
+    "it reads from that hash",
+    "memory_worker.run_store.store._ENQUEUE": "the cap check reads the hash of each processing run id it finds in a zset",
+    "memory_worker.run_store.store._PRUNE": "prunes the run ids it finds in the retired zset (their hashes and error logs)",
+    "memory_worker.run_store.store._PRUNE_RETIRED_MESSAGES": "drops messages of retired run ids it reads from a zset",
+    "memory_worker.ticks._SCHEDULE": "tick scheduling checks arq's job keys of tick ids read from a zset",
+    "memory_worker.ticks._PENDING": "tick scheduling checks arq's in-progress keys of tick ids read from a zset",
+}
+
+
+@dataclass
+class Script:
+    name: str
+    text: str
+    defs: dict[str, list[str]] = field(default_factory=dict)  # name → assigned expressions
+    params: dict[str, tuple[str, int]] = field(default_factory=dict)  # param → (func, index)
+    funcs: dict[str, list[str]] = field(default_factory=dict)  # func → params
+
+
+def _strip_comments(text: str) -> str:
+    text = re.sub(r"--\[\[.*?\]\]", "", text, flags=re.S)
+    return re.sub(r"--[^\n]*", "", text)
+
+
+def _balanced(text: str, start: int) -> int:
+    """Index just past the parenthesis group opening at ``text[start]``."""
+    depth, i, quote = 0, start, ""
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ValueError("unbalanced")
+
+
+def _split_args(inner: str) -> list[str]:
+    args, depth, quote, cur = [], 0, "", ""
+    for i, ch in enumerate(inner):
+        if quote:
+            cur += ch
+            if ch == quote and inner[i - 1] != "\\":
+                quote = ""
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    if cur.strip():
+        args.append(cur.strip())
+    return args
+
+
+def _parse(name: str, text: str) -> Script:
+    text = _strip_comments(text)
+    script = Script(name, text)
+    for m in re.finditer(r"function\s+([\w.:]+)\s*\(([^)]*)\)", text):
+        params = [p.strip() for p in m.group(2).split(",") if p.strip()]
+        script.funcs[m.group(1)] = params
+        for i, p in enumerate(params):
+            script.params[p] = (m.group(1), i)
+    target = r"\w+(?:\[[^\]=]*\])?"
+    assign = rf"(?<![\w.\]])({target}(?:\s*,\s*{target})*)\s*=(?!=)\s*(?=([^\n]+))"
+    for m in re.finditer(assign, text):
+        targets = [t.strip() for t in m.group(1).split(",")]
+        rest = re.split(r"\s+(?:end|then|do|else)\b|;", m.group(2))[0]
+        values = _split_args(rest)
+        for i, target_text in enumerate(targets):
+            base = re.sub(r"\[.*\]$", "", target_text)  # T[k] = v: every value of table T
+            value = values[i] if i < len(values) else ""
+            if base not in LUA_WORDS and value not in ("{}", "", "nil"):
+                script.defs.setdefault(base, []).append(value)
+    for m in re.finditer(r"for\s+(\w+)\s*,\s*(\w+)\s+in\s+ipairs\(([^\n]*)\)\s+do", text):
+        script.defs.setdefault(m.group(2), []).append(f"ELEM({m.group(3)})")
+    return script
+
+
+def _call_args(script: Script, func: str) -> list[list[str]]:
+    calls = []
+    for m in re.finditer(rf"(?<![\w.]){re.escape(func)}\s*\(", script.text):
+        if re.search(r"function\s+$", script.text[: m.start()]):
+            continue
+        start = m.end() - 1
+        calls.append(_split_args(script.text[start + 1 : _balanced(script.text, start) - 1]))
+    return calls
+
+
+def _problem(script: Script, expr: str, seen: frozenset[str] = frozenset()) -> str | None:
+    """Why ``expr`` (a key position) is not a declared key; None when it resolves to KEYS."""
+    expr = expr.strip()
+    while expr.startswith("(") and _balanced(expr, 0) == len(expr):
+        expr = expr[1:-1].strip()
+    if re.fullmatch(r"KEYS\[[^\]]+\]", expr):
+        return None
+    if "ARGV" in expr:
+        return f"built from ARGV: {expr}"
+    if re.search(r"\.\.", expr):
+        return f"built by concatenation: {expr}"
+    m = re.fullmatch(r"(\w+)(\[.*\])?", expr)
+    if not m:
+        return f"unresolved key expression: {expr}"
+    ident = m.group(1)
+    if ident in seen:
+        return None
+    seen = seen | {ident}
+    sources = list(script.defs.get(ident, []))
+    if ident in script.params:
+        func, index = script.params[ident]
+        for args in _call_args(script, func):
+            if index < len(args):
+                sources.append(args[index])
+    if not sources:
+        return f"unresolved key {ident}"
+    for source in sources:
+        inner = re.fullmatch(r"ELEM\((.*)\)", source)
+        if inner:
+            return f"key read from a value while running: {ident} in {inner.group(1)}"
+        problem = _problem(script, source, seen)
+        if problem:
+            return problem
+    return None
+
+
+def problems(script: Script) -> list[str]:
+    found = []
+    for m in re.finditer(r"redis\.p?call\s*\(", script.text):
+        start = m.end() - 1
+        args = _split_args(script.text[start + 1 : _balanced(script.text, start) - 1])
+        command = args[0].strip("'\"").upper() if args else ""
+        if command in NO_KEY or len(args) < 2:
+            continue
+        for expr in args[1:] if command in ALL_KEYS else args[1:2]:
+            problem = _problem(script, expr)
+            if problem:
+                found.append(f"{script.name}: {command}: {problem}")
+    return found
+
+
+def lua_files() -> dict[str, str]:
+    scripts = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.lua")):
+            scripts[path.stem] = path.read_text(encoding="utf-8")
+    return scripts
+
+
+def card_scripts() -> dict[str, str]:
+    """Card scripts as they run: helpers.lua in front of each."""
+    folder = ROOT / "memory_worker" / "cards" / "lua"
+    helpers = (folder / "helpers.lua").read_text(encoding="utf-8")
+    return {
+        f"cards/lua/{p.stem}": helpers + p.read_text()
+        for p in folder.glob("*.lua")
+        if p.stem != "helpers"
+    }
+
+
+def inline_scripts() -> dict[str, str]:
+    """Lua kept as module constants next to the Python that registers it."""
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            source = path.read_text(encoding="utf-8")
+            if "register_script(" not in source:
+                continue
+            module = importlib.import_module(".".join(path.relative_to(ROOT).with_suffix("").parts))
+            for name in re.findall(r"register_script\((_[A-Z_]+)\)", source):
+                found[f"{module.__name__}.{name}"] = getattr(module, name)
+    return found
+
+
+def all_scripts() -> dict[str, str]:
+    """Every script as registered (fragments like ``set_status.lua`` inside their users)."""
+    return {**inline_scripts(), **card_scripts()}
+
+
+def test_the_checker_sees_scripts_of_every_kind() -> None:
+    scripts = all_scripts()
+    for name, text in lua_files().items():  # every .lua file is in a checked script
+        assert any(text in script for script in scripts.values()), name
+    for name in ("apply", "fold", "expire", "refresh"):
+        assert f"cards/lua/{name}" in scripts
+    for name in ("run_store.store._CLAIM", "reports._DEDUP", "ticks._SCHEDULE"):
+        assert f"memory_worker.{name}" in scripts
+    assert "llm_client.breaker_store._ACQUIRE" in scripts
+    assert len(scripts) >= 30
+
+
+@pytest.mark.parametrize(
+    ("lua", "bad"),
+    [
+        ("redis.call('GET', KEYS[1])", False),
+        ("local k = KEYS[2]\nredis.call('HSET', k, 'a', ARGV[1])", False),
+        ("local T = {}\nfor i = 3, #KEYS do T[i] = KEYS[i] end\nredis.call('DEL', T[5])", False),
+        ("redis.call('GET', ARGV[1])", True),
+        ("redis.call('GET', ARGV[1] .. 'x')", True),
+        ("redis.call('GET', KEYS[1] .. ':errors')", True),
+        (
+            "local base = ARGV[1]\nlocal function key(s) return base .. s end\n"
+            "redis.call('HGET', key('dedup'), 'h')",
+            True,
+        ),
+        ("local p = ARGV[1]\nlocal function f(k) redis.call('DEL', k) end\nf(p .. 'x')", True),
+        ("local function f(k) redis.call('DEL', k) end\nf(KEYS[1])", False),
+        (
+            "for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"
+            "  redis.call('DEL', id)\nend",
+            True,
+        ),
+        ("redis.call('DEL', KEYS[1], ARGV[1])", True),
+    ],
+)
+def test_the_checker_tells_declared_keys_from_built_ones(lua: str, bad: bool) -> None:
+    assert bool(problems(_parse("t", lua))) is bad
+
+
+def test_every_script_declares_its_keys_unless_allowlisted() -> None:
+    offenders = {}
+    for name, text in sorted(all_scripts().items()):
+        found = problems(_parse(name, text))
+        if found and name not in QUEUE_ALLOWLIST:
+            offenders[name] = found
+    assert offenders == {}
+
+
+def test_card_scripts_are_never_allowlisted() -> None:
+    for name, text in card_scripts().items():
+        assert problems(_parse(name, text)) == [], name
+        assert name not in QUEUE_ALLOWLIST
+
+
+def test_the_allowlist_holds_only_scripts_that_still_need_it() -> None:
+    scripts = all_scripts()
+    stale = [n for n in QUEUE_ALLOWLIST if n in scripts and not problems(_parse(n, scripts[n]))]
+    assert stale == []
+    assert all(n in scripts for n in QUEUE_ALLOWLIST)
+
+
+def _card(fact: str, scope: CardScope, *, thread: int = 0, user: int | None = None) -> NewCard:
+    from datetime import UTC, datetime
+
+    at = datetime(2026, 3, 1, tzinfo=UTC)
+    return NewCard(
+        scope=scope,
+        thread_id=thread,
+        user_id=user,
+        card_type="fact",
+        subject="s",
+        predicate="p",
+        object="",
+        fact_text=fact,
+        confidence=0.7,
+        salience=0.5,
+        durability=None,
+        source_message_ids=(1,),
+        valid_from=at,
+        observed_at=at,
+        expires_at=None,
+    )
+
+
+async def test_a_store_that_never_saw_a_scope_retries_with_it(
+    redis: object, key_prefix: str
+) -> None:
+    """A second process supersedes a thread card: its script asks for the thread's zset."""
+    from datetime import UTC, datetime
+
+    keys = Keys(prefix=key_prefix)
+    now = datetime(2026, 3, 2, tzinfo=UTC)
+    first, second = CardStore(redis, keys), CardStore(redis, keys)  # type: ignore[arg-type]
+    old = await first.apply_run(
+        7, "r1", RunWrites(now, [_card("a", CardScope.THREAD, thread=5)]), now=now
+    )
+    res = ResolutionWrite(old_card_id=old.card_ids[0], op=ResolutionOp.SUPERSEDE, new_index=0)
+    result = await second.apply_run(
+        7, "r2", RunWrites(now, [_card("b", CardScope.CHAT)], [res]), now=now
+    )
+    assert result.superseded == 1
+    assert [c.fact_text for c in await second.visible_cards(7, thread_id=5)] == ["b"]
+    assert await redis.zcard(keys.chat(7, "active:thread:5")) == 0  # type: ignore[attr-defined]
