@@ -111,6 +111,16 @@ class Keys:
         return f"{self.queue_tag}:runs:hourly"
 
     @property
+    def forget_epochs(self) -> str:
+        """HASH chat id → forget epoch (§14): bumped by every forget, recorded on each claim."""
+        return f"{self.queue_tag}:forget:epoch"
+
+    @property
+    def audit(self) -> str:
+        """STREAM of audit events (forget: who, from where, when, scope, counts; no content)."""
+        return f"{self.queue_tag}:audit"
+
+    @property
     def arq_queue(self) -> str:
         """arq's queue ZSET for tick jobs."""
         return f"{self.queue_tag}:arq"

@@ -39,6 +39,7 @@ from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
 from memory_worker.connections import LOG_RETRY_AT, awaited, backoff_delay, retry_store_write
+from memory_worker.forget import FORGOTTEN
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.processing import ProcessResult, RouteGate, RunProcessor
@@ -294,6 +295,8 @@ class TickRunner:
                 return TickOutcome.ABANDONED
             if decision.verdict is Verdict.RELEASE:
                 released = await self._release(claim, decision.reason or "unavailable")
+                if decision.reason == FORGOTTEN:  # §14: not an outage; the run is redone now
+                    return TickOutcome.ABANDONED
                 return TickOutcome.DEFERRED if released else TickOutcome.ABANDONED
             code, reason = decision.code, decision.reason
         s = self.settings

@@ -95,6 +95,8 @@ from memory_worker.cards.writes import (
     RunWrites,
     VectorSpace,
 )
+from memory_worker.errors import ForgottenWrite
+from memory_worker.forget import author_fields
 from memory_worker.keys import Keys
 
 if TYPE_CHECKING:
@@ -150,13 +152,16 @@ class CardStore:
             "res": [resolution_plan(res, vectors) for res in writes.resolutions],
             "links": [link_plan(link) for link in writes.links],
             "model": writes.embedding_model or "",
+            "authors": author_fields(run_id, writes.authors),
         }
+        if writes.forget_epoch is not None:
+            plan["epoch"] = str(writes.forget_epoch)
         if writes.episode is not None:
             ep = writes.episode
             plan["episode"] = episode_plan(ep, vectors.add(ep.embedding))
         await self._redis.sadd(self._keys.chats, str(chat_id))  # type: ignore[misc]
         raw = await self._apply(
-            keys=[self.key(chat_id, "runs")],
+            keys=[self.key(chat_id, "runs"), self.key(chat_id, "forget"), self.key(chat_id, "authors")],
             args=[
                 self._base(chat_id),
                 to_ms(now),
@@ -166,6 +171,9 @@ class CardStore:
             ],
         )
         data = orjson.loads(raw)
+        if data.get("forgotten"):
+            log.info("cards.run_write_forgotten", chat_id=chat_id, run_id=run_id)
+            raise ForgottenWrite(chat_id, writes.forget_epoch or 0)
         if not data.get("applied"):
             log.info("cards.run_already_applied", chat_id=chat_id, run_id=run_id)
             return ApplyResult(applied=False)

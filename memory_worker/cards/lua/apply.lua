@@ -1,4 +1,5 @@
--- KEYS[1] = applied-runs zset. ARGV[3] = run id, ARGV[4] = plan JSON, ARGV[5..] = vectors.
+-- KEYS[1] = applied-runs zset, KEYS[2] = forget epoch, KEYS[3] = message authors hash.
+-- ARGV[3] = run id, ARGV[4] = plan JSON, ARGV[5..] = vectors.
 local run_id = ARGV[3]
 if redis.call('TYPE', KEYS[1]).ok == 'set' then  -- written before applied runs had a time
   local old = redis.call('SMEMBERS', KEYS[1])
@@ -9,6 +10,12 @@ if redis.call('ZSCORE', KEYS[1], run_id) then
   return cjson.encode({applied = false})
 end
 local plan = cjson.decode(ARGV[4])
+-- §14: a run claimed before a forget of its chat writes nothing (it is extracted again)
+if not blank(plan.epoch) and num(redis.call('GET', KEYS[2])) > num(plan.epoch) then
+  return cjson.encode({applied = false, forgotten = true})
+end
+local authors = plan.authors or {}
+for i = 1, #authors - 1, 2 do redis.call('HSET', KEYS[3], authors[i], authors[i + 1]) end
 local function blob(i) if blank(i) then return nil end return ARGV[4 + tonumber(i)] end
 if type(plan.model) == 'string' then vec_model = plan.model end
 local counts = {applied = true, inserted = 0, observed = 0, superseded = 0, competing = 0,
