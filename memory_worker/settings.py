@@ -225,7 +225,7 @@ class Settings(BaseSettings):
         30.0, description="Per-chat record of applied runs (idempotency) kept this long."
     )
     forget_chunk_items: int = Field(
-        400,
+        100,
         description="Cards (or runs, links, keys) one forget script call removes: each call "
         "blocks Redis for a few milliseconds only (§14).",
     )

@@ -5,13 +5,16 @@
 -- ARGV[1] = plan JSON: cards [[id, updated stamp, KEYS index of active:<sk>, sk]],
 --   links [fields], episodes [[run id, KEYS index]], authors [fields].
 -- A card updated since the plan is left alone (answered in `raced`). A card's vector
--- row is swap-removed: the last row moves into the hole (its card's `row` follows),
--- and the packed strings are truncated, so no byte of a removed row remains.
+-- row is swap-removed: the last row moves into the hole (its card's `row` follows) and
+-- the freed last row is zeroed, so no byte of a removed row remains (a big string is
+-- never copied inside a call: that alone would block for tens of milliseconds).
 -- The Python twin of the row removal is forget.PackedRows.remove.
 local plan = cjson.decode(ARGV[1])
 local out = {cards = 0, vectors = 0, links = 0, episodes = 0, raced = {}}
 local dim = tonumber(redis.call('HGET', KEYS[10], 'dim') or '0') or 0
 local rows_changed = false
+local scopes = {}
+local zero_row = string.rep('\0', dim)
 local function drop_row(p)
   local last = redis.call('LLEN', KEYS[6]) - 1
   if p > last or p < 0 then return false end
@@ -29,6 +32,10 @@ local function drop_row(p)
       redis.call('HSET', KEYS[1], moved, cjson.encode(m))
     end
   end
+  -- the freed last row is zeroed (no byte of the removed vector stays); the next
+  -- row appended reuses its place
+  redis.call('SETRANGE', KEYS[5], last * dim, zero_row)
+  redis.call('SETRANGE', KEYS[7], last, '\0')
   redis.call('RPOP', KEYS[6])
   return true
 end
@@ -47,21 +54,16 @@ for _, it in ipairs(plan.cards) do
         rows_changed = true
       end
       redis.call('HDEL', KEYS[1], c.id)
-      if redis.call('EXISTS', KEYS[tonumber(it[3])]) == 0 then
-        redis.call('SREM', KEYS[13], it[4])
-      end
+      scopes[it[4]] = tonumber(it[3])
       out.cards = out.cards + 1
     end
   end
 end
+for sk, index in pairs(scopes) do
+  if redis.call('EXISTS', KEYS[index]) == 0 then redis.call('SREM', KEYS[13], sk) end
+end
 if rows_changed then
-  local count = redis.call('LLEN', KEYS[6])
-  if count == 0 then
-    redis.call('DEL', KEYS[5], KEYS[7])
-  else
-    redis.call('SET', KEYS[5], redis.call('GETRANGE', KEYS[5], 0, count * dim - 1))
-    redis.call('SET', KEYS[7], redis.call('GETRANGE', KEYS[7], 0, count - 1))
-  end
+  if redis.call('LLEN', KEYS[6]) == 0 then redis.call('DEL', KEYS[5], KEYS[7]) end
   redis.call('INCR', KEYS[8])
   redis.call('INCR', KEYS[9])
 end
