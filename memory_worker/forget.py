@@ -243,9 +243,7 @@ def doomed_author_fields(
     return sorted(fields)
 
 
-def author_fields(
-    run_id: str, messages: Iterable[tuple[int, int]]
-) -> list[str]:
+def author_fields(run_id: str, messages: Iterable[tuple[int, int]]) -> list[str]:
     """The ``authors`` entries a run's card write records: message → user, and the run's users."""
     flat: list[str] = []
     users: set[int] = set()
@@ -281,12 +279,10 @@ class RunChange:
 
 
 def sha1_hex(data: bytes | None) -> str:
-    return hashlib.sha1(data).hexdigest() if data else ""  # noqa: S324 (a CAS, not security)
+    return hashlib.sha1(data).hexdigest() if data else ""
 
 
-def plan_run(
-    run_id: str, fields: Mapping[str, bytes], user_id: int | None
-) -> RunChange | None:
+def plan_run(run_id: str, fields: Mapping[str, bytes], user_id: int | None) -> RunChange | None:
     """The change forgetting ``user_id`` (None: the whole chat) makes to one run, if any."""
     status = (fields.get("status") or b"").decode()
     raw = fields.get("messages")

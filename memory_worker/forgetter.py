@@ -59,7 +59,12 @@ class Forgetter:
         self.cards = CardForget(cards_redis or redis, self.keys, chunk=chunk)
 
     async def forget(
-        self, scope: ForgetScope, *, dry_run: bool = False, actor: str = "api", host: str | None = None
+        self,
+        scope: ForgetScope,
+        *,
+        dry_run: bool = False,
+        actor: str = "api",
+        host: str | None = None,
     ) -> ForgetResult:
         chat, user = scope.chat_id, scope.user_id
         run_ids = await self.runs.chat_runs(chat)
@@ -126,7 +131,7 @@ class Forgetter:
             return
         for client in {id(self.redis): self.redis, id(self.cards.redis): self.cards.redis}.values():
             try:
-                await client.bgrewriteaof()
+                await client.execute_command("BGREWRITEAOF")  # type: ignore[no-untyped-call]
             except RedisError as exc:
                 log.warning("forget.aof_rewrite_refused", error=type(exc).__name__)
 

@@ -89,9 +89,7 @@ async def farm_for(settings: Settings) -> AsyncIterator[Farm]:
             await embed.aclose()
 
 
-def slice_of(
-    start: datetime, *rows: tuple[int, int, str, str], chat_id: int = CHAT
-) -> RunRequest:
+def slice_of(start: datetime, *rows: tuple[int, int, str, str], chat_id: int = CHAT) -> RunRequest:
     return RunRequest.model_validate(
         {
             "chat_id": chat_id,

@@ -13,7 +13,16 @@ import pytest
 from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from tests.forget_support import ALICE, BOB, CANARY, CHAT, JAN, deployment_bytes, dump_all, two_users
+from tests.forget_support import (
+    ALICE,
+    BOB,
+    CANARY,
+    CHAT,
+    JAN,
+    deployment_bytes,
+    dump_all,
+    two_users,
+)
 from tests.harness import cli
 
 NO_AOF = {"MEMORY_FORGET_REWRITE_AOF": "0"}
@@ -32,7 +41,10 @@ async def one_run(settings: Settings, redis: Any) -> RunStore:
         (["--chat", "abc"], "error: --chat must be an integer id, got 'abc'"),
         (["--user", "21"], "error: --user needs --chat: a user is forgotten within one chat"),
         ([], "error: --chat is required"),
-        (["--chat", "424242"], "error: chat 424242 is unknown: no run and no memory of it is stored"),
+        (
+            ["--chat", "424242"],
+            "error: chat 424242 is unknown: no run and no memory of it is stored",
+        ),
         (["--chat", str(CHAT), "--user", "x1"], "error: --user must be an integer id, got 'x1'"),
     ],
     ids=["chat-not-an-id", "user-without-chat", "no-chat", "unknown-chat", "user-not-an-id"],
@@ -52,7 +64,9 @@ async def test_without_yes_it_shows_the_counts_and_no_changes_nothing(
     settings: Settings, redis: Any, one_run: RunStore, key_prefix: str
 ) -> None:
     before = await dump_all(redis, key_prefix)
-    refused = cli(settings, "forget", "--chat", str(CHAT), "--user", str(ALICE), stdin="n\n", **NO_AOF)
+    refused = cli(
+        settings, "forget", "--chat", str(CHAT), "--user", str(ALICE), stdin="n\n", **NO_AOF
+    )
     assert refused.returncode == 1
     assert "would forget user 21 in chat -100555" in refused.stderr
     assert "2 message(s) in 1 run(s)" in refused.stderr
@@ -64,11 +78,14 @@ async def test_without_yes_it_shows_the_counts_and_no_changes_nothing(
     assert json.loads(dry.stdout)["messages"] == 3
     assert await dump_all(redis, key_prefix) == before
 
-    agreed = cli(settings, "forget", "--chat", str(CHAT), "--user", str(ALICE), stdin="y\n", **NO_AOF)
+    agreed = cli(
+        settings, "forget", "--chat", str(CHAT), "--user", str(ALICE), stdin="y\n", **NO_AOF
+    )
     assert agreed.returncode == 0, agreed.stderr
     assert "Forgot user 21 in chat -100555" in agreed.stdout
     text = await deployment_bytes(redis, key_prefix)
-    assert CANARY[ALICE].encode() not in text and CANARY[BOB].encode() in text
+    assert CANARY[ALICE].encode() not in text
+    assert CANARY[BOB].encode() in text
 
 
 async def test_each_forget_leaves_an_audit_event_the_report_shows_and_metrics_count(
@@ -82,10 +99,14 @@ async def test_each_forget_leaves_an_audit_event_the_report_shows_and_metrics_co
     report = cli(settings, "report", "--json")
     assert report.returncode == 0, report.stderr
     (event,) = json.loads(report.stdout)["audit"]
-    assert event["type"] == "forget" and event["actor"] == "cli" and event["host"]
+    assert event["type"] == "forget"
+    assert event["actor"] == "cli"
+    assert event["host"]
     assert (event["chat_id"], event["scope"], event["messages"]) == (str(CHAT), "chat", "3")
-    assert CANARY[ALICE] not in report.stdout and CANARY[BOB] not in report.stdout
+    assert CANARY[ALICE] not in report.stdout
+    assert CANARY[BOB] not in report.stdout
     shown = cli(settings, "report")
-    assert "forget" in shown.stdout and "cli" in shown.stdout
+    assert "forget" in shown.stdout
+    assert "cli" in shown.stdout
     counters = await redis.hgetall(Keys(settings.key_prefix).counters)
     assert counters[b"forgets:chat"] == b"1"

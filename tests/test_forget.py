@@ -43,8 +43,11 @@ async def farm(settings: Settings) -> AsyncIterator[Farm]:
 
 @pytest.fixture
 async def queue(settings: Settings, redis: Any) -> AsyncIterator[MemoryQueue]:
-    q = MemoryQueue(RedisHandle(redis, settings.redis_url or ""), settings.model_copy(update={"forget_rewrite_aof": False}))
-    yield q
+    q = MemoryQueue(
+        RedisHandle(redis, settings.redis_url or ""),
+        settings.model_copy(update={"forget_rewrite_aof": False}),
+    )
+    return q
 
 
 async def seeded(settings: Settings, redis: Any, farm: Farm) -> tuple[RunStore, CardStore]:
@@ -64,20 +67,24 @@ async def test_forget_a_user_then_the_chat_leaves_no_byte_of_their_text(
 ) -> None:
     store, cards = await seeded(settings, redis, farm)
     before = await deployment_bytes(redis, key_prefix)
-    assert CANARY[ALICE].encode() in before and CANARY[BOB].encode() in before
+    assert CANARY[ALICE].encode() in before
+    assert CANARY[BOB].encode() in before
     facts = [c.fact_text for c in await cards.all_cards(CHAT)]
-    assert any(CANARY[ALICE] in f for f in facts) and any(CANARY[BOB] in f for f in facts)
+    assert any(CANARY[ALICE] in f for f in facts)
+    assert any(CANARY[BOB] in f for f in facts)
 
     result = await queue.forget(CHAT, ALICE)
 
     after = await deployment_bytes(redis, key_prefix)
     assert CANARY[ALICE].encode() not in after
     assert CANARY[BOB].encode() in after
-    assert result.cards >= 2 and result.vectors == result.cards
+    assert result.cards >= 2
+    assert result.vectors == result.cards
     assert (result.runs, result.messages) == (1, 2)  # the queued run: Alice's two messages
     assert result.episodes == 2
     left = await cards.all_cards(CHAT)
-    assert left and all(c.user_id != ALICE for c in left)
+    assert left
+    assert all(c.user_id != ALICE for c in left)
     # the queued run keeps Bob's message and is still processed
     queued = await store.list_runs(RunStatus.QUEUED)
     assert [r.message_count for r in queued] == [1]
@@ -90,8 +97,10 @@ async def test_forget_a_user_then_the_chat_leaves_no_byte_of_their_text(
 
     chat = await queue.forget(CHAT)
     after = await deployment_bytes(redis, key_prefix)
-    assert CANARY[ALICE].encode() not in after and CANARY[BOB].encode() not in after
-    assert chat.cards >= 1 and chat.episodes == 1
+    assert CANARY[ALICE].encode() not in after
+    assert CANARY[BOB].encode() not in after
+    assert chat.cards >= 1
+    assert chat.episodes == 1
     assert await cards.all_cards(CHAT) == []
     assert await cards.similar_cards(CHAT, query, 1) == []
 
@@ -104,8 +113,11 @@ async def test_dry_run_writes_nothing(
     user = await queue.forget(CHAT, ALICE, dry_run=True)
     chat = await queue.forget(CHAT, dry_run=True)
     assert await dump_all(redis, key_prefix) == before
-    assert user.dry_run and user.cards >= 2 and (user.runs, user.messages) == (1, 2)
-    assert chat.cards > user.cards and (chat.runs, chat.messages) == (1, 3)
+    assert user.dry_run
+    assert user.cards >= 2
+    assert (user.runs, user.messages) == (1, 2)
+    assert chat.cards > user.cards
+    assert (chat.runs, chat.messages) == (1, 3)
     real = await queue.forget(CHAT, ALICE)
     assert (real.cards, real.vectors, real.episodes, real.links, real.runs, real.messages) == (
         user.cards,
@@ -120,7 +132,7 @@ async def test_dry_run_writes_nothing(
 async def test_forget_a_chat_skips_its_runs_and_other_chats_keep_theirs(
     settings: Settings, redis: Any, farm: Farm, queue: MemoryQueue
 ) -> None:
-    store, cards = await seeded(settings, redis, farm)
+    store, _cards = await seeded(settings, redis, farm)
     other = slice_of(JAN, (1, BOB, "Bob", f"I live in {CANARY[BOB]}"), chat_id=CHAT + 1)
     await store.enqueue(other)
     await queue.forget(CHAT)

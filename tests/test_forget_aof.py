@@ -37,7 +37,9 @@ async def rewrite_settled(client: Any) -> bool:
 
 
 @pytest.fixture
-async def private(private_valkey: EmbeddedValkey, tmp_path: Path) -> AsyncIterator[tuple[Settings, Any]]:
+async def private(
+    private_valkey: EmbeddedValkey, tmp_path: Path
+) -> AsyncIterator[tuple[Settings, Any]]:
     client = client_from_url(private_valkey.url)
     await client.config_set("aof-use-rdb-preamble", "no")
     settings = Settings(
@@ -67,7 +69,9 @@ async def test_forget_rewrites_the_aof_and_the_canary_leaves_the_disk(
 
     loop = asyncio.get_running_loop()
     end = loop.time() + 20
-    while CANARY[ALICE].encode() in disk_bytes(private_valkey.data_dir) or not await rewrite_settled(client):
+    while CANARY[ALICE].encode() in disk_bytes(
+        private_valkey.data_dir
+    ) or not await rewrite_settled(client):
         assert loop.time() < end, "the forgotten canary is still on disk"
         await asyncio.sleep(0.05)
     assert CANARY[BOB].encode() in disk_bytes(private_valkey.data_dir)

@@ -44,8 +44,17 @@ def card(sk: str, *sources: int) -> StoredCard:
         (card("chat"), False),  # cites nothing known
         (card("chat", 1, 99), False),  # a message of unknown author: kept
     ],
-    ids=["user-scope", "user-scope-citing-bob", "only-hers", "thread-only-hers", "mixed",
-         "only-bob", "bob-scope-her-words", "no-sources", "unknown-author"],  # fmt: skip
+    ids=[
+        "user-scope",
+        "user-scope-citing-bob",
+        "only-hers",
+        "thread-only-hers",
+        "mixed",
+        "only-bob",
+        "bob-scope-her-words",
+        "no-sources",
+        "unknown-author",
+    ],
 )
 def test_which_cards_go_when_alice_is_forgotten(stored: StoredCard, goes: bool) -> None:
     assert card_goes(stored, ALICE, AUTHORS) is goes
@@ -71,8 +80,18 @@ def msgs(*users: int) -> bytes:
         ("processing", (BOB,), None, RunAction.SKIP, (), 1),
         ("completed", (), None, None, None, 0),
     ],
-    ids=["queued-strip", "failed-strip", "processing-strip", "skipped-strip", "left-empty",
-         "not-hers", "completed", "chat-queued", "chat-processing", "chat-completed"],  # fmt: skip
+    ids=[
+        "queued-strip",
+        "failed-strip",
+        "processing-strip",
+        "skipped-strip",
+        "left-empty",
+        "not-hers",
+        "completed",
+        "chat-queued",
+        "chat-processing",
+        "chat-completed",
+    ],
 )
 def test_what_a_forget_does_to_a_run(
     status: str,
@@ -93,7 +112,8 @@ def test_what_a_forget_does_to_a_run(
     assert change is not None
     assert (change.action, change.removed, change.expected) == (action, removed, sha1_hex(raw))
     left = [m["user_id"] for m in orjson.loads(change.messages)] if change.messages else []
-    assert tuple(left) == kept and change.message_count == len(left)
+    assert tuple(left) == kept
+    assert change.message_count == len(left)
 
 
 def test_a_skipped_run_without_messages_is_left_alone() -> None:

@@ -64,12 +64,16 @@ async def stored_rows(redis: Any, keys: Keys) -> PackedRows:
 
 
 @pytest.mark.parametrize("seed", range(6))
-async def test_forget_script_matches_its_python_twin(redis: Any, key_prefix: str, seed: int) -> None:
+async def test_forget_script_matches_its_python_twin(
+    redis: Any, key_prefix: str, seed: int
+) -> None:
     rng = random.Random(seed)
     keys = Keys(key_prefix)
     store = CardStore(redis, keys)
     n = rng.randint(5, 40)
-    writes = RunWrites(observed_at=AT, cards=[new_card(i, rng) for i in range(n)], embedding_model="m")
+    writes = RunWrites(
+        observed_at=AT, cards=[new_card(i, rng) for i in range(n)], embedding_model="m"
+    )
     await store.apply_run(CHAT, "r1", writes, now=AT)
     twin = await stored_rows(redis, keys)
     originals = {cid: twin.vec[r * DIM : (r + 1) * DIM] for cid, r in twin.rows.items()}
@@ -87,8 +91,10 @@ async def test_forget_script_matches_its_python_twin(redis: Any, key_prefix: str
         count = len(twin.entries)
         assert got.entries == twin.entries
         assert got.rows == twin.rows
-        assert got.vec[: count * DIM] == twin.vec and not got.vec[count * DIM :].strip(b"\0")
-        assert got.mask[:count] == twin.mask and not got.mask[count:].strip(b"\0")
+        assert got.vec[: count * DIM] == twin.vec
+        assert not got.vec[count * DIM :].strip(b"\0")
+        assert got.mask[:count] == twin.mask
+        assert not got.mask[count:].strip(b"\0")
         for cid, row in got.rows.items():
             assert got.vec[row * DIM : (row + 1) * DIM] == originals[cid]
             assert got.entries[row].partition("|")[0] == cid

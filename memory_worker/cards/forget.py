@@ -87,12 +87,18 @@ class CardForget:
         return out
 
     async def plan_user(self, chat_id: int, user_id: int) -> UserPlan:
-        cards = [StoredCard.from_json(v) for v in (await self._hash(self.key(chat_id, "cards"))).values()]
-        raw_authors = {k: as_text(v) for k, v in (await self._hash(self.key(chat_id, "authors"))).items()}
+        cards = [
+            StoredCard.from_json(v) for v in (await self._hash(self.key(chat_id, "cards"))).values()
+        ]
+        raw_authors = {
+            k: as_text(v) for k, v in (await self._hash(self.key(chat_id, "authors"))).items()
+        }
         messages, runs = parse_authors(raw_authors)
         gone = doomed_cards(cards, user_id, messages)
         link_fields = list(await self._hash(self.key(chat_id, "links")))
-        episode_runs = [as_text(r) for r in await self.redis.zrange(self.key(chat_id, "episodes"), 0, -1)]
+        episode_runs = [
+            as_text(r) for r in await self.redis.zrange(self.key(chat_id, "episodes"), 0, -1)
+        ]
         return UserPlan(
             cards=gone,
             links=doomed_links(link_fields, [c.id for c in gone]),

@@ -161,7 +161,11 @@ class CardStore:
             plan["episode"] = episode_plan(ep, vectors.add(ep.embedding))
         await self._redis.sadd(self._keys.chats, str(chat_id))  # type: ignore[misc]
         raw = await self._apply(
-            keys=[self.key(chat_id, "runs"), self.key(chat_id, "forget"), self.key(chat_id, "authors")],
+            keys=[
+                self.key(chat_id, "runs"),
+                self.key(chat_id, "forget"),
+                self.key(chat_id, "authors"),
+            ],
             args=[
                 self._base(chat_id),
                 to_ms(now),

@@ -182,7 +182,15 @@ def _print_audit(events: list[dict[str, str]], console: Console) -> None:
     if not events:
         return
     table = Table(
-        "time (UTC)", "type", "actor", "host", "chat", "user", "cards", "episodes", "messages",
+        "time (UTC)",
+        "type",
+        "actor",
+        "host",
+        "chat",
+        "user",
+        "cards",
+        "episodes",
+        "messages",
         title="Audit (newest first)",
     )
     for e in events:
