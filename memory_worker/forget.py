@@ -28,7 +28,7 @@ The fence against resurrection is the per-chat **forget epoch**: see
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -296,6 +296,30 @@ def plan_run(run_id: str, fields: Mapping[str, bytes], user_id: int | None) -> R
             return None
         return RunChange(run_id, status, pv, RunAction.SKIP, b"", 0, len(messages), expected)
     kept = [m for m in messages if m.get("user_id") != user_id]
+    return _change(run_id, status, pv, messages, kept, expected)
+
+
+def plan_restrict(run_id: str, fields: Mapping[str, bytes], allowed: Set[int]) -> RunChange | None:
+    """Keep only the messages ``allowed`` (by id) in one run — a continuation enqueued
+    while a forget stripped its parent keeps just what the parent still holds."""
+    status = (fields.get("status") or b"").decode()
+    raw = fields.get("messages")
+    if status not in OPEN_STATUSES or raw is None:
+        return None
+    messages: list[dict[str, Any]] = orjson.loads(raw)
+    kept = [m for m in messages if m.get("message_id") in allowed]
+    pv = (fields.get("prompt_version") or b"").decode()
+    return _change(run_id, status, pv, messages, kept, sha1_hex(raw))
+
+
+def _change(
+    run_id: str,
+    status: str,
+    pv: str,
+    messages: Sequence[Mapping[str, Any]],
+    kept: Sequence[Mapping[str, Any]],
+    expected: str,
+) -> RunChange | None:
     removed = len(messages) - len(kept)
     if removed == 0:
         return None

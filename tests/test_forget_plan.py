@@ -19,6 +19,7 @@ from memory_worker.forget import (
     doomed_links,
     parse_authors,
     parse_scope,
+    plan_restrict,
     plan_run,
     sha1_hex,
 )
@@ -172,3 +173,16 @@ def test_chunks_and_counts() -> None:
     assert [list(c) for c in chunks([1, 2], 0)] == [[1], [2]]
     total = ForgetCounts(cards=1, vectors=1) + ForgetCounts(runs=2, messages=3)
     assert total == ForgetCounts(cards=1, vectors=1, runs=2, messages=3)
+
+
+def test_restrict_keeps_only_the_allowed_messages() -> None:
+    fields = {"status": b"queued", "prompt_version": b"", "messages": msgs(ALICE, BOB, ALICE)}
+    change = plan_restrict("r", fields, {1})
+    assert change is not None
+    assert change.action is RunAction.STRIP
+    assert [m["message_id"] for m in orjson.loads(change.messages)] == [1]
+    assert plan_restrict("r", fields, {0, 1, 2}) is None
+    gone = plan_restrict("r", fields, set())
+    assert gone is not None
+    assert gone.action is RunAction.SKIP
+    assert plan_restrict("r", {"status": b"completed"}, set()) is None

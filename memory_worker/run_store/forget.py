@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib import resources
 
+import orjson
 from arq.connections import ArqRedis
 
 from llm_client.redis_text import as_text
-from memory_worker.forget import RunChange, chunks, plan_run
+from memory_worker.forget import RunChange, chunks, plan_restrict, plan_run
 from memory_worker.keys import Keys
-from memory_worker.run_store.model import now_ms
+from memory_worker.models import RunRequest
+from memory_worker.run_store.model import ClaimedRun, now_ms
 
 _PAGE = 1000
 #: Times a run that changed under the plan is planned again before it is left to the next forget.
@@ -112,3 +114,31 @@ class RunForget:
     async def bump_epoch(self, chat_id: int) -> int:
         """The chat's next forget epoch: claims from now on record it."""
         return int(await self.redis.hincrby(self.keys.forget_epochs, str(chat_id), 1))  # type: ignore[misc]
+
+    # --- continuations (a run that completes while a forget of its chat ran) -----------------
+
+    async def _left_in(self, run_id: str) -> set[int]:
+        raw = await self.redis.hget(self.keys.run(run_id), "messages")  # type: ignore[misc]
+        return {int(m["message_id"]) for m in orjson.loads(raw)} if raw else set()
+
+    async def remembered(self, claim: ClaimedRun, request: RunRequest) -> RunRequest | None:
+        """``request`` (a continuation of ``claim``) without what a forget since the claim
+        removed from the parent run: None when nothing is left."""
+        if await self.epoch(claim.request.chat_id) == claim.forget_epoch:
+            return request
+        left = await self._left_in(claim.id)
+        kept = [m for m in request.messages if m.message_id in left]
+        return request.model_copy(update={"messages": kept}) if kept else None
+
+    async def restrict(self, run_id: str, parent_id: str) -> None:
+        """A continuation enqueued while a forget ran keeps only what its parent holds."""
+        left = await self._left_in(parent_id)
+        status, messages, pv = await self.redis.hmget(  # type: ignore[misc]
+            self.keys.run(run_id), ["status", "messages", "prompt_version"]
+        )
+        fields = {"status": status or b"", "prompt_version": pv or b""}
+        if messages is not None:
+            fields["messages"] = messages
+        change = plan_restrict(run_id, fields, left)
+        if change is not None:
+            await self._apply_chunk([change])
