@@ -142,3 +142,44 @@ async def test_forget_a_chat_skips_its_runs_and_other_chats_keep_theirs(
     assert all(r.message_count == 0 for r in mine if r.status is RunStatus.SKIPPED)
     assert [r.status for r in runs if r.chat_id == CHAT + 1] == [RunStatus.QUEUED]
     assert (await redis.hget(Keys(settings.key_prefix).counters, "skipped:forgotten")) == b"1"
+
+
+async def test_through_the_production_pipeline_no_copy_is_left_in_any_key(
+    settings: Settings, redis: Any, key_prefix: str
+) -> None:
+    """The production pipeline (routed walker, breakers, routing events, attempt metrics,
+    admin reports, error logs) runs both users' runs through a farm that first answers
+    garbage; then Alice is forgotten and no key of the deployment holds her canary."""
+    from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+    from memory_worker.wiring import build_tick_runner
+
+    s = settings.model_copy(update={"backoff_unit_seconds": 0.001, "forget_rewrite_aof": False})
+    store = RunStore(redis, s)
+    await store.enqueue(two_users(JAN, 1))
+    await store.enqueue(two_users(JAN.replace(day=11), 10))
+    async with FarmSimulator() as sim:
+        farm = s.model_copy(update={"discovery_base_url": sim.base_url})
+        pipeline = await build_tick_runner(farm, redis)
+        try:
+            sim.set_fault(s.extraction_service, Fault(kind=FaultKind.GARBAGE))
+            assert await pipeline.tick("job0") == "failed"
+            sim.clear_faults()
+            outcomes = [await pipeline.tick(f"job{i}") for i in range(1, 4)]
+        finally:
+            for close in pipeline.closers:
+                await close()
+    assert outcomes.count("completed") == 2, outcomes
+    keys = Keys(s.key_prefix)
+    assert await redis.hlen(keys.routing_attempts) > 0  # routing metrics were written
+    assert any(r.error_log for r in await store.list_runs(None))  # a failure was logged
+    before = await deployment_bytes(redis, key_prefix)
+    assert CANARY[ALICE].encode() in before
+
+    q = MemoryQueue(RedisHandle(redis, s.redis_url or ""), s)
+    await q.forget(CHAT, ALICE)
+    after = await deployment_bytes(redis, key_prefix)
+    assert CANARY[ALICE].encode() not in after
+    assert CANARY[BOB].encode() in after
+    await q.forget(CHAT)
+    after = await deployment_bytes(redis, key_prefix)
+    assert CANARY[ALICE].encode() not in after and CANARY[BOB].encode() not in after
