@@ -243,12 +243,20 @@ def doomed_author_fields(
     return sorted(fields)
 
 
-def author_fields(run_id: str, messages: Iterable[tuple[int, int]]) -> list[str]:
-    """The ``authors`` entries a run's card write records: message → user, and the run's users."""
+def author_fields(
+    run_id: str, messages: Iterable[tuple[int, int]], cited: Set[int] | None = None
+) -> list[str]:
+    """The ``authors`` entries a run's card write records (a flat field/value list).
+
+    ``message id → user id`` for the messages its cards cite (all when ``cited`` is None:
+    only cited ones can decide a card's fate, so the hash grows with the cards, not with
+    the chat), and ``run:<id>`` → every author of the run (its episode's people).
+    """
     flat: list[str] = []
     users: set[int] = set()
     for message_id, user_id in messages:
-        flat += [str(message_id), str(user_id)]
+        if cited is None or message_id in cited:
+            flat += [str(message_id), str(user_id)]
         users.add(user_id)
     if users:
         flat += [f"run:{run_id}", ",".join(str(u) for u in sorted(users))]

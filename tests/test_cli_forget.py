@@ -110,3 +110,11 @@ async def test_each_forget_leaves_an_audit_event_the_report_shows_and_metrics_co
     assert "cli" in shown.stdout
     counters = await redis.hgetall(Keys(settings.key_prefix).counters)
     assert counters[b"forgets:chat"] == b"1"
+
+
+def test_forgets_are_a_metric_family_by_scope() -> None:
+    from memory_worker.metrics import counter_metrics
+
+    families = {f.name: f for f in counter_metrics({"forgets:user": 2, "forgets:chat": 1})}
+    samples = {s.labels["scope"]: s.value for s in families["memory_worker_forgets"].samples}
+    assert samples == {"user": 2, "chat": 1}

@@ -186,3 +186,8 @@ def test_restrict_keeps_only_the_allowed_messages() -> None:
     assert gone is not None
     assert gone.action is RunAction.SKIP
     assert plan_restrict("r", {"status": b"completed"}, set()) is None
+
+
+def test_a_write_records_the_authors_of_cited_messages_and_every_author_of_the_run() -> None:
+    flat = author_fields("r1", [(1, ALICE), (2, ALICE), (3, BOB)], {2})
+    assert flat == ["2", str(ALICE), "run:r1", f"{ALICE},{BOB}"]

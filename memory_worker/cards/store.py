@@ -152,7 +152,11 @@ class CardStore:
             "res": [resolution_plan(res, vectors) for res in writes.resolutions],
             "links": [link_plan(link) for link in writes.links],
             "model": writes.embedding_model or "",
-            "authors": author_fields(run_id, writes.authors),
+            "authors": author_fields(
+                run_id,
+                writes.authors,
+                {m for card in writes.cards for m in card.source_message_ids},
+            ),
         }
         if writes.forget_epoch is not None:
             plan["epoch"] = str(writes.forget_epoch)
