@@ -184,3 +184,28 @@ async def test_through_the_production_pipeline_no_copy_is_left_in_any_key(
     after = await deployment_bytes(redis, key_prefix)
     assert CANARY[ALICE].encode() not in after
     assert CANARY[BOB].encode() not in after
+
+
+async def test_a_retired_run_keeps_the_other_peoples_messages_and_its_error_log(
+    settings: Settings, redis: Any, queue: MemoryQueue, key_prefix: str
+) -> None:
+    from memory_worker.runs import plan_failure
+
+    s = settings.model_copy(update={"max_attempts": 1})
+    store = RunStore(redis, s)
+    added = await store.enqueue(two_users(JAN, 1))
+    claim = (await store.claim_detailed("w1")).run
+    assert claim is not None
+    plan = plan_failure(1, max_attempts=1, unit=1.0, max_units=1, now_ms=0)
+    await store.fail(claim, plan, code="DECODE_ERROR", reason=None, message="bad json")
+    assert added.run_id is not None
+
+    result = await queue.forget(CHAT, ALICE)
+
+    run = await store.get(added.run_id)
+    assert (run.status, run.retired, run.message_count) == (RunStatus.FAILED, True, 1)
+    assert [e.code for e in run.error_log] == ["DECODE_ERROR"]
+    assert (result.runs, result.messages) == (1, 2)
+    text = await deployment_bytes(redis, key_prefix)
+    assert CANARY[ALICE].encode() not in text
+    assert CANARY[BOB].encode() in text
