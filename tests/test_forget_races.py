@@ -72,3 +72,28 @@ async def test_a_card_observed_after_the_plan_is_planned_again(
     counts = await forget.forget_user(CHAT, 1, plan)
     assert counts.cards == 1
     assert await cards.all_cards(CHAT) == []
+
+
+async def test_a_merge_read_before_a_forget_writes_nothing(settings: Settings, redis: Any) -> None:
+    """The merge pass reads the epoch before the cards; a forget during its model call
+    refuses the fold (its merged text may hold the forgotten facts)."""
+    import random
+
+    from memory_worker.cards.writes import FoldGroup
+
+    keys = Keys(settings.key_prefix)
+    cards = CardStore(redis, keys)
+    rng = random.Random(2)
+    written = [new_card(i, rng) for i in (1, 2)]
+    await cards.apply_run(CHAT, "r1", RunWrites(observed_at=JAN, cards=written), now=JAN)
+    survivor, absorbed = sorted(c.id for c in await cards.all_cards(CHAT))
+    epoch = await cards.forget_epoch(CHAT)
+    await CardForget(redis, keys, chunk=10).raise_epoch(CHAT, epoch + 1)  # a forget ran
+    before = {k: await redis.dump(k) for k in await cards.chat_keys(CHAT)}
+    group = FoldGroup(survivor_id=survivor, absorbed_ids=[absorbed], new_fact_text="merged text")
+
+    refused = await cards.fold_groups(CHAT, [group], now=JAN, forget_epoch=epoch)
+    assert refused.forgotten
+    assert {k: await redis.dump(k) for k in await cards.chat_keys(CHAT)} == before
+    done = await cards.fold_groups(CHAT, [group], now=JAN, forget_epoch=epoch + 1)
+    assert (done.forgotten, done.folded) == (False, 1)

@@ -220,8 +220,13 @@ class CardStore:
         *,
         now: datetime,
         demote_delta: float = 0.2,
+        forget_epoch: int | None = None,
     ) -> FoldResult:
-        """Apply maintenance folds atomically (targets no longer live are skipped)."""
+        """Apply maintenance folds atomically (targets no longer live are skipped).
+
+        ``forget_epoch`` (:meth:`forget_epoch` before the cards were read) refuses the
+        folds when a forget of the chat came since: a merged text may hold its facts.
+        """
         if not groups:
             return FoldResult()
         vectors = VectorBlobs()
@@ -241,16 +246,17 @@ class CardStore:
                 if index is not None:
                     entry["vec"] = str(index)
             plan_groups.append(entry)
+        fold_plan: dict[str, Any] = {"groups": plan_groups, "demote_delta": f"{demote_delta:.4f}"}
+        if forget_epoch is not None:
+            fold_plan["epoch"] = str(forget_epoch)
         raw = await self._fold(
-            keys=[self.key(chat_id, "cards")],
-            args=[
-                self._base(chat_id),
-                to_ms(now),
-                lua_json({"groups": plan_groups, "demote_delta": f"{demote_delta:.4f}"}),
-                *vectors.blobs,
-            ],
+            keys=[self.key(chat_id, "cards"), self.key(chat_id, "forget")],
+            args=[self._base(chat_id), to_ms(now), lua_json(fold_plan), *vectors.blobs],
         )
         data = orjson.loads(raw)
+        if data.get("forgotten"):
+            log.info("cards.fold_forgotten", chat_id=chat_id)
+            return FoldResult(forgotten=True)
         if int(data.get("refused") or 0):
             log.warning("cards.vectors_refused", chat_id=chat_id, refused=int(data["refused"]))
         return FoldResult(
@@ -261,6 +267,10 @@ class CardStore:
         )
 
     # -- reads -----------------------------------------------------------------------------
+
+    async def forget_epoch(self, chat_id: int) -> int:
+        """The chat's forget epoch in the card store (§14; 0: never forgotten)."""
+        return int(await self._redis.get(self.key(chat_id, "forget")) or 0)
 
     async def chat_ids(self) -> list[int]:
         """Every chat that has memory (for maintenance sweeps)."""

@@ -162,3 +162,5 @@ class FoldResult:
     rewritten: int = 0
     demoted: int = 0
     stamped: int = 0
+    #: Refused: the chat was forgotten (in part) since the cards were read (§14).
+    forgotten: bool = False

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 def forget(
     chat: Annotated[str | None, typer.Option("--chat", metavar="ID", help="The chat id.")] = None,
     user: Annotated[
-        str | None, typer.Option("--user", metavar="ID", help="Only this user's memory in the chat.")
+        str | None,
+        typer.Option("--user", metavar="ID", help="Only this user's memory in the chat."),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would go; write nothing.")

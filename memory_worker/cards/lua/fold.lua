@@ -1,5 +1,10 @@
--- KEYS[1] = cards hash. ARGV[3] = plan JSON {groups, demote_delta}, ARGV[4..] = vectors.
+-- KEYS[1] = cards hash, KEYS[2] = forget epoch. ARGV[3] = plan JSON {groups, demote_delta,
+-- epoch?}, ARGV[4..] = vectors.
 local plan = cjson.decode(ARGV[3])
+-- §14: a merge read before a forget of the chat writes nothing (its text may hold forgotten facts)
+if not blank(plan.epoch) and num(redis.call('GET', KEYS[2])) > num(plan.epoch) then
+  return cjson.encode({folded = 0, rewritten = 0, demoted = 0, stamped = 0, forgotten = true})
+end
 local function blob(i) if blank(i) then return nil end return ARGV[3 + tonumber(i)] end
 local delta = num(plan.demote_delta)
 local counts = {folded = 0, rewritten = 0, demoted = 0, stamped = 0}
