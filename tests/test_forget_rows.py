@@ -3,7 +3,7 @@
 A chat's cards are written through the real card write (8-byte vectors); random
 cards are forgotten in random chunks through the script and through the twin.
 After every call the stored matrix — rows, ``id|scope`` entries, the live mask,
-each card's ``row`` — is the twin's, the freed tail is zeroes, and every
+each card's ``row`` — is the twin's (the strings cut to the rows left), and every
 remaining card still finds its own vector.
 """
 
@@ -91,10 +91,8 @@ async def test_forget_script_matches_its_python_twin(
         count = len(twin.entries)
         assert got.entries == twin.entries
         assert got.rows == twin.rows
-        assert got.vec[: count * DIM] == twin.vec
-        assert not got.vec[count * DIM :].strip(b"\0")
-        assert got.mask[:count] == twin.mask
-        assert not got.mask[count:].strip(b"\0")
+        assert got.vec == twin.vec  # compacted: no byte of a removed row is left
+        assert got.mask == twin.mask
         for cid, row in got.rows.items():
             assert got.vec[row * DIM : (row + 1) * DIM] == originals[cid]
             assert got.entries[row].partition("|")[0] == cid

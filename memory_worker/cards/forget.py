@@ -19,6 +19,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 import orjson
+from redis.exceptions import WatchError
 
 from llm_client.redis_text import as_text
 from memory_worker.forget import (
@@ -119,7 +120,35 @@ class CardForget:
                 break
             fresh = await self.plan_user(chat_id, user_id)
             plan = UserPlan(cards=[c for c in fresh.cards if c.id in set(raced)])
+        if total.vectors:
+            await self.trim_vectors(chat_id)
         return total
+
+    async def trim_vectors(self, chat_id: int) -> bool:
+        """Cut the zeroed rows off the end of the packed strings; False when a write came
+        between (the next forget trims). A plain ``SET`` of the kept bytes under ``WATCH``:
+        inside a script, copying megabytes would block the server for tens of ms."""
+        k = self.key
+        watched = [k(chat_id, "vecver"), k(chat_id, "vecids"), k(chat_id, "meta")]
+        async with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(*watched)
+                count = await pipe.llen(k(chat_id, "vecids"))  # type: ignore[misc]
+                dim = int(await pipe.hget(k(chat_id, "meta"), "dim") or 0)  # type: ignore[misc]
+                size = await pipe.strlen(k(chat_id, "vec"))
+                if dim == 0 or count == 0 or size <= count * dim:
+                    return True
+                rows = await pipe.getrange(k(chat_id, "vec"), 0, count * dim - 1)
+                mask = await pipe.getrange(k(chat_id, "vecmask"), 0, count - 1)
+                pipe.multi()  # type: ignore[no-untyped-call]
+                pipe.set(k(chat_id, "vec"), rows)
+                pipe.set(k(chat_id, "vecmask"), mask)
+                pipe.incr(k(chat_id, "vecver"))
+                pipe.incr(k(chat_id, "vecrw"))
+                await pipe.execute()
+            except WatchError:
+                return False
+        return True
 
     async def _apply(self, chat_id: int, part: UserPlan) -> tuple[ForgetCounts, list[str]]:
         k = self.key
