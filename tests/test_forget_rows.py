@@ -88,7 +88,6 @@ async def test_forget_script_matches_its_python_twin(
             twin.remove(cid)
             alive.remove(cid)
         got = await stored_rows(redis, keys)
-        count = len(twin.entries)
         assert got.entries == twin.entries
         assert got.rows == twin.rows
         assert got.vec == twin.vec  # compacted: no byte of a removed row is left
