@@ -37,7 +37,8 @@ def new_card(i: int, rng: random.Random) -> NewCard:
         subject=f"s{i}",
         predicate="p",
         object=f"o{i}",
-        fact_text=f"fact {i}",
+        # text that looks like the fields the script reads by pattern must not fool it
+        fact_text=f'fact {i} "row":"1" "h":"x" "updated":"5"' if i % 5 == 0 else f"fact {i}",
         confidence=0.5,
         salience=0.5,
         durability=None,
