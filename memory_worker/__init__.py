@@ -5,11 +5,14 @@ The bot's API is :class:`MemoryQueue` (see ``memory_worker.api``).
 
 from memory_worker.api import MemoryQueue
 from memory_worker.errors import (
+    ForgetInputError,
+    ForgottenWrite,
     InvalidRunRequest,
     MemoryWorkerError,
     RunNotFound,
     VectorSpaceMismatch,
 )
+from memory_worker.forget import ForgetResult
 from memory_worker.models import Message, Run, RunRequest, RunStatus
 from memory_worker.run_store import EnqueueResult, EnqueueStatus
 
@@ -18,6 +21,9 @@ __version__ = "0.1.0"
 __all__ = [
     "EnqueueResult",
     "EnqueueStatus",
+    "ForgetInputError",
+    "ForgetResult",
+    "ForgottenWrite",
     "InvalidRunRequest",
     "MemoryQueue",
     "MemoryWorkerError",

@@ -9,6 +9,7 @@
     result.status                              # enqueued | duplicate | queue_full | daily_cap
     run = await q.get_run(result.run_id)
     cards = await q.visible_cards(42, thread_id=0, user_id=7)
+    gone = await q.forget(42, user_id=7)       # §14: counts of what went (dry_run=True: none)
     near = await q.similar_cards(42, embedding, k=5)
     hits = await q.recall(42, "what does Alice drink?", k=5, user_id=7)
     await q.close()
@@ -52,6 +53,7 @@ from memory_worker.ticks import Mode, TickPlan, TickQueue
 if TYPE_CHECKING:
     from llm_client.routing import Walker
     from memory_worker.cards import Card, CardStore
+    from memory_worker.forget import ForgetResult
 
 
 class MemoryQueue:
@@ -170,6 +172,28 @@ class MemoryQueue:
 
     async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[Run]:
         return await self.store.list_runs(status, limit)
+
+    # --- forgetting (§14) -------------------------------------------------------------------------
+    async def forget(
+        self,
+        chat_id: int,
+        user_id: int | None = None,
+        *,
+        dry_run: bool = False,
+        actor: str = "api",
+    ) -> ForgetResult:
+        """Erase a user's memory in a chat, or the whole chat's (see :mod:`memory_worker.forgetter`).
+
+        ``dry_run`` counts what would go and writes nothing. An unknown chat raises
+        :class:`~memory_worker.errors.ForgetInputError`.
+        """
+        from memory_worker.forget import parse_scope
+        from memory_worker.forgetter import Forgetter
+
+        scope = parse_scope(chat_id, user_id)
+        return await Forgetter(self.redis, self.settings).forget(
+            scope, dry_run=dry_run, actor=actor
+        )
 
     # --- memory ---------------------------------------------------------------------------------
     async def visible_cards(

@@ -336,10 +336,13 @@ async def consolidate_run(
     attempt: int = 0,
     now: datetime | None = None,
     lookup_embedder: Embedder | None = None,
+    forget_epoch: int | None = None,
 ) -> ConsolidationResult:
     """Consolidate one claimed run (see the module doc for the failure contract).
 
     ``lookup_embedder`` serves the related-card lookup (default: ``embedder``).
+    ``forget_epoch`` is the chat's forget epoch at the run's claim: the card write
+    raises :class:`~memory_worker.errors.ForgottenWrite` when a forget came after (§14).
 
     ``deadline`` is a ``time.monotonic()`` instant bounding every call.
     Idempotency keys are ``<run>:a<attempt>:<nonce>:…`` with a fresh nonce per
@@ -361,6 +364,7 @@ async def consolidate_run(
         key=f"{run_id}:a{attempt}:{uuid.uuid4().hex[:8]}",
         deadline=deadline,
         now=now or datetime.now(UTC),
+        forget_epoch=forget_epoch,
     )
     outputs = RunOutputs()
     context = await existing_context(
@@ -424,6 +428,7 @@ class _Attempt:
     key: str
     deadline: float | None
     now: datetime
+    forget_epoch: int | None = None
 
 
 async def _extract_batch(
@@ -512,6 +517,8 @@ async def _apply(
             embedding=embedded.episode_vector,
         ),
         embedding_model=embedded.model,
+        authors=sorted({(m.message_id, m.user_id) for m in covered}),
+        forget_epoch=run.forget_epoch,
     )
     # A store error never discards a farm result that succeeded. The write is one
     # idempotent script, so it is retried until Redis takes it (bounded by the run's

@@ -93,3 +93,20 @@ class VectorSpaceMismatch(MemoryWorkerError):
             f"chat {chat_id} holds {dimension}-d vectors of {chat_model or 'an unrecorded model'}; "
             f"the embedding route answered with {query_model}"
         )
+
+
+class ForgottenWrite(MemoryWorkerError):
+    """A run's card write was refused: the chat was forgotten (in part) after the run's claim.
+
+    The run was claimed under an older forget epoch (§14), so its output may hold
+    forgotten text; the run is released and re-extracted from what remains.
+    """
+
+    def __init__(self, chat_id: int, run_epoch: int) -> None:
+        self.chat_id = chat_id
+        self.run_epoch = run_epoch
+        super().__init__(f"chat {chat_id} was forgotten after this run's claim (epoch {run_epoch})")
+
+
+class ForgetInputError(MemoryWorkerError, ValueError):
+    """A forget request names no chat, an unknown chat, or a user without a chat."""

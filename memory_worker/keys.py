@@ -37,6 +37,8 @@ CHAT_SCRIPT_KEYS = (
     "vecver",
     "vecrw",
     "meta",
+    "forget",
+    "authors",
 )
 
 
@@ -130,6 +132,16 @@ class Keys:
         bounded (see :func:`memory_worker.run_store.model.count_hour`).
         """
         return f"{self.queue_tag}:runs:hourly"
+
+    @property
+    def forget_epochs(self) -> str:
+        """HASH chat id → forget epoch (§14): bumped by every forget, recorded on each claim."""
+        return f"{self.queue_tag}:forget:epoch"
+
+    @property
+    def audit(self) -> str:
+        """STREAM of audit events (forget: who, from where, when, scope, counts; no content)."""
+        return f"{self.queue_tag}:audit"
 
     @property
     def arq_queue(self) -> str:

@@ -267,7 +267,9 @@ async def merge_pass(
     limits = Limits.from_settings(settings)
     cooldown = timedelta(hours=settings.merge_cooldown_hours)
     due: list[MergeGroup] = []
+    epochs: dict[int, int] = {}  # read before the cards: a later forget refuses the fold
     for chat_id in await store.chat_ids():
+        epochs[chat_id] = await store.forget_epoch(chat_id)
         due.extend(
             merge_groups(
                 chat_id,
@@ -319,7 +321,11 @@ async def merge_pass(
         result.rejected_items += rejected
         folds = await _embed_rewrites(folds, embedder, settings, group, now, deadline)
         applied = await store.fold_groups(
-            group.chat_id, folds, now=now, demote_delta=MERGE_DEMOTE_DELTA
+            group.chat_id,
+            folds,
+            now=now,
+            demote_delta=MERGE_DEMOTE_DELTA,
+            forget_epoch=epochs[group.chat_id],
         )
         result.groups_merged += 1
         result.folded += applied.folded

@@ -69,6 +69,7 @@ COUNTER_FAMILIES: dict[str, tuple[str, str, str]] = {
     "failed": ("runs_failed", "reason", "Run failures (attempt spent), by reason."),
     "retired": ("runs_retired", "reason", "Runs retired (attempts exhausted), by reason."),
     "skipped": ("runs_skipped", "reason", "Runs skipped, by reason."),
+    "forgets": ("forgets", "scope", "Forget requests carried out (§14), by scope (user, chat)."),
 }
 #: Counters-hash fields without a label → (metric name without ``_total``, help).
 PLAIN_COUNTERS: dict[str, tuple[str, str]] = {
@@ -472,8 +473,11 @@ async def report_data(
         targets=route_target_ids(settings),
     )
     deferred = sample.deferred_since_s
+    from memory_worker.forgetter import recent_audit
+
     return {
         "events": [e.as_dict() for e in events],
+        "audit": await recent_audit(redis, Keys(settings.key_prefix), limit=limit),
         "pages": dict(sample.admin_pages),
         "pages_pending": sample.admin_outbox,
         "breakers": [v.as_dict() for v in sample.breakers],

@@ -30,7 +30,8 @@ from llm_client.errors import (
 )
 from llm_client.reasons import FailureReason
 from llm_client.retry import retryable_reason
-from memory_worker.errors import LeaseLost, StoreError
+from memory_worker.errors import ForgottenWrite, LeaseLost, StoreError
+from memory_worker.forget import FORGOTTEN
 
 #: Reasons for which a run is released (not failed): no backend could take it.
 RELEASE_REASONS = frozenset(
@@ -122,6 +123,8 @@ def decide(error: BaseException) -> Decision:
     the run as ``store_unavailable`` with its attempt refunded.
     """
     code = error_code(error)
+    if isinstance(error, ForgottenWrite):  # §14: extracted again from what remains
+        return Decision(Verdict.RELEASE, FORGOTTEN, FORGOTTEN)
     if isinstance(error, LeaseLost):
         return Decision(Verdict.ABANDON, None, code)
     if isinstance(error, asyncio.CancelledError):

@@ -243,6 +243,17 @@ class Settings(BaseSettings):
     applied_run_retention_days: float = Field(
         30.0, description="Per-chat record of applied runs (idempotency) kept this long."
     )
+    forget_chunk_items: int = Field(
+        100,
+        description="Cards (or runs, links, keys) one forget script call removes: each call "
+        "blocks Redis for a few milliseconds only (§14).",
+    )
+    forget_rewrite_aof: bool = Field(
+        True,
+        description="After a forget, ask the server to rewrite its append-only file so the "
+        "forgotten text leaves the disk (BGREWRITEAOF; refused servers are logged).",
+    )
+    audit_maxlen: int = Field(10_000, description="Audit events kept (approximately).")
 
     # --- ticks and the worker (§8) -------------------------------------------------------------
     consolidation_backend_retry_interval: float = Field(

@@ -39,10 +39,12 @@ from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
 from memory_worker.connections import LOG_RETRY_AT, awaited, backoff_delay, retry_store_write
+from memory_worker.forget import FORGOTTEN
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.processing import ProcessResult, RouteGate, RunProcessor
 from memory_worker.run_store import ClaimedRun, RunStore, now_ms
+from memory_worker.run_store.forget import RunForget
 from memory_worker.runs import Verdict, decide, is_store_fault, plan_failure
 from memory_worker.sentry import report_failure
 from memory_worker.settings import Settings
@@ -258,7 +260,7 @@ class TickRunner:
     async def _complete(self, claim: ClaimedRun, result: ProcessResult) -> TickOutcome:
         for continuation in result.continuations:  # idempotent by natural key
             await self._store_write(
-                "continuation", partial(self._enqueue_continuation, continuation)
+                "continuation", partial(self._enqueue_continuation, claim, continuation)
             )
         done = await self._store_write(
             "complete", lambda: self.store.complete(claim, result.summary)
@@ -269,8 +271,16 @@ class TickRunner:
         log.info("run_completed", attempt=claim.attempts, continuations=len(result.continuations))
         return TickOutcome.COMPLETED
 
-    async def _enqueue_continuation(self, request: RunRequest) -> None:
-        await self.store.enqueue(request, bypass_caps=True)
+    async def _enqueue_continuation(self, claim: ClaimedRun, request: RunRequest) -> None:
+        """The rest of the run, minus what a forget since the claim removed (§14)."""
+        forgets = RunForget(self.redis, self.keys, chunk=1)
+        remembered = await forgets.remembered(claim, request)
+        if remembered is None:
+            log.info("continuation_forgotten")
+            return
+        added = await self.store.enqueue(remembered, bypass_caps=True)
+        if added.run_id and await forgets.epoch(claim.request.chat_id) != claim.forget_epoch:
+            await forgets.restrict(added.run_id, claim.id)  # a forget raced the enqueue
 
     async def _release(self, claim: ClaimedRun, reason: str, *, patient: bool = True) -> bool:
         try:
@@ -323,6 +333,8 @@ class TickRunner:
                 return TickOutcome.ABANDONED
             if decision.verdict is Verdict.RELEASE:
                 released = await self._release(claim, decision.reason or "unavailable")
+                if decision.reason == FORGOTTEN:  # §14: not an outage; the run is redone now
+                    return TickOutcome.ABANDONED
                 return TickOutcome.DEFERRED if released else TickOutcome.ABANDONED
             code, reason = decision.code, decision.reason
         s = self.settings

@@ -168,6 +168,7 @@ class ConsolidationProcessor:
             settings=self.settings,
             deadline=deadline,
             attempt=run.attempts,
+            forget_epoch=run.forget_epoch,
         )
         continuations = [result.continuation] if result.continuation is not None else []
         return ProcessResult(summary=result.summary(), continuations=continuations)

@@ -96,7 +96,8 @@ from memory_worker.cards.writes import (
     RunWrites,
     VectorSpace,
 )
-from memory_worker.errors import StoreError
+from memory_worker.errors import ForgottenWrite, StoreError
+from memory_worker.forget import author_fields
 from memory_worker.keys import Keys
 
 if TYPE_CHECKING:
@@ -200,7 +201,14 @@ class CardStore:
             "res": [resolution_plan(res, vectors) for res in writes.resolutions],
             "links": [link_plan(link) for link in writes.links],
             "model": writes.embedding_model or "",
+            "authors": author_fields(
+                run_id,
+                writes.authors,
+                {m for card in writes.cards for m in card.source_message_ids},
+            ),
         }
+        if writes.forget_epoch is not None:
+            plan["epoch"] = str(writes.forget_epoch)
         if writes.episode is not None:
             ep = writes.episode
             plan["episode"] = episode_plan(ep, vectors.add(ep.embedding))
@@ -214,6 +222,9 @@ class CardStore:
             wait=True,
         )
         data = orjson.loads(raw)
+        if data.get("forgotten"):
+            log.info("cards.run_write_forgotten", chat_id=chat_id, run_id=run_id)
+            raise ForgottenWrite(chat_id, writes.forget_epoch or 0)
         if not data.get("applied"):
             log.info("cards.run_already_applied", chat_id=chat_id, run_id=run_id)
             return ApplyResult(applied=False)
@@ -249,8 +260,13 @@ class CardStore:
         *,
         now: datetime,
         demote_delta: float = 0.2,
+        forget_epoch: int | None = None,
     ) -> FoldResult:
-        """Apply maintenance folds atomically (targets no longer live are skipped)."""
+        """Apply maintenance folds atomically (targets no longer live are skipped).
+
+        ``forget_epoch`` (:meth:`forget_epoch` before the cards were read) refuses the
+        folds when a forget of the chat came since: a merged text may hold its facts.
+        """
         if not groups:
             return FoldResult()
         vectors = VectorBlobs()
@@ -270,9 +286,16 @@ class CardStore:
                 if index is not None:
                     entry["vec"] = str(index)
             plan_groups.append(entry)
-        plan = lua_json({"groups": plan_groups, "demote_delta": f"{demote_delta:.4f}"})
-        raw = await self._call(self._fold, chat_id, [to_ms(now), plan, *vectors.blobs])
+        fold_plan: dict[str, Any] = {"groups": plan_groups, "demote_delta": f"{demote_delta:.4f}"}
+        if forget_epoch is not None:
+            fold_plan["epoch"] = str(forget_epoch)
+        raw = await self._call(
+            self._fold, chat_id, [to_ms(now), lua_json(fold_plan), *vectors.blobs]
+        )
         data = orjson.loads(raw)
+        if data.get("forgotten"):
+            log.info("cards.fold_forgotten", chat_id=chat_id)
+            return FoldResult(forgotten=True)
         if int(data.get("refused") or 0):
             log.warning("cards.vectors_refused", chat_id=chat_id, refused=int(data["refused"]))
         return FoldResult(
@@ -283,6 +306,10 @@ class CardStore:
         )
 
     # -- reads -----------------------------------------------------------------------------
+
+    async def forget_epoch(self, chat_id: int) -> int:
+        """The chat's forget epoch in the card store (§14; 0: never forgotten)."""
+        return int(await self._redis.get(self.key(chat_id, "forget")) or 0)
 
     async def chat_ids(self) -> list[int]:
         """Every chat that has memory (for maintenance sweeps)."""

@@ -105,6 +105,11 @@ class RunWrites:
     episode: EpisodeWrite | None = None
     #: Id of the model that made every vector of this write (None: unknown, see the module doc).
     embedding_model: str | None = None
+    #: (message id, author user id) of the run's messages: forgetting a user needs them (§14).
+    authors: Sequence[tuple[int, int]] = ()
+    #: The chat's forget epoch at the run's claim; a later forget refuses the write (None: no
+    #: fence, e.g. maintenance and tests).
+    forget_epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,3 +162,5 @@ class FoldResult:
     rewritten: int = 0
     demoted: int = 0
     stamped: int = 0
+    #: Refused: the chat was forgotten (in part) since the cards were read (§14).
+    forgotten: bool = False

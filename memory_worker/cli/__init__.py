@@ -5,6 +5,7 @@
 - :mod:`~memory_worker.cli.demo`: ``demo [--fast]``.
 - :mod:`~memory_worker.cli.runs`: ``enqueue FILE|-``, ``runs list|show``.
 - :mod:`~memory_worker.cli.replay`: ``replay``.
+- :mod:`~memory_worker.cli.forget`: ``forget --chat ID [--user ID]`` (§14).
 - :mod:`~memory_worker.cli.fleet`: ``breakers list|reset``, ``report`` (rendering only; the
   data comes from :mod:`memory_worker.metrics`).
 - :mod:`~memory_worker.cli.config`: ``config [--markdown]``.
@@ -29,7 +30,7 @@ import structlog
 
 # isort: off
 # Command modules first, in the order ``--help`` lists their commands.
-from memory_worker.cli import worker, runs, replay, fleet, demo, config
+from memory_worker.cli import worker, runs, replay, forget, fleet, demo, config
 
 # isort: on
 from memory_worker.cli.common import EXIT_FAILURE, app, error_line
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from memory_worker.metrics import report_data
 
 #: The command modules, imported for the commands they register on :data:`app`.
-COMMAND_MODULES = (worker, runs, replay, fleet, demo, config)
+COMMAND_MODULES = (worker, runs, replay, forget, fleet, demo, config)
 
 __all__ = [
     "CONFIG_END",

@@ -174,3 +174,35 @@ def print_report(data: dict[str, Any], console: Console) -> None:
     )
     opened = [b["target"] for b in data["breakers"] if b["state"] != "closed"]
     console.print(f"Breakers not closed: {', '.join(opened) if opened else 'none'}")
+    _print_audit(data.get("audit") or [], console)
+
+
+def _print_audit(events: list[dict[str, str]], console: Console) -> None:
+    """Forget requests carried out (§14): who, from where, when, scope, counts — no content."""
+    if not events:
+        return
+    table = Table(
+        "time (UTC)",
+        "type",
+        "actor",
+        "host",
+        "chat",
+        "user",
+        "cards",
+        "episodes",
+        "messages",
+        title="Audit (newest first)",
+    )
+    for e in events:
+        table.add_row(
+            ms_text(int(e.get("at_ms") or 0)),
+            e.get("type", ""),
+            e.get("actor", ""),
+            e.get("host", ""),
+            e.get("chat_id", ""),
+            e.get("user_id") or "-",
+            e.get("cards", ""),
+            e.get("episodes", ""),
+            e.get("messages", ""),
+        )
+    console.print(table)

@@ -57,6 +57,8 @@ class ClaimedRun:
     attempts: int
     request: RunRequest
     releases: int
+    #: The chat's forget epoch at the claim (§14): the card write is refused under an older one.
+    forget_epoch: int = 0
 
 
 @dataclass(frozen=True, slots=True)

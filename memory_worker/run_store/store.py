@@ -227,6 +227,7 @@ class RunStore:
                     k.workers,
                     k.worker_runs,
                     k.store_pulse,
+                    k.forget_epochs,
                 ],
                 args=[
                     now,
@@ -260,6 +261,7 @@ class RunStore:
                 attempts=int(h["attempts"]),
                 releases=int(h.get("releases") or 0),
                 request=_request_from_hash(h),
+                forget_epoch=int(h.get("forget_epoch") or 0),
             )
         return ClaimResult(run, [as_text(i) for i in retired], [as_text(i) for i in skipped])
 

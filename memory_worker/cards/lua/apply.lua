@@ -14,6 +14,12 @@ end
 if redis.call('ZSCORE', RUNS, run_id) then
   return cjson.encode({applied = false})
 end
+-- §14: a run claimed before a forget of its chat writes nothing (it is extracted again)
+if not blank(plan.epoch) and num(redis.call('GET', FORGET)) > num(plan.epoch) then
+  return cjson.encode({applied = false, forgotten = true})
+end
+local authors = plan.authors or {}
+for i = 1, #authors - 1, 2 do redis.call('HSET', AUTHORS, authors[i], authors[i + 1]) end
 local function blob(i) if blank(i) then return nil end return ARGV[4 + tonumber(i)] end
 if type(plan.model) == 'string' then vec_model = plan.model end
 local counts = {applied = true, inserted = 0, observed = 0, superseded = 0, competing = 0,

@@ -1,7 +1,11 @@
--- KEYS: see helpers.lua. ARGV[3] = plan JSON {groups, demote_delta}, ARGV[4..] = vectors.
+-- KEYS: see helpers.lua. ARGV[3] = plan JSON {groups, demote_delta, epoch?}, ARGV[4..] = vectors.
 local missing = missing_scopes()
 if missing then return missing end
 local plan = cjson.decode(ARGV[3])
+-- §14: a merge read before a forget of the chat writes nothing (its text may hold forgotten facts)
+if not blank(plan.epoch) and num(redis.call('GET', FORGET)) > num(plan.epoch) then
+  return cjson.encode({folded = 0, rewritten = 0, demoted = 0, stamped = 0, forgotten = true})
+end
 local function blob(i) if blank(i) then return nil end return ARGV[3 + tonumber(i)] end
 local delta = num(plan.demote_delta)
 local counts = {folded = 0, rewritten = 0, demoted = 0, stamped = 0}

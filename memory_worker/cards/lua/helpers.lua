@@ -1,5 +1,5 @@
 -- Helpers shared by every card script. Every key comes from KEYS (never built here, so each
--- script is correct on Redis Cluster): KEYS[1..14] = the chat's fixed key set in the order of
+-- script is correct on Redis Cluster): KEYS[1..16] = the chat's fixed key set in the order of
 -- memory_worker.keys.CHAT_SCRIPT_KEYS (a new per-chat key: append it there and name it
 -- here), then one ``active:<scope>`` zset per scope the chat uses (and the write's own),
 -- then (apply) the run's ``episode:<run>`` hash.
@@ -8,6 +8,7 @@ local now = ARGV[2]
 local CARDS, SEQ, DEDUP, SCOPES, EXPIRY = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local RUNS, LINKS, EPISODES, VEC, VECIDS = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local VECMASK, VECVER, VECRW, META = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+local FORGET, AUTHORS = KEYS[15], KEYS[16]  -- §14: the forget epoch, message authors
 -- (found by name, so a fixed key appended to CHAT_SCRIPT_KEYS shifts nothing here)
 local ACTIVE, EPISODE = {}, nil
 for i = 1, #KEYS do

@@ -1,6 +1,6 @@
 
 -- KEYS: queued, retry, leases, retired, counters, parked:<own version>, parked counts,
---       workers, worker_runs, pulse
+--       workers, worker_runs, pulse, forget epochs (chat id -> epoch, §14)
 -- ARGV: now, lease_ms, owner, token, prompt_version, max_attempts, run_prefix,
 --       status_prefix, max_loops, error_log_max, restore_batch, heartbeat_ttl_ms, pulse_gap_ms
 local now = tonumber(ARGV[1])
@@ -86,8 +86,11 @@ for _ = 1, tonumber(ARGV[9]) do
       if pv == '' then redis.call('HSET', rk, 'prompt_version', ARGV[5]) end  -- takes ours
       local until_ms = now + tonumber(ARGV[2])
       set_status(rk, id, ARGV[8] .. status, ARGV[8] .. 'processing', 'processing', now)
+      -- the chat's forget epoch now: the card write is refused if a forget comes after
+      local epoch = redis.call('HGET', KEYS[11], redis.call('HGET', rk, 'chat_id') or '') or '0'
       redis.call('HSET', rk, 'attempts', attempts + 1, 'lease_owner', ARGV[3],
-        'lease_token', ARGV[4], 'leased_until', until_ms, 'next_attempt_at', '')
+        'lease_token', ARGV[4], 'leased_until', until_ms, 'next_attempt_at', '',
+        'forget_epoch', epoch)
       redis.call('ZADD', KEYS[3], until_ms, id)
       local mine = redis.call('HGET', KEYS[9], ARGV[3])
       redis.call('HSET', KEYS[9], ARGV[3], (mine and mine ~= '') and (mine .. ',' .. id) or id)

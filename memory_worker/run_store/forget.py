@@ -1,0 +1,144 @@
+"""The run store's side of forgetting (§14): a chat's runs lose messages, its epoch moves.
+
+The decisions (which messages go, which runs are skipped) are
+:func:`memory_worker.forget.plan_run`; the change is ``lua/forget_messages.lua``,
+chunked (``MEMORY_FORGET_CHUNK_ITEMS`` runs a call) and fenced run by run by the
+status and a digest of the messages it was planned from — a run that moved on
+meanwhile is planned again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib import resources
+
+import orjson
+from arq.connections import ArqRedis
+
+from llm_client.redis_text import as_text
+from memory_worker.forget import RunChange, chunks, plan_restrict, plan_run
+from memory_worker.keys import Keys
+from memory_worker.models import RunRequest
+from memory_worker.run_store.model import ClaimedRun, now_ms
+
+_PAGE = 1000
+#: Times a run that changed under the plan is planned again before it is left to the next forget.
+_REPLANS = 5
+
+
+def _lua(name: str) -> str:
+    return resources.files(__package__).joinpath("lua", f"{name}.lua").read_text(encoding="utf-8")
+
+
+class RunForget:
+    """Plans and applies the run side of one forget."""
+
+    def __init__(self, redis: ArqRedis, keys: Keys, *, chunk: int) -> None:
+        self.redis = redis
+        self.keys = keys
+        self.chunk = chunk
+        self._script = redis.register_script(_lua("forget_messages"))
+
+    async def chat_runs(self, chat_id: int) -> list[str]:
+        """Every run of the chat (a read-only walk over all runs, a page at a time)."""
+        found: list[str] = []
+        start = 0
+        wanted = str(chat_id).encode()
+        while True:
+            ids = await self.redis.zrange(self.keys.all_runs, start, start + _PAGE - 1)
+            if not ids:
+                return found
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for run_id in ids:
+                    pipe.hget(self.keys.run(as_text(run_id)), "chat_id")
+                chats = await pipe.execute()
+            found += [as_text(r) for r, c in zip(ids, chats, strict=True) if c == wanted]
+            start += _PAGE
+
+    async def plan(self, run_ids: Sequence[str], user_id: int | None) -> list[RunChange]:
+        changes: list[RunChange] = []
+        for part in chunks(run_ids, _PAGE):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for run_id in part:
+                    pipe.hmget(self.keys.run(run_id), ["status", "messages", "prompt_version"])
+                rows = await pipe.execute()
+            for run_id, (status, messages, pv) in zip(part, rows, strict=True):
+                fields = {"status": status or b"", "prompt_version": pv or b""}
+                if messages is not None:
+                    fields["messages"] = messages
+                change = plan_run(run_id, fields, user_id)
+                if change is not None:
+                    changes.append(change)
+        return changes
+
+    async def apply(self, changes: Sequence[RunChange], user_id: int | None) -> list[RunChange]:
+        """Apply ``changes`` chunk by chunk; the changes that landed (re-planned ones included)."""
+        landed: list[RunChange] = []
+        pending = list(changes)
+        for _ in range(_REPLANS):
+            raced: list[str] = []
+            for part in chunks(pending, self.chunk):
+                again = await self._apply_chunk(part)
+                landed += [c for c in part if c.run_id not in again]
+                raced += sorted(again)
+            if not raced:
+                break
+            pending = await self.plan(raced, user_id)
+        return landed
+
+    async def _apply_chunk(self, part: Sequence[RunChange]) -> set[str]:
+        """One script call; the ids of the runs that changed since their plan."""
+        k = self.keys
+        keys = [
+            k.queued,
+            k.retry,
+            k.leases,
+            k.retired,
+            k.by_status("skipped"),
+            k.counters,
+            k.parked_counts,
+        ]
+        args: list[str | int | bytes] = [now_ms()]
+        for c in part:
+            keys += [k.run(c.run_id), k.run_errors(c.run_id), k.by_status(c.status)]
+            keys.append(k.parked(c.prompt_version))
+            args += [c.run_id, c.status, c.action.value, c.messages, c.message_count]
+            args += [c.expected, c.prompt_version]
+        _, raced = await self._script(keys=keys, args=args)
+        return {as_text(r) for r in raced}
+
+    async def epoch(self, chat_id: int) -> int:
+        value = await self.redis.hget(self.keys.forget_epochs, str(chat_id))  # type: ignore[misc]
+        return int(value or 0)
+
+    async def bump_epoch(self, chat_id: int) -> int:
+        """The chat's next forget epoch: claims from now on record it."""
+        return int(await self.redis.hincrby(self.keys.forget_epochs, str(chat_id), 1))  # type: ignore[misc]
+
+    # --- continuations (a run that completes while a forget of its chat ran) -----------------
+
+    async def _left_in(self, run_id: str) -> set[int]:
+        raw = await self.redis.hget(self.keys.run(run_id), "messages")  # type: ignore[misc]
+        return {int(m["message_id"]) for m in orjson.loads(raw)} if raw else set()
+
+    async def remembered(self, claim: ClaimedRun, request: RunRequest) -> RunRequest | None:
+        """``request`` (a continuation of ``claim``) without what a forget since the claim
+        removed from the parent run: None when nothing is left."""
+        if await self.epoch(claim.request.chat_id) == claim.forget_epoch:
+            return request
+        left = await self._left_in(claim.id)
+        kept = [m for m in request.messages if m.message_id in left]
+        return request.model_copy(update={"messages": kept}) if kept else None
+
+    async def restrict(self, run_id: str, parent_id: str) -> None:
+        """A continuation enqueued while a forget ran keeps only what its parent holds."""
+        left = await self._left_in(parent_id)
+        status, messages, pv = await self.redis.hmget(  # type: ignore[misc]
+            self.keys.run(run_id), ["status", "messages", "prompt_version"]
+        )
+        fields = {"status": status or b"", "prompt_version": pv or b""}
+        if messages is not None:
+            fields["messages"] = messages
+        change = plan_restrict(run_id, fields, left)
+        if change is not None:
+            await self._apply_chunk([change])

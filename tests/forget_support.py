@@ -1,0 +1,173 @@
+"""Shared pieces of the forget tests (§14): the farm, run slices with canaries, a key scan."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from llm_client import DiscoveryClient
+from llm_client.transport import ChatResult, ClientConfig
+from memory_worker.cards import CardStore
+from memory_worker.consolidate import consolidate_run
+from memory_worker.farmsim import FarmSimulator
+from memory_worker.models import RunRequest
+from memory_worker.run_store import ClaimedRun, RunStore
+from memory_worker.settings import Settings
+
+CHAT = -100555
+ALICE, BOB = 21, 22
+#: Each user's canary: a word no other text of the deployment holds.
+CANARY = {ALICE: "Qorvadine", BOB: "Blemmswick"}
+JAN = datetime(2026, 1, 10, 9, tzinfo=UTC)
+
+
+@dataclass
+class FarmExtractor:
+    client: DiscoveryClient
+    #: Awaited after the farm answered and before the answer is handed back (tests pause here).
+    hold: Callable[[], Awaitable[None]] | None = None
+
+    async def __call__(
+        self,
+        request: Mapping[str, Any],
+        *,
+        workflow: str,
+        idempotency_key: str,
+        timeout: float | None,
+    ) -> ChatResult:
+        answer = await self.client.chat(request, idempotency_key=idempotency_key, timeout=timeout)
+        if self.hold is not None:
+            await self.hold()
+        return answer
+
+
+@dataclass
+class FarmEmbedder:
+    client: DiscoveryClient
+    dimension: int
+
+    async def __call__(
+        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
+    ) -> list[list[float]]:
+        result = await self.client.embed(
+            texts, dimension=self.dimension, idempotency_key=idempotency_key, timeout=timeout
+        )
+        return result.embeddings
+
+
+@dataclass
+class Farm:
+    sim: FarmSimulator
+    extractor: FarmExtractor
+    embedder: FarmEmbedder
+
+
+@asynccontextmanager
+async def farm_for(settings: Settings) -> AsyncIterator[Farm]:
+    async with FarmSimulator() as sim:
+        config = ClientConfig(
+            base_url=sim.base_url,
+            request_timeout=5.0,
+            task_timeout=10.0,
+            capacity_wait=0.5,
+            capacity_poll=0.05,
+            job_poll=0.02,
+        )
+        chat = DiscoveryClient(
+            config, service=settings.extraction_service, endpoint=settings.extraction_endpoint
+        )
+        embed = DiscoveryClient(
+            config, service=settings.embedder_service, endpoint=settings.embedder_endpoint
+        )
+        try:
+            yield Farm(sim, FarmExtractor(chat), FarmEmbedder(embed, settings.embedding_dimension))
+        finally:
+            await chat.aclose()
+            await embed.aclose()
+
+
+def slice_of(start: datetime, *rows: tuple[int, int, str, str], chat_id: int = CHAT) -> RunRequest:
+    return RunRequest.model_validate(
+        {
+            "chat_id": chat_id,
+            "range_start": start.isoformat(),
+            "range_end": (start + timedelta(hours=1)).isoformat(),
+            "messages": [
+                {
+                    "message_id": mid,
+                    "user_id": uid,
+                    "sender_name": name,
+                    "text": text,
+                    "sent_at": (start + timedelta(minutes=i + 1)).isoformat(),
+                }
+                for i, (mid, uid, name, text) in enumerate(rows)
+            ],
+        }
+    )
+
+
+def two_users(start: datetime, first_id: int) -> RunRequest:
+    """A slice where Alice and Bob each say where they live (their canaries)."""
+    return slice_of(
+        start,
+        (first_id, ALICE, "Alice", f"I live in {CANARY[ALICE]}"),
+        (first_id + 1, BOB, "Bob", f"I live in {CANARY[BOB]}"),
+        (first_id + 2, ALICE, "Alice", f"I love {CANARY[ALICE]} tea"),
+    )
+
+
+async def process_one(
+    store: RunStore, cards: CardStore, farm: Farm, settings: Settings, worker: str = "w1"
+) -> ClaimedRun | None:
+    """Claim one run, consolidate it through the farm, complete it (the worker's path)."""
+    claim = (await store.claim_detailed(worker)).run
+    if claim is None:
+        return None
+    result = await consolidate_run(
+        claim.id,
+        claim.request,
+        store=cards,
+        extractor=farm.extractor,
+        embedder=farm.embedder,
+        settings=settings,
+        now=claim.request.range_end,
+        forget_epoch=claim.forget_epoch,
+    )
+    await store.complete(claim, result.summary())
+    return claim
+
+
+async def deployment_bytes(redis: Any, prefix: str) -> bytes:
+    """Every key name and value of the deployment (the test's prefix), as one byte string.
+
+    Values are read by type (DUMP may compress a string and hide a canary).
+    """
+    out: list[bytes] = []
+    async for key in redis.scan_iter(match=f"*{prefix}*", count=1000):
+        out.append(key)
+        kind = (await redis.type(key)).decode()
+        if kind == "string":
+            out.append(await redis.get(key))
+        elif kind == "hash":
+            for name, value in (await redis.hgetall(key)).items():
+                out += [name, value]
+        elif kind == "list":
+            out += await redis.lrange(key, 0, -1)
+        elif kind == "set":
+            out += list(await redis.smembers(key))
+        elif kind == "zset":
+            out += [m for m, _ in await redis.zrange(key, 0, -1, withscores=True)]
+        elif kind == "stream":
+            for _, fields in await redis.xrange(key):
+                for name, value in fields.items():
+                    out += [name, value]
+    return b"\n".join(out)
+
+
+async def dump_all(redis: Any, prefix: str) -> dict[bytes, bytes]:
+    """DUMP of every key of the deployment (byte identity before/after)."""
+    keys = sorted([k async for k in redis.scan_iter(match=f"*{prefix}*", count=1000)])
+    return {k: await redis.dump(k) for k in keys}

@@ -1,0 +1,176 @@
+"""No resurrection (§14): a run paused inside its farm call while ``forget`` runs writes nothing back.
+
+The run is claimed (recording the chat's forget epoch), its extraction answered by
+the farm simulator and then held; ``forget`` runs; the held answer — which holds
+the forgotten canary — is let go. The card write is refused (older epoch), the
+tick releases the run as ``forgotten`` (attempt refunded), and the next tick
+extracts it again from what remains. Forgetting the chat instead skips the run
+and its owner drops it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from memory_worker.api import MemoryQueue
+from memory_worker.cards import CardStore
+from memory_worker.connections import RedisHandle
+from memory_worker.consolidate import consolidate_run
+from memory_worker.keys import Keys
+from memory_worker.models import Cursor, RunStatus
+from memory_worker.processing import ProcessResult
+from memory_worker.run_store import ClaimedRun, RunStore
+from memory_worker.run_store.forget import RunForget
+from memory_worker.settings import Settings
+from memory_worker.tick_runner import TickRunner
+from memory_worker.ticks import TickOutcome
+from tests.forget_support import (
+    ALICE,
+    BOB,
+    CANARY,
+    CHAT,
+    JAN,
+    Farm,
+    deployment_bytes,
+    farm_for,
+    two_users,
+)
+
+
+class Held:
+    """The farm call's pause: ``reached`` once the answer is in hand, waits for ``go``."""
+
+    def __init__(self) -> None:
+        self.reached = asyncio.Event()
+        self.go = asyncio.Event()
+        self.active = True
+
+    async def __call__(self) -> None:
+        if self.active:
+            self.reached.set()
+            await self.go.wait()
+
+
+@pytest.fixture
+async def farm(settings: Settings) -> AsyncIterator[Farm]:
+    async with farm_for(settings) as f:
+        yield f
+
+
+def runner_for(settings: Settings, redis: Any, farm: Farm) -> TickRunner:
+    cards = CardStore(redis, Keys(settings.key_prefix))
+
+    async def processor(run: ClaimedRun, *, deadline: float) -> ProcessResult:
+        result = await consolidate_run(
+            run.id,
+            run.request,
+            store=cards,
+            extractor=farm.extractor,
+            embedder=farm.embedder,
+            settings=settings,
+            now=run.request.range_end,
+            attempt=run.attempts,
+            forget_epoch=run.forget_epoch,
+        )
+        return ProcessResult(summary=result.summary())
+
+    return TickRunner(settings=settings, redis=redis, processor=processor)
+
+
+@pytest.mark.parametrize("scope", ["user", "chat"])
+async def test_a_run_held_in_its_farm_call_during_forget_writes_nothing_back(
+    settings: Settings, redis: Any, farm: Farm, key_prefix: str, scope: str
+) -> None:
+    s = settings.model_copy(update={"forget_rewrite_aof": False})
+    queue = MemoryQueue(RedisHandle(redis, s.redis_url or ""), s)
+    store = RunStore(redis, s)
+    await store.enqueue(two_users(JAN, 1))
+    held = Held()
+    farm.extractor.hold = held
+    runner = runner_for(s, redis, farm)
+    tick = asyncio.create_task(runner.tick("t1"))
+    await asyncio.wait_for(held.reached.wait(), 10)
+
+    await queue.forget(CHAT, ALICE if scope == "user" else None)
+    held.active = False
+    held.go.set()
+    outcome = await asyncio.wait_for(tick, 10)
+
+    assert outcome == TickOutcome.ABANDONED.value
+    cards = CardStore(redis, Keys(s.key_prefix))
+    assert await cards.all_cards(CHAT) == []  # the held answer wrote nothing
+    (run,) = await store.list_runs(None)
+    if scope == "chat":
+        assert run.status is RunStatus.SKIPPED
+        assert run.message_count == 0
+        assert CANARY[BOB].encode() not in await deployment_bytes(redis, key_prefix)
+    else:
+        assert (run.status, run.attempts, run.releases) == (RunStatus.QUEUED, 0, 1)
+        assert run.message_count == 1
+        assert await runner.tick("t2") == TickOutcome.COMPLETED.value
+        facts = [c.fact_text for c in await cards.all_cards(CHAT)]
+        assert any(CANARY[BOB] in f for f in facts)
+        counters = await redis.hgetall(Keys(s.key_prefix).counters)
+        assert counters[b"released:forgotten"] == b"1"
+    assert CANARY[ALICE].encode() not in await deployment_bytes(redis, key_prefix)
+
+
+@pytest.mark.parametrize("scope", ["user", "chat"])
+async def test_a_continuation_of_a_run_finishing_after_forget_carries_no_forgotten_message(
+    settings: Settings, redis: Any, key_prefix: str, scope: str
+) -> None:
+    """A run whose write landed before the forget completes after it: the rest of its
+    slice (the continuation) is enqueued without the forgotten messages."""
+    s = settings.model_copy(update={"forget_rewrite_aof": False})
+    queue = MemoryQueue(RedisHandle(redis, s.redis_url or ""), s)
+    store = RunStore(redis, s)
+    await store.enqueue(two_users(JAN, 1))
+    held = Held()
+
+    async def processor(run: ClaimedRun, *, deadline: float) -> ProcessResult:
+        await held()
+        cursor = Cursor(after_sent_at=run.request.range_start, after_message_id=0)
+        rest = run.request.model_copy(update={"cursor": cursor})
+        return ProcessResult(summary={}, continuations=[rest])
+
+    runner = TickRunner(settings=s, redis=redis, processor=processor)
+    tick = asyncio.create_task(runner.tick("t1"))
+    await asyncio.wait_for(held.reached.wait(), 10)
+    await queue.forget(CHAT, ALICE if scope == "user" else None)
+    held.go.set()
+    await asyncio.wait_for(tick, 10)
+
+    runs = await store.list_runs(RunStatus.QUEUED)
+    if scope == "chat":
+        assert runs == []
+    else:
+        assert [r.message_count for r in runs] == [1]
+        assert CANARY[BOB].encode() in await deployment_bytes(redis, key_prefix)
+    assert CANARY[ALICE].encode() not in await deployment_bytes(redis, key_prefix)
+
+
+async def test_a_continuation_enqueued_while_forget_ran_is_cut_back_to_its_parent(
+    settings: Settings, redis: Any, key_prefix: str
+) -> None:
+    """The race behind the pre-check: the continuation landed with the forgotten message;
+    ``restrict`` leaves it only what the (stripped) parent still holds."""
+    s = settings.model_copy(update={"forget_rewrite_aof": False})
+    store = RunStore(redis, s)
+    parent = two_users(JAN, 1)
+    await store.enqueue(parent)
+    claim = (await store.claim_detailed("w1")).run
+    assert claim is not None
+    await MemoryQueue(RedisHandle(redis, s.redis_url or ""), s).forget(CHAT, ALICE)
+    rest = parent.model_copy(
+        update={"cursor": Cursor(after_sent_at=parent.range_start, after_message_id=0)}
+    )
+    added = await store.enqueue(rest, bypass_caps=True)
+    assert added.run_id is not None
+    assert CANARY[ALICE].encode() in await deployment_bytes(redis, key_prefix)
+    await RunForget(redis, Keys(s.key_prefix), chunk=1).restrict(added.run_id, claim.id)
+    assert (await store.get(added.run_id)).message_count == 1
+    assert CANARY[ALICE].encode() not in await deployment_bytes(redis, key_prefix)
