@@ -30,6 +30,10 @@ def _lua(name: str) -> str:
     return resources.files(__package__).joinpath("lua", f"{name}.lua").read_text(encoding="utf-8")
 
 
+#: The run side of a forget (every key in KEYS; checked by tests/test_lua_keys.py).
+_FORGET_MESSAGES = _lua("forget_messages")
+
+
 class RunForget:
     """Plans and applies the run side of one forget."""
 
@@ -37,7 +41,7 @@ class RunForget:
         self.redis = redis
         self.keys = keys
         self.chunk = chunk
-        self._script = redis.register_script(_lua("forget_messages"))
+        self._script = redis.register_script(_FORGET_MESSAGES)
 
     async def chat_runs(self, chat_id: int) -> list[str]:
         """Every run of the chat (a read-only walk over all runs, a page at a time)."""
