@@ -232,32 +232,8 @@ class AdminReporter:
             return "none"
         now = self.now_ms()
         if not self.configured:
-            # The log is the channel: deduplicated like any other, in a window of its
-            # own so that configuring Telegram later still pages at once.
-            logged, reported, first = await self._dedup(
-                keys=[self._keys.admin_dedup("log:" + event.dedupe_key), self._keys.admin_counters],
-                args=[now, round(self.config.cooldown_seconds * 1000)],
-            )
-            if not int(logged):
-                return "suppressed"
-            text = await self._render(
-                event, now, first_seen_ms=int(first), suppressed=int(reported)
-            )
-            log.warning(
-                "admin.page_not_configured",
-                event_type=event.type,
-                workflow=event.workflow,
-                dedupe_key=event.dedupe_key,
-                text=text,
-            )
-            await cast(
-                Awaitable[int], self._redis.hincrby(self._keys.admin_counters, "not_configured", 1)
-            )
-            return "not_configured"
-        page, reported, first = await self._dedup(
-            keys=[self._keys.admin_dedup(event.dedupe_key), self._keys.admin_counters],
-            args=[now, round(self.config.cooldown_seconds * 1000)],
-        )
+            return await self._log_page(event, now)
+        page, reported, first = await self._window(event.dedupe_key, now)
         if not int(page):
             return "suppressed"
         text = await self._render(event, now, first_seen_ms=int(first), suppressed=int(reported))
@@ -287,6 +263,33 @@ class AdminReporter:
             "admin.page_queued", page_id=page_id, event_type=event.type, dedupe_key=event.dedupe_key
         )
         return "queued"
+
+    async def _window(self, dedupe_key: str, now: int) -> tuple[Any, Any, Any]:
+        """One step of the fleet-wide dedup window: (page?, repeats reported, first seen)."""
+        page, reported, first = await self._dedup(
+            keys=[self._keys.admin_dedup(dedupe_key), self._keys.admin_counters],
+            args=[now, round(self.config.cooldown_seconds * 1000)],
+        )
+        return page, reported, first
+
+    async def _log_page(self, event: RoutingEvent, now: int) -> str:
+        """No external channel: the log is the channel, deduplicated like any other, in a
+        window of its own so that configuring Telegram later still pages at once."""
+        logged, reported, first = await self._window("log:" + event.dedupe_key, now)
+        if not int(logged):
+            return "suppressed"
+        text = await self._render(event, now, first_seen_ms=int(first), suppressed=int(reported))
+        log.warning(
+            "admin.page_not_configured",
+            event_type=event.type,
+            workflow=event.workflow,
+            dedupe_key=event.dedupe_key,
+            text=text,
+        )
+        await cast(
+            Awaitable[int], self._redis.hincrby(self._keys.admin_counters, "not_configured", 1)
+        )
+        return "not_configured"
 
     async def _render(
         self, event: RoutingEvent, now: int, *, first_seen_ms: int, suppressed: int
