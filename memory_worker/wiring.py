@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import httpx
@@ -279,17 +280,13 @@ async def build_tick_runner(
     breakers = BreakerStore(redis, keys, settings.breaker_config())
     runs = RunStore(redis, settings)
 
-    async def waiting_runs() -> int:
-        counts = await runs.counts()
-        return counts["queued"] + counts["processing"] + counts["failed"] - counts["retired"]
-
     reporter = AdminReporter.from_settings(
         settings,
         redis,
         keys,
         notifiers_from_settings(settings, http),
         breakers=route_breakers(routes, breakers),
-        waiting_runs=waiting_runs,
+        waiting_runs=partial(waiting_runs, runs),
         open_routes=route_open_workflows(routes, breakers),
     )
     attempts = AttemptCounter(redis, keys)
@@ -313,14 +310,7 @@ async def build_tick_runner(
         ),
     )
     models = RoutedModels(walker, attempts, settings)
-    cards_redis = cards_client(settings, redis)  # MEMORY_CARDS_URL (a cluster), else redis
-    await check_cards_redis(cards_redis, redis)  # §2 rev 2 there too: no eviction, scripts
-    replicas = settings.cards_wait_replicas
-    if replicas is None:
-        replicas = 1 if await replicas_present(cards_redis) else 0
-    cards = CardStore(
-        cards_redis, keys, wait_replicas=replicas, wait_timeout_ms=settings.cards_wait_timeout_ms
-    )
+    cards = await card_store(settings, redis, keys)
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
     pipeline = TickRunner(
         settings=settings,
@@ -332,5 +322,25 @@ async def build_tick_runner(
     pipeline.background.append(reporter.run)
     pipeline.maintenance = Maintenance(redis, keys, cards, models, settings)
     pipeline.closers.append(http.aclose)
-    pipeline.closers.append(lambda: close_cards_client(cards_redis, redis))
+    pipeline.closers.append(lambda: close_cards_client(cards.redis, redis))
     return pipeline
+
+
+async def waiting_runs(runs: RunStore) -> int:
+    """Runs still owed work (the admin page's "runs waiting")."""
+    counts = await runs.counts()
+    return counts["queued"] + counts["processing"] + counts["failed"] - counts["retired"]
+
+
+async def card_store(settings: Settings, redis: ArqRedis, keys: Keys) -> CardStore:
+    """The worker's card store: on ``MEMORY_CARDS_URL`` (a cluster) or the queue's server,
+    checked like the queue's (§2 rev 2: no eviction, scripts allowed), writes replicated to
+    one replica before a run completes when the card server has replicas."""
+    cards_redis = cards_client(settings, redis)
+    await check_cards_redis(cards_redis, redis)
+    replicas = settings.cards_wait_replicas
+    if replicas is None:
+        replicas = 1 if await replicas_present(cards_redis) else 0
+    return CardStore(
+        cards_redis, keys, wait_replicas=replicas, wait_timeout_ms=settings.cards_wait_timeout_ms
+    )
