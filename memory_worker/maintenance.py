@@ -354,6 +354,7 @@ async def _embed_rewrites(
             key=f"merge:{group.digest}:{to_ms(now)}:emb",
             dimension=settings.embedding_dimension,
             deadline=deadline,
+            contacts=settings.redact_contacts,
         )
     except LLMError as exc:
         log.warning(
