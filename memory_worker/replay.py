@@ -27,6 +27,7 @@ applies a plan with :data:`_APPLY`, one script call per batch.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import Counter
@@ -43,6 +44,7 @@ from arq.connections import ArqRedis
 from llm_client.redis_text import as_text
 from memory_worker.keys import Keys
 from memory_worker.models import ErrorLogEntry, RunStatus
+from memory_worker.replay_summary import AgedRun, RetiredSummary, count_matches, facts_value
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 
@@ -101,6 +103,8 @@ class Candidate:
     reason: str | None
     #: False once retention dropped the run's messages: nothing left to replay.
     has_messages: bool = True
+    #: When they were dropped (None: not known).
+    aged_at_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +128,8 @@ class ReplayPlan:
     now_ms: int
     rate_per_second: float | None
     items: tuple[ReplayItem, ...]
+    #: Runs the selection matches whose messages aged out: they can no longer be replayed.
+    aged_out: tuple[AgedRun, ...] = ()
 
     @property
     def by_code(self) -> dict[str, int]:
@@ -144,6 +150,56 @@ class ReplayOutcome:
 
     replayed: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayPreview:
+    """What a dry run shows: counts, availability and the runs that aged out (a page)."""
+
+    filter: ReplayFilter
+    now_ms: int
+    rate_per_second: float | None
+    matched: int
+    by_code: dict[str, int]
+    by_reason: dict[str, int]
+    aged_out_count: int
+    #: The first of them (all of them when built from a plan).
+    aged_out: tuple[AgedRun, ...]
+
+    @property
+    def first_available_ms(self) -> int | None:
+        return self.now_ms if self.matched else None
+
+    @property
+    def last_available_ms(self) -> int | None:
+        if not self.matched:
+            return None
+        if self.rate_per_second is None:
+            return self.now_ms
+        return self.now_ms + math.floor((self.matched - 1) * 1000 / self.rate_per_second)
+
+    @classmethod
+    def of_plan(cls, replay: ReplayPlan) -> ReplayPreview:
+        return cls(
+            filter=replay.filter,
+            now_ms=replay.now_ms,
+            rate_per_second=replay.rate_per_second,
+            matched=len(replay.items),
+            by_code=replay.by_code,
+            by_reason=replay.by_reason,
+            aged_out_count=len(replay.aged_out),
+            aged_out=replay.aged_out,
+        )
+
+
+def counts_answer(wanted: ReplayFilter) -> bool:
+    """Can the summary's counts answer this selection (retired runs by code/reason only)?"""
+    return wanted.scope is ReplayScope.RETIRED and (
+        wanted.since_ms,
+        wanted.until_ms,
+        wanted.chat_id,
+        wanted.prompt_version,
+    ) == (None, None, None, None)
 
 
 # --- pure decisions --------------------------------------------------------------------------
@@ -177,6 +233,13 @@ def eligible(candidate: Candidate, scope: ReplayScope) -> bool:
     if candidate.status != RunStatus.FAILED.value or candidate.attempts <= 0:
         return False
     return candidate.retired or scope is ReplayScope.FAILED
+
+
+def aged_out(candidate: Candidate, wanted: ReplayFilter) -> bool:
+    """Would ``candidate`` be selected, were its messages not gone (retention dropped them)?"""
+    return not candidate.has_messages and matches(
+        dataclasses.replace(candidate, has_messages=True), wanted
+    )
 
 
 def matches(candidate: Candidate, wanted: ReplayFilter) -> bool:
@@ -214,8 +277,12 @@ def plan(
     """
     if rate_per_second is not None and rate_per_second <= 0:
         raise ValueError("rate must be positive")
-    selected = sorted(
-        (c for c in candidates if matches(c, wanted)), key=lambda c: (c.failed_at_ms, c.id)
+    pool = sorted(candidates, key=lambda c: (c.failed_at_ms, c.id))
+    selected = [c for c in pool if matches(c, wanted)]
+    gone = tuple(
+        AgedRun(c.id, c.chat_id, c.code, c.reason, c.failed_at_ms, c.aged_at_ms)
+        for c in pool
+        if aged_out(c, wanted)
     )
     items = tuple(
         ReplayItem(
@@ -230,7 +297,7 @@ def plan(
         )
         for i, c in enumerate(selected)
     )
-    return ReplayPlan(wanted, now_ms, rate_per_second, items)
+    return ReplayPlan(wanted, now_ms, rate_per_second, items, gone)
 
 
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:/\s*(s|sec|second|m|min|minute|h|hour))?\s*$", re.I)
@@ -300,6 +367,7 @@ class ReplayStore:
         self.keys = Keys(settings.key_prefix)
         self.batch_size = batch_size
         self.runs = RunStore(redis, settings)
+        self.summary = RetiredSummary(redis, self.keys)
 
     def _index(self, scope: ReplayScope) -> str:
         if scope is ReplayScope.RETIRED:
@@ -309,9 +377,36 @@ class ReplayStore:
         return self.keys.by_status(RunStatus.FAILED.value)
 
     async def candidates(self, wanted: ReplayFilter, *, page: int = 2000) -> list[Candidate]:
-        """Runs of the scope's index inside the failure window (read only, paged)."""
+        """Runs of the scope's index inside the failure window (read only).
+
+        Retired runs come from the summary when it is in step (two reads, see
+        :mod:`memory_worker.replay_summary`), else every run is read (paged).
+        """
         low = "-inf" if wanted.since_ms is None else str(wanted.since_ms)
         high = "+inf" if wanted.until_ms is None else str(wanted.until_ms)
+        if wanted.scope is ReplayScope.RETIRED and await self.summary.ready():
+            return [
+                Candidate(
+                    id=run_id,
+                    chat_id=facts.chat_id,
+                    prompt_version=facts.prompt_version,
+                    status=RunStatus.FAILED.value,
+                    retired=True,
+                    attempts=facts.attempts,
+                    failed_at_ms=failed_at,
+                    code=facts.code,
+                    reason=facts.reason,
+                    has_messages=aged_at is None,
+                    aged_at_ms=aged_at,
+                )
+                for run_id, failed_at, facts, aged_at in await self.summary.facts(low, high)
+                if facts is not None
+            ]
+        return await self._read_every_run(wanted, low, high, page)
+
+    async def _read_every_run(
+        self, wanted: ReplayFilter, low: str, high: str, page: int
+    ) -> list[Candidate]:
         index = self._index(wanted.scope)
         found: list[Candidate] = []
         offset = 0
@@ -363,6 +458,54 @@ class ReplayStore:
         """Read the candidates and plan the replay (writes nothing)."""
         return plan(
             await self.candidates(wanted), wanted, now_ms=now_ms, rate_per_second=rate_per_second
+        )
+
+    async def preview(
+        self, wanted: ReplayFilter, *, now_ms: int, rate_per_second: float | None = None
+    ) -> ReplayPreview:
+        """The dry run of the console: from the summary's counts and one page of aged-out runs
+        when they can answer (:func:`counts_answer`), else from a full plan. Writes nothing."""
+        if rate_per_second is not None and rate_per_second <= 0:
+            raise ValueError("rate must be positive")
+        if not (counts_answer(wanted) and await self.summary.ready()):
+            return ReplayPreview.of_plan(
+                await self.plan(wanted, now_ms=now_ms, rate_per_second=rate_per_second)
+            )
+        counts = await self.summary.counts()
+        by_code, by_reason, aged = count_matches(
+            counts, code=wanted.error_code, reason=wanted.reason
+        )
+        page = await self.summary.aged_page(code=wanted.error_code, reason=wanted.reason)
+        return ReplayPreview(
+            filter=wanted,
+            now_ms=now_ms,
+            rate_per_second=rate_per_second,
+            matched=sum(by_code.values()),
+            by_code=dict(by_code.most_common()),
+            by_reason=dict(by_reason.most_common()),
+            aged_out_count=aged,
+            aged_out=tuple(page) if aged else (),
+        )
+
+    async def reconcile_summary(self, *, now_ms: int) -> tuple[int, int]:
+        """Bring the retired-run summary in step with the index (maintenance): (added, removed)."""
+
+        async def read(ids: Sequence[str]) -> list[tuple[str, str, int]]:
+            scores = await self.redis.zmscore(self.keys.retired, list(ids))
+            rows = [(r, int(s)) for r, s in zip(ids, scores, strict=True) if s is not None]
+            return [
+                (
+                    c.id,
+                    facts_value(c.code, c.reason, c.chat_id, c.prompt_version, c.attempts),
+                    c.failed_at_ms,
+                )
+                for c in await self._facts(rows)
+            ]
+
+        return await self.summary.reconcile(
+            read,
+            now_ms=now_ms,
+            retention_ms=int(self.settings.retired_run_message_retention_days * 86_400_000),
         )
 
     async def apply(
@@ -432,6 +575,19 @@ def plan_json(replay: ReplayPlan, outcome: ReplayOutcome | None, *, dry_run: boo
                 "replayed": outcome is not None and item.run_id not in skipped,
             }
             for item in replay.items
+        ],
+        # matched the selection, but retention dropped their messages: not replayable
+        "aged_out": [
+            {
+                "id": run.run_id,
+                "chat_id": run.chat_id,
+                "code": run.code,
+                "reason": run.reason,
+                "failed_at": _iso(run.failed_at_ms),
+                "aged_out_at": _iso(run.aged_at_ms),
+                "replayable": False,
+            }
+            for run in replay.aged_out
         ],
     }
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2)
