@@ -159,6 +159,7 @@ def _print_replay_plan(
     n = len(plan.items)
     if not n:
         console.print("No runs match: nothing to replay.")
+        _print_aged_out(plan, console, rows)
         return
     head = "[bold]Dry run[/bold] — would replay" if dry_run else "Replay"
     console.print(
@@ -189,6 +190,29 @@ def _print_replay_plan(
     console.print(table)
     if n > rows:
         console.print(f"… and {n - rows} more (--json lists them all)")
+    _print_aged_out(plan, console, rows)
+
+
+def _print_aged_out(plan: ReplayPlan, console: Console, rows: int) -> None:
+    """One line per matching run whose text retention dropped: it cannot be replayed."""
+    if not plan.aged_out:
+        return
+    days = get_settings().retired_run_message_retention_days
+    console.print(
+        f"{len(plan.aged_out)} matching run(s) cannot be replayed: their messages aged out "
+        f"(retired runs keep them {days:g} days, MEMORY_RETIRED_RUN_MESSAGE_RETENTION_DAYS).",
+        highlight=False,
+    )
+    for run in plan.aged_out[:rows]:
+        when = f"at {ms_text(run.aged_at_ms)} UTC" if run.aged_at_ms is not None else ""
+        console.print(
+            f"  run {run.run_id} (chat {run.chat_id}, failed {ms_text(run.failed_at_ms)} UTC, "
+            f"{run.code or '-'}): text aged out {when}".rstrip()
+            + " — can no longer be replayed",
+            highlight=False,
+        )
+    if len(plan.aged_out) > rows:
+        console.print(f"  … and {len(plan.aged_out) - rows} more (--json lists them all)")
 
 
 def _print_availability(plan: ReplayPlan, console: Console) -> None:
@@ -221,6 +245,8 @@ def _print_replay_summary(plan: ReplayPlan, outcome: ReplayOutcome) -> None:
     table.add_row("matched", str(len(plan.items)))
     table.add_row("replayed (attempts → 0)", str(len(outcome.replayed)))
     table.add_row("skipped (changed since the selection)", str(len(outcome.skipped)))
+    if plan.aged_out:
+        table.add_row("not replayable (messages aged out)", str(len(plan.aged_out)))
     for code, count in plan.by_code.items():
         table.add_row(f"  last failure {code}", str(count))
     out.print(table)
