@@ -402,11 +402,13 @@ class ReplayStore:
                 for run_id, failed_at, facts, aged_at in await self.summary.facts(low, high)
                 if facts is not None
             ]
-        return await self._read_every_run(wanted, low, high, page)
+        return await self.read_every_run(wanted, low, high, page)
 
-    async def _read_every_run(
-        self, wanted: ReplayFilter, low: str, high: str, page: int
+    async def read_every_run(
+        self, wanted: ReplayFilter, low: str, high: str, page: int = 2000
     ) -> list[Candidate]:
+        """Every run of the scope's index in the window, read record by record (the path
+        before the summary; still the one of the failed and skipped scopes)."""
         index = self._index(wanted.scope)
         found: list[Candidate] = []
         offset = 0

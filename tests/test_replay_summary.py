@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -51,7 +52,7 @@ async def retire(store: RunStore, i: int, at_ms: int, code: str, reason: str | N
 
 async def truth(replay: ReplayStore) -> dict[str, tuple[str, bool]]:
     """Every retired run read the slow way: id → (facts value, has messages)."""
-    every = await replay._read_every_run(ReplayFilter(), "-inf", "+inf", 2000)
+    every = await replay.read_every_run(ReplayFilter(), "-inf", "+inf", 2000)
     return {
         c.id: (
             facts_value(c.code, c.reason, c.chat_id, c.prompt_version, c.attempts),
@@ -208,3 +209,32 @@ async def test_the_preview_scope_failed_falls_back_to_reading_runs(s: Settings, 
     replay = ReplayStore(redis, s)
     preview = await replay.preview(ReplayFilter(scope=ReplayScope.FAILED), now_ms=T0)
     assert (preview.matched, preview.by_code) == (1, {"UPSTREAM_ERROR": 1})
+
+
+@pytest.mark.parametrize(
+    "query", ["preview=1&code=upstream_error", "preview=1&chat=1001&since=3000d"]
+)
+async def test_the_console_preview_names_runs_whose_text_aged_out(
+    s: Settings, redis: Any, query: str
+) -> None:
+    from aiohttp import web
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from memory_worker.console import add_console
+
+    store = RunStore(redis, s)
+    old = await retire(store, 1, T0, "UPSTREAM_ERROR", "provider_timeout")
+    await retire(store, 2, T0 + 2 * DAY, "UPSTREAM_ERROR", "provider_timeout")
+    await store.prune(at_ms=T0 + 3 * DAY)
+    app = web.Application()
+    add_console(app, redis, s)
+    async with TestClient(TestServer(app)) as client:
+        page = await client.get(f"/replay?{query}")
+        text = await page.text()
+    assert page.status == 200
+    assert re.search(r'id="aged-count">1<', text)
+    assert "can no longer be replayed: their messages aged out" in text
+    assert f'href="/runs/{old}"' in text
+    assert "2026-06-04" in text  # when its text aged out
+    matched = 0 if "chat=1001" in query else 1  # chat 1001 holds only the aged run
+    assert re.search(rf'id="matched">{matched}<', text)
