@@ -115,7 +115,7 @@ _FARM_LABELLED: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)\b((?:token|api[_-]?key|secret|password|passwd|pwd)\s*[=:]\s*)\S{4,}"),
     re.compile(
         r"(?i)\b((?:password|passwd|pwd|пароль|api[\s_-]?key|token|secret)"
-        r"\s*(?:is|это|:|=|-)\s*)\S+"
+        r"(?:\s*[:=]\s*|\s+(?:is|это|-)\s+))\S+"
     ),
 )
 #: Runs of digits in groups of one space or dash: the shapes a payment card number is typed in.

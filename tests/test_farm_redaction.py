@@ -383,3 +383,11 @@ def test_merge_requests_mask_card_texts(settings: Settings) -> None:
     assert KEY_CANARY not in content
     assert MAIL_CANARY not in content
     assert orjson.loads(content)["cards"][0]["obs"] == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["token-based auth is fine", "our secret-santa list", "tokens: 500 per call", "passwords"],
+)
+def test_words_that_only_look_like_labels_are_left_alone(text: str) -> None:
+    assert mask_for_farm(text) == text
