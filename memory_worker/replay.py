@@ -18,7 +18,15 @@ version and take the claiming worker's):
   before queued runs);
 - repeating a replay is a no-op: the apply script re-checks every run
   (still ``failed``, attempts left to reset, still retired when replaying
-  retired runs) inside the same atomic step that changes it.
+  retired runs) inside the same atomic step that changes it;
+- a run whose messages retention dropped cannot be replayed: a plan lists
+  the ones the selection matches in ``aged_out`` (with when), so the CLI and
+  the console say so run by run instead of leaving them out silently.
+
+Retired runs are read from the summary the run-store scripts keep
+(:mod:`memory_worker.replay_summary`); the console's dry run
+(:meth:`ReplayStore.preview`) answers a code/reason selection from its counts
+and one page of aged-out runs, never reading every run.
 
 The decisions (:func:`matches`, :func:`plan`, :func:`parse_rate`,
 :func:`parse_when`) are pure; :class:`ReplayStore` reads candidates and
