@@ -45,7 +45,6 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-import orjson
 import structlog
 from arq.connections import ArqRedis
 
@@ -555,49 +554,3 @@ class ReplayStore:
             if on_batch is not None:
                 on_batch(len(batch))
         return outcome
-
-
-def plan_json(replay: ReplayPlan, outcome: ReplayOutcome | None, *, dry_run: bool) -> bytes:
-    """The ``replay --json`` document."""
-    skipped = set(outcome.skipped) if outcome else set()
-    doc = {
-        "dry_run": dry_run,
-        "filter": replay.filter.as_dict(),
-        "matched": len(replay.items),
-        "replayed": len(outcome.replayed) if outcome else 0,
-        "skipped": sorted(skipped),
-        "rate_per_minute": None
-        if replay.rate_per_second is None
-        else round(replay.rate_per_second * 60, 6),
-        "first_available_at": _iso(replay.items[0].available_at_ms) if replay.items else None,
-        "last_available_at": _iso(replay.last_available_ms),
-        "by_code": replay.by_code,
-        "by_reason": replay.by_reason,
-        "runs": [
-            {
-                "id": item.run_id,
-                "chat_id": item.chat_id,
-                "attempts": item.attempts,
-                "code": item.code,
-                "reason": item.reason,
-                "failed_at": _iso(item.failed_at_ms),
-                "available_at": _iso(item.available_at_ms),
-                "replayed": outcome is not None and item.run_id not in skipped,
-            }
-            for item in replay.items
-        ],
-        # matched the selection, but retention dropped their messages: not replayable
-        "aged_out": [
-            {
-                "id": run.run_id,
-                "chat_id": run.chat_id,
-                "code": run.code,
-                "reason": run.reason,
-                "failed_at": _iso(run.failed_at_ms),
-                "aged_out_at": _iso(run.aged_at_ms),
-                "replayable": False,
-            }
-            for run in replay.aged_out
-        ],
-    }
-    return orjson.dumps(doc, option=orjson.OPT_INDENT_2)
