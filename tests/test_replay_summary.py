@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -238,3 +239,26 @@ async def test_the_console_preview_names_runs_whose_text_aged_out(
     assert "2026-06-04" in text  # when its text aged out
     matched = 0 if "chat=1001" in query else 1  # chat 1001 holds only the aged run
     assert re.search(rf'id="matched">{matched}<', text)
+
+
+def test_a_plan_names_the_matching_runs_whose_text_aged_out() -> None:
+    from memory_worker.replay import Candidate, plan
+
+    base = Candidate(
+        id="a",
+        chat_id=1,
+        prompt_version="memory_v1",
+        status="failed",
+        retired=True,
+        attempts=5,
+        failed_at_ms=T0,
+        code="UPSTREAM_ERROR",
+        reason="provider_timeout",
+    )
+    gone = replace(base, id="b", has_messages=False, aged_at_ms=T0 + DAY)
+    other = replace(gone, id="c", code="DecodeError")
+    replay = plan([gone, base, other], ReplayFilter(error_code="upstream_error"), now_ms=T0)
+    assert [i.run_id for i in replay.items] == ["a"]
+    assert [(r.run_id, r.aged_at_ms) for r in replay.aged_out] == [("b", T0 + DAY)]
+    preview = ReplayPreview.of_plan(replay)
+    assert (preview.matched, preview.aged_out_count) == (1, 1)
