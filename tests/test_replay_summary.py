@@ -262,3 +262,15 @@ def test_a_plan_names_the_matching_runs_whose_text_aged_out() -> None:
     assert [(r.run_id, r.aged_at_ms) for r in replay.aged_out] == [("b", T0 + DAY)]
     preview = ReplayPreview.of_plan(replay)
     assert (preview.matched, preview.aged_out_count) == (1, 1)
+
+
+async def test_retention_drops_every_run_that_shares_the_watermarks_millisecond(
+    s: Settings, redis: Any
+) -> None:
+    store = RunStore(redis, s)
+    ids = [await retire(store, i, T0, "UPSTREAM_ERROR", None) for i in range(5)]
+    pruned = await store.prune(at_ms=T0 + 3 * DAY, batch=2)
+    assert pruned.retired_messages == 5  # a full batch takes the rest of its millisecond
+    keys = Keys(s.key_prefix)
+    assert not any([await redis.hexists(keys.run(i), "messages") for i in ids])
+    assert await redis.zcard(keys.retired_aged) == 5
