@@ -119,9 +119,9 @@ _FARM_LABELLED: tuple[re.Pattern[str], ...] = (
     ),
 )
 #: Runs of digits in groups of one space or dash: the shapes a payment card number is typed in.
-_DIGIT_RUN = re.compile(r"(?<![+\d])\d+(?:[ -]\d+)*")
+_DIGIT_RUN = re.compile(r"(?<![+0-9])[0-9]+(?:[ -][0-9]+)*")
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
-_PHONE = re.compile(r"(?<![\w+/.,:])\+?\(?\d(?:[ .()-]{0,2}\d){6,16}(?![\w/])")
+_PHONE = re.compile(r"(?<![\w+/.,:])\+?\(?[0-9](?:[ .()-]{0,2}[0-9]){6,16}(?![\w/])")
 _DATE_LIKE = re.compile(
     r"^(?:19|20)\d\d[-./]\d\d?[-./]\d\d?\b|^\d\d?[-./]\d\d?[-./](?:19|20)?\d\d\b"
 )
@@ -145,7 +145,7 @@ def luhn_valid(digits: str) -> bool:
 def _card_spans(run: str) -> list[tuple[int, int]]:
     """Spans (within one digit run) of 13–19 digit, Luhn-valid windows aligned on its groups
     (the longest from each group start; a longer number is never masked in part)."""
-    groups = [(m.start(), m.end()) for m in re.finditer(r"\d+", run)]
+    groups = [(m.start(), m.end()) for m in re.finditer(r"[0-9]+", run)]
     spans: list[tuple[int, int]] = []
     i = 0
     while i < len(groups):
