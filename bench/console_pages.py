@@ -28,6 +28,7 @@ from llm_client.events import EventType, RoutingEvent
 from memory_worker.cards import CardStore, Durability, EpisodeWrite, NewCard, RunWrites, Scope
 from memory_worker.console import add_console
 from memory_worker.keys import Keys
+from memory_worker.replay import ReplayFilter, ReplayStore, plan
 from memory_worker.run_store import RunStore
 from memory_worker.runs import FailurePlan
 
@@ -163,6 +164,33 @@ async def main(runs: int, samples: int) -> None:
                 print(f"{path:45} {statistics.median(times):10.1f} {max(times):8.1f}")
             verdict = "OK" if worst <= 300 else "OVER"
             print(f"slowest page median {worst:.1f} ms (target <= 300 ms): {verdict}")
+        await replay_baseline(bench.redis, bench.settings, samples)
+
+
+async def replay_baseline(redis: Any, settings: Any, samples: int) -> None:
+    """The replay preview read every retired run before the summary: both, in this run."""
+    replay = ReplayStore(redis, settings)
+    wanted = ReplayFilter(error_code="upstream_error")
+    now = int(time.time() * 1000)
+
+    async def every_run() -> int:
+        found = await replay.read_every_run(wanted, "-inf", "+inf")
+        return len(plan(found, wanted, now_ms=now).items)
+
+    async def summary() -> int:
+        return (await replay.preview(wanted, now_ms=now)).matched
+
+    medians = {}
+    for name, way in (("reading every retired run (before)", every_run), ("summary", summary)):
+        times = []
+        for _ in range(samples):
+            t0 = time.perf_counter()
+            matched = await way()
+            times.append((time.perf_counter() - t0) * 1000)
+        medians[name] = statistics.median(times)
+        print(f"replay preview, {name:36} {medians[name]:8.1f} ms median ({matched} match)")
+    before, after = medians.values()
+    print(f"replay preview: summary takes {after / before:.3f}x the time of reading every run")
 
 
 if __name__ == "__main__":

@@ -240,6 +240,7 @@ class MemoryQueue:
         from llm_client.local_embed import QUERY_TASK
         from llm_client.routes import EMBEDDING
         from memory_worker.cards import visible_scope_keys
+        from memory_worker.secret_patterns import mask_for_farm
 
         if not text.strip():
             raise ValueError("recall needs a non-empty text")
@@ -251,7 +252,7 @@ class MemoryQueue:
         walker = self._recall_walker()
         routed = await walker.embed(
             EMBEDDING,
-            [text],
+            [mask_for_farm(text, contacts=self.settings.redact_contacts)],
             dimension=self.settings.embedding_dimension,
             task_description=QUERY_TASK,
             deadline=deadline_after(self.settings.recall_timeout_seconds),

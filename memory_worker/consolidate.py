@@ -485,6 +485,7 @@ async def _embed(run: _Attempt, embedder: Embedder | None, outputs: RunOutputs) 
             key=f"{run.key}:emb",
             dimension=run.settings.embedding_dimension,
             deadline=run.deadline,
+            contacts=run.settings.redact_contacts,
         )
         if texts
         else (Vectors(), 0)

@@ -92,6 +92,28 @@ class Keys:
         return f"{self.queue_tag}:runs:retired"
 
     @property
+    def retired_facts(self) -> str:
+        """HASH retired run id → ``code\treason\tchat_id\tprompt_version\tattempts``
+        (the replay preview's summary, kept by ``run_store/lua/retired_summary.lua``)."""
+        return f"{self.queue_tag}:runs:retired:facts"
+
+    @property
+    def retired_counts(self) -> str:
+        """HASH ``n\t<code>\t<reason>`` / ``aged\t<code>\t<reason>`` → retired runs (and of
+        them those whose messages aged out); ``built`` once every retired run is summarised."""
+        return f"{self.queue_tag}:runs:retired:counts"
+
+    @property
+    def retired_aged(self) -> str:
+        """ZSET retired runs whose messages retention dropped; score = when (ms)."""
+        return f"{self.queue_tag}:runs:retired:aged"
+
+    @property
+    def retired_summary(self) -> list[str]:
+        """The three keys of the retired-run summary, in the order its Lua takes them."""
+        return [self.retired_facts, self.retired_counts, self.retired_aged]
+
+    @property
     def all_runs(self) -> str:
         """ZSET of every run; score = creation time (ms)."""
         return f"{self.queue_tag}:runs:all"

@@ -41,6 +41,7 @@ from memory_worker.deadlines import time_left
 from memory_worker.extraction import MergeOutput, decode_merge
 from memory_worker.model_calls import ChatCall, Embedder, embed_texts
 from memory_worker.prompt import build_merge_request, merge_payload
+from memory_worker.replay import ReplayStore
 from memory_worker.run_store import PruneResult, RunStore
 from memory_worker.runs import is_outage
 from memory_worker.secret_patterns import contains_secret
@@ -83,6 +84,8 @@ class GrowthPruned:
 
     store: PruneResult
     applied_runs: int = 0
+    #: Retired runs added to / removed from the replay preview's summary (0 when in step).
+    summary_fixed: int = 0
 
 
 async def bound_growth(
@@ -91,6 +94,8 @@ async def bound_growth(
     """Apply every retention setting once (paced by the maintenance lock)."""
     at_ms = int(now.timestamp() * 1000)
     result = GrowthPruned(store=await runs.prune(at_ms=at_ms))
+    added, removed = await ReplayStore(runs.redis, settings).reconcile_summary(now_ms=at_ms)
+    result.summary_fixed = added + removed
     before = at_ms - int(settings.applied_run_retention_days * 86_400_000)
     for chat_id in await cards.chat_ids():
         result.applied_runs += await cards.prune_applied_runs(chat_id, before_ms=before)
@@ -102,6 +107,7 @@ async def bound_growth(
         workers=result.store.workers,
         unparked=result.store.unparked,
         applied_runs=result.applied_runs,
+        summary_fixed=result.summary_fixed,
     )
     return result
 
@@ -360,6 +366,7 @@ async def _embed_rewrites(
             key=f"merge:{group.digest}:{to_ms(now)}:emb",
             dimension=settings.embedding_dimension,
             deadline=deadline,
+            contacts=settings.redact_contacts,
         )
     except LLMError as exc:
         log.warning(

@@ -21,6 +21,7 @@ from llm_client.routes import EMBEDDING
 from llm_client.transport import ChatResult
 from memory_worker.deadlines import call_timeout
 from memory_worker.runs import EmbedderTimeout
+from memory_worker.secret_patterns import mask_for_farm
 
 #: Texts per embedding call.
 EMBED_CHUNK = 64
@@ -89,8 +90,12 @@ async def embed_texts(
     key: str,
     dimension: int,
     deadline: float | None,
+    contacts: bool,
 ) -> tuple[Vectors, int]:
     """Vectors for ``texts`` (chunked calls) and the number of calls; checks the answer's shape.
+
+    Every text is masked for the farm first (secrets, card numbers; with ``contacts``
+    e-mail addresses and phone numbers: ``MEMORY_REDACT_CONTACTS``, §14).
 
     The answer's ``model`` is the first chunk's; should a later chunk come from
     another model (a failover mid-run), its vectors are left empty (``[]``: the
@@ -100,7 +105,7 @@ async def embed_texts(
     models: list[str | None] = []
     calls = 0
     for start in range(0, len(texts), EMBED_CHUNK):
-        chunk = list(texts[start : start + EMBED_CHUNK])
+        chunk = [mask_for_farm(t, contacts=contacts) for t in texts[start : start + EMBED_CHUNK]]
         try:
             answer = await embedder(
                 chunk,

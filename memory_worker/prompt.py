@@ -12,6 +12,13 @@ Existing cards are shown under short aliases (``c1``, ``c2``…), never under
 their storage ids, so a model cannot address a card it was not shown (the
 alias map is the caller's), and with their *age relative to the slice* —
 the messages' time is the model's only clock.
+
+Every text field of a payload (message text and sender name, card subject,
+predicate, object and fact) passes through
+:func:`~memory_worker.secret_patterns.mask_for_farm` on its way into the
+request (:func:`farm_payload`): the farm never sees a credential or a payment
+card number, nor — with ``MEMORY_REDACT_CONTACTS`` — an e-mail address or a
+phone number (§14).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from memory_worker.batching import PromptMessage, estimate_tokens
 from memory_worker.cards import Card, CardStatus
 from memory_worker.errors import ConsolidationError
 from memory_worker.models import RunRequest
+from memory_worker.secret_patterns import mask_for_farm
 from memory_worker.settings import Settings
 
 #: Prompt text per prompt version (a new version adds a row and a file).
@@ -233,6 +241,38 @@ def extraction_payload(
     }
 
 
+#: The text fields of the items of a payload's lists (the rest are ids, numbers, times, enums).
+_MESSAGE_TEXTS = ("text", "sender_name")
+_CARD_TEXTS = ("subject", "predicate", "object", "fact")
+
+
+def _masked_items(
+    items: Sequence[Mapping[str, Any]], fields: Sequence[str], contacts: bool
+) -> list[dict[str, Any]]:
+    return [
+        {
+            key: mask_for_farm(value, contacts=contacts)
+            if key in fields and isinstance(value, str)
+            else value
+            for key, value in item.items()
+        }
+        for item in items
+    ]
+
+
+def farm_payload(payload: Mapping[str, Any], *, contacts: bool) -> dict[str, Any]:
+    """``payload`` with every text field masked for the farm (ids, times and scores kept)."""
+    masked = dict(payload)
+    if isinstance(masked.get("messages"), list):
+        masked["messages"] = _masked_items(masked["messages"], _MESSAGE_TEXTS, contacts)
+    for name in ("existing_cards", "cards"):
+        if isinstance(masked.get(name), list):
+            masked[name] = _masked_items(masked[name], _CARD_TEXTS, contacts)
+    if isinstance(masked.get("subject"), str):
+        masked["subject"] = mask_for_farm(masked["subject"], contacts=contacts)
+    return masked
+
+
 def _chat_request(
     system: str,
     payload: Mapping[str, Any],
@@ -244,7 +284,12 @@ def _chat_request(
         "model": settings.extraction_model,
         "messages": [
             {"role": "system", "content": system},
-            {"role": "user", "content": orjson.dumps(payload).decode()},
+            {
+                "role": "user",
+                "content": orjson.dumps(
+                    farm_payload(payload, contacts=settings.redact_contacts)
+                ).decode(),
+            },
         ],
         "response_format": {
             "type": "json_schema",

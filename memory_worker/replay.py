@@ -18,7 +18,15 @@ version and take the claiming worker's):
   before queued runs);
 - repeating a replay is a no-op: the apply script re-checks every run
   (still ``failed``, attempts left to reset, still retired when replaying
-  retired runs) inside the same atomic step that changes it.
+  retired runs) inside the same atomic step that changes it;
+- a run whose messages retention dropped cannot be replayed: a plan lists
+  the ones the selection matches in ``aged_out`` (with when), so the CLI and
+  the console say so run by run instead of leaving them out silently.
+
+Retired runs are read from the summary the run-store scripts keep
+(:mod:`memory_worker.replay_summary`); the console's dry run
+(:meth:`ReplayStore.preview`) answers a code/reason selection from its counts
+and one page of aged-out runs, never reading every run.
 
 The decisions (:func:`matches`, :func:`plan`, :func:`parse_rate`,
 :func:`parse_when`) are pure; :class:`ReplayStore` reads candidates and
@@ -27,6 +35,7 @@ applies a plan with :data:`_APPLY`, one script call per batch.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import Counter
@@ -36,13 +45,13 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-import orjson
 import structlog
 from arq.connections import ArqRedis
 
 from llm_client.redis_text import as_text
 from memory_worker.keys import Keys
 from memory_worker.models import ErrorLogEntry, RunStatus
+from memory_worker.replay_summary import AgedRun, RetiredSummary, count_matches, facts_value
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 
@@ -101,6 +110,8 @@ class Candidate:
     reason: str | None
     #: False once retention dropped the run's messages: nothing left to replay.
     has_messages: bool = True
+    #: When they were dropped (None: not known).
+    aged_at_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +135,8 @@ class ReplayPlan:
     now_ms: int
     rate_per_second: float | None
     items: tuple[ReplayItem, ...]
+    #: Runs the selection matches whose messages aged out: they can no longer be replayed.
+    aged_out: tuple[AgedRun, ...] = ()
 
     @property
     def by_code(self) -> dict[str, int]:
@@ -144,6 +157,56 @@ class ReplayOutcome:
 
     replayed: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayPreview:
+    """What a dry run shows: counts, availability and the runs that aged out (a page)."""
+
+    filter: ReplayFilter
+    now_ms: int
+    rate_per_second: float | None
+    matched: int
+    by_code: dict[str, int]
+    by_reason: dict[str, int]
+    aged_out_count: int
+    #: The first of them (all of them when built from a plan).
+    aged_out: tuple[AgedRun, ...]
+
+    @property
+    def first_available_ms(self) -> int | None:
+        return self.now_ms if self.matched else None
+
+    @property
+    def last_available_ms(self) -> int | None:
+        if not self.matched:
+            return None
+        if self.rate_per_second is None:
+            return self.now_ms
+        return self.now_ms + math.floor((self.matched - 1) * 1000 / self.rate_per_second)
+
+    @classmethod
+    def of_plan(cls, replay: ReplayPlan) -> ReplayPreview:
+        return cls(
+            filter=replay.filter,
+            now_ms=replay.now_ms,
+            rate_per_second=replay.rate_per_second,
+            matched=len(replay.items),
+            by_code=replay.by_code,
+            by_reason=replay.by_reason,
+            aged_out_count=len(replay.aged_out),
+            aged_out=replay.aged_out,
+        )
+
+
+def counts_answer(wanted: ReplayFilter) -> bool:
+    """Can the summary's counts answer this selection (retired runs by code/reason only)?"""
+    return wanted.scope is ReplayScope.RETIRED and (
+        wanted.since_ms,
+        wanted.until_ms,
+        wanted.chat_id,
+        wanted.prompt_version,
+    ) == (None, None, None, None)
 
 
 # --- pure decisions --------------------------------------------------------------------------
@@ -177,6 +240,13 @@ def eligible(candidate: Candidate, scope: ReplayScope) -> bool:
     if candidate.status != RunStatus.FAILED.value or candidate.attempts <= 0:
         return False
     return candidate.retired or scope is ReplayScope.FAILED
+
+
+def aged_out(candidate: Candidate, wanted: ReplayFilter) -> bool:
+    """Would ``candidate`` be selected, were its messages not gone (retention dropped them)?"""
+    return not candidate.has_messages and matches(
+        dataclasses.replace(candidate, has_messages=True), wanted
+    )
 
 
 def matches(candidate: Candidate, wanted: ReplayFilter) -> bool:
@@ -214,8 +284,12 @@ def plan(
     """
     if rate_per_second is not None and rate_per_second <= 0:
         raise ValueError("rate must be positive")
-    selected = sorted(
-        (c for c in candidates if matches(c, wanted)), key=lambda c: (c.failed_at_ms, c.id)
+    pool = sorted(candidates, key=lambda c: (c.failed_at_ms, c.id))
+    selected = [c for c in pool if matches(c, wanted)]
+    gone = tuple(
+        AgedRun(c.id, c.chat_id, c.code, c.reason, c.failed_at_ms, c.aged_at_ms)
+        for c in pool
+        if aged_out(c, wanted)
     )
     items = tuple(
         ReplayItem(
@@ -230,7 +304,7 @@ def plan(
         )
         for i, c in enumerate(selected)
     )
-    return ReplayPlan(wanted, now_ms, rate_per_second, items)
+    return ReplayPlan(wanted, now_ms, rate_per_second, items, gone)
 
 
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:/\s*(s|sec|second|m|min|minute|h|hour))?\s*$", re.I)
@@ -300,6 +374,7 @@ class ReplayStore:
         self.keys = Keys(settings.key_prefix)
         self.batch_size = batch_size
         self.runs = RunStore(redis, settings)
+        self.summary = RetiredSummary(redis, self.keys)
 
     def _index(self, scope: ReplayScope) -> str:
         if scope is ReplayScope.RETIRED:
@@ -309,9 +384,38 @@ class ReplayStore:
         return self.keys.by_status(RunStatus.FAILED.value)
 
     async def candidates(self, wanted: ReplayFilter, *, page: int = 2000) -> list[Candidate]:
-        """Runs of the scope's index inside the failure window (read only, paged)."""
+        """Runs of the scope's index inside the failure window (read only).
+
+        Retired runs come from the summary when it is in step (two reads, see
+        :mod:`memory_worker.replay_summary`), else every run is read (paged).
+        """
         low = "-inf" if wanted.since_ms is None else str(wanted.since_ms)
         high = "+inf" if wanted.until_ms is None else str(wanted.until_ms)
+        if wanted.scope is ReplayScope.RETIRED and await self.summary.ready():
+            return [
+                Candidate(
+                    id=run_id,
+                    chat_id=facts.chat_id,
+                    prompt_version=facts.prompt_version,
+                    status=RunStatus.FAILED.value,
+                    retired=True,
+                    attempts=facts.attempts,
+                    failed_at_ms=failed_at,
+                    code=facts.code,
+                    reason=facts.reason,
+                    has_messages=aged_at is None,
+                    aged_at_ms=aged_at,
+                )
+                for run_id, failed_at, facts, aged_at in await self.summary.facts(low, high)
+                if facts is not None
+            ]
+        return await self.read_every_run(wanted, low, high, page)
+
+    async def read_every_run(
+        self, wanted: ReplayFilter, low: str, high: str, page: int = 2000
+    ) -> list[Candidate]:
+        """Every run of the scope's index in the window, read record by record (the path
+        before the summary; still the one of the failed and skipped scopes)."""
         index = self._index(wanted.scope)
         found: list[Candidate] = []
         offset = 0
@@ -365,6 +469,54 @@ class ReplayStore:
             await self.candidates(wanted), wanted, now_ms=now_ms, rate_per_second=rate_per_second
         )
 
+    async def preview(
+        self, wanted: ReplayFilter, *, now_ms: int, rate_per_second: float | None = None
+    ) -> ReplayPreview:
+        """The dry run of the console: from the summary's counts and one page of aged-out runs
+        when they can answer (:func:`counts_answer`), else from a full plan. Writes nothing."""
+        if rate_per_second is not None and rate_per_second <= 0:
+            raise ValueError("rate must be positive")
+        if not (counts_answer(wanted) and await self.summary.ready()):
+            return ReplayPreview.of_plan(
+                await self.plan(wanted, now_ms=now_ms, rate_per_second=rate_per_second)
+            )
+        counts = await self.summary.counts()
+        by_code, by_reason, aged = count_matches(
+            counts, code=wanted.error_code, reason=wanted.reason
+        )
+        page = await self.summary.aged_page(code=wanted.error_code, reason=wanted.reason)
+        return ReplayPreview(
+            filter=wanted,
+            now_ms=now_ms,
+            rate_per_second=rate_per_second,
+            matched=sum(by_code.values()),
+            by_code=dict(by_code.most_common()),
+            by_reason=dict(by_reason.most_common()),
+            aged_out_count=aged,
+            aged_out=tuple(page) if aged else (),
+        )
+
+    async def reconcile_summary(self, *, now_ms: int) -> tuple[int, int]:
+        """Bring the retired-run summary in step with the index (maintenance): (added, removed)."""
+
+        async def read(ids: Sequence[str]) -> list[tuple[str, str, int]]:
+            scores = await self.redis.zmscore(self.keys.retired, list(ids))
+            rows = [(r, int(s)) for r, s in zip(ids, scores, strict=True) if s is not None]
+            return [
+                (
+                    c.id,
+                    facts_value(c.code, c.reason, c.chat_id, c.prompt_version, c.attempts),
+                    c.failed_at_ms,
+                )
+                for c in await self._facts(rows)
+            ]
+
+        return await self.summary.reconcile(
+            read,
+            now_ms=now_ms,
+            retention_ms=int(self.settings.retired_run_message_retention_days * 86_400_000),
+        )
+
     async def apply(
         self,
         replay: ReplayPlan,
@@ -402,36 +554,3 @@ class ReplayStore:
             if on_batch is not None:
                 on_batch(len(batch))
         return outcome
-
-
-def plan_json(replay: ReplayPlan, outcome: ReplayOutcome | None, *, dry_run: bool) -> bytes:
-    """The ``replay --json`` document."""
-    skipped = set(outcome.skipped) if outcome else set()
-    doc = {
-        "dry_run": dry_run,
-        "filter": replay.filter.as_dict(),
-        "matched": len(replay.items),
-        "replayed": len(outcome.replayed) if outcome else 0,
-        "skipped": sorted(skipped),
-        "rate_per_minute": None
-        if replay.rate_per_second is None
-        else round(replay.rate_per_second * 60, 6),
-        "first_available_at": _iso(replay.items[0].available_at_ms) if replay.items else None,
-        "last_available_at": _iso(replay.last_available_ms),
-        "by_code": replay.by_code,
-        "by_reason": replay.by_reason,
-        "runs": [
-            {
-                "id": item.run_id,
-                "chat_id": item.chat_id,
-                "attempts": item.attempts,
-                "code": item.code,
-                "reason": item.reason,
-                "failed_at": _iso(item.failed_at_ms),
-                "available_at": _iso(item.available_at_ms),
-                "replayed": outcome is not None and item.run_id not in skipped,
-            }
-            for item in replay.items
-        ],
-    }
-    return orjson.dumps(doc, option=orjson.OPT_INDENT_2)

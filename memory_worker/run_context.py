@@ -126,6 +126,7 @@ async def _related_cards(
             key=f"{key}:q",
             dimension=settings.embedding_dimension,
             deadline=deadline,
+            contacts=settings.redact_contacts,
         )
         usage.embed_calls += calls
     except LLMError as exc:

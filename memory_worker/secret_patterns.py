@@ -13,6 +13,12 @@ Two uses, two strictness levels, one module so they can be read side by side:
   only hides a few characters of a log line. Every value shape of the memory
   table is scrubbed too (after the log patterns), so nothing a card may not
   hold can reach a log.
+- **The farm** (:func:`mask_for_farm`, §14): every text the worker sends to
+  the farm (prompt messages, cards shown, texts embedded, recall queries)
+  loses the memory table's value shapes, labelled values (the label stays:
+  ``password: [redacted]``) and Luhn-valid payment card numbers; with
+  ``MEMORY_REDACT_CONTACTS`` e-mail addresses and phone numbers too. Pure and
+  idempotent, so a re-sent prompt is masked the same.
 """
 
 from __future__ import annotations
@@ -97,4 +103,110 @@ def scrub_tokens(text: str) -> str:
         text = pattern.sub(replacement, text)
     for pattern in SECRET_SHAPES:
         text = pattern.sub(FILTERED, text)
+    return text
+
+
+# --- text sent to the farm (§14 rev 2) ---------------------------------------------------------
+
+#: A labelled secret whose label stays (the extractor still sees that a password was
+#: mentioned, never which): ``password: x`` → ``password: [redacted]``.
+_FARM_LABELLED: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(r"(?i)\b((?:token|api[_-]?key|secret|password|passwd|pwd)\s*[=:]\s*)\S{4,}"),
+    re.compile(
+        r"(?i)\b((?:password|passwd|pwd|пароль|api[\s_-]?key|token|secret)"
+        r"(?:\s*[:=]\s*|\s+(?:is|это|-)\s+))\S+"
+    ),
+)
+#: Runs of digits in groups of one space or dash: the shapes a payment card number is typed in.
+_DIGIT_RUN = re.compile(r"(?<![+0-9])[0-9]+(?:[ -][0-9]+)*")
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+_PHONE = re.compile(r"(?<![\w+/.,:])\+?\(?[0-9](?:[ .()-]{0,2}[0-9]){6,16}(?![\w/])")
+_DATE_LIKE = re.compile(
+    r"^(?:19|20)\d\d[-./]\d\d?[-./]\d\d?\b|^\d\d?[-./]\d\d?[-./](?:19|20)?\d\d\b"
+)
+CARD_NUMBER = "[card number]"
+EMAIL = "[email]"
+PHONE = "[phone]"
+_MAX_PASSES = 4
+
+
+def luhn_valid(digits: str) -> bool:
+    """Whether a string of digits passes the Luhn check (payment card numbers do)."""
+    total = 0
+    for i, char in enumerate(reversed(digits)):
+        value = ord(char) - 48
+        if i % 2:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def _card_spans(run: str) -> list[tuple[int, int]]:
+    """Spans (within one digit run) of 13–19 digit, Luhn-valid windows aligned on its groups
+    (the longest from each group start; a longer number is never masked in part)."""
+    groups = [(m.start(), m.end()) for m in re.finditer(r"[0-9]+", run)]
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(groups):
+        digits, best = "", None
+        for j in range(i, len(groups)):
+            digits += run[groups[j][0] : groups[j][1]]
+            if len(digits) > 19:
+                break
+            if len(digits) >= 13 and luhn_valid(digits):
+                best = j
+        if best is None:
+            i += 1
+            continue
+        spans.append((groups[i][0], groups[best][1]))
+        i = best + 1
+    return spans
+
+
+def _mask_cards(text: str) -> str:
+    def one_run(match: re.Match[str]) -> str:
+        run = match.group(0)
+        out, at = [], 0
+        for start, end in _card_spans(run):
+            out += [run[at:start], CARD_NUMBER]
+            at = end
+        return "".join(out) + run[at:]
+
+    return _DIGIT_RUN.sub(one_run, text)
+
+
+def _mask_phone(match: re.Match[str]) -> str:
+    candidate = match.group(0)
+    digits = sum(c.isdigit() for c in candidate)
+    least, most = (7, 15) if candidate.startswith("+") else (9, 12)
+    if not least <= digits <= most or _DATE_LIKE.match(candidate):
+        return candidate
+    return PHONE
+
+
+def _mask_once(text: str, *, contacts: bool) -> str:
+    for pattern in SECRET_SHAPES:
+        text = pattern.sub(REDACTED, text)
+    for pattern in _FARM_LABELLED:
+        text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _mask_cards(text)
+    if contacts:
+        text = _EMAIL.sub(EMAIL, text)
+        text = _PHONE.sub(_mask_phone, text)
+    return text
+
+
+def mask_for_farm(text: str, *, contacts: bool = False) -> str:
+    """``text`` as the farm may see it: credentials, tokens and (Luhn-valid) payment card
+    numbers masked; with ``contacts``, e-mail addresses and phone numbers too.
+
+    Pure and idempotent (masking a masked text changes nothing): every prompt text
+    passes through it, and a masked message re-sent on a retry is sent the same.
+    """
+    for _ in range(_MAX_PASSES):
+        masked = _mask_once(text, contacts=contacts)
+        if masked == text:
+            return masked
+        text = masked
     return text

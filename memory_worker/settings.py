@@ -118,6 +118,11 @@ class Settings(BaseSettings):
         4000, description="max_tokens of extraction requests."
     )
     extraction_temperature: float = Field(0.2, description="Temperature of extraction requests.")
+    redact_contacts: bool = Field(
+        False,
+        description="Also mask e-mail addresses and phone numbers in the text sent to the farm "
+        "(secrets and payment card numbers are always masked, §14).",
+    )
     embedder_service: str = Field("embedder", description="Discovery service of the embedder.")
     embedder_endpoint: str = Field("encode", description="Discovery endpoint of the embedder.")
     embedding_model: str = Field(

@@ -213,7 +213,7 @@ async def test_a_failover_mid_run_never_mixes_two_models_in_one_write() -> None:
 
     texts = [f"fact {i}" for i in range(EMBED_CHUNK + 3)]
     vectors, calls = await embed_texts(
-        Failover(CDIM), texts, key="k", dimension=CDIM, deadline=None
+        Failover(CDIM), texts, key="k", dimension=CDIM, deadline=None, contacts=False
     )
     assert calls == 2
     assert vectors.model == E5

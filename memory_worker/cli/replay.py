@@ -6,6 +6,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated
 
+import orjson
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -16,6 +17,10 @@ from memory_worker.settings import get_settings
 
 if TYPE_CHECKING:
     from memory_worker.replay import ReplayFilter, ReplayOutcome, ReplayPlan, ReplayStore
+
+
+def iso_ms(ms: int | None) -> str | None:
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat()
 
 
 @app.command()
@@ -128,7 +133,7 @@ async def _replay(
 ) -> int:
     """Plan, show, confirm, apply, wake the pipeline; the exit status."""
     from memory_worker.api import MemoryQueue
-    from memory_worker.replay import ReplayStore, plan_json
+    from memory_worker.replay import ReplayStore
 
     settings = get_settings()
     store = ReplayStore(handle.client, settings)
@@ -159,6 +164,7 @@ def _print_replay_plan(
     n = len(plan.items)
     if not n:
         console.print("No runs match: nothing to replay.")
+        _print_aged_out(plan, console, rows)
         return
     head = "[bold]Dry run[/bold] — would replay" if dry_run else "Replay"
     console.print(
@@ -189,6 +195,29 @@ def _print_replay_plan(
     console.print(table)
     if n > rows:
         console.print(f"… and {n - rows} more (--json lists them all)")
+    _print_aged_out(plan, console, rows)
+
+
+def _print_aged_out(plan: ReplayPlan, console: Console, rows: int) -> None:
+    """One line per matching run whose text retention dropped: it cannot be replayed."""
+    if not plan.aged_out:
+        return
+    days = get_settings().retired_run_message_retention_days
+    console.print(
+        f"{len(plan.aged_out)} matching run(s) cannot be replayed: their messages aged out "
+        f"(retired runs keep them {days:g} days, MEMORY_RETIRED_RUN_MESSAGE_RETENTION_DAYS).",
+        highlight=False,
+    )
+    for run in plan.aged_out[:rows]:
+        when = f"at {ms_text(run.aged_at_ms)} UTC" if run.aged_at_ms is not None else ""
+        console.print(
+            f"  run {run.run_id} (chat {run.chat_id}, failed {ms_text(run.failed_at_ms)} UTC, "
+            f"{run.code or '-'}): text aged out {when}".rstrip()
+            + " — can no longer be replayed",
+            highlight=False,
+        )
+    if len(plan.aged_out) > rows:
+        console.print(f"  … and {len(plan.aged_out) - rows} more (--json lists them all)")
 
 
 def _print_availability(plan: ReplayPlan, console: Console) -> None:
@@ -221,8 +250,56 @@ def _print_replay_summary(plan: ReplayPlan, outcome: ReplayOutcome) -> None:
     table.add_row("matched", str(len(plan.items)))
     table.add_row("replayed (attempts → 0)", str(len(outcome.replayed)))
     table.add_row("skipped (changed since the selection)", str(len(outcome.skipped)))
+    if plan.aged_out:
+        table.add_row("not replayable (messages aged out)", str(len(plan.aged_out)))
     for code, count in plan.by_code.items():
         table.add_row(f"  last failure {code}", str(count))
     out.print(table)
     _print_availability(plan, out)
     out.print("Pipeline woken. Follow it with `memory-worker runs list --status failed`.")
+
+
+def plan_json(replay: ReplayPlan, outcome: ReplayOutcome | None, *, dry_run: bool) -> bytes:
+    """The ``replay --json`` document."""
+    skipped = set(outcome.skipped) if outcome else set()
+    doc = {
+        "dry_run": dry_run,
+        "filter": replay.filter.as_dict(),
+        "matched": len(replay.items),
+        "replayed": len(outcome.replayed) if outcome else 0,
+        "skipped": sorted(skipped),
+        "rate_per_minute": None
+        if replay.rate_per_second is None
+        else round(replay.rate_per_second * 60, 6),
+        "first_available_at": iso_ms(replay.items[0].available_at_ms) if replay.items else None,
+        "last_available_at": iso_ms(replay.last_available_ms),
+        "by_code": replay.by_code,
+        "by_reason": replay.by_reason,
+        "runs": [
+            {
+                "id": item.run_id,
+                "chat_id": item.chat_id,
+                "attempts": item.attempts,
+                "code": item.code,
+                "reason": item.reason,
+                "failed_at": iso_ms(item.failed_at_ms),
+                "available_at": iso_ms(item.available_at_ms),
+                "replayed": outcome is not None and item.run_id not in skipped,
+            }
+            for item in replay.items
+        ],
+        # matched the selection, but retention dropped their messages: not replayable
+        "aged_out": [
+            {
+                "id": run.run_id,
+                "chat_id": run.chat_id,
+                "code": run.code,
+                "reason": run.reason,
+                "failed_at": iso_ms(run.failed_at_ms),
+                "aged_out_at": iso_ms(run.aged_at_ms),
+                "replayable": False,
+            }
+            for run in replay.aged_out
+        ],
+    }
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2)

@@ -41,7 +41,14 @@ from memory_worker.connections import cards_client, close_cards_client
 from memory_worker.console import data, memory_data, runs_data
 from memory_worker.keys import Keys
 from memory_worker.metrics import fleet_breakers
-from memory_worker.replay import ReplayFilter, ReplayScope, ReplayStore, parse_rate, parse_when
+from memory_worker.replay import (
+    ReplayFilter,
+    ReplayPreview,
+    ReplayScope,
+    ReplayStore,
+    parse_rate,
+    parse_when,
+)
 from memory_worker.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -154,6 +161,7 @@ class Console:
             show_memory=self.settings.console_show_memory,
             path=request.path,
             now_ms=int(time.time() * 1000),
+            retention_days=self.settings.retired_run_message_retention_days,
             **context,
         )
         response = web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
@@ -288,7 +296,7 @@ class Console:
         if q.get("preview"):
             try:
                 wanted, rate = _replay_filter(q)
-                plan = await ReplayStore(self.redis, self.settings).plan(
+                plan = await ReplayStore(self.redis, self.settings).preview(
                     wanted, now_ms=int(time.time() * 1000), rate_per_second=rate
                 )
             except ValueError as exc:
@@ -363,7 +371,12 @@ class Console:
             },
         )
         return await self.render(
-            request, "replay.html.j2", q=form, plan=plan, problems=[], result=outcome
+            request,
+            "replay.html.j2",
+            q=form,
+            plan=ReplayPreview.of_plan(plan),
+            problems=[],
+            result=outcome,
         )
 
 

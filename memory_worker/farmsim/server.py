@@ -151,6 +151,7 @@ class FarmSimulator:
         self._last_auth: dict[str, str | None] = {}
         self._last_submit: dict[str, dict[str, Any]] = {}
         self._last_request: dict[str, Any] = {}
+        self._received: deque[tuple[str, bytes]] = deque(maxlen=max_jobs)
         self._seq = 0
         self._malformed = 0
         self._runner: web.AppRunner | None = None
@@ -297,6 +298,11 @@ class FarmSimulator:
         """The last inner request of ``service`` decoded from JSON (None if none/undecodable)."""
         return self._last_request.get(service)
 
+    def received(self, service: str | None = None) -> list[bytes]:
+        """Every inner request body received (of ``service``; None: all), oldest first —
+        what a farm operator could read (the last ``max_jobs``)."""
+        return [body for name, body in self._received if service in (None, name)]
+
     def job_ids(self) -> list[str]:
         """Every job id, in submission order."""
         return list(self._jobs)
@@ -402,6 +408,7 @@ class FarmSimulator:
         fault = self._faults.take(service)
         self._seq += 1
         job_id = f"simjob-{self._seq:06d}"
+        self._received.append((service, raw))
         try:
             self._last_request[service] = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -482,6 +489,7 @@ class FarmSimulator:
     async def _direct(self, request: web.Request) -> web.StreamResponse:
         service = DIRECT_SERVICE
         raw = await request.read()
+        self._received.append((service, raw))
         self._bump(service, "submits")
         self._last_auth[service] = request.headers.get("Authorization")
         try:

@@ -10,6 +10,9 @@ Layout (all under the queue hash tag, see ``keys.py``):
 - ``runs:retry`` ZSET — failed runs with attempts left, score = next attempt;
 - ``runs:leases`` ZSET — processing runs, score = lease expiry;
 - ``runs:retired`` ZSET — retired runs, score = retirement time;
+- ``runs:retired:facts`` / ``:counts`` / ``:aged`` — the retired-run summary the
+  replay preview reads instead of every run (``lua/retired_summary.lua``: the
+  fail, replay and message-retention scripts keep it in step);
 - ``runs:status:<s>`` and ``runs:all`` ZSETs for listing;
 - ``runs:daily:<day>`` counters and the ``counters`` HASH for metrics.
 

@@ -61,15 +61,16 @@ _HEARTBEAT = _PULSE + _lua("heartbeat")
 _DEREGISTER = _lua("deregister")
 _RENEW = _lua("renew")
 _COMPLETE = _SET_STATUS + _lua("complete")
-_FAIL = _SET_STATUS + _lua("fail")
+_SUMMARY = _lua("retired_summary")
+_FAIL = _SET_STATUS + _SUMMARY + _lua("fail")
 _RELEASE = _SET_STATUS + _lua("hourly") + _lua("release")
 _PRUNE = _lua("prune")
 _PRUNE_NATURAL_KEYS = _lua("prune_natural_keys")
-_PRUNE_RETIRED_MESSAGES = _lua("prune_retired_messages")
+_PRUNE_RETIRED_MESSAGES = _SUMMARY + _lua("prune_retired_messages")
 _PRUNE_WORKERS = _lua("prune_workers")
 _UNPARK = _lua("unpark")
 _HAS_CLAIMABLE = _lua("has_claimable")
-_REPLAY = _lua("replay")
+_REPLAY = _SUMMARY + _lua("replay")
 
 
 class RunStore:
@@ -368,6 +369,7 @@ class RunStore:
                 k.counters,
                 k.by_status(RunStatus.PROCESSING.value),
                 k.by_status(RunStatus.FAILED.value),
+                *k.retired_summary,
             ],
             args=[
                 claim.token,
@@ -378,6 +380,8 @@ class RunStore:
                 self._status_prefix,
                 reason or "not_retryable",
                 claim.id,
+                code,
+                reason or "",
             ],
         )
         return bool(int(ok))
@@ -443,7 +447,8 @@ class RunStore:
         before = now - int(s.retired_run_message_retention_days * 86_400_000)
         while True:
             seen, dropped = await self._prune_retired(
-                keys=[k.retired, k.prune_marks], args=[before, batch, k.run_prefix]
+                keys=[k.retired, k.prune_marks, *k.retired_summary],
+                args=[before, batch, k.run_prefix, now],
             )
             result.retired_messages += int(dropped)
             if int(seen) < batch:
@@ -504,6 +509,7 @@ class RunStore:
             k.by_status(RunStatus.FAILED.value),
             k.counters,
             k.by_status(RunStatus.SKIPPED.value),
+            *k.retired_summary,
         ]
         args: list[str | int] = [now_ms, scope, self.settings.error_log_max_entries]
         for run_id, available_at_ms, entry in items:

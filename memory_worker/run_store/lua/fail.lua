@@ -1,6 +1,8 @@
 
--- KEYS: run, errors, leases, retry, retired, counters, status:processing, status:failed
--- ARGV: token, now, entry, next_attempt_ms ('' = retire), log_max, status_prefix, reason, id
+-- KEYS: run, errors, leases, retry, retired, counters, status:processing, status:failed,
+--       retired facts, retired counts, aged
+-- ARGV: token, now, entry, next_attempt_ms ('' = retire), log_max, status_prefix, reason, id,
+--       entry code, entry reason ('' = none)
 if redis.call('HGET', KEYS[1], 'lease_token') ~= ARGV[1]
    or redis.call('HGET', KEYS[1], 'status') ~= 'processing' then
   return 0
@@ -16,6 +18,10 @@ if ARGV[4] == '' then
   redis.call('HSET', KEYS[1], 'retired', '1', 'next_attempt_at', '')
   redis.call('ZADD', KEYS[5], now, ARGV[8])
   redis.call('HINCRBY', KEYS[6], 'retired:' .. ARGV[7], 1)
+  local v = redis.call('HMGET', KEYS[1], 'chat_id', 'prompt_version', 'attempts')
+  summary_remove(KEYS[9], KEYS[10], KEYS[11], ARGV[8])
+  summary_add(KEYS[9], KEYS[10], KEYS[11], ARGV[8], ARGV[9] .. '\t' .. ARGV[10] .. '\t'
+    .. (v[1] or '') .. '\t' .. (v[2] or '') .. '\t' .. (v[3] or '0'))
   return 2
 end
 redis.call('HSET', KEYS[1], 'next_attempt_at', ARGV[4])

@@ -1,11 +1,12 @@
 -- KEYS: retired, retry, status:failed, counters, status:skipped,
+--       retired facts, retired counts, aged (retired_summary.lua),
 --       then per run: run hash, error log
 -- ARGV: now, scope, log_max, then per run: id, available_at_ms, replay entry
 local now = ARGV[1]
 local replayed = {}
-local n = (#KEYS - 5) / 2
+local n = (#KEYS - 8) / 2
 for i = 1, n do
-  local rk, ek = KEYS[4 + 2 * i], KEYS[5 + 2 * i]
+  local rk, ek = KEYS[7 + 2 * i], KEYS[8 + 2 * i]
   local id, at, entry = ARGV[1 + 3 * i], ARGV[2 + 3 * i], ARGV[3 + 3 * i]
   local v = redis.call('HMGET', rk, 'status', 'retired', 'attempts')
   local ok
@@ -26,6 +27,7 @@ for i = 1, n do
     redis.call('HSET', rk, 'attempts', 0, 'retired', '0', 'next_attempt_at', at,
       'updated_at', now, 'uncapped', '1')
     redis.call('ZREM', KEYS[1], id)
+    summary_remove(KEYS[6], KEYS[7], KEYS[8], id)
     redis.call('ZADD', KEYS[2], at, id)
     redis.call('ZADD', KEYS[3], now, id)
     redis.call('HINCRBY', KEYS[4], 'replayed', 1)
