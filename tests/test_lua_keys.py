@@ -49,7 +49,8 @@ class Script:
     name: str
     text: str
     defs: dict[str, list[str]] = field(default_factory=dict)  # name → assigned expressions
-    params: dict[str, tuple[str, int]] = field(default_factory=dict)  # param → (func, index)
+    #: param name → every (func, index) it is a parameter of (every caller's argument counts)
+    params: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     funcs: dict[str, list[str]] = field(default_factory=dict)  # func → params
 
 
@@ -111,7 +112,7 @@ def _parse(name: str, text: str) -> Script:
         params = [p.strip() for p in m.group(2).split(",") if p.strip()]
         script.funcs[m.group(1)] = params
         for i, p in enumerate(params):
-            script.params[p] = (m.group(1), i)
+            script.params.setdefault(p, []).append((m.group(1), i))
     target = r"\w+(?:\[[^\]=]*\])?"
     assign = rf"(?<![\w.\]])({target}(?:\s*,\s*{target})*)\s*=(?!=)\s*(?=([^\n]+))"
     for m in re.finditer(assign, text):
@@ -167,8 +168,7 @@ def _problem(script: Script, expr: str, seen: frozenset[str] = frozenset()) -> s
         return None
     seen = seen | {ident}
     sources = list(script.defs.get(ident, []))
-    if ident in script.params:
-        func, index = script.params[ident]
+    for func, index in script.params.get(ident, []):
         for args in _call_args(script, func):
             if index < len(args):
                 sources.append(args[index])
