@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 
 from memory_worker.cards import CardStore
+from memory_worker.forget import parse_scope
+from memory_worker.forgetter import Forgetter
 from memory_worker.keys import Keys
 from memory_worker.maintenance import bound_growth
 from memory_worker.replay import ReplayFilter, ReplayPreview, ReplayScope, ReplayStore
@@ -113,8 +115,10 @@ async def test_the_summary_always_equals_reading_every_run(
     store, replay, keys = RunStore(redis, s), ReplayStore(redis, s), Keys(s.key_prefix)
     now, made = T0, 0
     seen: set[str] = set()
-    for _ in range(30):
-        op = rng.choice(["retire", "retire", "retire", "replay", "age", "upgrade", "deleted"])
+    for _ in range(40):
+        op = rng.choice(
+            ["retire", "retire", "retire", "replay", "age", "upgrade", "deleted", "forget"]
+        )
         now += rng.randint(1, 12) * 3_600_000
         if op == "retire":
             await retire(store, made, now, rng.choice(CODES), rng.choice(REASONS))
@@ -124,6 +128,11 @@ async def test_the_summary_always_equals_reading_every_run(
             await replay.apply(await replay.plan(wanted, now_ms=now))
         elif op == "age":
             await store.prune(at_ms=now)
+        elif op == "forget":  # §14: a forgotten chat's retired run is skipped, not replayable
+            ids = [m.decode() for m in await redis.zrange(keys.retired, 0, -1)]
+            if ids:
+                chat = (await store.get(rng.choice(ids))).chat_id
+                await Forgetter(redis, s).forget(parse_scope(chat, None), actor="test")
         else:
             if op == "upgrade":  # retired by a release that kept no summary
                 await redis.delete(*keys.retired_summary)
@@ -140,7 +149,7 @@ async def test_the_summary_always_equals_reading_every_run(
         seen.add(op)
         if await redis.zcard(keys.retired_aged):
             seen.add("some aged")
-    assert seen >= {"retire", "replay", "age", "some aged"}  # the sequence covered each step
+    assert seen >= {"retire", "replay", "age", "some aged", "forget"}  # the sequence covered each step
 
 
 def _dt(ms: int) -> datetime:

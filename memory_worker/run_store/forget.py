@@ -31,7 +31,7 @@ def _lua(name: str) -> str:
 
 
 #: The run side of a forget (every key in KEYS; checked by tests/test_lua_keys.py).
-_FORGET_MESSAGES = _lua("forget_messages")
+_FORGET_MESSAGES = _lua("retired_summary") + _lua("forget_messages")
 
 
 class RunForget:
@@ -101,6 +101,7 @@ class RunForget:
             k.by_status("skipped"),
             k.counters,
             k.parked_counts,
+            *k.retired_summary,  # a retired run skipped as forgotten leaves the summary too
         ]
         args: list[str | int | bytes] = [now_ms()]
         for c in part:
