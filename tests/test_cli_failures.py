@@ -20,8 +20,8 @@ from arq.connections import ArqRedis
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from tests.factories import request_dict
-from tests.harness import cli
+from tests.support.factories import request_dict
+from tests.support.harness import cli
 
 PASSWORD_CANARY = "wrong-pw-canary-5e1d"
 

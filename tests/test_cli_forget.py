@@ -13,7 +13,7 @@ import pytest
 from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from tests.forget_support import (
+from tests.support.forget import (
     ALICE,
     BOB,
     CANARY,
@@ -23,7 +23,7 @@ from tests.forget_support import (
     dump_all,
     two_users,
 )
-from tests.harness import cli
+from tests.support.harness import cli
 
 NO_AOF = {"MEMORY_FORGET_REWRITE_AOF": "0"}
 

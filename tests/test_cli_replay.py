@@ -22,8 +22,8 @@ from memory_worker.runs import plan_failure
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickQueue
 from memory_worker.wiring import build_tick_runner
-from tests.factories import make_request
-from tests.harness import cli
+from tests.support.factories import make_request
+from tests.support.harness import cli
 
 
 async def retire(store: RunStore, request: RunRequest, *, code: str, reason: str | None) -> str:

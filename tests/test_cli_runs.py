@@ -9,8 +9,8 @@ from typing import Any
 from memory_worker.models import RunStatus
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from tests.factories import request_dict
-from tests.harness import cli
+from tests.support.factories import request_dict
+from tests.support.harness import cli
 
 
 async def test_enqueue_jsonl_then_list_and_show(

@@ -31,7 +31,7 @@ from memory_worker.run_store import RunStore, now_ms
 from memory_worker.run_store.model import HOUR_MS
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
-from tests.factories import make_request
+from tests.support.factories import make_request
 
 TOKEN = "console-token-7f3a9c"
 SCRIPT = "<script>alert('pwned')</script>"

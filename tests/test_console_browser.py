@@ -38,8 +38,8 @@ from memory_worker.reports import page_counters
 from memory_worker.run_store import RunStore
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
-from tests.factories import make_request
-from tests.harness import Fleet, eventually
+from tests.support.factories import make_request
+from tests.support.harness import Fleet, eventually
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

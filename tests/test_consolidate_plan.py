@@ -6,7 +6,7 @@ import pytest
 
 from memory_worker.consolidate import plan_run
 from memory_worker.settings import Settings
-from tests.factories import make_request
+from tests.support.factories import make_request
 
 
 @pytest.mark.parametrize(

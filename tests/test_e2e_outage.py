@@ -20,8 +20,8 @@ from memory_worker.models import RunStatus
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickQueue
-from tests.factories import make_request
-from tests.harness import Fleet, eventually
+from tests.support.factories import make_request
+from tests.support.harness import Fleet, eventually
 
 UPSTREAM_ERROR = Fault(
     kind=FaultKind.JOB_FAILED,

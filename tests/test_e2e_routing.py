@@ -19,8 +19,8 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from tests.factories import make_request
-from tests.harness import Fleet, eventually
+from tests.support.factories import make_request
+from tests.support.harness import Fleet, eventually
 
 pytestmark = pytest.mark.slow
 

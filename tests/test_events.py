@@ -9,7 +9,7 @@ from redis.asyncio import Redis
 
 from llm_client.events import EventType, Fanout, RedisEventLog, RoutingEvent, safe_token
 from memory_worker.keys import Keys
-from tests.routing_fakes import RecordingSink
+from tests.support.routing_fakes import RecordingSink
 
 
 def test_default_dedupe_key_and_severity() -> None:

@@ -19,7 +19,7 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from tests.forget_support import (
+from tests.support.forget import (
     ALICE,
     BOB,
     CANARY,

@@ -22,7 +22,7 @@ from memory_worker.embedded import EmbeddedValkey
 from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from tests.forget_support import ALICE, BOB, CANARY, CHAT, JAN, farm_for, process_one, two_users
+from tests.support.forget import ALICE, BOB, CANARY, CHAT, JAN, farm_for, process_one, two_users
 
 
 def disk_bytes(data_dir: Path) -> bytes:

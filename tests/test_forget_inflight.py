@@ -28,7 +28,7 @@ from memory_worker.run_store.forget import RunForget
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import TickOutcome
-from tests.forget_support import (
+from tests.support.forget import (
     ALICE,
     BOB,
     CANARY,

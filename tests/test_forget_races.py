@@ -18,7 +18,7 @@ from memory_worker.models import RunStatus
 from memory_worker.run_store import RunStore
 from memory_worker.run_store.forget import RunForget
 from memory_worker.settings import Settings
-from tests.forget_support import ALICE, BOB, CHAT, JAN, two_users
+from tests.support.forget import ALICE, BOB, CHAT, JAN, two_users
 from tests.test_forget_rows import new_card
 
 

@@ -23,7 +23,7 @@ from memory_worker.run_store import RunStore
 from memory_worker.run_store.forget import RunForget
 from memory_worker.runs import plan_failure
 from memory_worker.settings import Settings
-from tests.forget_support import JAN, slice_of
+from tests.support.forget import JAN, slice_of
 
 USERS = (1, 2, 3)
 INDEXES = ("queued", "retry", "leases", "retired")

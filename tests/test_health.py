@@ -22,7 +22,7 @@ from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.serve import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
-from tests.factories import make_request
+from tests.support.factories import make_request
 
 NOW = 1_000_000
 

@@ -27,7 +27,7 @@ from llm_client.reasons import FailureReason
 from llm_client.retry import retryable_reason
 from llm_client.routes import EMBEDDING, RouteDefaults, RoutesError, parse_routes
 from llm_client.transport import ClientConfig
-from tests.routing_fakes import RecordingSink, make_walker
+from tests.support.routing_fakes import RecordingSink, make_walker
 
 E5 = "multilingual-e5-small"
 E5_DEFAULTS = RouteDefaults(embedding_dimension=384)

@@ -14,7 +14,7 @@ from memory_worker.models import RunStatus
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from memory_worker.wiring import build_tick_runner
-from tests.factories import make_request
+from tests.support.factories import make_request
 
 ROUTES = """
 [routes.memory_extraction]

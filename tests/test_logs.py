@@ -29,7 +29,7 @@ SCRIPT = textwrap.dedent(
     from memory_worker.run_store import RunStore
     from memory_worker.settings import Settings
     from memory_worker.tick_runner import TickRunner
-    from tests.factories import make_request
+    from tests.support.factories import make_request
 
     configure("INFO", "json")
 

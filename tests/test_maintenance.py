@@ -344,7 +344,7 @@ async def test_bound_growth_applies_every_retention(
     from memory_worker.maintenance import bound_growth
     from memory_worker.run_store import RunStore
     from memory_worker.runs import plan_failure
-    from tests.factories import make_request
+    from tests.support.factories import make_request
 
     s = settings.model_copy(update={"max_attempts": 1})
     runs = RunStore(redis, s)

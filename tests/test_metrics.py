@@ -36,7 +36,7 @@ from memory_worker.runs import plan_failure
 from memory_worker.serve import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.ticks import Mode, TickCounts, TickPlan, TickQueue
-from tests.factories import make_request
+from tests.support.factories import make_request
 
 Families = dict[str, dict[tuple[tuple[str, str], ...], float]]
 

@@ -19,7 +19,7 @@ from memory_worker.notifiers import (
     notifiers_from_settings,
 )
 from memory_worker.settings import Settings
-from tests.admin_fakes import FakeTelegram
+from tests.support.admin_fakes import FakeTelegram
 
 TOKEN = "123456:AAE-bot-token-CANARY"
 PAGE = Page(

@@ -27,8 +27,8 @@ from memory_worker.replay_summary import count_matches, facts_value, parse_count
 from memory_worker.run_store import RunStore
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
-from tests.factories import make_request
-from tests.harness import cli
+from tests.support.factories import make_request
+from tests.support.harness import cli
 
 DAY = 86_400_000
 T0 = int(datetime(2026, 6, 1, tzinfo=UTC).timestamp() * 1000)
@@ -149,7 +149,13 @@ async def test_the_summary_always_equals_reading_every_run(
         seen.add(op)
         if await redis.zcard(keys.retired_aged):
             seen.add("some aged")
-    assert seen >= {"retire", "replay", "age", "some aged", "forget"}  # the sequence covered each step
+    assert seen >= {
+        "retire",
+        "replay",
+        "age",
+        "some aged",
+        "forget",
+    }  # the sequence covered each step
 
 
 def _dt(ms: int) -> datetime:

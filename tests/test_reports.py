@@ -26,7 +26,7 @@ from memory_worker.paging import (
     render_page,
 )
 from memory_worker.reports import AdminReporter, page_counters, pending_pages
-from tests.admin_fakes import FakeTelegram
+from tests.support.admin_fakes import FakeTelegram
 
 TOKEN = "987654:bot-token-CANARY"
 WF = "memory_extraction"

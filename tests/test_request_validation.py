@@ -18,7 +18,7 @@ from memory_worker.connections import RedisHandle
 from memory_worker.errors import InvalidRunRequest
 from memory_worker.models import parse_run_request
 from memory_worker.settings import Settings
-from tests.factories import request_dict
+from tests.support.factories import request_dict
 
 Mutation = Callable[[dict[str, Any]], None]
 

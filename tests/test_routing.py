@@ -24,7 +24,15 @@ from llm_client.errors import (
 )
 from llm_client.events import EventType
 from llm_client.routes import RouteDefaults, parse_routes
-from tests.routing_fakes import FakeFarm, RecordingSink, fail, hang, make_walker, ok, routes_of
+from tests.support.routing_fakes import (
+    FakeFarm,
+    RecordingSink,
+    fail,
+    hang,
+    make_walker,
+    ok,
+    routes_of,
+)
 
 WF = "memory_extraction"
 A, B, C = "farm/a", "hosted/b", "gpu/c"

@@ -18,7 +18,7 @@ from llm_client.routes import RouteTarget
 from llm_client.routing import Walker
 from llm_client.walk import WalkerConfig
 from memory_worker.keys import Keys
-from tests.routing_fakes import FakeFarm, RecordingSink, fail, ok, routes_of
+from tests.support.routing_fakes import FakeFarm, RecordingSink, fail, ok, routes_of
 
 WF = "memory_extraction"
 A, B = "farm/a", "hosted/b"

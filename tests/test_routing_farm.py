@@ -28,7 +28,7 @@ from memory_worker.keys import Keys
 from memory_worker.notifiers import TelegramNotifier
 from memory_worker.paging import ReportConfig
 from memory_worker.reports import AdminReporter, page_counters, route_breakers
-from tests.admin_fakes import FakeTelegram
+from tests.support.admin_fakes import FakeTelegram
 
 WF = "memory_extraction"
 TOKEN = "424242:telegram-bot-token-CANARY"

@@ -14,7 +14,7 @@ from llm_client.breaker import BreakerConfig, Circuit
 from llm_client.errors import AllCircuitsOpen, NoCandidates, Upstream
 from llm_client.events import EventType
 from memory_worker.runs import Verdict, decide
-from tests.routing_fakes import FakeFarm, RecordingSink, fail, make_walker, ok, routes_of
+from tests.support.routing_fakes import FakeFarm, RecordingSink, fail, make_walker, ok, routes_of
 
 WF = "memory_extraction"
 A, B = "farm/a", "hosted/b"

@@ -15,7 +15,7 @@ from memory_worker.run_store import EnqueueStatus, RunStore
 from memory_worker.run_store.model import HOUR_MS, HOURLY_KEEP_HOURS, count_hour
 from memory_worker.runs import plan_failure
 from memory_worker.settings import Settings
-from tests.factories import make_request, request_dict
+from tests.support.factories import make_request, request_dict
 
 T0 = 1_800_000_000_000  # a fixed "now" in ms
 

@@ -33,7 +33,7 @@ from memory_worker.sentry import (
 )
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
-from tests.factories import make_request
+from tests.support.factories import make_request
 
 MESSAGE_CANARY = "canary-message-7f3a my secret diary"
 CARD_CANARY = "canary-card-91bc likes pistachio ice cream"

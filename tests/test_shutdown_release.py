@@ -31,9 +31,9 @@ from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
-from tests.factories import make_request
 from tests.faults.rows_store import private_store
-from tests.harness import eventually
+from tests.support.factories import make_request
+from tests.support.harness import eventually
 
 
 class StoreAwayProcessor:

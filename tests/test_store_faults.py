@@ -23,7 +23,7 @@ from memory_worker.run_store import (
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import tick_budgets
 from memory_worker.worker import next_failure_count
-from tests.factories import make_request
+from tests.support.factories import make_request
 
 T0 = 1_800_000_000_000
 

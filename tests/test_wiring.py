@@ -7,7 +7,7 @@ from typing import Any
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from memory_worker.wiring import WalkerGate, build_tick_runner
-from tests.factories import make_request
+from tests.support.factories import make_request
 
 
 async def test_maintenance_prunes_old_runs_once_per_period(settings: Settings, redis: Any) -> None:

@@ -27,7 +27,8 @@ from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import Mode, TickPlan, TickQueue
 from memory_worker.worker import MemoryWorker, create_worker
-from tests.factories import make_request
+from tests.support.factories import make_request
+from tests.support.harness import eventually
 
 
 class FakeProcessor:
@@ -103,19 +104,6 @@ async def workers(
             await w.close()
 
 
-async def wait_for(predicate: Callable[[], Any], timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while loop.time() < end:
-        value = predicate()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not met in time")
-
-
 async def test_runs_complete_and_pipeline_drains(
     fast: Settings, redis: Any, redis_url: str
 ) -> None:
@@ -128,9 +116,9 @@ async def test_runs_complete_and_pipeline_drains(
         async def done() -> bool:
             return (await store.counts())["completed"] == 12
 
-        await wait_for(done)
+        await eventually(done, every=0.02)
         ticks = TickQueue(redis, store.keys)
-        await wait_for(lambda: _no_ticks(ticks))
+        await eventually(lambda: _no_ticks(ticks), every=0.02)
     assert processor.calls == 12
     assert processor.max_in_flight > 1  # amplification ramped the pipeline up
 
@@ -158,18 +146,18 @@ async def test_three_workers_deferring_leave_one_delayed_probe(
             return processor.calls >= 6 and counts.running == 0 and counts.pending == 1
 
         interval = fast.consolidation_backend_retry_interval
-        await wait_for(one_delayed)
+        await eventually(one_delayed, every=0.02)
         counts = await ticks.counts()
         assert (counts.pending, counts.delayed) == (1, 1)
         calls = processor.calls
         # two more probes, observed rather than slept for: the call log says when each came
-        await wait_for(lambda: processor.calls >= calls + 2, timeout=4 * interval)
+        await eventually(lambda: processor.calls >= calls + 2, timeout=4 * interval, every=0.02)
         probes = processor.times[calls : calls + 2]
         # nothing dequeued before the retry interval, then exactly one probe per interval
         # (3 workers, yet never two calls within an interval)
         assert probes[0] - processor.times[calls - 1] >= 0.6 * interval
         assert probes[1] - probes[0] >= 0.9 * interval
-        await wait_for(one_delayed)  # and the pipeline is back to one delayed probe
+        await eventually(one_delayed, every=0.02)  # and the pipeline is back to one delayed probe
     runs = await store.list_runs(limit=20)
     assert all(r.attempts == 0 for r in runs)
     assert all(r.status is RunStatus.QUEUED for r in runs)
@@ -184,13 +172,15 @@ async def test_outage_recovery_ramps_back_up(fast: Settings, redis: Any, redis_u
     processor = FakeProcessor(unreachable, delay=0.05)
     async with workers(fast, redis_url, processor, n=2):
         await TickRunner(settings=fast, redis=redis, processor=processor).wake()
-        await wait_for(lambda: processor.calls >= 1)
+        await eventually(lambda: processor.calls >= 1, every=0.02)
         processor.behaviour = None  # the farm is back
 
         async def all_done() -> bool:
             return (await store.counts())["completed"] == 8
 
-        await wait_for(all_done, timeout=fast.consolidation_backend_retry_interval + 5)
+        await eventually(
+            all_done, timeout=fast.consolidation_backend_retry_interval + 5, every=0.02
+        )
     assert all(r.attempts == 1 for r in await store.list_runs(limit=20))
 
 
@@ -205,7 +195,7 @@ async def test_timeout_spends_the_attempt(fast: Settings, redis: Any, redis_url:
         async def failed() -> bool:
             return (await store.get(rid)).status is RunStatus.FAILED
 
-        await wait_for(failed)
+        await eventually(failed, every=0.02)
     run = await store.get(rid)
     assert run.attempts == 1
     assert run.releases == 0
@@ -226,7 +216,7 @@ async def test_lease_is_renewed_while_a_long_run_works(
         async def completed() -> bool:
             return (await store.get(rid)).status is RunStatus.COMPLETED
 
-        await wait_for(completed, timeout=15)
+        await eventually(completed, timeout=15, every=0.02)
     assert processor.calls == 1  # never reclaimed by the other worker
     assert (await store.get(rid)).attempts == 1
 
@@ -240,13 +230,13 @@ async def test_graceful_shutdown_releases_in_flight_runs(
     processor = FakeProcessor(delay=30)
     async with workers(fast, redis_url, processor) as (worker,):
         await TickRunner(settings=fast, redis=redis, processor=processor).wake()
-        await wait_for(lambda: processor.calls == 1)
+        await eventually(lambda: processor.calls == 1, every=0.02)
         worker.handle_sig_wait_for_completion(15)  # SIGTERM: grace 1 s, then cancel + release
 
         async def released() -> bool:
             return (await store.get(rid)).status is RunStatus.QUEUED
 
-        await wait_for(released, timeout=5)
+        await eventually(released, timeout=5, every=0.02)
     run = await store.get(rid)
     assert run.attempts == 0
     assert run.releases == 1
@@ -340,7 +330,7 @@ async def test_completion_write_is_retried_through_a_store_fault(
         async def completed() -> bool:
             return (await store.get(rid)).status is RunStatus.COMPLETED
 
-        await wait_for(completed)
+        await eventually(completed, every=0.02)
     run = await store.get(rid)
     assert (run.attempts, run.releases, run.error_log) == (1, 0, [])
     assert flaky[0].calls == 4  # three refusals, then it landed
@@ -369,7 +359,7 @@ async def test_renewals_failing_longer_than_the_lease_never_cancel_the_work(
         async def completed() -> bool:
             return (await store.get(rid)).status is RunStatus.COMPLETED
 
-        await wait_for(completed, timeout=20)
+        await eventually(completed, timeout=20, every=0.02)
     run = await store.get(rid)
     assert processor.calls == 1  # never cancelled, never reclaimed by the other worker
     assert (run.attempts, run.releases, run.error_log) == (1, 0, [])
@@ -390,7 +380,7 @@ async def test_a_store_fault_inside_processing_releases_and_spends_nothing(
         async def completed() -> bool:
             return (await store.get(rid)).status is RunStatus.COMPLETED
 
-        await wait_for(completed, timeout=15)
+        await eventually(completed, timeout=15, every=0.02)
     run = await store.get(rid)
     # even with a single attempt allowed, a store fault neither failed nor retired it
     assert (run.attempts, run.releases, run.error_log) == (1, 1, [])

@@ -24,9 +24,9 @@ from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from memory_worker.wiring import build_tick_runner
-from tests.factories import make_request
 from tests.faults.context import FaultContext, Scenario
-from tests.harness import Fleet, eventually
+from tests.support.factories import make_request
+from tests.support.harness import Fleet, eventually
 
 #: Two extraction targets on the simulator (services llm-a, llm-b) and the embedder.
 TWO_TARGETS = """

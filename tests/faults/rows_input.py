@@ -38,9 +38,9 @@ from memory_worker.notifiers import (
 from memory_worker.run_store import RunStore
 from memory_worker.serve import HealthServer
 from memory_worker.settings import Settings
-from tests.factories import request_dict
 from tests.faults.context import FaultContext, Scenario
-from tests.harness import Fleet, cli, eventually
+from tests.support.factories import request_dict
+from tests.support.harness import Fleet, cli, eventually
 from tests.test_sentry import CapturingTransport
 
 

@@ -32,9 +32,9 @@ from memory_worker.models import RunStatus
 from memory_worker.replay import ReplayFilter, ReplayStore
 from memory_worker.run_store import EnqueueStatus, RunStore
 from memory_worker.runs import plan_failure
-from tests.factories import make_request
 from tests.faults.context import FaultContext, Scenario
-from tests.harness import FAST, Fleet, cli, eventually
+from tests.support.factories import make_request
+from tests.support.harness import FAST, Fleet, cli, eventually
 
 DAY_MS = 86_400_000
 

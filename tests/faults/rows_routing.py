@@ -28,9 +28,9 @@ from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from memory_worker.wiring import ConsolidationProcessor, build_tick_runner
-from tests.factories import make_request
 from tests.faults.context import FaultContext, Scenario
-from tests.harness import Fleet, eventually
+from tests.support.factories import make_request
+from tests.support.harness import Fleet, eventually
 
 DOWN = Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="[Errno -3] dns")
 HANG = Fault(kind=FaultKind.HANG)

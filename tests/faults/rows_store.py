@@ -31,9 +31,9 @@ from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import TickQueue
 from memory_worker.worker import create_worker
-from tests.factories import make_request
 from tests.faults.context import FaultContext, Scenario
-from tests.harness import Fleet, eventually
+from tests.support.factories import make_request
+from tests.support.harness import Fleet, eventually
 
 #: Worker settings of the store rows: a 2 s lease, a 1.5 s heartbeat TTL, 1 s socket timeouts.
 STORE_FAST: dict[str, Any] = {

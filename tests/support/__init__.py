@@ -1,0 +1,15 @@
+"""What the tests share, in one place.
+
+- :mod:`tests.support.harness` — real worker processes (a time-compressed
+  :class:`~memory_worker.fleet.Fleet`), the CLI as a subprocess, and the one
+  polling helper :func:`~tests.support.harness.eventually` (tests observe; they
+  never sleep and then assert that nothing happened).
+- :mod:`tests.support.factories` — the one run-request factory.
+- :mod:`tests.support.admin_fakes` — a Telegram-compatible endpoint that keeps pages.
+- :mod:`tests.support.routing_fakes` — an in-memory farm and event sink for the walker.
+- :mod:`tests.support.cluster` — a real 3-master, 3-replica Valkey Cluster.
+- :mod:`tests.support.forget` — two users' canaries in one chat, for the forget suites.
+
+Fixtures (the session's Valkey, a private Valkey and its admin client, the farm
+simulator, the cluster) live in ``tests/conftest.py``.
+"""
