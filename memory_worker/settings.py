@@ -266,6 +266,18 @@ class Settings(BaseSettings):
     merge_interval_seconds: float = Field(
         60.0, description="Period of the subject merge pass (fleet-wide)."
     )
+    reembed_batch_cards: int = Field(
+        64, ge=1, description="Cards re-embedded per step of a model switch (§16)."
+    )
+    reembed_pause_seconds: float = Field(
+        0.2, ge=0, description="Pause between two steps of a model switch."
+    )
+    reembed_budget_seconds: float = Field(
+        20.0,
+        gt=0,
+        description="Time one maintenance call spends re-embedding at most (one worker at a "
+        "time; the next call resumes).",
+    )
 
     # --- operating (§11) ----------------------------------------------------------------------
     serve_host: str = Field("127.0.0.1", description="Health/metrics server bind address.")
