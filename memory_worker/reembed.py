@@ -33,6 +33,7 @@ answer means) are pure functions below; the rest is the shell.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -94,6 +95,15 @@ def step_ids(cursor: int, seq: int, batch: int) -> list[int]:
 def to_embed(cards: Sequence[Card]) -> list[Card]:
     """The cards of a step that get a new vector: the live ones (retired ones stay unsearchable)."""
     return [c for c in cards if c.live]
+
+
+def step_key(chat_id: int, model: str, cards: Sequence[Card]) -> str:
+    """The embedding call's idempotency key: these texts of these cards (a redo of a
+    rewritten card is another call, never the farm's cached answer for its old text)."""
+    digest = hashlib.blake2b(digest_size=12)
+    for c in cards:
+        digest.update(f"{c.id}:{c.dedup_hash};".encode())
+    return f"reembed:{chat_id}:{model}:{digest.hexdigest()}"
 
 
 def switch_answer(reply: Sequence[object]) -> tuple[str, list[str]]:
@@ -237,7 +247,7 @@ class Reembedder:
                 vectors, _ = await embed_texts(
                     self.embedder,
                     [c.fact_text for c in cards],
-                    key=f"reembed:{chat_id}:{cards[0].id}:{self.target.model}",
+                    key=step_key(chat_id, self.target.model, cards),
                     dimension=self.target.dimension,
                     deadline=None,
                 )

@@ -29,6 +29,7 @@ from memory_worker.cards import (
 )
 from memory_worker.errors import VectorSpaceMismatch
 from memory_worker.keys import Keys
+from memory_worker.metrics import read_sample, sample_metrics
 from memory_worker.model_calls import Vectors
 from memory_worker.reembed import (
     ChatResult,
@@ -268,6 +269,16 @@ async def test_a_stopped_pass_resumes_at_its_cursor(store: CardStore, settings: 
     assert await store.vector_space(CHAT) == VectorSpace(model=OLD, dimension=DIM)
     progress = await store.redis.hget(Keys(settings.key_prefix).reembed_progress, str(CHAT))
     assert parse_progress(progress) == (100, 300)
+    gauges = {
+        m.name: m.samples[0].value
+        for m in sample_metrics(await read_sample(store.redis, settings))
+        if m.name.startswith("memory_worker_reembed")
+    }
+    assert gauges == {
+        "memory_worker_reembed_chats": 1,
+        "memory_worker_reembed_cards_done": 100,
+        "memory_worker_reembed_cards_total": 300,
+    }
 
     second = ModelEmbedder(NEW)  # another worker, after the first one died
     resumed = await reembedder(store, settings, second).chat(CHAT)
