@@ -46,6 +46,8 @@ from llm_client.local_embed import QUERY_TASK, LocalEmbedClient  # noqa: E402
 from llm_client.transport import ClientConfig  # noqa: E402
 from memory_worker.cards import CardStore, Durability, NewCard, RunWrites, Scope  # noqa: E402
 from memory_worker.farmsim.embedder import embed_text  # noqa: E402
+from memory_worker.run_context import rank_related  # noqa: E402
+from memory_worker.settings import Settings  # noqa: E402
 
 BENCH_DIR = str(ROOT / "bench")
 CASES = ROOT / "tests" / "data" / "meaning" / "cases.jsonl"
@@ -441,6 +443,10 @@ def _new_card(index: int, text: str, vector: list[float]) -> NewCard:
 DEEPEST_K = 24
 
 
+#: The production author boost of the related lookup (``related_author_boost``); --author-boost.
+AUTHOR_BOOST = [float(Settings.model_fields["related_author_boost"].default)]
+
+
 async def evaluate(
     cases: Sequence[Case], embedder: SuiteEmbedder, store: CardStore, chat_id: int
 ) -> Report:
@@ -464,10 +470,22 @@ async def evaluate(
             strict=True,
         )
     )
+    boost = AUTHOR_BOOST[0]
     for case in cases:
         query = vectors_by_case[case.id]
-        found = await store.similar_cards(chat_id, query, DEEPEST_K, model=embedder.model, now=T0)
-        order = [card.fact_text for card, _ in found]
+        if case.source == "message":  # a run's lookup: the speaker's cards are favoured
+            found = await store.similar_cards(
+                chat_id, query, 2 * DEEPEST_K, model=embedder.model, now=T0
+            )
+            ranked = rank_related(
+                found, author_ids=(), author_names=[case.speaker], boost=boost, k=DEEPEST_K
+            )
+        else:
+            found = await store.similar_cards(
+                chat_id, query, DEEPEST_K, model=embedder.model, now=T0
+            )
+            ranked = [card for card, _ in found]
+        order = [card.fact_text for card in ranked]
         report.ranks[case.id] = order.index(case.card) + 1 if case.card in order else None
     return report
 
@@ -656,7 +674,14 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recall-cards", type=int, nargs="*", default=[1000, 10000])
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument(
+        "--author-boost",
+        type=float,
+        default=AUTHOR_BOOST[0],
+        help="related lookup's boost of the speaker's cards (0 = plain cosine)",
+    )
     args = parser.parse_args()
+    AUTHOR_BOOST[0] = args.author_boost
     sys.path.insert(0, BENCH_DIR)
     from common import fresh_bench
 

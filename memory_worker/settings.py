@@ -254,6 +254,12 @@ class Settings(BaseSettings):
     max_input_tokens: int = Field(10_000, description="Token budget of one extraction batch.")
     max_batch_messages: int = Field(200, description="Messages per extraction batch.")
     related_cards: int = Field(24, description="Existing related cards shown to the extractor.")
+    related_author_boost: float = Field(
+        0.03,
+        ge=0,
+        description="Cosine added, in the related-card lookup, to a card about one of the "
+        "run's authors (their user card, or its text names them).",
+    )
     existing_cards_max: int = Field(80, description="Existing cards in one prompt, at most.")
     card_max_bytes: int = Field(700, description="Longest fact text kept.")
     ephemeral_ttl_days: float = Field(2.0, description="Expiry of ephemeral cards.")
