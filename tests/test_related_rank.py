@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from datetime import UTC, datetime
+
+import pytest
 
 from memory_worker.cards import Card, CardStatus, Scope
 from memory_worker.run_context import rank_related
