@@ -419,3 +419,50 @@ def test_switch_answer(reply: list[bytes], answer: tuple[str, list[str]]) -> Non
 )
 def test_progress_values(raw: Any, parsed: tuple[int, int]) -> None:
     assert parse_progress(raw) == parsed
+
+
+# --- random interleavings ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+async def test_random_writes_during_a_switch_end_in_one_complete_space(
+    store: CardStore, settings: Settings, seed: int
+) -> None:
+    """Runs of either model (inserts, rewrites, supersessions, merges) race the steps at
+    random; afterwards every live card is found by its current text in the new space."""
+    import random
+
+    rng = random.Random(seed)
+    await seed_chat(store, 60)
+    settings = settings.model_copy(update={"reembed_batch_cards": rng.choice([1, 4, 7, 25])})
+    runs = 0
+
+    async def race(call: int) -> None:
+        nonlocal runs
+        for _ in range(rng.choice([0, 0, 1, 2])):
+            runs += 1
+            live = await store.live_cards(CHAT)
+            model = rng.choice([OLD, NEW])
+            a, b = rng.sample(live, 2)
+            text = f"random {runs} {rng.random():.6f}"
+            op = rng.choice([ResolutionOp.UPDATE, ResolutionOp.SUPERSEDE, ResolutionOp.MERGE])
+            fresh = [card(f"new {runs}", model, subject=f"n{runs}")]
+            res = ResolutionWrite(
+                old_card_id=a.id,
+                op=op,
+                new_index=0 if op is ResolutionOp.SUPERSEDE else None,
+                into_card_id=b.id if op is ResolutionOp.MERGE else None,
+                new_fact_text=None if op is ResolutionOp.SUPERSEDE else text,
+                new_dedup_hash=dedup_hash("chat", f"x{runs}", "likes", "", text),
+                embedding=None if op is ResolutionOp.SUPERSEDE else VEC[model](text),
+            )
+            writes = RunWrites(T0, fresh, resolutions=[res], embedding_model=model)
+            await store.apply_run(CHAT, f"race-{runs}", writes, now=T0)
+
+    result = await reembedder(store, settings, ModelEmbedder(NEW, hook=race)).chat(CHAT)
+    assert result.state == "switched"
+    assert runs > 0
+    assert await store.vector_space(CHAT) == VectorSpace(model=NEW, dimension=DIM)
+    for c in await store.live_cards(CHAT):
+        hits = await store.similar_cards(CHAT, new_vec(c.fact_text), 3, model=NEW)
+        assert any(h.id == c.id and score > 0.97 for h, score in hits), (seed, c.fact_text)
