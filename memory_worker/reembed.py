@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -104,6 +104,26 @@ def step_key(chat_id: int, model: str, cards: Sequence[Card]) -> str:
     for c in cards:
         digest.update(f"{c.id}:{c.dedup_hash};".encode())
     return f"reembed:{chat_id}:{model}:{digest.hexdigest()}"
+
+
+def switch_check(
+    *,
+    pass_model: str | None,
+    model: str,
+    cursor: int,
+    seq: int,
+    dedup: Mapping[str, str],
+    embedded: Mapping[str, str],
+) -> tuple[str, set[str]]:
+    """The switch script's decision (its pure twin): 'gone' (no pass for ``model``),
+    'behind' (ids past the cursor), 'stale' with the live cards (``dedup``: hash → id)
+    lacking a row of their current text (``embedded``: id → hash), or 'switched'."""
+    if pass_model != model:
+        return "gone", set()
+    if cursor < seq:
+        return "behind", set()
+    stale = {card_id for h, card_id in dedup.items() if embedded.get(card_id) != h}
+    return ("stale", stale) if stale else ("switched", set())
 
 
 def switch_answer(reply: Sequence[object]) -> tuple[str, list[str]]:

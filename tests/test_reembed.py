@@ -40,6 +40,7 @@ from memory_worker.reembed import (
     reembed_pass,
     step_ids,
     switch_answer,
+    switch_check,
     to_embed,
 )
 from memory_worker.settings import Settings
@@ -466,3 +467,61 @@ async def test_random_writes_during_a_switch_end_in_one_complete_space(
     for c in await store.live_cards(CHAT):
         hits = await store.similar_cards(CHAT, new_vec(c.fact_text), 3, model=NEW)
         assert any(h.id == c.id and score > 0.97 for h, score in hits), (seed, c.fact_text)
+
+
+# --- the switch script and its pure twin ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(40))
+async def test_the_switch_script_decides_like_its_twin(
+    store: CardStore, settings: Settings, seed: int
+) -> None:
+    import random
+
+    rng = random.Random(seed)
+    ids = [str(i) for i in range(1, rng.randint(1, 12))]
+    dedup = {f"h{i}": i for i in ids if rng.random() < 0.8}
+    embedded = {i: rng.choice([f"h{i}", f"h{i}", "old"]) for i in ids if rng.random() < 0.85}
+    pass_model = rng.choice([NEW, NEW, NEW, "other", None])
+    seq, cursor = len(ids), rng.choice([len(ids), len(ids), max(0, len(ids) - 2)])
+    k = lambda s: store.key(CHAT, s)  # noqa: E731
+    if pass_model is not None:
+        await store.redis.hset(
+            k("rebuild"), mapping={"model": pass_model, "dim": DIM, "cursor": cursor}
+        )
+    await store.redis.set(k("seq"), seq)
+    await store.redis.hset(k("meta"), mapping={"model": OLD, "dim": DIM})
+    if dedup:
+        await store.redis.hset(k("dedup"), mapping=dedup)
+    if embedded:
+        await store.redis.hset(k("nvech"), mapping=embedded)
+    if ids:
+        await store.redis.rpush(k("vecids"), *[f"{i}|chat" for i in ids])
+        await store.redis.set(k("vec"), bytes(DIM * len(ids)))
+    worker = reembedder(store, settings, ModelEmbedder(NEW))
+    reply = await worker._switch(
+        keys=worker._k(
+            CHAT,
+            "rebuild",
+            "seq",
+            "dedup",
+            "nvech",
+            "nvec",
+            "vec",
+            "vecids",
+            "meta",
+            "vecrw",
+            "vecver",
+        ),
+        args=[NEW, 1000],
+    )
+    state, stale = switch_answer(reply)
+    twin = switch_check(
+        pass_model=pass_model, model=NEW, cursor=cursor, seq=seq, dedup=dedup, embedded=embedded
+    )
+    assert (state, set(stale)) == twin
+    space = await store.redis.hmget(k("meta"), ["model"])
+    assert space == [(NEW if state == "switched" else OLD).encode()]
+    assert await store.redis.exists(k("rebuild")) == (
+        pass_model is not None and state != "switched"
+    )
