@@ -262,6 +262,7 @@ class MemoryQueue:
                     settings.client_config(),
                     embed_config=settings.client_config(workflow=EMBEDDING),
                     local_concurrency=settings.local_embed_concurrency,
+                    local_threads=settings.local_embed_threads,
                 ),
                 WalkerConfig(probe_interval_seconds=settings.consolidation_backend_retry_interval),
             )

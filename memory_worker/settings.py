@@ -119,8 +119,15 @@ class Settings(BaseSettings):
     local_embed_concurrency: int = Field(
         1,
         ge=1,
-        description="Engine threads of a local embedding target (transport local, §16); the "
-        "engine already spreads one call over every core.",
+        description="Calls a local embedding target runs at once (transport local, §16), each "
+        "on MEMORY_LOCAL_EMBED_THREADS engine threads.",
+    )
+    local_embed_threads: int = Field(
+        1,
+        ge=0,
+        description="OpenMP threads of the local embedding engine (0 = one per core). One: "
+        "OpenMP threads spin for cores a shared host does not have (e5 query p50 47-78 ms "
+        "single-threaded, 234-896 ms with both cores, on a busy 2-core box).",
     )
     recall_timeout_seconds: float = Field(
         10.0, gt=0, description="Budget of one MemoryQueue.recall (embedding the query included)."

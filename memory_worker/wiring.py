@@ -320,6 +320,7 @@ async def build_tick_runner(
             embed_config=settings.client_config(workflow=EMBEDDING),
             http=http,
             local_concurrency=settings.local_embed_concurrency,
+            local_threads=settings.local_embed_threads,
         ),
         WalkerConfig(
             probe_interval_seconds=settings.consolidation_backend_retry_interval,

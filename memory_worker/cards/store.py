@@ -407,7 +407,7 @@ class CardStore:
         norm = float(np.linalg.norm(query))
         if query.shape != (matrix.rows.shape[1],) or norm == 0.0:
             return []
-        scores = np.where(matrix.live, matrix.rows @ (query / norm), -np.inf)
+        scores = np.where(matrix.live, matrix.cosines(query / norm), -np.inf)
         allowed: frozenset[str] | None = None
         if scope_keys is not None:
             allowed = frozenset(scope_keys)
