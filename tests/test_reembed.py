@@ -525,3 +525,46 @@ async def test_the_switch_script_decides_like_its_twin(
     assert await store.redis.exists(k("rebuild")) == (
         pass_model is not None and state != "switched"
     )
+
+
+# --- end to end: the operator switches the route to the local e5 model ------------------------
+
+
+async def test_switching_the_route_to_e5_reembeds_chats_in_maintenance(
+    settings: Settings, store: CardStore, tmp_path: Any
+) -> None:
+    from memory_worker.wiring import build_tick_runner
+
+    await store.apply_run(
+        CHAT,
+        "farm-era",
+        RunWrites(
+            T0,
+            [
+                card(t, OLD, subject=str(i))
+                for i, t in enumerate(["Alice likes green tea", "Bob works as a nurse"])
+            ],
+            embedding_model=OLD,
+        ),
+        now=T0,
+    )
+    routes = tmp_path / "routes.toml"
+    routes.write_text(
+        '[routes.embedding]\n[[routes.embedding.targets]]\ntransport = "local"\n'
+        'model = "multilingual-e5-small"\n'
+        "[routes.memory_extraction]\n[[routes.memory_extraction.targets]]\n"
+        'transport = "discovery"\nservice = "llm"\nendpoint = "chat"\nmodel = "m"\n'
+    )
+    s = settings.model_copy(update={"routes_file": routes, "embedding_dimension": 384})
+    pipeline = await build_tick_runner(s, store.redis)
+    try:
+        assert pipeline.maintenance is not None
+        assert "reembed=switched:1" in await pipeline.maintenance()
+    finally:
+        for close in pipeline.closers:
+            await close()
+    e5 = "multilingual-e5-small"
+    assert await store.vector_space(CHAT) == VectorSpace(model=e5, dimension=384)
+    async with await MemoryQueue.connect(settings=s) as bot:
+        hits = await bot.recall(CHAT, "What does Alice drink?", k=1)
+    assert hits[0][0].fact_text == "Alice likes green tea"
