@@ -146,6 +146,8 @@ class ModelWalker:
 
     def __init__(self, model: str) -> None:
         self.model = model
+        target = SimpleNamespace(model=model)
+        self.routes = SimpleNamespace(get=lambda _: SimpleNamespace(eligible=(target,)))
 
     async def embed(self, workflow: str, texts: Sequence[str], **_: Any) -> Any:
         value = SimpleNamespace(embeddings=[VEC[self.model](t) for t in texts])
