@@ -58,6 +58,8 @@ log = structlog.get_logger(__name__)
 
 #: Stale card ids one switch attempt names at most (the rest come with the next attempt).
 SWITCH_STALE_MAX = 512
+#: What a step answers when the pass moved before it landed (nothing was written).
+LOST_RACE = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +209,12 @@ class Reembedder:
                 done = await self._embed_step(chat_id, [str(i) for i in ids], cursor, ids[-1])
                 if done is None:
                     return ChatResult(chat_id, "refused", embedded, steps)
+                if done == LOST_RACE:  # another worker's step landed first: go on from its cursor
+                    now_at = await self.redis.hget(self.store.key(chat_id, "rebuild"), "cursor")  # type: ignore[misc]
+                    if now_at is None:  # that pass ended (switched, or restarted elsewhere)
+                        return await self.chat(chat_id, until=until)
+                    cursor = int(now_at)
+                    continue
                 embedded, steps, cursor = embedded + done, steps + 1, ids[-1]
                 await self._report(chat_id, total)
                 await self._sleep(self.settings.reembed_pause_seconds)
@@ -250,14 +258,19 @@ class Reembedder:
             return state
         log.info("reembed.stale_cards", chat_id=chat_id, cards=len(stale))
         done = await self._embed_step(chat_id, stale, None, None)
+        if done == LOST_RACE:
+            return "gone"
         return "refused" if done is None else f"redone:{done}"
 
     async def _embed_step(
         self, chat_id: int, ids: Sequence[str], cursor: int | None, after: int | None
     ) -> int | None:
-        """Embed the live cards among ``ids`` and write their new rows (None: not embedded).
+        """Embed the live cards among ``ids`` and write their new rows; how many were written.
 
-        ``cursor`` None is a redo (cards the switch named): the cursor stays.
+        None: nothing embedded (the embedder failed or answered another model);
+        :data:`LOST_RACE`: the pass moved meanwhile (another worker's step, or
+        another target's pass) and nothing was written. ``cursor`` None is a
+        redo (cards the switch named): the cursor stays.
         """
         cards = to_embed(await self.store.get_cards(chat_id, ids))
         blobs: list[bytes] = []
@@ -305,7 +318,7 @@ class Reembedder:
             ],
         )
         if as_text(reply[0]) == "stale":
-            return 0  # another worker's step moved the cursor: re-read it next time
+            return LOST_RACE
         return int(reply[1])
 
     async def _report(self, chat_id: int, total: int) -> None:

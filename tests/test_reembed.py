@@ -32,6 +32,7 @@ from memory_worker.keys import Keys
 from memory_worker.metrics import read_sample, sample_metrics
 from memory_worker.model_calls import Vectors
 from memory_worker.reembed import (
+    LOST_RACE,
     ChatResult,
     Reembedder,
     Target,
@@ -301,8 +302,30 @@ async def test_a_step_that_lost_the_race_moves_nothing(
     await worker.chat(CHAT, until=1.0)  # cursor at 50
     # a second worker that read cursor 0 before the first one's step landed
     done = await worker._embed_step(CHAT, ["1", "2"], 0, 2)
-    assert done == 0
+    assert done == LOST_RACE
     assert await store.redis.hget(store.key(CHAT, "rebuild"), "cursor") == b"50"
+
+
+async def test_a_worker_that_lost_a_race_goes_on_from_the_winners_cursor(
+    store: CardStore, settings: Settings
+) -> None:
+    await seed_chat(store, 100)
+    clock = StepClock()
+    slow = ModelEmbedder(NEW)
+    loser = reembedder(store, settings, slow, sleep=clock.sleep, clock=clock)
+    winner = reembedder(store, settings, ModelEmbedder(NEW))
+
+    async def overtaken(call: int) -> None:
+        if call == 1:  # while the loser embeds ids 1-50, another worker does two steps
+            clock = StepClock()
+            winner.clock, winner._sleep = clock, clock.sleep
+            await winner.chat(CHAT, until=2.0)
+
+    slow.hook = overtaken
+    result = await loser.chat(CHAT)
+    assert result.state == "switched"
+    assert len(slow.texts) == 50  # its one lost step: the winner did 1-100, it the switch
+    assert await store.vector_space(CHAT) == VectorSpace(model=NEW, dimension=DIM)
 
 
 async def test_a_model_change_mid_pass_restarts_it(store: CardStore, settings: Settings) -> None:
@@ -570,3 +593,19 @@ async def test_switching_the_route_to_e5_reembeds_chats_in_maintenance(
     async with await MemoryQueue.connect(settings=s) as bot:
         hits = await bot.recall(CHAT, "What does Alice drink?", k=1)
     assert hits[0][0].fact_text == "Alice likes green tea"
+
+
+async def test_a_worker_whose_pass_was_finished_by_another_says_current(
+    store: CardStore, settings: Settings
+) -> None:
+    await seed_chat(store, 60)
+    slow = ModelEmbedder(NEW)
+    loser = reembedder(store, settings, slow)
+    winner = reembedder(store, settings, ModelEmbedder(NEW))
+
+    async def overtaken(call: int) -> None:
+        if call == 1:
+            assert (await winner.chat(CHAT)).state == "switched"
+
+    slow.hook = overtaken
+    assert (await loser.chat(CHAT)).state == "current"
