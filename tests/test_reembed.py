@@ -609,3 +609,14 @@ async def test_a_worker_whose_pass_was_finished_by_another_says_current(
 
     slow.hook = overtaken
     assert (await loser.chat(CHAT)).state == "current"
+
+
+async def test_a_card_no_step_can_write_stops_the_pass_instead_of_spinning(
+    store: CardStore, settings: Settings
+) -> None:
+    await seed_chat(store, 5)
+    # an index pointing at a card that is not live (damaged state): the switch keeps naming it
+    await store.redis.hset(store.key(CHAT, "dedup"), "ghost-hash", "999")
+    worker = reembedder(store, settings, ModelEmbedder(NEW))
+    assert (await worker.chat(CHAT)).state == "refused"
+    assert await store.vector_space(CHAT) == VectorSpace(model=OLD, dimension=DIM)
