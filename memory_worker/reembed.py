@@ -108,6 +108,19 @@ def step_key(chat_id: int, model: str, cards: Sequence[Card]) -> str:
     return f"reembed:{chat_id}:{model}:{digest.hexdigest()}"
 
 
+def step_action(
+    card: Mapping[str, str] | None, embedded_hash: str, blob_len: int, dim: int, old_dim: int
+) -> str:
+    """The step script's decision for one card (its pure twin): 'skip' (gone, no longer
+    live, its text changed since it was read, a vector of the wrong size, or no old space),
+    'grow' (live without a row: it gets one) or 'write'."""
+    if card is None or blob_len != dim or old_dim <= 0:
+        return "skip"
+    if card.get("status") not in ("active", "competing") or card.get("h") != embedded_hash:
+        return "skip"
+    return "grow" if not card.get("row") else "write"
+
+
 def switch_check(
     *,
     pass_model: str | None,

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from data.fakes import hash_vector
 
+from llm_client.redis_text import as_text
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import (
     CardStore,
@@ -39,6 +40,7 @@ from memory_worker.reembed import (
     parse_progress,
     progress_value,
     reembed_pass,
+    step_action,
     step_ids,
     switch_answer,
     switch_check,
@@ -620,3 +622,58 @@ async def test_a_card_no_step_can_write_stops_the_pass_instead_of_spinning(
     worker = reembedder(store, settings, ModelEmbedder(NEW))
     assert (await worker.chat(CHAT)).state == "refused"
     assert await store.vector_space(CHAT) == VectorSpace(model=OLD, dimension=DIM)
+
+
+@pytest.mark.parametrize("seed", range(30))
+async def test_the_step_script_decides_like_its_twin(
+    store: CardStore, settings: Settings, seed: int
+) -> None:
+    import random
+
+    import orjson
+
+    rng = random.Random(seed)
+    k = lambda s: store.key(CHAT, s)  # noqa: E731
+    old_dim = rng.choice([DIM, DIM, 0])
+    cards: dict[str, dict[str, str] | None] = {}
+    rows = 0
+    for i in range(1, rng.randint(2, 9)):
+        if rng.random() < 0.15:
+            cards[str(i)] = None  # unknown id
+            continue
+        card = {"id": str(i), "sk": "chat", "h": f"h{i}"}
+        card["status"] = rng.choice(["active", "active", "competing", "superseded", "merged"])
+        if rng.random() < 0.7:
+            card["row"] = str(rows)
+            rows += 1
+        cards[str(i)] = card
+        await store.redis.hset(k("cards"), str(i), orjson.dumps(card))
+    if rows:
+        await store.redis.rpush(k("vecids"), *[f"x{r}|chat" for r in range(rows)])
+        await store.redis.set(k("vec"), bytes(max(old_dim, 1) * rows))
+    if old_dim:
+        await store.redis.hset(k("meta"), mapping={"model": OLD, "dim": old_dim})
+    await store.redis.hset(k("rebuild"), mapping={"model": NEW, "dim": DIM, "cursor": 0})
+    items, blobs = [], []
+    for card_id in cards:
+        h = f"h{card_id}" if rng.random() < 0.8 else "changed"
+        size = DIM if rng.random() < 0.9 else DIM - 1
+        items.append((card_id, h, size))
+        blobs.append(bytes([card_id.__hash__() % 100 + 1]) * size)
+    worker = reembedder(store, settings, ModelEmbedder(NEW))
+    before = {i: c and dict(c) for i, c in cards.items()}
+    reply = await worker._step(
+        keys=worker._k(
+            CHAT, "rebuild", "cards", "vec", "vecids", "vecmask", "vecver", "meta", "nvec", "nvech"
+        ),
+        args=[NEW, "0", str(len(cards)), orjson.dumps([[i, h] for i, h, _ in items]), *blobs],
+    )
+    actions = {i: step_action(before[i], h, size, DIM, old_dim) for i, h, size in items}
+    assert int(reply[1]) == sum(a != "skip" for a in actions.values())
+    written = {as_text(x) for x in await store.redis.hkeys(k("nvech"))}
+    assert written == {i for i, a in actions.items() if a != "skip"}
+    grown = {i for i, a in actions.items() if a == "grow"}
+    assert await store.redis.llen(k("vecids")) == rows + len(grown)
+    for card_id in grown:
+        after = orjson.loads(await store.redis.hget(k("cards"), card_id))
+        assert int(after["row"]) >= rows
