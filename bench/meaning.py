@@ -46,6 +46,8 @@ from llm_client.local_embed import QUERY_TASK, LocalEmbedClient  # noqa: E402
 from llm_client.transport import ClientConfig  # noqa: E402
 from memory_worker.cards import CardStore, Durability, NewCard, RunWrites, Scope  # noqa: E402
 from memory_worker.farmsim.embedder import embed_text  # noqa: E402
+from memory_worker.run_context import rank_related  # noqa: E402
+from memory_worker.settings import Settings  # noqa: E402
 
 BENCH_DIR = str(ROOT / "bench")
 CASES = ROOT / "tests" / "data" / "meaning" / "cases.jsonl"
@@ -358,7 +360,9 @@ class E5Embedder:
     dimension = 384
 
     def __init__(self) -> None:
-        self.client = LocalEmbedClient(E5, ClientConfig(base_url="", task_timeout=120.0))
+        self.client = LocalEmbedClient(
+            E5, ClientConfig(base_url="", task_timeout=120.0), threads=EMBED_THREADS[0]
+        )
 
     async def passages(self, texts: Sequence[str]) -> list[list[float]]:
         out: list[list[float]] = []
@@ -441,6 +445,12 @@ def _new_card(index: int, text: str, vector: list[float]) -> NewCard:
 DEEPEST_K = 24
 
 
+#: The production author boost of the related lookup (``related_author_boost``); --author-boost.
+AUTHOR_BOOST = [float(Settings.model_fields["related_author_boost"].default)]
+#: The engine's OpenMP threads (``local_embed_threads``; process-wide: --embed-threads).
+EMBED_THREADS = [int(Settings.model_fields["local_embed_threads"].default)]
+
+
 async def evaluate(
     cases: Sequence[Case], embedder: SuiteEmbedder, store: CardStore, chat_id: int
 ) -> Report:
@@ -464,10 +474,22 @@ async def evaluate(
             strict=True,
         )
     )
+    boost = AUTHOR_BOOST[0]
     for case in cases:
         query = vectors_by_case[case.id]
-        found = await store.similar_cards(chat_id, query, DEEPEST_K, model=embedder.model, now=T0)
-        order = [card.fact_text for card, _ in found]
+        if case.source == "message":  # a run's lookup: the speaker's cards are favoured
+            found = await store.similar_cards(
+                chat_id, query, 2 * DEEPEST_K, model=embedder.model, now=T0
+            )
+            ranked = rank_related(
+                found, author_ids=(), author_names=[case.speaker], boost=boost, k=DEEPEST_K
+            )
+        else:
+            found = await store.similar_cards(
+                chat_id, query, DEEPEST_K, model=embedder.model, now=T0
+            )
+            ranked = [card for card, _ in found]
+        order = [card.fact_text for card in ranked]
         report.ranks[case.id] = order.index(case.card) + 1 if case.card in order else None
     return report
 
@@ -592,7 +614,9 @@ def _p50_ms(samples: Sequence[float]) -> float:
 
 
 async def _embed_latency(rounds: int) -> tuple[float, float]:
-    client = LocalEmbedClient(E5, ClientConfig(base_url="", task_timeout=120.0))
+    client = LocalEmbedClient(
+        E5, ClientConfig(base_url="", task_timeout=120.0), threads=EMBED_THREADS[0]
+    )
     await client.embed(["warm up"], dimension=384)
     single, batch = [], []
     sentences = [f"Person {i} said they like green tea and live in Porto." for i in range(16)]
@@ -618,7 +642,13 @@ async def _recall_latency(bench: Any, cards: int, queries: int, tmp: Path) -> tu
     routes.write_text(
         f'[routes.embedding]\n[[routes.embedding.targets]]\ntransport = "local"\nmodel = "{E5}"\n'
     )
-    settings = bench.settings.model_copy(update={"routes_file": routes, "embedding_dimension": 384})
+    settings = bench.settings.model_copy(
+        update={
+            "routes_file": routes,
+            "embedding_dimension": 384,
+            "local_embed_threads": EMBED_THREADS[0],
+        }
+    )
     q = await MemoryQueue.connect(settings=settings)
     chat = 5_000 + cards
     rng = np.random.default_rng(cards)
@@ -656,7 +686,22 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recall-cards", type=int, nargs="*", default=[1000, 10000])
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument(
+        "--author-boost",
+        type=float,
+        default=AUTHOR_BOOST[0],
+        help="related lookup's boost of the speaker's cards (0 = plain cosine)",
+    )
+    parser.add_argument(
+        "--embed-threads",
+        type=int,
+        default=EMBED_THREADS[0],
+        help="OpenMP threads of the e5 engine (0 = one per core)",
+    )
+    parser.add_argument("--skip-suite", action="store_true", help="latency figures only")
     args = parser.parse_args()
+    AUTHOR_BOOST[0] = args.author_boost
+    EMBED_THREADS[0] = args.embed_threads
     sys.path.insert(0, BENCH_DIR)
     from common import fresh_bench
 
@@ -664,30 +709,39 @@ async def main() -> None:
 
     cases = load_cases()
     async with fresh_bench() as bench:
-        store = CardStore(bench.redis, Keys(bench.settings.key_prefix))
-        e5, hashed = E5Embedder(), HashedEmbedder()
-        reports = [
-            await evaluate_by_language(cases, e5, store, first_chat_id=10),
-            await evaluate_by_language(cases, hashed, store, first_chat_id=20),
-        ]
-        worst = [
-            await evaluate(cases, e5, store, chat_id=1),
-            await evaluate(cases, hashed, store, chat_id=2),
-        ]
-        print(f"meaning suite: {len(cases)} cases, {len({c.card for c in cases})} target cards")
-        print(figures_table(reports, worst))
-        print(outcome_table(reports, store_outcomes(cases)))
-        print(_table(reports))
-        for report in reports:
-            print(f"{report.embedder} misses @5: {', '.join(report.misses(5)) or '-'}")
+        if not args.skip_suite:
+            await _suite(CardStore(bench.redis, Keys(bench.settings.key_prefix)), cases)
         single, batch = await _embed_latency(rounds=40)
-        print(f"e5 embed p50: one sentence {single:.1f} ms, batch of 16 {batch:.1f} ms")
+        print(
+            f"e5 embed p50 ({EMBED_THREADS[0] or 'all'} engine threads): one sentence "
+            f"{single:.1f} ms, batch of 16 {batch:.1f} ms"
+        )
         for count in args.recall_cards:
             full, scan = await _recall_latency(bench, count, args.queries, bench.tmp)
             print(
                 f"recall() p50 with {count} cards: {full:.1f} ms "
                 f"(similar_cards alone {scan:.1f} ms)"
             )
+
+
+async def _suite(store: CardStore, cases: Sequence[Case]) -> None:
+    """The meaning suite's figures, e5 and the hashed baseline side by side."""
+    e5, hashed = E5Embedder(), HashedEmbedder()
+    reports = [
+        await evaluate_by_language(cases, e5, store, first_chat_id=10),
+        await evaluate_by_language(cases, hashed, store, first_chat_id=20),
+    ]
+    worst = [
+        await evaluate(cases, e5, store, chat_id=1),
+        await evaluate(cases, hashed, store, chat_id=2),
+    ]
+    print(f"meaning suite: {len(cases)} cases, {len({c.card for c in cases})} target cards")
+    print(f"related lookup author boost: {AUTHOR_BOOST[0]}")
+    print(figures_table(reports, worst))
+    print(outcome_table(reports, store_outcomes(cases)))
+    print(_table(reports))
+    for report in reports:
+        print(f"{report.embedder} misses @5: {', '.join(report.misses(5)) or '-'}")
 
 
 if __name__ == "__main__":

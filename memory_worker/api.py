@@ -231,9 +231,11 @@ class MemoryQueue:
         ``embedding`` route — the same targets, breakers and typed errors as the
         workers' calls, within ``MEMORY_RECALL_TIMEOUT_SECONDS`` — and compared
         with the chat's card vectors. A chat without vectors answers ``[]``
-        without an embedding call. When the route's model is not the one the
-        chat's vectors were made with, :class:`~memory_worker.errors.VectorSpaceMismatch`
-        is raised rather than comparing two spaces. Routing failures raise the
+        without an embedding call. The query is embedded only by the route's
+        targets of the chat's model (during a model switch a route that still
+        lists the old model's target keeps recall serving); with none,
+        :class:`~memory_worker.errors.VectorSpaceMismatch` is raised rather than
+        comparing two spaces. Routing failures raise the
         ``llm_client`` errors (``RouteUnavailable``, ``AllCircuitsOpen``, …).
         Best first, as ``(card, cosine)``.
         """
@@ -250,13 +252,24 @@ class MemoryQueue:
         if space is None:
             return []
         walker = self._recall_walker()
+        route = walker.routes.get(EMBEDDING)
+        if route is not None and space.model is not None:
+            served = [t.model for t in route.eligible]
+            if served and space.model not in served:  # no target of its model: no call spent
+                raise VectorSpaceMismatch(
+                    chat_id,
+                    chat_model=space.model,
+                    query_model=served[0] if served else "",
+                    dimension=space.dimension,
+                )
         routed = await walker.embed(
             EMBEDDING,
             [mask_for_farm(text, contacts=self.settings.redact_contacts)],
-            dimension=self.settings.embedding_dimension,
+            dimension=space.dimension if space.model else self.settings.embedding_dimension,
             task_description=QUERY_TASK,
             deadline=deadline_after(self.settings.recall_timeout_seconds),
             context={"chat_id": str(chat_id), "job": "recall"},
+            model=space.model,
         )
         model = routed.target.model
         if (space.model is not None and space.model != model) or (
@@ -295,6 +308,7 @@ class MemoryQueue:
                     settings.client_config(),
                     embed_config=settings.client_config(workflow=EMBEDDING),
                     local_concurrency=settings.local_embed_concurrency,
+                    local_threads=settings.local_embed_threads,
                 ),
                 WalkerConfig(probe_interval_seconds=settings.consolidation_backend_retry_interval),
             )

@@ -276,3 +276,8 @@ class Keys:
     def chats(self) -> str:
         """SET of chat ids that have memory (for maintenance sweeps)."""
         return f"{self.prefix}chats"
+
+    @property
+    def reembed_progress(self) -> str:
+        """HASH chat id → ``done/total`` of its model switch in progress (metrics)."""
+        return f"{self.prefix}reembed:progress"

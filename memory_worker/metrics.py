@@ -46,6 +46,7 @@ from memory_worker.connections import awaited
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.redis_checks import RedisHealth, read_health
+from memory_worker.reembed import parse_progress
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickCounts, TickQueue
@@ -101,6 +102,8 @@ class Sample:
     admin_pages: Mapping[str, int] = field(default_factory=dict)
     admin_outbox: int = 0
     redis: RedisHealth | None = None
+    #: Model switches in progress (§16): chat id → (cards re-embedded, live cards at start).
+    reembed: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
@@ -188,6 +191,7 @@ async def read_sample(
         pipe.hgetall(keys.routing_attempts)
         pipe.hgetall(keys.admin_counters)
         pipe.zcard(keys.admin_outbox)
+        pipe.hgetall(keys.reembed_progress)
         (
             queued,
             processing,
@@ -199,6 +203,7 @@ async def read_sample(
             attempts,
             admin,
             outbox,
+            reembed,
         ) = await pipe.execute()
     ticks = await TickQueue(redis, keys).counts(at_ms=now_ms)
     health = await read_health(redis)
@@ -231,6 +236,7 @@ async def read_sample(
         admin_pages={as_text(k): int(v) for k, v in admin.items()},
         admin_outbox=int(outbox),
         redis=health,
+        reembed={as_text(k): parse_progress(v) for k, v in reembed.items()},
     )
 
 
@@ -359,6 +365,7 @@ def sample_metrics(sample: Sample) -> Iterator[Metric]:
         0.0 if sample.deferred_since_s is None else max(0.0, sample.at - sample.deferred_since_s),
     )
     yield _gauge("workers", "Live workers in the registry.", sample.workers_live)
+    yield from reembed_metrics(sample.reembed)
     yield from counter_metrics(sample.counters)
     state = _g("breaker_state", "Breaker per target: 0 closed, 1 half-open, 2 open.", ["target"])
     trips = _g("breaker_trips", "Consecutive trips of a target's breaker.", ["target"])
@@ -399,6 +406,21 @@ def redis_metrics(health: RedisHealth) -> Iterator[Metric]:
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(f"{NS}_{name}", doc, value=value)
+
+
+def reembed_metrics(progress: Mapping[str, tuple[int, int]]) -> Iterator[Metric]:
+    """Model switches in progress (§16), summed over chats (no per-chat labels)."""
+    yield _gauge("reembed_chats", "Chats whose model switch is in progress.", len(progress))
+    yield _gauge(
+        "reembed_cards_done",
+        "Cards re-embedded so far by the model switches in progress.",
+        sum(done for done, _ in progress.values()),
+    )
+    yield _gauge(
+        "reembed_cards_total",
+        "Live cards of the chats being switched, counted when each switch started.",
+        sum(total for _, total in progress.values()),
+    )
 
 
 def counter_metrics(counters: Mapping[str, int]) -> Iterator[Metric]:

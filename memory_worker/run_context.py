@@ -4,12 +4,17 @@
 ``c1``, ``c2``…: cards related to the run text (embedding similarity, best
 effort — see the failure contract in :mod:`memory_worker.consolidate`), then
 the chat's (thread's) most recent cards, then each participant's user cards.
+The related lookup favours the run's authors (:func:`rank_related`): e5 ranks
+topic over name, so "Finn: I moved to Galway" could rank other people's
+cards about moving above Finn's own "Finn lives in Dublin" — the card the
+update needs.
 :func:`fit_cards` keeps the prefix that fits a batch's token budget.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -41,6 +46,43 @@ class Usage:
     embed_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+
+def _names_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
+    words = sorted({n.strip().casefold() for n in names if n.strip()}, key=len, reverse=True)
+    if not words:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)")
+
+
+def rank_related(
+    found: Sequence[tuple[Card, float]],
+    *,
+    author_ids: Collection[int],
+    author_names: Iterable[str],
+    boost: float,
+    k: int,
+) -> list[Card]:
+    """The ``k`` best of ``found`` (card, cosine) once cards about an author gain ``boost``.
+
+    A card is about an author when it is that author's user card, or its subject or
+    fact text names them (a whole word, any case). Ties keep the cosine order.
+    """
+    pattern = _names_pattern(author_names)
+
+    def about_author(card: Card) -> bool:
+        if card.user_id is not None and card.user_id in author_ids:
+            return True
+        if pattern is None:
+            return False
+        return bool(pattern.search(card.subject.casefold() + "\n" + card.fact_text.casefold()))
+
+    scored = [
+        (score + (boost if boost and about_author(card) else 0.0), -rank, card)
+        for rank, (card, score) in enumerate(found)
+    ]
+    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return [card for _, _, card in scored[:k]]
 
 
 def _related_query(messages: Sequence[Message]) -> str:
@@ -140,12 +182,19 @@ async def _related_cards(
             outage=is_outage(exc),
         )
         return []
+    boost = settings.related_author_boost
     found = await store.similar_cards(
         request.chat_id,
         vectors[0],
-        settings.related_cards,
+        2 * settings.related_cards if boost else settings.related_cards,
         scope_keys=allowed,
         now=now,
         model=vectors.model,
     )
-    return [card for card, _ in found]
+    return rank_related(
+        found,
+        author_ids={m.user_id for m in kept},
+        author_names=[m.sender_name for m in kept],
+        boost=boost,
+        k=settings.related_cards,
+    )

@@ -143,8 +143,15 @@ class Settings(BaseSettings):
     local_embed_concurrency: int = Field(
         1,
         ge=1,
-        description="Engine threads of a local embedding target (transport local, §16); the "
-        "engine already spreads one call over every core.",
+        description="Calls a local embedding target runs at once (transport local, §16), each "
+        "on MEMORY_LOCAL_EMBED_THREADS engine threads.",
+    )
+    local_embed_threads: int = Field(
+        1,
+        ge=0,
+        description="OpenMP threads of the local embedding engine (0 = one per core). One: "
+        "OpenMP threads spin for cores a shared host does not have (e5 query p50 47-78 ms "
+        "single-threaded, 234-896 ms with both cores, on a busy 2-core box).",
     )
     recall_timeout_seconds: float = Field(
         10.0, gt=0, description="Budget of one MemoryQueue.recall (embedding the query included)."
@@ -289,6 +296,12 @@ class Settings(BaseSettings):
     max_input_tokens: int = Field(10_000, description="Token budget of one extraction batch.")
     max_batch_messages: int = Field(200, description="Messages per extraction batch.")
     related_cards: int = Field(24, description="Existing related cards shown to the extractor.")
+    related_author_boost: float = Field(
+        0.03,
+        ge=0,
+        description="Cosine added, in the related-card lookup, to a card about one of the "
+        "run's authors (their user card, or its text names them).",
+    )
     existing_cards_max: int = Field(80, description="Existing cards in one prompt, at most.")
     card_max_bytes: int = Field(700, description="Longest fact text kept.")
     ephemeral_ttl_days: float = Field(2.0, description="Expiry of ephemeral cards.")
@@ -300,6 +313,18 @@ class Settings(BaseSettings):
     )
     merge_interval_seconds: float = Field(
         60.0, description="Period of the subject merge pass (fleet-wide)."
+    )
+    reembed_batch_cards: int = Field(
+        64, ge=1, description="Cards re-embedded per step of a model switch (§16)."
+    )
+    reembed_pause_seconds: float = Field(
+        0.2, ge=0, description="Pause between two steps of a model switch."
+    )
+    reembed_budget_seconds: float = Field(
+        20.0,
+        gt=0,
+        description="Time one maintenance call spends re-embedding at most (one worker at a "
+        "time; the next call resumes).",
     )
 
     # --- operating (§11) ----------------------------------------------------------------------

@@ -14,6 +14,7 @@ own processors.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
@@ -47,6 +48,7 @@ from memory_worker.model_calls import ChatCall, Embedder, Vectors
 from memory_worker.notifiers import notifiers_from_settings
 from memory_worker.processing import ProcessResult
 from memory_worker.redis_checks import check_cards_redis
+from memory_worker.reembed import Reembedder, reembed_pass, route_target
 from memory_worker.reports import AdminReporter, route_breakers, route_open_workflows
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
@@ -246,7 +248,23 @@ class Maintenance:
                     deadline=deadline_after(s.route_wall_seconds),
                 )
                 done.append(f"merge={result}")
+        if await self._due("reembed", s.reembed_budget_seconds):
+            done.append(await self._reembed())
         return "; ".join(done) or "not due"
+
+    async def _reembed(self) -> str:
+        """Model switches (§16): chats whose vectors are not of the embedding route's model."""
+        s = self.settings
+        target = route_target(self.models.walker.routes, EMBEDDING, s.embedding_dimension)
+        embedder = self.models.embedder({"job": "reembed"})
+        if target is None or embedder is None:
+            return "reembed=no route"
+        worker = Reembedder(
+            self.cards, embedder, target, s, progress_key=self.keys.reembed_progress
+        )
+        results = await reembed_pass(worker, budget_seconds=s.reembed_budget_seconds)
+        states = Counter(r.state for r in results)
+        return "reembed=" + (",".join(f"{k}:{v}" for k, v in sorted(states.items())) or "none")
 
 
 def retired_reporter(events: Fanout) -> Callable[[list[str], str, str | None], Awaitable[None]]:
@@ -303,6 +321,7 @@ async def build_tick_runner(
             embed_config=settings.client_config(workflow=EMBEDDING),
             http=http,
             local_concurrency=settings.local_embed_concurrency,
+            local_threads=settings.local_embed_threads,
         ),
         WalkerConfig(
             probe_interval_seconds=settings.consolidation_backend_retry_interval,

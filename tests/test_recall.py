@@ -139,3 +139,39 @@ async def test_similar_cards_of_another_model_answers_nothing(queue: MemoryQueue
     )
     assert await queue.similar_cards(CHAT, vector, 1, model="embedder") == []
     assert len(await queue.similar_cards(CHAT, vector, 1)) == 1  # no model named: not checked
+
+
+async def test_recall_embeds_with_the_target_of_the_chats_model(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """During a model switch: the route's primary is the new model, the chat still has the old
+    one's vectors — recall embeds with the old model's target, not the primary."""
+    routes = tmp_path / "routes.toml"
+    routes.write_text(
+        LOCAL_ROUTES.replace('model = "multilingual-e5-small"', 'model = "new-farm-model"').replace(
+            'transport = "local"', 'transport = "discovery"\nservice = "e"\nendpoint = "e"'
+        )
+        + '[[routes.embedding.targets]]\ntransport = "local"\nmodel = "multilingual-e5-small"\n'
+    )
+    local = settings.model_copy(update={"routes_file": routes, "embedding_dimension": 384})
+    async with await MemoryQueue.connect(settings=local) as q:
+        await remember(q, FACTS)
+        walker = q._recall_walker()
+        factory, asked = walker.transports, []
+        assert factory is not None
+        real = factory.embed
+        factory.embed = lambda target: asked.append(target.model) or real(target)  # type: ignore[method-assign]
+        hits = await q.recall(CHAT, "What does Alice drink?", k=1)
+        assert hits[0][0].fact_text == "Alice likes green tea"
+        assert asked == [E5]  # the primary (another model) was never tried
+
+
+async def test_recall_without_a_target_of_the_chats_model_spends_no_call(
+    queue: MemoryQueue,
+) -> None:
+    await remember(queue, FACTS, model="embedder")
+    queue._recall_walker()
+    assert queue.recall_walker is not None
+    queue.recall_walker.transports = None  # any embedding attempt would fail loudly
+    with pytest.raises(VectorSpaceMismatch):
+        await queue.recall(CHAT, "What does Alice drink?")

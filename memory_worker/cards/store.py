@@ -40,9 +40,9 @@ dimension adopts it for them. A query names its model too
 (``similar_cards(..., model=)``): another model finds nothing (logged
 ``cards.vector_model_mismatch``), so results never mix two spaces.
 :meth:`CardStore.vector_space` tells callers which space a chat uses.
-Switching a chat to another model (re-embedding its live cards) is a
-maintenance pass that does not exist yet: until then a chat keeps its first
-model.
+Switching a chat to another model (re-embedding its live cards) is the
+maintenance pass of :mod:`memory_worker.reembed`; until it completes the chat
+keeps its old model, whole.
 
 Writes. :meth:`CardStore.apply_run` sends a run's whole output to ONE Lua
 script. It is idempotent by run id (a rerun after a crash returns at once,
@@ -487,7 +487,7 @@ class CardStore:
         norm = float(np.linalg.norm(query))
         if query.shape != (matrix.rows.shape[1],) or norm == 0.0:
             return []
-        scores = np.where(matrix.live, matrix.rows @ (query / norm), -np.inf)
+        scores = np.where(matrix.live, matrix.cosines(query / norm), -np.inf)
         allowed: frozenset[str] | None = None
         if scope_keys is not None:
             allowed = frozenset(scope_keys)

@@ -107,6 +107,16 @@ class Matrix:
             self._scopes[first + offset] = code
             self.ids.append(card_id)
 
+    def cosines(self, unit: np.ndarray[Any, np.dtype[np.float32]]) -> np.ndarray[Any, Any]:
+        """Cosine of every row with a unit query.
+
+        einsum, not ``rows @ unit``: numpy hands a matrix-vector product to the
+        threaded BLAS, whose threads spin for cores a busy worker host does not
+        have (10,000 × 384 on 2 shared cores: p50 16 ms, against 3 ms here).
+        """
+        scores: np.ndarray[Any, Any] = np.einsum("ij,j->i", self.rows, unit)
+        return scores
+
     def set_mask(self, mask: bytes) -> None:
         flags = np.zeros(self.count, dtype=np.uint8)
         have = min(len(mask), self.count)
