@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -14,14 +14,11 @@ from structlog.testing import capture_logs
 from memory_worker.cards import (
     CardStatus,
     CardStore,
-    Durability,
     EpisodeWrite,
     FoldGroup,
     LinkWrite,
-    NewCard,
     ResolutionOp,
     ResolutionWrite,
-    RunWrites,
     Scope,
     dedup_hash,
     quantize,
@@ -29,56 +26,7 @@ from memory_worker.cards import (
 )
 from memory_worker.keys import Keys
 from tests.conftest import open_cards_client
-
-T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
-CHAT = -1001234567890
-ALICE, BOB = 11, 12
-DIM = 16
-BIG_USER = 2**52 + 7
-
-
-def vec(seed: int) -> list[float]:
-    return [float(x) for x in np.random.default_rng(seed).normal(size=DIM)]
-
-
-def new(
-    fact: str,
-    *,
-    subject: str = "Alice",
-    predicate: str = "likes",
-    obj: str = "",
-    scope: Scope = Scope.USER,
-    user: int | None = ALICE,
-    thread: int = 0,
-    at: datetime = T0,
-    conf: float = 0.7,
-    expires: datetime | None = None,
-    sources: tuple[int, ...] = (1,),
-    seed: int | None = 1,
-    card_type: str = "preference",
-) -> NewCard:
-    return NewCard(
-        scope=scope,
-        thread_id=thread,
-        user_id=user if scope == Scope.USER else None,
-        card_type=card_type,
-        subject=subject,
-        predicate=predicate,
-        object=obj,
-        fact_text=fact,
-        confidence=conf,
-        salience=0.5,
-        durability=Durability.LONG,
-        source_message_ids=sources,
-        valid_from=at,
-        observed_at=at,
-        expires_at=expires,
-        embedding=None if seed is None else vec(seed),
-    )
-
-
-def writes(*cards: NewCard, **kw: Any) -> RunWrites:
-    return RunWrites(observed_at=T0, cards=list(cards), **kw)
+from tests.support.cards import ALICE, BIG_USER, BOB, CHAT, DIM, T0, new, vec, writes
 
 
 @pytest.fixture

@@ -31,10 +31,10 @@ from memory_worker.keys import Keys
 from memory_worker.redis_checks import check_cards_redis
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
+from tests.support.cards import T0, new
 from tests.support.cluster import LocalCluster
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
-from tests.test_cards import T0, new
 
 
 def test_cluster_urls_name_seed_nodes_credentials_and_tls() -> None:

@@ -39,8 +39,8 @@ from memory_worker.cards import (
 )
 from memory_worker.connections import client_from_url, cluster_from_url, retry_store_write
 from memory_worker.keys import Keys
+from tests.support.cards import T0, new
 from tests.support.cluster import PASSWORD, LocalCluster, Node, revive
-from tests.test_cards import T0, new
 
 pytestmark = pytest.mark.slow
 

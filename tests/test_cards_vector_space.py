@@ -16,7 +16,7 @@ from memory_worker.consolidate import consolidate_run
 from memory_worker.keys import Keys
 from memory_worker.model_calls import Vectors
 from memory_worker.settings import Settings
-from tests.test_cards import CHAT, DIM, T0, new, vec, writes
+from tests.support.cards import CHAT, DIM, T0, new, vec, writes
 from tests.test_consolidate import ALICE, answer, card, make_request
 from tests.test_consolidate import CHAT as CCHAT
 from tests.test_consolidate import DIM as CDIM

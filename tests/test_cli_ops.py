@@ -18,7 +18,7 @@ from llm_client.events import EventType, RedisEventLog, RoutingEvent
 from memory_worker.keys import Keys
 from memory_worker.metrics import fleet_breakers, route_target_ids
 from memory_worker.settings import Settings
-from tests.test_cli_replay import cli
+from tests.support.harness import cli
 
 
 async def trip(redis: Any, settings: Settings, target: str) -> None:

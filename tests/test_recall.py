@@ -15,7 +15,7 @@ from memory_worker.api import MemoryQueue
 from memory_worker.cards import RunWrites, Scope
 from memory_worker.errors import VectorSpaceMismatch
 from memory_worker.settings import Settings
-from tests.test_cards import T0, new
+from tests.support.cards import T0, new
 
 E5 = "multilingual-e5-small"
 CHAT = 777

@@ -40,7 +40,7 @@ from memory_worker.reembed import (
     reembed_pass,
 )
 from memory_worker.settings import Settings
-from tests.test_cards import T0, new
+from tests.support.cards import T0, new
 
 CHAT = 4242
 DIM = 32
