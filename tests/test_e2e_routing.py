@@ -115,7 +115,16 @@ async def test_all_targets_down_defers_probes_and_pages_once(
     def farm_calls() -> int:
         return sum(service["submits"] for service in sim.stats().values())
 
-    await eventually(lambda: farm_calls() >= 10, timeout=30)  # breakers opened by now
+    log = RedisEventLog(redis, Keys(settings.key_prefix))
+
+    async def extraction_exhausted() -> bool:  # every extraction target's breaker is open
+        events = await log.recent(limit=500)
+        return any(
+            e.type == "circuit_open_exhaustion" and e.workflow == "memory_extraction"
+            for e in events
+        )
+
+    await eventually(extraction_exhausted, timeout=60)
     import time
 
     # at most one fail-open probe per interval, fleet-wide (2 of slack for the breakers still
