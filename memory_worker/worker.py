@@ -30,7 +30,7 @@ from arq.constants import in_progress_key_prefix, job_key_prefix
 from arq.utils import timestamp_ms
 from arq.worker import Worker
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError, WatchError
+from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memory_worker.connections import LOG_RETRY_AT, backoff_delay
@@ -45,6 +45,23 @@ from memory_worker.ticks import TICK_FUNCTION
 from memory_worker.wiring import build_tick_runner
 
 log = structlog.get_logger(__name__)
+
+# arq's job start (its WATCH / EXISTS / ZSCORE / MULTI PSETEX EXEC) in one step; a tick job
+# is also marked running (until the heartbeat's expiry) and started (until the in-progress
+# lease ends), so the tick need not do it and the pending count never sees it pending.
+# KEYS: in-progress key, arq queue, running ticks, started ticks.
+# ARGV: job id, now ms, in-progress ms, running expiry ms (0: not a tick).
+_START = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not score or tonumber(score) > tonumber(ARGV[2]) then return false end
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[3])
+if tonumber(ARGV[4]) > 0 then
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+  redis.call('ZADD', KEYS[4], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
+end
+return score
+"""
 
 _REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
 #: Retries log at these failure counts only (then every 64th).
@@ -188,11 +205,16 @@ class MemoryWorker(Worker):
 
     _redis_failures = 0
     reconnect_max_seconds = 1.0
+    #: The queue's keys and a running tick's mark lifetime (ms), set by :func:`create_worker`:
+    #: starting a tick job also marks it running and started (one round trip).
+    tick_keys: Keys | None = None
+    running_ttl_ms = 0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         #: Jobs whose finish (arq's cleanup) failed because Redis was away.
         self._orphans: set[str] = set()
+        self._start_script: Any = None
 
     async def _poll_iteration(self) -> None:
         try:
@@ -293,20 +315,33 @@ class MemoryWorker(Worker):
                 self.sem.release()
 
     async def _try_start(self, job_id: str) -> bool:
-        in_progress_key = in_progress_key_prefix + job_id
-        async with self.pool.pipeline(transaction=True) as pipe:
-            await pipe.watch(in_progress_key)
-            ongoing = await pipe.exists(in_progress_key)
-            score = await pipe.zscore(self.queue_name, job_id)
-            if ongoing or not score or score > timestamp_ms():
-                return False  # running elsewhere, finished, or re-deferred by another worker
-            pipe.multi()  # type: ignore[no-untyped-call]
-            pipe.psetex(in_progress_key, int(self.in_progress_timeout_s * 1000), b"1")
-            try:
-                await pipe.execute()
-            except (ResponseError, WatchError):
-                return False  # another worker started it first
-        task = self.loop.create_task(self.run_job(job_id, int(score)))
+        """arq's WATCH/MULTI job start as one script: one round trip, and a worker that
+        loses the race to another costs the queue one command, not six."""
+        if self._start_script is None:
+            self._start_script = self.pool.register_script(_START)
+        keys = self.tick_keys
+        is_tick = keys is not None and job_id.startswith(keys.tick_job_id(""))
+        now = timestamp_ms()
+        score = await self._start_script(
+            keys=[
+                in_progress_key_prefix + job_id,
+                self.queue_name,
+                keys.ticks_running if keys else self.queue_name,
+                keys.ticks_started if keys else self.queue_name,
+            ],
+            args=[
+                job_id,
+                now,
+                int(self.in_progress_timeout_s * 1000),
+                now + self.running_ttl_ms if is_tick else 0,
+            ],
+        )
+        if score is None:
+            return False  # running elsewhere, finished, or re-deferred by another worker
+        pipeline: TickRunner | None = self.ctx.get("pipeline")
+        if is_tick and pipeline is not None:
+            pipeline.premarked.add(job_id)
+        task = self.loop.create_task(self.run_job(job_id, int(float(score))))
         task.add_done_callback(lambda _: self._release_sem_dec_counter_on_complete())
         self.tasks[job_id] = task
         return True
@@ -356,6 +391,8 @@ def create_worker(
         **worker_kwargs(settings, pipeline_factory=pipeline_factory),
     )
     worker.reconnect_max_seconds = settings.redis_reconnect_max_seconds
+    worker.tick_keys = Keys(settings.key_prefix)
+    worker.running_ttl_ms = int(settings.worker_heartbeat_seconds * 3 * 1000)
     return worker
 
 

@@ -33,7 +33,9 @@ READ = (
     "_release_sem_dec_counter_on_complete",
 )
 #: MemoryWorker's own private names (new, not arq's).
-OWN = frozenset({"_redis_failures", "_orphans", "_poll_once", "_finish_orphans", "_try_start"})
+OWN = frozenset(
+    {"_redis_failures", "_orphans", "_poll_once", "_finish_orphans", "_try_start", "_start_script"}
+)
 
 
 @pytest.mark.parametrize("name", OVERRIDDEN)
