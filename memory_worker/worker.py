@@ -215,8 +215,33 @@ class MemoryWorker(Worker):
         #: Jobs whose finish (arq's cleanup) failed because Redis was away.
         self._orphans: set[str] = set()
         self._start_script: Any = None
+        #: Set when a job's slot frees up (the poll loop may start the next job at once).
+        self._slot_freed = asyncio.Event()
 
     async def _poll_iteration(self) -> None:
+        """One tick of arq's poll clock; while every slot is busy, a slot freed before the
+        next tick polls at once (issue 11: a freed slot otherwise idled half a poll delay
+        on average before its follow-up started — 2–3 % of a 1 s farm's slot time)."""
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        self._slot_freed.clear()
+        await self._poll_and_recover()
+        while self.allow_pick_jobs and self.job_counter >= self.max_jobs:
+            left = self.poll_delay_s - (loop.time() - began)
+            if left <= 0:
+                return
+            try:
+                await asyncio.wait_for(self._slot_freed.wait(), left)
+            except TimeoutError:
+                return
+            self._slot_freed.clear()
+            await self._poll_and_recover()
+
+    def _job_done(self, _task: asyncio.Task[Any]) -> None:
+        self._release_sem_dec_counter_on_complete()
+        self._slot_freed.set()
+
+    async def _poll_and_recover(self) -> None:
         try:
             await self._poll_once()
         except (*_REDIS_DOWN, RedisError) as exc:
@@ -342,7 +367,7 @@ class MemoryWorker(Worker):
         if is_tick and pipeline is not None:
             pipeline.premarked.add(job_id)
         task = self.loop.create_task(self.run_job(job_id, int(float(score))))
-        task.add_done_callback(lambda _: self._release_sem_dec_counter_on_complete())
+        task.add_done_callback(self._job_done)
         self.tasks[job_id] = task
         return True
 

@@ -34,7 +34,17 @@ READ = (
 )
 #: MemoryWorker's own private names (new, not arq's).
 OWN = frozenset(
-    {"_redis_failures", "_orphans", "_poll_once", "_finish_orphans", "_try_start", "_start_script"}
+    {
+        "_redis_failures",
+        "_orphans",
+        "_poll_once",
+        "_finish_orphans",
+        "_try_start",
+        "_start_script",
+        "_slot_freed",
+        "_job_done",
+        "_poll_and_recover",
+    }
 )
 
 
