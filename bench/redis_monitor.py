@@ -98,8 +98,15 @@ class CommandTally:
         lines = [f"{'commands':>9} {'per run':>8}  origin"]
         for label, n in self.counts.most_common(top):
             lines.append(f"{n:>9} {n / per:>8.2f}  {label}")
+        cards = sum(n for label, n in self.counts.items() if is_card(label))
         lines.append(f"{self.total:>9} {self.total / per:>8.2f}  total")
+        lines.append(f"{cards:>9} {cards / per:>8.2f}  of which card-store keys (cluster-bound)")
         return "\n".join(lines)
+
+
+def is_card(label: str) -> bool:
+    """A command on the card store's keys (``{P chat:<id>}``, the chat registry, cards.*)."""
+    return " chat:" in label or "chats" in label or "cards." in label
 
 
 def _split(command: str) -> list[str]:
