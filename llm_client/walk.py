@@ -368,31 +368,26 @@ class Walk(Generic[T]):
             cut_tolerance=self.w.config.cut_tolerance_seconds,
             min_slice=self.w.breakers.config.timeout_min_slice_seconds,
         )
-        transition = await self._record(target, permit, outcome)
         kind = type(error).__name__
         code = getattr(error, "code", None)
         self.records.append(AttemptRecord(target.id, outcome, reason, kind, elapsed))
         counters = {"elapsed_ms": int(elapsed * 1000), "charged": int(outcome is Outcome.FAILURE)}
-        if deadline_cut:
-            await self.emit(
-                EventType.ATTEMPT_DEADLINE_EXCEEDED,
+        # the breaker record and the attempt's event (stream, pages, metrics) at once
+        transition, _ = await asyncio.gather(
+            self._record(target, permit, outcome),
+            self.emit(
+                EventType.ATTEMPT_DEADLINE_EXCEEDED if deadline_cut else EventType.ATTEMPT_FAILED,
                 target=target.id,
-                reason=reason,
+                reason=reason if deadline_cut else reason or "not_retryable",
                 error_kind=kind,
                 error_code=code,
                 counters=counters,
-            )
+            ),
+        )
+        if deadline_cut:
             raise DeadlineExceeded(
                 f"the caller's deadline cut the attempt on {target.id}", workflow=self.workflow
             ) from error
-        await self.emit(
-            EventType.ATTEMPT_FAILED,
-            target=target.id,
-            reason=reason or "not_retryable",
-            error_kind=kind,
-            error_code=code,
-            counters=counters,
-        )
         await self._transition_event(target, transition)
         if reason is None:
             raise error  # non-retryable: at once, no charge, no fallback
