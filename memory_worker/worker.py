@@ -30,7 +30,7 @@ from arq.constants import in_progress_key_prefix, job_key_prefix
 from arq.utils import timestamp_ms
 from arq.worker import Worker
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memory_worker.connections import LOG_RETRY_AT, backoff_delay
@@ -342,12 +342,27 @@ class MemoryWorker(Worker):
     async def _try_start(self, job_id: str) -> bool:
         """arq's WATCH/MULTI job start as one script: one round trip, and a worker that
         loses the race to another costs the queue one command, not six."""
-        if self._start_script is None:
-            self._start_script = self.pool.register_script(_START)
         keys = self.tick_keys
         is_tick = keys is not None and job_id.startswith(keys.tick_job_id(""))
         now = timestamp_ms()
-        score = await self._start_script(
+        try:
+            score = await self._start(job_id, keys, is_tick, now)
+        except ResponseError:
+            return False  # e.g. OOM refusing the in-progress key: as arq, not started
+        if score is None:
+            return False  # running elsewhere, finished, or re-deferred by another worker
+        pipeline: TickRunner | None = self.ctx.get("pipeline")
+        if is_tick and pipeline is not None:
+            pipeline.premarked.add(job_id)
+        task = self.loop.create_task(self.run_job(job_id, int(float(score))))
+        task.add_done_callback(self._job_done)
+        self.tasks[job_id] = task
+        return True
+
+    async def _start(self, job_id: str, keys: Keys | None, is_tick: bool, now: int) -> Any:
+        if self._start_script is None:
+            self._start_script = self.pool.register_script(_START)
+        return await self._start_script(
             keys=[
                 in_progress_key_prefix + job_id,
                 self.queue_name,
@@ -361,15 +376,6 @@ class MemoryWorker(Worker):
                 now + self.running_ttl_ms if is_tick else 0,
             ],
         )
-        if score is None:
-            return False  # running elsewhere, finished, or re-deferred by another worker
-        pipeline: TickRunner | None = self.ctx.get("pipeline")
-        if is_tick and pipeline is not None:
-            pipeline.premarked.add(job_id)
-        task = self.loop.create_task(self.run_job(job_id, int(float(score))))
-        task.add_done_callback(self._job_done)
-        self.tasks[job_id] = task
-        return True
 
     def handle_sig(self, signum: signal.Signals) -> None:
         pipeline: TickRunner | None = self.ctx.get("pipeline")

@@ -44,6 +44,7 @@ OWN = frozenset(
         "_slot_freed",
         "_job_done",
         "_poll_and_recover",
+        "_start",
     }
 )
 
