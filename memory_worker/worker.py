@@ -278,14 +278,7 @@ class MemoryWorker(Worker):
             if count < 1:
                 return
         if self.allow_pick_jobs and self.job_counter < self.max_jobs:
-            job_ids = await self.pool.zrangebyscore(
-                self.queue_name,
-                min=float("-inf"),
-                start=self._queue_read_offset,
-                num=count,
-                max=timestamp_ms(),
-            )
-            await self.start_jobs(job_ids)
+            await self.start_jobs(await self._ready_jobs(count))
         if self.allow_abort_jobs:
             await self._cancel_aborted_jobs()
         for job_id, task in list(self.tasks.items()):
@@ -297,6 +290,36 @@ class MemoryWorker(Worker):
                     if isinstance(error, (*_REDIS_DOWN, RedisError)):
                         self._orphans.add(job_id)  # arq could not finish it
         await self.heart_beat()
+
+    async def _ready_jobs(self, count: int) -> list[bytes]:
+        """The jobs to try to start: due, and not started by anyone (issue 11).
+
+        arq reads the queue's oldest due entries, which include every job running
+        anywhere in the fleet (a job leaves the queue when it finishes), and tries each:
+        the wasted starts grew with the fleet's running ticks. Started ticks are in
+        ``ticks:started`` (until arq's in-progress lease would end), so the queue minus
+        that set is what may start; a crashed tick's entry lapses with its lease.
+        """
+        now = timestamp_ms()
+        keys = self.tick_keys
+        if keys is None:
+            return list(
+                await self.pool.zrangebyscore(
+                    self.queue_name,
+                    min=float("-inf"),
+                    start=self._queue_read_offset,
+                    num=count,
+                    max=now,
+                )
+            )
+        async with self.pool.pipeline(transaction=False) as pipe:
+            pipe.zremrangebyscore(keys.ticks_started, "-inf", now)
+            pipe.zdiff([self.queue_name, keys.ticks_started], withscores=True)
+            _, candidates = await pipe.execute()
+        due = sorted(
+            (float(score), job_id) for job_id, score in _pairs(candidates) if float(score) <= now
+        )
+        return [job_id for _, job_id in due[:count]]
 
     async def _finish_orphans(self) -> None:
         """Do arq's finish for jobs that ended while Redis was away (best effort).
@@ -404,6 +427,13 @@ class MemoryWorker(Worker):
         with contextlib.suppress(*_REDIS_DOWN, RedisError):
             await self.pool.aclose(close_connection_pool=True)
         self._pool = None
+
+
+def _pairs(reply: list[Any]) -> list[tuple[Any, Any]]:
+    """``ZDIFF … WITHSCORES``: (member, score) pairs, whether or not the client paired them."""
+    if reply and isinstance(reply[0], (list, tuple)):
+        return [(m, sc) for m, sc in reply]
+    return list(zip(reply[::2], reply[1::2], strict=True))
 
 
 def create_worker(

@@ -45,6 +45,7 @@ OWN = frozenset(
         "_job_done",
         "_poll_and_recover",
         "_start",
+        "_ready_jobs",
     }
 )
 
