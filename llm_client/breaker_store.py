@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from redis.asyncio import Redis
@@ -36,6 +37,9 @@ from llm_client.breaker import (
     view,
 )
 from llm_client.redis_text import as_text
+
+#: ``target -> (hash key, field)`` where a recorded success is counted (metrics).
+SuccessCounter = Callable[[str], tuple[str, str]]
 
 #: Idle breaker state is forgotten after a week (far beyond any cooldown).
 STATE_TTL_MS = 7 * 24 * 3600 * 1000
@@ -91,13 +95,16 @@ return {1, gen, 1, taken}
 """
 )
 
-# breaker.record — KEYS: hash, window; ARGV: generation, outcome, now, failure_threshold,
-# rate_min_calls, rate_window_ms, rate_threshold, cooldown_ms, cooldown_max_ms, ttl.
+# breaker.record — KEYS: hash, window[, success counter]; ARGV: generation, outcome, now,
+# failure_threshold, rate_min_calls, rate_window_ms, rate_threshold, cooldown_ms,
+# cooldown_max_ms, ttl[, counter field]. With the counter, a success also counts itself
+# there (the attempt metrics, in the same round trip), whatever the generation.
 # Returns the transition ("opened", "reopened", "closed") or "".
 _RECORD = (
     _LIB
     + """
 local h, w = KEYS[1], KEYS[2]
+if KEYS[3] and ARGV[2] == 'success' then redis.call('HINCRBY', KEYS[3], ARGV[11], 1) end
 local now = tonumber(ARGV[3])
 local window_ms = tonumber(ARGV[6])
 local v = redis.call('HMGET', h, 'opened', 'gen', 'consec', 'trips')
@@ -200,10 +207,89 @@ return gen
 """
 )
 
+# walk.begin — the walk's first round trip: snapshot + the first permit.
+# KEYS: the route's target hashes in route order, then the workflow's fail-open permit;
+# ARGV: now, lease_ms, failopen_px, ttl, probes (1/0).
+# Orders the targets as the walker does (closed first, then the open ones when probes
+# are allowed) and takes the first permit ``breaker.acquire`` (mode normal) would grant,
+# in that order. Returns {granted index or 0, generation, probe, {closed flags}}.
+_BEGIN = (
+    _LIB
+    + """
+local n = #KEYS - 1
+local now = tonumber(ARGV[1])
+local states, order, flags = {}, {}, {}
+for i = 1, n do
+  states[i] = redis.call('HMGET', KEYS[i], 'opened', 'gen', 'open_until', 'probe_until')
+  if num(states[i][1]) == 0 then flags[i] = 1; order[#order + 1] = i else flags[i] = 0 end
+end
+if ARGV[5] == '1' then
+  for i = 1, n do if flags[i] == 0 then order[#order + 1] = i end end
+end
+for _, i in ipairs(order) do
+  local v = states[i]
+  local gen = num(v[2])
+  if num(v[1]) == 0 then return {i, gen, 0, flags} end
+  if num(v[4]) <= now and now >= num(v[3]) then
+    gen = gen + 1
+    redis.call('HSET', KEYS[i], 'gen', s(gen), 'probe_until', s(now + tonumber(ARGV[2])))
+    redis.call('PEXPIRE', KEYS[i], ARGV[4])
+    if tonumber(ARGV[3]) > 0 then
+      redis.call('SET', KEYS[n + 1], s(now), 'PX', ARGV[3])
+    end
+    return {i, gen, 1, flags}
+  end
+end
+return {0, 0, 0, flags}
+"""
+)
+
+# routes.open — the pre-claim gate of several workflows in one round trip (takes nothing).
+# KEYS: every workflow's target hashes (route order, workflow after workflow), then each
+# workflow's fail-open permit; ARGV: now, then each workflow's number of targets.
+# A workflow is open when no target is admissible (closed, or half-open without a probe in
+# flight) and its first target's probe is in flight or its fail-open permit is taken.
+_ROUTES_OPEN = (
+    _LIB
+    + """
+local now = tonumber(ARGV[1])
+local flows = #ARGV - 1
+local first_permit = #KEYS - flows
+local at, out = 0, {}
+for f = 1, flows do
+  local count = tonumber(ARGV[f + 1])
+  local open = count > 0
+  local first_probe = false
+  for i = 1, count do
+    local v = redis.call('HMGET', KEYS[at + i], 'opened', 'open_until', 'probe_until')
+    local in_flight = num(v[1]) == 1 and num(v[3]) > now
+    if num(v[1]) == 0 or (now >= num(v[2]) and not in_flight) then open = false end
+    if i == 1 then first_probe = in_flight end
+  end
+  at = at + count
+  if open and not first_probe then
+    open = redis.call('EXISTS', KEYS[first_permit + f]) == 1
+  end
+  out[f] = open and 1 or 0
+end
+return out
+"""
+)
+
 # Read one breaker consistently — KEYS: hash, window. Returns {hash fields..., window...}.
 _READ = """
 return {redis.call('HGETALL', KEYS[1]), redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')}
 """
+
+
+@dataclass(frozen=True, slots=True)
+class Begun:
+    """What :meth:`BreakerStore.begin` found: closed flags in route order, and the first
+    permit granted in the walker's order (``index`` into the route's targets), if any."""
+
+    closed: tuple[bool, ...]
+    index: int | None
+    permit: Permit | None
 
 
 def _state_from(raw_hash: Sequence[Any], raw_window: Sequence[Any]) -> BreakerState:
@@ -240,11 +326,16 @@ class BreakerStore:
         config: BreakerConfig,
         *,
         clock: Callable[[], float] = time.time,
+        success_counter: SuccessCounter | None = None,
     ) -> None:
         self._redis = redis
         self._keys = keys
         self.config = config
         self._clock = clock
+        #: Where a recorded success counts itself (the attempt metrics), if anywhere.
+        self.success_counter = success_counter
+        self._begin = redis.register_script(_BEGIN)
+        self._routes_open = redis.register_script(_ROUTES_OPEN)
         self._acquire = redis.register_script(_ACQUIRE)
         self._record = redis.register_script(_RECORD)
         self._reset = redis.register_script(_RESET)
@@ -322,13 +413,28 @@ class BreakerStore:
         return Permit(int(generation), probe=bool(int(probe))), bool(int(taken))
 
     async def record(
-        self, target: str, permit: Permit, outcome: Outcome, *, now_ms: int | None = None
+        self,
+        target: str,
+        permit: Permit,
+        outcome: Outcome,
+        *,
+        now_ms: int | None = None,
+        count: bool = False,
     ) -> Transition | None:
-        """Apply one attempt's outcome (``breaker.record``); returns the transition, if any."""
+        """Apply one attempt's outcome (``breaker.record``); returns the transition, if any.
+
+        ``count``: a success also counts itself in :attr:`success_counter` (same round trip).
+        """
         cfg = self.config
         now = self.now_ms() if now_ms is None else now_ms
+        keys = [self._keys.breaker(target), self._keys.breaker_window(target)]
+        counted: list[str] = []
+        if count and self.success_counter is not None and outcome is Outcome.SUCCESS:
+            counter_key, counter_field = self.success_counter(target)
+            keys.append(counter_key)
+            counted.append(counter_field)
         result = await self._record(
-            keys=[self._keys.breaker(target), self._keys.breaker_window(target)],
+            keys=keys,
             args=[
                 permit.generation,
                 outcome.value,
@@ -340,6 +446,7 @@ class BreakerStore:
                 cfg.cooldown_ms,
                 cfg.cooldown_max_ms,
                 STATE_TTL_MS,
+                *counted,
             ],
         )
         text = as_text(result)
@@ -357,6 +464,50 @@ class BreakerStore:
             args=[permit.generation, now, max(round(lease_seconds * 1000), 1), STATE_TTL_MS],
         )
         return bool(int(renewed))
+
+    async def begin(
+        self,
+        targets: Sequence[str],
+        workflow: str,
+        *,
+        lease_seconds: float,
+        interval_seconds: float,
+        probes: bool = True,
+        now_ms: int | None = None,
+    ) -> Begun:
+        """A walk's first round trip (``walk.begin``): which targets are closed, and the
+        first permit :meth:`acquire` would grant in the walker's order (closed targets
+        first, then the open ones as probes when ``probes``)."""
+        now = self.now_ms() if now_ms is None else now_ms
+        index, generation, probe, flags = await self._begin(
+            keys=[*(self._keys.breaker(t) for t in targets), self._keys.failopen_permit(workflow)],
+            args=[
+                now,
+                max(round(lease_seconds * 1000), 1),
+                max(round(interval_seconds * 1000), 0),
+                STATE_TTL_MS,
+                int(probes),
+            ],
+        )
+        closed = tuple(bool(int(flag)) for flag in flags)
+        if not int(index):
+            return Begun(closed, None, None)
+        return Begun(closed, int(index) - 1, Permit(int(generation), probe=bool(int(probe))))
+
+    async def routes_open(
+        self, routes: Sequence[tuple[str, Sequence[str]]], *, now_ms: int | None = None
+    ) -> list[bool]:
+        """For each ``(workflow, target ids)``: would a call be refused right now? Takes
+        nothing; one round trip for all of them, reading no window."""
+        if not routes:
+            return []
+        now = self.now_ms() if now_ms is None else now_ms
+        keys = [self._keys.breaker(t) for _, targets in routes for t in targets]
+        keys += [self._keys.failopen_permit(workflow) for workflow, _ in routes]
+        flags = await self._routes_open(
+            keys=keys, args=[now, *(len(targets) for _, targets in routes)]
+        )
+        return [bool(int(flag)) for flag in flags]
 
     async def state(self, target: str) -> BreakerState:
         """The stored state of ``target`` (a never-seen target is a fresh closed breaker)."""

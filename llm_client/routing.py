@@ -223,16 +223,16 @@ class Walker:
         probe is in flight). Takes no permit. A missing or empty route is not
         "open": calling it reports the configuration problem instead.
         """
-        route = self.routes.get(workflow)
-        targets = route.eligible if route is not None else ()
-        if not targets:
-            return False
-        views = await self.breakers.views(t.id for t in targets)
-        if any(v.admissible for v in views):
-            return False
-        if views[0].probe_in_flight:
-            return True
-        return not await self.breakers.failopen_free(workflow)
+        return (await self.routes_open([workflow]))[workflow]
+
+    async def routes_open(self, workflows: Sequence[str]) -> dict[str, bool]:
+        """:meth:`route_is_open` of several workflows, in one round trip."""
+        routes = []
+        for workflow in workflows:
+            route = self.routes.get(workflow)
+            routes.append((workflow, [t.id for t in (route.eligible if route else ())]))
+        flags = await self.breakers.routes_open(routes)
+        return {workflow: flag for (workflow, _), flag in zip(routes, flags, strict=True)}
 
     # --- helpers for the walk -------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from llm_client.breaker import Circuit, Outcome, Permit, Transition, classify
-from llm_client.breaker_store import BreakerStore
+from llm_client.breaker_store import Begun, BreakerStore
 from llm_client.errors import (
     AllCircuitsOpen,
     CapacityWaitTimeout,
@@ -73,14 +73,17 @@ class Routed(Generic[T]):
     value: T
     target: RouteTarget
     attempts: tuple[AttemptRecord, ...]
+    #: The success was counted in the attempt metrics with its breaker record.
+    counted: bool = False
 
 
 class _Succeeded(Exception):
     """Internal: carries a successful attempt's value out of the walk loop."""
 
-    def __init__(self, value: Any, target: RouteTarget) -> None:
+    def __init__(self, value: Any, target: RouteTarget, counted: bool) -> None:
         self.value = value
         self.target = target
+        self.counted = counted
 
 
 class WalkHost(Protocol):
@@ -176,21 +179,23 @@ class Walk(Generic[T]):
             raise NoCandidates(
                 f"route {self.workflow} has no enabled target", workflow=self.workflow
             )
-        try:
-            views = await self.w.breakers.views(t.id for t in targets)
-        except Exception as exc:  # fail open: an unreadable breaker counts as closed
-            self.w.bookkeeping_failed("breaker_views", exc, workflow=self.workflow)
-            closed = list(targets)
+        begun = await self._begin(targets)
+        if begun is not None:
+            closed = [t for t, c in zip(targets, begun.closed, strict=True) if c]
         else:
-            closed = [t for t, v in zip(targets, views, strict=True) if v.circuit is Circuit.CLOSED]
+            closed = await self._closed(targets)
         # Open targets go last, as probes; an optional call (probes=False) skips them.
         ordered = closed + [t for t in targets if t not in closed and self.probes]
         exhaustion = not closed
         self.all_open = exhaustion
         if exhaustion:
             await self.emit(EventType.CIRCUIT_OPEN_EXHAUSTION, counters={"targets": len(targets)})
+        first = None
+        if begun is not None:  # the targets before the granted one refused, no hop spent
+            granted_at = targets[begun.index] if begun.index is not None else None
+            first = (ordered.index(granted_at) if granted_at else len(ordered), begun.permit)
         try:
-            granted = await self._pass(ordered)
+            granted = await self._pass(ordered, first)
             if not granted and self.stop is None:
                 if not self.probes:
                     raise AllCircuitsOpen(
@@ -200,31 +205,75 @@ class Walk(Generic[T]):
                 await self._fail_open(targets[0], exhaustion_emitted=exhaustion)
             await self._capacity_passes()
         except _Succeeded as done:
-            return Routed(done.value, done.target, tuple(self.records))
+            return Routed(done.value, done.target, tuple(self.records), done.counted)
         raise await self._exhausted()
 
-    async def _pass(self, candidates: Sequence[RouteTarget]) -> int:
-        """Try each candidate once; returns how many permits were granted."""
+    async def _begin(self, targets: Sequence[RouteTarget]) -> Begun | None:
+        """Snapshot + first permit in one round trip; None: walk the slow way (a store
+        fault, or a budget already spent)."""
+        if self._budget_spent():
+            self.stop = None  # let the pass find it again, as it always did
+            return None
+        try:
+            return await self.w.breakers.begin(
+                [t.id for t in targets],
+                self.workflow,
+                lease_seconds=self._lease(),
+                interval_seconds=self.w.config.probe_interval_seconds,
+                probes=self.probes,
+            )
+        except Exception as exc:  # the slow path reads and acquires (each failing open)
+            self.w.bookkeeping_failed("breaker_begin", exc, workflow=self.workflow)
+            return None
+
+    async def _closed(self, targets: Sequence[RouteTarget]) -> list[RouteTarget]:
+        try:
+            views = await self.w.breakers.views(t.id for t in targets)
+        except Exception as exc:  # fail open: an unreadable breaker counts as closed
+            self.w.bookkeeping_failed("breaker_views", exc, workflow=self.workflow)
+            return list(targets)
+        return [t for t, v in zip(targets, views, strict=True) if v.circuit is Circuit.CLOSED]
+
+    async def _pass(
+        self,
+        candidates: Sequence[RouteTarget],
+        first: tuple[int, Permit | None] | None = None,
+    ) -> int:
+        """Try each candidate once; returns how many permits were granted.
+
+        ``first``: the begin script's answer — candidates before that index refused,
+        and that one's permit (None when every candidate refused)."""
         self.busy = []
         granted = 0
-        for target in candidates:
+        for index, target in enumerate(candidates):
+            taken = first is not None and index == first[0]
             if self._budget_spent():
+                if taken and first is not None and first[1] is not None:
+                    await self._release(target, first[1])
                 break
-            try:
-                permit = await self.w.breakers.acquire(
-                    target.id,
-                    lease_seconds=self._lease(),
-                    workflow=self.workflow,
-                    interval_seconds=self.w.config.probe_interval_seconds,
-                )
-            except Exception as exc:  # fail open: call it, untracked
-                self.w.bookkeeping_failed("breaker_acquire", exc, target=target.id)
-                permit = UNTRACKED
+            if first is not None and index < first[0]:
+                continue  # refused by the begin script
+            if taken and first is not None:
+                permit: Permit | None = first[1]
+            else:
+                permit = await self._acquire(target)
             if permit is None:
                 continue  # open (or probe taken elsewhere): skipped, no hop
             granted += 1
             await self._attempt(target, permit)
         return granted
+
+    async def _acquire(self, target: RouteTarget) -> Permit | None:
+        try:
+            return await self.w.breakers.acquire(
+                target.id,
+                lease_seconds=self._lease(),
+                workflow=self.workflow,
+                interval_seconds=self.w.config.probe_interval_seconds,
+            )
+        except Exception as exc:  # fail open: call it, untracked
+            self.w.bookkeeping_failed("breaker_acquire", exc, target=target.id)
+            return UNTRACKED
 
     async def _capacity_passes(self) -> None:
         """Retry targets that were only busy, until the route's slot-wait budget is spent."""
@@ -294,10 +343,10 @@ class Walk(Generic[T]):
             return
         await _stop(renewer)
         elapsed = self.w.now() - start
-        transition = await self._record(target, permit, Outcome.SUCCESS)
+        transition, counted = await self._record_success(target, permit)
         await self._transition_event(target, transition)
         self.records.append(AttemptRecord(target.id, Outcome.SUCCESS, None, None, elapsed))
-        raise _Succeeded(value, target)
+        raise _Succeeded(value, target, counted)
 
     async def _failed(
         self,
@@ -319,31 +368,26 @@ class Walk(Generic[T]):
             cut_tolerance=self.w.config.cut_tolerance_seconds,
             min_slice=self.w.breakers.config.timeout_min_slice_seconds,
         )
-        transition = await self._record(target, permit, outcome)
         kind = type(error).__name__
         code = getattr(error, "code", None)
         self.records.append(AttemptRecord(target.id, outcome, reason, kind, elapsed))
         counters = {"elapsed_ms": int(elapsed * 1000), "charged": int(outcome is Outcome.FAILURE)}
-        if deadline_cut:
-            await self.emit(
-                EventType.ATTEMPT_DEADLINE_EXCEEDED,
+        # the breaker record and the attempt's event (stream, pages, metrics) at once
+        transition, _ = await asyncio.gather(
+            self._record(target, permit, outcome),
+            self.emit(
+                EventType.ATTEMPT_DEADLINE_EXCEEDED if deadline_cut else EventType.ATTEMPT_FAILED,
                 target=target.id,
-                reason=reason,
+                reason=reason if deadline_cut else reason or "not_retryable",
                 error_kind=kind,
                 error_code=code,
                 counters=counters,
-            )
+            ),
+        )
+        if deadline_cut:
             raise DeadlineExceeded(
                 f"the caller's deadline cut the attempt on {target.id}", workflow=self.workflow
             ) from error
-        await self.emit(
-            EventType.ATTEMPT_FAILED,
-            target=target.id,
-            reason=reason or "not_retryable",
-            error_kind=kind,
-            error_code=code,
-            counters=counters,
-        )
         await self._transition_event(target, transition)
         if reason is None:
             raise error  # non-retryable: at once, no charge, no fallback
@@ -360,6 +404,24 @@ class Walk(Generic[T]):
         self.last_error = error
         if retryable_reason(error) is FailureReason.PROVIDER_ERROR:
             self.crashed.add(target.id)
+
+    async def _record_success(
+        self, target: RouteTarget, permit: Permit
+    ) -> tuple[Transition | None, bool]:
+        """Record a success and count it in the attempt metrics, one round trip, best
+        effort; returns the transition and whether the metrics counted it."""
+        if permit is UNTRACKED:
+            return None, False
+        try:
+            transition = await self.w.breakers.record(
+                target.id, permit, Outcome.SUCCESS, count=True
+            )
+        except Exception as exc:
+            self.w.bookkeeping_failed(
+                "breaker_record", exc, target=target.id, outcome=Outcome.SUCCESS
+            )
+            return None, False
+        return transition, self.w.breakers.success_counter is not None
 
     async def _release(self, target: RouteTarget, permit: Permit) -> None:
         await self._record(target, permit, Outcome.NOT_CHARGED)

@@ -184,6 +184,16 @@ class Keys:
         return f"{self.queue_tag}:ticks:running"
 
     @property
+    def ticks_queued(self) -> str:
+        """ZSET tick job id → job expiry (ms) of every tick in arq's queue (pending or started)."""
+        return f"{self.queue_tag}:ticks:queued"
+
+    @property
+    def ticks_started(self) -> str:
+        """ZSET tick job id → arq in-progress expiry (ms) of started ticks."""
+        return f"{self.queue_tag}:ticks:started"
+
+    @property
     def workers(self) -> str:
         """ZSET worker id → heartbeat expiry (ms)."""
         return f"{self.queue_tag}:workers"

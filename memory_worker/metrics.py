@@ -136,6 +136,16 @@ def attempt_field(target: str, outcome: str, reason: str | None) -> str:
     return f"{target}|{outcome}|{reason or '-'}"
 
 
+def success_counter(keys: Keys) -> Callable[[str], tuple[str, str]]:
+    """Where the breaker record script counts a routed success (the field
+    :meth:`AttemptCounter.record_success` would increment)."""
+
+    def where(target: str) -> tuple[str, str]:
+        return keys.routing_attempts, attempt_field(target, Outcome.SUCCESS.value, None)
+
+    return where
+
+
 class AttemptCounter:
     """Counts routed attempts into ``Keys.routing_attempts`` for the metrics.
 

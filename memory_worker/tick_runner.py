@@ -95,6 +95,8 @@ class TickRunner:
     #: (arq's grace ran out while a write was retrying) leaves its run here, and
     #: :meth:`release_unsettled` (on_shutdown) gives it back before the process exits.
     unsettled: dict[str, ClaimedRun] = field(default_factory=dict)
+    #: Tick job ids whose start already marked them running and started (MemoryWorker).
+    premarked: set[str] = field(default_factory=set)
     #: The poll loop's last good iteration (unix ms): readiness is fed by the loop itself.
     last_loop_ms: int = 0
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
@@ -119,26 +121,43 @@ class TickRunner:
         (§8 rev 2), so no wake-up or safety-net pass slips an immediate tick in.
         """
         if self.stopping:
-            await self._schedule(TickPlan(Mode.PROBE, base=1))
+            self.premarked.discard(job_id)
+            if not await self._schedule(TickPlan(Mode.PROBE, base=1), done=job_id):
+                with contextlib.suppress(RedisError):
+                    await self.ticks.unmark_running(job_id)
             return "stopping"
-        ttl = self.settings.worker_heartbeat_seconds * 3
         self.running[job_id] = time.monotonic()
         outcome = TickOutcome.STORE_ERROR
+        left = False
         try:
-            with contextlib.suppress(RedisError):
-                await self.ticks.mark_running(job_id, ttl)
+            if job_id in self.premarked:
+                self.premarked.discard(job_id)
+            else:
+                with contextlib.suppress(RedisError):
+                    await self.ticks.mark_running(
+                        job_id, self.running_ttl, started_s=self.settings.tick_timeout_seconds + 10
+                    )
             outcome = await self._tick_once()
-            await self._schedule(
+            left = await self._schedule(
                 plan_followups(
                     outcome, retry_interval=self.settings.consolidation_backend_retry_interval
-                )
+                ),
+                done=job_id,
+                clear_deferred=outcome is TickOutcome.COMPLETED,
             )
         finally:
             self.running.pop(job_id, None)
-            with contextlib.suppress(RedisError):
-                await asyncio.shield(self.ticks.unmark_running(job_id))
-        await self._note_pipeline_state(outcome)
+            if not left:
+                with contextlib.suppress(RedisError):
+                    await asyncio.shield(self.ticks.unmark_running(job_id))
+        if not left or outcome is TickOutcome.DEFERRED:
+            await self._note_pipeline_state(outcome)
         return outcome.value
+
+    @property
+    def running_ttl(self) -> float:
+        """How long a running tick's mark lives without a heartbeat."""
+        return self.settings.worker_heartbeat_seconds * 3
 
     async def _tick_once(self) -> TickOutcome:
         try:
@@ -362,11 +381,19 @@ class TickRunner:
                 await self.on_retired([claim.id], code, reason)
         return TickOutcome.FAILED if failed else TickOutcome.ABANDONED
 
-    async def _schedule(self, plan: TickPlan) -> None:
+    async def _schedule(
+        self, plan: TickPlan, *, done: str | None = None, clear_deferred: bool = False
+    ) -> bool:
+        """Queue follow-ups (and, with ``done``, leave the running set in the same step);
+        False when the store refused."""
         try:
-            await self.ticks.schedule(plan, target=self.target)
+            await self.ticks.schedule(
+                plan, target=self.target, done=done, clear_deferred=clear_deferred
+            )
         except RedisError as exc:  # the safety net restarts the pipeline later
             log.warning("tick_schedule_failed", error=type(exc).__name__)
+            return False
+        return True
 
     async def _note_pipeline_state(self, outcome: TickOutcome) -> None:
         with contextlib.suppress(RedisError):
@@ -398,7 +425,8 @@ class TickRunner:
         live = await self.store.heartbeat(
             self.worker_id, sorted(self.held), concurrency=s.worker_concurrency
         )
-        await self.ticks.refresh_running(sorted(self.running), s.worker_heartbeat_seconds * 3)
+        await self.ticks.refresh_running(sorted(self.running), self.running_ttl)
+        self.premarked.intersection_update(self.running)  # a start whose tick never ran
         if s.pipeline_target:
             self.target = s.pipeline_target
         elif live:

@@ -25,6 +25,15 @@ window between the two.
 A running tick registers itself in a ``ticks:running`` ZSET with an expiry
 that its worker's heartbeat renews, so the cron safety net can tell a live
 pipeline from a dead worker's leftovers.
+
+Pending ticks are counted without scanning arq's queue (issue 11: the scan cost one
+``EXISTS`` per queued tick, so a run's Redis cost grew with the fleet's pipeline
+target): ``ticks:queued`` holds every tick this module queued (until its job would
+expire), ``ticks:started`` every started one until arq's in-progress lease would end
+(arq's start writes it in :class:`memory_worker.worker.MemoryWorker`; under plain arq
+the tick writes it first thing). Pending = |queue ∩ queued| − |queue ∩ queued ∩
+started|: two ``ZINTERCARD`` (Redis ≥ 7.0 / Valkey). A tick leaves all three sets in
+the script that queues its follow-ups.
 """
 
 from __future__ import annotations
@@ -107,19 +116,25 @@ def ticks_to_add(plan: TickPlan, *, pending: int, running: int, target: int) -> 
 
 
 _SCHEDULE = """
--- KEYS: arq queue, running ticks
+-- KEYS: arq queue, running ticks, queued ticks, started ticks, pipeline state,
+--       the arq job key of each candidate id (ARGV[11..])
 -- ARGV: now, mode, base, extra, target, delay_ms, expires_ms, job_blob,
---       tick_id_prefix, arq_job_prefix, arq_in_progress_prefix, ids...
+--       done (the finishing tick's job id, or ''), clear_deferred (1/0), ids...
+-- Pending ticks = ticks in arq's queue that have not started: counted from the queued
+-- and started sets (O(1) commands, whatever the fleet's size), not by scanning the queue.
 local now = tonumber(ARGV[1])
 local mode, base, extra, target = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local prefix = ARGV[9]
-local pending = 0
-for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  if string.sub(id, 1, #prefix) == prefix
-     and redis.call('EXISTS', ARGV[11] .. id) == 0 then
-    pending = pending + 1
-  end
+if ARGV[9] ~= '' then  -- the finishing tick leaves the sets as its follow-ups go in
+  redis.call('ZREM', KEYS[2], ARGV[9])
+  redis.call('ZREM', KEYS[3], ARGV[9])
+  redis.call('ZREM', KEYS[4], ARGV[9])
 end
+if ARGV[10] == '1' then redis.call('HDEL', KEYS[5], 'deferred_since') end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+local queued = redis.call('ZINTERCARD', 2, KEYS[1], KEYS[3])
+local started = redis.call('ZINTERCARD', 3, KEYS[1], KEYS[3], KEYS[4])
+local pending = queued - started
 local running = redis.call('ZCOUNT', KEYS[2], now, '+inf')
 local add = 0
 if base > 0 then
@@ -134,11 +149,21 @@ if base > 0 then
 end
 local score = now + tonumber(ARGV[6])
 for i = 1, add do
-  local id = ARGV[11 + i]
-  redis.call('SET', ARGV[10] .. id, ARGV[8], 'PX', ARGV[7])
+  local id = ARGV[10 + i]
+  redis.call('SET', KEYS[5 + i], ARGV[8], 'PX', ARGV[7])
   redis.call('ZADD', KEYS[1], score, id)
+  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[7]), id)
 end
 return {add, pending, running}
+"""
+
+# A tick started (arq's start, or the tick itself under plain arq): it counts as started
+# until arq's in-progress lease ends, and as running while its worker's heartbeat lives.
+# KEYS: running ticks, started ticks; ARGV: job id, running expiry ms, started expiry ms.
+_MARK = """
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[1])
+return 1
 """
 
 _PENDING = """
@@ -180,23 +205,42 @@ class TickQueue:
         self.expires_extra_ms = expires_extra_ms
         self._schedule = redis.register_script(_SCHEDULE)
         self._pending = redis.register_script(_PENDING)
+        self._mark = redis.register_script(_MARK)
 
     @property
     def running_key(self) -> str:
         return self.keys.ticks_running
 
-    async def schedule(self, plan: TickPlan, *, target: int, at_ms: int | None = None) -> Scheduled:
-        if plan.base <= 0:
+    async def schedule(
+        self,
+        plan: TickPlan,
+        *,
+        target: int,
+        at_ms: int | None = None,
+        done: str | None = None,
+        clear_deferred: bool = False,
+    ) -> Scheduled:
+        """Queue ``plan``'s ticks atomically with the pending count.
+
+        ``done``: the finishing tick's job id, which leaves the running set in the same
+        step (§8 rev 2: follow-ups first); ``clear_deferred``: the pipeline produced again.
+        """
+        if plan.base <= 0 and done is None and not clear_deferred:
             return Scheduled(0, 0, 0)
         now = at_ms if at_ms is not None else int(time.time() * 1000)
         delay_ms = int(plan.delay_s * 1000)
         blob = serialize_job(TICK_FUNCTION, (), {}, None, now, serializer=dump_job)
-        ids = [
-            self.keys.tick_job_id(uuid.uuid4().hex)
-            for _ in range(plan.base + plan.extra_below_target)
-        ]
+        count = plan.base + plan.extra_below_target if plan.base > 0 else 0
+        ids = [self.keys.tick_job_id(uuid.uuid4().hex) for _ in range(count)]
         added, pending, running = await self._schedule(
-            keys=[self.keys.arq_queue, self.running_key],
+            keys=[
+                self.keys.arq_queue,
+                self.running_key,
+                self.keys.ticks_queued,
+                self.keys.ticks_started,
+                self.keys.pipeline_state,
+                *(job_key_prefix + job_id for job_id in ids),
+            ],
             args=[
                 now,
                 plan.mode.value,
@@ -206,9 +250,8 @@ class TickQueue:
                 delay_ms,
                 delay_ms + self.expires_extra_ms,
                 blob,
-                self.keys.tick_job_id(""),
-                job_key_prefix,
-                in_progress_key_prefix,
+                done or "",
+                int(clear_deferred),
                 *ids,
             ],
         )
@@ -222,8 +265,14 @@ class TickQueue:
         )
         return TickCounts(int(pending), int(delayed), int(running))
 
-    async def mark_running(self, job_id: str, ttl_s: float) -> None:
-        await self.redis.zadd(self.running_key, {job_id: int((time.time() + ttl_s) * 1000)})
+    async def mark_running(self, job_id: str, ttl_s: float, *, started_s: float) -> None:
+        """The tick runs (expiry ``ttl_s``, renewed by heartbeats) and has started (until
+        arq's in-progress lease, ``started_s``, would end; kept if arq's start set it)."""
+        now = time.time()
+        await self._mark(
+            keys=[self.running_key, self.keys.ticks_started],
+            args=[job_id, int((now + ttl_s) * 1000), int((now + started_s) * 1000)],
+        )
 
     async def refresh_running(self, job_ids: list[str], ttl_s: float) -> None:
         if job_ids:
@@ -235,4 +284,9 @@ class TickQueue:
         )
 
     async def unmark_running(self, job_id: str) -> None:
-        await self.redis.zrem(self.running_key, job_id)
+        """The tick left without its follow-up step (an error): it is neither running nor
+        started (arq may queue it again)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zrem(self.running_key, job_id)
+            pipe.zrem(self.keys.ticks_started, job_id)
+            await pipe.execute()

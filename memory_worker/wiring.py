@@ -43,7 +43,7 @@ from memory_worker.maintenance import (
     expire_cards,
     merge_pass,
 )
-from memory_worker.metrics import AttemptCounter
+from memory_worker.metrics import AttemptCounter, success_counter
 from memory_worker.model_calls import ChatCall, Embedder, Vectors
 from memory_worker.notifiers import notifiers_from_settings
 from memory_worker.processing import ProcessResult
@@ -81,7 +81,8 @@ class RoutedModels:
             idempotency_key=idempotency_key,
             context=self.context,
         )
-        await self._success(routed.target.id)
+        if not routed.counted:
+            await self._success(routed.target.id)
         return routed.value
 
     async def embed(
@@ -115,7 +116,8 @@ class RoutedModels:
             context=self.context,
             probes=probes,
         )
-        await self._success(routed.target.id)
+        if not routed.counted:  # the breaker record counted it otherwise
+            await self._success(routed.target.id)
         # §16: the vectors carry the model that made them (the card store never mixes two)
         return Vectors(routed.value.embeddings, model=routed.target.model)
 
@@ -185,14 +187,14 @@ class WalkerGate:
         self.workflows = tuple(workflows)
 
     async def blocked(self) -> bool:
-        """Fails open: an unreadable breaker store never blocks (the claim meets it next)."""
-        for workflow in self.workflows:
-            try:
-                if await self.walker.route_is_open(workflow):
-                    return True
-            except Exception as exc:
-                self.walker.bookkeeping_failed("route_gate", exc, workflow=workflow)
-        return False
+        """Fails open: an unreadable breaker store never blocks (the claim meets it next).
+
+        Every workflow's routes in one round trip (no breaker window is read)."""
+        try:
+            return any((await self.walker.routes_open(self.workflows)).values())
+        except Exception as exc:
+            self.walker.bookkeeping_failed("route_gate", exc, workflows=",".join(self.workflows))
+            return False
 
 
 class Maintenance:
@@ -295,7 +297,10 @@ async def build_tick_runner(
     keys = Keys(settings.key_prefix)
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.request_timeout_seconds))
     routes = load_routes(settings.routes_file, settings.route_defaults())
-    breakers = BreakerStore(redis, keys, settings.breaker_config())
+    # a routed success counts itself in the attempt metrics with its breaker record
+    breakers = BreakerStore(
+        redis, keys, settings.breaker_config(), success_counter=success_counter(keys)
+    )
     runs = RunStore(redis, settings)
 
     reporter = AdminReporter.from_settings(

@@ -30,7 +30,7 @@ from arq.constants import in_progress_key_prefix, job_key_prefix
 from arq.utils import timestamp_ms
 from arq.worker import Worker
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError, WatchError
+from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memory_worker.connections import LOG_RETRY_AT, backoff_delay
@@ -45,6 +45,23 @@ from memory_worker.ticks import TICK_FUNCTION
 from memory_worker.wiring import build_tick_runner
 
 log = structlog.get_logger(__name__)
+
+# arq's job start (its WATCH / EXISTS / ZSCORE / MULTI PSETEX EXEC) in one step; a tick job
+# is also marked running (until the heartbeat's expiry) and started (until the in-progress
+# lease ends), so the tick need not do it and the pending count never sees it pending.
+# KEYS: in-progress key, arq queue, running ticks, started ticks.
+# ARGV: job id, now ms, in-progress ms, running expiry ms (0: not a tick).
+_START = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not score or tonumber(score) > tonumber(ARGV[2]) then return false end
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[3])
+if tonumber(ARGV[4]) > 0 then
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+  redis.call('ZADD', KEYS[4], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
+end
+return score
+"""
 
 _REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
 #: Retries log at these failure counts only (then every 64th).
@@ -192,13 +209,43 @@ class MemoryWorker(Worker):
 
     _redis_failures = 0
     reconnect_max_seconds = 1.0
+    #: The queue's keys and a running tick's mark lifetime (ms), set by :func:`create_worker`:
+    #: starting a tick job also marks it running and started (one round trip).
+    tick_keys: Keys | None = None
+    running_ttl_ms = 0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         #: Jobs whose finish (arq's cleanup) failed because Redis was away.
         self._orphans: set[str] = set()
+        self._start_script: Any = None
+        #: Set when a job's slot frees up (the poll loop may start the next job at once).
+        self._slot_freed = asyncio.Event()
 
     async def _poll_iteration(self) -> None:
+        """One tick of arq's poll clock; while every slot is busy, a slot freed before the
+        next tick polls at once (issue 11: a freed slot otherwise idled half a poll delay
+        on average before its follow-up started — 2–3 % of a 1 s farm's slot time)."""
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        self._slot_freed.clear()
+        await self._poll_and_recover()
+        while self.allow_pick_jobs and self.job_counter >= self.max_jobs:
+            left = self.poll_delay_s - (loop.time() - began)
+            if left <= 0:
+                return
+            try:
+                await asyncio.wait_for(self._slot_freed.wait(), left)
+            except TimeoutError:
+                return
+            self._slot_freed.clear()
+            await self._poll_and_recover()
+
+    def _job_done(self, _task: asyncio.Task[Any]) -> None:
+        self._release_sem_dec_counter_on_complete()
+        self._slot_freed.set()
+
+    async def _poll_and_recover(self) -> None:
         try:
             await self._poll_once()
         except (*_REDIS_DOWN, RedisError) as exc:
@@ -235,14 +282,7 @@ class MemoryWorker(Worker):
             if count < 1:
                 return
         if self.allow_pick_jobs and self.job_counter < self.max_jobs:
-            job_ids = await self.pool.zrangebyscore(
-                self.queue_name,
-                min=float("-inf"),
-                start=self._queue_read_offset,
-                num=count,
-                max=timestamp_ms(),
-            )
-            await self.start_jobs(job_ids)
+            await self.start_jobs(await self._ready_jobs(count))
         if self.allow_abort_jobs:
             await self._cancel_aborted_jobs()
         for job_id, task in list(self.tasks.items()):
@@ -254,6 +294,36 @@ class MemoryWorker(Worker):
                     if isinstance(error, (*_REDIS_DOWN, RedisError)):
                         self._orphans.add(job_id)  # arq could not finish it
         await self.heart_beat()
+
+    async def _ready_jobs(self, count: int) -> list[bytes]:
+        """The jobs to try to start: due, and not started by anyone (issue 11).
+
+        arq reads the queue's oldest due entries, which include every job running
+        anywhere in the fleet (a job leaves the queue when it finishes), and tries each:
+        the wasted starts grew with the fleet's running ticks. Started ticks are in
+        ``ticks:started`` (until arq's in-progress lease would end), so the queue minus
+        that set is what may start; a crashed tick's entry lapses with its lease.
+        """
+        now = timestamp_ms()
+        keys = self.tick_keys
+        if keys is None:
+            return list(
+                await self.pool.zrangebyscore(
+                    self.queue_name,
+                    min=float("-inf"),
+                    start=self._queue_read_offset,
+                    num=count,
+                    max=now,
+                )
+            )
+        async with self.pool.pipeline(transaction=False) as pipe:
+            pipe.zremrangebyscore(keys.ticks_started, "-inf", now)
+            pipe.zdiff([self.queue_name, keys.ticks_started], withscores=True)
+            _, candidates = await pipe.execute()
+        due = sorted(
+            (float(score), job_id) for job_id, score in _pairs(candidates) if float(score) <= now
+        )
+        return [job_id for _, job_id in due[:count]]
 
     async def _finish_orphans(self) -> None:
         """Do arq's finish for jobs that ended while Redis was away (best effort).
@@ -297,23 +367,42 @@ class MemoryWorker(Worker):
                 self.sem.release()
 
     async def _try_start(self, job_id: str) -> bool:
-        in_progress_key = in_progress_key_prefix + job_id
-        async with self.pool.pipeline(transaction=True) as pipe:
-            await pipe.watch(in_progress_key)
-            ongoing = await pipe.exists(in_progress_key)
-            score = await pipe.zscore(self.queue_name, job_id)
-            if ongoing or not score or score > timestamp_ms():
-                return False  # running elsewhere, finished, or re-deferred by another worker
-            pipe.multi()  # type: ignore[no-untyped-call]
-            pipe.psetex(in_progress_key, int(self.in_progress_timeout_s * 1000), b"1")
-            try:
-                await pipe.execute()
-            except (ResponseError, WatchError):
-                return False  # another worker started it first
-        task = self.loop.create_task(self.run_job(job_id, int(score)))
-        task.add_done_callback(lambda _: self._release_sem_dec_counter_on_complete())
+        """arq's WATCH/MULTI job start as one script: one round trip, and a worker that
+        loses the race to another costs the queue one command, not six."""
+        keys = self.tick_keys
+        is_tick = keys is not None and job_id.startswith(keys.tick_job_id(""))
+        now = timestamp_ms()
+        try:
+            score = await self._start(job_id, keys, is_tick, now)
+        except ResponseError:
+            return False  # e.g. OOM refusing the in-progress key: as arq, not started
+        if score is None:
+            return False  # running elsewhere, finished, or re-deferred by another worker
+        pipeline: TickRunner | None = self.ctx.get("pipeline")
+        if is_tick and pipeline is not None:
+            pipeline.premarked.add(job_id)
+        task = self.loop.create_task(self.run_job(job_id, int(float(score))))
+        task.add_done_callback(self._job_done)
         self.tasks[job_id] = task
         return True
+
+    async def _start(self, job_id: str, keys: Keys | None, is_tick: bool, now: int) -> Any:
+        if self._start_script is None:
+            self._start_script = self.pool.register_script(_START)
+        return await self._start_script(
+            keys=[
+                in_progress_key_prefix + job_id,
+                self.queue_name,
+                keys.ticks_running if keys else self.queue_name,
+                keys.ticks_started if keys else self.queue_name,
+            ],
+            args=[
+                job_id,
+                now,
+                int(self.in_progress_timeout_s * 1000),
+                now + self.running_ttl_ms if is_tick else 0,
+            ],
+        )
 
     def handle_sig(self, signum: signal.Signals) -> None:
         pipeline: TickRunner | None = self.ctx.get("pipeline")
@@ -344,6 +433,13 @@ class MemoryWorker(Worker):
         self._pool = None
 
 
+def _pairs(reply: list[Any]) -> list[tuple[Any, Any]]:
+    """``ZDIFF … WITHSCORES``: (member, score) pairs, whether or not the client paired them."""
+    if reply and isinstance(reply[0], (list, tuple)):
+        return [(m, sc) for m, sc in reply]
+    return list(zip(reply[::2], reply[1::2], strict=True))
+
+
 def create_worker(
     settings: Settings,
     redis: ArqRedis,
@@ -360,6 +456,8 @@ def create_worker(
         **worker_kwargs(settings, pipeline_factory=pipeline_factory),
     )
     worker.reconnect_max_seconds = settings.redis_reconnect_max_seconds
+    worker.tick_keys = Keys(settings.key_prefix)
+    worker.running_ttl_ms = int(settings.worker_heartbeat_seconds * 3 * 1000)
     return worker
 
 

@@ -86,13 +86,20 @@ async def test_lua_matches_the_pure_table(queue: TickQueue, redis: Any) -> None:
     ):
         seeds = [queue.keys.tick_job_id(f"seed{i}") for i in range(4)]
         await redis.delete(
-            queue.keys.arq_queue, queue.running_key, *(in_progress_key_prefix + s for s in seeds)
+            queue.keys.arq_queue,
+            queue.running_key,
+            queue.keys.ticks_queued,
+            queue.keys.ticks_started,
+            *(in_progress_key_prefix + s for s in seeds),
         )
         for i in range(pending + in_progress):
             job_id = queue.keys.tick_job_id(f"seed{i}")
+            # as queued by TickQueue.schedule
             await redis.zadd(queue.keys.arq_queue, {job_id: T0})
-            if i >= pending:  # started jobs carry arq's in-progress key: not pending
+            await redis.zadd(queue.keys.ticks_queued, {job_id: T0 + 86_400_000})
+            if i >= pending:  # as started by MemoryWorker: arq's in-progress key, "started"
                 await redis.set(in_progress_key_prefix + job_id, b"1", px=60_000)
+                await redis.zadd(queue.keys.ticks_started, {job_id: T0 + 60_000})
         for i in range(running):
             await redis.zadd(queue.running_key, {f"run{i}": T0 + 60_000})
         await redis.zadd(

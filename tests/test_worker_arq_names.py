@@ -33,7 +33,21 @@ READ = (
     "_release_sem_dec_counter_on_complete",
 )
 #: MemoryWorker's own private names (new, not arq's).
-OWN = frozenset({"_redis_failures", "_orphans", "_poll_once", "_finish_orphans", "_try_start"})
+OWN = frozenset(
+    {
+        "_redis_failures",
+        "_orphans",
+        "_poll_once",
+        "_finish_orphans",
+        "_try_start",
+        "_start_script",
+        "_slot_freed",
+        "_job_done",
+        "_poll_and_recover",
+        "_start",
+        "_ready_jobs",
+    }
+)
 
 
 @pytest.mark.parametrize("name", OVERRIDDEN)

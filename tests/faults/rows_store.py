@@ -280,13 +280,15 @@ async def row17(ctx: FaultContext) -> None:
     await _enqueue(store, 1)
     pipeline = TickRunner(settings=s, redis=ctx.redis, processor=_Hang(), gate=_Closed())
     ticks = TickQueue(ctx.redis, pipeline.keys)
-    leaving = pipeline.ticks.unmark_running
+    schedule = pipeline.ticks.schedule
 
-    async def leave_then_wake(job_id: str) -> None:
-        await leaving(job_id)
-        await pipeline.wake()  # an enqueue's wake-up (or the safety net) right after it left
+    async def leave_then_wake(plan: Any, **kwargs: Any) -> Any:
+        done = await schedule(plan, **kwargs)  # the follow-ups go in as the tick leaves
+        if kwargs.get("done"):
+            await pipeline.wake()  # an enqueue's wake-up (or the safety net) right after it left
+        return done
 
-    pipeline.ticks.unmark_running = leave_then_wake  # type: ignore[method-assign]
+    pipeline.ticks.schedule = leave_then_wake  # type: ignore[method-assign]
     assert await pipeline.tick(pipeline.keys.tick_job_id("t1")) == "deferred"
     counts = await ticks.counts()
     assert (counts.pending, counts.delayed, counts.running) == (1, 1, 0)  # one delayed probe only

@@ -1,0 +1,213 @@
+"""Scale-out: runs/s, Redis commands per run and Redis CPU per 1,000 runs as the fleet grows.
+
+For each fleet size (worker processes, ``--ticks`` concurrent ticks each) and farm job
+time, a fresh queue on a private Valkey holds a backlog; the fleet works it against the
+loopback farm simulator. After the ramp, two snapshots ``--seconds`` apart (nothing
+polls in between, so the figures are the fleet's own) give:
+
+- completed runs/s, and its ratio to the ideal (processes × ticks ÷ job seconds);
+- Redis commands per completed run (``INFO commandstats``: commands inside Lua
+  scripts count too, as they cost the server);
+- Redis CPU-seconds per 1,000 runs (``used_cpu_sys + used_cpu_user``).
+
+Cards live on the same server unless ``--cards-url`` (or ``MEMORY_CARDS_URL``) names
+another one (e.g. ``redis+cluster://…``); the figures are then the queue primary's only.
+``--breakdown`` adds a MONITOR tally of where the queue's commands come from (MONITOR
+costs the server CPU: the CPU column is then not meaningful).
+
+Commands per run are countable on a 2-core machine (most processes wait on the farm);
+runs/s and CPU figures at 8–12 processes need as many cores as processes to mean
+anything: on fewer cores they measure the machine, not the queue.
+
+    python bench/scale_out.py [--quick] [--procs 1,2,4,8,12] [--farm 1.0,0.2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from common import fill, fresh_bench
+from redis_monitor import CommandTally, record_script_names
+
+from memory_worker.api import MemoryQueue
+from memory_worker.connections import RedisHandle
+from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+from memory_worker.fleet import Fleet
+from memory_worker.run_store import RunStore
+from memory_worker.ticks import TickQueue
+
+
+@dataclass(frozen=True)
+class Row:
+    procs: int
+    job_seconds: float
+    runs_per_s: float
+    ideal: float
+    commands_per_run: float
+    cpu_per_1000: float
+    busy: float
+
+
+async def server_stats(redis: Any) -> tuple[dict[str, int], float]:
+    """(calls per command so far, CPU seconds so far) of one Valkey."""
+    stats = await redis.info("commandstats")
+    cpu = await redis.info("cpu")
+    calls = {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
+    return calls, float(cpu["used_cpu_sys"]) + float(cpu["used_cpu_user"])
+
+
+def delta(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    return {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0) > 0}
+
+
+async def wait_for(predicate: Any, timeout: float, step: float = 0.2) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if await predicate():
+            return
+        await asyncio.sleep(step)
+
+
+async def measure(
+    procs: int,
+    job_seconds: float,
+    ticks: int,
+    seconds: float,
+    cards_url: str | None,
+    breakdown: bool,
+) -> Row:
+    ideal = procs * ticks / job_seconds
+    backlog = int(ideal * (seconds + 20) * 1.2) + 50
+    names = record_script_names() if breakdown else {}
+    async with (
+        fresh_bench(worker_concurrency=ticks, pipeline_target=procs * ticks) as bench,
+        FarmSimulator(submit_block_seconds=job_seconds * 5) as sim,
+    ):
+        sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=job_seconds))
+        store = RunStore(bench.redis, bench.settings)
+        await fill(store, backlog)
+        queue = MemoryQueue(
+            RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings
+        )
+        tick_queue = TickQueue(bench.redis, queue.keys)
+        if breakdown:  # name the scripts: build a pipeline in this process
+            from memory_worker.wiring import build_tick_runner
+
+            await build_tick_runner(bench.settings, bench.redis)
+        overrides: dict[str, Any] = {
+            "discovery_base_url": sim.base_url,
+            "worker_concurrency": ticks,
+            "pipeline_target": procs * ticks,
+        }
+        if cards_url:
+            overrides["cards_url"] = cards_url
+        fleet = Fleet(bench.settings, bench.tmp, overrides)
+        fleet.start(procs)
+        try:
+            await asyncio.sleep(2 + procs * 0.6)  # processes up (2 cores: they start in turn)
+            await queue.wake()
+
+            async def ramped() -> bool:
+                return (await tick_queue.counts()).running >= procs * ticks
+
+            await wait_for(ramped, 30 + procs * 2)
+            await asyncio.sleep(job_seconds * 2)
+            done0 = (await store.counts())["completed"]
+            calls0, cpu0 = await server_stats(bench.redis)
+            t0 = time.perf_counter()
+            if breakdown:
+                async with CommandTally(bench.server.url, names) as tally:
+                    await asyncio.sleep(seconds)
+            else:
+                await asyncio.sleep(seconds)
+            elapsed = time.perf_counter() - t0
+            calls1, cpu1 = await server_stats(bench.redis)
+            done1 = (await store.counts())["completed"]
+        finally:
+            fleet.stop_all()
+    runs = max(done1 - done0, 1)
+    calls = delta(calls1, calls0)
+    measured = sum(calls.values()) - 6  # the snapshots' own reads
+    if breakdown:
+        print(f"--- where the commands of {procs} process(es), {job_seconds:g} s farm come from")
+        print(tally.table(runs))
+        print("commandstats (scripts' inner commands included), per run:")
+        for name, n in sorted(calls.items(), key=lambda kv: -kv[1])[:25]:
+            print(f"{n / runs:8.2f}  {name}")
+    return Row(
+        procs,
+        job_seconds,
+        runs / elapsed,
+        ideal,
+        measured / runs,
+        (cpu1 - cpu0) / runs * 1000,
+        (cpu1 - cpu0) / elapsed,
+    )
+
+
+def report(rows: list[Row]) -> None:
+    print(
+        "| worker processes | farm job | runs/s (ideal) | vs ideal | Redis commands per run "
+        "| Redis CPU-s per 1,000 runs | Redis busy |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r.procs} | {r.job_seconds:g} s | {r.runs_per_s:.1f} ({r.ideal:.0f}) "
+            f"| {r.runs_per_s / r.ideal:.2f} | {r.commands_per_run:.0f} "
+            f"| {r.cpu_per_1000:.2f} | {r.busy * 100:.0f} % |"
+        )
+    for farm in sorted({r.job_seconds for r in rows}, reverse=True):
+        same = [r for r in rows if r.job_seconds == farm]
+        base = same[0]
+        ratios = ", ".join(
+            f"{r.procs}p: runs/s {r.runs_per_s / base.runs_per_s:.2f}x, "
+            f"commands/run {r.commands_per_run / base.commands_per_run:.2f}x"
+            for r in same[1:]
+        )
+        if ratios:
+            print(f"{farm:g} s farm, against {base.procs} process(es): {ratios}")
+
+
+async def main(args: argparse.Namespace) -> None:
+    rows = []
+    for farm in args.farm:
+        for procs in args.procs:
+            row = await measure(
+                procs, farm, args.ticks, args.seconds, args.cards_url, args.breakdown
+            )
+            rows.append(row)
+            print(
+                f"{procs} process(es), {farm:g} s farm: {row.runs_per_s:.1f} runs/s, "
+                f"{row.commands_per_run:.0f} commands/run, {row.cpu_per_1000:.2f} CPU-s/1000 runs",
+                flush=True,
+            )
+    report(rows)
+
+
+def floats(text: str) -> list[float]:
+    return [float(x) for x in text.split(",") if x]
+
+
+def ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--procs", type=ints, default=[1, 2, 4, 8, 12])
+    parser.add_argument("--farm", type=floats, default=[1.0, 0.2], help="farm job seconds")
+    parser.add_argument("--ticks", type=int, default=8, help="concurrent ticks per process")
+    parser.add_argument("--seconds", type=float, default=15.0, help="measuring window")
+    parser.add_argument("--cards-url", default=os.environ.get("MEMORY_CARDS_URL"))
+    parser.add_argument("--breakdown", action="store_true", help="MONITOR tally of origins")
+    parser.add_argument("--quick", action="store_true", help="1, 2, 4 processes, 1 s farm, 6 s")
+    args = parser.parse_args()
+    if args.quick:
+        args.procs, args.farm, args.seconds = [1, 2, 4], [1.0], 6.0
+    asyncio.run(main(args))
