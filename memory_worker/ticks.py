@@ -32,7 +32,8 @@ target): ``ticks:queued`` holds every tick this module queued (until its job wou
 expire), ``ticks:started`` every started one until arq's in-progress lease would end
 (arq's start writes it in :class:`memory_worker.worker.MemoryWorker`; under plain arq
 the tick writes it first thing). Pending = |queue ∩ queued| − |queue ∩ queued ∩
-started|: two ``ZINTERCARD`` (Redis ≥ 7.0 / Valkey). A tick leaves all three sets in
+started|: two ``ZINTERCARD`` (Redis ≥ 7.0 / Valkey; on Redis 6 the script walks
+``ticks:queued`` instead, bounded by the pipeline target). A tick leaves all three sets in
 the script that queues its follow-ups.
 """
 
@@ -132,8 +133,20 @@ end
 if ARGV[10] == '1' then redis.call('HDEL', KEYS[5], 'deferred_since') end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
-local queued = redis.call('ZINTERCARD', 2, KEYS[1], KEYS[3])
-local started = redis.call('ZINTERCARD', 3, KEYS[1], KEYS[3], KEYS[4])
+local queued, started
+local has_zintercard = redis.REDIS_VERSION_NUM ~= nil and redis.REDIS_VERSION_NUM >= 0x070000
+if has_zintercard then
+  queued = redis.call('ZINTERCARD', 2, KEYS[1], KEYS[3])
+  started = redis.call('ZINTERCARD', 3, KEYS[1], KEYS[3], KEYS[4])
+else  -- Redis 6 (no ZINTERCARD): walk the queued ticks (bounded by the pipeline target)
+  queued, started = 0, 0
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+    if redis.call('ZSCORE', KEYS[1], id) then
+      queued = queued + 1
+      if redis.call('ZSCORE', KEYS[4], id) then started = started + 1 end
+    end
+  end
+end
 local pending = queued - started
 local running = redis.call('ZCOUNT', KEYS[2], now, '+inf')
 local add = 0

@@ -212,6 +212,9 @@ class MemoryWorker(Worker):
     #: The queue's keys and a running tick's mark lifetime (ms), set by :func:`create_worker`:
     #: starting a tick job also marks it running and started (one round trip).
     tick_keys: Keys | None = None
+    #: ZDIFF (Redis ≥ 6.2) reads the unstarted jobs in one command; off after an
+    #: "unknown command" answer (Redis 6.0/6.1), then both sets are read and diffed here.
+    has_zdiff = True
     running_ttl_ms = 0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -316,10 +319,24 @@ class MemoryWorker(Worker):
                     max=now,
                 )
             )
-        async with self.pool.pipeline(transaction=False) as pipe:
-            pipe.zremrangebyscore(keys.ticks_started, "-inf", now)
-            pipe.zdiff([self.queue_name, keys.ticks_started], withscores=True)
-            _, candidates = await pipe.execute()
+        if self.has_zdiff:
+            try:
+                async with self.pool.pipeline(transaction=False) as pipe:
+                    pipe.zremrangebyscore(keys.ticks_started, "-inf", now)
+                    pipe.zdiff([self.queue_name, keys.ticks_started], withscores=True)
+                    _, candidates = await pipe.execute()
+            except ResponseError as exc:
+                if "unknown command" not in str(exc).lower():
+                    raise
+                self.has_zdiff = False  # Redis < 6.2: read both sets and diff them here
+        if not self.has_zdiff:
+            async with self.pool.pipeline(transaction=False) as pipe:
+                pipe.zremrangebyscore(keys.ticks_started, "-inf", now)
+                pipe.zrangebyscore(self.queue_name, "-inf", now, withscores=True)
+                pipe.zrange(keys.ticks_started, 0, -1)
+                _, queued, started = await pipe.execute()
+            skip = set(started)
+            candidates = [(job_id, score) for job_id, score in _pairs(queued) if job_id not in skip]
         due = sorted(
             (float(score), job_id) for job_id, score in _pairs(candidates) if float(score) <= now
         )

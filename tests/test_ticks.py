@@ -65,8 +65,19 @@ def test_ticks_to_add(
     assert ticks_to_add(plan, pending=pending, running=running, target=target) == expected
 
 
-@pytest.fixture
-def queue(redis: Any, settings: Settings) -> TickQueue:
+@pytest.fixture(params=["server", "redis6"])
+def queue(
+    request: pytest.FixtureRequest, redis: Any, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> TickQueue:
+    """The tick queue as this server runs it, and as a Redis 6 server (no ZINTERCARD) would."""
+    if request.param == "redis6":
+        import memory_worker.ticks as ticks
+
+        line = "local has_zintercard = redis.REDIS_VERSION_NUM ~= nil"
+        assert line in ticks._SCHEDULE
+        monkeypatch.setattr(
+            ticks, "_SCHEDULE", ticks._SCHEDULE.replace(line, "local has_zintercard = false --")
+        )
     return TickQueue(redis, Keys(settings.key_prefix))
 
 

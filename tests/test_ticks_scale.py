@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
 from arq.constants import in_progress_key_prefix
 
 from memory_worker.keys import Keys
@@ -51,13 +52,17 @@ async def test_scheduling_costs_the_same_with_2_or_80_ticks_in_flight(
     assert cost[0] == cost[1]
 
 
-async def test_the_poll_offers_only_ticks_nobody_started(redis: Any, settings: Settings) -> None:
+@pytest.mark.parametrize("zdiff", [True, False], ids=["zdiff", "redis6.0"])
+async def test_the_poll_offers_only_ticks_nobody_started(
+    redis: Any, settings: Settings, zdiff: bool
+) -> None:
     queue = TickQueue(redis, Keys(settings.key_prefix))
     now = int(time.time() * 1000) - 1000
     await start_all(queue, redis, 5, now)  # running elsewhere in the fleet
     await queue.schedule(TickPlan(Mode.AMPLIFY, base=2), target=1, at_ms=now)
     started = {m for m in await redis.zrange(queue.keys.ticks_started, 0, -1)}
     worker = create_worker(settings, redis, burst=True, handle_signals=False)
+    worker.has_zdiff = zdiff  # False: as after a Redis 6.0 server refused ZDIFF
     offered = await worker._ready_jobs(100)
     assert len(offered) == 2
     assert not set(offered) & started
