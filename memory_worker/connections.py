@@ -32,6 +32,7 @@ from redis.asyncio.sentinel import Sentinel
 from redis.exceptions import RedisError
 
 from memory_worker.embedded import EmbeddedValkey
+from memory_worker.runs import is_transport_race
 from memory_worker.settings import Settings
 
 T = TypeVar("T")
@@ -294,7 +295,9 @@ async def retry_store_write(
     while True:
         try:
             return await write()
-        except RedisError as exc:
+        except Exception as exc:
+            if not (isinstance(exc, RedisError) or is_transport_race(exc)):
+                raise
             failures += 1
             delay = backoff_delay(failures, base=0.05, cap=cap)
             if end is not None and time.monotonic() + delay > end:

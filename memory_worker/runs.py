@@ -104,9 +104,29 @@ def error_code(error: BaseException) -> str:
     return type(error).__name__
 
 
+#: Where redis-py < 8 leaks a raw error when it writes to a connection the server reset
+#: (redis/redis-py#4287: a cluster node killed, an idle connection dropped).
+_TRANSPORT_FILES = (
+    "redis/asyncio/connection.py",
+    "asyncio/selector_events.py",
+    "asyncio/streams.py",
+)
+
+
+def is_transport_race(error: BaseException) -> bool:
+    """An ``AttributeError``/``TypeError`` raised inside redis-py's (or asyncio's) socket
+    write: a lost connection in disguise (redis-py 5 leaks it; arq pins redis < 6)."""
+    if not isinstance(error, AttributeError | TypeError):
+        return False
+    tb, where = error.__traceback__, ""
+    while tb is not None:
+        where, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
+    return where.replace("\\", "/").endswith(_TRANSPORT_FILES)
+
+
 def is_store_fault(error: BaseException) -> bool:
     """A Redis error of any kind: never evidence against the work (§7 rev 2)."""
-    return isinstance(error, RedisError | StoreError)
+    return isinstance(error, RedisError | StoreError) or is_transport_race(error)
 
 
 def decide(error: BaseException) -> Decision:
