@@ -88,7 +88,7 @@ from memory_worker.cards.codec import (
 )
 from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
 from memory_worker.cards.replication import ReplicaWait
-from memory_worker.cards.vectors import Matrix, VectorBlobs, VectorCache
+from memory_worker.cards.vectors import Matrix, VectorBlobs, VectorCache, ranked
 from memory_worker.cards.writes import (
     ApplyResult,
     FoldGroup,
@@ -483,29 +483,33 @@ class CardStore:
                 chat_model=matrix.model,
             )
             return []
-        query = np.asarray(embedding, dtype=np.float32)
-        norm = float(np.linalg.norm(query))
-        if query.shape != (matrix.rows.shape[1],) or norm == 0.0:
-            return []
-        scores = np.where(matrix.live, matrix.cosines(query / norm), -np.inf)
         allowed: frozenset[str] | None = None
         if scope_keys is not None:
             allowed = frozenset(scope_keys)
         elif thread_id is not None or user_id is not None:
             allowed = visible_scope_keys(thread_id or 0, user_id)
-        if allowed is not None:
-            codes = [code for sk, code in matrix.scope_codes.items() if sk in allowed]
-            scores = np.where(np.isin(matrix.scopes, codes), scores, -np.inf)
-        moment = now or datetime.now(UTC)
+        scores = matrix.scores(embedding, allowed)
+        if scores is None:
+            return []
+        return await self._best_visible(chat_id, matrix, scores, k, now or datetime.now(UTC))
+
+    async def _best_visible(
+        self,
+        chat_id: int,
+        matrix: Matrix,
+        scores: np.ndarray[Any, Any],
+        k: int,
+        moment: datetime,
+    ) -> list[tuple[Card, float]]:
+        """The ``k`` best-scored cards visible at ``moment``, reading a few more than ``k``
+        and widening the read while too many of them turn out not visible."""
         want = min(len(matrix.ids), max(2 * k, k + 8))
         while True:
-            top = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else None
-            order = top[np.argsort(-scores[top])] if top is not None else np.argsort(-scores)
-            order = order[np.isfinite(scores[order])]
-            cards = await self.get_cards(chat_id, [matrix.ids[i] for i in order.tolist()])
+            order = ranked(scores, want)
+            cards = await self.get_cards(chat_id, [matrix.ids[i] for i in order])
             by_id = {c.id: c for c in cards}
             found: list[tuple[Card, float]] = []
-            for index in order.tolist():
+            for index in order:
                 card = by_id.get(matrix.ids[index])
                 if card is not None and card.visible_at(moment):
                     found.append((card, float(scores[index])))

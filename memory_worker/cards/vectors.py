@@ -117,11 +117,38 @@ class Matrix:
         scores: np.ndarray[Any, Any] = np.einsum("ij,j->i", self.rows, unit)
         return scores
 
+    def scores(
+        self, embedding: Sequence[float], allowed: frozenset[str] | None
+    ) -> np.ndarray[Any, Any] | None:
+        """Cosine of each live row of an ``allowed`` scope with ``embedding``, else -inf.
+
+        None when the query cannot be compared: another dimension, or a zero vector.
+        ``allowed`` None means every scope.
+        """
+        query = np.asarray(embedding, dtype=np.float32)
+        norm = float(np.linalg.norm(query))
+        if query.shape != (self.rows.shape[1],) or norm == 0.0:
+            return None
+        scores = np.where(self.live, self.cosines(query / norm), -np.inf)
+        if allowed is not None:
+            codes = [code for sk, code in self.scope_codes.items() if sk in allowed]
+            scores = np.where(np.isin(self.scopes, codes), scores, -np.inf)
+        return scores
+
     def set_mask(self, mask: bytes) -> None:
         flags = np.zeros(self.count, dtype=np.uint8)
         have = min(len(mask), self.count)
         flags[:have] = np.frombuffer(mask, dtype=np.uint8, count=have)
         self.live = (flags == 1) & self._nonzero[: self.count]
+
+
+def ranked(scores: np.ndarray[Any, Any], want: int) -> list[int]:
+    """Indices of the ``want`` best finite scores, best first (all of them if fewer)."""
+    top = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else None
+    order = top[np.argsort(-scores[top])] if top is not None else np.argsort(-scores)
+    order = order[np.isfinite(scores[order])]
+    indices: list[int] = order.tolist()
+    return indices
 
 
 @dataclass
