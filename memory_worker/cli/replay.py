@@ -23,14 +23,29 @@ def iso_ms(ms: int | None) -> str | None:
     return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat()
 
 
+SinceOption = Annotated[
+    str | None,
+    typer.Option(help="Only runs that failed at or after this time (ISO 8601, or 6h / 2d ago)."),
+]
+StatusOption = Annotated[
+    str,
+    typer.Option(
+        help="retired (attempts exhausted; the default) or failed (every failed run, "
+        "retired or still waiting for its backoff)."
+    ),
+]
+RateOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Stagger availability to a drain rate (14/min, 2/s, 500/h) so fresh runs "
+        "are not starved. Default: all claimable at once."
+    ),
+]
+
+
 @app.command()
 def replay(
-    since: Annotated[
-        str | None,
-        typer.Option(
-            help="Only runs that failed at or after this time (ISO 8601, or 6h / 2d ago)."
-        ),
-    ] = None,
+    since: SinceOption = None,
     until: Annotated[
         str | None, typer.Option(help="Only runs that failed at or before this time.")
     ] = None,
@@ -45,20 +60,8 @@ def replay(
     prompt_version: Annotated[
         str | None, typer.Option("--prompt-version", help="Only this prompt version.")
     ] = None,
-    status: Annotated[
-        str,
-        typer.Option(
-            help="retired (attempts exhausted; the default) or failed (every failed run, "
-            "retired or still waiting for its backoff)."
-        ),
-    ] = "retired",
-    rate: Annotated[
-        str | None,
-        typer.Option(
-            help="Stagger availability to a drain rate (14/min, 2/s, 500/h) so fresh runs "
-            "are not starved. Default: all claimable at once."
-        ),
-    ] = None,
+    status: StatusOption = "retired",
+    rate: RateOption = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would change; write nothing.")
     ] = False,
