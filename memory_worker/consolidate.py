@@ -367,35 +367,29 @@ async def consolidate_run(
         forget_epoch=forget_epoch,
     )
     outputs = RunOutputs()
-    context = await existing_context(
-        store,
-        request,
-        plan.run_slice.kept,
-        embedder=lookup_embedder or embedder,
-        settings=settings,
-        key=run.key,
-        deadline=deadline,
-        now=run.now,
-        usage=outputs.usage,
-    )
+    context = await _context(run, store, lookup_embedder or embedder, outputs)
     for index, batch in enumerate(plan.batches):
         await _extract_batch(run, extractor, index, batch, context, outputs)
     embedded = await _embed(run, embedder, outputs)
     applied = await _apply(run, store, outputs, embedded)
     result = outputs.result(base, applied, len(plan.batches))
+    _log_done(run, result, outputs)
+    return result
+
+
+def _log_done(run: _Attempt, result: ConsolidationResult, outputs: RunOutputs) -> None:
     log.info(
         "consolidation.done",
-        run_id=run_id,
-        chat_id=request.chat_id,
+        run_id=run.run_id,
+        chat_id=run.request.chat_id,
         batches=result.batches,
         llm_calls=result.llm_calls,
         inserted=result.cards_inserted,
         observed=result.cards_observed,
         superseded=result.cards_superseded,
         dropped=sum(outputs.dropped.values()),
-        continuation=plan.continuation is not None,
+        continuation=run.plan.continuation is not None,
     )
-    return result
 
 
 async def _nothing_to_do(
@@ -429,6 +423,23 @@ class _Attempt:
     deadline: float | None
     now: datetime
     forget_epoch: int | None = None
+
+
+async def _context(
+    run: _Attempt, store: CardStore, embedder: Embedder | None, outputs: RunOutputs
+) -> list[tuple[str, Card]]:
+    """The existing cards shown beside every batch of the run (:func:`existing_context`)."""
+    return await existing_context(
+        store,
+        run.request,
+        run.plan.run_slice.kept,
+        embedder=embedder,
+        settings=run.settings,
+        key=run.key,
+        deadline=run.deadline,
+        now=run.now,
+        usage=outputs.usage,
+    )
 
 
 async def _extract_batch(
