@@ -270,10 +270,49 @@ async def merge_pass(
 ) -> MergePassResult:
     """Review up to ``max_groups`` due subject groups across all chats (see the module doc)."""
     result = MergePassResult()
-    limits = Limits.from_settings(settings)
+    run = _MergeRun(
+        store, merger, embedder, settings, Limits.from_settings(settings), now, deadline
+    )
+    due, epochs = await _due_groups(store, settings, now, max_groups)
+    result.groups_due = len(due)
+    for group in due[:max_groups]:
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+        if not await _review_group(run, group, epochs[group.chat_id], result):
+            break
+    log.info(
+        "maintenance.merge_pass",
+        groups=result.groups_merged,
+        failed=result.groups_failed,
+        folded=result.folded,
+        deferred=result.deferred,
+    )
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class _MergeRun:
+    """One merge pass: what every group review of it needs."""
+
+    store: CardStore
+    merger: ChatCall
+    embedder: Embedder | None
+    settings: Settings
+    limits: Limits
+    now: datetime
+    deadline: float | None
+
+
+async def _due_groups(
+    store: CardStore, settings: Settings, now: datetime, max_groups: int
+) -> tuple[list[MergeGroup], dict[int, int]]:
+    """Due groups, chat by chat until ``max_groups`` are found, and each chat's forget epoch.
+
+    The epoch is read before the cards: a forget after it refuses the fold.
+    """
     cooldown = timedelta(hours=settings.merge_cooldown_hours)
     due: list[MergeGroup] = []
-    epochs: dict[int, int] = {}  # read before the cards: a later forget refuses the fold
+    epochs: dict[int, int] = {}
     for chat_id in await store.chat_ids():
         epochs[chat_id] = await store.forget_epoch(chat_id)
         due.extend(
@@ -287,64 +326,68 @@ async def merge_pass(
         )
         if len(due) >= max_groups:
             break
-    result.groups_due = len(due)
-    for group in due[:max_groups]:
-        if deadline is not None and time.monotonic() >= deadline:
-            break
-        stamp_only = [FoldGroup(survivor_id=None, stamp_ids=[c.id for c in group.cards])]
-        try:
-            answer = await merger(
-                build_merge_request(
-                    merge_payload(group.subject, group.cards, now), settings=settings
-                ),
-                workflow=MEMORY_MERGE,
-                idempotency_key=f"merge:{group.digest}:{to_ms(now)}",
-                timeout=time_left(deadline, floor=0.001),
-            )
-            output = decode_merge(answer.content)
-        except LLMError as exc:
-            if is_outage(exc) or isinstance(exc, DeadlineExceeded):
-                result.deferred = True
-                log.warning(
-                    "maintenance.merge_deferred",
-                    chat_id=group.chat_id,
-                    error=exc.kind,
-                    code=exc.code,
-                )
-                break
-            result.groups_failed += 1
-            result.failures[exc.kind] = result.failures.get(exc.kind, 0) + 1
-            log.warning(
-                "maintenance.merge_group_failed",
-                chat_id=group.chat_id,
-                group=group.digest,
-                error=exc.kind,
-                code=exc.code,
-            )
-            await store.fold_groups(group.chat_id, stamp_only, now=now)
-            continue
-        folds, rejected = merge_plan(group, output, limits)
-        result.rejected_items += rejected
-        folds = await _embed_rewrites(folds, embedder, settings, group, now, deadline)
-        applied = await store.fold_groups(
-            group.chat_id,
-            folds,
-            now=now,
-            demote_delta=MERGE_DEMOTE_DELTA,
-            forget_epoch=epochs[group.chat_id],
+    return due, epochs
+
+
+async def _review_group(
+    run: _MergeRun, group: MergeGroup, epoch: int, result: MergePassResult
+) -> bool:
+    """Ask the merge model about one group and fold what its answer allows.
+
+    False: the pass stops here (farm outage or deadline).
+    """
+    try:
+        answer = await run.merger(
+            build_merge_request(
+                merge_payload(group.subject, group.cards, run.now), settings=run.settings
+            ),
+            workflow=MEMORY_MERGE,
+            idempotency_key=f"merge:{group.digest}:{to_ms(run.now)}",
+            timeout=time_left(run.deadline, floor=0.001),
         )
-        result.groups_merged += 1
-        result.folded += applied.folded
-        result.rewritten += applied.rewritten
-        result.demoted += applied.demoted
-    log.info(
-        "maintenance.merge_pass",
-        groups=result.groups_merged,
-        failed=result.groups_failed,
-        folded=result.folded,
-        deferred=result.deferred,
+        output = decode_merge(answer.content)
+    except LLMError as exc:
+        return await _group_failed(run, group, exc, result)
+    folds, rejected = merge_plan(group, output, run.limits)
+    result.rejected_items += rejected
+    folds = await _embed_rewrites(folds, run.embedder, run.settings, group, run.now, run.deadline)
+    applied = await run.store.fold_groups(
+        group.chat_id,
+        folds,
+        now=run.now,
+        demote_delta=MERGE_DEMOTE_DELTA,
+        forget_epoch=epoch,
     )
-    return result
+    result.groups_merged += 1
+    result.folded += applied.folded
+    result.rewritten += applied.rewritten
+    result.demoted += applied.demoted
+    return True
+
+
+async def _group_failed(
+    run: _MergeRun, group: MergeGroup, exc: LLMError, result: MergePassResult
+) -> bool:
+    """A failed merge call. An outage or the deadline defers the pass with nothing
+    stamped (False: stop); any other failure stamps the group until its cooldown."""
+    if is_outage(exc) or isinstance(exc, DeadlineExceeded):
+        result.deferred = True
+        log.warning(
+            "maintenance.merge_deferred", chat_id=group.chat_id, error=exc.kind, code=exc.code
+        )
+        return False
+    result.groups_failed += 1
+    result.failures[exc.kind] = result.failures.get(exc.kind, 0) + 1
+    log.warning(
+        "maintenance.merge_group_failed",
+        chat_id=group.chat_id,
+        group=group.digest,
+        error=exc.kind,
+        code=exc.code,
+    )
+    stamp_only = [FoldGroup(survivor_id=None, stamp_ids=[c.id for c in group.cards])]
+    await run.store.fold_groups(group.chat_id, stamp_only, now=run.now)
+    return True
 
 
 async def _embed_rewrites(
