@@ -190,6 +190,18 @@ async def read_sample(
     at = time.time() if now is None else now
     now_ms = int(at * 1000)
     runs = await RunStore(redis, settings).counts()
+    replies = await _read_state(redis, keys, now_ms)
+    ticks = await TickQueue(redis, keys).counts(at_ms=now_ms)
+    health = await read_health(redis)
+    views: list[BreakerView] = []
+    if breakers is not None:
+        # the routes' targets (no keyspace SCAN at scrape cadence); stored ones only without routes
+        views = await (breakers.views(targets) if targets else breakers.list())
+    return _sample(at, replies, runs=runs, ticks=ticks, breakers=views, health=health)
+
+
+async def _read_state(redis: ArqRedis, keys: Keys, now_ms: int) -> list[Any]:
+    """The run, lease, pipeline, routing and admin state in one pipeline (read by :func:`_sample`)."""
     async with redis.pipeline(transaction=False) as pipe:
         pipe.zrange(keys.by_status(RunStatus.QUEUED.value), 0, 0, withscores=True)
         pipe.zrange(keys.by_status(RunStatus.PROCESSING.value), 0, 0, withscores=True)
@@ -202,34 +214,37 @@ async def read_sample(
         pipe.hgetall(keys.admin_counters)
         pipe.zcard(keys.admin_outbox)
         pipe.hgetall(keys.reembed_progress)
-        (
-            queued,
-            processing,
-            lease,
-            expired,
-            counters,
-            deferred,
-            workers,
-            attempts,
-            admin,
-            outbox,
-            reembed,
-        ) = await pipe.execute()
-    ticks = await TickQueue(redis, keys).counts(at_ms=now_ms)
-    health = await read_health(redis)
-    views: list[BreakerView] = []
-    if breakers is not None:
-        # the routes' targets (no keyspace SCAN at scrape cadence); stored ones only without routes
-        views = await (breakers.views(targets) if targets else breakers.list())
+        replies: list[Any] = await pipe.execute()
+    return replies
+
+
+def _sample(
+    at: float,
+    replies: Sequence[Any],
+    *,
+    runs: Mapping[str, int],
+    ticks: TickCounts,
+    breakers: Sequence[BreakerView],
+    health: RedisHealth | None,
+) -> Sample:
+    """The sample at ``at`` from :func:`_read_state`'s replies and the other reads (pure)."""
+    (
+        queued,
+        processing,
+        lease,
+        expired,
+        counters,
+        deferred,
+        workers,
+        attempts,
+        admin,
+        outbox,
+        reembed,
+    ) = replies
 
     def age(rows: list[tuple[Any, float]]) -> float | None:
         return max(0.0, at - rows[0][1] / 1000) if rows else None
 
-    parsed_attempts: dict[tuple[str, str, str], int] = {}
-    for name, value in attempts.items():
-        parts = as_text(name).rsplit("|", 2)
-        if len(parts) == 3:
-            parsed_attempts[(parts[0], parts[1], parts[2])] = int(value)
     return Sample(
         at=at,
         runs=runs,
@@ -241,13 +256,23 @@ async def read_sample(
         ticks=ticks,
         deferred_since_s=int(deferred) / 1000 if deferred else None,
         workers_live=int(workers),
-        breakers=views,
-        attempts=parsed_attempts,
+        breakers=breakers,
+        attempts=_parse_attempts(attempts),
         admin_pages={as_text(k): int(v) for k, v in admin.items()},
         admin_outbox=int(outbox),
         redis=health,
         reembed={as_text(k): parse_progress(v) for k, v in reembed.items()},
     )
+
+
+def _parse_attempts(raw: Mapping[Any, Any]) -> dict[tuple[str, str, str], int]:
+    """``target|outcome|reason`` fields → counts (a malformed field is skipped)."""
+    parsed: dict[tuple[str, str, str], int] = {}
+    for name, value in raw.items():
+        parts = as_text(name).rsplit("|", 2)
+        if len(parts) == 3:
+            parsed[(parts[0], parts[1], parts[2])] = int(value)
+    return parsed
 
 
 # --- the cache ---------------------------------------------------------------------------
@@ -334,6 +359,22 @@ def _c(name: str, doc: str, labels: Sequence[str] = ()) -> CounterMetricFamily:
 
 def sample_metrics(sample: Sample) -> Iterator[Metric]:
     """Metric families of one sample (pure: the collector's core)."""
+    yield from _run_metrics(sample)
+    yield from _pipeline_metrics(sample)
+    yield from reembed_metrics(sample.reembed)
+    yield from counter_metrics(sample.counters)
+    yield from _routing_metrics(sample)
+    pages = _c("admin_pages", "Admin pages by result (sent, suppressed, failed, …).", ["result"])
+    for result, count in sorted(sample.admin_pages.items()):
+        pages.add_metric([result], count)
+    yield pages
+    yield _gauge("admin_pages_pending", "Admin pages waiting in the outbox.", sample.admin_outbox)
+    if sample.redis is not None:
+        yield from redis_metrics(sample.redis)
+
+
+def _run_metrics(sample: Sample) -> Iterator[Metric]:
+    """Runs by status, their ages and the leases."""
     runs = _g("runs", "Runs by status (retired runs are also counted as failed).", ["status"])
     for status in RunStatus:
         runs.add_metric([status.value], sample.runs.get(status.value, 0))
@@ -359,6 +400,10 @@ def sample_metrics(sample: Sample) -> Iterator[Metric]:
         sample.lease_overdue_s,
     )
     yield _gauge("leases_expired", "Leases past their expiry.", sample.leases_expired)
+
+
+def _pipeline_metrics(sample: Sample) -> Iterator[Metric]:
+    """Ticks, the outage deferral and the live workers."""
     ticks = _g("ticks", "Pipeline ticks: pending (delayed included), delayed, running.", ["state"])
     ticks.add_metric(["pending"], sample.ticks.pending)
     ticks.add_metric(["delayed"], sample.ticks.delayed)
@@ -375,8 +420,10 @@ def sample_metrics(sample: Sample) -> Iterator[Metric]:
         0.0 if sample.deferred_since_s is None else max(0.0, sample.at - sample.deferred_since_s),
     )
     yield _gauge("workers", "Live workers in the registry.", sample.workers_live)
-    yield from reembed_metrics(sample.reembed)
-    yield from counter_metrics(sample.counters)
+
+
+def _routing_metrics(sample: Sample) -> Iterator[Metric]:
+    """Breakers per target and routed attempts by target, outcome and reason."""
     state = _g("breaker_state", "Breaker per target: 0 closed, 1 half-open, 2 open.", ["target"])
     trips = _g("breaker_trips", "Consecutive trips of a target's breaker.", ["target"])
     for view in sample.breakers:
@@ -392,13 +439,6 @@ def sample_metrics(sample: Sample) -> Iterator[Metric]:
     for (target, outcome, reason), count in sorted(sample.attempts.items()):
         attempts.add_metric([target, outcome, reason], count)
     yield attempts
-    pages = _c("admin_pages", "Admin pages by result (sent, suppressed, failed, …).", ["result"])
-    for result, count in sorted(sample.admin_pages.items()):
-        pages.add_metric([result], count)
-    yield pages
-    yield _gauge("admin_pages_pending", "Admin pages waiting in the outbox.", sample.admin_outbox)
-    if sample.redis is not None:
-        yield from redis_metrics(sample.redis)
 
 
 def redis_metrics(health: RedisHealth) -> Iterator[Metric]:
