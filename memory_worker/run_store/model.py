@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from memory_worker.models import RunRequest
+from memory_worker.models import RunRequest, RunStatus
 
 #: Runs of newer prompt versions one claim parks at most (one round trip each, once per
 #: run; then the claim answers "nothing" and the safety net carries on).
@@ -150,6 +150,41 @@ def _field_hour_kept(field: str, hour: int, keep: int) -> bool:
     if not (colon and tail.isascii() and tail.isdigit()):
         return False
     return hour - keep < int(tail) <= hour + keep
+
+
+def queued_run_fields(
+    request: RunRequest, run_id: str, natural_key: str, messages: bytes, now: int
+) -> list[str | int | bytes]:
+    """The run hash of a newly queued run, as the enqueue script's flat name/value ARGV."""
+    range_end_ms = int(request.range_end.timestamp() * 1000)
+    fields: dict[str, str | int | bytes] = {
+        "id": run_id,
+        "chat_id": request.chat_id,
+        "thread_id": request.thread_id,
+        "range_start": request.range_start.isoformat(),
+        "range_end": request.range_end.isoformat(),
+        "prompt_version": request.prompt_version or "",
+        "cursor": request.cursor.model_dump_json() if request.cursor else "",
+        "nk": natural_key,
+        "qscore": -range_end_ms,
+        "messages": messages,
+        "message_count": len(request.messages),
+        "status": RunStatus.QUEUED.value,
+        "attempts": 0,
+        "releases": 0,
+        "retired": "0",
+        "created_at": now,
+        "updated_at": now,
+        "next_attempt_at": "",
+        "lease_owner": "",
+        "lease_token": "",
+        "leased_until": "",
+        "result": "",
+    }
+    flat: list[str | int | bytes] = []
+    for name, value in fields.items():
+        flat.extend((name, value))
+    return flat
 
 
 def new_run_id(at_ms: int) -> str:

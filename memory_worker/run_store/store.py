@@ -39,6 +39,7 @@ from memory_worker.run_store.model import (
     ms_to_dt,
     new_run_id,
     now_ms,
+    queued_run_fields,
 )
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
@@ -141,33 +142,7 @@ class RunStore:
         natural_key = request.natural_key(pv)
         run_id = new_run_id(now)
         range_end_ms = int(request.range_end.timestamp() * 1000)
-        fields: dict[str, str | int | bytes] = {
-            "id": run_id,
-            "chat_id": request.chat_id,
-            "thread_id": request.thread_id,
-            "range_start": request.range_start.isoformat(),
-            "range_end": request.range_end.isoformat(),
-            "prompt_version": pv,
-            "cursor": request.cursor.model_dump_json() if request.cursor else "",
-            "nk": natural_key,
-            "qscore": -range_end_ms,
-            "messages": messages,
-            "message_count": len(request.messages),
-            "status": RunStatus.QUEUED.value,
-            "attempts": 0,
-            "releases": 0,
-            "retired": "0",
-            "created_at": now,
-            "updated_at": now,
-            "next_attempt_at": "",
-            "lease_owner": "",
-            "lease_token": "",
-            "leased_until": "",
-            "result": "",
-        }
-        flat: list[str | int | bytes] = []
-        for name, value in fields.items():
-            flat.extend((name, value))
+        flat = queued_run_fields(request, run_id, natural_key, messages, now)
         day = datetime.fromtimestamp(now / 1000, tz=UTC).strftime("%Y%m%d")
         k = self.keys
         status, rid = await self._enqueue(
@@ -208,45 +183,13 @@ class RunStore:
         or skipped (another prompt version) on its way, so the caller can report them."""
         now = at_ms if at_ms is not None else now_ms()
         token = secrets.token_hex(8)
-        k = self.keys
-        version = self.settings.prompt_version
         retired: list[Any] = []
         skipped: list[Any] = []
         fields: list[Any] = []
         # Each run of a newer version met at the head is parked once (O(log n)) and never
         # seen again by this version's workers; bounded so one claim stays short.
         for _ in range(PARK_PER_CLAIM + 1):
-            raw = await self._claim(
-                keys=[
-                    k.queued,
-                    k.retry,
-                    k.leases,
-                    k.retired,
-                    k.counters,
-                    k.parked(version),
-                    k.parked_counts,
-                    k.workers,
-                    k.worker_runs,
-                    k.store_pulse,
-                    k.forget_epochs,
-                ],
-                args=[
-                    now,
-                    int(self.settings.lease_seconds * 1000),
-                    owner,
-                    token,
-                    version,
-                    self.settings.max_attempts,
-                    k.run_prefix,
-                    self._status_prefix,
-                    64,
-                    self.settings.error_log_max_entries,
-                    RESTORE_PER_CLAIM,
-                    self.heartbeat_ttl_ms,
-                    self.pulse_gap_ms,
-                ],
-            )
-            fields, more_retired, more_skipped, park = raw
+            fields, more_retired, more_skipped, park = await self._claim_once(owner, token, now)
             retired += more_retired
             skipped += more_skipped
             if not park:
@@ -265,6 +208,41 @@ class RunStore:
                 forget_epoch=int(h.get("forget_epoch") or 0),
             )
         return ClaimResult(run, [as_text(i) for i in retired], [as_text(i) for i in skipped])
+
+    async def _claim_once(self, owner: str, token: str, now: int) -> list[Any]:
+        """One claim script call: [run fields, retired ids, skipped ids, run to park]."""
+        k, version = self.keys, self.settings.prompt_version
+        reply: list[Any] = await self._claim(
+            keys=[
+                k.queued,
+                k.retry,
+                k.leases,
+                k.retired,
+                k.counters,
+                k.parked(version),
+                k.parked_counts,
+                k.workers,
+                k.worker_runs,
+                k.store_pulse,
+                k.forget_epochs,
+            ],
+            args=[
+                now,
+                int(self.settings.lease_seconds * 1000),
+                owner,
+                token,
+                version,
+                self.settings.max_attempts,
+                k.run_prefix,
+                self._status_prefix,
+                64,
+                self.settings.error_log_max_entries,
+                RESTORE_PER_CLAIM,
+                self.heartbeat_ttl_ms,
+                self.pulse_gap_ms,
+            ],
+        )
+        return reply
 
     async def _park_run(self, run_id: str, version: str, bucket: int, now: int) -> None:
         """Move a run of another (newer) prompt version to its version's parked set."""
