@@ -320,14 +320,7 @@ async def build_tick_runner(
         routes,
         breakers,
         events,
-        transports
-        or ClientFactory(
-            settings.client_config(),
-            embed_config=settings.client_config(workflow=EMBEDDING),
-            http=http,
-            local_concurrency=settings.local_embed_concurrency,
-            local_threads=settings.local_embed_threads,
-        ),
+        transports or farm_clients(settings, http),
         WalkerConfig(
             probe_interval_seconds=settings.consolidation_backend_retry_interval,
             permit_lease_seconds=settings.breaker_permit_lease_seconds,
@@ -348,6 +341,17 @@ async def build_tick_runner(
     pipeline.closers.append(http.aclose)
     pipeline.closers.append(lambda: close_cards_client(cards.redis, redis))
     return pipeline
+
+
+def farm_clients(settings: Settings, http: httpx.AsyncClient) -> ClientFactory:
+    """The real farm clients (chat and embedding over ``http``, local embedding threads)."""
+    return ClientFactory(
+        settings.client_config(),
+        embed_config=settings.client_config(workflow=EMBEDDING),
+        http=http,
+        local_concurrency=settings.local_embed_concurrency,
+        local_threads=settings.local_embed_threads,
+    )
 
 
 async def waiting_runs(runs: RunStore) -> int:
