@@ -52,7 +52,7 @@ from memory_worker.ticks import Mode, TickPlan, TickQueue
 
 if TYPE_CHECKING:
     from llm_client.routing import Walker
-    from memory_worker.cards import Card, CardStore
+    from memory_worker.cards import Card, CardStore, VectorSpace
     from memory_worker.forget import ForgetResult
 
 
@@ -239,10 +239,7 @@ class MemoryQueue:
         ``llm_client`` errors (``RouteUnavailable``, ``AllCircuitsOpen``, …).
         Best first, as ``(card, cosine)``.
         """
-        from llm_client.local_embed import QUERY_TASK
-        from llm_client.routes import EMBEDDING
         from memory_worker.cards import visible_scope_keys
-        from memory_worker.secret_patterns import mask_for_farm
 
         if not text.strip():
             raise ValueError("recall needs a non-empty text")
@@ -251,6 +248,28 @@ class MemoryQueue:
         space = await self.cards.vector_space(chat_id)
         if space is None:
             return []
+        embedding, model = await self._embed_query(chat_id, text, space)
+        return await self.cards.similar_cards(
+            chat_id,
+            embedding,
+            k,
+            scope_keys=visible_scope_keys(thread_id, user_id),
+            model=model,
+        )
+
+    async def _embed_query(
+        self, chat_id: int, text: str, space: VectorSpace
+    ) -> tuple[list[float], str]:
+        """``text`` as a retrieval query in the chat's vector space, and the model that made it.
+
+        Raises :class:`~memory_worker.errors.VectorSpaceMismatch` before any call when
+        no target of the route serves the chat's model, and after one whose vector is
+        of another model or dimension.
+        """
+        from llm_client.local_embed import QUERY_TASK
+        from llm_client.routes import EMBEDDING
+        from memory_worker.secret_patterns import mask_for_farm
+
         walker = self._recall_walker()
         route = walker.routes.get(EMBEDDING)
         if route is not None and space.model is not None:
@@ -278,13 +297,7 @@ class MemoryQueue:
             raise VectorSpaceMismatch(
                 chat_id, chat_model=space.model, query_model=model, dimension=space.dimension
             )
-        return await self.cards.similar_cards(
-            chat_id,
-            routed.value.embeddings[0],
-            k,
-            scope_keys=visible_scope_keys(thread_id, user_id),
-            model=model,
-        )
+        return routed.value.embeddings[0], model
 
     def _recall_walker(self) -> Walker:
         """The routed walker of the embedding route (the worker's breakers and event log)."""
