@@ -12,8 +12,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 
 def parse(text: str) -> ast.Module:
     """``ast.parse``, retried on CPython 3.11's spurious "AST constructor recursion depth
@@ -140,11 +138,6 @@ def _over_size() -> tuple[list[str], list[str]]:
     return modules, functions
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 10 unfinished: modules and functions still over the limits "
-    "(the failure lists them); remove this marker once it passes",
-)
 def test_modules_and_functions_are_small() -> None:
     modules, functions = _over_size()
     assert (modules, functions) == ([], [])
