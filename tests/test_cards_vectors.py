@@ -1,0 +1,78 @@
+"""The pure half of the vector search (no Redis): scoring a query against a chat's matrix
+and ranking the scores (what :meth:`CardStore.similar_cards` reads cards for)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from memory_worker.cards.vectors import Matrix, quantize, ranked
+
+ROWS = {  # card id → (scope key, vector)
+    "1": ("chat", [1.0, 0.0, 0.0]),
+    "2": ("user:7", [0.0, 1.0, 0.0]),
+    "3": ("thread:5", [1.0, 1.0, 0.0]),
+    "4": ("chat", [0.0, 0.0, 1.0]),
+}
+
+
+def matrix(live: Sequence[int] = (1, 1, 1, 1)) -> Matrix:
+    m = Matrix(3)
+    m.append(
+        b"".join(quantize(v) for _, v in ROWS.values()),
+        [f"{cid}|{sk}".encode() for cid, (sk, _) in ROWS.items()],
+    )
+    m.set_mask(bytes(live))
+    return m
+
+
+def best(scores: np.ndarray | None) -> list[str]:
+    assert scores is not None
+    ids = ["1", "2", "3", "4"]
+    return [ids[i] for i in ranked(scores, len(ids))]
+
+
+@pytest.mark.parametrize(
+    ("allowed", "expected"),
+    [
+        pytest.param(None, ["1", "3", "2", "4"], id="every-scope"),
+        pytest.param(frozenset({"chat"}), ["1", "4"], id="chat-only"),
+        pytest.param(frozenset({"chat", "user:7"}), ["1", "2", "4"], id="chat-and-user"),
+        pytest.param(frozenset({"user:8"}), [], id="unknown-scope"),
+    ],
+)
+def test_scores_keep_only_allowed_scopes(
+    allowed: frozenset[str] | None, expected: list[str]
+) -> None:
+    assert best(matrix().scores([1.0, 0.2, 0.1], allowed)) == expected
+
+
+def test_a_row_that_is_not_live_never_ranks() -> None:
+    assert best(matrix(live=(0, 1, 1, 1)).scores([1.0, 0.2, 0.1], None)) == ["3", "2", "4"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        pytest.param([1.0, 0.0], id="other-dimension"),
+        pytest.param([0.0, 0.0, 0.0], id="zero-vector"),
+    ],
+)
+def test_a_query_that_cannot_be_compared_scores_nothing(query: list[float]) -> None:
+    assert matrix().scores(query, None) is None
+
+
+@pytest.mark.parametrize(
+    ("want", "expected"),
+    [
+        pytest.param(1, [2], id="top-one"),
+        pytest.param(2, [2, 0], id="top-two"),
+        pytest.param(4, [2, 0, 3], id="all-finite-only"),
+        pytest.param(9, [2, 0, 3], id="more-than-there-are"),
+    ],
+)
+def test_ranked_is_best_first_and_finite(want: int, expected: list[int]) -> None:
+    scores = np.array([0.5, -np.inf, 0.9, 0.1])
+    assert ranked(scores, want) == expected
