@@ -19,27 +19,35 @@ from llm_client.breaker_store import BreakerStore
 from llm_client.errors import TaskTimeout
 from llm_client.events import RoutingEvent
 from llm_client.routes import Route, RouteTarget
-from llm_client.walk_judge import attempt_note, judge_attempt, judge_failure, transition_note
-from llm_client.walk_step import (
+from llm_client.walk_judge import (
+    Failed,
+    Served,
+    attempt_note,
+    judge_attempt,
+    judge_failure,
+    transition_note,
+)
+from llm_client.walk_plan import (
     UNTRACKED,
+    AttemptRecord,
+    Note,
+    Routed,
+    WalkerConfig,
+    WalkPlan,
+    lease,
+)
+from llm_client.walk_step import (
     Acquire,
     AcquireFailOpen,
     Announce,
     Attempt,
-    AttemptRecord,
     Begin,
     Done,
-    Failed,
-    Note,
     Pause,
     ReadViews,
     Release,
-    Routed,
-    Served,
     Step,
     Stop,
-    WalkerConfig,
-    WalkPlan,
     WalkState,
     after_acquire,
     after_attempt,
@@ -49,7 +57,6 @@ from llm_client.walk_step import (
     after_pause,
     after_release,
     announced,
-    lease,
     next_step,
 )
 
@@ -276,8 +283,10 @@ class Walk(Generic[T]):
     ) -> Failed:
         failed = judge_attempt(
             self.plan,
-            step,
+            step.target,
             error,
+            cap=step.cap,
+            cap_source=step.cap_source,
             elapsed=self.w.now() - start,
             guard_expired=guard_expired,
             min_slice=self.w.breakers.config.timeout_min_slice_seconds,

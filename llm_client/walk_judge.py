@@ -1,11 +1,14 @@
 """How one attempt's result counts and is announced (§4, §5), decided on plain data.
 
-:func:`judge_failure` turns a failed attempt into its reason and breaker outcome;
-:func:`attempt_note` and :func:`transition_note` are the events the shell in
+:class:`Served` and :class:`Failed` are an attempt's results; :func:`judge_failure`
+turns a failed attempt into its reason and breaker outcome; :func:`attempt_note` and :func:`transition_note` are the events the shell in
 :mod:`llm_client.walk` announces with the breaker record. Pure: no clock, no Redis.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 from llm_client.breaker import Outcome, Transition, classify
 from llm_client.errors import Timeout
@@ -13,7 +16,31 @@ from llm_client.events import EventType
 from llm_client.reasons import FailureReason
 from llm_client.retry import retryable_reason
 from llm_client.routes import RouteTarget
-from llm_client.walk_step import Attempt, Failed, Note, WalkPlan
+from llm_client.walk_plan import Note, WalkPlan
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """An attempt that succeeded (``counted``: its success reached the attempt metrics)."""
+
+    target: RouteTarget
+    value: Any
+    counted: bool
+    elapsed: float
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """An attempt that failed, judged (:func:`judge_attempt`)."""
+
+    target: RouteTarget
+    error: BaseException
+    reason: FailureReason | None
+    outcome: Outcome
+    cut: bool
+    deadline_cut: bool
+    cap_source: str
+    elapsed: float
 
 
 def judge_failure(
@@ -49,24 +76,27 @@ def judge_failure(
 
 def judge_attempt(
     plan: WalkPlan,
-    step: Attempt,
+    target: RouteTarget,
     error: BaseException,
     *,
+    cap: float,
+    cap_source: str,
     elapsed: float,
     guard_expired: bool,
     min_slice: float,
 ) -> Failed:
-    """:func:`judge_failure` of the attempt ``step`` made, as a :class:`Failed`."""
+    """:func:`judge_failure` of an attempt on ``target`` that had ``cap`` seconds, as a
+    :class:`Failed`."""
     reason, outcome, cut, deadline_cut = judge_failure(
         error,
         elapsed=elapsed,
-        cap=step.cap,
-        cap_source=step.cap_source,
+        cap=cap,
+        cap_source=cap_source,
         guard_expired=guard_expired,
         cut_tolerance=plan.config.cut_tolerance_seconds,
         min_slice=min_slice,
     )
-    return Failed(step.target, error, reason, outcome, cut, deadline_cut, step.cap_source, elapsed)
+    return Failed(target, error, reason, outcome, cut, deadline_cut, cap_source, elapsed)
 
 
 def attempt_note(failed: Failed) -> Note:

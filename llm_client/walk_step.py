@@ -16,10 +16,10 @@ therefore returns the state the step's result is to be folded into.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from llm_client.breaker import Outcome, Permit
 from llm_client.errors import (
@@ -33,76 +33,8 @@ from llm_client.events import EventType
 from llm_client.reasons import FailureReason
 from llm_client.retry import retryable_reason
 from llm_client.routes import RouteTarget
-
-T = TypeVar("T")
-
-#: The leave given when the breaker store could not be asked (fail-open on store faults):
-#: no generation ever matches it, and its outcome is not recorded.
-UNTRACKED = Permit(generation=-1, probe=False)
-
-
-@dataclass(frozen=True, slots=True)
-class WalkerConfig:
-    """Walker knobs (memory-worker builds this from its settings)."""
-
-    #: One fail-open probe per workflow per this many seconds, fleet-wide
-    #: (``MEMORY_CONSOLIDATION_BACKEND_RETRY_INTERVAL``).
-    probe_interval_seconds: float = 15.0
-    #: An attempt that ignores its timeout is abandoned this long after it.
-    probe_lease_grace_seconds: float = 5.0
-    #: Lease of a probe permit (half-open or fail-open), renewed every third of it while
-    #: the call runs (``MEMORY_BREAKER_PERMIT_LEASE_SECONDS``).
-    permit_lease_seconds: float = 30.0
-    #: A timeout this close to the attempt's cap counts as "cut by the cap".
-    cut_tolerance_seconds: float = 0.05
-
-
-@dataclass(frozen=True, slots=True)
-class AttemptRecord:
-    """What one attempt did (for logs and the caller's metrics)."""
-
-    target: str
-    outcome: Outcome
-    reason: FailureReason | None
-    error_kind: str | None
-    elapsed_s: float
-
-
-@dataclass(frozen=True, slots=True)
-class Routed(Generic[T]):
-    """A successful routed call: the value, the target that served it, every attempt."""
-
-    value: T
-    target: RouteTarget
-    attempts: tuple[AttemptRecord, ...]
-    #: The success was counted in the attempt metrics with its breaker record.
-    counted: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class WalkPlan:
-    """What a walk knows before it starts: its route's targets and budgets, its clock
-    origin, the caller's deadline and whether it may probe."""
-
-    workflow: str
-    #: The route's enabled targets, in route order.
-    targets: tuple[RouteTarget, ...]
-    max_hops: int
-    wall_seconds: float
-    slot_wait_seconds: float
-    slot_poll_seconds: float
-    started: float
-    deadline: float | None = None
-    probes: bool = True
-    config: WalkerConfig = WalkerConfig()
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    """An event to announce: its type and fields (the shell adds workflow and context)."""
-
-    type: str
-    fields: Mapping[str, Any] = field(default_factory=dict)
+from llm_client.walk_judge import Failed, Served
+from llm_client.walk_plan import AttemptRecord, Note, Routed, WalkPlan, cap, lease
 
 
 class Phase(StrEnum):
@@ -114,30 +46,6 @@ class Phase(StrEnum):
     FAILOPEN = "failopen"  # nothing granted: the fleet's one probe, then the busy retries
     CAPACITY = "capacity"  # between passes over targets that were only busy
     END = "end"  # decided: served, or an error to raise
-
-
-@dataclass(frozen=True, slots=True)
-class Served:
-    """An attempt that succeeded (``counted``: its success reached the attempt metrics)."""
-
-    target: RouteTarget
-    value: Any
-    counted: bool
-    elapsed: float
-
-
-@dataclass(frozen=True, slots=True)
-class Failed:
-    """An attempt that failed, judged (:func:`judge_attempt`)."""
-
-    target: RouteTarget
-    error: BaseException
-    reason: FailureReason | None
-    outcome: Outcome
-    cut: bool
-    deadline_cut: bool
-    cap_source: str
-    elapsed: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,20 +156,6 @@ Ending = Done | Stop
 
 
 # --- budgets -----------------------------------------------------------------------------
-
-
-def cap(plan: WalkPlan, now: float) -> tuple[float, str]:
-    """Seconds the next attempt may take, and which budget sets that."""
-    wall = plan.wall_seconds - (now - plan.started)
-    if plan.deadline is not None and plan.deadline - now <= wall:
-        return plan.deadline - now, "deadline"
-    return wall, "wall"
-
-
-def lease(plan: WalkPlan, now: float) -> float:
-    """A probe permit's lease: short and renewed, never longer than the attempt may run."""
-    attempt = max(cap(plan, now)[0], 0.0) + plan.config.probe_lease_grace_seconds
-    return min(plan.config.permit_lease_seconds, attempt)
 
 
 def budget_stop(state: WalkState, plan: WalkPlan, now: float) -> str | None:

@@ -28,9 +28,9 @@ from llm_client.errors import (
 )
 from llm_client.events import EventType
 from llm_client.routes import RouteTarget
-from llm_client.walk_judge import judge_attempt
+from llm_client.walk_judge import Served, judge_attempt
+from llm_client.walk_plan import UNTRACKED, WalkerConfig, WalkPlan, cap, lease
 from llm_client.walk_step import (
-    UNTRACKED,
     Acquire,
     AcquireFailOpen,
     Announce,
@@ -40,10 +40,7 @@ from llm_client.walk_step import (
     Pause,
     ReadViews,
     Release,
-    Served,
     Stop,
-    WalkerConfig,
-    WalkPlan,
     WalkState,
     after_acquire,
     after_attempt,
@@ -54,8 +51,6 @@ from llm_client.walk_step import (
     after_release,
     announced,
     budget_stop,
-    cap,
-    lease,
     next_step,
 )
 
@@ -132,7 +127,14 @@ class World:
             return after_attempt(state, p, Served(step.target, "v", True, elapsed), self.now)
         assert isinstance(answer, BaseException)
         failed = judge_attempt(
-            p, step, answer, elapsed=elapsed, guard_expired=False, min_slice=30.0
+            p,
+            step.target,
+            answer,
+            cap=step.cap,
+            cap_source=step.cap_source,
+            elapsed=elapsed,
+            guard_expired=False,
+            min_slice=30.0,
         )
         return after_attempt(state, p, failed, self.now)
 
