@@ -413,5 +413,7 @@ def test_random_walks_end_and_spend_each_permit_once(
     if isinstance(done, Done):
         assert state.records[-1].outcome is Outcome.SUCCESS
         assert done.routed.attempts == state.records
-    if not probes:  # an optional call never takes the fleet's probe
+    if not probes:  # an optional call never probes: no fleet probe, no open target
         assert "AcquireFailOpen" not in world.steps
+        assert not set(world.attempts) & opened
+    assert world.notes.count(EventType.CIRCUIT_OPEN_EXHAUSTION) <= 1
