@@ -1,89 +1,80 @@
-"""One routed call's walk over a route's targets (§6): the attempts, budgets and ending.
+"""One routed call's walk over a route's targets (§6): the thin async shell.
 
-:class:`Walk` is the per-call state and loop behind :meth:`llm_client.routing.Walker.call`;
-it talks to the walker only through :class:`WalkHost` (clock, sleep, events, breakers),
-so this module needs nothing from ``routing``. The walk's rules are documented in
-:mod:`llm_client.routing`.
+The walk's decisions — order, budgets, passes, fail-open, the ending — are pure
+functions in :mod:`llm_client.walk_step`; :class:`Walk` only performs the steps they
+name (breaker begin/acquire/record/renew through the store, events, the call, pauses)
+and feeds the results back. It talks to the walker only through :class:`WalkHost`
+(clock, sleep, events, breakers), so this module needs nothing from ``routing``. The
+walk's rules are documented in :mod:`llm_client.routing`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
-from llm_client.breaker import Circuit, Outcome, Permit, Transition, classify
-from llm_client.breaker_store import Begun, BreakerStore
-from llm_client.errors import (
-    AllCircuitsOpen,
-    CapacityWaitTimeout,
-    DeadlineExceeded,
-    Exhausted,
-    NoCandidates,
-    TaskTimeout,
-    Timeout,
-)
-from llm_client.events import EventType, RoutingEvent
-from llm_client.reasons import FailureReason
-from llm_client.retry import retryable_reason
+from llm_client.breaker import Circuit, Outcome, Permit, Transition
+from llm_client.breaker_store import BreakerStore
+from llm_client.errors import TaskTimeout
+from llm_client.events import RoutingEvent
 from llm_client.routes import Route, RouteTarget
+from llm_client.walk_judge import (
+    Failed,
+    Served,
+    attempt_note,
+    judge_attempt,
+    judge_failure,
+    transition_note,
+)
+from llm_client.walk_plan import (
+    UNTRACKED,
+    AttemptRecord,
+    Note,
+    Routed,
+    WalkerConfig,
+    WalkPlan,
+    lease,
+)
+from llm_client.walk_step import (
+    Acquire,
+    AcquireFailOpen,
+    Announce,
+    Attempt,
+    Begin,
+    Done,
+    Pause,
+    ReadViews,
+    Release,
+    Step,
+    Stop,
+    WalkState,
+    after_acquire,
+    after_attempt,
+    after_begin,
+    after_failopen,
+    after_order,
+    after_pause,
+    after_release,
+    announced,
+    next_step,
+)
+
+__all__ = [
+    "UNTRACKED",
+    "AttemptFn",
+    "AttemptRecord",
+    "Routed",
+    "Walk",
+    "WalkHost",
+    "WalkerConfig",
+    "judge_failure",
+]
 
 T = TypeVar("T")
 
 #: An attempt on one target: ``(target, timeout_seconds, idempotency_key) -> result``.
 AttemptFn = Callable[[RouteTarget, float, str | None], Awaitable[T]]
-
-#: The leave given when the breaker store could not be asked (fail-open on store faults):
-#: no generation ever matches it, and its outcome is not recorded.
-UNTRACKED = Permit(generation=-1, probe=False)
-
-
-@dataclass(frozen=True, slots=True)
-class WalkerConfig:
-    """Walker knobs (memory-worker builds this from its settings)."""
-
-    #: One fail-open probe per workflow per this many seconds, fleet-wide
-    #: (``MEMORY_CONSOLIDATION_BACKEND_RETRY_INTERVAL``).
-    probe_interval_seconds: float = 15.0
-    #: An attempt that ignores its timeout is abandoned this long after it.
-    probe_lease_grace_seconds: float = 5.0
-    #: Lease of a probe permit (half-open or fail-open), renewed every third of it while
-    #: the call runs (``MEMORY_BREAKER_PERMIT_LEASE_SECONDS``).
-    permit_lease_seconds: float = 30.0
-    #: A timeout this close to the attempt's cap counts as "cut by the cap".
-    cut_tolerance_seconds: float = 0.05
-
-
-@dataclass(frozen=True, slots=True)
-class AttemptRecord:
-    """What one attempt did (for logs and the caller's metrics)."""
-
-    target: str
-    outcome: Outcome
-    reason: FailureReason | None
-    error_kind: str | None
-    elapsed_s: float
-
-
-@dataclass(frozen=True, slots=True)
-class Routed(Generic[T]):
-    """A successful routed call: the value, the target that served it, every attempt."""
-
-    value: T
-    target: RouteTarget
-    attempts: tuple[AttemptRecord, ...]
-    #: The success was counted in the attempt metrics with its breaker record.
-    counted: bool = False
-
-
-class _Succeeded(Exception):
-    """Internal: carries a successful attempt's value out of the walk loop."""
-
-    def __init__(self, value: Any, target: RouteTarget, counted: bool) -> None:
-        self.value = value
-        self.target = target
-        self.counted = counted
 
 
 class WalkHost(Protocol):
@@ -101,39 +92,8 @@ class WalkHost(Protocol):
     def bookkeeping_failed(self, operation: str, error: BaseException, **fields: Any) -> None: ...
 
 
-def judge_failure(
-    error: BaseException,
-    *,
-    elapsed: float,
-    cap: float,
-    cap_source: str,
-    guard_expired: bool,
-    cut_tolerance: float,
-    min_slice: float,
-) -> tuple[FailureReason | None, Outcome, bool, bool]:
-    """A failed attempt, judged (pure): (reason, breaker outcome, cut by the cap, cut by
-    the caller's deadline).
-
-    A timeout-like failure that ran to its cap (within ``cut_tolerance``) was cut by
-    the cap, whatever the transport said: its reason is ``provider_timeout``, and when
-    the cap was the caller's deadline the attempt is not the target's fault.
-    """
-    reason = retryable_reason(error)
-    timeoutish = (
-        guard_expired or isinstance(error, Timeout) or reason is FailureReason.PROVIDER_TIMEOUT
-    )
-    cut = timeoutish and elapsed >= cap - cut_tolerance
-    if cut:
-        reason = FailureReason.PROVIDER_TIMEOUT
-    deadline_cut = cut and cap_source == "deadline"
-    outcome = classify(
-        reason, slice_seconds=elapsed, deadline_cut=deadline_cut, min_slice_seconds=min_slice
-    )
-    return reason, outcome, cut, deadline_cut
-
-
 class Walk(Generic[T]):
-    """The state of one routed call."""
+    """One routed call: performs what :func:`~llm_client.walk_step.next_step` decides."""
 
     def __init__(
         self,
@@ -146,128 +106,94 @@ class Walk(Generic[T]):
         probes: bool = True,
     ) -> None:
         self.w = walker
-        self.probes = probes
-        self.route = route
         self.workflow = route.workflow
         self.attempt_fn = attempt
-        self.deadline = deadline
         self.key = key
         self.context = context
-        self.started = walker.now()
-        self.hops = 0
-        self.records: list[AttemptRecord] = []
-        self.failed_attempts = 0
-        self.last_error: BaseException | None = None
-        self.last_busy_error: BaseException | None = None
-        self.first_busy: float | None = None
-        self.busy: list[RouteTarget] = []
-        self.stop: str | None = None
-        #: The walk began with every target breaker-open: its attempts were only probes.
-        self.all_open = False
-        #: Targets that crashed on this call (``provider_error``), by id.
-        self.crashed: set[str] = set()
-
-    async def emit(self, event_type: str, **fields: Any) -> None:
-        await self.w.emit(RoutingEvent(event_type, self.workflow, **fields), self.context)
-
-    # --- the walk -------------------------------------------------------------------------
+        self.plan = WalkPlan(
+            workflow=route.workflow,
+            targets=route.eligible,
+            max_hops=route.max_hops,
+            wall_seconds=route.wall_seconds,
+            slot_wait_seconds=route.slot_wait_seconds,
+            slot_poll_seconds=route.slot_poll_seconds,
+            started=walker.now(),
+            deadline=deadline,
+            probes=probes,
+            config=walker.config,
+        )
 
     async def run(self) -> Routed[T]:
-        targets = self.route.eligible
-        if not targets:
-            await self.emit(EventType.NO_CANDIDATES)
-            raise NoCandidates(
-                f"route {self.workflow} has no enabled target", workflow=self.workflow
-            )
-        begun = await self._begin(targets)
-        if begun is not None:
-            closed = [t for t, c in zip(targets, begun.closed, strict=True) if c]
-        else:
-            closed = await self._closed(targets)
-        # Open targets go last, as probes; an optional call (probes=False) skips them.
-        ordered = closed + [t for t in targets if t not in closed and self.probes]
-        exhaustion = not closed
-        self.all_open = exhaustion
-        if exhaustion:
-            await self.emit(EventType.CIRCUIT_OPEN_EXHAUSTION, counters={"targets": len(targets)})
-        first = None
-        if begun is not None:  # the targets before the granted one refused, no hop spent
-            granted_at = targets[begun.index] if begun.index is not None else None
-            first = (ordered.index(granted_at) if granted_at else len(ordered), begun.permit)
-        try:
-            granted = await self._pass(ordered, first)
-            if not granted and self.stop is None:
-                if not self.probes:
-                    raise AllCircuitsOpen(
-                        f"no closed target of {self.workflow} for an optional call",
-                        workflow=self.workflow,
-                    )
-                await self._fail_open(targets[0], exhaustion_emitted=exhaustion)
-            await self._capacity_passes()
-        except _Succeeded as done:
-            return Routed(done.value, done.target, tuple(self.records), done.counted)
-        raise await self._exhausted()
+        """Step until the walk ends: the routed value, or its error raised."""
+        state = WalkState()
+        while True:
+            state, step = next_step(state, self.plan, self.w.now())
+            if isinstance(step, Done):
+                return cast(Routed[T], step.routed)
+            if isinstance(step, Stop):
+                await self._announce(step.notes)
+                raise step.error
+            state = await self._perform(state, step)
 
-    async def _begin(self, targets: Sequence[RouteTarget]) -> Begun | None:
-        """Snapshot + first permit in one round trip; None: walk the slow way (a store
-        fault, or a budget already spent)."""
-        if self._budget_spent():
-            self.stop = None  # let the pass find it again, as it always did
-            return None
+    async def _perform(self, state: WalkState, step: Step) -> WalkState:
+        """Perform one effect and fold its result into ``state``."""
+        plan = self.plan
+        if isinstance(step, Announce):
+            await self._announce(step.notes)
+            return announced(state)
+        if isinstance(step, Begin):
+            return await self._begin(state, step)
+        if isinstance(step, ReadViews):
+            return after_order(state, plan, await self._closed(step.targets), None)
+        if isinstance(step, Acquire):
+            return after_acquire(state, await self._acquire(step.target, step.lease_seconds))
+        if isinstance(step, AcquireFailOpen):
+            permit, taken = await self._fail_open(step)
+            return after_failopen(state, plan, permit, taken)
+        if isinstance(step, Attempt):
+            result = await self._attempt(step)
+            return after_attempt(state, plan, result, self.w.now())
+        if isinstance(step, Release):
+            await self._release(step.target, step.permit)
+            return after_release(state)
+        assert isinstance(step, Pause)
+        await self.w.sleep(step.seconds)
+        return after_pause(state)
+
+    async def _announce(self, notes: Sequence[Note]) -> None:
+        for note in notes:
+            await self.w.emit(RoutingEvent(note.type, self.workflow, **note.fields), self.context)
+
+    # --- the breakers (best effort: a store fault fails open) -----------------------------
+
+    async def _begin(self, state: WalkState, step: Begin) -> WalkState:
+        """Snapshot + first permit in one round trip; on a store fault, the slow way."""
         try:
-            return await self.w.breakers.begin(
-                [t.id for t in targets],
+            begun = await self.w.breakers.begin(
+                [t.id for t in step.targets],
                 self.workflow,
-                lease_seconds=self._lease(),
+                lease_seconds=step.lease_seconds,
                 interval_seconds=self.w.config.probe_interval_seconds,
-                probes=self.probes,
+                probes=self.plan.probes,
             )
         except Exception as exc:  # the slow path reads and acquires (each failing open)
             self.w.bookkeeping_failed("breaker_begin", exc, workflow=self.workflow)
-            return None
+            return after_begin(state, self.plan, None, None, None)
+        return after_begin(state, self.plan, begun.closed, begun.index, begun.permit)
 
-    async def _closed(self, targets: Sequence[RouteTarget]) -> list[RouteTarget]:
+    async def _closed(self, targets: Sequence[RouteTarget]) -> list[bool]:
         try:
             views = await self.w.breakers.views(t.id for t in targets)
         except Exception as exc:  # fail open: an unreadable breaker counts as closed
             self.w.bookkeeping_failed("breaker_views", exc, workflow=self.workflow)
-            return list(targets)
-        return [t for t, v in zip(targets, views, strict=True) if v.circuit is Circuit.CLOSED]
+            return [True] * len(targets)
+        return [v.circuit is Circuit.CLOSED for v in views]
 
-    async def _pass(
-        self,
-        candidates: Sequence[RouteTarget],
-        first: tuple[int, Permit | None] | None = None,
-    ) -> int:
-        """Try each candidate once; returns how many permits were granted.
-
-        ``first``: the begin script's answer — candidates before that index refused,
-        and that one's permit (None when every candidate refused)."""
-        self.busy = []
-        granted = 0
-        for index, target in enumerate(candidates):
-            taken = first is not None and index == first[0]
-            if self._budget_spent():
-                if taken and first is not None and first[1] is not None:
-                    await self._release(target, first[1])
-                break
-            if first is not None and index < first[0]:
-                continue  # refused by the begin script
-            if taken and first is not None:
-                permit: Permit | None = first[1]
-            else:
-                permit = await self._acquire(target)
-            if permit is None:
-                continue  # open (or probe taken elsewhere): skipped, no hop
-            granted += 1
-            await self._attempt(target, permit)
-        return granted
-
-    async def _acquire(self, target: RouteTarget) -> Permit | None:
+    async def _acquire(self, target: RouteTarget, lease_seconds: float) -> Permit | None:
         try:
             return await self.w.breakers.acquire(
                 target.id,
-                lease_seconds=self._lease(),
+                lease_seconds=lease_seconds,
                 workflow=self.workflow,
                 interval_seconds=self.w.config.probe_interval_seconds,
             )
@@ -275,135 +201,18 @@ class Walk(Generic[T]):
             self.w.bookkeeping_failed("breaker_acquire", exc, target=target.id)
             return UNTRACKED
 
-    async def _capacity_passes(self) -> None:
-        """Retry targets that were only busy, until the route's slot-wait budget is spent."""
-        while self.busy and self.stop is None and self.first_busy is not None:
-            waited = self.w.now() - self.first_busy
-            if waited >= self.route.slot_wait_seconds:
-                return
-            pause = min(self.route.slot_poll_seconds, self.route.slot_wait_seconds - waited)
-            cap, _ = self._cap()
-            if pause >= cap:
-                return
-            await self.w.sleep(pause)
-            if not await self._pass(list(self.busy)):
-                return
-
-    async def _fail_open(self, first: RouteTarget, *, exhaustion_emitted: bool) -> None:
-        """Every target refused: one fleet-wide probe per interval to the first target."""
-        if not exhaustion_emitted:
-            await self.emit(
-                EventType.CIRCUIT_OPEN_EXHAUSTION, counters={"targets": len(self.route.eligible)}
-            )
+    async def _fail_open(self, step: AcquireFailOpen) -> tuple[Permit | None, bool]:
+        """The workflow's one fleet-wide probe per interval (to the first target)."""
         try:
-            permit, taken = await self.w.breakers.acquire_failopen(
-                first.id,
+            return await self.w.breakers.acquire_failopen(
+                step.target.id,
                 self.workflow,
-                lease_seconds=self._lease(),
+                lease_seconds=step.lease_seconds,
                 interval_seconds=self.w.config.probe_interval_seconds,
             )
         except Exception as exc:  # fail open: call it, untracked
-            self.w.bookkeeping_failed("breaker_acquire", exc, target=first.id)
-            permit, taken = UNTRACKED, False
-        if permit is None:
-            raise AllCircuitsOpen(
-                f"every target of {self.workflow} is breaker-open; the fleet's probe is taken",
-                workflow=self.workflow,
-            )
-        if taken:
-            await self.emit(EventType.FAILOPEN_PROBE, target=first.id)
-        await self._attempt(first, permit)
-
-    # --- one attempt ----------------------------------------------------------------------
-
-    async def _attempt(self, target: RouteTarget, permit: Permit) -> None:
-        cap, cap_source = self._cap()
-        if cap <= 0:
-            await self._release(target, permit)
-            self.stop = cap_source
-            return
-        key = f"{self.key}:{target.id}" if self.key else None
-        start = self.w.now()
-        guard_expired = False
-        renewer = self._renewer(target, permit)
-        try:
-            async with asyncio.timeout(cap + self.w.config.probe_lease_grace_seconds) as guard:
-                value = await self.attempt_fn(target, cap, key)
-        except asyncio.CancelledError:
-            await _stop(renewer)
-            await asyncio.shield(self._release(target, permit))
-            raise
-        except Exception as exc:
-            await _stop(renewer)
-            error: BaseException = exc
-            if isinstance(exc, TimeoutError) and guard.expired():
-                guard_expired = True
-                error = TaskTimeout(f"attempt on {target.id} overran its {cap:g}s cap", seconds=cap)
-            await self._failed(target, permit, error, start, cap, cap_source, guard_expired)
-            return
-        await _stop(renewer)
-        elapsed = self.w.now() - start
-        transition, counted = await self._record_success(target, permit)
-        await self._transition_event(target, transition)
-        self.records.append(AttemptRecord(target.id, Outcome.SUCCESS, None, None, elapsed))
-        raise _Succeeded(value, target, counted)
-
-    async def _failed(
-        self,
-        target: RouteTarget,
-        permit: Permit,
-        error: BaseException,
-        start: float,
-        cap: float,
-        cap_source: str,
-        guard_expired: bool,
-    ) -> None:
-        elapsed = self.w.now() - start
-        reason, outcome, cut, deadline_cut = judge_failure(
-            error,
-            elapsed=elapsed,
-            cap=cap,
-            cap_source=cap_source,
-            guard_expired=guard_expired,
-            cut_tolerance=self.w.config.cut_tolerance_seconds,
-            min_slice=self.w.breakers.config.timeout_min_slice_seconds,
-        )
-        kind = type(error).__name__
-        code = getattr(error, "code", None)
-        self.records.append(AttemptRecord(target.id, outcome, reason, kind, elapsed))
-        counters = {"elapsed_ms": int(elapsed * 1000), "charged": int(outcome is Outcome.FAILURE)}
-        # the breaker record and the attempt's event (stream, pages, metrics) at once
-        transition, _ = await asyncio.gather(
-            self._record(target, permit, outcome),
-            self.emit(
-                EventType.ATTEMPT_DEADLINE_EXCEEDED if deadline_cut else EventType.ATTEMPT_FAILED,
-                target=target.id,
-                reason=reason if deadline_cut else reason or "not_retryable",
-                error_kind=kind,
-                error_code=code,
-                counters=counters,
-            ),
-        )
-        if deadline_cut:
-            raise DeadlineExceeded(
-                f"the caller's deadline cut the attempt on {target.id}", workflow=self.workflow
-            ) from error
-        await self._transition_event(target, transition)
-        if reason is None:
-            raise error  # non-retryable: at once, no charge, no fallback
-        if cut and cap_source == "wall":
-            self.stop = "wall"
-        if outcome is Outcome.NEUTRAL:
-            self.busy.append(target)
-            self.last_busy_error = error
-            if self.first_busy is None:
-                self.first_busy = self.w.now()
-            return
-        self.hops += 1
-        self.failed_attempts += 1
-        self.last_error = error
-        if retryable_reason(error) is FailureReason.PROVIDER_ERROR:
-            self.crashed.add(target.id)
+            self.w.bookkeeping_failed("breaker_acquire", exc, target=step.target.id)
+            return UNTRACKED, False
 
     async def _record_success(
         self, target: RouteTarget, permit: Permit
@@ -438,6 +247,66 @@ class Walk(Generic[T]):
             self.w.bookkeeping_failed("breaker_record", exc, target=target.id, outcome=outcome)
             return None
 
+    # --- one attempt ----------------------------------------------------------------------
+
+    async def _attempt(self, step: Attempt) -> Served | Failed:
+        """Make the call under its cap (plus a grace), renewing a probe's lease meanwhile;
+        record the outcome on the breaker and announce it."""
+        target, permit = step.target, step.permit
+        key = f"{self.key}:{target.id}" if self.key else None
+        start = self.w.now()
+        renewer = self._renewer(target, permit)
+        try:
+            grace = self.w.config.probe_lease_grace_seconds
+            async with asyncio.timeout(step.cap + grace) as guard:
+                value = await self.attempt_fn(target, step.cap, key)
+        except asyncio.CancelledError:
+            await _stop(renewer)
+            await asyncio.shield(self._release(target, permit))
+            raise
+        except Exception as exc:
+            await _stop(renewer)
+            if isinstance(exc, TimeoutError) and guard.expired():
+                overran = TaskTimeout(
+                    f"attempt on {target.id} overran its {step.cap:g}s cap", seconds=step.cap
+                )
+                return await self._failed(step, overran, start, guard_expired=True)
+            return await self._failed(step, exc, start, guard_expired=False)
+        await _stop(renewer)
+        elapsed = self.w.now() - start
+        transition, counted = await self._record_success(target, permit)
+        await self._announce_transition(target, transition)
+        return Served(target, value, counted, elapsed)
+
+    async def _failed(
+        self, step: Attempt, error: BaseException, start: float, *, guard_expired: bool
+    ) -> Failed:
+        failed = judge_attempt(
+            self.plan,
+            step.target,
+            error,
+            cap=step.cap,
+            cap_source=step.cap_source,
+            elapsed=self.w.now() - start,
+            guard_expired=guard_expired,
+            min_slice=self.w.breakers.config.timeout_min_slice_seconds,
+        )
+        # the breaker record and the attempt's event (stream, pages, metrics) at once
+        transition, _ = await asyncio.gather(
+            self._record(step.target, step.permit, failed.outcome),
+            self._announce((attempt_note(failed),)),
+        )
+        if not failed.deadline_cut:  # a deadline cut ends the walk unannounced
+            await self._announce_transition(step.target, transition)
+        return failed
+
+    async def _announce_transition(
+        self, target: RouteTarget, transition: Transition | None
+    ) -> None:
+        note = transition_note(target, transition)
+        if note is not None:
+            await self._announce((note,))
+
     def _renewer(self, target: RouteTarget, permit: Permit) -> asyncio.Task[None] | None:
         """Keep a probe permit's lease alive while its call runs (None for shared permits)."""
         if not permit.probe:
@@ -445,109 +314,16 @@ class Walk(Generic[T]):
         return asyncio.create_task(self._renew_loop(target, permit))
 
     async def _renew_loop(self, target: RouteTarget, permit: Permit) -> None:
-        lease = self._lease()
+        seconds = lease(self.plan, self.w.now())
         while True:
-            await asyncio.sleep(lease / 3)
+            await asyncio.sleep(seconds / 3)
             try:
-                current = await self.w.breakers.renew(target.id, permit, lease_seconds=lease)
+                current = await self.w.breakers.renew(target.id, permit, lease_seconds=seconds)
             except Exception as exc:  # keep trying: the store may answer again in time
                 self.w.bookkeeping_failed("breaker_renew", exc, target=target.id)
                 continue
             if not current:
                 return  # reset, or the lease lapsed and another probe took the slot
-
-    async def _transition_event(self, target: RouteTarget, transition: Transition | None) -> None:
-        if transition in (Transition.OPENED, Transition.REOPENED):
-            await self.emit(
-                EventType.CIRCUIT_OPENED,
-                target=target.id,
-                reason=transition.value if transition else None,
-            )
-        elif transition is Transition.CLOSED:
-            await self.emit(EventType.CIRCUIT_CLOSED, target=target.id)
-
-    # --- budgets --------------------------------------------------------------------------
-
-    def _cap(self) -> tuple[float, str]:
-        """Seconds the next attempt may take, and which budget sets that."""
-        now = self.w.now()
-        wall = self.route.wall_seconds - (now - self.started)
-        if self.deadline is not None and self.deadline - now <= wall:
-            return self.deadline - now, "deadline"
-        return wall, "wall"
-
-    def _lease(self) -> float:
-        """A probe permit's lease: short and renewed, never longer than the attempt may run."""
-        attempt = max(self._cap()[0], 0.0) + self.w.config.probe_lease_grace_seconds
-        return min(self.w.config.permit_lease_seconds, attempt)
-
-    def _budget_spent(self) -> bool:
-        if self.stop is not None:
-            return True
-        if self.hops >= self.route.max_hops:
-            self.stop = "hops"
-            return True
-        cap, source = self._cap()
-        if cap <= 0:
-            self.stop = source
-            return True
-        return False
-
-    def _every_target_crashed(self) -> bool:
-        return all(t.id in self.crashed for t in self.route.eligible)
-
-    async def _exhausted(self) -> Exception:
-        """The error that ends a walk without success (see the module docstring)."""
-        if self.last_error is not None:
-            await self.emit(
-                EventType.ALL_ATTEMPTS_EXHAUSTED,
-                reason=retryable_reason(self.last_error),
-                error_kind=type(self.last_error).__name__,
-                counters={
-                    "failed_attempts": self.failed_attempts,
-                    "busy_attempts": len(self.records) - self.failed_attempts,
-                },
-            )
-            assert isinstance(self.last_error, Exception)
-            if retryable_reason(self.last_error) is FailureReason.PROVIDER_ERROR and (
-                self.all_open or not self._every_target_crashed()
-            ):
-                # §4 rev 2: the run fails on provider_error only when every target of the
-                # route crashed on it (a prompt that crashes every backend must retire).
-                # Once every target is open, a probe that crashed again is the outage; and
-                # when some target was skipped (breaker-open, probe taken, busy, out of
-                # hops) the route could not serve the run: a routing error, released.
-                quarantined = NoCandidates(
-                    f"{self.workflow}: a target crashed and the others were breaker-open, "
-                    "busy or not reached",
-                    workflow=self.workflow,
-                )
-                quarantined.__cause__ = self.last_error
-                return quarantined
-            return self.last_error
-        if self.stop == "deadline":
-            return DeadlineExceeded(
-                f"the caller's deadline ended the walk of {self.workflow}", workflow=self.workflow
-            )
-        if self.last_busy_error is not None:
-            waited = self.w.now() - (self.first_busy or self.w.now())
-            if waited >= self.route.slot_wait_seconds or self.stop == "wall":
-                await self.emit(
-                    EventType.CAPACITY_WAIT_TIMEOUT,
-                    counters={"busy_attempts": len(self.records), "waited_ms": int(waited * 1000)},
-                )
-                error = CapacityWaitTimeout(
-                    f"every target of {self.workflow} stayed busy for {waited:.1f}s",
-                    workflow=self.workflow,
-                )
-                error.__cause__ = self.last_busy_error
-                return error
-            assert isinstance(self.last_busy_error, Exception)
-            return self.last_busy_error
-        return Exhausted(
-            f"routed attempts of {self.workflow} exhausted ({self.stop or 'no target admitted'})",
-            workflow=self.workflow,
-        )
 
 
 async def _stop(task: asyncio.Task[None] | None) -> None:
