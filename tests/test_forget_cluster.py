@@ -9,6 +9,7 @@ included (read once each has caught up with its master), values read by type.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -241,3 +242,46 @@ async def test_a_chat_forget_finds_and_unlinks_its_keys_on_whichever_master_hold
         base = keys.chat(chat_id, "")
         assert {k[len(base) :] for k in await forget.chat_keys(chat_id)} <= KEPT_SUFFIXES
         assert await store.all_cards(chat_id) == []
+
+
+async def _aof_rewrites(cluster: LocalCluster) -> list[int]:
+    counts = []
+    for node in cluster.nodes:
+        client = Redis(host="127.0.0.1", port=node.port, password=PASSWORD)
+        try:
+            counts.append(int((await client.info("persistence")).get("aof_rewrites", 0)))
+        finally:
+            await client.aclose()
+    return counts
+
+
+async def test_the_cli_forgets_on_the_cluster_and_rewrites_every_nodes_file(
+    settings: Settings, redis: Any, cards_redis: Any, cards_url: str, key_prefix: str,
+    valkey_cluster: LocalCluster,
+) -> None:  # fmt: skip
+    """``memory-worker forget`` with ``MEMORY_CARDS_URL`` set takes the cards from there."""
+    if not isinstance(cards_redis, RedisCluster):
+        pytest.skip("MEMORY_CARDS_URL is the cluster")
+    from tests.harness import cli
+    from tests.test_cards import new
+
+    store = CardStore(cards_redis, Keys(key_prefix))
+    alice = new(f"Alice lives in {CANARY[ALICE]}", user=ALICE, obj=CANARY[ALICE])
+    bob = new(f"Bob lives in {CANARY[BOB]}", user=BOB, subject="Bob", obj=CANARY[BOB], seed=2)
+    await store.apply_run(CHAT, "r1", RunWrites(observed_at=JAN, cards=[alice, bob]), now=JAN)
+    await RunStore(redis, settings).enqueue(two_users(JAN, 1))
+    rewrites = await _aof_rewrites(valkey_cluster)
+
+    done = cli(
+        settings, "forget", "--chat", str(CHAT), "--user", str(ALICE), "--yes", "--json",
+        MEMORY_CARDS_URL=cards_url,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["cards"], result["vectors"], result["messages"]) == (1, 1, 2)
+    assert [c.fact_text for c in await store.all_cards(CHAT)] == [bob.fact_text]
+    nodes = b"\n".join(await every_node_bytes(valkey_cluster, key_prefix))
+    assert CANARY[ALICE].encode() not in nodes
+    assert CANARY[ALICE].encode() not in await deployment_bytes(redis, key_prefix)
+    after = await _aof_rewrites(valkey_cluster)
+    assert all(a > b for a, b in zip(after, rewrites, strict=True)), (rewrites, after)
