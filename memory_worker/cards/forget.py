@@ -224,9 +224,10 @@ class CardForget:
         await self._unlink(chat_id, [])
         await self.redis.srem(self.keys.chats, str(chat_id))  # type: ignore[misc]
 
-    async def _unlink(self, chat_id: int, part: Sequence[str]) -> None:
+    async def _unlink(self, chat_id: int, part: Sequence[str]) -> int:
+        """Unlink ``part`` (one chat's keys) and bump the vector counters; how many existed."""
         keys = [self.key(chat_id, "vecver"), self.key(chat_id, "vecrw"), *part]
-        await self._unlink_chunk(keys=keys, args=[])
+        return int(await self._unlink_chunk(keys=keys, args=[]))
 
     async def raise_epoch(self, chat_id: int, epoch: int) -> int:
         """The chat's card-side forget epoch raised to ``epoch``: older writes are refused."""
