@@ -46,6 +46,9 @@ _SCAN = 500
 KEPT_SUFFIXES = frozenset({"seq", "vecver", "vecrw", "forget"})
 #: Times cards updated under the plan are planned again.
 _REPLANS = 5
+#: Life of the kept rows staged for the trim's swap (normally milliseconds; a copy left by a
+#: process that died between the two calls must not outlive a later forget of those rows).
+_STAGED_MS = 60_000
 
 
 @cache
@@ -146,8 +149,8 @@ class CardForget:
     async def trim_vectors(self, chat_id: int) -> bool:
         """Cut the zeroed rows off the end of the packed strings; False when a write came
         between (the next forget trims). Python reads and cuts the bytes, ``forget_trim.lua``
-        sets them only if ``vecver`` is unchanged: copying megabytes inside a script would
-        block the server for tens of ms (and a cluster has no ``WATCH``/``MULTI`` pipeline)."""
+        swaps them in only if ``vecver`` is unchanged: copying megabytes inside a script
+        blocks the server ~2.5 ms a MB (and a cluster has no ``WATCH``/``MULTI`` pipeline)."""
         cut = await self.read_trim(chat_id)
         return cut is None or await self.set_trim(chat_id, cut)
 
@@ -170,9 +173,16 @@ class CardForget:
         return TrimCut(version=version, count=count, rows=rows, mask=mask)
 
     async def set_trim(self, chat_id: int, cut: TrimCut) -> bool:
-        """Store ``cut`` if the rows did not change since it was read (compare-and-set)."""
-        keys = [self.key(chat_id, s) for s in ("vec", "vecmask", "vecver", "vecrw", "vecids")]
-        return bool(await self._trim(keys=keys, args=[cut.version, cut.count, cut.rows, cut.mask]))
+        """Store ``cut`` if the rows did not change since it was read (compare-and-set).
+
+        The kept rows are staged under ``vecnext`` by a plain ``SET`` (its bytes arrive with
+        the command: nothing blocks on them) and swapped in by ``forget_trim.lua`` with a
+        ``RENAME``; a copy left by a process that died in between expires."""
+        k = self.key
+        staged = k(chat_id, "vecnext")
+        await self.redis.set(staged, cut.rows, px=_STAGED_MS)
+        keys = [k(chat_id, s) for s in ("vec", "vecmask", "vecver", "vecrw", "vecids")]
+        return bool(await self._trim(keys=[*keys, staged], args=[cut.version, cut.count, cut.mask]))
 
     async def _apply(self, chat_id: int, part: UserPlan) -> tuple[ForgetCounts, list[str]]:
         k = self.key
