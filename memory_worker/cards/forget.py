@@ -15,6 +15,7 @@ cached matrix is rebuilt) and the forget epoch (``forget``) — numbers, no cont
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -175,11 +176,11 @@ class CardForget:
     async def set_trim(self, chat_id: int, cut: TrimCut) -> bool:
         """Store ``cut`` if the rows did not change since it was read (compare-and-set).
 
-        The kept rows are staged under ``vecnext`` by a plain ``SET`` (its bytes arrive with
+        The kept rows are staged under ``vecnext:<token>`` by a plain ``SET`` (its bytes arrive with
         the command: nothing blocks on them) and swapped in by ``forget_trim.lua`` with a
         ``RENAME``; a copy left by a process that died in between expires."""
         k = self.key
-        staged = k(chat_id, "vecnext")
+        staged = k(chat_id, f"vecnext:{secrets.token_hex(8)}")  # this call's own: never swapped
         await self.redis.set(staged, cut.rows, px=_STAGED_MS)
         keys = [k(chat_id, s) for s in ("vec", "vecmask", "vecver", "vecrw", "vecids")]
         return bool(await self._trim(keys=[*keys, staged], args=[cut.version, cut.count, cut.mask]))
