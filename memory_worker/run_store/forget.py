@@ -22,6 +22,8 @@ from memory_worker.models import RunRequest
 from memory_worker.run_store.model import ClaimedRun, now_ms
 
 _PAGE = 1000
+#: Runs the chat filter reads a call (a few ms of server time: well inside the 50 ms budget).
+_WALK_PAGE = 4000
 #: Times a run that changed under the plan is planned again before it is left to the next forget.
 _REPLANS = 5
 
@@ -53,13 +55,13 @@ class RunForget:
         start = 0
         while True:
             ids = [as_text(r) for r in await self.redis.zrange(
-                self.keys.all_runs, start, start + _PAGE - 1)]  # fmt: skip
+                self.keys.all_runs, start, start + _WALK_PAGE - 1)]  # fmt: skip
             if not ids:
                 return found
             keys = [self.keys.run(run_id) for run_id in ids]
             hits = await self._chat_runs(keys=keys, args=[str(chat_id)])
             found += [ids[int(i) - 1] for i in hits]
-            start += _PAGE
+            start += _WALK_PAGE
 
     async def plan(self, run_ids: Sequence[str], user_id: int | None) -> list[RunChange]:
         changes: list[RunChange] = []
