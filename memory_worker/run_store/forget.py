@@ -22,8 +22,8 @@ from memory_worker.models import RunRequest
 from memory_worker.run_store.model import ClaimedRun, now_ms
 
 _PAGE = 1000
-#: Runs the chat filter reads a call (a few ms of server time: well inside the 50 ms budget).
-_WALK_PAGE = 4000
+#: Runs the chat filter reads a call (4,000 measured slower: 861 vs 535 ms for 100,000 runs).
+_WALK_PAGE = 1000
 #: Times a run that changed under the plan is planned again before it is left to the next forget.
 _REPLANS = 5
 
