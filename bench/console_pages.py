@@ -147,6 +147,9 @@ async def main(runs: int, samples: int) -> None:
             "/settings",
             "/replay",
             "/replay?preview=1&code=upstream_error",
+            "/forget",
+            f"/forget?chat={CHAT}&preview=1",
+            f"/forget?chat={CHAT}&user=100&preview=1",
         ]
         async with TestClient(TestServer(app)) as client:
             print(f"{'page':45} {'median ms':>10} {'max ms':>8}")

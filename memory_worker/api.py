@@ -191,9 +191,8 @@ class MemoryQueue:
         from memory_worker.forgetter import Forgetter
 
         scope = parse_scope(chat_id, user_id)
-        return await Forgetter(self.redis, self.settings).forget(
-            scope, dry_run=dry_run, actor=actor
-        )
+        forgetter = Forgetter(self.redis, self.settings, cards_redis=self.cards.redis)
+        return await forgetter.forget(scope, dry_run=dry_run, actor=actor)
 
     # --- memory ---------------------------------------------------------------------------------
     async def visible_cards(

@@ -382,3 +382,33 @@ class PackedRows:
         self.vec = self.vec[: len(self.entries) * dim]
         self.mask = self.mask[: len(self.entries)]
         return True
+
+
+@dataclass(frozen=True)
+class PackedStrings:
+    """The strings and counters the trim and unlink scripts change, as plain data."""
+
+    vec: bytes = b""
+    mask: bytes = b""
+    rows: int = 0  # LLEN of the ``id|scope`` list
+    version: int = 0  # ``vecver``
+    rewrites: int = 0  # ``vecrw``
+
+
+def trim_set(
+    state: PackedStrings, version: str, rows: int, vec: bytes, mask: bytes
+) -> tuple[PackedStrings, bool]:
+    """Twin of ``cards/lua/forget_trim.lua``: store the cut bytes only if nothing moved."""
+    if str(state.version) != version or state.rows != rows:
+        return state, False
+    cut = PackedStrings(vec, mask, state.rows, state.version + 1, state.rewrites + 1)
+    return cut, True
+
+
+def unlink_chunk(
+    existing: Set[str], counters: tuple[int, int], doomed: Sequence[str]
+) -> tuple[set[str], tuple[int, int], int]:
+    """Twin of ``cards/lua/forget_unlink.lua``: the keys left, ``(vecver, vecrw)`` bumped
+    (every reader's cached matrix is rebuilt), how many of ``doomed`` existed."""
+    gone = len(set(doomed) & existing)
+    return set(existing) - set(doomed), (counters[0] + 1, counters[1] + 1), gone

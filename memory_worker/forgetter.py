@@ -30,7 +30,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import structlog
-from redis.exceptions import RedisError
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import RedisClusterException, RedisError
 
 from llm_client.redis_text import as_text
 from memory_worker.cards.forget import KEPT_SUFFIXES, CardForget
@@ -42,6 +43,7 @@ from memory_worker.run_store.forget import RunForget
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+    from memory_worker.connections import CardsRedis
     from memory_worker.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -50,7 +52,9 @@ log = structlog.get_logger(__name__)
 class Forgetter:
     """Runs one forget end to end (see the module doc for the order of its steps)."""
 
-    def __init__(self, redis: Redis, settings: Settings, *, cards_redis: Redis | None = None):
+    def __init__(
+        self, redis: Redis, settings: Settings, *, cards_redis: CardsRedis | None = None
+    ) -> None:
         self.redis = redis
         self.settings = settings
         self.keys = Keys(settings.key_prefix)
@@ -129,10 +133,16 @@ class Forgetter:
         """Ask the server to rewrite its append-only file (refusals are logged, not raised)."""
         if not self.settings.forget_rewrite_aof:
             return
-        for client in {id(self.redis): self.redis, id(self.cards.redis): self.cards.redis}.values():
+        clients: list[CardsRedis] = [self.redis]
+        if self.cards.redis is not self.redis:
+            clients.append(self.cards.redis)
+        for client in clients:
             try:
-                await client.execute_command("BGREWRITEAOF")  # type: ignore[no-untyped-call]
-            except RedisError as exc:
+                if isinstance(client, RedisCluster):  # every node keeps its own file
+                    await client.execute_command("BGREWRITEAOF", target_nodes=client.ALL_NODES)
+                else:
+                    await client.execute_command("BGREWRITEAOF")
+            except (RedisError, RedisClusterException) as exc:
                 log.warning("forget.aof_rewrite_refused", error=type(exc).__name__)
 
 

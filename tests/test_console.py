@@ -52,6 +52,8 @@ PAGES = [
     "/settings",
     "/replay",
     "/replay?preview=1&scope=failed",
+    "/forget",
+    f"/forget?chat={CHAT}&user=100&preview=1",
     "/static/console.css",
 ]
 

@@ -2,7 +2,8 @@
 
 User story: "during a farm outage an operator opens the console, sees which route
 is open and that nothing burns attempts, resets a breaker (refused without the
-token), looks at a chat's memory, and replays the runs an incident retired".
+token), looks at a chat's memory, replays the runs an incident retired, and
+forgets a user of that chat on request".
 
 Real parts throughout: a private Valkey, the farm simulator over HTTP, a worker
 process, and the console served by ``memory-worker serve`` in its own process.
@@ -27,6 +28,7 @@ from typing import Any
 import httpx
 import pytest
 
+from memory_worker.cards import CardStore
 from memory_worker.connections import client_from_url
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.farmsim import FarmSimulator
@@ -333,6 +335,22 @@ async def test_operator_sees_outage_resets_breaker_browses_memory_and_replays(
                 return all(r.status is RunStatus.COMPLETED for r in runs)
 
             await eventually(replayed_completed, timeout=60, every=0.5)
+
+            # --- forget a user from the memory page: preview, confirm, their cards gone -------
+            cards = CardStore(redis, Keys(settings.key_prefix))
+            forgotten = 101  # said "I love green tea" (the second message of each window)
+            assert any(c.user_id == forgotten for c in await cards.all_cards(CHAT))
+            await page.open(f"/memory/{CHAT}")
+            preview = await page.submit("#forget-form", {"user": str(forgotten)}, "#forget-open")
+            assert 'id="forget-confirm"' in preview
+            assert int(await page.text("forget-cards")) >= 1
+            assert any(c.user_id == forgotten for c in await cards.all_cards(CHAT))  # dry run
+            done_html = await page.submit("#forget-confirm", {"token": TOKEN}, "#confirm-forget")
+            assert 'id="forget-done"' in done_html
+            left = await cards.all_cards(CHAT)
+            assert left
+            assert all(c.user_id != forgotten for c in left)
+            assert "green tea" not in await page.open(f"/memory/{CHAT}")
         except BaseException:
             with contextlib.suppress(Exception):
                 sys.stderr.write(str(driver.page_source)[-3000:])

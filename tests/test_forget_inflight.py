@@ -5,7 +5,8 @@ the farm simulator and then held; ``forget`` runs; the held answer — which hol
 the forgotten canary — is let go. The card write is refused (older epoch), the
 tick releases the run as ``forgotten`` (attempt refunded), and the next tick
 extracts it again from what remains. Forgetting the chat instead skips the run
-and its owner drops it.
+and its owner drops it. The first story runs with the cards on the queue's server and
+on the cluster.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore
-from memory_worker.connections import RedisHandle
+from memory_worker.connections import RedisHandle, close_cards_client
 from memory_worker.consolidate import consolidate_run
 from memory_worker.keys import Keys
 from memory_worker.models import Cursor, RunStatus
@@ -61,8 +62,10 @@ async def farm(settings: Settings) -> AsyncIterator[Farm]:
         yield f
 
 
-def runner_for(settings: Settings, redis: Any, farm: Farm) -> TickRunner:
-    cards = CardStore(redis, Keys(settings.key_prefix))
+def runner_for(
+    settings: Settings, redis: Any, farm: Farm, cards_redis: Any | None = None
+) -> TickRunner:
+    cards = CardStore(cards_redis or redis, Keys(settings.key_prefix))
 
     async def processor(run: ClaimedRun, *, deadline: float) -> ProcessResult:
         result = await consolidate_run(
@@ -83,31 +86,49 @@ def runner_for(settings: Settings, redis: Any, farm: Farm) -> TickRunner:
 
 @pytest.mark.parametrize("scope", ["user", "chat"])
 async def test_a_run_held_in_its_farm_call_during_forget_writes_nothing_back(
-    settings: Settings, redis: Any, farm: Farm, key_prefix: str, scope: str
+    settings: Settings,
+    redis: Any,
+    cards_redis: Any,
+    cards_url: str,
+    farm: Farm,
+    key_prefix: str,
+    scope: str,
 ) -> None:
-    s = settings.model_copy(update={"forget_rewrite_aof": False})
+    """With the cards on the queue's server, then on the cluster (``MEMORY_CARDS_URL``)."""
+    on_cluster = cards_redis is not redis
+    s = settings.model_copy(
+        update={"forget_rewrite_aof": False, "cards_url": cards_url if on_cluster else None}
+    )
     queue = MemoryQueue(RedisHandle(redis, s.redis_url or ""), s)
     store = RunStore(redis, s)
+
+    async def everywhere() -> bytes:
+        found = await deployment_bytes(redis, key_prefix)
+        return found + (await deployment_bytes(cards_redis, key_prefix) if on_cluster else b"")
+
     await store.enqueue(two_users(JAN, 1))
     held = Held()
     farm.extractor.hold = held
-    runner = runner_for(s, redis, farm)
+    runner = runner_for(s, redis, farm, cards_redis)
     tick = asyncio.create_task(runner.tick("t1"))
     await asyncio.wait_for(held.reached.wait(), 10)
 
-    await queue.forget(CHAT, ALICE if scope == "user" else None)
+    try:
+        await queue.forget(CHAT, ALICE if scope == "user" else None)
+    finally:
+        await close_cards_client(queue.cards.redis, redis)
     held.active = False
     held.go.set()
     outcome = await asyncio.wait_for(tick, 10)
 
     assert outcome == TickOutcome.ABANDONED.value
-    cards = CardStore(redis, Keys(s.key_prefix))
+    cards = CardStore(cards_redis, Keys(s.key_prefix))
     assert await cards.all_cards(CHAT) == []  # the held answer wrote nothing
     (run,) = await store.list_runs(None)
     if scope == "chat":
         assert run.status is RunStatus.SKIPPED
         assert run.message_count == 0
-        assert CANARY[BOB].encode() not in await deployment_bytes(redis, key_prefix)
+        assert CANARY[BOB].encode() not in await everywhere()
     else:
         assert (run.status, run.attempts, run.releases) == (RunStatus.QUEUED, 0, 1)
         assert run.message_count == 1
@@ -116,7 +137,7 @@ async def test_a_run_held_in_its_farm_call_during_forget_writes_nothing_back(
         assert any(CANARY[BOB] in f for f in facts)
         counters = await redis.hgetall(Keys(s.key_prefix).counters)
         assert counters[b"released:forgotten"] == b"1"
-    assert CANARY[ALICE].encode() not in await deployment_bytes(redis, key_prefix)
+    assert CANARY[ALICE].encode() not in await everywhere()
 
 
 @pytest.mark.parametrize("scope", ["user", "chat"])

@@ -4,22 +4,25 @@ Reads are cursor scans (``HSCAN``/``ZRANGE`` pages), so planning never blocks th
 server for long; the removal of a user's memory is ``lua/forget.lua``, one chunk
 of ``MEMORY_FORGET_CHUNK_ITEMS`` cards (with their links, episodes and author
 entries) a call, each call self-contained (indexes, dedup, the compacted vector
-rows). A chat's memory goes as ``UNLINK`` of its keys, a chunk a transaction
-(the server frees big values in the background). Kept across a chat forget:
+rows); the zeroed rows are then cut off the packed strings (``lua/forget_trim.lua``,
+a compare-and-set). A chat's memory goes as ``UNLINK`` of its keys, a chunk a script
+call (``lua/forget_unlink.lua``; the server frees big values in the background).
+Every script names all its keys in KEYS, all of one chat (one hash tag, one slot), so
+all of this works on a cluster too; the key scan visits every primary there. Kept across a chat forget:
 the card id counter (``seq``), ``vecver``/``vecrw`` (bumped, so every reader's
 cached matrix is rebuilt) and the forget epoch (``forget``) — numbers, no content.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import orjson
-from redis.exceptions import WatchError
 
 from llm_client.redis_text import as_text
 from memory_worker.forget import (
@@ -37,16 +40,31 @@ from memory_worker.keys import Keys
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+    from memory_worker.connections import CardsRedis
+
 _SCAN = 500
 #: Chat keys a chat forget keeps (numbers only: see the module doc).
 KEPT_SUFFIXES = frozenset({"seq", "vecver", "vecrw", "forget"})
 #: Times cards updated under the plan are planned again.
 _REPLANS = 5
+#: Life of the kept rows staged for the trim's swap (normally milliseconds; a copy left by a
+#: process that died between the two calls must not outlive a later forget of those rows).
+_STAGED_MS = 60_000
 
 
 @cache
 def _lua(name: str) -> str:
     return resources.files(__package__).joinpath("lua", f"{name}.lua").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class TrimCut:
+    """The packed strings' kept bytes, read under ``vecver`` = ``version``."""
+
+    version: str
+    count: int
+    rows: bytes
+    mask: bytes
 
 
 @dataclass
@@ -71,12 +89,17 @@ class UserPlan:
 class CardForget:
     """Plans and applies the card side of one forget."""
 
-    def __init__(self, redis: Redis, keys: Keys, *, chunk: int) -> None:
+    def __init__(self, redis: CardsRedis, keys: Keys, *, chunk: int) -> None:
         self.redis = redis
         self.keys = keys
         self.chunk = chunk
-        self._forget = redis.register_script(_lua("forget"))
-        self._epoch = redis.register_script(_lua("forget_epoch"))
+        # typed for the plain client; a cluster's runs the same (EVALSHA routed by the keys'
+        # one slot, SCRIPT LOAD on NOSCRIPT), as in memory_worker.cards.store
+        registrar = cast("Redis", redis)
+        self._forget = registrar.register_script(_lua("forget"))
+        self._epoch = registrar.register_script(_lua("forget_epoch"))
+        self._trim = registrar.register_script(_lua("forget_trim"))
+        self._unlink_chunk = registrar.register_script(_lua("forget_unlink"))
 
     def key(self, chat_id: int, suffix: str) -> str:
         return self.keys.chat(chat_id, suffix)
@@ -126,29 +149,41 @@ class CardForget:
 
     async def trim_vectors(self, chat_id: int) -> bool:
         """Cut the zeroed rows off the end of the packed strings; False when a write came
-        between (the next forget trims). A plain ``SET`` of the kept bytes under ``WATCH``:
-        inside a script, copying megabytes would block the server for tens of ms."""
+        between (the next forget trims). Python reads and cuts the bytes, ``forget_trim.lua``
+        swaps them in only if ``vecver`` is unchanged: copying megabytes inside a script
+        blocks the server ~2.5 ms a MB (and a cluster has no ``WATCH``/``MULTI`` pipeline)."""
+        cut = await self.read_trim(chat_id)
+        return cut is None or await self.set_trim(chat_id, cut)
+
+    async def read_trim(self, chat_id: int) -> TrimCut | None:
+        """The kept bytes of the packed strings, or None when nothing is to cut."""
         k = self.key
-        watched = [k(chat_id, "vecver"), k(chat_id, "vecids"), k(chat_id, "meta")]
-        async with self.redis.pipeline(transaction=True) as pipe:
-            try:
-                await pipe.watch(*watched)
-                count = await pipe.llen(k(chat_id, "vecids"))  # type: ignore[misc]
-                dim = int(await pipe.hget(k(chat_id, "meta"), "dim") or 0)  # type: ignore[misc]
-                size = await pipe.strlen(k(chat_id, "vec"))
-                if dim == 0 or count == 0 or size <= count * dim:
-                    return True
-                rows = await pipe.getrange(k(chat_id, "vec"), 0, count * dim - 1)
-                mask = await pipe.getrange(k(chat_id, "vecmask"), 0, count - 1)
-                pipe.multi()  # type: ignore[no-untyped-call]
-                pipe.set(k(chat_id, "vec"), rows)
-                pipe.set(k(chat_id, "vecmask"), mask)
-                pipe.incr(k(chat_id, "vecver"))
-                pipe.incr(k(chat_id, "vecrw"))
-                await pipe.execute()
-            except WatchError:
-                return False
-        return True
+        version = as_text(await self.redis.get(k(chat_id, "vecver")) or b"0")
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.llen(k(chat_id, "vecids"))
+            pipe.hget(k(chat_id, "meta"), "dim")
+            pipe.strlen(k(chat_id, "vec"))
+            count, dim, size = await pipe.execute()
+        count, dim = int(count), int(dim or 0)
+        if dim == 0 or count == 0 or size <= count * dim:
+            return None
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.getrange(k(chat_id, "vec"), 0, count * dim - 1)
+            pipe.getrange(k(chat_id, "vecmask"), 0, count - 1)
+            rows, mask = await pipe.execute()
+        return TrimCut(version=version, count=count, rows=rows, mask=mask)
+
+    async def set_trim(self, chat_id: int, cut: TrimCut) -> bool:
+        """Store ``cut`` if the rows did not change since it was read (compare-and-set).
+
+        The kept rows are staged under ``vecnext:<token>`` by a plain ``SET`` (its bytes arrive with
+        the command: nothing blocks on them) and swapped in by ``forget_trim.lua`` with a
+        ``RENAME``; a copy left by a process that died in between expires."""
+        k = self.key
+        staged = k(chat_id, f"vecnext:{secrets.token_hex(8)}")  # this call's own: never swapped
+        await self.redis.set(staged, cut.rows, px=_STAGED_MS)
+        keys = [k(chat_id, s) for s in ("vec", "vecmask", "vecver", "vecrw", "vecids")]
+        return bool(await self._trim(keys=[*keys, staged], args=[cut.version, cut.count, cut.mask]))
 
     async def _apply(self, chat_id: int, part: UserPlan) -> tuple[ForgetCounts, list[str]]:
         k = self.key
@@ -200,13 +235,10 @@ class CardForget:
         await self._unlink(chat_id, [])
         await self.redis.srem(self.keys.chats, str(chat_id))  # type: ignore[misc]
 
-    async def _unlink(self, chat_id: int, part: Sequence[str]) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
-            if part:
-                pipe.unlink(*part)
-            pipe.incr(self.key(chat_id, "vecver"))
-            pipe.incr(self.key(chat_id, "vecrw"))
-            await pipe.execute()
+    async def _unlink(self, chat_id: int, part: Sequence[str]) -> int:
+        """Unlink ``part`` (one chat's keys) and bump the vector counters; how many existed."""
+        keys = [self.key(chat_id, "vecver"), self.key(chat_id, "vecrw"), *part]
+        return int(await self._unlink_chunk(keys=keys, args=[]))
 
     async def raise_epoch(self, chat_id: int, epoch: int) -> int:
         """The chat's card-side forget epoch raised to ``epoch``: older writes are refused."""

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from memory_worker.forget import ForgetResult, ForgetScope
+    from memory_worker.forgetter import Forgetter
 
 
 @app.command()
@@ -57,9 +58,22 @@ async def _forget(
     handle: RedisHandle, scope: ForgetScope, *, dry_run: bool, yes: bool, as_json: bool
 ) -> int:
     """Count, show, confirm, forget; the exit status."""
+    from memory_worker.connections import cards_client, close_cards_client
     from memory_worker.forgetter import Forgetter
 
-    forgetter = Forgetter(handle.client, get_settings())
+    settings = get_settings()
+    cards = cards_client(settings, handle.client)  # MEMORY_CARDS_URL, else the queue's server
+    try:
+        forgetter = Forgetter(handle.client, settings, cards_redis=cards)
+        return await _confirmed(forgetter, scope, dry_run=dry_run, yes=yes, as_json=as_json)
+    finally:
+        await close_cards_client(cards, handle.client)
+
+
+async def _confirmed(
+    forgetter: Forgetter, scope: ForgetScope, *, dry_run: bool, yes: bool, as_json: bool
+) -> int:
+    """Preview and ask unless ``--yes``; then forget (the exit status)."""
     if dry_run or not yes:
         preview = await forgetter.forget(scope, dry_run=True, actor="cli")
         if dry_run:

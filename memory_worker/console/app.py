@@ -9,7 +9,7 @@ Security:
 - every response carries a strict Content-Security-Policy (no script at all,
   styles only from ``/static``), ``nosniff``, ``no-referrer``, ``no-store`` and
   ``frame-ancestors 'none'``;
-- actions (breaker reset, replay) are POSTs that need ``MEMORY_CONSOLE_TOKEN``
+- actions (breaker reset, replay, forget) are POSTs that need ``MEMORY_CONSOLE_TOKEN``
   typed into the form and a CSRF token (double submit: an HttpOnly
   ``SameSite=Strict`` cookie and the same value in a hidden field). Without a
   configured token the console is read-only: the forms are not rendered and
@@ -27,6 +27,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from functools import partial
 from importlib import resources
 from typing import Any
 from urllib.parse import urlencode
@@ -38,7 +39,7 @@ from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
 from memory_worker.connections import cards_client, close_cards_client
-from memory_worker.console import data, memory_data, runs_data
+from memory_worker.console import data, forget_action, memory_data, runs_data
 from memory_worker.keys import Keys
 from memory_worker.metrics import fleet_breakers
 from memory_worker.replay import (
@@ -498,6 +499,8 @@ def add_console(app: web.Application, redis: ArqRedis, settings: Settings) -> Co
         ("GET", "/settings", console.settings_page),
         ("GET", "/replay", console.replay_form),
         ("POST", "/replay", console.replay),
+        ("GET", "/forget", partial(forget_action.forget_form, console)),
+        ("POST", "/forget", partial(forget_action.forget, console)),
         ("GET", "/static/console.css", console.static),
     ]
     for method, path, handler in routes:

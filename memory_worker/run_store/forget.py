@@ -22,6 +22,8 @@ from memory_worker.models import RunRequest
 from memory_worker.run_store.model import ClaimedRun, now_ms
 
 _PAGE = 1000
+#: Runs the chat filter reads a call (4,000 measured slower: 861 vs 535 ms for 100,000 runs).
+_WALK_PAGE = 1000
 #: Times a run that changed under the plan is planned again before it is left to the next forget.
 _REPLANS = 5
 
@@ -32,6 +34,8 @@ def _lua(name: str) -> str:
 
 #: The run side of a forget (every key in KEYS; checked by tests/test_lua_keys.py).
 _FORGET_MESSAGES = _lua("retired_summary") + _lua("forget_messages")
+#: The chat's runs among one page of the run index (read-only).
+_CHAT_RUNS = _lua("forget_chat_runs")
 
 
 class RunForget:
@@ -42,22 +46,22 @@ class RunForget:
         self.keys = keys
         self.chunk = chunk
         self._script = redis.register_script(_FORGET_MESSAGES)
+        self._chat_runs = redis.register_script(_CHAT_RUNS)
 
     async def chat_runs(self, chat_id: int) -> list[str]:
-        """Every run of the chat (a read-only walk over all runs, a page at a time)."""
+        """Every run of the chat (a read-only walk over all runs, a page a script call: with
+        100,000 runs, one command per run cost seconds of client time)."""
         found: list[str] = []
         start = 0
-        wanted = str(chat_id).encode()
         while True:
-            ids = await self.redis.zrange(self.keys.all_runs, start, start + _PAGE - 1)
+            ids = [as_text(r) for r in await self.redis.zrange(
+                self.keys.all_runs, start, start + _WALK_PAGE - 1)]  # fmt: skip
             if not ids:
                 return found
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for run_id in ids:
-                    pipe.hget(self.keys.run(as_text(run_id)), "chat_id")
-                chats = await pipe.execute()
-            found += [as_text(r) for r, c in zip(ids, chats, strict=True) if c == wanted]
-            start += _PAGE
+            keys = [self.keys.run(run_id) for run_id in ids]
+            hits = await self._chat_runs(keys=keys, args=[str(chat_id)])
+            found += [ids[int(i) - 1] for i in hits]
+            start += _WALK_PAGE
 
     async def plan(self, run_ids: Sequence[str], user_id: int | None) -> list[RunChange]:
         changes: list[RunChange] = []
