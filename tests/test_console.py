@@ -9,7 +9,7 @@ no secret setting ever reaches a response; markup in stored text renders inert;
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from pydantic import SecretStr
 from llm_client.breaker import Circuit, Outcome
 from memory_worker.cards import CardStore, Durability, EpisodeWrite, NewCard, RunWrites, Scope
 from memory_worker.console import add_console
-from memory_worker.console.app import CSP, CSRF_COOKIE
+from memory_worker.console.app import CSP
 from memory_worker.console.data import iso, overview_data
 from memory_worker.keys import Keys
 from memory_worker.metrics import fleet_breakers
@@ -31,9 +31,9 @@ from memory_worker.run_store import RunStore, now_ms
 from memory_worker.run_store.model import HOUR_MS
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
+from tests.support.console import TOKEN, MakeClient, csrf_of, dump_all, with_token
 from tests.support.factories import make_request
 
-TOKEN = "console-token-7f3a9c"
 SCRIPT = "<script>alert('pwned')</script>"
 CHAT = 4242
 TARGET = "llm-openai/memory-extractor"
@@ -57,8 +57,6 @@ PAGES = [
     "/static/console.css",
 ]
 
-MakeClient = Callable[[Settings], Awaitable[TestClient[Any, Any]]]
-
 
 @pytest.fixture
 async def make_client(redis: Any) -> AsyncIterator[MakeClient]:
@@ -75,10 +73,6 @@ async def make_client(redis: Any) -> AsyncIterator[MakeClient]:
     yield make
     for client in clients:
         await client.close()
-
-
-def with_token(settings: Settings, **extra: Any) -> Settings:
-    return settings.model_copy(update={"console_token": SecretStr(TOKEN), **extra})
 
 
 async def seed(redis: Any, settings: Settings) -> dict[str, str]:
@@ -150,19 +144,6 @@ async def seed(redis: Any, settings: Settings) -> dict[str, str]:
         now=t0,
     )
     return ids
-
-
-async def dump_all(redis: Any, prefix: str) -> dict[bytes, bytes | None]:
-    """Every key of this test's deployment with its DUMP (the no-change witness)."""
-    keys = sorted([k async for k in redis.scan_iter(match=f"*{prefix}*", count=1000)])
-    return {k: await redis.dump(k) for k in keys}
-
-
-async def csrf_of(client: TestClient[Any, Any]) -> str:
-    await client.get("/breakers")
-    cookie = client.session.cookie_jar.filter_cookies(client.make_url("/")).get(CSRF_COOKIE)
-    assert cookie is not None
-    return cookie.value
 
 
 # --- pages ------------------------------------------------------------------------------------

@@ -22,8 +22,8 @@ from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from tests.support.cards import new
+from tests.support.console import TOKEN, MakeClient, csrf_of, dump_all, with_token
 from tests.support.forget import ALICE, BOB, CANARY, CHAT, JAN, two_users
-from tests.test_console import TOKEN, MakeClient, csrf_of, dump_all, with_token
 
 
 @pytest.fixture

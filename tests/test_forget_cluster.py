@@ -41,7 +41,7 @@ from tests.support.forget import (
     process_one,
     two_users,
 )
-from tests.test_forget_rows import DIM, new_card
+from tests.support.forget_cards import DIM, new_card
 
 # --- every node of the cluster ----------------------------------------------------------------
 

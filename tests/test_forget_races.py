@@ -19,7 +19,7 @@ from memory_worker.run_store import RunStore
 from memory_worker.run_store.forget import RunForget
 from memory_worker.settings import Settings
 from tests.support.forget import ALICE, BOB, CHAT, JAN, two_users
-from tests.test_forget_rows import new_card
+from tests.support.forget_cards import new_card
 
 
 async def test_a_run_completed_after_the_plan_is_left_completed(

@@ -21,7 +21,7 @@ from memory_worker.cards.writes import RunWrites
 from memory_worker.forget import PackedStrings, trim_set, unlink_chunk
 from memory_worker.keys import Keys
 from tests.support.forget import JAN
-from tests.test_forget_rows import CHAT, new_card
+from tests.support.forget_cards import CHAT, new_card
 
 
 async def stored(redis: Any, keys: Keys) -> PackedStrings:

@@ -15,8 +15,6 @@ import httpx
 import pytest
 import sentry_sdk
 from pydantic import SecretStr
-from sentry_sdk.envelope import Envelope
-from sentry_sdk.transport import Transport
 
 from llm_client import BackendUnavailable, CapacityUnavailable
 from llm_client import Transport as TransportError
@@ -34,6 +32,7 @@ from memory_worker.sentry import (
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from tests.support.factories import make_request
+from tests.support.sentry import CapturingTransport
 
 MESSAGE_CANARY = "canary-message-7f3a my secret diary"
 CARD_CANARY = "canary-card-91bc likes pistachio ice cream"
@@ -49,26 +48,6 @@ CANARIES = [
     BOT_TOKEN,
     REDIS_PASSWORD,
 ]
-
-
-class CapturingTransport(Transport):
-    def __init__(self, options: dict[str, Any] | None = None) -> None:
-        super().__init__(options)
-        self.envelopes: list[Envelope] = []
-
-    def capture_envelope(self, envelope: Envelope) -> None:
-        self.envelopes.append(envelope)
-
-    def events(self) -> list[dict[str, Any]]:
-        return [
-            item.payload.json
-            for env in self.envelopes
-            for item in env.items
-            if item.type == "event" and item.payload.json is not None
-        ]
-
-    def raw(self) -> bytes:
-        return b"".join(env.serialize() for env in self.envelopes)
 
 
 @pytest.fixture

@@ -41,7 +41,7 @@ from memory_worker.settings import Settings
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import request_dict
 from tests.support.harness import Fleet, cli, eventually
-from tests.test_sentry import CapturingTransport
+from tests.support.sentry import CapturingTransport
 
 
 @asynccontextmanager

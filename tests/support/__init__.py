@@ -8,7 +8,11 @@
 - :mod:`tests.support.admin_fakes` — a Telegram-compatible endpoint that keeps pages.
 - :mod:`tests.support.routing_fakes` — an in-memory farm and event sink for the walker.
 - :mod:`tests.support.cluster` — a real 3-master, 3-replica Valkey Cluster.
-- :mod:`tests.support.forget` — two users' canaries in one chat, for the forget suites.
+- :mod:`tests.support.forget` — two users' canaries in one chat, for the forget suites;
+  :mod:`tests.support.forget_cards` — card builders for the forget scripts.
+- :mod:`tests.support.cards` — card builders for the card-store suites.
+- :mod:`tests.support.console` — the console's test client, token, CSRF and DUMPs.
+- :mod:`tests.support.sentry` — a Sentry transport that keeps envelopes.
 
 Fixtures (the session's Valkey, a private Valkey and its admin client, the farm
 simulator, the cluster) live in ``tests/conftest.py``.

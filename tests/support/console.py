@@ -1,0 +1,34 @@
+"""The console under test: a client factory, the action token, CSRF and whole-store DUMPs."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp.test_utils import TestClient
+from pydantic import SecretStr
+
+from memory_worker.console.app import CSRF_COOKIE
+from memory_worker.settings import Settings
+
+TOKEN = "console-token-7f3a9c"
+
+
+MakeClient = Callable[[Settings], Awaitable[TestClient[Any, Any]]]
+
+
+def with_token(settings: Settings, **extra: Any) -> Settings:
+    return settings.model_copy(update={"console_token": SecretStr(TOKEN), **extra})
+
+
+async def dump_all(redis: Any, prefix: str) -> dict[bytes, bytes | None]:
+    """Every key of this test's deployment with its DUMP (the no-change witness)."""
+    keys = sorted([k async for k in redis.scan_iter(match=f"*{prefix}*", count=1000)])
+    return {k: await redis.dump(k) for k in keys}
+
+
+async def csrf_of(client: TestClient[Any, Any]) -> str:
+    await client.get("/breakers")
+    cookie = client.session.cookie_jar.filter_cookies(client.make_url("/")).get(CSRF_COOKIE)
+    assert cookie is not None
+    return cookie.value
