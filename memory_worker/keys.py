@@ -118,6 +118,25 @@ class Keys:
         """ZSET of every run; score = creation time (ms)."""
         return f"{self.queue_tag}:runs:all"
 
+    def chat_runs(self, chat_id: int | str) -> str:
+        """ZSET of one chat's runs; score = creation time (ms). Forget reads it (§14)."""
+        return f"{self.chat_runs_prefix}{chat_id}"
+
+    @property
+    def chat_runs_prefix(self) -> str:
+        """Prefix of :meth:`chat_runs` (prune.lua appends the pruned run's chat id)."""
+        return f"{self.queue_tag}:runs:chat:"
+
+    @property
+    def chat_runs_built(self) -> str:
+        """STRING: set once every run enqueued before the per-chat index is in it."""
+        return f"{self.queue_tag}:runs:chat-index:built"
+
+    @property
+    def chat_runs_cursor(self) -> str:
+        """STRING: creation ms the per-chat index backfill reached (exclusive)."""
+        return f"{self.queue_tag}:runs:chat-index:cursor"
+
     def parked(self, prompt_version: str) -> str:
         """ZSET of queued runs of ``prompt_version`` parked by older workers (score as queued)."""
         return f"{self.queue_tag}:runs:parked:{prompt_version}"

@@ -7,7 +7,8 @@
   dedup hash let them through) fold into the oldest one.
 - :func:`bound_growth` — every retention bound of the README's "Bounded
   growth" section: finished runs, natural keys, retired runs' messages, the
-  worker registry (``RunStore.prune``) and each chat's applied-run record.
+  worker registry (``RunStore.prune``) and each chat's applied-run record; and,
+  once, the backfill of the per-chat run index (``run_store/chat_index.py``).
 - :func:`merge_pass` — per subject group (same scope, same normalised
   subject, at least ``merge_min_cards`` cards not reviewed within
   ``merge_cooldown_hours``) the merge model (workflow ``memory_merge``)
@@ -43,6 +44,7 @@ from memory_worker.model_calls import ChatCall, Embedder, embed_texts
 from memory_worker.prompt import build_merge_request, merge_payload
 from memory_worker.replay import ReplayStore
 from memory_worker.run_store import PruneResult, RunStore
+from memory_worker.run_store.chat_index import ChatIndex
 from memory_worker.runs import is_outage
 from memory_worker.secret_patterns import contains_secret
 from memory_worker.settings import Settings
@@ -86,6 +88,8 @@ class GrowthPruned:
     applied_runs: int = 0
     #: Retired runs added to / removed from the replay preview's summary (0 when in step).
     summary_fixed: int = 0
+    #: Runs the one-time per-chat run index backfill added (0 once built).
+    chat_indexed: int = 0
 
 
 async def bound_growth(
@@ -94,6 +98,8 @@ async def bound_growth(
     """Apply every retention setting once (paced by the maintenance lock)."""
     at_ms = int(now.timestamp() * 1000)
     result = GrowthPruned(store=await runs.prune(at_ms=at_ms))
+    index = ChatIndex(runs.redis, runs.keys)
+    result.chat_indexed = await index.backfill(max_runs=settings.chat_index_backfill_runs)
     added, removed = await ReplayStore(runs.redis, settings).reconcile_summary(now_ms=at_ms)
     result.summary_fixed = added + removed
     before = at_ms - int(settings.applied_run_retention_days * 86_400_000)
@@ -108,6 +114,7 @@ async def bound_growth(
         unparked=result.store.unparked,
         applied_runs=result.applied_runs,
         summary_fixed=result.summary_fixed,
+        chat_indexed=result.chat_indexed,
     )
     return result
 

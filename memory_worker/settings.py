@@ -255,6 +255,12 @@ class Settings(BaseSettings):
     applied_run_retention_days: float = Field(
         30.0, description="Per-chat record of applied runs (idempotency) kept this long."
     )
+    chat_index_backfill_runs: int = Field(
+        20_000,
+        gt=0,
+        description="Runs enqueued before the per-chat run index that one maintenance pass "
+        "adds to it (a one-time backfill; forget walks every run until it is done).",
+    )
     forget_chunk_items: int = Field(
         100,
         description="Cards (or runs, links, keys) one forget script call removes: each call "

@@ -37,7 +37,8 @@ QUEUE_ALLOWLIST: dict[str, str] = {
     "hash (and its :errors list) is ARGV run prefix .. id, its old status zset is the status "
     "it reads from that hash",
     "memory_worker.run_store.store._ENQUEUE": "the cap check reads the hash of each processing run id it finds in a zset",
-    "memory_worker.run_store.store._PRUNE": "prunes the run ids it finds in the retired zset (their hashes and error logs)",
+    "memory_worker.run_store.store._PRUNE": "prunes the run ids it finds in the retired zset (their hashes and error logs) "
+    "and takes each out of its chat's run index (ARGV prefix .. the chat id its hash holds)",
     "memory_worker.run_store.store._PRUNE_RETIRED_MESSAGES": "drops messages of retired run ids it reads from a zset",
     "memory_worker.ticks._SCHEDULE": "tick scheduling checks arq's job keys of tick ids read from a zset",
     "memory_worker.ticks._PENDING": "tick scheduling checks arq's in-progress keys of tick ids read from a zset",

@@ -417,3 +417,29 @@ async def test_applied_runs_written_as_a_set_are_migrated(store: CardStore) -> N
         CHAT, "old-run", RunWrites(observed_at=T0, cards=[new("x", "y")]), now=T0
     )
     assert not replay.applied
+
+
+async def test_bound_growth_backfills_the_chat_index_a_pass_at_a_time(
+    store: CardStore, redis: Any, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_worker.maintenance import bound_growth
+    from memory_worker.run_store import RunStore, chat_index
+    from memory_worker.run_store.forget import RunForget
+    from tests.support.factories import make_request
+
+    s = settings.model_copy(update={"chat_index_backfill_runs": 2})
+    runs = RunStore(redis, s)
+    keys = Keys(s.key_prefix)
+    t0 = int(T0.timestamp() * 1000)
+    ids = [(await runs.enqueue(make_request(1, hour=i), at_ms=t0 + i)).run_id for i in range(5)]
+    await redis.delete(keys.chat_runs(1))  # written before the index existed
+    monkeypatch.setattr(chat_index, "_PAGE", 2)
+    now = datetime.fromtimestamp(t0 / 1000, tz=UTC)
+    added = [(await bound_growth(runs, store, s, now=now)).chat_indexed for _ in range(2)]
+    assert added == [2, 2]
+    assert not await redis.exists(keys.chat_runs_built)  # the end not seen yet
+    assert await RunForget(redis, keys, chunk=10).index.runs(1) is None
+    assert (await bound_growth(runs, store, s, now=now)).chat_indexed == 1  # and the end
+    assert await redis.exists(keys.chat_runs_built)
+    assert (await bound_growth(runs, store, s, now=now)).chat_indexed == 0
+    assert await RunForget(redis, keys, chunk=10).index.runs(1) == ids

@@ -14,6 +14,8 @@ Layout (all under the queue hash tag, see ``keys.py``):
   replay preview reads instead of every run (``lua/retired_summary.lua``: the
   fail, replay and message-retention scripts keep it in step);
 - ``runs:status:<s>`` and ``runs:all`` ZSETs for listing;
+- ``runs:chat:<chat id>`` ZSET — the chat's runs (score = creation), what forget reads
+  (``chat_index.py``: enqueue adds, prune removes, a one-time backfill adds older runs);
 - ``runs:daily:<day>`` counters and the ``counters`` HASH for metrics.
 
 Claim is O(log n): three ``ZRANGEBYSCORE … LIMIT 0 1`` / ``ZRANGE 0 0`` probes.

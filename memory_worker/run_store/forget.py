@@ -19,6 +19,7 @@ from llm_client.redis_text import as_text
 from memory_worker.forget import RunChange, chunks, plan_restrict, plan_run
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
+from memory_worker.run_store.chat_index import ChatIndex
 from memory_worker.run_store.model import ClaimedRun, now_ms
 
 _PAGE = 1000
@@ -47,8 +48,14 @@ class RunForget:
         self.chunk = chunk
         self._script = redis.register_script(_FORGET_MESSAGES)
         self._chat_runs = redis.register_script(_CHAT_RUNS)
+        self.index = ChatIndex(redis, keys)
 
     async def chat_runs(self, chat_id: int) -> list[str]:
+        """Every run of the chat: from the per-chat index once built, else :meth:`walk`."""
+        indexed = await self.index.runs(chat_id)
+        return indexed if indexed is not None else await self.walk(chat_id)
+
+    async def walk(self, chat_id: int) -> list[str]:
         """Every run of the chat (a read-only walk over all runs, a page a script call: with
         100,000 runs, one command per run cost seconds of client time)."""
         found: list[str] = []

@@ -156,6 +156,7 @@ class RunStore:
                 self._status_prefix + "queued",
                 k.counters,
                 k.parked_counts,
+                k.chat_runs(request.chat_id),
             ],
             args=[
                 natural_key,
@@ -403,6 +404,7 @@ class RunStore:
                         batch,
                         k.run_prefix,
                         int(self.settings.natural_key_retention_days * 86_400_000),
+                        k.chat_runs_prefix,
                     ],
                 )
             )

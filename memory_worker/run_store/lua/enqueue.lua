@@ -1,5 +1,5 @@
 
--- KEYS: nk, queued, leases, daily, run, all, status:queued, counters, parked counts
+-- KEYS: nk, queued, leases, daily, run, all, status:queued, counters, parked counts, the chat's runs
 -- ARGV: nk, id, now, max_queued, max_daily, daily_ttl, bypass_caps, qscore, run_prefix, fields...
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
 if existing then
@@ -33,6 +33,7 @@ redis.call('HSET', KEYS[5], unpack(fields))
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[8], ARGV[2])
 redis.call('ZADD', KEYS[6], ARGV[3], ARGV[2])
+redis.call('ZADD', KEYS[10], ARGV[3], ARGV[2])
 redis.call('ZADD', KEYS[7], ARGV[3], ARGV[2])
 if ARGV[7] ~= '1' then
   redis.call('INCR', KEYS[4])
