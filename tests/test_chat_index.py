@@ -140,3 +140,20 @@ async def test_a_fresh_deployment_is_built_at_the_first_pass(
     index = ChatIndex(redis, Keys(settings.key_prefix))
     assert await index.backfill(max_runs=10) == 0
     assert await index.built()
+
+
+async def test_a_run_an_older_enqueuer_wrote_after_the_build_is_indexed_by_the_next_pass(
+    redis: Any, settings: Settings
+) -> None:
+    """A rolling deploy: the index is built, then an enqueuer without the index writes a run."""
+    store = RunStore(redis, settings)
+    await _fill(store, 4)
+    index = ChatIndex(redis, store.keys)
+    await index.backfill(max_runs=100)
+    assert await index.built()
+    late = await store.enqueue(make_request(7001, hour=20), at_ms=T0 + 1000)
+    assert late.run_id
+    await redis.zrem(store.keys.chat_runs(7001), late.run_id)  # as an old enqueue.lua left it
+    assert late.run_id not in (await index.runs(7001) or [])
+    assert await index.backfill(max_runs=100) == 1  # the next maintenance pass catches it up
+    assert late.run_id in (await index.runs(7001) or [])

@@ -55,9 +55,11 @@ class ChatIndex:
 
     async def backfill(self, *, max_runs: int) -> int:
         """Index about ``max_runs`` runs past the cursor (whole pages) in their chats' indexes;
-        sets the marker at the end of the run index. The runs added (0 once built)."""
-        if await self.built():
-            return 0
+        sets the marker at the end of the run index. The runs added.
+
+        It keeps going after the marker: each pass also covers the runs created since the
+        last one (already indexed by ``enqueue.lua``: the add is idempotent), so a run an
+        older enqueuer wrote during a rolling deploy is indexed within one maintenance pass."""
         added = seen = 0
         while seen < max_runs:
             cursor = await self.redis.get(self.keys.chat_runs_cursor)
@@ -66,7 +68,8 @@ class ChatIndex:
                 self.keys.all_runs, low, "+inf", start=0, num=_PAGE, withscores=True
             )
             if not page:
-                await self.redis.set(self.keys.chat_runs_built, "1")
+                if not await self.built():
+                    await self.redis.set(self.keys.chat_runs_built, "1")
                 return added
             last = int(page[-1][1])
             # every run created in the page's last millisecond, so the cursor may move past it
