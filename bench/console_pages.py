@@ -30,6 +30,7 @@ from memory_worker.console import add_console
 from memory_worker.keys import Keys
 from memory_worker.replay import ReplayFilter, ReplayStore, plan
 from memory_worker.run_store import RunStore
+from memory_worker.run_store.chat_index import ChatIndex
 from memory_worker.runs import FailurePlan
 
 CHAT = 5  # tiny_request spreads runs over chats 1..997
@@ -123,6 +124,10 @@ async def main(runs: int, samples: int) -> None:
         keys = Keys(bench.settings.key_prefix)
         await memory(CardStore(bench.redis, keys))
         await events(bench.redis, keys)
+        # what maintenance does on a deployment's first passes: the per-chat run index
+        index = ChatIndex(bench.redis, keys)
+        while not await index.built():
+            await index.backfill(max_runs=bench.settings.chat_index_backfill_runs)
         counts = await store.counts()
         print(f"store: {counts} (filled in {time.perf_counter() - t0:.0f} s)")
         some_run = (await store.list_runs(limit=1))[0].id
