@@ -7,85 +7,30 @@ hashed embedder), with a real Redis behind the card store.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from llm_client import BackendUnavailable, DecodeError, DiscoveryClient
-from llm_client.transport import ChatResult, ClientConfig
+from llm_client import BackendUnavailable, DecodeError
 from memory_worker.cards import CardStatus, CardStore
 from memory_worker.consolidate import consolidate_run
-from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+from memory_worker.farmsim import Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.maintenance import merge_pass
 from memory_worker.models import RunRequest
 from memory_worker.settings import Settings
+from tests.support.farm import Farm, farm_for
 
 CHAT = -100777
 ALICE, BOB, SPAMMER = 11, 12, 666
 
 
-@dataclass
-class FarmExtractor:
-    client: DiscoveryClient
-
-    async def __call__(
-        self,
-        request: Mapping[str, Any],
-        *,
-        workflow: str,
-        idempotency_key: str,
-        timeout: float | None,
-    ) -> ChatResult:
-        return await self.client.chat(request, idempotency_key=idempotency_key, timeout=timeout)
-
-
-@dataclass
-class FarmEmbedder:
-    client: DiscoveryClient
-    dimension: int
-
-    async def __call__(
-        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
-    ) -> list[list[float]]:
-        result = await self.client.embed(
-            texts, dimension=self.dimension, idempotency_key=idempotency_key, timeout=timeout
-        )
-        return result.embeddings
-
-
-@dataclass
-class Farm:
-    sim: FarmSimulator
-    extractor: FarmExtractor
-    embedder: FarmEmbedder
-
-
 @pytest.fixture
 async def farm(settings: Settings) -> AsyncIterator[Farm]:
-    async with FarmSimulator() as sim:
-        config = ClientConfig(
-            base_url=sim.base_url,
-            request_timeout=5.0,
-            task_timeout=10.0,
-            capacity_wait=0.5,
-            capacity_poll=0.05,
-            job_poll=0.02,
-        )
-        chat = DiscoveryClient(
-            config, service=settings.extraction_service, endpoint=settings.extraction_endpoint
-        )
-        embed = DiscoveryClient(
-            config, service=settings.embedder_service, endpoint=settings.embedder_endpoint
-        )
-        try:
-            yield Farm(sim, FarmExtractor(chat), FarmEmbedder(embed, settings.embedding_dimension))
-        finally:
-            await chat.aclose()
-            await embed.aclose()
+    async with farm_for(settings) as f:
+        yield f
 
 
 @pytest.fixture

@@ -9,8 +9,7 @@ it received.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,8 +19,6 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from llm_client import DiscoveryClient
-from llm_client.transport import ChatResult, ClientConfig
 from memory_worker.cards import CardStore, Durability, NewCard, RunWrites, Scope
 from memory_worker.consolidate import consolidate_run
 from memory_worker.farmsim import FarmSimulator
@@ -30,6 +27,7 @@ from memory_worker.models import RunRequest
 from memory_worker.prompt import build_merge_request, farm_payload
 from memory_worker.secret_patterns import luhn_valid, mask_for_farm
 from memory_worker.settings import Settings
+from tests.support.farm import Farm, farm_for
 
 # --- the pure function -----------------------------------------------------------------------
 
@@ -209,59 +207,10 @@ PHONE_CANARY = "+351 912 345 678"
 OLD_CARD_MAIL = "bob.canary@example.net"
 
 
-@dataclass
-class Extractor:
-    client: DiscoveryClient
-
-    async def __call__(
-        self,
-        request: Mapping[str, Any],
-        *,
-        workflow: str,
-        idempotency_key: str,
-        timeout: float | None,
-    ) -> ChatResult:
-        return await self.client.chat(request, idempotency_key=idempotency_key, timeout=timeout)
-
-
-@dataclass
-class Embedder:
-    client: DiscoveryClient
-    dimension: int
-
-    async def __call__(
-        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
-    ) -> list[list[float]]:
-        result = await self.client.embed(
-            texts, dimension=self.dimension, idempotency_key=idempotency_key, timeout=timeout
-        )
-        return result.embeddings
-
-
-@dataclass
-class Farm:
-    sim: FarmSimulator
-    extractor: Extractor
-    embedder: Embedder
-
-
 @pytest.fixture
 async def farm(settings: Settings) -> AsyncIterator[Farm]:
-    async with FarmSimulator(embedder="hashed") as sim:
-        config = ClientConfig(
-            base_url=sim.base_url, request_timeout=5.0, task_timeout=10.0, job_poll=0.02
-        )
-        chat = DiscoveryClient(
-            config, service=settings.extraction_service, endpoint=settings.extraction_endpoint
-        )
-        embed = DiscoveryClient(
-            config, service=settings.embedder_service, endpoint=settings.embedder_endpoint
-        )
-        try:
-            yield Farm(sim, Extractor(chat), Embedder(embed, settings.embedding_dimension))
-        finally:
-            await chat.aclose()
-            await embed.aclose()
+    async with farm_for(settings, embedder="hashed") as f:
+        yield f
 
 
 def request_with_canaries() -> RunRequest:

@@ -19,16 +19,15 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
+from tests.support.farm import Farm, farm_for
 from tests.support.forget import (
     ALICE,
     BOB,
     CANARY,
     CHAT,
     JAN,
-    Farm,
     deployment_bytes,
     dump_all,
-    farm_for,
     process_one,
     slice_of,
     two_users,

@@ -22,7 +22,8 @@ from memory_worker.embedded import EmbeddedValkey
 from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from tests.support.forget import ALICE, BOB, CANARY, CHAT, JAN, farm_for, process_one, two_users
+from tests.support.farm import farm_for
+from tests.support.forget import ALICE, BOB, CANARY, CHAT, JAN, process_one, two_users
 
 
 def disk_bytes(data_dir: Path) -> bytes:

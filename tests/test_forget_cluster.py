@@ -29,15 +29,14 @@ from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from tests.support.cluster import PASSWORD, LocalCluster, Node
+from tests.support.farm import Farm, farm_for
 from tests.support.forget import (
     ALICE,
     BOB,
     CANARY,
     CHAT,
     JAN,
-    Farm,
     deployment_bytes,
-    farm_for,
     process_one,
     two_users,
 )

@@ -29,17 +29,8 @@ from memory_worker.run_store.forget import RunForget
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import TickOutcome
-from tests.support.forget import (
-    ALICE,
-    BOB,
-    CANARY,
-    CHAT,
-    JAN,
-    Farm,
-    deployment_bytes,
-    farm_for,
-    two_users,
-)
+from tests.support.farm import Farm, farm_for
+from tests.support.forget import ALICE, BOB, CANARY, CHAT, JAN, deployment_bytes, two_users
 
 
 class Held:

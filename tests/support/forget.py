@@ -2,91 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from llm_client import DiscoveryClient
-from llm_client.transport import ChatResult, ClientConfig
 from memory_worker.cards import CardStore
 from memory_worker.consolidate import consolidate_run
-from memory_worker.farmsim import FarmSimulator
 from memory_worker.models import RunRequest
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
+from tests.support.farm import Farm
 
 CHAT = -100555
 ALICE, BOB = 21, 22
 #: Each user's canary: a word no other text of the deployment holds.
 CANARY = {ALICE: "Qorvadine", BOB: "Blemmswick"}
 JAN = datetime(2026, 1, 10, 9, tzinfo=UTC)
-
-
-@dataclass
-class FarmExtractor:
-    client: DiscoveryClient
-    #: Awaited after the farm answered and before the answer is handed back (tests pause here).
-    hold: Callable[[], Awaitable[None]] | None = None
-
-    async def __call__(
-        self,
-        request: Mapping[str, Any],
-        *,
-        workflow: str,
-        idempotency_key: str,
-        timeout: float | None,
-    ) -> ChatResult:
-        answer = await self.client.chat(request, idempotency_key=idempotency_key, timeout=timeout)
-        if self.hold is not None:
-            await self.hold()
-        return answer
-
-
-@dataclass
-class FarmEmbedder:
-    client: DiscoveryClient
-    dimension: int
-
-    async def __call__(
-        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
-    ) -> list[list[float]]:
-        result = await self.client.embed(
-            texts, dimension=self.dimension, idempotency_key=idempotency_key, timeout=timeout
-        )
-        return result.embeddings
-
-
-@dataclass
-class Farm:
-    sim: FarmSimulator
-    extractor: FarmExtractor
-    embedder: FarmEmbedder
-
-
-@asynccontextmanager
-async def farm_for(settings: Settings) -> AsyncIterator[Farm]:
-    async with FarmSimulator() as sim:
-        config = ClientConfig(
-            base_url=sim.base_url,
-            request_timeout=5.0,
-            task_timeout=10.0,
-            capacity_wait=0.5,
-            capacity_poll=0.05,
-            job_poll=0.02,
-        )
-        chat = DiscoveryClient(
-            config, service=settings.extraction_service, endpoint=settings.extraction_endpoint
-        )
-        embed = DiscoveryClient(
-            config, service=settings.embedder_service, endpoint=settings.embedder_endpoint
-        )
-        try:
-            yield Farm(sim, FarmExtractor(chat), FarmEmbedder(embed, settings.embedding_dimension))
-        finally:
-            await chat.aclose()
-            await embed.aclose()
 
 
 def slice_of(start: datetime, *rows: tuple[int, int, str, str], chat_id: int = CHAT) -> RunRequest:
