@@ -546,7 +546,7 @@ def test_standalone_module_prints_its_url_and_stops_on_ctrl_c() -> None:
         banner = httpx.get(url + "/", timeout=3.0)
         assert banner.json()["simulator"] is True
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=5) == 0
+        assert process.wait(timeout=20) == 0
     finally:
         if process.poll() is None:
             process.kill()
