@@ -1,7 +1,7 @@
 """Run the farm simulator standalone: ``python -m memory_worker.farmsim``.
 
 Prints its base URL (the only line on stdout; logs go to stderr) and serves
-until Ctrl-C (or ``--for-seconds`` elapse). Faults and scripts are set
+until Ctrl-C or SIGTERM (or ``--for-seconds`` elapse). Faults and scripts are set
 through the ``/_sim/...`` admin endpoints.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import signal
 from collections.abc import Sequence
 
 from memory_worker import logs
@@ -52,12 +53,16 @@ async def serve(args: argparse.Namespace) -> None:
         submit_block_seconds=args.submit_block_seconds,
         embedder=args.embedder,
     )
+    # Ctrl-C and SIGTERM stop it even when the shell that started it in the background set
+    # SIGINT to "ignored" (inherited across exec; Python then never raises KeyboardInterrupt)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     async with sim:
         print(sim.base_url, flush=True)
-        if args.for_seconds is None:
-            await asyncio.Event().wait()
-        else:
-            await asyncio.sleep(args.for_seconds)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), args.for_seconds)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
