@@ -141,7 +141,6 @@ class Page:
     async def submit(self, css: str, fields: dict[str, str], button: str) -> str:
         """Fill ``fields`` of the form matched by ``css`` and click its ``button``."""
         from selenium.webdriver.common.by import By
-        from selenium.webdriver.support.expected_conditions import staleness_of
         from selenium.webdriver.support.ui import WebDriverWait
 
         def act() -> str:
@@ -151,7 +150,7 @@ class Page:
                 box.clear()
                 box.send_keys(value)
             form.find_element(By.CSS_SELECTOR, button).click()
-            WebDriverWait(self.driver, 20).until(staleness_of(form))  # the next page loaded
+            WebDriverWait(self.driver, 20).until(lambda _: _detached(form))  # next page loaded
             return str(self.driver.page_source)
 
         return await asyncio.to_thread(act)
@@ -362,3 +361,22 @@ async def test_operator_sees_outage_resets_breaker_browses_memory_and_replays(
             serve.terminate()
             serve.wait(timeout=15)
             await redis.aclose()
+
+
+def _detached(element: Any) -> bool:
+    """The element left the document (the form's page was replaced by the next one).
+
+    Selenium's ``staleness_of`` expects a StaleElementReference error; during the navigation
+    Chrome may instead answer "Node with given id does not belong to the document" (a
+    WebDriverException), which means the same thing."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as exc:
+        if "does not belong to the document" in str(exc):
+            return True
+        raise
+    return False
