@@ -9,7 +9,6 @@ no secret setting ever reaches a response; markup in stored text renders inert;
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from memory_worker.run_store.model import HOUR_MS
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
 from tests.support.console import TOKEN, MakeClient, csrf_of, dump_all, with_token
+from tests.support.console import make_client as make_client  # the fixture
 from tests.support.factories import make_request
 
 SCRIPT = "<script>alert('pwned')</script>"
@@ -56,23 +56,6 @@ PAGES = [
     f"/forget?chat={CHAT}&user=100&preview=1",
     "/static/console.css",
 ]
-
-
-@pytest.fixture
-async def make_client(redis: Any) -> AsyncIterator[MakeClient]:
-    clients: list[TestClient[Any, Any]] = []
-
-    async def make(settings: Settings) -> TestClient[Any, Any]:
-        app = web.Application()
-        add_console(app, redis, settings)
-        client: TestClient[Any, Any] = TestClient(TestServer(app))
-        await client.start_server()
-        clients.append(client)
-        return client
-
-    yield make
-    for client in clients:
-        await client.close()
 
 
 async def seed(redis: Any, settings: Settings) -> dict[str, str]:

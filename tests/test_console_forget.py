@@ -8,40 +8,17 @@ pair that forgets with actor ``console``; without them: 403 and nothing changed.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
-
 from memory_worker.cards import CardStore, RunWrites
-from memory_worker.console import add_console
 from memory_worker.forgetter import recent_audit
 from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from tests.support.cards import new
 from tests.support.console import TOKEN, MakeClient, csrf_of, dump_all, with_token
+from tests.support.console import make_client as make_client  # the fixture
 from tests.support.forget import ALICE, BOB, CANARY, CHAT, JAN, two_users
-
-
-@pytest.fixture
-async def make_client(redis: Any) -> AsyncIterator[MakeClient]:
-    """Consoles over the test's Redis (as in tests/test_console.py)."""
-    clients: list[TestClient[Any, Any]] = []
-
-    async def make(settings: Settings) -> TestClient[Any, Any]:
-        app = web.Application()
-        add_console(app, redis, settings)
-        client: TestClient[Any, Any] = TestClient(TestServer(app))
-        await client.start_server()
-        clients.append(client)
-        return client
-
-    yield make
-    for client in clients:
-        await client.close()
 
 
 async def seed(redis: Any, settings: Settings) -> CardStore:

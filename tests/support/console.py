@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from aiohttp.test_utils import TestClient
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 
-from memory_worker.console.app import CSRF_COOKIE
+from memory_worker.console.app import CSRF_COOKIE, add_console
 from memory_worker.settings import Settings
 
 TOKEN = "console-token-7f3a9c"
@@ -32,3 +34,21 @@ async def csrf_of(client: TestClient[Any, Any]) -> str:
     cookie = client.session.cookie_jar.filter_cookies(client.make_url("/")).get(CSRF_COOKIE)
     assert cookie is not None
     return cookie.value
+
+
+@pytest.fixture
+async def make_client(redis: Any) -> AsyncIterator[MakeClient]:
+    """Consoles over the test's Redis, closed afterwards (import it where a suite needs it)."""
+    clients: list[TestClient[Any, Any]] = []
+
+    async def make(settings: Settings) -> TestClient[Any, Any]:
+        app = web.Application()
+        add_console(app, redis, settings)
+        client: TestClient[Any, Any] = TestClient(TestServer(app))
+        await client.start_server()
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        await client.close()
