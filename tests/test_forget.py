@@ -11,9 +11,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from redis.exceptions import RedisError, ResponseError
 
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore
+from memory_worker.cards.forget import CardForget
 from memory_worker.connections import RedisHandle
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
@@ -208,3 +210,42 @@ async def test_a_retired_run_keeps_the_other_peoples_messages_and_its_error_log(
     text = await deployment_bytes(redis, key_prefix)
     assert CANARY[ALICE].encode() not in text
     assert CANARY[BOB].encode() in text
+
+
+async def test_redis_refusing_the_card_script_mid_forget_leaves_a_forget_that_a_retry_finishes(
+    settings: Settings,
+    redis: Any,
+    farm: Farm,
+    queue: MemoryQueue,
+    key_prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fault: Redis refuses a command (OOM) in the middle of a forget. The error is typed (a
+    RedisError, nothing swallowed), Bob's memory is untouched, and running the same forget
+    again removes every byte of Alice's text: no step leaves a half-written chunk behind."""
+    await seeded(settings, redis, farm)
+    refused: list[int] = []
+    original = CardForget.__init__
+
+    def init(self: CardForget, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        script = self._forget
+
+        async def refuse_once(**call: Any) -> Any:
+            if not refused:
+                refused.append(1)
+                raise ResponseError("OOM command not allowed when used memory > 'maxmemory'.")
+            return await script(**call)
+
+        self._forget = refuse_once  # type: ignore[assignment]
+
+    monkeypatch.setattr(CardForget, "__init__", init)
+    with pytest.raises(RedisError):
+        await queue.forget(CHAT, ALICE)
+    assert refused == [1]
+    assert CANARY[BOB].encode() in await deployment_bytes(redis, key_prefix)
+
+    await queue.forget(CHAT, ALICE)  # the operator runs it again
+    after = await deployment_bytes(redis, key_prefix)
+    assert CANARY[ALICE].encode() not in after
+    assert CANARY[BOB].encode() in after
