@@ -58,6 +58,20 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger(__name__)
 
+#: The chat keys ``reembed_switch.lua`` takes, in its KEYS order.
+SWITCH_KEYS = (
+    "rebuild",
+    "seq",
+    "dedup",
+    "nvech",
+    "nvec",
+    "vec",
+    "vecids",
+    "meta",
+    "vecrw",
+    "vecver",
+)
+
 #: Stale card ids one switch attempt names at most (the rest come with the next attempt).
 SWITCH_STALE_MAX = 512
 #: What a step answers when the pass moved before it landed (nothing was written).
@@ -255,19 +269,7 @@ class Reembedder:
     async def _try_switch(self, chat_id: int) -> str:
         """One switch attempt: 'switched', 'behind' (ids to visit), 'redone:<n>', 'refused', 'gone'."""
         reply = await self._switch(
-            keys=self._k(
-                chat_id,
-                "rebuild",
-                "seq",
-                "dedup",
-                "nvech",
-                "nvec",
-                "vec",
-                "vecids",
-                "meta",
-                "vecrw",
-                "vecver",
-            ),
+            keys=self._k(chat_id, *SWITCH_KEYS),
             args=[self.target.model, SWITCH_STALE_MAX],
         )
         state, stale = switch_answer(reply)

@@ -12,6 +12,7 @@ import pytest
 from llm_client.redis_text import as_text
 from memory_worker.cards import CardStore
 from memory_worker.reembed import (
+    SWITCH_KEYS,
     parse_progress,
     progress_value,
     step_action,
@@ -103,19 +104,7 @@ async def test_the_switch_script_decides_like_its_twin(
         await store.redis.set(k("vec"), bytes(DIM * len(ids)))
     worker = reembedder(store, settings, ModelEmbedder(NEW))
     reply = await worker._switch(
-        keys=worker._k(
-            CHAT,
-            "rebuild",
-            "seq",
-            "dedup",
-            "nvech",
-            "nvec",
-            "vec",
-            "vecids",
-            "meta",
-            "vecrw",
-            "vecver",
-        ),
+        keys=worker._k(CHAT, *SWITCH_KEYS),
         args=[NEW, 1000],
     )
     state, stale = switch_answer(reply)
