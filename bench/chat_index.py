@@ -14,7 +14,6 @@ deployment whose runs predate the index, and in the same run:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import re
 import statistics
@@ -24,7 +23,7 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
-from common import fill, fresh_bench
+from common import fill, fresh_bench, runs_and_samples
 
 from memory_worker.console import add_console
 from memory_worker.run_store import RunStore
@@ -100,8 +99,5 @@ async def backfill(index: ChatIndex, per_pass: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=100_000)
-    parser.add_argument("--samples", type=int, default=15)
-    args = parser.parse_args()
+    args = runs_and_samples(__doc__, runs=100_000, samples=15)
     asyncio.run(main(args.runs, args.samples))

@@ -6,13 +6,14 @@ the same run, so machine speed cancels out.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import statistics
 import sys
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,13 +21,21 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory_worker.connections import client_from_url
+from memory_worker.api import MemoryQueue
+from memory_worker.connections import RedisHandle, client_from_url
 from memory_worker.embedded import EmbeddedValkey
+from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+from memory_worker.fleet import Fleet
 from memory_worker.models import RunRequest
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
+
+#: A farm outage as the workers see it: every job fails with a retryable upstream error.
+OUTAGE = Fault(
+    kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="[Errno -3] Temporary failure"
+)
 
 
 @dataclass
@@ -55,6 +64,30 @@ async def fresh_bench(**settings: Any) -> AsyncIterator[Bench]:
         finally:
             await redis.aclose()
             server.stop()
+
+
+def bench_queue(bench: Bench) -> MemoryQueue:
+    """The public queue API on the bench's Valkey (to wake the pipeline)."""
+    return MemoryQueue(RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings)
+
+
+@contextmanager
+def farm_fleet(bench: Bench, sim: FarmSimulator, workers: int, **overrides: Any) -> Iterator[Fleet]:
+    """``workers`` worker processes on the bench's Valkey and the simulated farm, stopped on exit."""
+    fleet = Fleet(bench.settings, bench.tmp, {"discovery_base_url": sim.base_url, **overrides})
+    fleet.start(workers)
+    try:
+        yield fleet
+    finally:
+        fleet.stop_all()
+
+
+def runs_and_samples(doc: str | None, *, runs: int, samples: int) -> argparse.Namespace:
+    """The command line of a benchmark that times ``--samples`` reads over ``--runs`` stored runs."""
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--runs", type=int, default=runs)
+    parser.add_argument("--samples", type=int, default=samples)
+    return parser.parse_args()
 
 
 def tiny_request(i: int) -> RunRequest:

@@ -12,7 +12,6 @@ time (its ``Server-Timing`` header) is reported as median and max.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import re
 import statistics
@@ -22,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
-from common import fill, fresh_bench
+from common import fill, fresh_bench, runs_and_samples
 
 from llm_client.events import EventType, RoutingEvent
 from memory_worker.cards import CardStore, Durability, EpisodeWrite, NewCard, RunWrites, Scope
@@ -202,8 +201,5 @@ async def replay_baseline(redis: Any, settings: Any, samples: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=100_000)
-    parser.add_argument("--samples", type=int, default=15)
-    args = parser.parse_args()
+    args = runs_and_samples(__doc__, runs=100_000, samples=15)
     asyncio.run(main(args.runs, args.samples))

@@ -17,12 +17,9 @@ import signal
 import time
 
 from arq.worker import Worker
-from common import fresh_bench, tiny_request
+from common import bench_queue, farm_fleet, fresh_bench, tiny_request
 
-from memory_worker.api import MemoryQueue
-from memory_worker.connections import RedisHandle
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.fleet import Fleet
 from memory_worker.run_store import RunStore
 
 
@@ -42,12 +39,8 @@ async def trial(i: int) -> tuple[float, float]:
         rid = (await store.enqueue(tiny_request(i))).run_id
         assert rid
         sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=3600, times=1))
-        fleet = Fleet(bench.settings, bench.tmp, {"discovery_base_url": sim.base_url})
-        fleet.start(2)
-        try:
-            queue = MemoryQueue(
-                RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings
-            )
+        with farm_fleet(bench, sim, 2):
+            queue = bench_queue(bench)
             await asyncio.sleep(3)
             await queue.wake()
             while (await store.get(rid)).lease_owner is None:
@@ -63,8 +56,6 @@ async def trial(i: int) -> tuple[float, float]:
             while (await store.get(rid)).status.value != "completed":
                 await asyncio.sleep(0.05)
             completed = time.perf_counter() - killed
-        finally:
-            fleet.stop_all()
     return rerun, completed
 
 

@@ -13,18 +13,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from common import fill, fresh_bench, total_calls
+from common import OUTAGE, bench_queue, farm_fleet, fill, fresh_bench, total_calls
 
-from memory_worker.api import MemoryQueue
-from memory_worker.connections import RedisHandle
-from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.fleet import Fleet
+from memory_worker.farmsim import FarmSimulator
 from memory_worker.run_store import RunStore
 from memory_worker.ticks import TickQueue
-
-OUTAGE = Fault(
-    kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="[Errno -3] Temporary failure"
-)
 
 
 def farm_calls(sim: FarmSimulator) -> int:
@@ -42,13 +35,9 @@ async def main(window: float, small: int, big: int) -> None:
     async with fresh_bench() as bench, FarmSimulator() as sim:
         sim.set_fault("*", OUTAGE)
         store = RunStore(bench.redis, bench.settings)
-        queue = MemoryQueue(
-            RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings
-        )
+        queue = bench_queue(bench)
         ticks = TickQueue(bench.redis, queue.keys)
-        fleet = Fleet(bench.settings, bench.tmp, {"discovery_base_url": sim.base_url})
-        fleet.start(3)
-        try:
+        with farm_fleet(bench, sim, 3):
             await asyncio.sleep(5)  # workers up and registered
             idle = await rate(bench.redis, window)
             results = {}
@@ -67,8 +56,6 @@ async def main(window: float, small: int, big: int) -> None:
                 counts = await store.counts()
                 assert counts["retired"] == 0, counts
                 assert counts["failed"] == 0, counts
-        finally:
-            fleet.stop_all()
     print(f"idle fleet, empty queue:        {idle:8.0f} Redis commands/min (baseline)")
     for backlog, (value, probes) in results.items():
         print(

@@ -14,18 +14,11 @@ import argparse
 import asyncio
 import time
 
-from common import fill, fresh_bench
+from common import OUTAGE, bench_queue, farm_fleet, fill, fresh_bench
 
-from memory_worker.api import MemoryQueue
-from memory_worker.connections import RedisHandle
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.fleet import Fleet
 from memory_worker.run_store import RunStore
 from memory_worker.ticks import TickQueue
-
-OUTAGE = Fault(
-    kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="[Errno -3] Temporary failure"
-)
 
 
 async def main(runs: int, job_seconds: float) -> None:
@@ -35,13 +28,9 @@ async def main(runs: int, job_seconds: float) -> None:
         sim.set_fault("*", OUTAGE)
         store = RunStore(bench.redis, bench.settings)
         await fill(store, runs)
-        queue = MemoryQueue(
-            RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings
-        )
+        queue = bench_queue(bench)
         ticks = TickQueue(bench.redis, queue.keys)
-        fleet = Fleet(bench.settings, bench.tmp, {"discovery_base_url": sim.base_url})
-        fleet.start(3)
-        try:
+        with farm_fleet(bench, sim, 3):
             await asyncio.sleep(3)
             await queue.wake()
             while (await ticks.counts()).delayed != 1:
@@ -57,8 +46,6 @@ async def main(runs: int, job_seconds: float) -> None:
                 if full is None and (await ticks.counts()).running >= target:
                     full = time.perf_counter() - t0
                 await asyncio.sleep(0.05)
-        finally:
-            fleet.stop_all()
     print(
         f"farm back -> first completed run: {first:.1f} s (target <= {interval:.0f} + 2 s; "
         f"{first / (interval + 2):.2f} of the bound)"

@@ -31,13 +31,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from common import fill, fresh_bench
+from common import bench_queue, farm_fleet, fill, fresh_bench
 from redis_monitor import CommandTally, record_script_names
 
-from memory_worker.api import MemoryQueue
-from memory_worker.connections import RedisHandle
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.fleet import Fleet
 from memory_worker.run_store import RunStore
 from memory_worker.ticks import TickQueue
 
@@ -91,24 +88,16 @@ async def measure(
         sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=job_seconds))
         store = RunStore(bench.redis, bench.settings)
         await fill(store, backlog)
-        queue = MemoryQueue(
-            RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings
-        )
+        queue = bench_queue(bench)
         tick_queue = TickQueue(bench.redis, queue.keys)
         if breakdown:  # name the scripts: build a pipeline in this process
             from memory_worker.wiring import build_tick_runner
 
             await build_tick_runner(bench.settings, bench.redis)
-        overrides: dict[str, Any] = {
-            "discovery_base_url": sim.base_url,
-            "worker_concurrency": ticks,
-            "pipeline_target": procs * ticks,
-        }
+        overrides: dict[str, Any] = {"worker_concurrency": ticks, "pipeline_target": procs * ticks}
         if cards_url:
             overrides["cards_url"] = cards_url
-        fleet = Fleet(bench.settings, bench.tmp, overrides)
-        fleet.start(procs)
-        try:
+        with farm_fleet(bench, sim, procs, **overrides):
             await asyncio.sleep(2 + procs * 0.6)  # processes up (2 cores: they start in turn)
             await queue.wake()
 
@@ -128,8 +117,6 @@ async def measure(
             elapsed = time.perf_counter() - t0
             calls1, cpu1 = await server_stats(bench.redis)
             done1 = (await store.counts())["completed"]
-        finally:
-            fleet.stop_all()
     runs = max(done1 - done0, 1)
     calls = delta(calls1, calls0)
     measured = sum(calls.values()) - 6  # the snapshots' own reads

@@ -14,12 +14,9 @@ import argparse
 import asyncio
 import time
 
-from common import fill, fresh_bench
+from common import bench_queue, farm_fleet, fill, fresh_bench
 
-from memory_worker.api import MemoryQueue
-from memory_worker.connections import RedisHandle
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.fleet import Fleet
 from memory_worker.run_store import RunStore
 from memory_worker.ticks import TickQueue
 
@@ -34,21 +31,9 @@ async def main(runs: int, job_seconds: float) -> None:
         sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=job_seconds))
         store = RunStore(bench.redis, bench.settings)
         await fill(store, runs)
-        queue = MemoryQueue(
-            RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings
-        )
+        queue = bench_queue(bench)
         ticks = TickQueue(bench.redis, queue.keys)
-        fleet = Fleet(
-            bench.settings,
-            bench.tmp,
-            {
-                "discovery_base_url": sim.base_url,
-                "worker_concurrency": 4,
-                "pipeline_target": TARGET,
-            },
-        )
-        fleet.start(4)
-        try:
+        with farm_fleet(bench, sim, 4, worker_concurrency=4, pipeline_target=TARGET):
             await asyncio.sleep(4)  # workers up
             t0 = time.perf_counter()
             await queue.wake()
@@ -61,8 +46,6 @@ async def main(runs: int, job_seconds: float) -> None:
                     break
                 await asyncio.sleep(0.1)
             total = time.perf_counter() - t0
-        finally:
-            fleet.stop_all()
     at_target = next((s for s in samples if s[2] >= TARGET), samples[0])
     tail = next((s for s in samples if s[1] >= runs - TARGET), samples[-1])
     steady = (tail[1] - at_target[1]) / max(tail[0] - at_target[0], 1e-9)
