@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from llm_client.errors import DecodeError
+from memory_worker.json_text import outside_strings
 
 DECODE_PHRASE = "decode memory extractor response"
 
@@ -235,19 +236,8 @@ def salvage_truncated(text: str) -> Any | None:
     """
     stack: list[str] = []
     cuts: list[tuple[int, str]] = []
-    in_string = escaped = False
-    for index, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-            continue
-        if char == '"':
-            in_string = True
-        elif char in "{[":
+    for index, char in outside_strings(text):
+        if char in "{[":
             stack.append("}" if char == "{" else "]")
             cuts.append((index + 1, "".join(reversed(stack))))
         elif char in "}]":

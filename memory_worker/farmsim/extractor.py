@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from memory_worker.json_text import outside_strings
+
 EXTRACTION_TASK = "memory_extraction"
 MERGE_TASK = "memory_merge"
 
@@ -1334,20 +1336,8 @@ def truncate_json(text: str) -> str:
 
 def _closing_bracket(text: str, start: int) -> int | None:
     depth = 0
-    in_string = False
-    escaped = False
-    for index in range(start, len(text)):
-        char = text[index]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
+    for index, char in outside_strings(text, start):
+        if char in "[{":
             depth += 1
         elif char in "]}":
             depth -= 1
