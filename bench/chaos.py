@@ -87,7 +87,7 @@ from llm_client.routes import parse_routes
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore, normalise
 from memory_worker.connections import RedisHandle, client_from_url
-from memory_worker.embedded import EmbeddedValkey
+from memory_worker.embedded import EmbeddedValkey, pid_alive
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.fleet import Fleet, WorkerProcess
 from memory_worker.keys import Keys
@@ -306,12 +306,8 @@ class ValkeyControl:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if not pid_alive(pid):
         return False
-    except PermissionError:
-        return True
     # a killed daemon is a zombie until init reaps it
     with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as stat:
         return stat.read().split()[2] != "Z"

@@ -99,7 +99,8 @@ def _ping(host: str, port: int, password: str | None, timeout: float = 0.5) -> b
     return answer.startswith(b"+OK\r\n+PONG")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """True while a process with this id exists (one of another user's counts too)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -188,7 +189,7 @@ class EmbeddedValkey:
             port, pid = int(state["port"]), int(state["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             return None
         if _ping(self.host, port, self.password):
             return port, pid
@@ -198,7 +199,7 @@ class EmbeddedValkey:
             log.warning("embedded_valkey_without_password_restarted", port=port)
             _ask(self.host, port, _command("SHUTDOWN"), timeout=5.0)
             deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and _pid_alive(pid):
+            while time.monotonic() < deadline and pid_alive(pid):
                 time.sleep(0.05)
         return None
 
@@ -233,7 +234,7 @@ class EmbeddedValkey:
                 time.sleep(every)
                 if not self.data_dir.is_dir() or self._stopped_mark.exists():
                     return
-                if self.pid is not None and _pid_alive(self.pid):
+                if self.pid is not None and pid_alive(self.pid):
                     continue
                 found = EmbeddedValkey(self.data_dir, host=self.host, port=self.port)
                 try:
@@ -346,9 +347,9 @@ class EmbeddedValkey:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
             deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and _pid_alive(pid):
+            while time.monotonic() < deadline and pid_alive(pid):
                 time.sleep(0.05)
-            if _pid_alive(pid):
+            if pid_alive(pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(FileNotFoundError):
