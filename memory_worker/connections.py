@@ -54,6 +54,22 @@ class SentinelUrl:
     ssl: bool
 
 
+def _addresses(hosts: str, default_port: str, what: str) -> list[tuple[str, int]]:
+    """``h1:p1,h2:p2,…`` as (host, port) pairs; a lone host gets ``default_port``."""
+    addresses: list[tuple[str, int]] = []
+    for part in hosts.split(","):
+        if not part:
+            continue
+        host, _, port = part.rpartition(":")
+        if not host:
+            host, port = port, default_port
+        try:
+            addresses.append((host, int(port)))
+        except ValueError as exc:
+            raise RedisUrlError(f"bad {what} {part!r}") from exc
+    return addresses
+
+
 def parse_sentinel_url(url: str) -> SentinelUrl:
     """Parse ``redis+sentinel://[user:pass@]h1:p1,h2:p2/<master>[/db]``."""
     parsed = urlparse(url)
@@ -65,17 +81,7 @@ def parse_sentinel_url(url: str) -> SentinelUrl:
         user, _, pwd = userinfo.partition(":")
         username = unquote(user) or None
         password = unquote(pwd) or None
-    sentinels: list[tuple[str, int]] = []
-    for part in hosts.split(","):
-        if not part:
-            continue
-        host, _, port = part.rpartition(":")
-        if not host:
-            host, port = port, "26379"
-        try:
-            sentinels.append((host, int(port)))
-        except ValueError as exc:
-            raise RedisUrlError(f"bad sentinel address {part!r}") from exc
+    sentinels = _addresses(hosts, "26379", "sentinel address")
     path = [p for p in parsed.path.split("/") if p]
     if not sentinels or not path:
         raise RedisUrlError("sentinel URL needs hosts and a master name")
@@ -111,17 +117,9 @@ def parse_cluster_url(url: str) -> ClusterUrl:
     parsed = urlparse(url)
     userinfo, _, hosts = parsed.netloc.rpartition("@")
     user, _, pwd = userinfo.partition(":")
-    nodes: list[tuple[str, int]] = []
-    for part in hosts.split(","):
-        if not part:
-            continue
-        host, _, port = part.rpartition(":")
-        if not host:
-            host, port = port, "6379"
-        try:
-            nodes.append((host.strip("[]"), int(port)))
-        except ValueError as exc:
-            raise RedisUrlError(f"bad cluster node address {part!r}") from exc
+    nodes = [
+        (host.strip("[]"), port) for host, port in _addresses(hosts, "6379", "cluster node address")
+    ]
     if not nodes:
         raise RedisUrlError("cluster URL needs at least one host:port")
     return ClusterUrl(
