@@ -26,9 +26,17 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from llm_client.errors import DecodeError
 from memory_worker.json_text import outside_strings
@@ -54,22 +62,32 @@ _FENCE = re.compile(r"```[a-zA-Z]*")
 _MAX_SALVAGE_TRIES = 64
 
 
-def _score(value: Any) -> Any:
-    """Scores as numbers in [0, 1]; 0–100 read as percentages; junk → default."""
+def _score(value: Any) -> float:
+    """Scores as numbers in [0, 1]; 0–100 read as percentages; junk → 0.5."""
     if value is None or isinstance(value, bool):
-        return None
+        return 0.5
     if isinstance(value, str):
         text = value.strip().rstrip("%")
         try:
             value = float(text)
         except ValueError:
-            return None
+            return 0.5
     if not isinstance(value, int | float) or not math.isfinite(value):
-        return None
+        return 0.5
     number = float(value)
     if 1.0 < number <= 100.0:
         number /= 100.0
     return min(1.0, max(0.0, number))
+
+
+def _keyword(value: Any) -> Any:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+#: A model's 0–1 score, read tolerantly (see ``_score``).
+Score = Annotated[float, BeforeValidator(_score)]
+#: A word the decoder compares case-insensitively (scope, type, decision, relation…).
+Keyword = Annotated[str, BeforeValidator(_keyword)]
 
 
 class _Item(BaseModel):
@@ -81,26 +99,20 @@ class _Item(BaseModel):
 class CandidateCard(_Item):
     """A fact the extractor proposes; :mod:`memory_worker.validation` decides if it is kept."""
 
-    scope: str = Field("chat", validation_alias=AliasChoices("scope", "scope_type"))
-    card_type: str = Field("", validation_alias=AliasChoices("card_type", "type"))
+    scope: Keyword = Field("chat", validation_alias=AliasChoices("scope", "scope_type"))
+    card_type: Keyword = Field("", validation_alias=AliasChoices("card_type", "type"))
     subject: str = ""
     predicate: str = ""
     object: str = ""
     fact_text: str = Field(validation_alias=AliasChoices("fact_text", "fact", "text"))
-    confidence: float = 0.5
-    salience: float = 0.5
+    confidence: Score = 0.5
+    salience: Score = 0.5
     source_message_ids: list[int] = Field(
         default_factory=list,
         validation_alias=AliasChoices("source_message_ids", "source_ids", "sources", "message_ids"),
     )
     user_id: int | None = None
-    durability: str | None = None
-
-    @field_validator("confidence", "salience", mode="before")
-    @classmethod
-    def _scores(cls, value: Any) -> Any:
-        scored = _score(value)
-        return 0.5 if scored is None else scored
+    durability: Keyword | None = None
 
     @field_validator("source_message_ids", mode="before")
     @classmethod
@@ -128,11 +140,6 @@ class CandidateCard(_Item):
             return None
         return number or None
 
-    @field_validator("scope", "card_type", "durability", mode="before")
-    @classmethod
-    def _lower(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
-
     @field_validator("subject", "predicate", "object", "fact_text", mode="before")
     @classmethod
     def _text(cls, value: Any) -> Any:
@@ -145,15 +152,10 @@ class ResolutionCandidate(_Item):
     """A decision about an existing card the prompt showed."""
 
     old_card_id: str = Field(validation_alias=AliasChoices("old_card_id", "card_id", "id"))
-    decision: str
+    decision: Keyword
     into_card_id: str | None = None
     new_fact_text: str | None = None
     reason: str | None = None
-
-    @field_validator("decision", mode="before")
-    @classmethod
-    def _decision(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("into_card_id", "new_fact_text", mode="before")
     @classmethod
@@ -166,19 +168,8 @@ class ResolutionCandidate(_Item):
 class LinkCandidate(_Item):
     from_fact_text: str
     to_fact_text: str
-    relation: str
-    confidence: float = 0.5
-
-    @field_validator("confidence", mode="before")
-    @classmethod
-    def _conf(cls, value: Any) -> Any:
-        scored = _score(value)
-        return 0.5 if scored is None else scored
-
-    @field_validator("relation", mode="before")
-    @classmethod
-    def _rel(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
+    relation: Keyword
+    confidence: Score = 0.5
 
 
 @dataclass(frozen=True, slots=True)
