@@ -229,13 +229,24 @@ def resolution_plan(res: ResolutionWrite, vectors: VectorBlobs) -> dict[str, str
         entry["new"] = str(res.new_index + 1)
     if res.into_card_id:
         entry["into"] = res.into_card_id
-    if res.new_fact_text:
-        entry["text"] = res.new_fact_text
-        entry["h"] = res.new_dedup_hash or ""
-        index = vectors.add(res.embedding)
-        if index is not None:
-            entry["vec"] = str(index)
+    entry.update(rewrite_plan(res.new_fact_text, res.new_dedup_hash, res.embedding, vectors))
     return entry
+
+
+def rewrite_plan(
+    text: str | None,
+    dedup_hash: str | None,
+    embedding: Sequence[float] | None,
+    vectors: VectorBlobs,
+) -> dict[str, str]:
+    """A rewritten fact's plan fields (text, dedup hash, vector index); none without a text."""
+    if not text:
+        return {}
+    fields = {"text": text, "h": dedup_hash or ""}
+    index = vectors.add(embedding)
+    if index is not None:
+        fields["vec"] = str(index)
+    return fields
 
 
 def link_plan(link: LinkWrite) -> dict[str, str]:

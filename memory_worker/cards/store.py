@@ -84,6 +84,7 @@ from memory_worker.cards.codec import (
     link_plan,
     lua_json,
     resolution_plan,
+    rewrite_plan,
     to_ms,
 )
 from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
@@ -279,12 +280,9 @@ class CardStore:
                 "stamp": list(group.stamp_ids),
                 "model": group.embedding_model or "",
             }
-            if group.new_fact_text:
-                entry["text"] = group.new_fact_text
-                entry["h"] = group.new_dedup_hash or ""
-                index = vectors.add(group.embedding)
-                if index is not None:
-                    entry["vec"] = str(index)
+            entry.update(
+                rewrite_plan(group.new_fact_text, group.new_dedup_hash, group.embedding, vectors)
+            )
             plan_groups.append(entry)
         fold_plan: dict[str, Any] = {"groups": plan_groups, "demote_delta": f"{demote_delta:.4f}"}
         if forget_epoch is not None:
