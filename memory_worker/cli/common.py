@@ -38,6 +38,7 @@ err = Console(stderr=True)
 T = TypeVar("T")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+YesFlag = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

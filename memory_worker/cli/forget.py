@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_worker.cli.common import JsonFlag, app, err, out, print_json, run_sync, with_redis
+from memory_worker.cli.common import (
+    JsonFlag,
+    YesFlag,
+    app,
+    err,
+    out,
+    print_json,
+    run_sync,
+    with_redis,
+)
 from memory_worker.connections import RedisHandle
 from memory_worker.settings import get_settings
 
@@ -32,7 +41,7 @@ def forget(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would go; write nothing.")
     ] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Erase memory on request: a user's in one chat (--user), or a whole chat's.

@@ -11,7 +11,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from memory_worker.cli.common import JsonFlag, app, err, fail, ms_text, out, run_sync, with_redis
+from memory_worker.cli.common import (
+    JsonFlag,
+    YesFlag,
+    app,
+    err,
+    fail,
+    ms_text,
+    out,
+    run_sync,
+    with_redis,
+)
 from memory_worker.connections import RedisHandle
 from memory_worker.settings import get_settings
 
@@ -65,7 +75,7 @@ def replay(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would change; write nothing.")
     ] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Give retired (or failed) runs a fresh set of attempts, keeping their error log.
