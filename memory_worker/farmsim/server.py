@@ -85,6 +85,15 @@ def _error(status: int, message: str) -> web.Response:
     return _json({"error": message}, status=status)
 
 
+async def _json_object(request: web.Request) -> dict[str, Any] | web.Response:
+    """The request's JSON body ({} when it is not an object), or the 400 for a body that is not JSON."""
+    try:
+        data = orjson.loads(await request.read())
+    except orjson.JSONDecodeError:
+        return _error(400, "request body is not valid JSON")
+    return data if isinstance(data, dict) else {}
+
+
 def _header(headers: object, name: str) -> str | None:
     """A header from a JSON headers object, case-insensitively."""
     if not isinstance(headers, Mapping):
@@ -352,11 +361,10 @@ class FarmSimulator:
     async def _submit(self, request: web.Request) -> web.StreamResponse:
         if "Authorization" in request.headers:
             self.outer_auth_count += 1
-        try:
-            payload = orjson.loads(await request.read())
-        except orjson.JSONDecodeError:
-            return _error(400, "request body is not valid JSON")
-        invocation = payload.get("invocation") if isinstance(payload, dict) else None
+        payload = await _json_object(request)
+        if isinstance(payload, web.Response):
+            return payload
+        invocation = payload.get("invocation")
         service = invocation.get("service_name") if isinstance(invocation, dict) else None
         if not isinstance(invocation, dict) or not isinstance(service, str) or not service:
             return _error(400, "invocation.service_name is required")
@@ -571,12 +579,11 @@ class FarmSimulator:
         return _json({"ok": True, "service": service})
 
     async def _admin_script(self, request: web.Request) -> web.StreamResponse:
-        try:
-            data = orjson.loads(await request.read())
-        except orjson.JSONDecodeError:
-            return _error(400, "request body is not valid JSON")
-        service = data.get("service") if isinstance(data, dict) else None
-        outputs = data.get("outputs") if isinstance(data, dict) else None
+        data = await _json_object(request)
+        if isinstance(data, web.Response):
+            return data
+        service = data.get("service")
+        outputs = data.get("outputs")
         if not isinstance(service, str) or not service:
             return _error(400, "service is required")
         if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
