@@ -14,7 +14,6 @@ deployment whose runs predate the index, and in the same run:
 
 from __future__ import annotations
 
-import asyncio
 import re
 import statistics
 import time
@@ -23,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
-from common import fill, fresh_bench, runs_and_samples
+from common import fill, fresh_bench, run_bench
 
 from memory_worker.console import add_console
 from memory_worker.run_store import RunStore
@@ -99,5 +98,4 @@ async def backfill(index: ChatIndex, per_pass: int) -> None:
 
 
 if __name__ == "__main__":
-    args = runs_and_samples(__doc__, runs=100_000, samples=15)
-    asyncio.run(main(args.runs, args.samples))
+    run_bench(main, __doc__, runs=100_000, samples=15)

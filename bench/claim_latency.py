@@ -8,11 +8,9 @@ newest queued) followed by a release, so the backlog stays the same size.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import time
 
-from common import fill, fresh_bench, median, pct
+from common import fill, fresh_bench, median, pct, run_bench
 
 from memory_worker.run_store import RunStore
 
@@ -51,9 +49,4 @@ async def main(big: int, small: int, samples: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--big", type=int, default=1_000_000)
-    parser.add_argument("--small", type=int, default=1_000)
-    parser.add_argument("--samples", type=int, default=3000)
-    args = parser.parse_args()
-    asyncio.run(main(args.big, args.small, args.samples))
+    run_bench(main, __doc__, big=1_000_000, small=1_000, samples=3000)

@@ -17,15 +17,13 @@ Starts a private Valkey (``fresh_bench``) and a private 3-master + 3-replica clu
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import fresh_bench, median
+from common import fresh_bench, median, run_bench
 from similar_cards import CHAT, T0, make_cards
 
 from memory_worker.cards import CardStore, RunWrites
@@ -148,10 +146,4 @@ async def main(n_cards: int, dim: int, queries: int, runs: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cards", type=int, default=10_000)
-    parser.add_argument("--dim", type=int, default=512)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--runs", type=int, default=200)
-    args = parser.parse_args()
-    asyncio.run(main(args.cards, args.dim, args.queries, args.runs))
+    run_bench(main, __doc__, cards=10_000, dim=512, queries=200, runs=200)

@@ -12,7 +12,7 @@ import statistics
 import sys
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -82,12 +82,12 @@ def farm_fleet(bench: Bench, sim: FarmSimulator, workers: int, **overrides: Any)
         fleet.stop_all()
 
 
-def runs_and_samples(doc: str | None, *, runs: int, samples: int) -> argparse.Namespace:
-    """The command line of a benchmark that times ``--samples`` reads over ``--runs`` stored runs."""
+def run_bench(main: Callable[..., Awaitable[None]], doc: str | None, **defaults: float) -> None:
+    """Run ``main`` with one ``--name value`` option per keyword (typed like its default), in order."""
     parser = argparse.ArgumentParser(description=doc)
-    parser.add_argument("--runs", type=int, default=runs)
-    parser.add_argument("--samples", type=int, default=samples)
-    return parser.parse_args()
+    for name, default in defaults.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=type(default), default=default)
+    asyncio.run(main(*vars(parser.parse_args()).values()))
 
 
 def tiny_request(i: int) -> RunRequest:

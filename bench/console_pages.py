@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
-from common import fill, fresh_bench, runs_and_samples
+from common import fill, fresh_bench, run_bench
 
 from llm_client.events import EventType, RoutingEvent
 from memory_worker.cards import CardStore, Durability, EpisodeWrite, NewCard, RunWrites, Scope
@@ -201,5 +201,4 @@ async def replay_baseline(redis: Any, settings: Any, samples: int) -> None:
 
 
 if __name__ == "__main__":
-    args = runs_and_samples(__doc__, runs=100_000, samples=15)
-    asyncio.run(main(args.runs, args.samples))
+    run_bench(main, __doc__, runs=100_000, samples=15)

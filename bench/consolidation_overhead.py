@@ -15,8 +15,6 @@ poll delay) on the same private Valkey:
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import hashlib
 import time
 from collections.abc import Mapping, Sequence
@@ -27,7 +25,7 @@ import numpy as np
 import orjson
 from arq.connections import ArqRedis
 from arq.worker import Worker
-from common import fresh_bench
+from common import fresh_bench, run_bench
 
 from llm_client.routes import RouteTarget
 from llm_client.transport import ChatResult, EmbedResult
@@ -217,9 +215,4 @@ async def main(n: int, poll: float, rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=300)
-    parser.add_argument("--poll", type=float, default=0.005)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    asyncio.run(main(args.runs, args.poll, args.rounds))
+    run_bench(main, __doc__, runs=300, poll=0.005, rounds=3)

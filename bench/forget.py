@@ -16,7 +16,6 @@ card write), plus queued runs holding both users' messages. Figures:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import statistics
@@ -24,7 +23,7 @@ import time
 from datetime import timedelta
 
 import numpy as np
-from common import BASE, fresh_bench
+from common import BASE, fresh_bench, run_bench
 
 from memory_worker.cards import CardStore
 from memory_worker.cards.model import Scope
@@ -163,9 +162,4 @@ async def main(n: int, runs: int, queued: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cards", type=int, default=10_000)
-    parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--queued", type=int, default=200)
-    args = parser.parse_args()
-    asyncio.run(main(args.cards, args.runs, args.queued))
+    run_bench(main, __doc__, cards=10_000, runs=50, queued=200)

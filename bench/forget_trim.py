@@ -13,11 +13,9 @@ server's own time per script call (SLOWLOG), median of ``--samples``.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import statistics
 
-from common import fresh_bench
+from common import fresh_bench, run_bench
 
 from memory_worker.cards.forget import CardForget, TrimCut
 from memory_worker.keys import Keys
@@ -74,6 +72,4 @@ async def main(samples: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=7)
-    asyncio.run(main(parser.parse_args().samples))
+    run_bench(main, __doc__, samples=7)

@@ -10,14 +10,13 @@ own recovery for a killed job is its in-progress key TTL, max(job timeouts)
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import signal
 import time
 
 from arq.worker import Worker
-from common import bench_queue, farm_fleet, fresh_bench, tiny_request
+from common import bench_queue, farm_fleet, fresh_bench, run_bench, tiny_request
 
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.run_store import RunStore
@@ -72,6 +71,4 @@ async def main(trials: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--trials", type=int, default=3)
-    asyncio.run(main(parser.parse_args().trials))
+    run_bench(main, __doc__, trials=3)

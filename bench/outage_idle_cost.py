@@ -10,10 +10,9 @@ Redis commands per minute from ``INFO commandstats`` deltas.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 
-from common import OUTAGE, bench_queue, farm_fleet, fill, fresh_bench, total_calls
+from common import OUTAGE, bench_queue, farm_fleet, fill, fresh_bench, run_bench, total_calls
 
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.run_store import RunStore
@@ -67,9 +66,4 @@ async def main(window: float, small: int, big: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--window", type=float, default=60.0)
-    parser.add_argument("--small", type=int, default=10_000)
-    parser.add_argument("--big", type=int, default=100_000)
-    args = parser.parse_args()
-    asyncio.run(main(args.window, args.small, args.big))
+    run_bench(main, __doc__, window=60.0, small=10_000, big=100_000)

@@ -10,11 +10,10 @@ baseline) and time until the pipeline runs at full target concurrency.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import time
 
-from common import OUTAGE, bench_queue, farm_fleet, fill, fresh_bench
+from common import OUTAGE, bench_queue, farm_fleet, fill, fresh_bench, run_bench
 
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.run_store import RunStore
@@ -57,8 +56,4 @@ async def main(runs: int, job_seconds: float) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=300)
-    parser.add_argument("--job-seconds", type=float, default=0.5)
-    args = parser.parse_args()
-    asyncio.run(main(args.runs, args.job_seconds))
+    run_bench(main, __doc__, runs=300, job_seconds=0.5)

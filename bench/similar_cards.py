@@ -18,14 +18,12 @@ run, 512-d vectors), then measures in the same run:
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import time
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from common import fresh_bench, median, pct
+from common import fresh_bench, median, pct, run_bench
 
 from memory_worker.cards import CardStore, Durability, NewCard, RunWrites, Scope
 from memory_worker.keys import Keys
@@ -170,9 +168,4 @@ async def main(n_cards: int, dim: int, queries: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cards", type=int, default=10_000)
-    parser.add_argument("--dim", type=int, default=512)
-    parser.add_argument("--queries", type=int, default=300)
-    args = parser.parse_args()
-    asyncio.run(main(args.cards, args.dim, args.queries))
+    run_bench(main, __doc__, cards=10_000, dim=512, queries=300)

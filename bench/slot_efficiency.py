@@ -10,11 +10,10 @@ state (after the ramp 1 → 16) and overall, as ratios to the ideal (target ≥ 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import time
 
-from common import bench_queue, farm_fleet, fill, fresh_bench
+from common import bench_queue, farm_fleet, fill, fresh_bench, run_bench
 
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.run_store import RunStore
@@ -60,8 +59,4 @@ async def main(runs: int, job_seconds: float) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=480)
-    parser.add_argument("--job-seconds", type=float, default=1.0)
-    args = parser.parse_args()
-    asyncio.run(main(args.runs, args.job_seconds))
+    run_bench(main, __doc__, runs=480, job_seconds=1.0)
