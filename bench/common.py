@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -29,6 +29,7 @@ from memory_worker.fleet import Fleet
 from memory_worker.models import RunRequest
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
+from memory_worker.ticks import TickQueue
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -66,9 +67,18 @@ async def fresh_bench(**settings: Any) -> AsyncIterator[Bench]:
             server.stop()
 
 
-def bench_queue(bench: Bench) -> MemoryQueue:
-    """The public queue API on the bench's Valkey (to wake the pipeline)."""
-    return MemoryQueue(RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings)
+class Pipeline(NamedTuple):
+    store: RunStore
+    queue: MemoryQueue
+    ticks: TickQueue
+
+
+async def pipeline(bench: Bench, runs: int = 0) -> Pipeline:
+    """The run store with ``runs`` tiny runs queued, the queue API (to wake it) and the ticks."""
+    store = RunStore(bench.redis, bench.settings)
+    await fill(store, runs)
+    queue = MemoryQueue(RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings)
+    return Pipeline(store, queue, TickQueue(bench.redis, queue.keys))
 
 
 @contextmanager

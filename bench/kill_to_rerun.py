@@ -16,10 +16,9 @@ import signal
 import time
 
 from arq.worker import Worker
-from common import bench_queue, farm_fleet, fresh_bench, run_bench, tiny_request
+from common import farm_fleet, fresh_bench, pipeline, run_bench, tiny_request
 
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.run_store import RunStore
 
 
 async def noop(ctx: dict[str, object]) -> None:
@@ -34,12 +33,11 @@ def arq_default_recovery_s() -> float:
 
 async def trial(i: int) -> tuple[float, float]:
     async with fresh_bench() as bench, FarmSimulator() as sim:
-        store = RunStore(bench.redis, bench.settings)
+        store, queue, _ = await pipeline(bench)
         rid = (await store.enqueue(tiny_request(i))).run_id
         assert rid
         sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=3600, times=1))
         with farm_fleet(bench, sim, 2):
-            queue = bench_queue(bench)
             await asyncio.sleep(3)
             await queue.wake()
             while (await store.get(rid)).lease_owner is None:

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import asyncio
 
-from common import OUTAGE, bench_queue, farm_fleet, fill, fresh_bench, run_bench, total_calls
+from common import OUTAGE, farm_fleet, fill, fresh_bench, pipeline, run_bench, total_calls
 
 from memory_worker.farmsim import FarmSimulator
-from memory_worker.run_store import RunStore
-from memory_worker.ticks import TickQueue
 
 
 def farm_calls(sim: FarmSimulator) -> int:
@@ -33,9 +31,7 @@ async def rate(redis: object, window: float) -> float:
 async def main(window: float, small: int, big: int) -> None:
     async with fresh_bench() as bench, FarmSimulator() as sim:
         sim.set_fault("*", OUTAGE)
-        store = RunStore(bench.redis, bench.settings)
-        queue = bench_queue(bench)
-        ticks = TickQueue(bench.redis, queue.keys)
+        store, queue, ticks = await pipeline(bench)
         with farm_fleet(bench, sim, 3):
             await asyncio.sleep(5)  # workers up and registered
             idle = await rate(bench.redis, window)

@@ -13,11 +13,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from common import OUTAGE, bench_queue, farm_fleet, fill, fresh_bench, run_bench
+from common import OUTAGE, farm_fleet, fresh_bench, pipeline, run_bench
 
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.run_store import RunStore
-from memory_worker.ticks import TickQueue
 
 
 async def main(runs: int, job_seconds: float) -> None:
@@ -25,10 +23,7 @@ async def main(runs: int, job_seconds: float) -> None:
         interval = bench.settings.consolidation_backend_retry_interval
         target = bench.settings.worker_concurrency * 3
         sim.set_fault("*", OUTAGE)
-        store = RunStore(bench.redis, bench.settings)
-        await fill(store, runs)
-        queue = bench_queue(bench)
-        ticks = TickQueue(bench.redis, queue.keys)
+        store, queue, ticks = await pipeline(bench, runs)
         with farm_fleet(bench, sim, 3):
             await asyncio.sleep(3)
             await queue.wake()

@@ -31,12 +31,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from common import bench_queue, farm_fleet, fill, fresh_bench
+from common import farm_fleet, fresh_bench, pipeline
 from redis_monitor import CommandTally, record_script_names
 
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.run_store import RunStore
-from memory_worker.ticks import TickQueue
 
 
 @dataclass(frozen=True)
@@ -86,10 +84,7 @@ async def measure(
         FarmSimulator(submit_block_seconds=job_seconds * 5) as sim,
     ):
         sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=job_seconds))
-        store = RunStore(bench.redis, bench.settings)
-        await fill(store, backlog)
-        queue = bench_queue(bench)
-        tick_queue = TickQueue(bench.redis, queue.keys)
+        store, queue, tick_queue = await pipeline(bench, backlog)
         if breakdown:  # name the scripts: build a pipeline in this process
             from memory_worker.wiring import build_tick_runner
 

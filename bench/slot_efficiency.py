@@ -13,11 +13,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from common import bench_queue, farm_fleet, fill, fresh_bench, run_bench
+from common import farm_fleet, fresh_bench, pipeline, run_bench
 
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.run_store import RunStore
-from memory_worker.ticks import TickQueue
 
 TARGET = 16
 
@@ -28,10 +26,7 @@ async def main(runs: int, job_seconds: float) -> None:
         FarmSimulator(submit_block_seconds=job_seconds * 5) as sim,
     ):
         sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=job_seconds))
-        store = RunStore(bench.redis, bench.settings)
-        await fill(store, runs)
-        queue = bench_queue(bench)
-        ticks = TickQueue(bench.redis, queue.keys)
+        store, queue, ticks = await pipeline(bench, runs)
         with farm_fleet(bench, sim, 4, worker_concurrency=4, pipeline_target=TARGET):
             await asyncio.sleep(4)  # workers up
             t0 = time.perf_counter()
