@@ -141,3 +141,23 @@ def _over_size() -> tuple[list[str], list[str]]:
 def test_modules_and_functions_are_small() -> None:
     modules, functions = _over_size()
     assert (modules, functions) == ([], [])
+
+
+def test_the_readme_module_map_names_every_module_and_package() -> None:
+    """Issue 10: the README's module map matches the layout. Every top-level module
+    and every subpackage of both packages is named in it (a subpackage's own modules
+    are described by its ``__init__`` docstring)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Module map", 1)[1].split("\n## ", 1)[0]
+    missing = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).iterdir()):
+            if path.is_dir() and (path / "__init__.py").exists():
+                name = f"{path.name}/"
+            elif path.suffix == ".py" and not path.name.startswith("__"):
+                name = path.name
+            else:
+                continue
+            if f"`{name}`" not in section:
+                missing.append(f"{package}/{name}")
+    assert not missing, f"modules not in the README's module map: {missing}"
