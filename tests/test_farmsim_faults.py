@@ -14,8 +14,8 @@ import pytest
 
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.farmsim.backends import GARBAGE_TEXT
+from tests.support.simulator import TERMINAL, fields, finish, submit
 
-TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}
 EXTRACTION = json.dumps(
     {
         "task": "memory_extraction",
@@ -41,45 +41,11 @@ CHAT = {
 
 
 def _submit(inner: Any = None, *, service: str = "llm", endpoint: str = "chat") -> dict[str, Any]:
-    body = base64.b64encode(json.dumps(CHAT if inner is None else inner).encode()).decode()
-    return {
-        "invocation": {
-            "service_name": service,
-            "endpoint_name": endpoint,
-            "body": body,
-            "content_type": "application/json",
-            "timeout_ms": 5000,
-        },
-        "priority": 10,
-    }
-
-
-def _fields(envelope: Any) -> tuple[str | None, str | None, Any, Any]:
-    job = envelope.get("job") or {}
-    return (
-        job.get("job_id") or envelope.get("id"),
-        job.get("state") or envelope.get("status"),
-        job.get("result", envelope.get("result")),
-        job.get("error", envelope.get("error")),
-    )
-
-
-async def _finish(client: httpx.AsyncClient, payload: dict[str, Any]) -> Any:
-    answer = await client.post("/v1/jobs/blocking", json=payload)
-    assert answer.status_code == 200
-    envelope = answer.json()
-    job_id, state, _, _ = _fields(envelope)
-    deadline = time.monotonic() + 3.0
-    while state not in TERMINAL:
-        assert time.monotonic() < deadline, "job never finished"
-        await asyncio.sleep(0.01)
-        envelope = (await client.get(f"/v1/jobs/{job_id}")).json()
-        _, state, _, _ = _fields(envelope)
-    return envelope
+    return submit(CHAT if inner is None else inner, service=service, endpoint=endpoint)
 
 
 def _response(envelope: Any) -> tuple[int, bytes]:
-    _, state, result, _ = _fields(envelope)
+    _, state, result, _ = fields(envelope)
     assert state == "JOB_STATE_SUCCEEDED"
     response = result["response"]
     return response["status_code"], base64.b64decode(response["body"])
@@ -105,8 +71,8 @@ async def test_job_failed_carries_result_error(
 ) -> None:
     message = "[Errno -3] Temporary failure in name resolution"
     sim.set_fault("llm", Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message=message))
-    envelope = await _finish(client, _submit())
-    _, state, result, error = _fields(envelope)
+    envelope = await finish(client, _submit())
+    _, state, result, error = fields(envelope)
     assert state == "JOB_STATE_FAILED"
     assert result == {"error": {"code": "UPSTREAM_ERROR", "message": message}}
     assert error is None
@@ -116,14 +82,14 @@ async def test_job_failed_defaults_to_upstream_error(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.JOB_FAILED))
-    _, _, result, _ = _fields(await _finish(client, _submit()))
+    _, _, result, _ = fields(await finish(client, _submit()))
     assert result["error"]["code"] == "UPSTREAM_ERROR"
     assert result["error"]["message"]
 
 
 async def test_job_failed_with_other_code(sim: FarmSimulator, client: httpx.AsyncClient) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_TIMEOUT", message="slow"))
-    _, _, result, _ = _fields(await _finish(client, _submit()))
+    _, _, result, _ = fields(await finish(client, _submit()))
     assert result == {"error": {"code": "UPSTREAM_TIMEOUT", "message": "slow"}}
 
 
@@ -131,8 +97,8 @@ async def test_job_failed_top_level_has_only_a_top_level_error(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.JOB_FAILED_TOP_LEVEL, message="worker crashed"))
-    envelope = await _finish(client, _submit())
-    _, state, result, _ = _fields(envelope)
+    envelope = await finish(client, _submit())
+    _, state, result, _ = fields(envelope)
     assert state == "JOB_STATE_FAILED"
     assert result is None
     assert envelope["error"] == "worker crashed"
@@ -142,14 +108,14 @@ async def test_job_failed_bare_has_no_error_anywhere(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.JOB_FAILED_BARE))
-    envelope = await _finish(client, _submit())
-    _, state, result, error = _fields(envelope)
+    envelope = await finish(client, _submit())
+    _, state, result, error = fields(envelope)
     assert (state, result, error) == ("JOB_STATE_FAILED", None, None)
 
 
 async def test_job_cancelled(sim: FarmSimulator, client: httpx.AsyncClient) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.JOB_CANCELLED))
-    _, state, result, error = _fields(await _finish(client, _submit()))
+    _, state, result, error = fields(await finish(client, _submit()))
     assert (state, result, error) == ("JOB_STATE_CANCELLED", None, None)
 
 
@@ -159,7 +125,7 @@ async def test_job_cancelled_with_a_code_carries_result_error(
     sim.set_fault(
         "llm", Fault(kind=FaultKind.JOB_CANCELLED, code="UPSTREAM_ERROR", message="dns failure")
     )
-    _, state, result, _ = _fields(await _finish(client, _submit()))
+    _, state, result, _ = fields(await finish(client, _submit()))
     assert state == "JOB_STATE_CANCELLED"
     assert result == {"error": {"code": "UPSTREAM_ERROR", "message": "dns failure"}}
 
@@ -168,7 +134,7 @@ async def test_job_failed_string_gives_the_error_as_text(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.JOB_FAILED_STRING, message="[Errno -3] dns"))
-    _, state, result, _ = _fields(await _finish(client, _submit()))
+    _, state, result, _ = fields(await finish(client, _submit()))
     assert state == "JOB_STATE_FAILED"
     assert result == {"error": "UPSTREAM_ERROR: [Errno -3] dns"}
 
@@ -178,13 +144,13 @@ async def test_stuck_queued_job_never_leaves_the_queue(
 ) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.STUCK_QUEUED, times=1))
     answer = await client.post("/v1/jobs/blocking", json=_submit())
-    job_id, state, _, _ = _fields(answer.json())
+    job_id, state, _, _ = fields(answer.json())
     assert state == "JOB_STATE_QUEUED"
     await asyncio.sleep(0.2)
     for _ in range(3):
-        assert _fields((await client.get(f"/v1/jobs/{job_id}")).json())[1] == "JOB_STATE_QUEUED"
+        assert fields((await client.get(f"/v1/jobs/{job_id}")).json())[1] == "JOB_STATE_QUEUED"
     # the fault is used up: the next job runs normally
-    assert _fields(await _finish(client, _submit()))[1] == "JOB_STATE_SUCCEEDED"
+    assert fields(await finish(client, _submit()))[1] == "JOB_STATE_SUCCEEDED"
 
 
 async def test_stuck_queued_with_seconds_is_a_long_queue(
@@ -192,7 +158,7 @@ async def test_stuck_queued_with_seconds_is_a_long_queue(
 ) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.STUCK_QUEUED, seconds=0.2))
     started = time.monotonic()
-    assert _fields(await _finish(client, _submit()))[1] == "JOB_STATE_SUCCEEDED"
+    assert fields(await finish(client, _submit()))[1] == "JOB_STATE_SUCCEEDED"
     assert time.monotonic() - started >= 0.2
 
 
@@ -233,22 +199,22 @@ async def test_upstream_status_is_relayed_in_a_succeeded_job(
     sim.set_fault(
         "llm", Fault(kind=FaultKind.UPSTREAM_STATUS, status_code=status_code, message=message)
     )
-    status, body = _response(await _finish(client, _submit()))
+    status, body = _response(await finish(client, _submit()))
     assert status == expected_status
     assert json.loads(body) == {"error": {"message": expected_message}}
 
 
 async def test_empty_body(sim: FarmSimulator, client: httpx.AsyncClient) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.EMPTY_BODY))
-    assert _response(await _finish(client, _submit())) == (200, b"")
+    assert _response(await finish(client, _submit())) == (200, b"")
 
 
 async def test_truncated_json_is_the_normal_answer_cut_inside_the_cards(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.TRUNCATED_JSON, times=1))
-    truncated = _content(_response(await _finish(client, _submit()))[1])
-    healthy = _content(_response(await _finish(client, _submit()))[1])
+    truncated = _content(_response(await finish(client, _submit()))[1])
+    healthy = _content(_response(await finish(client, _submit()))[1])
     assert healthy.startswith(truncated)
     assert healthy.index('"candidate_cards"') < len(truncated) < healthy.index('"resolutions"')
     with pytest.raises(json.JSONDecodeError):
@@ -257,7 +223,7 @@ async def test_truncated_json_is_the_normal_answer_cut_inside_the_cards(
 
 async def test_garbage_is_prose(sim: FarmSimulator, client: httpx.AsyncClient) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.GARBAGE))
-    content = _content(_response(await _finish(client, _submit()))[1])
+    content = _content(_response(await finish(client, _submit()))[1])
     assert content == GARBAGE_TEXT
     with pytest.raises(json.JSONDecodeError):
         json.loads(content)
@@ -269,12 +235,12 @@ async def test_slow_job_runs_for_its_seconds_then_succeeds(
     sim.set_fault("llm", Fault(kind=FaultKind.SLOW, seconds=0.3))
     started = time.monotonic()
     answer = (await client.post("/v1/jobs/blocking", json=_submit())).json()
-    job_id = _fields(answer)[0]
+    job_id = fields(answer)[0]
     await asyncio.sleep(0.1)
-    assert _fields((await client.get(f"/v1/jobs/{job_id}")).json())[1] == "JOB_STATE_RUNNING"
+    assert fields((await client.get(f"/v1/jobs/{job_id}")).json())[1] == "JOB_STATE_RUNNING"
     while True:
         envelope = (await client.get(f"/v1/jobs/{job_id}")).json()
-        if _fields(envelope)[1] in TERMINAL:
+        if fields(envelope)[1] in TERMINAL:
             break
         assert time.monotonic() - started < 3.0
         await asyncio.sleep(0.02)
@@ -286,12 +252,12 @@ async def test_hung_job_stays_running_until_the_client_gives_up(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.HANG))
-    job_id = _fields((await client.post("/v1/jobs/blocking", json=_submit())).json())[0]
+    job_id = fields((await client.post("/v1/jobs/blocking", json=_submit())).json())[0]
     states: set[str | None] = set()
 
     async def poll_forever() -> None:
         while True:
-            states.add(_fields((await client.get(f"/v1/jobs/{job_id}")).json())[1])
+            states.add(fields((await client.get(f"/v1/jobs/{job_id}")).json())[1])
             await asyncio.sleep(0.02)
 
     with pytest.raises(TimeoutError):
@@ -308,9 +274,9 @@ async def test_jobs_in_flight_keep_the_outcome_they_were_created_with() -> None:
         answer = (await client.post("/v1/jobs/blocking", json=_submit())).json()
         sim.set_fault("*", Fault(kind=FaultKind.JOB_FAILED))
         await asyncio.sleep(0.15)
-        envelope = (await client.get(f"/v1/jobs/{_fields(answer)[0]}")).json()
+        envelope = (await client.get(f"/v1/jobs/{fields(answer)[0]}")).json()
         assert _response(envelope)[0] == 200
-        assert _fields(await _finish(client, _submit()))[1] == "JOB_STATE_FAILED"
+        assert fields(await finish(client, _submit()))[1] == "JOB_STATE_FAILED"
 
 
 # --------------------------------------------------------------------------- wire faults
@@ -352,7 +318,7 @@ async def test_reset_drops_the_connection(sim: FarmSimulator, client: httpx.Asyn
 async def test_reset_also_drops_polls_while_active(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
-    job_id = _fields((await client.post("/v1/jobs/blocking", json=_submit())).json())[0]
+    job_id = fields((await client.post("/v1/jobs/blocking", json=_submit())).json())[0]
     sim.set_fault("llm", Fault(kind=FaultKind.RESET))
     with pytest.raises(httpx.TransportError):
         await client.get(f"/v1/jobs/{job_id}")
@@ -384,13 +350,13 @@ async def test_malformed_envelope_rotates_through_three_bad_shapes(
     assert not {"status", "state", "job"} & set(shape)
     # times=3 used up: healthy again
     healthy = await client.post("/v1/jobs/blocking", json=_submit())
-    assert _fields(healthy.json())[1] == "JOB_STATE_QUEUED"
+    assert fields(healthy.json())[1] == "JOB_STATE_QUEUED"
 
 
 async def test_malformed_envelope_also_hits_polls(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
-    job_id = _fields((await client.post("/v1/jobs/blocking", json=_submit())).json())[0]
+    job_id = fields((await client.post("/v1/jobs/blocking", json=_submit())).json())[0]
     sim.set_fault("llm", Fault(kind=FaultKind.MALFORMED_ENVELOPE))
     polled = await client.get(f"/v1/jobs/{job_id}")
     assert polled.status_code == 200
@@ -403,7 +369,7 @@ async def test_malformed_envelope_also_hits_polls(
 
 async def test_times_n_then_healthy(sim: FarmSimulator, client: httpx.AsyncClient) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.JOB_FAILED, times=2))
-    states = [_fields(await _finish(client, _submit()))[1] for _ in range(3)]
+    states = [fields(await finish(client, _submit()))[1] for _ in range(3)]
     assert states == ["JOB_STATE_FAILED", "JOB_STATE_FAILED", "JOB_STATE_SUCCEEDED"]
     assert sim.faults() == {}
 
@@ -413,14 +379,14 @@ async def test_wildcard_fault_hits_every_service_and_a_service_fault_wins(
 ) -> None:
     sim.set_fault("*", Fault(kind=FaultKind.JOB_FAILED))
     sim.set_fault("embedder", Fault(kind=FaultKind.HEALTHY))
-    assert _fields(await _finish(client, _submit(service="llm")))[1] == "JOB_STATE_FAILED"
-    assert _fields(await _finish(client, _submit(service="other")))[1] == "JOB_STATE_FAILED"
-    embedded = await _finish(
+    assert fields(await finish(client, _submit(service="llm")))[1] == "JOB_STATE_FAILED"
+    assert fields(await finish(client, _submit(service="other")))[1] == "JOB_STATE_FAILED"
+    embedded = await finish(
         client, _submit({"prompts": ["x"]}, service="embedder", endpoint="encode")
     )
     assert _response(embedded)[0] == 200
     sim.clear_faults()
-    assert _fields(await _finish(client, _submit(service="llm")))[1] == "JOB_STATE_SUCCEEDED"
+    assert fields(await finish(client, _submit(service="llm")))[1] == "JOB_STATE_SUCCEEDED"
 
 
 @pytest.mark.parametrize(
@@ -437,7 +403,7 @@ async def test_embedder_content_faults(
     sim.set_fault("embedder", Fault(kind=kind))
     inner = {"prompts": ["Anna likes jazz"], "dimension": 32}
     status, body = _response(
-        await _finish(client, _submit(inner, service="embedder", endpoint="encode"))
+        await finish(client, _submit(inner, service="embedder", endpoint="encode"))
     )
     assert status == 200
     if check == "empty":

@@ -17,31 +17,7 @@ import pytest
 
 from memory_worker.farmsim import EnvelopeStyle, FarmSimulator, Fault, FaultKind
 from memory_worker.farmsim.embedder import EmbedderKind, cosine, embed_text
-
-TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}
-
-
-def _submit(
-    inner: Any,
-    *,
-    service: str = "llm",
-    endpoint: str = "chat_completions",
-    key: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    invocation: dict[str, Any] = {
-        "service_name": service,
-        "endpoint_name": endpoint,
-        "body": base64.b64encode(json.dumps(inner).encode()).decode(),
-        "content_type": "application/json",
-        "timeout_ms": 5000,
-    }
-    if headers:
-        invocation["headers"] = headers
-    body: dict[str, Any] = {"invocation": invocation, "priority": 10}
-    if key is not None:
-        body["idempotency_key"] = key
-    return body
+from tests.support.simulator import fields, finish, submit
 
 
 def _chat(content: str, *, json_mode: bool = False) -> dict[str, Any]:
@@ -78,18 +54,8 @@ def _extraction(text: str, *, existing: list[dict[str, Any]] | None = None) -> s
     )
 
 
-def _fields(envelope: Any) -> tuple[str | None, str | None, Any, Any]:
-    """id, state, result, error — decoded tolerantly, nested fields first."""
-    job = envelope.get("job") or {}
-    job_id = job.get("job_id") or envelope.get("id")
-    state = job.get("state") or envelope.get("status")
-    result = job.get("result", envelope.get("result"))
-    error = job.get("error", envelope.get("error"))
-    return job_id, state, result, error
-
-
 def _content(envelope: Any) -> str:
-    _, state, result, _ = _fields(envelope)
+    _, state, result, _ = fields(envelope)
     assert state == "JOB_STATE_SUCCEEDED"
     response = result["response"]
     assert response["status_code"] == 200
@@ -97,20 +63,6 @@ def _content(envelope: Any) -> str:
     content = completion["choices"][0]["message"]["content"]
     assert isinstance(content, str)
     return content
-
-
-async def _finish(client: httpx.AsyncClient, payload: dict[str, Any]) -> Any:
-    answer = await client.post("/v1/jobs/blocking", json=payload)
-    assert answer.status_code == 200
-    envelope = answer.json()
-    job_id, state, _, _ = _fields(envelope)
-    deadline = time.monotonic() + 3.0
-    while state not in TERMINAL:
-        assert time.monotonic() < deadline, "job never finished"
-        await asyncio.sleep(0.01)
-        envelope = (await client.get(f"/v1/jobs/{job_id}")).json()
-        _, state, _, _ = _fields(envelope)
-    return envelope
 
 
 @pytest.fixture
@@ -146,13 +98,13 @@ async def test_job_goes_queued_running_succeeded_on_its_timings() -> None:
         httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
     ):
         started = time.monotonic()
-        answer = await client.post("/v1/jobs/blocking", json=_submit(_chat("hi")))
-        job_id, state, _, _ = _fields(answer.json())
+        answer = await client.post("/v1/jobs/blocking", json=submit(_chat("hi")))
+        job_id, state, _, _ = fields(answer.json())
         seen = [(state, 0.0)]
         while state != "JOB_STATE_SUCCEEDED":
             assert time.monotonic() - started < 3.0
             await asyncio.sleep(0.01)
-            _, state, _, _ = _fields((await client.get(f"/v1/jobs/{job_id}")).json())
+            _, state, _, _ = fields((await client.get(f"/v1/jobs/{job_id}")).json())
             if state != seen[-1][0]:
                 seen.append((state, time.monotonic() - started))
     assert [s for s, _ in seen] == ["JOB_STATE_QUEUED", "JOB_STATE_RUNNING", "JOB_STATE_SUCCEEDED"]
@@ -166,7 +118,7 @@ async def test_submit_blocks_until_the_job_finishes() -> None:
         httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
     ):
         started = time.monotonic()
-        answer = await client.post("/v1/jobs/blocking", json=_submit(_chat("hi")))
+        answer = await client.post("/v1/jobs/blocking", json=submit(_chat("hi")))
         elapsed = time.monotonic() - started
     assert 0.1 <= elapsed < 1.5
     assert _content(answer.json()) == "ok (farm simulator)"
@@ -178,17 +130,17 @@ async def test_blocking_submit_answers_running_when_its_budget_ends() -> None:
         httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
     ):
         started = time.monotonic()
-        answer = await client.post("/v1/jobs/blocking", json=_submit(_chat("hi")))
+        answer = await client.post("/v1/jobs/blocking", json=submit(_chat("hi")))
         elapsed = time.monotonic() - started
     assert 0.1 <= elapsed < 1.5
-    assert _fields(answer.json())[1] == "JOB_STATE_RUNNING"
+    assert fields(answer.json())[1] == "JOB_STATE_RUNNING"
 
 
 async def test_envelope_shape_alternates_between_top_level_and_nested(
     client: httpx.AsyncClient,
 ) -> None:
-    first = (await client.post("/v1/jobs/blocking", json=_submit(_chat("a")))).json()
-    second = (await client.post("/v1/jobs/blocking", json=_submit(_chat("b")))).json()
+    first = (await client.post("/v1/jobs/blocking", json=submit(_chat("a")))).json()
+    second = (await client.post("/v1/jobs/blocking", json=submit(_chat("b")))).json()
     assert set(first) == {"id", "status"}
     assert first["status"] == "JOB_STATE_QUEUED"
     assert set(second) == {"job"}
@@ -204,7 +156,7 @@ async def test_mixed_envelope_style_can_be_selected() -> None:
         FarmSimulator(envelope_styles=[EnvelopeStyle.MIXED]) as sim,
         httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
     ):
-        envelope = await _finish(client, _submit(_chat("hi")))
+        envelope = await finish(client, submit(_chat("hi")))
     assert envelope["job"]["state"] == ""
     assert envelope["status"] == "JOB_STATE_SUCCEEDED"
     assert _content(envelope) == "ok (farm simulator)"
@@ -213,13 +165,13 @@ async def test_mixed_envelope_style_can_be_selected() -> None:
 async def test_repeated_idempotency_key_returns_the_existing_job(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
-    payload = _submit(_chat("hi"), key="run-1:attempt-1")
-    first = _fields((await client.post("/v1/jobs/blocking", json=payload)).json())[0]
+    payload = submit(_chat("hi"), key="run-1:attempt-1")
+    first = fields((await client.post("/v1/jobs/blocking", json=payload)).json())[0]
     again = (await client.post("/v1/jobs/blocking", json=payload)).json()
-    other = _fields(
-        (await client.post("/v1/jobs/blocking", json=_submit(_chat("hi"), key="run-2"))).json()
+    other = fields(
+        (await client.post("/v1/jobs/blocking", json=submit(_chat("hi"), key="run-2"))).json()
     )[0]
-    again_id, again_state, _, _ = _fields(again)
+    again_id, again_state, _, _ = fields(again)
     assert again_id == first
     assert again_state == "JOB_STATE_SUCCEEDED"  # the existing job, as it is now
     assert other != first
@@ -233,9 +185,9 @@ async def test_oldest_jobs_are_forgotten_beyond_max_jobs() -> None:
         httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
     ):
         ids = [
-            _fields(
+            fields(
                 (
-                    await client.post("/v1/jobs/blocking", json=_submit(_chat("x"), key=f"k{i}"))
+                    await client.post("/v1/jobs/blocking", json=submit(_chat("x"), key=f"k{i}"))
                 ).json()
             )[0]
             for i in range(3)
@@ -243,8 +195,8 @@ async def test_oldest_jobs_are_forgotten_beyond_max_jobs() -> None:
         assert sim.job_ids() == ids[1:]
         assert (await client.get(f"/v1/jobs/{ids[0]}")).status_code == 404
         assert (await client.get(f"/v1/jobs/{ids[2]}")).status_code == 200
-        again = await client.post("/v1/jobs/blocking", json=_submit(_chat("x"), key="k0"))
-        assert _fields(again.json())[0] not in ids  # its key was forgotten with it
+        again = await client.post("/v1/jobs/blocking", json=submit(_chat("x"), key="k0"))
+        assert fields(again.json())[0] not in ids  # its key was forgotten with it
 
 
 async def test_resubmitted_key_waits_like_a_fresh_blocking_submit() -> None:
@@ -252,16 +204,16 @@ async def test_resubmitted_key_waits_like_a_fresh_blocking_submit() -> None:
         FarmSimulator(run_seconds=0.2, submit_block_seconds=0.05) as sim,
         httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
     ):
-        payload = _submit(_chat("x"), key="same")
+        payload = submit(_chat("x"), key="same")
         first = (await client.post("/v1/jobs/blocking", json=payload)).json()
-        assert _fields(first)[1] == "JOB_STATE_RUNNING"
+        assert fields(first)[1] == "JOB_STATE_RUNNING"
         started = time.monotonic()
-        states = [_fields(first)[1]]
+        states = [fields(first)[1]]
         while states[-1] != "JOB_STATE_SUCCEEDED":
             assert time.monotonic() - started < 3.0
             again = (await client.post("/v1/jobs/blocking", json=payload)).json()
-            assert _fields(again)[0] == _fields(first)[0]
-            states.append(_fields(again)[1])
+            assert fields(again)[0] == fields(first)[0]
+            states.append(fields(again)[1])
         assert len(sim.job_ids()) == 1
         assert len(states) <= 6  # each resubmit waited up to its block budget
 
@@ -269,22 +221,22 @@ async def test_resubmitted_key_waits_like_a_fresh_blocking_submit() -> None:
 async def test_token_travels_inside_the_invocation(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
-    payload = _submit(_chat("hi"), headers={"Authorization": "Bearer inner-token"})
+    payload = submit(_chat("hi"), headers={"Authorization": "Bearer inner-token"})
     await client.post("/v1/jobs/blocking", json=payload)
     assert sim.last_auth("llm") == "Bearer inner-token"
     assert sim.outer_auth_count == 0
     assert sim.last_submit("llm") == payload
     assert sim.last_request("llm") == _chat("hi")
     await client.post(
-        "/v1/jobs/blocking", json=_submit(_chat("hi")), headers={"Authorization": "Bearer x"}
+        "/v1/jobs/blocking", json=submit(_chat("hi")), headers={"Authorization": "Bearer x"}
     )
     assert sim.outer_auth_count == 1
     assert sim.last_auth("llm") is None
 
 
 async def test_extraction_job_answers_the_rule_based_cards(client: httpx.AsyncClient) -> None:
-    envelope = await _finish(
-        client, _submit(_chat(_extraction("I love jazz. I live in Berlin."), json_mode=True))
+    envelope = await finish(
+        client, submit(_chat(_extraction("I love jazz. I live in Berlin."), json_mode=True))
     )
     answer = json.loads(_content(envelope))
     assert answer["participants"] == ["Anna"]
@@ -309,20 +261,20 @@ async def test_merge_job_answers_clusters(client: httpx.AsyncClient) -> None:
             },
         ],
     }
-    envelope = await _finish(client, _submit(_chat(json.dumps(task), json_mode=True)))
+    envelope = await finish(client, submit(_chat(json.dumps(task), json_mode=True)))
     assert json.loads(_content(envelope))["clusters"] == [
         {"survivor_id": "b", "absorbed_ids": ["a"], "merged_fact_text": "Anna likes jazz."}
     ]
 
 
 async def test_non_task_prompt_in_json_mode_extracts_nothing(client: httpx.AsyncClient) -> None:
-    envelope = await _finish(client, _submit(_chat("ping", json_mode=True)))
+    envelope = await finish(client, submit(_chat("ping", json_mode=True)))
     assert json.loads(_content(envelope))["candidate_cards"] == []
 
 
 async def _embed_body(client: httpx.AsyncClient, inner: dict[str, Any]) -> dict[str, Any]:
-    envelope = await _finish(client, _submit(inner, service="embedder", endpoint="encode"))
-    _, _, result, _ = _fields(envelope)
+    envelope = await finish(client, submit(inner, service="embedder", endpoint="encode"))
+    _, _, result, _ = fields(envelope)
     body: dict[str, Any] = json.loads(base64.b64decode(result["response"]["body"]))
     return body
 
@@ -378,10 +330,10 @@ async def _check_local_vectors(client: httpx.AsyncClient) -> None:
 
 
 async def test_bad_embed_request_is_an_upstream_400(client: httpx.AsyncClient) -> None:
-    envelope = await _finish(
-        client, _submit({"prompts": "not a list"}, service="embedder", endpoint="encode")
+    envelope = await finish(
+        client, submit({"prompts": "not a list"}, service="embedder", endpoint="encode")
     )
-    _, state, result, _ = _fields(envelope)
+    _, state, result, _ = fields(envelope)
     assert state == "JOB_STATE_SUCCEEDED"
     assert result["response"]["status_code"] == 400
 
@@ -391,9 +343,9 @@ async def test_scripted_outputs_come_first_then_rules(
 ) -> None:
     sim.script("llm", ["first", "second"])
     sim.set_fault("llm", Fault(kind=FaultKind.JOB_FAILED, times=1))
-    failed = await _finish(client, _submit(_chat("hi")))
-    assert _fields(failed)[1] == "JOB_STATE_FAILED"  # a failed job does not use the script
-    contents = [_content(await _finish(client, _submit(_chat("hi")))) for _ in range(3)]
+    failed = await finish(client, submit(_chat("hi")))
+    assert fields(failed)[1] == "JOB_STATE_FAILED"  # a failed job does not use the script
+    contents = [_content(await finish(client, submit(_chat("hi")))) for _ in range(3)]
     assert contents == ["first", "second", "ok (farm simulator)"]
 
 
@@ -401,7 +353,7 @@ async def test_wildcard_script_serves_any_chat_service(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
     sim.script("*", ["scripted"])
-    assert _content(await _finish(client, _submit(_chat("hi"), service="other"))) == "scripted"
+    assert _content(await finish(client, submit(_chat("hi"), service="other"))) == "scripted"
 
 
 async def test_bad_submits_are_refused(sim: FarmSimulator, client: httpx.AsyncClient) -> None:
@@ -409,7 +361,7 @@ async def test_bad_submits_are_refused(sim: FarmSimulator, client: httpx.AsyncCl
     assert not_json.status_code == 400
     no_service = await client.post("/v1/jobs/blocking", json={"invocation": {}})
     assert no_service.status_code == 400
-    bad_body = _submit(_chat("hi"))
+    bad_body = submit(_chat("hi"))
     bad_body["invocation"]["body"] = "%%% not base64 %%%"
     refused = await client.post("/v1/jobs/blocking", json=bad_body)
     assert refused.status_code == 400
@@ -418,30 +370,30 @@ async def test_bad_submits_are_refused(sim: FarmSimulator, client: httpx.AsyncCl
 
 
 async def test_inner_body_that_is_not_json_is_an_upstream_400(client: httpx.AsyncClient) -> None:
-    payload = _submit(_chat("hi"))
+    payload = submit(_chat("hi"))
     payload["invocation"]["body"] = base64.b64encode(b"not json").decode()
-    _, state, result, _ = _fields(await _finish(client, payload))
+    _, state, result, _ = fields(await finish(client, payload))
     assert state == "JOB_STATE_SUCCEEDED"
     assert result["response"]["status_code"] == 400
 
 
 async def test_url_safe_unpadded_body_is_accepted(client: httpx.AsyncClient) -> None:
-    payload = _submit(_chat("hi?>"))
+    payload = submit(_chat("hi?>"))
     raw = json.dumps(_chat("hi?>")).encode()
     payload["invocation"]["body"] = base64.urlsafe_b64encode(raw).decode().rstrip("=")
-    assert _content(await _finish(client, payload)) == "ok (farm simulator)"
+    assert _content(await finish(client, payload)) == "ok (farm simulator)"
 
 
 async def test_stats_count_submits_polls_outcomes_and_rejections(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
-    await _finish(client, _submit(_chat("a")))
-    await _finish(client, _submit(_chat("b")))
+    await finish(client, submit(_chat("a")))
+    await finish(client, submit(_chat("b")))
     sim.set_fault("llm", Fault(kind=FaultKind.JOB_CANCELLED, times=1))
-    await _finish(client, _submit(_chat("c")))
+    await finish(client, submit(_chat("c")))
     sim.set_fault("llm", Fault(kind=FaultKind.SUBMIT_STATUS, status_code=429, times=1))
-    await client.post("/v1/jobs/blocking", json=_submit(_chat("d")))
-    await _finish(client, _submit({"prompts": ["x"]}, service="embedder", endpoint="encode"))
+    await client.post("/v1/jobs/blocking", json=submit(_chat("d")))
+    await finish(client, submit({"prompts": ["x"]}, service="embedder", endpoint="encode"))
     job_id = sim.job_ids()[0]
     await client.get(f"/v1/jobs/{job_id}")  # a second report of a finished job counts once
     assert sim.stats() == {
@@ -457,8 +409,8 @@ async def test_stats_count_submits_polls_outcomes_and_rejections(
 async def test_stop_refuses_connections_and_start_resumes_on_the_same_port(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
-    envelope = await _finish(client, _submit(_chat("hi")))
-    job_id = _fields(envelope)[0]
+    envelope = await finish(client, submit(_chat("hi")))
+    job_id = fields(envelope)[0]
     port = sim.port
     sim.set_fault("llm", Fault(kind=FaultKind.JOB_FAILED))
     await sim.stop()
@@ -477,7 +429,7 @@ async def test_stop_closes_connections_that_are_still_waiting(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.HANG_HTTP))
-    pending = asyncio.create_task(client.post("/v1/jobs/blocking", json=_submit(_chat("hi"))))
+    pending = asyncio.create_task(client.post("/v1/jobs/blocking", json=submit(_chat("hi"))))
     await asyncio.sleep(0.1)
     started = time.monotonic()
     await sim.stop()
@@ -493,7 +445,7 @@ async def test_admin_endpoints(sim: FarmSimulator, client: httpx.AsyncClient) ->
     )
     assert answer.status_code == 200
     assert (await client.get("/_sim/faults")).json()["llm"]["remaining"] == 1
-    refused = await client.post("/v1/jobs/blocking", json=_submit(_chat("hi")))
+    refused = await client.post("/v1/jobs/blocking", json=submit(_chat("hi")))
     assert refused.status_code == 429
     assert refused.json() == {"error": "no slots available"}
 
@@ -506,7 +458,7 @@ async def test_admin_endpoints(sim: FarmSimulator, client: httpx.AsyncClient) ->
 
     scripted = await client.post("/_sim/script", json={"service": "llm", "outputs": ["x"]})
     assert scripted.json()["queued"] == 1
-    assert _content(await _finish(client, _submit(_chat("hi")))) == "x"
+    assert _content(await finish(client, submit(_chat("hi")))) == "x"
 
     stats = (await client.get("/_sim/stats")).json()
     assert stats == sim.stats()
@@ -559,10 +511,10 @@ async def test_an_embedder_outage_answers_without_running_the_model(
     warmed: list[list[str]] = []
     monkeypatch.setattr(sim.embedder, "warm", lambda texts, is_query: warmed.append(list(texts)))
     sim.set_fault("embedder", Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR"))
-    envelope = await _finish(
-        client, _submit({"prompts": ["outage text"]}, service="embedder", endpoint="encode")
+    envelope = await finish(
+        client, submit({"prompts": ["outage text"]}, service="embedder", endpoint="encode")
     )
-    assert _fields(envelope)[1] == "JOB_STATE_FAILED"
+    assert fields(envelope)[1] == "JOB_STATE_FAILED"
     sim.clear_faults()
     await _embed_body(client, {"prompts": ["healthy text"], "dimension": 16})
     assert warmed == [["healthy text"]]  # only the healthy job ran the model

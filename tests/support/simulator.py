@@ -1,0 +1,66 @@
+"""Client helpers for the farm simulator's Discovery wire: build a submit, read an envelope, wait.
+
+The wire suites (``test_farmsim_server``, ``test_farmsim_faults``) speak raw HTTP to the
+simulator; these are the few steps every one of them takes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import time
+from typing import Any
+
+import httpx
+
+TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}
+
+
+def submit(
+    inner: Any,
+    *,
+    service: str = "llm",
+    endpoint: str = "chat_completions",
+    key: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A ``/v1/jobs`` submit body invoking ``service``/``endpoint`` with ``inner`` as JSON."""
+    invocation: dict[str, Any] = {
+        "service_name": service,
+        "endpoint_name": endpoint,
+        "body": base64.b64encode(json.dumps(inner).encode()).decode(),
+        "content_type": "application/json",
+        "timeout_ms": 5000,
+    }
+    if headers:
+        invocation["headers"] = headers
+    body: dict[str, Any] = {"invocation": invocation, "priority": 10}
+    if key is not None:
+        body["idempotency_key"] = key
+    return body
+
+
+def fields(envelope: Any) -> tuple[str | None, str | None, Any, Any]:
+    """id, state, result, error — decoded tolerantly, nested fields first."""
+    job = envelope.get("job") or {}
+    job_id = job.get("job_id") or envelope.get("id")
+    state = job.get("state") or envelope.get("status")
+    result = job.get("result", envelope.get("result"))
+    error = job.get("error", envelope.get("error"))
+    return job_id, state, result, error
+
+
+async def finish(client: httpx.AsyncClient, payload: dict[str, Any]) -> Any:
+    """Submit ``payload`` (blocking) and poll the job until it is terminal; its last envelope."""
+    answer = await client.post("/v1/jobs/blocking", json=payload)
+    assert answer.status_code == 200
+    envelope = answer.json()
+    job_id, state, _, _ = fields(envelope)
+    deadline = time.monotonic() + 3.0
+    while state not in TERMINAL:
+        assert time.monotonic() < deadline, "job never finished"
+        await asyncio.sleep(0.01)
+        envelope = (await client.get(f"/v1/jobs/{job_id}")).json()
+        _, state, _, _ = fields(envelope)
+    return envelope
