@@ -85,10 +85,20 @@ def fast(settings: Settings) -> Settings:
 
 @contextlib.asynccontextmanager
 async def workers(
-    settings: Settings, redis_url: str, processor: FakeProcessor, n: int = 1
+    settings: Settings,
+    redis_url: str,
+    processor: FakeProcessor,
+    n: int = 1,
+    *,
+    patch: Callable[[TickRunner], None] | None = None,
 ) -> AsyncIterator[list[MemoryWorker]]:
+    """``n`` workers on their own clients; ``patch`` (if any) is applied to each new pipeline."""
+
     async def factory(s: Settings, redis: Any) -> TickRunner:
-        return TickRunner(settings=s, redis=redis, processor=processor)
+        pipeline = TickRunner(settings=s, redis=redis, processor=processor)
+        if patch is not None:
+            patch(pipeline)
+        return pipeline
 
     clients = [client_from_url(redis_url) for _ in range(n)]
     started = [
@@ -280,36 +290,6 @@ class Flaky:
         return await self.real(*args, **kwargs)
 
 
-@contextlib.asynccontextmanager
-async def patched_workers(
-    settings: Settings,
-    redis_url: str,
-    processor: FakeProcessor,
-    patch: Callable[[TickRunner], None],
-    n: int = 1,
-) -> AsyncIterator[list[TickRunner]]:
-    pipelines: list[TickRunner] = []
-
-    async def factory(s: Settings, redis: Any) -> TickRunner:
-        pipeline = TickRunner(settings=s, redis=redis, processor=processor)
-        patch(pipeline)
-        pipelines.append(pipeline)
-        return pipeline
-
-    clients = [client_from_url(redis_url) for _ in range(n)]
-    started = [
-        create_worker(settings, c, pipeline_factory=factory, handle_signals=False) for c in clients
-    ]
-    tasks = [asyncio.create_task(w.async_run()) for w in started]
-    try:
-        yield pipelines
-    finally:
-        for t in tasks:
-            t.cancel()
-        for w in started:
-            await w.close()
-
-
 async def test_completion_write_is_retried_through_a_store_fault(
     fast: Settings, redis: Any, redis_url: str
 ) -> None:
@@ -324,7 +304,7 @@ async def test_completion_write_is_retried_through_a_store_fault(
         pipeline.store.complete = flaky[-1]  # type: ignore[method-assign]
 
     processor = FakeProcessor()
-    async with patched_workers(fast, redis_url, processor, patch):
+    async with workers(fast, redis_url, processor, patch=patch):
         await TickRunner(settings=fast, redis=redis, processor=processor).wake()
 
         async def completed() -> bool:
@@ -353,7 +333,7 @@ async def test_renewals_failing_longer_than_the_lease_never_cancel_the_work(
         )
 
     processor = FakeProcessor(delay=fast.lease_seconds * 2.5)
-    async with patched_workers(fast, redis_url, processor, patch, n=2):
+    async with workers(fast, redis_url, processor, n=2, patch=patch):
         await TickRunner(settings=fast, redis=redis, processor=processor).wake()
 
         async def completed() -> bool:
