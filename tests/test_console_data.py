@@ -10,7 +10,7 @@ import pytest
 from pydantic import SecretStr
 
 from llm_client.breaker import BreakerView, Circuit
-from memory_worker.cards import Card, CardStatus, Scope
+from memory_worker.cards import Card, CardStatus
 from memory_worker.console.data import (
     MASK,
     hourly_buckets,
@@ -20,6 +20,7 @@ from memory_worker.console.data import (
 )
 from memory_worker.console.memory_data import card_matches, superseded_chains
 from memory_worker.settings import Settings
+from tests.support.cards import stored
 
 NOW = 1_800_000_000_000
 ROUTES = {"memory_extraction": ["a/x", "b/y"], "embedding": ["e/e"]}
@@ -144,28 +145,19 @@ def test_settings_rows_never_hold_a_secret() -> None:
 
 def card(card_id: str, fact: str, day: int, superseded_by: str | None = None) -> Card:
     at = datetime(2026, 1, day, tzinfo=UTC)
-    return Card(
-        id=card_id,
-        chat_id=1,
-        scope=Scope.USER,
-        user_id=7,
-        card_type="fact",
+    return stored(
+        card_id,
+        f"ann lives in {fact}",
+        chat=1,
+        user=7,
         subject="ann",
         predicate="lives_in",
-        object=fact,
-        fact_text=f"ann lives in {fact}",
-        confidence=0.9,
-        salience=0.5,
-        observation_count=1,
+        obj=fact,
+        conf=0.9,
         status=CardStatus.SUPERSEDED if superseded_by else CardStatus.ACTIVE,
-        valid_from=at,
+        at=at,
         valid_until=at + timedelta(days=1) if superseded_by else None,
-        observed_at=at,
-        created_at=at,
-        updated_at=at,
         superseded_by=superseded_by,
-        source_message_ids=[1],
-        dedup_hash=card_id,
     )
 
 

@@ -33,6 +33,7 @@ from memory_worker.maintenance import (
 )
 from memory_worker.settings import Settings
 from memory_worker.validation import Limits
+from tests.support.cards import stored
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 CHAT = 77
@@ -105,29 +106,15 @@ async def test_expiry_archives_cards_past_their_ttl_in_every_chat(store: CardSto
     assert await expire_cards(store, now=T0 + timedelta(days=30)) == 0
 
 
+def x_card(card_id: str, fact: str, **fields: Any) -> Card:
+    """A stored card of this suite's chat: type "x", half confidence, no sources, all at T0."""
+    return stored(card_id, fact, chat=CHAT, card_type="x", conf=0.5, at=T0, sources=(), **fields)
+
+
 def test_duplicate_groups_are_per_scope_and_text() -> None:
     def card(card_id: str, fact: str, sk_user: int | None, status: str = "active") -> Card:
-        scope = Scope.USER if sk_user else Scope.CHAT
-        return Card(
-            id=card_id,
-            chat_id=CHAT,
-            scope=scope,
-            user_id=sk_user,
-            card_type="x",
-            subject="s",
-            predicate=card_id,
-            object="",
-            fact_text=fact,
-            confidence=0.5,
-            salience=0.5,
-            observation_count=1,
-            status=CardStatus(status),
-            valid_from=T0,
-            observed_at=T0,
-            created_at=T0,
-            updated_at=T0,
-            source_message_ids=[],
-            dedup_hash=card_id,
+        return x_card(
+            card_id, fact, user=sk_user, subject="s", predicate=card_id, status=CardStatus(status)
         )
 
     groups = duplicate_groups(
@@ -161,26 +148,14 @@ def test_merge_groups_need_enough_unreviewed_active_cards() -> None:
     def card(
         card_id: str, subject: str, reviewed: datetime | None = None, status: str = "active"
     ) -> Card:
-        return Card(
-            id=card_id,
-            chat_id=CHAT,
-            scope=Scope.USER,
-            user_id=KATE,
-            card_type="x",
+        return x_card(
+            card_id,
+            card_id,
+            user=KATE,
             subject=subject,
             predicate=card_id,
-            object="",
-            fact_text=card_id,
-            confidence=0.5,
             salience=int(card_id) / 10,
-            observation_count=1,
             status=CardStatus(status),
-            valid_from=T0,
-            observed_at=T0,
-            created_at=T0,
-            updated_at=T0,
-            source_message_ids=[],
-            dedup_hash=card_id,
             last_merge_at=reviewed,
         )
 
@@ -208,26 +183,8 @@ def test_merge_groups_need_enough_unreviewed_active_cards() -> None:
 
 def test_merge_plan_validates_the_answer() -> None:
     def card(card_id: str) -> Card:
-        return Card(
-            id=card_id,
-            chat_id=CHAT,
-            scope=Scope.USER,
-            user_id=KATE,
-            card_type="x",
-            subject="Kate",
-            predicate=f"p{card_id}",
-            object="",
-            fact_text=f"fact {card_id}",
-            confidence=0.5,
-            salience=0.5,
-            observation_count=1,
-            status=CardStatus.ACTIVE,
-            valid_from=T0,
-            observed_at=T0,
-            created_at=T0,
-            updated_at=T0,
-            source_message_ids=[],
-            dedup_hash=card_id,
+        return x_card(
+            card_id, f"fact {card_id}", user=KATE, subject="Kate", predicate=f"p{card_id}"
         )
 
     group = MergeGroup(CHAT, f"user:{KATE}", "Kate", tuple(card(str(i)) for i in range(1, 6)))

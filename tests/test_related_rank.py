@@ -6,33 +6,23 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory_worker.cards import Card, CardStatus, Scope
+from memory_worker.cards import Card
 from memory_worker.run_context import rank_related
+from tests.support.cards import stored
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 def card(card_id: str, fact: str, *, subject: str = "x", user: int | None = None) -> Card:
-    return Card(
-        id=card_id,
-        chat_id=1,
-        scope=Scope.USER if user is not None else Scope.CHAT,
-        user_id=user,
-        card_type="fact",
+    return stored(
+        card_id,
+        fact,
+        chat=1,
+        user=user,
         subject=subject,
         predicate="is",
-        object="",
-        fact_text=fact,
-        confidence=0.8,
-        salience=0.5,
-        observation_count=1,
-        status=CardStatus.ACTIVE,
-        valid_from=T0,
-        observed_at=T0,
-        created_at=T0,
-        updated_at=T0,
-        source_message_ids=[1],
-        dedup_hash="h" + card_id,
+        at=T0,
+        dedup="h" + card_id,
     )
 
 

@@ -9,7 +9,6 @@ import pytest
 
 from memory_worker.cards import (
     Card,
-    CardStatus,
     Durability,
     ResolutionOp,
     Scope,
@@ -28,6 +27,7 @@ from memory_worker.validation import (
     validate_links,
     validate_resolutions,
 )
+from tests.support.cards import stored
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 ALICE, BOB = 11, 12
@@ -223,27 +223,17 @@ def test_redaction_keeps_the_sentence_and_removes_values() -> None:
 
 def existing(card_id: str, subject: str, predicate: str, fact: str) -> Card:
     sk = scope_key(Scope.USER, 0, ALICE)
-    return Card(
-        id=card_id,
-        chat_id=5,
-        scope=Scope.USER,
-        user_id=ALICE,
-        card_type="identity",
+    return stored(
+        card_id,
+        fact,
+        chat=5,
+        user=ALICE,
         subject=subject,
         predicate=predicate,
-        object="",
-        fact_text=fact,
-        confidence=0.8,
-        salience=0.5,
-        observation_count=1,
-        status=CardStatus.ACTIVE,
+        card_type="identity",
+        at=T0,
+        dedup=dedup_hash(sk, subject, predicate, "", fact),
         durability=Durability.LONG,
-        valid_from=T0,
-        observed_at=T0,
-        created_at=T0,
-        updated_at=T0,
-        source_message_ids=[1],
-        dedup_hash=dedup_hash(sk, subject, predicate, "", fact),
     )
 
 

@@ -1,4 +1,4 @@
-"""Card builders shared by the card-store suites: a fixed time, a chat, small vectors."""
+"""Card builders shared by the card suites: a fixed time, a chat, small vectors, stored cards."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_worker.cards import Durability, NewCard, RunWrites, Scope
+from memory_worker.cards import Card, CardStatus, Durability, NewCard, RunWrites, Scope
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 CHAT = -1001234567890
@@ -58,3 +58,50 @@ def new(
 
 def writes(*cards: NewCard, **kw: Any) -> RunWrites:
     return RunWrites(observed_at=T0, cards=list(cards), **kw)
+
+
+def stored(
+    card_id: str,
+    fact: str,
+    *,
+    chat: int = CHAT,
+    user: int | None = ALICE,
+    subject: str = "Alice",
+    predicate: str = "likes",
+    obj: str = "",
+    card_type: str = "fact",
+    conf: float = 0.8,
+    salience: float = 0.5,
+    status: CardStatus = CardStatus.ACTIVE,
+    at: datetime = T0,
+    sources: tuple[int, ...] = (1,),
+    dedup: str | None = None,
+    **more: Any,
+) -> Card:
+    """A card as the store reads it back: a user's when ``user`` is set, else the chat's.
+
+    Seen once, created, observed and valid from ``at``; its dedup hash is its id unless
+    ``dedup`` is given. ``more``: any other :class:`Card` field (``durability``, ...).
+    """
+    return Card(
+        id=card_id,
+        chat_id=chat,
+        scope=Scope.USER if user is not None else Scope.CHAT,
+        user_id=user,
+        card_type=card_type,
+        subject=subject,
+        predicate=predicate,
+        object=obj,
+        fact_text=fact,
+        confidence=conf,
+        salience=salience,
+        observation_count=1,
+        status=status,
+        valid_from=at,
+        observed_at=at,
+        created_at=at,
+        updated_at=at,
+        source_message_ids=list(sources),
+        dedup_hash=card_id if dedup is None else dedup,
+        **more,
+    )
