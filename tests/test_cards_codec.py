@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 
 import orjson
 
-from memory_worker.cards import Card, Durability, NewCard, Scope
+from memory_worker.cards import Card, Durability
 from memory_worker.cards.codec import CARD_FIELDS, card_from_json, card_plan
+from tests.support.cards import new as new_card
 
 
 def test_every_card_field_has_one_short_key() -> None:
@@ -20,22 +21,16 @@ def test_every_card_field_has_one_short_key() -> None:
 
 def test_a_planned_card_reads_back_as_written() -> None:
     moment = datetime(2026, 11, 2, 18, 5, tzinfo=UTC)
-    new = NewCard(
-        scope=Scope.USER,
-        thread_id=3,
-        user_id=7,
-        card_type="preference",
-        subject="Alice",
-        predicate="likes",
-        object="green tea",
-        fact_text="Alice likes green tea.",
-        confidence=1.5,
+    new = new_card(
+        "Alice likes green tea.",
+        obj="green tea",
+        user=7,
+        thread=3,
+        at=moment,
+        conf=1.5,
         salience=0.25,
-        durability=Durability.LONG,
-        source_message_ids=(5, 2, 5),
-        valid_from=moment,
-        observed_at=moment,
-        expires_at=None,
+        sources=(5, 2, 5),
+        seed=None,
     )
     plan = card_plan(new, 2)
     assert plan["conf"] == "1.0000"

@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 
 from llm_client.breaker import Circuit, Outcome
-from memory_worker.cards import CardStore, Durability, EpisodeWrite, NewCard, RunWrites, Scope
+from memory_worker.cards import CardStore, EpisodeWrite, NewCard, RunWrites
 from memory_worker.console import add_console
 from memory_worker.console.app import CSP
 from memory_worker.console.data import iso, overview_data
@@ -30,6 +30,7 @@ from memory_worker.run_store import RunStore, now_ms
 from memory_worker.run_store.model import HOUR_MS
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
+from tests.support.cards import new
 from tests.support.console import TOKEN, MakeClient, csrf_of, dump_all, with_token
 from tests.support.console import make_client as make_client  # the fixture
 from tests.support.factories import make_request
@@ -56,6 +57,24 @@ PAGES = [
     f"/forget?chat={CHAT}&user=100&preview=1",
     "/static/console.css",
 ]
+
+
+def lives_in(
+    fact: str, obj: str, at: datetime, *, conf: float = 0.8, sources: tuple[int, ...] = (1,)
+) -> NewCard:
+    """A user100 ``lives_in`` fact card without an embedding."""
+    return new(
+        fact,
+        subject="user100",
+        predicate="lives_in",
+        obj=obj,
+        user=100,
+        at=at,
+        conf=conf,
+        sources=sources,
+        seed=None,
+        card_type="fact",
+    )
 
 
 async def seed(redis: Any, settings: Settings) -> dict[str, str]:
@@ -89,31 +108,15 @@ async def seed(redis: Any, settings: Settings) -> dict[str, str]:
     t0 = datetime(2026, 11, 1, tzinfo=UTC)
     cards = CardStore(redis, Keys(settings.key_prefix))
 
-    def card(fact: str, obj: str, at: datetime) -> NewCard:
-        return NewCard(
-            scope=Scope.USER,
-            thread_id=0,
-            user_id=100,
-            card_type="fact",
-            subject="user100",
-            predicate="lives_in",
-            object=obj,
-            fact_text=fact,
-            confidence=0.8,
-            salience=0.5,
-            durability=Durability.LONG,
-            source_message_ids=(1,),
-            valid_from=at,
-            observed_at=at,
-            expires_at=None,
-        )
-
     await cards.apply_run(
         CHAT,
         "seed-run-1",
         RunWrites(
             observed_at=t0,
-            cards=[card("user100 lives in Porto", "Porto", t0), card(f"likes {SCRIPT}", "x", t0)],
+            cards=[
+                lives_in("user100 lives in Porto", "Porto", t0),
+                lives_in(f"likes {SCRIPT}", "x", t0),
+            ],
             episode=EpisodeWrite(
                 summary=f"talked about tea {SCRIPT}",
                 topics=["tea"],
@@ -230,23 +233,7 @@ async def test_memory_browser_escapes_and_shows_history_then_turns_off(
     from memory_worker.cards import ResolutionOp, ResolutionWrite
 
     old = next(c for c in await cards.all_cards(CHAT) if c.object == "Porto")
-    lisbon = NewCard(
-        scope=Scope.USER,
-        thread_id=0,
-        user_id=100,
-        card_type="fact",
-        subject="user100",
-        predicate="lives_in",
-        object="Lisbon",
-        fact_text="user100 lives in Lisbon",
-        confidence=0.9,
-        salience=0.5,
-        durability=Durability.LONG,
-        source_message_ids=(5,),
-        valid_from=t1,
-        observed_at=t1,
-        expires_at=None,
-    )
+    lisbon = lives_in("user100 lives in Lisbon", "Lisbon", t1, conf=0.9, sources=(5,))
     await cards.apply_run(
         CHAT,
         "seed-run-2",
