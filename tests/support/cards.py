@@ -20,6 +20,27 @@ def vec(seed: int) -> list[float]:
     return [float(x) for x in np.random.default_rng(seed).normal(size=DIM)]
 
 
+def said(
+    fact: str,
+    subject: str,
+    predicate: str,
+    obj: str,
+    card_type: str,
+    conf: float,
+    salience: float,
+) -> dict[str, Any]:
+    """What a card says: the fields a planned (:class:`NewCard`) and a stored card share."""
+    return {
+        "card_type": card_type,
+        "subject": subject,
+        "predicate": predicate,
+        "object": obj,
+        "fact_text": fact,
+        "confidence": conf,
+        "salience": salience,
+    }
+
+
 def new(
     fact: str,
     *,
@@ -41,13 +62,7 @@ def new(
         scope=scope,
         thread_id=thread,
         user_id=user if scope == Scope.USER else None,
-        card_type=card_type,
-        subject=subject,
-        predicate=predicate,
-        object=obj,
-        fact_text=fact,
-        confidence=conf,
-        salience=salience,
+        **said(fact, subject, predicate, obj, card_type, conf, salience),
         durability=Durability.LONG,
         source_message_ids=sources,
         valid_from=at,
@@ -89,13 +104,7 @@ def stored(
         chat_id=chat,
         scope=Scope.USER if user is not None else Scope.CHAT,
         user_id=user,
-        card_type=card_type,
-        subject=subject,
-        predicate=predicate,
-        object=obj,
-        fact_text=fact,
-        confidence=conf,
-        salience=salience,
+        **said(fact, subject, predicate, obj, card_type, conf, salience),
         observation_count=1,
         status=status,
         valid_from=at,
