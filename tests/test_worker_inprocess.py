@@ -114,6 +114,23 @@ async def workers(
             await w.close()
 
 
+async def one_run(redis: Any, settings: Settings) -> tuple[RunStore, str]:
+    """A store on ``settings`` with one queued run (chat 1): the store and the run's id."""
+    store = RunStore(redis, settings)
+    rid = (await store.enqueue(make_request(1))).run_id
+    assert rid
+    return store, rid
+
+
+async def until(store: RunStore, rid: str, status: RunStatus, *, timeout: float = 20.0) -> None:
+    """Observe run ``rid`` reach ``status``."""
+
+    async def reached() -> bool:
+        return (await store.get(rid)).status is status
+
+    await eventually(reached, timeout=timeout, every=0.02)
+
+
 async def test_runs_complete_and_pipeline_drains(
     fast: Settings, redis: Any, redis_url: str
 ) -> None:
@@ -195,17 +212,11 @@ async def test_outage_recovery_ramps_back_up(fast: Settings, redis: Any, redis_u
 
 
 async def test_timeout_spends_the_attempt(fast: Settings, redis: Any, redis_url: str) -> None:
-    store = RunStore(redis, fast)
-    rid = (await store.enqueue(make_request(1))).run_id
-    assert rid
+    store, rid = await one_run(redis, fast)
     processor = FakeProcessor(lambda _: TaskTimeout("job did not finish within 720s", seconds=720))
     async with workers(fast, redis_url, processor):
         await TickRunner(settings=fast, redis=redis, processor=processor).wake()
-
-        async def failed() -> bool:
-            return (await store.get(rid)).status is RunStatus.FAILED
-
-        await eventually(failed, every=0.02)
+        await until(store, rid, RunStatus.FAILED)
     run = await store.get(rid)
     assert run.attempts == 1
     assert run.releases == 0
@@ -216,17 +227,11 @@ async def test_timeout_spends_the_attempt(fast: Settings, redis: Any, redis_url:
 async def test_lease_is_renewed_while_a_long_run_works(
     fast: Settings, redis: Any, redis_url: str
 ) -> None:
-    store = RunStore(redis, fast)
-    rid = (await store.enqueue(make_request(1))).run_id
-    assert rid
+    store, rid = await one_run(redis, fast)
     processor = FakeProcessor(delay=fast.lease_seconds * 2.5)
     async with workers(fast, redis_url, processor, n=2):
         await TickRunner(settings=fast, redis=redis, processor=processor).wake()
-
-        async def completed() -> bool:
-            return (await store.get(rid)).status is RunStatus.COMPLETED
-
-        await eventually(completed, timeout=15, every=0.02)
+        await until(store, rid, RunStatus.COMPLETED, timeout=15)
     assert processor.calls == 1  # never reclaimed by the other worker
     assert (await store.get(rid)).attempts == 1
 
@@ -234,19 +239,13 @@ async def test_lease_is_renewed_while_a_long_run_works(
 async def test_graceful_shutdown_releases_in_flight_runs(
     fast: Settings, redis: Any, redis_url: str
 ) -> None:
-    store = RunStore(redis, fast)
-    rid = (await store.enqueue(make_request(1))).run_id
-    assert rid
+    store, rid = await one_run(redis, fast)
     processor = FakeProcessor(delay=30)
     async with workers(fast, redis_url, processor) as (worker,):
         await TickRunner(settings=fast, redis=redis, processor=processor).wake()
         await eventually(lambda: processor.calls == 1, every=0.02)
         worker.handle_sig_wait_for_completion(15)  # SIGTERM: grace 1 s, then cancel + release
-
-        async def released() -> bool:
-            return (await store.get(rid)).status is RunStatus.QUEUED
-
-        await eventually(released, timeout=5, every=0.02)
+        await until(store, rid, RunStatus.QUEUED, timeout=5)
     run = await store.get(rid)
     assert run.attempts == 0
     assert run.releases == 1
@@ -293,9 +292,7 @@ class Flaky:
 async def test_completion_write_is_retried_through_a_store_fault(
     fast: Settings, redis: Any, redis_url: str
 ) -> None:
-    store = RunStore(redis, fast)
-    rid = (await store.enqueue(make_request(1))).run_id
-    assert rid
+    store, rid = await one_run(redis, fast)
     oom = OutOfMemoryError("command not allowed when used memory > 'maxmemory'")
     flaky: list[Flaky] = []
 
@@ -306,11 +303,7 @@ async def test_completion_write_is_retried_through_a_store_fault(
     processor = FakeProcessor()
     async with workers(fast, redis_url, processor, patch=patch):
         await TickRunner(settings=fast, redis=redis, processor=processor).wake()
-
-        async def completed() -> bool:
-            return (await store.get(rid)).status is RunStatus.COMPLETED
-
-        await eventually(completed, every=0.02)
+        await until(store, rid, RunStatus.COMPLETED)
     run = await store.get(rid)
     assert (run.attempts, run.releases, run.error_log) == (1, 0, [])
     assert flaky[0].calls == 4  # three refusals, then it landed
@@ -320,9 +313,7 @@ async def test_completion_write_is_retried_through_a_store_fault(
 async def test_renewals_failing_longer_than_the_lease_never_cancel_the_work(
     fast: Settings, redis: Any, redis_url: str
 ) -> None:
-    store = RunStore(redis, fast)
-    rid = (await store.enqueue(make_request(1))).run_id
-    assert rid
+    store, rid = await one_run(redis, fast)
     blackout_until = asyncio.get_running_loop().time() + fast.lease_seconds * 2
 
     def patch(pipeline: TickRunner) -> None:
@@ -335,11 +326,7 @@ async def test_renewals_failing_longer_than_the_lease_never_cancel_the_work(
     processor = FakeProcessor(delay=fast.lease_seconds * 2.5)
     async with workers(fast, redis_url, processor, n=2, patch=patch):
         await TickRunner(settings=fast, redis=redis, processor=processor).wake()
-
-        async def completed() -> bool:
-            return (await store.get(rid)).status is RunStatus.COMPLETED
-
-        await eventually(completed, timeout=20, every=0.02)
+        await until(store, rid, RunStatus.COMPLETED, timeout=20)
     run = await store.get(rid)
     assert processor.calls == 1  # never cancelled, never reclaimed by the other worker
     assert (run.attempts, run.releases, run.error_log) == (1, 0, [])
@@ -348,19 +335,13 @@ async def test_renewals_failing_longer_than_the_lease_never_cancel_the_work(
 async def test_a_store_fault_inside_processing_releases_and_spends_nothing(
     fast: Settings, redis: Any, redis_url: str
 ) -> None:
-    store = RunStore(redis, fast.model_copy(update={"max_attempts": 1}))
-    rid = (await store.enqueue(make_request(1))).run_id
-    assert rid
+    store, rid = await one_run(redis, fast.model_copy(update={"max_attempts": 1}))
     s = fast.model_copy(update={"max_attempts": 1, "consolidation_backend_retry_interval": 0.2})
     faults = iter([RedisConnectionError("Connection closed by server.")])
     processor = FakeProcessor(lambda _: next(faults, None))
     async with workers(s, redis_url, processor):
         await TickRunner(settings=s, redis=redis, processor=processor).wake()
-
-        async def completed() -> bool:
-            return (await store.get(rid)).status is RunStatus.COMPLETED
-
-        await eventually(completed, timeout=15, every=0.02)
+        await until(store, rid, RunStatus.COMPLETED, timeout=15)
     run = await store.get(rid)
     # even with a single attempt allowed, a store fault neither failed nor retired it
     assert (run.attempts, run.releases, run.error_log) == (1, 1, [])
