@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -14,24 +12,10 @@ import pytest
 
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.farmsim.backends import GARBAGE_TEXT
-from tests.support.simulator import TERMINAL, fields, finish, submit
+from tests.support.simulator import TERMINAL, content, extraction, fields, finish, response, submit
+from tests.support.simulator import client as client  # the fixture
 
-EXTRACTION = json.dumps(
-    {
-        "task": "memory_extraction",
-        "run": {"id": "r1", "chat_id": 42, "thread_id": 0},
-        "messages": [
-            {
-                "message_id": 1,
-                "user_id": 7,
-                "sender_name": "Anna",
-                "text": "I love jazz. I live in Berlin. I work at Siemens.",
-                "sent_at": "2024-05-01T10:00:00Z",
-            }
-        ],
-        "existing_cards": [],
-    }
-)
+EXTRACTION = extraction("I love jazz. I live in Berlin. I work at Siemens.")
 CHAT = {
     "model": "m",
     "messages": [{"role": "user", "content": EXTRACTION}],
@@ -42,25 +26,6 @@ CHAT = {
 
 def _submit(inner: Any = None, *, service: str = "llm", endpoint: str = "chat") -> dict[str, Any]:
     return submit(CHAT if inner is None else inner, service=service, endpoint=endpoint)
-
-
-def _response(envelope: Any) -> tuple[int, bytes]:
-    _, state, result, _ = fields(envelope)
-    assert state == "JOB_STATE_SUCCEEDED"
-    response = result["response"]
-    return response["status_code"], base64.b64decode(response["body"])
-
-
-def _content(body: bytes) -> str:
-    content = json.loads(body)["choices"][0]["message"]["content"]
-    assert isinstance(content, str)
-    return content
-
-
-@pytest.fixture
-async def client(sim: FarmSimulator) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as http:
-        yield http
 
 
 # --------------------------------------------------------------------------- job faults
@@ -199,22 +164,22 @@ async def test_upstream_status_is_relayed_in_a_succeeded_job(
     sim.set_fault(
         "llm", Fault(kind=FaultKind.UPSTREAM_STATUS, status_code=status_code, message=message)
     )
-    status, body = _response(await finish(client, _submit()))
+    status, body = response(await finish(client, _submit()))
     assert status == expected_status
     assert json.loads(body) == {"error": {"message": expected_message}}
 
 
 async def test_empty_body(sim: FarmSimulator, client: httpx.AsyncClient) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.EMPTY_BODY))
-    assert _response(await finish(client, _submit())) == (200, b"")
+    assert response(await finish(client, _submit())) == (200, b"")
 
 
 async def test_truncated_json_is_the_normal_answer_cut_inside_the_cards(
     sim: FarmSimulator, client: httpx.AsyncClient
 ) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.TRUNCATED_JSON, times=1))
-    truncated = _content(_response(await finish(client, _submit()))[1])
-    healthy = _content(_response(await finish(client, _submit()))[1])
+    truncated = content(response(await finish(client, _submit()))[1])
+    healthy = content(response(await finish(client, _submit()))[1])
     assert healthy.startswith(truncated)
     assert healthy.index('"candidate_cards"') < len(truncated) < healthy.index('"resolutions"')
     with pytest.raises(json.JSONDecodeError):
@@ -223,10 +188,10 @@ async def test_truncated_json_is_the_normal_answer_cut_inside_the_cards(
 
 async def test_garbage_is_prose(sim: FarmSimulator, client: httpx.AsyncClient) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.GARBAGE))
-    content = _content(_response(await finish(client, _submit()))[1])
-    assert content == GARBAGE_TEXT
+    text = content(response(await finish(client, _submit()))[1])
+    assert text == GARBAGE_TEXT
     with pytest.raises(json.JSONDecodeError):
-        json.loads(content)
+        json.loads(text)
 
 
 async def test_slow_job_runs_for_its_seconds_then_succeeds(
@@ -245,7 +210,7 @@ async def test_slow_job_runs_for_its_seconds_then_succeeds(
         assert time.monotonic() - started < 3.0
         await asyncio.sleep(0.02)
     assert time.monotonic() - started >= 0.3
-    assert _response(envelope)[0] == 200
+    assert response(envelope)[0] == 200
 
 
 async def test_hung_job_stays_running_until_the_client_gives_up(
@@ -275,7 +240,7 @@ async def test_jobs_in_flight_keep_the_outcome_they_were_created_with() -> None:
         sim.set_fault("*", Fault(kind=FaultKind.JOB_FAILED))
         await asyncio.sleep(0.15)
         envelope = (await client.get(f"/v1/jobs/{fields(answer)[0]}")).json()
-        assert _response(envelope)[0] == 200
+        assert response(envelope)[0] == 200
         assert fields(await finish(client, _submit()))[1] == "JOB_STATE_FAILED"
 
 
@@ -384,7 +349,7 @@ async def test_wildcard_fault_hits_every_service_and_a_service_fault_wins(
     embedded = await finish(
         client, _submit({"prompts": ["x"]}, service="embedder", endpoint="encode")
     )
-    assert _response(embedded)[0] == 200
+    assert response(embedded)[0] == 200
     sim.clear_faults()
     assert fields(await finish(client, _submit(service="llm")))[1] == "JOB_STATE_SUCCEEDED"
 
@@ -402,7 +367,7 @@ async def test_embedder_content_faults(
 ) -> None:
     sim.set_fault("embedder", Fault(kind=kind))
     inner = {"prompts": ["Anna likes jazz"], "dimension": 32}
-    status, body = _response(
+    status, body = response(
         await finish(client, _submit(inner, service="embedder", endpoint="encode"))
     )
     assert status == 200

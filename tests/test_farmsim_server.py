@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -17,7 +16,8 @@ import pytest
 
 from memory_worker.farmsim import EnvelopeStyle, FarmSimulator, Fault, FaultKind
 from memory_worker.farmsim.embedder import EmbedderKind, cosine, embed_text
-from tests.support.simulator import fields, finish, submit
+from tests.support.simulator import client as client  # the fixture
+from tests.support.simulator import content, extraction, fields, finish, response, submit
 
 
 def _chat(content: str, *, json_mode: bool = False) -> dict[str, Any]:
@@ -35,40 +35,10 @@ def _chat(content: str, *, json_mode: bool = False) -> dict[str, Any]:
     return request
 
 
-def _extraction(text: str, *, existing: list[dict[str, Any]] | None = None) -> str:
-    return json.dumps(
-        {
-            "task": "memory_extraction",
-            "run": {"id": "r1", "chat_id": 42, "thread_id": 0},
-            "messages": [
-                {
-                    "message_id": 1,
-                    "user_id": 7,
-                    "sender_name": "Anna",
-                    "text": text,
-                    "sent_at": "2024-05-01T10:00:00Z",
-                }
-            ],
-            "existing_cards": existing or [],
-        }
-    )
-
-
 def _content(envelope: Any) -> str:
-    _, state, result, _ = fields(envelope)
-    assert state == "JOB_STATE_SUCCEEDED"
-    response = result["response"]
-    assert response["status_code"] == 200
-    completion = json.loads(base64.b64decode(response["body"]))
-    content = completion["choices"][0]["message"]["content"]
-    assert isinstance(content, str)
-    return content
-
-
-@pytest.fixture
-async def client(sim: FarmSimulator) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as http:
-        yield http
+    status, body = response(envelope)
+    assert status == 200
+    return content(body)
 
 
 async def test_banner_says_it_is_a_simulator(client: httpx.AsyncClient) -> None:
@@ -112,28 +82,27 @@ async def test_job_goes_queued_running_succeeded_on_its_timings() -> None:
     assert seen[2][1] >= 0.3
 
 
-async def test_submit_blocks_until_the_job_finishes() -> None:
+async def _timed_blocking_submit(**options: float) -> tuple[Any, float]:
+    """One blocking submit to a simulator with ``options``: its envelope and how long it took."""
     async with (
-        FarmSimulator(run_seconds=0.1, submit_block_seconds=2.0) as sim,
+        FarmSimulator(**options) as sim,
         httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
     ):
         started = time.monotonic()
         answer = await client.post("/v1/jobs/blocking", json=submit(_chat("hi")))
-        elapsed = time.monotonic() - started
+        return answer.json(), time.monotonic() - started
+
+
+async def test_submit_blocks_until_the_job_finishes() -> None:
+    envelope, elapsed = await _timed_blocking_submit(run_seconds=0.1, submit_block_seconds=2.0)
     assert 0.1 <= elapsed < 1.5
-    assert _content(answer.json()) == "ok (farm simulator)"
+    assert _content(envelope) == "ok (farm simulator)"
 
 
 async def test_blocking_submit_answers_running_when_its_budget_ends() -> None:
-    async with (
-        FarmSimulator(run_seconds=5.0, submit_block_seconds=0.1) as sim,
-        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
-    ):
-        started = time.monotonic()
-        answer = await client.post("/v1/jobs/blocking", json=submit(_chat("hi")))
-        elapsed = time.monotonic() - started
+    envelope, elapsed = await _timed_blocking_submit(run_seconds=5.0, submit_block_seconds=0.1)
     assert 0.1 <= elapsed < 1.5
-    assert fields(answer.json())[1] == "JOB_STATE_RUNNING"
+    assert fields(envelope)[1] == "JOB_STATE_RUNNING"
 
 
 async def test_envelope_shape_alternates_between_top_level_and_nested(
@@ -236,7 +205,7 @@ async def test_token_travels_inside_the_invocation(
 
 async def test_extraction_job_answers_the_rule_based_cards(client: httpx.AsyncClient) -> None:
     envelope = await finish(
-        client, submit(_chat(_extraction("I love jazz. I live in Berlin."), json_mode=True))
+        client, submit(_chat(extraction("I love jazz. I live in Berlin."), json_mode=True))
     )
     answer = json.loads(_content(envelope))
     assert answer["participants"] == ["Anna"]

@@ -10,9 +10,13 @@ import asyncio
 import base64
 import json
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import pytest
+
+from memory_worker.farmsim import FarmSimulator
 
 TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}
 
@@ -41,6 +45,26 @@ def submit(
     return body
 
 
+def extraction(text: str, *, existing: list[dict[str, Any]] | None = None) -> str:
+    """A memory-extraction task (one message by Anna in chat 42) as the chat prompt's JSON."""
+    return json.dumps(
+        {
+            "task": "memory_extraction",
+            "run": {"id": "r1", "chat_id": 42, "thread_id": 0},
+            "messages": [
+                {
+                    "message_id": 1,
+                    "user_id": 7,
+                    "sender_name": "Anna",
+                    "text": text,
+                    "sent_at": "2024-05-01T10:00:00Z",
+                }
+            ],
+            "existing_cards": existing or [],
+        }
+    )
+
+
 def fields(envelope: Any) -> tuple[str | None, str | None, Any, Any]:
     """id, state, result, error — decoded tolerantly, nested fields first."""
     job = envelope.get("job") or {}
@@ -64,3 +88,25 @@ async def finish(client: httpx.AsyncClient, payload: dict[str, Any]) -> Any:
         envelope = (await client.get(f"/v1/jobs/{job_id}")).json()
         _, state, _, _ = fields(envelope)
     return envelope
+
+
+def response(envelope: Any) -> tuple[int, bytes]:
+    """A succeeded job's relayed response: its status code and body."""
+    _, state, result, _ = fields(envelope)
+    assert state == "JOB_STATE_SUCCEEDED"
+    relayed = result["response"]
+    return relayed["status_code"], base64.b64decode(relayed["body"])
+
+
+def content(body: bytes) -> str:
+    """The assistant's text in a chat-completions body."""
+    text = json.loads(body)["choices"][0]["message"]["content"]
+    assert isinstance(text, str)
+    return text
+
+
+@pytest.fixture
+async def client(sim: FarmSimulator) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client on the ``sim`` fixture's simulator (import it as the fixture)."""
+    async with httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as http:
+        yield http
