@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +31,24 @@ from tests.support.cluster import LocalCluster
 # deep asyncio stacks, failing a green run. Importing it here compiles it up front.
 
 
+@contextmanager
+def running_valkey(data_dir: Path) -> Iterator[EmbeddedValkey]:
+    """An embedded Valkey in ``data_dir``, stopped on the way out."""
+    server = EmbeddedValkey(data_dir).ensure()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     url = os.environ.get("REDIS_URL")
     if url:
         yield url
         return
-    server = EmbeddedValkey(tmp_path_factory.mktemp("valkey")).ensure()
-    try:
+    with running_valkey(tmp_path_factory.mktemp("valkey")) as server:
         yield server.url
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -75,11 +83,15 @@ async def sim() -> AsyncIterator[FarmSimulator]:
 @pytest.fixture(scope="module")
 def private_valkey(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedValkey]:
     """A Valkey of this test module's own, for tests that change its config or ACLs."""
-    server = EmbeddedValkey(tmp_path_factory.mktemp("private") / "valkey").ensure()
-    try:
+    with running_valkey(tmp_path_factory.mktemp("private") / "valkey") as server:
         yield server
-    finally:
-        server.stop()
+
+
+@pytest.fixture
+def own_valkey(tmp_path: Path) -> Iterator[EmbeddedValkey]:
+    """A Valkey of this test's own (in ``tmp_path/valkey``), for tests that stop and restart it."""
+    with running_valkey(tmp_path / "valkey") as server:
+        yield server
 
 
 @pytest.fixture

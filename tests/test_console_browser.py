@@ -87,12 +87,8 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def valkey(tmp_path: Path) -> Iterator[str]:
-    server = EmbeddedValkey(tmp_path / "valkey").ensure()
-    try:
-        yield server.url
-    finally:
-        server.stop()
+def valkey(own_valkey: EmbeddedValkey) -> str:
+    return own_valkey.url
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -69,15 +68,6 @@ def test_readiness_decision(
 async def get(url: str) -> httpx.Response:
     async with httpx.AsyncClient(timeout=5) as client:
         return await client.get(url)
-
-
-@pytest.fixture
-async def own_valkey(tmp_path: Path) -> AsyncIterator[EmbeddedValkey]:
-    server = EmbeddedValkey(tmp_path / "valkey").ensure()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_readyz_follows_redis_within_two_seconds(

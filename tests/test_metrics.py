@@ -8,7 +8,6 @@ Valkey in a temporary directory so stopping it disturbs no other test.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -244,15 +243,6 @@ async def test_overdue_lease_and_oldest_ages(settings: Settings, redis: Any) -> 
 
 
 # --- Redis goes away: last good values, no retry storm, absent before the first sample -------
-
-
-@pytest.fixture
-async def own_valkey(tmp_path: Path) -> AsyncIterator[EmbeddedValkey]:
-    server = EmbeddedValkey(tmp_path / "valkey").ensure()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_scrape_survives_redis_outage_with_last_good_values(
