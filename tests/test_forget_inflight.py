@@ -20,7 +20,6 @@ import pytest
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore
 from memory_worker.connections import RedisHandle, close_cards_client
-from memory_worker.consolidate import consolidate_run
 from memory_worker.keys import Keys
 from memory_worker.models import Cursor, RunStatus
 from memory_worker.processing import ProcessResult
@@ -30,7 +29,16 @@ from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import TickOutcome
 from tests.support.farm import Farm, farm_for
-from tests.support.forget import ALICE, BOB, CANARY, CHAT, JAN, deployment_bytes, two_users
+from tests.support.forget import (
+    ALICE,
+    BOB,
+    CANARY,
+    CHAT,
+    JAN,
+    consolidate_claim,
+    deployment_bytes,
+    two_users,
+)
 
 
 class Held:
@@ -59,17 +67,7 @@ def runner_for(
     cards = CardStore(cards_redis or redis, Keys(settings.key_prefix))
 
     async def processor(run: ClaimedRun, *, deadline: float) -> ProcessResult:
-        result = await consolidate_run(
-            run.id,
-            run.request,
-            store=cards,
-            extractor=farm.extractor,
-            embedder=farm.embedder,
-            settings=settings,
-            now=run.request.range_end,
-            attempt=run.attempts,
-            forget_epoch=run.forget_epoch,
-        )
+        result = await consolidate_claim(run, cards, farm, settings, attempt=run.attempts)
         return ProcessResult(summary=result.summary())
 
     return TickRunner(settings=settings, redis=redis, processor=processor)

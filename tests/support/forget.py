@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memory_worker.cards import CardStore
-from memory_worker.consolidate import consolidate_run
+from memory_worker.consolidate import ConsolidationResult, consolidate_run
 from memory_worker.models import RunRequest
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
@@ -49,14 +49,11 @@ def two_users(start: datetime, first_id: int) -> RunRequest:
     )
 
 
-async def process_one(
-    store: RunStore, cards: CardStore, farm: Farm, settings: Settings, worker: str = "w1"
-) -> ClaimedRun | None:
-    """Claim one run, consolidate it through the farm, complete it (the worker's path)."""
-    claim = (await store.claim_detailed(worker)).run
-    if claim is None:
-        return None
-    result = await consolidate_run(
+async def consolidate_claim(
+    claim: ClaimedRun, cards: CardStore, farm: Farm, settings: Settings, **more: Any
+) -> ConsolidationResult:
+    """Consolidate a claimed run through the farm as the worker does (``more``: e.g. ``attempt``)."""
+    return await consolidate_run(
         claim.id,
         claim.request,
         store=cards,
@@ -65,7 +62,18 @@ async def process_one(
         settings=settings,
         now=claim.request.range_end,
         forget_epoch=claim.forget_epoch,
+        **more,
     )
+
+
+async def process_one(
+    store: RunStore, cards: CardStore, farm: Farm, settings: Settings, worker: str = "w1"
+) -> ClaimedRun | None:
+    """Claim one run, consolidate it through the farm, complete it (the worker's path)."""
+    claim = (await store.claim_detailed(worker)).run
+    if claim is None:
+        return None
+    result = await consolidate_claim(claim, cards, farm, settings)
     await store.complete(claim, result.summary())
     return claim
 
