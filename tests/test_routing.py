@@ -27,11 +27,13 @@ from llm_client.routes import RouteDefaults, parse_routes
 from tests.support.routing_fakes import (
     FakeFarm,
     RecordingSink,
+    breaker_state,
     fail,
     hang,
     make_walker,
     ok,
     routes_of,
+    scripted,
 )
 
 WF = "memory_extraction"
@@ -59,10 +61,9 @@ def bad_request() -> Upstream:
 
 
 async def test_primary_serves_when_healthy(redis: Redis, key_prefix: str) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, ok("from-a"))
-    farm.set(B, ok("from-b"))
-    walker = make_walker(redis, key_prefix, routes_of(A, B), sink)
+    farm, sink, walker = scripted(
+        redis, key_prefix, routes_of(A, B), {A: ok("from-a"), B: ok("from-b")}
+    )
     routed = await walker.call(WF, farm.attempt, idempotency_key="run-1:1")
     assert (routed.value, routed.target.id) == ("from-a", A)
     assert farm.calls == {A: 1}
@@ -71,10 +72,9 @@ async def test_primary_serves_when_healthy(redis: Redis, key_prefix: str) -> Non
 
 
 async def test_failover_primary_down_fallback_healthy(redis: Redis, key_prefix: str) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(down))
-    farm.set(B, ok("from-b"))
-    walker = make_walker(redis, key_prefix, routes_of(A, B), sink)
+    farm, sink, walker = scripted(
+        redis, key_prefix, routes_of(A, B), {A: fail(down), B: ok("from-b")}
+    )
     routed = await walker.call(WF, farm.attempt)
     assert (routed.value, routed.target.id) == ("from-b", B)
     assert [r.target for r in routed.attempts] == [A, B]
@@ -92,24 +92,25 @@ async def test_failover_primary_down_fallback_healthy(redis: Redis, key_prefix: 
 async def test_non_retryable_error_returns_at_once_without_fallback_or_charge(
     redis: Redis, key_prefix: str
 ) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(bad_request))
-    farm.set(B, ok())
-    walker = make_walker(redis, key_prefix, routes_of(A, B), sink)
+    farm, sink, walker = scripted(
+        redis, key_prefix, routes_of(A, B), {A: fail(bad_request), B: ok()}
+    )
     for _ in range(6):
         with pytest.raises(Upstream) as info:
             await walker.call(WF, farm.attempt)
         assert info.value.status_code == 400
     assert farm.calls == {A: 6}  # never the fallback
-    view = await walker.breakers.view(A)
-    assert (view.circuit, view.consecutive_failures, view.window_calls) == (Circuit.CLOSED, 0, 0)
+    assert await breaker_state(walker, A) == (Circuit.CLOSED, 0, 0)
     assert EventType.ALL_ATTEMPTS_EXHAUSTED not in sink.types()
 
 
 async def test_generic_job_failed_errors_charge_nothing(redis: Redis, key_prefix: str) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(lambda: Upstream("JOB_FAILED: job failed", code="JOB_FAILED")))
-    walker = make_walker(redis, key_prefix, routes_of(A), sink)
+    farm, sink, walker = scripted(
+        redis,
+        key_prefix,
+        routes_of(A),
+        {A: fail(lambda: Upstream("JOB_FAILED: job failed", code="JOB_FAILED"))},
+    )
     for _ in range(6):
         with pytest.raises(Upstream):
             await walker.call(WF, farm.attempt)
@@ -130,16 +131,20 @@ async def test_capacity_answers_fail_over_and_never_open_a_breaker(
     for _ in range(100):
         routed = await walker.call(WF, farm.attempt)
         assert routed.target.id == B  # a busy answer spent no hop: max_hops=1 still reached B
-    view = await walker.breakers.view(A)
-    assert (view.circuit, view.consecutive_failures, view.window_calls) == (Circuit.CLOSED, 0, 0)
+    assert await breaker_state(walker, A) == (Circuit.CLOSED, 0, 0)
     assert EventType.CIRCUIT_OPENED not in sink.types()
 
 
 async def test_upstream_error_503_does_open_the_breaker(redis: Redis, key_prefix: str) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(lambda: BackendUnavailable("UPSTREAM_ERROR: 503", code="UPSTREAM_ERROR")))
-    farm.set(B, ok())
-    walker = make_walker(redis, key_prefix, routes_of(A, B), sink)
+    farm, sink, walker = scripted(
+        redis,
+        key_prefix,
+        routes_of(A, B),
+        {
+            A: fail(lambda: BackendUnavailable("UPSTREAM_ERROR: 503", code="UPSTREAM_ERROR")),
+            B: ok(),
+        },
+    )
     for _ in range(5):
         await walker.call(WF, farm.attempt)
     assert (await walker.breakers.view(A)).circuit is Circuit.OPEN
@@ -193,11 +198,12 @@ async def test_busy_primary_then_capacity_frees_up(redis: Redis, key_prefix: str
 async def test_max_hops_bounds_the_walk_and_returns_the_last_error(
     redis: Redis, key_prefix: str
 ) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(down))
-    farm.set(B, fail(lambda: Transport("connection refused")))
-    farm.set(C, ok())
-    walker = make_walker(redis, key_prefix, routes_of(A, B, C, max_hops=2), sink)
+    farm, sink, walker = scripted(
+        redis,
+        key_prefix,
+        routes_of(A, B, C, max_hops=2),
+        {A: fail(down), B: fail(lambda: Transport("connection refused")), C: ok()},
+    )
     with pytest.raises(Transport):
         await walker.call(WF, farm.attempt)
     assert farm.calls == {A: 1, B: 1}
@@ -207,10 +213,12 @@ async def test_max_hops_bounds_the_walk_and_returns_the_last_error(
 
 
 async def test_protocol_errors_charge_and_fail_over(redis: Redis, key_prefix: str) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(lambda: DecodeError("decode memory extractor response")))
-    farm.set(B, ok())
-    walker = make_walker(redis, key_prefix, routes_of(A, B), sink)
+    farm, _, walker = scripted(
+        redis,
+        key_prefix,
+        routes_of(A, B),
+        {A: fail(lambda: DecodeError("decode memory extractor response")), B: ok()},
+    )
     await walker.call(WF, farm.attempt)
     assert (await walker.breakers.view(A)).consecutive_failures == 1
 
@@ -218,10 +226,7 @@ async def test_protocol_errors_charge_and_fail_over(redis: Redis, key_prefix: st
 async def test_caller_deadline_cut_is_deadline_exceeded_without_charge(
     redis: Redis, key_prefix: str
 ) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, hang())
-    farm.set(B, ok())
-    walker = make_walker(redis, key_prefix, routes_of(A, B), sink)
+    farm, sink, walker = scripted(redis, key_prefix, routes_of(A, B), {A: hang(), B: ok()})
     with pytest.raises(DeadlineExceeded) as info:
         await walker.call(WF, farm.attempt, deadline=time.monotonic() + 0.2)
     assert isinstance(info.value.__cause__, TaskTimeout)
@@ -234,9 +239,7 @@ async def test_caller_deadline_cut_is_deadline_exceeded_without_charge(
 
 
 async def test_deadline_already_passed_is_deadline_exceeded(redis: Redis, key_prefix: str) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, ok())
-    walker = make_walker(redis, key_prefix, routes_of(A), sink)
+    farm, _, walker = scripted(redis, key_prefix, routes_of(A), {A: ok()})
     with pytest.raises(DeadlineExceeded):
         await walker.call(WF, farm.attempt, deadline=time.monotonic() - 1)
     assert farm.total == 0
@@ -261,10 +264,9 @@ async def test_timeouts_charge_only_with_a_real_slice(redis: Redis, key_prefix: 
 
 
 async def test_wall_budget_stops_the_walk(redis: Redis, key_prefix: str) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, hang())
-    farm.set(B, ok())
-    walker = make_walker(redis, key_prefix, routes_of(A, B, wall_seconds=0.2), sink)
+    farm, _, walker = scripted(
+        redis, key_prefix, routes_of(A, B, wall_seconds=0.2), {A: hang(), B: ok()}
+    )
     with pytest.raises(TaskTimeout):
         await walker.call(WF, farm.attempt)
     assert farm.calls == {A: 1}
@@ -314,9 +316,7 @@ async def open_breaker(walker_farm: FakeFarm, walker: object, target: str = A) -
 async def test_half_open_twenty_concurrent_callers_send_exactly_one_probe(
     redis: Redis, key_prefix: str
 ) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(down))
-    walker = make_walker(redis, key_prefix, routes_of(A), sink)
+    farm, sink, walker = scripted(redis, key_prefix, routes_of(A), {A: fail(down)})
     await open_breaker(farm, walker)
     await asyncio.sleep(0.25)  # cooldown 0.2 s elapsed
     farm.set(A, fail(down, delay=0.2))
@@ -346,9 +346,7 @@ async def test_half_open_twenty_concurrent_callers_send_exactly_one_probe(
 async def test_cancelled_probe_frees_the_slot_for_the_next_caller(
     redis: Redis, key_prefix: str
 ) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(down))
-    walker = make_walker(redis, key_prefix, routes_of(A), sink)
+    farm, _, walker = scripted(redis, key_prefix, routes_of(A), {A: fail(down)})
     await open_breaker(farm, walker)
     await asyncio.sleep(0.25)
     farm.set(A, ok(delay=10))
@@ -436,10 +434,15 @@ async def test_route_is_open_is_a_read_only_gate(redis: Redis, key_prefix: str) 
 
 async def test_events_never_carry_message_text(redis: Redis, key_prefix: str) -> None:
     canary = "CANARY-secret-message-text"
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(lambda: BackendUnavailable(f"UPSTREAM_ERROR: {canary}", code=canary + " x")))
-    farm.set(B, fail(lambda: Upstream(f"HTTP 503 service unavailable: {canary}", code="HTTP_503")))
-    walker = make_walker(redis, key_prefix, routes_of(A, B), sink)
+    farm, sink, walker = scripted(
+        redis,
+        key_prefix,
+        routes_of(A, B),
+        {
+            A: fail(lambda: BackendUnavailable(f"UPSTREAM_ERROR: {canary}", code=canary + " x")),
+            B: fail(lambda: Upstream(f"HTTP 503 service unavailable: {canary}", code="HTTP_503")),
+        },
+    )
     with pytest.raises(Upstream):
         await walker.call(WF, farm.attempt, context={"run_id": "r1", "note": canary + " text"})
     assert sink.events

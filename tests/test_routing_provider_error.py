@@ -14,7 +14,16 @@ from llm_client.breaker import BreakerConfig, Circuit
 from llm_client.errors import AllCircuitsOpen, NoCandidates, Upstream
 from llm_client.events import EventType
 from memory_worker.runs import Verdict, decide
-from tests.support.routing_fakes import FakeFarm, RecordingSink, fail, make_walker, ok, routes_of
+from tests.support.routing_fakes import (
+    FakeFarm,
+    RecordingSink,
+    breaker_state,
+    fail,
+    make_walker,
+    ok,
+    routes_of,
+    scripted,
+)
 
 WF = "memory_extraction"
 A, B = "farm/a", "hosted/b"
@@ -31,10 +40,9 @@ def busy(text: str) -> Upstream:
 
 
 async def test_a_500_fails_over_and_charges_the_breaker(redis: Redis, key_prefix: str) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(crashed))
-    farm.set(B, ok("from-b"))
-    walker = make_walker(redis, key_prefix, routes_of(A, B), sink)
+    farm, sink, walker = scripted(
+        redis, key_prefix, routes_of(A, B), {A: fail(crashed), B: ok("from-b")}
+    )
     routed = await walker.call(WF, farm.attempt)
     assert (routed.value, routed.target.id) == ("from-b", B)
     view = await walker.breakers.view(A)
@@ -50,10 +58,7 @@ async def test_a_500_fails_over_and_charges_the_breaker(redis: Redis, key_prefix
 async def test_a_node_answering_500_to_everything_is_quarantined(
     redis: Redis, key_prefix: str
 ) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(crashed))
-    farm.set(B, ok())
-    walker = make_walker(redis, key_prefix, routes_of(A, B), sink)
+    farm, _, walker = scripted(redis, key_prefix, routes_of(A, B), {A: fail(crashed), B: ok()})
     for _ in range(5):
         assert (await walker.call(WF, farm.attempt)).target.id == B
     assert (await walker.breakers.view(A)).circuit is Circuit.OPEN
@@ -63,10 +68,9 @@ async def test_a_node_answering_500_to_everything_is_quarantined(
 
 
 async def test_a_walk_ending_on_provider_error_fails_the_run(redis: Redis, key_prefix: str) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(crashed))
-    farm.set(B, fail(crashed))
-    walker = make_walker(redis, key_prefix, routes_of(A, B), sink)
+    farm, sink, walker = scripted(
+        redis, key_prefix, routes_of(A, B), {A: fail(crashed), B: fail(crashed)}
+    )
     with pytest.raises(Upstream) as info:
         await walker.call(WF, farm.attempt)
     assert farm.calls == {A: 1, B: 1}
@@ -160,12 +164,13 @@ async def test_once_every_target_is_open_the_run_is_released(redis: Redis, key_p
 async def test_busy_answers_never_quarantine_a_healthy_node(
     redis: Redis, key_prefix: str, text: str
 ) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(lambda: busy(text)))
-    farm.set(B, ok("from-b"))
-    walker = make_walker(redis, key_prefix, routes_of(A, B, max_hops=1), sink)
+    farm, sink, walker = scripted(
+        redis,
+        key_prefix,
+        routes_of(A, B, max_hops=1),
+        {A: fail(lambda: busy(text)), B: ok("from-b")},
+    )
     for _ in range(10):
         assert (await walker.call(WF, farm.attempt)).target.id == B
-    view = await walker.breakers.view(A)
-    assert (view.circuit, view.consecutive_failures, view.window_calls) == (Circuit.CLOSED, 0, 0)
+    assert await breaker_state(walker, A) == (Circuit.CLOSED, 0, 0)
     assert EventType.CIRCUIT_OPENED not in sink.types()

@@ -9,7 +9,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from llm_client.breaker import BreakerConfig
+from llm_client.breaker import BreakerConfig, Circuit
 from llm_client.breaker_store import BreakerStore
 from llm_client.errors import TaskTimeout
 from llm_client.events import RoutingEvent
@@ -122,3 +122,19 @@ def make_walker(
         sink,
         config=WalkerConfig(probe_interval_seconds=probe_interval, probe_lease_grace_seconds=1.0),
     )
+
+
+def scripted(
+    redis: Redis, key_prefix: str, routes: RoutesConfig, behaviours: dict[str, Behaviour], **kw: Any
+) -> tuple[FakeFarm, RecordingSink, Walker]:
+    """A farm scripted per target, a recording sink and a walker over ``routes`` (``kw``: its own)."""
+    farm, sink = FakeFarm(), RecordingSink()
+    for target, behaviour in behaviours.items():
+        farm.set(target, behaviour)
+    return farm, sink, make_walker(redis, key_prefix, routes, sink, **kw)
+
+
+async def breaker_state(walker: Walker, target: str) -> tuple[Circuit, int, int]:
+    """``target``'s circuit, consecutive failures and calls in the window (untouched: CLOSED, 0, 0)."""
+    view = await walker.breakers.view(target)
+    return view.circuit, view.consecutive_failures, view.window_calls
