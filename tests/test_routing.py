@@ -124,10 +124,8 @@ async def test_generic_job_failed_errors_charge_nothing(redis: Redis, key_prefix
 async def test_capacity_answers_fail_over_and_never_open_a_breaker(
     redis: Redis, key_prefix: str, busy: object
 ) -> None:
-    farm, sink = FakeFarm(), RecordingSink()
-    farm.set(A, fail(busy))  # type: ignore[arg-type]
-    farm.set(B, ok("from-b"))
-    walker = make_walker(redis, key_prefix, routes_of(A, B, max_hops=1), sink)
+    behaviours = {A: fail(busy), B: ok("from-b")}  # type: ignore[arg-type]
+    farm, sink, walker = scripted(redis, key_prefix, routes_of(A, B, max_hops=1), behaviours)
     for _ in range(100):
         routed = await walker.call(WF, farm.attempt)
         assert routed.target.id == B  # a busy answer spent no hop: max_hops=1 still reached B
