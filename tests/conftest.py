@@ -23,6 +23,7 @@ from memory_worker.connections import client_from_url, cluster_from_url, is_clus
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.settings import Settings
+from tests.support.admin_fakes import FakeTelegram
 from tests.support.cluster import LocalCluster
 
 # hypothesis' pytest plugin imports hypothesis lazily in its terminal summary; under
@@ -78,6 +79,16 @@ async def sim() -> AsyncIterator[FarmSimulator]:
     """A healthy farm simulator on a free loopback port (faults set per test)."""
     async with FarmSimulator() as simulator:
         yield simulator
+
+
+@pytest.fixture
+async def telegram() -> AsyncIterator[FakeTelegram]:
+    """A Telegram-compatible endpoint on a free loopback port that keeps the pages it gets."""
+    fake = await FakeTelegram().start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -31,15 +30,6 @@ PAGE = Page(
     dedupe_key="circuit_open_exhaustion:memory_extraction:-",
     created_at_ms=1,
 )
-
-
-@pytest.fixture
-async def telegram() -> AsyncIterator[FakeTelegram]:
-    fake = await FakeTelegram().start()
-    try:
-        yield fake
-    finally:
-        await fake.stop()
 
 
 async def test_telegram_sends_text_to_the_chat(telegram: FakeTelegram) -> None:

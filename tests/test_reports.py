@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import httpx
 import pytest
@@ -297,15 +297,6 @@ def make_reporter(
         waiting_runs=waiting_runs if waiting is not None else None,
         clock=clock,
     )
-
-
-@pytest.fixture
-async def telegram() -> AsyncIterator[FakeTelegram]:
-    fake = await FakeTelegram().start()
-    try:
-        yield fake
-    finally:
-        await fake.stop()
 
 
 async def test_one_page_per_cooldown_across_the_fleet(

@@ -47,15 +47,6 @@ RATE_LIMITED = Fault(kind=FaultKind.SUBMIT_STATUS, status_code=429, message="rat
 BAD_REQUEST = Fault(kind=FaultKind.UPSTREAM_STATUS, status_code=400, message="invalid schema")
 
 
-@pytest.fixture
-async def telegram() -> AsyncIterator[FakeTelegram]:
-    fake = await FakeTelegram().start()
-    try:
-        yield fake
-    finally:
-        await fake.stop()
-
-
 def farm_routes(sim: FarmSimulator, *services: str, direct: bool = False) -> RoutesConfig:
     targets: list[dict[str, Any]] = [
         {"provider": service, "service": service, "model": "m", "base_url": sim.base_url}

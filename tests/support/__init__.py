@@ -13,7 +13,10 @@
 - :mod:`tests.support.cards` — card builders for the card-store suites.
 - :mod:`tests.support.console` — the console's test client, token, CSRF and DUMPs.
 - :mod:`tests.support.sentry` — a Sentry transport that keeps envelopes.
+- :mod:`tests.support.simulator` — the farm simulator's wire: submit bodies, envelope
+  fields, waiting for a job, the relayed response, and its HTTP ``client`` fixture.
+- :mod:`tests.support.farm` — the simulator with the two clients consolidation calls.
 
-Fixtures (the session's Valkey, a private Valkey and its admin client, the farm
-simulator, the cluster) live in ``tests/conftest.py``.
+Fixtures (the session's Valkey, a module's private Valkey and its admin client, a test's
+own Valkey, the farm simulator, the fake Telegram, the cluster) live in ``tests/conftest.py``.
 """
