@@ -12,16 +12,15 @@ import httpx
 import pytest
 
 from llm_client import BackendUnavailable
-from llm_client.breaker import Outcome
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.health import readiness
-from memory_worker.metrics import fleet_breakers, route_target_ids
 from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.serve import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from tests.support.factories import make_request
+from tests.support.routing_fakes import trip_first_target
 
 NOW = 1_000_000
 
@@ -124,12 +123,7 @@ async def test_farm_outage_is_ready_with_the_outage_in_the_body(
     assert pipeline.last_loop_ms == 0  # the side heartbeat no longer feeds readiness (rev 2)
     pipeline.last_loop_ms = int(time.time() * 1000)  # what a good poll iteration records
     assert await pipeline.tick("job-1") == "deferred"  # released, deferral recorded
-    breakers = fleet_breakers(redis, settings)
-    target = route_target_ids(settings)[0]
-    for _ in range(settings.breaker_failure_threshold):
-        permit = await breakers.acquire(target, lease_seconds=5)
-        assert permit is not None
-        await breakers.record(target, permit, Outcome.FAILURE)
+    target = await trip_first_target(redis, settings)
 
     server = HealthServer(
         settings, settings.redis_url or "", port=0, worker_heartbeat=lambda: pipeline.last_loop_ms

@@ -16,7 +16,6 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from llm_client.breaker import Outcome
 from llm_client.events import EventType, RoutingEvent
 from memory_worker.connections import client_from_url
 from memory_worker.embedded import EmbeddedValkey
@@ -26,9 +25,7 @@ from memory_worker.metrics import (
     MemoryCollector,
     Sample,
     Sampler,
-    fleet_breakers,
     read_sample,
-    route_target_ids,
 )
 from memory_worker.run_store import RunStore
 from memory_worker.runs import plan_failure
@@ -36,6 +33,7 @@ from memory_worker.serve import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.ticks import Mode, TickCounts, TickPlan, TickQueue
 from tests.support.factories import make_request
+from tests.support.routing_fakes import trip_first_target
 
 Families = dict[str, dict[tuple[tuple[str, str], ...], float]]
 
@@ -158,12 +156,7 @@ async def test_scraped_values_match_the_store(settings: Settings, redis: Any) ->
     assert held is not None
     await TickQueue(redis, keys).schedule(TickPlan(Mode.PROBE, base=1, delay_s=30), target=1)
     await redis.hset(keys.pipeline_state, "deferred_since", "1700000000000")
-    breakers = fleet_breakers(redis, settings)
-    target = route_target_ids(settings)[0]
-    for _ in range(settings.breaker_failure_threshold):
-        permit = await breakers.acquire(target, lease_seconds=5)
-        assert permit is not None
-        await breakers.record(target, permit, Outcome.FAILURE)
+    target = await trip_first_target(redis, settings)
     counter = AttemptCounter(redis, keys)
     await counter.emit(
         RoutingEvent(

@@ -9,7 +9,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from llm_client.breaker import BreakerConfig, Circuit
+from llm_client.breaker import BreakerConfig, Circuit, Outcome
 from llm_client.breaker_store import BreakerStore
 from llm_client.errors import TaskTimeout
 from llm_client.events import RoutingEvent
@@ -17,6 +17,8 @@ from llm_client.routes import RouteDefaults, RoutesConfig, RouteTarget, parse_ro
 from llm_client.routing import Walker
 from llm_client.walk import WalkerConfig
 from memory_worker.keys import Keys
+from memory_worker.metrics import fleet_breakers, route_target_ids
+from memory_worker.settings import Settings
 
 Behaviour = Callable[[float], Awaitable[Any]]
 
@@ -138,3 +140,14 @@ async def breaker_state(walker: Walker, target: str) -> tuple[Circuit, int, int]
     """``target``'s circuit, consecutive failures and calls in the window (untouched: CLOSED, 0, 0)."""
     view = await walker.breakers.view(target)
     return view.circuit, view.consecutive_failures, view.window_calls
+
+
+async def trip_first_target(redis: Redis, settings: Settings) -> str:
+    """Fail the deployment's first route target until its breaker opens; that target's id."""
+    breakers = fleet_breakers(redis, settings)
+    target = route_target_ids(settings)[0]
+    for _ in range(settings.breaker_failure_threshold):
+        permit = await breakers.acquire(target, lease_seconds=5)
+        assert permit is not None
+        await breakers.record(target, permit, Outcome.FAILURE)
+    return target
