@@ -22,35 +22,37 @@ from tests.support.forget import ALICE, BOB, CHAT, JAN, two_users
 from tests.support.forget_cards import new_card
 
 
-async def test_a_run_completed_after_the_plan_is_left_completed(
-    settings: Settings, redis: Any
-) -> None:
+async def one_queued_run(settings: Settings, redis: Any) -> tuple[RunStore, str, RunForget]:
+    """Two users' messages queued as one run: its store, its id, and a run forget."""
     store = RunStore(redis, settings)
     added = await store.enqueue(two_users(JAN, 1))
     assert added.run_id is not None
-    forget = RunForget(redis, Keys(settings.key_prefix), chunk=10)
-    (change,) = await forget.plan([added.run_id], None)  # plan: skip the queued run
+    return store, added.run_id, RunForget(redis, Keys(settings.key_prefix), chunk=10)
+
+
+async def test_a_run_completed_after_the_plan_is_left_completed(
+    settings: Settings, redis: Any
+) -> None:
+    store, run_id, forget = await one_queued_run(settings, redis)
+    (change,) = await forget.plan([run_id], None)  # plan: skip the queued run
     claim = (await store.claim_detailed("w1")).run
     assert claim is not None
     assert await store.complete(claim, {"cards": 0})
 
     assert await forget.apply([change], None) == []  # raced, planned again: nothing to do
-    run = await store.get(added.run_id)
+    run = await store.get(run_id)
     assert run.status is RunStatus.COMPLETED
 
 
 async def test_a_run_whose_messages_changed_is_stripped_from_what_it_holds_now(
     settings: Settings, redis: Any
 ) -> None:
-    store = RunStore(redis, settings)
-    added = await store.enqueue(two_users(JAN, 1))
-    assert added.run_id is not None
-    forget = RunForget(redis, Keys(settings.key_prefix), chunk=10)
-    stale = await forget.plan([added.run_id], BOB)
-    assert await forget.apply(await forget.plan([added.run_id], ALICE), ALICE)
+    store, run_id, forget = await one_queued_run(settings, redis)
+    stale = await forget.plan([run_id], BOB)
+    assert await forget.apply(await forget.plan([run_id], ALICE), ALICE)
     landed = await forget.apply(stale, BOB)  # planned before Alice's messages left
     assert [c.removed for c in landed] == [1]
-    run = await store.get(added.run_id)
+    run = await store.get(run_id)
     assert (run.status, run.message_count) == (RunStatus.SKIPPED, 0)
 
 
