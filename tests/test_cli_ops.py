@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -18,7 +17,7 @@ from llm_client.events import EventType, RedisEventLog, RoutingEvent
 from memory_worker.keys import Keys
 from memory_worker.metrics import fleet_breakers, route_target_ids
 from memory_worker.settings import Settings
-from tests.support.harness import cli
+from tests.support.harness import cli, cli_env
 
 
 async def trip(redis: Any, settings: Settings, target: str) -> None:
@@ -103,15 +102,9 @@ def free_port() -> int:
 
 
 def start(settings: Settings, *args: str, **env: str) -> subprocess.Popen[str]:
-    environ = os.environ | {
-        "REDIS_URL": settings.redis_url or "",
-        "MEMORY_KEY_PREFIX": settings.key_prefix,
-        "MEMORY_LOG_FORMAT": "json",
-        **env,
-    }
     return subprocess.Popen(
         [sys.executable, "-m", "memory_worker", *args],
-        env=environ,
+        env=cli_env(settings, **env),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -14,25 +14,29 @@ from memory_worker.fleet import FAST
 from memory_worker.fleet import Fleet as _Fleet
 from memory_worker.settings import Settings
 
-__all__ = ["FAST", "Fleet", "cli", "eventually"]
+__all__ = ["FAST", "Fleet", "cli", "cli_env", "eventually"]
+
+
+def cli_env(settings: Settings, **env: str) -> dict[str, str]:
+    """This process's environment pointed at ``settings``' Redis and key prefix, JSON logs, ``env``."""
+    return os.environ | {
+        "REDIS_URL": settings.redis_url or "",
+        "MEMORY_KEY_PREFIX": settings.key_prefix,
+        "MEMORY_LOG_FORMAT": "json",
+        **env,
+    }
 
 
 def cli(
     settings: Settings, *args: str, stdin: str | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
     """Run ``python -m memory_worker ARGS`` against ``settings``' Redis and key prefix."""
-    environ = os.environ | {
-        "REDIS_URL": settings.redis_url or "",
-        "MEMORY_KEY_PREFIX": settings.key_prefix,
-        "MEMORY_LOG_FORMAT": "json",
-        **env,
-    }
     return subprocess.run(
         [sys.executable, "-m", "memory_worker", *args],
         input=stdin,
         capture_output=True,
         text=True,
-        env=environ,
+        env=cli_env(settings, **env),
         timeout=60,
         check=False,
     )
