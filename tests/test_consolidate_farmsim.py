@@ -21,6 +21,7 @@ from memory_worker.keys import Keys
 from memory_worker.maintenance import merge_pass
 from memory_worker.models import RunRequest
 from memory_worker.settings import Settings
+from tests.support.factories import Row, slice_request
 from tests.support.farm import Farm, farm_for
 
 CHAT = -100777
@@ -38,25 +39,8 @@ def store(cards_redis: Any, key_prefix: str) -> CardStore:
     return CardStore(cards_redis, Keys(key_prefix))
 
 
-def slice_of(start: datetime, *rows: tuple[int, int, str, str], **flags: Any) -> RunRequest:
-    return RunRequest.model_validate(
-        {
-            "chat_id": CHAT,
-            "range_start": start.isoformat(),
-            "range_end": (start + timedelta(days=1)).isoformat(),
-            "messages": [
-                {
-                    "message_id": mid,
-                    "user_id": uid,
-                    "sender_name": name,
-                    "text": text,
-                    "sent_at": (start + timedelta(minutes=i)).isoformat(),
-                    **flags.get(str(mid), {}),
-                }
-                for i, (mid, uid, name, text) in enumerate(rows)
-            ],
-        }
-    )
+def slice_of(start: datetime, *rows: Row, **flags: Any) -> RunRequest:
+    return slice_request(CHAT, start, rows, length=timedelta(days=1), first_minute=0, extra=flags)
 
 
 async def consolidate(

@@ -27,6 +27,7 @@ from memory_worker.models import RunRequest
 from memory_worker.prompt import build_merge_request, farm_payload
 from memory_worker.secret_patterns import luhn_valid, mask_for_farm
 from memory_worker.settings import Settings
+from tests.support.factories import slice_request
 from tests.support.farm import Farm, farm_for
 
 # --- the pure function -----------------------------------------------------------------------
@@ -222,23 +223,7 @@ def request_with_canaries() -> RunRequest:
         (5, ALICE, "Alice", f"write to {MAIL_CANARY} or call {PHONE_CANARY}"),
         (6, BOB, "Bob", "I work at Acme"),
     ]
-    return RunRequest.model_validate(
-        {
-            "chat_id": CHAT,
-            "range_start": DAY.isoformat(),
-            "range_end": (DAY + timedelta(days=1)).isoformat(),
-            "messages": [
-                {
-                    "message_id": mid,
-                    "user_id": uid,
-                    "sender_name": name,
-                    "text": text,
-                    "sent_at": (DAY + timedelta(minutes=i)).isoformat(),
-                }
-                for i, (mid, uid, name, text) in enumerate(rows)
-            ],
-        }
-    )
+    return slice_request(CHAT, DAY, rows, length=timedelta(days=1), first_minute=0)
 
 
 async def seed_card_with_contact(store: CardStore) -> None:

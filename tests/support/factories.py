@@ -1,7 +1,8 @@
-"""Small builders for run requests used across tests."""
+"""Small builders for run requests used across tests (one request factory)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -45,3 +46,38 @@ def request_dict(
 
 def make_request(chat_id: int = 1, **kwargs: Any) -> RunRequest:
     return RunRequest.model_validate(request_dict(chat_id, **kwargs))
+
+
+#: A message row of a slice: message id, user id, sender name, text.
+Row = tuple[int, int, str, str]
+
+
+def slice_request(
+    chat_id: int,
+    start: datetime,
+    rows: Sequence[Row],
+    *,
+    length: timedelta = timedelta(hours=1),
+    first_minute: int = 1,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
+) -> RunRequest:
+    """A run over ``rows``, one a minute from ``start + first_minute``; ``extra``: per message id."""
+    more = extra or {}
+    return RunRequest.model_validate(
+        {
+            "chat_id": chat_id,
+            "range_start": start.isoformat(),
+            "range_end": (start + length).isoformat(),
+            "messages": [
+                {
+                    "message_id": mid,
+                    "user_id": uid,
+                    "sender_name": name,
+                    "text": text,
+                    "sent_at": (start + timedelta(minutes=first_minute + i)).isoformat(),
+                    **more.get(str(mid), {}),
+                }
+                for i, (mid, uid, name, text) in enumerate(rows)
+            ],
+        }
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from memory_worker.cards import CardStore
@@ -10,6 +10,7 @@ from memory_worker.consolidate import ConsolidationResult, consolidate_run
 from memory_worker.models import RunRequest
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
+from tests.support.factories import Row, slice_request
 from tests.support.farm import Farm
 
 CHAT = -100555
@@ -19,24 +20,8 @@ CANARY = {ALICE: "Qorvadine", BOB: "Blemmswick"}
 JAN = datetime(2026, 1, 10, 9, tzinfo=UTC)
 
 
-def slice_of(start: datetime, *rows: tuple[int, int, str, str], chat_id: int = CHAT) -> RunRequest:
-    return RunRequest.model_validate(
-        {
-            "chat_id": chat_id,
-            "range_start": start.isoformat(),
-            "range_end": (start + timedelta(hours=1)).isoformat(),
-            "messages": [
-                {
-                    "message_id": mid,
-                    "user_id": uid,
-                    "sender_name": name,
-                    "text": text,
-                    "sent_at": (start + timedelta(minutes=i + 1)).isoformat(),
-                }
-                for i, (mid, uid, name, text) in enumerate(rows)
-            ],
-        }
-    )
+def slice_of(start: datetime, *rows: Row, chat_id: int = CHAT) -> RunRequest:
+    return slice_request(chat_id, start, rows)
 
 
 def two_users(start: datetime, first_id: int) -> RunRequest:
