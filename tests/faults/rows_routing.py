@@ -229,17 +229,22 @@ async def row6(ctx: FaultContext) -> None:
     walker = processor.models.walker
     store = RunStore(redis, settings)
     breakers = BreakerStore(redis, keys, settings.breaker_config())
-    try:
-        first = (await store.enqueue(make_request(1, hour=1))).run_id
-        assert first is not None
-        outcome = await pipeline.tick("row6-a")
-        run = await store.get(first)
+
+    async def completes_cleanly(chat: int, job: str) -> None:
+        """A run of ``chat`` (hour ``chat``) through tick ``job``: done on attempt 1, clean log."""
+        run_id = (await store.enqueue(make_request(chat, hour=chat))).run_id
+        assert run_id is not None
+        outcome = await pipeline.tick(job)
+        run = await store.get(run_id)
         assert (outcome, run.status.value, run.attempts, run.error_log) == (
             "completed",
             "completed",
             1,
             [],
         ), (outcome, run)
+
+    try:
+        await completes_cleanly(1, "row6-a")
         assert walker.bookkeeping_failures["breaker_record"] >= 1
         assert walker.bookkeeping_failures["attempt_counter"] >= 1
         await redis.delete(keys.breaker_window(PRIMARY))
@@ -248,16 +253,7 @@ async def row6(ctx: FaultContext) -> None:
         # Before the call: the embedder's breaker cannot be read (a real WRONGTYPE reply).
         phase["oom_after_chat"] = False
         await redis.set(keys.breaker(EMBEDDER), "not-a-hash")
-        second = (await store.enqueue(make_request(2, hour=2))).run_id
-        assert second is not None
-        outcome = await pipeline.tick("row6-b")
-        run = await store.get(second)
-        assert (outcome, run.status.value, run.attempts, run.error_log) == (
-            "completed",
-            "completed",
-            1,
-            [],
-        ), (outcome, run)
+        await completes_cleanly(2, "row6-b")
         assert walker.bookkeeping_failures["breaker_views"] >= 1
         assert ctx.sim.stats()["embedder"]["succeeded"] >= 2  # it was called, fail-open
     finally:
