@@ -16,7 +16,6 @@ from llm_client import (
     BackendUnavailable,
     CapacityUnavailable,
     CapacityWaitExpired,
-    ClientConfig,
     DecodeError,
     DiscoveryClient,
     EmptyResponse,
@@ -28,6 +27,7 @@ from llm_client import (
 )
 from llm_client.transport import ChatTransport, EmbedTransport
 from memory_worker.farmsim import EnvelopeStyle, FarmSimulator, Fault, FaultKind
+from tests.support.simulator import sim_config
 
 SERVICE = "llm-openai"
 ENDPOINT = "chat_completions"
@@ -35,17 +35,6 @@ REQUEST: dict[str, Any] = {
     "model": "m",
     "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "hello"}],
 }
-
-
-def fast_config(sim: FarmSimulator, **overrides: float) -> ClientConfig:
-    values: dict[str, Any] = {
-        "request_timeout": 2.0,
-        "task_timeout": 3.0,
-        "capacity_wait": 1.0,
-        "capacity_poll": 0.05,
-        "job_poll": 0.02,
-    } | overrides
-    return ClientConfig(base_url=sim.base_url, **values)
 
 
 @pytest.fixture
@@ -58,7 +47,7 @@ async def sim() -> AsyncIterator[FarmSimulator]:
 
 @pytest.fixture
 async def client(sim: FarmSimulator) -> AsyncIterator[DiscoveryClient]:
-    async with DiscoveryClient(fast_config(sim), service=SERVICE, endpoint=ENDPOINT) as c:
+    async with DiscoveryClient(sim_config(sim), service=SERVICE, endpoint=ENDPOINT) as c:
         yield c
 
 
@@ -82,7 +71,7 @@ async def test_chat_submits_polls_and_decodes_every_envelope_shape(
 
 
 async def test_submit_carries_the_spec_json(sim: FarmSimulator) -> None:
-    config = fast_config(sim, task_timeout=42.0)
+    config = sim_config(sim, task_timeout=42.0)
     async with DiscoveryClient(
         config, service=SERVICE, endpoint=ENDPOINT, api_key="k-1", workload="memory"
     ) as client:
@@ -114,14 +103,14 @@ async def test_caller_timeout_shortens_the_invocation_timeout(
 
 async def test_queued_then_running_job_is_polled_to_completion() -> None:
     async with FarmSimulator(queued_seconds=0.1, run_seconds=0.1) as sim:
-        async with DiscoveryClient(fast_config(sim), service=SERVICE, endpoint=ENDPOINT) as c:
+        async with DiscoveryClient(sim_config(sim), service=SERVICE, endpoint=ENDPOINT) as c:
             result = await c.chat(REQUEST)
         assert result.content
         assert sim.stats()[SERVICE]["polls"] >= 3
 
 
 async def test_embed_through_the_same_api(sim: FarmSimulator) -> None:
-    async with DiscoveryClient(fast_config(sim), service="embedder", endpoint="encode") as client:
+    async with DiscoveryClient(sim_config(sim), service="embedder", endpoint="encode") as client:
         texts = ["alice likes tea", "bob has a dog", "alice likes tea"]
         result = await client.embed(texts, dimension=512, task_description="memory card")
         assert len(result.embeddings) == 3
@@ -341,7 +330,7 @@ async def test_bad_model_content_is_returned_for_the_pipeline_to_judge(
 
 
 async def test_embedder_faults_map_too(sim: FarmSimulator) -> None:
-    async with DiscoveryClient(fast_config(sim), service="embedder", endpoint="encode") as client:
+    async with DiscoveryClient(sim_config(sim), service="embedder", endpoint="encode") as client:
         sim.set_fault("embedder", Fault(FaultKind.TRUNCATED_JSON, times=1))
         with pytest.raises(DecodeError):
             await client.embed(["a"], dimension=8)
@@ -367,7 +356,7 @@ async def test_slow_job_succeeds_within_the_task_budget(
 
 
 async def test_capacity_wait_resubmits_then_gives_up_on_its_budget(sim: FarmSimulator) -> None:
-    config = fast_config(sim, capacity_wait=0.5, capacity_poll=0.2)
+    config = sim_config(sim, capacity_wait=0.5, capacity_poll=0.2)
     sim.set_fault(
         SERVICE, Fault(FaultKind.SUBMIT_STATUS, status_code=429, message="no slots available")
     )
@@ -387,7 +376,7 @@ async def test_capacity_wait_resubmits_then_gives_up_on_its_budget(sim: FarmSimu
 
 
 async def test_capacity_wait_succeeds_once_a_slot_frees(sim: FarmSimulator) -> None:
-    config = fast_config(sim, capacity_wait=2.0, capacity_poll=0.05)
+    config = sim_config(sim, capacity_wait=2.0, capacity_poll=0.05)
     sim.set_fault(
         SERVICE,
         Fault(
@@ -408,14 +397,14 @@ async def test_capacity_wait_succeeds_once_a_slot_frees(sim: FarmSimulator) -> N
 async def test_task_budget_is_reanchored_when_the_job_starts_running() -> None:
     # Queued longer than the task budget, then runs quickly: still succeeds.
     async with FarmSimulator(queued_seconds=0.6, run_seconds=0.1) as sim:
-        config = fast_config(sim, task_timeout=0.4, capacity_wait=1.0)
+        config = sim_config(sim, task_timeout=0.4, capacity_wait=1.0)
         async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
             assert (await client.chat(REQUEST)).content
 
 
 async def test_running_longer_than_the_task_budget_is_a_task_timeout() -> None:
     async with FarmSimulator(queued_seconds=0.3, run_seconds=5.0) as sim:
-        config = fast_config(sim, task_timeout=0.4, capacity_wait=1.0)
+        config = sim_config(sim, task_timeout=0.4, capacity_wait=1.0)
         async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
             started = time.monotonic()
             with pytest.raises(TaskTimeout) as info:
@@ -432,7 +421,7 @@ async def test_running_longer_than_the_task_budget_is_a_task_timeout() -> None:
 async def test_a_job_still_queued_when_the_capacity_wait_ends_is_capacity() -> None:
     # rev 2: a job that never left the farm's queue is a capacity answer, not a task timeout.
     async with FarmSimulator(queued_seconds=10.0) as sim:
-        config = fast_config(sim, task_timeout=5.0, capacity_wait=0.3, job_poll=0.05)
+        config = sim_config(sim, task_timeout=5.0, capacity_wait=0.3, job_poll=0.05)
         async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
             started = time.monotonic()
             with pytest.raises(CapacityWaitExpired) as info:
@@ -449,11 +438,11 @@ async def test_a_zero_capacity_wait_still_polls_once() -> None:
     # capacity_wait = 0 means "do not wait for capacity", not "never poll": a job the
     # submit reports QUEUED that is running by the first poll goes through.
     async with FarmSimulator(run_seconds=0.05) as sim:
-        config = fast_config(sim, task_timeout=2.0, capacity_wait=0.0, job_poll=0.02)
+        config = sim_config(sim, task_timeout=2.0, capacity_wait=0.0, job_poll=0.02)
         async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
             assert (await client.chat(REQUEST)).content
     async with FarmSimulator(queued_seconds=10.0) as sim:
-        config = fast_config(sim, task_timeout=2.0, capacity_wait=0.0, job_poll=0.02)
+        config = sim_config(sim, task_timeout=2.0, capacity_wait=0.0, job_poll=0.02)
         async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
             with pytest.raises(CapacityWaitExpired):
                 await client.chat(REQUEST)
@@ -462,7 +451,7 @@ async def test_a_zero_capacity_wait_still_polls_once() -> None:
 
 async def test_stuck_queued_fault_is_capacity(sim: FarmSimulator) -> None:
     sim.set_fault(SERVICE, Fault(FaultKind.STUCK_QUEUED))
-    config = fast_config(sim, task_timeout=5.0, capacity_wait=0.2, job_poll=0.05)
+    config = sim_config(sim, task_timeout=5.0, capacity_wait=0.2, job_poll=0.05)
     async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
         with pytest.raises(CapacityWaitExpired):
             await client.chat(REQUEST)
@@ -473,7 +462,7 @@ async def test_stuck_queued_fault_is_capacity(sim: FarmSimulator) -> None:
 
 async def test_hung_job_is_a_task_timeout(sim: FarmSimulator) -> None:
     sim.set_fault(SERVICE, Fault(FaultKind.HANG))
-    config = fast_config(sim, task_timeout=0.3, job_poll=0.05)
+    config = sim_config(sim, task_timeout=0.3, job_poll=0.05)
     async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
         with pytest.raises(TaskTimeout):
             await client.chat(REQUEST)
@@ -481,7 +470,7 @@ async def test_hung_job_is_a_task_timeout(sim: FarmSimulator) -> None:
 
 async def test_unanswered_http_request_is_a_request_timeout(sim: FarmSimulator) -> None:
     sim.set_fault(SERVICE, Fault(FaultKind.HANG_HTTP))
-    config = fast_config(sim, request_timeout=0.3)
+    config = sim_config(sim, request_timeout=0.3)
     async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
         started = time.monotonic()
         with pytest.raises(RequestTimeout) as info:
@@ -496,7 +485,7 @@ async def test_unanswered_http_request_is_a_request_timeout(sim: FarmSimulator) 
 async def test_callers_timeout_caps_the_whole_call(sim: FarmSimulator) -> None:
     sim.set_fault(SERVICE, Fault(FaultKind.HANG))
     async with DiscoveryClient(
-        fast_config(sim, task_timeout=30.0), service=SERVICE, endpoint=ENDPOINT
+        sim_config(sim, task_timeout=30.0), service=SERVICE, endpoint=ENDPOINT
     ) as client:
         started = time.monotonic()
         with pytest.raises(TaskTimeout) as info:
@@ -511,7 +500,7 @@ async def test_callers_timeout_cutting_an_http_round_trip_is_a_task_timeout(
 ) -> None:
     sim.set_fault(SERVICE, Fault(FaultKind.HANG_HTTP))
     async with DiscoveryClient(
-        fast_config(sim, request_timeout=5.0), service=SERVICE, endpoint=ENDPOINT
+        sim_config(sim, request_timeout=5.0), service=SERVICE, endpoint=ENDPOINT
     ) as client:
         with pytest.raises(TaskTimeout) as info:
             await client.chat(REQUEST, timeout=0.25)
@@ -521,7 +510,7 @@ async def test_callers_timeout_cutting_an_http_round_trip_is_a_task_timeout(
 
 async def test_callers_timeout_ends_a_capacity_wait(sim: FarmSimulator) -> None:
     sim.set_fault(SERVICE, Fault(FaultKind.SUBMIT_STATUS, status_code=429, message="no slots"))
-    config = fast_config(sim, capacity_wait=30.0, capacity_poll=0.1)
+    config = sim_config(sim, capacity_wait=30.0, capacity_poll=0.1)
     async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
         started = time.monotonic()
         with pytest.raises(CapacityWaitExpired) as info:
@@ -545,7 +534,7 @@ async def test_connection_refused_after_the_farm_stops_is_transport(
 
 async def test_farm_dropping_polls_is_transport() -> None:
     async with FarmSimulator(queued_seconds=0.3) as sim:
-        config = fast_config(sim, job_poll=0.05)
+        config = sim_config(sim, job_poll=0.05)
         async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
             running = asyncio.ensure_future(client.chat(REQUEST))
             await asyncio.sleep(0.1)  # submitted, now polling a queued job
@@ -561,7 +550,7 @@ async def test_farm_dropping_polls_is_transport() -> None:
 async def test_bearer_token_travels_only_inside_the_invocation() -> None:
     async with FarmSimulator(queued_seconds=0.05) as farm:
         async with DiscoveryClient(
-            fast_config(farm), service=SERVICE, endpoint=ENDPOINT, api_key="sk-inner-1"
+            sim_config(farm), service=SERVICE, endpoint=ENDPOINT, api_key="sk-inner-1"
         ) as client:
             await client.chat(REQUEST)
         assert farm.last_auth(SERVICE) == "Bearer sk-inner-1"

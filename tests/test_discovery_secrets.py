@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 import structlog
 
-from llm_client import ClientConfig, DiscoveryClient, LLMError, OpenAICompatClient
+from llm_client import DiscoveryClient, LLMError, OpenAICompatClient
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+from tests.support.simulator import sim_config
 
 TOKEN = f"sk-CANARY-{uuid.uuid4().hex}"
 PROMPT = f"PROMPT-CANARY-{uuid.uuid4().hex}"
@@ -67,14 +68,7 @@ async def test_canaries_never_reach_logs_or_errors(
     caplog.set_level(logging.DEBUG)
     errors: list[LLMError] = []
     async with FarmSimulator() as sim:
-        config = ClientConfig(
-            base_url=sim.base_url,
-            request_timeout=0.3,
-            task_timeout=0.3,
-            capacity_wait=0.1,
-            capacity_poll=0.05,
-            job_poll=0.02,
-        )
+        config = sim_config(sim, request_timeout=0.3, task_timeout=0.3, capacity_wait=0.1)
         with structlog.testing.capture_logs() as events:
             async with (
                 DiscoveryClient(config, service="svc", endpoint="chat", api_key=TOKEN) as farm,

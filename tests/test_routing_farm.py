@@ -20,7 +20,6 @@ from llm_client.errors import AllCircuitsOpen, BackendUnavailable, Upstream
 from llm_client.events import EventType, Fanout, RedisEventLog
 from llm_client.routes import RouteDefaults, RoutesConfig, parse_routes
 from llm_client.routing import Walker
-from llm_client.transport import ClientConfig
 from llm_client.walk import WalkerConfig
 from memory_worker.connections import client_from_url
 from memory_worker.farmsim import DIRECT_SERVICE, FarmSimulator, Fault, FaultKind
@@ -29,6 +28,7 @@ from memory_worker.notifiers import TelegramNotifier
 from memory_worker.paging import ReportConfig
 from memory_worker.reports import AdminReporter, page_counters, route_breakers
 from tests.support.admin_fakes import FakeTelegram
+from tests.support.simulator import sim_config
 
 WF = "memory_extraction"
 TOKEN = "424242:telegram-bot-token-CANARY"
@@ -112,13 +112,8 @@ def make_node(
         waiting_runs=waiting_runs,
     )
     events = RedisEventLog(redis, keys)
-    config = ClientConfig(
-        base_url=sim.base_url,
-        request_timeout=5,
-        task_timeout=5,
-        capacity_wait=0.0,
-        capacity_poll=0.01,
-        job_poll=0.01,
+    config = sim_config(
+        sim, request_timeout=5, task_timeout=5, capacity_wait=0.0, capacity_poll=0.01, job_poll=0.01
     )
     clients = ClientFactory(config, http=http, env={"SIM_DIRECT_KEY": "sk-sim"})
     walker = Walker(

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_client import DiscoveryClient
-from llm_client.transport import ChatResult, ClientConfig
+from llm_client.transport import ChatResult
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.settings import Settings
+from tests.support.simulator import sim_config
 
 
 @dataclass
@@ -58,14 +59,7 @@ class Farm:
 async def farm_for(settings: Settings, **options: Any) -> AsyncIterator[Farm]:
     """The simulator (``options``: its own, e.g. ``embedder="hashed"``) and both clients."""
     async with FarmSimulator(**options) as sim:
-        config = ClientConfig(
-            base_url=sim.base_url,
-            request_timeout=5.0,
-            task_timeout=10.0,
-            capacity_wait=0.5,
-            capacity_poll=0.05,
-            job_poll=0.02,
-        )
+        config = sim_config(sim, request_timeout=5.0, task_timeout=10.0, capacity_wait=0.5)
         chat = DiscoveryClient(
             config, service=settings.extraction_service, endpoint=settings.extraction_endpoint
         )

@@ -1,4 +1,5 @@
-"""Client helpers for the farm simulator's Discovery wire: build a submit, read an envelope, wait.
+"""Client helpers for the farm simulator: a client config on it, and its Discovery wire (build a
+submit, read an envelope, wait).
 
 The wire suites (``test_farmsim_server``, ``test_farmsim_faults``) speak raw HTTP to the
 simulator; these are the few steps every one of them takes.
@@ -16,9 +17,22 @@ from typing import Any
 import httpx
 import pytest
 
+from llm_client.transport import ClientConfig
 from memory_worker.farmsim import FarmSimulator
 
 TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}
+
+
+def sim_config(sim: FarmSimulator, **budgets: float) -> ClientConfig:
+    """A client config on ``sim`` with budgets compressed for tests (``budgets`` override them)."""
+    values: dict[str, Any] = {
+        "request_timeout": 2.0,
+        "task_timeout": 3.0,
+        "capacity_wait": 1.0,
+        "capacity_poll": 0.05,
+        "job_poll": 0.02,
+    } | budgets
+    return ClientConfig(base_url=sim.base_url, **values)
 
 
 def submit(
