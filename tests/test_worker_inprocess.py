@@ -114,6 +114,14 @@ async def workers(
             await w.close()
 
 
+async def queued(redis: Any, settings: Settings, chats: int) -> RunStore:
+    """A store on ``settings`` with one queued run for each of chats ``0..chats-1``."""
+    store = RunStore(redis, settings)
+    for chat in range(chats):
+        await store.enqueue(make_request(chat))
+    return store
+
+
 async def one_run(redis: Any, settings: Settings) -> tuple[RunStore, str]:
     """A store on ``settings`` with one queued run (chat 1): the store and the run's id."""
     store = RunStore(redis, settings)
@@ -134,9 +142,7 @@ async def until(store: RunStore, rid: str, status: RunStatus, *, timeout: float 
 async def test_runs_complete_and_pipeline_drains(
     fast: Settings, redis: Any, redis_url: str
 ) -> None:
-    store = RunStore(redis, fast)
-    for chat in range(12):
-        await store.enqueue(make_request(chat))
+    store = await queued(redis, fast, 12)
     processor = FakeProcessor(delay=0.05)
     async with workers(fast, redis_url, processor, n=2) as _:
 
@@ -158,9 +164,7 @@ async def _no_ticks(ticks: TickQueue) -> bool:
 async def test_three_workers_deferring_leave_one_delayed_probe(
     fast: Settings, redis: Any, redis_url: str
 ) -> None:
-    store = RunStore(redis, fast)
-    for chat in range(10):
-        await store.enqueue(make_request(chat))
+    store = await queued(redis, fast, 10)
     processor = FakeProcessor(unreachable, delay=0.2)
     ticks = TickQueue(redis, store.keys)
     async with workers(fast, redis_url, processor, n=3):
@@ -193,9 +197,7 @@ async def test_three_workers_deferring_leave_one_delayed_probe(
 
 
 async def test_outage_recovery_ramps_back_up(fast: Settings, redis: Any, redis_url: str) -> None:
-    store = RunStore(redis, fast)
-    for chat in range(8):
-        await store.enqueue(make_request(chat))
+    store = await queued(redis, fast, 8)
     processor = FakeProcessor(unreachable, delay=0.05)
     async with workers(fast, redis_url, processor, n=2):
         await TickRunner(settings=fast, redis=redis, processor=processor).wake()
