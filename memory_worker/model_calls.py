@@ -83,6 +83,12 @@ def is_embedder_timeout(error: LLMError) -> bool:
     return retryable_reason(error) is FailureReason.PROVIDER_TIMEOUT
 
 
+def _all_finite(vector: Sequence[float]) -> bool:
+    """Every component is finite. A finite sum proves it in one C loop (a NaN or an
+    infinity makes the sum non-finite); only a sum that overflowed checks one by one."""
+    return math.isfinite(sum(vector)) or all(math.isfinite(x) for x in vector)
+
+
 async def embed_texts(
     embedder: Embedder,
     texts: Sequence[str],
@@ -125,7 +131,7 @@ async def embed_texts(
                 code="embedding_decode",
             )
         for vector in answer:
-            if len(vector) != dimension or not all(math.isfinite(x) for x in vector):
+            if len(vector) != dimension or not _all_finite(vector):
                 raise DecodeError(
                     f"decode embedding response: vector of dimension {len(vector)}, "
                     f"expected {dimension}",

@@ -219,3 +219,34 @@ async def test_a_failover_mid_run_never_mixes_two_models_in_one_write() -> None:
     assert vectors.model == E5
     assert all(len(v) == CDIM for v in vectors[:EMBED_CHUNK])
     assert vectors[EMBED_CHUNK:] == [[], [], []]
+
+
+@pytest.mark.parametrize(
+    ("component", "accepted"),
+    [
+        pytest.param(float("nan"), False, id="nan"),
+        pytest.param(float("inf"), False, id="inf"),
+        pytest.param(float("-inf"), False, id="minus-inf"),
+        pytest.param(1.5e308, True, id="huge-but-finite"),  # the components' sum overflows
+        pytest.param(0.25, True, id="plain"),
+    ],
+)
+async def test_an_embedding_with_a_non_finite_component_is_a_decode_error(
+    component: float, accepted: bool
+) -> None:
+    """A vector carrying NaN or ±inf is the embedder's protocol error, never stored."""
+    from llm_client.errors import DecodeError
+    from memory_worker.model_calls import embed_texts
+
+    async def embedder(
+        texts: Sequence[str], *, idempotency_key: str, timeout: float | None
+    ) -> list[list[float]]:
+        return [[1.5e308] * (CDIM - 1) + [component] for _ in texts]
+
+    call = embed_texts(embedder, ["a fact"], key="k", dimension=CDIM, deadline=None, contacts=False)
+    if accepted:
+        vectors, _ = await call
+        assert vectors[0][-1] == component
+    else:
+        with pytest.raises(DecodeError, match="embedding response"):
+            await call

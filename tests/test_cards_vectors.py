@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from memory_worker.cards.vectors import Matrix, quantize, ranked
+from memory_worker.cards.vectors import Matrix, VectorCache, quantize, ranked
 
 ROWS = {  # card id → (scope key, vector)
     "1": ("chat", [1.0, 0.0, 0.0]),
@@ -76,3 +76,28 @@ def test_a_query_that_cannot_be_compared_scores_nothing(query: list[float]) -> N
 def test_ranked_is_best_first_and_finite(want: int, expected: list[int]) -> None:
     scores = np.array([0.5, -np.inf, 0.9, 0.1])
     assert ranked(scores, want) == expected
+
+
+def test_the_cache_holds_its_byte_budget_as_cached_matrices_grow_in_place() -> None:
+    """The LRU evicts oldest chats once the matrices' bytes pass the budget, counting a
+    cached matrix at its size when last put (it grows in place between puts)."""
+    one = matrix().nbytes
+    cache = VectorCache(max_bytes=3 * one)
+    for chat in (1, 2, 3):
+        cache.put(chat, matrix())
+    assert list(cache.entries) == [1, 2, 3]
+    grown = cache.get(1)
+    assert grown is not None
+    grown.append(quantize([1.0, 0.0, 0.0]), [b"5|chat"])  # chat 1 is now the newest
+    cache.put(1, grown)
+    assert list(cache.entries) == [3, 1]
+    assert cache.held_bytes == one + grown.nbytes
+    assert cache.held_bytes == sum(m.nbytes for m in cache.entries.values())
+    cache.put(4, matrix())
+    assert list(cache.entries) == [1, 4]
+    big = Matrix(3)
+    big.append(quantize([0.0, 1.0, 0.0]) * 40, [f"{i}|chat".encode() for i in range(40)])
+    assert big.nbytes > 3 * one
+    cache.put(5, big)  # alone over the budget: kept, everything older goes
+    assert list(cache.entries) == [5]
+    assert cache.held_bytes == big.nbytes

@@ -157,6 +157,10 @@ class VectorCache:
 
     max_bytes: int
     entries: OrderedDict[int, Matrix] = field(default_factory=OrderedDict)
+    #: Each entry's size when it was put (a cached matrix grows in place before its next
+    #: put) and their sum: summing every entry on each put cost O(cached chats) per run.
+    sizes: dict[int, int] = field(default_factory=dict)
+    held_bytes: int = 0
 
     def get(self, chat_id: int) -> Matrix | None:
         entry = self.entries.get(chat_id)
@@ -167,7 +171,9 @@ class VectorCache:
     def put(self, chat_id: int, matrix: Matrix) -> None:
         self.entries[chat_id] = matrix
         self.entries.move_to_end(chat_id)
-        total = sum(m.nbytes for m in self.entries.values())
-        while total > self.max_bytes and len(self.entries) > 1:
-            _, evicted = self.entries.popitem(last=False)
-            total -= evicted.nbytes
+        size = matrix.nbytes
+        self.held_bytes += size - self.sizes.get(chat_id, 0)
+        self.sizes[chat_id] = size
+        while self.held_bytes > self.max_bytes and len(self.entries) > 1:
+            evicted, _ = self.entries.popitem(last=False)
+            self.held_bytes -= self.sizes.pop(evicted)
