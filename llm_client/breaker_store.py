@@ -11,7 +11,8 @@ Layout per target ``provider/model``:
 - ``breaker(target)`` — HASH ``opened, gen, consec, trips, opened_at,
   open_until, probe_until, seq`` (milliseconds; idle hashes expire after a week);
 - ``breaker_window(target)`` — ZSET of recent calls for the failure-rate rule,
-  member ``<seq>:<1|0>`` (1 = charged failure), score = time in ms.
+  member ``<seq>:<1|0>`` (1 = charged failure), score = time in ms; entries older than
+  the window may linger (successes prune lazily): readers prune by time.
 
 Times come from the caller's clock (``now_ms``), like the pure policy; the
 fleet's clocks are assumed NTP-synced (a skew of seconds only shifts
@@ -121,9 +122,14 @@ local function cooldown(t)
   return c
 end
 
+-- A failure prunes the window before counting it; a success (most calls) prunes every
+-- 16th call only: the stale entries it leaves are older than the window, which every
+-- reader prunes by time (the rate rule right below, breaker.view).
 local function add_call(failed)
-  redis.call('ZREMRANGEBYSCORE', w, '-inf', s(now - window_ms))
   local seq = redis.call('HINCRBY', h, 'seq', 1)
+  if failed == '1' or seq % 16 == 0 then
+    redis.call('ZREMRANGEBYSCORE', w, '-inf', s(now - window_ms))
+  end
   redis.call('ZADD', w, s(now), s(seq) .. ':' .. failed)
   redis.call('PEXPIRE', w, s(window_ms))
 end
@@ -132,7 +138,7 @@ local transition = ''
 if num(v[1]) == 0 then
   if outcome == 'success' then
     add_call('0')
-    redis.call('HSET', h, 'consec', '0', 'gen', s(gen))
+    if consec ~= 0 then redis.call('HSET', h, 'consec', '0') end
   elseif outcome == 'failure' then
     add_call('1')
     consec = consec + 1

@@ -26,7 +26,7 @@ from typing import Any
 import structlog
 from arq import cron
 from arq.connections import ArqRedis
-from arq.constants import in_progress_key_prefix, job_key_prefix
+from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
 from arq.utils import timestamp_ms
 from arq.worker import Worker
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -420,6 +420,41 @@ class MemoryWorker(Worker):
                 now + self.running_ttl_ms if is_tick else 0,
             ],
         )
+
+    async def finish_job(
+        self,
+        job_id: str,
+        finish: bool,
+        result_data: bytes | None,
+        result_timeout_s: float | None,
+        keep_result_forever: bool,
+        incr_score: int | None,
+        keep_in_progress: float | None,
+    ) -> None:
+        """arq's finish of a job that keeps no result (every tick): the same commands
+        without MULTI/EXEC (3 commands, not 5).
+
+        The order alone keeps it safe: the job leaves the queue while its in-progress
+        key still blocks every start, then its keys go. Anything else is arq's finish.
+        """
+        if not finish or result_data or keep_in_progress is not None:
+            await super().finish_job(
+                job_id,
+                finish,
+                result_data,
+                result_timeout_s,
+                keep_result_forever,
+                incr_score,
+                keep_in_progress,
+            )
+            return
+        async with self.pool.pipeline(transaction=False) as pipe:
+            pipe.zrem(self.queue_name, job_id)
+            pipe.zrem(abort_jobs_ss, job_id)
+            pipe.delete(
+                retry_key_prefix + job_id, in_progress_key_prefix + job_id, job_key_prefix + job_id
+            )
+            await pipe.execute()
 
     def handle_sig(self, signum: signal.Signals) -> None:
         pipeline: TickRunner | None = self.ctx.get("pipeline")

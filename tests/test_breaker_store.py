@@ -178,6 +178,30 @@ async def test_reset_and_list(redis: Redis, key_prefix: str) -> None:
 # --- the Lua store is a faithful translation of the pure policy ------------------------------
 
 
+async def test_steady_successes_keep_the_window_bounded_and_the_rate_rule_exact(
+    redis: Redis, key_prefix: str
+) -> None:
+    """Successes prune the window lazily (every 16th call): the stored window never holds
+    more than the window's calls plus 16, and a failure still counts only in-window calls."""
+    config = BreakerConfig(rate_min_calls=4, rate_window_seconds=1.0, rate_threshold=0.5)
+    store = make_store(redis, key_prefix, config)
+    window_key = Keys(key_prefix).breaker_window(TARGET)
+    now = T0
+    for _ in range(300):  # one success every 100 ms: 10 calls in any 1 s window
+        now += 100
+        permit = await store.acquire(TARGET, lease_seconds=60, now_ms=now)
+        assert permit is not None
+        await store.record(TARGET, permit, Outcome.SUCCESS, now_ms=now)
+        assert await redis.zcard(window_key) <= 10 + 16
+    # 3 failures against the 10 in-window successes (stale ones would dilute the same):
+    # 3 of 13 is below the rate; the window then holds exactly the in-window calls
+    transitions = await charge(store, 3, now + 1)
+    assert transitions == [None, None, None]
+    seen = await store.view(TARGET, now_ms=now + 3)
+    assert (seen.window_calls, seen.window_failures) == (13, 3)
+    assert await redis.zcard(window_key) == 13
+
+
 def pruned(state: BreakerState, now: int, config: BreakerConfig) -> BreakerState:
     return BreakerState(
         opened=state.opened,

@@ -19,6 +19,7 @@ from memory_worker.worker import MemoryWorker
 OVERRIDDEN = (
     "_poll_iteration",
     "start_jobs",
+    "finish_job",
     "handle_sig",
     "handle_sig_wait_for_completion",
     "close",
