@@ -117,11 +117,12 @@ async def existing_context(
         related = await _related_cards(
             store, request, kept, embedder, sorted(allowed), settings, key, deadline, now, usage
         )
-    recent = await store.live_cards(
-        request.chat_id, group_scopes, limit=settings.existing_cards_max
-    )
-    personal = await store.live_cards(
-        request.chat_id, [f"user:{u}" for u in authors], limit=CARDS_PER_PARTICIPANT
+    recent, personal = await store.live_card_groups(
+        request.chat_id,
+        [
+            (group_scopes, settings.existing_cards_max),
+            ([f"user:{u}" for u in authors], CARDS_PER_PARTICIPANT),
+        ],
     )
     chosen: dict[str, Card] = {}
     for card in [*related, *recent, *personal]:

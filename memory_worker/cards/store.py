@@ -315,10 +315,18 @@ class CardStore:
         return sorted(int(m) for m in members)
 
     async def has_applied(self, chat_id: int, run_id: str) -> bool:
+        """One round trip: the key's type and the run's score read together (a SET, from
+        before applied runs had a time, answers the ZSCORE with an error: then asked again)."""
         key = self.key(chat_id, "runs")
-        if await self._redis.type(key) in (b"set", "set"):  # before applied runs had a time
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.type(key)
+        pipe.zscore(key, run_id)
+        kind, score = await pipe.execute(raise_on_error=False)
+        if kind in (b"set", "set"):
             return bool(await self._redis.sismember(key, run_id))  # type: ignore[misc]
-        return await self._redis.zscore(key, run_id) is not None
+        if isinstance(score, Exception):
+            raise score
+        return score is not None
 
     async def prune_applied_runs(self, chat_id: int, *, before_ms: int) -> int:
         """Forget runs applied before ``before_ms`` (bounded growth); how many.
@@ -358,16 +366,34 @@ class CardStore:
                 m.decode()
                 for m in await self._redis.smembers(self.key(chat_id, "scopes"))  # type: ignore[misc]
             )
-        stop = -1 if limit is None else max(0, limit - 1)
+        return (await self.live_card_groups(chat_id, [(list(scope_keys), limit)]))[0]
+
+    async def live_card_groups(
+        self, chat_id: int, groups: Sequence[tuple[Sequence[str], int | None]]
+    ) -> list[list[Card]]:
+        """:meth:`live_cards` of several ``(scope keys, limit)`` groups in two round trips,
+        not two per group: one pipeline of the scopes' ZSETs, one HMGET of every id."""
         pipe = self._redis.pipeline(transaction=False)
-        for sk in scope_keys:
-            pipe.zrevrange(self.key(chat_id, f"active:{sk}"), 0, stop, withscores=True)
-        scored: list[tuple[float, str]] = []
-        for members in await pipe.execute():
-            scored.extend((score, member.decode()) for member, score in members)
-        scored.sort(key=lambda item: (-item[0], int(item[1])))
-        ids = [card_id for _, card_id in scored]
-        return await self.get_cards(chat_id, ids)
+        for scope_keys, limit in groups:
+            stop = -1 if limit is None else max(0, limit - 1)
+            for sk in scope_keys:
+                pipe.zrevrange(self.key(chat_id, f"active:{sk}"), 0, stop, withscores=True)
+        replies = iter(await pipe.execute())
+        id_groups: list[list[str]] = []
+        for scope_keys, _ in groups:
+            scored: list[tuple[float, str]] = []
+            for _ in scope_keys:
+                scored.extend((score, member.decode()) for member, score in next(replies))
+            scored.sort(key=lambda item: (-item[0], int(item[1])))
+            id_groups.append([card_id for _, card_id in scored])
+        wanted = list(dict.fromkeys(card_id for ids in id_groups for card_id in ids))
+        raws = await self._redis.hmget(self.key(chat_id, "cards"), wanted) if wanted else []  # type: ignore[misc]
+        found = {
+            card_id: card_from_json(chat_id, raw)
+            for card_id, raw in zip(wanted, raws, strict=True)
+            if raw is not None
+        }
+        return [[found[card_id] for card_id in ids if card_id in found] for ids in id_groups]
 
     async def visible_cards(
         self,
