@@ -423,22 +423,20 @@ class CardStore:
         return visible[:limit] if limit is not None else visible
 
     async def _matrix(self, chat_id: int) -> Matrix:
-        """The chat's matrix: one script call when current or after appends, a full read else."""
+        """The chat's matrix: one script call when current or after appends, a full read else
+        (at once when nothing is cached: the script would only answer 'full')."""
         cached = self._cache.get(chat_id)
-        reply = list(
-            await self._refresh(
-                keys=[
-                    self.key(chat_id, suffix)
-                    for suffix in ("vecver", "vecrw", "meta", "vec", "vecmask", "vecids")
-                ],
-                args=[
-                    str(chat_id),
-                    cached.version if cached else b"",
-                    cached.count if cached else 0,
-                    cached.rewrites if cached else b"",
-                ],
+        reply = []
+        if cached is not None:
+            reply = list(
+                await self._refresh(
+                    keys=[
+                        self.key(chat_id, suffix)
+                        for suffix in ("vecver", "vecrw", "meta", "vec", "vecmask", "vecids")
+                    ],
+                    args=[str(chat_id), cached.version, cached.count, cached.rewrites],
+                )
             )
-        )
         if cached is not None and len(reply) == 1:
             return cached
         if len(reply) == 8 and cached is not None and cached.count == int(reply[3]):
