@@ -13,6 +13,8 @@ update needs.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -112,18 +114,29 @@ async def existing_context(
     authors = list(dict.fromkeys(m.user_id for m in kept))[:MAX_PARTICIPANTS]
     group_scopes = sorted(visible_scope_keys(request.thread_id))
     allowed = set(group_scopes) | {f"user:{u}" for u in authors}
-    related: list[Card] = []
-    if embedder is not None and settings.related_cards > 0:
-        related = await _related_cards(
-            store, request, kept, embedder, sorted(allowed), settings, key, deadline, now, usage
+    # the recent and participants' cards are read while the related lookup's embedding
+    # call runs: neither needs the other, and the read no longer adds to the slot's time
+    latest = asyncio.ensure_future(
+        store.live_card_groups(
+            request.chat_id,
+            [
+                (group_scopes, settings.existing_cards_max),
+                ([f"user:{u}" for u in authors], CARDS_PER_PARTICIPANT),
+            ],
         )
-    recent, personal = await store.live_card_groups(
-        request.chat_id,
-        [
-            (group_scopes, settings.existing_cards_max),
-            ([f"user:{u}" for u in authors], CARDS_PER_PARTICIPANT),
-        ],
     )
+    related: list[Card] = []
+    try:
+        if embedder is not None and settings.related_cards > 0:
+            related = await _related_cards(
+                store, request, kept, embedder, sorted(allowed), settings, key, deadline, now, usage
+            )
+        recent, personal = await latest
+    finally:
+        if not latest.done():  # the lookup raised (the run's deadline, a hung embedder)
+            latest.cancel()
+        with contextlib.suppress(BaseException):  # its outcome is consumed either way
+            await latest
     chosen: dict[str, Card] = {}
     for card in [*related, *recent, *personal]:
         if len(chosen) >= settings.existing_cards_max:

@@ -409,3 +409,40 @@ async def test_logs_never_carry_message_or_card_text(store: CardStore, settings:
     text = orjson.dumps(logs, default=str).decode()
     assert "diary" not in text
     assert any(entry["event"] == "consolidation.done" for entry in logs)
+
+
+async def test_the_context_cards_are_read_while_the_related_lookup_embeds(
+    store: CardStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recent and participants' cards are read during the lookup's embedding call (it
+    only lands once the read has started), not after it: the read adds no slot time."""
+    await run(
+        store,
+        settings,
+        make_request((1, ALICE, "I love tea")),
+        [answer(card("Alice loves tea.", 1))],
+        run_id="seed",
+    )
+    read_started = asyncio.Event()
+    reads = store.live_card_groups
+
+    async def watched(*args: Any, **kwargs: Any) -> Any:
+        read_started.set()
+        return await reads(*args, **kwargs)
+
+    monkeypatch.setattr(store, "live_card_groups", watched)
+
+    class WaitsForTheRead(HashEmbedder):
+        async def __call__(self, texts: Sequence[str], **kwargs: Any) -> Any:
+            await asyncio.wait_for(read_started.wait(), 2)  # times out if read after it
+            return await super().__call__(texts, **kwargs)
+
+    _, extractor = await run(
+        store,
+        settings,
+        make_request((2, ALICE, "still tea")),
+        [answer()],
+        run_id="later",
+        embedder=WaitsForTheRead(DIM),
+    )
+    assert [c["fact"] for c in extractor.payloads[0]["existing_cards"]] == ["Alice loves tea."]
