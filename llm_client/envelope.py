@@ -551,6 +551,11 @@ def chat_result(response: UpstreamResponse, *, what: str = "chat completion") ->
 def _vector(value: object, dimension: int, index: int) -> list[float]:
     if not isinstance(value, list) or len(value) != dimension:
         raise DecodeError(f"decode embeddings: vector {index} does not have dimension {dimension}")
+    kinds = set(map(type, value))  # one C-level pass; JSON numbers are exactly float or int
+    if kinds <= {float}:
+        return list(value)
+    if kinds <= {float, int}:
+        return [float(item) for item in value]
     out: list[float] = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, int | float):

@@ -806,6 +806,7 @@ def embeddings(vectors: list[list[Any]], **override: Any) -> UpstreamResponse:
 def test_embed_result_decodes_in_order() -> None:
     result = embed_result(embeddings([[1, 0.5], [0, -1]]), count=2, dimension=2)
     assert result.embeddings == [[1.0, 0.5], [0.0, -1.0]]
+    assert {type(x) for vector in result.embeddings for x in vector} == {float}  # ints too
     assert (result.dimension, result.job_id) == (2, "j9")
 
 
@@ -818,6 +819,7 @@ def test_embed_result_decodes_in_order() -> None:
         pytest.param(embeddings([[1.0, 2.0, 3.0]], dimension=2), 1, 2, id="vector-too-long"),
         pytest.param(embeddings([[1.0, "x"]]), 1, 2, id="non-number"),
         pytest.param(embeddings([[True, 1.0]]), 1, 2, id="bool-is-not-a-number"),
+        pytest.param(embeddings([[1, None]]), 1, 2, id="null-is-not-a-number"),
         pytest.param(ok(b'{"embeddings": "no"}'), 1, 2, id="not-a-list"),
         pytest.param(ok(b"{"), 1, 2, id="not-json"),
     ],
