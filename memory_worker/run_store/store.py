@@ -28,6 +28,9 @@ from memory_worker.models import (
     RunStatus,
 )
 from memory_worker.run_store.model import (
+    CLAIM_PEEK,
+    CLAIM_PEEK_MAX,
+    CLAIM_REPEEKS,
     HOURLY_KEEP_HOURS,
     PARK_PER_CLAIM,
     RESTORE_PER_CLAIM,
@@ -181,21 +184,37 @@ class RunStore:
 
     async def claim_detailed(self, owner: str, *, at_ms: int | None = None) -> ClaimResult:
         """:meth:`claim`, plus the runs the claim retired (lease lost on the last attempt)
-        or skipped (another prompt version) on its way, so the caller can report them."""
+        or skipped (another prompt version) on its way, so the caller can report them.
+
+        Two steps, so the script declares every key it touches (SPEC §2 rev 2): a peek reads
+        the heads of the three lanes, the script claims among them and answers "peek again"
+        when it reaches a head it was not given (another worker took the peeked ones)."""
         now = at_ms if at_ms is not None else now_ms()
         token = secrets.token_hex(8)
         retired: list[Any] = []
         skipped: list[Any] = []
         fields: list[Any] = []
-        # Each run of a newer version met at the head is parked once (O(log n)) and never
-        # seen again by this version's workers; bounded so one claim stays short.
-        for _ in range(PARK_PER_CLAIM + 1):
-            fields, more_retired, more_skipped, park = await self._claim_once(owner, token, now)
+        peek, parks, repeeks = CLAIM_PEEK, 0, 0
+        candidates = await self.peek_claimable(now, peek)
+        while True:
+            fields, more_retired, more_skipped, park, again = await self._claim_once(
+                owner, token, now, candidates
+            )
             retired += more_retired
             skipped += more_skipped
-            if not park:
+            if park:
+                # Each run of a newer version met at the head is parked once (O(log n)) and
+                # never seen again by this version's workers; bounded so one claim stays short.
+                await self._park_run(as_text(park[0]), as_text(park[1]), int(park[2]), now)
+                parks += 1
+                if parks > PARK_PER_CLAIM:
+                    break
+            elif int(again) and repeeks < CLAIM_REPEEKS:
+                repeeks += 1
+                peek = min(2 * peek, CLAIM_PEEK_MAX)  # the heads moved on: look further
+                candidates = await self.peek_claimable(now, peek)
+            else:
                 break
-            await self._park_run(as_text(park[0]), as_text(park[1]), int(park[2]), now)
         run = None
         if fields:
             h = _pairs(fields)
@@ -210,8 +229,22 @@ class RunStore:
             )
         return ClaimResult(run, [as_text(i) for i in retired], [as_text(i) for i in skipped])
 
-    async def _claim_once(self, owner: str, token: str, now: int) -> list[Any]:
-        """One claim script call: [run fields, retired ids, skipped ids, run to park]."""
+    async def peek_claimable(self, now: int, n: int) -> list[str]:
+        """The first ``n`` ids of each claim lane (expired leases, due retries, queued): the
+        runs the claim script may take (one round trip, read only)."""
+        k = self.keys
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zrangebyscore(k.leases, "-inf", now, start=0, num=n)
+            pipe.zrangebyscore(k.retry, "-inf", now, start=0, num=n)
+            pipe.zrange(k.queued, 0, n - 1)
+            lanes = await pipe.execute()
+        return list(dict.fromkeys(as_text(i) for lane in lanes for i in lane))
+
+    async def _claim_once(
+        self, owner: str, token: str, now: int, candidates: Sequence[str]
+    ) -> list[Any]:
+        """One claim script call among ``candidates``: [run fields, retired ids, skipped ids,
+        run to park, 1 when it met a head that is not a candidate]."""
         k, version = self.keys, self.settings.prompt_version
         reply: list[Any] = await self._claim(
             keys=[
@@ -226,6 +259,8 @@ class RunStore:
                 k.worker_runs,
                 k.store_pulse,
                 k.forget_epochs,
+                *(k.by_status(s.value) for s in RunStatus),
+                *(key for run_id in candidates for key in (k.run(run_id), k.run_errors(run_id))),
             ],
             args=[
                 now,
@@ -234,13 +269,12 @@ class RunStore:
                 token,
                 version,
                 self.settings.max_attempts,
-                k.run_prefix,
-                self._status_prefix,
                 64,
                 self.settings.error_log_max_entries,
                 RESTORE_PER_CLAIM,
                 self.heartbeat_ttl_ms,
                 self.pulse_gap_ms,
+                *candidates,
             ],
         )
         return reply

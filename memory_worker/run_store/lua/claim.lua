@@ -1,12 +1,23 @@
 
 -- KEYS: queued, retry, leases, retired, counters, parked:<own version>, parked counts,
---       workers, worker_runs, pulse, forget epochs (chat id -> epoch, §14)
--- ARGV: now, lease_ms, owner, token, prompt_version, max_attempts, run_prefix,
---       status_prefix, max_loops, error_log_max, restore_batch, heartbeat_ttl_ms, pulse_gap_ms
+--       workers, worker_runs, pulse, forget epochs (chat id -> epoch, §14),
+--       status:queued, :processing, :completed, :failed, :skipped,
+--       then per candidate (ARGV[12..]): its run hash, its error log
+-- ARGV: now, lease_ms, owner, token, prompt_version, max_attempts, max_loops,
+--       error_log_max, restore_batch, heartbeat_ttl_ms, pulse_gap_ms, candidate ids...
+-- The candidates are the heads the caller peeked; every head this script reaches must be
+-- one of them (its keys declared). A head that is not (taken, enqueued or restored since
+-- the peek) ends the call with "peek again" (5th answer 1); the steps before it stand.
 local now = tonumber(ARGV[1])
 local max_attempts = tonumber(ARGV[6])
-local ttl = tonumber(ARGV[12])
-touch_pulse(KEYS[10], now, tonumber(ARGV[13]))
+local ttl = tonumber(ARGV[10])
+touch_pulse(KEYS[10], now, tonumber(ARGV[11]))
+local status_keys = {}
+for i, s in ipairs({'queued', 'processing', 'completed', 'failed', 'skipped'}) do
+  status_keys[s] = KEYS[11 + i]
+end
+local slot = {}  -- candidate id -> its place (its keys: KEYS[15 + 2j], KEYS[16 + 2j])
+for i = 12, #ARGV do slot[ARGV[i]] = i - 11 end
 local since = tonumber(redis.call('HGET', KEYS[10], 'since') or '')
 -- lease_kept_for_owner() in run_store.py is this function's Python twin
 local function kept_for_owner(rk, id)
@@ -22,7 +33,7 @@ local function kept_for_owner(rk, id)
 end
 local retired, skipped = {}, {}
 -- prompt versions (§7 rev 2): runs of our version that older workers parked come back
-local back = redis.call('ZRANGE', KEYS[6], 0, tonumber(ARGV[11]) - 1, 'WITHSCORES')
+local back = redis.call('ZRANGE', KEYS[6], 0, tonumber(ARGV[9]) - 1, 'WITHSCORES')
 for i = 1, #back, 2 do
   redis.call('ZADD', KEYS[1], back[i + 1], back[i])
   redis.call('ZREM', KEYS[6], back[i])
@@ -30,7 +41,7 @@ end
 if #back > 0 and redis.call('HINCRBY', KEYS[7], ARGV[5], -#back / 2) <= 0 then
   redis.call('HDEL', KEYS[7], ARGV[5])
 end
-for _ = 1, tonumber(ARGV[9]) do
+for _ = 1, tonumber(ARGV[7]) do
   local id, bucket
   local hit = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 1)
   if #hit > 0 then
@@ -41,11 +52,13 @@ for _ = 1, tonumber(ARGV[9]) do
       id, bucket = hit[1], 2
     else
       hit = redis.call('ZRANGE', KEYS[1], 0, 0)
-      if #hit == 0 then return {{}, retired, skipped, {}} end
+      if #hit == 0 then return {{}, retired, skipped, {}, 0} end
       id, bucket = hit[1], 1
     end
   end
-  local rk = ARGV[7] .. id
+  local j = slot[id]
+  if not j then return {{}, retired, skipped, {}, 1} end
+  local rk, ek = KEYS[15 + 2 * j], KEYS[16 + 2 * j]
   local status = redis.call('HGET', rk, 'status')
   local pv, action = '', 'claim'
   if status and bucket == 3 and kept_for_owner(rk, id) then
@@ -59,14 +72,14 @@ for _ = 1, tonumber(ARGV[9]) do
     pv = redis.call('HGET', rk, 'prompt_version') or ''
     action = version_action(pv, ARGV[5])
     if action == 'park' then  -- a newer version: untouched, the caller parks it for its workers
-      return {{}, retired, skipped, {id, pv, bucket}}
+      return {{}, retired, skipped, {id, pv, bucket}, 0}
     end
     redis.call('ZREM', KEYS[bucket], id)
   end
   if status then
     local attempts = tonumber(redis.call('HGET', rk, 'attempts') or '0')
     if action == 'skip' then  -- an older version
-      set_status(rk, id, ARGV[8] .. status, ARGV[8] .. 'skipped', 'skipped', now)
+      set_status(rk, id, status_keys[status], status_keys['skipped'], 'skipped', now)
       skipped[#skipped + 1] = id
       clear_lease(rk)
       redis.call('HSET', rk, 'next_attempt_at', '')
@@ -74,9 +87,9 @@ for _ = 1, tonumber(ARGV[9]) do
     elseif bucket == 3 and attempts >= max_attempts then
       local entry = cjson.encode({attempt = attempts, failed_at = now, code = 'lease_expired',
         reason = 'worker_lost', message = 'lease expired after the final attempt', kind = 'retired'})
-      redis.call('RPUSH', rk .. ':errors', entry)
-      redis.call('LTRIM', rk .. ':errors', -tonumber(ARGV[10]), -1)
-      set_status(rk, id, ARGV[8] .. status, ARGV[8] .. 'failed', 'failed', now)
+      redis.call('RPUSH', ek, entry)
+      redis.call('LTRIM', ek, -tonumber(ARGV[8]), -1)
+      set_status(rk, id, status_keys[status], status_keys['failed'], 'failed', now)
       clear_lease(rk)
       redis.call('HSET', rk, 'retired', '1', 'next_attempt_at', '')
       redis.call('ZADD', KEYS[4], now, id)
@@ -85,7 +98,7 @@ for _ = 1, tonumber(ARGV[9]) do
     else
       if pv == '' then redis.call('HSET', rk, 'prompt_version', ARGV[5]) end  -- takes ours
       local until_ms = now + tonumber(ARGV[2])
-      set_status(rk, id, ARGV[8] .. status, ARGV[8] .. 'processing', 'processing', now)
+      set_status(rk, id, status_keys[status], status_keys['processing'], 'processing', now)
       -- the chat's forget epoch now: the card write is refused if a forget comes after
       local epoch = redis.call('HGET', KEYS[11], redis.call('HGET', rk, 'chat_id') or '') or '0'
       redis.call('HSET', rk, 'attempts', attempts + 1, 'lease_owner', ARGV[3],
@@ -95,8 +108,8 @@ for _ = 1, tonumber(ARGV[9]) do
       local mine = redis.call('HGET', KEYS[9], ARGV[3])
       redis.call('HSET', KEYS[9], ARGV[3], (mine and mine ~= '') and (mine .. ',' .. id) or id)
       redis.call('HINCRBY', KEYS[5], 'claimed:' .. ({'queued', 'retry', 'lease_expired'})[bucket], 1)
-      return {redis.call('HGETALL', rk), retired, skipped, {}}
+      return {redis.call('HGETALL', rk), retired, skipped, {}, 0}
     end
   end
 end
-return {{}, retired, skipped, {}}
+return {{}, retired, skipped, {}, 0}
