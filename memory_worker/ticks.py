@@ -48,6 +48,7 @@ from arq.connections import ArqRedis
 from arq.constants import in_progress_key_prefix, job_key_prefix
 from arq.jobs import serialize_job
 
+from llm_client.redis_text import as_text
 from memory_worker.jobcodec import dump_job  # row 21: JSON job payloads, never pickle
 from memory_worker.keys import Keys
 
@@ -180,15 +181,15 @@ return 1
 """
 
 _PENDING = """
--- KEYS: arq queue, running ticks   ARGV: now, tick_id_prefix, arq_in_progress_prefix
-local prefix = ARGV[2]
+-- KEYS: arq queue, running ticks, then the arq in-progress key of each tick id (ARGV[2..])
+-- ARGV: now, the tick ids the caller read from the queue
+-- A tick queued after the caller's read is counted by the next sample.
 local pending, delayed = 0, 0
-local items = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
-for i = 1, #items, 2 do
-  local id = items[i]
-  if string.sub(id, 1, #prefix) == prefix and redis.call('EXISTS', ARGV[3] .. id) == 0 then
+for i = 2, #ARGV do
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if score and redis.call('EXISTS', KEYS[1 + i]) == 0 then
     pending = pending + 1
-    if tonumber(items[i + 1]) > tonumber(ARGV[1]) then delayed = delayed + 1 end
+    if tonumber(score) > tonumber(ARGV[1]) then delayed = delayed + 1 end
   end
 end
 return {pending, delayed, redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf')}
@@ -271,10 +272,19 @@ class TickQueue:
         return Scheduled(int(added), int(pending), int(running))
 
     async def counts(self, *, at_ms: int | None = None) -> TickCounts:
+        """Ticks pending (queued, not started; of them delayed) and running: the queue's tick
+        ids are read first, the script checks each again (its in-progress key in KEYS)."""
         now = at_ms if at_ms is not None else int(time.time() * 1000)
+        prefix = self.keys.tick_job_id("")
+        queued = (as_text(i) for i in await self.redis.zrange(self.keys.arq_queue, 0, -1))
+        ids = [i for i in queued if i.startswith(prefix)]
         pending, delayed, running = await self._pending(
-            keys=[self.keys.arq_queue, self.running_key],
-            args=[now, self.keys.tick_job_id(""), in_progress_key_prefix],
+            keys=[
+                self.keys.arq_queue,
+                self.running_key,
+                *(in_progress_key_prefix + i for i in ids),
+            ],
+            args=[now, *ids],
         )
         return TickCounts(int(pending), int(delayed), int(running))
 

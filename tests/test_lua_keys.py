@@ -5,8 +5,8 @@ Python modules), finds every ``redis.call``/``redis.pcall`` and resolves the exp
 in each key position back through locals, tables and function parameters. A key is
 declared when it resolves to ``KEYS[...]`` alone; one resolved through ``ARGV`` or a string
 concatenation (``..``) is a key name built inside the script, which Redis Cluster cannot
-route. Queue scripts that pick run ids from a zset while they run are allowlisted below
-with the reason (the queue lives on one primary, SPEC §2 rev 2).
+route. No script is exempt, queue scripts included (issue 11): one that acts on runs it
+picks from a zset is given their keys by its caller and acts on no other run.
 """
 
 from __future__ import annotations
@@ -30,19 +30,10 @@ ALL_KEYS = {"DEL", "UNLINK", "EXISTS", "TOUCH", "MGET", "WATCH", "SINTER", "SUNI
 NO_KEY = {"TIME", "PING", "INFO", "ECHO"}
 LUA_WORDS = {"local", "for", "if", "while", "return", "function", "in", "do", "then"}
 
-# Queue scripts (one primary by SPEC §2 rev 2) that build a key from ARGV or a member they
-# read while running; each entry says why it stays (script name → reason).
-QUEUE_ALLOWLIST: dict[str, str] = {
-    "memory_worker.run_store.store._CLAIM": "picks candidate run ids from the queued/retry/lease zsets as it runs; a run's "
-    "hash (and its :errors list) is ARGV run prefix .. id, its old status zset is the status "
-    "it reads from that hash",
-    "memory_worker.run_store.store._ENQUEUE": "the cap check reads the hash of each processing run id it finds in a zset",
-    "memory_worker.run_store.store._PRUNE": "prunes the run ids it finds in the retired zset (their hashes and error logs) "
-    "and takes each out of its chat's run index (ARGV prefix .. the chat id its hash holds)",
-    "memory_worker.run_store.store._PRUNE_RETIRED_MESSAGES": "drops messages of retired run ids it reads from a zset",
-    "memory_worker.ticks._SCHEDULE": "tick scheduling checks arq's job keys of tick ids read from a zset",
-    "memory_worker.ticks._PENDING": "tick scheduling checks arq's in-progress keys of tick ids read from a zset",
-}
+# Commands whose first argument is a count of the keys after it (``ZINTERCARD 2 k1 k2``);
+# the ``…STORE`` ones name their destination key first.
+NUMKEYS = {"ZINTERCARD", "SINTERCARD", "ZINTER", "ZUNION", "ZDIFF", "LMPOP", "ZMPOP"}
+NUMKEYS_STORE = {"ZINTERSTORE", "ZUNIONSTORE", "ZDIFFSTORE"}
 
 
 @dataclass
@@ -185,6 +176,19 @@ def _problem(script: Script, expr: str, seen: frozenset[str] = frozenset()) -> s
     return None
 
 
+def _key_args(command: str, args: list[str]) -> list[str]:
+    """The arguments of ``command`` that name keys (a key count that is not a literal
+    number takes every argument after it)."""
+    if command in ALL_KEYS:
+        return args
+    if command in NUMKEYS_STORE:
+        return args[:1] + _key_args("ZINTERCARD", args[1:])
+    if command in NUMKEYS:
+        count = args[0].strip()
+        return args[1 : 1 + int(count)] if count.isdigit() else args[1:]
+    return args[:1]
+
+
 def problems(script: Script) -> list[str]:
     found = []
     for m in re.finditer(r"redis\.p?call\s*\(", script.text):
@@ -193,7 +197,7 @@ def problems(script: Script) -> list[str]:
         command = args[0].strip("'\"").upper() if args else ""
         if command in NO_KEY or len(args) < 2:
             continue
-        for expr in args[1:] if command in ALL_KEYS else args[1:2]:
+        for expr in _key_args(command, args[1:]):
             problem = _problem(script, expr)
             if problem:
                 found.append(f"{script.name}: {command}: {problem}")
@@ -274,32 +278,25 @@ def test_the_checker_sees_scripts_of_every_kind() -> None:
         ("redis.call('DEL', KEYS[1], ARGV[1])", True),
         ("local it = cjson.decode(ARGV[1])\nredis.call('DEL', KEYS[tonumber(it[3])])", False),
         ("redis.call('DEL', KEYS[1] .. KEYS[2])", True),
+        ("redis.call('ZINTERCARD', 2, KEYS[1], KEYS[3])", False),
+        ("redis.call('ZINTERCARD', 2, KEYS[1], ARGV[1])", True),
+        ("redis.call('ZINTERCARD', 1, KEYS[1], 'LIMIT', ARGV[1])", False),
+        ("redis.call('ZUNIONSTORE', ARGV[1], 1, KEYS[1])", True),
+        ("redis.call('ZUNIONSTORE', KEYS[2], 2, KEYS[1], 'x' .. ARGV[1])", True),
+        ("redis.call('ZINTER', n, KEYS[1], ARGV[2])", True),
     ],
 )
 def test_the_checker_tells_declared_keys_from_built_ones(lua: str, bad: bool) -> None:
     assert bool(problems(_parse("t", lua))) is bad
 
 
-def test_every_script_declares_its_keys_unless_allowlisted() -> None:
+def test_every_script_declares_its_keys() -> None:
     offenders = {}
     for name, text in sorted(all_scripts().items()):
         found = problems(_parse(name, text))
-        if found and name not in QUEUE_ALLOWLIST:
+        if found:
             offenders[name] = found
     assert offenders == {}
-
-
-def test_card_scripts_are_never_allowlisted() -> None:
-    for name, text in card_scripts().items():
-        assert problems(_parse(name, text)) == [], name
-        assert name not in QUEUE_ALLOWLIST
-
-
-def test_the_allowlist_holds_only_scripts_that_still_need_it() -> None:
-    scripts = all_scripts()
-    stale = [n for n in QUEUE_ALLOWLIST if n in scripts and not problems(_parse(n, scripts[n]))]
-    assert stale == []
-    assert all(n in scripts for n in QUEUE_ALLOWLIST)
 
 
 def _card(fact: str, scope: CardScope, *, thread: int = 0, user: int | None = None) -> NewCard:

@@ -16,14 +16,18 @@ from memory_worker.models import RunRequest, RunStatus
 PARK_PER_CLAIM = 500
 #: Parked runs of the worker's own version one claim moves back to the queue.
 RESTORE_PER_CLAIM = 100
-#: Heads of each claim lane (expired leases, due retries, queued) a claim peeks before its
-#: script, which may take no other run: a few more than the claims that usually race it.
-CLAIM_PEEK = 4
-#: The most heads of a lane one peek reads (it doubles each time the heads moved on).
+#: Heads of each claim lane (expired leases, due retries, queued) a claim script names for
+#: the next claim, whose script may take no other run: a few more than the claims that
+#: usually come in between.
+CLAIM_PEEK = 8
+#: The most heads of a lane one answer names (it doubles each time the heads moved on).
 CLAIM_PEEK_MAX = 64
-#: Peeks a claim makes again when other workers took every head it peeked; then it answers
-#: nothing and the next tick claims.
-CLAIM_REPEEKS = 8
+#: Calls a claim makes again when the heads it had moved on; then it answers nothing and
+#: the next tick claims.
+CLAIM_AGAIN = 8
+#: Times an enqueue that found the queue full reads the processing runs for its script
+#: (a claim in between makes it read again); then the answer is queue_full.
+ENQUEUE_CHECKS = 5
 #: Hours of per-hour run counts (``runs:hourly``) the store keeps; the console charts 24.
 HOURLY_KEEP_HOURS = 48
 HOUR_MS = 3_600_000

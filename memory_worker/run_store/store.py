@@ -16,7 +16,6 @@ import structlog
 from arq.connections import ArqRedis
 
 from llm_client.redis_text import as_text
-from memory_worker.connections import awaited
 from memory_worker.errors import InvalidRunRequest, RunNotFound
 from memory_worker.keys import Keys
 from memory_worker.models import (
@@ -28,9 +27,10 @@ from memory_worker.models import (
     RunStatus,
 )
 from memory_worker.run_store.model import (
+    CLAIM_AGAIN,
     CLAIM_PEEK,
     CLAIM_PEEK_MAX,
-    CLAIM_REPEEKS,
+    ENQUEUE_CHECKS,
     HOURLY_KEEP_HOURS,
     PARK_PER_CLAIM,
     RESTORE_PER_CLAIM,
@@ -44,9 +44,10 @@ from memory_worker.run_store.model import (
     now_ms,
     queued_run_fields,
 )
+from memory_worker.run_store.prune import RunPrune
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
-from memory_worker.versions import VERSION_ACTION_LUA, ClaimAction, claim_action
+from memory_worker.versions import VERSION_ACTION_LUA
 
 log = structlog.get_logger(__name__)
 
@@ -68,11 +69,6 @@ _COMPLETE = _lua("complete")
 _SUMMARY = _lua("retired_summary")
 _FAIL = _SET_STATUS + _SUMMARY + _lua("fail")
 _RELEASE = _SET_STATUS + _lua("hourly") + _lua("release")
-_PRUNE = _lua("prune")
-_PRUNE_NATURAL_KEYS = _lua("prune_natural_keys")
-_PRUNE_RETIRED_MESSAGES = _SUMMARY + _lua("prune_retired_messages")
-_PRUNE_WORKERS = _lua("prune_workers")
-_UNPARK = _lua("unpark")
 _HAS_CLAIMABLE = _lua("has_claimable")
 _REPLAY = _SUMMARY + _lua("replay")
 
@@ -94,12 +90,10 @@ class RunStore:
         self._release = redis.register_script(_RELEASE)
         self._has_claimable = redis.register_script(_HAS_CLAIMABLE)
         self._replay = redis.register_script(_REPLAY)
-        self._prune = redis.register_script(_PRUNE)
+        self._pruner = RunPrune(redis, settings)
+        #: The lanes' heads as this store's last claim left them: the next claim's runs.
+        self._claim_heads: list[str] = []
         self._park = redis.register_script(_PARK)
-        self._prune_nk = redis.register_script(_PRUNE_NATURAL_KEYS)
-        self._prune_retired = redis.register_script(_PRUNE_RETIRED_MESSAGES)
-        self._prune_workers = redis.register_script(_PRUNE_WORKERS)
-        self._unpark = redis.register_script(_UNPARK)
 
     @property
     def _status_prefix(self) -> str:
@@ -148,32 +142,31 @@ class RunStore:
         flat = queued_run_fields(request, run_id, natural_key, messages, now)
         day = datetime.fromtimestamp(now / 1000, tz=UTC).strftime("%Y%m%d")
         k = self.keys
-        status, rid = await self._enqueue(
-            keys=[
-                k.natural_keys,
-                k.queued,
-                k.leases,
-                k.daily(day),
-                k.run(run_id),
-                k.all_runs,
-                self._status_prefix + "queued",
-                k.counters,
-                k.parked_counts,
-                k.chat_runs(request.chat_id),
-            ],
-            args=[
-                natural_key,
-                run_id,
-                now,
-                self.settings.max_queued_runs,
-                self.settings.max_daily_enqueued_runs,
-                2 * 86_400,
-                "1" if bypass_caps else "0",
-                -range_end_ms,
-                k.run_prefix,
-                *flat,
-            ],
-        )
+        fixed_keys = [
+            k.natural_keys,
+            k.queued,
+            k.leases,
+            k.daily(day),
+            k.run(run_id),
+            k.all_runs,
+            self._status_prefix + "queued",
+            k.counters,
+            k.parked_counts,
+            k.chat_runs(request.chat_id),
+        ]
+        cap = [self.settings.max_queued_runs, self.settings.max_daily_enqueued_runs, 2 * 86_400]
+        head = [natural_key, run_id, now, *cap, "1" if bypass_caps else "0", -range_end_ms]
+        processing: list[str] = []  # read only when the script finds the queue full
+        for _ in range(ENQUEUE_CHECKS):
+            status, rid = await self._enqueue(
+                keys=[*fixed_keys, *(k.run(i) for i in processing)],
+                args=[*head, len(processing), *processing, *flat],
+            )
+            if as_text(status) != "check":
+                break
+            processing = [as_text(i) for i in await self.redis.zrange(k.leases, 0, -1)]
+        else:  # claims kept changing the processing runs: the queue is full without them
+            return EnqueueResult(EnqueueStatus.QUEUE_FULL, None)
         result_status = EnqueueStatus(as_text(status))
         return EnqueueResult(result_status, as_text(rid) or None)
 
@@ -186,22 +179,23 @@ class RunStore:
         """:meth:`claim`, plus the runs the claim retired (lease lost on the last attempt)
         or skipped (another prompt version) on its way, so the caller can report them.
 
-        Two steps, so the script declares every key it touches (SPEC §2 rev 2): a peek reads
-        the heads of the three lanes, the script claims among them and answers "peek again"
-        when it reaches a head it was not given (another worker took the peeked ones)."""
+        The script declares every key it touches (SPEC §2 rev 2), so it may act only on the
+        runs it is given: the lanes' heads as the previous claim's script left them. When
+        it meets another head (other workers took those, a newer window was enqueued) it
+        answers the heads as they are now and is called again with them."""
         now = at_ms if at_ms is not None else now_ms()
         token = secrets.token_hex(8)
         retired: list[Any] = []
         skipped: list[Any] = []
-        fields: list[Any] = []
-        peek, parks, repeeks = CLAIM_PEEK, 0, 0
-        candidates = await self.peek_claimable(now, peek)
+        peek, parks, again = CLAIM_PEEK, 0, 0
+        candidates = self._claim_heads
         while True:
-            fields, more_retired, more_skipped, park, again = await self._claim_once(
-                owner, token, now, candidates
+            fields, more_retired, more_skipped, park, moved, heads = await self._claim_once(
+                owner, token, now, peek, candidates
             )
             retired += more_retired
             skipped += more_skipped
+            candidates = [as_text(i) for i in heads]
             if park:
                 # Each run of a newer version met at the head is parked once (O(log n)) and
                 # never seen again by this version's workers; bounded so one claim stays short.
@@ -209,42 +203,22 @@ class RunStore:
                 parks += 1
                 if parks > PARK_PER_CLAIM:
                     break
-            elif int(again) and repeeks < CLAIM_REPEEKS:
-                repeeks += 1
-                peek = min(2 * peek, CLAIM_PEEK_MAX)  # the heads moved on: look further
-                candidates = await self.peek_claimable(now, peek)
+            elif int(moved) and again < CLAIM_AGAIN:
+                again += 1
+                peek = min(2 * peek, CLAIM_PEEK_MAX)  # they moved on: look further next time
             else:
                 break
-        run = None
-        if fields:
-            h = _pairs(fields)
-            run = ClaimedRun(
-                id=h["id"],
-                token=token,
-                owner=owner,
-                attempts=int(h["attempts"]),
-                releases=int(h.get("releases") or 0),
-                request=_request_from_hash(h),
-                forget_epoch=int(h.get("forget_epoch") or 0),
-            )
-        return ClaimResult(run, [as_text(i) for i in retired], [as_text(i) for i in skipped])
-
-    async def peek_claimable(self, now: int, n: int) -> list[str]:
-        """The first ``n`` ids of each claim lane (expired leases, due retries, queued): the
-        runs the claim script may take (one round trip, read only)."""
-        k = self.keys
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.zrangebyscore(k.leases, "-inf", now, start=0, num=n)
-            pipe.zrangebyscore(k.retry, "-inf", now, start=0, num=n)
-            pipe.zrange(k.queued, 0, n - 1)
-            lanes = await pipe.execute()
-        return list(dict.fromkeys(as_text(i) for lane in lanes for i in lane))
+        self._claim_heads = candidates
+        return ClaimResult(
+            _claimed(fields, token, owner),
+            [as_text(i) for i in retired],
+            [as_text(i) for i in skipped],
+        )
 
     async def _claim_once(
-        self, owner: str, token: str, now: int, candidates: Sequence[str]
+        self, owner: str, token: str, now: int, peek: int, candidates: Sequence[str]
     ) -> list[Any]:
-        """One claim script call among ``candidates``: [run fields, retired ids, skipped ids,
-        run to park, 1 when it met a head that is not a candidate]."""
+        """One claim script call among ``candidates`` (``lua/claim.lua`` says its answer)."""
         k, version = self.keys, self.settings.prompt_version
         reply: list[Any] = await self._claim(
             keys=[
@@ -274,6 +248,7 @@ class RunStore:
                 RESTORE_PER_CLAIM,
                 self.heartbeat_ttl_ms,
                 self.pulse_gap_ms,
+                peek,
                 *candidates,
             ],
         )
@@ -420,80 +395,15 @@ class RunStore:
 
     async def prune_finished(self, *, at_ms: int | None = None, batch: int = 1000) -> int:
         """Delete completed/skipped runs older than the retention (in batches); returns how many."""
-        now = at_ms if at_ms is not None else now_ms()
-        before = now - int(self.settings.completed_run_retention_days * 86_400_000)
-        k = self.keys
-        total = 0
-        while True:
-            n = int(
-                await self._prune(
-                    keys=[
-                        self._status_prefix + RunStatus.COMPLETED.value,
-                        self._status_prefix + RunStatus.SKIPPED.value,
-                        k.all_runs,
-                        k.natural_key_expiry,
-                    ],
-                    args=[
-                        before,
-                        batch,
-                        k.run_prefix,
-                        int(self.settings.natural_key_retention_days * 86_400_000),
-                        k.chat_runs_prefix,
-                    ],
-                )
-            )
-            total += n
-            if n < batch:
-                return total
+        return await self._pruner.finished(at_ms=at_ms, batch=batch)
 
     async def prune(self, *, at_ms: int | None = None, batch: int = 1000) -> PruneResult:
         """Every bound of the queue store at once (README "Bounded growth")."""
-        now = at_ms if at_ms is not None else now_ms()
-        s, k = self.settings, self.keys
-        result = PruneResult(runs=await self.prune_finished(at_ms=now, batch=batch))
-        while True:
-            n = int(
-                await self._prune_nk(keys=[k.natural_keys, k.natural_key_expiry], args=[now, batch])
-            )
-            result.natural_keys += n
-            if n < batch:
-                break
-        before = now - int(s.retired_run_message_retention_days * 86_400_000)
-        while True:
-            seen, dropped = await self._prune_retired(
-                keys=[k.retired, k.prune_marks, *k.retired_summary],
-                args=[before, batch, k.run_prefix, now],
-            )
-            result.retired_messages += int(dropped)
-            if int(seen) < batch:
-                break
-        result.workers = int(
-            await self._prune_workers(
-                keys=[k.workers, k.worker_concurrency],
-                args=[now - int(s.worker_registry_grace_seconds * 1000)],
-            )
-        )
-        result.unparked = await self.unpark_older_versions(batch=batch)
-        return result
+        return await self._pruner.all(at_ms=at_ms, batch=batch)
 
     async def unpark_older_versions(self, *, batch: int = 1000) -> int:
         """Runs parked for a version older than ours go back to the queue (to be skipped)."""
-        k = self.keys
-        total = 0
-        for raw in await awaited(self.redis.hkeys(k.parked_counts)):
-            version = as_text(raw)
-            if claim_action(version, self.settings.prompt_version) is not ClaimAction.SKIP:
-                continue
-            while True:
-                n = int(
-                    await self._unpark(
-                        keys=[k.parked(version), k.queued, k.parked_counts], args=[version, batch]
-                    )
-                )
-                total += n
-                if n < batch:
-                    break
-        return total
+        return await self._pruner.unpark_older_versions(batch=batch)
 
     # --- reads --------------------------------------------------------------------------------
     async def has_claimable(self, *, at_ms: int | None = None) -> int:
@@ -597,6 +507,22 @@ class RunStore:
 
 def _pairs(raw: list[Any]) -> dict[str, str]:
     return {as_text(raw[i]): as_text(raw[i + 1]) for i in range(0, len(raw), 2)}
+
+
+def _claimed(fields: list[Any], token: str, owner: str) -> ClaimedRun | None:
+    """The claim script's run fields as the claimed run (None: no run)."""
+    if not fields:
+        return None
+    h = _pairs(fields)
+    return ClaimedRun(
+        id=h["id"],
+        token=token,
+        owner=owner,
+        attempts=int(h["attempts"]),
+        releases=int(h.get("releases") or 0),
+        request=_request_from_hash(h),
+        forget_epoch=int(h.get("forget_epoch") or 0),
+    )
 
 
 def _request_from_hash(h: dict[str, str]) -> RunRequest:

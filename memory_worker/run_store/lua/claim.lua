@@ -1,23 +1,34 @@
 
 -- KEYS: queued, retry, leases, retired, counters, parked:<own version>, parked counts,
 --       workers, worker_runs, pulse, forget epochs (chat id -> epoch, §14),
---       status:queued, :processing, :completed, :failed, :skipped,
---       then per candidate (ARGV[12..]): its run hash, its error log
+--       status:queued, :processing, :completed, :failed, :skipped (RunStatus order),
+--       then per candidate j (ARGV[12 + j]): its run hash KEYS[15 + 2j], error log KEYS[16 + 2j]
 -- ARGV: now, lease_ms, owner, token, prompt_version, max_attempts, max_loops,
---       error_log_max, restore_batch, heartbeat_ttl_ms, pulse_gap_ms, candidate ids...
--- The candidates are the heads the caller peeked; every head this script reaches must be
--- one of them (its keys declared). A head that is not (taken, enqueued or restored since
--- the peek) ends the call with "peek again" (5th answer 1); the steps before it stand.
+--       error_log_max, restore_batch, heartbeat_ttl_ms, pulse_gap_ms, peek, candidate ids...
+-- Answer: {run fields or {}, retired ids, skipped ids, {id, version, lane} to park or {},
+--          again, heads}. The candidates are heads of the lanes a previous answer named
+-- (``heads``: the first ``peek`` ids of each lane as the script ends); every head this
+-- script reaches must be one of them (its keys declared). One that is not (taken, enqueued
+-- or restored since) ends the call with again = 1; the steps before it stand.
 local now = tonumber(ARGV[1])
 local max_attempts = tonumber(ARGV[6])
 local ttl = tonumber(ARGV[10])
+local peek = tonumber(ARGV[12])
 touch_pulse(KEYS[10], now, tonumber(ARGV[11]))
 local status_keys = {}
 for i, s in ipairs({'queued', 'processing', 'completed', 'failed', 'skipped'}) do
   status_keys[s] = KEYS[11 + i]
 end
-local slot = {}  -- candidate id -> its place (its keys: KEYS[15 + 2j], KEYS[16 + 2j])
-for i = 12, #ARGV do slot[ARGV[i]] = i - 11 end
+local slot = {}
+for i = 13, #ARGV do slot[ARGV[i]] = i - 12 end
+local function heads()
+  local out = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, peek)
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, peek)) do
+    out[#out + 1] = id
+  end
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, peek - 1)) do out[#out + 1] = id end
+  return out
+end
 local since = tonumber(redis.call('HGET', KEYS[10], 'since') or '')
 -- lease_kept_for_owner() in run_store.py is this function's Python twin
 local function kept_for_owner(rk, id)
@@ -52,12 +63,12 @@ for _ = 1, tonumber(ARGV[7]) do
       id, bucket = hit[1], 2
     else
       hit = redis.call('ZRANGE', KEYS[1], 0, 0)
-      if #hit == 0 then return {{}, retired, skipped, {}, 0} end
+      if #hit == 0 then return {{}, retired, skipped, {}, 0, {}} end
       id, bucket = hit[1], 1
     end
   end
   local j = slot[id]
-  if not j then return {{}, retired, skipped, {}, 1} end
+  if not j then return {{}, retired, skipped, {}, 1, heads()} end
   local rk, ek = KEYS[15 + 2 * j], KEYS[16 + 2 * j]
   local status = redis.call('HGET', rk, 'status')
   local pv, action = '', 'claim'
@@ -72,7 +83,7 @@ for _ = 1, tonumber(ARGV[7]) do
     pv = redis.call('HGET', rk, 'prompt_version') or ''
     action = version_action(pv, ARGV[5])
     if action == 'park' then  -- a newer version: untouched, the caller parks it for its workers
-      return {{}, retired, skipped, {id, pv, bucket}, 0}
+      return {{}, retired, skipped, {id, pv, bucket}, 0, heads()}
     end
     redis.call('ZREM', KEYS[bucket], id)
   end
@@ -108,8 +119,8 @@ for _ = 1, tonumber(ARGV[7]) do
       local mine = redis.call('HGET', KEYS[9], ARGV[3])
       redis.call('HSET', KEYS[9], ARGV[3], (mine and mine ~= '') and (mine .. ',' .. id) or id)
       redis.call('HINCRBY', KEYS[5], 'claimed:' .. ({'queued', 'retry', 'lease_expired'})[bucket], 1)
-      return {redis.call('HGETALL', rk), retired, skipped, {}, 0}
+      return {redis.call('HGETALL', rk), retired, skipped, {}, 0, heads()}
     end
   end
 end
-return {{}, retired, skipped, {}, 0}
+return {{}, retired, skipped, {}, 0, heads()}

@@ -1,6 +1,12 @@
 
--- KEYS: nk, queued, leases, daily, run, all, status:queued, counters, parked counts, the chat's runs
--- ARGV: nk, id, now, max_queued, max_daily, daily_ttl, bypass_caps, qscore, run_prefix, fields...
+-- KEYS: nk, queued, leases, daily, run, all, status:queued, counters, parked counts, the chat's runs,
+--       then the hash of each processing run the caller read (ARGV[10..9 + ARGV[9]])
+-- ARGV: nk, id, now, max_queued, max_daily, daily_ttl, bypass_caps, qscore,
+--       n (processing ids given), processing ids..., fields...
+-- A full queue needs the processing runs' hashes: without them (or when a run was claimed
+-- since the caller read them) the script answers 'check' and writes nothing; the caller
+-- reads the leases and calls again with their hashes.
+local given = tonumber(ARGV[9])
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
 if existing then
   redis.call('HINCRBY', KEYS[8], 'enqueue:duplicate', 1)
@@ -13,8 +19,12 @@ if ARGV[7] ~= '1' then
   if active >= tonumber(ARGV[4]) then
     -- ... minus replayed runs being processed: they stay outside the cap until they
     -- complete or fail again (§7 rev 2). Only counted when full: O(processing runs).
+    local slot = {}
+    for i = 1, given do slot[ARGV[9 + i]] = i end
     for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
-      local v = redis.call('HMGET', ARGV[9] .. id, 'uncapped', 'attempts')
+      local i = slot[id]
+      if not i then return {'check', ''} end
+      local v = redis.call('HMGET', KEYS[10 + i], 'uncapped', 'attempts')
       if v[1] == '1' and tonumber(v[2] or '0') <= 1 then active = active - 1 end
     end
   end
@@ -28,7 +38,7 @@ if ARGV[7] ~= '1' then
   end
 end
 local fields = {}
-for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 10 + given, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[5], unpack(fields))
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[8], ARGV[2])
