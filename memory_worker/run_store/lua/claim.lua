@@ -7,7 +7,8 @@
 --       error_log_max, restore_batch, heartbeat_ttl_ms, pulse_gap_ms, peek, candidate ids...
 -- Answer: {run fields or {}, retired ids, skipped ids, {id, version, lane} to park or {},
 --          again, heads}. The candidates are heads of the lanes a previous answer named
--- (``heads``: the first ``peek`` ids of each lane as the script ends); every head this
+-- (``heads``: the first ``peek`` ids of each lane as the script ends, and the run it
+-- claimed, which a release puts back at the head of the queue); every head this
 -- script reaches must be one of them (its keys declared). One that is not (taken, enqueued
 -- or restored since) ends the call with again = 1; the steps before it stand.
 local now = tonumber(ARGV[1])
@@ -119,7 +120,10 @@ for _ = 1, tonumber(ARGV[7]) do
       local mine = redis.call('HGET', KEYS[9], ARGV[3])
       redis.call('HSET', KEYS[9], ARGV[3], (mine and mine ~= '') and (mine .. ',' .. id) or id)
       redis.call('HINCRBY', KEYS[5], 'claimed:' .. ({'queued', 'retry', 'lease_expired'})[bucket], 1)
-      return {redis.call('HGETALL', rk), retired, skipped, {}, 0, heads()}
+      -- the run itself too: a release puts it back at the head of the queue
+      local next_heads = heads()
+      next_heads[#next_heads + 1] = id
+      return {redis.call('HGETALL', rk), retired, skipped, {}, 0, next_heads}
     end
   end
 end
