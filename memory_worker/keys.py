@@ -55,12 +55,8 @@ class Keys:
         return f"{self.queue_tag}:run:{run_id}"
 
     def run_errors(self, run_id: str) -> str:
-        """LIST the run's bounded error log (JSON entries); Lua builds it as ``run .. ':errors'``."""
+        """LIST the run's bounded error log (JSON entries)."""
         return self.run(run_id) + ":errors"
-
-    @property
-    def run_prefix(self) -> str:
-        return f"{self.queue_tag}:run:"
 
     @property
     def natural_keys(self) -> str:
@@ -124,7 +120,7 @@ class Keys:
 
     @property
     def chat_runs_prefix(self) -> str:
-        """Prefix of :meth:`chat_runs` (prune.lua appends the pruned run's chat id)."""
+        """Prefix of :meth:`chat_runs`."""
         return f"{self.queue_tag}:runs:chat:"
 
     @property

@@ -19,6 +19,11 @@ Layout (all under the queue hash tag, see ``keys.py``):
 - ``runs:daily:<day>`` counters and the ``counters`` HASH for metrics.
 
 Claim is O(log n): three ``ZRANGEBYSCORE … LIMIT 0 1`` / ``ZRANGE 0 0`` probes.
+Every script declares every key it touches (SPEC §2 rev 2), so the claim script
+may only act on runs it is given: each answer names the lanes' first few ids
+(``CLAIM_PEEK`` each) and the next claim passes their keys; a head it was not
+given (taken by another worker, enqueued since) ends the call with the heads as
+they are now, and the claim calls again (one round trip in the steady state).
 Every change after a claim is fenced by the lease token, so a worker whose
 lease was reclaimed can no longer complete, fail or release the run.
 
