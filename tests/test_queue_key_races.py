@@ -38,6 +38,20 @@ async def _enqueue(store: RunStore, n: int, *, first: int = 1) -> list[str]:
     return ids
 
 
+async def _finished(store: RunStore, n: int, *, retire: bool) -> list[str]:
+    """``n`` runs enqueued and claimed at T0, then completed (or failed for good at once)."""
+    ids = await _enqueue(store, n)
+    for _ in ids:
+        claim = await store.claim("w", at_ms=T0)
+        assert claim is not None
+        if retire:
+            plan = plan_failure(1, max_attempts=1, unit=60, max_units=60, now_ms=T0)
+            assert await store.fail(claim, plan, code="X", reason=None, message="x", at_ms=T0)
+        else:
+            assert await store.complete(claim, {}, at_ms=T0 + 1)
+    return ids
+
+
 async def _hash(redis: Any, settings: Settings, rid: str) -> dict[str, str]:
     raw = await redis.hgetall(Keys(settings.key_prefix).run(rid))
     return {as_text(k): as_text(v) for k, v in raw.items()}
@@ -162,11 +176,7 @@ async def test_prune_given_part_of_the_batch_prunes_nothing_then_all(
     nothing (it may not touch that run's keys) and the next read takes both."""
     s = settings.model_copy(update={"completed_run_retention_days": 1.0})
     store = RunStore(redis, s)
-    ids = await _enqueue(store, 2)
-    for _ in ids:
-        claim = await store.claim("w", at_ms=T0)
-        assert claim is not None
-        assert await store.complete(claim, {}, at_ms=T0 + 1)
+    ids = await _finished(store, 2, retire=False)
     n, again = await store._pruner._prune_runs(T0 + 10, 1000, [ids[0]])
     assert (n, again) == (0, True)
     assert {r.id for r in await store.get_many(ids)} == set(ids)  # nothing pruned
@@ -182,12 +192,7 @@ async def test_retired_messages_need_every_run_of_the_batch(redis: Any, settings
     the batch; called with all of it, it drops each run's messages once."""
     s = settings.model_copy(update={"max_attempts": 1})
     store = RunStore(redis, s)
-    ids = await _enqueue(store, 2)
-    for _ in ids:
-        claim = await store.claim("w", at_ms=T0)
-        assert claim is not None
-        plan = plan_failure(1, max_attempts=1, unit=60, max_units=60, now_ms=T0)
-        assert await store.fail(claim, plan, code="X", reason=None, message="x", at_ms=T0)
+    ids = await _finished(store, 2, retire=True)
     k = Keys(s.key_prefix)
     fixed = [k.retired, k.prune_marks, *k.retired_summary]
     pruner = store._pruner
