@@ -19,7 +19,7 @@ from llm_client.redis_text import as_text
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.run_store import EnqueueStatus, RunStore
-from memory_worker.run_store.model import CLAIM_PEEK
+from memory_worker.run_store.model import CLAIM_LOOPS, CLAIM_PEEK
 from memory_worker.runs import plan_failure
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickQueue
@@ -136,6 +136,26 @@ async def test_a_head_completed_after_the_read_is_not_claimed_again(
     assert claim.id == second
     assert (await mine.get(first)).status is RunStatus.COMPLETED
     assert (await _hash(redis, settings, first))["attempts"] == "1"
+
+
+async def test_one_claim_walks_at_most_claim_loops_heads_across_its_calls(
+    redis: Any, settings: Settings
+) -> None:
+    """Runs of an older version fill the head: one claim skips CLAIM_LOOPS of them however
+    many calls the moving heads cost it (as the one-call claim did), the next the rest."""
+    store = RunStore(redis, settings)  # memory_v1; the old runs are memory_v0
+    old = [
+        (await store.enqueue(make_request(i, hour=-i, prompt_version="memory_v0"), at_ms=T0))
+        for i in range(CLAIM_LOOPS + 6)
+    ]
+    mine = await store.enqueue(make_request(500, hour=-1000), at_ms=T0)  # the oldest window
+    first = await store.claim_detailed("w", at_ms=T0)
+    assert first.run is None
+    assert first.skipped == [r.run_id for r in old[:CLAIM_LOOPS]]
+    second = await store.claim_detailed("w", at_ms=T0)
+    assert second.skipped == [r.run_id for r in old[CLAIM_LOOPS:]]
+    assert second.run is not None
+    assert second.run.id == mine.run_id
 
 
 # --- enqueue's cap check -------------------------------------------------------------------

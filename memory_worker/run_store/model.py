@@ -16,6 +16,8 @@ from memory_worker.models import RunRequest, RunStatus
 PARK_PER_CLAIM = 500
 #: Parked runs of the worker's own version one claim moves back to the queue.
 RESTORE_PER_CLAIM = 100
+#: Heads one claim walks at most (runs skipped, retired or kept for a live owner on its way).
+CLAIM_LOOPS = 64
 #: Heads of each claim lane (expired leases, due retries, queued) a claim script names for
 #: the next claim, whose script may take no other run: a few more than the claims that
 #: usually come in between.

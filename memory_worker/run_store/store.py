@@ -28,6 +28,7 @@ from memory_worker.models import (
 )
 from memory_worker.run_store.model import (
     CLAIM_AGAIN,
+    CLAIM_LOOPS,
     CLAIM_PEEK,
     CLAIM_PEEK_MAX,
     ENQUEUE_CHECKS,
@@ -187,11 +188,11 @@ class RunStore:
         token = secrets.token_hex(8)
         retired: list[Any] = []
         skipped: list[Any] = []
-        peek, parks, again = CLAIM_PEEK, 0, 0
+        peek, parks, again, loops = CLAIM_PEEK, 0, 0, CLAIM_LOOPS
         candidates = self._claim_heads
         while True:
             fields, more_retired, more_skipped, park, moved, heads = await self._claim_once(
-                owner, token, now, peek, candidates
+                owner, token, now, peek, candidates, loops
             )
             retired += more_retired
             skipped += more_skipped
@@ -201,10 +202,12 @@ class RunStore:
                 # never seen again by this version's workers; bounded so one claim stays short.
                 await self._park_run(as_text(park[0]), as_text(park[1]), int(park[2]), now)
                 parks += 1
+                loops = CLAIM_LOOPS
                 if parks > PARK_PER_CLAIM:
                     break
-            elif int(moved) and again < CLAIM_AGAIN:
+            elif int(moved) and again < CLAIM_AGAIN and loops > int(moved) - 1:
                 again += 1
+                loops -= int(moved) - 1  # one claim walks at most CLAIM_LOOPS heads
                 peek = min(2 * peek, CLAIM_PEEK_MAX)  # they moved on: look further next time
             else:
                 break
@@ -216,7 +219,13 @@ class RunStore:
         )
 
     async def _claim_once(
-        self, owner: str, token: str, now: int, peek: int, candidates: Sequence[str]
+        self,
+        owner: str,
+        token: str,
+        now: int,
+        peek: int,
+        candidates: Sequence[str],
+        loops: int = CLAIM_LOOPS,
     ) -> list[Any]:
         """One claim script call among ``candidates`` (``lua/claim.lua`` says its answer)."""
         k, version = self.keys, self.settings.prompt_version
@@ -243,7 +252,7 @@ class RunStore:
                 token,
                 version,
                 self.settings.max_attempts,
-                64,
+                loops,
                 self.settings.error_log_max_entries,
                 RESTORE_PER_CLAIM,
                 self.heartbeat_ttl_ms,

@@ -10,7 +10,8 @@
 -- (``heads``: the first ``peek`` ids of each lane as the script ends, and the run it
 -- claimed, which a release puts back at the head of the queue); every head this
 -- script reaches must be one of them (its keys declared). One that is not (taken, enqueued
--- or restored since) ends the call with again = 1; the steps before it stand.
+-- or restored since) ends the call with again = 1 + the heads walked before it (0 when
+-- the call ended otherwise); the steps before it stand. max_loops bounds the heads walked.
 local now = tonumber(ARGV[1])
 local max_attempts = tonumber(ARGV[6])
 local ttl = tonumber(ARGV[10])
@@ -53,7 +54,7 @@ end
 if #back > 0 and redis.call('HINCRBY', KEYS[7], ARGV[5], -#back / 2) <= 0 then
   redis.call('HDEL', KEYS[7], ARGV[5])
 end
-for _ = 1, tonumber(ARGV[7]) do
+for walked = 1, tonumber(ARGV[7]) do
   local id, bucket
   local hit = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 1)
   if #hit > 0 then
@@ -69,7 +70,7 @@ for _ = 1, tonumber(ARGV[7]) do
     end
   end
   local j = slot[id]
-  if not j then return {{}, retired, skipped, {}, 1, heads()} end
+  if not j then return {{}, retired, skipped, {}, walked, heads()} end
   local rk, ek = KEYS[15 + 2 * j], KEYS[16 + 2 * j]
   local status = redis.call('HGET', rk, 'status')
   local pv, action = '', 'claim'
