@@ -20,6 +20,7 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.run_store import EnqueueStatus, RunStore
 from memory_worker.run_store.model import CLAIM_LOOPS, CLAIM_PEEK
+from memory_worker.run_store.store import LaneHeads
 from memory_worker.runs import plan_failure
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickQueue
@@ -90,12 +91,14 @@ async def test_a_head_taken_after_the_read_is_left_to_its_owner(
     assert taken.id == first
     before = await _hash(redis, settings, first)
 
-    fields, _, _, park, again, heads = await mine._claim_once("me", "tok", T0, 4, [first])
+    given = LaneHeads([], [first])
+    fields, _, _, park, again, heads = await mine._claim_once("me", "tok", T0, 4, given)
     assert (fields, park, int(again)) == ([], [], 1)
-    assert [as_text(h) for h in heads] == [second]
+    assert [[as_text(h) for h in lane] for lane in heads] == [[], [second]]
     assert await _hash(redis, settings, first) == before  # still the other worker's, as it was
 
-    fields, _, _, _, again, _ = await mine._claim_once("me", "tok", T0, 4, [as_text(heads[0])])
+    given = LaneHeads([], [second])
+    fields, _, _, _, again, _ = await mine._claim_once("me", "tok", T0, 4, given)
     got = {as_text(fields[i]): as_text(fields[i + 1]) for i in range(0, len(fields), 2)}
     assert (got["id"], got["lease_owner"], got["attempts"], int(again)) == (second, "me", "1", 0)
 
@@ -126,7 +129,7 @@ async def test_a_head_completed_after_the_read_is_not_claimed_again(
     script: the script reaches the next head, never the finished run."""
     mine, other = RunStore(redis, settings), RunStore(redis, settings)
     first, second, _ = await _enqueue(mine, 3)
-    mine._claim_heads = [first, second]
+    mine._claim_heads = LaneHeads([], [first, second])
     taken = await other.claim("other", at_ms=T0)
     assert taken is not None
     assert taken.id == first

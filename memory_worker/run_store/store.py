@@ -9,7 +9,7 @@ import secrets
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 import structlog
@@ -93,7 +93,7 @@ class RunStore:
         self._replay = redis.register_script(_REPLAY)
         self._pruner = RunPrune(redis, settings)
         #: The lanes' heads as this store's last claim left them: the next claim's runs.
-        self._claim_heads: list[str] = []
+        self._claim_heads = LaneHeads([], [])
         self._park = redis.register_script(_PARK)
 
     @property
@@ -196,7 +196,7 @@ class RunStore:
             )
             retired += more_retired
             skipped += more_skipped
-            candidates = [as_text(i) for i in heads]
+            candidates = LaneHeads([as_text(i) for i in heads[0]], [as_text(i) for i in heads[1]])
             if park:
                 # Each run of a newer version met at the head is parked once (O(log n)) and
                 # never seen again by this version's workers; bounded so one claim stays short.
@@ -224,11 +224,13 @@ class RunStore:
         token: str,
         now: int,
         peek: int,
-        candidates: Sequence[str],
+        candidates: LaneHeads,
         loops: int = CLAIM_LOOPS,
     ) -> list[Any]:
         """One claim script call among ``candidates`` (``lua/claim.lua`` says its answer)."""
         k, version = self.keys, self.settings.prompt_version
+        leases = list(dict.fromkeys(candidates.leases))
+        others = [i for i in dict.fromkeys(candidates.others) if i not in candidates.leases]
         reply: list[Any] = await self._claim(
             keys=[
                 k.queued,
@@ -243,7 +245,8 @@ class RunStore:
                 k.store_pulse,
                 k.forget_epochs,
                 *(k.by_status(s.value) for s in RunStatus),
-                *(key for run_id in candidates for key in (k.run(run_id), k.run_errors(run_id))),
+                *(key for run_id in leases for key in (k.run(run_id), k.run_errors(run_id))),
+                *(k.run(run_id) for run_id in others),
             ],
             args=[
                 now,
@@ -258,7 +261,9 @@ class RunStore:
                 self.heartbeat_ttl_ms,
                 self.pulse_gap_ms,
                 peek,
-                *candidates,
+                len(leases),
+                *leases,
+                *others,
             ],
         )
         return reply
@@ -516,6 +521,14 @@ class RunStore:
 
 def _pairs(raw: list[Any]) -> dict[str, str]:
     return {as_text(raw[i]): as_text(raw[i + 1]) for i in range(0, len(raw), 2)}
+
+
+class LaneHeads(NamedTuple):
+    """Ids at the head of the claim lanes: expired leases (the claim may retire one, so its
+    error log is declared too), and due retries, queued runs and the last claimed run."""
+
+    leases: list[str]
+    others: list[str]
 
 
 def _claimed(fields: list[Any], token: str, owner: str) -> ClaimedRun | None:

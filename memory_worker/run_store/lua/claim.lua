@@ -2,13 +2,15 @@
 -- KEYS: queued, retry, leases, retired, counters, parked:<own version>, parked counts,
 --       workers, worker_runs, pulse, forget epochs (chat id -> epoch, §14),
 --       status:queued, :processing, :completed, :failed, :skipped (RunStatus order),
---       then per candidate j (ARGV[12 + j]): its run hash KEYS[15 + 2j], error log KEYS[16 + 2j]
+--       then per candidate (ARGV[14..]) its run hash, and for the first ARGV[13] of them
+--       (expired leases: a run retired at its last attempt gets an error entry) its error log
 -- ARGV: now, lease_ms, owner, token, prompt_version, max_attempts, max_loops,
---       error_log_max, restore_batch, heartbeat_ttl_ms, pulse_gap_ms, peek, candidate ids...
+--       error_log_max, restore_batch, heartbeat_ttl_ms, pulse_gap_ms, peek,
+--       leases given, candidate ids...
 -- Answer: {run fields or {}, retired ids, skipped ids, {id, version, lane} to park or {},
---          again, heads}. The candidates are heads of the lanes a previous answer named
--- (``heads``: the first ``peek`` ids of each lane as the script ends, and the run it
--- claimed, which a release puts back at the head of the queue); every head this
+--          again, {lease heads, other heads}}. The candidates are heads of the lanes a
+-- previous answer named (the first ``peek`` ids of each lane as the script ended, and the
+-- run it claimed, which a release puts back at the head of the queue); every head this
 -- script reaches must be one of them (its keys declared). One that is not (taken, enqueued
 -- or restored since) ends the call with again = 1 + the heads walked before it (0 when
 -- the call ended otherwise); the steps before it stand. max_loops bounds the heads walked.
@@ -21,15 +23,20 @@ local status_keys = {}
 for i, s in ipairs({'queued', 'processing', 'completed', 'failed', 'skipped'}) do
   status_keys[s] = KEYS[11 + i]
 end
-local slot = {}
-for i = 13, #ARGV do slot[ARGV[i]] = i - 12 end
-local function heads()
-  local out = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, peek)
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, peek)) do
-    out[#out + 1] = id
+local slot, log_slot, at = {}, {}, 16  -- candidate id -> the KEYS index of its hash / log
+for i = 14, #ARGV do
+  at = at + 1
+  slot[ARGV[i]] = at
+  if i - 13 <= tonumber(ARGV[13]) then
+    at = at + 1
+    log_slot[ARGV[i]] = at
   end
-  for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, peek - 1)) do out[#out + 1] = id end
-  return out
+end
+local function heads(claimed)
+  local others = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, peek)
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, peek - 1)) do others[#others + 1] = id end
+  if claimed then others[#others + 1] = claimed end
+  return {redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, peek), others}
 end
 local since = tonumber(redis.call('HGET', KEYS[10], 'since') or '')
 -- lease_kept_for_owner() in run_store.py is this function's Python twin
@@ -65,13 +72,14 @@ for walked = 1, tonumber(ARGV[7]) do
       id, bucket = hit[1], 2
     else
       hit = redis.call('ZRANGE', KEYS[1], 0, 0)
-      if #hit == 0 then return {{}, retired, skipped, {}, 0, {}} end
+      if #hit == 0 then return {{}, retired, skipped, {}, 0, {{}, {}}} end
       id, bucket = hit[1], 1
     end
   end
-  local j = slot[id]
-  if not j then return {{}, retired, skipped, {}, walked, heads()} end
-  local rk, ek = KEYS[15 + 2 * j], KEYS[16 + 2 * j]
+  if not slot[id] or (bucket == 3 and not log_slot[id]) then
+    return {{}, retired, skipped, {}, walked, heads()}
+  end
+  local rk = KEYS[slot[id]]
   local status = redis.call('HGET', rk, 'status')
   local pv, action = '', 'claim'
   if status and bucket == 3 and kept_for_owner(rk, id) then
@@ -100,8 +108,8 @@ for walked = 1, tonumber(ARGV[7]) do
     elseif bucket == 3 and attempts >= max_attempts then
       local entry = cjson.encode({attempt = attempts, failed_at = now, code = 'lease_expired',
         reason = 'worker_lost', message = 'lease expired after the final attempt', kind = 'retired'})
-      redis.call('RPUSH', ek, entry)
-      redis.call('LTRIM', ek, -tonumber(ARGV[8]), -1)
+      redis.call('RPUSH', KEYS[log_slot[id]], entry)
+      redis.call('LTRIM', KEYS[log_slot[id]], -tonumber(ARGV[8]), -1)
       set_status(rk, id, status_keys[status], status_keys['failed'], 'failed', now)
       clear_lease(rk)
       redis.call('HSET', rk, 'retired', '1', 'next_attempt_at', '')
@@ -121,10 +129,7 @@ for walked = 1, tonumber(ARGV[7]) do
       local mine = redis.call('HGET', KEYS[9], ARGV[3])
       redis.call('HSET', KEYS[9], ARGV[3], (mine and mine ~= '') and (mine .. ',' .. id) or id)
       redis.call('HINCRBY', KEYS[5], 'claimed:' .. ({'queued', 'retry', 'lease_expired'})[bucket], 1)
-      -- the run itself too: a release puts it back at the head of the queue
-      local next_heads = heads()
-      next_heads[#next_heads + 1] = id
-      return {redis.call('HGETALL', rk), retired, skipped, {}, 0, next_heads}
+      return {redis.call('HGETALL', rk), retired, skipped, {}, 0, heads(id)}
     end
   end
 end
