@@ -38,7 +38,6 @@ local function heads(claimed)
   if claimed then others[#others + 1] = claimed end
   return {redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, peek), others}
 end
-local since = tonumber(redis.call('HGET', KEYS[10], 'since') or '')
 -- lease_kept_for_owner() in run_store.py is this function's Python twin
 local function kept_for_owner(rk, id)
   local owner = redis.call('HGET', rk, 'lease_owner')
@@ -47,6 +46,8 @@ local function kept_for_owner(rk, id)
   if not expiry then return false end
   local held = redis.call('HGET', KEYS[9], owner) or ''
   if not string.find(',' .. held .. ',', ',' .. id .. ',', 1, true) then return false end
+  -- read only here (an expired lease whose owner still beats): not on every claim
+  local since = tonumber(redis.call('HGET', KEYS[10], 'since') or '')
   local alive_until = expiry
   if since and since + ttl > alive_until then alive_until = since + ttl end
   return now <= alive_until
@@ -80,7 +81,9 @@ for walked = 1, tonumber(ARGV[7]) do
     return {{}, retired, skipped, {}, walked, heads()}
   end
   local rk = KEYS[slot[id]]
-  local status = redis.call('HGET', rk, 'status')
+  -- one read of the fields a claim decides on (nothing below changes them before their use)
+  local f = redis.call('HMGET', rk, 'status', 'prompt_version', 'attempts', 'chat_id')
+  local status = f[1]
   local pv, action = '', 'claim'
   if status and bucket == 3 and kept_for_owner(rk, id) then
     -- a live owner still works on it (it could not renew while the store was away)
@@ -90,7 +93,7 @@ for walked = 1, tonumber(ARGV[7]) do
     redis.call('HINCRBY', KEYS[5], 'lease_kept_for_owner', 1)
     status = nil
   else
-    pv = redis.call('HGET', rk, 'prompt_version') or ''
+    pv = f[2] or ''
     action = version_action(pv, ARGV[5])
     if action == 'park' then  -- a newer version: untouched, the caller parks it for its workers
       return {{}, retired, skipped, {id, pv, bucket}, 0, heads()}
@@ -98,7 +101,7 @@ for walked = 1, tonumber(ARGV[7]) do
     redis.call('ZREM', KEYS[bucket], id)
   end
   if status then
-    local attempts = tonumber(redis.call('HGET', rk, 'attempts') or '0')
+    local attempts = tonumber(f[3] or '0')
     if action == 'skip' then  -- an older version
       set_status(rk, id, status_keys[status], status_keys['skipped'], 'skipped', now)
       skipped[#skipped + 1] = id
@@ -117,14 +120,17 @@ for walked = 1, tonumber(ARGV[7]) do
       redis.call('HINCRBY', KEYS[5], 'retired:worker_lost', 1)
       retired[#retired + 1] = id
     else
-      if pv == '' then redis.call('HSET', rk, 'prompt_version', ARGV[5]) end  -- takes ours
       local until_ms = now + tonumber(ARGV[2])
       set_status(rk, id, status_keys[status], status_keys['processing'], 'processing', now)
       -- the chat's forget epoch now: the card write is refused if a forget comes after
-      local epoch = redis.call('HGET', KEYS[11], redis.call('HGET', rk, 'chat_id') or '') or '0'
-      redis.call('HSET', rk, 'attempts', attempts + 1, 'lease_owner', ARGV[3],
-        'lease_token', ARGV[4], 'leased_until', until_ms, 'next_attempt_at', '',
-        'forget_epoch', epoch)
+      local epoch = redis.call('HGET', KEYS[11], f[4] or '') or '0'
+      local fields = {'attempts', attempts + 1, 'lease_owner', ARGV[3], 'lease_token', ARGV[4],
+        'leased_until', until_ms, 'next_attempt_at', '', 'forget_epoch', epoch}
+      if pv == '' then  -- a run with no prompt version takes ours
+        fields[#fields + 1] = 'prompt_version'
+        fields[#fields + 1] = ARGV[5]
+      end
+      redis.call('HSET', rk, unpack(fields))
       redis.call('ZADD', KEYS[3], until_ms, id)
       local mine = redis.call('HGET', KEYS[9], ARGV[3])
       redis.call('HSET', KEYS[9], ARGV[3], (mine and mine ~= '') and (mine .. ',' .. id) or id)
