@@ -436,7 +436,12 @@ class MemoryWorker(Worker):
 
         The order alone keeps it safe: the job leaves the queue while its in-progress
         key still blocks every start, then its keys go. Anything else is arq's finish.
+        A job task that outlives :meth:`close` finds no pool: its entries stay as after
+        a crash (the in-progress key expires, the queue entry runs again).
         """
+        if self._pool is None:
+            log.info("job_finished_after_close", job_id=job_id)
+            return
         if not finish or result_data or keep_in_progress is not None:
             await super().finish_job(
                 job_id,
@@ -475,6 +480,7 @@ class MemoryWorker(Worker):
             self.handle_sig(signal.SIGUSR1)
         if not self._pool:
             return
+        self.allow_pick_jobs = False  # a poll still running starts no job after this
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
         with contextlib.suppress(*_REDIS_DOWN, RedisError):
             await self.pool.delete(self.health_check_key)
