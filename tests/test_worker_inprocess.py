@@ -378,3 +378,27 @@ async def test_poll_loop_ignores_stale_task_errors_and_resets_its_counter(
             assert await pool.zscore(worker.queue_name, job_id) is None
     finally:
         await worker.close()
+
+
+async def test_a_job_finishing_after_close_leaves_its_entries_as_a_crash_would(
+    fast: Settings, redis_url: str
+) -> None:
+    """close() stops picking jobs at once; a job task that outlives it finds no pool and
+    returns (it used to raise an AttributeError nobody retrieved), leaving its queue entry
+    and in-progress key to the next worker, as a crash does."""
+    worker = create_worker(fast, client_from_url(redis_url), handle_signals=False)
+    pool = worker.pool
+    job_id = f"{fast.key_prefix}late"
+    observer = client_from_url(redis_url)
+    try:
+        await pool.psetex(in_progress_key_prefix + job_id, 3_600_000, b"1")
+        await pool.zadd(worker.queue_name, {job_id: 1})
+        await worker.close()
+        assert worker.allow_pick_jobs is False
+        await worker.finish_job(job_id, True, None, None, False, None, None)
+        assert await observer.zscore(worker.queue_name, job_id) == 1
+        assert await observer.exists(in_progress_key_prefix + job_id)
+    finally:
+        await observer.delete(in_progress_key_prefix + job_id)
+        await observer.zrem(worker.queue_name, job_id)
+        await observer.aclose()
