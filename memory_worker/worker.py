@@ -237,8 +237,13 @@ class MemoryWorker(Worker):
             left = self.poll_delay_s - (loop.time() - began)
             if left <= 0:
                 return
+            # asyncio.timeout, not wait_for: on 3.11 wait_for returns the inner result and
+            # drops a cancel that arrives as the event is set — exactly when SIGTERM's
+            # wait-for-completion cancels the main task (the last job just freed its slot),
+            # and the worker then polled on, never exiting (a clean-clone CI run hit it).
             try:
-                await asyncio.wait_for(self._slot_freed.wait(), left)
+                async with asyncio.timeout(left):
+                    await self._slot_freed.wait()
             except TimeoutError:
                 return
             self._slot_freed.clear()
