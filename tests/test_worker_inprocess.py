@@ -402,3 +402,33 @@ async def test_a_job_finishing_after_close_leaves_its_entries_as_a_crash_would(
         await observer.delete(in_progress_key_prefix + job_id)
         await observer.zrem(worker.queue_name, job_id)
         await observer.aclose()
+
+
+@pytest.mark.parametrize("turns", range(6))
+async def test_a_stop_arriving_as_a_slot_frees_cancels_the_poll_loop(
+    fast: Settings, redis_url: str, turns: int
+) -> None:
+    """SIGTERM's wait-for-completion cancels the main task just as the last job frees its
+    slot. However many loop turns lie between the two, the cancel must end the poll
+    iteration (asyncio.wait_for on 3.11 swallowed it when the wait had just finished, and
+    the stopped worker polled on)."""
+    worker = create_worker(fast, client_from_url(redis_url), handle_signals=False)
+    worker.poll_delay_s = 5.0
+    worker.job_counter = worker.max_jobs  # every slot busy: the iteration waits for one
+    try:
+        iteration = asyncio.create_task(worker._poll_iteration())
+        await eventually(lambda: _waiting(worker._slot_freed))
+        worker._slot_freed.set()  # the last job's slot frees …
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        iteration.cancel()  # … and the stop cancels the loop
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(iteration), 3)
+    finally:
+        worker.job_counter = 0
+        await worker.close()
+
+
+def _waiting(event: asyncio.Event) -> bool:
+    """Someone is parked on the event (asyncio keeps its waiters' futures there)."""
+    return bool(getattr(event, "_waiters", None))
