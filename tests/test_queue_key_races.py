@@ -19,7 +19,7 @@ from llm_client.redis_text import as_text
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.run_store import EnqueueStatus, RunStore
-from memory_worker.run_store.model import CLAIM_LOOPS, CLAIM_PEEK
+from memory_worker.run_store.model import CLAIM_LOOPS, CLAIM_PEEK, ENQUEUE_CHECKS
 from memory_worker.run_store.store import LaneHeads
 from memory_worker.runs import plan_failure
 from memory_worker.settings import Settings
@@ -187,6 +187,33 @@ async def test_a_run_claimed_after_the_leases_were_read_is_counted_by_its_hash(
     result = await store.enqueue(make_request(51), at_ms=T0)
     assert result.status is EnqueueStatus.ENQUEUED
     assert len(reads) == 2  # the script saw the new lease and had the leases read again
+
+
+async def test_leases_that_change_on_every_read_end_as_queue_full_with_nothing_written(
+    redis: Any, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The queue is full and every read of the leases is already stale when the script runs
+    (claims churning faster than the caller reads): after ENQUEUE_CHECKS tries the enqueue
+    answers QUEUE_FULL — the cap is never skipped — and writes nothing."""
+    store = RunStore(redis, settings.model_copy(update={"max_queued_runs": 2}))
+    await _enqueue(store, 2)
+    assert await store.claim("other", at_ms=T0) is not None  # 1 queued + 1 processing: full
+    keys = Keys(settings.key_prefix)
+    runs_before = await redis.zcard(keys.all_runs)
+    real_zrange = redis.zrange
+    reads: list[str] = []
+
+    async def stale(name: Any, *args: Any, **kwargs: Any) -> Any:
+        if as_text(name) == keys.leases:
+            reads.append(as_text(name))
+            return []  # the lease the script sees was never in the caller's read
+        return await real_zrange(name, *args, **kwargs)
+
+    monkeypatch.setattr(redis, "zrange", stale)
+    result = await store.enqueue(make_request(60), at_ms=T0)
+    assert (result.status, result.run_id) == (EnqueueStatus.QUEUE_FULL, None)
+    assert len(reads) == ENQUEUE_CHECKS
+    assert await redis.zcard(keys.all_runs) == runs_before
 
 
 # --- pruning -------------------------------------------------------------------------------
