@@ -9,10 +9,20 @@ through both and asserts identical states.
 Layout per target ``provider/model``:
 
 - ``breaker(target)`` — HASH ``opened, gen, consec, trips, opened_at,
-  open_until, probe_until, seq`` (milliseconds; idle hashes expire after a week);
+  open_until, probe_until, seq, ttl_at`` (milliseconds; idle hashes expire after a week);
 - ``breaker_window(target)`` — ZSET of recent calls for the failure-rate rule,
   member ``<seq>:<1|0>`` (1 = charged failure), score = time in ms; entries older than
   the window may linger (successes prune lazily): readers prune by time.
+
+TTLs without a command per call: ``ttl_at`` is when ``breaker.record`` last set both
+keys' TTLs (caller's clock; absent or 0 = not yet, e.g. a new hash or a window deleted by
+a close). A closed breaker's success refreshes them only when ``ttl_at`` is absent or at
+least one window old, so the TTLs are long enough to outlast that gap: the hash's is a
+week plus one window (an idle hash still lives a week after its last call), the window's
+two windows plus ``WINDOW_TTL_MARGIN_MS`` (every entry outlives its own window, with
+room for clock skew). Every 16th call also re-sets the window's TTL (with the lazy
+prune), so a window that lost its key meanwhile (an operator's DEL) has a TTL again
+within 16 calls. Failures and transitions refresh every time.
 
 Times come from the caller's clock (``now_ms``), like the pure policy; the
 fleet's clocks are assumed NTP-synced (a skew of seconds only shifts
@@ -44,6 +54,10 @@ SuccessCounter = Callable[[str], tuple[str, str]]
 
 #: Idle breaker state is forgotten after a week (far beyond any cooldown).
 STATE_TTL_MS = 7 * 24 * 3600 * 1000
+
+#: A window's TTL is two windows plus this margin (clock skew between workers and the
+#: server; tests pass 0 to watch a window expire).
+WINDOW_TTL_MARGIN_MS = 10_000
 
 
 class BreakerKeys(Protocol):
@@ -98,17 +112,19 @@ return {1, gen, 1, taken}
 
 # breaker.record — KEYS: hash, window[, success counter]; ARGV: generation, outcome, now,
 # failure_threshold, rate_min_calls, rate_window_ms, rate_threshold, cooldown_ms,
-# cooldown_max_ms, ttl[, counter field]. With the counter, a success also counts itself
-# there (the attempt metrics, in the same round trip), whatever the generation.
+# cooldown_max_ms, hash ttl, window ttl[, counter field]. With the counter, a success also
+# counts itself there (the attempt metrics, in the same round trip), whatever the generation.
 # Returns the transition ("opened", "reopened", "closed") or "".
+# A closed breaker's success (most calls) costs HMGET, HINCRBY seq and ZADD: it sets the
+# TTLs only when ``ttl_at`` says they may be missing or a window old (module docstring).
 _RECORD = (
     _LIB
     + """
 local h, w = KEYS[1], KEYS[2]
-if KEYS[3] and ARGV[2] == 'success' then redis.call('HINCRBY', KEYS[3], ARGV[11], 1) end
+if KEYS[3] and ARGV[2] == 'success' then redis.call('HINCRBY', KEYS[3], ARGV[12], 1) end
 local now = tonumber(ARGV[3])
 local window_ms = tonumber(ARGV[6])
-local v = redis.call('HMGET', h, 'opened', 'gen', 'consec', 'trips')
+local v = redis.call('HMGET', h, 'opened', 'gen', 'consec', 'trips', 'ttl_at')
 local gen, consec, trips = num(v[2]), num(v[3]), num(v[4])
 if tonumber(ARGV[1]) ~= gen then return '' end
 local outcome = ARGV[2]
@@ -124,23 +140,38 @@ end
 
 -- A failure prunes the window before counting it; a success (most calls) prunes every
 -- 16th call only: the stale entries it leaves are older than the window, which every
--- reader prunes by time (the rate rule right below, breaker.view).
+-- reader prunes by time (the rate rule right below, breaker.view). Returns whether
+-- this is a 16th call.
 local function add_call(failed)
   local seq = redis.call('HINCRBY', h, 'seq', 1)
-  if failed == '1' or seq % 16 == 0 then
+  local lazy = seq % 16 == 0
+  if failed == '1' or lazy then
     redis.call('ZREMRANGEBYSCORE', w, '-inf', s(now - window_ms))
   end
   redis.call('ZADD', w, s(now), s(seq) .. ':' .. failed)
-  redis.call('PEXPIRE', w, s(window_ms))
+  return lazy
 end
 
 local transition = ''
 if num(v[1]) == 0 then
   if outcome == 'success' then
-    add_call('0')
+    local lazy = add_call('0')
+    local ttl_at = num(v[5])
+    if ttl_at == 0 or now - ttl_at >= window_ms then
+      -- Both TTLs may be missing (new hash, window deleted by a close) or a window old.
+      redis.call('PEXPIRE', w, ARGV[11])
+      redis.call('PEXPIRE', h, ARGV[10])
+      redis.call('HSET', h, 'consec', '0', 'ttl_at', s(now))
+      return ''
+    end
+    -- Set at ttl_at: the hash outlives it by a week plus a window, the window by two
+    -- windows (plus margin), so both outlive this call by their own spans.
+    if lazy then redis.call('PEXPIRE', w, ARGV[11]) end
     if consec ~= 0 then redis.call('HSET', h, 'consec', '0') end
+    return ''
   elseif outcome == 'failure' then
     add_call('1')
+    redis.call('PEXPIRE', w, ARGV[11])
     consec = consec + 1
     local trip = consec >= tonumber(ARGV[4])
     if not trip then
@@ -157,10 +188,10 @@ if num(v[1]) == 0 then
       trips = trips + 1
       redis.call('HSET', h, 'opened', '1', 'gen', s(gen + 1), 'consec', s(consec),
         'trips', s(trips), 'opened_at', s(now), 'open_until', s(now + cooldown(trips)),
-        'probe_until', '0')
+        'probe_until', '0', 'ttl_at', s(now))
       transition = 'opened'
     else
-      redis.call('HSET', h, 'consec', s(consec), 'gen', s(gen))
+      redis.call('HSET', h, 'consec', s(consec), 'gen', s(gen), 'ttl_at', s(now))
     end
   else
     return ''
@@ -168,8 +199,9 @@ if num(v[1]) == 0 then
 else
   gen = gen + 1
   if outcome == 'success' then
+    -- ttl_at 0: the next success gives the window this DEL removes its TTL again.
     redis.call('HSET', h, 'opened', '0', 'gen', s(gen), 'consec', '0', 'trips', '0',
-      'opened_at', '0', 'open_until', '0', 'probe_until', '0')
+      'opened_at', '0', 'open_until', '0', 'probe_until', '0', 'ttl_at', '0')
     redis.call('DEL', w)
     transition = 'closed'
   elseif outcome == 'failure' then
@@ -333,6 +365,7 @@ class BreakerStore:
         *,
         clock: Callable[[], float] = time.time,
         success_counter: SuccessCounter | None = None,
+        window_ttl_margin_ms: int = WINDOW_TTL_MARGIN_MS,
     ) -> None:
         self._redis = redis
         self._keys = keys
@@ -340,6 +373,7 @@ class BreakerStore:
         self._clock = clock
         #: Where a recorded success counts itself (the attempt metrics), if anywhere.
         self.success_counter = success_counter
+        self._window_ttl_margin_ms = window_ttl_margin_ms
         self._begin = redis.register_script(_BEGIN)
         self._routes_open = redis.register_script(_ROUTES_OPEN)
         self._acquire = redis.register_script(_ACQUIRE)
@@ -451,7 +485,8 @@ class BreakerStore:
                 repr(float(cfg.rate_threshold)),
                 cfg.cooldown_ms,
                 cfg.cooldown_max_ms,
-                STATE_TTL_MS,
+                STATE_TTL_MS + cfg.rate_window_ms,
+                2 * cfg.rate_window_ms + self._window_ttl_margin_ms,
                 *counted,
             ],
         )

@@ -8,15 +8,21 @@ import random
 import subprocess
 import sys
 import textwrap
+import time
+from collections import Counter
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
 
 from llm_client import breaker as policy
 from llm_client.breaker import BreakerConfig, BreakerState, Circuit, Outcome, Permit, Transition
-from llm_client.breaker_store import BreakerStore
+from llm_client.breaker_store import STATE_TTL_MS, BreakerStore
 from memory_worker.keys import Keys
+from memory_worker.metrics import success_counter
+from tests.support.harness import eventually
 
 T0 = 1_700_000_000_000
 TARGET = "farm/memory-extractor"
@@ -202,6 +208,112 @@ async def test_steady_successes_keep_the_window_bounded_and_the_rate_rule_exact(
     assert await redis.zcard(window_key) == 13
 
 
+# --- what a record costs the server, and the TTLs it still keeps ---------------------------
+
+
+async def inner_commands(admin: Any, call: Awaitable[object]) -> Counter[str]:
+    """The commands ``call`` makes the server run (``INFO commandstats`` delta: a script's
+    inner commands count), the measuring ``INFO`` left out."""
+
+    async def calls() -> Counter[str]:
+        stats = await admin.info("commandstats")
+        return Counter(
+            {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
+        )
+
+    before = await calls()
+    await call
+    spent = await calls() - before
+    del spent["info"]
+    return spent
+
+
+async def test_a_closed_success_costs_evalsha_hmget_seq_and_zadd(admin: Any) -> None:
+    """Issue 11: the hot path (a closed breaker's success) sets no TTL; the first record of a
+    hash, every 16th call (lazy prune + window TTL) and one call a window later do."""
+    keys = Keys("cost:")
+    store = BreakerStore(admin, keys, BreakerConfig(), success_counter=success_counter(keys))
+    warm = await store.acquire("warm/up", lease_seconds=60, now_ms=T0)
+    assert warm is not None
+    await store.record("warm/up", warm, Outcome.SUCCESS, now_ms=T0)  # scripts loaded
+    permit = await store.acquire(TARGET, lease_seconds=60, now_ms=T0)
+    assert permit is not None
+    hot = Counter({"evalsha": 1, "hmget": 1, "hincrby": 1, "zadd": 1})
+    ttls = Counter({"pexpire": 2, "hset": 1})
+    now = T0
+    for seq in range(1, 40):
+        now += 100
+        count = seq % 2 == 0  # with the attempt counter: one HINCRBY more
+        spent = await inner_commands(
+            admin, store.record(TARGET, permit, Outcome.SUCCESS, now_ms=now, count=count)
+        )
+        expected = hot + Counter({"hincrby": int(count)})
+        if seq == 1:
+            expected += ttls  # a new hash: both keys get their TTLs
+        elif seq % 16 == 0:
+            expected += Counter({"zremrangebyscore": 1, "pexpire": 1})
+        assert spent == expected, seq
+    window_ms = store.config.rate_window_ms
+    spent = await inner_commands(
+        admin, store.record(TARGET, permit, Outcome.SUCCESS, now_ms=T0 + 100 + window_ms)
+    )
+    assert spent == hot + ttls  # the TTLs were set a window ago: set again
+    spent = await inner_commands(
+        admin, store.record(TARGET, permit, Outcome.SUCCESS, now_ms=T0 + 200 + window_ms)
+    )
+    assert spent == hot
+
+
+async def test_every_entry_outlives_its_window_and_an_idle_window_disappears(
+    redis: Redis, key_prefix: str
+) -> None:
+    """Real clock, sparse and dense calls: after every record the window expires no earlier
+    than the entry just added leaves the window, and the hash lives a week past it; once
+    calls stop, the window disappears on its own (margin 0 here to see it happen)."""
+    config = BreakerConfig(rate_window_seconds=0.2)
+    store = BreakerStore(redis, Keys(key_prefix), config, window_ttl_margin_ms=0)
+    hash_key = Keys(key_prefix).breaker(TARGET)
+    window_key = Keys(key_prefix).breaker_window(TARGET)
+    rng = random.Random(3)
+    for i in range(30):
+        await asyncio.sleep(rng.choice([0, 0, 0.03, 0.12, 0.25]))
+        now = int(time.time() * 1000)
+        permit = await store.acquire(TARGET, lease_seconds=60, now_ms=now)
+        assert permit is not None
+        outcome = Outcome.FAILURE if i in (7, 8) else Outcome.SUCCESS
+        assert await store.record(TARGET, permit, outcome, now_ms=now) is None
+        assert await redis.pexpiretime(window_key) >= now + config.rate_window_ms, i
+        assert await redis.pexpiretime(hash_key) >= now + STATE_TTL_MS, i
+
+    async def window_gone() -> bool:
+        return await redis.exists(window_key) == 0
+
+    await eventually(window_gone, timeout=5)
+    assert await redis.exists(hash_key)
+
+
+async def test_a_window_deleted_under_a_fresh_ttl_mark_gets_a_ttl_within_16_calls(
+    redis: Redis, key_prefix: str
+) -> None:
+    store = make_store(redis, key_prefix)
+    window_key = Keys(key_prefix).breaker_window(TARGET)
+    permit = await store.acquire(TARGET, lease_seconds=60, now_ms=T0)
+    assert permit is not None
+    await store.record(TARGET, permit, Outcome.SUCCESS, now_ms=T0)  # seq 1: TTLs set
+    await redis.delete(window_key)  # e.g. an operator; the hash still says "TTLs set"
+    without_ttl = 0
+    for i in range(1, 16):  # seq 2..16, all within one window of the mark
+        await store.record(TARGET, permit, Outcome.SUCCESS, now_ms=T0 + i)
+        without_ttl += await redis.pttl(window_key) == -1
+    assert 0 < without_ttl < 15
+    assert await redis.pttl(window_key) > 0
+
+
+async def assert_keys_have_ttls(redis: Redis, *names: str) -> None:
+    for name in names:
+        assert await redis.pttl(name) != -1, name  # -2: absent, else a TTL
+
+
 def pruned(state: BreakerState, now: int, config: BreakerConfig) -> BreakerState:
     return BreakerState(
         opened=state.opened,
@@ -271,6 +383,9 @@ async def test_lua_store_matches_pure_policy_on_random_sequences(
             await store.reset(TARGET)
         stored = await store.state(TARGET)
         assert pruned(stored, now, config) == pruned(state, now, config)
+        await assert_keys_have_ttls(
+            redis, Keys(key_prefix).breaker(TARGET), Keys(key_prefix).breaker_window(TARGET)
+        )
         assert await store.view(TARGET, now_ms=now) == policy.view(TARGET, state, now, config)
 
 
