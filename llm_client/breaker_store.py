@@ -17,12 +17,13 @@ Layout per target ``provider/model``:
 TTLs without a command per call: ``ttl_at`` is when ``breaker.record`` last set both
 keys' TTLs (caller's clock; absent or 0 = not yet, e.g. a new hash or a window deleted by
 a close). A closed breaker's success refreshes them only when ``ttl_at`` is absent or at
-least one window old, so the TTLs are long enough to outlast that gap: the hash's is a
-week plus one window (an idle hash still lives a week after its last call), the window's
-two windows plus ``WINDOW_TTL_MARGIN_MS`` (every entry outlives its own window, with
-room for clock skew). Every 16th call also re-sets the window's TTL (with the lazy
-prune), so a window that lost its key meanwhile (an operator's DEL) has a TTL again
-within 16 calls. Failures and transitions refresh every time.
+least one window away from its ``now`` (either way: a worker's clock may be off), so the
+TTLs are long enough to outlast that gap: the hash's is a week plus one window (an idle
+hash still lives a week after its last call), the window's two windows plus
+``WINDOW_TTL_MARGIN_MS`` (every entry outlives its own window, with room for clock
+skew). Every 16th call also re-sets the window's TTL (with the lazy prune), so a window
+that lost its key meanwhile (an operator's DEL) has a TTL again within 16 calls.
+Failures and transitions refresh every time.
 
 Times come from the caller's clock (``now_ms``), like the pure policy; the
 fleet's clocks are assumed NTP-synced (a skew of seconds only shifts
@@ -157,8 +158,10 @@ if num(v[1]) == 0 then
   if outcome == 'success' then
     local lazy = add_call('0')
     local ttl_at = num(v[5])
-    if ttl_at == 0 or now - ttl_at >= window_ms then
-      -- Both TTLs may be missing (new hash, window deleted by a close) or a window old.
+    if ttl_at == 0 or math.abs(now - ttl_at) >= window_ms then
+      -- Both TTLs may be missing (new hash, window deleted by a close) or a window old
+      -- (or the mark is a window ahead: a worker whose clock is off keeps the TTLs right,
+      -- at the old cost).
       redis.call('PEXPIRE', w, ARGV[11])
       redis.call('PEXPIRE', h, ARGV[10])
       redis.call('HSET', h, 'consec', '0', 'ttl_at', s(now))

@@ -262,6 +262,12 @@ async def test_a_closed_success_costs_evalsha_hmget_seq_and_zadd(admin: Any) -> 
         admin, store.record(TARGET, permit, Outcome.SUCCESS, now_ms=T0 + 200 + window_ms)
     )
     assert spent == hot
+    # A worker whose clock is a window behind the mark's sets them too (it cannot tell
+    # how long ago the mark was written).
+    spent = await inner_commands(
+        admin, store.record(TARGET, permit, Outcome.SUCCESS, now_ms=T0 + 100)
+    )
+    assert spent == hot + ttls
 
 
 async def test_every_entry_outlives_its_window_and_an_idle_window_disappears(
