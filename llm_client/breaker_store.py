@@ -1,7 +1,7 @@
 """Fleet-shared circuit breakers in Redis (§5): one Lua script per transition.
 
 The policy lives in ``llm_client.breaker`` (pure, tested without Redis); each
-script below is a line-by-line translation of one of its functions, so every
+script (``lua/breaker_*.lua``) is a line-by-line translation of one of its functions, so every
 worker process of the fleet sees and changes the same breaker atomically, and
 the state survives worker restarts. A test drives random outcome sequences
 through both and asserts identical states.
@@ -35,6 +35,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any, Protocol
 
 from redis.asyncio import Redis
@@ -79,248 +80,20 @@ local function num(v) if v then return tonumber(v) end return 0 end
 local function s(x) return string.format('%d', x) end
 """
 
-# breaker.acquire — KEYS: hash, failopen permit; ARGV: now, lease_ms, mode, failopen_px, ttl.
-# mode "normal": closed → shared permit; open → probe only after the cooldown, one at a time.
-# mode "failopen": like normal, but during the cooldown the probe is granted when the
-# workflow's fleet-wide fail-open permit (SET NX PX) is free, which it then takes.
-# Any probe granted with failopen_px > 0 also holds the workflow's fail-open permit for
-# that long: a route's half-open probe is that interval's probe, no fail-open on top.
-# Returns {granted, generation, probe, failopen_taken}.
-_ACQUIRE = (
-    _LIB
-    + """
-local h = KEYS[1]
-local now = tonumber(ARGV[1])
-local v = redis.call('HMGET', h, 'opened', 'gen', 'open_until', 'probe_until')
-local gen = num(v[2])
-if num(v[1]) == 0 then return {1, gen, 0, 0} end
-if num(v[4]) > now then return {0, gen, 0, 0} end
-local taken = 0
-if now < num(v[3]) then
-  if ARGV[3] ~= 'failopen' then return {0, gen, 0, 0} end
-  if not redis.call('SET', KEYS[2], s(now), 'NX', 'PX', ARGV[4]) then return {0, gen, 0, 0} end
-  taken = 1
-end
-gen = gen + 1
-redis.call('HSET', h, 'gen', s(gen), 'probe_until', s(now + tonumber(ARGV[2])))
-redis.call('PEXPIRE', h, ARGV[5])
-if taken == 0 and tonumber(ARGV[4]) > 0 then
-  redis.call('SET', KEYS[2], s(now), 'PX', ARGV[4])
-end
-return {1, gen, 1, taken}
-"""
-)
 
-# breaker.record — KEYS: hash, window[, success counter]; ARGV: generation, outcome, now,
-# failure_threshold, rate_min_calls, rate_window_ms, rate_threshold, cooldown_ms,
-# cooldown_max_ms, hash ttl, window ttl[, counter field]. With the counter, a success also
-# counts itself there (the attempt metrics, in the same round trip), whatever the generation.
-# Returns the transition ("opened", "reopened", "closed") or "".
-# A closed breaker's success (most calls) costs HMGET, HINCRBY seq and ZADD: it sets the
-# TTLs only when ``ttl_at`` says they may be missing or a window old (module docstring).
-_RECORD = (
-    _LIB
-    + """
-local h, w = KEYS[1], KEYS[2]
-if KEYS[3] and ARGV[2] == 'success' then redis.call('HINCRBY', KEYS[3], ARGV[12], 1) end
-local now = tonumber(ARGV[3])
-local window_ms = tonumber(ARGV[6])
-local v = redis.call('HMGET', h, 'opened', 'gen', 'consec', 'trips', 'ttl_at')
-local gen, consec, trips = num(v[2]), num(v[3]), num(v[4])
-if tonumber(ARGV[1]) ~= gen then return '' end
-local outcome = ARGV[2]
+def _lua(name: str) -> str:
+    """One transition's script (``lua/breaker_<name>.lua``, documented at its top)."""
+    text = resources.files(__package__).joinpath("lua", f"breaker_{name}.lua")
+    return _LIB + text.read_text(encoding="utf-8")
 
-local function cooldown(t)
-  local e = t - 1
-  if e < 0 then e = 0 end
-  if e >= 32 then return tonumber(ARGV[9]) end
-  local c = tonumber(ARGV[8]) * (2 ^ e)
-  if c > tonumber(ARGV[9]) then return tonumber(ARGV[9]) end
-  return c
-end
 
--- A failure prunes the window before counting it; a success (most calls) prunes every
--- 16th call only: the stale entries it leaves are older than the window, which every
--- reader prunes by time (the rate rule right below, breaker.view). Returns whether
--- this is a 16th call.
-local function add_call(failed)
-  local seq = redis.call('HINCRBY', h, 'seq', 1)
-  local lazy = seq % 16 == 0
-  if failed == '1' or lazy then
-    redis.call('ZREMRANGEBYSCORE', w, '-inf', s(now - window_ms))
-  end
-  redis.call('ZADD', w, s(now), s(seq) .. ':' .. failed)
-  return lazy
-end
-
-local transition = ''
-if num(v[1]) == 0 then
-  if outcome == 'success' then
-    local lazy = add_call('0')
-    local ttl_at = num(v[5])
-    if ttl_at == 0 or math.abs(now - ttl_at) >= window_ms then
-      -- Both TTLs may be missing (new hash, window deleted by a close) or a window old
-      -- (or the mark is a window ahead: a worker whose clock is off keeps the TTLs right,
-      -- at the old cost).
-      redis.call('PEXPIRE', w, ARGV[11])
-      redis.call('PEXPIRE', h, ARGV[10])
-      redis.call('HSET', h, 'consec', '0', 'ttl_at', s(now))
-      return ''
-    end
-    -- Set at ttl_at: the hash outlives it by a week plus a window, the window by two
-    -- windows (plus margin), so both outlive this call by their own spans.
-    if lazy then redis.call('PEXPIRE', w, ARGV[11]) end
-    if consec ~= 0 then redis.call('HSET', h, 'consec', '0') end
-    return ''
-  elseif outcome == 'failure' then
-    add_call('1')
-    redis.call('PEXPIRE', w, ARGV[11])
-    consec = consec + 1
-    local trip = consec >= tonumber(ARGV[4])
-    if not trip then
-      local calls = redis.call('ZRANGE', w, 0, -1)
-      if #calls >= tonumber(ARGV[5]) then
-        local failures = 0
-        for _, m in ipairs(calls) do
-          if string.sub(m, -2) == ':1' then failures = failures + 1 end
-        end
-        trip = failures / #calls > tonumber(ARGV[7])
-      end
-    end
-    if trip then
-      trips = trips + 1
-      redis.call('HSET', h, 'opened', '1', 'gen', s(gen + 1), 'consec', s(consec),
-        'trips', s(trips), 'opened_at', s(now), 'open_until', s(now + cooldown(trips)),
-        'probe_until', '0', 'ttl_at', s(now))
-      transition = 'opened'
-    else
-      redis.call('HSET', h, 'consec', s(consec), 'gen', s(gen), 'ttl_at', s(now))
-    end
-  else
-    return ''
-  end
-else
-  gen = gen + 1
-  if outcome == 'success' then
-    -- ttl_at 0: the next success gives the window this DEL removes its TTL again.
-    redis.call('HSET', h, 'opened', '0', 'gen', s(gen), 'consec', '0', 'trips', '0',
-      'opened_at', '0', 'open_until', '0', 'probe_until', '0', 'ttl_at', '0')
-    redis.call('DEL', w)
-    transition = 'closed'
-  elseif outcome == 'failure' then
-    trips = trips + 1
-    redis.call('HSET', h, 'gen', s(gen), 'consec', s(consec + 1), 'trips', s(trips),
-      'open_until', s(now + cooldown(trips)), 'probe_until', '0')
-    transition = 'reopened'
-  else
-    redis.call('HSET', h, 'gen', s(gen), 'probe_until', '0')
-  end
-end
-redis.call('PEXPIRE', h, ARGV[10])
-return transition
-"""
-)
-
-# breaker.renew — KEYS: hash; ARGV: generation, now, lease_ms, ttl.
-# Extends the current probe's lease; returns 1, or 0 when the permit is no longer current.
-_RENEW = (
-    _LIB
-    + """
-local h = KEYS[1]
-local v = redis.call('HMGET', h, 'opened', 'gen', 'probe_until')
-if num(v[1]) == 0 or num(v[2]) ~= tonumber(ARGV[1]) or num(v[3]) <= 0 then return 0 end
-redis.call('HSET', h, 'probe_until', s(tonumber(ARGV[2]) + tonumber(ARGV[3])))
-redis.call('PEXPIRE', h, ARGV[4])
-return 1
-"""
-)
-
-# breaker.reset — KEYS: hash, window; ARGV: ttl. Closed and clean, next generation.
-_RESET = (
-    _LIB
-    + """
-local gen = num(redis.call('HGET', KEYS[1], 'gen')) + 1
-redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('HSET', KEYS[1], 'opened', '0', 'gen', s(gen), 'consec', '0', 'trips', '0',
-  'opened_at', '0', 'open_until', '0', 'probe_until', '0')
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return gen
-"""
-)
-
-# walk.begin — the walk's first round trip: snapshot + the first permit.
-# KEYS: the route's target hashes in route order, then the workflow's fail-open permit;
-# ARGV: now, lease_ms, failopen_px, ttl, probes (1/0).
-# Orders the targets as the walker does (closed first, then the open ones when probes
-# are allowed) and takes the first permit ``breaker.acquire`` (mode normal) would grant,
-# in that order. Returns {granted index or 0, generation, probe, {closed flags}}.
-_BEGIN = (
-    _LIB
-    + """
-local n = #KEYS - 1
-local now = tonumber(ARGV[1])
-local states, order, flags = {}, {}, {}
-for i = 1, n do
-  states[i] = redis.call('HMGET', KEYS[i], 'opened', 'gen', 'open_until', 'probe_until')
-  if num(states[i][1]) == 0 then flags[i] = 1; order[#order + 1] = i else flags[i] = 0 end
-end
-if ARGV[5] == '1' then
-  for i = 1, n do if flags[i] == 0 then order[#order + 1] = i end end
-end
-for _, i in ipairs(order) do
-  local v = states[i]
-  local gen = num(v[2])
-  if num(v[1]) == 0 then return {i, gen, 0, flags} end
-  if num(v[4]) <= now and now >= num(v[3]) then
-    gen = gen + 1
-    redis.call('HSET', KEYS[i], 'gen', s(gen), 'probe_until', s(now + tonumber(ARGV[2])))
-    redis.call('PEXPIRE', KEYS[i], ARGV[4])
-    if tonumber(ARGV[3]) > 0 then
-      redis.call('SET', KEYS[n + 1], s(now), 'PX', ARGV[3])
-    end
-    return {i, gen, 1, flags}
-  end
-end
-return {0, 0, 0, flags}
-"""
-)
-
-# routes.open — the pre-claim gate of several workflows in one round trip (takes nothing).
-# KEYS: every workflow's target hashes (route order, workflow after workflow), then each
-# workflow's fail-open permit; ARGV: now, then each workflow's number of targets.
-# A workflow is open when no target is admissible (closed, or half-open without a probe in
-# flight) and its first target's probe is in flight or its fail-open permit is taken.
-_ROUTES_OPEN = (
-    _LIB
-    + """
-local now = tonumber(ARGV[1])
-local flows = #ARGV - 1
-local first_permit = #KEYS - flows
-local at, out = 0, {}
-for f = 1, flows do
-  local count = tonumber(ARGV[f + 1])
-  local open = count > 0
-  local first_probe = false
-  for i = 1, count do
-    local v = redis.call('HMGET', KEYS[at + i], 'opened', 'open_until', 'probe_until')
-    local in_flight = num(v[1]) == 1 and num(v[3]) > now
-    if num(v[1]) == 0 or (now >= num(v[2]) and not in_flight) then open = false end
-    if i == 1 then first_probe = in_flight end
-  end
-  at = at + count
-  if open and not first_probe then
-    open = redis.call('EXISTS', KEYS[first_permit + f]) == 1
-  end
-  out[f] = open and 1 or 0
-end
-return out
-"""
-)
-
-# Read one breaker consistently — KEYS: hash, window. Returns {hash fields..., window...}.
-_READ = """
-return {redis.call('HGETALL', KEYS[1]), redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')}
-"""
+_ACQUIRE = _lua("acquire")  # breaker.acquire
+_RECORD = _lua("record")  # breaker.record
+_RENEW = _lua("renew")  # breaker.renew
+_RESET = _lua("reset")  # breaker.reset
+_BEGIN = _lua("begin")  # walk.begin: snapshot + the first permit
+_ROUTES_OPEN = _lua("routes_open")  # the pre-claim gate of several workflows
+_READ = _lua("read")  # one breaker, read consistently
 
 
 @dataclass(frozen=True, slots=True)
