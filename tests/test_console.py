@@ -262,12 +262,18 @@ async def test_memory_browser_escapes_and_shows_history_then_turns_off(
             assert fragment not in text, (path, fragment)
 
 
+async def queue_runs(redis: Any, settings: Settings, count: int, chats: list[int]) -> RunStore:
+    """``count`` queued runs an hour apart, dealt round the ``chats`` in turn."""
+    store = RunStore(redis, settings)
+    for i in range(count):
+        await store.enqueue(make_request(chats[i % len(chats)], hour=i))
+    return store
+
+
 async def test_runs_list_pages_and_filters(
     redis: Any, settings: Settings, make_client: MakeClient
 ) -> None:
-    store = RunStore(redis, settings)
-    for i in range(120):
-        await store.enqueue(make_request(7000 + i % 3, hour=i))
+    await queue_runs(redis, settings, 120, chats=[7000, 7001, 7002])
     client = await make_client(settings)
     first = await (await client.get("/runs?status=queued")).text()
     assert first.count('<a href="/runs/r') == 50
@@ -286,9 +292,7 @@ async def test_runs_list_pages_and_filters(
 async def test_runs_filter_pages_fill_inside_a_chunk_and_continue(
     redis: Any, settings: Settings, make_client: MakeClient
 ) -> None:
-    store = RunStore(redis, settings)
-    for i in range(300):
-        await store.enqueue(make_request(8000 + i % 2, hour=i))
+    store = await queue_runs(redis, settings, 300, chats=[8000, 8001])
     client = await make_client(settings)
     seen: list[str] = []
     path: str | None = "/runs?chat=8001"

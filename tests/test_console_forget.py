@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from aiohttp.test_utils import TestClient
+
 from memory_worker.cards import CardStore, RunWrites
 from memory_worker.forgetter import recent_audit
 from memory_worker.keys import Keys
@@ -31,6 +33,14 @@ async def seed(redis: Any, settings: Settings) -> CardStore:
     return cards
 
 
+async def seeded_forget_console(
+    redis: Any, settings: Settings, make_client: MakeClient
+) -> tuple[CardStore, TestClient[Any, Any]]:
+    """The :func:`seed` cards and a console holding the token that may forget (no AOF rewrite)."""
+    cards = await seed(redis, settings)
+    return cards, await make_client(with_token(settings, forget_rewrite_aof=False))
+
+
 def count(body: str, name: str) -> int:
     found = re.search(rf'id="forget-{name}">(\d+)<', body)
     assert found, name
@@ -40,8 +50,7 @@ def count(body: str, name: str) -> int:
 async def test_preview_from_the_memory_page_then_forget_a_user(
     redis: Any, settings: Settings, make_client: MakeClient
 ) -> None:
-    cards = await seed(redis, settings)
-    client = await make_client(with_token(settings, forget_rewrite_aof=False))
+    cards, client = await seeded_forget_console(redis, settings, make_client)
     memory = await (await client.get(f"/memory/{CHAT}")).text()
     assert 'id="forget-form"' in memory
     assert 'action="/forget"' in memory
@@ -76,8 +85,7 @@ async def test_preview_from_the_memory_page_then_forget_a_user(
 async def test_forget_a_whole_chat_from_the_console(
     redis: Any, settings: Settings, make_client: MakeClient
 ) -> None:
-    cards = await seed(redis, settings)
-    client = await make_client(with_token(settings, forget_rewrite_aof=False))
+    cards, client = await seeded_forget_console(redis, settings, make_client)
     preview = await (await client.get(f"/forget?chat={CHAT}&user=&preview=1")).text()
     assert count(preview, "cards") == 2
     assert f"Forget chat {CHAT}" in preview
