@@ -30,6 +30,7 @@ from memory_worker.run_store import RunStore, now_ms
 from memory_worker.run_store.model import HOUR_MS
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
+from tests.support import console
 from tests.support.cards import new
 from tests.support.console import TOKEN, MakeClient, csrf_of, dump_all, with_token
 from tests.support.console import make_client as make_client  # the fixture
@@ -315,24 +316,8 @@ async def test_actions_refused_without_token_change_nothing(
     redis: Any, settings: Settings, make_client: MakeClient
 ) -> None:
     await seed(redis, settings)
-    read_only = await make_client(settings)
-    tokened = await make_client(with_token(settings))
-    before = await dump_all(redis, settings.key_prefix)
-    replay_form = {"scope": "retired"}
-    for client, token in ((read_only, TOKEN), (tokened, ""), (tokened, "wrong-token-123")):
-        csrf = await csrf_of(client)
-        for path, form in (("/breakers/reset", {"target": TARGET}), ("/replay", replay_form)):
-            response = await client.post(path, data={**form, "csrf": csrf, "token": token})
-            assert response.status == 403, (path, token)
-            assert 'id="refused"' in await response.text()
-    # a right token without the CSRF pair is refused too
-    response = await tokened.post("/breakers/reset", data={"target": TARGET, "token": TOKEN})
-    assert response.status == 403
-    response = await tokened.post(
-        "/replay", data={"scope": "retired", "token": TOKEN, "csrf": "x" * 32}
-    )
-    assert response.status == 403
-    assert await dump_all(redis, settings.key_prefix) == before
+    for path, form in (("/breakers/reset", {"target": TARGET}), ("/replay", {"scope": "retired"})):
+        await console.assert_refused_without_token_or_csrf(redis, settings, make_client, path, form)
 
 
 async def test_breaker_reset_with_token_leaves_an_audit_event(

@@ -17,6 +17,7 @@ from memory_worker.forgetter import recent_audit
 from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
+from tests.support import console
 from tests.support.cards import new
 from tests.support.console import TOKEN, MakeClient, csrf_of, dump_all, with_token
 from tests.support.console import make_client as make_client  # the fixture
@@ -101,19 +102,11 @@ async def test_forget_refused_without_the_token_or_csrf_changes_nothing(
     redis: Any, settings: Settings, make_client: MakeClient
 ) -> None:
     await seed(redis, settings)
-    read_only = await make_client(settings)
-    tokened = await make_client(with_token(settings))
     before = await dump_all(redis, settings.key_prefix)
     form = {"chat": str(CHAT), "user": str(ALICE)}
-    for client, token in ((read_only, TOKEN), (tokened, ""), (tokened, "wrong-token-123")):
-        csrf = await csrf_of(client)
-        response = await client.post("/forget", data={**form, "csrf": csrf, "token": token})
-        assert response.status == 403, token
-        assert 'id="refused"' in await response.text()
-    response = await tokened.post("/forget", data={**form, "token": TOKEN})  # no CSRF pair
-    assert response.status == 403
-    response = await tokened.post("/forget", data={**form, "token": TOKEN, "csrf": "x" * 32})
-    assert response.status == 403
+    read_only = await console.assert_refused_without_token_or_csrf(
+        redis, settings, make_client, "/forget", form
+    )
     # the read-only console previews (a dry run) but offers no confirm
     preview = await (await read_only.get(f"/forget?chat={CHAT}&user={ALICE}&preview=1")).text()
     assert count(preview, "cards") == 1
