@@ -94,7 +94,7 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from tests.support.routes import farm, route, routes_toml
+from tests.support.routes import farm_target, route, routes_toml
 
 EXTRACT_A = "llm-alpha"
 EXTRACT_B = "llm-beta"
@@ -102,13 +102,13 @@ EMBEDDER = "embedder"
 
 ROUTES = routes_toml(
     memory_extraction=route(
-        farm(EXTRACT_A, "memory-extractor", endpoint="chat_completions"),
-        farm(EXTRACT_B, "memory-extractor", endpoint="chat_completions"),
+        farm_target(EXTRACT_A, "memory-extractor", endpoint="chat_completions"),
+        farm_target(EXTRACT_B, "memory-extractor", endpoint="chat_completions"),
         max_hops=4,
     ),
-    embedding=route(farm(EMBEDDER, "embedder", endpoint="encode"), max_hops=2),
+    embedding=route(farm_target(EMBEDDER, "embedder", endpoint="encode"), max_hops=2),
     memory_merge=route(
-        farm(EXTRACT_B, "memory-extractor", endpoint="chat_completions"), max_hops=2
+        farm_target(EXTRACT_B, "memory-extractor", endpoint="chat_completions"), max_hops=2
     ),
 )
 

@@ -21,13 +21,13 @@ from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
-from tests.support.routes import FARM_EMBEDDER, farm, route, routes_toml
+from tests.support.routes import FARM_EMBEDDER, farm_target, route, routes_toml
 
 pytestmark = pytest.mark.slow
 
-FALLBACK = farm("llm-openai", "fallback-model")
+FALLBACK = farm_target("llm-openai", "fallback-model")
 ROUTES = routes_toml(
-    memory_extraction=route(farm("llm-primary", "primary-model"), FALLBACK, max_hops=4),
+    memory_extraction=route(farm_target("llm-primary", "primary-model"), FALLBACK, max_hops=4),
     embedding=route(FARM_EMBEDDER),
     memory_merge=route(FALLBACK),
 )

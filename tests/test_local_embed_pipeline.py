@@ -15,12 +15,12 @@ from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from memory_worker.wiring import build_tick_runner
 from tests.support.factories import make_request
-from tests.support.routes import farm, local, route, routes_toml
+from tests.support.routes import farm_target, local_target, route, routes_toml
 
 ROUTES = routes_toml(
-    memory_extraction=route(farm("llm-openai")),
-    embedding=route(local()),
-    memory_merge=route(farm("llm-openai")),
+    memory_extraction=route(farm_target("llm-openai")),
+    embedding=route(local_target()),
+    memory_merge=route(farm_target("llm-openai")),
 )
 
 

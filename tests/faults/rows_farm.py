@@ -27,14 +27,14 @@ from memory_worker.wiring import build_tick_runner
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
-from tests.support.routes import farm, route, routes_toml
+from tests.support.routes import farm_target, route, routes_toml
 
 #: Two extraction targets on the simulator (services llm-a, llm-b) and the embedder.
 TWO_TARGETS = routes_toml(
     memory_extraction=route(
-        farm("llm-a"), farm("llm-b"), slot_wait_seconds=1.0, slot_poll_seconds=0.1
+        farm_target("llm-a"), farm_target("llm-b"), slot_wait_seconds=1.0, slot_poll_seconds=0.1
     ),
-    embedding=route(farm("embedder")),
+    embedding=route(farm_target("embedder")),
 )
 A = "llm-a/memory-extractor"
 B = "llm-b/memory-extractor"

@@ -30,14 +30,14 @@ from memory_worker.wiring import ConsolidationProcessor, build_tick_runner
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
-from tests.support.routes import FARM_EMBEDDER, Route, farm, route, write_routes
+from tests.support.routes import FARM_EMBEDDER, Route, farm_target, route, write_routes
 
 DOWN = Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="[Errno -3] dns")
 HANG = Fault(kind=FaultKind.HANG)
 
 #: The extraction route's primary and fallback farm targets.
-PRIMARY_TARGET = farm("llm-primary", "primary-model")
-FALLBACK_TARGET = farm("llm-openai", "fallback-model")
+PRIMARY_TARGET = farm_target("llm-primary", "primary-model")
+FALLBACK_TARGET = farm_target("llm-openai", "fallback-model")
 PRIMARY, SECONDARY, EMBEDDER = (
     "llm-primary/primary-model",
     "llm-openai/fallback-model",

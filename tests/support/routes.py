@@ -14,7 +14,7 @@ from pathlib import Path
 Target = Mapping[str, str]
 
 
-def farm(service: str, model: str | None = None, *, endpoint: str | None = None) -> Target:
+def farm_target(service: str, model: str | None = None, *, endpoint: str | None = None) -> Target:
     """A Discovery-farm target; what is left out takes the workflow's default."""
     target = {"transport": "discovery", "service": service}
     if endpoint is not None:
@@ -24,13 +24,13 @@ def farm(service: str, model: str | None = None, *, endpoint: str | None = None)
     return target
 
 
-def local(model: str = "multilingual-e5-small") -> Target:
+def local_target(model: str = "multilingual-e5-small") -> Target:
     """The in-process embedder."""
     return {"transport": "local", "model": model}
 
 
 #: The farm simulator's embedder, as the farm suites route it.
-FARM_EMBEDDER = farm("embedder", "embedder", endpoint="encode")
+FARM_EMBEDDER = farm_target("embedder", "embedder", endpoint="encode")
 
 
 @dataclass(frozen=True)
