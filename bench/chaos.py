@@ -94,45 +94,23 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
+from tests.support.routes import farm_target, route, routes_toml
 
 EXTRACT_A = "llm-alpha"
 EXTRACT_B = "llm-beta"
 EMBEDDER = "embedder"
 
-ROUTES = f"""
-[routes.memory_extraction]
-max_hops = 4
-
-[[routes.memory_extraction.targets]]
-transport = "discovery"
-service = "{EXTRACT_A}"
-endpoint = "chat_completions"
-model = "memory-extractor"
-
-[[routes.memory_extraction.targets]]
-transport = "discovery"
-service = "{EXTRACT_B}"
-endpoint = "chat_completions"
-model = "memory-extractor"
-
-[routes.embedding]
-max_hops = 2
-
-[[routes.embedding.targets]]
-transport = "discovery"
-service = "{EMBEDDER}"
-endpoint = "encode"
-model = "embedder"
-
-[routes.memory_merge]
-max_hops = 2
-
-[[routes.memory_merge.targets]]
-transport = "discovery"
-service = "{EXTRACT_B}"
-endpoint = "chat_completions"
-model = "memory-extractor"
-"""
+ROUTES = routes_toml(
+    memory_extraction=route(
+        farm_target(EXTRACT_A, "memory-extractor", endpoint="chat_completions"),
+        farm_target(EXTRACT_B, "memory-extractor", endpoint="chat_completions"),
+        max_hops=4,
+    ),
+    embedding=route(farm_target(EMBEDDER, "embedder", endpoint="encode"), max_hops=2),
+    memory_merge=route(
+        farm_target(EXTRACT_B, "memory-extractor", endpoint="chat_completions"), max_hops=2
+    ),
+)
 
 #: Redis errors as the harness sees them (a killed or frozen server).
 STORE_DOWN: tuple[type[BaseException], ...] = (RedisError, OSError, TimeoutError)

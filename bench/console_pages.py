@@ -24,13 +24,14 @@ from aiohttp.test_utils import TestClient, TestServer
 from common import fill, fresh_bench, run_bench
 
 from llm_client.events import EventType, RoutingEvent
-from memory_worker.cards import CardStore, Durability, EpisodeWrite, NewCard, RunWrites, Scope
+from memory_worker.cards import CardStore, EpisodeWrite, RunWrites, Scope
 from memory_worker.console import add_console
 from memory_worker.keys import Keys
 from memory_worker.replay import ReplayFilter, ReplayStore, plan
 from memory_worker.run_store import RunStore
 from memory_worker.run_store.chat_index import ChatIndex
 from memory_worker.runs import FailurePlan
+from tests.support.cards import new as card
 
 CHAT = 5  # tiny_request spreads runs over chats 1..997
 
@@ -67,22 +68,17 @@ async def memory(cards: CardStore, n_runs: int = 60) -> None:
     for r in range(n_runs):
         at = t0 + timedelta(hours=r)
         new = [
-            NewCard(
-                scope=Scope.USER if i % 2 else Scope.CHAT,
-                thread_id=0,
-                user_id=100 + i % 7 if i % 2 else None,
-                card_type="fact",
+            card(
+                f"user{100 + i % 7} likes thing {r}-{i} and green tea",
                 subject=f"user{100 + i % 7}",
-                predicate="likes",
-                object=f"thing {r}-{i}",
-                fact_text=f"user{100 + i % 7} likes thing {r}-{i} and green tea",
-                confidence=0.8,
-                salience=0.5,
-                durability=Durability.LONG,
-                source_message_ids=(i + 1,),
-                valid_from=at,
-                observed_at=at,
-                expires_at=None,
+                obj=f"thing {r}-{i}",
+                scope=Scope.USER if i % 2 else Scope.CHAT,
+                user=100 + i % 7,
+                at=at,
+                conf=0.8,
+                sources=(i + 1,),
+                seed=None,
+                card_type="fact",
             )
             for i in range(5)
         ]

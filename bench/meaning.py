@@ -44,10 +44,11 @@ if str(ROOT) not in sys.path:
 
 from llm_client.local_embed import QUERY_TASK, LocalEmbedClient  # noqa: E402
 from llm_client.transport import ClientConfig  # noqa: E402
-from memory_worker.cards import CardStore, Durability, NewCard, RunWrites, Scope  # noqa: E402
+from memory_worker.cards import CardStore, NewCard, RunWrites, Scope  # noqa: E402
 from memory_worker.farmsim.embedder import embed_text  # noqa: E402
 from memory_worker.run_context import rank_related  # noqa: E402
 from memory_worker.settings import Settings  # noqa: E402
+from tests.support.cards import new  # noqa: E402
 
 BENCH_DIR = str(ROOT / "bench")
 CASES = ROOT / "tests" / "data" / "meaning" / "cases.jsonl"
@@ -421,22 +422,15 @@ class Report:
 
 
 def _new_card(index: int, text: str, vector: list[float]) -> NewCard:
-    return NewCard(
-        scope=Scope.CHAT,
-        thread_id=0,
-        user_id=None,
-        card_type="fact",
+    return new(
+        text,
         subject=f"s{index}",
         predicate="fact",
-        object="",
-        fact_text=text,
-        confidence=0.8,
-        salience=0.5,
-        durability=Durability.LONG,
-        source_message_ids=(index + 1,),
-        valid_from=T0,
-        observed_at=T0,
-        expires_at=None,
+        scope=Scope.CHAT,
+        at=T0,
+        conf=0.8,
+        sources=(index + 1,),
+        card_type="fact",
         embedding=vector,
     )
 

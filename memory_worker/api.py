@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
@@ -104,12 +103,7 @@ class MemoryQueue:
     async def __aenter__(self) -> MemoryQueue:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     # --- runs -----------------------------------------------------------------------------------

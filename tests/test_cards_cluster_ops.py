@@ -62,11 +62,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
 
 @pytest.fixture
 async def cluster_client(cluster: LocalCluster) -> AsyncIterator[Any]:
-    client = cluster_from_url(cluster.url)
-    try:
+    async with cluster_from_url(cluster.url) as client:
         yield client
-    finally:
-        await client.aclose()
 
 
 def run_writes(chat: int, run: int) -> RunWrites:

@@ -12,7 +12,7 @@ from data.fakes import HashEmbedder, ScriptedExtractor
 from structlog.testing import capture_logs
 
 from memory_worker.cards import CardStore, FoldGroup, ResolutionOp, ResolutionWrite, VectorSpace
-from memory_worker.consolidate import consolidate_run
+from memory_worker.consolidate import ConsolidationResult, consolidate_run
 from memory_worker.keys import Keys
 from memory_worker.model_calls import Vectors
 from memory_worker.settings import Settings
@@ -104,6 +104,20 @@ async def test_a_cached_matrix_learns_the_model(cards_redis: Any, key_prefix: st
     assert await store.similar_cards(CHAT, vec(2), 3, model=FARM) == []
 
 
+async def rewrite_by_fold(
+    store: CardStore, survivor: str, text: str, embedding: list[float], model: str
+) -> None:
+    """A maintenance fold that absorbs nothing and rewrites ``survivor`` with ``model``'s vector."""
+    fold = FoldGroup(
+        survivor_id=survivor,
+        new_fact_text=text,
+        new_dedup_hash=f"h-{text}",
+        embedding=embedding,
+        embedding_model=model,
+    )
+    await store.fold_groups(CHAT, [fold], now=T0)
+
+
 async def test_rewrites_and_folds_follow_the_same_rule(store: CardStore) -> None:
     first = await store.apply_run(
         CHAT, "r1", writes(new("tea", seed=1), new("coffee", seed=2), embedding_model=E5), now=T0
@@ -124,24 +138,10 @@ async def test_rewrites_and_folds_follow_the_same_rule(store: CardStore) -> None
     # the old e5 row stays: the rewritten card is still found by its e5 vector
     found = await store.similar_cards(CHAT, vec(1), 1, model=E5)
     assert found[0][0].fact_text == "green tea"
-    fold = FoldGroup(
-        survivor_id=coffee,
-        new_fact_text="strong coffee",
-        new_dedup_hash="h-strong",
-        embedding=vec(8),
-        embedding_model=FARM,
-    )
-    await store.fold_groups(CHAT, [fold], now=T0)
+    await rewrite_by_fold(store, coffee, "strong coffee", vec(8), FARM)
     found = await store.similar_cards(CHAT, vec(8), 2, model=E5)
     assert all(c.fact_text != "strong coffee" or score < 0.99 for c, score in found)
-    ok = FoldGroup(
-        survivor_id=coffee,
-        new_fact_text="black coffee",
-        new_dedup_hash="h-black",
-        embedding=vec(7),
-        embedding_model=E5,
-    )
-    await store.fold_groups(CHAT, [ok], now=T0)
+    await rewrite_by_fold(store, coffee, "black coffee", vec(7), E5)
     best = (await store.similar_cards(CHAT, vec(7), 1, model=E5))[0]
     assert best[0].fact_text == "black coffee"
     assert best[1] > 0.99
@@ -162,33 +162,33 @@ class ModelEmbedder(HashEmbedder):
         return Vectors(rows, model=self.model)
 
 
+async def alice_says(
+    store: CardStore, settings: Settings, embedder: ModelEmbedder, n: int, text: str, fact: str
+) -> ConsolidationResult:
+    """Run ``run-<n>``: Alice's message ``n`` says ``text``, the extractor answers ``fact``."""
+    return await consolidate_run(
+        f"run-{n}",
+        make_request((n, ALICE, text)),
+        store=store,
+        extractor=ScriptedExtractor([answer(card(fact, n))]),
+        embedder=embedder,
+        settings=settings,
+    )
+
+
 async def test_a_run_records_its_model_and_refuses_another(
     store: CardStore, settings: Settings
 ) -> None:
     passages = ModelEmbedder(CDIM)
-    request = make_request((1, ALICE, "I love green tea"))
-    await consolidate_run(
-        "run-1",
-        request,
-        store=store,
-        extractor=ScriptedExtractor([answer(card("Alice loves green tea.", 1))]),
-        embedder=passages,
-        settings=settings,
-    )
+    await alice_says(store, settings, passages, 1, "I love green tea", "Alice loves green tea.")
     assert await store.vector_space(CCHAT) == VectorSpace(model=E5, dimension=CDIM)
     assert "I love green tea" in passages.calls[0][0]  # the related-card lookup
     assert passages.calls[1][0] == "Alice loves green tea."  # the card
 
     farm = ModelEmbedder(CDIM)
     farm.model = FARM
-    request = make_request((2, ALICE, "I drink coffee too"))
-    result = await consolidate_run(
-        "run-2",
-        request,
-        store=store,
-        extractor=ScriptedExtractor([answer(card("Alice drinks coffee.", 2))]),
-        embedder=farm,
-        settings=settings,
+    result = await alice_says(
+        store, settings, farm, 2, "I drink coffee too", "Alice drinks coffee."
     )
     assert result.cards_inserted == 1
     cards = {c.fact_text: c for c in await store.all_cards(CCHAT)}

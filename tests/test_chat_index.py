@@ -15,6 +15,7 @@ from memory_worker.run_store.chat_index import ChatIndex
 from memory_worker.run_store.forget import RunForget
 from memory_worker.settings import Settings
 from tests.support.factories import make_request
+from tests.support.runs import done_beside_waiting
 
 T0 = 1_767_225_600_000
 CHATS = (-100777, 7001, 7002)
@@ -63,13 +64,9 @@ async def test_until_built_chat_runs_walks_and_after_it_reads_the_index(
 
 
 async def test_prune_takes_the_run_out_of_its_chats_index(redis: Any, settings: Settings) -> None:
-    store = RunStore(redis, settings.model_copy(update={"completed_run_retention_days": 1.0}))
-    done = (await store.enqueue(make_request(7001), at_ms=T0)).run_id
-    waiting = (await store.enqueue(make_request(7001, hour=-5), at_ms=T0)).run_id
-    claim = await store.claim("w", at_ms=T0)
-    assert claim is not None
-    assert claim.id == done
-    await store.complete(claim, {"cards": 1}, at_ms=T0 + 1)
+    store, _, waiting = await done_beside_waiting(
+        redis, settings, done_chat=7001, waiting_chat=7001, at_ms=T0
+    )
     assert await store.prune_finished(at_ms=T0 + 86_400_000 + 10) == 1
     assert [m.decode() for m in await redis.zrange(store.keys.chat_runs(7001), 0, -1)] == [waiting]
     await redis.set(store.keys.chat_runs_built, "1")

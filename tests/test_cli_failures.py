@@ -68,33 +68,39 @@ async def test_missing_file(settings: Settings, tmp_path: Path) -> None:
     assert "cannot read" in line
 
 
-async def test_invalid_requests_are_one_line_listing_every_problem(
-    settings: Settings, redis: Any, tmp_path: Path
+@pytest.mark.parametrize(
+    ("requests", "env", "problems"),
+    [
+        pytest.param(
+            [
+                request_dict(1),
+                request_dict(2) | {"chat_id": True},
+                request_dict(3) | {"range_end": "9999-12-31T23:59:59-05:00"},
+            ],
+            {},
+            ["line 2: chat_id", "line 3: range_end"],
+            id="every-problem-listed",
+        ),
+        pytest.param(
+            [request_dict(1), request_dict(2, hour=1), request_dict(3, texts=["x" * 101])],
+            {"MEMORY_MAX_MESSAGE_CHARS": "100"},
+            ["line 3: messages.0.text"],
+            id="oversize-request",
+        ),
+    ],
+)
+async def test_invalid_requests_are_one_line_and_store_nothing(
+    settings: Settings,
+    redis: Any,
+    tmp_path: Path,
+    requests: list[dict[str, Any]],
+    env: dict[str, str],
+    problems: list[str],
 ) -> None:
-    path = write_requests(
-        tmp_path / "runs.jsonl",
-        request_dict(1),
-        request_dict(2) | {"chat_id": True},
-        request_dict(3) | {"range_end": "9999-12-31T23:59:59-05:00"},
-    )
-    line = one_error_line(cli(settings, "enqueue", str(path)))
-    assert "line 2: chat_id" in line
-    assert "line 3: range_end" in line
-    assert sum((await RunStore(redis, settings).counts()).values()) == 0
-
-
-async def test_oversize_request_stores_nothing(
-    settings: Settings, redis: Any, tmp_path: Path
-) -> None:
-    path = write_requests(
-        tmp_path / "runs.jsonl",
-        request_dict(1),
-        request_dict(2, hour=1),
-        request_dict(3, texts=["x" * 101]),
-    )
-    done = cli(settings, "enqueue", str(path), MEMORY_MAX_MESSAGE_CHARS="100")
-    line = one_error_line(done)
-    assert "line 3: messages.0.text" in line
+    path = write_requests(tmp_path / "runs.jsonl", *requests)
+    line = one_error_line(cli(settings, "enqueue", str(path), **env))
+    for problem in problems:
+        assert problem in line
     assert sum((await RunStore(redis, settings).counts()).values()) == 0
 
 

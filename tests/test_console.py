@@ -30,6 +30,7 @@ from memory_worker.run_store import RunStore, now_ms
 from memory_worker.run_store.model import HOUR_MS
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
+from tests.support import console
 from tests.support.cards import new
 from tests.support.console import TOKEN, MakeClient, csrf_of, dump_all, with_token
 from tests.support.console import make_client as make_client  # the fixture
@@ -262,12 +263,18 @@ async def test_memory_browser_escapes_and_shows_history_then_turns_off(
             assert fragment not in text, (path, fragment)
 
 
+async def queue_runs(redis: Any, settings: Settings, count: int, chats: list[int]) -> RunStore:
+    """``count`` queued runs an hour apart, dealt round the ``chats`` in turn."""
+    store = RunStore(redis, settings)
+    for i in range(count):
+        await store.enqueue(make_request(chats[i % len(chats)], hour=i))
+    return store
+
+
 async def test_runs_list_pages_and_filters(
     redis: Any, settings: Settings, make_client: MakeClient
 ) -> None:
-    store = RunStore(redis, settings)
-    for i in range(120):
-        await store.enqueue(make_request(7000 + i % 3, hour=i))
+    await queue_runs(redis, settings, 120, chats=[7000, 7001, 7002])
     client = await make_client(settings)
     first = await (await client.get("/runs?status=queued")).text()
     assert first.count('<a href="/runs/r') == 50
@@ -286,9 +293,7 @@ async def test_runs_list_pages_and_filters(
 async def test_runs_filter_pages_fill_inside_a_chunk_and_continue(
     redis: Any, settings: Settings, make_client: MakeClient
 ) -> None:
-    store = RunStore(redis, settings)
-    for i in range(300):
-        await store.enqueue(make_request(8000 + i % 2, hour=i))
+    store = await queue_runs(redis, settings, 300, chats=[8000, 8001])
     client = await make_client(settings)
     seen: list[str] = []
     path: str | None = "/runs?chat=8001"
@@ -311,24 +316,8 @@ async def test_actions_refused_without_token_change_nothing(
     redis: Any, settings: Settings, make_client: MakeClient
 ) -> None:
     await seed(redis, settings)
-    read_only = await make_client(settings)
-    tokened = await make_client(with_token(settings))
-    before = await dump_all(redis, settings.key_prefix)
-    replay_form = {"scope": "retired"}
-    for client, token in ((read_only, TOKEN), (tokened, ""), (tokened, "wrong-token-123")):
-        csrf = await csrf_of(client)
-        for path, form in (("/breakers/reset", {"target": TARGET}), ("/replay", replay_form)):
-            response = await client.post(path, data={**form, "csrf": csrf, "token": token})
-            assert response.status == 403, (path, token)
-            assert 'id="refused"' in await response.text()
-    # a right token without the CSRF pair is refused too
-    response = await tokened.post("/breakers/reset", data={"target": TARGET, "token": TOKEN})
-    assert response.status == 403
-    response = await tokened.post(
-        "/replay", data={"scope": "retired", "token": TOKEN, "csrf": "x" * 32}
-    )
-    assert response.status == 403
-    assert await dump_all(redis, settings.key_prefix) == before
+    for path, form in (("/breakers/reset", {"target": TARGET}), ("/replay", {"scope": "retired"})):
+        await console.assert_refused_without_token_or_csrf(redis, settings, make_client, path, form)
 
 
 async def test_breaker_reset_with_token_leaves_an_audit_event(

@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from aiohttp.test_utils import TestClient
+
 from memory_worker.cards import CardStore, RunWrites
 from memory_worker.forgetter import recent_audit
 from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
+from tests.support import console
 from tests.support.cards import new
 from tests.support.console import TOKEN, MakeClient, csrf_of, dump_all, with_token
 from tests.support.console import make_client as make_client  # the fixture
@@ -31,6 +34,14 @@ async def seed(redis: Any, settings: Settings) -> CardStore:
     return cards
 
 
+async def seeded_forget_console(
+    redis: Any, settings: Settings, make_client: MakeClient
+) -> tuple[CardStore, TestClient[Any, Any]]:
+    """The :func:`seed` cards and a console holding the token that may forget (no AOF rewrite)."""
+    cards = await seed(redis, settings)
+    return cards, await make_client(with_token(settings, forget_rewrite_aof=False))
+
+
 def count(body: str, name: str) -> int:
     found = re.search(rf'id="forget-{name}">(\d+)<', body)
     assert found, name
@@ -40,8 +51,7 @@ def count(body: str, name: str) -> int:
 async def test_preview_from_the_memory_page_then_forget_a_user(
     redis: Any, settings: Settings, make_client: MakeClient
 ) -> None:
-    cards = await seed(redis, settings)
-    client = await make_client(with_token(settings, forget_rewrite_aof=False))
+    cards, client = await seeded_forget_console(redis, settings, make_client)
     memory = await (await client.get(f"/memory/{CHAT}")).text()
     assert 'id="forget-form"' in memory
     assert 'action="/forget"' in memory
@@ -76,8 +86,7 @@ async def test_preview_from_the_memory_page_then_forget_a_user(
 async def test_forget_a_whole_chat_from_the_console(
     redis: Any, settings: Settings, make_client: MakeClient
 ) -> None:
-    cards = await seed(redis, settings)
-    client = await make_client(with_token(settings, forget_rewrite_aof=False))
+    cards, client = await seeded_forget_console(redis, settings, make_client)
     preview = await (await client.get(f"/forget?chat={CHAT}&user=&preview=1")).text()
     assert count(preview, "cards") == 2
     assert f"Forget chat {CHAT}" in preview
@@ -93,19 +102,11 @@ async def test_forget_refused_without_the_token_or_csrf_changes_nothing(
     redis: Any, settings: Settings, make_client: MakeClient
 ) -> None:
     await seed(redis, settings)
-    read_only = await make_client(settings)
-    tokened = await make_client(with_token(settings))
     before = await dump_all(redis, settings.key_prefix)
     form = {"chat": str(CHAT), "user": str(ALICE)}
-    for client, token in ((read_only, TOKEN), (tokened, ""), (tokened, "wrong-token-123")):
-        csrf = await csrf_of(client)
-        response = await client.post("/forget", data={**form, "csrf": csrf, "token": token})
-        assert response.status == 403, token
-        assert 'id="refused"' in await response.text()
-    response = await tokened.post("/forget", data={**form, "token": TOKEN})  # no CSRF pair
-    assert response.status == 403
-    response = await tokened.post("/forget", data={**form, "token": TOKEN, "csrf": "x" * 32})
-    assert response.status == 403
+    read_only = await console.assert_refused_without_token_or_csrf(
+        redis, settings, make_client, "/forget", form
+    )
     # the read-only console previews (a dry run) but offers no confirm
     preview = await (await read_only.get(f"/forget?chat={CHAT}&user={ALICE}&preview=1")).text()
     assert count(preview, "cards") == 1

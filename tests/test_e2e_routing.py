@@ -21,38 +21,16 @@ from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
+from tests.support.routes import FARM_EMBEDDER, farm_target, route, routes_toml
 
 pytestmark = pytest.mark.slow
 
-ROUTES = """
-[routes.memory_extraction]
-max_hops = 4
-
-[[routes.memory_extraction.targets]]
-transport = "discovery"
-service = "llm-primary"
-model = "primary-model"
-
-[[routes.memory_extraction.targets]]
-transport = "discovery"
-service = "llm-openai"
-model = "fallback-model"
-
-[routes.embedding]
-
-[[routes.embedding.targets]]
-transport = "discovery"
-service = "embedder"
-endpoint = "encode"
-model = "embedder"
-
-[routes.memory_merge]
-
-[[routes.memory_merge.targets]]
-transport = "discovery"
-service = "llm-openai"
-model = "fallback-model"
-"""
+FALLBACK = farm_target("llm-openai", "fallback-model")
+ROUTES = routes_toml(
+    memory_extraction=route(farm_target("llm-primary", "primary-model"), FALLBACK, max_hops=4),
+    embedding=route(FARM_EMBEDDER),
+    memory_merge=route(FALLBACK),
+)
 
 DOWN = Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="[Errno -3] dns")
 

@@ -13,7 +13,7 @@ import pytest
 
 from llm_client import BackendUnavailable
 from memory_worker.embedded import EmbeddedValkey
-from memory_worker.health import readiness
+from memory_worker.health import Verdict, readiness
 from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.serve import HealthServer
@@ -23,6 +23,20 @@ from tests.support.factories import make_request
 from tests.support.routing_fakes import trip_first_target
 
 NOW = 1_000_000
+
+
+def _readiness(**changes: Any) -> Verdict:
+    """The verdict for a healthy worker at ``NOW`` (60 s stall limit) with ``changes`` applied."""
+    return readiness(
+        **{
+            "redis_ok": True,
+            "runs_worker": True,
+            "loop_heartbeat_ms": NOW,
+            "now_ms": NOW,
+            "stall_seconds": 60.0,
+            **changes,
+        }
+    )
 
 
 @pytest.mark.parametrize(
@@ -53,13 +67,7 @@ def test_readiness_decision(
     ready: bool,
     problems: tuple[str, ...],
 ) -> None:
-    verdict = readiness(
-        redis_ok=redis_ok,
-        runs_worker=runs_worker,
-        loop_heartbeat_ms=heartbeat,
-        now_ms=NOW,
-        stall_seconds=60.0,
-    )
+    verdict = _readiness(redis_ok=redis_ok, runs_worker=runs_worker, loop_heartbeat_ms=heartbeat)
     assert verdict.ready is ready
     assert verdict.problems == problems
 
@@ -181,15 +189,7 @@ async def test_stalled_worker_loop_is_unready(settings: Settings, redis: Any) ->
     ids=["idle", "working", "at-budget", "past-budget"],
 )
 def test_readiness_follows_the_ticks(tick_age: float | None, problems: tuple[str, ...]) -> None:
-    verdict = readiness(
-        redis_ok=True,
-        runs_worker=True,
-        loop_heartbeat_ms=NOW,
-        now_ms=NOW,
-        stall_seconds=60.0,
-        oldest_tick_age_s=tick_age,
-        tick_budget_s=60.0,
-    )
+    verdict = _readiness(oldest_tick_age_s=tick_age, tick_budget_s=60.0)
     assert verdict.problems == problems
     assert verdict.ready is (not problems)
 

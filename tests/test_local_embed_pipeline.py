@@ -15,21 +15,13 @@ from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from memory_worker.wiring import build_tick_runner
 from tests.support.factories import make_request
+from tests.support.routes import farm_target, local_target, route, routes_toml
 
-ROUTES = """
-[routes.memory_extraction]
-[[routes.memory_extraction.targets]]
-service = "llm-openai"
-
-[routes.embedding]
-[[routes.embedding.targets]]
-transport = "local"
-model = "multilingual-e5-small"
-
-[routes.memory_merge]
-[[routes.memory_merge.targets]]
-service = "llm-openai"
-"""
+ROUTES = routes_toml(
+    memory_extraction=route(farm_target("llm-openai")),
+    embedding=route(local_target()),
+    memory_merge=route(farm_target("llm-openai")),
+)
 
 
 async def test_a_run_embeds_locally_and_recall_finds_its_card(

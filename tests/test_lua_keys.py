@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,43 +52,40 @@ def _strip_comments(text: str) -> str:
     return re.sub(r"--[^\n]*", "", text)
 
 
-def _balanced(text: str, start: int) -> int:
-    """Index just past the parenthesis group opening at ``text[start]``."""
-    depth, i, quote = 0, start, ""
-    while i < len(text):
+def _scan(text: str, start: int = 0) -> Iterator[tuple[int, str, int, bool]]:
+    """(index, character, bracket depth after it, inside a string) from ``text[start]`` on."""
+    depth, quote, escaped = 0, "", False
+    for i in range(start, len(text)):
         ch = text[i]
-        if quote:
+        in_string = bool(quote)
+        if escaped:
+            escaped = False
+        elif quote:
             if ch == "\\":
-                i += 1
+                escaped = True
             elif ch == quote:
                 quote = ""
         elif ch in "'\"":
-            quote = ch
+            quote, in_string = ch, True
         elif ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
+        yield i, ch, depth, in_string
+
+
+def _balanced(text: str, start: int) -> int:
+    """Index just past the parenthesis group opening at ``text[start]``."""
+    for i, ch, depth, in_string in _scan(text, start):
+        if not in_string and ch in ")]}" and depth == 0:
+            return i + 1
     raise ValueError("unbalanced")
 
 
 def _split_args(inner: str) -> list[str]:
-    args, depth, quote, cur = [], 0, "", ""
-    for i, ch in enumerate(inner):
-        if quote:
-            cur += ch
-            if ch == quote and inner[i - 1] != "\\":
-                quote = ""
-            continue
-        if ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
+    args, cur = [], ""
+    for _, ch, depth, in_string in _scan(inner):
+        if not in_string and ch == "," and depth == 0:
             args.append(cur.strip())
             cur = ""
             continue

@@ -16,22 +16,16 @@ from memory_worker.cards import RunWrites, Scope
 from memory_worker.errors import VectorSpaceMismatch
 from memory_worker.settings import Settings
 from tests.support.cards import T0, new
+from tests.support.routes import farm_target, local_target, route, write_routes
 
 E5 = "multilingual-e5-small"
 CHAT = 777
 ALICE, BOB = 11, 12
-LOCAL_ROUTES = """
-[routes.embedding]
-[[routes.embedding.targets]]
-transport = "local"
-model = "multilingual-e5-small"
-"""
 
 
 @pytest.fixture
 async def queue(settings: Settings, tmp_path: Path) -> AsyncIterator[MemoryQueue]:
-    routes = tmp_path / "routes.toml"
-    routes.write_text(LOCAL_ROUTES)
+    routes = write_routes(tmp_path, embedding=route(local_target()))
     local = settings.model_copy(update={"routes_file": routes, "embedding_dimension": 384})
     q = await MemoryQueue.connect(settings=local)
     try:
@@ -146,12 +140,8 @@ async def test_recall_embeds_with_the_target_of_the_chats_model(
 ) -> None:
     """During a model switch: the route's primary is the new model, the chat still has the old
     one's vectors — recall embeds with the old model's target, not the primary."""
-    routes = tmp_path / "routes.toml"
-    routes.write_text(
-        LOCAL_ROUTES.replace('model = "multilingual-e5-small"', 'model = "new-farm-model"').replace(
-            'transport = "local"', 'transport = "discovery"\nservice = "e"\nendpoint = "e"'
-        )
-        + '[[routes.embedding.targets]]\ntransport = "local"\nmodel = "multilingual-e5-small"\n'
+    routes = write_routes(
+        tmp_path, embedding=route(farm_target("e", "new-farm-model", endpoint="e"), local_target())
     )
     local = settings.model_copy(update={"routes_file": routes, "embedding_dimension": 384})
     async with await MemoryQueue.connect(settings=local) as q:

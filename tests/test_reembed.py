@@ -41,6 +41,7 @@ from memory_worker.reembed import (
 )
 from memory_worker.settings import Settings
 from tests.support.cards import T0, new
+from tests.support.routes import farm_target, local_target, route, write_routes
 
 CHAT = 4242
 DIM = 32
@@ -461,12 +462,10 @@ async def test_switching_the_route_to_e5_reembeds_chats_in_maintenance(
         ),
         now=T0,
     )
-    routes = tmp_path / "routes.toml"
-    routes.write_text(
-        '[routes.embedding]\n[[routes.embedding.targets]]\ntransport = "local"\n'
-        'model = "multilingual-e5-small"\n'
-        "[routes.memory_extraction]\n[[routes.memory_extraction.targets]]\n"
-        'transport = "discovery"\nservice = "llm"\nendpoint = "chat"\nmodel = "m"\n'
+    routes = write_routes(
+        tmp_path,
+        embedding=route(local_target()),
+        memory_extraction=route(farm_target("llm", "m", endpoint="chat")),
     )
     s = settings.model_copy(update={"routes_file": routes, "embedding_dimension": 384})
     pipeline = await build_tick_runner(s, store.redis)

@@ -22,21 +22,12 @@ from memory_worker.replay import (
     plan,
     replay_entry,
 )
+from tests.support.factories import retired_candidate
 
 NOW = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 NOW_MS = int(NOW.timestamp() * 1000)
 
-RETIRED = Candidate(
-    id="r1",
-    chat_id=7,
-    prompt_version="memory_v1",
-    status="failed",
-    retired=True,
-    attempts=5,
-    failed_at_ms=NOW_MS - 3_600_000,
-    code="UPSTREAM_ERROR",
-    reason="provider_unavailable",
-)
+RETIRED = retired_candidate("r1", 7, NOW_MS - 3_600_000, "provider_unavailable")
 SKIPPED = replace(RETIRED, status="skipped", retired=False, attempts=0, code=None, reason=None)
 
 

@@ -27,7 +27,7 @@ from memory_worker.replay_summary import count_matches, facts_value, parse_count
 from memory_worker.run_store import RunStore
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
-from tests.support.factories import make_request
+from tests.support.factories import make_request, retired_candidate
 from tests.support.harness import cli
 
 DAY = 86_400_000
@@ -257,19 +257,9 @@ async def test_the_console_preview_names_runs_whose_text_aged_out(
 
 
 def test_a_plan_names_the_matching_runs_whose_text_aged_out() -> None:
-    from memory_worker.replay import Candidate, plan
+    from memory_worker.replay import plan
 
-    base = Candidate(
-        id="a",
-        chat_id=1,
-        prompt_version="memory_v1",
-        status="failed",
-        retired=True,
-        attempts=5,
-        failed_at_ms=T0,
-        code="UPSTREAM_ERROR",
-        reason="provider_timeout",
-    )
+    base = retired_candidate("a", 1, T0, "provider_timeout")
     gone = replace(base, id="b", has_messages=False, aged_at_ms=T0 + DAY)
     other = replace(gone, id="c", code="DecodeError")
     replay = plan([gone, base, other], ReplayFilter(error_code="upstream_error"), now_ms=T0)

@@ -16,6 +16,7 @@ from memory_worker.run_store.model import HOUR_MS, HOURLY_KEEP_HOURS, count_hour
 from memory_worker.runs import plan_failure
 from memory_worker.settings import Settings
 from tests.support.factories import make_request, request_dict
+from tests.support.runs import done_beside_waiting
 
 T0 = 1_800_000_000_000  # a fixed "now" in ms
 
@@ -325,19 +326,15 @@ async def test_unknown_run_is_a_typed_error(store: RunStore) -> None:
 async def test_finished_runs_are_pruned_after_retention_and_stay_duplicates(
     redis: Any, settings: Settings
 ) -> None:
-    store = RunStore(redis, settings.model_copy(update={"completed_run_retention_days": 1.0}))
-    done_id = (await store.enqueue(make_request(1), at_ms=T0)).run_id
-    waiting = (await store.enqueue(make_request(2, hour=-5), at_ms=T0)).run_id
-    claim = await store.claim("w", at_ms=T0)
-    assert claim is not None
-    assert claim.id == done_id
-    await store.complete(claim, {"cards": 1}, at_ms=T0 + 1)
+    store, done_id, waiting = await done_beside_waiting(
+        redis, settings, done_chat=1, waiting_chat=2, at_ms=T0
+    )
     assert await store.prune_finished(at_ms=T0 + 86_400_000 - 10) == 0  # not old enough
     assert await store.prune_finished(at_ms=T0 + 86_400_000 + 10) == 1
     with pytest.raises(RunNotFound):
-        await store.get(done_id or "")
+        await store.get(done_id)
     assert [k async for k in redis.scan_iter(match=f"*run:{done_id}*")] == []
-    assert (await store.get(waiting or "")).status is RunStatus.QUEUED  # untouched
+    assert (await store.get(waiting)).status is RunStatus.QUEUED  # untouched
     again = await store.enqueue(make_request(1), at_ms=T0 + 86_400_000 + 20)
     assert again.status is EnqueueStatus.DUPLICATE  # never consolidated twice
 

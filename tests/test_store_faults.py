@@ -15,6 +15,7 @@ import pytest
 from memory_worker.connections import backoff_delay
 from memory_worker.models import RunStatus
 from memory_worker.run_store import (
+    ClaimedRun,
     Pulse,
     RunStore,
     lease_kept_for_owner,
@@ -117,15 +118,23 @@ async def _status(store: RunStore, rid: str) -> tuple[RunStatus, int, str | None
     return run.status, run.attempts, run.lease_owner
 
 
+async def _claimed_by_a(store: RunStore, *, heartbeat: bool) -> tuple[str, ClaimedRun]:
+    """One run enqueued and claimed by owner A at T0 (after A's first heartbeat when asked)."""
+    rid = (await store.enqueue(make_request(1), at_ms=T0)).run_id
+    assert rid
+    if heartbeat:
+        await store.heartbeat("A", [], concurrency=1, at_ms=T0)
+    claim = await store.claim("A", at_ms=T0)
+    assert claim is not None
+    assert claim.id == rid
+    return rid, claim
+
+
 async def test_returning_owner_renews_its_expired_lease_after_an_outage(
     redis: Any, quick: Settings
 ) -> None:
     store = RunStore(redis, quick)
-    rid = (await store.enqueue(make_request(1), at_ms=T0)).run_id
-    assert rid
-    await store.heartbeat("A", [], concurrency=1, at_ms=T0)
-    claim = await store.claim("A", at_ms=T0)
-    assert claim is not None
+    rid, claim = await _claimed_by_a(store, heartbeat=True)
     # the store was away for 60 s: nobody could heartbeat or renew
     back = T0 + 60_000
     assert await store.claim("B", at_ms=back) is None  # A gets one heartbeat TTL of grace
@@ -139,11 +148,7 @@ async def test_dead_owner_loses_its_lease_and_the_attempt_counts(
     redis: Any, quick: Settings
 ) -> None:
     store = RunStore(redis, quick)
-    rid = (await store.enqueue(make_request(1), at_ms=T0)).run_id
-    assert rid
-    await store.heartbeat("A", [], concurrency=1, at_ms=T0)
-    claim = await store.claim("A", at_ms=T0)
-    assert claim is not None
+    rid, claim = await _claimed_by_a(store, heartbeat=True)
     # A was killed -9: B keeps the store's pulse going, A's heartbeat lapses
     for t in range(T0, T0 + 3000, 500):
         await store.heartbeat("B", [], concurrency=1, at_ms=t)
@@ -156,10 +161,7 @@ async def test_dead_owner_loses_its_lease_and_the_attempt_counts(
 
 async def test_live_owner_that_dropped_the_run_loses_it(redis: Any, quick: Settings) -> None:
     store = RunStore(redis, quick)
-    rid = (await store.enqueue(make_request(1), at_ms=T0)).run_id
-    claim = await store.claim("A", at_ms=T0)
-    assert claim is not None
-    assert claim.id == rid
+    rid, _ = await _claimed_by_a(store, heartbeat=False)
     for t in range(T0, T0 + 3000, 500):
         await store.heartbeat("A", [], concurrency=1, at_ms=t)  # alive, holds nothing
     taken = await store.claim("B", at_ms=T0 + 3000)
@@ -169,10 +171,7 @@ async def test_live_owner_that_dropped_the_run_loses_it(redis: Any, quick: Setti
 
 async def test_live_owner_keeps_its_expired_lease(redis: Any, quick: Settings) -> None:
     store = RunStore(redis, quick)
-    rid = (await store.enqueue(make_request(1), at_ms=T0)).run_id
-    assert rid
-    claim = await store.claim("A", at_ms=T0)
-    assert claim is not None
+    rid, _ = await _claimed_by_a(store, heartbeat=False)
     for t in range(T0, T0 + 3000, 500):
         await store.heartbeat("A", [rid], concurrency=1, at_ms=t)
     assert await store.claim("B", at_ms=T0 + 3000) is None
@@ -190,11 +189,8 @@ async def test_claim_script_agrees_with_its_twin_on_random_timelines(
     for case in range(40):
         s = quick.model_copy(update={"key_prefix": f"{quick.key_prefix}tw{case}:"})
         store = RunStore(redis, s)
-        rid = (await store.enqueue(make_request(1), at_ms=T0)).run_id
-        assert rid
+        rid, _ = await _claimed_by_a(store, heartbeat=False)
         pulse = touch_pulse(Pulse(None, None), now=T0, gap_ms=gap)
-        claim = await store.claim("A", at_ms=T0)
-        assert claim is not None
         expiry: int | None = None
         listed = True  # the claim itself lists the run under A
         now = T0

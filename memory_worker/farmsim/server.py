@@ -38,7 +38,6 @@ import struct
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from types import TracebackType
 from typing import Any, Self
 
 import orjson
@@ -221,12 +220,7 @@ class FarmSimulator:
         await self.start()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
 
     def _bind(self) -> socket.socket:

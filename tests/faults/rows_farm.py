@@ -27,21 +27,15 @@ from memory_worker.wiring import build_tick_runner
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
+from tests.support.routes import farm_target, route, routes_toml
 
 #: Two extraction targets on the simulator (services llm-a, llm-b) and the embedder.
-TWO_TARGETS = """
-[routes.memory_extraction]
-slot_wait_seconds = 1.0
-slot_poll_seconds = 0.1
-[[routes.memory_extraction.targets]]
-service = "llm-a"
-[[routes.memory_extraction.targets]]
-service = "llm-b"
-
-[routes.embedding]
-[[routes.embedding.targets]]
-service = "embedder"
-"""
+TWO_TARGETS = routes_toml(
+    memory_extraction=route(
+        farm_target("llm-a"), farm_target("llm-b"), slot_wait_seconds=1.0, slot_poll_seconds=0.1
+    ),
+    embedding=route(farm_target("embedder")),
+)
 A = "llm-a/memory-extractor"
 B = "llm-b/memory-extractor"
 EMBEDDER = "embedder/embedder"
@@ -97,6 +91,13 @@ async def event_types(ctx: FaultContext) -> list[str]:
     return [event.type for event in await log.recent(limit=500)]
 
 
+async def run_completed(ctx: FaultContext, run_id: str, *, attempts: int, releases: int) -> Run:
+    """The run, asserted completed after ``attempts`` spent attempts and ``releases`` releases."""
+    run = await run_of(ctx, run_id)
+    assert (run.status, run.attempts, run.releases) == (RunStatus.COMPLETED, attempts, releases)
+    return run
+
+
 def assert_released(run: Run, *, attempts: int, releases: int, failures: int = 0) -> None:
     """Queued again, the attempt refunded, nothing added to the failure log."""
     assert run.status is RunStatus.QUEUED, run.status
@@ -123,8 +124,7 @@ async def row1(ctx: FaultContext) -> None:
         ctx.sim.set_fault("llm-a", crashed())
         first = await enqueue(ctx, 101)
         assert await pipe.tick("t1") == "completed"
-        run = await run_of(ctx, first)
-        assert (run.status, run.attempts, run.releases) == (RunStatus.COMPLETED, 1, 0)
+        run = await run_completed(ctx, first, attempts=1, releases=0)
         assert (await store.view(A)).consecutive_failures == 1
         assert (await store.view(B)).consecutive_failures == 0
 
@@ -174,8 +174,7 @@ async def row1(ctx: FaultContext) -> None:
         for target in (A, B):
             await store.reset(target)
         assert await pipe.tick("t7") == "completed"
-        run = await run_of(ctx, second)
-        assert (run.status, run.attempts, run.releases) == (RunStatus.COMPLETED, 3, 2)
+        run = await run_completed(ctx, second, attempts=3, releases=2)
     finally:
         await close(pipe)
 
@@ -206,8 +205,7 @@ async def row2(ctx: FaultContext) -> None:
             )
             run_id = await enqueue(ctx, 200 + index)
             assert await pipe.tick(f"b{index}") == "completed"
-            run = await run_of(ctx, run_id)
-            assert (run.status, run.attempts, run.releases) == (RunStatus.COMPLETED, 1, 0)
+            await run_completed(ctx, run_id, attempts=1, releases=0)
         view = await store.view(A)
         assert (view.circuit, view.consecutive_failures, view.window_calls) == (
             Circuit.CLOSED,
@@ -241,8 +239,7 @@ async def row2(ctx: FaultContext) -> None:
         # Capacity frees up: the run completes on its first spent attempt.
         ctx.sim.clear_faults()
         assert await pipe.tick("free") == "completed"
-        run = await run_of(ctx, busy_run)
-        assert (run.status, run.attempts, run.releases) == (RunStatus.COMPLETED, 1, 2)
+        await run_completed(ctx, busy_run, attempts=1, releases=2)
     finally:
         await close(pipe)
 
@@ -272,8 +269,7 @@ async def row3(ctx: FaultContext) -> None:
             assert (await store.view(target)).consecutive_failures == index
         ctx.sim.clear_faults()
         assert await pipe.tick("healed") == "completed"
-        run = await run_of(ctx, run_id)
-        assert (run.status, run.attempts, run.releases) == (RunStatus.COMPLETED, 1, len(UNREACHED))
+        run = await run_completed(ctx, run_id, attempts=1, releases=len(UNREACHED))
         assert [e for e in run.error_log if e.kind == "failure"] == []
     finally:
         await close(pipe)
@@ -304,8 +300,7 @@ async def row4(ctx: FaultContext) -> None:
 
         ctx.sim.clear_faults()
         assert await pipe.tick("healed") == "completed"
-        run = await run_of(ctx, run_id)
-        assert (run.status, run.attempts, run.releases) == (RunStatus.COMPLETED, 1, 1)
+        run = await run_completed(ctx, run_id, attempts=1, releases=1)
         assert ctx.sim.submits(EXTRACTOR) == 1
     finally:
         await close(pipe)

@@ -11,7 +11,6 @@ import asyncio
 import json
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from llm_client.breaker import Circuit
@@ -31,31 +30,14 @@ from memory_worker.wiring import ConsolidationProcessor, build_tick_runner
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
+from tests.support.routes import FARM_EMBEDDER, Route, farm_target, route, write_routes
 
 DOWN = Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="[Errno -3] dns")
 HANG = Fault(kind=FaultKind.HANG)
 
-EXTRACTION = """
-[routes.memory_extraction]
-[[routes.memory_extraction.targets]]
-transport = "discovery"
-service = "llm-primary"
-model = "primary-model"
-"""
-FALLBACK = """
-[[routes.memory_extraction.targets]]
-transport = "discovery"
-service = "llm-openai"
-model = "fallback-model"
-"""
-EMBEDDING = """
-[routes.embedding]
-[[routes.embedding.targets]]
-transport = "discovery"
-service = "embedder"
-endpoint = "encode"
-model = "embedder"
-"""
+#: The extraction route's primary and fallback farm targets.
+PRIMARY_TARGET = farm_target("llm-primary", "primary-model")
+FALLBACK_TARGET = farm_target("llm-openai", "fallback-model")
 PRIMARY, SECONDARY, EMBEDDER = (
     "llm-primary/primary-model",
     "llm-openai/fallback-model",
@@ -63,10 +45,16 @@ PRIMARY, SECONDARY, EMBEDDER = (
 )
 
 
-def _routes_file(ctx: FaultContext, *parts: str) -> Path:
-    path = ctx.tmp_path / "routes.toml"
-    path.write_text("".join(parts))
-    return path
+def _routed_fleet(
+    ctx: FaultContext, routes: Mapping[str, Route], interval: float, **overrides: Any
+) -> Fleet:
+    """A fleet on the farm simulator with these routes and backend retry interval."""
+    env = {
+        "discovery_base_url": ctx.sim.base_url,
+        "routes_file": str(write_routes(ctx.tmp_path, **routes)),
+        "consolidation_backend_retry_interval": interval,
+    }
+    return Fleet(ctx.settings, ctx.tmp_path, env | overrides)
 
 
 def _breakers(ctx: FaultContext, settings: Settings | None = None) -> BreakerStore:
@@ -98,17 +86,15 @@ def _farm_submits(ctx: FaultContext) -> int:
 async def row5(ctx: FaultContext) -> None:
     """Whole farm down: both extraction targets and the embedder trip, both workflows page,
     the pages name every open route, and the fleet still sends ~one probe per interval."""
-    routes = _routes_file(ctx, EXTRACTION, FALLBACK, EMBEDDING)
     interval = 0.5
-    fleet = Fleet(
-        ctx.settings,
-        ctx.tmp_path,
+    fleet = _routed_fleet(
+        ctx,
         {
-            "discovery_base_url": ctx.sim.base_url,
-            "routes_file": str(routes),
-            "consolidation_backend_retry_interval": interval,
-            "breaker_cooldown_seconds": 120,  # stay open: only fail-open probes reach the farm
+            "memory_extraction": route(PRIMARY_TARGET, FALLBACK_TARGET),
+            "embedding": route(FARM_EMBEDDER),
         },
+        interval,
+        breaker_cooldown_seconds=120,  # stay open: only fail-open probes reach the farm
     )
     store = RunStore(ctx.redis, ctx.settings)
     ids = [(await store.enqueue(make_request(chat, hour=chat))).run_id for chat in range(12)]
@@ -199,7 +185,9 @@ async def row6(ctx: FaultContext) -> None:
     (A private Valkey: the OOM must not reach the shared test server.)"""
     server = EmbeddedValkey(ctx.tmp_path / "valkey-row6").ensure()
     redis = client_from_url(server.url)
-    routes = _routes_file(ctx, EXTRACTION, EMBEDDING)
+    routes = write_routes(
+        ctx.tmp_path, memory_extraction=route(PRIMARY_TARGET), embedding=route(FARM_EMBEDDER)
+    )
     settings = ctx.settings.model_copy(
         update={
             "redis_url": server.url,
@@ -272,21 +260,16 @@ async def prober_kill_recovery(
 ) -> dict[str, float]:
     """kill -9 a worker during a half-open probe, heal the farm, start a fresh worker: seconds
     from the heal to the first completed run, and the lease the dead prober left behind."""
-    routes = _routes_file(ctx, EXTRACTION)
-    fleet = Fleet(
-        ctx.settings,
-        ctx.tmp_path,
-        {
-            "discovery_base_url": ctx.sim.base_url,
-            "routes_file": str(routes),
-            "consolidation_backend_retry_interval": interval,
-            "breaker_cooldown_seconds": cooldown,
-            "breaker_cooldown_max_seconds": cooldown,
-            "breaker_failure_threshold": 1,  # trip on the first failure, however long the interval
-            "breaker_permit_lease_seconds": lease,
-            "task_timeout_seconds": 600,  # the probe hangs until it is killed
-            "lease_seconds": 5,
-        },
+    fleet = _routed_fleet(
+        ctx,
+        {"memory_extraction": route(PRIMARY_TARGET)},
+        interval,
+        breaker_cooldown_seconds=cooldown,
+        breaker_cooldown_max_seconds=cooldown,
+        breaker_failure_threshold=1,  # trip on the first failure, however long the interval
+        breaker_permit_lease_seconds=lease,
+        task_timeout_seconds=600,  # the probe hangs until it is killed
+        lease_seconds=5,
     )
     store = RunStore(ctx.redis, ctx.settings)
     for chat in range(4):

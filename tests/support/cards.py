@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -57,7 +58,11 @@ def new(
     sources: tuple[int, ...] = (1,),
     seed: int | None = 1,
     card_type: str = "preference",
+    embedding: Sequence[float] | None = None,
 ) -> NewCard:
+    """A planned card; its vector is ``embedding`` when given, else ``vec(seed)`` (None: none)."""
+    if embedding is None and seed is not None:
+        embedding = vec(seed)
     return NewCard(
         scope=scope,
         thread_id=thread,
@@ -68,7 +73,7 @@ def new(
         valid_from=at,
         observed_at=at,
         expires_at=expires,
-        embedding=None if seed is None else vec(seed),
+        embedding=embedding,
     )
 
 

@@ -52,3 +52,26 @@ async def make_client(redis: Any) -> AsyncIterator[MakeClient]:
     yield make
     for client in clients:
         await client.close()
+
+
+async def assert_refused_without_token_or_csrf(
+    redis: Any, settings: Settings, make_client: MakeClient, path: str, form: dict[str, str]
+) -> TestClient[Any, Any]:
+    """POSTing ``form`` to ``path`` is refused with 403 and changes nothing: from a read-only
+    console, without the token, with a wrong one, without the CSRF pair and with a forged one.
+
+    Returns the read-only console.
+    """
+    read_only = await make_client(settings)
+    tokened = await make_client(with_token(settings))
+    before = await dump_all(redis, settings.key_prefix)
+    for client, token in ((read_only, TOKEN), (tokened, ""), (tokened, "wrong-token-123")):
+        csrf = await csrf_of(client)
+        response = await client.post(path, data={**form, "csrf": csrf, "token": token})
+        assert response.status == 403, (path, token)
+        assert 'id="refused"' in await response.text()
+    for pair in ({}, {"csrf": "x" * 32}):  # a right token without the CSRF pair, or a forged one
+        response = await tokened.post(path, data={**form, "token": TOKEN, **pair})
+        assert response.status == 403, (path, pair)
+    assert await dump_all(redis, settings.key_prefix) == before
+    return read_only

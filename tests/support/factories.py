@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memory_worker.models import RunRequest
+from memory_worker.replay import Candidate
 
 BASE = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -80,4 +81,19 @@ def slice_request(
                 for i, (mid, uid, name, text) in enumerate(rows)
             ],
         }
+    )
+
+
+def retired_candidate(run_id: str, chat_id: int, failed_at_ms: int, reason: str) -> Candidate:
+    """Replay's view of a run retired after five attempts, the last an UPSTREAM_ERROR."""
+    return Candidate(
+        id=run_id,
+        chat_id=chat_id,
+        prompt_version="memory_v1",
+        status="failed",
+        retired=True,
+        attempts=5,
+        failed_at_ms=failed_at_ms,
+        code="UPSTREAM_ERROR",
+        reason=reason,
     )
