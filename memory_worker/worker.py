@@ -437,10 +437,13 @@ class MemoryWorker(Worker):
         keep_in_progress: float | None,
     ) -> None:
         """arq's finish of a job that keeps no result (every tick): the same commands
-        without MULTI/EXEC (3 commands, not 5).
+        without MULTI/EXEC (2 commands, not 5).
 
         The order alone keeps it safe: the job leaves the queue while its in-progress
         key still blocks every start, then its keys go. Anything else is arq's finish.
+        arq reads its abort set (and clears a starting job's mark there) only with
+        ``allow_abort_jobs``; without it (ours), a mark ``Job.abort`` left is never read, and
+        the finish leaves it alone too (issue 11: one command a run).
         A job task that outlives :meth:`close` finds no pool: its entries stay as after
         a crash (the in-progress key expires, the queue entry runs again).
         """
@@ -460,7 +463,8 @@ class MemoryWorker(Worker):
             return
         async with self.pool.pipeline(transaction=False) as pipe:
             pipe.zrem(self.queue_name, job_id)
-            pipe.zrem(abort_jobs_ss, job_id)
+            if self.allow_abort_jobs:
+                pipe.zrem(abort_jobs_ss, job_id)
             pipe.delete(
                 retry_key_prefix + job_id, in_progress_key_prefix + job_id, job_key_prefix + job_id
             )
