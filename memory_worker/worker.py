@@ -49,13 +49,18 @@ log = structlog.get_logger(__name__)
 # arq's job start (its WATCH / EXISTS / ZSCORE / MULTI PSETEX EXEC) in one step; a tick job
 # is also marked running (until the heartbeat's expiry) and started (until the in-progress
 # lease ends), so the tick need not do it and the pending count never sees it pending.
+# The in-progress key is taken first with SET NX (issue 11: a start costs 4 commands, not 5;
+# a start lost to another worker still costs one), and given back if the job is no longer
+# due — the script is atomic, so nobody sees the key in between.
 # KEYS: in-progress key, arq queue, running ticks, started ticks.
 # ARGV: job id, now ms, in-progress ms, running expiry ms (0: not a tick).
 _START = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[3]) then return false end
 local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if not score or tonumber(score) > tonumber(ARGV[2]) then return false end
-redis.call('SET', KEYS[1], '1', 'PX', ARGV[3])
+if not score or tonumber(score) > tonumber(ARGV[2]) then
+  redis.call('DEL', KEYS[1])
+  return false
+end
 if tonumber(ARGV[4]) > 0 then
   redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
   redis.call('ZADD', KEYS[4], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])

@@ -7,6 +7,7 @@ pending/running counts the decisions read stay those of the exact scan.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
@@ -59,3 +60,38 @@ async def test_a_finish_leaves_arqs_abort_set_alone_unless_aborts_are_allowed(
         )
         assert (await admin.zscore(abort_jobs_ss, job_id) is None) is allow
         await admin.zrem(abort_jobs_ss, job_id)
+
+
+async def test_a_job_start_costs_four_inner_commands_and_a_lost_race_one(
+    admin: Any, private_valkey: EmbeddedValkey, tmp_path: Any
+) -> None:
+    """The start takes the in-progress key with SET NX (EXISTS + SET before), gives it
+    back if the job is gone or not due, and otherwise answers as arq's start."""
+    worker = worker_on(private_valkey, admin, tmp_path)
+    keys = worker.tick_keys
+    assert keys is not None
+    now = int(time.time() * 1000)
+    tick = keys.tick_job_id("start")
+    await admin.zadd(worker.queue_name, {tick: now - 5})
+    await worker._start("warm", keys, False, now)  # the script loaded
+
+    spent = await cost(admin, worker._start(tick, keys, True, now))
+    assert spent == {"evalsha": 1, "set": 1, "zscore": 1, "zadd": 2}
+    assert await admin.exists(in_progress_key_prefix + tick)
+    assert await admin.zscore(keys.ticks_started, tick) is not None
+
+    lost: list[Any] = []
+    spent = await cost(admin, _keep(lost, worker._start(tick, keys, True, now)))
+    assert (lost, spent) == ([None], {"evalsha": 1, "set": 1})  # another worker has it
+
+    for name, score in (("gone", None), ("later", now + 60_000)):
+        job_id = keys.tick_job_id(name)
+        if score is not None:
+            await admin.zadd(worker.queue_name, {job_id: score})
+        assert await worker._start(job_id, keys, True, now) is None
+        assert not await admin.exists(in_progress_key_prefix + job_id)  # given back
+        assert await admin.zscore(keys.ticks_started, job_id) is None
+
+
+async def _keep(into: list[Any], result: Any) -> None:
+    into.append(await result)
