@@ -35,6 +35,14 @@ the tick writes it first thing). Pending = |queue ∩ queued| − |queue ∩ que
 started|: two ``ZINTERCARD`` (Redis ≥ 7.0 / Valkey; on Redis 6 the script walks
 ``ticks:queued`` instead, bounded by the pipeline target). A tick leaves all three sets in
 the script that queues its follow-ups.
+
+Per scheduling call (issue 11, item 7) the script prunes ``ticks:started`` by time (a
+crashed tick counts as pending again the moment its lease ends), but ``ticks:queued`` only
+every :attr:`TickQueue.PRUNE_QUEUED_MS` per process: a queued tick goes stale with its job
+key, a day after it was due, and only a tick no worker started in that day is still in
+arq's queue to be counted (it then counts up to that many ms longer; a worker that polls
+runs it — arq drops an expired job — and the count is exact again). Running ticks are
+counted only where the decision reads them (mode ``if_idle``).
 """
 
 from __future__ import annotations
@@ -119,9 +127,10 @@ def ticks_to_add(plan: TickPlan, *, pending: int, running: int, target: int) -> 
 
 _SCHEDULE = """
 -- KEYS: arq queue, running ticks, queued ticks, started ticks, pipeline state,
---       the arq job key of each candidate id (ARGV[11..])
+--       the arq job key of each candidate id (ARGV[12..])
 -- ARGV: now, mode, base, extra, target, delay_ms, expires_ms, job_blob,
---       done (the finishing tick's job id, or ''), clear_deferred (1/0), ids...
+--       done (the finishing tick's job id, or ''), clear_deferred (1/0),
+--       prune_queued (1/0), ids...
 -- Pending ticks = ticks in arq's queue that have not started: counted from the queued
 -- and started sets (O(1) commands, whatever the fleet's size), not by scanning the queue.
 local now = tonumber(ARGV[1])
@@ -132,8 +141,11 @@ if ARGV[9] ~= '' then  -- the finishing tick leaves the sets as its follow-ups g
   redis.call('ZREM', KEYS[4], ARGV[9])
 end
 if ARGV[10] == '1' then redis.call('HDEL', KEYS[5], 'deferred_since') end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+-- a queued tick goes stale with its job key, a day after it was due: only one that no
+-- worker started in that day is still in arq's queue, so the caller asks for this prune
+-- every few seconds only (TickQueue.PRUNE_QUEUED_MS)
+if ARGV[11] == '1' then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now) end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)  -- a crashed tick's lease ended
 local queued, started
 local has_zintercard = redis.REDIS_VERSION_NUM ~= nil and redis.REDIS_VERSION_NUM >= 0x070000
 if has_zintercard then
@@ -149,7 +161,8 @@ else  -- Redis 6 (no ZINTERCARD): walk the queued ticks (bounded by the pipeline
   end
 end
 local pending = queued - started
-local running = redis.call('ZCOUNT', KEYS[2], now, '+inf')
+local running = -1  -- only if_idle reads the running ticks
+if mode == 'if_idle' then running = redis.call('ZCOUNT', KEYS[2], now, '+inf') end
 local add = 0
 if base > 0 then
   if mode == 'probe' or mode == 'if_none_pending' then
@@ -163,7 +176,7 @@ if base > 0 then
 end
 local score = now + tonumber(ARGV[6])
 for i = 1, add do
-  local id = ARGV[10 + i]
+  local id = ARGV[11 + i]
   redis.call('SET', KEYS[5 + i], ARGV[8], 'PX', ARGV[7])
   redis.call('ZADD', KEYS[1], score, id)
   redis.call('ZADD', KEYS[3], now + tonumber(ARGV[7]), id)
@@ -207,16 +220,22 @@ class TickCounts:
 class Scheduled:
     added: int
     pending_before: int
-    running: int
+    #: Running ticks, counted only where the decision reads them (mode ``if_idle``).
+    running: int | None
 
 
 class TickQueue:
     """Adds tick jobs to arq's queue atomically with the pending-tick check."""
 
+    #: How often (ms) a process prunes ``ticks:queued`` of ticks whose job key expired.
+    PRUNE_QUEUED_MS = 5_000
+
     def __init__(self, redis: ArqRedis, keys: Keys, *, expires_extra_ms: int = 86_400_000) -> None:
         self.redis = redis
         self.keys = keys
         self.expires_extra_ms = expires_extra_ms
+        #: When this process last pruned ``ticks:queued`` (its ``now``, ms).
+        self._queued_pruned_at: int | None = None
         self._schedule = redis.register_script(_SCHEDULE)
         self._pending = redis.register_script(_PENDING)
         self._mark = redis.register_script(_MARK)
@@ -246,6 +265,8 @@ class TickQueue:
         blob = serialize_job(TICK_FUNCTION, (), {}, None, now, serializer=dump_job)
         count = plan.base + plan.extra_below_target if plan.base > 0 else 0
         ids = [self.keys.tick_job_id(uuid.uuid4().hex) for _ in range(count)]
+        last = self._queued_pruned_at
+        prune = last is None or not last <= now < last + self.PRUNE_QUEUED_MS
         added, pending, running = await self._schedule(
             keys=[
                 self.keys.arq_queue,
@@ -266,10 +287,13 @@ class TickQueue:
                 blob,
                 done or "",
                 int(clear_deferred),
+                int(prune),
                 *ids,
             ],
         )
-        return Scheduled(int(added), int(pending), int(running))
+        if prune:
+            self._queued_pruned_at = now
+        return Scheduled(int(added), int(pending), None if int(running) < 0 else int(running))
 
     async def counts(self, *, at_ms: int | None = None) -> TickCounts:
         """Ticks pending (queued, not started; of them delayed) and running: the queue's tick

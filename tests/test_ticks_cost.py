@@ -13,8 +13,14 @@ from typing import Any
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
 
 from memory_worker.embedded import EmbeddedValkey
+from memory_worker.keys import Keys
 from memory_worker.settings import Settings
+from memory_worker.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
 from memory_worker.worker import MemoryWorker, create_worker
+
+T0 = 1_800_000_000_000
+DAY = 86_400_000
+COMPLETED = plan_followups(TickOutcome.COMPLETED, retry_interval=15)
 
 
 async def calls(admin: Any) -> dict[str, int]:
@@ -30,6 +36,83 @@ async def cost(admin: Any, action: Any) -> dict[str, int]:
     spent = {k: n - before.get(k, 0) for k, n in after.items() if n - before.get(k, 0)}
     spent["info"] -= 1  # the first snapshot
     return {k: n for k, n in spent.items() if n}
+
+
+async def running_tick(queue: TickQueue, redis: Any, name: str, at_ms: int) -> str:
+    """A tick queued by ``schedule`` and started as MemoryWorker's start leaves it."""
+    job_id = queue.keys.tick_job_id(name)
+    await redis.zadd(queue.keys.arq_queue, {job_id: at_ms})
+    await redis.zadd(queue.keys.ticks_queued, {job_id: at_ms + DAY})
+    await redis.set(in_progress_key_prefix + job_id, b"1", px=3_610_000)
+    await redis.zadd(queue.keys.ticks_started, {job_id: at_ms + 3_610_000})
+    await redis.zadd(queue.running_key, {job_id: at_ms + 30_000})
+    return job_id
+
+
+async def test_a_completed_ticks_schedule_costs_ten_inner_commands(admin: Any) -> None:
+    """Steady state (the pipeline at its target: one follow-up). The finishing tick leaves
+    the running, queued and started sets, clears the deferral mark, counts (started pruned,
+    two ZINTERCARD) and queues its follow-up. No ZCOUNT (only if_idle reads it), and the
+    queued prune only every PRUNE_QUEUED_MS: 10 inner commands, 12 before."""
+    queue = TickQueue(admin, Keys("cost1:"))
+    ticks = [await running_tick(queue, admin, f"r{i}", T0) for i in range(2)]
+    await queue.schedule(TickPlan(Mode.AMPLIFY, base=0), target=2, at_ms=T0, done="warm")
+    spent = await cost(
+        admin,
+        queue.schedule(COMPLETED, target=1, at_ms=T0 + 10, done=ticks[0], clear_deferred=True),
+    )
+    assert spent == {
+        "evalsha": 1,
+        "zrem": 3,
+        "hdel": 1,
+        "zremrangebyscore": 1,
+        "zintercard": 2,
+        "set": 1,
+        "zadd": 2,
+    }
+    later = T0 + TickQueue.PRUNE_QUEUED_MS
+    spent = await cost(admin, queue.schedule(COMPLETED, target=1, at_ms=later, done=ticks[1]))
+    assert spent["zremrangebyscore"] == 2  # the queued set's prune is due again
+
+
+async def test_only_if_idle_counts_the_running_ticks(admin: Any) -> None:
+    queue = TickQueue(admin, Keys("cost2:"))
+    await running_tick(queue, admin, "r0", T0)
+    await queue.schedule(TickPlan(Mode.AMPLIFY, base=0), target=1, at_ms=T0, done="warm")
+    for mode in Mode:
+        spent = await cost(admin, queue.schedule(TickPlan(mode, base=1), target=1, at_ms=T0))
+        assert spent.get("zcount", 0) == (mode is Mode.IF_IDLE)
+
+
+async def test_a_stale_queued_tick_is_pruned_by_the_next_call_due(
+    redis: Any, settings: Settings
+) -> None:
+    """A queued tick goes stale with its job key, a day after it was due; only one that no
+    worker started in that day is still on arq's queue. A process prunes it on its first call
+    and then every PRUNE_QUEUED_MS (or when its clock goes back)."""
+    keys = Keys(settings.key_prefix)
+    stale = keys.tick_job_id("stale")
+    await redis.zadd(keys.arq_queue, {stale: T0})
+    await redis.zadd(keys.ticks_queued, {stale: T0 + DAY})
+    probe = TickPlan(Mode.PROBE, base=0)
+    expired = T0 + DAY + 1
+
+    assert (
+        await TickQueue(redis, keys).schedule(probe, target=1, at_ms=expired, done="x")
+    ).pending_before == 0
+    await redis.zadd(keys.ticks_queued, {stale: T0 + DAY})  # as if queued again
+
+    queue = TickQueue(redis, keys)
+    assert (await queue.schedule(probe, target=1, at_ms=T0 + DAY - 1, done="x")).pending_before == 1
+    lag = T0 + DAY - 1 + TickQueue.PRUNE_QUEUED_MS - 1
+    assert (await queue.schedule(probe, target=1, at_ms=lag, done="x")).pending_before == 1
+    assert (await queue.schedule(probe, target=1, at_ms=lag + 1, done="x")).pending_before == 0
+
+    await redis.zadd(keys.ticks_queued, {stale: T0 + DAY})
+    assert (await queue.schedule(probe, target=1, at_ms=lag + 1, done="x")).pending_before == 1
+    assert (
+        await queue.schedule(probe, target=1, at_ms=expired, done="x")
+    ).pending_before == 0  # clock back
 
 
 def worker_on(server: EmbeddedValkey, admin: Any, tmp_path: Any) -> MemoryWorker:
