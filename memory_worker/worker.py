@@ -448,7 +448,9 @@ class MemoryWorker(Worker):
         key still blocks every start, then its keys go. Anything else is arq's finish.
         arq reads its abort set (and clears a starting job's mark there) only with
         ``allow_abort_jobs``; without it (ours), a mark ``Job.abort`` left is never read, and
-        the finish leaves it alone too (issue 11: one command a run).
+        the finish leaves it alone too (issue 11: one command a run). A finished tick
+        stays in ``ticks:started`` until its lease would end (:mod:`memory_worker.ticks`)
+        unless the poll reads that whole set (Redis < 6.2) or arq will run the tick again.
         A job task that outlives :meth:`close` finds no pool: its entries stay as after
         a crash (the in-progress key expires, the queue entry runs again).
         """
@@ -465,11 +467,18 @@ class MemoryWorker(Worker):
                 incr_score,
                 keep_in_progress,
             )
+            keys = self.tick_keys
+            if not finish and keys is not None and job_id.startswith(keys.tick_job_id("")):
+                # arq runs it again: its schedule left it "started" (the poll skips it)
+                await self.pool.zrem(keys.ticks_started, job_id)
             return
         async with self.pool.pipeline(transaction=False) as pipe:
             pipe.zrem(self.queue_name, job_id)
             if self.allow_abort_jobs:
                 pipe.zrem(abort_jobs_ss, job_id)
+            if not self.has_zdiff and self.tick_keys is not None:
+                # Redis < 6.2: the poll reads all of "started", so a finished tick leaves it
+                pipe.zrem(self.tick_keys.ticks_started, job_id)
             pipe.delete(
                 retry_key_prefix + job_id, in_progress_key_prefix + job_id, job_key_prefix + job_id
             )

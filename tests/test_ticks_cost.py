@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
 
 from memory_worker.embedded import EmbeddedValkey
@@ -49,11 +50,12 @@ async def running_tick(queue: TickQueue, redis: Any, name: str, at_ms: int) -> s
     return job_id
 
 
-async def test_a_completed_ticks_schedule_costs_ten_inner_commands(admin: Any) -> None:
+async def test_a_completed_ticks_schedule_costs_nine_inner_commands(admin: Any) -> None:
     """Steady state (the pipeline at its target: one follow-up). The finishing tick leaves
-    the running, queued and started sets, clears the deferral mark, counts (started pruned,
-    two ZINTERCARD) and queues its follow-up. No ZCOUNT (only if_idle reads it), and the
-    queued prune only every PRUNE_QUEUED_MS: 10 inner commands, 12 before."""
+    the running and queued sets, clears the deferral mark, counts (started pruned, two
+    ZINTERCARD) and queues its follow-up. It stays in "started" (below), no ZCOUNT (only
+    if_idle reads it), and the queued prune only every PRUNE_QUEUED_MS: 9 inner commands,
+    12 before."""
     queue = TickQueue(admin, Keys("cost1:"))
     ticks = [await running_tick(queue, admin, f"r{i}", T0) for i in range(2)]
     await queue.schedule(TickPlan(Mode.AMPLIFY, base=0), target=2, at_ms=T0, done="warm")
@@ -63,7 +65,7 @@ async def test_a_completed_ticks_schedule_costs_ten_inner_commands(admin: Any) -
     )
     assert spent == {
         "evalsha": 1,
-        "zrem": 3,
+        "zrem": 2,
         "hdel": 1,
         "zremrangebyscore": 1,
         "zintercard": 2,
@@ -82,6 +84,72 @@ async def test_only_if_idle_counts_the_running_ticks(admin: Any) -> None:
     for mode in Mode:
         spent = await cost(admin, queue.schedule(TickPlan(mode, base=1), target=1, at_ms=T0))
         assert spent.get("zcount", 0) == (mode is Mode.IF_IDLE)
+
+
+async def test_a_finished_tick_left_in_started_changes_no_count(
+    redis: Any, settings: Settings
+) -> None:
+    """The finishing tick stays in "started" until its lease would end. Out of "queued", it
+    is in neither ZINTERCARD: every count equals the exact scan's (``counts``), before and
+    after arq's finish, before and after its started entry lapses, and no poll offers it
+    while it is still on arq's queue."""
+    queue = TickQueue(redis, Keys(settings.key_prefix))
+    now = int(time.time() * 1000) - 1000
+    done = await running_tick(queue, redis, "done", now)
+    waiting = queue.keys.tick_job_id("waiting")  # queued, not started
+    await redis.zadd(queue.keys.arq_queue, {waiting: now})
+    await redis.zadd(queue.keys.ticks_queued, {waiting: now + DAY})
+
+    result = await queue.schedule(COMPLETED, target=8, at_ms=now, done=done)
+    assert (result.added, result.pending_before) == (2, 1)
+    assert await redis.zscore(queue.keys.ticks_started, done) is not None
+    worker = create_worker(settings, redis, burst=True, handle_signals=False)
+    offered = {j.decode() for j in await worker._ready_jobs(100)}
+    assert done not in offered  # arq has not finished it yet
+    assert waiting in offered
+
+    async def agrees(at_ms: int) -> None:
+        probe = await queue.schedule(TickPlan(Mode.PROBE, base=0), target=8, at_ms=at_ms, done="x")
+        assert probe.pending_before == (await queue.counts(at_ms=at_ms)).pending == 3
+
+    await agrees(now)  # still on arq's queue, in-progress key and started entry alive
+    await worker.finish_job(done, True, None, None, False, None, None)
+    await agrees(now)
+    await agrees(now + 3_700_000)  # its started entry has lapsed and been pruned
+    assert await redis.zscore(queue.keys.ticks_started, done) is None
+
+
+async def test_a_tick_arq_runs_again_leaves_started_at_its_finish(
+    redis: Any, settings: Settings
+) -> None:
+    """A tick cancelled after its follow-ups went in (a shutdown) is run again by arq: its
+    finish takes it out of "started" too, so the next poll offers it at once, as when the
+    schedule took it out."""
+    queue = TickQueue(redis, Keys(settings.key_prefix))
+    now = int(time.time() * 1000) - 1000
+    tick = await running_tick(queue, redis, "again", now)
+    await queue.schedule(COMPLETED, target=1, at_ms=now, done=tick)
+    worker = create_worker(settings, redis, burst=True, handle_signals=False)
+    assert tick.encode() not in await worker._ready_jobs(100)
+    await worker.finish_job(tick, False, None, None, False, None, None)  # arq: run it again
+    assert await redis.zscore(queue.keys.arq_queue, tick) is not None
+    assert tick.encode() in await worker._ready_jobs(100)
+
+
+@pytest.mark.parametrize("zdiff", [True, False], ids=["zdiff", "redis6.0"])
+async def test_a_finished_tick_leaves_started_only_where_the_poll_reads_it_all(
+    redis: Any, settings: Settings, zdiff: bool
+) -> None:
+    """Without ZDIFF (Redis < 6.2) the poll reads all of "started": there, a finished tick
+    leaves it at its finish, so the set stays as small as the running ticks."""
+    queue = TickQueue(redis, Keys(settings.key_prefix))
+    now = int(time.time() * 1000) - 1000
+    tick = await running_tick(queue, redis, "finished", now)
+    await queue.schedule(COMPLETED, target=1, at_ms=now, done=tick)
+    worker = create_worker(settings, redis, burst=True, handle_signals=False)
+    worker.has_zdiff = zdiff
+    await worker.finish_job(tick, True, None, None, False, None, None)
+    assert (await redis.zscore(queue.keys.ticks_started, tick) is None) is not zdiff
 
 
 async def test_a_stale_queued_tick_is_pruned_by_the_next_call_due(
