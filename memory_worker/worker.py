@@ -221,6 +221,9 @@ class MemoryWorker(Worker):
     #: "unknown command" answer (Redis 6.0/6.1), then both sets are read and diffed here.
     has_zdiff = True
     running_ttl_ms = 0
+    #: How often (ms) the poll prunes ``ticks:started`` of lapsed leases (issue 11, item 7:
+    #: every poll did; every tick's schedule prunes it too, so counts stay exact).
+    PRUNE_STARTED_MS = 1_000
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -229,6 +232,8 @@ class MemoryWorker(Worker):
         self._start_script: Any = None
         #: Set when a job's slot frees up (the poll loop may start the next job at once).
         self._slot_freed = asyncio.Event()
+        #: When this worker's poll last pruned ``ticks:started`` (unix ms).
+        self._started_pruned_at: int | None = None
 
     async def _poll_iteration(self) -> None:
         """One tick of arq's poll clock; while every slot is busy, a slot freed before the
@@ -315,7 +320,8 @@ class MemoryWorker(Worker):
         anywhere in the fleet (a job leaves the queue when it finishes), and tries each:
         the wasted starts grew with the fleet's running ticks. Started ticks are in
         ``ticks:started`` (until arq's in-progress lease would end), so the queue minus
-        that set is what may start; a crashed tick's entry lapses with its lease.
+        that set is what may start; a crashed tick's entry lapses with its lease, and is
+        pruned by the next tick's schedule or, at most :attr:`PRUNE_STARTED_MS` later, here.
         """
         now = timestamp_ms()
         keys = self.tick_keys
@@ -329,24 +335,30 @@ class MemoryWorker(Worker):
                     max=now,
                 )
             )
+        last = self._started_pruned_at
+        prune = last is None or not last <= now < last + self.PRUNE_STARTED_MS
         if self.has_zdiff:
             try:
                 async with self.pool.pipeline(transaction=False) as pipe:
-                    pipe.zremrangebyscore(keys.ticks_started, "-inf", now)
+                    if prune:
+                        pipe.zremrangebyscore(keys.ticks_started, "-inf", now)
                     pipe.zdiff([self.queue_name, keys.ticks_started], withscores=True)
-                    _, candidates = await pipe.execute()
+                    candidates = (await pipe.execute())[-1]
             except ResponseError as exc:
                 if "unknown command" not in str(exc).lower():
                     raise
                 self.has_zdiff = False  # Redis < 6.2: read both sets and diff them here
         if not self.has_zdiff:
             async with self.pool.pipeline(transaction=False) as pipe:
-                pipe.zremrangebyscore(keys.ticks_started, "-inf", now)
+                if prune:
+                    pipe.zremrangebyscore(keys.ticks_started, "-inf", now)
                 pipe.zrangebyscore(self.queue_name, "-inf", now, withscores=True)
                 pipe.zrange(keys.ticks_started, 0, -1)
-                _, queued, started = await pipe.execute()
+                *_, queued, started = await pipe.execute()
             skip = set(started)
             candidates = [(job_id, score) for job_id, score in _pairs(queued) if job_id not in skip]
+        if prune:
+            self._started_pruned_at = now
         due = sorted(
             (float(score), job_id) for job_id, score in _pairs(candidates) if float(score) <= now
         )

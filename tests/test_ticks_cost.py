@@ -246,3 +246,17 @@ async def test_a_job_start_costs_four_inner_commands_and_a_lost_race_one(
 
 async def _keep(into: list[Any], result: Any) -> None:
     into.append(await result)
+
+
+async def test_the_poll_prunes_started_once_a_second(
+    admin: Any, private_valkey: EmbeddedValkey, tmp_path: Any
+) -> None:
+    """Every poll pruned "started" (≈ 0.6 a run); now a worker's poll does once every
+    PRUNE_STARTED_MS, and every tick's schedule still does (its counts stay exact)."""
+    worker = worker_on(private_valkey, admin, tmp_path)
+    worker.PRUNE_STARTED_MS = 60_000  # a slow machine's calls stay within it
+    assert await cost(admin, worker._ready_jobs(10)) == {"zremrangebyscore": 1, "zdiff": 1}
+    assert await cost(admin, worker._ready_jobs(10)) == {"zdiff": 1}
+    assert worker._started_pruned_at is not None
+    worker._started_pruned_at -= worker.PRUNE_STARTED_MS
+    assert await cost(admin, worker._ready_jobs(10)) == {"zremrangebyscore": 1, "zdiff": 1}
