@@ -205,7 +205,8 @@ class Keys:
 
     @property
     def ticks_started(self) -> str:
-        """ZSET tick job id → arq in-progress expiry (ms) of started ticks."""
+        """ZSET tick job id → arq in-progress expiry (ms) of started ticks (finished ones stay
+        until then: the poll never offers a tick between its schedule and arq's finish)."""
         return f"{self.queue_tag}:ticks:started"
 
     @property

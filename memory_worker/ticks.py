@@ -33,8 +33,21 @@ expire), ``ticks:started`` every started one until arq's in-progress lease would
 (arq's start writes it in :class:`memory_worker.worker.MemoryWorker`; under plain arq
 the tick writes it first thing). Pending = |queue ∩ queued| − |queue ∩ queued ∩
 started|: two ``ZINTERCARD`` (Redis ≥ 7.0 / Valkey; on Redis 6 the script walks
-``ticks:queued`` instead, bounded by the pipeline target). A tick leaves all three sets in
-the script that queues its follow-ups.
+``ticks:queued`` instead, bounded by the pipeline target). A tick leaves the running and
+queued sets in the script that queues its follow-ups (out of ``ticks:queued``, it is in
+neither count); it stays in ``ticks:started`` until its lease would end, so no poll offers
+it before arq's finish takes it off the queue (a finish that leaves it there for arq to run
+again takes it out). The set then also holds the ticks finished within the last lease
+(``tick_timeout_seconds`` + 10 s): ≈ 124 bytes each, 3.6 MB at 8 runs/s with the default
+hour — the run store keeps completed runs for days.
+
+Per scheduling call (issue 11, item 7) the script prunes ``ticks:started`` by time (a
+crashed tick counts as pending again the moment its lease ends), but ``ticks:queued`` only
+every :attr:`TickQueue.PRUNE_QUEUED_MS` per process: a queued tick goes stale with its job
+key, a day after it was due, and only a tick no worker started in that day is still in
+arq's queue to be counted (it then counts up to that many ms longer; a worker that polls
+runs it — arq drops an expired job — and the count is exact again). Running ticks are
+counted only where the decision reads them (mode ``if_idle``).
 """
 
 from __future__ import annotations
@@ -119,21 +132,26 @@ def ticks_to_add(plan: TickPlan, *, pending: int, running: int, target: int) -> 
 
 _SCHEDULE = """
 -- KEYS: arq queue, running ticks, queued ticks, started ticks, pipeline state,
---       the arq job key of each candidate id (ARGV[11..])
+--       the arq job key of each candidate id (ARGV[12..])
 -- ARGV: now, mode, base, extra, target, delay_ms, expires_ms, job_blob,
---       done (the finishing tick's job id, or ''), clear_deferred (1/0), ids...
+--       done (the finishing tick's job id, or ''), clear_deferred (1/0),
+--       prune_queued (1/0), ids...
 -- Pending ticks = ticks in arq's queue that have not started: counted from the queued
 -- and started sets (O(1) commands, whatever the fleet's size), not by scanning the queue.
 local now = tonumber(ARGV[1])
 local mode, base, extra, target = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 if ARGV[9] ~= '' then  -- the finishing tick leaves the sets as its follow-ups go in
   redis.call('ZREM', KEYS[2], ARGV[9])
+  -- out of "queued", it is out of both counts; it stays "started" until its lease would
+  -- end, which keeps the poll from offering it until arq's finish takes it off the queue
   redis.call('ZREM', KEYS[3], ARGV[9])
-  redis.call('ZREM', KEYS[4], ARGV[9])
 end
 if ARGV[10] == '1' then redis.call('HDEL', KEYS[5], 'deferred_since') end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+-- a queued tick goes stale with its job key, a day after it was due: only one that no
+-- worker started in that day is still in arq's queue, so the caller asks for this prune
+-- every few seconds only (TickQueue.PRUNE_QUEUED_MS)
+if ARGV[11] == '1' then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now) end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)  -- a crashed tick's lease ended
 local queued, started
 local has_zintercard = redis.REDIS_VERSION_NUM ~= nil and redis.REDIS_VERSION_NUM >= 0x070000
 if has_zintercard then
@@ -149,7 +167,8 @@ else  -- Redis 6 (no ZINTERCARD): walk the queued ticks (bounded by the pipeline
   end
 end
 local pending = queued - started
-local running = redis.call('ZCOUNT', KEYS[2], now, '+inf')
+local running = -1  -- only if_idle reads the running ticks
+if mode == 'if_idle' then running = redis.call('ZCOUNT', KEYS[2], now, '+inf') end
 local add = 0
 if base > 0 then
   if mode == 'probe' or mode == 'if_none_pending' then
@@ -163,7 +182,7 @@ if base > 0 then
 end
 local score = now + tonumber(ARGV[6])
 for i = 1, add do
-  local id = ARGV[10 + i]
+  local id = ARGV[11 + i]
   redis.call('SET', KEYS[5 + i], ARGV[8], 'PX', ARGV[7])
   redis.call('ZADD', KEYS[1], score, id)
   redis.call('ZADD', KEYS[3], now + tonumber(ARGV[7]), id)
@@ -207,16 +226,22 @@ class TickCounts:
 class Scheduled:
     added: int
     pending_before: int
-    running: int
+    #: Running ticks, counted only where the decision reads them (mode ``if_idle``).
+    running: int | None
 
 
 class TickQueue:
     """Adds tick jobs to arq's queue atomically with the pending-tick check."""
 
+    #: How often (ms) a process prunes ``ticks:queued`` of ticks whose job key expired.
+    PRUNE_QUEUED_MS = 5_000
+
     def __init__(self, redis: ArqRedis, keys: Keys, *, expires_extra_ms: int = 86_400_000) -> None:
         self.redis = redis
         self.keys = keys
         self.expires_extra_ms = expires_extra_ms
+        #: When this process last pruned ``ticks:queued`` (its ``now``, ms).
+        self._queued_pruned_at: int | None = None
         self._schedule = redis.register_script(_SCHEDULE)
         self._pending = redis.register_script(_PENDING)
         self._mark = redis.register_script(_MARK)
@@ -246,6 +271,8 @@ class TickQueue:
         blob = serialize_job(TICK_FUNCTION, (), {}, None, now, serializer=dump_job)
         count = plan.base + plan.extra_below_target if plan.base > 0 else 0
         ids = [self.keys.tick_job_id(uuid.uuid4().hex) for _ in range(count)]
+        last = self._queued_pruned_at
+        prune = last is None or not last <= now < last + self.PRUNE_QUEUED_MS
         added, pending, running = await self._schedule(
             keys=[
                 self.keys.arq_queue,
@@ -266,10 +293,13 @@ class TickQueue:
                 blob,
                 done or "",
                 int(clear_deferred),
+                int(prune),
                 *ids,
             ],
         )
-        return Scheduled(int(added), int(pending), int(running))
+        if prune:
+            self._queued_pruned_at = now
+        return Scheduled(int(added), int(pending), None if int(running) < 0 else int(running))
 
     async def counts(self, *, at_ms: int | None = None) -> TickCounts:
         """Ticks pending (queued, not started; of them delayed) and running: the queue's tick

@@ -49,13 +49,18 @@ log = structlog.get_logger(__name__)
 # arq's job start (its WATCH / EXISTS / ZSCORE / MULTI PSETEX EXEC) in one step; a tick job
 # is also marked running (until the heartbeat's expiry) and started (until the in-progress
 # lease ends), so the tick need not do it and the pending count never sees it pending.
+# The in-progress key is taken first with SET NX (issue 11: a start costs 4 commands, not 5;
+# a start lost to another worker still costs one), and given back if the job is no longer
+# due — the script is atomic, so nobody sees the key in between.
 # KEYS: in-progress key, arq queue, running ticks, started ticks.
 # ARGV: job id, now ms, in-progress ms, running expiry ms (0: not a tick).
 _START = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[3]) then return false end
 local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if not score or tonumber(score) > tonumber(ARGV[2]) then return false end
-redis.call('SET', KEYS[1], '1', 'PX', ARGV[3])
+if not score or tonumber(score) > tonumber(ARGV[2]) then
+  redis.call('DEL', KEYS[1])
+  return false
+end
 if tonumber(ARGV[4]) > 0 then
   redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
   redis.call('ZADD', KEYS[4], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
@@ -216,6 +221,9 @@ class MemoryWorker(Worker):
     #: "unknown command" answer (Redis 6.0/6.1), then both sets are read and diffed here.
     has_zdiff = True
     running_ttl_ms = 0
+    #: How often (ms) the poll prunes ``ticks:started`` of lapsed leases (issue 11, item 7:
+    #: every poll did; every tick's schedule prunes it too, so counts stay exact).
+    PRUNE_STARTED_MS = 1_000
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -224,6 +232,8 @@ class MemoryWorker(Worker):
         self._start_script: Any = None
         #: Set when a job's slot frees up (the poll loop may start the next job at once).
         self._slot_freed = asyncio.Event()
+        #: When this worker's poll last pruned ``ticks:started`` (unix ms).
+        self._started_pruned_at: int | None = None
 
     async def _poll_iteration(self) -> None:
         """One tick of arq's poll clock; while every slot is busy, a slot freed before the
@@ -310,7 +320,8 @@ class MemoryWorker(Worker):
         anywhere in the fleet (a job leaves the queue when it finishes), and tries each:
         the wasted starts grew with the fleet's running ticks. Started ticks are in
         ``ticks:started`` (until arq's in-progress lease would end), so the queue minus
-        that set is what may start; a crashed tick's entry lapses with its lease.
+        that set is what may start; a crashed tick's entry lapses with its lease, and is
+        pruned by the next tick's schedule or, at most :attr:`PRUNE_STARTED_MS` later, here.
         """
         now = timestamp_ms()
         keys = self.tick_keys
@@ -324,24 +335,30 @@ class MemoryWorker(Worker):
                     max=now,
                 )
             )
+        last = self._started_pruned_at
+        prune = last is None or not last <= now < last + self.PRUNE_STARTED_MS
         if self.has_zdiff:
             try:
                 async with self.pool.pipeline(transaction=False) as pipe:
-                    pipe.zremrangebyscore(keys.ticks_started, "-inf", now)
+                    if prune:
+                        pipe.zremrangebyscore(keys.ticks_started, "-inf", now)
                     pipe.zdiff([self.queue_name, keys.ticks_started], withscores=True)
-                    _, candidates = await pipe.execute()
+                    candidates = (await pipe.execute())[-1]
             except ResponseError as exc:
                 if "unknown command" not in str(exc).lower():
                     raise
                 self.has_zdiff = False  # Redis < 6.2: read both sets and diff them here
         if not self.has_zdiff:
             async with self.pool.pipeline(transaction=False) as pipe:
-                pipe.zremrangebyscore(keys.ticks_started, "-inf", now)
+                if prune:
+                    pipe.zremrangebyscore(keys.ticks_started, "-inf", now)
                 pipe.zrangebyscore(self.queue_name, "-inf", now, withscores=True)
                 pipe.zrange(keys.ticks_started, 0, -1)
-                _, queued, started = await pipe.execute()
+                *_, queued, started = await pipe.execute()
             skip = set(started)
             candidates = [(job_id, score) for job_id, score in _pairs(queued) if job_id not in skip]
+        if prune:
+            self._started_pruned_at = now
         due = sorted(
             (float(score), job_id) for job_id, score in _pairs(candidates) if float(score) <= now
         )
@@ -437,10 +454,15 @@ class MemoryWorker(Worker):
         keep_in_progress: float | None,
     ) -> None:
         """arq's finish of a job that keeps no result (every tick): the same commands
-        without MULTI/EXEC (3 commands, not 5).
+        without MULTI/EXEC (2 commands, not 5).
 
         The order alone keeps it safe: the job leaves the queue while its in-progress
         key still blocks every start, then its keys go. Anything else is arq's finish.
+        arq reads its abort set (and clears a starting job's mark there) only with
+        ``allow_abort_jobs``; without it (ours), a mark ``Job.abort`` left is never read, and
+        the finish leaves it alone too (issue 11: one command a run). A finished tick
+        stays in ``ticks:started`` until its lease would end (:mod:`memory_worker.ticks`)
+        unless the poll reads that whole set (Redis < 6.2) or arq will run the tick again.
         A job task that outlives :meth:`close` finds no pool: its entries stay as after
         a crash (the in-progress key expires, the queue entry runs again).
         """
@@ -457,10 +479,18 @@ class MemoryWorker(Worker):
                 incr_score,
                 keep_in_progress,
             )
+            keys = self.tick_keys
+            if not finish and keys is not None and job_id.startswith(keys.tick_job_id("")):
+                # arq runs it again: its schedule left it "started" (the poll skips it)
+                await self.pool.zrem(keys.ticks_started, job_id)
             return
         async with self.pool.pipeline(transaction=False) as pipe:
             pipe.zrem(self.queue_name, job_id)
-            pipe.zrem(abort_jobs_ss, job_id)
+            if self.allow_abort_jobs:
+                pipe.zrem(abort_jobs_ss, job_id)
+            if not self.has_zdiff and self.tick_keys is not None:
+                # Redis < 6.2: the poll reads all of "started", so a finished tick leaves it
+                pipe.zrem(self.tick_keys.ticks_started, job_id)
             pipe.delete(
                 retry_key_prefix + job_id, in_progress_key_prefix + job_id, job_key_prefix + job_id
             )

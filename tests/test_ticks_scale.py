@@ -63,9 +63,14 @@ async def test_the_poll_offers_only_ticks_nobody_started(
     started = {m for m in await redis.zrange(queue.keys.ticks_started, 0, -1)}
     worker = create_worker(settings, redis, burst=True, handle_signals=False)
     worker.has_zdiff = zdiff  # False: as after a Redis 6.0 server refused ZDIFF
+    worker.PRUNE_STARTED_MS = 60_000  # a slow machine's calls stay within it
     offered = await worker._ready_jobs(100)
     assert len(offered) == 2
     assert not set(offered) & started
-    # a started tick whose in-progress lease lapsed (its worker died) is offered again
+    # a started tick whose in-progress lease lapsed (its worker died) is offered again once
+    # its entry is pruned: by the next tick's schedule, or by a poll PRUNE_STARTED_MS later
     await redis.zadd(queue.keys.ticks_started, {next(iter(started)): 1})
+    assert len(await worker._ready_jobs(100)) == 2  # this worker pruned it a moment ago
+    assert worker._started_pruned_at is not None
+    worker._started_pruned_at -= worker.PRUNE_STARTED_MS
     assert len(await worker._ready_jobs(100)) == 3

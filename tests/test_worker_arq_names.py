@@ -47,6 +47,7 @@ OWN = frozenset(
         "_poll_and_recover",
         "_start",
         "_ready_jobs",
+        "_started_pruned_at",
     }
 )
 
