@@ -263,6 +263,15 @@ async def open_redis(settings: Settings, *, url: str | None = None) -> RedisHand
 LOG_RETRY_AT = frozenset({1, 2, 4, 8, 16, 32})
 
 
+def next_failure_count(failures: int, *, iteration_ok: bool) -> int:
+    """The poll loop's Redis-failure counter: +1 on a failed iteration, 0 on a good one.
+
+    Only the iteration's *own* Redis calls count; errors of finished job tasks
+    (stale: they happened while Redis was away) are logged, never counted.
+    """
+    return 0 if iteration_ok else failures + 1
+
+
 def backoff_delay(failures: int, *, base: float, cap: float) -> float:
     """Sleep before retry number ``failures`` (1-based): ``base · 2^(failures-1)``, capped.
 

@@ -33,7 +33,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from memory_worker.connections import LOG_RETRY_AT, backoff_delay
+from memory_worker.connections import LOG_RETRY_AT, backoff_delay, next_failure_count
 from memory_worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.keys import Keys
 from memory_worker.redis_checks import check_redis
@@ -69,19 +69,6 @@ return score
 """
 
 _REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
-#: Retries log at these failure counts only (then every 64th).
-_LOG_RETRY_AT = LOG_RETRY_AT
-
-
-def next_failure_count(failures: int, *, iteration_ok: bool) -> int:
-    """The poll loop's Redis-failure counter: +1 on a failed iteration, 0 on a good one.
-
-    Only the iteration's *own* Redis calls count; errors of finished job tasks
-    (stale: they happened while Redis was away) are logged, never counted.
-    """
-    return 0 if iteration_ok else failures + 1
-
-
 # --- arq glue -------------------------------------------------------------------------------------
 
 ProcessorFactory = Callable[[Settings, ArqRedis], Awaitable["TickRunner"]]
@@ -269,7 +256,7 @@ class MemoryWorker(Worker):
         except (*_REDIS_DOWN, RedisError) as exc:
             self._redis_failures = next_failure_count(self._redis_failures, iteration_ok=False)
             delay = backoff_delay(self._redis_failures, base=0.05, cap=self.reconnect_max_seconds)
-            if self._redis_failures in _LOG_RETRY_AT or self._redis_failures % 64 == 0:
+            if self._redis_failures in LOG_RETRY_AT or self._redis_failures % 64 == 0:
                 log.warning(
                     "redis_unavailable",
                     error=type(exc).__name__,

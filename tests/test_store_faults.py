@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memory_worker.connections import backoff_delay
+from memory_worker.connections import backoff_delay, next_failure_count
 from memory_worker.models import RunStatus
 from memory_worker.run_store import (
     ClaimedRun,
@@ -23,7 +23,6 @@ from memory_worker.run_store import (
 )
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import tick_budgets
-from memory_worker.worker import next_failure_count
 from tests.support.factories import make_request
 
 T0 = 1_800_000_000_000
