@@ -69,6 +69,8 @@ return score
 """
 
 _REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
+
+
 # --- arq glue -------------------------------------------------------------------------------------
 
 ProcessorFactory = Callable[[Settings, ArqRedis], Awaitable["TickRunner"]]
