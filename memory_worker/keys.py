@@ -221,13 +221,10 @@ class Keys:
 
     @property
     def worker_runs(self) -> str:
-        """HASH worker id → comma-separated ids of the runs it holds (its heartbeat says so)."""
+        """HASH worker id → comma-separated ids of the runs it holds (its heartbeat says so),
+        and the store's pulse: ``pulse:at`` (last worker touch, ms), ``pulse:since`` (when the
+        store last came back, ms). Worker ids are ``host:pid:hex``, never a pulse field."""
         return f"{self.queue_tag}:workers:runs"
-
-    @property
-    def store_pulse(self) -> str:
-        """HASH ``at`` (last worker touch, ms), ``since`` (when the store last came back, ms)."""
-        return f"{self.queue_tag}:workers:pulse"
 
     def maintenance_lock(self, job: str) -> str:
         """Fleet-wide pacing of a maintenance job: set NX with the job's period."""

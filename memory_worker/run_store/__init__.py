@@ -18,7 +18,8 @@ Layout (all under the queue hash tag, see ``keys.py``):
   (``chat_index.py``: enqueue adds, prune removes, a one-time backfill adds older runs);
 - ``runs:daily:<day>`` counters and the ``counters`` HASH for metrics.
 
-Claim is O(log n): three ``ZRANGEBYSCORE … LIMIT 0 1`` / ``ZRANGE 0 0`` probes.
+Claim is O(log n): it reads each lane's first ``peek + 1`` ids once (``ZRANGEBYSCORE …
+LIMIT`` / ``ZRANGE``) and walks and answers from that view, 14 commands for a queued run.
 Every script declares every key it touches (SPEC §2 rev 2), so the claim script
 may only act on runs it is given: each answer names the lanes' first few ids
 (``CLAIM_PEEK`` each) and the next claim passes their keys; a head it was not
@@ -38,9 +39,10 @@ its owner is **dead** or **no longer holds the run**:
   its expiry into ``workers`` (ZSET) and the ids of the runs it holds into
   ``workers:runs`` (HASH owner → ``id,id``); a claim appends the claimed id
   to its owner's entry, so a run is listed from the moment it is claimed;
-- the store's **pulse** (``workers:pulse``: ``at`` = the last time any worker
-  touched the store, ``since`` = when the store last came back after a gap
-  longer than one heartbeat TTL) measures time *the store was
+- the store's **pulse** (fields of ``workers:runs``, which claims and heartbeats
+  write anyway: ``pulse:at`` = the last time any worker touched the store,
+  ``pulse:since`` = when the store last came back after a gap longer than
+  one heartbeat TTL) measures time *the store was
   answering*: an owner's heartbeat deadline is never earlier than
   ``since + heartbeat TTL``. After an outage of any length every owner gets
   one heartbeat TTL to show up again before its runs can be taken;

@@ -99,7 +99,8 @@ class Pulse:
 def touch_pulse(pulse: Pulse, *, now: int, gap_ms: int) -> Pulse:
     """A worker touched the store at ``now``; a silence longer than ``gap_ms`` restarts ``since``.
 
-    The Lua ``touch_pulse`` in the claim and heartbeat scripts is a line-by-line translation.
+    The Lua ``touch_pulse`` (``lua/pulse.lua``, used by the claim and heartbeat scripts) is a
+    line-by-line translation that answers the fields to write instead of writing them.
     """
     since = now if pulse.at is None or now - pulse.at > gap_ms else pulse.since
     at = now if pulse.at is None or now > pulse.at else pulse.at

@@ -52,6 +52,9 @@ from memory_worker.versions import VERSION_ACTION_LUA
 
 log = structlog.get_logger(__name__)
 
+#: The store's pulse fields in ``workers:runs`` start with this (``lua/pulse.lua``).
+PULSE_FIELD_PREFIX = "pulse:"
+
 
 def _lua(name: str) -> str:
     """The text of ``lua/<name>.lua``."""
@@ -61,7 +64,7 @@ def _lua(name: str) -> str:
 _SET_STATUS = _lua("set_status")
 _PULSE = _lua("pulse")
 _ENQUEUE = _lua("enqueue")
-_CLAIM = _SET_STATUS + VERSION_ACTION_LUA + _PULSE + _lua("claim")
+_CLAIM = VERSION_ACTION_LUA + _PULSE + _lua("claim")
 _PARK = _lua("park")
 _HEARTBEAT = _PULSE + _lua("heartbeat")
 _DEREGISTER = _lua("deregister")
@@ -184,6 +187,7 @@ class RunStore:
         runs it is given: the lanes' heads as the previous claim's script left them. When
         it meets another head (other workers took those, a newer window was enqueued) it
         answers the heads as they are now and is called again with them."""
+        _check_owner(owner)
         now = at_ms if at_ms is not None else now_ms()
         token = secrets.token_hex(8)
         retired: list[Any] = []
@@ -242,7 +246,6 @@ class RunStore:
                 k.parked_counts,
                 k.workers,
                 k.worker_runs,
-                k.store_pulse,
                 k.forget_epochs,
                 *(k.by_status(s.value) for s in RunStatus),
                 *(key for run_id in leases for key in (k.run(run_id), k.run_errors(run_id))),
@@ -292,10 +295,11 @@ class RunStore:
         self, owner: str, held: Sequence[str], *, concurrency: int, at_ms: int | None = None
     ) -> list[str]:
         """Register ``owner`` as alive, holding ``held``; returns the live workers' ids."""
+        _check_owner(owner)
         now = at_ms if at_ms is not None else now_ms()
         k = self.keys
         live = await self._heartbeat(
-            keys=[k.workers, k.worker_runs, k.store_pulse, k.worker_concurrency],
+            keys=[k.workers, k.worker_runs, k.worker_concurrency],
             args=[
                 now,
                 self.heartbeat_ttl_ms,
@@ -517,6 +521,12 @@ class RunStore:
             leased_until=ms_to_dt(h.get("leased_until")),
             result=orjson.loads(h["result"]) if h.get("result") else None,
         )
+
+
+def _check_owner(owner: str) -> None:
+    """Worker ids share ``workers:runs`` with the store's pulse (``lua/pulse.lua``)."""
+    if owner.startswith(PULSE_FIELD_PREFIX):
+        raise ValueError(f"a worker id cannot start with {PULSE_FIELD_PREFIX!r}: {owner!r}")
 
 
 def _pairs(raw: list[Any]) -> dict[str, str]:
