@@ -14,7 +14,7 @@
 -- script reaches must be one of them (its keys declared). One that is not (taken, enqueued
 -- or restored since) ends the call with again = 1 + the heads walked before it (0 when
 -- the call ended otherwise); the steps before it stand. max_loops bounds the heads walked.
--- The run fields answered: what the claim wrote and what the worker reads (ANSWERED).
+-- The run fields answered: the ones the claim wrote, then READ[5..] (what the worker reads).
 local now = tonumber(ARGV[1])
 local max_attempts = tonumber(ARGV[6])
 local ttl = tonumber(ARGV[10])
