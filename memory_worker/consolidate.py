@@ -29,6 +29,11 @@ Failure contract:
   spends at most the extraction probe while every target is down; an
   embedder-only outage costs one extraction per probe interval fleet-wide
   (the final embedding then releases the run).
+- A chat with no live card vector in the run's scopes (every chat's first
+  run) has nothing to relate to: the lookup makes no embedding call at all.
+  Extraction then is the run's first farm call, so it still probes; a hung
+  embedder shows at the cards' embedding instead, which releases the run
+  after its extraction (redone on the rerun, as any embedder timeout's).
 - A run already applied (a crash after the write, before completion) is
   recognised up front and costs no LLM call.
 

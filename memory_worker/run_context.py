@@ -4,6 +4,8 @@
 ``c1``, ``c2``…: cards related to the run text (embedding similarity, best
 effort — see the failure contract in :mod:`memory_worker.consolidate`), then
 the chat's (thread's) most recent cards, then each participant's user cards.
+The related lookup is skipped, with no embedding call, when no live card of the
+allowed scopes has a vector yet (:meth:`CardStore.searchable_vectors`).
 The related lookup favours the run's authors (:func:`rank_related`): e5 ranks
 topic over name, so "Finn: I moved to Galway" could rank other people's
 cards about moving above Finn's own "Finn lives in Dublin" — the card the
@@ -114,8 +116,9 @@ async def existing_context(
     authors = list(dict.fromkeys(m.user_id for m in kept))[:MAX_PARTICIPANTS]
     group_scopes = sorted(visible_scope_keys(request.thread_id))
     allowed = set(group_scopes) | {f"user:{u}" for u in authors}
-    # the recent and participants' cards are read while the related lookup's embedding
-    # call runs: neither needs the other, and the read no longer adds to the slot's time
+    # the recent and participants' cards are read while the related lookup reads the
+    # chat's vectors and embeds its query: neither needs the other, and the read adds
+    # nothing to the slot's time
     latest = asyncio.ensure_future(
         store.live_card_groups(
             request.chat_id,
@@ -174,7 +177,16 @@ async def _related_cards(
     usage: Usage,
 ) -> list[Card]:
     """Cards similar to the run text; best effort (none when the lookup fails), except
-    that the run's own deadline and a hung embedder propagate."""
+    that the run's own deadline and a hung embedder propagate.
+
+    A chat with no live card vector in the allowed scopes (every chat's first run) has
+    nothing to relate to: its query is never embedded (one farm call less a run). The
+    vectors are read first — the read the similarity search makes anyway, concurrent
+    with the recent cards' read — and the search reuses them.
+    """
+    matrix = await store.searchable_vectors(request.chat_id, scope_keys=allowed)
+    if matrix is None:
+        return []
     try:
         vectors, calls = await embed_texts(
             embedder,
@@ -204,6 +216,7 @@ async def _related_cards(
         scope_keys=allowed,
         now=now,
         model=vectors.model,
+        matrix=matrix,
     )
     return rank_related(
         found,

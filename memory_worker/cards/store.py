@@ -483,6 +483,7 @@ class CardStore:
         scope_keys: Iterable[str] | None = None,
         now: datetime | None = None,
         model: str | None = None,
+        matrix: Matrix | None = None,
     ) -> list[tuple[Card, float]]:
         """The ``k`` live cards most similar (cosine) to ``embedding``, best first.
 
@@ -491,10 +492,13 @@ class CardStore:
         allows; ``scope_keys`` names the allowed scopes outright. ``model``
         names the model of ``embedding``: one other than the chat's finds
         nothing (so does another dimension), never a mix of two spaces.
+        ``matrix`` is the chat's vectors as :meth:`searchable_vectors` just read them
+        (not read again).
         """
         if k <= 0:
             return []
-        matrix = await self._matrix(chat_id)
+        if matrix is None:
+            matrix = await self._matrix(chat_id)
         if not matrix.ids:
             return []
         if model is not None and matrix.model and model != matrix.model:
@@ -514,6 +518,20 @@ class CardStore:
         if scores is None:
             return []
         return await self._best_visible(chat_id, matrix, scores, k, now or datetime.now(UTC))
+
+    async def searchable_vectors(
+        self, chat_id: int, *, scope_keys: Iterable[str] | None = None
+    ) -> Matrix | None:
+        """The chat's vectors when a live card of ``scope_keys`` (any scope: None) has one,
+        else None: no query could find anything. The read :meth:`similar_cards` makes (one
+        round trip); pass the matrix on to it as ``matrix``.
+
+        The related-card lookup asks this before it spends an embedding call on its query
+        (a chat's first run has nothing to relate to).
+        """
+        matrix = await self._matrix(chat_id)
+        allowed = None if scope_keys is None else frozenset(scope_keys)
+        return matrix if matrix.ids and matrix.any_live(allowed) else None
 
     async def _best_visible(
         self,
