@@ -85,7 +85,7 @@ from memory_worker.prompt import (
     extraction_payload,
     overhead_tokens,
 )
-from memory_worker.run_context import Usage, existing_context, fit_cards
+from memory_worker.run_context import ContextReads, Usage, existing_context, fit_cards
 from memory_worker.secret_patterns import redact_secrets
 from memory_worker.settings import Settings
 from memory_worker.validation import (
@@ -357,9 +357,27 @@ async def consolidate_run(
     """
     plan = plan_run(request, settings)
     base = plan.base_result(run_id, request)
-    done = await _nothing_to_do(store, run_id, request, plan, base)
-    if done is not None:
-        return done
+    if not plan.run_slice.kept:
+        log.info(
+            "consolidation.nothing_to_extract",
+            run_id=run_id,
+            chat_id=request.chat_id,
+            covered=len(plan.run_slice.covered),
+        )
+        return base
+    lookup = lookup_embedder or embedder
+    # the context's card reads go out with the applied check, not a round trip after it:
+    # a run found applied (rare: a crash after its write) drops them, unused
+    reads = ContextReads(store, request, plan.run_slice.kept, settings, lookup=lookup is not None)
+    done: bool | None = None
+    try:
+        done = await store.has_applied(request.chat_id, run_id)
+    finally:
+        if done is not False:  # applied, or the check raised: the reads go unused
+            await reads.close()
+    if done:
+        log.info("consolidation.already_applied", run_id=run_id, chat_id=request.chat_id)
+        return dataclasses.replace(base, already_applied=True, episode_id=run_id)
 
     run = _Attempt(
         run_id=run_id,
@@ -372,7 +390,7 @@ async def consolidate_run(
         forget_epoch=forget_epoch,
     )
     outputs = RunOutputs()
-    context = await _context(run, store, lookup_embedder or embedder, outputs)
+    context = await _context(run, store, lookup, outputs, reads)
     for index, batch in enumerate(plan.batches):
         await _extract_batch(run, extractor, index, batch, context, outputs)
     embedded = await _embed(run, embedder, outputs)
@@ -397,24 +415,6 @@ def _log_done(run: _Attempt, result: ConsolidationResult, outputs: RunOutputs) -
     )
 
 
-async def _nothing_to_do(
-    store: CardStore, run_id: str, request: RunRequest, plan: RunPlan, base: ConsolidationResult
-) -> ConsolidationResult | None:
-    """The result when the run needs no call: nothing left to extract, or already applied."""
-    if not plan.run_slice.kept:
-        log.info(
-            "consolidation.nothing_to_extract",
-            run_id=run_id,
-            chat_id=request.chat_id,
-            covered=len(plan.run_slice.covered),
-        )
-        return base
-    if await store.has_applied(request.chat_id, run_id):
-        log.info("consolidation.already_applied", run_id=run_id, chat_id=request.chat_id)
-        return dataclasses.replace(base, already_applied=True, episode_id=run_id)
-    return None
-
-
 @dataclass(frozen=True, slots=True)
 class _Attempt:
     """One attempt at a run: what every step of it needs."""
@@ -431,7 +431,11 @@ class _Attempt:
 
 
 async def _context(
-    run: _Attempt, store: CardStore, embedder: Embedder | None, outputs: RunOutputs
+    run: _Attempt,
+    store: CardStore,
+    embedder: Embedder | None,
+    outputs: RunOutputs,
+    reads: ContextReads,
 ) -> list[tuple[str, Card]]:
     """The existing cards shown beside every batch of the run (:func:`existing_context`)."""
     return await existing_context(
@@ -444,6 +448,7 @@ async def _context(
         deadline=run.deadline,
         now=run.now,
         usage=outputs.usage,
+        reads=reads,
     )
 
 

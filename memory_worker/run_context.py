@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Awaitable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -27,6 +27,7 @@ import structlog
 from llm_client.errors import DeadlineExceeded, LLMError
 from memory_worker.batching import payload_tokens
 from memory_worker.cards import Card, CardStore, visible_scope_keys
+from memory_worker.cards.vectors import Matrix
 from memory_worker.model_calls import Embedder, embed_texts
 from memory_worker.models import Message, RunRequest
 from memory_worker.prompt import existing_card_payload
@@ -95,6 +96,54 @@ def _related_query(messages: Sequence[Message]) -> str:
     return text[:RELATED_QUERY_CHARS]
 
 
+class ContextReads:
+    """The card reads :func:`existing_context` needs, started at once and awaited later.
+
+    The chat's (thread's) recent cards and the participants' user cards, and — when
+    the run has a lookup embedder — the chat's vectors. Started before the run knows
+    it will make any call (:func:`~memory_worker.consolidate.consolidate_run` asks the
+    store whether the run was already applied meanwhile); :meth:`close` drops what was
+    not consumed.
+    """
+
+    def __init__(
+        self,
+        store: CardStore,
+        request: RunRequest,
+        kept: Sequence[Message],
+        settings: Settings,
+        *,
+        lookup: bool,
+    ) -> None:
+        authors = list(dict.fromkeys(m.user_id for m in kept))[:MAX_PARTICIPANTS]
+        group_scopes = sorted(visible_scope_keys(request.thread_id))
+        self.allowed = sorted(set(group_scopes) | {f"user:{u}" for u in authors})
+        self.latest = asyncio.ensure_future(
+            store.live_card_groups(
+                request.chat_id,
+                [
+                    (group_scopes, settings.existing_cards_max),
+                    ([f"user:{u}" for u in authors], CARDS_PER_PARTICIPANT),
+                ],
+            )
+        )
+        self.vectors: asyncio.Future[Matrix | None] | None = None
+        if lookup and settings.related_cards > 0:
+            self.vectors = asyncio.ensure_future(
+                store.searchable_vectors(request.chat_id, scope_keys=self.allowed)
+            )
+
+    async def close(self) -> None:
+        """Cancel the reads still running and consume every outcome."""
+        for task in (self.latest, self.vectors):
+            if task is None:
+                continue
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
 async def existing_context(
     store: CardStore,
     request: RunRequest,
@@ -106,40 +155,40 @@ async def existing_context(
     deadline: float | None,
     now: datetime,
     usage: Usage,
+    reads: ContextReads | None = None,
 ) -> list[tuple[str, Card]]:
     """Cards shown to the extractor, most relevant first, under aliases ``c1``, ``c2``…
 
     Related cards (embedding similarity of the run text, best effort), then
     the chat's (thread's) most recent cards, then each participant's user
-    cards; deduplicated, at most ``existing_cards_max``.
+    cards; deduplicated, at most ``existing_cards_max``. ``reads``: the card reads
+    already started (:class:`ContextReads`, with ``lookup`` set when ``embedder``
+    is given); else they start here.
     """
-    authors = list(dict.fromkeys(m.user_id for m in kept))[:MAX_PARTICIPANTS]
-    group_scopes = sorted(visible_scope_keys(request.thread_id))
-    allowed = set(group_scopes) | {f"user:{u}" for u in authors}
     # the recent and participants' cards are read while the related lookup reads the
     # chat's vectors and embeds its query: neither needs the other, and the read adds
     # nothing to the slot's time
-    latest = asyncio.ensure_future(
-        store.live_card_groups(
-            request.chat_id,
-            [
-                (group_scopes, settings.existing_cards_max),
-                ([f"user:{u}" for u in authors], CARDS_PER_PARTICIPANT),
-            ],
-        )
-    )
+    if reads is None:
+        reads = ContextReads(store, request, kept, settings, lookup=embedder is not None)
     related: list[Card] = []
     try:
-        if embedder is not None and settings.related_cards > 0:
+        if embedder is not None and reads.vectors is not None:
             related = await _related_cards(
-                store, request, kept, embedder, sorted(allowed), settings, key, deadline, now, usage
+                store,
+                request,
+                kept,
+                embedder,
+                reads.vectors,
+                reads.allowed,
+                settings,
+                key,
+                deadline,
+                now,
+                usage,
             )
-        recent, personal = await latest
+        recent, personal = await reads.latest
     finally:
-        if not latest.done():  # the lookup raised (the run's deadline, a hung embedder)
-            latest.cancel()
-        with contextlib.suppress(BaseException):  # its outcome is consumed either way
-            await latest
+        await reads.close()  # the lookup raised (the run's deadline, a hung embedder)
     chosen: dict[str, Card] = {}
     for card in [*related, *recent, *personal]:
         if len(chosen) >= settings.existing_cards_max:
@@ -169,6 +218,7 @@ async def _related_cards(
     request: RunRequest,
     kept: Sequence[Message],
     embedder: Embedder,
+    vectors_read: Awaitable[Matrix | None],
     allowed: Sequence[str],
     settings: Settings,
     key: str,
@@ -184,7 +234,7 @@ async def _related_cards(
     vectors are read first — the read the similarity search makes anyway, concurrent
     with the recent cards' read — and the search reuses them.
     """
-    matrix = await store.searchable_vectors(request.chat_id, scope_keys=allowed)
+    matrix = await vectors_read
     if matrix is None:
         return []
     try:

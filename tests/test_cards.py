@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 from structlog.testing import capture_logs
 
 from memory_worker.cards import (
@@ -398,6 +399,27 @@ async def test_every_key_of_a_chat_carries_its_hash_tag(store: CardStore, key_pr
     tag = "{" + f"{key_prefix}chat:{CHAT}" + "}"
     assert len(keys) >= 10
     assert all(k.startswith(tag + ":") for k in keys)
+    assert await store.chat_ids() == [CHAT]
+
+
+async def test_a_write_whose_chat_listing_failed_raises_and_its_retry_lists_the_chat(
+    store: CardStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweeps' SADD goes out beside the write script: a failed SADD raises even though
+    the script landed, so the caller's retry lists the chat (and finds the run applied)."""
+    listing = store._list_chat
+
+    async def refused(chat_id: int) -> None:
+        raise RedisConnectionError("chats set unreachable")
+
+    monkeypatch.setattr(store, "_list_chat", refused)
+    with pytest.raises(RedisConnectionError):
+        await store.apply_run(CHAT, "r1", writes(new("x")), now=T0)
+    assert len(await store.all_cards(CHAT)) == 1  # the script landed meanwhile
+    assert await store.chat_ids() == []
+    monkeypatch.setattr(store, "_list_chat", listing)
+    again = await store.apply_run(CHAT, "r1", writes(new("x")), now=T0)
+    assert not again.applied
     assert await store.chat_ids() == [CHAT]
 
 

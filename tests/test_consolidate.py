@@ -536,3 +536,42 @@ async def test_a_chat_without_card_vectors_to_relate_makes_no_query_embedding_ca
     assert result.embed_calls == 1
     assert embedder.calls == [["Alice loves green tea.", "Talk."]]
     assert [c["fact"] for c in extractor.payloads[0]["existing_cards"]] == shown
+
+
+async def test_the_context_cards_are_read_while_the_applied_check_runs(
+    store: CardStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The card reads go out with the already-applied check, not a round trip after it;
+    a run found applied still makes no call."""
+    await seed(store, settings)
+    read_started = asyncio.Event()
+    reads, check = store.live_card_groups, store.has_applied
+
+    async def watched(*args: Any, **kwargs: Any) -> Any:
+        read_started.set()
+        return await reads(*args, **kwargs)
+
+    async def waits_for_the_read(*args: Any) -> bool:
+        await asyncio.wait_for(read_started.wait(), 2)  # times out if read after it
+        return await check(*args)
+
+    monkeypatch.setattr(store, "live_card_groups", watched)
+    monkeypatch.setattr(store, "has_applied", waits_for_the_read)
+    embedder = HashEmbedder(DIM)
+    result, extractor = await run(
+        store,
+        settings,
+        make_request((100, ALICE, "I drink green tea")),
+        [answer()],
+        run_id="seed",
+        embedder=embedder,
+    )
+    assert result.already_applied
+    assert extractor.payloads == []
+    assert embedder.calls == []
+    _, extractor = await run(
+        store, settings, make_request((2, ALICE, "still tea")), [answer()], run_id="later"
+    )
+    assert [c["fact"] for c in extractor.payloads[0]["existing_cards"]] == [
+        "Alice drinks green tea."
+    ]

@@ -63,6 +63,8 @@ per-chat matrix cached in the process and revalidated by ``vecver`` (one
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -213,15 +215,25 @@ class CardStore:
         if writes.episode is not None:
             ep = writes.episode
             plan["episode"] = episode_plan(ep, vectors.add(ep.embedding))
-        await self._redis.sadd(self._keys.chats, str(chat_id))  # type: ignore[misc]
-        raw = await self._call(
-            self._apply,
-            chat_id,
-            [to_ms(now), run_id, lua_json(plan), *vectors.blobs],
-            scopes=[card.scope_key for card in writes.cards],
-            extra=[f"episode:{run_id}"],
-            wait=True,
-        )
+        # The chat joins the sweeps' set (another slot than its keys on a cluster) while the
+        # script runs, not a round trip before it; both are awaited, so no write is reported
+        # before its chat is listed. A failed SADD raises even when the script landed: the
+        # caller's retry then lists the chat and finds the run applied.
+        listed = asyncio.ensure_future(self._list_chat(chat_id))
+        try:
+            raw = await self._call(
+                self._apply,
+                chat_id,
+                [to_ms(now), run_id, lua_json(plan), *vectors.blobs],
+                scopes=[card.scope_key for card in writes.cards],
+                extra=[f"episode:{run_id}"],
+                wait=True,
+            )
+        except BaseException:
+            with contextlib.suppress(BaseException):  # the script's error is the one raised
+                await listed
+            raise
+        await listed
         data = orjson.loads(raw)
         if data.get("forgotten"):
             log.info("cards.run_write_forgotten", chat_id=chat_id, run_id=run_id)
@@ -248,6 +260,9 @@ class CardStore:
             skipped=result.skipped,
         )
         return result
+
+    async def _list_chat(self, chat_id: int) -> None:
+        await self._redis.sadd(self._keys.chats, str(chat_id))  # type: ignore[misc]
 
     async def expire(self, chat_id: int, *, now: datetime, limit: int = 1000) -> int:
         """Mark live cards past their TTL ``expired`` (kept, out of every live index)."""
