@@ -366,17 +366,8 @@ async def consolidate_run(
         )
         return base
     lookup = lookup_embedder or embedder
-    # the context's card reads go out with the applied check, not a round trip after it:
-    # a run found applied (rare: a crash after its write) drops them, unused
-    reads = ContextReads(store, request, plan.run_slice.kept, settings, lookup=lookup is not None)
-    done: bool | None = None
-    try:
-        done = await store.has_applied(request.chat_id, run_id)
-    finally:
-        if done is not False:  # applied, or the check raised: the reads go unused
-            await reads.close()
-    if done:
-        log.info("consolidation.already_applied", run_id=run_id, chat_id=request.chat_id)
+    reads = await _reads_unless_applied(store, run_id, request, plan, settings, lookup)
+    if reads is None:  # applied already (a crash after its write): no call
         return dataclasses.replace(base, already_applied=True, episode_id=run_id)
 
     run = _Attempt(
@@ -413,6 +404,30 @@ def _log_done(run: _Attempt, result: ConsolidationResult, outputs: RunOutputs) -
         dropped=sum(outputs.dropped.values()),
         continuation=run.plan.continuation is not None,
     )
+
+
+async def _reads_unless_applied(
+    store: CardStore,
+    run_id: str,
+    request: RunRequest,
+    plan: RunPlan,
+    settings: Settings,
+    lookup: Embedder | None,
+) -> ContextReads | None:
+    """The context's card reads, started with the already-applied check rather than a round
+    trip after it; None (the reads dropped unused) when the run was applied (a crash after
+    its write)."""
+    reads = ContextReads(store, request, plan.run_slice.kept, settings, lookup=lookup is not None)
+    applied: bool | None = None
+    try:
+        applied = await store.has_applied(request.chat_id, run_id)
+    finally:
+        if applied is not False:  # applied, or the check raised: the reads go unused
+            await reads.close()
+    if applied:
+        log.info("consolidation.already_applied", run_id=run_id, chat_id=request.chat_id)
+        return None
+    return reads
 
 
 @dataclass(frozen=True, slots=True)

@@ -130,7 +130,7 @@ class ContextReads:
         self.vectors: asyncio.Future[Matrix | None] | None = None
         if lookup and settings.related_cards > 0:
             self.vectors = asyncio.ensure_future(
-                store.searchable_vectors(request.chat_id, scope_keys=self.allowed)
+                store.searchable_vectors(request.chat_id, self.allowed)
             )
 
     async def close(self) -> None:
@@ -227,13 +227,9 @@ async def _related_cards(
     usage: Usage,
 ) -> list[Card]:
     """Cards similar to the run text; best effort (none when the lookup fails), except
-    that the run's own deadline and a hung embedder propagate.
-
-    A chat with no live card vector in the allowed scopes (every chat's first run) has
-    nothing to relate to: its query is never embedded (one farm call less a run). The
-    vectors are read first — the read the similarity search makes anyway, concurrent
-    with the recent cards' read — and the search reuses them.
-    """
+    that the run's own deadline and a hung embedder propagate. No query is embedded when
+    no live card of the allowed scopes has a vector (``vectors_read``: nothing to relate
+    to, e.g. a chat's first run); else the search reuses the vectors read."""
     matrix = await vectors_read
     if matrix is None:
         return []

@@ -407,17 +407,16 @@ async def test_a_write_whose_chat_listing_failed_raises_and_its_retry_lists_the_
 ) -> None:
     """The sweeps' SADD goes out beside the write script: a failed SADD raises even though
     the script landed, so the caller's retry lists the chat (and finds the run applied)."""
-    listing = store._list_chat
 
-    async def refused(chat_id: int) -> None:
+    async def refused(*args: Any) -> int:
         raise RedisConnectionError("chats set unreachable")
 
-    monkeypatch.setattr(store, "_list_chat", refused)
+    monkeypatch.setattr(store.redis, "sadd", refused)
     with pytest.raises(RedisConnectionError):
         await store.apply_run(CHAT, "r1", writes(new("x")), now=T0)
+    monkeypatch.undo()
     assert len(await store.all_cards(CHAT)) == 1  # the script landed meanwhile
     assert await store.chat_ids() == []
-    monkeypatch.setattr(store, "_list_chat", listing)
     again = await store.apply_run(CHAT, "r1", writes(new("x")), now=T0)
     assert not again.applied
     assert await store.chat_ids() == [CHAT]
