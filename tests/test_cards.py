@@ -402,6 +402,30 @@ async def test_every_key_of_a_chat_carries_its_hash_tag(store: CardStore, key_pr
     assert await store.chat_ids() == [CHAT]
 
 
+async def test_searchable_vectors_answer_only_for_a_live_vector_of_the_scopes_asked(
+    store: CardStore,
+) -> None:
+    """What the related-card lookup asks before it embeds a query (None: nothing to find)."""
+    assert await store.searchable_vectors(CHAT, ["chat", f"user:{ALICE}"]) is None  # no chat yet
+    await store.apply_run(
+        CHAT,
+        "r1",
+        writes(
+            new("no vector", predicate="n", seed=None),
+            new("sick today", predicate="s", expires=T0 + timedelta(days=1)),
+        ),
+        now=T0,
+    )
+    found = await store.searchable_vectors(CHAT, ["chat", f"user:{ALICE}"])
+    assert found is not None
+    assert [
+        c.fact_text for c, _ in await store.similar_cards(CHAT, vec(1), 2, now=T0, matrix=found)
+    ] == ["sick today"]
+    assert await store.searchable_vectors(CHAT, ["chat", f"user:{BOB}"]) is None  # other scopes
+    assert await store.expire(CHAT, now=T0 + timedelta(days=2)) == 1
+    assert await store.searchable_vectors(CHAT, ["chat", f"user:{ALICE}"]) is None  # not live
+
+
 async def test_a_write_whose_chat_listing_failed_raises_and_its_retry_lists_the_chat(
     store: CardStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
