@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -13,13 +14,14 @@ from llm_client import ClientConfig, ClientFactory, TaskTimeout, Upstream
 from llm_client.discovery import DiscoveryClient
 from llm_client.errors import CapacityWaitExpired, DeadlineExceeded, LLMError, RequestTimeout
 from llm_client.routes import EMBEDDING, RouteDefaults, parse_routes
-from memory_worker.cards import CardStore, Durability, NewCard, RunWrites, Scope
+from memory_worker.cards import CardStore, RunWrites
 from memory_worker.consolidate import consolidate_run
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.runs import EmbedderTimeout, Verdict, decide
 from memory_worker.settings import Settings
+from tests.support.cards import new
 
 CHAT = 4343
 T0 = datetime(2026, 3, 1, 10, tzinfo=UTC)
@@ -176,24 +178,8 @@ TIMEOUTS = [
 async def seed(store: CardStore) -> dict[str, bytes]:
     """A card with a vector: the chat's runs make the related lookup. The chat's keys after."""
     at = T0 - timedelta(days=3)
-    card = NewCard(
-        scope=Scope.USER,
-        thread_id=0,
-        user_id=11,
-        card_type="preference",
-        subject="user11",
-        predicate="drinks",
-        object="tea",
-        fact_text="user11 drinks tea.",
-        confidence=0.8,
-        salience=0.5,
-        durability=Durability.LONG,
-        source_message_ids=(99,),
-        valid_from=at,
-        observed_at=at,
-        expires_at=None,
-        embedding=[1.0] * DIM,
-    )
+    card = new("user11 drinks tea.", subject="user11", predicate="drinks", at=at, sources=(99,))
+    card = dataclasses.replace(card, embedding=[1.0] * DIM)
     await store.apply_run(CHAT, "seed", RunWrites(observed_at=at, cards=[card]), now=at)
     return await dump(store)
 

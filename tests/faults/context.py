@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from memory_worker.cards import CardStore, Durability, NewCard, RunWrites, Scope
+from memory_worker.cards import CardStore, RunWrites, Scope
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.keys import Keys
 from memory_worker.settings import Settings
+from tests.support.cards import new
 from tests.support.factories import BASE
 
 
@@ -34,24 +35,8 @@ async def seed_card_vector(ctx: FaultContext, chat_id: int) -> None:
     """A chat card with a vector: the chat's runs make the related-card lookup (a chat
     without one has nothing to relate to and embeds no query)."""
     at = BASE - timedelta(days=3)
-    card = NewCard(
-        scope=Scope.CHAT,
-        thread_id=0,
-        user_id=None,
-        card_type="plan",
-        subject="group",
-        predicate="meets",
-        object="weekly",
-        fact_text="The group meets weekly.",
-        confidence=0.8,
-        salience=0.5,
-        durability=Durability.LONG,
-        source_message_ids=(99,),
-        valid_from=at,
-        observed_at=at,
-        expires_at=None,
-        embedding=[1.0] * ctx.settings.embedding_dimension,
-    )
+    card = new("The group meets weekly.", scope=Scope.CHAT, at=at, sources=(99,))
+    card = replace(card, embedding=[1.0] * ctx.settings.embedding_dimension)
     store = CardStore(ctx.redis, Keys(ctx.settings.key_prefix))
     await store.apply_run(
         chat_id, f"seed-{chat_id}", RunWrites(observed_at=at, cards=[card]), now=at
