@@ -29,6 +29,11 @@ Failure contract:
   spends at most the extraction probe while every target is down; an
   embedder-only outage costs one extraction per probe interval fleet-wide
   (the final embedding then releases the run).
+- A chat with no live card vector in the run's scopes (every chat's first
+  run) has nothing to relate to: the lookup makes no embedding call at all.
+  Extraction then is the run's first farm call, so it still probes; a hung
+  embedder shows at the cards' embedding instead, which releases the run
+  after its extraction (redone on the rerun, as any embedder timeout's).
 - A run already applied (a crash after the write, before completion) is
   recognised up front and costs no LLM call.
 
@@ -80,7 +85,7 @@ from memory_worker.prompt import (
     extraction_payload,
     overhead_tokens,
 )
-from memory_worker.run_context import Usage, existing_context, fit_cards
+from memory_worker.run_context import ContextReads, Usage, existing_context, fit_cards
 from memory_worker.secret_patterns import redact_secrets
 from memory_worker.settings import Settings
 from memory_worker.validation import (
@@ -352,9 +357,18 @@ async def consolidate_run(
     """
     plan = plan_run(request, settings)
     base = plan.base_result(run_id, request)
-    done = await _nothing_to_do(store, run_id, request, plan, base)
-    if done is not None:
-        return done
+    if not plan.run_slice.kept:
+        log.info(
+            "consolidation.nothing_to_extract",
+            run_id=run_id,
+            chat_id=request.chat_id,
+            covered=len(plan.run_slice.covered),
+        )
+        return base
+    lookup = lookup_embedder or embedder
+    reads = await _reads_unless_applied(store, run_id, request, plan, settings, lookup)
+    if reads is None:  # applied already (a crash after its write): no call
+        return dataclasses.replace(base, already_applied=True, episode_id=run_id)
 
     run = _Attempt(
         run_id=run_id,
@@ -367,7 +381,7 @@ async def consolidate_run(
         forget_epoch=forget_epoch,
     )
     outputs = RunOutputs()
-    context = await _context(run, store, lookup_embedder or embedder, outputs)
+    context = await _context(run, store, lookup, outputs, reads)
     for index, batch in enumerate(plan.batches):
         await _extract_batch(run, extractor, index, batch, context, outputs)
     embedded = await _embed(run, embedder, outputs)
@@ -392,22 +406,28 @@ def _log_done(run: _Attempt, result: ConsolidationResult, outputs: RunOutputs) -
     )
 
 
-async def _nothing_to_do(
-    store: CardStore, run_id: str, request: RunRequest, plan: RunPlan, base: ConsolidationResult
-) -> ConsolidationResult | None:
-    """The result when the run needs no call: nothing left to extract, or already applied."""
-    if not plan.run_slice.kept:
-        log.info(
-            "consolidation.nothing_to_extract",
-            run_id=run_id,
-            chat_id=request.chat_id,
-            covered=len(plan.run_slice.covered),
-        )
-        return base
-    if await store.has_applied(request.chat_id, run_id):
+async def _reads_unless_applied(
+    store: CardStore,
+    run_id: str,
+    request: RunRequest,
+    plan: RunPlan,
+    settings: Settings,
+    lookup: Embedder | None,
+) -> ContextReads | None:
+    """The context's card reads, started with the already-applied check rather than a round
+    trip after it; None (the reads dropped unused) when the run was applied (a crash after
+    its write)."""
+    reads = ContextReads(store, request, plan.run_slice.kept, settings, lookup=lookup is not None)
+    applied: bool | None = None
+    try:
+        applied = await store.has_applied(request.chat_id, run_id)
+    finally:
+        if applied is not False:  # applied, or the check raised: the reads go unused
+            await reads.close()
+    if applied:
         log.info("consolidation.already_applied", run_id=run_id, chat_id=request.chat_id)
-        return dataclasses.replace(base, already_applied=True, episode_id=run_id)
-    return None
+        return None
+    return reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,7 +446,11 @@ class _Attempt:
 
 
 async def _context(
-    run: _Attempt, store: CardStore, embedder: Embedder | None, outputs: RunOutputs
+    run: _Attempt,
+    store: CardStore,
+    embedder: Embedder | None,
+    outputs: RunOutputs,
+    reads: ContextReads,
 ) -> list[tuple[str, Card]]:
     """The existing cards shown beside every batch of the run (:func:`existing_context`)."""
     return await existing_context(
@@ -439,6 +463,7 @@ async def _context(
         deadline=run.deadline,
         now=run.now,
         usage=outputs.usage,
+        reads=reads,
     )
 
 

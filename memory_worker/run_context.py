@@ -4,6 +4,8 @@
 ``c1``, ``c2``…: cards related to the run text (embedding similarity, best
 effort — see the failure contract in :mod:`memory_worker.consolidate`), then
 the chat's (thread's) most recent cards, then each participant's user cards.
+The related lookup is skipped, with no embedding call, when no live card of the
+allowed scopes has a vector yet (:meth:`CardStore.searchable_vectors`).
 The related lookup favours the run's authors (:func:`rank_related`): e5 ranks
 topic over name, so "Finn: I moved to Galway" could rank other people's
 cards about moving above Finn's own "Finn lives in Dublin" — the card the
@@ -16,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Awaitable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -25,6 +27,7 @@ import structlog
 from llm_client.errors import DeadlineExceeded, LLMError
 from memory_worker.batching import payload_tokens
 from memory_worker.cards import Card, CardStore, visible_scope_keys
+from memory_worker.cards.vectors import Matrix
 from memory_worker.model_calls import Embedder, embed_texts
 from memory_worker.models import Message, RunRequest
 from memory_worker.prompt import existing_card_payload
@@ -93,6 +96,54 @@ def _related_query(messages: Sequence[Message]) -> str:
     return text[:RELATED_QUERY_CHARS]
 
 
+class ContextReads:
+    """The card reads :func:`existing_context` needs, started at once and awaited later.
+
+    The chat's (thread's) recent cards and the participants' user cards, and — when
+    the run has a lookup embedder — the chat's vectors. Started before the run knows
+    it will make any call (:func:`~memory_worker.consolidate.consolidate_run` asks the
+    store whether the run was already applied meanwhile); :meth:`close` drops what was
+    not consumed.
+    """
+
+    def __init__(
+        self,
+        store: CardStore,
+        request: RunRequest,
+        kept: Sequence[Message],
+        settings: Settings,
+        *,
+        lookup: bool,
+    ) -> None:
+        authors = list(dict.fromkeys(m.user_id for m in kept))[:MAX_PARTICIPANTS]
+        group_scopes = sorted(visible_scope_keys(request.thread_id))
+        self.allowed = sorted(set(group_scopes) | {f"user:{u}" for u in authors})
+        self.latest = asyncio.ensure_future(
+            store.live_card_groups(
+                request.chat_id,
+                [
+                    (group_scopes, settings.existing_cards_max),
+                    ([f"user:{u}" for u in authors], CARDS_PER_PARTICIPANT),
+                ],
+            )
+        )
+        self.vectors: asyncio.Future[Matrix | None] | None = None
+        if lookup and settings.related_cards > 0:
+            self.vectors = asyncio.ensure_future(
+                store.searchable_vectors(request.chat_id, self.allowed)
+            )
+
+    async def close(self) -> None:
+        """Cancel the reads still running and consume every outcome."""
+        for task in (self.latest, self.vectors):
+            if task is None:
+                continue
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
 async def existing_context(
     store: CardStore,
     request: RunRequest,
@@ -104,39 +155,40 @@ async def existing_context(
     deadline: float | None,
     now: datetime,
     usage: Usage,
+    reads: ContextReads | None = None,
 ) -> list[tuple[str, Card]]:
     """Cards shown to the extractor, most relevant first, under aliases ``c1``, ``c2``…
 
     Related cards (embedding similarity of the run text, best effort), then
     the chat's (thread's) most recent cards, then each participant's user
-    cards; deduplicated, at most ``existing_cards_max``.
+    cards; deduplicated, at most ``existing_cards_max``. ``reads``: the card reads
+    already started (:class:`ContextReads`, with ``lookup`` set when ``embedder``
+    is given); else they start here.
     """
-    authors = list(dict.fromkeys(m.user_id for m in kept))[:MAX_PARTICIPANTS]
-    group_scopes = sorted(visible_scope_keys(request.thread_id))
-    allowed = set(group_scopes) | {f"user:{u}" for u in authors}
-    # the recent and participants' cards are read while the related lookup's embedding
-    # call runs: neither needs the other, and the read no longer adds to the slot's time
-    latest = asyncio.ensure_future(
-        store.live_card_groups(
-            request.chat_id,
-            [
-                (group_scopes, settings.existing_cards_max),
-                ([f"user:{u}" for u in authors], CARDS_PER_PARTICIPANT),
-            ],
-        )
-    )
+    # the recent and participants' cards are read while the related lookup reads the
+    # chat's vectors and embeds its query: neither needs the other, and the read adds
+    # nothing to the slot's time
+    if reads is None:
+        reads = ContextReads(store, request, kept, settings, lookup=embedder is not None)
     related: list[Card] = []
     try:
-        if embedder is not None and settings.related_cards > 0:
+        if embedder is not None and reads.vectors is not None:
             related = await _related_cards(
-                store, request, kept, embedder, sorted(allowed), settings, key, deadline, now, usage
+                store,
+                request,
+                kept,
+                embedder,
+                reads.vectors,
+                reads.allowed,
+                settings,
+                key,
+                deadline,
+                now,
+                usage,
             )
-        recent, personal = await latest
+        recent, personal = await reads.latest
     finally:
-        if not latest.done():  # the lookup raised (the run's deadline, a hung embedder)
-            latest.cancel()
-        with contextlib.suppress(BaseException):  # its outcome is consumed either way
-            await latest
+        await reads.close()  # the lookup raised (the run's deadline, a hung embedder)
     chosen: dict[str, Card] = {}
     for card in [*related, *recent, *personal]:
         if len(chosen) >= settings.existing_cards_max:
@@ -166,6 +218,7 @@ async def _related_cards(
     request: RunRequest,
     kept: Sequence[Message],
     embedder: Embedder,
+    vectors_read: Awaitable[Matrix | None],
     allowed: Sequence[str],
     settings: Settings,
     key: str,
@@ -174,7 +227,12 @@ async def _related_cards(
     usage: Usage,
 ) -> list[Card]:
     """Cards similar to the run text; best effort (none when the lookup fails), except
-    that the run's own deadline and a hung embedder propagate."""
+    that the run's own deadline and a hung embedder propagate. No query is embedded when
+    no live card of the allowed scopes has a vector (``vectors_read``: nothing to relate
+    to, e.g. a chat's first run); else the search reuses the vectors read."""
+    matrix = await vectors_read
+    if matrix is None:
+        return []
     try:
         vectors, calls = await embed_texts(
             embedder,
@@ -204,6 +262,7 @@ async def _related_cards(
         scope_keys=allowed,
         now=now,
         model=vectors.model,
+        matrix=matrix,
     )
     return rank_related(
         found,

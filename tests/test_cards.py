@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 from structlog.testing import capture_logs
 
 from memory_worker.cards import (
@@ -398,6 +399,50 @@ async def test_every_key_of_a_chat_carries_its_hash_tag(store: CardStore, key_pr
     tag = "{" + f"{key_prefix}chat:{CHAT}" + "}"
     assert len(keys) >= 10
     assert all(k.startswith(tag + ":") for k in keys)
+    assert await store.chat_ids() == [CHAT]
+
+
+async def test_searchable_vectors_answer_only_for_a_live_vector_of_the_scopes_asked(
+    store: CardStore,
+) -> None:
+    """What the related-card lookup asks before it embeds a query (None: nothing to find)."""
+    assert await store.searchable_vectors(CHAT, ["chat", f"user:{ALICE}"]) is None  # no chat yet
+    await store.apply_run(
+        CHAT,
+        "r1",
+        writes(
+            new("no vector", predicate="n", seed=None),
+            new("sick today", predicate="s", expires=T0 + timedelta(days=1)),
+        ),
+        now=T0,
+    )
+    found = await store.searchable_vectors(CHAT, ["chat", f"user:{ALICE}"])
+    assert found is not None
+    assert [
+        c.fact_text for c, _ in await store.similar_cards(CHAT, vec(1), 2, now=T0, matrix=found)
+    ] == ["sick today"]
+    assert await store.searchable_vectors(CHAT, ["chat", f"user:{BOB}"]) is None  # other scopes
+    assert await store.expire(CHAT, now=T0 + timedelta(days=2)) == 1
+    assert await store.searchable_vectors(CHAT, ["chat", f"user:{ALICE}"]) is None  # not live
+
+
+async def test_a_write_whose_chat_listing_failed_raises_and_its_retry_lists_the_chat(
+    store: CardStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweeps' SADD goes out beside the write script: a failed SADD raises even though
+    the script landed, so the caller's retry lists the chat (and finds the run applied)."""
+
+    async def refused(*args: Any) -> int:
+        raise RedisConnectionError("chats set unreachable")
+
+    monkeypatch.setattr(store.redis, "sadd", refused)
+    with pytest.raises(RedisConnectionError):
+        await store.apply_run(CHAT, "r1", writes(new("x")), now=T0)
+    monkeypatch.undo()
+    assert len(await store.all_cards(CHAT)) == 1  # the script landed meanwhile
+    assert await store.chat_ids() == []
+    again = await store.apply_run(CHAT, "r1", writes(new("x")), now=T0)
+    assert not again.applied
     assert await store.chat_ids() == [CHAT]
 
 

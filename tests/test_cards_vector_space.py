@@ -182,8 +182,8 @@ async def test_a_run_records_its_model_and_refuses_another(
     passages = ModelEmbedder(CDIM)
     await alice_says(store, settings, passages, 1, "I love green tea", "Alice loves green tea.")
     assert await store.vector_space(CCHAT) == VectorSpace(model=E5, dimension=CDIM)
-    assert "I love green tea" in passages.calls[0][0]  # the related-card lookup
-    assert passages.calls[1][0] == "Alice loves green tea."  # the card
+    # a new chat: no related-card query, the card (and the episode) only
+    assert [texts[0] for texts in passages.calls] == ["Alice loves green tea."]
 
     farm = ModelEmbedder(CDIM)
     farm.model = FARM
@@ -191,6 +191,7 @@ async def test_a_run_records_its_model_and_refuses_another(
         store, settings, farm, 2, "I drink coffee too", "Alice drinks coffee."
     )
     assert result.cards_inserted == 1
+    assert "I drink coffee too" in farm.calls[0][0]  # the lookup (finds nothing: another model)
     cards = {c.fact_text: c for c in await store.all_cards(CCHAT)}
     assert cards["Alice loves green tea."].has_embedding
     assert not cards["Alice drinks coffee."].has_embedding  # refused: another model

@@ -119,6 +119,18 @@ async def dump(store: CardStore) -> dict[str, bytes]:
     return {k: await store.redis.dump(k) for k in await store.chat_keys(CHAT)}
 
 
+async def seed(store: CardStore, settings: Settings) -> None:
+    """A chat that already has a card with a vector: runs now make the related lookup."""
+    result, _ = await run(
+        store,
+        settings,
+        make_request((100, ALICE, "I drink green tea")),
+        [answer(card("Alice drinks green tea.", 100))],
+        run_id="seed",
+    )
+    assert result.cards_inserted == 1
+
+
 def small_budget(settings: Settings, tokens: int) -> Settings:
     budget = overhead_tokens("memory_v1") + math.ceil(tokens / MESSAGE_SHARE)
     return settings.model_copy(update={"max_input_tokens": budget})
@@ -133,7 +145,7 @@ async def test_cards_episode_and_counts(store: CardStore, settings: Settings) ->
         [answer(card("Alice loves green tea.", 1), card("Bob prefers coffee.", 2, BOB))],
     )
     assert (result.cards_inserted, result.llm_calls, result.batches) == (2, 1, 1)
-    assert result.embed_calls == 2  # related-card query + one batch of card/episode texts
+    assert result.embed_calls == 1  # one batch of card/episode texts: nothing to relate to
     assert result.episode_id == "run-1"
     assert extractor.workflows == [MEMORY_EXTRACTION]
     (key,) = extractor.keys
@@ -164,22 +176,28 @@ async def test_an_extractor_outage_mid_run_propagates_and_nothing_is_written(
     assert await store.chat_keys(CHAT) == []
 
 
+@pytest.mark.parametrize("seeded", [True, False], ids=["after_the_lookup", "new_chat"])
 @pytest.mark.parametrize(
     "error",
     [BackendUnavailable("UPSTREAM_ERROR: down"), NoCandidates("all open", workflow="embedding")],
     ids=["backend_unavailable", "no_candidates"],
 )
 async def test_an_embedder_outage_mid_run_propagates_and_nothing_is_written(
-    store: CardStore, settings: Settings, error: LLMError
+    store: CardStore, settings: Settings, error: LLMError, seeded: bool
 ) -> None:
+    if seeded:
+        await seed(store, settings)
+    before = await dump(store)
     request = make_request((1, ALICE, "I love green tea"))
-    embedder = HashEmbedder(DIM, error=error, fail_on=2)
+    # the cards' embedding fails: after the lookup's, or as a new chat's only embedding call
+    embedder = HashEmbedder(DIM, error=error, fail_on=2 if seeded else 1)
     with pytest.raises(type(error)):
         await run(
             store, settings, request, [answer(card("Alice loves green tea.", 1))], embedder=embedder
         )
-    assert len(embedder.calls) == 2
-    assert await store.chat_keys(CHAT) == []
+    assert len(embedder.calls) == embedder.fail_on
+    assert embedder.calls[-1][0] == "Alice loves green tea."
+    assert await dump(store) == before
 
 
 @pytest.mark.parametrize(
@@ -187,11 +205,15 @@ async def test_an_embedder_outage_mid_run_propagates_and_nothing_is_written(
     [BackendUnavailable("UPSTREAM_ERROR"), AllCircuitsOpen("embedding open", workflow="embedding")],
     ids=["embedder_down", "embedding_route_open"],
 )
+@pytest.mark.parametrize("seeded", [True, False], ids=["lookup_made", "new_chat_no_lookup"])
 async def test_an_embedder_outage_at_the_related_lookup_still_tries_extraction(
-    store: CardStore, settings: Settings, outage: LLMError
+    store: CardStore, settings: Settings, outage: LLMError, seeded: bool
 ) -> None:
     """§6 rev 2: the lookup is never the only call of a run during an outage, so a farm-wide
-    outage reaches (and trips, and pages) extraction too; the extraction's own outage decides."""
+    outage reaches (and trips, and pages) extraction too; the extraction's own outage decides.
+    A new chat makes no lookup at all: extraction is its first call."""
+    if seeded:
+        await seed(store, settings)
     lookup = HashEmbedder(DIM, error=outage, fail_on=1)
     request = make_request((1, ALICE, "I love green tea"))
     extractor = ScriptedExtractor([BackendUnavailable("UPSTREAM_ERROR")])
@@ -205,14 +227,17 @@ async def test_an_embedder_outage_at_the_related_lookup_still_tries_extraction(
             lookup_embedder=lookup,
             settings=settings,
         )
-    assert len(lookup.calls) == 1
+    assert len(lookup.calls) == int(seeded)
     assert len(extractor.payloads) == 1
-    assert extractor.payloads[0]["existing_cards"] == []
+    # no related cards: the recent ones only
+    shown = [c["fact"] for c in extractor.payloads[0]["existing_cards"]]
+    assert shown == (["Alice drinks green tea."] if seeded else [])
 
 
 async def test_the_lookup_has_its_own_embedder_and_the_run_completes_after_its_outage(
     store: CardStore, settings: Settings
 ) -> None:
+    await seed(store, settings)
     lookup = HashEmbedder(DIM, error=BackendUnavailable("UPSTREAM_ERROR"), fail_on=1)
     embedder = HashEmbedder(DIM)
     request = make_request((1, ALICE, "I love green tea"))
@@ -226,6 +251,7 @@ async def test_the_lookup_has_its_own_embedder_and_the_run_completes_after_its_o
         settings=settings,
     )
     assert result.cards_inserted == 1
+    assert len(lookup.calls) == 1
     assert len(embedder.calls) == 1  # the cards and the episode, not the lookup
 
 
@@ -242,15 +268,14 @@ class FlakyLookup(HashEmbedder):
 
 
 async def test_a_failed_related_lookup_is_best_effort(store: CardStore, settings: Settings) -> None:
+    await seed(store, settings)
     request = make_request((1, ALICE, "I love green tea"))
+    embedder = FlakyLookup(DIM)
     result, _ = await run(
-        store,
-        settings,
-        request,
-        [answer(card("Alice loves green tea.", 1))],
-        embedder=FlakyLookup(DIM),
+        store, settings, request, [answer(card("Alice loves green tea.", 1))], embedder=embedder
     )
     assert result.cards_inserted == 1
+    assert len(embedder.calls) == 2  # the failed lookup, then the cards
 
 
 @pytest.mark.parametrize(
@@ -446,3 +471,107 @@ async def test_the_context_cards_are_read_while_the_related_lookup_embeds(
         embedder=WaitsForTheRead(DIM),
     )
     assert [c["fact"] for c in extractor.payloads[0]["existing_cards"]] == ["Alice loves tea."]
+
+
+async def test_a_chat_with_card_vectors_embeds_the_related_query_first(
+    store: CardStore, settings: Settings
+) -> None:
+    await seed(store, settings)
+    embedder = HashEmbedder(DIM)
+    result, extractor = await run(
+        store,
+        settings,
+        make_request((1, ALICE, "green tea again")),
+        [answer(card("Alice loves green tea.", 1))],
+        embedder=embedder,
+    )
+    assert result.embed_calls == 2
+    assert len(embedder.calls) == 2
+    assert "green tea again" in embedder.calls[0][0]  # the related-card query
+    assert embedder.calls[1][0] == "Alice loves green tea."
+    assert [c["fact"] for c in extractor.payloads[0]["existing_cards"]] == [
+        "Alice drinks green tea."
+    ]
+
+
+async def _seed_without_vectors(store: CardStore, settings: Settings) -> None:
+    extractor = ScriptedExtractor([answer(card("Alice drinks green tea.", 100))])
+    request = make_request((100, ALICE, "I drink green tea"))
+    await consolidate_run(
+        "seed", request, store=store, extractor=extractor, embedder=None, settings=settings, now=T0
+    )
+
+
+async def _seed_other_scope(store: CardStore, settings: Settings) -> None:
+    request = make_request((100, BOB, "I drink green tea"))
+    answered = [answer(card("Bob drinks green tea.", 100, BOB))]
+    await run(store, settings, request, answered, run_id="seed")
+
+
+@pytest.mark.parametrize(
+    ("seeding", "shown"),
+    [
+        (None, []),
+        (_seed_without_vectors, ["Alice drinks green tea."]),
+        (_seed_other_scope, []),  # Bob's user card: not a scope of Alice's run
+    ],
+    ids=["new_chat", "cards_without_vectors", "vectors_only_out_of_scope"],
+)
+async def test_a_chat_without_card_vectors_to_relate_makes_no_query_embedding_call(
+    store: CardStore, settings: Settings, seeding: Any, shown: list[str]
+) -> None:
+    """Nothing the query could find: no embedding call for it (the cards' call only); the
+    recent cards are shown all the same."""
+    if seeding is not None:
+        await seeding(store, settings)
+    embedder = HashEmbedder(DIM)
+    result, extractor = await run(
+        store,
+        settings,
+        make_request((1, ALICE, "green tea again")),
+        [answer(card("Alice loves green tea.", 1))],
+        embedder=embedder,
+    )
+    assert result.cards_inserted == 1
+    assert result.embed_calls == 1
+    assert embedder.calls == [["Alice loves green tea.", "Talk."]]
+    assert [c["fact"] for c in extractor.payloads[0]["existing_cards"]] == shown
+
+
+async def test_the_context_cards_are_read_while_the_applied_check_runs(
+    store: CardStore, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The card reads go out with the already-applied check, not a round trip after it;
+    a run found applied still makes no call."""
+    await seed(store, settings)
+    read_started = asyncio.Event()
+    reads, check = store.live_card_groups, store.has_applied
+
+    async def watched(*args: Any, **kwargs: Any) -> Any:
+        read_started.set()
+        return await reads(*args, **kwargs)
+
+    async def waits_for_the_read(*args: Any) -> bool:
+        await asyncio.wait_for(read_started.wait(), 2)  # times out if read after it
+        return await check(*args)
+
+    monkeypatch.setattr(store, "live_card_groups", watched)
+    monkeypatch.setattr(store, "has_applied", waits_for_the_read)
+    embedder = HashEmbedder(DIM)
+    result, extractor = await run(
+        store,
+        settings,
+        make_request((100, ALICE, "I drink green tea")),
+        [answer()],
+        run_id="seed",
+        embedder=embedder,
+    )
+    assert result.already_applied
+    assert extractor.payloads == []
+    assert embedder.calls == []
+    _, extractor = await run(
+        store, settings, make_request((2, ALICE, "still tea")), [answer()], run_id="later"
+    )
+    assert [c["fact"] for c in extractor.payloads[0]["existing_cards"]] == [
+        "Alice drinks green tea."
+    ]

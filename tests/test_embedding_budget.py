@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -13,13 +14,14 @@ from llm_client import ClientConfig, ClientFactory, TaskTimeout, Upstream
 from llm_client.discovery import DiscoveryClient
 from llm_client.errors import CapacityWaitExpired, DeadlineExceeded, LLMError, RequestTimeout
 from llm_client.routes import EMBEDDING, RouteDefaults, parse_routes
-from memory_worker.cards import CardStore
+from memory_worker.cards import CardStore, RunWrites
 from memory_worker.consolidate import consolidate_run
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.runs import EmbedderTimeout, Verdict, decide
 from memory_worker.settings import Settings
+from tests.support.cards import new
 
 CHAT = 4343
 T0 = datetime(2026, 3, 1, 10, tzinfo=UTC)
@@ -173,11 +175,27 @@ TIMEOUTS = [
 ]
 
 
+async def seed(store: CardStore) -> dict[str, bytes]:
+    """A card with a vector: the chat's runs make the related lookup. The chat's keys after."""
+    at = T0 - timedelta(days=3)
+    card = new("user11 drinks tea.", subject="user11", predicate="drinks", at=at, sources=(99,))
+    card = dataclasses.replace(card, embedding=[1.0] * DIM)
+    await store.apply_run(CHAT, "seed", RunWrites(observed_at=at, cards=[card]), now=at)
+    return await dump(store)
+
+
+async def dump(store: CardStore) -> dict[str, bytes]:
+    return {k: await store.redis.dump(k) for k in await store.chat_keys(CHAT)}
+
+
+@pytest.mark.parametrize("seeded", [True, False], ids=["after_the_lookup", "new_chat"])
 @pytest.mark.parametrize("error", TIMEOUTS)
 async def test_an_embedding_timeout_releases_and_writes_nothing(
-    store: CardStore, small: Settings, error: LLMError
+    store: CardStore, small: Settings, error: LLMError, seeded: bool
 ) -> None:
-    embedder = HashEmbedder(DIM, error=error, fail_on=2)  # the lookup works, the cards time out
+    before = await seed(store) if seeded else {}
+    # the cards time out: after the lookup worked, or as a new chat's only embedding call
+    embedder = HashEmbedder(DIM, error=error, fail_on=2 if seeded else 1)
     extractor = ScriptedExtractor([ANSWER])
     with pytest.raises(EmbedderTimeout) as info:
         await consolidate_run(
@@ -191,12 +209,15 @@ async def test_an_embedding_timeout_releases_and_writes_nothing(
         "provider_timeout",
         "embedding_timeout",
     )
-    assert await store.chat_keys(CHAT) == []
+    assert len(extractor.payloads) == 1
+    assert embedder.calls[-1][0] == "user11 loves green tea."
+    assert await dump(store) == before
 
 
 async def test_an_embedding_timeout_at_the_lookup_costs_no_extraction(
     store: CardStore, small: Settings
 ) -> None:
+    await seed(store)  # a chat with a card vector: its runs embed a related-card query first
     embedder = HashEmbedder(DIM, error=TaskTimeout("hung", seconds=15), fail_on=1)
     extractor = ScriptedExtractor([ANSWER])
     with pytest.raises(EmbedderTimeout):
@@ -236,7 +257,8 @@ async def test_other_embedding_errors_keep_their_type(
     raised: type[LLMError],
     verdict: Verdict,
 ) -> None:
-    embedder = HashEmbedder(DIM, error=error, fail_on=2)
+    await seed(store)
+    embedder = HashEmbedder(DIM, error=error, fail_on=2)  # the lookup works, the cards fail
     with pytest.raises(raised) as info:
         await consolidate_run(
             "run-1",

@@ -226,8 +226,9 @@ def request_with_canaries() -> RunRequest:
     return slice_request(CHAT, DAY, rows, length=timedelta(days=1), first_minute=0)
 
 
-async def seed_card_with_contact(store: CardStore) -> None:
-    """A card stored before contacts were masked: shown to the extractor as existing memory."""
+async def seed_card_with_contact(store: CardStore, dimension: int) -> None:
+    """A card stored before contacts were masked: shown to the extractor as existing memory.
+    Its vector makes the run's related-card lookup embed the run text (a query sent too)."""
     card = NewCard(
         scope=Scope.USER,
         thread_id=0,
@@ -244,6 +245,7 @@ async def seed_card_with_contact(store: CardStore) -> None:
         valid_from=DAY - timedelta(days=3),
         observed_at=DAY - timedelta(days=3),
         expires_at=None,
+        embedding=[1.0] * dimension,
     )
     at = DAY - timedelta(days=3)
     await store.apply_run(CHAT, "old", RunWrites(observed_at=at, cards=[card]), now=at)
@@ -261,7 +263,7 @@ def everything_sent(sim: FarmSimulator) -> str:
 
 async def consolidate(farm: Farm, redis: Any, settings: Settings) -> str:
     store = CardStore(redis, Keys(settings.key_prefix))
-    await seed_card_with_contact(store)
+    await seed_card_with_contact(store, settings.embedding_dimension)
     result = await consolidate_run(
         "run-canary",
         request_with_canaries(),
@@ -272,7 +274,7 @@ async def consolidate(farm: Farm, redis: Any, settings: Settings) -> str:
         now=DAY + timedelta(days=1),
     )
     assert result.llm_calls >= 1
-    assert result.embed_calls >= 1
+    assert result.embed_calls == 2  # the related-card query and the cards
     return everything_sent(farm.sim)
 
 

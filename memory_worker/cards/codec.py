@@ -30,7 +30,9 @@ from memory_worker.cards.writes import (
     LinkWrite,
     NewCard,
     ResolutionWrite,
+    RunWrites,
 )
+from memory_worker.forget import author_fields
 
 # --- scalars --------------------------------------------------------------------------------
 
@@ -272,6 +274,28 @@ def episode_plan(ep: EpisodeWrite, vec_index: int | None) -> dict[str, str]:
     if vec_index is not None:
         episode["vec"] = str(vec_index)
     return episode
+
+
+def run_plan(run_id: str, writes: RunWrites, vectors: VectorBlobs) -> dict[str, Any]:
+    """The plan ``apply.lua`` reads for a run's writes (their vectors added to ``vectors``)."""
+    plan: dict[str, Any] = {
+        "obs_at": to_ms(writes.observed_at),
+        "cards": [card_plan(card, vectors.add(card.embedding)) for card in writes.cards],
+        "res": [resolution_plan(res, vectors) for res in writes.resolutions],
+        "links": [link_plan(link) for link in writes.links],
+        "model": writes.embedding_model or "",
+        "authors": author_fields(
+            run_id,
+            writes.authors,
+            {m for card in writes.cards for m in card.source_message_ids},
+        ),
+    }
+    if writes.forget_epoch is not None:
+        plan["epoch"] = str(writes.forget_epoch)
+    if writes.episode is not None:
+        ep = writes.episode
+        plan["episode"] = episode_plan(ep, vectors.add(ep.embedding))
+    return plan
 
 
 def episode_from_hash(chat_id: int, raw: dict[bytes, bytes]) -> Episode:

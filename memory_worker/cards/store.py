@@ -63,8 +63,9 @@ per-chat matrix cached in the process and revalidated by ``vecver`` (one
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
@@ -78,13 +79,10 @@ from llm_client.redis_text import as_text
 from memory_worker.cards.codec import (
     apply_result,
     card_from_json,
-    card_plan,
     episode_from_hash,
-    episode_plan,
-    link_plan,
     lua_json,
-    resolution_plan,
     rewrite_plan,
+    run_plan,
     to_ms,
 )
 from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
@@ -98,7 +96,6 @@ from memory_worker.cards.writes import (
     VectorSpace,
 )
 from memory_worker.errors import ForgottenWrite, StoreError
-from memory_worker.forget import author_fields
 from memory_worker.keys import Keys
 
 if TYPE_CHECKING:
@@ -196,33 +193,25 @@ class CardStore:
     ) -> ApplyResult:
         """Store a run's output in one atomic, idempotent script (see the module doc)."""
         vectors = VectorBlobs()
-        plan: dict[str, Any] = {
-            "obs_at": to_ms(writes.observed_at),
-            "cards": [card_plan(card, vectors.add(card.embedding)) for card in writes.cards],
-            "res": [resolution_plan(res, vectors) for res in writes.resolutions],
-            "links": [link_plan(link) for link in writes.links],
-            "model": writes.embedding_model or "",
-            "authors": author_fields(
-                run_id,
-                writes.authors,
-                {m for card in writes.cards for m in card.source_message_ids},
+        plan = run_plan(run_id, writes, vectors)
+        # the chat joins the sweeps' set beside the script, not a round trip before it; a failed
+        # SADD raises even when the script landed (the retry lists it, finds the run applied)
+        outcomes = await asyncio.gather(
+            self._call(
+                self._apply,
+                chat_id,
+                [to_ms(now), run_id, lua_json(plan), *vectors.blobs],
+                scopes=[card.scope_key for card in writes.cards],
+                extra=[f"episode:{run_id}"],
+                wait=True,
             ),
-        }
-        if writes.forget_epoch is not None:
-            plan["epoch"] = str(writes.forget_epoch)
-        if writes.episode is not None:
-            ep = writes.episode
-            plan["episode"] = episode_plan(ep, vectors.add(ep.embedding))
-        await self._redis.sadd(self._keys.chats, str(chat_id))  # type: ignore[misc]
-        raw = await self._call(
-            self._apply,
-            chat_id,
-            [to_ms(now), run_id, lua_json(plan), *vectors.blobs],
-            scopes=[card.scope_key for card in writes.cards],
-            extra=[f"episode:{run_id}"],
-            wait=True,
+            cast("Awaitable[int]", self._redis.sadd(self._keys.chats, str(chat_id))),
+            return_exceptions=True,
         )
-        data = orjson.loads(raw)
+        for outcome in outcomes:  # the script's error first
+            if isinstance(outcome, BaseException):
+                raise outcome
+        data = orjson.loads(cast("bytes", outcomes[0]))
         if data.get("forgotten"):
             log.info("cards.run_write_forgotten", chat_id=chat_id, run_id=run_id)
             raise ForgottenWrite(chat_id, writes.forget_epoch or 0)
@@ -483,6 +472,7 @@ class CardStore:
         scope_keys: Iterable[str] | None = None,
         now: datetime | None = None,
         model: str | None = None,
+        matrix: Matrix | None = None,
     ) -> list[tuple[Card, float]]:
         """The ``k`` live cards most similar (cosine) to ``embedding``, best first.
 
@@ -491,10 +481,11 @@ class CardStore:
         allows; ``scope_keys`` names the allowed scopes outright. ``model``
         names the model of ``embedding``: one other than the chat's finds
         nothing (so does another dimension), never a mix of two spaces.
+        ``matrix``: the chat's vectors as :meth:`searchable_vectors` just read them.
         """
         if k <= 0:
             return []
-        matrix = await self._matrix(chat_id)
+        matrix = matrix or await self._matrix(chat_id)
         if not matrix.ids:
             return []
         if model is not None and matrix.model and model != matrix.model:
@@ -514,6 +505,13 @@ class CardStore:
         if scores is None:
             return []
         return await self._best_visible(chat_id, matrix, scores, k, now or datetime.now(UTC))
+
+    async def searchable_vectors(self, chat_id: int, scope_keys: Iterable[str]) -> Matrix | None:
+        """The chat's vectors (the read :meth:`similar_cards` makes; pass them on as its
+        ``matrix``) when a live card of ``scope_keys`` has one; None: no query could find
+        anything, so a caller need not embed one."""
+        matrix = await self._matrix(chat_id)
+        return matrix if matrix.any_live(frozenset(scope_keys)) else None
 
     async def _best_visible(
         self,

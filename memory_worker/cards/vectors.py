@@ -135,6 +135,15 @@ class Matrix:
             scores = np.where(np.isin(self.scopes, codes), scores, -np.inf)
         return scores
 
+    def any_live(self, allowed: frozenset[str] | None) -> bool:
+        """Whether a live row of an ``allowed`` scope (every scope: None) exists — the
+        only rows :meth:`scores` can rank."""
+        live = self.live
+        if allowed is not None:
+            codes = [code for sk, code in self.scope_codes.items() if sk in allowed]
+            live = live & np.isin(self.scopes, codes)
+        return bool(live.any())
+
     def set_mask(self, mask: bytes) -> None:
         flags = np.zeros(self.count, dtype=np.uint8)
         have = min(len(mask), self.count)

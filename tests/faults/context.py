@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from memory_worker.cards import CardStore, RunWrites, Scope
 from memory_worker.farmsim import FarmSimulator
+from memory_worker.keys import Keys
 from memory_worker.settings import Settings
+from tests.support.cards import new
+from tests.support.factories import BASE
 
 
 @dataclass
@@ -24,3 +29,15 @@ class FaultContext:
 
 
 Scenario = Callable[[FaultContext], Awaitable[None]]
+
+
+async def seed_card_vector(ctx: FaultContext, chat_id: int) -> None:
+    """A chat card with a vector: the chat's runs make the related-card lookup (a chat
+    without one has nothing to relate to and embeds no query)."""
+    at = BASE - timedelta(days=3)
+    card = new("The group meets weekly.", scope=Scope.CHAT, at=at, sources=(99,))
+    card = replace(card, embedding=[1.0] * ctx.settings.embedding_dimension)
+    store = CardStore(ctx.redis, Keys(ctx.settings.key_prefix))
+    await store.apply_run(
+        chat_id, f"seed-{chat_id}", RunWrites(observed_at=at, cards=[card]), now=at
+    )

@@ -24,7 +24,7 @@ from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from memory_worker.wiring import build_tick_runner
-from tests.faults.context import FaultContext, Scenario
+from tests.faults.context import FaultContext, Scenario, seed_card_vector
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
 from tests.support.routes import farm_target, route, routes_toml
@@ -287,6 +287,7 @@ async def row4(ctx: FaultContext) -> None:
         embedding_capacity_wait_seconds=0.5,
     )
     try:
+        await seed_card_vector(ctx, 401)
         run_id = await enqueue(ctx, 401)
         ctx.sim.set_fault("embedder", Fault(FaultKind.HANG))
         started = time.monotonic()
@@ -302,6 +303,19 @@ async def row4(ctx: FaultContext) -> None:
         assert await pipe.tick("healed") == "completed"
         run = await run_completed(ctx, run_id, attempts=1, releases=1)
         assert ctx.sim.submits(EXTRACTOR) == 1
+
+        # A new chat makes no lookup: its extraction is spent, then its cards' embedding
+        # hangs and releases it all the same (the extraction is redone, §7 rev 2).
+        new_chat = await enqueue(ctx, 403)
+        ctx.sim.set_fault("embedder", Fault(FaultKind.HANG))
+        started = time.monotonic()
+        assert await pipe.tick("hung-new-chat") == "deferred"
+        assert time.monotonic() - started < 5.0
+        assert_released(await run_of(ctx, new_chat), attempts=0, releases=1)
+        assert ctx.sim.submits(EXTRACTOR) == 2
+        ctx.sim.clear_faults()
+        assert await pipe.tick("healed-new-chat") == "completed"
+        assert ctx.sim.submits(EXTRACTOR) == 3
     finally:
         await close(pipe)
 
@@ -317,6 +331,7 @@ async def row4(ctx: FaultContext) -> None:
             "embedding_capacity_wait_seconds": 0.5,
         },
     )
+    await seed_card_vector(ctx, 402)
     second = await enqueue(ctx, 402)
     ctx.sim.set_fault("embedder", Fault(FaultKind.HANG))
     extractions = ctx.sim.submits(EXTRACTOR)

@@ -27,7 +27,7 @@ from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from memory_worker.wiring import ConsolidationProcessor, build_tick_runner
-from tests.faults.context import FaultContext, Scenario
+from tests.faults.context import FaultContext, Scenario, seed_card_vector
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
 from tests.support.routes import FARM_EMBEDDER, Route, farm_target, route, write_routes
@@ -97,6 +97,8 @@ async def row5(ctx: FaultContext) -> None:
         breaker_cooldown_seconds=120,  # stay open: only fail-open probes reach the farm
     )
     store = RunStore(ctx.redis, ctx.settings)
+    for chat in range(12):  # chats with a card vector: every run makes the related lookup
+        await seed_card_vector(ctx, chat)
     ids = [(await store.enqueue(make_request(chat, hour=chat))).run_id for chat in range(12)]
     ctx.sim.set_fault("*", DOWN)
     try:
