@@ -106,7 +106,10 @@ class Fleet:
             except subprocess.TimeoutExpired:
                 w.kill()
 
-    def logs(self) -> str:
+    def logs(self, tail: int | None = 4000) -> str:
+        """Every worker's log, the last ``tail`` characters of each (None: all of it — for
+        a search: a line can scroll out of any tail, e.g. behind a traceback)."""
         return "\n".join(
-            f"--- worker {i} ---\n{w.log()[-4000:]}" for i, w in enumerate(self.workers)
+            f"--- worker {i} ---\n{w.log()[-tail if tail else 0 :]}"
+            for i, w in enumerate(self.workers)
         )
