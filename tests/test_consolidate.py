@@ -473,18 +473,22 @@ async def test_the_context_cards_are_read_while_the_related_lookup_embeds(
     assert [c["fact"] for c in extractor.payloads[0]["existing_cards"]] == ["Alice loves tea."]
 
 
+async def _green_tea_again(
+    store: CardStore, settings: Settings, embedder: HashEmbedder
+) -> tuple[Any, ScriptedExtractor]:
+    """Alice's run that relates to her tea card, answered with one new card."""
+    request = make_request((1, ALICE, "green tea again"))
+    return await run(
+        store, settings, request, [answer(card("Alice loves green tea.", 1))], embedder=embedder
+    )
+
+
 async def test_a_chat_with_card_vectors_embeds_the_related_query_first(
     store: CardStore, settings: Settings
 ) -> None:
     await seed(store, settings)
     embedder = HashEmbedder(DIM)
-    result, extractor = await run(
-        store,
-        settings,
-        make_request((1, ALICE, "green tea again")),
-        [answer(card("Alice loves green tea.", 1))],
-        embedder=embedder,
-    )
+    result, extractor = await _green_tea_again(store, settings, embedder)
     assert result.embed_calls == 2
     assert len(embedder.calls) == 2
     assert "green tea again" in embedder.calls[0][0]  # the related-card query
@@ -525,13 +529,7 @@ async def test_a_chat_without_card_vectors_to_relate_makes_no_query_embedding_ca
     if seeding is not None:
         await seeding(store, settings)
     embedder = HashEmbedder(DIM)
-    result, extractor = await run(
-        store,
-        settings,
-        make_request((1, ALICE, "green tea again")),
-        [answer(card("Alice loves green tea.", 1))],
-        embedder=embedder,
-    )
+    result, extractor = await _green_tea_again(store, settings, embedder)
     assert result.cards_inserted == 1
     assert result.embed_calls == 1
     assert embedder.calls == [["Alice loves green tea.", "Talk."]]
