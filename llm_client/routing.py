@@ -64,7 +64,9 @@ the calls a run cannot do without, so a farm-wide outage is probed (and paged)
 on the route that matters (§6 rev 2).
 
 :meth:`Walker.route_is_open` answers the run pipeline's pre-claim gate
-("would a call be refused right now?") without taking any permit.
+("would a call be refused right now?") without taking any permit; the gate may reuse a
+"passable" answer briefly, and :attr:`Walker.breaker_news` (transitions, all-open walks and
+fail-open probes this process announced) tells it when to stop.
 
 The walker depends only on the transport protocols of ``llm_client.transport``:
 a :class:`~llm_client.clients.TransportFactory` maps a target to a client
