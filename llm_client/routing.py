@@ -64,7 +64,9 @@ the calls a run cannot do without, so a farm-wide outage is probed (and paged)
 on the route that matters (§6 rev 2).
 
 :meth:`Walker.route_is_open` answers the run pipeline's pre-claim gate
-("would a call be refused right now?") without taking any permit.
+("would a call be refused right now?") without taking any permit; the gate may reuse a
+"passable" answer briefly, and :attr:`Walker.breaker_news` (transitions, all-open walks and
+fail-open probes this process announced) tells it when to stop.
 
 The walker depends only on the transport protocols of ``llm_client.transport``:
 a :class:`~llm_client.clients.TransportFactory` maps a target to a client
@@ -99,6 +101,16 @@ log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 
+#: Events that say a route's breakers changed or were found open (:attr:`Walker.breaker_news`).
+BREAKER_NEWS = frozenset(
+    {
+        EventType.CIRCUIT_OPENED,
+        EventType.CIRCUIT_CLOSED,
+        EventType.CIRCUIT_OPEN_EXHAUSTION,
+        EventType.FAILOPEN_PROBE,
+    }
+)
+
 
 class Walker:
     """Routes calls over the configured targets; one per process, shared by its tasks."""
@@ -123,6 +135,10 @@ class Walker:
         self._sleep = sleep
         #: Store faults swallowed by the walker, per operation (process-local).
         self.bookkeeping_failures: Counter[str] = Counter()
+        #: Breaker news this process's walks announced (process-local): transitions, walks
+        #: that found every target open, fail-open probes. A reader that cached a route's
+        #: state (the pre-claim gate) drops it when this moves.
+        self.breaker_news = 0
 
     # --- public calls ---------------------------------------------------------------------
 
@@ -248,7 +264,9 @@ class Walker:
         await self._sleep(seconds)
 
     async def emit(self, event: RoutingEvent, context: Mapping[str, str] | None = None) -> None:
-        """Emit without ever failing the routed call."""
+        """Emit without ever failing the routed call (breaker news is counted first)."""
+        if event.type in BREAKER_NEWS:
+            self.breaker_news += 1
         try:
             await self.events.emit(with_context(event, context or {}))
         except Exception as exc:

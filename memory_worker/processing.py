@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from memory_worker.models import RunRequest
 from memory_worker.run_store import ClaimedRun
+from memory_worker.ticks import TickOutcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,4 +39,8 @@ class RunProcessor(Protocol):
 class RouteGate(Protocol):
     async def blocked(self) -> bool:
         """True when a route the pipeline needs is entirely breaker-open right now."""
+        ...
+
+    def tick_ended(self, outcome: TickOutcome) -> None:
+        """A tick of this process ended so (a gate that reuses answers learns from it)."""
         ...

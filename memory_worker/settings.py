@@ -277,6 +277,14 @@ class Settings(BaseSettings):
     consolidation_backend_retry_interval: float = Field(
         15.0, description="Delay of the single probe tick while the farm is out (seconds)."
     )
+    route_gate_reuse_seconds: float = Field(
+        1.0,
+        ge=0,
+        le=5,
+        description='A worker reuses its pre-claim gate\'s "every route passable" answer this '
+        'long (never a "blocked" one; dropped on any tick that did not complete); 0 = read '
+        "the breakers before every claim.",
+    )
     worker_concurrency: int = Field(4, description="Ticks one worker process runs at once.")
     pipeline_target: int = Field(
         0, description="In-flight tick target; 0 = sum of live workers' concurrency."

@@ -137,7 +137,11 @@ class TickRunner:
                     await self.ticks.mark_running(
                         job_id, self.running_ttl, started_s=self.settings.tick_timeout_seconds + 10
                     )
-            outcome = await self._tick_once()
+            try:
+                outcome = await self._tick_once()
+            finally:  # at once, before the follow-ups' round trip (a cancelled tick: STORE_ERROR)
+                if self.gate is not None:
+                    self.gate.tick_ended(outcome)
             left = await self._schedule(
                 plan_followups(
                     outcome, retry_interval=self.settings.consolidation_backend_retry_interval

@@ -29,7 +29,7 @@ from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
-from memory_worker.ticks import TickQueue
+from memory_worker.ticks import TickOutcome, TickQueue
 from memory_worker.worker import create_worker
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import make_request
@@ -271,6 +271,9 @@ async def row13(ctx: FaultContext) -> None:
 class _Closed:
     async def blocked(self) -> bool:
         return True
+
+    def tick_ended(self, outcome: TickOutcome) -> None:
+        pass
 
 
 async def row17(ctx: FaultContext) -> None:
