@@ -91,6 +91,8 @@ class TickRunner:
     running: dict[str, float] = field(default_factory=dict)
     #: Ids of the runs this worker holds a lease on; the heartbeat lists them (§7 rev 2).
     held: set[str] = field(default_factory=set)
+    #: Ticks between sending a claim and listing its run in :attr:`held`.
+    claiming: int = 0
     #: Claims whose outcome has not landed in Redis yet. A tick cancelled by a shutdown
     #: (arq's grace ran out while a write was retrying) leaves its run here, and
     #: :meth:`release_unsettled` (on_shutdown) gives it back before the process exits.
@@ -164,6 +166,36 @@ class TickRunner:
         return self.settings.worker_heartbeat_seconds * 3
 
     async def _tick_once(self) -> TickOutcome:
+        # From before the claim is sent until its run is in ``held``, a heartbeat keeps the
+        # runs a claim listed for us meanwhile: its snapshot of ``held`` cannot know them
+        # yet, and overwriting the list would make our live lease look like a lost worker's
+        # to the next claim after a Redis pause longer than the lease (an attempt spent).
+        self.claiming += 1
+        try:
+            claimed = await self._claim()
+        finally:
+            self.claiming -= 1
+        if isinstance(claimed, TickOutcome):
+            return claimed
+        claim = claimed
+        lost = asyncio.Event()
+        renewer = asyncio.create_task(self._keep_lease(claim, lost))
+        try:
+            log.info("run_claimed", attempt=claim.attempts, releases=claim.releases)
+            outcome = await self._process(claim, lost)
+            self.unsettled.pop(claim.id, None)  # settled, or abandoned (no longer ours)
+            return outcome
+        finally:
+            renewer.cancel()
+            if not (self.stopping and claim.id in self.unsettled):
+                # a stopping worker keeps listing a run it still owes a release in its
+                # heartbeat, so no claim reads the lease as a lost worker meanwhile
+                self.unsettled.pop(claim.id, None)
+                self.held.discard(claim.id)
+            structlog.contextvars.unbind_contextvars("run_id", "chat_id")
+
+    async def _claim(self) -> ClaimedRun | TickOutcome:
+        """The gate, then one claim; a claimed run is ``held`` and ``unsettled`` on return."""
         try:
             if self.gate is not None and await self.gate.blocked():
                 log.info("tick_deferred_route_open", worker=self.worker_id)
@@ -188,21 +220,7 @@ class TickRunner:
         structlog.contextvars.bind_contextvars(run_id=claim.id, chat_id=claim.request.chat_id)
         self.held.add(claim.id)
         self.unsettled[claim.id] = claim
-        lost = asyncio.Event()
-        renewer = asyncio.create_task(self._keep_lease(claim, lost))
-        try:
-            log.info("run_claimed", attempt=claim.attempts, releases=claim.releases)
-            outcome = await self._process(claim, lost)
-            self.unsettled.pop(claim.id, None)  # settled, or abandoned (no longer ours)
-            return outcome
-        finally:
-            renewer.cancel()
-            if not (self.stopping and claim.id in self.unsettled):
-                # a stopping worker keeps listing a run it still owes a release in its
-                # heartbeat, so no claim reads the lease as a lost worker meanwhile
-                self.unsettled.pop(claim.id, None)
-                self.held.discard(claim.id)
-            structlog.contextvars.unbind_contextvars("run_id", "chat_id")
+        return claim
 
     async def _process(self, claim: ClaimedRun, lost: asyncio.Event) -> TickOutcome:
         """Run the processor under the lease and the tick budget, then settle the run."""
@@ -427,7 +445,10 @@ class TickRunner:
         """Register this worker with the runs it holds, refresh its ticks, recompute the target."""
         s = self.settings
         live = await self.store.heartbeat(
-            self.worker_id, sorted(self.held), concurrency=s.worker_concurrency
+            self.worker_id,
+            sorted(self.held),
+            concurrency=s.worker_concurrency,
+            keep_listed=self.claiming > 0,  # a claim in flight may have listed a run
         )
         await self.ticks.refresh_running(sorted(self.running), self.running_ttl)
         self.premarked.intersection_update(self.running)  # a start whose tick never ran

@@ -22,7 +22,7 @@ from memory_worker.run_store import (
     touch_pulse,
 )
 from memory_worker.settings import Settings
-from memory_worker.tick_runner import tick_budgets
+from memory_worker.tick_runner import ProcessResult, TickRunner, tick_budgets
 from tests.support.factories import make_request
 
 T0 = 1_800_000_000_000
@@ -177,6 +177,77 @@ async def test_live_owner_keeps_its_expired_lease(redis: Any, quick: Settings) -
     assert await _status(store, rid) == (RunStatus.PROCESSING, 1, "A")
     counters = await redis.hgetall(store.keys.counters)
     assert int(counters[b"lease_kept_for_owner"]) == 1
+
+
+@pytest.mark.parametrize("keep_listed", [False, True])
+async def test_a_heartbeat_sent_while_a_claim_is_in_flight_keeps_the_claimed_run_listed(
+    redis: Any, quick: Settings, keep_listed: bool
+) -> None:
+    """A's claim lands, then A's heartbeat whose ``held`` was read before the claim's answer
+    (found by the chaos soak): replacing the list made A's live lease look like a lost
+    worker's once the store paused longer than the lease — B took the run, attempt 2."""
+    store = RunStore(redis, quick)
+    rid, claim = await _claimed_by_a(store, heartbeat=True)
+    await store.heartbeat("A", [], concurrency=1, at_ms=T0 + 100, keep_listed=keep_listed)
+    listed = await redis.hget(store.keys.worker_runs, "A")
+    # the store pauses for 10 s (lease 2 s): nobody writes; then B claims first
+    taken = await store.claim("B", at_ms=T0 + 10_000)
+    if not keep_listed:  # the old heartbeat: the list lost the run, B took it
+        assert listed is None
+        assert taken is not None
+        assert taken.attempts == 2
+        return
+    assert listed == rid.encode()
+    assert taken is None  # A gets its grace, renews and completes on its only attempt
+    assert await store.renew(claim, at_ms=T0 + 10_100)
+    assert await store.complete(claim, {"cards": 1}, at_ms=T0 + 10_200)
+    assert await _status(store, rid) == (RunStatus.COMPLETED, 1, None)
+
+
+async def test_a_worker_heartbeat_between_a_claim_and_its_answer_keeps_the_run_listed(
+    redis: Any, quick: Settings
+) -> None:
+    """The worker's side: its heartbeat fires after the claim landed and before the tick
+    put the run in ``held`` — the run stays listed, and while the run is processed the
+    list is exact again."""
+    store = RunStore(redis, quick)
+    rid = (await store.enqueue(make_request(1))).run_id
+    seen: dict[str, Any] = {}
+
+    class Processor:
+        async def __call__(self, run: ClaimedRun, *, deadline: float) -> ProcessResult:
+            await runner.heartbeat()
+            seen["processing"] = await redis.hget(store.keys.worker_runs, runner.worker_id)
+            return ProcessResult(summary={})
+
+    runner = TickRunner(settings=quick, redis=redis, processor=Processor())
+    claim = runner.store.claim_detailed
+
+    async def claim_then_heartbeat(owner: str) -> Any:
+        result = await claim(owner)
+        await runner.heartbeat()  # the heartbeat task ran before the tick saw the answer
+        seen["in_flight"] = await redis.hget(store.keys.worker_runs, runner.worker_id)
+        return result
+
+    runner.store.claim_detailed = claim_then_heartbeat  # type: ignore[method-assign]
+    assert await runner.tick("job-1") == "completed"
+    assert seen == {"in_flight": rid.encode(), "processing": rid.encode()}
+    await runner.heartbeat()
+    assert await redis.hget(store.keys.worker_runs, runner.worker_id) is None  # exact
+
+
+async def test_a_heartbeat_keeping_listed_runs_adds_to_them_without_repeats(
+    redis: Any, quick: Settings
+) -> None:
+    store = RunStore(redis, quick)
+    await redis.hset(store.keys.worker_runs, "A", "r1,r2")
+    await store.heartbeat("A", ["r2", "r3"], concurrency=1, at_ms=T0, keep_listed=True)
+    listed = (await redis.hget(store.keys.worker_runs, "A")).decode().split(",")
+    assert sorted(listed) == ["r1", "r2", "r3"]
+    await store.heartbeat("A", ["r3"], concurrency=1, at_ms=T0 + 500)  # exact again
+    assert await redis.hget(store.keys.worker_runs, "A") == b"r3"
+    await store.heartbeat("A", [], concurrency=1, at_ms=T0 + 1000, keep_listed=True)
+    assert await redis.hget(store.keys.worker_runs, "A") == b"r3"
 
 
 async def test_claim_script_agrees_with_its_twin_on_random_timelines(

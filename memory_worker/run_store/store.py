@@ -292,9 +292,18 @@ class RunStore:
         log.info("run_parked", run_id=run_id, prompt_version=version)
 
     async def heartbeat(
-        self, owner: str, held: Sequence[str], *, concurrency: int, at_ms: int | None = None
+        self,
+        owner: str,
+        held: Sequence[str],
+        *,
+        concurrency: int,
+        at_ms: int | None = None,
+        keep_listed: bool = False,
     ) -> list[str]:
-        """Register ``owner`` as alive, holding ``held``; returns the live workers' ids."""
+        """Register ``owner`` as alive, holding ``held``; returns the live workers' ids.
+
+        ``keep_listed``: add ``held`` to the runs listed for ``owner`` instead of replacing
+        them — while a claim is in flight, whose run the claim lists but ``held`` lacks."""
         _check_owner(owner)
         now = at_ms if at_ms is not None else now_ms()
         k = self.keys
@@ -307,6 +316,7 @@ class RunStore:
                 concurrency,
                 self.pulse_gap_ms,
                 ",".join(sorted(held)),
+                int(keep_listed),
             ],
         )
         return [as_text(w) for w in live]
