@@ -3,7 +3,7 @@
 Ideal throughput is 16 runs/s (16 slots, 1 s each). Four worker processes ×
 concurrency 4 run the real pipeline (claim → Discovery submit/poll →
 embed → complete → follow-up ticks). Prints completed runs/s in the steady
-state (after the ramp 1 → 16) and overall, as ratios to the ideal (target ≥ 0.9).
+state (after the ramp 1 → 16) and overall, as ratios to the ideal (targets: ≥ 0.9 in the first build, ≥ 0.95 steady since issue 11).
 
     python bench/slot_efficiency.py [--runs 480] [--job-seconds 1.0]
 """
@@ -46,7 +46,7 @@ async def main(runs: int, job_seconds: float) -> None:
     ideal = TARGET / job_seconds
     print(f"ramp to {TARGET} running ticks: {at_target[0]:.1f} s")
     print(
-        f"steady state: {steady:.2f} runs/s vs ideal {ideal:.0f}/s -> {steady / ideal:.3f} (target >= 0.9)"
+        f"steady state: {steady:.2f} runs/s vs ideal {ideal:.0f}/s -> {steady / ideal:.3f} (target >= 0.95)"
     )
     print(
         f"overall: {runs} runs in {total:.1f} s = {runs / total:.2f} runs/s -> {runs / total / ideal:.3f} of ideal"
