@@ -10,3 +10,10 @@ def as_text(value: Any) -> str:
     if isinstance(value, bytes):
         return value.decode()
     return "" if value is None else str(value)
+
+
+def reply_pairs(reply: list[Any]) -> list[tuple[Any, Any]]:
+    """``ZDIFF … WITHSCORES``: (member, score) pairs, whether or not the client paired them."""
+    if reply and isinstance(reply[0], (list, tuple)):
+        return [(m, sc) for m, sc in reply]
+    return list(zip(reply[::2], reply[1::2], strict=True))

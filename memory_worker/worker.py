@@ -33,6 +33,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from llm_client.redis_text import reply_pairs
+from memory_worker.arq_prelude import next_pipeline_plain, plain_prelude_pipelines
 from memory_worker.connections import LOG_RETRY_AT, backoff_delay, next_failure_count
 from memory_worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.keys import Keys
@@ -46,12 +48,10 @@ from memory_worker.wiring import build_tick_runner
 
 log = structlog.get_logger(__name__)
 
-# arq's job start (its WATCH / EXISTS / ZSCORE / MULTI PSETEX EXEC) in one step; a tick job
-# is also marked running (until the heartbeat's expiry) and started (until the in-progress
-# lease ends), so the tick need not do it and the pending count never sees it pending.
-# The in-progress key is taken first with SET NX (issue 11: a start costs 4 commands, not 5;
-# a start lost to another worker still costs one), and given back if the job is no longer
-# due — the script is atomic, so nobody sees the key in between.
+# arq's job start (WATCH / EXISTS / ZSCORE / MULTI PSETEX EXEC) in one step; a tick is also
+# marked running (until the heartbeat's expiry) and started (until the in-progress lease ends).
+# SET NX takes the in-progress key first (a start: 4 commands; one lost to another worker: 1)
+# and gives it back if the job is no longer due (atomic: nobody sees the key in between).
 # KEYS: in-progress key, arq queue, running ticks, started ticks.
 # ARGV: job id, now ms, in-progress ms, running expiry ms (0: not a tick).
 _START = """
@@ -206,12 +206,10 @@ class MemoryWorker(Worker):
     #: The queue's keys and a running tick's mark lifetime (ms), set by :func:`create_worker`:
     #: starting a tick job also marks it running and started (one round trip).
     tick_keys: Keys | None = None
-    #: ZDIFF (Redis ≥ 6.2) reads the unstarted jobs in one command; off after an
-    #: "unknown command" answer (Redis 6.0/6.1), then both sets are read and diffed here.
+    #: ZDIFF (Redis ≥ 6.2) reads the unstarted jobs in one command (off on Redis 6.0/6.1).
     has_zdiff = True
     running_ttl_ms = 0
-    #: How often (ms) the poll prunes ``ticks:started`` of lapsed leases (issue 11, item 7:
-    #: every poll did; every tick's schedule prunes it too, so counts stay exact).
+    #: How often (ms) the poll prunes ``ticks:started`` (each tick's schedule prunes it too).
     PRUNE_STARTED_MS = 1_000
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -345,11 +343,15 @@ class MemoryWorker(Worker):
                 pipe.zrange(keys.ticks_started, 0, -1)
                 *_, queued, started = await pipe.execute()
             skip = set(started)
-            candidates = [(job_id, score) for job_id, score in _pairs(queued) if job_id not in skip]
+            candidates = [
+                (job_id, score) for job_id, score in reply_pairs(queued) if job_id not in skip
+            ]
         if prune:
             self._started_pruned_at = now
         due = sorted(
-            (float(score), job_id) for job_id, score in _pairs(candidates) if float(score) <= now
+            (float(score), job_id)
+            for job_id, score in reply_pairs(candidates)
+            if float(score) <= now
         )
         return [job_id for _, job_id in due[:count]]
 
@@ -413,6 +415,12 @@ class MemoryWorker(Worker):
         task.add_done_callback(self._job_done)
         self.tasks[job_id] = task
         return True
+
+    async def run_job(self, job_id: str, score: int) -> None:
+        """arq's, but a tick's prelude goes without MULTI/EXEC (:mod:`memory_worker.arq_prelude`)."""
+        if self.tick_keys is not None and job_id.startswith(self.tick_keys.tick_job_id("")):
+            next_pipeline_plain()
+        await super().run_job(job_id, score)
 
     async def _start(self, job_id: str, keys: Keys | None, is_tick: bool, now: int) -> Any:
         if self._start_script is None:
@@ -515,13 +523,6 @@ class MemoryWorker(Worker):
         self._pool = None
 
 
-def _pairs(reply: list[Any]) -> list[tuple[Any, Any]]:
-    """``ZDIFF … WITHSCORES``: (member, score) pairs, whether or not the client paired them."""
-    if reply and isinstance(reply[0], (list, tuple)):
-        return [(m, sc) for m, sc in reply]
-    return list(zip(reply[::2], reply[1::2], strict=True))
-
-
 def create_worker(
     settings: Settings,
     redis: ArqRedis,
@@ -531,6 +532,7 @@ def create_worker(
     handle_signals: bool = True,
 ) -> MemoryWorker:
     use_json_jobs(redis)  # row 21: arq's cron enqueues go through this pool
+    plain_prelude_pipelines(redis)  # a tick's run_job prelude without MULTI/EXEC
     worker = MemoryWorker(
         redis_pool=redis,
         burst=burst,

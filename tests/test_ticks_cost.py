@@ -7,12 +7,14 @@ pending/running counts the decisions read stay those of the exact scan.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
 import pytest
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
 
+from memory_worker.arq_prelude import next_pipeline_plain, plain_prelude_pipelines
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.keys import Keys
 from memory_worker.settings import Settings
@@ -260,3 +262,44 @@ async def test_the_poll_prunes_started_once_a_second(
     assert worker._started_pruned_at is not None
     worker._started_pruned_at -= worker.PRUNE_STARTED_MS
     assert await cost(admin, worker._ready_jobs(10)) == {"zremrangebyscore": 1, "zdiff": 1}
+
+
+@pytest.mark.parametrize("tick", [True, False], ids=["tick", "other_job"])
+async def test_a_ticks_run_job_prelude_goes_without_multi_exec(
+    admin: Any, private_valkey: EmbeddedValkey, tmp_path: Any, tick: bool
+) -> None:
+    """arq's run_job opens with GET job + INCR/EXPIRE tries in MULTI/EXEC; a tick's goes
+    without (2 commands a run). A job whose key is gone takes arq's failed-job finish, its
+    own transaction, afterwards: a tick shows that one MULTI only, any other job both."""
+    worker = worker_on(private_valkey, admin, tmp_path)
+    assert worker.tick_keys is not None
+    job_id = worker.tick_keys.tick_job_id("prelude") if tick else "cost3:cron:other"
+    await admin.zadd(worker.queue_name, {job_id: 1})
+    spent = await cost(admin, worker.run_job(job_id, 1))
+    assert (spent.get("multi", 0), spent.get("exec", 0)) == ((1, 1) if tick else (2, 2))
+    assert spent["get"] == 1  # the job (gone: "job expired")
+    assert spent["incrby"] == 1  # its try counter, as arq counts it
+    assert await admin.zscore(worker.queue_name, job_id) is None  # finished as arq does
+
+
+async def test_the_plain_prelude_is_one_pipeline_of_one_task(admin: Any) -> None:
+    """The flag is the task's own (a ContextVar): its next transactional pipeline only;
+    concurrent tasks on the same pool keep their transactions."""
+    plain_prelude_pipelines(admin)
+    plain_prelude_pipelines(admin)  # idempotent
+
+    async def two_pipelines() -> None:
+        next_pipeline_plain()
+        for _ in range(2):
+            async with admin.pipeline(transaction=True) as pipe:
+                pipe.get("cost4:a")
+                await asyncio.sleep(0)  # another task's pipeline runs in between
+                await pipe.execute()
+
+    async def other() -> None:
+        async with admin.pipeline(transaction=True) as pipe:
+            pipe.get("cost4:b")
+            await pipe.execute()
+
+    spent = await cost(admin, asyncio.gather(two_pipelines(), other()))
+    assert (spent["multi"], spent["exec"], spent["get"]) == (2, 2, 3)

@@ -20,6 +20,7 @@ OVERRIDDEN = (
     "_poll_iteration",
     "start_jobs",
     "finish_job",
+    "run_job",  # a tick's prelude without MULTI/EXEC: the first pipeline run_job opens
     "handle_sig",
     "handle_sig_wait_for_completion",
     "close",
