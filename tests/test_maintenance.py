@@ -323,6 +323,7 @@ async def test_bound_growth_applies_every_retention(
     await seed(store, new("Kate plays guitar.", "plays"), run_id=done or "")
     await redis.zadd(keys.workers, {"dead": t0 - 3_600_000, "alive": t0 + 20 * day + 60_000})
     await redis.hset(keys.worker_concurrency, mapping={"dead": "2", "alive": "2"})
+    await redis.hset(keys.worker_runs, mapping={"dead": "r-dead", "alive": "r-alive"})
 
     # day 20: completed run pruned (its key still a duplicate), messages of the retired
     # one kept (30 days), applied record kept (30 days), dead worker gone
@@ -332,6 +333,9 @@ async def test_bound_growth_applies_every_retention(
     assert first_pass.store.workers == 1
     assert await redis.zrange(keys.workers, 0, -1) == [b"alive"]
     assert await redis.hkeys(keys.worker_concurrency) == [b"alive"]
+    listed = await redis.hkeys(keys.worker_runs)  # the dead one's listed runs go too
+    assert b"dead" not in listed
+    assert b"alive" in listed
     assert (await runs.enqueue(make_request(1), at_ms=t0 + 20 * day)).status.value == "duplicate"
     assert await redis.hexists(keys.run(gone or ""), "messages")
     assert await store.has_applied(CHAT, done or "")
