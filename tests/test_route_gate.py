@@ -11,6 +11,7 @@ ticks of one process read the breakers once per window.
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -18,11 +19,13 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from llm_client.breaker import BreakerConfig, Circuit
+from llm_client.breaker import BreakerConfig, Circuit, Outcome
 from llm_client.errors import BackendUnavailable
 from llm_client.events import EventType, RoutingEvent
 from memory_worker.connections import client_from_url
 from memory_worker.embedded import EmbeddedValkey
+from memory_worker.metrics import fleet_breakers, route_target_ids
+from memory_worker.models import RunStatus
 from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
@@ -284,3 +287,65 @@ async def test_consecutive_productive_ticks_read_the_breakers_once_per_window(
             await close()
         await redis.aclose()
         await admin.aclose()
+
+
+async def test_routes_opened_by_another_process_inside_the_window_spend_no_attempt(
+    private_valkey: EmbeddedValkey, key_prefix: str, tmp_path: Any
+) -> None:
+    """The fault the reuse risks: every breaker opens in another process right after this
+    one heard "passable". The next tick claims on the reused answer, its walk meets the
+    open routes (its one fail-open probe hits a dead farm), and the run goes back to the
+    queue with its attempt refunded; the tick defers, and the one after reads the
+    breakers again and defers before claiming."""
+    dead_farm = f"http://127.0.0.1:{_free_port()}"
+    s = Settings(
+        redis_url=private_valkey.url,
+        key_prefix=key_prefix,
+        data_dir=tmp_path / "var",
+        discovery_base_url=dead_farm,
+    )
+    redis = client_from_url(s.redis_url)
+    pipeline = await build_tick_runner(s, redis)
+    try:
+        built = pipeline.gate
+        assert isinstance(built, WalkerGate)
+        clock = Clock()
+        pipeline.gate = gate = WalkerGate(
+            built.walker, built.workflows, reuse_seconds=1.0, clock=clock
+        )
+        real = pipeline.processor
+        store = RunStore(redis, s)
+        first = (await store.enqueue(make_request(1))).run_id
+        second = (await store.enqueue(make_request(2))).run_id
+        pipeline.processor = Instant()
+        assert await pipeline.tick("tick-1") == "completed"  # "passable" is reused now
+        breakers = fleet_breakers(redis, s)
+        for target in route_target_ids(s):  # another process's walks open every breaker
+            for _ in range(s.breaker_failure_threshold):
+                permit = await breakers.acquire(target, lease_seconds=5)
+                if permit is not None:
+                    await breakers.record(target, permit, Outcome.FAILURE)
+        pipeline.processor = real
+        clock.now += 0.5
+        assert await pipeline.tick("tick-2") == "deferred"
+        assert gate.reused == 1  # that tick claimed on the reused answer
+        run = await store.get(second or "")
+        assert run.status is RunStatus.QUEUED  # released, not failed
+        assert run.attempts == 0  # its attempt refunded
+        assert (await store.get(first or "")).status is RunStatus.COMPLETED
+        claims = await store.counts()
+        clock.now += 0.1
+        assert await pipeline.tick("tick-3") == "deferred"  # read again: blocked, no claim
+        assert gate.reused == 1
+        assert await store.counts() == claims
+        assert (await store.get(second or "")).attempts == 0
+    finally:
+        for close in pipeline.closers:
+            await close()
+        await redis.aclose()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
