@@ -303,3 +303,22 @@ async def test_the_plain_prelude_is_one_pipeline_of_one_task(admin: Any) -> None
 
     spent = await cost(admin, asyncio.gather(two_pipelines(), other()))
     assert (spent["multi"], spent["exec"], spent["get"]) == (2, 2, 3)
+
+
+async def test_a_tick_prelude_refused_by_a_full_redis_loses_no_tick(
+    admin: Any, private_valkey: EmbeddedValkey, tmp_path: Any
+) -> None:
+    """Without the transaction, a Redis out of memory refuses the prelude's INCR as it
+    refused the MULTI before: the job raises, stays queued and counts no try."""
+    worker = worker_on(private_valkey, admin, tmp_path)
+    assert worker.tick_keys is not None
+    job_id = worker.tick_keys.tick_job_id("oom")
+    await admin.zadd(worker.queue_name, {job_id: 1})
+    await admin.config_set("maxmemory", "1")
+    try:
+        with pytest.raises(Exception, match="maxmemory"):
+            await worker.run_job(job_id, 1)
+    finally:
+        await admin.config_set("maxmemory", "0")
+    assert await admin.zscore(worker.queue_name, job_id) == 1  # still queued: runs again
+    assert await admin.get(retry_key_prefix + job_id) is None  # no try counted
