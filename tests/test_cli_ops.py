@@ -111,7 +111,7 @@ def start(settings: Settings, *args: str, **env: str) -> subprocess.Popen[str]:
     )
 
 
-def wait_ready(url: str, proc: subprocess.Popen[str], timeout: float = 20.0) -> httpx.Response:
+def wait_ready(url: str, proc: subprocess.Popen[str], timeout: float = 60.0) -> httpx.Response:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()[1][-3000:]
