@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -74,6 +75,18 @@ async def _stored_texts(store: CardStore, chat_id: int) -> str:
     return "\n".join(parts)
 
 
+#: How an expected field that is not the card's own attribute value is read off a card.
+_READ: dict[str, Callable[[Card], Any]] = {
+    "has_valid_until": lambda card: card.valid_until is not None,
+    "superseded": lambda card: card.superseded_by is not None,
+    "expires": lambda card: card.expires_at is not None,
+    "conflict_group": lambda card: card.conflict_group is not None,
+    "sources": lambda card: card.source_message_ids,
+    "status": lambda card: card.status.value,
+    "scope": lambda card: card.scope.value,
+}
+
+
 def _matches(card: Card, want: dict[str, Any]) -> bool:
     for name, value in want.items():
         if name == "count":
@@ -81,35 +94,16 @@ def _matches(card: Card, want: dict[str, Any]) -> bool:
         if name in ("subject", "predicate", "object"):
             if getattr(card, name).casefold() != str(value).casefold():
                 return False
-        elif name == "has_valid_until":
-            if (card.valid_until is not None) != value:
-                return False
-        elif name == "superseded":
-            if (card.superseded_by is not None) != value:
-                return False
-        elif name == "expires":
-            if (card.expires_at is not None) != value:
-                return False
-        elif name == "conflict_group":
-            if (card.conflict_group is not None) != value:
-                return False
         elif name == "fact_contains":
             if value not in card.fact_text:
                 return False
         elif name == "confidence":
             if abs(card.confidence - value) > 1e-6:
                 return False
-        elif name == "sources":
-            if card.source_message_ids != value:
+        else:
+            read = _READ.get(name)
+            if (getattr(card, name) if read is None else read(card)) != value:
                 return False
-        elif name == "status":
-            if card.status.value != value:
-                return False
-        elif name == "scope":
-            if card.scope.value != value:
-                return False
-        elif getattr(card, name) != value:
-            return False
     return True
 
 

@@ -19,7 +19,6 @@ from llm_client import (
     DecodeError,
     DiscoveryClient,
     EmptyResponse,
-    LLMError,
     RequestTimeout,
     TaskTimeout,
     Transport,
@@ -27,6 +26,7 @@ from llm_client import (
 )
 from llm_client.transport import ChatTransport, EmbedTransport
 from memory_worker.farmsim import EnvelopeStyle, FarmSimulator, Fault, FaultKind
+from tests.support.chat_faults import FaultCase, fault_case
 from tests.support.simulator import sim_config
 
 SERVICE = "llm-openai"
@@ -149,71 +149,71 @@ OUTAGE_MESSAGE = "[Errno -3] Temporary failure in name resolution"
 
 
 @pytest.mark.parametrize(
-    ("fault", "error_type", "text"),
+    "case",
     [
-        pytest.param(
+        fault_case(
             Fault(FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message=OUTAGE_MESSAGE),
             BackendUnavailable,
             f"UPSTREAM_ERROR: {OUTAGE_MESSAGE}",
             id="outage",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.JOB_FAILED, code="SERVICE_NOT_FOUND", message="no such service"),
             BackendUnavailable,
             "SERVICE_NOT_FOUND: no such service",
             id="service-not-found",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.JOB_FAILED, code="SERVICE_DISABLED", message="disabled"),
             BackendUnavailable,
             "SERVICE_DISABLED: disabled",
             id="service-disabled",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.JOB_FAILED, code="ENDPOINT_NOT_FOUND", message="no endpoint"),
             BackendUnavailable,
             "ENDPOINT_NOT_FOUND: no endpoint",
             id="endpoint-not-found",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.JOB_FAILED, code="UPSTREAM_TIMEOUT", message="backend took too long"),
             Upstream,
             "UPSTREAM_TIMEOUT: backend took too long",
             id="upstream-timeout",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.JOB_FAILED, code="INTERNAL", message="farm bug"),
             Upstream,
             "INTERNAL: farm bug",
             id="internal-code",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.JOB_FAILED_TOP_LEVEL, message="top-level failure"),
             Upstream,
             "top-level failure",
             id="top-level-error",
         ),
-        pytest.param(Fault(FaultKind.JOB_FAILED_BARE), Upstream, "job failed", id="bare-failure"),
-        pytest.param(Fault(FaultKind.JOB_CANCELLED), Upstream, "was cancelled", id="cancelled"),
-        pytest.param(
+        fault_case(Fault(FaultKind.JOB_FAILED_BARE), Upstream, "job failed", id="bare-failure"),
+        fault_case(Fault(FaultKind.JOB_CANCELLED), Upstream, "was cancelled", id="cancelled"),
+        fault_case(
             Fault(FaultKind.JOB_CANCELLED, code="UPSTREAM_ERROR", message="dns"),
             BackendUnavailable,
             "was cancelled: UPSTREAM_ERROR: dns",
             id="cancelled-upstream-error",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.JOB_FAILED_STRING, message="[Errno -3] dns"),
             BackendUnavailable,
             "UPSTREAM_ERROR: [Errno -3] dns",
             id="string-error",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.JOB_FAILED_TOP_LEVEL, message="SERVICE_DISABLED: maintenance"),
             BackendUnavailable,
             "SERVICE_DISABLED: maintenance",
             id="top-level-string-code",
         ),
-        pytest.param(
+        fault_case(
             Fault(
                 FaultKind.SUBMIT_STATUS,
                 status_code=404,
@@ -224,54 +224,46 @@ OUTAGE_MESSAGE = "[Errno -3] Temporary failure in name resolution"
             "submit: status 404: SERVICE_NOT_FOUND: no service llm-openai",
             id="submit-404-service-not-found",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.UPSTREAM_STATUS, status_code=500, message="Internal Server Error"),
             Upstream,
             "upstream returned status 500: Internal Server Error",
             id="upstream-500",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.UPSTREAM_STATUS, status_code=503, message="model loading"),
             Upstream,
             "upstream returned status 503: model loading",
             id="upstream-503",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.SUBMIT_STATUS, status_code=503, message="upstream unavailable"),
             Upstream,
             "submit: status 503: upstream unavailable",
             id="submit-503-not-capacity",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.SUBMIT_STATUS, status_code=500, message="capacity exceeded"),
             Upstream,
             "submit: status 500: capacity exceeded",
             id="submit-500-capacity-is-not-capacity",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.SUBMIT_STATUS, status_code=400, message="bad request"),
             Upstream,
             "submit: status 400: bad request",
             id="submit-400",
         ),
-        pytest.param(Fault(FaultKind.RESET), Transport, "submit: ", id="reset"),
-        pytest.param(
+        fault_case(Fault(FaultKind.RESET), Transport, "submit: ", id="reset"),
+        fault_case(
             Fault(FaultKind.EMPTY_BODY), EmptyResponse, "response body is empty", id="empty-body"
         ),
     ],
 )
 async def test_fault_maps_to_typed_error(
-    sim: FarmSimulator,
-    client: DiscoveryClient,
-    fault: Fault,
-    error_type: type[LLMError],
-    text: str,
+    sim: FarmSimulator, client: DiscoveryClient, case: FaultCase
 ) -> None:
-    sim.set_fault(SERVICE, fault)
-    with pytest.raises(error_type) as info:
-        await client.chat(REQUEST)
-    assert type(info.value) is error_type
-    assert text in str(info.value)
+    await case.check(sim, SERVICE, client, REQUEST)
 
 
 async def test_outage_error_text_is_exact(sim: FarmSimulator, client: DiscoveryClient) -> None:

@@ -13,7 +13,6 @@ from llm_client import (
     ClientConfig,
     DecodeError,
     EmptyResponse,
-    LLMError,
     OpenAICompatClient,
     RequestTimeout,
     TaskTimeout,
@@ -22,6 +21,7 @@ from llm_client import (
 )
 from llm_client.transport import ChatTransport
 from memory_worker.farmsim import DIRECT_SERVICE, FarmSimulator, Fault, FaultKind
+from tests.support.chat_faults import FaultCase, fault_case
 
 REQUEST: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
 
@@ -59,31 +59,31 @@ async def test_v1_base_url_is_normalised_too(sim: FarmSimulator) -> None:
 
 
 @pytest.mark.parametrize(
-    ("fault", "error_type", "text"),
+    "case",
     [
-        pytest.param(
+        fault_case(
             Fault(FaultKind.SUBMIT_STATUS, status_code=429, message="rate limit exceeded"),
             Upstream,
             "chat completions: status 429: rate limit exceeded",
             id="429",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.UPSTREAM_STATUS, status_code=503, message="model loading"),
             Upstream,
             "chat completions: status 503: model loading",
             id="503",
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="dns"),
             Upstream,
             "chat completions: status 502: UPSTREAM_ERROR: dns",
             id="502",
         ),
-        pytest.param(Fault(FaultKind.RESET), Transport, "chat completions: ", id="reset"),
-        pytest.param(
+        fault_case(Fault(FaultKind.RESET), Transport, "chat completions: ", id="reset"),
+        fault_case(
             Fault(FaultKind.EMPTY_BODY), EmptyResponse, "response body is empty", id="empty-body"
         ),
-        pytest.param(
+        fault_case(
             Fault(FaultKind.MALFORMED_ENVELOPE),
             DecodeError,
             "decode chat completion payload",
@@ -92,17 +92,9 @@ async def test_v1_base_url_is_normalised_too(sim: FarmSimulator) -> None:
     ],
 )
 async def test_faults_map_to_the_same_typed_errors(
-    sim: FarmSimulator,
-    client: OpenAICompatClient,
-    fault: Fault,
-    error_type: type[LLMError],
-    text: str,
+    sim: FarmSimulator, client: OpenAICompatClient, case: FaultCase
 ) -> None:
-    sim.set_fault(DIRECT_SERVICE, fault)
-    with pytest.raises(error_type) as info:
-        await client.chat(REQUEST)
-    assert type(info.value) is error_type
-    assert text in str(info.value)
+    await case.check(sim, DIRECT_SERVICE, client, REQUEST)
 
 
 async def test_status_error_carries_status_code(
