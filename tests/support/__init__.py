@@ -16,6 +16,8 @@
 - :mod:`tests.support.simulator` — the farm simulator's wire: submit bodies, envelope
   fields, waiting for a job, the relayed response, and its HTTP ``client`` fixture.
 - :mod:`tests.support.farm` — the simulator with the two clients consolidation calls.
+- :mod:`tests.support.chat_faults` — one farm-fault table row and its check, shared by the
+  Discovery and the direct (OpenAI-compatible) client suites.
 
 Fixtures (the session's Valkey, a module's private Valkey and its admin client, a test's
 own Valkey, the farm simulator, the fake Telegram, the cluster) live in ``tests/conftest.py``.
