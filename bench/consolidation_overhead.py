@@ -41,65 +41,44 @@ from memory_worker.worker import create_worker
 
 
 class InstantFarm:
-    """The in-process model: rule-based answers and hashed vectors; it times itself."""
+    """The in-process model: rule-based answers and hashed vectors; it times itself.
+
+    It is every target's chat and embedding transport; it takes the options a real
+    transport does (idempotency key, timeout, task description) and ignores them.
+    """
 
     def __init__(self) -> None:
         self.model_seconds = 0.0
 
-    async def chat_call(self, request: Mapping[str, Any]) -> ChatResult:
+    async def chat(self, request: Mapping[str, Any], **_options: Any) -> ChatResult:
         t0 = time.perf_counter()
         payload = orjson.loads(request["messages"][-1]["content"])
         content = orjson.dumps(answer(payload)).decode()
         self.model_seconds += time.perf_counter() - t0
         return ChatResult(content=content, model="instant")
 
-
-class _ChatView:
-    def __init__(self, farm: InstantFarm) -> None:
-        self.farm = farm
-
-    async def chat(
-        self,
-        request: Mapping[str, Any],
-        *,
-        idempotency_key: str | None = None,
-        timeout: float | None = None,
-    ) -> ChatResult:
-        return await self.farm.chat_call(request)
-
-
-class InstantEmbed:
-    def __init__(self, farm: InstantFarm) -> None:
-        self.farm = farm
-
-    async def embed(
-        self,
-        texts: Sequence[str],
-        *,
-        dimension: int,
-        task_description: str | None = None,
-        idempotency_key: str | None = None,
-        timeout: float | None = None,
-    ) -> EmbedResult:
+    async def embed(self, texts: Sequence[str], *, dimension: int, **_options: Any) -> EmbedResult:
         t0 = time.perf_counter()
         vectors = []
         for text in texts:
             seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
             v = np.random.default_rng(seed).standard_normal(dimension)
             vectors.append((v / np.linalg.norm(v)).tolist())
-        self.farm.model_seconds += time.perf_counter() - t0
+        self.model_seconds += time.perf_counter() - t0
         return EmbedResult(embeddings=vectors, dimension=dimension)
 
 
 class Transports:
+    """The transport factory: the instant farm serves every target."""
+
     def __init__(self, farm: InstantFarm) -> None:
         self.farm = farm
 
-    def chat(self, target: RouteTarget) -> _ChatView:
-        return _ChatView(self.farm)
+    def chat(self, target: RouteTarget) -> InstantFarm:
+        return self.farm
 
-    def embed(self, target: RouteTarget) -> InstantEmbed:
-        return InstantEmbed(self.farm)
+    def embed(self, target: RouteTarget) -> InstantFarm:
+        return self.farm
 
 
 def requests(n: int) -> list[RunRequest]:

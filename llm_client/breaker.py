@@ -298,19 +298,8 @@ def _record_closed(
     consecutive = state.consecutive + 1
     if not _trips(consecutive, window, config):
         return replace(state, consecutive=consecutive, window=window), None
-    trips = state.trips + 1
-    opened = replace(
-        state,
-        opened=True,
-        generation=state.generation + 1,
-        consecutive=consecutive,
-        trips=trips,
-        opened_at_ms=now_ms,
-        open_until_ms=now_ms + cooldown_ms(trips, config),
-        probe_until_ms=0,
-        window=window,
-    )
-    return opened, Transition.OPENED
+    opened = _tripped(state, consecutive, now_ms, config)
+    return replace(opened, opened_at_ms=now_ms, window=window), Transition.OPENED
 
 
 def _record_probe(
@@ -320,18 +309,26 @@ def _record_probe(
     if outcome is Outcome.SUCCESS:
         return BreakerState(generation=generation), Transition.CLOSED
     if outcome is Outcome.FAILURE:
-        trips = state.trips + 1
-        reopened = replace(
-            state,
-            generation=generation,
-            consecutive=state.consecutive + 1,
-            trips=trips,
-            open_until_ms=now_ms + cooldown_ms(trips, config),
-            probe_until_ms=0,
-        )
-        return reopened, Transition.REOPENED
+        return _tripped(state, state.consecutive + 1, now_ms, config), Transition.REOPENED
     # No verdict: free the probe slot for the next caller.
     return replace(state, generation=generation, probe_until_ms=0), None
+
+
+def _tripped(
+    state: BreakerState, consecutive: int, now_ms: int, config: BreakerConfig
+) -> BreakerState:
+    """Opened (or reopened) by a charged failure: a new generation, one more trip, the
+    next cooldown, no probe outstanding (a probe's failure keeps ``opened_at_ms``)."""
+    trips = state.trips + 1
+    return replace(
+        state,
+        opened=True,
+        generation=state.generation + 1,
+        consecutive=consecutive,
+        trips=trips,
+        open_until_ms=now_ms + cooldown_ms(trips, config),
+        probe_until_ms=0,
+    )
 
 
 def _trips(consecutive: int, window: tuple[tuple[int, bool], ...], config: BreakerConfig) -> bool:

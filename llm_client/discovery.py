@@ -303,28 +303,36 @@ class DiscoveryClient(OwnedHttp):
             envelope = await self._submit(payload, clock)
             response = await self._await_job(envelope, clock)
         except LLMError as exc:
-            log.info(
+            self._log(
+                log.info,
                 "discovery.call_failed",
-                service=self.service,
-                endpoint=self.endpoint,
+                clock,
                 job_id=clock.job_id,
                 state=clock.status or None,
                 error=exc.kind,
                 code=exc.code,
-                elapsed_ms=clock.elapsed_ms(),
             )
             raise
-        log.debug(
+        self._log(
+            log.debug,
             "discovery.call_succeeded",
-            service=self.service,
-            endpoint=self.endpoint,
+            clock,
             job_id=response.job_id,
             state=clock.status,
-            elapsed_ms=clock.elapsed_ms(),
         )
         return response
 
     # --- steps ------------------------------------------------------------------------
+
+    def _log(self, emit: Callable[..., Any], event: str, clock: CallBudget, **fields: Any) -> None:
+        """Log ``event`` of this call: its target, ``fields``, the time since it started."""
+        emit(
+            event,
+            service=self.service,
+            endpoint=self.endpoint,
+            **fields,
+            elapsed_ms=clock.elapsed_ms(),
+        )
 
     def _invocation_headers(self, key: str) -> dict[str, str]:
         headers = {"X-Request-Id": key, "X-AIFarm-Workload": self.workload}
@@ -363,13 +371,8 @@ class DiscoveryClient(OwnedHttp):
                         f"deadline of {seconds:g}s ({attempts} submits): {exc.message}",
                         seconds=seconds,
                     ) from exc
-                log.info(
-                    "discovery.capacity_wait",
-                    service=self.service,
-                    endpoint=self.endpoint,
-                    attempt=attempts,
-                    code=exc.code,
-                    elapsed_ms=clock.elapsed_ms(),
+                self._log(
+                    log.info, "discovery.capacity_wait", clock, attempt=attempts, code=exc.code
                 )
                 await asyncio.sleep(wait)
             else:
@@ -381,13 +384,8 @@ class DiscoveryClient(OwnedHttp):
         if not answer.is_success:
             raise submit_status_error(answer.status_code, answer.content)
         envelope = parse_envelope(answer.content)
-        log.debug(
-            "discovery.submitted",
-            service=self.service,
-            endpoint=self.endpoint,
-            job_id=envelope.job_id,
-            state=envelope.status,
-            elapsed_ms=clock.elapsed_ms(),
+        self._log(
+            log.debug, "discovery.submitted", clock, job_id=envelope.job_id, state=envelope.status
         )
         return envelope
 
