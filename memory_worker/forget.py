@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -98,12 +98,7 @@ class ForgetCounts:
     messages: int = 0
 
     def __add__(self, other: ForgetCounts) -> ForgetCounts:
-        return ForgetCounts(*(a + b for a, b in zip(_values(self), _values(other), strict=True)))
-
-
-def _values(counts: ForgetCounts) -> tuple[int, ...]:
-    return (counts.cards, counts.vectors, counts.episodes, counts.links, counts.runs,
-            counts.messages)  # fmt: skip
+        return ForgetCounts(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
 
 @dataclass(frozen=True, slots=True)

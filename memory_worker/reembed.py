@@ -38,7 +38,6 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, cast
 
 import orjson
@@ -48,6 +47,7 @@ from llm_client.errors import LLMError
 from llm_client.redis_text import as_text
 from memory_worker.cards import Card, CardStore
 from memory_worker.cards.vectors import quantize
+from memory_worker.lua import lua_text
 from memory_worker.model_calls import Embedder, embed_texts
 from memory_worker.settings import Settings
 
@@ -190,7 +190,7 @@ def route_target(routes: RoutesConfig, workflow: str, dimension: int) -> Target 
 
 @cache
 def _lua(name: str) -> str:
-    return resources.files("memory_worker.cards").joinpath(f"lua/{name}.lua").read_text("utf-8")
+    return lua_text("memory_worker.cards", name)
 
 
 class Reembedder:

@@ -27,12 +27,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 
 from arq.connections import ArqRedis
 
 from llm_client.redis_text import as_text
 from memory_worker.keys import Keys
+from memory_worker.lua import lua_text
 
 #: Aged-out runs a preview lists (the CLI's --json lists every one).
 AGED_PAGE = 20
@@ -127,9 +127,7 @@ class AgedRun:
 
 
 def _lua(name: str) -> str:
-    return (
-        resources.files("memory_worker.run_store").joinpath("lua", f"{name}.lua").read_text("utf-8")
-    )
+    return lua_text("memory_worker.run_store", name)
 
 
 _RECONCILE = _lua("retired_summary") + _lua("reconcile_retired")

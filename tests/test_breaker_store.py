@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 import subprocess
@@ -321,16 +322,8 @@ async def assert_keys_have_ttls(redis: Redis, *names: str) -> None:
 
 
 def pruned(state: BreakerState, now: int, config: BreakerConfig) -> BreakerState:
-    return BreakerState(
-        opened=state.opened,
-        generation=state.generation,
-        consecutive=state.consecutive,
-        trips=state.trips,
-        opened_at_ms=state.opened_at_ms,
-        open_until_ms=state.open_until_ms,
-        probe_until_ms=state.probe_until_ms,
-        window=tuple(sorted(policy.prune(state.window, now, config))),  # a multiset
-    )
+    """``state`` with its window pruned at ``now`` (and sorted: the window is a multiset)."""
+    return dataclasses.replace(state, window=tuple(sorted(policy.prune(state.window, now, config))))
 
 
 @pytest.mark.parametrize("seed", range(12))

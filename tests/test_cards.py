@@ -27,7 +27,7 @@ from memory_worker.cards import (
 )
 from memory_worker.keys import Keys
 from tests.conftest import open_cards_client
-from tests.support.cards import ALICE, BIG_USER, BOB, CHAT, DIM, T0, new, vec, writes
+from tests.support.cards import ALICE, BIG_USER, BOB, CHAT, DIM, T0, apply, new, vec, writes
 
 
 @pytest.fixture
@@ -35,12 +35,22 @@ def store(cards_redis: Any, key_prefix: str) -> CardStore:
     return CardStore(cards_redis, Keys(key_prefix))
 
 
+def update(
+    card_id: str, text: str, *, user: int = ALICE, predicate: str = "likes", **more: Any
+) -> ResolutionWrite:
+    """An UPDATE of ``user``'s card ``card_id`` ("Alice <predicate>") to ``text``, with its new hash."""
+    digest = dedup_hash(f"user:{user}", "Alice", predicate, "", text)
+    return ResolutionWrite(
+        card_id, ResolutionOp.UPDATE, new_fact_text=text, new_dedup_hash=digest, **more
+    )
+
+
 async def dump(store: CardStore) -> dict[str, bytes]:
     return {k: await store.redis.dump(k) for k in await store.chat_keys(CHAT)}
 
 
 async def test_insert_then_repeat_raises_observations(store: CardStore) -> None:
-    first = await store.apply_run(CHAT, "r1", writes(new("Alice likes tea.", conf=0.6)), now=T0)
+    first = await apply(store, "r1", new("Alice likes tea.", conf=0.6))
     assert (first.applied, first.inserted, first.card_ids) == (True, 1, ("1",))
     later = T0 + timedelta(days=3)
     repeat = new(
@@ -101,9 +111,7 @@ async def test_concurrent_runs_of_one_chat_never_duplicate(cards_url: str, key_p
 
 
 async def test_supersede_keeps_the_old_card_with_a_validity_end(store: CardStore) -> None:
-    await store.apply_run(
-        CHAT, "r1", writes(new("Alice lives in Berlin.", predicate="lives_in")), now=T0
-    )
+    await apply(store, "r1", new("Alice lives in Berlin.", predicate="lives_in"))
     moved = T0 + timedelta(days=90)
     result = await store.apply_run(
         CHAT,
@@ -133,17 +141,12 @@ async def test_supersede_keeps_the_old_card_with_a_validity_end(store: CardStore
 
 
 async def test_competing_cards_share_a_conflict_group(store: CardStore) -> None:
-    await store.apply_run(
-        CHAT, "r1", writes(new("Deploys are on Tuesday.", scope=Scope.CHAT)), now=T0
-    )
-    await store.apply_run(
-        CHAT,
+    await apply(store, "r1", new("Deploys are on Tuesday.", scope=Scope.CHAT))
+    await apply(
+        store,
         "r2",
-        writes(
-            new("Deploys are on Wednesday.", scope=Scope.CHAT, seed=4),
-            resolutions=[ResolutionWrite("1", ResolutionOp.COMPETING, new_index=0)],
-        ),
-        now=T0,
+        new("Deploys are on Wednesday.", scope=Scope.CHAT, seed=4),
+        resolutions=[ResolutionWrite("1", ResolutionOp.COMPETING, new_index=0)],
     )
     cards = await store.visible_cards(CHAT, now=T0)
     assert {c.status for c in cards} == {CardStatus.COMPETING}
@@ -151,97 +154,57 @@ async def test_competing_cards_share_a_conflict_group(store: CardStore) -> None:
 
 
 async def test_update_rewrites_text_and_moves_the_dedup_key(store: CardStore) -> None:
-    await store.apply_run(CHAT, "r1", writes(new("Bob works at a bank.", user=BOB)), now=T0)
+    await apply(store, "r1", new("Bob works at a bank.", user=BOB))
     text = "Bob works at Nordea in the risk team."
-    digest = dedup_hash(f"user:{BOB}", "Alice", "likes", "", text)
-    result = await store.apply_run(
-        CHAT,
-        "r2",
-        writes(
-            resolutions=[
-                ResolutionWrite(
-                    "1",
-                    ResolutionOp.UPDATE,
-                    new_fact_text=text,
-                    new_dedup_hash=digest,
-                    embedding=vec(9),
-                )
-            ]
-        ),
-        now=T0,
-    )
+    rewrite = update("1", text, user=BOB, embedding=vec(9))
+    result = await apply(store, "r2", resolutions=[rewrite])
     assert result.rewritten == 1
     (card,) = await store.all_cards(CHAT)
     assert (card.id, card.fact_text, card.dedup_hash, card.observation_count) == (
         "1",
         text,
-        digest,
+        dedup_hash(f"user:{BOB}", "Alice", "likes", "", text),
         2,
     )
-    same = await store.apply_run(CHAT, "r3", writes(new(text, user=BOB)), now=T0)
+    same = await apply(store, "r3", new(text, user=BOB))
     assert (same.inserted, same.observed) == (0, 1)
-    old_text = await store.apply_run(
-        CHAT, "r4", writes(new("Bob works at a bank.", user=BOB)), now=T0
-    )
+    old_text = await apply(store, "r4", new("Bob works at a bank.", user=BOB))
     assert old_text.inserted == 1
 
 
 async def test_update_onto_an_existing_text_folds_into_its_holder(store: CardStore) -> None:
-    await store.apply_run(
-        CHAT, "r1", writes(new("Alice likes tea."), new("Alice likes green tea.", seed=2)), now=T0
-    )
-    digest = dedup_hash(f"user:{ALICE}", "Alice", "likes", "", "Alice likes green tea.")
-    await store.apply_run(
-        CHAT,
-        "r2",
-        writes(
-            resolutions=[
-                ResolutionWrite(
-                    "1",
-                    ResolutionOp.UPDATE,
-                    new_fact_text="Alice likes green tea.",
-                    new_dedup_hash=digest,
-                )
-            ]
-        ),
-        now=T0,
-    )
+    await apply(store, "r1", new("Alice likes tea."), new("Alice likes green tea.", seed=2))
+    await apply(store, "r2", resolutions=[update("1", "Alice likes green tea.")])
     first, second = await store.all_cards(CHAT)
     assert (first.status, first.merged_into) == (CardStatus.MERGED, "2")
     assert second.observation_count == 3
 
 
 async def test_merge_reinforce_demote_and_skips(store: CardStore) -> None:
-    await store.apply_run(
-        CHAT,
+    await apply(
+        store,
         "r1",
-        writes(
-            new("Kate plays guitar.", sources=(1,), conf=0.9),
-            new("Kate is in The Lemons.", predicate="member_of", sources=(2,), seed=2, conf=0.6),
-            new(
-                "Kate drinks tea.",
-                predicate="drinks",
-                seed=3,
-                conf=0.95,
-                expires=T0 + timedelta(days=2),
-            ),
-            new("Kate is 30.", predicate="age", seed=4, conf=0.1),
+        new("Kate plays guitar.", sources=(1,), conf=0.9),
+        new("Kate is in The Lemons.", predicate="member_of", sources=(2,), seed=2, conf=0.6),
+        new(
+            "Kate drinks tea.",
+            predicate="drinks",
+            seed=3,
+            conf=0.95,
+            expires=T0 + timedelta(days=2),
         ),
-        now=T0,
+        new("Kate is 30.", predicate="age", seed=4, conf=0.1),
     )
-    result = await store.apply_run(
-        CHAT,
+    result = await apply(
+        store,
         "r2",
-        writes(
-            resolutions=[
-                ResolutionWrite("1", ResolutionOp.MERGE, into_card_id="2"),
-                ResolutionWrite("3", ResolutionOp.REINFORCE),
-                ResolutionWrite("4", ResolutionOp.DEMOTE),
-                ResolutionWrite("1", ResolutionOp.REINFORCE),  # merged away by now: skipped
-                ResolutionWrite("99", ResolutionOp.DEMOTE),  # unknown: skipped
-            ]
-        ),
-        now=T0,
+        resolutions=[
+            ResolutionWrite("1", ResolutionOp.MERGE, into_card_id="2"),
+            ResolutionWrite("3", ResolutionOp.REINFORCE),
+            ResolutionWrite("4", ResolutionOp.DEMOTE),
+            ResolutionWrite("1", ResolutionOp.REINFORCE),  # merged away by now: skipped
+            ResolutionWrite("99", ResolutionOp.DEMOTE),  # unknown: skipped
+        ],
     )
     assert (result.merged, result.reinforced, result.demoted, result.skipped) == (1, 1, 1, 2)
     merged, survivor, tea, age = await store.all_cards(CHAT)
@@ -256,18 +219,15 @@ async def test_merge_reinforce_demote_and_skips(store: CardStore) -> None:
 
 
 async def test_links_and_episodes(store: CardStore) -> None:
-    await store.apply_run(
-        CHAT,
+    await apply(
+        store,
         "r1",
-        writes(
-            new("A.", predicate="a"),
-            new("B.", predicate="b", seed=2),
-            links=[LinkWrite(0, 1, "supports", 0.8), LinkWrite(0, 0, "supports", 0.8)],
-            episode=EpisodeWrite(
-                "Summary.", ["x", "y"], ["Alice"], T0, T0 + timedelta(hours=1), 0, 4, vec(7)
-            ),
+        new("A.", predicate="a"),
+        new("B.", predicate="b", seed=2),
+        links=[LinkWrite(0, 1, "supports", 0.8), LinkWrite(0, 0, "supports", 0.8)],
+        episode=EpisodeWrite(
+            "Summary.", ["x", "y"], ["Alice"], T0, T0 + timedelta(hours=1), 0, 4, vec(7)
         ),
-        now=T0,
     )
     links = await store.links(CHAT)
     assert [(lk.from_card_id, lk.relation, lk.to_card_id, lk.confidence) for lk in links] == [
@@ -285,19 +245,16 @@ async def test_links_and_episodes(store: CardStore) -> None:
 
 
 async def test_visibility_by_scope(store: CardStore) -> None:
-    await store.apply_run(
-        CHAT,
+    await apply(
+        store,
         "r1",
-        writes(
-            new("chat fact", scope=Scope.CHAT, predicate="c"),
-            new("thread 7 fact", scope=Scope.THREAD, thread=7, predicate="t7"),
-            new("thread 8 fact", scope=Scope.THREAD, thread=8, predicate="t8"),
-            new("alice fact", predicate="ua"),
-            new("bob fact", user=BOB, predicate="ub"),
-            new("big user fact", user=BIG_USER, predicate="big"),
-            new("stale", scope=Scope.CHAT, predicate="s", expires=T0 + timedelta(days=1)),
-        ),
-        now=T0,
+        new("chat fact", scope=Scope.CHAT, predicate="c"),
+        new("thread 7 fact", scope=Scope.THREAD, thread=7, predicate="t7"),
+        new("thread 8 fact", scope=Scope.THREAD, thread=8, predicate="t8"),
+        new("alice fact", predicate="ua"),
+        new("bob fact", user=BOB, predicate="ub"),
+        new("big user fact", user=BIG_USER, predicate="big"),
+        new("stale", scope=Scope.CHAT, predicate="s", expires=T0 + timedelta(days=1)),
     )
 
     async def facts(thread: int, user: int | None, at: datetime = T0) -> set[str]:
@@ -315,7 +272,7 @@ async def test_visibility_by_scope(store: CardStore) -> None:
 async def test_similar_cards_rank_by_cosine_and_follow_writes(store: CardStore) -> None:
     cards = [new(f"fact {i}", predicate=f"p{i}", seed=100 + i) for i in range(40)]
     cards.append(new("thread fact", scope=Scope.THREAD, thread=3, predicate="t", seed=999))
-    await store.apply_run(CHAT, "r1", writes(*cards), now=T0)
+    await apply(store, "r1", *cards)
     query = vec(105)
     hits = await store.similar_cards(CHAT, query, 5, now=T0)
     assert hits[0][0].fact_text == "fact 5"
@@ -332,14 +289,11 @@ async def test_similar_cards_rank_by_cosine_and_follow_writes(store: CardStore) 
     none = await store.similar_cards(CHAT, vec(999), 3, thread_id=0, user_id=BOB, now=T0)
     assert "thread fact" not in {c.fact_text for c, _ in none}
     # a write bumps the version: the cached matrix is not served stale
-    await store.apply_run(
-        CHAT,
+    await apply(
+        store,
         "r2",
-        writes(
-            new("replacement", predicate="p5", seed=5),
-            resolutions=[ResolutionWrite("6", ResolutionOp.SUPERSEDE, new_index=0)],
-        ),
-        now=T0,
+        new("replacement", predicate="p5", seed=5),
+        resolutions=[ResolutionWrite("6", ResolutionOp.SUPERSEDE, new_index=0)],
     )
     after = await store.similar_cards(CHAT, query, 5, now=T0)
     assert "fact 5" not in {c.fact_text for c, _ in after}
@@ -348,16 +302,13 @@ async def test_similar_cards_rank_by_cosine_and_follow_writes(store: CardStore) 
 
 
 async def test_expiry_and_folds(store: CardStore) -> None:
-    await store.apply_run(
-        CHAT,
+    await apply(
+        store,
         "r1",
-        writes(
-            new("sick today", predicate="status", expires=T0 + timedelta(days=2)),
-            new("A is here.", predicate="x1", seed=2, sources=(1,)),
-            new("A is here", predicate="x2", seed=3, sources=(2,)),
-            new("durable", predicate="d", seed=4),
-        ),
-        now=T0,
+        new("sick today", predicate="status", expires=T0 + timedelta(days=2)),
+        new("A is here.", predicate="x1", seed=2, sources=(1,)),
+        new("A is here", predicate="x2", seed=3, sources=(2,)),
+        new("durable", predicate="d", seed=4),
     )
     assert await store.expire(CHAT, now=T0 + timedelta(days=1)) == 0
     assert await store.expire(CHAT, now=T0 + timedelta(days=3)) == 1
@@ -386,14 +337,11 @@ async def test_expiry_and_folds(store: CardStore) -> None:
 
 
 async def test_every_key_of_a_chat_carries_its_hash_tag(store: CardStore, key_prefix: str) -> None:
-    await store.apply_run(
-        CHAT,
+    await apply(
+        store,
         "r1",
-        writes(
-            new("x", expires=T0 + timedelta(days=1)),
-            episode=EpisodeWrite("s", [], [], T0, T0, 0, 1, vec(1)),
-        ),
-        now=T0,
+        new("x", expires=T0 + timedelta(days=1)),
+        episode=EpisodeWrite("s", [], [], T0, T0, 0, 1, vec(1)),
     )
     keys = await store.chat_keys(CHAT)
     tag = "{" + f"{key_prefix}chat:{CHAT}" + "}"
@@ -407,14 +355,11 @@ async def test_searchable_vectors_answer_only_for_a_live_vector_of_the_scopes_as
 ) -> None:
     """What the related-card lookup asks before it embeds a query (None: nothing to find)."""
     assert await store.searchable_vectors(CHAT, ["chat", f"user:{ALICE}"]) is None  # no chat yet
-    await store.apply_run(
-        CHAT,
+    await apply(
+        store,
         "r1",
-        writes(
-            new("no vector", predicate="n", seed=None),
-            new("sick today", predicate="s", expires=T0 + timedelta(days=1)),
-        ),
-        now=T0,
+        new("no vector", predicate="n", seed=None),
+        new("sick today", predicate="s", expires=T0 + timedelta(days=1)),
     )
     found = await store.searchable_vectors(CHAT, ["chat", f"user:{ALICE}"])
     assert found is not None
@@ -437,19 +382,17 @@ async def test_a_write_whose_chat_listing_failed_raises_and_its_retry_lists_the_
 
     monkeypatch.setattr(store.redis, "sadd", refused)
     with pytest.raises(RedisConnectionError):
-        await store.apply_run(CHAT, "r1", writes(new("x")), now=T0)
+        await apply(store, "r1", new("x"))
     monkeypatch.undo()
     assert len(await store.all_cards(CHAT)) == 1  # the script landed meanwhile
     assert await store.chat_ids() == []
-    again = await store.apply_run(CHAT, "r1", writes(new("x")), now=T0)
+    again = await apply(store, "r1", new("x"))
     assert not again.applied
     assert await store.chat_ids() == [CHAT]
 
 
 async def test_large_ids_keep_every_digit(store: CardStore) -> None:
-    await store.apply_run(
-        CHAT, "r1", writes(new("big", user=BIG_USER, sources=(2**53 - 1,))), now=T0
-    )
+    await apply(store, "r1", new("big", user=BIG_USER, sources=(2**53 - 1,)))
     (card,) = await store.all_cards(CHAT)
     assert card.user_id == BIG_USER
     assert card.source_message_ids == [2**53 - 1]
@@ -458,8 +401,8 @@ async def test_large_ids_keep_every_digit(store: CardStore) -> None:
 async def test_logs_carry_ids_not_text(store: CardStore) -> None:
     secret_text = "Alice's very private fact"
     with capture_logs() as logs:
-        await store.apply_run(CHAT, "r1", writes(new(secret_text)), now=T0)
-        await store.apply_run(CHAT, "r1", writes(new(secret_text)), now=T0)
+        await apply(store, "r1", new(secret_text))
+        await apply(store, "r1", new(secret_text))
     assert logs
     assert secret_text not in repr(logs)
 
@@ -498,37 +441,17 @@ async def test_the_cached_matrix_follows_appends_status_changes_and_rewrites(
                 (c.id, round(s, 5)) for c, s in exact
             ]
 
-    await writer.apply_run(
-        CHAT, "r1", writes(*(new(f"f{i}", predicate=f"p{i}", seed=i) for i in range(30))), now=T0
-    )
+    await apply(writer, "r1", *(new(f"f{i}", predicate=f"p{i}", seed=i) for i in range(30)))
     await same_as_a_fresh_reader()
-    await writer.apply_run(  # appends and a status change
-        CHAT,
+    await apply(  # appends and a status change
+        writer,
         "r2",
-        writes(
-            *(new(f"g{i}", predicate=f"q{i}", seed=100 + i) for i in range(300)),
-            resolutions=[ResolutionWrite("3", ResolutionOp.SUPERSEDE, new_index=0)],
-        ),
-        now=T0,
+        *(new(f"g{i}", predicate=f"q{i}", seed=100 + i) for i in range(300)),
+        resolutions=[ResolutionWrite("3", ResolutionOp.SUPERSEDE, new_index=0)],
     )
     await same_as_a_fresh_reader()
-    digest = dedup_hash(f"user:{ALICE}", "Alice", "p4", "", "rewritten")
-    await writer.apply_run(  # a row rewrite invalidates the cached rows
-        CHAT,
-        "r3",
-        writes(
-            resolutions=[
-                ResolutionWrite(
-                    "5",
-                    ResolutionOp.UPDATE,
-                    new_fact_text="rewritten",
-                    new_dedup_hash=digest,
-                    embedding=queries[0],
-                )
-            ]
-        ),
-        now=T0,
-    )
+    rewrite = update("5", "rewritten", predicate="p4", embedding=queries[0])
+    await apply(writer, "r3", resolutions=[rewrite])  # a row rewrite invalidates the cached rows
     top = await reader.similar_cards(CHAT, queries[0], 1, now=T0)
     assert [c.fact_text for c, _ in top] == ["rewritten"]
     await same_as_a_fresh_reader()

@@ -19,7 +19,6 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, cast
 
 import orjson
@@ -36,6 +35,7 @@ from memory_worker.forget import (
     parse_authors,
 )
 from memory_worker.keys import Keys
+from memory_worker.lua import lua_text
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -54,7 +54,7 @@ _STAGED_MS = 60_000
 
 @cache
 def _lua(name: str) -> str:
-    return resources.files(__package__).joinpath("lua", f"{name}.lua").read_text(encoding="utf-8")
+    return lua_text(__package__, name)
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,6 @@ import re
 from collections.abc import Awaitable, Iterable, Sequence
 from datetime import UTC, datetime
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -97,6 +96,7 @@ from memory_worker.cards.writes import (
 )
 from memory_worker.errors import ForgottenWrite, StoreError
 from memory_worker.keys import Keys
+from memory_worker.lua import lua_text
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -115,10 +115,9 @@ _SCOPE_CACHE_CHATS = 10_000
 @cache
 def _script(name: str, *, helpers: bool = True) -> str:
     """The text of ``lua/<name>.lua``, after the shared ``lua/helpers.lua`` unless told not."""
-    folder = resources.files(__package__).joinpath("lua")
-    text = folder.joinpath(f"{name}.lua").read_text(encoding="utf-8")
+    text = lua_text(__package__, name)
     if helpers:
-        text = folder.joinpath("helpers.lua").read_text(encoding="utf-8") + text
+        text = lua_text(__package__, "helpers") + text
     return text
 
 

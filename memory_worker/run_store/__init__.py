@@ -58,8 +58,6 @@ nobody took it; a renewal answered 0 is the one definite proof of loss.
 """
 
 from memory_worker.run_store.model import (
-    PARK_PER_CLAIM,
-    RESTORE_PER_CLAIM,
     ClaimedRun,
     ClaimResult,
     EnqueueResult,
@@ -67,15 +65,12 @@ from memory_worker.run_store.model import (
     PruneResult,
     Pulse,
     lease_kept_for_owner,
-    new_run_id,
     now_ms,
     touch_pulse,
 )
 from memory_worker.run_store.store import RunStore
 
 __all__ = [
-    "PARK_PER_CLAIM",
-    "RESTORE_PER_CLAIM",
     "ClaimResult",
     "ClaimedRun",
     "EnqueueResult",
@@ -84,7 +79,6 @@ __all__ = [
     "Pulse",
     "RunStore",
     "lease_kept_for_owner",
-    "new_run_id",
     "now_ms",
     "touch_pulse",
 ]

@@ -9,19 +9,18 @@ creation order from a cursor); when it reaches the end of the run index it sets 
 
 from __future__ import annotations
 
-from importlib import resources
-
 from arq.connections import ArqRedis
 
 from llm_client.redis_text import as_text
 from memory_worker.keys import Keys
+from memory_worker.lua import lua_text
 
 #: Runs one backfill script call adds (one read pipeline, one script call a page).
 _PAGE = 1000
 
 
 def _lua(name: str) -> str:
-    return resources.files(__package__).joinpath("lua", f"{name}.lua").read_text(encoding="utf-8")
+    return lua_text(__package__, name)
 
 
 _ADD = _lua("chat_index_add")

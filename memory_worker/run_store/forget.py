@@ -10,7 +10,6 @@ meanwhile is planned again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib import resources
 
 import orjson
 from arq.connections import ArqRedis
@@ -18,6 +17,7 @@ from arq.connections import ArqRedis
 from llm_client.redis_text import as_text
 from memory_worker.forget import RunChange, chunks, plan_restrict, plan_run
 from memory_worker.keys import Keys
+from memory_worker.lua import lua_text
 from memory_worker.models import RunRequest
 from memory_worker.run_store.chat_index import ChatIndex
 from memory_worker.run_store.model import ClaimedRun, now_ms
@@ -30,7 +30,7 @@ _REPLANS = 5
 
 
 def _lua(name: str) -> str:
-    return resources.files(__package__).joinpath("lua", f"{name}.lua").read_text(encoding="utf-8")
+    return lua_text(__package__, name)
 
 
 #: The run side of a forget (every key in KEYS; checked by tests/test_lua_keys.py).

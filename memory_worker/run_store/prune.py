@@ -11,13 +11,12 @@ nothing and the caller reads again.
 
 from __future__ import annotations
 
-from importlib import resources
-
 from arq.connections import ArqRedis
 
 from llm_client.redis_text import as_text
 from memory_worker.connections import awaited
 from memory_worker.keys import Keys
+from memory_worker.lua import lua_text
 from memory_worker.models import RunStatus
 from memory_worker.run_store.model import PruneResult, now_ms
 from memory_worker.settings import Settings
@@ -29,7 +28,7 @@ PRUNE_REREADS = 5
 
 
 def _lua(name: str) -> str:
-    return resources.files(__package__).joinpath("lua", f"{name}.lua").read_text(encoding="utf-8")
+    return lua_text(__package__, name)
 
 
 _PRUNE = _lua("prune")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from importlib import resources
 from typing import Any, NamedTuple
 
 import orjson
@@ -18,6 +17,7 @@ from arq.connections import ArqRedis
 from llm_client.redis_text import as_text
 from memory_worker.errors import InvalidRunRequest, RunNotFound
 from memory_worker.keys import Keys
+from memory_worker.lua import lua_text
 from memory_worker.models import (
     Cursor,
     ErrorLogEntry,
@@ -58,7 +58,7 @@ PULSE_FIELD_PREFIX = "pulse:"
 
 def _lua(name: str) -> str:
     """The text of ``lua/<name>.lua``."""
-    return resources.files(__package__).joinpath("lua", f"{name}.lua").read_text(encoding="utf-8")
+    return lua_text(__package__, name)
 
 
 _SET_STATUS = _lua("set_status")

@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 
 from memory_worker.cards import Card, CardStatus, Durability, NewCard, RunWrites, Scope
+from memory_worker.cards.store import CardStore
+from memory_worker.cards.writes import ApplyResult
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 CHAT = -1001234567890
@@ -79,6 +81,11 @@ def new(
 
 def writes(*cards: NewCard, **kw: Any) -> RunWrites:
     return RunWrites(observed_at=T0, cards=list(cards), **kw)
+
+
+async def apply(store: CardStore, run_id: str, *cards: NewCard, **kw: Any) -> ApplyResult:
+    """Apply ``writes(*cards, **kw)`` to the test chat as run ``run_id``, at T0."""
+    return await store.apply_run(CHAT, run_id, writes(*cards, **kw), now=T0)
 
 
 def stored(
