@@ -34,7 +34,7 @@ from memory_worker.forget import (
     doomed_links,
     parse_authors,
 )
-from memory_worker.keys import Keys
+from memory_worker.keys import CHAT_SCRIPT_KEYS, Keys
 from memory_worker.lua import lua_text
 
 if TYPE_CHECKING:
@@ -187,9 +187,7 @@ class CardForget:
 
     async def _apply(self, chat_id: int, part: UserPlan) -> tuple[ForgetCounts, list[str]]:
         k = self.key
-        keys = [k(chat_id, s) for s in ("cards", "dedup", "expiry", "links", "vec", "vecids",
-                                         "vecmask", "vecver", "vecrw", "meta", "episodes",
-                                         "authors", "scopes")]  # fmt: skip
+        keys = [k(chat_id, s) for s in CHAT_SCRIPT_KEYS]  # forget.lua names them
         cards: list[list[str]] = []
         for card in part.cards:
             keys.append(k(chat_id, f"active:{card.sk}"))
@@ -247,8 +245,9 @@ class CardForget:
 
 def _parts(plan: UserPlan, size: int) -> list[UserPlan]:
     """``plan`` split into chunks of at most ``size`` items of each kind."""
-    groups = [list(chunks(items, size)) for items in
-              (plan.cards, plan.links, plan.episodes, plan.authors)]  # fmt: skip
+    groups = [
+        list(chunks(items, size)) for items in (plan.cards, plan.links, plan.episodes, plan.authors)
+    ]
     count = max((len(g) for g in groups), default=0)
     return [
         UserPlan(

@@ -126,8 +126,9 @@ async def forget(console: Console, request: web.Request) -> web.Response:
     context = {"chat_id": str(done.chat_id), "scope": done.scope}
     if done.user_id is not None:
         context["user_id"] = str(done.user_id)
-    await data.audit(console.redis, console.settings, "console_forget", counters=counts,
-                     context=context)  # fmt: skip
+    await data.audit(
+        console.redis, console.settings, "console_forget", counters=counts, context=context
+    )
     log.info("console.forget", scope=done.scope, **counts)
     return await _page(console, request, form, result=done)
 

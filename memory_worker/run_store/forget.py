@@ -61,8 +61,10 @@ class RunForget:
         found: list[str] = []
         start = 0
         while True:
-            ids = [as_text(r) for r in await self.redis.zrange(
-                self.keys.all_runs, start, start + _WALK_PAGE - 1)]  # fmt: skip
+            ids = [
+                as_text(r)
+                for r in await self.redis.zrange(self.keys.all_runs, start, start + _WALK_PAGE - 1)
+            ]
             if not ids:
                 return found
             keys = [self.keys.run(run_id) for run_id in ids]
