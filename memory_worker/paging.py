@@ -133,7 +133,8 @@ def open_workflows(routes: Mapping[str, Sequence[BreakerView]]) -> list[str]:
     ]
 
 
-def _clock_text(ms: int) -> str:
+def clock_text(ms: float) -> str:
+    """Milliseconds since the epoch as the UTC clock text pages and the console show."""
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
@@ -152,7 +153,7 @@ def _describe_breaker(view: BreakerView) -> str:
     if view.circuit is not Circuit.CLOSED:
         parts.append(f"trips {view.trips}")
         if view.opened_at_ms:
-            parts.append(f"open since {_clock_text(view.opened_at_ms)}")
+            parts.append(f"open since {clock_text(view.opened_at_ms)}")
         if view.circuit is Circuit.OPEN:
             parts.append(f"cooldown {view.cooldown_remaining_s:.0f}s left")
         if view.probe_in_flight:
@@ -205,7 +206,7 @@ def render_page(
         lines.append(f"open routes: {named or 'none'}")
     since = (now_ms - first_seen_ms) / 1000
     lines.append(
-        f"since: {_clock_text(first_seen_ms)} ({_ago(since)} ago, first event of this incident)"
+        f"since: {clock_text(first_seen_ms)} ({_ago(since)} ago, first event of this incident)"
     )
     lines.append(f"runs waiting: {'unknown' if waiting_runs is None else waiting_runs}")
     if suppressed_repeats:

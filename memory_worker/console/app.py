@@ -42,6 +42,7 @@ from memory_worker.connections import cards_client, close_cards_client
 from memory_worker.console import data, forget_action, memory_data, runs_data
 from memory_worker.keys import Keys
 from memory_worker.metrics import fleet_breakers
+from memory_worker.paging import clock_text
 from memory_worker.replay import (
     ReplayFilter,
     ReplayPreview,
@@ -80,7 +81,7 @@ def _fmt_ms(ms: float | None) -> str:
 def _fmt_dt(moment: datetime | None) -> str:
     if moment is None:
         return "-"
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return clock_text(moment.timestamp() * 1000)
 
 
 def _fmt_age(seconds: float | None) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -32,7 +31,7 @@ from llm_client.routes import RoutesConfig, RoutesError, load_routes
 from memory_worker.keys import Keys
 from memory_worker.metrics import Sample, fleet_breakers, read_sample
 from memory_worker.models import RunStatus
-from memory_worker.paging import page_decision
+from memory_worker.paging import clock_text, page_decision
 from memory_worker.run_store.model import hour_of, hourly_field
 from memory_worker.sentry import redact_url
 from memory_worker.settings import Settings, env_name
@@ -42,9 +41,7 @@ HOURS = 24
 
 def iso(ms: float | None) -> str | None:
     """Milliseconds since the epoch as a UTC clock text (None stays None)."""
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return None if ms is None else clock_text(ms)
 
 
 # --- routes ------------------------------------------------------------------------------------
