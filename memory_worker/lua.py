@@ -1,5 +1,6 @@
 """Where a Lua script's text comes from: each package keeps its scripts in its own ``lua/``
-folder, next to the code that calls them (``run_store/lua``, ``cards/lua``).
+folder, next to the code that calls them (``run_store/lua``, ``cards/lua``; the arq worker's in
+the top package's ``lua``).
 """
 
 from __future__ import annotations

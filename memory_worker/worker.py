@@ -38,6 +38,7 @@ from memory_worker.arq_prelude import next_pipeline_plain, plain_prelude_pipelin
 from memory_worker.connections import LOG_RETRY_AT, backoff_delay, next_failure_count
 from memory_worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.keys import Keys
+from memory_worker.lua import lua_text
 from memory_worker.redis_checks import check_redis
 from memory_worker.run_store import now_ms
 from memory_worker.sentry import init_sentry
@@ -48,25 +49,6 @@ from memory_worker.wiring import build_tick_runner
 
 log = structlog.get_logger(__name__)
 
-# arq's job start (WATCH / EXISTS / ZSCORE / MULTI PSETEX EXEC) in one step; a tick is also
-# marked running (until the heartbeat's expiry) and started (until the in-progress lease ends).
-# SET NX takes the in-progress key first (a start: 4 commands; one lost to another worker: 1)
-# and gives it back if the job is no longer due (atomic: nobody sees the key in between).
-# KEYS: in-progress key, arq queue, running ticks, started ticks.
-# ARGV: job id, now ms, in-progress ms, running expiry ms (0: not a tick).
-_START = """
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[3]) then return false end
-local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if not score or tonumber(score) > tonumber(ARGV[2]) then
-  redis.call('DEL', KEYS[1])
-  return false
-end
-if tonumber(ARGV[4]) > 0 then
-  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
-  redis.call('ZADD', KEYS[4], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
-end
-return score
-"""
 
 _REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
 
@@ -246,9 +228,13 @@ class MemoryWorker(Worker):
             self._slot_freed.clear()
             await self._poll_and_recover()
 
-    def _job_done(self, _task: asyncio.Task[Any]) -> None:
+    def _job_done(self, job_id: str, task: asyncio.Task[Any]) -> None:
         self._release_sem_dec_counter_on_complete()
         self._slot_freed.set()
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            # arq's run_job raises only when Redis failed around the job (its prelude or its
+            # finish): the job stays in its queue and runs again; said here, not as "never retrieved"
+            log.warning("job_task_failed", job_id=job_id, error=type(exc).__name__)
 
     async def _poll_and_recover(self) -> None:
         try:
@@ -412,7 +398,7 @@ class MemoryWorker(Worker):
         if is_tick and pipeline is not None:
             pipeline.premarked.add(job_id)
         task = self.loop.create_task(self.run_job(job_id, int(float(score))))
-        task.add_done_callback(self._job_done)
+        task.add_done_callback(partial(self._job_done, job_id))
         self.tasks[job_id] = task
         return True
 
@@ -424,7 +410,7 @@ class MemoryWorker(Worker):
 
     async def _start(self, job_id: str, keys: Keys | None, is_tick: bool, now: int) -> Any:
         if self._start_script is None:
-            self._start_script = self.pool.register_script(_START)
+            self._start_script = self.pool.register_script(lua_text("memory_worker", "job_start"))
         return await self._start_script(
             keys=[
                 in_progress_key_prefix + job_id,

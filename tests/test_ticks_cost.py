@@ -8,11 +8,13 @@ pending/running counts the decisions read stay those of the exact scan.
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from typing import Any
 
 import pytest
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
+from structlog.testing import capture_logs
 
 from memory_worker.arq_prelude import next_pipeline_plain, plain_prelude_pipelines
 from memory_worker.embedded import EmbeddedValkey
@@ -322,3 +324,44 @@ async def test_a_tick_prelude_refused_by_a_full_redis_loses_no_tick(
         await admin.config_set("maxmemory", "0")
     assert await admin.zscore(worker.queue_name, job_id) == 1  # still queued: runs again
     assert await admin.get(retry_key_prefix + job_id) is None  # no try counted
+
+
+async def test_a_job_task_that_raises_is_logged_not_left_unretrieved(
+    admin: Any, private_valkey: EmbeddedValkey, tmp_path: Any
+) -> None:
+    """arq leaves a run_job task that raised (Redis failed around the job) for asyncio to
+    report as "Task exception was never retrieved" when it is collected; the worker's
+    done-callback takes the exception and logs ``job_task_failed`` (type only), and the
+    job stays queued to run again."""
+    worker = worker_on(private_valkey, admin, tmp_path)
+    assert worker.tick_keys is not None
+    job_id = worker.tick_keys.tick_job_id("raises")
+    await admin.zadd(worker.queue_name, {job_id: 1})
+    real = worker.run_job
+
+    async def full_then_run(job: str, score: int) -> None:
+        await admin.config_set("maxmemory", "1")  # after the start, before the prelude
+        await real(job, score)
+
+    worker.run_job = full_then_run  # type: ignore[method-assign]
+    unretrieved: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: unretrieved.append(context))
+    await worker.sem.acquire()  # as start_jobs does before a start
+    worker.job_counter += 1
+    try:
+        with capture_logs() as logs:
+            assert await worker._try_start(job_id)
+            task = worker.tasks.pop(job_id)
+            await asyncio.wait([task])
+            await asyncio.sleep(0)  # the done-callback runs
+        del task
+        gc.collect()
+    finally:
+        await admin.config_set("maxmemory", "0")
+        loop.set_exception_handler(None)
+    assert unretrieved == []  # asyncio had nothing to report
+    failed = [e for e in logs if e["event"] == "job_task_failed"]
+    assert [(e["job_id"], e["error"]) for e in failed] == [(job_id, "OutOfMemoryError")]
+    assert worker.job_counter == 0  # the slot given back
+    assert await admin.zscore(worker.queue_name, job_id) == 1  # still queued: runs again
