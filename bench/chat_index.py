@@ -41,7 +41,7 @@ async def timed(way: Callable[[], Awaitable[Any]], samples: int) -> float:
     return statistics.median(times)
 
 
-async def preview(client: TestClient, samples: int) -> float:
+async def preview(client: TestClient[web.Request, web.Application], samples: int) -> float:
     times = []
     for _ in range(samples):
         response = await client.get(f"/forget?chat={CHAT}&preview=1")

@@ -12,7 +12,7 @@ import statistics
 import sys
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -92,7 +92,9 @@ def farm_fleet(bench: Bench, sim: FarmSimulator, workers: int, **overrides: Any)
         fleet.stop_all()
 
 
-def run_bench(main: Callable[..., Awaitable[None]], doc: str | None, **defaults: float) -> None:
+def run_bench(
+    main: Callable[..., Coroutine[Any, Any, None]], doc: str | None, **defaults: float
+) -> None:
     """Run ``main`` with one ``--name value`` option per keyword (typed like its default), in order."""
     parser = argparse.ArgumentParser(description=doc)
     for name, default in defaults.items():

@@ -34,7 +34,7 @@ return 1
 
 
 async def script_ms(redis: object, call: object, samples: int, keys: Keys) -> float:
-    times = []
+    times: list[float] = []
     for _ in range(samples):
         await redis.set(keys.chat(1, "vecver"), 1)  # type: ignore[attr-defined]
         await redis.slowlog_reset()  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ trips of a successful call are counted.
 from __future__ import annotations
 
 import random
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import Redis
@@ -18,6 +19,7 @@ from llm_client.routing import Walker
 from llm_client.walk import WalkerConfig
 from memory_worker.keys import Keys
 from memory_worker.metrics import attempt_field, success_counter
+from tests.support.replies import answer, answer_bytes
 from tests.support.routing_fakes import FakeFarm, RecordingSink, ok, routes_of
 
 NOW = 1_700_000_000_000
@@ -39,7 +41,7 @@ def random_state(rng: random.Random) -> dict[str, int]:
 
 async def seed(redis: Redis, keys: Keys, target: str, state: dict[str, int]) -> None:
     await redis.delete(keys.breaker(target))
-    await redis.hset(keys.breaker(target), mapping=state)  # type: ignore[arg-type]
+    await answer(redis.hset(keys.breaker(target), mapping=state))
 
 
 async def slow_begin(
@@ -84,7 +86,9 @@ async def test_begin_matches_views_then_acquires_in_the_walk_order(
         closed, index, permit = await slow_begin(store, slow, f"wf-slow{trial}", probes)
         assert (begun.closed, begun.index, begun.permit) == (closed, index, permit), states
         for a, b in zip(folded, slow, strict=True):  # the same state change, fail-open too
-            assert await redis.hgetall(keys.breaker(a)) == await redis.hgetall(keys.breaker(b))
+            assert await answer(redis.hgetall(keys.breaker(a))) == await answer(
+                redis.hgetall(keys.breaker(b))
+            )
         assert await redis.exists(keys.failopen_permit(f"wf-fold{trial}")) == await redis.exists(
             keys.failopen_permit(f"wf-slow{trial}")
         )
@@ -120,7 +124,7 @@ class Counting:
 
     def __init__(self, redis: Redis) -> None:
         self.commands: list[str] = []
-        original = redis.execute_command
+        original: Callable[..., Awaitable[Any]] = redis.execute_command
 
         async def counted(*args: Any, **options: Any) -> Any:
             self.commands.append(str(args[0]))
@@ -144,7 +148,7 @@ async def test_a_successful_routed_call_costs_two_round_trips_and_counts_itself(
     assert routed.counted
     assert counting.commands == ["EVALSHA", "EVALSHA"]  # begin, record (+ the metric)
     field = attempt_field("farm/a", Outcome.SUCCESS.value, None)
-    assert await redis.hget(keys.routing_attempts, field) == b"2"
+    assert await answer_bytes(redis.hget(keys.routing_attempts, field)) == b"2"
     state = await store.state("farm/a")
     assert len(state.window) == 2  # both successes recorded in the breaker window
     counting.commands.clear()

@@ -24,6 +24,7 @@ from llm_client.breaker_store import STATE_TTL_MS, BreakerStore
 from memory_worker.keys import Keys
 from memory_worker.metrics import success_counter
 from tests.support.harness import eventually
+from tests.support.replies import answer
 
 T0 = 1_700_000_000_000
 TARGET = "farm/memory-extractor"
@@ -289,11 +290,12 @@ async def test_every_entry_outlives_its_window_and_an_idle_window_disappears(
         assert permit is not None
         outcome = Outcome.FAILURE if i in (7, 8) else Outcome.SUCCESS
         assert await store.record(TARGET, permit, outcome, now_ms=now) is None
-        assert await redis.pexpiretime(window_key) >= now + config.rate_window_ms, i
-        assert await redis.pexpiretime(hash_key) >= now + STATE_TTL_MS, i
+        assert await answer(redis.pexpiretime(window_key)) >= now + config.rate_window_ms, i
+        assert await answer(redis.pexpiretime(hash_key)) >= now + STATE_TTL_MS, i
 
     async def window_gone() -> bool:
-        return await redis.exists(window_key) == 0
+        left: int = await answer(redis.exists(window_key))
+        return left == 0
 
     await eventually(window_gone, timeout=5)
     assert await redis.exists(hash_key)

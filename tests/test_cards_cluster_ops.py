@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -41,6 +42,7 @@ from memory_worker.connections import client_from_url, cluster_from_url, retry_s
 from memory_worker.keys import Keys
 from tests.support.cards import T0, new
 from tests.support.cluster import PASSWORD, LocalCluster, Node, revive
+from tests.support.replies import sync_answer, sync_command
 
 pytestmark = pytest.mark.slow
 
@@ -116,7 +118,7 @@ async def apply_all(
             started = time.monotonic()
             await retry_store_write(
                 "cards",
-                lambda r=run, w=write: store.apply_run(chat, f"c{chat}-r{r}", w, now=T0),
+                functools.partial(store.apply_run, chat, f"c{chat}-r{run}", write, now=T0),
                 cap=0.2,
             )
             if on_apply is not None:
@@ -156,21 +158,21 @@ def migrate_slot(cluster: LocalCluster, slot: int, target: Node, moved: threadin
     source = cluster.master_of_slot(slot)
     assert source is not target
     src, dst = source.client(), target.client()
-    dst.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", source.node_id)
-    src.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", target.node_id)
+    sync_command(dst, "CLUSTER SETSLOT", slot, "IMPORTING", source.node_id)
+    sync_command(src, "CLUSTER SETSLOT", slot, "MIGRATING", target.node_id)
     batches = 0
     while True:
-        keys = src.execute_command("CLUSTER GETKEYSINSLOT", slot, 3)
+        keys = sync_command(src, "CLUSTER GETKEYSINSLOT", slot, 3)
         if not keys:
             break
-        src.execute_command(
-            "MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "AUTH", PASSWORD, "KEYS", *keys
+        sync_command(
+            src, "MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "AUTH", PASSWORD, "KEYS", *keys
         )
         batches += 1
         time.sleep(0.02)  # let writers meet the half-moved slot
     for node in cluster.nodes[: cluster.masters]:
         if node.alive:
-            node.client().execute_command("CLUSTER SETSLOT", slot, "NODE", target.node_id)
+            sync_command(node.client(), "CLUSTER SETSLOT", slot, "NODE", target.node_id)
     assert batches > 1
     moved.set()
 
@@ -180,14 +182,14 @@ def redirects(cluster: LocalCluster) -> dict[str, int]:
     seen = {"ASK": 0, "TRYAGAIN": 0, "MOVED": 0}
     for node in cluster.nodes:
         if node.alive:
-            stats = node.client().info("errorstats")
+            stats = sync_answer(node.client().info("errorstats"))
             for name in seen:
                 seen[name] += int(stats.get(f"errorstat_{name}", {}).get("count", 0))
     return seen
 
 
 def slot_of(cluster: LocalCluster, key: str) -> int:
-    return int(cluster.nodes[0].client().execute_command("CLUSTER KEYSLOT", key))
+    return int(sync_command(cluster.nodes[0].client(), "CLUSTER KEYSLOT", key))
 
 
 async def test_a_busy_chats_slot_moves_under_load_and_no_card_is_lost_or_doubled(

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from data.fakes import HashEmbedder, ScriptedExtractor
 from structlog.testing import capture_logs
 
 from memory_worker.cards import CardStore, FoldGroup, ResolutionOp, ResolutionWrite, VectorSpace
@@ -16,6 +15,7 @@ from memory_worker.consolidate import ConsolidationResult, consolidate_run
 from memory_worker.keys import Keys
 from memory_worker.model_calls import Vectors
 from memory_worker.settings import Settings
+from tests.data.fakes import HashEmbedder, ScriptedExtractor
 from tests.support.cards import CHAT, DIM, T0, new, vec, writes
 from tests.test_consolidate import ALICE, answer, card, make_request
 from tests.test_consolidate import CHAT as CCHAT

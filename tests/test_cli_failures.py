@@ -22,6 +22,7 @@ from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from tests.support.factories import request_dict
 from tests.support.harness import cli
+from tests.support.replies import command
 
 PASSWORD_CANARY = "wrong-pw-canary-5e1d"
 
@@ -117,7 +118,7 @@ async def test_redis_unreachable(settings: Settings) -> None:
 async def test_wrong_password(
     private_valkey: EmbeddedValkey, admin: ArqRedis, settings: Settings
 ) -> None:
-    await admin.execute_command("ACL", "SETUSER", "op", "on", ">right-pw", "~*", "&*", "+@all")
+    await command(admin, "ACL", "SETUSER", "op", "on", ">right-pw", "~*", "&*", "+@all")
     line = one_error_line(cli(on(private_valkey, settings, "op", PASSWORD_CANARY), "runs", "list"))
     assert "refused the credentials" in line
     assert PASSWORD_CANARY not in line
@@ -126,8 +127,8 @@ async def test_wrong_password(
 async def test_noperm(
     private_valkey: EmbeddedValkey, admin: ArqRedis, settings: Settings, tmp_path: Path
 ) -> None:
-    await admin.execute_command(
-        "ACL", "SETUSER", "noscript", "on", ">noscript-pw", "~*", "&*", "+@all", "-evalsha"
+    await command(
+        admin, "ACL", "SETUSER", "noscript", "on", ">noscript-pw", "~*", "&*", "+@all", "-evalsha"
     )
     path = write_requests(tmp_path / "runs.jsonl", request_dict(1))
     done = cli(on(private_valkey, settings, "noscript", "noscript-pw"), "enqueue", str(path))

@@ -21,7 +21,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from data.fakes import HashEmbedder, ScriptedExtractor, Slice, load_slices
 
 from memory_worker.batching import MESSAGE_SHARE, after_cursor
 from memory_worker.cards import Card, CardStore
@@ -33,6 +32,7 @@ from memory_worker.noise import noise_reason
 from memory_worker.prompt import overhead_tokens
 from memory_worker.secret_patterns import contains_secret
 from memory_worker.settings import Settings
+from tests.data.fakes import HashEmbedder, ScriptedExtractor, Slice, load_slices
 
 SLICES = load_slices()
 DIM = 64

@@ -117,9 +117,9 @@ async def test_outage_soak_spends_nothing_and_never_spins(
     assert max_pending <= 1
     # O(1) work per interval: at most one probe per interval (plus the first burst)
     assert probes <= intervals + 10
-    counts = await store.counts()
-    assert counts["retired"] == 0
-    assert counts["failed"] == 0
+    by_status = await store.counts()
+    assert by_status["retired"] == 0
+    assert by_status["failed"] == 0
     runs = await store.get_many(ids)
     assert all(r.error_log == [] for r in runs)
     # the probe in flight right now holds one claimed attempt; it is refunded on release

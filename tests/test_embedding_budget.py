@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from data.fakes import HashEmbedder, ScriptedExtractor
 
 from llm_client import ClientConfig, ClientFactory, TaskTimeout, Upstream
 from llm_client.discovery import DiscoveryClient
@@ -21,6 +20,7 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.runs import EmbedderTimeout, Verdict, decide
 from memory_worker.settings import Settings
+from tests.data.fakes import HashEmbedder, ScriptedExtractor
 from tests.support.cards import new
 
 CHAT = 4343
@@ -153,7 +153,9 @@ async def test_a_hung_embedder_times_out_on_the_embedding_budget(sim: FarmSimula
     # submit itself once took longer than 0.3 + 0.3 s, which ends as a capacity wait instead
     embed = ClientConfig(base_url="", task_timeout=1.0, capacity_wait=1.0, job_poll=0.02)
     raw = {"routes": {EMBEDDING: {"targets": [{"base_url": sim.base_url}]}}}
-    (target,) = parse_routes(raw, RouteDefaults()).get(EMBEDDING).targets
+    embedding = parse_routes(raw, RouteDefaults()).get(EMBEDDING)
+    assert embedding is not None
+    (target,) = embedding.targets
     factory = ClientFactory(chat, embed_config=embed)
     try:
         started = time.monotonic()

@@ -82,10 +82,12 @@ async def test_job_goes_queued_running_succeeded_on_its_timings() -> None:
     assert seen[2][1] >= 0.3
 
 
-async def _timed_blocking_submit(**options: float) -> tuple[Any, float]:
-    """One blocking submit to a simulator with ``options``: its envelope and how long it took."""
+async def _timed_blocking_submit(
+    *, run_seconds: float, submit_block_seconds: float
+) -> tuple[Any, float]:
+    """One blocking submit to a simulator with these timings: its envelope and how long it took."""
     async with (
-        FarmSimulator(**options) as sim,
+        FarmSimulator(run_seconds=run_seconds, submit_block_seconds=submit_block_seconds) as sim,
         httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
     ):
         started = time.monotonic()

@@ -43,7 +43,7 @@ async def farm(settings: Settings) -> AsyncIterator[Farm]:
 
 
 @pytest.fixture
-async def queue(settings: Settings, redis: Any) -> AsyncIterator[MemoryQueue]:
+async def queue(settings: Settings, redis: Any) -> MemoryQueue:
     q = MemoryQueue(
         RedisHandle(redis, settings.redis_url or ""),
         settings.model_copy(update={"forget_rewrite_aof": False}),

@@ -41,6 +41,7 @@ from tests.support.forget import (
     two_users,
 )
 from tests.support.forget_cards import DIM, new_card
+from tests.support.replies import command
 
 # --- every node of the cluster ----------------------------------------------------------------
 
@@ -76,7 +77,7 @@ async def every_node_bytes(cluster: LocalCluster, prefix: str) -> list[bytes]:
         try:
             if (await client.info("replication")).get("role") == "slave":
                 await _caught_up(node, client)
-                await client.execute_command("READONLY")  # values readable on a replica
+                await command(client, "READONLY")  # values readable on a replica
             out.append(await deployment_bytes(client, prefix))
         finally:
             await client.aclose()

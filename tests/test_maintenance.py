@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from data.fakes import HashEmbedder, ScriptedExtractor, hash_vector
 
 from llm_client import BackendUnavailable, DecodeError
 from llm_client.routes import MEMORY_MERGE
@@ -33,7 +32,9 @@ from memory_worker.maintenance import (
 )
 from memory_worker.settings import Settings
 from memory_worker.validation import Limits
+from tests.data.fakes import HashEmbedder, ScriptedExtractor, hash_vector
 from tests.support.cards import stored
+from tests.support.replies import answer
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 CHAT = 77
@@ -368,7 +369,7 @@ async def test_bound_growth_applies_every_retention(
 async def test_applied_runs_written_as_a_set_are_migrated(store: CardStore) -> None:
     redis = store.redis
     key = store.key(CHAT, "runs")
-    await redis.sadd(key, "old-run")
+    await answer(redis.sadd(key, "old-run"))
     assert await store.has_applied(CHAT, "old-run")
     await seed(store, new("Kate plays guitar.", "plays"), run_id="new-run")
     assert await redis.type(key) == b"zset"

@@ -10,7 +10,8 @@ import pytest
 
 from llm_client.errors import RouteUnavailable
 from llm_client.local_embed import LocalEmbedClient
-from llm_client.transport import ClientConfig
+from llm_client.routes import RouteTarget
+from llm_client.transport import ClientConfig, EmbedTransport
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import RunWrites, Scope
 from memory_worker.errors import VectorSpaceMismatch
@@ -150,7 +151,12 @@ async def test_recall_embeds_with_the_target_of_the_chats_model(
         factory, asked = walker.transports, []
         assert factory is not None
         real = factory.embed
-        factory.embed = lambda target: asked.append(target.model) or real(target)  # type: ignore[method-assign]
+
+        def embed(target: RouteTarget) -> EmbedTransport:
+            asked.append(target.model)
+            return real(target)
+
+        factory.embed = embed  # type: ignore[method-assign]
         hits = await q.recall(CHAT, "What does Alice drink?", k=1)
         assert hits[0][0].fact_text == "Alice likes green tea"
         assert asked == [E5]  # the primary (another model) was never tried

@@ -27,6 +27,7 @@ from memory_worker.redis_checks import (
     scripts_allowed,
 )
 from memory_worker.settings import Settings
+from tests.support.replies import command
 
 
 @pytest.mark.parametrize(
@@ -91,9 +92,10 @@ async def test_config_refused_is_logged_and_start_goes_on(
     private_valkey: EmbeddedValkey, admin: ArqRedis
 ) -> None:
     """Managed Redis: CONFIG is not ours to call. Unknown policy → a log line, not a refusal."""
-    await admin.execute_command(
-        "ACL", "SETUSER", "managed", "reset", "on", ">managed-pw", "~*", "&*", "+@all", "-config"
-    )
+    await command(
+        admin,
+        "ACL", "SETUSER", "managed", "reset", "on", ">managed-pw", "~*", "&*", "+@all", "-config",
+    )  # fmt: skip
     client = client_from_url(user_url(private_valkey, "managed", "managed-pw"))
     try:
         await admin.config_set("maxmemory-policy", "allkeys-lru")  # invisible to this user
@@ -107,7 +109,8 @@ async def test_config_refused_is_logged_and_start_goes_on(
 async def test_user_without_scripts_is_refused_and_unready(
     private_valkey: EmbeddedValkey, admin: ArqRedis, tmp_path: Path
 ) -> None:
-    await admin.execute_command(
+    await command(
+        admin,
         "ACL", "SETUSER", "noscript", "reset", "on", ">noscript-pw", "~*", "&*", "+@all",
         "-eval", "-evalsha",
     )  # fmt: skip
@@ -129,7 +132,7 @@ async def test_user_without_scripts_is_refused_and_unready(
         assert body["redis"] == {"ok": True, "latency_ms": body["redis"]["latency_ms"],
                                  "scripts_allowed": False}  # fmt: skip
 
-        await admin.execute_command("ACL", "SETUSER", "noscript", "+eval", "+evalsha")
+        await command(admin, "ACL", "SETUSER", "noscript", "+eval", "+evalsha")
         assert await scripts_allowed(client) is True
         ready, body = await HealthCheck(client, settings).ready()
         assert ready is True, body
@@ -150,8 +153,8 @@ async def test_read_health_from_info_and_none_when_refused(
         assert health.evicted_keys == 0
     finally:
         await admin.config_set("maxmemory", "0")
-    await admin.execute_command(
-        "ACL", "SETUSER", "noinfo", "reset", "on", ">noinfo-pw", "~*", "&*", "+@all", "-info"
+    await command(
+        admin, "ACL", "SETUSER", "noinfo", "reset", "on", ">noinfo-pw", "~*", "&*", "+@all", "-info"
     )
     client: Any = client_from_url(user_url(private_valkey, "noinfo", "noinfo-pw"))
     try:

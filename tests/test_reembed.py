@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from data.fakes import hash_vector
+from arq.connections import ArqRedis
 
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import (
@@ -40,7 +40,9 @@ from memory_worker.reembed import (
     reembed_pass,
 )
 from memory_worker.settings import Settings
+from tests.data.fakes import hash_vector
 from tests.support.cards import T0, new
+from tests.support.replies import answer, answer_bytes
 from tests.support.routes import farm_target, local_target, route, write_routes
 
 CHAT = 4242
@@ -259,7 +261,9 @@ class StepClock:
         self.now += 1.0
 
 
-async def test_a_stopped_pass_resumes_at_its_cursor(store: CardStore, settings: Settings) -> None:
+async def test_a_stopped_pass_resumes_at_its_cursor(
+    store: CardStore, redis: ArqRedis, settings: Settings
+) -> None:
     await seed_chat(store, 300)
     clock = StepClock()
     first = ModelEmbedder(NEW)
@@ -267,11 +271,14 @@ async def test_a_stopped_pass_resumes_at_its_cursor(store: CardStore, settings: 
     paused = await worker.chat(CHAT, until=2.0)  # two steps of 50, then out of budget
     assert (paused.state, paused.steps, paused.embedded) == ("paused", 2, 100)
     assert await store.vector_space(CHAT) == VectorSpace(model=OLD, dimension=DIM)
-    progress = await store.redis.hget(Keys(settings.key_prefix).reembed_progress, str(CHAT))
+    progress = await answer_bytes(
+        store.redis.hget(Keys(settings.key_prefix).reembed_progress, str(CHAT))
+    )
+    assert progress is not None
     assert parse_progress(progress) == (100, 300)
     gauges = {
         m.name: m.samples[0].value
-        for m in sample_metrics(await read_sample(store.redis, settings))
+        for m in sample_metrics(await read_sample(redis, settings))
         if m.name.startswith("memory_worker_reembed")
     }
     assert gauges == {
@@ -285,7 +292,9 @@ async def test_a_stopped_pass_resumes_at_its_cursor(store: CardStore, settings: 
     assert resumed.state == "switched"
     assert len(first.texts) + len(second.texts) == 300  # nothing embedded twice
     assert set(second.texts) == {fact(i) for i in range(100, 300)}
-    assert not await store.redis.hexists(Keys(settings.key_prefix).reembed_progress, str(CHAT))
+    assert not await answer(
+        store.redis.hexists(Keys(settings.key_prefix).reembed_progress, str(CHAT))
+    )
 
 
 async def test_a_step_that_lost_the_race_moves_nothing(
@@ -299,7 +308,7 @@ async def test_a_step_that_lost_the_race_moves_nothing(
     # a second worker that read cursor 0 before the first one's step landed
     done = await worker._embed_step(CHAT, ["1", "2"], 0, 2)
     assert done == LOST_RACE
-    assert await store.redis.hget(store.key(CHAT, "rebuild"), "cursor") == b"50"
+    assert await answer_bytes(store.redis.hget(store.key(CHAT, "rebuild"), "cursor")) == b"50"
 
 
 async def test_a_worker_that_lost_a_race_goes_on_from_the_winners_cursor(
@@ -351,7 +360,7 @@ async def test_an_embedder_answering_another_model_writes_nothing(
     worker = reembedder(store, settings, ModelEmbedder(NEW))
     worker.embedder = wrong
     assert (await worker.chat(CHAT)).state == "refused"
-    assert await store.redis.hget(store.key(CHAT, "rebuild"), "cursor") == b"0"
+    assert await answer_bytes(store.redis.hget(store.key(CHAT, "rebuild"), "cursor")) == b"0"
     assert await store.vector_space(CHAT) == VectorSpace(model=OLD, dimension=DIM)
 
 
@@ -445,7 +454,7 @@ async def test_random_writes_during_a_switch_end_in_one_complete_space(
 
 
 async def test_switching_the_route_to_e5_reembeds_chats_in_maintenance(
-    settings: Settings, store: CardStore, tmp_path: Any
+    settings: Settings, store: CardStore, redis: ArqRedis, tmp_path: Any
 ) -> None:
     from memory_worker.wiring import build_tick_runner
 
@@ -468,7 +477,7 @@ async def test_switching_the_route_to_e5_reembeds_chats_in_maintenance(
         memory_extraction=route(farm_target("llm", "m", endpoint="chat")),
     )
     s = settings.model_copy(update={"routes_file": routes, "embedding_dimension": 384})
-    pipeline = await build_tick_runner(s, store.redis)
+    pipeline = await build_tick_runner(s, redis)  # the client the store wraps
     try:
         assert pipeline.maintenance is not None
         assert "reembed=switched:1" in await pipeline.maintenance()
@@ -503,7 +512,7 @@ async def test_a_card_no_step_can_write_stops_the_pass_instead_of_spinning(
 ) -> None:
     await seed_chat(store, 5)
     # an index pointing at a card that is not live (damaged state): the switch keeps naming it
-    await store.redis.hset(store.key(CHAT, "dedup"), "ghost-hash", "999")
+    await answer(store.redis.hset(store.key(CHAT, "dedup"), "ghost-hash", "999"))
     worker = reembedder(store, settings, ModelEmbedder(NEW))
     assert (await worker.chat(CHAT)).state == "refused"
     assert await store.vector_space(CHAT) == VectorSpace(model=OLD, dimension=DIM)

@@ -22,6 +22,7 @@ from memory_worker.reembed import (
     to_embed,
 )
 from memory_worker.settings import Settings
+from tests.support.replies import answer, answer_bytes
 from tests.test_reembed import CHAT, DIM, NEW, OLD, ModelEmbedder, reembedder
 from tests.test_reembed import settings as settings  # the fixture
 from tests.test_reembed import store as store  # the fixture
@@ -88,19 +89,24 @@ async def test_the_switch_script_decides_like_its_twin(
     embedded = {i: rng.choice([f"h{i}", f"h{i}", "old"]) for i in ids if rng.random() < 0.85}
     pass_model = rng.choice([NEW, NEW, NEW, "other", None])
     seq, cursor = len(ids), rng.choice([len(ids), len(ids), max(0, len(ids) - 2)])
-    k = lambda s: store.key(CHAT, s)  # noqa: E731
+
+    def k(suffix: str) -> str:
+        return store.key(CHAT, suffix)
+
     if pass_model is not None:
-        await store.redis.hset(
-            k("rebuild"), mapping={"model": pass_model, "dim": DIM, "cursor": cursor}
+        await answer(
+            store.redis.hset(
+                k("rebuild"), mapping={"model": pass_model, "dim": DIM, "cursor": cursor}
+            )
         )
     await store.redis.set(k("seq"), seq)
-    await store.redis.hset(k("meta"), mapping={"model": OLD, "dim": DIM})
+    await answer(store.redis.hset(k("meta"), mapping={"model": OLD, "dim": DIM}))
     if dedup:
-        await store.redis.hset(k("dedup"), mapping=dedup)
+        await answer(store.redis.hset(k("dedup"), mapping=dedup))
     if embedded:
-        await store.redis.hset(k("nvech"), mapping=embedded)
+        await answer(store.redis.hset(k("nvech"), mapping=embedded))
     if ids:
-        await store.redis.rpush(k("vecids"), *[f"{i}|chat" for i in ids])
+        await answer(store.redis.rpush(k("vecids"), *[f"{i}|chat" for i in ids]))
         await store.redis.set(k("vec"), bytes(DIM * len(ids)))
     worker = reembedder(store, settings, ModelEmbedder(NEW))
     reply = await worker._switch(
@@ -112,7 +118,7 @@ async def test_the_switch_script_decides_like_its_twin(
         pass_model=pass_model, model=NEW, cursor=cursor, seq=seq, dedup=dedup, embedded=embedded
     )
     assert (state, set(stale)) == twin
-    space = await store.redis.hmget(k("meta"), ["model"])
+    space = await answer(store.redis.hmget(k("meta"), ["model"]))
     assert space == [(NEW if state == "switched" else OLD).encode()]
     assert await store.redis.exists(k("rebuild")) == (
         pass_model is not None and state != "switched"
@@ -124,7 +130,10 @@ async def test_the_step_script_decides_like_its_twin(
     store: CardStore, settings: Settings, seed: int
 ) -> None:
     rng = random.Random(seed)
-    k = lambda s: store.key(CHAT, s)  # noqa: E731
+
+    def k(suffix: str) -> str:
+        return store.key(CHAT, suffix)
+
     old_dim = rng.choice([DIM, DIM, 0])
     cards: dict[str, dict[str, str] | None] = {}
     rows = 0
@@ -138,13 +147,14 @@ async def test_the_step_script_decides_like_its_twin(
             card["row"] = str(rows)
             rows += 1
         cards[str(i)] = card
-        await store.redis.hset(k("cards"), str(i), orjson.dumps(card))
+        # redis-py types a field's value as str; it sends bytes as they are
+        await answer(store.redis.hset(k("cards"), str(i), orjson.dumps(card)))  # type: ignore[arg-type]
     if rows:
-        await store.redis.rpush(k("vecids"), *[f"x{r}|chat" for r in range(rows)])
+        await answer(store.redis.rpush(k("vecids"), *[f"x{r}|chat" for r in range(rows)]))
         await store.redis.set(k("vec"), bytes(max(old_dim, 1) * rows))
     if old_dim:
-        await store.redis.hset(k("meta"), mapping={"model": OLD, "dim": old_dim})
-    await store.redis.hset(k("rebuild"), mapping={"model": NEW, "dim": DIM, "cursor": 0})
+        await answer(store.redis.hset(k("meta"), mapping={"model": OLD, "dim": old_dim}))
+    await answer(store.redis.hset(k("rebuild"), mapping={"model": NEW, "dim": DIM, "cursor": 0}))
     items, blobs = [], []
     for card_id in cards:
         h = f"h{card_id}" if rng.random() < 0.8 else "changed"
@@ -161,10 +171,12 @@ async def test_the_step_script_decides_like_its_twin(
     )
     actions = {i: step_action(before[i], h, size, DIM, old_dim) for i, h, size in items}
     assert int(reply[1]) == sum(a != "skip" for a in actions.values())
-    written = {as_text(x) for x in await store.redis.hkeys(k("nvech"))}
+    written = {as_text(x) for x in await answer(store.redis.hkeys(k("nvech")))}
     assert written == {i for i, a in actions.items() if a != "skip"}
     grown = {i for i, a in actions.items() if a == "grow"}
-    assert await store.redis.llen(k("vecids")) == rows + len(grown)
+    assert await answer(store.redis.llen(k("vecids"))) == rows + len(grown)
     for card_id in grown:
-        after = orjson.loads(await store.redis.hget(k("cards"), card_id))
+        raw = await answer_bytes(store.redis.hget(k("cards"), card_id))
+        assert raw is not None
+        after = orjson.loads(raw)
         assert int(after["row"]) >= rows

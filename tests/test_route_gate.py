@@ -242,6 +242,7 @@ async def test_consecutive_productive_ticks_read_the_breakers_once_per_window(
     private_valkey: EmbeddedValkey, key_prefix: str, tmp_path: Any
 ) -> None:
     s = Settings(redis_url=private_valkey.url, key_prefix=key_prefix, data_dir=tmp_path / "var")
+    assert s.redis_url is not None
     redis, admin = client_from_url(s.redis_url), client_from_url(s.redis_url)
     pipeline = await build_tick_runner(s, redis)
     try:
@@ -304,6 +305,7 @@ async def test_routes_opened_by_another_process_inside_the_window_spend_no_attem
         data_dir=tmp_path / "var",
         discovery_base_url=dead_farm,
     )
+    assert s.redis_url is not None
     redis = client_from_url(s.redis_url)
     pipeline = await build_tick_runner(s, redis)
     try:

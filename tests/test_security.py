@@ -49,7 +49,7 @@ def test_load_job_refuses_anything_but_a_json_object(raw: bytes) -> None:
 
 
 def test_job_codec_round_trip() -> None:
-    data = {"t": None, "f": "memory_tick", "a": (), "k": {}, "et": 1}
+    data: dict[str, Any] = {"t": None, "f": "memory_tick", "a": (), "k": {}, "et": 1}
     assert load_job(dump_job(data)) == {**data, "a": []}
     # a failed job's result: the exception's type, never its message
     assert load_job(dump_job({"r": TimeoutError("secret text")})) == {"r": "TimeoutError"}
@@ -109,6 +109,7 @@ def test_embedded_valkey_requires_its_generated_password(tmp_path: Path) -> None
         assert stat.S_IMODE((server.data_dir / "valkey.conf").stat().st_mode) == 0o600
         password = secret.read_text().strip()
         assert len(password) >= 32
+        assert server.port is not None  # ensure() started it
         anonymous = sync_redis.Redis(host=server.host, port=server.port)
         with pytest.raises(sync_redis.AuthenticationError):
             anonymous.ping()

@@ -43,7 +43,7 @@ class StoreAwayProcessor:
         self.started = asyncio.Event()
         self.go = asyncio.Event()
 
-    async def __call__(self, claim: ClaimedRun, *, deadline: float) -> ProcessResult:
+    async def __call__(self, run: ClaimedRun, *, deadline: float) -> ProcessResult:
         self.started.set()
         await self.go.wait()
         raise RedisConnectionError("store away")

@@ -14,15 +14,17 @@ import pytest
 
 from memory_worker.connections import backoff_delay, next_failure_count
 from memory_worker.models import RunStatus
+from memory_worker.processing import ProcessResult
 from memory_worker.run_store import (
     ClaimedRun,
+    ClaimResult,
     Pulse,
     RunStore,
     lease_kept_for_owner,
     touch_pulse,
 )
 from memory_worker.settings import Settings
-from memory_worker.tick_runner import ProcessResult, TickRunner, tick_budgets
+from memory_worker.tick_runner import TickRunner, tick_budgets
 from tests.support.factories import make_request
 
 T0 = 1_800_000_000_000
@@ -212,6 +214,7 @@ async def test_a_worker_heartbeat_between_a_claim_and_its_answer_keeps_the_run_l
     list is exact again."""
     store = RunStore(redis, quick)
     rid = (await store.enqueue(make_request(1))).run_id
+    assert rid is not None
     seen: dict[str, Any] = {}
 
     class Processor:
@@ -223,8 +226,8 @@ async def test_a_worker_heartbeat_between_a_claim_and_its_answer_keeps_the_run_l
     runner = TickRunner(settings=quick, redis=redis, processor=Processor())
     claim = runner.store.claim_detailed
 
-    async def claim_then_heartbeat(owner: str) -> Any:
-        result = await claim(owner)
+    async def claim_then_heartbeat(owner: str, *, at_ms: int | None = None) -> ClaimResult:
+        result = await claim(owner, at_ms=at_ms)
         await runner.heartbeat()  # the heartbeat task ran before the tick saw the answer
         seen["in_flight"] = await redis.hget(store.keys.worker_runs, runner.worker_id)
         return result

@@ -7,7 +7,7 @@ through it for the invariants (it ends; every permit is spent once; hops are bou
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 from hypothesis import given, settings
@@ -323,7 +323,7 @@ def test_deadline_cut_attempt_ends_the_walk_chained() -> None:
 def test_begin_permit_released_when_the_budget_is_spent_first() -> None:
     p = plan(A, B)
     state = after_begin(WalkState(), p, [True, True], 0, Permit(1, False))
-    state = state.__class__(**{**_fields(state), "stop": "wall"})
+    state = replace(state, stop="wall")
     state, step = next_step(state, p, 0.0)
     assert step == Release(A, Permit(1, False))
     state, step = next_step(after_release(state), p, 0.0)
@@ -360,10 +360,6 @@ def test_cap_and_lease() -> None:
     assert lease(p, 10.0) == 30.0
     assert lease(p, 99.0) == pytest.approx(1.0 + 5.0)
     assert cap(plan(A), 100.0) == (800.0, "wall")
-
-
-def _fields(state: WalkState) -> dict[str, object]:
-    return {name: getattr(state, name) for name in state.__dataclass_fields__}
 
 
 # --- invariants over random worlds ----------------------------------------------------------

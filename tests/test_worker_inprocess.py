@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -246,7 +247,7 @@ async def test_graceful_shutdown_releases_in_flight_runs(
     async with workers(fast, redis_url, processor) as (worker,):
         await TickRunner(settings=fast, redis=redis, processor=processor).wake()
         await eventually(lambda: processor.calls == 1, every=0.02)
-        worker.handle_sig_wait_for_completion(15)  # SIGTERM: grace 1 s, then cancel + release
+        worker.handle_sig_wait_for_completion(signal.SIGTERM)  # grace 1 s, then cancel + release
         await until(store, rid, RunStatus.QUEUED, timeout=5)
     run = await store.get(rid)
     assert run.attempts == 0

@@ -110,6 +110,7 @@ async def row10(ctx: FaultContext) -> None:
                     refused += 1  # the caller is told; nothing is silently dropped
                     continue
                 assert result.status.value == "enqueued"
+                assert result.run_id is not None  # an enqueued run has its id
                 acknowledged.append(result.run_id)
             assert refused > 0, "the scenario must reach maxmemory"
             assert acknowledged
@@ -192,6 +193,7 @@ async def row18(ctx: FaultContext) -> None:
     finally:
         fleet.stop_all()
     for result in results:
+        assert result.run_id is not None  # enqueued (asserted above): it has its id
         run = await store.get(result.run_id)
         assert run.attempts == 1
         assert run.releases == 0
@@ -238,17 +240,19 @@ async def row19(ctx: FaultContext) -> None:
             message["sent_at"] = (start + timedelta(minutes=i + 1)).isoformat()
         result = await queue.enqueue(edge)
         assert result.status.value == "enqueued"
+        run_id = result.run_id
+        assert run_id is not None  # an enqueued run has its id
         fleet = Fleet(ctx.settings, ctx.tmp_path, {"discovery_base_url": ctx.sim.base_url})
         try:
             fleet.start(1)
 
             async def done() -> bool:
-                return (await queue.get_run(result.run_id)).status is RunStatus.COMPLETED
+                return (await queue.get_run(run_id)).status is RunStatus.COMPLETED
 
             await eventually(done, timeout=60)
         finally:
             fleet.stop_all()
-        run = await queue.get_run(result.run_id)
+        run = await queue.get_run(run_id)
         assert run.attempts == 1
         cards = await queue.visible_cards(1901)  # raised ValueError for a year-10000 run
         everything = await queue.cards.visible_cards(

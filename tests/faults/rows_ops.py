@@ -306,6 +306,7 @@ async def row21(ctx: FaultContext) -> None:
     try:
         password_file = server.data_dir / "password"
         assert password_file.stat().st_mode & 0o777 == 0o600
+        assert server.port is not None  # ensure() started it
         anonymous = sync_redis.Redis(host=server.host, port=server.port)
         try:
             anonymous.ping()

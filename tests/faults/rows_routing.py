@@ -177,7 +177,7 @@ class _HookedFactory(ClientFactory):
         return _Hooked(super().chat(target), self.after)  # type: ignore[return-value]
 
     def embed(self, target: RouteTarget) -> EmbedTransport:
-        return _Hooked(super().embed(target), self.after)  # type: ignore[return-value]
+        return _Hooked(super().embed(target), self.after)
 
 
 async def row6(ctx: FaultContext) -> None:

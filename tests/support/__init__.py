@@ -18,6 +18,7 @@
 - :mod:`tests.support.farm` — the simulator with the two clients consolidation calls.
 - :mod:`tests.support.chat_faults` — one farm-fault table row and its check, shared by the
   Discovery and the direct (OpenAI-compatible) client suites.
+- :mod:`tests.support.replies` — redis-py's replies typed (``Awaitable[T] | T`` → ``T``).
 
 Fixtures (the session's Valkey, a module's private Valkey and its admin client, a test's
 own Valkey, the farm simulator, the fake Telegram, the cluster) live in ``tests/conftest.py``.

@@ -21,6 +21,7 @@ from pathlib import Path
 import redis
 
 from memory_worker.embedded import valkey_binary
+from tests.support.replies import sync_answer, sync_command
 
 SLOTS = 16384
 PASSWORD = "cluster-test-pw"
@@ -74,18 +75,18 @@ class LocalCluster:
             self._spawn(node)
         for node in self.nodes:
             self._wait_ping(node, timeout)
-            node.node_id = node.client().execute_command("CLUSTER MYID")
+            node.node_id = sync_command(node.client(), "CLUSTER MYID")
         per = SLOTS // self.masters
         for i, node in enumerate(self.nodes[: self.masters]):
             last = SLOTS - 1 if i == self.masters - 1 else (i + 1) * per - 1
-            node.client().execute_command("CLUSTER ADDSLOTSRANGE", i * per, last)
+            sync_command(node.client(), "CLUSTER ADDSLOTSRANGE", i * per, last)
         first = self.nodes[0]
         for node in self.nodes[1:]:
-            node.client().execute_command("CLUSTER MEET", "127.0.0.1", first.port, first.bus_port)
+            sync_command(node.client(), "CLUSTER MEET", "127.0.0.1", first.port, first.bus_port)
         self._until(lambda: all(self._known(n) == count for n in self.nodes), timeout, "meet")
         for i, node in enumerate(self.nodes[self.masters :]):
             master = self.nodes[i % self.masters]
-            node.client().execute_command("CLUSTER REPLICATE", master.node_id)
+            sync_command(node.client(), "CLUSTER REPLICATE", master.node_id)
         self.wait_ok(timeout)
         return self
 
@@ -121,7 +122,7 @@ class LocalCluster:
 
     @staticmethod
     def _known(node: Node) -> int:
-        nodes = node.client().execute_command("CLUSTER NODES")  # parsed: address → node
+        nodes = sync_command(node.client(), "CLUSTER NODES")  # parsed: address → node
         return len(nodes)
 
     @staticmethod
@@ -135,7 +136,7 @@ class LocalCluster:
         raise TimeoutError(f"local cluster: {what} not reached in {timeout:.0f}s")
 
     def state_ok(self, node: Node) -> bool:
-        info = node.client(timeout=0.5).execute_command("CLUSTER INFO")  # parsed to a dict
+        info = sync_command(node.client(timeout=0.5), "CLUSTER INFO")  # parsed to a dict
         return bool(info.get("cluster_state") == "ok")
 
     def wait_ok(self, timeout: float = 30.0) -> None:
@@ -147,7 +148,7 @@ class LocalCluster:
                     continue
                 if not self.state_ok(node):
                     return False
-                info = node.client(timeout=0.5).info("replication")
+                info = sync_answer(node.client(timeout=0.5).info("replication"))
                 if info.get("role") == "slave" and info.get("master_link_status") != "up":
                     return False
             return True
@@ -155,14 +156,14 @@ class LocalCluster:
         self._until(ready, timeout, "cluster_state:ok")
 
     def role_of(self, node: Node) -> str:
-        return str(node.client(timeout=0.5).info("replication").get("role"))
+        return str(sync_answer(node.client(timeout=0.5).info("replication")).get("role"))
 
     def master_of_slot(self, slot: int) -> Node:
         for node in self.nodes:
             if not node.alive:
                 continue
             with contextlib.suppress(redis.RedisError):
-                for start, end, *holders in node.client().execute_command("CLUSTER SLOTS"):
+                for start, end, *holders in sync_command(node.client(), "CLUSTER SLOTS"):
                     if start <= slot <= end:
                         port = int(holders[0][1])
                         return next(n for n in self.nodes if n.port == port)
