@@ -327,7 +327,7 @@ async def test_a_tick_prelude_refused_by_a_full_redis_loses_no_tick(
 
 
 async def test_a_job_task_that_raises_is_logged_not_left_unretrieved(
-    admin: Any, private_valkey: EmbeddedValkey, tmp_path: Any
+    admin: Any, private_valkey: EmbeddedValkey, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """arq leaves a run_job task that raised (Redis failed around the job) for asyncio to
     report as "Task exception was never retrieved" when it is collected; the worker's
@@ -343,7 +343,7 @@ async def test_a_job_task_that_raises_is_logged_not_left_unretrieved(
         await admin.config_set("maxmemory", "1")  # after the start, before the prelude
         await real(job, score)
 
-    worker.run_job = full_then_run  # type: ignore[method-assign]
+    monkeypatch.setattr(worker, "run_job", full_then_run)
     unretrieved: list[dict[str, Any]] = []
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(lambda _loop, context: unretrieved.append(context))
