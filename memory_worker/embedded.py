@@ -37,7 +37,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
@@ -140,6 +140,8 @@ class EmbeddedValkey:
     owned: bool = False
     pid: int | None = None
     password: str | None = None
+    #: The thread :meth:`watch` started; it ends once the server is stopped explicitly.
+    watcher: threading.Thread | None = field(default=None, repr=False, compare=False)
 
     @property
     def url(self) -> str:
@@ -245,7 +247,8 @@ class EmbeddedValkey:
                     continue
                 self.port, self.pid = found.port, found.pid
 
-        threading.Thread(target=loop, name="embedded-valkey-watch", daemon=True).start()
+        self.watcher = threading.Thread(target=loop, name="embedded-valkey-watch", daemon=True)
+        self.watcher.start()
         return self
 
     def revive(self, timeout: float = 15.0) -> bool:

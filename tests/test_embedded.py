@@ -85,7 +85,9 @@ def test_a_watching_process_restarts_a_killed_server_but_not_a_stopped_one(
         assert client.ping()
         client.close()
         assert EmbeddedValkey(tmp_path / "valkey").shutdown()  # explicit: stays down
-        time.sleep(0.5)
+        assert watched.watcher is not None
+        watched.watcher.join(timeout=20)  # it saw the stop mark and gave up watching
+        assert not watched.watcher.is_alive()
         assert not (tmp_path / "valkey" / "server.json").exists()
     finally:
         EmbeddedValkey(tmp_path / "valkey").shutdown()
