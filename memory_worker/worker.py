@@ -50,6 +50,8 @@ from memory_worker.wiring import build_tick_runner
 log = structlog.get_logger(__name__)
 
 
+# arq's job start in one script (see the file)
+_START = lua_text("memory_worker", "job_start")
 _REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
 
 
@@ -410,7 +412,7 @@ class MemoryWorker(Worker):
 
     async def _start(self, job_id: str, keys: Keys | None, is_tick: bool, now: int) -> Any:
         if self._start_script is None:
-            self._start_script = self.pool.register_script(lua_text("memory_worker", "job_start"))
+            self._start_script = self.pool.register_script(_START)
         return await self._start_script(
             keys=[
                 in_progress_key_prefix + job_id,
