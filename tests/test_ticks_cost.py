@@ -365,3 +365,29 @@ async def test_a_job_task_that_raises_is_logged_not_left_unretrieved(
     assert [(e["job_id"], e["error"]) for e in failed] == [(job_id, "OutOfMemoryError")]
     assert worker.job_counter == 0  # the slot given back
     assert await admin.zscore(worker.queue_name, job_id) == 1  # still queued: runs again
+
+
+async def test_a_job_start_refused_by_a_full_redis_starts_nothing(
+    admin: Any, private_valkey: EmbeddedValkey, tmp_path: Any
+) -> None:
+    """The start script's first write is the in-progress key's SET NX: a Redis out of memory
+    refuses it, so nothing is written (no in-progress key, not marked running or started)
+    and no task is made; the job stays queued and starts once memory is back."""
+    worker = worker_on(private_valkey, admin, tmp_path)
+    keys = worker.tick_keys
+    assert keys is not None
+    job_id = keys.tick_job_id("full")
+    await admin.zadd(worker.queue_name, {job_id: 1})
+    await admin.config_set("maxmemory", "1")
+    try:
+        assert not await worker._try_start(job_id)
+    finally:
+        await admin.config_set("maxmemory", "0")
+    assert job_id not in worker.tasks
+    assert not await admin.exists(in_progress_key_prefix + job_id)
+    assert await admin.zscore(keys.ticks_running, job_id) is None
+    assert await admin.zscore(keys.ticks_started, job_id) is None
+    assert await admin.zscore(worker.queue_name, job_id) == 1  # still queued
+    started = await worker._start(job_id, keys, True, int(time.time() * 1000))
+    assert started is not None  # memory back: it starts
+    assert float(started) == 1
