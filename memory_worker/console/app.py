@@ -173,6 +173,13 @@ class Console:
             )
         return response
 
+    async def render_form(
+        self, request: web.Request, template: str, problems: list[str], **context: Any
+    ) -> web.Response:
+        """A page with a query form: 400 when its query had problems (the page lists them)."""
+        status = 400 if problems else 200
+        return await self.render(request, template, status=status, problems=problems, **context)
+
     async def refuse(self, request: web.Request, action: str, why: str) -> web.Response:
         log.warning("console.action_refused", action=action, why=why)
         return await self.render(
@@ -224,14 +231,13 @@ class Console:
         offset = _int(q.get("offset"), 0)
         page = await runs_data.runs_page(self.redis, self.settings, wanted, offset=max(offset, 0))
         keep = {k: v for k, v in q.items() if k != "offset" and v}
-        return await self.render(
+        return await self.render_form(
             request,
             "runs.html.j2",
-            status=400 if problems else 200,
+            problems,
             page=page,
             q=q,
             keep=keep,
-            problems=problems,
             statuses=runs_data.RUN_FILTERS,
         )
 
@@ -303,14 +309,8 @@ class Console:
                 )
             except ValueError as exc:
                 problems.append(str(exc))
-        return await self.render(
-            request,
-            "replay.html.j2",
-            status=400 if problems else 200,
-            q=q,
-            plan=plan,
-            problems=problems,
-            result=None,
+        return await self.render_form(
+            request, "replay.html.j2", problems, q=q, plan=plan, result=None
         )
 
     async def static(self, _: web.Request) -> web.Response:
@@ -347,14 +347,8 @@ class Console:
         try:
             wanted, rate = _replay_filter(form)
         except ValueError as exc:
-            return await self.render(
-                request,
-                "replay.html.j2",
-                status=400,
-                q=form,
-                plan=None,
-                problems=[str(exc)],
-                result=None,
+            return await self.render_form(
+                request, "replay.html.j2", [str(exc)], q=form, plan=None, result=None
             )
         store = ReplayStore(self.redis, self.settings)
         plan = await store.plan(wanted, now_ms=int(time.time() * 1000), rate_per_second=rate)
@@ -372,13 +366,8 @@ class Console:
                 k: str(v) for k, v in wanted.as_dict().items() if v is not None and k != "since"
             },
         )
-        return await self.render(
-            request,
-            "replay.html.j2",
-            q=form,
-            plan=ReplayPreview.of_plan(plan),
-            problems=[],
-            result=outcome,
+        return await self.render_form(
+            request, "replay.html.j2", [], q=form, plan=ReplayPreview.of_plan(plan), result=outcome
         )
 
 
