@@ -42,7 +42,7 @@ from memory_worker.connections import cards_client, close_cards_client
 from memory_worker.console import data, forget_action, memory_data, runs_data
 from memory_worker.keys import Keys
 from memory_worker.metrics import fleet_breakers
-from memory_worker.paging import clock_text
+from memory_worker.paging import age_text, clock_text
 from memory_worker.replay import (
     ReplayFilter,
     ReplayPreview,
@@ -85,14 +85,7 @@ def _fmt_dt(moment: datetime | None) -> str:
 
 
 def _fmt_age(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    s = max(int(seconds), 0)
-    if s < 120:
-        return f"{s}s"
-    if s < 7200:
-        return f"{s // 60}m {s % 60:02d}s"
-    return f"{s // 3600}h {(s % 3600) // 60:02d}m"
+    return "-" if seconds is None else age_text(seconds, detailed=True)
 
 
 def environment() -> jinja2.Environment:
