@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import socket
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -91,7 +92,7 @@ class Forgetter:
                 if user is None
                 else (await self.cards.plan_user(chat, user)).counts
             )
-            return _with(result, memory + run_counts, 0)
+            return replace(result, counts=memory + run_counts)
         landed = await self.runs.apply(changes, user)
         run_counts = ForgetCounts(runs=len(landed), messages=sum(c.removed for c in landed))
         epoch = await self.runs.bump_epoch(chat)
@@ -102,7 +103,7 @@ class Forgetter:
         else:
             plan = await self.cards.plan_user(chat, user)
             memory = await self.cards.forget_user(chat, user, plan)
-        done = _with(result, memory + run_counts, epoch)
+        done = replace(result, counts=memory + run_counts, epoch=epoch)
         await self._audit(done)
         await self._rewrite_aof()
         log.info("forget.done", **{k: v for k, v in done.as_dict().items() if k != "host"})
@@ -144,19 +145,6 @@ class Forgetter:
                     await client.execute_command("BGREWRITEAOF")
             except (RedisError, RedisClusterException) as exc:
                 log.warning("forget.aof_rewrite_refused", error=type(exc).__name__)
-
-
-def _with(result: ForgetResult, counts: ForgetCounts, epoch: int) -> ForgetResult:
-    return ForgetResult(
-        chat_id=result.chat_id,
-        user_id=result.user_id,
-        dry_run=result.dry_run,
-        counts=counts,
-        actor=result.actor,
-        host=result.host,
-        at_ms=result.at_ms,
-        epoch=epoch,
-    )
 
 
 async def recent_audit(redis: Redis, keys: Keys, *, limit: int = 20) -> list[dict[str, str]]:

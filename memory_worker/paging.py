@@ -138,13 +138,15 @@ def clock_text(ms: float) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _ago(seconds: float) -> str:
-    seconds = max(int(seconds), 0)
-    if seconds < 120:
-        return f"{seconds}s"
-    if seconds < 7200:
-        return f"{seconds // 60}m"
-    return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+def age_text(seconds: float, *, detailed: bool = False) -> str:
+    """An age as pages show it (45s, 12m, 2h05m); ``detailed``, as the console (12m 05s, 2h 05m)."""
+    s = max(int(seconds), 0)
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m {s % 60:02d}s" if detailed else f"{s // 60}m"
+    gap = " " if detailed else ""
+    return f"{s // 3600}h{gap}{(s % 3600) // 60:02d}m"
 
 
 def _describe_breaker(view: BreakerView) -> str:
@@ -206,7 +208,7 @@ def render_page(
         lines.append(f"open routes: {named or 'none'}")
     since = (now_ms - first_seen_ms) / 1000
     lines.append(
-        f"since: {clock_text(first_seen_ms)} ({_ago(since)} ago, first event of this incident)"
+        f"since: {clock_text(first_seen_ms)} ({age_text(since)} ago, first event of this incident)"
     )
     lines.append(f"runs waiting: {'unknown' if waiting_runs is None else waiting_runs}")
     if suppressed_repeats:

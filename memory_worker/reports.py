@@ -26,7 +26,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import structlog
 from redis.asyncio import Redis
@@ -48,10 +48,20 @@ from memory_worker.settings import Settings
 
 log = structlog.get_logger(__name__)
 
+T = TypeVar("T")
+
 BreakersOf = Callable[[str], Awaitable[Sequence[BreakerView]]]
 WaitingRuns = Callable[[], Awaitable[int]]
 #: Every workflow whose route is open right now (see :func:`open_workflows`).
 OpenRoutes = Callable[[], Awaitable[Sequence[str]]]
+
+
+async def _best_effort(lookup: Callable[[], Awaitable[T]], timeout: float) -> T | None:
+    """A page's context lookup: its answer, or None when it fails or takes over ``timeout``."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(timeout):
+            return await lookup()
+    return None
 
 
 # --- Redis scripts -------------------------------------------------------------------------
@@ -295,22 +305,17 @@ class AdminReporter:
         self, event: RoutingEvent, now: int, *, first_seen_ms: int, suppressed: int
     ) -> str:
         timeout = self.config.context_timeout_seconds
-        views: Sequence[BreakerView] | None = None
-        waiting: int | None = None
-        if self.breakers is not None:
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(timeout):
-                    views = await self.breakers(event.workflow)
-        if self.waiting_runs is not None:
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(timeout):
-                    waiting = int(await self.waiting_runs())
-        open_routes: Sequence[str] | str | None = None
-        if self.open_routes is not None:
-            open_routes = "unknown"
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(timeout):
-                    open_routes = list(await self.open_routes())
+        breakers, waiting_runs, open_routes = self.breakers, self.waiting_runs, self.open_routes
+        views = (
+            None
+            if breakers is None
+            else await _best_effort(lambda: breakers(event.workflow), timeout)
+        )
+        waiting = None if waiting_runs is None else await _best_effort(waiting_runs, timeout)
+        routes: Sequence[str] | str | None = None
+        if open_routes is not None:
+            answer = await _best_effort(open_routes, timeout)
+            routes = "unknown" if answer is None else list(answer)
         return render_page(
             event,
             now_ms=now,
@@ -318,7 +323,7 @@ class AdminReporter:
             suppressed_repeats=suppressed,
             breakers=views,
             waiting_runs=waiting,
-            open_routes=open_routes,
+            open_routes=routes,
         )
 
     # --- delivery ---------------------------------------------------------------------------

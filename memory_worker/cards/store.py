@@ -211,25 +211,22 @@ class CardStore:
             if isinstance(outcome, BaseException):
                 raise outcome
         data = orjson.loads(cast("bytes", outcomes[0]))
+        run_log = log.bind(chat_id=chat_id, run_id=run_id)
         if data.get("forgotten"):
-            log.info("cards.run_write_forgotten", chat_id=chat_id, run_id=run_id)
+            run_log.info("cards.run_write_forgotten")
             raise ForgottenWrite(chat_id, writes.forget_epoch or 0)
         if not data.get("applied"):
-            log.info("cards.run_already_applied", chat_id=chat_id, run_id=run_id)
+            run_log.info("cards.run_already_applied")
             return ApplyResult(applied=False)
         result = apply_result(data)
         if result.vectors_refused:
-            log.warning(
+            run_log.warning(
                 "cards.vectors_refused",
-                chat_id=chat_id,
-                run_id=run_id,
                 model=writes.embedding_model,
                 refused=result.vectors_refused,
             )
-        log.info(
+        run_log.info(
             "cards.run_applied",
-            chat_id=chat_id,
-            run_id=run_id,
             inserted=result.inserted,
             observed=result.observed,
             superseded=result.superseded,

@@ -39,6 +39,9 @@ T = TypeVar("T")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 YesFlag = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+DryRunFlag = Annotated[
+    bool, typer.Option("--dry-run", help="Show what would change; write nothing.")
+]
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

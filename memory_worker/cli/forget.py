@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memory_worker.cli.common import (
+    DryRunFlag,
     JsonFlag,
     YesFlag,
     app,
@@ -38,9 +39,7 @@ def forget(
         str | None,
         typer.Option("--user", metavar="ID", help="Only this user's memory in the chat."),
     ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show what would go; write nothing.")
-    ] = False,
+    dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> None:

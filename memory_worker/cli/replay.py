@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from memory_worker.cli.common import (
+    DryRunFlag,
     JsonFlag,
     YesFlag,
     app,
@@ -72,9 +73,7 @@ def replay(
     ] = None,
     status: StatusOption = "retired",
     rate: RateOption = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show what would change; write nothing.")
-    ] = False,
+    dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> None:

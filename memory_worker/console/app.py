@@ -42,7 +42,7 @@ from memory_worker.connections import cards_client, close_cards_client
 from memory_worker.console import data, forget_action, memory_data, runs_data
 from memory_worker.keys import Keys
 from memory_worker.metrics import fleet_breakers
-from memory_worker.paging import clock_text
+from memory_worker.paging import age_text, clock_text
 from memory_worker.replay import (
     ReplayFilter,
     ReplayPreview,
@@ -85,14 +85,7 @@ def _fmt_dt(moment: datetime | None) -> str:
 
 
 def _fmt_age(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    s = max(int(seconds), 0)
-    if s < 120:
-        return f"{s}s"
-    if s < 7200:
-        return f"{s // 60}m {s % 60:02d}s"
-    return f"{s // 3600}h {(s % 3600) // 60:02d}m"
+    return "-" if seconds is None else age_text(seconds, detailed=True)
 
 
 def environment() -> jinja2.Environment:
@@ -173,6 +166,13 @@ class Console:
             )
         return response
 
+    async def render_form(
+        self, request: web.Request, template: str, problems: list[str], **context: Any
+    ) -> web.Response:
+        """A page with a query form: 400 when its query had problems (the page lists them)."""
+        status = 400 if problems else 200
+        return await self.render(request, template, status=status, problems=problems, **context)
+
     async def refuse(self, request: web.Request, action: str, why: str) -> web.Response:
         log.warning("console.action_refused", action=action, why=why)
         return await self.render(
@@ -224,14 +224,13 @@ class Console:
         offset = _int(q.get("offset"), 0)
         page = await runs_data.runs_page(self.redis, self.settings, wanted, offset=max(offset, 0))
         keep = {k: v for k, v in q.items() if k != "offset" and v}
-        return await self.render(
+        return await self.render_form(
             request,
             "runs.html.j2",
-            status=400 if problems else 200,
+            problems,
             page=page,
             q=q,
             keep=keep,
-            problems=problems,
             statuses=runs_data.RUN_FILTERS,
         )
 
@@ -303,14 +302,8 @@ class Console:
                 )
             except ValueError as exc:
                 problems.append(str(exc))
-        return await self.render(
-            request,
-            "replay.html.j2",
-            status=400 if problems else 200,
-            q=q,
-            plan=plan,
-            problems=problems,
-            result=None,
+        return await self.render_form(
+            request, "replay.html.j2", problems, q=q, plan=plan, result=None
         )
 
     async def static(self, _: web.Request) -> web.Response:
@@ -347,14 +340,8 @@ class Console:
         try:
             wanted, rate = _replay_filter(form)
         except ValueError as exc:
-            return await self.render(
-                request,
-                "replay.html.j2",
-                status=400,
-                q=form,
-                plan=None,
-                problems=[str(exc)],
-                result=None,
+            return await self.render_form(
+                request, "replay.html.j2", [str(exc)], q=form, plan=None, result=None
             )
         store = ReplayStore(self.redis, self.settings)
         plan = await store.plan(wanted, now_ms=int(time.time() * 1000), rate_per_second=rate)
@@ -372,13 +359,8 @@ class Console:
                 k: str(v) for k, v in wanted.as_dict().items() if v is not None and k != "since"
             },
         )
-        return await self.render(
-            request,
-            "replay.html.j2",
-            q=form,
-            plan=ReplayPreview.of_plan(plan),
-            problems=[],
-            result=outcome,
+        return await self.render_form(
+            request, "replay.html.j2", [], q=form, plan=ReplayPreview.of_plan(plan), result=outcome
         )
 
 
