@@ -35,7 +35,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Protocol
 
 from redis.asyncio import Redis
@@ -49,6 +48,7 @@ from llm_client.breaker import (
     Transition,
     view,
 )
+from llm_client.lua import lua_text
 from llm_client.redis_text import as_text
 
 #: ``target -> (hash key, field)`` where a recorded success is counted (metrics).
@@ -83,8 +83,7 @@ local function s(x) return string.format('%d', x) end
 
 def _lua(name: str) -> str:
     """One transition's script (``lua/breaker_<name>.lua``, documented at its top)."""
-    text = resources.files(__package__).joinpath("lua", f"breaker_{name}.lua")
-    return _LIB + text.read_text(encoding="utf-8")
+    return _LIB + lua_text(__package__, f"breaker_{name}")
 
 
 _ACQUIRE = _lua("acquire")  # breaker.acquire

@@ -37,17 +37,16 @@ import hashlib
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING, cast
 
 import orjson
 import structlog
 
 from llm_client.errors import LLMError
+from llm_client.lua import lua_text
 from llm_client.redis_text import as_text
 from memory_worker.cards import Card, CardStore
 from memory_worker.cards.vectors import quantize
-from memory_worker.lua import lua_text
 from memory_worker.model_calls import Embedder, embed_texts
 from memory_worker.settings import Settings
 
@@ -188,11 +187,6 @@ def route_target(routes: RoutesConfig, workflow: str, dimension: int) -> Target 
 # --- the shell ---------------------------------------------------------------------------------
 
 
-@cache
-def _lua(name: str) -> str:
-    return lua_text("memory_worker.cards", name)
-
-
 class Reembedder:
     """Re-embeds chats into one target space (see the module doc)."""
 
@@ -213,9 +207,9 @@ class Reembedder:
         self._sleep, self.clock = sleep, clock
         # typed for the plain client; a cluster's runs the same (one chat: one slot)
         registrar = cast("Redis", self.redis)
-        self._start = registrar.register_script(_lua("reembed_start"))
-        self._step = registrar.register_script(_lua("reembed_step"))
-        self._switch = registrar.register_script(_lua("reembed_switch"))
+        self._start = registrar.register_script(lua_text("memory_worker.cards", "reembed_start"))
+        self._step = registrar.register_script(lua_text("memory_worker.cards", "reembed_step"))
+        self._switch = registrar.register_script(lua_text("memory_worker.cards", "reembed_switch"))
 
     def _k(self, chat_id: int, *suffixes: str) -> list[str]:
         return [self.store.key(chat_id, s) for s in suffixes]

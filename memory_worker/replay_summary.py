@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 from arq.connections import ArqRedis
 
+from llm_client.lua import lua_text
 from llm_client.redis_text import as_text
 from memory_worker.keys import Keys
-from memory_worker.lua import lua_text
 
 #: Aged-out runs a preview lists (the CLI's --json lists every one).
 AGED_PAGE = 20
@@ -126,11 +126,7 @@ class AgedRun:
     aged_at_ms: int | None
 
 
-def _lua(name: str) -> str:
-    return lua_text("memory_worker.run_store", name)
-
-
-_RECONCILE = _lua("retired_summary") + _lua("reconcile_retired")
+_RECONCILE = lua_text("memory_worker.run_store", "retired_summary", "reconcile_retired")
 
 
 class RetiredSummary:

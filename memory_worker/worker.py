@@ -33,12 +33,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from llm_client.lua import lua_text
 from llm_client.redis_text import reply_pairs
 from memory_worker.arq_prelude import next_pipeline_plain, plain_prelude_pipelines
 from memory_worker.connections import LOG_RETRY_AT, backoff_delay, next_failure_count
 from memory_worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.keys import Keys
-from memory_worker.lua import lua_text
 from memory_worker.redis_checks import check_redis
 from memory_worker.run_store import now_ms
 from memory_worker.sentry import init_sentry

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, cast
 
 import orjson
 
+from llm_client.lua import lua_text
 from llm_client.redis_text import as_text
 from memory_worker.forget import (
     ForgetCounts,
@@ -35,7 +36,6 @@ from memory_worker.forget import (
     parse_authors,
 )
 from memory_worker.keys import CHAT_SCRIPT_KEYS, Keys
-from memory_worker.lua import lua_text
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -53,10 +53,6 @@ _STAGED_MS = 60_000
 
 
 @cache
-def _lua(name: str) -> str:
-    return lua_text(__package__, name)
-
-
 @dataclass(frozen=True)
 class TrimCut:
     """The packed strings' kept bytes, read under ``vecver`` = ``version``."""
@@ -96,10 +92,10 @@ class CardForget:
         # typed for the plain client; a cluster's runs the same (EVALSHA routed by the keys'
         # one slot, SCRIPT LOAD on NOSCRIPT), as in memory_worker.cards.store
         registrar = cast("Redis", redis)
-        self._forget = registrar.register_script(_lua("forget"))
-        self._epoch = registrar.register_script(_lua("forget_epoch"))
-        self._trim = registrar.register_script(_lua("forget_trim"))
-        self._unlink_chunk = registrar.register_script(_lua("forget_unlink"))
+        self._forget = registrar.register_script(lua_text(__package__, "forget"))
+        self._epoch = registrar.register_script(lua_text(__package__, "forget_epoch"))
+        self._trim = registrar.register_script(lua_text(__package__, "forget_trim"))
+        self._unlink_chunk = registrar.register_script(lua_text(__package__, "forget_unlink"))
 
     def key(self, chat_id: int, suffix: str) -> str:
         return self.keys.chat(chat_id, suffix)

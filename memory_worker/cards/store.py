@@ -74,6 +74,7 @@ import numpy as np
 import orjson
 import structlog
 
+from llm_client.lua import lua_text
 from llm_client.redis_text import as_text
 from memory_worker.cards.codec import (
     apply_result,
@@ -96,7 +97,6 @@ from memory_worker.cards.writes import (
 )
 from memory_worker.errors import ForgottenWrite, StoreError
 from memory_worker.keys import Keys
-from memory_worker.lua import lua_text
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -11,19 +11,15 @@ from __future__ import annotations
 
 from arq.connections import ArqRedis
 
+from llm_client.lua import lua_text
 from llm_client.redis_text import as_text
 from memory_worker.keys import Keys
-from memory_worker.lua import lua_text
 
 #: Runs one backfill script call adds (one read pipeline, one script call a page).
 _PAGE = 1000
 
 
-def _lua(name: str) -> str:
-    return lua_text(__package__, name)
-
-
-_ADD = _lua("chat_index_add")
+_ADD = lua_text(__package__, "chat_index_add")
 
 
 class ChatIndex:

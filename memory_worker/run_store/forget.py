@@ -14,10 +14,10 @@ from collections.abc import Sequence
 import orjson
 from arq.connections import ArqRedis
 
+from llm_client.lua import lua_text
 from llm_client.redis_text import as_text
 from memory_worker.forget import RunChange, chunks, plan_restrict, plan_run
 from memory_worker.keys import Keys
-from memory_worker.lua import lua_text
 from memory_worker.models import RunRequest
 from memory_worker.run_store.chat_index import ChatIndex
 from memory_worker.run_store.model import ClaimedRun, now_ms
@@ -29,14 +29,10 @@ _WALK_PAGE = 1000
 _REPLANS = 5
 
 
-def _lua(name: str) -> str:
-    return lua_text(__package__, name)
-
-
 #: The run side of a forget (every key in KEYS; checked by tests/test_lua_keys.py).
-_FORGET_MESSAGES = _lua("retired_summary") + _lua("forget_messages")
+_FORGET_MESSAGES = lua_text(__package__, "retired_summary", "forget_messages")
 #: The chat's runs among one page of the run index (read-only).
-_CHAT_RUNS = _lua("forget_chat_runs")
+_CHAT_RUNS = lua_text(__package__, "forget_chat_runs")
 
 
 class RunForget:

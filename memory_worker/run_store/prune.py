@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from arq.connections import ArqRedis
 
+from llm_client.lua import lua_text
 from llm_client.redis_text import as_text
 from memory_worker.connections import awaited
 from memory_worker.keys import Keys
-from memory_worker.lua import lua_text
 from memory_worker.models import RunStatus
 from memory_worker.run_store.model import PruneResult, now_ms
 from memory_worker.settings import Settings
@@ -27,15 +27,11 @@ from memory_worker.versions import ClaimAction, claim_action
 PRUNE_REREADS = 5
 
 
-def _lua(name: str) -> str:
-    return lua_text(__package__, name)
-
-
-_PRUNE = _lua("prune")
-_PRUNE_NATURAL_KEYS = _lua("prune_natural_keys")
-_PRUNE_RETIRED_MESSAGES = _lua("retired_summary") + _lua("prune_retired_messages")
-_PRUNE_WORKERS = _lua("prune_workers")
-_UNPARK = _lua("unpark")
+_PRUNE = lua_text(__package__, "prune")
+_PRUNE_NATURAL_KEYS = lua_text(__package__, "prune_natural_keys")
+_PRUNE_RETIRED_MESSAGES = lua_text(__package__, "retired_summary", "prune_retired_messages")
+_PRUNE_WORKERS = lua_text(__package__, "prune_workers")
+_UNPARK = lua_text(__package__, "unpark")
 
 
 class RunPrune:

@@ -14,10 +14,10 @@ import orjson
 import structlog
 from arq.connections import ArqRedis
 
+from llm_client.lua import lua_text
 from llm_client.redis_text import as_text
 from memory_worker.errors import InvalidRunRequest, RunNotFound
 from memory_worker.keys import Keys
-from memory_worker.lua import lua_text
 from memory_worker.models import (
     Cursor,
     ErrorLogEntry,
@@ -56,25 +56,20 @@ log = structlog.get_logger(__name__)
 PULSE_FIELD_PREFIX = "pulse:"
 
 
-def _lua(name: str) -> str:
-    """The text of ``lua/<name>.lua``."""
-    return lua_text(__package__, name)
-
-
-_SET_STATUS = _lua("set_status")
-_PULSE = _lua("pulse")
-_ENQUEUE = _lua("enqueue")
-_CLAIM = VERSION_ACTION_LUA + _PULSE + _lua("claim")
-_PARK = _lua("park")
-_HEARTBEAT = _PULSE + _lua("heartbeat")
-_DEREGISTER = _lua("deregister")
-_RENEW = _lua("renew")
-_COMPLETE = _lua("complete")
-_SUMMARY = _lua("retired_summary")
-_FAIL = _SET_STATUS + _SUMMARY + _lua("fail")
-_RELEASE = _SET_STATUS + _lua("hourly") + _lua("release")
-_HAS_CLAIMABLE = _lua("has_claimable")
-_REPLAY = _SUMMARY + _lua("replay")
+_SET_STATUS = lua_text(__package__, "set_status")
+_PULSE = lua_text(__package__, "pulse")
+_ENQUEUE = lua_text(__package__, "enqueue")
+_CLAIM = VERSION_ACTION_LUA + _PULSE + lua_text(__package__, "claim")
+_PARK = lua_text(__package__, "park")
+_HEARTBEAT = _PULSE + lua_text(__package__, "heartbeat")
+_DEREGISTER = lua_text(__package__, "deregister")
+_RENEW = lua_text(__package__, "renew")
+_COMPLETE = lua_text(__package__, "complete")
+_SUMMARY = lua_text(__package__, "retired_summary")
+_FAIL = _SET_STATUS + _SUMMARY + lua_text(__package__, "fail")
+_RELEASE = _SET_STATUS + lua_text(__package__, "hourly", "release")
+_HAS_CLAIMABLE = lua_text(__package__, "has_claimable")
+_REPLAY = _SUMMARY + lua_text(__package__, "replay")
 
 
 class RunStore:
