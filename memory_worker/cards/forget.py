@@ -18,7 +18,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import TYPE_CHECKING, cast
 
 import orjson
@@ -52,7 +51,6 @@ _REPLANS = 5
 _STAGED_MS = 60_000
 
 
-@cache
 @dataclass(frozen=True)
 class TrimCut:
     """The packed strings' kept bytes, read under ``vecver`` = ``version``."""
