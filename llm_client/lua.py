@@ -6,14 +6,16 @@ folder, next to the code that registers them (``llm_client/lua`` for the breaker
 
 from __future__ import annotations
 
+from functools import cache
 from importlib import resources
 
 
+@cache
 def lua_text(package: str, *names: str) -> str:
     """``lua/<name>.lua`` of ``package`` (dotted), each of ``names`` in order, joined.
 
     Several names make one script from shared fragments, e.g.
-    ``lua_text(__package__, "retired_summary", "prune_retired_messages")``.
+    ``lua_text(__package__, "retired_summary", "prune_retired_messages")``. Read once a process.
     """
     folder = resources.files(package).joinpath("lua")
     return "".join(folder.joinpath(f"{name}.lua").read_text(encoding="utf-8") for name in names)
