@@ -24,6 +24,7 @@ from llm_client.errors import (
 )
 from llm_client.events import EventType
 from llm_client.routes import RouteDefaults, parse_routes
+from tests.support.harness import eventually
 from tests.support.routing_fakes import (
     FakeFarm,
     RecordingSink,
@@ -349,8 +350,11 @@ async def test_cancelled_probe_frees_the_slot_for_the_next_caller(
     await asyncio.sleep(0.25)
     farm.set(A, ok(delay=10))
     probe = asyncio.create_task(walker.call(WF, farm.attempt))
-    await asyncio.sleep(0.05)
-    assert (await walker.breakers.view(A)).probe_in_flight
+
+    async def in_flight() -> bool:
+        return (await walker.breakers.view(A)).probe_in_flight
+
+    await eventually(in_flight, every=0.01)
     probe.cancel()
     with pytest.raises(asyncio.CancelledError):
         await probe
