@@ -1,11 +1,15 @@
-"""A clock a test moves by hand, for code that takes an injected ``clock: Callable[[], float]``.
+"""Clocks a test moves by hand, for code that takes an injected ``clock: Callable[[], float]``.
 
-Time passes only when the test says so (``clock.advance(s)`` or ``clock.now = t``), so a
-test steps through timings without waiting and an assertion that something has *not*
-happened yet holds by construction, not by a race against a sleep.
+With :class:`ManualClock` time passes only when the test says so (``clock.advance(s)`` or
+``clock.now = t``), so a test steps through timings without waiting and an assertion that
+something has *not* happened yet holds by construction, not by a race against a sleep.
+:class:`ShiftedClock` is wall time that the test can move forward, for code whose clock also
+lands in Redis (TTLs as unix instants), where a clock that stood still would let keys expire.
 """
 
 from __future__ import annotations
+
+import time
 
 
 class ManualClock:
@@ -19,3 +23,16 @@ class ManualClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+class ShiftedClock:
+    """``time.time()`` plus however far the test has moved it forward."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
