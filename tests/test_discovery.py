@@ -27,6 +27,8 @@ from llm_client import (
 from llm_client.transport import ChatTransport, EmbedTransport
 from memory_worker.farmsim import EnvelopeStyle, FarmSimulator, Fault, FaultKind
 from tests.support.chat_faults import FaultCase, fault_case
+from tests.support.clock import ManualClock
+from tests.support.harness import eventually
 from tests.support.simulator import sim_config
 
 SERVICE = "llm-openai"
@@ -525,11 +527,12 @@ async def test_connection_refused_after_the_farm_stops_is_transport(
 
 
 async def test_farm_dropping_polls_is_transport() -> None:
-    async with FarmSimulator(queued_seconds=0.3) as sim:
+    async with FarmSimulator(queued_seconds=0.3, clock=ManualClock()) as sim:  # queued for good
         config = sim_config(sim, job_poll=0.05)
         async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
             running = asyncio.ensure_future(client.chat(REQUEST))
-            await asyncio.sleep(0.1)  # submitted, now polling a queued job
+            # submitted, now polling a queued job
+            await eventually(lambda: sim.stats().get(SERVICE, {}).get("polls", 0) >= 1, every=0.01)
             sim.set_fault(SERVICE, Fault(FaultKind.RESET))
             with pytest.raises(Transport) as info:
                 await running

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
@@ -12,8 +11,20 @@ import pytest
 
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.farmsim.backends import GARBAGE_TEXT
-from tests.support.simulator import TERMINAL, content, extraction, fields, finish, response, submit
+from tests.support.clock import ManualClock
 from tests.support.simulator import client as client  # the fixture
+from tests.support.simulator import (
+    content,
+    extraction,
+    fields,
+    finish,
+    poll,
+    response,
+    serving,
+    states,
+    submit,
+    timeline,
+)
 
 EXTRACTION = extraction("I love jazz. I live in Berlin. I work at Siemens.")
 CHAT = {
@@ -22,6 +33,12 @@ CHAT = {
     "response_format": {"type": "json_object"},
     "stream": False,
 }
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    """The simulator's clock, moved by hand: job timings pass without waiting for them."""
+    return ManualClock()
 
 
 def _submit(inner: Any = None, *, service: str = "llm", endpoint: str = "chat") -> dict[str, Any]:
@@ -104,27 +121,20 @@ async def test_job_failed_string_gives_the_error_as_text(
     assert result == {"error": "UPSTREAM_ERROR: [Errno -3] dns"}
 
 
-async def test_stuck_queued_job_never_leaves_the_queue(
-    sim: FarmSimulator, client: httpx.AsyncClient
-) -> None:
+async def test_stuck_queued_job_never_leaves_the_queue(clock: ManualClock) -> None:
+    sim = FarmSimulator(clock=clock)
     sim.set_fault("llm", Fault(kind=FaultKind.STUCK_QUEUED, times=1))
-    answer = await client.post("/v1/jobs/blocking", json=_submit())
-    job_id, state, _, _ = fields(answer.json())
-    assert state == "JOB_STATE_QUEUED"
-    await asyncio.sleep(0.2)
-    for _ in range(3):
-        assert fields((await client.get(f"/v1/jobs/{job_id}")).json())[1] == "JOB_STATE_QUEUED"
+    hours = await timeline(sim, clock, _submit(), [3600, 7200, 10800])
+    assert states(hours) == ["JOB_STATE_QUEUED"] * 4
     # the fault is used up: the next job runs normally
-    assert fields(await finish(client, _submit()))[1] == "JOB_STATE_SUCCEEDED"
+    assert states(await timeline(sim, clock, _submit(), [0]))[-1] == "JOB_STATE_SUCCEEDED"
 
 
-async def test_stuck_queued_with_seconds_is_a_long_queue(
-    sim: FarmSimulator, client: httpx.AsyncClient
-) -> None:
-    sim.set_fault("llm", Fault(kind=FaultKind.STUCK_QUEUED, seconds=0.2))
-    started = time.monotonic()
-    assert fields(await finish(client, _submit()))[1] == "JOB_STATE_SUCCEEDED"
-    assert time.monotonic() - started >= 0.2
+async def test_stuck_queued_with_seconds_is_a_long_queue(clock: ManualClock) -> None:
+    sim = FarmSimulator(clock=clock)
+    sim.set_fault("llm", Fault(kind=FaultKind.STUCK_QUEUED, seconds=20))
+    envelopes = await timeline(sim, clock, _submit(), [19.9, 20])
+    assert states(envelopes) == ["JOB_STATE_QUEUED", "JOB_STATE_QUEUED", "JOB_STATE_SUCCEEDED"]
 
 
 async def test_submit_status_with_a_code_is_a_farm_level_error(
@@ -194,54 +204,38 @@ async def test_garbage_is_prose(sim: FarmSimulator, client: httpx.AsyncClient) -
         json.loads(text)
 
 
-async def test_slow_job_runs_for_its_seconds_then_succeeds(
-    sim: FarmSimulator, client: httpx.AsyncClient
-) -> None:
-    sim.set_fault("llm", Fault(kind=FaultKind.SLOW, seconds=0.3))
-    started = time.monotonic()
-    answer = (await client.post("/v1/jobs/blocking", json=_submit())).json()
-    job_id = fields(answer)[0]
-    await asyncio.sleep(0.1)
-    assert fields((await client.get(f"/v1/jobs/{job_id}")).json())[1] == "JOB_STATE_RUNNING"
-    while True:
-        envelope = (await client.get(f"/v1/jobs/{job_id}")).json()
-        if fields(envelope)[1] in TERMINAL:
-            break
-        assert time.monotonic() - started < 3.0
-        await asyncio.sleep(0.02)
-    assert time.monotonic() - started >= 0.3
-    assert response(envelope)[0] == 200
+async def test_slow_job_runs_for_its_seconds_then_succeeds(clock: ManualClock) -> None:
+    sim = FarmSimulator(clock=clock)
+    sim.set_fault("llm", Fault(kind=FaultKind.SLOW, seconds=30))
+    envelopes = await timeline(sim, clock, _submit(), [10, 29.9, 30])
+    assert states(envelopes) == [  # running to the last moment of its 30 s, then done
+        "JOB_STATE_QUEUED",
+        "JOB_STATE_RUNNING",
+        "JOB_STATE_RUNNING",
+        "JOB_STATE_SUCCEEDED",
+    ]
+    assert response(envelopes[-1])[0] == 200
 
 
-async def test_hung_job_stays_running_until_the_client_gives_up(
-    sim: FarmSimulator, client: httpx.AsyncClient
-) -> None:
+async def test_hung_job_stays_running_until_the_client_gives_up(clock: ManualClock) -> None:
+    sim = FarmSimulator(clock=clock)
     sim.set_fault("llm", Fault(kind=FaultKind.HANG))
-    job_id = fields((await client.post("/v1/jobs/blocking", json=_submit())).json())[0]
-    states: set[str | None] = set()
-
-    async def poll_forever() -> None:
-        while True:
-            states.add(fields((await client.get(f"/v1/jobs/{job_id}")).json())[1])
-            await asyncio.sleep(0.02)
-
-    with pytest.raises(TimeoutError):
-        async with asyncio.timeout(0.3):  # the client's task budget
-            await poll_forever()
-    assert states == {"JOB_STATE_RUNNING"}
+    day = [3600 * 24 * i / 5 for i in range(1, 6)]  # no client's task budget outlasts it
+    polled = (await timeline(sim, clock, _submit(), day))[1:]
+    assert set(states(polled)) == {"JOB_STATE_RUNNING"}
 
 
-async def test_jobs_in_flight_keep_the_outcome_they_were_created_with() -> None:
-    async with (
-        FarmSimulator(run_seconds=0.1) as sim,
-        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
-    ):
-        answer = (await client.post("/v1/jobs/blocking", json=_submit())).json()
+async def test_jobs_in_flight_keep_the_outcome_they_were_created_with(
+    clock: ManualClock,
+) -> None:
+    sim = FarmSimulator(run_seconds=0.1, clock=clock)
+    async with serving(sim) as client:
+        healthy = fields((await client.post("/v1/jobs/blocking", json=_submit())).json())[0]
         sim.set_fault("*", Fault(kind=FaultKind.JOB_FAILED))
-        await asyncio.sleep(0.15)
-        envelope = (await client.get(f"/v1/jobs/{fields(answer)[0]}")).json()
-        assert response(envelope)[0] == 200
-        assert fields(await finish(client, _submit()))[1] == "JOB_STATE_FAILED"
+        failing = fields((await client.post("/v1/jobs/blocking", json=_submit())).json())[0]
+        clock.advance(0.15)  # both ran their 0.1 s
+        assert response(await poll(client, healthy))[0] == 200
+        assert fields(await poll(client, failing))[1] == "JOB_STATE_FAILED"
 
 
 # --------------------------------------------------------------------------- wire faults

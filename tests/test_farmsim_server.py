@@ -16,8 +16,20 @@ import pytest
 
 from memory_worker.farmsim import EnvelopeStyle, FarmSimulator, Fault, FaultKind
 from memory_worker.farmsim.embedder import EmbedderKind, cosine, embed_text
+from tests.support.clock import ManualClock
+from tests.support.harness import eventually
 from tests.support.simulator import client as client  # the fixture
-from tests.support.simulator import content, extraction, fields, finish, response, submit
+from tests.support.simulator import (
+    content,
+    extraction,
+    fields,
+    finish,
+    response,
+    serving,
+    states,
+    submit,
+    timeline,
+)
 
 
 def _chat(content: str, *, json_mode: bool = False) -> dict[str, Any]:
@@ -63,33 +75,25 @@ async def test_base_url_needs_a_start_when_port_is_zero() -> None:
 
 
 async def test_job_goes_queued_running_succeeded_on_its_timings() -> None:
-    async with (
-        FarmSimulator(queued_seconds=0.15, run_seconds=0.15) as sim,
-        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
-    ):
-        started = time.monotonic()
-        answer = await client.post("/v1/jobs/blocking", json=submit(_chat("hi")))
-        job_id, state, _, _ = fields(answer.json())
-        seen = [(state, 0.0)]
-        while state != "JOB_STATE_SUCCEEDED":
-            assert time.monotonic() - started < 3.0
-            await asyncio.sleep(0.01)
-            _, state, _, _ = fields((await client.get(f"/v1/jobs/{job_id}")).json())
-            if state != seen[-1][0]:
-                seen.append((state, time.monotonic() - started))
-    assert [s for s, _ in seen] == ["JOB_STATE_QUEUED", "JOB_STATE_RUNNING", "JOB_STATE_SUCCEEDED"]
-    assert seen[1][1] >= 0.15
-    assert seen[2][1] >= 0.3
+    clock = ManualClock()
+    sim = FarmSimulator(queued_seconds=15, run_seconds=15, clock=clock)
+    # each state's last moment, and the next state's first
+    envelopes = await timeline(sim, clock, submit(_chat("hi")), [14.9, 15, 29.9, 30])
+    assert states(envelopes) == [
+        "JOB_STATE_QUEUED",
+        "JOB_STATE_QUEUED",
+        "JOB_STATE_RUNNING",
+        "JOB_STATE_RUNNING",
+        "JOB_STATE_SUCCEEDED",
+    ]
 
 
 async def _timed_blocking_submit(
     *, run_seconds: float, submit_block_seconds: float
 ) -> tuple[Any, float]:
     """One blocking submit to a simulator with these timings: its envelope and how long it took."""
-    async with (
-        FarmSimulator(run_seconds=run_seconds, submit_block_seconds=submit_block_seconds) as sim,
-        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
-    ):
+    sim = FarmSimulator(run_seconds=run_seconds, submit_block_seconds=submit_block_seconds)
+    async with serving(sim) as client:
         started = time.monotonic()
         answer = await client.post("/v1/jobs/blocking", json=submit(_chat("hi")))
         return answer.json(), time.monotonic() - started
@@ -123,10 +127,8 @@ async def test_envelope_shape_alternates_between_top_level_and_nested(
 
 
 async def test_mixed_envelope_style_can_be_selected() -> None:
-    async with (
-        FarmSimulator(envelope_styles=[EnvelopeStyle.MIXED]) as sim,
-        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
-    ):
+    sim = FarmSimulator(envelope_styles=[EnvelopeStyle.MIXED])
+    async with serving(sim) as client:
         envelope = await finish(client, submit(_chat("hi")))
     assert envelope["job"]["state"] == ""
     assert envelope["status"] == "JOB_STATE_SUCCEEDED"
@@ -151,10 +153,8 @@ async def test_repeated_idempotency_key_returns_the_existing_job(
 
 
 async def test_oldest_jobs_are_forgotten_beyond_max_jobs() -> None:
-    async with (
-        FarmSimulator(max_jobs=2) as sim,
-        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
-    ):
+    sim = FarmSimulator(max_jobs=2)
+    async with serving(sim) as client:
         ids = [
             fields(
                 (
@@ -171,10 +171,8 @@ async def test_oldest_jobs_are_forgotten_beyond_max_jobs() -> None:
 
 
 async def test_resubmitted_key_waits_like_a_fresh_blocking_submit() -> None:
-    async with (
-        FarmSimulator(run_seconds=0.2, submit_block_seconds=0.05) as sim,
-        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
-    ):
+    sim = FarmSimulator(run_seconds=0.2, submit_block_seconds=0.05)
+    async with serving(sim) as client:
         payload = submit(_chat("x"), key="same")
         first = (await client.post("/v1/jobs/blocking", json=payload)).json()
         assert fields(first)[1] == "JOB_STATE_RUNNING"
@@ -251,10 +249,8 @@ async def _embed_body(client: httpx.AsyncClient, inner: dict[str, Any]) -> dict[
 
 
 async def test_hashed_embedder_job_answers_its_exact_unit_vectors() -> None:
-    async with (
-        FarmSimulator(embedder="hashed") as sim,
-        httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as client,
-    ):
+    sim = FarmSimulator(embedder="hashed")
+    async with serving(sim) as client:
         inner = {"prompts": ["Anna likes jazz", "Bob lives in Berlin"], "dimension": 64}
         body = await _embed_body(client, inner)
     assert body["dimension"] == 64
@@ -401,7 +397,7 @@ async def test_stop_closes_connections_that_are_still_waiting(
 ) -> None:
     sim.set_fault("llm", Fault(kind=FaultKind.HANG_HTTP))
     pending = asyncio.create_task(client.post("/v1/jobs/blocking", json=submit(_chat("hi"))))
-    await asyncio.sleep(0.1)
+    await eventually(lambda: sim.submits("llm") == 1, every=0.01)  # it is waiting in the hang
     started = time.monotonic()
     await sim.stop()
     with pytest.raises(httpx.TransportError):

@@ -32,6 +32,7 @@ from memory_worker.runs import plan_failure
 from memory_worker.serve import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.ticks import Mode, TickCounts, TickPlan, TickQueue
+from tests.support.clock import ManualClock
 from tests.support.factories import make_request
 from tests.support.harness import eventually
 from tests.support.routing_fakes import trip_first_target
@@ -79,16 +80,8 @@ def _sample(queued: int = 1) -> Sample:
     )
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 async def test_sampler_rate_limits_attempts_and_keeps_last_good_on_failure() -> None:
-    clock = FakeClock()
+    clock = ManualClock()
     reads: list[float] = []
     failing = False
 

@@ -31,18 +31,11 @@ from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickOutcome
 from memory_worker.wiring import WalkerGate, build_tick_runner
+from tests.support.clock import ManualClock
 from tests.support.factories import make_request
 from tests.support.routing_fakes import breaker_state, fail, routes_of, scripted
 
 WORKFLOWS = ("memory_extraction", "embedding")
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class FakeWalker:
@@ -68,12 +61,12 @@ class FakeWalker:
         self.bookkeeping_failures[operation] += 1
 
 
-def gate_of(walker: FakeWalker, clock: Clock, reuse: float = 1.0) -> WalkerGate:
+def gate_of(walker: FakeWalker, clock: ManualClock, reuse: float = 1.0) -> WalkerGate:
     return WalkerGate(walker, WORKFLOWS, reuse_seconds=reuse, clock=clock)  # type: ignore[arg-type]
 
 
 async def test_a_passable_answer_is_reused_until_its_window_ends() -> None:
-    walker, clock = FakeWalker(), Clock()
+    walker, clock = FakeWalker(), ManualClock(1000.0)
     gate = gate_of(walker, clock)
     assert not await gate.blocked()
     assert walker.reads == 1
@@ -90,7 +83,7 @@ async def test_a_passable_answer_is_reused_until_its_window_ends() -> None:
 
 
 async def test_a_reused_passable_never_hides_an_open_route_past_its_window() -> None:
-    walker, clock = FakeWalker(), Clock()
+    walker, clock = FakeWalker(), ManualClock(1000.0)
     gate = gate_of(walker, clock)
     assert not await gate.blocked()
     walker.open = True  # another process's walks opened the route meanwhile
@@ -102,7 +95,7 @@ async def test_a_reused_passable_never_hides_an_open_route_past_its_window() -> 
 
 
 async def test_a_blocked_answer_is_never_reused() -> None:
-    walker, clock = FakeWalker(), Clock()
+    walker, clock = FakeWalker(), ManualClock(1000.0)
     gate = gate_of(walker, clock)
     walker.open = True
     for _ in range(3):
@@ -116,7 +109,7 @@ async def test_a_blocked_answer_is_never_reused() -> None:
 
 @pytest.mark.parametrize("outcome", list(TickOutcome))
 async def test_only_a_completed_tick_keeps_the_reused_answer(outcome: TickOutcome) -> None:
-    walker, clock = FakeWalker(), Clock()
+    walker, clock = FakeWalker(), ManualClock(1000.0)
     gate = gate_of(walker, clock)
     assert not await gate.blocked()
     gate.tick_ended(outcome)
@@ -125,7 +118,7 @@ async def test_only_a_completed_tick_keeps_the_reused_answer(outcome: TickOutcom
 
 
 async def test_breaker_news_of_this_process_drops_the_reused_answer() -> None:
-    walker, clock = FakeWalker(), Clock()
+    walker, clock = FakeWalker(), ManualClock(1000.0)
     gate = gate_of(walker, clock)
     assert not await gate.blocked()
     walker.breaker_news += 1  # e.g. a walk of this process tripped a breaker
@@ -138,7 +131,7 @@ async def test_breaker_news_of_this_process_drops_the_reused_answer() -> None:
 
 
 async def test_a_failed_read_fails_open_and_drops_the_reused_answer() -> None:
-    walker, clock = FakeWalker(), Clock()
+    walker, clock = FakeWalker(), ManualClock(1000.0)
     gate = gate_of(walker, clock)
     assert not await gate.blocked()
     clock.now += 1.0
@@ -156,7 +149,7 @@ async def test_a_failed_read_fails_open_and_drops_the_reused_answer() -> None:
 @pytest.mark.parametrize("news", ["deferred_tick", "breaker_news"])
 async def test_a_read_that_began_before_news_does_not_store_its_answer(news: str) -> None:
     """Concurrent ticks: a tick's outage (or a transition) lands while another reads."""
-    walker, clock = FakeWalker(), Clock()
+    walker, clock = FakeWalker(), ManualClock(1000.0)
     gate = gate_of(walker, clock)
     walker.hold = asyncio.Event()
     reading = asyncio.create_task(gate.blocked())
@@ -175,7 +168,7 @@ async def test_a_read_that_began_before_news_does_not_store_its_answer(news: str
 
 
 async def test_reuse_zero_reads_before_every_claim() -> None:
-    walker, clock = FakeWalker(), Clock()
+    walker, clock = FakeWalker(), ManualClock(1000.0)
     gate = gate_of(walker, clock, reuse=0.0)
     for _ in range(3):
         assert not await gate.blocked()
@@ -205,7 +198,7 @@ async def test_the_walker_counts_the_breaker_news_its_walks_announce(
         {"farm/a": fail(lambda: BackendUnavailable("UPSTREAM_ERROR: 503", code="UPSTREAM_ERROR"))},
         breaker=breaker,
     )
-    clock = Clock()
+    clock = ManualClock(1000.0)
     gate = WalkerGate(walker, ["memory_extraction"], reuse_seconds=1.0, clock=clock)
     assert not await gate.blocked()
     with pytest.raises(BackendUnavailable):
@@ -249,7 +242,7 @@ async def test_consecutive_productive_ticks_read_the_breakers_once_per_window(
         built = pipeline.gate
         assert isinstance(built, WalkerGate)
         assert built.reuse_seconds == s.route_gate_reuse_seconds == 1.0
-        clock = Clock()
+        clock = ManualClock(1000.0)
         gate = WalkerGate(built.walker, built.workflows, reuse_seconds=1.0, clock=clock)
         pipeline.gate, pipeline.processor = gate, Instant()
         await built.walker.routes_open(built.workflows)  # the script is loaded
@@ -311,7 +304,7 @@ async def test_routes_opened_by_another_process_inside_the_window_spend_no_attem
     try:
         built = pipeline.gate
         assert isinstance(built, WalkerGate)
-        clock = Clock()
+        clock = ManualClock(1000.0)
         pipeline.gate = gate = WalkerGate(
             built.walker, built.workflows, reuse_seconds=1.0, clock=clock
         )

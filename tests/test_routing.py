@@ -24,6 +24,8 @@ from llm_client.errors import (
 )
 from llm_client.events import EventType
 from llm_client.routes import RouteDefaults, parse_routes
+from tests.support.clock import ShiftedClock
+from tests.support.harness import eventually
 from tests.support.routing_fakes import (
     FakeFarm,
     RecordingSink,
@@ -314,9 +316,10 @@ async def open_breaker(walker_farm: FakeFarm, walker: object, target: str = A) -
 async def test_half_open_twenty_concurrent_callers_send_exactly_one_probe(
     redis: Redis, key_prefix: str
 ) -> None:
-    farm, sink, walker = scripted(redis, key_prefix, routes_of(A), {A: fail(down)})
+    clock = ShiftedClock()
+    farm, sink, walker = scripted(redis, key_prefix, routes_of(A), {A: fail(down)}, clock=clock)
     await open_breaker(farm, walker)
-    await asyncio.sleep(0.25)  # cooldown 0.2 s elapsed
+    clock.advance(0.25)  # cooldown 0.2 s elapsed
     farm.set(A, fail(down, delay=0.2))
     before = farm.total
     results = await asyncio.gather(
@@ -328,7 +331,7 @@ async def test_half_open_twenty_concurrent_callers_send_exactly_one_probe(
     view = await walker.breakers.view(A)
     assert view.trips == 2
     assert 0.2 < view.cooldown_remaining_s <= 0.4  # doubled from 0.2 s
-    await asyncio.sleep(0.45)
+    clock.advance(0.45)
     farm.set(A, ok("back", delay=0.05))
     results = await asyncio.gather(
         *(walker.call(WF, farm.attempt) for _ in range(20)), return_exceptions=True
@@ -344,13 +347,17 @@ async def test_half_open_twenty_concurrent_callers_send_exactly_one_probe(
 async def test_cancelled_probe_frees_the_slot_for_the_next_caller(
     redis: Redis, key_prefix: str
 ) -> None:
-    farm, _, walker = scripted(redis, key_prefix, routes_of(A), {A: fail(down)})
+    clock = ShiftedClock()
+    farm, _, walker = scripted(redis, key_prefix, routes_of(A), {A: fail(down)}, clock=clock)
     await open_breaker(farm, walker)
-    await asyncio.sleep(0.25)
+    clock.advance(0.25)  # cooldown 0.2 s elapsed
     farm.set(A, ok(delay=10))
     probe = asyncio.create_task(walker.call(WF, farm.attempt))
-    await asyncio.sleep(0.05)
-    assert (await walker.breakers.view(A)).probe_in_flight
+
+    async def in_flight() -> bool:
+        return (await walker.breakers.view(A)).probe_in_flight
+
+    await eventually(in_flight, every=0.01)
     probe.cancel()
     with pytest.raises(asyncio.CancelledError):
         await probe

@@ -91,12 +91,13 @@ def faulty(redis: Redis, key_prefix: str, *failing: str) -> FaultyStore:
     return FaultyStore(redis, Keys(key_prefix), BREAKER, failing=set(failing))
 
 
-async def open_breaker(store: BreakerStore, target: str) -> None:
+async def open_breaker(store: BreakerStore, target: str, *, at_ms: int | None = None) -> None:
+    """Trip ``target``'s breaker now, or at ``at_ms`` on the store's clock."""
     for _ in range(BREAKER.failure_threshold):
-        permit = await store.acquire(target, lease_seconds=60)
+        permit = await store.acquire(target, lease_seconds=60, now_ms=at_ms)
         assert permit is not None
-        await store.record(target, permit, Outcome.FAILURE)
-    assert (await store.view(target)).circuit is Circuit.OPEN
+        await store.record(target, permit, Outcome.FAILURE, now_ms=at_ms)
+    assert (await store.view(target, now_ms=at_ms)).circuit is Circuit.OPEN
 
 
 # --- store faults (§7 rev 2) ------------------------------------------------------------------
@@ -168,8 +169,9 @@ async def test_a_healthy_store_still_refuses_an_open_route(redis: Redis, key_pre
 
 
 async def half_open(store: BreakerStore, target: str) -> None:
-    await open_breaker(store, target)
-    await asyncio.sleep(BREAKER.cooldown_seconds + 0.05)
+    """Trip ``target``'s breaker a cooldown ago (injected time, not waited for): half-open now."""
+    cooldown_ago = store.now_ms() - int(BREAKER.cooldown_seconds * 1000) - 50
+    await open_breaker(store, target, at_ms=cooldown_ago)
     assert (await store.view(target)).circuit is Circuit.HALF_OPEN
 
 
@@ -220,8 +222,8 @@ async def test_a_prober_that_dies_mid_call_frees_the_slot_within_one_lease(
     state = await store.state(A)
     assert 0 < state.probe_until_ms - taken_at <= 400  # the lease, not the 900 s wall budget
     assert await store.acquire(A, lease_seconds=1) is None
-    await asyncio.sleep(0.45)
-    probe = await store.acquire(A, lease_seconds=1)
+    # one lease on (injected: the next caller's clock reads 450 ms later)
+    probe = await store.acquire(A, lease_seconds=1, now_ms=taken_at + 450)
     assert probe is not None
     assert probe.probe
     prober.cancel()

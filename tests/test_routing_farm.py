@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from memory_worker.notifiers import TelegramNotifier
 from memory_worker.paging import ReportConfig
 from memory_worker.reports import AdminReporter, page_counters, route_breakers
 from tests.support.admin_fakes import FakeTelegram
+from tests.support.clock import ShiftedClock
 from tests.support.simulator import sim_config
 
 WF = "memory_extraction"
@@ -90,9 +91,10 @@ def make_node(
     breaker: BreakerConfig = BreakerConfig(),
     probe_interval: float = 60.0,
     telegram: FakeTelegram | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> Node:
     keys = Keys(key_prefix)
-    store = BreakerStore(redis, keys, breaker)
+    store = BreakerStore(redis, keys, breaker, clock=clock)
     http = httpx.AsyncClient()
     notifiers = (
         [TelegramNotifier(api_base=telegram.base_url, token=TOKEN, chat_id=77, http=http)]
@@ -243,12 +245,14 @@ async def test_half_open_lets_exactly_one_probe_reach_the_farm(
     redis: Redis, key_prefix: str, sim: FarmSimulator, nodes: list[Node]
 ) -> None:
     breaker = BreakerConfig(cooldown_seconds=0.3, cooldown_max_seconds=10)
-    node = make_node(redis, key_prefix, farm_routes(sim, "llm-a"), sim, breaker=breaker)
+    clock = ShiftedClock()
+    routes = farm_routes(sim, "llm-a")
+    node = make_node(redis, key_prefix, routes, sim, breaker=breaker, clock=clock)
     nodes.append(node)
     sim.set_fault("llm-a", DOWN)
     await calls(node.walker, 5)
     assert (await node.walker.breakers.view("llm-a/m")).circuit is Circuit.OPEN
-    await asyncio.sleep(0.35)
+    clock.advance(0.35)  # the cooldown has passed
     before = sim.submits("llm-a")
     results = await asyncio.gather(
         *(node.walker.chat(WF, REQUEST) for _ in range(20)), return_exceptions=True
@@ -259,7 +263,7 @@ async def test_half_open_lets_exactly_one_probe_reach_the_farm(
     reopened = await node.walker.breakers.view("llm-a/m")
     assert reopened.trips == 2
     assert 0.3 < reopened.cooldown_remaining_s <= 0.6  # probe failure doubled the cooldown
-    await asyncio.sleep(reopened.cooldown_remaining_s + 0.05)
+    clock.advance(reopened.cooldown_remaining_s + 0.05)
     sim.set_fault("llm-a", Fault(kind=FaultKind.SLOW, seconds=0.2))
     before = sim.submits("llm-a")
     results = await asyncio.gather(

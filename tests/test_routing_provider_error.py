@@ -5,8 +5,6 @@ Fake transports, real Redis breakers (see ``tests/routing_fakes.py``).
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from redis.asyncio import Redis
 
@@ -14,6 +12,7 @@ from llm_client.breaker import BreakerConfig, Circuit
 from llm_client.errors import AllCircuitsOpen, NoCandidates, Upstream
 from llm_client.events import EventType
 from memory_worker.runs import Verdict, decide
+from tests.support.clock import ShiftedClock
 from tests.support.routing_fakes import (
     FakeFarm,
     RecordingSink,
@@ -114,7 +113,8 @@ async def test_once_every_target_is_open_the_run_is_released(redis: Redis, key_p
     farm.set(A, fail(crashed))
     farm.set(B, fail(crashed))
     breaker = BreakerConfig(failure_threshold=2, cooldown_seconds=0.2, cooldown_max_seconds=5)
-    walker = make_walker(redis, key_prefix, routes_of(A, B), sink, breaker=breaker)
+    clock = ShiftedClock()
+    walker = make_walker(redis, key_prefix, routes_of(A, B), sink, breaker=breaker, clock=clock)
     verdicts = []
     for _ in range(2):  # the walks that trip both breakers fail their runs
         with pytest.raises(Upstream) as info:
@@ -134,12 +134,12 @@ async def test_once_every_target_is_open_the_run_is_released(redis: Redis, key_p
     assert farm.total == before
     assert decide(refused.value).verdict is Verdict.RELEASE
     # After the cooldown the half-open probe also crashes: still an outage, still released.
-    await asyncio.sleep(0.25)
+    clock.advance(0.25)
     with pytest.raises(NoCandidates):
         await walker.call(WF, farm.attempt)
     assert farm.total == before + 1
     # The node heals: the next probe closes its breaker and serves.
-    await asyncio.sleep(0.45)
+    clock.advance(0.45)
     farm.set(A, ok("back"))
     routed = await walker.call(WF, farm.attempt)
     assert routed.value == "back"

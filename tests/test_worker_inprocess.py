@@ -23,7 +23,7 @@ from llm_client import BackendUnavailable, TaskTimeout
 from memory_worker.connections import client_from_url
 from memory_worker.models import RunStatus
 from memory_worker.processing import ProcessResult
-from memory_worker.run_store import ClaimedRun, RunStore
+from memory_worker.run_store import ClaimedRun, RunStore, now_ms
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import Mode, TickPlan, TickQueue
@@ -260,9 +260,9 @@ async def test_a_run_lost_on_its_last_attempt_is_retired_and_reported(
 ) -> None:
     s = fast.model_copy(update={"max_attempts": 1, "lease_seconds": 0.2})
     store = RunStore(redis, s)
-    rid = (await store.enqueue(make_request(1))).run_id
-    assert await store.claim("a-worker-that-dies") is not None
-    await asyncio.sleep(0.3)  # its lease expires with no attempt left
+    second_ago = now_ms() - 1000  # claimed a second ago: its lease expired with no attempt left
+    rid = (await store.enqueue(make_request(1), at_ms=second_ago)).run_id
+    assert await store.claim("a-worker-that-dies", at_ms=second_ago) is not None
     reported: list[tuple[list[str], str, str | None]] = []
 
     async def on_retired(ids: list[str], code: str, reason: str | None) -> None:

@@ -69,7 +69,7 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """One submitted job; times are on the simulator's monotonic clock."""
+    """One submitted job; times are on the simulator's clock (monotonic unless injected)."""
 
     id: str
     service: str

@@ -16,6 +16,12 @@
 - ``GET /`` — a banner saying this is a simulator, and ``/_sim/...`` admin
   endpoints for faults, scripted outputs and stats.
 
+Job states follow the simulator's ``clock`` (``time.monotonic`` unless a test
+injects one it moves by hand): a job's queue, run and SLOW/HANG timings are read
+on it, so a test can step a job through its life without waiting. The waits on
+the HTTP exchange itself — a blocking submit's block, a direct request's SLOW
+pause, a hung request — stay real time: they are what a client's timeouts meet.
+
 Every answer carries ``Server: farm-simulator``. Jobs, faults, scripts and
 stats live in this object, so ``stop()`` then ``start()`` resumes on the same
 port with the same state, like a farm node rebooting.
@@ -131,6 +137,7 @@ class FarmSimulator:
         shutdown_timeout: float = 0.5,
         max_jobs: int = 10_000,
         embedder: EmbedderKind | str | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not envelope_styles:
             raise ValueError("envelope_styles must not be empty")
@@ -145,6 +152,7 @@ class FarmSimulator:
         self._styles = tuple(EnvelopeStyle(s) for s in envelope_styles)
         self._shutdown_timeout = shutdown_timeout
         self._max_jobs = max_jobs
+        self._clock = clock
         if embedder is None:  # MEMORY_FARMSIM_EMBEDDER, like every other setting
             from memory_worker.settings import Settings
 
@@ -433,7 +441,7 @@ class FarmSimulator:
             id=job_id,
             service=service,
             endpoint=endpoint,
-            submitted_at=time.monotonic(),
+            submitted_at=self._clock(),
             queued_seconds=queued_seconds,
             run_seconds=run_seconds,
             outcome=backends.job_outcome(endpoint, raw, fault, scripted, job_id, self.embedder),
@@ -462,15 +470,15 @@ class FarmSimulator:
         resubmitted one (same idempotency key) as it is now.
         """
         if self.submit_block_seconds <= 0:
-            return JobState.QUEUED if fresh else job_state(job, time.monotonic())
+            return JobState.QUEUED if fresh else job_state(job, self._clock())
         end = finishes_at(job)
-        now = time.monotonic()
+        now = self._clock()
         wait = (
             self.submit_block_seconds if end is None else min(end - now, self.submit_block_seconds)
         )
         if wait > 0:
             await self._pause(wait)
-        return job_state(job, time.monotonic())
+        return job_state(job, self._clock())
 
     async def _poll(self, request: web.Request) -> web.StreamResponse:
         if "Authorization" in request.headers:
@@ -482,7 +490,7 @@ class FarmSimulator:
         fault = self._faults.peek(job.service)
         if fault.kind in POLL_FAULTS:
             return await self._wire_fault(request, fault)
-        state = job_state(job, time.monotonic())
+        state = job_state(job, self._clock())
         self._report(job, state)
         return _json(envelope(job, state))
 

@@ -7,7 +7,6 @@ processes, and the loopback farm simulator.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import pickle
@@ -143,7 +142,11 @@ async def row15(ctx: FaultContext) -> None:
         server_pid = _server_pid(valkey_dir)
         other = _start(env, ctx.tmp_path / "other.log", "run")
         procs.append(other)
-        await asyncio.sleep(1.0)  # both workers up on the same server
+        logs = [ctx.tmp_path / "starter.log", ctx.tmp_path / "other.log"]
+        # both workers up on the same server (observed in their logs, not slept for)
+        await eventually(
+            lambda: all(b"worker_started" in log.read_bytes() for log in logs), timeout=60
+        )
         starter.send_signal(signal.SIGTERM)
         assert starter.wait(timeout=30) == 0
         assert _server_pid(valkey_dir) == server_pid  # the server outlived its starter

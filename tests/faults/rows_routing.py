@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -287,12 +286,14 @@ async def prober_kill_recovery(
 
         await eventually(opened, timeout=60)
         ctx.sim.set_fault("*", HANG)
+        hung_from = _farm_submits(ctx)
 
         async def probing() -> bool:
             return (await breakers.view(PRIMARY)).probe_in_flight
 
         await eventually(probing, timeout=60 + cooldown + interval)
-        await asyncio.sleep(0.3)  # let the probe's job reach the farm
+        # the probe's job reached the farm (and hangs there)
+        await eventually(lambda: _farm_submits(ctx) > hung_from, timeout=30, every=0.02)
         prober.kill()
         state = await breakers.state(PRIMARY)
         left_behind = (state.probe_until_ms - breakers.now_ms()) / 1000

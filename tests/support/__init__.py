@@ -5,6 +5,8 @@
   polling helper :func:`~tests.support.harness.eventually` (tests observe; they
   never sleep and then assert that nothing happened).
 - :mod:`tests.support.factories` — the one run-request factory.
+- :mod:`tests.support.clock` — injected clocks a test moves by hand (``ManualClock``; and
+  ``ShiftedClock``, wall time moved forward, for clocks whose instants land in Redis TTLs).
 - :mod:`tests.support.admin_fakes` — a Telegram-compatible endpoint that keeps pages.
 - :mod:`tests.support.routing_fakes` — an in-memory farm and event sink for the walker.
 - :mod:`tests.support.cluster` — a real 3-master, 3-replica Valkey Cluster.

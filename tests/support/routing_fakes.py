@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -117,8 +118,9 @@ def make_walker(
     *,
     breaker: BreakerConfig = FAST_BREAKER,
     probe_interval: float = 15.0,
+    clock: Callable[[], float] = time.time,
 ) -> Walker:
-    store = BreakerStore(redis, Keys(key_prefix), breaker)
+    store = BreakerStore(redis, Keys(key_prefix), breaker, clock=clock)
     return Walker(
         routes,
         store,

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import httpx
@@ -19,6 +20,7 @@ import pytest
 
 from llm_client.transport import ClientConfig
 from memory_worker.farmsim import FarmSimulator
+from tests.support.clock import ManualClock
 
 TERMINAL = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"}
 
@@ -99,7 +101,7 @@ async def finish(client: httpx.AsyncClient, payload: dict[str, Any]) -> Any:
     while state not in TERMINAL:
         assert time.monotonic() < deadline, "job never finished"
         await asyncio.sleep(0.01)
-        envelope = (await client.get(f"/v1/jobs/{job_id}")).json()
+        envelope = await poll(client, job_id)
         _, state, _, _ = fields(envelope)
     return envelope
 
@@ -117,6 +119,39 @@ def content(body: bytes) -> str:
     text = json.loads(body)["choices"][0]["message"]["content"]
     assert isinstance(text, str)
     return text
+
+
+@contextlib.asynccontextmanager
+async def serving(sim: FarmSimulator) -> AsyncIterator[httpx.AsyncClient]:
+    """``sim`` started and an HTTP client on it, both closed after — for a test that builds its
+    own simulator (other timings, an injected clock)."""
+    async with sim, httpx.AsyncClient(base_url=sim.base_url, timeout=3.0) as http:
+        yield http
+
+
+async def poll(client: httpx.AsyncClient, job_id: str | None) -> Any:
+    """One ``GET /v1/jobs/{id}``: the job's envelope now."""
+    return (await client.get(f"/v1/jobs/{job_id}")).json()
+
+
+async def timeline(
+    sim: FarmSimulator, clock: ManualClock, payload: dict[str, Any], moments: Sequence[float]
+) -> list[Any]:
+    """Serve ``sim`` (built on ``clock``), submit ``payload``, then poll its job at each of
+    ``moments`` — seconds after the submit on that clock, set by hand, never waited for: the
+    submit's envelope and each poll's, in order."""
+    async with serving(sim) as client:
+        submitted = clock.now
+        envelopes = [(await client.post("/v1/jobs/blocking", json=payload)).json()]
+        for moment in moments:
+            clock.now = submitted + moment
+            envelopes.append(await poll(client, fields(envelopes[0])[0]))
+    return envelopes
+
+
+def states(envelopes: Sequence[Any]) -> list[str | None]:
+    """The job state each envelope reports."""
+    return [fields(envelope)[1] for envelope in envelopes]
 
 
 @pytest.fixture
