@@ -128,12 +128,31 @@ def make_node(
     return Node(walker, reporter, events, clients, http)
 
 
+class Nodes:
+    """The test's nodes: made on its Redis, key prefix and simulator, closed after it."""
+
+    def __init__(self, redis: Redis, key_prefix: str, sim: FarmSimulator) -> None:
+        self.redis, self.key_prefix, self.sim = redis, key_prefix, sim
+        self.made: list[Node] = []
+
+    def add(self, routes: RoutesConfig, *, redis: Redis | None = None, **options: Any) -> Node:
+        """A node on ``redis`` (a worker's own connection) or the test's; ``options`` as
+        :func:`make_node`'s."""
+        on = self.redis if redis is None else redis
+        node = make_node(on, self.key_prefix, routes, self.sim, **options)
+        self.made.append(node)
+        return node
+
+    async def close(self) -> None:
+        for node in self.made:
+            await node.close()
+
+
 @pytest.fixture
-async def nodes() -> AsyncIterator[list[Node]]:
-    made: list[Node] = []
+async def nodes(redis: Redis, key_prefix: str, sim: FarmSimulator) -> AsyncIterator[Nodes]:
+    made = Nodes(redis, key_prefix, sim)
     yield made
-    for node in made:
-        await node.close()
+    await made.close()
 
 
 async def calls(walker: Walker, n: int) -> list[object]:
@@ -151,15 +170,9 @@ def kinds(results: Sequence[object]) -> list[str]:
 
 
 async def test_six_backend_unavailable_failures_open_the_circuit_and_page_once(
-    redis: Redis,
-    key_prefix: str,
-    sim: FarmSimulator,
-    telegram: FakeTelegram,
-    nodes: list[Node],
+    redis: Redis, key_prefix: str, sim: FarmSimulator, telegram: FakeTelegram, nodes: Nodes
 ) -> None:
-    routes = farm_routes(sim, "llm-a")
-    node = make_node(redis, key_prefix, routes, sim, telegram=telegram)
-    nodes.append(node)
+    node = nodes.add(farm_routes(sim, "llm-a"), telegram=telegram)
     sim.set_fault("llm-a", DOWN)
     results = await calls(node.walker, 6)
     # Five charged failures trip the breaker; the sixth is the fleet's fail-open probe.
@@ -199,14 +212,9 @@ async def test_six_backend_unavailable_failures_open_the_circuit_and_page_once(
 
 
 async def test_six_generic_job_failures_charge_nothing_and_page_nobody(
-    redis: Redis,
-    key_prefix: str,
-    sim: FarmSimulator,
-    telegram: FakeTelegram,
-    nodes: list[Node],
+    redis: Redis, key_prefix: str, sim: FarmSimulator, telegram: FakeTelegram, nodes: Nodes
 ) -> None:
-    node = make_node(redis, key_prefix, farm_routes(sim, "llm-a", "llm-b"), sim, telegram=telegram)
-    nodes.append(node)
+    node = nodes.add(farm_routes(sim, "llm-a", "llm-b"), telegram=telegram)
     sim.set_fault("llm-a", JOB_FAILED)
     results = await calls(node.walker, 6)
     assert kinds(results) == ["Upstream"] * 6
@@ -219,10 +227,9 @@ async def test_six_generic_job_failures_charge_nothing_and_page_nobody(
 
 
 async def test_no_slots_and_rate_limits_fail_over_and_never_open_a_breaker(
-    redis: Redis, key_prefix: str, sim: FarmSimulator, nodes: list[Node]
+    sim: FarmSimulator, nodes: Nodes
 ) -> None:
-    node = make_node(redis, key_prefix, farm_routes(sim, "llm-busy", "llm-b"), sim)
-    nodes.append(node)
+    node = nodes.add(farm_routes(sim, "llm-busy", "llm-b"))
     for fault in (NO_SLOTS, RATE_LIMITED):
         sim.set_fault("llm-busy", fault)
         results = await calls(node.walker, 100)
@@ -242,13 +249,11 @@ async def test_no_slots_and_rate_limits_fail_over_and_never_open_a_breaker(
 
 
 async def test_half_open_lets_exactly_one_probe_reach_the_farm(
-    redis: Redis, key_prefix: str, sim: FarmSimulator, nodes: list[Node]
+    sim: FarmSimulator, nodes: Nodes
 ) -> None:
     breaker = BreakerConfig(cooldown_seconds=0.3, cooldown_max_seconds=10)
     clock = ShiftedClock()
-    routes = farm_routes(sim, "llm-a")
-    node = make_node(redis, key_prefix, routes, sim, breaker=breaker, clock=clock)
-    nodes.append(node)
+    node = nodes.add(farm_routes(sim, "llm-a"), breaker=breaker, clock=clock)
     sim.set_fault("llm-a", DOWN)
     await calls(node.walker, 5)
     assert (await node.walker.breakers.view("llm-a/m")).circuit is Circuit.OPEN
@@ -277,17 +282,16 @@ async def test_half_open_lets_exactly_one_probe_reach_the_farm(
 
 
 async def test_all_targets_open_one_failopen_probe_per_interval_across_workers(
-    redis_url: str, key_prefix: str, sim: FarmSimulator, nodes: list[Node]
+    redis_url: str, sim: FarmSimulator, nodes: Nodes
 ) -> None:
     routes = farm_routes(sim, "llm-a", "llm-b")
     breaker = BreakerConfig(cooldown_seconds=60, cooldown_max_seconds=300)
     connections = [client_from_url(redis_url) for _ in range(4)]
     try:
         workers = [
-            make_node(conn, key_prefix, routes, sim, breaker=breaker, probe_interval=0.3)
+            nodes.add(routes, redis=conn, breaker=breaker, probe_interval=0.3)
             for conn in connections
         ]
-        nodes.extend(workers)
         sim.set_fault("*", DOWN)
         await calls(workers[0].walker, 5)
         for target in ("llm-a/m", "llm-b/m"):
@@ -325,10 +329,9 @@ async def test_all_targets_open_one_failopen_probe_per_interval_across_workers(
 
 
 async def test_failover_to_a_direct_fallback_and_400_returns_at_once(
-    redis: Redis, key_prefix: str, sim: FarmSimulator, nodes: list[Node]
+    sim: FarmSimulator, nodes: Nodes
 ) -> None:
-    node = make_node(redis, key_prefix, farm_routes(sim, "llm-a", direct=True), sim)
-    nodes.append(node)
+    node = nodes.add(farm_routes(sim, "llm-a", direct=True))
     sim.set_fault("llm-a", DOWN)
     routed = await node.walker.chat(WF, REQUEST)
     assert routed.target.id == "direct/m"
@@ -342,14 +345,10 @@ async def test_failover_to_a_direct_fallback_and_400_returns_at_once(
     assert sim.submits(DIRECT_SERVICE) == 1  # no fallback after a non-retryable error
 
 
-async def test_embedding_route_through_the_walker(
-    redis: Redis, key_prefix: str, sim: FarmSimulator, nodes: list[Node]
-) -> None:
+async def test_embedding_route_through_the_walker(sim: FarmSimulator, nodes: Nodes) -> None:
     from llm_client.routes import default_routes
 
-    routes = default_routes(RouteDefaults(discovery_base_url=sim.base_url))
-    node = make_node(redis, key_prefix, routes, sim)
-    nodes.append(node)
+    node = nodes.add(default_routes(RouteDefaults(discovery_base_url=sim.base_url)))
     routed = await node.walker.embed("embedding", ["alpha", "beta"], dimension=512)
     assert routed.target.id == "embedder/embedder"
     assert len(routed.value.embeddings) == 2
