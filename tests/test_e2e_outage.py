@@ -21,7 +21,7 @@ from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickQueue
 from tests.support.factories import make_request
-from tests.support.harness import Fleet, eventually
+from tests.support.harness import Fleet, completed_run, eventually
 
 UPSTREAM_ERROR = Fault(
     kind=FaultKind.JOB_FAILED,
@@ -149,11 +149,7 @@ async def test_kill_9_mid_run_is_reclaimed_and_completed_once(
     victim.kill()
     fleet.start(1)
 
-    async def completed() -> bool:
-        return (await store.get(rid)).status is RunStatus.COMPLETED
-
-    await eventually(completed, timeout=30)
-    run = await store.get(rid)
+    run = await completed_run(lambda: store.get(rid), timeout=30)
     assert run.attempts == 2  # the crashed attempt counted; the run was not retired
     counters = await redis.hgetall(Keys(settings.key_prefix).counters)
     assert int(counters[b"completed"]) == 1

@@ -33,7 +33,7 @@ from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from tests.faults.rows_store import private_store
 from tests.support.factories import make_request
-from tests.support.harness import eventually
+from tests.support.harness import completed_run, eventually
 
 
 class StoreAwayProcessor:
@@ -131,10 +131,6 @@ async def test_sigterm_during_a_redis_pause_spends_no_attempt(
 
         p.fleet.start(1)  # the next worker completes it on its first attempt
 
-        async def completed() -> bool:
-            return (await p.get(rid)).status is RunStatus.COMPLETED
-
-        await eventually(completed, timeout=60)
-        run = await p.get(rid)
+        run = await completed_run(lambda: p.get(rid), timeout=60)
         assert run.attempts == 1, (run.attempts, run.error_log, p.fleet.logs())
         assert run.error_log == []

@@ -26,7 +26,7 @@ from memory_worker.tick_runner import TickRunner
 from memory_worker.wiring import build_tick_runner
 from tests.faults.context import FaultContext, Scenario, seed_card_vector
 from tests.support.factories import make_request
-from tests.support.harness import Fleet, eventually
+from tests.support.harness import Fleet, completed_run, eventually
 from tests.support.routes import farm_target, route, routes_toml
 
 #: Two extraction targets on the simulator (services llm-a, llm-b) and the embedder.
@@ -346,11 +346,7 @@ async def row4(ctx: FaultContext) -> None:
         assert ctx.sim.submits(EXTRACTOR) == extractions
         ctx.sim.clear_faults()
 
-        async def completed() -> bool:
-            return (await run_of(ctx, second)).status is RunStatus.COMPLETED
-
-        await eventually(completed, timeout=30)
-        run = await run_of(ctx, second)
+        run = await completed_run(lambda: run_of(ctx, second), timeout=30)
         assert run.attempts == 1
         assert [e for e in run.error_log if e.kind == "failure"] == []
     finally:

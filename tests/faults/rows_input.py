@@ -40,7 +40,7 @@ from memory_worker.serve import HealthServer
 from memory_worker.settings import Settings
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import request_dict
-from tests.support.harness import Fleet, cli, eventually
+from tests.support.harness import Fleet, cli, completed_run, eventually
 from tests.support.sentry import CapturingTransport
 
 
@@ -245,14 +245,9 @@ async def row19(ctx: FaultContext) -> None:
         fleet = Fleet(ctx.settings, ctx.tmp_path, {"discovery_base_url": ctx.sim.base_url})
         try:
             fleet.start(1)
-
-            async def done() -> bool:
-                return (await queue.get_run(run_id)).status is RunStatus.COMPLETED
-
-            await eventually(done, timeout=60)
+            run = await completed_run(lambda: queue.get_run(run_id), timeout=60)
         finally:
             fleet.stop_all()
-        run = await queue.get_run(run_id)
         assert run.attempts == 1
         cards = await queue.visible_cards(1901)  # raised ValueError for a year-10000 run
         everything = await queue.cards.visible_cards(

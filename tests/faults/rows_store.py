@@ -33,7 +33,7 @@ from memory_worker.ticks import TickOutcome, TickQueue
 from memory_worker.worker import create_worker
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import make_request
-from tests.support.harness import Fleet, eventually
+from tests.support.harness import Fleet, completed_run, eventually
 
 #: Worker settings of the store rows: a 2 s lease, a 1.5 s heartbeat TTL, 1 s socket timeouts.
 STORE_FAST: dict[str, Any] = {
@@ -139,12 +139,8 @@ async def assert_pause_costs_nothing(p: PrivateStore, sim: FarmSimulator) -> tup
     p.resume()
     resumed = time.monotonic()
 
-    async def completed() -> bool:
-        return (await p.get(rid)).status is RunStatus.COMPLETED
-
-    await eventually(completed, timeout=30)
+    run = await completed_run(lambda: p.get(rid), timeout=30)
     took = time.monotonic() - resumed
-    run = await p.get(rid)
     assert run.attempts == 1, (run.attempts, run.error_log, p.fleet.logs())
     assert run.error_log == []
     assert not run.retired
@@ -201,11 +197,7 @@ async def row9(ctx: FaultContext) -> None:
         await asyncio.sleep(2 * float(STORE_FAST["lease_seconds"]))
         await p.redis.config_set("maxmemory", "0")
 
-        async def completed() -> bool:
-            return (await p.get(rid)).status is RunStatus.COMPLETED
-
-        await eventually(completed, timeout=30)
-        run = await p.get(rid)
+        run = await completed_run(lambda: p.get(rid), timeout=30)
         assert run.attempts == 1, (run.attempts, run.error_log, p.fleet.logs())
         assert run.error_log == []
         assert not run.retired

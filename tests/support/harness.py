@@ -12,9 +12,10 @@ from typing import Any
 
 from memory_worker.fleet import FAST
 from memory_worker.fleet import Fleet as _Fleet
+from memory_worker.models import Run, RunStatus
 from memory_worker.settings import Settings
 
-__all__ = ["FAST", "Fleet", "cli", "cli_env", "eventually"]
+__all__ = ["FAST", "Fleet", "cli", "cli_env", "completed_run", "eventually"]
 
 
 def cli_env(settings: Settings, **env: str) -> dict[str, str]:
@@ -63,3 +64,15 @@ async def eventually(
         if loop.time() > end:
             raise AssertionError(f"condition not met within {timeout:.1f}s")
         await asyncio.sleep(every)
+
+
+async def completed_run(read: Callable[[], Awaitable[Run]], *, timeout: float) -> Run:
+    """The run ``read`` returns, polled with :func:`eventually` until it is completed."""
+    seen: list[Run] = []
+
+    async def completed() -> bool:
+        seen[:] = [await read()]
+        return seen[0].status is RunStatus.COMPLETED
+
+    await eventually(completed, timeout=timeout)
+    return seen[0]
