@@ -23,7 +23,6 @@ from memory_worker.farmsim import FarmSimulator
 from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.sentry import (
-    init_sentry,
     is_breadcrumb,
     redact,
     scrub_breadcrumb,
@@ -32,7 +31,7 @@ from memory_worker.sentry import (
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from tests.support.factories import make_request
-from tests.support.sentry import CapturingTransport
+from tests.support.sentry import CapturingTransport, capturing, http_breadcrumbs
 
 MESSAGE_CANARY = "canary-message-7f3a my secret diary"
 CARD_CANARY = "canary-card-91bc likes pistachio ice cream"
@@ -52,17 +51,8 @@ CANARIES = [
 
 @pytest.fixture
 def capture(settings: Settings) -> Iterator[CapturingTransport]:
-    transport = CapturingTransport()
-    on = settings.model_copy(
-        update={"sentry_dsn": SecretStr("https://public@sentry.invalid/1"), "environment": "test"}
-    )
-    assert init_sentry(on, transport=transport)
-    try:
+    with capturing(settings, environment="test") as transport:
         yield transport
-    finally:
-        sentry_sdk.flush()
-        sentry_sdk.get_client().close()
-        sentry_sdk.init()  # back to a disabled client for the other tests
 
 
 class Raising:
@@ -239,15 +229,8 @@ async def test_real_http_breadcrumbs_carry_no_secret(
     settings: Settings, sim: FarmSimulator
 ) -> None:
     """Real httpx calls (sentry's own HTTP breadcrumbs), then a real event: no canary leaves."""
-    transport = CapturingTransport()
-    on = settings.model_copy(
-        update={
-            "sentry_dsn": SecretStr("https://public@sentry.invalid/1"),
-            "admin_webhook_url": SecretStr(f"{sim.base_url}/plain/{CONFIGURED_SECRET}"),
-        }
-    )
-    assert init_sentry(on, transport=transport)
-    try:
+    webhook = SecretStr(f"{sim.base_url}/plain/{CONFIGURED_SECRET}")
+    with capturing(settings, admin_webhook_url=webhook) as transport:
         async with httpx.AsyncClient(timeout=5) as client:
             for path in (
                 f"/services/T000/B000/{SLACK_SECRET}",
@@ -257,12 +240,8 @@ async def test_real_http_breadcrumbs_carry_no_secret(
             ):
                 await client.post(sim.base_url + path, json={})
         sentry_sdk.capture_exception(RuntimeError("a bug"))
-        sentry_sdk.flush()
-    finally:
-        sentry_sdk.get_client().close()
-        sentry_sdk.init()
     (event,) = transport.events()
-    crumbs = [c for c in event["breadcrumbs"]["values"] if c.get("type") == "http"]
+    crumbs = http_breadcrumbs(event)
     assert len(crumbs) >= 4, crumbs  # the breadcrumbs were really recorded, then scrubbed
     raw = transport.raw()
     for canary in (SLACK_SECRET, BOT_TOKEN, QUERY_SECRET, FRAGMENT_SECRET, CONFIGURED_SECRET):

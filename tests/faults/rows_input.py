@@ -41,7 +41,7 @@ from memory_worker.settings import Settings
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import request_dict
 from tests.support.harness import Fleet, cli, completed_run, eventually
-from tests.support.sentry import CapturingTransport
+from tests.support.sentry import capturing, http_breadcrumbs
 
 
 @asynccontextmanager
@@ -331,19 +331,14 @@ async def row22(ctx: FaultContext) -> None:
     base = ctx.sim.base_url
     settings = ctx.settings.model_copy(
         update={
-            "sentry_dsn": SecretStr("https://public@sentry.invalid/1"),
             "admin_telegram_bot_token": SecretStr(bot_token),
             "admin_telegram_chat_ids": [42],
             "telegram_api_base": base,
             "admin_webhook_url": SecretStr(f"{base}/services/T000/B000/{slack_secret}"),
         }
     )
-    from memory_worker.sentry import init_sentry
-
-    transport = CapturingTransport()
-    assert init_sentry(settings, transport=transport)
     page = Page("p1", "farm down", "route_unavailable", "memory_extraction", "error", "k", 0)
-    try:
+    with capturing(settings) as transport:
         async with httpx.AsyncClient(timeout=5) as http:
             channels = [
                 *notifiers_from_settings(settings, http),
@@ -355,12 +350,8 @@ async def row22(ctx: FaultContext) -> None:
                 with contextlib.suppress(DeliveryFailed):
                     await channel.send(page)
         sentry_sdk.capture_exception(RuntimeError("a bug after the pages"))
-        sentry_sdk.flush()
-    finally:
-        sentry_sdk.get_client().close()
-        sentry_sdk.init()
     (event,) = transport.events()
-    http_crumbs = [c for c in event["breadcrumbs"]["values"] if c.get("type") == "http"]
+    http_crumbs = http_breadcrumbs(event)
     assert len(http_crumbs) >= 3, event["breadcrumbs"]
     raw = transport.raw()
     for canary in (bot_token, slack_secret, unconfigured, query_secret, "AAcanaryTelegram"):

@@ -1,9 +1,10 @@
 """What the tests share, in one place.
 
 - :mod:`tests.support.harness` — real worker processes (a time-compressed
-  :class:`~memory_worker.fleet.Fleet`), the CLI as a subprocess, and the one
+  :class:`~memory_worker.fleet.Fleet`), the CLI as a subprocess, the one
   polling helper :func:`~tests.support.harness.eventually` (tests observe; they
-  never sleep and then assert that nothing happened).
+  never sleep and then assert that nothing happened) and, on it,
+  :func:`~tests.support.harness.completed_run`.
 - :mod:`tests.support.factories` — the one run-request factory.
 - :mod:`tests.support.clock` — injected clocks a test moves by hand (``ManualClock``; and
   ``ShiftedClock``, wall time moved forward, for clocks whose instants land in Redis TTLs).
@@ -14,7 +15,7 @@
   :mod:`tests.support.forget_cards` — card builders for the forget scripts.
 - :mod:`tests.support.cards` — card builders for the card-store suites.
 - :mod:`tests.support.console` — the console's test client, token, CSRF and DUMPs.
-- :mod:`tests.support.sentry` — a Sentry transport that keeps envelopes.
+- :mod:`tests.support.sentry` — Sentry on with a transport that keeps envelopes.
 - :mod:`tests.support.simulator` — the farm simulator's wire: submit bodies, envelope
   fields, waiting for a job, the relayed response, and its HTTP ``client`` fixture.
 - :mod:`tests.support.farm` — the simulator with the two clients consolidation calls.
