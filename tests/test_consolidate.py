@@ -131,6 +131,19 @@ async def seed(store: CardStore, settings: Settings) -> None:
     assert result.cards_inserted == 1
 
 
+def watch_card_reads(store: CardStore, monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """An event set once the run starts reading its context cards (``live_card_groups``)."""
+    started = asyncio.Event()
+    reads = store.live_card_groups
+
+    async def watched(*args: Any, **kwargs: Any) -> Any:
+        started.set()
+        return await reads(*args, **kwargs)
+
+    monkeypatch.setattr(store, "live_card_groups", watched)
+    return started
+
+
 def small_budget(settings: Settings, tokens: int) -> Settings:
     budget = overhead_tokens("memory_v1") + math.ceil(tokens / MESSAGE_SHARE)
     return settings.model_copy(update={"max_input_tokens": budget})
@@ -448,14 +461,7 @@ async def test_the_context_cards_are_read_while_the_related_lookup_embeds(
         [answer(card("Alice loves tea.", 1))],
         run_id="seed",
     )
-    read_started = asyncio.Event()
-    reads = store.live_card_groups
-
-    async def watched(*args: Any, **kwargs: Any) -> Any:
-        read_started.set()
-        return await reads(*args, **kwargs)
-
-    monkeypatch.setattr(store, "live_card_groups", watched)
+    read_started = watch_card_reads(store, monkeypatch)
 
     class WaitsForTheRead(HashEmbedder):
         async def __call__(self, texts: Sequence[str], **kwargs: Any) -> Any:
@@ -542,18 +548,13 @@ async def test_the_context_cards_are_read_while_the_applied_check_runs(
     """The card reads go out with the already-applied check, not a round trip after it;
     a run found applied still makes no call."""
     await seed(store, settings)
-    read_started = asyncio.Event()
-    reads, check = store.live_card_groups, store.has_applied
-
-    async def watched(*args: Any, **kwargs: Any) -> Any:
-        read_started.set()
-        return await reads(*args, **kwargs)
+    read_started = watch_card_reads(store, monkeypatch)
+    check = store.has_applied
 
     async def waits_for_the_read(*args: Any) -> bool:
         await asyncio.wait_for(read_started.wait(), 2)  # times out if read after it
         return await check(*args)
 
-    monkeypatch.setattr(store, "live_card_groups", watched)
     monkeypatch.setattr(store, "has_applied", waits_for_the_read)
     embedder = HashEmbedder(DIM)
     result, extractor = await run(
