@@ -15,8 +15,8 @@ from memory_worker.consolidate import ConsolidationResult, consolidate_run
 from memory_worker.keys import Keys
 from memory_worker.model_calls import Vectors
 from memory_worker.settings import Settings
-from tests.data.fakes import HashEmbedder, ScriptedExtractor
 from tests.support.cards import CHAT, DIM, T0, new, vec, writes
+from tests.support.model_fakes import HashEmbedder, ScriptedExtractor
 from tests.test_consolidate import ALICE, answer, card, make_request
 from tests.test_consolidate import CHAT as CCHAT
 from tests.test_consolidate import DIM as CDIM

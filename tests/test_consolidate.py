@@ -25,7 +25,7 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.prompt import overhead_tokens
 from memory_worker.settings import Settings
-from tests.data.fakes import HashEmbedder, ScriptedExtractor
+from tests.support.model_fakes import HashEmbedder, ScriptedExtractor
 
 CHAT = 4242
 T0 = datetime(2026, 3, 1, 10, tzinfo=UTC)

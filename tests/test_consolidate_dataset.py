@@ -14,10 +14,13 @@ slice also checks the invariants that hold for all of them:
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,10 +35,29 @@ from memory_worker.noise import noise_reason
 from memory_worker.prompt import overhead_tokens
 from memory_worker.secret_patterns import contains_secret
 from memory_worker.settings import Settings
-from tests.data.fakes import HashEmbedder, ScriptedExtractor, Slice, load_slices
+from tests.support.model_fakes import HashEmbedder, ScriptedExtractor
+
+DATA_DIR = Path(__file__).parent / "data"
+DIM = 64
+
+
+@dataclass(frozen=True)
+class Slice:
+    name: str
+    data: dict[str, Any]
+    expected: dict[str, Any]
+
+
+def load_slices() -> list[Slice]:
+    """The chat slices of ``tests/data/slices`` with their ``tests/data/expected`` outcomes."""
+    slices: list[Slice] = []
+    for path in sorted((DATA_DIR / "slices").glob("*.json")):
+        expected = json.loads((DATA_DIR / "expected" / path.name).read_text("utf-8"))
+        slices.append(Slice(path.stem, json.loads(path.read_text("utf-8")), expected))
+    return slices
+
 
 SLICES = load_slices()
-DIM = 64
 
 
 def test_dataset_is_big_enough() -> None:

@@ -20,8 +20,8 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.runs import EmbedderTimeout, Verdict, decide
 from memory_worker.settings import Settings
-from tests.data.fakes import HashEmbedder, ScriptedExtractor
 from tests.support.cards import new
+from tests.support.model_fakes import HashEmbedder, ScriptedExtractor
 
 CHAT = 4343
 T0 = datetime(2026, 3, 1, 10, tzinfo=UTC)

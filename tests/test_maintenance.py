@@ -32,8 +32,8 @@ from memory_worker.maintenance import (
 )
 from memory_worker.settings import Settings
 from memory_worker.validation import Limits
-from tests.data.fakes import HashEmbedder, ScriptedExtractor, hash_vector
 from tests.support.cards import stored
+from tests.support.model_fakes import HashEmbedder, ScriptedExtractor, hash_vector
 from tests.support.replies import answer
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)

@@ -40,8 +40,8 @@ from memory_worker.reembed import (
     reembed_pass,
 )
 from memory_worker.settings import Settings
-from tests.data.fakes import hash_vector
 from tests.support.cards import T0, new
+from tests.support.model_fakes import hash_vector
 from tests.support.replies import answer, answer_bytes
 from tests.support.routes import farm_target, local_target, route, write_routes
 

@@ -10,6 +10,7 @@
   ``ShiftedClock``, wall time moved forward, for clocks whose instants land in Redis TTLs).
 - :mod:`tests.support.admin_fakes` — a Telegram-compatible endpoint that keeps pages.
 - :mod:`tests.support.routing_fakes` — an in-memory farm and event sink for the walker.
+- :mod:`tests.support.model_fakes` — a hashing embedder and a scripted chat call for consolidation.
 - :mod:`tests.support.cluster` — a real 3-master, 3-replica Valkey Cluster.
 - :mod:`tests.support.forget` — two users' canaries in one chat, for the forget suites;
   :mod:`tests.support.forget_cards` — card builders for the forget scripts.

@@ -1,4 +1,4 @@
-"""Deterministic stand-ins for the LLM and the embedder, and the dataset loader.
+"""Deterministic stand-ins for the LLM and the embedder.
 
 - :class:`HashEmbedder` — bag of character trigrams hashed into ``dim``
   buckets, L2-normalised: rewordings land close, unrelated texts far.
@@ -7,10 +7,6 @@
   placeholders are replaced by the alias the prompt showed for that card
   (a placeholder whose card was not shown fails the test: the pipeline did
   not give the model the context it needed). Every request is recorded.
-- :func:`load_slices` — the chat slices of ``tests/data/slices`` with their
-  expected outcomes from ``tests/data/expected``.
-
-Imported by tests as ``data.fakes`` (pytest puts ``tests/`` on ``sys.path``).
 """
 
 from __future__ import annotations
@@ -21,13 +17,11 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from llm_client.errors import LLMError
 from llm_client.transport import ChatResult
 
-DATA_DIR = Path(__file__).parent
 _PLACEHOLDER = re.compile(r"@card\(([^)]*)\)")
 
 
@@ -119,18 +113,3 @@ class ScriptedExtractor:
 
     def prompt_message_ids(self) -> list[int]:
         return [m["message_id"] for p in self.payloads for m in p.get("messages", [])]
-
-
-@dataclass(frozen=True)
-class Slice:
-    name: str
-    data: dict[str, Any]
-    expected: dict[str, Any]
-
-
-def load_slices() -> list[Slice]:
-    slices: list[Slice] = []
-    for path in sorted((DATA_DIR / "slices").glob("*.json")):
-        expected = json.loads((DATA_DIR / "expected" / path.name).read_text("utf-8"))
-        slices.append(Slice(path.stem, json.loads(path.read_text("utf-8")), expected))
-    return slices
