@@ -25,6 +25,7 @@ from memory_worker.farmsim import FarmSimulator
 from memory_worker.settings import Settings
 from tests.support.admin_fakes import FakeTelegram
 from tests.support.cluster import LocalCluster
+from tests.support.farm import Farm, farm_for
 
 # hypothesis' pytest plugin imports hypothesis lazily in its terminal summary; under
 # CPython 3.11.7 a late assertion-rewrite compile at session end can die with
@@ -79,6 +80,14 @@ async def sim() -> AsyncIterator[FarmSimulator]:
     """A healthy farm simulator on a free loopback port (faults set per test)."""
     async with FarmSimulator() as simulator:
         yield simulator
+
+
+@pytest.fixture
+async def farm(settings: Settings) -> AsyncIterator[Farm]:
+    """The farm simulator with the chat and embed clients consolidation calls, on the
+    endpoints ``settings`` names (a suite's own ``settings`` fixture applies)."""
+    async with farm_for(settings) as simulated:
+        yield simulated
 
 
 @pytest.fixture

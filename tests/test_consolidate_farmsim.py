@@ -7,7 +7,6 @@ hashed embedder), with a real Redis behind the card store.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,16 +21,10 @@ from memory_worker.maintenance import merge_pass
 from memory_worker.models import RunRequest
 from memory_worker.settings import Settings
 from tests.support.factories import Row, slice_request
-from tests.support.farm import Farm, farm_for
+from tests.support.farm import Farm
 
 CHAT = -100777
 ALICE, BOB, SPAMMER = 11, 12, 666
-
-
-@pytest.fixture
-async def farm(settings: Settings) -> AsyncIterator[Farm]:
-    async with farm_for(settings) as f:
-        yield f
 
 
 @pytest.fixture

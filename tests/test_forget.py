@@ -7,7 +7,6 @@ test's prefix, read value by value.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -21,7 +20,7 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
-from tests.support.farm import Farm, farm_for
+from tests.support.farm import Farm
 from tests.support.forget import (
     ALICE,
     BOB,
@@ -34,12 +33,6 @@ from tests.support.forget import (
     slice_of,
     two_users,
 )
-
-
-@pytest.fixture
-async def farm(settings: Settings) -> AsyncIterator[Farm]:
-    async with farm_for(settings) as f:
-        yield f
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from tests.support.cluster import PASSWORD, LocalCluster, Node
-from tests.support.farm import Farm, farm_for
+from tests.support.farm import Farm
 from tests.support.forget import (
     ALICE,
     BOB,
@@ -98,12 +98,6 @@ async def cluster_queue(
         for key in [k async for k in cards.scan_iter(match=f"*{key_prefix}*", count=1000)]:
             await cards.delete(key)
         await close_cards_client(cards, redis)
-
-
-@pytest.fixture
-async def farm(settings: Settings) -> AsyncIterator[Farm]:
-    async with farm_for(settings) as f:
-        yield f
 
 
 async def test_forget_a_user_then_the_chat_leaves_no_byte_on_any_node(

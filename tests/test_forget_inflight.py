@@ -12,7 +12,6 @@ on the cluster.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -28,7 +27,7 @@ from memory_worker.run_store.forget import RunForget
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import TickOutcome
-from tests.support.farm import Farm, farm_for
+from tests.support.farm import Farm
 from tests.support.forget import (
     ALICE,
     BOB,
@@ -53,12 +52,6 @@ class Held:
         if self.active:
             self.reached.set()
             await self.go.wait()
-
-
-@pytest.fixture
-async def farm(settings: Settings) -> AsyncIterator[Farm]:
-    async with farm_for(settings) as f:
-        yield f
 
 
 def runner_for(
