@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -167,6 +167,17 @@ def cards_url(cards_redis: Any, redis_url: str, request: pytest.FixtureRequest) 
     return redis_url
 
 
-def open_cards_client(url: str) -> Any:
-    """A client of a card-store URL (a cluster's or a plain server's)."""
-    return cluster_from_url(url) if is_cluster_url(url) else client_from_url(url)
+@pytest.fixture
+async def open_client() -> AsyncIterator[Callable[[str], Any]]:
+    """Opens more clients of a URL (a cluster's or a plain server's): a test's own connections,
+    closed after it."""
+    opened: list[Any] = []
+
+    def open_one(url: str) -> Any:
+        client = cluster_from_url(url) if is_cluster_url(url) else client_from_url(url)
+        opened.append(client)
+        return client
+
+    yield open_one
+    for client in opened:
+        await client.aclose()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,7 +27,6 @@ from memory_worker.cards import (
     visible_scope_keys,
 )
 from memory_worker.keys import Keys
-from tests.conftest import open_cards_client
 from tests.support.cards import ALICE, BIG_USER, BOB, CHAT, DIM, T0, apply, new, vec, writes
 
 
@@ -83,31 +83,29 @@ async def test_rerun_of_an_applied_run_changes_no_byte(store: CardStore) -> None
     assert await store.has_applied(CHAT, "run-x")
 
 
-async def test_concurrent_runs_of_one_chat_never_duplicate(cards_url: str, key_prefix: str) -> None:
-    clients = [open_cards_client(cards_url) for _ in range(4)]
-    try:
-        stores = [CardStore(c, Keys(key_prefix)) for c in clients]
-        shared = new("Alice likes tea.")
-        results = await asyncio.gather(
-            *(
-                stores[i % 4].apply_run(
-                    CHAT,
-                    f"run-{i}",
-                    writes(shared, new(f"fact {i}", predicate=f"p{i}", seed=i)),
-                    now=T0,
-                )
-                for i in range(24)
+async def test_concurrent_runs_of_one_chat_never_duplicate(
+    cards_url: str, key_prefix: str, open_client: Callable[[str], Any]
+) -> None:
+    clients = [open_client(cards_url) for _ in range(4)]
+    stores = [CardStore(c, Keys(key_prefix)) for c in clients]
+    shared = new("Alice likes tea.")
+    results = await asyncio.gather(
+        *(
+            stores[i % 4].apply_run(
+                CHAT,
+                f"run-{i}",
+                writes(shared, new(f"fact {i}", predicate=f"p{i}", seed=i)),
+                now=T0,
             )
+            for i in range(24)
         )
-        assert sum(r.inserted for r in results) == 1 + 24
-        cards = await stores[0].all_cards(CHAT)
-        tea = [c for c in cards if c.fact_text == "Alice likes tea."]
-        assert len(tea) == 1
-        assert tea[0].observation_count == 24
-        assert len({c.dedup_hash for c in cards}) == len(cards) == 25
-    finally:
-        for client in clients:
-            await client.aclose()
+    )
+    assert sum(r.inserted for r in results) == 1 + 24
+    cards = await stores[0].all_cards(CHAT)
+    tea = [c for c in cards if c.fact_text == "Alice likes tea."]
+    assert len(tea) == 1
+    assert tea[0].observation_count == 24
+    assert len({c.dedup_hash for c in cards}) == len(cards) == 25
 
 
 async def test_supersede_keeps_the_old_card_with_a_validity_end(store: CardStore) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,7 +18,6 @@ from llm_client.errors import AllCircuitsOpen, DeadlineExceeded, LLMError, NoCan
 from llm_client.routes import MEMORY_EXTRACTION
 from memory_worker.batching import MESSAGE_SHARE
 from memory_worker.cards import CardStore
-from memory_worker.connections import client_from_url
 from memory_worker.consolidate import consolidate_run
 from memory_worker.errors import ConsolidationError
 from memory_worker.keys import Keys
@@ -343,38 +342,34 @@ async def test_a_crash_after_the_write_reruns_to_the_same_bytes(
 
 
 async def test_two_workers_on_one_chat_store_no_duplicate(
-    redis_url: str, key_prefix: str, settings: Settings
+    redis_url: str, key_prefix: str, settings: Settings, open_client: Callable[[str], Any]
 ) -> None:
-    clients = [client_from_url(redis_url), client_from_url(redis_url)]
-    try:
-        stores = [CardStore(c, Keys(key_prefix)) for c in clients]
-        fact = card("Alice loves green tea.", 1)
-        second = dict(fact, source_message_ids=[5])
-        requests = [
-            make_request((1, ALICE, "I love green tea")),
-            make_request((5, ALICE, "green tea is the best")),
-        ]
-        results = await asyncio.gather(
-            *(
-                consolidate_run(
-                    f"run-{i}",
-                    requests[i],
-                    store=stores[i],
-                    extractor=ScriptedExtractor([answer([fact, second][i])]),
-                    embedder=HashEmbedder(DIM),
-                    settings=settings,
-                    now=T0,
-                )
-                for i in range(2)
+    clients = [open_client(redis_url), open_client(redis_url)]
+    stores = [CardStore(c, Keys(key_prefix)) for c in clients]
+    fact = card("Alice loves green tea.", 1)
+    second = dict(fact, source_message_ids=[5])
+    requests = [
+        make_request((1, ALICE, "I love green tea")),
+        make_request((5, ALICE, "green tea is the best")),
+    ]
+    results = await asyncio.gather(
+        *(
+            consolidate_run(
+                f"run-{i}",
+                requests[i],
+                store=stores[i],
+                extractor=ScriptedExtractor([answer([fact, second][i])]),
+                embedder=HashEmbedder(DIM),
+                settings=settings,
+                now=T0,
             )
+            for i in range(2)
         )
-        assert sorted((r.cards_inserted, r.cards_observed) for r in results) == [(0, 1), (1, 0)]
-        (stored,) = await stores[0].all_cards(CHAT)
-        assert stored.observation_count == 2
-        assert stored.source_message_ids == [1, 5]
-    finally:
-        for client in clients:
-            await client.aclose()
+    )
+    assert sorted((r.cards_inserted, r.cards_observed) for r in results) == [(0, 1), (1, 0)]
+    (stored,) = await stores[0].all_cards(CHAT)
+    assert stored.observation_count == 2
+    assert stored.source_message_ids == [1, 5]
 
 
 async def test_a_passed_deadline_fails_before_any_call(

@@ -21,7 +21,6 @@ from llm_client.events import EventType, Fanout, RedisEventLog
 from llm_client.routes import RouteDefaults, RoutesConfig, parse_routes
 from llm_client.routing import Walker
 from llm_client.walk import WalkerConfig
-from memory_worker.connections import client_from_url
 from memory_worker.farmsim import DIRECT_SERVICE, FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.notifiers import TelegramNotifier
@@ -282,50 +281,43 @@ async def test_half_open_lets_exactly_one_probe_reach_the_farm(
 
 
 async def test_all_targets_open_one_failopen_probe_per_interval_across_workers(
-    redis_url: str, sim: FarmSimulator, nodes: Nodes
+    redis_url: str, sim: FarmSimulator, nodes: Nodes, open_client: Callable[[str], Any]
 ) -> None:
     routes = farm_routes(sim, "llm-a", "llm-b")
     breaker = BreakerConfig(cooldown_seconds=60, cooldown_max_seconds=300)
-    connections = [client_from_url(redis_url) for _ in range(4)]
-    try:
-        workers = [
-            nodes.add(routes, redis=conn, breaker=breaker, probe_interval=0.3)
-            for conn in connections
-        ]
-        sim.set_fault("*", DOWN)
-        await calls(workers[0].walker, 5)
-        for target in ("llm-a/m", "llm-b/m"):
-            assert (await workers[0].walker.breakers.view(target)).circuit is Circuit.OPEN
-        before = {s: sim.submits(s) for s in ("llm-a", "llm-b")}
-        refused = 0
-        started = time.monotonic()
-        stop_at = started + 1.2
+    workers = [  # four workers, each on its own connection
+        nodes.add(routes, redis=open_client(redis_url), breaker=breaker, probe_interval=0.3)
+        for _ in range(4)
+    ]
+    sim.set_fault("*", DOWN)
+    await calls(workers[0].walker, 5)
+    for target in ("llm-a/m", "llm-b/m"):
+        assert (await workers[0].walker.breakers.view(target)).circuit is Circuit.OPEN
+    before = {s: sim.submits(s) for s in ("llm-a", "llm-b")}
+    refused = 0
+    started = time.monotonic()
+    stop_at = started + 1.2
 
-        async def hammer(node: Node) -> None:
-            nonlocal refused
-            while time.monotonic() < stop_at:
-                try:
-                    await node.walker.chat(WF, REQUEST)
-                except AllCircuitsOpen:
-                    refused += 1
-                except BackendUnavailable:
-                    pass
-                await asyncio.sleep(0.005)
+    async def hammer(node: Node) -> None:
+        nonlocal refused
+        while time.monotonic() < stop_at:
+            try:
+                await node.walker.chat(WF, REQUEST)
+            except AllCircuitsOpen:
+                refused += 1
+            except BackendUnavailable:
+                pass
+            await asyncio.sleep(0.005)
 
-        await asyncio.gather(*(hammer(w) for w in workers for _ in range(3)))
-        elapsed = time.monotonic() - started
-        probes = sim.submits("llm-a") - before["llm-a"]
-        assert sim.submits("llm-b") == before["llm-b"]  # only the first target is probed
-        assert 2 <= probes <= int(elapsed / 0.3) + 1
-        assert refused >= 2 * probes
-        exhaustion = await workers[1].events.recent(
-            limit=5, types=[EventType.CIRCUIT_OPEN_EXHAUSTION]
-        )
-        assert exhaustion
-        assert exhaustion[0].dedupe_key == "circuit_open_exhaustion:memory_extraction:-"
-    finally:
-        for conn in connections:
-            await conn.aclose()
+    await asyncio.gather(*(hammer(w) for w in workers for _ in range(3)))
+    elapsed = time.monotonic() - started
+    probes = sim.submits("llm-a") - before["llm-a"]
+    assert sim.submits("llm-b") == before["llm-b"]  # only the first target is probed
+    assert 2 <= probes <= int(elapsed / 0.3) + 1
+    assert refused >= 2 * probes
+    exhaustion = await workers[1].events.recent(limit=5, types=[EventType.CIRCUIT_OPEN_EXHAUSTION])
+    assert exhaustion
+    assert exhaustion[0].dedupe_key == "circuit_open_exhaustion:memory_extraction:-"
 
 
 async def test_failover_to_a_direct_fallback_and_400_returns_at_once(

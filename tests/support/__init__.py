@@ -25,6 +25,6 @@
 - :mod:`tests.support.replies` — redis-py's replies typed (``Awaitable[T] | T`` → ``T``).
 
 Fixtures (the session's Valkey, a module's private Valkey and its admin client, a test's
-own Valkey, the farm simulator, the simulator with consolidation's two clients, the fake Telegram,
-the cluster) live in ``tests/conftest.py``.
+own Valkey and its own extra connections, the farm simulator, the simulator with
+consolidation's two clients, the fake Telegram, the cluster) live in ``tests/conftest.py``.
 """
