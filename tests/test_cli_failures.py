@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ from memory_worker.embedded import EmbeddedValkey
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from tests.support.factories import request_dict
-from tests.support.harness import cli
+from tests.support.harness import cli, free_port
 from tests.support.replies import command
 
 PASSWORD_CANARY = "wrong-pw-canary-5e1d"
@@ -42,12 +41,6 @@ def on(server: EmbeddedValkey, settings: Settings, user: str = "", password: str
         return settings.model_copy(update={"redis_url": server.url})
     url = f"redis://{user}:{password}@{server.host}:{server.port}/0"
     return settings.model_copy(update={"redis_url": url})
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def write_requests(path: Path, *requests: dict[str, Any]) -> Path:

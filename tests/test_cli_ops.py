@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ from llm_client.events import EventType, RedisEventLog, RoutingEvent
 from memory_worker.keys import Keys
 from memory_worker.metrics import fleet_breakers, route_target_ids
 from memory_worker.settings import Settings
-from tests.support.harness import cli, cli_env
+from tests.support.harness import cli, cli_env, free_port
 
 
 async def trip(redis: Any, settings: Settings, target: str) -> None:
@@ -93,12 +92,6 @@ async def test_report_shows_events_pages_and_backlog(settings: Settings, redis: 
     table = cli(settings, "report")
     assert "circuit_open_exhaustion" in table.stdout
     assert "sent 1, suppressed 4" in table.stdout
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start(settings: Settings, *args: str, **env: str) -> subprocess.Popen[str]:

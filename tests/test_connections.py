@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from memory_worker.connections import (
 )
 from memory_worker.embedded import EmbeddedValkey, valkey_binary
 from memory_worker.settings import Settings
+from tests.support.harness import free_port
 
 
 def test_sentinel_url_forms() -> None:
@@ -48,12 +48,6 @@ def test_tls_url_uses_an_ssl_connection() -> None:
     )  # fmt: skip
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def test_sentinel_url_reaches_the_elected_master(tmp_path: Path) -> None:
     master = EmbeddedValkey(tmp_path / "master").ensure()
     # this test is about the sentinel URL: take the embedded server's password off
@@ -61,7 +55,7 @@ async def test_sentinel_url_reaches_the_elected_master(tmp_path: Path) -> None:
     await setup.config_set("requirepass", "")
     await setup.aclose()
     master.password = None
-    port = _free_port()
+    port = free_port()
     conf = tmp_path / "sentinel.conf"
     conf.write_text(
         f"port {port}\nbind 127.0.0.1\ndir {tmp_path}\n"

@@ -18,7 +18,6 @@ import contextlib
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -41,7 +40,7 @@ from memory_worker.run_store import RunStore
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
 from tests.support.factories import make_request
-from tests.support.harness import Fleet, eventually
+from tests.support.harness import Fleet, eventually, free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -78,12 +77,6 @@ if not _browser_available() and not os.environ.get("CI"):
     pytest.skip(
         "Debian chromium + chromium-driver not installed (make browser)", allow_module_level=True
     )
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -163,7 +156,7 @@ class Page:
 @pytest.fixture
 def console(valkey: str, tmp_path: Path) -> tuple[str, Settings]:
     """Where ``memory-worker serve`` will listen, and the settings of the deployment."""
-    port = _free_port()
+    port = free_port()
     settings = Settings(redis_url=valkey, key_prefix="br:", data_dir=tmp_path / "var")
     return f"http://127.0.0.1:{port}", settings.model_copy(update={"serve_port": port})
 

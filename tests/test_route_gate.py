@@ -11,7 +11,6 @@ ticks of one process read the breakers once per window.
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -33,6 +32,7 @@ from memory_worker.ticks import TickOutcome
 from memory_worker.wiring import WalkerGate, build_tick_runner
 from tests.support.clock import ManualClock
 from tests.support.factories import make_request
+from tests.support.harness import free_port
 from tests.support.routing_fakes import breaker_state, fail, routes_of, scripted
 
 WORKFLOWS = ("memory_extraction", "embedding")
@@ -291,7 +291,7 @@ async def test_routes_opened_by_another_process_inside_the_window_spend_no_attem
     open routes (its one fail-open probe hits a dead farm), and the run goes back to the
     queue with its attempt refunded; the tick defers, and the one after reads the
     breakers again and defers before claiming."""
-    dead_farm = f"http://127.0.0.1:{_free_port()}"
+    dead_farm = f"http://127.0.0.1:{free_port()}"
     s = Settings(
         redis_url=private_valkey.url,
         key_prefix=key_prefix,
@@ -341,9 +341,3 @@ async def test_routes_opened_by_another_process_inside_the_window_spend_no_attem
         for close in pipeline.closers:
             await close()
         await redis.aclose()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

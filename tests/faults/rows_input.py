@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-import socket
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -40,7 +39,7 @@ from memory_worker.serve import HealthServer
 from memory_worker.settings import Settings
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import request_dict
-from tests.support.harness import Fleet, cli, completed_run, eventually
+from tests.support.harness import Fleet, cli, completed_run, eventually, free_port
 from tests.support.sentry import capturing, http_breadcrumbs
 
 
@@ -260,12 +259,6 @@ async def row19(ctx: FaultContext) -> None:
 # --- row 20: CLI failures --------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def row20(ctx: FaultContext) -> None:
     """Each failure was a traceback with exit 1; now one line on stderr, exit 2, no secret."""
     secret = "pw-canary-20f1"
@@ -275,7 +268,7 @@ async def row20(ctx: FaultContext) -> None:
     bad_utf8.write_bytes(b'{"chat_id": "\xff"}\n')
     routes = ctx.tmp_path / "routes.toml"
     routes.write_text("[routes.memory_extraction\n")
-    port = _free_port()
+    port = free_port()
     unreachable = ctx.settings.model_copy(
         update={"redis_url": f"redis://:{secret}@127.0.0.1:{port}/0"}
     )

@@ -12,7 +12,6 @@ kill one (failover) and the session fixture can stop them all.
 from __future__ import annotations
 
 import contextlib
-import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -21,23 +20,18 @@ from pathlib import Path
 import redis
 
 from memory_worker.embedded import valkey_binary
+from tests.support.harness import free_port
 from tests.support.replies import sync_answer, sync_command
 
 SLOTS = 16384
 PASSWORD = "cluster-test-pw"
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
 class Node:
     port: int
     directory: Path
-    bus_port: int = field(default_factory=_free_port)  # port + 10000 may not exist
+    bus_port: int = field(default_factory=free_port)  # port + 10000 may not exist
     process: subprocess.Popen[bytes] | None = None
     node_id: str = ""
 
@@ -70,7 +64,7 @@ class LocalCluster:
 
     def start(self, timeout: float = 30.0) -> LocalCluster:
         count = self.masters * (1 + self.replicas)
-        self.nodes = [Node(_free_port(), self.root / f"n{i}") for i in range(count)]
+        self.nodes = [Node(free_port(), self.root / f"n{i}") for i in range(count)]
         for node in self.nodes:
             self._spawn(node)
         for node in self.nodes:

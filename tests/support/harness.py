@@ -1,9 +1,10 @@
-"""End-to-end helpers: real worker processes (see ``memory_worker.fleet``) and polling."""
+"""End-to-end helpers: real worker processes (see ``memory_worker.fleet``), polling, a free port."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -15,7 +16,7 @@ from memory_worker.fleet import Fleet as _Fleet
 from memory_worker.models import Run, RunStatus
 from memory_worker.settings import Settings
 
-__all__ = ["FAST", "Fleet", "cli", "cli_env", "completed_run", "eventually"]
+__all__ = ["FAST", "Fleet", "cli", "cli_env", "completed_run", "eventually", "free_port"]
 
 
 def cli_env(settings: Settings, **env: str) -> dict[str, str]:
@@ -76,3 +77,10 @@ async def completed_run(read: Callable[[], Awaitable[Run]], *, timeout: float) -
 
     await eventually(completed, timeout=timeout)
     return seen[0]
+
+
+def free_port() -> int:
+    """A loopback TCP port nothing listens on (for a server to start on, or a refused call)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
