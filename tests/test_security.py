@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import redis as sync_redis
-from arq.constants import job_key_prefix
 
 from memory_worker.connections import client_from_url, resolve_url
 from memory_worker.embedded import EmbeddedValkey
@@ -23,16 +22,7 @@ from memory_worker.run_store import ClaimedRun
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from memory_worker.worker import create_worker
-
-
-class _Exploit:
-    """Unpickling this creates ``path``: proof that a payload was executed."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (open, (str(self.path), "w"))
+from tests.support.pickled import inject_pickled_tick
 
 
 @pytest.mark.parametrize(
@@ -62,10 +52,7 @@ async def test_pickled_job_injected_into_the_queue_is_refused_not_run(
 ) -> None:
     marker = tmp_path / "pwned"
     keys = Keys(settings.key_prefix)
-    job_id = keys.tick_job_id("evil")
-    payload = pickle.dumps({"t": 1, "f": "memory_tick", "a": (_Exploit(marker),), "k": {}, "et": 1})
-    await redis.set(job_key_prefix + job_id, payload)
-    await redis.zadd(keys.arq_queue, {job_id: 1})
+    job_id = await inject_pickled_tick(redis, keys, "evil", marker)
     calls: list[str] = []
 
     class Processor:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import signal
 import subprocess
 import sys
@@ -19,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import redis as sync_redis
-from arq.constants import job_key_prefix
 
 from memory_worker.cards import CardStore
 from memory_worker.connections import client_from_url
@@ -34,6 +32,7 @@ from memory_worker.runs import plan_failure
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import make_request
 from tests.support.harness import FAST, Fleet, cli, eventually
+from tests.support.pickled import inject_pickled_tick
 
 DAY_MS = 86_400_000
 
@@ -273,23 +272,12 @@ _UPSTREAM_ERROR = Fault(
 # --- row 21: no pickle, no open embedded server -------------------------------------------------------
 
 
-class _Exploit:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (open, (str(self.path), "w"))
-
-
 async def row21(ctx: FaultContext) -> None:
     """A pickled job injected into the queue is refused by a real worker, never executed;
     the embedded Valkey refuses clients without its password."""
     marker = ctx.tmp_path / "pwned"
     keys = Keys(ctx.settings.key_prefix)
-    job_id = keys.tick_job_id("injected")
-    payload = pickle.dumps({"t": 1, "f": "memory_tick", "a": (_Exploit(marker),), "k": {}, "et": 1})
-    await ctx.redis.set(job_key_prefix + job_id, payload)
-    await ctx.redis.zadd(keys.arq_queue, {job_id: 1})
+    job_id = await inject_pickled_tick(ctx.redis, keys, "injected", marker)
     store = RunStore(ctx.redis, ctx.settings)
     rid = (await store.enqueue(make_request(2101))).run_id
     assert rid
