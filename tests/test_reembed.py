@@ -41,6 +41,7 @@ from memory_worker.reembed import (
 )
 from memory_worker.settings import Settings
 from tests.support.cards import T0, new
+from tests.support.clock import ManualClock
 from tests.support.model_fakes import hash_vector
 from tests.support.replies import answer, answer_bytes
 from tests.support.routes import farm_target, local_target, route, write_routes
@@ -248,17 +249,11 @@ async def test_switch_of_1000_cards_never_answers_mixed_and_keeps_writes(
 # --- resumable, paced, visible -----------------------------------------------------------------
 
 
-class StepClock:
+class StepClock(ManualClock):
     """A monotonic clock that advances one second per step (each pause)."""
 
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
     async def sleep(self, _: float) -> None:
-        self.now += 1.0
+        self.advance(1.0)
 
 
 async def test_a_stopped_pass_resumes_at_its_cursor(
