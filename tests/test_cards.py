@@ -28,11 +28,7 @@ from memory_worker.cards import (
 )
 from memory_worker.keys import Keys
 from tests.support.cards import ALICE, BIG_USER, BOB, CHAT, DIM, T0, apply, new, vec, writes
-
-
-@pytest.fixture
-def store(cards_redis: Any, key_prefix: str) -> CardStore:
-    return CardStore(cards_redis, Keys(key_prefix))
+from tests.support.cards import store as store  # the fixture
 
 
 def update(

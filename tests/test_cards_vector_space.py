@@ -16,6 +16,7 @@ from memory_worker.keys import Keys
 from memory_worker.model_calls import Vectors
 from memory_worker.settings import Settings
 from tests.support.cards import CHAT, DIM, T0, new, vec, writes
+from tests.support.cards import store as store  # the fixture
 from tests.support.model_fakes import HashEmbedder, ScriptedExtractor
 from tests.test_consolidate import ALICE, answer, card, make_request
 from tests.test_consolidate import CHAT as CCHAT
@@ -24,11 +25,6 @@ from tests.test_consolidate import settings as settings  # the fixture
 
 E5 = "multilingual-e5-small"
 FARM = "embedder"
-
-
-@pytest.fixture
-def store(cards_redis: Any, key_prefix: str) -> CardStore:
-    return CardStore(cards_redis, Keys(key_prefix))
 
 
 async def test_first_vector_records_model_and_dimension(store: CardStore) -> None:

@@ -24,6 +24,7 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.prompt import overhead_tokens
 from memory_worker.settings import Settings
+from tests.support.cards import store as store  # the fixture
 from tests.support.model_fakes import HashEmbedder, ScriptedExtractor
 
 CHAT = 4242
@@ -83,11 +84,6 @@ def answer(*cards: dict[str, Any], resolutions: Sequence[dict[str, Any]] = ()) -
 @pytest.fixture
 def settings(redis_url: str, key_prefix: str) -> Settings:
     return Settings(redis_url=redis_url, key_prefix=key_prefix, embedding_dimension=DIM)
-
-
-@pytest.fixture
-def store(cards_redis: Any, key_prefix: str) -> CardStore:
-    return CardStore(cards_redis, Keys(key_prefix))
 
 
 async def run(

@@ -16,20 +16,15 @@ from llm_client import BackendUnavailable, DecodeError
 from memory_worker.cards import CardStatus, CardStore
 from memory_worker.consolidate import consolidate_run
 from memory_worker.farmsim import Fault, FaultKind
-from memory_worker.keys import Keys
 from memory_worker.maintenance import merge_pass
 from memory_worker.models import RunRequest
 from memory_worker.settings import Settings
+from tests.support.cards import store as store  # the fixture
 from tests.support.factories import Row, slice_request
 from tests.support.farm import Farm
 
 CHAT = -100777
 ALICE, BOB, SPAMMER = 11, 12, 666
-
-
-@pytest.fixture
-def store(cards_redis: Any, key_prefix: str) -> CardStore:
-    return CardStore(cards_redis, Keys(key_prefix))
 
 
 def slice_of(start: datetime, *rows: Row, **flags: Any) -> RunRequest:

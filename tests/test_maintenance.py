@@ -32,6 +32,7 @@ from memory_worker.maintenance import (
 )
 from memory_worker.settings import Settings
 from memory_worker.validation import Limits
+from tests.support.cards import store as store  # the fixture
 from tests.support.cards import stored
 from tests.support.model_fakes import HashEmbedder, ScriptedExtractor, hash_vector
 from tests.support.replies import answer
@@ -77,11 +78,6 @@ def settings(redis_url: str, key_prefix: str) -> Settings:
     return Settings(
         redis_url=redis_url, key_prefix=key_prefix, embedding_dimension=DIM, merge_min_cards=3
     )
-
-
-@pytest.fixture
-def store(cards_redis: Any, key_prefix: str) -> CardStore:
-    return CardStore(cards_redis, Keys(key_prefix))
 
 
 async def seed(store: CardStore, *cards: NewCard, run_id: str = "seed", chat: int = CHAT) -> None:

@@ -1,4 +1,5 @@
-"""Card builders shared by the card suites: a fixed time, a chat, small vectors, stored cards."""
+"""Card builders shared by the card suites: a fixed time, a chat, small vectors, stored cards,
+and the card-store fixture."""
 
 from __future__ import annotations
 
@@ -7,16 +8,25 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+import pytest
 
 from memory_worker.cards import Card, CardStatus, Durability, NewCard, RunWrites, Scope
 from memory_worker.cards.store import CardStore
 from memory_worker.cards.writes import ApplyResult
+from memory_worker.keys import Keys
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 CHAT = -1001234567890
 ALICE, BOB = 11, 12
 DIM = 16
 BIG_USER = 2**52 + 7
+
+
+@pytest.fixture
+def store(cards_redis: Any, key_prefix: str) -> CardStore:
+    """A card store on ``cards_redis`` (the session's server, then its cluster), under the
+    test's key prefix. A fixture: import it as ``store as store``."""
+    return CardStore(cards_redis, Keys(key_prefix))
 
 
 def vec(seed: int) -> list[float]:
