@@ -29,6 +29,7 @@ from memory_worker.cards import (
 from memory_worker.keys import Keys
 from tests.support.cards import ALICE, BIG_USER, BOB, CHAT, DIM, T0, apply, new, vec, writes
 from tests.support.cards import store as store  # the fixture
+from tests.support.dumps import dump_chat
 
 
 def update(
@@ -39,10 +40,6 @@ def update(
     return ResolutionWrite(
         card_id, ResolutionOp.UPDATE, new_fact_text=text, new_dedup_hash=digest, **more
     )
-
-
-async def dump(store: CardStore) -> dict[str, bytes]:
-    return {k: await store.redis.dump(k) for k in await store.chat_keys(CHAT)}
 
 
 async def test_insert_then_repeat_raises_observations(store: CardStore) -> None:
@@ -72,10 +69,10 @@ async def test_rerun_of_an_applied_run_changes_no_byte(store: CardStore) -> None
         episode=EpisodeWrite("Food talk.", ["food"], ["Alice"], T0, T0, 0, 2, vec(3)),
     )
     assert (await store.apply_run(CHAT, "run-x", plan, now=T0)).applied
-    before = await dump(store)
+    before = await dump_chat(store, CHAT)
     again = await store.apply_run(CHAT, "run-x", plan, now=T0 + timedelta(hours=1))
     assert not again.applied
-    assert await dump(store) == before
+    assert await dump_chat(store, CHAT) == before
     assert await store.has_applied(CHAT, "run-x")
 
 

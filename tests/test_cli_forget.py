@@ -13,6 +13,7 @@ import pytest
 from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
+from tests.support.dumps import dump_all
 from tests.support.forget import (
     ALICE,
     BOB,
@@ -20,7 +21,6 @@ from tests.support.forget import (
     CHAT,
     JAN,
     deployment_bytes,
-    dump_all,
     two_users,
 )
 from tests.support.harness import cli

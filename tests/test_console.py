@@ -32,8 +32,9 @@ from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
 from tests.support import console
 from tests.support.cards import new
-from tests.support.console import TOKEN, MakeClient, csrf_of, dump_all, with_token
+from tests.support.console import TOKEN, MakeClient, csrf_of, with_token
 from tests.support.console import make_client as make_client  # the fixture
+from tests.support.dumps import dump_all
 from tests.support.factories import make_request
 
 SCRIPT = "<script>alert('pwned')</script>"

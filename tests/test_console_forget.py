@@ -19,8 +19,9 @@ from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from tests.support import console
 from tests.support.cards import new
-from tests.support.console import TOKEN, MakeClient, csrf_of, dump_all, with_token
+from tests.support.console import TOKEN, MakeClient, csrf_of, with_token
 from tests.support.console import make_client as make_client  # the fixture
+from tests.support.dumps import dump_all
 from tests.support.forget import ALICE, BOB, CANARY, CHAT, JAN, two_users
 
 

@@ -25,6 +25,7 @@ from memory_worker.models import RunRequest
 from memory_worker.prompt import overhead_tokens
 from memory_worker.settings import Settings
 from tests.support.cards import store as store  # the fixture
+from tests.support.dumps import dump_chat
 from tests.support.model_fakes import HashEmbedder, ScriptedExtractor
 
 CHAT = 4242
@@ -110,10 +111,6 @@ async def run(
     return result, extractor
 
 
-async def dump(store: CardStore) -> dict[str, bytes]:
-    return {k: await store.redis.dump(k) for k in await store.chat_keys(CHAT)}
-
-
 async def seed(store: CardStore, settings: Settings) -> None:
     """A chat that already has a card with a vector: runs now make the related lookup."""
     result, _ = await run(
@@ -195,7 +192,7 @@ async def test_an_embedder_outage_mid_run_propagates_and_nothing_is_written(
 ) -> None:
     if seeded:
         await seed(store, settings)
-    before = await dump(store)
+    before = await dump_chat(store, CHAT)
     request = make_request((1, ALICE, "I love green tea"))
     # the cards' embedding fails: after the lookup's, or as a new chat's only embedding call
     embedder = HashEmbedder(DIM, error=error, fail_on=2 if seeded else 1)
@@ -205,7 +202,7 @@ async def test_an_embedder_outage_mid_run_propagates_and_nothing_is_written(
         )
     assert len(embedder.calls) == embedder.fail_on
     assert embedder.calls[-1][0] == "Alice loves green tea."
-    assert await dump(store) == before
+    assert await dump_chat(store, CHAT) == before
 
 
 @pytest.mark.parametrize(
@@ -327,14 +324,14 @@ async def test_a_crash_after_the_write_reruns_to_the_same_bytes(
     request = make_request((1, ALICE, "I love green tea"), (2, BOB, "coffee for me"))
     first, _ = await run(store, settings, request, [answer(card("Alice loves green tea.", 1))])
     assert first.cards_inserted == 1
-    before = await dump(store)
+    before = await dump_chat(store, CHAT)
     # the run was reclaimed after the crash; the model would now answer differently
     second, extractor = await run(
         store, settings, request, [answer(card("Bob drinks coffee.", 2, BOB))], attempt=1
     )
     assert second.already_applied
     assert extractor.payloads == [], "an applied run costs no LLM call"
-    assert await dump(store) == before
+    assert await dump_chat(store, CHAT) == before
 
 
 async def test_two_workers_on_one_chat_store_no_duplicate(

@@ -35,6 +35,7 @@ from memory_worker.noise import noise_reason
 from memory_worker.prompt import overhead_tokens
 from memory_worker.secret_patterns import contains_secret
 from memory_worker.settings import Settings
+from tests.support.dumps import dump_chat
 from tests.support.model_fakes import HashEmbedder, ScriptedExtractor
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -77,10 +78,6 @@ def _settings(case: Slice, redis_url: str, key_prefix: str) -> Settings:
     return Settings(
         redis_url=redis_url, key_prefix=key_prefix, embedding_dimension=DIM, **overrides
     )
-
-
-async def _dump_chat(store: CardStore, chat_id: int) -> dict[str, bytes]:
-    return {key: await store.redis.dump(key) for key in await store.chat_keys(chat_id)}
 
 
 async def _stored_texts(store: CardStore, chat_id: int) -> str:
@@ -234,7 +231,7 @@ async def test_slice(case: Slice, redis: Any, redis_url: str, key_prefix: str) -
 
     # a crash after the write: the rerun is recognised, costs no LLM call, changes nothing
     assert last is not None
-    before = await _dump_chat(store, chat_id)
+    before = await dump_chat(store, chat_id)
     run_id, request, at = last
     rerun = await consolidate_run(
         run_id,
@@ -246,7 +243,7 @@ async def test_slice(case: Slice, redis: Any, redis_url: str, key_prefix: str) -
         now=at + timedelta(hours=1),
     )
     assert rerun.already_applied or rerun.messages_extracted == 0
-    assert await _dump_chat(store, chat_id) == before
+    assert await dump_chat(store, chat_id) == before
 
     if "expire_after_days" in expected:
         await expire_cards(store, now=now + timedelta(days=expected["expire_after_days"]))

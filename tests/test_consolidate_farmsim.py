@@ -20,6 +20,7 @@ from memory_worker.maintenance import merge_pass
 from memory_worker.models import RunRequest
 from memory_worker.settings import Settings
 from tests.support.cards import store as store  # the fixture
+from tests.support.dumps import dump_chat
 from tests.support.factories import Row, slice_request
 from tests.support.farm import Farm
 
@@ -43,10 +44,6 @@ async def consolidate(
         settings=settings,
         now=request.range_end,
     )
-
-
-async def dump(store: CardStore) -> dict[str, bytes]:
-    return {k: await store.redis.dump(k) for k in await store.chat_keys(CHAT)}
 
 
 JAN = datetime(2026, 1, 10, 9, tzinfo=UTC)
@@ -120,7 +117,7 @@ async def test_a_farm_outage_writes_nothing_and_the_rerun_succeeds(
     await consolidate(
         farm, store, settings, "run-jan", slice_of(JAN, (1, ALICE, "Alice", "I live in Berlin"))
     )
-    before = await dump(store)
+    before = await dump_chat(store, CHAT)
     request = slice_of(APR, (10, ALICE, "Alice", "I moved to Lisbon"))
     outage = Fault(
         kind=FaultKind.JOB_FAILED,
@@ -130,17 +127,17 @@ async def test_a_farm_outage_writes_nothing_and_the_rerun_succeeds(
     farm.sim.set_fault(settings.extraction_service, outage)
     with pytest.raises(BackendUnavailable):
         await consolidate(farm, store, settings, "run-apr", request)
-    assert await dump(store) == before
+    assert await dump_chat(store, CHAT) == before
     farm.sim.clear_faults()
     farm.sim.set_fault(settings.embedder_service, outage)
     with pytest.raises(BackendUnavailable):
         await consolidate(farm, store, settings, "run-apr", request)
-    assert await dump(store) == before
+    assert await dump_chat(store, CHAT) == before
     farm.sim.set_fault(settings.extraction_service, Fault(kind=FaultKind.GARBAGE))
     farm.sim.clear_faults(settings.embedder_service)
     with pytest.raises(DecodeError):
         await consolidate(farm, store, settings, "run-apr", request)
-    assert await dump(store) == before
+    assert await dump_chat(store, CHAT) == before
     farm.sim.clear_faults()
     result = await consolidate(farm, store, settings, "run-apr", request)
     assert result.cards_superseded == 1

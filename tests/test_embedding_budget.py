@@ -21,6 +21,7 @@ from memory_worker.models import RunRequest
 from memory_worker.runs import EmbedderTimeout, Verdict, decide
 from memory_worker.settings import Settings
 from tests.support.cards import new
+from tests.support.dumps import dump_chat
 from tests.support.model_fakes import HashEmbedder, ScriptedExtractor
 
 CHAT = 4343
@@ -183,11 +184,7 @@ async def seed(store: CardStore) -> dict[str, bytes]:
     card = new("user11 drinks tea.", subject="user11", predicate="drinks", at=at, sources=(99,))
     card = dataclasses.replace(card, embedding=[1.0] * DIM)
     await store.apply_run(CHAT, "seed", RunWrites(observed_at=at, cards=[card]), now=at)
-    return await dump(store)
-
-
-async def dump(store: CardStore) -> dict[str, bytes]:
-    return {k: await store.redis.dump(k) for k in await store.chat_keys(CHAT)}
+    return await dump_chat(store, CHAT)
 
 
 @pytest.mark.parametrize("seeded", [True, False], ids=["after_the_lookup", "new_chat"])
@@ -213,7 +210,7 @@ async def test_an_embedding_timeout_releases_and_writes_nothing(
     )
     assert len(extractor.payloads) == 1
     assert embedder.calls[-1][0] == "user11 loves green tea."
-    assert await dump(store) == before
+    assert await dump_chat(store, CHAT) == before
 
 
 async def test_an_embedding_timeout_at_the_lookup_costs_no_extraction(

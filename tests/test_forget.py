@@ -20,6 +20,7 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
+from tests.support.dumps import dump_all
 from tests.support.farm import Farm
 from tests.support.forget import (
     ALICE,
@@ -28,7 +29,6 @@ from tests.support.forget import (
     CHAT,
     JAN,
     deployment_bytes,
-    dump_all,
     process_one,
     slice_of,
     two_users,

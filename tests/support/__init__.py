@@ -15,7 +15,8 @@
 - :mod:`tests.support.forget` — two users' canaries in one chat, for the forget suites;
   :mod:`tests.support.forget_cards` — card builders for the forget scripts.
 - :mod:`tests.support.cards` — card builders for the card-store suites.
-- :mod:`tests.support.console` — the console's test client, token, CSRF and DUMPs.
+- :mod:`tests.support.console` — the console's test client, token and CSRF.
+- :mod:`tests.support.dumps` — DUMPs of a deployment or a chat: the no-change witnesses.
 - :mod:`tests.support.pickled` — a pickled arq job that would prove a worker ran a payload.
 - :mod:`tests.support.sentry` — Sentry on with a transport that keeps envelopes.
 - :mod:`tests.support.simulator` — the farm simulator's wire: submit bodies, envelope

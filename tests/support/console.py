@@ -1,4 +1,4 @@
-"""The console under test: a client factory, the action token, CSRF and whole-store DUMPs."""
+"""The console under test: a client factory, the action token, CSRF, the refused-write check."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pydantic import SecretStr
 
 from memory_worker.console.app import CSRF_COOKIE, add_console
 from memory_worker.settings import Settings
+from tests.support.dumps import dump_all
 
 TOKEN = "console-token-7f3a9c"
 
@@ -21,12 +22,6 @@ MakeClient = Callable[[Settings], Awaitable[TestClient[Any, Any]]]
 
 def with_token(settings: Settings, **extra: Any) -> Settings:
     return settings.model_copy(update={"console_token": SecretStr(TOKEN), **extra})
-
-
-async def dump_all(redis: Any, prefix: str) -> dict[bytes, bytes | None]:
-    """Every key of this test's deployment with its DUMP (the no-change witness)."""
-    keys = sorted([k async for k in redis.scan_iter(match=f"*{prefix}*", count=1000)])
-    return {k: await redis.dump(k) for k in keys}
 
 
 async def csrf_of(client: TestClient[Any, Any]) -> str:

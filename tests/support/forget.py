@@ -88,9 +88,3 @@ async def deployment_bytes(redis: Any, prefix: str) -> bytes:
                 for name, value in fields.items():
                     out += [name, value]
     return b"\n".join(out)
-
-
-async def dump_all(redis: Any, prefix: str) -> dict[bytes, bytes]:
-    """DUMP of every key of the deployment (byte identity before/after)."""
-    keys = sorted([k async for k in redis.scan_iter(match=f"*{prefix}*", count=1000)])
-    return {k: await redis.dump(k) for k in keys}
