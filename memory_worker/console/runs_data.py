@@ -42,6 +42,14 @@ class RunFilter:
         """Filters that no index serves (checked run by run)."""
         return self.chat_id is not None or bool(self.error_code) or bool(self.reason)
 
+    def admits(self, chat_id: int, code: str | None, reason: str | None) -> bool:
+        """Do a run's chat and last error pass the filters that no index serves?"""
+        if self.chat_id is not None and chat_id != self.chat_id:
+            return False
+        if self.error_code and (code or "").casefold() != self.error_code.casefold():
+            return False
+        return not (self.reason and (reason or "").casefold() != self.reason.casefold())
+
 
 @dataclass(frozen=True, slots=True)
 class RunRow:
@@ -104,15 +112,6 @@ def _row(values: Sequence[Any], last_error: Any) -> RunRow | None:
         code=entry.code if entry else None,
         reason=entry.reason if entry else None,
     )
-
-
-def row_matches(row: RunRow, wanted: RunFilter) -> bool:
-    """Does ``row`` pass the filters that no index serves?"""
-    if wanted.chat_id is not None and row.chat_id != wanted.chat_id:
-        return False
-    if wanted.error_code and (row.code or "").casefold() != wanted.error_code.casefold():
-        return False
-    return not (wanted.reason and (row.reason or "").casefold() != wanted.reason.casefold())
 
 
 def run_index(keys: Keys, status: str | None) -> str:
@@ -200,16 +199,10 @@ async def _prefilter(
         chat = raw[i * step]
         if chat is None:
             continue
-        if wanted.chat_id is not None and int(chat) != wanted.chat_id:
-            continue
-        if by_error:
-            last = orjson.loads(raw[i * step + 1]) if raw[i * step + 1] else {}
-            code, reason = str(last.get("code") or ""), str(last.get("reason") or "")
-            if wanted.error_code and code.casefold() != wanted.error_code.casefold():
-                continue
-            if wanted.reason and reason.casefold() != wanted.reason.casefold():
-                continue
-        hits.append(rid)
+        last = orjson.loads(raw[i * step + 1]) if by_error and raw[i * step + 1] else {}
+        code, reason = str(last.get("code") or ""), str(last.get("reason") or "")
+        if wanted.admits(int(chat), code, reason):
+            hits.append(rid)
     return hits
 
 
@@ -222,7 +215,9 @@ async def _rows(redis: ArqRedis, keys: Keys, ids: Sequence[str], wanted: RunFilt
             pipe.lindex(keys.run_errors(rid), -1)
         raw = await pipe.execute()
     rows = (_row(raw[2 * i], raw[2 * i + 1]) for i in range(len(ids)))
-    return [row for row in rows if row is not None and row_matches(row, wanted)]
+    return [
+        row for row in rows if row is not None and wanted.admits(row.chat_id, row.code, row.reason)
+    ]
 
 
 async def run_detail(redis: ArqRedis, settings: Settings, run_id: str) -> Run | None:
