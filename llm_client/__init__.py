@@ -1,4 +1,19 @@
-"""Typed client for the LLM farm: transports, errors, retry classifier, breakers, routing."""
+"""Typed client for the LLM farm: transports, errors, retry classifier, breakers, routing.
+
+- :mod:`~llm_client.errors`: the one error tree (documented there); :mod:`~llm_client.reasons`
+  and :mod:`~llm_client.retry`: the retry classifier (strings parsed once, at the edge).
+- :mod:`~llm_client.transport`, :mod:`~llm_client.discovery`, :mod:`~llm_client.openai_compat`,
+  :mod:`~llm_client.local_embed`: the transports; :mod:`~llm_client.envelope`: answer decoding;
+  :mod:`~llm_client.clients`: targets → transport clients.
+- :mod:`~llm_client.breaker`: the breaker policy (pure); :mod:`~llm_client.breaker_store`: its
+  Lua twin in Redis (scripts in ``lua/``).
+- :mod:`~llm_client.routes`, :mod:`~llm_client.routing`: route files and the routed walker;
+  :mod:`~llm_client.walk_step` (its pure state machine), :mod:`~llm_client.walk`,
+  :mod:`~llm_client.walk_judge`, :mod:`~llm_client.walk_plan`; :mod:`~llm_client.events`:
+  routing events.
+- :mod:`~llm_client.redis_text` and :mod:`~llm_client.lua`: the one bytes → str helper and the
+  one Lua script loader, shared with ``memory_worker``.
+"""
 
 from llm_client.breaker import BreakerConfig, BreakerView, Circuit, Outcome
 from llm_client.breaker_store import BreakerStore, list_breakers, reset_breaker
