@@ -299,6 +299,46 @@ def make_reporter(
     )
 
 
+async def test_a_page_goes_out_when_its_context_lookups_fail_or_hang(
+    redis: Redis, key_prefix: str
+) -> None:
+    """Fault: the store behind a page's context is gone (raises) or stuck (never answers).
+
+    The page still goes out, each missing part says "unknown", and a stuck lookup costs at most
+    the context timeout, never the page."""
+    never = asyncio.Event()
+
+    async def broken(workflow: str) -> Sequence[BreakerView]:
+        raise ConnectionError("redis is gone")
+
+    async def stuck() -> int:
+        await never.wait()
+        return 0
+
+    async def stuck_routes() -> Sequence[str]:
+        await never.wait()
+        return []
+
+    channel = Always()
+    reporter = AdminReporter(
+        redis,
+        Keys(key_prefix),
+        [channel],
+        ReportConfig(context_timeout_seconds=0.05),
+        breakers=broken,
+        waiting_runs=stuck,
+        open_routes=stuck_routes,
+    )
+    assert await reporter.observe(ev(EventType.CIRCUIT_OPEN_EXHAUSTION))
+    started = time.monotonic()
+    await reporter.deliver_due()
+    (page,) = channel.pages
+    assert "breakers: unknown" in page
+    assert "runs waiting: unknown" in page
+    assert "open routes: unknown" in page.splitlines()
+    assert time.monotonic() - started < 2.0  # two stuck lookups, 0.05 s each: not the page's loss
+
+
 async def test_one_page_per_cooldown_across_the_fleet(
     redis: Redis, key_prefix: str, telegram: FakeTelegram
 ) -> None:
