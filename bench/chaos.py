@@ -79,21 +79,21 @@ from bench.chaos_plan import (
     probe_windows,
     runs_held_by,
 )
-from llm_client.breaker import Circuit
-from llm_client.breaker_store import BreakerStore
-from llm_client.routes import EMBEDDING as EMBEDDING_WF
-from llm_client.routes import MEMORY_EXTRACTION as EXTRACTION
-from llm_client.routes import parse_routes
+from llm_client._breaker.model import Circuit
+from llm_client._breaker.store import BreakerStore
+from llm_client._routing.routes import EMBEDDING as EMBEDDING_WF
+from llm_client._routing.routes import MEMORY_EXTRACTION as EXTRACTION
+from llm_client._routing.routes import parse_routes
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore, normalise
-from memory_worker.connections import RedisHandle, client_from_url
-from memory_worker.embedded import EmbeddedValkey, pid_alive
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.fleet import Fleet, WorkerProcess
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
-from memory_worker.run_store import RunStore
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.storage.connections import RedisHandle, client_from_url
+from memory_worker.storage.embedded import EmbeddedValkey, pid_alive
+from memory_worker.worker.fleet import Fleet, WorkerProcess
 from tests.support.routes import farm_target, route, routes_toml
 
 EXTRACT_A = "llm-alpha"

@@ -25,9 +25,9 @@ from aiohttp.test_utils import TestClient, TestServer
 from common import fill, fresh_bench, run_bench
 
 from memory_worker.console import add_console
-from memory_worker.run_store import RunStore
-from memory_worker.run_store.chat_index import ChatIndex
-from memory_worker.run_store.forget import RunForget
+from memory_worker.runs import RunStore
+from memory_worker.runs.chat_index import ChatIndex
+from memory_worker.runs.forget import RunForget
 
 CHAT = 5  # tiny_request spreads runs over chats 1..997
 

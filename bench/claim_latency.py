@@ -12,7 +12,7 @@ import time
 
 from common import fill, fresh_bench, median, pct, run_bench
 
-from memory_worker.run_store import RunStore
+from memory_worker.runs import RunStore
 
 
 async def measure(store: RunStore, samples: int) -> list[float]:

@@ -27,8 +27,8 @@ from common import fresh_bench, median, run_bench
 from similar_cards import CHAT, T0, make_cards
 
 from memory_worker.cards import CardStore, RunWrites
-from memory_worker.connections import cluster_from_url
 from memory_worker.keys import Keys
+from memory_worker.storage.connections import cluster_from_url
 from tests.support.cluster import LocalCluster
 
 

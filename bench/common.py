@@ -22,14 +22,14 @@ from typing import Any, NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory_worker.api import MemoryQueue
-from memory_worker.connections import RedisHandle, client_from_url
-from memory_worker.embedded import EmbeddedValkey
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.fleet import Fleet
 from memory_worker.models import RunRequest
-from memory_worker.run_store import RunStore
+from memory_worker.pipeline.ticks import TickQueue
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
-from memory_worker.ticks import TickQueue
+from memory_worker.storage.connections import RedisHandle, client_from_url
+from memory_worker.storage.embedded import EmbeddedValkey
+from memory_worker.worker.fleet import Fleet
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -23,14 +23,14 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from common import fill, fresh_bench, run_bench
 
-from llm_client.events import EventType, RoutingEvent
+from llm_client._routing.events import EventType, RoutingEvent
 from memory_worker.cards import CardStore, EpisodeWrite, RunWrites, Scope
 from memory_worker.console import add_console
 from memory_worker.keys import Keys
-from memory_worker.replay import ReplayFilter, ReplayStore, plan
-from memory_worker.run_store import RunStore
-from memory_worker.run_store.chat_index import ChatIndex
-from memory_worker.runs import FailurePlan
+from memory_worker.runs import RunStore
+from memory_worker.runs.chat_index import ChatIndex
+from memory_worker.runs.policy import FailurePlan
+from memory_worker.runs.replay import ReplayFilter, ReplayStore, plan
 from tests.support.cards import new as card
 
 CHAT = 5  # tiny_request spreads runs over chats 1..997

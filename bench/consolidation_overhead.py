@@ -27,17 +27,17 @@ from arq.connections import ArqRedis
 from arq.worker import Worker
 from common import fresh_bench, run_bench
 
-from llm_client.routes import RouteTarget
-from llm_client.transport import ChatResult, EmbedResult
+from llm_client._routing.routes import RouteTarget
+from llm_client._transport.base import ChatResult, EmbedResult
 from memory_worker.demo import load_sample_chats
 from memory_worker.farmsim.extractor import answer
 from memory_worker.models import RunRequest
-from memory_worker.run_store import RunStore
+from memory_worker.pipeline.runner import TickRunner
+from memory_worker.pipeline.ticks import Mode, TickPlan
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
-from memory_worker.tick_runner import TickRunner
-from memory_worker.ticks import Mode, TickPlan
 from memory_worker.wiring import build_tick_runner
-from memory_worker.worker import create_worker
+from memory_worker.worker.main import create_worker
 
 
 class InstantFarm:

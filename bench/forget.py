@@ -28,11 +28,11 @@ from common import BASE, fresh_bench, run_bench
 from memory_worker.cards import CardStore
 from memory_worker.cards.model import Scope
 from memory_worker.cards.writes import NewCard, RunWrites
-from memory_worker.forget import ForgetScope
-from memory_worker.forgetter import Forgetter
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
-from memory_worker.run_store import RunStore
+from memory_worker.privacy.forget import ForgetScope
+from memory_worker.privacy.forgetter import Forgetter
+from memory_worker.runs import RunStore
 
 CHAT, OTHER, ALICE, BOB = -1001, -1002, 1, 2
 

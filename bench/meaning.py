@@ -42,11 +42,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from llm_client.local_embed import QUERY_TASK, LocalEmbedClient  # noqa: E402
-from llm_client.transport import ClientConfig  # noqa: E402
+from llm_client._transport.base import ClientConfig  # noqa: E402
+from llm_client._transport.local_embed import QUERY_TASK, LocalEmbedClient  # noqa: E402
 from memory_worker.cards import CardStore, NewCard, RunWrites, Scope  # noqa: E402
+from memory_worker.consolidation.context import rank_related  # noqa: E402
 from memory_worker.farmsim.embedder import embed_text  # noqa: E402
-from memory_worker.run_context import rank_related  # noqa: E402
 from memory_worker.settings import Settings  # noqa: E402
 from tests.support.cards import new  # noqa: E402
 

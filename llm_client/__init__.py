@@ -1,25 +1,35 @@
-"""Typed client for the LLM farm: transports, errors, retry classifier, breakers, routing.
+"""Typed client for the LLM farm — the package's one face.
 
-- :mod:`~llm_client.errors`: the one error tree (documented there); :mod:`~llm_client.reasons`
-  and :mod:`~llm_client.retry`: the retry classifier (strings parsed once, at the edge).
-- :mod:`~llm_client.transport`, :mod:`~llm_client.discovery`, :mod:`~llm_client.openai_compat`,
-  :mod:`~llm_client.local_embed`: the transports; :mod:`~llm_client.envelope`: answer decoding;
-  :mod:`~llm_client.clients`: targets → transport clients.
-- :mod:`~llm_client.breaker`: the breaker policy (pure); :mod:`~llm_client.breaker_store`: its
-  Lua twin in Redis (scripts in ``lua/``).
-- :mod:`~llm_client.routes`, :mod:`~llm_client.routing`: route files and the routed walker;
-  :mod:`~llm_client.walk_step` (its pure state machine), :mod:`~llm_client.walk`,
-  :mod:`~llm_client.walk_judge`, :mod:`~llm_client.walk_plan`; :mod:`~llm_client.events`:
-  routing events.
-- :mod:`~llm_client.redis_text` and :mod:`~llm_client.lua`: the one bytes → str helper and the
-  one Lua script loader, shared with ``memory_worker``.
+Import everything from here (``from llm_client import DiscoveryClient, Upstream``);
+the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_breaker/``,
+``_routing/``, ``_transport/``) and may change without notice. The public names, by family:
+
+- **Errors** (the whole tree is drawn in ``_errors.py``): ``LLMError`` and its families —
+  ``Transport`` (``RequestTimeout``), ``BackendUnavailable`` (``LocalModelUnavailable``),
+  ``Upstream``, ``CapacityUnavailable`` (``CapacityWaitExpired``), ``Timeout``
+  (``TaskTimeout``), ``ProtocolError`` (``EmptyResponse``, ``DecodeError``,
+  ``UnknownStatus``), ``LocalEngineError``, ``RequestError``, ``RoutingError``
+  (``RouteUnavailable``, ``NoCandidates``, ``AllCircuitsOpen``, ``Exhausted``,
+  ``DeadlineExceeded``, ``CapacityWaitTimeout``), and ``RoutesError`` (a bad routes file).
+- **Classifier**: ``retryable_reason(error) -> FailureReason | None``, ``FailureReason``.
+- **Transports**: ``DiscoveryClient``, ``OpenAICompatClient``, ``LocalEmbedClient``; what
+  they answer (``ChatResult``, ``EmbedResult``, ``UpstreamResponse``) and their settings
+  (``ClientConfig``); ``ClientFactory``/``TransportFactory`` (route targets → clients);
+  the local embedder's ``load_model``, ``extra_installed``, ``EXTRA_HINT``, ``QUERY_TASK``.
+- **Breakers**: ``BreakerConfig``, ``BreakerView``, ``Circuit``, ``Outcome``,
+  ``BreakerStore``, ``list_breakers``, ``reset_breaker``.
+- **Routing**: ``Walker``, ``WalkerConfig``, ``Routed``; routes (``load_routes``,
+  ``default_routes``, ``RoutesConfig``, ``Route``, ``RouteTarget``, ``RouteDefaults``) and
+  the workflow names ``MEMORY_EXTRACTION``, ``EMBEDDING``, ``MEMORY_MERGE``; routing events
+  (``RoutingEvent``, ``EventType``, ``EventSink``, ``Fanout``, ``RedisEventLog``,
+  ``recent_events``, ``safe_token``).
+- **Shared with memory_worker**: ``lua_text`` (the one loader of a package's
+  ``lua/*.lua``), ``as_text`` and ``reply_pairs`` (the one bytes → str helper).
 """
 
-from llm_client.breaker import BreakerConfig, BreakerView, Circuit, Outcome
-from llm_client.breaker_store import BreakerStore, list_breakers, reset_breaker
-from llm_client.clients import ClientFactory
-from llm_client.discovery import DiscoveryClient
-from llm_client.errors import (
+from llm_client._breaker.model import BreakerConfig, BreakerView, Circuit, Outcome
+from llm_client._breaker.store import BreakerStore, list_breakers, reset_breaker
+from llm_client._errors import (
     AllCircuitsOpen,
     BackendUnavailable,
     CapacityUnavailable,
@@ -44,19 +54,23 @@ from llm_client.errors import (
     UnknownStatus,
     Upstream,
 )
-from llm_client.events import (
+from llm_client._lua import lua_text
+from llm_client._redis_text import as_text, reply_pairs
+from llm_client._retry.classify import retryable_reason
+from llm_client._retry.reasons import FailureReason
+from llm_client._routing.events import (
     EventSink,
     EventType,
     Fanout,
     RedisEventLog,
     RoutingEvent,
     recent_events,
+    safe_token,
 )
-from llm_client.local_embed import LocalEmbedClient
-from llm_client.openai_compat import OpenAICompatClient
-from llm_client.reasons import FailureReason
-from llm_client.retry import retryable_reason
-from llm_client.routes import (
+from llm_client._routing.routes import (
+    EMBEDDING,
+    MEMORY_EXTRACTION,
+    MEMORY_MERGE,
     Route,
     RouteDefaults,
     RoutesConfig,
@@ -65,11 +79,26 @@ from llm_client.routes import (
     default_routes,
     load_routes,
 )
-from llm_client.routing import Walker
-from llm_client.transport import ChatResult, ClientConfig, EmbedResult, UpstreamResponse
-from llm_client.walk import Routed, WalkerConfig
+from llm_client._routing.walk import Routed, WalkerConfig
+from llm_client._routing.walker import Walker
+from llm_client._transport.base import ChatResult, ClientConfig, EmbedResult, UpstreamResponse
+from llm_client._transport.clients import ClientFactory, TransportFactory
+from llm_client._transport.discovery import DiscoveryClient
+from llm_client._transport.local_embed import (
+    EXTRA_HINT,
+    QUERY_TASK,
+    LocalEmbedClient,
+    extra_installed,
+    load_model,
+)
+from llm_client._transport.openai_compat import OpenAICompatClient
 
 __all__ = [
+    "EMBEDDING",
+    "EXTRA_HINT",
+    "MEMORY_EXTRACTION",
+    "MEMORY_MERGE",
+    "QUERY_TASK",
     "AllCircuitsOpen",
     "BackendUnavailable",
     "BreakerConfig",
@@ -115,15 +144,22 @@ __all__ = [
     "TaskTimeout",
     "Timeout",
     "Transport",
+    "TransportFactory",
     "UnknownStatus",
     "Upstream",
     "UpstreamResponse",
     "Walker",
     "WalkerConfig",
+    "as_text",
     "default_routes",
+    "extra_installed",
     "list_breakers",
+    "load_model",
     "load_routes",
+    "lua_text",
     "recent_events",
+    "reply_pairs",
     "reset_breaker",
     "retryable_reason",
+    "safe_token",
 ]

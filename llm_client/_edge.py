@@ -25,7 +25,7 @@ from typing import Final
 import httpx
 import orjson
 
-from llm_client.errors import (
+from llm_client._errors import (
     DecodeError,
     LLMError,
     RequestError,

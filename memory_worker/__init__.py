@@ -12,9 +12,9 @@ from memory_worker.errors import (
     RunNotFound,
     VectorSpaceMismatch,
 )
-from memory_worker.forget import ForgetResult
 from memory_worker.models import Message, Run, RunRequest, RunStatus
-from memory_worker.run_store import EnqueueResult, EnqueueStatus
+from memory_worker.privacy.forget import ForgetResult
+from memory_worker.runs import EnqueueResult, EnqueueStatus
 
 __version__ = "0.1.0"
 

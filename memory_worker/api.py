@@ -21,7 +21,7 @@ all-or-nothing for validation (§7 rev 2): every request is parsed and
 size-checked before the first one is stored. (The caps still answer per run:
 ``queue_full`` for the tail of a batch is an answer, not an error.)
 
-``connect`` checks the server once (:mod:`memory_worker.redis_checks`): an
+``connect`` checks the server once (:mod:`memory_worker.storage.checks`): an
 evicting ``maxmemory-policy`` or a user without script permission is refused
 with a typed error here, not discovered later as lost runs.
 """
@@ -34,25 +34,25 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
-from memory_worker.connections import (
+from memory_worker.deadlines import deadline_after
+from memory_worker.errors import InvalidRunRequest, VectorSpaceMismatch
+from memory_worker.keys import Keys
+from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
+from memory_worker.pipeline.ticks import Mode, TickPlan, TickQueue
+from memory_worker.runs import EnqueueResult, EnqueueStatus, RunStore
+from memory_worker.settings import Settings, get_settings
+from memory_worker.storage.checks import check_redis
+from memory_worker.storage.connections import (
     RedisHandle,
     cards_client,
     close_cards_client,
     open_redis,
 )
-from memory_worker.deadlines import deadline_after
-from memory_worker.errors import InvalidRunRequest, VectorSpaceMismatch
-from memory_worker.keys import Keys
-from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
-from memory_worker.redis_checks import check_redis
-from memory_worker.run_store import EnqueueResult, EnqueueStatus, RunStore
-from memory_worker.settings import Settings, get_settings
-from memory_worker.ticks import Mode, TickPlan, TickQueue
 
 if TYPE_CHECKING:
-    from llm_client.routing import Walker
+    from llm_client import Walker
     from memory_worker.cards import Card, CardStore, VectorSpace
-    from memory_worker.forget import ForgetResult
+    from memory_worker.privacy.forget import ForgetResult
 
 
 class MemoryQueue:
@@ -176,13 +176,13 @@ class MemoryQueue:
         dry_run: bool = False,
         actor: str = "api",
     ) -> ForgetResult:
-        """Erase a user's memory in a chat, or the whole chat's (see :mod:`memory_worker.forgetter`).
+        """Erase a user's memory in a chat, or the whole chat's (see :mod:`memory_worker.privacy.forgetter`).
 
         ``dry_run`` counts what would go and writes nothing. An unknown chat raises
         :class:`~memory_worker.errors.ForgetInputError`.
         """
-        from memory_worker.forget import parse_scope
-        from memory_worker.forgetter import Forgetter
+        from memory_worker.privacy.forget import parse_scope
+        from memory_worker.privacy.forgetter import Forgetter
 
         scope = parse_scope(chat_id, user_id)
         forgetter = Forgetter(self.redis, self.settings, cards_redis=self.cards.redis)
@@ -259,9 +259,8 @@ class MemoryQueue:
         no target of the route serves the chat's model, and after one whose vector is
         of another model or dimension.
         """
-        from llm_client.local_embed import QUERY_TASK
-        from llm_client.routes import EMBEDDING
-        from memory_worker.secret_patterns import mask_for_farm
+        from llm_client import EMBEDDING, QUERY_TASK
+        from memory_worker.privacy.masking import mask_for_farm
 
         walker = self._recall_walker()
         route = walker.routes.get(EMBEDDING)
@@ -294,12 +293,15 @@ class MemoryQueue:
 
     def _recall_walker(self) -> Walker:
         """The routed walker of the embedding route (the worker's breakers and event log)."""
-        from llm_client.breaker_store import BreakerStore
-        from llm_client.clients import ClientFactory
-        from llm_client.events import RedisEventLog
-        from llm_client.routes import EMBEDDING, load_routes
-        from llm_client.routing import Walker
-        from llm_client.walk import WalkerConfig
+        from llm_client import (
+            EMBEDDING,
+            BreakerStore,
+            ClientFactory,
+            RedisEventLog,
+            Walker,
+            WalkerConfig,
+            load_routes,
+        )
 
         if self.recall_walker is None:
             settings = self.settings
@@ -321,7 +323,7 @@ class MemoryQueue:
         return self.recall_walker
 
     async def _close_recall(self) -> None:
-        from llm_client.clients import ClientFactory
+        from llm_client import ClientFactory
 
         walker, self.recall_walker = self.recall_walker, None
         if walker is not None and isinstance(walker.transports, ClientFactory):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from llm_client.errors import DeadlineExceeded
+from llm_client import DeadlineExceeded
 
 
 def deadline_after(timeout: float | None) -> float | None:

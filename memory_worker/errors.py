@@ -1,4 +1,4 @@
-"""memory-worker's own error tree (the farm's live in ``llm_client.errors``).
+"""memory-worker's own error tree (the farm's live in ``llm_client._errors``).
 
 ::
 

@@ -166,7 +166,7 @@ class Keys:
         """HASH ``<kind>:<hour>`` (hours since the epoch, UTC) → runs of that kind that hour.
 
         Only ``released`` today (the console's hourly chart); the release script keeps it
-        bounded (see :func:`memory_worker.run_store.model.count_hour`).
+        bounded (see :func:`memory_worker.runs.model.count_hour`).
         """
         return f"{self.queue_tag}:runs:hourly"
 

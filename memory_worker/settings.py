@@ -18,9 +18,7 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from llm_client.breaker import BreakerConfig
-from llm_client.routes import EMBEDDING, RouteDefaults
-from llm_client.transport import ClientConfig
+from llm_client import EMBEDDING, BreakerConfig, ClientConfig, RouteDefaults
 
 
 def _alias(name: str) -> AliasChoices:

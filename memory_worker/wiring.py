@@ -25,36 +25,45 @@ import httpx
 import structlog
 from arq.connections import ArqRedis
 
-from llm_client.breaker_store import BreakerStore
-from llm_client.clients import ClientFactory, TransportFactory
-from llm_client.events import EventType, Fanout, RedisEventLog, RoutingEvent
-from llm_client.routes import EMBEDDING, MEMORY_EXTRACTION, MEMORY_MERGE, load_routes
-from llm_client.routing import Walker
-from llm_client.transport import ChatResult
-from llm_client.walk import WalkerConfig
+from llm_client import (
+    EMBEDDING,
+    MEMORY_EXTRACTION,
+    MEMORY_MERGE,
+    BreakerStore,
+    ChatResult,
+    ClientFactory,
+    EventType,
+    Fanout,
+    RedisEventLog,
+    RoutingEvent,
+    TransportFactory,
+    Walker,
+    WalkerConfig,
+    load_routes,
+)
 from memory_worker.cards import CardStore
-from memory_worker.cards.replication import replicas_present
-from memory_worker.connections import cards_client, close_cards_client
-from memory_worker.consolidate import consolidate_run
-from memory_worker.deadlines import deadline_after
-from memory_worker.keys import Keys
-from memory_worker.maintenance import (
+from memory_worker.cards.maintenance import (
     bound_growth,
     collapse_duplicates,
     expire_cards,
     merge_pass,
 )
-from memory_worker.metrics import AttemptCounter, success_counter
-from memory_worker.model_calls import ChatCall, Embedder, Vectors
-from memory_worker.notifiers import notifiers_from_settings
-from memory_worker.processing import ProcessResult
-from memory_worker.redis_checks import check_cards_redis
-from memory_worker.reembed import Reembedder, reembed_pass, route_target
-from memory_worker.reports import AdminReporter, route_breakers, route_open_workflows
-from memory_worker.run_store import ClaimedRun, RunStore
+from memory_worker.cards.reembed import Reembedder, reembed_pass, route_target
+from memory_worker.cards.replication import replicas_present
+from memory_worker.consolidation.consolidate import consolidate_run
+from memory_worker.consolidation.model_calls import ChatCall, Embedder, Vectors
+from memory_worker.deadlines import deadline_after
+from memory_worker.keys import Keys
+from memory_worker.ops.metrics import AttemptCounter, success_counter
+from memory_worker.paging.notifiers import notifiers_from_settings
+from memory_worker.paging.reports import AdminReporter, route_breakers, route_open_workflows
+from memory_worker.pipeline.processing import ProcessResult
+from memory_worker.pipeline.runner import TickRunner
+from memory_worker.pipeline.ticks import TickOutcome
+from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
-from memory_worker.tick_runner import TickRunner
-from memory_worker.ticks import TickOutcome
+from memory_worker.storage.checks import check_cards_redis
+from memory_worker.storage.connections import cards_client, close_cards_client
 
 log = structlog.get_logger(__name__)
 

@@ -19,10 +19,10 @@ import hypothesis  # noqa: F401  (imported up front: see below)
 import pytest
 from redis.asyncio.cluster import RedisCluster
 
-from memory_worker.connections import client_from_url, cluster_from_url, is_cluster_url
-from memory_worker.embedded import EmbeddedValkey
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.settings import Settings
+from memory_worker.storage.connections import client_from_url, cluster_from_url, is_cluster_url
+from memory_worker.storage.embedded import EmbeddedValkey
 from tests.support.admin_fakes import FakeTelegram
 from tests.support.cluster import LocalCluster
 from tests.support.farm import Farm, farm_for

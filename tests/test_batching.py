@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_worker.batching import (
+from memory_worker.consolidation.batching import (
     after_cursor,
     continuation_request,
     estimate_tokens,
@@ -17,8 +17,8 @@ from memory_worker.batching import (
     select_slice,
     split_text,
 )
+from memory_worker.consolidation.noise import filter_messages, noise_reason
 from memory_worker.models import Cursor, Message, RunRequest
-from memory_worker.noise import filter_messages, noise_reason
 
 START = datetime(2026, 3, 1, tzinfo=UTC)
 

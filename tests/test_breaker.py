@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from llm_client.breaker import (
+from llm_client._breaker.model import (
     BreakerConfig,
     BreakerState,
     Circuit,
@@ -25,7 +25,7 @@ from llm_client.breaker import (
     reset,
     view,
 )
-from llm_client.reasons import FailureReason
+from llm_client._retry.reasons import FailureReason
 
 R = FailureReason
 CFG = BreakerConfig()

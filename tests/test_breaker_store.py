@@ -18,11 +18,18 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from llm_client import breaker as policy
-from llm_client.breaker import BreakerConfig, BreakerState, Circuit, Outcome, Permit, Transition
-from llm_client.breaker_store import STATE_TTL_MS, BreakerStore
+from llm_client._breaker import model as policy
+from llm_client._breaker.model import (
+    BreakerConfig,
+    BreakerState,
+    Circuit,
+    Outcome,
+    Permit,
+    Transition,
+)
+from llm_client._breaker.store import STATE_TTL_MS, BreakerStore
 from memory_worker.keys import Keys
-from memory_worker.metrics import success_counter
+from memory_worker.ops.metrics import success_counter
 from tests.support.harness import eventually
 from tests.support.replies import answer
 
@@ -395,9 +402,9 @@ async def test_lua_store_matches_pure_policy_on_random_sequences(
 WORKER = textwrap.dedent(
     """
     import asyncio, json, sys
-    from llm_client.breaker import BreakerConfig, Outcome
-    from llm_client.breaker_store import BreakerStore
-    from memory_worker.connections import client_from_url
+    from llm_client._breaker.model import BreakerConfig, Outcome
+    from llm_client._breaker.store import BreakerStore
+    from memory_worker.storage.connections import client_from_url
     from memory_worker.keys import Keys
 
     async def main(url, prefix, action, n):

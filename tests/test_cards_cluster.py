@@ -16,7 +16,13 @@ from structlog.testing import capture_logs
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore, RunWrites
 from memory_worker.cards.replication import replicas_present
-from memory_worker.connections import (
+from memory_worker.errors import EvictionPolicyError
+from memory_worker.farmsim import FarmSimulator
+from memory_worker.keys import Keys
+from memory_worker.runs import RunStore
+from memory_worker.settings import Settings
+from memory_worker.storage.checks import check_cards_redis
+from memory_worker.storage.connections import (
     RedisHandle,
     RedisUrlError,
     cards_client,
@@ -25,12 +31,6 @@ from memory_worker.connections import (
     is_cluster_url,
     parse_cluster_url,
 )
-from memory_worker.errors import EvictionPolicyError
-from memory_worker.farmsim import FarmSimulator
-from memory_worker.keys import Keys
-from memory_worker.redis_checks import check_cards_redis
-from memory_worker.run_store import RunStore
-from memory_worker.settings import Settings
 from tests.support.cards import T0, new
 from tests.support.cluster import LocalCluster
 from tests.support.factories import make_request

@@ -38,8 +38,8 @@ from memory_worker.cards import (
     RunWrites,
     Scope,
 )
-from memory_worker.connections import client_from_url, cluster_from_url, retry_store_write
 from memory_worker.keys import Keys
+from memory_worker.storage.connections import client_from_url, cluster_from_url, retry_store_write
 from tests.support.cards import T0, new
 from tests.support.cluster import PASSWORD, LocalCluster, Node, revive
 from tests.support.replies import sync_answer, sync_command

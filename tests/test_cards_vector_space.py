@@ -11,9 +11,9 @@ import pytest
 from structlog.testing import capture_logs
 
 from memory_worker.cards import CardStore, FoldGroup, ResolutionOp, ResolutionWrite, VectorSpace
-from memory_worker.consolidate import ConsolidationResult, consolidate_run
+from memory_worker.consolidation.consolidate import ConsolidationResult, consolidate_run
+from memory_worker.consolidation.model_calls import Vectors
 from memory_worker.keys import Keys
-from memory_worker.model_calls import Vectors
 from memory_worker.settings import Settings
 from tests.support.cards import CHAT, DIM, T0, new, vec, writes
 from tests.support.cards import store as store  # the fixture
@@ -197,7 +197,7 @@ async def test_a_run_records_its_model_and_refuses_another(
 async def test_a_failover_mid_run_never_mixes_two_models_in_one_write() -> None:
     """embed_texts keeps the first chunk's model; vectors of a later chunk by another model
     are left empty (their cards are stored without a row)."""
-    from memory_worker.model_calls import EMBED_CHUNK, embed_texts
+    from memory_worker.consolidation.model_calls import EMBED_CHUNK, embed_texts
 
     answers = iter([E5, FARM])
 
@@ -232,8 +232,8 @@ async def test_an_embedding_with_a_non_finite_component_is_a_decode_error(
     component: float, accepted: bool
 ) -> None:
     """A vector carrying NaN or ±inf is the embedder's protocol error, never stored."""
-    from llm_client.errors import DecodeError
-    from memory_worker.model_calls import embed_texts
+    from llm_client._errors import DecodeError
+    from memory_worker.consolidation.model_calls import embed_texts
 
     async def embedder(
         texts: Sequence[str], *, idempotency_key: str, timeout: float | None

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from memory_worker.keys import Keys
-from memory_worker.run_store import RunStore
-from memory_worker.run_store import chat_index as chat_index_module
-from memory_worker.run_store.chat_index import ChatIndex
-from memory_worker.run_store.forget import RunForget
+from memory_worker.runs import RunStore
+from memory_worker.runs import chat_index as chat_index_module
+from memory_worker.runs.chat_index import ChatIndex
+from memory_worker.runs.forget import RunForget
 from memory_worker.settings import Settings
 from tests.support.factories import make_request
 from tests.support.runs import done_beside_waiting

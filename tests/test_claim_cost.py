@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from redis.exceptions import OutOfMemoryError
 
-from llm_client.redis_text import as_text
+from llm_client._redis_text import as_text
 from memory_worker.models import RunStatus
-from memory_worker.run_store import RunStore
-from memory_worker.run_store.store import LaneHeads
+from memory_worker.runs import RunStore
+from memory_worker.runs.store import LaneHeads
 from memory_worker.settings import Settings
 from tests.support.factories import make_request
 

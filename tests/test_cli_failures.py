@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from arq.connections import ArqRedis
 
-from memory_worker.embedded import EmbeddedValkey
-from memory_worker.run_store import RunStore
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.storage.embedded import EmbeddedValkey
 from tests.support.factories import request_dict
 from tests.support.harness import cli, free_port
 from tests.support.replies import command
@@ -166,7 +166,7 @@ async def test_unknown_run_and_target(settings: Settings, redis: Any) -> None:
 def _failure_cases() -> list[tuple[BaseException, str]]:
     from redis import exceptions as r
 
-    from llm_client.routes import RoutesError
+    from llm_client._routing.routes import RoutesError
     from memory_worker.errors import EvictionPolicyError, InvalidRunRequest, RunNotFound
 
     return [

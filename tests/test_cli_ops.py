@@ -11,10 +11,10 @@ from typing import Any
 
 import httpx
 
-from llm_client.breaker import Outcome
-from llm_client.events import EventType, RedisEventLog, RoutingEvent
+from llm_client._breaker.model import Outcome
+from llm_client._routing.events import EventType, RedisEventLog, RoutingEvent
 from memory_worker.keys import Keys
-from memory_worker.metrics import fleet_breakers, route_target_ids
+from memory_worker.ops.metrics import fleet_breakers, route_target_ids
 from memory_worker.settings import Settings
 from tests.support.harness import cli, cli_env, free_port
 

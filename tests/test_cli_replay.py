@@ -16,11 +16,11 @@ import pytest
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest, RunStatus
-from memory_worker.replay import ReplayFilter, ReplayStore
-from memory_worker.run_store import EnqueueStatus, RunStore
-from memory_worker.runs import plan_failure
+from memory_worker.pipeline.ticks import TickQueue
+from memory_worker.runs import EnqueueStatus, RunStore
+from memory_worker.runs.policy import plan_failure
+from memory_worker.runs.replay import ReplayFilter, ReplayStore
 from memory_worker.settings import Settings
-from memory_worker.ticks import TickQueue
 from memory_worker.wiring import build_tick_runner
 from tests.support.factories import make_request
 from tests.support.harness import cli

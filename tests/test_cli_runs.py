@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_worker.models import RunStatus
-from memory_worker.run_store import RunStore
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from tests.support.factories import request_dict
 from tests.support.harness import cli
@@ -64,7 +64,7 @@ async def test_invalid_input_exits_nonzero_and_stores_nothing(
 async def test_list_reports_retired_runs(settings: Settings, redis: Any) -> None:
     store = RunStore(redis, settings.model_copy(update={"max_attempts": 1}))
     from memory_worker.models import RunRequest
-    from memory_worker.runs import plan_failure
+    from memory_worker.runs.policy import plan_failure
 
     await store.enqueue(RunRequest.model_validate(request_dict(5)))
     claim = await store.claim("w")

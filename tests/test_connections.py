@@ -13,14 +13,14 @@ import pytest
 from redis.asyncio.connection import SSLConnection
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from memory_worker.connections import (
+from memory_worker.settings import Settings
+from memory_worker.storage.connections import (
     RedisUrlError,
     client_from_url,
     parse_sentinel_url,
     timeout_options,
 )
-from memory_worker.embedded import EmbeddedValkey, valkey_binary
-from memory_worker.settings import Settings
+from memory_worker.storage.embedded import EmbeddedValkey, valkey_binary
 from tests.support.harness import free_port
 
 

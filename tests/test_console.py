@@ -18,17 +18,17 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 
-from llm_client.breaker import Circuit, Outcome
+from llm_client._breaker.model import Circuit, Outcome
 from memory_worker.cards import CardStore, EpisodeWrite, NewCard, RunWrites
 from memory_worker.console import add_console
 from memory_worker.console.app import CSP
 from memory_worker.console.data import iso, overview_data
 from memory_worker.keys import Keys
-from memory_worker.metrics import fleet_breakers
 from memory_worker.models import RunStatus
-from memory_worker.run_store import RunStore, now_ms
-from memory_worker.run_store.model import HOUR_MS
-from memory_worker.runs import FailurePlan
+from memory_worker.ops.metrics import fleet_breakers
+from memory_worker.runs import RunStore, now_ms
+from memory_worker.runs.model import HOUR_MS
+from memory_worker.runs.policy import FailurePlan
 from memory_worker.settings import Settings
 from tests.support import console
 from tests.support.cards import new
@@ -429,7 +429,7 @@ async def test_served_by_the_health_server_next_to_metrics(
     """``memory-worker serve``'s server answers the console at / beside /metrics and /readyz."""
     import httpx
 
-    from memory_worker.serve import HealthServer
+    from memory_worker.ops.serve import HealthServer
 
     await seed(redis, settings)
     server = HealthServer(settings, redis_url, host="127.0.0.1", port=0)
@@ -448,7 +448,7 @@ async def test_served_by_the_health_server_next_to_metrics(
 
 async def test_redis_down_answers_503_without_secrets(settings: Settings) -> None:
     """A console whose Redis does not answer says so (503), for pages and actions alike."""
-    from memory_worker.connections import client_from_url
+    from memory_worker.storage.connections import client_from_url
 
     dead = client_from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.5)
     app = web.Application()

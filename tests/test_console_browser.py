@@ -28,17 +28,17 @@ import httpx
 import pytest
 
 from memory_worker.cards import CardStore
-from memory_worker.connections import client_from_url
-from memory_worker.embedded import EmbeddedValkey
 from memory_worker.farmsim import FarmSimulator
-from memory_worker.fleet import worker_env
 from memory_worker.keys import Keys
-from memory_worker.metrics import fleet_breakers
 from memory_worker.models import RunStatus
-from memory_worker.reports import page_counters
-from memory_worker.run_store import RunStore
-from memory_worker.runs import FailurePlan
+from memory_worker.ops.metrics import fleet_breakers
+from memory_worker.paging.reports import page_counters
+from memory_worker.runs import RunStore
+from memory_worker.runs.policy import FailurePlan
 from memory_worker.settings import Settings
+from memory_worker.storage.connections import client_from_url
+from memory_worker.storage.embedded import EmbeddedValkey
+from memory_worker.worker.fleet import worker_env
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually, free_port
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from llm_client.breaker import BreakerView, Circuit
+from llm_client._breaker.model import BreakerView, Circuit
 from memory_worker.cards import Card, CardStatus
 from memory_worker.console.data import (
     MASK,

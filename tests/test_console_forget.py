@@ -13,9 +13,9 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 
 from memory_worker.cards import CardStore, RunWrites
-from memory_worker.forgetter import recent_audit
 from memory_worker.keys import Keys
-from memory_worker.run_store import RunStore
+from memory_worker.privacy.forgetter import recent_audit
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from tests.support import console
 from tests.support.cards import new

@@ -14,15 +14,15 @@ import pytest
 from structlog.testing import capture_logs
 
 from llm_client import BackendUnavailable, DecodeError, FailureReason, Upstream, retryable_reason
-from llm_client.errors import AllCircuitsOpen, DeadlineExceeded, LLMError, NoCandidates
-from llm_client.routes import MEMORY_EXTRACTION
-from memory_worker.batching import MESSAGE_SHARE
+from llm_client._errors import AllCircuitsOpen, DeadlineExceeded, LLMError, NoCandidates
+from llm_client._routing.routes import MEMORY_EXTRACTION
 from memory_worker.cards import CardStore
-from memory_worker.consolidate import consolidate_run
+from memory_worker.consolidation.batching import MESSAGE_SHARE
+from memory_worker.consolidation.consolidate import consolidate_run
+from memory_worker.consolidation.prompt import overhead_tokens
 from memory_worker.errors import ConsolidationError
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
-from memory_worker.prompt import overhead_tokens
 from memory_worker.settings import Settings
 from tests.support.cards import store as store  # the fixture
 from tests.support.dumps import dump_chat

@@ -25,15 +25,15 @@ from typing import Any
 
 import pytest
 
-from memory_worker.batching import MESSAGE_SHARE, after_cursor
 from memory_worker.cards import Card, CardStore
-from memory_worker.consolidate import ConsolidationResult, consolidate_run
+from memory_worker.cards.maintenance import expire_cards
+from memory_worker.consolidation.batching import MESSAGE_SHARE, after_cursor
+from memory_worker.consolidation.consolidate import ConsolidationResult, consolidate_run
+from memory_worker.consolidation.noise import noise_reason
+from memory_worker.consolidation.prompt import overhead_tokens
 from memory_worker.keys import Keys
-from memory_worker.maintenance import expire_cards
 from memory_worker.models import RunRequest
-from memory_worker.noise import noise_reason
-from memory_worker.prompt import overhead_tokens
-from memory_worker.secret_patterns import contains_secret
+from memory_worker.privacy.masking import contains_secret
 from memory_worker.settings import Settings
 from tests.support.dumps import dump_chat
 from tests.support.model_fakes import HashEmbedder, ScriptedExtractor

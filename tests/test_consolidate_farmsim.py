@@ -14,9 +14,9 @@ import pytest
 
 from llm_client import BackendUnavailable, DecodeError
 from memory_worker.cards import CardStatus, CardStore
-from memory_worker.consolidate import consolidate_run
+from memory_worker.cards.maintenance import merge_pass
+from memory_worker.consolidation.consolidate import consolidate_run
 from memory_worker.farmsim import Fault, FaultKind
-from memory_worker.maintenance import merge_pass
 from memory_worker.models import RunRequest
 from memory_worker.settings import Settings
 from tests.support.cards import store as store  # the fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_worker.consolidate import plan_run
+from memory_worker.consolidation.consolidate import plan_run
 from memory_worker.settings import Settings
 from tests.support.factories import make_request
 

@@ -24,7 +24,7 @@ from llm_client import (
     Transport,
     Upstream,
 )
-from llm_client.transport import ChatTransport, EmbedTransport
+from llm_client._transport.base import ChatTransport, EmbedTransport
 from memory_worker.farmsim import EnvelopeStyle, FarmSimulator, Fault, FaultKind
 from tests.support.chat_faults import FaultCase, fault_case
 from tests.support.clock import ManualClock

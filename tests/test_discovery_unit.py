@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from llm_client import CapacityWaitExpired, ClientConfig, DiscoveryClient, TaskTimeout
-from llm_client.discovery import (
+from llm_client._transport.discovery import (
     DEFAULT_TIMEOUT_MS,
     CallBudget,
     new_idempotency_key,

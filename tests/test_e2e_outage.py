@@ -17,9 +17,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
-from memory_worker.run_store import RunStore
+from memory_worker.pipeline.ticks import TickQueue
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
-from memory_worker.ticks import TickQueue
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, completed_run, eventually
 
@@ -95,7 +95,7 @@ async def test_outage_soak_spends_nothing_and_never_spins(
     fleet.start(3)
     await RunStore(redis, settings).has_claimable()
     from memory_worker.api import MemoryQueue
-    from memory_worker.connections import RedisHandle
+    from memory_worker.storage.connections import RedisHandle
 
     queue = MemoryQueue(RedisHandle(redis, settings.redis_url or ""), settings)
     await queue.wake()
@@ -176,8 +176,8 @@ async def test_sigterm_mid_run_releases_with_attempt_refunded(
 async def test_redis_restart_mid_processing_loses_nothing(
     settings: Settings, sim: FarmSimulator, tmp_path: Path
 ) -> None:
-    from memory_worker.connections import client_from_url
-    from memory_worker.embedded import EmbeddedValkey
+    from memory_worker.storage.connections import client_from_url
+    from memory_worker.storage.embedded import EmbeddedValkey
 
     server = EmbeddedValkey(tmp_path / "valkey").ensure()
     own = settings.model_copy(update={"redis_url": server.url})
@@ -235,7 +235,7 @@ async def test_non_outage_failures_retire_after_five_attempts_with_backoff(
     ]
     for gap, units in zip(gaps, (1, 4, 9, 16), strict=True):
         assert units * 0.3 <= gap < units * 0.3 + 1.5  # backoff, then the next tick picks it up
-    from llm_client.events import RedisEventLog
+    from llm_client._routing.events import RedisEventLog
 
     events = await RedisEventLog(redis, Keys(settings.key_prefix)).recent(limit=100)
     assert any(e.type == "runs_retired" and e.context.get("run_id") == rid for e in events)

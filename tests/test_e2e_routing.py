@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from llm_client.events import RedisEventLog
+from llm_client._routing.events import RedisEventLog
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
-from memory_worker.run_store import RunStore
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
@@ -56,7 +56,7 @@ async def test_runs_complete_on_the_fallback_without_spending_attempts(
     sim.set_fault("llm-primary", DOWN)
     fleet.start(2)
     from memory_worker.api import MemoryQueue
-    from memory_worker.connections import RedisHandle
+    from memory_worker.storage.connections import RedisHandle
 
     await MemoryQueue(RedisHandle(redis, settings.redis_url or ""), settings).wake()
 
@@ -86,7 +86,7 @@ async def test_all_targets_down_defers_probes_and_pages_once(
     fleet.env_overrides["consolidation_backend_retry_interval"] = 0.5
     fleet.start(3)
     from memory_worker.api import MemoryQueue
-    from memory_worker.connections import RedisHandle
+    from memory_worker.storage.connections import RedisHandle
 
     await MemoryQueue(RedisHandle(redis, settings.redis_url or ""), settings).wake()
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import redis as sync_redis
 
-from memory_worker.embedded import EmbeddedValkey
+from memory_worker.storage.embedded import EmbeddedValkey
 
 
 def test_embedded_valkey_persists_and_is_reused(tmp_path: Path) -> None:

@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 
 from llm_client import ClientConfig, ClientFactory, TaskTimeout, Upstream
-from llm_client.discovery import DiscoveryClient
-from llm_client.errors import CapacityWaitExpired, DeadlineExceeded, LLMError, RequestTimeout
-from llm_client.routes import EMBEDDING, RouteDefaults, parse_routes
+from llm_client._errors import CapacityWaitExpired, DeadlineExceeded, LLMError, RequestTimeout
+from llm_client._routing.routes import EMBEDDING, RouteDefaults, parse_routes
+from llm_client._transport.discovery import DiscoveryClient
 from memory_worker.cards import CardStore, RunWrites
-from memory_worker.consolidate import consolidate_run
+from memory_worker.consolidation.consolidate import consolidate_run
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
-from memory_worker.runs import EmbedderTimeout, Verdict, decide
+from memory_worker.runs.policy import EmbedderTimeout, Verdict, decide
 from memory_worker.settings import Settings
 from tests.support.cards import new
 from tests.support.dumps import dump_chat

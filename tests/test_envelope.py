@@ -19,7 +19,8 @@ from llm_client import (
     Upstream,
 )
 from llm_client._edge import b64decode, dumps
-from llm_client.envelope import (
+from llm_client._transport.base import UpstreamResponse
+from llm_client._transport.envelope import (
     JobState,
     body_error_text,
     chat_result,
@@ -35,7 +36,6 @@ from llm_client.envelope import (
     resolve,
     submit_status_error,
 )
-from llm_client.transport import UpstreamResponse
 
 OUTAGE = (
     b'{"status":"JOB_STATE_FAILED","result":{"error":{"code":"UPSTREAM_ERROR",'

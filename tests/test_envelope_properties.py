@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from llm_client import LLMError
-from llm_client.envelope import (
+from llm_client._transport.base import UpstreamResponse
+from llm_client._transport.envelope import (
     STATUS_STATES,
     body_error_text,
     chat_result,
@@ -25,7 +26,6 @@ from llm_client.envelope import (
     embed_result,
     submit_status_error,
 )
-from llm_client.transport import UpstreamResponse
 
 json_scalars = (
     st.none()

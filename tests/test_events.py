@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from redis.asyncio import Redis
 
-from llm_client.events import EventType, Fanout, RedisEventLog, RoutingEvent, safe_token
+from llm_client._routing.events import EventType, Fanout, RedisEventLog, RoutingEvent, safe_token
 from memory_worker.keys import Keys
 from tests.support.routing_fakes import RecordingSink
 

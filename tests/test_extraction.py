@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llm_client import DecodeError, FailureReason, retryable_reason
-from memory_worker.extraction import (
+from memory_worker.consolidation.extraction import (
     DECODE_PHRASE,
     decode_extraction,
     decode_merge,

@@ -20,12 +20,12 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from memory_worker.cards import CardStore, Durability, NewCard, RunWrites, Scope
-from memory_worker.consolidate import consolidate_run
+from memory_worker.consolidation.consolidate import consolidate_run
+from memory_worker.consolidation.prompt import build_merge_request, farm_payload
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
-from memory_worker.prompt import build_merge_request, farm_payload
-from memory_worker.secret_patterns import luhn_valid, mask_for_farm
+from memory_worker.privacy.masking import luhn_valid, mask_for_farm
 from memory_worker.settings import Settings
 from tests.support.factories import slice_request
 from tests.support.farm import Farm, farm_for

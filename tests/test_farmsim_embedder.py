@@ -101,7 +101,7 @@ def test_hashed_kind_is_the_exact_bag_of_words() -> None:
 
 
 def test_local_kind_runs_e5_once_per_text_and_query_flag(monkeypatch: pytest.MonkeyPatch) -> None:
-    from llm_client import local_embed
+    from llm_client._transport import local_embed
 
     calls: list[tuple[list[str], bool]] = []
     real = local_embed.load_model(embedder.LOCAL_MODEL)

@@ -15,11 +15,11 @@ from redis.exceptions import RedisError, ResponseError
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore
 from memory_worker.cards.forget import CardForget
-from memory_worker.connections import RedisHandle
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
-from memory_worker.run_store import RunStore
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.storage.connections import RedisHandle
 from tests.support.dumps import dump_all
 from tests.support.farm import Farm
 from tests.support.forget import (
@@ -183,7 +183,7 @@ async def test_through_the_production_pipeline_no_copy_is_left_in_any_key(
 async def test_a_retired_run_keeps_the_other_peoples_messages_and_its_error_log(
     settings: Settings, redis: Any, queue: MemoryQueue, key_prefix: str
 ) -> None:
-    from memory_worker.runs import plan_failure
+    from memory_worker.runs.policy import plan_failure
 
     s = settings.model_copy(update={"max_attempts": 1})
     store = RunStore(redis, s)

@@ -17,11 +17,11 @@ import pytest
 
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore
-from memory_worker.connections import RedisHandle, client_from_url
-from memory_worker.embedded import EmbeddedValkey
 from memory_worker.keys import Keys
-from memory_worker.run_store import RunStore
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.storage.connections import RedisHandle, client_from_url
+from memory_worker.storage.embedded import EmbeddedValkey
 from tests.support.farm import farm_for
 from tests.support.forget import ALICE, BOB, CANARY, CHAT, JAN, process_one, two_users
 

@@ -24,10 +24,10 @@ from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore
 from memory_worker.cards.forget import KEPT_SUFFIXES, CardForget
 from memory_worker.cards.writes import RunWrites
-from memory_worker.connections import RedisHandle, close_cards_client
 from memory_worker.keys import Keys
-from memory_worker.run_store import RunStore
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.storage.connections import RedisHandle, close_cards_client
 from tests.support.cluster import PASSWORD, LocalCluster, Node
 from tests.support.farm import Farm
 from tests.support.forget import (

@@ -18,15 +18,15 @@ import pytest
 
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore
-from memory_worker.connections import RedisHandle, close_cards_client
 from memory_worker.keys import Keys
 from memory_worker.models import Cursor, RunStatus
-from memory_worker.processing import ProcessResult
-from memory_worker.run_store import ClaimedRun, RunStore
-from memory_worker.run_store.forget import RunForget
+from memory_worker.pipeline.processing import ProcessResult
+from memory_worker.pipeline.runner import TickRunner
+from memory_worker.pipeline.ticks import TickOutcome
+from memory_worker.runs import ClaimedRun, RunStore
+from memory_worker.runs.forget import RunForget
 from memory_worker.settings import Settings
-from memory_worker.tick_runner import TickRunner
-from memory_worker.ticks import TickOutcome
+from memory_worker.storage.connections import RedisHandle, close_cards_client
 from tests.support.farm import Farm
 from tests.support.forget import (
     ALICE,

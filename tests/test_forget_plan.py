@@ -6,7 +6,7 @@ import orjson
 import pytest
 
 from memory_worker.errors import ForgetInputError
-from memory_worker.forget import (
+from memory_worker.privacy.forget import (
     ForgetCounts,
     ForgetScope,
     RunAction,

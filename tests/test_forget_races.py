@@ -15,8 +15,8 @@ from memory_worker.cards.forget import CardForget
 from memory_worker.cards.writes import RunWrites
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
-from memory_worker.run_store import RunStore
-from memory_worker.run_store.forget import RunForget
+from memory_worker.runs import RunStore
+from memory_worker.runs.forget import RunForget
 from memory_worker.settings import Settings
 from tests.support.forget import ALICE, BOB, CHAT, JAN, two_users
 from tests.support.forget_cards import new_card

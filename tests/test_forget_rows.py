@@ -18,8 +18,8 @@ import pytest
 from memory_worker.cards import CardStore
 from memory_worker.cards.forget import CardForget, UserPlan
 from memory_worker.cards.writes import RunWrites
-from memory_worker.forget import PackedRows, StoredCard
 from memory_worker.keys import Keys
+from memory_worker.privacy.forget import PackedRows, StoredCard
 from tests.support.forget_cards import AT, CHAT, DIM, new_card
 
 

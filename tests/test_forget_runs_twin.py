@@ -4,7 +4,7 @@ Runs of one chat are put in random states (queued, parked by an older worker,
 processing, failed with a retry due, retired), a random forget (a user, or the
 chat) runs, and every run's observable state — status, the index sets holding it,
 its authors, its error log — is what the twin derives from the state before and
-:func:`memory_worker.forget.plan_run`.
+:func:`memory_worker.privacy.forget.plan_run`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 import orjson
 import pytest
 
-from memory_worker.forget import RunAction, plan_run
 from memory_worker.keys import Keys
-from memory_worker.run_store import RunStore
-from memory_worker.run_store.forget import RunForget
-from memory_worker.runs import plan_failure
+from memory_worker.privacy.forget import RunAction, plan_run
+from memory_worker.runs import RunStore
+from memory_worker.runs.forget import RunForget
+from memory_worker.runs.policy import plan_failure
 from memory_worker.settings import Settings
 from tests.support.forget import JAN, slice_of
 

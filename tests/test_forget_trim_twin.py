@@ -18,8 +18,8 @@ import pytest
 from memory_worker.cards import CardStore
 from memory_worker.cards.forget import KEPT_SUFFIXES, CardForget
 from memory_worker.cards.writes import RunWrites
-from memory_worker.forget import PackedStrings, trim_set, unlink_chunk
 from memory_worker.keys import Keys
+from memory_worker.privacy.forget import PackedStrings, trim_set, unlink_chunk
 from tests.support.forget import JAN
 from tests.support.forget_cards import CHAT, new_card
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from memory_worker.keys import Keys
-from memory_worker.run_store import RunStore
-from memory_worker.run_store import forget as run_forget
-from memory_worker.run_store.forget import RunForget
+from memory_worker.runs import RunStore
+from memory_worker.runs import forget as run_forget
+from memory_worker.runs.forget import RunForget
 from memory_worker.settings import Settings
 from tests.support.factories import make_request
 

@@ -12,13 +12,13 @@ import httpx
 import pytest
 
 from llm_client import BackendUnavailable
-from memory_worker.embedded import EmbeddedValkey
-from memory_worker.health import Verdict, readiness
-from memory_worker.processing import ProcessResult
-from memory_worker.run_store import ClaimedRun, RunStore
-from memory_worker.serve import HealthServer
+from memory_worker.ops.health import Verdict, readiness
+from memory_worker.ops.serve import HealthServer
+from memory_worker.pipeline.processing import ProcessResult
+from memory_worker.pipeline.runner import TickRunner
+from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
-from memory_worker.tick_runner import TickRunner
+from memory_worker.storage.embedded import EmbeddedValkey
 from tests.support.factories import make_request
 from tests.support.routing_fakes import trip_first_target
 

@@ -11,10 +11,8 @@ import numpy as np
 import pytest
 from redis.asyncio import Redis
 
-from llm_client import local_embed
-from llm_client.breaker import BreakerConfig
-from llm_client.clients import ClientFactory
-from llm_client.errors import (
+from llm_client._breaker.model import BreakerConfig
+from llm_client._errors import (
     CapacityWaitExpired,
     DecodeError,
     LocalEngineError,
@@ -22,11 +20,13 @@ from llm_client.errors import (
     RequestError,
     TaskTimeout,
 )
-from llm_client.local_embed import QUERY_TASK, LocalEmbedClient, load_model
-from llm_client.reasons import FailureReason
-from llm_client.retry import retryable_reason
-from llm_client.routes import EMBEDDING, RouteDefaults, RoutesError, parse_routes
-from llm_client.transport import ClientConfig
+from llm_client._retry.classify import retryable_reason
+from llm_client._retry.reasons import FailureReason
+from llm_client._routing.routes import EMBEDDING, RouteDefaults, RoutesError, parse_routes
+from llm_client._transport import local_embed
+from llm_client._transport.base import ClientConfig
+from llm_client._transport.clients import ClientFactory
+from llm_client._transport.local_embed import QUERY_TASK, LocalEmbedClient, load_model
 from tests.support.routing_fakes import RecordingSink, make_walker
 
 E5 = "multilingual-e5-small"
@@ -240,7 +240,7 @@ def test_local_dimension_must_match_the_stored_one() -> None:
 
 
 def test_missing_extra_is_refused_at_load(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("llm_client.routes.extra_installed", lambda: False)
+    monkeypatch.setattr("llm_client._routing.routes.extra_installed", lambda: False)
     with pytest.raises(RoutesError) as info:
         local_routes()
     assert "memory-worker[local-embed]" in str(info.value)
@@ -287,9 +287,9 @@ async def test_engine_failures_open_the_local_targets_breaker(
 
 
 async def test_routed_models_name_the_model_of_their_vectors(redis: Redis, key_prefix: str) -> None:
+    from memory_worker.consolidation.model_calls import Vectors
     from memory_worker.keys import Keys
-    from memory_worker.metrics import AttemptCounter
-    from memory_worker.model_calls import Vectors
+    from memory_worker.ops.metrics import AttemptCounter
     from memory_worker.settings import Settings
     from memory_worker.wiring import RoutedModels
 

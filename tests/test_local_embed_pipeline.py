@@ -11,7 +11,7 @@ from memory_worker.cards import CardStore, VectorSpace
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
-from memory_worker.run_store import RunStore
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from memory_worker.wiring import build_tick_runner
 from tests.support.factories import make_request

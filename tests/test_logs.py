@@ -22,13 +22,13 @@ SCRIPT = textwrap.dedent(
     """
     import asyncio, os
     from llm_client import BackendUnavailable
-    from llm_client.errors import TaskTimeout
-    from memory_worker.connections import client_from_url
-    from memory_worker.logs import configure
-    from memory_worker.processing import ProcessResult
-    from memory_worker.run_store import RunStore
+    from llm_client._errors import TaskTimeout
+    from memory_worker.storage.connections import client_from_url
+    from memory_worker.ops.logs import configure
+    from memory_worker.pipeline.processing import ProcessResult
+    from memory_worker.runs import RunStore
     from memory_worker.settings import Settings
-    from memory_worker.tick_runner import TickRunner
+    from memory_worker.pipeline.runner import TickRunner
     from tests.support.factories import make_request
 
     configure("INFO", "json")

@@ -248,7 +248,7 @@ def test_the_checker_sees_scripts_of_every_kind() -> None:
         assert f"cards/lua/{name}" in scripts
     for name in ("run_store.store._CLAIM", "reports._DEDUP", "ticks._SCHEDULE"):
         assert f"memory_worker.{name}" in scripts
-    assert "llm_client.breaker_store._ACQUIRE" in scripts
+    assert "llm_client._breaker.store._ACQUIRE" in scripts
     assert len(scripts) >= 30
 
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from memory_worker.consolidation.noise import NoiseReason, filter_messages, is_spam, noise_reason
 from memory_worker.models import Message
-from memory_worker.noise import NoiseReason, filter_messages, is_spam, noise_reason
 
 AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

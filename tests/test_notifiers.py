@@ -8,7 +8,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from memory_worker.notifiers import (
+from memory_worker.paging.notifiers import (
     DeliveryFailed,
     LogNotifier,
     Page,

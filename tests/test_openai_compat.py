@@ -19,7 +19,7 @@ from llm_client import (
     Transport,
     Upstream,
 )
-from llm_client.transport import ChatTransport
+from llm_client._transport.base import ChatTransport
 from memory_worker.farmsim import DIRECT_SERVICE, FarmSimulator, Fault, FaultKind
 from tests.support.chat_faults import FaultCase, fault_case
 

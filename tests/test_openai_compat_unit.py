@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 from llm_client import ClientConfig, OpenAICompatClient, Upstream
-from llm_client.openai_compat import chat_completions_url, retry_after_seconds, status_error
+from llm_client._transport.openai_compat import (
+    chat_completions_url,
+    retry_after_seconds,
+    status_error,
+)
 
 
 @pytest.mark.parametrize(

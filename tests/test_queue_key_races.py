@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 from arq.constants import in_progress_key_prefix
 
-from llm_client.redis_text import as_text
+from llm_client._redis_text import as_text
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
-from memory_worker.run_store import EnqueueStatus, RunStore
-from memory_worker.run_store.model import CLAIM_LOOPS, CLAIM_PEEK, ENQUEUE_CHECKS
-from memory_worker.run_store.store import LaneHeads
-from memory_worker.runs import plan_failure
+from memory_worker.pipeline.ticks import TickQueue
+from memory_worker.runs import EnqueueStatus, RunStore
+from memory_worker.runs.model import CLAIM_LOOPS, CLAIM_PEEK, ENQUEUE_CHECKS
+from memory_worker.runs.policy import plan_failure
+from memory_worker.runs.store import LaneHeads
 from memory_worker.settings import Settings
-from memory_worker.ticks import TickQueue
 from tests.support.factories import make_request
 
 T0 = 1_800_000_000_000

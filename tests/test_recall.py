@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from llm_client.errors import RouteUnavailable
-from llm_client.local_embed import LocalEmbedClient
-from llm_client.routes import RouteTarget
-from llm_client.transport import ClientConfig, EmbedTransport
+from llm_client._errors import RouteUnavailable
+from llm_client._routing.routes import RouteTarget
+from llm_client._transport.base import ClientConfig, EmbedTransport
+from llm_client._transport.local_embed import LocalEmbedClient
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import RunWrites, Scope
 from memory_worker.errors import VectorSpaceMismatch

@@ -14,11 +14,10 @@ from arq.connections import ArqRedis
 from structlog.testing import capture_logs
 
 from memory_worker.api import MemoryQueue
-from memory_worker.connections import client_from_url
-from memory_worker.embedded import EmbeddedValkey
 from memory_worker.errors import EvictionPolicyError, ScriptPermissionError
-from memory_worker.health import HealthCheck
-from memory_worker.redis_checks import (
+from memory_worker.ops.health import HealthCheck
+from memory_worker.settings import Settings
+from memory_worker.storage.checks import (
     PolicyVerdict,
     check_redis,
     judge_policy,
@@ -26,7 +25,8 @@ from memory_worker.redis_checks import (
     read_health,
     scripts_allowed,
 )
-from memory_worker.settings import Settings
+from memory_worker.storage.connections import client_from_url
+from memory_worker.storage.embedded import EmbeddedValkey
 from tests.support.replies import command
 
 

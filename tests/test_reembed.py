@@ -27,11 +27,7 @@ from memory_worker.cards import (
     VectorSpace,
     dedup_hash,
 )
-from memory_worker.errors import VectorSpaceMismatch
-from memory_worker.keys import Keys
-from memory_worker.metrics import read_sample, sample_metrics
-from memory_worker.model_calls import Vectors
-from memory_worker.reembed import (
+from memory_worker.cards.reembed import (
     LOST_RACE,
     ChatResult,
     Reembedder,
@@ -39,6 +35,10 @@ from memory_worker.reembed import (
     parse_progress,
     reembed_pass,
 )
+from memory_worker.consolidation.model_calls import Vectors
+from memory_worker.errors import VectorSpaceMismatch
+from memory_worker.keys import Keys
+from memory_worker.ops.metrics import read_sample, sample_metrics
 from memory_worker.settings import Settings
 from tests.support.cards import T0, new
 from tests.support.clock import ManualClock

@@ -9,9 +9,9 @@ from typing import Any
 import orjson
 import pytest
 
-from llm_client.redis_text import as_text
+from llm_client._redis_text import as_text
 from memory_worker.cards import CardStore
-from memory_worker.reembed import (
+from memory_worker.cards.reembed import (
     SWITCH_KEYS,
     parse_progress,
     progress_value,

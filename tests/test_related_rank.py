@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_worker.cards import Card
-from memory_worker.run_context import rank_related
+from memory_worker.consolidation.context import rank_related
 from tests.support.cards import stored
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_worker.models import ErrorLogEntry
-from memory_worker.replay import (
+from memory_worker.runs.replay import (
     Candidate,
     ReplayFilter,
     ReplayScope,

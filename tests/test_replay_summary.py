@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 from memory_worker.cards import CardStore
-from memory_worker.forget import parse_scope
-from memory_worker.forgetter import Forgetter
+from memory_worker.cards.maintenance import bound_growth
 from memory_worker.keys import Keys
-from memory_worker.maintenance import bound_growth
-from memory_worker.replay import ReplayFilter, ReplayPreview, ReplayScope, ReplayStore
-from memory_worker.replay_summary import count_matches, facts_value, parse_counts, parse_facts
-from memory_worker.run_store import RunStore
-from memory_worker.runs import FailurePlan
+from memory_worker.privacy.forget import parse_scope
+from memory_worker.privacy.forgetter import Forgetter
+from memory_worker.runs import RunStore
+from memory_worker.runs.policy import FailurePlan
+from memory_worker.runs.replay import ReplayFilter, ReplayPreview, ReplayScope, ReplayStore
+from memory_worker.runs.replay_summary import count_matches, facts_value, parse_counts, parse_facts
 from memory_worker.settings import Settings
 from tests.support.factories import make_request, retired_candidate
 from tests.support.harness import cli
@@ -257,7 +257,7 @@ async def test_the_console_preview_names_runs_whose_text_aged_out(
 
 
 def test_a_plan_names_the_matching_runs_whose_text_aged_out() -> None:
-    from memory_worker.replay import plan
+    from memory_worker.runs.replay import plan
 
     base = retired_candidate("a", 1, T0, "provider_timeout")
     gone = replace(base, id="b", has_messages=False, aged_at_ms=T0 + DAY)

@@ -11,12 +11,11 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from llm_client.breaker import BreakerView, Circuit
-from llm_client.events import EventType, RoutingEvent
-from memory_worker.connections import client_from_url
+from llm_client._breaker.model import BreakerView, Circuit
+from llm_client._routing.events import EventType, RoutingEvent
 from memory_worker.keys import Keys
-from memory_worker.notifiers import LogNotifier, Notifier, TelegramNotifier, WebhookNotifier
-from memory_worker.paging import (
+from memory_worker.paging.notifiers import LogNotifier, Notifier, TelegramNotifier, WebhookNotifier
+from memory_worker.paging.policy import (
     DedupState,
     ReportConfig,
     dedup_step,
@@ -25,7 +24,8 @@ from memory_worker.paging import (
     page_decision,
     render_page,
 )
-from memory_worker.reports import AdminReporter, page_counters, pending_pages
+from memory_worker.paging.reports import AdminReporter, page_counters, pending_pages
+from memory_worker.storage.connections import client_from_url
 from tests.support.admin_fakes import FakeTelegram
 
 TOKEN = "987654:bot-token-CANARY"
@@ -220,10 +220,10 @@ async def test_an_embedding_page_names_extraction_when_its_route_is_open_too(
     redis: Redis, key_prefix: str
 ) -> None:
     """§6 rev 2: whichever route pages first, the page says extraction is down too."""
-    from llm_client.breaker import BreakerConfig, Outcome
-    from llm_client.breaker_store import BreakerStore
-    from llm_client.routes import RouteDefaults, parse_routes
-    from memory_worker.reports import route_breakers, route_open_workflows
+    from llm_client._breaker.model import BreakerConfig, Outcome
+    from llm_client._breaker.store import BreakerStore
+    from llm_client._routing.routes import RouteDefaults, parse_routes
+    from memory_worker.paging.reports import route_breakers, route_open_workflows
 
     def target(service: str) -> dict[str, str]:
         return {"transport": "discovery", "service": service, "model": service}

@@ -14,10 +14,10 @@ import orjson
 import pytest
 
 from memory_worker.api import MemoryQueue
-from memory_worker.connections import RedisHandle
 from memory_worker.errors import InvalidRunRequest
 from memory_worker.models import parse_run_request
 from memory_worker.settings import Settings
+from memory_worker.storage.connections import RedisHandle
 from tests.support.factories import request_dict
 
 Mutation = Callable[[dict[str, Any]], None]

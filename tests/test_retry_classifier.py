@@ -24,7 +24,7 @@ from llm_client import (
     Upstream,
     retryable_reason,
 )
-from llm_client.retry import (
+from llm_client._retry.classify import (
     PHRASE_RULES,
     REJECT_PHRASES,
     STATUS_RULES,

@@ -18,17 +18,17 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from llm_client.breaker import BreakerConfig, Circuit, Outcome
-from llm_client.errors import BackendUnavailable
-from llm_client.events import EventType, RoutingEvent
-from memory_worker.connections import client_from_url
-from memory_worker.embedded import EmbeddedValkey
-from memory_worker.metrics import fleet_breakers, route_target_ids
+from llm_client._breaker.model import BreakerConfig, Circuit, Outcome
+from llm_client._errors import BackendUnavailable
+from llm_client._routing.events import EventType, RoutingEvent
 from memory_worker.models import RunStatus
-from memory_worker.processing import ProcessResult
-from memory_worker.run_store import ClaimedRun, RunStore
+from memory_worker.ops.metrics import fleet_breakers, route_target_ids
+from memory_worker.pipeline.processing import ProcessResult
+from memory_worker.pipeline.ticks import TickOutcome
+from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
-from memory_worker.ticks import TickOutcome
+from memory_worker.storage.connections import client_from_url
+from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.wiring import WalkerGate, build_tick_runner
 from tests.support.clock import ManualClock
 from tests.support.factories import make_request

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from llm_client.routes import (
+from llm_client._routing.routes import (
     WORKFLOWS,
     RouteDefaults,
     RoutesError,

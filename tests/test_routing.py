@@ -8,8 +8,8 @@ import time
 import pytest
 from redis.asyncio import Redis
 
-from llm_client.breaker import BreakerConfig, Circuit
-from llm_client.errors import (
+from llm_client._breaker.model import BreakerConfig, Circuit
+from llm_client._errors import (
     AllCircuitsOpen,
     BackendUnavailable,
     CapacityUnavailable,
@@ -22,8 +22,8 @@ from llm_client.errors import (
     Transport,
     Upstream,
 )
-from llm_client.events import EventType
-from llm_client.routes import RouteDefaults, parse_routes
+from llm_client._routing.events import EventType
+from llm_client._routing.routes import RouteDefaults, parse_routes
 from tests.support.clock import ShiftedClock
 from tests.support.harness import eventually
 from tests.support.routing_fakes import (
@@ -304,7 +304,7 @@ async def test_route_unavailable_and_no_candidates(redis: Redis, key_prefix: str
 
 
 async def open_breaker(walker_farm: FakeFarm, walker: object, target: str = A) -> None:
-    from llm_client.routing import Walker
+    from llm_client._routing.walker import Walker
 
     assert isinstance(walker, Walker)
     for _ in range(5):
@@ -390,7 +390,7 @@ async def test_all_open_fails_open_once_per_interval_fleet_wide(
 
     async def hammer(w: object) -> None:
         nonlocal refused
-        from llm_client.routing import Walker
+        from llm_client._routing.walker import Walker
 
         assert isinstance(w, Walker)
         while time.monotonic() < deadline:

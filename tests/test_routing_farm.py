@@ -13,19 +13,19 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from llm_client.breaker import BreakerConfig, Circuit
-from llm_client.breaker_store import BreakerStore
-from llm_client.clients import ClientFactory
-from llm_client.errors import AllCircuitsOpen, BackendUnavailable, Upstream
-from llm_client.events import EventType, Fanout, RedisEventLog
-from llm_client.routes import RouteDefaults, RoutesConfig, parse_routes
-from llm_client.routing import Walker
-from llm_client.walk import WalkerConfig
+from llm_client._breaker.model import BreakerConfig, Circuit
+from llm_client._breaker.store import BreakerStore
+from llm_client._errors import AllCircuitsOpen, BackendUnavailable, Upstream
+from llm_client._routing.events import EventType, Fanout, RedisEventLog
+from llm_client._routing.routes import RouteDefaults, RoutesConfig, parse_routes
+from llm_client._routing.walk import WalkerConfig
+from llm_client._routing.walker import Walker
+from llm_client._transport.clients import ClientFactory
 from memory_worker.farmsim import DIRECT_SERVICE, FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
-from memory_worker.notifiers import TelegramNotifier
-from memory_worker.paging import ReportConfig
-from memory_worker.reports import AdminReporter, page_counters, route_breakers
+from memory_worker.paging.notifiers import TelegramNotifier
+from memory_worker.paging.policy import ReportConfig
+from memory_worker.paging.reports import AdminReporter, page_counters, route_breakers
 from tests.support.admin_fakes import FakeTelegram
 from tests.support.clock import ShiftedClock
 from tests.support.simulator import sim_config
@@ -338,7 +338,7 @@ async def test_failover_to_a_direct_fallback_and_400_returns_at_once(
 
 
 async def test_embedding_route_through_the_walker(sim: FarmSimulator, nodes: Nodes) -> None:
-    from llm_client.routes import default_routes
+    from llm_client._routing.routes import default_routes
 
     node = nodes.add(default_routes(RouteDefaults(discovery_base_url=sim.base_url)))
     routed = await node.walker.embed("embedding", ["alpha", "beta"], dimension=512)

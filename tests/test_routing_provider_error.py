@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from redis.asyncio import Redis
 
-from llm_client.breaker import BreakerConfig, Circuit
-from llm_client.errors import AllCircuitsOpen, NoCandidates, Upstream
-from llm_client.events import EventType
-from memory_worker.runs import Verdict, decide
+from llm_client._breaker.model import BreakerConfig, Circuit
+from llm_client._errors import AllCircuitsOpen, NoCandidates, Upstream
+from llm_client._routing.events import EventType
+from memory_worker.runs.policy import Verdict, decide
 from tests.support.clock import ShiftedClock
 from tests.support.routing_fakes import (
     FakeFarm,

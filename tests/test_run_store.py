@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from llm_client.redis_text import as_text
+from llm_client._redis_text import as_text
 from memory_worker.errors import InvalidRunRequest, RunNotFound
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus, parse_run_request
-from memory_worker.run_store import EnqueueStatus, RunStore
-from memory_worker.run_store.model import HOUR_MS, HOURLY_KEEP_HOURS, count_hour
-from memory_worker.runs import plan_failure
+from memory_worker.runs import EnqueueStatus, RunStore
+from memory_worker.runs.model import HOUR_MS, HOURLY_KEEP_HOURS, count_hour
+from memory_worker.runs.policy import plan_failure
 from memory_worker.settings import Settings
 from tests.support.factories import make_request, request_dict
 from tests.support.runs import done_beside_waiting
@@ -423,7 +423,7 @@ async def test_newer_version_from_retry_and_dead_lease_is_parked_as_queued(
 
 async def _replayed(store: RunStore, redis: Any, n: int) -> list[str]:
     """``n`` runs retired and then replayed by an operator (attempts 0, status failed)."""
-    from memory_worker.replay import ReplayFilter, ReplayStore
+    from memory_worker.runs.replay import ReplayFilter, ReplayStore
 
     s = store.settings
     ids = []

@@ -29,7 +29,13 @@ from llm_client import (
     Upstream,
 )
 from memory_worker.errors import ConsolidationError, LeaseLost, StoreError
-from memory_worker.runs import EmbedderTimeout, Verdict, backoff_seconds, decide, plan_failure
+from memory_worker.runs.policy import (
+    EmbedderTimeout,
+    Verdict,
+    backoff_seconds,
+    decide,
+    plan_failure,
+)
 
 
 @pytest.mark.parametrize(

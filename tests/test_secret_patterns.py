@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory_worker.secret_patterns import SECRET_SHAPES, contains_secret, scrub_tokens
-from memory_worker.sentry import redact
+from memory_worker.ops.sentry import redact
+from memory_worker.privacy.masking import SECRET_SHAPES, contains_secret, scrub_tokens
 
 SHAPES = [
     "sk-proj-9f8e7d6c5b4a3f2e1d0c9b8a",

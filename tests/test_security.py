@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 import redis as sync_redis
 
-from memory_worker.connections import client_from_url, resolve_url
-from memory_worker.embedded import EmbeddedValkey
-from memory_worker.jobcodec import NotAJsonJob, dump_job, load_job
 from memory_worker.keys import Keys
-from memory_worker.processing import ProcessResult
-from memory_worker.run_store import ClaimedRun
+from memory_worker.pipeline.processing import ProcessResult
+from memory_worker.pipeline.runner import TickRunner
+from memory_worker.runs import ClaimedRun
 from memory_worker.settings import Settings
-from memory_worker.tick_runner import TickRunner
-from memory_worker.worker import create_worker
+from memory_worker.storage.connections import client_from_url, resolve_url
+from memory_worker.storage.embedded import EmbeddedValkey
+from memory_worker.worker.jobcodec import NotAJsonJob, dump_job, load_job
+from memory_worker.worker.main import create_worker
 from tests.support.pickled import inject_pickled_tick
 
 

@@ -18,18 +18,18 @@ from pydantic import SecretStr
 
 from llm_client import BackendUnavailable, CapacityUnavailable
 from llm_client import Transport as TransportError
-from llm_client.errors import AllCircuitsOpen, DecodeError, RequestError, TaskTimeout
+from llm_client._errors import AllCircuitsOpen, DecodeError, RequestError, TaskTimeout
 from memory_worker.farmsim import FarmSimulator
-from memory_worker.processing import ProcessResult
-from memory_worker.run_store import ClaimedRun, RunStore
-from memory_worker.sentry import (
+from memory_worker.ops.sentry import (
     is_breadcrumb,
     redact,
     scrub_breadcrumb,
     scrub_event,
 )
+from memory_worker.pipeline.processing import ProcessResult
+from memory_worker.pipeline.runner import TickRunner
+from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
-from memory_worker.tick_runner import TickRunner
 from tests.support.factories import make_request
 from tests.support.sentry import CapturingTransport, capturing, http_breadcrumbs
 

@@ -23,14 +23,14 @@ from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from memory_worker.connections import client_from_url
-from memory_worker.embedded import EmbeddedValkey
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.models import RunStatus
-from memory_worker.processing import ProcessResult
-from memory_worker.run_store import ClaimedRun, RunStore
+from memory_worker.pipeline.processing import ProcessResult
+from memory_worker.pipeline.runner import TickRunner
+from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
-from memory_worker.tick_runner import TickRunner
+from memory_worker.storage.connections import client_from_url
+from memory_worker.storage.embedded import EmbeddedValkey
 from tests.faults.rows_store import private_store
 from tests.support.factories import make_request
 from tests.support.harness import completed_run, eventually

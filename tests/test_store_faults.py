@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from memory_worker.connections import backoff_delay, next_failure_count
 from memory_worker.models import RunStatus
-from memory_worker.processing import ProcessResult
-from memory_worker.run_store import (
+from memory_worker.pipeline.processing import ProcessResult
+from memory_worker.pipeline.runner import TickRunner, tick_budgets
+from memory_worker.runs import (
     ClaimedRun,
     ClaimResult,
     Pulse,
@@ -24,7 +24,7 @@ from memory_worker.run_store import (
     touch_pulse,
 )
 from memory_worker.settings import Settings
-from memory_worker.tick_runner import TickRunner, tick_budgets
+from memory_worker.storage.connections import backoff_delay, next_failure_count
 from tests.support.factories import make_request
 
 T0 = 1_800_000_000_000

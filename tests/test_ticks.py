@@ -11,8 +11,15 @@ import pytest
 from arq.constants import in_progress_key_prefix
 
 from memory_worker.keys import Keys
+from memory_worker.pipeline.ticks import (
+    Mode,
+    TickOutcome,
+    TickPlan,
+    TickQueue,
+    plan_followups,
+    ticks_to_add,
+)
 from memory_worker.settings import Settings
-from memory_worker.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups, ticks_to_add
 
 T0 = 1_800_000_000_000
 
@@ -71,7 +78,7 @@ def queue(
 ) -> TickQueue:
     """The tick queue as this server runs it, and as a Redis 6 server (no ZINTERCARD) would."""
     if request.param == "redis6":
-        import memory_worker.ticks as ticks
+        import memory_worker.pipeline.ticks as ticks
 
         line = "local has_zintercard = redis.REDIS_VERSION_NUM ~= nil"
         assert line in ticks._SCHEDULE
@@ -138,7 +145,7 @@ async def test_job_blob_is_a_real_arq_job(queue: TickQueue, redis: Any) -> None:
     from arq.constants import job_key_prefix
     from arq.jobs import deserialize_job
 
-    from memory_worker.jobcodec import load_job
+    from memory_worker.worker.jobcodec import load_job
 
     await queue.schedule(TickPlan(Mode.AMPLIFY, 1), target=1, at_ms=T0)
     (job_id,) = await redis.zrange(queue.keys.arq_queue, 0, -1)

@@ -13,9 +13,9 @@ import pytest
 from arq.constants import in_progress_key_prefix
 
 from memory_worker.keys import Keys
+from memory_worker.pipeline.ticks import Mode, TickPlan, TickQueue
 from memory_worker.settings import Settings
-from memory_worker.ticks import Mode, TickPlan, TickQueue
-from memory_worker.worker import create_worker
+from memory_worker.worker.main import create_worker
 
 T0 = 1_800_000_000_000
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 from redis.asyncio.connection import Connection
 
-from memory_worker.connections import retry_store_write
-from memory_worker.runs import Verdict, decide, is_store_fault, is_transport_race
+from memory_worker.runs.policy import Verdict, decide
+from memory_worker.storage.connections import retry_store_write
+from memory_worker.storage.faults import is_store_fault, is_transport_race
 
 
 async def _real_race() -> BaseException:

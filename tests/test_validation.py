@@ -15,9 +15,8 @@ from memory_worker.cards import (
     dedup_hash,
     scope_key,
 )
-from memory_worker.extraction import CandidateCard, LinkCandidate, ResolutionCandidate
-from memory_worker.secret_patterns import contains_secret, redact_secrets
-from memory_worker.validation import (
+from memory_worker.consolidation.extraction import CandidateCard, LinkCandidate, ResolutionCandidate
+from memory_worker.consolidation.validation import (
     BatchFacts,
     Limits,
     RunCards,
@@ -27,6 +26,7 @@ from memory_worker.validation import (
     validate_links,
     validate_resolutions,
 )
+from memory_worker.privacy.masking import contains_secret, redact_secrets
 from tests.support.cards import stored
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)

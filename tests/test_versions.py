@@ -6,7 +6,12 @@ from typing import Any
 
 import pytest
 
-from memory_worker.versions import VERSION_ACTION_LUA, ClaimAction, claim_action, version_number
+from memory_worker.runs.versions import (
+    VERSION_ACTION_LUA,
+    ClaimAction,
+    claim_action,
+    version_number,
+)
 
 CASES = [
     # run version, worker version, action

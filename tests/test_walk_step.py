@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llm_client.breaker import Outcome, Permit
-from llm_client.errors import (
+from llm_client._breaker.model import Outcome, Permit
+from llm_client._errors import (
     AllCircuitsOpen,
     BackendUnavailable,
     CapacityUnavailable,
@@ -26,11 +26,11 @@ from llm_client.errors import (
     RequestError,
     TaskTimeout,
 )
-from llm_client.events import EventType
-from llm_client.routes import RouteTarget
-from llm_client.walk_judge import Served, judge_attempt
-from llm_client.walk_plan import UNTRACKED, WalkerConfig, WalkPlan, cap, lease
-from llm_client.walk_step import (
+from llm_client._routing.events import EventType
+from llm_client._routing.judge import Served, judge_attempt
+from llm_client._routing.plan import UNTRACKED, WalkerConfig, WalkPlan, cap, lease
+from llm_client._routing.routes import RouteTarget
+from llm_client._routing.step import (
     Acquire,
     AcquireFailOpen,
     Announce,

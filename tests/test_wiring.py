@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_worker.run_store import RunStore
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from memory_worker.wiring import WalkerGate, build_tick_runner
 from tests.support.factories import make_request

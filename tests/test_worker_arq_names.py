@@ -1,7 +1,7 @@
 """MemoryWorker leans on arq internals: fail loudly (here, not in production) if they change.
 
 arq is pinned (<0.29), but a patch release may rename a private method or
-attribute. Each name below is one :class:`memory_worker.worker.MemoryWorker`
+attribute. Each name below is one :class:`memory_worker.worker.main.MemoryWorker`
 overrides or reads; the test finds them in arq's own source.
 """
 
@@ -13,7 +13,7 @@ import re
 import pytest
 from arq.worker import Worker
 
-from memory_worker.worker import MemoryWorker
+from memory_worker.worker.main import MemoryWorker
 
 #: arq methods MemoryWorker overrides (same parameters required).
 OVERRIDDEN = (

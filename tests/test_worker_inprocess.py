@@ -20,14 +20,14 @@ from redis.exceptions import OutOfMemoryError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from llm_client import BackendUnavailable, TaskTimeout
-from memory_worker.connections import client_from_url
 from memory_worker.models import RunStatus
-from memory_worker.processing import ProcessResult
-from memory_worker.run_store import ClaimedRun, RunStore, now_ms
+from memory_worker.pipeline.processing import ProcessResult
+from memory_worker.pipeline.runner import TickRunner
+from memory_worker.pipeline.ticks import Mode, TickPlan, TickQueue
+from memory_worker.runs import ClaimedRun, RunStore, now_ms
 from memory_worker.settings import Settings
-from memory_worker.tick_runner import TickRunner
-from memory_worker.ticks import Mode, TickPlan, TickQueue
-from memory_worker.worker import MemoryWorker, create_worker
+from memory_worker.storage.connections import client_from_url
+from memory_worker.worker.main import MemoryWorker, create_worker
 from tests.support.factories import make_request
 from tests.support.harness import eventually
 

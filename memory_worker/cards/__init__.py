@@ -10,6 +10,12 @@
 - :mod:`~memory_worker.cards.store`: :class:`CardStore`, the Redis shell (key layout in
   its docstring); its Lua scripts are ``lua/*.lua``, loaded with ``importlib.resources``.
 
+- :mod:`~memory_worker.cards.replication`: a run's card write waits for a replica.
+- :mod:`~memory_worker.cards.forget`: the card store's side of forgetting (§14).
+- :mod:`~memory_worker.cards.maintenance`: expiry, duplicate folds, merges, pruning.
+- :mod:`~memory_worker.cards.reembed`: switching a chat's embedding model (§16), paced
+  and resumable.
+
 Everything callers use is re-exported here: ``from memory_worker.cards import CardStore``.
 """
 

@@ -32,7 +32,7 @@ from memory_worker.cards.writes import (
     ResolutionWrite,
     RunWrites,
 )
-from memory_worker.forget import author_fields
+from memory_worker.privacy.forget import author_fields
 
 # --- scalars --------------------------------------------------------------------------------
 

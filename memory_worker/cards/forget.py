@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, cast
 
 import orjson
 
-from llm_client.lua import lua_text
-from llm_client.redis_text import as_text
-from memory_worker.forget import (
+from llm_client import as_text, lua_text
+from memory_worker.keys import CHAT_SCRIPT_KEYS, Keys
+from memory_worker.privacy.forget import (
     ForgetCounts,
     StoredCard,
     chunks,
@@ -34,12 +34,11 @@ from memory_worker.forget import (
     doomed_links,
     parse_authors,
 )
-from memory_worker.keys import CHAT_SCRIPT_KEYS, Keys
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from memory_worker.connections import CardsRedis
+    from memory_worker.storage.connections import CardsRedis
 
 _SCAN = 500
 #: Chat keys a chat forget keeps (numbers only: see the module doc).

@@ -42,7 +42,7 @@ from redis.exceptions import (
 if TYPE_CHECKING:
     from redis.commands.core import AsyncScript
 
-    from memory_worker.connections import CardsRedis
+    from memory_worker.storage.connections import CardsRedis
 
 log = structlog.get_logger(__name__)
 

@@ -41,7 +41,7 @@ dimension adopts it for them. A query names its model too
 ``cards.vector_model_mismatch``), so results never mix two spaces.
 :meth:`CardStore.vector_space` tells callers which space a chat uses.
 Switching a chat to another model (re-embedding its live cards) is the
-maintenance pass of :mod:`memory_worker.reembed`; until it completes the chat
+maintenance pass of :mod:`memory_worker.cards.reembed`; until it completes the chat
 keeps its old model, whole.
 
 Writes. :meth:`CardStore.apply_run` sends a run's whole output to ONE Lua
@@ -74,8 +74,7 @@ import numpy as np
 import orjson
 import structlog
 
-from llm_client.lua import lua_text
-from llm_client.redis_text import as_text
+from llm_client import as_text, lua_text
 from memory_worker.cards.codec import (
     apply_result,
     card_from_json,
@@ -102,7 +101,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.commands.core import AsyncScript
 
-    from memory_worker.connections import CardsRedis
+    from memory_worker.storage.connections import CardsRedis
 
 log = structlog.get_logger(__name__)
 

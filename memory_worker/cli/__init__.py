@@ -7,7 +7,7 @@
 - :mod:`~memory_worker.cli.replay`: ``replay``.
 - :mod:`~memory_worker.cli.forget`: ``forget --chat ID [--user ID]`` (§14).
 - :mod:`~memory_worker.cli.fleet`: ``breakers list|reset``, ``report`` (rendering only; the
-  data comes from :mod:`memory_worker.metrics`).
+  data comes from :mod:`memory_worker.ops.metrics`).
 - :mod:`~memory_worker.cli.config`: ``config [--markdown]``.
 - :mod:`~memory_worker.cli.failures`: :func:`failure_message`, the one line a failure prints.
 
@@ -47,7 +47,7 @@ from memory_worker.cli.runs import read_requests
 from memory_worker.settings import Settings, get_settings
 
 if TYPE_CHECKING:
-    from memory_worker.metrics import report_data
+    from memory_worker.ops.metrics import report_data
 
 #: The command modules, imported for the commands they register on :data:`app`.
 COMMAND_MODULES = (worker, runs, replay, forget, fleet, demo, config)
@@ -69,9 +69,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``report_data`` lives in :mod:`memory_worker.metrics` (imported only when asked for)."""
+    """``report_data`` lives in :mod:`memory_worker.ops.metrics` (imported only when asked for)."""
     if name == "report_data":
-        from memory_worker.metrics import report_data
+        from memory_worker.ops.metrics import report_data
 
         return report_data
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,8 +16,8 @@ import orjson
 import typer
 from rich.console import Console
 
-from memory_worker.connections import RedisHandle, open_redis
 from memory_worker.settings import Settings, get_settings
+from memory_worker.storage.connections import RedisHandle, open_redis
 
 app = typer.Typer(
     name="memory-worker",
@@ -79,7 +79,7 @@ async def with_redis(settings: Settings, action: Callable[[RedisHandle], Awaitab
 @app.callback()
 def _setup() -> None:
     """Logs go to stderr (stdout is for results), configured from the settings."""
-    from memory_worker.logs import configure
+    from memory_worker.ops.logs import configure
 
     settings = get_settings()
     configure(settings.log_level, settings.log_format)

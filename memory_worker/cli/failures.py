@@ -29,10 +29,10 @@ def failure_message(exc: BaseException, settings: Settings | None = None) -> str
     """The one line an operator sees for ``exc`` (most specific type first; no secrets)."""
     from redis import exceptions as r
 
-    from llm_client.routes import RoutesError
-    from memory_worker.connections import RedisUrlError
-    from memory_worker.embedded import EmbeddedValkeyError
-    from memory_worker.sentry import redact
+    from llm_client import RoutesError
+    from memory_worker.ops.sentry import redact
+    from memory_worker.storage.connections import RedisUrlError
+    from memory_worker.storage.embedded import EmbeddedValkeyError
 
     where = _redis_where(settings) if settings is not None else "Redis"
     message: str

@@ -1,6 +1,6 @@
 """``breakers list|reset`` and ``report``: the fleet's state, rendered.
 
-The data comes from :mod:`memory_worker.metrics` (:func:`report_data`,
+The data comes from :mod:`memory_worker.ops.metrics` (:func:`report_data`,
 :func:`fleet_breakers`); this module only renders it.
 """
 
@@ -23,17 +23,17 @@ from memory_worker.cli.common import (
     run_sync,
     with_redis,
 )
-from memory_worker.connections import RedisHandle
 from memory_worker.settings import get_settings
+from memory_worker.storage.connections import RedisHandle
 
 if TYPE_CHECKING:
-    from llm_client.breaker import BreakerView
+    from llm_client import BreakerView
 
 
 @breakers_app.command("list")
 def breakers_list(as_json: JsonFlag = False) -> None:
     """Every configured or stored breaker: state, failures, trips, cooldown."""
-    from memory_worker.metrics import fleet_breakers, route_target_ids
+    from memory_worker.ops.metrics import fleet_breakers, route_target_ids
 
     settings = get_settings()
     targets = route_target_ids(settings, strict=True)  # a broken routes file is an error
@@ -80,7 +80,7 @@ def breakers_reset(
     as_json: JsonFlag = False,
 ) -> None:
     """Close a breaker now: counters cleared, outstanding probe permits made stale."""
-    from memory_worker.metrics import fleet_breakers, route_target_ids
+    from memory_worker.ops.metrics import fleet_breakers, route_target_ids
 
     settings = get_settings()
     targets = route_target_ids(settings, strict=True)
@@ -113,7 +113,7 @@ def report(
     as_json: JsonFlag = False,
 ) -> None:
     """Recent routing events, admin pages sent/suppressed, breakers and the backlog."""
-    from memory_worker.metrics import report_data
+    from memory_worker.ops.metrics import report_data
 
     settings = get_settings()
 

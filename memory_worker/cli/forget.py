@@ -22,14 +22,14 @@ from memory_worker.cli.common import (
     run_sync,
     with_redis,
 )
-from memory_worker.connections import RedisHandle
 from memory_worker.settings import get_settings
+from memory_worker.storage.connections import RedisHandle
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from memory_worker.forget import ForgetResult, ForgetScope
-    from memory_worker.forgetter import Forgetter
+    from memory_worker.privacy.forget import ForgetResult, ForgetScope
+    from memory_worker.privacy.forgetter import Forgetter
 
 
 @app.command()
@@ -49,7 +49,7 @@ def forget(
     runs not yet completed go; the append-only file is rewritten; an audit event
     (no content) records who, from where, when and how much.
     """
-    from memory_worker.forget import parse_scope
+    from memory_worker.privacy.forget import parse_scope
 
     scope = parse_scope(chat, user)
     settings = get_settings()
@@ -66,8 +66,8 @@ async def _forget(
     handle: RedisHandle, scope: ForgetScope, *, dry_run: bool, yes: bool, as_json: bool
 ) -> int:
     """Count, show, confirm, forget; the exit status."""
-    from memory_worker.connections import cards_client, close_cards_client
-    from memory_worker.forgetter import Forgetter
+    from memory_worker.privacy.forgetter import Forgetter
+    from memory_worker.storage.connections import cards_client, close_cards_client
 
     settings = get_settings()
     cards = cards_client(settings, handle.client)  # MEMORY_CARDS_URL, else the queue's server

@@ -23,11 +23,11 @@ from memory_worker.cli.common import (
     run_sync,
     with_redis,
 )
-from memory_worker.connections import RedisHandle
 from memory_worker.settings import get_settings
+from memory_worker.storage.connections import RedisHandle
 
 if TYPE_CHECKING:
-    from memory_worker.replay import ReplayFilter, ReplayOutcome, ReplayPlan, ReplayStore
+    from memory_worker.runs.replay import ReplayFilter, ReplayOutcome, ReplayPlan, ReplayStore
 
 
 def iso_ms(ms: int | None) -> str | None:
@@ -111,7 +111,7 @@ def _replay_filter(
     rate: str | None,
 ) -> tuple[ReplayFilter, float | None]:
     """The options as a selection and a drain rate (a bad option: one line, exit 2)."""
-    from memory_worker.replay import ReplayFilter, ReplayScope, parse_rate, parse_when
+    from memory_worker.runs.replay import ReplayFilter, ReplayScope, parse_rate, parse_when
 
     if status not in {s.value for s in ReplayScope}:
         raise fail(f"--status must be retired or failed, not {status!r}")
@@ -145,7 +145,7 @@ async def _replay(
 ) -> int:
     """Plan, show, confirm, apply, wake the pipeline; the exit status."""
     from memory_worker.api import MemoryQueue
-    from memory_worker.replay import ReplayStore
+    from memory_worker.runs.replay import ReplayStore
 
     settings = get_settings()
     store = ReplayStore(handle.client, settings)

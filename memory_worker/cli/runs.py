@@ -20,10 +20,10 @@ from memory_worker.cli.common import (
     runs_app,
     with_redis,
 )
-from memory_worker.connections import RedisHandle
 from memory_worker.errors import InvalidRunRequest
 from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
 from memory_worker.settings import get_settings
+from memory_worker.storage.connections import RedisHandle
 
 
 def read_requests(text: str) -> list[tuple[str, RunRequest]]:
@@ -137,7 +137,7 @@ def runs_list(
     as_json: JsonFlag = False,
 ) -> None:
     """Most recently updated runs first."""
-    from memory_worker.run_store import RunStore
+    from memory_worker.runs import RunStore
 
     async def action(handle: RedisHandle) -> list[Run]:
         return await RunStore(handle.client, get_settings()).list_runs(status, limit)
@@ -165,7 +165,7 @@ def runs_list(
 @runs_app.command("show")
 def runs_show(run_id: str, as_json: JsonFlag = False) -> None:
     """One run with its error log."""
-    from memory_worker.run_store import RunStore
+    from memory_worker.runs import RunStore
 
     async def action(handle: RedisHandle) -> Run:
         return await RunStore(handle.client, get_settings()).get(run_id)

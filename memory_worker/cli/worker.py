@@ -10,7 +10,7 @@ from memory_worker.cli.common import app, run_sync
 from memory_worker.settings import Settings, get_settings
 
 if TYPE_CHECKING:
-    from memory_worker.worker import MemoryWorker
+    from memory_worker.worker.main import MemoryWorker
 
 
 @app.command()
@@ -25,8 +25,8 @@ def run(
     host: Annotated[str | None, typer.Option(help="Bind address (MEMORY_SERVE_HOST).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (MEMORY_SERVE_PORT).")] = None,
 ) -> None:
-    """Run a worker until SIGTERM/SIGINT (same as `arq memory_worker.worker.WorkerSettings`)."""
-    from memory_worker.worker import run_worker
+    """Run a worker until SIGTERM/SIGINT (same as `arq memory_worker.worker.main.WorkerSettings`)."""
+    from memory_worker.worker.main import run_worker
 
     settings = get_settings()
     if not serve:
@@ -37,9 +37,9 @@ def run(
 
 async def _run_serving(settings: Settings, host: str | None, port: int | None) -> None:
     """A worker plus its health server; readiness follows this worker's loop heartbeat."""
-    from memory_worker.connections import resolve_url
-    from memory_worker.serve import HealthServer
-    from memory_worker.worker import run_worker
+    from memory_worker.ops.serve import HealthServer
+    from memory_worker.storage.connections import resolve_url
+    from memory_worker.worker.main import run_worker
 
     url, embedded = resolve_url(settings)
     settings = settings.model_copy(update={"redis_url": url})
@@ -75,9 +75,9 @@ def serve(
 
 
 async def _serve(settings: Settings, host: str | None, port: int | None) -> None:
-    from memory_worker.connections import resolve_url
-    from memory_worker.sentry import init_sentry
-    from memory_worker.serve import serve_forever
+    from memory_worker.ops.sentry import init_sentry
+    from memory_worker.ops.serve import serve_forever
+    from memory_worker.storage.connections import resolve_url
 
     init_sentry(settings)
     url, embedded = resolve_url(settings)

@@ -38,12 +38,11 @@ from aiohttp import web
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
-from memory_worker.connections import cards_client, close_cards_client
 from memory_worker.console import data, forget_action, memory_data, runs_data
 from memory_worker.keys import Keys
-from memory_worker.metrics import fleet_breakers
-from memory_worker.paging import age_text, clock_text
-from memory_worker.replay import (
+from memory_worker.ops.metrics import fleet_breakers
+from memory_worker.paging.policy import age_text, clock_text
+from memory_worker.runs.replay import (
     ReplayFilter,
     ReplayPreview,
     ReplayScope,
@@ -52,6 +51,7 @@ from memory_worker.replay import (
     parse_when,
 )
 from memory_worker.settings import Settings
+from memory_worker.storage.connections import cards_client, close_cards_client
 
 log = structlog.get_logger(__name__)
 

@@ -1,7 +1,7 @@
 """The console's forget action (§14, §15): a dry-run preview with counts, then the forget.
 
 ``GET /forget?chat=…&user=…&preview=1`` counts what would go (a dry run of
-:class:`~memory_worker.forgetter.Forgetter`: nothing is written, read-only consoles
+:class:`~memory_worker.privacy.forgetter.Forgetter`: nothing is written, read-only consoles
 included); ``POST /forget`` needs the console token and the CSRF pair like every
 action, forgets with actor ``console`` (the forget's own audit event, shown by
 ``memory-worker report``) and leaves a ``console_forget`` event on the routing-event
@@ -18,14 +18,14 @@ from aiohttp import web
 
 from memory_worker.console import data
 from memory_worker.errors import ForgetInputError
-from memory_worker.forget import ForgetResult, ForgetScope
-from memory_worker.forgetter import Forgetter
+from memory_worker.privacy.forget import ForgetResult, ForgetScope
+from memory_worker.privacy.forgetter import Forgetter
 
 if TYPE_CHECKING:
     from arq.connections import ArqRedis
 
-    from memory_worker.connections import CardsRedis
     from memory_worker.settings import Settings
+    from memory_worker.storage.connections import CardsRedis
 
 log = structlog.get_logger(__name__)
 

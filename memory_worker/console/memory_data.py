@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 
 from arq.connections import ArqRedis
 
-from llm_client.redis_text import as_text
+from llm_client import as_text
 from memory_worker.cards import Card, CardStore, Episode
-from memory_worker.connections import CardsRedis
 from memory_worker.console.runs_data import RunFilter, RunRow, runs_page
 from memory_worker.keys import Keys
 from memory_worker.settings import Settings
+from memory_worker.storage.connections import CardsRedis
 
 
 @dataclass(frozen=True, slots=True)

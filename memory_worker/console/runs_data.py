@@ -14,10 +14,10 @@ from typing import Any
 import orjson
 from arq.connections import ArqRedis
 
-from llm_client.redis_text import as_text
+from llm_client import as_text
 from memory_worker.keys import Keys
 from memory_worker.models import ErrorLogEntry, Run, RunStatus
-from memory_worker.run_store import RunStore
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 
 #: Index entries one runs-list request may examine (filters that no index serves).

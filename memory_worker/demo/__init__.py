@@ -31,9 +31,8 @@ from pydantic import SecretStr
 from rich.console import Console
 from rich.panel import Panel
 
-from llm_client.local_embed import EXTRA_HINT
+from llm_client import EXTRA_HINT
 from memory_worker.api import MemoryQueue
-from memory_worker.connections import RedisHandle, client_from_url
 from memory_worker.demo.acts import Demo
 from memory_worker.demo.stage import AdminInbox, Workers, delete_prefix, storage
 from memory_worker.demo.story import (
@@ -50,9 +49,10 @@ from memory_worker.demo.story import (
 )
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.keys import Keys
-from memory_worker.run_store import RunStore
+from memory_worker.pipeline.ticks import TickQueue
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
-from memory_worker.ticks import TickQueue
+from memory_worker.storage.connections import RedisHandle, client_from_url
 
 __all__ = [
     "EMBEDDER_LABELS",
@@ -77,7 +77,7 @@ async def run_demo(
     console: Console | None = None,
 ) -> int:
     """Run the whole story; 0 if every required check held, else 1."""
-    from memory_worker.logs import configure, redirect
+    from memory_worker.ops.logs import configure, redirect
 
     console = console or Console()
     timing = FAST_TIMING if fast else NORMAL_TIMING

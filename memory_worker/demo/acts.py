@@ -14,7 +14,6 @@ from rich.rule import Rule
 from rich.table import Table
 
 from memory_worker.api import MemoryQueue
-from memory_worker.connections import awaited
 from memory_worker.demo.stage import (
     AdminInbox,
     ProgressBar,
@@ -33,9 +32,10 @@ from memory_worker.demo.story import (
 )
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.models import Run, RunRequest, RunStatus
-from memory_worker.run_store import RunStore
+from memory_worker.pipeline.ticks import TickCounts, TickQueue
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
-from memory_worker.ticks import TickCounts, TickQueue
+from memory_worker.storage.connections import awaited
 
 
 @dataclass
@@ -261,7 +261,7 @@ class Demo:
             )
         else:
             self.say("[yellow]No admin page was delivered (see the report below).[/]")
-        from memory_worker.metrics import report_data
+        from memory_worker.ops.metrics import report_data
 
         data = await report_data(self.store.redis, self.settings, limit=500)
         grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = {}

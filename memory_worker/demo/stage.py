@@ -14,11 +14,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from memory_worker.api import MemoryQueue
-from memory_worker.connections import client_from_url
-from memory_worker.embedded import EmbeddedValkey
 from memory_worker.models import RunRequest
 from memory_worker.settings import Settings
-from memory_worker.worker import MemoryWorker, create_worker
+from memory_worker.storage.connections import client_from_url
+from memory_worker.storage.embedded import EmbeddedValkey
+from memory_worker.worker.main import MemoryWorker, create_worker
 
 
 class AdminInbox:

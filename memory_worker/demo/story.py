@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from llm_client.local_embed import extra_installed
+from llm_client import extra_installed
 from memory_worker.farmsim import Fault, FaultKind
-from memory_worker.fleet import FAST
 from memory_worker.models import RunRequest, parse_run_request
 from memory_worker.settings import Settings
+from memory_worker.worker.fleet import FAST
 
 UPSTREAM_ERROR = Fault(
     kind=FaultKind.JOB_FAILED,

@@ -3,7 +3,7 @@
 The farm simulator embeds with one of two :class:`SimEmbedder` kinds:
 
 - ``local`` (the default, SPEC §16): multilingual-e5-small through
-  :func:`llm_client.local_embed.load_model` — the same engine, the same
+  :func:`llm_client._transport.local_embed.load_model` — the same engine, the same
   ``query:``/``passage:`` convention as a ``transport = "local"`` route target
   (a request with a ``task_description`` is a query, one without is a
   passage). Its 384 floats are fitted to the requested dimension: zero-padded
@@ -110,7 +110,7 @@ class EmbedderKind(StrEnum):
     HASHED = "hashed"
 
 
-#: The real model the ``local`` kind runs (a name of ``llm_client.local_embed.LOCAL_MODELS``).
+#: The real model the ``local`` kind runs (a name of ``llm_client._transport.local_embed.LOCAL_MODELS``).
 LOCAL_MODEL = "multilingual-e5-small"
 #: Vectors a process keeps per ``(text, query)`` before the cache is emptied (float32 rows:
 #: 1.5 KB each, so about 30 MB at most).
@@ -157,11 +157,11 @@ def fit_dimension(vector: Sequence[float], dimension: int) -> list[float]:
 class LocalEmbedder:
     """multilingual-e5-small in the simulator's process, cached per text.
 
-    The engine is the process-wide one of :func:`llm_client.local_embed.load_model`
+    The engine is the process-wide one of :func:`llm_client._transport.local_embed.load_model`
     (shared with any local route target in the same process); calls are
     serialised by a lock, since the C engine already spreads one call over the
     cores. Without the ``local-embed`` extra the first call raises
-    :class:`~llm_client.errors.LocalModelUnavailable`.
+    :class:`~llm_client._errors.LocalModelUnavailable`.
     """
 
     kind = EmbedderKind.LOCAL
@@ -188,7 +188,7 @@ class LocalEmbedder:
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if not missing:
             return found
-        from llm_client.local_embed import load_model
+        from llm_client import load_model
 
         engine = load_model(self.model)
         with _ENGINE_LOCK:

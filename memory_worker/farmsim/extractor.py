@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from memory_worker.json_text import outside_strings
+from memory_worker.consolidation.json_text import outside_strings
 
 EXTRACTION_TASK = "memory_extraction"
 MERGE_TASK = "memory_merge"

@@ -14,15 +14,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from llm_client.breaker import Circuit
-from llm_client.breaker_store import BreakerStore
-from llm_client.events import EventType, RedisEventLog
+from llm_client._breaker.model import Circuit
+from llm_client._breaker.store import BreakerStore
+from llm_client._routing.events import EventType, RedisEventLog
 from memory_worker.farmsim import Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.models import Run, RunStatus
-from memory_worker.run_store import RunStore
+from memory_worker.pipeline.runner import TickRunner
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
-from memory_worker.tick_runner import TickRunner
 from memory_worker.wiring import build_tick_runner
 from tests.faults.context import FaultContext, Scenario, seed_card_vector
 from tests.support.factories import make_request

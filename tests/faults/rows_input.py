@@ -23,20 +23,20 @@ from pydantic import SecretStr
 from redis.exceptions import OutOfMemoryError
 
 from memory_worker.api import MemoryQueue
-from memory_worker.connections import client_from_url
-from memory_worker.embedded import EmbeddedValkey
 from memory_worker.errors import EvictionPolicyError, InvalidRunRequest, ScriptPermissionError
-from memory_worker.metrics import read_sample
 from memory_worker.models import LATEST_TIME, RunStatus
-from memory_worker.notifiers import (
+from memory_worker.ops.metrics import read_sample
+from memory_worker.ops.serve import HealthServer
+from memory_worker.paging.notifiers import (
     DeliveryFailed,
     Page,
     WebhookNotifier,
     notifiers_from_settings,
 )
-from memory_worker.run_store import RunStore
-from memory_worker.serve import HealthServer
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.storage.connections import client_from_url
+from memory_worker.storage.embedded import EmbeddedValkey
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import request_dict
 from tests.support.harness import Fleet, cli, completed_run, eventually, free_port

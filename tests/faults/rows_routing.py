@@ -12,19 +12,19 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llm_client.breaker import Circuit
-from llm_client.breaker_store import BreakerStore
-from llm_client.clients import ClientFactory
-from llm_client.events import RedisEventLog
-from llm_client.routes import RouteTarget
-from llm_client.transport import ChatResult, ChatTransport, EmbedResult, EmbedTransport
+from llm_client._breaker.model import Circuit
+from llm_client._breaker.store import BreakerStore
+from llm_client._routing.events import RedisEventLog
+from llm_client._routing.routes import RouteTarget
+from llm_client._transport.base import ChatResult, ChatTransport, EmbedResult, EmbedTransport
+from llm_client._transport.clients import ClientFactory
 from memory_worker.api import MemoryQueue
-from memory_worker.connections import RedisHandle, client_from_url
-from memory_worker.embedded import EmbeddedValkey
 from memory_worker.farmsim import Fault, FaultKind
 from memory_worker.keys import Keys
-from memory_worker.run_store import RunStore
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.storage.connections import RedisHandle, client_from_url
+from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.wiring import ConsolidationProcessor, build_tick_runner
 from tests.faults.context import FaultContext, Scenario, seed_card_vector
 from tests.support.factories import make_request

@@ -20,17 +20,17 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from memory_worker.connections import client_from_url
-from memory_worker.embedded import EmbeddedValkey
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.farmsim.faults import Fault, FaultKind
 from memory_worker.models import RunStatus
-from memory_worker.processing import ProcessResult
-from memory_worker.run_store import ClaimedRun, RunStore
+from memory_worker.pipeline.processing import ProcessResult
+from memory_worker.pipeline.runner import TickRunner
+from memory_worker.pipeline.ticks import TickOutcome, TickQueue
+from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
-from memory_worker.tick_runner import TickRunner
-from memory_worker.ticks import TickOutcome, TickQueue
-from memory_worker.worker import create_worker
+from memory_worker.storage.connections import client_from_url
+from memory_worker.storage.embedded import EmbeddedValkey
+from memory_worker.worker.main import create_worker
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, completed_run, eventually

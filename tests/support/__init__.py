@@ -1,7 +1,7 @@
 """What the tests share, in one place.
 
 - :mod:`tests.support.harness` — real worker processes (a time-compressed
-  :class:`~memory_worker.fleet.Fleet`), the CLI as a subprocess, the one
+  :class:`~memory_worker.worker.fleet.Fleet`), the CLI as a subprocess, the one
   polling helper :func:`~tests.support.harness.eventually` (tests observe; they
   never sleep and then assert that nothing happened) and, on it,
   :func:`~tests.support.harness.completed_run`.

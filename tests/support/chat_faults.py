@@ -15,7 +15,7 @@ import pytest
 from _pytest.mark.structures import ParameterSet
 
 from llm_client import LLMError
-from llm_client.transport import ChatTransport
+from llm_client._transport.base import ChatTransport
 from memory_worker.farmsim import FarmSimulator, Fault
 
 

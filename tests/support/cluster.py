@@ -19,7 +19,7 @@ from pathlib import Path
 
 import redis
 
-from memory_worker.embedded import valkey_binary
+from memory_worker.storage.embedded import valkey_binary
 from tests.support.harness import free_port
 from tests.support.replies import sync_answer, sync_command
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memory_worker.models import RunRequest
-from memory_worker.replay import Candidate
+from memory_worker.runs.replay import Candidate
 
 BASE = datetime(2026, 11, 1, tzinfo=UTC)
 

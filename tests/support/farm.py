@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_client import DiscoveryClient
-from llm_client.transport import ChatResult
+from llm_client._transport.base import ChatResult
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.settings import Settings
 from tests.support.simulator import sim_config

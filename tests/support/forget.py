@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memory_worker.cards import CardStore
-from memory_worker.consolidate import ConsolidationResult, consolidate_run
+from memory_worker.consolidation.consolidate import ConsolidationResult, consolidate_run
 from memory_worker.models import RunRequest
-from memory_worker.run_store import ClaimedRun, RunStore
+from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from tests.support.factories import Row, slice_request
 from tests.support.farm import Farm

@@ -1,4 +1,4 @@
-"""End-to-end helpers: real worker processes (see ``memory_worker.fleet``), polling, a free port."""
+"""End-to-end helpers: real worker processes (see ``memory_worker.worker.fleet``), polling, a free port."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from memory_worker.fleet import FAST
-from memory_worker.fleet import Fleet as _Fleet
 from memory_worker.models import Run, RunStatus
 from memory_worker.settings import Settings
+from memory_worker.worker.fleet import FAST
+from memory_worker.worker.fleet import Fleet as _Fleet
 
 __all__ = ["FAST", "Fleet", "cli", "cli_env", "completed_run", "eventually", "free_port"]
 

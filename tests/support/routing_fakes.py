@@ -11,15 +11,15 @@ from typing import Any
 from arq.connections import ArqRedis
 from redis.asyncio import Redis
 
-from llm_client.breaker import BreakerConfig, Circuit, Outcome
-from llm_client.breaker_store import BreakerStore
-from llm_client.errors import TaskTimeout
-from llm_client.events import RoutingEvent
-from llm_client.routes import RouteDefaults, RoutesConfig, RouteTarget, parse_routes
-from llm_client.routing import Walker
-from llm_client.walk import WalkerConfig
+from llm_client._breaker.model import BreakerConfig, Circuit, Outcome
+from llm_client._breaker.store import BreakerStore
+from llm_client._errors import TaskTimeout
+from llm_client._routing.events import RoutingEvent
+from llm_client._routing.routes import RouteDefaults, RoutesConfig, RouteTarget, parse_routes
+from llm_client._routing.walk import WalkerConfig
+from llm_client._routing.walker import Walker
 from memory_worker.keys import Keys
-from memory_worker.metrics import fleet_breakers, route_target_ids
+from memory_worker.ops.metrics import fleet_breakers, route_target_ids
 from memory_worker.settings import Settings
 
 Behaviour = Callable[[float], Awaitable[Any]]

@@ -12,7 +12,7 @@ from pydantic import SecretStr
 from sentry_sdk.envelope import Envelope
 from sentry_sdk.transport import Transport
 
-from memory_worker.sentry import init_sentry
+from memory_worker.ops.sentry import init_sentry
 from memory_worker.settings import Settings
 
 #: A DSN the SDK accepts; nothing is sent to it (the transport keeps the envelopes).

@@ -1,0 +1,493 @@
+"""One routed call's walk (§6) as pure decisions on an immutable state.
+
+:class:`WalkState` is everything a walk has learnt so far; :func:`next_step` reads it
+(with the walk's :class:`WalkPlan` and the time ``now``) and names the one effect to
+perform next — begin, read the breakers, acquire a permit, make an attempt, release a
+permit, take the fail-open probe, pause, announce events — or the walk's end
+(:class:`Done`, :class:`Stop`). The ``after_*`` functions fold an effect's result
+back into the state. Nothing here awaits, reads a clock or touches Redis: the shell
+in :mod:`llm_client._routing.walk` only performs the steps, the way :mod:`llm_client._breaker.model`
+is the policy behind :mod:`llm_client._breaker.store`.
+
+The pure bookkeeping between effects (skipping targets the begin script refused,
+a budget that ran out, the end of a pass) happens inside :func:`next_step`, which
+therefore returns the state the step's result is to be folded into.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from llm_client._breaker.model import Outcome, Permit
+from llm_client._errors import (
+    AllCircuitsOpen,
+    CapacityWaitTimeout,
+    DeadlineExceeded,
+    Exhausted,
+    NoCandidates,
+)
+from llm_client._retry.classify import retryable_reason
+from llm_client._retry.reasons import FailureReason
+from llm_client._routing.events import EventType
+from llm_client._routing.judge import Failed, Served
+from llm_client._routing.plan import AttemptRecord, Note, Routed, WalkPlan, cap, lease
+from llm_client._routing.routes import RouteTarget
+
+
+class Phase(StrEnum):
+    """Where a walk is."""
+
+    START = "start"  # nothing asked yet
+    VIEWS = "views"  # the begin round trip failed: read the breakers the slow way
+    PASS = "pass"  # trying the candidates of a pass, one by one
+    FAILOPEN = "failopen"  # nothing granted: the fleet's one probe, then the busy retries
+    CAPACITY = "capacity"  # between passes over targets that were only busy
+    END = "end"  # decided: served, or an error to raise
+
+
+@dataclass(frozen=True, slots=True)
+class WalkState:
+    """Everything one walk has learnt so far (immutable: every change is a new state)."""
+
+    phase: Phase = Phase.START
+    hops: int = 0
+    failed_attempts: int = 0
+    records: tuple[AttemptRecord, ...] = ()
+    last_error: BaseException | None = None
+    last_busy_error: BaseException | None = None
+    first_busy: float | None = None
+    #: Targets that were only busy in the current pass (retried by the next one).
+    busy: tuple[RouteTarget, ...] = ()
+    #: The budget that ended the walk ("hops", "wall", "deadline"), if one did.
+    stop: str | None = None
+    #: The walk began with every target breaker-open: its attempts were only probes.
+    all_open: bool = False
+    #: Targets that crashed on this call (``provider_error``), by id.
+    crashed: frozenset[str] = frozenset()
+    #: The pass in progress: its candidates, the next index, the permits granted.
+    candidates: tuple[RouteTarget, ...] = ()
+    index: int = 0
+    granted: int = 0
+    #: The begin script's answer for the first pass: candidates before ``first[0]``
+    #: refused, and that one's permit (None when every candidate refused).
+    first: tuple[int, Permit | None] | None = None
+    #: A capacity pass (over busy targets) rather than the walk's first pass.
+    retry_pass: bool = False
+    #: A permit held and not yet spent on an attempt.
+    holding: tuple[RouteTarget, Permit] | None = None
+    #: Events to announce before the next effect.
+    pending: tuple[Note, ...] = ()
+    served: Served | None = None
+    error: BaseException | None = None
+
+
+# --- steps -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Announce:
+    notes: tuple[Note, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Begin:
+    """Snapshot + first permit in one round trip (:meth:`BreakerStore.begin`)."""
+
+    targets: tuple[RouteTarget, ...]
+    lease_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class ReadViews:
+    targets: tuple[RouteTarget, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Acquire:
+    target: RouteTarget
+    lease_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class AcquireFailOpen:
+    target: RouteTarget
+    lease_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    target: RouteTarget
+    permit: Permit
+    cap: float
+    cap_source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """Hand back a permit unused (recorded as not charged)."""
+
+    target: RouteTarget
+    permit: Permit
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    routed: Routed[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """The walk ends with ``error``, after announcing ``notes``."""
+
+    error: BaseException
+    notes: tuple[Note, ...] = ()
+
+
+Step = Announce | Begin | ReadViews | Acquire | AcquireFailOpen | Attempt | Release | Pause
+Ending = Done | Stop
+
+
+# --- budgets -----------------------------------------------------------------------------
+
+
+def budget_stop(state: WalkState, plan: WalkPlan, now: float) -> str | None:
+    """The budget that stops the walk now, if any (hops before time)."""
+    if state.stop is not None:
+        return state.stop
+    if state.hops >= plan.max_hops:
+        return "hops"
+    seconds, source = cap(plan, now)
+    return source if seconds <= 0 else None
+
+
+# --- the step function -------------------------------------------------------------------
+
+
+def next_step(state: WalkState, plan: WalkPlan, now: float) -> tuple[WalkState, Step | Ending]:
+    """The next effect to perform (or the walk's end), and the state its result folds into.
+
+    Pure bookkeeping that needs no effect — skipping targets the begin script refused,
+    a budget running out, the end of a pass — is done here on the way.
+    """
+    while True:
+        if state.pending:
+            return state, Announce(state.pending)
+        if state.served is not None:
+            served = state.served
+            return state, Done(Routed(served.value, served.target, state.records, served.counted))
+        if state.error is not None:
+            return state, Stop(state.error)
+        if state.holding is not None:
+            return _spend(state, plan, now)
+        if state.phase is Phase.START:
+            if not plan.targets:
+                error = NoCandidates(
+                    f"route {plan.workflow} has no enabled target", workflow=plan.workflow
+                )
+                return state, Stop(error, (Note(EventType.NO_CANDIDATES),))
+            if budget_stop(state, plan, now) is None:
+                return state, Begin(plan.targets, lease(plan, now))
+            state = replace(state, phase=Phase.VIEWS)  # a budget already spent: no permit
+        elif state.phase is Phase.VIEWS:
+            return state, ReadViews(plan.targets)
+        elif state.phase is Phase.PASS:
+            stepped = _pass_step(state, plan, now)
+            if not isinstance(stepped, WalkState):
+                return stepped
+            state = stepped
+        elif state.phase is Phase.FAILOPEN:
+            return state, AcquireFailOpen(plan.targets[0], lease(plan, now))
+        elif state.phase is Phase.CAPACITY:
+            pause = _capacity_pause(state, plan, now)
+            if pause is not None:
+                return state, Pause(pause)
+            state = replace(state, phase=Phase.END)
+        else:
+            return state, finish(state, plan, now)
+
+
+def _spend(state: WalkState, plan: WalkPlan, now: float) -> tuple[WalkState, Step]:
+    """A held permit: the attempt, or its release when no time is left for one."""
+    assert state.holding is not None
+    target, permit = state.holding
+    seconds, source = cap(plan, now)
+    if seconds <= 0:
+        return replace(state, stop=source), Release(target, permit)
+    return state, Attempt(target, permit, seconds, source)
+
+
+def _pass_step(state: WalkState, plan: WalkPlan, now: float) -> WalkState | tuple[WalkState, Step]:
+    """One move through the pass in progress: a step to perform, or the next state."""
+    index, first = state.index, state.first
+    if index >= len(state.candidates):
+        return _pass_over(state, plan)
+    target = state.candidates[index]
+    taken = first is not None and index == first[0]
+    stop = budget_stop(state, plan, now)
+    if stop is not None:
+        ended = replace(state, stop=stop, index=len(state.candidates))
+        if taken and first is not None and first[1] is not None:
+            return ended, Release(target, first[1])
+        return ended
+    if first is not None and index < first[0]:
+        return replace(state, index=index + 1)  # refused by the begin script, no hop
+    if taken and first is not None:
+        if first[1] is None:
+            return replace(state, index=index + 1)
+        return replace(state, granted=state.granted + 1, holding=(target, first[1]))
+    return state, Acquire(target, lease(plan, now))
+
+
+def _pass_over(state: WalkState, plan: WalkPlan) -> WalkState:
+    """A pass has tried every candidate: retry the busy ones, fail open, or end."""
+    if state.retry_pass:
+        return replace(state, phase=Phase.CAPACITY if state.granted else Phase.END)
+    if state.granted or state.stop is not None:
+        return replace(state, phase=Phase.CAPACITY)
+    if not plan.probes:
+        error = AllCircuitsOpen(
+            f"no closed target of {plan.workflow} for an optional call", workflow=plan.workflow
+        )
+        return replace(state, error=error)
+    notes = () if state.all_open else (_exhaustion(plan),)
+    return replace(state, phase=Phase.FAILOPEN, pending=notes)
+
+
+def _capacity_pause(state: WalkState, plan: WalkPlan, now: float) -> float | None:
+    """How long to wait before retrying the targets that were only busy (None: don't)."""
+    if not state.busy or state.stop is not None or state.first_busy is None:
+        return None
+    waited = now - state.first_busy
+    if waited >= plan.slot_wait_seconds:
+        return None
+    pause = min(plan.slot_poll_seconds, plan.slot_wait_seconds - waited)
+    return pause if pause < cap(plan, now)[0] else None
+
+
+def _exhaustion(plan: WalkPlan) -> Note:
+    return Note(EventType.CIRCUIT_OPEN_EXHAUSTION, {"counters": {"targets": len(plan.targets)}})
+
+
+# --- folding results in ------------------------------------------------------------------
+
+
+def announced(state: WalkState) -> WalkState:
+    """The pending events went out."""
+    return replace(state, pending=())
+
+
+def after_order(
+    state: WalkState, plan: WalkPlan, closed: Sequence[bool], permit: tuple[int, Permit] | None
+) -> WalkState:
+    """The breakers' verdict (``closed`` flags in route order) starts the first pass:
+    closed targets first, open ones last as probes (none for an optional call).
+
+    ``permit``: the begin script's grant (index into the route's targets), if it ran."""
+    kept = [t for t, flag in zip(plan.targets, closed, strict=True) if flag]
+    ordered = kept + [t for t in plan.targets if t not in kept and plan.probes]
+    first: tuple[int, Permit | None] | None = None
+    if permit is not None:
+        first = (ordered.index(plan.targets[permit[0]]), permit[1])
+    exhaustion = not kept
+    return replace(
+        state,
+        phase=Phase.PASS,
+        candidates=tuple(ordered),
+        index=0,
+        granted=0,
+        first=first,
+        busy=(),
+        all_open=exhaustion,
+        pending=(_exhaustion(plan),) if exhaustion else (),
+    )
+
+
+def after_begin(
+    state: WalkState,
+    plan: WalkPlan,
+    closed: Sequence[bool] | None,
+    index: int | None,
+    permit: Permit | None,
+) -> WalkState:
+    """The begin round trip's answer (``closed`` None: it failed, read the views)."""
+    if closed is None:
+        return replace(state, phase=Phase.VIEWS)
+    ordered = after_order(state, plan, closed, None)
+    if index is None or permit is None:  # every candidate refused
+        return replace(ordered, first=(len(ordered.candidates), None))
+    return after_order(state, plan, closed, (index, permit))
+
+
+def after_acquire(state: WalkState, permit: Permit | None) -> WalkState:
+    """An acquire's answer (None: open, or its probe taken elsewhere: skipped, no hop)."""
+    if permit is None:
+        return replace(state, index=state.index + 1)
+    target = state.candidates[state.index]
+    return replace(state, granted=state.granted + 1, holding=(target, permit))
+
+
+def after_failopen(
+    state: WalkState, plan: WalkPlan, permit: Permit | None, taken: bool
+) -> WalkState:
+    """The fleet's fail-open probe: ours to spend on the first target, or refused."""
+    if permit is None:
+        error = AllCircuitsOpen(
+            f"every target of {plan.workflow} is breaker-open; the fleet's probe is taken",
+            workflow=plan.workflow,
+        )
+        return replace(state, error=error)
+    target = plan.targets[0]
+    notes = (Note(EventType.FAILOPEN_PROBE, {"target": target.id}),) if taken else ()
+    return replace(state, phase=Phase.CAPACITY, holding=(target, permit), pending=notes)
+
+
+def after_release(state: WalkState) -> WalkState:
+    """A permit went back unused."""
+    return _next_candidate(replace(state, holding=None))
+
+
+def after_pause(state: WalkState) -> WalkState:
+    """The pause is over: a pass over the targets that were only busy."""
+    return replace(
+        state,
+        phase=Phase.PASS,
+        candidates=state.busy,
+        index=0,
+        granted=0,
+        first=None,
+        busy=(),
+        retry_pass=True,
+    )
+
+
+def _next_candidate(state: WalkState) -> WalkState:
+    if state.phase is Phase.PASS:
+        return replace(state, index=state.index + 1)
+    return state
+
+
+def after_attempt(
+    state: WalkState, plan: WalkPlan, result: Served | Failed, now: float
+) -> WalkState:
+    """An attempt's result, judged and recorded, folded in (``now``: when it was)."""
+    state = replace(state, holding=None)
+    if isinstance(result, Served):
+        record = AttemptRecord(result.target.id, Outcome.SUCCESS, None, None, result.elapsed)
+        return replace(state, records=(*state.records, record), served=result)
+    error, target = result.error, result.target
+    record = AttemptRecord(
+        target.id, result.outcome, result.reason, type(error).__name__, result.elapsed
+    )
+    state = replace(state, records=(*state.records, record))
+    if result.deadline_cut:
+        cut = DeadlineExceeded(
+            f"the caller's deadline cut the attempt on {target.id}",
+            workflow=plan.workflow,
+        )
+        return replace(state, error=_caused(cut, error))
+    if result.reason is None:
+        return replace(state, error=error)  # non-retryable: at once, no charge, no fallback
+    if result.cut and result.cap_source == "wall":
+        state = replace(state, stop="wall")
+    if result.outcome is Outcome.NEUTRAL:
+        first_busy = now if state.first_busy is None else state.first_busy
+        busy = (*state.busy, target)
+        state = replace(state, busy=busy, last_busy_error=error, first_busy=first_busy)
+        return _next_candidate(state)
+    crashed = state.crashed
+    if retryable_reason(error) is FailureReason.PROVIDER_ERROR:
+        crashed = crashed | {target.id}
+    state = replace(
+        state,
+        hops=state.hops + 1,
+        failed_attempts=state.failed_attempts + 1,
+        last_error=error,
+        crashed=crashed,
+    )
+    return _next_candidate(state)
+
+
+def _caused(error: BaseException, cause: BaseException) -> BaseException:
+    """``error`` as ``raise error from cause`` leaves it."""
+    error.__cause__ = cause
+    error.__suppress_context__ = True
+    return error
+
+
+# --- the ending --------------------------------------------------------------------------
+
+
+def finish(state: WalkState, plan: WalkPlan, now: float) -> Stop:
+    """The error that ends a walk without success, and what to announce first.
+
+    After failed attempts, the last attempt's error — except a ``provider_error`` on a
+    route not every target of which crashed on it: §4 rev 2 fails the run only when
+    every target crashed (a prompt that crashes every backend must retire). Once every
+    target is open, a probe that crashed again is the outage; and when some target was
+    skipped (breaker-open, probe taken, busy, out of hops) the route could not serve
+    the run: a routing error (:class:`NoCandidates`), released.
+    """
+    last = state.last_error
+    if last is not None:
+        note = Note(
+            EventType.ALL_ATTEMPTS_EXHAUSTED,
+            {
+                "reason": retryable_reason(last),
+                "error_kind": type(last).__name__,
+                "counters": {
+                    "failed_attempts": state.failed_attempts,
+                    "busy_attempts": len(state.records) - state.failed_attempts,
+                },
+            },
+        )
+        every_crashed = all(t.id in state.crashed for t in plan.targets)
+        if retryable_reason(last) is FailureReason.PROVIDER_ERROR and (
+            state.all_open or not every_crashed
+        ):
+            quarantined = NoCandidates(
+                f"{plan.workflow}: a target crashed and the others were breaker-open, "
+                "busy or not reached",
+                workflow=plan.workflow,
+            )
+            quarantined.__cause__ = last
+            return Stop(quarantined, (note,))
+        return Stop(last, (note,))
+    if state.stop == "deadline":
+        return Stop(
+            DeadlineExceeded(
+                f"the caller's deadline ended the walk of {plan.workflow}", workflow=plan.workflow
+            )
+        )
+    if state.last_busy_error is not None:
+        return _busy_ending(state, plan, state.last_busy_error, now)
+    return Stop(
+        Exhausted(
+            f"routed attempts of {plan.workflow} exhausted ({state.stop or 'no target admitted'})",
+            workflow=plan.workflow,
+        )
+    )
+
+
+def _busy_ending(state: WalkState, plan: WalkPlan, busy: BaseException, now: float) -> Stop:
+    """Only busy answers came back: the capacity wait ran out, or a budget cut it short."""
+    waited = now - (state.first_busy if state.first_busy is not None else now)
+    if waited >= plan.slot_wait_seconds or state.stop == "wall":
+        note = Note(
+            EventType.CAPACITY_WAIT_TIMEOUT,
+            {"counters": {"busy_attempts": len(state.records), "waited_ms": int(waited * 1000)}},
+        )
+        error = CapacityWaitTimeout(
+            f"every target of {plan.workflow} stayed busy for {waited:.1f}s",
+            workflow=plan.workflow,
+        )
+        error.__cause__ = busy
+        return Stop(error, (note,))
+    return Stop(busy)

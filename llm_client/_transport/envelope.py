@@ -1,0 +1,591 @@
+"""Decoding the farm's answers: job envelopes, relayed responses, chat and embedding bodies.
+
+Pure functions on bytes and plain JSON values (no I/O, no clock), so every
+rule of §3 is pinned by table and property tests. Each function returns a
+value or raises an ``llm_client`` error; JSON and base64 failures are mapped
+at the edge (``llm_client._edge``).
+
+The farm answers submit and poll with the same envelope, decoded tolerantly:
+fields at the top level or nested under ``job``; ``id``/``job_id``;
+``status``/``state``; nested fields win and a blank nested field falls back to
+the top level. :func:`resolve` then decides what the envelope means: keep
+polling (``None``), the backend's relayed response, or a typed error.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+from llm_client._edge import NOT_JSON, b64decode, loads, loads_or_missing
+from llm_client._errors import (
+    BackendUnavailable,
+    CapacityUnavailable,
+    DecodeError,
+    EmptyResponse,
+    LLMError,
+    UnknownStatus,
+    Upstream,
+)
+from llm_client._transport.base import ChatResult, EmbedResult, UpstreamResponse
+
+#: Longest piece of farm- or backend-supplied text kept in an error message.
+MAX_TEXT_CHARS: Final = 500
+#: How deep error-text extraction looks into nested objects.
+_MAX_DEPTH: Final = 6
+
+
+class JobState(StrEnum):
+    """What a job status means to the client."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    UNKNOWN = "unknown"
+
+
+#: The status vocabulary of §3 (upper-cased) and what each word means.
+STATUS_STATES: Final[Mapping[str, JobState]] = {
+    "SUBMITTED": JobState.QUEUED,
+    "JOB_STATE_QUEUED": JobState.QUEUED,
+    "PENDING": JobState.QUEUED,
+    "QUEUED": JobState.QUEUED,
+    "JOB_STATE_RUNNING": JobState.RUNNING,
+    "RUNNING": JobState.RUNNING,
+    "PROCESSING": JobState.RUNNING,
+    "JOB_STATE_SUCCEEDED": JobState.SUCCEEDED,
+    "COMPLETED": JobState.SUCCEEDED,
+    "SUCCEEDED": JobState.SUCCEEDED,
+    "SUCCESS": JobState.SUCCEEDED,
+    "JOB_STATE_FAILED": JobState.FAILED,
+    "FAILED": JobState.FAILED,
+    "JOB_STATE_CANCELED": JobState.CANCELLED,
+    "JOB_STATE_CANCELLED": JobState.CANCELLED,
+    "CANCELED": JobState.CANCELLED,
+    "CANCELLED": JobState.CANCELLED,
+}
+
+#: Farm error codes meaning the backend was never reached → ``BackendUnavailable``.
+BACKEND_UNAVAILABLE_CODES: Final = frozenset(
+    {"UPSTREAM_ERROR", "SERVICE_NOT_FOUND", "SERVICE_DISABLED", "ENDPOINT_NOT_FOUND"}
+)
+
+#: Submit statuses that may mean "no free slot" (when the text says so).
+CAPACITY_STATUSES: Final = frozenset({429, 503})
+#: Words in a 429/503 submit answer that make it a capacity rejection.
+CAPACITY_WORDS: Final = ("capacity", "slot")
+
+#: A farm error code at the start of an error given as a string (rev 2):
+#: ``"UPSTREAM_ERROR: [Errno -3] …"`` → ``("UPSTREAM_ERROR", "[Errno -3] …")``. Codes are
+#: upper-case words joined by underscores, so ordinary prose is never read as a code.
+LEADING_CODE: Final = re.compile(r"\s*([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\s*(?::\s*(.*))?", re.DOTALL)
+
+#: Keys searched, in order, for the human text of an error object.
+ERROR_TEXT_KEYS: Final = ("message", "error", "detail", "code")
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """A decoded job envelope (submit and poll answers alike)."""
+
+    job_id: str | None
+    #: The status word, stripped and upper-cased; ``""`` when the envelope had none.
+    status: str
+    state: JobState
+    #: The envelope's ``error`` (any JSON), ``None`` when absent or blank.
+    error: object
+    #: The ``result`` object, ``None`` when absent.
+    result: Mapping[str, object] | None
+
+
+# --- small text helpers -----------------------------------------------------------------
+
+
+def clip(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """Trim whitespace and cap the length of farm-supplied text."""
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _scalar_text(value: object) -> str | None:
+    """A non-blank string or integer as text; anything else is ``None``."""
+    if isinstance(value, str):
+        return value.strip() or None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _blank(value: object) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, dict | list):
+        return not value
+    return False
+
+
+def compact_json(value: object, limit: int = MAX_TEXT_CHARS) -> str:
+    """Render any JSON value as short text, safely for arbitrarily deep values."""
+    parts: list[str] = []
+    size = 0
+
+    def emit(text: str) -> bool:
+        nonlocal size
+        parts.append(text)
+        size += len(text)
+        return size < limit
+
+    def walk(item: object, depth: int) -> bool:
+        if depth > _MAX_DEPTH:
+            return emit("…")
+        if isinstance(item, dict):
+            if not emit("{"):
+                return False
+            for index, (key, child) in enumerate(item.items()):
+                if (index and not emit(",")) or not emit(f"{key!s}:") or not walk(child, depth + 1):
+                    return False
+            return emit("}")
+        if isinstance(item, list):
+            if not emit("["):
+                return False
+            for index, child in enumerate(item):
+                if (index and not emit(",")) or not walk(child, depth + 1):
+                    return False
+            return emit("]")
+        if isinstance(item, str):
+            return emit(item)
+        if item is None:
+            return emit("null")
+        if isinstance(item, bool):
+            return emit("true" if item else "false")
+        return emit(str(item))
+
+    walk(value, 0)
+    return clip("".join(parts), limit)
+
+
+def error_text(value: object, depth: int = 0) -> str | None:
+    """The human text of an error value: a trimmed string, or the first usable text under
+    ``message``/``error``/``detail``/``code`` (recursing into nested objects), else the
+    value rendered compactly; ``None`` when blank."""
+    if _blank(value):
+        return None
+    if isinstance(value, str):
+        return clip(value)
+    if isinstance(value, dict) and depth < _MAX_DEPTH:
+        for key in ERROR_TEXT_KEYS:
+            found = error_text(value.get(key), depth + 1)
+            if found:
+                return found
+    return compact_json(value)
+
+
+def leading_code(text: str) -> tuple[str | None, str | None]:
+    """``(code, rest)`` of a text that starts with a farm error code, else ``(None, text)``."""
+    match = LEADING_CODE.fullmatch(text)
+    if match is None:
+        return None, text
+    rest = (match.group(2) or "").strip()
+    return match.group(1), rest or None
+
+
+def error_parts(value: object, depth: int = 0) -> tuple[str | None, str | None]:
+    """``(code, message)`` of an error value (``{code, message}``, a string, nested ``error``).
+
+    Without an explicit ``code``, a message that starts with one (``"UPSTREAM_ERROR: …"``)
+    is read for it (rev 2).
+    """
+    code, message = _raw_error_parts(value, depth)
+    if code is None and message is not None:
+        code, message = leading_code(message)
+    return code, message
+
+
+def _raw_error_parts(value: object, depth: int) -> tuple[str | None, str | None]:
+    if _blank(value):
+        return None, None
+    if not isinstance(value, dict):
+        return None, error_text(value)
+    code = _scalar_text(value.get("code"))
+    nested = value.get("error")
+    if code is None and isinstance(nested, dict) and depth < _MAX_DEPTH:
+        return _raw_error_parts(nested, depth + 1)
+    for key in ("message", "error", "detail"):
+        message = error_text(value.get(key), depth + 1)
+        if message:
+            return (clip(code, 100) if code else None), message
+    if code is not None:
+        return clip(code, 100), None
+    return None, compact_json(value)
+
+
+def body_error_parts(body: bytes) -> tuple[str | None, str | None]:
+    """``(code, message)`` of an HTTP error body: JSON error fields if JSON, else its text."""
+    if not body.strip():
+        return None, None
+    parsed = loads_or_missing(body)
+    if parsed is NOT_JSON:
+        return error_parts(body.decode("utf-8", errors="replace"))
+    return error_parts(parsed)
+
+
+def body_error_text(body: bytes) -> str | None:
+    """The error text of an HTTP body: JSON error fields if JSON, else the text itself."""
+    if not body.strip():
+        return None
+    parsed = loads_or_missing(body)
+    if parsed is NOT_JSON:
+        return clip(body.decode("utf-8", errors="replace")) or None
+    return error_text(parsed)
+
+
+# --- envelopes ------------------------------------------------------------------------
+
+
+def normalize_status(raw: str) -> str:
+    """Status words are case-insensitive: compare them stripped and upper-cased."""
+    return raw.strip().upper()
+
+
+def state_of(status: str) -> JobState:
+    """What a (normalised) status word means; unknown words are ``UNKNOWN``."""
+    return STATUS_STATES.get(status, JobState.UNKNOWN)
+
+
+def parse_envelope(raw: bytes) -> Envelope:
+    """Decode a submit or poll answer's body into an :class:`Envelope`."""
+    return envelope_from_json(loads(raw, "decode job envelope"))
+
+
+def envelope_from_json(data: object) -> Envelope:
+    """Resolve top-level and nested (``job``) fields into one :class:`Envelope`."""
+    if not isinstance(data, dict):
+        raise DecodeError(f"decode job envelope: expected a JSON object, got {type(data).__name__}")
+    nested = data.get("job")
+    sources: tuple[Mapping[str, object], ...] = (
+        (nested, data) if isinstance(nested, dict) else (data,)
+    )
+
+    def first_text(*keys: str) -> str | None:
+        for source in sources:
+            for key in keys:
+                found = _scalar_text(source.get(key))
+                if found:
+                    return found
+        return None
+
+    def first_value(key: str) -> object:
+        for source in sources:
+            value = source.get(key)
+            if not _blank(value):
+                return value
+        return None
+
+    status = normalize_status(first_text("state", "status") or "")
+    result = first_value("result")
+    return Envelope(
+        job_id=first_text("job_id", "id"),
+        status=status,
+        state=state_of(status),
+        error=first_value("error"),
+        result=result if isinstance(result, dict) else None,
+    )
+
+
+def _status_code(value: object) -> int:
+    if value is None:
+        return 200
+    if isinstance(value, bool):
+        raise DecodeError("decode job envelope: response status_code is not a number")
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if not isinstance(value, int):
+        raise DecodeError("decode job envelope: response status_code is not a number")
+    # Some farms report 0 for "no status relayed": treat it as a plain 200.
+    return value or 200
+
+
+def relayed_response(envelope: Envelope) -> UpstreamResponse | None:
+    """The backend's response relayed in ``result.response``, body decoded; None if absent."""
+    if envelope.result is None:
+        return None
+    response = envelope.result.get("response")
+    if not isinstance(response, dict):
+        return None
+    body = response.get("body")
+    if body is None:
+        raw = b""
+    elif isinstance(body, str):
+        raw = b64decode(body, "decode job response body")
+    else:
+        raise DecodeError("decode job response body: expected base64 text")
+    content_type = response.get("content_type")
+    return UpstreamResponse(
+        status_code=_status_code(response.get("status_code")),
+        body=raw,
+        content_type=content_type if isinstance(content_type, str) else "application/json",
+        job_id=envelope.job_id,
+    )
+
+
+def _job_ref(envelope: Envelope) -> str:
+    return f"job {envelope.job_id}" if envelope.job_id else "job (no id)"
+
+
+def _farm_error_parts(envelope: Envelope) -> tuple[str | None, str | None]:
+    """``result.error`` when present, else the envelope's top-level ``error``."""
+    if envelope.result is not None:
+        code, message = error_parts(envelope.result.get("error"))
+        if code or message:
+            return code, message
+    return error_parts(envelope.error)
+
+
+def is_backend_unavailable_code(code: str | None) -> bool:
+    """Whether a farm code means the backend was never reached (case-insensitive)."""
+    return code is not None and code.upper() in BACKEND_UNAVAILABLE_CODES
+
+
+def coded_error(
+    text: str, code: str | None, *, status_code: int | None = None, fallback_code: str | None = None
+) -> LLMError:
+    """The error a farm code decides: ``BackendUnavailable`` for backend-never-reached
+    codes, else ``Upstream`` (classified by its text and status)."""
+    if is_backend_unavailable_code(code):
+        return BackendUnavailable(text, code=code)
+    return Upstream(text, code=code or fallback_code, status_code=status_code)
+
+
+def failure_error(envelope: Envelope) -> LLMError:
+    """The typed error of a FAILED job: ``CODE: message``; backend-never-reached codes are
+    ``BackendUnavailable``, every other code (or none) is ``Upstream``."""
+    code, message = _farm_error_parts(envelope)
+    if code and message:
+        text = f"{code}: {message}"
+    elif code:
+        text = f"{code}: job failed"
+    elif message:
+        text = message
+    else:
+        text = f"job failed without an error report ({_job_ref(envelope)})"
+    return coded_error(text, code)
+
+
+def cancelled_error(envelope: Envelope) -> LLMError:
+    """A CANCELLED job is decoded exactly like a FAILED one (rev 2): its error code decides
+    (``UPSTREAM_ERROR`` → ``BackendUnavailable``); the text says it was cancelled."""
+    code, message = _farm_error_parts(envelope)
+    detail = ": ".join(part for part in (code, message) if part)
+    text = f"{_job_ref(envelope)} was cancelled" + (f": {detail}" if detail else "")
+    return coded_error(text, code, fallback_code="JOB_CANCELLED")
+
+
+def upstream_status_error(response: UpstreamResponse) -> Upstream:
+    """A relayed backend answer with a non-2xx status."""
+    text = body_error_text(response.body)
+    return Upstream(
+        f"upstream returned status {response.status_code}" + (f": {text}" if text else ""),
+        code=f"HTTP_{response.status_code}",
+        status_code=response.status_code,
+    )
+
+
+def _ok(status_code: int) -> bool:
+    return 200 <= status_code < 300
+
+
+def resolve(envelope: Envelope) -> UpstreamResponse | None:
+    """What an envelope means: ``None`` = keep polling; a response = done; else raise.
+
+    - queued/running → ``None``;
+    - failed → :func:`failure_error`; cancelled → :func:`cancelled_error`;
+    - succeeded → the relayed response; non-2xx → ``Upstream``; no body → ``EmptyResponse``;
+    - unknown status → the response if it is a usable 2xx, else ``UnknownStatus``
+      (no status at all: ``Upstream`` from the envelope's error, else ``DecodeError``).
+    """
+    state = envelope.state
+    if state in (JobState.QUEUED, JobState.RUNNING):
+        return None
+    if state is JobState.FAILED:
+        raise failure_error(envelope)
+    if state is JobState.CANCELLED:
+        raise cancelled_error(envelope)
+    response = relayed_response(envelope)
+    if state is JobState.SUCCEEDED:
+        if response is not None and not _ok(response.status_code):
+            raise upstream_status_error(response)
+        if response is None or not response.body.strip():
+            raise EmptyResponse(f"{_job_ref(envelope)} succeeded but response body is empty")
+        return response
+    if response is not None and _ok(response.status_code) and response.body.strip():
+        return response
+    if envelope.status:
+        raise UnknownStatus(
+            f"{_job_ref(envelope)} reported unknown status {clip(envelope.status, 80)!r}",
+            code="UNKNOWN_STATUS",
+        )
+    code, message = error_parts(envelope.error)
+    if code or message:
+        raise coded_error(": ".join(part for part in (code, message) if part), code)
+    raise DecodeError("decode job envelope: no job status")
+
+
+def decode_job_answer(raw: bytes) -> UpstreamResponse | None:
+    """Body of a submit/poll answer → ``None`` (still pending), the response, or an error."""
+    return resolve(parse_envelope(raw))
+
+
+# --- HTTP status answers of the farm itself ------------------------------------------------
+
+
+def is_capacity_rejection(status_code: int, text: str | None) -> bool:
+    """429/503 whose text says "capacity" or "slot" (500 "capacity" is not capacity)."""
+    if status_code not in CAPACITY_STATUSES or not text:
+        return False
+    folded = text.casefold()
+    return any(word in folded for word in CAPACITY_WORDS)
+
+
+def http_status_error(what: str, status_code: int, body: bytes) -> LLMError:
+    """A non-2xx answer of the farm to ``what`` (``submit``, ``poll job X``).
+
+    rev 2: an answer carrying a farm error code (``404 {"code": "SERVICE_NOT_FOUND"}``,
+    or a text starting with one) is decoded by that code like ``result.error``:
+    backend-never-reached codes are ``BackendUnavailable``. Otherwise ``Upstream``
+    with the status (``HTTP_<status>`` unless the farm named its own code).
+    """
+    code, message = body_error_parts(body)
+    if code is not None and code.isdigit():
+        code = None  # an HTTP-ish number, not a farm code: the status says it already
+    detail = ": ".join(part for part in (code, message) if part)
+    text = f"{what}: status {status_code}" + (f": {detail}" if detail else "")
+    return coded_error(text, code, status_code=status_code, fallback_code=f"HTTP_{status_code}")
+
+
+def submit_status_error(status_code: int, body: bytes) -> LLMError:
+    """A non-2xx submit answer: a farm code that decides, a capacity rejection, or
+    ``Upstream`` with the status."""
+    error = http_status_error("submit", status_code, body)
+    if isinstance(error, Upstream) and is_capacity_rejection(status_code, body_error_text(body)):
+        return CapacityUnavailable(error.message, code=error.code)
+    return error
+
+
+# --- inner bodies -----------------------------------------------------------------------
+
+
+def _assistant_content(message: Mapping[str, object]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    if isinstance(content, str) and content.strip():
+        return content
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls and isinstance(calls[0], dict):
+        function = calls[0].get("function")
+        if isinstance(function, dict):
+            arguments = function.get("arguments")
+            if isinstance(arguments, str) and arguments.strip():
+                return arguments
+    return ""
+
+
+def _optional_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _optional_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def chat_result(response: UpstreamResponse, *, what: str = "chat completion") -> ChatResult:
+    """Decode an OpenAI chat completion into a :class:`ChatResult`."""
+    if not response.body.strip():
+        raise EmptyResponse(f"{what}: response body is empty")
+    data = loads(response.body, "decode chat completion payload")
+    if not isinstance(data, dict):
+        raise DecodeError("decode chat completion payload: expected a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        code, message = error_parts(data.get("error"))
+        if code or message:
+            raise Upstream(
+                f"{what} carried an error: " + ": ".join(p for p in (code, message) if p),
+                code=code,
+            )
+        raise DecodeError("decode chat completion payload: no choices")
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise DecodeError("decode chat completion payload: first choice has no message")
+    content = _assistant_content(message)
+    if not content:
+        raise EmptyResponse(f"{what}: assistant message is empty")
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    return ChatResult(
+        content=content,
+        model=_optional_str(data.get("model")),
+        prompt_tokens=_optional_int(usage.get("prompt_tokens")),
+        completion_tokens=_optional_int(usage.get("completion_tokens")),
+        finish_reason=_optional_str(choice.get("finish_reason")),
+        job_id=response.job_id,
+        raw=data,
+    )
+
+
+def _vector(value: object, dimension: int, index: int) -> list[float]:
+    if not isinstance(value, list) or len(value) != dimension:
+        raise DecodeError(f"decode embeddings: vector {index} does not have dimension {dimension}")
+    kinds = set(map(type, value))  # one C-level pass; JSON numbers are exactly float or int
+    if kinds <= {float}:
+        return list(value)
+    if kinds <= {float, int}:
+        return [float(item) for item in value]
+    out: list[float] = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int | float):
+            raise DecodeError(f"decode embeddings: vector {index} holds a non-number")
+        out.append(float(item))
+    return out
+
+
+def embed_result(response: UpstreamResponse, *, count: int, dimension: int) -> EmbedResult:
+    """Decode ``{"embeddings", "dimension", "count"}``; any count or dimension mismatch
+    with what was asked is a ``DecodeError``."""
+    if not response.body.strip():
+        raise EmptyResponse("embeddings: response body is empty")
+    data = loads(response.body, "decode embeddings")
+    if not isinstance(data, dict):
+        raise DecodeError("decode embeddings: expected a JSON object")
+    embeddings = data.get("embeddings")
+    if not isinstance(embeddings, list):
+        raise DecodeError("decode embeddings: no embeddings list")
+    reported_count = data.get("count", len(embeddings))
+    if reported_count != count or len(embeddings) != count:
+        raise DecodeError(
+            f"decode embeddings: asked for {count} vectors, got {len(embeddings)} "
+            f"(count {compact_json(reported_count, 20)})"
+        )
+    reported_dimension = data.get("dimension", dimension)
+    if reported_dimension != dimension:
+        raise DecodeError(
+            f"decode embeddings: asked for dimension {dimension}, "
+            f"got {compact_json(reported_dimension, 20)}"
+        )
+    vectors = [_vector(item, dimension, index) for index, item in enumerate(embeddings)]
+    return EmbedResult(embeddings=vectors, dimension=dimension, job_id=response.job_id)

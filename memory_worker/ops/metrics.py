@@ -1,0 +1,572 @@
+"""Prometheus metrics (§11), sampled from Redis behind a cache.
+
+The fleet's state lives in Redis, so every number here is read from Redis:
+runs by status, the oldest queued run and the oldest lease, the monotonic
+counters hash (released / failed / retired by reason, …), tick counts, the
+pipeline's outage deferral, breaker states, routed attempts and admin pages,
+and the server's own health from ``INFO`` (§11 rev 2: used memory, maxmemory,
+evicted keys, connected clients — alert on ``rate(…evicted_keys_total) > 0``;
+absent when ``INFO`` is refused, see :mod:`memory_worker.storage.checks`).
+
+Scrapes never hit Redis directly. :class:`Sampler` reads one
+:class:`Sample` at most every ``MEMORY_METRICS_CACHE_SECONDS``, and its
+clock advances on **every** attempt, failed or not, so a struggling Redis
+sees one read per interval however often Prometheus scrapes. A failed sample
+keeps the last good one (the scrape still answers 200) and counts
+``memory_worker_sample_errors_total``; before the first good sample the
+gauges are absent rather than zero (a zero would read as "all is well").
+
+:class:`MemoryCollector` turns the last sample into metric families; it is
+registered on a private ``CollectorRegistry`` (see ``serve.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+from arq.connections import ArqRedis
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from llm_client import (
+    BreakerStore,
+    BreakerView,
+    Circuit,
+    EventSink,
+    EventType,
+    Outcome,
+    RedisEventLog,
+    RoutingEvent,
+    as_text,
+)
+from memory_worker.cards.reembed import parse_progress
+from memory_worker.keys import Keys
+from memory_worker.models import RunStatus
+from memory_worker.pipeline.ticks import TickCounts, TickQueue
+from memory_worker.runs import RunStore
+from memory_worker.settings import Settings
+from memory_worker.storage.checks import RedisHealth, read_health
+from memory_worker.storage.connections import awaited
+
+log = structlog.get_logger(__name__)
+
+NS = "memory_worker"
+
+#: Breaker state as a number: alert on ``max(memory_worker_breaker_state) == 2``.
+BREAKER_STATE = {Circuit.CLOSED: 0, Circuit.HALF_OPEN: 1, Circuit.OPEN: 2}
+
+#: Counters-hash field prefix → (metric name without ``_total``, label name, help).
+COUNTER_FAMILIES: dict[str, tuple[str, str, str]] = {
+    "enqueue": ("enqueue", "result", "Enqueue answers by result."),
+    "claimed": (
+        "runs_claimed",
+        "bucket",
+        "Runs claimed, by bucket (queued, retry, lease_expired).",
+    ),
+    "released": ("runs_released", "reason", "Runs released (attempt refunded), by reason."),
+    "failed": ("runs_failed", "reason", "Run failures (attempt spent), by reason."),
+    "retired": ("runs_retired", "reason", "Runs retired (attempts exhausted), by reason."),
+    "skipped": ("runs_skipped", "reason", "Runs skipped, by reason."),
+    "forgets": ("forgets", "scope", "Forget requests carried out (§14), by scope (user, chat)."),
+}
+#: Counters-hash fields without a label → (metric name without ``_total``, help).
+PLAIN_COUNTERS: dict[str, tuple[str, str]] = {
+    "completed": ("runs_completed", "Runs completed."),
+    "replayed": ("runs_replayed", "Runs replayed by an operator."),
+    "pipeline:deferred": ("pipeline_deferred", "Ticks that deferred for an outage."),
+}
+
+
+# --- what one sample holds -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """Everything one scrape reports, read from Redis at ``at`` (unix seconds)."""
+
+    at: float
+    runs: Mapping[str, int]
+    oldest_queued_age_s: float | None
+    oldest_processing_age_s: float | None
+    lease_overdue_s: float
+    leases_expired: int
+    counters: Mapping[str, int]
+    ticks: TickCounts
+    deferred_since_s: float | None
+    workers_live: int
+    breakers: Sequence[BreakerView] = ()
+    attempts: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
+    admin_pages: Mapping[str, int] = field(default_factory=dict)
+    admin_outbox: int = 0
+    redis: RedisHealth | None = None
+    #: Model switches in progress (§16): chat id → (cards re-embedded, live cards at start).
+    reembed: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
+    """The fleet's breaker store for these settings (read side: CLI, metrics, health)."""
+    return BreakerStore(redis, Keys(settings.key_prefix), settings.breaker_config())
+
+
+def route_target_ids(settings: Settings, *, strict: bool = False) -> list[str]:
+    """Target ids of the configured routes.
+
+    Best effort by default ([] if the file is unusable: a scrape must still answer);
+    ``strict`` raises ``RoutesError`` instead (the CLI: an empty table would read as
+    "no breakers", not as "your routes file is broken").
+    """
+    from llm_client import RoutesError, load_routes
+
+    try:
+        routes = load_routes(settings.routes_file, settings.route_defaults(), require_secrets=False)
+        return routes.target_ids()
+    except (RoutesError, ValueError):
+        if strict:
+            raise
+        return []
+
+
+# --- attempts by target / outcome / reason -------------------------------------------------
+
+
+def attempt_field(target: str, outcome: str, reason: str | None) -> str:
+    return f"{target}|{outcome}|{reason or '-'}"
+
+
+def success_counter(keys: Keys) -> Callable[[str], tuple[str, str]]:
+    """Where the breaker record script counts a routed success (the field
+    :meth:`AttemptCounter.record_success` would increment)."""
+
+    def where(target: str) -> tuple[str, str]:
+        return keys.routing_attempts, attempt_field(target, Outcome.SUCCESS.value, None)
+
+    return where
+
+
+class AttemptCounter:
+    """Counts routed attempts into ``Keys.routing_attempts`` for the metrics.
+
+    An event sink for failed attempts (``attempt_failed`` /
+    ``attempt_deadline_exceeded``: outcome ``failure`` when the breaker was
+    charged, else ``neutral``), plus :meth:`record_success` for the target
+    that served a routed call. Fleet-wide totals, one HINCRBY each.
+    """
+
+    def __init__(self, redis: ArqRedis, keys: Keys) -> None:
+        self._redis = redis
+        self._key = keys.routing_attempts
+
+    async def emit(self, event: RoutingEvent) -> None:
+        if event.type not in (EventType.ATTEMPT_FAILED, EventType.ATTEMPT_DEADLINE_EXCEEDED):
+            return
+        outcome = Outcome.FAILURE if event.counters.get("charged") else Outcome.NEUTRAL
+        field_name = attempt_field(event.target or "-", outcome.value, event.reason)
+        await awaited(self._redis.hincrby(self._key, field_name, 1))
+
+    async def record_success(self, target: str) -> None:
+        field_name = attempt_field(target, Outcome.SUCCESS.value, None)
+        await awaited(self._redis.hincrby(self._key, field_name, 1))
+
+
+_: type[EventSink] = AttemptCounter  # structural check: it is an event sink
+
+
+# --- reading a sample ----------------------------------------------------------------------
+
+
+async def read_sample(
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    breakers: BreakerStore | None = None,
+    targets: Sequence[str] = (),
+    now: float | None = None,
+) -> Sample:
+    """One consistent-enough read of everything the metrics report (a few round trips)."""
+    keys = Keys(settings.key_prefix)
+    at = time.time() if now is None else now
+    now_ms = int(at * 1000)
+    runs = await RunStore(redis, settings).counts()
+    replies = await _read_state(redis, keys, now_ms)
+    ticks = await TickQueue(redis, keys).counts(at_ms=now_ms)
+    health = await read_health(redis)
+    views: list[BreakerView] = []
+    if breakers is not None:
+        # the routes' targets (no keyspace SCAN at scrape cadence); stored ones only without routes
+        views = await (breakers.views(targets) if targets else breakers.list())
+    return _sample(at, replies, runs=runs, ticks=ticks, breakers=views, health=health)
+
+
+async def _read_state(redis: ArqRedis, keys: Keys, now_ms: int) -> list[Any]:
+    """The run, lease, pipeline, routing and admin state in one pipeline (read by :func:`_sample`)."""
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.zrange(keys.by_status(RunStatus.QUEUED.value), 0, 0, withscores=True)
+        pipe.zrange(keys.by_status(RunStatus.PROCESSING.value), 0, 0, withscores=True)
+        pipe.zrange(keys.leases, 0, 0, withscores=True)
+        pipe.zcount(keys.leases, "-inf", now_ms - 1)
+        pipe.hgetall(keys.counters)
+        pipe.hget(keys.pipeline_state, "deferred_since")
+        pipe.zcount(keys.workers, now_ms, "+inf")
+        pipe.hgetall(keys.routing_attempts)
+        pipe.hgetall(keys.admin_counters)
+        pipe.zcard(keys.admin_outbox)
+        pipe.hgetall(keys.reembed_progress)
+        replies: list[Any] = await pipe.execute()
+    return replies
+
+
+def _sample(
+    at: float,
+    replies: Sequence[Any],
+    *,
+    runs: Mapping[str, int],
+    ticks: TickCounts,
+    breakers: Sequence[BreakerView],
+    health: RedisHealth | None,
+) -> Sample:
+    """The sample at ``at`` from :func:`_read_state`'s replies and the other reads (pure)."""
+    (
+        queued,
+        processing,
+        lease,
+        expired,
+        counters,
+        deferred,
+        workers,
+        attempts,
+        admin,
+        outbox,
+        reembed,
+    ) = replies
+
+    def age(rows: list[tuple[Any, float]]) -> float | None:
+        return max(0.0, at - rows[0][1] / 1000) if rows else None
+
+    return Sample(
+        at=at,
+        runs=runs,
+        oldest_queued_age_s=age(queued),
+        oldest_processing_age_s=age(processing),
+        lease_overdue_s=max(0.0, at - lease[0][1] / 1000) if lease else 0.0,
+        leases_expired=int(expired),
+        counters={as_text(k): int(v) for k, v in counters.items()},
+        ticks=ticks,
+        deferred_since_s=int(deferred) / 1000 if deferred else None,
+        workers_live=int(workers),
+        breakers=breakers,
+        attempts=_parse_attempts(attempts),
+        admin_pages={as_text(k): int(v) for k, v in admin.items()},
+        admin_outbox=int(outbox),
+        redis=health,
+        reembed={as_text(k): parse_progress(v) for k, v in reembed.items()},
+    )
+
+
+def _parse_attempts(raw: Mapping[Any, Any]) -> dict[tuple[str, str, str], int]:
+    """``target|outcome|reason`` fields → counts (a malformed field is skipped)."""
+    parsed: dict[tuple[str, str, str], int] = {}
+    for name, value in raw.items():
+        parts = as_text(name).rsplit("|", 2)
+        if len(parts) == 3:
+            parsed[(parts[0], parts[1], parts[2])] = int(value)
+    return parsed
+
+
+# --- the cache ---------------------------------------------------------------------------
+
+
+class Sampler:
+    """At most one Redis read per ``min_interval``; keeps the last good sample.
+
+    The interval is measured from the last *attempt*, so failures are rate
+    limited exactly like successes (no retry storm against a struggling Redis).
+    """
+
+    def __init__(
+        self,
+        read: Callable[[], Awaitable[Sample]],
+        *,
+        min_interval: float,
+        timeout: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._read = read
+        self.min_interval = min_interval
+        self.timeout = timeout
+        self._clock = clock
+        self._lock = asyncio.Lock()
+        self._last_attempt: float | None = None
+        self.last: Sample | None = None
+        self.attempts = 0
+        self.errors = 0
+        self.last_success: float | None = None
+
+    def due(self) -> bool:
+        return self._last_attempt is None or (
+            self._clock() - self._last_attempt >= self.min_interval
+        )
+
+    async def refresh(self) -> Sample | None:
+        """Sample if the interval has passed; return the last good sample (or None)."""
+        async with self._lock:
+            if not self.due():
+                return self.last
+            self._last_attempt = self._clock()
+            self.attempts += 1
+            try:
+                async with asyncio.timeout(self.timeout):
+                    sample = await self._read()
+            except Exception as exc:  # any failure keeps the last good values
+                self.errors += 1
+                log.warning("metrics_sample_failed", error=type(exc).__name__)
+            else:
+                self.last = sample
+                self.last_success = sample.at
+            return self.last
+
+
+def redis_sampler(
+    redis: ArqRedis, settings: Settings, *, clock: Callable[[], float] = time.monotonic
+) -> Sampler:
+    """A sampler of the fleet's state in ``redis`` for these settings."""
+    breakers = fleet_breakers(redis, settings)
+    targets = route_target_ids(settings)
+
+    async def read() -> Sample:
+        return await read_sample(redis, settings, breakers=breakers, targets=targets)
+
+    return Sampler(
+        read,
+        min_interval=settings.metrics_cache_seconds,
+        timeout=max(1.0, min(settings.metrics_cache_seconds, 5.0)),
+        clock=clock,
+    )
+
+
+# --- the collector -----------------------------------------------------------------------
+
+
+def _g(name: str, doc: str, labels: Sequence[str] = ()) -> GaugeMetricFamily:
+    return GaugeMetricFamily(f"{NS}_{name}", doc, labels=list(labels))
+
+
+def _c(name: str, doc: str, labels: Sequence[str] = ()) -> CounterMetricFamily:
+    return CounterMetricFamily(f"{NS}_{name}", doc, labels=list(labels))
+
+
+def sample_metrics(sample: Sample) -> Iterator[Metric]:
+    """Metric families of one sample (pure: the collector's core)."""
+    yield from _run_metrics(sample)
+    yield from _pipeline_metrics(sample)
+    yield from reembed_metrics(sample.reembed)
+    yield from counter_metrics(sample.counters)
+    yield from _routing_metrics(sample)
+    pages = _c("admin_pages", "Admin pages by result (sent, suppressed, failed, …).", ["result"])
+    for result, count in sorted(sample.admin_pages.items()):
+        pages.add_metric([result], count)
+    yield pages
+    yield _gauge("admin_pages_pending", "Admin pages waiting in the outbox.", sample.admin_outbox)
+    if sample.redis is not None:
+        yield from redis_metrics(sample.redis)
+
+
+def _run_metrics(sample: Sample) -> Iterator[Metric]:
+    """Runs by status, their ages and the leases."""
+    runs = _g("runs", "Runs by status (retired runs are also counted as failed).", ["status"])
+    for status in RunStatus:
+        runs.add_metric([status.value], sample.runs.get(status.value, 0))
+    yield runs
+    yield _gauge(
+        "retired_runs",
+        "Retired runs now (failed, attempts exhausted; replay resets them).",
+        sample.runs["retired"],
+    )
+    yield _gauge(
+        "oldest_queued_run_age_seconds",
+        "How long the longest-waiting queued run has waited since it was queued or released.",
+        sample.oldest_queued_age_s or 0.0,
+    )
+    yield _gauge(
+        "oldest_processing_run_age_seconds",
+        "How long the oldest processing run has been held since it was claimed.",
+        sample.oldest_processing_age_s or 0.0,
+    )
+    yield _gauge(
+        "lease_overdue_seconds",
+        "How far past its expiry the oldest lease is (0 = none overdue; > 0 = a lost worker).",
+        sample.lease_overdue_s,
+    )
+    yield _gauge("leases_expired", "Leases past their expiry.", sample.leases_expired)
+
+
+def _pipeline_metrics(sample: Sample) -> Iterator[Metric]:
+    """Ticks, the outage deferral and the live workers."""
+    ticks = _g("ticks", "Pipeline ticks: pending (delayed included), delayed, running.", ["state"])
+    ticks.add_metric(["pending"], sample.ticks.pending)
+    ticks.add_metric(["delayed"], sample.ticks.delayed)
+    ticks.add_metric(["running"], sample.ticks.running)
+    yield ticks
+    yield _gauge(
+        "pipeline_deferred",
+        "1 while the pipeline defers for a farm outage (single delayed probe).",
+        1 if sample.deferred_since_s is not None else 0,
+    )
+    yield _gauge(
+        "pipeline_deferred_seconds",
+        "How long the pipeline has been deferring for an outage (0 when not).",
+        0.0 if sample.deferred_since_s is None else max(0.0, sample.at - sample.deferred_since_s),
+    )
+    yield _gauge("workers", "Live workers in the registry.", sample.workers_live)
+
+
+def _routing_metrics(sample: Sample) -> Iterator[Metric]:
+    """Breakers per target and routed attempts by target, outcome and reason."""
+    state = _g("breaker_state", "Breaker per target: 0 closed, 1 half-open, 2 open.", ["target"])
+    trips = _g("breaker_trips", "Consecutive trips of a target's breaker.", ["target"])
+    for view in sample.breakers:
+        state.add_metric([view.target], BREAKER_STATE[view.circuit])
+        trips.add_metric([view.target], view.trips)
+    yield state
+    yield trips
+    attempts = _c(
+        "routing_attempts",
+        "Routed attempts by target, outcome (success/failure/neutral) and reason.",
+        ["target", "outcome", "reason"],
+    )
+    for (target, outcome, reason), count in sorted(sample.attempts.items()):
+        attempts.add_metric([target, outcome, reason], count)
+    yield attempts
+
+
+def redis_metrics(health: RedisHealth) -> Iterator[Metric]:
+    """The Redis server's memory and connections (§11 rev 2)."""
+    yield _gauge("redis_used_memory_bytes", "Redis used_memory.", health.used_memory_bytes)
+    yield _gauge("redis_maxmemory_bytes", "Redis maxmemory (0 = no limit).", health.maxmemory_bytes)
+    evicted = _c(
+        "redis_evicted_keys",
+        "Keys Redis evicted since it started (must stay 0: evicted keys are lost runs).",
+    )
+    evicted.add_metric([], health.evicted_keys)
+    yield evicted
+    yield _gauge("redis_connected_clients", "Clients connected to Redis.", health.connected_clients)
+
+
+def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(f"{NS}_{name}", doc, value=value)
+
+
+def reembed_metrics(progress: Mapping[str, tuple[int, int]]) -> Iterator[Metric]:
+    """Model switches in progress (§16), summed over chats (no per-chat labels)."""
+    yield _gauge("reembed_chats", "Chats whose model switch is in progress.", len(progress))
+    yield _gauge(
+        "reembed_cards_done",
+        "Cards re-embedded so far by the model switches in progress.",
+        sum(done for done, _ in progress.values()),
+    )
+    yield _gauge(
+        "reembed_cards_total",
+        "Live cards of the chats being switched, counted when each switch started.",
+        sum(total for _, total in progress.values()),
+    )
+
+
+def counter_metrics(counters: Mapping[str, int]) -> Iterator[Metric]:
+    """The counters hash as counter families; unknown fields go to ``memory_worker_events``."""
+    families = {
+        prefix: _c(name, doc, [label]) for prefix, (name, label, doc) in COUNTER_FAMILIES.items()
+    }
+    other = _c("events", "Other pipeline counters, by name.", ["name"])
+    plain: dict[str, int] = {}
+    for name, value in sorted(counters.items()):
+        prefix, sep, label = name.partition(":")
+        if name in PLAIN_COUNTERS:
+            plain[name] = value
+        elif sep and prefix in families:
+            families[prefix].add_metric([label], value)
+        else:
+            other.add_metric([name], value)
+    yield from families.values()
+    for name, (metric, doc) in PLAIN_COUNTERS.items():
+        family = _c(metric, doc)
+        family.add_metric([], plain.get(name, 0))
+        yield family
+    yield other
+
+
+class MemoryCollector(Collector):
+    """The last good sample as Prometheus families, plus the sampler's own health."""
+
+    def __init__(self, sampler: Sampler) -> None:
+        self.sampler = sampler
+
+    def describe(self) -> Iterable[Metric]:
+        return []  # no collect() at registration time: the gauges are dynamic
+
+    def collect(self) -> Iterable[Metric]:
+        sampler = self.sampler
+        errors = _c("sample_errors", "Failed Redis samples (the last good values are kept).")
+        errors.add_metric([], sampler.errors)
+        yield errors
+        attempts = _c("sample_attempts", "Redis sample attempts (rate limited by the cache).")
+        attempts.add_metric([], sampler.attempts)
+        yield attempts
+        if sampler.last is None:
+            return  # absent until the first good sample: no misleading zeros
+        yield _gauge(
+            "sample_last_success_timestamp_seconds",
+            "Unix time of the last good Redis sample.",
+            sampler.last_success or 0.0,
+        )
+        yield from sample_metrics(sampler.last)
+
+
+# --- the operators' report ------------------------------------------------------------------
+
+
+async def report_data(
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    limit: int = 50,
+    types: list[str] | None = None,
+    workflow: str | None = None,
+) -> dict[str, Any]:
+    """The ``report`` document: events (newest first) plus the fleet's current state."""
+    events = await RedisEventLog(redis, Keys(settings.key_prefix)).recent(
+        limit=limit, types=types, workflow=workflow
+    )
+    sample = await read_sample(
+        redis,
+        settings,
+        breakers=fleet_breakers(redis, settings),
+        targets=route_target_ids(settings),
+    )
+    deferred = sample.deferred_since_s
+    from memory_worker.privacy.forgetter import recent_audit
+
+    return {
+        "events": [e.as_dict() for e in events],
+        "audit": await recent_audit(redis, Keys(settings.key_prefix), limit=limit),
+        "pages": dict(sample.admin_pages),
+        "pages_pending": sample.admin_outbox,
+        "breakers": [v.as_dict() for v in sample.breakers],
+        "runs": dict(sample.runs),
+        "ticks": {
+            "pending": sample.ticks.pending,
+            "delayed": sample.ticks.delayed,
+            "running": sample.ticks.running,
+        },
+        "pipeline_deferred_since": None
+        if deferred is None
+        else datetime.fromtimestamp(deferred, tz=UTC).isoformat(),
+    }

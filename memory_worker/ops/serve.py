@@ -1,0 +1,166 @@
+"""The health and metrics HTTP server (§11): ``/healthz``, ``/readyz``, ``/metrics``,
+and the operator console at ``/`` (§15, :mod:`memory_worker.console`).
+
+``memory-worker serve`` runs it standalone (the Procfile's ``metrics``
+process: readiness = Redis reachable; metrics = the fleet's state from
+Redis). ``memory-worker run --serve`` runs it next to a worker, where
+readiness also requires the worker loop's heartbeat to be fresh.
+
+The server is aiohttp on the caller's loop (:class:`HealthServer` start/stop),
+with its own Redis client whose timeouts are short, so a hanging Redis makes
+``/readyz`` answer 503 promptly instead of hanging the probe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from typing import Any
+
+import orjson
+import structlog
+from aiohttp import web
+from arq.connections import ArqRedis
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.process_collector import ProcessCollector
+
+from memory_worker.ops.health import HealthCheck, Heartbeat, TickAge
+from memory_worker.ops.metrics import (
+    MemoryCollector,
+    Sampler,
+    fleet_breakers,
+    redis_sampler,
+    route_target_ids,
+)
+from memory_worker.settings import Settings
+from memory_worker.storage.connections import client_from_url
+
+log = structlog.get_logger(__name__)
+
+_STARTED = web.AppKey("started", float)
+
+
+def health_client(url: str) -> ArqRedis:
+    """A Redis client for probes: fail fast rather than wait on a dead server."""
+    return client_from_url(url, socket_connect_timeout=1.0, socket_timeout=1.5)
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        body=orjson.dumps(data), status=status, content_type="application/json", charset="utf-8"
+    )
+
+
+def build_app(
+    check: HealthCheck, sampler: Sampler, *, registry: CollectorRegistry | None = None
+) -> web.Application:
+    """The aiohttp application answering the three endpoints."""
+    if registry is None:
+        registry = CollectorRegistry()
+        ProcessCollector(registry=registry)
+    registry.register(MemoryCollector(sampler))
+    loop = asyncio.get_running_loop()
+    app = web.Application()
+    app[_STARTED] = loop.time()
+
+    async def healthz(request: web.Request) -> web.Response:
+        uptime = asyncio.get_running_loop().time() - request.app[_STARTED]
+        return _json({"status": "alive", "pid": os.getpid(), "uptime_s": round(uptime, 3)})
+
+    async def readyz(_: web.Request) -> web.Response:
+        ready, body = await check.ready()
+        return _json(body, 200 if ready else 503)
+
+    async def metrics(_: web.Request) -> web.Response:
+        await sampler.refresh()
+        return web.Response(
+            body=generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+        )
+
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics)
+    return app
+
+
+class HealthServer:
+    """The endpoints on ``host:port`` (port 0 = any free port, see :attr:`port`)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        url: str,
+        *,
+        worker_heartbeat: Heartbeat | None = None,
+        worker_tick_age: TickAge | None = None,
+        host: str | None = None,
+        port: int | None = None,
+    ) -> None:
+        self.settings = settings
+        self.url = url
+        self.host = host if host is not None else settings.serve_host
+        self.port = port if port is not None else settings.serve_port
+        self.worker_heartbeat = worker_heartbeat
+        self.worker_tick_age = worker_tick_age
+        self._redis: ArqRedis | None = None
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        redis = self._redis = health_client(self.url)
+        targets = route_target_ids(self.settings)
+        check = HealthCheck(
+            redis,
+            self.settings,
+            worker_heartbeat=self._heartbeat if self.worker_heartbeat else None,
+            worker_tick_age=self.worker_tick_age,
+            breakers=fleet_breakers(redis, self.settings),
+            targets=targets,
+        )
+        app = build_app(check, redis_sampler(redis, self.settings))
+        # The operator console (§15) at / on the same server.
+        from memory_worker.console import add_console
+
+        add_console(app, redis, self.settings.model_copy(update={"serve_host": self.host}))
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        server = getattr(site, "_server", None)
+        sockets = getattr(server, "sockets", None) or []
+        if sockets:
+            self.port = int(sockets[0].getsockname()[1])
+        log.info("health_server_started", host=self.host, port=self.port)
+
+    def _heartbeat(self) -> int | None:
+        return self.worker_heartbeat() if self.worker_heartbeat else None
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._redis is not None:
+            with contextlib.suppress(Exception):
+                await self._redis.aclose()
+            self._redis = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+
+async def serve_forever(settings: Settings, url: str) -> None:
+    """``memory-worker serve``: run the endpoints until SIGINT/SIGTERM."""
+    server = HealthServer(settings, url)
+    await server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await server.stop()
+        log.info("health_server_stopped")

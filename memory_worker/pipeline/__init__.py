@@ -1,0 +1,9 @@
+"""Pipeline ticks (§8): stateless arq jobs that each claim and process one run.
+
+- :mod:`~memory_worker.pipeline.ticks`: the follow-up plan of a tick (pure) and the
+  tick queue in Redis (one script counts pending ticks and adds arq jobs).
+- :mod:`~memory_worker.pipeline.runner`: :class:`TickRunner` — claim one run, process it
+  under its lease, settle it (complete, release, fail), queue the follow-ups.
+- :mod:`~memory_worker.pipeline.processing`: what a tick does with a claimed run, behind
+  one small interface (``RunProcessor``).
+"""

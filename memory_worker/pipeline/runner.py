@@ -1,0 +1,497 @@
+"""Ticks: "claim one run and process it", and everything a worker process shares between them.
+
+:class:`TickRunner` holds the worker's run store, tick queue and processor; the
+arq job functions in :mod:`memory_worker.worker.main` call its ``tick``,
+``safety_net`` and ``maintenance``.
+
+Store faults (§7 rev 2) — a Redis error is never evidence against the work:
+
+- the lease renewer never cancels work on a Redis error; only a renewal
+  answered "not yours" does (see ``run_store`` for how a claim tells a live
+  owner that could not renew from a dead one: heartbeats listing held runs,
+  and the store's pulse);
+- completion, release and failure writes are retried with backoff
+  (:func:`backoff_delay`, capped by ``MEMORY_STORE_RETRY_MAX_SECONDS``) until
+  they land or the fenced script answers that the lease is someone else's;
+- a store error raised by the processor (e.g. the card write refused by an
+  OOM Redis) releases the run, attempt refunded, and leaves one delayed probe;
+- a tick that outlives its budget fails its run as ``task_timeout`` (the tick
+  enforces the budget itself, just inside arq's job timeout, and treats a
+  cancellation outside a shutdown the same way); only a real shutdown
+  (SIGTERM/SIGINT) releases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar
+
+import structlog
+from arq.connections import ArqRedis
+from redis.exceptions import RedisError
+
+from memory_worker.keys import Keys
+from memory_worker.models import RunRequest
+from memory_worker.ops.sentry import report_failure
+from memory_worker.pipeline.processing import ProcessResult, RouteGate, RunProcessor
+from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
+from memory_worker.privacy.forget import FORGOTTEN
+from memory_worker.runs import ClaimedRun, RunStore, now_ms
+from memory_worker.runs.forget import RunForget
+from memory_worker.runs.policy import Verdict, decide, plan_failure
+from memory_worker.settings import Settings
+from memory_worker.storage.connections import (
+    LOG_RETRY_AT,
+    awaited,
+    backoff_delay,
+    retry_store_write,
+)
+from memory_worker.storage.faults import is_store_fault
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+#: Called when runs are retired (the admin-report hook): (run ids, reason code).
+RetiredHook = Callable[[list[str], str, str | None], Awaitable[None]]
+
+
+class TickTimeout(Exception):
+    """A tick outlived its budget (``MEMORY_TICK_TIMEOUT_SECONDS``): the run fails as task_timeout."""
+
+
+def tick_budgets(tick_timeout: float) -> tuple[float, float]:
+    """(processor deadline, hard stop) in seconds from the tick's start.
+
+    Both end before arq's job timeout so the tick, not arq, decides what a
+    timeout does to the run (§7 rev 2: fail it as task_timeout).
+    """
+    hard = tick_timeout - min(2.0, tick_timeout * 0.05)
+    soft = tick_timeout - min(5.0, tick_timeout * 0.1)
+    return soft, hard
+
+
+@dataclass
+class TickRunner:
+    """Runs ticks: everything a worker process shares between its ticks."""
+
+    settings: Settings
+    redis: ArqRedis
+    processor: RunProcessor
+    gate: RouteGate | None = None
+    on_retired: RetiredHook | None = None
+    worker_id: str = field(
+        default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+    )
+    stopping: bool = False
+    target: int = 1
+    #: Running tick job ids → when they started (``time.monotonic()``).
+    running: dict[str, float] = field(default_factory=dict)
+    #: Ids of the runs this worker holds a lease on; the heartbeat lists them (§7 rev 2).
+    held: set[str] = field(default_factory=set)
+    #: Ticks between sending a claim and listing its run in :attr:`held`.
+    claiming: int = 0
+    #: Claims whose outcome has not landed in Redis yet. A tick cancelled by a shutdown
+    #: (arq's grace ran out while a write was retrying) leaves its run here, and
+    #: :meth:`release_unsettled` (on_shutdown) gives it back before the process exits.
+    unsettled: dict[str, ClaimedRun] = field(default_factory=dict)
+    #: Tick job ids whose start already marked them running and started (MemoryWorker).
+    premarked: set[str] = field(default_factory=set)
+    #: The poll loop's last good iteration (unix ms): readiness is fed by the loop itself.
+    last_loop_ms: int = 0
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    #: Long-lived loops (e.g. admin-page delivery) run while the worker runs.
+    background: list[Callable[[asyncio.Event], Coroutine[Any, Any, None]]] = field(
+        default_factory=list
+    )
+    #: Memory maintenance, called by a cron every minute (it paces itself fleet-wide).
+    maintenance: Callable[[], Awaitable[str]] | None = None
+
+    def __post_init__(self) -> None:
+        self.keys = Keys(self.settings.key_prefix)
+        self.store = RunStore(self.redis, self.settings)
+        self.ticks = TickQueue(self.redis, self.keys)
+        self.target = self.settings.pipeline_target or self.settings.worker_concurrency
+
+    # --- one tick -------------------------------------------------------------------------------
+    async def tick(self, job_id: str) -> str:
+        """Claim and process one run, then queue the follow-ups §8 asks for.
+
+        The follow-ups are queued while this tick is still in the running set
+        (§8 rev 2), so no wake-up or safety-net pass slips an immediate tick in.
+        """
+        if self.stopping:
+            self.premarked.discard(job_id)
+            if not await self._schedule(TickPlan(Mode.PROBE, base=1), done=job_id):
+                with contextlib.suppress(RedisError):
+                    await self.ticks.unmark_running(job_id)
+            return "stopping"
+        self.running[job_id] = time.monotonic()
+        outcome = TickOutcome.STORE_ERROR
+        left = False
+        try:
+            if job_id in self.premarked:
+                self.premarked.discard(job_id)
+            else:
+                with contextlib.suppress(RedisError):
+                    await self.ticks.mark_running(
+                        job_id, self.running_ttl, started_s=self.settings.tick_timeout_seconds + 10
+                    )
+            try:
+                outcome = await self._tick_once()
+            finally:  # at once, before the follow-ups' round trip (a cancelled tick: STORE_ERROR)
+                if self.gate is not None:
+                    self.gate.tick_ended(outcome)
+            left = await self._schedule(
+                plan_followups(
+                    outcome, retry_interval=self.settings.consolidation_backend_retry_interval
+                ),
+                done=job_id,
+                clear_deferred=outcome is TickOutcome.COMPLETED,
+            )
+        finally:
+            self.running.pop(job_id, None)
+            if not left:
+                with contextlib.suppress(RedisError):
+                    await asyncio.shield(self.ticks.unmark_running(job_id))
+        if not left or outcome is TickOutcome.DEFERRED:
+            await self._note_pipeline_state(outcome)
+        return outcome.value
+
+    @property
+    def running_ttl(self) -> float:
+        """How long a running tick's mark lives without a heartbeat."""
+        return self.settings.worker_heartbeat_seconds * 3
+
+    async def _tick_once(self) -> TickOutcome:
+        # From before the claim is sent until its run is in ``held``, a heartbeat keeps the
+        # runs a claim listed for us meanwhile: its snapshot of ``held`` cannot know them
+        # yet, and overwriting the list would make our live lease look like a lost worker's
+        # to the next claim after a Redis pause longer than the lease (an attempt spent).
+        self.claiming += 1
+        try:
+            claimed = await self._claim()
+        finally:
+            self.claiming -= 1
+        if isinstance(claimed, TickOutcome):
+            return claimed
+        claim = claimed
+        lost = asyncio.Event()
+        renewer = asyncio.create_task(self._keep_lease(claim, lost))
+        try:
+            log.info("run_claimed", attempt=claim.attempts, releases=claim.releases)
+            outcome = await self._process(claim, lost)
+            self.unsettled.pop(claim.id, None)  # settled, or abandoned (no longer ours)
+            return outcome
+        finally:
+            renewer.cancel()
+            if not (self.stopping and claim.id in self.unsettled):
+                # a stopping worker keeps listing a run it still owes a release in its
+                # heartbeat, so no claim reads the lease as a lost worker meanwhile
+                self.unsettled.pop(claim.id, None)
+                self.held.discard(claim.id)
+            structlog.contextvars.unbind_contextvars("run_id", "chat_id")
+
+    async def _claim(self) -> ClaimedRun | TickOutcome:
+        """The gate, then one claim; a claimed run is ``held`` and ``unsettled`` on return."""
+        try:
+            if self.gate is not None and await self.gate.blocked():
+                log.info("tick_deferred_route_open", worker=self.worker_id)
+                return TickOutcome.DEFERRED
+            result = await self.store.claim_detailed(self.worker_id)
+        except RedisError as exc:
+            log.warning("tick_store_error", error=type(exc).__name__)
+            return TickOutcome.STORE_ERROR
+        for run_id in result.skipped:
+            log.info("run_skipped", run_id=run_id, reason="prompt_version")
+        if result.retired:
+            for run_id in result.retired:
+                log.warning(
+                    "run_retired", run_id=run_id, code="lease_expired", reason="worker_lost"
+                )
+            if self.on_retired is not None:
+                with contextlib.suppress(Exception):
+                    await self.on_retired(result.retired, "lease_expired", "worker_lost")
+        claim = result.run
+        if claim is None:
+            return TickOutcome.IDLE
+        structlog.contextvars.bind_contextvars(run_id=claim.id, chat_id=claim.request.chat_id)
+        self.held.add(claim.id)
+        self.unsettled[claim.id] = claim
+        return claim
+
+    async def _process(self, claim: ClaimedRun, lost: asyncio.Event) -> TickOutcome:
+        """Run the processor under the lease and the tick budget, then settle the run."""
+        soft, hard = tick_budgets(self.settings.tick_timeout_seconds)
+        started = time.monotonic()
+        work = asyncio.create_task(self.processor(claim, deadline=started + soft))
+        lost_wait = asyncio.create_task(lost.wait())
+        try:
+            async with asyncio.timeout(hard):
+                await asyncio.wait({work, lost_wait}, return_when=asyncio.FIRST_COMPLETED)
+        except TimeoutError:
+            await _cancel(work)
+            log.warning("tick_timeout", attempt=claim.attempts, budget_s=hard)
+            return await self._settle_error(claim, TickTimeout())
+        except asyncio.CancelledError:
+            await _cancel(work)
+            if self.stopping:  # a real shutdown: the run goes back, its attempt refunded
+                await asyncio.shield(self._release(claim, "shutdown", patient=False))
+            else:  # arq's job timeout fired first: the tick outlived its budget
+                await asyncio.shield(self._settle_error(claim, TickTimeout()))
+            raise
+        finally:
+            lost_wait.cancel()
+        if not work.done():
+            await _cancel(work)
+            log.warning("run_lease_lost", attempt=claim.attempts)
+            return TickOutcome.ABANDONED
+        if work.cancelled():
+            raise asyncio.CancelledError
+        exc = work.exception()
+        if exc is None:
+            return await self._complete(claim, work.result())
+        if isinstance(exc, Exception):
+            return await self._settle_error(claim, exc)
+        raise exc
+
+    async def _keep_lease(self, claim: ClaimedRun, lost: asyncio.Event) -> None:
+        """Renew the lease while the run is worked on and settled (§7 rev 2).
+
+        A Redis error is never read as a loss: the owner keeps working and renews
+        when Redis answers again (the claim leaves its lease alone while its
+        heartbeat lists the run). Only a renewal answered "not yours" sets ``lost``.
+        """
+        failing = 0
+        period = self.settings.lease_renew_seconds
+        while True:
+            # after a failure retry soon, so the lease is renewed right after Redis is back
+            await asyncio.sleep(
+                min(period, backoff_delay(failing, base=0.1, cap=1.0)) if failing else period
+            )
+            try:
+                ok = await self.store.renew(claim)
+            except RedisError as exc:
+                failing += 1
+                if failing == 1:
+                    log.warning("lease_renew_store_error", error=type(exc).__name__)
+                continue
+            if failing:
+                log.info("lease_renewed_after_store_error", failures=failing)
+                failing = 0
+            if not ok:
+                lost.set()
+                return
+
+    async def _store_write(
+        self, what: str, write: Callable[[], Awaitable[T]], *, give_up_after: float | None = None
+    ) -> T:
+        """Retry a fenced outcome write with backoff until it lands (§7 rev 2).
+
+        The scripts are fenced by the lease token, so a retry of a write that landed
+        answers "not yours" instead of applying twice. ``give_up_after`` (seconds)
+        bounds it where the process cannot wait (shutdown): the error is raised.
+        """
+        return await retry_store_write(
+            what, write, cap=self.settings.store_retry_max_seconds, give_up_after=give_up_after
+        )
+
+    async def _complete(self, claim: ClaimedRun, result: ProcessResult) -> TickOutcome:
+        for continuation in result.continuations:  # idempotent by natural key
+            await self._store_write(
+                "continuation", partial(self._enqueue_continuation, claim, continuation)
+            )
+        done = await self._store_write(
+            "complete", lambda: self.store.complete(claim, result.summary)
+        )
+        if not done:
+            log.warning("run_lease_lost_at_completion", attempt=claim.attempts)
+            return TickOutcome.ABANDONED
+        log.info("run_completed", attempt=claim.attempts, continuations=len(result.continuations))
+        return TickOutcome.COMPLETED
+
+    async def _enqueue_continuation(self, claim: ClaimedRun, request: RunRequest) -> None:
+        """The rest of the run, minus what a forget since the claim removed (§14)."""
+        forgets = RunForget(self.redis, self.keys, chunk=1)
+        remembered = await forgets.remembered(claim, request)
+        if remembered is None:
+            log.info("continuation_forgotten")
+            return
+        added = await self.store.enqueue(remembered, bypass_caps=True)
+        if added.run_id and await forgets.epoch(claim.request.chat_id) != claim.forget_epoch:
+            await forgets.restrict(added.run_id, claim.id)  # a forget raced the enqueue
+
+    async def _release(self, claim: ClaimedRun, reason: str, *, patient: bool = True) -> bool:
+        try:
+            released = await self._store_write(
+                "release",
+                lambda: self.store.release(claim, reason=reason),
+                give_up_after=None if patient else self.settings.shutdown_release_seconds,
+            )
+        except RedisError as exc:
+            log.warning("run_release_store_error", error=type(exc).__name__, reason=reason)
+            return False
+        self.unsettled.pop(claim.id, None)  # Redis answered: released, or not ours any more
+        log.info("run_released", reason=reason, attempt=claim.attempts, released=released)
+        return released
+
+    async def release_unsettled(self) -> int:
+        """Give back every run a cancelled tick left unsettled (on_shutdown, §7 rev 2).
+
+        arq cancels ticks when the shutdown grace ends; a tick cancelled while its
+        outcome write was retrying (Redis away) never settled its run. Each such run is
+        released here, retried for ``MEMORY_SHUTDOWN_RELEASE_SECONDS`` while Redis is
+        away, so a deploy during a Redis blip spends no attempt. Returns how many landed.
+        """
+        claims = list(self.unsettled.values())
+        results = await asyncio.gather(
+            *(self._release(claim, "shutdown", patient=False) for claim in claims)
+        )
+        for claim in claims:
+            self.held.discard(claim.id)
+            self.unsettled.pop(claim.id, None)
+        return sum(results)
+
+    async def _settle_error(self, claim: ClaimedRun, exc: Exception) -> TickOutcome:
+        if is_store_fault(exc):
+            # §7 rev 2: a store error is never evidence against the work. The run goes
+            # back with its attempt refunded; a delayed probe (not the farm-outage
+            # deferral) picks the pipeline up again.
+            log.warning("run_store_fault", attempt=claim.attempts, error=type(exc).__name__)
+            await self._release(claim, "store_unavailable")
+            return TickOutcome.STORE_ERROR
+        code: str
+        reason: str | None
+        if isinstance(exc, TickTimeout):
+            code, reason = "task_timeout", "task_timeout"
+        else:
+            decision = decide(exc)
+            report_failure(exc, decision, run_id=claim.id, chat_id=claim.request.chat_id)
+            if decision.verdict is Verdict.ABANDON:
+                log.warning("run_lease_lost", attempt=claim.attempts, code=decision.code)
+                return TickOutcome.ABANDONED
+            if decision.verdict is Verdict.RELEASE:
+                released = await self._release(claim, decision.reason or "unavailable")
+                if decision.reason == FORGOTTEN:  # §14: not an outage; the run is redone now
+                    return TickOutcome.ABANDONED
+                return TickOutcome.DEFERRED if released else TickOutcome.ABANDONED
+            code, reason = decision.code, decision.reason
+        s = self.settings
+        plan = plan_failure(
+            claim.attempts,
+            max_attempts=s.max_attempts,
+            unit=s.backoff_unit_seconds,
+            max_units=s.backoff_max_units,
+            now_ms=now_ms(),
+        )
+        message = "the tick outlived its budget" if isinstance(exc, TickTimeout) else str(exc)
+        failed = await self._store_write(
+            "fail",
+            lambda: self.store.fail(claim, plan, code=code, reason=reason, message=message),
+        )
+        log.warning(
+            "run_retired" if plan.retire else "run_failed",
+            attempt=claim.attempts,
+            code=code,
+            reason=reason,
+            error=type(exc).__name__,
+        )
+        if failed and plan.retire and self.on_retired is not None:
+            with contextlib.suppress(Exception):
+                await self.on_retired([claim.id], code, reason)
+        return TickOutcome.FAILED if failed else TickOutcome.ABANDONED
+
+    async def _schedule(
+        self, plan: TickPlan, *, done: str | None = None, clear_deferred: bool = False
+    ) -> bool:
+        """Queue follow-ups (and, with ``done``, leave the running set in the same step);
+        False when the store refused."""
+        try:
+            await self.ticks.schedule(
+                plan, target=self.target, done=done, clear_deferred=clear_deferred
+            )
+        except RedisError as exc:  # the safety net restarts the pipeline later
+            log.warning("tick_schedule_failed", error=type(exc).__name__)
+            return False
+        return True
+
+    async def _note_pipeline_state(self, outcome: TickOutcome) -> None:
+        with contextlib.suppress(RedisError):
+            if outcome is TickOutcome.DEFERRED:
+                await awaited(
+                    self.redis.hsetnx(self.keys.pipeline_state, "deferred_since", str(now_ms()))
+                )
+                await awaited(self.redis.hincrby(self.keys.counters, "pipeline:deferred", 1))
+            elif outcome is TickOutcome.COMPLETED:
+                await awaited(self.redis.hdel(self.keys.pipeline_state, "deferred_since"))
+
+    # --- housekeeping ---------------------------------------------------------------------------
+    async def safety_net(self) -> str:
+        """Queue a tick when claimable runs exist and no tick is pending (self-healing)."""
+        claimable = await self.store.has_claimable()
+        if claimable == 0:
+            return "nothing"
+        mode = Mode.IF_NONE_PENDING if claimable == 2 else Mode.IF_IDLE
+        scheduled = await self.ticks.schedule(TickPlan(mode, base=1), target=self.target)
+        return f"kicked={scheduled.added}"
+
+    async def wake(self) -> None:
+        """After an enqueue: start a tick unless the pipeline is already alive or deferred."""
+        await self._schedule(TickPlan(Mode.IF_IDLE, base=1))
+
+    async def heartbeat(self) -> None:
+        """Register this worker with the runs it holds, refresh its ticks, recompute the target."""
+        s = self.settings
+        live = await self.store.heartbeat(
+            self.worker_id,
+            sorted(self.held),
+            concurrency=s.worker_concurrency,
+            keep_listed=self.claiming > 0,  # a claim in flight may have listed a run
+        )
+        await self.ticks.refresh_running(sorted(self.running), self.running_ttl)
+        self.premarked.intersection_update(self.running)  # a start whose tick never ran
+        if s.pipeline_target:
+            self.target = s.pipeline_target
+        elif live:
+            values = await awaited(self.redis.hmget(self.keys.worker_concurrency, live))
+            self.target = max(1, sum(int(v or 0) for v in values))
+
+    async def heartbeat_forever(self) -> None:
+        failing = 0
+        period = self.settings.worker_heartbeat_seconds
+        while True:
+            try:
+                await self.heartbeat()
+                failing = 0
+            except RedisError as exc:
+                failing += 1
+                if failing in LOG_RETRY_AT or failing % 64 == 0:
+                    log.warning("heartbeat_failed", error=type(exc).__name__, failures=failing)
+            await asyncio.sleep(
+                min(period, backoff_delay(failing, base=0.1, cap=1.0)) if failing else period
+            )
+
+    async def deregister(self) -> None:
+        with contextlib.suppress(RedisError):
+            await self.store.deregister(self.worker_id)
+
+    def oldest_tick_age(self, now: float | None = None) -> float | None:
+        """Seconds the longest-running tick of this process has run (None: no tick running)."""
+        if not self.running:
+            return None
+        return (time.monotonic() if now is None else now) - min(self.running.values())
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` and wait for it to end (its own exception, if any, is dropped)."""
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await task

@@ -1,0 +1,147 @@
+"""A run's life as pure decisions (§7): backoff, failure plans, release-vs-fail.
+
+Nothing here touches Redis or the clock; ``run_store`` applies these plans
+atomically and the tick calls :func:`decide` on whatever a run raised.
+
+State machine::
+
+    queued ──claim──▶ processing ──complete──▶ completed
+       ▲                 │  │
+       │   release       │  └──fail──▶ failed ──(backoff passed)──claim──▶ processing
+       └─(refund attempt)┘             │
+                                       └─(attempts exhausted)── retired (failed + retired)
+    queued/failed of another prompt version ──claim──▶ skipped
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from enum import StrEnum
+
+from llm_client import (
+    CapacityWaitTimeout,
+    Exhausted,
+    FailureReason,
+    LLMError,
+    NoCandidates,
+    RouteUnavailable,
+    retryable_reason,
+)
+from memory_worker.errors import ForgottenWrite, LeaseLost
+from memory_worker.privacy.forget import FORGOTTEN
+from memory_worker.storage.faults import is_store_fault
+
+#: Reasons for which a run is released (not failed): no backend could take it.
+RELEASE_REASONS = frozenset(
+    {FailureReason.PROVIDER_UNAVAILABLE, FailureReason.CAPACITY_UNAVAILABLE}
+)
+
+#: Routing errors that mean "no backend could take the run" (§7).
+RELEASE_ROUTING_ERRORS: tuple[type[LLMError], ...] = (
+    RouteUnavailable,
+    NoCandidates,
+    Exhausted,
+    CapacityWaitTimeout,
+)
+
+
+class EmbedderTimeout(LLMError):
+    """An embedding call timed out (§7 rev 2): the embedder is a side service, so the
+    run is released (attempt refunded) rather than failed; its extraction is simply
+    redone. Raised by the consolidation around every embedding call, chained to the
+    walker's error; the run's own deadline (``DeadlineExceeded``) is not one of these."""
+
+    reason = FailureReason.PROVIDER_TIMEOUT
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="embedding_timeout")
+
+
+def backoff_seconds(attempts: int, unit: float, max_units: float = 60.0) -> float:
+    """``clamp(attempts² × unit, unit, max_units × unit)`` → 1, 4, 9, 16 … units."""
+    return float(min(max(attempts * attempts * unit, unit), max_units * unit))
+
+
+@dataclass(frozen=True, slots=True)
+class FailurePlan:
+    """What a failure does to a run that has spent ``attempts`` attempts."""
+
+    retire: bool
+    next_attempt_at_ms: int | None
+
+
+def plan_failure(
+    attempts: int, *, max_attempts: int, unit: float, max_units: float, now_ms: int
+) -> FailurePlan:
+    """Retire at ``max_attempts``; otherwise retry after the backoff."""
+    if attempts >= max_attempts:
+        return FailurePlan(retire=True, next_attempt_at_ms=None)
+    delay_ms = int(backoff_seconds(attempts, unit, max_units) * 1000)
+    return FailurePlan(retire=False, next_attempt_at_ms=now_ms + delay_ms)
+
+
+class Verdict(StrEnum):
+    RELEASE = "release"
+    FAIL = "fail"
+    ABANDON = "abandon"  # the lease is gone: someone else owns the run now
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    verdict: Verdict
+    #: Failure reason for counters and the error log (``None`` = not retryable).
+    reason: str | None
+    #: Short code for the error log and replay selection (farm code, error type…).
+    code: str
+
+
+def error_code(error: BaseException) -> str:
+    """A short, log-safe code: the farm's code when it sent one, else the type name."""
+    if isinstance(error, LLMError) and error.code:
+        return error.code
+    return type(error).__name__
+
+
+def decide(error: BaseException) -> Decision:
+    """Release or fail a run after ``error`` (§7).
+
+    Release when no backend could take the run: ``provider_unavailable`` or
+    ``capacity_unavailable`` (typed, or an Upstream whose text says so, e.g.
+    a 503 "model loading"), the routing errors NoCandidates, Exhausted,
+    RouteUnavailable, CapacityWaitTimeout, and an embedding call that timed out
+    (:class:`EmbedderTimeout`). Timeouts, protocol/decode errors,
+    ``provider_error`` (a walk that ended on a backend crash: HTTP 500),
+    deadline errors and generic errors fail the run. A store (Redis) error is
+    never evidence against the work (§7 rev 2 "Store faults"): it releases
+    the run as ``store_unavailable`` with its attempt refunded.
+    """
+    code = error_code(error)
+    if isinstance(error, ForgottenWrite):  # §14: extracted again from what remains
+        return Decision(Verdict.RELEASE, FORGOTTEN, FORGOTTEN)
+    if isinstance(error, LeaseLost):
+        return Decision(Verdict.ABANDON, None, code)
+    if isinstance(error, asyncio.CancelledError):
+        return Decision(Verdict.RELEASE, "shutdown", "shutdown")
+    if is_store_fault(error):
+        return Decision(Verdict.RELEASE, "store_unavailable", code)
+    if isinstance(error, RELEASE_ROUTING_ERRORS):
+        return Decision(Verdict.RELEASE, _reason_name(error), code)
+    if isinstance(error, EmbedderTimeout):
+        return Decision(Verdict.RELEASE, str(error.reason), code)
+    if isinstance(error, LLMError):
+        reason = retryable_reason(error)
+        if reason in RELEASE_REASONS:
+            return Decision(Verdict.RELEASE, str(reason), code)
+        return Decision(Verdict.FAIL, str(reason) if reason else None, code)
+    return Decision(Verdict.FAIL, None, code)
+
+
+def is_outage(error: LLMError) -> bool:
+    """Whether ``error`` means no backend could serve the call (release, not fail)."""
+    return retryable_reason(error) in RELEASE_REASONS
+
+
+def _reason_name(error: LLMError) -> str:
+    reason = retryable_reason(error)
+    return str(reason) if reason else type(error).__name__

@@ -1,0 +1,574 @@
+"""RunStore: the Redis adapter for runs; every state change is one Lua script (``lua/``).
+
+See the package docstring for the key layout and the lease rules.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+import orjson
+import structlog
+from arq.connections import ArqRedis
+
+from llm_client import as_text, lua_text
+from memory_worker.errors import InvalidRunRequest, RunNotFound
+from memory_worker.keys import Keys
+from memory_worker.models import (
+    Cursor,
+    ErrorLogEntry,
+    Message,
+    Run,
+    RunRequest,
+    RunStatus,
+)
+from memory_worker.runs.model import (
+    CLAIM_AGAIN,
+    CLAIM_LOOPS,
+    CLAIM_PEEK,
+    CLAIM_PEEK_MAX,
+    ENQUEUE_CHECKS,
+    HOURLY_KEEP_HOURS,
+    PARK_PER_CLAIM,
+    RESTORE_PER_CLAIM,
+    ClaimedRun,
+    ClaimResult,
+    EnqueueResult,
+    EnqueueStatus,
+    PruneResult,
+    ms_to_dt,
+    new_run_id,
+    now_ms,
+    queued_run_fields,
+)
+from memory_worker.runs.policy import FailurePlan
+from memory_worker.runs.prune import RunPrune
+from memory_worker.runs.versions import VERSION_ACTION_LUA
+from memory_worker.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+#: The store's pulse fields in ``workers:runs`` start with this (``lua/pulse.lua``).
+PULSE_FIELD_PREFIX = "pulse:"
+
+
+_SET_STATUS = lua_text(__package__, "set_status")
+_PULSE = lua_text(__package__, "pulse")
+_ENQUEUE = lua_text(__package__, "enqueue")
+_CLAIM = VERSION_ACTION_LUA + _PULSE + lua_text(__package__, "claim")
+_PARK = lua_text(__package__, "park")
+_HEARTBEAT = _PULSE + lua_text(__package__, "heartbeat")
+_DEREGISTER = lua_text(__package__, "deregister")
+_RENEW = lua_text(__package__, "renew")
+_COMPLETE = lua_text(__package__, "complete")
+_SUMMARY = lua_text(__package__, "retired_summary")
+_FAIL = _SET_STATUS + _SUMMARY + lua_text(__package__, "fail")
+_RELEASE = _SET_STATUS + lua_text(__package__, "hourly", "release")
+_HAS_CLAIMABLE = lua_text(__package__, "has_claimable")
+_REPLAY = _SUMMARY + lua_text(__package__, "replay")
+
+
+class RunStore:
+    """Redis adapter for runs; every state change is one atomic script."""
+
+    def __init__(self, redis: ArqRedis, settings: Settings) -> None:
+        self.redis = redis
+        self.settings = settings
+        self.keys = Keys(settings.key_prefix)
+        self._enqueue = redis.register_script(_ENQUEUE)
+        self._claim = redis.register_script(_CLAIM)
+        self._renew = redis.register_script(_RENEW)
+        self._heartbeat = redis.register_script(_HEARTBEAT)
+        self._deregister = redis.register_script(_DEREGISTER)
+        self._complete = redis.register_script(_COMPLETE)
+        self._fail = redis.register_script(_FAIL)
+        self._release = redis.register_script(_RELEASE)
+        self._has_claimable = redis.register_script(_HAS_CLAIMABLE)
+        self._replay = redis.register_script(_REPLAY)
+        self._pruner = RunPrune(redis, settings)
+        #: The lanes' heads as this store's last claim left them: the next claim's runs.
+        self._claim_heads = LaneHeads([], [])
+        self._park = redis.register_script(_PARK)
+
+    @property
+    def _status_prefix(self) -> str:
+        return self.keys.by_status("")
+
+    @property
+    def heartbeat_ttl_ms(self) -> int:
+        """A worker whose heartbeat is older than this is dead (3 heartbeat periods)."""
+        return int(self.settings.worker_heartbeat_seconds * 3000)
+
+    @property
+    def pulse_gap_ms(self) -> int:
+        """A store silence longer than this (one heartbeat TTL) counts as an outage.
+
+        Shorter silences cannot strand a run: a lease renewed on schedule outlives
+        them, and the owner renews within about a second of Redis answering."""
+        return self.heartbeat_ttl_ms
+
+    # --- enqueue ------------------------------------------------------------------------------
+    def check_limits(self, request: RunRequest, encoded: bytes) -> None:
+        """Size limits of the settings; raises InvalidRunRequest listing every problem."""
+        s = self.settings
+        problems: list[str] = []
+        if len(request.messages) > s.max_run_messages:
+            problems.append(f"messages: at most {s.max_run_messages} messages per run")
+        for i, msg in enumerate(request.messages):
+            if len(msg.text) > s.max_message_chars:
+                problems.append(f"messages.{i}.text: longer than {s.max_message_chars} characters")
+        if len(encoded) > s.max_run_bytes:
+            problems.append(f"payload: {len(encoded)} bytes exceeds {s.max_run_bytes}")
+        if problems:
+            raise InvalidRunRequest(problems)
+
+    async def enqueue(
+        self, request: RunRequest, *, bypass_caps: bool = False, at_ms: int | None = None
+    ) -> EnqueueResult:
+        """Store a validated run unless it exists or a cap says no (atomic)."""
+        now = at_ms if at_ms is not None else now_ms()
+        messages = request.messages_json()
+        self.check_limits(request, messages)
+        # no version: the run takes the version of the worker that claims it (§7 rev 2)
+        pv = request.prompt_version or ""
+        natural_key = request.natural_key(pv)
+        run_id = new_run_id(now)
+        range_end_ms = int(request.range_end.timestamp() * 1000)
+        flat = queued_run_fields(request, run_id, natural_key, messages, now)
+        day = datetime.fromtimestamp(now / 1000, tz=UTC).strftime("%Y%m%d")
+        k = self.keys
+        fixed_keys = [
+            k.natural_keys,
+            k.queued,
+            k.leases,
+            k.daily(day),
+            k.run(run_id),
+            k.all_runs,
+            self._status_prefix + "queued",
+            k.counters,
+            k.parked_counts,
+            k.chat_runs(request.chat_id),
+        ]
+        cap = [self.settings.max_queued_runs, self.settings.max_daily_enqueued_runs, 2 * 86_400]
+        head = [natural_key, run_id, now, *cap, "1" if bypass_caps else "0", -range_end_ms]
+        processing: list[str] = []  # read only when the script finds the queue full
+        for _ in range(ENQUEUE_CHECKS):
+            status, rid = await self._enqueue(
+                keys=[*fixed_keys, *(k.run(i) for i in processing)],
+                args=[*head, len(processing), *processing, *flat],
+            )
+            if as_text(status) != "check":
+                break
+            processing = [as_text(i) for i in await self.redis.zrange(k.leases, 0, -1)]
+        else:  # claims kept changing the processing runs: the queue is full without them
+            return EnqueueResult(EnqueueStatus.QUEUE_FULL, None)
+        result_status = EnqueueStatus(as_text(status))
+        return EnqueueResult(result_status, as_text(rid) or None)
+
+    # --- claim and lease ------------------------------------------------------------------------
+    async def claim(self, owner: str, *, at_ms: int | None = None) -> ClaimedRun | None:
+        """Claim the next run: expired leases, then due retries, then queued (newest first)."""
+        return (await self.claim_detailed(owner, at_ms=at_ms)).run
+
+    async def claim_detailed(self, owner: str, *, at_ms: int | None = None) -> ClaimResult:
+        """:meth:`claim`, plus the runs the claim retired (lease lost on the last attempt)
+        or skipped (another prompt version) on its way, so the caller can report them.
+
+        The script declares every key it touches (SPEC §2 rev 2), so it may act only on the
+        runs it is given: the lanes' heads as the previous claim's script left them. When
+        it meets another head (other workers took those, a newer window was enqueued) it
+        answers the heads as they are now and is called again with them."""
+        _check_owner(owner)
+        now = at_ms if at_ms is not None else now_ms()
+        token = secrets.token_hex(8)
+        retired: list[Any] = []
+        skipped: list[Any] = []
+        peek, parks, again, loops = CLAIM_PEEK, 0, 0, CLAIM_LOOPS
+        candidates = self._claim_heads
+        while True:
+            fields, more_retired, more_skipped, park, moved, heads = await self._claim_once(
+                owner, token, now, peek, candidates, loops
+            )
+            retired += more_retired
+            skipped += more_skipped
+            candidates = LaneHeads([as_text(i) for i in heads[0]], [as_text(i) for i in heads[1]])
+            if park:
+                # Each run of a newer version met at the head is parked once (O(log n)) and
+                # never seen again by this version's workers; bounded so one claim stays short.
+                await self._park_run(as_text(park[0]), as_text(park[1]), int(park[2]), now)
+                parks += 1
+                loops = CLAIM_LOOPS
+                if parks > PARK_PER_CLAIM:
+                    break
+            elif int(moved) and again < CLAIM_AGAIN and loops > int(moved) - 1:
+                again += 1
+                loops -= int(moved) - 1  # one claim walks at most CLAIM_LOOPS heads
+                peek = min(2 * peek, CLAIM_PEEK_MAX)  # they moved on: look further next time
+            else:
+                break
+        self._claim_heads = candidates
+        return ClaimResult(
+            _claimed(fields, token, owner),
+            [as_text(i) for i in retired],
+            [as_text(i) for i in skipped],
+        )
+
+    async def _claim_once(
+        self,
+        owner: str,
+        token: str,
+        now: int,
+        peek: int,
+        candidates: LaneHeads,
+        loops: int = CLAIM_LOOPS,
+    ) -> list[Any]:
+        """One claim script call among ``candidates`` (``lua/claim.lua`` says its answer)."""
+        k, version = self.keys, self.settings.prompt_version
+        leases = list(dict.fromkeys(candidates.leases))
+        others = [i for i in dict.fromkeys(candidates.others) if i not in candidates.leases]
+        reply: list[Any] = await self._claim(
+            keys=[
+                k.queued,
+                k.retry,
+                k.leases,
+                k.retired,
+                k.counters,
+                k.parked(version),
+                k.parked_counts,
+                k.workers,
+                k.worker_runs,
+                k.forget_epochs,
+                *(k.by_status(s.value) for s in RunStatus),
+                *(key for run_id in leases for key in (k.run(run_id), k.run_errors(run_id))),
+                *(k.run(run_id) for run_id in others),
+            ],
+            args=[
+                now,
+                int(self.settings.lease_seconds * 1000),
+                owner,
+                token,
+                version,
+                self.settings.max_attempts,
+                loops,
+                self.settings.error_log_max_entries,
+                RESTORE_PER_CLAIM,
+                self.heartbeat_ttl_ms,
+                self.pulse_gap_ms,
+                peek,
+                len(leases),
+                *leases,
+                *others,
+            ],
+        )
+        return reply
+
+    async def _park_run(self, run_id: str, version: str, bucket: int, now: int) -> None:
+        """Move a run of another (newer) prompt version to its version's parked set."""
+        k = self.keys
+        await self._park(
+            keys=[
+                k.queued,
+                k.retry,
+                k.leases,
+                k.parked(version),
+                k.parked_counts,
+                k.run(run_id),
+                k.by_status(RunStatus.QUEUED.value),
+                k.by_status(RunStatus.FAILED.value),
+                k.by_status(RunStatus.PROCESSING.value),
+                k.counters,
+            ],
+            args=[run_id, version, bucket, now],
+        )
+        log.info("run_parked", run_id=run_id, prompt_version=version)
+
+    async def heartbeat(
+        self,
+        owner: str,
+        held: Sequence[str],
+        *,
+        concurrency: int,
+        at_ms: int | None = None,
+        keep_listed: bool = False,
+    ) -> list[str]:
+        """Register ``owner`` as alive, holding ``held``; returns the live workers' ids.
+
+        ``keep_listed``: add ``held`` to the runs listed for ``owner`` instead of replacing
+        them — while a claim is in flight, whose run the claim lists but ``held`` lacks."""
+        _check_owner(owner)
+        now = at_ms if at_ms is not None else now_ms()
+        k = self.keys
+        live = await self._heartbeat(
+            keys=[k.workers, k.worker_runs, k.worker_concurrency],
+            args=[
+                now,
+                self.heartbeat_ttl_ms,
+                owner,
+                concurrency,
+                self.pulse_gap_ms,
+                ",".join(sorted(held)),
+                int(keep_listed),
+            ],
+        )
+        return [as_text(w) for w in live]
+
+    async def deregister(self, owner: str) -> None:
+        k = self.keys
+        await self._deregister(keys=[k.workers, k.worker_runs, k.worker_concurrency], args=[owner])
+
+    async def renew(self, claim: ClaimedRun, *, at_ms: int | None = None) -> bool:
+        """Extend the lease, even an expired one nobody took; False = another owner has it.
+
+        The one definite proof that the run is lost: any Redis error is raised, never
+        read as a loss (§7 rev 2)."""
+        now = at_ms if at_ms is not None else now_ms()
+        until = now + int(self.settings.lease_seconds * 1000)
+        ok = await self._renew(
+            keys=[self.keys.run(claim.id), self.keys.leases], args=[claim.token, until, claim.id]
+        )
+        return bool(int(ok))
+
+    # --- outcomes -----------------------------------------------------------------------------
+    async def complete(
+        self, claim: ClaimedRun, result: dict[str, Any], *, at_ms: int | None = None
+    ) -> bool:
+        now = at_ms if at_ms is not None else now_ms()
+        k = self.keys
+        ok = await self._complete(
+            keys=[
+                k.run(claim.id),
+                k.leases,
+                k.counters,
+                k.by_status(RunStatus.PROCESSING.value),
+                k.by_status(RunStatus.COMPLETED.value),
+            ],
+            args=[claim.token, now, orjson.dumps(result), self._status_prefix, claim.id],
+        )
+        return bool(int(ok))
+
+    async def fail(
+        self,
+        claim: ClaimedRun,
+        plan: FailurePlan,
+        *,
+        code: str,
+        reason: str | None,
+        message: str,
+        at_ms: int | None = None,
+    ) -> bool:
+        now = at_ms if at_ms is not None else now_ms()
+        entry = ErrorLogEntry(
+            attempt=claim.attempts,
+            failed_at=datetime.fromtimestamp(now / 1000, tz=UTC),
+            code=code,
+            reason=reason,
+            message=message[: self.settings.error_message_max_chars],
+            kind="retired" if plan.retire else "failure",
+        )
+        k = self.keys
+        ok = await self._fail(
+            keys=[
+                k.run(claim.id),
+                k.run_errors(claim.id),
+                k.leases,
+                k.retry,
+                k.retired,
+                k.counters,
+                k.by_status(RunStatus.PROCESSING.value),
+                k.by_status(RunStatus.FAILED.value),
+                *k.retired_summary,
+            ],
+            args=[
+                claim.token,
+                now,
+                entry.model_dump_json(),
+                "" if plan.next_attempt_at_ms is None else plan.next_attempt_at_ms,
+                self.settings.error_log_max_entries,
+                self._status_prefix,
+                reason or "not_retryable",
+                claim.id,
+                code,
+                reason or "",
+            ],
+        )
+        return bool(int(ok))
+
+    async def release(self, claim: ClaimedRun, *, reason: str, at_ms: int | None = None) -> bool:
+        """Back to queued, attempt refunded, lease cleared, ``releases`` + 1, counted in its hour."""
+        now = at_ms if at_ms is not None else now_ms()
+        k = self.keys
+        ok = await self._release(
+            keys=[
+                k.run(claim.id),
+                k.leases,
+                k.queued,
+                k.counters,
+                k.retry,
+                k.runs_hourly,
+                *(k.by_status(s.value) for s in (RunStatus.PROCESSING, RunStatus.FAILED)),
+                k.by_status(RunStatus.QUEUED.value),
+            ],
+            args=[claim.token, now, reason, self._status_prefix, claim.id, HOURLY_KEEP_HOURS],
+        )
+        return bool(int(ok))
+
+    async def prune_finished(self, *, at_ms: int | None = None, batch: int = 1000) -> int:
+        """Delete completed/skipped runs older than the retention (in batches); returns how many."""
+        return await self._pruner.finished(at_ms=at_ms, batch=batch)
+
+    async def prune(self, *, at_ms: int | None = None, batch: int = 1000) -> PruneResult:
+        """Every bound of the queue store at once (README "Bounded growth")."""
+        return await self._pruner.all(at_ms=at_ms, batch=batch)
+
+    async def unpark_older_versions(self, *, batch: int = 1000) -> int:
+        """Runs parked for a version older than ours go back to the queue (to be skipped)."""
+        return await self._pruner.unpark_older_versions(batch=batch)
+
+    # --- reads --------------------------------------------------------------------------------
+    async def has_claimable(self, *, at_ms: int | None = None) -> int:
+        """0 = nothing to claim; 1 = queued or due retries; 2 = only expired leases."""
+        now = at_ms if at_ms is not None else now_ms()
+        k = self.keys
+        return int(
+            await self._has_claimable(
+                keys=[k.queued, k.retry, k.leases, k.parked(self.settings.prompt_version)],
+                args=[now],
+            )
+        )
+
+    async def replay_batch(
+        self, scope: str, items: Sequence[tuple[str, int, str]], *, now_ms: int
+    ) -> set[str]:
+        """Give runs a fresh set of attempts (``memory-worker replay``), one script call.
+
+        ``items`` are (run id, claimable at ms, replay error-log entry JSON); each
+        run is re-checked against ``scope`` (retired, failed or skipped) inside the
+        script. Answers the ids replayed (the others changed since the selection).
+        """
+        k = self.keys
+        keys = [
+            k.retired,
+            k.retry,
+            k.by_status(RunStatus.FAILED.value),
+            k.counters,
+            k.by_status(RunStatus.SKIPPED.value),
+            *k.retired_summary,
+        ]
+        args: list[str | int] = [now_ms, scope, self.settings.error_log_max_entries]
+        for run_id, available_at_ms, entry in items:
+            keys += [k.run(run_id), k.run_errors(run_id)]
+            args += [run_id, available_at_ms, entry]
+        return {as_text(x) for x in await self._replay(keys=keys, args=args)}
+
+    async def get(self, run_id: str) -> Run:
+        runs = await self.get_many([run_id])
+        if not runs:
+            raise RunNotFound(run_id)
+        return runs[0]
+
+    async def get_many(self, run_ids: Sequence[str]) -> list[Run]:
+        if not run_ids:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for rid in run_ids:
+                pipe.hgetall(self.keys.run(rid))
+                pipe.lrange(self.keys.run_errors(rid), 0, -1)
+            raw = await pipe.execute()
+        runs: list[Run] = []
+        for i in range(0, len(raw), 2):
+            h = {as_text(key): as_text(val) for key, val in raw[i].items()}
+            if h:
+                runs.append(self._run_from_hash(h, raw[i + 1]))
+        return runs
+
+    async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[Run]:
+        """Most recently updated first (or created, without a status filter)."""
+        key = self.keys.by_status(status.value) if status else self.keys.all_runs
+        ids = await self.redis.zrevrange(key, 0, max(limit, 1) - 1)
+        return await self.get_many([as_text(i) for i in ids])
+
+    async def counts(self) -> dict[str, int]:
+        """Runs per status (plus ``retired``), from the indexes."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for status in RunStatus:
+                pipe.zcard(self.keys.by_status(status.value))
+            pipe.zcard(self.keys.retired)
+            values = await pipe.execute()
+        out = {status.value: int(v) for status, v in zip(RunStatus, values, strict=False)}
+        out["retired"] = int(values[-1])
+        return out
+
+    def _run_from_hash(self, h: dict[str, str], errors: list[bytes]) -> Run:
+        request_cursor = orjson.loads(h["cursor"]) if h.get("cursor") else None
+        return Run(
+            id=h["id"],
+            status=RunStatus(h["status"]),
+            retired=h.get("retired") == "1",
+            attempts=int(h.get("attempts") or 0),
+            max_attempts=self.settings.max_attempts,
+            releases=int(h.get("releases") or 0),
+            error_log=[ErrorLogEntry.model_validate_json(e) for e in errors],
+            chat_id=int(h["chat_id"]),
+            thread_id=int(h["thread_id"]),
+            range_start=datetime.fromisoformat(h["range_start"]),
+            range_end=datetime.fromisoformat(h["range_end"]),
+            prompt_version=h["prompt_version"] or None,
+            cursor=Cursor.model_validate(request_cursor) if request_cursor else None,
+            message_count=int(h.get("message_count") or 0),
+            created_at=ms_to_dt(h["created_at"]) or datetime.now(UTC),
+            updated_at=ms_to_dt(h["updated_at"]) or datetime.now(UTC),
+            next_attempt_at=ms_to_dt(h.get("next_attempt_at")),
+            lease_owner=h.get("lease_owner") or None,
+            leased_until=ms_to_dt(h.get("leased_until")),
+            result=orjson.loads(h["result"]) if h.get("result") else None,
+        )
+
+
+def _check_owner(owner: str) -> None:
+    """Worker ids share ``workers:runs`` with the store's pulse (``lua/pulse.lua``)."""
+    if owner.startswith(PULSE_FIELD_PREFIX):
+        raise ValueError(f"a worker id cannot start with {PULSE_FIELD_PREFIX!r}: {owner!r}")
+
+
+def _pairs(raw: list[Any]) -> dict[str, str]:
+    return {as_text(raw[i]): as_text(raw[i + 1]) for i in range(0, len(raw), 2)}
+
+
+class LaneHeads(NamedTuple):
+    """Ids at the head of the claim lanes: expired leases (the claim may retire one, so its
+    error log is declared too), and due retries, queued runs and the last claimed run."""
+
+    leases: list[str]
+    others: list[str]
+
+
+def _claimed(fields: list[Any], token: str, owner: str) -> ClaimedRun | None:
+    """The claim script's run fields as the claimed run (None: no run)."""
+    if not fields:
+        return None
+    h = _pairs(fields)
+    return ClaimedRun(
+        id=h["id"],
+        token=token,
+        owner=owner,
+        attempts=int(h["attempts"]),
+        releases=int(h.get("releases") or 0),
+        request=_request_from_hash(h),
+        forget_epoch=int(h.get("forget_epoch") or 0),
+    )
+
+
+def _request_from_hash(h: dict[str, str]) -> RunRequest:
+    cursor = Cursor.model_validate_json(h["cursor"]) if h.get("cursor") else None
+    return RunRequest(
+        chat_id=int(h["chat_id"]),
+        thread_id=int(h["thread_id"]),
+        range_start=datetime.fromisoformat(h["range_start"]),
+        range_end=datetime.fromisoformat(h["range_end"]),
+        prompt_version=h["prompt_version"],
+        cursor=cursor,
+        messages=[Message.model_validate(m) for m in orjson.loads(h["messages"])],
+    )

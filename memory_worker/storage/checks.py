@@ -1,0 +1,190 @@
+"""Is this Redis safe to hold the queue? Start-up checks and health gauges (§2, §11 rev 2).
+
+Two lessons, each checked once when a worker starts and when the bot connects
+(:func:`check_redis`):
+
+- **No eviction.** With ``maxmemory-policy allkeys-lru`` a full Redis silently
+  dropped 79 of 150 enqueued runs. An ``allkeys-*`` policy may evict any key,
+  runs included, so it is refused with :class:`EvictionPolicyError` naming
+  the setting. ``volatile-*`` policies only evict keys with a TTL (our runs
+  have none, but tick results and caches do), so they are a warning; only
+  ``noeviction`` is quiet. Managed Redis often refuses ``CONFIG`` (ACL, or the
+  command renamed away): then the policy is unknown, logged, and we go on.
+- **Scripts allowed.** Every enqueue, claim and completion is a Lua script
+  (``EVALSHA``, falling back to ``SCRIPT LOAD``). A user without them reads as
+  healthy while all work fails, so a trivial script is loaded and run;
+  ``NOPERM`` raises :class:`ScriptPermissionError`. ``/readyz`` runs the same
+  probe (:func:`scripts_allowed`) and reports ``redis_scripts_forbidden``.
+
+:func:`read_health` samples ``INFO`` for the metrics: used memory, maxmemory,
+evicted keys and connected clients (best effort: ``None`` when INFO is refused).
+
+The decisions (:func:`judge_policy`, :func:`parse_health`) are pure; the rest is a
+thin shell over a handful of commands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, cast
+
+import structlog
+from arq.connections import ArqRedis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import NoPermissionError, ResponseError
+
+from llm_client import as_text
+from memory_worker.errors import EvictionPolicyError, ScriptPermissionError
+from memory_worker.storage.connections import awaited
+
+if TYPE_CHECKING:
+    from memory_worker.storage.connections import CardsRedis
+
+log = structlog.get_logger(__name__)
+
+#: The smallest script there is: loading and running it proves the user may run ours.
+PROBE_SCRIPT = "return 1"
+
+
+class PolicyVerdict(StrEnum):
+    SAFE = "safe"  # noeviction: a full Redis refuses writes, nothing stored is lost
+    WARN = "warn"  # volatile-* (keys with a TTL may go) or a policy we do not know
+    REFUSE = "refuse"  # allkeys-*: any key, runs included, may be evicted
+
+
+def judge_policy(policy: str) -> PolicyVerdict:
+    """What a ``maxmemory-policy`` value means for the queue."""
+    value = policy.strip().lower()
+    if value == "noeviction":
+        return PolicyVerdict.SAFE
+    if value.startswith("allkeys-"):
+        return PolicyVerdict.REFUSE
+    return PolicyVerdict.WARN
+
+
+@dataclass(frozen=True, slots=True)
+class RedisHealth:
+    """The server's memory and connection figures (``INFO``), for the metrics."""
+
+    used_memory_bytes: int
+    maxmemory_bytes: int  # 0 = no limit
+    evicted_keys: int
+    connected_clients: int
+
+
+def parse_health(info: Mapping[str, Any]) -> RedisHealth:
+    """Health figures from a parsed ``INFO`` reply (missing fields read as 0)."""
+
+    def number(name: str) -> int:
+        try:
+            return int(info.get(name, 0))
+        except (TypeError, ValueError):
+            return 0
+
+    return RedisHealth(
+        used_memory_bytes=number("used_memory"),
+        maxmemory_bytes=number("maxmemory"),
+        evicted_keys=number("evicted_keys"),
+        connected_clients=number("connected_clients"),
+    )
+
+
+# --- the shell -------------------------------------------------------------------------------
+
+
+async def read_policy(redis: ArqRedis) -> str | None:
+    """``maxmemory-policy``, or None when the server will not say (CONFIG refused)."""
+    try:
+        reply = await awaited(redis.config_get("maxmemory-policy"))
+    except ResponseError as exc:  # NOPERM, or CONFIG renamed away on managed Redis
+        log.warning("redis_policy_unknown", error=type(exc).__name__)
+        return None
+    value = reply.get("maxmemory-policy") if isinstance(reply, Mapping) else None
+    if value is None:
+        return None
+    return as_text(value)
+
+
+async def scripts_allowed(redis: ArqRedis) -> bool:
+    """Whether this user may load and run Lua scripts (other Redis errors propagate)."""
+    try:
+        await _probe_scripts(redis)
+    except ScriptPermissionError:
+        return False
+    return True
+
+
+async def _probe_scripts(redis: ArqRedis) -> None:
+    command = "SCRIPT LOAD"
+    try:
+        sha = await awaited(redis.script_load(PROBE_SCRIPT))
+        command = "EVALSHA"
+        await awaited(redis.evalsha(sha, 0))
+    except NoPermissionError:
+        raise ScriptPermissionError(command) from None
+
+
+async def check_redis(redis: ArqRedis, *, role: str) -> str | None:
+    """Refuse an evicting Redis or a user without scripts; warn on a risky policy.
+
+    Returns the policy (None when unknown). ``role`` (``worker``, ``bot``) only
+    labels the log line.
+    """
+    policy = await read_policy(redis)
+    if policy is not None:
+        verdict = judge_policy(policy)
+        if verdict is PolicyVerdict.REFUSE:
+            raise EvictionPolicyError(policy)  # the caller reports it (the CLI: one line)
+        if verdict is PolicyVerdict.WARN:
+            log.warning(
+                "redis_policy_not_noeviction",
+                policy=policy,
+                role=role,
+                hint="set maxmemory-policy noeviction",
+            )
+    await _probe_scripts(redis)
+    return policy
+
+
+async def check_cards_redis(client: CardsRedis, queue: CardsRedis) -> None:
+    """:func:`check_redis` for the card store when it is not the queue's server.
+
+    On a cluster every master is asked (a card on any of them may be evicted) and the
+    scripts probe runs there too (``SCRIPT LOAD`` goes to every master).
+    """
+    if client is queue:
+        return
+    if not isinstance(client, RedisCluster):
+        await check_redis(cast(ArqRedis, client), role="cards")
+        return
+    await client.initialize()
+    for node in client.get_primaries():
+        try:
+            reply = await client.config_get("maxmemory-policy", target_nodes=node)
+        except ResponseError as exc:
+            log.warning("redis_policy_unknown", error=type(exc).__name__, node=node.name)
+            continue
+        value = reply.get("maxmemory-policy") if isinstance(reply, Mapping) else None
+        policy = as_text(value) if value is not None else None
+        if policy is None:
+            continue
+        verdict = judge_policy(policy)
+        if verdict is PolicyVerdict.REFUSE:
+            raise EvictionPolicyError(policy)
+        if verdict is PolicyVerdict.WARN:
+            log.warning("redis_policy_not_noeviction", policy=policy, role="cards", node=node.name)
+    await _probe_scripts(cast(ArqRedis, client))
+
+
+async def read_health(redis: ArqRedis) -> RedisHealth | None:
+    """The health figures, or None when ``INFO`` is refused (ACL) or answers garbage."""
+    try:
+        info = await awaited(redis.info())
+    except ResponseError as exc:
+        log.warning("redis_info_refused", error=type(exc).__name__)
+        return None
+    if not isinstance(info, Mapping):
+        return None
+    return parse_health(info)

@@ -1,0 +1,11 @@
+"""The arq wing: every place memory-worker overrides or drives arq.
+
+- :mod:`~memory_worker.worker.main`: the job functions (tick, safety net, maintenance),
+  ``WorkerSettings`` (``arq memory_worker.worker.main.WorkerSettings``), the
+  :class:`MemoryWorker` poll loop, graceful shutdown and Redis reconnects.
+- :mod:`~memory_worker.worker.jobcodec`: arq job payloads as JSON, never pickle.
+- :mod:`~memory_worker.worker.prelude`: a tick's job start without ``MULTI``/``EXEC``;
+  its script is ``lua/job_start.lua``.
+- :mod:`~memory_worker.worker.fleet`: worker processes on demand (``python -m
+  memory_worker run`` with settings in the environment), for the demo, tests and benches.
+"""
