@@ -11,7 +11,7 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   ``UnknownStatus``), ``LocalEngineError``, ``RequestError``, ``RoutingError``
   (``RouteUnavailable``, ``NoCandidates``, ``AllCircuitsOpen``, ``Exhausted``,
   ``DeadlineExceeded``, ``CapacityWaitTimeout``), and ``RoutesError`` (a bad routes file).
-- **Classifier**: ``retryable_reason(error) -> FailureReason | None``, ``FailureReason``.
+- **Classifier**: ``retryable_reason`` (``error -> FailureReason | None``), ``FailureReason``.
 - **Transports**: ``DiscoveryClient``, ``OpenAICompatClient``, ``LocalEmbedClient``; what
   they answer (``ChatResult``, ``EmbedResult``, ``UpstreamResponse``) and their settings
   (``ClientConfig``); ``ClientFactory``/``TransportFactory`` (route targets → clients);

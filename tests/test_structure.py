@@ -10,6 +10,7 @@ counted as edges, as import-linter does not.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 
@@ -161,3 +162,49 @@ def test_the_readme_module_map_names_every_module_and_package() -> None:
             if f"`{name}`" not in section:
                 missing.append(f"{package}/{name}")
     assert not missing, f"modules not in the README's module map: {missing}"
+
+
+def deep_llm_client_imports() -> list[str]:
+    """``memory_worker`` imports of anything behind ``llm_client``'s face (file:line name)."""
+    found: list[str] = []
+    for path in sorted((ROOT / "memory_worker").rglob("*.py")):
+        for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                if name.startswith("llm_client."):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}")
+    return found
+
+
+def test_memory_worker_imports_llm_client_only_through_its_face() -> None:
+    """``from llm_client import X`` only: the modules behind the face are private."""
+    assert deep_llm_client_imports() == []
+
+
+def test_the_face_exports_what_its_docstring_lists() -> None:
+    import llm_client
+
+    doc = llm_client.__doc__ or ""
+    assert sorted(n for n in llm_client.__all__ if f"``{n}``" not in doc) == []
+    assert all(hasattr(llm_client, n) for n in llm_client.__all__)
+
+
+def test_every_subpackage_docstring_names_its_modules() -> None:
+    """A concept folder's ``__init__`` docstring says what each of its modules holds."""
+    missing: list[str] = []
+    for package in PACKAGES:
+        for init in sorted((ROOT / package).rglob("__init__.py")):
+            if init.parent == ROOT / package:
+                continue
+            doc = ast.get_docstring(parse(init.read_text(encoding="utf-8"))) or ""
+            for module in sorted(init.parent.glob("*.py")):
+                stem = module.stem
+                if stem.startswith("__"):
+                    continue
+                if not re.search(rf"[`.]{stem}(\.py)?`", doc):
+                    missing.append(module.relative_to(ROOT).as_posix())
+    assert missing == []

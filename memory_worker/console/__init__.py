@@ -2,7 +2,8 @@
 
 ``data`` gathers what each page shows (bounded reads of the store's indexes;
 the runs pages in ``runs_data``, the memory page in ``memory_data``),
-``app`` serves it (routes, CSRF, token-gated actions, security headers), and
+``app`` serves it (routes, CSRF, token-gated actions, security headers; the forget
+action's preview and apply in ``forget_action``), and
 ``templates/`` + ``static/`` render it with no build step and no JavaScript.
 """
 

@@ -19,6 +19,10 @@
 
 ``--fast`` compresses every interval so CI runs the whole story in seconds.
 The checks are a pure function of the measured facts (:func:`story_checks`).
+
+Modules: ``story`` (timings, sample chats and the checks, as plain data), ``stage``
+(the loopback admin inbox, in-process workers, storage, polling), ``acts`` (the acts,
+narrated); this module runs them in order.
 """
 
 from __future__ import annotations

@@ -10,6 +10,11 @@ failure a GPU farm produces can be injected per service.
 
     async with FarmSimulator() as sim:
         sim.set_fault("*", Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR"))
+
+Modules: ``server`` (the HTTP server and its routes), ``jobs`` (a job's life and the
+envelopes that report it), ``faults`` (what can go wrong, and for how long),
+``backends`` (the OpenAI-style chat and embedder behind the farm), ``extractor`` (the
+rule-based extractor), ``embedder`` (the real e5 model or a hashed stand-in).
 """
 
 from memory_worker.farmsim.faults import Fault, FaultKind
