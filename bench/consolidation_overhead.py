@@ -143,7 +143,7 @@ async def ours(settings: Settings, redis: ArqRedis, n: int) -> tuple[float, floa
         return pipeline
 
     worker = create_worker(
-        settings, redis, pipeline_factory=factory, burst=True, handle_signals=False
+        settings, redis, runner_factory=factory, burst=True, handle_signals=False
     )
     worker.cron_jobs = []  # burst mode: only ticks
     await redis.delete(worker.queue_name)

@@ -15,8 +15,7 @@ from memory_worker.errors import (
 from memory_worker.models import Message, Run, RunRequest, RunStatus
 from memory_worker.privacy.forget import ForgetResult
 from memory_worker.runs import EnqueueResult, EnqueueStatus
-
-__version__ = "0.1.0"
+from memory_worker.version import __version__
 
 __all__ = [
     "EnqueueResult",
@@ -33,4 +32,5 @@ __all__ = [
     "RunRequest",
     "RunStatus",
     "VectorSpaceMismatch",
+    "__version__",
 ]

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from llm_client import Walker
     from memory_worker.cards import Card, CardStore, VectorSpace
     from memory_worker.privacy.forget import ForgetResult
+    from memory_worker.wiring import Routing
 
 
 class MemoryQueue:
@@ -208,6 +209,7 @@ class MemoryQueue:
     # --- recall by text (§16) ---------------------------------------------------------------
     #: The routed walker recall() embeds queries with (built on first use; tests may set it).
     recall_walker: Walker | None = None
+    _recall_routing: Routing | None = None
 
     async def recall(
         self,
@@ -292,39 +294,21 @@ class MemoryQueue:
         return routed.value.embeddings[0], model
 
     def _recall_walker(self) -> Walker:
-        """The routed walker of the embedding route (the worker's breakers and event log)."""
-        from llm_client import (
-            EMBEDDING,
-            BreakerStore,
-            ClientFactory,
-            RedisEventLog,
-            Walker,
-            WalkerConfig,
-            load_routes,
-        )
+        """The routed walker of the embedding route: the worker's walker, built by the one
+        factory (:func:`memory_worker.wiring.build_routing`) from the same settings."""
+        from memory_worker.wiring import build_routing
 
         if self.recall_walker is None:
-            settings = self.settings
-            routes = load_routes(
-                settings.routes_file, settings.route_defaults(), require_secrets=False
-            )
-            self.recall_walker = Walker(
-                routes,
-                BreakerStore(self.redis, self.keys, settings.breaker_config()),
-                RedisEventLog(self.redis, self.keys, maxlen=settings.routing_events_maxlen),
-                ClientFactory(
-                    settings.client_config(),
-                    embed_config=settings.client_config(workflow=EMBEDDING),
-                    local_concurrency=settings.local_embed_concurrency,
-                    local_threads=settings.local_embed_threads,
-                ),
-                WalkerConfig(probe_interval_seconds=settings.consolidation_backend_retry_interval),
-            )
+            self._recall_routing = build_routing(self.settings, self.redis, require_secrets=False)
+            self.recall_walker = self._recall_routing.walker
         return self.recall_walker
 
     async def _close_recall(self) -> None:
         from llm_client import ClientFactory
 
+        routing, self._recall_routing = self._recall_routing, None
         walker, self.recall_walker = self.recall_walker, None
-        if walker is not None and isinstance(walker.transports, ClientFactory):
+        if routing is not None:
+            await routing.aclose()
+        elif walker is not None and isinstance(walker.transports, ClientFactory):
             await walker.transports.aclose()

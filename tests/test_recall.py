@@ -7,14 +7,17 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
+from redis.asyncio import Redis
 
-from llm_client._errors import RouteUnavailable
+from llm_client._errors import AllCircuitsOpen, BackendUnavailable, RouteUnavailable
 from llm_client._routing.routes import RouteTarget
 from llm_client._transport.base import ClientConfig, EmbedTransport
 from llm_client._transport.local_embed import LocalEmbedClient
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import RunWrites, Scope
 from memory_worker.errors import VectorSpaceMismatch
+from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.settings import Settings
 from tests.support.cards import T0, new
 from tests.support.routes import farm_target, local_target, route, write_routes
@@ -171,3 +174,39 @@ async def test_recall_without_a_target_of_the_chats_model_spends_no_call(
     queue.recall_walker.transports = None  # any embedding attempt would fail loudly
     with pytest.raises(VectorSpaceMismatch):
         await queue.recall(CHAT, "What does Alice drink?")
+
+
+async def test_recall_reports_its_farm_calls_like_a_worker(
+    settings: Settings, tmp_path: Path, sim: FarmSimulator, redis: Redis
+) -> None:
+    """The bot's walker is the worker's: a recall that meets a farm outage counts its attempt
+    in the fleet's attempt metrics, charges the shared breaker, and queues the admin page in
+    the fleet-wide outbox (the bot never delivers it: the workers' reporters do)."""
+    from memory_worker.keys import Keys
+    from memory_worker.paging.reports import pending_pages
+    from memory_worker.storage.connections import awaited
+
+    sim.set_fault("*", Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="dns"))
+    routes = write_routes(tmp_path, embedding=route(farm_target("embedder", E5, endpoint="encode")))
+    farm = settings.model_copy(
+        update={
+            "routes_file": routes,
+            "discovery_base_url": sim.base_url,
+            "embedding_dimension": 384,
+            "breaker_failure_threshold": 1,
+            "admin_webhook_url": SecretStr("http://127.0.0.1:9/hook"),  # pages are queued
+        }
+    )
+    keys = Keys(farm.key_prefix)
+    async with await MemoryQueue.connect(settings=farm) as q:
+        await remember(q, FACTS)
+        with pytest.raises(BackendUnavailable):
+            await q.recall(CHAT, "What does Alice drink?")
+        with pytest.raises(BackendUnavailable):  # open now: the route's one fail-open probe
+            await q.recall(CHAT, "What does Alice drink?")
+        with pytest.raises(AllCircuitsOpen):  # and no second probe inside the interval
+            await q.recall(CHAT, "What does Alice drink?")
+    fields = await awaited(redis.hgetall(keys.routing_attempts))
+    attempts = {k.decode(): int(v) for k, v in fields.items()}
+    assert sum(n for field, n in attempts.items() if "failure" in field) == 2
+    assert await pending_pages(redis, keys) >= 1  # circuit_open_exhaustion, queued not sent

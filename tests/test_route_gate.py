@@ -23,13 +23,14 @@ from llm_client._errors import BackendUnavailable
 from llm_client._routing.events import EventType, RoutingEvent
 from memory_worker.models import RunStatus
 from memory_worker.ops.metrics import fleet_breakers, route_target_ids
+from memory_worker.pipeline.gate import WalkerGate
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.ticks import TickOutcome
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
-from memory_worker.wiring import WalkerGate, build_tick_runner
+from memory_worker.wiring import build_tick_runner
 from tests.support.clock import ManualClock
 from tests.support.factories import make_request
 from tests.support.harness import free_port

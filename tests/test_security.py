@@ -65,7 +65,7 @@ async def test_pickled_job_injected_into_the_queue_is_refused_not_run(
 
     fast = settings.model_copy(update={"poll_delay_seconds": 0.02})
     worker = create_worker(
-        fast, client_from_url(redis_url), pipeline_factory=factory, handle_signals=False
+        fast, client_from_url(redis_url), runner_factory=factory, handle_signals=False
     )
     task = asyncio.create_task(worker.async_run())
     try:

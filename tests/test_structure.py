@@ -169,14 +169,17 @@ def deep_llm_client_imports() -> list[str]:
     found: list[str] = []
     for path in sorted((ROOT / "memory_worker").rglob("*.py")):
         for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
-            names: list[str] = []
             if isinstance(node, ast.ImportFrom) and node.level == 0:
                 names = [node.module or ""]
             elif isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
-            for name in names:
-                if name.startswith("llm_client."):
-                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}")
+            else:
+                continue
+            found += [
+                f"{path.relative_to(ROOT)}:{node.lineno} {name}"
+                for name in names
+                if name.startswith("llm_client.")
+            ]
     return found
 
 

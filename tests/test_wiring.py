@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from memory_worker.pipeline.gate import WalkerGate
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
-from memory_worker.wiring import WalkerGate, build_tick_runner
+from memory_worker.wiring import build_tick_runner
 from tests.support.factories import make_request
 
 
@@ -48,5 +49,54 @@ async def test_the_route_gate_fails_open_on_a_store_fault(settings: Settings, re
         assert not await gate.blocked()
         assert gate.walker.bookkeeping_failures["route_gate"] == 1
     finally:
+        for close in pipeline.closers:
+            await close()
+
+
+#: Every breaker and walker setting, each moved off its default (§5, §6).
+ROUTING_SETTINGS: dict[str, float | int] = {
+    "breaker_failure_threshold": 7,
+    "breaker_rate_min_calls": 11,
+    "breaker_rate_window_seconds": 45.0,
+    "breaker_rate_threshold": 0.6,
+    "breaker_cooldown_seconds": 12.0,
+    "breaker_cooldown_max_seconds": 90.0,
+    "breaker_timeout_min_slice_seconds": 8.0,
+    "breaker_permit_lease_seconds": 9.0,
+    "consolidation_backend_retry_interval": 6.0,
+}
+
+
+def test_every_routing_setting_is_a_field_the_test_moves() -> None:
+    """A new ``breaker_*`` setting must join :data:`ROUTING_SETTINGS` (and the check below)."""
+    fields = {name for name in Settings.model_fields if name.startswith("breaker_")}
+    assert fields <= set(ROUTING_SETTINGS)
+
+
+async def test_the_bot_and_the_worker_get_the_same_walker(settings: Settings, redis: Any) -> None:
+    """One factory: the bot's recall walker and the worker's honour every breaker and permit
+    setting alike (the bot's once ignored the permit lease)."""
+    from memory_worker.api import MemoryQueue
+    from memory_worker.storage.connections import RedisHandle
+
+    custom = settings.model_copy(update=ROUTING_SETTINGS)
+    pipeline = await build_tick_runner(custom, redis)
+    queue = MemoryQueue(RedisHandle(redis, custom.redis_url or ""), custom)
+    try:
+        assert isinstance(pipeline.gate, WalkerGate)
+        worker, bot = pipeline.gate.walker, queue._recall_walker()
+        for walker in (worker, bot):
+            config, breakers = walker.config, walker.breakers.config
+            assert config.permit_lease_seconds == 9.0
+            assert config.probe_interval_seconds == 6.0
+            assert (breakers.failure_threshold, breakers.rate_min_calls) == (7, 11)
+            assert (breakers.rate_window_seconds, breakers.rate_threshold) == (45.0, 0.6)
+            assert (breakers.cooldown_seconds, breakers.cooldown_max_seconds) == (12.0, 90.0)
+            assert breakers.timeout_min_slice_seconds == 8.0
+        assert worker.config == bot.config
+        assert worker.breakers.config == bot.breakers.config
+        assert worker.routes == bot.routes
+    finally:
+        await queue.close()
         for close in pipeline.closers:
             await close()

@@ -103,7 +103,7 @@ async def workers(
 
     clients = [client_from_url(redis_url) for _ in range(n)]
     started = [
-        create_worker(settings, c, pipeline_factory=factory, handle_signals=False) for c in clients
+        create_worker(settings, c, runner_factory=factory, handle_signals=False) for c in clients
     ]
     tasks = [asyncio.create_task(w.async_run()) for w in started]
     try:

@@ -8,7 +8,7 @@
 - :func:`bound_growth` — every retention bound of the README's "Bounded
   growth" section: finished runs, natural keys, retired runs' messages, the
   worker registry (``RunStore.prune``) and each chat's applied-run record; and,
-  once, the backfill of the per-chat run index (``run_store/chat_index.py``).
+  once, the backfill of the per-chat run index (``runs/chat_index.py``).
 - :func:`merge_pass` — per subject group (same scope, same normalised
   subject, at least ``merge_min_cards`` cards not reviewed within
   ``merge_cooldown_hours``) the merge model (workflow ``memory_merge``)
@@ -18,6 +18,9 @@
   well (deferred to the cooldown, not retried every tick). A farm outage
   stops the pass without stamping anything: the groups are not at fault and
   the next tick tries again — one call per tick, whatever the backlog.
+
+- :class:`Maintenance` — the cron job that runs the above (and the re-embedding pass,
+  §16), each paced fleet-wide by a Redis lock.
 
 Decisions (grouping, answer validation) are pure functions; the writes go
 through the store's atomic fold script, which skips cards that stopped
@@ -31,17 +34,21 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import structlog
+from arq.connections import ArqRedis
 
-from llm_client import MEMORY_MERGE, DeadlineExceeded, LLMError
+from llm_client import EMBEDDING, MEMORY_MERGE, DeadlineExceeded, LLMError
 from memory_worker.cards import Card, CardStatus, CardStore, FoldGroup, dedup_hash, normalise, to_ms
+from memory_worker.cards.reembed import Reembedder, reembed_pass, route_target
 from memory_worker.consolidation.extraction import MergeOutput, decode_merge
 from memory_worker.consolidation.model_calls import ChatCall, Embedder, embed_texts
 from memory_worker.consolidation.prompt import build_merge_request, merge_payload
+from memory_worker.consolidation.routed import RoutedModels
 from memory_worker.consolidation.validation import Limits
-from memory_worker.deadlines import time_left
+from memory_worker.deadlines import deadline_after, time_left
+from memory_worker.keys import Keys
 from memory_worker.privacy.masking import contains_secret
 from memory_worker.runs import PruneResult, RunStore
 from memory_worker.runs.chat_index import ChatIndex
@@ -439,3 +446,75 @@ async def _embed_rewrites(
             embedding_model=vectors.model,
         )
     return out
+
+
+class Maintenance:
+    """Card expiry, duplicate collapse and the merge pass, paced fleet-wide by Redis locks."""
+
+    def __init__(
+        self,
+        redis: ArqRedis,
+        keys: Keys,
+        cards: CardStore,
+        models: RoutedModels,
+        settings: Settings,
+    ) -> None:
+        self.redis = redis
+        self.keys = keys
+        self.cards = cards
+        self.models = models
+        self.settings = settings
+
+    async def _due(self, job: str, period: float) -> bool:
+        """True for exactly one worker per ``period`` (a SET NX lease)."""
+        return bool(
+            await self.redis.set(
+                self.keys.maintenance_lock(job), "1", nx=True, px=max(int(period * 1000), 1000)
+            )
+        )
+
+    async def __call__(self) -> str:
+        done: list[str] = []
+        now = datetime.now(UTC)
+        s = self.settings
+        if await self._due("expiry", s.maintenance_seconds):
+            expired = await expire_cards(self.cards, now=now)
+            folded = await collapse_duplicates(self.cards, now=now)
+            # issue 9 row 23: every retention bound, not only finished runs
+            pruned = (
+                await bound_growth(RunStore(self.redis, s), self.cards, s, now=now)
+            ).store.runs
+            log.info(
+                "maintenance_expiry", expired=expired, duplicates_folded=folded, runs_pruned=pruned
+            )
+            done.append(f"expired={expired} folded={folded} pruned={pruned}")
+        if await self._due("merge", s.merge_interval_seconds):
+            if await self.models.walker.route_is_open(MEMORY_MERGE):
+                done.append("merge=deferred")
+            else:
+                result = await merge_pass(
+                    self.cards,
+                    self.models.extractor({"job": "merge_pass"}),
+                    embedder=self.models.embedder({"job": "merge_pass"}),
+                    settings=s,
+                    now=now,
+                    deadline=deadline_after(s.route_wall_seconds),
+                )
+                done.append(f"merge={result}")
+        if await self._due("reembed", s.reembed_budget_seconds):
+            done.append(await self._reembed())
+        return "; ".join(done) or "not due"
+
+    async def _reembed(self) -> str:
+        """Model switches (§16): chats whose vectors are not of the embedding route's model."""
+        s = self.settings
+        target = route_target(self.models.walker.routes, EMBEDDING, s.embedding_dimension)
+        embedder = self.models.embedder({"job": "reembed"})
+        if target is None or embedder is None:
+            return "reembed=no route"
+        worker = Reembedder(
+            self.cards, embedder, target, s, progress_key=self.keys.reembed_progress
+        )
+        results = await reembed_pass(worker, budget_seconds=s.reembed_budget_seconds)
+        states = Counter(r.state for r in results)
+        return "reembed=" + (",".join(f"{k}:{v}" for k, v in sorted(states.items())) or "none")

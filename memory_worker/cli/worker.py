@@ -46,12 +46,12 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
     workers: list[MemoryWorker] = []
 
     def heartbeat() -> int | None:
-        pipeline = workers[0].ctx.get("pipeline") if workers else None
-        return (pipeline.last_loop_ms or None) if pipeline is not None else None
+        runner = workers[0].ctx.get("runner") if workers else None
+        return (runner.last_loop_ms or None) if runner is not None else None
 
     def tick_age() -> float | None:
-        pipeline = workers[0].ctx.get("pipeline") if workers else None
-        return pipeline.oldest_tick_age() if pipeline is not None else None
+        runner = workers[0].ctx.get("runner") if workers else None
+        return runner.oldest_tick_age() if runner is not None else None
 
     server = HealthServer(
         settings, url, host=host, port=port, worker_heartbeat=heartbeat, worker_tick_age=tick_age

@@ -2,6 +2,8 @@
 
 - :mod:`~memory_worker.consolidation.consolidate`: one run end to end — ``plan_run``
   (pure) and the steps around the farm calls, ending in one atomic card write.
+- :mod:`~memory_worker.consolidation.routed`: the production chat call, embedders and
+  ``RunProcessor``, served by the routed walker.
 - :mod:`~memory_worker.consolidation.context`: the existing cards a run shows the
   extractor, and the farm usage a run counts.
 - :mod:`~memory_worker.consolidation.model_calls`: the chat-call and embedder protocols,

@@ -61,6 +61,7 @@ from memory_worker.errors import LeaseLost
 from memory_worker.privacy.masking import FILTERED, scrub_tokens
 from memory_worker.runs.policy import Decision, Verdict, decide
 from memory_worker.settings import Settings
+from memory_worker.version import __version__
 
 #: Always outage-class, whatever their text says.
 OUTAGE_TYPES: tuple[type[BaseException], ...] = (
@@ -292,8 +293,6 @@ def before_breadcrumb(crumb: dict[str, Any], hint: dict[str, Any]) -> dict[str, 
 
 
 def release() -> str:
-    from memory_worker import __version__
-
     return f"memory-worker@{__version__}"
 
 

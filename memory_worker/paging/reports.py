@@ -31,7 +31,16 @@ from typing import Any, Protocol, TypeVar, cast
 import structlog
 from redis.asyncio import Redis
 
-from llm_client import BreakerStore, BreakerView, RoutesConfig, RoutingEvent, as_text
+from llm_client import (
+    MEMORY_EXTRACTION,
+    BreakerStore,
+    BreakerView,
+    EventType,
+    Fanout,
+    RoutesConfig,
+    RoutingEvent,
+    as_text,
+)
 from memory_worker.paging.notifiers import DeliveryFailed, LogNotifier, Notifier, Page, external
 from memory_worker.paging.policy import (
     ReportConfig,
@@ -421,3 +430,21 @@ async def page_counters(redis: Redis, keys: ReportKeys) -> dict[str, int]:
 async def pending_pages(redis: Redis, keys: ReportKeys) -> int:
     """Pages waiting in the outbox."""
     return int(await redis.zcard(keys.admin_outbox))
+
+
+def retired_reporter(events: Fanout) -> Callable[[list[str], str, str | None], Awaitable[None]]:
+    """The pipeline's hook: runs retired → a ``runs_retired`` event (stream + admin page)."""
+
+    async def on_retired(run_ids: list[str], code: str, reason: str | None) -> None:
+        await events.emit(
+            RoutingEvent(
+                EventType.RUNS_RETIRED,
+                MEMORY_EXTRACTION,
+                reason=reason,
+                error_code=code,
+                counters={"runs": len(run_ids)},
+                context={"run_id": run_ids[0]} if run_ids else {},
+            )
+        )
+
+    return on_retired

@@ -7,7 +7,7 @@ card write refused by an OOM Redis) is never evidence against the work, so the
 run is released with its attempt refunded (§7 rev 2). A processor must finish
 before its ``deadline``; the tick enforces the budget itself and fails a run
 whose processor overruns it as ``task_timeout``.
-The production processor is ``wiring.ConsolidationProcessor``
+The production processor is ``consolidation.routed.ConsolidationProcessor``
 (:mod:`memory_worker.consolidation.consolidate` behind the routed walker); tests plug in
 their own.
 """

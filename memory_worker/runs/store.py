@@ -490,6 +490,11 @@ class RunStore:
         ids = await self.redis.zrevrange(key, 0, max(limit, 1) - 1)
         return await self.get_many([as_text(i) for i in ids])
 
+    async def waiting(self) -> int:
+        """Runs still owed work: queued, processing, and failed with attempts left."""
+        counts = await self.counts()
+        return counts["queued"] + counts["processing"] + counts["failed"] - counts["retired"]
+
     async def counts(self) -> dict[str, int]:
         """Runs per status (plus ``retired``), from the indexes."""
         async with self.redis.pipeline(transaction=False) as pipe:

@@ -60,32 +60,32 @@ ProcessorFactory = Callable[[Settings, ArqRedis], Awaitable["TickRunner"]]
 
 
 async def memory_tick(ctx: dict[str, Any]) -> str:
-    pipeline: TickRunner = ctx["pipeline"]
-    return await pipeline.tick(ctx["job_id"])
+    runner: TickRunner = ctx["runner"]
+    return await runner.tick(ctx["job_id"])
 
 
 async def safety_net(ctx: dict[str, Any]) -> str:
-    pipeline: TickRunner = ctx["pipeline"]
-    return await pipeline.safety_net()
+    runner: TickRunner = ctx["runner"]
+    return await runner.safety_net()
 
 
 async def maintenance(ctx: dict[str, Any]) -> str:
-    pipeline: TickRunner = ctx["pipeline"]
-    if pipeline.maintenance is None or pipeline.stopping:
+    runner: TickRunner = ctx["runner"]
+    if runner.maintenance is None or runner.stopping:
         return "off"
-    return await pipeline.maintenance()
+    return await runner.maintenance()
 
 
 def worker_kwargs(
     settings: Settings,
     *,
-    pipeline_factory: ProcessorFactory = build_tick_runner,
+    runner_factory: ProcessorFactory = build_tick_runner,
 ) -> dict[str, Any]:
     """arq ``Worker`` keyword arguments for these settings."""
     keys = Keys(settings.key_prefix)
     step = settings.safety_net_seconds
 
-    on_startup = partial(_on_startup, settings, pipeline_factory)
+    on_startup = partial(_on_startup, settings, runner_factory)
 
     from arq.worker import func
 
@@ -127,28 +127,28 @@ def worker_kwargs(
 
 
 async def _on_startup(
-    settings: Settings, pipeline_factory: ProcessorFactory, ctx: dict[str, Any]
+    settings: Settings, runner_factory: ProcessorFactory, ctx: dict[str, Any]
 ) -> None:
     """arq's on_startup: checks, the tick runner, its heartbeat and background loops."""
     init_sentry(settings)  # no-op without SENTRY_DSN
     await check_redis(ctx["redis"], role="worker")  # §2 rev 2: no evicting Redis, scripts
-    pipeline = await pipeline_factory(settings, ctx["redis"])
-    ctx["pipeline"] = pipeline
+    runner = await runner_factory(settings, ctx["redis"])
+    ctx["runner"] = runner
     with contextlib.suppress(RedisError):  # heartbeat_forever retries it
-        await pipeline.heartbeat()
-    ctx["heartbeat_task"] = asyncio.create_task(pipeline.heartbeat_forever())
+        await runner.heartbeat()
+    ctx["heartbeat_task"] = asyncio.create_task(runner.heartbeat_forever())
     stop = asyncio.Event()
     ctx["background_stop"] = stop
-    ctx["background_tasks"] = [asyncio.create_task(loop(stop)) for loop in pipeline.background]
-    log.info("worker_started", worker=pipeline.worker_id, concurrency=settings.worker_concurrency)
+    ctx["background_tasks"] = [asyncio.create_task(loop(stop)) for loop in runner.background]
+    log.info("worker_started", worker=runner.worker_id, concurrency=settings.worker_concurrency)
 
 
 async def _on_shutdown(ctx: dict[str, Any]) -> None:
     """arq's on_shutdown: release unsettled runs, stop the loops, deregister, close."""
-    pipeline: TickRunner | None = ctx.get("pipeline")
-    if pipeline is not None and pipeline.unsettled:
+    runner: TickRunner | None = ctx.get("runner")
+    if runner is not None and runner.unsettled:
         # before the heartbeat stops: it lists these runs while their release retries
-        released = await pipeline.release_unsettled()
+        released = await runner.release_unsettled()
         log.info("shutdown_released", runs=released)
     task: asyncio.Task[None] | None = ctx.get("heartbeat_task")
     if task is not None:
@@ -161,12 +161,12 @@ async def _on_shutdown(ctx: dict[str, Any]) -> None:
             _, pending = await asyncio.wait(loops, timeout=5)
             for loop in pending:
                 loop.cancel()
-    if pipeline is not None:
-        await pipeline.deregister()
-        for close in pipeline.closers:
+    if runner is not None:
+        await runner.deregister()
+        for close in runner.closers:
             with contextlib.suppress(Exception):
                 await close()
-        log.info("worker_stopped", worker=pipeline.worker_id)
+        log.info("worker_stopped", worker=runner.worker_id)
 
 
 class MemoryWorker(Worker):
@@ -258,13 +258,13 @@ class MemoryWorker(Worker):
         self._redis_failures = next_failure_count(self._redis_failures, iteration_ok=True)
         if self._orphans:
             await self._finish_orphans()
-        pipeline: TickRunner | None = self.ctx.get("pipeline")
-        if pipeline is not None:
-            pipeline.last_loop_ms = now_ms()
-            if recovered and not pipeline.stopping:
+        runner: TickRunner | None = self.ctx.get("runner")
+        if runner is not None:
+            runner.last_loop_ms = now_ms()
+            if recovered and not runner.stopping:
                 # don't wait for the cron: restart the pipeline now (ticks may be lost)
                 with contextlib.suppress(*_REDIS_DOWN, RedisError):
-                    await pipeline.safety_net()
+                    await runner.safety_net()
 
     async def _poll_once(self) -> None:
         """arq's poll iteration, except that finished tasks' errors are logged, not raised."""
@@ -395,9 +395,9 @@ class MemoryWorker(Worker):
             return False  # e.g. OOM refusing the in-progress key: as arq, not started
         if score is None:
             return False  # running elsewhere, finished, or re-deferred by another worker
-        pipeline: TickRunner | None = self.ctx.get("pipeline")
-        if is_tick and pipeline is not None:
-            pipeline.premarked.add(job_id)
+        runner: TickRunner | None = self.ctx.get("runner")
+        if is_tick and runner is not None:
+            runner.premarked.add(job_id)
         task = self.loop.create_task(self.run_job(job_id, int(float(score))))
         task.add_done_callback(partial(self._job_done, job_id))
         self.tasks[job_id] = task
@@ -481,15 +481,15 @@ class MemoryWorker(Worker):
             await pipe.execute()
 
     def handle_sig(self, signum: signal.Signals) -> None:
-        pipeline: TickRunner | None = self.ctx.get("pipeline")
-        if pipeline is not None:
-            pipeline.stopping = True
+        runner: TickRunner | None = self.ctx.get("runner")
+        if runner is not None:
+            runner.stopping = True
         super().handle_sig(signum)
 
     def handle_sig_wait_for_completion(self, signum: signal.Signals) -> None:
-        pipeline: TickRunner | None = self.ctx.get("pipeline")
-        if pipeline is not None:
-            pipeline.stopping = True
+        runner: TickRunner | None = self.ctx.get("runner")
+        if runner is not None:
+            runner.stopping = True
         log.info("worker_stopping", signal=signal.Signals(signum).name, in_flight=len(self.tasks))
         super().handle_sig_wait_for_completion(signum)
 
@@ -514,7 +514,7 @@ def create_worker(
     settings: Settings,
     redis: ArqRedis,
     *,
-    pipeline_factory: ProcessorFactory = build_tick_runner,
+    runner_factory: ProcessorFactory = build_tick_runner,
     burst: bool = False,
     handle_signals: bool = True,
 ) -> MemoryWorker:
@@ -524,7 +524,7 @@ def create_worker(
         redis_pool=redis,
         burst=burst,
         handle_signals=handle_signals,
-        **worker_kwargs(settings, pipeline_factory=pipeline_factory),
+        **worker_kwargs(settings, runner_factory=runner_factory),
     )
     worker.reconnect_max_seconds = settings.redis_reconnect_max_seconds
     worker.tick_keys = Keys(settings.key_prefix)

@@ -19,13 +19,14 @@ from llm_client._routing.routes import RouteTarget
 from llm_client._transport.base import ChatResult, ChatTransport, EmbedResult, EmbedTransport
 from llm_client._transport.clients import ClientFactory
 from memory_worker.api import MemoryQueue
+from memory_worker.consolidation.routed import ConsolidationProcessor
 from memory_worker.farmsim import Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import RedisHandle, client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
-from memory_worker.wiring import ConsolidationProcessor, build_tick_runner
+from memory_worker.wiring import build_tick_runner
 from tests.faults.context import FaultContext, Scenario, seed_card_vector
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually

@@ -240,7 +240,7 @@ async def row13(ctx: FaultContext) -> None:
         return TickRunner(settings=settings, redis=redis, processor=processor)
 
     client = client_from_url(ctx.redis_url)
-    worker = create_worker(s, client, pipeline_factory=factory, handle_signals=False)
+    worker = create_worker(s, client, runner_factory=factory, handle_signals=False)
     task = asyncio.create_task(worker.async_run())
     try:
 

@@ -1,0 +1,146 @@
+"""Consolidation served by the routed walker: the production chat call, embedders and processor.
+
+:class:`RoutedModels` backs the consolidation's :class:`ChatCall` and
+:class:`Embedder` protocols with the routed walker (breakers, failover, routing
+events) and counts each routed success in the attempt metrics;
+:class:`ConsolidationProcessor` is the production ``RunProcessor`` — a claimed run
+consolidated (:func:`consolidate_run`) through those calls. Tests plug in their own
+calls and processors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from llm_client import EMBEDDING, ChatResult, Walker
+from memory_worker.cards import CardStore
+from memory_worker.consolidation.consolidate import consolidate_run
+from memory_worker.consolidation.model_calls import ChatCall, Embedder, Vectors
+from memory_worker.deadlines import deadline_after
+from memory_worker.ops.metrics import AttemptCounter
+from memory_worker.pipeline.processing import ProcessResult
+from memory_worker.runs import ClaimedRun
+from memory_worker.settings import Settings
+
+
+class RoutedModels:
+    """The consolidation's chat call and embedder, served by the routed walker."""
+
+    def __init__(self, walker: Walker, attempts: AttemptCounter, settings: Settings) -> None:
+        self.walker = walker
+        self.attempts = attempts
+        self.settings = settings
+        self.context: Mapping[str, str] = {}
+
+    async def chat(
+        self,
+        request: Mapping[str, Any],
+        *,
+        workflow: str,
+        idempotency_key: str,
+        timeout: float | None,
+    ) -> ChatResult:
+        routed = await self.walker.chat(
+            workflow,
+            request,
+            deadline=deadline_after(timeout),
+            idempotency_key=idempotency_key,
+            context=self.context,
+        )
+        if not routed.counted:
+            await self._success(routed.target.id)
+        return routed.value
+
+    async def embed(
+        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
+    ) -> list[list[float]]:
+        return await self._embed(texts, idempotency_key=idempotency_key, timeout=timeout)
+
+    async def lookup_embed(
+        self, texts: Sequence[str], *, idempotency_key: str, timeout: float | None
+    ) -> list[list[float]]:
+        """An optional embedding (the related-card lookup): closed targets only, no probe."""
+        return await self._embed(
+            texts, idempotency_key=idempotency_key, timeout=timeout, probes=False
+        )
+
+    async def _embed(
+        self,
+        texts: Sequence[str],
+        *,
+        idempotency_key: str,
+        timeout: float | None,
+        probes: bool = True,
+    ) -> list[list[float]]:
+        # Cards, summaries and the related-card lookup's run text: passages (no task).
+        routed = await self.walker.embed(
+            EMBEDDING,
+            texts,
+            dimension=self.settings.embedding_dimension,
+            deadline=deadline_after(timeout),
+            idempotency_key=idempotency_key,
+            context=self.context,
+            probes=probes,
+        )
+        if not routed.counted:  # the breaker record counted it otherwise
+            await self._success(routed.target.id)
+        # §16: the vectors carry the model that made them (the card store never mixes two)
+        return Vectors(routed.value.embeddings, model=routed.target.model)
+
+    async def _success(self, target: str) -> None:
+        try:  # metrics are bookkeeping: they never fail a run (§7 "Store faults")
+            await self.attempts.record_success(target)
+        except Exception as exc:
+            self.walker.bookkeeping_failed("attempt_counter", exc, target=target)
+
+    @property
+    def has_embedding_route(self) -> bool:
+        return self.walker.routes.get(EMBEDDING) is not None
+
+    def extractor(self, context: Mapping[str, str]) -> ChatCall:
+        scoped = RoutedModels(self.walker, self.attempts, self.settings)
+        scoped.context = context
+        return scoped.chat
+
+    def embedder(self, context: Mapping[str, str]) -> Embedder | None:
+        if not self.has_embedding_route:
+            return None
+        scoped = RoutedModels(self.walker, self.attempts, self.settings)
+        scoped.context = context
+        return scoped.embed
+
+    def lookup_embedder(self, context: Mapping[str, str]) -> Embedder | None:
+        """The related-card lookup's embedder: it never probes an open embedding route, so
+        during an outage the run's extraction call is the one that probes (§6 rev 2)."""
+        if not self.has_embedding_route:
+            return None
+        scoped = RoutedModels(self.walker, self.attempts, self.settings)
+        scoped.context = context
+        return scoped.lookup_embed
+
+
+class ConsolidationProcessor:
+    """A claimed run → consolidated memory (``consolidate_run``) through the walker."""
+
+    def __init__(self, models: RoutedModels, cards: CardStore, settings: Settings) -> None:
+        self.models = models
+        self.cards = cards
+        self.settings = settings
+
+    async def __call__(self, run: ClaimedRun, *, deadline: float) -> ProcessResult:
+        context = {"run_id": run.id, "chat_id": str(run.request.chat_id)}
+        result = await consolidate_run(
+            run.id,
+            run.request,
+            store=self.cards,
+            extractor=self.models.extractor(context),
+            embedder=self.models.embedder(context),
+            lookup_embedder=self.models.lookup_embedder(context),
+            settings=self.settings,
+            deadline=deadline,
+            attempt=run.attempts,
+            forget_epoch=run.forget_epoch,
+        )
+        continuations = [result.continuation] if result.continuation is not None else []
+        return ProcessResult(summary=result.summary(), continuations=continuations)
