@@ -90,7 +90,7 @@ class Keys:
     @property
     def retired_facts(self) -> str:
         """HASH retired run id → ``code\treason\tchat_id\tprompt_version\tattempts``
-        (the replay preview's summary, kept by ``run_store/lua/retired_summary.lua``)."""
+        (the replay preview's summary, kept by ``runs/lua/retired_summary.lua``)."""
         return f"{self.queue_tag}:runs:retired:facts"
 
     @property

@@ -1,4 +1,4 @@
-"""``run_store/lua/forget_messages.lua`` against a Python twin, over random run states.
+"""``runs/lua/forget_messages.lua`` against a Python twin, over random run states.
 
 Runs of one chat are put in random states (queued, parked by an older worker,
 processing, failed with a retry due, retired), a random forget (a user, or the

@@ -246,7 +246,7 @@ def test_the_checker_sees_scripts_of_every_kind() -> None:
         assert any(text in script for script in scripts.values()), name
     for name in ("apply", "fold", "expire", "refresh"):
         assert f"cards/lua/{name}" in scripts
-    for name in ("run_store.store._CLAIM", "reports._DEDUP", "ticks._SCHEDULE"):
+    for name in ("runs.store._CLAIM", "paging.reports._DEDUP", "pipeline.ticks._SCHEDULE"):
         assert f"memory_worker.{name}" in scripts
     assert "llm_client._breaker.store._ACQUIRE" in scripts
     assert len(scripts) >= 30

@@ -17,7 +17,7 @@ keeps the last good one (the scrape still answers 200) and counts
 gauges are absent rather than zero (a zero would read as "all is well").
 
 :class:`MemoryCollector` turns the last sample into metric families; it is
-registered on a private ``CollectorRegistry`` (see ``serve.py``).
+registered on a private ``CollectorRegistry`` (see ``ops/serve.py``).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ arq job functions in :mod:`memory_worker.worker.main` call its ``tick``,
 Store faults (§7 rev 2) — a Redis error is never evidence against the work:
 
 - the lease renewer never cancels work on a Redis error; only a renewal
-  answered "not yours" does (see ``run_store`` for how a claim tells a live
+  answered "not yours" does (see ``runs/store.py`` for how a claim tells a live
   owner that could not renew from a dead one: heartbeats listing held runs,
   and the store's pulse);
 - completion, release and failure writes are retried with backoff

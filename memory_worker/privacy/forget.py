@@ -1,7 +1,7 @@
 """Forgetting (§14), the functional core: what goes when a user or a chat is forgotten.
 
 Pure decisions on plain data, no Redis (the shell is :mod:`memory_worker.privacy.forgetter`,
-the scripts ``cards/lua/forget*.lua`` and ``run_store/lua/forget_messages.lua``).
+the scripts ``cards/lua/forget*.lua`` and ``runs/lua/forget_messages.lua``).
 
 Forgetting **a user in a chat** removes
 

@@ -6,7 +6,7 @@ facts back (no resurrection):
 1. **plan** — the chat's runs (a read-only walk) and its memory (cursor scans);
    a dry run stops here, having written nothing;
 2. **runs** — the messages leave the runs not yet completed, a chunk a script
-   call (``run_store/lua/forget_messages.lua``); for a chat, or a run left
+   call (``runs/lua/forget_messages.lua``); for a chat, or a run left
    without messages, the run is skipped as ``forgotten`` (a run in flight loses
    its lease: its owner's completion and release are refused by the lease token);
 3. **epoch** — the chat's forget epoch is bumped on the queue (every later claim

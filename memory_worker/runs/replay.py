@@ -10,7 +10,7 @@ version and take the claiming worker's):
   ``failed``: replayed runs wait in the ``runs:retry`` bucket (score = when
   they become claimable), so they never count against the queued cap and
   fresh runs keep being accepted — nor do they after a release, until they
-  complete or fail again (the ``uncapped`` mark, see ``run_store.py``);
+  complete or fail again (the ``uncapped`` mark, see ``runs/store.py``);
 - the error log is kept and gains a ``{"kind": "replay"}`` entry;
 - availability can be staggered to a drain rate (``14/min``): the i-th run
   becomes claimable ``i / rate`` after the replay, so a big replay drains

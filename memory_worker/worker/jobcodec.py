@@ -9,7 +9,7 @@ ever unpickled.
 
 Every place that writes or reads arq jobs uses these: the worker
 (``worker_kwargs`` / ``create_worker``, which also covers arq's cron
-enqueues through the worker's pool) and the tick script (``ticks.py``).
+enqueues through the worker's pool) and the tick script (``pipeline/ticks.py``).
 """
 
 from __future__ import annotations
