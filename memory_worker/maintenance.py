@@ -5,8 +5,8 @@
 - :func:`collapse_duplicates` — live cards of one scope with the same
   normalised fact text (but a different subject/predicate/object, so the
   dedup hash let them through) fold into the oldest one.
-- :func:`bound_growth` — every retention bound of the README's "Bounded
-  growth" section: finished runs, natural keys, retired runs' messages, the
+- :func:`bound_growth` — every retention bound of the runbook's "Bounded
+  growth" section (docs/runbook.md): finished runs, natural keys, retired runs' messages, the
   worker registry (``RunStore.prune``) and each chat's applied-run record; and,
   once, the backfill of the per-chat run index (``run_store/chat_index.py``).
 - :func:`merge_pass` — per subject group (same scope, same normalised

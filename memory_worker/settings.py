@@ -1,11 +1,11 @@
 """Every knob of memory-worker, in one pydantic-settings model.
 
-Each constant the spec names is a field here with its default and its
+Each constant the contract (docs/contract.md) names is a field here with its default and its
 environment variable. Fields without an explicit alias read ``MEMORY_<NAME>``;
 the few §13 names without the prefix (``REDIS_URL``, ``DISCOVERY_BASE_URL``,
 ``ADMIN_*``, ``TELEGRAM_API_BASE``, ``SENTRY_DSN``) carry an alias.
 
-The README's configuration table is generated from this model
+The configuration table of docs/configuration.md is generated from this model
 (``memory-worker config --markdown``), so the docs cannot drift from the code.
 """
 

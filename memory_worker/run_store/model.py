@@ -44,7 +44,7 @@ class EnqueueStatus(StrEnum):
 
 @dataclass(slots=True)
 class PruneResult:
-    """What one pruning pass removed (README "Bounded growth")."""
+    """What one pruning pass removed (docs/runbook.md, "Bounded growth")."""
 
     runs: int = 0
     natural_keys: int = 0

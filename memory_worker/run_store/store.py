@@ -421,7 +421,7 @@ class RunStore:
         return await self._pruner.finished(at_ms=at_ms, batch=batch)
 
     async def prune(self, *, at_ms: int | None = None, batch: int = 1000) -> PruneResult:
-        """Every bound of the queue store at once (README "Bounded growth")."""
+        """Every bound of the queue store at once (docs/runbook.md, "Bounded growth")."""
         return await self._pruner.all(at_ms=at_ms, batch=batch)
 
     async def unpark_older_versions(self, *, batch: int = 1000) -> int:
