@@ -48,7 +48,7 @@ RELEASE_ROUTING_ERRORS: tuple[type[LLMError], ...] = (
 
 
 class EmbedderTimeout(LLMError):
-    """An embedding call timed out (§7 rev 2): the embedder is a side service, so the
+    """An embedding call timed out (§7): the embedder is a side service, so the
     run is released (attempt refunded) rather than failed; its extraction is simply
     redone. Raised by the consolidation around every embedding call, chained to the
     walker's error; the run's own deadline (``DeadlineExceeded``) is not one of these."""
@@ -125,7 +125,7 @@ def is_transport_race(error: BaseException) -> bool:
 
 
 def is_store_fault(error: BaseException) -> bool:
-    """A Redis error of any kind: never evidence against the work (§7 rev 2)."""
+    """A Redis error of any kind: never evidence against the work (§7)."""
     return isinstance(error, RedisError | StoreError) or is_transport_race(error)
 
 
@@ -139,7 +139,7 @@ def decide(error: BaseException) -> Decision:
     (:class:`EmbedderTimeout`). Timeouts, protocol/decode errors,
     ``provider_error`` (a walk that ended on a backend crash: HTTP 500),
     deadline errors and generic errors fail the run. A store (Redis) error is
-    never evidence against the work (§7 rev 2 "Store faults"): it releases
+    never evidence against the work (§7 "Store faults"): it releases
     the run as ``store_unavailable`` with its attempt refunded.
     """
     code = error_code(error)

@@ -357,7 +357,7 @@ class Settings(BaseSettings):
     )
     environment: str = Field("production", description="Sentry environment tag.")
 
-    # --- operator console (§15, rev 2) ------------------------------------------------------
+    # --- operator console (§15) -------------------------------------------------------------
     console_token: SecretStr | None = Field(
         None,
         description="Token the console's actions (replay, breaker reset) ask for. "
@@ -400,7 +400,7 @@ class Settings(BaseSettings):
     def client_config(
         self, base_url: str | None = None, *, workflow: str | None = None
     ) -> ClientConfig:
-        """Budgets of the farm clients (§3); per workflow (rev 2): ``embedding`` calls get
+        """Budgets of the farm clients (§3); per workflow: ``embedding`` calls get
         their own, short budgets, every other workflow the general ones."""
         if workflow == EMBEDDING:
             request, task, capacity = (

@@ -147,7 +147,7 @@ class RoutedModels:
 
     def lookup_embedder(self, context: Mapping[str, str]) -> Embedder | None:
         """The related-card lookup's embedder: it never probes an open embedding route, so
-        during an outage the run's extraction call is the one that probes (§6 rev 2)."""
+        during an outage the run's extraction call is the one that probes (§6)."""
         if not self.has_embedding_route:
             return None
         scoped = RoutedModels(self.walker, self.attempts, self.settings)
@@ -305,7 +305,7 @@ class Maintenance:
         if await self._due("expiry", s.maintenance_seconds):
             expired = await expire_cards(self.cards, now=now)
             folded = await collapse_duplicates(self.cards, now=now)
-            # issue 9 row 23: every retention bound, not only finished runs
+            # fault-matrix row 23: every retention bound, not only finished runs
             pruned = (
                 await bound_growth(RunStore(self.redis, s), self.cards, s, now=now)
             ).store.runs
@@ -438,7 +438,7 @@ async def waiting_runs(runs: RunStore) -> int:
 
 async def card_store(settings: Settings, redis: ArqRedis, keys: Keys) -> CardStore:
     """The worker's card store: on ``MEMORY_CARDS_URL`` (a cluster) or the queue's server,
-    checked like the queue's (§2 rev 2: no eviction, scripts allowed), writes replicated to
+    checked like the queue's (§2: no eviction, scripts allowed), writes replicated to
     one replica before a run completes when the card server has replicas."""
     cards_redis = cards_client(settings, redis)
     await check_cards_redis(cards_redis, redis)

@@ -1,4 +1,4 @@
-"""The layout rules of issue 10: no import cycle, small modules, short functions.
+"""The layout rules (docs/development.md): no import cycle, small modules, short functions.
 
 Imports are read with ``ast`` over ``memory_worker`` and ``llm_client``,
 function-local imports included (a cycle hidden inside a function is still a
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("memory_worker", "llm_client")
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 60
-#: The simulator's rule tables are data, not code (the issue's one exception).
+#: The simulator's rule tables are data, not code (the one exception).
 SIZE_EXEMPT = frozenset({"memory_worker/farmsim/extractor.py"})
 
 
