@@ -25,6 +25,7 @@ lint: install
 	$(BIN)/ruff check memory_worker llm_client tests bench
 	$(BIN)/ruff format --check memory_worker llm_client tests bench
 	$(BIN)/mypy
+	$(BIN)/mkdocs build --strict --quiet --site-dir var/site
 
 test: lint
 	$(BIN)/python -m pytest -q

@@ -1,4 +1,4 @@
-"""Chaos soak (issue 9): faults of every kind at random, then heal — no work may be lost.
+"""Chaos soak (docs/reliability.md): faults of every kind at random, then heal — no work may be lost.
 
 Three real worker processes (``python -m memory_worker run``) share a private
 Valkey with AOF; the loopback farm simulator serves two extraction targets

@@ -1,4 +1,4 @@
-"""The forget preview with 100 000 runs, before and after the per-chat run index (issue 14).
+"""The forget preview with 100 000 runs, walking every run against reading the per-chat run index.
 
 ``--runs`` runs are enqueued over 997 chats through the real enqueue script (which
 indexes them by chat). The index keys and the "built" marker are then deleted, as on a

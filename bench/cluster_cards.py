@@ -5,7 +5,7 @@ Starts a private Valkey (``fresh_bench``) and a private 3-master + 3-replica clu
 
 - fills one chat with ``--cards`` cards through ``apply_run`` (200 a run, 512-d);
 - ``similar_cards`` p50, hot (matrix cached) and full fetch (cold process) — the
-  cluster figure as a ratio of the standalone one (issue 11 target ≤ 1.3× hot);
+  cluster figure as a ratio of the standalone one (target ≤ 1.3× hot);
 - ``apply_run`` p50 of a typical run (10 new cards with vectors) — on the cluster
   without and with ``WAIT`` for one replica (``MEMORY_CARDS_WAIT_REPLICAS=1``): the
   WAIT cost;

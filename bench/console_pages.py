@@ -171,7 +171,7 @@ async def main(runs: int, samples: int) -> None:
 
 
 async def replay_baseline(redis: Any, settings: Any, samples: int) -> None:
-    """The replay preview read every retired run before the summary: both, in this run."""
+    """The replay preview from the summary, against reading every retired run (the baseline), in this run."""
     replay = ReplayStore(redis, settings)
     wanted = ReplayFilter(error_code="upstream_error")
     now = int(time.time() * 1000)

@@ -509,7 +509,7 @@ async def evaluate_by_language(
 # --- the benchmark script -------------------------------------------------------------------
 
 
-#: The related-card depth the extraction-context figure is read at (the issue's bar), and
+#: The related-card depth the extraction-context figure is read at (the acceptance bar), and
 #: the production depth (``related_cards``).
 RELATED_K = 5
 

@@ -3,7 +3,7 @@
 Ideal throughput is 16 runs/s (16 slots, 1 s each). Four worker processes ×
 concurrency 4 run the real pipeline (claim → Discovery submit/poll →
 embed → complete → follow-up ticks). Prints completed runs/s in the steady
-state (after the ramp 1 → 16) and overall, as ratios to the ideal (targets: ≥ 0.9 in the first build, ≥ 0.95 steady since issue 11).
+state (after the ramp 1 → 16) and overall, as ratios to the ideal (targets: ≥ 0.9 overall, ≥ 0.95 in the steady state).
 
     python bench/slot_efficiency.py [--runs 480] [--job-seconds 1.0]
 """

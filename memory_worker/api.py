@@ -17,7 +17,7 @@
 Enqueue validates first (``InvalidRunRequest`` lists every problem and
 nothing is stored), applies the caps atomically, and wakes the pipeline
 unless it is already running or deferred for an outage. ``enqueue_many`` is
-all-or-nothing for validation (§7 rev 2): every request is parsed and
+all-or-nothing for validation (§7): every request is parsed and
 size-checked before the first one is stored. (The caps still answer per run:
 ``queue_full`` for the tail of a batch is an answer, not an error.)
 

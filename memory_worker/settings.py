@@ -1,11 +1,11 @@
 """Every knob of memory-worker, in one pydantic-settings model.
 
-Each constant the spec names is a field here with its default and its
+Each constant the contract (docs/contract.md) names is a field here with its default and its
 environment variable. Fields without an explicit alias read ``MEMORY_<NAME>``;
 the few §13 names without the prefix (``REDIS_URL``, ``DISCOVERY_BASE_URL``,
 ``ADMIN_*``, ``TELEGRAM_API_BASE``, ``SENTRY_DSN``) carry an alias.
 
-The README's configuration table is generated from this model
+The configuration table of docs/configuration.md is generated from this model
 (``memory-worker config --markdown``), so the docs cannot drift from the code.
 """
 
@@ -355,7 +355,7 @@ class Settings(BaseSettings):
     )
     environment: str = Field("production", description="Sentry environment tag.")
 
-    # --- operator console (§15, rev 2) ------------------------------------------------------
+    # --- operator console (§15) -------------------------------------------------------------
     console_token: SecretStr | None = Field(
         None,
         description="Token the console's actions (replay, breaker reset) ask for. "
@@ -398,7 +398,7 @@ class Settings(BaseSettings):
     def client_config(
         self, base_url: str | None = None, *, workflow: str | None = None
     ) -> ClientConfig:
-        """Budgets of the farm clients (§3); per workflow (rev 2): ``embedding`` calls get
+        """Budgets of the farm clients (§3); per workflow: ``embedding`` calls get
         their own, short budgets, every other workflow the general ones."""
         if workflow == EMBEDDING:
             request, task, capacity = (

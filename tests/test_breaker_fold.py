@@ -1,4 +1,4 @@
-"""Issue 11 item 6: a routed call's breaker bookkeeping in two round trips, the gate in one.
+"""A routed call's breaker bookkeeping in two round trips, the gate in one.
 
 The folded scripts (``walk.begin``, ``routes.open``, the counting ``breaker.record``) are
 checked against the operations they replace, on random breaker states, and the round

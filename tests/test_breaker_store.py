@@ -238,7 +238,7 @@ async def inner_commands(admin: Any, call: Awaitable[object]) -> Counter[str]:
 
 
 async def test_a_closed_success_costs_evalsha_hmget_seq_and_zadd(admin: Any) -> None:
-    """Issue 11: the hot path (a closed breaker's success) sets no TTL; the first record of a
+    """The hot path (a closed breaker's success) sets no TTL; the first record of a
     hash, every 16th call (lazy prune + window TTL) and one call a window later do."""
     keys = Keys("cost:")
     store = BreakerStore(admin, keys, BreakerConfig(), success_counter=success_counter(keys))
@@ -372,7 +372,7 @@ async def test_lua_store_matches_pure_policy_on_random_sequences(
             if got is not None:
                 permits.append(got)
         elif op < 0.6 and permits:
-            # A holder renews its lease while its call runs (§5 rev 2).
+            # A holder renews its lease while its call runs (§5).
             permit = rng.choice(permits)
             lease = rng.choice([100, 2000, 30_000])
             state, expected_renewed = policy.renew(state, permit.generation, now, lease_ms=lease)

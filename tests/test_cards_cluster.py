@@ -1,4 +1,4 @@
-"""The card store on a Valkey Cluster (SPEC §2 rev 2): MEMORY_CARDS_URL, end to end.
+"""The card store on a Valkey Cluster (§2): MEMORY_CARDS_URL, end to end.
 
 The queue stays on ``REDIS_URL``; with ``MEMORY_CARDS_URL=redis+cluster://…`` the worker's
 card writes, the bot's reads and the console's memory pages go to the cluster.
@@ -137,7 +137,7 @@ async def test_a_run_write_waits_for_a_replica_and_goes_on_without_one(
 async def test_a_cluster_master_that_may_evict_is_refused_at_start(
     redis: Any, valkey_cluster: LocalCluster
 ) -> None:
-    """SPEC §2 rev 2 holds for the card store: every master is asked, not one."""
+    """§2 holds for the card store: every master is asked, not one."""
     cluster = cluster_from_url(valkey_cluster.url)
     last = valkey_cluster.master_of_slot(16383).client()
     try:

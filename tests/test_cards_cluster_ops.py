@@ -1,4 +1,4 @@
-"""The card store through cluster operations (issue 11 items 4 and 5), on a private cluster.
+"""The card store through cluster operations (§2: slot moves, failover), on a private cluster.
 
 - **Slot migration under load**: while 50 chats' runs are applied, the slot of the
   busiest chat moves to another master by the real ``CLUSTER SETSLOT … IMPORTING /

@@ -1,4 +1,4 @@
-"""The chaos soak, CI size (issue 9): bench/chaos.py with a ~3-minute fault schedule.
+"""The chaos soak, CI size (docs/reliability.md): bench/chaos.py with a ~3-minute fault schedule.
 
 Three real worker processes, a private Valkey with AOF, the farm simulator,
 200 runs across 40 chats; farm modes flip, Valkey is killed (-9) and frozen,

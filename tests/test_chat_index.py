@@ -1,4 +1,4 @@
-"""Runs indexed by chat (§14, issue 14): enqueue adds a run to its chat's index, prune takes
+"""Runs indexed by chat (§14): enqueue adds a run to its chat's index, prune takes
 it out, and the one-time backfill over runs written without the index finds what the walk
 over every run finds."""
 

@@ -1,4 +1,4 @@
-"""Issue 11 item 7: what one successful claim costs the queue's Redis.
+"""What one successful claim costs the queue's Redis.
 
 Counted on a private Valkey with ``INFO commandstats`` (commands a script runs count, as
 they cost the server the same), in the steady state: the store knows the lanes' heads
@@ -20,7 +20,7 @@ from memory_worker.settings import Settings
 from tests.support.factories import make_request
 
 T0 = 1_800_000_000_000
-#: Inner commands of one claim from the queued lane (it was 21 before issue 11 item 7).
+#: Inner commands of one claim from the queued lane (docs/scaling.md explains each).
 CLAIM_COMMANDS = 14
 
 
@@ -65,7 +65,7 @@ async def snapshot(admin: Any, prefix: str) -> dict[bytes, bytes]:
 async def test_out_of_memory_refuses_the_whole_claim(
     admin: Any, settings: Settings, head: str
 ) -> None:
-    """§7 rev 2: Redis lets a script that has written finish, so the claim's first write must
+    """§7: Redis lets a script that has written finish, so the claim's first write must
     be one OOM refuses (its ZREMs come after): else it would take or reclaim runs while the
     owners' heartbeats and renewals are refused. Each kind of head the walk can meet."""
     s = settings.model_copy(update={"max_attempts": 3})

@@ -1,6 +1,7 @@
-"""The docs cannot drift: the README's configuration table is the generated one, its bot API
-example runs, config/example.env names real settings, the Procfile names real commands, and
-the README's two commands are what CI runs."""
+"""The docs cannot drift: the configuration page's table is the generated one, the bot
+quick start runs (the README's and the API page's are one example), config/example.env names
+real settings, the Procfile names real commands, and the README's two commands are what CI
+runs."""
 
 from __future__ import annotations
 
@@ -19,14 +20,22 @@ from memory_worker.settings import Settings, env_name
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+CONFIG_PAGE = ROOT / "docs" / "configuration.md"
+BOT_API_PAGE = ROOT / "docs" / "bot-api.md"
 
 
-def test_readme_config_table_is_the_generated_one() -> None:
-    block = README[README.index(CONFIG_START) + len(CONFIG_START) : README.index(CONFIG_END)]
+def _first_python_block(text: str) -> str:
+    return text[text.index("```python") + len("```python") : text.index("```\n\n")]
+
+
+def test_configuration_page_table_is_the_generated_one() -> None:
+    page = CONFIG_PAGE.read_text(encoding="utf-8")
+    block = page[page.index(CONFIG_START) + len(CONFIG_START) : page.index(CONFIG_END)]
     assert block.strip() == config_markdown().strip(), (
-        "README table is stale: run `memory-worker config --update-readme README.md`"
+        "docs/configuration.md's table is stale: run "
+        "`memory-worker config --update-readme docs/configuration.md`"
     )
-    assert replace_config_table(README) == README
+    assert replace_config_table(page) == page
     for name in Settings.model_fields:
         assert f"`{env_name(name)}`" in block
 
@@ -88,9 +97,14 @@ def test_readmes_two_commands_are_what_ci_runs() -> None:
     assert "memory-worker demo" in makefile[makefile.index("\ndemo:") :].split("\n\n")[0]
 
 
+def test_bot_quick_start_is_the_api_pages_example() -> None:
+    readme = _first_python_block(README[README.index("## Quick start for the bot") :])
+    page = _first_python_block(BOT_API_PAGE.read_text(encoding="utf-8"))
+    assert readme == page
+
+
 def test_readme_bot_example_runs(settings: Settings, redis: Any, tmp_path: Path) -> None:
-    section = README[README.index("## The bot's API") :]
-    code = section[section.index("```python") + len("```python") : section.index("```\n\n")]
+    code = _first_python_block(README[README.index("## Quick start for the bot") :])
     script = tmp_path / "bot_example.py"
     script.write_text(code)
     env = os.environ | {

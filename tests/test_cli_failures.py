@@ -1,4 +1,4 @@
-"""Every CLI failure is one clear line on stderr and exit status 2 (§11; issue 9 row 20).
+"""Every CLI failure is one clear line on stderr and exit status 2 (§11; fault-matrix row 20).
 
 Each case runs the real ``python -m memory_worker`` in a subprocess: no
 traceback, one ``error: …`` line, no secret in it, and nothing stored.

@@ -248,7 +248,7 @@ async def test_store_applies_in_batches_and_rechecks_each_run(
 async def test_skipped_runs_can_be_replayed_under_the_new_version(
     settings: Settings, redis: Any
 ) -> None:
-    """Issue 9 row 14: a run skipped for an older prompt version is not lost for good."""
+    """Fault-matrix row 14: a run skipped for an older prompt version is not lost for good."""
     v2 = settings.model_copy(update={"prompt_version": "memory_v2"})
     store = RunStore(redis, v2)
     old = (await store.enqueue(make_request(1, prompt_version="memory_v1"))).run_id

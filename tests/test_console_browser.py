@@ -8,7 +8,7 @@ forgets a user of that chat on request".
 Real parts throughout: a private Valkey, the farm simulator over HTTP, a worker
 process, and the console served by ``memory-worker serve`` in its own process.
 The browser runs with no sandbox-dependent features and a fresh profile. With
-``CONSOLE_SCREENSHOTS=DIR`` the screenshots the README shows are written there.
+``CONSOLE_SCREENSHOTS=DIR`` the screenshots docs/console.md shows are written there.
 """
 
 from __future__ import annotations

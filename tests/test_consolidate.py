@@ -214,7 +214,7 @@ async def test_an_embedder_outage_mid_run_propagates_and_nothing_is_written(
 async def test_an_embedder_outage_at_the_related_lookup_still_tries_extraction(
     store: CardStore, settings: Settings, outage: LLMError, seeded: bool
 ) -> None:
-    """§6 rev 2: the lookup is never the only call of a run during an outage, so a farm-wide
+    """§6: the lookup is never the only call of a run during an outage, so a farm-wide
     outage reaches (and trips, and pages) extraction too; the extraction's own outage decides.
     A new chat makes no lookup at all: extraction is its first call."""
     if seeded:

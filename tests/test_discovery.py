@@ -1,4 +1,4 @@
-"""The Discovery client against the farm simulator over real loopback HTTP (SPEC §3)."""
+"""The Discovery client against the farm simulator over real loopback HTTP (§3)."""
 
 from __future__ import annotations
 
@@ -413,7 +413,7 @@ async def test_running_longer_than_the_task_budget_is_a_task_timeout() -> None:
 
 
 async def test_a_job_still_queued_when_the_capacity_wait_ends_is_capacity() -> None:
-    # rev 2: a job that never left the farm's queue is a capacity answer, not a task timeout.
+    # §3: a job that never left the farm's queue is a capacity answer, not a task timeout.
     async with FarmSimulator(queued_seconds=10.0) as sim:
         config = sim_config(sim, task_timeout=5.0, capacity_wait=0.3, job_poll=0.05)
         async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:

@@ -92,7 +92,7 @@ def test_task_deadline_is_capacity_plus_task_until_running_then_reanchored() -> 
     clock = budget()
     assert clock.limit() == (880.0, False)
     never_started = clock.expired("job j", by_caller=False)
-    assert isinstance(never_started, CapacityWaitExpired)  # rev 2: never started = capacity
+    assert isinstance(never_started, CapacityWaitExpired)  # §3: never started = capacity
     assert "did not start within 780s" in str(never_started)
     clock.mark_running(500.0, 720.0)
     assert clock.limit() == (1220.0, False)

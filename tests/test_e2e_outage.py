@@ -67,7 +67,7 @@ async def test_unreachable_backend_releases_and_timeout_spends(
     assert not run.retired
 
     # The extraction job never finishes: its task budget expires and the run fails. (A hung
-    # embedder would release instead, §7 rev 2: the embedder is a side service.)
+    # embedder would release instead, §7: the embedder is a side service.)
     sim.clear_faults()
     sim.set_fault("llm-openai", Fault(kind=FaultKind.HANG))
 

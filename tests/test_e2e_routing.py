@@ -134,7 +134,7 @@ async def test_all_targets_down_defers_probes_and_pages_once(
 async def test_a_killed_prober_blocks_its_workflow_for_one_lease_at_most(
     settings: Settings, redis: Any, redis_url: str, sim: FarmSimulator, tmp_path: Path
 ) -> None:
-    """Acceptance of §5 rev 2 with the defaults (30 s lease, 15 s probe interval): kill -9 a
+    """Acceptance of §5 with the defaults (30 s lease, 15 s probe interval): kill -9 a
     worker during a half-open probe, bring the farm back, start a fresh worker — the first run
     completes within probe interval + lease (it took ≈905 s when the permit lasted the call's
     whole budget)."""

@@ -32,7 +32,7 @@ def test_embedded_valkey_persists_and_is_reused(tmp_path: Path) -> None:
 
 
 def test_server_outlives_its_starter_and_stops_only_explicitly(tmp_path: Path) -> None:
-    """Issue 9 row 15: the server belongs to the data dir, not to the process that started it."""
+    """Fault-matrix row 15: the server belongs to the data dir, not to the process that started it."""
     started = EmbeddedValkey(tmp_path / "valkey").ensure().detach()
     try:
         started.stop()  # what `run`/`serve`/`enqueue` do on exit: nothing

@@ -1,4 +1,4 @@
-"""§3/§7 rev 2: embeddings have their own short budgets, and an embedder timeout releases the run."""
+"""§3/§7: embeddings have their own short budgets, and an embedder timeout releases the run."""
 
 from __future__ import annotations
 

@@ -399,7 +399,7 @@ def test_failed_and_cancelled_jobs(
     assert str(info.value) == text
 
 
-# --- rev 2: cancelled like failed, string errors, farm-level codes -------------------------
+# --- §3: cancelled like failed, string errors, farm-level codes ----------------------------
 
 REV2_ROWS = [
     pytest.param(

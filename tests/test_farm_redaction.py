@@ -1,4 +1,4 @@
-"""Redaction before the farm (§14, issue 12 item 7): what the worker sends never carries a
+"""Redaction before the farm (§14): what the worker sends never carries a
 credential or a payment card number — nor, with MEMORY_REDACT_CONTACTS, an e-mail address or
 a phone number — while ordinary text arrives as written.
 

@@ -1,4 +1,4 @@
-"""Forget (§14) with the card store on a Valkey Cluster (issue 12 item 5, "on the cluster too").
+"""Forget (§14) with the card store on a Valkey Cluster (§2, §14).
 
 The queue stays on the session's standalone server, the cards live on the 3-master,
 3-replica cluster (``MEMORY_CARDS_URL``). "Every key of the deployment" is every key of

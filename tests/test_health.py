@@ -128,7 +128,7 @@ async def test_farm_outage_is_ready_with_the_outage_in_the_body(
     await store.enqueue(make_request(5))
     pipeline = TickRunner(settings=settings, redis=redis, processor=Unreachable())
     await pipeline.heartbeat()
-    assert pipeline.last_loop_ms == 0  # the side heartbeat no longer feeds readiness (rev 2)
+    assert pipeline.last_loop_ms == 0  # the side heartbeat no longer feeds readiness
     pipeline.last_loop_ms = int(time.time() * 1000)  # what a good poll iteration records
     assert await pipeline.tick("job-1") == "deferred"  # released, deferral recorded
     target = await trip_first_target(redis, settings)
@@ -184,7 +184,7 @@ async def test_stalled_worker_loop_is_unready(settings: Settings, redis: Any) ->
         (None, ()),  # no tick running
         (10.0, ()),  # within its budget
         (60.0, ()),  # exactly at the budget
-        (60.5, ("tick_past_budget",)),  # wedged tick (§11 rev 2)
+        (60.5, ("tick_past_budget",)),  # wedged tick (§11)
     ],
     ids=["idle", "working", "at-budget", "past-budget"],
 )

@@ -1,11 +1,11 @@
-"""Every Lua script declares every key it touches in KEYS (SPEC §2 rev 2).
+"""Every Lua script declares every key it touches in KEYS (§2).
 
 The checker reads each script's text (the ``.lua`` files and the scripts inline in
 Python modules), finds every ``redis.call``/``redis.pcall`` and resolves the expression
 in each key position back through locals, tables and function parameters. A key is
 declared when it resolves to ``KEYS[...]`` alone; one resolved through ``ARGV`` or a string
 concatenation (``..``) is a key name built inside the script, which Redis Cluster cannot
-route. No script is exempt, queue scripts included (issue 11): one that acts on runs it
+route. No script is exempt, queue scripts included: one that acts on runs it
 picks from a zset is given their keys by its caller and acts on no other run.
 """
 

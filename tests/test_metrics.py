@@ -299,7 +299,7 @@ async def test_scrape_survives_redis_outage_with_last_good_values(
 async def test_redis_health_gauges_show_memory_and_evictions(
     own_valkey: EmbeddedValkey, tmp_path: Path
 ) -> None:
-    """§11 rev 2: used memory, maxmemory, evicted keys and clients, read from the server."""
+    """§11: used memory, maxmemory, evicted keys and clients, read from the server."""
     server = own_valkey
     settings = Settings(
         redis_url=server.url, key_prefix="hm:", data_dir=tmp_path / "var", metrics_cache_seconds=0

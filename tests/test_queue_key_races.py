@@ -1,4 +1,4 @@
-"""The races of two-step queue scripts (issue 11: every key in KEYS, SPEC §2 rev 2).
+"""The races of two-step queue scripts (every key in KEYS, §2).
 
 A queue script may only touch the runs its caller read beforehand; another worker can
 take, complete or add a run between the read and the script. Each test changes the

@@ -1,4 +1,4 @@
-"""Start-up checks of the Redis server (§2 rev 2; issue 9 rows 10 and 11) and its health gauges.
+"""Start-up checks of the Redis server (§2; fault-matrix rows 10 and 11) and its health gauges.
 
 Real Valkey throughout: a private server per module whose ``maxmemory-policy``
 and ACL users the tests change freely.

@@ -1,4 +1,4 @@
-"""Switching a chat's embedding model (§16, issue 13): the re-embedding pass.
+"""Switching a chat's embedding model (§16): the re-embedding pass.
 
 Two hashed "models" of the same dimension whose spaces are unrelated (the new one
 is a fixed signed permutation of the old one), so a mixed answer would show as

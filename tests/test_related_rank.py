@@ -1,4 +1,4 @@
-"""The related-card lookup favours the run's authors (issue 13: related recall@5 >= 0.95)."""
+"""The related-card lookup favours the run's authors (§16: related recall@5 >= 0.95)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The retired-run summary (issue 14): the replay preview reads counts and one page, never every
+"""The retired-run summary (§11): the replay preview reads counts and one page, never every
 run, and what it shows is what reading every run would show.
 
 Random sequences of retire / replay / retention / "an older release retired this" run through

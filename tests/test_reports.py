@@ -219,7 +219,7 @@ def test_render_page_names_every_open_route(open_routes: list[str] | str, line: 
 async def test_an_embedding_page_names_extraction_when_its_route_is_open_too(
     redis: Redis, key_prefix: str
 ) -> None:
-    """§6 rev 2: whichever route pages first, the page says extraction is down too."""
+    """§6: whichever route pages first, the page says extraction is down too."""
     from llm_client._breaker.model import BreakerConfig, Outcome
     from llm_client._breaker.store import BreakerStore
     from llm_client._routing.routes import RouteDefaults, parse_routes

@@ -1,4 +1,4 @@
-"""Run request validation (§7, §13; issue 9 rows 18 and 19): strict, bounded, all-or-nothing.
+"""Run request validation (§7, §13; fault-matrix rows 18 and 19): strict, bounded, all-or-nothing.
 
 A request that passes here can always be stored, read back and turned into
 memory; a bad one raises ``InvalidRunRequest`` and stores nothing.

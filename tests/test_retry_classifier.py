@@ -144,9 +144,9 @@ def test_upstream_status_texts() -> None:
     )
 
 
-# --- rev 2: busy answers are capacity, never faults (§4) -----------------------------------
+# --- busy answers are capacity, never faults (§4) ------------------------------------------
 
-#: Every busy answer the spec names, as a backend would phrase it, with the status it came with.
+#: Every busy answer the contract names, as a backend would phrase it, with the status it came with.
 BUSY_ROWS = [
     pytest.param("status 503: Server busy, retry", 503, id="server-busy"),
     pytest.param("status 503: backend is busy", 503, id="busy"),
@@ -176,7 +176,7 @@ def test_busy_is_a_whole_word(text: str) -> None:
     assert retryable_reason(Upstream(f"upstream returned status 400: {text}")) is None
 
 
-# --- rev 2: provider_error (§4) ------------------------------------------------------------
+# --- provider_error (§4) -------------------------------------------------------------------
 
 PROVIDER_ERROR_ROWS = [
     pytest.param("upstream returned status 500: boom", 500, id="500-upstream"),

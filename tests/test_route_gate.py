@@ -1,4 +1,4 @@
-"""Issue 11 item 7: the pre-claim gate reuses a fresh "every route passable" answer.
+"""The pre-claim gate reuses a fresh "every route passable" answer.
 
 The rules (``WalkerGate``): a "not blocked" answer is reused for
 ``MEMORY_ROUTE_GATE_REUSE_SECONDS``; a "blocked" one never is; the reused answer is dropped by
@@ -137,7 +137,7 @@ async def test_a_failed_read_fails_open_and_drops_the_reused_answer() -> None:
     assert not await gate.blocked()
     clock.now += 1.0
     walker.error = RedisConnectionError("store away")
-    assert not await gate.blocked()  # §7 rev 2: an unreadable store never blocks
+    assert not await gate.blocked()  # §7: an unreadable store never blocks
     assert not await gate.blocked()  # and its "passable" is not reused
     assert walker.reads == 3
     assert walker.bookkeeping_failures["route_gate"] == 2

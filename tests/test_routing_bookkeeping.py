@@ -1,4 +1,4 @@
-"""§5/§7 rev 2 in the walker: probe permits are renewed leases; bookkeeping faults never
+"""§5/§7 in the walker: probe permits are renewed leases; bookkeeping faults never
 change a call's result (fail open before the call, result stands after it)."""
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ async def open_breaker(store: BreakerStore, target: str, *, at_ms: int | None = 
     assert (await store.view(target, now_ms=at_ms)).circuit is Circuit.OPEN
 
 
-# --- store faults (§7 rev 2) ------------------------------------------------------------------
+# --- store faults (§7) ------------------------------------------------------------------------
 
 STORE_FAULTS = [
     pytest.param(("record",), "breaker_record", id="record-after-success"),
@@ -165,7 +165,7 @@ async def test_a_healthy_store_still_refuses_an_open_route(redis: Redis, key_pre
     assert farm.total == 0
 
 
-# --- probe permits are renewed leases (§5 rev 2) ------------------------------------------------
+# --- probe permits are renewed leases (§5) ------------------------------------------------------
 
 
 async def half_open(store: BreakerStore, target: str) -> None:
@@ -272,7 +272,7 @@ async def test_renewal_store_faults_are_counted_and_the_call_stands(
     assert (await healthy.view(A)).circuit is Circuit.CLOSED
 
 
-# --- optional calls never probe (§6 rev 2) ------------------------------------------------------
+# --- optional calls never probe (§6) ------------------------------------------------------------
 
 
 async def test_an_optional_call_never_probes_an_open_route(redis: Redis, key_prefix: str) -> None:

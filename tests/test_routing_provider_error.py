@@ -1,4 +1,4 @@
-"""§4/§5/§6 rev 2 with the walker: provider_error fails over and charges; busy answers never do.
+"""§4/§5/§6 with the walker: provider_error fails over and charges; busy answers never do.
 
 Fake transports, real Redis breakers (see ``tests/routing_fakes.py``).
 """

@@ -339,7 +339,7 @@ async def test_finished_runs_are_pruned_after_retention_and_stay_duplicates(
     assert again.status is EnqueueStatus.DUPLICATE  # never consolidated twice
 
 
-# --- prompt versions (§7 rev 2, issue 9 row 14) ----------------------------------------------
+# --- prompt versions (§7, fault-matrix row 14) -----------------------------------------------
 
 
 def _worker(redis: Any, settings: Settings, version: str, **update: Any) -> RunStore:
@@ -418,7 +418,7 @@ async def test_newer_version_from_retry_and_dead_lease_is_parked_as_queued(
     assert await redis.zcard(v1.keys.parked("memory_v2")) == 2
 
 
-# --- replayed runs and the queued cap (§7 rev 2, issue 9 row 16) --------------------------------
+# --- replayed runs and the queued cap (§7, fault-matrix row 16) ---------------------------------
 
 
 async def _replayed(store: RunStore, redis: Any, n: int) -> list[str]:

@@ -177,7 +177,7 @@ async def test_outage_makes_no_event_and_a_bug_makes_one_without_secrets(
         assert canary.encode() not in raw, canary
 
 
-# --- HTTP breadcrumbs (issue 9 row 22) -------------------------------------------------------
+# --- HTTP breadcrumbs (fault-matrix row 22) --------------------------------------------------
 
 SLACK_SECRET = "CanarySlackSecret0123456789"
 QUERY_SECRET = "canaryquerysig0123"

@@ -1,14 +1,14 @@
-"""A SIGTERM racing a Redis outage spends no attempt (§7 rev 2, issue 9's chaos finding).
+"""A SIGTERM racing a Redis outage spends no attempt (§7).
 
-The 30-minute chaos soak caught a worker SIGTERMed about a second before Valkey
-was killed: the run's outcome write was retrying when arq's shutdown grace ran
-out, arq cancelled the tick, and the release never landed — the run's attempt
-was spent. A stopping worker now keeps such runs as *unsettled*, keeps listing
+A worker SIGTERMed about a second before Valkey is killed may still be retrying
+a run's outcome write when arq's shutdown grace runs out; arq then cancels the
+tick, and a release made from the tick would never land — the run's attempt
+would be spent. So a stopping worker keeps such runs as *unsettled*, keeps listing
 them in its heartbeat, and releases them from on_shutdown (retried for
 ``MEMORY_SHUTDOWN_RELEASE_SECONDS`` while Redis is away).
 
 Both tests pause a private Valkey (SIGSTOP) — a real server, a real store — and
-assert what the spec promises: the run is back in the queue with its attempt
+assert what the contract promises: the run is back in the queue with its attempt
 refunded, and the next worker completes it on its first attempt.
 """
 

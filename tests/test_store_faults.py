@@ -1,4 +1,4 @@
-"""Store faults (§7 rev 2): leases kept for live owners, retried outcome writes, tick budgets.
+"""Store faults (§7): leases kept for live owners, retried outcome writes, tick budgets.
 
 Pure decisions are pinned by tables; the claim script's lease branch is checked
 against its Python twin (:func:`lease_kept_for_owner` + :func:`touch_pulse`) on

@@ -1,4 +1,4 @@
-"""The layout rules of issue 10: no import cycle, small modules, short functions.
+"""The layout rules (docs/development.md): no import cycle, small modules, short functions.
 
 Imports are read with ``ast`` over ``memory_worker`` and ``llm_client``,
 function-local imports included (a cycle hidden inside a function is still a
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("memory_worker", "llm_client")
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 60
-#: The simulator's rule tables are data, not code (the issue's one exception).
+#: The simulator's rule tables are data, not code (the one exception).
 SIZE_EXEMPT = frozenset({"memory_worker/farmsim/extractor.py"})
 
 
@@ -144,12 +144,12 @@ def test_modules_and_functions_are_small() -> None:
     assert (modules, functions) == ([], [])
 
 
-def test_the_readme_module_map_names_every_module_and_package() -> None:
-    """Issue 10: the README's module map matches the layout. Every top-level module
+def test_the_module_map_names_every_module_and_package() -> None:
+    """The module map (docs/architecture.md) matches the layout. Every top-level module
     and every subpackage of both packages is named in it (a subpackage's own modules
     are described by its ``__init__`` docstring)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Module map", 1)[1].split("\n## ", 1)[0]
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## Module map", 1)[1].split("\n## ", 1)[0]
     missing = []
     for package in PACKAGES:
         for path in sorted((ROOT / package).iterdir()):
@@ -161,7 +161,7 @@ def test_the_readme_module_map_names_every_module_and_package() -> None:
                 continue
             if f"`{name}`" not in section:
                 missing.append(f"{package}/{name}")
-    assert not missing, f"modules not in the README's module map: {missing}"
+    assert not missing, f"modules not in the module map (docs/architecture.md): {missing}"
 
 
 def deep_llm_client_imports() -> list[str]:

@@ -1,4 +1,4 @@
-"""Issue 11, item 7: what a tick costs the queue's Redis, command by command.
+"""What a tick costs the queue's Redis, command by command.
 
 Each cut is counted here with ``INFO commandstats`` on a private Valkey (a script's inner
 commands count), and the cuts that leave a set unpruned or a member in place show that the

@@ -1,7 +1,7 @@
-"""Issue 11 item 3: a tick's queue cost does not grow with the fleet's ticks in flight.
+"""A tick's queue cost does not grow with the fleet's ticks in flight.
 
 Scheduling counts pending ticks with set intersections (no command per queued tick), and
-a worker's poll offers only ticks nobody started (arq offered every running one too).
+a worker's poll offers only ticks nobody started (arq's own poll offers every running one too).
 """
 
 from __future__ import annotations

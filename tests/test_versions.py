@@ -1,4 +1,4 @@
-"""Prompt versions (§7 rev 2): a table for the decision, and its Lua twin agrees."""
+"""Prompt versions (§7): a table for the decision, and its Lua twin agrees."""
 
 from __future__ import annotations
 

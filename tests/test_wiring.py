@@ -35,7 +35,7 @@ async def test_maintenance_prunes_old_runs_once_per_period(settings: Settings, r
 
 
 async def test_the_route_gate_fails_open_on_a_store_fault(settings: Settings, redis: Any) -> None:
-    """§7 rev 2: an unreadable breaker never blocks the pipeline (the claim meets Redis next)."""
+    """§7: an unreadable breaker never blocks the pipeline (the claim meets Redis next)."""
     from memory_worker.keys import Keys
 
     pipeline = await build_tick_runner(settings, redis)

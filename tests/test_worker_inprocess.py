@@ -385,7 +385,7 @@ async def test_a_job_finishing_after_close_leaves_its_entries_as_a_crash_would(
     fast: Settings, redis_url: str
 ) -> None:
     """close() stops picking jobs at once; a job task that outlives it finds no pool and
-    returns (it used to raise an AttributeError nobody retrieved), leaving its queue entry
+    returns (no AttributeError that nobody would retrieve), leaving its queue entry
     and in-progress key to the next worker, as a crash does."""
     worker = create_worker(fast, client_from_url(redis_url), handle_signals=False)
     pool = worker.pool

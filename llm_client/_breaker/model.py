@@ -26,7 +26,7 @@ the breaker was closed can neither close nor reopen a newer state. A probe
 permit is a short lease (``lease_ms``, 30 s by default) that its holder renews
 while the call runs (:func:`renew`), so an abandoned probe (a worker killed
 mid-call) blocks the target for at most one lease, however long the call was
-allowed to run (§5 rev 2).
+allowed to run (§5).
 
 Outcomes (``Outcome``) and what charges the breaker (``classify``):
 

@@ -13,7 +13,7 @@ Order:
    in :data:`STATUS_RULES`: any 5xx not matched above is ``provider_error``;
 4. anything unmatched (HTTP 400 schema errors, auth failures) is not retryable.
 
-rev 2: busy answers ("server busy", "queue full", "draining", "model loading",
+Busy answers ("server busy", "queue full", "draining", "model loading",
 "out of memory", …) are capacity, never faults — that group comes first, so a
 busy 500/503 stays neutral for the breakers. A backend that was reached and
 crashed (HTTP 500, "internal server error", any other 5xx) is
@@ -51,7 +51,7 @@ PHRASE_RULES: tuple[tuple[FailureReason, tuple[str, ...]], ...] = (
             "no slots",
             "no slot available",
             "resource exhausted",
-            # rev 2: busy answers are capacity, never faults.
+            # busy answers are capacity, never faults (§4)
             "server busy",
             "busy",
             "queue full",

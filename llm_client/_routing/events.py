@@ -248,7 +248,7 @@ class RedisEventLog:
 class Fanout:
     """Sends every event to each sink; a failing or slow sink is logged and counted, never raised.
 
-    Events are routing bookkeeping (§7 rev 2 "Store faults"): a Redis error in the
+    Events are routing bookkeeping (§7 "Store faults"): a Redis error in the
     stream, the admin reporter or the attempt counters never reaches the routed call.
     """
 

@@ -429,7 +429,7 @@ def finish(state: WalkState, plan: WalkPlan, now: float) -> Stop:
     """The error that ends a walk without success, and what to announce first.
 
     After failed attempts, the last attempt's error — except a ``provider_error`` on a
-    route not every target of which crashed on it: §4 rev 2 fails the run only when
+    route not every target of which crashed on it: §4 fails the run only when
     every target crashed (a prompt that crashes every backend must retire). Once every
     target is open, a probe that crashed again is the outage; and when some target was
     skipped (breaker-open, probe taken, busy, out of hops) the route could not serve

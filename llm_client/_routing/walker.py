@@ -38,15 +38,15 @@ One routed call (:meth:`Walker.call`):
    when no attempt produced an error to return — and when a walk ends on
    ``provider_error`` without every target of the route having crashed on it
    (it began with every target open, or some target was skipped as open, busy
-   or out of hops): that is :class:`NoCandidates` (§4 rev 2: only a call that
+   or out of hops): that is :class:`NoCandidates` (§4: only a call that
    crashes every backend fails the run; a quarantined route is an outage).
 
-Probe permits are short leases (§5 rev 2): a half-open or fail-open probe holds
+Probe permits are short leases (§5): a half-open or fail-open probe holds
 its target's probe slot for ``permit_lease_seconds`` (30 s), renewed every third
 of that while the call runs, so a prober killed mid-call frees the slot within
 one lease instead of the whole call budget.
 
-Routing bookkeeping is best effort (§7 "Store faults", rev 2): a store error
+Routing bookkeeping is best effort (§7 "Store faults"): a store error
 while reading breaker states, taking or renewing a permit, recording an
 outcome or emitting an event is logged (``routing.bookkeeping_failed``) and
 counted in :attr:`Walker.bookkeeping_failures`, and never changes the call's
@@ -61,7 +61,7 @@ lookup) is served by closed targets only: it never spends a half-open or
 fail-open probe (it still emits ``circuit_open_exhaustion``) and raises
 :class:`AllCircuitsOpen` at once when no target is closed. Probes are left to
 the calls a run cannot do without, so a farm-wide outage is probed (and paged)
-on the route that matters (§6 rev 2).
+on the route that matters (§6).
 
 :meth:`Walker.route_is_open` answers the run pipeline's pre-claim gate
 ("would a call be refused right now?") without taking any permit; the gate may reuse a

@@ -31,7 +31,7 @@ class ClientFactory:
 
     ``config`` is the template of budgets for chat clients and ``embed_config``
     (default: ``config``) the one for embedding clients — budgets are per
-    workflow (§3 rev 2: embeddings default to a 15 s task budget); each
+    workflow (§3: embeddings default to a 15 s task budget); each
     target's address and optional budget overrides are applied on top. Keys
     are read from the environment variable the target names in ``auth_env``.
     """

@@ -1,4 +1,4 @@
-"""The farm's Discovery job API, client side (SPEC §3): submit, wait for capacity, poll.
+"""The farm's Discovery job API, client side (§3): submit, wait for capacity, poll.
 
 One call (:meth:`DiscoveryClient.invoke`) is:
 
@@ -16,7 +16,7 @@ Budgets (:class:`llm_client._transport.base.ClientConfig`): every HTTP round tri
 gets ``request_timeout`` (→ :class:`RequestTimeout`); the job must finish
 within ``task_timeout`` of the moment it is first seen RUNNING (→
 :class:`TaskTimeout` naming the job). Until then it is waiting for capacity
-(rev 2): a job a poll still reports QUEUED/PENDING once ``capacity_wait`` has
+(§3): a job a poll still reports QUEUED/PENDING once ``capacity_wait`` has
 passed since the first submit is a :class:`CapacityWaitExpired` (a capacity
 answer, neutral for breakers, the run is released), not a task timeout. The
 job always gets one poll after its submit (so ``capacity_wait = 0`` means "no
@@ -136,7 +136,7 @@ class CallBudget:
     task_deadline: float
     task_seconds: float
     #: The end of the capacity wait (first submit + ``capacity_wait``): a job a poll
-    #: still reports QUEUED after it is a capacity answer (rev 2).
+    #: still reports QUEUED after it is a capacity answer.
     queue_deadline: float | None = None
     queue_seconds: float = 0.0
     running: bool = False

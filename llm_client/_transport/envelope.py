@@ -81,7 +81,7 @@ CAPACITY_STATUSES: Final = frozenset({429, 503})
 #: Words in a 429/503 submit answer that make it a capacity rejection.
 CAPACITY_WORDS: Final = ("capacity", "slot")
 
-#: A farm error code at the start of an error given as a string (rev 2):
+#: A farm error code at the start of an error given as a string:
 #: ``"UPSTREAM_ERROR: [Errno -3] …"`` → ``("UPSTREAM_ERROR", "[Errno -3] …")``. Codes are
 #: upper-case words joined by underscores, so ordinary prose is never read as a code.
 LEADING_CODE: Final = re.compile(r"\s*([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\s*(?::\s*(.*))?", re.DOTALL)
@@ -201,7 +201,7 @@ def error_parts(value: object, depth: int = 0) -> tuple[str | None, str | None]:
     """``(code, message)`` of an error value (``{code, message}``, a string, nested ``error``).
 
     Without an explicit ``code``, a message that starts with one (``"UPSTREAM_ERROR: …"``)
-    is read for it (rev 2).
+    is read for it.
     """
     code, message = _raw_error_parts(value, depth)
     if code is None and message is not None:
@@ -382,7 +382,7 @@ def failure_error(envelope: Envelope) -> LLMError:
 
 
 def cancelled_error(envelope: Envelope) -> LLMError:
-    """A CANCELLED job is decoded exactly like a FAILED one (rev 2): its error code decides
+    """A CANCELLED job is decoded exactly like a FAILED one: its error code decides
     (``UPSTREAM_ERROR`` → ``BackendUnavailable``); the text says it was cancelled."""
     code, message = _farm_error_parts(envelope)
     detail = ": ".join(part for part in (code, message) if part)
@@ -459,7 +459,7 @@ def is_capacity_rejection(status_code: int, text: str | None) -> bool:
 def http_status_error(what: str, status_code: int, body: bytes) -> LLMError:
     """A non-2xx answer of the farm to ``what`` (``submit``, ``poll job X``).
 
-    rev 2: an answer carrying a farm error code (``404 {"code": "SERVICE_NOT_FOUND"}``,
+    An answer carrying a farm error code (``404 {"code": "SERVICE_NOT_FOUND"}``,
     or a text starting with one) is decoded by that code like ``result.error``:
     backend-never-reached codes are ``BackendUnavailable``. Otherwise ``Upstream``
     with the status (``HTTP_<status>`` unless the farm named its own code).

@@ -1,4 +1,4 @@
-"""Direct OpenAI-compatible chat completions (Ollama, vLLM, llama.cpp, OpenRouter), SPEC §3.
+"""Direct OpenAI-compatible chat completions (Ollama, vLLM, llama.cpp, OpenRouter), §3.
 
 The second transport: one ``POST …/chat/completions`` per call, with the
 provider's bearer token on that request (here the provider *is* the server).

@@ -5,8 +5,8 @@
 - :func:`collapse_duplicates` — live cards of one scope with the same
   normalised fact text (but a different subject/predicate/object, so the
   dedup hash let them through) fold into the oldest one.
-- :func:`bound_growth` — every retention bound of the README's "Bounded
-  growth" section: finished runs, natural keys, retired runs' messages, the
+- :func:`bound_growth` — every retention bound of the runbook's "Bounded
+  growth" section (docs/runbook.md): finished runs, natural keys, retired runs' messages, the
   worker registry (``RunStore.prune``) and each chat's applied-run record; and,
   once, the backfill of the per-chat run index (``runs/chat_index.py``).
 - :func:`merge_pass` — per subject group (same scope, same normalised
@@ -480,7 +480,7 @@ class Maintenance:
         if await self._due("expiry", s.maintenance_seconds):
             expired = await expire_cards(self.cards, now=now)
             folded = await collapse_duplicates(self.cards, now=now)
-            # issue 9 row 23: every retention bound, not only finished runs
+            # fault-matrix row 23: every retention bound, not only finished runs
             pruned = (
                 await bound_growth(RunStore(self.redis, s), self.cards, s, now=now)
             ).store.runs

@@ -1,4 +1,4 @@
-"""A run's card write waits for a replica before the run can complete (issue 11, item 5).
+"""A run's card write waits for a replica before the run can complete (docs/scaling.md, "WAIT").
 
 Replication is asynchronous: a master that dies right after a card write can take the
 write with it, and the promoted replica never saw it — yet the run would be marked

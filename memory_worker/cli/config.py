@@ -1,4 +1,7 @@
-"""``config [--markdown|--update-readme]``: every setting, and the README table made from them."""
+"""``config [--markdown|--update-readme]``: every setting, and the docs table made from them.
+
+The table lives in docs/configuration.md between its markers; ``--update-readme FILE``
+rewrites it in any file that has them."""
 
 from __future__ import annotations
 
@@ -18,10 +21,16 @@ CONFIG_END = "<!-- config-table:end -->"
 
 @app.command("config")
 def config_cmd(
-    markdown: Annotated[bool, typer.Option("--markdown", help="Print the README table.")] = False,
+    markdown: Annotated[
+        bool,
+        typer.Option("--markdown", help="Print the configuration table (docs/configuration.md)."),
+    ] = False,
     update_readme: Annotated[
         Path | None,
-        typer.Option("--update-readme", help="Rewrite the table between this README's markers."),
+        typer.Option(
+            "--update-readme",
+            help="Rewrite the table between this file's markers (docs/configuration.md).",
+        ),
     ] = None,
 ) -> None:
     """Every setting with its environment variable, default and meaning."""
@@ -51,7 +60,7 @@ def config_rows() -> list[tuple[str, str, str]]:
 
 
 def config_markdown() -> str:
-    """The README's configuration table, generated from the settings model."""
+    """The configuration table of docs/configuration.md, generated from the settings model."""
     lines = ["| variable | default | meaning |", "|---|---|---|"]
     lines += [
         f"| `{var}` | {f'`{default}`' if default else '*unset*'} | {desc} |"
@@ -61,7 +70,7 @@ def config_markdown() -> str:
 
 
 def replace_config_table(readme: str) -> str:
-    """``readme`` with a freshly generated table between the markers."""
+    """``readme`` (a page's text) with a freshly generated table between the markers."""
     start = readme.index(CONFIG_START) + len(CONFIG_START)
     end = readme.index(CONFIG_END)
     return readme[:start] + "\n" + config_markdown() + readme[end:]

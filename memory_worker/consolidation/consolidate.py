@@ -14,7 +14,7 @@ Failure contract:
   propagates unchanged, so the pipeline can release (outage) or fail
   (timeout, protocol, …) the run by type. Unusable extractor output is a
   :class:`~llm_client._errors.DecodeError` (protocol error).
-- An embedding call that times out (its own short task budget, rev 2) raises
+- An embedding call that times out (its own short task budget, §3) raises
   :class:`~memory_worker.runs.policy.EmbedderTimeout`, which releases the run: the
   embedder is a side service and the extraction is simply redone.
 - The related-card lookup is best effort: when it fails for any reason but
@@ -24,7 +24,7 @@ Failure contract:
   with recent cards only. During a farm-wide outage the extraction call is
   therefore always tried, so extraction's breaker learns (and the admins
   hear) that extraction is down too; the lookup alone never decides a run's
-  fate (§6 rev 2). The worker gives the lookup its own embedder
+  fate (§6). The worker gives the lookup its own embedder
   (``lookup_embedder``) that never probes an open embedding route, so a run
   spends at most the extraction probe while every target is down; an
   embedder-only outage costs one extraction per probe interval fleet-wide
@@ -536,7 +536,7 @@ async def _embed(run: _Attempt, embedder: Embedder | None, outputs: RunOutputs) 
 async def _apply(
     run: _Attempt, store: CardStore, outputs: RunOutputs, embedded: Embedded
 ) -> ApplyResult:
-    """The run's one write (§7 rev 2: retried until Redis takes it, within the deadline)."""
+    """The run's one write (§7: retried until Redis takes it, within the deadline)."""
     kept, covered = run.plan.run_slice.kept, run.plan.run_slice.covered
     writes = RunWrites(
         observed_at=max(m.sent_at for m in kept),

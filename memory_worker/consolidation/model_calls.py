@@ -123,7 +123,7 @@ async def embed_texts(
                 timeout=call_timeout(deadline, EMBEDDING),
             )
         except LLMError as exc:
-            # §7 rev 2: the embedder is a side service; its timeout releases the run
+            # §7: the embedder is a side service; its timeout releases the run
             # (the run's own deadline, DeadlineExceeded, still fails it).
             if is_embedder_timeout(exc):
                 raise EmbedderTimeout(f"embedding call timed out ({exc.kind})") from exc

@@ -112,7 +112,7 @@ class RoutedModels:
 
     def lookup_embedder(self, context: Mapping[str, str]) -> Embedder | None:
         """The related-card lookup's embedder: it never probes an open embedding route, so
-        during an outage the run's extraction call is the one that probes (§6 rev 2)."""
+        during an outage the run's extraction call is the one that probes (§6)."""
         if not self.has_embedding_route:
             return None
         scoped = RoutedModels(self.walker, self.attempts, self.settings)

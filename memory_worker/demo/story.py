@@ -119,7 +119,7 @@ class StoryFacts:
     outage_seconds: float = 0.0
     probe_interval: float = 1.0
     #: Farm calls the outage may cost before the breakers trip: the failure threshold for
-    #: each workflow the run reaches (extraction and embedding, §6 rev 2) — a constant.
+    #: each workflow the run reaches (extraction and embedding, §6) — a constant.
     trip_allowance: int = 0
     admin_pages: int = 0
     drained: bool = False

@@ -1,4 +1,4 @@
-"""A farm simulator: a loopback Discovery job API for tests and the demo (SPEC §3, §12).
+"""A farm simulator: a loopback Discovery job API for tests and the demo (§3, §12).
 
 Clearly a simulator: a deterministic rule-based extractor stands in for the
 model; the embedder is the real multilingual e5-small model run locally

@@ -2,7 +2,7 @@
 
 The farm simulator embeds with one of two :class:`SimEmbedder` kinds:
 
-- ``local`` (the default, SPEC §16): multilingual-e5-small through
+- ``local`` (the default, §16): multilingual-e5-small through
   :func:`llm_client._transport.local_embed.load_model` — the same engine, the same
   ``query:``/``passage:`` convention as a ``transport = "local"`` route target
   (a request with a ``task_description`` is a query, one without is a

@@ -1,4 +1,4 @@
-"""The simulator's deterministic rule-based memory extractor (SPEC §10 shape).
+"""The simulator's deterministic rule-based memory extractor (§10 shape).
 
 The farm simulator answers extraction and merge prompts with this module
 instead of a model, so the demo and the end-to-end tests exercise the whole

@@ -1,4 +1,4 @@
-"""A simulated Discovery job's life, and the envelopes that report it (SPEC §3).
+"""A simulated Discovery job's life, and the envelopes that report it (§3).
 
 A job's state is a pure function of its timeline and ``now``: it is QUEUED for
 ``queued_seconds`` (forever when that is infinite, the ``stuck_queued`` fault),

@@ -1,7 +1,7 @@
 """The farm simulator: a real loopback HTTP server speaking the Discovery job API.
 
 :class:`FarmSimulator` runs an aiohttp application on the caller's event loop
-(SPEC §3, §12). It serves:
+(§3, §12). It serves:
 
 - ``POST /v1/jobs/blocking`` and ``GET /v1/jobs/{id}`` — Discovery jobs whose
   states follow the configured timings (:mod:`memory_worker.farmsim.jobs`);

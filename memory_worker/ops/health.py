@@ -8,7 +8,7 @@
   without ``EVALSHA`` would otherwise read as ready while all work fails —
   :func:`memory_worker.storage.checks.scripts_allowed`) and,
   when this process runs a worker, the worker is demonstrably working
-  (§11 rev 2: fed by the work itself, not by a side task): its poll loop's
+  (§11: fed by the work itself, not by a side task): its poll loop's
   last good iteration (``TickRunner.last_loop_ms``, set by
   ``MemoryWorker._poll_iteration`` only) is younger than
   ``MEMORY_READINESS_STALL_SECONDS``, and no tick has run longer than its

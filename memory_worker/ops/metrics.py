@@ -4,7 +4,7 @@ The fleet's state lives in Redis, so every number here is read from Redis:
 runs by status, the oldest queued run and the oldest lease, the monotonic
 counters hash (released / failed / retired by reason, …), tick counts, the
 pipeline's outage deferral, breaker states, routed attempts and admin pages,
-and the server's own health from ``INFO`` (§11 rev 2: used memory, maxmemory,
+and the server's own health from ``INFO`` (§11: used memory, maxmemory,
 evicted keys, connected clients — alert on ``rate(…evicted_keys_total) > 0``;
 absent when ``INFO`` is refused, see :mod:`memory_worker.storage.checks`).
 
@@ -449,7 +449,7 @@ def _routing_metrics(sample: Sample) -> Iterator[Metric]:
 
 
 def redis_metrics(health: RedisHealth) -> Iterator[Metric]:
-    """The Redis server's memory and connections (§11 rev 2)."""
+    """The Redis server's memory and connections (§11)."""
     yield _gauge("redis_used_memory_bytes", "Redis used_memory.", health.used_memory_bytes)
     yield _gauge("redis_maxmemory_bytes", "Redis maxmemory (0 = no limit).", health.maxmemory_bytes)
     evicted = _c(

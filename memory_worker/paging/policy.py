@@ -13,7 +13,7 @@ Functional core:
   window, so an incident that goes quiet for that long starts afresh.
 - :func:`render_page` — the aggregated plain-text page: workflow, target,
   reason, the route's breaker states, **every workflow whose route is open**
-  (§6 rev 2: whichever route's event pages first, the admins learn that
+  (§6: whichever route's event pages first, the admins learn that
   extraction is down too), since when, runs waiting, suppressed repeats. Built only from identifiers, codes and counts: never message text,
   card text, tokens or URLs.
 

@@ -4,7 +4,7 @@
 the tick decides release vs fail from the exception's type (``runs.decide``),
 except for store faults: a Redis error (``RedisError``/``StoreError``, e.g. the
 card write refused by an OOM Redis) is never evidence against the work, so the
-run is released with its attempt refunded (§7 rev 2). A processor must finish
+run is released with its attempt refunded (§7). A processor must finish
 before its ``deadline``; the tick enforces the budget itself and fails a run
 whose processor overruns it as ``task_timeout``.
 The production processor is ``consolidation.routed.ConsolidationProcessor``

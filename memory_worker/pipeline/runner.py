@@ -4,7 +4,7 @@
 arq job functions in :mod:`memory_worker.worker.main` call its ``tick``,
 ``safety_net`` and ``maintenance``.
 
-Store faults (§7 rev 2) — a Redis error is never evidence against the work:
+Store faults (§7) — a Redis error is never evidence against the work:
 
 - the lease renewer never cancels work on a Redis error; only a renewal
   answered "not yours" does (see ``runs/store.py`` for how a claim tells a live
@@ -72,7 +72,7 @@ def tick_budgets(tick_timeout: float) -> tuple[float, float]:
     """(processor deadline, hard stop) in seconds from the tick's start.
 
     Both end before arq's job timeout so the tick, not arq, decides what a
-    timeout does to the run (§7 rev 2: fail it as task_timeout).
+    timeout does to the run (§7: fail it as task_timeout).
     """
     hard = tick_timeout - min(2.0, tick_timeout * 0.05)
     soft = tick_timeout - min(5.0, tick_timeout * 0.1)
@@ -95,7 +95,7 @@ class TickRunner:
     target: int = 1
     #: Running tick job ids → when they started (``time.monotonic()``).
     running: dict[str, float] = field(default_factory=dict)
-    #: Ids of the runs this worker holds a lease on; the heartbeat lists them (§7 rev 2).
+    #: Ids of the runs this worker holds a lease on; the heartbeat lists them (§7).
     held: set[str] = field(default_factory=set)
     #: Ticks between sending a claim and listing its run in :attr:`held`.
     claiming: int = 0
@@ -126,7 +126,7 @@ class TickRunner:
         """Claim and process one run, then queue the follow-ups §8 asks for.
 
         The follow-ups are queued while this tick is still in the running set
-        (§8 rev 2), so no wake-up or safety-net pass slips an immediate tick in.
+        (§8), so no wake-up or safety-net pass slips an immediate tick in.
         """
         if self.stopping:
             self.premarked.discard(job_id)
@@ -264,7 +264,7 @@ class TickRunner:
         raise exc
 
     async def _keep_lease(self, claim: ClaimedRun, lost: asyncio.Event) -> None:
-        """Renew the lease while the run is worked on and settled (§7 rev 2).
+        """Renew the lease while the run is worked on and settled (§7).
 
         A Redis error is never read as a loss: the owner keeps working and renews
         when Redis answers again (the claim leaves its lease alone while its
@@ -294,7 +294,7 @@ class TickRunner:
     async def _store_write(
         self, what: str, write: Callable[[], Awaitable[T]], *, give_up_after: float | None = None
     ) -> T:
-        """Retry a fenced outcome write with backoff until it lands (§7 rev 2).
+        """Retry a fenced outcome write with backoff until it lands (§7).
 
         The scripts are fenced by the lease token, so a retry of a write that landed
         answers "not yours" instead of applying twice. ``give_up_after`` (seconds)
@@ -344,7 +344,7 @@ class TickRunner:
         return released
 
     async def release_unsettled(self) -> int:
-        """Give back every run a cancelled tick left unsettled (on_shutdown, §7 rev 2).
+        """Give back every run a cancelled tick left unsettled (on_shutdown, §7).
 
         arq cancels ticks when the shutdown grace ends; a tick cancelled while its
         outcome write was retrying (Redis away) never settled its run. Each such run is
@@ -362,7 +362,7 @@ class TickRunner:
 
     async def _settle_error(self, claim: ClaimedRun, exc: Exception) -> TickOutcome:
         if is_store_fault(exc):
-            # §7 rev 2: a store error is never evidence against the work. The run goes
+            # §7: a store error is never evidence against the work. The run goes
             # back with its attempt refunded; a delayed probe (not the farm-outage
             # deferral) picks the pipeline up again.
             log.warning("run_store_fault", attempt=claim.attempts, error=type(exc).__name__)

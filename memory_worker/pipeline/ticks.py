@@ -17,7 +17,7 @@ many workers defer at once, exactly one delayed probe remains.
 - store fault (claim refused, or the run released because Redis failed) →
   the same single delayed probe as an outage.
 
-A tick queues its follow-ups *before* it leaves the running set (§8 rev 2),
+A tick queues its follow-ups *before* it leaves the running set (§8),
 so a wake-up or a safety-net pass (mode ``if_idle``: only when nothing is
 pending and nothing running) cannot slip a second, immediate tick into the
 window between the two.
@@ -26,8 +26,8 @@ A running tick registers itself in a ``ticks:running`` ZSET with an expiry
 that its worker's heartbeat renews, so the cron safety net can tell a live
 pipeline from a dead worker's leftovers.
 
-Pending ticks are counted without scanning arq's queue (issue 11: the scan cost one
-``EXISTS`` per queued tick, so a run's Redis cost grew with the fleet's pipeline
+Pending ticks are counted without scanning arq's queue (a scan would cost one
+``EXISTS`` per queued tick, so a run's Redis cost would grow with the fleet's pipeline
 target): ``ticks:queued`` holds every tick this module queued (until its job would
 expire), ``ticks:started`` every started one until arq's in-progress lease would end
 (arq's start writes it in :class:`memory_worker.worker.main.MemoryWorker`; under plain arq
@@ -41,7 +41,7 @@ again takes it out). The set then also holds the ticks finished within the last 
 (``tick_timeout_seconds`` + 10 s): ≈ 124 bytes each, 3.6 MB at 8 runs/s with the default
 hour — the run store keeps completed runs for days.
 
-Per scheduling call (issue 11, item 7) the script prunes ``ticks:started`` by time (a
+Per scheduling call the script prunes ``ticks:started`` by time (a
 crashed tick counts as pending again the moment its lease ends), but ``ticks:queued`` only
 every :attr:`TickQueue.PRUNE_QUEUED_MS` per process: a queued tick goes stale with its job
 key, a day after it was due, and only a tick no worker started in that day is still in
@@ -262,7 +262,7 @@ class TickQueue:
         """Queue ``plan``'s ticks atomically with the pending count.
 
         ``done``: the finishing tick's job id, which leaves the running set in the same
-        step (§8 rev 2: follow-ups first); ``clear_deferred``: the pipeline produced again.
+        step (§8: follow-ups first); ``clear_deferred``: the pipeline produced again.
         """
         if plan.base <= 0 and done is None and not clear_deferred:
             return Scheduled(0, 0, 0)

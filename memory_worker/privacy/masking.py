@@ -106,7 +106,7 @@ def scrub_tokens(text: str) -> str:
     return text
 
 
-# --- text sent to the farm (§14 rev 2) ---------------------------------------------------------
+# --- text sent to the farm (§14) ---------------------------------------------------------------
 
 #: A labelled secret whose label stays (the extractor still sees that a password was
 #: mentioned, never which): ``password: x`` → ``password: [redacted]``.

@@ -34,7 +34,7 @@ Layout (all under the queue hash tag, see ``keys.py``):
 
 Claim is O(log n): it reads each lane's first ``peek + 1`` ids once (``ZRANGEBYSCORE …
 LIMIT`` / ``ZRANGE``) and walks and answers from that view, 14 commands for a queued run.
-Every script declares every key it touches (SPEC §2 rev 2), so the claim script
+Every script declares every key it touches (§2), so the claim script
 may only act on runs it is given: each answer names the lanes' first few ids
 (``CLAIM_PEEK`` each) and the next claim passes their keys; a head it was not
 given (taken by another worker, enqueued since) ends the call with the heads as
@@ -42,11 +42,11 @@ they are now, and the claim calls again (one round trip in the steady state).
 Every change after a claim is fenced by the lease token, so a worker whose
 lease was reclaimed can no longer complete, fail or release the run.
 
-**Leases and store faults (§7 rev 2).** An expired lease alone is not
+**Leases and store faults (§7).** An expired lease alone is not
 evidence that its owner is gone: during a Redis outage (or a Sentinel
-failover, or an OOM that refuses writes) no owner can renew, and a rev 1
-claim would reclaim every run in flight the moment Redis answered again,
-spending an attempt each time. So an expired lease is reclaimed only when
+failover, or an OOM that refuses writes) no owner can renew, and a claim
+that took every expired lease would reclaim every run in flight the moment
+Redis answered again, spending an attempt each time. So an expired lease is reclaimed only when
 its owner is **dead** or **no longer holds the run**:
 
 - every worker's heartbeat (:meth:`RunStore.heartbeat`, one script) writes

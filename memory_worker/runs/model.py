@@ -44,7 +44,7 @@ class EnqueueStatus(StrEnum):
 
 @dataclass(slots=True)
 class PruneResult:
-    """What one pruning pass removed (README "Bounded growth")."""
+    """What one pruning pass removed (docs/runbook.md, "Bounded growth")."""
 
     runs: int = 0
     natural_keys: int = 0
@@ -115,7 +115,7 @@ def lease_kept_for_owner(
     now: int,
     heartbeat_ttl_ms: int,
 ) -> bool:
-    """Whether a claim must leave an *expired* lease to its owner (§7 rev 2).
+    """Whether a claim must leave an *expired* lease to its owner (§7).
 
     The owner keeps it while it is alive — its heartbeat has not expired, or the
     store came back less than one heartbeat TTL ago (nobody could heartbeat while

@@ -47,7 +47,7 @@ RELEASE_ROUTING_ERRORS: tuple[type[LLMError], ...] = (
 
 
 class EmbedderTimeout(LLMError):
-    """An embedding call timed out (§7 rev 2): the embedder is a side service, so the
+    """An embedding call timed out (§7): the embedder is a side service, so the
     run is released (attempt refunded) rather than failed; its extraction is simply
     redone. Raised by the consolidation around every embedding call, chained to the
     walker's error; the run's own deadline (``DeadlineExceeded``) is not one of these."""
@@ -113,7 +113,7 @@ def decide(error: BaseException) -> Decision:
     (:class:`EmbedderTimeout`). Timeouts, protocol/decode errors,
     ``provider_error`` (a walk that ended on a backend crash: HTTP 500),
     deadline errors and generic errors fail the run. A store (Redis) error is
-    never evidence against the work (§7 rev 2 "Store faults"): it releases
+    never evidence against the work (§7 "Store faults"): it releases
     the run as ``store_unavailable`` with its attempt refunded.
     """
     code = error_code(error)

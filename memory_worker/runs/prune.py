@@ -1,7 +1,7 @@
-"""The run store's bounds (README "Bounded growth"): old runs, natural keys, retired runs'
+"""The run store's bounds (docs/runbook.md, "Bounded growth"): old runs, natural keys, retired runs'
 messages, dead workers, runs parked for a version older than the fleet's.
 
-Each script declares every key it touches (SPEC §2 rev 2), so the ones that act on runs
+Each script declares every key it touches (§2), so the ones that act on runs
 picked from a zset take two steps: the runs are read first (``prune.lua``: the two status
 zsets, then each run's chat; ``prune_retired_messages.lua``: the script itself answers the
 batch it would take), then the script gets their keys, picks the batch again under its
@@ -97,7 +97,7 @@ class RunPrune:
         return int(n), bool(int(again))
 
     async def all(self, *, at_ms: int | None = None, batch: int = 1000) -> PruneResult:
-        """Every bound of the queue store at once (README "Bounded growth")."""
+        """Every bound of the queue store at once (docs/runbook.md, "Bounded growth")."""
         now = at_ms if at_ms is not None else now_ms()
         s, k = self.settings, self.keys
         result = PruneResult(runs=await self.finished(at_ms=now, batch=batch))

@@ -132,7 +132,7 @@ class RunStore:
         now = at_ms if at_ms is not None else now_ms()
         messages = request.messages_json()
         self.check_limits(request, messages)
-        # no version: the run takes the version of the worker that claims it (§7 rev 2)
+        # no version: the run takes the version of the worker that claims it (§7)
         pv = request.prompt_version or ""
         natural_key = request.natural_key(pv)
         run_id = new_run_id(now)
@@ -177,7 +177,7 @@ class RunStore:
         """:meth:`claim`, plus the runs the claim retired (lease lost on the last attempt)
         or skipped (another prompt version) on its way, so the caller can report them.
 
-        The script declares every key it touches (SPEC §2 rev 2), so it may act only on the
+        The script declares every key it touches (§2), so it may act only on the
         runs it is given: the lanes' heads as the previous claim's script left them. When
         it meets another head (other workers took those, a newer window was enqueued) it
         answers the heads as they are now and is called again with them."""
@@ -323,7 +323,7 @@ class RunStore:
         """Extend the lease, even an expired one nobody took; False = another owner has it.
 
         The one definite proof that the run is lost: any Redis error is raised, never
-        read as a loss (§7 rev 2)."""
+        read as a loss (§7)."""
         now = at_ms if at_ms is not None else now_ms()
         until = now + int(self.settings.lease_seconds * 1000)
         ok = await self._renew(
@@ -420,7 +420,7 @@ class RunStore:
         return await self._pruner.finished(at_ms=at_ms, batch=batch)
 
     async def prune(self, *, at_ms: int | None = None, batch: int = 1000) -> PruneResult:
-        """Every bound of the queue store at once (README "Bounded growth")."""
+        """Every bound of the queue store at once (docs/runbook.md, "Bounded growth")."""
         return await self._pruner.all(at_ms=at_ms, batch=batch)
 
     async def unpark_older_versions(self, *, batch: int = 1000) -> int:

@@ -1,4 +1,4 @@
-"""Prompt versions (§7 rev 2): which runs a worker claims, skips or leaves alone.
+"""Prompt versions (§7): which runs a worker claims, skips or leaves alone.
 
 Versions compare by their trailing number (``memory_v2`` > ``memory_v1``).
 A worker

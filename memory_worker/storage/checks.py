@@ -1,4 +1,4 @@
-"""Is this Redis safe to hold the queue? Start-up checks and health gauges (§2, §11 rev 2).
+"""Is this Redis safe to hold the queue? Start-up checks and health gauges (§2, §11).
 
 Two lessons, each checked once when a worker starts and when the bot connects
 (:func:`check_redis`):

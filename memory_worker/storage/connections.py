@@ -9,7 +9,7 @@
 
 Clients are ``arq.connections.ArqRedis`` so the same pool serves arq and us.
 
-The card store may live elsewhere (SPEC §2 rev 2): ``cards_client(settings, queue)`` is
+The card store may live elsewhere (§2): ``cards_client(settings, queue)`` is
 the queue's client when ``MEMORY_CARDS_URL`` is unset, else a client of that URL — a
 ``redis.asyncio.cluster.RedisCluster`` for ``redis+cluster://h1:p1[,h2:p2…]``.
 """
@@ -190,7 +190,7 @@ def timeout_options(settings: Settings) -> dict[str, float]:
 def client_from_url(url: str, **kwargs: Any) -> ArqRedis:
     """An ``ArqRedis`` client for any supported URL (does not connect yet).
 
-    Every client has a connect and a socket timeout (§7 rev 2: a black-holed
+    Every client has a connect and a socket timeout (§7: a black-holed
     Redis must not hang a worker); pass :func:`timeout_options` to use the settings'.
     """
     scheme = urlparse(url).scheme
@@ -289,7 +289,7 @@ async def retry_store_write(
     cap: float,
     give_up_after: float | None = None,
 ) -> T:
-    """Retry ``write`` on any Redis error with capped back-off until it lands (§7 rev 2).
+    """Retry ``write`` on any Redis error with capped back-off until it lands (§7).
 
     For writes that are safe to repeat: fenced by a lease token (a repeat of a write
     that landed answers "not yours") or idempotent (a run's card write). A store

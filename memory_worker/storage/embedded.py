@@ -4,7 +4,7 @@ Used when ``REDIS_URL`` is unset. The server runs as a daemon with
 append-only persistence in ``<data_dir>/valkey`` so that state survives a
 restart.
 
-Lifecycle (issue 9 row 15). The server belongs to its **data directory**, not
+Lifecycle (fault-matrix row 15). The server belongs to its **data directory**, not
 to the process that happened to start it: every process of the deployment
 (``run``, ``serve``, ``enqueue``, the bot's ``MemoryQueue``) finds it through
 ``server.json`` and a PING and reuses it, and none of them stops it when it

@@ -33,5 +33,5 @@ def is_transport_race(error: BaseException) -> bool:
 
 
 def is_store_fault(error: BaseException) -> bool:
-    """A Redis error of any kind: never evidence against the work (§7 rev 2)."""
+    """A Redis error of any kind: never evidence against the work (§7)."""
     return isinstance(error, RedisError | StoreError) or is_transport_race(error)

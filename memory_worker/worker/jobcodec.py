@@ -1,4 +1,4 @@
-"""arq job payloads as JSON, never pickle (issue 9 row 21).
+"""arq job payloads as JSON, never pickle (fault-matrix row 21).
 
 arq serialises jobs with :mod:`pickle` by default: anyone who can write to
 the queue's Redis can then run code in every worker. Our jobs carry no

@@ -131,7 +131,7 @@ async def _on_startup(
 ) -> None:
     """arq's on_startup: checks, the tick runner, its heartbeat and background loops."""
     init_sentry(settings)  # no-op without SENTRY_DSN
-    await check_redis(ctx["redis"], role="worker")  # §2 rev 2: no evicting Redis, scripts
+    await check_redis(ctx["redis"], role="worker")  # §2: no evicting Redis, scripts
     runner = await runner_factory(settings, ctx["redis"])
     ctx["runner"] = runner
     with contextlib.suppress(RedisError):  # heartbeat_forever retries it
@@ -172,7 +172,7 @@ async def _on_shutdown(ctx: dict[str, Any]) -> None:
 class MemoryWorker(Worker):
     """arq's Worker, made to survive Redis outages and to stop claiming on SIGTERM.
 
-    The poll loop (row 8 of issue 9): arq's ``_poll_iteration`` re-raises the
+    The poll loop (fault-matrix row 8): arq's ``_poll_iteration`` re-raises the
     exception of every finished job task, so errors a tick hit while Redis was
     away surfaced one by one *after* Redis came back, each counted as a fresh
     outage (and the counter never reset): 70–130 s to resume. Here an
@@ -207,8 +207,8 @@ class MemoryWorker(Worker):
 
     async def _poll_iteration(self) -> None:
         """One tick of arq's poll clock; while every slot is busy, a slot freed before the
-        next tick polls at once (issue 11: a freed slot otherwise idled half a poll delay
-        on average before its follow-up started — 2–3 % of a 1 s farm's slot time)."""
+        next tick polls at once (a freed slot would otherwise idle half a poll delay on
+        average before its follow-up started — 2–3 % of a 1 s farm's slot time)."""
         loop = asyncio.get_running_loop()
         began = loop.time()
         self._slot_freed.clear()
@@ -288,11 +288,11 @@ class MemoryWorker(Worker):
         await self.heart_beat()
 
     async def _ready_jobs(self, count: int) -> list[bytes]:
-        """The jobs to try to start: due, and not started by anyone (issue 11).
+        """The jobs to try to start: due, and not started by anyone.
 
         arq reads the queue's oldest due entries, which include every job running
         anywhere in the fleet (a job leaves the queue when it finishes), and tries each:
-        the wasted starts grew with the fleet's running ticks. Started ticks are in
+        the wasted starts would grow with the fleet's running ticks. Started ticks are in
         ``ticks:started`` (until arq's in-progress lease would end), so the queue minus
         that set is what may start; a crashed tick's entry lapses with its lease, and is
         pruned by the next tick's schedule or, at most :attr:`PRUNE_STARTED_MS` later, here.
@@ -444,7 +444,7 @@ class MemoryWorker(Worker):
         key still blocks every start, then its keys go. Anything else is arq's finish.
         arq reads its abort set (and clears a starting job's mark there) only with
         ``allow_abort_jobs``; without it (ours), a mark ``Job.abort`` left is never read, and
-        the finish leaves it alone too (issue 11: one command a run). A finished tick
+        the finish leaves it alone too (one command a run saved). A finished tick
         stays in ``ticks:started`` until its lease would end (:mod:`memory_worker.pipeline.ticks`)
         unless the poll reads that whole set (Redis < 6.2) or arq will run the tick again.
         A job task that outlives :meth:`close` finds no pool: its entries stay as after

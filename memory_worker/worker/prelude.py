@@ -1,4 +1,4 @@
-"""A tick's arq prelude without ``MULTI``/``EXEC`` (issue 11: two commands a run).
+"""A tick's arq prelude without ``MULTI``/``EXEC`` (two commands a run saved).
 
 arq's ``Worker.run_job`` opens every job with one transactional pipeline — ``GET`` the
 job, ``INCR`` and ``EXPIRE`` its try counter — and ``MULTI``/``EXEC`` count as two more

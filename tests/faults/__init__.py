@@ -1,9 +1,9 @@
-"""Fault-matrix scenarios (issue "Faults never cost work"), one module per area.
+"""Fault-matrix scenarios (docs/reliability.md), one module per area.
 
 Each ``rows_<area>.py`` module exports ``ROWS: dict[int, Scenario]`` mapping a
-row number of the issue's fault table to an async scenario. A scenario builds
+row number of the fault matrix to an async scenario. A scenario builds
 whatever it needs beyond :class:`FaultContext` (a private Valkey to kill or
-pause, worker processes, farm faults) and asserts what the spec promises:
+pause, worker processes, farm faults) and asserts what the contract promises:
 attempts spent, status, releases, breaker state and pages.
 ``tests/test_fault_matrix.py`` runs every row as one parametrized test.
 """

@@ -1,4 +1,4 @@
-"""Fault rows 1–4, "farm answers misread" (§3, §4, §5, §7 rev 2).
+"""Fault rows 1–4, "farm answers misread" (§3, §4, §5, §7).
 
 Each scenario runs the production pipeline (``build_tick_runner``: routed
 walker, fleet-shared breakers and the run store on the test Valkey, the real
@@ -305,7 +305,7 @@ async def row4(ctx: FaultContext) -> None:
         assert ctx.sim.submits(EXTRACTOR) == 1
 
         # A new chat makes no lookup: its extraction is spent, then its cards' embedding
-        # hangs and releases it all the same (the extraction is redone, §7 rev 2).
+        # hangs and releases it all the same (the extraction is redone, §7).
         new_chat = await enqueue(ctx, 403)
         ctx.sim.set_fault("embedder", Fault(FaultKind.HANG))
         started = time.monotonic()

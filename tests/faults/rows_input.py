@@ -162,7 +162,7 @@ async def row11(ctx: FaultContext) -> None:
 
 
 async def row18(ctx: FaultContext) -> None:
-    """The valid requests before an oversize one were stored. Now nothing is, then all are."""
+    """All-or-nothing: with one oversize request in the batch nothing is stored; without it, all are."""
     settings = ctx.settings.model_copy(update={"max_message_chars": 100})
     batch = [request_dict(1800 + i, hour=i) for i in range(3)]
     oversize = request_dict(1899, texts=["x" * 101])

@@ -1,4 +1,4 @@
-"""Fault-matrix rows of the store area (§7 "Store faults" rev 2, §8 rev 2): 7, 8, 9, 13, 17.
+"""Fault-matrix rows of the store area (§7 "Store faults", §8): 7, 8, 9, 13, 17.
 
 Rows 7–9 pause, kill or starve a *private* Valkey (never the shared test
 server) under real worker processes and the farm simulator; rows 13 and 17

@@ -61,7 +61,7 @@ local function finish(answer, claimed)
   if #writes > 0 then redis.call('HSET', KEYS[9], unpack(writes)) end
   return answer
 end
--- prompt versions (§7 rev 2): runs of our version that older workers parked come back
+-- prompt versions (§7): runs of our version that older workers parked come back
 local back = redis.call('ZRANGE', KEYS[6], 0, tonumber(ARGV[9]) - 1, 'WITHSCORES')
 for i = 1, #back, 2 do
   redis.call('ZADD', KEYS[1], back[i + 1], back[i])
@@ -106,7 +106,7 @@ local function unleased(rk, status, ...)
   redis.call('HSET', rk, 'status', status, 'updated_at', now, 'lease_owner', '',
     'lease_token', '', 'leased_until', '', 'next_attempt_at', '', ...)
 end
--- Out of memory (§7 rev 2): Redis refuses a script's first write when it is one that grows
+-- Out of memory (§7): Redis refuses a script's first write when it is one that grows
 -- memory (ZADD, HSET, RPUSH…), and lets a script that has written finish. So each step
 -- below writes such a command first, and an OOM refuses the whole claim (nothing moved),
 -- as it refuses heartbeats and renewals. The same status twice (a lease reclaimed) is one

@@ -18,7 +18,7 @@ if ARGV[7] ~= '1' then
   for _, n in ipairs(redis.call('HVALS', KEYS[9])) do active = active + tonumber(n) end
   if active >= tonumber(ARGV[4]) then
     -- ... minus replayed runs being processed: they stay outside the cap until they
-    -- complete or fail again (§7 rev 2). Only counted when full: O(processing runs).
+    -- complete or fail again (§7). Only counted when full: O(processing runs).
     local slot = {}
     for i = 1, given do slot[ARGV[9 + i]] = i end
     for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do

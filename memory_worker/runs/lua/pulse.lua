@@ -1,4 +1,4 @@
--- The store's pulse (§7 rev 2) is two fields of the workers:runs hash (worker ids are
+-- The store's pulse (§7) is two fields of the workers:runs hash (worker ids are
 -- host:pid:hex, never these names): a claim and a heartbeat write that hash anyway, so
 -- each reads the pulse with its first read of it and writes it with its one write.
 local PULSE_AT, PULSE_SINCE = 'pulse:at', 'pulse:since'

@@ -13,7 +13,7 @@ redis.call('HINCRBY', KEYS[1], 'releases', 1)
 redis.call('ZREM', KEYS[2], ARGV[5])
 redis.call('HINCRBY', KEYS[4], 'released:' .. ARGV[3], 1)
 count_hour(KEYS[6], 'released', tonumber(ARGV[2]), tonumber(ARGV[6]))
--- cap accounting (§7 rev 2): a replayed run that has not failed since its replay (no
+-- cap accounting (§7): a replayed run that has not failed since its replay (no
 -- attempt kept since the replay reset them to 0) goes back to the replay lane — status
 -- failed, due now — and stays outside the queued cap through any number of releases.
 if redis.call('HGET', KEYS[1], 'uncapped') == '1' and attempts == 0 then
