@@ -2,8 +2,10 @@
 
 Every HTTP round trip runs inside :func:`mapped`, and every JSON or base64
 decode goes through the helpers below, which use it too. Inside, a foreign
-exception is looked up in :data:`EXCEPTION_MAP` (first matching row wins) and
-re-raised as the mapped ``llm_client`` error, chained to the original. Nothing
+exception is looked up in :data:`EXCEPTION_MAP` — the row of the *most specific*
+matching class wins (the one nearest the exception's own type in its MRO, as httpx's
+transport does with ``issubclass``), so the table's order cannot change behaviour —
+and re-raised as the mapped ``llm_client`` error, chained to the original. Nothing
 else in the package catches a foreign exception type, so the mapping lives
 in one table.
 
@@ -96,8 +98,9 @@ def _unbuildable(exc: BaseException, edge: Edge) -> LLMError:
     return RequestError(f"{edge.what}: {_detail(exc)}")
 
 
-#: Foreign exception type → ``llm_client`` error factory; the first matching row wins,
-#: so subclasses come before their bases (``TimeoutError`` is an ``OSError``).
+#: Foreign exception type → ``llm_client`` error factory. Row order does not matter: the
+#: most specific matching class wins (``TimeoutError`` before its base ``OSError``,
+#: ``httpx.ConnectTimeout`` before ``httpx.TimeoutException``), see :func:`factory_for`.
 EXCEPTION_MAP: Final[tuple[tuple[type[BaseException], Factory], ...]] = (
     (httpx.ConnectTimeout, _connect_timed_out),
     (httpx.TimeoutException, _timed_out),
@@ -115,6 +118,16 @@ EXCEPTION_MAP: Final[tuple[tuple[type[BaseException], Factory], ...]] = (
 )
 
 
+def factory_for(
+    exc: BaseException,
+    table: tuple[tuple[type[BaseException], Factory], ...] = EXCEPTION_MAP,
+) -> Factory | None:
+    """The factory of the most specific row of ``table`` that ``exc`` is an instance of."""
+    mro = type(exc).__mro__
+    matches = [(mro.index(foreign), factory) for foreign, factory in table if foreign in mro]
+    return min(matches, key=lambda match: match[0])[1] if matches else None
+
+
 @contextmanager
 def mapped(
     what: str,
@@ -129,11 +142,10 @@ def mapped(
     except LLMError:
         raise
     except Exception as exc:
-        edge = Edge(what, seconds, connect_seconds, timeout_error)
-        for foreign, factory in EXCEPTION_MAP:
-            if isinstance(exc, foreign):
-                raise factory(exc, edge) from exc
-        raise
+        factory = factory_for(exc)
+        if factory is None:
+            raise
+        raise factory(exc, Edge(what, seconds, connect_seconds, timeout_error)) from exc
 
 
 def loads(raw: bytes, what: str) -> object:

@@ -116,3 +116,40 @@ def test_llm_errors_and_unknown_exceptions_pass_through() -> None:
 def test_unserialisable_is_request_error() -> None:
     with pytest.raises(RequestError), mapped("encode"):
         orjson.dumps({"x": {1, 2}})
+
+
+def test_the_most_specific_row_wins_whatever_the_table_order() -> None:
+    """httpx-style: a subclass's row wins over its base's wherever either sits in the table,
+    so reordering the map (or appending a broader row) cannot change a mapping."""
+    import itertools
+
+    from llm_client._edge import EXCEPTION_MAP, factory_for
+
+    samples: list[BaseException] = [
+        httpx.ConnectTimeout("connect", request=REQUEST),
+        httpx.ReadTimeout("read", request=REQUEST),
+        httpx.ConnectError("refused", request=REQUEST),
+        httpx.UnsupportedProtocol("ftp", request=REQUEST),
+        httpx.DecodingError("gzip", request=REQUEST),
+        TimeoutError(),
+        ConnectionResetError(104, "reset"),
+        json.JSONDecodeError("x", "doc", 0),
+        UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad"),
+        binascii.Error("pad"),
+    ]
+    expected = {id(s): factory_for(s) for s in samples}
+    assert all(expected.values())
+    rows = list(EXCEPTION_MAP)
+    orders = [tuple(reversed(rows)), *itertools.islice(itertools.permutations(rows), 0, 200, 7)]
+    for order in orders:
+        for sample in samples:
+            assert factory_for(sample, tuple(order)) is expected[id(sample)], (sample, order)
+
+
+def test_every_row_of_the_map_is_reachable() -> None:
+    """No row is shadowed: each class maps through its own row."""
+    from llm_client._edge import EXCEPTION_MAP, factory_for
+
+    for foreign, factory in EXCEPTION_MAP:
+        probe = foreign.__new__(foreign)  # an instance of exactly that class
+        assert factory_for(probe) is factory, foreign
