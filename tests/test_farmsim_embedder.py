@@ -113,7 +113,9 @@ def test_local_kind_runs_e5_once_per_text_and_query_flag(monkeypatch: pytest.Mon
             calls.append((list(texts), is_query))
             return real.encode(texts, is_query=is_query)
 
-    monkeypatch.setattr(local_embed, "load_model", lambda model: Counting())
+    import llm_client
+
+    monkeypatch.setattr(llm_client, "load_model", lambda model: Counting())  # the face it uses
     monkeypatch.setattr(embedder, "_CACHE", {})
     local = embedder.LocalEmbedder()
     first = local.embed(["sim cache probe", "sim cache probe"], 384, False)
