@@ -473,5 +473,11 @@ async def test_loopback_console_refuses_foreign_host_names(
     for host in ("evil.example", "evil.example:9108", "127.0.0.1.evil.example"):
         response = await client.get("/settings", headers={"Host": host})
         assert response.status == 421, host
-    anywhere = await make_client(settings.model_copy(update={"serve_host": "0.0.0.0"}))
-    assert (await anywhere.get("/settings", headers={"Host": "console.internal"})).status == 200
+    # bound off loopback, any host name is answered (the token guards it, not the name)
+    anywhere = await make_client(with_token(settings, serve_host="0.0.0.0"))
+    bearer = {"Host": "console.internal", "Authorization": f"Bearer {TOKEN}"}
+    assert (await anywhere.get("/settings", headers=bearer)).status == 200
+    # another loopback address than 127.0.0.1 is loopback too: its own name is answered
+    other = await make_client(settings.model_copy(update={"serve_host": "127.0.0.2"}))
+    assert (await other.get("/settings", headers={"Host": "127.0.0.2:9108"})).status == 200
+    assert (await other.get("/settings", headers={"Host": "evil.example"})).status == 421
