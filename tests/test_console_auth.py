@@ -311,9 +311,9 @@ async def test_an_exposed_console_without_a_token_never_mounts(
         bare = settings.model_copy(update={"serve_host": host})
         with pytest.raises(ConsoleExposedError, match="MEMORY_CONSOLE_TOKEN"):
             add_console(web.Application(), redis, bare)
-    # the server gives up before it listens (192.0.2.1: a documentation address no interface
-    # has, so even a broken check could not put anything on a network)
-    server = HealthServer(settings, redis_url, host="192.0.2.1", port=0)
+    # the server gives up before it listens (.invalid never resolves: even a broken check
+    # could not put anything on a network)
+    server = HealthServer(settings, redis_url, host="console.invalid", port=0)
     with pytest.raises(ConsoleExposedError):
         await server.start()
     assert server._runner is None
@@ -343,7 +343,16 @@ def test_serve_off_loopback_without_a_token_exits_2_with_one_line(settings: Sett
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CONSOLE_")}
     env |= {"REDIS_URL": settings.redis_url or "", "MEMORY_LOG_FORMAT": "json"}
     done = subprocess.run(
-        [sys.executable, "-m", "memory_worker", "serve", "--host", "192.0.2.1", "--port", "1"],
+        [
+            sys.executable,
+            "-m",
+            "memory_worker",
+            "serve",
+            "--host",
+            "console.invalid",
+            "--port",
+            "1",
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -353,5 +362,5 @@ def test_serve_off_loopback_without_a_token_exits_2_with_one_line(settings: Sett
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("error: the console would serve chats' memory on 192.0.2.1")
+    assert lines[0].startswith("error: the console would serve chats' memory on console.invalid")
     assert "MEMORY_CONSOLE_TOKEN" in lines[0]
