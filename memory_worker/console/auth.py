@@ -37,6 +37,8 @@ KINDS: tuple[TokenKind, ...] = ("full", "read")
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 #: A session issued this far in the future (clock skew between restarts) is still accepted.
 SKEW_S = 60
+#: Float slack in the bucket: waiting the whole seconds Retry-After names is always enough.
+EPSILON = 1e-9
 
 
 def is_loopback(host: str | None) -> bool:
@@ -155,7 +157,7 @@ def refilled(bucket: Bucket | None, now_s: float, policy: LimitPolicy) -> Bucket
 def wait_for(bucket: Bucket | None, now_s: float, policy: LimitPolicy) -> int:
     """Whole seconds before the client may try a token again (0: now)."""
     level = refilled(bucket, now_s, policy).level
-    if level >= 1.0:
+    if level >= 1.0 - EPSILON:  # (a refill of exactly one try may land a rounding short)
         return 0
     return max(1, math.ceil((1.0 - level) / policy.refill_per_s))
 
