@@ -375,6 +375,7 @@ async def test_canary_secrets_never_in_any_response(
 ) -> None:
     canary = {
         "console_token": "CANARY-console-5b1e",
+        "console_read_token": "CANARY-console-read-3f0d",
         "admin_telegram_bot_token": "CANARY-telegram-77aa",
         "admin_webhook_url": "https://hooks.example/CANARY-webhook-c0de",
         "sentry_dsn": "https://CANARY-sentry-1234@o1.ingest.example/42",
@@ -397,8 +398,11 @@ async def test_canary_secrets_never_in_any_response(
     await seed(redis, settings)
     client = await make_client(secret_settings)
     needles = [*canary.values(), farm_key, redis_password, "CANARY"]
+    responses = [await client.get("/settings")]  # a read token closes the pages: the login
+    responses.append(await client.post("/login", data={"token": "wrong"}))
+    responses.append(await client.post("/login", data={"token": canary["console_token"]}))
     csrf = await csrf_of(client)
-    responses = [await client.get(path) for path in PAGES]
+    responses += [await client.get(path) for path in PAGES]
     for form in (
         {"target": TARGET, "token": "wrong"},
         {"target": TARGET, "token": canary["console_token"]},

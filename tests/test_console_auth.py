@@ -124,7 +124,9 @@ async def test_off_loopback_every_page_and_action_needs_a_token(
     for path, form in ACTIONS:
         response = await client.post(path, data={**form, "csrf": csrf, "token": TOKEN})
         assert response.status == 401, path
-        assert_nothing_of_the_store(await response.text(), path)
+        body = await response.text()
+        assert_nothing_of_the_store(body, path)
+        assert 'name="next" value="/"' in body  # after the login, a page, not the POST
     assert await dump_all(redis, settings.key_prefix) == before
     assert (await client.get("/static/console.css")).status == 200  # the login page's styles
 
@@ -302,6 +304,27 @@ async def test_refused_tokens_are_logged_without_the_token(
         for value in entry.values():
             assert canary not in str(value)
             assert TOKEN not in str(value)
+
+
+async def test_the_gate_answers_before_redis_is_touched(settings: Settings) -> None:
+    """Redis gone: a refused reader still gets the login page (401, not a 503 that would
+    say anything about the store), a login still works, a token holder sees the 503."""
+    from memory_worker.connections import client_from_url
+
+    dead = client_from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.5)
+    app = web.Application()
+    add_console(app, dead, exposed(settings))
+    try:
+        async with TestClient(TestServer(app)) as client:
+            for path in ("/", "/runs", f"/memory/{CHAT}", "/events"):
+                response = await client.get(path)
+                assert response.status == 401, path
+                assert 'id="unavailable"' not in await response.text()
+            assert (await login(client, TOKEN)).status == 303
+            assert (await client.get("/runs")).status == 503
+            assert (await client.get("/settings")).status == 200  # needs no Redis
+    finally:
+        await dead.aclose()
 
 
 async def test_an_exposed_console_without_a_token_never_mounts(

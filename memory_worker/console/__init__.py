@@ -2,7 +2,9 @@
 
 ``data`` gathers what each page shows (bounded reads of the store's indexes;
 the runs pages in ``runs_data``, the memory page in ``memory_data``),
-``app`` serves it (routes, CSRF, token-gated actions, security headers), and
+``app`` serves it (routes, CSRF, token-gated actions, security headers), ``auth``
+decides who may read it (loopback or a token; pure) and ``gate`` applies that (login
+cookie, bearer, the wrong-token rate limit), and
 ``templates/`` + ``static/`` render it with no build step and no JavaScript.
 """
 

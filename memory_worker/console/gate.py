@@ -136,7 +136,8 @@ class Gate:
         scheme, _, given = header.partition(" ")
         if scheme.lower() == "bearer" and given.strip():
             return self._bearer(request, given.strip())
-        return await self.login_page(request, status=401, next_path=request.path_qs)
+        back = request.path_qs if request.method == "GET" else "/"  # never back to a POST
+        return await self.login_page(request, status=401, next_path=back)
 
     def _bearer(self, request: web.Request, given: str) -> web.StreamResponse | None:
         client = client_key(request.remote)
