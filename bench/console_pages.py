@@ -35,6 +35,7 @@ from memory_worker.run_store import RunStore
 from memory_worker.run_store.chat_index import ChatIndex
 from memory_worker.runs import FailurePlan
 from tests.support.cards import new as card
+from tests.support.console import log_in
 
 CHAT = 5  # tiny_request spreads runs over chats 1..997
 
@@ -199,7 +200,7 @@ async def gate_cost(redis: Any, settings: Any, samples: int) -> None:
         TestClient(TestServer(open_app)) as plain,
         TestClient(TestServer(closed_app)) as gated,
     ):
-        login = await gated.post("/login", data={"token": token}, allow_redirects=False)
+        login = await log_in(gated, token)
         assert login.status == 303
         ways: dict[str, tuple[TestClient[Any, Any], dict[str, str]]] = {
             "open": (plain, {}),

@@ -399,8 +399,8 @@ async def test_canary_secrets_never_in_any_response(
     client = await make_client(secret_settings)
     needles = [*canary.values(), farm_key, redis_password, "CANARY"]
     responses = [await client.get("/settings")]  # a read token closes the pages: the login
-    responses.append(await client.post("/login", data={"token": "wrong"}))
-    responses.append(await client.post("/login", data={"token": canary["console_token"]}))
+    responses.append(await console.log_in(client, "wrong"))
+    responses.append(await console.log_in(client, canary["console_token"]))
     csrf = await csrf_of(client)
     responses += [await client.get(path) for path in PAGES]
     for form in (

@@ -34,7 +34,7 @@ from memory_worker.metrics import fleet_breakers
 from memory_worker.serve import HealthServer
 from memory_worker.settings import Settings
 from tests.support.clock import ManualClock
-from tests.support.console import TOKEN, csrf_of
+from tests.support.console import TOKEN, csrf_of, log_in
 from tests.support.dumps import dump_all
 from tests.test_console import CHAT, PAGES, TARGET, seed
 
@@ -86,9 +86,7 @@ async def make_gated(redis: Any) -> AsyncIterator[MakeGated]:
 
 
 async def login(client: Client, token: str, **headers: str) -> Any:
-    return await client.post(
-        "/login", data={"token": token, "next": "/"}, allow_redirects=False, headers=headers
-    )
+    return await log_in(client, token, **headers)
 
 
 def assert_nothing_of_the_store(body: str, where: str) -> None:
@@ -163,9 +161,7 @@ async def test_login_cookie_is_an_httponly_strict_hmac_that_expires(
     client = await make_gated(exposed(settings, console_session_hours=2.0), clock)
     refused = await client.get("/runs?status=failed")
     assert 'name="next" value="/runs?status=failed"' in await refused.text()
-    response = await client.post(
-        "/login", data={"token": TOKEN, "next": "/runs?status=failed"}, allow_redirects=False
-    )
+    response = await log_in(client, TOKEN, "/runs?status=failed")
     assert response.status == 303
     assert response.headers["Location"] == "/runs?status=failed"
     set_cookie = response.headers["Set-Cookie"]
@@ -192,9 +188,7 @@ async def test_login_cookie_is_an_httponly_strict_hmac_that_expires(
     stolen = {"Cookie": f"{SESSION_COOKIE}={cookie.value}"}
     assert (await client.get("/settings", headers=stolen)).status == 401
     # after a login, never off to another site
-    away = await client.post(
-        "/login", data={"token": TOKEN, "next": "//evil.example/"}, allow_redirects=False
-    )
+    away = await log_in(client, TOKEN, "//evil.example/")
     assert away.headers["Location"] == "/"
 
 
@@ -284,6 +278,22 @@ async def test_wrong_tokens_are_rate_limited_per_client_address(
     clock.advance(10)
     assert (await login(client, TOKEN, **attacker)).status == 303  # success costs nothing
     assert (await login(client, TOKEN, **attacker)).status == 303
+
+
+async def test_a_login_posted_from_elsewhere_is_refused_and_costs_nothing(
+    redis: Any, settings: Settings, make_gated: MakeGated
+) -> None:
+    """A page elsewhere posting guesses from the operator's browser has no CSRF pair (the
+    SameSite=Strict cookie stays home): refused before any token is looked at, uncounted."""
+    client = await make_gated(exposed(settings, console_auth_burst=1))
+    for pair in ({}, {"csrf": "x" * 32}):
+        for token in ("guess-1", TOKEN):
+            form = {"token": token, "next": "/", **pair}
+            answer = await client.post("/login", data=form, allow_redirects=False)
+            assert answer.status == 403
+            assert SESSION_COOKIE not in answer.headers.get("Set-Cookie", "")
+    assert (await login(client, "guess-2")).status == 401  # the one try is still there
+    assert (await login(client, TOKEN)).status == 429
 
 
 async def test_refused_tokens_are_logged_without_the_token(

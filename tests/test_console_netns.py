@@ -35,6 +35,7 @@ from typing import Any
 import httpx
 import pytest
 
+from memory_worker.console.auth import CSRF_COOKIE as CSRF
 from tests.test_console import CHAT, PAGES, TARGET
 
 pytestmark = pytest.mark.slow
@@ -273,7 +274,9 @@ def test_console_off_loopback_refused_without_a_token_works_with_it(
                 assert script.get(path).status_code == 200, path
             assert "Porto" in script.get(f"/memory/{CHAT}").text
         with httpx.Client(base_url=url, timeout=10, trust_env=False) as browser:
-            logged_in = browser.post("/login", data={"token": READ, "next": f"/memory/{CHAT}"})
+            browser.get("/login")  # the form's page hands out the CSRF cookie
+            form = {"token": READ, "next": f"/memory/{CHAT}", "csrf": browser.cookies[CSRF]}
+            logged_in = browser.post("/login", data=form)
             assert logged_in.status_code == 303
             assert logged_in.headers["location"] == f"/memory/{CHAT}"
             for path in pages:

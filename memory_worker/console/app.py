@@ -27,7 +27,6 @@ Security:
 
 from __future__ import annotations
 
-import hmac
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -45,7 +44,13 @@ from redis.exceptions import RedisError
 
 from memory_worker.connections import cards_client, close_cards_client
 from memory_worker.console import data, forget_action, memory_data, runs_data
-from memory_worker.console.auth import exposure_problem, is_loopback
+from memory_worker.console.auth import (
+    CSRF_COOKIE,
+    csrf_pair_ok,
+    exposure_problem,
+    is_loopback,
+    valid_csrf,
+)
 from memory_worker.console.gate import Gate
 from memory_worker.errors import ConsoleExposedError
 from memory_worker.keys import Keys
@@ -63,7 +68,6 @@ from memory_worker.settings import Settings
 
 log = structlog.get_logger(__name__)
 
-CSRF_COOKIE = "mw_console_csrf"
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'"
@@ -151,7 +155,7 @@ class Console:
         **context: Any,
     ) -> web.Response:
         csrf = request.cookies.get(CSRF_COOKIE) or ""
-        fresh = not _valid_csrf(csrf)
+        fresh = not valid_csrf(csrf)
         if fresh:
             csrf = secrets.token_urlsafe(24)
         if banner is True:
@@ -205,8 +209,7 @@ class Console:
         if not self.actions_enabled:
             return await self.refuse(request, action, "read-only console (no MEMORY_CONSOLE_TOKEN)")
         form = {k: str(v) for k, v in (await request.post()).items()}
-        cookie = request.cookies.get(CSRF_COOKIE, "")
-        if not (_valid_csrf(cookie) and hmac.compare_digest(cookie, form.get("csrf", ""))):
+        if not csrf_pair_ok(request.cookies.get(CSRF_COOKIE, ""), form.get("csrf", "")):
             return await self.refuse(
                 request, action, "missing or stale CSRF token: reload the page"
             )
@@ -385,10 +388,6 @@ class Console:
         return await self.render_form(
             request, "replay.html.j2", [], q=form, plan=ReplayPreview.of_plan(plan), result=outcome
         )
-
-
-def _valid_csrf(value: str) -> bool:
-    return 20 <= len(value) <= 64 and value.replace("-", "").replace("_", "").isalnum()
 
 
 def _int(value: str | None, default: int) -> int:

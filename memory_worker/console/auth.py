@@ -11,6 +11,9 @@ The console's pages are personal data (chats' cards, error logs). This module de
 - :func:`token_kind` — which configured token a presented one is (constant time; the full
   token is ``"full"``, the read token ``"read"``: only the full one ever opens actions,
   and that check stays in :meth:`~memory_worker.console.app.Console.authorize`);
+- :func:`csrf_pair_ok` — the double-submit CSRF check every form POST passes first (the
+  login's too: a page elsewhere cannot make an operator's browser burn its address's
+  wrong-token budget);
 - :func:`mint_session` / :func:`session_kind` — the login cookie: ``kind.issued.mac``, an
   HMAC under a per-process key, never the token itself, valid for ``max_age_s``;
 - :class:`LimitPolicy`, :class:`Bucket`, :func:`wait_for`, :func:`after_failure` — a
@@ -37,6 +40,8 @@ KINDS: tuple[TokenKind, ...] = ("full", "read")
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 #: A session issued this far in the future (clock skew between restarts) is still accepted.
 SKEW_S = 60
+#: The CSRF cookie (double submit: the same value in a hidden field of every form).
+CSRF_COOKIE = "mw_console_csrf"
 #: Float slack in the bucket: waiting the whole seconds Retry-After names is always enough.
 EPSILON = 1e-9
 
@@ -97,6 +102,16 @@ def token_kind(
     if full_match:
         return "full"
     return "read" if read_match else None
+
+
+def valid_csrf(value: str) -> bool:
+    """A CSRF value this console could have handed out (token_urlsafe's alphabet and size)."""
+    return 20 <= len(value) <= 64 and value.replace("-", "").replace("_", "").isalnum()
+
+
+def csrf_pair_ok(cookie: str, field: str) -> bool:
+    """The double submit holds: a well-formed cookie and the same value in the form."""
+    return valid_csrf(cookie) and hmac.compare_digest(cookie, field)
 
 
 def _mac(key: bytes, payload: str) -> str:

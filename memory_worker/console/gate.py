@@ -11,7 +11,9 @@ When pages need a token (the console is bound off loopback, or a read token is s
 anything else gets the login page with 401. ``/login``, ``/logout`` and the stylesheet
 (a file of the package, no data) are the only paths open without one.
 
-Every wrong token — at the login form, in a bearer header, in an action's form
+The login form carries the CSRF pair like every action, so a page elsewhere cannot post
+guesses from an operator's browser. Every wrong token — at the login form, in a bearer
+header, in an action's form
 (:meth:`Gate.wrong_token`) — costs the client address one try of its bucket
 (:class:`FailureLimiter`); an empty bucket answers 429 with ``Retry-After`` before any
 token is compared, so a guess is never checked while the client must wait. Successes
@@ -30,11 +32,13 @@ import structlog
 from aiohttp import web
 
 from memory_worker.console.auth import (
+    CSRF_COOKIE,
     Bucket,
     LimitPolicy,
     TokenKind,
     after_failure,
     client_key,
+    csrf_pair_ok,
     is_full,
     mint_session,
     reads_need_token,
@@ -210,6 +214,10 @@ class Gate:
     async def login(self, request: web.Request) -> web.StreamResponse:
         form = await request.post()
         next_path = safe_next(form.get("next"))
+        if not csrf_pair_ok(request.cookies.get(CSRF_COOKIE, ""), str(form.get("csrf", ""))):
+            # a form posted from elsewhere (or a stale page): no guess, nothing counted
+            problem = "Missing or stale CSRF token: reload the page and try again."
+            return await self.login_page(request, status=403, next_path=next_path, problem=problem)
         client, wait = self.limited(request, "login")
         if wait:
             problem = f"Too many wrong tokens from your address: try again in {wait} s."
