@@ -205,7 +205,8 @@ class Console:
         return response
 
     async def authorize(self, request: web.Request, action: str) -> web.Response | dict[str, str]:
-        """The action's form fields, or a 403 page (read-only console, bad CSRF, bad token)."""
+        """The action's form fields, or a 403 page (read-only console, bad CSRF, bad token),
+        or 429 while the client address must wait after wrong tokens."""
         if not self.actions_enabled:
             return await self.refuse(request, action, "read-only console (no MEMORY_CONSOLE_TOKEN)")
         form = {k: str(v) for k, v in (await request.post()).items()}
