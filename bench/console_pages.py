@@ -5,7 +5,9 @@ them claimed and completed, a share failed (retired, with error codes), some
 left processing, the rest queued; one chat gets a few hundred cards and
 episodes, the event stream a few thousand events. Each page is then fetched
 ``--samples`` times from the console on a loopback server and the server's own
-time (its ``Server-Timing`` header) is reported as median and max.
+time (its ``Server-Timing`` header) is reported as median and max. Then the read gate's
+cost (§15): the same pages from a console bound off loopback, read with a login
+cookie and with a bearer token, as a ratio to the open console measured in the same run.
 
     python bench/console_pages.py [--runs 100000] [--samples 15]
 """
@@ -22,6 +24,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from common import fill, fresh_bench, run_bench
+from pydantic import SecretStr
 
 from llm_client._routing.events import EventType, RoutingEvent
 from memory_worker.cards import CardStore, EpisodeWrite, RunWrites, Scope
@@ -32,6 +35,7 @@ from memory_worker.runs.chat_index import ChatIndex
 from memory_worker.runs.policy import FailurePlan
 from memory_worker.runs.replay import ReplayFilter, ReplayStore, plan
 from tests.support.cards import new as card
+from tests.support.console import log_in
 
 CHAT = 5  # tiny_request spreads runs over chats 1..997
 
@@ -167,7 +171,53 @@ async def main(runs: int, samples: int) -> None:
                 print(f"{path:45} {statistics.median(times):10.1f} {max(times):8.1f}")
             verdict = "OK" if worst <= 300 else "OVER"
             print(f"slowest page median {worst:.1f} ms (target <= 300 ms): {verdict}")
+        await gate_cost(bench.redis, bench.settings, samples)
         await replay_baseline(bench.redis, bench.settings, samples)
+
+
+async def server_ms(client: TestClient[Any, Any], path: str, **kw: Any) -> float:
+    """The server's own time for one GET of ``path`` (its ``Server-Timing``)."""
+    response = await client.get(path, **kw)
+    assert response.status == 200, (path, response.status)
+    await response.read()
+    found = re.search(r"dur=([0-9.]+)", response.headers["Server-Timing"])
+    assert found
+    return float(found.group(1))
+
+
+async def gate_cost(redis: Any, settings: Any, samples: int) -> None:
+    """Server time of pages behind the read gate (a cookie, a bearer) against the open console,
+    interleaved sample by sample so both see the same machine load."""
+    token = "bench-console-token-0f3e"
+    closed = settings.model_copy(
+        update={"serve_host": "0.0.0.0", "console_token": SecretStr(token)}
+    )
+    bearer = {"Authorization": f"Bearer {token}"}
+    open_app, closed_app = web.Application(), web.Application()
+    add_console(open_app, redis, settings)
+    add_console(closed_app, redis, closed)  # the test server still listens on loopback
+    async with (
+        TestClient(TestServer(open_app)) as plain,
+        TestClient(TestServer(closed_app)) as gated,
+    ):
+        login = await log_in(gated, token)
+        assert login.status == 303
+        ways: dict[str, tuple[TestClient[Any, Any], dict[str, str]]] = {
+            "open": (plain, {}),
+            "cookie": (gated, {}),
+            "bearer": (gated, bearer),
+        }
+        print(f"{'read gate':24} {'open ms':>8} {'cookie ms':>10} {'bearer ms':>10} {'ratio':>7}")
+        for path in ("/settings", "/", "/runs", f"/memory/{CHAT}"):
+            times: dict[str, list[float]] = {way: [] for way in ways}
+            for n in range(samples + 1):
+                for way, (client, headers) in ways.items():
+                    took = await server_ms(client, path, headers=headers)
+                    if n:  # the first round compiles each console's templates
+                        times[way].append(took)
+            base, cookie, header = (statistics.median(t) for t in times.values())
+            ratio = max(cookie, header) / base if base else float("nan")
+            print(f"{path:24} {base:8.2f} {cookie:10.2f} {header:10.2f} {ratio:6.2f}x")
 
 
 async def replay_baseline(redis: Any, settings: Any, samples: int) -> None:

@@ -11,7 +11,8 @@
     │   ├── EvictionPolicyError    maxmemory-policy may evict keys (allkeys-*): runs would vanish
     │   └── ScriptPermissionError  the Redis user may not run Lua scripts (EVALSHA / SCRIPT LOAD)
     ├── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
-    └── VectorSpaceMismatch    a query's embedding model is not the one of the chat's vectors
+    ├── VectorSpaceMismatch    a query's embedding model is not the one of the chat's vectors
+    └── ConsoleExposedError    the console would be served off loopback with no token (§15)
 """
 
 from __future__ import annotations
@@ -110,3 +111,8 @@ class ForgottenWrite(MemoryWorkerError):
 
 class ForgetInputError(MemoryWorkerError, ValueError):
     """A forget request names no chat, an unknown chat, or a user without a chat."""
+
+
+class ConsoleExposedError(MemoryWorkerError):
+    """The console would be served off loopback with no token: anyone reaching the address
+    could read every chat's memory. Raised before anything listens (§15)."""

@@ -340,7 +340,11 @@ class Settings(BaseSettings):
     )
 
     # --- operating (§11) ----------------------------------------------------------------------
-    serve_host: str = Field("127.0.0.1", description="Health/metrics server bind address.")
+    serve_host: str = Field(
+        "127.0.0.1",
+        description="Health/metrics server (and console) bind address; off loopback the "
+        "console needs a token.",
+    )
     serve_port: int = Field(9108, description="Health/metrics server port.")
     metrics_cache_seconds: float = Field(5.0, description="Min interval between Redis samples.")
     readiness_stall_seconds: float = Field(
@@ -358,8 +362,28 @@ class Settings(BaseSettings):
     # --- operator console (§15) -------------------------------------------------------------
     console_token: SecretStr | None = Field(
         None,
-        description="Token the console's actions (replay, breaker reset) ask for. "
-        "Unset: the console at / is read-only.",
+        description="Token the console's actions (replay, breaker reset, forget) ask for; off "
+        "loopback it also opens every page. Unset: the console at / is read-only.",
+    )
+    console_read_token: SecretStr | None = Field(
+        None,
+        description="Token that opens the console's pages but no action. Set: every page "
+        "needs a token even on loopback (off loopback they always do).",
+    )
+    console_session_hours: float = Field(
+        12.0,
+        gt=0,
+        description="How long a console login lasts (an HMAC cookie; a server restart also "
+        "ends it).",
+    )
+    console_auth_burst: int = Field(
+        5, ge=1, description="Wrong console tokens one client address may try back to back."
+    )
+    console_auth_per_minute: float = Field(
+        5.0,
+        gt=0,
+        description="Wrong console tokens one client address may try per minute after the "
+        "burst (then 429 with Retry-After).",
     )
     console_show_memory: bool = Field(
         True,

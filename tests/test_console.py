@@ -375,6 +375,7 @@ async def test_canary_secrets_never_in_any_response(
 ) -> None:
     canary = {
         "console_token": "CANARY-console-5b1e",
+        "console_read_token": "CANARY-console-read-3f0d",
         "admin_telegram_bot_token": "CANARY-telegram-77aa",
         "admin_webhook_url": "https://hooks.example/CANARY-webhook-c0de",
         "sentry_dsn": "https://CANARY-sentry-1234@o1.ingest.example/42",
@@ -397,8 +398,11 @@ async def test_canary_secrets_never_in_any_response(
     await seed(redis, settings)
     client = await make_client(secret_settings)
     needles = [*canary.values(), farm_key, redis_password, "CANARY"]
+    responses = [await client.get("/settings")]  # a read token closes the pages: the login
+    responses.append(await console.log_in(client, "wrong"))
+    responses.append(await console.log_in(client, canary["console_token"]))
     csrf = await csrf_of(client)
-    responses = [await client.get(path) for path in PAGES]
+    responses += [await client.get(path) for path in PAGES]
     for form in (
         {"target": TARGET, "token": "wrong"},
         {"target": TARGET, "token": canary["console_token"]},
@@ -473,5 +477,11 @@ async def test_loopback_console_refuses_foreign_host_names(
     for host in ("evil.example", "evil.example:9108", "127.0.0.1.evil.example"):
         response = await client.get("/settings", headers={"Host": host})
         assert response.status == 421, host
-    anywhere = await make_client(settings.model_copy(update={"serve_host": "0.0.0.0"}))
-    assert (await anywhere.get("/settings", headers={"Host": "console.internal"})).status == 200
+    # bound off loopback, any host name is answered (the token guards it, not the name)
+    anywhere = await make_client(with_token(settings, serve_host="0.0.0.0"))
+    bearer = {"Host": "console.internal", "Authorization": f"Bearer {TOKEN}"}
+    assert (await anywhere.get("/settings", headers=bearer)).status == 200
+    # another loopback address than 127.0.0.1 is loopback too: its own name is answered
+    other = await make_client(settings.model_copy(update={"serve_host": "127.0.0.2"}))
+    assert (await other.get("/settings", headers={"Host": "127.0.0.2:9108"})).status == 200
+    assert (await other.get("/settings", headers={"Host": "evil.example"})).status == 421

@@ -161,15 +161,18 @@ def console(valkey: str, tmp_path: Path) -> tuple[str, Settings]:
     return f"http://127.0.0.1:{port}", settings.model_copy(update={"serve_port": port})
 
 
-def _start_serve(settings: Settings, sim: FarmSimulator, tmp: Path) -> subprocess.Popen[bytes]:
+def _start_serve(
+    settings: Settings, sim: FarmSimulator | None, tmp: Path, **extra: Any
+) -> subprocess.Popen[bytes]:
     """``memory-worker serve`` in its own process, with the console token and the farm."""
     env = worker_env(
         settings,
         {
-            "discovery_base_url": sim.base_url,
+            **({"discovery_base_url": sim.base_url} if sim is not None else {}),
             "console_token": TOKEN,
             "serve_port": settings.serve_port,
             "metrics_cache_seconds": 0.2,
+            **extra,
         },
     )
     with open(tmp / "serve.log", "wb") as log:
@@ -178,8 +181,10 @@ def _start_serve(settings: Settings, sim: FarmSimulator, tmp: Path) -> subproces
         )
 
 
-async def _serve(settings: Settings, sim: FarmSimulator, tmp: Path) -> subprocess.Popen[bytes]:
-    proc = _start_serve(settings, sim, tmp)
+async def _serve(
+    settings: Settings, sim: FarmSimulator | None, tmp: Path, **extra: Any
+) -> subprocess.Popen[bytes]:
+    proc = _start_serve(settings, sim, tmp, **extra)
 
     async def up() -> bool:
         try:
@@ -350,6 +355,57 @@ async def test_operator_sees_outage_resets_breaker_browses_memory_and_replays(
             serve.terminate()
             serve.wait(timeout=15)
             await redis.aclose()
+
+
+async def test_operator_logs_in_to_a_closed_console_and_out_again(
+    console: tuple[str, Settings], driver: Any, tmp_path: Path
+) -> None:
+    """A console whose pages need a token (here the read token, which closes it even on
+    loopback; off loopback it is the same gate): the page asked for shows the login form,
+    a wrong token is refused, the read token opens that page (the SameSite=Strict cookie
+    follows the redirect), the cookie is HttpOnly and not the token, actions stay refused,
+    and logging out closes the pages again."""
+    from tests.test_console import CHAT as SEEDED_CHAT
+    from tests.test_console import seed
+
+    base, settings = console
+    redis = client_from_url(settings.redis_url or "")
+    read = "browser-read-token-2c9e"
+    try:
+        await seed(redis, settings)
+        serve = await _serve(settings, None, tmp_path, console_read_token=read)
+        page = Page(driver, base)
+        try:
+            html = await page.open(f"/memory/{SEEDED_CHAT}")
+            assert 'id="login-form"' in html
+            assert "Porto" not in html
+            refused = await page.submit("#login-form", {"token": "not-the-token"}, "#login")
+            assert "Wrong token." in refused
+            done = await page.submit("#login-form", {"token": read}, "#login")
+            assert "Porto" in done  # back on the page first asked for, now readable
+            assert driver.current_url == f"{base}/memory/{SEEDED_CHAT}"
+            cookies = {c["name"]: c for c in await asyncio.to_thread(driver.get_cookies)}
+            session = cookies["mw_console_session"]
+            assert session["httpOnly"] is True
+            assert session["sameSite"] == "Strict"
+            assert read not in session["value"]
+            assert await page.scripts() == 0
+            await page.open("/breakers")
+            form = "tr[data-target] form"
+            refused_action = await page.submit(form, {"token": read}, "button")
+            assert 'id="refused"' in refused_action  # the read token opens no action
+            await page.open("/")
+            after = await page.submit("header form", {}, "#logout")
+            assert 'id="login-form"' in after
+            assert 'id="login-form"' in await page.open("/settings")
+        except BaseException:
+            sys.stderr.write((tmp_path / "serve.log").read_text(errors="replace")[-3000:])
+            raise
+        finally:
+            serve.terminate()
+            serve.wait(timeout=15)
+    finally:
+        await redis.aclose()
 
 
 def _detached(element: Any) -> bool:

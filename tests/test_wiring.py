@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from memory_worker.pipeline.gate import WalkerGate
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
@@ -100,3 +102,22 @@ async def test_the_bot_and_the_worker_get_the_same_walker(settings: Settings, re
         await queue.close()
         for close in pipeline.closers:
             await close()
+
+
+def test_the_documented_arq_path_names_the_worker_settings(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``arq memory_worker.worker.WorkerSettings`` (docs/cli.md) resolves, lazily."""
+    from arq.utils import import_string
+
+    from memory_worker.settings import get_settings
+
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    get_settings.cache_clear()
+    try:
+        worker_settings = import_string("memory_worker.worker.WorkerSettings")
+        names = {getattr(f, "name", None) or f.__name__ for f in worker_settings.functions}
+        assert "memory_tick" in names
+        assert worker_settings.redis_settings.port == int(redis_url.rsplit(":", 1)[1].split("/")[0])
+    finally:
+        get_settings.cache_clear()

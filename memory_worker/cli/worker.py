@@ -19,7 +19,8 @@ def run(
         bool,
         typer.Option(
             "--serve",
-            help="Also serve /healthz, /readyz (Redis + this worker's loop) and /metrics.",
+            help="Also serve /healthz, /readyz (Redis + this worker's loop) and /metrics "
+            "(never the console).",
         ),
     ] = False,
     host: Annotated[str | None, typer.Option(help="Bind address (MEMORY_SERVE_HOST).")] = None,
@@ -54,7 +55,13 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
         return runner.oldest_tick_age() if runner is not None else None
 
     server = HealthServer(
-        settings, url, host=host, port=port, worker_heartbeat=heartbeat, worker_tick_age=tick_age
+        settings,
+        url,
+        host=host,
+        port=port,
+        worker_heartbeat=heartbeat,
+        worker_tick_age=tick_age,
+        console=False,  # a worker's probe port may face the network: no chat data on it
     )
     await server.start()
     try:
@@ -69,25 +76,41 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
 def serve(
     host: Annotated[str | None, typer.Option(help="Bind address (MEMORY_SERVE_HOST).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (MEMORY_SERVE_PORT).")] = None,
+    metrics_only: Annotated[
+        bool,
+        typer.Option("--metrics-only", help="Serve /metrics, /healthz, /readyz only: no console."),
+    ] = False,
 ) -> None:
-    """Serve /healthz, /readyz and /metrics (the fleet's state from Redis) until SIGTERM."""
-    run_sync(_serve(get_settings(), host, port))
+    """Serve /healthz, /readyz, /metrics (the fleet's state from Redis) and the console at /
+    until SIGTERM. Off loopback the console needs MEMORY_CONSOLE_TOKEN or
+    MEMORY_CONSOLE_READ_TOKEN (else it refuses to start); --metrics-only leaves it out."""
+    run_sync(_serve(get_settings(), host, port, console=not metrics_only))
 
 
-async def _serve(settings: Settings, host: str | None, port: int | None) -> None:
+async def _serve(
+    settings: Settings, host: str | None, port: int | None, *, console: bool = True
+) -> None:
+    from memory_worker.console.auth import exposure_problem
+    from memory_worker.errors import ConsoleExposedError
     from memory_worker.ops.sentry import init_sentry
     from memory_worker.ops.serve import serve_forever
     from memory_worker.storage.connections import resolve_url
 
-    init_sentry(settings)
-    url, embedded = resolve_url(settings)
     update: dict[str, Any] = {}
     if host is not None:
         update["serve_host"] = host
     if port is not None:
         update["serve_port"] = port
+    settings = settings.model_copy(update=update)
+    problem = exposure_problem(
+        settings.serve_host, settings.console_token, settings.console_read_token
+    )
+    if console and problem is not None:  # before Redis, the embedded server or any socket
+        raise ConsoleExposedError(problem)
+    init_sentry(settings)
+    url, embedded = resolve_url(settings)
     try:
-        await serve_forever(settings.model_copy(update=update), url)
+        await serve_forever(settings, url, console=console)
     finally:
         if embedded is not None:
             embedded.stop()

@@ -9,20 +9,24 @@ Security:
 - every response carries a strict Content-Security-Policy (no script at all,
   styles only from ``/static``), ``nosniff``, ``no-referrer``, ``no-store`` and
   ``frame-ancestors 'none'``;
+- reads: on loopback the pages are open; off loopback (or with a read token set) every page
+  needs a token — a login cookie or a bearer header (:mod:`memory_worker.console.gate`),
+  and :func:`add_console` refuses (:class:`~memory_worker.errors.ConsoleExposedError`) to
+  mount a console off loopback with no token configured;
 - actions (breaker reset, replay, forget) are POSTs that need ``MEMORY_CONSOLE_TOKEN``
   typed into the form and a CSRF token (double submit: an HttpOnly
   ``SameSite=Strict`` cookie and the same value in a hidden field). Without a
   configured token the console is read-only: the forms are not rendered and
   every action answers 403 without touching Redis. A refused action is logged
   (no token value) and changes nothing; a done action leaves an audit event on
-  the routing-event stream;
+  the routing-event stream. The read token never opens an action. Wrong tokens
+  (login, bearer, action) are rate-limited per client address: 429 + Retry-After;
 - no page renders a secret (settings are masked) and card or message text only
   appears in the memory browser, which ``MEMORY_CONSOLE_SHOW_MEMORY=0`` turns off.
 """
 
 from __future__ import annotations
 
-import hmac
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -39,6 +43,15 @@ from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
 from memory_worker.console import data, forget_action, memory_data, runs_data
+from memory_worker.console.auth import (
+    CSRF_COOKIE,
+    csrf_pair_ok,
+    exposure_problem,
+    is_loopback,
+    valid_csrf,
+)
+from memory_worker.console.gate import Gate
+from memory_worker.errors import ConsoleExposedError
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import fleet_breakers
 from memory_worker.paging.policy import age_text, clock_text
@@ -55,7 +68,6 @@ from memory_worker.storage.connections import cards_client, close_cards_client
 
 log = structlog.get_logger(__name__)
 
-CSRF_COOKIE = "mw_console_csrf"
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'"
@@ -67,7 +79,6 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 #: The overview reloads itself this often (a meta refresh: works without JavaScript).
 REFRESH_SECONDS = 5
 
@@ -106,9 +117,12 @@ def environment() -> jinja2.Environment:
 class Console:
     """The console's handlers over one Redis client and the settings."""
 
-    def __init__(self, redis: ArqRedis, settings: Settings) -> None:
+    def __init__(
+        self, redis: ArqRedis, settings: Settings, *, clock: Callable[[], float] = time.time
+    ) -> None:
         self.redis = redis
         self.settings = settings
+        self.gate = Gate(self, settings, clock)
         self.keys = Keys(settings.key_prefix)
         self.cards = cards_client(settings, redis)  # MEMORY_CARDS_URL, else ``redis``
         self.env = environment()
@@ -122,9 +136,9 @@ class Console:
     def host_allowed(self, host: str | None) -> bool:
         """Bound to loopback, answer only loopback names: a web page the operator visits
         cannot reach the console through DNS rebinding (another bind address: no check)."""
-        if self.settings.serve_host not in LOOPBACK:
+        if not is_loopback(self.settings.serve_host):
             return True
-        return (host or "").strip("[]").lower() in LOOPBACK
+        return is_loopback(host)
 
     @property
     def actions_enabled(self) -> bool:
@@ -141,7 +155,7 @@ class Console:
         **context: Any,
     ) -> web.Response:
         csrf = request.cookies.get(CSRF_COOKIE) or ""
-        fresh = not _valid_csrf(csrf)
+        fresh = not valid_csrf(csrf)
         if fresh:
             csrf = secrets.token_urlsafe(24)
         if banner is True:
@@ -153,6 +167,7 @@ class Console:
             banner=banner or None,
             csrf=csrf,
             actions=self.actions_enabled,
+            signed_in=self.gate.closed and self.gate.session(request) is not None,
             show_memory=self.settings.console_show_memory,
             path=request.path,
             now_ms=int(time.time() * 1000),
@@ -173,26 +188,38 @@ class Console:
         status = 400 if problems else 200
         return await self.render(request, template, status=status, problems=problems, **context)
 
-    async def refuse(self, request: web.Request, action: str, why: str) -> web.Response:
+    async def refuse(
+        self, request: web.Request, action: str, why: str, *, retry_after: int = 0
+    ) -> web.Response:
         log.warning("console.action_refused", action=action, why=why)
-        return await self.render(
-            request, "refused.html.j2", status=403, banner=False, action=action, why=why
+        response = await self.render(
+            request,
+            "refused.html.j2",
+            status=429 if retry_after else 403,
+            banner=False,
+            action=action,
+            why=why,
         )
+        if retry_after:
+            response.headers["Retry-After"] = str(retry_after)
+        return response
 
     async def authorize(self, request: web.Request, action: str) -> web.Response | dict[str, str]:
-        """The action's form fields, or a 403 page (read-only console, bad CSRF, bad token)."""
+        """The action's form fields, or a 403 page (read-only console, bad CSRF, bad token),
+        or 429 while the client address must wait after wrong tokens."""
         if not self.actions_enabled:
             return await self.refuse(request, action, "read-only console (no MEMORY_CONSOLE_TOKEN)")
         form = {k: str(v) for k, v in (await request.post()).items()}
-        cookie = request.cookies.get(CSRF_COOKIE, "")
-        if not (_valid_csrf(cookie) and hmac.compare_digest(cookie, form.get("csrf", ""))):
+        if not csrf_pair_ok(request.cookies.get(CSRF_COOKIE, ""), form.get("csrf", "")):
             return await self.refuse(
                 request, action, "missing or stale CSRF token: reload the page"
             )
-        token = self.settings.console_token
-        assert token is not None
-        given = form.get("token", "").encode()
-        if not hmac.compare_digest(given, token.get_secret_value().encode()):
+        client, wait = self.gate.limited(request, "action")
+        if wait:
+            why = f"too many wrong tokens from your address: try again in {wait} s"
+            return await self.refuse(request, action, why, retry_after=wait)
+        if self.gate.kind_of(form.get("token", "")) != "full":  # the read token opens no action
+            self.gate.wrong_token(request, client, "action")
             return await self.refuse(request, action, "wrong or missing console token")
         return form
 
@@ -364,10 +391,6 @@ class Console:
         )
 
 
-def _valid_csrf(value: str) -> bool:
-    return 20 <= len(value) <= 64 and value.replace("-", "").replace("_", "").isalnum()
-
-
 def _int(value: str | None, default: int) -> int:
     try:
         return int(value) if value else default
@@ -448,6 +471,9 @@ def _guarded(console: Console, handler: Handler) -> Handler:
         if not console.host_allowed(request.url.host):
             log.warning("console.foreign_host_refused", path=request.path)
             return web.Response(text="misdirected request\n", status=421)
+        refused = await console.gate.check(request)
+        if refused is not None:
+            return refused
         try:
             return await handler(request)
         except (RedisError, OSError, TimeoutError) as exc:
@@ -456,6 +482,7 @@ def _guarded(console: Console, handler: Handler) -> Handler:
                 banner=None,
                 csrf="",
                 actions=False,
+                signed_in=False,
                 show_memory=console.settings.console_show_memory,
                 path=request.path,
                 now_ms=int(time.time() * 1000),
@@ -466,9 +493,23 @@ def _guarded(console: Console, handler: Handler) -> Handler:
     return guarded
 
 
-def add_console(app: web.Application, redis: ArqRedis, settings: Settings) -> Console:
-    """Mount the console's routes on ``app`` (call before the app starts)."""
-    console = Console(redis, settings)
+def add_console(
+    app: web.Application,
+    redis: ArqRedis,
+    settings: Settings,
+    *,
+    clock: Callable[[], float] = time.time,
+) -> Console:
+    """Mount the console's routes on ``app`` (call before the app starts).
+
+    Raises :class:`ConsoleExposedError` when ``settings.serve_host`` is off loopback and no
+    token is configured: the pages would be anyone's who can reach the address."""
+    problem = exposure_problem(
+        settings.serve_host, settings.console_token, settings.console_read_token
+    )
+    if problem is not None:
+        raise ConsoleExposedError(problem)
+    console = Console(redis, settings, clock=clock)
     app.middlewares.append(security_headers)
     routes: list[tuple[str, str, Handler]] = [
         ("GET", "/", console.overview),
@@ -486,6 +527,12 @@ def add_console(app: web.Application, redis: ArqRedis, settings: Settings) -> Co
         ("POST", "/forget", partial(forget_action.forget, console)),
         ("GET", "/static/console.css", console.static),
     ]
+    if console.gate.closed:
+        routes += [
+            ("GET", "/login", console.gate.login_form),
+            ("POST", "/login", console.gate.login),
+            ("POST", "/logout", console.gate.logout),
+        ]
     for method, path, handler in routes:
         app.router.add_route(method, path, _guarded(console, handler))
 

@@ -1,10 +1,13 @@
 """The health and metrics HTTP server (§11): ``/healthz``, ``/readyz``, ``/metrics``,
 and the operator console at ``/`` (§15, :mod:`memory_worker.console`).
 
-``memory-worker serve`` runs it standalone (the Procfile's ``metrics``
-process: readiness = Redis reachable; metrics = the fleet's state from
-Redis). ``memory-worker run --serve`` runs it next to a worker, where
-readiness also requires the worker loop's heartbeat to be fresh.
+``memory-worker serve`` runs it standalone (readiness = Redis reachable; metrics = the
+fleet's state from Redis), with the console unless ``--metrics-only`` (the Procfile's
+``metrics`` process: the three endpoints on the network, no console, so Prometheus never
+puts chats' memory on the network). ``memory-worker run --serve`` runs the three endpoints
+next to a worker, never the console, and readiness also requires the worker loop's
+heartbeat to be fresh. Off loopback the console needs a token
+(:mod:`memory_worker.console.auth`) and will not start without one.
 
 The server is aiohttp on the caller's loop (:class:`HealthServer` start/stop),
 with its own Redis client whose timeouts are short, so a hanging Redis makes
@@ -97,8 +100,10 @@ class HealthServer:
         worker_tick_age: TickAge | None = None,
         host: str | None = None,
         port: int | None = None,
+        console: bool = True,
     ) -> None:
         self.settings = settings
+        self.console = console
         self.url = url
         self.host = host if host is not None else settings.serve_host
         self.port = port if port is not None else settings.serve_port
@@ -119,10 +124,14 @@ class HealthServer:
             targets=targets,
         )
         app = build_app(check, redis_sampler(redis, self.settings))
-        # The operator console (§15) at / on the same server.
-        from memory_worker.console import add_console
+        if self.console:  # the operator console (§15) at / on the same server
+            from memory_worker.console import add_console
 
-        add_console(app, redis, self.settings.model_copy(update={"serve_host": self.host}))
+            try:
+                add_console(app, redis, self.settings.model_copy(update={"serve_host": self.host}))
+            except Exception:
+                await self.stop()
+                raise
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
@@ -131,7 +140,7 @@ class HealthServer:
         sockets = getattr(server, "sockets", None) or []
         if sockets:
             self.port = int(sockets[0].getsockname()[1])
-        log.info("health_server_started", host=self.host, port=self.port)
+        log.info("health_server_started", host=self.host, port=self.port, console=self.console)
 
     def _heartbeat(self) -> int | None:
         return self.worker_heartbeat() if self.worker_heartbeat else None
@@ -150,9 +159,9 @@ class HealthServer:
         return f"http://{self.host}:{self.port}"
 
 
-async def serve_forever(settings: Settings, url: str) -> None:
-    """``memory-worker serve``: run the endpoints until SIGINT/SIGTERM."""
-    server = HealthServer(settings, url)
+async def serve_forever(settings: Settings, url: str, *, console: bool = True) -> None:
+    """``memory-worker serve``: run the endpoints (and the console) until SIGINT/SIGTERM."""
+    server = HealthServer(settings, url, console=console)
     await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -1,7 +1,8 @@
 """The arq wing: every place memory-worker overrides or drives arq.
 
 - :mod:`~memory_worker.worker.main`: the job functions (tick, safety net, maintenance),
-  ``WorkerSettings`` (``arq memory_worker.worker.main.WorkerSettings``), the
+  ``WorkerSettings`` (``arq memory_worker.worker.WorkerSettings`` — resolved lazily here,
+  so importing this package does not import the worker), the
   :class:`MemoryWorker` poll loop, graceful shutdown and Redis reconnects.
 - :mod:`~memory_worker.worker.jobcodec`: arq job payloads as JSON, never pickle.
 - :mod:`~memory_worker.worker.prelude`: a tick's job start without ``MULTI``/``EXEC``;
@@ -9,3 +10,14 @@
 - :mod:`~memory_worker.worker.fleet`: worker processes on demand (``python -m
   memory_worker run`` with settings in the environment), for the demo, tests and benches.
 """
+
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    """``arq memory_worker.worker.WorkerSettings``: the worker's settings class, built lazily."""
+    if name != "WorkerSettings":
+        raise AttributeError(name)
+    from memory_worker.worker import main
+
+    return main.WorkerSettings

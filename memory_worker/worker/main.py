@@ -572,7 +572,7 @@ async def run_worker(
 
 
 def __getattr__(name: str) -> Any:
-    """``arq memory_worker.worker.main.WorkerSettings``: built lazily from the environment."""
+    """``arq memory_worker.worker.WorkerSettings``: built lazily from the environment."""
     if name != "WorkerSettings":
         raise AttributeError(name)
     from arq.connections import RedisSettings

@@ -1,4 +1,5 @@
-"""The console under test: a client factory, the action token, CSRF, the refused-write check."""
+"""The console under test: a client factory, the action token, CSRF, logging in, the
+refused-write check."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 
-from memory_worker.console.app import CSRF_COOKIE, add_console
+from memory_worker.console.app import add_console
+from memory_worker.console.auth import CSRF_COOKIE
 from memory_worker.settings import Settings
 from tests.support.dumps import dump_all
 
@@ -29,6 +31,19 @@ async def csrf_of(client: TestClient[Any, Any]) -> str:
     cookie = client.session.cookie_jar.filter_cookies(client.make_url("/")).get(CSRF_COOKIE)
     assert cookie is not None
     return cookie.value
+
+
+async def log_in(
+    client: TestClient[Any, Any], token: str, next_path: str = "/", **headers: str
+) -> Any:
+    """POST the login form as a browser does: its page first (the CSRF cookie), then the form.
+
+    Returns the answer unfollowed (303 with the session cookie, or the refusal)."""
+    await client.get("/login", headers=headers)
+    cookie = client.session.cookie_jar.filter_cookies(client.make_url("/")).get(CSRF_COOKIE)
+    assert cookie is not None
+    form = {"token": token, "next": next_path, "csrf": cookie.value}
+    return await client.post("/login", data=form, allow_redirects=False, headers=headers)
 
 
 @pytest.fixture
