@@ -3,7 +3,8 @@
 - :mod:`~llm_client.errors`: the one error tree (documented there); :mod:`~llm_client.reasons`
   and :mod:`~llm_client.retry`: the retry classifier (strings parsed once, at the edge).
 - :mod:`~llm_client.transport`, :mod:`~llm_client.discovery`, :mod:`~llm_client.openai_compat`,
-  :mod:`~llm_client.local_embed`: the transports; :mod:`~llm_client.envelope`: answer decoding;
+  :mod:`~llm_client.local_embed`: the transports; :mod:`~llm_client.envelope`: answer decoding
+  (:mod:`~llm_client.error_text`: the text and code of an error value);
   :mod:`~llm_client.clients`: targets → transport clients.
 - :mod:`~llm_client.breaker`: the breaker policy (pure); :mod:`~llm_client.breaker_store`: its
   Lua twin in Redis (scripts in ``lua/``).

@@ -48,13 +48,13 @@ from llm_client.envelope import (
     Envelope,
     JobState,
     chat_result,
-    clip,
     embed_result,
     http_status_error,
     parse_envelope,
     resolve,
     submit_status_error,
 )
+from llm_client.error_text import clip
 from llm_client.errors import (
     CapacityUnavailable,
     CapacityWaitExpired,

@@ -30,7 +30,8 @@ import httpx
 import structlog
 
 from llm_client._edge import dumps, loads_or_missing, mapped
-from llm_client.envelope import body_error_text, chat_result, clip
+from llm_client.envelope import chat_result
+from llm_client.error_text import body_error_text, clip
 from llm_client.errors import DecodeError, LLMError, TaskTimeout, Upstream
 from llm_client.transport import ChatResult, ClientConfig, OwnedHttp, UpstreamResponse
 

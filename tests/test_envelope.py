@@ -21,20 +21,17 @@ from llm_client import (
 from llm_client._edge import b64decode, dumps
 from llm_client.envelope import (
     JobState,
-    body_error_text,
     chat_result,
     decode_job_answer,
     embed_result,
     envelope_from_json,
-    error_parts,
-    error_text,
     http_status_error,
     is_capacity_rejection,
-    leading_code,
     parse_envelope,
     resolve,
     submit_status_error,
 )
+from llm_client.error_text import body_error_text, error_parts, error_text, leading_code
 from llm_client.transport import UpstreamResponse
 
 OUTAGE = (

@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from llm_client import LLMError
 from llm_client.envelope import (
     STATUS_STATES,
-    body_error_text,
     chat_result,
     decode_job_answer,
     embed_result,
     submit_status_error,
 )
+from llm_client.error_text import body_error_text
 from llm_client.transport import UpstreamResponse
 
 json_scalars = (
