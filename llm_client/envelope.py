@@ -66,6 +66,7 @@ from llm_client.errors import (
     CapacityUnavailable,
     DecodeError,
     EmptyResponse,
+    JobLost,
     LLMError,
     UnknownStatus,
     Upstream,
@@ -109,6 +110,9 @@ STATUS_STATES: Final[Mapping[str, JobState]] = {
 BACKEND_UNAVAILABLE_CODES: Final = frozenset(
     {"UPSTREAM_ERROR", "SERVICE_NOT_FOUND", "SERVICE_DISABLED", "ENDPOINT_NOT_FOUND"}
 )
+
+#: Poll statuses that mean the farm no longer knows a job it issued (rev 3).
+LOST_JOB_STATUSES: Final = frozenset({404})
 
 #: Submit statuses that may mean "no free slot" (when the text says so).
 CAPACITY_STATUSES: Final = frozenset({429, 503})
@@ -367,6 +371,20 @@ def http_status_error(what: str, status_code: int, body: bytes) -> LLMError:
     detail = ": ".join(part for part in (code, message) if part)
     text = f"{what}: status {status_code}" + (f": {detail}" if detail else "")
     return coded_error(text, code, status_code=status_code, fallback_code=f"HTTP_{status_code}")
+
+
+def poll_status_error(job_id: str, status_code: int, body: bytes) -> LLMError:
+    """A non-2xx answer to a poll of a job the farm issued.
+
+    A farm code decides first (``404 {"code": "SERVICE_NOT_FOUND"}`` is
+    ``BackendUnavailable``); any other 404 (``{"error": "job not found"}``, a bare 404 of a
+    replica without the job) is :class:`JobLost`, the farm's loss (rev 3); else as
+    :func:`http_status_error`.
+    """
+    error = http_status_error(f"poll job {job_id}", status_code, body)
+    if status_code in LOST_JOB_STATUSES and not isinstance(error, BackendUnavailable):
+        return JobLost(f"{error.message} (the farm lost the job)", code="JOB_LOST")
+    return error
 
 
 def submit_status_error(status_code: int, body: bytes) -> LLMError:
