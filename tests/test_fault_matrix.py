@@ -1,4 +1,5 @@
-"""The fault matrix: one row per numbered fault of the issue "Faults never cost work".
+"""The fault matrix: one row per numbered fault of the issue "Faults never cost work"
+(rows 1–23), and rows 21NN for item NN of issue 21 (the farm's rev 3 answers).
 
 Every row is a scenario against real parts (Valkey, the loopback farm
 simulator, worker processes where it matters) asserting attempts spent,
