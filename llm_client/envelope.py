@@ -14,7 +14,8 @@ polling (``None``), the backend's relayed response, or a typed error.
 
 **Which code decides a failed or cancelled job** (§3, rev 2, rev 3). The farm
 may name the code in several places; when they disagree, the first one found
-in this order wins (bare numbers are never farm codes and are skipped):
+in this order wins. A bare number is not a farm code: an ``error_code`` of ``503`` is
+ignored, and an ``error.code`` of ``500`` counts only when no field names a real code.
 
 ====  ==========================================================  =====================
 rank  where the code is                                            why this rank

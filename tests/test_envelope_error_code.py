@@ -239,6 +239,16 @@ PRECEDENCE = [
         ("INTERNAL", None),
         id="bare-number-skipped",
     ),
+    pytest.param(
+        {"result": {"error": {"code": 500, "message": "x"}}},
+        ("500", "x"),
+        id="bare-number-counts-when-alone",
+    ),
+    pytest.param(
+        {"result": {"error": {"code": 500, "message": "x"}}, "error_code": "UPSTREAM_ERROR"},
+        ("UPSTREAM_ERROR", "x"),
+        id="bare-number-yields-to-a-real-code",
+    ),
 ]
 
 
