@@ -5,7 +5,8 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
 ``_routing/``, ``_transport/``) and may change without notice. The public names, by family:
 
 - **Errors** (the whole tree is drawn in ``_errors.py``): ``LLMError`` and its families —
-  ``Transport`` (``RequestTimeout``), ``BackendUnavailable`` (``LocalModelUnavailable``),
+  ``Transport`` (``RequestTimeout``), ``BackendUnavailable`` (``LocalModelUnavailable``,
+  ``JobLost``),
   ``Upstream``, ``CapacityUnavailable`` (``CapacityWaitExpired``), ``Timeout``
   (``TaskTimeout``), ``ProtocolError`` (``EmptyResponse``, ``DecodeError``,
   ``UnknownStatus``), ``LocalEngineError``, ``RequestError``, ``RoutingError``
@@ -39,6 +40,7 @@ from llm_client._errors import (
     DecodeError,
     EmptyResponse,
     Exhausted,
+    JobLost,
     LLMError,
     LocalEngineError,
     LocalModelUnavailable,
@@ -121,6 +123,7 @@ __all__ = [
     "Exhausted",
     "FailureReason",
     "Fanout",
+    "JobLost",
     "LLMError",
     "LocalEmbedClient",
     "LocalEngineError",

@@ -11,6 +11,7 @@ ever reads message text.
     ├── Transport                    connection refused, DNS failure, reset, local timeout
     │   └── RequestTimeout           one HTTP round trip exceeded the request budget
     ├── BackendUnavailable           the farm could not reach the backend (UPSTREAM_ERROR, …)
+    │   ├── JobLost                  the farm no longer knows a job it issued (poll → 404)
     │   └── LocalModelUnavailable    a local target's model cannot load (extra missing, …)
     ├── Upstream                     the backend or the farm failed the job / answered >= 400
     ├── CapacityUnavailable          submit answered 429/503 "no slots" / "capacity"
@@ -79,6 +80,12 @@ class BackendUnavailable(LLMError):
     """The farm answered, but reports it never reached the backend (UPSTREAM_ERROR, …)."""
 
     reason = FailureReason.PROVIDER_UNAVAILABLE
+
+
+class JobLost(BackendUnavailable):
+    """The farm answered 404 to a poll of a job it had issued (a restart, a replica without
+    the job): the farm's loss, so the target is unavailable — charged, failed over, and the
+    run released, never failed (§3). The client resubmits once before raising it."""
 
 
 class LocalModelUnavailable(BackendUnavailable):

@@ -22,20 +22,17 @@ from llm_client._edge import b64decode, dumps
 from llm_client._transport.base import UpstreamResponse
 from llm_client._transport.envelope import (
     JobState,
-    body_error_text,
     chat_result,
     decode_job_answer,
     embed_result,
     envelope_from_json,
-    error_parts,
-    error_text,
     http_status_error,
     is_capacity_rejection,
-    leading_code,
     parse_envelope,
     resolve,
     submit_status_error,
 )
+from llm_client._transport.error_text import body_error_text, error_parts, error_text, leading_code
 
 OUTAGE = (
     b'{"status":"JOB_STATE_FAILED","result":{"error":{"code":"UPSTREAM_ERROR",'

@@ -20,12 +20,12 @@ from llm_client import LLMError
 from llm_client._transport.base import UpstreamResponse
 from llm_client._transport.envelope import (
     STATUS_STATES,
-    body_error_text,
     chat_result,
     decode_job_answer,
     embed_result,
     submit_status_error,
 )
+from llm_client._transport.error_text import body_error_text
 
 json_scalars = (
     st.none()

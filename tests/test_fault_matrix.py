@@ -1,4 +1,4 @@
-"""The fault matrix: one row per numbered fault of docs/reliability.md's table.
+"""The fault matrix: one row per numbered fault (docs/reliability.md lists them).
 
 Every row is a scenario against real parts (Valkey, the loopback farm
 simulator, worker processes where it matters) asserting attempts spent,

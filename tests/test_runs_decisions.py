@@ -34,6 +34,7 @@ from memory_worker.runs.policy import (
     Verdict,
     backoff_seconds,
     decide,
+    outlived_budget,
     plan_failure,
 )
 
@@ -228,3 +229,38 @@ def test_lost_lease_abandons() -> None:
 def test_codes_prefer_farm_codes() -> None:
     assert decide(BackendUnavailable("x", code="SERVICE_DISABLED")).code == "SERVICE_DISABLED"
     assert decide(DecodeError("x")).code == "DecodeError"
+
+
+# --- a tick that outlived its budget (§7: task_timeout) -------------------------------
+
+OVERRUN_ROWS = [
+    pytest.param(
+        DeadlineExceeded("the caller's deadline ended the walk", workflow="memory_extraction"),
+        False,
+        True,
+        id="run-deadline-cut-the-walk",
+    ),
+    pytest.param(
+        DeadlineExceeded("the run's deadline passed", workflow="embedding"),
+        True,
+        True,
+        id="no-time-left-for-the-next-call",
+    ),
+    pytest.param(TaskTimeout("job j: task budget", seconds=720), True, True, id="timeout-late"),
+    pytest.param(
+        TaskTimeout("job j: task budget", seconds=720), False, False, id="farm-timeout-in-time"
+    ),
+    pytest.param(
+        Upstream("UPSTREAM_TIMEOUT: backend took too long"), True, True, id="upstream-timeout-late"
+    ),
+    pytest.param(BackendUnavailable("UPSTREAM_ERROR: dns"), True, False, id="outage-releases"),
+    pytest.param(CapacityWaitExpired("queued", seconds=60), True, False, id="busy-releases"),
+    pytest.param(EmbedderTimeout("embedding call timed out"), True, False, id="embedder-releases"),
+    pytest.param(DecodeError("decode chat completion payload"), True, False, id="decode-late"),
+    pytest.param(ValueError("bug"), True, False, id="bug-late"),
+]
+
+
+@pytest.mark.parametrize(("error", "deadline_passed", "outlived"), OVERRUN_ROWS)
+def test_outlived_budget(error: BaseException, deadline_passed: bool, outlived: bool) -> None:
+    assert outlived_budget(error, deadline_passed=deadline_passed) is outlived

@@ -15,7 +15,16 @@ Order:
 
 Busy answers ("server busy", "queue full", "draining", "model loading",
 "out of memory", …) are capacity, never faults — that group comes first, so a
-busy 500/503 stays neutral for the breakers. A backend that was reached and
+busy 500/503 stays neutral for the breakers. The group holds the
+fleet-breaker original's busy tables (draining, slot caps, token budgets, KV
+headroom, memory, overload and back-pressure, cold / not-loaded models), and
+spelling does not matter: text and phrases are compared after :func:`fold`
+(case, and any run of underscores, hyphens, punctuation or spaces between two
+letters, made one space), so ``TOKEN_BUDGET_EXHAUSTED``, ``kv-headroom`` and
+"Request rejected." all match their one-line rows. A busy phrase in an answer
+whose HTTP status says the request itself is wrong (:data:`NOT_BUSY_STATUSES`:
+400, 401, 403, …) is not a busy answer: a rejected bad request must fail, not
+be released forever. A backend that was reached and
 crashed (HTTP 500, "internal server error", any other 5xx) is
 ``provider_error``: charged and failed over, and a walk ending on it fails the
 run. "status 500: capacity exceeded" is therefore ``provider_error`` (no
@@ -64,6 +73,17 @@ PHRASE_RULES: tuple[tuple[FailureReason, tuple[str, ...]], ...] = (
             "out of memory",
             "kv cache",
             "token budget exhausted",
+            # The fleet-breaker original's tables (spelling folded, see fold()).
+            "slot cap",
+            "slot limit",
+            "slots full",
+            "slots exhausted",
+            "no free slot",
+            "kv headroom",
+            "request rejected",
+            "service temporarily unavailable",
+            "request timed out waiting for capacity",
+            "model not loaded",
         ),
     ),
     (
@@ -134,6 +154,10 @@ PHRASE_RULES: tuple[tuple[FailureReason, tuple[str, ...]], ...] = (
 #: "business"; every other phrase is a plain substring.
 WHOLE_WORDS: frozenset[str] = frozenset({"busy"})
 
+#: HTTP statuses that say the request itself is wrong: a busy phrase in such an answer
+#: ("400: request rejected: invalid schema") is not a busy answer.
+NOT_BUSY_STATUSES: frozenset[int] = frozenset({400, 401, 403, 405, 413, 414, 415, 422})
+
 #: HTTP statuses (carried by ``Upstream.status_code``) checked after every phrase group:
 #: any 5xx that no phrase matched is a backend that was reached and crashed.
 STATUS_RULES: tuple[tuple[range, FailureReason], ...] = (
@@ -141,32 +165,52 @@ STATUS_RULES: tuple[tuple[range, FailureReason], ...] = (
 )
 
 
+#: Letters joined by underscores, hyphens, punctuation or spaces: :func:`fold` makes the
+#: joint one space.
+_JOINT = re.compile(r"(?<=[a-z])[\W_]+(?=[a-z])")
+
+
+def fold(text: str) -> str:
+    """``text`` for phrase matching: case-folded, and every run of separators between two
+    letters (``_``, ``-``, ``.``, ``,``, spaces…) made one space — ``"Server_Busy!"`` →
+    ``"server busy!"``. Digits keep their punctuation (``" 1.503 s"`` is not ``" 503"``)."""
+    return _JOINT.sub(" ", text.casefold())
+
+
+@cache
+def _folded(phrase: str) -> str:
+    return fold(phrase)
+
+
 @cache
 def _word(phrase: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![a-z]){re.escape(phrase)}(?![a-z])")
+    return re.compile(rf"(?<![a-z]){re.escape(_folded(phrase))}(?![a-z])")
 
 
 def matches(phrase: str, text: str) -> bool:
-    """Whether case-folded ``text`` contains ``phrase`` (whole word for :data:`WHOLE_WORDS`)."""
+    """Whether folded ``text`` contains folded ``phrase`` (whole word for :data:`WHOLE_WORDS`)."""
     if phrase in WHOLE_WORDS:
         return _word(phrase).search(text) is not None
-    return phrase in text
+    return _folded(phrase) in text
 
 
 def rejected(message: str) -> bool:
     """Whether the reject list marks ``message`` as never retryable."""
-    text = message.casefold()
+    text = fold(message)
     return any(matches(phrase, text) for phrase in REJECT_PHRASES)
 
 
-def reason_from_message(message: str) -> FailureReason | None:
-    """Classify free text by the phrase tables (reject list first)."""
-    text = message.casefold()
+def reason_from_message(message: str, *, busy: bool = True) -> FailureReason | None:
+    """Classify free text by the phrase tables (reject list first); ``busy=False`` skips
+    the capacity group (an answer whose status says it cannot be a busy answer)."""
+    text = fold(message)
     if not text.strip():
         return None
     if rejected(text):
         return None
     for reason, phrases in PHRASE_RULES:
+        if not busy and reason is FailureReason.CAPACITY_UNAVAILABLE:
+            continue
         if any(matches(phrase, text) for phrase in phrases):
             return reason
     return None
@@ -187,9 +231,8 @@ def retryable_reason(error: BaseException) -> FailureReason | None:
     if isinstance(error, LLMError) and error.typed:
         return error.reason
     message = str(error)
-    reason = reason_from_message(message)
+    status = error.status_code if isinstance(error, Upstream) else None
+    reason = reason_from_message(message, busy=status not in NOT_BUSY_STATUSES)
     if reason is not None or rejected(message):
         return reason
-    if isinstance(error, Upstream):
-        return reason_from_status(error.status_code)
-    return None
+    return reason_from_status(status)

@@ -11,6 +11,12 @@ One call (:meth:`DiscoveryClient.invoke`) is:
 2. **poll** ``GET {base}/v1/jobs/{id}`` until the envelope resolves
    (``llm_client._transport.envelope.resolve``). The first poll follows a pending submit
    at once, later ones back off to ``job_poll``.
+3. a job the farm issued and then no longer knows (a poll answered 404, as after a
+   farm restart or from a replica without the job) is the farm's loss: the
+   call is resubmitted once with the same idempotency key (a farm that still knows
+   the key answers the same job; one that forgot it starts a new one), within the
+   same budgets; lost again, it raises :class:`JobLost` — a ``BackendUnavailable``,
+   so the walker charges the target and fails over, and the run is released.
 
 Budgets (:class:`llm_client._transport.base.ClientConfig`): every HTTP round trip
 gets ``request_timeout`` (→ :class:`RequestTimeout`); the job must finish
@@ -48,6 +54,7 @@ from llm_client._errors import (
     CapacityUnavailable,
     CapacityWaitExpired,
     DecodeError,
+    JobLost,
     LLMError,
     TaskTimeout,
 )
@@ -62,13 +69,13 @@ from llm_client._transport.envelope import (
     Envelope,
     JobState,
     chat_result,
-    clip,
     embed_result,
-    http_status_error,
     parse_envelope,
+    poll_status_error,
     resolve,
     submit_status_error,
 )
+from llm_client._transport.error_text import clip
 
 log = structlog.get_logger(__name__)
 
@@ -300,8 +307,7 @@ class DiscoveryClient(OwnedHttp):
             "encode submit",
         )
         try:
-            envelope = await self._submit(payload, clock)
-            response = await self._await_job(envelope, clock)
+            response = await self._run_job(payload, clock)
         except LLMError as exc:
             self._log(
                 log.info,
@@ -339,6 +345,20 @@ class DiscoveryClient(OwnedHttp):
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
+
+    async def _run_job(self, payload: bytes, clock: CallBudget) -> UpstreamResponse:
+        """Submit and wait for the job; a job the farm loses is resubmitted once (same
+        idempotency key, same budgets), and a second loss is raised."""
+        resubmitted = False
+        while True:
+            envelope = await self._submit(payload, clock)
+            try:
+                return await self._await_job(envelope, clock)
+            except JobLost as exc:
+                if resubmitted:
+                    raise JobLost(f"{exc.message}, again after a resubmit", code=exc.code) from exc
+                resubmitted = True
+                self._log(log.info, "discovery.job_lost", clock, job_id=clock.job_id, code=exc.code)
 
     async def _submit(self, payload: bytes, clock: CallBudget) -> Envelope:
         """Submit, resubmitting on capacity rejections within the capacity-wait budget.
@@ -433,7 +453,7 @@ class DiscoveryClient(OwnedHttp):
         url = self._jobs_url + quote(job_id, safe="")
         answer = await self._round_trip("GET", url, what, clock, None, job_id=job_id)
         if not answer.is_success:
-            raise http_status_error(what, answer.status_code, answer.content)
+            raise poll_status_error(job_id, answer.status_code, answer.content)
         envelope = parse_envelope(answer.content)
         return envelope if envelope.job_id else replace(envelope, job_id=job_id)
 

@@ -3,40 +3,76 @@
 Pure functions on bytes and plain JSON values (no I/O, no clock), so every
 rule of §3 is pinned by table and property tests. Each function returns a
 value or raises an ``llm_client`` error; JSON and base64 failures are mapped
-at the edge (``llm_client._edge``).
+at the edge (``llm_client._edge``); reading text and codes out of error values
+lives in :mod:`llm_client.error_text`.
 
 The farm answers submit and poll with the same envelope, decoded tolerantly:
 fields at the top level or nested under ``job``; ``id``/``job_id``;
 ``status``/``state``; nested fields win and a blank nested field falls back to
 the top level. :func:`resolve` then decides what the envelope means: keep
 polling (``None``), the backend's relayed response, or a typed error.
+
+**Which code decides a failed or cancelled job** (§3). The farm
+may name the code in several places; when they disagree, the first one found
+in this order wins. A bare number is not a farm code: an ``error_code`` of ``503`` is
+ignored, and an ``error.code`` of ``500`` counts only when no field names a real code.
+
+====  ==========================================================  =====================
+rank  where the code is                                            why this rank
+====  ==========================================================  =====================
+1     ``result.error.code`` (or ``result.error.error_code``)        the farm's own report
+                                                                   of this job's failure
+2     ``error_code`` beside the status: in ``result``, then in      the status's summary
+      the nested ``job``, then at the top level                    field; inner
+                                                                   wins, as for every
+                                                                   nested field
+3     the ``code`` of an ``error`` object (nested ``job.error``     a structured field,
+      before the top-level ``error``)                              but not the job's own
+4     the code leading the message (``"UPSTREAM_ERROR: …"``)       prose: read last
+====  ==========================================================  =====================
+
+The message is ``result.error``'s text, else the envelope ``error``'s text. Its
+leading code is dropped when it is the winning code and kept otherwise, so a
+disagreement stays visible in the error text. The winning code alone decides
+the type: a backend-never-reached code (:data:`BACKEND_UNAVAILABLE_CODES`) is
+``BackendUnavailable``, any other code (or none) ``Upstream``, classified by
+its text. A fixed order was chosen over "any never-reached code wins": the
+most specific report decides, and no field can turn a crash the job itself
+reported into a release.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from llm_client._edge import NOT_JSON, b64decode, loads, loads_or_missing
+from llm_client._edge import b64decode, loads
 from llm_client._errors import (
     BackendUnavailable,
     CapacityUnavailable,
     DecodeError,
     EmptyResponse,
+    JobLost,
     LLMError,
     UnknownStatus,
     Upstream,
 )
 from llm_client._transport.base import ChatResult, EmbedResult, UpstreamResponse
-
-#: Longest piece of farm- or backend-supplied text kept in an error message.
-MAX_TEXT_CHARS: Final = 500
-#: How deep error-text extraction looks into nested objects.
-_MAX_DEPTH: Final = 6
+from llm_client._transport.error_text import (
+    blank,
+    body_error_parts,
+    body_error_text,
+    clip,
+    compact_json,
+    error_parts,
+    farm_code,
+    leading_code,
+    scalar_text,
+    structured_error_parts,
+)
 
 
 class JobState(StrEnum):
@@ -76,18 +112,13 @@ BACKEND_UNAVAILABLE_CODES: Final = frozenset(
     {"UPSTREAM_ERROR", "SERVICE_NOT_FOUND", "SERVICE_DISABLED", "ENDPOINT_NOT_FOUND"}
 )
 
+#: Poll statuses that mean the farm no longer knows a job it issued.
+LOST_JOB_STATUSES: Final = frozenset({404})
+
 #: Submit statuses that may mean "no free slot" (when the text says so).
 CAPACITY_STATUSES: Final = frozenset({429, 503})
 #: Words in a 429/503 submit answer that make it a capacity rejection.
 CAPACITY_WORDS: Final = ("capacity", "slot")
-
-#: A farm error code at the start of an error given as a string:
-#: ``"UPSTREAM_ERROR: [Errno -3] …"`` → ``("UPSTREAM_ERROR", "[Errno -3] …")``. Codes are
-#: upper-case words joined by underscores, so ordinary prose is never read as a code.
-LEADING_CODE: Final = re.compile(r"\s*([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\s*(?::\s*(.*))?", re.DOTALL)
-
-#: Keys searched, in order, for the human text of an error object.
-ERROR_TEXT_KEYS: Final = ("message", "error", "detail", "code")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,149 +133,9 @@ class Envelope:
     error: object
     #: The ``result`` object, ``None`` when absent.
     result: Mapping[str, object] | None
-
-
-# --- small text helpers -----------------------------------------------------------------
-
-
-def clip(text: str, limit: int = MAX_TEXT_CHARS) -> str:
-    """Trim whitespace and cap the length of farm-supplied text."""
-    text = text.strip()
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _scalar_text(value: object) -> str | None:
-    """A non-blank string or integer as text; anything else is ``None``."""
-    if isinstance(value, str):
-        return value.strip() or None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
-
-
-def _blank(value: object) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, str):
-        return not value.strip()
-    if isinstance(value, dict | list):
-        return not value
-    return False
-
-
-def compact_json(value: object, limit: int = MAX_TEXT_CHARS) -> str:
-    """Render any JSON value as short text, safely for arbitrarily deep values."""
-    parts: list[str] = []
-    size = 0
-
-    def emit(text: str) -> bool:
-        nonlocal size
-        parts.append(text)
-        size += len(text)
-        return size < limit
-
-    def walk(item: object, depth: int) -> bool:
-        if depth > _MAX_DEPTH:
-            return emit("…")
-        if isinstance(item, dict):
-            if not emit("{"):
-                return False
-            for index, (key, child) in enumerate(item.items()):
-                if (index and not emit(",")) or not emit(f"{key!s}:") or not walk(child, depth + 1):
-                    return False
-            return emit("}")
-        if isinstance(item, list):
-            if not emit("["):
-                return False
-            for index, child in enumerate(item):
-                if (index and not emit(",")) or not walk(child, depth + 1):
-                    return False
-            return emit("]")
-        if isinstance(item, str):
-            return emit(item)
-        if item is None:
-            return emit("null")
-        if isinstance(item, bool):
-            return emit("true" if item else "false")
-        return emit(str(item))
-
-    walk(value, 0)
-    return clip("".join(parts), limit)
-
-
-def error_text(value: object, depth: int = 0) -> str | None:
-    """The human text of an error value: a trimmed string, or the first usable text under
-    ``message``/``error``/``detail``/``code`` (recursing into nested objects), else the
-    value rendered compactly; ``None`` when blank."""
-    if _blank(value):
-        return None
-    if isinstance(value, str):
-        return clip(value)
-    if isinstance(value, dict) and depth < _MAX_DEPTH:
-        for key in ERROR_TEXT_KEYS:
-            found = error_text(value.get(key), depth + 1)
-            if found:
-                return found
-    return compact_json(value)
-
-
-def leading_code(text: str) -> tuple[str | None, str | None]:
-    """``(code, rest)`` of a text that starts with a farm error code, else ``(None, text)``."""
-    match = LEADING_CODE.fullmatch(text)
-    if match is None:
-        return None, text
-    rest = (match.group(2) or "").strip()
-    return match.group(1), rest or None
-
-
-def error_parts(value: object, depth: int = 0) -> tuple[str | None, str | None]:
-    """``(code, message)`` of an error value (``{code, message}``, a string, nested ``error``).
-
-    Without an explicit ``code``, a message that starts with one (``"UPSTREAM_ERROR: …"``)
-    is read for it.
-    """
-    code, message = _raw_error_parts(value, depth)
-    if code is None and message is not None:
-        code, message = leading_code(message)
-    return code, message
-
-
-def _raw_error_parts(value: object, depth: int) -> tuple[str | None, str | None]:
-    if _blank(value):
-        return None, None
-    if not isinstance(value, dict):
-        return None, error_text(value)
-    code = _scalar_text(value.get("code"))
-    nested = value.get("error")
-    if code is None and isinstance(nested, dict) and depth < _MAX_DEPTH:
-        return _raw_error_parts(nested, depth + 1)
-    for key in ("message", "error", "detail"):
-        message = error_text(value.get(key), depth + 1)
-        if message:
-            return (clip(code, 100) if code else None), message
-    if code is not None:
-        return clip(code, 100), None
-    return None, compact_json(value)
-
-
-def body_error_parts(body: bytes) -> tuple[str | None, str | None]:
-    """``(code, message)`` of an HTTP error body: JSON error fields if JSON, else its text."""
-    if not body.strip():
-        return None, None
-    parsed = loads_or_missing(body)
-    if parsed is NOT_JSON:
-        return error_parts(body.decode("utf-8", errors="replace"))
-    return error_parts(parsed)
-
-
-def body_error_text(body: bytes) -> str | None:
-    """The error text of an HTTP body: JSON error fields if JSON, else the text itself."""
-    if not body.strip():
-        return None
-    parsed = loads_or_missing(body)
-    if parsed is NOT_JSON:
-        return clip(body.decode("utf-8", errors="replace")) or None
-    return error_text(parsed)
+    #: The ``error_code`` beside the status: from ``result``, the nested ``job`` or
+    #: the top level, the innermost first; ``None`` when absent, blank or a bare number.
+    error_code: str | None = None
 
 
 # --- envelopes ------------------------------------------------------------------------
@@ -277,7 +168,7 @@ def envelope_from_json(data: object) -> Envelope:
     def first_text(*keys: str) -> str | None:
         for source in sources:
             for key in keys:
-                found = _scalar_text(source.get(key))
+                found = scalar_text(source.get(key))
                 if found:
                     return found
         return None
@@ -285,18 +176,21 @@ def envelope_from_json(data: object) -> Envelope:
     def first_value(key: str) -> object:
         for source in sources:
             value = source.get(key)
-            if not _blank(value):
+            if not blank(value):
                 return value
         return None
 
     status = normalize_status(first_text("state", "status") or "")
     result = first_value("result")
+    results = [found for source in sources if isinstance(found := source.get("result"), dict)]
+    codes = (farm_code(holder.get("error_code")) for holder in (*results, *sources))
     return Envelope(
         job_id=first_text("job_id", "id"),
         status=status,
         state=state_of(status),
         error=first_value("error"),
         result=result if isinstance(result, dict) else None,
+        error_code=next((code for code in codes if code), None),
     )
 
 
@@ -342,13 +236,21 @@ def _job_ref(envelope: Envelope) -> str:
     return f"job {envelope.job_id}" if envelope.job_id else "job (no id)"
 
 
-def _farm_error_parts(envelope: Envelope) -> tuple[str | None, str | None]:
-    """``result.error`` when present, else the envelope's top-level ``error``."""
-    if envelope.result is not None:
-        code, message = error_parts(envelope.result.get("error"))
-        if code or message:
-            return code, message
-    return error_parts(envelope.error)
+def farm_error_parts(envelope: Envelope) -> tuple[str | None, str | None]:
+    """``(code, message)`` of a failed or cancelled job, by the order in the module docstring."""
+    result_error = envelope.result.get("error") if envelope.result is not None else None
+    result_code, result_message = structured_error_parts(result_error)
+    error_code, error_message = structured_error_parts(envelope.error)
+    ranked = (result_code, envelope.error_code, error_code)
+    code = next((c for c in ranked if c and not c.isdigit()), None) or next(
+        (c for c in ranked if c), None
+    )
+    message = result_message or error_message
+    if message is not None:
+        lead, rest = leading_code(message)
+        if lead is not None and (code is None or lead.upper() == code.upper()):
+            code, message = code or lead, rest
+    return code, message
 
 
 def is_backend_unavailable_code(code: str | None) -> bool:
@@ -369,7 +271,7 @@ def coded_error(
 def failure_error(envelope: Envelope) -> LLMError:
     """The typed error of a FAILED job: ``CODE: message``; backend-never-reached codes are
     ``BackendUnavailable``, every other code (or none) is ``Upstream``."""
-    code, message = _farm_error_parts(envelope)
+    code, message = farm_error_parts(envelope)
     if code and message:
         text = f"{code}: {message}"
     elif code:
@@ -384,7 +286,7 @@ def failure_error(envelope: Envelope) -> LLMError:
 def cancelled_error(envelope: Envelope) -> LLMError:
     """A CANCELLED job is decoded exactly like a FAILED one: its error code decides
     (``UPSTREAM_ERROR`` → ``BackendUnavailable``); the text says it was cancelled."""
-    code, message = _farm_error_parts(envelope)
+    code, message = farm_error_parts(envelope)
     detail = ": ".join(part for part in (code, message) if part)
     text = f"{_job_ref(envelope)} was cancelled" + (f": {detail}" if detail else "")
     return coded_error(text, code, fallback_code="JOB_CANCELLED")
@@ -434,7 +336,7 @@ def resolve(envelope: Envelope) -> UpstreamResponse | None:
             f"{_job_ref(envelope)} reported unknown status {clip(envelope.status, 80)!r}",
             code="UNKNOWN_STATUS",
         )
-    code, message = error_parts(envelope.error)
+    code, message = farm_error_parts(envelope)
     if code or message:
         raise coded_error(": ".join(part for part in (code, message) if part), code)
     raise DecodeError("decode job envelope: no job status")
@@ -470,6 +372,20 @@ def http_status_error(what: str, status_code: int, body: bytes) -> LLMError:
     detail = ": ".join(part for part in (code, message) if part)
     text = f"{what}: status {status_code}" + (f": {detail}" if detail else "")
     return coded_error(text, code, status_code=status_code, fallback_code=f"HTTP_{status_code}")
+
+
+def poll_status_error(job_id: str, status_code: int, body: bytes) -> LLMError:
+    """A non-2xx answer to a poll of a job the farm issued.
+
+    A farm code decides first (``404 {"code": "SERVICE_NOT_FOUND"}`` is
+    ``BackendUnavailable``); any other 404 (``{"error": "job not found"}``, a bare 404 of a
+    replica without the job) is :class:`JobLost`, the farm's loss; else as
+    :func:`http_status_error`.
+    """
+    error = http_status_error(f"poll job {job_id}", status_code, body)
+    if status_code in LOST_JOB_STATUSES and not isinstance(error, BackendUnavailable):
+        return JobLost(f"{error.message} (the farm lost the job)", code="JOB_LOST")
+    return error
 
 
 def submit_status_error(status_code: int, body: bytes) -> LLMError:

@@ -32,7 +32,8 @@ import structlog
 from llm_client._edge import dumps, loads_or_missing, mapped
 from llm_client._errors import DecodeError, LLMError, TaskTimeout, Upstream
 from llm_client._transport.base import ChatResult, ClientConfig, OwnedHttp, UpstreamResponse
-from llm_client._transport.envelope import body_error_text, chat_result, clip
+from llm_client._transport.envelope import chat_result
+from llm_client._transport.error_text import body_error_text, clip
 
 log = structlog.get_logger(__name__)
 

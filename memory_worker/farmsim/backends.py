@@ -59,6 +59,7 @@ _FAILED_KINDS = frozenset(
         FaultKind.JOB_FAILED_BARE,
         FaultKind.JOB_CANCELLED,
         FaultKind.JOB_FAILED_STRING,
+        FaultKind.JOB_FAILED_ERROR_CODE,
     }
 )
 
@@ -273,6 +274,10 @@ def failed_outcome(fault: Fault) -> Outcome:
         return Outcome(
             JobState.FAILED, result_error=f"{code}: {fault.message or DEFAULT_FAILED_MESSAGE}"
         )
+    if fault.kind is FaultKind.JOB_FAILED_ERROR_CODE:
+        code = fault.code or DEFAULT_FAILED_CODE
+        fields = {"error_code": code, "error": fault.message or DEFAULT_FAILED_MESSAGE}
+        return Outcome(JobState.FAILED, status_fields=fields)
     return Outcome(JobState.FAILED)
 
 
@@ -322,6 +327,8 @@ def direct_reply(
             text = outcome.result_error
         elif outcome.result_error is not None:
             text = f"{outcome.result_error['code']}: {outcome.result_error['message']}"
+        elif outcome.status_fields is not None:
+            text = f"{outcome.status_fields['error_code']}: {outcome.status_fields['error']}"
         else:
             text = outcome.top_error or "bad gateway"
         return error_reply(fault.status_code or 502, text)

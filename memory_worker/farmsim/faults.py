@@ -21,11 +21,25 @@ gives ``result.error`` as the string ``"CODE: message"``; ``submit_status``
 with a ``code`` answers ``{"code", "message"}`` (a farm-level error such as
 ``404 SERVICE_NOT_FOUND``) instead of ``{"error": message}``. ``stuck_queued``
 keeps a job QUEUED (for ``seconds``, or forever); the direct endpoint has no
-queue and answers normally under it.
+queue and answers normally under it. ``job_failed_error_code`` fails the
+job the way a status-level farm reports it: ``error_code`` beside the status word
+and the message as a bare string ``error`` beside it —
+``{"status": "JOB_STATE_FAILED", "error_code": "UPSTREAM_ERROR", "error": "…"}``.
+
+``job_not_found`` is the farm losing its jobs, as after a restart or
+behind a load-balanced replica without them: for ``seconds`` on the simulator's
+clock after it is set (until cleared when None), every poll of the service's
+jobs answers ``404 {"error": "job not found"}`` and a resubmit with a known
+idempotency key is not recognised (a new job is made, and lost the same way).
+Submits themselves are accepted normally, so the farm issues ids it then
+forgets. (Without this fault, ``stop()``/``start()`` keeps every job and key: a
+resubmit after a simulated reboot answers the same job.)
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -40,6 +54,8 @@ class FaultKind(StrEnum):
     JOB_FAILED_BARE = "job_failed_bare"
     JOB_CANCELLED = "job_cancelled"
     JOB_FAILED_STRING = "job_failed_string"
+    JOB_FAILED_ERROR_CODE = "job_failed_error_code"
+    JOB_NOT_FOUND = "job_not_found"
     STUCK_QUEUED = "stuck_queued"
     UPSTREAM_STATUS = "upstream_status"
     SUBMIT_STATUS = "submit_status"
@@ -65,6 +81,9 @@ WIRE_FAULTS: frozenset[FaultKind] = frozenset(
 
 #: Wire faults that also act on polls of existing jobs (a refusal is submit-only).
 POLL_FAULTS: frozenset[FaultKind] = WIRE_FAULTS - {FaultKind.SUBMIT_STATUS}
+
+#: Faults whose ``seconds`` is how long they stay active (on the simulator's clock).
+WINDOW_FAULTS: frozenset[FaultKind] = frozenset({FaultKind.JOB_NOT_FOUND})
 
 #: Defaults used when a fault leaves a field unset.
 DEFAULT_FAILED_CODE = "UPSTREAM_ERROR"
@@ -136,17 +155,23 @@ HEALTHY = Fault(kind=FaultKind.HEALTHY)
 class _Slot:
     fault: Fault
     remaining: int | None
+    #: When a window fault (:data:`WINDOW_FAULTS`) ends, on the book's clock.
+    until: float | None = None
 
 
 @dataclass(slots=True)
 class FaultBook:
-    """The active faults by service, with their remaining uses."""
+    """The active faults by service, with their remaining uses (and windows, on ``clock``)."""
 
+    clock: Callable[[], float] = time.monotonic
     _slots: dict[str, _Slot] = field(default_factory=dict)
 
     def set(self, service: str, fault: Fault) -> None:
         """Make ``fault`` the active fault of ``service`` (replacing any other)."""
-        self._slots[service] = _Slot(fault=fault, remaining=fault.times)
+        until = None
+        if fault.kind in WINDOW_FAULTS and fault.seconds is not None:
+            until = self.clock() + fault.seconds
+        self._slots[service] = _Slot(fault=fault, remaining=fault.times, until=until)
 
     def clear(self, service: str | None = None) -> None:
         """Clear one service's fault, or every fault when ``service`` is None."""
@@ -174,6 +199,8 @@ class FaultBook:
 
     def active(self) -> dict[str, dict[str, Any]]:
         """Every active fault with its remaining uses, for the admin API."""
+        for service in list(self._slots):
+            self._slot_for(service)  # drops a window fault whose window is over
         return {
             service: {**slot.fault.to_json(), "remaining": slot.remaining}
             for service, slot in sorted(self._slots.items())
@@ -182,6 +209,9 @@ class FaultBook:
     def _slot_for(self, service: str) -> tuple[str, _Slot] | None:
         for key in (service, ANY_SERVICE):
             slot = self._slots.get(key)
+            if slot is not None and slot.until is not None and self.clock() >= slot.until:
+                del self._slots[key]  # its window is over
+                slot = None
             if slot is not None:
                 return key, slot
         return None

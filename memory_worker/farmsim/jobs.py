@@ -65,6 +65,8 @@ class Outcome:
     #: ``result.error``: an object ``{code, message}`` or a string (``"CODE: message"``).
     result_error: dict[str, str] | str | None = None
     top_error: str | None = None
+    #: Fields reported beside the status word (``error_code`` and a string ``error``).
+    status_fields: dict[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +126,8 @@ def envelope(job: Job, state: JobState) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     if result is not None:
         fields["result"] = result
+    if state.terminal and job.outcome.status_fields:
+        fields.update(job.outcome.status_fields)
     if job.style is EnvelopeStyle.NESTED:
         body: dict[str, Any] = {"job": {"job_id": job.id, "state": state.value, **fields}}
     elif job.style is EnvelopeStyle.MIXED:

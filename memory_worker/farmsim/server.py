@@ -158,7 +158,7 @@ class FarmSimulator:
 
             embedder = Settings().farmsim_embedder
         self.embedder: SimEmbedder = make_embedder(embedder)
-        self._faults = FaultBook()
+        self._faults = FaultBook(clock=clock)
         self._scripts: dict[str, deque[str]] = {}
         self._jobs: dict[str, Job] = {}
         self._by_key: dict[str, str] = {}
@@ -388,6 +388,8 @@ class FarmSimulator:
             await self._warm_embeddings(endpoint, invocation.get("body"))
         key = payload.get("idempotency_key")
         existing = self._by_key.get(key) if isinstance(key, str) and key else None
+        if fault.kind is FaultKind.JOB_NOT_FOUND:
+            existing = None  # a farm that lost its jobs forgot their keys too
         if existing is not None:
             job = self._jobs[existing]
             state = await self._block_on(job, fresh=False)
@@ -488,6 +490,8 @@ class FarmSimulator:
             return _error(404, "job not found")
         self._bump(job.service, "polls")
         fault = self._faults.peek(job.service)
+        if fault.kind is FaultKind.JOB_NOT_FOUND:
+            return _error(404, "job not found")
         if fault.kind in POLL_FAULTS:
             return await self._wire_fault(request, fault)
         state = job_state(job, self._clock())

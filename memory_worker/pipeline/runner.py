@@ -17,8 +17,10 @@ Store faults (§7) — a Redis error is never evidence against the work:
   OOM Redis) releases the run, attempt refunded, and leaves one delayed probe;
 - a tick that outlives its budget fails its run as ``task_timeout`` (the tick
   enforces the budget itself, just inside arq's job timeout, and treats a
-  cancellation outside a shutdown the same way); only a real shutdown
-  (SIGTERM/SIGINT) releases.
+  cancellation outside a shutdown the same way); so does a processor that
+  honoured its deadline and was cut by it (``runs.outlived_budget``: the run's
+  ``DeadlineExceeded``, not a ``provider_timeout`` of the farm call it cut);
+  only a real shutdown (SIGTERM/SIGINT) releases.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue,
 from memory_worker.privacy.forget import FORGOTTEN
 from memory_worker.runs import ClaimedRun, RunStore, now_ms
 from memory_worker.runs.forget import RunForget
-from memory_worker.runs.policy import Verdict, decide, plan_failure
+from memory_worker.runs.policy import TASK_TIMEOUT, Verdict, decide, outlived_budget, plan_failure
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import (
     LOG_RETRY_AT,
@@ -260,6 +262,9 @@ class TickRunner:
         if exc is None:
             return await self._complete(claim, work.result())
         if isinstance(exc, Exception):
+            if outlived_budget(exc, deadline_passed=time.monotonic() >= started + soft):
+                log.warning("tick_timeout", attempt=claim.attempts, cut=type(exc).__name__)
+                return await self._settle_error(claim, TickTimeout())
             return await self._settle_error(claim, exc)
         raise exc
 
@@ -371,7 +376,7 @@ class TickRunner:
         code: str
         reason: str | None
         if isinstance(exc, TickTimeout):
-            code, reason = "task_timeout", "task_timeout"
+            code, reason = TASK_TIMEOUT, TASK_TIMEOUT
         else:
             decision = decide(exc)
             report_failure(exc, decision, run_id=claim.id, chat_id=claim.request.chat_id)

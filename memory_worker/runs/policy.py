@@ -21,6 +21,7 @@ from enum import StrEnum
 
 from llm_client import (
     CapacityWaitTimeout,
+    DeadlineExceeded,
     Exhausted,
     FailureReason,
     LLMError,
@@ -135,6 +136,27 @@ def decide(error: BaseException) -> Decision:
             return Decision(Verdict.RELEASE, str(reason), code)
         return Decision(Verdict.FAIL, str(reason) if reason else None, code)
     return Decision(Verdict.FAIL, None, code)
+
+
+#: The code and reason of a run whose tick outlived its budget (§7).
+TASK_TIMEOUT = "task_timeout"
+
+
+def outlived_budget(error: BaseException, *, deadline_passed: bool) -> bool:
+    """Whether a processor's ``error`` is the tick's own budget cutting the work, so the run
+    fails as :data:`TASK_TIMEOUT` (§7) rather than as the farm call it cut.
+
+    That is the run's deadline (``DeadlineExceeded``: inside a tick the only caller
+    deadline is the run's), or any other timeout that would fail the run, raised once
+    that deadline had passed (``deadline_passed``). What would release the run (an
+    outage, a busy farm, an embedder's own timeout) still releases it.
+    """
+    decision = decide(error)
+    if decision.verdict is not Verdict.FAIL:
+        return False
+    if isinstance(error, DeadlineExceeded):
+        return True
+    return deadline_passed and decision.reason == FailureReason.PROVIDER_TIMEOUT
 
 
 def is_outage(error: LLMError) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -14,6 +15,7 @@ from memory_worker.keys import Keys
 from memory_worker.settings import Settings
 from tests.support.cards import new
 from tests.support.factories import BASE
+from tests.support.harness import Fleet
 
 
 @dataclass
@@ -41,3 +43,13 @@ async def seed_card_vector(ctx: FaultContext, chat_id: int) -> None:
     await store.apply_run(
         chat_id, f"seed-{chat_id}", RunWrites(observed_at=at, cards=[card]), now=at
     )
+
+
+def delivered_pages(fleet: Fleet) -> list[dict[str, Any]]:
+    """Pages delivered to the log channel (no Telegram/webhook configured in the matrix)."""
+    lines = "\n".join(w.log() for w in fleet.workers).splitlines()
+    return [
+        json.loads(line)
+        for line in lines
+        if line.startswith("{") and '"admin.page_not_configured"' in line
+    ]

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,7 +26,7 @@ from memory_worker.settings import Settings
 from memory_worker.storage.connections import RedisHandle, client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.wiring import build_tick_runner
-from tests.faults.context import FaultContext, Scenario, seed_card_vector
+from tests.faults.context import FaultContext, Scenario, delivered_pages, seed_card_vector
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
 from tests.support.routes import FARM_EMBEDDER, Route, farm_target, route, write_routes
@@ -64,16 +63,6 @@ def _breakers(ctx: FaultContext, settings: Settings | None = None) -> BreakerSto
 
 async def _wake(ctx: FaultContext) -> None:
     await MemoryQueue(RedisHandle(ctx.redis, ctx.redis_url), ctx.settings).wake()
-
-
-def _pages(fleet: Fleet) -> list[dict[str, Any]]:
-    """Pages delivered to the log channel (no Telegram/webhook configured in the matrix)."""
-    lines = "\n".join(w.log() for w in fleet.workers).splitlines()
-    return [
-        json.loads(line)
-        for line in lines
-        if line.startswith("{") and '"admin.page_not_configured"' in line
-    ]
 
 
 def _farm_submits(ctx: FaultContext) -> int:
@@ -114,11 +103,11 @@ async def row5(ctx: FaultContext) -> None:
 
         def paged(workflow: str) -> bool:
             key = f"circuit_open_exhaustion:{workflow}:-"
-            return any(p["dedupe_key"] == key for p in _pages(fleet))
+            return any(p["dedupe_key"] == key for p in delivered_pages(fleet))
 
         await eventually(lambda: paged("memory_extraction") and paged("embedding"), timeout=30)
         # The page of the later-opened route names both routes.
-        texts = [p["text"] for p in _pages(fleet)]
+        texts = [p["text"] for p in delivered_pages(fleet)]
         assert any(
             "open routes: memory_extraction, embedding" in text.splitlines() for text in texts
         ), texts
