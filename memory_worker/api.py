@@ -11,7 +11,8 @@
     cards = await q.visible_cards(42, thread_id=0, user_id=7)
     gone = await q.forget(42, user_id=7)       # §14: counts of what went (dry_run=True: none)
     near = await q.similar_cards(42, embedding, k=5)
-    hits = await q.recall(42, "what does Alice drink?", k=5, user_id=7)
+    hits = await q.recall(42, "what does Alice drink?", k=5, user_id=7)  # hybrid, §16
+    hits[0].card.observed_at                   # a RecallHit; unpacks as (card, score)
     await q.close()
 
 Enqueue validates first (``InvalidRunRequest`` lists every problem and
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from llm_client import Walker
     from memory_worker.cards import Card, CardStore, VectorSpace
     from memory_worker.privacy.forget import ForgetResult
+    from memory_worker.recall import RecallHit
     from memory_worker.wiring import Routing
 
 
@@ -219,37 +222,53 @@ class MemoryQueue:
         user_id: int | None = None,
         *,
         thread_id: int = 0,
-    ) -> list[tuple[Card, float]]:
+        since: datetime | None = None,
+        until: datetime | None = None,
+        now: datetime | None = None,
+    ) -> list[RecallHit]:
         """The ``k`` cards visible to ``user_id`` (in ``thread_id``) most related to ``text``.
 
         ``text`` is embedded as a retrieval query (e5's ``query:`` prefix) on the
         ``embedding`` route — the same targets, breakers and typed errors as the
-        workers' calls, within ``MEMORY_RECALL_TIMEOUT_SECONDS`` — and compared
-        with the chat's card vectors. A chat without vectors answers ``[]``
+        workers' calls, within ``MEMORY_RECALL_TIMEOUT_SECONDS`` — and the chat's
+        cards are ranked by the cosine with it fused with BM25 of ``text`` over
+        their texts (``MEMORY_RECALL_FUSION``; :meth:`CardStore.search
+        <memory_worker.cards.CardStore.search>`). ``since``/``until`` (aware
+        datetimes) keep the cards whose time span — ``valid_from`` to the last
+        observation, or ``valid_until`` when later — meets ``[since, until)``.
+        ``now`` (default: the clock) is when expiry is judged and what "last
+        week" in ``text`` is relative to. A chat without vectors answers ``[]``
         without an embedding call. The query is embedded only by the route's
         targets of the chat's model (during a model switch a route that still
         lists the old model's target keeps recall serving); with none,
         :class:`~memory_worker.errors.VectorSpaceMismatch` is raised rather than
-        comparing two spaces. Routing failures raise the
-        ``llm_client`` errors (``RouteUnavailable``, ``AllCircuitsOpen``, …).
-        Best first, as ``(card, cosine)``.
+        comparing two spaces. Routing failures raise the ``llm_client`` errors
+        (``RouteUnavailable``, ``AllCircuitsOpen``, …). Best first, as
+        :class:`~memory_worker.recall.RecallHit` — it unpacks as ``(card, score)``
+        and carries the card's ``observed_at``/``valid_from``.
         """
         from memory_worker.cards import visible_scope_keys
+        from memory_worker.recall import FusionParams, Window
 
         if not text.strip():
             raise ValueError("recall needs a non-empty text")
+        window = Window(since, until)  # a naive or reversed window raises before any call
         if k <= 0:
             return []
         space = await self.cards.vector_space(chat_id)
         if space is None:
             return []
         embedding, model = await self._embed_query(chat_id, text, space)
-        return await self.cards.similar_cards(
+        return await self.cards.search(
             chat_id,
+            text,
             embedding,
             k,
             scope_keys=visible_scope_keys(thread_id, user_id),
+            window=None if window.open else window,
+            now=now,
             model=model,
+            params=FusionParams.from_settings(self.settings),
         )
 
     async def _embed_query(

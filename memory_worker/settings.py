@@ -154,6 +154,27 @@ class Settings(BaseSettings):
     recall_timeout_seconds: float = Field(
         10.0, gt=0, description="Budget of one MemoryQueue.recall (embedding the query included)."
     )
+    recall_fusion: Literal["rrf", "convex", "dense"] = Field(
+        "rrf",
+        description="How recall and the related-card lookup fuse the dense (cosine) and the "
+        "lexical (BM25) ranking (§16): `rrf` reciprocal-rank fusion, `convex` a weighted sum "
+        "of min-max scaled scores, `dense` the cosine alone.",
+    )
+    recall_rrf_k: float = Field(
+        60.0, gt=0, description="Rank offset of the reciprocal-rank fusion (`rrf`)."
+    )
+    recall_lexical_weight: float = Field(
+        1.0,
+        ge=0,
+        description="Weight of the lexical ranking: its share's factor in `rrf`, its part "
+        "(0-1) in `convex`.",
+    )
+    recall_time_boost: float = Field(
+        0.0,
+        ge=0,
+        description="Factor by which recall lifts the fused score of cards inside a time the "
+        'question names ("last week", "in May"); 0 = off.',
+    )
     farmsim_embedder: Literal["local", "hashed"] = Field(
         "local",
         description="Embedder of the farm simulator (demo, tests): `local` runs the real "

@@ -58,7 +58,8 @@ longer live.
 Reads. :meth:`CardStore.visible_cards` honours scope visibility;
 :meth:`CardStore.similar_cards` is an exact cosine scan with numpy over a
 per-chat matrix cached in the process and revalidated by ``vecver`` (one
-``GET`` on the hot path, plus one ``HMGET`` of the winners).
+``GET`` on the hot path, plus one ``HMGET`` of the winners); :meth:`CardStore.search`
+fuses it with BM25 of the same rows' texts (:mod:`memory_worker.cards.search`).
 """
 
 from __future__ import annotations
@@ -70,11 +71,11 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
 import orjson
 import structlog
 
 from llm_client import as_text, lua_text
+from memory_worker.cards import search as hybrid
 from memory_worker.cards.codec import (
     apply_result,
     card_from_json,
@@ -86,7 +87,7 @@ from memory_worker.cards.codec import (
 )
 from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
 from memory_worker.cards.replication import ReplicaWait
-from memory_worker.cards.vectors import Matrix, VectorBlobs, VectorCache, ranked
+from memory_worker.cards.vectors import Matrix, VectorBlobs, VectorCache
 from memory_worker.cards.writes import (
     ApplyResult,
     FoldGroup,
@@ -96,6 +97,9 @@ from memory_worker.cards.writes import (
 )
 from memory_worker.errors import ForgottenWrite, StoreError
 from memory_worker.keys import Keys
+from memory_worker.recall.fusion import FusionParams
+from memory_worker.recall.ranking import RecallHit
+from memory_worker.recall.timing import Window
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -499,7 +503,52 @@ class CardStore:
         scores = matrix.scores(embedding, allowed)
         if scores is None:
             return []
-        return await self._best_visible(chat_id, matrix, scores, k, now or datetime.now(UTC))
+        found = await hybrid.best_visible(
+            chat_id,
+            hybrid.hmget_reader(self._redis, self.key(chat_id, "cards")),
+            matrix,
+            scores,
+            k,
+            now or datetime.now(UTC),
+        )
+        return [(card, float(scores[row])) for card, row in found]
+
+    async def search(
+        self,
+        chat_id: int,
+        text: str,
+        embedding: Sequence[float] | None,
+        k: int,
+        *,
+        scope_keys: Iterable[str] | None = None,
+        window: Window | None = None,
+        now: datetime | None = None,
+        model: str | None = None,
+        params: FusionParams = FusionParams(),
+        matrix: Matrix | None = None,
+        favour: hybrid.Favour | None = None,
+    ) -> list[RecallHit]:
+        """The ``k`` live cards best for ``text``: the cosine with ``embedding`` (None: none)
+        fused with BM25 of ``text`` (``params``); ``scope_keys``, ``model`` as in
+        :meth:`similar_cards`; ``window`` keeps the cards whose span meets it (exact); a
+        time ``text`` names (relative to ``now``) lifts its cards by ``params.time_boost``;
+        ``favour`` raises some cards' cosine (:class:`~memory_worker.cards.search.Favour`).
+        """
+        if k <= 0:
+            return []
+        matrix = matrix or await self._matrix(chat_id)
+        if not matrix.ids or (model is not None and matrix.model and model != matrix.model):
+            return []  # another model's space: never compared
+        return await hybrid.hybrid_search(
+            chat_id,
+            hybrid.hmget_reader(self._redis, self.key(chat_id, "cards")),
+            matrix,
+            hybrid.Query(text, embedding, window, params, favour),
+            k,
+            allowed=frozenset(scope_keys) if scope_keys is not None else None,
+            now=now or datetime.now(UTC),
+            cache=lambda: self._cache.put(chat_id, matrix),
+        )
 
     async def searchable_vectors(self, chat_id: int, scope_keys: Iterable[str]) -> Matrix | None:
         """The chat's vectors (the read :meth:`similar_cards` makes; pass them on as its
@@ -507,32 +556,6 @@ class CardStore:
         anything, so a caller need not embed one."""
         matrix = await self._matrix(chat_id)
         return matrix if matrix.any_live(frozenset(scope_keys)) else None
-
-    async def _best_visible(
-        self,
-        chat_id: int,
-        matrix: Matrix,
-        scores: np.ndarray[Any, Any],
-        k: int,
-        moment: datetime,
-    ) -> list[tuple[Card, float]]:
-        """The ``k`` best-scored cards visible at ``moment``, reading a few more than ``k``
-        and widening the read while too many of them turn out not visible."""
-        want = min(len(matrix.ids), max(2 * k, k + 8))
-        while True:
-            order = ranked(scores, want)
-            cards = await self.get_cards(chat_id, [matrix.ids[i] for i in order])
-            by_id = {c.id: c for c in cards}
-            found: list[tuple[Card, float]] = []
-            for index in order:
-                card = by_id.get(matrix.ids[index])
-                if card is not None and card.visible_at(moment):
-                    found.append((card, float(scores[index])))
-                    if len(found) == k:
-                        return found
-            if want >= len(matrix.ids) or len(order) < want:
-                return found
-            want = min(len(matrix.ids), want * 4)
 
     async def vector_space(self, chat_id: int) -> VectorSpace | None:
         """The model and dimension of the chat's vectors (None: no vector stored yet)."""

@@ -4,7 +4,9 @@ A card's embedding is stored as int8 bytes of its direction (cosine needs no
 magnitude), one row of ``dim`` bytes in the chat's ``vec`` string. Readers
 keep a :class:`Matrix` of unit float32 rows per chat in a bounded LRU
 (:class:`VectorCache`), revalidated by ``vecver`` and refreshed by deltas
-(new rows and the live mask) — see :meth:`CardStore.similar_cards`.
+(new rows and the live mask) — see :meth:`CardStore.similar_cards`. A matrix
+carries the lexical index of its rows' texts (:attr:`Matrix.lexicon`, filled by
+:mod:`memory_worker.cards.search`): appended with its rows, dropped with it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from memory_worker.recall.bm25 import LexicalIndex
 
 
 def quantize(vector: Sequence[float]) -> bytes:
@@ -60,6 +64,9 @@ class Matrix:
         self._scopes = np.zeros(0, dtype=np.int32)
         self._nonzero = np.zeros(0, dtype=bool)
         self.live = np.zeros(0, dtype=bool)
+        #: BM25 postings of the rows' card texts, row for row (the first ``lexicon.count``
+        #: rows; the rest are read when a hybrid search needs them).
+        self.lexicon = LexicalIndex()
 
     @property
     def count(self) -> int:
@@ -75,7 +82,7 @@ class Matrix:
 
     @property
     def nbytes(self) -> int:
-        return int(self._rows.nbytes + self._scopes.nbytes + 64 * self.count)
+        return int(self._rows.nbytes + self._scopes.nbytes + 64 * self.count + self.lexicon.nbytes)
 
     def append(self, blob: bytes, entries: Sequence[bytes]) -> None:
         """Add rows (int8 bytes) and their ``id|scope`` entries; rows are unit-normalised."""
@@ -117,6 +124,15 @@ class Matrix:
         scores: np.ndarray[Any, Any] = np.einsum("ij,j->i", self.rows, unit)
         return scores
 
+    def candidates(self, allowed: frozenset[str] | None) -> np.ndarray[Any, Any]:
+        """Rows :meth:`scores` can rank: live (with a vector) and of an ``allowed`` scope
+        (every scope: None)."""
+        live = self.live
+        if allowed is not None:
+            codes = [code for sk, code in self.scope_codes.items() if sk in allowed]
+            live = live & np.isin(self.scopes, codes)
+        return live
+
     def scores(
         self, embedding: Sequence[float], allowed: frozenset[str] | None
     ) -> np.ndarray[Any, Any] | None:
@@ -129,20 +145,12 @@ class Matrix:
         norm = float(np.linalg.norm(query))
         if query.shape != (self.rows.shape[1],) or norm == 0.0:
             return None
-        scores = np.where(self.live, self.cosines(query / norm), -np.inf)
-        if allowed is not None:
-            codes = [code for sk, code in self.scope_codes.items() if sk in allowed]
-            scores = np.where(np.isin(self.scopes, codes), scores, -np.inf)
-        return scores
+        return np.where(self.candidates(allowed), self.cosines(query / norm), -np.inf)
 
     def any_live(self, allowed: frozenset[str] | None) -> bool:
         """Whether a live row of an ``allowed`` scope (every scope: None) exists — the
         only rows :meth:`scores` can rank."""
-        live = self.live
-        if allowed is not None:
-            codes = [code for sk, code in self.scope_codes.items() if sk in allowed]
-            live = live & np.isin(self.scopes, codes)
-        return bool(live.any())
+        return bool(self.candidates(allowed).any())
 
     def set_mask(self, mask: bytes) -> None:
         flags = np.zeros(self.count, dtype=np.uint8)

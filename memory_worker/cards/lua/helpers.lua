@@ -187,6 +187,11 @@ local function rewrite(c, text, h, blob)
   end
   c.fact = text
   c.updated = now
+  if not blank(c.row) then
+    -- its row's text changed (whatever becomes of its vector): readers re-index the chat
+    redis.call('INCR', VECRW)
+    vec_changed = true
+  end
   set_vector(c, blob)
   index_live(c)
   save(c)

@@ -1,0 +1,200 @@
+"""The card store's hybrid search (§16): the lexical index beside the vectors, and the read
+of the winners.
+
+A chat's lexical index lives in the process, inside the chat's cached
+:class:`~memory_worker.cards.vectors.Matrix` (``matrix.lexicon``): row ``i``
+of the index is the text of the card of matrix row ``i``. So it is
+invalidated exactly when the vectors are — a full reload (a row rewritten:
+a fold or a correction changed a card's text, a re-embedding switched the
+model, a forget compacted the rows) builds a new matrix with an empty index;
+a refresh after appends keeps both and :func:`fill_lexicon` indexes just the
+new rows' texts (one ``HMGET``); the live mask (expiry, supersede, merge,
+forget) is the search's candidate mask for both rankings. On a cluster it is
+the same: every key read is the chat's, in one slot.
+
+Cards without a vector row (an embedding that failed, a vector refused) are
+not searched, by either ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import orjson
+
+from memory_worker.cards.codec import card_from_json
+from memory_worker.cards.model import Card
+from memory_worker.cards.vectors import Matrix, ranked
+from memory_worker.recall.bm25 import LexicalIndex
+from memory_worker.recall.fusion import FusionParams, boost_window, fuse
+from memory_worker.recall.ranking import RecallHit, card_terms
+from memory_worker.recall.timing import Window, card_in_window, named_window
+from memory_worker.recall.tokens import terms
+
+#: Reads card JSON by id (None for an id not stored): an ``HMGET`` of the chat's cards.
+ReadRaw = Callable[[Sequence[str]], Awaitable[Sequence[bytes | None]]]
+
+
+def hmget_reader(redis: Any, key: str) -> ReadRaw:
+    """A :data:`ReadRaw` of the cards hash ``key`` (one ``HMGET`` a call)."""
+
+    async def read(card_ids: Sequence[str]) -> Sequence[bytes | None]:
+        if not card_ids:
+            return []
+        found: list[bytes | None] = await redis.hmget(key, list(card_ids))
+        return found
+
+    return read
+
+
+def _doc(raw: bytes | None) -> tuple[list[str], tuple[int, int]]:
+    """A stored card's index terms and its span in epoch ms (see :mod:`memory_worker.recall.timing`)."""
+    if raw is None:  # forgotten meanwhile: the next read rebuilds the matrix
+        return [], (0, 0)
+    data: dict[str, str] = orjson.loads(raw)
+    return card_terms(data.get("subject", ""), data.get("fact", "")), _span(data)
+
+
+def _span(data: dict[str, str]) -> tuple[int, int]:
+    """A stored card's span in epoch ms: ``vf`` to the later of ``obs_at`` and ``vu``."""
+    start, end = int(data.get("vf") or 0), int(data.get("obs_at") or 0)
+    end = max(end, int(data.get("vu") or 0))
+    return min(start, end), end
+
+
+async def fill_lexicon(read: ReadRaw, matrix: Matrix) -> LexicalIndex:
+    """``matrix.lexicon`` holding every row of ``matrix``: the texts of rows not indexed yet
+    read and indexed (a concurrent search of the same matrix may do it first)."""
+    lexicon = matrix.lexicon
+    while lexicon.count < matrix.count:
+        start = lexicon.count
+        raws = await read(matrix.ids[start : matrix.count])
+        if lexicon.count != start:
+            continue
+        docs = [_doc(raw) for raw in raws]
+        lexicon.add(terms for terms, _ in docs)
+        lexicon.spans.extend(span for _, span in docs)
+    return lexicon
+
+
+@dataclass(frozen=True, slots=True)
+class Favour:
+    """Cards a search favours (the related lookup's run authors): ``boost`` is added to the
+    cosine of a card of one of ``scopes`` (their user cards) or naming one of ``names``
+    (every word of the name, stemmed: "Марии" names "Мария"), before the fusion."""
+
+    scopes: frozenset[str]
+    names: tuple[str, ...]
+    boost: float
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """What a hybrid search looks for: a text, its vector (None: lexical only), the time
+    window its cards must meet, how the rankings fuse, and the cards it favours."""
+
+    text: str
+    embedding: Sequence[float] | None
+    window: Window | None
+    params: FusionParams
+    favour: Favour | None = None
+
+
+def favoured_rows(matrix: Matrix, lexicon: LexicalIndex, favour: Favour) -> np.ndarray[Any, Any]:
+    """Rows of ``favour``'s scopes, or whose text names one of its names."""
+    rows = matrix.candidates(favour.scopes) if favour.scopes else np.zeros(matrix.count, bool)
+    rows = rows[: lexicon.count].copy()
+    for name in favour.names:
+        stems = [t for t in terms(name) if not t.startswith("~")]
+        if stems:
+            rows |= lexicon.rows_with(stems)
+    return rows
+
+
+async def hybrid_search(
+    chat_id: int,
+    read: ReadRaw,
+    matrix: Matrix,
+    query: Query,
+    k: int,
+    *,
+    allowed: frozenset[str] | None,
+    now: datetime,
+    cache: Callable[[], None],
+) -> list[RecallHit]:
+    """:meth:`CardStore.search <memory_worker.cards.CardStore.search>` on a chat's matrix.
+
+    ``cache`` puts the matrix back in the store's cache once its index has grown.
+    """
+    candidates = matrix.candidates(allowed)
+    dense = None if query.embedding is None else matrix.scores(query.embedding, allowed)
+    if query.embedding is not None and dense is None:
+        return []  # another dimension, or a zero vector
+    lexicon = await fill_lexicon(read, matrix)
+    cache()
+    lexical = lexicon.scores(terms(query.text), candidates)
+    ranked_dense = dense
+    if dense is not None and query.favour is not None and query.favour.boost:
+        ranked_dense = dense + query.favour.boost * favoured_rows(matrix, lexicon, query.favour)
+    fused = fuse(ranked_dense, lexical, candidates, query.params)
+    named = named_window(query.text, now) if query.params.time_boost else None
+    if named is not None:
+        fused = boost_window(fused, spans_meet(lexicon, named), query.params.time_boost)
+    found = await best_visible(chat_id, read, matrix, fused, k, now, query.window)
+    return [
+        RecallHit(
+            card,
+            float(fused[row]),
+            None if dense is None else float(dense[row]),
+            float(lexical[row]),
+        )
+        for card, row in found
+    ]
+
+
+def spans_meet(lexicon: LexicalIndex, window: Window) -> np.ndarray[Any, Any]:
+    """Rows whose span, as indexed, meets ``window`` (a ranking hint: see
+    :attr:`LexicalIndex.spans`)."""
+    return np.array([window.meets_ms(start, end) for start, end in lexicon.spans], dtype=bool)
+
+
+def _in_window(raw: bytes, window: Window | None) -> bool:
+    """Whether a stored card's span meets ``window``, from its JSON alone (cheap: most
+    cards read by a narrow window's widening search are outside it)."""
+    if window is None:
+        return True
+    return window.meets_ms(*_span(orjson.loads(raw)))
+
+
+async def best_visible(
+    chat_id: int,
+    read: ReadRaw,
+    matrix: Matrix,
+    scores: np.ndarray[Any, Any],
+    k: int,
+    moment: datetime,
+    window: Window | None = None,
+) -> list[tuple[Card, int]]:
+    """The ``k`` best-scored cards visible at ``moment`` (and inside ``window``, read from
+    the stored card: exact), with their rows; a few more than ``k`` are read, and the
+    read widened while too many of them turn out not to qualify."""
+    want = min(len(matrix.ids), max(2 * k, k + 8))
+    while True:
+        order = ranked(scores, want)
+        raws = await read([matrix.ids[i] for i in order])
+        found: list[tuple[Card, int]] = []
+        for index, raw in zip(order, raws, strict=True):
+            if raw is None or not _in_window(raw, window):
+                continue
+            card = card_from_json(chat_id, raw)
+            if card.visible_at(moment) and (window is None or card_in_window(card, window)):
+                found.append((card, index))
+                if len(found) == k:
+                    return found
+        if want >= len(matrix.ids) or len(order) < want:
+            return found
+        want = min(len(matrix.ids), want * 4)

@@ -1,0 +1,167 @@
+"""Hybrid ranking of cards (§16): what ``recall()`` answers, as plain functions.
+
+:class:`RecallHit` is one answer: the card, its fused score, and the two
+scores it was fused from. It unpacks like the ``(card, score)`` pair recall
+answered before (``for card, score in hits``).
+
+:func:`rank_cards` ranks a list of cards for a text the way
+:meth:`CardStore.search <memory_worker.cards.CardStore.search>` ranks a chat's
+matrix: BM25 over the cards' texts (:mod:`memory_worker.recall.tokens`,
+:mod:`memory_worker.recall.bm25`), the cosine when vectors are given, fused
+(:mod:`memory_worker.recall.fusion`), cards outside ``since``/``until``
+(:mod:`memory_worker.recall.timing`) left out. For callers that hold their
+cards already (a prompt's context, an export, a test); pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from memory_worker.cards.model import Card
+from memory_worker.recall.bm25 import LexicalIndex
+from memory_worker.recall.fusion import FusionParams, boost_window, fuse
+from memory_worker.recall.timing import Window, card_in_window, card_span, named_window
+from memory_worker.recall.tokens import fold, terms
+
+
+class RecallHit(tuple[Card, float]):
+    """One recalled card: ``(card, score)`` plus the scores fused into ``score``.
+
+    ``dense`` is the cosine (None when no query vector was compared), ``lexical``
+    the BM25 score (0: no word in common). ``observed_at`` / ``valid_from`` are the
+    card's, so a bot can answer "when".
+    """
+
+    dense: float | None
+    lexical: float
+
+    def __new__(
+        cls, card: Card, score: float, dense: float | None = None, lexical: float = 0.0
+    ) -> RecallHit:
+        hit = super().__new__(cls, (card, score))
+        hit.dense = dense
+        hit.lexical = lexical
+        return hit
+
+    @property
+    def card(self) -> Card:
+        return self[0]
+
+    @property
+    def score(self) -> float:
+        return self[1]
+
+    @property
+    def observed_at(self) -> datetime:
+        return self[0].observed_at
+
+    @property
+    def valid_from(self) -> datetime:
+        return self[0].valid_from
+
+    def __repr__(self) -> str:
+        return (
+            f"RecallHit(card={self[0].id!r}, score={self[1]:.4f}, dense={self.dense}, "
+            f"lexical={self.lexical:.3f})"
+        )
+
+
+def card_text(subject: str, fact_text: str) -> str:
+    """The text a card is indexed by: its fact, and its subject when the fact does not
+    name it."""
+    if not subject or fold(subject) in fold(fact_text):
+        return fact_text
+    return f"{subject}\n{fact_text}"
+
+
+def card_terms(subject: str, fact_text: str) -> list[str]:
+    """A card's index terms."""
+    return terms(card_text(subject, fact_text))
+
+
+def rank_cards(
+    query: str,
+    cards: Sequence[Card],
+    *,
+    k: int = 5,
+    query_vector: Sequence[float] | None = None,
+    card_vectors: Sequence[Sequence[float] | None] | None = None,
+    params: FusionParams = FusionParams(),
+    window: Window | None = None,
+    now: datetime | None = None,
+) -> list[RecallHit]:
+    """The ``k`` of ``cards`` best for ``query``, best first (see the module).
+
+    Only live cards inside ``window`` compete (and not past their expiry at ``now``,
+    when given). With ``query_vector`` and ``card_vectors`` (one per card, None for a
+    card without one: it competes lexically only) the rankings are fused; without,
+    the lexical ranking alone answers, so a card sharing no word is left out.
+    ``now`` also anchors a time the query names (``params.time_boost``).
+    """
+    if k <= 0 or not cards:
+        return []
+    index = LexicalIndex()
+    index.add(card_terms(c.subject, c.fact_text) for c in cards)
+    candidates = np.array(
+        [
+            (c.visible_at(now) if now is not None else c.live)
+            and (window is None or card_in_window(c, window))
+            for c in cards
+        ],
+        dtype=bool,
+    )
+    lexical = index.scores(terms(query), candidates)
+    dense = _cosines(query_vector, card_vectors, len(cards))
+    fused = fuse(_floored(dense), lexical, candidates, params)
+    if params.time_boost and now is not None:
+        named = named_window(query, now)
+        if named is not None:
+            inside = np.array([named.meets(*card_span(c)) for c in cards], dtype=bool)
+            fused = boost_window(fused, inside, params.time_boost)
+    order = [int(i) for i in np.argsort(-fused, kind="stable") if np.isfinite(fused[i])]
+    return [
+        RecallHit(
+            cards[i],
+            float(fused[i]),
+            None if dense is None or not np.isfinite(dense[i]) else float(dense[i]),
+            float(lexical[i]),
+        )
+        for i in order[:k]
+    ]
+
+
+def _floored(dense: np.ndarray[Any, Any] | None) -> np.ndarray[Any, Any] | None:
+    """``dense`` with a card without a vector below every other (it still competes lexically)."""
+    if dense is None:
+        return None
+    finite = np.isfinite(dense)
+    floor = float(dense[finite].min()) - 1.0 if finite.any() else 0.0
+    return np.where(finite, dense, floor)
+
+
+def _cosines(
+    query: Sequence[float] | None, vectors: Sequence[Sequence[float] | None] | None, count: int
+) -> np.ndarray[Any, Any] | None:
+    """Cosine of each card's vector with ``query`` (-inf: the card has none)."""
+    if query is None or vectors is None:
+        return None
+    if len(vectors) != count:
+        raise ValueError("card_vectors needs one entry per card")
+    unit = np.asarray(query, dtype=np.float64)
+    norm = float(np.linalg.norm(unit))
+    out = np.full(count, -np.inf)
+    if norm == 0:
+        return out
+    unit /= norm
+    for i, vector in enumerate(vectors):
+        if vector is None or len(vector) != len(unit):
+            continue
+        row = np.asarray(vector, dtype=np.float64)
+        size = float(np.linalg.norm(row))
+        if size > 0:
+            out[i] = float(row @ unit) / size
+    return out
