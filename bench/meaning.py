@@ -33,7 +33,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,9 +44,11 @@ if str(ROOT) not in sys.path:
 
 from llm_client._transport.base import ClientConfig  # noqa: E402
 from llm_client._transport.local_embed import QUERY_TASK, LocalEmbedClient  # noqa: E402
-from memory_worker.cards import CardStore, NewCard, RunWrites, Scope  # noqa: E402
+from memory_worker.cards import Card, CardStore, NewCard, RunWrites, Scope  # noqa: E402
+from memory_worker.cards.search import Favour  # noqa: E402
 from memory_worker.consolidation.context import rank_related  # noqa: E402
 from memory_worker.farmsim.embedder import embed_text  # noqa: E402
+from memory_worker.recall import FusionParams  # noqa: E402
 from memory_worker.settings import Settings  # noqa: E402
 from tests.support.cards import new  # noqa: E402
 
@@ -446,9 +448,19 @@ EMBED_THREADS = [int(Settings.model_fields["local_embed_threads"].default)]
 
 
 async def evaluate(
-    cases: Sequence[Case], embedder: SuiteEmbedder, store: CardStore, chat_id: int
+    cases: Sequence[Case],
+    embedder: SuiteEmbedder,
+    store: CardStore,
+    chat_id: int,
+    *,
+    hybrid: bool = False,
 ) -> Report:
-    """Store every card of the suite in ``chat_id`` and look each case's query up (top 24)."""
+    """Store every card of the suite in ``chat_id`` and look each case's query up (top 24).
+
+    ``hybrid``: as production does (:meth:`CardStore.search`, the cosine fused with BM25,
+    the speaker favoured for a message); else the cosine alone (:meth:`similar_cards`,
+    then :func:`rank_related` for a message).
+    """
     texts = list(dict.fromkeys([c.card for c in cases] + [d for c in cases for d in c.distractors]))
     vectors = await embedder.passages(texts)
     cards = [_new_card(i, t, v) for i, (t, v) in enumerate(zip(texts, vectors, strict=True))]
@@ -456,7 +468,8 @@ async def evaluate(
     applied = await store.apply_run(chat_id, f"meaning-{embedder.name}", writes, now=T0)
     if applied.inserted != len(texts) or applied.vectors_refused:
         raise RuntimeError(f"the suite's cards were not all stored with vectors: {applied}")
-    report = Report(embedder.name, cases={c.id: c for c in cases})
+    name = f"{embedder.name}+bm25" if hybrid else embedder.name
+    report = Report(name, cases={c.id: c for c in cases})
     # as production embeds them: a run's messages like cards (passages), bot questions as queries
     messages = [c for c in cases if c.source == "message"]
     questions = [c for c in cases if c.source != "message"]
@@ -468,28 +481,61 @@ async def evaluate(
             strict=True,
         )
     )
-    boost = AUTHOR_BOOST[0]
     for case in cases:
-        query = vectors_by_case[case.id]
-        if case.source == "message":  # a run's lookup: the speaker's cards are favoured
-            found = await store.similar_cards(
-                chat_id, query, 2 * DEEPEST_K, model=embedder.model, now=T0
-            )
-            ranked = rank_related(
-                found, author_ids=(), author_names=[case.speaker], boost=boost, k=DEEPEST_K
-            )
+        if hybrid:
+            ranked = await _hybrid_lookup(store, chat_id, case, vectors_by_case[case.id], embedder)
         else:
-            found = await store.similar_cards(
-                chat_id, query, DEEPEST_K, model=embedder.model, now=T0
-            )
-            ranked = [card for card, _ in found]
+            ranked = await _dense_lookup(store, chat_id, case, vectors_by_case[case.id], embedder)
         order = [card.fact_text for card in ranked]
         report.ranks[case.id] = order.index(case.card) + 1 if case.card in order else None
     return report
 
 
+async def _dense_lookup(
+    store: CardStore, chat_id: int, case: Case, query: list[float], embedder: SuiteEmbedder
+) -> list[Card]:
+    if case.source == "message":  # a run's lookup: the speaker's cards are favoured
+        found = await store.similar_cards(
+            chat_id, query, 2 * DEEPEST_K, model=embedder.model, now=T0
+        )
+        return rank_related(
+            found, author_ids=(), author_names=[case.speaker], boost=AUTHOR_BOOST[0], k=DEEPEST_K
+        )
+    found = await store.similar_cards(chat_id, query, DEEPEST_K, model=embedder.model, now=T0)
+    return [card for card, _ in found]
+
+
+async def _hybrid_lookup(
+    store: CardStore, chat_id: int, case: Case, query: list[float], embedder: SuiteEmbedder
+) -> list[Card]:
+    """As production looks up: a message as the related lookup does (its text after the
+    speaker's name, the speaker favoured), a question as ``recall()``."""
+    params = FusionParams.from_settings(Settings())
+    if case.source == "message":
+        hits = await store.search(
+            chat_id,
+            f"{case.speaker}\n{case.said}",
+            query,
+            DEEPEST_K,
+            now=T0,
+            model=embedder.model,
+            params=params,
+            favour=Favour(frozenset(), (case.speaker,), AUTHOR_BOOST[0]),
+        )
+    else:
+        hits = await store.search(
+            chat_id, case.query, query, DEEPEST_K, now=T0, model=embedder.model, params=params
+        )
+    return [hit.card for hit in hits]
+
+
 async def evaluate_by_language(
-    cases: Sequence[Case], embedder: SuiteEmbedder, store: CardStore, first_chat_id: int
+    cases: Sequence[Case],
+    embedder: SuiteEmbedder,
+    store: CardStore,
+    first_chat_id: int,
+    *,
+    hybrid: bool = False,
 ) -> Report:
     """:func:`evaluate` with one chat per language group (about 80 cards of 50 people each).
 
@@ -498,10 +544,11 @@ async def evaluate_by_language(
     chats' cards (it also keeps only chat-scoped and the authors' own cards,
     which this does not model — every suite card is chat-scoped here).
     """
-    merged = Report(embedder.name, cases={c.id: c for c in cases})
+    name = f"{embedder.name}+bm25" if hybrid else embedder.name
+    merged = Report(name, cases={c.id: c for c in cases})
     for offset, lang in enumerate(sorted({c.lang for c in cases})):
         group = [c for c in cases if c.lang == lang]
-        report = await evaluate(group, embedder, store, first_chat_id + offset)
+        report = await evaluate(group, embedder, store, first_chat_id + offset, hybrid=hybrid)
         merged.ranks.update(report.ranks)
     return merged
 
@@ -692,7 +739,11 @@ async def main() -> None:
         default=EMBED_THREADS[0],
         help="OpenMP threads of the e5 engine (0 = one per core)",
     )
-    parser.add_argument("--skip-suite", action="store_true", help="latency figures only")
+    parser.add_argument("--skip-suite", action="store_true", help="no meaning suite")
+    parser.add_argument("--skip-longconv", action="store_true", help="no long-conversation suite")
+    parser.add_argument(
+        "--tune", action="store_true", help="sweep the fusion's parameters on the dev split"
+    )
     args = parser.parse_args()
     AUTHOR_BOOST[0] = args.author_boost
     EMBED_THREADS[0] = args.embed_threads
@@ -703,8 +754,11 @@ async def main() -> None:
 
     cases = load_cases()
     async with fresh_bench() as bench:
+        store = CardStore(bench.redis, Keys(bench.settings.key_prefix))
         if not args.skip_suite:
-            await _suite(CardStore(bench.redis, Keys(bench.settings.key_prefix)), cases)
+            await _suite(store, cases)
+        if not args.skip_longconv:
+            await _longconv(store, tune=args.tune)
         single, batch = await _embed_latency(rounds=40)
         print(
             f"e5 embed p50 ({EMBED_THREADS[0] or 'all'} engine threads): one sentence "
@@ -722,11 +776,13 @@ async def _suite(store: CardStore, cases: Sequence[Case]) -> None:
     """The meaning suite's figures, e5 and the hashed baseline side by side."""
     e5, hashed = E5Embedder(), HashedEmbedder()
     reports = [
-        await evaluate_by_language(cases, e5, store, first_chat_id=10),
+        await evaluate_by_language(cases, e5, store, first_chat_id=10, hybrid=True),
+        await evaluate_by_language(cases, e5, store, first_chat_id=30),
         await evaluate_by_language(cases, hashed, store, first_chat_id=20),
     ]
     worst = [
-        await evaluate(cases, e5, store, chat_id=1),
+        await evaluate(cases, e5, store, chat_id=1, hybrid=True),
+        await evaluate(cases, e5, store, chat_id=3),
         await evaluate(cases, hashed, store, chat_id=2),
     ]
     print(f"meaning suite: {len(cases)} cases, {len({c.card for c in cases})} target cards")
@@ -736,6 +792,57 @@ async def _suite(store: CardStore, cases: Sequence[Case]) -> None:
     print(_table(reports))
     for report in reports:
         print(f"{report.embedder} misses @5: {', '.join(report.misses(5)) or '-'}")
+
+
+async def _longconv(store: CardStore, *, tune: bool) -> None:
+    """The long-conversation suite: dense, lexical and hybrid recall@1/5/10 per category."""
+    from bench.longconv import (
+        CachedEmbedder,
+        candidates,
+        lookups,
+        margins,
+        run_mode,
+        score,
+        store_chats,
+        table,
+    )
+    from tests.support.longconv import load
+
+    chats, questions = load()
+    embedder = CachedEmbedder(E5Embedder())
+    await store_chats(store, chats, embedder)
+    items = await lookups(chats, questions, embedder)
+    chosen = FusionParams.from_settings(Settings())
+    print(
+        f"long-conversation suite: {len(chats)} chats, "
+        f"{sum(len(c.messages) for c in chats)} messages (one card each), "
+        f"{len(questions)} questions; fusion {chosen}"
+    )
+    dev = [i for i in items if i.question.split == "dev"]
+    dev_questions = [i.question for i in dev]
+    if tune:
+        dense = await run_mode(store, dev, "dense", chosen, E5)
+        rows = []
+        for params in candidates(chosen):
+            found = await run_mode(store, dev, "hybrid", params, E5)
+            rows.append((score(found, dense, dev_questions), params))
+            print(f"dev @5 {rows[-1][0][0]:.3f} worst category {rows[-1][0][1]:+.3f}  {params}")
+        fair = [row for row in rows if row[0][1] >= -0.01] or rows
+        chosen = max(fair, key=lambda row: row[0][0])[1]
+        for boost in (0.0, 0.1, 0.25, 0.5, 1.0):
+            params = replace(chosen, time_boost=boost)
+            found = await run_mode(store, dev, "hybrid", params, E5)
+            print(f"dev time boost {boost}: {margins(found, dense, dev_questions)}")
+        print(f"chosen on dev: {chosen}")
+    for split in ("test", "dev"):
+        chosen_items = [i for i in items if i.question.split == split]
+        split_questions = [i.question for i in chosen_items]
+        results = [
+            await run_mode(store, chosen_items, mode, chosen, E5)
+            for mode in ("dense", "lexical", "hybrid")
+        ]
+        print(table(results, split_questions, f"split {split}"))
+        print(margins(results[2], results[0], split_questions))
 
 
 if __name__ == "__main__":

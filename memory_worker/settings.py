@@ -154,7 +154,7 @@ class Settings(BaseSettings):
     recall_timeout_seconds: float = Field(
         10.0, gt=0, description="Budget of one MemoryQueue.recall (embedding the query included)."
     )
-    recall_fusion: Literal["rrf", "convex", "dense"] = Field(
+    recall_fusion: Literal["rrf", "convex", "relative", "dense"] = Field(
         "rrf",
         description="How recall and the related-card lookup fuse the dense (cosine) and the "
         "lexical (BM25) ranking (§16): `rrf` reciprocal-rank fusion, `convex` a weighted sum "

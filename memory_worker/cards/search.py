@@ -136,11 +136,13 @@ async def hybrid_search(
         return []  # another dimension, or a zero vector
     lexicon = await fill_lexicon(read, matrix)
     cache()
-    lexical = lexicon.scores(terms(query.text), candidates)
+    query_terms = terms(query.text)
+    lexical = lexicon.scores(query_terms, candidates)
     ranked_dense = dense
     if dense is not None and query.favour is not None and query.favour.boost:
         ranked_dense = dense + query.favour.boost * favoured_rows(matrix, lexicon, query.favour)
-    fused = fuse(ranked_dense, lexical, candidates, query.params)
+    ideal = lexicon.ideal(query_terms, candidates) if query.params.method == "relative" else 0.0
+    fused = fuse(ranked_dense, lexical, candidates, query.params, ideal=ideal)
     named = named_window(query.text, now) if query.params.time_boost else None
     if named is not None:
         fused = boost_window(fused, spans_meet(lexicon, named), query.params.time_boost)

@@ -6,10 +6,14 @@ effort — see the failure contract in :mod:`memory_worker.consolidation.consoli
 the chat's (thread's) most recent cards, then each participant's user cards.
 The related lookup is skipped, with no embedding call, when no live card of the
 allowed scopes has a vector yet (:meth:`CardStore.searchable_vectors`).
-The related lookup favours the run's authors (:func:`rank_related`): e5 ranks
-topic over name, so "Finn: I moved to Galway" could rank other people's
-cards about moving above Finn's own "Finn lives in Dublin" — the card the
-update needs.
+The related lookup is the hybrid search of ``recall()`` (the cosine fused
+with BM25, :meth:`CardStore.search`) and favours the run's authors (a
+:class:`~memory_worker.cards.search.Favour` adds ``related_author_boost`` to
+their cards' cosine; :func:`rank_related` is the same rule on a dense-only
+list): e5 ranks topic over name, so "Finn: I moved to Galway" could rank
+other people's cards about moving above Finn's own "Finn lives in Dublin" —
+the card the update needs. When the query cannot be embedded (not the run's
+deadline, not a hung embedder), the lookup ranks by the words alone.
 :func:`fit_cards` keeps the prefix that fits a batch's token budget.
 """
 
@@ -26,11 +30,13 @@ import structlog
 
 from llm_client import DeadlineExceeded, LLMError
 from memory_worker.cards import Card, CardStore, visible_scope_keys
+from memory_worker.cards.search import Favour
 from memory_worker.cards.vectors import Matrix
 from memory_worker.consolidation.batching import payload_tokens
 from memory_worker.consolidation.model_calls import Embedder, embed_texts
 from memory_worker.consolidation.prompt import existing_card_payload
 from memory_worker.models import Message, RunRequest
+from memory_worker.recall.fusion import FusionParams
 from memory_worker.runs.policy import EmbedderTimeout, is_outage
 from memory_worker.settings import Settings
 
@@ -226,23 +232,28 @@ async def _related_cards(
     now: datetime,
     usage: Usage,
 ) -> list[Card]:
-    """Cards similar to the run text; best effort (none when the lookup fails), except
-    that the run's own deadline and a hung embedder propagate. No query is embedded when
-    no live card of the allowed scopes has a vector (``vectors_read``: nothing to relate
-    to, e.g. a chat's first run); else the search reuses the vectors read."""
+    """Cards related to the run text (hybrid, the authors favoured); best effort: when the
+    query cannot be embedded the words alone rank, but the run's own deadline and a hung
+    embedder propagate. No query is embedded when no live card of the allowed scopes has
+    a vector (``vectors_read``: nothing to relate to, e.g. a chat's first run); else the
+    search reuses the vectors read."""
     matrix = await vectors_read
     if matrix is None:
         return []
+    query = _related_query(kept)
+    vector: list[float] | None = None
+    model: str | None = None
     try:
         vectors, calls = await embed_texts(
             embedder,
-            [_related_query(kept)],
+            [query],
             key=f"{key}:q",
             dimension=settings.embedding_dimension,
             deadline=deadline,
             contacts=settings.redact_contacts,
         )
         usage.embed_calls += calls
+        vector, model = vectors[0], vectors.model
     except LLMError as exc:
         if isinstance(exc, DeadlineExceeded | EmbedderTimeout):
             raise  # the run's own deadline, or a hung embedder: its cards can't be embedded
@@ -252,22 +263,21 @@ async def _related_cards(
             error=exc.kind,
             code=exc.code,
             outage=is_outage(exc),
-        )
-        return []
-    boost = settings.related_author_boost
-    found = await store.similar_cards(
+        )  # the lookup goes on by the words alone
+    hits = await store.search(
         request.chat_id,
-        vectors[0],
-        2 * settings.related_cards if boost else settings.related_cards,
+        query,
+        vector,
+        settings.related_cards,
         scope_keys=allowed,
         now=now,
-        model=vectors.model,
+        model=model,
+        params=FusionParams.from_settings(settings),
         matrix=matrix,
+        favour=Favour(
+            scopes=frozenset(f"user:{m.user_id}" for m in kept),
+            names=tuple(dict.fromkeys(m.sender_name for m in kept)),
+            boost=settings.related_author_boost,
+        ),
     )
-    return rank_related(
-        found,
-        author_ids={m.user_id for m in kept},
-        author_names=[m.sender_name for m in kept],
-        boost=boost,
-        k=settings.related_cards,
-    )
+    return [hit.card for hit in hits]

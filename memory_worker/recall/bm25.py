@@ -95,6 +95,23 @@ class LexicalIndex:
             found &= has
         return found
 
+    def ideal(
+        self, query: Sequence[str], mask: np.ndarray[Any, Any], params: BM25 = BM25()
+    ) -> float:
+        """What a row holding each ``query`` term once, at the mean length, would score:
+        ``sum(idf)`` over the query's terms (those in no masked row at their highest idf).
+        A row's score over it is the share of the query it matches."""
+        mask = _fit(mask, self.count)
+        total = int(mask.sum())
+        if total == 0:
+            return 0.0
+        ideal = 0.0
+        for term, weight in Counter(query).items():
+            posting = self._posting(term)
+            df = int(mask[posting[0]].sum()) if posting is not None else 0
+            ideal += weight * math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        return ideal
+
     def scores(
         self, query: Sequence[str], mask: np.ndarray[Any, Any], params: BM25 = BM25()
     ) -> np.ndarray[Any, Any]:

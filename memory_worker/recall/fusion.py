@@ -25,7 +25,7 @@ import numpy as np
 if TYPE_CHECKING:
     from memory_worker.settings import Settings
 
-Method = Literal["rrf", "convex", "dense"]
+Method = Literal["rrf", "convex", "relative", "dense"]
 Scores = np.ndarray[Any, Any]
 
 
@@ -95,8 +95,12 @@ def fuse(dense: Scores | None, lexical: Scores, candidates: Scores, params: Fusi
         fused[candidates] = share[candidates]
         return fused
     weight = min(1.0, max(0.0, params.lexical_weight))
+    if params.method == "relative":
+        share = np.minimum(lexical / ideal, 1.0) if ideal > 0 else np.zeros(len(lexical))
+    else:
+        share = _scaled(lexical, candidates)
     fused[candidates] = (1.0 - weight) * _minmax(dense, candidates)[candidates] + weight * (
-        _scaled(lexical, candidates)[candidates]
+        share[candidates]
     )
     return fused
 

@@ -1,0 +1,221 @@
+"""The long-conversation suite's figures (§16): dense-only, lexical-only and hybrid recall@k.
+
+Every message of every chat of ``tests/data/longconv`` becomes one card
+(``"<sender>: <text>"``, observed when it was sent; :mod:`tests.support.longconv`)
+written through the real run write with its e5 passage vector; each question is
+embedded as an e5 query and looked up three ways on the same store:
+
+- ``dense``: :meth:`CardStore.similar_cards` (the cosine alone: ``recall()`` before);
+- ``lexical``: :meth:`CardStore.search` without a vector (BM25 alone);
+- ``hybrid``: :meth:`CardStore.search` with both (what ``recall()`` does now).
+
+A question's recall@k is the share of its evidence messages whose card is among the k
+best (a card that merged repeats covers each message it came from). ``--tune`` sweeps
+the fusion's parameters on the ``dev`` split and reports the ``test`` split with the best.
+
+Vectors are cached in ``bench/.cache/`` by text (the suite embeds ~6,000 texts; e5 runs
+single-threaded): delete it to measure embedding from scratch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from memory_worker.cards import CardStore, NewCard, RunWrites, Scope
+from memory_worker.recall import FusionParams
+from tests.support.longconv import Chat, Question
+
+CACHE = Path(__file__).resolve().parent / ".cache"
+CATEGORIES = ("single-hop", "multi-hop", "temporal", "open-domain")
+DEPTHS = (1, 5, 10)
+MODES = ("dense", "lexical", "hybrid")
+
+
+class Embedder(Protocol):
+    model: str
+
+    async def passages(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    async def queries(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+class CachedEmbedder:
+    """An embedder whose vectors are kept on disk by (kind, text)."""
+
+    def __init__(self, inner: Embedder, path: Path = CACHE) -> None:
+        self.inner, self.model = inner, inner.model
+        digest = hashlib.sha1(inner.model.encode()).hexdigest()[:8]
+        self.file = path / f"longconv-{digest}.npz"
+        self.vectors: dict[str, np.ndarray[Any, Any]] = {}
+        if self.file.exists():
+            with np.load(self.file) as data:
+                self.vectors = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
+
+    async def _get(self, kind: str, texts: Sequence[str]) -> list[list[float]]:
+        keys = [f"{kind}\x00{t}" for t in texts]
+        missing = list(dict.fromkeys(k for k in keys if k not in self.vectors))
+        if missing:
+            fresh_texts = [k.split("\x00", 1)[1] for k in missing]
+            embed = self.inner.passages if kind == "p" else self.inner.queries
+            for key, vector in zip(missing, await embed(fresh_texts), strict=True):
+                self.vectors[key] = np.asarray(vector, dtype=np.float32)
+            self.save()
+        return [self.vectors[k].tolist() for k in keys]
+
+    def save(self) -> None:
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        keys = list(self.vectors)
+        np.savez(self.file, keys=np.array(keys), vectors=np.stack([self.vectors[k] for k in keys]))
+
+    async def passages(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._get("p", texts)
+
+    async def queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._get("q", texts)
+
+
+async def store_chats(store: CardStore, chats: Sequence[Chat], embedder: Embedder) -> None:
+    """Every message of ``chats`` as a card of its chat, with its passage vector."""
+    for chat in chats:
+        texts = [m.card_text for m in chat.messages]
+        vectors = await embedder.passages(texts)
+        cards = []
+        for message, vector in zip(chat.messages, vectors, strict=True):
+            sent = datetime.fromisoformat(message.sent_at)
+            cards.append(
+                NewCard(
+                    scope=Scope.CHAT,
+                    thread_id=0,
+                    user_id=None,
+                    card_type="message",
+                    subject=message.sender,
+                    predicate="said",
+                    object="",
+                    fact_text=message.card_text,
+                    confidence=0.8,
+                    salience=0.5,
+                    durability=None,
+                    source_message_ids=(message.id,),
+                    valid_from=sent,
+                    observed_at=sent,
+                    expires_at=None,
+                    embedding=vector,
+                )
+            )
+        writes = RunWrites(observed_at=chat.now, cards=cards, embedding_model=embedder.model)
+        await store.apply_run(chat.id, f"longconv-{chat.id}", writes, now=chat.now)
+
+
+@dataclass
+class Found:
+    """The message ids each question's lookup found, best first (up to the deepest k)."""
+
+    mode: str
+    found: dict[str, list[list[int]]] = field(default_factory=dict)
+
+    def recall(self, question: Question, k: int) -> float:
+        got = {m for ids in self.found[question.id][:k] for m in ids}
+        return sum(e in got for e in question.evidence) / len(question.evidence)
+
+    def mean(self, questions: Iterable[Question], k: int) -> float:
+        values = [self.recall(q, k) for q in questions]
+        return statistics.fmean(values) if values else float("nan")
+
+
+@dataclass
+class Lookup:
+    """One question, ready to be looked up: its chat, text, vector and when it is asked."""
+
+    question: Question
+    chat: Chat
+    vector: list[float]
+
+
+async def lookups(
+    chats: Sequence[Chat], questions: Sequence[Question], embedder: Embedder
+) -> list[Lookup]:
+    by_id = {c.id: c for c in chats}
+    vectors = await embedder.queries([q.text for q in questions])
+    return [Lookup(q, by_id[q.chat], v) for q, v in zip(questions, vectors, strict=True)]
+
+
+async def run_mode(
+    store: CardStore,
+    items: Sequence[Lookup],
+    mode: str,
+    params: FusionParams,
+    model: str,
+) -> Found:
+    """Each question looked up one way (see the module)."""
+    depth = max(DEPTHS)
+    out = Found(mode)
+    for item in items:
+        chat, question = item.chat, item.question
+        if mode == "dense":
+            pairs = await store.similar_cards(
+                chat.id, item.vector, depth, model=model, now=chat.now
+            )
+            cards = [card for card, _ in pairs]
+        else:
+            vector = item.vector if mode == "hybrid" else None
+            hits = await store.search(
+                chat.id, question.text, vector, depth, now=chat.now, model=model, params=params
+            )
+            cards = [hit.card for hit in hits]
+        out.found[question.id] = [list(card.source_message_ids) for card in cards]
+    return out
+
+
+def table(results: Sequence[Found], questions: Sequence[Question], title: str) -> str:
+    """recall@1/5/10 per category, the modes side by side."""
+    groups: dict[str, list[Question]] = defaultdict(list)
+    for q in questions:
+        groups[q.category].append(q)
+    head = f"{title:<14}{'n':>5}  " + "  ".join(
+        f"{r.mode + ' @1':>11}{'@5':>6}{'@10':>6}" for r in results
+    )
+    lines = [head]
+    for name, group in [("all", list(questions))] + [(c, groups[c]) for c in CATEGORIES]:
+        cells = "  ".join(
+            f"{r.mean(group, 1):>11.3f}{r.mean(group, 5):>6.3f}{r.mean(group, 10):>6.3f}"
+            for r in results
+        )
+        lines.append(f"{name:<14}{len(group):>5}  {cells}")
+    return "\n".join(lines)
+
+
+def margins(hybrid: Found, dense: Found, questions: Sequence[Question], k: int = 5) -> str:
+    """The acceptance check: hybrid minus dense recall@k overall and per category."""
+    parts = [f"all {hybrid.mean(questions, k) - dense.mean(questions, k):+.3f}"]
+    for category in CATEGORIES:
+        group = [q for q in questions if q.category == category]
+        parts.append(f"{category} {hybrid.mean(group, k) - dense.mean(group, k):+.3f}")
+    return f"hybrid - dense @{k}: " + ", ".join(parts)
+
+
+def candidates(base: FusionParams) -> list[FusionParams]:
+    """The fusions ``--tune`` compares on the dev split."""
+    out = [replace(base, method="rrf", rrf_k=k, lexical_weight=w)
+           for k in (10, 60) for w in (0.25, 0.5, 1.0)]  # fmt: skip
+    out += [replace(base, method="convex", lexical_weight=w) for w in (0.1, 0.2, 0.3, 0.4)]
+    out += [replace(base, method="relative", lexical_weight=w) for w in (0.1, 0.2, 0.3, 0.4, 0.5)]
+    return out
+
+
+def score(hybrid: Found, dense: Found, questions: Sequence[Question]) -> tuple[float, float]:
+    """(recall@5, the worst category's margin over dense) — what tuning maximises."""
+    worst = min(
+        hybrid.mean(group, 5) - dense.mean(group, 5)
+        for category in CATEGORIES
+        if (group := [q for q in questions if q.category == category])
+    )
+    return hybrid.mean(questions, 5), worst
