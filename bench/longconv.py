@@ -204,10 +204,12 @@ def margins(hybrid: Found, dense: Found, questions: Sequence[Question], k: int =
 
 def candidates(base: FusionParams) -> list[FusionParams]:
     """The fusions ``--tune`` compares on the dev split."""
-    out = [replace(base, method="rrf", rrf_k=k, lexical_weight=w)
-           for k in (10, 60) for w in (0.25, 0.5, 1.0)]  # fmt: skip
-    out += [replace(base, method="convex", lexical_weight=w) for w in (0.1, 0.2, 0.3, 0.4)]
-    out += [replace(base, method="relative", lexical_weight=w) for w in (0.1, 0.2, 0.3, 0.4, 0.5)]
+    out = [replace(base, method="rrf", rrf_k=k, lexical_weight=w, bm25_b=b)
+           for k in (10, 60) for w in (0.25, 0.5) for b in (0.3, 0.75)]  # fmt: skip
+    out += [replace(base, method="convex", lexical_weight=w, bm25_b=b)
+            for w in (0.1, 0.2, 0.3) for b in (0.3, 0.75)]  # fmt: skip
+    out += [replace(base, method="relative", lexical_weight=w, bm25_b=b)
+            for w in (0.2, 0.3, 0.4, 0.5) for b in (0.0, 0.3, 0.5, 0.75)]  # fmt: skip
     return out
 
 

@@ -154,26 +154,36 @@ class Settings(BaseSettings):
     recall_timeout_seconds: float = Field(
         10.0, gt=0, description="Budget of one MemoryQueue.recall (embedding the query included)."
     )
-    recall_fusion: Literal["rrf", "convex", "relative", "dense"] = Field(
-        "rrf",
+    recall_fusion: Literal["relative", "rrf", "convex", "dense"] = Field(
+        "relative",
         description="How recall and the related-card lookup fuse the dense (cosine) and the "
-        "lexical (BM25) ranking (§16): `rrf` reciprocal-rank fusion, `convex` a weighted sum "
-        "of min-max scaled scores, `dense` the cosine alone.",
+        "lexical (BM25) ranking (§16): `relative` a weighted sum of the min-max scaled cosine "
+        "and the share of the question a card's words match, `rrf` reciprocal-rank fusion, "
+        "`convex` a weighted sum of min-max scaled scores, `dense` the cosine alone. Chosen "
+        "on the long-conversation suite's dev split (`bench/meaning.py --tune`).",
     )
     recall_rrf_k: float = Field(
         60.0, gt=0, description="Rank offset of the reciprocal-rank fusion (`rrf`)."
     )
     recall_lexical_weight: float = Field(
-        1.0,
+        0.3,
         ge=0,
-        description="Weight of the lexical ranking: its share's factor in `rrf`, its part "
-        "(0-1) in `convex`.",
+        description="Weight of the lexical ranking: its part (0-1) in `relative` and "
+        "`convex`, its share's factor in `rrf`.",
     )
-    recall_time_boost: float = Field(
+    recall_bm25_b: float = Field(
         0.0,
         ge=0,
-        description="Factor by which recall lifts the fused score of cards inside a time the "
-        'question names ("last week", "in May"); 0 = off.',
+        le=1,
+        description="BM25's length normalisation in recall (0 = none, 1 = full): chat cards "
+        "are short, and with it \"Maria: lol\" outranks Maria's facts for any question "
+        "naming her.",
+    )
+    recall_time_boost: float = Field(
+        0.25,
+        ge=0,
+        description="Share by which recall raises the fused score of cards inside a time the "
+        "question names (\"last week\", \"in May\", \"в мае\"); 0 = off.",
     )
     farmsim_embedder: Literal["local", "hashed"] = Field(
         "local",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from memory_worker.api import MemoryQueue
 from memory_worker.cards import RunWrites, Scope
 from memory_worker.errors import VectorSpaceMismatch
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+from memory_worker.recall import RecallHit
 from memory_worker.settings import Settings
 from tests.support.cards import T0, new
 from tests.support.routes import farm_target, local_target, route, write_routes
@@ -39,19 +41,25 @@ async def queue(settings: Settings, tmp_path: Path) -> AsyncIterator[MemoryQueue
 
 
 async def remember(
-    q: MemoryQueue, facts: list[tuple[str, Scope, int | None]], *, model: str = E5
+    q: MemoryQueue,
+    facts: list[tuple[str, Scope, int | None]],
+    *,
+    model: str = E5,
+    at: datetime = T0,
+    run: str = "",
 ) -> None:
     """Store cards with real e5 passage vectors, as a run through the local route would."""
     client = LocalEmbedClient(E5, ClientConfig(base_url=""))
     vectors = (await client.embed([f for f, _, _ in facts], dimension=384)).embeddings
     cards = [
         dataclasses.replace(
-            new(fact, scope=scope, user=user, seed=None, subject=str(i)), embedding=vector
+            new(fact, scope=scope, user=user, seed=None, subject=str(i), at=at),
+            embedding=vector,
         )
         for i, ((fact, scope, user), vector) in enumerate(zip(facts, vectors, strict=True))
     ]
-    writes = RunWrites(observed_at=T0, cards=cards, embedding_model=model)
-    await q.cards.apply_run(CHAT, f"run-{model}", writes, now=T0)
+    writes = RunWrites(observed_at=at, cards=cards, embedding_model=model)
+    await q.cards.apply_run(CHAT, f"run-{model}{run}", writes, now=at)
     await client.aclose()
 
 
@@ -126,6 +134,41 @@ async def test_recall_rejects_an_empty_text(queue: MemoryQueue) -> None:
     with pytest.raises(ValueError, match="non-empty"):
         await queue.recall(CHAT, "  ")
     assert await queue.recall(CHAT, "tea", k=0) == []
+
+
+async def test_recall_refuses_a_naive_or_reversed_window_before_embedding(
+    queue: MemoryQueue,
+) -> None:
+    await remember(queue, FACTS)
+    with pytest.raises(ValueError, match="timezone"):
+        await queue.recall(CHAT, "tea", since=datetime(2026, 1, 1))
+    with pytest.raises(ValueError, match="after"):
+        await queue.recall(CHAT, "tea", since=T0, until=T0 - timedelta(days=1))
+    assert queue.recall_walker is None  # refused before any embedding call
+
+
+async def test_recall_hits_carry_their_dates_and_since_until_filter_them(
+    queue: MemoryQueue,
+) -> None:
+    await remember(queue, FACTS)  # observed at T0
+    later = [("Alice moved to Porto", Scope.CHAT, None)]
+    await remember(queue, later, at=T0 + timedelta(days=40), run="later")
+    hits = await queue.recall(CHAT, "Where does Alice live?", k=2, now=T0 + timedelta(days=41))
+    assert isinstance(hits[0], RecallHit)
+    assert {h.card.fact_text for h in hits} == {"Alice lives in Lisbon", "Alice moved to Porto"}
+    assert {h.observed_at for h in hits} == {T0, T0 + timedelta(days=40)}
+    assert all(h.valid_from == h.observed_at and h.dense is not None for h in hits)
+    recent = await queue.recall(CHAT, "Where does Alice live?", k=5, since=T0 + timedelta(days=30))
+    assert [h.card.fact_text for h in recent] == ["Alice moved to Porto"]
+    old = await queue.recall(CHAT, "Where does Alice live?", k=1, until=T0 + timedelta(days=1))
+    assert [c.fact_text for c, _ in old] == ["Alice lives in Lisbon"]
+
+
+async def test_recall_finds_a_name_written_in_the_other_script(queue: MemoryQueue) -> None:
+    await remember(queue, FACTS)
+    hits = await queue.recall(CHAT, "What does Mariya enjoy?", k=1)
+    assert hits[0].card.fact_text == "Мария любит кататься на велосипеде"
+    assert hits[0].lexical > 0
 
 
 async def test_similar_cards_of_another_model_answers_nothing(queue: MemoryQueue) -> None:

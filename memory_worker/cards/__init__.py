@@ -7,6 +7,8 @@
 - :mod:`~memory_worker.cards.codec`: the stored short-key JSON schema (one table for
   both directions) and the plans the scripts read.
 - :mod:`~memory_worker.cards.vectors`: int8 quantisation, the per-chat matrix and its cache.
+- :mod:`~memory_worker.cards.search`: the hybrid search's store side — each chat's lexical
+  index beside its cached vectors, and the read of the winners (§16).
 - :mod:`~memory_worker.cards.store`: :class:`CardStore`, the Redis shell (key layout in
   its docstring); its Lua scripts are ``lua/*.lua``, loaded with ``importlib.resources``.
 

@@ -29,10 +29,15 @@ import orjson
 from memory_worker.cards.codec import card_from_json
 from memory_worker.cards.model import Card
 from memory_worker.cards.vectors import Matrix, ranked
-from memory_worker.recall.bm25 import LexicalIndex
+from memory_worker.recall.bm25 import BM25, LexicalIndex
 from memory_worker.recall.fusion import FusionParams, boost_window, fuse
 from memory_worker.recall.ranking import RecallHit, card_terms
-from memory_worker.recall.timing import Window, card_in_window, named_window
+from memory_worker.recall.timing import (
+    Window,
+    card_in_window,
+    named_window,
+    without_time_words,
+)
 from memory_worker.recall.tokens import terms
 
 #: Reads card JSON by id (None for an id not stored): an ``HMGET`` of the chat's cards.
@@ -136,16 +141,17 @@ async def hybrid_search(
         return []  # another dimension, or a zero vector
     lexicon = await fill_lexicon(read, matrix)
     cache()
-    query_terms = terms(query.text)
-    lexical = lexicon.scores(query_terms, candidates)
+    params = query.params
+    named = named_window(query.text, now) if params.time_boost else None
+    query_terms = terms(without_time_words(query.text) if named is not None else query.text)
+    lexical = lexicon.scores(query_terms, candidates, BM25(b=params.bm25_b))
     ranked_dense = dense
     if dense is not None and query.favour is not None and query.favour.boost:
         ranked_dense = dense + query.favour.boost * favoured_rows(matrix, lexicon, query.favour)
-    ideal = lexicon.ideal(query_terms, candidates) if query.params.method == "relative" else 0.0
-    fused = fuse(ranked_dense, lexical, candidates, query.params, ideal=ideal)
-    named = named_window(query.text, now) if query.params.time_boost else None
+    ideal = lexicon.ideal(query_terms, candidates) if params.method == "relative" else 0.0
+    fused = fuse(ranked_dense, lexical, candidates, params, ideal=ideal)
     if named is not None:
-        fused = boost_window(fused, spans_meet(lexicon, named), query.params.time_boost)
+        fused = boost_window(fused, spans_meet(lexicon, named), params.time_boost)
     found = await best_visible(chat_id, read, matrix, fused, k, now, query.window)
     return [
         RecallHit(

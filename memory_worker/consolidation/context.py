@@ -274,10 +274,15 @@ async def _related_cards(
         model=model,
         params=FusionParams.from_settings(settings),
         matrix=matrix,
-        favour=Favour(
-            scopes=frozenset(f"user:{m.user_id}" for m in kept),
-            names=tuple(dict.fromkeys(m.sender_name for m in kept)),
-            boost=settings.related_author_boost,
-        ),
+        favour=_authors(kept, settings.related_author_boost),
     )
     return [hit.card for hit in hits]
+
+
+def _authors(kept: Sequence[Message], boost: float) -> Favour:
+    """The run's authors, favoured: their user cards and the cards naming them."""
+    return Favour(
+        scopes=frozenset(f"user:{m.user_id}" for m in kept),
+        names=tuple(dict.fromkeys(m.sender_name for m in kept)),
+        boost=boost,
+    )

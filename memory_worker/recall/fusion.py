@@ -2,17 +2,21 @@
 
 Both inputs are one score per row (a matrix row, or a card of a list):
 ``dense`` the cosine, ``lexical`` BM25 (0 for a row sharing no term), and a
-mask of the **candidates** (live, visible, in the asked time). Three fusions, chosen by
+mask of the **candidates** (live, visible, in the asked time). The fusions, chosen by
 :class:`FusionParams.method` (measured on the long-conversation suite's
 held-out split, ``bench/meaning.py``):
 
 - ``rrf``: reciprocal-rank fusion, ``1/(k + dense rank) + w/(k + lexical rank)``;
   a row without a lexical match gets no lexical share;
 - ``convex``: ``(1 - w)·dense + w·lexical``, each min-max scaled over the candidates;
+- ``relative``: the same, but the lexical score as the share of the query a row
+  matches (BM25 over the query's ``ideal``, :meth:`LexicalIndex.ideal
+  <memory_worker.recall.bm25.LexicalIndex.ideal>`): a row matching only a name the
+  whole chat uses gains little;
 - ``dense``: the cosine alone (the lexical side is ignored).
 
-A time boost (:func:`boost_window`) multiplies the fused score of rows in the
-window a question names. Non-candidates stay ``-inf`` throughout.
+A time boost (:func:`boost_window`) raises the fused score of rows in the
+window a question names by a proportion of it. Non-candidates stay ``-inf`` throughout.
 """
 
 from __future__ import annotations
@@ -33,13 +37,16 @@ Scores = np.ndarray[Any, Any]
 class FusionParams:
     """How recall fuses its two rankings (settings ``MEMORY_RECALL_*``)."""
 
-    method: Method = "rrf"
+    method: Method = "relative"
     #: RRF's rank offset: larger flattens the head of each ranking.
     rrf_k: float = 60.0
-    #: The lexical ranking's weight (``rrf``: its share's factor; ``convex``: its part in [0, 1]).
-    lexical_weight: float = 1.0
+    #: The lexical ranking's weight (``rrf``: its share's factor; else its part in [0, 1]).
+    lexical_weight: float = 0.3
     #: Factor added to the fused score of a card inside a time a question names (0: off).
-    time_boost: float = 0.0
+    time_boost: float = 0.25
+    #: BM25's length normalisation (0: none, 1: full): chat cards are short, and a strong
+    #: one ranks "Maria: lol" first for any question naming Maria.
+    bm25_b: float = 0.0
 
     @classmethod
     def from_settings(cls, settings: Settings) -> FusionParams:
@@ -49,6 +56,7 @@ class FusionParams:
             rrf_k=settings.recall_rrf_k,
             lexical_weight=settings.recall_lexical_weight,
             time_boost=settings.recall_time_boost,
+            bm25_b=settings.recall_bm25_b,
         )
 
 
@@ -68,7 +76,14 @@ def ranks(scores: Scores, valid: Scores) -> Scores:
 _TIE_BREAK = 1e-9
 
 
-def fuse(dense: Scores | None, lexical: Scores, candidates: Scores, params: FusionParams) -> Scores:
+def fuse(
+    dense: Scores | None,
+    lexical: Scores,
+    candidates: Scores,
+    params: FusionParams,
+    *,
+    ideal: float = 0.0,
+) -> Scores:
     """One score per row, higher is better; ``-inf`` outside ``candidates`` (see the module).
 
     ``dense`` None (no query vector): the lexical ranking alone, rows without a
@@ -118,13 +133,10 @@ def _scaled(scores: Scores, rows: Scores) -> Scores:
 
 
 def boost_window(fused: Scores, inside: Scores, factor: float) -> Scores:
-    """``fused`` with the rows ``inside`` a named time raised by ``factor`` (relative to the
-    rows' spread above the worst candidate, so it works on any fusion's scale)."""
+    """``fused`` with the rows ``inside`` a named time raised by ``factor`` of their own
+    score (``fused + factor·|fused|``: a proportion, so it means the same on any fusion's
+    scale); ``-inf`` rows stay out."""
     if factor == 0 or not inside.any():
         return fused
-    finite = np.isfinite(fused)
-    if not finite.any():
-        return fused
-    floor = float(fused[finite].min())
-    lifted = floor + (fused - floor) * (1.0 + factor)
-    return np.where(inside & finite, lifted, fused)
+    lifted = fused + factor * np.abs(np.where(np.isfinite(fused), fused, 0.0))
+    return np.where(inside & np.isfinite(fused), lifted, fused)

@@ -22,9 +22,15 @@ from typing import Any
 import numpy as np
 
 from memory_worker.cards.model import Card
-from memory_worker.recall.bm25 import LexicalIndex
+from memory_worker.recall.bm25 import BM25, LexicalIndex
 from memory_worker.recall.fusion import FusionParams, boost_window, fuse
-from memory_worker.recall.timing import Window, card_in_window, card_span, named_window
+from memory_worker.recall.timing import (
+    Window,
+    card_in_window,
+    card_span,
+    named_window,
+    without_time_words,
+)
 from memory_worker.recall.tokens import fold, terms
 
 
@@ -114,14 +120,15 @@ def rank_cards(
         ],
         dtype=bool,
     )
-    lexical = index.scores(terms(query), candidates)
+    named = named_window(query, now) if params.time_boost and now is not None else None
+    query_terms = terms(without_time_words(query) if named is not None else query)
+    lexical = index.scores(query_terms, candidates, BM25(b=params.bm25_b))
     dense = _cosines(query_vector, card_vectors, len(cards))
-    fused = fuse(_floored(dense), lexical, candidates, params)
-    if params.time_boost and now is not None:
-        named = named_window(query, now)
-        if named is not None:
-            inside = np.array([named.meets(*card_span(c)) for c in cards], dtype=bool)
-            fused = boost_window(fused, inside, params.time_boost)
+    ideal = index.ideal(query_terms, candidates) if params.method == "relative" else 0.0
+    fused = fuse(_floored(dense), lexical, candidates, params, ideal=ideal)
+    if named is not None:
+        inside = np.array([named.meets(*card_span(c)) for c in cards], dtype=bool)
+        fused = boost_window(fused, inside, params.time_boost)
     order = [int(i) for i in np.argsort(-fused, kind="stable") if np.isfinite(fused[i])]
     return [
         RecallHit(

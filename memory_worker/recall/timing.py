@@ -144,6 +144,61 @@ def _day_start(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
+_TIME_WORDS = (
+    frozenset(_MONTH_OF)
+    | frozenset(_RELATIVE)
+    | frozenset(
+        [
+            "last",
+            "week",
+            "month",
+            "ago",
+            "days",
+            "weeks",
+            "letzte",
+            "letzten",
+            "woche",
+            "monat",
+            "vor",
+            "tagen",
+            "wochen",
+            "semana",
+            "pasada",
+            "mes",
+            "pasado",
+            "hace",
+            "días",
+            "dias",
+            "semaine",
+            "dernière",
+            "mois",
+            "dernier",
+            "il",
+            "y",
+            "jours",
+            "прошлой",
+            "неделе",
+            "прошлом",
+            "месяце",
+            "назад",
+            "дней",
+            "недели",
+            "минулого",
+            "тижня",
+            "місяця",
+            "тому",
+            "днів",
+        ]
+    )
+)
+
+
+def without_time_words(text: str) -> str:
+    """``text`` without the words that name a time (months, "last week", "ago"…): once a
+    named time acts through the time boost, they are no evidence of content."""
+    return " ".join(w for w in words(text) if w not in _TIME_WORDS and not w.isdigit())
+
+
 def named_window(text: str, now: datetime) -> Window | None:
     """The time ``text`` names, relative to ``now`` (None: it names none). See the module."""
     low = " ".join(words(text))

@@ -113,7 +113,8 @@ def guess_language(words: list[str]) -> str | None:
 _UK_ENDINGS = tuple(
     sorted(
         _split(
-            "ування ювання ення ання ість ості істю ами ями ові еві ого ому ими іми ій ий ої "
+            "ування ювання ують юють ення ання ість ості істю ією ами ями ові еві ого ому ими "
+            "іми уть ють ать ять ить іть ете емо ємо ія ії ію ій ий ої "
             "ою ею ам ям ах ях ів їв ти ть ла ли ло ся сь ться ного ної ному ним ній ні а я о "
             "е і и у ю ь й ї є"
         ),
@@ -170,6 +171,8 @@ def skeleton(word: str) -> str:
     as ``i``, ``c`` as ``k`` (``s`` before e/i), doubles single, trailing vowels off
     (the Slavic case endings with them); "" for a word of fewer than 3 letters.
     """
+    if len(word) < 3:
+        return ""
     latin = strip_marks("".join(_TRANSLIT.get(ch, ch) for ch in word))
     for old, new in _LATIN_FOLDS:
         latin = latin.replace(old, new)
