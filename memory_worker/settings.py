@@ -176,14 +176,14 @@ class Settings(BaseSettings):
         ge=0,
         le=1,
         description="BM25's length normalisation in recall (0 = none, 1 = full): chat cards "
-        "are short, and with it \"Maria: lol\" outranks Maria's facts for any question "
+        'are short, and with it "Maria: lol" outranks Maria\'s facts for any question '
         "naming her.",
     )
     recall_time_boost: float = Field(
         0.25,
         ge=0,
         description="Share by which recall raises the fused score of cards inside a time the "
-        "question names (\"last week\", \"in May\", \"в мае\"); 0 = off.",
+        'question names ("last week", "in May", "в мае"); 0 = off.',
     )
     farmsim_embedder: Literal["local", "hashed"] = Field(
         "local",

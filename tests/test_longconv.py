@@ -41,7 +41,8 @@ def test_the_suite_has_the_shape_the_issue_asks_for() -> None:
     by_id = {c.id: c for c in chats}
     for question in questions:
         chat = by_id[question.chat]
-        assert question.lang == chat.lang and question.split == chat.split
+        assert question.lang == chat.lang
+        assert question.split == chat.split
         assert question.evidence, question.id
         assert all(1 <= e <= len(chat.messages) for e in question.evidence), question.id
         if question.category == "multi-hop":

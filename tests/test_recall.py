@@ -151,7 +151,7 @@ async def test_recall_hits_carry_their_dates_and_since_until_filter_them(
     queue: MemoryQueue,
 ) -> None:
     await remember(queue, FACTS)  # observed at T0
-    later = [("Alice moved to Porto", Scope.CHAT, None)]
+    later: list[tuple[str, Scope, int | None]] = [("Alice moved to Porto", Scope.CHAT, None)]
     await remember(queue, later, at=T0 + timedelta(days=40), run="later")
     hits = await queue.recall(CHAT, "Where does Alice live?", k=2, now=T0 + timedelta(days=41))
     assert isinstance(hits[0], RecallHit)

@@ -123,8 +123,8 @@ async def test_supersede_and_expiry_take_cards_out_of_both_rankings(store: CardS
     assert await store.expire(CHAT, now=later) == 1
     assert await words(store, "cherries", now=later) == []
     for embedding in (vec(2), None):
-        found = await store.search(CHAT, "cherries Lisbon", embedding, 5, now=later)
-        assert [h.card.fact_text for h in found] in ([], ["Alice lives in Porto"])
+        hits = await store.search(CHAT, "cherries Lisbon", embedding, 5, now=later)
+        assert [h.card.fact_text for h in hits] in ([], ["Alice lives in Porto"])
 
 
 async def test_a_rewritten_text_is_reindexed_even_without_a_new_vector(store: CardStore) -> None:

@@ -39,6 +39,7 @@ from memory_worker.consolidation.model_calls import Vectors
 from memory_worker.errors import VectorSpaceMismatch
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import read_sample, sample_metrics
+from memory_worker.recall import RecallHit
 from memory_worker.settings import Settings
 from tests.support.cards import T0, new
 from tests.support.clock import ManualClock
@@ -127,14 +128,18 @@ def reembedder(store: CardStore, settings: Settings, embedder: ModelEmbedder, **
     return Reembedder(store, embedder, target, settings, progress_key=progress, **kw)
 
 
-def consistent(hits: list[tuple[Any, float]], query: str, model: str) -> bool:
-    """Every score is the cosine of ``query`` and the card's text in ``model``'s space.
+def consistent(hits: Sequence[tuple[Any, float]], query: str, model: str) -> bool:
+    """Every hit's cosine is that of ``query`` and the card's text in ``model``'s space.
 
     (A seeded card rewritten during the pass by a run of the new model keeps its old
     row in the old space until the switch — a refused vector — so its seeded text counts.)
     """
     q = np.asarray(VEC[model](query))
-    for hit, score in hits:
+    for found in hits:
+        hit, score = found  # a RecallHit's score is fused: compare its cosine
+        if isinstance(found, RecallHit):
+            assert found.dense is not None
+            score = found.dense
         texts = [hit.fact_text] + ([fact(int(hit.id) - 1)] if int(hit.id) <= 1000 else [])
         if all(abs(float(q @ np.asarray(VEC[model](t))) - score) > 0.05 for t in texts):
             return False

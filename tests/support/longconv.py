@@ -182,13 +182,13 @@ class _ChatMaker:
                 text = f"{text} {rng.choice(book.closers)}"
             lines.append((at, rng.randrange(len(self.members)), text, None))
         lines.sort(key=lambda line: line[0])
-        for number, (at, member, text, fact) in enumerate(lines, start=1):
+        for number, (at, member, text, said) in enumerate(lines, start=1):
             moment = START + timedelta(days=at * DAYS)
             who = self.members[member]
             sent = moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
             self.chat.messages.append(Message(number, who.user_id, who.person.name, text, sent))
-            if fact is not None:
-                fact.message_id = number
+            if said is not None:
+                said.message_id = number
 
     # --- questions ------------------------------------------------------------------------
 
