@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -390,3 +392,12 @@ def test_rank_cards_time_boost_lifts_the_named_month() -> None:
     )
     assert plain[0].card.id == "1"
     assert boosted[0].card.id == "2"
+
+
+@pytest.mark.parametrize("module", ["memory_worker.recall", "memory_worker.recall.ranking"])
+def test_the_recall_package_imports_first_in_a_fresh_interpreter(module: str) -> None:
+    # the card store imports recall: recall must not import the card store back at run time
+    done = subprocess.run(
+        [sys.executable, "-c", f"import {module}"], capture_output=True, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()

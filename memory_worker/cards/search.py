@@ -56,7 +56,7 @@ def hmget_reader(redis: Any, key: str) -> ReadRaw:
     return read
 
 
-def _doc(raw: bytes | None) -> tuple[list[str], tuple[int, int]]:
+def _doc(raw: bytes | None) -> tuple[Sequence[str], tuple[int, int]]:
     """A stored card's index terms and its span in epoch ms (see :mod:`memory_worker.recall.timing`)."""
     if raw is None:  # forgotten meanwhile: the next read rebuilds the matrix
         return [], (0, 0)

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memory_worker.cards.model import Card
 from memory_worker.recall.bm25 import BM25, LexicalIndex
 from memory_worker.recall.fusion import FusionParams, boost_window, fuse
 from memory_worker.recall.timing import (
@@ -34,7 +34,15 @@ from memory_worker.recall.timing import (
 from memory_worker.recall.tokens import fold, terms
 
 
-class RecallHit(tuple[Card, float]):
+if TYPE_CHECKING:  # the card store imports this module: no import of it back at run time
+    from memory_worker.cards.model import Card
+
+    _Pair = tuple[Card, float]
+else:
+    _Pair = tuple
+
+
+class RecallHit(_Pair):
     """One recalled card: ``(card, score)`` plus the scores fused into ``score``.
 
     ``dense`` is the cosine (None when no query vector was compared), ``lexical``
@@ -84,9 +92,11 @@ def card_text(subject: str, fact_text: str) -> str:
     return f"{subject}\n{fact_text}"
 
 
-def card_terms(subject: str, fact_text: str) -> list[str]:
-    """A card's index terms."""
-    return terms(card_text(subject, fact_text))
+@lru_cache(maxsize=65_536)
+def card_terms(subject: str, fact_text: str) -> tuple[str, ...]:
+    """A card's index terms (memoised: a chat's index is rebuilt whole after a row rewrite,
+    and most of its texts are unchanged)."""
+    return tuple(terms(card_text(subject, fact_text)))
 
 
 def rank_cards(

@@ -16,9 +16,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-from memory_worker.cards.model import Card
 from memory_worker.recall.tokens import words
+
+if TYPE_CHECKING:  # the card store imports this package: no import of it back at run time
+    from memory_worker.cards.model import Card
 
 
 @dataclass(frozen=True, slots=True)
