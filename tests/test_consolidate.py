@@ -283,6 +283,28 @@ async def test_a_failed_related_lookup_is_best_effort(store: CardStore, settings
     assert len(embedder.calls) == 2  # the failed lookup, then the cards
 
 
+async def test_a_failed_related_lookup_still_finds_related_cards_by_their_words(
+    store: CardStore, settings: Settings
+) -> None:
+    await seed(store, settings)  # "Alice drinks green tea." (older)
+    await run(
+        store,
+        settings,
+        make_request((101, ALICE, "I play chess")),
+        [answer(card("Alice plays chess.", 101, predicate="plays"))],
+        run_id="seed-2",
+    )  # newer: first among Alice's own cards
+    one = settings.model_copy(update={"existing_cards_max": 1})
+    request = make_request((1, ALICE, "I love green tea"))
+    embedder = FlakyLookup(DIM)
+    _, extractor = await run(
+        store, one, request, [answer(card("Alice loves green tea.", 1))], embedder=embedder
+    )
+    # the query could not be embedded; BM25 alone still put the tea card first
+    shown = [c["fact"] for c in extractor.payloads[0]["existing_cards"]]
+    assert shown == ["Alice drinks green tea."]
+
+
 @pytest.mark.parametrize(
     "content",
     ["I'm sorry, I can't help with that.", "", '{"note": "no"}'],
