@@ -33,7 +33,6 @@ from memory_worker.recall.timing import (
 )
 from memory_worker.recall.tokens import fold, terms
 
-
 if TYPE_CHECKING:  # the card store imports this module: no import of it back at run time
     from memory_worker.cards.model import Card
 
