@@ -14,6 +14,7 @@ from memory_worker.errors import (
 )
 from memory_worker.models import Message, Run, RunRequest, RunStatus
 from memory_worker.privacy.forget import ForgetResult
+from memory_worker.recall import RecallHit
 from memory_worker.runs import EnqueueResult, EnqueueStatus
 from memory_worker.version import __version__
 
@@ -26,6 +27,7 @@ __all__ = [
     "InvalidRunRequest",
     "MemoryQueue",
     "MemoryWorkerError",
+    "RecallHit",
     "Message",
     "Run",
     "RunNotFound",

@@ -247,6 +247,9 @@ def test_fusion_keeps_a_row_that_wins_both_rankings_first(
         ("3 days ago", datetime(2026, 7, 11), datetime(2026, 7, 14)),
         ("vor 2 Wochen", datetime(2026, 6, 30), datetime(2026, 7, 3)),
         ("hace 3 días", datetime(2026, 7, 11), datetime(2026, 7, 14)),
+        ("What did Caroline do in May 2023?", datetime(2023, 5, 1), datetime(2023, 6, 1)),
+        ("в мае 2024 года", datetime(2024, 5, 1), datetime(2024, 6, 1)),
+        ("Where did Bob live in 2022?", datetime(2022, 1, 1), datetime(2023, 1, 1)),
     ],
     ids=lambda v: v if isinstance(v, str) else None,
 )
@@ -256,7 +259,14 @@ def test_named_window(text: str, since: datetime, until: datetime) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["May I ask where Bob lives?", "червоний автомобіль", "Where is Martin?", "трава", "hello"],
+    [
+        "May I ask where Bob lives?",
+        "червоний автомобіль",
+        "Where is Martin?",
+        "трава",
+        "hello",
+        "I have 3000 cards",
+    ],
 )
 def test_no_named_window(text: str) -> None:
     assert named_window(text, T0) is None
@@ -401,3 +411,16 @@ def test_the_recall_package_imports_first_in_a_fresh_interpreter(module: str) ->
         [sys.executable, "-c", f"import {module}"], capture_output=True, check=False
     )
     assert done.returncode == 0, done.stderr.decode()
+
+
+def test_a_named_time_no_card_is_of_keeps_its_words_as_evidence() -> None:
+    march = datetime(2026, 3, 10, tzinfo=UTC)
+    cards = [
+        _card("Maria went to Kyoto", card_id="1", at=march),
+        _card("Maria's party is in December", card_id="2", at=march),
+    ]
+    # "in December" is December 2025 from July 2026: no card is of it, so "December"
+    # stays a word to match, and nothing is lifted
+    hits = rank_cards("What does Maria do in December?", cards, now=T0)
+    assert hits[0].card.id == "2"
+    assert hits[0].lexical > hits[1].lexical

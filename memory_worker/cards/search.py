@@ -143,15 +143,18 @@ async def hybrid_search(
     cache()
     params = query.params
     named = named_window(query.text, now) if params.time_boost else None
-    query_terms = terms(without_time_words(query.text) if named is not None else query.text)
+    inside = spans_meet(lexicon, named) if named is not None else None
+    if inside is not None and not inside.any():
+        inside = None  # a time no card is of: its words stay evidence, nothing is lifted
+    query_terms = terms(without_time_words(query.text) if inside is not None else query.text)
     lexical = lexicon.scores(query_terms, candidates, BM25(b=params.bm25_b))
     ranked_dense = dense
     if dense is not None and query.favour is not None and query.favour.boost:
         ranked_dense = dense + query.favour.boost * favoured_rows(matrix, lexicon, query.favour)
     ideal = lexicon.ideal(query_terms, candidates) if params.method == "relative" else 0.0
     fused = fuse(ranked_dense, lexical, candidates, params, ideal=ideal)
-    if named is not None:
-        fused = boost_window(fused, spans_meet(lexicon, named), params.time_boost)
+    if inside is not None:
+        fused = boost_window(fused, inside, params.time_boost)
     found = await best_visible(chat_id, read, matrix, fused, k, now, query.window)
     return [
         RecallHit(

@@ -130,13 +130,16 @@ def rank_cards(
         dtype=bool,
     )
     named = named_window(query, now) if params.time_boost and now is not None else None
-    query_terms = terms(without_time_words(query) if named is not None else query)
+    inside = None
+    if named is not None:
+        inside = np.array([named.meets(*card_span(c)) for c in cards], dtype=bool)
+        inside = inside if (inside & candidates).any() else None  # no card of that time
+    query_terms = terms(without_time_words(query) if inside is not None else query)
     lexical = index.scores(query_terms, candidates, BM25(b=params.bm25_b))
     dense = _cosines(query_vector, card_vectors, len(cards))
     ideal = index.ideal(query_terms, candidates) if params.method == "relative" else 0.0
     fused = fuse(_floored(dense), lexical, candidates, params, ideal=ideal)
-    if named is not None:
-        inside = np.array([named.meets(*card_span(c)) for c in cards], dtype=bool)
+    if inside is not None:
         fused = boost_window(fused, inside, params.time_boost)
     order = [int(i) for i in np.argsort(-fused, kind="stable") if np.isfinite(fused[i])]
     return [

@@ -6,8 +6,8 @@ memory knew the fact to hold. ``recall(since=, until=)`` keeps the cards
 whose span meets ``[since, until)`` (either bound may be open).
 
 :func:`named_window` finds the time a question names — "yesterday", "last
-week", "last month", "3 days ago", "in May" — in EN/RU/DE/ES/FR/UK, relative
-to ``now``; recall can favour the cards of that window (``time_boost``).
+week", "last month", "3 days ago", "in May", "in May 2023", "in 2024" — in
+EN/RU/DE/ES/FR/UK, relative to ``now`` unless a year is named; recall can favour the cards of that window (``time_boost``).
 Pure: ``now`` is an argument.
 """
 
@@ -137,10 +137,7 @@ def _month_of(word: str, previous: str) -> int | None:
 
 def _month_window(month: int, now: datetime) -> Window:
     """The latest ``month`` that began at or before ``now``."""
-    year = now.year if month <= now.month else now.year - 1
-    start = datetime(year, month, 1, tzinfo=UTC)
-    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
-    return Window(start, end)
+    return _month_of_year(month, now.year if month <= now.month else now.year - 1)
 
 
 def _day_start(moment: datetime) -> datetime:
@@ -227,5 +224,22 @@ def named_window(text: str, now: datetime) -> Window | None:
             return Window(day, day + timedelta(days=1))
         month = _month_of(word, found[index - 1] if index else "")
         if month is not None:
-            return _month_window(month, now)
+            year = _year(found[index + 1 : index + 3])
+            return _month_window(month, now) if year is None else _month_of_year(month, year)
+    year = _year(found)
+    if year is not None:
+        return Window(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC))
     return None
+
+
+def _year(found: list[str]) -> int | None:
+    """The first word of ``found`` that is a year (1900-2199), if any."""
+    for word in found:
+        if len(word) == 4 and word.isdigit() and 1900 <= int(word) < 2200:
+            return int(word)
+    return None
+
+
+def _month_of_year(month: int, year: int) -> Window:
+    start = datetime(year, month, 1, tzinfo=UTC)
+    return Window(start, datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC))
