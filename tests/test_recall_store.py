@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from memory_worker.cards import (
     CardStore,
@@ -255,3 +256,26 @@ async def test_nothing_to_find(store: CardStore, k: int) -> None:
     await apply(store, "r1", chat_card("Alice likes tea", seed=1), embedding_model="m")
     assert await store.search(CHAT, "tea", [1.0, 2.0], 3, now=T0) == []  # another dimension
     assert await store.search(CHAT, "tea", vec(1), 3, now=T0, model="other") == []
+
+
+async def test_a_failed_text_read_leaves_the_index_whole_for_the_next_search(
+    store: CardStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await apply(store, "r1", *[chat_card(f"fact {i} item{i}", seed=i) for i in range(10)])
+    await store.similar_cards(CHAT, vec(1), 1)  # the vectors are cached, the texts not yet
+    real = store.redis.hmget
+    calls = 0
+
+    async def failing(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RedisConnectionError("connection reset while reading the texts")
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(store.redis, "hmget", failing)
+    with pytest.raises(RedisConnectionError):
+        await words(store, "item3")
+    assert cached_rows(store) == (10, 0)  # nothing half-indexed
+    assert await words(store, "item3") == ["fact 3 item3"]
+    assert cached_rows(store) == (10, 10)
