@@ -271,7 +271,7 @@ async def test_a_failed_text_read_leaves_the_index_whole_for_the_next_search(
         calls += 1
         if calls == 1:
             raise RedisConnectionError("connection reset while reading the texts")
-        return await real(*args, **kwargs)
+        return await real(*args, **kwargs)  # type: ignore[misc]
 
     monkeypatch.setattr(store.redis, "hmget", failing)
     with pytest.raises(RedisConnectionError):
