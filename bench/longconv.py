@@ -32,7 +32,7 @@ import numpy as np
 
 from memory_worker.cards import CardStore, NewCard, RunWrites, Scope
 from memory_worker.recall import FusionParams
-from tests.support.longconv import Chat, Question
+from tests.support.longconv import Chat, Message, Question
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "open-domain")
@@ -200,6 +200,32 @@ def margins(hybrid: Found, dense: Found, questions: Sequence[Question], k: int =
         group = [q for q in questions if q.category == category]
         parts.append(f"{category} {hybrid.mean(group, k) - dense.mean(group, k):+.3f}")
     return f"hybrid - dense @{k}: " + ", ".join(parts)
+
+
+def merged(
+    chats: Sequence[Chat], questions: Sequence[Question]
+) -> tuple[list[Chat], list[Question]]:
+    """Every chat of a language as one chat (~1,500 cards: the fusion at 4x the size;
+    people of one name in two chats make some questions ambiguous, so recall is lower)."""
+    out: list[Chat] = []
+    asked: list[Question] = []
+    for lang in dict.fromkeys(c.lang for c in chats):
+        big = Chat(900 + len(out), lang, "all")
+        for chat in (c for c in chats if c.lang == lang):
+            big.messages += [
+                Message(
+                    chat.id * 1000 + m.id, m.user_id + chat.id * 10, m.sender, m.text, m.sent_at
+                )
+                for m in chat.messages
+            ]
+        big.messages.sort(key=lambda m: m.sent_at)
+        out.append(big)
+        asked += [
+            replace(q, chat=big.id, evidence=[q.chat * 1000 + e for e in q.evidence])
+            for q in questions
+            if q.lang == lang
+        ]
+    return out, asked
 
 
 def candidates(base: FusionParams) -> list[FusionParams]:

@@ -756,6 +756,9 @@ async def main() -> None:
     parser.add_argument(
         "--tune", action="store_true", help="sweep the fusion's parameters on the dev split"
     )
+    parser.add_argument(
+        "--merged", action="store_true", help="also: each language's chats as one chat"
+    )
     args = parser.parse_args()
     AUTHOR_BOOST[0] = args.author_boost
     EMBED_THREADS[0] = args.embed_threads
@@ -770,7 +773,7 @@ async def main() -> None:
         if not args.skip_suite:
             await _suite(store, cases)
         if not args.skip_longconv:
-            await _longconv(store, tune=args.tune)
+            await _longconv(store, tune=args.tune, merge=args.merged)
         single, batch = await _embed_latency(rounds=40)
         print(
             f"e5 embed p50 ({EMBED_THREADS[0] or 'all'} engine threads): one sentence "
@@ -806,13 +809,14 @@ async def _suite(store: CardStore, cases: Sequence[Case]) -> None:
         print(f"{report.embedder} misses @5: {', '.join(report.misses(5)) or '-'}")
 
 
-async def _longconv(store: CardStore, *, tune: bool) -> None:
+async def _longconv(store: CardStore, *, tune: bool, merge: bool) -> None:
     """The long-conversation suite: dense, lexical and hybrid recall@1/5/10 per category."""
     from bench.longconv import (
         CachedEmbedder,
         candidates,
         lookups,
         margins,
+        merged,
         run_mode,
         score,
         store_chats,
@@ -855,6 +859,19 @@ async def _longconv(store: CardStore, *, tune: bool) -> None:
         ]
         print(table(results, split_questions, f"split {split}"))
         print(margins(results[2], results[0], split_questions))
+    if merge:
+        big_chats, big_questions = merged(chats, questions)
+        await store_chats(store, big_chats, embedder)
+        big_items = await lookups(big_chats, big_questions, embedder)
+        for split in ("test", "dev"):
+            chosen_items = [i for i in big_items if i.question.split == split]
+            split_questions = [i.question for i in chosen_items]
+            results = [
+                await run_mode(store, chosen_items, mode, chosen, E5)
+                for mode in ("dense", "lexical", "hybrid")
+            ]
+            print(table(results, split_questions, f"merged {split}"))
+            print(margins(results[2], results[0], split_questions))
 
 
 if __name__ == "__main__":

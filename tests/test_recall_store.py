@@ -279,3 +279,30 @@ async def test_a_failed_text_read_leaves_the_index_whole_for_the_next_search(
     assert cached_rows(store) == (10, 0)  # nothing half-indexed
     assert await words(store, "item3") == ["fact 3 item3"]
     assert cached_rows(store) == (10, 10)
+
+
+async def test_rows_appended_while_a_search_reads_texts_wait_for_the_next_search(
+    store: CardStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await apply(store, "r1", *[chat_card(f"fact {i} item{i}", seed=i) for i in range(5)])
+    await store.similar_cards(CHAT, vec(1), 1)  # cached vectors, no texts yet
+    writer = CardStore(store.redis, store._keys)
+    real = store.redis.hmget
+    raced = False
+
+    async def racing(*args: Any, **kwargs: Any) -> Any:
+        nonlocal raced
+        if not raced:  # another run lands and a concurrent search refreshes the same matrix
+            raced = True
+            await writer.apply_run(
+                CHAT, "r2", RunWrites(observed_at=T0, cards=[chat_card("late item9")]), now=T0
+            )
+            await store.similar_cards(CHAT, vec(1), 1)
+        return await real(*args, **kwargs)  # type: ignore[misc]
+
+    monkeypatch.setattr(store.redis, "hmget", racing)
+    for embedding in (vec(3), None):
+        hits = await store.search(CHAT, "item3 item9", embedding, 3, now=T0)
+        assert hits[0].card.fact_text == "fact 3 item3"
+    assert cached_rows(store) == (6, 6)
+    assert "late item9" in await words(store, "item9")

@@ -141,16 +141,20 @@ async def hybrid_search(
         return []  # another dimension, or a zero vector
     lexicon = await fill_lexicon(read, matrix)
     cache()
+    # a concurrent refresh may have appended rows meanwhile: this search ranks the rows
+    # it started with
+    rows = len(candidates)
     params = query.params
     named = named_window(query.text, now) if params.time_boost else None
-    inside = spans_meet(lexicon, named) if named is not None else None
+    inside = spans_meet(lexicon, named)[:rows] if named is not None else None
     if inside is not None and not inside.any():
         inside = None  # a time no card is of: its words stay evidence, nothing is lifted
     query_terms = terms(without_time_words(query.text) if inside is not None else query.text)
-    lexical = lexicon.scores(query_terms, candidates, BM25(b=params.bm25_b))
+    lexical = lexicon.scores(query_terms, candidates, BM25(b=params.bm25_b))[:rows]
     ranked_dense = dense
     if dense is not None and query.favour is not None and query.favour.boost:
-        ranked_dense = dense + query.favour.boost * favoured_rows(matrix, lexicon, query.favour)
+        favoured = favoured_rows(matrix, lexicon, query.favour)[:rows]
+        ranked_dense = dense + query.favour.boost * favoured
     ideal = lexicon.ideal(query_terms, candidates) if params.method == "relative" else 0.0
     fused = fuse(ranked_dense, lexical, candidates, params, ideal=ideal)
     if inside is not None:
