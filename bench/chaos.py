@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
 import os
 import random
 import shutil
@@ -55,7 +54,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import structlog
 from aiohttp import web
 from redis.exceptions import RedisError
 
@@ -845,9 +843,6 @@ async def run_soak(
     """The whole soak: reference, chaos, heal, drain, verdicts."""
     config = config_for_minutes(minutes, runs=runs)
     plan = make_plan(seed, config)
-    saved_logging = structlog.get_config()
-    # the in-process farm simulator logs every job; the soak's own lines are what matter
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     for line in describe_plan(plan):
         out(line)
     job = job_seconds if job_seconds is not None else default_job_seconds(config.duration, runs)
@@ -901,7 +896,6 @@ async def run_soak(
         await sim.stop()
         if valkey is not None:
             valkey.shutdown()
-        structlog.configure(**saved_logging)
         if ok and not keep:
             shutil.rmtree(tmp, ignore_errors=True)
         else:

@@ -41,7 +41,6 @@ from typing import Any, Final
 from urllib.parse import quote
 
 import httpx
-import structlog
 
 from llm_client._edge import b64encode, dumps, mapped
 from llm_client.envelope import (
@@ -62,6 +61,7 @@ from llm_client.errors import (
     LLMError,
     TaskTimeout,
 )
+from llm_client.structured_log import get_logger
 from llm_client.transport import (
     ChatResult,
     ClientConfig,
@@ -70,7 +70,7 @@ from llm_client.transport import (
     UpstreamResponse,
 )
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: ``invocation.timeout_ms`` when the task budget is zero (the farm's own default).
 DEFAULT_TIMEOUT_MS: Final = 600_000

@@ -24,12 +24,12 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 import orjson
-import structlog
 from redis.asyncio import Redis
 
 from llm_client.redis_text import as_text
+from llm_client.structured_log import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 Severity = Literal["info", "warn", "error"]
 

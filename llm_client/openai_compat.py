@@ -27,14 +27,14 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-import structlog
 
 from llm_client._edge import dumps, loads_or_missing, mapped
 from llm_client.envelope import body_error_text, chat_result, clip
 from llm_client.errors import DecodeError, LLMError, TaskTimeout, Upstream
+from llm_client.structured_log import get_logger
 from llm_client.transport import ChatResult, ClientConfig, OwnedHttp, UpstreamResponse
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _CHAT_PATH: Final = "/chat/completions"
 

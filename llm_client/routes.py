@@ -47,12 +47,12 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from llm_client.local_embed import EXTRA_HINT, LOCAL_MODELS, extra_installed
+from llm_client.structured_log import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MEMORY_EXTRACTION = "memory_extraction"
 EMBEDDING = "embedding"

@@ -82,8 +82,6 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-import structlog
-
 from llm_client.breaker_store import BreakerStore
 from llm_client.clients import TransportFactory
 from llm_client.errors import (
@@ -91,13 +89,14 @@ from llm_client.errors import (
 )
 from llm_client.events import EventSink, EventType, RoutingEvent, with_context
 from llm_client.routes import RoutesConfig, RouteTarget
+from llm_client.structured_log import get_logger
 from llm_client.transport import (
     ChatResult,
     EmbedResult,
 )
 from llm_client.walk import AttemptFn, Routed, Walk, WalkerConfig
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 T = TypeVar("T")
 

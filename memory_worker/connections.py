@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs, unquote, urlparse
 
-import structlog
 from arq.connections import ArqRedis
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
@@ -32,12 +31,13 @@ from redis.asyncio.sentinel import Sentinel
 from redis.exceptions import RedisError
 
 from memory_worker.embedded import EmbeddedValkey
+from memory_worker.logs import get_logger
 from memory_worker.runs import is_transport_race
 from memory_worker.settings import Settings
 
 T = TypeVar("T")
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class RedisUrlError(ValueError):

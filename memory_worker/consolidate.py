@@ -52,8 +52,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import structlog
-
 from llm_client.routes import MEMORY_EXTRACTION
 from memory_worker.batching import (
     MESSAGE_SHARE,
@@ -77,6 +75,7 @@ from memory_worker.cards import (
 from memory_worker.connections import retry_store_write
 from memory_worker.deadlines import call_timeout, time_left
 from memory_worker.extraction import ExtractionOutput, decode_extraction
+from memory_worker.logs import get_logger
 from memory_worker.model_calls import ChatCall, Embedder, Vectors, embed_texts
 from memory_worker.models import Message, RunRequest
 from memory_worker.noise import filter_messages
@@ -98,7 +97,7 @@ from memory_worker.validation import (
     validate_resolutions,
 )
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SUMMARY_MAX_CHARS = 4000
 MAX_TOPICS = 20

@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-import structlog
+from memory_worker.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class EmbeddedValkeyError(RuntimeError):

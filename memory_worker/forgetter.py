@@ -30,7 +30,6 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-import structlog
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisClusterException, RedisError
 
@@ -39,6 +38,7 @@ from memory_worker.cards.forget import KEPT_SUFFIXES, CardForget
 from memory_worker.errors import ForgetInputError
 from memory_worker.forget import ForgetCounts, ForgetResult, ForgetScope
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.run_store.forget import RunForget
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from memory_worker.connections import CardsRedis
     from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class Forgetter:

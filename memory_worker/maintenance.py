@@ -33,13 +33,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-import structlog
-
 from llm_client.errors import DeadlineExceeded, LLMError
 from llm_client.routes import MEMORY_MERGE
 from memory_worker.cards import Card, CardStatus, CardStore, FoldGroup, dedup_hash, normalise, to_ms
 from memory_worker.deadlines import time_left
 from memory_worker.extraction import MergeOutput, decode_merge
+from memory_worker.logs import get_logger
 from memory_worker.model_calls import ChatCall, Embedder, embed_texts
 from memory_worker.prompt import build_merge_request, merge_payload
 from memory_worker.replay import ReplayStore
@@ -50,7 +49,7 @@ from memory_worker.secret_patterns import contains_secret
 from memory_worker.settings import Settings
 from memory_worker.validation import Limits
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Groups reviewed per merge pass, cards shown per group, confidence taken by a demotion.
 MERGE_GROUPS_PER_PASS = 8

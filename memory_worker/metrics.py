@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import structlog
 from arq.connections import ArqRedis
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -44,6 +43,7 @@ from llm_client.events import EventSink, EventType, RedisEventLog, RoutingEvent
 from llm_client.redis_text import as_text
 from memory_worker.connections import awaited
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.models import RunStatus
 from memory_worker.redis_checks import RedisHealth, read_health
 from memory_worker.reembed import parse_progress
@@ -51,7 +51,7 @@ from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickCounts, TickQueue
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 NS = "memory_worker"
 

@@ -40,13 +40,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 import orjson
-import structlog
 
 from llm_client.errors import LLMError
 from llm_client.lua import lua_text
 from llm_client.redis_text import as_text
 from memory_worker.cards import Card, CardStore
 from memory_worker.cards.vectors import quantize
+from memory_worker.logs import get_logger
 from memory_worker.model_calls import Embedder, embed_texts
 from memory_worker.settings import Settings
 
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
     from llm_client.routes import RoutesConfig
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: The chat keys ``reembed_switch.lua`` takes, in its KEYS order.
 SWITCH_KEYS = (

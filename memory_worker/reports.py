@@ -28,7 +28,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
-import structlog
 from redis.asyncio import Redis
 
 from llm_client.breaker import BreakerView
@@ -36,6 +35,7 @@ from llm_client.breaker_store import BreakerStore
 from llm_client.events import RoutingEvent
 from llm_client.redis_text import as_text
 from llm_client.routes import RoutesConfig
+from memory_worker.logs import get_logger
 from memory_worker.notifiers import DeliveryFailed, LogNotifier, Notifier, Page, external
 from memory_worker.paging import (
     ReportConfig,
@@ -46,7 +46,7 @@ from memory_worker.paging import (
 )
 from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 T = TypeVar("T")
 

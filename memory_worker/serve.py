@@ -20,7 +20,6 @@ import signal
 from typing import Any
 
 import orjson
-import structlog
 from aiohttp import web
 from arq.connections import ArqRedis
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -28,6 +27,7 @@ from prometheus_client.process_collector import ProcessCollector
 
 from memory_worker.connections import client_from_url
 from memory_worker.health import HealthCheck, Heartbeat, TickAge
+from memory_worker.logs import get_logger
 from memory_worker.metrics import (
     MemoryCollector,
     Sampler,
@@ -37,7 +37,7 @@ from memory_worker.metrics import (
 )
 from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _STARTED = web.AppKey("started", float)
 

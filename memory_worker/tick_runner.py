@@ -41,6 +41,7 @@ from redis.exceptions import RedisError
 from memory_worker.connections import LOG_RETRY_AT, awaited, backoff_delay, retry_store_write
 from memory_worker.forget import FORGOTTEN
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.models import RunRequest
 from memory_worker.processing import ProcessResult, RouteGate, RunProcessor
 from memory_worker.run_store import ClaimedRun, RunStore, now_ms
@@ -50,7 +51,7 @@ from memory_worker.sentry import report_failure
 from memory_worker.settings import Settings
 from memory_worker.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 T = TypeVar("T")
 

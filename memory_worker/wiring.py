@@ -22,7 +22,6 @@ from functools import partial
 from typing import Any
 
 import httpx
-import structlog
 from arq.connections import ArqRedis
 
 from llm_client.breaker_store import BreakerStore
@@ -38,6 +37,7 @@ from memory_worker.connections import cards_client, close_cards_client
 from memory_worker.consolidate import consolidate_run
 from memory_worker.deadlines import deadline_after
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.maintenance import (
     bound_growth,
     collapse_duplicates,
@@ -56,7 +56,7 @@ from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import TickOutcome
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class RoutedModels:

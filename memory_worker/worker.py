@@ -23,7 +23,6 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-import structlog
 from arq import cron
 from arq.connections import ArqRedis
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
@@ -39,6 +38,7 @@ from memory_worker.arq_prelude import next_pipeline_plain, plain_prelude_pipelin
 from memory_worker.connections import LOG_RETRY_AT, backoff_delay, next_failure_count
 from memory_worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.redis_checks import check_redis
 from memory_worker.run_store import now_ms
 from memory_worker.sentry import init_sentry
@@ -47,7 +47,7 @@ from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import TICK_FUNCTION
 from memory_worker.wiring import build_tick_runner
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 # arq's job start in one script (see the file)

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from arq.connections import ArqRedis
-from structlog.testing import capture_logs
 
 from memory_worker.api import MemoryQueue
 from memory_worker.connections import client_from_url
@@ -27,6 +26,7 @@ from memory_worker.redis_checks import (
     scripts_allowed,
 )
 from memory_worker.settings import Settings
+from tests.support.logs import capture_logs
 from tests.support.replies import command
 
 

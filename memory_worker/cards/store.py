@@ -72,7 +72,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import orjson
-import structlog
 
 from llm_client.lua import lua_text
 from llm_client.redis_text import as_text
@@ -97,6 +96,7 @@ from memory_worker.cards.writes import (
 )
 from memory_worker.errors import ForgottenWrite, StoreError
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -104,7 +104,7 @@ if TYPE_CHECKING:
 
     from memory_worker.connections import CardsRedis
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Calls of one card script that may each find a scope the chat gained meanwhile.
 _SCOPE_ROUNDS = 8

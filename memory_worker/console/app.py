@@ -33,7 +33,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 import jinja2
-import structlog
 from aiohttp import web
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
@@ -41,6 +40,7 @@ from redis.exceptions import RedisError
 from memory_worker.connections import cards_client, close_cards_client
 from memory_worker.console import data, forget_action, memory_data, runs_data
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.metrics import fleet_breakers
 from memory_worker.paging import age_text, clock_text
 from memory_worker.replay import (
@@ -53,7 +53,7 @@ from memory_worker.replay import (
 )
 from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 CSRF_COOKIE = "mw_console_csrf"
 CSP = (

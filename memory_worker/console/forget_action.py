@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-import structlog
 from aiohttp import web
 
 from memory_worker.console import data
 from memory_worker.errors import ForgetInputError
 from memory_worker.forget import ForgetResult, ForgetScope
 from memory_worker.forgetter import Forgetter
+from memory_worker.logs import get_logger
 
 if TYPE_CHECKING:
     from arq.connections import ArqRedis
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from memory_worker.connections import CardsRedis
     from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 ACTOR = "console"
 

@@ -11,13 +11,13 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 import orjson
-import structlog
 from arq.connections import ArqRedis
 
 from llm_client.lua import lua_text
 from llm_client.redis_text import as_text
 from memory_worker.errors import InvalidRunRequest, RunNotFound
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.models import (
     Cursor,
     ErrorLogEntry,
@@ -50,7 +50,7 @@ from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
 from memory_worker.versions import VERSION_ACTION_LUA
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: The store's pulse fields in ``workers:runs`` start with this (``lua/pulse.lua``).
 PULSE_FIELD_PREFIX = "pulse:"
