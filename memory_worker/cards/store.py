@@ -502,6 +502,10 @@ class CardStore:
             return []
         return await self._best_visible(chat_id, matrix, scores, k, now or datetime.now(UTC))
 
+    async def chat_vectors(self, chat_id: int) -> Matrix:
+        """The chat's vectors as they stand (pass them on as :meth:`similar_cards`' ``matrix``)."""
+        return await self._matrix(chat_id)
+
     async def searchable_vectors(self, chat_id: int, scope_keys: Iterable[str]) -> Matrix | None:
         """The chat's vectors (the read :meth:`similar_cards` makes; pass them on as its
         ``matrix``) when a live card of ``scope_keys`` has one; None: no query could find
