@@ -1,6 +1,6 @@
 """The arq worker: tick jobs, the cron safety net, graceful shutdown, Redis reconnects.
 
-``memory-worker run`` builds a :class:`MemoryWorker` (arq's ``Worker`` plus
+``memory-worker run`` (:mod:`memory_worker.worker_process`) builds a :class:`MemoryWorker` (arq's ``Worker`` plus
 two fixes arq lacks: it survives Redis going away, reconnecting with capped
 back-off instead of exiting — arq #435 — and on SIGTERM it stops claiming,
 lets in-flight runs finish within the grace period and releases the rest).
@@ -531,45 +531,6 @@ def create_worker(
     worker.tick_keys = Keys(settings.key_prefix)
     worker.running_ttl_ms = int(settings.worker_heartbeat_seconds * 3 * 1000)
     return worker
-
-
-async def run_worker(
-    settings: Settings, *, on_worker: Callable[[MemoryWorker], None] | None = None
-) -> None:
-    """``memory-worker run``: connect (embedded Valkey if no REDIS_URL) and work until SIGTERM.
-
-    ``on_worker`` sees the worker before it starts (``run --serve`` reads its loop heartbeat).
-    """
-    from memory_worker.connections import client_from_url, resolve_url, timeout_options
-
-    url, embedded = resolve_url(settings)
-    delay = 0.5
-    try:
-        while True:
-            # Redis may be away at startup (or go away during it): wait and start
-            # again instead of exiting. Once running, the poll loop rides out outages.
-            # close() below closes the client's pool
-            redis = client_from_url(url, **timeout_options(settings))
-            worker = create_worker(settings, redis)
-            if on_worker is not None:
-                on_worker(worker)
-            try:
-                await redis.ping()
-                await worker.async_run()
-                return
-            except asyncio.CancelledError:
-                return
-            except (*_REDIS_DOWN, RedisError) as exc:
-                log.warning(
-                    "redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay
-                )
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, settings.redis_reconnect_max_seconds)
-            finally:
-                await worker.close()
-    finally:
-        if embedded is not None:
-            embedded.stop()
 
 
 def __getattr__(name: str) -> Any:
