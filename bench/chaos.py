@@ -214,13 +214,12 @@ class PageSink:
 
 
 class ValkeyControl:
-    """The private Valkey: kill -9 and restart on the same port and dir, freeze and thaw."""
+    """The private Valkey: kill -9 and restart on the same socket and dir, freeze and thaw."""
 
     def __init__(self, data_dir: Path, fsync: str) -> None:
         self.data_dir = data_dir
         self.fsync = fsync
         self.server = EmbeddedValkey(data_dir).ensure()
-        self.port = self.server.port
         self.stopped = False
         self.down = False
 
@@ -250,9 +249,7 @@ class ValkeyControl:
             await asyncio.sleep(0.01)
 
     async def restart(self) -> None:
-        self.server = await asyncio.to_thread(
-            EmbeddedValkey(self.data_dir, port=self.port).ensure, 30.0
-        )
+        self.server = await asyncio.to_thread(EmbeddedValkey(self.data_dir).ensure, 30.0)
         self.down = False
         await self.configure()
 

@@ -32,6 +32,7 @@ from redis.exceptions import RedisError
 
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.logs import get_logger
+from memory_worker.private_socket import FollowingUnixConnection
 from memory_worker.runs import is_transport_race
 from memory_worker.settings import Settings
 
@@ -221,7 +222,10 @@ def client_from_url(url: str, **kwargs: Any) -> ArqRedis:
         raise RedisUrlError(f"unsupported REDIS_URL scheme {scheme!r}")
     if scheme.startswith("valkey"):
         url = "redis" + url[len("valkey") :]
-    return cast(ArqRedis, ArqRedis.from_url(url, **options))
+    client = cast(ArqRedis, ArqRedis.from_url(url, **options))
+    if scheme == "unix":  # the socket's name is resolved on every connect (private_socket)
+        client.connection_pool.connection_class = FollowingUnixConnection
+    return client
 
 
 @dataclass

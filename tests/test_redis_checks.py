@@ -59,7 +59,7 @@ def test_parse_health_reads_the_four_figures_and_tolerates_gaps() -> None:
 
 
 def user_url(server: EmbeddedValkey, user: str, password: str) -> str:
-    return f"redis://{user}:{password}@{server.host}:{server.port}/0"
+    return server.url_as(user, password)
 
 
 async def test_allkeys_policy_is_refused_with_the_setting_named(
