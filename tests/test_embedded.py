@@ -180,3 +180,17 @@ async def test_a_client_never_sends_the_password_to_a_taken_over_directory(
         EmbeddedValkey(data_dir).shutdown()
         connections = impostor.stop() if impostor is not None else []
     assert connections == []  # never even dialled, let alone sent AUTH
+
+
+async def test_arqs_own_settings_reach_the_embedded_server(own_valkey: EmbeddedValkey) -> None:
+    """``arq memory_worker.worker.WorkerSettings`` builds arq's RedisSettings from this URL."""
+    from arq.connections import RedisSettings, create_pool
+
+    dsn = RedisSettings.from_dsn(own_valkey.url)
+    assert dsn.unix_socket_path == str(own_valkey.socket_name)
+    assert dsn.password == own_valkey.password
+    pool = await create_pool(dsn)
+    try:
+        assert await pool.ping()
+    finally:
+        await pool.aclose()
