@@ -67,14 +67,17 @@ def private_dir_problem(directory: Path) -> str | None:
 def dial_path(name: Path) -> Path:
     """The path to connect to for the socket named ``name`` (see the module docstring).
 
-    Raises :class:`SocketNotPrivate` for a link to a directory that is not this
-    user's own private one.
+    Raises :class:`SocketNotPrivate` for a link into a short socket directory
+    (:data:`SHORT_PREFIX`) that is not this user's own private one. (A link of an
+    operator's own, to a system Redis's socket, say, is followed as it is.)
     """
     if not name.is_symlink():
         return name
     target = Path(os.readlink(name))
     if not target.is_absolute():
         target = name.parent / target
+    if not target.parent.name.startswith(SHORT_PREFIX):
+        return target
     problem = private_dir_problem(target.parent)
     if problem is not None:
         log.warning("embedded_socket_refused", directory=str(target.parent), problem=problem)

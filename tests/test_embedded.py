@@ -194,3 +194,26 @@ async def test_arqs_own_settings_reach_the_embedded_server(own_valkey: EmbeddedV
         assert await pool.ping()
     finally:
         await pool.aclose()
+
+
+def test_only_links_into_short_socket_directories_must_be_private(tmp_path: Path) -> None:
+    """An operator's own link (to a system Redis's socket, owned by its user) is followed;
+    a link into a ``mw-valkey-*`` directory must lead to one of this user's, mode 0700."""
+    foreign = tmp_path / "run-redis"
+    foreign.mkdir(mode=0o755)
+    os.chown(foreign, 65534, 65534)
+    link = tmp_path / "redis.sock"
+    link.symlink_to(foreign / "redis.sock")
+    assert dial_path(link) == foreign / "redis.sock"
+    taken = tmp_path / "mw-valkey-x1y2z3"
+    taken.mkdir(mode=0o755)
+    os.chown(taken, 65534, 65534)
+    ours = tmp_path / "valkey.sock"
+    ours.symlink_to(taken / "valkey.sock")
+    with pytest.raises(SocketNotPrivate, match="belongs to uid 65534"):
+        dial_path(ours)
+    os.chown(taken, os.geteuid(), os.getegid())
+    with pytest.raises(SocketNotPrivate, match="has mode 755"):
+        dial_path(ours)
+    taken.chmod(0o700)
+    assert dial_path(ours) == taken / "valkey.sock"
