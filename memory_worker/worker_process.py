@@ -96,6 +96,7 @@ class StopSignals:
 
 async def wait_for_redis(redis: ArqRedis, signals: StopSignals, cap: float) -> bool:
     """PING until Redis answers (True) or a signal comes (False), backing off up to ``cap``."""
+    log.info("worker_waiting_for_redis")  # a paused Redis says nothing: this says where we are
     delay = 0.5
     while not signals.stopping:
         try:

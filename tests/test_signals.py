@@ -112,9 +112,7 @@ def test_run_waiting_for_a_paused_redis_stops_on_sigterm(
     os.kill(own_valkey.pid, signal.SIGSTOP)
     try:
         with cli(["run"], env, log) as proc:
-            # the start-up wait is under way once the process has built its settings and client
-            time.sleep(3.0)
-            assert proc.poll() is None, log.read_text()
+            wait_for_line(log, "worker_waiting_for_redis", proc, timeout=60)
             proc.send_signal(signal.SIGTERM)
             exits_within(proc, PROMPT, log)
         assert '"worker_stopped_while_starting"' in log.read_text()
