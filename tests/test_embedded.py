@@ -217,3 +217,29 @@ def test_only_links_into_short_socket_directories_must_be_private(tmp_path: Path
         dial_path(ours)
     taken.chmod(0o700)
     assert dial_path(ours) == taken / "valkey.sock"
+
+
+@pytest.mark.parametrize("how", ["tcp-only-state", "socket-removed"])
+def test_an_unreachable_server_of_the_data_dir_is_stopped_not_doubled(
+    tmp_path: Path, how: str
+) -> None:
+    """A server no client can reach — one of an older version (state without a socket, TCP
+    only) or one whose socket a cleaner removed — is stopped (its AOF flushed) before a new
+    one starts on the same files: never two servers writing one AOF."""
+    old = EmbeddedValkey(tmp_path / "valkey", tcp=True).ensure()
+    client = sync_redis.Redis.from_url(old.url)
+    client.set("k", "v")
+    client.close()
+    if how == "tcp-only-state":
+        (old.data_dir / "server.json").write_text(f'{{"port": {old.port}, "pid": {old.pid}}}')
+    else:
+        old.socket_name.unlink()
+    try:
+        new = EmbeddedValkey(tmp_path / "valkey").ensure()
+        assert new.pid != old.pid
+        assert not os.path.exists(f"/proc/{old.pid}")  # the old one was stopped
+        again = sync_redis.Redis.from_url(new.url)
+        assert again.get("k") == b"v"  # its AOF was flushed and read back
+        again.close()
+    finally:
+        EmbeddedValkey(tmp_path / "valkey").shutdown()
