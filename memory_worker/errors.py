@@ -12,7 +12,16 @@
     │   └── ScriptPermissionError  the Redis user may not run Lua scripts (EVALSHA / SCRIPT LOAD)
     ├── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
     ├── VectorSpaceMismatch    a query's embedding model is not the one of the chat's vectors
-    └── ConsoleExposedError    the console would be served off loopback with no token (§15)
+    ├── ForgottenWrite         a run's card write was refused: the chat was forgotten after its claim
+    ├── ForgetInputError       a forget request names no chat, an unknown chat, or a user without one
+    ├── RedisNotConfigured     MemoryQueue.connect got no Redis URL and was not asked for the
+    │                          embedded server
+    ├── ConsoleExposedError    the console would be served off loopback with no token (§15)
+    └── InvalidQuery           a memory call's argument has the wrong type or is out of bounds
+        ├── InvalidId              a chat/thread/user id (or ``k``) is not an int (bool, float, str)
+        ├── EmbeddingSizeMismatch  similar_cards' vector is not of the chat's dimension
+        └── QueryTooLarge          a recall text or ``k`` over its bound (MEMORY_RECALL_MAX_QUERY_CHARS,
+                                   MEMORY_QUERY_MAX_K)
 """
 
 from __future__ import annotations
@@ -111,6 +120,55 @@ class ForgottenWrite(MemoryWorkerError):
 
 class ForgetInputError(MemoryWorkerError, ValueError):
     """A forget request names no chat, an unknown chat, or a user without a chat."""
+
+
+class RedisNotConfigured(MemoryWorkerError):
+    """Raised by ``MemoryQueue.connect`` given no Redis URL (argument or ``REDIS_URL``) and not
+    ``embedded=True``: a library inside a bot never starts a server behind the bot's back."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "no Redis to connect to: pass MemoryQueue.connect(redis_url=...) or set REDIS_URL "
+            "to the workers' server; MemoryQueue.connect(embedded=True) uses the embedded "
+            "Valkey of MEMORY_DATA_DIR instead (only the processes sharing that data directory "
+            "see its runs)"
+        )
+
+
+class InvalidQuery(MemoryWorkerError, ValueError):
+    """Raised when a memory call (similar_cards, recall, forget, …) gets an argument of the wrong
+    type or out of bounds; nothing was read or written."""
+
+
+class InvalidId(InvalidQuery):
+    """Raised when an id (chat, thread, user) or a count ``k`` is not an int — bools, floats
+    and strings included."""
+
+    def __init__(self, name: str, value: object) -> None:
+        self.name = name
+        super().__init__(f"{name} must be an int, got {type(value).__name__}")
+
+
+class EmbeddingSizeMismatch(InvalidQuery):
+    """Raised by ``similar_cards`` when the query vector's length is not the chat's dimension
+    (or, for a chat without vectors, ``MEMORY_EMBEDDING_DIMENSION``)."""
+
+    def __init__(self, chat_id: int, *, expected: int, got: int) -> None:
+        self.chat_id = chat_id
+        self.expected = expected
+        self.got = got
+        super().__init__(f"chat {chat_id} holds {expected}-d vectors; the query has {got} values")
+
+
+class QueryTooLarge(InvalidQuery):
+    """Raised when a recall text is longer than ``MEMORY_RECALL_MAX_QUERY_CHARS`` or ``k`` is
+    above ``MEMORY_QUERY_MAX_K``."""
+
+    def __init__(self, what: str, size: int, limit: int) -> None:
+        self.what = what
+        self.size = size
+        self.limit = limit
+        super().__init__(f"{what} is {size}, over the limit of {limit}")
 
 
 class ConsoleExposedError(MemoryWorkerError):

@@ -154,6 +154,17 @@ class Settings(BaseSettings):
     recall_timeout_seconds: float = Field(
         10.0, gt=0, description="Budget of one MemoryQueue.recall (embedding the query included)."
     )
+    recall_max_query_chars: int = Field(
+        2000,
+        ge=1,
+        description="Longest text MemoryQueue.recall embeds; a longer one raises QueryTooLarge.",
+    )
+    query_max_k: int = Field(
+        100,
+        ge=1,
+        description="Most cards one recall or similar_cards may ask for (k); more raises "
+        "QueryTooLarge.",
+    )
     farmsim_embedder: Literal["local", "hashed"] = Field(
         "local",
         description="Embedder of the farm simulator (demo, tests): `local` runs the real "

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from redis.asyncio.cluster import RedisCluster
-from structlog.testing import capture_logs
 
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore, RunWrites
@@ -35,6 +34,7 @@ from tests.support.cards import T0, new
 from tests.support.cluster import LocalCluster
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
+from tests.support.logs import capture_logs
 
 
 def test_cluster_urls_name_seed_nodes_credentials_and_tls() -> None:

@@ -39,7 +39,7 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
 def on(server: EmbeddedValkey, settings: Settings, user: str = "", password: str = "") -> Settings:
     if not user:  # the server's own (default user) URL, password included
         return settings.model_copy(update={"redis_url": server.url})
-    url = f"redis://{user}:{password}@{server.host}:{server.port}/0"
+    url = server.url_as(user, password)
     return settings.model_copy(update={"redis_url": url})
 
 

@@ -49,7 +49,7 @@ def test_tls_url_uses_an_ssl_connection() -> None:
 
 
 async def test_sentinel_url_reaches_the_elected_master(tmp_path: Path) -> None:
-    master = EmbeddedValkey(tmp_path / "master").ensure()
+    master = EmbeddedValkey(tmp_path / "master", tcp=True).ensure()  # Sentinel speaks TCP
     # this test is about the sentinel URL: take the embedded server's password off
     setup = client_from_url(master.url)
     await setup.config_set("requirepass", "")

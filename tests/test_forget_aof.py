@@ -36,7 +36,7 @@ def disk_bytes(data_dir: Path) -> bytes:
     """
     chunks: list[bytes] = []
     for path in data_dir.rglob("*"):
-        if path.suffix == ".log":
+        if path.suffix in (".log", ".sock"):  # the server's log; its socket (no bytes on disk)
             continue
         try:
             chunks.append(path.read_bytes())

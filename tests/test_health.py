@@ -89,7 +89,6 @@ async def test_readyz_follows_redis_within_two_seconds(
         assert ready.status_code == 200, ready.text
         assert ready.json()["redis"]["ok"] is True
 
-        port = own_valkey.port
         own_valkey.stop()
         gone = time.monotonic()
         while True:
@@ -102,7 +101,7 @@ async def test_readyz_follows_redis_within_two_seconds(
         assert answer.json()["problems"] == ["redis_unreachable"]
         assert (await get(server.base_url + "/healthz")).status_code == 200  # still alive
 
-        back = EmbeddedValkey(tmp_path / "valkey", port=port).ensure()
+        back = EmbeddedValkey(tmp_path / "valkey").ensure()  # the same socket
         try:
             deadline = time.monotonic() + 10
             while (await get(server.base_url + "/readyz")).status_code != 200:

@@ -242,7 +242,6 @@ async def test_scrape_survives_redis_outage_with_last_good_values(
         data_dir=tmp_path / "var",
         metrics_cache_seconds=interval,
     )
-    port = own_valkey.port
     own_valkey.stop()  # Redis is down before the first sample
     server = HealthServer(settings, settings.redis_url or "", port=0)
     await server.start()
@@ -252,7 +251,7 @@ async def test_scrape_survives_redis_outage_with_last_good_values(
         assert "memory_worker_ticks" not in families
         assert value(families, "memory_worker_sample_errors_total") == 1
 
-        restarted = EmbeddedValkey(tmp_path / "valkey", port=port).ensure()
+        restarted = EmbeddedValkey(tmp_path / "valkey").ensure()  # the same socket
         try:
             client = client_from_url(restarted.url)
             store = RunStore(client, settings)

@@ -108,6 +108,7 @@ def test_the_documented_arq_path_names_the_worker_settings(
     redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``arq memory_worker.worker.WorkerSettings`` (docs/cli.md) resolves, lazily."""
+    from arq.connections import RedisSettings
     from arq.utils import import_string
 
     from memory_worker.settings import get_settings
@@ -118,6 +119,6 @@ def test_the_documented_arq_path_names_the_worker_settings(
         worker_settings = import_string("memory_worker.worker.WorkerSettings")
         names = {getattr(f, "name", None) or f.__name__ for f in worker_settings.functions}
         assert "memory_tick" in names
-        assert worker_settings.redis_settings.port == int(redis_url.rsplit(":", 1)[1].split("/")[0])
+        assert worker_settings.redis_settings == RedisSettings.from_dsn(redis_url)
     finally:
         get_settings.cache_clear()

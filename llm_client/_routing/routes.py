@@ -47,12 +47,12 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from llm_client._log import get_logger
 from llm_client._transport.local_embed import EXTRA_HINT, LOCAL_MODELS, extra_installed
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MEMORY_EXTRACTION = "memory_extraction"
 EMBEDDING = "embedding"

@@ -72,7 +72,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import orjson
-import structlog
 
 from llm_client import as_text, lua_text
 from memory_worker.cards.codec import (
@@ -96,6 +95,7 @@ from memory_worker.cards.writes import (
 )
 from memory_worker.errors import ForgottenWrite, StoreError
 from memory_worker.keys import Keys
+from memory_worker.ops.logs import get_logger
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -103,7 +103,7 @@ if TYPE_CHECKING:
 
     from memory_worker.storage.connections import CardsRedis
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Calls of one card script that may each find a scope the chat gained meanwhile.
 _SCOPE_ROUNDS = 8
@@ -500,6 +500,10 @@ class CardStore:
         if scores is None:
             return []
         return await self._best_visible(chat_id, matrix, scores, k, now or datetime.now(UTC))
+
+    async def chat_vectors(self, chat_id: int) -> Matrix:
+        """The chat's vectors as they stand (pass them on as :meth:`similar_cards`' ``matrix``)."""
+        return await self._matrix(chat_id)
 
     async def searchable_vectors(self, chat_id: int, scope_keys: Iterable[str]) -> Matrix | None:
         """The chat's vectors (the read :meth:`similar_cards` makes; pass them on as its

@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-import structlog
+from memory_worker.ops.logs import get_logger
 
 # isort: off
 # Command modules first, in the order ``--help`` lists their commands.
@@ -83,7 +83,7 @@ def main() -> None:
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as exc:
-        structlog.get_logger(__name__).debug("cli_failed", exc_info=True)
+        get_logger(__name__).debug("cli_failed", exc_info=True)
         try:
             settings: Settings | None = get_settings()
         except Exception:

@@ -26,8 +26,8 @@ def run(
     host: Annotated[str | None, typer.Option(help="Bind address (MEMORY_SERVE_HOST).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (MEMORY_SERVE_PORT).")] = None,
 ) -> None:
-    """Run a worker until SIGTERM/SIGINT (same as `arq memory_worker.worker.main.WorkerSettings`)."""
-    from memory_worker.worker.main import run_worker
+    """Run a worker until SIGTERM/SIGINT (same as `arq memory_worker.worker.WorkerSettings`)."""
+    from memory_worker.worker.process import run_worker
 
     settings = get_settings()
     if not serve:
@@ -40,7 +40,7 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
     """A worker plus its health server; readiness follows this worker's loop heartbeat."""
     from memory_worker.ops.serve import HealthServer
     from memory_worker.storage.connections import resolve_url
-    from memory_worker.worker.main import run_worker
+    from memory_worker.worker.process import run_worker
 
     url, embedded = resolve_url(settings)
     settings = settings.model_copy(update={"redis_url": url})

@@ -150,7 +150,7 @@ async def storage(settings: Settings, data_dir: Path, console: Console) -> Async
         return
     server = EmbeddedValkey(data_dir / "valkey").ensure()
     console.print(
-        f"Redis: embedded Valkey on port {server.port}, data in [cyan]{server.data_dir}[/]",
+        f"Redis: embedded Valkey on a private socket, data in [cyan]{server.data_dir}[/]",
         highlight=False,
     )
     try:

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import structlog
 from arq.connections import ArqRedis
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -52,13 +51,14 @@ from llm_client import (
 from memory_worker.cards.reembed import parse_progress
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
+from memory_worker.ops.logs import get_logger
 from memory_worker.pipeline.ticks import TickCounts, TickQueue
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from memory_worker.storage.checks import RedisHealth, read_health
 from memory_worker.storage.connections import awaited
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 NS = "memory_worker"
 

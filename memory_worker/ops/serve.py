@@ -23,13 +23,13 @@ import signal
 from typing import Any
 
 import orjson
-import structlog
 from aiohttp import web
 from arq.connections import ArqRedis
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.process_collector import ProcessCollector
 
 from memory_worker.ops.health import HealthCheck, Heartbeat, TickAge
+from memory_worker.ops.logs import get_logger
 from memory_worker.ops.metrics import (
     MemoryCollector,
     Sampler,
@@ -40,7 +40,7 @@ from memory_worker.ops.metrics import (
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _STARTED = web.AppKey("started", float)
 

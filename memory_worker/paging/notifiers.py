@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
-import structlog
 
 from memory_worker.errors import MemoryWorkerError
+from memory_worker.ops.logs import get_logger
 from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Telegram's limit is 4096 characters per message; pages stay well below it.
 TELEGRAM_MAX_CHARS = 4000

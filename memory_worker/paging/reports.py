@@ -28,7 +28,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
-import structlog
 from redis.asyncio import Redis
 
 from llm_client import (
@@ -41,6 +40,7 @@ from llm_client import (
     RoutingEvent,
     as_text,
 )
+from memory_worker.ops.logs import get_logger
 from memory_worker.paging.notifiers import DeliveryFailed, LogNotifier, Notifier, Page, external
 from memory_worker.paging.policy import (
     ReportConfig,
@@ -51,7 +51,7 @@ from memory_worker.paging.policy import (
 )
 from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 T = TypeVar("T")
 

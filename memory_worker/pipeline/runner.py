@@ -42,6 +42,7 @@ from redis.exceptions import RedisError
 
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
+from memory_worker.ops.logs import get_logger
 from memory_worker.ops.sentry import report_failure
 from memory_worker.pipeline.processing import ProcessResult, RouteGate, RunProcessor
 from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
@@ -58,7 +59,7 @@ from memory_worker.storage.connections import (
 )
 from memory_worker.storage.faults import is_store_fault
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 T = TypeVar("T")
 

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 import orjson
-import structlog
 from arq.connections import ArqRedis
 
 from llm_client import as_text, lua_text
@@ -25,6 +24,7 @@ from memory_worker.models import (
     RunRequest,
     RunStatus,
 )
+from memory_worker.ops.logs import get_logger
 from memory_worker.runs.model import (
     CLAIM_AGAIN,
     CLAIM_LOOPS,
@@ -49,7 +49,7 @@ from memory_worker.runs.prune import RunPrune
 from memory_worker.runs.versions import VERSION_ACTION_LUA
 from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: The store's pulse fields in ``workers:runs`` start with this (``lua/pulse.lua``).
 PULSE_FIELD_PREFIX = "pulse:"

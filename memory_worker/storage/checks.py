@@ -30,19 +30,19 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, cast
 
-import structlog
 from arq.connections import ArqRedis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoPermissionError, ResponseError
 
 from llm_client import as_text
 from memory_worker.errors import EvictionPolicyError, ScriptPermissionError
+from memory_worker.ops.logs import get_logger
 from memory_worker.storage.connections import awaited
 
 if TYPE_CHECKING:
     from memory_worker.storage.connections import CardsRedis
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: The smallest script there is: loading and running it proves the user may run ours.
 PROBE_SCRIPT = "return 1"

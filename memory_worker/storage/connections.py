@@ -24,20 +24,21 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs, unquote, urlparse
 
-import structlog
 from arq.connections import ArqRedis
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.sentinel import Sentinel
 from redis.exceptions import RedisError
 
+from memory_worker.ops.logs import get_logger
 from memory_worker.settings import Settings
 from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.storage.faults import is_transport_race
+from memory_worker.storage.private_socket import FollowingUnixConnection
 
 T = TypeVar("T")
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class RedisUrlError(ValueError):
@@ -221,7 +222,10 @@ def client_from_url(url: str, **kwargs: Any) -> ArqRedis:
         raise RedisUrlError(f"unsupported REDIS_URL scheme {scheme!r}")
     if scheme.startswith("valkey"):
         url = "redis" + url[len("valkey") :]
-    return cast(ArqRedis, ArqRedis.from_url(url, **options))
+    client = cast(ArqRedis, ArqRedis.from_url(url, **options))
+    if scheme == "unix":  # the socket's name is resolved on every connect (private_socket)
+        client.connection_pool.connection_class = FollowingUnixConnection
+    return client
 
 
 @dataclass

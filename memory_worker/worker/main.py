@@ -1,6 +1,6 @@
 """The arq worker: tick jobs, the cron safety net, graceful shutdown, Redis reconnects.
 
-``memory-worker run`` builds a :class:`MemoryWorker` (arq's ``Worker`` plus
+``memory-worker run`` (:mod:`memory_worker.worker.process`) builds a :class:`MemoryWorker` (arq's ``Worker`` plus
 two fixes arq lacks: it survives Redis going away, reconnecting with capped
 back-off instead of exiting — arq #435 — and on SIGTERM it stops claiming,
 lets in-flight runs finish within the grace period and releases the rest).
@@ -23,7 +23,6 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-import structlog
 from arq import cron
 from arq.connections import ArqRedis
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
@@ -35,6 +34,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from llm_client import lua_text, reply_pairs
 from memory_worker.keys import Keys
+from memory_worker.ops.logs import get_logger
 from memory_worker.ops.sentry import init_sentry
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.pipeline.ticks import TICK_FUNCTION
@@ -46,7 +46,7 @@ from memory_worker.wiring import build_tick_runner
 from memory_worker.worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.worker.prelude import next_pipeline_plain, plain_prelude_pipelines
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 # arq's job start in one script (see the file)
@@ -530,45 +530,6 @@ def create_worker(
     worker.tick_keys = Keys(settings.key_prefix)
     worker.running_ttl_ms = int(settings.worker_heartbeat_seconds * 3 * 1000)
     return worker
-
-
-async def run_worker(
-    settings: Settings, *, on_worker: Callable[[MemoryWorker], None] | None = None
-) -> None:
-    """``memory-worker run``: connect (embedded Valkey if no REDIS_URL) and work until SIGTERM.
-
-    ``on_worker`` sees the worker before it starts (``run --serve`` reads its loop heartbeat).
-    """
-    from memory_worker.storage.connections import client_from_url, resolve_url, timeout_options
-
-    url, embedded = resolve_url(settings)
-    delay = 0.5
-    try:
-        while True:
-            # Redis may be away at startup (or go away during it): wait and start
-            # again instead of exiting. Once running, the poll loop rides out outages.
-            # close() below closes the client's pool
-            redis = client_from_url(url, **timeout_options(settings))
-            worker = create_worker(settings, redis)
-            if on_worker is not None:
-                on_worker(worker)
-            try:
-                await redis.ping()
-                await worker.async_run()
-                return
-            except asyncio.CancelledError:
-                return
-            except (*_REDIS_DOWN, RedisError) as exc:
-                log.warning(
-                    "redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay
-                )
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, settings.redis_reconnect_max_seconds)
-            finally:
-                await worker.close()
-    finally:
-        if embedded is not None:
-            embedded.stop()
 
 
 def __getattr__(name: str) -> Any:

@@ -58,7 +58,7 @@ async def private_valkey(ctx: FaultContext, name: str) -> AsyncIterator[tuple[Em
 def as_user(server: EmbeddedValkey, settings: Settings, user: str = "", pw: str = "") -> Settings:
     if not user:  # the server's own URL (the embedded server has a generated password)
         return settings.model_copy(update={"redis_url": server.url})
-    url = f"redis://{user}:{pw}@{server.host}:{server.port}/0"
+    url = server.url_as(user, pw)
     return settings.model_copy(update={"redis_url": url})
 
 
