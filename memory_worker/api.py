@@ -261,7 +261,7 @@ class MemoryQueue:
         """
         from llm_client.local_embed import QUERY_TASK
         from llm_client.routes import EMBEDDING
-        from memory_worker.secret_patterns import mask_for_farm
+        from memory_worker.masking import mask
 
         walker = self._recall_walker()
         route = walker.routes.get(EMBEDDING)
@@ -276,7 +276,7 @@ class MemoryQueue:
                 )
         routed = await walker.embed(
             EMBEDDING,
-            [mask_for_farm(text, contacts=self.settings.redact_contacts)],
+            [mask(text, contacts=self.settings.redact_contacts)],
             dimension=space.dimension if space.model else self.settings.embedding_dimension,
             task_description=QUERY_TASK,
             deadline=deadline_after(self.settings.recall_timeout_seconds),

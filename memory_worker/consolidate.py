@@ -77,6 +77,7 @@ from memory_worker.cards import (
 from memory_worker.connections import retry_store_write
 from memory_worker.deadlines import call_timeout, time_left
 from memory_worker.extraction import ExtractionOutput, decode_extraction
+from memory_worker.masking import mask
 from memory_worker.model_calls import ChatCall, Embedder, Vectors, embed_texts
 from memory_worker.models import Message, RunRequest
 from memory_worker.noise import filter_messages
@@ -86,7 +87,6 @@ from memory_worker.prompt import (
     overhead_tokens,
 )
 from memory_worker.run_context import ContextReads, Usage, existing_context, fit_cards
-from memory_worker.secret_patterns import redact_secrets
 from memory_worker.settings import Settings
 from memory_worker.validation import (
     BatchFacts,
@@ -171,7 +171,7 @@ def _dedupe_casefold(values: Sequence[str], limit: int) -> list[str]:
         folded = value.casefold()
         if folded not in seen:
             seen.add(folded)
-            out.append(redact_secrets(value)[:200])
+            out.append(mask(value)[:200])
     return out[:limit]
 
 
@@ -287,7 +287,7 @@ class RunOutputs:
 
     def summary(self) -> str:
         """The episode summary: every batch's, secrets redacted, bounded."""
-        return redact_secrets("\n\n".join(self.summaries))[:SUMMARY_MAX_CHARS]
+        return mask("\n\n".join(self.summaries))[:SUMMARY_MAX_CHARS]
 
     def result(
         self, base: ConsolidationResult, applied: ApplyResult, batches: int

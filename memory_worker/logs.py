@@ -3,7 +3,10 @@
 Every log call in the project is ``log.info("event_name", run_id=…, chat_id=…)``
 — ids, codes, reasons and counts, never message text, card text or secrets.
 ``configure`` routes the standard library's loggers (arq, httpx, aiohttp)
-through the same renderer.
+through the same renderer, and every string of every line — ours, a library's,
+a formatted traceback — passes through :func:`memory_worker.masking.scrub`
+(:func:`mask_secrets`) on its way out: a token in an exception text or a
+password in a URL a library logs never reaches the log (§11, §14 rev 3).
 """
 
 from __future__ import annotations
@@ -11,11 +14,28 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import structlog
 
+from memory_worker.masking import scrub
+
 _configured = False
+
+
+def _scrubbed(value: Any) -> Any:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: _scrubbed(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrubbed(v) for v in value]
+    return value
+
+
+def mask_secrets(_logger: Any, _method: str, event: structlog.types.EventDict) -> Any:
+    """A structlog processor: every string of the line (nested too) scrubbed."""
+    return {key: _scrubbed(value) for key, value in event.items()}
 
 
 def configure(level: str = "INFO", fmt: Literal["auto", "json", "console"] = "auto") -> None:
@@ -48,6 +68,7 @@ def configure(level: str = "INFO", fmt: Literal["auto", "json", "console"] = "au
             foreign_pre_chain=shared,
             processors=[
                 structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                mask_secrets,
                 renderer,
             ],
         )

@@ -40,13 +40,13 @@ from llm_client.routes import MEMORY_MERGE
 from memory_worker.cards import Card, CardStatus, CardStore, FoldGroup, dedup_hash, normalise, to_ms
 from memory_worker.deadlines import time_left
 from memory_worker.extraction import MergeOutput, decode_merge
+from memory_worker.masking import contains_secret
 from memory_worker.model_calls import ChatCall, Embedder, embed_texts
 from memory_worker.prompt import build_merge_request, merge_payload
 from memory_worker.replay import ReplayStore
 from memory_worker.run_store import PruneResult, RunStore
 from memory_worker.run_store.chat_index import ChatIndex
 from memory_worker.runs import is_outage
-from memory_worker.secret_patterns import contains_secret
 from memory_worker.settings import Settings
 from memory_worker.validation import Limits
 

@@ -20,8 +20,8 @@ from llm_client.retry import retryable_reason
 from llm_client.routes import EMBEDDING
 from llm_client.transport import ChatResult
 from memory_worker.deadlines import call_timeout
+from memory_worker.masking import mask
 from memory_worker.runs import EmbedderTimeout
-from memory_worker.secret_patterns import mask_for_farm
 
 #: Texts per embedding call.
 EMBED_CHUNK = 64
@@ -111,7 +111,7 @@ async def embed_texts(
     models: list[str | None] = []
     calls = 0
     for start in range(0, len(texts), EMBED_CHUNK):
-        chunk = [mask_for_farm(t, contacts=contacts) for t in texts[start : start + EMBED_CHUNK]]
+        chunk = [mask(t, contacts=contacts) for t in texts[start : start + EMBED_CHUNK]]
         try:
             answer = await embedder(
                 chunk,

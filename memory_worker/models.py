@@ -29,10 +29,12 @@ from pydantic import (
     Field,
     Strict,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
 from memory_worker.errors import InvalidRunRequest
+from memory_worker.masking import scrub
 
 
 class RunStatus(StrEnum):
@@ -191,7 +193,13 @@ def parse_run_request(data: bytes | str | dict[str, Any]) -> RunRequest:
 
 
 class ErrorLogEntry(BaseModel):
-    """One failure of a run; the log is bounded and never cleared by a replay."""
+    """One failure of a run; the log is bounded and never cleared by a replay.
+
+    ``code`` and ``message`` are masked whenever an entry is built, written or read
+    (:func:`memory_worker.masking.scrub`), so an entry written before a secret shape
+    was known is shown masked too; the store also bounds the message and removes what
+    the farm echoed of the run's messages before writing (§14 rev 3).
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -201,6 +209,11 @@ class ErrorLogEntry(BaseModel):
     reason: str | None = None
     message: str = ""
     kind: Literal["failure", "replay", "retired", "released"] = "failure"
+
+    @field_validator("code", "message")
+    @classmethod
+    def _masked(cls, value: str) -> str:
+        return scrub(value)
 
 
 class Run(BaseModel):

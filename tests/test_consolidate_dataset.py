@@ -30,10 +30,10 @@ from memory_worker.cards import Card, CardStore
 from memory_worker.consolidate import ConsolidationResult, consolidate_run
 from memory_worker.keys import Keys
 from memory_worker.maintenance import expire_cards
+from memory_worker.masking import contains_secret
 from memory_worker.models import RunRequest
 from memory_worker.noise import noise_reason
 from memory_worker.prompt import overhead_tokens
-from memory_worker.secret_patterns import contains_secret
 from memory_worker.settings import Settings
 from tests.support.dumps import dump_chat
 from tests.support.model_fakes import HashEmbedder, ScriptedExtractor

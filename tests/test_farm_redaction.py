@@ -23,9 +23,9 @@ from memory_worker.cards import CardStore, Durability, NewCard, RunWrites, Scope
 from memory_worker.consolidate import consolidate_run
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.keys import Keys
+from memory_worker.masking import luhn_valid, mask
 from memory_worker.models import RunRequest
 from memory_worker.prompt import build_merge_request, farm_payload
-from memory_worker.secret_patterns import luhn_valid, mask_for_farm
 from memory_worker.settings import Settings
 from tests.support.factories import slice_request
 from tests.support.farm import Farm, farm_for
@@ -64,7 +64,7 @@ CONTACTS = {
 @pytest.mark.parametrize("secret", list(SECRETS.values()), ids=list(SECRETS))
 def test_a_secret_shape_is_masked_wherever_it_stands(secret: str) -> None:
     text = f"here: {secret} — keep it safe"
-    masked = mask_for_farm(text)
+    masked = mask(text)
     assert secret not in masked
     assert masked == "here: [redacted] — keep it safe"
 
@@ -83,13 +83,13 @@ def test_a_secret_shape_is_masked_wherever_it_stands(secret: str) -> None:
     ids=["password colon", "password equals", "password is", "пароль", "api key", "bearer", "t"],
 )
 def test_a_labelled_secret_keeps_its_label_and_loses_its_value(text: str, expected: str) -> None:
-    assert mask_for_farm(text) == expected
+    assert mask(text) == expected
 
 
 @pytest.mark.parametrize("number", list(CARDS.values()), ids=list(CARDS))
 def test_a_luhn_valid_card_number_is_masked(number: str) -> None:
     assert luhn_valid(number.replace(" ", "").replace("-", ""))
-    assert mask_for_farm(f"pay with {number}, thanks") == "pay with [card number], thanks"
+    assert mask(f"pay with {number}, thanks") == "pay with [card number], thanks"
 
 
 @pytest.mark.parametrize(
@@ -104,18 +104,18 @@ def test_a_luhn_valid_card_number_is_masked(number: str) -> None:
     ids=["not luhn", "too long", "time and date", "numbers", "short"],
 )
 def test_ordinary_numbers_are_left_alone(text: str) -> None:
-    assert mask_for_farm(text, contacts=True) == text
+    assert mask(text, contacts=True) == text
 
 
 def test_a_card_number_after_another_number_is_still_found() -> None:
-    assert mask_for_farm("x 12 4111 1111 1111 1111") == "x 12 [card number]"
+    assert mask("x 12 4111 1111 1111 1111") == "x 12 [card number]"
 
 
 @pytest.mark.parametrize("contact", list(CONTACTS.values()), ids=list(CONTACTS))
 def test_contacts_are_masked_only_when_asked(contact: str) -> None:
     text = f"reach me at {contact} after six"
-    assert mask_for_farm(text) == text
-    masked = mask_for_farm(text, contacts=True)
+    assert mask(text) == text
+    masked = mask(text, contacts=True)
     assert contact not in masked
     assert masked in {"reach me at [email] after six", "reach me at [phone] after six"}
 
@@ -132,7 +132,7 @@ def test_contacts_are_masked_only_when_asked(contact: str) -> None:
     ],
 )
 def test_ordinary_text_is_unchanged(text: str) -> None:
-    assert mask_for_farm(text, contacts=True) == text
+    assert mask(text, contacts=True) == text
 
 
 # hypothesis: any text, with or without canaries spliced in between words
@@ -143,8 +143,8 @@ CANARIES = [*SECRETS.values(), *CARDS.values(), *CONTACTS.values(), "password: h
 @hsettings(max_examples=300, deadline=None)
 @given(text=st.text(alphabet=st.characters(blacklist_categories=["Cs"])), contacts=st.booleans())
 def test_masking_never_raises_and_is_idempotent(text: str, contacts: bool) -> None:
-    once = mask_for_farm(text, contacts=contacts)
-    assert mask_for_farm(once, contacts=contacts) == once
+    once = mask(text, contacts=contacts)
+    assert mask(once, contacts=contacts) == once
 
 
 @hsettings(max_examples=300, deadline=None)
@@ -153,8 +153,8 @@ def test_masking_never_raises_and_is_idempotent(text: str, contacts: bool) -> No
     contacts=st.booleans(),
 )
 def test_masking_is_idempotent_on_digit_and_punctuation_soup(text: str, contacts: bool) -> None:
-    once = mask_for_farm(text, contacts=contacts)
-    assert mask_for_farm(once, contacts=contacts) == once
+    once = mask(text, contacts=contacts)
+    assert mask(once, contacts=contacts) == once
 
 
 @hsettings(max_examples=300, deadline=None)
@@ -165,7 +165,7 @@ def test_masking_is_idempotent_on_digit_and_punctuation_soup(text: str, contacts
 )
 def test_no_canary_survives(before: list[str], after: list[str], canary: str) -> None:
     text = " ".join([*before, canary, *after])
-    masked = mask_for_farm(text, contacts=True)
+    masked = mask(text, contacts=True)
     assert canary not in masked
     assert masked.startswith(" ".join(before))
 
@@ -326,4 +326,4 @@ def test_merge_requests_mask_card_texts(settings: Settings) -> None:
     ["token-based auth is fine", "our secret-santa list", "tokens: 500 per call", "passwords"],
 )
 def test_words_that_only_look_like_labels_are_left_alone(text: str) -> None:
-    assert mask_for_farm(text) == text
+    assert mask(text) == text

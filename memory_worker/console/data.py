@@ -29,11 +29,11 @@ from llm_client.events import EventType, RedisEventLog, RoutingEvent
 from llm_client.redis_text import as_text
 from llm_client.routes import RoutesConfig, RoutesError, load_routes
 from memory_worker.keys import Keys
+from memory_worker.masking import redact_url
 from memory_worker.metrics import Sample, fleet_breakers, read_sample
 from memory_worker.models import RunStatus
 from memory_worker.paging import clock_text, page_decision
 from memory_worker.run_store.model import hour_of, hourly_field
-from memory_worker.sentry import redact_url
 from memory_worker.settings import Settings, env_name
 
 HOURS = 24

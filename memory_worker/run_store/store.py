@@ -18,6 +18,7 @@ from llm_client.lua import lua_text
 from llm_client.redis_text import as_text
 from memory_worker.errors import InvalidRunRequest, RunNotFound
 from memory_worker.keys import Keys
+from memory_worker.masking import mask_error
 from memory_worker.models import (
     Cursor,
     ErrorLogEntry,
@@ -31,6 +32,7 @@ from memory_worker.run_store.model import (
     CLAIM_LOOPS,
     CLAIM_PEEK,
     CLAIM_PEEK_MAX,
+    CODE_MAX_CHARS,
     ENQUEUE_CHECKS,
     HOURLY_KEEP_HOURS,
     PARK_PER_CLAIM,
@@ -361,12 +363,17 @@ class RunStore:
         at_ms: int | None = None,
     ) -> bool:
         now = at_ms if at_ms is not None else now_ms()
+        code = mask_error(code, limit=CODE_MAX_CHARS)
         entry = ErrorLogEntry(
             attempt=claim.attempts,
             failed_at=datetime.fromtimestamp(now / 1000, tz=UTC),
             code=code,
             reason=reason,
-            message=message[: self.settings.error_message_max_chars],
+            message=mask_error(
+                message,
+                echoes=[m.text for m in claim.request.messages],
+                limit=self.settings.error_message_max_chars,
+            ),
             kind="retired" if plan.retire else "failure",
         )
         k = self.keys
