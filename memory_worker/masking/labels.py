@@ -17,7 +17,8 @@ Two readers share the lexicon (:mod:`memory_worker.masking.lexicon`):
   ``password_min_length``, ``TOKEN_FILE``, ``primary_key``) rule it out.
 
 Values that are never secrets: ordinary words (the lexicon's ``NOT_VALUES``),
-templates (``${DB_PASSWORD}``, ``<password>``, ``{{ token }}``, ``%s``), runs of
+templates (``${DB_PASSWORD}``, ``<password>``, ``{{ token }}``, ``%s``,
+``YOUR_API_KEY``), runs of
 ``*``/``•``/``x`` (already hidden), URLs (a URL's own credentials are
 :mod:`~memory_worker.masking.shapes`' business) and text already masked.
 """
@@ -29,6 +30,8 @@ from collections.abc import Iterator
 
 from memory_worker.masking.lexicon import (
     CONNECTOR_WORDS,
+    FILLER_ADVERBS,
+    NOT_FILLERS,
     KEY_LABELS,
     NAME_KEY_PARTS,
     NAME_NOT_SECRET_PARTS,
@@ -66,11 +69,14 @@ _LATIN = ("en", "de", "fr", "es", "pt", "it", "pl")
 def _connector_pattern(lang: str) -> re.Pattern[str]:
     """Symbols, then the label's language's copulas and English's (an English-spelt label
     takes every Latin-script language's: "password" is said in all of them); Polish
-    ``to`` only after a Polish label (in English it is a preposition)."""
-    words = set(CONNECTOR_WORDS["en"]) | set(CONNECTOR_WORDS[lang])
-    if lang == "en":
+    ``to`` only after a Polish label (in English it is a preposition). ``any``: every
+    language's (a PIN's value is digits only: "PIN to 4821", "PIN ist 4821")."""
+    words = set(CONNECTOR_WORDS["en"]) | set(CONNECTOR_WORDS.get(lang, ()))
+    if lang in ("en", "any"):
         words.update(w for other in _LATIN for w in CONNECTOR_WORDS[other])
-    if lang != "pl":
+    if lang == "any":
+        words.update(w for other in ("ru", "uk") for w in CONNECTOR_WORDS[other])
+    elif lang != "pl":
         words.discard("to")
     body = "|".join(sorted(words, key=len, reverse=True))
     end = "" if lang == "zh" else r"(?!\w)"
@@ -83,13 +89,15 @@ def _connector_pattern(lang: str) -> re.Pattern[str]:
 
 _LABELS = _label_pattern()
 _CONNECTORS = {lang: _connector_pattern(lang) for lang in CONNECTOR_WORDS}
+_PIN_CONNECTOR = _connector_pattern("any")
 _QUOTES = {'"': '"', "'": "'", "«": "»", "“": "”", "„": "“", "‘": "’", "`": "`", "「": "」"}
 _BARE = re.compile(r"[^\s]+")
 _ASCII = re.compile(r"[!-~]+")
 _TRAILING = ".,;:!?)]}»\"'”’…"
-_FILLER = re.compile(r"[ \t]+(?P<w>[^\s.!?,;:=：]{1,30})(?=\s|$)")
+_FILLER = re.compile(r"[ \t]+(?P<w>[^\s.!?,;:=：]{1,30})(?=[\s:=：]|$)")
 _TEMPLATE = re.compile(
-    r"^(?:\$\{?[\w.]+\}?|%\(?\w*\)?[sd]|\{\{?[^{}]*\}\}?|<[^<>]+>|[*•●xX.·_-]{3,}|…|\?+)$"
+    r"^(?:\$\{?[\w.]+\}?|%\(?\w*\)?[sd]|\{\{?[^{}]*\}\}?|<[^<>]+>|[*•●xX.·_-]{3,}|…|\?+"
+    r"|[A-Z]+(?:[_-][A-Z]+)+)$"  # a placeholder name: YOUR_API_KEY, CHANGE-ME
 )
 
 
@@ -115,7 +123,7 @@ def not_a_value(value: str) -> bool:
     folded = value.casefold()
     return (
         folded in NOT_VALUES
-        or value.startswith("[")
+        or value.startswith(("[", "<", "{"))
         or bool(_TEMPLATE.match(value))
         or "://" in value
         or folded.startswith("www.")
@@ -145,13 +153,18 @@ def _accepts(family: str, value: str, *, connector: bool) -> bool:
 
 def _after_label(text: str, at: int, family: str, lang: str) -> tuple[int, int] | None:
     """The value a label at ``at`` names, if any (see the module doc)."""
-    connector = _CONNECTORS[lang]
+    connector = _PIN_CONNECTOR if family == "pin" else _CONNECTORS[lang]
     start = at
     fillers: list[str] = []
     while True:
         joined = connector.match(text, at)
+        adverb = _FILLER.match(text, at)
+        if adverb is not None and adverb.group("w").casefold() in FILLER_ADVERBS:
+            joined = connector.match(text, adverb.end()) or adverb  # "пароль теперь …"
         if joined is not None and joined.group(0).strip():
             found = _value(text, joined.end(), lang)
+            if found is not None and text[found[0] : found[1]].casefold() in FILLER_ADVERBS:
+                found = _value(text, found[1], lang)
             if found is None:
                 return None
             begin, end, quoted = found
@@ -165,6 +178,8 @@ def _after_label(text: str, at: int, family: str, lang: str) -> tuple[int, int] 
                 return begin, end
         word = _FILLER.match(text, at)
         if word is None or len(fillers) == 4 or word.end() - start > 80:
+            return None
+        if word.group("w").casefold() in NOT_FILLERS:
             return None
         fillers.append(word.group("w"))
         at = word.end()

@@ -105,10 +105,29 @@ CONNECTOR_WORDS: dict[str, tuple[str, ...]] = {
     "pt": ("é", "era", "será", "seria"),
     "it": ("è", "e['’]", "era", "sarà"),
     "pl": ("to", "jest", "brzmi", "było", "będzie"),
-    "ru": ("это", "был", "была", "будет", "такой", "такая"),
-    "uk": ("це", "був", "була", "буде", "такий", "таке"),
+    "ru": ("это", "был", "была", "будет", "такой", "такая", "це"),
+    "uk": ("це", "був", "була", "буде", "такий", "таке", "это"),
     "zh": ("是", "为", "為", "就是"),
 }
+#: Words that may stand between a connector and the value ("the password is *now* …").
+FILLER_ADVERBS = _words(
+    """
+    now still currently simply just literally actually jetzt nun einfach maintenant
+    simplement ahora simplemente agora ora adesso semplicemente teraz po prostu
+    теперь сейчас просто тепер зараз
+    """
+)
+#: Words after a label that say the phrase is about the secret, not giving it
+#: ("password *manager* is great", "password *policy*: 12 characters").
+NOT_FILLERS = _words(
+    """
+    manager managers policy policies reset hint field length strength requirement
+    requirements rule rules change changes generator recovery expiry prompt protection
+    protected hash hashes form page screen dialog strength checker
+    gestionnaire gestor gerenciador menedżer менеджер менеджера manager-а politique política
+    richtlinie regeln правила политика
+    """
+)
 #: Words that open a phrase naming what the secret is for ("пароль от вайфая", "für das WLAN").
 PREPOSITIONS = _words(
     """
@@ -168,6 +187,9 @@ NOT_VALUES = _words(
     тепер зараз змінено забув забула секретний надійний короткий довгий слабкий сильний
     потрібен такий той інший тут мій твій її наш ваш їх з від і й або але як що де коли
     порожній збережений новий старий дуже
+    raise return continue break print else elif def lambda yield await async import class
+    try except finally while del assert throw const let var function
+    see voir siehe ver vedi zobacz смотри дивись veja utile useful nützlich útil
     """
 )
 

@@ -1,7 +1,8 @@
 """Numbers that are secrets or contacts: payment card numbers (Luhn), e-mail addresses, phones.
 
 A payment card number is 13–19 digits that pass the Luhn check and start like a
-card (2–6: Mir, Visa, Mastercard, Amex, Discover, JCB, UnionPay, Maestro), typed
+card of that length (Mir, Visa, Mastercard, Amex, Diners, Discover, JCB, UnionPay,
+Maestro: ``_PREFIXES``), typed
 as one run or in groups of 4–6 digits (4-4-4-4, 4-6-5, 4-4-4-4-3) separated by
 spaces (also NBSP, narrow and figure spaces, two of them), dots, dashes or slashes.
 What is *not* a card, on purpose: a run glued to letters (``DE89 3704…`` IBANs,
@@ -32,7 +33,6 @@ _PHONE = re.compile(r"(?<![\w+/.,:])\+?\(?[0-9](?:[ .()-]{0,2}[0-9]){6,16}(?![\w
 _DATE_LIKE = re.compile(
     r"^(?:19|20)\d\d[-./]\d\d?[-./]\d\d?\b|^\d\d?[-./]\d\d?[-./](?:19|20)?\d\d\b"
 )
-CARD_FIRST_DIGITS = frozenset("23456")
 
 
 def luhn_valid(digits: str) -> bool:
@@ -46,9 +46,22 @@ def luhn_valid(digits: str) -> bool:
     return total % 10 == 0
 
 
+#: The first digits a card number of each length may start with: Visa 13; Diners 14;
+#: Amex 15 (an IMEI is 15 Luhn-valid digits too, starting 35/86/01/49); the rest 16–19.
+_PREFIXES = {
+    13: ("4",),
+    14: ("30", "36", "38", "39"),
+    15: ("34", "37"),
+    16: ("2", "3", "4", "5", "6"),
+    17: ("4", "5", "6"),
+    18: ("4", "5", "6"),
+    19: ("22", "4", "5", "6"),
+}
+
+
 def _is_card(groups: list[str]) -> bool:
     digits = "".join(groups)
-    if not 13 <= len(digits) <= 19 or digits[0] not in CARD_FIRST_DIGITS:
+    if not digits.startswith(_PREFIXES.get(len(digits), ())):
         return False
     if len(groups) == 1:
         return True
@@ -71,8 +84,23 @@ def _card_spans(run: str, offset: int) -> Iterator[Span]:
         if best is None:
             i += 1
             continue
+        if _continues(run, groups, i, best):
+            i = best + 2
+            continue
         yield offset + groups[i][0], offset + groups[best][1], "card_number"
         i = best + 1
+
+
+def _continues(run: str, groups: list[tuple[int, int]], first: int, last: int) -> bool:
+    """Whether the window's number goes on: one more group, the run's last, joined by the
+    window's own separator and still within 19 digits (``6567 9773 5381 8199 336`` is one
+    19-digit number that fails Luhn, not a card followed by 336)."""
+    if last + 2 != len(groups) or last == first:
+        return False
+    inner = run[groups[first][1] : groups[first + 1][0]]
+    after = run[groups[last][1] : groups[last + 1][0]]
+    digits = sum(b - a for a, b in groups[first:])
+    return after == inner and digits <= 19
 
 
 def card_numbers(text: str) -> Iterator[Span]:
