@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from memory_worker.masking.labels import assigned_values, labelled_values
+from memory_worker.masking.labels import assigned_values, labelled_values, values_before_labels
 from memory_worker.masking.numbers import card_numbers, contacts
 from memory_worker.masking.shapes import (
     Span,
@@ -35,6 +35,7 @@ DETECTORS: tuple[Detector, ...] = (
     token_shapes,
     url_credentials,
     labelled_values,
+    values_before_labels,
     assigned_values,
     card_numbers,
 )

@@ -1,26 +1,33 @@
 """Secrets recognised by their label: "the wifi password for the office is …", "Passwort:
-…", "пароль от почты qwerty123", ``DB_PASSWORD=…``, ``"apiKey": "…"``.
+…", "пароль от почты qwerty123", "Xk2… as my password", ``DB_PASSWORD=…``, ``"apiKey": "…"``.
 
-Two readers share the lexicon (:mod:`memory_worker.masking.lexicon`):
+Three readers share the lexicon (:mod:`memory_worker.masking.lexicon`):
 
 - :func:`labelled_values` — a label in running text, then up to four words
   naming what it is for ("for the office"), a connector of the label's
-  language (``is``, ``ist``, ``est``, ``это``, ``是``, ``:``, ``=``, ``-``, ``'s``)
-  and the value (one token, or a quoted phrase). Without a connector only a
-  value that reads as generated is taken (``password hunter22``, also after
-  "<preposition> <word>": ``пароль от вайфая qwerty123``). The family of the
-  label decides what the value may be (see the lexicon's docstring).
+  language (``is``, ``ist``, ``est``, ``это``, ``是``, ``:``, ``=``, ``-``, ``'s``;
+  an adverb in its place: "пароль теперь …") and the value (one token, or a
+  quoted phrase). Without a connector only a value that reads as generated is
+  taken (``password hunter22``; also after "<preposition> <word>": ``пароль
+  от вайфая qwerty123``, and after a preposition of change: "set the password
+  to Xk2…", "Passwort auf Xk2… geändert"). The label's family decides what the
+  value may be (see the lexicon's docstring).
+- :func:`values_before_labels` — a generated-looking value named afterwards:
+  "j'ai mis Xk2… comme mot de passe", "Xk2… as my password".
 - :func:`assigned_values` — an identifier whose parts name a secret
-  (``DB_PASSWORD``, ``aws_secret_access_key``, ``apiKey``, ``x-api-key``)
-  assigned with ``=``, ``:``, ``:=`` or ``=>`` (env files, JSON, YAML, code).
-  Parts that say it is *about* a secret rather than one (``MAX_TOKENS``,
-  ``password_min_length``, ``TOKEN_FILE``, ``primary_key``) rule it out.
+  (``DB_PASSWORD``, ``PGPASSWORD``, ``aws_secret_access_key``, ``apiKey``,
+  ``x-api-key``) assigned with ``=``, ``:``, ``:=`` or ``=>`` (env files, JSON,
+  YAML, code). Parts that say it is *about* a secret rather than one
+  (``MAX_TOKENS``, ``password_min_length``, ``TOKEN_FILE``, ``primary_key``)
+  rule it out.
 
 Values that are never secrets: ordinary words (the lexicon's ``NOT_VALUES``),
-templates (``${DB_PASSWORD}``, ``<password>``, ``{{ token }}``, ``%s``,
-``YOUR_API_KEY``), runs of
-``*``/``•``/``x`` (already hidden), URLs (a URL's own credentials are
-:mod:`~memory_worker.masking.shapes`' business) and text already masked.
+a plain word that opens a phrase ("password: *ask* at the desk", "le mot de
+passe est *envoyé* par SMS"), templates (``${DB_PASSWORD}``, ``<password>``,
+``{{ token }}``, ``%s``, ``YOUR_API_KEY``), code (``request.form['password']``,
+``getToken()``, ``os.environ[…]``), runs of ``*``/``•``/``x`` (already hidden),
+URLs (a URL's own credentials are :mod:`~memory_worker.masking.shapes`' business)
+and text already masked.
 """
 
 from __future__ import annotations
@@ -29,22 +36,38 @@ import re
 from collections.abc import Iterator
 
 from memory_worker.masking.lexicon import (
+    AS_WORDS,
+    CHANGE_PREPOSITIONS,
+    CHANGE_VERBS,
+    CODE_LABELS,
     CONNECTOR_WORDS,
     FILLER_ADVERBS,
-    NOT_FILLERS,
     KEY_LABELS,
     NAME_KEY_PARTS,
     NAME_NOT_SECRET_PARTS,
     NAME_PASSWORD_PARTS,
+    NOT_FILLERS,
+    NOT_SECRET_CODES,
     NOT_VALUES,
+    PAIR_LABELS,
+    PASS_LABELS,
     PASSWORD_LABELS,
     PIN_LABELS,
     PREPOSITIONS,
 )
 from memory_worker.masking.shapes import Span, _token_like
 
-_FAMILIES = {"password": PASSWORD_LABELS, "key": KEY_LABELS, "pin": PIN_LABELS}
-_KINDS = {"password": "password", "key": "token", "pin": "pin"}
+_FAMILIES = {
+    "password": PASSWORD_LABELS,
+    "pass": PASS_LABELS,
+    "key": KEY_LABELS,
+    "pin": PIN_LABELS,
+    "code": CODE_LABELS,
+    "pair": PAIR_LABELS,
+}
+_KINDS = {"key": "token", "pin": "pin", "code": "pin"}
+#: Families whose values are digits (any language's copula may stand before them).
+_DIGIT_FAMILIES = frozenset({"pin", "code"})
 
 
 def _label_pattern() -> re.Pattern[str]:
@@ -60,8 +83,6 @@ def _label_pattern() -> re.Pattern[str]:
 
 
 _SYMBOLS = r"(?:=>|->|→|—|–|:=|=|:|：|-(?=\s))"
-
-
 #: Languages whose copulas an English-spelt label takes too ("la password è …").
 _LATIN = ("en", "de", "fr", "es", "pt", "it", "pl")
 
@@ -88,16 +109,23 @@ def _connector_pattern(lang: str) -> re.Pattern[str]:
 
 
 _LABELS = _label_pattern()
-_CONNECTORS = {lang: _connector_pattern(lang) for lang in CONNECTOR_WORDS}
-_PIN_CONNECTOR = _connector_pattern("any")
+_CONNECTORS = {lang: _connector_pattern(lang) for lang in [*CONNECTOR_WORDS, "any"]}
 _QUOTES = {'"': '"', "'": "'", "«": "»", "“": "”", "„": "“", "‘": "’", "`": "`", "「": "」"}
 _BARE = re.compile(r"[^\s]+")
 _ASCII = re.compile(r"[!-~]+")
 _TRAILING = ".,;:!?)]}»\"'”’…"
 _FILLER = re.compile(r"[ \t]+(?P<w>[^\s.!?,;:=：]{1,30})(?=[\s:=：]|$)")
+_PROSE = re.compile(r"[ \t]+[^\W\d_]+[ \t]+[^\W\d_]+")
+_PAIR = re.compile(r"[ \t]*(?P<user>[^\s/]{1,64})[ \t]*/[ \t]*(?P<v>[^\s/]+)")
 _TEMPLATE = re.compile(
-    r"^(?:\$\{?[\w.]+\}?|%\(?\w*\)?[sd]|\{\{?[^{}]*\}\}?|<[^<>]+>|[*•●xX.·_-]{3,}|…|\?+"
+    r"^(?:\$\{[\w.]+\}?|\$[A-Z_][A-Z0-9_]*|%\(?\w*\)?[sd]|\{\{?[^{}]*\}\}?|<[^<>]+>|"
+    r"[*•●xX.·_-]{3,}|…|\?+"
     r"|[A-Z]+(?:[_-][A-Z]+)+)$"  # a placeholder name: YOUR_API_KEY, CHANGE-ME
+)
+#: Code, not a value: a call or an index (``getToken()``, ``os.environ['X']``) or a dotted
+#: name (``request.form``).
+_CODE = re.compile(
+    r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[(\[]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$"
 )
 
 
@@ -119,12 +147,13 @@ def _value(text: str, at: int, lang: str) -> tuple[int, int, bool] | None:
 
 
 def not_a_value(value: str) -> bool:
-    """Whether ``value`` (after a label) is an ordinary word, a template, a URL or a mask."""
+    """Whether ``value`` (after a label) is an ordinary word, a template, code, a URL or a
+    mask."""
     folded = value.casefold()
     return (
         folded in NOT_VALUES
         or value.startswith(("[", "<", "{"))
-        or bool(_TEMPLATE.match(value))
+        or bool(_TEMPLATE.match(value) or _CODE.match(value))
         or "://" in value
         or folded.startswith("www.")
     )
@@ -142,56 +171,114 @@ def _strong(value: str) -> bool:
 def _accepts(family: str, value: str, *, connector: bool) -> bool:
     if not value or not_a_value(value):
         return False
-    if family == "pin":
-        return value.isdigit() and (3 if connector else 4) <= len(value) <= 8
+    if family in _DIGIT_FAMILIES:
+        least = 3 if connector and family == "pin" else 4
+        return value.isdigit() and least <= len(value) <= 8
     if not connector:
-        return _strong(value)
-    if family == "password":
+        return family in ("password", "key") and _strong(value)
+    if family in ("password", "pass"):
         return len(value) >= 3
     return _token_like(value)
 
 
-def _after_label(text: str, at: int, family: str, lang: str) -> tuple[int, int] | None:
-    """The value a label at ``at`` names, if any (see the module doc)."""
-    connector = _PIN_CONNECTOR if family == "pin" else _CONNECTORS[lang]
-    start = at
+def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | bool:
+    """After a connector at ``at``: the value's span, False when the connector is followed
+    by no value (or one refused: the phrase is settled), True when there is no connector."""
+    connector = _CONNECTORS["any" if family in _DIGIT_FAMILIES else lang]
+    joined: re.Match[str] | None = connector.match(text, at)
+    adverb = _FILLER.match(text, at)
+    if adverb is not None and adverb.group("w").casefold() in FILLER_ADVERBS:
+        joined = connector.match(text, adverb.end()) or adverb  # "пароль теперь …"
+    if joined is None or not joined.group(0).strip():
+        return True
+    if family == "pair":
+        pair = _PAIR.match(text, joined.end())
+        if pair is None or not (_strong(pair.group("v")) or _token_like(pair.group("v"))):
+            return False
+        return pair.span("v")
+    found = _value(text, joined.end(), lang)
+    if found is not None and text[found[0] : found[1]].casefold() in FILLER_ADVERBS:
+        found = _value(text, found[1], lang)
+    if found is None:
+        return False
+    begin, end, quoted = found
+    value = text[begin:end]
+    if not quoted and value.isalpha() and _PROSE.match(text, end):
+        return False  # a plain word opening a phrase: "password: ask at the desk"
+    return (begin, end) if _accepts(family, value, connector=True) else False
+
+
+def _bare_allowed(family: str, fillers: list[str], before: str) -> bool:
+    """Whether a value may follow without a connector after these filler words."""
+    if not fillers:
+        return True
+    first = fillers[0].casefold()
+    if len(fillers) == 2 and first in PREPOSITIONS:
+        return True  # "пароль от вайфая qwerty123"
+    if len(fillers) == 1 and first in CHANGE_PREPOSITIONS:
+        return first != "to" or bool(CHANGE_VERBS & set(before.casefold().split()))
+    return False
+
+
+def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tuple[int, int] | None:
+    """The value a label ending at ``at`` names, if any (see the module doc)."""
     fillers: list[str] = []
+    before = text[max(0, start - 40) : start]
     while True:
-        joined = connector.match(text, at)
-        adverb = _FILLER.match(text, at)
-        if adverb is not None and adverb.group("w").casefold() in FILLER_ADVERBS:
-            joined = connector.match(text, adverb.end()) or adverb  # "пароль теперь …"
-        if joined is not None and joined.group(0).strip():
-            found = _value(text, joined.end(), lang)
-            if found is not None and text[found[0] : found[1]].casefold() in FILLER_ADVERBS:
-                found = _value(text, found[1], lang)
-            if found is None:
-                return None
-            begin, end, quoted = found
-            value = text[begin:end]
-            return (begin, end) if _accepts(family, value, connector=True) else None
-        bare_ok = not fillers or (len(fillers) == 2 and fillers[0].casefold() in PREPOSITIONS)
-        found = _value(text, at, lang) if bare_ok and at < len(text) else None
-        if found is not None and (found[0] > at or lang == "zh"):
-            begin, end, quoted = found
-            if _accepts(family, text[begin:end], connector=quoted):
-                return begin, end
+        joined = _joined(text, at, family, lang)
+        if joined is not True:
+            return joined or None
+        if family not in ("pass", "pair") and _bare_allowed(family, fillers, before):
+            found = _value(text, at, lang) if at < len(text) else None
+            if found is not None and (found[0] > at or lang == "zh"):
+                begin, end, quoted = found
+                if _accepts(family, text[begin:end], connector=quoted):
+                    return begin, end
         word = _FILLER.match(text, at)
-        if word is None or len(fillers) == 4 or word.end() - start > 80:
+        if word is None or len(fillers) == 4 or word.end() - start > 100:
             return None
-        if word.group("w").casefold() in NOT_FILLERS:
+        folded = word.group("w").casefold()
+        if folded in NOT_FILLERS or (
+            family == "pass" and not fillers and folded not in PREPOSITIONS
+        ):
             return None
         fillers.append(word.group("w"))
         at = word.end()
+
+
+def _code_kind(text: str, start: int) -> bool:
+    """Whether the word before a "code" label leaves it a secret ("the code", "door code")."""
+    words = text[max(0, start - 30) : start].split()
+    return not words or words[-1].casefold().strip(".,:;") not in NOT_SECRET_CODES
 
 
 def labelled_values(text: str) -> Iterator[Span]:
     """Spans of values named by a label in running text, in any of the lexicon's languages."""
     for match in _LABELS.finditer(text):
         family, _, lang = (match.lastgroup or "").partition("_")
-        found = _after_label(text, match.end(), family, lang)
+        if family == "code" and not _code_kind(text, match.start()):
+            continue
+        found = _after_label(text, match.start(), match.end(), family, lang)
         if found is not None:
-            yield found[0], found[1], _KINDS[family]
+            yield found[0], found[1], _KINDS.get(family, "password")
+
+
+_AS_LABEL = re.compile(
+    rf"(?P<v>[^\s]+)[ \t]+(?:{'|'.join(sorted(AS_WORDS, key=len, reverse=True))})[ \t]+"
+    r"(?:(?:my|the|a|mein|mon|mi|il|la|il\s+mio|la\s+mia|moje|мой|мій)[ \t]+)?"
+    r"(?:password|passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|hasło|пароль|"
+    r"пароля)(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def values_before_labels(text: str) -> Iterator[Span]:
+    """Spans of generated-looking values named as a password afterwards ("Xk2… as my
+    password", "j'ai mis Xk2… comme mot de passe")."""
+    for match in _AS_LABEL.finditer(text):
+        value = match.group("v").rstrip(_TRAILING)
+        if _strong(value) and not not_a_value(value):
+            yield match.start("v"), match.start("v") + len(value), "password"
 
 
 # --- assignments: env files, JSON, YAML, code --------------------------------------------------
@@ -201,6 +288,8 @@ _ASSIGN = re.compile(
     r"cred|sig)[A-Za-z0-9_.-]*)(?P=q)[ \t]*(?P<op>:=|=>|==|=|:)[ \t]*",
     re.IGNORECASE,
 )
+_GLUED_PASSWORD = ("password", "passwd")
+_GLUED_KEY = ("secret", "token", "apikey")
 _NAME_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -209,10 +298,10 @@ def secret_name(name: str) -> str | None:
     parts = [part.lower() for part in _NAME_PARTS.findall(name)]
     if not parts or any(part in NAME_NOT_SECRET_PARTS for part in parts):
         return None
-    if any(part in NAME_PASSWORD_PARTS for part in parts):
-        return "password"
-    if any(part in NAME_KEY_PARTS for part in parts):
-        return "key"
+    if any(part in NAME_PASSWORD_PARTS or part.endswith(_GLUED_PASSWORD) for part in parts):
+        return "password"  # PGPASSWORD, MYSQL_PWD
+    if any(part in NAME_KEY_PARTS or part.endswith(_GLUED_KEY) for part in parts):
+        return "key"  # GITHUBTOKEN
     return None
 
 
@@ -242,11 +331,12 @@ def assigned_values(text: str) -> Iterator[Span]:
             continue
         begin, end, quoted = found
         value = text[begin:end]
-        if not value or not_a_value(value) or value.casefold() in {"null", "none", "nil"}:
+        raw = value if quoted else _BARE.match(text, begin).group(0).rstrip(_TRAILING)  # type: ignore[union-attr]
+        if not value or not_a_value(raw) or value.casefold() in {"null", "none", "nil"}:
             continue
         if family == "key" and not quoted and match.group("op") != "=":
             if not _token_like(value):
                 continue
         elif family == "key" and len(value) < 3:
             continue
-        yield begin, end, _KINDS[family]
+        yield begin, end, _KINDS.get(family, "password")

@@ -3,13 +3,18 @@ a label in ordinary talk ("the password is *wrong*"), which are never taken for 
 
 Data, not code: :mod:`memory_worker.masking.labels` reads these tables. The
 languages are the project's own (EN, RU, DE, ES, FR, UK) and PT, IT, PL, ZH.
-A label belongs to one of three families, which decide what may follow it:
+A label belongs to a family, which decides what may follow it:
 
 - ``password``: any value that is not an ordinary word of :data:`NOT_VALUES`
   (a password can be a plain word: "the wifi password is swordfish");
+- ``pass``: the same, but only after a connector (``pass: …``, "la pass è …"),
+  never bare: a *boarding pass* is not a label;
 - ``key``: only a value that reads as generated (a digit, a symbol, inner
   upper case): "the secret is patience" is advice, "the secret is Xk2-…" is not;
-- ``pin``: 3–8 digits.
+- ``pin``: 3–8 digits; ``code``: 4–8 digits, unless the word before says what
+  kind of code it is (zip, error, status…: :data:`NOT_SECRET_CODES`);
+- ``pair``: a credentials label whose value is ``user / password`` (the
+  password is the part after the slash): "creds for the vpn: bob / Xk2…".
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"passcode",
         r"pwd",
         r"pw",
-        r"pass(?=\s*[:=])",
+        r"psw",
+        r"passw",
+        r"pword",
         r"wi-?fi\s+key",
         r"network\s+key",
         r"wpa2?\s+key",
@@ -75,6 +82,44 @@ KEY_LABELS: dict[str, tuple[str, ...]] = {
     "uk": (r"ключ(?:а|ем)?(?:\s+api)?", r"токен(?:а|ом)?", r"секретний\s+ключ"),
     "zh": (r"密钥", r"秘钥", r"私钥", r"令牌", r"访问令牌", r"API\s*密钥"),
 }
+PASS_LABELS: dict[str, tuple[str, ...]] = {
+    "en": (r"pass",),
+    "es": (r"contra",),
+    "ru": (r"пасс",),
+}
+PAIR_LABELS: dict[str, tuple[str, ...]] = {
+    "en": (r"creds", r"credentials", r"login", r"wi-?fi", r"vpn"),
+    "de": (r"zugang(?:sdaten)?", r"wlan", r"anmeldedaten"),
+    "fr": (r"identifiants", r"acc[eè]s"),
+    "es": (r"credenciales", r"acceso"),
+    "pt": (r"credenciais", r"acesso"),
+    "it": (r"credenziali", r"accesso"),
+    "pl": (r"dane\s+logowania", r"dost[eę]p"),
+    "ru": (r"доступы?", r"логин", r"вход"),
+    "uk": (r"доступи?", r"логін", r"вхід"),
+    "zh": (r"账号密码", r"账号"),
+}
+CODE_LABELS: dict[str, tuple[str, ...]] = {
+    "en": (r"code",),
+    "de": (r"code",),
+    "fr": (r"code",),
+    "es": (r"c[oó]digo",),
+    "pt": (r"c[oó]digo",),
+    "it": (r"codice",),
+    "pl": (r"kod",),
+    "ru": (r"код",),
+    "uk": (r"код",),
+}
+#: Words before "code" that say it is not a secret ("zip code 10115", "error code 1234").
+NOT_SECRET_CODES = _words(
+    """
+    zip postal post area country error status exit return http response source color colour
+    dial iso currency airport product bar qr tracking order event language tax sort promo
+    discount coupon voucher dress genetic morse machine program python
+    postleitzahl fehler postal erreur postal error postal errore pocztowy błędu почтовый
+    ошибки поштовий помилки
+    """
+)
 PIN_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
         r"pin(?:[\s-]?code)?",
@@ -107,7 +152,7 @@ CONNECTOR_WORDS: dict[str, tuple[str, ...]] = {
     "pl": ("to", "jest", "brzmi", "było", "będzie"),
     "ru": ("это", "был", "была", "будет", "такой", "такая", "це"),
     "uk": ("це", "був", "була", "буде", "такий", "таке", "это"),
-    "zh": ("是", "为", "為", "就是"),
+    "zh": ("是", "为", "為", "就是", "改成", "改为", "设为", "设置为", "换成"),
 }
 #: Words that may stand between a connector and the value ("the password is *now* …").
 FILLER_ADVERBS = _words(
@@ -128,6 +173,13 @@ NOT_FILLERS = _words(
     richtlinie regeln правила политика
     """
 )
+#: Prepositions of a change ("set the password *to* …", "Passwort *auf* … geändert",
+#: "changé le mot de passe *en* …", "поменял пароль *на* …"); English ``to`` only after a
+#: verb of change (:data:`CHANGE_VERBS`), elsewhere it is a destination.
+CHANGE_PREPOSITIONS = _words("to auf en a para in na на")
+CHANGE_VERBS = _words("set sets setting change changed changing reset update updated")
+#: Words between a value and its label ("Xk2… *as my* password", "… *comme* mot de passe").
+AS_WORDS = _words("as als comme como come jako как як")
 #: Words that open a phrase naming what the secret is for ("пароль от вайфая", "für das WLAN").
 PREPOSITIONS = _words(
     """
@@ -190,6 +242,8 @@ NOT_VALUES = _words(
     raise return continue break print else elif def lambda yield await async import class
     try except finally while del assert throw const let var function
     see voir siehe ver vedi zobacz смотри дивись veja utile useful nützlich útil
+    bitte erfragen demande demander pregunta pregunte pergunte chiedi zapytaj спроси спитай
+    ask request que
     """
 )
 

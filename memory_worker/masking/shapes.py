@@ -87,6 +87,14 @@ _RULES: tuple[tuple[str, str, int | str, Check | None], ...] = (
     # a private key's body without its header: DER (``MII…``) or OpenSSH base64
     ("private_key", r"\bMII[A-Za-z0-9+/]{60,}={0,2}", 0, None),
     ("private_key", r"\bb3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]{20,}={0,2}", 0, None),
+    # passwords on command lines: mysql -pSECRET, sshpass -p SECRET
+    (
+        "password",
+        r"\b(?:mysql|mysqladmin|mysqldump|mariadb)\b[^\n]*?\s-p(?P<v>[^\s-]\S*)",
+        "v",
+        None,
+    ),
+    ("password", r"\bsshpass\s+-p\s*(?P<v>\S+)", "v", None),
     # Authorization headers and bearer/basic values
     (
         "auth_header",

@@ -579,6 +579,125 @@ ORDER_CARRIERS = {
     "zh": "订单 {x} 已发货",
 }
 
+
+# --- held-out batch: written after the first batch was tuned, measured once before any fix ---
+
+SAID_MORE: dict[str, list[tuple[str, str]]] = {
+    "en": [
+        ("password", "creds for the vpn: {user} / {strong}"),
+        ("password", "psw: {pw}"),
+        ("password", "Wi-Fi: CafeNet / {strong}"),
+        ("password", "password (case-sensitive): {pw}"),
+        ("password", "here's the password → {pw}"),
+        ("password", "username: {user}\npassword: {pw}"),
+        ("password", "my apple id password is {pw}"),
+        ("password", "I set the password to {pw}"),
+        ("password", "pass for the wifi: {pw}"),
+        ("password", "Password is '{pw}' (without quotes)"),
+        ("password", "The password you need is {pw}."),
+        ("password", "ssh {user}@host, pw {strong}"),
+        ("password", "mysql -u root -p{pw}"),
+        ("password", "PGPASSWORD={pw} psql -h db -U app"),
+        ("pin", "the PIN for my card is {pin}"),
+        ("pin", "the code for the gate is {pin}"),
+    ],
+    "de": [
+        ("password", "Passwort lautet: {pw}"),
+        ("password", "PW: {pw}"),
+        ("password", "das Passwort für das Gäste-WLAN lautet {pw}"),
+        ("password", "Benutzername {user} Kennwort {strong}"),
+        ("password", "Ich hab das Passwort auf {pw} geändert"),
+        ("password", "Zugang: {user} / {strong}"),
+    ],
+    "fr": [
+        ("password", "le mdp du wifi : {pw}"),
+        ("password", "mot de passe provisoire : {pw}"),
+        ("password", "j'ai mis {pw} comme mot de passe"),
+        ("password", "mdp = {pw}"),
+    ],
+    "es": [
+        ("password", "la contra es {pw}"),
+        ("password", "pass: {pw}"),
+        ("password", "contraseña nueva: {pw}"),
+        ("password", "la clave del router: {pw}"),
+    ],
+    "pt": [
+        ("password", "senha provisória: {pw}"),
+        ("password", "a senha do banco é {pw}"),
+        ("password", "login {user} / senha {strong}"),
+    ],
+    "it": [
+        ("password", "password provvisoria: {pw}"),
+        ("password", "la pass è {pw}"),
+        ("password", "pw: {pw}"),
+    ],
+    "pl": [
+        ("password", "hasło tymczasowe: {pw}"),
+        ("password", "hasło do konta: {pw}"),
+        ("password", "pass: {pw}"),
+    ],
+    "ru": [
+        ("password", "пасс: {pw}"),
+        ("password", "вот пароль: {pw}"),
+        ("password", "пароль на вайфай {strong}"),
+        ("password", "пароль от админки — {pw}"),
+    ],
+    "uk": [
+        ("password", "пароль на wifi: {pw}"),
+        ("password", "тимчасовий пароль: {pw}"),
+        ("password", "гасло від пошти {strong}"),
+    ],
+    "zh": [
+        ("password", "密码 {pw}"),
+        ("password", "WiFi 密码：{pw}"),
+        ("password", "初始密码为 {pw}"),
+        ("password", "把密码改成{pw}了"),
+    ],
+}
+TALK_MORE: dict[str, list[str]] = {
+    "en": [
+        "password123 is the most common password",
+        "never share your password: not even with IT",
+        "Password: ******",
+        "the password field is empty",
+        "passwords are hashed with bcrypt",
+        "the secret ingredient is love",
+        "token: expired",
+        "api key rotation is due on Monday",
+        "the pin code is printed on the back",
+        "Use a PIN of at least 6 digits",
+        "wifi password: ask at the desk",
+        "OTP sent to your phone",
+        "const token = getToken();",
+        "password = request.form['password']",
+        "secret_key = os.environ['SECRET_KEY']",
+        "TOKEN = os.getenv('TOKEN')",
+    ],
+    "de": ["das Passwort steht auf der Rückseite", "Passwort: bitte beim Admin erfragen",
+           "Token abgelaufen", "die Geheimzahl kommt per Post"],
+    "fr": ["le mot de passe est envoyé par SMS", "mot de passe : demande à l'accueil",
+           "jeton expiré"],
+    "es": ["la contraseña se envía por SMS", "contraseña: pregunta en recepción",
+           "token caducado"],
+    "pt": ["a senha chega por SMS", "senha: pergunte na recepção"],
+    "it": ["la password arriva via SMS", "password: chiedi alla reception"],
+    "pl": ["hasło przyjdzie SMS-em", "hasło: zapytaj w recepcji"],
+    "ru": ["пароль придёт по смс", "пароль: спроси у админа", "токен истёк"],
+    "uk": ["пароль прийде в смс", "пароль: спитай в адміна"],
+    "zh": ["密码会通过短信发送", "密码：请问前台", "令牌已过期"],
+}
+LOOK_MORE = [
+    ("tracking", "tracking 1Z999AA10123456784"),
+    ("account", "account 12345678, sort code 20-00-00"),
+    ("phone", "звоните 8 800 555 35 35"),
+    ("phone", "+380 67 123 4567"),
+    ("ean", "EAN 4006381333931"),
+    ("ean", "barcode 4012345678901"),
+    ("ean", "EAN-13: 5901234123457"),
+    ("version", "build 20240115.3 on 1.2.3.4"),
+    ("date", "at 14:30:00 on 2025-12-01"),
+]
+
 # --- building the corpus ------------------------------------------------------------------------
 
 LANGS = list(SAID)
@@ -657,17 +776,13 @@ def shared(lang: str, index: int) -> Iterator[tuple[str, str, list[str]]]:
         yield "url_credential", CARRIERS[lang][(k + 1) % 5].replace("{x}", url), values
     for k in range(4):
         text, values = fill(CONFIGS[(index * 4 + k) % len(CONFIGS)], lang)
-        yield "config", joined_config(text, values), joined_strong(values)
+        yield "config", text, joined_strong(values)
     for k in range(2):
         text, values = fill(HEADERS[(index * 2 + k) % len(HEADERS)], lang)
         yield "auth_header", text, values
     variant = ["block", "one line", "truncated", "encrypted"][index % 4]
     text, values = pem(PEM_KINDS[index % len(PEM_KINDS)], variant)
     yield "private_key", CARRIERS[lang][0].replace("{x}", "\n" + text), values
-
-
-def joined_config(text: str, values: list[str]) -> str:
-    return text
 
 
 def look_alikes(lang: str, index: int) -> Iterator[tuple[str, str]]:
@@ -686,18 +801,36 @@ def look_alikes(lang: str, index: int) -> Iterator[tuple[str, str]]:
                 yield kind, carriers[(k + j) % len(carriers)].replace("{x}", text)
 
 
+def held_out(lang: str, index: int) -> Iterator[tuple[bool, str, str, list[str]]]:
+    for kind, template in SAID_MORE[lang]:
+        text, values = fill(template, lang)
+        yield True, kind, text, values
+    for text in TALK_MORE[lang]:
+        yield False, "talk", text, []
+    kind, text = LOOK_MORE[index % len(LOOK_MORE)]
+    yield False, kind, LOOK_CARRIERS[lang][1].replace("{x}", text), []
+
+
 def corpus() -> Iterator[dict[str, object]]:
     for index, lang in enumerate(LANGS):
-        n = 0
+        n = m = 0
         for kind, text, values in [*said(lang), *shared(lang, index)]:
             n += 1
             yield {"id": f"{lang}-s{n:03d}", "lang": lang, "kind": kind, "secret": True,
-                   "text": text, "values": values}
-        n = 0
+                   "text": text, "values": values, "batch": "tuned"}
         for kind, text in look_alikes(lang, index):
-            n += 1
-            yield {"id": f"{lang}-n{n:03d}", "lang": lang, "kind": kind, "secret": False,
-                   "text": text}
+            m += 1
+            yield {"id": f"{lang}-n{m:03d}", "lang": lang, "kind": kind, "secret": False,
+                   "text": text, "batch": "tuned"}
+        for secret, kind, text, values in held_out(lang, index):
+            if secret:
+                n += 1
+                yield {"id": f"{lang}-s{n:03d}", "lang": lang, "kind": kind, "secret": True,
+                       "text": text, "values": values, "batch": "held_out"}
+            else:
+                m += 1
+                yield {"id": f"{lang}-n{m:03d}", "lang": lang, "kind": kind, "secret": False,
+                       "text": text, "batch": "held_out"}
 
 
 def main() -> None:
