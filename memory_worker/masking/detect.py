@@ -14,8 +14,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from memory_worker.masking.labels import assigned_values, labelled_values, values_before_labels
+from memory_worker.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
+from memory_worker.masking.needles import Hits, Needles
 from memory_worker.masking.numbers import card_numbers, contacts
 from memory_worker.masking.shapes import (
+    PEM_NEEDLES,
+    TOKEN_NEEDLES,
+    URL_NEEDLES,
     Span,
     private_key_blocks,
     token_shapes,
@@ -29,7 +34,7 @@ PHONE = "[phone]"
 _PLACEHOLDERS = {"card_number": CARD_NUMBER, "email": EMAIL, "phone": PHONE}
 _MAX_PASSES = 3
 
-Detector = Callable[[str], Iterable[Span]]
+Detector = Callable[[str, Hits], Iterable[Span]]
 DETECTORS: tuple[Detector, ...] = (
     private_key_blocks,
     token_shapes,
@@ -39,6 +44,8 @@ DETECTORS: tuple[Detector, ...] = (
     assigned_values,
     card_numbers,
 )
+
+NEEDLES = Needles(TOKEN_NEEDLES | PEM_NEEDLES | URL_NEEDLES | LABEL_NEEDLES | NAME_NEEDLES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +76,11 @@ def _merged(spans: Iterable[Span]) -> list[Found]:
 def find_secrets(text: str, *, contacts_too: bool = False) -> list[Found]:
     """Every secret in ``text``, in order, overlaps merged (with ``contacts_too``, e-mail
     addresses and phone numbers as well)."""
-    spans: list[Span] = []
-    for detector in DETECTORS:
-        spans.extend(detector(text))
+    hits = NEEDLES.find(text)
+    if hits.present:
+        spans = [span for detector in DETECTORS for span in detector(text, hits)]
+    else:  # no needle: only a card number can be there
+        spans = list(card_numbers(text))
     if contacts_too:
         spans.extend(contacts(text))
     return _merged(spans)

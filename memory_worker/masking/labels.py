@@ -41,11 +41,15 @@ from memory_worker.masking.lexicon import (
     CHANGE_VERBS,
     CODE_LABELS,
     CONNECTOR_WORDS,
+    FILLER_ADJECTIVES,
     FILLER_ADVERBS,
     KEY_LABELS,
+    LABEL_NEEDLES,
     NAME_KEY_PARTS,
+    NAME_NEEDLES,
     NAME_NOT_SECRET_PARTS,
     NAME_PASSWORD_PARTS,
+    NOT_BEFORE,
     NOT_FILLERS,
     NOT_SECRET_CODES,
     NOT_VALUES,
@@ -55,6 +59,7 @@ from memory_worker.masking.lexicon import (
     PIN_LABELS,
     PREPOSITIONS,
 )
+from memory_worker.masking.needles import Hits
 from memory_worker.masking.shapes import Span, _token_like
 
 _FAMILIES = {
@@ -115,7 +120,7 @@ _BARE = re.compile(r"[^\s]+")
 _ASCII = re.compile(r"[!-~]+")
 _TRAILING = ".,;:!?)]}»\"'”’…"
 _FILLER = re.compile(r"[ \t]+(?P<w>[^\s.!?,;:=：]{1,30})(?=[\s:=：]|$)")
-_PROSE = re.compile(r"[ \t]+[^\W\d_]+[ \t]+[^\W\d_]+")
+_PROSE = re.compile(r"[ \t]+[^\W_]+[ \t]+[^\W\d_]+")
 _PAIR = re.compile(r"[ \t]*(?P<user>[^\s/]{1,64})[ \t]*/[ \t]*(?P<v>[^\s/]+)")
 _TEMPLATE = re.compile(
     r"^(?:\$\{[\w.]+\}?|\$[A-Z_][A-Z0-9_]*|%\(?\w*\)?[sd]|\{\{?[^{}]*\}\}?|<[^<>]+>|"
@@ -175,7 +180,8 @@ def _accepts(family: str, value: str, *, connector: bool) -> bool:
         least = 3 if connector and family == "pin" else 4
         return value.isdigit() and least <= len(value) <= 8
     if not connector:
-        return family in ("password", "key") and _strong(value)
+        digits = family == "password" and value.isdigit() and 4 <= len(value) <= 12
+        return family in ("password", "key") and (_strong(value) or digits)
     if family in ("password", "pass"):
         return len(value) >= 3
     return _token_like(value)
@@ -208,15 +214,16 @@ def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | boo
     return (begin, end) if _accepts(family, value, connector=True) else False
 
 
-def _bare_allowed(family: str, fillers: list[str], before: str) -> bool:
+def _bare_allowed(fillers: list[str], before: str) -> bool:
     """Whether a value may follow without a connector after these filler words."""
-    if not fillers:
-        return True
-    first = fillers[0].casefold()
-    if len(fillers) == 2 and first in PREPOSITIONS:
+    folded = [f.casefold() for f in fillers]
+    if all(f in FILLER_ADJECTIVES for f in folded):
+        return True  # none, or "senha temporária Xk2…"
+    if len(folded) == 2 and folded[0] in PREPOSITIONS:
         return True  # "пароль от вайфая qwerty123"
-    if len(fillers) == 1 and first in CHANGE_PREPOSITIONS:
-        return first != "to" or bool(CHANGE_VERBS & set(before.casefold().split()))
+    if folded[-1] in CHANGE_PREPOSITIONS:  # "password has been changed to Xk2…"
+        words = {*before.casefold().split(), *folded}
+        return folded[-1] != "to" or bool(CHANGE_VERBS & words)
     return False
 
 
@@ -228,7 +235,7 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
         joined = _joined(text, at, family, lang)
         if joined is not True:
             return joined or None
-        if family not in ("pass", "pair") and _bare_allowed(family, fillers, before):
+        if family not in ("pass", "pair") and _bare_allowed(fillers, before):
             found = _value(text, at, lang) if at < len(text) else None
             if found is not None and (found[0] > at or lang == "zh"):
                 begin, end, quoted = found
@@ -242,21 +249,63 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             family == "pass" and not fillers and folded not in PREPOSITIONS
         ):
             return None
+        if family == "code" and folded in NOT_SECRET_CODES:
+            return None  # "código de erro 4031"
         fillers.append(word.group("w"))
         at = word.end()
 
 
-def _code_kind(text: str, start: int) -> bool:
-    """Whether the word before a "code" label leaves it a secret ("the code", "door code")."""
+def _word_before(text: str, start: int) -> str:
     words = text[max(0, start - 30) : start].split()
-    return not words or words[-1].casefold().strip(".,:;") not in NOT_SECRET_CODES
+    return words[-1].casefold().strip(".,:;") if words else ""
 
 
-def labelled_values(text: str) -> Iterator[Span]:
-    """Spans of values named by a label in running text, in any of the lexicon's languages."""
-    for match in _LABELS.finditer(text):
+def _skipped(family: str, text: str, start: int) -> bool:
+    """Whether the word before a label makes it no label: "*reset* password flow", "*zip*
+    code" (a "code" is a secret unless said to be another kind)."""
+    before = _word_before(text, start)
+    return before in NOT_BEFORE or (family == "code" and before in NOT_SECRET_CODES)
+
+
+#: Longest stretch from a label's start to a needle inside it ("Routeradministratorpasswort").
+_LABEL_REACH = 40
+
+
+def _label_starts(text: str, needles: list[int]) -> list[int]:
+    """Where a label may start: a word start (or a CJK character) at most ``_LABEL_REACH``
+    before a needle."""
+    starts: set[int] = set()
+    for pos in needles:
+        for at in range(max(0, pos - _LABEL_REACH), pos + 1):
+            if at == 0 or not text[at - 1].isalnum() or ord(text[at]) >= 0x2E80:
+                starts.add(at)
+    return sorted(starts)
+
+
+def _label_matches(text: str, hits: Hits) -> Iterator[re.Match[str]]:
+    """``_LABELS.finditer(text)``, tried only where a label may start."""
+    needles = hits.positions(LABEL_NEEDLES)
+    if needles is None:
+        yield from _LABELS.finditer(text)
+        return
+    end = 0
+    for at in _label_starts(text, needles):
+        if at < end:
+            continue
+        match = _LABELS.match(text, at)
+        if match is not None:
+            end = match.end()
+            yield match
+
+
+def labelled_values(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of values named by a label in running text, in any of the lexicon's languages
+    (``hits``: the needles ``text`` holds)."""
+    if hits.present.isdisjoint(LABEL_NEEDLES):
+        return
+    for match in _label_matches(text, hits):
         family, _, lang = (match.lastgroup or "").partition("_")
-        if family == "code" and not _code_kind(text, match.start()):
+        if _skipped(family, text, match.start()):
             continue
         found = _after_label(text, match.start(), match.end(), family, lang)
         if found is not None:
@@ -265,16 +314,18 @@ def labelled_values(text: str) -> Iterator[Span]:
 
 _AS_LABEL = re.compile(
     rf"(?P<v>[^\s]+)[ \t]+(?:{'|'.join(sorted(AS_WORDS, key=len, reverse=True))})[ \t]+"
-    r"(?:(?:my|the|a|mein|mon|mi|il|la|il\s+mio|la\s+mia|moje|мой|мій)[ \t]+)?"
+    r"(?:[^\s.,;:!?]{1,15}[ \t]+){0,2}"
     r"(?:password|passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|hasło|пароль|"
     r"пароля)(?!\w)",
     re.IGNORECASE,
 )
 
 
-def values_before_labels(text: str) -> Iterator[Span]:
+def values_before_labels(text: str, hits: Hits) -> Iterator[Span]:
     """Spans of generated-looking values named as a password afterwards ("Xk2… as my
     password", "j'ai mis Xk2… comme mot de passe")."""
+    if hits.present.isdisjoint(LABEL_NEEDLES):
+        return
     for match in _AS_LABEL.finditer(text):
         value = match.group("v").rstrip(_TRAILING)
         if _strong(value) and not not_a_value(value):
@@ -320,8 +371,10 @@ def _assigned(text: str, at: int) -> tuple[int, int, bool] | None:
     return (match.start(), match.end(), False) if match is not None else None
 
 
-def assigned_values(text: str) -> Iterator[Span]:
+def assigned_values(text: str, hits: Hits) -> Iterator[Span]:
     """Spans of values assigned to identifiers that name a secret (see the module doc)."""
+    if ("=" not in text and ":" not in text) or hits.present.isdisjoint(NAME_NEEDLES):
+        return
     for match in _ASSIGN.finditer(text):
         family = secret_name(match.group("name"))
         if family is None:

@@ -42,7 +42,13 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"wpa2?\s+key",
         r"login\s+code",
     ),
-    "de": (r"passwort", r"kennwort", r"zugangscode", r"wlan-?schlüssel", r"netzwerkschlüssel"),
+    "de": (
+        r"\w*passwort",
+        r"\w*kennwort",
+        r"zugangscode",
+        r"wlan-?schlüssel",
+        r"netzwerkschlüssel",
+    ),
     "fr": (r"mot\s+de\s+passe", r"mdp", r"code\s+d['’]acc[eè]s", r"code\s+secret"),
     "es": (
         r"contrase[ñn]a",
@@ -116,8 +122,8 @@ NOT_SECRET_CODES = _words(
     zip postal post area country error status exit return http response source color colour
     dial iso currency airport product bar qr tracking order event language tax sort promo
     discount coupon voucher dress genetic morse machine program python
-    postleitzahl fehler postal erreur postal error postal errore pocztowy błędu почтовый
-    ошибки поштовий помилки
+    postleitzahl fehler fehlercode postal postale erreur error errore erro pocztowy błędu
+    почтовый ошибки поштовий помилки d'erreur
     """
 )
 PIN_LABELS: dict[str, tuple[str, ...]] = {
@@ -171,6 +177,7 @@ NOT_FILLERS = _words(
     protected hash hashes form page screen dialog strength checker
     gestionnaire gestor gerenciador menedżer менеджер менеджера manager-а politique política
     richtlinie regeln правила политика
+    flow process procedure link
     """
 )
 #: Prepositions of a change ("set the password *to* …", "Passwort *auf* … geändert",
@@ -180,6 +187,16 @@ CHANGE_PREPOSITIONS = _words("to auf en a para in na на")
 CHANGE_VERBS = _words("set sets setting change changed changing reset update updated")
 #: Words between a value and its label ("Xk2… *as my* password", "… *comme* mot de passe").
 AS_WORDS = _words("as als comme como come jako как як")
+#: Words that may stand between a label and a bare value ("senha *temporária* Xk2…").
+FILLER_ADJECTIVES = _words(
+    """
+    new temporary temp initial default old admin root master one-time neue neues temporäres
+    nouveau temporaire provisoire nueva temporal provisional nova temporária provisória nuovo
+    nuova temporanea provvisoria nowe tymczasowe новый временный старый новий тимчасовий
+    """
+)
+#: Words before a label that make it an action, not a secret ("*reset* password flow").
+NOT_BEFORE = _words("reset forgot forgotten forget lost recover")
 #: Words that open a phrase naming what the secret is for ("пароль от вайфая", "für das WLAN").
 PREPOSITIONS = _words(
     """
@@ -244,6 +261,7 @@ NOT_VALUES = _words(
     see voir siehe ver vedi zobacz смотри дивись veja utile useful nützlich útil
     bitte erfragen demande demander pregunta pregunte pergunte chiedi zapytaj спроси спитай
     ask request que
+    minimum mindestens mínimo minimo minimalnie минимум мінімум broken kaputt cassé roto
     """
 )
 
@@ -275,3 +293,17 @@ NAME_NOT_SECRET_PARTS = _words(
     keyboard keyword keywords passport passenger compass bypass
     """
 )
+
+# --- needles: a text holding none of them holds no label (a property test checks every label) --
+
+LABEL_NEEDLES = _words(
+    """
+    pass pw psw mdp key code kennwort schlüssel contra digo senha ordine codice chiave hasł
+    hasle kod парол пас гасло код 密码 口令 密碼 api token secret auth clé cle jeton clave
+    llave chave klucz ключ токен секрет 密钥 秘钥 私钥 令牌 pin cvv cvc otp geheimzahl пин пін
+    验证码 cred login wifi wi-fi vpn zugang wlan anmelde identifiant acc aces logowania dost
+    доступ логин логін вход вхід 账号
+    """
+)
+#: Needles of secret-named identifiers (:func:`~memory_worker.masking.labels.assigned_values`).
+NAME_NEEDLES = frozenset({"pass", "pw", "secret", "token", "key", "auth", "cred", "sig"})

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from memory_worker.masking.needles import Hits
+
 Span = tuple[int, int, str]
 
 _SPACE = "[ \u00a0\u2007\u202f\t]"
@@ -103,7 +105,7 @@ def _continues(run: str, groups: list[tuple[int, int]], first: int, last: int) -
     return after == inner and digits <= 19
 
 
-def card_numbers(text: str) -> Iterator[Span]:
+def card_numbers(text: str, hits: Hits | None = None) -> Iterator[Span]:
     """Spans of Luhn-valid payment card numbers in ``text``."""
     for match in _DIGIT_RUN.finditer(text):
         if match.end() - match.start() >= 13:

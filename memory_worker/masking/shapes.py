@@ -15,6 +15,8 @@ import binascii
 import re
 from collections.abc import Callable, Iterator
 
+from memory_worker.masking.needles import Hits
+
 Span = tuple[int, int, str]
 Check = Callable[[str], bool]
 
@@ -47,57 +49,74 @@ def _basic_credentials(value: str) -> bool:
     return b":" in decoded and len(decoded) >= 3
 
 
-#: (kind, pattern, secret group, check on the secret)
-_RULES: tuple[tuple[str, str, int | str, Check | None], ...] = (
-    ("token", r"\bsk-[A-Za-z0-9][A-Za-z0-9_-]{9,}", 0, _sk_key),
-    ("token", r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}", 0, None),
-    ("token", r"\bwhsec_[A-Za-z0-9+/=]{16,}", 0, None),
+#: (kind, needles, pattern, secret group, check on the secret). A rule runs only on a text
+#: whose casefolded form holds one of its needles (every match holds one: a property test
+#: checks it), so an ordinary sentence costs a few substring searches, not 40 scans.
+_RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = (
+    ("token", ("sk-",), r"\bsk-[A-Za-z0-9][A-Za-z0-9_-]{9,}", 0, _sk_key),
+    ("token", ("k_live_", "k_test_"), r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}", 0, None),
+    ("token", ("whsec_",), r"\bwhsec_[A-Za-z0-9+/=]{16,}", 0, None),
     (
         "token",
+        ("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "aroa", "apka"),
         r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)[A-Z0-9]{16}\b",
         0,
         None,
     ),
-    ("token", r"\bgh[pousr]_[A-Za-z0-9]{30,}", 0, None),
-    ("token", r"\bgithub_pat_[A-Za-z0-9_]{30,}", 0, None),
-    ("token", r"\bgl(?:pat|dt|ptt|rt|cbt|soat|ffct)-[A-Za-z0-9_-]{20,}", 0, None),
-    ("token", r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}", 0, None),
-    ("token", r"\bxapp-\d-[A-Za-z0-9-]{10,}", 0, None),
-    ("token", r"\bAIza[0-9A-Za-z_-]{35}", 0, None),
-    ("token", r"\bya29\.[0-9A-Za-z_-]{20,}", 0, None),
-    ("token", r"\bGOCSPX-[A-Za-z0-9_-]{20,}", 0, None),
-    ("token", r"\bhf_[A-Za-z0-9]{30,}", 0, None),
-    ("token", r"\bnpm_[A-Za-z0-9]{30,}", 0, None),
-    ("token", r"\bpypi-[A-Za-z0-9_-]{40,}", 0, None),
-    ("token", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0, None),
-    ("token", r"\bSK[0-9a-f]{32}\b", 0, None),
-    ("token", r"\bkey-[0-9a-zA-Z]{32}\b", 0, None),
-    ("token", r"\b[0-9a-f]{32}-us\d{1,2}\b", 0, None),
-    ("token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", 0, None),
-    ("token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", 0, None),
-    ("token", r"\bATATT3[A-Za-z0-9_=-]{30,}", 0, None),
-    ("token", r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}", 0, None),
-    ("token", r"\bdapi[a-f0-9]{32}\b", 0, None),
-    ("token", r"\bgl(?:c|sa)_[A-Za-z0-9+/=_]{32,}", 0, None),
-    ("token", r"\blin_api_[A-Za-z0-9]{32,}", 0, None),
-    ("token", r"\bhvs\.[A-Za-z0-9_-]{24,}", 0, None),
-    ("token", r"\bAGE-SECRET-KEY-1[A-Z0-9]{50,}", 0, None),
-    ("token", r"(?<![0-9])\d{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])", 0, None),
-    ("token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0, None),
+    ("token", ("gh",), r"\bgh[pousr]_[A-Za-z0-9]{30,}", 0, None),
+    ("token", ("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{30,}", 0, None),
+    ("token", ("gl",), r"\bgl(?:pat|dt|ptt|rt|cbt|soat|ffct)-[A-Za-z0-9_-]{20,}", 0, None),
+    ("token", ("xox",), r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}", 0, None),
+    ("token", ("xapp-",), r"\bxapp-\d-[A-Za-z0-9-]{10,}", 0, None),
+    ("token", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}", 0, None),
+    ("token", ("ya29.",), r"\bya29\.[0-9A-Za-z_-]{20,}", 0, None),
+    ("token", ("gocspx-",), r"\bGOCSPX-[A-Za-z0-9_-]{20,}", 0, None),
+    ("token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}", 0, None),
+    ("token", ("npm_",), r"\bnpm_[A-Za-z0-9]{30,}", 0, None),
+    ("token", ("pypi-",), r"\bpypi-[A-Za-z0-9_-]{40,}", 0, None),
+    ("token", ("sg.",), r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0, None),
+    ("token", ("sk",), r"\bSK[0-9a-f]{32}\b", 0, None),
+    ("token", ("key-",), r"\bkey-[0-9a-zA-Z]{32}\b", 0, None),
+    ("token", ("-us",), r"\b[0-9a-f]{32}-us\d{1,2}\b", 0, None),
+    ("token", ("_v1_",), r"\bdo[opr]_v1_[a-f0-9]{64}\b", 0, None),
+    ("token", ("shp",), r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", 0, None),
+    ("token", ("atatt3",), r"\bATATT3[A-Za-z0-9_=-]{30,}", 0, None),
+    ("token", ("sq0",), r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}", 0, None),
+    ("token", ("dapi",), r"\bdapi[a-f0-9]{32}\b", 0, None),
+    ("token", ("glc_", "glsa_"), r"\bgl(?:c|sa)_[A-Za-z0-9+/=_]{32,}", 0, None),
+    ("token", ("lin_api_",), r"\blin_api_[A-Za-z0-9]{32,}", 0, None),
+    ("token", ("hvs.",), r"\bhvs\.[A-Za-z0-9_-]{24,}", 0, None),
+    ("token", ("age-secret-key-1",), r"\bAGE-SECRET-KEY-1[A-Z0-9]{50,}", 0, None),
+    ("token", (":",), r"(?<![0-9])\d{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])", 0, None),
+    (
+        "token",
+        ("eyj",),
+        r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        0,
+        None,
+    ),
     # a private key's body without its header: DER (``MII…``) or OpenSSH base64
-    ("private_key", r"\bMII[A-Za-z0-9+/]{60,}={0,2}", 0, None),
-    ("private_key", r"\bb3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]{20,}={0,2}", 0, None),
+    ("private_key", ("mii",), r"\bMII[A-Za-z0-9+/]{60,}={0,2}", 0, None),
+    (
+        "private_key",
+        ("b3blbnnzac1rzxktdje",),
+        r"\bb3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]{20,}={0,2}",
+        0,
+        None,
+    ),
     # passwords on command lines: mysql -pSECRET, sshpass -p SECRET
     (
         "password",
+        ("mysql", "mariadb"),
         r"\b(?:mysql|mysqladmin|mysqldump|mariadb)\b[^\n]*?\s-p(?P<v>[^\s-]\S*)",
         "v",
         None,
     ),
-    ("password", r"\bsshpass\s+-p\s*(?P<v>\S+)", "v", None),
+    ("password", ("sshpass",), r"\bsshpass\s+-p\s*(?P<v>\S+)", "v", None),
     # Authorization headers and bearer/basic values
     (
         "auth_header",
+        ("authorization",),
         r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:basic|bearer|token|digest|bot|"
         r"apikey|sso-key|negotiate|ntlm)\s+(?P<v>[^\s\"',;]{4,})",
         "v",
@@ -105,31 +124,66 @@ _RULES: tuple[tuple[str, str, int | str, Check | None], ...] = (
     ),
     (
         "auth_header",
+        ("authorization",),
         r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?P<v>[^\s\"',;]{6,})",
         "v",
         _token_like,
     ),
-    ("auth_header", r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})", "v", _token_like),
-    ("auth_header", r"(?i)\bbasic\s+(?P<v>[A-Za-z0-9+/]{6,}={0,2})", "v", _basic_credentials),
+    ("auth_header", ("bearer",), r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})", "v", _token_like),
+    (
+        "auth_header",
+        ("basic",),
+        r"(?i)\bbasic\s+(?P<v>[A-Za-z0-9+/]{6,}={0,2})",
+        "v",
+        _basic_credentials,
+    ),
     # webhooks: everything after the fixed part of the URL is the credential
     (
         "webhook",
+        ("hooks.slack.com",),
         r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]+)",
         "v",
         None,
     ),
-    ("webhook", r"discord(?:app)?\.com/api/webhooks/(?P<v>\d+/[A-Za-z0-9_-]+)", "v", None),
-    ("webhook", r"outlook\.office(?:365)?\.com/webhook/(?P<v>[^\s\"'<>]+)", "v", None),
+    (
+        "webhook",
+        ("discord",),
+        r"discord(?:app)?\.com/api/webhooks/(?P<v>\d+/[A-Za-z0-9_-]+)",
+        "v",
+        None,
+    ),
+    (
+        "webhook",
+        ("outlook.office",),
+        r"outlook\.office(?:365)?\.com/webhook/(?P<v>[^\s\"'<>]+)",
+        "v",
+        None,
+    ),
 )
 
-_COMPILED: tuple[tuple[str, re.Pattern[str], int | str, Check | None], ...] = tuple(
-    (kind, re.compile(pattern), group, check) for kind, pattern, group, check in _RULES
+_COMPILED: tuple[tuple[str, tuple[str, ...], re.Pattern[str], int | str, Check | None], ...] = (
+    tuple(
+        (kind, needles, re.compile(pattern), group, check)
+        for kind, needles, pattern, group, check in _RULES
+    )
 )
 
 
-def token_shapes(text: str) -> Iterator[Span]:
-    """Spans of provider tokens, key bodies, ``Authorization`` values and webhook secrets."""
-    for kind, pattern, group, check in _COMPILED:
+#: Every needle of the rules (see :mod:`memory_worker.masking.needles`).
+TOKEN_NEEDLES = frozenset(needle for rule in _RULES for needle in rule[1])
+_RULES_BY_NEEDLE: dict[str, tuple[int, ...]] = {
+    needle: tuple(i for i, rule in enumerate(_RULES) if needle in rule[1])
+    for needle in TOKEN_NEEDLES
+}
+PEM_NEEDLES = frozenset({"private key"})
+URL_NEEDLES = frozenset({"://", "="})
+
+
+def token_shapes(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of provider tokens, key bodies, ``Authorization`` values and webhook secrets
+    (``hits``: the needles ``text`` holds)."""
+    rules = sorted({i for needle in hits.present for i in _RULES_BY_NEEDLE.get(needle, ())})
+    for kind, _, pattern, group, check in (_COMPILED[i] for i in rules):
         for match in pattern.finditer(text):
             value = match.group(group)
             if check is None or check(value):
@@ -155,9 +209,11 @@ def _base64_line(token: str) -> bool:
     )
 
 
-def private_key_blocks(text: str) -> Iterator[Span]:
+def private_key_blocks(text: str, hits: Hits) -> Iterator[Span]:
     """Spans of PEM private keys, header to footer; a block cut short (no footer) runs to the
     last token of its base64 body."""
+    if hits.present.isdisjoint(PEM_NEEDLES):
+        return
     for begin in _PEM_BEGIN.finditer(text):
         at = begin.end()
         while True:
@@ -183,9 +239,11 @@ _QUERY_SECRET = re.compile(
 )
 
 
-def url_credentials(text: str) -> Iterator[Span]:
+def url_credentials(text: str, hits: Hits) -> Iterator[Span]:
     """Spans of passwords in ``scheme://user:password@host`` (also ``:password@`` and a
     token standing alone as the user) and of secret query parameters' values."""
+    if hits.present.isdisjoint(URL_NEEDLES):
+        return
     for match in _AUTHORITY.finditer(text):
         authority = match.group("a")
         userinfo, at, _ = authority.rpartition("@")

@@ -698,6 +698,131 @@ LOOK_MORE = [
     ("date", "at 14:30:00 on 2025-12-01"),
 ]
 
+
+# --- third batch: written after the second was tuned, measured once before any fix ----------
+
+SAID_THIRD: dict[str, list[tuple[str, str]]] = {
+    "en": [
+        ("password", "btw the new wifi pw is {pw}"),
+        ("password", "Password => {pw}"),
+        ("password", "password: `{pw}`"),
+        ("password", "pass = {pw}"),
+        ("password", "they gave me {strong} as the temp password"),
+        ("password", "login is {user}, password is {pw}"),
+        ("password", "the root password on the NAS is {pw}"),
+        ("password", "password for grandma's laptop: {pw}"),
+        ("password", "wifi name CafeNet, wifi password {strong}"),
+        ("pin", "my code for the alarm is {pin}"),
+        ("pin", "card pin {pin}"),
+        ("password", "here are the creds — user: {user} pass: {pw}"),
+        ("pin", "Your one-time password is {pin}"),
+        ("password", "temporary password: {pw}"),
+        ("password", "the password has been changed to {pw}"),
+    ],
+    "de": [
+        ("password", "das WLAN Passwort ist {pw}"),
+        ("password", "Kennwort lautet jetzt {pw}"),
+        ("password", "PW fürs NAS: {pw}"),
+        ("password", "Passwort vom Router: {pw}"),
+        ("pin", "hier dein Einmalpasswort: {pin}"),
+        ("password", "Benutzer: {user} Passwort: {pw}"),
+    ],
+    "fr": [
+        ("password", "le mdp c'est {pw}"),
+        ("password", "mot de passe temporaire : {pw}"),
+        ("password", "le mot de passe du compte admin est {pw}"),
+        ("password", "mot de passe wifi: {pw}"),
+        ("pin", "code de la porte : {pin}"),
+    ],
+    "es": [
+        ("password", "la contraseña de la wifi es {pw}"),
+        ("password", "contraseña temporal: {pw}"),
+        ("password", "usuario {user} y contraseña {strong}"),
+        ("token", "la clave es {strong}"),
+        ("pin", "pin de la tarjeta: {pin}"),
+    ],
+    "pt": [
+        ("password", "senha do wifi: {pw}"),
+        ("password", "a senha nova é {pw}"),
+        ("password", "senha temporária {strong}"),
+        ("pin", "o código do portão é {pin}"),
+    ],
+    "it": [
+        ("password", "la password del router è {pw}"),
+        ("password", "password temporanea: {pw}"),
+        ("password", "la password nuova è {pw}"),
+        ("pin", "codice del cancello: {pin}"),
+    ],
+    "pl": [
+        ("password", "hasło do routera: {pw}"),
+        ("password", "tymczasowe hasło to {pw}"),
+        ("password", "nowe hasło to {pw}"),
+        ("pin", "kod do bramy: {pin}"),
+    ],
+    "ru": [
+        ("password", "пароль от wifi: {pw}"),
+        ("password", "временный пароль {strong}"),
+        ("password", "пароль для входа — {pw}"),
+        ("pin", "код от домофона {pin}"),
+        ("password", "пароль от компа {strong}"),
+        ("password", "пароль поменял на {strong}"),
+    ],
+    "uk": [
+        ("password", "пароль від роутера: {pw}"),
+        ("password", "тимчасовий пароль {strong}"),
+        ("password", "новий пароль — {pw}"),
+        ("pin", "код від домофона {pin}"),
+    ],
+    "zh": [
+        ("password", "wifi 密码: {pw}"),
+        ("password", "临时密码是{pw}"),
+        ("password", "管理员密码：{pw}"),
+        ("pin", "门禁密码 {pin}"),
+    ],
+}
+TALK_THIRD: dict[str, list[str]] = {
+    "en": [
+        "reset password flow is broken",
+        "password strength: weak",
+        "the password policy changed",
+        "I typed my password wrong 3 times",
+        "password-protected zip, ask me for it",
+        "Enter password:",
+        "the token expires in 3600 seconds",
+        "session token expired",
+        "API key? ask Maria",
+        "Secret: the cake is a lie",
+        "my PIN got blocked after 3 tries",
+        "zip code 10115",
+        "error code 4031",
+        "status code: 503",
+        "promo code SUMMER2024",
+        "gate B12, seat 14C, flight LH1234",
+        "invoice INV-2024-00123",
+        "ticket #48213",
+        "+1 800 555 0199",
+        "IMEI 35-209900-176148-1",
+    ],
+    "de": ["Passwort zurücksetzen geht nicht", "das Passwort muss Sonderzeichen enthalten",
+           "PLZ 10115", "Fehlercode 4031", "Rechnung Nr. 2024-00123", "Kennwort: siehe Zettel"],
+    "fr": ["mot de passe à changer tous les 3 mois", "code postal 75011",
+           "le code d'erreur est 500", "référence 2024-00123"],
+    "es": ["restablecer contraseña no funciona", "código postal 28013",
+           "contraseña: mínimo 8 caracteres"],
+    "pt": ["redefinir senha", "CEP 01310-100", "código de erro 4031"],
+    "it": ["reimposta la password", "CAP 00184", "codice errore 4031"],
+    "pl": ["resetuj hasło", "kod pocztowy 00-950", "kod błędu 4031"],
+    "ru": ["сбросить пароль не получается", "индекс 101000", "код ошибки 4031",
+           "пароль должен содержать цифры", "пароль: минимум 8 символов"],
+    "uk": ["скинути пароль", "індекс 01001", "код помилки 4031", "пароль: мінімум 8 символів"],
+    "zh": ["重置密码", "邮编 100000", "错误代码 4031", "密码长度至少8位"],
+}
+THIRD_SHARED = [
+    ("config", "OPENAI_API_KEY={tok}"),
+    ("url_credential", "jdbc:postgresql://db:5432/app?user=app&password={pw}"),
+    ("url_credential", "smtp://mailer:{pw}@smtp.example.com:587"),
+]
+
 # --- building the corpus ------------------------------------------------------------------------
 
 LANGS = list(SAID)
@@ -811,6 +936,18 @@ def held_out(lang: str, index: int) -> Iterator[tuple[bool, str, str, list[str]]
     yield False, kind, LOOK_CARRIERS[lang][1].replace("{x}", text), []
 
 
+def third(lang: str, index: int) -> Iterator[tuple[bool, str, str, list[str]]]:
+    for kind, template in SAID_THIRD[lang]:
+        text, values = fill(template, lang)
+        yield True, kind, text, values
+    kind, template = THIRD_SHARED[index % len(THIRD_SHARED)]
+    pw = url_password() if kind == "url_credential" else None
+    text, values = fill(template, lang, **({"pw": pw} if pw else {}))
+    yield True, kind, text, values
+    for text in TALK_THIRD[lang]:
+        yield False, "talk", text, []
+
+
 def corpus() -> Iterator[dict[str, object]]:
     for index, lang in enumerate(LANGS):
         n = m = 0
@@ -822,15 +959,17 @@ def corpus() -> Iterator[dict[str, object]]:
             m += 1
             yield {"id": f"{lang}-n{m:03d}", "lang": lang, "kind": kind, "secret": False,
                    "text": text, "batch": "tuned"}
-        for secret, kind, text, values in held_out(lang, index):
+        later = [(b, *row) for b, rows in (("held_out", held_out(lang, index)),
+                                               ("third", third(lang, index))) for row in rows]
+        for batch, secret, kind, text, values in later:
             if secret:
                 n += 1
                 yield {"id": f"{lang}-s{n:03d}", "lang": lang, "kind": kind, "secret": True,
-                       "text": text, "values": values, "batch": "held_out"}
+                       "text": text, "values": values, "batch": batch}
             else:
                 m += 1
                 yield {"id": f"{lang}-n{m:03d}", "lang": lang, "kind": kind, "secret": False,
-                       "text": text, "batch": "held_out"}
+                       "text": text, "batch": batch}
 
 
 def main() -> None:
