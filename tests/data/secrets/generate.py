@@ -85,15 +85,25 @@ def not_luhn(number: str) -> str:
     return number[:-1] + str(last)
 
 
-CARD_BRANDS = [("4", 16), ("51", 16), ("55", 16), ("2221", 16), ("37", 15), ("6011", 16),
-               ("62", 16), ("2200", 16), ("4", 13), ("36", 14), ("35", 16), ("6", 19)]
+CARD_BRANDS = [
+    ("4", 16),
+    ("51", 16),
+    ("55", 16),
+    ("2221", 16),
+    ("37", 15),
+    ("6011", 16),
+    ("62", 16),
+    ("2200", 16),
+    ("4", 13),
+    ("36", 14),
+    ("35", 16),
+    ("6", 19),
+]
 SEPARATORS = [" ", "-", ".", "\u00a0", "  ", "", " - ", "\u202f"]
 
 
 def group(number: str, sep: str) -> str:
-    if len(number) == 15:
-        parts = [number[:4], number[4:10], number[10:]]
-    elif len(number) == 14:
+    if len(number) == 15 or len(number) == 14:
         parts = [number[:4], number[4:10], number[10:]]
     else:
         parts = [number[i : i + 4] for i in range(0, len(number), 4)]
@@ -115,26 +125,40 @@ TOKENS: dict[str, Callable[[], str]] = {
     "sk_live": lambda: "sk-live-" + pick(ALNUM, 32),
     "anthropic": lambda: "sk-ant-api03-" + pick(ALNUM + "_-", 93) + "AA",
     "stripe": lambda: rng.choice(["sk_live_", "rk_live_", "sk_test_"]) + pick(ALNUM, 24),
-    "github_pat": lambda: "github_pat_11" + pick(string.ascii_uppercase + string.digits, 20)
-    + "_" + pick(ALNUM, 59),
+    "github_pat": lambda: (
+        "github_pat_11" + pick(string.ascii_uppercase + string.digits, 20) + "_" + pick(ALNUM, 59)
+    ),
     "github": lambda: rng.choice(["ghp_", "gho_", "ghs_"]) + pick(ALNUM, 36),
     "gitlab": lambda: "glpat-" + pick(ALNUM + "_-", 20),
     "huggingface": lambda: "hf_" + pick(string.ascii_letters, 34),
     "npm": lambda: "npm_" + pick(ALNUM, 36),
     "sendgrid": lambda: "SG." + pick(ALNUM + "_-", 22) + "." + pick(ALNUM + "_-", 43),
-    "slack": lambda: f"xox{rng.choice('bpa')}-{rng.randrange(10**11, 10**12)}-"
-    f"{rng.randrange(10**11, 10**12)}-" + pick(ALNUM, 24),
-    "slack_webhook": lambda: "https://hooks.slack.com/services/T" + pick(string.ascii_uppercase
-    + string.digits, 8) + "/B" + pick(string.ascii_uppercase + string.digits, 10) + "/"
-    + pick(ALNUM, 24),
-    "discord_webhook": lambda: f"https://discord.com/api/webhooks/{rng.randrange(10**17, 10**18)}/"
-    + pick(ALNUM + "_-", 68),
+    "slack": lambda: (
+        f"xox{rng.choice('bpa')}-{rng.randrange(10**11, 10**12)}-"
+        f"{rng.randrange(10**11, 10**12)}-" + pick(ALNUM, 24)
+    ),
+    "slack_webhook": lambda: (
+        "https://hooks.slack.com/services/T"
+        + pick(string.ascii_uppercase + string.digits, 8)
+        + "/B"
+        + pick(string.ascii_uppercase + string.digits, 10)
+        + "/"
+        + pick(ALNUM, 24)
+    ),
+    "discord_webhook": lambda: (
+        f"https://discord.com/api/webhooks/{rng.randrange(10**17, 10**18)}/"
+        + pick(ALNUM + "_-", 68)
+    ),
     "aws_access_key": lambda: "AKIA" + pick(string.ascii_uppercase + "234567", 16),
     "google": lambda: "AIza" + pick(ALNUM + "_-", 35),
     "telegram": lambda: f"{rng.randrange(10**8, 10**10)}:AA" + pick(ALNUM + "_-", 33),
-    "jwt": lambda: b64url(b'{"alg":"HS256","typ":"JWT"}') + "."
-    + b64url(json.dumps({"sub": str(rng.randrange(10**6)), "exp": 1_900_000_000}).encode())
-    + "." + pick(ALNUM + "_-", 43),
+    "jwt": lambda: (
+        b64url(b'{"alg":"HS256","typ":"JWT"}')
+        + "."
+        + b64url(json.dumps({"sub": str(rng.randrange(10**6)), "exp": 1_900_000_000}).encode())
+        + "."
+        + pick(ALNUM + "_-", 43)
+    ),
     "pypi": lambda: "pypi-AgEIcHlwaS5vcmc" + pick(ALNUM + "_-", 60),
 }
 
@@ -148,7 +172,9 @@ def pem_lines(n: int) -> list[str]:
 
 
 def basic(lang: str) -> str:
-    return base64.b64encode(f"{rng.choice(['admin', 'bob', 'deploy'])}:{strong(lang)}".encode()).decode()
+    return base64.b64encode(
+        f"{rng.choice(['admin', 'bob', 'deploy'])}:{strong(lang)}".encode()
+    ).decode()
 
 
 # --- secrets said in running text, per language -------------------------------------------------
@@ -334,25 +360,76 @@ USERS = ["bob", "admin", "anna.k", "deploy", "root", "marta_s", "ivan"]
 # --- secrets of every language's chats: tokens, URLs, cards, config, headers, keys -------------
 
 CARRIERS = {
-    "en": ["here's the key: {x}", "use {x} for staging", "I pasted {x} into the config, works now",
-           "can you check why {x} is rejected?", "connect with {x}"],
-    "de": ["hier der Schlüssel: {x}", "nimm {x} für Staging", "ich hab {x} in die Config kopiert",
-           "verbinde dich mit {x}", "warum wird {x} abgelehnt?"],
-    "fr": ["voici la clé : {x}", "utilise {x} pour la préprod", "j'ai collé {x} dans la config",
-           "connecte-toi avec {x}", "pourquoi {x} est refusé ?"],
-    "es": ["aquí está la clave: {x}", "usa {x} para staging", "pegué {x} en la config",
-           "conéctate con {x}", "¿por qué rechaza {x}?"],
-    "pt": ["segue a chave: {x}", "usa {x} no staging", "colei {x} na config",
-           "conecta com {x}", "por que {x} é recusado?"],
-    "it": ["ecco la chiave: {x}", "usa {x} per lo staging", "ho incollato {x} nella config",
-           "collegati con {x}", "perché {x} viene rifiutato?"],
-    "pl": ["oto klucz: {x}", "użyj {x} na stagingu", "wkleiłem {x} do configu",
-           "połącz się przez {x}", "czemu {x} jest odrzucany?"],
-    "ru": ["держи ключ: {x}", "используй {x} для стейджинга", "я вставил {x} в конфиг",
-           "подключайся через {x}", "почему {x} не принимается?"],
-    "uk": ["ось ключ: {x}", "використай {x} для стейджингу", "я вставив {x} у конфіг",
-           "підключайся через {x}", "чому {x} не приймається?"],
-    "zh": ["这是密钥：{x}", "测试环境用 {x}", "我把 {x} 粘贴到配置里了", "用 {x} 连接", "为什么 {x} 被拒绝了？"],
+    "en": [
+        "here's the key: {x}",
+        "use {x} for staging",
+        "I pasted {x} into the config, works now",
+        "can you check why {x} is rejected?",
+        "connect with {x}",
+    ],
+    "de": [
+        "hier der Schlüssel: {x}",
+        "nimm {x} für Staging",
+        "ich hab {x} in die Config kopiert",
+        "verbinde dich mit {x}",
+        "warum wird {x} abgelehnt?",
+    ],
+    "fr": [
+        "voici la clé : {x}",
+        "utilise {x} pour la préprod",
+        "j'ai collé {x} dans la config",
+        "connecte-toi avec {x}",
+        "pourquoi {x} est refusé ?",
+    ],
+    "es": [
+        "aquí está la clave: {x}",
+        "usa {x} para staging",
+        "pegué {x} en la config",
+        "conéctate con {x}",
+        "¿por qué rechaza {x}?",
+    ],
+    "pt": [
+        "segue a chave: {x}",
+        "usa {x} no staging",
+        "colei {x} na config",
+        "conecta com {x}",
+        "por que {x} é recusado?",
+    ],
+    "it": [
+        "ecco la chiave: {x}",
+        "usa {x} per lo staging",
+        "ho incollato {x} nella config",
+        "collegati con {x}",
+        "perché {x} viene rifiutato?",
+    ],
+    "pl": [
+        "oto klucz: {x}",
+        "użyj {x} na stagingu",
+        "wkleiłem {x} do configu",
+        "połącz się przez {x}",
+        "czemu {x} jest odrzucany?",
+    ],
+    "ru": [
+        "держи ключ: {x}",
+        "используй {x} для стейджинга",
+        "я вставил {x} в конфиг",
+        "подключайся через {x}",
+        "почему {x} не принимается?",
+    ],
+    "uk": [
+        "ось ключ: {x}",
+        "використай {x} для стейджингу",
+        "я вставив {x} у конфіг",
+        "підключайся через {x}",
+        "чому {x} не приймається?",
+    ],
+    "zh": [
+        "这是密钥：{x}",
+        "测试环境用 {x}",
+        "我把 {x} 粘贴到配置里了",
+        "用 {x} 连接",
+        "为什么 {x} 被拒绝了？",
+    ],
 }
 CARD_CARRIERS = {
     "en": ["pay with {x}, exp 04/27", "my card number is {x}", "card: {x} cvv on the back"],
@@ -399,8 +476,13 @@ HEADERS = [
     "Proxy-Authorization: Basic {basic}",
     "Authorization: Bearer {jwt}",
 ]
-PEM_KINDS = ["RSA PRIVATE KEY", "PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY",
-             "ENCRYPTED PRIVATE KEY"]
+PEM_KINDS = [
+    "RSA PRIVATE KEY",
+    "PRIVATE KEY",
+    "EC PRIVATE KEY",
+    "OPENSSH PRIVATE KEY",
+    "ENCRYPTED PRIVATE KEY",
+]
 
 # --- look-alikes: what must stay as written ---------------------------------------------------
 
@@ -537,24 +619,49 @@ TALK: dict[str, list[str]] = {
     ],
 }
 LOOK = {
-    "version": ["upgrade to 2.14.3 first", "Python 3.11.4 is installed", "v1.2.3-rc.1 is out",
-                "release 2024.10.1 fixed it"],
-    "phone": ["call +49 151 23456789", "+7 (912) 345-67-89", "+33 6 12 34 56 78",
-              "(415) 555-0100", "+86 138 0013 8000", "+351 912 345 678"],
+    "version": [
+        "upgrade to 2.14.3 first",
+        "Python 3.11.4 is installed",
+        "v1.2.3-rc.1 is out",
+        "release 2024.10.1 fixed it",
+    ],
+    "phone": [
+        "call +49 151 23456789",
+        "+7 (912) 345-67-89",
+        "+33 6 12 34 56 78",
+        "(415) 555-0100",
+        "+86 138 0013 8000",
+        "+351 912 345 678",
+    ],
     "isbn": ["ISBN 978-3-16-148410-0", "ISBN 9780306406157", "978 0 306 40615 7"],
     "date": ["2026-03-05 14:30", "05.03.2026", "12/31/2025 at 9:15", "2025-11-30T08:00:00Z"],
     "order_number": [],  # filled with non-Luhn numbers below
     "uuid": ["550e8400-e29b-41d4-a716-446655440000", "req 7d444840-9dc0-11d1-b245-5ffdce74fad2"],
-    "hash": ["commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
-             "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"],
-    "url": ["https://example.org/docs?page=2#intro", "https://github.com/org/repo/pull/123",
-            "http://localhost:8080/health", "https://user@example.org/profile"],
-    "identifier": ["MAX_TOKENS=4096", "password_min_length = 12", "token_count: 512",
-                   "from huggingface_hub import hf_hub_download", "npm_config_cache=/tmp/npm",
-                   "def check_password(user, candidate):", "TOKEN_FILE=/run/secrets/token",
-                   "DB_PASSWORD=${DB_PASSWORD}", "password: <your password>",
-                   "api_key: YOUR_API_KEY", "sk-learn is not a thing, sklearn is",
-                   "if not password: raise ValueError", "primary_key=id"],
+    "hash": [
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+        "sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    ],
+    "url": [
+        "https://example.org/docs?page=2#intro",
+        "https://github.com/org/repo/pull/123",
+        "http://localhost:8080/health",
+        "https://user@example.org/profile",
+    ],
+    "identifier": [
+        "MAX_TOKENS=4096",
+        "password_min_length = 12",
+        "token_count: 512",
+        "from huggingface_hub import hf_hub_download",
+        "npm_config_cache=/tmp/npm",
+        "def check_password(user, candidate):",
+        "TOKEN_FILE=/run/secrets/token",
+        "DB_PASSWORD=${DB_PASSWORD}",
+        "password: <your password>",
+        "api_key: YOUR_API_KEY",
+        "sk-learn is not a thing, sklearn is",
+        "if not password: raise ValueError",
+        "primary_key=id",
+    ],
     "iban": ["IBAN DE89 3704 0044 0532 0130 00", "FR76 3000 6000 0112 3456 7890 189"],
     "imei": ["IMEI 490154203237518", "IMEI 356938035643809"],
     "amount": ["€1.234,56", "1 234 567 руб.", "$4,111.11 total"],
@@ -573,9 +680,15 @@ LOOK_CARRIERS = {
     "zh": ["{x}", "供参考：{x}", "看 {x}"],
 }
 ORDER_CARRIERS = {
-    "en": "order {x} shipped", "de": "Bestellung {x} ist unterwegs", "fr": "commande {x} expédiée",
-    "es": "pedido {x} enviado", "pt": "pedido {x} enviado", "it": "ordine {x} spedito",
-    "pl": "zamówienie {x} wysłane", "ru": "заказ {x} отправлен", "uk": "замовлення {x} відправлено",
+    "en": "order {x} shipped",
+    "de": "Bestellung {x} ist unterwegs",
+    "fr": "commande {x} expédiée",
+    "es": "pedido {x} enviado",
+    "pt": "pedido {x} enviado",
+    "it": "ordine {x} spedito",
+    "pl": "zamówienie {x} wysłane",
+    "ru": "заказ {x} отправлен",
+    "uk": "замовлення {x} відправлено",
     "zh": "订单 {x} 已发货",
 }
 
@@ -673,12 +786,18 @@ TALK_MORE: dict[str, list[str]] = {
         "secret_key = os.environ['SECRET_KEY']",
         "TOKEN = os.getenv('TOKEN')",
     ],
-    "de": ["das Passwort steht auf der Rückseite", "Passwort: bitte beim Admin erfragen",
-           "Token abgelaufen", "die Geheimzahl kommt per Post"],
-    "fr": ["le mot de passe est envoyé par SMS", "mot de passe : demande à l'accueil",
-           "jeton expiré"],
-    "es": ["la contraseña se envía por SMS", "contraseña: pregunta en recepción",
-           "token caducado"],
+    "de": [
+        "das Passwort steht auf der Rückseite",
+        "Passwort: bitte beim Admin erfragen",
+        "Token abgelaufen",
+        "die Geheimzahl kommt per Post",
+    ],
+    "fr": [
+        "le mot de passe est envoyé par SMS",
+        "mot de passe : demande à l'accueil",
+        "jeton expiré",
+    ],
+    "es": ["la contraseña se envía por SMS", "contraseña: pregunta en recepción", "token caducado"],
     "pt": ["a senha chega por SMS", "senha: pergunte na recepção"],
     "it": ["la password arriva via SMS", "password: chiedi alla reception"],
     "pl": ["hasło przyjdzie SMS-em", "hasło: zapytaj w recepcji"],
@@ -803,17 +922,35 @@ TALK_THIRD: dict[str, list[str]] = {
         "+1 800 555 0199",
         "IMEI 35-209900-176148-1",
     ],
-    "de": ["Passwort zurücksetzen geht nicht", "das Passwort muss Sonderzeichen enthalten",
-           "PLZ 10115", "Fehlercode 4031", "Rechnung Nr. 2024-00123", "Kennwort: siehe Zettel"],
-    "fr": ["mot de passe à changer tous les 3 mois", "code postal 75011",
-           "le code d'erreur est 500", "référence 2024-00123"],
-    "es": ["restablecer contraseña no funciona", "código postal 28013",
-           "contraseña: mínimo 8 caracteres"],
+    "de": [
+        "Passwort zurücksetzen geht nicht",
+        "das Passwort muss Sonderzeichen enthalten",
+        "PLZ 10115",
+        "Fehlercode 4031",
+        "Rechnung Nr. 2024-00123",
+        "Kennwort: siehe Zettel",
+    ],
+    "fr": [
+        "mot de passe à changer tous les 3 mois",
+        "code postal 75011",
+        "le code d'erreur est 500",
+        "référence 2024-00123",
+    ],
+    "es": [
+        "restablecer contraseña no funciona",
+        "código postal 28013",
+        "contraseña: mínimo 8 caracteres",
+    ],
     "pt": ["redefinir senha", "CEP 01310-100", "código de erro 4031"],
     "it": ["reimposta la password", "CAP 00184", "codice errore 4031"],
     "pl": ["resetuj hasło", "kod pocztowy 00-950", "kod błędu 4031"],
-    "ru": ["сбросить пароль не получается", "индекс 101000", "код ошибки 4031",
-           "пароль должен содержать цифры", "пароль: минимум 8 символов"],
+    "ru": [
+        "сбросить пароль не получается",
+        "индекс 101000",
+        "код ошибки 4031",
+        "пароль должен содержать цифры",
+        "пароль: минимум 8 символов",
+    ],
     "uk": ["скинути пароль", "індекс 01001", "код помилки 4031", "пароль: мінімум 8 символів"],
     "zh": ["重置密码", "邮编 100000", "错误代码 4031", "密码长度至少8位"],
 }
@@ -830,7 +967,11 @@ URL_SAFE = ALNUM + "!*-_~"
 
 
 def url_password() -> str:
-    return pick(string.ascii_letters, 3) + pick(URL_SAFE, rng.randrange(8, 14)) + str(rng.randrange(10))
+    return (
+        pick(string.ascii_letters, 3)
+        + pick(URL_SAFE, rng.randrange(8, 14))
+        + str(rng.randrange(10))
+    )
 
 
 def fill(template: str, lang: str, **fixed: str) -> tuple[str, list[str]]:
@@ -874,8 +1015,11 @@ def said(lang: str) -> Iterator[tuple[str, str, list[str]]]:
 
 def pem(kind: str, variant: str) -> tuple[str, list[str]]:
     lines = pem_lines(rng.randrange(4, 8))
-    header = [] if kind != "RSA PRIVATE KEY" or variant != "encrypted" else [
-        "Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-128-CBC," + pick("0123456789ABCDEF", 32), ""]
+    header = (
+        []
+        if kind != "RSA PRIVATE KEY" or variant != "encrypted"
+        else ["Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-128-CBC," + pick("0123456789ABCDEF", 32), ""]
+    )
     if variant == "truncated":
         lines = lines[:3]
         return "\n".join([f"-----BEGIN {kind}-----", *lines]), lines
@@ -953,23 +1097,52 @@ def corpus() -> Iterator[dict[str, object]]:
         n = m = 0
         for kind, text, values in [*said(lang), *shared(lang, index)]:
             n += 1
-            yield {"id": f"{lang}-s{n:03d}", "lang": lang, "kind": kind, "secret": True,
-                   "text": text, "values": values, "batch": "tuned"}
+            yield {
+                "id": f"{lang}-s{n:03d}",
+                "lang": lang,
+                "kind": kind,
+                "secret": True,
+                "text": text,
+                "values": values,
+                "batch": "tuned",
+            }
         for kind, text in look_alikes(lang, index):
             m += 1
-            yield {"id": f"{lang}-n{m:03d}", "lang": lang, "kind": kind, "secret": False,
-                   "text": text, "batch": "tuned"}
-        later = [(b, *row) for b, rows in (("held_out", held_out(lang, index)),
-                                               ("third", third(lang, index))) for row in rows]
+            yield {
+                "id": f"{lang}-n{m:03d}",
+                "lang": lang,
+                "kind": kind,
+                "secret": False,
+                "text": text,
+                "batch": "tuned",
+            }
+        later = [
+            (b, *row)
+            for b, rows in (("held_out", held_out(lang, index)), ("third", third(lang, index)))
+            for row in rows
+        ]
         for batch, secret, kind, text, values in later:
             if secret:
                 n += 1
-                yield {"id": f"{lang}-s{n:03d}", "lang": lang, "kind": kind, "secret": True,
-                       "text": text, "values": values, "batch": batch}
+                yield {
+                    "id": f"{lang}-s{n:03d}",
+                    "lang": lang,
+                    "kind": kind,
+                    "secret": True,
+                    "text": text,
+                    "values": values,
+                    "batch": batch,
+                }
             else:
                 m += 1
-                yield {"id": f"{lang}-n{m:03d}", "lang": lang, "kind": kind, "secret": False,
-                       "text": text, "batch": batch}
+                yield {
+                    "id": f"{lang}-n{m:03d}",
+                    "lang": lang,
+                    "kind": kind,
+                    "secret": False,
+                    "text": text,
+                    "batch": batch,
+                }
 
 
 def main() -> None:
