@@ -142,7 +142,8 @@ async def test_a_farm_code_is_masked_and_bounded_and_echoes_are_removed(
     rid = (await store.enqueue(make_request(4444, texts=[MESSAGE]))).run_id
     assert rid
     claim = await store.claim("w-test")
-    assert claim is not None and claim.id == rid
+    assert claim is not None
+    assert claim.id == rid
     s = settings
     plan = plan_failure(
         claim.attempts,

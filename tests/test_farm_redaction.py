@@ -21,14 +21,13 @@ from hypothesis import strategies as st
 
 from memory_worker.cards import CardStore, Durability, NewCard, RunWrites, Scope
 from memory_worker.consolidate import consolidate_run
-from memory_worker.farmsim import FarmSimulator
 from memory_worker.keys import Keys
 from memory_worker.masking import luhn_valid, mask
 from memory_worker.models import RunRequest
 from memory_worker.prompt import build_merge_request, farm_payload
 from memory_worker.settings import Settings
 from tests.support.factories import slice_request
-from tests.support.farm import Farm, farm_for
+from tests.support.farm import Farm, everything_sent, farm_for
 
 # --- the pure function -----------------------------------------------------------------------
 
@@ -249,16 +248,6 @@ async def seed_card_with_contact(store: CardStore, dimension: int) -> None:
     )
     at = DAY - timedelta(days=3)
     await store.apply_run(CHAT, "old", RunWrites(observed_at=at, cards=[card]), now=at)
-
-
-def everything_sent(sim: FarmSimulator) -> str:
-    """Every body the farm received, decoded (the prompt JSON is a string inside the JSON)."""
-    texts = []
-    for body in sim.received():
-        texts.append(body.decode())
-        for message in orjson.loads(body).get("messages", []):
-            texts.append(str(message.get("content", "")))
-    return "\n".join(texts)
 
 
 async def consolidate(farm: Farm, redis: Any, settings: Settings) -> str:
