@@ -29,7 +29,6 @@ from pydantic import (
     Field,
     Strict,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
@@ -195,10 +194,11 @@ def parse_run_request(data: bytes | str | dict[str, Any]) -> RunRequest:
 class ErrorLogEntry(BaseModel):
     """One failure of a run; the log is bounded and never cleared by a replay.
 
-    ``code`` and ``message`` are masked whenever an entry is built, written or read
-    (:func:`memory_worker.masking.scrub`), so an entry written before a secret shape
-    was known is shown masked too; the store also bounds the message and removes what
-    the farm echoed of the run's messages before writing (§14 rev 3).
+    The store masks ``code`` and ``message`` and bounds them before writing, removing
+    what the farm echoed of the run's messages (§14 rev 3); whatever shows an entry
+    shows :meth:`masked` (an entry written before a secret shape was known, or by an
+    older version, is shown masked too). Readers that never show the text (replay
+    selection) skip that cost.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -210,10 +210,12 @@ class ErrorLogEntry(BaseModel):
     message: str = ""
     kind: Literal["failure", "replay", "retired", "released"] = "failure"
 
-    @field_validator("code", "message")
-    @classmethod
-    def _masked(cls, value: str) -> str:
-        return scrub(value)
+    def masked(self) -> ErrorLogEntry:
+        """This entry as it may be shown: code and message scrubbed."""
+        code, message = scrub(self.code), scrub(self.message)
+        if (code, message) == (self.code, self.message):
+            return self
+        return self.model_copy(update={"code": code, "message": message})
 
 
 class Run(BaseModel):

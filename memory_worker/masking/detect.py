@@ -105,9 +105,10 @@ def mask(text: str, *, contacts: bool = False, placeholder: str | None = None) -
     """
     for _ in range(_MAX_PASSES):
         found = find_secrets(text, contacts_too=contacts)
-        if not found:
+        masked = _replace(text, found, placeholder) if found else text
+        if masked == text:
             return text
-        text = _replace(text, found, placeholder)
+        text = masked
     return text
 
 

@@ -313,12 +313,13 @@ def labelled_values(text: str, hits: Hits) -> Iterator[Span]:
 
 
 _AS_LABEL = re.compile(
-    rf"(?P<v>[^\s]+)[ \t]+(?:{'|'.join(sorted(AS_WORDS, key=len, reverse=True))})[ \t]+"
+    rf"(?<!\w)(?:{'|'.join(sorted(AS_WORDS, key=len, reverse=True))})[ \t]+"
     r"(?:[^\s.,;:!?]{1,15}[ \t]+){0,2}"
     r"(?:password|passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|hasło|пароль|"
     r"пароля)(?!\w)",
     re.IGNORECASE,
 )
+_LAST_WORD = re.compile(r"(\S+)[ \t]+$")
 
 
 def values_before_labels(text: str, hits: Hits) -> Iterator[Span]:
@@ -327,17 +328,19 @@ def values_before_labels(text: str, hits: Hits) -> Iterator[Span]:
     if hits.present.isdisjoint(LABEL_NEEDLES):
         return
     for match in _AS_LABEL.finditer(text):
-        value = match.group("v").rstrip(_TRAILING)
+        before = _LAST_WORD.search(text, max(0, match.start() - 120), match.start())
+        if before is None:
+            continue
+        value = before.group(1).rstrip(_TRAILING)
         if _strong(value) and not not_a_value(value):
-            yield match.start("v"), match.start("v") + len(value), "password"
+            yield before.start(1), before.start(1) + len(value), "password"
 
 
 # --- assignments: env files, JSON, YAML, code --------------------------------------------------
 
 _ASSIGN = re.compile(
-    r"(?<![\w.-])(?P<q>[\"'`]?)(?P<name>[A-Za-z0-9_.-]*?(?:pass|pwd|pw|secret|token|key|auth|"
-    r"cred|sig)[A-Za-z0-9_.-]*)(?P=q)[ \t]*(?P<op>:=|=>|==|=|:)[ \t]*",
-    re.IGNORECASE,
+    r"(?<![\w.-])(?P<q>[\"'`]?)(?P<name>[A-Za-z0-9_.-]{2,80})(?P=q)[ \t]*"
+    r"(?P<op>:=|=>|==|=|:)[ \t]*"
 )
 _GLUED_PASSWORD = ("password", "passwd")
 _GLUED_KEY = ("secret", "token", "apikey")

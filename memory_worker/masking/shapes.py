@@ -256,4 +256,5 @@ def url_credentials(text: str, hits: Hits) -> Iterator[Span]:
         elif not colon and len(user) >= 16 and _token_like(user):
             yield start, start + len(user), "url_credential"
     for match in _QUERY_SECRET.finditer(text):
-        yield match.start("v"), match.end("v"), "url_credential"
+        if not match.group("v").startswith("["):  # already masked
+            yield match.start("v"), match.end("v"), "url_credential"

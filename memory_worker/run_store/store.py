@@ -518,7 +518,7 @@ class RunStore:
             attempts=int(h.get("attempts") or 0),
             max_attempts=self.settings.max_attempts,
             releases=int(h.get("releases") or 0),
-            error_log=[ErrorLogEntry.model_validate_json(e) for e in errors],
+            error_log=[ErrorLogEntry.model_validate_json(e).masked() for e in errors],
             chat_id=int(h["chat_id"]),
             thread_id=int(h["thread_id"]),
             range_start=datetime.fromisoformat(h["range_start"]),
