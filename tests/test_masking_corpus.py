@@ -74,6 +74,26 @@ def test_no_secret_value_survives_any_reader(row: dict[str, object]) -> None:
     assert mask(masked) == masked
 
 
+@hsettings(max_examples=300, deadline=None)
+@given(
+    first=st.sampled_from([str(r["text"]) for r in ROWS]),
+    second=st.sampled_from([str(r["text"]) for r in ROWS]),
+    glue=st.sampled_from([" ", "\n", ", ", ": ", "="]),
+    junk=st.text(alphabet="abc 0123456789+-()@.:=/_'\"пароль密码\u00a0", max_size=20),
+    contacts=st.booleans(),
+)
+def test_masking_and_scrubbing_corpus_texts_side_by_side_are_idempotent(
+    first: str, second: str, glue: str, junk: str, contacts: bool
+) -> None:
+    """Two corpus texts glued with noise: masking (and scrubbing) twice changes nothing —
+    a masked URL, label or placeholder is never masked again, nor more widely."""
+    text = glue.join([first, junk, second])
+    once = mask(text, contacts=contacts)
+    assert mask(once, contacts=contacts) == once
+    scrubbed = scrub(text)
+    assert scrub(scrubbed) == scrubbed
+
+
 # --- the needle property: the prefilter never hides a match --------------------------------
 
 

@@ -60,7 +60,7 @@ from memory_worker.masking.lexicon import (
     PREPOSITIONS,
 )
 from memory_worker.masking.needles import Hits
-from memory_worker.masking.shapes import Span, _token_like
+from memory_worker.masking.shapes import Span, token_like
 
 _FAMILIES = {
     "password": PASSWORD_LABELS,
@@ -184,7 +184,7 @@ def _accepts(family: str, value: str, *, connector: bool) -> bool:
         return family in ("password", "key") and (_strong(value) or digits)
     if family in ("password", "pass"):
         return len(value) >= 3
-    return _token_like(value)
+    return token_like(value)
 
 
 def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | bool:
@@ -199,7 +199,7 @@ def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | boo
         return True
     if family == "pair":
         pair = _PAIR.match(text, joined.end())
-        if pair is None or not (_strong(pair.group("v")) or _token_like(pair.group("v"))):
+        if pair is None or not (_strong(pair.group("v")) or token_like(pair.group("v"))):
             return False
         return pair.span("v")
     found = _value(text, joined.end(), lang)
@@ -391,7 +391,7 @@ def assigned_values(text: str, hits: Hits) -> Iterator[Span]:
         if not value or not_a_value(raw) or value.casefold() in {"null", "none", "nil"}:
             continue
         if family == "key" and not quoted and match.group("op") != "=":
-            if not _token_like(value):
+            if not token_like(value):
                 continue
         elif family == "key" and len(value) < 3:
             continue

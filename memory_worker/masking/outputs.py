@@ -70,8 +70,15 @@ def _redact_path(path: str) -> str:
     return "/".join(out)
 
 
+#: Stands for ``[Filtered]`` while a URL is parsed (a ``[`` in the host part reads as IPv6).
+_HELD = "__filtered__"
+
+
 def redact_url(url: str) -> str:
-    """A URL with its password, query and fragment values and secret path segments filtered."""
+    """A URL with its password, query and fragment values and secret path segments filtered
+    (a URL filtered before comes out the same)."""
+    if FILTERED in url:
+        return redact_url(url.replace(FILTERED, _HELD)).replace(_HELD, FILTERED)
     try:
         parts = urlsplit(url)
     except ValueError:

@@ -25,7 +25,7 @@ def _has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
 
-def _token_like(value: str) -> bool:
+def token_like(value: str) -> bool:
     """A value that reads as a generated token rather than a word: a digit, a symbol, or
     upper case after the first letter (``correct-horse`` is a phrase, ``K9x…`` is not)."""
     if len(value) < 6:
@@ -127,9 +127,9 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
         ("authorization",),
         r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?P<v>[^\s\"',;]{6,})",
         "v",
-        _token_like,
+        token_like,
     ),
-    ("auth_header", ("bearer",), r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})", "v", _token_like),
+    ("auth_header", ("bearer",), r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})", "v", token_like),
     (
         "auth_header",
         ("basic",),
@@ -253,7 +253,7 @@ def url_credentials(text: str, hits: Hits) -> Iterator[Span]:
         user, colon, password = userinfo.partition(":")
         if colon and password:
             yield start + len(user) + 1, start + len(userinfo), "url_credential"
-        elif not colon and len(user) >= 16 and _token_like(user):
+        elif not colon and len(user) >= 16 and token_like(user):
             yield start, start + len(user), "url_credential"
     for match in _QUERY_SECRET.finditer(text):
         if not match.group("v").startswith("["):  # already masked
