@@ -2,14 +2,17 @@
 
 A payment card number is 13–19 digits that pass the Luhn check and start like a
 card of that length (Mir, Visa, Mastercard, Amex, Diners, Discover, JCB, UnionPay,
-Maestro: ``_PREFIXES``), typed
-as one run or in groups of 4–6 digits (4-4-4-4, 4-6-5, 4-4-4-4-3) separated by
-spaces (also NBSP, narrow and figure spaces, two of them), dots, dashes or slashes.
-What is *not* a card, on purpose: a run glued to letters (``DE89 3704…`` IBANs,
-``SKU12345…`` codes), numbers starting 0/1/7/8/9 (ISBN-13s start 978/979, phones
-with a country code start 1/7/8/9 or follow ``+``), groups of 1–3 digits (phone
-numbers, dates, lottery rows), and numbers that fail Luhn (order and tracking
-numbers, nine in ten of them).
+Maestro: ``_PREFIXES``), typed as one run or in groups of 4–6 digits (4-4-4-4,
+4-6-5, 4-4-4-4-3) separated by spaces (also NBSP, narrow and figure spaces, two of
+them), dots, dashes or slashes. What is *not* a card, on purpose: a run glued to
+letters (``DE89 3704…`` IBANs, ``SKU12345…`` codes), a number whose first digits no
+card of its length has (ISBN-13s start 978/979, an IMEI is 15 Luhn-valid digits
+starting 35/86/01/49, phones with a country code start 1/7/8/9 or follow ``+``),
+groups of 1–3 digits (phone numbers, dates, lottery rows), a card-shaped window that
+the run's own grouping continues for a few more digits (one longer number), and
+numbers that fail Luhn (order and tracking numbers, nine in ten of them). The price:
+a card number typed with its CVV right after it in the same grouping
+(``4111 1111 1111 1111 123``) reads as one 19-digit number and is not masked.
 
 E-mail addresses and phone numbers are contacts, not secrets: they are found
 only when asked (``MEMORY_REDACT_CONTACTS``).
