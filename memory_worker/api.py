@@ -304,7 +304,7 @@ class MemoryQueue:
         of another model or dimension.
         """
         from llm_client import EMBEDDING, QUERY_TASK
-        from memory_worker.privacy.masking import mask_for_farm
+        from memory_worker.privacy.masking import mask
 
         walker = self._recall_walker()
         route = walker.routes.get(EMBEDDING)
@@ -319,7 +319,7 @@ class MemoryQueue:
                 )
         routed = await walker.embed(
             EMBEDDING,
-            [mask_for_farm(text, contacts=self.settings.redact_contacts)],
+            [mask(text, contacts=self.settings.redact_contacts)],
             dimension=space.dimension if space.model else self.settings.embedding_dimension,
             task_description=QUERY_TASK,
             deadline=deadline_after(self.settings.recall_timeout_seconds),

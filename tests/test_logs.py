@@ -105,3 +105,51 @@ def test_run_transitions_are_json_lines_with_ids_and_no_text(
     assert by_event["run_failed"][0]["code"] == "task_timeout"
     assert by_event["run_retired"][0]["reason"] == "provider_timeout"
     assert by_event["run_retired"][0]["attempt"] == 2
+
+
+SECRET_SCRIPT = textwrap.dedent(
+    """
+    import logging, os
+    from memory_worker.ops.logs import configure, get_logger
+
+    configure("INFO", "json")
+    log = get_logger("memory_worker.test")
+    log.warning("farm_answer", detail="farm echoed key " + os.environ["KEY"])
+    log.warning("nested", extra={"items": ["Authorization: Bearer " + os.environ["KEY"]]})
+    logging.getLogger("httpx").warning("HTTP Request: GET " + os.environ["URL"])
+    logging.getLogger("arq.worker").error("job said: пароль от вайфая " + os.environ["PASSWORD"])
+    try:
+        raise RuntimeError("boom with " + os.environ["KEY"])
+    except RuntimeError:
+        log.exception("unexpected")
+    """
+)
+
+
+def test_no_secret_reaches_a_log_line_whoever_logs_it() -> None:
+    """§11, §14: every string of every line — ours, a library's, a traceback — passes
+    through the masking module's scrub before it is written."""
+    key = "sk-live-" + "7f3a" * 8
+    password = "Kx9canary2024"
+    url_secret = "pgcanary9secret"
+    env = os.environ | {
+        "KEY": key,
+        "PASSWORD": password,
+        "URL": f"postgres://admin:{url_secret}@db.internal/app?token=querycanary123",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", SECRET_SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [json.loads(line) for line in done.stderr.splitlines() if line.strip()]
+    assert [line["event"].split()[0] for line in lines][:2] == ["farm_answer", "nested"]
+    assert len(lines) == 5
+    for secret in (key, key[8:], password, url_secret, "querycanary123"):
+        assert secret not in done.stderr
+    assert "[Filtered]" in lines[0]["detail"]
+    assert "RuntimeError" in lines[-1]["exception"]  # the traceback is kept, its secret is not

@@ -38,8 +38,8 @@ from llm_client import (
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.ops.metrics import Sample, fleet_breakers, read_sample
-from memory_worker.ops.sentry import redact_url
 from memory_worker.paging.policy import clock_text, page_decision
+from memory_worker.privacy.masking import redact_url
 from memory_worker.runs.model import hour_of, hourly_field
 from memory_worker.settings import Settings, env_name
 

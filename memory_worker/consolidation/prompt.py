@@ -15,7 +15,7 @@ the messages' time is the model's only clock.
 
 Every text field of a payload (message text and sender name, card subject,
 predicate, object and fact) passes through
-:func:`~memory_worker.privacy.masking.mask_for_farm` on its way into the
+:func:`~memory_worker.privacy.masking.mask` on its way into the
 request (:func:`farm_payload`): the farm never sees a credential or a payment
 card number, nor — with ``MEMORY_REDACT_CONTACTS`` — an e-mail address or a
 phone number (§14).
@@ -35,7 +35,7 @@ from memory_worker.cards import Card, CardStatus
 from memory_worker.consolidation.batching import PromptMessage, estimate_tokens
 from memory_worker.errors import ConsolidationError
 from memory_worker.models import RunRequest
-from memory_worker.privacy.masking import mask_for_farm
+from memory_worker.privacy.masking import mask
 from memory_worker.settings import Settings
 
 #: Prompt text per prompt version (a new version adds a row and a file).
@@ -251,7 +251,7 @@ def _masked_items(
 ) -> list[dict[str, Any]]:
     return [
         {
-            key: mask_for_farm(value, contacts=contacts)
+            key: mask(value, contacts=contacts)
             if key in fields and isinstance(value, str)
             else value
             for key, value in item.items()
@@ -269,7 +269,7 @@ def farm_payload(payload: Mapping[str, Any], *, contacts: bool) -> dict[str, Any
         if isinstance(masked.get(name), list):
             masked[name] = _masked_items(masked[name], _CARD_TEXTS, contacts)
     if isinstance(masked.get("subject"), str):
-        masked["subject"] = mask_for_farm(masked["subject"], contacts=contacts)
+        masked["subject"] = mask(masked["subject"], contacts=contacts)
     return masked
 
 

@@ -9,7 +9,11 @@ nothing is ever written to stdout (§13).
 
 The processes the CLI starts call :func:`configure`: one root handler on stderr
 that renders every record — ours with their fields, arq's, httpx's — as one
-JSON object a line in production, readable locally.
+JSON object a line in production, readable locally. Every string of every line —
+ours, a library's, a formatted traceback — passes through
+:func:`memory_worker.privacy.masking.scrub` (:func:`mask_secrets`) on its way out: a
+token in an exception text or a password in a URL a library logs never reaches the
+log (§11, §14).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any, Literal
 import structlog
 
 from llm_client import event_of, get_logger
+from memory_worker.privacy.masking import scrub
 
 __all__ = ["configure", "get_logger", "redirect"]
 
@@ -38,6 +43,21 @@ def _unpack_event(
     return event_dict
 
 
+def _scrubbed(value: Any) -> Any:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: _scrubbed(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrubbed(v) for v in value]
+    return value
+
+
+def mask_secrets(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:
+    """A structlog processor: every string of the line (nested too) scrubbed."""
+    return {key: _scrubbed(value) for key, value in event.items()}
+
+
 def configure(level: str = "INFO", fmt: Literal["auto", "json", "console"] = "auto") -> None:
     """Route every stdlib record to stderr, rendered (the CLI's processes only; idempotent)."""
     json_lines = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
@@ -48,7 +68,6 @@ def configure(level: str = "INFO", fmt: Literal["auto", "json", "console"] = "au
     ]
     renderer: structlog.types.Processor
     if json_lines:
-        pre_chain.append(structlog.processors.format_exc_info)
         renderer = structlog.processors.JSONRenderer()
     else:
         renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
@@ -56,7 +75,12 @@ def configure(level: str = "INFO", fmt: Literal["auto", "json", "console"] = "au
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=pre_chain,
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,  # a traceback is text, scrubbed next
+                mask_secrets,
+                renderer,
+            ],
         )
     )
     root = logging.getLogger()
