@@ -17,22 +17,26 @@ the queue's client when ``MEMORY_CARDS_URL`` is unset, else a client of that URL
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs, unquote, urlparse
 
+import redis
 import structlog
 from arq.connections import ArqRedis
 from redis.asyncio import Redis
-from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.asyncio.sentinel import Sentinel
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
 from memory_worker.embedded import EmbeddedValkey
-from memory_worker.runs import is_transport_race
+from memory_worker.errors import StoreClientError, StoreError
 from memory_worker.settings import Settings
 
 T = TypeVar("T")
@@ -141,7 +145,7 @@ def cluster_from_url(url: str, **kwargs: Any) -> RedisCluster:
     }
     return cast(
         RedisCluster,
-        RedisCluster(
+        StoreCluster(
             startup_nodes=[ClusterNode(host, port) for host, port in spec.nodes],
             password=spec.password,
             username=spec.username,
@@ -303,7 +307,7 @@ async def retry_store_write(
         try:
             return await write()
         except Exception as exc:
-            if not (isinstance(exc, RedisError) or is_transport_race(exc)):
+            if not is_store_fault(exc):
                 raise
             failures += 1
             delay = backoff_delay(failures, base=0.05, cap=cap)
@@ -318,6 +322,120 @@ async def retry_store_write(
                     retry_in=round(delay, 2),
                 )
             await asyncio.sleep(delay)
+
+
+# --- what counts as a store fault (the one place foreign client errors are classified) ---------
+
+#: Where redis-py and the asyncio streams under it live: an error raised in there, and not in
+#: any code of ours it called, is the client's, whatever its type.
+_CLIENT_DIRS = tuple(
+    str(Path(module.__file__ or "").parent) + os.sep for module in (redis, asyncio)
+)
+_REDIS_DIR = _CLIENT_DIRS[0]
+
+#: Programming-error types redis-py leaks when a connection or the cluster's slot map changes
+#: under a command: a lost connection (``'NoneType' object has no attribute 'writelines'``,
+#: redis/redis-py#4287) or a failover's dropped node (``… no attribute 'name'``).
+_LEAKED_TYPES = (AttributeError, TypeError, KeyError, IndexError)
+
+
+def raised_in_client(error: BaseException) -> bool:
+    """Whether ``error`` was raised inside redis-py (or asyncio's streams under it), below
+    every frame of ours: the innermost frames are the client's and one of them is redis-py's.
+
+    Read where the error is first caught (:func:`store_edge`): an error object re-raised
+    through a task or future later may carry another traceback.
+    """
+    frames: list[str] = []
+    tb = error.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    in_redis = False
+    for filename in reversed(frames):
+        if not filename.startswith(_CLIENT_DIRS):
+            break
+        in_redis = in_redis or filename.startswith(_REDIS_DIR)
+    return in_redis
+
+
+def is_transport_race(error: BaseException) -> bool:
+    """A programming-error type raised inside the Redis client: a lost connection or a
+    cluster slot without a node, in disguise (redis-py 5 leaks them; arq pins redis < 6)."""
+    return isinstance(error, _LEAKED_TYPES) and raised_in_client(error)
+
+
+def is_store_fault(error: BaseException) -> bool:
+    """A Redis error of any kind: never evidence against the work (§7 rev 2).
+
+    ``RedisError`` and our ``StoreError`` (:class:`StoreClientError` included: what
+    :func:`store_edge` made of the cluster client's foreign errors); the cluster client's own
+    tree, which is not a ``RedisError`` (``RedisClusterException``, ``SlotNotCoveredError``),
+    should one get past the edge; and what the plain client leaks as an AttributeError,
+    TypeError, KeyError or IndexError (:func:`is_transport_race`).
+    """
+    if isinstance(error, RedisError | StoreError | RedisClusterException):
+        return True
+    return is_transport_race(error)
+
+
+def client_fault(error: BaseException) -> StoreClientError | None:
+    """What ``error``, just raised by the Redis client, is in our tree (None: leave it be)."""
+    if isinstance(error, RedisError | StoreError):
+        return None  # already typed
+    if isinstance(error, RedisClusterException) or is_transport_race(error):
+        fault = StoreClientError(type(error).__name__)
+        fault.__cause__ = error
+        return fault
+    return None
+
+
+@contextlib.contextmanager
+def store_edge() -> Iterator[None]:
+    """Map what the Redis client raises inside onto our tree, at the call (httpx-style edge):
+    the cluster tree and leaked programming-error types become :class:`StoreClientError`."""
+    try:
+        yield
+    except Exception as exc:
+        fault = client_fault(exc)
+        if fault is None:
+            raise
+        raise fault from exc
+
+
+class StorePipeline(ClusterPipeline):
+    """A cluster pipeline behind :func:`store_edge`, results included (``raise_on_error=False``
+    hands back the errors as values: each foreign one is mapped too)."""
+
+    async def initialize(self) -> ClusterPipeline:
+        with store_edge():
+            return await super().initialize()
+
+    async def execute(
+        self, raise_on_error: bool = True, allow_redirections: bool = True
+    ) -> list[Any]:
+        with store_edge():
+            results = await super().execute(raise_on_error, allow_redirections)
+        return [(client_fault(r) or r) if isinstance(r, BaseException) else r for r in results]
+
+
+class StoreCluster(RedisCluster):
+    """The card store's cluster client: every command, script and pipeline behind
+    :func:`store_edge`, so a failover reaches the tick as a store fault (issue 21 item 8)."""
+
+    async def initialize(self) -> RedisCluster:
+        with store_edge():
+            return await super().initialize()
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        with store_edge():
+            return await super().execute_command(*args, **kwargs)
+
+    def pipeline(
+        self, transaction: Any | None = None, shard_hint: Any | None = None
+    ) -> ClusterPipeline:
+        super().pipeline(transaction, shard_hint)  # its argument checks
+        return StorePipeline(self)  # type: ignore[abstract]  # as redis-py builds its own
 
 
 async def awaited(value: Awaitable[T] | T) -> T:

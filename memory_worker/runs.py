@@ -19,8 +19,6 @@ import asyncio
 from dataclasses import dataclass
 from enum import StrEnum
 
-from redis.exceptions import RedisError
-
 from llm_client.errors import (
     CapacityWaitTimeout,
     Exhausted,
@@ -30,7 +28,8 @@ from llm_client.errors import (
 )
 from llm_client.reasons import FailureReason
 from llm_client.retry import retryable_reason
-from memory_worker.errors import ForgottenWrite, LeaseLost, StoreError
+from memory_worker.connections import is_store_fault
+from memory_worker.errors import ForgottenWrite, LeaseLost
 from memory_worker.forget import FORGOTTEN
 
 #: Reasons for which a run is released (not failed): no backend could take it.
@@ -102,31 +101,6 @@ def error_code(error: BaseException) -> str:
     if isinstance(error, LLMError) and error.code:
         return error.code
     return type(error).__name__
-
-
-#: Where redis-py < 8 leaks a raw error when it writes to a connection the server reset
-#: (redis/redis-py#4287: a cluster node killed, an idle connection dropped).
-_TRANSPORT_FILES = (
-    "redis/asyncio/connection.py",
-    "asyncio/selector_events.py",
-    "asyncio/streams.py",
-)
-
-
-def is_transport_race(error: BaseException) -> bool:
-    """An ``AttributeError``/``TypeError`` raised inside redis-py's (or asyncio's) socket
-    write: a lost connection in disguise (redis-py 5 leaks it; arq pins redis < 6)."""
-    if not isinstance(error, AttributeError | TypeError):
-        return False
-    tb, where = error.__traceback__, ""
-    while tb is not None:
-        where, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
-    return where.replace("\\", "/").endswith(_TRANSPORT_FILES)
-
-
-def is_store_fault(error: BaseException) -> bool:
-    """A Redis error of any kind: never evidence against the work (§7 rev 2)."""
-    return isinstance(error, RedisError | StoreError) or is_transport_race(error)
 
 
 def decide(error: BaseException) -> Decision:

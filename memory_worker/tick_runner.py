@@ -38,14 +38,20 @@ import structlog
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
-from memory_worker.connections import LOG_RETRY_AT, awaited, backoff_delay, retry_store_write
+from memory_worker.connections import (
+    LOG_RETRY_AT,
+    awaited,
+    backoff_delay,
+    is_store_fault,
+    retry_store_write,
+)
 from memory_worker.forget import FORGOTTEN
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.processing import ProcessResult, RouteGate, RunProcessor
 from memory_worker.run_store import ClaimedRun, RunStore, now_ms
 from memory_worker.run_store.forget import RunForget
-from memory_worker.runs import Verdict, decide, is_store_fault, plan_failure
+from memory_worker.runs import Verdict, decide, plan_failure
 from memory_worker.sentry import report_failure
 from memory_worker.settings import Settings
 from memory_worker.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups

@@ -371,6 +371,7 @@ async def build_tick_runner(
     ``transports`` replaces the real farm clients (benchmarks use an instant farm).
     """
     keys = Keys(settings.key_prefix)
+    cards = await card_store(settings, redis, keys)  # first: nothing else to close if it fails
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.request_timeout_seconds))
     routes = load_routes(settings.routes_file, settings.route_defaults())
     # a routed success counts itself in the attempt metrics with its breaker record
@@ -403,7 +404,6 @@ async def build_tick_runner(
         ),
     )
     models = RoutedModels(walker, attempts, settings)
-    cards = await card_store(settings, redis, keys)
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
     pipeline = TickRunner(
         settings=settings,
@@ -441,10 +441,14 @@ async def card_store(settings: Settings, redis: ArqRedis, keys: Keys) -> CardSto
     checked like the queue's (§2 rev 2: no eviction, scripts allowed), writes replicated to
     one replica before a run completes when the card server has replicas."""
     cards_redis = cards_client(settings, redis)
-    await check_cards_redis(cards_redis, redis)
-    replicas = settings.cards_wait_replicas
-    if replicas is None:
-        replicas = 1 if await replicas_present(cards_redis) else 0
+    try:
+        await check_cards_redis(cards_redis, redis)
+        replicas = settings.cards_wait_replicas
+        if replicas is None:
+            replicas = 1 if await replicas_present(cards_redis) else 0
+    except BaseException:  # e.g. the cluster mid-failover at start: the worker starts again
+        await close_cards_client(cards_redis, redis)
+        raise
     return CardStore(
         cards_redis, keys, wait_replicas=replicas, wait_timeout_ms=settings.cards_wait_timeout_ms
     )

@@ -36,7 +36,12 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from llm_client.lua import lua_text
 from llm_client.redis_text import reply_pairs
 from memory_worker.arq_prelude import next_pipeline_plain, plain_prelude_pipelines
-from memory_worker.connections import LOG_RETRY_AT, backoff_delay, next_failure_count
+from memory_worker.connections import (
+    LOG_RETRY_AT,
+    backoff_delay,
+    is_store_fault,
+    next_failure_count,
+)
 from memory_worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.keys import Keys
 from memory_worker.redis_checks import check_redis
@@ -559,7 +564,9 @@ async def run_worker(
                 return
             except asyncio.CancelledError:
                 return
-            except (*_REDIS_DOWN, RedisError) as exc:
+            except Exception as exc:  # a store away at start (the queue's or the cards'): wait
+                if not (isinstance(exc, _REDIS_DOWN) or is_store_fault(exc)):
+                    raise
                 log.warning(
                     "redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay
                 )

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 from redis.asyncio.connection import Connection
 
-from memory_worker.connections import retry_store_write
-from memory_worker.runs import Verdict, decide, is_store_fault, is_transport_race
+from memory_worker.connections import is_store_fault, is_transport_race, retry_store_write
+from memory_worker.runs import Verdict, decide
 
 
 async def _real_race() -> BaseException:
