@@ -30,12 +30,14 @@ from memory_worker.connections import client_from_url
 from memory_worker.health import HealthCheck, Heartbeat, TickAge
 from memory_worker.metrics import (
     MemoryCollector,
+    Sample,
     Sampler,
     fleet_breakers,
     redis_sampler,
     route_target_ids,
 )
 from memory_worker.settings import Settings
+from memory_worker.store_health import StoreCollector, StoreHealth, StoreProbe
 
 log = structlog.get_logger(__name__)
 
@@ -54,13 +56,19 @@ def _json(data: Any, status: int = 200) -> web.Response:
 
 
 def build_app(
-    check: HealthCheck, sampler: Sampler, *, registry: CollectorRegistry | None = None
+    check: HealthCheck,
+    sampler: Sampler[Sample],
+    *,
+    registry: CollectorRegistry | None = None,
+    stores: StoreHealth | None = None,
 ) -> web.Application:
     """The aiohttp application answering the three endpoints."""
     if registry is None:
         registry = CollectorRegistry()
         ProcessCollector(registry=registry)
     registry.register(MemoryCollector(sampler))
+    if stores is not None:
+        registry.register(StoreCollector(stores))
     loop = asyncio.get_running_loop()
     app = web.Application()
     app[_STARTED] = loop.time()
@@ -75,6 +83,8 @@ def build_app(
 
     async def metrics(_: web.Request) -> web.Response:
         await sampler.refresh()
+        if stores is not None:
+            await stores.sampler.refresh()
         return web.Response(
             body=generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
         )
@@ -105,11 +115,15 @@ class HealthServer:
         self.worker_heartbeat = worker_heartbeat
         self.worker_tick_age = worker_tick_age
         self._redis: ArqRedis | None = None
+        self._stores: StoreHealth | None = None
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
         redis = self._redis = health_client(self.url)
         targets = route_target_ids(self.settings)
+        stores = self._stores = StoreHealth(
+            StoreProbe(redis, self.settings), min_interval=self.settings.metrics_cache_seconds
+        )
         check = HealthCheck(
             redis,
             self.settings,
@@ -117,8 +131,9 @@ class HealthServer:
             worker_tick_age=self.worker_tick_age,
             breakers=fleet_breakers(redis, self.settings),
             targets=targets,
+            stores=stores,
         )
-        app = build_app(check, redis_sampler(redis, self.settings))
+        app = build_app(check, redis_sampler(redis, self.settings), stores=stores)
         # The operator console (§15) at / on the same server.
         from memory_worker.console import add_console
 
@@ -140,6 +155,9 @@ class HealthServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self._stores is not None:
+            await self._stores.probe.aclose()
+            self._stores = None
         if self._redis is not None:
             with contextlib.suppress(Exception):
                 await self._redis.aclose()

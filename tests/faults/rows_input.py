@@ -34,6 +34,7 @@ from memory_worker.notifiers import (
     WebhookNotifier,
     notifiers_from_settings,
 )
+from memory_worker.redis_checks import read_health
 from memory_worker.run_store import RunStore
 from memory_worker.serve import HealthServer
 from memory_worker.settings import Settings
@@ -117,9 +118,10 @@ async def row10(ctx: FaultContext) -> None:
                 assert (await queue.get_run(run_id)).status is RunStatus.QUEUED
             sample = await read_sample(admin, settings)
             assert sample.runs["queued"] == len(acknowledged)
-            assert sample.redis is not None
-            assert sample.redis.evicted_keys == 0
-            assert sample.redis.maxmemory_bytes == 6 * 1024 * 1024
+            health = await read_health(admin)
+            assert health is not None
+            assert health.evicted_keys == 0
+            assert health.maxmemory_bytes == 6 * 1024 * 1024
         finally:
             await queue.close()
 
