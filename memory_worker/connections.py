@@ -292,6 +292,7 @@ async def retry_store_write(
     *,
     cap: float,
     give_up_after: float | None = None,
+    on_attempt: Callable[[], None] | None = None,
 ) -> T:
     """Retry ``write`` on any Redis error with capped back-off until it lands (§7 rev 2).
 
@@ -299,11 +300,14 @@ async def retry_store_write(
     that landed answers "not yours") or idempotent (a run's card write). A store
     error is never evidence against the work, so the default is to wait for Redis
     as long as it takes; ``give_up_after`` (seconds) bounds it where the caller
-    cannot wait (shutdown) and re-raises the last error.
+    cannot wait (shutdown) and re-raises the last error. ``on_attempt`` is called before
+    each attempt (a retrying write is progress, for the worker's watchdog).
     """
     failures = 0
     end = None if give_up_after is None else time.monotonic() + give_up_after
     while True:
+        if on_attempt is not None:
+            on_attempt()
         try:
             return await write()
         except Exception as exc:

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -38,10 +39,14 @@ from memory_worker.metrics import (
 )
 from memory_worker.settings import Settings
 from memory_worker.store_health import StoreCollector, StoreHealth, StoreProbe
+from memory_worker.watchdog import Liveness
 
 log = structlog.get_logger(__name__)
 
 _STARTED = web.AppKey("started", float)
+
+#: This process's worker's watchdog verdict (None: no worker, or not started yet).
+LivenessCheck = Callable[[], Liveness | None]
 
 
 def health_client(url: str) -> ArqRedis:
@@ -61,8 +66,10 @@ def build_app(
     *,
     registry: CollectorRegistry | None = None,
     stores: StoreHealth | None = None,
+    liveness: LivenessCheck | None = None,
 ) -> web.Application:
-    """The aiohttp application answering the three endpoints."""
+    """The aiohttp application answering the three endpoints (``liveness``: this process's
+    worker's watchdog verdict; a wedged worker answers ``/healthz`` 503)."""
     if registry is None:
         registry = CollectorRegistry()
         ProcessCollector(registry=registry)
@@ -75,7 +82,14 @@ def build_app(
 
     async def healthz(request: web.Request) -> web.Response:
         uptime = asyncio.get_running_loop().time() - request.app[_STARTED]
-        return _json({"status": "alive", "pid": os.getpid(), "uptime_s": round(uptime, 3)})
+        body: dict[str, Any] = {"status": "alive", "pid": os.getpid(), "uptime_s": round(uptime, 3)}
+        verdict = liveness() if liveness is not None else None
+        if verdict is not None and verdict.wedged:  # §11 rev 3: 503 before the worker exits
+            body.update(
+                status="wedged", reason=verdict.reason, stalled_s=round(verdict.stalled_s, 1)
+            )
+            return _json(body, 503)
+        return _json(body)
 
     async def readyz(_: web.Request) -> web.Response:
         ready, body = await check.ready()
@@ -105,6 +119,7 @@ class HealthServer:
         *,
         worker_heartbeat: Heartbeat | None = None,
         worker_tick_age: TickAge | None = None,
+        worker_liveness: LivenessCheck | None = None,
         host: str | None = None,
         port: int | None = None,
     ) -> None:
@@ -114,6 +129,7 @@ class HealthServer:
         self.port = port if port is not None else settings.serve_port
         self.worker_heartbeat = worker_heartbeat
         self.worker_tick_age = worker_tick_age
+        self.worker_liveness = worker_liveness
         self._redis: ArqRedis | None = None
         self._stores: StoreHealth | None = None
         self._runner: web.AppRunner | None = None
@@ -133,7 +149,12 @@ class HealthServer:
             targets=targets,
             stores=stores,
         )
-        app = build_app(check, redis_sampler(redis, self.settings), stores=stores)
+        app = build_app(
+            check,
+            redis_sampler(redis, self.settings),
+            stores=stores,
+            liveness=self.worker_liveness,
+        )
         # The operator console (§15) at / on the same server.
         from memory_worker.console import add_console
 

@@ -36,12 +36,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from llm_client.lua import lua_text
 from llm_client.redis_text import reply_pairs
 from memory_worker.arq_prelude import next_pipeline_plain, plain_prelude_pipelines
-from memory_worker.connections import (
-    LOG_RETRY_AT,
-    backoff_delay,
-    is_store_fault,
-    next_failure_count,
-)
+from memory_worker.connections import LOG_RETRY_AT, backoff_delay, next_failure_count
+from memory_worker.errors import StoreError
 from memory_worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.keys import Keys
 from memory_worker.redis_checks import check_redis
@@ -50,6 +46,7 @@ from memory_worker.sentry import init_sentry
 from memory_worker.settings import Settings
 from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import TICK_FUNCTION
+from memory_worker.watchdog import Watchdog
 from memory_worker.wiring import build_tick_runner
 
 log = structlog.get_logger(__name__)
@@ -146,6 +143,7 @@ async def _on_startup(
     stop = asyncio.Event()
     ctx["background_stop"] = stop
     ctx["background_tasks"] = [asyncio.create_task(loop(stop)) for loop in pipeline.background]
+    ctx["watchdog"] = Watchdog.arm(pipeline, settings, ctx.get("store_url"))
     log.info("worker_started", worker=pipeline.worker_id, concurrency=settings.worker_concurrency)
 
 
@@ -217,6 +215,8 @@ class MemoryWorker(Worker):
         on average before its follow-up started — 2–3 % of a 1 s farm's slot time)."""
         loop = asyncio.get_running_loop()
         began = loop.time()
+        if (pipeline := self.ctx.get("pipeline")) is not None:
+            pipeline.polled()  # the watchdog's: every iteration counts, good or not
         self._slot_freed.clear()
         await self._poll_and_recover()
         while self.allow_pick_jobs and self.job_counter >= self.max_jobs:
@@ -523,6 +523,7 @@ def create_worker(
     pipeline_factory: ProcessorFactory = build_tick_runner,
     burst: bool = False,
     handle_signals: bool = True,
+    url: str | None = None,
 ) -> MemoryWorker:
     use_json_jobs(redis)  # row 21: arq's cron enqueues go through this pool
     plain_prelude_pipelines(redis)  # a tick's run_job prelude without MULTI/EXEC
@@ -530,6 +531,7 @@ def create_worker(
         redis_pool=redis,
         burst=burst,
         handle_signals=handle_signals,
+        ctx={"store_url": url},  # the watchdog releases through a client of its own
         **worker_kwargs(settings, pipeline_factory=pipeline_factory),
     )
     worker.reconnect_max_seconds = settings.redis_reconnect_max_seconds
@@ -555,7 +557,7 @@ async def run_worker(
             # again instead of exiting. Once running, the poll loop rides out outages.
             # close() below closes the client's pool
             redis = client_from_url(url, **timeout_options(settings))
-            worker = create_worker(settings, redis)
+            worker = create_worker(settings, redis, url=url)
             if on_worker is not None:
                 on_worker(worker)
             try:
@@ -564,9 +566,7 @@ async def run_worker(
                 return
             except asyncio.CancelledError:
                 return
-            except Exception as exc:  # a store away at start (the queue's or the cards'): wait
-                if not (isinstance(exc, _REDIS_DOWN) or is_store_fault(exc)):
-                    raise
+            except (*_REDIS_DOWN, RedisError, StoreError) as exc:  # the queue's, or the cards'
                 log.warning(
                     "redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay
                 )

@@ -10,6 +10,7 @@ from memory_worker.cli.common import app, run_sync
 from memory_worker.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from memory_worker.watchdog import Liveness, Watchdog
     from memory_worker.worker import MemoryWorker
 
 
@@ -45,16 +46,27 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
     settings = settings.model_copy(update={"redis_url": url})
     workers: list[MemoryWorker] = []
 
+    # the latest worker: run_worker makes a new one each time Redis was away at its start
     def heartbeat() -> int | None:
-        pipeline = workers[0].ctx.get("pipeline") if workers else None
+        pipeline = workers[-1].ctx.get("pipeline") if workers else None
         return (pipeline.last_loop_ms or None) if pipeline is not None else None
 
     def tick_age() -> float | None:
-        pipeline = workers[0].ctx.get("pipeline") if workers else None
+        pipeline = workers[-1].ctx.get("pipeline") if workers else None
         return pipeline.oldest_tick_age() if pipeline is not None else None
 
+    def liveness() -> Liveness | None:
+        watchdog: Watchdog | None = workers[-1].ctx.get("watchdog") if workers else None
+        return watchdog.verdict() if watchdog is not None else None
+
     server = HealthServer(
-        settings, url, host=host, port=port, worker_heartbeat=heartbeat, worker_tick_age=tick_age
+        settings,
+        url,
+        host=host,
+        port=port,
+        worker_heartbeat=heartbeat,
+        worker_tick_age=tick_age,
+        worker_liveness=liveness,
     )
     await server.start()
     try:

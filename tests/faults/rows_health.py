@@ -6,21 +6,35 @@
   (``cards_unreachable``, ``cards_node_unreachable``) and 200 again once the store is back. A
   card replica going away is not unreadiness (no run needs it). A run that meets the dead card
   server is released, never charged, and completes once the store is back.
-- **Row 2104** (issue 21 item 4): a wedged worker restarts itself — see :func:`row2104`.
+- **Row 2104** (issue 21 item 4): a wedged worker restarts itself. A real worker process
+  (``tests.support.wedged_worker``: the real CLI with one wedge patched in) claims a run and
+  its tick hangs — a completion write that never returns and swallows every cancellation
+  (the event loop alive), then a synchronous call blocking the event loop. Each time the
+  worker says why in one log line (``worker_wedged``: ``slots_stalled``,
+  ``poll_loop_stalled``), releases the run (attempt refunded), and exits 70 within the
+  watchdog window + 5 s of the claim; ``/healthz`` answers 503 ``wedged`` before it goes
+  (when its loop can still answer); a restarted worker completes the run, uncharged.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from memory_worker.embedded import EmbeddedValkey
+from memory_worker.fleet import FAST, worker_env
+from memory_worker.models import RunStatus
 from memory_worker.run_store import RunStore
+from memory_worker.watchdog import WEDGED_EXIT
 from tests.faults.context import FaultContext, Scenario
 from tests.support.cluster import LocalCluster, revive
 from tests.support.factories import make_request
@@ -147,4 +161,95 @@ async def row2103(ctx: FaultContext) -> None:
     await _card_cluster_nodes_go_away(ctx)
 
 
-ROWS: dict[int, Scenario] = {2103: row2103}
+#: The watchdog window of row 2104 (MEMORY_WATCHDOG_SECONDS).
+WINDOW = 4.0
+#: The acceptance: the wedged worker is gone within the window + 5 s.
+EXIT_WITHIN = WINDOW + 5.0
+
+
+async def _healthz(port: int) -> tuple[int, dict[str, Any]]:
+    try:
+        async with httpx.AsyncClient(timeout=0.5) as client:
+            answer = await client.get(f"http://127.0.0.1:{port}/healthz")
+    except httpx.HTTPError:
+        return 0, {}
+    return answer.status_code, answer.json()
+
+
+def _start_wedged(ctx: FaultContext, mode: str, port: int) -> subprocess.Popen[bytes]:
+    overrides = {
+        **FAST,
+        "discovery_base_url": ctx.sim.base_url,
+        "watchdog_seconds": WINDOW,
+        "serve_port": port,
+    }
+    env = worker_env(ctx.settings, overrides) | {"WEDGE_MODE": mode}
+    with open(ctx.tmp_path / f"wedged-{mode}.log", "wb") as log_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.support.wedged_worker", "run", "--serve"],
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+
+
+async def _wedge_trial(ctx: FaultContext, mode: str, chat: int, reason: str) -> None:
+    runs = RunStore(ctx.redis, ctx.settings)
+    rid = (await runs.enqueue(make_request(chat, hour=4))).run_id or ""
+    port = free_port()
+    proc = _start_wedged(ctx, mode, port)
+    log = ctx.tmp_path / f"wedged-{mode}.log"
+    try:
+
+        async def claimed() -> bool:
+            return (await runs.get(rid)).status is RunStatus.PROCESSING
+
+        await eventually(claimed, timeout=60, every=0.02)
+        since_claim = time.monotonic()
+        wedged_bodies: list[dict[str, Any]] = []
+        while proc.poll() is None:  # poll /healthz until the process is gone
+            assert time.monotonic() - since_claim <= EXIT_WITHIN + 1, log.read_text()[-3000:]
+            code, body = await _healthz(port)
+            if code == 503:
+                wedged_bodies.append(body)
+            await asyncio.sleep(0.05)
+        gone = time.monotonic() - since_claim
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+    text = log.read_text()
+    print(f"{mode}: exit {proc.returncode} {gone:.2f} s after the claim (window {WINDOW} s)")
+    assert proc.returncode == WEDGED_EXIT, text[-3000:]
+    assert gone <= EXIT_WITHIN, (gone, text[-3000:])
+    lines = [json.loads(line) for line in text.splitlines() if '"worker_wedged"' in line]
+    assert [(e["event"], e["reason"], e["holding"]) for e in lines] == [
+        ("worker_wedged", reason, 1)
+    ]
+    if mode == "hang_write":  # the loop still answers: the probe saw why first
+        assert wedged_bodies, "no /healthz 503 before the exit"
+        assert wedged_bodies[-1]["status"] == "wedged"
+        assert wedged_bodies[-1]["reason"] == reason
+    run = await runs.get(rid)
+    assert (run.status, run.attempts, run.releases) == (RunStatus.QUEUED, 0, 1), run
+    counters = await ctx.redis.hgetall(runs.keys.counters)
+    assert int(counters[b"released:watchdog"]) >= 1
+
+    fleet = Fleet(ctx.settings, ctx.tmp_path, {"discovery_base_url": ctx.sim.base_url})
+    fleet.start(1)  # the restarted worker
+    try:
+        done = await completed_run(lambda: runs.get(rid), timeout=60)
+    finally:
+        fleet.stop_all()
+    assert (done.attempts, done.error_log) == (1, []), fleet.logs()
+
+
+async def row2104(ctx: FaultContext) -> None:
+    """Issue 21 item 4: a worker whose tick hangs releases its run and exits 70; restarted,
+    the fleet completes the run uncharged."""
+    await _wedge_trial(ctx, "hang_write", 2141, "slots_stalled")
+    await _wedge_trial(ctx, "block_loop", 2142, "poll_loop_stalled")
+
+
+ROWS: dict[int, Scenario] = {2103: row2103, 2104: row2104}
