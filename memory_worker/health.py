@@ -1,6 +1,8 @@
 """Liveness and readiness (§11): what ``/healthz`` and ``/readyz`` answer.
 
-- **alive** (``/healthz``): the process answers HTTP. Nothing else — a
+- **alive** (``/healthz``): the process answers HTTP, and (``run --serve``) its
+  worker is not wedged (:mod:`memory_worker.watchdog`: 503 from the moment the
+  watchdog's window has passed, until the worker exits). Nothing else — a
   liveness probe that checks dependencies restarts healthy pods during a
   Redis blip.
 - **ready** (``/readyz``): every store a run writes takes writes — the queue's Redis

@@ -309,7 +309,8 @@ class StoreProbe:
                     reply = await command(self._client(node), "CLUSTER", "SLOTS")
                 topology = parse_slots(reply)
                 found = [*topology.masters, *topology.replicas]
-                self._known = list(dict.fromkeys([*self._seeds, *found, *self._known]))
+                # the node that answered is asked first next time (a dead seed costs nothing)
+                self._known = list(dict.fromkeys([node, *self._seeds, *found, *self._known]))
                 return topology
         return None
 

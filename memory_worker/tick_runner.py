@@ -144,7 +144,7 @@ class TickRunner:
                     await self.ticks.unmark_running(job_id)
             return "stopping"
         self.running[job_id] = self.progress[job_id] = time.monotonic()
-        _SLOT.set(job_id)  # this tick's task (and the tasks it starts) touch its progress
+        slot = _SLOT.set(job_id)  # this tick's task (and the tasks it starts) touch its progress
         outcome = TickOutcome.STORE_ERROR
         left = False
         try:
@@ -170,6 +170,7 @@ class TickRunner:
         finally:
             self.running.pop(job_id, None)
             self.progress.pop(job_id, None)
+            _SLOT.reset(slot)
             if not left:
                 with contextlib.suppress(RedisError):
                     await asyncio.shield(self.ticks.unmark_running(job_id))
