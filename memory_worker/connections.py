@@ -435,6 +435,14 @@ class StoreCluster(RedisCluster):
         with store_edge():
             return await super().execute_command(*args, **kwargs)
 
+    async def aclose(self) -> None:
+        """Close every node's connections, always: redis-py skips it when a failure left the
+        client to be initialised again, yet commands in flight meanwhile reconnected nodes
+        it had closed — they were left open (``Unclosed ClusterNode`` at exit)."""
+        await super().aclose()
+        await self.nodes_manager.aclose()
+        await self.nodes_manager.aclose("startup_nodes")
+
     def pipeline(
         self, transaction: Any | None = None, shard_hint: Any | None = None
     ) -> ClusterPipeline:

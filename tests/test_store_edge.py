@@ -122,3 +122,16 @@ async def test_redis_errors_and_our_own_pass_the_edge_unchanged(cluster: Any) ->
     assert ok is True
     assert isinstance(refused, ResponseError)  # a Redis answer stays what it is
     await cluster.delete("edge-k")
+
+
+async def test_close_closes_every_node_even_after_a_failure(valkey_cluster: LocalCluster) -> None:
+    """After a connection error redis-py marks the client for re-initialisation and its own
+    ``aclose`` then does nothing, though commands in flight may have reconnected its nodes."""
+    client = cluster_from_url(valkey_cluster.url)
+    await client.set("edge-close", "v")
+    await client.delete("edge-close")
+    client._initialize = True  # what a ConnectionError mid-command leaves behind
+    nodes = [*client.nodes_manager.nodes_cache.values()]
+    assert any(c.is_connected for node in nodes for c in node._connections)
+    await client.aclose()
+    assert not any(c.is_connected for node in nodes for c in node._connections)
