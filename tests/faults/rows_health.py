@@ -41,9 +41,10 @@ from tests.support.factories import make_request
 from tests.support.harness import Fleet, completed_run, eventually, free_port
 
 #: The sampling interval of these rows (MEMORY_METRICS_CACHE_SECONDS).
-INTERVAL = 1.0
-#: What "within one interval" allows on top: the probe itself and a loaded 2-core machine.
-SLACK = 1.5
+INTERVAL = 2.0
+#: What "within one interval" allows on top: the probe itself and a 2-core machine shared
+#: with other test runs (measured alone: 0.05–1.2 s in all).
+SLACK = 2.0
 
 
 async def readyz(port: int) -> tuple[int, dict[str, Any]]:
