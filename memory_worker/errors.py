@@ -7,6 +7,8 @@
     ├── RunNotFound            no run with that id
     ├── LeaseLost              the worker no longer holds the run's lease (it was reclaimed)
     ├── StoreError             Redis failed or answered something unexpected
+    │   └── StoreClientError       the Redis client failed without a Redis error (a failover's
+    │                              slot with no node, a lost connection leaked as AttributeError)
     ├── RedisSetupError        the Redis server cannot safely hold the queue (checked at start)
     │   ├── EvictionPolicyError    maxmemory-policy may evict keys (allkeys-*): runs would vanish
     │   └── ScriptPermissionError  the Redis user may not run Lua scripts (EVALSHA / SCRIPT LOAD)
@@ -52,6 +54,18 @@ class LeaseLost(MemoryWorkerError):
 
 class StoreError(MemoryWorkerError):
     """Redis failed or answered something unexpected."""
+
+
+class StoreClientError(StoreError):
+    """The Redis client failed without raising a ``RedisError``: its cluster tree
+    (``RedisClusterException``, ``SlotNotCoveredError``) or a programming-error type it leaks
+    while a connection or the slot map changes under a command (``'NoneType' object has no
+    attribute 'name'`` during a failover). Raised by :func:`memory_worker.storage.connections.store_edge`,
+    chained to the client's error; ``kind`` names its type (log-safe)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        super().__init__(f"the Redis client failed ({kind})")
 
 
 class RedisSetupError(MemoryWorkerError):

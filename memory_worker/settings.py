@@ -309,6 +309,15 @@ class Settings(BaseSettings):
         "is unreachable (a deploy during a Redis blip spends no attempt).",
     )
     tick_timeout_seconds: float = Field(3600.0, description="arq timeout of one tick job.")
+    watchdog_seconds: float | None = Field(
+        None,
+        gt=0,
+        description="A worker whose poll loop, or every busy slot, made no progress for this "
+        "long is wedged: it says why in one log line, releases its runs (attempts refunded) "
+        "and exits 70 for its supervisor to restart it; /healthz is 503 meanwhile. Keep it "
+        "above the tick budget plus the shutdown grace. Unset: MEMORY_TICK_TIMEOUT_SECONDS + "
+        "MEMORY_SHUTDOWN_GRACE_SECONDS + 60.",
+    )
     worker_heartbeat_seconds: float = Field(5.0, description="Worker registry heartbeat period.")
     worker_registry_grace_seconds: float = Field(
         600.0,
@@ -424,6 +433,13 @@ class Settings(BaseSettings):
         if value <= 0 or 60 % value:
             raise ValueError("MEMORY_SAFETY_NET_SECONDS must divide 60")
         return value
+
+    @property
+    def watchdog_window(self) -> float:
+        """The watchdog's window (s): ``MEMORY_WATCHDOG_SECONDS``, else budget + grace + 60."""
+        if self.watchdog_seconds is not None:
+            return self.watchdog_seconds
+        return self.tick_timeout_seconds + self.shutdown_grace_seconds + 60.0
 
     @property
     def valkey_dir(self) -> Path:

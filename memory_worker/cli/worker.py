@@ -11,6 +11,7 @@ from memory_worker.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from memory_worker.worker.main import MemoryWorker
+    from memory_worker.worker.watchdog import Liveness, Watchdog
 
 
 @app.command()
@@ -46,13 +47,18 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
     settings = settings.model_copy(update={"redis_url": url})
     workers: list[MemoryWorker] = []
 
+    # the latest worker: run_worker makes a new one each time Redis was away at its start
     def heartbeat() -> int | None:
-        runner = workers[0].ctx.get("runner") if workers else None
+        runner = workers[-1].ctx.get("runner") if workers else None
         return (runner.last_loop_ms or None) if runner is not None else None
 
     def tick_age() -> float | None:
-        runner = workers[0].ctx.get("runner") if workers else None
+        runner = workers[-1].ctx.get("runner") if workers else None
         return runner.oldest_tick_age() if runner is not None else None
+
+    def liveness() -> Liveness | None:
+        watchdog: Watchdog | None = workers[-1].ctx.get("watchdog") if workers else None
+        return watchdog.verdict() if watchdog is not None else None
 
     server = HealthServer(
         settings,
@@ -61,6 +67,7 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
         port=port,
         worker_heartbeat=heartbeat,
         worker_tick_age=tick_age,
+        worker_liveness=liveness,
         console=False,  # a worker's probe port may face the network: no chat data on it
     )
     await server.start()

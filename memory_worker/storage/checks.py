@@ -16,8 +16,10 @@ Two lessons, each checked once when a worker starts and when the bot connects
   ``NOPERM`` raises :class:`ScriptPermissionError`. ``/readyz`` runs the same
   probe (:func:`scripts_allowed`) and reports ``redis_scripts_forbidden``.
 
-:func:`read_health` samples ``INFO`` for the metrics: used memory, maxmemory,
-evicted keys and connected clients (best effort: ``None`` when INFO is refused).
+:func:`read_health` samples ``INFO`` for the metrics (best effort: ``None`` when INFO is
+refused): memory, evictions and clients (§11), and persistence, replication, rejected
+connections and blocked clients (:mod:`memory_worker.storage.health` reads it from every
+node of every store a run writes).
 
 The decisions (:func:`judge_policy`, :func:`parse_health`) are pure; the rest is a
 thin shell over a handful of commands.
@@ -25,6 +27,7 @@ thin shell over a handful of commands.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -66,28 +69,80 @@ def judge_policy(policy: str) -> PolicyVerdict:
 
 @dataclass(frozen=True, slots=True)
 class RedisHealth:
-    """The server's memory and connection figures (``INFO``), for the metrics."""
+    """One server's health figures (``INFO``), for the metrics (§11)."""
 
     used_memory_bytes: int
     maxmemory_bytes: int  # 0 = no limit
     evicted_keys: int
     connected_clients: int
+    blocked_clients: int = 0
+    rejected_connections: int = 0
+    # persistence: a failed write means Redis may refuse writes (MISCONF) or lose them on restart
+    aof_enabled: bool = False
+    aof_last_write_ok: bool = True
+    aof_last_rewrite_ok: bool = True
+    rdb_last_save_ok: bool = True
+    rdb_last_save_at: float | None = None  # unix seconds; None: never saved
+    rdb_changes_since_save: int = 0
+    # replication
+    master: bool = True
+    connected_replicas: int = 0
+    #: Masters: the largest lag (s) and offset gap (bytes) of a connected replica (None: none).
+    replica_lag_seconds: float | None = None
+    replica_lag_bytes: int | None = None
+    #: Replicas: whether the link to their master is up (None on a master).
+    master_link_up: bool | None = None
+
+
+def _number(info: Mapping[str, Any], name: str) -> int:
+    try:
+        return int(info.get(name, 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _status_ok(info: Mapping[str, Any], name: str) -> bool:
+    """An ``ok``/``err`` status field (missing: ok — nothing has failed that we know of)."""
+    return as_text(info.get(name, "ok")).strip().lower() == "ok"
+
+
+def _replica_gaps(info: Mapping[str, Any]) -> tuple[float | None, int | None]:
+    """(largest lag in s, largest offset gap in bytes) of a master's ``slaveN`` entries."""
+    lags: list[float] = []
+    gaps: list[int] = []
+    offset = _number(info, "master_repl_offset")
+    for name, value in info.items():
+        if not (name.startswith("slave") and name[5:].isdigit() and isinstance(value, Mapping)):
+            continue
+        with contextlib.suppress(TypeError, ValueError):
+            lags.append(float(value.get("lag", 0)))
+            gaps.append(max(0, offset - int(value.get("offset", 0))))
+    return (max(lags) if lags else None), (max(gaps) if gaps else None)
 
 
 def parse_health(info: Mapping[str, Any]) -> RedisHealth:
-    """Health figures from a parsed ``INFO`` reply (missing fields read as 0)."""
-
-    def number(name: str) -> int:
-        try:
-            return int(info.get(name, 0))
-        except (TypeError, ValueError):
-            return 0
-
+    """Health figures from a parsed ``INFO`` reply (missing numbers read as 0, statuses as ok)."""
+    master = as_text(info.get("role", "master")) == "master"
+    lag, gap = _replica_gaps(info) if master else (None, None)
+    saved = _number(info, "rdb_last_save_time")
     return RedisHealth(
-        used_memory_bytes=number("used_memory"),
-        maxmemory_bytes=number("maxmemory"),
-        evicted_keys=number("evicted_keys"),
-        connected_clients=number("connected_clients"),
+        used_memory_bytes=_number(info, "used_memory"),
+        maxmemory_bytes=_number(info, "maxmemory"),
+        evicted_keys=_number(info, "evicted_keys"),
+        connected_clients=_number(info, "connected_clients"),
+        blocked_clients=_number(info, "blocked_clients"),
+        rejected_connections=_number(info, "rejected_connections"),
+        aof_enabled=_number(info, "aof_enabled") == 1,
+        aof_last_write_ok=_status_ok(info, "aof_last_write_status"),
+        aof_last_rewrite_ok=_status_ok(info, "aof_last_bgrewrite_status"),
+        rdb_last_save_ok=_status_ok(info, "rdb_last_bgsave_status"),
+        rdb_last_save_at=float(saved) if saved > 0 else None,
+        rdb_changes_since_save=_number(info, "rdb_changes_since_last_save"),
+        master=master,
+        connected_replicas=_number(info, "connected_slaves"),
+        replica_lag_seconds=lag,
+        replica_lag_bytes=gap,
+        master_link_up=None if master else as_text(info.get("master_link_status", "down")) == "up",
     )
 
 

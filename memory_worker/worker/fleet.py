@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,14 +80,17 @@ class Fleet:
     env_overrides: dict[str, Any] = field(default_factory=dict)
     workers: list[WorkerProcess] = field(default_factory=list)
 
-    def start(self, n: int = 1, **overrides: Any) -> list[WorkerProcess]:
+    def start(
+        self, n: int = 1, *, args: Sequence[str] = (), **overrides: Any
+    ) -> list[WorkerProcess]:
+        """Start ``n`` workers (``run`` plus ``args``, e.g. ``--serve``) with ``overrides``."""
         started = []
         for _ in range(n):
             index = len(self.workers)
             log_path = self.tmp / f"worker{index}.log"
             with open(log_path, "wb") as log_file:
                 proc = subprocess.Popen(
-                    [sys.executable, "-m", "memory_worker", "run"],
+                    [sys.executable, "-m", "memory_worker", "run", *args],
                     env=worker_env(self.settings, {**self.env_overrides, **overrides}),
                     stdout=log_file,
                     stderr=subprocess.STDOUT,

@@ -45,6 +45,7 @@ from memory_worker.storage.connections import LOG_RETRY_AT, backoff_delay, next_
 from memory_worker.wiring import build_tick_runner
 from memory_worker.worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.worker.prelude import next_pipeline_plain, plain_prelude_pipelines
+from memory_worker.worker.watchdog import Watchdog
 
 log = get_logger(__name__)
 
@@ -140,6 +141,7 @@ async def _on_startup(
     stop = asyncio.Event()
     ctx["background_stop"] = stop
     ctx["background_tasks"] = [asyncio.create_task(loop(stop)) for loop in runner.background]
+    ctx["watchdog"] = Watchdog.arm(runner, settings, ctx.get("store_url"))
     log.info("worker_started", worker=runner.worker_id, concurrency=settings.worker_concurrency)
 
 
@@ -211,6 +213,8 @@ class MemoryWorker(Worker):
         average before its follow-up started — 2–3 % of a 1 s farm's slot time)."""
         loop = asyncio.get_running_loop()
         began = loop.time()
+        if (runner := self.ctx.get("runner")) is not None:
+            runner.polled()  # the watchdog's: every iteration counts, good or not
         self._slot_freed.clear()
         await self._poll_and_recover()
         while self.allow_pick_jobs and self.job_counter >= self.max_jobs:
@@ -517,6 +521,7 @@ def create_worker(
     runner_factory: ProcessorFactory = build_tick_runner,
     burst: bool = False,
     handle_signals: bool = True,
+    url: str | None = None,
 ) -> MemoryWorker:
     use_json_jobs(redis)  # row 21: arq's cron enqueues go through this pool
     plain_prelude_pipelines(redis)  # a tick's run_job prelude without MULTI/EXEC
@@ -524,6 +529,7 @@ def create_worker(
         redis_pool=redis,
         burst=burst,
         handle_signals=handle_signals,
+        ctx={"store_url": url},  # the watchdog releases through a client of its own
         **worker_kwargs(settings, runner_factory=runner_factory),
     )
     worker.reconnect_max_seconds = settings.redis_reconnect_max_seconds

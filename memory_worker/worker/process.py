@@ -32,6 +32,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from memory_worker.errors import StoreError
 from memory_worker.ops.logs import get_logger
 from memory_worker.settings import Settings
 
@@ -174,7 +175,7 @@ async def run_worker(
                 log.info("worker_stopped_while_starting", signal=signals.received)
                 return
             # Redis answered: arq's worker takes the signals over until it returns
-            worker = create_worker(settings, redis)
+            worker = create_worker(settings, redis, url=url)
             if on_worker is not None:
                 on_worker(worker)
             try:
@@ -182,7 +183,7 @@ async def run_worker(
                 return
             except asyncio.CancelledError:
                 return
-            except _REDIS_DOWN as exc:  # Redis went away while the worker started
+            except (*_REDIS_DOWN, StoreError) as exc:  # the queue's or the cards' store went away
                 log.warning(
                     "redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay
                 )

@@ -35,6 +35,7 @@ from memory_worker.paging.notifiers import (
 )
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.storage.checks import read_health
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
 from tests.faults.context import FaultContext, Scenario
@@ -117,9 +118,10 @@ async def row10(ctx: FaultContext) -> None:
                 assert (await queue.get_run(run_id)).status is RunStatus.QUEUED
             sample = await read_sample(admin, settings)
             assert sample.runs["queued"] == len(acknowledged)
-            assert sample.redis is not None
-            assert sample.redis.evicted_keys == 0
-            assert sample.redis.maxmemory_bytes == 6 * 1024 * 1024
+            health = await read_health(admin)
+            assert health is not None
+            assert health.evicted_keys == 0
+            assert health.maxmemory_bytes == 6 * 1024 * 1024
         finally:
             await queue.close()
 
