@@ -32,6 +32,7 @@ from memory_worker.storage.health import (
     StoreSample,
     Topology,
     card_problems,
+    client_address,
     last_good,
     parse_slots,
 )
