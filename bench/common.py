@@ -29,6 +29,7 @@ from memory_worker.fleet import Fleet
 from memory_worker.models import RunRequest
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings_types import reveal
 from memory_worker.ticks import TickQueue
 
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
@@ -77,7 +78,8 @@ async def pipeline(bench: Bench, runs: int = 0) -> Pipeline:
     """The run store with ``runs`` tiny runs queued, the queue API (to wake it) and the ticks."""
     store = RunStore(bench.redis, bench.settings)
     await fill(store, runs)
-    queue = MemoryQueue(RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings)
+    url = reveal(bench.settings.redis_url) or ""
+    queue = MemoryQueue(RedisHandle(bench.redis, url), bench.settings)
     return Pipeline(store, queue, TickQueue(bench.redis, queue.keys))
 
 

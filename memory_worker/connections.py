@@ -34,6 +34,7 @@ from redis.exceptions import RedisError
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.runs import is_transport_race
 from memory_worker.settings import Settings
+from memory_worker.settings_types import reveal
 
 T = TypeVar("T")
 
@@ -160,7 +161,7 @@ def cards_client(settings: Settings, queue: CardsRedis) -> CardsRedis:
 
     A client this returns other than ``queue`` belongs to the caller (close it).
     """
-    url = settings.cards_url
+    url = reveal(settings.cards_url)
     if not url:
         return queue
     if is_cluster_url(url):
@@ -240,8 +241,8 @@ class RedisHandle:
 
 def resolve_url(settings: Settings) -> tuple[str, EmbeddedValkey | None]:
     """REDIS_URL, or the URL of the (started or reused) embedded Valkey."""
-    if settings.redis_url:
-        return settings.redis_url, None
+    if settings.redis_url is not None:
+        return settings.redis_url.get_secret_value(), None
     # detached: the server belongs to the data dir and outlives whichever process started
     # it, so stopping one process never strands the others (the handle's stop() is a no-op);
     # watched: should the server die, this process restarts it on the same port

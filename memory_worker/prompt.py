@@ -37,9 +37,8 @@ from memory_worker.errors import ConsolidationError
 from memory_worker.models import RunRequest
 from memory_worker.secret_patterns import mask_for_farm
 from memory_worker.settings import Settings
+from memory_worker.settings_checks import EXTRACTION_PROMPTS
 
-#: Prompt text per prompt version (a new version adds a row and a file).
-EXTRACTION_PROMPTS: Mapping[str, str] = {"memory_v1": "extraction_v1.txt"}
 MERGE_PROMPT = "merge_v1.txt"
 #: Tokens of chat framing and JSON envelope on top of the system prompt.
 FRAME_TOKENS = 256

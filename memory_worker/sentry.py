@@ -190,19 +190,23 @@ def redact(text: str) -> str:
 
 
 def secrets_of(settings: Settings) -> list[str]:
-    """The secret strings in ``settings``: every SecretStr value, the Redis URLs' passwords."""
+    """The secret strings in ``settings``: every secret-typed value (``SecretStr``, the
+    Redis URLs), and the credential inside a URL-shaped one (its password, or a DSN's key)."""
     found: list[str] = []
     for name in type(settings).model_fields:
         value = getattr(settings, name, None)
-        if isinstance(value, SecretStr):
-            found.append(value.get_secret_value())
-        elif isinstance(value, str) and name.endswith("_url") and "@" in value:
-            try:
-                password = urlsplit(value).password
-            except ValueError:
-                continue
-            if password:
-                found.append(password)
+        if not isinstance(value, SecretStr):
+            continue
+        secret = value.get_secret_value()
+        found.append(secret)
+        try:
+            parts = urlsplit(secret)
+            # a DSN's key is its user part; a Redis URL's user name is no secret
+            key = parts.password or parts.username
+        except ValueError:
+            continue
+        if key:
+            found.append(key)
     return found
 
 

@@ -19,6 +19,7 @@ from arq.connections import ArqRedis
 from memory_worker.embedded import EmbeddedValkey
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings_types import reveal
 from tests.support.factories import request_dict
 from tests.support.harness import cli, free_port
 from tests.support.replies import command
@@ -210,7 +211,7 @@ def enqueue_bytes(settings: Settings, data: bytes) -> subprocess.CompletedProces
         input=data,
         capture_output=True,
         env=os.environ
-        | {"REDIS_URL": settings.redis_url or "", "MEMORY_KEY_PREFIX": settings.key_prefix},
+        | {"REDIS_URL": reveal(settings.redis_url) or "", "MEMORY_KEY_PREFIX": settings.key_prefix},
         timeout=60,
         check=False,
     )

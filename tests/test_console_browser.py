@@ -39,6 +39,7 @@ from memory_worker.reports import page_counters
 from memory_worker.run_store import RunStore
 from memory_worker.runs import FailurePlan
 from memory_worker.settings import Settings
+from memory_worker.settings_types import reveal
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually, free_port
 
@@ -198,7 +199,7 @@ async def test_operator_sees_outage_resets_breaker_browses_memory_and_replays(
     console: tuple[str, Settings], driver: Any, screenshots: Path, tmp_path: Path
 ) -> None:
     base, settings = console
-    redis = client_from_url(settings.redis_url or "")
+    redis = client_from_url(reveal(settings.redis_url) or "")
     store = RunStore(redis, settings)
     async with FarmSimulator() as sim:
         serve = await _serve(settings, sim, tmp_path)

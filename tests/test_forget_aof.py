@@ -22,6 +22,7 @@ from memory_worker.embedded import EmbeddedValkey
 from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings_types import reveal
 from tests.support.farm import farm_for
 from tests.support.forget import ALICE, BOB, CANARY, CHAT, JAN, process_one, two_users
 
@@ -78,7 +79,7 @@ async def test_forget_rewrites_the_aof_and_the_canary_leaves_the_disk(
     await store.enqueue(two_users(JAN.replace(day=11), 10))  # left queued
     assert CANARY[ALICE].encode() in disk_bytes(private_valkey.data_dir)
 
-    queue = MemoryQueue(RedisHandle(client, settings.redis_url or ""), settings)
+    queue = MemoryQueue(RedisHandle(client, reveal(settings.redis_url) or ""), settings)
     await queue.forget(CHAT, ALICE)
 
     loop = asyncio.get_running_loop()

@@ -28,6 +28,7 @@ from memory_worker.connections import RedisHandle, close_cards_client
 from memory_worker.keys import Keys
 from memory_worker.run_store import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings_types import reveal
 from tests.support.cluster import PASSWORD, LocalCluster, Node
 from tests.support.farm import Farm
 from tests.support.forget import (
@@ -90,7 +91,7 @@ async def cluster_queue(
 ) -> AsyncIterator[MemoryQueue]:
     """A queue on the standalone server whose card store is the cluster."""
     s = settings.model_copy(update={"cards_url": valkey_cluster.url, "forget_rewrite_aof": False})
-    q = MemoryQueue(RedisHandle(redis, s.redis_url or ""), s)
+    q = MemoryQueue(RedisHandle(redis, reveal(s.redis_url) or ""), s)
     try:
         yield q
     finally:

@@ -25,6 +25,7 @@ from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.run_store.forget import RunForget
 from memory_worker.settings import Settings
+from memory_worker.settings_types import reveal
 from memory_worker.tick_runner import TickRunner
 from memory_worker.ticks import TickOutcome
 from tests.support.farm import Farm
@@ -81,7 +82,7 @@ async def test_a_run_held_in_its_farm_call_during_forget_writes_nothing_back(
     s = settings.model_copy(
         update={"forget_rewrite_aof": False, "cards_url": cards_url if on_cluster else None}
     )
-    queue = MemoryQueue(RedisHandle(redis, s.redis_url or ""), s)
+    queue = MemoryQueue(RedisHandle(redis, reveal(s.redis_url) or ""), s)
     store = RunStore(redis, s)
 
     async def everywhere() -> bytes:
@@ -129,7 +130,7 @@ async def test_a_continuation_of_a_run_finishing_after_forget_carries_no_forgott
     """A run whose write landed before the forget completes after it: the rest of its
     slice (the continuation) is enqueued without the forgotten messages."""
     s = settings.model_copy(update={"forget_rewrite_aof": False})
-    queue = MemoryQueue(RedisHandle(redis, s.redis_url or ""), s)
+    queue = MemoryQueue(RedisHandle(redis, reveal(s.redis_url) or ""), s)
     store = RunStore(redis, s)
     await store.enqueue(two_users(JAN, 1))
     held = Held()
@@ -167,7 +168,7 @@ async def test_a_continuation_enqueued_while_forget_ran_is_cut_back_to_its_paren
     await store.enqueue(parent)
     claim = (await store.claim_detailed("w1")).run
     assert claim is not None
-    await MemoryQueue(RedisHandle(redis, s.redis_url or ""), s).forget(CHAT, ALICE)
+    await MemoryQueue(RedisHandle(redis, reveal(s.redis_url) or ""), s).forget(CHAT, ALICE)
     rest = parent.model_copy(
         update={"cursor": Cursor(after_sent_at=parent.range_start, after_message_id=0)}
     )

@@ -15,6 +15,7 @@ import textwrap
 from typing import Any
 
 from memory_worker.settings import Settings
+from memory_worker.settings_types import reveal
 
 CANARY = "canary-log-5d1e I am allergic to peanuts"
 
@@ -45,7 +46,7 @@ SCRIPT = textwrap.dedent(
 
     async def main():
         settings = Settings(backoff_unit_seconds=0.001, max_attempts=2)
-        redis = client_from_url(settings.redis_url)
+        redis = client_from_url(reveal(settings.redis_url) or "")
         store = RunStore(redis, settings)
         await store.enqueue(make_request(4242, texts=[os.environ["CANARY"]]))
         await store.enqueue(make_request(4343, hour=5, texts=[os.environ["CANARY"]]))
@@ -71,7 +72,7 @@ def test_run_transitions_are_json_lines_with_ids_and_no_text(
     settings: Settings, redis: Any
 ) -> None:
     env = os.environ | {
-        "REDIS_URL": settings.redis_url or "",
+        "REDIS_URL": reveal(settings.redis_url) or "",
         "MEMORY_KEY_PREFIX": settings.key_prefix,
         "CANARY": CANARY,
     }

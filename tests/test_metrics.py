@@ -31,6 +31,7 @@ from memory_worker.run_store import RunStore
 from memory_worker.runs import plan_failure
 from memory_worker.serve import HealthServer
 from memory_worker.settings import Settings
+from memory_worker.settings_types import reveal
 from memory_worker.ticks import Mode, TickCounts, TickPlan, TickQueue
 from tests.support.clock import ManualClock
 from tests.support.factories import make_request
@@ -165,7 +166,7 @@ async def test_scraped_values_match_the_store(settings: Settings, redis: Any) ->
     await redis.hincrby(keys.admin_counters, "sent", 2)
     await redis.hincrby(keys.admin_counters, "suppressed", 5)
 
-    server = HealthServer(settings, settings.redis_url or "", port=0)
+    server = HealthServer(settings, reveal(settings.redis_url) or "", port=0)
     await server.start()
     try:
         families = await scrape(server.base_url)
@@ -244,7 +245,7 @@ async def test_scrape_survives_redis_outage_with_last_good_values(
     )
     port = own_valkey.port
     own_valkey.stop()  # Redis is down before the first sample
-    server = HealthServer(settings, settings.redis_url or "", port=0)
+    server = HealthServer(settings, reveal(settings.redis_url) or "", port=0)
     await server.start()
     try:
         families = await scrape(server.base_url)

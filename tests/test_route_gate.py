@@ -28,6 +28,7 @@ from memory_worker.models import RunStatus
 from memory_worker.processing import ProcessResult
 from memory_worker.run_store import ClaimedRun, RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings_types import reveal
 from memory_worker.ticks import TickOutcome
 from memory_worker.wiring import WalkerGate, build_tick_runner
 from tests.support.clock import ManualClock
@@ -236,7 +237,10 @@ async def test_consecutive_productive_ticks_read_the_breakers_once_per_window(
 ) -> None:
     s = Settings(redis_url=private_valkey.url, key_prefix=key_prefix, data_dir=tmp_path / "var")
     assert s.redis_url is not None
-    redis, admin = client_from_url(s.redis_url), client_from_url(s.redis_url)
+    redis, admin = (
+        client_from_url(reveal(s.redis_url) or ""),
+        client_from_url(reveal(s.redis_url) or ""),
+    )
     pipeline = await build_tick_runner(s, redis)
     try:
         built = pipeline.gate
@@ -299,7 +303,7 @@ async def test_routes_opened_by_another_process_inside_the_window_spend_no_attem
         discovery_base_url=dead_farm,
     )
     assert s.redis_url is not None
-    redis = client_from_url(s.redis_url)
+    redis = client_from_url(reveal(s.redis_url) or "")
     pipeline = await build_tick_runner(s, redis)
     try:
         built = pipeline.gate

@@ -15,10 +15,10 @@ def _redis_where(settings: Settings) -> str:
     """Where Redis was sought, without credentials: ``host:port`` or "the embedded Valkey"."""
     from urllib.parse import urlsplit
 
-    if not settings.redis_url:
+    if settings.redis_url is None:
         return "the embedded Valkey"
     try:
-        parts = urlsplit(settings.redis_url)
+        parts = urlsplit(settings.redis_url.get_secret_value())
         host = parts.hostname or parts.path or "?"
         return f"{host}:{parts.port}" if parts.port else host
     except ValueError:

@@ -35,6 +35,7 @@ from memory_worker.paging import clock_text, page_decision
 from memory_worker.run_store.model import hour_of, hourly_field
 from memory_worker.sentry import redact_url
 from memory_worker.settings import Settings, env_name
+from memory_worker.settings_types import SecretUrl
 
 HOURS = 24
 
@@ -387,6 +388,8 @@ MASK = "•••••• (set, hidden)"
 
 def mask_setting(name: str, value: Any) -> str:
     """A setting's effective value as the console shows it: secrets never, URLs redacted."""
+    if isinstance(value, SecretUrl):  # host and scheme shown, password masked
+        return str(value) if value.get_secret_value() else "unset"
     if isinstance(value, SecretStr):
         return MASK if value.get_secret_value() else "unset"
     if value is None:

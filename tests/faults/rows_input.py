@@ -37,6 +37,7 @@ from memory_worker.notifiers import (
 from memory_worker.run_store import RunStore
 from memory_worker.serve import HealthServer
 from memory_worker.settings import Settings
+from memory_worker.settings_types import reveal
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import request_dict
 from tests.support.harness import Fleet, cli, completed_run, eventually, free_port
@@ -140,7 +141,7 @@ async def row11(ctx: FaultContext) -> None:
         with pytest.raises(ScriptPermissionError):
             await MemoryQueue.connect(settings=settings)
 
-        health = HealthServer(settings, settings.redis_url or "", port=0)
+        health = HealthServer(settings, reveal(settings.redis_url) or "", port=0)
         await health.start()
         try:
             async with httpx.AsyncClient(timeout=5) as client:

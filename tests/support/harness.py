@@ -15,6 +15,7 @@ from memory_worker.fleet import FAST
 from memory_worker.fleet import Fleet as _Fleet
 from memory_worker.models import Run, RunStatus
 from memory_worker.settings import Settings
+from memory_worker.settings_types import reveal
 
 __all__ = ["FAST", "Fleet", "cli", "cli_env", "completed_run", "eventually", "free_port"]
 
@@ -22,7 +23,7 @@ __all__ = ["FAST", "Fleet", "cli", "cli_env", "completed_run", "eventually", "fr
 def cli_env(settings: Settings, **env: str) -> dict[str, str]:
     """This process's environment pointed at ``settings``' Redis and key prefix, JSON logs, ``env``."""
     return os.environ | {
-        "REDIS_URL": settings.redis_url or "",
+        "REDIS_URL": reveal(settings.redis_url) or "",
         "MEMORY_KEY_PREFIX": settings.key_prefix,
         "MEMORY_LOG_FORMAT": "json",
         **env,
