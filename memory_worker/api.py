@@ -87,7 +87,7 @@ class MemoryQueue:
             settings = settings.model_copy(update={"redis_url": redis_url})
         handle = await open_redis(settings)
         try:
-            await check_redis(handle.client, role="bot")
+            await check_redis(handle.client, role="bot", keys=Keys(settings.key_prefix))
         except BaseException:
             await handle.close(stop_embedded=False)
             raise

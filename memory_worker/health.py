@@ -4,7 +4,9 @@
   liveness probe that checks dependencies restarts healthy pods during a
   Redis blip.
 - **ready** (``/readyz``): Redis answers a PING within a short timeout, the
-  Redis user may run Lua scripts (every enqueue and claim is one; a user
+  Redis user may use the deployment's keys and run ``INFO``
+  (``redis_keys_forbidden``, ``redis_info_forbidden``:
+  :func:`memory_worker.redis_checks.access_problems`) and Lua scripts (every enqueue and claim is one; a user
   without ``EVALSHA`` would otherwise read as ready while all work fails —
   :func:`memory_worker.redis_checks.scripts_allowed`) and,
   when this process runs a worker, the worker is demonstrably working
@@ -39,7 +41,7 @@ from llm_client.breaker import Circuit
 from llm_client.breaker_store import BreakerStore
 from memory_worker.connections import awaited
 from memory_worker.keys import Keys
-from memory_worker.redis_checks import scripts_allowed
+from memory_worker.redis_checks import access_problems, scripts_allowed
 from memory_worker.settings import Settings
 from memory_worker.ticks import TickQueue
 
@@ -66,13 +68,17 @@ def readiness(
     scripts_ok: bool = True,
     oldest_tick_age_s: float | None = None,
     tick_budget_s: float | None = None,
+    access_problems: Sequence[str] = (),
 ) -> Verdict:
-    """Ready when Redis answers and runs our scripts, and (for a worker) its loop and ticks are not wedged."""
+    """Ready when Redis answers, lets this user use our keys, commands and scripts, and
+    (for a worker) its loop and ticks are not wedged."""
     problems: list[str] = []
     if not redis_ok:
         problems.append("redis_unreachable")
-    elif not scripts_ok:
-        problems.append("redis_scripts_forbidden")
+    else:
+        problems += access_problems
+        if not scripts_ok:
+            problems.append("redis_scripts_forbidden")
     if runs_worker:
         if loop_heartbeat_ms is None:
             problems.append("worker_starting")
@@ -135,6 +141,14 @@ class HealthCheck:
         except Exception:
             return None
 
+    async def _access(self) -> list[str]:
+        """This user's permission problems (keys, ``INFO``); none when Redis did not say in time."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await access_problems(self.redis, self.keys)
+        except Exception:
+            return []
+
     async def _outage(self) -> dict[str, Any]:
         """Farm-outage facts for the body (best effort: missing keys when a read fails)."""
         facts: dict[str, Any] = {}
@@ -159,6 +173,7 @@ class HealthCheck:
         """(ready, JSON body) for ``/readyz``."""
         latency = await self._ping()
         scripts = await self._scripts() if latency is not None else None
+        access = await self._access() if latency is not None else []
         now_ms = int(self._clock() * 1000)
         runs_worker = self.worker_heartbeat is not None
         heartbeat = self.worker_heartbeat() if self.worker_heartbeat is not None else None
@@ -172,6 +187,7 @@ class HealthCheck:
             scripts_ok=scripts is not False,
             oldest_tick_age_s=tick_age,
             tick_budget_s=self.settings.tick_timeout_seconds,
+            access_problems=access,
         )
         body: dict[str, Any] = {
             "status": "ready" if verdict.ready else "unready",

@@ -45,7 +45,6 @@ from typing import Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import sentry_sdk
-from pydantic import SecretStr
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -61,6 +60,7 @@ from memory_worker.errors import LeaseLost
 from memory_worker.runs import Decision, Verdict, decide
 from memory_worker.secret_patterns import FILTERED, scrub_tokens
 from memory_worker.settings import Settings
+from memory_worker.settings_types import secret_values
 
 #: Always outage-class, whatever their text says.
 OUTAGE_TYPES: tuple[type[BaseException], ...] = (
@@ -190,24 +190,8 @@ def redact(text: str) -> str:
 
 
 def secrets_of(settings: Settings) -> list[str]:
-    """The secret strings in ``settings``: every secret-typed value (``SecretStr``, the
-    Redis URLs), and the credential inside a URL-shaped one (its password, or a DSN's key)."""
-    found: list[str] = []
-    for name in type(settings).model_fields:
-        value = getattr(settings, name, None)
-        if not isinstance(value, SecretStr):
-            continue
-        secret = value.get_secret_value()
-        found.append(secret)
-        try:
-            parts = urlsplit(secret)
-            # a DSN's key is its user part; a Redis URL's user name is no secret
-            key = parts.password or parts.username
-        except ValueError:
-            continue
-        if key:
-            found.append(key)
-    return found
+    """The secret strings in ``settings`` (see :func:`~memory_worker.settings_types.secret_values`)."""
+    return secret_values(settings)
 
 
 def remember_secrets(secrets: Iterable[str]) -> None:

@@ -26,7 +26,6 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import (
     AliasChoices,
     Field,
-    SecretStr,
     field_validator,
     model_validator,
 )
@@ -46,6 +45,7 @@ from memory_worker.settings_types import (
     RedisUrl,
     SecretHttpUrl,
     SecretSafeSettings,
+    Token,
     field_env_name,
 )
 
@@ -250,7 +250,7 @@ class Settings(SecretSafeSettings):
     admin_report_cooldown: float = Field(
         600.0, ge=0, description="Dedup window per dedupe key (seconds)."
     )
-    admin_telegram_bot_token: SecretStr | None = Field(
+    admin_telegram_bot_token: Token | None = Field(
         None,
         validation_alias=_alias("ADMIN_TELEGRAM_BOT_TOKEN"),
         description="Bot token for pages.",
@@ -435,7 +435,7 @@ class Settings(SecretSafeSettings):
     environment: Name = Field("production", description="Sentry environment tag.")
 
     # --- operator console (§15, rev 2) ------------------------------------------------------
-    console_token: SecretStr | None = Field(
+    console_token: Token | None = Field(
         None,
         description="Token the console's actions (replay, breaker reset) ask for. "
         "Unset: the console at / is read-only.",

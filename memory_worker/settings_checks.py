@@ -6,7 +6,7 @@ Three kinds of problem, all found before anything else runs:
   that is no URL): pydantic finds it; :func:`describe_errors` turns each of its
   errors into ``VARIABLE: what is wrong (got 'value')`` — the value quoted only
   when the setting is not a secret (:func:`~memory_worker.settings_types.is_secret_field`,
-  decided by the field's type);
+  decided by the field's type), and a URL quoted with its password masked;
 - **a contradiction** between settings (a lease renewed less often than it
   lapses, a capacity wait longer than the job's budget, …): :data:`RELATIONS`,
   one row per pair, checked by :func:`contradictions` on plain values; each
@@ -31,7 +31,7 @@ from pydantic_core import ErrorDetails
 from pydantic_settings import SettingsError as SourceError
 
 from memory_worker.errors import SettingsError
-from memory_worker.settings_types import is_secret_field
+from memory_worker.settings_types import is_secret_field, mask_url
 
 #: Prompt text per prompt version (a new version adds a row and a file in ``prompts/``).
 EXTRACTION_PROMPTS: Mapping[str, str] = {"memory_v1": "extraction_v1.txt"}
@@ -224,7 +224,8 @@ def _message(error: ErrorDetails) -> str:
 def _quote(value: Any) -> str:
     if value is None or isinstance(value, Mapping):
         return ""
-    shown = repr(value if isinstance(value, str) else str(value))
+    text = value if isinstance(value, str) else str(value)
+    shown = repr(mask_url(text) if "://" in text else text)  # a URL may carry a password
     if len(shown) > QUOTE_CHARS:
         shown = shown[: QUOTE_CHARS - 1] + "…"
     return f" (got {shown})"

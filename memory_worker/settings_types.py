@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Annotated, Any, Self, get_args
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, AliasChoices, SecretStr
+from pydantic import AfterValidator, AliasChoices, BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
+#: Shortest token accepted (:data:`Token`).
+MIN_TOKEN_CHARS = 8
 #: What a masked part of a URL reads as.
 MASKED = "***"
 #: Schemes of a Redis/Valkey URL (``connections.client_from_url``).
@@ -102,6 +104,26 @@ def field_env_name(model: type[BaseSettings], field: str) -> str:
     return str(model.model_config.get("env_prefix") or "") + field.upper()
 
 
+def secret_values(settings: BaseModel) -> list[str]:
+    """Every secret string in ``settings``: each secret-typed value, and the credential
+    inside a URL-shaped one (its password, or a DSN's key: its user part)."""
+    found: list[str] = []
+    for name in type(settings).model_fields:
+        value = getattr(settings, name, None)
+        if not isinstance(value, SecretStr) or not value.get_secret_value():
+            continue
+        secret = value.get_secret_value()
+        found.append(secret)
+        try:
+            parts = urlsplit(secret)
+            key = parts.password or parts.username  # a Redis URL's user name is no secret
+        except ValueError:
+            continue
+        if key:
+            found.append(key)
+    return found
+
+
 def is_secret_field(info: FieldInfo) -> bool:
     """Whether a settings field holds a secret: its type is (or includes) a ``SecretStr``."""
     return secret_type(info.annotation) is not None
@@ -167,11 +189,20 @@ def _cards(value: SecretUrl) -> SecretUrl:
 
 def _http(value: str) -> str:
     check_http_url(value)
+    if "@" in urlsplit(value).netloc:  # this URL is printed (config, logs): no secret in it
+        raise ValueError("must not carry credentials (it is shown in logs and the console)")
     return value
 
 
 def _secret_http(value: SecretStr) -> SecretStr:
     check_http_url(value.get_secret_value())
+    return value
+
+
+def _token(value: SecretStr) -> SecretStr:
+    secret = value.get_secret_value()
+    if len(secret) < MIN_TOKEN_CHARS or any(ch.isspace() or not ch.isprintable() for ch in secret):
+        raise ValueError(f"must be at least {MIN_TOKEN_CHARS} characters, without whitespace")
     return value
 
 
@@ -203,10 +234,13 @@ def _directory(value: Path) -> Path:
 RedisUrl = Annotated[SecretUrl, AfterValidator(_redis)]
 #: A Redis/Valkey URL or a cluster's (the card store's), password masked.
 CardsUrl = Annotated[SecretUrl, AfterValidator(_cards)]
-#: An http(s) URL with a host.
+#: An http(s) URL with a host and no credentials (it is not secret, so it is shown).
 HttpUrl = Annotated[str, AfterValidator(_http)]
 #: An http(s) URL that may carry a credential (a DSN, a webhook): wholly masked.
 SecretHttpUrl = Annotated[SecretStr, AfterValidator(_secret_http)]
+#: A token (a bot's, the console's): masked, at least 8 characters, no whitespace (a
+#: pasted newline would make every comparison or request fail).
+Token = Annotated[SecretStr, AfterValidator(_token)]
 #: A service, endpoint, model or host name: non-empty, no whitespace.
 Name = Annotated[str, AfterValidator(_name)]
 #: A standard-library log level name.

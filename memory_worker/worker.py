@@ -29,6 +29,7 @@ from arq.connections import ArqRedis
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
 from arq.utils import timestamp_ms
 from arq.worker import Worker
+from redis import exceptions as rx
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -39,7 +40,7 @@ from memory_worker.arq_prelude import next_pipeline_plain, plain_prelude_pipelin
 from memory_worker.connections import LOG_RETRY_AT, backoff_delay, next_failure_count
 from memory_worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.keys import Keys
-from memory_worker.redis_checks import check_redis
+from memory_worker.redis_checks import check_access, check_redis
 from memory_worker.run_store import now_ms
 from memory_worker.sentry import init_sentry
 from memory_worker.settings import Settings
@@ -53,6 +54,7 @@ log = structlog.get_logger(__name__)
 # arq's job start in one script (see the file)
 _START = lua_text("memory_worker", "job_start")
 _REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError)
+_REDIS_REFUSES = (rx.AuthenticationError, rx.AuthorizationError, rx.NoPermissionError)  # final
 
 
 # --- arq glue -------------------------------------------------------------------------------------
@@ -132,7 +134,8 @@ async def _on_startup(
 ) -> None:
     """arq's on_startup: checks, the tick runner, its heartbeat and background loops."""
     init_sentry(settings)  # no-op without SENTRY_DSN
-    await check_redis(ctx["redis"], role="worker")  # §2 rev 2: no evicting Redis, scripts
+    # §2 rev 2: no evicting Redis, scripts; rev 3: the user may use our keys
+    await check_redis(ctx["redis"], role="worker", keys=Keys(settings.key_prefix))
     pipeline = await pipeline_factory(settings, ctx["redis"])
     ctx["pipeline"] = pipeline
     with contextlib.suppress(RedisError):  # heartbeat_forever retries it
@@ -555,10 +558,14 @@ async def run_worker(
                 on_worker(worker)
             try:
                 await redis.ping()
+                # before arq's start reads INFO: a refused key or command is one clear error
+                await check_access(redis, Keys(settings.key_prefix))
                 await worker.async_run()
                 return
             except asyncio.CancelledError:
                 return
+            except _REDIS_REFUSES:
+                raise  # the CLI says which in one line; waiting would loop forever
             except (*_REDIS_DOWN, RedisError) as exc:
                 log.warning(
                     "redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay

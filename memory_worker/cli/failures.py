@@ -40,6 +40,8 @@ def failure_message(exc: BaseException, settings: Settings | None = None) -> str
         n = len(exc.problems)
         message = f"{n} problem{'s' if n != 1 else ''} in the run requests, nothing was stored: "
         message += "; ".join(exc.problems)
+    elif isinstance(exc, RoutesError) and settings is not None and settings.routes_file:
+        message = f"MEMORY_ROUTES_FILE: {exc}"  # the file's problems name the other settings
     elif isinstance(exc, RoutesError | MemoryWorkerError | RedisUrlError | EmbeddedValkeyError):
         message = str(exc)
     elif isinstance(exc, r.AuthenticationError | r.AuthorizationError):
@@ -63,4 +65,16 @@ def failure_message(exc: BaseException, settings: Settings | None = None) -> str
         message = f"{exc.strerror or type(exc).__name__}: {exc.filename or ''}".rstrip(": ")
     else:
         message = f"unexpected {type(exc).__name__}: {exc} (MEMORY_LOG_LEVEL=debug logs the trace)"
-    return redact(message)
+    return redact(_without_secrets(message, settings))
+
+
+def _without_secrets(message: str, settings: Settings | None) -> str:
+    """``message`` without any secret of ``settings`` (whatever quoted it: a bug, a library)."""
+    from memory_worker.logs import MASK, MIN_SECRET_CHARS
+    from memory_worker.settings_types import secret_values
+
+    found = secret_values(settings) if settings is not None else []
+    for secret in sorted(found, key=len, reverse=True):
+        if len(secret) >= MIN_SECRET_CHARS:
+            message = message.replace(secret, MASK)
+    return message
