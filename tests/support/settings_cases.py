@@ -17,7 +17,7 @@ from __future__ import annotations
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 import annotated_types
 from pydantic import AfterValidator, TypeAdapter
@@ -101,11 +101,11 @@ def _past_bounds(base: type, metadata: list[Any]) -> list[str]:
     values: list[str] = []
     for m in metadata:
         if isinstance(m, annotated_types.Ge):
-            values.append(str(m.ge - step))
+            values.append(str(float(cast(float, m.ge)) - step).removesuffix(".0"))
         elif isinstance(m, annotated_types.Gt):
             values.append(str(m.gt))
         elif isinstance(m, annotated_types.Le):
-            values.append(str(m.le + step))
+            values.append(str(float(cast(float, m.le)) + step).removesuffix(".0"))
         elif isinstance(m, annotated_types.Lt):
             values.append(str(m.lt))
     return values
@@ -128,6 +128,7 @@ def canary_value(name: str, info: FieldInfo, redis_port: int = 1) -> str:
     canary = canary_of(name)
     if secret_type(info.annotation) is SecretUrl:
         return f"redis://user:{canary}@127.0.0.1:{redis_port}/0"
+    assert info.annotation is not None
     adapter: TypeAdapter[Any] = TypeAdapter(info.annotation)
     for candidate in (canary, f"http://{canary}@127.0.0.1:9/1", f"http://127.0.0.1:9/{canary}"):
         try:
