@@ -35,6 +35,11 @@ def canary_of(name: str) -> str:
     return f"{CANARY}-{name.replace('_', '-')}-x9"
 
 
+def acl_user(name: str) -> str:
+    """The Redis user name of a secret URL setting's canary URL (its password is the canary)."""
+    return name.replace("_", "-")
+
+
 def unwrap(info: FieldInfo) -> tuple[Any, list[Any]]:
     """(the field's base type, its metadata): ``X | None`` and ``Annotated`` peeled off."""
     annotation, metadata = info.annotation, list(info.metadata)
@@ -127,7 +132,7 @@ def canary_value(name: str, info: FieldInfo, redis_port: int = 1) -> str:
     """A valid value of a secret setting that carries its canary."""
     canary = canary_of(name)
     if secret_type(info.annotation) is SecretUrl:
-        return f"redis://user:{canary}@127.0.0.1:{redis_port}/0"
+        return f"redis://{acl_user(name)}:{canary}@127.0.0.1:{redis_port}/0"
     assert info.annotation is not None
     adapter: TypeAdapter[Any] = TypeAdapter(info.annotation)
     for candidate in (canary, f"http://{canary}@127.0.0.1:9/1", f"http://127.0.0.1:9/{canary}"):
