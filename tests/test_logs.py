@@ -29,6 +29,7 @@ SCRIPT = textwrap.dedent(
     from memory_worker.processing import ProcessResult
     from memory_worker.run_store import RunStore
     from memory_worker.settings import Settings
+    from memory_worker.settings_types import reveal
     from memory_worker.tick_runner import TickRunner
     from tests.support.factories import make_request
 

@@ -16,10 +16,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
+from memory_worker.api import MemoryQueue
 from memory_worker.demo.story import FAST_TIMING, NORMAL_TIMING
 from memory_worker.errors import SettingsError
 from memory_worker.fleet import FAST
-from memory_worker.settings import Settings, env_name, load_settings
+from memory_worker.settings import Settings, env_name, get_settings, load_settings
 from memory_worker.settings_checks import (
     EXTRACTION_PROMPTS,
     RELATIONS,
@@ -239,7 +240,7 @@ def test_settings_repr_copies_and_dumps_hold_no_secret(clean_env: pytest.MonkeyP
     for text in (repr(settings), str(settings), repr(copy), str(settings.model_dump()),
                  settings.model_dump_json(), repr(dict(copy))):  # fmt: skip
         assert "CANARY" not in text, text
-    assert "redis://user:***@127.0.0.1:1/0" in repr(settings)  # the host is still shown
+    assert "redis://redis-url:***@127.0.0.1:1/0" in repr(settings)  # the host is still shown
 
 
 def test_secret_fields_are_found_by_type() -> None:
@@ -272,4 +273,26 @@ def test_a_raw_validation_error_quotes_no_input(clean_env: pytest.MonkeyPatch) -
             redis_url="http://:CANARY-7e3f-raw-x9@h/0",
             console_token=SecretStr("CANARY-7e3f-raw-x9 x"),
         )
+    assert "CANARY" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        pytest.param("MEMORY_LEASE_SECONDS", "-1", id="bound"),
+        pytest.param("REDIS_URL", "http://u:CANARY-7e3f-lib-x9@127.0.0.1:1/0", id="secret"),
+    ],
+)
+async def test_the_library_raises_a_typed_error_naming_the_variable(
+    variable: str, value: str, clean_env: pytest.MonkeyPatch
+) -> None:
+    """``MemoryQueue.connect()`` builds its settings the same way: a bot gets SettingsError."""
+    clean_env.setenv(variable, value)
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(SettingsError) as raised:
+            await MemoryQueue.connect()
+    finally:
+        get_settings.cache_clear()
+    assert str(raised.value).startswith(f"invalid settings: {variable}: ")
     assert "CANARY" not in str(raised.value)

@@ -71,19 +71,31 @@ def run_cli_cases(cases: list[CliCase], *, timeout: float = 600.0) -> list[CliRe
 
 
 def _inject(fault: str | None) -> None:
-    """Make the command fail the way a bug would, holding the secrets in its frame."""
+    """Make every command fail the way a bug would, holding the secrets in its frame.
+
+    Every command but ``config`` runs its body through ``asyncio.run`` (``run_sync``), and
+    ``config`` builds its rows with ``config_rows``: both raise an unexpected error whose
+    message quotes every secret setting, which also sit in the raising frame's locals.
+    """
     if fault is None:
         return
     assert fault == "unexpected", fault
-    from memory_worker.cli import common
+    import asyncio
 
-    async def broken_open_redis(settings: Any, **_: Any) -> Any:
+    from memory_worker.cli import config
+
+    def bug(*args: Any, **_: Any) -> Any:
+        from memory_worker.settings import get_settings
         from memory_worker.settings_types import secret_values
 
-        every_secret = secret_values(settings)  # in the frame's locals, as a bug would have it
-        raise RuntimeError("a bug while connecting with " + " ".join(every_secret))
+        for arg in args:  # a coroutine never awaited would warn on stderr
+            getattr(arg, "close", lambda: None)()
+        settings = get_settings()
+        every_secret = secret_values(settings)
+        raise RuntimeError("a bug while working with " + " ".join(every_secret))
 
-    setattr(common, "open_redis", broken_open_redis)  # noqa: B010 - the CLI's own reference
+    setattr(asyncio, "run", bug)  # noqa: B010
+    setattr(config, "config_rows", bug)  # noqa: B010
 
 
 def _child(case: dict[str, Any], out: str, err: str) -> None:
