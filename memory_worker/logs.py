@@ -51,11 +51,16 @@ def configure(
     level: str = "INFO",
     fmt: Literal["auto", "json", "console"] = "auto",
     *,
-    secrets: Iterable[str] = (),
+    secrets: Iterable[str] | None = None,
 ) -> None:
-    """Configure structlog + stdlib logging once per process (idempotent)."""
+    """Configure structlog + stdlib logging once per process (idempotent).
+
+    ``secrets`` replaces the strings every log line loses; None keeps the current ones
+    (a later reconfiguration, e.g. the demo's, never drops them).
+    """
     global _configured, _secrets
-    _secrets = tuple(sorted({s for s in secrets if len(s) >= MIN_SECRET_CHARS}, key=len)[::-1])
+    if secrets is not None:
+        _secrets = tuple(sorted({s for s in secrets if len(s) >= MIN_SECRET_CHARS}, key=len)[::-1])
     json_lines = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
     shared: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,

@@ -14,6 +14,8 @@ import sys
 import textwrap
 from typing import Any
 
+import pytest
+
 from memory_worker.settings import Settings
 from memory_worker.settings_types import reveal
 
@@ -107,3 +109,44 @@ def test_run_transitions_are_json_lines_with_ids_and_no_text(
     assert by_event["run_failed"][0]["code"] == "task_timeout"
     assert by_event["run_retired"][0]["reason"] == "provider_timeout"
     assert by_event["run_retired"][0]["attempt"] == 2
+
+
+TRACEBACK_SCRIPT = textwrap.dedent(
+    """
+    import logging, sys
+    import structlog
+    from memory_worker.logs import configure
+
+    secret = sys.argv[2]
+    configure("DEBUG", sys.argv[1], secrets=[secret, "short"])
+    configure("DEBUG", sys.argv[1])  # a later reconfiguration keeps the secrets
+
+    def failing(password=secret):
+        raise RuntimeError("connect failed with " + password)
+
+    try:
+        failing()
+    except RuntimeError:
+        structlog.get_logger("x").debug("ours", url="redis://:" + secret + "@h/0", exc_info=True)
+        logging.getLogger("arq.worker").exception("theirs %s", secret)
+    """
+)
+
+
+@pytest.mark.parametrize("fmt", ["console", "json"])
+def test_tracebacks_have_no_locals_and_lines_lose_the_configured_secrets(fmt: str) -> None:
+    """Rich tracebacks with locals printed every secret a frame held (issue 20 item 1)."""
+    secret = "canary-secret-8c2f"
+    done = subprocess.run(
+        [sys.executable, "-c", TRACEBACK_SCRIPT, fmt, secret],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == ""
+    assert done.stderr.count("Traceback (most recent call last)") == 2  # ours and stdlib's
+    assert "RuntimeError: connect failed with [Filtered]" in done.stderr
+    assert secret not in done.stderr
+    assert "password =" not in done.stderr  # no frame locals

@@ -277,10 +277,12 @@ def fetch(url: str, *paths: str) -> list[str]:
     return [httpx.get(url + path, timeout=10).text for path in paths]
 
 
-def run_console_script(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def run_console_script(
+    argv: list[str], env: dict[str, str], timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "memory_worker", *argv],
-        capture_output=True, text=True, env=env, timeout=60, check=False,
+        capture_output=True, text=True, env=env, timeout=timeout, check=False,
     )  # fmt: skip
 
 
@@ -325,3 +327,17 @@ async def test_run_and_serve_with_refused_credentials_print_no_secret(
     code, out, err = stopped(server)
     assert code == 0, err[-2000:]
     assert not leaked(body, out, err)
+
+
+@pytest.mark.slow
+async def test_the_demo_with_canaries_prints_and_logs_no_secret(
+    canary_redis: dict[str, str], tmp_path: Path
+) -> None:
+    """The demo on REDIS_URL (a canary password), every other secret a canary too."""
+    env = canary_redis | {"COLUMNS": "120", "MEMORY_FARMSIM_EMBEDDER": "hashed"}
+    done = run_console_script(["demo", "--fast", "--data-dir", str(tmp_path / "demo")], env, 240)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "The story held." in done.stdout
+    logs = [p.read_text(errors="replace") for p in (tmp_path / "demo").rglob("*.log")]
+    assert logs  # the demo logs to a file: scanned too
+    assert not leaked(done.stdout, done.stderr, *logs)
