@@ -70,8 +70,12 @@ def base_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env | {"MEMORY_DATA_DIR": str(tmp_path / "var"), "MEMORY_LOG_FORMAT": "json", **extra}
 
 
+#: A provider key a routes file names by its variable (``auth_env``): a secret outside the settings.
+ROUTE_KEY = "CANARY-7e3f-route-key-x9"
+
+
 def leaked(*texts: str) -> list[str]:
-    return [c for c in canaries() if any(c in t for t in texts)]
+    return [c for c in [*canaries(), ROUTE_KEY] if any(c in t for t in texts)]
 
 
 def assert_one_error_line(result: CliResult | subprocess.CompletedProcess[str], *names: str) -> str:
@@ -176,13 +180,21 @@ def test_run_refuses_a_local_model_that_cannot_make_the_dimension(tmp_path: Path
 async def canary_redis(
     private_valkey: EmbeddedValkey, admin: ArqRedis, tmp_path: Path
 ) -> dict[str, str]:
-    """The canary environment, with REDIS_URL and MEMORY_CARDS_URL logging in for real."""
+    """The canary environment, with REDIS_URL and MEMORY_CARDS_URL logging in for real, and
+    a routes file whose provider key (``auth_env``) is a canary too."""
     assert private_valkey.port is not None
     env = canary_env(redis_port=private_valkey.port)
     for name in ("redis_url", "cards_url"):
         await command(admin, "ACL", "SETUSER", acl_user(name), "reset", "on", f">{canary_of(name)}",
                       "~*", "&*", "+@all")  # fmt: skip
-    return base_env(tmp_path, **env, MEMORY_KEY_PREFIX=PREFIX)
+    routes = tmp_path / "routes.toml"
+    routes.write_text(
+        "[[routes.memory_extraction.targets]]\n"
+        'transport = "openai"\nurl = "http://127.0.0.1:9/v1"\nmodel = "m"\nauth_env = "FARM_KEY"\n'
+        "[[routes.memory_merge.targets]]\n[[routes.embedding.targets]]\n"  # the defaults' targets
+    )
+    return base_env(tmp_path, **env, MEMORY_KEY_PREFIX=PREFIX, MEMORY_ROUTES_FILE=str(routes),
+                    FARM_KEY=ROUTE_KEY)  # fmt: skip
 
 
 async def test_every_command_with_good_and_bad_input_prints_no_secret(
@@ -335,6 +347,7 @@ async def test_the_demo_with_canaries_prints_and_logs_no_secret(
 ) -> None:
     """The demo on REDIS_URL (a canary password), every other secret a canary too."""
     env = canary_redis | {"COLUMNS": "120", "MEMORY_FARMSIM_EMBEDDER": "hashed"}
+    env.pop("MEMORY_ROUTES_FILE")  # the demo's farm is its simulator
     done = run_console_script(["demo", "--fast", "--data-dir", str(tmp_path / "demo")], env, 240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "The story held." in done.stdout
