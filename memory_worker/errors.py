@@ -104,8 +104,9 @@ class CommandPermissionError(RedisSetupError):
     def __init__(self, command: str) -> None:
         self.command = command
         super().__init__(
-            f"the Redis user may not run {command} (refused with NOPERM), which a worker "
-            f"needs at start; grant it (e.g. ACL SETUSER <user> +{command.lower()})"
+            f"the Redis user may not run {command} (refused), which a worker needs at start "
+            f"(arq reads the server's INFO and DBSIZE); grant it (e.g. ACL SETUSER <user> "
+            f"+{command.lower()}) or un-rename it"
         )
 
 

@@ -161,14 +161,18 @@ async def refused_key_patterns(redis: ArqRedis, keys: Keys) -> list[str]:
 
 
 async def refused_start_command(redis: ArqRedis) -> str | None:
-    """The first command of arq's start (``INFO``, ``DBSIZE``) this user may not run."""
+    """The first command of arq's start (``INFO``, ``DBSIZE``) this user may not run.
+
+    Any error reply counts (``NOPERM``, or a managed Redis that renamed the command
+    away): neither goes away by waiting, and arq's start would fail on it every time.
+    """
     try:
         await awaited(redis.info("server"))
-    except NoPermissionError:
+    except ResponseError:
         return "INFO"
     try:
         await awaited(redis.dbsize())
-    except NoPermissionError:
+    except ResponseError:
         return "DBSIZE"
     return None
 

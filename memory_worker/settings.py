@@ -23,12 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import (
-    AliasChoices,
-    Field,
-    field_validator,
-    model_validator,
-)
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
 
 from llm_client.breaker import BreakerConfig
