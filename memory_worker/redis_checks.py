@@ -15,7 +15,7 @@ Two lessons, each checked once when a worker starts and when the bot connects
   healthy while all work fails, so a trivial script is loaded and run;
   ``NOPERM`` raises :class:`ScriptPermissionError`. ``/readyz`` runs the same
   probe (:func:`scripts_allowed`) and reports ``redis_scripts_forbidden``.
-- **Keys and commands allowed** (§11 rev 3). An ACL user restricted to other
+- **Keys and commands allowed** (§11). An ACL user restricted to other
   keys (``~other:*``) pinged fine and then failed every command; one without
   ``INFO`` failed arq's start, which the worker took for "Redis not up yet" and
   retried forever. :func:`check_access` reads and deletes one never-written key

@@ -8,7 +8,7 @@ the few §13 names without the prefix (``REDIS_URL``, ``DISCOVERY_BASE_URL``,
 The README's configuration table is generated from this model
 (``memory-worker config --markdown``), so the docs cannot drift from the code.
 
-Settings that cannot work never start (§11 rev 3): every number has bounds, URLs
+Settings that cannot work never start (§11): every number has bounds, URLs
 and names are checked, the prompt version must exist, and the relations between
 settings (:data:`~memory_worker.settings_checks.RELATIONS`) must hold.
 :func:`load_settings` (and :func:`get_settings`) turn every problem into one

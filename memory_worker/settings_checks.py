@@ -1,4 +1,4 @@
-"""What makes a set of settings unable to work, said in one line per problem (§11 rev 3).
+"""What makes a set of settings unable to work, said in one line per problem (§11).
 
 Three kinds of problem, all found before anything else runs:
 
@@ -119,7 +119,7 @@ def _le(left: str, right: str, why: str, *, strict: bool = False) -> Relation:
     return Relation(((1.0, left),), ((1.0, right),), strict, why)
 
 
-#: Every pair of settings that must agree (issue 21 item 5). A new row is one line.
+#: Every pair of settings that must agree. A new row is one line.
 RELATIONS: tuple[Relation, ...] = (
     _le(
         "lease_renew_seconds",

@@ -134,7 +134,7 @@ async def _on_startup(
 ) -> None:
     """arq's on_startup: checks, the tick runner, its heartbeat and background loops."""
     init_sentry(settings)  # no-op without SENTRY_DSN
-    # §2 rev 2: no evicting Redis, scripts; rev 3: the user may use our keys
+    # §2: no evicting Redis, scripts allowed; §11: the user may use our keys
     await check_redis(ctx["redis"], role="worker", keys=Keys(settings.key_prefix))
     pipeline = await pipeline_factory(settings, ctx["redis"])
     ctx["pipeline"] = pipeline

@@ -135,7 +135,7 @@ TRACEBACK_SCRIPT = textwrap.dedent(
 
 @pytest.mark.parametrize("fmt", ["console", "json"])
 def test_tracebacks_have_no_locals_and_lines_lose_the_configured_secrets(fmt: str) -> None:
-    """Rich tracebacks with locals printed every secret a frame held (issue 20 item 1)."""
+    """Rich tracebacks with locals once printed every secret a frame held."""
     secret = "canary-secret-8c2f"
     done = subprocess.run(
         [sys.executable, "-c", TRACEBACK_SCRIPT, fmt, secret],

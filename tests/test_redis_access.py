@@ -1,4 +1,4 @@
-"""A Redis user that cannot work is a clear start-up error and ``/readyz`` 503 (issue 20 item 2).
+"""A Redis user that cannot work is a clear start-up error and ``/readyz`` 503 (§11).
 
 Real Valkey, real ACL users: one restricted to other keys, one without ``INFO``,
 one with a wrong password. Before, each pinged fine (or was taken for "Redis not

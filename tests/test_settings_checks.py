@@ -1,5 +1,5 @@
-"""Settings that cannot work never start, and no secret is ever printed (§11 rev 3; issue 20
-items 1-2, issue 21 item 5): the checks themselves, in process.
+"""Settings that cannot work never start, and no secret is ever printed (§11): the checks
+themselves, in process.
 
 The same promises through real processes (every setting, every command, canaries
 scanned on stdout and stderr) are in ``tests/test_settings_cli.py``.

@@ -1,5 +1,5 @@
-"""No setting that cannot work starts, and no secret reaches any output (issue 20 items 1-2,
-issue 21 item 5; §11 rev 3) — through real processes.
+"""No setting that cannot work starts, and no secret reaches any output (§11) — through real
+processes.
 
 Every secret setting holds a canary (``tests/support/settings_cases.py``) in every
 case, and stdout and stderr of every process are scanned for all of them:

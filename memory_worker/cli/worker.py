@@ -26,7 +26,7 @@ def run(
     port: Annotated[int | None, typer.Option(help="Port (MEMORY_SERVE_PORT).")] = None,
 ) -> None:
     """Run a worker until SIGTERM/SIGINT (same as `arq memory_worker.worker.WorkerSettings`)."""
-    from llm_client.routes import load_routes
+    from llm_client import load_routes
     from memory_worker.worker import run_worker
 
     settings = get_settings()
