@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import orjson
@@ -37,7 +36,7 @@ from memory_worker.errors import ConsolidationError
 from memory_worker.models import RunRequest
 from memory_worker.secret_patterns import mask_for_farm
 from memory_worker.settings import Settings
-from memory_worker.settings_checks import EXTRACTION_PROMPTS
+from memory_worker.settings_checks import EXTRACTION_PROMPTS, prompt_file
 
 MERGE_PROMPT = "merge_v1.txt"
 #: Tokens of chat framing and JSON envelope on top of the system prompt.
@@ -164,7 +163,7 @@ MERGE_SCHEMA: dict[str, Any] = {
 @cache
 def load_prompt(name: str) -> str:
     """A prompt file shipped in ``memory_worker/prompts``."""
-    return resources.files("memory_worker").joinpath("prompts", name).read_text("utf-8")
+    return prompt_file(name).read_text("utf-8")
 
 
 def extraction_prompt(prompt_version: str) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ValidationError
@@ -35,6 +36,8 @@ from memory_worker.settings_types import is_secret_field, mask_url
 
 #: Prompt text per prompt version (a new version adds a row and a file in ``prompts/``).
 EXTRACTION_PROMPTS: Mapping[str, str] = {"memory_v1": "extraction_v1.txt"}
+#: The package and folder the prompt files ship in (the one place that says where).
+PROMPTS_PACKAGE, PROMPTS_FOLDER = "memory_worker", "prompts"
 #: Longest slice of a bad (non-secret) value quoted back in an error.
 QUOTE_CHARS = 60
 
@@ -60,10 +63,14 @@ def load_checked(model: type[M], env: EnvName, **overrides: Any) -> M:
     raise SettingsError(problems)
 
 
+def prompt_file(name: str) -> Traversable:
+    """A prompt file shipped with the package (read by ``prompt.load_prompt``)."""
+    return resources.files(PROMPTS_PACKAGE).joinpath(PROMPTS_FOLDER, name)
+
+
 def known_prompt_versions() -> list[str]:
-    """Prompt versions whose prompt file ships in ``memory_worker/prompts``."""
-    prompts = resources.files("memory_worker").joinpath("prompts")
-    return sorted(v for v, name in EXTRACTION_PROMPTS.items() if prompts.joinpath(name).is_file())
+    """Prompt versions whose prompt file ships with the package."""
+    return sorted(v for v, name in EXTRACTION_PROMPTS.items() if prompt_file(name).is_file())
 
 
 def check_prompt_version(version: str) -> None:
