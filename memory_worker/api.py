@@ -117,7 +117,7 @@ class MemoryQueue:
             raise RedisNotConfigured()
         handle = await open_redis(settings)
         try:
-            await check_redis(handle.client, role="bot")
+            await check_redis(handle.client, role="bot", keys=Keys(settings.key_prefix))
         except BaseException:
             await handle.close(stop_embedded=False)
             raise

@@ -3,6 +3,7 @@
 ::
 
     MemoryWorkerError
+    ├── SettingsError          a setting is invalid, out of bounds or contradicts another
     ├── InvalidRunRequest      a run request failed validation; nothing was stored
     ├── RunNotFound            no run with that id
     ├── LeaseLost              the worker no longer holds the run's lease (it was reclaimed)
@@ -11,7 +12,9 @@
     │                              slot with no node, a lost connection leaked as AttributeError)
     ├── RedisSetupError        the Redis server cannot safely hold the queue (checked at start)
     │   ├── EvictionPolicyError    maxmemory-policy may evict keys (allkeys-*): runs would vanish
-    │   └── ScriptPermissionError  the Redis user may not run Lua scripts (EVALSHA / SCRIPT LOAD)
+    │   ├── ScriptPermissionError  the Redis user may not run Lua scripts (EVALSHA / SCRIPT LOAD)
+    │   ├── KeyPermissionError     the Redis user may not read or write the deployment's keys
+    │   └── CommandPermissionError the Redis user may not run a command the worker needs (INFO)
     ├── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
     ├── VectorSpaceMismatch    a query's embedding model is not the one of the chat's vectors
     ├── ForgottenWrite         a run's card write was refused: the chat was forgotten after its claim
@@ -31,6 +34,18 @@ from __future__ import annotations
 
 class MemoryWorkerError(Exception):
     """Base of memory-worker's own errors."""
+
+
+class SettingsError(MemoryWorkerError, ValueError):
+    """The settings cannot work: ``problems`` holds one line per bad or contradictory setting.
+
+    Each problem names its environment variable(s); a secret setting's value never
+    appears (see :mod:`memory_worker.settings.checks`).
+    """
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("invalid settings: " + "; ".join(problems))
 
 
 class InvalidRunRequest(MemoryWorkerError, ValueError):
@@ -92,6 +107,30 @@ class ScriptPermissionError(RedisSetupError):
         super().__init__(
             f"the Redis user may not run Lua scripts ({command} refused with NOPERM); "
             "grant +eval +evalsha +script|load (e.g. ACL SETUSER <user> +@scripting)"
+        )
+
+
+class KeyPermissionError(RedisSetupError):
+    """The Redis user's ACL does not cover the keys this deployment reads and writes."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        self.patterns = patterns
+        grant = " ".join(f"~{p}" for p in patterns)
+        super().__init__(
+            f"the Redis user may not use the keys memory-worker needs (NOPERM on {grant}); "
+            f"grant them (e.g. ACL SETUSER <user> {grant})"
+        )
+
+
+class CommandPermissionError(RedisSetupError):
+    """The Redis user may not run a command a worker needs at start (arq reads ``INFO``)."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        super().__init__(
+            f"the Redis user may not run {command} (refused), which a worker needs at start "
+            f"(arq reads the server's INFO and DBSIZE); grant it (e.g. ACL SETUSER <user> "
+            f"+{command.lower()}) or un-rename it"
         )
 
 

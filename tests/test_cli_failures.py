@@ -18,6 +18,7 @@ from arq.connections import ArqRedis
 
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.embedded import EmbeddedValkey
 from tests.support.factories import request_dict
 from tests.support.harness import cli, free_port
@@ -210,7 +211,7 @@ def enqueue_bytes(settings: Settings, data: bytes) -> subprocess.CompletedProces
         input=data,
         capture_output=True,
         env=os.environ
-        | {"REDIS_URL": settings.redis_url or "", "MEMORY_KEY_PREFIX": settings.key_prefix},
+        | {"REDIS_URL": reveal(settings.redis_url) or "", "MEMORY_KEY_PREFIX": settings.key_prefix},
         timeout=60,
         check=False,
     )

@@ -18,6 +18,7 @@ from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.embedded import EmbeddedValkey
 from tests.support.factories import make_request
 from tests.support.routing_fakes import trip_first_target
@@ -133,7 +134,10 @@ async def test_farm_outage_is_ready_with_the_outage_in_the_body(
     target = await trip_first_target(redis, settings)
 
     server = HealthServer(
-        settings, settings.redis_url or "", port=0, worker_heartbeat=lambda: pipeline.last_loop_ms
+        settings,
+        reveal(settings.redis_url) or "",
+        port=0,
+        worker_heartbeat=lambda: pipeline.last_loop_ms,
     )
     await server.start()
     try:
@@ -156,13 +160,13 @@ async def test_farm_outage_is_ready_with_the_outage_in_the_body(
 async def test_stalled_worker_loop_is_unready(settings: Settings, redis: Any) -> None:
     stale = int(time.time() * 1000) - int(settings.readiness_stall_seconds * 1000) - 5_000
     server = HealthServer(
-        settings, settings.redis_url or "", port=0, worker_heartbeat=lambda: stale
+        settings, reveal(settings.redis_url) or "", port=0, worker_heartbeat=lambda: stale
     )
     await server.start()
     try:
         answer = await get(server.base_url + "/readyz")
         starting = HealthServer(
-            settings, settings.redis_url or "", port=0, worker_heartbeat=lambda: None
+            settings, reveal(settings.redis_url) or "", port=0, worker_heartbeat=lambda: None
         )
         await starting.start()
         try:
@@ -198,7 +202,7 @@ async def test_a_tick_past_its_budget_is_unready(settings: Settings, redis: Any)
     wedged = settings.tick_timeout_seconds + 1
     server = HealthServer(
         settings,
-        settings.redis_url or "",
+        reveal(settings.redis_url) or "",
         port=0,
         worker_heartbeat=lambda: fresh,
         worker_tick_age=lambda: wedged,

@@ -33,6 +33,7 @@ from memory_worker.errors import (
 )
 from memory_worker.query_args import check_embedding, check_id, check_k, check_query_text
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.embedded import EmbeddedValkey
 from tests.support.cards import T0, new
 from tests.support.factories import make_request
@@ -84,7 +85,7 @@ def test_a_bot_using_the_library_writes_nothing_to_stdout(
     out = tmp_path / "bot.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "REDIS_URL"))} | {
         "ROOT": str(ROOT),
-        "BOT_REDIS_URL": settings.redis_url or "",
+        "BOT_REDIS_URL": reveal(settings.redis_url) or "",
         "BOT_CHAT": str(CHAT),
         "BOT_DIM": str(settings.embedding_dimension),
         "BOT_OUT": str(out),

@@ -30,6 +30,7 @@ from memory_worker.pipeline.ticks import Mode, TickCounts, TickPlan, TickQueue
 from memory_worker.runs import RunStore
 from memory_worker.runs.policy import plan_failure
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
 from tests.support.clock import ManualClock
@@ -165,7 +166,7 @@ async def test_scraped_values_match_the_store(settings: Settings, redis: Any) ->
     await redis.hincrby(keys.admin_counters, "sent", 2)
     await redis.hincrby(keys.admin_counters, "suppressed", 5)
 
-    server = HealthServer(settings, settings.redis_url or "", port=0)
+    server = HealthServer(settings, reveal(settings.redis_url) or "", port=0)
     await server.start()
     try:
         families = await scrape(server.base_url)
@@ -243,7 +244,7 @@ async def test_scrape_survives_redis_outage_with_last_good_values(
         metrics_cache_seconds=interval,
     )
     own_valkey.stop()  # Redis is down before the first sample
-    server = HealthServer(settings, settings.redis_url or "", port=0)
+    server = HealthServer(settings, reveal(settings.redis_url) or "", port=0)
     await server.start()
     try:
         families = await scrape(server.base_url)

@@ -22,6 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from memory_worker.ops.serve import HealthServer
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.checks import RedisHealth, parse_health
 from memory_worker.storage.connections import awaited, client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
@@ -302,7 +303,7 @@ async def test_every_node_of_the_card_cluster_has_its_gauges_and_promtool_passes
     on_cluster = settings.model_copy(
         update={"cards_url": valkey_cluster.url, "metrics_cache_seconds": 0}
     )
-    server = HealthServer(on_cluster, settings.redis_url or "", port=0)
+    server = HealthServer(on_cluster, reveal(settings.redis_url) or "", port=0)
     await server.start()
     nodes = {f"127.0.0.1:{n.port}" for n in valkey_cluster.nodes}
     scraped: list[tuple[str, Families]] = []

@@ -19,6 +19,7 @@ from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.worker.watchdog import WEDGED_EXIT, Liveness, Watchdog, judge
 from tests.support.clock import ManualClock
 from tests.support.factories import make_request
@@ -131,7 +132,7 @@ def test_a_failed_release_still_exits() -> None:
 async def test_healthz_answers_503_once_wedged(settings: Settings) -> None:
     verdict = Liveness(False)
     server = HealthServer(
-        settings, settings.redis_url or "", port=0, worker_liveness=lambda: verdict
+        settings, reveal(settings.redis_url) or "", port=0, worker_liveness=lambda: verdict
     )
     await server.start()
     try:

@@ -9,6 +9,7 @@ import pytest
 from memory_worker.pipeline.gate import WalkerGate
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.wiring import build_tick_runner
 from tests.support.factories import make_request
 
@@ -83,7 +84,7 @@ async def test_the_bot_and_the_worker_get_the_same_walker(settings: Settings, re
 
     custom = settings.model_copy(update=ROUTING_SETTINGS)
     pipeline = await build_tick_runner(custom, redis)
-    queue = MemoryQueue(RedisHandle(redis, custom.redis_url or ""), custom)
+    queue = MemoryQueue(RedisHandle(redis, reveal(custom.redis_url) or ""), custom)
     try:
         assert isinstance(pipeline.gate, WalkerGate)
         worker, bot = pipeline.gate.walker, queue._recall_walker()

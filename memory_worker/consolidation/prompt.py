@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import orjson
@@ -37,9 +36,8 @@ from memory_worker.errors import ConsolidationError
 from memory_worker.models import RunRequest
 from memory_worker.privacy.masking import mask
 from memory_worker.settings import Settings
+from memory_worker.settings.checks import EXTRACTION_PROMPTS, prompt_file
 
-#: Prompt text per prompt version (a new version adds a row and a file).
-EXTRACTION_PROMPTS: Mapping[str, str] = {"memory_v1": "extraction_v1.txt"}
 MERGE_PROMPT = "merge_v1.txt"
 #: Tokens of chat framing and JSON envelope on top of the system prompt.
 FRAME_TOKENS = 256
@@ -165,7 +163,7 @@ MERGE_SCHEMA: dict[str, Any] = {
 @cache
 def load_prompt(name: str) -> str:
     """A prompt file shipped in ``memory_worker/consolidation/prompts``."""
-    return resources.files(__package__).joinpath("prompts", name).read_text("utf-8")
+    return prompt_file(name).read_text("utf-8")
 
 
 def extraction_prompt(prompt_version: str) -> str:

@@ -9,7 +9,10 @@
   answers a PING within a short timeout, and the card store (``MEMORY_CARDS_URL``: its
   server, or every master of its cluster with every slot covered) answered the latest probe
   (§11, :mod:`memory_worker.storage.health`, one probe per sampling interval) — the
-  Redis user may run Lua scripts (every enqueue and claim is one; a user
+  Redis user may use the deployment's keys and run ``INFO``
+  (``redis_keys_forbidden``, ``redis_info_forbidden``:
+  :func:`memory_worker.storage.checks.access_problems`) and Lua scripts (every enqueue and
+  claim is one; a user
   without ``EVALSHA`` would otherwise read as ready while all work fails —
   :func:`memory_worker.storage.checks.scripts_allowed`) and,
   when this process runs a worker, the worker is demonstrably working
@@ -44,7 +47,7 @@ from llm_client import BreakerStore, Circuit
 from memory_worker.keys import Keys
 from memory_worker.pipeline.ticks import TickQueue
 from memory_worker.settings import Settings
-from memory_worker.storage.checks import scripts_allowed
+from memory_worker.storage.checks import access_problems, scripts_allowed
 from memory_worker.storage.connections import awaited
 from memory_worker.storage.health import StoreHealth
 
@@ -72,15 +75,19 @@ def readiness(
     oldest_tick_age_s: float | None = None,
     tick_budget_s: float | None = None,
     store_problems: Sequence[str] = (),
+    access_problems: Sequence[str] = (),
 ) -> Verdict:
-    """Ready when Redis answers and runs our scripts, the card store takes writes
-    (``store_problems``: :func:`memory_worker.storage.health.card_problems`), and (for a
-    worker) its loop and ticks are not wedged."""
+    """Ready when Redis answers and lets this user use our keys, commands and scripts, the
+    card store takes writes (``store_problems``:
+    :func:`memory_worker.storage.health.card_problems`), and (for a worker) its loop and
+    ticks are not wedged."""
     problems: list[str] = []
     if not redis_ok:
         problems.append("redis_unreachable")
-    elif not scripts_ok:
-        problems.append("redis_scripts_forbidden")
+    else:
+        problems += access_problems
+        if not scripts_ok:
+            problems.append("redis_scripts_forbidden")
     problems.extend(store_problems)
     if runs_worker:
         if loop_heartbeat_ms is None:
@@ -146,6 +153,14 @@ class HealthCheck:
         except Exception:
             return None
 
+    async def _access(self) -> list[str]:
+        """This user's permission problems (keys, ``INFO``); none when Redis did not say in time."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await access_problems(self.redis, self.keys)
+        except Exception:
+            return []
+
     async def _outage(self) -> dict[str, Any]:
         """Farm-outage facts for the body (best effort: missing keys when a read fails)."""
         facts: dict[str, Any] = {}
@@ -171,6 +186,7 @@ class HealthCheck:
         latency = await self._ping()
         scripts = await self._scripts() if latency is not None else None
         stores = await self.stores.problems() if self.stores is not None else ()
+        access = await self._access() if latency is not None else []
         now_ms = int(self._clock() * 1000)
         runs_worker = self.worker_heartbeat is not None
         heartbeat = self.worker_heartbeat() if self.worker_heartbeat is not None else None
@@ -185,6 +201,7 @@ class HealthCheck:
             oldest_tick_age_s=tick_age,
             tick_budget_s=self.settings.tick_timeout_seconds,
             store_problems=stores,
+            access_problems=access,
         )
         body: dict[str, Any] = {
             "status": "ready" if verdict.ready else "unready",

@@ -13,21 +13,24 @@ JSON object a line in production, readable locally. Every string of every line �
 ours, a library's, a formatted traceback — passes through
 :func:`memory_worker.privacy.masking.scrub` (:func:`mask_secrets`) on its way out: a
 token in an exception text or a password in a URL a library logs never reaches the
-log (§11, §14).
+log (§11, §14). ``configure(secrets=…)`` adds the exact values of the secret-typed
+settings to what :func:`~memory_worker.privacy.masking.scrub` replaces, a last guard
+behind the secret types themselves. Tracebacks are plain text without local variables
+whatever the format (a renderer with locals once printed every setting a frame held).
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Iterable, MutableMapping
 from pathlib import Path
 from typing import Any, Literal
 
 import structlog
 
 from llm_client import event_of, get_logger
-from memory_worker.privacy.masking import scrub
+from memory_worker.privacy.masking import remember_secrets, scrub
 
 __all__ = ["configure", "get_logger", "redirect"]
 
@@ -58,8 +61,18 @@ def mask_secrets(_logger: Any, _method: str, event: MutableMapping[str, Any]) ->
     return {key: _scrubbed(value) for key, value in event.items()}
 
 
-def configure(level: str = "INFO", fmt: Literal["auto", "json", "console"] = "auto") -> None:
-    """Route every stdlib record to stderr, rendered (the CLI's processes only; idempotent)."""
+def configure(
+    level: str = "INFO",
+    fmt: Literal["auto", "json", "console"] = "auto",
+    *,
+    secrets: Iterable[str] | None = None,
+) -> None:
+    """Route every stdlib record to stderr, rendered (the CLI's processes only; idempotent).
+
+    ``secrets`` replaces the exact strings every line loses; None keeps the current ones (a
+    later reconfiguration, e.g. the demo's, never drops them)."""
+    if secrets is not None:
+        remember_secrets(secrets)
     json_lines = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
     pre_chain: list[structlog.types.Processor] = [
         _unpack_event,
@@ -70,7 +83,9 @@ def configure(level: str = "INFO", fmt: Literal["auto", "json", "console"] = "au
     if json_lines:
         renderer = structlog.processors.JSONRenderer()
     else:
-        renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=sys.stderr.isatty(), exception_formatter=structlog.dev.plain_traceback
+        )
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(

@@ -40,10 +40,8 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import sentry_sdk
-from pydantic import SecretStr
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -64,6 +62,7 @@ from memory_worker.privacy.masking import (
 )
 from memory_worker.runs.policy import Decision, Verdict, decide
 from memory_worker.settings import Settings
+from memory_worker.settings.types import secret_values
 from memory_worker.version import __version__
 
 #: Always outage-class, whatever their text says.
@@ -135,20 +134,8 @@ def redact(text: str) -> str:
 
 
 def secrets_of(settings: Settings) -> list[str]:
-    """The secret strings in ``settings``: every SecretStr value, the Redis URLs' passwords."""
-    found: list[str] = []
-    for name in type(settings).model_fields:
-        value = getattr(settings, name, None)
-        if isinstance(value, SecretStr):
-            found.append(value.get_secret_value())
-        elif isinstance(value, str) and name.endswith("_url") and "@" in value:
-            try:
-                password = urlsplit(value).password
-            except ValueError:
-                continue
-            if password:
-                found.append(password)
-    return found
+    """The secret strings in ``settings`` (see :func:`~memory_worker.settings.types.secret_values`)."""
+    return secret_values(settings)
 
 
 def _scrub(value: Any, key: str | None = None) -> Any:

@@ -15,6 +15,15 @@ Two lessons, each checked once when a worker starts and when the bot connects
   healthy while all work fails, so a trivial script is loaded and run;
   ``NOPERM`` raises :class:`ScriptPermissionError`. ``/readyz`` runs the same
   probe (:func:`scripts_allowed`) and reports ``redis_scripts_forbidden``.
+- **Keys and commands allowed** (§11). An ACL user restricted to other
+  keys (``~other:*``) pinged fine and then failed every command; one without
+  ``INFO`` failed arq's start, which the worker took for "Redis not up yet" and
+  retried forever. :func:`check_access` reads and deletes one never-written key
+  of each shape the deployment uses (:meth:`Keys.access_probes`: ours and arq's)
+  and runs what arq's start runs (``INFO``, ``DBSIZE``); ``NOPERM`` raises
+  :class:`KeyPermissionError` naming the key patterns to grant, or
+  :class:`CommandPermissionError` naming the command. ``/readyz`` asks the same
+  (:func:`access_problems`): ``redis_keys_forbidden``, ``redis_info_forbidden``.
 
 :func:`read_health` samples ``INFO`` for the metrics (best effort: ``None`` when INFO is
 refused): memory, evictions and clients (§11), and persistence, replication, rejected
@@ -38,7 +47,13 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoPermissionError, ResponseError
 
 from llm_client import as_text
-from memory_worker.errors import EvictionPolicyError, ScriptPermissionError
+from memory_worker.errors import (
+    CommandPermissionError,
+    EvictionPolicyError,
+    KeyPermissionError,
+    ScriptPermissionError,
+)
+from memory_worker.keys import Keys
 from memory_worker.ops.logs import get_logger
 from memory_worker.storage.connections import awaited
 
@@ -181,12 +196,71 @@ async def _probe_scripts(redis: ArqRedis) -> None:
         raise ScriptPermissionError(command) from None
 
 
-async def check_redis(redis: ArqRedis, *, role: str) -> str | None:
-    """Refuse an evicting Redis or a user without scripts; warn on a risky policy.
+async def refused_key_patterns(redis: ArqRedis, keys: Keys) -> list[str]:
+    """The ACL key patterns this user may not read or write (empty: every one allowed)."""
+    probes = keys.access_probes()
+    async with redis.pipeline(transaction=False) as pipe:
+        for key in probes:
+            pipe.exists(key)
+            pipe.delete(key)  # a write that changes nothing: the key is never written
+        replies = await pipe.execute(raise_on_error=False)
+    refused: list[str] = []
+    for index, pattern in enumerate(probes.values()):
+        pair = replies[2 * index : 2 * index + 2]
+        if any(isinstance(r, NoPermissionError) for r in pair) and pattern not in refused:
+            refused.append(pattern)
+    for reply in replies:  # any other error is the caller's (Redis down, read-only, …)
+        if isinstance(reply, Exception) and not isinstance(reply, NoPermissionError):
+            raise reply
+    return refused
+
+
+async def refused_start_command(redis: ArqRedis) -> str | None:
+    """The first command of arq's start (``INFO``, ``DBSIZE``) this user may not run.
+
+    Any error reply counts (``NOPERM``, or a managed Redis that renamed the command
+    away): neither goes away by waiting, and arq's start would fail on it every time.
+    """
+    try:
+        await awaited(redis.info("server"))
+    except ResponseError:
+        return "INFO"
+    try:
+        await awaited(redis.dbsize())
+    except ResponseError:
+        return "DBSIZE"
+    return None
+
+
+async def check_access(redis: ArqRedis, keys: Keys, *, start_commands: bool = True) -> None:
+    """Raise when the user may not use the deployment's keys (or run arq's start commands)."""
+    refused = await refused_key_patterns(redis, keys)
+    if refused:
+        raise KeyPermissionError(refused)
+    command = await refused_start_command(redis) if start_commands else None
+    if command is not None:
+        raise CommandPermissionError(command)
+
+
+async def access_problems(redis: ArqRedis, keys: Keys) -> list[str]:
+    """``/readyz`` problems of this user's permissions (``redis_keys_forbidden``, …)."""
+    problems = []
+    if await refused_key_patterns(redis, keys):
+        problems.append("redis_keys_forbidden")
+    if await refused_start_command(redis) is not None:
+        problems.append("redis_info_forbidden")
+    return problems
+
+
+async def check_redis(redis: ArqRedis, *, role: str, keys: Keys | None = None) -> str | None:
+    """Refuse an evicting Redis or a user without scripts (or without ``keys``, when
+    given); warn on a risky policy.
 
     Returns the policy (None when unknown). ``role`` (``worker``, ``bot``) only
-    labels the log line.
+    labels the log line; a worker also needs arq's start commands.
     """
+    if keys is not None:
+        await check_access(redis, keys, start_commands=role == "worker")
     policy = await read_policy(redis)
     if policy is not None:
         verdict = judge_policy(policy)

@@ -31,6 +31,7 @@ from redis.asyncio.sentinel import Sentinel
 
 from memory_worker.ops.logs import get_logger
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.storage.faults import client_fault, is_store_fault, store_edge
 from memory_worker.storage.private_socket import FollowingUnixConnection
@@ -160,7 +161,7 @@ def cards_client(settings: Settings, queue: CardsRedis) -> CardsRedis:
 
     A client this returns other than ``queue`` belongs to the caller (close it).
     """
-    url = settings.cards_url
+    url = reveal(settings.cards_url)
     if not url:
         return queue
     if is_cluster_url(url):
@@ -243,8 +244,8 @@ class RedisHandle:
 
 def resolve_url(settings: Settings) -> tuple[str, EmbeddedValkey | None]:
     """REDIS_URL, or the URL of the (started or reused) embedded Valkey."""
-    if settings.redis_url:
-        return settings.redis_url, None
+    if settings.redis_url is not None:
+        return settings.redis_url.get_secret_value(), None
     # detached: the server belongs to the data dir and outlives whichever process started
     # it, so stopping one process never strands the others (the handle's stop() is a no-op);
     # watched: should the server die, this process restarts it on the same port

@@ -42,6 +42,7 @@ from redis.exceptions import ResponseError
 from llm_client import as_text
 from memory_worker.ops.metrics import Sampler
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.checks import RedisHealth, parse_health
 from memory_worker.storage.connections import (
     awaited,
@@ -247,7 +248,7 @@ class StoreProbe:
         self.queue = queue
         self.queue_node = client_address(queue)
         self.timeout = timeout
-        self.url = settings.cards_url
+        self.url = reveal(settings.cards_url)
         self.mode: CardsMode = (
             "shared" if not self.url else "cluster" if is_cluster_url(self.url) else "server"
         )

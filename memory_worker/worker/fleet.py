@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
+
 from memory_worker.settings import Settings, env_name
 
 #: Settings that compress time for tests and demos (seconds).
@@ -43,10 +45,12 @@ def worker_env(settings: Settings, overrides: dict[str, Any] | None = None) -> d
     env = dict(os.environ)
     env["MEMORY_KEY_PREFIX"] = settings.key_prefix
     env.setdefault("MEMORY_LOG_FORMAT", "json")
-    if settings.redis_url:
-        env["REDIS_URL"] = settings.redis_url
+    if settings.redis_url is not None:
+        env["REDIS_URL"] = settings.redis_url.get_secret_value()
     for name, value in (overrides or {}).items():
-        env[env_name(name)] = str(value)
+        env[env_name(name)] = (
+            value.get_secret_value() if isinstance(value, SecretStr) else str(value)
+        )
     return env
 
 

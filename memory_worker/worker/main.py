@@ -132,7 +132,8 @@ async def _on_startup(
 ) -> None:
     """arq's on_startup: checks, the tick runner, its heartbeat and background loops."""
     init_sentry(settings)  # no-op without SENTRY_DSN
-    await check_redis(ctx["redis"], role="worker")  # §2: no evicting Redis, scripts
+    # §2: no evicting Redis, scripts allowed; §11: the user may use our keys
+    await check_redis(ctx["redis"], role="worker", keys=Keys(settings.key_prefix))
     runner = await runner_factory(settings, ctx["redis"])
     ctx["runner"] = runner
     with contextlib.suppress(RedisError):  # heartbeat_forever retries it

@@ -28,11 +28,13 @@ import signal
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
+import redis.exceptions as rx
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memory_worker.errors import StoreError
+from memory_worker.keys import Keys
 from memory_worker.ops.logs import get_logger
 from memory_worker.settings import Settings
 
@@ -45,6 +47,9 @@ log = get_logger(__name__)
 T = TypeVar("T")
 
 _REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError, RedisError)
+#: Answers that waiting cannot change (wrong password, an ACL refusal): raised at once, the CLI
+#: says which in one line.
+_REDIS_REFUSES = (rx.AuthenticationError, rx.AuthorizationError, rx.NoPermissionError)
 #: What the close may take beyond ``MEMORY_SHUTDOWN_RELEASE_SECONDS`` (deregistering,
 #: stopping the loops) before it is cut.
 CLOSE_MARGIN_SECONDS = 2.0
@@ -103,6 +108,8 @@ async def wait_for_redis(redis: ArqRedis, signals: StopSignals, cap: float) -> b
         try:
             if await signals.race(redis.ping()) is not None:
                 return True
+        except _REDIS_REFUSES:
+            raise
         except _REDIS_DOWN as exc:
             log.warning("redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay)
             await signals.sleep(delay)
@@ -129,13 +136,13 @@ async def close_within(worker: MemoryWorker, signals: StopSignals, settings: Set
     closing.cancel()
     await _drop_connections(worker)  # calls waiting on an unanswering Redis fail now
     done, _ = await asyncio.wait({closing}, timeout=1.0)
-    pipeline = worker.ctx.get("pipeline")
+    runner = worker.ctx.get("runner")
     log.warning(
         "shutdown_release_cut",
         reason="signal" if signals.stopping else "timeout",
         signal=signals.received,
         budget_seconds=budget,
-        unsettled=len(pipeline.unsettled) if pipeline is not None else 0,
+        unsettled=len(runner.unsettled) if runner is not None else 0,
     )
     if not done:
         # tasks still inside a shielded Redis call would hold asyncio.run's clean-up for a
@@ -160,6 +167,7 @@ async def run_worker(
 
     ``on_worker`` sees the worker before it starts (``run --serve`` reads its loop heartbeat).
     """
+    from memory_worker.storage.checks import check_access
     from memory_worker.storage.connections import client_from_url, resolve_url, timeout_options
     from memory_worker.worker.main import create_worker
 
@@ -179,10 +187,14 @@ async def run_worker(
             if on_worker is not None:
                 on_worker(worker)
             try:
+                # before arq's start reads INFO: a refused key or command is one clear error
+                await check_access(redis, Keys(settings.key_prefix))
                 await worker.async_run()
                 return
             except asyncio.CancelledError:
                 return
+            except _REDIS_REFUSES:
+                raise
             except (*_REDIS_DOWN, StoreError) as exc:  # the queue's or the cards' store went away
                 log.warning(
                     "redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay

@@ -40,6 +40,7 @@ import structlog
 
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import client_from_url, retry_store_write, timeout_options
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ class Watchdog:
     def arm(cls, pipeline: TickRunner, settings: Settings, url: str | None) -> Watchdog:
         """Start watching ``pipeline``; released through ``url`` (or REDIS_URL), and stopped
         with the worker's other closers."""
-        url = url or settings.redis_url
+        url = url or reveal(settings.redis_url)
         release = partial(release_held, url, settings) if url else None
         watchdog = cls(pipeline, settings.watchdog_window, release)
         pipeline.closers.append(watchdog.aclose)

@@ -35,6 +35,7 @@ from memory_worker.paging.notifiers import (
 )
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.checks import read_health
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
@@ -142,7 +143,7 @@ async def row11(ctx: FaultContext) -> None:
         with pytest.raises(ScriptPermissionError):
             await MemoryQueue.connect(settings=settings)
 
-        health = HealthServer(settings, settings.redis_url or "", port=0)
+        health = HealthServer(settings, reveal(settings.redis_url) or "", port=0)
         await health.start()
         try:
             async with httpx.AsyncClient(timeout=5) as client:

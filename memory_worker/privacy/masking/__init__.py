@@ -58,6 +58,7 @@ from memory_worker.privacy.masking.outputs import (
     redact_url,
     remember_secrets,
     scrub,
+    scrub_secrets,
     strip_echoes,
 )
 
@@ -79,5 +80,6 @@ __all__ = [
     "redact_url",
     "remember_secrets",
     "scrub",
+    "scrub_secrets",
     "strip_echoes",
 ]

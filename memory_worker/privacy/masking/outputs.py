@@ -97,11 +97,26 @@ def redact_url(url: str) -> str:
     return urlunsplit(cleaned)
 
 
+#: Shorter exact secrets are not replaced (they would mask ordinary words).
+MIN_SECRET_CHARS = 6
+
+
+def _longest_first(secrets: Iterable[str]) -> tuple[str, ...]:
+    # longest first, so a secret containing another is replaced whole
+    return tuple(sorted({s for s in secrets if len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True))
+
+
+def scrub_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each of these exact strings replaced (short ones are ignored)."""
+    for secret in _longest_first(secrets):
+        text = text.replace(secret, FILTERED)
+    return text
+
+
 def remember_secrets(secrets: Iterable[str]) -> None:
     """Replace these exact strings wherever :func:`scrub` sees them (short ones are ignored)."""
     global _known_secrets
-    # longest first, so a secret containing another is replaced whole
-    _known_secrets = tuple(sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True))
+    _known_secrets = _longest_first(secrets)
 
 
 def scrub(text: str) -> str:
