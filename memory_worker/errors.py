@@ -7,15 +7,22 @@
     ├── InvalidRunRequest      a run request failed validation; nothing was stored
     ├── RunNotFound            no run with that id
     ├── LeaseLost              the worker no longer holds the run's lease (it was reclaimed)
+    ├── RedisUrlError          REDIS_URL / MEMORY_CARDS_URL could not be understood
+    ├── EmbeddedValkeyError    the embedded Valkey could not be started or reached
     ├── StoreError             Redis failed or answered something unexpected
-    │   └── StoreClientError       the Redis client failed without a Redis error (a failover's
-    │                              slot with no node, a lost connection leaked as AttributeError)
+    │   ├── StoreClientError       the Redis client failed without a Redis error (a failover's
+    │   │                          slot with no node, a lost connection leaked as AttributeError)
+    │   └── SocketNotPrivate       the embedded server's socket directory is not this user's
+    │                              own 0700 one: nothing is sent to it (also a redis ConnectionError)
     ├── RedisSetupError        the Redis server cannot safely hold the queue (checked at start)
     │   ├── EvictionPolicyError    maxmemory-policy may evict keys (allkeys-*): runs would vanish
     │   ├── ScriptPermissionError  the Redis user may not run Lua scripts (EVALSHA / SCRIPT LOAD)
     │   ├── KeyPermissionError     the Redis user may not read or write the deployment's keys
     │   └── CommandPermissionError the Redis user may not run a command the worker needs (INFO)
     ├── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
+    ├── NotAJsonJob            an arq job payload that is not a JSON object (a pickle): never run
+    ├── TickTimeout            a tick outlived its budget: its run fails as task_timeout
+    ├── DeliveryFailed         a channel did not accept an admin page (the outbox retries it)
     ├── VectorSpaceMismatch    a query's embedding model is not the one of the chat's vectors
     ├── ForgottenWrite         a run's card write was refused: the chat was forgotten after its claim
     ├── ForgetInputError       a forget request names no chat, an unknown chat, or a user without one
@@ -27,9 +34,17 @@
         ├── EmbeddingSizeMismatch  similar_cards' vector is not of the chat's dimension
         └── QueryTooLarge          a recall text or ``k`` over its bound (MEMORY_RECALL_MAX_QUERY_CHARS,
                                    MEMORY_QUERY_MAX_K)
+
+One class of ``llm_client``'s tree is raised here, because only the consolidation knows
+the call was an embedding: ``EmbedderTimeout`` (an ``LLMError`` whose reason, provider
+timeout, the classifier trusts; the run is released). It is defined in this module.
 """
 
 from __future__ import annotations
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from llm_client import FailureReason, LLMError
 
 
 class MemoryWorkerError(Exception):
@@ -227,3 +242,55 @@ class QueryTooLarge(InvalidQuery):
 class ConsoleExposedError(MemoryWorkerError):
     """The console would be served off loopback with no token: anyone reaching the address
     could read every chat's memory. Raised before anything listens (§15)."""
+
+
+class RedisUrlError(MemoryWorkerError, ValueError):
+    """REDIS_URL could not be understood."""
+
+
+class EmbeddedValkeyError(MemoryWorkerError, RuntimeError):
+    """The embedded Valkey could not be started or reached."""
+
+
+class NotAJsonJob(MemoryWorkerError, ValueError):
+    """A job payload that is not a JSON object (e.g. a pickle): refused, never run."""
+
+
+class TickTimeout(MemoryWorkerError):
+    """A tick outlived its budget (``MEMORY_TICK_TIMEOUT_SECONDS``): the run fails as task_timeout."""
+
+
+class DeliveryFailed(MemoryWorkerError):
+    """A channel did not accept a page (retried by the outbox)."""
+
+    def __init__(
+        self,
+        channel: str,
+        *,
+        status: int | None = None,
+        kind: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.channel = channel
+        self.status = status
+        self.kind = kind
+        #: Seconds the channel asked us to wait (Telegram 429 ``parameters.retry_after``).
+        self.retry_after = retry_after
+        detail = f"status {status}" if status is not None else (kind or "error")
+        super().__init__(f"page delivery to {channel} failed: {detail}")
+
+
+class EmbedderTimeout(LLMError):
+    """An embedding call timed out (§7): the embedder is a side service, so the
+    run is released (attempt refunded) rather than failed; its extraction is simply
+    redone. Raised by the consolidation around every embedding call, chained to the
+    walker's error; the run's own deadline (``DeadlineExceeded``) is not one of these."""
+
+    reason = FailureReason.PROVIDER_TIMEOUT
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="embedding_timeout")
+
+
+class SocketNotPrivate(StoreError, RedisConnectionError):
+    """The socket's directory is not this user's own 0700 directory: nothing is sent to it."""

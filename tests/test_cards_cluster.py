@@ -15,7 +15,7 @@ from redis.asyncio.cluster import RedisCluster
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore, RunWrites
 from memory_worker.cards.replication import replicas_present
-from memory_worker.errors import EvictionPolicyError
+from memory_worker.errors import EvictionPolicyError, RedisUrlError
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.keys import Keys
 from memory_worker.runs import RunStore
@@ -23,7 +23,6 @@ from memory_worker.settings import Settings
 from memory_worker.storage.checks import check_cards_redis
 from memory_worker.storage.connections import (
     RedisHandle,
-    RedisUrlError,
     cards_client,
     close_cards_client,
     cluster_from_url,

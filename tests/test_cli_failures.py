@@ -167,7 +167,7 @@ async def test_unknown_run_and_target(settings: Settings, redis: Any) -> None:
 def _failure_cases() -> list[tuple[BaseException, str]]:
     from redis import exceptions as r
 
-    from llm_client._routing.routes import RoutesError
+    from llm_client._errors import RoutesError
     from memory_worker.errors import EvictionPolicyError, InvalidRunRequest, RunNotFound
 
     return [

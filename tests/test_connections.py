@@ -13,13 +13,9 @@ import pytest
 from redis.asyncio.connection import SSLConnection
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from memory_worker.errors import RedisUrlError
 from memory_worker.settings import Settings
-from memory_worker.storage.connections import (
-    RedisUrlError,
-    client_from_url,
-    parse_sentinel_url,
-    timeout_options,
-)
+from memory_worker.storage.connections import client_from_url, parse_sentinel_url, timeout_options
 from memory_worker.storage.embedded import EmbeddedValkey, valkey_binary
 from tests.support.harness import free_port
 

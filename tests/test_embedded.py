@@ -16,9 +16,10 @@ import pytest
 import redis as sync_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from memory_worker.errors import SocketNotPrivate
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
-from memory_worker.storage.private_socket import SUN_PATH_MAX, SocketNotPrivate, dial_path
+from memory_worker.storage.private_socket import SUN_PATH_MAX, dial_path
 from tests.support.impostor import Impostor, nobody_tries
 
 

@@ -8,8 +8,8 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
+from memory_worker.errors import DeliveryFailed
 from memory_worker.paging.notifiers import (
-    DeliveryFailed,
     LogNotifier,
     Page,
     TelegramNotifier,

@@ -30,9 +30,8 @@ def failure_message(exc: BaseException, settings: Settings | None = None) -> str
     from redis import exceptions as r
 
     from llm_client import RoutesError
+    from memory_worker.errors import EmbeddedValkeyError, RedisUrlError
     from memory_worker.ops.sentry import redact
-    from memory_worker.storage.connections import RedisUrlError
-    from memory_worker.storage.embedded import EmbeddedValkeyError
 
     where = _redis_where(settings) if settings is not None else "Redis"
     message: str

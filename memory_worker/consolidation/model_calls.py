@@ -24,8 +24,8 @@ from llm_client import (
     retryable_reason,
 )
 from memory_worker.deadlines import call_timeout
+from memory_worker.errors import EmbedderTimeout
 from memory_worker.privacy.masking import mask
-from memory_worker.runs.policy import EmbedderTimeout
 
 #: Texts per embedding call.
 EMBED_CHUNK = 64

@@ -40,8 +40,9 @@ from llm_client import (
     RoutingEvent,
     as_text,
 )
+from memory_worker.errors import DeliveryFailed
 from memory_worker.ops.logs import get_logger
-from memory_worker.paging.notifiers import DeliveryFailed, LogNotifier, Notifier, Page, external
+from memory_worker.paging.notifiers import LogNotifier, Notifier, Page, external
 from memory_worker.paging.policy import (
     ReportConfig,
     delivery_backoff,

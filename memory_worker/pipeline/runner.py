@@ -41,6 +41,7 @@ import structlog
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
+from memory_worker.errors import TickTimeout
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.ops.logs import get_logger
@@ -69,10 +70,6 @@ _SLOT: ContextVar[str | None] = ContextVar("tick_slot", default=None)
 
 #: Called when runs are retired (the admin-report hook): (run ids, reason code).
 RetiredHook = Callable[[list[str], str, str | None], Awaitable[None]]
-
-
-class TickTimeout(Exception):
-    """A tick outlived its budget (``MEMORY_TICK_TIMEOUT_SECONDS``): the run fails as task_timeout."""
 
 
 def tick_budgets(tick_timeout: float) -> tuple[float, float]:

@@ -29,6 +29,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.asyncio.sentinel import Sentinel
 
+from memory_worker.errors import RedisUrlError
 from memory_worker.ops.logs import get_logger
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
@@ -39,10 +40,6 @@ from memory_worker.storage.private_socket import FollowingUnixConnection
 T = TypeVar("T")
 
 log = get_logger(__name__)
-
-
-class RedisUrlError(ValueError):
-    """REDIS_URL could not be understood."""
 
 
 @dataclass(frozen=True)

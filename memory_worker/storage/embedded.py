@@ -49,10 +49,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+from memory_worker.errors import EmbeddedValkeyError, SocketNotPrivate
 from memory_worker.ops.logs import get_logger
 from memory_worker.storage.private_socket import (
     SHORT_PREFIX,
-    SocketNotPrivate,
     dial_path,
     fits,
     linked_dir,
@@ -65,10 +65,6 @@ log = get_logger(__name__)
 
 #: The name every client dials, inside the data directory (the socket, or a link to it).
 SOCKET_NAME = "valkey.sock"
-
-
-class EmbeddedValkeyError(RuntimeError):
-    """The embedded Valkey could not be started or reached."""
 
 
 def _free_port(host: str) -> int:

@@ -27,8 +27,8 @@ import tempfile
 from pathlib import Path
 
 from redis.asyncio.connection import UnixDomainSocketConnection
-from redis.exceptions import ConnectionError as RedisConnectionError
 
+from memory_worker.errors import SocketNotPrivate
 from memory_worker.ops.logs import get_logger
 
 log = get_logger(__name__)
@@ -38,10 +38,6 @@ SUN_PATH_MAX = 107
 #: Where a socket whose data-dir path is too long lives (short on every Linux).
 SHORT_ROOT = Path("/tmp")
 SHORT_PREFIX = "mw-valkey-"
-
-
-class SocketNotPrivate(RedisConnectionError):
-    """The socket's directory is not this user's own 0700 directory: nothing is sent to it."""
 
 
 def fits(path: Path) -> bool:

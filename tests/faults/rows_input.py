@@ -23,16 +23,16 @@ from pydantic import SecretStr
 from redis.exceptions import OutOfMemoryError
 
 from memory_worker.api import MemoryQueue
-from memory_worker.errors import EvictionPolicyError, InvalidRunRequest, ScriptPermissionError
+from memory_worker.errors import (
+    DeliveryFailed,
+    EvictionPolicyError,
+    InvalidRunRequest,
+    ScriptPermissionError,
+)
 from memory_worker.models import LATEST_TIME, RunStatus
 from memory_worker.ops.metrics import read_sample
 from memory_worker.ops.serve import HealthServer
-from memory_worker.paging.notifiers import (
-    DeliveryFailed,
-    Page,
-    WebhookNotifier,
-    notifiers_from_settings,
-)
+from memory_worker.paging.notifiers import Page, WebhookNotifier, notifiers_from_settings
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
