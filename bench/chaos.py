@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
 import os
 import random
 import shutil
@@ -55,7 +54,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import structlog
 from aiohttp import web
 from redis.exceptions import RedisError
 
@@ -216,13 +214,12 @@ class PageSink:
 
 
 class ValkeyControl:
-    """The private Valkey: kill -9 and restart on the same port and dir, freeze and thaw."""
+    """The private Valkey: kill -9 and restart on the same socket and dir, freeze and thaw."""
 
     def __init__(self, data_dir: Path, fsync: str) -> None:
         self.data_dir = data_dir
         self.fsync = fsync
         self.server = EmbeddedValkey(data_dir).ensure()
-        self.port = self.server.port
         self.stopped = False
         self.down = False
 
@@ -252,9 +249,7 @@ class ValkeyControl:
             await asyncio.sleep(0.01)
 
     async def restart(self) -> None:
-        self.server = await asyncio.to_thread(
-            EmbeddedValkey(self.data_dir, port=self.port).ensure, 30.0
-        )
+        self.server = await asyncio.to_thread(EmbeddedValkey(self.data_dir).ensure, 30.0)
         self.down = False
         await self.configure()
 
@@ -845,9 +840,6 @@ async def run_soak(
     """The whole soak: reference, chaos, heal, drain, verdicts."""
     config = config_for_minutes(minutes, runs=runs)
     plan = make_plan(seed, config)
-    saved_logging = structlog.get_config()
-    # the in-process farm simulator logs every job; the soak's own lines are what matter
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     for line in describe_plan(plan):
         out(line)
     job = job_seconds if job_seconds is not None else default_job_seconds(config.duration, runs)
@@ -901,7 +893,6 @@ async def run_soak(
         await sim.stop()
         if valkey is not None:
             valkey.shutdown()
-        structlog.configure(**saved_logging)
         if ok and not keep:
             shutil.rmtree(tmp, ignore_errors=True)
         else:

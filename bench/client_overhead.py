@@ -28,7 +28,6 @@ from typing import Any
 
 import httpx
 import orjson
-import structlog
 
 from llm_client import ClientConfig, DiscoveryClient
 from memory_worker.farmsim import FarmSimulator
@@ -99,7 +98,7 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=30)
     args = parser.parse_args()
     # Production log level: the client's per-job debug events are filtered out.
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+    logging.getLogger("llm_client").setLevel(logging.INFO)
     client_median, bare_median = asyncio.run(measure(args.jobs, args.warmup))
     ratio = client_median / bare_median
     print(f"DiscoveryClient.chat      median {client_median * 1000:7.3f} ms/job")

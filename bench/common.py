@@ -27,6 +27,7 @@ from memory_worker.models import RunRequest
 from memory_worker.pipeline.ticks import TickQueue
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import RedisHandle, client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.worker.fleet import Fleet
@@ -77,7 +78,8 @@ async def pipeline(bench: Bench, runs: int = 0) -> Pipeline:
     """The run store with ``runs`` tiny runs queued, the queue API (to wake it) and the ticks."""
     store = RunStore(bench.redis, bench.settings)
     await fill(store, runs)
-    queue = MemoryQueue(RedisHandle(bench.redis, bench.settings.redis_url or ""), bench.settings)
+    url = reveal(bench.settings.redis_url) or ""
+    queue = MemoryQueue(RedisHandle(bench.redis, url), bench.settings)
     return Pipeline(store, queue, TickQueue(bench.redis, queue.keys))
 
 

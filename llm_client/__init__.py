@@ -25,7 +25,8 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   (``RoutingEvent``, ``EventType``, ``EventSink``, ``Fanout``, ``RedisEventLog``,
   ``recent_events``, ``safe_token``).
 - **Shared with memory_worker**: ``lua_text`` (the one loader of a package's
-  ``lua/*.lua``), ``as_text`` and ``reply_pairs`` (the one bytes → str helper).
+  ``lua/*.lua``), ``as_text`` and ``reply_pairs`` (the one bytes → str helper),
+  ``get_logger`` and ``event_of`` (library logging through stdlib ``logging``).
 """
 
 from llm_client._breaker.model import BreakerConfig, BreakerView, Circuit, Outcome
@@ -48,6 +49,7 @@ from llm_client._errors import (
     ProtocolError,
     RequestError,
     RequestTimeout,
+    RoutesError,
     RouteUnavailable,
     RoutingError,
     TaskTimeout,
@@ -56,6 +58,7 @@ from llm_client._errors import (
     UnknownStatus,
     Upstream,
 )
+from llm_client._log import event_of, get_logger
 from llm_client._lua import lua_text
 from llm_client._redis_text import as_text, reply_pairs
 from llm_client._retry.classify import retryable_reason
@@ -76,7 +79,6 @@ from llm_client._routing.routes import (
     Route,
     RouteDefaults,
     RoutesConfig,
-    RoutesError,
     RouteTarget,
     default_routes,
     load_routes,
@@ -155,7 +157,9 @@ __all__ = [
     "WalkerConfig",
     "as_text",
     "default_routes",
+    "event_of",
     "extra_installed",
+    "get_logger",
     "list_breakers",
     "load_model",
     "load_routes",

@@ -26,6 +26,7 @@ ever reads message text.
     │   └── UnknownStatus            a job state outside the known vocabulary
     ├── LocalEngineError             a local target's engine failed a call (provider_error)
     ├── RequestError                 we could not build the request (caller bug; never retried)
+    ├── RoutesError                  the routes configuration is invalid (every problem listed)
     └── RoutingError                 the routed walker could not serve the call
         ├── RouteUnavailable         no route configured for the workflow
         ├── NoCandidates             the route has no eligible target
@@ -228,3 +229,12 @@ class CapacityWaitTimeout(RoutingError):
     """Every target stayed busy for the whole slot-wait budget."""
 
     reason = FailureReason.CAPACITY_UNAVAILABLE
+
+
+class RoutesError(LLMError, ValueError):
+    """The routes configuration is invalid; ``problems`` lists every finding."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        super().__init__(f"invalid routes in {source}: " + "; ".join(problems), code="routes")

@@ -5,10 +5,15 @@ The bot's API is :class:`MemoryQueue` (see ``memory_worker.api``).
 
 from memory_worker.api import MemoryQueue
 from memory_worker.errors import (
+    EmbeddingSizeMismatch,
     ForgetInputError,
     ForgottenWrite,
+    InvalidId,
+    InvalidQuery,
     InvalidRunRequest,
     MemoryWorkerError,
+    QueryTooLarge,
+    RedisNotConfigured,
     RunNotFound,
     VectorSpaceMismatch,
 )
@@ -19,16 +24,21 @@ from memory_worker.runs import EnqueueResult, EnqueueStatus
 from memory_worker.version import __version__
 
 __all__ = [
+    "EmbeddingSizeMismatch",
     "EnqueueResult",
     "EnqueueStatus",
     "ForgetInputError",
     "ForgetResult",
     "ForgottenWrite",
+    "InvalidId",
+    "InvalidQuery",
     "InvalidRunRequest",
     "MemoryQueue",
     "MemoryWorkerError",
     "Message",
+    "QueryTooLarge",
     "RecallHit",
+    "RedisNotConfigured",
     "Run",
     "RunNotFound",
     "RunRequest",

@@ -4,7 +4,7 @@
 
     from memory_worker import MemoryQueue
 
-    q = await MemoryQueue.connect()            # REDIS_URL, or the embedded Valkey
+    q = await MemoryQueue.connect()            # REDIS_URL (else RedisNotConfigured)
     result = await q.enqueue({"chat_id": 42, ...})
     result.status                              # enqueued | duplicate | queue_full | daily_cap
     run = await q.get_run(result.run_id)
@@ -22,7 +22,19 @@ all-or-nothing for validation (§7): every request is parsed and
 size-checked before the first one is stored. (The caps still answer per run:
 ``queue_full`` for the tail of a batch is an answer, not an error.)
 
-``connect`` checks the server once (:mod:`memory_worker.storage.checks`): an
+``connect`` needs a server: ``redis_url`` or ``REDIS_URL``; without either it
+raises :class:`~memory_worker.errors.RedisNotConfigured` unless the caller asks
+for the embedded Valkey of ``MEMORY_DATA_DIR`` (``embedded=True``, as the CLI
+and the demo do) — a bot started from another directory would otherwise get a
+server of its own whose runs no worker ever sees (§13).
+
+Every memory call checks its arguments first (:mod:`memory_worker.query_args`):
+a non-int id, a vector of the wrong size, a recall text or ``k`` over its bound
+raise the :class:`~memory_worker.errors.InvalidQuery` errors before any read.
+The library logs through stdlib ``logging`` under ``memory_worker.*`` and never
+writes to stdout.
+
+``connect`` also checks the server once (:mod:`memory_worker.storage.checks`): an
 evicting ``maxmemory-policy`` or a user without script permission is refused
 with a typed error here, not discovered later as lost runs.
 """
@@ -37,10 +49,18 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 
 from memory_worker.deadlines import deadline_after
-from memory_worker.errors import InvalidRunRequest, VectorSpaceMismatch
+from memory_worker.errors import InvalidRunRequest, RedisNotConfigured, VectorSpaceMismatch
 from memory_worker.keys import Keys
 from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
 from memory_worker.pipeline.ticks import Mode, TickPlan, TickQueue
+from memory_worker.query_args import (
+    check_embedding,
+    check_id,
+    check_k,
+    check_optional_id,
+    check_query_text,
+    check_window,
+)
 from memory_worker.runs import EnqueueResult, EnqueueStatus, RunStore
 from memory_worker.settings import Settings, get_settings
 from memory_worker.storage.checks import check_redis
@@ -83,15 +103,25 @@ class MemoryQueue:
 
     @classmethod
     async def connect(
-        cls, redis_url: str | None = None, *, settings: Settings | None = None
+        cls,
+        redis_url: str | None = None,
+        *,
+        embedded: bool = False,
+        settings: Settings | None = None,
     ) -> MemoryQueue:
-        """Connect to ``redis_url`` (None → ``REDIS_URL`` or the embedded Valkey)."""
+        """Connect to ``redis_url`` (None → ``REDIS_URL``).
+
+        With neither, :class:`~memory_worker.errors.RedisNotConfigured` unless
+        ``embedded``: then the embedded Valkey of ``MEMORY_DATA_DIR`` (started or reused).
+        """
         settings = settings or get_settings()
         if redis_url is not None:
             settings = settings.model_copy(update={"redis_url": redis_url})
+        if not settings.redis_url and not embedded:
+            raise RedisNotConfigured()
         handle = await open_redis(settings)
         try:
-            await check_redis(handle.client, role="bot")
+            await check_redis(handle.client, role="bot", keys=Keys(settings.key_prefix))
         except BaseException:
             await handle.close(stop_embedded=False)
             raise
@@ -188,7 +218,7 @@ class MemoryQueue:
         from memory_worker.privacy.forget import parse_scope
         from memory_worker.privacy.forgetter import Forgetter
 
-        scope = parse_scope(chat_id, user_id)
+        scope = parse_scope(check_id("chat_id", chat_id), check_optional_id("user_id", user_id))
         forgetter = Forgetter(self.redis, self.settings, cards_redis=self.cards.redis)
         return await forgetter.forget(scope, dry_run=dry_run, actor=actor)
 
@@ -197,6 +227,9 @@ class MemoryQueue:
         self, chat_id: int, thread_id: int = 0, user_id: int | None = None
     ) -> list[Card]:
         """Active cards visible in a chat (and thread, and to a user)."""
+        check_id("chat_id", chat_id)
+        check_id("thread_id", thread_id)
+        check_optional_id("user_id", user_id)
         return await self.cards.visible_cards(chat_id, thread_id=thread_id, user_id=user_id)
 
     async def similar_cards(
@@ -206,8 +239,16 @@ class MemoryQueue:
 
         ``model`` names the model of ``embedding``: a chat whose vectors were made
         by another model answers ``[]`` (§16: two vector spaces are never compared).
+        ``embedding`` must have the chat's dimension (``MEMORY_EMBEDDING_DIMENSION``
+        for a chat without vectors): else :class:`~memory_worker.errors.EmbeddingSizeMismatch`.
         """
-        return await self.cards.similar_cards(chat_id, embedding, k, model=model)
+        check_id("chat_id", chat_id)
+        k = check_k(k, self.settings.query_max_k)
+        matrix = await self.cards.chat_vectors(chat_id)
+        query = check_embedding(chat_id, embedding, matrix.dim or self.settings.embedding_dimension)
+        if k == 0:
+            return []
+        return await self.cards.similar_cards(chat_id, query, k, model=model, matrix=matrix)
 
     # --- recall by text (§16) ---------------------------------------------------------------
     #: The routed walker recall() embeds queries with (built on first use; tests may set it).
@@ -248,12 +289,14 @@ class MemoryQueue:
         and carries the card's ``observed_at``/``valid_from``.
         """
         from memory_worker.cards import visible_scope_keys
-        from memory_worker.recall import FusionParams, Window
+        from memory_worker.recall import FusionParams
 
-        if not text.strip():
-            raise ValueError("recall needs a non-empty text")
-        window = Window(since, until)  # a naive or reversed window raises before any call
-        if k <= 0:
+        check_id("chat_id", chat_id)
+        check_id("thread_id", thread_id)
+        check_optional_id("user_id", user_id)
+        text = check_query_text(text, self.settings.recall_max_query_chars)
+        window = check_window(since, until)
+        if check_k(k, self.settings.query_max_k) == 0:
             return []
         space = await self.cards.vector_space(chat_id)
         if space is None:
@@ -265,7 +308,7 @@ class MemoryQueue:
             embedding,
             k,
             scope_keys=visible_scope_keys(thread_id, user_id),
-            window=None if window.open else window,
+            window=window,
             now=now,
             model=model,
             params=FusionParams.from_settings(self.settings),
@@ -281,7 +324,7 @@ class MemoryQueue:
         of another model or dimension.
         """
         from llm_client import EMBEDDING, QUERY_TASK
-        from memory_worker.privacy.masking import mask_for_farm
+        from memory_worker.privacy.masking import mask
 
         walker = self._recall_walker()
         route = walker.routes.get(EMBEDDING)
@@ -296,7 +339,7 @@ class MemoryQueue:
                 )
         routed = await walker.embed(
             EMBEDDING,
-            [mask_for_farm(text, contacts=self.settings.redact_contacts)],
+            [mask(text, contacts=self.settings.redact_contacts)],
             dimension=space.dimension if space.model else self.settings.embedding_dimension,
             task_description=QUERY_TASK,
             deadline=deadline_after(self.settings.recall_timeout_seconds),

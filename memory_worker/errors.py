@@ -3,23 +3,64 @@
 ::
 
     MemoryWorkerError
+    ├── SettingsError          a setting is invalid, out of bounds or contradicts another
     ├── InvalidRunRequest      a run request failed validation; nothing was stored
     ├── RunNotFound            no run with that id
     ├── LeaseLost              the worker no longer holds the run's lease (it was reclaimed)
+    ├── RedisUrlError          REDIS_URL / MEMORY_CARDS_URL could not be understood
+    ├── EmbeddedValkeyError    the embedded Valkey could not be started or reached
     ├── StoreError             Redis failed or answered something unexpected
+    │   ├── StoreClientError       the Redis client failed without a Redis error (a failover's
+    │   │                          slot with no node, a lost connection leaked as AttributeError)
+    │   └── SocketNotPrivate       the embedded server's socket directory is not this user's
+    │                              own 0700 one: nothing is sent to it (also a redis ConnectionError)
     ├── RedisSetupError        the Redis server cannot safely hold the queue (checked at start)
     │   ├── EvictionPolicyError    maxmemory-policy may evict keys (allkeys-*): runs would vanish
-    │   └── ScriptPermissionError  the Redis user may not run Lua scripts (EVALSHA / SCRIPT LOAD)
+    │   ├── ScriptPermissionError  the Redis user may not run Lua scripts (EVALSHA / SCRIPT LOAD)
+    │   ├── KeyPermissionError     the Redis user may not read or write the deployment's keys
+    │   └── CommandPermissionError the Redis user may not run a command the worker needs (INFO)
     ├── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
+    ├── NotAJsonJob            an arq job payload that is not a JSON object (a pickle): never run
+    ├── TickTimeout            a tick outlived its budget: its run fails as task_timeout
+    ├── DeliveryFailed         a channel did not accept an admin page (the outbox retries it)
     ├── VectorSpaceMismatch    a query's embedding model is not the one of the chat's vectors
-    └── ConsoleExposedError    the console would be served off loopback with no token (§15)
+    ├── ForgottenWrite         a run's card write was refused: the chat was forgotten after its claim
+    ├── ForgetInputError       a forget request names no chat, an unknown chat, or a user without one
+    ├── RedisNotConfigured     MemoryQueue.connect got no Redis URL and was not asked for the
+    │                          embedded server
+    ├── ConsoleExposedError    the console would be served off loopback with no token (§15)
+    └── InvalidQuery           a memory call's argument has the wrong type or is out of bounds
+        ├── InvalidId              a chat/thread/user id (or ``k``) is not an int (bool, float, str)
+        ├── EmbeddingSizeMismatch  similar_cards' vector is not of the chat's dimension
+        └── QueryTooLarge          a recall text or ``k`` over its bound (MEMORY_RECALL_MAX_QUERY_CHARS,
+                                   MEMORY_QUERY_MAX_K)
+
+One class of ``llm_client``'s tree is raised here, because only the consolidation knows
+the call was an embedding: ``EmbedderTimeout`` (an ``LLMError`` whose reason, provider
+timeout, the classifier trusts; the run is released). It is defined in this module.
 """
 
 from __future__ import annotations
 
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from llm_client import FailureReason, LLMError
+
 
 class MemoryWorkerError(Exception):
     """Base of memory-worker's own errors."""
+
+
+class SettingsError(MemoryWorkerError, ValueError):
+    """The settings cannot work: ``problems`` holds one line per bad or contradictory setting.
+
+    Each problem names its environment variable(s); a secret setting's value never
+    appears (see :mod:`memory_worker.settings.checks`).
+    """
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("invalid settings: " + "; ".join(problems))
 
 
 class InvalidRunRequest(MemoryWorkerError, ValueError):
@@ -43,6 +84,18 @@ class LeaseLost(MemoryWorkerError):
 
 class StoreError(MemoryWorkerError):
     """Redis failed or answered something unexpected."""
+
+
+class StoreClientError(StoreError):
+    """The Redis client failed without raising a ``RedisError``: its cluster tree
+    (``RedisClusterException``, ``SlotNotCoveredError``) or a programming-error type it leaks
+    while a connection or the slot map changes under a command (``'NoneType' object has no
+    attribute 'name'`` during a failover). Raised by :func:`memory_worker.storage.connections.store_edge`,
+    chained to the client's error; ``kind`` names its type (log-safe)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        super().__init__(f"the Redis client failed ({kind})")
 
 
 class RedisSetupError(MemoryWorkerError):
@@ -69,6 +122,30 @@ class ScriptPermissionError(RedisSetupError):
         super().__init__(
             f"the Redis user may not run Lua scripts ({command} refused with NOPERM); "
             "grant +eval +evalsha +script|load (e.g. ACL SETUSER <user> +@scripting)"
+        )
+
+
+class KeyPermissionError(RedisSetupError):
+    """The Redis user's ACL does not cover the keys this deployment reads and writes."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        self.patterns = patterns
+        grant = " ".join(f"~{p}" for p in patterns)
+        super().__init__(
+            f"the Redis user may not use the keys memory-worker needs (NOPERM on {grant}); "
+            f"grant them (e.g. ACL SETUSER <user> {grant})"
+        )
+
+
+class CommandPermissionError(RedisSetupError):
+    """The Redis user may not run a command a worker needs at start (arq reads ``INFO``)."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        super().__init__(
+            f"the Redis user may not run {command} (refused), which a worker needs at start "
+            f"(arq reads the server's INFO and DBSIZE); grant it (e.g. ACL SETUSER <user> "
+            f"+{command.lower()}) or un-rename it"
         )
 
 
@@ -113,6 +190,107 @@ class ForgetInputError(MemoryWorkerError, ValueError):
     """A forget request names no chat, an unknown chat, or a user without a chat."""
 
 
+class RedisNotConfigured(MemoryWorkerError):
+    """Raised by ``MemoryQueue.connect`` given no Redis URL (argument or ``REDIS_URL``) and not
+    ``embedded=True``: a library inside a bot never starts a server behind the bot's back."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "no Redis to connect to: pass MemoryQueue.connect(redis_url=...) or set REDIS_URL "
+            "to the workers' server; MemoryQueue.connect(embedded=True) uses the embedded "
+            "Valkey of MEMORY_DATA_DIR instead (only the processes sharing that data directory "
+            "see its runs)"
+        )
+
+
+class InvalidQuery(MemoryWorkerError, ValueError):
+    """Raised when a memory call (similar_cards, recall, forget, …) gets an argument of the wrong
+    type or out of bounds; nothing was read or written."""
+
+
+class InvalidId(InvalidQuery):
+    """Raised when an id (chat, thread, user) or a count ``k`` is not an int — bools, floats
+    and strings included."""
+
+    def __init__(self, name: str, value: object) -> None:
+        self.name = name
+        super().__init__(f"{name} must be an int, got {type(value).__name__}")
+
+
+class EmbeddingSizeMismatch(InvalidQuery):
+    """Raised by ``similar_cards`` when the query vector's length is not the chat's dimension
+    (or, for a chat without vectors, ``MEMORY_EMBEDDING_DIMENSION``)."""
+
+    def __init__(self, chat_id: int, *, expected: int, got: int) -> None:
+        self.chat_id = chat_id
+        self.expected = expected
+        self.got = got
+        super().__init__(f"chat {chat_id} holds {expected}-d vectors; the query has {got} values")
+
+
+class QueryTooLarge(InvalidQuery):
+    """Raised when a recall text is longer than ``MEMORY_RECALL_MAX_QUERY_CHARS`` or ``k`` is
+    above ``MEMORY_QUERY_MAX_K``."""
+
+    def __init__(self, what: str, size: int, limit: int) -> None:
+        self.what = what
+        self.size = size
+        self.limit = limit
+        super().__init__(f"{what} is {size}, over the limit of {limit}")
+
+
 class ConsoleExposedError(MemoryWorkerError):
     """The console would be served off loopback with no token: anyone reaching the address
     could read every chat's memory. Raised before anything listens (§15)."""
+
+
+class RedisUrlError(MemoryWorkerError, ValueError):
+    """REDIS_URL could not be understood."""
+
+
+class EmbeddedValkeyError(MemoryWorkerError, RuntimeError):
+    """The embedded Valkey could not be started or reached."""
+
+
+class NotAJsonJob(MemoryWorkerError, ValueError):
+    """A job payload that is not a JSON object (e.g. a pickle): refused, never run."""
+
+
+class TickTimeout(MemoryWorkerError):
+    """A tick outlived its budget (``MEMORY_TICK_TIMEOUT_SECONDS``): the run fails as task_timeout."""
+
+
+class DeliveryFailed(MemoryWorkerError):
+    """A channel did not accept a page (retried by the outbox)."""
+
+    def __init__(
+        self,
+        channel: str,
+        *,
+        status: int | None = None,
+        kind: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.channel = channel
+        self.status = status
+        self.kind = kind
+        #: Seconds the channel asked us to wait (Telegram 429 ``parameters.retry_after``).
+        self.retry_after = retry_after
+        detail = f"status {status}" if status is not None else (kind or "error")
+        super().__init__(f"page delivery to {channel} failed: {detail}")
+
+
+class EmbedderTimeout(LLMError):
+    """An embedding call timed out (§7): the embedder is a side service, so the
+    run is released (attempt refunded) rather than failed; its extraction is simply
+    redone. Raised by the consolidation around every embedding call, chained to the
+    walker's error; the run's own deadline (``DeadlineExceeded``) is not one of these."""
+
+    reason = FailureReason.PROVIDER_TIMEOUT
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="embedding_timeout")
+
+
+class SocketNotPrivate(StoreError, RedisConnectionError):
+    """The socket's directory is not this user's own 0700 directory: nothing is sent to it."""

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from arq.constants import job_key_prefix
+
 #: The fixed keys of one chat's memory every card script receives, in this order, as
 #: KEYS[1..14] (``cards/lua/helpers.lua`` names them); per-scope ``active:<sk>`` zsets and
 #: a run's ``episode:<run>`` hash follow.
@@ -299,6 +301,19 @@ class Keys:
     def chats(self) -> str:
         """SET of chat ids that have memory (for maintenance sweeps)."""
         return f"{self.prefix}chats"
+
+    # --- access checks ---------------------------------------------------------------------
+    def access_probes(self) -> dict[str, str]:
+        """A never-written key of each shape this deployment uses → the ACL key pattern
+        that covers it (start-up and ``/readyz`` check the Redis user may use them)."""
+        ours = "{" + self.prefix + "*"
+        return {
+            f"{self.queue_tag}:acl-probe": ours,
+            f"{self.routing_tag}:acl-probe": ours,
+            f"{self.chat_tag(0)}:acl-probe": ours,
+            f"{self.prefix}acl-probe": self.prefix + "*",
+            job_key_prefix + self.tick_job_id("acl-probe"): "arq:*",  # arq's own job keys
+        }
 
     @property
     def reembed_progress(self) -> str:

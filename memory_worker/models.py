@@ -33,6 +33,7 @@ from pydantic import (
 )
 
 from memory_worker.errors import InvalidRunRequest
+from memory_worker.privacy.masking import scrub
 
 
 class RunStatus(StrEnum):
@@ -191,7 +192,14 @@ def parse_run_request(data: bytes | str | dict[str, Any]) -> RunRequest:
 
 
 class ErrorLogEntry(BaseModel):
-    """One failure of a run; the log is bounded and never cleared by a replay."""
+    """One failure of a run; the log is bounded and never cleared by a replay.
+
+    The store masks ``code`` and ``message`` and bounds them before writing, removing
+    what the farm echoed of the run's messages (§14); whatever shows an entry
+    shows :meth:`masked` (an entry written before a secret shape was known, or by an
+    older version, is shown masked too). Readers that never show the text (replay
+    selection) skip that cost.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -201,6 +209,13 @@ class ErrorLogEntry(BaseModel):
     reason: str | None = None
     message: str = ""
     kind: Literal["failure", "replay", "retired", "released"] = "failure"
+
+    def masked(self) -> ErrorLogEntry:
+        """This entry as it may be shown: code and message scrubbed."""
+        code, message = scrub(self.code), scrub(self.message)
+        if (code, message) == (self.code, self.message):
+            return self
+        return self.model_copy(update={"code": code, "message": message})
 
 
 class Run(BaseModel):

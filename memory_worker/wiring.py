@@ -136,9 +136,9 @@ async def build_tick_runner(
     ``transports`` replaces the real farm clients (benchmarks use an instant farm).
     """
     keys = Keys(settings.key_prefix)
+    cards = await card_store(settings, redis, keys)  # first: nothing else to close if it fails
     routing = build_routing(settings, redis, transports=transports)
     models = RoutedModels(routing.walker, routing.attempts, settings)
-    cards = await card_store(settings, redis, keys)
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
     return TickRunner(
         settings=settings,
@@ -168,10 +168,14 @@ async def card_store(settings: Settings, redis: ArqRedis, keys: Keys) -> CardSto
     checked like the queue's (§2: no eviction, scripts allowed), writes replicated to
     one replica before a run completes when the card server has replicas."""
     cards_redis = cards_client(settings, redis)
-    await check_cards_redis(cards_redis, redis)
-    replicas = settings.cards_wait_replicas
-    if replicas is None:
-        replicas = 1 if await replicas_present(cards_redis) else 0
+    try:
+        await check_cards_redis(cards_redis, redis)
+        replicas = settings.cards_wait_replicas
+        if replicas is None:
+            replicas = 1 if await replicas_present(cards_redis) else 0
+    except BaseException:  # e.g. the cluster mid-failover at start: the worker starts again
+        await close_cards_client(cards_redis, redis)
+        raise
     return CardStore(
         cards_redis, keys, wait_replicas=replicas, wait_timeout_ms=settings.cards_wait_timeout_ms
     )

@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
-from structlog.testing import capture_logs
 
 from memory_worker.cards import (
     CardStatus,
@@ -30,6 +29,7 @@ from memory_worker.keys import Keys
 from tests.support.cards import ALICE, BIG_USER, BOB, CHAT, DIM, T0, apply, new, vec, writes
 from tests.support.cards import store as store  # the fixture
 from tests.support.dumps import dump_chat
+from tests.support.logs import capture_logs
 
 
 def update(

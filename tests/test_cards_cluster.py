@@ -11,12 +11,11 @@ from typing import Any
 
 import pytest
 from redis.asyncio.cluster import RedisCluster
-from structlog.testing import capture_logs
 
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore, RunWrites
 from memory_worker.cards.replication import replicas_present
-from memory_worker.errors import EvictionPolicyError
+from memory_worker.errors import EvictionPolicyError, RedisUrlError
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.keys import Keys
 from memory_worker.runs import RunStore
@@ -24,7 +23,6 @@ from memory_worker.settings import Settings
 from memory_worker.storage.checks import check_cards_redis
 from memory_worker.storage.connections import (
     RedisHandle,
-    RedisUrlError,
     cards_client,
     close_cards_client,
     cluster_from_url,
@@ -35,6 +33,7 @@ from tests.support.cards import T0, new
 from tests.support.cluster import LocalCluster
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
+from tests.support.logs import capture_logs
 
 
 def test_cluster_urls_name_seed_nodes_credentials_and_tls() -> None:

@@ -27,7 +27,6 @@ from typing import Any
 
 import pytest
 import redis as sync_redis
-from structlog.testing import capture_logs
 
 from memory_worker.cards import (
     CardStore,
@@ -42,6 +41,7 @@ from memory_worker.keys import Keys
 from memory_worker.storage.connections import client_from_url, cluster_from_url, retry_store_write
 from tests.support.cards import T0, new
 from tests.support.cluster import PASSWORD, LocalCluster, Node, revive
+from tests.support.logs import capture_logs
 from tests.support.replies import sync_answer, sync_command
 
 pytestmark = pytest.mark.slow

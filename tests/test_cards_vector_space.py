@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from structlog.testing import capture_logs
 
 from memory_worker.cards import CardStore, FoldGroup, ResolutionOp, ResolutionWrite, VectorSpace
 from memory_worker.consolidation.consolidate import ConsolidationResult, consolidate_run
@@ -17,6 +16,7 @@ from memory_worker.keys import Keys
 from memory_worker.settings import Settings
 from tests.support.cards import CHAT, DIM, T0, new, vec, writes
 from tests.support.cards import store as store  # the fixture
+from tests.support.logs import capture_logs
 from tests.support.model_fakes import HashEmbedder, ScriptedExtractor
 from tests.test_consolidate import ALICE, answer, card, make_request
 from tests.test_consolidate import CHAT as CCHAT

@@ -17,6 +17,7 @@ import typer
 
 from memory_worker.cli import CONFIG_END, CONFIG_START, app, config_markdown, replace_config_table
 from memory_worker.settings import Settings, env_name
+from memory_worker.settings.types import reveal
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -110,7 +111,7 @@ def test_readme_bot_example_runs(settings: Settings, redis: Any, tmp_path: Path)
     script = tmp_path / "bot_example.py"
     script.write_text(code)
     env = os.environ | {
-        "REDIS_URL": settings.redis_url or "",
+        "REDIS_URL": reveal(settings.redis_url) or "",
         "MEMORY_KEY_PREFIX": settings.key_prefix,
         "MEMORY_LOG_FORMAT": "json",
     }

@@ -18,6 +18,7 @@ from arq.connections import ArqRedis
 
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.embedded import EmbeddedValkey
 from tests.support.factories import request_dict
 from tests.support.harness import cli, free_port
@@ -39,7 +40,7 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
 def on(server: EmbeddedValkey, settings: Settings, user: str = "", password: str = "") -> Settings:
     if not user:  # the server's own (default user) URL, password included
         return settings.model_copy(update={"redis_url": server.url})
-    url = f"redis://{user}:{password}@{server.host}:{server.port}/0"
+    url = server.url_as(user, password)
     return settings.model_copy(update={"redis_url": url})
 
 
@@ -166,7 +167,7 @@ async def test_unknown_run_and_target(settings: Settings, redis: Any) -> None:
 def _failure_cases() -> list[tuple[BaseException, str]]:
     from redis import exceptions as r
 
-    from llm_client._routing.routes import RoutesError
+    from llm_client._errors import RoutesError
     from memory_worker.errors import EvictionPolicyError, InvalidRunRequest, RunNotFound
 
     return [
@@ -210,7 +211,7 @@ def enqueue_bytes(settings: Settings, data: bytes) -> subprocess.CompletedProces
         input=data,
         capture_output=True,
         env=os.environ
-        | {"REDIS_URL": settings.redis_url or "", "MEMORY_KEY_PREFIX": settings.key_prefix},
+        | {"REDIS_URL": reveal(settings.redis_url) or "", "MEMORY_KEY_PREFIX": settings.key_prefix},
         timeout=60,
         check=False,
     )

@@ -13,13 +13,9 @@ import pytest
 from redis.asyncio.connection import SSLConnection
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from memory_worker.errors import RedisUrlError
 from memory_worker.settings import Settings
-from memory_worker.storage.connections import (
-    RedisUrlError,
-    client_from_url,
-    parse_sentinel_url,
-    timeout_options,
-)
+from memory_worker.storage.connections import client_from_url, parse_sentinel_url, timeout_options
 from memory_worker.storage.embedded import EmbeddedValkey, valkey_binary
 from tests.support.harness import free_port
 
@@ -49,7 +45,7 @@ def test_tls_url_uses_an_ssl_connection() -> None:
 
 
 async def test_sentinel_url_reaches_the_elected_master(tmp_path: Path) -> None:
-    master = EmbeddedValkey(tmp_path / "master").ensure()
+    master = EmbeddedValkey(tmp_path / "master", tcp=True).ensure()  # Sentinel speaks TCP
     # this test is about the sentinel URL: take the embedded server's password off
     setup = client_from_url(master.url)
     await setup.config_set("requirepass", "")

@@ -38,6 +38,8 @@ from tests.support.dumps import dump_all
 from tests.support.factories import make_request
 
 SCRIPT = "<script>alert('pwned')</script>"
+#: Markup in a farm error (not the messages' own: an echo of them is stored as [message text]).
+ERROR_MARKUP = '<img src=x onerror="alert(7)">'
 CHAT = 4242
 TARGET = "llm-openai/memory-extractor"
 PAGES = [
@@ -94,7 +96,7 @@ async def seed(redis: Any, settings: Settings) -> dict[str, str]:
         FailurePlan(retire=True, next_attempt_at_ms=None),
         code="upstream_error",
         reason="backend_unavailable",
-        message=f"farm said {SCRIPT}",
+        message=f"farm said {ERROR_MARKUP}",
     )
     ids["retired"] = claim.id
     processing = await store.claim("console-test-worker")
@@ -216,7 +218,8 @@ async def test_run_detail_escapes_markup_and_links_memory(
     ids = await seed(redis, settings)
     client = await make_client(settings)
     body = await (await client.get(f"/runs/{ids['retired']}")).text()
-    assert "farm said &lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;" in body
+    assert "farm said &lt;img src=x onerror=&#34;alert(7)&#34;&gt;" in body
+    assert ERROR_MARKUP not in body
     assert SCRIPT not in body
     assert f'href="/memory/{CHAT}"' in body
     assert "upstream_error" in body

@@ -33,6 +33,7 @@ from memory_worker.errors import ConsoleExposedError
 from memory_worker.ops.metrics import fleet_breakers
 from memory_worker.ops.serve import HealthServer
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from tests.support.clock import ManualClock
 from tests.support.console import TOKEN, csrf_of, log_in
 from tests.support.dumps import dump_all
@@ -374,7 +375,7 @@ async def test_metrics_only_and_worker_servers_carry_no_console(
 
 def test_serve_off_loopback_without_a_token_exits_2_with_one_line(settings: Settings) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_CONSOLE_")}
-    env |= {"REDIS_URL": settings.redis_url or "", "MEMORY_LOG_FORMAT": "json"}
+    env |= {"REDIS_URL": reveal(settings.redis_url) or "", "MEMORY_LOG_FORMAT": "json"}
     done = subprocess.run(
         [
             sys.executable,

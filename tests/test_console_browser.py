@@ -36,6 +36,7 @@ from memory_worker.paging.reports import page_counters
 from memory_worker.runs import RunStore
 from memory_worker.runs.policy import FailurePlan
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.worker.fleet import worker_env
@@ -203,7 +204,7 @@ async def test_operator_sees_outage_resets_breaker_browses_memory_and_replays(
     console: tuple[str, Settings], driver: Any, screenshots: Path, tmp_path: Path
 ) -> None:
     base, settings = console
-    redis = client_from_url(settings.redis_url or "")
+    redis = client_from_url(reveal(settings.redis_url) or "")
     store = RunStore(redis, settings)
     async with FarmSimulator() as sim:
         serve = await _serve(settings, sim, tmp_path)
@@ -369,7 +370,7 @@ async def test_operator_logs_in_to_a_closed_console_and_out_again(
     from tests.test_console import seed
 
     base, settings = console
-    redis = client_from_url(settings.redis_url or "")
+    redis = client_from_url(reveal(settings.redis_url) or "")
     read = "browser-read-token-2c9e"
     try:
         await seed(redis, settings)

@@ -135,6 +135,7 @@ def test_settings_rows_never_hold_a_secret() -> None:
     settings = Settings(
         console_token=SecretStr("canary-console"),
         admin_telegram_bot_token=SecretStr("canary-telegram"),
+        admin_telegram_chat_ids=[1],
         sentry_dsn=SecretStr("https://canary-dsn@sentry.example/1"),
         redis_url="redis://:canary-redis@127.0.0.1:6379/0",
     )

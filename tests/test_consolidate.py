@@ -11,7 +11,6 @@ from typing import Any
 
 import orjson
 import pytest
-from structlog.testing import capture_logs
 
 from llm_client import BackendUnavailable, DecodeError, FailureReason, Upstream, retryable_reason
 from llm_client._errors import AllCircuitsOpen, DeadlineExceeded, LLMError, NoCandidates
@@ -26,6 +25,7 @@ from memory_worker.models import RunRequest
 from memory_worker.settings import Settings
 from tests.support.cards import store as store  # the fixture
 from tests.support.dumps import dump_chat
+from tests.support.logs import capture_logs
 from tests.support.model_fakes import HashEmbedder, ScriptedExtractor
 
 CHAT = 4242

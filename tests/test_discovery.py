@@ -10,7 +10,6 @@ from typing import Any
 
 import orjson
 import pytest
-import structlog
 
 from llm_client import (
     BackendUnavailable,
@@ -29,6 +28,7 @@ from memory_worker.farmsim import EnvelopeStyle, FarmSimulator, Fault, FaultKind
 from tests.support.chat_faults import FaultCase, fault_case
 from tests.support.clock import ManualClock
 from tests.support.harness import eventually
+from tests.support.logs import capture_logs
 from tests.support.simulator import sim_config
 
 SERVICE = "llm-openai"
@@ -280,7 +280,7 @@ async def test_failures_are_logged_with_ids_state_and_code(
     sim: FarmSimulator, client: DiscoveryClient
 ) -> None:
     sim.set_fault(SERVICE, Fault(FaultKind.JOB_FAILED, code="SERVICE_DISABLED", message="off"))
-    with structlog.testing.capture_logs() as events, pytest.raises(BackendUnavailable):
+    with capture_logs() as events, pytest.raises(BackendUnavailable):
         await client.chat(REQUEST)
     failed = [e for e in events if e["event"] == "discovery.call_failed"]
     assert len(failed) == 1

@@ -8,10 +8,10 @@ import uuid
 from typing import Any
 
 import pytest
-import structlog
 
 from llm_client import DiscoveryClient, LLMError, OpenAICompatClient
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+from tests.support.logs import capture_logs
 from tests.support.simulator import sim_config
 
 TOKEN = f"sk-CANARY-{uuid.uuid4().hex}"
@@ -69,7 +69,7 @@ async def test_canaries_never_reach_logs_or_errors(
     errors: list[LLMError] = []
     async with FarmSimulator() as sim:
         config = sim_config(sim, request_timeout=0.3, task_timeout=0.3, capacity_wait=0.1)
-        with structlog.testing.capture_logs() as events:
+        with capture_logs() as events:
             async with (
                 DiscoveryClient(config, service="svc", endpoint="chat", api_key=TOKEN) as farm,
                 OpenAICompatClient(sim.base_url, api_key=TOKEN, config=config) as direct,

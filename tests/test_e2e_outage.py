@@ -20,6 +20,7 @@ from memory_worker.models import RunStatus
 from memory_worker.pipeline.ticks import TickQueue
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, completed_run, eventually
 
@@ -97,7 +98,7 @@ async def test_outage_soak_spends_nothing_and_never_spins(
     from memory_worker.api import MemoryQueue
     from memory_worker.storage.connections import RedisHandle
 
-    queue = MemoryQueue(RedisHandle(redis, settings.redis_url or ""), settings)
+    queue = MemoryQueue(RedisHandle(redis, reveal(settings.redis_url) or ""), settings)
     await queue.wake()
 
     def farm_calls() -> int:

@@ -19,6 +19,7 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually
 from tests.support.routes import FARM_EMBEDDER, farm_target, route, routes_toml
@@ -58,7 +59,7 @@ async def test_runs_complete_on_the_fallback_without_spending_attempts(
     from memory_worker.api import MemoryQueue
     from memory_worker.storage.connections import RedisHandle
 
-    await MemoryQueue(RedisHandle(redis, settings.redis_url or ""), settings).wake()
+    await MemoryQueue(RedisHandle(redis, reveal(settings.redis_url) or ""), settings).wake()
 
     async def done() -> bool:
         return (await store.counts())["completed"] == 8
@@ -88,7 +89,7 @@ async def test_all_targets_down_defers_probes_and_pages_once(
     from memory_worker.api import MemoryQueue
     from memory_worker.storage.connections import RedisHandle
 
-    await MemoryQueue(RedisHandle(redis, settings.redis_url or ""), settings).wake()
+    await MemoryQueue(RedisHandle(redis, reveal(settings.redis_url) or ""), settings).wake()
 
     def farm_calls() -> int:
         return sum(service["submits"] for service in sim.stats().values())

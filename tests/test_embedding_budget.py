@@ -15,10 +15,11 @@ from llm_client._routing.routes import EMBEDDING, RouteDefaults, parse_routes
 from llm_client._transport.discovery import DiscoveryClient
 from memory_worker.cards import CardStore, RunWrites
 from memory_worker.consolidation.consolidate import consolidate_run
+from memory_worker.errors import EmbedderTimeout
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
-from memory_worker.runs.policy import EmbedderTimeout, Verdict, decide
+from memory_worker.runs.policy import Verdict, decide
 from memory_worker.settings import Settings
 from tests.support.cards import new
 from tests.support.dumps import dump_chat

@@ -22,13 +22,12 @@ from hypothesis import strategies as st
 from memory_worker.cards import CardStore, Durability, NewCard, RunWrites, Scope
 from memory_worker.consolidation.consolidate import consolidate_run
 from memory_worker.consolidation.prompt import build_merge_request, farm_payload
-from memory_worker.farmsim import FarmSimulator
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
-from memory_worker.privacy.masking import luhn_valid, mask_for_farm
+from memory_worker.privacy.masking import luhn_valid, mask
 from memory_worker.settings import Settings
 from tests.support.factories import slice_request
-from tests.support.farm import Farm, farm_for
+from tests.support.farm import Farm, everything_sent, farm_for
 
 # --- the pure function -----------------------------------------------------------------------
 
@@ -64,7 +63,7 @@ CONTACTS = {
 @pytest.mark.parametrize("secret", list(SECRETS.values()), ids=list(SECRETS))
 def test_a_secret_shape_is_masked_wherever_it_stands(secret: str) -> None:
     text = f"here: {secret} — keep it safe"
-    masked = mask_for_farm(text)
+    masked = mask(text)
     assert secret not in masked
     assert masked == "here: [redacted] — keep it safe"
 
@@ -83,13 +82,13 @@ def test_a_secret_shape_is_masked_wherever_it_stands(secret: str) -> None:
     ids=["password colon", "password equals", "password is", "пароль", "api key", "bearer", "t"],
 )
 def test_a_labelled_secret_keeps_its_label_and_loses_its_value(text: str, expected: str) -> None:
-    assert mask_for_farm(text) == expected
+    assert mask(text) == expected
 
 
 @pytest.mark.parametrize("number", list(CARDS.values()), ids=list(CARDS))
 def test_a_luhn_valid_card_number_is_masked(number: str) -> None:
     assert luhn_valid(number.replace(" ", "").replace("-", ""))
-    assert mask_for_farm(f"pay with {number}, thanks") == "pay with [card number], thanks"
+    assert mask(f"pay with {number}, thanks") == "pay with [card number], thanks"
 
 
 @pytest.mark.parametrize(
@@ -104,18 +103,18 @@ def test_a_luhn_valid_card_number_is_masked(number: str) -> None:
     ids=["not luhn", "too long", "time and date", "numbers", "short"],
 )
 def test_ordinary_numbers_are_left_alone(text: str) -> None:
-    assert mask_for_farm(text, contacts=True) == text
+    assert mask(text, contacts=True) == text
 
 
 def test_a_card_number_after_another_number_is_still_found() -> None:
-    assert mask_for_farm("x 12 4111 1111 1111 1111") == "x 12 [card number]"
+    assert mask("x 12 4111 1111 1111 1111") == "x 12 [card number]"
 
 
 @pytest.mark.parametrize("contact", list(CONTACTS.values()), ids=list(CONTACTS))
 def test_contacts_are_masked_only_when_asked(contact: str) -> None:
     text = f"reach me at {contact} after six"
-    assert mask_for_farm(text) == text
-    masked = mask_for_farm(text, contacts=True)
+    assert mask(text) == text
+    masked = mask(text, contacts=True)
     assert contact not in masked
     assert masked in {"reach me at [email] after six", "reach me at [phone] after six"}
 
@@ -132,7 +131,7 @@ def test_contacts_are_masked_only_when_asked(contact: str) -> None:
     ],
 )
 def test_ordinary_text_is_unchanged(text: str) -> None:
-    assert mask_for_farm(text, contacts=True) == text
+    assert mask(text, contacts=True) == text
 
 
 # hypothesis: any text, with or without canaries spliced in between words
@@ -143,8 +142,8 @@ CANARIES = [*SECRETS.values(), *CARDS.values(), *CONTACTS.values(), "password: h
 @hsettings(max_examples=300, deadline=None)
 @given(text=st.text(alphabet=st.characters(blacklist_categories=["Cs"])), contacts=st.booleans())
 def test_masking_never_raises_and_is_idempotent(text: str, contacts: bool) -> None:
-    once = mask_for_farm(text, contacts=contacts)
-    assert mask_for_farm(once, contacts=contacts) == once
+    once = mask(text, contacts=contacts)
+    assert mask(once, contacts=contacts) == once
 
 
 @hsettings(max_examples=300, deadline=None)
@@ -153,8 +152,8 @@ def test_masking_never_raises_and_is_idempotent(text: str, contacts: bool) -> No
     contacts=st.booleans(),
 )
 def test_masking_is_idempotent_on_digit_and_punctuation_soup(text: str, contacts: bool) -> None:
-    once = mask_for_farm(text, contacts=contacts)
-    assert mask_for_farm(once, contacts=contacts) == once
+    once = mask(text, contacts=contacts)
+    assert mask(once, contacts=contacts) == once
 
 
 @hsettings(max_examples=300, deadline=None)
@@ -165,7 +164,7 @@ def test_masking_is_idempotent_on_digit_and_punctuation_soup(text: str, contacts
 )
 def test_no_canary_survives(before: list[str], after: list[str], canary: str) -> None:
     text = " ".join([*before, canary, *after])
-    masked = mask_for_farm(text, contacts=True)
+    masked = mask(text, contacts=True)
     assert canary not in masked
     assert masked.startswith(" ".join(before))
 
@@ -251,16 +250,6 @@ async def seed_card_with_contact(store: CardStore, dimension: int) -> None:
     await store.apply_run(CHAT, "old", RunWrites(observed_at=at, cards=[card]), now=at)
 
 
-def everything_sent(sim: FarmSimulator) -> str:
-    """Every body the farm received, decoded (the prompt JSON is a string inside the JSON)."""
-    texts = []
-    for body in sim.received():
-        texts.append(body.decode())
-        for message in orjson.loads(body).get("messages", []):
-            texts.append(str(message.get("content", "")))
-    return "\n".join(texts)
-
-
 async def consolidate(farm: Farm, redis: Any, settings: Settings) -> str:
     store = CardStore(redis, Keys(settings.key_prefix))
     await seed_card_with_contact(store, settings.embedding_dimension)
@@ -326,4 +315,4 @@ def test_merge_requests_mask_card_texts(settings: Settings) -> None:
     ["token-based auth is fine", "our secret-santa list", "tokens: 500 per call", "passwords"],
 )
 def test_words_that_only_look_like_labels_are_left_alone(text: str) -> None:
-    assert mask_for_farm(text) == text
+    assert mask(text) == text

@@ -19,6 +19,7 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import RedisHandle
 from tests.support.dumps import dump_all
 from tests.support.farm import Farm
@@ -38,7 +39,7 @@ from tests.support.forget import (
 @pytest.fixture
 async def queue(settings: Settings, redis: Any) -> MemoryQueue:
     q = MemoryQueue(
-        RedisHandle(redis, settings.redis_url or ""),
+        RedisHandle(redis, reveal(settings.redis_url) or ""),
         settings.model_copy(update={"forget_rewrite_aof": False}),
     )
     return q
@@ -169,7 +170,7 @@ async def test_through_the_production_pipeline_no_copy_is_left_in_any_key(
     before = await deployment_bytes(redis, key_prefix)
     assert CANARY[ALICE].encode() in before
 
-    q = MemoryQueue(RedisHandle(redis, s.redis_url or ""), s)
+    q = MemoryQueue(RedisHandle(redis, reveal(s.redis_url) or ""), s)
     await q.forget(CHAT, ALICE)
     after = await deployment_bytes(redis, key_prefix)
     assert CANARY[ALICE].encode() not in after

@@ -20,6 +20,7 @@ from memory_worker.cards import CardStore
 from memory_worker.keys import Keys
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import RedisHandle, client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
 from tests.support.farm import farm_for
@@ -36,7 +37,7 @@ def disk_bytes(data_dir: Path) -> bytes:
     """
     chunks: list[bytes] = []
     for path in data_dir.rglob("*"):
-        if path.suffix == ".log":
+        if path.suffix in (".log", ".sock"):  # the server's log; its socket (no bytes on disk)
             continue
         try:
             chunks.append(path.read_bytes())
@@ -78,7 +79,7 @@ async def test_forget_rewrites_the_aof_and_the_canary_leaves_the_disk(
     await store.enqueue(two_users(JAN.replace(day=11), 10))  # left queued
     assert CANARY[ALICE].encode() in disk_bytes(private_valkey.data_dir)
 
-    queue = MemoryQueue(RedisHandle(client, settings.redis_url or ""), settings)
+    queue = MemoryQueue(RedisHandle(client, reveal(settings.redis_url) or ""), settings)
     await queue.forget(CHAT, ALICE)
 
     loop = asyncio.get_running_loop()

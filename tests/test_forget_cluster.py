@@ -27,6 +27,7 @@ from memory_worker.cards.writes import RunWrites
 from memory_worker.keys import Keys
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import RedisHandle, close_cards_client
 from tests.support.cluster import PASSWORD, LocalCluster, Node
 from tests.support.farm import Farm
@@ -90,7 +91,7 @@ async def cluster_queue(
 ) -> AsyncIterator[MemoryQueue]:
     """A queue on the standalone server whose card store is the cluster."""
     s = settings.model_copy(update={"cards_url": valkey_cluster.url, "forget_rewrite_aof": False})
-    q = MemoryQueue(RedisHandle(redis, s.redis_url or ""), s)
+    q = MemoryQueue(RedisHandle(redis, reveal(s.redis_url) or ""), s)
     try:
         yield q
     finally:

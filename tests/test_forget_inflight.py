@@ -26,6 +26,7 @@ from memory_worker.pipeline.ticks import TickOutcome
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.runs.forget import RunForget
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import RedisHandle, close_cards_client
 from tests.support.farm import Farm
 from tests.support.forget import (
@@ -81,7 +82,7 @@ async def test_a_run_held_in_its_farm_call_during_forget_writes_nothing_back(
     s = settings.model_copy(
         update={"forget_rewrite_aof": False, "cards_url": cards_url if on_cluster else None}
     )
-    queue = MemoryQueue(RedisHandle(redis, s.redis_url or ""), s)
+    queue = MemoryQueue(RedisHandle(redis, reveal(s.redis_url) or ""), s)
     store = RunStore(redis, s)
 
     async def everywhere() -> bytes:
@@ -129,7 +130,7 @@ async def test_a_continuation_of_a_run_finishing_after_forget_carries_no_forgott
     """A run whose write landed before the forget completes after it: the rest of its
     slice (the continuation) is enqueued without the forgotten messages."""
     s = settings.model_copy(update={"forget_rewrite_aof": False})
-    queue = MemoryQueue(RedisHandle(redis, s.redis_url or ""), s)
+    queue = MemoryQueue(RedisHandle(redis, reveal(s.redis_url) or ""), s)
     store = RunStore(redis, s)
     await store.enqueue(two_users(JAN, 1))
     held = Held()
@@ -167,7 +168,7 @@ async def test_a_continuation_enqueued_while_forget_ran_is_cut_back_to_its_paren
     await store.enqueue(parent)
     claim = (await store.claim_detailed("w1")).run
     assert claim is not None
-    await MemoryQueue(RedisHandle(redis, s.redis_url or ""), s).forget(CHAT, ALICE)
+    await MemoryQueue(RedisHandle(redis, reveal(s.redis_url) or ""), s).forget(CHAT, ALICE)
     rest = parent.model_copy(
         update={"cursor": Cursor(after_sent_at=parent.range_start, after_message_id=0)}
     )

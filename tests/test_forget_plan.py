@@ -147,7 +147,7 @@ def test_scopes_parse(chat: str | int, user: str | int | None, expected: ForgetS
 )
 def test_bad_scopes_are_one_clear_line(chat: object, user: object, message: str) -> None:
     with pytest.raises(ForgetInputError) as caught:
-        parse_scope(chat, user)  # type: ignore[arg-type]
+        parse_scope(chat, user)
     assert str(caught.value) == message
 
 

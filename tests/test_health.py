@@ -18,6 +18,7 @@ from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.embedded import EmbeddedValkey
 from tests.support.factories import make_request
 from tests.support.routing_fakes import trip_first_target
@@ -89,7 +90,6 @@ async def test_readyz_follows_redis_within_two_seconds(
         assert ready.status_code == 200, ready.text
         assert ready.json()["redis"]["ok"] is True
 
-        port = own_valkey.port
         own_valkey.stop()
         gone = time.monotonic()
         while True:
@@ -102,7 +102,7 @@ async def test_readyz_follows_redis_within_two_seconds(
         assert answer.json()["problems"] == ["redis_unreachable"]
         assert (await get(server.base_url + "/healthz")).status_code == 200  # still alive
 
-        back = EmbeddedValkey(tmp_path / "valkey", port=port).ensure()
+        back = EmbeddedValkey(tmp_path / "valkey").ensure()  # the same socket
         try:
             deadline = time.monotonic() + 10
             while (await get(server.base_url + "/readyz")).status_code != 200:
@@ -134,7 +134,10 @@ async def test_farm_outage_is_ready_with_the_outage_in_the_body(
     target = await trip_first_target(redis, settings)
 
     server = HealthServer(
-        settings, settings.redis_url or "", port=0, worker_heartbeat=lambda: pipeline.last_loop_ms
+        settings,
+        reveal(settings.redis_url) or "",
+        port=0,
+        worker_heartbeat=lambda: pipeline.last_loop_ms,
     )
     await server.start()
     try:
@@ -157,13 +160,13 @@ async def test_farm_outage_is_ready_with_the_outage_in_the_body(
 async def test_stalled_worker_loop_is_unready(settings: Settings, redis: Any) -> None:
     stale = int(time.time() * 1000) - int(settings.readiness_stall_seconds * 1000) - 5_000
     server = HealthServer(
-        settings, settings.redis_url or "", port=0, worker_heartbeat=lambda: stale
+        settings, reveal(settings.redis_url) or "", port=0, worker_heartbeat=lambda: stale
     )
     await server.start()
     try:
         answer = await get(server.base_url + "/readyz")
         starting = HealthServer(
-            settings, settings.redis_url or "", port=0, worker_heartbeat=lambda: None
+            settings, reveal(settings.redis_url) or "", port=0, worker_heartbeat=lambda: None
         )
         await starting.start()
         try:
@@ -199,7 +202,7 @@ async def test_a_tick_past_its_budget_is_unready(settings: Settings, redis: Any)
     wedged = settings.tick_timeout_seconds + 1
     server = HealthServer(
         settings,
-        settings.redis_url or "",
+        reveal(settings.redis_url) or "",
         port=0,
         worker_heartbeat=lambda: fresh,
         worker_tick_age=lambda: wedged,

@@ -18,11 +18,12 @@ from llm_client._errors import (
     LocalEngineError,
     LocalModelUnavailable,
     RequestError,
+    RoutesError,
     TaskTimeout,
 )
 from llm_client._retry.classify import retryable_reason
 from llm_client._retry.reasons import FailureReason
-from llm_client._routing.routes import EMBEDDING, RouteDefaults, RoutesError, parse_routes
+from llm_client._routing.routes import EMBEDDING, RouteDefaults, parse_routes
 from llm_client._transport import local_embed
 from llm_client._transport.base import ClientConfig
 from llm_client._transport.clients import ClientFactory

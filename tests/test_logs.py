@@ -14,7 +14,10 @@ import sys
 import textwrap
 from typing import Any
 
+import pytest
+
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 
 CANARY = "canary-log-5d1e I am allergic to peanuts"
 
@@ -29,6 +32,7 @@ SCRIPT = textwrap.dedent(
     from memory_worker.runs import RunStore
     from memory_worker.settings import Settings
     from memory_worker.pipeline.runner import TickRunner
+    from memory_worker.settings.types import reveal
     from tests.support.factories import make_request
 
     configure("INFO", "json")
@@ -45,7 +49,7 @@ SCRIPT = textwrap.dedent(
 
     async def main():
         settings = Settings(backoff_unit_seconds=0.001, max_attempts=2)
-        redis = client_from_url(settings.redis_url)
+        redis = client_from_url(reveal(settings.redis_url) or "")
         store = RunStore(redis, settings)
         await store.enqueue(make_request(4242, texts=[os.environ["CANARY"]]))
         await store.enqueue(make_request(4343, hour=5, texts=[os.environ["CANARY"]]))
@@ -71,7 +75,7 @@ def test_run_transitions_are_json_lines_with_ids_and_no_text(
     settings: Settings, redis: Any
 ) -> None:
     env = os.environ | {
-        "REDIS_URL": settings.redis_url or "",
+        "REDIS_URL": reveal(settings.redis_url) or "",
         "MEMORY_KEY_PREFIX": settings.key_prefix,
         "CANARY": CANARY,
     }
@@ -105,3 +109,91 @@ def test_run_transitions_are_json_lines_with_ids_and_no_text(
     assert by_event["run_failed"][0]["code"] == "task_timeout"
     assert by_event["run_retired"][0]["reason"] == "provider_timeout"
     assert by_event["run_retired"][0]["attempt"] == 2
+
+
+SECRET_SCRIPT = textwrap.dedent(
+    """
+    import logging, os
+    from memory_worker.ops.logs import configure, get_logger
+
+    configure("INFO", "json")
+    log = get_logger("memory_worker.test")
+    log.warning("farm_answer", detail="farm echoed key " + os.environ["KEY"])
+    log.warning("nested", extra={"items": ["Authorization: Bearer " + os.environ["KEY"]]})
+    logging.getLogger("httpx").warning("HTTP Request: GET " + os.environ["URL"])
+    logging.getLogger("arq.worker").error("job said: пароль от вайфая " + os.environ["PASSWORD"])
+    try:
+        raise RuntimeError("boom with " + os.environ["KEY"])
+    except RuntimeError:
+        log.exception("unexpected")
+    """
+)
+
+
+def test_no_secret_reaches_a_log_line_whoever_logs_it() -> None:
+    """§11, §14: every string of every line — ours, a library's, a traceback — passes
+    through the masking module's scrub before it is written."""
+    key = "sk-live-" + "7f3a" * 8
+    password = "Kx9canary2024"
+    url_secret = "pgcanary9secret"
+    env = os.environ | {
+        "KEY": key,
+        "PASSWORD": password,
+        "URL": f"postgres://admin:{url_secret}@db.internal/app?token=querycanary123",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", SECRET_SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [json.loads(line) for line in done.stderr.splitlines() if line.strip()]
+    assert [line["event"].split()[0] for line in lines][:2] == ["farm_answer", "nested"]
+    assert len(lines) == 5
+    for secret in (key, key[8:], password, url_secret, "querycanary123"):
+        assert secret not in done.stderr
+    assert "[Filtered]" in lines[0]["detail"]
+    assert "RuntimeError" in lines[-1]["exception"]  # the traceback is kept, its secret is not
+
+
+TRACEBACK_SCRIPT = textwrap.dedent(
+    """
+    import logging, sys
+    from memory_worker.ops.logs import configure, get_logger
+
+    secret = sys.argv[2]
+    configure("DEBUG", sys.argv[1], secrets=[secret, "short"])
+    configure("DEBUG", sys.argv[1])  # a later reconfiguration keeps the secrets
+
+    def failing(password=secret):
+        raise RuntimeError("connect failed with " + password)
+
+    try:
+        failing()
+    except RuntimeError:
+        get_logger("memory_worker.x").debug("ours", url="redis://:" + secret + "@h/0", exc_info=True)
+        logging.getLogger("arq.worker").exception("theirs %s", secret)
+    """
+)
+
+
+@pytest.mark.parametrize("fmt", ["console", "json"])
+def test_tracebacks_have_no_locals_and_lines_lose_the_configured_secrets(fmt: str) -> None:
+    """Rich tracebacks with locals once printed every secret a frame held."""
+    secret = "canary-secret-8c2f"
+    done = subprocess.run(
+        [sys.executable, "-c", TRACEBACK_SCRIPT, fmt, secret],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == ""
+    assert done.stderr.count("Traceback (most recent call last)") == 2  # ours and stdlib's
+    assert "RuntimeError: connect failed with [Filtered]" in done.stderr
+    assert secret not in done.stderr
+    assert "password =" not in done.stderr  # no frame locals

@@ -8,8 +8,8 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
+from memory_worker.errors import DeliveryFailed
 from memory_worker.paging.notifiers import (
-    DeliveryFailed,
     LogNotifier,
     Page,
     TelegramNotifier,
@@ -107,7 +107,11 @@ async def test_notifiers_from_settings() -> None:
         none = notifiers_from_settings(Settings(), http)
         assert [n.name for n in none] == ["log"]
         assert external(none) == []
-        token_without_chats = Settings(admin_telegram_bot_token=SecretStr(TOKEN))
+        # a token without chat ids cannot page anyone: refused at start (settings_checks),
+        # and a copy that has one anyway pages nobody
+        token_without_chats = Settings().model_copy(
+            update={"admin_telegram_bot_token": SecretStr(TOKEN)}
+        )
         assert external(notifiers_from_settings(token_without_chats, http)) == []
         full = Settings(
             admin_telegram_bot_token=SecretStr(TOKEN),

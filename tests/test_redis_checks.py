@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from arq.connections import ArqRedis
-from structlog.testing import capture_logs
 
 from memory_worker.api import MemoryQueue
 from memory_worker.errors import EvictionPolicyError, ScriptPermissionError
@@ -27,6 +26,7 @@ from memory_worker.storage.checks import (
 )
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
+from tests.support.logs import capture_logs
 from tests.support.replies import command
 
 
@@ -59,7 +59,7 @@ def test_parse_health_reads_the_four_figures_and_tolerates_gaps() -> None:
 
 
 def user_url(server: EmbeddedValkey, user: str, password: str) -> str:
-    return f"redis://{user}:{password}@{server.host}:{server.port}/0"
+    return server.url_as(user, password)
 
 
 async def test_allkeys_policy_is_refused_with_the_setting_named(

@@ -17,6 +17,7 @@ from memory_worker.api import MemoryQueue
 from memory_worker.errors import InvalidRunRequest
 from memory_worker.models import parse_run_request
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import RedisHandle
 from tests.support.factories import request_dict
 
@@ -122,7 +123,7 @@ async def test_enqueue_many_stores_nothing_when_one_request_is_too_large(
     settings: Settings, redis: Any
 ) -> None:
     small = settings.model_copy(update={"max_message_chars": 50})
-    queue = MemoryQueue(RedisHandle(client=redis, url=settings.redis_url or ""), small)
+    queue = MemoryQueue(RedisHandle(client=redis, url=reveal(settings.redis_url) or ""), small)
     good = [request_dict(1, hour=h) for h in range(3)]
     oversize = request_dict(2, texts=["x" * 51])
     invalid = copy.deepcopy(good[0]) | {"chat_id": "7"}

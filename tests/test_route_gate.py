@@ -28,6 +28,7 @@ from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.ticks import TickOutcome
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.wiring import build_tick_runner
@@ -237,7 +238,10 @@ async def test_consecutive_productive_ticks_read_the_breakers_once_per_window(
 ) -> None:
     s = Settings(redis_url=private_valkey.url, key_prefix=key_prefix, data_dir=tmp_path / "var")
     assert s.redis_url is not None
-    redis, admin = client_from_url(s.redis_url), client_from_url(s.redis_url)
+    redis, admin = (
+        client_from_url(reveal(s.redis_url) or ""),
+        client_from_url(reveal(s.redis_url) or ""),
+    )
     pipeline = await build_tick_runner(s, redis)
     try:
         built = pipeline.gate
@@ -300,7 +304,7 @@ async def test_routes_opened_by_another_process_inside_the_window_spend_no_attem
         discovery_base_url=dead_farm,
     )
     assert s.redis_url is not None
-    redis = client_from_url(s.redis_url)
+    redis = client_from_url(reveal(s.redis_url) or "")
     pipeline = await build_tick_runner(s, redis)
     try:
         built = pipeline.gate

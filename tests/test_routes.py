@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from llm_client._errors import RoutesError
 from llm_client._routing.routes import (
     WORKFLOWS,
     RouteDefaults,
-    RoutesError,
     default_routes,
     load_routes,
     parse_routes,

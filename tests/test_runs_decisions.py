@@ -28,9 +28,8 @@ from llm_client import (
     UnknownStatus,
     Upstream,
 )
-from memory_worker.errors import ConsolidationError, LeaseLost, StoreError
+from memory_worker.errors import ConsolidationError, EmbedderTimeout, LeaseLost, StoreError
 from memory_worker.runs.policy import (
-    EmbedderTimeout,
     Verdict,
     backoff_seconds,
     decide,

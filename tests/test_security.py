@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import redis as sync_redis
 
+from memory_worker.errors import NotAJsonJob
 from memory_worker.keys import Keys
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.runner import TickRunner
@@ -20,7 +21,7 @@ from memory_worker.runs import ClaimedRun
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url, resolve_url
 from memory_worker.storage.embedded import EmbeddedValkey
-from memory_worker.worker.jobcodec import NotAJsonJob, dump_job, load_job
+from memory_worker.worker.jobcodec import dump_job, load_job
 from memory_worker.worker.main import create_worker
 from tests.support.pickled import inject_pickled_tick
 
@@ -96,13 +97,13 @@ def test_embedded_valkey_requires_its_generated_password(tmp_path: Path) -> None
         assert stat.S_IMODE((server.data_dir / "valkey.conf").stat().st_mode) == 0o600
         password = secret.read_text().strip()
         assert len(password) >= 32
-        assert server.port is not None  # ensure() started it
-        anonymous = sync_redis.Redis(host=server.host, port=server.port)
+        assert server.pid is not None  # ensure() started it
+        anonymous = sync_redis.Redis(unix_socket_path=str(server.socket_name))
         with pytest.raises(sync_redis.AuthenticationError):
             anonymous.ping()
         anonymous.close()
         with pytest.raises(sync_redis.AuthenticationError):
-            sync_redis.Redis(host=server.host, port=server.port, password="guess").ping()
+            sync_redis.Redis(unix_socket_path=str(server.socket_name), password="guess").ping()
         client = sync_redis.Redis.from_url(server.url)  # the URL every embedded client uses
         assert client.ping()
         client.close()
@@ -113,7 +114,7 @@ def test_embedded_valkey_requires_its_generated_password(tmp_path: Path) -> None
         settings = Settings(redis_url=None, data_dir=tmp_path)
         url, handle = resolve_url(settings)
         assert handle is not None
-        assert handle.port == server.port
+        assert handle.pid == server.pid
         assert url == server.url
         assert not handle.owned  # detached: this process will not stop it (row 15)
     finally:
@@ -126,7 +127,7 @@ def test_password_survives_restart_and_is_not_regenerated(tmp_path: Path) -> Non
     first.stop()
     again = EmbeddedValkey(tmp_path / "valkey").ensure()
     try:
-        assert again.url == url  # same password, same (remembered) port
+        assert again.url == url  # same password, same socket
         assert os.path.exists(again.data_dir / "password")
     finally:
         again.stop()

@@ -211,3 +211,38 @@ def test_every_subpackage_docstring_names_its_modules() -> None:
                 if not re.search(rf"[`.]{stem}(\.py)?`", doc):
                     missing.append(module.relative_to(ROOT).as_posix())
     assert missing == []
+
+
+def test_every_exception_belongs_to_a_drawn_tree() -> None:
+    """Every exception class the packages define is in one of the two documented trees:
+    a subclass of ``MemoryWorkerError`` or ``LLMError``, defined in its tree's module
+    (``memory_worker/errors.py``, ``llm_client/_errors.py``) and drawn in its docstring."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import llm_client
+    import memory_worker
+    from llm_client import _errors as llm_errors
+    from memory_worker import errors as mw_errors
+
+    homes = {mw_errors.__name__, llm_errors.__name__}
+    drawn = (mw_errors.__doc__ or "") + (llm_errors.__doc__ or "")
+    problems: list[str] = []
+    for package in (memory_worker, llm_client):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if info.name.endswith("__main__"):
+                continue
+            module = importlib.import_module(info.name)
+            for name, cls in vars(module).items():
+                if not (inspect.isclass(cls) and issubclass(cls, BaseException)):
+                    continue
+                if cls.__module__ != module.__name__:
+                    continue
+                if not issubclass(cls, mw_errors.MemoryWorkerError | llm_errors.LLMError):
+                    problems.append(f"{info.name}.{name}: outside both trees")
+                elif module.__name__ not in homes:
+                    problems.append(f"{info.name}.{name}: defined outside its tree's module")
+                elif not re.search(rf"\b{name}\b", drawn):
+                    problems.append(f"{info.name}.{name}: not drawn in its tree")
+    assert problems == []

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
-from structlog.testing import capture_logs
 
 from memory_worker.keys import Keys
 from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
@@ -22,6 +21,7 @@ from memory_worker.settings import Settings
 from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.worker.main import MemoryWorker, create_worker
 from memory_worker.worker.prelude import next_pipeline_plain, plain_prelude_pipelines
+from tests.support.logs import capture_logs
 
 T0 = 1_800_000_000_000
 DAY = 86_400_000

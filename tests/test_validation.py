@@ -26,7 +26,7 @@ from memory_worker.consolidation.validation import (
     validate_links,
     validate_resolutions,
 )
-from memory_worker.privacy.masking import contains_secret, redact_secrets
+from memory_worker.privacy.masking import contains_secret, mask
 from tests.support.cards import stored
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -215,7 +215,7 @@ def test_ordinary_texts_are_not_secrets(text: str) -> None:
 
 def test_redaction_keeps_the_sentence_and_removes_values() -> None:
     text = "Alice shared sk-proj-9f8e7d6c5b4a3f2e1d0c9b8a and said the password is hunter2."
-    out = redact_secrets(text)
+    out = mask(text)
     assert "sk-proj" not in out
     assert "hunter2" not in out
     assert out.startswith("Alice shared [redacted]")

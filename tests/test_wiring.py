@@ -9,6 +9,7 @@ import pytest
 from memory_worker.pipeline.gate import WalkerGate
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.wiring import build_tick_runner
 from tests.support.factories import make_request
 
@@ -83,7 +84,7 @@ async def test_the_bot_and_the_worker_get_the_same_walker(settings: Settings, re
 
     custom = settings.model_copy(update=ROUTING_SETTINGS)
     pipeline = await build_tick_runner(custom, redis)
-    queue = MemoryQueue(RedisHandle(redis, custom.redis_url or ""), custom)
+    queue = MemoryQueue(RedisHandle(redis, reveal(custom.redis_url) or ""), custom)
     try:
         assert isinstance(pipeline.gate, WalkerGate)
         worker, bot = pipeline.gate.walker, queue._recall_walker()
@@ -108,6 +109,7 @@ def test_the_documented_arq_path_names_the_worker_settings(
     redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``arq memory_worker.worker.WorkerSettings`` (docs/cli.md) resolves, lazily."""
+    from arq.connections import RedisSettings
     from arq.utils import import_string
 
     from memory_worker.settings import get_settings
@@ -118,6 +120,6 @@ def test_the_documented_arq_path_names_the_worker_settings(
         worker_settings = import_string("memory_worker.worker.WorkerSettings")
         names = {getattr(f, "name", None) or f.__name__ for f in worker_settings.functions}
         assert "memory_tick" in names
-        assert worker_settings.redis_settings.port == int(redis_url.rsplit(":", 1)[1].split("/")[0])
+        assert worker_settings.redis_settings == RedisSettings.from_dsn(redis_url)
     finally:
         get_settings.cache_clear()

@@ -24,12 +24,12 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 import orjson
-import structlog
 from redis.asyncio import Redis
 
+from llm_client._log import get_logger
 from llm_client._redis_text import as_text
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 Severity = Literal["info", "warn", "error"]
 

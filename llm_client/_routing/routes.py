@@ -47,12 +47,13 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from llm_client._errors import RoutesError
+from llm_client._log import get_logger
 from llm_client._transport.local_embed import EXTRA_HINT, LOCAL_MODELS, extra_installed
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 MEMORY_EXTRACTION = "memory_extraction"
 EMBEDDING = "embedding"
@@ -81,15 +82,6 @@ SECRET_KEYS = frozenset(
 _SECRET_QUERY = re.compile(r"(key|token|secret|password|auth|sig)", re.IGNORECASE)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PROVIDER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-class RoutesError(ValueError):
-    """The routes configuration is invalid; ``problems`` lists every finding."""
-
-    def __init__(self, source: str, problems: list[str]) -> None:
-        self.source = source
-        self.problems = problems
-        super().__init__(f"invalid routes in {source}: " + "; ".join(problems))
 
 
 @dataclass(frozen=True, slots=True)

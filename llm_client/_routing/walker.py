@@ -82,12 +82,11 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-import structlog
-
 from llm_client._breaker.store import BreakerStore
 from llm_client._errors import (
     RouteUnavailable,
 )
+from llm_client._log import get_logger
 from llm_client._routing.events import EventSink, EventType, RoutingEvent, with_context
 from llm_client._routing.routes import RoutesConfig, RouteTarget
 from llm_client._routing.walk import AttemptFn, Routed, Walk, WalkerConfig
@@ -97,7 +96,7 @@ from llm_client._transport.base import (
 )
 from llm_client._transport.clients import TransportFactory
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 T = TypeVar("T")
 

@@ -47,7 +47,6 @@ from typing import Any, Final
 from urllib.parse import quote
 
 import httpx
-import structlog
 
 from llm_client._edge import b64encode, dumps, mapped
 from llm_client._errors import (
@@ -58,6 +57,7 @@ from llm_client._errors import (
     LLMError,
     TaskTimeout,
 )
+from llm_client._log import get_logger
 from llm_client._transport.base import (
     ChatResult,
     ClientConfig,
@@ -77,7 +77,7 @@ from llm_client._transport.envelope import (
 )
 from llm_client._transport.error_text import clip
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: ``invocation.timeout_ms`` when the task budget is zero (the farm's own default).
 DEFAULT_TIMEOUT_MS: Final = 600_000

@@ -4,7 +4,7 @@ Pure functions on bytes and plain JSON values (no I/O, no clock), so every
 rule of §3 is pinned by table and property tests. Each function returns a
 value or raises an ``llm_client`` error; JSON and base64 failures are mapped
 at the edge (``llm_client._edge``); reading text and codes out of error values
-lives in :mod:`llm_client.error_text`.
+lives in :mod:`llm_client._transport.error_text`.
 
 The farm answers submit and poll with the same envelope, decoded tolerantly:
 fields at the top level or nested under ``job``; ``id``/``job_id``;

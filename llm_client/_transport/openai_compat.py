@@ -27,15 +27,15 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-import structlog
 
 from llm_client._edge import dumps, loads_or_missing, mapped
 from llm_client._errors import DecodeError, LLMError, TaskTimeout, Upstream
+from llm_client._log import get_logger
 from llm_client._transport.base import ChatResult, ClientConfig, OwnedHttp, UpstreamResponse
 from llm_client._transport.envelope import chat_result
 from llm_client._transport.error_text import body_error_text, clip
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _CHAT_PATH: Final = "/chat/completions"
 

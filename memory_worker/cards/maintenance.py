@@ -36,7 +36,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-import structlog
 from arq.connections import ArqRedis
 
 from llm_client import EMBEDDING, MEMORY_MERGE, DeadlineExceeded, LLMError
@@ -49,6 +48,7 @@ from memory_worker.consolidation.routed import RoutedModels
 from memory_worker.consolidation.validation import Limits
 from memory_worker.deadlines import deadline_after, time_left
 from memory_worker.keys import Keys
+from memory_worker.ops.logs import get_logger
 from memory_worker.privacy.masking import contains_secret
 from memory_worker.runs import PruneResult, RunStore
 from memory_worker.runs.chat_index import ChatIndex
@@ -56,7 +56,7 @@ from memory_worker.runs.policy import is_outage
 from memory_worker.runs.replay import ReplayStore
 from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Groups reviewed per merge pass, cards shown per group, confidence taken by a demotion.
 MERGE_GROUPS_PER_PASS = 8

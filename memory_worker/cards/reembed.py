@@ -40,12 +40,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 import orjson
-import structlog
 
 from llm_client import LLMError, as_text, lua_text
 from memory_worker.cards import Card, CardStore
 from memory_worker.cards.vectors import quantize
 from memory_worker.consolidation.model_calls import Embedder, embed_texts
+from memory_worker.ops.logs import get_logger
 from memory_worker.settings import Settings
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from llm_client import RoutesConfig
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: The chat keys ``reembed_switch.lua`` takes, in its KEYS order.
 SWITCH_KEYS = (

@@ -26,7 +26,6 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import structlog
 from redis.asyncio.cluster import PipelineCommand, RedisCluster
 from redis.exceptions import (
     AskError,
@@ -39,12 +38,14 @@ from redis.exceptions import (
     TryAgainError,
 )
 
+from memory_worker.ops.logs import get_logger
+
 if TYPE_CHECKING:
     from redis.commands.core import AsyncScript
 
     from memory_worker.storage.connections import CardsRedis
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Replies of a node that no longer (or not yet) serves the chat's slot alone.
 REDIRECTS = (MovedError, AskError, TryAgainError, ClusterDownError, ConnectionError, TimeoutError)

@@ -72,7 +72,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
 import orjson
-import structlog
 
 from llm_client import as_text, lua_text
 from memory_worker.cards import search as hybrid
@@ -97,6 +96,7 @@ from memory_worker.cards.writes import (
 )
 from memory_worker.errors import ForgottenWrite, StoreError
 from memory_worker.keys import Keys
+from memory_worker.ops.logs import get_logger
 from memory_worker.recall.fusion import FusionParams
 from memory_worker.recall.ranking import RecallHit
 from memory_worker.recall.timing import Window
@@ -107,7 +107,7 @@ if TYPE_CHECKING:
 
     from memory_worker.storage.connections import CardsRedis
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Calls of one card script that may each find a scope the chat gained meanwhile.
 _SCOPE_ROUNDS = 8
@@ -503,14 +503,9 @@ class CardStore:
         scores = matrix.scores(embedding, allowed)
         if scores is None:
             return []
-        found = await hybrid.best_visible(
-            chat_id,
-            hybrid.hmget_reader(self._redis, self.key(chat_id, "cards")),
-            matrix,
-            scores,
-            k,
-            now or datetime.now(UTC),
-        )
+        read = hybrid.hmget_reader(self._redis, self.key(chat_id, "cards"))
+        moment = now or datetime.now(UTC)
+        found = await hybrid.best_visible(chat_id, read, matrix, scores, k, moment)
         return [(card, float(scores[row])) for card, row in found]
 
     async def search(
@@ -549,6 +544,10 @@ class CardStore:
             now=now or datetime.now(UTC),
             cache=lambda: self._cache.put(chat_id, matrix),
         )
+
+    async def chat_vectors(self, chat_id: int) -> Matrix:
+        """The chat's vectors as they stand (pass them on as :meth:`similar_cards`' ``matrix``)."""
+        return await self._matrix(chat_id)
 
     async def searchable_vectors(self, chat_id: int, scope_keys: Iterable[str]) -> Matrix | None:
         """The chat's vectors (the read :meth:`similar_cards` makes; pass them on as its

@@ -18,7 +18,9 @@ document on stdout; logs and prompts go to stderr.
 Every failure is **one line** on stderr (``error: …``) and exit status 2:
 :func:`failure_message` maps each exception type to its line (secrets
 redacted, no traceback); an unexpected error is one line too, its traceback
-logged at debug level (``MEMORY_LOG_LEVEL=debug``).
+(without local variables, secrets masked) logged at debug level
+(``MEMORY_LOG_LEVEL=debug``). The settings are checked before any command
+runs (``common._setup``): a bad one is one line naming its variable.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-import structlog
+from memory_worker.ops.logs import get_logger
 
 # isort: off
 # Command modules first, in the order ``--help`` lists their commands.
@@ -78,12 +80,21 @@ def __getattr__(name: str) -> Any:
 
 
 def main() -> None:
+    """The console script: one line on stderr and exit 2 for any failure, no traceback.
+
+    Logging is configured before anything runs (plain tracebacks, on stderr), so
+    even a failure before the settings are read cannot reach structlog's default
+    renderer, which printed tracebacks with every local variable on stdout.
+    """
+    from memory_worker.ops.logs import configure
+
+    configure()
     try:
         app()
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as exc:
-        structlog.get_logger(__name__).debug("cli_failed", exc_info=True)
+        get_logger(__name__).debug("cli_failed", exc_info=True)
         try:
             settings: Settings | None = get_settings()
         except Exception:

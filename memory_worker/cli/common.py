@@ -2,6 +2,11 @@
 
 Every failure is **one line** on stderr (``error: …``) and exit status
 :data:`EXIT_FAILURE`; ``--json`` prints one JSON document on stdout.
+
+The settings are read and checked in :func:`_setup`, before any command body runs:
+a bad or contradictory setting is that one line too, naming the variable, never a
+secret's value. Typer's pretty tracebacks are off for every command: with local
+variables they once printed every secret a frame held.
 """
 
 from __future__ import annotations
@@ -16,20 +21,28 @@ import orjson
 import typer
 from rich.console import Console
 
+from memory_worker.errors import SettingsError
 from memory_worker.settings import Settings, get_settings
 from memory_worker.storage.connections import RedisHandle, open_redis
 
+#: Never a rich traceback (with or without locals): a failure is one line (see ``cli.main``).
+NO_PRETTY_TRACEBACKS: dict[str, Any] = {
+    "pretty_exceptions_enable": False,
+    "pretty_exceptions_show_locals": False,
+}
 app = typer.Typer(
     name="memory-worker",
     help="Durable memory consolidation worker for a chat bot (arq + Redis).",
     no_args_is_help=True,
     add_completion=False,
-    pretty_exceptions_show_locals=False,
+    **NO_PRETTY_TRACEBACKS,
 )
-runs_app = typer.Typer(help="Inspect memory runs.", no_args_is_help=True)
+runs_app = typer.Typer(help="Inspect memory runs.", no_args_is_help=True, **NO_PRETTY_TRACEBACKS)
 app.add_typer(runs_app, name="runs")
 breakers_app = typer.Typer(
-    help="Inspect and reset the fleet's circuit breakers.", no_args_is_help=True
+    help="Inspect and reset the fleet's circuit breakers.",
+    no_args_is_help=True,
+    **NO_PRETTY_TRACEBACKS,
 )
 app.add_typer(breakers_app, name="breakers")
 
@@ -78,11 +91,16 @@ async def with_redis(settings: Settings, action: Callable[[RedisHandle], Awaitab
 
 @app.callback()
 def _setup() -> None:
-    """Logs go to stderr (stdout is for results), configured from the settings."""
+    """Settings first (a bad one: one line, exit 2); then logs to stderr (stdout is for
+    results), configured from the settings and masking their secrets."""
     from memory_worker.ops.logs import configure
+    from memory_worker.settings.types import secret_values
 
-    settings = get_settings()
-    configure(settings.log_level, settings.log_format)
+    try:
+        settings = get_settings()
+    except SettingsError as exc:
+        raise fail(str(exc)) from None
+    configure(settings.log_level, settings.log_format, secrets=secret_values(settings))
 
 
 def ms_text(ms: int | None) -> str:

@@ -15,10 +15,10 @@ def _redis_where(settings: Settings) -> str:
     """Where Redis was sought, without credentials: ``host:port`` or "the embedded Valkey"."""
     from urllib.parse import urlsplit
 
-    if not settings.redis_url:
+    if settings.redis_url is None:
         return "the embedded Valkey"
     try:
-        parts = urlsplit(settings.redis_url)
+        parts = urlsplit(settings.redis_url.get_secret_value())
         host = parts.hostname or parts.path or "?"
         return f"{host}:{parts.port}" if parts.port else host
     except ValueError:
@@ -30,9 +30,8 @@ def failure_message(exc: BaseException, settings: Settings | None = None) -> str
     from redis import exceptions as r
 
     from llm_client import RoutesError
+    from memory_worker.errors import EmbeddedValkeyError, RedisUrlError
     from memory_worker.ops.sentry import redact
-    from memory_worker.storage.connections import RedisUrlError
-    from memory_worker.storage.embedded import EmbeddedValkeyError
 
     where = _redis_where(settings) if settings is not None else "Redis"
     message: str
@@ -40,6 +39,8 @@ def failure_message(exc: BaseException, settings: Settings | None = None) -> str
         n = len(exc.problems)
         message = f"{n} problem{'s' if n != 1 else ''} in the run requests, nothing was stored: "
         message += "; ".join(exc.problems)
+    elif isinstance(exc, RoutesError) and settings is not None and settings.routes_file:
+        message = f"MEMORY_ROUTES_FILE: {exc}"  # the file's problems name the other settings
     elif isinstance(exc, RoutesError | MemoryWorkerError | RedisUrlError | EmbeddedValkeyError):
         message = str(exc)
     elif isinstance(exc, r.AuthenticationError | r.AuthorizationError):
@@ -63,4 +64,12 @@ def failure_message(exc: BaseException, settings: Settings | None = None) -> str
         message = f"{exc.strerror or type(exc).__name__}: {exc.filename or ''}".rstrip(": ")
     else:
         message = f"unexpected {type(exc).__name__}: {exc} (MEMORY_LOG_LEVEL=debug logs the trace)"
-    return redact(message)
+    return redact(_without_secrets(message, settings))
+
+
+def _without_secrets(message: str, settings: Settings | None) -> str:
+    """``message`` without any secret of ``settings`` (whatever quoted it: a bug, a library)."""
+    from memory_worker.privacy.masking import scrub_secrets
+    from memory_worker.settings.types import secret_values
+
+    return scrub_secrets(message, secret_values(settings) if settings is not None else [])

@@ -11,6 +11,7 @@ from memory_worker.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from memory_worker.worker.main import MemoryWorker
+    from memory_worker.worker.watchdog import Liveness, Watchdog
 
 
 @app.command()
@@ -26,10 +27,15 @@ def run(
     host: Annotated[str | None, typer.Option(help="Bind address (MEMORY_SERVE_HOST).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (MEMORY_SERVE_PORT).")] = None,
 ) -> None:
-    """Run a worker until SIGTERM/SIGINT (same as `arq memory_worker.worker.main.WorkerSettings`)."""
-    from memory_worker.worker.main import run_worker
+    """Run a worker until SIGTERM/SIGINT (same as `arq memory_worker.worker.WorkerSettings`)."""
+    from llm_client import load_routes
+    from memory_worker.worker.process import run_worker
 
     settings = get_settings()
+    # before Redis: a routes file that cannot work (a local model that cannot make
+    # MEMORY_EMBEDDING_DIMENSION, a missing auth_env) is one line now, not a worker
+    # waiting for Redis and failing only once it answers
+    load_routes(settings.routes_file, settings.route_defaults())
     if not serve:
         run_sync(run_worker(settings))
         return
@@ -40,19 +46,24 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
     """A worker plus its health server; readiness follows this worker's loop heartbeat."""
     from memory_worker.ops.serve import HealthServer
     from memory_worker.storage.connections import resolve_url
-    from memory_worker.worker.main import run_worker
+    from memory_worker.worker.process import run_worker
 
     url, embedded = resolve_url(settings)
     settings = settings.model_copy(update={"redis_url": url})
     workers: list[MemoryWorker] = []
 
+    # the latest worker: run_worker makes a new one each time Redis was away at its start
     def heartbeat() -> int | None:
-        runner = workers[0].ctx.get("runner") if workers else None
+        runner = workers[-1].ctx.get("runner") if workers else None
         return (runner.last_loop_ms or None) if runner is not None else None
 
     def tick_age() -> float | None:
-        runner = workers[0].ctx.get("runner") if workers else None
+        runner = workers[-1].ctx.get("runner") if workers else None
         return runner.oldest_tick_age() if runner is not None else None
+
+    def liveness() -> Liveness | None:
+        watchdog: Watchdog | None = workers[-1].ctx.get("watchdog") if workers else None
+        return watchdog.verdict() if watchdog is not None else None
 
     server = HealthServer(
         settings,
@@ -61,6 +72,7 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
         port=port,
         worker_heartbeat=heartbeat,
         worker_tick_age=tick_age,
+        worker_liveness=liveness,
         console=False,  # a worker's probe port may face the network: no chat data on it
     )
     await server.start()

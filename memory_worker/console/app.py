@@ -37,7 +37,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 import jinja2
-import structlog
 from aiohttp import web
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
@@ -53,6 +52,7 @@ from memory_worker.console.auth import (
 from memory_worker.console.gate import Gate
 from memory_worker.errors import ConsoleExposedError
 from memory_worker.keys import Keys
+from memory_worker.ops.logs import get_logger
 from memory_worker.ops.metrics import fleet_breakers
 from memory_worker.paging.policy import age_text, clock_text
 from memory_worker.runs.replay import (
@@ -66,7 +66,7 @@ from memory_worker.runs.replay import (
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import cards_client, close_cards_client
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "

@@ -38,10 +38,11 @@ from llm_client import (
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.ops.metrics import Sample, fleet_breakers, read_sample
-from memory_worker.ops.sentry import redact_url
 from memory_worker.paging.policy import clock_text, page_decision
+from memory_worker.privacy.masking import redact_url
 from memory_worker.runs.model import hour_of, hourly_field
 from memory_worker.settings import Settings, env_name
+from memory_worker.settings.types import SecretUrl
 
 HOURS = 24
 
@@ -394,6 +395,8 @@ MASK = "•••••• (set, hidden)"
 
 def mask_setting(name: str, value: Any) -> str:
     """A setting's effective value as the console shows it: secrets never, URLs redacted."""
+    if isinstance(value, SecretUrl):  # host and scheme shown, password masked
+        return str(value) if value.get_secret_value() else "unset"
     if isinstance(value, SecretStr):
         return MASK if value.get_secret_value() else "unset"
     if value is None:

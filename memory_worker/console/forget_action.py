@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-import structlog
 from aiohttp import web
 
 from memory_worker.console import data
 from memory_worker.errors import ForgetInputError
+from memory_worker.ops.logs import get_logger
 from memory_worker.privacy.forget import ForgetResult, ForgetScope
 from memory_worker.privacy.forgetter import Forgetter
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from memory_worker.settings import Settings
     from memory_worker.storage.connections import CardsRedis
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 ACTOR = "console"
 

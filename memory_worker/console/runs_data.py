@@ -17,6 +17,7 @@ from arq.connections import ArqRedis
 from llm_client import as_text
 from memory_worker.keys import Keys
 from memory_worker.models import ErrorLogEntry, Run, RunStatus
+from memory_worker.privacy.masking import scrub
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 
@@ -109,7 +110,7 @@ def _row(values: Sequence[Any], last_error: Any) -> RunRow | None:
         created_at_ms=int(h["created_at"] or 0),
         updated_at_ms=int(h["updated_at"] or 0),
         lease_owner=h["lease_owner"],
-        code=entry.code if entry else None,
+        code=scrub(entry.code) if entry else None,  # a farm's code is its own text
         reason=entry.reason if entry else None,
     )
 

@@ -52,8 +52,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import structlog
-
 from llm_client import MEMORY_EXTRACTION
 from memory_worker.cards import (
     ApplyResult,
@@ -94,11 +92,12 @@ from memory_worker.consolidation.validation import (
 )
 from memory_worker.deadlines import call_timeout, time_left
 from memory_worker.models import Message, RunRequest
-from memory_worker.privacy.masking import redact_secrets
+from memory_worker.ops.logs import get_logger
+from memory_worker.privacy.masking import mask
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import retry_store_write
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SUMMARY_MAX_CHARS = 4000
 MAX_TOPICS = 20
@@ -171,7 +170,7 @@ def _dedupe_casefold(values: Sequence[str], limit: int) -> list[str]:
         folded = value.casefold()
         if folded not in seen:
             seen.add(folded)
-            out.append(redact_secrets(value)[:200])
+            out.append(mask(value)[:200])
     return out[:limit]
 
 
@@ -287,7 +286,7 @@ class RunOutputs:
 
     def summary(self) -> str:
         """The episode summary: every batch's, secrets redacted, bounded."""
-        return redact_secrets("\n\n".join(self.summaries))[:SUMMARY_MAX_CHARS]
+        return mask("\n\n".join(self.summaries))[:SUMMARY_MAX_CHARS]
 
     def result(
         self, base: ConsolidationResult, applied: ApplyResult, batches: int

@@ -24,8 +24,8 @@ from llm_client import (
     retryable_reason,
 )
 from memory_worker.deadlines import call_timeout
-from memory_worker.privacy.masking import mask_for_farm
-from memory_worker.runs.policy import EmbedderTimeout
+from memory_worker.errors import EmbedderTimeout
+from memory_worker.privacy.masking import mask
 
 #: Texts per embedding call.
 EMBED_CHUNK = 64
@@ -115,7 +115,7 @@ async def embed_texts(
     models: list[str | None] = []
     calls = 0
     for start in range(0, len(texts), EMBED_CHUNK):
-        chunk = [mask_for_farm(t, contacts=contacts) for t in texts[start : start + EMBED_CHUNK]]
+        chunk = [mask(t, contacts=contacts) for t in texts[start : start + EMBED_CHUNK]]
         try:
             answer = await embedder(
                 chunk,

@@ -15,7 +15,7 @@ the messages' time is the model's only clock.
 
 Every text field of a payload (message text and sender name, card subject,
 predicate, object and fact) passes through
-:func:`~memory_worker.privacy.masking.mask_for_farm` on its way into the
+:func:`~memory_worker.privacy.masking.mask` on its way into the
 request (:func:`farm_payload`): the farm never sees a credential or a payment
 card number, nor — with ``MEMORY_REDACT_CONTACTS`` — an e-mail address or a
 phone number (§14).
@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import orjson
@@ -35,11 +34,10 @@ from memory_worker.cards import Card, CardStatus
 from memory_worker.consolidation.batching import PromptMessage, estimate_tokens
 from memory_worker.errors import ConsolidationError
 from memory_worker.models import RunRequest
-from memory_worker.privacy.masking import mask_for_farm
+from memory_worker.privacy.masking import mask
 from memory_worker.settings import Settings
+from memory_worker.settings.checks import EXTRACTION_PROMPTS, prompt_file
 
-#: Prompt text per prompt version (a new version adds a row and a file).
-EXTRACTION_PROMPTS: Mapping[str, str] = {"memory_v1": "extraction_v1.txt"}
 MERGE_PROMPT = "merge_v1.txt"
 #: Tokens of chat framing and JSON envelope on top of the system prompt.
 FRAME_TOKENS = 256
@@ -165,7 +163,7 @@ MERGE_SCHEMA: dict[str, Any] = {
 @cache
 def load_prompt(name: str) -> str:
     """A prompt file shipped in ``memory_worker/consolidation/prompts``."""
-    return resources.files(__package__).joinpath("prompts", name).read_text("utf-8")
+    return prompt_file(name).read_text("utf-8")
 
 
 def extraction_prompt(prompt_version: str) -> str:
@@ -251,7 +249,7 @@ def _masked_items(
 ) -> list[dict[str, Any]]:
     return [
         {
-            key: mask_for_farm(value, contacts=contacts)
+            key: mask(value, contacts=contacts)
             if key in fields and isinstance(value, str)
             else value
             for key, value in item.items()
@@ -269,7 +267,7 @@ def farm_payload(payload: Mapping[str, Any], *, contacts: bool) -> dict[str, Any
         if isinstance(masked.get(name), list):
             masked[name] = _masked_items(masked[name], _CARD_TEXTS, contacts)
     if isinstance(masked.get("subject"), str):
-        masked["subject"] = mask_for_farm(masked["subject"], contacts=contacts)
+        masked["subject"] = mask(masked["subject"], contacts=contacts)
     return masked
 
 

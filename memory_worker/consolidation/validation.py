@@ -4,8 +4,10 @@ A candidate card is **dropped** (and counted by reason) when it
 
 - has no fact text (``empty``) or is too long (``too_long``: fact text over
   ``card_max_bytes``, subject/predicate/object over 256 bytes);
-- carries a secret (``secret``: api keys, passwords, bearer tokens,
-  ``sk-…``-style keys, ``token=…``, private keys, JWTs, bot tokens);
+- carries a secret (``secret``: anything :func:`memory_worker.privacy.masking.contains_secret`
+  finds — tokens, keys, labelled passwords in every language the masking module
+  reads, URL credentials, card numbers — a ``[redacted]`` placeholder left where
+  the farm was shown a masked secret, or words about a credential);
 - cites no message of its batch (``no_source``);
 - is a user card without a user (``no_user``) or claims a user who wrote none
   of the cited messages (``wrong_user``) — what Bob says about Alice is not

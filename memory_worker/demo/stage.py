@@ -144,13 +144,13 @@ def counter_delta(before: dict[str, int], after: dict[str, int], prefix: str) ->
 @contextlib.asynccontextmanager
 async def storage(settings: Settings, data_dir: Path, console: Console) -> AsyncIterator[str]:
     """REDIS_URL (under a throw-away prefix) or the demo's own embedded Valkey."""
-    if settings.redis_url:
+    if settings.redis_url is not None:
         console.print("Redis: [cyan]REDIS_URL[/] (keys under a throw-away prefix)", highlight=False)
-        yield settings.redis_url
+        yield settings.redis_url.get_secret_value()
         return
     server = EmbeddedValkey(data_dir / "valkey").ensure()
     console.print(
-        f"Redis: embedded Valkey on port {server.port}, data in [cyan]{server.data_dir}[/]",
+        f"Redis: embedded Valkey on a private socket, data in [cyan]{server.data_dir}[/]",
         highlight=False,
     )
     try:

@@ -47,7 +47,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Self
 
 import orjson
-import structlog
 from aiohttp import web
 
 from memory_worker.farmsim import backends
@@ -72,8 +71,9 @@ from memory_worker.farmsim.jobs import (
     finishes_at,
     job_state,
 )
+from memory_worker.ops.logs import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SERVER_HEADER = "farm-simulator"
 DIRECT_SERVICE = "direct"

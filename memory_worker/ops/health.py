@@ -1,10 +1,18 @@
 """Liveness and readiness (§11): what ``/healthz`` and ``/readyz`` answer.
 
-- **alive** (``/healthz``): the process answers HTTP. Nothing else — a
+- **alive** (``/healthz``): the process answers HTTP, and (``run --serve``) its
+  worker is not wedged (:mod:`memory_worker.worker.watchdog`: 503 from the moment the
+  watchdog's window has passed, until the worker exits). Nothing else — a
   liveness probe that checks dependencies restarts healthy pods during a
   Redis blip.
-- **ready** (``/readyz``): Redis answers a PING within a short timeout, the
-  Redis user may run Lua scripts (every enqueue and claim is one; a user
+- **ready** (``/readyz``): every store a run writes takes writes — the queue's Redis
+  answers a PING within a short timeout, and the card store (``MEMORY_CARDS_URL``: its
+  server, or every master of its cluster with every slot covered) answered the latest probe
+  (§11, :mod:`memory_worker.storage.health`, one probe per sampling interval) — the
+  Redis user may use the deployment's keys and run ``INFO``
+  (``redis_keys_forbidden``, ``redis_info_forbidden``:
+  :func:`memory_worker.storage.checks.access_problems`) and Lua scripts (every enqueue and
+  claim is one; a user
   without ``EVALSHA`` would otherwise read as ready while all work fails —
   :func:`memory_worker.storage.checks.scripts_allowed`) and,
   when this process runs a worker, the worker is demonstrably working
@@ -39,8 +47,9 @@ from llm_client import BreakerStore, Circuit
 from memory_worker.keys import Keys
 from memory_worker.pipeline.ticks import TickQueue
 from memory_worker.settings import Settings
-from memory_worker.storage.checks import scripts_allowed
+from memory_worker.storage.checks import access_problems, scripts_allowed
 from memory_worker.storage.connections import awaited
+from memory_worker.storage.health import StoreHealth
 
 #: Returns the worker loop's last heartbeat (unix ms), or None before the worker started.
 Heartbeat = Callable[[], int | None]
@@ -65,13 +74,21 @@ def readiness(
     scripts_ok: bool = True,
     oldest_tick_age_s: float | None = None,
     tick_budget_s: float | None = None,
+    store_problems: Sequence[str] = (),
+    access_problems: Sequence[str] = (),
 ) -> Verdict:
-    """Ready when Redis answers and runs our scripts, and (for a worker) its loop and ticks are not wedged."""
+    """Ready when Redis answers and lets this user use our keys, commands and scripts, the
+    card store takes writes (``store_problems``:
+    :func:`memory_worker.storage.health.card_problems`), and (for a worker) its loop and
+    ticks are not wedged."""
     problems: list[str] = []
     if not redis_ok:
         problems.append("redis_unreachable")
-    elif not scripts_ok:
-        problems.append("redis_scripts_forbidden")
+    else:
+        problems += access_problems
+        if not scripts_ok:
+            problems.append("redis_scripts_forbidden")
+    problems.extend(store_problems)
     if runs_worker:
         if loop_heartbeat_ms is None:
             problems.append("worker_starting")
@@ -102,10 +119,12 @@ class HealthCheck:
         worker_tick_age: TickAge | None = None,
         breakers: BreakerStore | None = None,
         targets: Sequence[str] = (),
+        stores: StoreHealth | None = None,
         timeout: float = 1.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.redis = redis
+        self.stores = stores
         self.settings = settings
         self.keys = Keys(settings.key_prefix)
         self.worker_heartbeat = worker_heartbeat
@@ -134,6 +153,14 @@ class HealthCheck:
         except Exception:
             return None
 
+    async def _access(self) -> list[str]:
+        """This user's permission problems (keys, ``INFO``); none when Redis did not say in time."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await access_problems(self.redis, self.keys)
+        except Exception:
+            return []
+
     async def _outage(self) -> dict[str, Any]:
         """Farm-outage facts for the body (best effort: missing keys when a read fails)."""
         facts: dict[str, Any] = {}
@@ -158,6 +185,8 @@ class HealthCheck:
         """(ready, JSON body) for ``/readyz``."""
         latency = await self._ping()
         scripts = await self._scripts() if latency is not None else None
+        stores = await self.stores.problems() if self.stores is not None else ()
+        access = await self._access() if latency is not None else []
         now_ms = int(self._clock() * 1000)
         runs_worker = self.worker_heartbeat is not None
         heartbeat = self.worker_heartbeat() if self.worker_heartbeat is not None else None
@@ -171,6 +200,8 @@ class HealthCheck:
             scripts_ok=scripts is not False,
             oldest_tick_age_s=tick_age,
             tick_budget_s=self.settings.tick_timeout_seconds,
+            store_problems=stores,
+            access_problems=access,
         )
         body: dict[str, Any] = {
             "status": "ready" if verdict.ready else "unready",
@@ -180,6 +211,9 @@ class HealthCheck:
                 "latency_ms": None if latency is None else round(latency, 2),
                 "scripts_allowed": scripts,
             },
+            "stores": None
+            if self.stores is None
+            else {"cards": self.stores.probe.mode, "nodes": self.stores.nodes()},
             "worker": None
             if not runs_worker
             else {

@@ -1,53 +1,99 @@
-"""Structured logging: one JSON object a line in production, readable locally.
+"""Logging: the library writes stdlib records; the CLI renders them as structured lines.
 
 Every log call in the project is ``log.info("event_name", run_id=…, chat_id=…)``
-— ids, codes, reasons and counts, never message text, card text or secrets.
-``configure`` routes the standard library's loggers (arq, httpx, aiohttp)
-through the same renderer.
+— ids, codes, reasons and counts, never message text, card text or secrets —
+on a logger from :func:`get_logger` (``llm_client._log``): a stdlib
+``logging`` logger under ``memory_worker.*`` (or ``llm_client.*``) with no
+global set-up, so a bot that imports the library decides where records go and
+nothing is ever written to stdout (§13).
+
+The processes the CLI starts call :func:`configure`: one root handler on stderr
+that renders every record — ours with their fields, arq's, httpx's — as one
+JSON object a line in production, readable locally. Every string of every line —
+ours, a library's, a formatted traceback — passes through
+:func:`memory_worker.privacy.masking.scrub` (:func:`mask_secrets`) on its way out: a
+token in an exception text or a password in a URL a library logs never reaches the
+log (§11, §14). ``configure(secrets=…)`` adds the exact values of the secret-typed
+settings to what :func:`~memory_worker.privacy.masking.scrub` replaces, a last guard
+behind the secret types themselves. Tracebacks are plain text without local variables
+whatever the format (a renderer with locals once printed every setting a frame held).
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Iterable, MutableMapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import structlog
 
-_configured = False
+from llm_client import event_of, get_logger
+from memory_worker.privacy.masking import remember_secrets, scrub
+
+__all__ = ["configure", "get_logger", "redirect"]
 
 
-def configure(level: str = "INFO", fmt: Literal["auto", "json", "console"] = "auto") -> None:
-    """Configure structlog + stdlib logging once per process (idempotent)."""
-    global _configured
+def _unpack_event(
+    logger: Any, method_name: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """A record of :func:`get_logger` rendered with its fields, not its message text."""
+    record = event_dict.get("_record")
+    event = event_of(record) if isinstance(record, logging.LogRecord) else None
+    if event is not None:
+        event_dict.update(event)
+    return event_dict
+
+
+def _scrubbed(value: Any) -> Any:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: _scrubbed(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrubbed(v) for v in value]
+    return value
+
+
+def mask_secrets(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:
+    """A structlog processor: every string of the line (nested too) scrubbed."""
+    return {key: _scrubbed(value) for key, value in event.items()}
+
+
+def configure(
+    level: str = "INFO",
+    fmt: Literal["auto", "json", "console"] = "auto",
+    *,
+    secrets: Iterable[str] | None = None,
+) -> None:
+    """Route every stdlib record to stderr, rendered (the CLI's processes only; idempotent).
+
+    ``secrets`` replaces the exact strings every line loses; None keeps the current ones (a
+    later reconfiguration, e.g. the demo's, never drops them)."""
+    if secrets is not None:
+        remember_secrets(secrets)
     json_lines = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
-    shared: list[structlog.types.Processor] = [
-        structlog.contextvars.merge_contextvars,
+    pre_chain: list[structlog.types.Processor] = [
+        _unpack_event,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
-    renderer: structlog.types.Processor = (
-        structlog.processors.JSONRenderer()
-        if json_lines
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
-    )
-    structlog.configure(
-        processors=[
-            *shared,
-            structlog.processors.format_exc_info,
-            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
-        ],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        cache_logger_on_first_use=True,
-    )
+    renderer: structlog.types.Processor
+    if json_lines:
+        renderer = structlog.processors.JSONRenderer()
+    else:
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=sys.stderr.isatty(), exception_formatter=structlog.dev.plain_traceback
+        )
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=shared,
+            foreign_pre_chain=pre_chain,
             processors=[
                 structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,  # a traceback is text, scrubbed next
+                mask_secrets,
                 renderer,
             ],
         )
@@ -57,7 +103,6 @@ def configure(level: str = "INFO", fmt: Literal["auto", "json", "console"] = "au
     root.setLevel(level.upper())
     for noisy in ("httpx", "httpcore", "aiohttp.access"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    _configured = True
 
 
 def redirect(path: Path) -> None:

@@ -3,10 +3,10 @@
 The fleet's state lives in Redis, so every number here is read from Redis:
 runs by status, the oldest queued run and the oldest lease, the monotonic
 counters hash (released / failed / retired by reason, …), tick counts, the
-pipeline's outage deferral, breaker states, routed attempts and admin pages,
-and the server's own health from ``INFO`` (§11: used memory, maxmemory,
-evicted keys, connected clients — alert on ``rate(…evicted_keys_total) > 0``;
-absent when ``INFO`` is refused, see :mod:`memory_worker.storage.checks`).
+pipeline's outage deferral, breaker states, routed attempts and admin pages.
+The stores' own health (``INFO`` of the queue's server and of each
+card node: memory, evictions, persistence, replication…) is sampled the same way by
+:mod:`memory_worker.storage.health`.
 
 Scrapes never hit Redis directly. :class:`Sampler` reads one
 :class:`Sample` at most every ``MEMORY_METRICS_CACHE_SECONDS``, and its
@@ -27,9 +27,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
-import structlog
 from arq.connections import ArqRedis
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -52,13 +51,13 @@ from llm_client import (
 from memory_worker.cards.reembed import parse_progress
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
+from memory_worker.ops.logs import get_logger
 from memory_worker.pipeline.ticks import TickCounts, TickQueue
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
-from memory_worker.storage.checks import RedisHealth, read_health
 from memory_worker.storage.connections import awaited
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 NS = "memory_worker"
 
@@ -108,7 +107,6 @@ class Sample:
     attempts: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     admin_pages: Mapping[str, int] = field(default_factory=dict)
     admin_outbox: int = 0
-    redis: RedisHealth | None = None
     #: Model switches in progress (§16): chat id → (cards re-embedded, live cards at start).
     reembed: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
@@ -199,12 +197,11 @@ async def read_sample(
     runs = await RunStore(redis, settings).counts()
     replies = await _read_state(redis, keys, now_ms)
     ticks = await TickQueue(redis, keys).counts(at_ms=now_ms)
-    health = await read_health(redis)
     views: list[BreakerView] = []
     if breakers is not None:
         # the routes' targets (no keyspace SCAN at scrape cadence); stored ones only without routes
         views = await (breakers.views(targets) if targets else breakers.list())
-    return _sample(at, replies, runs=runs, ticks=ticks, breakers=views, health=health)
+    return _sample(at, replies, runs=runs, ticks=ticks, breakers=views)
 
 
 async def _read_state(redis: ArqRedis, keys: Keys, now_ms: int) -> list[Any]:
@@ -232,7 +229,6 @@ def _sample(
     runs: Mapping[str, int],
     ticks: TickCounts,
     breakers: Sequence[BreakerView],
-    health: RedisHealth | None,
 ) -> Sample:
     """The sample at ``at`` from :func:`_read_state`'s replies and the other reads (pure)."""
     (
@@ -267,7 +263,6 @@ def _sample(
         attempts=_parse_attempts(attempts),
         admin_pages={as_text(k): int(v) for k, v in admin.items()},
         admin_outbox=int(outbox),
-        redis=health,
         reembed={as_text(k): parse_progress(v) for k, v in reembed.items()},
     )
 
@@ -285,16 +280,28 @@ def _parse_attempts(raw: Mapping[Any, Any]) -> dict[tuple[str, str, str], int]:
 # --- the cache ---------------------------------------------------------------------------
 
 
-class Sampler:
+class Timed(Protocol):
+    """A sample: read at ``at`` (unix seconds)."""
+
+    @property
+    def at(self) -> float: ...
+
+
+S = TypeVar("S", bound=Timed)
+
+
+class Sampler(Generic[S]):
     """At most one Redis read per ``min_interval``; keeps the last good sample.
 
     The interval is measured from the last *attempt*, so failures are rate
     limited exactly like successes (no retry storm against a struggling Redis).
+    ``failed`` says whether the latest attempt failed (readiness reads it: a last
+    good sample is for the gauges, never evidence that a store answers now).
     """
 
     def __init__(
         self,
-        read: Callable[[], Awaitable[Sample]],
+        read: Callable[[], Awaitable[S]],
         *,
         min_interval: float,
         timeout: float = 2.0,
@@ -306,9 +313,10 @@ class Sampler:
         self._clock = clock
         self._lock = asyncio.Lock()
         self._last_attempt: float | None = None
-        self.last: Sample | None = None
+        self.last: S | None = None
         self.attempts = 0
         self.errors = 0
+        self.failed = False
         self.last_success: float | None = None
 
     def due(self) -> bool:
@@ -316,7 +324,7 @@ class Sampler:
             self._clock() - self._last_attempt >= self.min_interval
         )
 
-    async def refresh(self) -> Sample | None:
+    async def refresh(self) -> S | None:
         """Sample if the interval has passed; return the last good sample (or None)."""
         async with self._lock:
             if not self.due():
@@ -328,8 +336,10 @@ class Sampler:
                     sample = await self._read()
             except Exception as exc:  # any failure keeps the last good values
                 self.errors += 1
+                self.failed = True
                 log.warning("metrics_sample_failed", error=type(exc).__name__)
             else:
+                self.failed = False
                 self.last = sample
                 self.last_success = sample.at
             return self.last
@@ -337,7 +347,7 @@ class Sampler:
 
 def redis_sampler(
     redis: ArqRedis, settings: Settings, *, clock: Callable[[], float] = time.monotonic
-) -> Sampler:
+) -> Sampler[Sample]:
     """A sampler of the fleet's state in ``redis`` for these settings."""
     breakers = fleet_breakers(redis, settings)
     targets = route_target_ids(settings)
@@ -376,8 +386,6 @@ def sample_metrics(sample: Sample) -> Iterator[Metric]:
         pages.add_metric([result], count)
     yield pages
     yield _gauge("admin_pages_pending", "Admin pages waiting in the outbox.", sample.admin_outbox)
-    if sample.redis is not None:
-        yield from redis_metrics(sample.redis)
 
 
 def _run_metrics(sample: Sample) -> Iterator[Metric]:
@@ -448,19 +456,6 @@ def _routing_metrics(sample: Sample) -> Iterator[Metric]:
     yield attempts
 
 
-def redis_metrics(health: RedisHealth) -> Iterator[Metric]:
-    """The Redis server's memory and connections (§11)."""
-    yield _gauge("redis_used_memory_bytes", "Redis used_memory.", health.used_memory_bytes)
-    yield _gauge("redis_maxmemory_bytes", "Redis maxmemory (0 = no limit).", health.maxmemory_bytes)
-    evicted = _c(
-        "redis_evicted_keys",
-        "Keys Redis evicted since it started (must stay 0: evicted keys are lost runs).",
-    )
-    evicted.add_metric([], health.evicted_keys)
-    yield evicted
-    yield _gauge("redis_connected_clients", "Clients connected to Redis.", health.connected_clients)
-
-
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(f"{NS}_{name}", doc, value=value)
 
@@ -506,7 +501,7 @@ def counter_metrics(counters: Mapping[str, int]) -> Iterator[Metric]:
 class MemoryCollector(Collector):
     """The last good sample as Prometheus families, plus the sampler's own health."""
 
-    def __init__(self, sampler: Sampler) -> None:
+    def __init__(self, sampler: Sampler[Sample]) -> None:
         self.sampler = sampler
 
     def describe(self) -> Iterable[Metric]:

@@ -17,16 +17,15 @@ logging integrations with three guards:
    everything: exception values are replaced (they may quote message or card
    text), values under text-bearing keys (``text``, ``fact_text``,
    ``content``, ``messages``, …) are replaced, frame locals are dropped, and
-   every remaining string loses bearer tokens, ``sk-…`` keys, Telegram bot
-   tokens, URL passwords (``redis://:pw@host``) and secret query parameters.
-   Every URL found in a string (HTTP breadcrumbs' ``url``, log lines) keeps
-   its scheme, host and ordinary path segments only: every query and
-   fragment value, secret-bearing paths (Slack-style ``/services/T…/B…/X…``
-   and ``/webhooks/<id>/<token>``, Telegram ``/bot<token>/``) and long
-   token-like segments are filtered; ``http.query`` / ``http.fragment`` lose
-   their values. Last, the secrets this process was configured with
-   (every ``SecretStr`` setting, the Redis URLs' passwords) are replaced
-   wherever they appear, whatever their shape.
+   every remaining string passes through :func:`memory_worker.privacy.masking.scrub`
+   (the one masking module, §14): the secrets this process was
+   configured with (every ``SecretStr`` setting, the Redis URLs' passwords),
+   every URL's query and fragment values and secret-bearing path segments
+   (Slack-style ``/services/T…/B…/X…``, ``/webhooks/<id>/<token>``,
+   Telegram ``/bot<token>/``, long token-like segments), then every secret
+   the masking module knows (tokens, keys, labelled passwords, URL
+   credentials, card numbers). ``http.query`` / ``http.fragment`` lose
+   their values.
 3. **Tags.** ``release`` = ``memory-worker@<version>``, ``environment`` =
    ``MEMORY_ENVIRONMENT``; run failures carry their code and reason as tags
    and the run/chat ids as context.
@@ -39,13 +38,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
-from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import sentry_sdk
-from pydantic import SecretStr
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -58,9 +54,15 @@ from llm_client import (
     retryable_reason,
 )
 from memory_worker.errors import LeaseLost
-from memory_worker.privacy.masking import FILTERED, scrub_tokens
+from memory_worker.privacy.masking import (
+    FILTERED,
+    redact_query,
+    remember_secrets,
+    scrub,
+)
 from memory_worker.runs.policy import Decision, Verdict, decide
 from memory_worker.settings import Settings
+from memory_worker.settings.types import secret_values
 from memory_worker.version import __version__
 
 #: Always outage-class, whatever their text says.
@@ -123,104 +125,26 @@ SENSITIVE_KEYS = frozenset(
 
 #: Keys whose value is a query string or fragment (sentry's HTTP breadcrumbs).
 QUERY_KEYS = frozenset({"http.query", "http.fragment", "query", "query_string", "fragment"})
-#: A path segment after one of these names is a credential (Slack/Discord/generic webhooks).
-SECRET_PATH_PARENTS = frozenset(
-    {"services", "webhooks", "webhook", "hooks", "hook", "triggers", "workflows"}
-)
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+", re.I)
-_TELEGRAM_SEGMENT = re.compile(r"(?i)^bot\d+:")
-#: A long token-like path segment (letters and digits mixed): a key, not a name.
-_TOKEN_SEGMENT = re.compile(r"^(?=[^/]*\d)(?=[^/]*[A-Za-z])[A-Za-z0-9_\-.~%]{20,}$")
-#: Secrets this process was configured with (see :func:`remember_secrets`).
-_known_secrets: tuple[str, ...] = ()
-
-
-def _redact_query(query: str) -> str:
-    """``a=1&token=x`` → ``a=[Filtered]&token=[Filtered]``: names kept, every value gone."""
-    if not query:
-        return query
-    parts = []
-    for pair in query.split("&"):
-        name, sep, _ = pair.partition("=")
-        parts.append(f"{name}={FILTERED}" if sep else FILTERED if name else name)
-    return "&".join(parts)
-
-
-def _redact_path(path: str) -> str:
-    segments = path.split("/")
-    out: list[str] = []
-    for i, segment in enumerate(segments):
-        if i > 0 and segments[i - 1].lower() in SECRET_PATH_PARENTS and segment:
-            out.append(FILTERED)  # everything after services/ or webhooks/ is the credential
-            break
-        if _TELEGRAM_SEGMENT.match(segment):
-            out.append("bot" + FILTERED)
-        elif _TOKEN_SEGMENT.match(segment):
-            out.append(FILTERED)
-        else:
-            out.append(segment)
-    return "/".join(out)
-
-
-def redact_url(url: str) -> str:
-    """A URL with its password, query and fragment values and secret path segments filtered."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return FILTERED
-    netloc = parts.netloc
-    userinfo, at, host = netloc.rpartition("@")
-    if at and ":" in userinfo:
-        netloc = userinfo.partition(":")[0] + ":" + FILTERED + "@" + host
-    cleaned = SplitResult(
-        parts.scheme,
-        netloc,
-        _redact_path(parts.path),
-        _redact_query(parts.query),
-        FILTERED if parts.fragment else "",
-    )
-    return urlunsplit(cleaned)
 
 
 def redact(text: str) -> str:
-    """``text`` without tokens, keys, URL secrets and the process's configured secrets."""
-    for secret in _known_secrets:
-        text = text.replace(secret, FILTERED)
-    text = _URL.sub(lambda m: redact_url(m.group(0)), text)
-    return scrub_tokens(text)
+    """``text`` without tokens, keys, URL secrets and the process's configured secrets
+    (:func:`memory_worker.privacy.masking.scrub`)."""
+    return scrub(text)
 
 
 def secrets_of(settings: Settings) -> list[str]:
-    """The secret strings in ``settings``: every SecretStr value, the Redis URLs' passwords."""
-    found: list[str] = []
-    for name in type(settings).model_fields:
-        value = getattr(settings, name, None)
-        if isinstance(value, SecretStr):
-            found.append(value.get_secret_value())
-        elif isinstance(value, str) and name.endswith("_url") and "@" in value:
-            try:
-                password = urlsplit(value).password
-            except ValueError:
-                continue
-            if password:
-                found.append(password)
-    return found
-
-
-def remember_secrets(secrets: Iterable[str]) -> None:
-    """Replace these exact strings wherever they appear (short ones are ignored)."""
-    global _known_secrets
-    # longest first, so a secret containing another is replaced whole
-    _known_secrets = tuple(sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True))
+    """The secret strings in ``settings`` (see :func:`~memory_worker.settings.types.secret_values`)."""
+    return secret_values(settings)
 
 
 def _scrub(value: Any, key: str | None = None) -> Any:
     if key is not None and key.lower() in SENSITIVE_KEYS:
         return FILTERED
     if key is not None and key.lower() in QUERY_KEYS and isinstance(value, str):
-        return redact(_redact_query(value))
+        return scrub(redact_query(value))
     if isinstance(value, str):
-        return redact(value)
+        return scrub(value)
     if isinstance(value, Mapping):
         return {k: _scrub(v, str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -20,18 +20,20 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Callable
 from typing import Any
 
 import orjson
-import structlog
 from aiohttp import web
 from arq.connections import ArqRedis
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.process_collector import ProcessCollector
 
 from memory_worker.ops.health import HealthCheck, Heartbeat, TickAge
+from memory_worker.ops.logs import get_logger
 from memory_worker.ops.metrics import (
     MemoryCollector,
+    Sample,
     Sampler,
     fleet_breakers,
     redis_sampler,
@@ -39,10 +41,15 @@ from memory_worker.ops.metrics import (
 )
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url
+from memory_worker.storage.health import StoreCollector, StoreHealth, StoreProbe
+from memory_worker.worker.watchdog import Liveness
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _STARTED = web.AppKey("started", float)
+
+#: This process's worker's watchdog verdict (None: no worker, or not started yet).
+LivenessCheck = Callable[[], Liveness | None]
 
 
 def health_client(url: str) -> ArqRedis:
@@ -57,20 +64,35 @@ def _json(data: Any, status: int = 200) -> web.Response:
 
 
 def build_app(
-    check: HealthCheck, sampler: Sampler, *, registry: CollectorRegistry | None = None
+    check: HealthCheck,
+    sampler: Sampler[Sample],
+    *,
+    registry: CollectorRegistry | None = None,
+    stores: StoreHealth | None = None,
+    liveness: LivenessCheck | None = None,
 ) -> web.Application:
-    """The aiohttp application answering the three endpoints."""
+    """The aiohttp application answering the three endpoints (``liveness``: this process's
+    worker's watchdog verdict; a wedged worker answers ``/healthz`` 503)."""
     if registry is None:
         registry = CollectorRegistry()
         ProcessCollector(registry=registry)
     registry.register(MemoryCollector(sampler))
+    if stores is not None:
+        registry.register(StoreCollector(stores))
     loop = asyncio.get_running_loop()
     app = web.Application()
     app[_STARTED] = loop.time()
 
     async def healthz(request: web.Request) -> web.Response:
         uptime = asyncio.get_running_loop().time() - request.app[_STARTED]
-        return _json({"status": "alive", "pid": os.getpid(), "uptime_s": round(uptime, 3)})
+        body: dict[str, Any] = {"status": "alive", "pid": os.getpid(), "uptime_s": round(uptime, 3)}
+        verdict = liveness() if liveness is not None else None
+        if verdict is not None and verdict.wedged:  # §11: 503 before the worker exits
+            body.update(
+                status="wedged", reason=verdict.reason, stalled_s=round(verdict.stalled_s, 1)
+            )
+            return _json(body, 503)
+        return _json(body)
 
     async def readyz(_: web.Request) -> web.Response:
         ready, body = await check.ready()
@@ -78,6 +100,8 @@ def build_app(
 
     async def metrics(_: web.Request) -> web.Response:
         await sampler.refresh()
+        if stores is not None:
+            await stores.sampler.refresh()
         return web.Response(
             body=generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
         )
@@ -98,6 +122,7 @@ class HealthServer:
         *,
         worker_heartbeat: Heartbeat | None = None,
         worker_tick_age: TickAge | None = None,
+        worker_liveness: LivenessCheck | None = None,
         host: str | None = None,
         port: int | None = None,
         console: bool = True,
@@ -109,12 +134,17 @@ class HealthServer:
         self.port = port if port is not None else settings.serve_port
         self.worker_heartbeat = worker_heartbeat
         self.worker_tick_age = worker_tick_age
+        self.worker_liveness = worker_liveness
         self._redis: ArqRedis | None = None
+        self._stores: StoreHealth | None = None
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
         redis = self._redis = health_client(self.url)
         targets = route_target_ids(self.settings)
+        stores = self._stores = StoreHealth(
+            StoreProbe(redis, self.settings), min_interval=self.settings.metrics_cache_seconds
+        )
         check = HealthCheck(
             redis,
             self.settings,
@@ -122,8 +152,14 @@ class HealthServer:
             worker_tick_age=self.worker_tick_age,
             breakers=fleet_breakers(redis, self.settings),
             targets=targets,
+            stores=stores,
         )
-        app = build_app(check, redis_sampler(redis, self.settings))
+        app = build_app(
+            check,
+            redis_sampler(redis, self.settings),
+            stores=stores,
+            liveness=self.worker_liveness,
+        )
         if self.console:  # the operator console (§15) at / on the same server
             from memory_worker.console import add_console
 
@@ -149,6 +185,9 @@ class HealthServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self._stores is not None:
+            await self._stores.probe.aclose()
+            self._stores = None
         if self._redis is not None:
             with contextlib.suppress(Exception):
                 await self._redis.aclose()

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
-import structlog
 
-from memory_worker.errors import MemoryWorkerError
+from memory_worker.errors import DeliveryFailed
+from memory_worker.ops.logs import get_logger
 from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Telegram's limit is 4096 characters per message; pages stay well below it.
 TELEGRAM_MAX_CHARS = 4000
@@ -41,26 +41,6 @@ class Page:
     severity: str
     dedupe_key: str
     created_at_ms: int
-
-
-class DeliveryFailed(MemoryWorkerError):
-    """A channel did not accept a page (retried by the outbox)."""
-
-    def __init__(
-        self,
-        channel: str,
-        *,
-        status: int | None = None,
-        kind: str | None = None,
-        retry_after: float | None = None,
-    ) -> None:
-        self.channel = channel
-        self.status = status
-        self.kind = kind
-        #: Seconds the channel asked us to wait (Telegram 429 ``parameters.retry_after``).
-        self.retry_after = retry_after
-        detail = f"status {status}" if status is not None else (kind or "error")
-        super().__init__(f"page delivery to {channel} failed: {detail}")
 
 
 class Notifier(Protocol):

@@ -28,7 +28,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
-import structlog
 from redis.asyncio import Redis
 
 from llm_client import (
@@ -41,7 +40,9 @@ from llm_client import (
     RoutingEvent,
     as_text,
 )
-from memory_worker.paging.notifiers import DeliveryFailed, LogNotifier, Notifier, Page, external
+from memory_worker.errors import DeliveryFailed
+from memory_worker.ops.logs import get_logger
+from memory_worker.paging.notifiers import LogNotifier, Notifier, Page, external
 from memory_worker.paging.policy import (
     ReportConfig,
     delivery_backoff,
@@ -51,7 +52,7 @@ from memory_worker.paging.policy import (
 )
 from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 T = TypeVar("T")
 

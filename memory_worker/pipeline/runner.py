@@ -32,6 +32,7 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
@@ -40,8 +41,10 @@ import structlog
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
+from memory_worker.errors import TickTimeout
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
+from memory_worker.ops.logs import get_logger
 from memory_worker.ops.sentry import report_failure
 from memory_worker.pipeline.processing import ProcessResult, RouteGate, RunProcessor
 from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
@@ -58,16 +61,15 @@ from memory_worker.storage.connections import (
 )
 from memory_worker.storage.faults import is_store_fault
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 T = TypeVar("T")
 
+#: The tick job a task works for (set by :meth:`TickRunner.tick`; read by ``touch``).
+_SLOT: ContextVar[str | None] = ContextVar("tick_slot", default=None)
+
 #: Called when runs are retired (the admin-report hook): (run ids, reason code).
 RetiredHook = Callable[[list[str], str, str | None], Awaitable[None]]
-
-
-class TickTimeout(Exception):
-    """A tick outlived its budget (``MEMORY_TICK_TIMEOUT_SECONDS``): the run fails as task_timeout."""
 
 
 def tick_budgets(tick_timeout: float) -> tuple[float, float]:
@@ -109,6 +111,11 @@ class TickRunner:
     premarked: set[str] = field(default_factory=set)
     #: The poll loop's last good iteration (unix ms): readiness is fed by the loop itself.
     last_loop_ms: int = 0
+    #: Liveness (the watchdog, ``time.monotonic()``): when the poll loop last began an
+    #: iteration, good or not, and when each running tick last made progress (started,
+    #: claimed, processed, or tried a store write) — tick job id → time.
+    poll_progress: float = field(default_factory=time.monotonic)
+    progress: dict[str, float] = field(default_factory=dict)
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     #: Long-lived loops (e.g. admin-page delivery) run while the worker runs.
     background: list[Callable[[asyncio.Event], Coroutine[Any, Any, None]]] = field(
@@ -136,7 +143,8 @@ class TickRunner:
                 with contextlib.suppress(RedisError):
                     await self.ticks.unmark_running(job_id)
             return "stopping"
-        self.running[job_id] = time.monotonic()
+        self.running[job_id] = self.progress[job_id] = time.monotonic()
+        slot = _SLOT.set(job_id)  # this tick's task (and the tasks it starts) touch its progress
         outcome = TickOutcome.STORE_ERROR
         left = False
         try:
@@ -161,6 +169,8 @@ class TickRunner:
             )
         finally:
             self.running.pop(job_id, None)
+            self.progress.pop(job_id, None)
+            _SLOT.reset(slot)
             if not left:
                 with contextlib.suppress(RedisError):
                     await asyncio.shield(self.ticks.unmark_running(job_id))
@@ -183,6 +193,7 @@ class TickRunner:
             claimed = await self._claim()
         finally:
             self.claiming -= 1
+        self.touch()
         if isinstance(claimed, TickOutcome):
             return claimed
         claim = claimed
@@ -252,6 +263,7 @@ class TickRunner:
             raise
         finally:
             lost_wait.cancel()
+        self.touch()
         if not work.done():
             await _cancel(work)
             log.warning("run_lease_lost", attempt=claim.attempts)
@@ -306,7 +318,11 @@ class TickRunner:
         bounds it where the process cannot wait (shutdown): the error is raised.
         """
         return await retry_store_write(
-            what, write, cap=self.settings.store_retry_max_seconds, give_up_after=give_up_after
+            what,
+            write,
+            cap=self.settings.store_retry_max_seconds,
+            give_up_after=give_up_after,
+            on_attempt=self.touch,
         )
 
     async def _complete(self, claim: ClaimedRun, result: ProcessResult) -> TickOutcome:
@@ -487,6 +503,16 @@ class TickRunner:
     async def deregister(self) -> None:
         with contextlib.suppress(RedisError):
             await self.store.deregister(self.worker_id)
+
+    def touch(self) -> None:
+        """The calling tick made progress (for the watchdog)."""
+        job_id = _SLOT.get()
+        if job_id is not None and job_id in self.progress:
+            self.progress[job_id] = time.monotonic()
+
+    def polled(self) -> None:
+        """The poll loop began an iteration (for the watchdog)."""
+        self.poll_progress = time.monotonic()
 
     def oldest_tick_age(self, now: float | None = None) -> float | None:
         """Seconds the longest-running tick of this process has run (None: no tick running)."""

@@ -61,7 +61,7 @@ class ForgetScope:
         return "chat" if self.user_id is None else "user"
 
 
-def parse_scope(chat: str | int | None, user: str | int | None) -> ForgetScope:
+def parse_scope(chat: object, user: object) -> ForgetScope:
     """The scope of a CLI/API request, or :class:`ForgetInputError` with one clear line."""
     if chat is None or (isinstance(chat, str) and not chat.strip()):
         if user is not None:
@@ -72,8 +72,8 @@ def parse_scope(chat: str | int | None, user: str | int | None) -> ForgetScope:
     return ForgetScope(chat_id, user_id)
 
 
-def _integer(value: str | int, name: str) -> int:
-    if isinstance(value, bool):
+def _integer(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
         raise ForgetInputError(f"{name} must be an integer id")
     if isinstance(value, int):
         return value

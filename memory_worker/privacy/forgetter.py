@@ -30,7 +30,6 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-import structlog
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisClusterException, RedisError
 
@@ -38,6 +37,7 @@ from llm_client import as_text
 from memory_worker.cards.forget import KEPT_SUFFIXES, CardForget
 from memory_worker.errors import ForgetInputError
 from memory_worker.keys import Keys
+from memory_worker.ops.logs import get_logger
 from memory_worker.privacy.forget import ForgetCounts, ForgetResult, ForgetScope
 from memory_worker.runs.forget import RunForget
 
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from memory_worker.settings import Settings
     from memory_worker.storage.connections import CardsRedis
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class Forgetter:

@@ -33,6 +33,8 @@ ENQUEUE_CHECKS = 5
 #: Hours of per-hour run counts (``runs:hourly``) the store keeps; the console charts 24.
 HOURLY_KEEP_HOURS = 48
 HOUR_MS = 3_600_000
+#: Longest error code an error-log entry keeps (a farm's code is the farm's own text).
+CODE_MAX_CHARS = 64
 
 
 class EnqueueStatus(StrEnum):

@@ -29,7 +29,7 @@ from llm_client import (
     RouteUnavailable,
     retryable_reason,
 )
-from memory_worker.errors import ForgottenWrite, LeaseLost
+from memory_worker.errors import EmbedderTimeout, ForgottenWrite, LeaseLost
 from memory_worker.privacy.forget import FORGOTTEN
 from memory_worker.storage.faults import is_store_fault
 
@@ -45,18 +45,6 @@ RELEASE_ROUTING_ERRORS: tuple[type[LLMError], ...] = (
     Exhausted,
     CapacityWaitTimeout,
 )
-
-
-class EmbedderTimeout(LLMError):
-    """An embedding call timed out (§7): the embedder is a side service, so the
-    run is released (attempt refunded) rather than failed; its extraction is simply
-    redone. Raised by the consolidation around every embedding call, chained to the
-    walker's error; the run's own deadline (``DeadlineExceeded``) is not one of these."""
-
-    reason = FailureReason.PROVIDER_TIMEOUT
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, code="embedding_timeout")
 
 
 def backoff_seconds(attempts: int, unit: float, max_units: float = 60.0) -> float:

@@ -45,17 +45,17 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-import structlog
 from arq.connections import ArqRedis
 
 from llm_client import as_text
 from memory_worker.keys import Keys
 from memory_worker.models import ErrorLogEntry, RunStatus
+from memory_worker.ops.logs import get_logger
 from memory_worker.runs import RunStore
 from memory_worker.runs.replay_summary import AgedRun, RetiredSummary, count_matches, facts_value
 from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: Runs changed by one script call (one round trip, bounded script run time).
 BATCH_SIZE = 500

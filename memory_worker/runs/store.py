@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 import orjson
-import structlog
 from arq.connections import ArqRedis
 
 from llm_client import as_text, lua_text
@@ -25,11 +24,14 @@ from memory_worker.models import (
     RunRequest,
     RunStatus,
 )
+from memory_worker.ops.logs import get_logger
+from memory_worker.privacy.masking import mask_error
 from memory_worker.runs.model import (
     CLAIM_AGAIN,
     CLAIM_LOOPS,
     CLAIM_PEEK,
     CLAIM_PEEK_MAX,
+    CODE_MAX_CHARS,
     ENQUEUE_CHECKS,
     HOURLY_KEEP_HOURS,
     PARK_PER_CLAIM,
@@ -49,7 +51,7 @@ from memory_worker.runs.prune import RunPrune
 from memory_worker.runs.versions import VERSION_ACTION_LUA
 from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: The store's pulse fields in ``workers:runs`` start with this (``lua/pulse.lua``).
 PULSE_FIELD_PREFIX = "pulse:"
@@ -360,12 +362,17 @@ class RunStore:
         at_ms: int | None = None,
     ) -> bool:
         now = at_ms if at_ms is not None else now_ms()
+        code = mask_error(code, limit=CODE_MAX_CHARS)
         entry = ErrorLogEntry(
             attempt=claim.attempts,
             failed_at=datetime.fromtimestamp(now / 1000, tz=UTC),
             code=code,
             reason=reason,
-            message=message[: self.settings.error_message_max_chars],
+            message=mask_error(
+                message,
+                echoes=[m.text for m in claim.request.messages],
+                limit=self.settings.error_message_max_chars,
+            ),
             kind="retired" if plan.retire else "failure",
         )
         k = self.keys
@@ -515,7 +522,7 @@ class RunStore:
             attempts=int(h.get("attempts") or 0),
             max_attempts=self.settings.max_attempts,
             releases=int(h.get("releases") or 0),
-            error_log=[ErrorLogEntry.model_validate_json(e) for e in errors],
+            error_log=[ErrorLogEntry.model_validate_json(e).masked() for e in errors],
             chat_id=int(h["chat_id"]),
             thread_id=int(h["thread_id"]),
             range_start=datetime.fromisoformat(h["range_start"]),

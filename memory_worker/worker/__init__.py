@@ -4,6 +4,10 @@
   ``WorkerSettings`` (``arq memory_worker.worker.WorkerSettings`` — resolved lazily here,
   so importing this package does not import the worker), the
   :class:`MemoryWorker` poll loop, graceful shutdown and Redis reconnects.
+- :mod:`~memory_worker.worker.process`: the ``memory-worker run`` process — waiting for
+  Redis at start, the bounded shutdown release; every phase obeys SIGTERM/SIGINT.
+- :mod:`~memory_worker.worker.watchdog`: the liveness rule and the thread that releases a
+  wedged worker's runs and exits it non-zero.
 - :mod:`~memory_worker.worker.jobcodec`: arq job payloads as JSON, never pickle.
 - :mod:`~memory_worker.worker.prelude`: a tick's job start without ``MULTI``/``EXEC``;
   its script is ``lua/job_start.lua``.

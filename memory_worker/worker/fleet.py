@@ -11,9 +11,12 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import SecretStr
 
 from memory_worker.settings import Settings, env_name
 
@@ -42,10 +45,12 @@ def worker_env(settings: Settings, overrides: dict[str, Any] | None = None) -> d
     env = dict(os.environ)
     env["MEMORY_KEY_PREFIX"] = settings.key_prefix
     env.setdefault("MEMORY_LOG_FORMAT", "json")
-    if settings.redis_url:
-        env["REDIS_URL"] = settings.redis_url
+    if settings.redis_url is not None:
+        env["REDIS_URL"] = settings.redis_url.get_secret_value()
     for name, value in (overrides or {}).items():
-        env[env_name(name)] = str(value)
+        env[env_name(name)] = (
+            value.get_secret_value() if isinstance(value, SecretStr) else str(value)
+        )
     return env
 
 
@@ -79,14 +84,17 @@ class Fleet:
     env_overrides: dict[str, Any] = field(default_factory=dict)
     workers: list[WorkerProcess] = field(default_factory=list)
 
-    def start(self, n: int = 1, **overrides: Any) -> list[WorkerProcess]:
+    def start(
+        self, n: int = 1, *, args: Sequence[str] = (), **overrides: Any
+    ) -> list[WorkerProcess]:
+        """Start ``n`` workers (``run`` plus ``args``, e.g. ``--serve``) with ``overrides``."""
         started = []
         for _ in range(n):
             index = len(self.workers)
             log_path = self.tmp / f"worker{index}.log"
             with open(log_path, "wb") as log_file:
                 proc = subprocess.Popen(
-                    [sys.executable, "-m", "memory_worker", "run"],
+                    [sys.executable, "-m", "memory_worker", "run", *args],
                     env=worker_env(self.settings, {**self.env_overrides, **overrides}),
                     stdout=log_file,
                     stderr=subprocess.STDOUT,

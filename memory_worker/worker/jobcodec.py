@@ -19,9 +19,7 @@ from typing import Any
 import orjson
 from arq.connections import ArqRedis
 
-
-class NotAJsonJob(ValueError):
-    """A job payload that is not a JSON object (e.g. a pickle): refused, never run."""
+from memory_worker.errors import NotAJsonJob
 
 
 def _exception_name(value: Any) -> str:

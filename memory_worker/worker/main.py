@@ -1,6 +1,6 @@
 """The arq worker: tick jobs, the cron safety net, graceful shutdown, Redis reconnects.
 
-``memory-worker run`` builds a :class:`MemoryWorker` (arq's ``Worker`` plus
+``memory-worker run`` (:mod:`memory_worker.worker.process`) builds a :class:`MemoryWorker` (arq's ``Worker`` plus
 two fixes arq lacks: it survives Redis going away, reconnecting with capped
 back-off instead of exiting — arq #435 — and on SIGTERM it stops claiming,
 lets in-flight runs finish within the grace period and releases the rest).
@@ -23,7 +23,6 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-import structlog
 from arq import cron
 from arq.connections import ArqRedis
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
@@ -35,6 +34,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from llm_client import lua_text, reply_pairs
 from memory_worker.keys import Keys
+from memory_worker.ops.logs import get_logger
 from memory_worker.ops.sentry import init_sentry
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.pipeline.ticks import TICK_FUNCTION
@@ -45,8 +45,9 @@ from memory_worker.storage.connections import LOG_RETRY_AT, backoff_delay, next_
 from memory_worker.wiring import build_tick_runner
 from memory_worker.worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.worker.prelude import next_pipeline_plain, plain_prelude_pipelines
+from memory_worker.worker.watchdog import Watchdog
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 # arq's job start in one script (see the file)
@@ -131,7 +132,8 @@ async def _on_startup(
 ) -> None:
     """arq's on_startup: checks, the tick runner, its heartbeat and background loops."""
     init_sentry(settings)  # no-op without SENTRY_DSN
-    await check_redis(ctx["redis"], role="worker")  # §2: no evicting Redis, scripts
+    # §2: no evicting Redis, scripts allowed; §11: the user may use our keys
+    await check_redis(ctx["redis"], role="worker", keys=Keys(settings.key_prefix))
     runner = await runner_factory(settings, ctx["redis"])
     ctx["runner"] = runner
     with contextlib.suppress(RedisError):  # heartbeat_forever retries it
@@ -140,6 +142,7 @@ async def _on_startup(
     stop = asyncio.Event()
     ctx["background_stop"] = stop
     ctx["background_tasks"] = [asyncio.create_task(loop(stop)) for loop in runner.background]
+    ctx["watchdog"] = Watchdog.arm(runner, settings, ctx.get("store_url"))
     log.info("worker_started", worker=runner.worker_id, concurrency=settings.worker_concurrency)
 
 
@@ -211,6 +214,8 @@ class MemoryWorker(Worker):
         average before its follow-up started — 2–3 % of a 1 s farm's slot time)."""
         loop = asyncio.get_running_loop()
         began = loop.time()
+        if (runner := self.ctx.get("runner")) is not None:
+            runner.polled()  # the watchdog's: every iteration counts, good or not
         self._slot_freed.clear()
         await self._poll_and_recover()
         while self.allow_pick_jobs and self.job_counter >= self.max_jobs:
@@ -517,6 +522,7 @@ def create_worker(
     runner_factory: ProcessorFactory = build_tick_runner,
     burst: bool = False,
     handle_signals: bool = True,
+    url: str | None = None,
 ) -> MemoryWorker:
     use_json_jobs(redis)  # row 21: arq's cron enqueues go through this pool
     plain_prelude_pipelines(redis)  # a tick's run_job prelude without MULTI/EXEC
@@ -524,51 +530,13 @@ def create_worker(
         redis_pool=redis,
         burst=burst,
         handle_signals=handle_signals,
+        ctx={"store_url": url},  # the watchdog releases through a client of its own
         **worker_kwargs(settings, runner_factory=runner_factory),
     )
     worker.reconnect_max_seconds = settings.redis_reconnect_max_seconds
     worker.tick_keys = Keys(settings.key_prefix)
     worker.running_ttl_ms = int(settings.worker_heartbeat_seconds * 3 * 1000)
     return worker
-
-
-async def run_worker(
-    settings: Settings, *, on_worker: Callable[[MemoryWorker], None] | None = None
-) -> None:
-    """``memory-worker run``: connect (embedded Valkey if no REDIS_URL) and work until SIGTERM.
-
-    ``on_worker`` sees the worker before it starts (``run --serve`` reads its loop heartbeat).
-    """
-    from memory_worker.storage.connections import client_from_url, resolve_url, timeout_options
-
-    url, embedded = resolve_url(settings)
-    delay = 0.5
-    try:
-        while True:
-            # Redis may be away at startup (or go away during it): wait and start
-            # again instead of exiting. Once running, the poll loop rides out outages.
-            # close() below closes the client's pool
-            redis = client_from_url(url, **timeout_options(settings))
-            worker = create_worker(settings, redis)
-            if on_worker is not None:
-                on_worker(worker)
-            try:
-                await redis.ping()
-                await worker.async_run()
-                return
-            except asyncio.CancelledError:
-                return
-            except (*_REDIS_DOWN, RedisError) as exc:
-                log.warning(
-                    "redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay
-                )
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, settings.redis_reconnect_max_seconds)
-            finally:
-                await worker.close()
-    finally:
-        if embedded is not None:
-            embedded.stop()
 
 
 def __getattr__(name: str) -> Any:

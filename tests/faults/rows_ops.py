@@ -172,8 +172,7 @@ async def row15(ctx: FaultContext) -> None:
             assert (await store.get(first)).attempts == 1
 
             # the server itself dies (kill -9): the surviving worker restarts it (its watch
-            # thread, under the data dir's lock) on the same port, and everyone reconnects
-            port = handle.port
+            # thread, under the data dir's lock) on the same socket, and everyone reconnects
             os.kill(server_pid or 0, signal.SIGKILL)
 
             def restarted() -> bool:
@@ -182,7 +181,7 @@ async def row15(ctx: FaultContext) -> None:
 
             await eventually(restarted, timeout=30)
             again = EmbeddedValkey(valkey_dir).ensure()
-            assert again.port == port
+            assert again.url == handle.url
             assert again.pid == _server_pid(valkey_dir)
             assert other.poll() is None  # the surviving worker rode it out
             second = (await store.enqueue(make_request(1502))).run_id
@@ -297,8 +296,8 @@ async def row21(ctx: FaultContext) -> None:
     try:
         password_file = server.data_dir / "password"
         assert password_file.stat().st_mode & 0o777 == 0o600
-        assert server.port is not None  # ensure() started it
-        anonymous = sync_redis.Redis(host=server.host, port=server.port)
+        assert server.pid is not None  # ensure() started it
+        anonymous = sync_redis.Redis(unix_socket_path=str(server.socket_name))
         try:
             anonymous.ping()
             raise AssertionError("the embedded Valkey answered without its password")

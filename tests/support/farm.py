@@ -7,6 +7,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from llm_client import DiscoveryClient
 from llm_client._transport.base import ChatResult
 from memory_worker.farmsim import FarmSimulator
@@ -71,3 +73,14 @@ async def farm_for(settings: Settings, **options: Any) -> AsyncIterator[Farm]:
         finally:
             await chat.aclose()
             await embed.aclose()
+
+
+def everything_sent(sim: FarmSimulator, service: str | None = None) -> str:
+    """Every body the farm received (of ``service``; None: all), decoded: the prompt JSON is a
+    string inside the chat request's JSON, so each message's content is added as it is."""
+    texts = []
+    for body in sim.received(service):
+        texts.append(body.decode())
+        for message in orjson.loads(body).get("messages", []):
+            texts.append(str(message.get("content", "")))
+    return "\n".join(texts)

@@ -13,6 +13,7 @@ from typing import Any
 
 from memory_worker.models import Run, RunStatus
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from memory_worker.worker.fleet import FAST
 from memory_worker.worker.fleet import Fleet as _Fleet
 
@@ -22,7 +23,7 @@ __all__ = ["FAST", "Fleet", "cli", "cli_env", "completed_run", "eventually", "fr
 def cli_env(settings: Settings, **env: str) -> dict[str, str]:
     """This process's environment pointed at ``settings``' Redis and key prefix, JSON logs, ``env``."""
     return os.environ | {
-        "REDIS_URL": settings.redis_url or "",
+        "REDIS_URL": reveal(settings.redis_url) or "",
         "MEMORY_KEY_PREFIX": settings.key_prefix,
         "MEMORY_LOG_FORMAT": "json",
         **env,

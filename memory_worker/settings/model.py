@@ -1,48 +1,69 @@
-"""Every knob of memory-worker, in one pydantic-settings model.
+"""Every knob of memory-worker, in one pydantic-settings model (see the package docstring).
 
-Each constant the contract (docs/contract.md) names is a field here with its default and its
-environment variable. Fields without an explicit alias read ``MEMORY_<NAME>``;
-the few §13 names without the prefix (``REDIS_URL``, ``DISCOVERY_BASE_URL``,
-``ADMIN_*``, ``TELEGRAM_API_BASE``, ``SENTRY_DSN``) carry an alias.
-
-The configuration table of docs/configuration.md is generated from this model
-(``memory-worker config --markdown``), so the docs cannot drift from the code.
+Each constant the contract names is a field with its default and its environment variable:
+``MEMORY_<NAME>``, or an alias for the §13 names without the prefix (``REDIS_URL``,
+``DISCOVERY_BASE_URL``, ``ADMIN_*``, ``TELEGRAM_API_BASE``, ``SENTRY_DSN``).
+docs/configuration.md's table is generated from it (``memory-worker config --markdown``).
+Settings that cannot work never start (§11): :func:`load_settings` (and :func:`get_settings`)
+turn every problem — bounds, URLs, names, the prompt version, the relations of
+:data:`~memory_worker.settings.checks.RELATIONS` — into one
+:class:`~memory_worker.errors.SettingsError` naming the variables, never a secret's value.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic_settings import NoDecode, SettingsConfigDict
 
 from llm_client import EMBEDDING, BreakerConfig, ClientConfig, RouteDefaults
+from memory_worker.settings.checks import PromptVersion, contradictions, load_checked
+from memory_worker.settings.recall import RecallSettings
+from memory_worker.settings.types import (
+    CardsUrl,
+    Directory,
+    ExistingFile,
+    HttpUrl,
+    LogLevel,
+    Name,
+    RedisUrl,
+    SecretHttpUrl,
+    Token,
+    field_env_name,
+)
 
 
 def _alias(name: str) -> AliasChoices:
     return AliasChoices(name)
 
 
-class Settings(BaseSettings):
-    """memory-worker configuration (env vars override defaults)."""
+class Settings(RecallSettings):
+    """memory-worker configuration (env vars override defaults); the §16 ranking knobs of
+    recall are declared in :class:`~memory_worker.settings.recall.RecallSettings`."""
 
     model_config = SettingsConfigDict(
         env_prefix="MEMORY_",
         extra="ignore",
         populate_by_name=True,
         frozen=True,
+        # an empty variable means "unset" (compose files write FOO= for that)
+        env_ignore_empty=True,
+        allow_inf_nan=False,
+        # a raw ValidationError printed anywhere never quotes a value (secrets included)
+        hide_input_in_errors=True,
     )
 
     # --- storage (§2) -------------------------------------------------------------------
-    redis_url: str | None = Field(
+    redis_url: RedisUrl | None = Field(
         None,
         validation_alias=_alias("REDIS_URL"),
         description="Redis/Valkey URL (redis://, rediss://, unix://, redis+sentinel://). "
         "Unset: start the embedded Valkey.",
     )
-    cards_url: str | None = Field(
+    cards_url: CardsUrl | None = Field(
         None,
         description="Card store (memory) server, when not the REDIS_URL one: any REDIS_URL "
         "form, or a Redis/Valkey Cluster as redis+cluster://[user:pass@]host:port[,host:port…] "
@@ -58,95 +79,107 @@ class Settings(BaseSettings):
     cards_wait_timeout_ms: int = Field(
         1000,
         ge=1,
+        le=600_000,
         description="How long a card write waits for its replicas; past it the run goes on "
         "(logged cards.write_not_replicated) and that master is not waited on for a minute.",
     )
     key_prefix: str = Field("mw:", description="Prefix of every Redis key this deployment owns.")
-    data_dir: Path = Field(Path("var"), description="Local state: embedded Valkey data, logs.")
+    data_dir: Directory = Field(Path("var"), description="Local state: embedded Valkey data, logs.")
     redis_reconnect_max_seconds: float = Field(
         1.0,
+        gt=0,
         description="Cap of the worker loop's back-off while Redis is away (short: work "
         "resumes within about this long after Redis answers).",
     )
     redis_connect_timeout_seconds: float = Field(
-        5.0, description="Connect timeout of every Redis client."
+        5.0, gt=0, description="Connect timeout of every Redis client."
     )
     redis_socket_timeout_seconds: float = Field(
         10.0,
+        gt=0,
         description="Socket (read/write) timeout of every Redis client: a black-holed Redis "
         "cannot hang a worker.",
     )
     store_retry_max_seconds: float = Field(
-        2.0, description="Cap of the back-off between retries of a run's outcome write."
+        2.0, gt=0, description="Cap of the back-off between retries of a run's outcome write."
     )
 
     # --- farm / Discovery client (§3) -------------------------------------------------------
-    discovery_base_url: str = Field(
+    discovery_base_url: HttpUrl = Field(
         "http://127.0.0.1:50051",
         validation_alias=_alias("DISCOVERY_BASE_URL"),
         description="Default farm (used when no routes file is configured).",
     )
-    routes_file: Path | None = Field(
+    routes_file: ExistingFile | None = Field(
         None,
         description="TOML routes file (§6, see config/routes.toml); unset: one Discovery "
         "target per workflow at DISCOVERY_BASE_URL.",
     )
-    request_timeout_seconds: float = Field(30.0, description="Budget of one HTTP round trip.")
+    request_timeout_seconds: float = Field(30.0, gt=0, description="Budget of one HTTP round trip.")
     task_timeout_seconds: float = Field(
-        720.0, description="Budget of a job's run time, re-anchored when first seen RUNNING."
+        720.0, gt=0, description="Budget of a job's run time, re-anchored when first seen RUNNING."
     )
     capacity_wait_seconds: float = Field(
-        60.0, description="How long the client resubmits on 'no slots' answers before giving up."
+        60.0,
+        ge=0,
+        description="How long the client resubmits on 'no slots' answers before giving up.",
     )
-    capacity_poll_seconds: float = Field(1.0, description="Pause between capacity resubmits.")
-    job_poll_seconds: float = Field(1.0, description="Pause between job status polls.")
+    capacity_poll_seconds: float = Field(1.0, gt=0, description="Pause between capacity resubmits.")
+    job_poll_seconds: float = Field(1.0, gt=0, description="Pause between job status polls.")
     discovery_priority: int = Field(
-        10, description="Discovery priority of memory jobs (0 = interactive)."
+        10, ge=0, description="Discovery priority of memory jobs (0 = interactive)."
     )
-    extraction_service: str = Field(
+    extraction_service: Name = Field(
         "llm-openai", description="Discovery service of the default extractor."
     )
-    extraction_endpoint: str = Field(
+    extraction_endpoint: Name = Field(
         "chat_completions", description="Discovery endpoint of the extractor."
     )
-    extraction_model: str = Field(
+    extraction_model: Name = Field(
         "memory-extractor", description="Model name of the default extractor."
     )
     extraction_max_output_tokens: int = Field(
-        4000, description="max_tokens of extraction requests."
+        4000, ge=1, description="max_tokens of extraction requests."
     )
-    extraction_temperature: float = Field(0.2, description="Temperature of extraction requests.")
+    extraction_temperature: float = Field(
+        0.2, ge=0, le=2, description="Temperature of extraction requests."
+    )
     redact_contacts: bool = Field(
         False,
         description="Also mask e-mail addresses and phone numbers in the text sent to the farm "
         "(secrets and payment card numbers are always masked, §14).",
     )
-    embedder_service: str = Field("embedder", description="Discovery service of the embedder.")
-    embedder_endpoint: str = Field("encode", description="Discovery endpoint of the embedder.")
-    embedding_model: str = Field(
+    embedder_service: Name = Field("embedder", description="Discovery service of the embedder.")
+    embedder_endpoint: Name = Field("encode", description="Discovery endpoint of the embedder.")
+    embedding_model: Name = Field(
         "embedder", description="Model name of the default embedder target."
     )
-    embedding_dimension: int = Field(512, description="Embedding dimension requested and stored.")
+    embedding_dimension: int = Field(
+        512, ge=1, le=8192, description="Embedding dimension requested and stored."
+    )
     embedding_request_timeout_seconds: float = Field(
-        15.0, description="Budget of one HTTP round trip of an embedding call."
+        15.0, gt=0, description="Budget of one HTTP round trip of an embedding call."
     )
     embedding_task_timeout_seconds: float = Field(
         15.0,
+        gt=0,
         description="Task budget of an embedding job (a timeout releases the run: the "
         "embedder is a side service).",
     )
     embedding_capacity_wait_seconds: float = Field(
-        15.0, description="Capacity wait of an embedding call (no slots, or still queued)."
+        15.0, ge=0, description="Capacity wait of an embedding call (no slots, or still queued)."
     )
     local_embed_concurrency: int = Field(
         1,
         ge=1,
+        le=64,
         description="Calls a local embedding target runs at once (transport local, §16), each "
         "on MEMORY_LOCAL_EMBED_THREADS engine threads.",
     )
     local_embed_threads: int = Field(
         1,
         ge=0,
+        le=256,
         description="OpenMP threads of the local embedding engine (0 = one per core). One: "
         "OpenMP threads spin for cores a shared host does not have (e5 query p50 47-78 ms "
         "single-threaded, 234-896 ms with both cores, on a busy 2-core box).",
@@ -154,36 +187,16 @@ class Settings(BaseSettings):
     recall_timeout_seconds: float = Field(
         10.0, gt=0, description="Budget of one MemoryQueue.recall (embedding the query included)."
     )
-    recall_fusion: Literal["relative", "rrf", "convex", "dense"] = Field(
-        "relative",
-        description="How recall and the related-card lookup fuse the dense (cosine) and the "
-        "lexical (BM25) ranking (§16): `relative` a weighted sum of the min-max scaled cosine "
-        "and the share of the question a card's words match, `rrf` reciprocal-rank fusion, "
-        "`convex` a weighted sum of min-max scaled scores, `dense` the cosine alone. Chosen "
-        "on the long-conversation suite's dev split (`bench/meaning.py --tune`).",
+    recall_max_query_chars: int = Field(
+        2000,
+        ge=1,
+        description="Longest text MemoryQueue.recall embeds; a longer one raises QueryTooLarge.",
     )
-    recall_rrf_k: float = Field(
-        60.0, gt=0, description="Rank offset of the reciprocal-rank fusion (`rrf`)."
-    )
-    recall_lexical_weight: float = Field(
-        0.3,
-        ge=0,
-        description="Weight of the lexical ranking: its part (0-1) in `relative` and "
-        "`convex`, its share's factor in `rrf`.",
-    )
-    recall_bm25_b: float = Field(
-        0.0,
-        ge=0,
-        le=1,
-        description="BM25's length normalisation in recall (0 = none, 1 = full): chat cards "
-        'are short, and with it "Maria: lol" outranks Maria\'s facts for any question '
-        "naming her.",
-    )
-    recall_time_boost: float = Field(
-        0.25,
-        ge=0,
-        description="Share by which recall raises the fused score of cards inside a time the "
-        'question names ("last week", "in May", "в мае"); 0 = off.',
+    query_max_k: int = Field(
+        100,
+        ge=1,
+        description="Most cards one recall or similar_cards may ask for (k); more raises "
+        "QueryTooLarge.",
     )
     farmsim_embedder: Literal["local", "hashed"] = Field(
         "local",
@@ -192,20 +205,26 @@ class Settings(BaseSettings):
     )
 
     # --- retry classifier / breakers (§4, §5) ------------------------------------------------
-    breaker_failure_threshold: int = Field(5, description="Consecutive charged failures that trip.")
+    breaker_failure_threshold: int = Field(
+        5, ge=1, description="Consecutive charged failures that trip."
+    )
     breaker_rate_min_calls: int = Field(
-        20, description="Calls in the window before the rate rule applies."
+        20, ge=1, description="Calls in the window before the rate rule applies."
     )
     breaker_rate_window_seconds: float = Field(
-        120.0, description="Window of the failure-rate rule."
+        120.0, gt=0, description="Window of the failure-rate rule."
     )
-    breaker_rate_threshold: float = Field(0.8, description="Failure share (exclusive) that trips.")
+    breaker_rate_threshold: float = Field(
+        0.8, gt=0, lt=1, description="Failure share (exclusive) that trips."
+    )
     breaker_cooldown_seconds: float = Field(
-        30.0, description="First open period; doubles per trip."
+        30.0, gt=0, description="First open period; doubles per trip."
     )
-    breaker_cooldown_max_seconds: float = Field(300.0, description="Cap of the open period.")
+    breaker_cooldown_max_seconds: float = Field(300.0, gt=0, description="Cap of the open period.")
     breaker_timeout_min_slice_seconds: float = Field(
-        30.0, description="A timeout charges the breaker only if the attempt had this much time."
+        30.0,
+        ge=0,
+        description="A timeout charges the breaker only if the attempt had this much time.",
     )
     breaker_permit_lease_seconds: float = Field(
         30.0,
@@ -217,19 +236,19 @@ class Settings(BaseSettings):
     )
 
     # --- routing (§6) ----------------------------------------------------------------------
-    route_max_hops: int = Field(4, description="Default max targets tried per call.")
+    route_max_hops: int = Field(4, ge=1, le=64, description="Default max targets tried per call.")
     route_wall_seconds: float = Field(
-        900.0, description="Default wall-time budget of one routed call."
+        900.0, gt=0, description="Default wall-time budget of one routed call."
     )
     routing_events_maxlen: int = Field(
-        10_000, description="Routing events kept in the Redis stream."
+        10_000, ge=1, description="Routing events kept in the Redis stream."
     )
 
     # --- admin reports (§9) ------------------------------------------------------------------
     admin_report_cooldown: float = Field(
-        600.0, description="Dedup window per dedupe key (seconds)."
+        600.0, ge=0, description="Dedup window per dedupe key (seconds)."
     )
-    admin_telegram_bot_token: SecretStr | None = Field(
+    admin_telegram_bot_token: Token | None = Field(
         None,
         validation_alias=_alias("ADMIN_TELEGRAM_BOT_TOKEN"),
         description="Bot token for pages.",
@@ -239,50 +258,59 @@ class Settings(BaseSettings):
         validation_alias=_alias("ADMIN_TELEGRAM_CHAT_IDS"),
         description="Comma-separated Telegram chat ids that receive pages.",
     )
-    telegram_api_base: str = Field(
+    telegram_api_base: HttpUrl = Field(
         "https://api.telegram.org",
         validation_alias=_alias("TELEGRAM_API_BASE"),
         description="Telegram Bot API base URL.",
     )
-    admin_webhook_url: SecretStr | None = Field(
+    admin_webhook_url: SecretHttpUrl | None = Field(
         None,
         validation_alias=_alias("ADMIN_WEBHOOK_URL"),
         description="Generic JSON webhook for pages.",
     )
-    admin_delivery_max_attempts: int = Field(8, description="Delivery attempts of one page.")
+    admin_delivery_max_attempts: int = Field(8, ge=1, description="Delivery attempts of one page.")
 
     # --- runs (§7) ---------------------------------------------------------------------------
-    max_attempts: int = Field(5, description="Attempts before a run is retired.")
-    backoff_unit_seconds: float = Field(60.0, description="Backoff unit: attempts² × unit.")
-    backoff_max_units: float = Field(60.0, description="Backoff cap, in units (60 × 60 s = 1 h).")
-    lease_seconds: float = Field(
-        30.0, description="Lease of a claimed run; renewed while it works."
+    max_attempts: int = Field(5, ge=1, description="Attempts before a run is retired.")
+    backoff_unit_seconds: float = Field(60.0, gt=0, description="Backoff unit: attempts² × unit.")
+    backoff_max_units: float = Field(
+        60.0, gt=0, description="Backoff cap, in units (60 × 60 s = 1 h)."
     )
-    lease_renew_seconds: float = Field(10.0, description="Lease renewal period.")
-    max_queued_runs: int = Field(5000, description="Cap of queued + processing runs.")
-    max_daily_enqueued_runs: int = Field(2000, description="New runs per UTC day.")
-    prompt_version: str = Field("memory_v1", description="Current extraction prompt version.")
-    error_log_max_entries: int = Field(20, description="Error-log entries kept per run.")
-    error_message_max_chars: int = Field(500, description="Longest error text kept in an entry.")
-    max_run_messages: int = Field(2000, description="Messages accepted in one run request.")
-    max_message_chars: int = Field(16_000, description="Longest message text accepted.")
-    max_run_bytes: int = Field(2_000_000, description="Largest encoded run request accepted.")
+    lease_seconds: float = Field(
+        30.0, gt=0, description="Lease of a claimed run; renewed while it works."
+    )
+    lease_renew_seconds: float = Field(10.0, gt=0, description="Lease renewal period.")
+    max_queued_runs: int = Field(5000, ge=1, description="Cap of queued + processing runs.")
+    max_daily_enqueued_runs: int = Field(2000, ge=1, description="New runs per UTC day.")
+    prompt_version: PromptVersion = Field(
+        "memory_v1", description="Current extraction prompt version."
+    )
+    error_log_max_entries: int = Field(20, ge=1, description="Error-log entries kept per run.")
+    error_message_max_chars: int = Field(
+        500, ge=1, description="Longest error text kept in an entry."
+    )
+    max_run_messages: int = Field(2000, ge=1, description="Messages accepted in one run request.")
+    max_message_chars: int = Field(16_000, ge=1, description="Longest message text accepted.")
+    max_run_bytes: int = Field(2_000_000, ge=1, description="Largest encoded run request accepted.")
     completed_run_retention_days: float = Field(
         14.0,
+        gt=0,
         description="Completed/skipped runs are kept this long, then pruned (their slice stays a duplicate).",
     )
     retired_run_message_retention_days: float = Field(
         30.0,
+        gt=0,
         description="Retired runs keep their messages this long (replayable), then only "
         "their record and error log.",
     )
     natural_key_retention_days: float = Field(
         90.0,
+        gt=0,
         description="A pruned run's slice stays a duplicate this long after it was "
         "enqueued; later the same slice is a new run.",
     )
     applied_run_retention_days: float = Field(
-        30.0, description="Per-chat record of applied runs (idempotency) kept this long."
+        30.0, gt=0, description="Per-chat record of applied runs (idempotency) kept this long."
     )
     chat_index_backfill_runs: int = Field(
         20_000,
@@ -292,6 +320,7 @@ class Settings(BaseSettings):
     )
     forget_chunk_items: int = Field(
         100,
+        ge=1,
         description="Cards (or runs, links, keys) one forget script call removes: each call "
         "blocks Redis for a few milliseconds only (§14).",
     )
@@ -300,11 +329,11 @@ class Settings(BaseSettings):
         description="After a forget, ask the server to rewrite its append-only file so the "
         "forgotten text leaves the disk (BGREWRITEAOF; refused servers are logged).",
     )
-    audit_maxlen: int = Field(10_000, description="Audit events kept (approximately).")
+    audit_maxlen: int = Field(10_000, ge=1, description="Audit events kept (approximately).")
 
     # --- ticks and the worker (§8) -------------------------------------------------------------
     consolidation_backend_retry_interval: float = Field(
-        15.0, description="Delay of the single probe tick while the farm is out (seconds)."
+        15.0, gt=0, description="Delay of the single probe tick while the farm is out (seconds)."
     )
     route_gate_reuse_seconds: float = Field(
         1.0,
@@ -314,48 +343,72 @@ class Settings(BaseSettings):
         'long (never a "blocked" one; dropped on any tick that did not complete); 0 = read '
         "the breakers before every claim.",
     )
-    worker_concurrency: int = Field(4, description="Ticks one worker process runs at once.")
-    pipeline_target: int = Field(
-        0, description="In-flight tick target; 0 = sum of live workers' concurrency."
+    worker_concurrency: int = Field(
+        4, ge=1, le=1024, description="Ticks one worker process runs at once."
     )
-    poll_delay_seconds: float = Field(0.05, description="arq poll delay.")
-    safety_net_seconds: int = Field(10, description="Cron safety-net period (seconds, divides 60).")
+    pipeline_target: int = Field(
+        0, ge=0, description="In-flight tick target; 0 = sum of live workers' concurrency."
+    )
+    poll_delay_seconds: float = Field(0.05, gt=0, description="arq poll delay.")
+    safety_net_seconds: int = Field(
+        10, ge=1, le=60, description="Cron safety-net period (seconds, divides 60)."
+    )
     shutdown_grace_seconds: float = Field(
-        20.0, description="On SIGTERM, in-flight runs get this long before they are released."
+        20.0, ge=0, description="On SIGTERM, in-flight runs get this long before they are released."
     )
     shutdown_release_seconds: float = Field(
         10.0,
+        ge=0,
         description="A stopping worker retries the release of its runs this long while Redis "
         "is unreachable (a deploy during a Redis blip spends no attempt).",
     )
-    tick_timeout_seconds: float = Field(3600.0, description="arq timeout of one tick job.")
-    worker_heartbeat_seconds: float = Field(5.0, description="Worker registry heartbeat period.")
+    tick_timeout_seconds: float = Field(3600.0, gt=0, description="arq timeout of one tick job.")
+    watchdog_seconds: float | None = Field(
+        None,
+        gt=0,
+        description="A worker whose poll loop, or every busy slot, made no progress for this "
+        "long is wedged: it says why in one log line, releases its runs (attempts refunded) "
+        "and exits 70 for its supervisor to restart it; /healthz is 503 meanwhile. Keep it "
+        "above the tick budget plus the shutdown grace. Unset: MEMORY_TICK_TIMEOUT_SECONDS + "
+        "MEMORY_SHUTDOWN_GRACE_SECONDS + 60.",
+    )
+    worker_heartbeat_seconds: float = Field(
+        5.0, gt=0, description="Worker registry heartbeat period."
+    )
     worker_registry_grace_seconds: float = Field(
         600.0,
+        ge=0,
         description="A dead worker leaves the registry this long after its heartbeat expired.",
     )
 
     # --- memory consolidation (§10) -------------------------------------------------------------
-    max_input_tokens: int = Field(10_000, description="Token budget of one extraction batch.")
-    max_batch_messages: int = Field(200, description="Messages per extraction batch.")
-    related_cards: int = Field(24, description="Existing related cards shown to the extractor.")
+    max_input_tokens: int = Field(10_000, ge=1, description="Token budget of one extraction batch.")
+    max_batch_messages: int = Field(200, ge=1, description="Messages per extraction batch.")
+    related_cards: int = Field(
+        24, ge=0, description="Existing related cards shown to the extractor."
+    )
     related_author_boost: float = Field(
         0.03,
         ge=0,
+        le=1,
         description="Cosine added, in the related-card lookup, to a card about one of the "
         "run's authors (their user card, or its text names them).",
     )
-    existing_cards_max: int = Field(80, description="Existing cards in one prompt, at most.")
-    card_max_bytes: int = Field(700, description="Longest fact text kept.")
-    ephemeral_ttl_days: float = Field(2.0, description="Expiry of ephemeral cards.")
-    short_ttl_days: float = Field(14.0, description="Expiry of short-lived cards.")
-    merge_min_cards: int = Field(3, description="Cards sharing a subject before a merge pass.")
-    merge_cooldown_hours: float = Field(72.0, description="Merge-pass cooldown per subject group.")
+    existing_cards_max: int = Field(80, ge=0, description="Existing cards in one prompt, at most.")
+    card_max_bytes: int = Field(700, ge=1, description="Longest fact text kept.")
+    ephemeral_ttl_days: float = Field(2.0, gt=0, description="Expiry of ephemeral cards.")
+    short_ttl_days: float = Field(14.0, gt=0, description="Expiry of short-lived cards.")
+    merge_min_cards: int = Field(
+        3, ge=2, description="Cards sharing a subject before a merge pass."
+    )
+    merge_cooldown_hours: float = Field(
+        72.0, ge=0, description="Merge-pass cooldown per subject group."
+    )
     maintenance_seconds: float = Field(
-        3600.0, description="Period of card expiry and duplicate collapse (fleet-wide)."
+        3600.0, gt=0, description="Period of card expiry and duplicate collapse (fleet-wide)."
     )
     merge_interval_seconds: float = Field(
-        60.0, description="Period of the subject merge pass (fleet-wide)."
+        60.0, gt=0, description="Period of the subject merge pass (fleet-wide)."
     )
     reembed_batch_cards: int = Field(
         64, ge=1, description="Cards re-embedded per step of a model switch (§16)."
@@ -371,32 +424,34 @@ class Settings(BaseSettings):
     )
 
     # --- operating (§11) ----------------------------------------------------------------------
-    serve_host: str = Field(
+    serve_host: Name = Field(
         "127.0.0.1",
         description="Health/metrics server (and console) bind address; off loopback the "
         "console needs a token.",
     )
-    serve_port: int = Field(9108, description="Health/metrics server port.")
-    metrics_cache_seconds: float = Field(5.0, description="Min interval between Redis samples.")
+    serve_port: int = Field(9108, ge=0, le=65535, description="Health/metrics server port.")
+    metrics_cache_seconds: float = Field(
+        5.0, ge=0, description="Min interval between Redis samples."
+    )
     readiness_stall_seconds: float = Field(
-        60.0, description="Worker loop heartbeat age that is unready."
+        60.0, gt=0, description="Worker loop heartbeat age that is unready."
     )
     log_format: Literal["auto", "json", "console"] = Field(
         "auto", description="auto: json off a TTY."
     )
-    log_level: str = Field("INFO", description="Root log level.")
-    sentry_dsn: SecretStr | None = Field(
+    log_level: LogLevel = Field("INFO", description="Root log level.")
+    sentry_dsn: SecretHttpUrl | None = Field(
         None, validation_alias=_alias("SENTRY_DSN"), description="Sentry DSN."
     )
-    environment: str = Field("production", description="Sentry environment tag.")
+    environment: Name = Field("production", description="Sentry environment tag.")
 
     # --- operator console (§15) -------------------------------------------------------------
-    console_token: SecretStr | None = Field(
+    console_token: Token | None = Field(
         None,
         description="Token the console's actions (replay, breaker reset, forget) ask for; off "
         "loopback it also opens every page. Unset: the console at / is read-only.",
     )
-    console_read_token: SecretStr | None = Field(
+    console_read_token: Token | None = Field(
         None,
         description="Token that opens the console's pages but no action. Set: every page "
         "needs a token even on loopback (off loopback they always do).",
@@ -426,7 +481,10 @@ class Settings(BaseSettings):
     @classmethod
     def _split_ids(cls, value: object) -> object:
         if isinstance(value, str):
-            return [int(part) for part in value.replace(";", ",").split(",") if part.strip()]
+            try:
+                return [int(part) for part in value.replace(";", ",").split(",") if part.strip()]
+            except ValueError:
+                raise ValueError("must be comma-separated integer chat ids") from None
         if isinstance(value, int):
             return [value]
         return value
@@ -435,15 +493,29 @@ class Settings(BaseSettings):
     @classmethod
     def _check_prefix(cls, value: str) -> str:
         if any(ch in value for ch in "{} \t\n"):
-            raise ValueError("MEMORY_KEY_PREFIX must not contain braces or whitespace")
+            raise ValueError("must not contain braces or whitespace")
         return value
 
     @field_validator("safety_net_seconds")
     @classmethod
     def _check_safety_net(cls, value: int) -> int:
         if value <= 0 or 60 % value:
-            raise ValueError("MEMORY_SAFETY_NET_SECONDS must divide 60")
+            raise ValueError("must divide 60")
         return value
+
+    @model_validator(mode="after")
+    def _check_relations(self) -> Self:
+        problems = contradictions({n: getattr(self, n) for n in type(self).model_fields}, env_name)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    @property
+    def watchdog_window(self) -> float:
+        """The watchdog's window (s): ``MEMORY_WATCHDOG_SECONDS``, else budget + grace + 60."""
+        if self.watchdog_seconds is not None:
+            return self.watchdog_seconds
+        return self.tick_timeout_seconds + self.shutdown_grace_seconds + 60.0
 
     @property
     def valkey_dir(self) -> Path:
@@ -507,18 +579,18 @@ class Settings(BaseSettings):
         )
 
 
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment (and ``overrides``), or one
+    :class:`~memory_worker.errors.SettingsError` naming every bad variable."""
+    return load_checked(Settings, env_name, **overrides)
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """Settings from the environment, read once per process."""
-    return Settings()
+    """Settings from the environment, read once per process (:class:`SettingsError` if bad)."""
+    return load_settings()
 
 
 def env_name(field: str) -> str:
     """The environment variable that sets ``field``."""
-    info = Settings.model_fields[field]
-    alias = info.validation_alias
-    if isinstance(alias, AliasChoices):
-        first = alias.choices[0]
-        assert isinstance(first, str)
-        return first
-    return "MEMORY_" + field.upper()
+    return field_env_name(Settings, field)

@@ -1,0 +1,85 @@
+"""Masking (§14): the one home of what counts as a secret and of taking it out of text.
+
+Every text that leaves the process or is kept about a failure passes through
+this package, with one family of functions:
+
+- :func:`find_secrets` — the secrets in a text, as spans with a kind;
+- :func:`mask` — the text with each secret replaced by a placeholder; used
+  for every prompt to the farm (messages, sender names, cards shown, merge
+  requests), every embedder input (cards, related-card queries) and every
+  ``recall()`` query; with ``contacts`` (``MEMORY_REDACT_CONTACTS``) e-mail
+  addresses and phone numbers too; also for episode summaries and topics;
+- :func:`contains_secret` — whether a card may not be stored (§10): it holds a
+  secret, a placeholder where one was masked, or talks about a credential;
+- :func:`scrub` — what logs, Sentry, the CLI and the console may show
+  (stricter: URL details and the process's configured secrets too);
+- :func:`mask_error` — an error text as the run error log keeps it: echoes of
+  the run's messages removed, scrubbed, bounded.
+
+Where: the detectors run together in :mod:`.detect` (``find_secrets``, ``mask``,
+``contains_secret``) behind a one-pass prefilter (:mod:`.needles`); what operators
+see is :mod:`.outputs` (``scrub``, ``mask_error``, ``redact_url``).
+
+What is a secret (the detectors, one module each): provider tokens and key
+bodies, ``Authorization`` values, credentials inside URLs and webhook URLs
+(:mod:`.shapes`); values named by a label in running text in EN, RU, DE, ES,
+FR, UK, PT, IT, PL and ZH, and values assigned to secret-named identifiers in
+env files, JSON, YAML and code (:mod:`.labels`, words in :mod:`.lexicon`);
+Luhn-valid payment card numbers with any separators (:mod:`.numbers`).
+
+What is *not* (kept as written, on purpose): words about secrets without a
+value ("I forgot my password", "password reset link"), ordinary words after a
+label ("the password is wrong"), templates (``${DB_PASSWORD}``), version
+strings, dates, phone numbers (unless contacts are asked for), ISBNs, IBANs,
+order and tracking numbers that fail Luhn, UUIDs, git hashes, URLs without
+credentials, code identifiers (``MAX_TOKENS``, ``hf_hub_download``).
+
+The corpus ``tests/data/secrets/`` measures both sides (``bench/masking.py``
+prints recall and false masks per language and kind).
+"""
+
+from memory_worker.privacy.masking.detect import (
+    CARD_NUMBER,
+    EMAIL,
+    PHONE,
+    REDACTED,
+    SECRET_MARKERS,
+    Found,
+    contains_secret,
+    find_secrets,
+    mask,
+)
+from memory_worker.privacy.masking.numbers import luhn_valid
+from memory_worker.privacy.masking.outputs import (
+    ECHO,
+    FILTERED,
+    mask_error,
+    redact_query,
+    redact_url,
+    remember_secrets,
+    scrub,
+    scrub_secrets,
+    strip_echoes,
+)
+
+__all__ = [
+    "CARD_NUMBER",
+    "ECHO",
+    "EMAIL",
+    "FILTERED",
+    "PHONE",
+    "REDACTED",
+    "SECRET_MARKERS",
+    "Found",
+    "contains_secret",
+    "find_secrets",
+    "luhn_valid",
+    "mask",
+    "mask_error",
+    "redact_query",
+    "redact_url",
+    "remember_secrets",
+    "scrub",
+    "scrub_secrets",
+    "strip_echoes",
+]

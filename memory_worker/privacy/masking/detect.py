@@ -1,0 +1,133 @@
+"""Finding secrets in a text and masking them: the detectors of the package run here, their
+spans are merged, and each merged span is replaced by one placeholder.
+
+Placeholders name what was there without saying what it was: ``[redacted]``
+(credentials, tokens, keys), ``[card number]``, and with contacts ``[email]``
+and ``[phone]``; operator outputs use ``[Filtered]`` for all of them. A
+placeholder is never taken for a secret again, so masking is idempotent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from memory_worker.privacy.masking.labels import (
+    assigned_values,
+    labelled_values,
+    values_before_labels,
+)
+from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
+from memory_worker.privacy.masking.needles import Hits, Needles
+from memory_worker.privacy.masking.numbers import card_numbers, contacts
+from memory_worker.privacy.masking.shapes import (
+    PEM_NEEDLES,
+    TOKEN_NEEDLES,
+    URL_NEEDLES,
+    Span,
+    private_key_blocks,
+    token_shapes,
+    url_credentials,
+)
+
+REDACTED = "[redacted]"
+CARD_NUMBER = "[card number]"
+EMAIL = "[email]"
+PHONE = "[phone]"
+_PLACEHOLDERS = {"card_number": CARD_NUMBER, "email": EMAIL, "phone": PHONE}
+_MAX_PASSES = 3
+
+Detector = Callable[[str, Hits], Iterable[Span]]
+DETECTORS: tuple[Detector, ...] = (
+    private_key_blocks,
+    token_shapes,
+    url_credentials,
+    labelled_values,
+    values_before_labels,
+    assigned_values,
+    card_numbers,
+)
+
+NEEDLES = Needles(TOKEN_NEEDLES | PEM_NEEDLES | URL_NEEDLES | LABEL_NEEDLES | NAME_NEEDLES)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One secret in a text: ``text[start:end]``, and what kind of secret it is
+    (``token``, ``password``, ``pin``, ``private_key``, ``auth_header``, ``webhook``,
+    ``url_credential``, ``card_number``, ``email``, ``phone``)."""
+
+    start: int
+    end: int
+    kind: str
+
+
+def _merged(spans: Iterable[Span]) -> list[Found]:
+    """Overlapping or touching spans as one (the first-starting span's kind)."""
+    out: list[Found] = []
+    for start, end, kind in sorted(spans):
+        if end <= start:
+            continue
+        if out and start <= out[-1].end:
+            last = out[-1]
+            out[-1] = Found(last.start, max(last.end, end), last.kind)
+        else:
+            out.append(Found(start, end, kind))
+    return out
+
+
+def find_secrets(text: str, *, contacts_too: bool = False) -> list[Found]:
+    """Every secret in ``text``, in order, overlaps merged (with ``contacts_too``, e-mail
+    addresses and phone numbers as well)."""
+    hits = NEEDLES.find(text)
+    if hits.present:
+        spans = [span for detector in DETECTORS for span in detector(text, hits)]
+    else:  # no needle: only a card number can be there
+        spans = list(card_numbers(text))
+    if contacts_too:
+        spans.extend(contacts(text))
+    return _merged(spans)
+
+
+def _replace(text: str, found: list[Found], placeholder: str | None) -> str:
+    out: list[str] = []
+    at = 0
+    for item in found:
+        out += [text[at : item.start], placeholder or _PLACEHOLDERS.get(item.kind, REDACTED)]
+        at = item.end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def mask(text: str, *, contacts: bool = False, placeholder: str | None = None) -> str:
+    """``text`` with every secret replaced by its placeholder (``placeholder`` for all, when
+    given); with ``contacts``, e-mail addresses and phone numbers too.
+
+    Pure and idempotent (a masked text masks to itself): every prompt, embedder
+    input and recall query passes through it, and a retried request is sent the same.
+    """
+    for _ in range(_MAX_PASSES):
+        found = find_secrets(text, contacts_too=contacts)
+        masked = _replace(text, found, placeholder) if found else text
+        if masked == text:
+            return text
+        text = masked
+    return text
+
+
+#: Words that make a card *about* a credential (it is dropped even without a value).
+SECRET_MARKERS = re.compile(
+    r"(?i)(api[\s_-]?key|apikey|passw(?:or)?d|парол[ьяюеі]|passwort|kennwort|mot de passe|"
+    r"contrase[ñn]a|senha|has(?:ło|ła|łem|le)\b|гасло|密码|密碼|口令|密钥|"
+    r"token\s*=|secret\s*=|access[\s_-]?token|client[\s_-]?secret|private[\s_-]?key|"
+    r"\bbearer\s+\S)"
+)
+#: A placeholder left where a secret was (the extractor saw a masked text).
+_MASKED = re.compile(r"\[(?:redacted|card number|Filtered)\]")
+
+
+def contains_secret(text: str) -> bool:
+    """Whether ``text`` carries a secret, a placeholder where one was masked, or talks about
+    a credential: a card like that is never stored (§10)."""
+    return bool(_MASKED.search(text) or SECRET_MARKERS.search(text) or find_secrets(text))

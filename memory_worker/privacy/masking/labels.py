@@ -1,0 +1,398 @@
+"""Secrets recognised by their label: "the wifi password for the office is …", "Passwort:
+…", "пароль от почты qwerty123", "Xk2… as my password", ``DB_PASSWORD=…``, ``"apiKey": "…"``.
+
+Three readers share the lexicon (:mod:`memory_worker.privacy.masking.lexicon`):
+
+- :func:`labelled_values` — a label in running text, then up to four words
+  naming what it is for ("for the office"), a connector of the label's
+  language (``is``, ``ist``, ``est``, ``это``, ``是``, ``:``, ``=``, ``-``, ``'s``;
+  an adverb in its place: "пароль теперь …") and the value (one token, or a
+  quoted phrase). Without a connector only a value that reads as generated is
+  taken (``password hunter22``; also after "<preposition> <word>": ``пароль
+  от вайфая qwerty123``, and after a preposition of change: "set the password
+  to Xk2…", "Passwort auf Xk2… geändert"). The label's family decides what the
+  value may be (see the lexicon's docstring).
+- :func:`values_before_labels` — a generated-looking value named afterwards:
+  "j'ai mis Xk2… comme mot de passe", "Xk2… as my password".
+- :func:`assigned_values` — an identifier whose parts name a secret
+  (``DB_PASSWORD``, ``PGPASSWORD``, ``aws_secret_access_key``, ``apiKey``,
+  ``x-api-key``) assigned with ``=``, ``:``, ``:=`` or ``=>`` (env files, JSON,
+  YAML, code). Parts that say it is *about* a secret rather than one
+  (``MAX_TOKENS``, ``password_min_length``, ``TOKEN_FILE``, ``primary_key``)
+  rule it out.
+
+Values that are never secrets: ordinary words (the lexicon's ``NOT_VALUES``),
+a plain word that opens a phrase ("password: *ask* at the desk", "le mot de
+passe est *envoyé* par SMS"), templates (``${DB_PASSWORD}``, ``<password>``,
+``{{ token }}``, ``%s``, ``YOUR_API_KEY``), code (``request.form['password']``,
+``getToken()``, ``os.environ[…]``), runs of ``*``/``•``/``x`` (already hidden),
+URLs (a URL's own credentials are :mod:`~memory_worker.privacy.masking.shapes`' business)
+and text already masked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memory_worker.privacy.masking.lexicon import (
+    AS_WORDS,
+    CHANGE_PREPOSITIONS,
+    CHANGE_VERBS,
+    CODE_LABELS,
+    CONNECTOR_WORDS,
+    FILLER_ADJECTIVES,
+    FILLER_ADVERBS,
+    KEY_LABELS,
+    LABEL_NEEDLES,
+    NAME_KEY_PARTS,
+    NAME_NEEDLES,
+    NAME_NOT_SECRET_PARTS,
+    NAME_PASSWORD_PARTS,
+    NOT_BEFORE,
+    NOT_FILLERS,
+    NOT_SECRET_CODES,
+    NOT_VALUES,
+    PAIR_LABELS,
+    PASS_LABELS,
+    PASSWORD_LABELS,
+    PIN_LABELS,
+    PREPOSITIONS,
+)
+from memory_worker.privacy.masking.needles import Hits
+from memory_worker.privacy.masking.shapes import Span, token_like
+
+_FAMILIES = {
+    "password": PASSWORD_LABELS,
+    "pass": PASS_LABELS,
+    "key": KEY_LABELS,
+    "pin": PIN_LABELS,
+    "code": CODE_LABELS,
+    "pair": PAIR_LABELS,
+}
+_KINDS = {"key": "token", "pin": "pin", "code": "pin"}
+#: Families whose values are digits (any language's copula may stand before them).
+_DIGIT_FAMILIES = frozenset({"pin", "code"})
+
+
+def _label_pattern() -> re.Pattern[str]:
+    groups = []
+    for family, table in _FAMILIES.items():
+        for lang, labels in table.items():
+            body = "|".join(sorted(labels, key=len, reverse=True))
+            if lang == "zh":
+                groups.append(f"(?P<{family}_{lang}>{body})")
+            else:
+                groups.append(f"(?<!\\w)(?P<{family}_{lang}>{body})(?!\\w)")
+    return re.compile("|".join(groups), re.IGNORECASE)
+
+
+_SYMBOLS = r"(?:=>|->|→|—|–|:=|=|:|：|-(?=\s))"
+#: Languages whose copulas an English-spelt label takes too ("la password è …").
+_LATIN = ("en", "de", "fr", "es", "pt", "it", "pl")
+
+
+def _connector_pattern(lang: str) -> re.Pattern[str]:
+    """Symbols, then the label's language's copulas and English's (an English-spelt label
+    takes every Latin-script language's: "password" is said in all of them); Polish
+    ``to`` only after a Polish label (in English it is a preposition). ``any``: every
+    language's (a PIN's value is digits only: "PIN to 4821", "PIN ist 4821")."""
+    words = set(CONNECTOR_WORDS["en"]) | set(CONNECTOR_WORDS.get(lang, ()))
+    if lang in ("en", "any"):
+        words.update(w for other in _LATIN for w in CONNECTOR_WORDS[other])
+    if lang == "any":
+        words.update(w for other in ("ru", "uk") for w in CONNECTOR_WORDS[other])
+    elif lang != "pl":
+        words.discard("to")
+    body = "|".join(sorted(words, key=len, reverse=True))
+    end = "" if lang == "zh" else r"(?!\w)"
+    return re.compile(
+        rf"\s*(?:{_SYMBOLS}\s*(?:(?:{body}){end}\s*)?(?:{_SYMBOLS}\s*)?"
+        rf"|['’]s(?!\w)\s*|(?:{body}){end}\s*(?:{_SYMBOLS}\s*)?)",
+        re.IGNORECASE,
+    )
+
+
+_LABELS = _label_pattern()
+_CONNECTORS = {lang: _connector_pattern(lang) for lang in [*CONNECTOR_WORDS, "any"]}
+_QUOTES = {'"': '"', "'": "'", "«": "»", "“": "”", "„": "“", "‘": "’", "`": "`", "「": "」"}
+_BARE = re.compile(r"[^\s]+")
+_ASCII = re.compile(r"[!-~]+")
+_TRAILING = ".,;:!?)]}»\"'”’…"
+_FILLER = re.compile(r"[ \t]+(?P<w>[^\s.!?,;:=：]{1,30})(?=[\s:=：]|$)")
+_PROSE = re.compile(r"[ \t]+[^\W_]+[ \t]+[^\W\d_]+")
+_PAIR = re.compile(r"[ \t]*(?P<user>[^\s/]{1,64})[ \t]*/[ \t]*(?P<v>[^\s/]+)")
+_TEMPLATE = re.compile(
+    r"^(?:\$\{[\w.]+\}?|\$[A-Z_][A-Z0-9_]*|%\(?\w*\)?[sd]|\{\{?[^{}]*\}\}?|<[^<>]+>|"
+    r"[*•●xX.·_-]{3,}|…|\?+"
+    r"|[A-Z]+(?:[_-][A-Z]+)+)$"  # a placeholder name: YOUR_API_KEY, CHANGE-ME
+)
+#: Code, not a value: a call or an index (``getToken()``, ``os.environ['X']``) or a dotted
+#: name (``request.form``).
+_CODE = re.compile(
+    r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[(\[]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$"
+)
+
+
+def _value(text: str, at: int, lang: str) -> tuple[int, int, bool] | None:
+    """The value starting at ``at`` (spaces skipped): (start, end, quoted)."""
+    while at < len(text) and text[at] in " \t":
+        at += 1
+    if at < len(text) and text[at] in _QUOTES:
+        close = text.find(_QUOTES[text[at]], at + 1, at + 102)
+        if close > at + 1 and "\n" not in text[at + 1 : close]:
+            return at + 1, close, True
+    match = (_ASCII if lang == "zh" else _BARE).match(text, at)
+    if match is None:
+        return None
+    end = match.end()
+    while end > at and text[end - 1] in _TRAILING:
+        end -= 1
+    return (at, end, False) if end > at else None
+
+
+def not_a_value(value: str) -> bool:
+    """Whether ``value`` (after a label) is an ordinary word, a template, code, a URL or a
+    mask."""
+    folded = value.casefold()
+    return (
+        folded in NOT_VALUES
+        or value.startswith(("[", "<", "{"))
+        or bool(_TEMPLATE.match(value) or _CODE.match(value))
+        or "://" in value
+        or folded.startswith("www.")
+    )
+
+
+def _strong(value: str) -> bool:
+    """A value no sentence would hold in that place: letters mixed with digits or symbols."""
+    return (
+        len(value) >= 6
+        and any(c.isalpha() for c in value)
+        and any(c.isdigit() or c in "!@#$%^&*_+=~" for c in value)
+    )
+
+
+def _accepts(family: str, value: str, *, connector: bool) -> bool:
+    if not value or not_a_value(value):
+        return False
+    if family in _DIGIT_FAMILIES:
+        least = 3 if connector and family == "pin" else 4
+        return value.isdigit() and least <= len(value) <= 8
+    if not connector:
+        digits = family == "password" and value.isdigit() and 4 <= len(value) <= 12
+        return family in ("password", "key") and (_strong(value) or digits)
+    if family in ("password", "pass"):
+        return len(value) >= 3
+    return token_like(value)
+
+
+def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | bool:
+    """After a connector at ``at``: the value's span, False when the connector is followed
+    by no value (or one refused: the phrase is settled), True when there is no connector."""
+    connector = _CONNECTORS["any" if family in _DIGIT_FAMILIES else lang]
+    joined: re.Match[str] | None = connector.match(text, at)
+    adverb = _FILLER.match(text, at)
+    if adverb is not None and adverb.group("w").casefold() in FILLER_ADVERBS:
+        joined = connector.match(text, adverb.end()) or adverb  # "пароль теперь …"
+    if joined is None or not joined.group(0).strip():
+        return True
+    if family == "pair":
+        pair = _PAIR.match(text, joined.end())
+        if pair is None or not (_strong(pair.group("v")) or token_like(pair.group("v"))):
+            return False
+        return pair.span("v")
+    found = _value(text, joined.end(), lang)
+    if found is not None and text[found[0] : found[1]].casefold() in FILLER_ADVERBS:
+        found = _value(text, found[1], lang)
+    if found is None:
+        return False
+    begin, end, quoted = found
+    value = text[begin:end]
+    if not quoted and value.isalpha() and _PROSE.match(text, end):
+        return False  # a plain word opening a phrase: "password: ask at the desk"
+    return (begin, end) if _accepts(family, value, connector=True) else False
+
+
+def _bare_allowed(fillers: list[str], before: str) -> bool:
+    """Whether a value may follow without a connector after these filler words."""
+    folded = [f.casefold() for f in fillers]
+    if all(f in FILLER_ADJECTIVES for f in folded):
+        return True  # none, or "senha temporária Xk2…"
+    if len(folded) == 2 and folded[0] in PREPOSITIONS:
+        return True  # "пароль от вайфая qwerty123"
+    if folded[-1] in CHANGE_PREPOSITIONS:  # "password has been changed to Xk2…"
+        words = {*before.casefold().split(), *folded}
+        return folded[-1] != "to" or bool(CHANGE_VERBS & words)
+    return False
+
+
+def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tuple[int, int] | None:
+    """The value a label ending at ``at`` names, if any (see the module doc)."""
+    fillers: list[str] = []
+    before = text[max(0, start - 40) : start]
+    while True:
+        joined = _joined(text, at, family, lang)
+        if joined is not True:
+            return joined or None
+        if family not in ("pass", "pair") and _bare_allowed(fillers, before):
+            found = _value(text, at, lang) if at < len(text) else None
+            if found is not None and (found[0] > at or lang == "zh"):
+                begin, end, quoted = found
+                if _accepts(family, text[begin:end], connector=quoted):
+                    return begin, end
+        word = _FILLER.match(text, at)
+        if word is None or len(fillers) == 4 or word.end() - start > 100:
+            return None
+        folded = word.group("w").casefold()
+        if folded in NOT_FILLERS or (
+            family == "pass" and not fillers and folded not in PREPOSITIONS
+        ):
+            return None
+        if family == "code" and folded in NOT_SECRET_CODES:
+            return None  # "código de erro 4031"
+        fillers.append(word.group("w"))
+        at = word.end()
+
+
+def _word_before(text: str, start: int) -> str:
+    words = text[max(0, start - 30) : start].split()
+    return words[-1].casefold().strip(".,:;") if words else ""
+
+
+def _skipped(family: str, text: str, start: int) -> bool:
+    """Whether the word before a label makes it no label: "*reset* password flow", "*zip*
+    code" (a "code" is a secret unless said to be another kind)."""
+    before = _word_before(text, start)
+    return before in NOT_BEFORE or (family == "code" and before in NOT_SECRET_CODES)
+
+
+#: Longest stretch from a label's start to a needle inside it ("Routeradministratorpasswort").
+_LABEL_REACH = 40
+
+
+def _label_starts(text: str, needles: list[int]) -> list[int]:
+    """Where a label may start: a word start (or a CJK character) at most ``_LABEL_REACH``
+    before a needle."""
+    starts: set[int] = set()
+    for pos in needles:
+        for at in range(max(0, pos - _LABEL_REACH), pos + 1):
+            if at == 0 or not text[at - 1].isalnum() or ord(text[at]) >= 0x2E80:
+                starts.add(at)
+    return sorted(starts)
+
+
+def _label_matches(text: str, hits: Hits) -> Iterator[re.Match[str]]:
+    """``_LABELS.finditer(text)``, tried only where a label may start."""
+    needles = hits.positions(LABEL_NEEDLES)
+    if needles is None:
+        yield from _LABELS.finditer(text)
+        return
+    end = 0
+    for at in _label_starts(text, needles):
+        if at < end:
+            continue
+        match = _LABELS.match(text, at)
+        if match is not None:
+            end = match.end()
+            yield match
+
+
+def labelled_values(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of values named by a label in running text, in any of the lexicon's languages
+    (``hits``: the needles ``text`` holds)."""
+    if hits.present.isdisjoint(LABEL_NEEDLES):
+        return
+    for match in _label_matches(text, hits):
+        family, _, lang = (match.lastgroup or "").partition("_")
+        if _skipped(family, text, match.start()):
+            continue
+        found = _after_label(text, match.start(), match.end(), family, lang)
+        if found is not None:
+            yield found[0], found[1], _KINDS.get(family, "password")
+
+
+_AS_LABEL = re.compile(
+    rf"(?<!\w)(?:{'|'.join(sorted(AS_WORDS, key=len, reverse=True))})[ \t]+"
+    r"(?:[^\s.,;:!?]{1,15}[ \t]+){0,2}"
+    r"(?:password|passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|hasło|пароль|"
+    r"пароля)(?!\w)",
+    re.IGNORECASE,
+)
+_LAST_WORD = re.compile(r"(\S+)[ \t]+$")
+
+
+def values_before_labels(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of generated-looking values named as a password afterwards ("Xk2… as my
+    password", "j'ai mis Xk2… comme mot de passe")."""
+    if hits.present.isdisjoint(LABEL_NEEDLES):
+        return
+    for match in _AS_LABEL.finditer(text):
+        before = _LAST_WORD.search(text, max(0, match.start() - 120), match.start())
+        if before is None:
+            continue
+        value = before.group(1).rstrip(_TRAILING)
+        if _strong(value) and not not_a_value(value):
+            yield before.start(1), before.start(1) + len(value), "password"
+
+
+# --- assignments: env files, JSON, YAML, code --------------------------------------------------
+
+_ASSIGN = re.compile(
+    r"(?<![\w.-])(?P<q>[\"'`]?)(?P<name>[A-Za-z0-9_.-]{2,80})(?P=q)[ \t]*"
+    r"(?P<op>:=|=>|==|=|:)[ \t]*"
+)
+_GLUED_PASSWORD = ("password", "passwd")
+_GLUED_KEY = ("secret", "token", "apikey")
+_NAME_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def secret_name(name: str) -> str | None:
+    """The label family an identifier names (``password``/``key``), or None."""
+    parts = [part.lower() for part in _NAME_PARTS.findall(name)]
+    if not parts or any(part in NAME_NOT_SECRET_PARTS for part in parts):
+        return None
+    if any(part in NAME_PASSWORD_PARTS or part.endswith(_GLUED_PASSWORD) for part in parts):
+        return "password"  # PGPASSWORD, MYSQL_PWD
+    if any(part in NAME_KEY_PARTS or part.endswith(_GLUED_KEY) for part in parts):
+        return "key"  # GITHUBTOKEN
+    return None
+
+
+_JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.){1,400})"')
+_SINGLE_STRING = re.compile(r"'([^'\n]{1,400})'|`([^`\n]{1,400})`")
+_BARE_ASSIGNED = re.compile(r"[^\s,;}\]&\"'<>]+")
+
+
+def _assigned(text: str, at: int) -> tuple[int, int, bool] | None:
+    for pattern in (_JSON_STRING, _SINGLE_STRING):
+        match = pattern.match(text, at)
+        if match is not None:
+            group = match.lastindex or 1
+            return match.start(group), match.end(group), True
+    match = _BARE_ASSIGNED.match(text, at)
+    return (match.start(), match.end(), False) if match is not None else None
+
+
+def assigned_values(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of values assigned to identifiers that name a secret (see the module doc)."""
+    if ("=" not in text and ":" not in text) or hits.present.isdisjoint(NAME_NEEDLES):
+        return
+    for match in _ASSIGN.finditer(text):
+        family = secret_name(match.group("name"))
+        if family is None:
+            continue
+        found = _assigned(text, match.end())
+        if found is None:
+            continue
+        begin, end, quoted = found
+        value = text[begin:end]
+        raw = value if quoted else _BARE.match(text, begin).group(0).rstrip(_TRAILING)  # type: ignore[union-attr]
+        if not value or not_a_value(raw) or value.casefold() in {"null", "none", "nil"}:
+            continue
+        if family == "key" and not quoted and match.group("op") != "=":
+            if not token_like(value):
+                continue
+        elif family == "key" and len(value) < 3:
+            continue
+        yield begin, end, _KINDS.get(family, "password")

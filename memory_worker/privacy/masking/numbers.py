@@ -1,0 +1,127 @@
+"""Numbers that are secrets or contacts: payment card numbers (Luhn), e-mail addresses, phones.
+
+A payment card number is 13–19 digits that pass the Luhn check and start like a
+card of that length (Mir, Visa, Mastercard, Amex, Diners, Discover, JCB, UnionPay,
+Maestro: ``_PREFIXES``), typed as one run or in groups of 4–6 digits (4-4-4-4,
+4-6-5, 4-4-4-4-3) separated by spaces (also NBSP, narrow and figure spaces, two of
+them), dots, dashes or slashes. What is *not* a card, on purpose: a run glued to
+letters (``DE89 3704…`` IBANs, ``SKU12345…`` codes), a number whose first digits no
+card of its length has (ISBN-13s start 978/979, an IMEI is 15 Luhn-valid digits
+starting 35/86/01/49, phones with a country code start 1/7/8/9 or follow ``+``),
+groups of 1–3 digits (phone numbers, dates, lottery rows), a card-shaped window that
+the run's own grouping continues for a few more digits (one longer number), and
+numbers that fail Luhn (order and tracking numbers, nine in ten of them). The price:
+a card number typed with its CVV right after it in the same grouping
+(``4111 1111 1111 1111 123``) reads as one 19-digit number and is not masked.
+
+E-mail addresses and phone numbers are contacts, not secrets: they are found
+only when asked (``MEMORY_REDACT_CONTACTS``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memory_worker.privacy.masking.needles import Hits
+
+Span = tuple[int, int, str]
+
+_SPACE = "[ \u00a0\u2007\u202f\t]"
+#: A digit run: groups joined by one separator (up to two spaces, around an optional . - /).
+_DIGIT_RUN = re.compile(
+    rf"(?<![+0-9A-Za-z])[0-9]+(?:(?:{_SPACE}{{1,2}}[-./]?{_SPACE}{{0,2}}|[-./]{_SPACE}{{0,2}})[0-9]+)*"
+)
+_GROUP = re.compile(r"[0-9]+")
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+_PHONE = re.compile(r"(?<![\w+/.,:])\+?\(?[0-9](?:[ .()-]{0,2}[0-9]){6,16}(?![\w/])")
+_DATE_LIKE = re.compile(
+    r"^(?:19|20)\d\d[-./]\d\d?[-./]\d\d?\b|^\d\d?[-./]\d\d?[-./](?:19|20)?\d\d\b"
+)
+
+
+def luhn_valid(digits: str) -> bool:
+    """Whether a string of digits passes the Luhn check (payment card numbers do)."""
+    total = 0
+    for i, char in enumerate(reversed(digits)):
+        value = ord(char) - 48
+        if i % 2:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+#: The first digits a card number of each length may start with: Visa 13; Diners 14;
+#: Amex 15 (an IMEI is 15 Luhn-valid digits too, starting 35/86/01/49); the rest 16–19.
+_PREFIXES = {
+    13: ("4",),
+    14: ("30", "36", "38", "39"),
+    15: ("34", "37"),
+    16: ("2", "3", "4", "5", "6"),
+    17: ("4", "5", "6"),
+    18: ("4", "5", "6"),
+    19: ("22", "4", "5", "6"),
+}
+
+
+def _is_card(groups: list[str]) -> bool:
+    digits = "".join(groups)
+    if not digits.startswith(_PREFIXES.get(len(digits), ())):
+        return False
+    if len(groups) == 1:
+        return True
+    return all(4 <= len(g) <= 6 for g in groups[:-1]) and len(groups[-1]) <= 6
+
+
+def _card_spans(run: str, offset: int) -> Iterator[Span]:
+    """Card numbers within one digit run: from each group start, the longest window of
+    whole groups that is a card (a longer number is never masked in part)."""
+    groups = [(m.start(), m.end()) for m in _GROUP.finditer(run)]
+    i = 0
+    while i < len(groups):
+        best = None
+        for j in range(i, min(len(groups), i + 5)):
+            window = [run[a:b] for a, b in groups[i : j + 1]]
+            if sum(map(len, window)) > 19:
+                break
+            if _is_card(window) and luhn_valid("".join(window)):
+                best = j
+        if best is None:
+            i += 1
+            continue
+        if _continues(run, groups, i, best):
+            i = best + 2
+            continue
+        yield offset + groups[i][0], offset + groups[best][1], "card_number"
+        i = best + 1
+
+
+def _continues(run: str, groups: list[tuple[int, int]], first: int, last: int) -> bool:
+    """Whether the window's number goes on: one more group, the run's last, joined by the
+    window's own separator and still within 19 digits (``6567 9773 5381 8199 336`` is one
+    19-digit number that fails Luhn, not a card followed by 336)."""
+    if last + 2 != len(groups) or last == first:
+        return False
+    inner = run[groups[first][1] : groups[first + 1][0]]
+    after = run[groups[last][1] : groups[last + 1][0]]
+    digits = sum(b - a for a, b in groups[first:])
+    return after == inner and digits <= 19
+
+
+def card_numbers(text: str, hits: Hits | None = None) -> Iterator[Span]:
+    """Spans of Luhn-valid payment card numbers in ``text``."""
+    for match in _DIGIT_RUN.finditer(text):
+        if match.end() - match.start() >= 13:
+            yield from _card_spans(match.group(0), match.start())
+
+
+def contacts(text: str) -> Iterator[Span]:
+    """Spans of e-mail addresses and phone numbers (7–15 digits after ``+``, else 9–12)."""
+    for match in _EMAIL.finditer(text):
+        yield match.start(), match.end(), "email"
+    for match in _PHONE.finditer(text):
+        candidate = match.group(0)
+        digits = sum(c.isdigit() for c in candidate)
+        least, most = (7, 15) if candidate.startswith("+") else (9, 12)
+        if least <= digits <= most and not _DATE_LIKE.match(candidate):
+            yield match.start(), match.end(), "phone"

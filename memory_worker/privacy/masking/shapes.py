@@ -1,0 +1,260 @@
+"""Secrets recognised by their shape, wherever they stand: provider tokens, private keys,
+``Authorization`` values, credentials inside URLs, webhook URLs.
+
+Each rule is a pattern and the group that is the secret (0: the whole match);
+some carry a check on the value that a regular expression says badly (the
+``Basic`` value must decode to ``user:password``; an ``sk-`` key must be long or
+hold a digit). Minimum lengths sit under every real token's length and above
+ordinary words: ``sk-learn`` or ``hf_hub_download`` are not keys.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable, Iterator
+
+from memory_worker.privacy.masking.needles import Hits
+
+Span = tuple[int, int, str]
+Check = Callable[[str], bool]
+
+
+def _has_digit(value: str) -> bool:
+    return any(c.isdigit() for c in value)
+
+
+def token_like(value: str) -> bool:
+    """A value that reads as a generated token rather than a word: a digit, a symbol, or
+    upper case after the first letter (``correct-horse`` is a phrase, ``K9x…`` is not)."""
+    if len(value) < 6:
+        return False
+    return (
+        _has_digit(value)
+        or any(c in "._~+/=!@#$%^&*" for c in value)
+        or any(c.isupper() for c in value[1:])
+    )
+
+
+def _sk_key(value: str) -> bool:
+    return len(value) >= 19 or _has_digit(value)
+
+
+def _basic_credentials(value: str) -> bool:
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in decoded and len(decoded) >= 3
+
+
+#: (kind, needles, pattern, secret group, check on the secret). A rule runs only on a text
+#: whose casefolded form holds one of its needles (every match holds one: a property test
+#: checks it), so an ordinary sentence costs a few substring searches, not 40 scans.
+_RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = (
+    ("token", ("sk-",), r"\bsk-[A-Za-z0-9][A-Za-z0-9_-]{9,}", 0, _sk_key),
+    ("token", ("k_live_", "k_test_"), r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}", 0, None),
+    ("token", ("whsec_",), r"\bwhsec_[A-Za-z0-9+/=]{16,}", 0, None),
+    (
+        "token",
+        ("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "anva", "aroa", "apka"),
+        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)[A-Z0-9]{16}\b",
+        0,
+        None,
+    ),
+    ("token", ("gh",), r"\bgh[pousr]_[A-Za-z0-9]{30,}", 0, None),
+    ("token", ("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{30,}", 0, None),
+    ("token", ("gl",), r"\bgl(?:pat|dt|ptt|rt|cbt|soat|ffct)-[A-Za-z0-9_-]{20,}", 0, None),
+    ("token", ("xox",), r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}", 0, None),
+    ("token", ("xapp-",), r"\bxapp-\d-[A-Za-z0-9-]{10,}", 0, None),
+    ("token", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}", 0, None),
+    ("token", ("ya29.",), r"\bya29\.[0-9A-Za-z_-]{20,}", 0, None),
+    ("token", ("gocspx-",), r"\bGOCSPX-[A-Za-z0-9_-]{20,}", 0, None),
+    ("token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}", 0, None),
+    ("token", ("npm_",), r"\bnpm_[A-Za-z0-9]{30,}", 0, None),
+    ("token", ("pypi-",), r"\bpypi-[A-Za-z0-9_-]{40,}", 0, None),
+    ("token", ("sg.",), r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0, None),
+    ("token", ("sk",), r"\bSK[0-9a-f]{32}\b", 0, None),
+    ("token", ("key-",), r"\bkey-[0-9a-zA-Z]{32}\b", 0, None),
+    ("token", ("-us",), r"\b[0-9a-f]{32}-us\d{1,2}\b", 0, None),
+    ("token", ("_v1_",), r"\bdo[opr]_v1_[a-f0-9]{64}\b", 0, None),
+    ("token", ("shp",), r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", 0, None),
+    ("token", ("atatt3",), r"\bATATT3[A-Za-z0-9_=-]{30,}", 0, None),
+    ("token", ("sq0",), r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}", 0, None),
+    ("token", ("dapi",), r"\bdapi[a-f0-9]{32}\b", 0, None),
+    ("token", ("glc_", "glsa_"), r"\bgl(?:c|sa)_[A-Za-z0-9+/=_]{32,}", 0, None),
+    ("token", ("lin_api_",), r"\blin_api_[A-Za-z0-9]{32,}", 0, None),
+    ("token", ("hvs.",), r"\bhvs\.[A-Za-z0-9_-]{24,}", 0, None),
+    ("token", ("age-secret-key-1",), r"\bAGE-SECRET-KEY-1[A-Z0-9]{50,}", 0, None),
+    ("token", (":",), r"(?<![0-9])\d{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])", 0, None),
+    (
+        "token",
+        ("eyj",),
+        r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        0,
+        None,
+    ),
+    # a private key's body without its header: DER (``MII…``) or OpenSSH base64
+    ("private_key", ("mii",), r"\bMII[A-Za-z0-9+/]{60,}={0,2}", 0, None),
+    (
+        "private_key",
+        ("b3blbnnzac1rzxktdje",),
+        r"\bb3BlbnNzaC1rZXktdjE[A-Za-z0-9+/]{20,}={0,2}",
+        0,
+        None,
+    ),
+    # passwords on command lines: mysql -pSECRET, sshpass -p SECRET
+    (
+        "password",
+        ("mysql", "mariadb"),
+        r"\b(?:mysql|mysqladmin|mysqldump|mariadb)\b[^\n]*?\s-p(?P<v>[^\s-]\S*)",
+        "v",
+        None,
+    ),
+    ("password", ("sshpass",), r"\bsshpass\s+-p\s*(?P<v>\S+)", "v", None),
+    # Authorization headers and bearer/basic values
+    (
+        "auth_header",
+        ("authorization",),
+        r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:basic|bearer|token|digest|bot|"
+        r"apikey|sso-key|negotiate|ntlm)\s+(?P<v>[^\s\"',;]{4,})",
+        "v",
+        None,
+    ),
+    (
+        "auth_header",
+        ("authorization",),
+        r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?P<v>[^\s\"',;]{6,})",
+        "v",
+        token_like,
+    ),
+    ("auth_header", ("bearer",), r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})", "v", token_like),
+    (
+        "auth_header",
+        ("basic",),
+        r"(?i)\bbasic\s+(?P<v>[A-Za-z0-9+/]{6,}={0,2})",
+        "v",
+        _basic_credentials,
+    ),
+    # webhooks: everything after the fixed part of the URL is the credential
+    (
+        "webhook",
+        ("hooks.slack.com",),
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/-]+)",
+        "v",
+        None,
+    ),
+    (
+        "webhook",
+        ("discord",),
+        r"discord(?:app)?\.com/api/webhooks/(?P<v>\d+/[A-Za-z0-9_-]+)",
+        "v",
+        None,
+    ),
+    (
+        "webhook",
+        ("outlook.office",),
+        r"outlook\.office(?:365)?\.com/webhook/(?P<v>[^\s\"'<>]+)",
+        "v",
+        None,
+    ),
+)
+
+_COMPILED: tuple[tuple[str, tuple[str, ...], re.Pattern[str], int | str, Check | None], ...] = (
+    tuple(
+        (kind, needles, re.compile(pattern), group, check)
+        for kind, needles, pattern, group, check in _RULES
+    )
+)
+
+
+#: Every needle of the rules (see :mod:`memory_worker.privacy.masking.needles`).
+TOKEN_NEEDLES = frozenset(needle for rule in _RULES for needle in rule[1])
+_RULES_BY_NEEDLE: dict[str, tuple[int, ...]] = {
+    needle: tuple(i for i, rule in enumerate(_RULES) if needle in rule[1])
+    for needle in TOKEN_NEEDLES
+}
+PEM_NEEDLES = frozenset({"private key"})
+URL_NEEDLES = frozenset({"://", "="})
+
+
+def token_shapes(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of provider tokens, key bodies, ``Authorization`` values and webhook secrets
+    (``hits``: the needles ``text`` holds)."""
+    rules = sorted({i for needle in hits.present for i in _RULES_BY_NEEDLE.get(needle, ())})
+    for kind, _, pattern, group, check in (_COMPILED[i] for i in rules):
+        for match in pattern.finditer(text):
+            value = match.group(group)
+            if check is None or check(value):
+                yield match.start(group), match.end(group), kind
+
+
+# --- PEM private key blocks --------------------------------------------------------------------
+
+_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"\s*-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_HEADER_LINE = re.compile(r"\s*(?:Proc-Type|DEK-Info|Comment|Version|Hash):[^\n]*")
+_PEM_TOKEN = re.compile(r"\s*(?P<t>[A-Za-z0-9+/]+={0,2})(?=\s|$|-----)")
+
+
+def _base64_line(token: str) -> bool:
+    """A token of a key body: long, or padded, or mixed like generated text (not a word)."""
+    if len(token) >= 16 or token.endswith("="):
+        return True
+    return len(token) >= 2 and (
+        _has_digit(token)
+        or any(c in "+/" for c in token)
+        or (any(c.isupper() for c in token[1:]) and any(c.islower() for c in token))
+    )
+
+
+def private_key_blocks(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of PEM private keys, header to footer; a block cut short (no footer) runs to the
+    last token of its base64 body."""
+    if hits.present.isdisjoint(PEM_NEEDLES):
+        return
+    for begin in _PEM_BEGIN.finditer(text):
+        at = begin.end()
+        while True:
+            header = _PEM_HEADER_LINE.match(text, at)
+            if header is not None and header.end() > at:
+                at = header.end()
+                continue
+            token = _PEM_TOKEN.match(text, at)
+            if token is None or not _base64_line(token.group("t")):
+                break
+            at = token.end()
+        end = _PEM_END.match(text, at)
+        yield begin.start(), end.end() if end is not None else at, "private_key"
+
+
+# --- credentials inside URLs --------------------------------------------------------------------
+
+_AUTHORITY = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<a>[^\s/?#\"'<>]+)")
+_QUERY_SECRET = re.compile(
+    r"(?i)[?&;](?:access_token|refresh_token|id_token|api[_-]?key|apikey|key|token|secret|"
+    r"client_secret|password|passwd|pwd|pass|auth|sig|signature|x-amz-signature|"
+    r"x-amz-security-token|private_token)=(?P<v>[^&#\s\"'<>]+)"
+)
+
+
+def url_credentials(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of passwords in ``scheme://user:password@host`` (also ``:password@`` and a
+    token standing alone as the user) and of secret query parameters' values."""
+    if hits.present.isdisjoint(URL_NEEDLES):
+        return
+    for match in _AUTHORITY.finditer(text):
+        authority = match.group("a")
+        userinfo, at, _ = authority.rpartition("@")
+        if not at or not userinfo:
+            continue
+        start = match.start("a")
+        user, colon, password = userinfo.partition(":")
+        if colon and password:
+            yield start + len(user) + 1, start + len(userinfo), "url_credential"
+        elif not colon and len(user) >= 16 and token_like(user):
+            yield start, start + len(user), "url_credential"
+    for match in _QUERY_SECRET.finditer(text):
+        if not match.group("v").startswith("["):  # already masked
+            yield match.start("v"), match.end("v"), "url_credential"

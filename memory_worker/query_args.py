@@ -1,0 +1,89 @@
+"""Checks of the bot's memory-call arguments: ids, ``k``, query vectors, query texts, time
+windows.
+
+Pure functions: each returns the value it checked or raises one of the
+:class:`~memory_worker.errors.InvalidQuery` errors, before the call reads or
+writes anything (§13: a wrong type or size is a typed error, never an
+``AttributeError`` or a silent ``[]``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sized
+from datetime import datetime
+from numbers import Real
+from typing import cast
+
+from memory_worker.errors import EmbeddingSizeMismatch, InvalidId, InvalidQuery, QueryTooLarge
+from memory_worker.recall.timing import Window
+
+
+def check_id(name: str, value: object) -> int:
+    """``value`` if it is an int (a bool is not: ``True`` is no chat id)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidId(name, value)
+    return value
+
+
+def check_optional_id(name: str, value: object) -> int | None:
+    return None if value is None else check_id(name, value)
+
+
+def check_k(k: object, limit: int) -> int:
+    """How many results to return: an int from 0 (none) to ``limit``."""
+    count = check_id("k", k)
+    if count < 0:
+        raise InvalidQuery(f"k must be 0 or more, got {count}")
+    if count > limit:
+        raise QueryTooLarge("k", count, limit)
+    return count
+
+
+def check_query_text(text: object, limit: int) -> str:
+    """A recall text: a non-blank str of at most ``limit`` characters."""
+    if not isinstance(text, str):
+        raise InvalidQuery(f"the recall text must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise InvalidQuery("recall needs a non-empty text")
+    if len(text) > limit:
+        raise QueryTooLarge("the recall text's length", len(text), limit)
+    return text
+
+
+def check_embedding(chat_id: int, embedding: object, expected: int) -> list[float]:
+    """A query vector (a list, tuple or 1-d numpy array): ``expected`` finite real numbers."""
+    if (
+        isinstance(embedding, str | bytes | Mapping)
+        or not isinstance(embedding, Sized)
+        or not isinstance(embedding, Iterable)
+    ):
+        kind = type(embedding).__name__
+        raise InvalidQuery(f"the embedding must be a sequence of floats, got {kind}")
+    if len(embedding) != expected:
+        raise EmbeddingSizeMismatch(chat_id, expected=expected, got=len(embedding))
+    values: list[float] = []
+    for value in cast(Iterable[object], embedding):
+        if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+            raise InvalidQuery("the embedding must hold finite real numbers only")
+        values.append(float(value))
+    return values
+
+
+def check_window(since: object, until: object) -> Window | None:
+    """Recall's ``since``/``until``: aware datetimes (or None), ``until`` after ``since``;
+    None when both are open."""
+    for name, moment in (("since", since), ("until", until)):
+        if moment is None:
+            continue
+        if not isinstance(moment, datetime):
+            raise InvalidQuery(f"{name} must be a datetime, got {type(moment).__name__}")
+        if moment.tzinfo is None or moment.utcoffset() is None:
+            raise InvalidQuery(f"{name} needs a timezone (an aware datetime)")
+    if since is None and until is None:
+        return None
+    start = cast("datetime | None", since)
+    end = cast("datetime | None", until)
+    if start is not None and end is not None and end <= start:
+        raise InvalidQuery("until must be after since")
+    return Window(start, end)

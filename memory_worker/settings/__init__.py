@@ -1,0 +1,17 @@
+"""Settings (§13): every knob in one pydantic-settings model, checked before anything runs.
+
+- :mod:`~memory_worker.settings.model`: :class:`Settings` — every setting with its default,
+  bounds and env name (``MEMORY_…``); ``get_settings()``, the process's, read once; ``load_settings()`` (checked, one-line errors).
+- :mod:`~memory_worker.settings.types`: the field types that mask themselves (Redis URLs,
+  tokens, the DSN), so no output can print a secret: masking is by type, not by name.
+- :mod:`~memory_worker.settings.recall`: :class:`RecallSettings`, the base holding how recall
+  ranks (the fusion of the cosine and BM25, the time boost; §16).
+- :mod:`~memory_worker.settings.checks`: what pydantic cannot say alone — settings that
+  contradict each other, a prompt version with no prompt — and the one-line error.
+
+Import from here: ``from memory_worker.settings import Settings, get_settings``.
+"""
+
+from memory_worker.settings.model import Settings, env_name, get_settings, load_settings
+
+__all__ = ["Settings", "env_name", "get_settings", "load_settings"]
