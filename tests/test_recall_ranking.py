@@ -12,6 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_worker.cards import Card, CardStatus, Scope
+from memory_worker.errors import InvalidQuery
+from memory_worker.query_args import check_window
 from memory_worker.recall import (
     FusionParams,
     LexicalIndex,
@@ -424,3 +426,25 @@ def test_a_named_time_no_card_is_of_keeps_its_words_as_evidence() -> None:
     hits = rank_cards("What does Maria do in December?", cards, now=T0)
     assert hits[0].card.id == "2"
     assert hits[0].lexical > hits[1].lexical
+
+
+@pytest.mark.parametrize(
+    ("since", "until", "problem"),
+    [
+        (datetime(2026, 1, 1), None, "timezone"),
+        (None, "2026-01-01", "must be a datetime"),
+        (T0, T0, "after"),
+        (T0, T0 - DAY, "after"),
+    ],
+    ids=["naive", "a-string", "empty", "reversed"],
+)
+def test_check_window_refuses_with_a_typed_error(
+    since: object, until: object, problem: str
+) -> None:
+    with pytest.raises(InvalidQuery, match=problem):
+        check_window(since, until)
+
+
+def test_check_window_answers_none_when_both_are_open() -> None:
+    assert check_window(None, None) is None
+    assert check_window(T0, None) == Window(T0, None)
