@@ -182,8 +182,7 @@ async def canary_redis(
 ) -> dict[str, str]:
     """The canary environment, with REDIS_URL and MEMORY_CARDS_URL logging in for real, and
     a routes file whose provider key (``auth_env``) is a canary too."""
-    assert private_valkey.port is not None
-    env = canary_env(redis_port=private_valkey.port)
+    env = canary_env(private_valkey)
     for name in ("redis_url", "cards_url"):
         await command(admin, "ACL", "SETUSER", acl_user(name), "reset", "on", f">{canary_of(name)}",
                       "~*", "&*", "+@all")  # fmt: skip
@@ -328,7 +327,7 @@ async def test_run_and_serve_with_refused_credentials_print_no_secret(
     processes: list[subprocess.Popen[str]],
 ) -> None:
     env = canary_redis | {
-        "REDIS_URL": f"redis://user:{canary_of('redis_url')}-wrong@127.0.0.1:{private_valkey.port}/0"
+        "REDIS_URL": private_valkey.url_as("user", f"{canary_of('redis_url')}-wrong")
     }
     done = run_console_script(["run"], env)
     line = assert_one_error_line(done, "refused the credentials")

@@ -102,19 +102,28 @@ class StopSignals:
 
 async def wait_for_redis(redis: ArqRedis, signals: StopSignals, cap: float) -> bool:
     """PING until Redis answers (True) or a signal comes (False), backing off up to ``cap``."""
-    log.info("worker_waiting_for_redis")  # a paused Redis says nothing: this says where we are
+    # a paused Redis says nothing: after a second this says where we are (a Redis that answers
+    # at once — or refuses the credentials at once — leaves no line)
+    waiting = asyncio.get_running_loop().call_later(
+        1.0, lambda: log.info("worker_waiting_for_redis")
+    )
     delay = 0.5
-    while not signals.stopping:
-        try:
-            if await signals.race(redis.ping()) is not None:
-                return True
-        except _REDIS_REFUSES:
-            raise
-        except _REDIS_DOWN as exc:
-            log.warning("redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay)
-            await signals.sleep(delay)
-            delay = min(delay * 2, cap)
-    return False
+    try:
+        while not signals.stopping:
+            try:
+                if await signals.race(redis.ping()) is not None:
+                    return True
+            except _REDIS_REFUSES:
+                raise
+            except _REDIS_DOWN as exc:
+                log.warning(
+                    "redis_unavailable_at_startup", error=type(exc).__name__, retry_in=delay
+                )
+                await signals.sleep(delay)
+                delay = min(delay * 2, cap)
+        return False
+    finally:
+        waiting.cancel()
 
 
 async def close_within(worker: MemoryWorker, signals: StopSignals, settings: Settings) -> None:

@@ -27,6 +27,7 @@ from memory_worker.settings import Settings, env_name
 from memory_worker.settings import checks as settings_checks
 from memory_worker.settings import types as settings_types
 from memory_worker.settings.types import SecretUrl, is_secret_field, secret_type
+from memory_worker.storage.embedded import EmbeddedValkey
 
 CANARY = "CANARY-7e3f"
 
@@ -129,11 +130,14 @@ def secret_fields() -> dict[str, FieldInfo]:
     return {n: i for n, i in Settings.model_fields.items() if is_secret_field(i)}
 
 
-def canary_value(name: str, info: FieldInfo, redis_port: int = 1) -> str:
-    """A valid value of a secret setting that carries its canary."""
+def canary_value(name: str, info: FieldInfo, server: EmbeddedValkey | None = None) -> str:
+    """A valid value of a secret setting that carries its canary (a Redis URL logs in to
+    ``server`` as an ACL user named for the setting; without a server it reaches nothing)."""
     canary = canary_of(name)
     if secret_type(info.annotation) is SecretUrl:
-        return f"redis://{acl_user(name)}:{canary}@127.0.0.1:{redis_port}/0"
+        if server is not None:
+            return server.url_as(acl_user(name), canary)
+        return f"redis://{acl_user(name)}:{canary}@127.0.0.1:1/0"
     assert info.annotation is not None
     adapter: TypeAdapter[Any] = TypeAdapter(info.annotation)
     for candidate in (canary, f"http://{canary}@127.0.0.1:9/1", f"http://127.0.0.1:9/{canary}"):
@@ -145,9 +149,9 @@ def canary_value(name: str, info: FieldInfo, redis_port: int = 1) -> str:
     raise AssertionError(f"{env_name(name)}: no canary value fits its type")
 
 
-def canary_env(redis_port: int = 1) -> dict[str, str]:
+def canary_env(server: EmbeddedValkey | None = None) -> dict[str, str]:
     """Every secret setting set to its canary (plus what the canaries need to be coherent)."""
-    env = {env_name(n): canary_value(n, i, redis_port) for n, i in secret_fields().items()}
+    env = {env_name(n): canary_value(n, i, server) for n, i in secret_fields().items()}
     env[env_name("admin_telegram_chat_ids")] = "1"  # a bot token needs someone to page
     return env
 
