@@ -23,7 +23,6 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
-from structlog.testing import capture_logs
 
 from llm_client._breaker.model import Circuit
 from memory_worker.console import add_console
@@ -37,6 +36,7 @@ from memory_worker.settings.types import reveal
 from tests.support.clock import ManualClock
 from tests.support.console import TOKEN, csrf_of, log_in
 from tests.support.dumps import dump_all
+from tests.support.logs import capture_logs
 from tests.test_console import CHAT, PAGES, TARGET, seed
 
 READ = "read-token-5d0e8b21"

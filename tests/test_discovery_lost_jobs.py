@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-import structlog
 
 from llm_client import (
     BackendUnavailable,
@@ -28,6 +27,7 @@ from llm_client import (
 from llm_client._transport.base import ClientConfig
 from llm_client._transport.envelope import BACKEND_UNAVAILABLE_CODES
 from memory_worker.farmsim import EnvelopeStyle, FarmSimulator, Fault, FaultKind
+from tests.support.logs import capture_logs
 from tests.support.simulator import sim_config
 
 SERVICE, ENDPOINT = "llm-openai", "chat_completions"
@@ -83,7 +83,7 @@ async def test_a_farm_losing_every_job_is_backend_unavailable_after_one_resubmit
     sim: FarmSimulator, client: DiscoveryClient
 ) -> None:
     sim.set_fault(SERVICE, Fault(FaultKind.JOB_NOT_FOUND))
-    with structlog.testing.capture_logs() as events, pytest.raises(JobLost) as info:
+    with capture_logs() as events, pytest.raises(JobLost) as info:
         await client.chat(REQUEST, idempotency_key="run-1:1")
     assert isinstance(info.value, BackendUnavailable)
     assert retryable_reason(info.value) is FailureReason.PROVIDER_UNAVAILABLE

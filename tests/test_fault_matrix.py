@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,5 @@ def test_the_reliability_page_lists_every_row() -> None:
     from pathlib import Path
 
     page = (Path(__file__).parent.parent / "docs" / "reliability.md").read_text(encoding="utf-8")
-    listed = {
-        int(line.split("|")[1]) for line in page.splitlines() if line[:4].strip("| ").isdigit()
-    }
+    listed = {int(m.group(1)) for m in re.finditer(r"^\| (\d+) \|", page, re.MULTILINE)}
     assert listed == set(SCENARIOS) == set(ALL_ROWS)

@@ -246,3 +246,15 @@ def test_every_exception_belongs_to_a_drawn_tree() -> None:
                 elif not re.search(rf"\b{name}\b", drawn):
                     problems.append(f"{info.name}.{name}: not drawn in its tree")
     assert problems == []
+
+
+def test_the_library_logs_only_through_its_stdlib_loggers() -> None:
+    """Every module logs through ``get_logger`` (stdlib records, no global set-up): a bare
+    ``structlog.get_logger`` writes to stdout inside a bot and skips the CLI's masking."""
+    offenders = [
+        path.relative_to(ROOT).as_posix()
+        for path in _modules().values()
+        if "structlog.get_logger(" in path.read_text(encoding="utf-8")
+        and path.relative_to(ROOT).as_posix() != "llm_client/_log.py"
+    ]
+    assert offenders == []

@@ -12,7 +12,6 @@ from typing import Any
 
 import httpx
 import pytest
-from structlog.testing import capture_logs
 
 from memory_worker.ops.serve import HealthServer
 from memory_worker.pipeline.processing import ProcessResult
@@ -23,6 +22,7 @@ from memory_worker.settings.types import reveal
 from memory_worker.worker.watchdog import WEDGED_EXIT, Liveness, Watchdog, judge
 from tests.support.clock import ManualClock
 from tests.support.factories import make_request
+from tests.support.logs import capture_logs
 
 W = 100.0  # the window of the table
 
@@ -154,7 +154,7 @@ async def test_healthz_answers_503_once_wedged(settings: Settings) -> None:
 
 
 def test_the_default_window_outlasts_the_tick_budget_and_the_grace() -> None:
-    s = Settings(tick_timeout_seconds=600, shutdown_grace_seconds=20)
+    s = Settings(tick_timeout_seconds=600, shutdown_grace_seconds=20, route_wall_seconds=300)
     assert s.watchdog_window == 680.0
     assert Settings(watchdog_seconds=90).watchdog_window == 90.0
 

@@ -28,7 +28,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-import structlog
 from aiohttp import web
 
 from memory_worker.console.auth import (
@@ -46,11 +45,12 @@ from memory_worker.console.auth import (
     token_kind,
     wait_for,
 )
+from memory_worker.ops.logs import get_logger
 
 if TYPE_CHECKING:
     from memory_worker.settings import Settings
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SESSION_COOKIE = "mw_console_session"
 #: Paths the gate never closes: the login itself and the stylesheet the login page uses.

@@ -32,7 +32,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import structlog
 from arq.connections import ArqRedis
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -40,6 +39,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from llm_client import as_text
+from memory_worker.ops.logs import get_logger
 from memory_worker.ops.metrics import Sampler
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
@@ -51,7 +51,7 @@ from memory_worker.storage.connections import (
     parse_cluster_url,
 )
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 QUEUE = "queue"
 CARDS = "cards"

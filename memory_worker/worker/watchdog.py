@@ -36,8 +36,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-import structlog
-
+from memory_worker.ops.logs import get_logger
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
@@ -46,7 +45,7 @@ from memory_worker.storage.connections import client_from_url, retry_store_write
 if TYPE_CHECKING:
     from memory_worker.pipeline.runner import TickRunner
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 #: The exit status of a wedged worker (EX_SOFTWARE): not 0, so every supervisor restarts it.
 WEDGED_EXIT = 70

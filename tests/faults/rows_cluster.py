@@ -19,8 +19,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import json
 import os
-import re
 import warnings
 from collections import Counter
 from collections.abc import Iterator
@@ -139,7 +139,11 @@ async def row29(ctx: FaultContext) -> None:
         logs = fleet.logs(tail=None)
         assert "Unclosed" not in logs, logs[-4000:]
         assert unclosed == []
-        faults = Counter(re.findall(r'"error": "(\w+)", "event": "run_store_fault"', logs))
+        faults = Counter(
+            event["error"]
+            for event in (json.loads(line) for line in logs.splitlines() if line.startswith("{"))
+            if event.get("event") == "run_store_fault"
+        )
         print("store faults released across the trials:", dict(faults))
         assert sum(faults.values()) > 0  # the kills really met writes
         counters = await ctx.redis.hgetall(runs.keys.counters)

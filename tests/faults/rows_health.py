@@ -227,7 +227,7 @@ async def _wedge_trial(ctx: FaultContext, mode: str, chat: int, reason: str) -> 
     lines = [json.loads(line) for line in text.splitlines() if '"worker_wedged"' in line]
     assert [(e["event"], e["reason"], e["holding"]) for e in lines] == [
         ("worker_wedged", reason, 1)
-    ]
+    ], lines
     if mode == "hang_write":  # the loop still answers: the probe saw why first
         assert wedged_bodies, "no /healthz 503 before the exit"
         assert wedged_bodies[-1]["status"] == "wedged"
