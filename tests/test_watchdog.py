@@ -154,7 +154,14 @@ async def test_healthz_answers_503_once_wedged(settings: Settings) -> None:
 
 
 def test_the_default_window_outlasts_the_tick_budget_and_the_grace() -> None:
-    s = Settings(tick_timeout_seconds=600, shutdown_grace_seconds=20, route_wall_seconds=300)
+    s = Settings(
+        tick_timeout_seconds=600,
+        shutdown_grace_seconds=20,
+        route_wall_seconds=300,
+        task_timeout_seconds=240,
+        capacity_wait_seconds=60,
+        embedding_task_timeout_seconds=15,
+    )
     assert s.watchdog_window == 680.0
     assert Settings(watchdog_seconds=90).watchdog_window == 90.0
 
