@@ -288,6 +288,9 @@ class Settings(SecretSafeSettings):
     error_message_max_chars: int = Field(
         500, ge=1, description="Longest error text kept in an entry."
     )
+    release_log_max_entries: int = Field(
+        20, ge=1, le=1000, description="Release-history entries kept per run (when, why, route)."
+    )
     max_run_messages: int = Field(2000, ge=1, description="Messages accepted in one run request.")
     max_message_chars: int = Field(16_000, ge=1, description="Longest message text accepted.")
     max_run_bytes: int = Field(2_000_000, ge=1, description="Largest encoded run request accepted.")
