@@ -473,6 +473,14 @@ class Settings(SecretSafeSettings):
         description="Wrong console tokens one client address may try per minute after the "
         "burst (then 429 with Retry-After).",
     )
+    console_runbook_url: str = Field(
+        "docs/runbook.md",
+        min_length=1,
+        max_length=500,
+        description="Where the outage banner's runbook links point (its section anchors are "
+        "appended): the repository file by default; set it to your docs site's runbook page "
+        "(MkDocs builds it at runbook/).",
+    )
     console_show_memory: bool = Field(
         True,
         description="Serve the console's memory browser (cards, episodes). 0: no card or "
