@@ -288,9 +288,7 @@ class Settings(SecretSafeSettings):
     error_message_max_chars: int = Field(
         500, ge=1, description="Longest error text kept in an entry."
     )
-    release_log_max_entries: int = Field(
-        20, ge=1, le=1000, description="Release-history entries kept per run (when, why, route)."
-    )
+    release_log_max_entries: int = Field(20, ge=1, le=1000, description="Releases kept per run.")
     max_run_messages: int = Field(2000, ge=1, description="Messages accepted in one run request.")
     max_message_chars: int = Field(16_000, ge=1, description="Longest message text accepted.")
     max_run_bytes: int = Field(2_000_000, ge=1, description="Largest encoded run request accepted.")
@@ -474,12 +472,7 @@ class Settings(SecretSafeSettings):
         "burst (then 429 with Retry-After).",
     )
     console_runbook_url: str = Field(
-        "docs/runbook.md",
-        min_length=1,
-        max_length=500,
-        description="Where the outage banner's runbook links point (its section anchors are "
-        "appended): the repository file by default; set it to your docs site's runbook page "
-        "(MkDocs builds it at runbook/).",
+        "docs/runbook.md", min_length=1, description="Runbook page the console's links point at."
     )
     console_show_memory: bool = Field(
         True,
