@@ -175,3 +175,37 @@ async def test_every_figure_is_explained_and_names_a_metric_the_endpoint_has(
     failures = sum(v for k, v in sample.counters.items() if k.startswith("failed:"))
     assert overview.failed_total == failures
     assert re.search(rf'id="total-failed">{failures}<', body)
+
+
+def test_a_route_without_its_own_answer_shows_a_shared_targets_newest() -> None:
+    """Routes share targets (and breakers): a route whose calls were all refused shows what
+    the farm last said on one of its targets, through another route."""
+    from datetime import UTC, datetime
+
+    from llm_client import Circuit
+    from memory_worker.console.data import outage_banner
+    from tests.test_console_data import view
+
+    def error(workflow: str, target: str, hour: int) -> RouteError:
+        at = datetime(2026, 11, 2, hour, tzinfo=UTC)
+        return RouteError(workflow=workflow, at=at, target=target, code=f"C{hour}")
+
+    errors = {
+        WF: error(WF, TARGET, 10),
+        "embedding": error("embedding", "embedder/e", 11),
+        "other": error("other", TARGET, 12),
+    }
+    banner = outage_banner(
+        now_ms=0,
+        routes={WF: [TARGET], "memory_merge": [TARGET], "lonely": ["x/y"]},
+        breakers=[view(TARGET, Circuit.OPEN, opened=1), view("x/y", Circuit.OPEN, opened=1)],
+        deferred_since_ms=None,
+        next_tick_ms=None,
+        runs_waiting=0,
+        pages={},
+        failed_since=0,
+        last_errors=errors,
+    )
+    assert banner is not None
+    shown = {r.workflow: r.last_error and r.last_error.code for r in banner.open_routes}
+    assert shown == {WF: "C10", "memory_merge": "C12", "lonely": None}

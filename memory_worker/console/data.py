@@ -122,7 +122,7 @@ def outage_banner(
         if targets and all(v is not None and v.circuit is not Circuit.CLOSED for v in views):
             opened = [v.opened_at_ms for v in views if v is not None and v.opened_at_ms]
             since = max(opened) if opened else None
-            last = (last_errors or {}).get(workflow)
+            last = _last_error(workflow, targets, last_errors or {})
             open_routes.append(OpenRoute(workflow, since, tuple(targets), last))
     if deferred_since_ms is None and not open_routes:
         return None
@@ -150,6 +150,17 @@ def outage_banner(
         attempts_spent=failed_since,
         deferred=deferred_since_ms is not None,
     )
+
+
+def _last_error(
+    workflow: str, targets: Sequence[str], errors: Mapping[str, RouteError]
+) -> RouteError | None:
+    """The route's own last farm error, else the newest one another route got from one of
+    its targets (routes share targets, and so their breakers)."""
+    if workflow in errors:
+        return errors[workflow]
+    shared = [e for e in errors.values() if e.target in targets]
+    return max(shared, key=lambda e: e.at, default=None)
 
 
 async def banner_data(

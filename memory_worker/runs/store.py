@@ -553,6 +553,11 @@ class RunStore:
         ids = await self.redis.zrevrange(key, 0, max(limit, 1) - 1)
         return await self.get_many([as_text(i) for i in ids])
 
+    async def list_retired(self, limit: int = 100) -> list[Run]:
+        """Retired runs, most recently retired first."""
+        ids = await self.redis.zrevrange(self.keys.retired, 0, max(limit, 1) - 1)
+        return await self.get_many([as_text(i) for i in ids])
+
     async def waiting(self) -> int:
         """Runs still owed work: queued, processing, and failed with attempts left."""
         counts = await self.counts()
