@@ -76,6 +76,7 @@ async def test_runs_list_retired_with_the_last_error_and_the_runs_own_budget(
     shown = cli(settings, "runs", "show", claim.id, MEMORY_MAX_ATTEMPTS="2", COLUMNS="250")
     assert "max_attempts: 7" in shown.stdout
     other = kept if claim.id == retired else retired
+    assert other is not None
     never = cli(settings, "runs", "show", other, MEMORY_MAX_ATTEMPTS="2", COLUMNS="250")
     assert "never claimed" in never.stdout
     assert "--status queued" in _one_error_line(
