@@ -471,8 +471,8 @@ class Settings(SecretSafeSettings):
         description="Wrong console tokens one client address may try per minute after the "
         "burst (then 429 with Retry-After).",
     )
-    console_runbook_url: str = Field(
-        "docs/runbook.md", min_length=1, description="Runbook page the console's links point at."
+    console_runbook_url: Name = Field(
+        "docs/runbook.md", description="Runbook page the console's links point at."
     )
     console_show_memory: bool = Field(
         True,
