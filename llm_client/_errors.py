@@ -56,11 +56,23 @@ class LLMError(Exception):
     #: The classifier's answer for this type (None = not retryable), if ``typed``.
     reason: ClassVar[FailureReason | None] = None
 
+    #: The route (workflow) and the target an attempt's error came from: the routed walker
+    #: notes them (:meth:`note_origin`) on every attempt's error; None outside a walk.
+    workflow: str | None = None
+    target: str | None = None
+
     def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         #: A short machine code (farm error code, HTTP status, …) safe to log.
         self.code = code
+
+    def note_origin(self, workflow: str, target: str | None) -> None:
+        """Where the error came from (what is already known is kept)."""
+        if self.workflow is None:
+            self.workflow = workflow
+        if self.target is None:
+            self.target = target
 
     def __str__(self) -> str:
         return self.message

@@ -29,6 +29,8 @@
     ├── RedisNotConfigured     MemoryQueue.connect got no Redis URL and was not asked for the
     │                          embedded server
     ├── ConsoleExposedError    the console would be served off loopback with no token (§15)
+    ├── RoutesIncomplete       the routes file leaves out the route every run needs
+    │                          (memory_extraction): a worker refuses to start on it
     └── InvalidQuery           a memory call's argument has the wrong type or is out of bounds
         ├── InvalidId              a chat/thread/user id (or ``k``) is not an int (bool, float, str)
         ├── EmbeddingSizeMismatch  similar_cards' vector is not of the chat's dimension
@@ -242,6 +244,11 @@ class QueryTooLarge(InvalidQuery):
 class ConsoleExposedError(MemoryWorkerError):
     """The console would be served off loopback with no token: anyone reaching the address
     could read every chat's memory. Raised before anything listens (§15)."""
+
+
+class RoutesIncomplete(MemoryWorkerError, ValueError):
+    """A routes file without an enabled ``memory_extraction`` target: every run would be
+    released forever (RouteUnavailable), so a worker refuses to start on it (one line)."""
 
 
 class RedisUrlError(MemoryWorkerError, ValueError):

@@ -228,6 +228,18 @@ class Keys:
         store last came back, ms). Worker ids are ``host:pid:hex``, never a pulse field."""
         return f"{self.queue_tag}:workers:runs"
 
+    @property
+    def worker_info(self) -> str:
+        """HASH worker id → what its last heartbeat said for the console's workers page
+        (JSON: host, prompt version, slots busy, when); it leaves with the worker."""
+        return f"{self.queue_tag}:workers:info"
+
+    @property
+    def route_errors(self) -> str:
+        """HASH workflow → the last error its farm gave (JSON, message masked), written by
+        the release and fail scripts; bounded by the number of routes (§15's banner)."""
+        return f"{self.queue_tag}:routes:last_error"
+
     def maintenance_lock(self, job: str) -> str:
         """Fleet-wide pacing of a maintenance job: set NX with the job's period."""
         return f"{self.queue_tag}:maintenance:{job}"

@@ -218,6 +218,39 @@ class ErrorLogEntry(BaseModel):
         return self.model_copy(update={"code": code, "message": message})
 
 
+class ReleaseEntry(BaseModel):
+    """One release of a run (§7, §15): when, why, and which route and target, when known.
+
+    Identifiers only (the farm's code is masked when written): the message the farm gave
+    is kept once per route, as the route's last error (:class:`RouteError`), not per run.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    at: datetime
+    reason: str
+    workflow: str | None = None
+    target: str | None = None
+    code: str | None = None
+
+
+class RouteError(BaseModel):
+    """The last error a route's farm gave (§15's outage banner), its message masked."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workflow: str
+    at: datetime
+    target: str | None = None
+    code: str = ""
+    reason: str | None = None
+    message: str = ""
+
+    def masked(self) -> RouteError:
+        """As it may be shown: code and message scrubbed again (§14)."""
+        return self.model_copy(update={"code": scrub(self.code), "message": scrub(self.message)})
+
+
 class Run(BaseModel):
     """The read view of a run (§13 run JSON)."""
 
@@ -227,9 +260,13 @@ class Run(BaseModel):
     status: RunStatus
     retired: bool = False
     attempts: int
-    max_attempts: int
+    #: The attempt budget of the worker that last claimed the run (its
+    #: ``MEMORY_MAX_ATTEMPTS``); None: never claimed (the claiming worker's applies).
+    max_attempts: int | None = None
     releases: int
     error_log: list[ErrorLogEntry]
+    #: The newest releases, oldest first (``MEMORY_RELEASE_LOG_MAX_ENTRIES`` of them).
+    release_log: list[ReleaseEntry] = Field(default_factory=list)
     chat_id: int
     thread_id: int
     range_start: datetime

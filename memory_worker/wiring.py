@@ -2,7 +2,7 @@
 
 ::
 
-    routes (config/routes.toml or defaults) ──▶ Walker ──▶ ClientFactory ──▶ Discovery / OpenAI / local
+    routes (examples/routes.toml or defaults) ──▶ Walker ──▶ ClientFactory ──▶ Discovery / OpenAI / local
          breakers (Redis, fleet-shared) ──────┘   │
                                                   └─▶ events: Redis stream, admin outbox, attempt metrics
     claimed run ──▶ ConsolidationProcessor ──▶ consolidate_run ──▶ CardStore (one atomic write per run)
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 import httpx
 from arq.connections import ArqRedis
@@ -34,6 +35,7 @@ from llm_client import (
     ClientFactory,
     Fanout,
     RedisEventLog,
+    RoutesConfig,
     TransportFactory,
     Walker,
     WalkerConfig,
@@ -43,6 +45,7 @@ from memory_worker.cards import CardStore
 from memory_worker.cards.maintenance import Maintenance
 from memory_worker.cards.replication import replicas_present
 from memory_worker.consolidation.routed import ConsolidationProcessor, RoutedModels
+from memory_worker.errors import RoutesIncomplete
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import AttemptCounter, success_counter
 from memory_worker.paging.notifiers import notifiers_from_settings
@@ -128,6 +131,29 @@ def build_routing(
     return Routing(walker, reporter, attempts, events, http)
 
 
+#: The workflows a run cannot do without: a worker without a route for one does no work.
+RUN_WORKFLOWS = (MEMORY_EXTRACTION,)
+
+
+def check_run_routes(routes: RoutesConfig, source: Path | str | None) -> None:
+    """Refuse routes on which no run can complete (:class:`RoutesIncomplete`, one line).
+
+    A routes file is authoritative, so one that lists only ``embedding`` (a recall-only
+    snippet used as the whole file) turns extraction off: every run would be released
+    forever, quietly. A worker refuses that at start; the bot's library, which may only
+    recall, does not check."""
+    missing = [
+        wf for wf in RUN_WORKFLOWS if wf not in routes.routes or not routes.routes[wf].eligible
+    ]
+    if missing:
+        where = source or "the default routes"
+        raise RoutesIncomplete(
+            f"{where} has no enabled {' or '.join(missing)} route: every run would be "
+            "released forever; add one (see examples/routes.toml, or `memory-worker "
+            "init-config`)"
+        )
+
+
 async def build_tick_runner(
     settings: Settings, redis: ArqRedis, *, transports: TransportFactory | None = None
 ) -> TickRunner:
@@ -136,6 +162,7 @@ async def build_tick_runner(
     ``transports`` replaces the real farm clients (benchmarks use an instant farm).
     """
     keys = Keys(settings.key_prefix)
+    check_run_routes(routing_routes(settings), settings.routes_file)
     cards = await card_store(settings, redis, keys)  # first: nothing else to close if it fails
     routing = build_routing(settings, redis, transports=transports)
     models = RoutedModels(routing.walker, routing.attempts, settings)
@@ -150,6 +177,11 @@ async def build_tick_runner(
         maintenance=Maintenance(redis, keys, cards, models, settings),
         closers=[routing.aclose, partial(close_cards_client, cards.redis, redis)],
     )
+
+
+def routing_routes(settings: Settings) -> RoutesConfig:
+    """The configured routes as a worker loads them (secrets required)."""
+    return load_routes(settings.routes_file, settings.route_defaults())
 
 
 def farm_clients(settings: Settings, http: httpx.AsyncClient | None = None) -> ClientFactory:

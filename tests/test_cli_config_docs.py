@@ -1,6 +1,6 @@
 """The docs cannot drift: the configuration page's table is the generated one, the bot
-quick start runs (the README's and the API page's are one example), config/example.env names
-real settings, the Procfile names real commands, and the README's two commands are what CI
+quick start runs (the README's and the API page's are one example, examples/bot/quickstart.py),
+examples/example.env names real settings, the Procfile names real commands, and the README's two commands are what CI
 runs."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def test_config_markdown_command_prints_the_same_table() -> None:
 
 def _example_env() -> dict[str, str]:
     values: dict[str, str] = {}
-    for line in (ROOT / "config" / "example.env").read_text().splitlines():
+    for line in (ROOT / "examples" / "example.env").read_text().splitlines():
         found = re.match(r"^#?\s*([A-Z][A-Z0-9_]+)=(.*)$", line.strip())
         if found:
             values[found.group(1)] = found.group(2)
@@ -64,6 +64,7 @@ def _example_env() -> dict[str, str]:
 def test_example_env_names_only_real_settings_and_parses(monkeypatch: pytest.MonkeyPatch) -> None:
     known = {env_name(name) for name in Settings.model_fields}
     values = _example_env()
+    monkeypatch.chdir(ROOT / "examples")  # as init-config writes it: beside routes.toml
     assert len(values) >= 20
     assert set(values) <= known, sorted(set(values) - known)
     for name, value in values.items():
@@ -77,7 +78,7 @@ def test_procfile_runs_real_commands() -> None:
     commands = getattr(typer.main.get_command(app), "commands", {})
     assert {"run", "serve", "replay", "demo"} <= set(commands)
     processes = {}
-    for line in (ROOT / "Procfile").read_text().splitlines():
+    for line in (ROOT / "examples" / "Procfile").read_text().splitlines():
         name, _, command = line.partition(":")
         processes[name.strip()] = re.sub(r"\$\{PORT:-(\d+)\}", r"\1", command).split()
     # the console has its own process: the metrics one faces the network without it
@@ -107,9 +108,9 @@ def test_bot_quick_start_is_the_api_pages_example() -> None:
 
 
 def test_readme_bot_example_runs(settings: Settings, redis: Any, tmp_path: Path) -> None:
-    code = _first_python_block(README[README.index("## Quick start for the bot") :])
-    script = tmp_path / "bot_example.py"
-    script.write_text(code)
+    script = ROOT / "examples" / "bot" / "quickstart.py"  # the README shows this file
+    shown = _first_python_block(README[README.index("## Quick start for the bot") :])
+    assert shown.lstrip("\n") == script.read_text(encoding="utf-8")
     env = os.environ | {
         "REDIS_URL": reveal(settings.redis_url) or "",
         "MEMORY_KEY_PREFIX": settings.key_prefix,

@@ -29,6 +29,7 @@ import pytest
 
 from memory_worker.cards import CardStore
 from memory_worker.farmsim import FarmSimulator
+from memory_worker.farmsim.faults import Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.ops.metrics import fleet_breakers
@@ -50,6 +51,9 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 TOKEN = "browser-console-token-31337"
 TARGETS = ("llm-openai/memory-extractor", "embedder/embedder")
 CHAT = 5150
+#: What the farm says during the outage: a key in it must never reach a page.
+FARM_KEY = "sk-live-4f1c0ffee5e1b2a3c4d5e6f708192a3b"
+DOWN = f"upstream backend unreachable (api key {FARM_KEY})"
 CONVERSATION = [
     ["I live in Porto", "I love green tea"],
     ["I work at Acme", "my name is <script>alert(1)</script>"],
@@ -145,6 +149,21 @@ class Page:
 
         return await asyncio.to_thread(act)
 
+    async def links(self, css: str) -> list[str]:
+        """The ``href`` attributes (as written) of the elements ``css`` matches."""
+        from selenium.webdriver.common.by import By
+
+        def read() -> list[str]:
+            found = self.driver.find_elements(By.CSS_SELECTOR, css)
+            return [str(e.get_dom_attribute("href")) for e in found]
+
+        return await asyncio.to_thread(read)
+
+    async def count(self, css: str) -> int:
+        from selenium.webdriver.common.by import By
+
+        return len(await asyncio.to_thread(self.driver.find_elements, By.CSS_SELECTOR, css))
+
     async def shot(self, path: Path) -> None:
         await asyncio.to_thread(self.driver.save_screenshot, str(path))
 
@@ -233,7 +252,8 @@ async def test_operator_sees_outage_resets_breaker_browses_memory_and_replays(
             await page.shot(screenshots / "console-memory.png")
 
             # --- the farm goes down: the banner and the store's numbers -----------------------
-            await sim.stop()
+            # (every job fails UPSTREAM_ERROR, its message carrying a key that must not show)
+            sim.set_fault("*", Fault(FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message=DOWN))
             for hour in range(4, 10):
                 await store.enqueue(make_request(CHAT + 1, hour=hour))
 
@@ -260,7 +280,40 @@ async def test_operator_sees_outage_resets_breaker_browses_memory_and_replays(
             # the store, read at the same moment, is what the banner promises)
             assert 1 <= int(await page.text("runs-waiting")) <= 6
             assert re.fullmatch(r"\d+", await page.text("next-probe"))
+
+            # --- why and what to do: the farm's code, masked message, the runbook link --------
+            async def farm_error_shown() -> bool:
+                html = await page.open("/")
+                return 'class="farm-code">UPSTREAM_ERROR<' in html
+
+            await eventually(farm_error_shown, timeout=60, every=0.5)
+            html = await page.open("/")
+            assert FARM_KEY not in html
+            assert "upstream backend unreachable" in html
+            links = await page.links("a.runbook-link")
+            assert "docs/runbook.md#provider_unavailable" in links
             await page.shot(screenshots / "console-outage.png")
+
+            # --- a released run shows its release history ---------------------------------------
+            released = [r for r in await store.list_runs(limit=50) if r.releases >= 1]
+            assert released, "the outage released no run"
+            html = await page.open(f"/runs/{released[0].id}")
+            history = await page.text("release-log")
+            assert "provider_unavailable" in history
+            assert "memory_extraction" in history
+            assert FARM_KEY not in html
+
+            # --- the workers page lists the fleet -----------------------------------------------
+            fleet.start(2)
+
+            async def three_workers() -> bool:
+                await page.open("/workers")
+                return await page.text("workers-alive") == "3"
+
+            await eventually(three_workers, timeout=90, every=1.0)
+            rows = await page.count("tr.worker")
+            assert rows == 3
+            await page.shot(screenshots / "console-workers.png")
             counts = await store.counts()
             assert counts["failed"] == 0  # nothing burnt an attempt
 
@@ -283,7 +336,7 @@ async def test_operator_sees_outage_resets_breaker_browses_memory_and_replays(
             assert f"target={target}" in html
 
             # --- the farm is back: the backlog drains ----------------------------------------
-            await sim.start()
+            sim.clear_faults()
 
             async def drained() -> bool:
                 c = await store.counts()

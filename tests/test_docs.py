@@ -24,10 +24,25 @@ CONTRACT = ROOT / "docs" / "contract.md"
 
 #: Where prose lives: the packages, tests, benches, configuration and docs, plus the
 #: top-level files that carry prose or comments.
-SCANNED_DIRS = ("memory_worker", "llm_client", "tests", "bench", "config", "docs")
-SCANNED_FILES = ("README.md", "mkdocs.yml", "Makefile", "Procfile", "pyproject.toml")
+SCANNED_DIRS = ("memory_worker", "llm_client", "tests", "bench", "examples", "docs")
+SCANNED_FILES = ("README.md", "mkdocs.yml", "Makefile", "pyproject.toml", "setup.py")
 TEXT_SUFFIXES = frozenset(
-    {".py", ".lua", ".md", ".toml", ".html", ".css", ".txt", ".env", ".yml", ".yaml", ".jsonl"}
+    {
+        ".py",
+        ".lua",
+        ".md",
+        ".toml",
+        ".html",
+        ".css",
+        ".txt",
+        ".env",
+        ".yml",
+        ".yaml",
+        ".jsonl",
+        ".sh",
+        ".j2",
+        "",
+    }
 )
 
 SECTION_HEADING = re.compile(r"^## §(\d+) \S", re.MULTILINE)

@@ -212,6 +212,25 @@ async def test_max_hops_bounds_the_walk_and_returns_the_last_error(
     assert exhausted.reason == "provider_unavailable"
 
 
+async def test_the_raised_attempt_error_names_its_route_and_target(
+    redis: Redis, key_prefix: str
+) -> None:
+    """The run store records which route and target a release came from (§15)."""
+    farm, _, walker = scripted(redis, key_prefix, routes_of(A, B), {A: fail(down), B: fail(down)})
+    with pytest.raises(BackendUnavailable) as raised:
+        await walker.call(WF, farm.attempt)
+    assert (raised.value.workflow, raised.value.target, raised.value.code) == (
+        WF,
+        B,
+        "UPSTREAM_ERROR",
+    )
+    unrouted = BackendUnavailable("x")
+    assert (unrouted.workflow, unrouted.target) == (None, None)
+    unrouted.note_origin(WF, A)
+    unrouted.note_origin("embedding", B)  # the first origin noted stays
+    assert (unrouted.workflow, unrouted.target) == (WF, A)
+
+
 async def test_protocol_errors_charge_and_fail_over(redis: Redis, key_prefix: str) -> None:
     farm, _, walker = scripted(
         redis,

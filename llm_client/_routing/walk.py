@@ -16,7 +16,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 
 from llm_client._breaker.model import Circuit, Outcome, Permit, Transition
 from llm_client._breaker.store import BreakerStore
-from llm_client._errors import TaskTimeout
+from llm_client._errors import LLMError, TaskTimeout
 from llm_client._routing.events import RoutingEvent
 from llm_client._routing.judge import (
     Failed,
@@ -291,6 +291,8 @@ class Walk(Generic[T]):
             guard_expired=guard_expired,
             min_slice=self.w.breakers.config.timeout_min_slice_seconds,
         )
+        if isinstance(failed.error, LLMError):  # the route and target the answer came from
+            failed.error.note_origin(self.workflow, step.target.id)
         # the breaker record and the attempt's event (stream, pages, metrics) at once
         transition, _ = await asyncio.gather(
             self._record(step.target, step.permit, failed.outcome),

@@ -9,10 +9,12 @@
 - :mod:`~memory_worker.cli.fleet`: ``breakers list|reset``, ``report`` (rendering only; the
   data comes from :mod:`memory_worker.ops.metrics`).
 - :mod:`~memory_worker.cli.config`: ``config [--markdown]``.
+- :mod:`~memory_worker.cli.tools`: ``init-config [DIR]`` (the shipped examples) and
+  ``farmsim`` (the farm simulator, with faults, for trying outages by hand).
 - :mod:`~memory_worker.cli.failures`: :func:`failure_message`, the one line a failure prints.
 
-Every command reads the same settings (env vars, see ``memory-worker config``)
-and talks to ``REDIS_URL`` or the embedded Valkey. ``--json`` prints one JSON
+Every command reads the same settings (env vars, and ``./.env`` under them; see
+``memory-worker config``) and talks to ``REDIS_URL`` or the embedded Valkey. ``--json`` prints one JSON
 document on stdout; logs and prompts go to stderr.
 
 Every failure is **one line** on stderr (``error: …``) and exit status 2:
@@ -32,7 +34,7 @@ from memory_worker.ops.logs import get_logger
 
 # isort: off
 # Command modules first, in the order ``--help`` lists their commands.
-from memory_worker.cli import worker, runs, replay, forget, fleet, demo, config
+from memory_worker.cli import worker, runs, replay, forget, fleet, demo, config, tools
 
 # isort: on
 from memory_worker.cli.common import EXIT_FAILURE, app, error_line
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
     from memory_worker.ops.metrics import report_data
 
 #: The command modules, imported for the commands they register on :data:`app`.
-COMMAND_MODULES = (worker, runs, replay, forget, fleet, demo, config)
+COMMAND_MODULES = (worker, runs, replay, forget, fleet, demo, config, tools)
 
 __all__ = [
     "CONFIG_END",

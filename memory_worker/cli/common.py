@@ -5,31 +5,42 @@ Every failure is **one line** on stderr (``error: …``) and exit status
 
 The settings are read and checked in :func:`_setup`, before any command body runs:
 a bad or contradictory setting is that one line too, naming the variable, never a
-secret's value. Typer's pretty tracebacks are off for every command: with local
-variables they once printed every secret a frame held.
+secret's value. A ``.env`` file in the working directory is read first
+(:func:`read_dotenv`): the real environment wins over it, and only the command line
+reads it — a bot that imports the library gets its settings from its own environment.
+Typer's pretty tracebacks are off for every command: with local variables they once
+printed every secret a frame held; help texts are printed as written (no rich markup:
+``pip install 'memory-worker[local-embed]'`` keeps its brackets).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import orjson
 import typer
+from dotenv import dotenv_values
 from rich.console import Console
 
 from memory_worker.errors import SettingsError
 from memory_worker.settings import Settings, get_settings
 from memory_worker.storage.connections import RedisHandle, open_redis
 
-#: Never a rich traceback (with or without locals): a failure is one line (see ``cli.main``).
+#: Never a rich traceback (with or without locals): a failure is one line (see ``cli.main``);
+#: help texts as written (rich markup would eat ``[local-embed]``).
 NO_PRETTY_TRACEBACKS: dict[str, Any] = {
     "pretty_exceptions_enable": False,
     "pretty_exceptions_show_locals": False,
+    "rich_markup_mode": None,
 }
+#: The file of settings the command line reads from its working directory.
+DOTENV = ".env"
 app = typer.Typer(
     name="memory-worker",
     help="Durable memory consolidation worker for a chat bot (arq + Redis).",
@@ -89,13 +100,49 @@ async def with_redis(settings: Settings, action: Callable[[RedisHandle], Awaitab
         await handle.close()
 
 
+def read_dotenv(path: Path) -> list[str]:
+    """Put ``path``'s variables into this process's environment, the real environment
+    winning (a variable already set, even empty, is left alone); returns the names taken.
+
+    The command line's processes (a worker, the server, the demo's workers) inherit them.
+    """
+    if not path.is_file():
+        return []
+    try:
+        values = dotenv_values(path, encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise fail(f"cannot read {path}: {type(exc).__name__}") from None
+    taken = [name for name, value in values.items() if name not in os.environ and value]
+    for name in taken:
+        os.environ[name] = values[name] or ""
+    if taken:
+        get_settings.cache_clear()
+    return taken
+
+
+def _version(show: bool) -> None:
+    if show:
+        from memory_worker.version import __version__
+
+        sys.stdout.write(f"memory-worker {__version__}\n")
+        raise typer.Exit()
+
+
 @app.callback()
-def _setup() -> None:
+def _setup(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
     """Settings first (a bad one: one line, exit 2); then logs to stderr (stdout is for
     results), configured from the settings and masking their secrets."""
     from memory_worker.ops.logs import configure
     from memory_worker.settings.types import secret_values
 
+    read_dotenv(Path(DOTENV))
     try:
         settings = get_settings()
     except SettingsError as exc:

@@ -102,6 +102,16 @@ def breakers_reset(
 
 # --- report -------------------------------------------------------------------------------------
 
+#: The console's audit events on the same stream (``console/data.py``, ``forget_action.py``).
+AUDIT_EVENT_TYPES = ("console_breaker_reset", "console_replay", "console_forget")
+
+
+def report_types() -> list[str]:
+    """Every event type ``report --type`` can select: the walker's, the pipeline's, the audit's."""
+    from llm_client import EventType
+
+    return sorted({*(t.value for t in EventType), *AUDIT_EVENT_TYPES})
+
 
 @app.command()
 def report(
@@ -115,6 +125,10 @@ def report(
     """Recent routing events, admin pages sent/suppressed, breakers and the backlog."""
     from memory_worker.ops.metrics import report_data
 
+    known = report_types()
+    unknown = [t for t in event_type or [] if t not in known]
+    if unknown:
+        raise fail(f"unknown --type {', '.join(unknown)} (known: {', '.join(known)})")
     settings = get_settings()
 
     async def action(handle: RedisHandle) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import orjson
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from memory_worker.cli.common import (
@@ -134,32 +135,60 @@ def runs_list(
         RunStatus | None, typer.Option("--status", help="Only runs in this status.")
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=10_000)] = 100,
+    retired: Annotated[
+        bool,
+        typer.Option(
+            "--retired", help="Only retired runs (failed, attempts spent), newest retirement first."
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Most recently updated runs first."""
     from memory_worker.runs import RunStore
 
+    if retired and status not in (None, RunStatus.FAILED):
+        raise fail(f"--retired runs are failed runs: drop --status {status.value}")
+
     async def action(handle: RedisHandle) -> list[Run]:
-        return await RunStore(handle.client, get_settings()).list_runs(status, limit)
+        store = RunStore(handle.client, get_settings())
+        if retired:
+            return await store.list_retired(limit)
+        return await store.list_runs(status, limit)
 
     runs = run_sync(with_redis(get_settings(), action))
     if as_json:
         print_json([run_json(r) for r in runs])
         return
-    table = Table("id", "status", "attempts", "releases", "chat", "thread", "window", "updated")
+    table = Table(
+        "id", "status", "attempts", "releases", "last error", "chat", "thread", "window", "updated"
+    )
     for r in runs:
         label = "retired" if r.retired else r.status.value
         table.add_row(
             r.id,
             label,
-            f"{r.attempts}/{r.max_attempts}",
+            budget_text(r),
             str(r.releases),
+            last_error_text(r),
             str(r.chat_id),
             str(r.thread_id),
             f"{r.range_start:%Y-%m-%d %H:%M}–{r.range_end:%H:%M}",
             f"{r.updated_at:%Y-%m-%d %H:%M:%S}",
         )
     out.print(table)
+
+
+def budget_text(run: Run) -> str:
+    """``attempts/budget``: the budget of the run's last claim (``?``: never claimed)."""
+    return f"{run.attempts}/{'?' if run.max_attempts is None else run.max_attempts}"
+
+
+def last_error_text(run: Run) -> str:
+    """The run's last error code (and reason), ``-`` without one (masked when stored)."""
+    if not run.error_log:
+        return "-"
+    last = run.error_log[-1]
+    return f"{last.code} ({last.reason})" if last.reason else last.code
 
 
 @runs_app.command("show")
@@ -176,8 +205,18 @@ def runs_show(run_id: str, as_json: JsonFlag = False) -> None:
         return
     data = run_json(found)
     errors = data.pop("error_log")
+    releases = data.pop("release_log")
+    if data["max_attempts"] is None:
+        data["max_attempts"] = "- (never claimed: the claiming worker's MEMORY_MAX_ATTEMPTS)"
     for key, value in data.items():
-        out.print(f"[bold]{key}[/bold]: {value}", highlight=False)
+        out.print(f"[bold]{key}[/bold]: {escape(str(value))}", highlight=False)
+    if releases:
+        history = Table("released_at", "reason", "route", "target", "code", title="Releases")
+        for e in releases:
+            history.add_row(
+                e["at"], e["reason"], e["workflow"] or "-", e["target"] or "-", e["code"] or "-"
+            )
+        out.print(history)
     if errors:
         table = Table("attempt", "failed_at", "kind", "code", "reason", "message")
         for e in errors:

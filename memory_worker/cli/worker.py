@@ -28,14 +28,15 @@ def run(
     port: Annotated[int | None, typer.Option(help="Port (MEMORY_SERVE_PORT).")] = None,
 ) -> None:
     """Run a worker until SIGTERM/SIGINT (same as `arq memory_worker.worker.WorkerSettings`)."""
-    from llm_client import load_routes
+    from memory_worker.wiring import check_run_routes, routing_routes
     from memory_worker.worker.process import run_worker
 
     settings = get_settings()
     # before Redis: a routes file that cannot work (a local model that cannot make
     # MEMORY_EMBEDDING_DIMENSION, a missing auth_env) is one line now, not a worker
     # waiting for Redis and failing only once it answers
-    load_routes(settings.routes_file, settings.route_defaults())
+    # and one without memory_extraction would release every run forever: refused too
+    check_run_routes(routing_routes(settings), settings.routes_file)
     if not serve:
         run_sync(run_worker(settings))
         return

@@ -41,7 +41,7 @@ from aiohttp import web
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
-from memory_worker.console import data, forget_action, memory_data, runs_data
+from memory_worker.console import data, explain, forget_action, memory_data, runs_data
 from memory_worker.console.auth import (
     CSRF_COOKIE,
     csrf_pair_ok,
@@ -63,6 +63,7 @@ from memory_worker.runs.replay import (
     parse_rate,
     parse_when,
 )
+from memory_worker.runs.workers import fleet_workers
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import cards_client, close_cards_client
 
@@ -111,6 +112,10 @@ def environment() -> jinja2.Environment:
     env.filters["ms"] = _fmt_ms
     env.filters["dt"] = _fmt_dt
     env.filters["age"] = _fmt_age
+    env.globals["advice"] = explain.advice
+    env.globals["runbook_href"] = explain.runbook_href
+    env.globals["next_probe_meaning"] = explain.NEXT_PROBE_MEANING
+    env.globals["cooldown_meaning"] = explain.COOLDOWN_MEANING
     return env
 
 
@@ -172,6 +177,7 @@ class Console:
             path=request.path,
             now_ms=int(time.time() * 1000),
             retention_days=self.settings.retired_run_message_retention_days,
+            runbook_url=self.settings.console_runbook_url,
             **context,
         )
         response = web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
@@ -238,6 +244,15 @@ class Console:
             s=overview.sample,
             peak=peak,
             refresh=REFRESH_SECONDS,
+            status_figures=explain.STATUS_FIGURES,
+            state_figures=explain.STATE_FIGURES,
+            total_figures=explain.TOTAL_FIGURES,
+            totals={
+                "total-completed": overview.completed_total,
+                "total-failed": overview.failed_total,
+                "total-retired": overview.retired_total,
+                "total-released": overview.released,
+            },
         )
 
     async def runs(self, request: web.Request) -> web.Response:
@@ -266,7 +281,23 @@ class Console:
         run = await runs_data.run_detail(self.redis, self.settings, run_id)
         if run is None:
             return await self.render(request, "missing.html.j2", status=404, what=f"run {run_id}")
-        return await self.render(request, "run.html.j2", run=run)
+        return await self.render(
+            request, "run.html.j2", run=run, release_keep=self.settings.release_log_max_entries
+        )
+
+    async def workers(self, request: web.Request) -> web.Response:
+        rows = await fleet_workers(
+            self.redis,
+            self.keys,
+            now_ms=int(time.time() * 1000),
+            ttl_ms=int(self.settings.worker_heartbeat_seconds * 3000),
+        )
+        return await self.render(
+            request,
+            "workers.html.j2",
+            rows=rows,
+            heartbeat_s=self.settings.worker_heartbeat_seconds,
+        )
 
     async def breakers(self, request: web.Request) -> web.Response:
         rows = await data.breakers_data(self.redis, self.settings, self.routes)
@@ -516,6 +547,7 @@ def add_console(
         ("GET", "/runs", console.runs),
         ("GET", "/runs/{run_id}", console.run),
         ("GET", "/breakers", console.breakers),
+        ("GET", "/workers", console.workers),
         ("POST", "/breakers/reset", console.breaker_reset),
         ("GET", "/events", console.events),
         ("GET", "/memory", console.memory_index),

@@ -36,10 +36,11 @@ from llm_client import (
     load_routes,
 )
 from memory_worker.keys import Keys
-from memory_worker.models import RunStatus
+from memory_worker.models import RouteError, RunStatus
 from memory_worker.ops.metrics import Sample, fleet_breakers, read_sample
 from memory_worker.paging.policy import clock_text, page_decision
 from memory_worker.privacy.masking import redact_url
+from memory_worker.runs.codec import route_errors
 from memory_worker.runs.model import hour_of, hourly_field
 from memory_worker.settings import Settings, env_name
 from memory_worker.settings.types import SecretUrl
@@ -78,6 +79,8 @@ class OpenRoute:
     workflow: str
     since_ms: int | None
     targets: tuple[str, ...]
+    #: The last error the route's farm gave (masked), as the run store keeps it.
+    last_error: RouteError | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +107,7 @@ def outage_banner(
     runs_waiting: int,
     pages: Mapping[str, int],
     failed_since: int,
+    last_errors: Mapping[str, RouteError] | None = None,
 ) -> Banner | None:
     """The outage facts, or None when the pipeline is not deferred and no route is all-open.
 
@@ -117,7 +121,9 @@ def outage_banner(
         views = [by_target.get(t) for t in targets]
         if targets and all(v is not None and v.circuit is not Circuit.CLOSED for v in views):
             opened = [v.opened_at_ms for v in views if v is not None and v.opened_at_ms]
-            open_routes.append(OpenRoute(workflow, max(opened) if opened else None, tuple(targets)))
+            since = max(opened) if opened else None
+            last = _last_error(workflow, targets, last_errors or {})
+            open_routes.append(OpenRoute(workflow, since, tuple(targets), last))
     if deferred_since_ms is None and not open_routes:
         return None
     starts = [r.since_ms for r in open_routes if r.since_ms is not None]
@@ -146,6 +152,17 @@ def outage_banner(
     )
 
 
+def _last_error(
+    workflow: str, targets: Sequence[str], errors: Mapping[str, RouteError]
+) -> RouteError | None:
+    """The route's own last farm error, else the newest one another route got from one of
+    its targets (routes share targets, and so their breakers)."""
+    if workflow in errors:
+        return errors[workflow]
+    shared = [e for e in errors.values() if e.target in targets]
+    return max(shared, key=lambda e: e.at, default=None)
+
+
 async def banner_data(
     redis: ArqRedis,
     settings: Settings,
@@ -166,7 +183,8 @@ async def banner_data(
         pipe.zcard(keys.queued)
         pipe.zcard(keys.retry)
         pipe.hgetall(keys.admin_counters)
-        deferred, delayed, queued, retry, pages = await pipe.execute()
+        pipe.hgetall(keys.route_errors)
+        deferred, delayed, queued, retry, pages, last_errors = await pipe.execute()
     tick_prefix = keys.tick_job_id("")
     ticks = [int(score) for member, score in delayed if as_text(member).startswith(tick_prefix)]
     deferred_ms = int(deferred) if deferred else None
@@ -186,6 +204,7 @@ async def banner_data(
         runs_waiting=int(queued) + int(retry),
         pages={as_text(k): int(v) for k, v in pages.items()},
         failed_since=failed_since,
+        last_errors=route_errors(last_errors.items()),
     )
 
 

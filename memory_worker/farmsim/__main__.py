@@ -1,8 +1,9 @@
 """Run the farm simulator standalone: ``python -m memory_worker.farmsim``.
 
 Prints its base URL (the only line on stdout; logs go to stderr) and serves
-until Ctrl-C or SIGTERM (or ``--for-seconds`` elapse). Faults and scripts are set
-through the ``/_sim/...`` admin endpoints.
+until Ctrl-C or SIGTERM (or ``--for-seconds`` elapse). ``--fault KIND[:SERVICE]``
+starts it with a fault; faults and scripts are changed through the ``/_sim/...``
+admin endpoints. ``memory-worker farmsim`` is the same server.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import signal
 from collections.abc import Sequence
 
+from memory_worker.farmsim.faults import Fault, parse_fault_spec
 from memory_worker.farmsim.server import FarmSimulator
 from memory_worker.ops import logs
 
@@ -36,6 +38,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "(default: MEMORY_FARMSIM_EMBEDDER, else local)",
     )
     parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="KIND[:SERVICE]",
+        help="start with this fault (repeatable; no service: every service)",
+    )
+    parser.add_argument(
         "--for-seconds",
         type=float,
         default=None,
@@ -44,7 +53,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def serve(args: argparse.Namespace) -> None:
+async def serve(args: argparse.Namespace, *, faults: Sequence[tuple[str, Fault]] = ()) -> None:
     sim = FarmSimulator(
         host=args.host,
         port=args.port,
@@ -59,6 +68,8 @@ async def serve(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    for service, fault in [*faults, *(parse_fault_spec(s) for s in args.fault)]:
+        sim.set_fault(service, fault)
     async with sim:
         print(sim.base_url, flush=True)
         with contextlib.suppress(TimeoutError):

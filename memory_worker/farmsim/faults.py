@@ -151,6 +151,18 @@ class Fault:
 HEALTHY = Fault(kind=FaultKind.HEALTHY)
 
 
+def parse_fault_spec(spec: str) -> tuple[str, Fault]:
+    """``KIND`` or ``KIND:SERVICE`` (the command line's ``--fault``) as (service, fault);
+    without a service it acts on every service. ValueError names the kinds it knows."""
+    kind, _, service = spec.partition(":")
+    try:
+        fault = Fault(kind=FaultKind(kind.strip().lower()))
+    except ValueError:
+        known = ", ".join(k.value for k in FaultKind)
+        raise ValueError(f"--fault {spec!r}: unknown kind (known: {known})") from None
+    return (service.strip() or ANY_SERVICE), fault
+
+
 @dataclass(slots=True)
 class _Slot:
     fault: Fault

@@ -51,7 +51,16 @@ from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue,
 from memory_worker.privacy.forget import FORGOTTEN
 from memory_worker.runs import ClaimedRun, RunStore, now_ms
 from memory_worker.runs.forget import RunForget
-from memory_worker.runs.policy import TASK_TIMEOUT, Verdict, decide, outlived_budget, plan_failure
+from memory_worker.runs.policy import (
+    TASK_TIMEOUT,
+    ReleaseOrigin,
+    Verdict,
+    decide,
+    outlived_budget,
+    plan_failure,
+    release_origin,
+)
+from memory_worker.runs.workers import heartbeat_info
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import (
     LOG_RETRY_AT,
@@ -350,11 +359,18 @@ class TickRunner:
         if added.run_id and await forgets.epoch(claim.request.chat_id) != claim.forget_epoch:
             await forgets.restrict(added.run_id, claim.id)  # a forget raced the enqueue
 
-    async def _release(self, claim: ClaimedRun, reason: str, *, patient: bool = True) -> bool:
+    async def _release(
+        self,
+        claim: ClaimedRun,
+        reason: str,
+        *,
+        patient: bool = True,
+        origin: ReleaseOrigin | None = None,
+    ) -> bool:
         try:
             released = await self._store_write(
                 "release",
-                lambda: self.store.release(claim, reason=reason),
+                lambda: self.store.release(claim, reason=reason, origin=origin),
                 give_up_after=None if patient else self.settings.shutdown_release_seconds,
             )
         except RedisError as exc:
@@ -400,7 +416,9 @@ class TickRunner:
                 log.warning("run_lease_lost", attempt=claim.attempts, code=decision.code)
                 return TickOutcome.ABANDONED
             if decision.verdict is Verdict.RELEASE:
-                released = await self._release(claim, decision.reason or "unavailable")
+                released = await self._release(
+                    claim, decision.reason or "unavailable", origin=release_origin(exc)
+                )
                 if decision.reason == FORGOTTEN:  # §14: not an outage; the run is redone now
                     return TickOutcome.ABANDONED
                 return TickOutcome.DEFERRED if released else TickOutcome.ABANDONED
@@ -414,9 +432,12 @@ class TickRunner:
             now_ms=now_ms(),
         )
         message = "the tick outlived its budget" if isinstance(exc, TickTimeout) else str(exc)
+        origin = None if isinstance(exc, TickTimeout) else release_origin(exc)
         failed = await self._store_write(
             "fail",
-            lambda: self.store.fail(claim, plan, code=code, reason=reason, message=message),
+            lambda: self.store.fail(
+                claim, plan, code=code, reason=reason, message=message, origin=origin
+            ),
         )
         log.warning(
             "run_retired" if plan.retire else "run_failed",
@@ -476,6 +497,7 @@ class TickRunner:
             sorted(self.held),
             concurrency=s.worker_concurrency,
             keep_listed=self.claiming > 0,  # a claim in flight may have listed a run
+            info=heartbeat_info(prompt_version=s.prompt_version, busy=len(self.running)),
         )
         await self.ticks.refresh_running(sorted(self.running), self.running_ttl)
         self.premarked.intersection_update(self.running)  # a start whose tick never ran

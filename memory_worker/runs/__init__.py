@@ -4,7 +4,10 @@
   plans, release vs fail).
 - :mod:`~memory_worker.runs.model`: what the run store answers and the pure twins of its
   scripts' decisions; :mod:`~memory_worker.runs.store`: :class:`RunStore`, the Redis
-  shell (``lua/*.lua``).
+  shell (``lua/*.lua``); :mod:`~memory_worker.runs.codec`: its stored values read back as
+  models, and the release-history and route-error entries its scripts write.
+- :mod:`~memory_worker.runs.workers`: the worker registry as operators see it (the
+  console's workers page).
 - :mod:`~memory_worker.runs.versions`: prompt versions — which runs a worker claims,
   skips or leaves alone.
 - :mod:`~memory_worker.runs.chat_index`: runs by chat; :mod:`~memory_worker.runs.prune`:
@@ -16,7 +19,9 @@ The run store: one Lua script per state change.
 
 Layout (all under the queue hash tag, see ``keys.py``):
 
-- ``run:<id>`` HASH — the run (request fields, status, attempts, lease, result);
+- ``run:<id>`` HASH — the run (request fields, status, attempts, lease, result, the
+  attempt budget of its last claim, and ``release_log``: its newest releases, one JSON
+  object a line);
 - ``run:<id>:errors`` LIST — the bounded error log (JSON entries);
 - ``runs:nk`` HASH natural key → run id (idempotent enqueue);
 - ``runs:queued`` ZSET — queued runs, score ``-range_end_ms`` so ZPOPMIN-order
@@ -30,7 +35,9 @@ Layout (all under the queue hash tag, see ``keys.py``):
 - ``runs:status:<s>`` and ``runs:all`` ZSETs for listing;
 - ``runs:chat:<chat id>`` ZSET — the chat's runs (score = creation), what forget reads
   (``chat_index.py``: enqueue adds, prune removes, a one-time backfill adds older runs);
-- ``runs:daily:<day>`` counters and the ``counters`` HASH for metrics.
+- ``runs:daily:<day>`` counters and the ``counters`` HASH for metrics;
+- ``routes:last_error`` HASH workflow → the last error its farm gave (masked), which the
+  release and fail scripts keep (the console's outage banner).
 
 Claim is O(log n): it reads each lane's first ``peek + 1`` ids once (``ZRANGEBYSCORE …
 LIMIT`` / ``ZRANGE``) and walks and answers from that view, 14 commands for a queued run.

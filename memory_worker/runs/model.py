@@ -169,6 +169,17 @@ def _field_hour_kept(field: str, hour: int, keep: int) -> bool:
     return hour - keep < int(tail) <= hour + keep
 
 
+def append_release(log: str, entry: str, keep: int) -> str:
+    """The run's ``release_log`` field after one more release ``entry`` (a one-line JSON
+    object): one entry a line, the newest ``keep`` kept, oldest first.
+
+    The Lua in ``lua/release.lua`` is a line-by-line translation (blank lines are dropped).
+    """
+    lines = [line for line in log.split("\n") if line]
+    lines.append(entry)
+    return "\n".join(lines[-keep:])
+
+
 def queued_run_fields(
     request: RunRequest, run_id: str, natural_key: str, messages: bytes, now: int
 ) -> list[str | int | bytes]:

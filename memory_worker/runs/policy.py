@@ -126,6 +126,45 @@ def decide(error: BaseException) -> Decision:
     return Decision(Verdict.FAIL, None, code)
 
 
+@dataclass(frozen=True, slots=True)
+class ReleaseOrigin:
+    """Where a release came from (§15): the route and target, and what the farm said.
+
+    ``answer`` is set only when a target's own answer is known (an attempt's error, maybe
+    under the routing error that ended the walk): that is the route's last error, which the
+    outage banner shows. A walk refused before any attempt (every breaker open) names its
+    route and no answer, so the last farm error stays the one the farm really gave.
+    """
+
+    workflow: str | None = None
+    target: str | None = None
+    code: str | None = None
+    answer: str | None = None
+
+
+#: How deep :func:`release_origin` follows ``__cause__`` (a routing error over an attempt's).
+CAUSE_DEPTH = 4
+
+
+def release_origin(error: BaseException) -> ReleaseOrigin:
+    """The route, target, code and farm answer of a released run's ``error`` (pure)."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = error
+    while cause is not None and len(chain) < CAUSE_DEPTH:
+        chain.append(cause)
+        cause = cause.__cause__
+    routed = [e for e in chain if isinstance(e, LLMError) and e.workflow]
+    if not routed:
+        return ReleaseOrigin(code=error_code(error))
+    answered = [e for e in routed if e.target]
+    if not answered:
+        return ReleaseOrigin(workflow=routed[0].workflow, code=error_code(routed[0]))
+    farm = answered[0]
+    return ReleaseOrigin(
+        workflow=farm.workflow, target=farm.target, code=error_code(farm), answer=str(farm)
+    )
+
+
 #: The code and reason of a run whose tick outlived its budget (§7).
 TASK_TIMEOUT = "task_timeout"
 

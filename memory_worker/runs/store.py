@@ -16,16 +16,16 @@ from arq.connections import ArqRedis
 from llm_client import as_text, lua_text
 from memory_worker.errors import InvalidRunRequest, RunNotFound
 from memory_worker.keys import Keys
-from memory_worker.models import (
-    Cursor,
-    ErrorLogEntry,
-    Message,
-    Run,
-    RunRequest,
-    RunStatus,
-)
+from memory_worker.models import ErrorLogEntry, RouteError, Run, RunRequest, RunStatus
 from memory_worker.ops.logs import get_logger
 from memory_worker.privacy.masking import mask_error
+from memory_worker.runs.codec import (
+    claimed,
+    release_entry,
+    route_error_json,
+    route_errors,
+    run_from_hash,
+)
 from memory_worker.runs.model import (
     CLAIM_AGAIN,
     CLAIM_LOOPS,
@@ -41,15 +41,15 @@ from memory_worker.runs.model import (
     EnqueueResult,
     EnqueueStatus,
     PruneResult,
-    ms_to_dt,
     new_run_id,
     now_ms,
     queued_run_fields,
 )
-from memory_worker.runs.policy import FailurePlan
+from memory_worker.runs.policy import FailurePlan, ReleaseOrigin
 from memory_worker.runs.prune import RunPrune
 from memory_worker.runs.versions import VERSION_ACTION_LUA
 from memory_worker.settings import Settings
+from memory_worker.storage.connections import awaited
 
 log = get_logger(__name__)
 
@@ -213,7 +213,7 @@ class RunStore:
                 break
         self._claim_heads = candidates
         return ClaimResult(
-            _claimed(fields, token, owner),
+            claimed(fields, token, owner),
             [as_text(i) for i in retired],
             [as_text(i) for i in skipped],
         )
@@ -295,16 +295,18 @@ class RunStore:
         concurrency: int,
         at_ms: int | None = None,
         keep_listed: bool = False,
+        info: str = "",
     ) -> list[str]:
         """Register ``owner`` as alive, holding ``held``; returns the live workers' ids.
 
         ``keep_listed``: add ``held`` to the runs listed for ``owner`` instead of replacing
-        them — while a claim is in flight, whose run the claim lists but ``held`` lacks."""
+        them — while a claim is in flight, whose run the claim lists but ``held`` lacks.
+        ``info``: what the console's workers page shows of it (JSON), kept in the same step."""
         _check_owner(owner)
         now = at_ms if at_ms is not None else now_ms()
         k = self.keys
         live = await self._heartbeat(
-            keys=[k.workers, k.worker_runs, k.worker_concurrency],
+            keys=[k.workers, k.worker_runs, k.worker_concurrency, k.worker_info],
             args=[
                 now,
                 self.heartbeat_ttl_ms,
@@ -313,13 +315,16 @@ class RunStore:
                 self.pulse_gap_ms,
                 ",".join(sorted(held)),
                 int(keep_listed),
+                info,
             ],
         )
         return [as_text(w) for w in live]
 
     async def deregister(self, owner: str) -> None:
         k = self.keys
-        await self._deregister(keys=[k.workers, k.worker_runs, k.worker_concurrency], args=[owner])
+        await self._deregister(
+            keys=[k.workers, k.worker_runs, k.worker_concurrency, k.worker_info], args=[owner]
+        )
 
     async def renew(self, claim: ClaimedRun, *, at_ms: int | None = None) -> bool:
         """Extend the lease, even an expired one nobody took; False = another owner has it.
@@ -360,9 +365,13 @@ class RunStore:
         reason: str | None,
         message: str,
         at_ms: int | None = None,
+        origin: ReleaseOrigin | None = None,
     ) -> bool:
+        """Record a failure (retire at the plan's word); a farm answer in ``origin`` is kept as
+        its route's last error too, in the same script."""
         now = at_ms if at_ms is not None else now_ms()
         code = mask_error(code, limit=CODE_MAX_CHARS)
+        origin = origin or ReleaseOrigin()
         entry = ErrorLogEntry(
             attempt=claim.attempts,
             failed_at=datetime.fromtimestamp(now / 1000, tz=UTC),
@@ -387,6 +396,7 @@ class RunStore:
                 k.by_status(RunStatus.PROCESSING.value),
                 k.by_status(RunStatus.FAILED.value),
                 *k.retired_summary,
+                k.route_errors,
             ],
             args=[
                 claim.token,
@@ -399,14 +409,48 @@ class RunStore:
                 claim.id,
                 code,
                 reason or "",
+                origin.workflow or "",
+                self._route_error(claim, now, origin, code, reason),
             ],
         )
         return bool(int(ok))
 
-    async def release(self, claim: ClaimedRun, *, reason: str, at_ms: int | None = None) -> bool:
-        """Back to queued, attempt refunded, lease cleared, ``releases`` + 1, counted in its hour."""
+    def _route_error(
+        self, claim: ClaimedRun, now: int, origin: ReleaseOrigin, code: str, reason: str | None
+    ) -> str:
+        """The route's last error as the scripts store it ('' without a farm answer): the
+        farm's message masked, minus what it echoed of the run's messages (§14)."""
+        if not (origin.workflow and origin.answer is not None):
+            return ""
+        message = mask_error(
+            origin.answer,
+            echoes=[m.text for m in claim.request.messages],
+            limit=self.settings.error_message_max_chars,
+        )
+        return route_error_json(now, origin, code=code, reason=reason, message=message)
+
+    async def route_errors(self) -> dict[str, RouteError]:
+        """Each route's last farm error (masked), by workflow (§15's outage banner)."""
+        raw = await awaited(self.redis.hgetall(self.keys.route_errors))
+        return route_errors(raw.items())
+
+    async def release(
+        self,
+        claim: ClaimedRun,
+        *,
+        reason: str,
+        at_ms: int | None = None,
+        origin: ReleaseOrigin | None = None,
+    ) -> bool:
+        """Back to queued, attempt refunded, lease cleared, ``releases`` + 1, counted in its hour.
+
+        The same script appends the release to the run's history (when, why, route, target,
+        code) and, when ``origin`` carries the farm's answer, keeps it (masked) as its route's
+        last error (§15)."""
         now = at_ms if at_ms is not None else now_ms()
         k = self.keys
+        origin = origin or ReleaseOrigin()
+        code = mask_error(origin.code, limit=CODE_MAX_CHARS) if origin.code else None
         ok = await self._release(
             keys=[
                 k.run(claim.id),
@@ -417,8 +461,20 @@ class RunStore:
                 k.runs_hourly,
                 *(k.by_status(s.value) for s in (RunStatus.PROCESSING, RunStatus.FAILED)),
                 k.by_status(RunStatus.QUEUED.value),
+                k.route_errors,
             ],
-            args=[claim.token, now, reason, self._status_prefix, claim.id, HOURLY_KEEP_HOURS],
+            args=[
+                claim.token,
+                now,
+                reason,
+                self._status_prefix,
+                claim.id,
+                HOURLY_KEEP_HOURS,
+                release_entry(now, reason, origin, code),
+                self.settings.release_log_max_entries,
+                origin.workflow or "",
+                self._route_error(claim, now, origin, code or "", reason),
+            ],
         )
         return bool(int(ok))
 
@@ -488,13 +544,18 @@ class RunStore:
         for i in range(0, len(raw), 2):
             h = {as_text(key): as_text(val) for key, val in raw[i].items()}
             if h:
-                runs.append(self._run_from_hash(h, raw[i + 1]))
+                runs.append(run_from_hash(h, raw[i + 1]))
         return runs
 
     async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[Run]:
         """Most recently updated first (or created, without a status filter)."""
         key = self.keys.by_status(status.value) if status else self.keys.all_runs
         ids = await self.redis.zrevrange(key, 0, max(limit, 1) - 1)
+        return await self.get_many([as_text(i) for i in ids])
+
+    async def list_retired(self, limit: int = 100) -> list[Run]:
+        """Retired runs, most recently retired first."""
+        ids = await self.redis.zrevrange(self.keys.retired, 0, max(limit, 1) - 1)
         return await self.get_many([as_text(i) for i in ids])
 
     async def waiting(self) -> int:
@@ -513,40 +574,11 @@ class RunStore:
         out["retired"] = int(values[-1])
         return out
 
-    def _run_from_hash(self, h: dict[str, str], errors: list[bytes]) -> Run:
-        request_cursor = orjson.loads(h["cursor"]) if h.get("cursor") else None
-        return Run(
-            id=h["id"],
-            status=RunStatus(h["status"]),
-            retired=h.get("retired") == "1",
-            attempts=int(h.get("attempts") or 0),
-            max_attempts=self.settings.max_attempts,
-            releases=int(h.get("releases") or 0),
-            error_log=[ErrorLogEntry.model_validate_json(e).masked() for e in errors],
-            chat_id=int(h["chat_id"]),
-            thread_id=int(h["thread_id"]),
-            range_start=datetime.fromisoformat(h["range_start"]),
-            range_end=datetime.fromisoformat(h["range_end"]),
-            prompt_version=h["prompt_version"] or None,
-            cursor=Cursor.model_validate(request_cursor) if request_cursor else None,
-            message_count=int(h.get("message_count") or 0),
-            created_at=ms_to_dt(h["created_at"]) or datetime.now(UTC),
-            updated_at=ms_to_dt(h["updated_at"]) or datetime.now(UTC),
-            next_attempt_at=ms_to_dt(h.get("next_attempt_at")),
-            lease_owner=h.get("lease_owner") or None,
-            leased_until=ms_to_dt(h.get("leased_until")),
-            result=orjson.loads(h["result"]) if h.get("result") else None,
-        )
-
 
 def _check_owner(owner: str) -> None:
     """Worker ids share ``workers:runs`` with the store's pulse (``lua/pulse.lua``)."""
     if owner.startswith(PULSE_FIELD_PREFIX):
         raise ValueError(f"a worker id cannot start with {PULSE_FIELD_PREFIX!r}: {owner!r}")
-
-
-def _pairs(raw: list[Any]) -> dict[str, str]:
-    return {as_text(raw[i]): as_text(raw[i + 1]) for i in range(0, len(raw), 2)}
 
 
 class LaneHeads(NamedTuple):
@@ -555,32 +587,3 @@ class LaneHeads(NamedTuple):
 
     leases: list[str]
     others: list[str]
-
-
-def _claimed(fields: list[Any], token: str, owner: str) -> ClaimedRun | None:
-    """The claim script's run fields as the claimed run (None: no run)."""
-    if not fields:
-        return None
-    h = _pairs(fields)
-    return ClaimedRun(
-        id=h["id"],
-        token=token,
-        owner=owner,
-        attempts=int(h["attempts"]),
-        releases=int(h.get("releases") or 0),
-        request=_request_from_hash(h),
-        forget_epoch=int(h.get("forget_epoch") or 0),
-    )
-
-
-def _request_from_hash(h: dict[str, str]) -> RunRequest:
-    cursor = Cursor.model_validate_json(h["cursor"]) if h.get("cursor") else None
-    return RunRequest(
-        chat_id=int(h["chat_id"]),
-        thread_id=int(h["thread_id"]),
-        range_start=datetime.fromisoformat(h["range_start"]),
-        range_end=datetime.fromisoformat(h["range_end"]),
-        prompt_version=h["prompt_version"],
-        cursor=cursor,
-        messages=[Message.model_validate(m) for m in orjson.loads(h["messages"])],
-    )

@@ -112,7 +112,7 @@ class Settings(RecallSettings):
     )
     routes_file: ExistingFile | None = Field(
         None,
-        description="TOML routes file (§6, see config/routes.toml); unset: one Discovery "
+        description="TOML routes file (§6, see examples/routes.toml); unset: one Discovery "
         "target per workflow at DISCOVERY_BASE_URL.",
     )
     request_timeout_seconds: float = Field(30.0, gt=0, description="Budget of one HTTP round trip.")
@@ -289,6 +289,7 @@ class Settings(RecallSettings):
     error_message_max_chars: int = Field(
         500, ge=1, description="Longest error text kept in an entry."
     )
+    release_log_max_entries: int = Field(20, ge=1, le=1000, description="Releases kept per run.")
     max_run_messages: int = Field(2000, ge=1, description="Messages accepted in one run request.")
     max_message_chars: int = Field(16_000, ge=1, description="Longest message text accepted.")
     max_run_bytes: int = Field(2_000_000, ge=1, description="Largest encoded run request accepted.")
@@ -470,6 +471,9 @@ class Settings(RecallSettings):
         gt=0,
         description="Wrong console tokens one client address may try per minute after the "
         "burst (then 429 with Retry-After).",
+    )
+    console_runbook_url: Name = Field(
+        "docs/runbook.md", description="Runbook page the console's links point at."
     )
     console_show_memory: bool = Field(
         True,

@@ -174,7 +174,7 @@ for walked = 1, tonumber(ARGV[7]) do
     local fields = {'status', 'processing', 'updated_at', now,
       'attempts', attempts + 1, 'lease_owner', ARGV[3], 'lease_token', ARGV[4],
       'leased_until', until_ms, 'next_attempt_at', '', 'forget_epoch', epoch,
-      'prompt_version', ARGV[5]}
+      'prompt_version', ARGV[5], 'max_attempts', ARGV[6]}
     redis.call('HSET', rk, unpack(fields))
     redis.call('ZADD', KEYS[3], until_ms, id)
     redis.call('HINCRBY', KEYS[5], 'claimed:' .. ({'queued', 'retry', 'lease_expired'})[bucket], 1)

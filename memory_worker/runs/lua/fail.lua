@@ -1,8 +1,9 @@
 
 -- KEYS: run, errors, leases, retry, retired, counters, status:processing, status:failed,
---       retired facts, retired counts, aged
+--       retired facts, retired counts, aged, route errors
 -- ARGV: token, now, entry, next_attempt_ms ('' = retire), log_max, status_prefix, reason, id,
---       entry code, entry reason ('' = none)
+--       entry code, entry reason ('' = none), workflow ('' = none), route error (JSON; '' =
+--       no farm answer)
 if redis.call('HGET', KEYS[1], 'lease_token') ~= ARGV[1]
    or redis.call('HGET', KEYS[1], 'status') ~= 'processing' then
   return 0
@@ -14,6 +15,9 @@ set_status(KEYS[1], ARGV[8], KEYS[7], KEYS[8], 'failed', now)
 clear_lease(KEYS[1])
 redis.call('ZREM', KEYS[3], ARGV[8])
 redis.call('HINCRBY', KEYS[6], 'failed:' .. ARGV[7], 1)
+if ARGV[11] ~= '' and ARGV[12] ~= '' then
+  redis.call('HSET', KEYS[12], ARGV[11], ARGV[12])
+end
 if ARGV[4] == '' then
   redis.call('HSET', KEYS[1], 'retired', '1', 'next_attempt_at', '')
   redis.call('ZADD', KEYS[5], now, ARGV[8])

@@ -1,7 +1,9 @@
--- KEYS: workers, worker_runs (and the store's pulse, pulse.lua), worker_concurrency
+-- KEYS: workers, worker_runs (and the store's pulse, pulse.lua), worker_concurrency,
+--       worker_info
 -- ARGV: now, ttl_ms, owner, concurrency, pulse_gap_ms, held run ids (comma-separated),
 --       keep listed (1: a claim of the owner's is in flight — add to its listed runs, since
---       the claim may have listed one the held ids cannot know yet; 0: replace them)
+--       the claim may have listed one the held ids cannot know yet; 0: replace them),
+--       info (JSON for the console's workers page; '' = leave it)
 local now = tonumber(ARGV[1])
 local held = ARGV[6]
 if ARGV[7] == '1' then
@@ -19,6 +21,7 @@ local writes = touch_pulse(tonumber(redis.call('HGET', KEYS[2], PULSE_AT) or '')
   tonumber(ARGV[5]))
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
 redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
+if ARGV[8] and ARGV[8] ~= '' then redis.call('HSET', KEYS[4], ARGV[3], ARGV[8]) end
 if held == '' then
   redis.call('HDEL', KEYS[2], ARGV[3])
 else

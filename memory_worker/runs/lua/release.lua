@@ -1,7 +1,8 @@
 
 -- KEYS: run, leases, queued, counters, retry, hourly, status:processing, status:failed,
--- status:queued
--- ARGV: token, now, reason, status_prefix, id, hourly_keep_hours
+-- status:queued, route errors
+-- ARGV: token, now, reason, status_prefix, id, hourly_keep_hours, release entry (one-line
+-- JSON), release log keep, workflow ('' = none), route error (JSON; '' = no farm answer)
 if redis.call('HGET', KEYS[1], 'lease_token') ~= ARGV[1]
    or redis.call('HGET', KEYS[1], 'status') ~= 'processing' then
   return 0
@@ -10,6 +11,17 @@ local attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0')
 if attempts > 0 then attempts = attempts - 1 end
 clear_lease(KEYS[1])
 redis.call('HINCRBY', KEYS[1], 'releases', 1)
+-- the run's release history: one entry a line, the newest `keep`. Twin: model.append_release.
+local lines = {}
+for line in string.gmatch(redis.call('HGET', KEYS[1], 'release_log') or '', '[^\n]+') do
+  lines[#lines + 1] = line
+end
+lines[#lines + 1] = ARGV[7]
+local first = math.max(1, #lines - tonumber(ARGV[8]) + 1)
+redis.call('HSET', KEYS[1], 'release_log', table.concat(lines, '\n', first, #lines))
+if ARGV[9] ~= '' and ARGV[10] ~= '' then
+  redis.call('HSET', KEYS[10], ARGV[9], ARGV[10])
+end
 redis.call('ZREM', KEYS[2], ARGV[5])
 redis.call('HINCRBY', KEYS[4], 'released:' .. ARGV[3], 1)
 count_hour(KEYS[6], 'released', tonumber(ARGV[2]), tonumber(ARGV[6]))
