@@ -1,7 +1,8 @@
 """Packaging: everything is in pyproject.toml but the one thing it cannot say.
 
-``examples/`` (the Procfile, example.env and routes files the README shows) ships inside
-the package as ``memory_worker.examples``, so ``memory-worker init-config`` can write them
+``config/`` (the Procfile, example.env and routes files the README shows; the root
+``Procfile`` links to ``config/Procfile``) ships inside the package as
+``memory_worker.config``, so ``memory-worker init-config`` can write them
 from an installed wheel. pyproject's ``packages.find`` cannot add a package that lives
 outside its folder; this mapping does. tests/test_packaging.py builds the wheel and the
 sdist and looks inside.
@@ -10,6 +11,6 @@ sdist and looks inside.
 from setuptools import find_packages, setup
 
 setup(
-    packages=[*find_packages(include=["memory_worker*", "llm_client*"]), "memory_worker.examples"],
-    package_dir={"memory_worker.examples": "examples"},
+    packages=[*find_packages(include=["memory_worker*", "llm_client*"]), "memory_worker.config"],
+    package_dir={"memory_worker.config": "config"},
 )

@@ -2,7 +2,7 @@
 
 ::
 
-    routes (examples/routes.toml or defaults) ──▶ Walker ──▶ ClientFactory ──▶ Discovery / OpenAI / local
+    routes (config/routes.toml or defaults) ──▶ Walker ──▶ ClientFactory ──▶ Discovery / OpenAI / local
          breakers (Redis, fleet-shared) ──────┘   │
                                                   └─▶ events: Redis stream, admin outbox, attempt metrics
     claimed run ──▶ ConsolidationProcessor ──▶ consolidate_run ──▶ CardStore (one atomic write per run)
@@ -149,7 +149,7 @@ def check_run_routes(routes: RoutesConfig, source: Path | str | None) -> None:
         where = source or "the default routes"
         raise RoutesIncomplete(
             f"{where} has no enabled {' or '.join(missing)} route: every run would be "
-            "released forever; add one (see examples/routes.toml, or `memory-worker "
+            "released forever; add one (see config/routes.toml, or `memory-worker "
             "init-config`)"
         )
 

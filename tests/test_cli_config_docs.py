@@ -1,6 +1,6 @@
 """The docs cannot drift: the configuration page's table is the generated one, the bot
 quick start runs (the README's and the API page's are one example, examples/bot/quickstart.py),
-examples/example.env names real settings, the Procfile names real commands, and the README's two commands are what CI
+config/example.env names real settings, the Procfile names real commands, and the README's two commands are what CI
 runs."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def test_config_markdown_command_prints_the_same_table() -> None:
 
 def _example_env() -> dict[str, str]:
     values: dict[str, str] = {}
-    for line in (ROOT / "examples" / "example.env").read_text().splitlines():
+    for line in (ROOT / "config" / "example.env").read_text().splitlines():
         found = re.match(r"^#?\s*([A-Z][A-Z0-9_]+)=(.*)$", line.strip())
         if found:
             values[found.group(1)] = found.group(2)
@@ -64,7 +64,7 @@ def _example_env() -> dict[str, str]:
 def test_example_env_names_only_real_settings_and_parses(monkeypatch: pytest.MonkeyPatch) -> None:
     known = {env_name(name) for name in Settings.model_fields}
     values = _example_env()
-    monkeypatch.chdir(ROOT / "examples")  # as init-config writes it: beside routes.toml
+    monkeypatch.chdir(ROOT / "config")  # as init-config writes it: beside routes.toml
     assert len(values) >= 20
     assert set(values) <= known, sorted(set(values) - known)
     for name, value in values.items():
@@ -78,7 +78,7 @@ def test_procfile_runs_real_commands() -> None:
     commands = getattr(typer.main.get_command(app), "commands", {})
     assert {"run", "serve", "replay", "demo"} <= set(commands)
     processes = {}
-    for line in (ROOT / "examples" / "Procfile").read_text().splitlines():
+    for line in (ROOT / "Procfile").read_text().splitlines():
         name, _, command = line.partition(":")
         processes[name.strip()] = re.sub(r"\$\{PORT:-(\d+)\}", r"\1", command).split()
     # the console has its own process: the metrics one faces the network without it

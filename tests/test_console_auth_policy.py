@@ -248,7 +248,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _example_env() -> dict[str, str]:
-    lines = (ROOT / "examples" / "example.env").read_text().splitlines()
+    lines = (ROOT / "config" / "example.env").read_text().splitlines()
     pairs = (line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
     return {k.strip(): v.strip() for k, v in pairs}
 
@@ -265,7 +265,7 @@ def _host(args: list[str], env: dict[str, str]) -> str:
     return env.get("MEMORY_SERVE_HOST", str(Settings.model_fields["serve_host"].default))
 
 
-@pytest.mark.parametrize("where", ["examples/Procfile", "README.md"])
+@pytest.mark.parametrize("where", ["Procfile", "README.md"])
 def test_shipped_commands_never_put_the_console_on_the_network(where: str) -> None:
     """With the example environment (no token), every shipped ``serve`` either binds
     loopback or serves no console; and the Procfile still serves both."""
@@ -278,7 +278,7 @@ def test_shipped_commands_never_put_the_console_on_the_network(where: str) -> No
         host = _host(args, env)
         assert exposure_problem(host, None, None) is None, (where, args)
         assert is_loopback(host), (where, args)
-    if where == "examples/Procfile":
+    if where == "Procfile":
         assert any("--metrics-only" in args and "0.0.0.0" in args for args in commands)
         assert any("--metrics-only" not in args for args in commands)  # the console, on loopback
 

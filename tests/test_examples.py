@@ -26,14 +26,17 @@ from tests.support.harness import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+#: The shipped configuration files (init-config writes them; the README shows them too).
+CONFIG = ROOT / "config"
 PAGES = [ROOT / "README.md", ROOT / "docs" / "bot-api.md"]
 FENCE = re.compile(r"```(\w+)\n(.*?)```", re.S)
 
 
 def _example_files() -> dict[str, str]:
     return {
-        p.relative_to(EXAMPLES).as_posix(): p.read_text(encoding="utf-8")
-        for p in sorted(EXAMPLES.rglob("*"))
+        p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8")
+        for folder in (EXAMPLES, CONFIG)
+        for p in sorted(folder.rglob("*"))
         if p.is_file() and "__pycache__" not in p.parts
     }
 
@@ -44,7 +47,9 @@ def test_every_snippet_of_the_page_is_an_example_file(page: Path) -> None:
     snippets = FENCE.findall(page.read_text(encoding="utf-8"))
     assert snippets
     missing = [body[:60] for _, body in snippets if body not in files.values()]
-    assert not missing, f"{page.name}: snippets that are no file under examples/: {missing}"
+    assert not missing, (
+        f"{page.name}: snippets that are no file under examples/ or config/: {missing}"
+    )
 
 
 def _command_lines() -> list[list[str]]:
@@ -82,9 +87,9 @@ def test_the_two_commands_are_make_targets() -> None:
 def test_routes_examples_are_complete_working_routes_files(name: str, dimension: int) -> None:
     """Each loads (with the dimension its header names) and a worker starts on it."""
     defaults = Settings(embedding_dimension=dimension).route_defaults()
-    routes = load_routes(EXAMPLES / name, defaults)
+    routes = load_routes(CONFIG / name, defaults)
     assert {MEMORY_EXTRACTION, EMBEDDING} <= set(routes.routes)
-    check_run_routes(routes, EXAMPLES / name)  # a worker starts on it
+    check_run_routes(routes, CONFIG / name)  # a worker starts on it
 
 
 def test_a_routes_file_without_extraction_is_refused_at_start(
@@ -120,14 +125,14 @@ def test_init_config_writes_the_examples_and_keeps_existing_files(
     done = cli(settings, "init-config", str(target))
     assert done.returncode == 0, done.stderr
     for name in CONFIG_EXAMPLES:
-        assert (target / name).read_bytes() == (EXAMPLES / name).read_bytes()
+        assert (target / name).read_bytes() == (CONFIG / name).read_bytes()
     (target / "routes.toml").write_text("# mine\n")
     refused = cli(settings, "init-config", str(target))
     assert refused.returncode == 2
     assert "--force" in refused.stderr
     assert (target / "routes.toml").read_text() == "# mine\n"
     assert cli(settings, "init-config", str(target), "--force").returncode == 0
-    assert (target / "routes.toml").read_bytes() == (EXAMPLES / "routes.toml").read_bytes()
+    assert (target / "routes.toml").read_bytes() == (CONFIG / "routes.toml").read_bytes()
 
 
 @pytest.mark.slow
@@ -142,7 +147,7 @@ def test_the_wheel_and_the_sdist_ship_the_examples(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("memory_worker-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in CONFIG_EXAMPLES:
-        assert f"memory_worker/examples/{name}" in names
+        assert f"memory_worker/config/{name}" in names
     assert "memory_worker/console/templates/explain.html.j2" in names
     sdist = subprocess.run(
         [sys.executable, "-c",
@@ -154,5 +159,5 @@ def test_the_wheel_and_the_sdist_ship_the_examples(tmp_path: Path) -> None:
     with tarfile.open(archive) as tar:
         members = {m.split("/", 1)[1] for m in tar.getnames() if "/" in m}
     for name in CONFIG_EXAMPLES:
-        assert f"examples/{name}" in members
+        assert f"config/{name}" in members
     assert "setup.py" in members

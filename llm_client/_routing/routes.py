@@ -1,6 +1,6 @@
 """Route configuration (§6): per workflow, an ordered list of targets and a budget.
 
-Routes come from a TOML file (``MEMORY_ROUTES_FILE``; ``examples/routes.toml``
+Routes come from a TOML file (``MEMORY_ROUTES_FILE``; ``config/routes.toml``
 is the documented example) or, without one, from :func:`default_routes`: one
 Discovery target per workflow on ``DISCOVERY_BASE_URL``.
 

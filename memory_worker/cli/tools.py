@@ -1,8 +1,8 @@
 """``init-config [DIR]`` and ``farmsim``: what an operator starts from, and a farm to try it on.
 
 - ``init-config`` writes the example ``Procfile``, ``example.env`` and routes files that
-  ship inside the package (``memory_worker.examples``, from the repository's
-  ``examples/``) into a directory, never over an existing file unless ``--force``.
+  ship inside the package (``memory_worker.config``, from the repository's
+  ``config/``) into a directory, never over an existing file unless ``--force``.
 - ``farmsim`` serves the loopback farm simulator (:mod:`memory_worker.farmsim`) with an
   optional fault from the start (``--fault KIND[:SERVICE]``); faults are changed while it
   runs through its ``/_sim/faults`` endpoint (docs/runbook.md, "Trying an outage by hand").
@@ -24,12 +24,12 @@ CONFIG_EXAMPLES = ("Procfile", "example.env", "routes.toml", "routes-local-embed
 
 
 def examples_dir() -> Traversable:
-    """Where the shipped examples are: the package's ``examples`` (an installed wheel or
-    sdist), else the source tree's ``examples/`` (a checkout, an editable install)."""
-    shipped = resources.files("memory_worker") / "examples"
+    """Where the shipped configuration examples are: the package's ``config`` (an installed
+    wheel or sdist), else the source tree's ``config/`` (a checkout, an editable install)."""
+    shipped = resources.files("memory_worker") / "config"
     if shipped.is_dir():
         return shipped
-    return resources.files("memory_worker").joinpath("..", "examples")
+    return resources.files("memory_worker").joinpath("..", "config")
 
 
 def write_examples(target: Path, *, force: bool = False) -> list[Path]:

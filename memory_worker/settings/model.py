@@ -112,7 +112,7 @@ class Settings(RecallSettings):
     )
     routes_file: ExistingFile | None = Field(
         None,
-        description="TOML routes file (§6, see examples/routes.toml); unset: one Discovery "
+        description="TOML routes file (§6, see config/routes.toml); unset: one Discovery "
         "target per workflow at DISCOVERY_BASE_URL.",
     )
     request_timeout_seconds: float = Field(30.0, gt=0, description="Budget of one HTTP round trip.")
