@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# Test processes: the suite mostly waits on real servers and workers, so more than the cores.
+TEST_WORKERS ?= 4
 
 .PHONY: demo test lint install browser promtool clean
 
@@ -34,7 +36,7 @@ lint: install
 	$(BIN)/mkdocs build --strict --quiet --site-dir var/site
 
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 	$(BIN)/memory-worker demo --fast
 
 clean:

@@ -33,6 +33,12 @@ from tests.support.farm import Farm, farm_for
 # deep asyncio stacks, failing a green run. Importing it here compiles it up front.
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Long tests first (stable otherwise): with the suite spread over workers
+    (``pytest -n``), a multi-minute soak that started last would be the whole run's tail."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @contextmanager
 def running_valkey(data_dir: Path) -> Iterator[EmbeddedValkey]:
     """An embedded Valkey in ``data_dir``, stopped on the way out."""

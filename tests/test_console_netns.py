@@ -38,7 +38,8 @@ import pytest
 from memory_worker.console.auth import CSRF_COOKIE as CSRF
 from tests.test_console import CHAT, PAGES, TARGET
 
-pytestmark = pytest.mark.slow
+# one namespace test at a time: each adds a veth pair and a TEST-NET-2 address on this host
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("netns")]
 
 TOKEN = "netns-console-token-4b7d1f"
 READ = "netns-read-token-90aa3c"
