@@ -570,6 +570,7 @@ def _claimed(fields: list[Any], token: str, owner: str) -> ClaimedRun | None:
         releases=int(h.get("releases") or 0),
         request=_request_from_hash(h),
         forget_epoch=int(h.get("forget_epoch") or 0),
+        ready_at_ms=int(float(h["ready_at"])) if h.get("ready_at") else None,
     )
 
 
