@@ -26,7 +26,7 @@ from memory_worker.ops.fleet_counters import (
     counter_metrics,
     page_metrics,
 )
-from memory_worker.ops.metrics import route_open_metrics
+from memory_worker.ops.outage_metrics import route_open_metrics
 from memory_worker.ops.process_metrics import RUN_OUTCOMES, WorkerMetrics, build_info
 from memory_worker.ops.serve import metrics_registry
 from memory_worker.pipeline.ticks import TickOutcome

@@ -75,7 +75,15 @@ KNOWN_LABELS: dict[str, tuple[str, ...]] = {
 }
 
 #: Admin page results (``admin_counters``), all exported at 0.
-PAGE_RESULTS = ("queued", "sent", "suppressed", "failed", "not_configured", "delivery_errors")
+PAGE_RESULTS = (
+    "queued",
+    "sent",
+    "suppressed",
+    "failed",
+    "not_configured",
+    "delivery_errors",
+    "resolved",
+)
 
 #: A routed attempt's (outcome, reason) pairs known for every target: a success has no
 #: reason ("-"); a charged failure any reason (or none: not retryable); a neutral one is

@@ -53,7 +53,7 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.ops.fleet_counters import attempt_metrics, counter_metrics, page_metrics
 from memory_worker.ops.logs import get_logger
-from memory_worker.paging.policy import open_workflows
+from memory_worker.ops.outage_metrics import incident_metrics, route_open_metrics
 from memory_worker.pipeline.ticks import TickCounts, TickQueue
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
@@ -93,6 +93,8 @@ class Sample:
     routes: Mapping[str, Sequence[str]] = field(default_factory=dict)
     #: ``MEMORY_MAX_QUEUED_RUNS`` of the process that sampled (the queue cap alerts compare to).
     queue_cap: int = 0
+    #: Since when the fleet's paged incident is open (unix seconds; None: none is, §9).
+    incident_since_s: float | None = None
 
 
 def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
@@ -216,6 +218,7 @@ async def _read_state(redis: ArqRedis, keys: Keys, now_ms: int) -> list[Any]:
         pipe.hgetall(keys.admin_counters)
         pipe.zcard(keys.admin_outbox)
         pipe.hgetall(keys.reembed_progress)
+        pipe.hget(keys.admin_incident, "started")
         replies: list[Any] = await pipe.execute()
     return replies
 
@@ -241,6 +244,7 @@ def _sample(
         admin,
         outbox,
         reembed,
+        incident,
     ) = replies
 
     def age(rows: list[tuple[Any, float]]) -> float | None:
@@ -262,6 +266,7 @@ def _sample(
         admin_pages={as_text(k): int(v) for k, v in admin.items()},
         admin_outbox=int(outbox),
         reembed={as_text(k): parse_progress(v) for k, v in reembed.items()},
+        incident_since_s=int(incident) / 1000 if incident else None,
     )
 
 
@@ -387,6 +392,7 @@ def sample_metrics(sample: Sample) -> Iterator[Metric]:
     )
     yield from page_metrics(sample.admin_pages)
     yield _gauge("admin_pages_pending", "Admin pages waiting in the outbox.", sample.admin_outbox)
+    yield from incident_metrics(sample.incident_since_s, at=sample.at)
     if sample.queue_cap:
         yield _gauge(
             "queue_cap",
@@ -457,24 +463,6 @@ def _routing_metrics(sample: Sample) -> Iterator[Metric]:
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(f"{NS}_{name}", doc, value=value)
-
-
-def route_open_metrics(
-    routes: Mapping[str, Sequence[str]], breakers: Sequence[BreakerView]
-) -> Iterator[Metric]:
-    """1 per workflow whose every target is breaker-open or half-open (a farm outage on that
-    route, as the admin pages say "open routes"), else 0; every configured route present."""
-    views = {view.target: view for view in breakers}
-    known = {wf: [views[t] for t in targets if t in views] for wf, targets in routes.items()}
-    opened = set(open_workflows(known))
-    family = _g(
-        "route_open",
-        "1 while every target of the workflow's route is breaker-open (a farm outage).",
-        ["workflow"],
-    )
-    for workflow in sorted(routes):
-        family.add_metric([workflow], int(workflow in opened))
-    yield family
 
 
 def reembed_metrics(progress: Mapping[str, tuple[int, int]]) -> Iterator[Metric]:

@@ -60,12 +60,15 @@ class ReportConfig:
     #: Context lookups (breaker states, waiting runs) get this long, then say "unknown".
     context_timeout_seconds: float = 1.0
     page_ttl_seconds: float = 7 * 24 * 3600.0
+    #: How often the delivery loop looks whether the incident ended (the probe interval).
+    resolve_check_seconds: float = 15.0
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ReportConfig:
         return cls(
             cooldown_seconds=settings.admin_report_cooldown,
             max_attempts=settings.admin_delivery_max_attempts,
+            resolve_check_seconds=settings.consolidation_backend_retry_interval,
         )
 
 
