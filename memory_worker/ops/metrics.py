@@ -529,13 +529,21 @@ async def report_data(
         targets=route_target_ids(settings),
     )
     deferred = sample.deferred_since_s
+    from memory_worker.paging.notifiers import configured_channels
+    from memory_worker.paging.policy import unconfigured_warning
     from memory_worker.privacy.forgetter import recent_audit
+
+    channels = configured_channels(settings)
 
     return {
         "events": [e.as_dict() for e in events],
         "audit": await recent_audit(redis, Keys(settings.key_prefix), limit=limit),
         "pages": dict(sample.admin_pages),
         "pages_pending": sample.admin_outbox,
+        "paging": {
+            "channels": channels,
+            "warning": unconfigured_warning(channels, sample.admin_pages),
+        },
         "breakers": [v.as_dict() for v in sample.breakers],
         "runs": dict(sample.runs),
         "ticks": {
