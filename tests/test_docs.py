@@ -24,7 +24,7 @@ CONTRACT = ROOT / "docs" / "contract.md"
 
 #: Where prose lives: the packages, tests, benches, configuration and docs, plus the
 #: top-level files that carry prose or comments.
-SCANNED_DIRS = ("memory_worker", "llm_client", "tests", "bench", "config", "docs")
+SCANNED_DIRS = ("memory_worker", "llm_client", "tests", "bench", "config", "docs", "deploy")
 SCANNED_FILES = ("README.md", "mkdocs.yml", "Makefile", "Procfile", "pyproject.toml")
 TEXT_SUFFIXES = frozenset(
     {".py", ".lua", ".md", ".toml", ".html", ".css", ".txt", ".env", ".yml", ".yaml", ".jsonl"}

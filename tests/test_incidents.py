@@ -1,4 +1,4 @@
-"""§9 "An outage that ends": the incident a page opens, and its one "resolved" page.
+"""§9: an outage that ends — the incident a page opens, and its one "resolved" page.
 
 User story: "I was paged when the farm went down; I am told once, fleet-wide, when it is
 back — how long it lasted, what it released, that it spent no attempt — and not told about

@@ -10,6 +10,7 @@ total with the truth.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -135,3 +136,47 @@ class ServingFleet:
         self.fleet.stop_all()
         if self.serve is not None:
             await self.serve.stop()
+
+
+def exposed_names(text: str) -> set[str]:
+    """Every name a query can use on a scrape: each family's name (counters with their
+    ``_total``, as exposed), and a histogram's ``_bucket``, ``_sum`` and ``_count`` — also
+    for families that have no sample right now (a replica's gauges on a master)."""
+    names: set[str] = set()
+    for line in text.splitlines():
+        if not line.startswith("# TYPE "):
+            continue
+        _, _, name, kind = line.split()[:4]
+        names.add(name)
+        if kind == "histogram":
+            names.update(f"{name}{suffix}" for suffix in ("_bucket", "_sum", "_count"))
+    return names
+
+
+async def real_exposition(settings: Settings) -> set[str]:
+    """The names a real ``serve`` endpoint and a real worker endpoint expose (both servers
+    started in this process on the test's Redis, scraped over HTTP)."""
+    from memory_worker.ops.process_metrics import WorkerMetrics
+
+    url = reveal(settings.redis_url) or ""
+    settings = settings.model_copy(update={"metrics_cache_seconds": 0.0})
+    fleet = HealthServer(settings, url, host="127.0.0.1", port=0, console=False)
+    worker = HealthServer(
+        settings, url, host="127.0.0.1", port=0, console=False, process_metrics=WorkerMetrics()
+    )
+    names: set[str] = set()
+    for server in (fleet, worker):
+        await server.start()
+        try:
+            names |= exposed_names(await scrape(server.base_url))
+        finally:
+            await server.stop()
+    return names
+
+
+METRIC_NAME = re.compile(r"\b(memory_worker_[a-z0-9_]+)\b")
+
+
+def metric_names(expr: str) -> set[str]:
+    """The memory-worker metric names a PromQL expression reads."""
+    return set(METRIC_NAME.findall(expr))
