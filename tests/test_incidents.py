@@ -368,3 +368,20 @@ async def test_a_closed_breaker_with_redis_gone_never_raises(key_prefix: str) ->
     await asyncio.wait_for(reporter.emit(CLOSED), timeout=5)
     assert reporter.enqueue_failures == 1  # counted, logged, never the pipeline's problem
     await broken.aclose()
+
+
+async def test_a_page_still_goes_out_when_its_incident_cannot_be_recorded(
+    redis: Redis, key_prefix: str
+) -> None:
+    """Fault: the counters the incident starts from cannot be read (WRONGTYPE here, a store
+    error in life): the opening page is queued and sent all the same, the failure logged."""
+    keys = Keys(key_prefix)
+    await awaited(redis.set(keys.counters, "not-a-hash"))
+    channel = Channel()
+    reporter = reporter_for(redis, key_prefix, Routes(WF), [channel])
+    with capture_logs() as logs:
+        assert await reporter.observe(exhaustion()) == "queued"
+    assert any(e.get("event") == "admin.incident_open_failed" for e in logs)
+    assert await reporter.incidents.read() is None
+    await reporter.deliver_due()
+    assert len(channel.pages) == 1
