@@ -289,6 +289,11 @@ class Keys:
         return f"{self.routing_tag}:admin:counters"
 
     @property
+    def admin_incident(self) -> str:
+        """HASH: the open incident — since when, its routes, the counters then (§9)."""
+        return f"{self.routing_tag}:admin:incident"
+
+    @property
     def routing_attempts(self) -> str:
         """HASH ``target|outcome|reason`` → routed attempts (metrics)."""
         return f"{self.routing_tag}:attempts"

@@ -113,7 +113,7 @@ async def test_each_forget_leaves_an_audit_event_the_report_shows_and_metrics_co
 
 
 def test_forgets_are_a_metric_family_by_scope() -> None:
-    from memory_worker.ops.metrics import counter_metrics
+    from memory_worker.ops.fleet_counters import counter_metrics
 
     families = {f.name: f for f in counter_metrics({"forgets:user": 2, "forgets:chat": 1})}
     samples = {s.labels["scope"]: s.value for s in families["memory_worker_forgets"].samples}

@@ -24,8 +24,17 @@ CONTRACT = ROOT / "docs" / "contract.md"
 
 #: Where prose lives: the packages, tests, benches, configuration and docs, plus the
 #: top-level files that carry prose or comments.
-SCANNED_DIRS = ("memory_worker", "llm_client", "tests", "bench", "examples", "docs")
-SCANNED_FILES = ("README.md", "mkdocs.yml", "Makefile", "pyproject.toml", "setup.py")
+SCANNED_DIRS = (
+    "memory_worker",
+    "llm_client",
+    "tests",
+    "bench",
+    "examples",
+    "config",
+    "docs",
+    "deploy",
+)
+SCANNED_FILES = ("README.md", "mkdocs.yml", "Makefile", "Procfile", "pyproject.toml", "setup.py")
 TEXT_SUFFIXES = frozenset(
     {
         ".py",

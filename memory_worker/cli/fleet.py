@@ -145,6 +145,7 @@ def report(
 
 def print_report(data: dict[str, Any], console: Console) -> None:
     """The ``report`` document as tables (also used by the demo)."""
+    _print_paging_warning(data, console)
     severity = {"error": "red", "warn": "yellow", "info": "dim"}
     table = Table(
         "time (UTC)",
@@ -189,6 +190,14 @@ def print_report(data: dict[str, Any], console: Console) -> None:
     opened = [b["target"] for b in data["breakers"] if b["state"] != "closed"]
     console.print(f"Breakers not closed: {', '.join(opened) if opened else 'none'}")
     _print_audit(data.get("audit") or [], console)
+    _print_paging_warning(data, console)  # first and last: whichever end is on the screen
+
+
+def _print_paging_warning(data: dict[str, Any], console: Console) -> None:
+    """§9: say it loudly when pages reach nobody ("sent 0" alone reads as "all quiet")."""
+    warning = (data.get("paging") or {}).get("warning")
+    if warning:
+        console.print(f"[bold white on red] WARNING [/] [bold red]{warning}[/]", highlight=False)
 
 
 def _print_audit(events: list[dict[str, str]], console: Console) -> None:

@@ -21,7 +21,7 @@ def run(
         typer.Option(
             "--serve",
             help="Also serve /healthz, /readyz (Redis + this worker's loop) and /metrics "
-            "(never the console).",
+            "(this process's own series: the fleet's come from `serve`; never the console).",
         ),
     ] = False,
     host: Annotated[str | None, typer.Option(help="Bind address (MEMORY_SERVE_HOST).")] = None,
@@ -45,6 +45,7 @@ def run(
 
 async def _run_serving(settings: Settings, host: str | None, port: int | None) -> None:
     """A worker plus its health server; readiness follows this worker's loop heartbeat."""
+    from memory_worker.ops.process_metrics import process_metrics
     from memory_worker.ops.serve import HealthServer
     from memory_worker.storage.connections import resolve_url
     from memory_worker.worker.process import run_worker
@@ -75,6 +76,7 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
         worker_tick_age=tick_age,
         worker_liveness=liveness,
         console=False,  # a worker's probe port may face the network: no chat data on it
+        process_metrics=process_metrics(),  # its own series; the fleet's come from `serve`
     )
     await server.start()
     try:

@@ -54,7 +54,8 @@ from memory_worker.errors import ConsoleExposedError
 from memory_worker.keys import Keys
 from memory_worker.ops.logs import get_logger
 from memory_worker.ops.metrics import fleet_breakers
-from memory_worker.paging.policy import age_text, clock_text
+from memory_worker.paging.notifiers import configured_channels
+from memory_worker.paging.policy import age_text, clock_text, unconfigured_warning
 from memory_worker.runs.replay import (
     ReplayFilter,
     ReplayPreview,
@@ -236,10 +237,14 @@ class Console:
             self.redis, self.settings, self.routes, breakers=overview.sample.breakers
         )
         peak = max([1, *(max(h.completed, h.failed, h.released) for h in overview.hours)])
+        paging_warning = unconfigured_warning(  # §9: pages that reach nobody, said loudly
+            configured_channels(self.settings), overview.sample.admin_pages
+        )
         return await self.render(
             request,
             "overview.html.j2",
             banner=banner,
+            paging_warning=paging_warning,
             o=overview,
             s=overview.sample,
             peak=peak,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -51,7 +51,9 @@ from llm_client import (
 from memory_worker.cards.reembed import parse_progress
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
+from memory_worker.ops.fleet_counters import attempt_metrics, counter_metrics, page_metrics
 from memory_worker.ops.logs import get_logger
+from memory_worker.ops.outage_metrics import incident_metrics, route_open_metrics
 from memory_worker.pipeline.ticks import TickCounts, TickQueue
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
@@ -63,28 +65,6 @@ NS = "memory_worker"
 
 #: Breaker state as a number: alert on ``max(memory_worker_breaker_state) == 2``.
 BREAKER_STATE = {Circuit.CLOSED: 0, Circuit.HALF_OPEN: 1, Circuit.OPEN: 2}
-
-#: Counters-hash field prefix → (metric name without ``_total``, label name, help).
-COUNTER_FAMILIES: dict[str, tuple[str, str, str]] = {
-    "enqueue": ("enqueue", "result", "Enqueue answers by result."),
-    "claimed": (
-        "runs_claimed",
-        "bucket",
-        "Runs claimed, by bucket (queued, retry, lease_expired).",
-    ),
-    "released": ("runs_released", "reason", "Runs released (attempt refunded), by reason."),
-    "failed": ("runs_failed", "reason", "Run failures (attempt spent), by reason."),
-    "retired": ("runs_retired", "reason", "Runs retired (attempts exhausted), by reason."),
-    "skipped": ("runs_skipped", "reason", "Runs skipped, by reason."),
-    "forgets": ("forgets", "scope", "Forget requests carried out (§14), by scope (user, chat)."),
-}
-#: Counters-hash fields without a label → (metric name without ``_total``, help).
-PLAIN_COUNTERS: dict[str, tuple[str, str]] = {
-    "completed": ("runs_completed", "Runs completed."),
-    "replayed": ("runs_replayed", "Runs replayed by an operator."),
-    "pipeline:deferred": ("pipeline_deferred", "Ticks that deferred for an outage."),
-}
-
 
 # --- what one sample holds -----------------------------------------------------------------
 
@@ -109,11 +89,29 @@ class Sample:
     admin_outbox: int = 0
     #: Model switches in progress (§16): chat id → (cards re-embedded, live cards at start).
     reembed: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: The configured routes: workflow → its eligible targets (``route_open`` reads them).
+    routes: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    #: ``MEMORY_MAX_QUEUED_RUNS`` of the process that sampled (the queue cap alerts compare to).
+    queue_cap: int = 0
+    #: Since when the fleet's paged incident is open (unix seconds; None: none is, §9).
+    incident_since_s: float | None = None
 
 
 def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
     """The fleet's breaker store for these settings (read side: CLI, metrics, health)."""
     return BreakerStore(redis, Keys(settings.key_prefix), settings.breaker_config())
+
+
+def route_map(settings: Settings) -> dict[str, list[str]]:
+    """Each configured route's eligible target ids, by workflow (best effort: {} when the
+    routes file is unusable, as for :func:`route_target_ids`)."""
+    from llm_client import RoutesError, load_routes
+
+    try:
+        routes = load_routes(settings.routes_file, settings.route_defaults(), require_secrets=False)
+    except (RoutesError, ValueError):
+        return {}
+    return {workflow: [t.id for t in route.eligible] for workflow, route in routes.routes.items()}
 
 
 def route_target_ids(settings: Settings, *, strict: bool = False) -> list[str]:
@@ -188,6 +186,7 @@ async def read_sample(
     *,
     breakers: BreakerStore | None = None,
     targets: Sequence[str] = (),
+    routes: Mapping[str, Sequence[str]] | None = None,
     now: float | None = None,
 ) -> Sample:
     """One consistent-enough read of everything the metrics report (a few round trips)."""
@@ -201,7 +200,8 @@ async def read_sample(
     if breakers is not None:
         # the routes' targets (no keyspace SCAN at scrape cadence); stored ones only without routes
         views = await (breakers.views(targets) if targets else breakers.list())
-    return _sample(at, replies, runs=runs, ticks=ticks, breakers=views)
+    sample = _sample(at, replies, runs=runs, ticks=ticks, breakers=views)
+    return replace(sample, routes=dict(routes or {}), queue_cap=settings.max_queued_runs)
 
 
 async def _read_state(redis: ArqRedis, keys: Keys, now_ms: int) -> list[Any]:
@@ -218,6 +218,7 @@ async def _read_state(redis: ArqRedis, keys: Keys, now_ms: int) -> list[Any]:
         pipe.hgetall(keys.admin_counters)
         pipe.zcard(keys.admin_outbox)
         pipe.hgetall(keys.reembed_progress)
+        pipe.hget(keys.admin_incident, "started")
         replies: list[Any] = await pipe.execute()
     return replies
 
@@ -243,6 +244,7 @@ def _sample(
         admin,
         outbox,
         reembed,
+        incident,
     ) = replies
 
     def age(rows: list[tuple[Any, float]]) -> float | None:
@@ -264,6 +266,7 @@ def _sample(
         admin_pages={as_text(k): int(v) for k, v in admin.items()},
         admin_outbox=int(outbox),
         reembed={as_text(k): parse_progress(v) for k, v in reembed.items()},
+        incident_since_s=int(incident) / 1000 if incident else None,
     )
 
 
@@ -351,9 +354,10 @@ def redis_sampler(
     """A sampler of the fleet's state in ``redis`` for these settings."""
     breakers = fleet_breakers(redis, settings)
     targets = route_target_ids(settings)
+    routes = route_map(settings)
 
     async def read() -> Sample:
-        return await read_sample(redis, settings, breakers=breakers, targets=targets)
+        return await read_sample(redis, settings, breakers=breakers, targets=targets, routes=routes)
 
     return Sampler(
         read,
@@ -375,17 +379,26 @@ def _c(name: str, doc: str, labels: Sequence[str] = ()) -> CounterMetricFamily:
 
 
 def sample_metrics(sample: Sample) -> Iterator[Metric]:
-    """Metric families of one sample (pure: the collector's core)."""
+    """Metric families of one sample (pure: the collector's core). Fleet-wide series: only
+    ``serve`` exports them (see ``ops/serve.py``), so each is counted once."""
     yield from _run_metrics(sample)
     yield from _pipeline_metrics(sample)
     yield from reembed_metrics(sample.reembed)
     yield from counter_metrics(sample.counters)
     yield from _routing_metrics(sample)
-    pages = _c("admin_pages", "Admin pages by result (sent, suppressed, failed, …).", ["result"])
-    for result, count in sorted(sample.admin_pages.items()):
-        pages.add_metric([result], count)
-    yield pages
+    yield from route_open_metrics(sample.routes, sample.breakers)
+    yield from attempt_metrics(
+        sample.attempts, sorted({t for targets in sample.routes.values() for t in targets})
+    )
+    yield from page_metrics(sample.admin_pages)
     yield _gauge("admin_pages_pending", "Admin pages waiting in the outbox.", sample.admin_outbox)
+    yield from incident_metrics(sample.incident_since_s, at=sample.at)
+    if sample.queue_cap:
+        yield _gauge(
+            "queue_cap",
+            "MEMORY_MAX_QUEUED_RUNS: queued + processing runs beyond it answer queue_full.",
+            sample.queue_cap,
+        )
 
 
 def _run_metrics(sample: Sample) -> Iterator[Metric]:
@@ -438,7 +451,7 @@ def _pipeline_metrics(sample: Sample) -> Iterator[Metric]:
 
 
 def _routing_metrics(sample: Sample) -> Iterator[Metric]:
-    """Breakers per target and routed attempts by target, outcome and reason."""
+    """Breakers per target."""
     state = _g("breaker_state", "Breaker per target: 0 closed, 1 half-open, 2 open.", ["target"])
     trips = _g("breaker_trips", "Consecutive trips of a target's breaker.", ["target"])
     for view in sample.breakers:
@@ -446,14 +459,6 @@ def _routing_metrics(sample: Sample) -> Iterator[Metric]:
         trips.add_metric([view.target], view.trips)
     yield state
     yield trips
-    attempts = _c(
-        "routing_attempts",
-        "Routed attempts by target, outcome (success/failure/neutral) and reason.",
-        ["target", "outcome", "reason"],
-    )
-    for (target, outcome, reason), count in sorted(sample.attempts.items()):
-        attempts.add_metric([target, outcome, reason], count)
-    yield attempts
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
@@ -469,33 +474,10 @@ def reembed_metrics(progress: Mapping[str, tuple[int, int]]) -> Iterator[Metric]
         sum(done for done, _ in progress.values()),
     )
     yield _gauge(
-        "reembed_cards_total",
+        "reembed_cards_planned",
         "Live cards of the chats being switched, counted when each switch started.",
         sum(total for _, total in progress.values()),
     )
-
-
-def counter_metrics(counters: Mapping[str, int]) -> Iterator[Metric]:
-    """The counters hash as counter families; unknown fields go to ``memory_worker_events``."""
-    families = {
-        prefix: _c(name, doc, [label]) for prefix, (name, label, doc) in COUNTER_FAMILIES.items()
-    }
-    other = _c("events", "Other pipeline counters, by name.", ["name"])
-    plain: dict[str, int] = {}
-    for name, value in sorted(counters.items()):
-        prefix, sep, label = name.partition(":")
-        if name in PLAIN_COUNTERS:
-            plain[name] = value
-        elif sep and prefix in families:
-            families[prefix].add_metric([label], value)
-        else:
-            other.add_metric([name], value)
-    yield from families.values()
-    for name, (metric, doc) in PLAIN_COUNTERS.items():
-        family = _c(metric, doc)
-        family.add_metric([], plain.get(name, 0))
-        yield family
-    yield other
 
 
 class MemoryCollector(Collector):
@@ -547,13 +529,21 @@ async def report_data(
         targets=route_target_ids(settings),
     )
     deferred = sample.deferred_since_s
+    from memory_worker.paging.notifiers import configured_channels
+    from memory_worker.paging.policy import unconfigured_warning
     from memory_worker.privacy.forgetter import recent_audit
+
+    channels = configured_channels(settings)
 
     return {
         "events": [e.as_dict() for e in events],
         "audit": await recent_audit(redis, Keys(settings.key_prefix), limit=limit),
         "pages": dict(sample.admin_pages),
         "pages_pending": sample.admin_outbox,
+        "paging": {
+            "channels": channels,
+            "warning": unconfigured_warning(channels, sample.admin_pages),
+        },
         "breakers": [v.as_dict() for v in sample.breakers],
         "runs": dict(sample.runs),
         "ticks": {

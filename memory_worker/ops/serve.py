@@ -6,7 +6,13 @@ fleet's state from Redis), with the console unless ``--metrics-only`` (the Procf
 ``metrics`` process: the three endpoints on the network, no console, so Prometheus never
 puts chats' memory on the network). ``memory-worker run --serve`` runs the three endpoints
 next to a worker, never the console, and readiness also requires the worker loop's
-heartbeat to be fresh. Off loopback the console needs a token
+heartbeat to be fresh.
+
+Who exports which series (§11): ``serve`` alone exports the fleet's series (sampled from
+Redis: runs, counters, breakers, routes, pages, the stores' health); ``run --serve``
+exports only its own process's (:mod:`memory_worker.ops.process_metrics`, labelled
+``worker``), so summing a family over every endpoint counts each thing once. Both export
+``memory_worker_build_info`` and the standard ``process_*`` series. Off loopback the console needs a token
 (:mod:`memory_worker.console.auth`) and will not start without one.
 
 The server is aiohttp on the caller's loop (:class:`HealthServer` start/stop),
@@ -28,6 +34,7 @@ from aiohttp import web
 from arq.connections import ArqRedis
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.process_collector import ProcessCollector
+from prometheus_client.registry import Collector
 
 from memory_worker.ops.health import HealthCheck, Heartbeat, TickAge
 from memory_worker.ops.logs import get_logger
@@ -39,6 +46,7 @@ from memory_worker.ops.metrics import (
     redis_sampler,
     route_target_ids,
 )
+from memory_worker.ops.process_metrics import BuildInfoCollector
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.health import StoreCollector, StoreHealth, StoreProbe
@@ -63,22 +71,40 @@ def _json(data: Any, status: int = 200) -> web.Response:
     )
 
 
+def metrics_registry(
+    settings: Settings,
+    *,
+    sampler: Sampler[Sample] | None = None,
+    stores: StoreHealth | None = None,
+    process: Collector | None = None,
+) -> CollectorRegistry:
+    """What one endpoint's ``/metrics`` exports: the fleet's series (``sampler``, ``stores``:
+    ``serve``) or this process's (``process``: ``run --serve``), never both; plus the
+    build and the standard process series."""
+    registry = CollectorRegistry()
+    ProcessCollector(registry=registry)
+    registry.register(BuildInfoCollector(settings))
+    if sampler is not None:
+        registry.register(MemoryCollector(sampler))
+    if stores is not None:
+        registry.register(StoreCollector(stores))
+    if process is not None:
+        registry.register(process)
+    return registry
+
+
 def build_app(
     check: HealthCheck,
-    sampler: Sampler[Sample],
+    sampler: Sampler[Sample] | None,
     *,
-    registry: CollectorRegistry | None = None,
+    registry: CollectorRegistry,
     stores: StoreHealth | None = None,
     liveness: LivenessCheck | None = None,
 ) -> web.Application:
-    """The aiohttp application answering the three endpoints (``liveness``: this process's
-    worker's watchdog verdict; a wedged worker answers ``/healthz`` 503)."""
-    if registry is None:
-        registry = CollectorRegistry()
-        ProcessCollector(registry=registry)
-    registry.register(MemoryCollector(sampler))
-    if stores is not None:
-        registry.register(StoreCollector(stores))
+    """The aiohttp application answering the three endpoints (``registry``: what
+    ``/metrics`` exports, see :func:`metrics_registry`; ``sampler`` and ``stores`` are
+    refreshed before a scrape; ``liveness``: this process's worker's watchdog verdict; a
+    wedged worker answers ``/healthz`` 503)."""
     loop = asyncio.get_running_loop()
     app = web.Application()
     app[_STARTED] = loop.time()
@@ -99,7 +125,8 @@ def build_app(
         return _json(body, 200 if ready else 503)
 
     async def metrics(_: web.Request) -> web.Response:
-        await sampler.refresh()
+        if sampler is not None:
+            await sampler.refresh()
         if stores is not None:
             await stores.sampler.refresh()
         return web.Response(
@@ -126,9 +153,12 @@ class HealthServer:
         host: str | None = None,
         port: int | None = None,
         console: bool = True,
+        process_metrics: Collector | None = None,
     ) -> None:
         self.settings = settings
         self.console = console
+        #: ``run --serve``: this worker process's series, exported instead of the fleet's.
+        self.process_metrics = process_metrics
         self.url = url
         self.host = host if host is not None else settings.serve_host
         self.port = port if port is not None else settings.serve_port
@@ -154,10 +184,17 @@ class HealthServer:
             targets=targets,
             stores=stores,
         )
+        if self.process_metrics is not None:  # a worker's endpoint: its own series only
+            sampler = None
+            registry = metrics_registry(self.settings, process=self.process_metrics)
+        else:  # the fleet's series, from Redis: this endpoint alone exports them
+            sampler = redis_sampler(redis, self.settings)
+            registry = metrics_registry(self.settings, sampler=sampler, stores=stores)
         app = build_app(
             check,
-            redis_sampler(redis, self.settings),
-            stores=stores,
+            sampler,
+            registry=registry,
+            stores=stores if sampler is not None else None,
             liveness=self.worker_liveness,
         )
         if self.console:  # the operator console (§15) at / on the same server

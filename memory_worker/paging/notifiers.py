@@ -205,6 +205,19 @@ def notifiers_from_settings(settings: Settings, http: httpx.AsyncClient) -> list
     return notifiers
 
 
+def configured_channels(settings: Settings) -> list[str]:
+    """The external channels these settings configure (``telegram``, ``webhook``), as
+    :func:`notifiers_from_settings` would build them; [] when pages reach nobody."""
+    channels = []
+    token = settings.admin_telegram_bot_token
+    if token is not None and token.get_secret_value() and settings.admin_telegram_chat_ids:
+        channels.append("telegram")
+    webhook = settings.admin_webhook_url
+    if webhook is not None and webhook.get_secret_value():
+        channels.append("webhook")
+    return channels
+
+
 def external(notifiers: Sequence[Notifier]) -> list[Notifier]:
     """The channels that reach a human."""
     return [n for n in notifiers if n.external]

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from llm_client import BreakerView, Circuit, EventType, RoutingEvent, safe_token
-from memory_worker.settings import Settings
+from memory_worker.settings import Settings, env_name
 
 #: Event types that page the admins (subject to the rules of :func:`page_decision`).
 ACTIONABLE: frozenset[str] = frozenset(
@@ -60,12 +60,15 @@ class ReportConfig:
     #: Context lookups (breaker states, waiting runs) get this long, then say "unknown".
     context_timeout_seconds: float = 1.0
     page_ttl_seconds: float = 7 * 24 * 3600.0
+    #: How often the delivery loop looks whether the incident ended (the probe interval).
+    resolve_check_seconds: float = 15.0
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ReportConfig:
         return cls(
             cooldown_seconds=settings.admin_report_cooldown,
             max_attempts=settings.admin_delivery_max_attempts,
+            resolve_check_seconds=settings.consolidation_backend_retry_interval,
         )
 
 
@@ -112,6 +115,32 @@ def dedup_step(
         return DedupState(now_ms + cooldown_ms, 0, first), DedupDecision(True, reported, first)
     counted = replace(state, suppressed=state.suppressed + 1)
     return counted, DedupDecision(False, 0, state.first_seen_ms)
+
+
+#: What an operator must set for pages to reach someone (either is enough).
+CHANNEL_SETTINGS = (
+    f"{env_name('admin_telegram_bot_token')} + {env_name('admin_telegram_chat_ids')}",
+    env_name("admin_webhook_url"),
+)
+
+
+def unconfigured_warning(channels: Sequence[str], pages: Mapping[str, int]) -> str | None:
+    """The loud line ``report`` and the console show when pages reach nobody (None: fine).
+
+    ``channels``: the external channels this process's settings configure; ``pages``: the
+    fleet's page counters, whose ``not_configured`` counts pages a worker could only log
+    (a worker without a channel, whatever this process's settings say).
+    """
+    logged = int(pages.get("not_configured", 0))
+    if channels and not logged:
+        return None
+    how = " or ".join(CHANNEL_SETTINGS)
+    if not channels:
+        head = "no paging channel is configured: pages go to the workers' logs only"
+    else:
+        head = "a worker has no paging channel: pages went to its log only"
+    told = f"{logged} page(s) so far reached nobody" if logged else "nobody is told of an outage"
+    return f"{head}; {told}. Set {how}."
 
 
 def delivery_backoff(attempts: int, config: ReportConfig) -> float:

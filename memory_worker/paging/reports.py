@@ -15,7 +15,12 @@ Imperative shell (:class:`AdminReporter`, an event sink):
 - without an external channel (Telegram / webhook) pages are only logged and
   the cooldown is not consumed;
 - counters ``queued / sent / suppressed / failed / not_configured /
-  delivery_errors`` live in ``admin_counters`` for metrics.
+  delivery_errors / resolved`` live in ``admin_counters`` for metrics;
+- an outage's end (:mod:`memory_worker.paging.incident`): a routing page opens the fleet's
+  incident with the routes open then; when none of them is open any more (a breaker closed,
+  or the delivery loop's check every probe interval) one "resolved" page goes out, queued
+  by the script that ends the incident (:mod:`memory_worker.paging.incident_store`), so
+  once fleet-wide.
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ from llm_client import (
 )
 from memory_worker.errors import DeliveryFailed
 from memory_worker.ops.logs import get_logger
+from memory_worker.paging.incident import RESOLVED, fleet_counts, render_resolved, resolve_step
+from memory_worker.paging.incident_store import IncidentStore
 from memory_worker.paging.notifiers import LogNotifier, Notifier, Page, external
 from memory_worker.paging.policy import (
     ReportConfig,
@@ -146,6 +153,12 @@ class ReportKeys(Protocol):
     @property
     def admin_counters(self) -> str: ...
 
+    @property
+    def admin_incident(self) -> str: ...
+
+    @property
+    def counters(self) -> str: ...
+
 
 def route_open_workflows(routes: RoutesConfig, store: BreakerStore) -> OpenRoutes:
     """The ``open_routes`` lookup a reporter needs: every configured route, one round trip."""
@@ -211,6 +224,7 @@ class AdminReporter:
         self._claim = redis.register_script(_CLAIM)
         self._ack = redis.register_script(_ACK)
         self._retry = redis.register_script(_RETRY)
+        self.incidents = IncidentStore(redis, keys, ttl_ms=round(config.page_ttl_seconds * 1000))
 
     @classmethod
     def from_settings(
@@ -243,7 +257,11 @@ class AdminReporter:
             )
 
     async def observe(self, event: RoutingEvent) -> str:
-        """Returns what happened: ``none``, ``not_configured``, ``suppressed`` or ``queued``."""
+        """Returns what happened: ``none``, ``not_configured``, ``suppressed`` or ``queued``
+        (a closed breaker may end the incident: :meth:`resolve_if_closed`)."""
+        if event.type == EventType.CIRCUIT_CLOSED:
+            await self.resolve_if_closed()
+            return "none"
         if not page_decision(event):
             return "none"
         now = self.now_ms()
@@ -252,7 +270,10 @@ class AdminReporter:
         page, reported, first = await self._window(event.dedupe_key, now)
         if not int(page):
             return "suppressed"
-        text = await self._render(event, now, first_seen_ms=int(first), suppressed=int(reported))
+        routes = await self._open_routes()
+        text = await self._render(
+            event, now, first_seen_ms=int(first), suppressed=int(reported), routes=routes
+        )
         page_id = f"{now}-{secrets.token_hex(4)}"
         fields = {
             "text": text,
@@ -278,6 +299,7 @@ class AdminReporter:
         log.info(
             "admin.page_queued", page_id=page_id, event_type=event.type, dedupe_key=event.dedupe_key
         )
+        await self._open_incident(event, routes, now)
         return "queued"
 
     async def _window(self, dedupe_key: str, now: int) -> tuple[Any, Any, Any]:
@@ -294,7 +316,10 @@ class AdminReporter:
         logged, reported, first = await self._window("log:" + event.dedupe_key, now)
         if not int(logged):
             return "suppressed"
-        text = await self._render(event, now, first_seen_ms=int(first), suppressed=int(reported))
+        routes = await self._open_routes()
+        text = await self._render(
+            event, now, first_seen_ms=int(first), suppressed=int(reported), routes=routes
+        )
         log.warning(
             "admin.page_not_configured",
             event_type=event.type,
@@ -305,23 +330,34 @@ class AdminReporter:
         await cast(
             Awaitable[int], self._redis.hincrby(self._keys.admin_counters, "not_configured", 1)
         )
+        await self._open_incident(event, routes, now)
         return "not_configured"
 
+    async def _open_routes(self) -> Sequence[str] | str | None:
+        """Every workflow whose route is open now ("unknown" when the lookup failed; None
+        when this reporter has no lookup)."""
+        if self.open_routes is None:
+            return None
+        answer = await _best_effort(self.open_routes, self.config.context_timeout_seconds)
+        return "unknown" if answer is None else list(answer)
+
     async def _render(
-        self, event: RoutingEvent, now: int, *, first_seen_ms: int, suppressed: int
+        self,
+        event: RoutingEvent,
+        now: int,
+        *,
+        first_seen_ms: int,
+        suppressed: int,
+        routes: Sequence[str] | str | None,
     ) -> str:
         timeout = self.config.context_timeout_seconds
-        breakers, waiting_runs, open_routes = self.breakers, self.waiting_runs, self.open_routes
+        breakers, waiting_runs = self.breakers, self.waiting_runs
         views = (
             None
             if breakers is None
             else await _best_effort(lambda: breakers(event.workflow), timeout)
         )
         waiting = None if waiting_runs is None else await _best_effort(waiting_runs, timeout)
-        routes: Sequence[str] | str | None = None
-        if open_routes is not None:
-            answer = await _best_effort(open_routes, timeout)
-            routes = "unknown" if answer is None else list(answer)
         return render_page(
             event,
             now_ms=now,
@@ -331,6 +367,65 @@ class AdminReporter:
             waiting_runs=waiting,
             open_routes=routes,
         )
+
+    # --- the incident: opened by a routing page, ended by one resolved page ----------------
+
+    async def _open_incident(
+        self, event: RoutingEvent, routes: Sequence[str] | str | None, now: int
+    ) -> None:
+        """The page that went out names open routes: they join the fleet's incident."""
+        if event.type == EventType.RUNS_RETIRED:
+            return  # not an outage: nothing to end later
+        named = set(routes) if isinstance(routes, list) else set()
+        if event.type == EventType.CIRCUIT_OPEN_EXHAUSTION:
+            named.add(event.workflow)  # open by definition, whatever the lookup said
+        if not named:
+            return
+        try:
+            counts = fleet_counts(await self._counters())
+            await self.incidents.open(now, named, counts)
+        except Exception as exc:  # the page is queued; the incident is bookkeeping
+            log.warning("admin.incident_open_failed", error=type(exc).__name__)
+
+    async def _counters(self) -> dict[str, int]:
+        raw = await cast(Awaitable[Mapping[Any, Any]], self._redis.hgetall(self._keys.counters))
+        return {as_text(k): int(as_text(v)) for k, v in raw.items()}
+
+    async def resolve_if_closed(self) -> bool:
+        """End the fleet's incident once none of its routes is open, with one resolved page
+        (True: this call ended it). An unknown route state keeps it open."""
+        incident = await self.incidents.read()
+        if incident is None or self.open_routes is None:
+            return False
+        timeout = self.config.context_timeout_seconds
+        answer = await _best_effort(self.open_routes, timeout)
+        if answer is None or not resolve_step(incident, answer):
+            return False
+        now = self.now_ms()
+        counts = fleet_counts(await self._counters())
+        waiting = (
+            None if self.waiting_runs is None else await _best_effort(self.waiting_runs, timeout)
+        )
+        text = render_resolved(incident, now_ms=now, counts=counts, waiting_runs=waiting)
+        page_id = f"{now}-{secrets.token_hex(4)}" if self.configured else None
+        fields = {
+            "text": text,
+            "event_type": RESOLVED,
+            "workflow": ",".join(sorted(incident.routes)),
+            "severity": "info",
+            "dedupe_key": f"{RESOLVED}:{incident.started_ms}",
+            "created_at": str(now),
+        }
+        if not await self.incidents.resolve(
+            incident, answer, now_ms=now, page_id=page_id, fields=fields if page_id else {}
+        ):
+            return False  # another worker ended it first (or it changed meanwhile)
+        lasted_s = round((now - incident.started_ms) / 1000, 1)
+        if page_id is None:
+            log.warning("admin.page_not_configured", event_type=RESOLVED, text=text)
+        else:
+            log.info("admin.incident_resolved", page_id=page_id, lasted_s=lasted_s)
+        return True
 
     # --- delivery ---------------------------------------------------------------------------
 
@@ -406,10 +501,16 @@ class AdminReporter:
         return "retried" if int(retried) else "dropped"
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Deliver due pages until ``stop`` is set; errors are logged, never raised."""
+        """Deliver due pages until ``stop`` is set, and look every ``resolve_check_seconds``
+        whether the incident ended (a breaker closed without an event here: a reset, a
+        cooldown); errors are logged, never raised."""
+        checked = float("-inf")
         while not stop.is_set():
             try:
                 await self.deliver_due()
+                if time.monotonic() - checked >= self.config.resolve_check_seconds:
+                    checked = time.monotonic()
+                    await self.resolve_if_closed()
             except Exception as exc:
                 log.warning("admin.delivery_loop_error", error=type(exc).__name__)
             with contextlib.suppress(TimeoutError):

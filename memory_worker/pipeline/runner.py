@@ -45,6 +45,7 @@ from memory_worker.errors import TickTimeout
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.ops.logs import get_logger
+from memory_worker.ops.process_metrics import WorkerMetrics, process_metrics
 from memory_worker.ops.sentry import report_failure
 from memory_worker.pipeline.processing import ProcessResult, RouteGate, RunProcessor
 from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
@@ -132,12 +133,15 @@ class TickRunner:
     )
     #: Memory maintenance, called by a cron every minute (it paces itself fleet-wide).
     maintenance: Callable[[], Awaitable[str]] | None = None
+    #: This process's own series (slots, tick and run durations, claim waits), §11.
+    metrics: WorkerMetrics = field(default_factory=process_metrics)
 
     def __post_init__(self) -> None:
         self.keys = Keys(self.settings.key_prefix)
         self.store = RunStore(self.redis, self.settings)
         self.ticks = TickQueue(self.redis, self.keys)
         self.target = self.settings.pipeline_target or self.settings.worker_concurrency
+        self.metrics.set_slots(self.settings.worker_concurrency)
 
     # --- one tick -------------------------------------------------------------------------------
     async def tick(self, job_id: str) -> str:
@@ -153,6 +157,7 @@ class TickRunner:
                     await self.ticks.unmark_running(job_id)
             return "stopping"
         self.running[job_id] = self.progress[job_id] = time.monotonic()
+        self.metrics.tick_started()
         slot = _SLOT.set(job_id)  # this tick's task (and the tasks it starts) touch its progress
         outcome = TickOutcome.STORE_ERROR
         left = False
@@ -177,7 +182,8 @@ class TickRunner:
                 clear_deferred=outcome is TickOutcome.COMPLETED,
             )
         finally:
-            self.running.pop(job_id, None)
+            started = self.running.pop(job_id, time.monotonic())
+            self.metrics.tick_ended(outcome.value, time.monotonic() - started)
             self.progress.pop(job_id, None)
             _SLOT.reset(slot)
             if not left:
@@ -208,12 +214,18 @@ class TickRunner:
         claim = claimed
         lost = asyncio.Event()
         renewer = asyncio.create_task(self._keep_lease(claim, lost))
+        claimed_at = time.monotonic()
+        outcome = TickOutcome.STORE_ERROR
         try:
             log.info("run_claimed", attempt=claim.attempts, releases=claim.releases)
             outcome = await self._process(claim, lost)
             self.unsettled.pop(claim.id, None)  # settled, or abandoned (no longer ours)
             return outcome
+        except asyncio.CancelledError:  # released at a shutdown, else failed (outlived budget)
+            outcome = TickOutcome.SHUTDOWN if self.stopping else TickOutcome.FAILED
+            raise
         finally:
+            self.metrics.run_settled(outcome.value, time.monotonic() - claimed_at)
             renewer.cancel()
             if not (self.stopping and claim.id in self.unsettled):
                 # a stopping worker keeps listing a run it still owes a release in its
@@ -245,6 +257,8 @@ class TickRunner:
         claim = result.run
         if claim is None:
             return TickOutcome.IDLE
+        if claim.ready_at_ms is not None:
+            self.metrics.claimed((now_ms() - claim.ready_at_ms) / 1000)
         structlog.contextvars.bind_contextvars(run_id=claim.id, chat_id=claim.request.chat_id)
         self.held.add(claim.id)
         self.unsettled[claim.id] = claim

@@ -76,6 +76,7 @@ def claimed(fields: list[Any], token: str, owner: str) -> ClaimedRun | None:
         releases=int(h.get("releases") or 0),
         request=request_from_hash(h),
         forget_epoch=int(h.get("forget_epoch") or 0),
+        ready_at_ms=int(float(h["ready_at"])) if h.get("ready_at") else None,
     )
 
 

@@ -75,6 +75,8 @@ class ClaimedRun:
     releases: int
     #: The chat's forget epoch at the claim (§14): the card write is refused under an older one.
     forget_epoch: int = 0
+    #: Since when the run was claimable (unix ms; None: unknown) — the claim wait (§11).
+    ready_at_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

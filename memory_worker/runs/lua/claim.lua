@@ -14,7 +14,9 @@
 -- script reaches must be one of them (its keys declared). One that is not (taken, enqueued
 -- or restored since) ends the call with again = 1 + the heads walked before it (0 when
 -- the call ended otherwise); the steps before it stand. max_loops bounds the heads walked.
--- The run fields answered: the ones the claim wrote, then READ[5..] (what the worker reads).
+-- The run fields answered: the ones the claim wrote, then READ[5..ANSWERED] (what the worker
+-- reads), then ready_at: since when the run was claimable, by its lane (queued or released
+-- at updated_at, due for a retry at next_attempt_at, its lease expired at leased_until).
 local now = tonumber(ARGV[1])
 local max_attempts = tonumber(ARGV[6])
 local ttl = tonumber(ARGV[10])
@@ -37,7 +39,9 @@ for i = 14, #ARGV do
 end
 -- a claim decides on the first 4 and its chat's epoch (5), answers 5.. with what it writes
 local READ = {'status', 'prompt_version', 'attempts', 'lease_owner', 'chat_id',
-  'id', 'releases', 'thread_id', 'range_start', 'range_end', 'cursor', 'messages'}
+  'id', 'releases', 'thread_id', 'range_start', 'range_end', 'cursor', 'messages',
+  'updated_at', 'next_attempt_at', 'leased_until'}
+local ANSWERED = 12
 -- lease_kept_for_owner() in run_store.py is this function's Python twin
 local function kept_for_owner(owner, id)
   if (not owner) or owner == '' then return false end
@@ -178,10 +182,12 @@ for walked = 1, tonumber(ARGV[7]) do
     redis.call('HSET', rk, unpack(fields))
     redis.call('ZADD', KEYS[3], until_ms, id)
     redis.call('HINCRBY', KEYS[5], 'claimed:' .. ({'queued', 'retry', 'lease_expired'})[bucket], 1)
-    for i = 5, #READ do
+    for i = 5, ANSWERED do
       fields[#fields + 1] = READ[i]
       fields[#fields + 1] = f[i] or ''
     end
+    fields[#fields + 1] = 'ready_at'
+    fields[#fields + 1] = f[ANSWERED + bucket] or ''
     return finish({fields, retired, skipped, {}, 0, heads(id)}, id)
   end
 end
