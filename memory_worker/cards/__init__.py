@@ -15,6 +15,11 @@
 - :mod:`~memory_worker.cards.maintenance`: expiry, duplicate folds, merges, pruning.
 - :mod:`~memory_worker.cards.reembed`: switching a chat's embedding model (§16), paced
   and resumable.
+- :mod:`~memory_worker.cards.corrections`: retracting and correcting one card (pure: card
+  references, checks, the twins of ``lua/retract.lua`` and ``lua/correct.lua``);
+  :mod:`~memory_worker.cards.edits` runs those scripts;
+  :mod:`~memory_worker.cards.chat_state`: a chat's keys as plain data and the twins of
+  the helpers those scripts share.
 
 Everything callers use is re-exported here: ``from memory_worker.cards import CardStore``.
 """

@@ -197,6 +197,10 @@ CARD_FIELDS: tuple[Field, ...] = (
     Field("row", "has_embedding", _flag),
     Field("merge_at", "last_merge_at", _opt_time),
     Field("run", "first_run_id", _opt_text),
+    Field("ret_by", "retracted_by", _opt_text),
+    Field("ret_why", "retract_reason", _opt_text),
+    Field("op_by", "asserted_by", _opt_text),
+    Field("corrects", "corrects", _opt_text),
 )
 
 
@@ -335,4 +339,5 @@ def apply_result(data: dict[str, Any]) -> ApplyResult:
         episodes=int(data["episodes"]),
         card_ids=tuple(s for s in str(data.get("cards") or "").split(",") if s),
         vectors_refused=int(data.get("vectors_refused") or 0),
+        retracted=int(data.get("retracted") or 0),
     )

@@ -25,6 +25,7 @@ Key layout (all under the chat's hash tag ``{P chat:<id>}``, built by
 ``vecmask``     STRING  one byte a row: 1 = searchable (live), 0 = not
 ``vecver``      STRING  bumped on every change of the three above
 ``meta``        HASH    ``dim`` (bytes a row), ``model`` (id of the embedding model)
+``retracted``   HASH    dedup hash → when (ms) its fact was retracted: not relearned
 ==============  ======  ==========================================================
 
 Vectors know their model (§16). The first vector stored in a chat fixes the
@@ -145,6 +146,7 @@ class CardStore:
         self._refresh = registrar.register_script(_script("refresh", helpers=False))
         self._cache = VectorCache(max_bytes=vector_cache_bytes)
         self._scopes: dict[int, frozenset[str]] = {}
+        self._more: dict[str, AsyncScript] = {}  # the other card scripts, registered on use
 
     @property
     def redis(self) -> CardsRedis:
@@ -183,6 +185,21 @@ class CardStore:
                 return raw
             known = known | frozenset(as_text(sk) for sk in orjson.loads(raw)["missing"])
         raise StoreError(f"chat {chat_id}: scopes kept changing under a card script")
+
+    async def run_script(
+        self,
+        name: str,
+        chat_id: int,
+        args: Sequence[Any],
+        *,
+        scopes: Iterable[str] = (),
+        extra: Sequence[str] = (),
+    ) -> Any:
+        """Run ``lua/<name>.lua`` (after the helpers) on one chat, with every key in KEYS."""
+        script = self._more.get(name)
+        if script is None:
+            script = self._more[name] = cast("Redis", self._redis).register_script(_script(name))
+        return await self._call(script, chat_id, args, scopes=scopes, extra=extra)
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -230,6 +247,7 @@ class CardStore:
             observed=result.observed,
             superseded=result.superseded,
             skipped=result.skipped,
+            retracted=result.retracted,
         )
         return result
 

@@ -2,6 +2,8 @@
 
 - :mod:`~memory_worker.settings.model`: :class:`Settings` — every setting with its default,
   bounds and env name (``MEMORY_…``); ``get_settings()``, the process's, read once; ``load_settings()`` (checked, one-line errors).
+- :mod:`~memory_worker.settings.memory_use`: how the bot uses memory (the prompt context's
+  ranking and budget, exports), a base of :class:`Settings`.
 - :mod:`~memory_worker.settings.types`: the field types that mask themselves (Redis URLs,
   tokens, the DSN), so no output can print a secret: masking is by type, not by name.
 - :mod:`~memory_worker.settings.checks`: what pydantic cannot say alone — settings that

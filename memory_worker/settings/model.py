@@ -21,6 +21,7 @@ from pydantic_settings import NoDecode, SettingsConfigDict
 
 from llm_client import EMBEDDING, BreakerConfig, ClientConfig, RouteDefaults
 from memory_worker.settings.checks import PromptVersion, contradictions, load_checked
+from memory_worker.settings.memory_use import MemoryUseSettings
 from memory_worker.settings.types import (
     CardsUrl,
     Directory,
@@ -30,7 +31,6 @@ from memory_worker.settings.types import (
     Name,
     RedisUrl,
     SecretHttpUrl,
-    SecretSafeSettings,
     Token,
     field_env_name,
 )
@@ -40,8 +40,9 @@ def _alias(name: str) -> AliasChoices:
     return AliasChoices(name)
 
 
-class Settings(SecretSafeSettings):
-    """memory-worker configuration (env vars override defaults)."""
+class Settings(MemoryUseSettings):
+    """memory-worker configuration (env vars override defaults); how the bot uses memory
+    is in :class:`~memory_worker.settings.memory_use.MemoryUseSettings`."""
 
     model_config = SettingsConfigDict(
         env_prefix="MEMORY_",
