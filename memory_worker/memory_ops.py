@@ -16,6 +16,7 @@ card ids, actor, host, time — ids and counts, never card text or a reason.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from redis.exceptions import RedisError
 
+from llm_client import as_text
 from memory_worker.cards.corrections import (
     check_actor,
     check_fact,
@@ -31,8 +33,10 @@ from memory_worker.cards.corrections import (
     correction_plan,
     parse_card_ref,
 )
+from memory_worker.cards.prompt_context import MemoryContext
 from memory_worker.errors import CardNotFound, CardNotLive, VectorSpaceMismatch
 from memory_worker.ops.logs import get_logger
+from memory_worker.query_args import check_id, check_k, check_optional_id, check_query_text
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -75,6 +79,88 @@ class MemoryOps:
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock(), UTC)
+
+    # --- a prompt-ready context (§13) ------------------------------------------------------------
+
+    async def context(
+        self,
+        chat_id: int,
+        *,
+        user_id: int | None = None,
+        query: str | None = None,
+        max_tokens: int = 800,
+    ) -> MemoryContext:
+        """Memory ready to put in a bot's prompt: the user's own cards and the chat's, ranked
+        by relevance to ``query`` (1 / its rank in :meth:`recall`'s answer, when given), salience, confidence
+        and recency, one per fact, within ``max_tokens`` (estimated: one token per 3 bytes
+        of UTF-8), rendered as a dated block that keeps each fact's language. The same store
+        gives the same context. Candidates: the ``MEMORY_CONTEXT_RECENT_CARDS`` most recently
+        observed live cards of each scope, and recall's ``MEMORY_CONTEXT_QUERY_CARDS`` best.
+        See :mod:`memory_worker.cards.prompt_context`; a query's recall raises as
+        :meth:`recall` does.
+        """
+        from memory_worker.cards import card_from_json, visible_scope_keys
+        from memory_worker.cards.prompt_context import (
+            Entry,
+            Weights,
+            estimate_tokens,
+            rank,
+            relevance,
+            render,
+            select,
+        )
+
+        q = self._q
+        check_id("chat_id", chat_id)
+        check_optional_id("user_id", user_id)
+        budget = check_k(max_tokens, q.settings.context_max_tokens, name="max_tokens")
+        if query is not None:
+            query = check_query_text(query, q.settings.recall_max_query_chars)
+        scopes = sorted(visible_scope_keys(0, user_id))
+        k = min(q.settings.context_query_cards, q.settings.query_max_k)
+        recent, hits = await asyncio.gather(
+            self._recent(chat_id, scopes, q.settings.context_recent_cards),
+            q.recall(chat_id, query, k=k, user_id=user_id) if query and budget else _none(),
+        )
+        cards = {card.id: card for card, _ in hits}
+        entries = [Entry.from_card(card) for card in cards.values()]
+        entries += [Entry.from_stored(data) for card_id, data in recent if card_id not in cards]
+        related = relevance([card.id for card, _ in hits])
+        ranked = rank(entries, related, Weights.from_settings(q.settings))
+        chosen = select(ranked, budget)
+        raw = dict(recent)
+        shown = [
+            cards[e.card_id] if e.card_id in cards else card_from_json(chat_id, raw[e.card_id].raw)
+            for e in chosen
+        ]
+        text = render(chosen)
+        return MemoryContext(text=text, cards=shown, tokens=estimate_tokens(text))
+
+    async def _recent(
+        self, chat_id: int, scopes: Sequence[str], limit: int
+    ) -> list[tuple[str, _Stored]]:
+        """The ``limit`` most recently observed live cards of each scope, visible now, as
+        stored (parsed to a :class:`Card` only once chosen: that costs ~20x the JSON)."""
+        import orjson
+
+        from memory_worker.cards.prompt_context import visible
+
+        store = self._q.cards
+        pipe = store.redis.pipeline(transaction=False)
+        for sk in scopes:
+            pipe.zrevrange(store.key(chat_id, f"active:{sk}"), 0, limit - 1)
+        ids = list(dict.fromkeys(as_text(m) for members in await pipe.execute() for m in members))
+        if not ids:
+            return []
+        raws = await store.redis.hmget(store.key(chat_id, "cards"), ids)  # type: ignore[misc]
+        now_ms = int(self.clock() * 1000)
+        found = []
+        for card_id, raw in zip(ids, raws, strict=True):
+            if raw is not None:
+                data = _Stored(orjson.loads(raw), raw)
+                if visible(data, now_ms):
+                    found.append((card_id, data))
+        return found
 
     # --- single-card corrections (§10) --------------------------------------------------------
 
@@ -197,6 +283,18 @@ class MemoryOps:
         except RedisError as exc:
             log.warning("cards.audit_failed", kind=kind, error=type(exc).__name__)
         log.info(f"cards.{kind}", **{k: v for k, v in event.items() if k != "host"})
+
+
+class _Stored(dict[str, str]):
+    """A stored card's fields, with the JSON they came from."""
+
+    def __init__(self, data: dict[str, str], raw: bytes) -> None:
+        super().__init__(data)
+        self.raw = raw
+
+
+async def _none() -> list[tuple[Card, float]]:
+    return []
 
 
 def _ref(card: object) -> tuple[int, str]:

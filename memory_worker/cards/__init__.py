@@ -20,6 +20,8 @@
   :mod:`~memory_worker.cards.edits` runs those scripts;
   :mod:`~memory_worker.cards.chat_state`: a chat's keys as plain data and the twins of
   the helpers those scripts share.
+- :mod:`~memory_worker.cards.prompt_context`: memory ready for a bot's prompt — rank,
+  one card per fact, the token budget, the dated block (pure).
 
 Everything callers use is re-exported here: ``from memory_worker.cards import CardStore``.
 """

@@ -2,7 +2,7 @@
 
 A base of :class:`~memory_worker.settings.model.Settings` (one model, every field at the
 top level: ``MEMORY_CONTEXT_MAX_TOKENS``…): these knobs are read together by
-:meth:`ContextRanking.from_settings <memory_worker.cards.prompt_context.ContextRanking.from_settings>`
+:meth:`Weights.from_settings <memory_worker.cards.prompt_context.Weights.from_settings>`
 and the export reader.
 """
 
@@ -21,6 +21,13 @@ class MemoryUseSettings(SecretSafeSettings):
         ge=1,
         le=1_000_000,
         description="Largest max_tokens MemoryQueue.context accepts; more raises QueryTooLarge.",
+    )
+    context_recent_cards: int = Field(
+        250,
+        ge=1,
+        le=100_000,
+        description="Most recently observed live cards of each scope (the chat's, the "
+        "user's) MemoryQueue.context ranks, besides recall's answer to its query.",
     )
     context_query_cards: int = Field(
         40,
