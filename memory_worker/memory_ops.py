@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -33,6 +33,7 @@ from memory_worker.cards.corrections import (
     correction_plan,
     parse_card_ref,
 )
+from memory_worker.cards.export_format import MemoryExport
 from memory_worker.cards.prompt_context import MemoryContext
 from memory_worker.errors import CardNotFound, CardNotLive, VectorSpaceMismatch
 from memory_worker.ops.logs import get_logger
@@ -230,6 +231,53 @@ class MemoryOps:
                 "correct", chat_id, actor, card_id=local_id, new_card_id=outcome.card_id
             )
         return await self._card(chat_id, outcome.card_id)
+
+    # --- export and import (§13) -----------------------------------------------------------------
+
+    async def export(
+        self, chat_id: int, user_id: int | None = None, *, actor: str = "api"
+    ) -> MemoryExport:
+        """A chat's memory (or what a user is entitled to receive about themselves: what
+        forgetting them would remove) as data: every card of every status with its
+        provenance and vector, every episode, link and authorship entry. ``.lines()`` is the
+        export file (see :mod:`memory_worker.cards.export_format`). It is the memory at one
+        moment: a forget in progress raises :class:`~memory_worker.errors.ForgetPending`
+        rather than read a half-forgotten chat. An unknown chat gives an empty export.
+        """
+        from memory_worker.cards.export_format import for_user
+        from memory_worker.cards.transfer import read_snapshot
+
+        q = self._q
+        check_id("chat_id", chat_id)
+        check_optional_id("user_id", user_id)
+        actor = check_actor(actor)
+        snap = await read_snapshot(q.cards, chat_id, rounds=q.settings.export_read_rounds)
+        if user_id is not None:
+            snap = for_user(snap, user_id)
+        done = MemoryExport(snap, self._now())
+        scope = {} if user_id is None else {"user_id": user_id}
+        await self._audit("export", chat_id, actor, **scope, **done.counts)
+        return done
+
+    async def import_export(
+        self, lines: Iterable[bytes], *, source: str = "export", actor: str = "api"
+    ) -> dict[str, int]:
+        """Restore an export (its lines, e.g. an open file) into its chat — any deployment,
+        standalone or cluster. The whole file is checked first
+        (:class:`~memory_worker.errors.InvalidExport` names the bad line; nothing is
+        written), then written in one atomic step: again the same file changes nothing;
+        a chat holding other memory under its ids raises
+        :class:`~memory_worker.errors.ImportConflict`. Answers the counts written.
+        """
+        from memory_worker.cards.export_format import parse_export
+        from memory_worker.cards.transfer import write_snapshot
+
+        q = self._q
+        actor = check_actor(actor)
+        snap = parse_export(lines, source)
+        done = await write_snapshot(q.cards, snap, now=self._now(), chats_key=q.keys.chats)
+        await self._audit("import", snap.chat_id, actor, **done)
+        return done
 
     async def _card(self, chat_id: int, card_id: str) -> Card:
         card = await self._q.cards.get_card(chat_id, card_id)

@@ -20,6 +20,11 @@
   :mod:`~memory_worker.cards.edits` runs those scripts;
   :mod:`~memory_worker.cards.chat_state`: a chat's keys as plain data and the twins of
   the helpers those scripts share.
+- :mod:`~memory_worker.cards.export_format`: the export file (JSON lines: the header, cards,
+  episodes, links, authorship), a user's share of it, and reading one back whole (pure);
+  :mod:`~memory_worker.cards.import_plan`: what an import writes, and the twin of
+  ``lua/import.lua`` (pure); :mod:`~memory_worker.cards.transfer`: the reads of an export
+  and the import's one script.
 - :mod:`~memory_worker.cards.prompt_context`: memory ready for a bot's prompt — rank,
   one card per fact, the token budget, the dated block (pure).
 
