@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from memory_worker.cards.chat_state import ChatState, Write, maxs, num
-from memory_worker.cards.codec import card_stored, to_ms
+from memory_worker.cards.codec import card_stored, to_ms, unit
 from memory_worker.cards.export_format import Snapshot
 from memory_worker.cards.model import LIVE_STATUSES, Card, CardStatus, Episode
 from memory_worker.cards.writes import VectorSpace
@@ -99,10 +99,44 @@ def plan_import(
         and (space.dimension != snap.dimension or (space.model and space.model != snap.model))
     ):
         raise ImportConflict(
-            f"chat {chat} holds {space.dimension}-d vectors of {space.model or 'an unrecorded model'}; "
-            f"the file's are {snap.dimension}-d of {snap.model}"
+            f"chat {chat} holds {space.dimension}-d vectors of "
+            f"{space.model or 'an unrecorded model'}; the file's are {snap.dimension}-d of "
+            f"{snap.model}"
         )
     blobs: list[bytes] = []
+    cards, present = _card_entries(snap, existing, holders, blobs)
+    plan = {
+        "cards": cards,
+        "present": present,
+        "episodes": _episode_entries(snap, blobs),
+        "links": _flat(
+            (f"{x.from_card_id}|{x.relation}|{x.to_card_id}", unit(x.confidence))
+            for x in snap.links
+        ),
+        "authors": _flat(
+            [(str(m), str(u)) for m, u in sorted(snap.authors.items())]
+            + [(f"run:{r}", ",".join(map(str, sorted(us)))) for r, us in sorted(snap.runs.items())]
+        ),
+        "retracted": _flat(sorted(retraction_record(snap.cards).items())),
+        "seq": str(max((int(c.id) for c in snap.cards), default=0)),
+        "model": snap.model or "",
+        "dim": str(snap.dimension),
+        "vectors": "1" if snap.card_vectors else "",
+    }
+    return ImportPlan(
+        chat_id=chat,
+        plan=plan,
+        blobs=blobs,
+        scopes=sorted({c["c"]["sk"] for c in cards if c["live"]}),
+        episode_keys=[f"episode:{ep.run_id}" for ep in snap.episodes],
+    )
+
+
+def _card_entries(
+    snap: Snapshot, existing: Mapping[str, Card], holders: Mapping[str, str], blobs: list[bytes]
+) -> tuple[list[dict[str, Any]], list[list[str]]]:
+    """The cards to write (their vectors appended to ``blobs``) and those already there."""
+    chat = snap.chat_id
     cards: list[dict[str, Any]] = []
     present: list[list[str]] = []
     for card in snap.cards:
@@ -124,6 +158,10 @@ def plan_import(
             blobs.append(blob)
             entry["vec"] = str(len(blobs))
         cards.append(entry)
+    return cards, present
+
+
+def _episode_entries(snap: Snapshot, blobs: list[bytes]) -> list[dict[str, Any]]:
     episodes = []
     for ep in snap.episodes:
         item: dict[str, Any] = {"run": ep.run_id, "fields": episode_fields(ep), "vec": ""}
@@ -133,38 +171,7 @@ def plan_import(
             blobs.append(blob)
             item["vec"] = str(len(blobs))
         episodes.append(item)
-    flat = _flat
-    plan = {
-        "cards": cards,
-        "present": present,
-        "episodes": episodes,
-        "links": flat(
-            (
-                f"{x.from_card_id}|{x.relation}|{x.to_card_id}",
-                f"{min(1.0, max(0.0, x.confidence)):.4f}",
-            )
-            for x in snap.links
-        ),
-        "authors": flat(
-            [(str(m), str(u)) for m, u in sorted(snap.authors.items())]
-            + [
-                (f"run:{r}", ",".join(str(u) for u in sorted(us)))
-                for r, us in sorted(snap.runs.items())
-            ]
-        ),
-        "retracted": flat(sorted(retraction_record(snap.cards).items())),
-        "seq": str(max((int(c.id) for c in snap.cards), default=0)),
-        "model": snap.model or "",
-        "dim": str(snap.dimension),
-        "vectors": "1" if snap.card_vectors else "",
-    }
-    return ImportPlan(
-        chat_id=chat,
-        plan=plan,
-        blobs=blobs,
-        scopes=sorted({c["c"]["sk"] for c in cards if c["live"]}),
-        episode_keys=[f"episode:{ep.run_id}" for ep in snap.episodes],
-    )
+    return episodes
 
 
 def _flat(pairs: Any) -> list[str]:
