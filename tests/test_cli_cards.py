@@ -44,9 +44,11 @@ async def test_show_retract_and_correct_ask_first_and_leave_audit_events(
 
     refused = cli(settings, "cards", "retract", f"{CHAT}:1", "--reason", "no", stdin="n\n", **env)
     assert refused.returncode == 1
-    assert "Alice skis" in refused.stderr and "aborted: nothing was changed" in refused.stderr
+    assert "Alice skis" in refused.stderr
+    assert "aborted: nothing was changed" in refused.stderr
     card = await two_cards.get_card(CHAT, "1")
-    assert card is not None and card.status is CardStatus.ACTIVE
+    assert card is not None
+    assert card.status is CardStatus.ACTIVE
 
     done = cli(settings, "cards", "retract", f"{CHAT}:1", "--reason", "never", "--yes", "--json", **env)  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -107,7 +109,8 @@ async def test_export_to_a_file_then_import_it_elsewhere(
     out = tmp_path / "chat.jsonl"
     done = cli(settings, "export", "--chat", str(CHAT), "--out", str(out), **env)
     assert done.returncode == 0, done.stderr
-    assert "exported chat" in done.stderr and done.stdout == ""
+    assert "exported chat" in done.stderr
+    assert done.stdout == ""
     assert oct(out.stat().st_mode & 0o777) == "0o600"
     lines = out.read_bytes().splitlines(keepends=True)
     assert orjson.loads(lines[0])["counts"]["cards"] == 2
