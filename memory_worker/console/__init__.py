@@ -2,7 +2,8 @@
 
 ``data`` gathers what each page shows (bounded reads of the store's indexes;
 the runs pages in ``runs_data``, the memory page in ``memory_data``),
-``app`` serves it (routes, CSRF, token-gated actions, security headers; the forget action's preview and apply in ``forget_action``),
+``app`` serves it (routes, CSRF, token-gated actions, security headers; the forget action's preview and apply in ``forget_action``, a card's retract or
+correct with its preview in ``card_action``),
 ``auth``
 decides who may read it (loopback or a token; pure) and ``gate`` applies that (login
 cookie, bearer, the wrong-token rate limit), and
