@@ -294,3 +294,22 @@ async def test_a_write_planned_before_a_retraction_is_fenced_by_message_age(
     assert (learned.retracted, learned.inserted) == (0, 1)
     again = await apply(queue.cards, "r4", planned_old)  # the fact is live again: observed
     assert (again.retracted, again.observed) == (0, 1)
+
+
+async def test_no_card_text_or_reason_reaches_a_log(
+    queue: MemoryQueue, caplog: pytest.LogCaptureFixture
+) -> None:
+    canary = "Zelqumbrine"
+    await apply(
+        queue.cards, "r1", new(f"Alice likes {canary} tea", seed=None), new("Bob", seed=None)
+    )
+    first, second = sorted(await queue.visible_cards(CHAT, user_id=ALICE), key=lambda c: c.id)
+    with caplog.at_level("DEBUG"):
+        await queue.retract(first.ref, actor="ops", reason=f"{canary} is wrong")
+        await queue.correct(second.ref, f"Bob likes {canary}", actor="ops")
+        lines = list((await queue.export(CHAT)).lines())
+        assert any(canary.encode() in line for line in lines)  # the export holds it: data
+        await queue.context(CHAT, user_id=ALICE)
+    assert caplog.records
+    assert not any(canary in record.getMessage() for record in caplog.records)
+    assert not any(canary in str(record.__dict__) for record in caplog.records)

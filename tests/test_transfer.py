@@ -249,3 +249,28 @@ async def test_a_chat_with_other_memory_under_the_ids_is_a_conflict(
     with pytest.raises(ImportConflict, match="another card 1"):
         await target.import_export(lines)
     assert await target.cards.all_cards(CHAT) == before
+
+
+async def test_a_standalone_export_restores_onto_the_cluster(
+    settings: Settings, redis: Any, valkey_cluster: Any
+) -> None:
+    """The file knows no topology: exported from one server, imported onto the cluster."""
+    source = MemoryQueue(RedisHandle(redis, reveal(settings.redis_url) or ""), settings)
+    on_cluster = settings.model_copy(
+        update={"cards_url": valkey_cluster.url, "key_prefix": settings.key_prefix + "c:"}
+    )
+    target = MemoryQueue(RedisHandle(redis, reveal(settings.redis_url) or ""), on_cluster)
+    source.clock = target.clock = lambda: (T0 + timedelta(days=10)).timestamp()
+    try:
+        await rich_chat(source)
+        lines = list((await source.export(CHAT)).lines())
+        await target.import_export(lines)
+        assert body(list((await target.export(CHAT)).lines())) == body(lines)
+        assert await target.similar_cards(CHAT, vec(2), k=3, model=MODEL) == (
+            await source.similar_cards(CHAT, vec(2), k=3, model=MODEL)
+        )
+    finally:
+        client: Any = target.cards.redis
+        async for key in client.scan_iter(match=f"*{on_cluster.key_prefix}*"):
+            await client.delete(key)
+        await close_cards_client(target.cards.redis, redis)
