@@ -4,10 +4,18 @@ The bot's API is :class:`MemoryQueue` (see ``memory_worker.api``).
 """
 
 from memory_worker.api import MemoryQueue
+from memory_worker.cards.prompt_context import MemoryContext
 from memory_worker.errors import (
+    CardNotFound,
+    CardNotLive,
     EmbeddingSizeMismatch,
     ForgetInputError,
+    ForgetPending,
     ForgottenWrite,
+    ImportConflict,
+    InvalidCardRef,
+    InvalidCorrection,
+    InvalidExport,
     InvalidId,
     InvalidQuery,
     InvalidRunRequest,
@@ -24,15 +32,23 @@ from memory_worker.runs import EnqueueResult, EnqueueStatus
 from memory_worker.version import __version__
 
 __all__ = [
+    "CardNotFound",
+    "CardNotLive",
     "EmbeddingSizeMismatch",
     "EnqueueResult",
     "EnqueueStatus",
     "ForgetInputError",
+    "ForgetPending",
     "ForgetResult",
     "ForgottenWrite",
+    "ImportConflict",
+    "InvalidCardRef",
+    "InvalidCorrection",
+    "InvalidExport",
     "InvalidId",
     "InvalidQuery",
     "InvalidRunRequest",
+    "MemoryContext",
     "MemoryQueue",
     "MemoryWorkerError",
     "Message",

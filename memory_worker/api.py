@@ -13,6 +13,9 @@
     near = await q.similar_cards(42, embedding, k=5)
     hits = await q.recall(42, "what does Alice drink?", k=5, user_id=7)  # hybrid, §16
     hits[0].card.observed_at                   # a RecallHit; unpacks as (card, score)
+    memory = await q.context(42, user_id=7, query="drinks?", max_tokens=800)  # memory.text
+    await q.retract("42:7", actor="ops", reason="wrong")  # or q.correct("42:7", "…", actor=)
+    data = await q.export(42, user_id=7)       # every card, episode, link: data.lines()
     await q.close()
 
 Enqueue validates first (``InvalidRunRequest`` lists every problem and
@@ -51,6 +54,7 @@ from redis.exceptions import RedisError
 from memory_worker.deadlines import deadline_after
 from memory_worker.errors import InvalidRunRequest, RedisNotConfigured, VectorSpaceMismatch
 from memory_worker.keys import Keys
+from memory_worker.memory_ops import MemoryOps
 from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
 from memory_worker.pipeline.ticks import Mode, TickPlan, TickQueue
 from memory_worker.query_args import (
@@ -79,8 +83,9 @@ if TYPE_CHECKING:
     from memory_worker.wiring import Routing
 
 
-class MemoryQueue:
-    """A connection to the memory store for the bot process."""
+class MemoryQueue(MemoryOps):
+    """A connection to the memory store for the bot process (the memory calls beyond
+    reading — context, retract, correct, export, import — are :class:`MemoryOps`')."""
 
     def __init__(self, handle: RedisHandle, settings: Settings) -> None:
         self._handle = handle

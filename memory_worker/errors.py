@@ -26,6 +26,14 @@
     ├── VectorSpaceMismatch    a query's embedding model is not the one of the chat's vectors
     ├── ForgottenWrite         a run's card write was refused: the chat was forgotten after its claim
     ├── ForgetInputError       a forget request names no chat, an unknown chat, or a user without one
+    ├── ForgetPending          a chat's forget has not completed: its memory is not exported
+    ├── CardNotFound           no card under that reference (``<chat>:<card>``)
+    ├── CardNotLive            a correction names a card that is no longer live (superseded,
+    │                          retracted, …): correct the card that replaced it
+    ├── InvalidExport          an import file is not a whole, valid export (one line says where);
+    │                          nothing was written
+    ├── ImportConflict         the target chat holds other memory under the file's card ids, a
+    │                          live card of the same fact, or vectors of another model
     ├── RedisNotConfigured     MemoryQueue.connect got no Redis URL and was not asked for the
     │                          embedded server
     ├── ConsoleExposedError    the console would be served off loopback with no token (§15)
@@ -34,6 +42,9 @@
     └── InvalidQuery           a memory call's argument has the wrong type or is out of bounds
         ├── InvalidId              a chat/thread/user id (or ``k``) is not an int (bool, float, str)
         ├── EmbeddingSizeMismatch  similar_cards' vector is not of the chat's dimension
+        ├── InvalidCardRef         a card reference is not ``<chat id>:<card id>``
+        ├── InvalidCorrection      a retraction's or correction's actor, reason or fact is
+        │                          empty, too long or holds a secret
         └── QueryTooLarge          a recall text or ``k`` over its bound (MEMORY_RECALL_MAX_QUERY_CHARS,
                                    MEMORY_QUERY_MAX_K)
 
@@ -192,6 +203,55 @@ class ForgetInputError(MemoryWorkerError, ValueError):
     """A forget request names no chat, an unknown chat, or a user without a chat."""
 
 
+class ForgetPending(MemoryWorkerError):
+    """A forget of the chat raised its epoch and has not completed (it is running, or its
+    process died): the memory may be half forgotten, so it is not exported. Forgetting the
+    chat (or user) again completes it."""
+
+    def __init__(self, chat_id: int) -> None:
+        self.chat_id = chat_id
+        super().__init__(
+            f"a forget of chat {chat_id} has not completed: its memory is not exported "
+            "(wait for it, or run the forget again)"
+        )
+
+
+class CardNotFound(MemoryWorkerError, LookupError):
+    """No card under that reference (``<chat id>:<card id>``)."""
+
+    def __init__(self, ref: str) -> None:
+        self.ref = ref
+        super().__init__(f"no card {ref}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class CardNotLive(MemoryWorkerError):
+    """A correction names a card that is no longer live: the card that replaced it (or none,
+    when it was retracted or expired) is what to correct."""
+
+    def __init__(self, ref: str, status: str) -> None:
+        self.ref = ref
+        self.status = status
+        super().__init__(f"card {ref} is {status}, not live: only a live card is corrected")
+
+
+class InvalidExport(MemoryWorkerError, ValueError):
+    """An import file is not a whole, valid export; ``where`` names the line. Nothing was
+    written."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        self.where = where
+        self.problem = problem
+        super().__init__(f"{where}: {problem}; nothing was imported")
+
+
+class ImportConflict(MemoryWorkerError):
+    """The target chat holds other memory under the file's card ids, a live card of the same
+    fact, or vectors of another model or dimension: nothing was written."""
+
+
 class RedisNotConfigured(MemoryWorkerError):
     """Raised by ``MemoryQueue.connect`` given no Redis URL (argument or ``REDIS_URL``) and not
     ``embedded=True``: a library inside a bot never starts a server behind the bot's back."""
@@ -239,6 +299,21 @@ class QueryTooLarge(InvalidQuery):
         self.size = size
         self.limit = limit
         super().__init__(f"{what} is {size}, over the limit of {limit}")
+
+
+class InvalidCardRef(InvalidQuery):
+    """A card reference is not ``<chat id>:<card id>`` (card ids count per chat)."""
+
+    def __init__(self, ref: object) -> None:
+        shown = ref if isinstance(ref, str) and len(ref) <= 40 else type(ref).__name__
+        super().__init__(
+            f"a card reference is '<chat id>:<card id>' (e.g. '-100123:7'), got {shown!r}"
+        )
+
+
+class InvalidCorrection(InvalidQuery):
+    """A retraction's or correction's actor, reason or fact text is empty, too long or holds
+    a secret; nothing was written."""
 
 
 class ConsoleExposedError(MemoryWorkerError):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from arq.constants import job_key_prefix
 
 #: The fixed keys of one chat's memory every card script receives, in this order, as
-#: KEYS[1..14] (``cards/lua/helpers.lua`` names them); per-scope ``active:<sk>`` zsets and
+#: KEYS[1..17] (``cards/lua/helpers.lua`` names them); per-scope ``active:<sk>`` zsets and
 #: a run's ``episode:<run>`` hash follow.
 CHAT_SCRIPT_KEYS = (
     "cards",
@@ -41,6 +41,7 @@ CHAT_SCRIPT_KEYS = (
     "meta",
     "forget",
     "authors",
+    "retracted",
 )
 
 

@@ -30,13 +30,13 @@ def check_optional_id(name: str, value: object) -> int | None:
     return None if value is None else check_id(name, value)
 
 
-def check_k(k: object, limit: int) -> int:
-    """How many results to return: an int from 0 (none) to ``limit``."""
-    count = check_id("k", k)
+def check_k(k: object, limit: int, *, name: str = "k") -> int:
+    """How many results to return (or tokens to fill): an int from 0 (none) to ``limit``."""
+    count = check_id(name, k)
     if count < 0:
-        raise InvalidQuery(f"k must be 0 or more, got {count}")
+        raise InvalidQuery(f"{name} must be 0 or more, got {count}")
     if count > limit:
-        raise QueryTooLarge("k", count, limit)
+        raise QueryTooLarge(name, count, limit)
     return count
 
 

@@ -6,7 +6,8 @@
   the write did (plain data).
 - :mod:`~memory_worker.cards.codec`: the stored short-key JSON schema (one table for
   both directions) and the plans the scripts read.
-- :mod:`~memory_worker.cards.vectors`: int8 quantisation, the per-chat matrix and its cache.
+- :mod:`~memory_worker.cards.vectors`: int8 quantisation, the per-chat matrix, its cache and
+  its read from Redis (one refresh script, or a consistent snapshot).
 - :mod:`~memory_worker.cards.search`: the hybrid search's store side — each chat's lexical
   index beside its cached vectors, and the read of the winners (§16).
 - :mod:`~memory_worker.cards.store`: :class:`CardStore`, the Redis shell (key layout in
@@ -17,6 +18,18 @@
 - :mod:`~memory_worker.cards.maintenance`: expiry, duplicate folds, merges, pruning.
 - :mod:`~memory_worker.cards.reembed`: switching a chat's embedding model (§16), paced
   and resumable.
+- :mod:`~memory_worker.cards.corrections`: retracting and correcting one card (pure: card
+  references, checks, the twins of ``lua/retract.lua`` and ``lua/correct.lua``);
+  :mod:`~memory_worker.cards.edits` runs those scripts;
+  :mod:`~memory_worker.cards.chat_state`: a chat's keys as plain data and the twins of
+  the helpers those scripts share.
+- :mod:`~memory_worker.cards.export_format`: the export file (JSON lines: the header, cards,
+  episodes, links, authorship), a user's share of it, and reading one back whole (pure);
+  :mod:`~memory_worker.cards.import_plan`: what an import writes, and the twin of
+  ``lua/import.lua`` (pure); :mod:`~memory_worker.cards.transfer`: the reads of an export
+  and the import's one script.
+- :mod:`~memory_worker.cards.prompt_context`: memory ready for a bot's prompt — rank,
+  one card per fact, the token budget, the dated block (pure).
 
 Everything callers use is re-exported here: ``from memory_worker.cards import CardStore``.
 """

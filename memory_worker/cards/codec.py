@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -37,8 +37,16 @@ from memory_worker.privacy.forget import author_fields
 # --- scalars --------------------------------------------------------------------------------
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+
 def to_ms(moment: datetime) -> str:
-    return str(int(moment.timestamp() * 1000))
+    """Epoch milliseconds, exactly (integer arithmetic: ``timestamp() * 1000`` in floats is
+    a millisecond short for about one time in 150, and ``from_ms`` would not round-trip)."""
+    if moment.tzinfo is None:  # a naive time is local, as ``timestamp()`` reads it
+        return str(int(moment.timestamp() * 1000))
+    return str((moment - _EPOCH) // _MS)
 
 
 def from_ms(value: str | None) -> datetime | None:
@@ -197,6 +205,10 @@ CARD_FIELDS: tuple[Field, ...] = (
     Field("row", "has_embedding", _flag),
     Field("merge_at", "last_merge_at", _opt_time),
     Field("run", "first_run_id", _opt_text),
+    Field("ret_by", "retracted_by", _opt_text),
+    Field("ret_why", "retract_reason", _opt_text),
+    Field("op_by", "asserted_by", _opt_text),
+    Field("corrects", "corrects", _opt_text),
 )
 
 
@@ -205,6 +217,32 @@ def card_from_json(chat_id: int, raw: bytes | str) -> Card:
     data: dict[str, str] = orjson.loads(raw)
     values = {f.attr: f.read(data, f.key) for f in CARD_FIELDS if f.attr is not None}
     return Card(chat_id=chat_id, **values)
+
+
+def card_stored(card: Card) -> dict[str, str]:
+    """A card as stored: the short-key JSON of :data:`CARD_FIELDS`, every value a string,
+    None left out — what an import writes (``card_from_json`` reads it back equal). Its
+    vector row (``row``) is the writing script's to assign."""
+    stored: dict[str, str] = {}
+    for f in CARD_FIELDS:
+        if f.key == "row":
+            continue
+        value = card.scope_key if f.attr is None else getattr(card, f.attr)
+        if value is not None:
+            stored[f.key] = _stored_value(value)
+    return stored
+
+
+def _stored_value(value: Any) -> str:
+    if isinstance(value, datetime):
+        return to_ms(value)
+    if isinstance(value, Scope | CardStatus | Durability):
+        return str(value.value)
+    if isinstance(value, float):
+        return unit(value)
+    if isinstance(value, list):
+        return _id_list(value)
+    return str(value)
 
 
 def card_plan(card: NewCard, vec_index: int | None) -> dict[str, str]:
@@ -335,4 +373,5 @@ def apply_result(data: dict[str, Any]) -> ApplyResult:
         episodes=int(data["episodes"]),
         card_ids=tuple(s for s in str(data.get("cards") or "").split(",") if s),
         vectors_refused=int(data.get("vectors_refused") or 0),
+        retracted=int(data.get("retracted") or 0),
     )

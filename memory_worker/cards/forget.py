@@ -10,7 +10,9 @@ call (``lua/forget_unlink.lua``; the server frees big values in the background).
 Every script names all its keys in KEYS, all of one chat (one hash tag, one slot), so
 all of this works on a cluster too; the key scan visits every primary there. Kept across a chat forget:
 the card id counter (``seq``), ``vecver``/``vecrw`` (bumped, so every reader's
-cached matrix is rebuilt) and the forget epoch (``forget``) — numbers, no content.
+cached matrix is rebuilt), the forget epoch (``forget``) and the forgets in progress
+(``forgetting``: token → scope and start, so an export never reads a half-forgotten chat)
+— numbers and ids, no content.
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ if TYPE_CHECKING:
     from memory_worker.storage.connections import CardsRedis
 
 _SCAN = 500
-#: Chat keys a chat forget keeps (numbers only: see the module doc).
-KEPT_SUFFIXES = frozenset({"seq", "vecver", "vecrw", "forget"})
+#: Chat keys a chat forget keeps (numbers and ids only: see the module doc).
+KEPT_SUFFIXES = frozenset({"seq", "vecver", "vecrw", "forget", "forgetting"})
 #: Times cards updated under the plan are planned again.
 _REPLANS = 5
 #: Life of the kept rows staged for the trim's swap (normally milliseconds; a copy left by a
@@ -230,6 +232,22 @@ class CardForget:
         """Unlink ``part`` (one chat's keys) and bump the vector counters; how many existed."""
         keys = [self.key(chat_id, "vecver"), self.key(chat_id, "vecrw"), *part]
         return int(await self._unlink_chunk(keys=keys, args=[]))
+
+    async def begin(self, chat_id: int, scope: str, now_ms: int) -> str:
+        """Mark a forget of ``scope`` (``chat`` or ``user:<id>``) in progress (an export of
+        the chat refuses meanwhile); the token :meth:`end` takes."""
+        token = f"{scope}|{now_ms}|{secrets.token_hex(6)}"
+        await self.redis.hset(self.key(chat_id, "forgetting"), token, str(now_ms))  # type: ignore[misc]
+        return token
+
+    async def end(self, chat_id: int, token: str) -> None:
+        """The forget of ``token`` completed: its mark goes, with the marks of earlier
+        forgets of the same scope that never completed (this one did their work)."""
+        key = self.key(chat_id, "forgetting")
+        scope, started = token.split("|")[0], int(token.split("|")[1])
+        marks = [as_text(m) for m in await self.redis.hkeys(key)]  # type: ignore[misc]
+        done = [m for m in marks if m.split("|")[0] == scope and int(m.split("|")[1]) <= started]
+        await self.redis.hdel(key, *sorted({*done, token}))  # type: ignore[misc]
 
     async def raise_epoch(self, chat_id: int, epoch: int) -> int:
         """The chat's card-side forget epoch raised to ``epoch``: older writes are refused."""

@@ -4,7 +4,9 @@ A **card** is one durable fact (scope chat|thread|user, type,
 subject/predicate/object, fact text, confidence, salience, observation
 count, validity window, durability/expiry, provenance). Cards are never
 deleted: a superseded fact keeps its text with ``valid_until`` and
-``superseded_by``; an expired or merged card keeps its row with its status.
+``superseded_by``; an expired, merged or retracted card keeps its row with its
+status. Card ids count per chat: :attr:`Card.ref` (``<chat>:<id>``) names one
+across chats.
 An **episode** summarises one run. **Links** are typed edges between cards
 made by the same run.
 
@@ -35,6 +37,8 @@ class CardStatus(StrEnum):
     SUPERSEDED = "superseded"
     EXPIRED = "expired"
     MERGED = "merged"
+    #: Withdrawn by an operator or the bot (``retract``): kept, never shown or recalled.
+    RETRACTED = "retracted"
 
 
 LIVE_STATUSES = frozenset({CardStatus.ACTIVE, CardStatus.COMPETING})
@@ -82,6 +86,18 @@ class Card(BaseModel):
     has_embedding: bool = False
     last_merge_at: datetime | None = None
     first_run_id: str | None = None
+    #: Who retracted the card (``retract``'s actor) and why.
+    retracted_by: str | None = None
+    retract_reason: str | None = None
+    #: Who asserted this card by hand (``correct``'s actor: operator provenance) and
+    #: the id of the card it corrected (which it superseded).
+    asserted_by: str | None = None
+    corrects: str | None = None
+
+    @property
+    def ref(self) -> str:
+        """The card's reference across chats, ``<chat id>:<card id>`` (ids are per chat)."""
+        return card_ref(self.chat_id, self.id)
 
     @property
     def scope_key(self) -> str:
@@ -122,6 +138,11 @@ class Link(BaseModel):
     relation: str
     to_card_id: str
     confidence: float
+
+
+def card_ref(chat_id: int, card_id: str) -> str:
+    """``<chat id>:<card id>``: a card named across chats (see :func:`parse_card_ref`)."""
+    return f"{chat_id}:{card_id}"
 
 
 def scope_key(scope: Scope | str, thread_id: int, user_id: int | None) -> str:

@@ -25,6 +25,7 @@ Key layout (all under the chat's hash tag ``{P chat:<id>}``, built by
 ``vecmask``     STRING  one byte a row: 1 = searchable (live), 0 = not
 ``vecver``      STRING  bumped on every change of the three above
 ``meta``        HASH    ``dim`` (bytes a row), ``model`` (id of the embedding model)
+``retracted``   HASH    dedup hash → when (ms) its fact was retracted: not relearned
 ==============  ======  ==========================================================
 
 Vectors know their model (§16). The first vector stored in a chat fixes the
@@ -86,7 +87,7 @@ from memory_worker.cards.codec import (
 )
 from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
 from memory_worker.cards.replication import ReplicaWait
-from memory_worker.cards.vectors import Matrix, VectorBlobs, VectorCache
+from memory_worker.cards.vectors import Matrix, MatrixReader, VectorBlobs, VectorCache
 from memory_worker.cards.writes import (
     ApplyResult,
     FoldGroup,
@@ -146,9 +147,15 @@ class CardStore:
         self._apply = registrar.register_script(_script("apply"))
         self._expire = registrar.register_script(_script("expire"))
         self._fold = registrar.register_script(_script("fold"))
-        self._refresh = registrar.register_script(_script("refresh", helpers=False))
         self._cache = VectorCache(max_bytes=vector_cache_bytes)
+        self._vectors = MatrixReader(
+            redis,
+            self.key,
+            registrar.register_script(_script("refresh", helpers=False)),
+            self._cache,
+        )
         self._scopes: dict[int, frozenset[str]] = {}
+        self._more: dict[str, AsyncScript] = {}  # the other card scripts, registered on use
 
     @property
     def redis(self) -> CardsRedis:
@@ -187,6 +194,21 @@ class CardStore:
                 return raw
             known = known | frozenset(as_text(sk) for sk in orjson.loads(raw)["missing"])
         raise StoreError(f"chat {chat_id}: scopes kept changing under a card script")
+
+    async def run_script(
+        self,
+        name: str,
+        chat_id: int,
+        args: Sequence[Any],
+        *,
+        scopes: Iterable[str] = (),
+        extra: Sequence[str] = (),
+    ) -> Any:
+        """Run ``lua/<name>.lua`` (after the helpers) on one chat, with every key in KEYS."""
+        script = self._more.get(name)
+        if script is None:
+            script = self._more[name] = cast("Redis", self._redis).register_script(_script(name))
+        return await self._call(script, chat_id, args, scopes=scopes, extra=extra)
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -234,6 +256,7 @@ class CardStore:
             observed=result.observed,
             superseded=result.superseded,
             skipped=result.skipped,
+            retracted=result.retracted,
         )
         return result
 
@@ -410,56 +433,6 @@ class CardStore:
         visible = [c for c in cards if c.visible_at(moment)]
         return visible[:limit] if limit is not None else visible
 
-    async def _matrix(self, chat_id: int) -> Matrix:
-        """The chat's matrix: one script call when current or after appends, a full read else
-        (at once when nothing is cached: the script would only answer 'full')."""
-        cached = self._cache.get(chat_id)
-        reply = []
-        if cached is not None:
-            reply = list(
-                await self._refresh(
-                    keys=[
-                        self.key(chat_id, suffix)
-                        for suffix in ("vecver", "vecrw", "meta", "vec", "vecmask", "vecids")
-                    ],
-                    args=[str(chat_id), cached.version, cached.count, cached.rewrites],
-                )
-            )
-        if cached is not None and len(reply) == 1:
-            return cached
-        if len(reply) == 8 and cached is not None and cached.count == int(reply[3]):
-            version, rewrites, _, _, mask, rows, entries, model = reply
-            matrix = cached
-            matrix.model = as_text(model)
-        else:  # empty cache, a rewritten row, or another query of ours refreshed meanwhile
-            version, rewrites, dim, mask, rows, entries, model = await self._full_read(chat_id)
-            matrix = Matrix(int(dim or 0), model.decode() if model else "")
-        matrix.append(rows or b"", entries)
-        matrix.set_mask(mask or b"")
-        matrix.version, matrix.rewrites = version or b"0", rewrites or b"0"
-        self._cache.put(chat_id, matrix)
-        return matrix
-
-    async def _full_read(self, chat_id: int) -> list[Any]:
-        """The chat's vectors as one consistent snapshot, without MULTI (a cluster has none).
-
-        Every change of them bumps ``vecver`` in the same script, so equal versions read
-        first and last mean nothing changed in between; otherwise read again.
-        """
-        while True:
-            pipe = self._redis.pipeline(transaction=False)
-            pipe.get(self.key(chat_id, "vecver"))
-            pipe.get(self.key(chat_id, "vecrw"))
-            pipe.hget(self.key(chat_id, "meta"), "dim")
-            pipe.get(self.key(chat_id, "vecmask"))
-            pipe.get(self.key(chat_id, "vec"))
-            pipe.lrange(self.key(chat_id, "vecids"), 0, -1)
-            pipe.hget(self.key(chat_id, "meta"), "model")
-            pipe.get(self.key(chat_id, "vecver"))
-            *reply, last = await pipe.execute()
-            if reply[0] == last:
-                return reply
-
     async def similar_cards(
         self,
         chat_id: int,
@@ -484,7 +457,7 @@ class CardStore:
         """
         if k <= 0:
             return []
-        matrix = matrix or await self._matrix(chat_id)
+        matrix = matrix or await self._vectors.read(chat_id)
         if not matrix.ids:
             return []
         if model is not None and matrix.model and model != matrix.model:
@@ -531,7 +504,7 @@ class CardStore:
         """
         if k <= 0:
             return []
-        matrix = matrix or await self._matrix(chat_id)
+        matrix = matrix or await self._vectors.read(chat_id)
         if not matrix.ids or (model is not None and matrix.model and model != matrix.model):
             return []  # another model's space: never compared
         return await hybrid.hybrid_search(
@@ -547,18 +520,18 @@ class CardStore:
 
     async def chat_vectors(self, chat_id: int) -> Matrix:
         """The chat's vectors as they stand (pass them on as :meth:`similar_cards`' ``matrix``)."""
-        return await self._matrix(chat_id)
+        return await self._vectors.read(chat_id)
 
     async def searchable_vectors(self, chat_id: int, scope_keys: Iterable[str]) -> Matrix | None:
         """The chat's vectors (the read :meth:`similar_cards` makes; pass them on as its
         ``matrix``) when a live card of ``scope_keys`` has one; None: no query could find
         anything, so a caller need not embed one."""
-        matrix = await self._matrix(chat_id)
+        matrix = await self._vectors.read(chat_id)
         return matrix if matrix.any_live(frozenset(scope_keys)) else None
 
     async def vector_space(self, chat_id: int) -> VectorSpace | None:
         """The model and dimension of the chat's vectors (None: no vector stored yet)."""
-        matrix = await self._matrix(chat_id)
+        matrix = await self._vectors.read(chat_id)
         if matrix.dim == 0:
             return None
         return VectorSpace(model=matrix.model or None, dimension=matrix.dim)

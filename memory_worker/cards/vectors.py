@@ -12,12 +12,13 @@ carries the lexical index of its rows' texts (:attr:`Matrix.lexicon`, filled by
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from llm_client import as_text
 from memory_worker.recall.bm25 import LexicalIndex
 
 
@@ -194,3 +195,71 @@ class VectorCache:
         while self.held_bytes > self.max_bytes and len(self.entries) > 1:
             evicted, _ = self.entries.popitem(last=False)
             self.held_bytes -= self.sizes.pop(evicted)
+
+
+class MatrixReader:
+    """Reads a chat's :class:`Matrix` from Redis through the :class:`VectorCache`: one
+    ``refresh`` script call when the cached matrix is current or only rows were appended,
+    a consistent full snapshot otherwise. ``key(chat_id, suffix)`` names the chat's keys."""
+
+    def __init__(
+        self,
+        redis: Any,
+        key: Callable[[int, str], str],
+        refresh: Callable[..., Awaitable[Any]],
+        cache: VectorCache,
+    ) -> None:
+        self._redis = redis
+        self.key = key
+        self._refresh = refresh
+        self._cache = cache
+
+    async def read(self, chat_id: int) -> Matrix:
+        """The chat's matrix: one script call when current or after appends, a full read else
+        (at once when nothing is cached: the script would only answer 'full')."""
+        cached = self._cache.get(chat_id)
+        reply = []
+        if cached is not None:
+            reply = list(
+                await self._refresh(
+                    keys=[
+                        self.key(chat_id, suffix)
+                        for suffix in ("vecver", "vecrw", "meta", "vec", "vecmask", "vecids")
+                    ],
+                    args=[str(chat_id), cached.version, cached.count, cached.rewrites],
+                )
+            )
+        if cached is not None and len(reply) == 1:
+            return cached
+        if len(reply) == 8 and cached is not None and cached.count == int(reply[3]):
+            version, rewrites, _, _, mask, rows, entries, model = reply
+            matrix = cached
+            matrix.model = as_text(model)
+        else:  # empty cache, a rewritten row, or another query of ours refreshed meanwhile
+            version, rewrites, dim, mask, rows, entries, model = await self._full_read(chat_id)
+            matrix = Matrix(int(dim or 0), model.decode() if model else "")
+        matrix.append(rows or b"", entries)
+        matrix.set_mask(mask or b"")
+        matrix.version, matrix.rewrites = version or b"0", rewrites or b"0"
+        self._cache.put(chat_id, matrix)
+        return matrix
+
+    async def _full_read(self, chat_id: int) -> list[Any]:
+        """The chat's vectors as one consistent snapshot, without MULTI (a cluster has none).
+
+        Every change of them bumps ``vecver`` in the same script, so equal versions read
+        first and last mean nothing changed in between; otherwise read again.
+        """
+        while True:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.get(self.key(chat_id, "vecver"))
+            pipe.get(self.key(chat_id, "vecrw"))
+            pipe.hget(self.key(chat_id, "meta"), "dim")
+            pipe.get(self.key(chat_id, "vecmask"))
+            pipe.get(self.key(chat_id, "vec"))
+            pipe.lrange(self.key(chat_id, "vecids"), 0, -1)
+            pipe.hget(self.key(chat_id, "meta"), "model")
+            pipe.get(self.key(chat_id, "vecver"))
+            *reply, last = await pipe.execute()
+            if reply[0] == last:
+                return list(reply)

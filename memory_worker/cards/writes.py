@@ -131,6 +131,8 @@ class ApplyResult:
     card_ids: tuple[str, ...] = ()
     #: Vectors not stored: another model or dimension than the chat's (see the module doc).
     vectors_refused: int = 0
+    #: New cards not stored: their fact was retracted after every message they cite (§10).
+    retracted: int = 0
 
 
 @dataclass(frozen=True, slots=True)

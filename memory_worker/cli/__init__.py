@@ -6,6 +6,9 @@
 - :mod:`~memory_worker.cli.runs`: ``enqueue FILE|-``, ``runs list|show``.
 - :mod:`~memory_worker.cli.replay`: ``replay``.
 - :mod:`~memory_worker.cli.forget`: ``forget --chat ID [--user ID]`` (§14).
+- :mod:`~memory_worker.cli.cards`: ``cards show|retract|correct REF`` (one card, §10).
+- :mod:`~memory_worker.cli.transfer`: ``export --chat ID [--user ID] [--out FILE]``,
+  ``import FILE`` (§13).
 - :mod:`~memory_worker.cli.fleet`: ``breakers list|reset``, ``report`` (rendering only; the
   data comes from :mod:`memory_worker.ops.metrics`).
 - :mod:`~memory_worker.cli.config`: ``config [--markdown]``.
@@ -34,7 +37,18 @@ from memory_worker.ops.logs import get_logger
 
 # isort: off
 # Command modules first, in the order ``--help`` lists their commands.
-from memory_worker.cli import worker, runs, replay, forget, fleet, demo, config, tools
+from memory_worker.cli import (
+    worker,
+    runs,
+    replay,
+    forget,
+    cards,
+    transfer,
+    fleet,
+    demo,
+    config,
+    tools,
+)
 
 # isort: on
 from memory_worker.cli.common import EXIT_FAILURE, app, error_line
@@ -54,7 +68,7 @@ if TYPE_CHECKING:
     from memory_worker.ops.metrics import report_data
 
 #: The command modules, imported for the commands they register on :data:`app`.
-COMMAND_MODULES = (worker, runs, replay, forget, fleet, demo, config, tools)
+COMMAND_MODULES = (worker, runs, replay, forget, cards, transfer, fleet, demo, config, tools)
 
 __all__ = [
     "CONFIG_END",

@@ -13,7 +13,7 @@ Security:
   needs a token — a login cookie or a bearer header (:mod:`memory_worker.console.gate`),
   and :func:`add_console` refuses (:class:`~memory_worker.errors.ConsoleExposedError`) to
   mount a console off loopback with no token configured;
-- actions (breaker reset, replay, forget) are POSTs that need ``MEMORY_CONSOLE_TOKEN``
+- actions (breaker reset, replay, forget, a card's retract or correct) are POSTs that need ``MEMORY_CONSOLE_TOKEN``
   typed into the form and a CSRF token (double submit: an HttpOnly
   ``SameSite=Strict`` cookie and the same value in a hidden field). Without a
   configured token the console is read-only: the forms are not rendered and
@@ -41,7 +41,7 @@ from aiohttp import web
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
-from memory_worker.console import data, explain, forget_action, memory_data, runs_data
+from memory_worker.console import card_action, data, explain, forget_action, memory_data, runs_data
 from memory_worker.console.auth import (
     CSRF_COOKIE,
     csrf_pair_ok,
@@ -562,6 +562,8 @@ def add_console(
         ("POST", "/replay", console.replay),
         ("GET", "/forget", partial(forget_action.forget_form, console)),
         ("POST", "/forget", partial(forget_action.forget, console)),
+        ("GET", "/cards/{chat_id}/{card_id}", partial(card_action.card_page, console)),
+        ("POST", "/cards/{chat_id}/{card_id}", partial(card_action.card_act, console)),
         ("GET", "/static/console.css", console.static),
     ]
     if console.gate.closed:

@@ -131,6 +131,8 @@ class ConsolidationResult:
     cards_demoted: int = 0
     resolutions_skipped: int = 0
     links_written: int = 0
+    #: New cards not stored: their fact was retracted after every message they cite (§10).
+    cards_retracted: int = 0
     dropped_by_validation: Mapping[str, int] = field(default_factory=dict)
     malformed_items: int = 0
     salvaged_answers: int = 0
@@ -310,6 +312,7 @@ class RunOutputs:
             cards_demoted=applied.demoted,
             resolutions_skipped=applied.skipped,
             links_written=applied.links,
+            cards_retracted=applied.retracted,
             dropped_by_validation=dict(sorted(self.dropped.items())),
             malformed_items=self.malformed,
             salvaged_answers=self.salvaged,

@@ -9,7 +9,9 @@ facts back (no resurrection):
    call (``runs/lua/forget_messages.lua``); for a chat, or a run left
    without messages, the run is skipped as ``forgotten`` (a run in flight loses
    its lease: its owner's completion and release are refused by the lease token);
-3. **epoch** — the chat's forget epoch is bumped on the queue (every later claim
+3. **epoch** — the forget is marked in progress in the card store (an export of the chat
+   refuses until it completes: it never reads a half-forgotten chat), then the chat's
+   forget epoch is bumped on the queue (every later claim
    records the new one, and reads runs already stripped), then raised in the
    card store. A card write of a run claimed under an older epoch is refused
    (:class:`~memory_worker.errors.ForgottenWrite`): the run is released as
@@ -17,7 +19,8 @@ facts back (no resurrection):
    forgotten, its owner finds the run skipped and drops it;
 4. **memory** — planned again *after* the epoch moved (a write that landed before
    it is seen), then removed a chunk a call (``cards/lua/forget.lua``), or, for a
-   chat, every memory key unlinked;
+   chat, every memory key unlinked; the in-progress mark goes (a forget that died
+   before leaves it: an export refuses until the same scope is forgotten again);
 5. **audit** — an event on the audit stream (actor, host, when, scope, counts; no
    content), a counter for the metrics, and an append-only-file rewrite so the
    text leaves the server's disk too (``MEMORY_FORGET_REWRITE_AOF``).
@@ -95,6 +98,9 @@ class Forgetter:
             return replace(result, counts=memory + run_counts)
         landed = await self.runs.apply(changes, user)
         run_counts = ForgetCounts(runs=len(landed), messages=sum(c.removed for c in landed))
+        token = await self.cards.begin(
+            chat, scope.kind if user is None else f"user:{user}", result.at_ms
+        )
         epoch = await self.runs.bump_epoch(chat)
         await self.cards.raise_epoch(chat, epoch)
         if user is None:
@@ -103,6 +109,7 @@ class Forgetter:
         else:
             plan = await self.cards.plan_user(chat, user)
             memory = await self.cards.forget_user(chat, user, plan)
+        await self.cards.end(chat, token)
         done = replace(result, counts=memory + run_counts, epoch=epoch)
         await self._audit(done)
         await self._rewrite_aof()

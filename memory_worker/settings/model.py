@@ -21,6 +21,8 @@ from pydantic_settings import NoDecode, SettingsConfigDict
 
 from llm_client import EMBEDDING, BreakerConfig, ClientConfig, RouteDefaults
 from memory_worker.settings.checks import PromptVersion, contradictions, load_checked
+from memory_worker.settings.console import ConsoleSettings
+from memory_worker.settings.memory_use import MemoryUseSettings
 from memory_worker.settings.recall import RecallSettings
 from memory_worker.settings.types import (
     CardsUrl,
@@ -40,9 +42,12 @@ def _alias(name: str) -> AliasChoices:
     return AliasChoices(name)
 
 
-class Settings(RecallSettings):
-    """memory-worker configuration (env vars override defaults); the §16 ranking knobs of
-    recall are declared in :class:`~memory_worker.settings.recall.RecallSettings`."""
+class Settings(RecallSettings, MemoryUseSettings, ConsoleSettings):
+    """memory-worker configuration (env vars override defaults). Three groups of fields are
+    declared in bases, each read together by one part: the §16 ranking knobs of recall
+    (:class:`~memory_worker.settings.recall.RecallSettings`), how the bot uses memory
+    (:class:`~memory_worker.settings.memory_use.MemoryUseSettings`) and the operator
+    console (:class:`~memory_worker.settings.console.ConsoleSettings`)."""
 
     model_config = SettingsConfigDict(
         env_prefix="MEMORY_",
@@ -445,41 +450,6 @@ class Settings(RecallSettings):
         None, validation_alias=_alias("SENTRY_DSN"), description="Sentry DSN."
     )
     environment: Name = Field("production", description="Sentry environment tag.")
-
-    # --- operator console (§15) -------------------------------------------------------------
-    console_token: Token | None = Field(
-        None,
-        description="Token the console's actions (replay, breaker reset, forget) ask for; off "
-        "loopback it also opens every page. Unset: the console at / is read-only.",
-    )
-    console_read_token: Token | None = Field(
-        None,
-        description="Token that opens the console's pages but no action. Set: every page "
-        "needs a token even on loopback (off loopback they always do).",
-    )
-    console_session_hours: float = Field(
-        12.0,
-        gt=0,
-        description="How long a console login lasts (an HMAC cookie; a server restart also "
-        "ends it).",
-    )
-    console_auth_burst: int = Field(
-        5, ge=1, description="Wrong console tokens one client address may try back to back."
-    )
-    console_auth_per_minute: float = Field(
-        5.0,
-        gt=0,
-        description="Wrong console tokens one client address may try per minute after the "
-        "burst (then 429 with Retry-After).",
-    )
-    console_runbook_url: Name = Field(
-        "docs/runbook.md", description="Runbook page the console's links point at."
-    )
-    console_show_memory: bool = Field(
-        True,
-        description="Serve the console's memory browser (cards, episodes). 0: no card or "
-        "message text is ever rendered.",
-    )
 
     @field_validator("admin_telegram_chat_ids", mode="before")
     @classmethod

@@ -23,12 +23,18 @@ for i = 1, #authors - 1, 2 do redis.call('HSET', AUTHORS, authors[i], authors[i 
 local function blob(i) if blank(i) then return nil end return ARGV[4 + tonumber(i)] end
 if type(plan.model) == 'string' then vec_model = plan.model end
 local counts = {applied = true, inserted = 0, observed = 0, superseded = 0, competing = 0,
-  rewritten = 0, merged = 0, reinforced = 0, demoted = 0, skipped = 0, links = 0, episodes = 0}
+  rewritten = 0, merged = 0, reinforced = 0, demoted = 0, skipped = 0, links = 0, episodes = 0,
+  retracted = 0}
 local refs, ref_list, seen = {}, {}, {}
 
 for i, n in ipairs(plan.cards) do
   local c = load(redis.call('HGET', DEDUP, n.h))
-  if live(c) then
+  if not live(c) and retracted_after(n.h, n.obs_at) then
+    -- §10: retracted after every message it comes from (refs[i] stays nil: its
+    -- resolutions and links are skipped)
+    counts.retracted = counts.retracted + 1
+    c = nil
+  elseif live(c) then
     c.conf = maxs(c.conf, n.conf)
     c.sal = maxs(c.sal, n.sal)
     c.obs = int(num(c.obs) + 1)
@@ -48,10 +54,12 @@ for i, n in ipairs(plan.cards) do
     set_vector(c, blob(n.vec))
     counts.inserted = counts.inserted + 1
   end
-  index_live(c)
-  save(c)
-  refs[i] = c.id
-  if not seen[c.id] then seen[c.id] = true; ref_list[#ref_list + 1] = c.id end
+  if c then
+    index_live(c)
+    save(c)
+    refs[i] = c.id
+    if not seen[c.id] then seen[c.id] = true; ref_list[#ref_list + 1] = c.id end
+  end
 end
 
 for _, r in ipairs(plan.res) do
@@ -83,7 +91,7 @@ for _, r in ipairs(plan.res) do
         done = true
       end
     elseif r.op == 'update' then
-      if not blank(r.text) then
+      if not blank(r.text) and not retracted_after(r.h, plan.obs_at) then
         old.obs = int(num(old.obs) + 1)
         old.obs_at = maxs(old.obs_at, plan.obs_at)
         rewrite(old, r.text, r.h, blob(r.vec))
@@ -95,7 +103,7 @@ for _, r in ipairs(plan.res) do
       if not blank(r.into) then into = load(r.into) end
       if live(into) and into.id ~= old.id then
         fold(old, into)
-        if not blank(r.text) then rewrite(load(into.id), r.text, r.h, blob(r.vec)) end
+        if not blank(r.text) and not retracted_after(r.h, plan.obs_at) then rewrite(load(into.id), r.text, r.h, blob(r.vec)) end
         counts.merged = counts.merged + 1
         done = true
       end

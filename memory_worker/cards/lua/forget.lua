@@ -1,5 +1,5 @@
 -- Forget (§14): one chunk of a user's memory leaves a chat. Every key is in KEYS.
--- KEYS[1..16]: the chat's fixed keys in the order of memory_worker.keys.CHAT_SCRIPT_KEYS
+-- KEYS[1..17]: the chat's fixed keys in the order of memory_worker.keys.CHAT_SCRIPT_KEYS
 -- (as every card script; named below as helpers.lua names them), then the active:<scope>
 -- and episode:<run> keys the plan names by index.
 -- ARGV[1] = plan JSON: cards [[id, updated stamp, KEYS index of active:<sk>, sk]],
@@ -12,6 +12,7 @@
 local CARDS, DEDUP, SCOPES, EXPIRY = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 local LINKS, EPISODES, VEC, VECIDS = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local VECMASK, VECVER, VECRW, META, AUTHORS = KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[16]
+local RETRACTED = KEYS[17]
 local plan = cjson.decode(ARGV[1])
 local out = {cards = 0, vectors = 0, links = 0, episodes = 0, raced = {}}
 local dim = tonumber(redis.call('HGET', META, 'dim') or '0') or 0
@@ -54,6 +55,7 @@ for _, it in ipairs(plan.cards) do
       redis.call('ZREM', KEYS[tonumber(it[3])], id)
       redis.call('ZREM', EXPIRY, id)
       if h and redis.call('HGET', DEDUP, h) == id then redis.call('HDEL', DEDUP, h) end
+      if h then redis.call('HDEL', RETRACTED, h) end  -- its retraction record goes with it
       if row and dim > 0 and drop_row(tonumber(row)) then
         out.vectors = out.vectors + 1
         rows_changed = true

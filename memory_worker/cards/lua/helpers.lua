@@ -9,6 +9,8 @@ local CARDS, SEQ, DEDUP, SCOPES, EXPIRY = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KE
 local RUNS, LINKS, EPISODES, VEC, VECIDS = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local VECMASK, VECVER, VECRW, META = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
 local FORGET, AUTHORS = KEYS[15], KEYS[16]  -- §14: the forget epoch, message authors
+-- §10: dedup hash → when (ms) its fact was last retracted (or corrected away)
+local RETRACTED = KEYS[17]
 -- (found by name, so a fixed key appended to CHAT_SCRIPT_KEYS shifts nothing here)
 local ACTIVE, EPISODE = {}, nil
 for i = 1, #KEYS do
@@ -73,6 +75,21 @@ local function union(a, b)
     out = keep
   end
   return table.concat(out, ',')
+end
+
+-- §10: a fact retracted after ``seen`` (ms: its newest source message) is not learned
+-- again; a message newer than the retraction restates it (learned). Python twin:
+-- memory_worker.cards.corrections.relearn_refused.
+local function retracted_after(h, seen)
+  if blank(h) then return false end
+  local at = redis.call('HGET', RETRACTED, h)
+  return at ~= false and num(seen) < num(at)
+end
+
+-- record that the fact of hash ``h`` was withdrawn at ``now`` (the latest time is kept)
+local function record_retraction(h)
+  if blank(h) then return end
+  redis.call('HSET', RETRACTED, h, maxs(redis.call('HGET', RETRACTED, h) or '', now))
 end
 
 local function load(id)

@@ -1,0 +1,217 @@
+"""Single-card corrections (§10), the functional core: retract a card, correct its fact.
+
+- A card is named across chats by its reference ``<chat id>:<card id>``
+  (:attr:`Card.ref <memory_worker.cards.model.Card.ref>`; card ids count per chat):
+  :func:`parse_card_ref`.
+- **Retract** withdraws a card: it keeps its text with status ``retracted`` and who and
+  why, leaves every live index (never shown, recalled or put in a context), and its fact's
+  dedup hash is recorded with the time. A run whose card has that hash and cites only
+  messages older than the retraction does not store it (:func:`relearn_refused`, checked
+  inside the run's atomic write, so a run in flight cannot resurrect it); a newer message
+  restating it is learned again — the person changed their mind.
+- **Correct** writes a new card with the corrected fact, asserted by hand (``asserted_by``
+  = the actor, ``corrects`` = the old id), which supersedes the old one (kept with its
+  validity end, §10). The old fact is recorded like a retraction: older messages do not
+  bring it back beside the correction.
+
+:func:`retract_twin` and :func:`correct_twin` are the Python twins of ``lua/retract.lua``
+and ``lua/correct.lua`` (equivalence: ``tests/test_card_corrections_twin.py``). Pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memory_worker.cards.chat_state import ChatState, Write, blank, is_live, num
+from memory_worker.cards.model import dedup_hash
+from memory_worker.errors import InvalidCardRef, InvalidCorrection
+from memory_worker.privacy.masking import contains_secret
+
+#: Longest actor name and retraction reason kept (bytes of UTF-8).
+ACTOR_MAX_BYTES = 200
+REASON_MAX_BYTES = 1000
+
+
+def parse_card_ref(ref: object) -> tuple[int, str]:
+    """``"<chat id>:<card id>"`` → (chat id, card id), or :class:`InvalidCardRef`."""
+    if not isinstance(ref, str):
+        raise InvalidCardRef(ref)
+    chat, sep, card = ref.strip().rpartition(":")
+    if not sep or not card.isdigit() or not chat.lstrip("-").isdigit() or chat in ("", "-"):
+        raise InvalidCardRef(ref)
+    return int(chat), str(int(card))
+
+
+def relearn_refused(retracted_ms: str | None, seen_ms: str) -> bool:
+    """A new card of a retracted fact is refused when every message it cites (``seen``: the
+    newest) is older than the retraction (twin of ``retracted_after`` in ``helpers.lua``)."""
+    return not blank(retracted_ms) and num(seen_ms) < num(retracted_ms)
+
+
+def check_actor(actor: object) -> str:
+    """Who acts: a non-blank str (logged and audited: an id or a name, never card text)."""
+    if not isinstance(actor, str) or not actor.strip():
+        raise InvalidCorrection("actor must be a non-empty str (who retracts or corrects)")
+    actor = " ".join(actor.split())
+    if len(actor.encode()) > ACTOR_MAX_BYTES:
+        raise InvalidCorrection(f"actor is over {ACTOR_MAX_BYTES} bytes")
+    return actor
+
+
+def check_reason(reason: object) -> str:
+    """Why a card is retracted: a str (kept on the card, never logged)."""
+    if not isinstance(reason, str):
+        raise InvalidCorrection(f"reason must be a str, got {type(reason).__name__}")
+    if len(reason.encode()) > REASON_MAX_BYTES:
+        raise InvalidCorrection(f"reason is over {REASON_MAX_BYTES} bytes")
+    if contains_secret(reason):
+        raise InvalidCorrection("reason holds what looks like a secret: not stored")
+    return reason.strip()
+
+
+def check_fact(text: object, max_bytes: int) -> str:
+    """A corrected fact: non-blank, at most ``max_bytes`` (``MEMORY_CARD_MAX_BYTES``), no
+    secret (a card never holds one, §14). Kept as written: never translated."""
+    if not isinstance(text, str):
+        raise InvalidCorrection(f"fact_text must be a str, got {type(text).__name__}")
+    text = text.strip()
+    if not text:
+        raise InvalidCorrection("fact_text is empty")
+    if len(text.encode()) > max_bytes:
+        raise InvalidCorrection(f"fact_text is over {max_bytes} bytes (MEMORY_CARD_MAX_BYTES)")
+    if contains_secret(text):
+        raise InvalidCorrection("fact_text holds what looks like a secret: a card never does")
+    return text
+
+
+#: What a correction keeps of the card it corrects (``correct.lua`` copies the same).
+_KEPT = (
+    "scope",
+    "sk",
+    "thread",
+    "user",
+    "type",
+    "subject",
+    "predicate",
+    "sal",
+    "dur",
+    "exp",
+    "src",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CorrectionPlan:
+    """What ``correct.lua`` reads: the corrected fact, its dedup hash, who asserts it."""
+
+    fact: str
+    object: str
+    h: str
+    actor: str
+    model: str
+
+    def as_json(self, *, vector: bool) -> dict[str, str]:
+        return {
+            "fact": self.fact,
+            "object": self.object,
+            "h": self.h,
+            "actor": self.actor,
+            "model": self.model,
+            "vec": "1" if vector else "",
+        }
+
+
+def correction_plan(
+    sk: str, subject: str, predicate: str, fact: str, *, actor: str, model: str
+) -> CorrectionPlan:
+    """The corrected card keeps the old one's scope, subject and predicate; its object is
+    left empty (the old object belonged to the old fact) and its identity is its text."""
+    return CorrectionPlan(fact, "", dedup_hash(sk, subject, predicate, "", fact), actor, model)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A retract or correct script's answer."""
+
+    found: bool
+    done: bool = False
+    status: str = ""
+    card_id: str = ""
+    created: bool = False
+    refused: int = 0
+
+    @classmethod
+    def from_reply(cls, data: dict[str, Any]) -> Outcome:
+        return cls(
+            found=bool(data.get("found")),
+            done=bool(data.get("done")),
+            status=str(data.get("status") or ""),
+            card_id=str(data.get("id") or ""),
+            created=bool(data.get("created")),
+            refused=int(data.get("refused") or 0),
+        )
+
+
+def retract_twin(
+    state: ChatState, card_id: str, *, actor: str, reason: str, now: str
+) -> tuple[ChatState, Outcome]:
+    """Twin of ``lua/retract.lua`` (the state after, and the answer)."""
+    state = state.copy()
+    card = state.cards.get(card_id)
+    if card is None:
+        return state, Outcome(found=False)
+    was = card["status"]
+    if was == "retracted":
+        return state, Outcome(found=True, status=was, card_id=card["id"])
+    write = Write(state, now)
+    write.retire(card, "retracted")
+    card["ret_by"], card["ret_why"] = actor, reason
+    write.save(card)
+    write.record_retraction(card.get("h"))
+    write.finish()
+    return state, Outcome(found=True, done=True, status=was, card_id=card["id"])
+
+
+def correct_twin(
+    state: ChatState, card_id: str, plan: CorrectionPlan, blob: bytes | None, *, now: str
+) -> tuple[ChatState, Outcome]:
+    """Twin of ``lua/correct.lua`` (the state after, and the answer)."""
+    state = state.copy()
+    old = state.cards.get(card_id)
+    if old is None:
+        return state, Outcome(found=False)
+    if not is_live(old):
+        return state, Outcome(found=True, status=old["status"])
+    if plan.h == old.get("h"):
+        return state, Outcome(found=True, status=old["status"], card_id=old["id"])
+    write = Write(state, now, plan.model)
+    holder = state.cards.get(state.dedup.get(plan.h, ""))
+    created = False
+    if not is_live(holder):
+        state.seq += 1
+        new = {"id": str(state.seq), "object": plan.object, "fact": plan.fact}
+        new |= {k: old[k] for k in _KEPT if k in old}
+        new |= dict.fromkeys(("vf", "obs_at", "created", "updated"), now)
+        new |= {"conf": "1.0000", "obs": "1", "status": "active", "h": plan.h}
+        new |= {"op_by": plan.actor, "corrects": old["id"]}
+        if blob is not None:
+            write.set_vector(new, blob)
+        write.index_live(new)
+        write.save(new)
+        holder, created = new, True
+    assert holder is not None
+    write.retire(old, "superseded")
+    old["vu"], old["sup_by"] = now, holder["id"]
+    write.save(old)
+    state.retracted.pop(plan.h, None)
+    write.record_retraction(old.get("h"))
+    write.finish()
+    return state, Outcome(
+        found=True,
+        done=True,
+        status="active",
+        card_id=holder["id"],
+        created=created,
+        refused=write.refused,
+    )

@@ -1,0 +1,41 @@
+-- Correct one live card (§10): a new card holding the corrected fact, asserted by hand
+-- (``op_by`` = the actor, ``corrects`` = the old id, confidence 1, valid from now, the old
+-- card's scope, subject, predicate, sources and expiry), supersedes it: the old card is kept
+-- with ``valid_until`` = now and ``sup_by``. When a live card already holds the corrected
+-- fact, it supersedes the old one instead. The old fact is recorded in RETRACTED (older
+-- messages do not bring it back); the corrected one leaves it (it is asserted now).
+-- KEYS: see helpers.lua. ARGV[3] = card id, ARGV[4] = plan JSON {fact, object, h, model,
+-- actor, vec}, ARGV[5] = the corrected fact's vector (optional).
+-- Python twin: memory_worker.cards.corrections.correct_twin.
+local p = cjson.decode(ARGV[4])
+local old = load(ARGV[3])
+if not old then return cjson.encode({found = false}) end
+local missing = missing_scopes({old.sk})
+if missing then return missing end
+if not live(old) then return cjson.encode({found = true, done = false, status = old.status}) end
+if p.h == old.h then
+  return cjson.encode({found = true, done = false, status = old.status, id = old.id})
+end
+vec_model = p.model or ''
+local new = load(redis.call('HGET', DEDUP, p.h))
+local created = false
+if not live(new) then
+  new = {id = int(redis.call('INCR', SEQ)), scope = old.scope, sk = old.sk, thread = old.thread,
+    user = old.user, type = old.type, subject = old.subject, predicate = old.predicate,
+    object = p.object, fact = p.fact, conf = '1.0000', sal = old.sal, obs = '1',
+    status = 'active', dur = old.dur, vf = now, obs_at = now, created = now, updated = now,
+    exp = old.exp, src = old.src, h = p.h, op_by = p.actor, corrects = old.id}
+  if not blank(p.vec) then set_vector(new, ARGV[5]) end
+  index_live(new)
+  save(new)
+  created = true
+end
+retire(old, 'superseded')
+old.vu = now
+old.sup_by = new.id
+save(old)
+redis.call('HDEL', RETRACTED, p.h)
+record_retraction(old.h)
+if vec_changed then redis.call('INCR', VECVER) end
+return cjson.encode({found = true, done = true, status = 'active', id = new.id,
+  created = created, refused = vec_refused})

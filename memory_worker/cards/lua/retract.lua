@@ -1,0 +1,21 @@
+-- Retract one card (§10): withdrawn by an operator or the bot. Kept with its text and status
+-- ``retracted`` (who and why stamped on it), out of every live index, its vector row masked;
+-- its fact is recorded in RETRACTED, so a run of messages older than now does not learn it
+-- again (apply.lua), while a newer message restating it does.
+-- KEYS: see helpers.lua. ARGV[3] = card id, ARGV[4] = actor, ARGV[5] = reason.
+-- Python twin: memory_worker.cards.corrections.retract_twin.
+local c = load(ARGV[3])
+if not c then return cjson.encode({found = false}) end
+local missing = missing_scopes({c.sk})
+if missing then return missing end
+local was = c.status
+if was == 'retracted' then
+  return cjson.encode({found = true, done = false, status = was, id = c.id, h = c.h})
+end
+retire(c, 'retracted')
+c.ret_by = ARGV[4]
+c.ret_why = ARGV[5]
+save(c)
+record_retraction(c.h)
+if vec_changed then redis.call('INCR', VECVER) end
+return cjson.encode({found = true, done = true, status = was, id = c.id})

@@ -1,0 +1,135 @@
+"""Export and import (§13), the Redis shell: a chat's memory read whole, and written back.
+
+**Reading** (:func:`read_snapshot`) is one pipeline of the chat's keys (cards, vectors,
+episodes, links, authors) between two reads of its markers: the forget epoch, ``vecver``
+and the forgets in progress (``forgetting``, :meth:`CardForget.begin
+<memory_worker.cards.forget.CardForget.begin>`). A forget in progress refuses the export
+(:class:`~memory_worker.errors.ForgetPending`); markers that moved during the read (a forget
+began, vectors changed) read again, ``MEMORY_EXPORT_READ_ROUNDS`` times at most. So an
+export is the chat's memory at one moment: from before a forget began (with what it then
+removed) or after it completed — never read during one, never a half-forgotten mix.
+
+**Writing** (:func:`write_snapshot`) is one ``lua/import.lua`` call per chat (every key in
+KEYS, one hash tag: standalone and cluster alike), planned by
+:mod:`memory_worker.cards.import_plan`: all of it lands, or — on a conflict — none.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from llm_client import as_text
+from memory_worker.cards.codec import card_from_json, episode_from_hash, lua_json, to_ms
+from memory_worker.cards.export_format import Snapshot
+from memory_worker.cards.import_plan import plan_import
+from memory_worker.cards.model import LIVE_STATUSES, Link
+from memory_worker.errors import ForgetPending, ImportConflict, StoreError
+from memory_worker.privacy.forget import parse_authors
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from memory_worker.cards.store import CardStore
+
+
+async def _markers(store: CardStore, chat_id: int) -> tuple[int, bytes, bytes]:
+    pipe = store.redis.pipeline(transaction=False)
+    pipe.hlen(store.key(chat_id, "forgetting"))
+    pipe.get(store.key(chat_id, "forget"))
+    pipe.get(store.key(chat_id, "vecver"))
+    pending, epoch, version = await pipe.execute()
+    return int(pending), epoch or b"0", version or b"0"
+
+
+async def read_snapshot(store: CardStore, chat_id: int, *, rounds: int) -> Snapshot:
+    """The chat's whole memory at one moment (see the module doc)."""
+    for _ in range(rounds):
+        before = await _markers(store, chat_id)
+        if before[0]:
+            raise ForgetPending(chat_id)
+        snap = await _read(store, chat_id)
+        after = await _markers(store, chat_id)
+        if after[0]:
+            raise ForgetPending(chat_id)
+        if after == before:
+            return snap
+    raise StoreError(f"chat {chat_id}'s memory kept changing while it was read; try again")
+
+
+async def _read(store: CardStore, chat_id: int) -> Snapshot:
+    k = store.key
+    pipe = store.redis.pipeline(transaction=False)
+    pipe.hgetall(k(chat_id, "cards"))
+    pipe.hget(k(chat_id, "meta"), "dim")
+    pipe.hget(k(chat_id, "meta"), "model")
+    pipe.get(k(chat_id, "vec"))
+    pipe.hgetall(k(chat_id, "links"))
+    pipe.hgetall(k(chat_id, "authors"))
+    pipe.zrange(k(chat_id, "episodes"), 0, -1)
+    raw_cards, dim, model, vec, raw_links, raw_authors, runs = await pipe.execute()
+    dim = int(dim or 0)
+    snap = Snapshot(chat_id=chat_id, model=as_text(model) if model else None, dimension=dim)
+    for raw in raw_cards.values():
+        card = card_from_json(chat_id, raw)
+        row = orjson.loads(raw).get("row")
+        if row and dim:
+            blob = (vec or b"")[int(row) * dim : (int(row) + 1) * dim]
+            if len(blob) == dim:
+                snap.card_vectors[card.id] = blob
+        snap.cards.append(card.model_copy(update={"has_embedding": card.id in snap.card_vectors}))
+    ids = {c.id for c in snap.cards}
+    for name, value in raw_links.items():
+        source, relation, target = as_text(name).split("|")
+        if source in ids and target in ids:  # a link to a forgotten card is not exported
+            snap.links.append(
+                Link(
+                    from_card_id=source,
+                    relation=relation,
+                    to_card_id=target,
+                    confidence=float(value),
+                )
+            )
+    messages, run_authors = parse_authors({as_text(f): as_text(v) for f, v in raw_authors.items()})
+    snap.authors = messages
+    snap.runs = {r: sorted(users) for r, users in run_authors.items()}
+    pipe = store.redis.pipeline(transaction=False)
+    for run in runs:
+        pipe.hgetall(k(chat_id, f"episode:{as_text(run)}"))
+    for raw in await pipe.execute():
+        if raw:
+            ep = episode_from_hash(chat_id, raw)
+            snap.episodes.append(ep)
+            if b"emb" in raw:
+                snap.episode_vectors[ep.run_id] = raw[b"emb"]
+    return snap
+
+
+async def write_snapshot(
+    store: CardStore, snap: Snapshot, *, now: datetime, chats_key: str
+) -> dict[str, int]:
+    """Import ``snap`` into its chat in one script (nothing written on a conflict); the
+    chat joins the maintenance sweeps' set (``chats_key``)."""
+    chat_id = snap.chat_id
+    ids = [c.id for c in snap.cards]
+    existing = {c.id: c for c in await store.get_cards(chat_id, ids)} if ids else {}
+    hashes = sorted({c.dedup_hash for c in snap.cards if c.status in LIVE_STATUSES})
+    holders: dict[str, str] = {}
+    if hashes:
+        found = await store.redis.hmget(store.key(chat_id, "dedup"), hashes)  # type: ignore[misc]
+        holders = {h: as_text(v) for h, v in zip(hashes, found, strict=True) if v is not None}
+    space = await store.vector_space(chat_id)
+    plan = plan_import(snap, existing, holders, space)
+    raw = await store.run_script(
+        "import",
+        chat_id,
+        [to_ms(now), lua_json(plan.plan), *plan.blobs],
+        scopes=plan.scopes,
+        extra=plan.episode_keys,
+    )
+    data: dict[str, Any] = orjson.loads(raw)
+    if "conflict" in data:
+        raise ImportConflict(f"chat {chat_id}: {data['conflict']}; nothing was imported")
+    await store.redis.sadd(chats_key, str(chat_id))  # type: ignore[misc]
+    return {k: int(v) for k, v in data.items()}

@@ -1,0 +1,204 @@
+"""``cards show|retract|correct REF``: one card, read or corrected by hand (§10, §13).
+
+``REF`` names a card across chats, ``<chat id>:<card id>`` (``-100123:7``). ``show`` prints
+it with what it replaced and what replaced it; ``retract`` and ``correct`` show the card
+first and ask (y/N) unless ``--yes``, then call ``MemoryQueue.retract`` / ``correct`` (actor
+``cli:<login>`` unless ``--actor``), which leave the audit event. Thin over the library:
+bad input is one line and exit 2, nothing changed.
+"""
+
+from __future__ import annotations
+
+import getpass
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+from memory_worker.cli.common import (
+    JsonFlag,
+    YesFlag,
+    app,
+    err,
+    out,
+    print_json,
+    run_sync,
+    with_redis,
+)
+from memory_worker.settings import get_settings
+from memory_worker.storage.connections import RedisHandle
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from memory_worker.api import MemoryQueue
+    from memory_worker.cards import Card
+
+T = TypeVar("T")
+
+cards_app = typer.Typer(
+    help="Read, retract or correct one memory card.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,
+)
+app.add_typer(cards_app, name="cards")
+
+#: A chat id may be negative (a Telegram group's): ``-100123:7`` is a reference, not an option.
+_NEGATIVE_IDS = {"ignore_unknown_options": True}
+
+Ref = Annotated[str, typer.Argument(metavar="REF", help="The card: <chat id>:<card id>.")]
+Actor = Annotated[
+    str | None, typer.Option("--actor", help="Who acts, for the audit (default cli:<login>).")
+]
+
+
+def _actor(actor: str | None) -> str:
+    if actor:
+        return actor
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"
+
+
+async def with_queue(action: Callable[[MemoryQueue], Awaitable[T]]) -> T:
+    """``action`` on a :class:`MemoryQueue` over the CLI's Redis (embedded when unset)."""
+    from memory_worker.api import MemoryQueue
+    from memory_worker.storage.connections import close_cards_client
+
+    settings = get_settings()
+
+    async def run(handle: RedisHandle) -> T:
+        queue = MemoryQueue(handle, settings)
+        try:
+            return await action(queue)
+        finally:
+            await queue._close_recall()
+            if queue._cards is not None:
+                await close_cards_client(queue._cards.redis, handle.client)
+
+    return await with_redis(settings, run)
+
+
+def card_json(card: Card) -> dict[str, Any]:
+    return {"ref": card.ref, **card.model_dump(mode="json")}
+
+
+def show_card(card: Card, console: Console) -> None:
+    console.print(
+        f"[bold]{card.ref}[/bold]  {card.status.value}  {card.scope_key}", highlight=False
+    )
+    console.print(f"  {card.fact_text}", highlight=False, markup=False)
+    rows = [
+        ("subject · predicate · object", f"{card.subject} · {card.predicate} · {card.object}"),
+        ("confidence, salience", f"{card.confidence:.2f}, {card.salience:.2f}"),
+        ("observed", f"{card.observation_count}x, last {card.observed_at:%Y-%m-%d %H:%M}"),
+        ("valid", f"{card.valid_from:%Y-%m-%d} → {_day(card.valid_until)}"),
+        ("sources", ",".join(str(m) for m in card.source_message_ids) or "-"),
+    ]
+    for label, attr in (
+        ("superseded by", "superseded_by"),
+        ("corrects", "corrects"),
+        ("merged into", "merged_into"),
+        ("asserted by", "asserted_by"),
+        ("retracted by", "retracted_by"),
+        ("reason", "retract_reason"),
+    ):
+        value = getattr(card, attr)
+        if value:
+            rows.append((label, str(value)))
+    for label, value in rows:
+        console.print(f"  {label:<30} {value}", highlight=False, markup=False)
+
+
+def _day(moment: Any) -> str:
+    return "now" if moment is None else f"{moment:%Y-%m-%d}"
+
+
+@cards_app.command("show", context_settings=_NEGATIVE_IDS)
+def show(ref: Ref, as_json: JsonFlag = False) -> None:
+    """One card: its fact, provenance, validity and what replaced it."""
+    from memory_worker.cards.corrections import parse_card_ref
+    from memory_worker.errors import CardNotFound
+
+    chat_id, card_id = parse_card_ref(ref)
+
+    async def action(queue: MemoryQueue) -> Card:
+        card = await queue.cards.get_card(chat_id, card_id)
+        if card is None:
+            raise CardNotFound(f"{chat_id}:{card_id}")
+        return card
+
+    card = run_sync(with_queue(action))
+    if as_json:
+        print_json(card_json(card))
+    else:
+        show_card(card, out)
+
+
+def _confirm(queue: MemoryQueue, ref: str, what: str, yes: bool) -> Awaitable[bool]:
+    async def ask() -> bool:
+        from memory_worker.cards.corrections import parse_card_ref
+        from memory_worker.errors import CardNotFound
+
+        chat_id, card_id = parse_card_ref(ref)
+        card = await queue.cards.get_card(chat_id, card_id)
+        if card is None:
+            raise CardNotFound(f"{chat_id}:{card_id}")
+        if yes:
+            return True
+        show_card(card, err)
+        return typer.confirm(f"{what} card {card.ref}?", err=True, default=False)
+
+    return ask()
+
+
+@cards_app.command("retract", context_settings=_NEGATIVE_IDS)
+def retract(
+    ref: Ref,
+    reason: Annotated[str, typer.Option("--reason", help="Why (kept on the card, not logged).")],
+    actor: Actor = None,
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Withdraw a card: kept as retracted, never shown or recalled again, and not learned
+    again from messages sent before now."""
+    who = _actor(actor)
+
+    async def action(queue: MemoryQueue) -> Card | None:
+        if not await _confirm(queue, ref, "Retract", yes):
+            return None
+        return await queue.retract(ref, actor=who, reason=reason)
+
+    _done(run_sync(with_queue(action)), "Retracted", as_json)
+
+
+@cards_app.command("correct", context_settings=_NEGATIVE_IDS)
+def correct(
+    ref: Ref,
+    fact: Annotated[str, typer.Argument(metavar="FACT", help="The corrected fact, as written.")],
+    actor: Actor = None,
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Replace a live card's fact: a card asserted by you supersedes it (kept as history)."""
+    who = _actor(actor)
+
+    async def action(queue: MemoryQueue) -> Card | None:
+        if not await _confirm(queue, ref, "Correct", yes):
+            return None
+        return await queue.correct(ref, fact, actor=who)
+
+    _done(run_sync(with_queue(action)), "Now", as_json)
+
+
+def _done(card: Card | None, head: str, as_json: bool) -> None:
+    if card is None:
+        err.print("aborted: nothing was changed")
+        raise typer.Exit(1)
+    if as_json:
+        print_json(card_json(card))
+        return
+    out.print(f"{head}:", highlight=False)
+    show_card(card, out)
