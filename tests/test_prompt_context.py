@@ -181,7 +181,7 @@ def test_the_documented_context_block_is_what_render_makes() -> None:
         Entry("1", "Alice loves green tea.", 0.6, 0.8, ms("2026-11-02"), ms("2026-11-02")),
         Entry(
             "2", "Мария любит кататься на велосипеде.", 0.4, 0.7, ms("2026-10-01"), ms("2026-11-02")
-        ),  # fmt: skip
+        ),
     ]
     example = Path(__file__).parent.parent / "examples" / "bot" / "context-output.txt"
     assert render(shown) == example.read_text(encoding="utf-8")
