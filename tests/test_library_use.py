@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from memory_worker.api import MemoryQueue
+from memory_worker.api.query_args import check_embedding, check_id, check_k, check_query_text
 from memory_worker.cards import RunWrites, Scope
 from memory_worker.errors import (
     EmbeddingSizeMismatch,
@@ -31,7 +32,6 @@ from memory_worker.errors import (
     QueryTooLarge,
     RedisNotConfigured,
 )
-from memory_worker.query_args import check_embedding, check_id, check_k, check_query_text
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.embedded import EmbeddedValkey

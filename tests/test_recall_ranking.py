@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memory_worker.api.query_args import check_window
 from memory_worker.cards import Card, CardStatus, Scope
 from memory_worker.errors import InvalidQuery
-from memory_worker.query_args import check_window
 from memory_worker.recall import (
     FusionParams,
     LexicalIndex,

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from redis.exceptions import RedisError
 
 from llm_client import as_text
+from memory_worker.api.query_args import check_id, check_k, check_optional_id, check_query_text
 from memory_worker.cards.corrections import (
     check_actor,
     check_fact,
@@ -37,7 +38,6 @@ from memory_worker.cards.export_format import MemoryExport
 from memory_worker.cards.prompt_context import MemoryContext
 from memory_worker.errors import CardNotFound, CardNotLive, VectorSpaceMismatch
 from memory_worker.ops.logs import get_logger
-from memory_worker.query_args import check_id, check_k, check_optional_id, check_query_text
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

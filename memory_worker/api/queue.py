@@ -31,7 +31,7 @@ for the embedded Valkey of ``MEMORY_DATA_DIR`` (``embedded=True``, as the CLI
 and the demo do) — a bot started from another directory would otherwise get a
 server of its own whose runs no worker ever sees (§13).
 
-Every memory call checks its arguments first (:mod:`memory_worker.query_args`):
+Every memory call checks its arguments first (:mod:`memory_worker.api.query_args`):
 a non-int id, a vector of the wrong size, a recall text or ``k`` over its bound
 raise the :class:`~memory_worker.errors.InvalidQuery` errors before any read.
 The library logs through stdlib ``logging`` under ``memory_worker.*`` and never
@@ -51,13 +51,8 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
-from memory_worker.deadlines import deadline_after
-from memory_worker.errors import InvalidRunRequest, RedisNotConfigured, VectorSpaceMismatch
-from memory_worker.keys import Keys
-from memory_worker.memory_ops import MemoryOps
-from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
-from memory_worker.pipeline.ticks import Mode, TickPlan, TickQueue
-from memory_worker.query_args import (
+from memory_worker.api.memory_ops import MemoryOps
+from memory_worker.api.query_args import (
     check_embedding,
     check_id,
     check_k,
@@ -65,6 +60,11 @@ from memory_worker.query_args import (
     check_query_text,
     check_window,
 )
+from memory_worker.deadlines import deadline_after
+from memory_worker.errors import InvalidRunRequest, RedisNotConfigured, VectorSpaceMismatch
+from memory_worker.keys import Keys
+from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
+from memory_worker.pipeline.ticks import Mode, TickPlan, TickQueue
 from memory_worker.runs import EnqueueResult, EnqueueStatus, RunStore
 from memory_worker.settings import Settings, get_settings
 from memory_worker.storage.checks import check_redis
