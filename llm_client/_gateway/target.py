@@ -139,6 +139,12 @@ def record(
     return TargetState(state, gate), transition
 
 
+def reset(target: TargetState) -> TargetState:
+    """``breaker.reset``: the breaker closed and clean, and the gate's stored state with it
+    (cooling, rate, tokens, latency); slots of calls still running stay theirs."""
+    return TargetState(breaker.reset(target.breaker), Gate(slots=target.gate.slots))
+
+
 def renew(
     target: TargetState, permit: Permit, now_ms: int, lease_ms: int
 ) -> tuple[TargetState, bool]:
