@@ -32,7 +32,7 @@ TARGETS = ["farm/a", "farm/b", "farm/c"]
 
 def scripted_slots(store: BreakerStore) -> None:
     """Slot tokens s1, s2, … so the model can name the same ones."""
-    store._slots = (f"s{n}" for n in itertools.count(1))  # type: ignore[assignment]
+    store._slots = (f"s{n}" for n in itertools.count(1))
 
 
 def comparable(state: TargetState, now: int, config: BreakerConfig) -> TargetState:
