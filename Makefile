@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint install browser clean
+.PHONY: demo test lint install browser promtool clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,11 @@ install: $(BIN)/.installed
 browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null)
+
+# Debian's prometheus for `promtool check metrics` in the metrics tests (needs root; quick when present).
+promtool:
+	@command -v promtool >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null)
 
 demo: install
 	$(BIN)/memory-worker demo

@@ -279,7 +279,7 @@ async def test_a_stopped_pass_resumes_at_its_cursor(
     assert gauges == {
         "memory_worker_reembed_chats": 1,
         "memory_worker_reembed_cards_done": 100,
-        "memory_worker_reembed_cards_total": 300,
+        "memory_worker_reembed_cards_planned": 300,
     }
 
     second = ModelEmbedder(NEW)  # another worker, after the first one died

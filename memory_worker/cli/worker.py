@@ -38,6 +38,7 @@ def run(
 
 async def _run_serving(settings: Settings, host: str | None, port: int | None) -> None:
     """A worker plus its health server; readiness follows this worker's loop heartbeat."""
+    from memory_worker.ops.latency import process_latency
     from memory_worker.ops.serve import HealthServer
     from memory_worker.storage.connections import resolve_url
     from memory_worker.worker.main import run_worker
@@ -62,6 +63,7 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
         worker_heartbeat=heartbeat,
         worker_tick_age=tick_age,
         console=False,  # a worker's probe port may face the network: no chat data on it
+        latency=process_latency(),  # the worker's own durations (its walker and ticks)
     )
     await server.start()
     try:

@@ -115,7 +115,12 @@ class Sample:
 
 def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
     """The fleet's breaker store for these settings (read side: CLI, metrics, health)."""
-    return BreakerStore(redis, Keys(settings.key_prefix), settings.breaker_config())
+    return BreakerStore(
+        redis,
+        Keys(settings.key_prefix),
+        settings.breaker_config(),
+        gateway=settings.gateway_config(),
+    )
 
 
 def route_target_ids(settings: Settings, *, strict: bool = False) -> list[str]:
@@ -474,7 +479,7 @@ def reembed_metrics(progress: Mapping[str, tuple[int, int]]) -> Iterator[Metric]
         sum(done for done, _ in progress.values()),
     )
     yield _gauge(
-        "reembed_cards_total",
+        "reembed_cards_planned",
         "Live cards of the chats being switched, counted when each switch started.",
         sum(total for _, total in progress.values()),
     )

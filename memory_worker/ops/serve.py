@@ -6,7 +6,8 @@ fleet's state from Redis), with the console unless ``--metrics-only`` (the Procf
 ``metrics`` process: the three endpoints on the network, no console, so Prometheus never
 puts chats' memory on the network). ``memory-worker run --serve`` runs the three endpoints
 next to a worker, never the console, and readiness also requires the worker loop's
-heartbeat to be fresh. Off loopback the console needs a token
+heartbeat to be fresh; its ``/metrics`` adds the worker's own latency histograms
+(:mod:`memory_worker.ops.latency`). Off loopback the console needs a token
 (:mod:`memory_worker.console.auth`) and will not start without one.
 
 The server is aiohttp on the caller's loop (:class:`HealthServer` start/stop),
@@ -28,6 +29,7 @@ from aiohttp import web
 from arq.connections import ArqRedis
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.process_collector import ProcessCollector
+from prometheus_client.registry import Collector
 
 from memory_worker.ops.health import HealthCheck, Heartbeat, TickAge
 from memory_worker.ops.metrics import (
@@ -57,13 +59,20 @@ def _json(data: Any, status: int = 200) -> web.Response:
 
 
 def build_app(
-    check: HealthCheck, sampler: Sampler, *, registry: CollectorRegistry | None = None
+    check: HealthCheck,
+    sampler: Sampler,
+    *,
+    registry: CollectorRegistry | None = None,
+    latency: Collector | None = None,
 ) -> web.Application:
-    """The aiohttp application answering the three endpoints."""
+    """The aiohttp application answering the three endpoints (``latency``: this process's
+    histograms, served next to a worker)."""
     if registry is None:
         registry = CollectorRegistry()
         ProcessCollector(registry=registry)
     registry.register(MemoryCollector(sampler))
+    if latency is not None:
+        registry.register(latency)
     loop = asyncio.get_running_loop()
     app = web.Application()
     app[_STARTED] = loop.time()
@@ -101,9 +110,12 @@ class HealthServer:
         host: str | None = None,
         port: int | None = None,
         console: bool = True,
+        latency: Collector | None = None,
     ) -> None:
         self.settings = settings
         self.console = console
+        #: This process's histograms (``run --serve``: the worker's own durations).
+        self.latency = latency
         self.url = url
         self.host = host if host is not None else settings.serve_host
         self.port = port if port is not None else settings.serve_port
@@ -123,7 +135,7 @@ class HealthServer:
             breakers=fleet_breakers(redis, self.settings),
             targets=targets,
         )
-        app = build_app(check, redis_sampler(redis, self.settings))
+        app = build_app(check, redis_sampler(redis, self.settings), latency=self.latency)
         if self.console:  # the operator console (§15) at / on the same server
             from memory_worker.console import add_console
 

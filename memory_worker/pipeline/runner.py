@@ -42,6 +42,7 @@ from redis.exceptions import RedisError
 
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
+from memory_worker.ops.latency import LatencyMetrics
 from memory_worker.ops.sentry import report_failure
 from memory_worker.pipeline.processing import ProcessResult, RouteGate, RunProcessor
 from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
@@ -116,6 +117,8 @@ class TickRunner:
     )
     #: Memory maintenance, called by a cron every minute (it paces itself fleet-wide).
     maintenance: Callable[[], Awaitable[str]] | None = None
+    #: This process's histograms (claim round trips, runs from claim to settlement).
+    latency: LatencyMetrics | None = None
 
     def __post_init__(self) -> None:
         self.keys = Keys(self.settings.key_prefix)
@@ -188,10 +191,13 @@ class TickRunner:
         claim = claimed
         lost = asyncio.Event()
         renewer = asyncio.create_task(self._keep_lease(claim, lost))
+        started = time.monotonic()
         try:
             log.info("run_claimed", attempt=claim.attempts, releases=claim.releases)
             outcome = await self._process(claim, lost)
             self.unsettled.pop(claim.id, None)  # settled, or abandoned (no longer ours)
+            if self.latency is not None:
+                self.latency.run_settled(outcome.value, time.monotonic() - started)
             return outcome
         finally:
             renewer.cancel()
@@ -208,7 +214,10 @@ class TickRunner:
             if self.gate is not None and await self.gate.blocked():
                 log.info("tick_deferred_route_open", worker=self.worker_id)
                 return TickOutcome.DEFERRED
+            started = time.monotonic()
             result = await self.store.claim_detailed(self.worker_id)
+            if self.latency is not None:
+                self.latency.claimed(time.monotonic() - started)
         except RedisError as exc:
             log.warning("tick_store_error", error=type(exc).__name__)
             return TickOutcome.STORE_ERROR
