@@ -13,8 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
-from prometheus_client import CollectorRegistry, generate_latest
 from arq.connections import ArqRedis
+from prometheus_client import CollectorRegistry, generate_latest
 from redis.asyncio import Redis
 
 from llm_client import CapacityUnavailable
