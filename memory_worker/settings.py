@@ -215,7 +215,7 @@ class Settings(BaseSettings):
         "60/N s).",
     )
     routing_latency_window_seconds: float = Field(
-        30.0,
+        15.0,
         gt=0,
         le=3600,
         description="One latency window: slow-node detection reads a target's successes over "

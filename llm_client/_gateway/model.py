@@ -96,7 +96,7 @@ class GatewayConfig:
     #: Calls a ``requests_per_minute`` cap lets through back to back.
     rate_burst: int = 2
     #: Length of one latency window (the slow-node signal reads two of them).
-    latency_window_seconds: float = 30.0
+    latency_window_seconds: float = 15.0
     #: A target this many times its tier's median latency is a slow outlier.
     outlier_factor: float = 3.0
     #: Successes a target (and a peer) needs in the windows before it can be judged.
