@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import logging
 import re
 import socket
@@ -265,7 +266,9 @@ async def scenario_retry(bench: Bench, sim: FarmSimulator, pause: float) -> None
         )
         print(f"  calls to {A} from 0.1 s to {pause:g} s after the 429, 3 workers: {inside}")
         print(f"  first call to {A} again: {again:.2f} s after the 429")
-        arrivals = [round(s[0] - answered[0], 2) for p, s in zip(after, after[1:]) if s[1] > p[1]]
+        arrivals = [
+            round(s[0] - answered[0], 2) for p, s in itertools.pairwise(after) if s[1] > p[1]
+        ]
         print(f"  arrivals at {A} after the 429 (s): {arrivals[:12]}")
 
 
