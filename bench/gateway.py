@@ -301,10 +301,10 @@ def histogram(
     """(sum, count, cumulative buckets) of a histogram summed over every worker's /metrics."""
     total = count = 0.0
     buckets: dict[float, float] = {}
-    want = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    want = [f'{k}="{v}"' for k, v in labels.items()]
     for text in texts:
         for line in text.splitlines():
-            if not line.startswith(name) or (want and want not in line):
+            if not line.startswith(name) or not all(label in line for label in want):
                 continue
             value = float(line.rsplit(" ", 1)[1])
             if line.startswith(f"{name}_sum"):
@@ -340,15 +340,15 @@ async def scenario_balance(bench: Bench, sim: FarmSimulator, job: float, steady:
                 await asyncio.sleep(steady)
                 after = await f.scrape()
                 a, b = calls(sim, A) - a0, calls(sim, B) - b0
-                name = "memory_worker_farm_call_seconds"
-                s1, c1, _ = histogram(after, name, outcome="success")
-                s0, c0, _ = histogram(before, name, outcome="success")
+                name, wf = "memory_worker_farm_call_seconds", "memory_extraction"
+                s1, c1, _ = histogram(after, name, workflow=wf, outcome="success")
+                s0, c0, _ = histogram(before, name, workflow=wf, outcome="success")
                 runs = histogram(after, "memory_worker_run_seconds", outcome="completed")[2]
                 runs0 = dict(histogram(before, "memory_worker_run_seconds", outcome="completed")[2])
                 window = [(bound, n - runs0.get(bound, 0.0)) for bound, n in runs]
                 print(
                     f"  {strategy:16} {A} {pct(a, a + b)}, {B} {pct(b, a + b)}; "
-                    f"farm call mean {(s1 - s0) / max(c1 - c0, 1):.3f} s over {c1 - c0:.0f}; "
+                    f"extraction call mean {(s1 - s0) / max(c1 - c0, 1):.3f} s over {c1 - c0:.0f}; "
                     f"run p95 <= {quantile(window, 0.95):g} s; {(c1 - c0) / steady:.1f} calls/s"
                 )
     finally:
