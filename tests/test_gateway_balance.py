@@ -24,7 +24,7 @@ from llm_client._gateway.balance import (
 from llm_client._gateway.model import GatewayConfig, Latency
 
 NOW = 1_700_000_000_000
-WINDOW = 30_000
+WINDOW = GatewayConfig().latency_window_ms
 INDEX = NOW // WINDOW
 
 
