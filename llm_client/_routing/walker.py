@@ -68,6 +68,11 @@ fail-open probe (it still emits ``circuit_open_exhaustion``) and raises
 the calls a run cannot do without, so a farm-wide outage is probed (and paged)
 on the route that matters (§6).
 
+Each walker keeps, for its process only, the calls it has in flight per target (the
+``least_in_flight`` share) and the latency windows its last walks read (the slow-node order);
+an optional :class:`~llm_client._routing.plan.WalkObserver` receives every attempt's duration
+and every capacity wait (memory-worker's histograms), never failing a call.
+
 :meth:`Walker.route_is_open` answers the run pipeline's pre-claim gate
 ("would a call be refused right now?") without taking any permit; the gate may reuse a
 "passable" answer briefly, and :attr:`Walker.breaker_news` (transitions, all-open walks and
