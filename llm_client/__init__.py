@@ -11,7 +11,8 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   (``TaskTimeout``), ``ProtocolError`` (``EmptyResponse``, ``DecodeError``,
   ``UnknownStatus``), ``LocalEngineError``, ``RequestError``, ``RoutingError``
   (``RouteUnavailable``, ``NoCandidates``, ``AllCircuitsOpen``, ``Exhausted``,
-  ``DeadlineExceeded``, ``CapacityWaitTimeout``), and ``RoutesError`` (a bad routes file).
+  ``DeadlineExceeded``, ``CapacityWaitTimeout`` (``CoolingDown``)), and ``RoutesError``
+  (a bad routes file).
 - **Classifier**: ``retryable_reason`` (``error -> FailureReason | None``), ``FailureReason``.
 - **Transports**: ``DiscoveryClient``, ``OpenAICompatClient``, ``LocalEmbedClient``; what
   they answer (``ChatResult``, ``EmbedResult``, ``UpstreamResponse``) and their settings
@@ -19,6 +20,10 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   the local embedder's ``load_model``, ``extra_installed``, ``EXTRA_HINT``, ``QUERY_TASK``.
 - **Breakers**: ``BreakerConfig``, ``BreakerView``, ``Circuit``, ``Outcome``,
   ``BreakerStore``, ``list_breakers``, ``reset_breaker``.
+- **Gateway** (cooling, caps, load sharing, slow nodes): ``GatewayConfig``,
+  ``TargetLimits``, ``WalkObserver`` (where a walker reports durations), what operators
+  see of a target (``TargetStatus``, ``target_statuses``) and the fleet-wide latency
+  histogram's bounds (``LATENCY_BUCKETS_MS``).
 - **Routing**: ``Walker``, ``WalkerConfig``, ``Routed``; routes (``load_routes``,
   ``default_routes``, ``RoutesConfig``, ``Route``, ``RouteTarget``, ``RouteDefaults``) and
   the workflow names ``MEMORY_EXTRACTION``, ``EMBEDDING``, ``MEMORY_MERGE``; routing events
@@ -37,6 +42,7 @@ from llm_client._errors import (
     CapacityUnavailable,
     CapacityWaitExpired,
     CapacityWaitTimeout,
+    CoolingDown,
     DeadlineExceeded,
     DecodeError,
     EmptyResponse,
@@ -58,6 +64,8 @@ from llm_client._errors import (
     UnknownStatus,
     Upstream,
 )
+from llm_client._gateway.model import LATENCY_BUCKETS_MS, GatewayConfig, TargetLimits
+from llm_client._gateway.status import TargetStatus, target_statuses
 from llm_client._log import event_of, get_logger
 from llm_client._lua import lua_text
 from llm_client._redis_text import as_text, reply_pairs
@@ -72,6 +80,7 @@ from llm_client._routing.events import (
     recent_events,
     safe_token,
 )
+from llm_client._routing.plan import WalkObserver
 from llm_client._routing.routes import (
     EMBEDDING,
     MEMORY_EXTRACTION,
@@ -100,6 +109,7 @@ from llm_client._transport.openai_compat import OpenAICompatClient
 __all__ = [
     "EMBEDDING",
     "EXTRA_HINT",
+    "LATENCY_BUCKETS_MS",
     "MEMORY_EXTRACTION",
     "MEMORY_MERGE",
     "QUERY_TASK",
@@ -115,6 +125,7 @@ __all__ = [
     "Circuit",
     "ClientConfig",
     "ClientFactory",
+    "CoolingDown",
     "DeadlineExceeded",
     "DecodeError",
     "DiscoveryClient",
@@ -125,6 +136,7 @@ __all__ = [
     "Exhausted",
     "FailureReason",
     "Fanout",
+    "GatewayConfig",
     "JobLost",
     "LLMError",
     "LocalEmbedClient",
@@ -146,6 +158,8 @@ __all__ = [
     "RoutesError",
     "RoutingError",
     "RoutingEvent",
+    "TargetLimits",
+    "TargetStatus",
     "TaskTimeout",
     "Timeout",
     "Transport",
@@ -153,6 +167,7 @@ __all__ = [
     "UnknownStatus",
     "Upstream",
     "UpstreamResponse",
+    "WalkObserver",
     "Walker",
     "WalkerConfig",
     "as_text",
@@ -169,4 +184,5 @@ __all__ = [
     "reset_breaker",
     "retryable_reason",
     "safe_token",
+    "target_statuses",
 ]

@@ -34,6 +34,7 @@ ever reads message text.
         ├── Exhausted                hops or wall budget spent without an attempt error to return
         ├── DeadlineExceeded         the caller's deadline cut the walk
         └── CapacityWaitTimeout      every target stayed busy for the whole slot-wait budget
+            └── CoolingDown          every target left is cooling (Retry-After) or out of tokens
 
 Every class has a ``reason`` the retry classifier trusts (``typed_reason``);
 ``Upstream`` has none of its own, so its text goes through the phrase rules.
@@ -130,6 +131,14 @@ class CapacityUnavailable(LLMError):
 
     reason = FailureReason.CAPACITY_UNAVAILABLE
 
+    def __init__(
+        self, message: str, *, code: str | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, code=code)
+        #: Seconds the farm asked us to wait (``Retry-After``), when it said so: the walker
+        #: cools the target that long, fleet-wide (§3).
+        self.retry_after = retry_after
+
 
 class Timeout(LLMError):
     """A budget expired; ``budget`` is one of ``request``, ``task``, ``capacity_wait``."""
@@ -167,6 +176,7 @@ class CapacityWaitExpired(CapacityUnavailable, Timeout):
 
     def __init__(self, message: str, *, seconds: float) -> None:
         Timeout.__init__(self, message, budget="capacity_wait", seconds=seconds)
+        self.retry_after = None
 
 
 class ProtocolError(LLMError):
@@ -250,3 +260,9 @@ class RoutesError(LLMError, ValueError):
         self.source = source
         self.problems = problems
         super().__init__(f"invalid routes in {source}: " + "; ".join(problems), code="routes")
+
+
+class CoolingDown(CapacityWaitTimeout):
+    """Every target left was cooling down after a ``Retry-After`` (or had spent its
+    ``tokens_per_day``): the walk ended at once, without waiting — a capacity answer, so
+    the run is released (§3, §6)."""

@@ -266,6 +266,10 @@ class Keys:
         """ZSET of recent calls of a target for the failure-rate rule."""
         return f"{self.routing_tag}:breaker-window:{target}"
 
+    def inflight(self, target: str) -> str:
+        """ZSET of a capped target's in-flight slots (member = slot, score = lease expiry)."""
+        return f"{self.routing_tag}:inflight:{target}"
+
     def failopen_permit(self, workflow: str) -> str:
         return f"{self.routing_tag}:failopen:{workflow}"
 

@@ -39,6 +39,7 @@ from llm_client import (
     TransportFactory,
     Walker,
     WalkerConfig,
+    WalkObserver,
     load_routes,
 )
 from memory_worker.cards import CardStore
@@ -48,6 +49,7 @@ from memory_worker.consolidation.routed import ConsolidationProcessor, RoutedMod
 from memory_worker.errors import RoutesIncomplete
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import AttemptCounter, success_counter
+from memory_worker.ops.process_metrics import process_metrics
 from memory_worker.paging.notifiers import notifiers_from_settings
 from memory_worker.paging.reports import (
     AdminReporter,
@@ -81,10 +83,11 @@ class Routing:
 
 
 def walker_config(settings: Settings) -> WalkerConfig:
-    """The walker's own knobs, from the settings (probe interval, permit lease)."""
+    """The walker's own knobs, from the settings (probe interval, permit lease, gateway)."""
     return WalkerConfig(
         probe_interval_seconds=settings.consolidation_backend_retry_interval,
         permit_lease_seconds=settings.breaker_permit_lease_seconds,
+        gateway=settings.gateway_config(),
     )
 
 
@@ -94,11 +97,13 @@ def build_routing(
     *,
     transports: TransportFactory | None = None,
     require_secrets: bool = True,
+    observer: WalkObserver | None = None,
 ) -> Routing:
     """The routed walker with fleet-shared breakers, routing events, attempt metrics and
     the admin outbox. ``transports`` replaces the real farm clients (benchmarks, tests);
     ``require_secrets=False`` lets a process without every provider's token (the bot)
-    load the routes — a target whose token is missing fails its own calls."""
+    load the routes — a target whose token is missing fails its own calls; ``observer``
+    receives the walker's durations (the worker's histograms)."""
     keys = Keys(settings.key_prefix)
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.request_timeout_seconds))
     routes = load_routes(
@@ -106,7 +111,11 @@ def build_routing(
     )
     # a routed success counts itself in the attempt metrics with its breaker record
     breakers = BreakerStore(
-        redis, keys, settings.breaker_config(), success_counter=success_counter(keys)
+        redis,
+        keys,
+        settings.breaker_config(),
+        success_counter=success_counter(keys),
+        gateway=settings.gateway_config(),
     )
     reporter = AdminReporter.from_settings(
         settings,
@@ -127,6 +136,7 @@ def build_routing(
         events,
         transports or farm_clients(settings, http),
         walker_config(settings),
+        observer=observer,
     )
     return Routing(walker, reporter, attempts, events, http)
 
@@ -164,7 +174,8 @@ async def build_tick_runner(
     keys = Keys(settings.key_prefix)
     check_run_routes(routing_routes(settings), settings.routes_file)
     cards = await card_store(settings, redis, keys)  # first: nothing else to close if it fails
-    routing = build_routing(settings, redis, transports=transports)
+    metrics = process_metrics()  # this process's series, its walker's farm calls included
+    routing = build_routing(settings, redis, transports=transports, observer=metrics)
     models = RoutedModels(routing.walker, routing.attempts, settings)
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
     return TickRunner(
@@ -176,6 +187,7 @@ async def build_tick_runner(
         background=[routing.reporter.run],
         maintenance=Maintenance(redis, keys, cards, models, settings),
         closers=[routing.aclose, partial(close_cards_client, cards.redis, redis)],
+        metrics=metrics,
     )
 
 

@@ -28,6 +28,7 @@ from llm_client._breaker.model import (
     Transition,
 )
 from llm_client._breaker.store import STATE_TTL_MS, BreakerStore
+from llm_client._gateway.target import Report
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import success_counter
 from tests.support.harness import eventually
@@ -237,9 +238,10 @@ async def inner_commands(admin: Any, call: Awaitable[object]) -> Counter[str]:
     return spent
 
 
-async def test_a_closed_success_costs_evalsha_hmget_seq_and_zadd(admin: Any) -> None:
+async def test_a_closed_success_costs_evalsha_hmget_hset_and_zadd(admin: Any) -> None:
     """The hot path (a closed breaker's success) sets no TTL; the first record of a
-    hash, every 16th call (lazy prune + window TTL) and one call a window later do."""
+    hash, every 16th call (lazy prune + window TTL) and one call a window later do. The
+    one HSET carries the call's sequence number, its latency and its tokens together."""
     keys = Keys("cost:")
     store = BreakerStore(admin, keys, BreakerConfig(), success_counter=success_counter(keys))
     warm = await store.acquire("warm/up", lease_seconds=60, now_ms=T0)
@@ -247,14 +249,16 @@ async def test_a_closed_success_costs_evalsha_hmget_seq_and_zadd(admin: Any) -> 
     await store.record("warm/up", warm, Outcome.SUCCESS, now_ms=T0)  # scripts loaded
     permit = await store.acquire(TARGET, lease_seconds=60, now_ms=T0)
     assert permit is not None
-    hot = Counter({"evalsha": 1, "hmget": 1, "hincrby": 1, "zadd": 1})
-    ttls = Counter({"pexpire": 2, "hset": 1})
+    hot = Counter({"evalsha": 1, "hmget": 1, "hset": 1, "zadd": 1})
+    ttls = Counter({"pexpire": 2})
     now = T0
     for seq in range(1, 40):
         now += 100
         count = seq % 2 == 0  # with the attempt counter: one HINCRBY more
+        report = Report(elapsed_ms=seq * 37, tokens=seq % 3)
         spent = await inner_commands(
-            admin, store.record(TARGET, permit, Outcome.SUCCESS, now_ms=now, count=count)
+            admin,
+            store.record(TARGET, permit, Outcome.SUCCESS, now_ms=now, count=count, report=report),
         )
         expected = hot + Counter({"hincrby": int(count)})
         if seq == 1:

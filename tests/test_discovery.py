@@ -385,6 +385,33 @@ async def test_capacity_wait_succeeds_once_a_slot_frees(sim: FarmSimulator) -> N
     assert sim.submits(SERVICE) == 3
 
 
+@pytest.mark.parametrize(
+    ("status", "message", "error_type"),
+    [
+        pytest.param(503, "no slots available", CapacityUnavailable, id="capacity-503"),
+        pytest.param(429, "too many requests", Upstream, id="plain-429"),
+    ],
+)
+async def test_a_submit_that_names_its_pause_is_raised_at_once_with_it(
+    sim: FarmSimulator, status: int, message: str, error_type: type[Exception]
+) -> None:
+    """§3: a capacity answer or a 429 with ``Retry-After`` is the farm asking for a pause:
+    the client does not resubmit inside it; the walker cools the target fleet-wide."""
+    from llm_client import FailureReason, retryable_reason
+
+    config = sim_config(sim, capacity_wait=5.0, capacity_poll=0.05)
+    fault = Fault(FaultKind.SUBMIT_STATUS, status_code=status, message=message, seconds=30)
+    sim.set_fault(SERVICE, fault)
+    async with DiscoveryClient(config, service=SERVICE, endpoint=ENDPOINT) as client:
+        started = time.monotonic()
+        with pytest.raises(error_type) as info:
+            await client.chat(REQUEST)
+    assert time.monotonic() - started < 1.0
+    assert sim.submits(SERVICE) == 1
+    assert getattr(info.value, "retry_after", None) == 30.0
+    assert retryable_reason(info.value) is FailureReason.CAPACITY_UNAVAILABLE
+
+
 # --- budgets ---------------------------------------------------------------------------
 
 

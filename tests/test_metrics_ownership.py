@@ -192,6 +192,9 @@ def test_a_worker_endpoint_exports_no_fleet_series() -> None:
         "memory_worker_tick_duration_seconds",
         "memory_worker_run_duration_seconds",
         "memory_worker_claim_wait_seconds",
+        "memory_worker_claim_seconds",
+        "memory_worker_farm_call_seconds",
+        "memory_worker_capacity_wait_seconds",
     }
     check_metrics(text)
 

@@ -5,11 +5,8 @@ from __future__ import annotations
 import pytest
 
 from llm_client import ClientConfig, OpenAICompatClient, Upstream
-from llm_client._transport.openai_compat import (
-    chat_completions_url,
-    retry_after_seconds,
-    status_error,
-)
+from llm_client._transport.error_text import retry_after_seconds
+from llm_client._transport.openai_compat import chat_completions_url, status_error
 
 
 @pytest.mark.parametrize(

@@ -217,3 +217,89 @@ def test_unreadable_and_invalid_toml(tmp_path: Path) -> None:
     broken.write_text("[routes\n", encoding="utf-8")
     with pytest.raises(RoutesError, match="not valid TOML"):
         load_routes(broken, DEFAULTS)
+
+
+# --- tiers, weights and caps (§6) -----------------------------------------------------------
+
+
+def farm(service: str, **options: Any) -> dict[str, Any]:
+    return {"service": service, "model": f"m-{service}", **options}
+
+
+def one_route(*targets: dict[str, Any], workflow: str = "memory_extraction") -> Any:
+    return parse_routes({"routes": {workflow: {"targets": list(targets)}}}, DEFAULTS)
+
+
+def test_without_tiers_each_target_is_its_own_tier_in_order() -> None:
+    route = one_route(farm("a"), farm("b"), farm("c")).get("memory_extraction")
+    assert route is not None
+    assert [(t.service, t.tier, t.weight) for t in route.ordered] == [
+        ("a", 0, 1.0),
+        ("b", 1, 1.0),
+        ("c", 2, 1.0),
+    ]
+    assert all(not t.limits.capped for t in route.targets)
+
+
+def test_tiers_weights_and_caps_are_read() -> None:
+    route = one_route(
+        farm("fallback", tier=1, requests_per_minute=60, tokens_per_day=1_000_000),
+        farm("a", tier=0, weight=3),
+        farm("b", tier=0, max_in_flight=8),
+    ).get("memory_extraction")
+    assert route is not None
+    assert [(t.service, t.tier) for t in route.ordered] == [("a", 0), ("b", 0), ("fallback", 1)]
+    a, b, fallback = route.ordered
+    assert (a.weight, b.limits.max_in_flight) == (3.0, 8)
+    assert (fallback.limits.requests_per_minute, fallback.limits.tokens_per_day) == (60, 1_000_000)
+
+
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        pytest.param(
+            {"tier": -1}, "targets[0].tier: Input should be greater than or equal to 0", id="tier"
+        ),
+        pytest.param(
+            {"weight": 0}, "targets[0].weight: Input should be greater than 0", id="weight"
+        ),
+        pytest.param(
+            {"max_in_flight": 0},
+            "targets[0].max_in_flight: Input should be greater",
+            id="in-flight",
+        ),
+        pytest.param(
+            {"requests_per_minute": "fast"},
+            "targets[0].requests_per_minute: Input should be a valid integer",
+            id="rpm-type",
+        ),
+        pytest.param(
+            {"tokens_per_day": 0}, "targets[0].tokens_per_day: Input should be greater", id="tokens"
+        ),
+    ],
+)
+def test_bad_tiers_weights_and_caps_are_one_clear_line_each(
+    options: dict[str, Any], fragment: str
+) -> None:
+    with pytest.raises(RoutesError) as info:
+        one_route(farm("a", **options))
+    assert len(info.value.problems) == 1
+    assert fragment in info.value.problems[0]
+
+
+def test_a_target_shared_by_two_routes_has_one_set_of_caps() -> None:
+    raw = {
+        "routes": {
+            "memory_extraction": {"targets": [farm("a", requests_per_minute=60)]},
+            "memory_merge": {"targets": [farm("a", requests_per_minute=120)]},
+        }
+    }
+    with pytest.raises(RoutesError) as info:
+        parse_routes(raw, DEFAULTS)
+    assert info.value.problems == [
+        "routes.memory_merge.targets[0]: a/m-a has other caps (max_in_flight, "
+        "requests_per_minute, tokens_per_day) than at routes.memory_extraction.targets[0]; "
+        "a target's caps are the same everywhere"
+    ]
+    raw["routes"]["memory_merge"]["targets"][0]["requests_per_minute"] = 60
+    assert parse_routes(raw, DEFAULTS).get("memory_merge") is not None

@@ -50,9 +50,9 @@ class FaultyStore(BreakerStore):
         self._check("views")
         return await super().views(*args, **kwargs)
 
-    async def acquire(self, *args: Any, **kwargs: Any) -> Any:
+    async def admit(self, *args: Any, **kwargs: Any) -> Any:  # acquire() asks admit()
         self._check("acquire")
-        return await super().acquire(*args, **kwargs)
+        return await super().admit(*args, **kwargs)
 
     async def acquire_failopen(self, *args: Any, **kwargs: Any) -> Any:
         self._check("acquire")

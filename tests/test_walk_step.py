@@ -19,6 +19,7 @@ from llm_client._errors import (
     BackendUnavailable,
     CapacityUnavailable,
     CapacityWaitTimeout,
+    CoolingDown,
     DeadlineExceeded,
     Exhausted,
     LocalEngineError,
@@ -26,6 +27,7 @@ from llm_client._errors import (
     RequestError,
     TaskTimeout,
 )
+from llm_client._gateway.model import Refusal
 from llm_client._routing.events import EventType
 from llm_client._routing.judge import Served, judge_attempt
 from llm_client._routing.plan import UNTRACKED, WalkerConfig, WalkPlan, cap, lease
@@ -63,6 +65,8 @@ DOWN = BackendUnavailable("down")
 CRASH = LocalEngineError("500")
 BUSY = CapacityUnavailable("no slots")
 BAD = RequestError("schema")
+#: A busy answer that named its pause (a 429 / capacity answer with Retry-After: 30).
+PAUSE = CapacityUnavailable("too many requests", retry_after=30.0)
 
 
 def plan(*targets: RouteTarget, **budget: object) -> WalkPlan:
@@ -86,6 +90,9 @@ class World:
     open: set[str] = field(default_factory=set)
     #: Targets whose permit is refused although their breaker reads closed (probe taken…).
     refuse: set[str] = field(default_factory=set)
+    #: Targets the gate refuses (cooling, caps), and how many more asks it refuses them
+    #: (None: every ask).
+    gate: dict[str, tuple[Refusal, int | None]] = field(default_factory=dict)
     begin_fault: bool = False
     failopen: tuple[Permit | None, bool] = (None, False)
     answers: dict[str, list[object]] = field(default_factory=dict)
@@ -97,25 +104,38 @@ class World:
     granted: int = 0
     released: int = 0
 
-    def permit(self, target: RouteTarget) -> Permit | None:
+    def admit(self, target: RouteTarget) -> tuple[Permit | None, Refusal | None]:
         if target.id in self.refuse:
-            return None
+            return None, Refusal.OPEN
+        refused = self.gate.get(target.id)
+        if refused is not None:
+            refusal, left = refused
+            if left is None or left > 0:
+                self.gate[target.id] = (refusal, None if left is None else left - 1)
+                return None, refusal
         if target.id in self.open:
             self.refuse.add(target.id)  # one half-open probe per cooldown
             self.granted += 1
-            return Permit(3, probe=True)
+            return Permit(3, probe=True), None
         self.granted += 1
-        return Permit(1, probe=False)
+        return Permit(1, probe=False), None
 
-    def begin(self, p: WalkPlan) -> tuple[list[bool], int | None, Permit | None]:
+    def permit(self, target: RouteTarget) -> Permit | None:
+        return self.admit(target)[0]
+
+    def begin(
+        self, p: WalkPlan
+    ) -> tuple[list[bool], int | None, Permit | None, list[Refusal | None]]:
         closed = [t.id not in self.open for t in p.targets]
         order = [t for t, c in zip(p.targets, closed, strict=True) if c]
         order += [t for t, c in zip(p.targets, closed, strict=True) if not c and p.probes]
+        refusals: list[Refusal | None] = [None] * len(p.targets)
         for target in order:
-            granted = self.permit(target)
+            granted, refusal = self.admit(target)
             if granted is not None:
-                return closed, p.targets.index(target), granted
-        return closed, None, None
+                return closed, p.targets.index(target), granted, refusals
+            refusals[p.targets.index(target)] = refusal
+        return closed, None, None, refusals
 
     def attempt(self, p: WalkPlan, step: Attempt, state: WalkState) -> WalkState:
         self.attempts.append(step.target.id)
@@ -160,10 +180,12 @@ def drive(p: WalkPlan, world: World, limit: int = 500) -> tuple[Done | Stop, Wal
         elif isinstance(step, ReadViews):
             state = after_order(state, p, [t.id not in world.open for t in step.targets], None)
         elif isinstance(step, Acquire):
-            state = after_acquire(state, world.permit(step.target))
+            state = after_acquire(state, *world.admit(step.target))
         elif isinstance(step, AcquireFailOpen):
-            world.granted += world.failopen[0] is not None
-            state = after_failopen(state, p, *world.failopen)
+            gated = world.gate.get(step.target.id)  # the gate refuses the fleet's probe too
+            answer = (None, False) if gated and gated[1] != 0 else world.failopen
+            world.granted += answer[0] is not None
+            state = after_failopen(state, p, *answer)
         elif isinstance(step, Attempt):
             state = world.attempt(p, step, state)
         elif isinstance(step, Release):
@@ -270,6 +292,75 @@ ROWS = [
         BackendUnavailable,
         [A.id],
     ),
+    # --- the gate: cooling and caps are capacity, never a hop or a fault ---
+    (
+        "cooling-skipped-no-hop",
+        plan(A, B, max_hops=1),
+        World(gate={A.id: (Refusal.COOLING, None)}),
+        B.id,
+        [B.id],
+    ),
+    (
+        "all-cooling-ends-at-once",
+        plan(A, B),
+        World(gate={A.id: (Refusal.COOLING, None), B.id: (Refusal.TOKENS, None)}),
+        CoolingDown,
+        [],
+    ),
+    (
+        "capped-waited-for-then-served",
+        plan(A),
+        World(gate={A.id: (Refusal.IN_FLIGHT, 2)}),
+        A.id,
+        [A.id],
+    ),
+    (
+        "rate-capped-for-the-whole-wait",
+        plan(A, slot_wait_seconds=3.0),
+        World(gate={A.id: (Refusal.RATE, None)}),
+        CapacityWaitTimeout,
+        [],
+    ),
+    (
+        "capped-primary-spills-to-the-next",
+        plan(A, B),
+        World(gate={A.id: (Refusal.RATE, None)}),
+        B.id,
+        [B.id],
+    ),
+    (
+        "retry-after-answer-moves-on",
+        plan(A, B),
+        World(answers={A.id: [PAUSE]}),
+        B.id,
+        [A.id, B.id],
+    ),
+    (
+        "retry-after-answer-is-not-retried",
+        plan(A),
+        World(answers={A.id: [PAUSE, OK]}),
+        CoolingDown,
+        [A.id],
+    ),
+    (
+        "open-and-cooling-never-fail-open",
+        plan(A, B),
+        World(
+            open={A.id},
+            refuse={A.id},
+            gate={B.id: (Refusal.COOLING, None)},
+            failopen=(UNTRACKED, True),
+        ),
+        CoolingDown,
+        [],
+    ),
+    (
+        "failopen-probe-goes-to-the-primary",
+        plan(A, B, primary=B),
+        World(open={A.id, B.id}, refuse={A.id, B.id}, failopen=(UNTRACKED, True)),
+        B.id,
+        [B.id],
+    ),
 ]
 
 
@@ -364,7 +455,7 @@ def test_cap_and_lease() -> None:
 
 # --- invariants over random worlds ----------------------------------------------------------
 
-ANSWERS = st.lists(st.sampled_from([OK, DOWN, CRASH, BUSY, BAD]), max_size=6)
+ANSWERS = st.lists(st.sampled_from([OK, DOWN, CRASH, BUSY, BAD, PAUSE]), max_size=6)
 TARGETS = (A, B, C)
 
 
@@ -378,6 +469,10 @@ TARGETS = (A, B, C)
     probes=st.booleans(),
     begin_fault=st.booleans(),
     failopen=st.sampled_from([(None, False), (UNTRACKED, False), (Permit(5, True), True)]),
+    gated=st.dictionaries(
+        st.sampled_from([t.id for t in TARGETS]),
+        st.tuples(st.sampled_from(list(Refusal)[1:]), st.one_of(st.none(), st.integers(0, 3))),
+    ),
 )
 def test_random_walks_end_and_spend_each_permit_once(
     n: int,
@@ -388,6 +483,7 @@ def test_random_walks_end_and_spend_each_permit_once(
     probes: bool,
     begin_fault: bool,
     failopen: tuple[Permit | None, bool],
+    gated: dict[str, tuple[Refusal, int | None]],
 ) -> None:
     p = plan(*TARGETS[:n], max_hops=max_hops, probes=probes)
     world = World(
@@ -396,8 +492,16 @@ def test_random_walks_end_and_spend_each_permit_once(
         answers={k: list(v) for k, v in answers.items()},
         begin_fault=begin_fault,
         failopen=failopen,
+        gate=dict(gated),
     )
     done, state = drive(p, world)
+    cooled_for_good = {t for t, (r, left) in gated.items() if not r.waitable and left is None}
+    assert not set(world.attempts) & cooled_for_good  # a cooling target is never called
+    paused = [r.target for r in state.records if r.error_kind == "CapacityUnavailable"]
+    for target in paused:  # once it named its pause, never again in this call
+        answered = answers[target][: world.attempts.count(target)]
+        if PAUSE in answered:
+            assert answered.index(PAUSE) == len(answered) - 1
     assert world.granted == len(world.attempts) + world.released
     assert state.hops <= max_hops
     assert len(state.records) == len(world.attempts)

@@ -121,10 +121,14 @@ class BreakerState:
 
 @dataclass(frozen=True, slots=True)
 class Permit:
-    """Leave to make one attempt; pass ``generation`` back with the outcome."""
+    """Leave to make one attempt; pass ``generation`` back with the outcome.
+
+    ``slot``: the in-flight slot the attempt holds on a target with ``max_in_flight``
+    (:mod:`llm_client._gateway.model`), freed by the outcome's record."""
 
     generation: int
     probe: bool
+    slot: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

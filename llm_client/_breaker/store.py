@@ -6,10 +6,18 @@ worker process of the fleet sees and changes the same breaker atomically, and
 the state survives worker restarts. A test drives random outcome sequences
 through both and asserts identical states.
 
+The same scripts keep the target's gate (``llm_client._gateway.model``: Retry-After
+cooling, ``max_in_flight`` / ``requests_per_minute`` / ``tokens_per_day`` caps, success
+latency) in the breaker hash, so a call's admission and its outcome stay one round trip
+each; their pure twins are the compositions in ``llm_client._gateway.target``, and the
+gate's fields are listed in ``llm_client._gateway.codec``.
+
 Layout per target ``provider/model``:
 
 - ``breaker(target)`` — HASH ``opened, gen, consec, trips, opened_at,
   open_until, probe_until, seq, ttl_at`` (milliseconds; idle hashes expire after a week);
+- ``inflight(target)`` — ZSET of the in-flight slots of a target with ``max_in_flight``
+  (member = slot token, score = lease expiry in ms; a week's TTL, pruned by time);
 - ``breaker_window(target)`` — ZSET of recent calls for the failure-rate rule,
   member ``<seq>:<1|0>`` (1 = charged failure), score = time in ms; entries older than
   the window may linger (successes prune lazily): readers prune by time.
@@ -32,7 +40,9 @@ cooldowns by that much).
 
 from __future__ import annotations
 
+import itertools
 import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -48,6 +58,16 @@ from llm_client._breaker.model import (
     Transition,
     view,
 )
+from llm_client._gateway.codec import BUCKET_FIELDS, gate_from, latency_from, limit_args
+from llm_client._gateway.model import (
+    Gate,
+    GatewayConfig,
+    Latency,
+    Refusal,
+    TargetLimits,
+    latency_bucket,
+)
+from llm_client._gateway.target import Report, TargetState
 from llm_client._lua import lua_text
 from llm_client._redis_text import as_text
 
@@ -69,6 +89,8 @@ class BreakerKeys(Protocol):
 
     def breaker_window(self, target: str) -> str: ...
 
+    def inflight(self, target: str) -> str: ...
+
     def failopen_permit(self, workflow: str) -> str: ...
 
     @property
@@ -81,34 +103,57 @@ local function s(x) return string.format('%d', x) end
 """
 
 
-def _lua(name: str) -> str:
-    """One transition's script (``lua/breaker_<name>.lua``, documented at its top)."""
-    return _LIB + lua_text(__package__, f"breaker_{name}")
+def _lua(name: str, *fragments: str) -> str:
+    """One transition's script (``lua/breaker_<name>.lua``, documented at its top), after
+    the shared ``fragments`` it calls."""
+    return _LIB + lua_text(__package__, *fragments, f"breaker_{name}")
 
 
-_ACQUIRE = _lua("acquire")  # breaker.acquire
+_ACQUIRE = _lua("acquire", "gate_lib")  # breaker.acquire (and the gate's check + take)
 _RECORD = _lua("record")  # breaker.record
 _RENEW = _lua("renew")  # breaker.renew
 _RESET = _lua("reset")  # breaker.reset
-_BEGIN = _lua("begin")  # walk.begin: snapshot + the first permit
+_BEGIN = _lua("begin", "gate_lib")  # walk.begin: snapshot + the first permit
 _ROUTES_OPEN = _lua("routes_open")  # the pre-claim gate of several workflows
 _READ = _lua("read")  # one breaker, read consistently
 
 
+#: A target without caps (the default of every route target).
+NO_LIMITS = TargetLimits()
+
+
 @dataclass(frozen=True, slots=True)
 class Begun:
-    """What :meth:`BreakerStore.begin` found: closed flags in route order, and the first
-    permit granted in the walker's order (``index`` into the route's targets), if any."""
+    """What :meth:`BreakerStore.begin` found: closed flags in the given order, the first
+    permit granted in the walker's order (``index`` into the given targets), if any, each
+    target's refusal when it was tried before that (None: admitted or not tried), and
+    each target's latency windows and cooling end as read (the next walk's order)."""
 
     closed: tuple[bool, ...]
     index: int | None
     permit: Permit | None
+    refusals: tuple[Refusal | None, ...] = ()
+    latency: tuple[Latency, ...] = ()
+    cool_until_ms: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """What :meth:`BreakerStore.admit` answered: the permit, or why not and when asking
+    again may be worth it (ms; 0 = unknown); and whether the fail-open permit was taken."""
+
+    permit: Permit | None
+    refusal: Refusal | None = None
+    ready_ms: int = 0
+    failopen_taken: bool = False
+
+
+def _fields(raw_hash: Sequence[Any]) -> dict[str, int]:
+    return {as_text(raw_hash[i]): int(as_text(raw_hash[i + 1])) for i in range(0, len(raw_hash), 2)}
 
 
 def _state_from(raw_hash: Sequence[Any], raw_window: Sequence[Any]) -> BreakerState:
-    fields = {
-        as_text(raw_hash[i]): int(as_text(raw_hash[i + 1])) for i in range(0, len(raw_hash), 2)
-    }
+    fields = _fields(raw_hash)
     window = tuple(
         (int(float(as_text(raw_window[i + 1]))), as_text(raw_window[i]).endswith(":1"))
         for i in range(0, len(raw_window), 2)
@@ -125,12 +170,21 @@ def _state_from(raw_hash: Sequence[Any], raw_window: Sequence[Any]) -> BreakerSt
     )
 
 
+def _refusal(value: Any) -> Refusal | None:
+    text = as_text(value)
+    return Refusal(text) if text else None
+
+
 def _glob_escape(text: str) -> str:
     return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)
 
 
+def _ms(seconds: float) -> int:
+    return max(round(seconds * 1000), 1)
+
+
 class BreakerStore:
-    """The fleet's breakers, one per route target, in Redis."""
+    """The fleet's breakers (and gates), one per route target, in Redis."""
 
     def __init__(
         self,
@@ -141,10 +195,12 @@ class BreakerStore:
         clock: Callable[[], float] = time.time,
         success_counter: SuccessCounter | None = None,
         window_ttl_margin_ms: int = WINDOW_TTL_MARGIN_MS,
+        gateway: GatewayConfig = GatewayConfig(),
     ) -> None:
         self._redis = redis
         self._keys = keys
         self.config = config
+        self.gateway = gateway
         self._clock = clock
         #: Where a recorded success counts itself (the attempt metrics), if anywhere.
         self.success_counter = success_counter
@@ -156,9 +212,14 @@ class BreakerStore:
         self._reset = redis.register_script(_RESET)
         self._renew = redis.register_script(_RENEW)
         self._read = redis.register_script(_READ)
+        #: In-flight slot tokens: unique per process (a prefix) and per attempt (a count).
+        self._slots = (f"{uuid.uuid4().hex[:10]}:{n}" for n in itertools.count(1))
 
     def now_ms(self) -> int:
         return int(self._clock() * 1000)
+
+    def _slot(self) -> str:
+        return next(self._slots)
 
     async def acquire(
         self,
@@ -168,18 +229,40 @@ class BreakerStore:
         workflow: str | None = None,
         interval_seconds: float = 0.0,
         now_ms: int | None = None,
+        limits: TargetLimits = NO_LIMITS,
     ) -> Permit | None:
         """Leave for one attempt on ``target`` (``breaker.acquire``), or None if refused.
 
         With ``workflow``, a probe permit also holds that workflow's fail-open permit
         for ``interval_seconds``, so a fully open route gets no extra fail-open probe
         right after a half-open one."""
+        admitted = await self.admit(
+            target,
+            lease_seconds=lease_seconds,
+            workflow=workflow,
+            interval_seconds=interval_seconds,
+            now_ms=now_ms,
+            limits=limits,
+        )
+        return admitted.permit
+
+    async def admit(
+        self,
+        target: str,
+        *,
+        lease_seconds: float,
+        workflow: str | None = None,
+        interval_seconds: float = 0.0,
+        now_ms: int | None = None,
+        limits: TargetLimits = NO_LIMITS,
+    ) -> Admitted:
+        """Like :meth:`acquire`, with the refusal's reason: the breaker (``open``) or the
+        gate (cooling, a cap). A slot of a capped target is leased for ``lease_seconds``."""
         failopen = self._keys.failopen_permit(workflow) if workflow else ""
         interval = interval_seconds if workflow else 0.0
-        permit, _ = await self._run_acquire(
-            target, failopen, lease_seconds, "normal", interval, now_ms
+        return await self._run_acquire(
+            target, failopen, lease_seconds, "normal", interval, now_ms, limits
         )
-        return permit
 
     async def acquire_failopen(
         self,
@@ -189,18 +272,21 @@ class BreakerStore:
         lease_seconds: float,
         interval_seconds: float,
         now_ms: int | None = None,
+        limits: TargetLimits = NO_LIMITS,
     ) -> tuple[Permit | None, bool]:
         """Like :meth:`acquire`, but an open target may be probed during its cooldown
         when ``workflow``'s fleet-wide fail-open permit (one per ``interval_seconds``)
         is free. Returns the permit and whether the fail-open permit was taken."""
-        return await self._run_acquire(
+        admitted = await self._run_acquire(
             target,
             self._keys.failopen_permit(workflow),
             lease_seconds,
             "failopen",
             interval_seconds,
             now_ms,
+            limits,
         )
+        return admitted.permit, admitted.failopen_taken
 
     async def _run_acquire(
         self,
@@ -210,22 +296,30 @@ class BreakerStore:
         mode: str,
         interval_seconds: float,
         now_ms: int | None,
-    ) -> tuple[Permit | None, bool]:
+        limits: TargetLimits,
+    ) -> Admitted:
         now = self.now_ms() if now_ms is None else now_ms
         failopen = failopen_key or self._keys.failopen_permit("-")
-        granted, generation, probe, taken = await self._acquire(
-            keys=[self._keys.breaker(target), failopen],
+        slot = self._slot()
+        granted, generation, probe, taken, refusal, ready, slotted = await self._acquire(
+            keys=[self._keys.breaker(target), failopen, self._keys.inflight(target)],
             args=[
                 now,
-                max(round(lease_seconds * 1000), 1),
+                _ms(lease_seconds),
                 mode,
                 max(round(interval_seconds * 1000), 0 if mode == "normal" else 1),
                 STATE_TTL_MS,
+                slot,
+                STATE_TTL_MS,
+                *limit_args(limits, self.gateway),
             ],
         )
         if not int(granted):
-            return None, False
-        return Permit(int(generation), probe=bool(int(probe))), bool(int(taken))
+            return Admitted(None, _refusal(refusal), int(ready))
+        permit = Permit(
+            int(generation), probe=bool(int(probe)), slot=slot if int(slotted) else None
+        )
+        return Admitted(permit, None, 0, bool(int(taken)))
 
     async def record(
         self,
@@ -235,19 +329,27 @@ class BreakerStore:
         *,
         now_ms: int | None = None,
         count: bool = False,
+        report: Report = Report(),
     ) -> Transition | None:
         """Apply one attempt's outcome (``breaker.record``); returns the transition, if any.
 
         ``count``: a success also counts itself in :attr:`success_counter` (same round trip).
+        ``report``: the cooling the answer asked for and a success's latency and tokens
+        (its ``window_ms`` is taken from the gateway config). The permit's slot is freed.
         """
         cfg = self.config
         now = self.now_ms() if now_ms is None else now_ms
-        keys = [self._keys.breaker(target), self._keys.breaker_window(target)]
+        keys = [
+            self._keys.breaker(target),
+            self._keys.breaker_window(target),
+            self._keys.inflight(target),
+        ]
         counted: list[str] = []
         if count and self.success_counter is not None and outcome is Outcome.SUCCESS:
             counter_key, counter_field = self.success_counter(target)
             keys.append(counter_key)
             counted.append(counter_field)
+        elapsed = -1 if report.elapsed_ms is None else max(report.elapsed_ms, 0)
         result = await self._record(
             keys=keys,
             args=[
@@ -262,6 +364,12 @@ class BreakerStore:
                 cfg.cooldown_max_ms,
                 STATE_TTL_MS + cfg.rate_window_ms,
                 2 * cfg.rate_window_ms + self._window_ttl_margin_ms,
+                permit.slot or "",
+                max(report.cool_ms, 0),
+                elapsed,
+                self.gateway.latency_window_ms,
+                BUCKET_FIELDS[latency_bucket(max(elapsed, 0))],
+                max(report.tokens, 0),
                 *counted,
             ],
         )
@@ -271,13 +379,22 @@ class BreakerStore:
     async def renew(
         self, target: str, permit: Permit, *, lease_seconds: float, now_ms: int | None = None
     ) -> bool:
-        """Extend ``permit``'s probe lease (``breaker.renew``); False once it is not current."""
-        if not permit.probe:
+        """Extend ``permit``'s probe lease and its slot's (``breaker.renew``); False once
+        neither is the attempt's any more."""
+        if not permit.probe and permit.slot is None:
             return False  # closed-state permits are shared and never expire
         now = self.now_ms() if now_ms is None else now_ms
         renewed = await self._renew(
-            keys=[self._keys.breaker(target)],
-            args=[permit.generation, now, max(round(lease_seconds * 1000), 1), STATE_TTL_MS],
+            keys=[self._keys.breaker(target), self._keys.inflight(target)],
+            args=[
+                permit.generation,
+                now,
+                _ms(lease_seconds),
+                STATE_TTL_MS,
+                int(permit.probe),
+                permit.slot or "",
+                STATE_TTL_MS,
+            ],
         )
         return bool(int(renewed))
 
@@ -290,25 +407,42 @@ class BreakerStore:
         interval_seconds: float,
         probes: bool = True,
         now_ms: int | None = None,
+        limits: Sequence[TargetLimits] | None = None,
     ) -> Begun:
         """A walk's first round trip (``walk.begin``): which targets are closed, and the
-        first permit :meth:`acquire` would grant in the walker's order (closed targets
-        first, then the open ones as probes when ``probes``)."""
+        first permit :meth:`admit` would grant in the walker's order (closed targets
+        first, in the given order, then the open ones as probes when ``probes``)."""
         now = self.now_ms() if now_ms is None else now_ms
-        index, generation, probe, flags = await self._begin(
-            keys=[*(self._keys.breaker(t) for t in targets), self._keys.failopen_permit(workflow)],
+        caps = list(limits) if limits is not None else [NO_LIMITS] * len(targets)
+        slot = self._slot()
+        index, generation, probe, slotted, flags, refusals, stats = await self._begin(
+            keys=[
+                *(self._keys.breaker(t) for t in targets),
+                self._keys.failopen_permit(workflow),
+                *(self._keys.inflight(t) for t in targets),
+            ],
             args=[
                 now,
-                max(round(lease_seconds * 1000), 1),
+                _ms(lease_seconds),
                 max(round(interval_seconds * 1000), 0),
                 STATE_TTL_MS,
                 int(probes),
+                slot,
+                STATE_TTL_MS,
+                *(arg for cap in caps for arg in limit_args(cap, self.gateway)),
             ],
         )
         closed = tuple(bool(int(flag)) for flag in flags)
+        numbers = [int(x) for x in stats]
+        latency = tuple(latency_from(numbers[i : i + 5]) for i in range(0, len(numbers), 6))
+        cooling = tuple(numbers[i + 5] for i in range(0, len(numbers), 6))
+        refused = tuple(_refusal(r) for r in refusals)
         if not int(index):
-            return Begun(closed, None, None)
-        return Begun(closed, int(index) - 1, Permit(int(generation), probe=bool(int(probe))))
+            return Begun(closed, None, None, refused, latency, cooling)
+        permit = Permit(
+            int(generation), probe=bool(int(probe)), slot=slot if int(slotted) else None
+        )
+        return Begun(closed, int(index) - 1, permit, refused, latency, cooling)
 
     async def routes_open(
         self, routes: Sequence[tuple[str, Sequence[str]]], *, now_ms: int | None = None
@@ -325,16 +459,36 @@ class BreakerStore:
         )
         return [bool(int(flag)) for flag in flags]
 
+    def _read_keys(self, target: str) -> list[str]:
+        k = self._keys
+        return [k.breaker(target), k.breaker_window(target), k.inflight(target)]
+
+    async def target_state(self, target: str) -> TargetState:
+        """The stored breaker and gate of ``target`` (never seen: fresh and closed)."""
+        raw_hash, raw_window, raw_slots = await self._read(keys=self._read_keys(target))
+        return TargetState(
+            _state_from(raw_hash, raw_window), gate_from(_fields(raw_hash), raw_slots)
+        )
+
     async def state(self, target: str) -> BreakerState:
         """The stored state of ``target`` (a never-seen target is a fresh closed breaker)."""
-        raw_hash, raw_window = await self._read(
-            keys=[self._keys.breaker(target), self._keys.breaker_window(target)]
-        )
-        return _state_from(raw_hash, raw_window)
+        return (await self.target_state(target)).breaker
 
     async def view(self, target: str, *, now_ms: int | None = None) -> BreakerView:
         now = self.now_ms() if now_ms is None else now_ms
         return view(target, await self.state(target), now, self.config)
+
+    async def read(self, targets: Iterable[str]) -> list[TargetState]:
+        """Several targets' breakers and gates, read in one round trip, in the given order."""
+        names = list(targets)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for target in names:
+                await self._read(keys=self._read_keys(target), client=pipe)
+            results = await pipe.execute()
+        return [
+            TargetState(_state_from(raw_hash, raw_window), gate_from(_fields(raw_hash), slots))
+            for raw_hash, raw_window, slots in results
+        ]
 
     async def views(
         self, targets: Iterable[str], *, now_ms: int | None = None
@@ -342,17 +496,15 @@ class BreakerStore:
         """Views of several targets, read in one round trip, in the given order."""
         names = list(targets)
         now = self.now_ms() if now_ms is None else now_ms
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for target in names:
-                await self._read(
-                    keys=[self._keys.breaker(target), self._keys.breaker_window(target)],
-                    client=pipe,
-                )
-            results = await pipe.execute()
+        states = await self.read(names)
         return [
-            view(target, _state_from(raw_hash, raw_window), now, self.config)
-            for target, (raw_hash, raw_window) in zip(names, results, strict=True)
+            view(target, state.breaker, now, self.config)
+            for target, state in zip(names, states, strict=True)
         ]
+
+    async def gates(self, targets: Iterable[str]) -> list[Gate]:
+        """Several targets' gates (cooling, caps' state, latency), one round trip."""
+        return [state.gate for state in await self.read(targets)]
 
     async def known_targets(self) -> list[str]:
         """Every target with stored breaker state, sorted."""

@@ -54,6 +54,8 @@ class EventType(StrEnum):
     ROUTE_UNAVAILABLE = "route_unavailable"
     NO_CANDIDATES = "no_candidates"
     CAPACITY_WAIT_TIMEOUT = "capacity_wait_timeout"
+    #: A target answered with a Retry-After: no call reaches it for ``counters.cool_ms``.
+    TARGET_COOLING = "target_cooling"
     #: Pipeline event: runs were retired (attempts exhausted).
     RUNS_RETIRED = "runs_retired"
 
@@ -65,6 +67,7 @@ DEFAULT_SEVERITY: Mapping[str, Severity] = {
     EventType.CIRCUIT_OPENED: "warn",
     EventType.CIRCUIT_CLOSED: "info",
     EventType.FAILOPEN_PROBE: "info",
+    EventType.TARGET_COOLING: "info",
     EventType.ALL_ATTEMPTS_EXHAUSTED: "warn",
 }
 

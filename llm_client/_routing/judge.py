@@ -12,6 +12,7 @@ from typing import Any
 
 from llm_client._breaker.model import Outcome, Transition, classify
 from llm_client._errors import Timeout
+from llm_client._gateway.model import cooling_ms
 from llm_client._retry.classify import retryable_reason
 from llm_client._retry.reasons import FailureReason
 from llm_client._routing.events import EventType
@@ -41,6 +42,8 @@ class Failed:
     deadline_cut: bool
     cap_source: str
     elapsed: float
+    #: How long the answer cools the target, fleet-wide (its Retry-After, capped; ms).
+    cool_ms: int = 0
 
 
 def judge_failure(
@@ -96,7 +99,10 @@ def judge_attempt(
         cut_tolerance=plan.config.cut_tolerance_seconds,
         min_slice=min_slice,
     )
-    return Failed(target, error, reason, outcome, cut, deadline_cut, cap_source, elapsed)
+    cool = 0
+    if outcome is Outcome.NEUTRAL:  # a capacity answer or a 429 that named its pause (§3)
+        cool = cooling_ms(getattr(error, "retry_after", None), plan.config.gateway)
+    return Failed(target, error, reason, outcome, cut, deadline_cut, cap_source, elapsed, cool)
 
 
 def attempt_note(failed: Failed) -> Note:
@@ -115,6 +121,22 @@ def attempt_note(failed: Failed) -> Note:
         "counters": counters,
     }
     return Note(event, fields)
+
+
+def cooling_note(failed: Failed) -> Note | None:
+    """The event of an answer that cooled its target (None: it named no pause)."""
+    if failed.cool_ms <= 0:
+        return None
+    return Note(
+        EventType.TARGET_COOLING,
+        {
+            "target": failed.target.id,
+            "reason": failed.reason,
+            "error_kind": type(failed.error).__name__,
+            "error_code": getattr(failed.error, "code", None),
+            "counters": {"cool_ms": failed.cool_ms},
+        },
+    )
 
 
 def transition_note(target: RouteTarget, transition: Transition | None) -> Note | None:

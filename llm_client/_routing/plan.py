@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from llm_client._breaker.model import Outcome, Permit
+from llm_client._gateway.model import GatewayConfig
 from llm_client._retry.reasons import FailureReason
 from llm_client._routing.routes import RouteTarget
 
@@ -38,6 +39,20 @@ class WalkerConfig:
     permit_lease_seconds: float = 30.0
     #: A timeout this close to the attempt's cap counts as "cut by the cap".
     cut_tolerance_seconds: float = 0.05
+    #: Cooling, caps, load sharing and slow nodes (``MEMORY_RETRY_AFTER_MAX_SECONDS``,
+    #: ``MEMORY_ROUTING_*``).
+    gateway: GatewayConfig = field(default_factory=GatewayConfig)
+
+
+class WalkObserver(Protocol):
+    """Where a walker reports durations (memory-worker's per-process histograms). Called
+    synchronously, never awaited; a failing observer never fails a call."""
+
+    def attempt_finished(self, workflow: str, target: str, outcome: str, seconds: float) -> None:
+        """One attempt on ``target`` ended with ``outcome`` after ``seconds``."""
+
+    def capacity_waited(self, workflow: str, seconds: float) -> None:
+        """A walk waited ``seconds`` for capacity (from the first busy answer or cap)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +83,8 @@ class WalkPlan:
     origin, the caller's deadline and whether it may probe."""
 
     workflow: str
-    #: The route's enabled targets, in route order.
+    #: The route's enabled targets, in the order this walk prefers them (tiers, load
+    #: sharing, slow nodes last in their tier: ``llm_client._gateway.balance``).
     targets: tuple[RouteTarget, ...]
     max_hops: int
     wall_seconds: float
@@ -78,6 +94,8 @@ class WalkPlan:
     deadline: float | None = None
     probes: bool = True
     config: WalkerConfig = WalkerConfig()
+    #: The route's primary (its first target, tier by tier): the fail-open probe's target.
+    primary: RouteTarget | None = None
 
 
 @dataclass(frozen=True, slots=True)

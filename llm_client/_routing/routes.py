@@ -20,6 +20,17 @@ File shape::
     base_url = "http://farm:50051"      # discovery only (default: DISCOVERY_BASE_URL)
     url = "https://host/v1"             # openai only
     auth_env = "FARM_API_KEY"           # the *name* of the env var holding the key
+    tier = 0                            # targets sharing a tier share its load (default:
+                                        # the target's position, i.e. primary → fallbacks)
+    weight = 1                          # its share of the tier's calls (default 1)
+    max_in_flight = 8                   # caps, fleet-wide (each optional): calls running,
+    requests_per_minute = 600           # calls a minute (a burst of MEMORY_ROUTING_RATE_BURST),
+    tokens_per_day = 2000000            # tokens a UTC day (from the answers' usage)
+
+Tiers are tried lowest first; within a tier the walker spreads calls by weight and moves a
+slow node to the back (:mod:`llm_client._gateway.balance`). Caps belong to the target
+(``provider/model``): a target named by two routes must carry the same caps in both. Over
+a cap, or cooling after a ``Retry-After``, a target takes no call: capacity, never a fault.
 
 A ``local`` target (``llm_client._transport.local_embed``) takes only ``model`` (one of
 :data:`~llm_client._transport.local_embed.LOCAL_MODELS`), ``provider`` (default
@@ -50,6 +61,7 @@ from urllib.parse import parse_qsl, urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from llm_client._errors import RoutesError
+from llm_client._gateway.model import TargetLimits
 from llm_client._log import get_logger
 from llm_client._transport.local_embed import EXTRA_HINT, LOCAL_MODELS, extra_installed
 
@@ -145,6 +157,14 @@ class RouteTarget(BaseModel):
     request_timeout_seconds: float | None = Field(None, gt=0)
     task_timeout_seconds: float | None = Field(None, gt=0)
     capacity_wait_seconds: float | None = Field(None, ge=0)
+    #: Load sharing (§6): tier (None until the route fills in the target's position) and
+    #: the target's weight within it.
+    tier: int | None = Field(None, ge=0, le=1000)
+    weight: float = Field(1.0, gt=0, le=1_000_000)
+    #: Caps, fleet-wide (None: uncapped).
+    max_in_flight: int | None = Field(None, ge=1, le=100_000)
+    requests_per_minute: int | None = Field(None, ge=1, le=6_000_000)
+    tokens_per_day: int | None = Field(None, ge=1, le=10**15)
 
     @field_validator("provider")
     @classmethod
@@ -209,6 +229,11 @@ class RouteTarget(BaseModel):
         """The breaker key and the name in events and pages: ``provider/model``."""
         return f"{self.provider}/{self.model}"
 
+    @property
+    def limits(self) -> TargetLimits:
+        """The target's caps."""
+        return TargetLimits(self.max_in_flight, self.requests_per_minute, self.tokens_per_day)
+
     def api_key(self, env: Mapping[str, str] | None = None) -> str | None:
         """The key named by ``auth_env`` (None when the target needs none)."""
         if self.auth_env is None:
@@ -229,6 +254,21 @@ class Route(BaseModel):
     slot_wait_seconds: float = Field(60.0, ge=0)
     slot_poll_seconds: float = Field(1.0, gt=0)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _position_tiers(cls, data: Any) -> Any:
+        """A target without a tier is in the tier of its position: no tiers, no change."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("targets"), list | tuple):
+            return data
+        filled: list[Any] = []
+        for index, target in enumerate(data["targets"]):
+            if isinstance(target, Mapping) and target.get("tier") is None:
+                target = {**target, "tier": index}
+            elif isinstance(target, RouteTarget) and target.tier is None:
+                target = target.model_copy(update={"tier": index})
+            filled.append(target)
+        return {**data, "targets": filled}
+
     @model_validator(mode="after")
     def _unique_targets(self) -> Route:
         ids = [target.id for target in self.targets]
@@ -244,6 +284,17 @@ class Route(BaseModel):
     @property
     def eligible(self) -> tuple[RouteTarget, ...]:
         return tuple(target for target in self.targets if target.enabled)
+
+    @property
+    def ordered(self) -> tuple[RouteTarget, ...]:
+        """The enabled targets tier by tier (route order within a tier): the first is the
+        route's primary, which the fail-open probe and the pre-claim gate read first."""
+        return tuple(sorted(self.eligible, key=tier_of))
+
+
+def tier_of(target: RouteTarget) -> int:
+    """A target's tier (one built outside a route, without a tier, counts as tier 0)."""
+    return target.tier or 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,12 +391,31 @@ def parse_routes(
                         f"routes.{route.workflow}.targets[{index}].auth_env: "
                         f"environment variable {target.auth_env} is not set"
                     )
+    if not problems:
+        problems += _shared_limits(routes)
     if problems:
         raise RoutesError(source, problems)
     missing = [w for w in WORKFLOWS if w not in routes]
     if missing:
         log.warning("routes.workflows_without_route", source=source, workflows=missing)
     return RoutesConfig(routes=routes, source=source)
+
+
+def _shared_limits(routes: Mapping[str, Route]) -> list[str]:
+    """A target named by several routes is one target (one breaker, one gate): its caps
+    must be the same everywhere."""
+    first: dict[str, tuple[str, TargetLimits]] = {}
+    problems = []
+    for route in routes.values():
+        for index, target in enumerate(route.targets):
+            where = f"routes.{route.workflow}.targets[{index}]"
+            seen = first.setdefault(target.id, (where, target.limits))
+            if seen[1] != target.limits:
+                problems.append(
+                    f"{where}: {target.id} has other caps (max_in_flight, requests_per_minute, "
+                    f"tokens_per_day) than at {seen[0]}; a target's caps are the same everywhere"
+                )
+    return problems
 
 
 def _build_route(workflow: str, table: Any, defaults: RouteDefaults, where: str) -> Route:

@@ -12,6 +12,14 @@ is the policy behind :mod:`llm_client._breaker.store`.
 The pure bookkeeping between effects (skipping targets the begin script refused,
 a budget that ran out, the end of a pass) happens inside :func:`next_step`, which
 therefore returns the state the step's result is to be folded into.
+
+Capacity refusals (:class:`~llm_client._gateway.model.Refusal`) spend no hop and charge
+nothing: a target over ``max_in_flight`` or ``requests_per_minute`` is waited for like a
+busy one (the capacity passes, within the slot-wait budget); a cooling target (its
+``Retry-After``, or a busy answer that named one) or one whose day's tokens are spent
+is left for the rest of the call. A walk that found nothing but such targets ends
+without a fail-open probe: :class:`~llm_client._errors.CoolingDown` when only resting
+targets were left, the capacity wait's ending when a capped one was waited for.
 """
 
 from __future__ import annotations
@@ -25,10 +33,12 @@ from llm_client._breaker.model import Outcome, Permit
 from llm_client._errors import (
     AllCircuitsOpen,
     CapacityWaitTimeout,
+    CoolingDown,
     DeadlineExceeded,
     Exhausted,
     NoCandidates,
 )
+from llm_client._gateway.model import Refusal
 from llm_client._retry.classify import retryable_reason
 from llm_client._retry.reasons import FailureReason
 from llm_client._routing.events import EventType
@@ -59,8 +69,13 @@ class WalkState:
     last_error: BaseException | None = None
     last_busy_error: BaseException | None = None
     first_busy: float | None = None
-    #: Targets that were only busy in the current pass (retried by the next one).
+    #: Targets that were only busy in the current pass (retried by the next one): busy
+    #: answers, and targets over a cap worth waiting for (in flight, rate).
     busy: tuple[RouteTarget, ...] = ()
+    #: Targets left for the rest of the call: cooling (Retry-After) or out of tokens.
+    resting: tuple[RouteTarget, ...] = ()
+    #: A cap refused a target (the walk waited for capacity without a busy answer).
+    capped: bool = False
     #: The budget that ended the walk ("hops", "wall", "deadline"), if one did.
     stop: str | None = None
     #: The walk began with every target breaker-open: its attempts were only probes.
@@ -74,6 +89,8 @@ class WalkState:
     #: The begin script's answer for the first pass: candidates before ``first[0]``
     #: refused, and that one's permit (None when every candidate refused).
     first: tuple[int, Permit | None] | None = None
+    #: Why the begin script refused those candidates (target id → refusal).
+    begun: tuple[tuple[str, Refusal], ...] = ()
     #: A capacity pass (over busy targets) rather than the walk's first pass.
     retry_pass: bool = False
     #: A permit held and not yet spent on an attempt.
@@ -204,8 +221,10 @@ def next_step(state: WalkState, plan: WalkPlan, now: float) -> tuple[WalkState, 
                 return stepped
             state = stepped
         elif state.phase is Phase.FAILOPEN:
-            return state, AcquireFailOpen(plan.targets[0], lease(plan, now))
+            return state, AcquireFailOpen(failopen_target(plan), lease(plan, now))
         elif state.phase is Phase.CAPACITY:
+            if state.busy and state.first_busy is None:  # a cap refused: the wait starts
+                state = replace(state, first_busy=now)
             pause = _capacity_pause(state, plan, now)
             if pause is not None:
                 return state, Pause(pause)
@@ -237,8 +256,8 @@ def _pass_step(state: WalkState, plan: WalkPlan, now: float) -> WalkState | tupl
         if taken and first is not None and first[1] is not None:
             return ended, Release(target, first[1])
         return ended
-    if first is not None and index < first[0]:
-        return replace(state, index=index + 1)  # refused by the begin script, no hop
+    if first is not None and index < first[0]:  # refused by the begin script, no hop
+        return replace(refused(state, target, dict(state.begun).get(target.id)), index=index + 1)
     if taken and first is not None:
         if first[1] is None:
             return replace(state, index=index + 1)
@@ -247,10 +266,11 @@ def _pass_step(state: WalkState, plan: WalkPlan, now: float) -> WalkState | tupl
 
 
 def _pass_over(state: WalkState, plan: WalkPlan) -> WalkState:
-    """A pass has tried every candidate: retry the busy ones, fail open, or end."""
+    """A pass has tried every candidate: retry the busy ones, fail open, or end. A pass
+    that met capacity refusals never fails open (the route is not breaker-open)."""
     if state.retry_pass:
-        return replace(state, phase=Phase.CAPACITY if state.granted else Phase.END)
-    if state.granted or state.stop is not None:
+        return replace(state, phase=Phase.CAPACITY if state.granted or state.busy else Phase.END)
+    if state.granted or state.stop is not None or state.busy or state.resting:
         return replace(state, phase=Phase.CAPACITY)
     if not plan.probes:
         error = AllCircuitsOpen(
@@ -270,6 +290,24 @@ def _capacity_pause(state: WalkState, plan: WalkPlan, now: float) -> float | Non
         return None
     pause = min(plan.slot_poll_seconds, plan.slot_wait_seconds - waited)
     return pause if pause < cap(plan, now)[0] else None
+
+
+def failopen_target(plan: WalkPlan) -> RouteTarget:
+    """Where the fleet's fail-open probe goes: the route's primary (first of its lowest
+    tier), whatever order load sharing gave this walk."""
+    return plan.primary if plan.primary is not None else plan.targets[0]
+
+
+def refused(state: WalkState, target: RouteTarget, refusal: Refusal | None) -> WalkState:
+    """A target refused for capacity joins the waited-for (a cap that frees up soon) or
+    the resting (cooling, tokens spent); a breaker refusal changes nothing here."""
+    if refusal is None or not refusal.capacity:
+        return state
+    if refusal.waitable:
+        busy = state.busy if target in state.busy else (*state.busy, target)
+        return replace(state, busy=busy, capped=True)
+    resting = state.resting if target in state.resting else (*state.resting, target)
+    return replace(state, resting=resting)
 
 
 def _exhaustion(plan: WalkPlan) -> Note:
@@ -316,21 +354,27 @@ def after_begin(
     closed: Sequence[bool] | None,
     index: int | None,
     permit: Permit | None,
+    refusals: Sequence[Refusal | None] = (),
 ) -> WalkState:
-    """The begin round trip's answer (``closed`` None: it failed, read the views)."""
+    """The begin round trip's answer (``closed`` None: it failed, read the views);
+    ``refusals``: why each target tried before the grant was refused, in plan order."""
     if closed is None:
         return replace(state, phase=Phase.VIEWS)
-    ordered = after_order(state, plan, closed, None)
+    begun = tuple((t.id, r) for t, r in zip(plan.targets, refusals, strict=False) if r is not None)
+    ordered = replace(after_order(state, plan, closed, None), begun=begun)
     if index is None or permit is None:  # every candidate refused
         return replace(ordered, first=(len(ordered.candidates), None))
-    return after_order(state, plan, closed, (index, permit))
+    return replace(after_order(state, plan, closed, (index, permit)), begun=begun)
 
 
-def after_acquire(state: WalkState, permit: Permit | None) -> WalkState:
-    """An acquire's answer (None: open, or its probe taken elsewhere: skipped, no hop)."""
-    if permit is None:
-        return replace(state, index=state.index + 1)
+def after_acquire(
+    state: WalkState, permit: Permit | None, refusal: Refusal | None = None
+) -> WalkState:
+    """An acquire's answer (None: open, its probe taken elsewhere, or ``refusal`` for
+    capacity: skipped, no hop)."""
     target = state.candidates[state.index]
+    if permit is None:
+        return replace(refused(state, target, refusal), index=state.index + 1)
     return replace(state, granted=state.granted + 1, holding=(target, permit))
 
 
@@ -344,7 +388,7 @@ def after_failopen(
             workflow=plan.workflow,
         )
         return replace(state, error=error)
-    target = plan.targets[0]
+    target = failopen_target(plan)
     notes = (Note(EventType.FAILOPEN_PROBE, {"target": target.id}),) if taken else ()
     return replace(state, phase=Phase.CAPACITY, holding=(target, permit), pending=notes)
 
@@ -363,6 +407,7 @@ def after_pause(state: WalkState) -> WalkState:
         index=0,
         granted=0,
         first=None,
+        begun=(),
         busy=(),
         retry_pass=True,
     )
@@ -399,9 +444,10 @@ def after_attempt(
         state = replace(state, stop="wall")
     if result.outcome is Outcome.NEUTRAL:
         first_busy = now if state.first_busy is None else state.first_busy
-        busy = (*state.busy, target)
-        state = replace(state, busy=busy, last_busy_error=error, first_busy=first_busy)
-        return _next_candidate(state)
+        state = replace(state, last_busy_error=error, first_busy=first_busy)
+        if result.cool_ms > 0:  # it named a Retry-After: left for the rest of the call
+            return _next_candidate(refused(state, target, Refusal.COOLING))
+        return _next_candidate(replace(state, busy=(*state.busy, target)))
     crashed = state.crashed
     if retryable_reason(error) is FailureReason.PROVIDER_ERROR:
         crashed = crashed | {target.id}
@@ -466,8 +512,17 @@ def finish(state: WalkState, plan: WalkPlan, now: float) -> Stop:
                 f"the caller's deadline ended the walk of {plan.workflow}", workflow=plan.workflow
             )
         )
-    if state.last_busy_error is not None:
+    if state.busy or state.capped or (state.last_busy_error and not state.resting):
         return _busy_ending(state, plan, state.last_busy_error, now)
+    if state.resting:
+        error = CoolingDown(
+            f"every target of {plan.workflow} left is cooling down or out of tokens "
+            f"({len(state.resting)} resting)",
+            workflow=plan.workflow,
+        )
+        if state.last_busy_error is not None:
+            error.__cause__ = state.last_busy_error
+        return Stop(error)
     return Stop(
         Exhausted(
             f"routed attempts of {plan.workflow} exhausted ({state.stop or 'no target admitted'})",
@@ -476,10 +531,11 @@ def finish(state: WalkState, plan: WalkPlan, now: float) -> Stop:
     )
 
 
-def _busy_ending(state: WalkState, plan: WalkPlan, busy: BaseException, now: float) -> Stop:
-    """Only busy answers came back: the capacity wait ran out, or a budget cut it short."""
+def _busy_ending(state: WalkState, plan: WalkPlan, busy: BaseException | None, now: float) -> Stop:
+    """Only busy answers (or caps) came back: the capacity wait ran out, or a budget cut
+    it short."""
     waited = now - (state.first_busy if state.first_busy is not None else now)
-    if waited >= plan.slot_wait_seconds or state.stop == "wall":
+    if waited >= plan.slot_wait_seconds or state.stop == "wall" or busy is None:
         note = Note(
             EventType.CAPACITY_WAIT_TIMEOUT,
             {"counters": {"busy_attempts": len(state.records), "waited_ms": int(waited * 1000)}},

@@ -4,8 +4,12 @@ The walk's decisions — order, budgets, passes, fail-open, the ending — are p
 functions in :mod:`llm_client._routing.step`; :class:`Walk` only performs the steps they
 name (breaker begin/acquire/record/renew through the store, events, the call, pauses)
 and feeds the results back. It talks to the walker only through :class:`WalkHost`
-(clock, sleep, events, breakers), so this module needs nothing from ``routing``. The
-walk's rules are documented in :mod:`llm_client._routing.walker`.
+(clock, sleep, events, breakers, the preferred order, in-flight counts, durations), so
+this module needs nothing from ``routing``. The walk's rules are documented in
+:mod:`llm_client._routing.walker`.
+
+Each admission carries the target's caps, each record what the answer left behind: the
+cooling a ``Retry-After`` asked for, a success's duration and tokens (``usage``).
 """
 
 from __future__ import annotations
@@ -17,11 +21,14 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 from llm_client._breaker.model import Circuit, Outcome, Permit, Transition
 from llm_client._breaker.store import BreakerStore
 from llm_client._errors import LLMError, TaskTimeout
+from llm_client._gateway.model import Latency, Refusal
+from llm_client._gateway.target import Report
 from llm_client._routing.events import RoutingEvent
 from llm_client._routing.judge import (
     Failed,
     Served,
     attempt_note,
+    cooling_note,
     judge_attempt,
     judge_failure,
     transition_note,
@@ -65,6 +72,7 @@ __all__ = [
     "AttemptFn",
     "AttemptRecord",
     "Routed",
+    "UsageFn",
     "Walk",
     "WalkHost",
     "WalkerConfig",
@@ -75,6 +83,9 @@ T = TypeVar("T")
 
 #: An attempt on one target: ``(target, timeout_seconds, idempotency_key) -> result``.
 AttemptFn = Callable[[RouteTarget, float, str | None], Awaitable[T]]
+
+#: The tokens a result used (``tokens_per_day``): reported usage, or an estimate.
+UsageFn = Callable[[T], int]
 
 
 class WalkHost(Protocol):
@@ -91,6 +102,18 @@ class WalkHost(Protocol):
 
     def bookkeeping_failed(self, operation: str, error: BaseException, **fields: Any) -> None: ...
 
+    def prefer(self, route: Route) -> tuple[RouteTarget, ...]: ...
+
+    def note_latency(self, targets: Sequence[RouteTarget], latency: Sequence[Latency]) -> None: ...
+
+    def attempt_started(self, target: RouteTarget) -> None: ...
+
+    def attempt_ended(
+        self, workflow: str, target: RouteTarget, outcome: str, seconds: float
+    ) -> None: ...
+
+    def capacity_waited(self, workflow: str, seconds: float) -> None: ...
+
 
 class Walk(Generic[T]):
     """One routed call: performs what :func:`~llm_client._routing.step.next_step` decides."""
@@ -104,15 +127,18 @@ class Walk(Generic[T]):
         key: str | None,
         context: Mapping[str, str],
         probes: bool = True,
+        usage: UsageFn[T] | None = None,
     ) -> None:
         self.w = walker
         self.workflow = route.workflow
         self.attempt_fn = attempt
         self.key = key
         self.context = context
+        self.usage = usage
+        ordered = route.ordered
         self.plan = WalkPlan(
             workflow=route.workflow,
-            targets=route.eligible,
+            targets=walker.prefer(route),
             max_hops=route.max_hops,
             wall_seconds=route.wall_seconds,
             slot_wait_seconds=route.slot_wait_seconds,
@@ -121,6 +147,7 @@ class Walk(Generic[T]):
             deadline=deadline,
             probes=probes,
             config=walker.config,
+            primary=ordered[0] if ordered else None,
         )
 
     async def run(self) -> Routed[T]:
@@ -128,6 +155,8 @@ class Walk(Generic[T]):
         state = WalkState()
         while True:
             state, step = next_step(state, self.plan, self.w.now())
+            if isinstance(step, Done | Stop) and state.first_busy is not None:
+                self.w.capacity_waited(self.workflow, self.w.now() - state.first_busy)
             if isinstance(step, Done):
                 return cast(Routed[T], step.routed)
             if isinstance(step, Stop):
@@ -146,7 +175,8 @@ class Walk(Generic[T]):
         if isinstance(step, ReadViews):
             return after_order(state, plan, await self._closed(step.targets), None)
         if isinstance(step, Acquire):
-            return after_acquire(state, await self._acquire(step.target, step.lease_seconds))
+            permit, refusal = await self._acquire(step.target, step.lease_seconds)
+            return after_acquire(state, permit, refusal)
         if isinstance(step, AcquireFailOpen):
             permit, taken = await self._fail_open(step)
             return after_failopen(state, plan, permit, taken)
@@ -175,11 +205,15 @@ class Walk(Generic[T]):
                 lease_seconds=step.lease_seconds,
                 interval_seconds=self.w.config.probe_interval_seconds,
                 probes=self.plan.probes,
+                limits=[t.limits for t in step.targets],
             )
         except Exception as exc:  # the slow path reads and acquires (each failing open)
             self.w.bookkeeping_failed("breaker_begin", exc, workflow=self.workflow)
             return after_begin(state, self.plan, None, None, None)
-        return after_begin(state, self.plan, begun.closed, begun.index, begun.permit)
+        self.w.note_latency(step.targets, begun.latency)
+        return after_begin(
+            state, self.plan, begun.closed, begun.index, begun.permit, begun.refusals
+        )
 
     async def _closed(self, targets: Sequence[RouteTarget]) -> list[bool]:
         try:
@@ -189,17 +223,21 @@ class Walk(Generic[T]):
             return [True] * len(targets)
         return [v.circuit is Circuit.CLOSED for v in views]
 
-    async def _acquire(self, target: RouteTarget, lease_seconds: float) -> Permit | None:
+    async def _acquire(
+        self, target: RouteTarget, lease_seconds: float
+    ) -> tuple[Permit | None, Refusal | None]:
         try:
-            return await self.w.breakers.acquire(
+            admitted = await self.w.breakers.admit(
                 target.id,
                 lease_seconds=lease_seconds,
                 workflow=self.workflow,
                 interval_seconds=self.w.config.probe_interval_seconds,
+                limits=target.limits,
             )
         except Exception as exc:  # fail open: call it, untracked
             self.w.bookkeeping_failed("breaker_acquire", exc, target=target.id)
-            return UNTRACKED
+            return UNTRACKED, None
+        return admitted.permit, admitted.refusal
 
     async def _fail_open(self, step: AcquireFailOpen) -> tuple[Permit | None, bool]:
         """The workflow's one fleet-wide probe per interval (to the first target)."""
@@ -209,21 +247,23 @@ class Walk(Generic[T]):
                 self.workflow,
                 lease_seconds=step.lease_seconds,
                 interval_seconds=self.w.config.probe_interval_seconds,
+                limits=step.target.limits,
             )
         except Exception as exc:  # fail open: call it, untracked
             self.w.bookkeeping_failed("breaker_acquire", exc, target=step.target.id)
             return UNTRACKED, False
 
     async def _record_success(
-        self, target: RouteTarget, permit: Permit
+        self, target: RouteTarget, permit: Permit, report: Report
     ) -> tuple[Transition | None, bool]:
-        """Record a success and count it in the attempt metrics, one round trip, best
-        effort; returns the transition and whether the metrics counted it."""
+        """Record a success (its duration and tokens) and count it in the attempt metrics,
+        one round trip, best effort; returns the transition and whether the metrics
+        counted it."""
         if permit is UNTRACKED:
             return None, False
         try:
             transition = await self.w.breakers.record(
-                target.id, permit, Outcome.SUCCESS, count=True
+                target.id, permit, Outcome.SUCCESS, count=True, report=report
             )
         except Exception as exc:
             self.w.bookkeeping_failed(
@@ -236,13 +276,13 @@ class Walk(Generic[T]):
         await self._record(target, permit, Outcome.NOT_CHARGED)
 
     async def _record(
-        self, target: RouteTarget, permit: Permit, outcome: Outcome
+        self, target: RouteTarget, permit: Permit, outcome: Outcome, report: Report = Report()
     ) -> Transition | None:
         """Charge the breaker, best effort: a store fault never changes the call's result."""
         if permit is UNTRACKED:
             return None
         try:
-            return await self.w.breakers.record(target.id, permit, outcome)
+            return await self.w.breakers.record(target.id, permit, outcome, report=report)
         except Exception as exc:
             self.w.bookkeeping_failed("breaker_record", exc, target=target.id, outcome=outcome)
             return None
@@ -256,12 +296,14 @@ class Walk(Generic[T]):
         key = f"{self.key}:{target.id}" if self.key else None
         start = self.w.now()
         renewer = self._renewer(target, permit)
+        self.w.attempt_started(target)
         try:
             grace = self.w.config.probe_lease_grace_seconds
             async with asyncio.timeout(step.cap + grace) as guard:
                 value = await self.attempt_fn(target, step.cap, key)
         except asyncio.CancelledError:
             await _stop(renewer)
+            self.w.attempt_ended(self.workflow, target, "cancelled", self.w.now() - start)
             await asyncio.shield(self._release(target, permit))
             raise
         except Exception as exc:
@@ -274,9 +316,20 @@ class Walk(Generic[T]):
             return await self._failed(step, exc, start, guard_expired=False)
         await _stop(renewer)
         elapsed = self.w.now() - start
-        transition, counted = await self._record_success(target, permit)
+        self.w.attempt_ended(self.workflow, target, Outcome.SUCCESS.value, elapsed)
+        report = Report(elapsed_ms=round(elapsed * 1000), tokens=self._tokens(value))
+        transition, counted = await self._record_success(target, permit, report)
         await self._announce_transition(target, transition)
         return Served(target, value, counted, elapsed)
+
+    def _tokens(self, value: T) -> int:
+        """The tokens a result used, if the caller said how to count them (never fails)."""
+        if self.usage is None:
+            return 0
+        try:
+            return max(int(self.usage(value)), 0)
+        except Exception:  # bookkeeping: a result without usage counts nothing
+            return 0
 
     async def _failed(
         self, step: Attempt, error: BaseException, start: float, *, guard_expired: bool
@@ -293,10 +346,13 @@ class Walk(Generic[T]):
         )
         if isinstance(failed.error, LLMError):  # the route and target the answer came from
             failed.error.note_origin(self.workflow, step.target.id)
+        self.w.attempt_ended(self.workflow, step.target, failed.outcome.value, failed.elapsed)
+        cooling = cooling_note(failed)
+        notes = (attempt_note(failed),) + (() if cooling is None else (cooling,))
         # the breaker record and the attempt's event (stream, pages, metrics) at once
         transition, _ = await asyncio.gather(
-            self._record(step.target, step.permit, failed.outcome),
-            self._announce((attempt_note(failed),)),
+            self._record(step.target, step.permit, failed.outcome, Report(cool_ms=failed.cool_ms)),
+            self._announce(notes),
         )
         if not failed.deadline_cut:  # a deadline cut ends the walk unannounced
             await self._announce_transition(step.target, transition)
@@ -310,8 +366,9 @@ class Walk(Generic[T]):
             await self._announce((note,))
 
     def _renewer(self, target: RouteTarget, permit: Permit) -> asyncio.Task[None] | None:
-        """Keep a probe permit's lease alive while its call runs (None for shared permits)."""
-        if not permit.probe:
+        """Keep a probe permit's lease (and an in-flight slot's) alive while its call runs
+        (None for shared permits without a slot)."""
+        if not permit.probe and permit.slot is None:
             return None
         return asyncio.create_task(self._renew_loop(target, permit))
 
@@ -325,7 +382,7 @@ class Walk(Generic[T]):
                 self.w.bookkeeping_failed("breaker_renew", exc, target=target.id)
                 continue
             if not current:
-                return  # reset, or the lease lapsed and another probe took the slot
+                return  # reset, or the lease lapsed and another took the probe / slot
 
 
 async def _stop(task: asyncio.Task[None] | None) -> None:

@@ -4,10 +4,14 @@ One routed call (:meth:`Walker.call`):
 
 1. Resolve the route (none → ``route_unavailable`` event, :class:`RouteUnavailable`);
    no enabled target → ``no_candidates``, :class:`NoCandidates`.
-2. Order the targets: closed breakers first, in route order; breaker-open ones
-   moved to the end, where they are tried as probes (their breaker hands out
-   one probe permit per cooldown, fleet-wide). When *every* target is open the
-   walker emits ``circuit_open_exhaustion``.
+2. Order the targets (:mod:`llm_client._gateway.balance`): tier by tier (a file
+   without tiers: route order); within a tier, shared by weight (least in flight in
+   this process, or weighted random) with slow outliers last. Then closed breakers
+   first, in that order; breaker-open ones moved to the end, where they are tried as
+   probes (their breaker hands out one probe permit per cooldown, fleet-wide). When
+   *every* target is open the walker emits ``circuit_open_exhaustion``. A target
+   cooling after a ``Retry-After`` or over a cap is skipped as capacity: no hop, no
+   charge (:mod:`llm_client._routing.step`).
 3. Walk. Before each attempt: stop at ``max_hops``, at the route's wall budget
    or at the caller's deadline. Each attempt gets ``timeout = min(deadline,
    wall) remaining``. After it, the breaker is charged per §5
@@ -16,7 +20,8 @@ One routed call (:meth:`Walker.call`):
    - success → return it;
    - a non-retryable error → raised at once: no charge, no fallback;
    - a capacity/overload answer ("no slots", 429) → neutral for the breaker,
-     **no hop spent**; the next target is tried. If a pass ends with targets
+     **no hop spent**; the next target is tried (one that named a ``Retry-After``
+     is cooled for that long, fleet-wide, and not retried). If a pass ends with targets
      that were only busy, the walker pauses ``slot_poll_seconds`` and tries
      those again until ``slot_wait_seconds`` have passed since the first busy
      answer; then :class:`CapacityWaitTimeout` (``capacity_wait_timeout``) if
@@ -28,7 +33,7 @@ One routed call (:meth:`Walker.call`):
 
 4. Fail-open: when no target granted a permit (all open and no probe slot),
    the fleet gets **one** probe per ``probe_interval_seconds`` per workflow
-   (a Redis ``SET NX PX`` permit), sent to the route's first target; every
+   (a Redis ``SET NX PX`` permit), sent to the route's primary; every
    other caller gets :class:`AllCircuitsOpen` at once, without farm traffic.
    A breaker's own half-open probe holds the same permit for the interval,
    so a fully open route never gets a fail-open probe on top of it.
@@ -63,6 +68,11 @@ fail-open probe (it still emits ``circuit_open_exhaustion``) and raises
 the calls a run cannot do without, so a farm-wide outage is probed (and paged)
 on the route that matters (§6).
 
+Each walker keeps, for its process only, the calls it has in flight per target (the
+``least_in_flight`` share) and the latency windows its last walks read (the slow-node order);
+an optional :class:`~llm_client._routing.plan.WalkObserver` receives every attempt's duration
+and every capacity wait (memory-worker's histograms), never failing a call.
+
 :meth:`Walker.route_is_open` answers the run pipeline's pre-claim gate
 ("would a call be refused right now?") without taking any permit; the gate may reuse a
 "passable" answer briefly, and :attr:`Walker.breaker_news` (transitions, all-open walks and
@@ -77,6 +87,7 @@ a :class:`~llm_client._transport.clients.TransportFactory` maps a target to a cl
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -86,10 +97,13 @@ from llm_client._breaker.store import BreakerStore
 from llm_client._errors import (
     RouteUnavailable,
 )
+from llm_client._gateway.balance import prefer
+from llm_client._gateway.model import Latency, estimate_tokens
 from llm_client._log import get_logger
 from llm_client._routing.events import EventSink, EventType, RoutingEvent, with_context
-from llm_client._routing.routes import RoutesConfig, RouteTarget
-from llm_client._routing.walk import AttemptFn, Routed, Walk, WalkerConfig
+from llm_client._routing.plan import WalkObserver
+from llm_client._routing.routes import Route, RoutesConfig, RouteTarget, tier_of
+from llm_client._routing.walk import AttemptFn, Routed, UsageFn, Walk, WalkerConfig
 from llm_client._transport.base import (
     ChatResult,
     EmbedResult,
@@ -124,6 +138,8 @@ class Walker:
         *,
         monotonic: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+        observer: WalkObserver | None = None,
     ) -> None:
         self.routes = routes
         self.breakers = breakers
@@ -132,6 +148,12 @@ class Walker:
         self.config = config
         self._monotonic = monotonic
         self._sleep = sleep
+        self._rng = rng or random.Random()
+        self.observer = observer
+        #: Attempts this process has in flight, per target (least-in-flight sharing).
+        self.in_flight: Counter[str] = Counter()
+        #: Each target's latency windows as the last walk's begin read them (slow nodes).
+        self.latency: dict[str, Latency] = {}
         #: Store faults swallowed by the walker, per operation (process-local).
         self.bookkeeping_failures: Counter[str] = Counter()
         #: Breaker news this process's walks announced (process-local): transitions, walks
@@ -151,6 +173,7 @@ class Walker:
         context: Mapping[str, str] | None = None,
         probes: bool = True,
         model: str | None = None,
+        usage: UsageFn[T] | None = None,
     ) -> Routed[T]:
         """Run ``attempt`` on the workflow's targets until one succeeds (see the module doc).
 
@@ -159,6 +182,7 @@ class Walker:
         it must be unique per walk; ``context`` holds identifiers for events.
         ``probes=False`` keeps an optional call off breaker-open targets entirely.
         ``model`` keeps the walk to the targets of that model (a chat's vector space).
+        ``usage`` counts a result's tokens (``tokens_per_day``).
         """
         route = self.routes.get(workflow)
         if route is not None and model is not None:
@@ -171,7 +195,7 @@ class Walker:
                 + (f" with model {model}" if model is not None else ""),
                 workflow=workflow,
             )
-        walk = Walk(self, route, attempt, deadline, idempotency_key, context or {}, probes)
+        walk = Walk(self, route, attempt, deadline, idempotency_key, context or {}, probes, usage)
         return await walk.run()
 
     async def chat(
@@ -190,8 +214,22 @@ class Walker:
             body = {**request, "model": target.model}
             return await factory.chat(target).chat(body, idempotency_key=key, timeout=timeout)
 
+        prompt_chars = sum(
+            len(str(m.get("content", ""))) for m in request.get("messages", ()) if hasattr(m, "get")
+        )
+
+        def usage(result: ChatResult) -> int:
+            if result.prompt_tokens is not None and result.completion_tokens is not None:
+                return result.prompt_tokens + result.completion_tokens
+            return estimate_tokens(prompt_chars + len(result.content), self.config.gateway)
+
         return await self.call(
-            workflow, attempt, deadline=deadline, idempotency_key=idempotency_key, context=context
+            workflow,
+            attempt,
+            deadline=deadline,
+            idempotency_key=idempotency_key,
+            context=context,
+            usage=usage,
         )
 
     async def embed(
@@ -220,6 +258,7 @@ class Walker:
                 timeout=timeout,
             )
 
+        tokens = estimate_tokens(sum(len(text) for text in texts), self.config.gateway)
         return await self.call(
             workflow,
             attempt,
@@ -228,15 +267,18 @@ class Walker:
             context=context,
             probes=probes,
             model=model,
+            usage=lambda _: tokens,
         )
 
     async def route_is_open(self, workflow: str) -> bool:
         """Would a call on ``workflow`` be refused right now? (The pre-claim gate.)
 
-        True only when every enabled target is breaker-open without a free probe
-        slot and the workflow's fail-open permit is taken (or the first target's
-        probe is in flight). Takes no permit. A missing or empty route is not
-        "open": calling it reports the configuration problem instead.
+        True only when no enabled target is admissible — each is cooling after a
+        ``Retry-After`` or breaker-open without a free probe slot — and either one is
+        cooling (the walk would release the run at once) or the workflow's fail-open
+        permit is taken (or the primary's probe is in flight). Takes no permit; caps are
+        not read (they free up within a call's capacity wait). A missing or empty route
+        is not "open": calling it reports the configuration problem instead.
         """
         return (await self.routes_open([workflow]))[workflow]
 
@@ -245,11 +287,55 @@ class Walker:
         routes = []
         for workflow in workflows:
             route = self.routes.get(workflow)
-            routes.append((workflow, [t.id for t in (route.eligible if route else ())]))
+            routes.append((workflow, [t.id for t in (route.ordered if route else ())]))
         flags = await self.breakers.routes_open(routes)
         return {workflow: flag for (workflow, _), flag in zip(routes, flags, strict=True)}
 
     # --- helpers for the walk -------------------------------------------------------------
+
+    def prefer(self, route: Route) -> tuple[RouteTarget, ...]:
+        """The order a call on ``route`` tries its targets (tiers, load sharing, slow
+        nodes last: :func:`llm_client._gateway.balance.prefer`)."""
+        return tuple(
+            prefer(
+                route.ordered,
+                tier_of,
+                latency=self.latency,
+                in_flight=self.in_flight,
+                draw=self._rng.random,
+                now_ms=self.breakers.now_ms(),
+                config=self.config.gateway,
+            )
+        )
+
+    def note_latency(self, targets: Sequence[RouteTarget], latency: Sequence[Latency]) -> None:
+        """Keep the latency windows a begin read, for the next walk's order."""
+        for target, seen in zip(targets, latency, strict=False):
+            self.latency[target.id] = seen
+
+    def attempt_started(self, target: RouteTarget) -> None:
+        self.in_flight[target.id] += 1
+
+    def attempt_ended(
+        self, workflow: str, target: RouteTarget, outcome: str, seconds: float
+    ) -> None:
+        """An attempt is over: one fewer in flight; its duration to the observer."""
+        self.in_flight[target.id] -= 1
+        if self.in_flight[target.id] <= 0:
+            del self.in_flight[target.id]
+        self._observe("attempt_finished", workflow, target.id, outcome, seconds)
+
+    def capacity_waited(self, workflow: str, seconds: float) -> None:
+        self._observe("capacity_waited", workflow, seconds)
+
+    def _observe(self, method: str, *args: Any) -> None:
+        """Tell the observer, never failing the call (durations are bookkeeping)."""
+        if self.observer is None:
+            return
+        try:
+            getattr(self.observer, method)(*args)
+        except Exception as exc:
+            self.bookkeeping_failed("observer", exc, method=method)
 
     def _factory(self) -> TransportFactory:
         if self.transports is None:

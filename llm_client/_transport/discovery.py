@@ -7,7 +7,10 @@ One call (:meth:`DiscoveryClient.invoke`) is:
    ``invocation.headers``; the outer request carries no credentials. A 429/503
    "no slots"/"capacity" answer is a :class:`CapacityUnavailable`: the client
    waits ``capacity_poll`` and resubmits (same idempotency key) until the
-   capacity-wait budget is spent, then raises :class:`CapacityWaitExpired`.
+   capacity-wait budget is spent, then raises :class:`CapacityWaitExpired`. One
+   that carries a ``Retry-After`` is raised at once with it (``retry_after``): the
+   farm asked for a pause, and the walker honours it fleet-wide by cooling the
+   target and moving on, instead of this client resubmitting inside it (§3).
 2. **poll** ``GET {base}/v1/jobs/{id}`` until the envelope resolves
    (``llm_client._transport.envelope.resolve``). The first poll follows a pending submit
    at once, later ones back off to ``job_poll``.
@@ -75,7 +78,7 @@ from llm_client._transport.envelope import (
     resolve,
     submit_status_error,
 )
-from llm_client._transport.error_text import clip
+from llm_client._transport.error_text import clip, retry_after_seconds
 
 log = get_logger(__name__)
 
@@ -374,6 +377,8 @@ class DiscoveryClient(OwnedHttp):
             try:
                 envelope = await self._submit_once(payload, clock)
             except CapacityUnavailable as exc:
+                if exc.retry_after is not None:
+                    raise  # a named pause: the walker cools the target fleet-wide (§3)
                 clock.waiting_for_slot = True
                 now = time.monotonic()
                 wait = min(config.capacity_poll, capacity_deadline - now)
@@ -402,7 +407,8 @@ class DiscoveryClient(OwnedHttp):
     async def _submit_once(self, payload: bytes, clock: CallBudget) -> Envelope:
         answer = await self._round_trip("POST", self._submit_url, "submit", clock, payload)
         if not answer.is_success:
-            raise submit_status_error(answer.status_code, answer.content)
+            retry_after = retry_after_seconds(answer.headers.get("retry-after"))
+            raise submit_status_error(answer.status_code, answer.content, retry_after)
         envelope = parse_envelope(answer.content)
         self._log(
             log.debug, "discovery.submitted", clock, job_id=envelope.job_id, state=envelope.status

@@ -388,12 +388,19 @@ def poll_status_error(job_id: str, status_code: int, body: bytes) -> LLMError:
     return error
 
 
-def submit_status_error(status_code: int, body: bytes) -> LLMError:
+def submit_status_error(
+    status_code: int, body: bytes, retry_after: float | None = None
+) -> LLMError:
     """A non-2xx submit answer: a farm code that decides, a capacity rejection, or
-    ``Upstream`` with the status."""
+    ``Upstream`` with the status. ``retry_after`` (the answer's ``Retry-After``, seconds)
+    travels on a capacity rejection or an ``Upstream``: a 429 or capacity answer that
+    names its pause cools the target that long, fleet-wide (§3)."""
     error = http_status_error("submit", status_code, body)
-    if isinstance(error, Upstream) and is_capacity_rejection(status_code, body_error_text(body)):
-        return CapacityUnavailable(error.message, code=error.code)
+    if not isinstance(error, Upstream):
+        return error
+    if is_capacity_rejection(status_code, body_error_text(body)):
+        return CapacityUnavailable(error.message, code=error.code, retry_after=retry_after)
+    error.retry_after = retry_after
     return error
 
 

@@ -19,7 +19,6 @@ Asynchronous (HTTP 202) answers are not supported; memory work never streams.
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -33,7 +32,7 @@ from llm_client._errors import DecodeError, LLMError, TaskTimeout, Upstream
 from llm_client._log import get_logger
 from llm_client._transport.base import ChatResult, ClientConfig, OwnedHttp, UpstreamResponse
 from llm_client._transport.envelope import chat_result
-from llm_client._transport.error_text import body_error_text, clip
+from llm_client._transport.error_text import body_error_text, clip, retry_after_seconds
 
 log = get_logger(__name__)
 
@@ -53,17 +52,6 @@ def chat_completions_url(url: str) -> str:
     elif not path.endswith(_CHAT_PATH):
         path += _CHAT_PATH
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """``Retry-After`` as seconds (delta-seconds form only; HTTP dates are ignored)."""
-    if value is None:
-        return None
-    text = value.strip()
-    if not text.replace(".", "", 1).isdigit():
-        return None
-    seconds = float(text)
-    return seconds if math.isfinite(seconds) else None
 
 
 def _provider_error_type(body: bytes) -> str | None:

@@ -27,24 +27,38 @@ from memory_worker.settings import get_settings
 from memory_worker.storage.connections import RedisHandle
 
 if TYPE_CHECKING:
-    from llm_client import BreakerView
+    from llm_client import BreakerView, TargetStatus
 
 
 @breakers_app.command("list")
 def breakers_list(as_json: JsonFlag = False) -> None:
-    """Every configured or stored breaker: state, failures, trips, cooldown."""
-    from memory_worker.ops.metrics import fleet_breakers, route_target_ids
+    """Every configured or stored breaker: state, failures, trips, cooldown; and for routed
+    targets what holds them back beyond it (cooling, caps, slowness) and their latency."""
+    from llm_client import load_routes, target_statuses
+    from memory_worker.ops.metrics import fleet_breakers
 
     settings = get_settings()
-    targets = route_target_ids(settings, strict=True)  # a broken routes file is an error
+    # a broken routes file is an error (an empty table would read as "no breakers")
+    routes = load_routes(settings.routes_file, settings.route_defaults(), require_secrets=False)
 
-    async def action(handle: RedisHandle) -> list[BreakerView]:
-        return await fleet_breakers(handle.client, settings).list(targets)
+    async def action(handle: RedisHandle) -> tuple[list[BreakerView], list[TargetStatus]]:
+        store = fleet_breakers(handle.client, settings)
+        return await store.list(routes.target_ids()), await target_statuses(store, routes)
 
-    views = run_sync(with_redis(settings, action))
+    views, statuses = run_sync(with_redis(settings, action))
+    gates = {s.target: s for s in statuses}
     if as_json:
-        print_json([v.as_dict() for v in views])
+        print_json(
+            [
+                {**v.as_dict(), "gateway": g.as_dict() if (g := gates.get(v.target)) else None}
+                for v in views
+            ]
+        )
         return
+    out.print(_breaker_table(views, gates))
+
+
+def _breaker_table(views: list[BreakerView], gates: dict[str, TargetStatus]) -> Table:
     colour = {"closed": "green", "half_open": "yellow", "open": "red"}
     table = Table(
         "target",
@@ -55,9 +69,15 @@ def breakers_list(as_json: JsonFlag = False) -> None:
         "cooldown left",
         "probe",
         "window fail/calls",
+        "gateway",
+        "latency",
     )
     for v in views:
         state = v.circuit.value
+        gate = gates.get(v.target)
+        latency = "-"
+        if gate is not None and gate.latency_mean_ms is not None:
+            latency = f"{gate.latency_mean_ms} ms ({gate.latency_samples})"
         table.add_row(
             v.target,
             f"[{colour.get(state, 'white')}]{state}[/]",
@@ -67,8 +87,10 @@ def breakers_list(as_json: JsonFlag = False) -> None:
             f"{v.cooldown_remaining_s:.0f}s",
             "yes" if v.probe_in_flight else "-",
             f"{v.window_failures}/{v.window_calls}",
+            "\n".join(gate.notes) if gate is not None and gate.notes else "-",
+            latency,
         )
-    out.print(table)
+    return table
 
 
 @breakers_app.command("reset")

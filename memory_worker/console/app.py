@@ -132,7 +132,8 @@ class Console:
         self.keys = Keys(settings.key_prefix)
         self.cards = cards_client(settings, redis)  # MEMORY_CARDS_URL, else ``redis``
         self.env = environment()
-        self.routes = data.route_targets(data.load_console_routes(settings))
+        self.route_config = data.load_console_routes(settings)
+        self.routes = data.route_targets(self.route_config)
         self.targets = list(dict.fromkeys(t for ts in self.routes.values() for t in ts))
         self.css = (
             resources.files("memory_worker.console") / "static" / "console.css"
@@ -305,8 +306,16 @@ class Console:
         )
 
     async def breakers(self, request: web.Request) -> web.Response:
-        rows = await data.breakers_data(self.redis, self.settings, self.routes)
-        return await self.render(request, "breakers.html.j2", rows=rows, done=request.query)
+        rows = await data.breakers_data(
+            self.redis, self.settings, self.routes, config=self.route_config
+        )
+        return await self.render(
+            request,
+            "breakers.html.j2",
+            rows=rows,
+            done=request.query,
+            buckets=data.LATENCY_BUCKET_LABELS,
+        )
 
     async def events(self, request: web.Request) -> web.Response:
         workflow = request.query.get("workflow") or None

@@ -24,6 +24,7 @@ from arq.connections import ArqRedis
 from pydantic import SecretStr
 
 from llm_client import (
+    LATENCY_BUCKETS_MS,
     BreakerStore,
     BreakerView,
     Circuit,
@@ -32,8 +33,10 @@ from llm_client import (
     RoutesConfig,
     RoutesError,
     RoutingEvent,
+    TargetStatus,
     as_text,
     load_routes,
+    target_statuses,
 )
 from memory_worker.keys import Keys
 from memory_worker.models import RouteError, RunStatus
@@ -281,6 +284,15 @@ class BreakerRow:
     view: BreakerView
     workflows: tuple[str, ...]
     last_probe: RoutingEvent | None
+    #: Cooling, caps, latency and slowness (None: not a routed target, or no routes).
+    gate: TargetStatus | None = None
+
+
+#: The fleet-wide latency histogram's columns (``LATENCY_BUCKETS_MS``, then the rest).
+LATENCY_BUCKET_LABELS: tuple[str, ...] = (
+    *(f"≤{ms / 1000:g}s" for ms in LATENCY_BUCKETS_MS),
+    f">{LATENCY_BUCKETS_MS[-1] / 1000:g}s",
+)
 
 
 _PROBE_TYPES = frozenset(
@@ -289,10 +301,16 @@ _PROBE_TYPES = frozenset(
 
 
 async def breakers_data(
-    redis: ArqRedis, settings: Settings, routes: Mapping[str, Sequence[str]]
+    redis: ArqRedis,
+    settings: Settings,
+    routes: Mapping[str, Sequence[str]],
+    *,
+    config: RoutesConfig | None = None,
 ) -> list[BreakerRow]:
-    """Every routed target's breaker, plus the newest probe-related event of each."""
+    """Every routed target's breaker, plus the newest probe-related event of each, and
+    (with the routes' ``config``) its gate: cooling, caps, latency, slowness."""
     store: BreakerStore = fleet_breakers(redis, settings)
+    gates = {} if config is None else {s.target: s for s in await target_statuses(store, config)}
     targets = list(dict.fromkeys(t for ts in routes.values() for t in ts))
     # without usable routes, every stored breaker (a keyspace SCAN, like `breakers list`)
     views = await (store.views(targets) if targets else store.list())
@@ -308,6 +326,7 @@ async def breakers_data(
             view=v,
             workflows=tuple(wf for wf, ts in routes.items() if v.target in ts),
             last_probe=last.get(v.target),
+            gate=gates.get(v.target),
         )
         for v in views
     ]

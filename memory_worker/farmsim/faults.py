@@ -19,7 +19,10 @@ Codes: ``job_failed`` puts ``{code, message}`` in ``result.error``;
 one it only carries ``message`` as a top-level error); ``job_failed_string``
 gives ``result.error`` as the string ``"CODE: message"``; ``submit_status``
 with a ``code`` answers ``{"code", "message"}`` (a farm-level error such as
-``404 SERVICE_NOT_FOUND``) instead of ``{"error": message}``. ``stuck_queued``
+``404 SERVICE_NOT_FOUND``) instead of ``{"error": message}``. A ``submit_status``
+(or, on the direct endpoint, ``upstream_status``) with ``seconds`` sends them as its
+``Retry-After`` header: ``429 too many requests`` with ``seconds=30`` is a farm asking
+for a 30 s pause. ``slow`` with ``seconds`` makes the service's jobs run that long. ``stuck_queued``
 keeps a job QUEUED (for ``seconds``, or forever); the direct endpoint has no
 queue and answers normally under it. ``job_failed_error_code`` fails the
 job the way a status-level farm reports it: ``error_code`` beside the status word
@@ -81,6 +84,11 @@ WIRE_FAULTS: frozenset[FaultKind] = frozenset(
 
 #: Wire faults that also act on polls of existing jobs (a refusal is submit-only).
 POLL_FAULTS: frozenset[FaultKind] = WIRE_FAULTS - {FaultKind.SUBMIT_STATUS}
+
+#: Faults that answer a status: their ``seconds`` is the answer's ``Retry-After``.
+STATUS_FAULTS: frozenset[FaultKind] = frozenset(
+    {FaultKind.SUBMIT_STATUS, FaultKind.UPSTREAM_STATUS}
+)
 
 #: Faults whose ``seconds`` is how long they stay active (on the simulator's clock).
 WINDOW_FAULTS: frozenset[FaultKind] = frozenset({FaultKind.JOB_NOT_FOUND})
@@ -161,6 +169,24 @@ def parse_fault_spec(spec: str) -> tuple[str, Fault]:
         known = ", ".join(k.value for k in FaultKind)
         raise ValueError(f"--fault {spec!r}: unknown kind (known: {known})") from None
     return (service.strip() or ANY_SERVICE), fault
+
+
+def status_answer(fault: Fault) -> tuple[int, dict[str, str], dict[str, str]]:
+    """A ``submit_status`` fault's answer: status, JSON body (with a ``code``: a farm-level
+    error answer) and headers."""
+    status = fault.status_code or DEFAULT_SUBMIT_STATUS
+    message = fault.message or DEFAULT_SUBMIT_MESSAGE
+    if fault.code is not None:
+        return status, {"code": fault.code, "message": message}, retry_after(fault)
+    return status, {"error": message}, retry_after(fault)
+
+
+def retry_after(fault: Fault) -> dict[str, str]:
+    """The ``Retry-After`` header a status fault with ``seconds`` answers with (a farm
+    naming its pause), else none."""
+    if fault.kind in STATUS_FAULTS and fault.seconds is not None:
+        return {"Retry-After": f"{fault.seconds:g}"}
+    return {}
 
 
 @dataclass(slots=True)

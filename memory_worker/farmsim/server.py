@@ -54,13 +54,13 @@ from memory_worker.farmsim.embedder import EmbedderKind, SimEmbedder, make_embed
 from memory_worker.farmsim.faults import (
     ANY_SERVICE,
     DEFAULT_SLOW_SECONDS,
-    DEFAULT_SUBMIT_MESSAGE,
-    DEFAULT_SUBMIT_STATUS,
     POLL_FAULTS,
     WIRE_FAULTS,
     Fault,
     FaultBook,
     FaultKind,
+    retry_after,
+    status_answer,
 )
 from memory_worker.farmsim.jobs import (
     DEFAULT_STYLES,
@@ -82,8 +82,9 @@ STAT_FIELDS: tuple[str, ...] = ("submits", "polls", "succeeded", "failed", "reje
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def _json(data: Any, status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(data), status=status, content_type="application/json")
+def _json(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> web.Response:
+    body = orjson.dumps(data)
+    return web.Response(body=body, status=status, content_type="application/json", headers=headers)
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -344,11 +345,8 @@ class FarmSimulator:
     async def _wire_fault(self, request: web.Request, fault: Fault) -> web.StreamResponse:
         """Answer (or not) under a fault acting on the HTTP exchange."""
         if fault.kind is FaultKind.SUBMIT_STATUS:
-            status = fault.status_code or DEFAULT_SUBMIT_STATUS
-            if fault.code is not None:  # a farm-level error answer carrying a code
-                message = fault.message or DEFAULT_SUBMIT_MESSAGE
-                return _json({"code": fault.code, "message": message}, status=status)
-            return _error(status, fault.message or DEFAULT_SUBMIT_MESSAGE)
+            status, answer, headers = status_answer(fault)
+            return _json(answer, status=status, headers=headers)
         if fault.kind is FaultKind.MALFORMED_ENVELOPE:
             body, content_type = backends.malformed_body(self._malformed)
             self._malformed += 1
@@ -524,9 +522,8 @@ class FarmSimulator:
         self._seq += 1
         reply = backends.direct_reply(raw, fault, scripted, f"direct-{self._seq:06d}")
         self._bump(service, "succeeded" if reply.status_code < 400 else "failed")
-        return web.Response(
-            body=reply.body, status=reply.status_code, content_type=reply.content_type
-        )
+        headers = {"Content-Type": reply.content_type, **retry_after(fault)}
+        return web.Response(body=reply.body, status=reply.status_code, headers=headers)
 
     # ------------------------------------------------------------------ banner and admin
 

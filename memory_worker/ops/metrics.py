@@ -99,7 +99,12 @@ class Sample:
 
 def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
     """The fleet's breaker store for these settings (read side: CLI, metrics, health)."""
-    return BreakerStore(redis, Keys(settings.key_prefix), settings.breaker_config())
+    return BreakerStore(
+        redis,
+        Keys(settings.key_prefix),
+        settings.breaker_config(),
+        gateway=settings.gateway_config(),
+    )
 
 
 def route_map(settings: Settings) -> dict[str, list[str]]:

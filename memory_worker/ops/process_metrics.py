@@ -21,7 +21,18 @@ settings):
   to its settlement (completed, failed, deferred, abandoned, store_error, shutdown);
 - ``memory_worker_claim_wait_seconds{worker}`` — how long a run had been claimable when
   this worker claimed it: since it was queued or released, since its retry fell due, or
-  since its lease expired.
+  since its lease expired;
+- ``memory_worker_claim_seconds{worker}`` — the claim's own round trip (the gate's read
+  excluded);
+- ``memory_worker_farm_call_seconds{worker, workflow, target, outcome}`` — one routed
+  attempt (outcome ``success``, ``failure``, ``neutral``, ``not_charged`` or
+  ``cancelled``); this object is the walker's observer;
+- ``memory_worker_capacity_wait_seconds{worker, workflow}`` — how long a routed call
+  waited for capacity (busy answers, caps), from the first busy answer to the end of its
+  walk.
+
+The fleet-wide view of a target's latency — the one slow-node detection reads and the
+console shows — lives in Redis with its breaker (``llm_client.TargetStatus``).
 
 Every label value is known up front, so every series exists at 0 from the start.
 """
@@ -37,6 +48,7 @@ from prometheus_client import Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from llm_client import WalkObserver
 from memory_worker.pipeline.ticks import TickOutcome
 from memory_worker.settings import Settings
 from memory_worker.version import __version__
@@ -48,6 +60,9 @@ PROCESS_LABEL = "worker"
 TICK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600)
 RUN_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 900, 3600)
 CLAIM_WAIT_BUCKETS = (0.05, 0.1, 0.5, 1, 5, 15, 30, 60, 300, 900, 1800, 3600, 4 * 3600, 86400)
+CLAIM_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
+FARM_CALL_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900)
+CAPACITY_WAIT_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
 #: How a claimed run's processing ended (the tick outcomes a claimed run can have).
 RUN_OUTCOMES = tuple(o.value for o in TickOutcome if o is not TickOutcome.IDLE)
@@ -59,7 +74,8 @@ def process_name() -> str:
 
 
 class WorkerMetrics(Collector):
-    """One worker process's slots and durations; a collector for its endpoint."""
+    """One worker process's slots and durations; the walker's observer, and a collector for
+    its endpoint."""
 
     def __init__(self, worker: str | None = None) -> None:
         self.worker = worker or process_name()
@@ -92,6 +108,28 @@ class WorkerMetrics(Collector):
             buckets=CLAIM_WAIT_BUCKETS,
             registry=None,
         )
+        self.claim = Histogram(
+            f"{NS}_claim_seconds",
+            "Round trip of this worker's run claims.",
+            labels,
+            buckets=CLAIM_BUCKETS,
+            registry=None,
+        )
+        self.farm_call = Histogram(
+            f"{NS}_farm_call_seconds",
+            "Routed farm attempts of this worker by workflow, target and outcome.",
+            [*labels, "workflow", "target", "outcome"],
+            buckets=FARM_CALL_BUCKETS,
+            registry=None,
+        )
+        self.capacity_wait = Histogram(
+            f"{NS}_capacity_wait_seconds",
+            "Time a routed call of this worker waited for capacity (busy answers, caps).",
+            [*labels, "workflow"],
+            buckets=CAPACITY_WAIT_BUCKETS,
+            registry=None,
+        )
+        self.claim.labels(self.worker)
         for outcome in TickOutcome:  # every series at 0 from the start
             self.tick.labels(self.worker, outcome.value)
         for run_outcome in RUN_OUTCOMES:
@@ -116,15 +154,30 @@ class WorkerMetrics(Collector):
     def claimed(self, waited_seconds: float) -> None:
         self.claim_wait.labels(self.worker).observe(max(waited_seconds, 0.0))
 
+    def claim_answered(self, seconds: float) -> None:
+        self.claim.labels(self.worker).observe(max(seconds, 0.0))
+
+    # --- the walker's observer (llm_client.WalkObserver) ------------------------------------
+
+    def attempt_finished(self, workflow: str, target: str, outcome: str, seconds: float) -> None:
+        self.farm_call.labels(self.worker, workflow, target, outcome).observe(max(seconds, 0.0))
+
+    def capacity_waited(self, workflow: str, seconds: float) -> None:
+        self.capacity_wait.labels(self.worker, workflow).observe(max(seconds, 0.0))
+
     def describe(self) -> Iterable[Metric]:
         return []
 
     def collect(self) -> Iterator[Metric]:
-        for metric in (self.slots, self.busy, self.tick, self.run, self.claim_wait):
+        metrics = (self.slots, self.busy, self.tick, self.run, self.claim_wait, self.claim)
+        for metric in (*metrics, self.farm_call, self.capacity_wait):
             for family in metric.collect():
                 # no ``…_created`` gauges: a series' start time no alert or dashboard reads
                 family.samples = [s for s in family.samples if not s.name.endswith("_created")]
                 yield family
+
+
+_: type[WalkObserver] = WorkerMetrics  # structural check: it is a walk observer
 
 
 @lru_cache(maxsize=1)

@@ -11,7 +11,8 @@ heartbeat to be fresh.
 Who exports which series (§11): ``serve`` alone exports the fleet's series (sampled from
 Redis: runs, counters, breakers, routes, pages, the stores' health); ``run --serve``
 exports only its own process's (:mod:`memory_worker.ops.process_metrics`, labelled
-``worker``), so summing a family over every endpoint counts each thing once. Both export
+``worker``: slots, ticks, runs, claims, farm calls and capacity waits), so summing a
+family over every endpoint counts each thing once. Both export
 ``memory_worker_build_info`` and the standard ``process_*`` series. Off loopback the console needs a token
 (:mod:`memory_worker.console.auth`) and will not start without one.
 

@@ -240,7 +240,9 @@ class TickRunner:
             if self.gate is not None and await self.gate.blocked():
                 log.info("tick_deferred_route_open", worker=self.worker_id)
                 return TickOutcome.DEFERRED
+            started = time.monotonic()
             result = await self.store.claim_detailed(self.worker_id)
+            self.metrics.claim_answered(time.monotonic() - started)
         except RedisError as exc:
             log.warning("tick_store_error", error=type(exc).__name__)
             return TickOutcome.STORE_ERROR

@@ -19,9 +19,10 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
 
-from llm_client import EMBEDDING, BreakerConfig, ClientConfig, RouteDefaults
+from llm_client import EMBEDDING, BreakerConfig, ClientConfig, GatewayConfig, RouteDefaults
 from memory_worker.settings.checks import PromptVersion, contradictions, load_checked
 from memory_worker.settings.console import ConsoleSettings
+from memory_worker.settings.gateway import GatewaySettings
 from memory_worker.settings.memory_use import MemoryUseSettings
 from memory_worker.settings.recall import RecallSettings
 from memory_worker.settings.types import (
@@ -42,12 +43,14 @@ def _alias(name: str) -> AliasChoices:
     return AliasChoices(name)
 
 
-class Settings(RecallSettings, MemoryUseSettings, ConsoleSettings):
-    """memory-worker configuration (env vars override defaults). Three groups of fields are
+class Settings(RecallSettings, MemoryUseSettings, ConsoleSettings, GatewaySettings):
+    """memory-worker configuration (env vars override defaults). Four groups of fields are
     declared in bases, each read together by one part: the §16 ranking knobs of recall
     (:class:`~memory_worker.settings.recall.RecallSettings`), how the bot uses memory
-    (:class:`~memory_worker.settings.memory_use.MemoryUseSettings`) and the operator
-    console (:class:`~memory_worker.settings.console.ConsoleSettings`)."""
+    (:class:`~memory_worker.settings.memory_use.MemoryUseSettings`), the operator console
+    (:class:`~memory_worker.settings.console.ConsoleSettings`) and the gateway's cooling,
+    caps, load sharing and slow nodes
+    (:class:`~memory_worker.settings.gateway.GatewaySettings`)."""
 
     model_config = SettingsConfigDict(
         env_prefix="MEMORY_",
@@ -533,6 +536,20 @@ class Settings(RecallSettings, MemoryUseSettings, ConsoleSettings):
             cooldown_seconds=self.breaker_cooldown_seconds,
             cooldown_max_seconds=self.breaker_cooldown_max_seconds,
             timeout_min_slice_seconds=self.breaker_timeout_min_slice_seconds,
+        )
+
+    def gateway_config(self) -> GatewayConfig:
+        """Cooling, caps, load sharing and slow nodes (§3, §6)."""
+        return GatewayConfig(
+            retry_after_max_seconds=self.retry_after_max_seconds,
+            rate_burst=self.routing_rate_burst,
+            latency_window_seconds=self.routing_latency_window_seconds,
+            outlier_factor=self.routing_outlier_factor,
+            outlier_min_samples=self.routing_outlier_min_samples,
+            outlier_min_gap_ms=self.routing_outlier_min_gap_ms,
+            outlier_max_share=self.routing_outlier_max_share,
+            balance=self.routing_balance,
+            chars_per_token=self.routing_chars_per_token,
         )
 
     def route_defaults(self) -> RouteDefaults:

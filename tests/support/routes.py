@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-Target = Mapping[str, str]
+Target = Mapping[str, object]
 
 
 def farm_target(service: str, model: str | None = None, *, endpoint: str | None = None) -> Target:
     """A Discovery-farm target; what is left out takes the workflow's default."""
-    target = {"transport": "discovery", "service": service}
+    target: dict[str, object] = {"transport": "discovery", "service": service}
     if endpoint is not None:
         target["endpoint"] = endpoint
     if model is not None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from arq.connections import ArqRedis
@@ -14,6 +15,7 @@ from redis.asyncio import Redis
 from llm_client._breaker.model import BreakerConfig, Circuit, Outcome
 from llm_client._breaker.store import BreakerStore
 from llm_client._errors import TaskTimeout
+from llm_client._gateway.model import GatewayConfig
 from llm_client._routing.events import RoutingEvent
 from llm_client._routing.routes import RouteDefaults, RoutesConfig, RouteTarget, parse_routes
 from llm_client._routing.walk import WalkerConfig
@@ -90,8 +92,14 @@ class RecordingSink:
         return [e for e in self.events if e.type == event_type]
 
 
-def routes_of(*targets: str, workflow: str = "memory_extraction", **budget: Any) -> RoutesConfig:
-    """A route whose targets are ``provider/model`` ids on fake OpenAI-compatible URLs."""
+def routes_of(
+    *targets: str,
+    workflow: str = "memory_extraction",
+    per_target: Mapping[str, Mapping[str, Any]] | None = None,
+    **budget: Any,
+) -> RoutesConfig:
+    """A route whose targets are ``provider/model`` ids on fake OpenAI-compatible URLs
+    (``per_target``: more keys of a target's table, e.g. its tier and caps)."""
     raw_targets = []
     for target in targets:
         provider, model = target.split("/", 1)
@@ -101,6 +109,7 @@ def routes_of(*targets: str, workflow: str = "memory_extraction", **budget: Any)
                 "provider": provider,
                 "url": f"http://{provider}.test/v1",
                 "model": model,
+                **(per_target or {}).get(target, {}),
             }
         )
     raw = {"routes": {workflow: {"targets": raw_targets, **budget}}}
@@ -119,13 +128,19 @@ def make_walker(
     breaker: BreakerConfig = FAST_BREAKER,
     probe_interval: float = 15.0,
     clock: Callable[[], float] = time.time,
+    gateway: GatewayConfig | None = None,
+    seed: int | None = None,
 ) -> Walker:
-    store = BreakerStore(redis, Keys(key_prefix), breaker, clock=clock)
+    gateway = gateway or GatewayConfig()
+    store = BreakerStore(redis, Keys(key_prefix), breaker, clock=clock, gateway=gateway)
     return Walker(
         routes,
         store,
         sink,
-        config=WalkerConfig(probe_interval_seconds=probe_interval, probe_lease_grace_seconds=1.0),
+        config=WalkerConfig(
+            probe_interval_seconds=probe_interval, probe_lease_grace_seconds=1.0, gateway=gateway
+        ),
+        rng=None if seed is None else random.Random(seed),
     )
 
 

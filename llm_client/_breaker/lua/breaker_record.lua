@@ -1,18 +1,63 @@
--- breaker.record — KEYS: hash, window[, success counter]; ARGV: generation, outcome, now,
--- failure_threshold, rate_min_calls, rate_window_ms, rate_threshold, cooldown_ms,
--- cooldown_max_ms, hash ttl, window ttl[, counter field]. With the counter, a success also
--- counts itself there (the attempt metrics, in the same round trip), whatever the generation.
--- Returns the transition ("opened", "reopened", "closed") or "".
--- A closed breaker's success (most calls) costs HMGET, HINCRBY seq and ZADD: it sets the
--- TTLs only when ``ttl_at`` says they may be missing or a window old (module docstring).
+-- breaker.record — KEYS: hash, window, in-flight slots[, success counter].
+-- ARGV: 1 generation, 2 outcome, 3 now, 4 failure_threshold, 5 rate_min_calls,
+-- 6 rate_window_ms, 7 rate_threshold, 8 cooldown_ms, 9 cooldown_max_ms, 10 hash ttl,
+-- 11 window ttl, 12 slot ('' = none), 13 cool_ms (0 = none), 14 elapsed_ms (-1 = none),
+-- 15 latency window ms, 16 latency bucket field, 17 tokens[, 18 counter field].
+-- With the counter, a success also counts itself there (the attempt metrics, in the same
+-- round trip), whatever the generation. Returns the transition ("opened", "reopened",
+-- "closed") or "".
+-- Whatever the generation (they are facts about the target, not the breaker's business):
+-- the attempt's slot is freed, a Retry-After cools the target (never shortening a longer
+-- cooling), and a success's latency (two windows + a histogram bucket) and tokens (today's,
+-- UTC) are noted. Every field change goes out in one HSET at the end.
+-- A closed breaker's success (most calls) costs HMGET, HSET and ZADD: it sets the TTLs
+-- only when ``ttl_at`` says they may be missing or a window old (module docstring).
 local h, w = KEYS[1], KEYS[2]
-if KEYS[3] and ARGV[2] == 'success' then redis.call('HINCRBY', KEYS[3], ARGV[12], 1) end
+if ARGV[12] ~= '' then redis.call('ZREM', KEYS[3], ARGV[12]) end
+if KEYS[4] and ARGV[2] == 'success' then redis.call('HINCRBY', KEYS[4], ARGV[18], 1) end
 local now = tonumber(ARGV[3])
 local window_ms = tonumber(ARGV[6])
-local v = redis.call('HMGET', h, 'opened', 'gen', 'consec', 'trips', 'ttl_at')
+local v = redis.call('HMGET', h, 'opened', 'gen', 'consec', 'trips', 'ttl_at', 'seq',
+  'cool_until', 'lw', 'ls', 'lc', 'ps', 'pc', ARGV[16], 'tok_day', 'tok_used')
 local gen, consec, trips = num(v[2]), num(v[3]), num(v[4])
-if tonumber(ARGV[1]) ~= gen then return '' end
 local outcome = ARGV[2]
+local set = {}
+local function put(field, value)
+  set[#set + 1] = field
+  set[#set + 1] = value
+end
+local function flush(expire)
+  if #set == 0 then return end
+  redis.call('HSET', h, unpack(set))
+  if expire then redis.call('PEXPIRE', h, ARGV[10]) end
+end
+
+local cool = now + tonumber(ARGV[13])
+if cool > now and cool > num(v[7]) then put('cool_until', s(cool)) end
+local elapsed = tonumber(ARGV[14])
+if outcome == 'success' and elapsed >= 0 then
+  local lw, ls, lc, ps, pc = num(v[8]), num(v[9]), num(v[10]), num(v[11]), num(v[12])
+  local index = math.floor(now / tonumber(ARGV[15]))
+  if index == lw + 1 then
+    lw, ls, lc, ps, pc = index, elapsed, 1, ls, lc
+  elseif index > lw + 1 then
+    lw, ls, lc, ps, pc = index, elapsed, 1, 0, 0
+  else  -- this window (or a worker whose clock is behind): the current one
+    ls, lc = ls + elapsed, lc + 1
+  end
+  put('lw', s(lw)); put('ls', s(ls)); put('lc', s(lc)); put('ps', s(ps)); put('pc', s(pc))
+  put(ARGV[16], s(num(v[13]) + 1))
+  local tokens = tonumber(ARGV[17])
+  if tokens > 0 then
+    local day = math.floor(now / 86400000)
+    if num(v[14]) == day then tokens = num(v[15]) + tokens end
+    put('tok_day', s(day)); put('tok_used', s(tokens))
+  end
+end
+if tonumber(ARGV[1]) ~= gen then
+  flush(true)
+  return ''
+end
 
 local function cooldown(t)
   local e = t - 1
@@ -28,7 +73,8 @@ end
 -- reader prunes by time (the rate rule right below, breaker.view). Returns whether
 -- this is a 16th call.
 local function add_call(failed)
-  local seq = redis.call('HINCRBY', h, 'seq', 1)
+  local seq = num(v[6]) + 1
+  put('seq', s(seq))
   local lazy = seq % 16 == 0
   if failed == '1' or lazy then
     redis.call('ZREMRANGEBYSCORE', w, '-inf', s(now - window_ms))
@@ -47,14 +93,16 @@ if num(v[1]) == 0 then
       -- (or the mark is a window ahead: a worker whose clock is off keeps the TTLs right,
       -- at the old cost).
       redis.call('PEXPIRE', w, ARGV[11])
-      redis.call('PEXPIRE', h, ARGV[10])
-      redis.call('HSET', h, 'consec', '0', 'ttl_at', s(now))
+      put('consec', '0')
+      put('ttl_at', s(now))
+      flush(true)
       return ''
     end
     -- Set at ttl_at: the hash outlives it by a week plus a window, the window by two
     -- windows (plus margin), so both outlive this call by their own spans.
     if lazy then redis.call('PEXPIRE', w, ARGV[11]) end
-    if consec ~= 0 then redis.call('HSET', h, 'consec', '0') end
+    if consec ~= 0 then put('consec', '0') end
+    flush(false)
     return ''
   elseif outcome == 'failure' then
     add_call('1')
@@ -73,32 +121,34 @@ if num(v[1]) == 0 then
     end
     if trip then
       trips = trips + 1
-      redis.call('HSET', h, 'opened', '1', 'gen', s(gen + 1), 'consec', s(consec),
-        'trips', s(trips), 'opened_at', s(now), 'open_until', s(now + cooldown(trips)),
-        'probe_until', '0', 'ttl_at', s(now))
+      put('opened', '1'); put('gen', s(gen + 1)); put('consec', s(consec))
+      put('trips', s(trips)); put('opened_at', s(now))
+      put('open_until', s(now + cooldown(trips))); put('probe_until', '0')
+      put('ttl_at', s(now))
       transition = 'opened'
     else
-      redis.call('HSET', h, 'consec', s(consec), 'gen', s(gen), 'ttl_at', s(now))
+      put('consec', s(consec)); put('gen', s(gen)); put('ttl_at', s(now))
     end
   else
+    flush(true)  -- neutral / not charged: only the gate's changes (a Retry-After)
     return ''
   end
 else
   gen = gen + 1
   if outcome == 'success' then
     -- ttl_at 0: the next success gives the window this DEL removes its TTL again.
-    redis.call('HSET', h, 'opened', '0', 'gen', s(gen), 'consec', '0', 'trips', '0',
-      'opened_at', '0', 'open_until', '0', 'probe_until', '0', 'ttl_at', '0')
+    put('opened', '0'); put('gen', s(gen)); put('consec', '0'); put('trips', '0')
+    put('opened_at', '0'); put('open_until', '0'); put('probe_until', '0'); put('ttl_at', '0')
     redis.call('DEL', w)
     transition = 'closed'
   elseif outcome == 'failure' then
     trips = trips + 1
-    redis.call('HSET', h, 'gen', s(gen), 'consec', s(consec + 1), 'trips', s(trips),
-      'open_until', s(now + cooldown(trips)), 'probe_until', '0')
+    put('gen', s(gen)); put('consec', s(consec + 1)); put('trips', s(trips))
+    put('open_until', s(now + cooldown(trips))); put('probe_until', '0')
     transition = 'reopened'
   else
-    redis.call('HSET', h, 'gen', s(gen), 'probe_until', '0')
+    put('gen', s(gen)); put('probe_until', '0')
   end
 end
-redis.call('PEXPIRE', h, ARGV[10])
+flush(true)
 return transition
