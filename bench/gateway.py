@@ -146,7 +146,9 @@ async def fleet(
         yield running
     finally:
         during = await charges(bench, prefix)
-        running.stop()
+        # in a thread: the farm simulator shares this event loop and must keep answering
+        # the calls the stopping workers finish (a blocked loop would time them out)
+        await asyncio.to_thread(running.stop)
         for log in logs:
             log.close()
         after = await charges(bench, prefix)

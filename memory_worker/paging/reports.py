@@ -408,12 +408,13 @@ class AdminReporter:
         )
         text = render_resolved(incident, now_ms=now, counts=counts, waiting_runs=waiting)
         page_id = f"{now}-{secrets.token_hex(4)}" if self.configured else None
+        dedupe_key = f"{RESOLVED}:{incident.started_ms}"
         fields = {
             "text": text,
             "event_type": RESOLVED,
             "workflow": ",".join(sorted(incident.routes)),
             "severity": "info",
-            "dedupe_key": f"{RESOLVED}:{incident.started_ms}",
+            "dedupe_key": dedupe_key,
             "created_at": str(now),
         }
         if not await self.incidents.resolve(
@@ -422,7 +423,9 @@ class AdminReporter:
             return False  # another worker ended it first (or it changed meanwhile)
         lasted_s = round((now - incident.started_ms) / 1000, 1)
         if page_id is None:
-            log.warning("admin.page_not_configured", event_type=RESOLVED, text=text)
+            log.warning(
+                "admin.page_not_configured", dedupe_key=dedupe_key, event_type=RESOLVED, text=text
+            )
         else:
             log.info("admin.incident_resolved", page_id=page_id, lasted_s=lasted_s)
         return True
