@@ -44,12 +44,10 @@ async def test_a_sigterm_mid_farm_call_charges_no_breaker(
     )
     workers = fleet.start(2)
     await MemoryQueue(RedisHandle(redis, reveal(settings.redis_url) or ""), settings).wake()
-    submitted = lambda: (
-        sim.submits(settings.extraction_service)
-        + sim.submits(  # noqa: E731
-            settings.embedder_service
-        )
-    )
+
+    def submitted() -> int:
+        return sim.submits(settings.extraction_service) + sim.submits(settings.embedder_service)
+
     await eventually(lambda: submitted() >= 3, timeout=60)
     for worker in workers:
         worker.terminate()
