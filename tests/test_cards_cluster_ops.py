@@ -44,7 +44,8 @@ from tests.support.cluster import PASSWORD, LocalCluster, Node, revive
 from tests.support.logs import capture_logs
 from tests.support.replies import sync_answer, sync_command
 
-pytestmark = pytest.mark.slow
+# one module cluster, used in order: a test moves slots, the next kills a master
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cluster-ops")]
 
 CHATS = 50
 BUSY = 7  # the chat whose slot moves
@@ -170,9 +171,8 @@ def migrate_slot(cluster: LocalCluster, slot: int, target: Node, moved: threadin
         )
         batches += 1
         time.sleep(0.02)  # let writers meet the half-moved slot
-    for node in cluster.nodes[: cluster.masters]:
-        if node.alive:
-            sync_command(node.client(), "CLUSTER SETSLOT", slot, "NODE", target.node_id)
+    for node in cluster.current_masters():
+        sync_command(node.client(), "CLUSTER SETSLOT", slot, "NODE", target.node_id)
     assert batches > 1
     moved.set()
 
@@ -201,7 +201,7 @@ async def test_a_busy_chats_slot_moves_under_load_and_no_card_is_lost_or_doubled
     store = CardStore(cluster_client, keys)
     slot = slot_of(cluster, keys.chat_tag(BUSY))
     home = cluster.master_of_slot(slot)
-    away = next(n for n in cluster.nodes[: cluster.masters] if n is not home)
+    away = next(n for n in cluster.current_masters() if n is not home)
     applied: list[tuple[int, float]] = []
     there, back = threading.Event(), threading.Event()
     moving: list[tuple[float, float]] = []

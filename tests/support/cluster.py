@@ -163,6 +163,18 @@ class LocalCluster:
                         return next(n for n in self.nodes if n.port == port)
         raise LookupError(f"no master for slot {slot}")
 
+    def current_masters(self) -> list[Node]:
+        """The live nodes that hold slots now (a failover may have swapped the roles)."""
+        holders: set[int] = set()
+        for node in self.nodes:
+            if not node.alive:
+                continue
+            with contextlib.suppress(redis.RedisError):
+                for _start, _end, *owners in sync_command(node.client(), "CLUSTER SLOTS"):
+                    holders.add(int(owners[0][1]))
+                break
+        return [n for n in self.nodes if n.alive and n.port in holders]
+
     def kill(self, node: Node) -> None:
         if node.process is not None and node.alive:
             node.process.kill()
