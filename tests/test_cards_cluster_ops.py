@@ -158,7 +158,7 @@ def migrate_slot(cluster: LocalCluster, slot: int, target: Node, moved: threadin
     """Move ``slot`` to ``target`` with SETSLOT IMPORTING/MIGRATING and MIGRATE, in batches."""
     source = cluster.master_of_slot(slot)
     assert source is not target
-    src, dst = source.client(), target.client()
+    src, dst = source.client(timeout=30), target.client(timeout=30)  # a loaded host stalls
     sync_command(dst, "CLUSTER SETSLOT", slot, "IMPORTING", source.node_id)
     sync_command(src, "CLUSTER SETSLOT", slot, "MIGRATING", target.node_id)
     batches = 0
