@@ -4,7 +4,7 @@
 the runs pages in ``runs_data``, the memory page in ``memory_data``),
 ``app`` serves it (routes, CSRF, token-gated actions, security headers; the forget action's
 preview and apply in ``forget_action``, a card's retract or correct with its preview in
-``card_action``), ``explain`` says what each figure counts and what to do about a farm
+``card_action``; what both share in ``actions``), ``explain`` says what each figure counts and what to do about a farm
 error, ``auth``
 decides who may read it (loopback or a token; pure) and ``gate`` applies that (login
 cookie, bearer, the wrong-token rate limit), and

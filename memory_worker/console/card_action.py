@@ -12,42 +12,23 @@ routing-event stream (ids only). Bad input is the page with its problem, nothing
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from memory_worker.console import data
+from memory_worker.console.actions import ACTOR, Console
 from memory_worker.errors import CardNotFound, CardNotLive, InvalidCorrection
 from memory_worker.ops.logs import get_logger
 
 if TYPE_CHECKING:
-    from arq.connections import ArqRedis
-
     from memory_worker.api import MemoryQueue
     from memory_worker.cards import Card
     from memory_worker.settings import Settings
-    from memory_worker.storage.connections import CardsRedis
 
 log = get_logger(__name__)
 
-ACTOR = "console"
 ACTIONS = ("retract", "correct")
-
-
-class Console(Protocol):
-    """What the actions need of :class:`memory_worker.console.app.Console`."""
-
-    redis: ArqRedis
-    settings: Settings
-    cards: CardsRedis
-
-    async def render(
-        self, request: web.Request, template: str, *, status: int = 200, **context: Any
-    ) -> web.Response: ...
-
-    async def authorize(
-        self, request: web.Request, action: str
-    ) -> web.Response | dict[str, str]: ...
 
 
 def _queue(console: Console) -> MemoryQueue:

@@ -11,41 +11,21 @@ text, so they render with ``MEMORY_CONSOLE_SHOW_MEMORY=0`` too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from memory_worker.console import data
+from memory_worker.console.actions import ACTOR, Console
 from memory_worker.errors import ForgetInputError
 from memory_worker.ops.logs import get_logger
 from memory_worker.privacy.forget import ForgetResult, ForgetScope
 from memory_worker.privacy.forgetter import Forgetter
 
 if TYPE_CHECKING:
-    from arq.connections import ArqRedis
-
-    from memory_worker.settings import Settings
-    from memory_worker.storage.connections import CardsRedis
+    pass
 
 log = get_logger(__name__)
-
-ACTOR = "console"
-
-
-class Console(Protocol):
-    """What the action needs of :class:`memory_worker.console.app.Console`."""
-
-    redis: ArqRedis
-    settings: Settings
-    cards: CardsRedis
-
-    async def render(
-        self, request: web.Request, template: str, *, status: int = 200, **context: Any
-    ) -> web.Response: ...
-
-    async def authorize(
-        self, request: web.Request, action: str
-    ) -> web.Response | dict[str, str]: ...
 
 
 def parse_form(q: Any) -> ForgetScope:
