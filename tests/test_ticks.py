@@ -12,6 +12,7 @@ from arq.constants import in_progress_key_prefix
 
 from memory_worker.keys import Keys
 from memory_worker.pipeline.ticks import (
+    GOING_ON,
     Mode,
     TickOutcome,
     TickPlan,
@@ -64,6 +65,11 @@ def test_followup_table(
             1,
         ),  # expired leases: running ticks may be dead
         (TickPlan(Mode.AMPLIFY, 0, 0), 0, 0, 4, 0),
+        # a productive tick going on itself is its own base: only the ramp's extra
+        (GOING_ON, 0, 1, 4, 1),
+        (GOING_ON, 2, 4, 4, 1),  # 2 + 1 < 4
+        (GOING_ON, 3, 4, 4, 0),  # at target: nothing queued
+        (GOING_ON, 0, 0, 1, 0),  # target 1: the tick itself is the one
     ],
 )
 def test_ticks_to_add(
@@ -94,6 +100,7 @@ PLANS = [
     TickPlan(Mode.PROBE, 1, 0, 15),
     TickPlan(Mode.IF_IDLE, 1),
     TickPlan(Mode.IF_NONE_PENDING, 1),
+    GOING_ON,
 ]
 
 

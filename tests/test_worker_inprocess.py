@@ -22,7 +22,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from llm_client import BackendUnavailable, TaskTimeout
 from memory_worker.models import RunStatus
 from memory_worker.pipeline.processing import ProcessResult
-from memory_worker.pipeline.runner import TickRunner
+from memory_worker.pipeline.runner import _SLOT, TickRunner
 from memory_worker.pipeline.ticks import Mode, TickPlan, TickQueue
 from memory_worker.runs import ClaimedRun, RunStore, now_ms
 from memory_worker.settings import Settings
@@ -155,6 +155,100 @@ async def test_runs_complete_and_pipeline_drains(
         await eventually(lambda: _no_ticks(ticks), every=0.02)
     assert processor.calls == 12
     assert processor.max_in_flight > 1  # amplification ramped the pipeline up
+
+
+class JobTally(FakeProcessor):
+    """Also notes the arq tick job each run was processed in."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        super().__init__(delay=delay)
+        self.jobs: list[str | None] = []
+
+    async def __call__(self, run: ClaimedRun, *, deadline: float) -> ProcessResult:
+        self.jobs.append(_SLOT.get())
+        return await super().__call__(run, deadline=deadline)
+
+
+@pytest.mark.parametrize(("loop_seconds", "jobs"), [(30.0, 1), (0.0, 12)])
+async def test_a_productive_tick_claims_the_next_run_in_its_own_job(
+    fast: Settings, redis: Any, redis_url: str, loop_seconds: float, jobs: int
+) -> None:
+    """§8: a completed run's follow-up is the tick itself while its loop window lasts, so
+    one arq job works the whole backlog of a one-slot pipeline; 0 = one run per job."""
+    settings = fast.model_copy(update={"worker_concurrency": 1, "tick_loop_seconds": loop_seconds})
+    store = await queued(redis, settings, 12)
+    processor = JobTally(delay=0.01)
+    async with workers(settings, redis_url, processor):
+        await TickRunner(settings=settings, redis=redis, processor=processor).wake()
+
+        async def done() -> bool:
+            return (await store.counts())["completed"] == 12
+
+        await eventually(done, every=0.02)
+        await eventually(lambda: _no_ticks(TickQueue(redis, store.keys)), every=0.02)
+    assert processor.calls == 12
+    assert len(set(processor.jobs)) == jobs
+    assert all(r.attempts == 1 for r in await store.list_runs(limit=20))
+
+
+async def test_a_tick_leaves_when_its_loop_window_ends(
+    fast: Settings, redis: Any, redis_url: str
+) -> None:
+    settings = fast.model_copy(update={"worker_concurrency": 1, "tick_loop_seconds": 0.15})
+    store = await queued(redis, settings, 12)
+    processor = JobTally(delay=0.05)
+    async with workers(settings, redis_url, processor):
+        await TickRunner(settings=settings, redis=redis, processor=processor).wake()
+
+        async def done() -> bool:
+            return (await store.counts())["completed"] == 12
+
+        await eventually(done, every=0.02)
+    per_job = [processor.jobs.count(j) for j in dict.fromkeys(processor.jobs)]
+    # each job goes on while its window lasts (≈ 3–4 runs of 50 ms), then hands over
+    assert 3 <= len(per_job) <= 8, per_job
+    assert max(per_job) <= 5, per_job
+
+
+async def test_going_on_ticks_still_ramp_the_fleet_to_its_target(
+    fast: Settings, redis: Any, redis_url: str
+) -> None:
+    """Two processes × 2 slots: the going-on ticks queue the ramp's extras, so both
+    processes' slots fill (4 in flight) though no tick ever hands over."""
+    settings = fast.model_copy(update={"tick_loop_seconds": 60.0})
+    store = await queued(redis, settings, 60)
+    processor = JobTally(delay=0.05)
+    async with workers(settings, redis_url, processor, n=2):
+        await TickRunner(settings=settings, redis=redis, processor=processor).wake()
+
+        async def done() -> bool:
+            return (await store.counts())["completed"] == 60
+
+        await eventually(done, every=0.02)
+    assert processor.max_in_flight == 4
+    assert len(set(processor.jobs)) < 60 // 4  # most runs went on in a job already running
+
+
+async def test_a_stopping_worker_claims_no_further_run(
+    fast: Settings, redis: Any, redis_url: str
+) -> None:
+    settings = fast.model_copy(update={"worker_concurrency": 1, "tick_loop_seconds": 60.0})
+    store = await queued(redis, settings, 20)
+    processor = JobTally(delay=0.1)
+    async with workers(settings, redis_url, processor) as (worker,):
+        await TickRunner(settings=settings, redis=redis, processor=processor).wake()
+        await eventually(lambda: processor.calls >= 2, every=0.01)
+        worker.handle_sig_wait_for_completion(signal.SIGTERM)
+        await eventually(lambda: processor.in_flight == 0, every=0.01)
+        calls = processor.calls
+        await eventually(lambda: worker.main_task is None or worker.main_task.done(), every=0.02)
+    assert processor.calls == calls  # the loop saw the stop: no claim after the run in hand
+    counts = await store.counts()
+    assert counts["completed"] == calls
+    assert counts["queued"] == 20 - calls
+    assert all(
+        r.attempts == 0 for r in await store.list_runs(limit=30) if r.status is RunStatus.QUEUED
+    )
 
 
 async def _no_ticks(ticks: TickQueue) -> bool:

@@ -48,7 +48,14 @@ from memory_worker.ops.logs import get_logger
 from memory_worker.ops.process_metrics import WorkerMetrics, process_metrics
 from memory_worker.ops.sentry import report_failure
 from memory_worker.pipeline.processing import ProcessResult, RouteGate, RunProcessor
-from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
+from memory_worker.pipeline.ticks import (
+    GOING_ON,
+    Mode,
+    TickOutcome,
+    TickPlan,
+    TickQueue,
+    plan_followups,
+)
 from memory_worker.privacy.forget import FORGOTTEN
 from memory_worker.runs import ClaimedRun, RunStore, now_ms
 from memory_worker.runs.forget import RunForget
@@ -135,6 +142,11 @@ class TickRunner:
     maintenance: Callable[[], Awaitable[str]] | None = None
     #: This process's own series (slots, tick and run durations, claim waits), §11.
     metrics: WorkerMetrics = field(default_factory=process_metrics)
+    #: When a going-on tick last found the fleet at its target (``time.monotonic()``).
+    _ramp_checked_at: float | None = field(default=None, init=False)
+
+    #: A process at target asks whether the fleet still is once this often (seconds).
+    RAMP_CHECK_SECONDS = 1.0
 
     def __post_init__(self) -> None:
         self.keys = Keys(self.settings.key_prefix)
@@ -145,10 +157,13 @@ class TickRunner:
 
     # --- one tick -------------------------------------------------------------------------------
     async def tick(self, job_id: str) -> str:
-        """Claim and process one run, then queue the follow-ups §8 asks for.
+        """Claim and process a run, then queue the follow-ups §8 asks for.
 
-        The follow-ups are queued while this tick is still in the running set
-        (§8), so no wake-up or safety-net pass slips an immediate tick in.
+        A completed run's follow-up is usually this tick itself: for
+        ``MEMORY_TICK_LOOP_SECONDS`` after the job started it claims the next run in the
+        same arq job (:meth:`_goes_on`). The follow-ups are queued while this tick is
+        still in the running set (§8), so no wake-up or safety-net pass slips an
+        immediate tick in.
         """
         if self.stopping:
             self.premarked.discard(job_id)
@@ -156,8 +171,8 @@ class TickRunner:
                 with contextlib.suppress(RedisError):
                     await self.ticks.unmark_running(job_id)
             return "stopping"
-        self.running[job_id] = self.progress[job_id] = time.monotonic()
-        self.metrics.tick_started()
+        job_started = time.monotonic()
+        self.running[job_id] = self.progress[job_id] = job_started
         slot = _SLOT.set(job_id)  # this tick's task (and the tasks it starts) touch its progress
         outcome = TickOutcome.STORE_ERROR
         left = False
@@ -167,13 +182,15 @@ class TickRunner:
             else:
                 with contextlib.suppress(RedisError):
                     await self.ticks.mark_running(
-                        job_id, self.running_ttl, started_s=self.settings.tick_timeout_seconds + 10
+                        job_id, self.running_ttl, started_s=self.settings.tick_job_timeout + 10
                     )
-            try:
-                outcome = await self._tick_once()
-            finally:  # at once, before the follow-ups' round trip (a cancelled tick: STORE_ERROR)
-                if self.gate is not None:
-                    self.gate.tick_ended(outcome)
+            first = True
+            while True:
+                outcome = TickOutcome.STORE_ERROR
+                outcome = await self._iteration(job_id)
+                if not await self._goes_on(outcome, job_started, first=first):
+                    break
+                first = False
             left = await self._schedule(
                 plan_followups(
                     outcome, retry_interval=self.settings.consolidation_backend_retry_interval
@@ -182,8 +199,7 @@ class TickRunner:
                 clear_deferred=outcome is TickOutcome.COMPLETED,
             )
         finally:
-            started = self.running.pop(job_id, time.monotonic())
-            self.metrics.tick_ended(outcome.value, time.monotonic() - started)
+            self.running.pop(job_id, None)
             self.progress.pop(job_id, None)
             _SLOT.reset(slot)
             if not left:
@@ -192,6 +208,47 @@ class TickRunner:
         if not left or outcome is TickOutcome.DEFERRED:
             await self._note_pipeline_state(outcome)
         return outcome.value
+
+    async def _iteration(self, job_id: str) -> TickOutcome:
+        """One claim and its run: the unit the tick metrics, the route gate, readiness's
+        tick age and the watchdog see (a cancelled one: STORE_ERROR)."""
+        started = time.monotonic()
+        self.running[job_id] = self.progress[job_id] = started
+        self.metrics.tick_started()
+        outcome = TickOutcome.STORE_ERROR
+        try:
+            outcome = await self._tick_once()
+            return outcome
+        finally:  # at once, before the follow-ups' round trip
+            if self.gate is not None:
+                self.gate.tick_ended(outcome)
+            self.metrics.tick_ended(outcome.value, time.monotonic() - started)
+
+    async def _goes_on(self, outcome: TickOutcome, job_started: float, *, first: bool) -> bool:
+        """Whether this tick claims the next run itself (§8: a productive tick is its own
+        follow-up, for ``MEMORY_TICK_LOOP_SECONDS`` after its job started).
+
+        The ramp's extra tick is still queued (mode ``continue``): on a job's first
+        completion, and while the fleet is below target; once a check found it at target,
+        the process asks again once every :attr:`RAMP_CHECK_SECONDS`. A store error there
+        ends the loop: the tick leaves through the usual follow-up step.
+        """
+        if outcome is not TickOutcome.COMPLETED or self.stopping:
+            return False
+        now = time.monotonic()
+        if now - job_started >= self.settings.tick_loop_seconds:
+            return False
+        checked = self._ramp_checked_at
+        if first or checked is None or now - checked >= self.RAMP_CHECK_SECONDS:
+            try:
+                scheduled = await self.ticks.schedule(
+                    GOING_ON, target=self.target, clear_deferred=first
+                )
+            except RedisError as exc:
+                log.warning("tick_store_error", error=type(exc).__name__)
+                return False
+            self._ramp_checked_at = now if scheduled.added == 0 else None
+        return not self.stopping
 
     @property
     def running_ttl(self) -> float:

@@ -1,4 +1,4 @@
-"""Pipeline ticks (§8): stateless arq jobs that each claim and process one run.
+"""Pipeline ticks (§8): stateless arq jobs that each claim and process one run at a time.
 
 The decisions are pure (:func:`plan_followups`); :class:`TickQueue` applies
 them with one Lua script that counts *pending* ticks (queued in arq's ZSET
@@ -6,7 +6,13 @@ and not yet started) and adds arq jobs in the same atomic step, so however
 many workers defer at once, exactly one delayed probe remains.
 
 - productive tick (run completed) → one follow-up, plus one more while
-  pending ticks are below the pipeline target: in-flight ticks ramp 1 → target;
+  pending ticks are below the pipeline target: in-flight ticks ramp 1 → target.
+  The follow-up is usually the tick itself: for up to ``MEMORY_TICK_LOOP_SECONDS``
+  after its job started, a tick whose run completed claims the next run in the same
+  arq job (mode ``continue``: only the ramp's extra tick is queued, and a process asks
+  for it once a second once the fleet is at target), which saves arq's per-job round
+  trips — the start, the prelude, the follow-up's schedule and the finish. Every other
+  outcome, a shutdown and the end of that window leave through the table below;
 - failed run → one follow-up;
 - nothing claimable → none: the pipeline drains to zero;
 - outage (run released for lack of a backend, or the route is entirely
@@ -85,6 +91,9 @@ class Mode(StrEnum):
     IF_IDLE = "if_idle"
     #: Safety net for expired leases: a tick only if none is pending (running ones may be dead).
     IF_NONE_PENDING = "if_none_pending"
+    #: A productive tick that goes on to the next run itself (it is its own follow-up):
+    #: only the ramp's extra tick, while the fleet's pending ticks + 1 are below target.
+    CONTINUE = "continue"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +105,9 @@ class TickPlan:
 
 
 NO_FOLLOWUP = TickPlan(Mode.AMPLIFY)
+
+#: What a productive tick that goes on itself queues (the ramp's extra only).
+GOING_ON = TickPlan(Mode.CONTINUE, extra_below_target=1)
 
 
 def plan_followups(outcome: TickOutcome, *, retry_interval: float) -> TickPlan:
@@ -120,6 +132,8 @@ def ticks_to_add(plan: TickPlan, *, pending: int, running: int, target: int) -> 
 
     The Lua script in :class:`TickQueue` is a line-by-line translation of this.
     """
+    if plan.mode is Mode.CONTINUE:  # the tick itself is the base: it is not queued
+        return plan.extra_below_target if pending + 1 < target else 0
     if plan.base <= 0:
         return 0
     if plan.mode is Mode.PROBE or plan.mode is Mode.IF_NONE_PENDING:
@@ -170,7 +184,9 @@ local pending = queued - started
 local running = -1  -- only if_idle reads the running ticks
 if mode == 'if_idle' then running = redis.call('ZCOUNT', KEYS[2], now, '+inf') end
 local add = 0
-if base > 0 then
+if mode == 'continue' then  -- the tick goes on itself: only the ramp's extra is queued
+  if pending + 1 < target then add = extra end
+elseif base > 0 then
   if mode == 'probe' or mode == 'if_none_pending' then
     if pending == 0 then add = base end
   elseif mode == 'if_idle' then
@@ -264,12 +280,16 @@ class TickQueue:
         ``done``: the finishing tick's job id, which leaves the running set in the same
         step (§8: follow-ups first); ``clear_deferred``: the pipeline produced again.
         """
-        if plan.base <= 0 and done is None and not clear_deferred:
+        going_on = plan.mode is Mode.CONTINUE
+        if plan.base <= 0 and not going_on and done is None and not clear_deferred:
             return Scheduled(0, 0, 0)
         now = at_ms if at_ms is not None else int(time.time() * 1000)
         delay_ms = int(plan.delay_s * 1000)
         blob = serialize_job(TICK_FUNCTION, (), {}, None, now, serializer=dump_job)
-        count = plan.base + plan.extra_below_target if plan.base > 0 else 0
+        if going_on:
+            count = plan.extra_below_target
+        else:
+            count = plan.base + plan.extra_below_target if plan.base > 0 else 0
         ids = [self.keys.tick_job_id(uuid.uuid4().hex) for _ in range(count)]
         last = self._queued_pruned_at
         prune = last is None or not last <= now < last + self.PRUNE_QUEUED_MS

@@ -371,7 +371,20 @@ class Settings(RecallSettings, MemoryUseSettings, ConsoleSettings, GatewaySettin
         description="A stopping worker retries the release of its runs this long while Redis "
         "is unreachable (a deploy during a Redis blip spends no attempt).",
     )
-    tick_timeout_seconds: float = Field(3600.0, gt=0, description="arq timeout of one tick job.")
+    tick_timeout_seconds: float = Field(
+        3600.0,
+        gt=0,
+        description="The budget of one run in a tick (a run that outlives it fails as "
+        "task_timeout); arq's timeout of a tick job is this plus MEMORY_TICK_LOOP_SECONDS.",
+    )
+    tick_loop_seconds: float = Field(
+        30.0,
+        ge=0,
+        le=3600,
+        description="For this long after its job started, a tick whose run completed claims "
+        "the next run itself instead of queueing a follow-up job (saves arq's per-job round "
+        "trips); 0 = one run per tick job.",
+    )
     watchdog_seconds: float | None = Field(
         None,
         gt=0,
@@ -486,6 +499,12 @@ class Settings(RecallSettings, MemoryUseSettings, ConsoleSettings, GatewaySettin
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    @property
+    def tick_job_timeout(self) -> float:
+        """arq's timeout of a tick job: one run's full budget after the last moment a tick
+        may still go on to another run."""
+        return self.tick_timeout_seconds + self.tick_loop_seconds
 
     @property
     def watchdog_window(self) -> float:

@@ -113,7 +113,7 @@ def worker_kwargs(
         ],
         "queue_name": keys.arq_queue,
         "max_jobs": settings.worker_concurrency,
-        "job_timeout": settings.tick_timeout_seconds,
+        "job_timeout": settings.tick_job_timeout,
         "keep_result": 0,
         "poll_delay": settings.poll_delay_seconds,
         # a cancelled tick (shutdown) goes back to arq's queue for another worker
