@@ -131,11 +131,11 @@ async def ours(settings: Settings, redis: ArqRedis, n: int) -> tuple[float, floa
         pipeline = await build_tick_runner(s, r, transports=Transports(farm))
         tick = pipeline.tick
 
-        async def timed(job_id: str) -> str:
+        async def timed(job_id: str, *, go_on: bool = False) -> str:
             nonlocal tick_seconds
             t0 = time.perf_counter()
             try:
-                return await tick(job_id)
+                return await tick(job_id, go_on=go_on)
             finally:
                 tick_seconds += time.perf_counter() - t0
 

@@ -8,7 +8,14 @@ polls in between, so the figures are the fleet's own) give:
 - completed runs/s, and its ratio to the ideal (processes × ticks ÷ job seconds);
 - Redis commands per completed run (``INFO commandstats``: commands inside Lua
   scripts count too, as they cost the server);
-- Redis CPU-seconds per 1,000 runs (``used_cpu_sys + used_cpu_user``).
+- Redis CPU-seconds per 1,000 runs (``used_cpu_sys + used_cpu_user``), as measured and
+  net of what the same server burns idle over the same window (its cron, ``hz`` 10:
+  measured first, with no client connected).
+
+Baselines of the same run (``--baseline``, on by default): the server idle, and bare arq
+no-op jobs worked by one plain arq worker (``--ticks`` jobs at a time, queued beforehand,
+like the backlog) — Redis CPU-s per 1,000 of them and its ratio, so the figure reads
+against what the queue library alone costs on this host.
 
 Cards live on the same server unless ``--cards-url`` (or ``MEMORY_CARDS_URL``) names
 another one (e.g. ``redis+cluster://…``); the figures are then the queue primary's only.
@@ -46,6 +53,63 @@ class Row:
     commands_per_run: float
     cpu_per_1000: float
     busy: float
+    #: CPU-s per 1,000 runs net of the server's idle CPU over the window.
+    net_per_1000: float = 0.0
+
+
+@dataclass(frozen=True)
+class Baseline:
+    idle_cpu_per_s: float
+    arq_cpu_per_1000: float
+    arq_commands_per_job: float
+
+
+async def noop(ctx: dict[str, Any]) -> None:
+    return None
+
+
+async def idle_cpu_per_s(seconds: float = 5.0) -> float:
+    """CPU-s per second of a fresh private Valkey that nobody uses (its own cron)."""
+    async with fresh_bench() as bench:
+        _, cpu0 = await server_stats(bench.redis)
+        t0 = time.perf_counter()
+        await asyncio.sleep(seconds)
+        _, cpu1 = await server_stats(bench.redis)
+        return (cpu1 - cpu0 - IDLE_PROBE_CPU) / (time.perf_counter() - t0)
+
+
+#: What the two INFO reads of a snapshot cost the server (subtracted from the idle figure).
+IDLE_PROBE_CPU = 0.0002
+
+
+async def arq_baseline(ticks: int, jobs: int) -> tuple[float, float, float]:
+    """(CPU-s per 1,000 jobs, commands per job, idle CPU-s per s) of bare arq no-op jobs
+    worked by one plain arq worker, ``ticks`` at a time, queued beforehand."""
+    from arq.worker import Worker
+
+    idle = await idle_cpu_per_s()
+    async with fresh_bench() as bench:
+        queue = "bench:noop"
+        for _ in range(jobs):
+            await bench.redis.enqueue_job("noop", _queue_name=queue)
+        worker = Worker(
+            functions=[noop],
+            redis_pool=bench.redis,
+            queue_name=queue,
+            burst=True,
+            max_jobs=ticks,
+            poll_delay=0.5,
+            handle_signals=False,
+            keep_result=0,
+        )
+        calls0, cpu0 = await server_stats(bench.redis)
+        t0 = time.perf_counter()
+        await worker.async_run()
+        elapsed = time.perf_counter() - t0
+        calls1, cpu1 = await server_stats(bench.redis)
+    measured = sum(delta(calls1, calls0).values()) - 6
+    net = cpu1 - cpu0 - idle * elapsed
+    return net / jobs * 1000, measured / jobs, idle
 
 
 async def server_stats(redis: Any) -> tuple[dict[str, int], float]:
@@ -75,6 +139,7 @@ async def measure(
     seconds: float,
     cards_url: str | None,
     breakdown: bool,
+    idle: float = 0.0,
 ) -> Row:
     ideal = procs * ticks / job_seconds
     backlog = int(ideal * (seconds + 20) * 1.2) + 50
@@ -129,47 +194,71 @@ async def measure(
         measured / runs,
         (cpu1 - cpu0) / runs * 1000,
         (cpu1 - cpu0) / elapsed,
+        (cpu1 - cpu0 - idle * elapsed) / runs * 1000,
     )
 
 
-def report(rows: list[Row]) -> None:
+def report(rows: list[Row], base: Baseline | None) -> None:
     print(
         "| worker processes | farm job | runs/s (ideal) | vs ideal | Redis commands per run "
-        "| Redis CPU-s per 1,000 runs | Redis busy |"
+        "| Redis CPU-s per 1,000 runs | net of idle | vs arq no-op | Redis busy |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        ratio = f"{r.net_per_1000 / base.arq_cpu_per_1000:.2f}x" if base else "-"
         print(
             f"| {r.procs} | {r.job_seconds:g} s | {r.runs_per_s:.1f} ({r.ideal:.0f}) "
             f"| {r.runs_per_s / r.ideal:.2f} | {r.commands_per_run:.0f} "
-            f"| {r.cpu_per_1000:.2f} | {r.busy * 100:.0f} % |"
+            f"| {r.cpu_per_1000:.2f} | {r.net_per_1000:.2f} | {ratio} | {r.busy * 100:.0f} % |"
+        )
+    if base:
+        print(
+            f"baselines (same run): the idle server {base.idle_cpu_per_s * 1000:.2f} CPU-ms/s; "
+            f"bare arq no-op jobs {base.arq_cpu_per_1000:.2f} CPU-s per 1,000 "
+            f"({base.arq_commands_per_job:.1f} commands a job)"
         )
     for farm in sorted({r.job_seconds for r in rows}, reverse=True):
         same = [r for r in rows if r.job_seconds == farm]
-        base = same[0]
+        first = same[0]
         ratios = ", ".join(
-            f"{r.procs}p: runs/s {r.runs_per_s / base.runs_per_s:.2f}x, "
-            f"commands/run {r.commands_per_run / base.commands_per_run:.2f}x"
+            f"{r.procs}p: runs/s {r.runs_per_s / first.runs_per_s:.2f}x, "
+            f"commands/run {r.commands_per_run / first.commands_per_run:.2f}x"
             for r in same[1:]
         )
         if ratios:
-            print(f"{farm:g} s farm, against {base.procs} process(es): {ratios}")
+            print(f"{farm:g} s farm, against {first.procs} process(es): {ratios}")
 
 
 async def main(args: argparse.Namespace) -> None:
+    base = None
+    if args.baseline:
+        arq_cpu, arq_commands, idle = await arq_baseline(args.ticks, args.arq_jobs)
+        base = Baseline(idle, arq_cpu, arq_commands)
+        print(
+            f"baselines: idle server {idle * 1000:.2f} CPU-ms/s; bare arq no-op jobs "
+            f"{arq_cpu:.2f} CPU-s/1000, {arq_commands:.1f} commands a job",
+            flush=True,
+        )
     rows = []
     for farm in args.farm:
         for procs in args.procs:
             row = await measure(
-                procs, farm, args.ticks, args.seconds, args.cards_url, args.breakdown
+                procs,
+                farm,
+                args.ticks,
+                args.seconds,
+                args.cards_url,
+                args.breakdown,
+                base.idle_cpu_per_s if base else 0.0,
             )
             rows.append(row)
             print(
                 f"{procs} process(es), {farm:g} s farm: {row.runs_per_s:.1f} runs/s, "
-                f"{row.commands_per_run:.0f} commands/run, {row.cpu_per_1000:.2f} CPU-s/1000 runs",
+                f"{row.commands_per_run:.0f} commands/run, {row.cpu_per_1000:.2f} CPU-s/1000 runs "
+                f"({row.net_per_1000:.2f} net of idle)",
                 flush=True,
             )
-    report(rows)
+    report(rows, base)
 
 
 def floats(text: str) -> list[float]:
@@ -189,6 +278,13 @@ if __name__ == "__main__":
     parser.add_argument("--cards-url", default=os.environ.get("MEMORY_CARDS_URL"))
     parser.add_argument("--breakdown", action="store_true", help="MONITOR tally of origins")
     parser.add_argument("--quick", action="store_true", help="1, 2, 4 processes, 1 s farm, 6 s")
+    parser.add_argument(
+        "--baseline",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="measure the idle server and bare arq no-op jobs first (same run)",
+    )
+    parser.add_argument("--arq-jobs", type=int, default=3000, help="bare arq jobs in the baseline")
     args = parser.parse_args()
     if args.quick:
         args.procs, args.farm, args.seconds = [1, 2, 4], [1.0], 6.0

@@ -13,11 +13,14 @@ from arq.constants import in_progress_key_prefix
 from memory_worker.keys import Keys
 from memory_worker.pipeline.ticks import (
     GOING_ON,
+    RAMP_CHECK_SECONDS,
     Mode,
     TickOutcome,
     TickPlan,
     TickQueue,
+    goes_on,
     plan_followups,
+    ramp_check_due,
     ticks_to_add,
 )
 from memory_worker.settings import Settings
@@ -161,3 +164,35 @@ async def test_job_blob_is_a_real_arq_job(queue: TickQueue, redis: Any) -> None:
     job = deserialize_job(raw, deserializer=load_job)
     assert job.function == "memory_tick"
     assert queue.keys.queue_tag in job_id.decode()  # arq's keys hash with the queue
+
+
+@pytest.mark.parametrize(
+    ("outcome", "stopping", "elapsed", "expected"),
+    [
+        (TickOutcome.COMPLETED, False, 0.0, True),
+        (TickOutcome.COMPLETED, False, 29.9, True),
+        (TickOutcome.COMPLETED, False, 30.0, False),  # the loop window ended
+        (TickOutcome.COMPLETED, True, 1.0, False),  # a stopping worker claims nothing more
+        *((o, False, 1.0, False) for o in TickOutcome if o is not TickOutcome.COMPLETED),
+    ],
+)
+def test_only_a_completed_run_in_the_window_goes_on(
+    outcome: TickOutcome, stopping: bool, elapsed: float, expected: bool
+) -> None:
+    assert goes_on(outcome, stopping, elapsed, 30.0) is expected
+    assert goes_on(outcome, stopping, elapsed, 0.0) is False  # 0: one run per tick job
+
+
+@pytest.mark.parametrize(
+    ("first", "checked_at", "now", "expected"),
+    [
+        (True, 100.0, 100.1, True),  # a job's first completion always asks
+        (False, None, 100.0, True),  # the last check queued an extra: still ramping
+        (False, 100.0, 100.0 + RAMP_CHECK_SECONDS - 0.01, False),  # at target: once a second
+        (False, 100.0, 100.0 + RAMP_CHECK_SECONDS, True),
+    ],
+)
+def test_a_going_on_tick_asks_for_the_ramp_while_below_target_then_once_a_second(
+    first: bool, checked_at: float | None, now: float, expected: bool
+) -> None:
+    assert ramp_check_due(first=first, checked_at=checked_at, now=now) is expected

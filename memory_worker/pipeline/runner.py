@@ -47,15 +47,9 @@ from memory_worker.models import RunRequest
 from memory_worker.ops.logs import get_logger
 from memory_worker.ops.process_metrics import WorkerMetrics, process_metrics
 from memory_worker.ops.sentry import report_failure
+from memory_worker.pipeline import ticks as tick_rules
 from memory_worker.pipeline.processing import ProcessResult, RouteGate, RunProcessor
-from memory_worker.pipeline.ticks import (
-    GOING_ON,
-    Mode,
-    TickOutcome,
-    TickPlan,
-    TickQueue,
-    plan_followups,
-)
+from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
 from memory_worker.privacy.forget import FORGOTTEN
 from memory_worker.runs import ClaimedRun, RunStore, now_ms
 from memory_worker.runs.forget import RunForget
@@ -145,9 +139,6 @@ class TickRunner:
     #: When a going-on tick last found the fleet at its target (``time.monotonic()``).
     _ramp_checked_at: float | None = field(default=None, init=False)
 
-    #: A process at target asks whether the fleet still is once this often (seconds).
-    RAMP_CHECK_SECONDS = 1.0
-
     def __post_init__(self) -> None:
         self.keys = Keys(self.settings.key_prefix)
         self.store = RunStore(self.redis, self.settings)
@@ -156,15 +147,11 @@ class TickRunner:
         self.metrics.set_slots(self.settings.worker_concurrency)
 
     # --- one tick -------------------------------------------------------------------------------
-    async def tick(self, job_id: str) -> str:
-        """Claim and process a run, then queue the follow-ups §8 asks for.
-
-        A completed run's follow-up is usually this tick itself: for
-        ``MEMORY_TICK_LOOP_SECONDS`` after the job started it claims the next run in the
-        same arq job (:meth:`_goes_on`). The follow-ups are queued while this tick is
-        still in the running set (§8), so no wake-up or safety-net pass slips an
-        immediate tick in.
-        """
+    async def tick(self, job_id: str, *, go_on: bool = False) -> str:
+        """Claim and process a run, then queue the follow-ups §8 asks for; with ``go_on``
+        (the arq job), a completed run's follow-up is this tick itself while
+        :meth:`_goes_on` says so. Follow-ups are queued while this tick is still in the
+        running set (§8), so no wake-up or safety-net pass slips an immediate tick in."""
         if self.stopping:
             self.premarked.discard(job_id)
             if not await self._schedule(TickPlan(Mode.PROBE, base=1), done=job_id):
@@ -184,13 +171,10 @@ class TickRunner:
                     await self.ticks.mark_running(
                         job_id, self.running_ttl, started_s=self.settings.tick_job_timeout + 10
                     )
+            outcome = await self._iteration(job_id)
             first = True
-            while True:
-                outcome = TickOutcome.STORE_ERROR
-                outcome = await self._iteration(job_id)
-                if not await self._goes_on(outcome, job_started, first=first):
-                    break
-                first = False
+            while go_on and await self._goes_on(outcome, job_started, first=first):
+                outcome, first = await self._iteration(job_id), False
             left = await self._schedule(
                 plan_followups(
                     outcome, retry_interval=self.settings.consolidation_backend_retry_interval
@@ -225,29 +209,19 @@ class TickRunner:
             self.metrics.tick_ended(outcome.value, time.monotonic() - started)
 
     async def _goes_on(self, outcome: TickOutcome, job_started: float, *, first: bool) -> bool:
-        """Whether this tick claims the next run itself (§8: a productive tick is its own
-        follow-up, for ``MEMORY_TICK_LOOP_SECONDS`` after its job started).
-
-        The ramp's extra tick is still queued (mode ``continue``): on a job's first
-        completion, and while the fleet is below target; once a check found it at target,
-        the process asks again once every :attr:`RAMP_CHECK_SECONDS`. A store error there
-        ends the loop: the tick leaves through the usual follow-up step.
-        """
-        if outcome is not TickOutcome.COMPLETED or self.stopping:
+        """:func:`goes_on`, after queueing the ramp's extra when :func:`ramp_check_due`
+        (a store error there ends the loop: the tick leaves through its follow-up step)."""
+        now, loop_s = time.monotonic(), self.settings.tick_loop_seconds
+        if not tick_rules.goes_on(outcome, self.stopping, now - job_started, loop_s):
             return False
-        now = time.monotonic()
-        if now - job_started >= self.settings.tick_loop_seconds:
-            return False
-        checked = self._ramp_checked_at
-        if first or checked is None or now - checked >= self.RAMP_CHECK_SECONDS:
+        if tick_rules.ramp_check_due(first=first, checked_at=self._ramp_checked_at, now=now):
+            plan = tick_rules.GOING_ON
             try:
-                scheduled = await self.ticks.schedule(
-                    GOING_ON, target=self.target, clear_deferred=first
-                )
+                added = await self.ticks.schedule(plan, target=self.target, clear_deferred=first)
             except RedisError as exc:
                 log.warning("tick_store_error", error=type(exc).__name__)
                 return False
-            self._ramp_checked_at = now if scheduled.added == 0 else None
+            self._ramp_checked_at = now if added.added == 0 else None
         return not self.stopping
 
     @property

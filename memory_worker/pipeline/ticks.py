@@ -127,6 +127,23 @@ def plan_followups(outcome: TickOutcome, *, retry_interval: float) -> TickPlan:
     return NO_FOLLOWUP  # IDLE: the pipeline drains
 
 
+#: A process whose going-on tick found the fleet at target asks again this often (s).
+RAMP_CHECK_SECONDS = 1.0
+
+
+def goes_on(outcome: TickOutcome, stopping: bool, elapsed_s: float, loop_s: float) -> bool:
+    """Whether a tick claims the next run itself: its run completed, the worker is not
+    stopping, and its job is still inside ``MEMORY_TICK_LOOP_SECONDS``."""
+    return outcome is TickOutcome.COMPLETED and not stopping and elapsed_s < loop_s
+
+
+def ramp_check_due(*, first: bool, checked_at: float | None, now: float) -> bool:
+    """Whether a going-on tick asks for the ramp's extra (mode ``continue``): on its job's
+    first completion, while the last check queued one (``checked_at`` None), else once
+    every :data:`RAMP_CHECK_SECONDS`."""
+    return first or checked_at is None or now - checked_at >= RAMP_CHECK_SECONDS
+
+
 def ticks_to_add(plan: TickPlan, *, pending: int, running: int, target: int) -> int:
     """How many ticks ``plan`` adds given the fleet's current pending/running ticks.
 

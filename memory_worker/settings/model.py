@@ -2,9 +2,8 @@
 
 Each constant the contract names is a field with its default and its environment variable:
 ``MEMORY_<NAME>``, or an alias for the §13 names without the prefix (``REDIS_URL``,
-``DISCOVERY_BASE_URL``, ``ADMIN_*``, ``TELEGRAM_API_BASE``, ``SENTRY_DSN``).
-docs/configuration.md's table is generated from it (``memory-worker config --markdown``).
-Settings that cannot work never start (§11): :func:`load_settings` (and :func:`get_settings`)
+``DISCOVERY_BASE_URL``, ``ADMIN_*``, ``TELEGRAM_API_BASE``, ``SENTRY_DSN``); docs/configuration.md's
+table is generated from it (``memory-worker config --markdown``). Settings that cannot work never start (§11): :func:`load_settings` (and :func:`get_settings`)
 turn every problem — bounds, URLs, names, the prompt version, the relations of
 :data:`~memory_worker.settings.checks.RELATIONS` — into one
 :class:`~memory_worker.errors.SettingsError` naming the variables, never a secret's value.
@@ -372,18 +371,14 @@ class Settings(RecallSettings, MemoryUseSettings, ConsoleSettings, GatewaySettin
         "is unreachable (a deploy during a Redis blip spends no attempt).",
     )
     tick_timeout_seconds: float = Field(
-        3600.0,
-        gt=0,
-        description="The budget of one run in a tick (a run that outlives it fails as "
-        "task_timeout); arq's timeout of a tick job is this plus MEMORY_TICK_LOOP_SECONDS.",
+        3600.0, gt=0, description="A run's budget in a tick; arq's job timeout adds the loop."
     )
     tick_loop_seconds: float = Field(
         30.0,
         ge=0,
         le=3600,
         description="For this long after its job started, a tick whose run completed claims "
-        "the next run itself instead of queueing a follow-up job (saves arq's per-job round "
-        "trips); 0 = one run per tick job.",
+        "the next run itself (saves arq's per-job round trips); 0 = one run per tick job.",
     )
     watchdog_seconds: float | None = Field(
         None,
@@ -502,8 +497,7 @@ class Settings(RecallSettings, MemoryUseSettings, ConsoleSettings, GatewaySettin
 
     @property
     def tick_job_timeout(self) -> float:
-        """arq's timeout of a tick job: one run's full budget after the last moment a tick
-        may still go on to another run."""
+        """arq's tick job timeout: a run's full budget after the last moment it may start."""
         return self.tick_timeout_seconds + self.tick_loop_seconds
 
     @property

@@ -62,7 +62,7 @@ ProcessorFactory = Callable[[Settings, ArqRedis], Awaitable["TickRunner"]]
 
 async def memory_tick(ctx: dict[str, Any]) -> str:
     runner: TickRunner = ctx["runner"]
-    return await runner.tick(ctx["job_id"])
+    return await runner.tick(ctx["job_id"], go_on=True)
 
 
 async def safety_net(ctx: dict[str, Any]) -> str:
