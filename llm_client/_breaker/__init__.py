@@ -3,4 +3,6 @@
 - :mod:`~llm_client._breaker.model`: the breaker policy as pure functions on plain data.
 - :mod:`~llm_client._breaker.store`: :class:`BreakerStore`, its twin in Redis — one Lua
   script per transition (``lua/breaker_*.lua``).
+- :mod:`~llm_client._breaker.carry`: :class:`RecordCarry` — a unit of work's plain successes
+  carried to its next walk's first round trip.
 """

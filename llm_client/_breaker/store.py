@@ -49,6 +49,7 @@ from typing import Any, Protocol
 
 from redis.asyncio import Redis
 
+from llm_client._breaker.carry import Carried, current_carry, lost
 from llm_client._breaker.model import (
     BreakerConfig,
     BreakerState,
@@ -118,6 +119,21 @@ _ROUTES_OPEN = _lua("routes_open")  # the pre-claim gate of several workflows
 _READ = _lua("read")  # one breaker, read consistently
 
 
+def _as_function(name: str) -> str:
+    """``lua/breaker_<name>.lua`` as a local function of its own KEYS and ARGV."""
+    return f"local function {name}(KEYS, ARGV)\n{lua_text(__package__, f'breaker_{name}')}\nend\n"
+
+
+# carried records, then walk.begin (llm_client._breaker.carry)
+_CARRY = (
+    _LIB
+    + lua_text(__package__, "gate_lib")
+    + _as_function("record")
+    + _as_function("begin")
+    + lua_text(__package__, "breaker_carry")
+)
+
+
 #: A target without caps (the default of every route target).
 NO_LIMITS = TargetLimits()
 
@@ -179,6 +195,13 @@ def _glob_escape(text: str) -> str:
     return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)
 
 
+def _changes_nothing(outcome: Outcome, permit: Permit, report: Report) -> bool:
+    """A success on a closed breaker, holding no slot, asking for no cooling: its record
+    changes no state anyone decides on at once, so it may be carried."""
+    plain = outcome is Outcome.SUCCESS and not permit.probe and permit.slot is None
+    return plain and report.cool_ms <= 0
+
+
 def _ms(seconds: float) -> int:
     return max(round(seconds * 1000), 1)
 
@@ -212,6 +235,7 @@ class BreakerStore:
         self._reset = redis.register_script(_RESET)
         self._renew = redis.register_script(_RENEW)
         self._read = redis.register_script(_READ)
+        self._carry = redis.register_script(_CARRY)
         #: In-flight slot tokens: unique per process (a prefix) and per attempt (a count).
         self._slots = (f"{uuid.uuid4().hex[:10]}:{n}" for n in itertools.count(1))
 
@@ -330,13 +354,15 @@ class BreakerStore:
         now_ms: int | None = None,
         count: bool = False,
         report: Report = Report(),
+        carried_failed: Callable[[BaseException], None] | None = None,
     ) -> Transition | None:
         """Apply one attempt's outcome (``breaker.record``); returns the transition, if any.
 
         ``count``: a success also counts itself in :attr:`success_counter` (same round trip).
         ``report``: the cooling the answer asked for and a success's latency and tokens
         (its ``window_ms`` is taken from the gateway config). The permit's slot is freed.
-        """
+        Inside a :class:`~llm_client.RecordCarry` a plain success is carried instead
+        (``carried_failed`` is told if it never lands)."""
         cfg = self.config
         now = self.now_ms() if now_ms is None else now_ms
         keys = [
@@ -350,31 +376,43 @@ class BreakerStore:
             keys.append(counter_key)
             counted.append(counter_field)
         elapsed = -1 if report.elapsed_ms is None else max(report.elapsed_ms, 0)
-        result = await self._record(
-            keys=keys,
+        args = [
+            permit.generation,
+            outcome.value,
+            now,
+            cfg.failure_threshold,
+            cfg.rate_min_calls,
+            cfg.rate_window_ms,
+            repr(float(cfg.rate_threshold)),
+            cfg.cooldown_ms,
+            cfg.cooldown_max_ms,
+            STATE_TTL_MS + cfg.rate_window_ms,
+            2 * cfg.rate_window_ms + self._window_ttl_margin_ms,
+            permit.slot or "",
+            max(report.cool_ms, 0),
+            elapsed,
+            self.gateway.latency_window_ms,
+            BUCKET_FIELDS[latency_bucket(max(elapsed, 0))],
+            max(report.tokens, 0),
+            *counted,
+        ]
+        carry = current_carry()
+        if carry is not None and _changes_nothing(outcome, permit, report):
+            carry.pending.append(Carried(self, keys, args, carried_failed))
+            return None
+        text = as_text(await self._record(keys=keys, args=args))
+        return Transition(text) if text else None
+
+    async def send_carried(self, records: list[Carried]) -> None:
+        """Apply carried records (:mod:`llm_client._breaker.carry`) in one round trip."""
+        await self._carry(
+            keys=[k for r in records for k in r.keys],
             args=[
-                permit.generation,
-                outcome.value,
-                now,
-                cfg.failure_threshold,
-                cfg.rate_min_calls,
-                cfg.rate_window_ms,
-                repr(float(cfg.rate_threshold)),
-                cfg.cooldown_ms,
-                cfg.cooldown_max_ms,
-                STATE_TTL_MS + cfg.rate_window_ms,
-                2 * cfg.rate_window_ms + self._window_ttl_margin_ms,
-                permit.slot or "",
-                max(report.cool_ms, 0),
-                elapsed,
-                self.gateway.latency_window_ms,
-                BUCKET_FIELDS[latency_bucket(max(elapsed, 0))],
-                max(report.tokens, 0),
-                *counted,
+                len(records),
+                0,
+                *(a for r in records for a in (len(r.keys), len(r.args), *r.args)),
             ],
         )
-        text = as_text(result)
-        return Transition(text) if text else None
 
     async def renew(
         self, target: str, permit: Permit, *, lease_seconds: float, now_ms: int | None = None
@@ -415,23 +453,36 @@ class BreakerStore:
         now = self.now_ms() if now_ms is None else now_ms
         caps = list(limits) if limits is not None else [NO_LIMITS] * len(targets)
         slot = self._slot()
-        index, generation, probe, slotted, flags, refusals, stats = await self._begin(
-            keys=[
-                *(self._keys.breaker(t) for t in targets),
-                self._keys.failopen_permit(workflow),
-                *(self._keys.inflight(t) for t in targets),
-            ],
-            args=[
-                now,
-                _ms(lease_seconds),
-                max(round(interval_seconds * 1000), 0),
-                STATE_TTL_MS,
-                int(probes),
-                slot,
-                STATE_TTL_MS,
-                *(arg for cap in caps for arg in limit_args(cap, self.gateway)),
-            ],
-        )
+        keys = [
+            *(self._keys.breaker(t) for t in targets),
+            self._keys.failopen_permit(workflow),
+            *(self._keys.inflight(t) for t in targets),
+        ]
+        args: list[Any] = [
+            now,
+            _ms(lease_seconds),
+            max(round(interval_seconds * 1000), 0),
+            STATE_TTL_MS,
+            int(probes),
+            slot,
+            STATE_TTL_MS,
+            *(arg for cap in caps for arg in limit_args(cap, self.gateway)),
+        ]
+        carry = current_carry()
+        carried = carry.take(self) if carry is not None else []
+        try:
+            if carried:  # the run's earlier successes ride along (llm_client._breaker.carry)
+                head = [a for r in carried for a in (len(r.keys), len(r.args), *r.args)]
+                reply = await self._carry(
+                    keys=[*(k for r in carried for k in r.keys), *keys],
+                    args=[len(carried), 1, *head, *args],
+                )
+            else:
+                reply = await self._begin(keys=keys, args=args)
+        except BaseException as exc:
+            lost(carried, exc)  # tried once, like a record sent alone
+            raise
+        index, generation, probe, slotted, flags, refusals, stats = reply
         closed = tuple(bool(int(flag)) for flag in flags)
         numbers = [int(x) for x in stats]
         latency = tuple(latency_from(numbers[i : i + 5]) for i in range(0, len(numbers), 6))

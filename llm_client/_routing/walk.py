@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from llm_client._breaker.model import Circuit, Outcome, Permit, Transition
@@ -263,7 +264,12 @@ class Walk(Generic[T]):
             return None, False
         try:
             transition = await self.w.breakers.record(
-                target.id, permit, Outcome.SUCCESS, count=True, report=report
+                target.id,
+                permit,
+                Outcome.SUCCESS,
+                count=True,
+                report=report,
+                carried_failed=partial(self._record_lost, target),
             )
         except Exception as exc:
             self.w.bookkeeping_failed(
@@ -271,6 +277,13 @@ class Walk(Generic[T]):
             )
             return None, False
         return transition, self.w.breakers.success_counter is not None
+
+    def _record_lost(self, target: RouteTarget, exc: BaseException) -> None:
+        """A carried success's record never landed (llm_client._breaker.carry): nor did the
+        attempt count it carried."""
+        self.w.bookkeeping_failed("breaker_record", exc, target=target.id, outcome=Outcome.SUCCESS)
+        if self.w.breakers.success_counter is not None:
+            self.w.bookkeeping_failed("attempt_counter", exc, target=target.id)
 
     async def _release(self, target: RouteTarget, permit: Permit) -> None:
         await self._record(target, permit, Outcome.NOT_CHARGED)

@@ -41,6 +41,7 @@ import structlog
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
+from llm_client import RecordCarry
 from memory_worker.errors import TickTimeout
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
@@ -194,8 +195,7 @@ class TickRunner:
         return outcome.value
 
     async def _iteration(self, job_id: str) -> TickOutcome:
-        """One claim and its run: the unit the tick metrics, the route gate, readiness's
-        tick age and the watchdog see (a cancelled one: STORE_ERROR)."""
+        """One claim and its run: what tick metrics, the gate, readiness and the watchdog see."""
         started = time.monotonic()
         self.running[job_id] = self.progress[job_id] = started
         self.metrics.tick_started()
@@ -301,13 +301,16 @@ class TickRunner:
         """Run the processor under the lease and the tick budget, then settle the run."""
         soft, hard = tick_budgets(self.settings.tick_timeout_seconds)
         started = time.monotonic()
-        work = asyncio.create_task(self.processor(claim, deadline=started + soft))
+        with (carry := RecordCarry()):  # the run's walks carry plain successes' records
+            work = asyncio.create_task(self.processor(claim, deadline=started + soft))
         lost_wait = asyncio.create_task(lost.wait())
         try:
             async with asyncio.timeout(hard):
                 await asyncio.wait({work, lost_wait}, return_when=asyncio.FIRST_COMPLETED)
+            await carry.land()
         except TimeoutError:
             await _cancel(work)
+            await carry.land()
             log.warning("tick_timeout", attempt=claim.attempts, budget_s=hard)
             return await self._settle_error(claim, TickTimeout())
         except asyncio.CancelledError:

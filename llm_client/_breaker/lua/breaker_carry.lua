@@ -1,0 +1,18 @@
+-- breaker.carry — the records a walk carried (each one breaker.record), then, when ARGV[2]
+-- is 1, walk.begin: a run's next walk opens with its last walk's successes.
+-- ARGV: 1 record count, 2 begin follows (1/0), then per record its key count, its arg count
+-- and its args, then begin's args. KEYS: every record's keys in order, then begin's.
+local ki, ai = 1, 3
+for _ = 1, tonumber(ARGV[1]) do
+  local nk, na = tonumber(ARGV[ai]), tonumber(ARGV[ai + 1])
+  ai = ai + 2
+  local k, a = {}, {}
+  for j = 1, nk do k[j] = KEYS[ki]; ki = ki + 1 end
+  for j = 1, na do a[j] = ARGV[ai]; ai = ai + 1 end
+  record(k, a)
+end
+if ARGV[2] ~= '1' then return 0 end
+local bk, ba = {}, {}
+for j = ki, #KEYS do bk[#bk + 1] = KEYS[j] end
+for j = ai, #ARGV do ba[#ba + 1] = ARGV[j] end
+return begin(bk, ba)
