@@ -238,5 +238,10 @@ async def test_non_outage_failures_retire_after_five_attempts_with_backoff(
         assert units * 0.3 <= gap < units * 0.3 + 1.5  # backoff, then the next tick picks it up
     from llm_client._routing.events import RedisEventLog
 
-    events = await RedisEventLog(redis, Keys(settings.key_prefix)).recent(limit=100)
-    assert any(e.type == "runs_retired" and e.context.get("run_id") == rid for e in events)
+    log = RedisEventLog(redis, Keys(settings.key_prefix))
+
+    async def reported() -> bool:  # the retirement's event follows the run's own write
+        events = await log.recent(limit=100)
+        return any(e.type == "runs_retired" and e.context.get("run_id") == rid for e in events)
+
+    await eventually(reported, timeout=10)
