@@ -1,4 +1,4 @@
-"""Pipeline ticks (§8): stateless arq jobs that each claim and process one run.
+"""Pipeline ticks (§8): stateless arq jobs that each claim and process one run at a time.
 
 - :mod:`~memory_worker.pipeline.ticks`: the follow-up plan of a tick (pure) and the
   tick queue in Redis (one script counts pending ticks and adds arq jobs).

@@ -6,7 +6,8 @@ back-off instead of exiting — arq #435 — and on SIGTERM it stops claiming,
 lets in-flight runs finish within the grace period and releases the rest).
 ``arq memory_worker.worker.main.WorkerSettings`` runs the same jobs on plain arq.
 
-All state lives in the run store; a tick is "claim one run and process it".
+All state lives in the run store; a tick is "claim one run and process it" (and, while runs
+complete, the next one: ``MEMORY_TICK_LOOP_SECONDS``).
 
 Ticks themselves run in :mod:`memory_worker.pipeline.runner` (:class:`TickRunner`);
 this module is everything arq: the job functions, ``worker_kwargs``,
