@@ -175,12 +175,15 @@ async def test_a_productive_tick_claims_the_next_run_in_its_own_job(
 ) -> None:
     """§8: a completed run's follow-up is the tick itself while its loop window lasts, so
     one arq job works the whole backlog of a one-slot pipeline; 0 = one run per job."""
-    settings = fast.model_copy(update={"worker_concurrency": 1, "tick_loop_seconds": loop_seconds})
-    store = await queued(redis, settings, 12)
-    processor = JobTally(delay=0.01)
-    async with workers(settings, redis_url, processor):
-        await work_off(settings, redis, processor, store, 12)
-        await eventually(lambda: _no_ticks(TickQueue(redis, store.keys)), every=0.02)
+    processor, store = await backlog(
+        fast,
+        redis,
+        redis_url,
+        runs=12,
+        delay=0.01,
+        worker_concurrency=1,
+        tick_loop_seconds=loop_seconds,
+    )
     assert processor.calls == 12
     assert len(set(processor.jobs)) == jobs
     assert all(r.attempts == 1 for r in await store.list_runs(limit=20))
@@ -189,11 +192,9 @@ async def test_a_productive_tick_claims_the_next_run_in_its_own_job(
 async def test_a_tick_leaves_when_its_loop_window_ends(
     fast: Settings, redis: Any, redis_url: str
 ) -> None:
-    settings = fast.model_copy(update={"worker_concurrency": 1, "tick_loop_seconds": 0.25})
-    store = await queued(redis, settings, 12)
-    processor = JobTally(delay=0.1)
-    async with workers(settings, redis_url, processor):
-        await work_off(settings, redis, processor, store, 12)
+    processor, _ = await backlog(
+        fast, redis, redis_url, runs=12, delay=0.1, worker_concurrency=1, tick_loop_seconds=0.25
+    )
     starts: dict[str | None, list[float]] = {}
     for job, at in zip(processor.jobs, processor.times, strict=True):
         starts.setdefault(job, []).append(at)
@@ -207,11 +208,9 @@ async def test_going_on_ticks_still_ramp_the_fleet_to_its_target(
 ) -> None:
     """Two processes × 2 slots: the going-on ticks queue the ramp's extras, so both
     processes' slots fill (4 in flight) though no tick ever hands over."""
-    settings = fast.model_copy(update={"tick_loop_seconds": 60.0})
-    store = await queued(redis, settings, 60)
-    processor = JobTally(delay=0.05)
-    async with workers(settings, redis_url, processor, n=2):
-        await work_off(settings, redis, processor, store, 60)
+    processor, _ = await backlog(
+        fast, redis, redis_url, runs=60, delay=0.05, n=2, tick_loop_seconds=60.0
+    )
     assert processor.max_in_flight == 4
     assert len(set(processor.jobs)) < 60 // 4  # most runs went on in a job already running
 
@@ -236,6 +235,27 @@ async def test_a_stopping_worker_claims_no_further_run(
     assert all(
         r.attempts == 0 for r in await store.list_runs(limit=30) if r.status is RunStatus.QUEUED
     )
+
+
+async def backlog(
+    fast: Settings,
+    redis: Any,
+    redis_url: str,
+    *,
+    runs: int,
+    delay: float,
+    n: int = 1,
+    **update: Any,
+) -> tuple[JobTally, RunStore]:
+    """``runs`` queued runs worked off by ``n`` workers on ``fast`` + ``update``, until the
+    pipeline drained; the tally and the store."""
+    settings = fast.model_copy(update=update)
+    store = await queued(redis, settings, runs)
+    processor = JobTally(delay=delay)
+    async with workers(settings, redis_url, processor, n=n):
+        await work_off(settings, redis, processor, store, runs)
+        await eventually(lambda: _no_ticks(TickQueue(redis, store.keys)), every=0.02)
+    return processor, store
 
 
 async def work_off(
