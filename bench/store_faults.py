@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import common  # noqa: F401  (puts the repository root on sys.path, for tests.faults)
+
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.settings import Settings
 from tests.faults.rows_store import (
