@@ -546,3 +546,27 @@ async def test_a_stop_arriving_as_a_slot_frees_cancels_the_poll_loop(
 def _waiting(event: asyncio.Event) -> bool:
     """Someone is parked on the event (asyncio keeps its waiters' futures there)."""
     return bool(getattr(event, "_waiters", None))
+
+
+async def test_a_store_error_at_the_ramp_check_ends_the_loop_not_the_run(
+    fast: Settings, redis: Any
+) -> None:
+    """Redis refusing the going-on tick's ramp check: the tick leaves after the run it
+    completed, through its usual follow-up step, and claims nothing more in this job."""
+    settings = fast.model_copy(update={"tick_loop_seconds": 60.0})
+    store = await queued(redis, settings, 3)
+    processor = FakeProcessor()
+    runner = TickRunner(settings=settings, redis=redis, processor=processor)
+    schedule = runner.ticks.schedule
+
+    async def ramp_refused(plan: TickPlan, **kwargs: Any) -> Any:
+        if plan.mode is Mode.CONTINUE:
+            raise RedisConnectionError("Connection refused")
+        return await schedule(plan, **kwargs)
+
+    runner.ticks.schedule = ramp_refused  # type: ignore[method-assign]
+    assert await runner.tick("job-ramp", go_on=True) == "completed"
+    assert processor.calls == 1
+    assert (await store.counts())["completed"] == 1
+    counts = await TickQueue(redis, store.keys).counts()
+    assert counts.pending >= 1  # its follow-up was queued the usual way
