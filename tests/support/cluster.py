@@ -64,11 +64,14 @@ class LocalCluster:
 
     def start(self, timeout: float = 30.0) -> LocalCluster:
         count = self.masters * (1 + self.replicas)
-        self.nodes = [Node(free_port(), self.root / f"n{i}") for i in range(count)]
+        ports = self._fresh_ports(2 * count)
+        self.nodes = [
+            Node(ports[2 * i], self.root / f"n{i}", bus_port=ports[2 * i + 1]) for i in range(count)
+        ]
         for node in self.nodes:
             self._spawn(node)
         for node in self.nodes:
-            self._wait_ping(node, timeout)
+            self._wait_up(node, timeout)
             node.node_id = sync_command(node.client(), "CLUSTER MYID")
         per = SLOTS // self.masters
         for i, node in enumerate(self.nodes[: self.masters]):
@@ -105,6 +108,35 @@ class LocalCluster:
             "--logfile", str(node.directory / "valkey.log"),
         ]  # fmt: skip
         node.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def _fresh_ports(self, n: int) -> list[int]:
+        """``n`` distinct free ports, none of them a node's already (a port is only free
+        until somebody binds it, so two picks in a row may repeat)."""
+        taken = {p for node in self.nodes for p in (node.port, node.bus_port)}
+        ports: list[int] = []
+        while len(ports) < n:
+            port = free_port()
+            if port not in taken:
+                taken.add(port)
+                ports.append(port)
+        return ports
+
+    def _wait_up(self, node: Node, timeout: float, *, respawns: int = 3) -> None:
+        """Wait for a starting node; one that exited (its port taken meanwhile by another
+        process) starts again on fresh ports."""
+        for _ in range(respawns):
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and node.alive:
+                with contextlib.suppress(redis.RedisError):
+                    if node.client(timeout=0.5).ping():
+                        return
+                time.sleep(0.05)
+            if node.alive:
+                break
+            node.port, node.bus_port = self._fresh_ports(2)
+            (node.directory / "nodes.conf").unlink(missing_ok=True)
+            self._spawn(node)
+        self._wait_ping(node, timeout)
 
     def _wait_ping(self, node: Node, timeout: float) -> None:
         def ping() -> bool:
