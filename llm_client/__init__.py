@@ -20,7 +20,8 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   the local embedder's ``load_model``, ``extra_installed``, ``EXTRA_HINT``, ``QUERY_TASK``.
 - **Breakers**: ``BreakerConfig``, ``BreakerView``, ``Circuit``, ``Outcome``,
   ``BreakerStore``, ``list_breakers``, ``reset_breaker``; ``RecordCarry`` (a unit of work's
-  plain successes ride on its next walk's first round trip).
+  plain successes ride on its next walk's first round trip) and its ``Rider`` (what is left,
+  as a script call another round trip takes along).
 - **Gateway** (cooling, caps, load sharing, slow nodes): ``GatewayConfig``,
   ``TargetLimits``, ``WalkObserver`` (where a walker reports durations), what operators
   see of a target (``TargetStatus``, ``target_statuses``) and the fleet-wide latency
@@ -35,7 +36,7 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   ``get_logger`` and ``event_of`` (library logging through stdlib ``logging``).
 """
 
-from llm_client._breaker.carry import RecordCarry
+from llm_client._breaker.carry import RecordCarry, Rider
 from llm_client._breaker.model import BreakerConfig, BreakerView, Circuit, Outcome
 from llm_client._breaker.store import BreakerStore, list_breakers, reset_breaker
 from llm_client._errors import (
@@ -152,6 +153,7 @@ __all__ = [
     "RedisEventLog",
     "RequestError",
     "RequestTimeout",
+    "Rider",
     "Route",
     "RouteDefaults",
     "RouteTarget",

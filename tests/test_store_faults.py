@@ -14,7 +14,8 @@ import pytest
 
 from memory_worker.models import RunStatus
 from memory_worker.pipeline.processing import ProcessResult
-from memory_worker.pipeline.runner import TickRunner, tick_budgets
+from memory_worker.pipeline.runner import TickRunner
+from memory_worker.pipeline.ticks import tick_budgets
 from memory_worker.runs import (
     ClaimedRun,
     ClaimResult,

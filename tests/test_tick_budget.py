@@ -15,7 +15,7 @@ from typing import Any
 
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.models import RunStatus
-from memory_worker.pipeline.runner import tick_budgets
+from memory_worker.pipeline.ticks import tick_budgets
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from memory_worker.wiring import build_tick_runner

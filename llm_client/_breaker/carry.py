@@ -6,7 +6,9 @@ worker opens one around each run), :meth:`~llm_client.BreakerStore.record` keeps
 record back and the next :meth:`~llm_client.BreakerStore.begin` of the same store sends it
 first, in the same script (``lua/breaker_carry.lua``): a run's second walk opens with its
 first walk's record, one round trip instead of two. :meth:`RecordCarry.flush` sends what is
-left — the worker does before it settles the run, so a settled run's records have landed.
+left alone; :meth:`RecordCarry.riders` hands it over as script calls instead, for a caller
+that sends them first in its own round trip on the same client (the worker does, in its
+run's completion) — either way a settled run's records have landed.
 
 Only plain successes are carried: a probe's record (it closes the breaker), a failure's, a
 capped target's (it frees a slot) and one asking for cooling go at once. Like a record sent
@@ -31,6 +33,8 @@ log = get_logger(__name__)
 class CarryingStore(Protocol):
     async def send_carried(self, records: list[Carried]) -> None: ...
 
+    def rider(self, records: list[Carried]) -> Rider: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Carried:
@@ -41,6 +45,27 @@ class Carried:
     keys: list[str]
     args: list[Any]
     failed: Callable[[BaseException], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Rider:
+    """One store's carried records as one script call, for a caller to send in its own round
+    trip: ``script`` (a redis-py ``AsyncScript``: ``.sha`` for ``EVALSHA``, callable alone on
+    ``NOSCRIPT``) with ``keys`` and ``args`` on ``client``. The caller reports how it went
+    with :meth:`landed`; like every record it is tried once (a ``NOSCRIPT`` answer ran nothing,
+    so sending it again is not a retry)."""
+
+    client: Any
+    script: Any
+    keys: list[str]
+    args: list[Any]
+    records: list[Carried]
+
+    def landed(self, error: BaseException | None = None) -> None:
+        """The rider's round trip answered (``error`` None) or failed: its walkers are told."""
+        if error is not None:
+            log.warning("breaker_records_store_error", error=type(error).__name__)
+            lost(self.records, error)
 
 
 _CARRY: ContextVar[RecordCarry | None] = ContextVar("llm_client_record_carry", default=None)
@@ -80,6 +105,15 @@ class RecordCarry:
             except BaseException as exc:
                 lost(records, exc)
                 raise
+
+    def riders(self) -> list[Rider]:
+        """Every carried record, taken out as one :class:`Rider` per store: the caller now
+        owns sending them and calling :meth:`Rider.landed`."""
+        riders = []
+        while self.pending:
+            store = self.pending[0].store
+            riders.append(store.rider(self.take(store)))
+        return riders
 
     async def land(self) -> bool:
         """:meth:`flush`, best effort (like every record: a store fault leaves a breaker a

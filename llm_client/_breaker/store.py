@@ -49,7 +49,7 @@ from typing import Any, Protocol
 
 from redis.asyncio import Redis
 
-from llm_client._breaker.carry import Carried, current_carry, lost
+from llm_client._breaker.carry import Carried, Rider, current_carry, lost
 from llm_client._breaker.model import (
     BreakerConfig,
     BreakerState,
@@ -405,13 +405,17 @@ class BreakerStore:
 
     async def send_carried(self, records: list[Carried]) -> None:
         """Apply carried records (:mod:`llm_client._breaker.carry`) in one round trip."""
-        await self._carry(
-            keys=[k for r in records for k in r.keys],
-            args=[
-                len(records),
-                0,
-                *(a for r in records for a in (len(r.keys), len(r.args), *r.args)),
-            ],
+        rider = self.rider(records)
+        await self._carry(keys=rider.keys, args=rider.args)
+
+    def rider(self, records: list[Carried]) -> Rider:
+        """Carried records as one call of the carry script, for another caller's round trip."""
+        return Rider(
+            self._redis,
+            self._carry,
+            [k for r in records for k in r.keys],
+            [len(records), 0, *(a for r in records for a in (len(r.keys), len(r.args), *r.args))],
+            records,
         )
 
     async def renew(

@@ -84,17 +84,6 @@ _SLOT: ContextVar[str | None] = ContextVar("tick_slot", default=None)
 RetiredHook = Callable[[list[str], str, str | None], Awaitable[None]]
 
 
-def tick_budgets(tick_timeout: float) -> tuple[float, float]:
-    """(processor deadline, hard stop) in seconds from the tick's start.
-
-    Both end before arq's job timeout so the tick, not arq, decides what a
-    timeout does to the run (§7: fail it as task_timeout).
-    """
-    hard = tick_timeout - min(2.0, tick_timeout * 0.05)
-    soft = tick_timeout - min(5.0, tick_timeout * 0.1)
-    return soft, hard
-
-
 @dataclass
 class TickRunner:
     """Runs ticks: everything a worker process shares between its ticks."""
@@ -299,7 +288,7 @@ class TickRunner:
 
     async def _process(self, claim: ClaimedRun, lost: asyncio.Event) -> TickOutcome:
         """Run the processor under the lease and the tick budget, then settle the run."""
-        soft, hard = tick_budgets(self.settings.tick_timeout_seconds)
+        soft, hard = tick_rules.tick_budgets(self.settings.tick_timeout_seconds)
         started = time.monotonic()
         with (carry := RecordCarry()):  # the run's walks carry plain successes' records
             work = asyncio.create_task(self.processor(claim, deadline=started + soft))
@@ -307,7 +296,6 @@ class TickRunner:
         try:
             async with asyncio.timeout(hard):
                 await asyncio.wait({work, lost_wait}, return_when=asyncio.FIRST_COMPLETED)
-            await carry.land()
         except TimeoutError:
             await _cancel(work)
             await carry.land()
@@ -323,15 +311,18 @@ class TickRunner:
         finally:
             lost_wait.cancel()
         self.touch()
-        if not work.done():
-            await _cancel(work)
+        if work.done() and not work.cancelled() and work.exception() is None:
+            return await self._complete(claim, work.result(), carry)  # the records ride along
+        lease_lost = not work.done()
+        await _cancel(work)
+        await carry.land()
+        if lease_lost:
             log.warning("run_lease_lost", attempt=claim.attempts)
             return TickOutcome.ABANDONED
         if work.cancelled():
             raise asyncio.CancelledError
         exc = work.exception()
-        if exc is None:
-            return await self._complete(claim, work.result())
+        assert exc is not None  # a run that raised nothing was completed above
         if isinstance(exc, Exception):
             if outlived_budget(exc, deadline_passed=time.monotonic() >= started + soft):
                 log.warning("tick_timeout", attempt=claim.attempts, cut=type(exc).__name__)
@@ -384,13 +375,17 @@ class TickRunner:
             on_attempt=self.touch,
         )
 
-    async def _complete(self, claim: ClaimedRun, result: ProcessResult) -> TickOutcome:
+    async def _complete(
+        self, claim: ClaimedRun, result: ProcessResult, carry: RecordCarry
+    ) -> TickOutcome:
+        if result.continuations:  # the run goes on in another (rare): its records go alone
+            await carry.land()
         for continuation in result.continuations:  # idempotent by natural key
             await self._store_write(
                 "continuation", partial(self._enqueue_continuation, claim, continuation)
             )
-        done = await self._store_write(
-            "complete", lambda: self.store.complete(claim, result.summary)
+        done = await self._store_write(  # the records ride on the completion's first try
+            "complete", lambda: self.store.complete(claim, result.summary, riders=carry.riders())
         )
         if not done:
             log.warning("run_lease_lost_at_completion", attempt=claim.attempts)

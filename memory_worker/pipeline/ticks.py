@@ -131,6 +131,17 @@ def plan_followups(outcome: TickOutcome, *, retry_interval: float) -> TickPlan:
 RAMP_CHECK_SECONDS = 1.0
 
 
+def tick_budgets(tick_timeout: float) -> tuple[float, float]:
+    """(processor deadline, hard stop) in seconds from the tick's start.
+
+    Both end before arq's job timeout so the tick, not arq, decides what a
+    timeout does to the run (§7: fail it as task_timeout).
+    """
+    hard = tick_timeout - min(2.0, tick_timeout * 0.05)
+    soft = tick_timeout - min(5.0, tick_timeout * 0.1)
+    return soft, hard
+
+
 def goes_on(outcome: TickOutcome, stopping: bool, elapsed_s: float, loop_s: float) -> bool:
     """Whether a tick claims the next run itself: its run completed, the worker is not
     stopping, and its job is still inside ``MEMORY_TICK_LOOP_SECONDS``."""

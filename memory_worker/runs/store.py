@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import orjson
 from arq.connections import ArqRedis
 
-from llm_client import as_text, lua_text
+from llm_client import Rider, as_text, lua_text
 from memory_worker.errors import InvalidRunRequest, RunNotFound
 from memory_worker.keys import Keys
 from memory_worker.models import ErrorLogEntry, RouteError, Run, RunRequest, RunStatus
@@ -50,6 +50,7 @@ from memory_worker.runs.prune import RunPrune
 from memory_worker.runs.versions import VERSION_ACTION_LUA
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import awaited
+from memory_worker.storage.round_trip import call_with_riders
 
 log = get_logger(__name__)
 
@@ -340,11 +341,21 @@ class RunStore:
 
     # --- outcomes -----------------------------------------------------------------------------
     async def complete(
-        self, claim: ClaimedRun, result: dict[str, Any], *, at_ms: int | None = None
+        self,
+        claim: ClaimedRun,
+        result: dict[str, Any],
+        *,
+        at_ms: int | None = None,
+        riders: Sequence[Rider] = (),
     ) -> bool:
+        """Settle the run as completed (False: the lease is no longer ``claim``'s); ``riders``
+        (its breakers' carried records) go first in the same round trip."""
         now = at_ms if at_ms is not None else now_ms()
         k = self.keys
-        ok = await self._complete(
+        ok = await call_with_riders(
+            self.redis,
+            riders,
+            self._complete,
             keys=[
                 k.run(claim.id),
                 k.leases,

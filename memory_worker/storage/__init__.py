@@ -12,4 +12,6 @@
   the Redis gauges read (persistence, replication, evictions…), behind a last-good cache.
 - :mod:`~memory_worker.storage.faults`: which exceptions are store faults — a Redis
   failure, never evidence against the work (§7).
+- :mod:`~memory_worker.storage.round_trip`: a script call and the breaker records it
+  takes along (``llm_client.Rider``) in one round trip — a run's completion.
 """
