@@ -6,8 +6,9 @@ import json
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from typing import Any
+from typing import IO, Any
 
 import httpx
 
@@ -95,19 +96,34 @@ async def test_report_shows_events_pages_and_backlog(settings: Settings, redis: 
 
 
 def start(settings: Settings, *args: str, **env: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    """The command's output goes to a file, not a pipe nobody reads: a worker logging for
+    longer than a pipe holds (a loaded host) would block on a write and never exit."""
+    log = tempfile.TemporaryFile("w+")  # noqa: SIM115 — the process writes it until it ends
+    proc = subprocess.Popen(
         [sys.executable, "-m", "memory_worker", *args],
         env=cli_env(settings, **env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=log,
+        stderr=subprocess.STDOUT,
         text=True,
     )
+    _LOGS[proc.pid] = log
+    return proc
+
+
+#: Each started process's output file (by pid).
+_LOGS: dict[int, IO[str]] = {}
+
+
+def output(proc: subprocess.Popen[str]) -> str:
+    log = _LOGS[proc.pid]
+    log.seek(0)
+    return log.read()
 
 
 def wait_ready(url: str, proc: subprocess.Popen[str], timeout: float = 60.0) -> httpx.Response:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        assert proc.poll() is None, output(proc)[-3000:]
         try:
             answer = httpx.get(url + "/readyz", timeout=2)
         except httpx.HTTPError:

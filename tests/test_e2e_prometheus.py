@@ -39,6 +39,19 @@ def _value(result: list[dict[str, Any]]) -> float:
     return float(sample["value"][1])
 
 
+async def _fresh(prometheus: Prometheus, query: str) -> float:
+    """``query``'s one value once it has one: a scrape a loaded host slowed past its timeout
+    leaves the series stale (no sample) until the next scrape answers."""
+    found: list[dict[str, Any]] = []
+
+    async def sampled() -> bool:
+        found[:] = await prometheus.query(query)
+        return bool(found)
+
+    await eventually(sampled, timeout=30, every=0.5)
+    return _value(found)
+
+
 async def test_a_real_prometheus_sees_the_farm_outage_alert_fire_and_resolve(
     settings: Settings, redis: Any, sim: FarmSimulator, tmp_path: Path
 ) -> None:
@@ -66,8 +79,8 @@ async def test_a_real_prometheus_sees_the_farm_outage_alert_fire_and_resolve(
         await eventually(scraped, timeout=60, every=0.5)
         # a counter no event has touched yet exists at 0; the fleet is counted once
         released = 'memory_worker_runs_released_total{reason="provider_unavailable"}'
-        assert _value(await prometheus.query(f"sum({released})")) == 0
-        assert _value(await prometheus.query("sum(memory_worker_workers)")) == 3
+        assert await _fresh(prometheus, f"sum({released})") == 0
+        assert await _fresh(prometheus, "sum(memory_worker_workers)") == 3
         assert await prometheus.alerts(ALERT) == []
 
         sim.set_fault("*", UPSTREAM_ERROR)
@@ -85,8 +98,7 @@ async def test_a_real_prometheus_sees_the_farm_outage_alert_fire_and_resolve(
         assert "memory_extraction" in workflows  # (merge shares its target: open too)
         assert {a["labels"]["severity"] for a in alerts} == {"warning"}
         # the first releases show in increase(): the series was there at 0 before them
-        grew = await prometheus.query(f"sum(increase({released}[1m]))")
-        assert _value(grew) > 0
+        assert await _fresh(prometheus, f"sum(increase({released}[1m]))") > 0
 
         sim.clear_faults()
 
@@ -99,7 +111,7 @@ async def test_a_real_prometheus_sees_the_farm_outage_alert_fire_and_resolve(
             return (await store.counts())["completed"] == 6
 
         await eventually(drained, timeout=120)
-        assert _value(await prometheus.query("max(memory_worker_route_open)")) == 0
+        assert await _fresh(prometheus, "max(memory_worker_route_open)") == 0
     finally:
         prometheus.stop()
         await fleet.stop()
