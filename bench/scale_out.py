@@ -55,6 +55,8 @@ class Row:
     busy: float
     #: CPU-s per 1,000 runs net of the server's idle CPU over the window.
     net_per_1000: float = 0.0
+    #: Round trips a run (the server's read events).
+    trips_per_run: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -107,17 +109,26 @@ async def arq_baseline(ticks: int, jobs: int) -> tuple[float, float, float]:
         await worker.async_run()
         elapsed = time.perf_counter() - t0
         calls1, cpu1 = await server_stats(bench.redis)
-    measured = sum(delta(calls1, calls0).values()) - 6
+    spent = delta(calls1, calls0)
+    spent.pop(READS, None)
+    measured = sum(spent.values()) - 6
     net = cpu1 - cpu0 - idle * elapsed
     return net / jobs * 1000, measured / jobs, idle
 
 
 async def server_stats(redis: Any) -> tuple[dict[str, int], float]:
-    """(calls per command so far, CPU seconds so far) of one Valkey."""
+    """(calls per command so far, CPU seconds so far) of one Valkey; the calls also hold
+    ``READS``: read events the server processed (one per round trip a client sent)."""
     stats = await redis.info("commandstats")
     cpu = await redis.info("cpu")
+    reads = (await redis.info("stats"))["total_reads_processed"]
     calls = {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
+    calls[READS] = int(reads)
     return calls, float(cpu["used_cpu_sys"]) + float(cpu["used_cpu_user"])
+
+
+#: The key of ``server_stats``'s read events among its command calls.
+READS = "(read events)"
 
 
 def delta(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
@@ -179,7 +190,8 @@ async def measure(
             done1 = (await store.counts())["completed"]
     runs = max(done1 - done0, 1)
     calls = delta(calls1, calls0)
-    measured = sum(calls.values()) - 6  # the snapshots' own reads
+    trips = calls.pop(READS, 0) - 3  # the snapshots' own round trips
+    measured = sum(calls.values()) - 7  # the snapshots' own commands
     if breakdown:
         print(f"--- where the commands of {procs} process(es), {job_seconds:g} s farm come from")
         print(tally.table(runs))
@@ -195,20 +207,22 @@ async def measure(
         (cpu1 - cpu0) / runs * 1000,
         (cpu1 - cpu0) / elapsed,
         (cpu1 - cpu0 - idle * elapsed) / runs * 1000,
+        trips / runs,
     )
 
 
 def report(rows: list[Row], base: Baseline | None) -> None:
     print(
         "| worker processes | farm job | runs/s (ideal) | vs ideal | Redis commands per run "
+        "| round trips per run "
         "| Redis CPU-s per 1,000 runs | net of idle | vs arq no-op | Redis busy |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         ratio = f"{r.net_per_1000 / base.arq_cpu_per_1000:.2f}x" if base else "-"
         print(
             f"| {r.procs} | {r.job_seconds:g} s | {r.runs_per_s:.1f} ({r.ideal:.0f}) "
-            f"| {r.runs_per_s / r.ideal:.2f} | {r.commands_per_run:.0f} "
+            f"| {r.runs_per_s / r.ideal:.2f} | {r.commands_per_run:.0f} | {r.trips_per_run:.1f} "
             f"| {r.cpu_per_1000:.2f} | {r.net_per_1000:.2f} | {ratio} | {r.busy * 100:.0f} % |"
         )
     if base:
@@ -254,7 +268,8 @@ async def main(args: argparse.Namespace) -> None:
             rows.append(row)
             print(
                 f"{procs} process(es), {farm:g} s farm: {row.runs_per_s:.1f} runs/s, "
-                f"{row.commands_per_run:.0f} commands/run, {row.cpu_per_1000:.2f} CPU-s/1000 runs "
+                f"{row.commands_per_run:.0f} commands/run, {row.trips_per_run:.1f} round trips/run, "
+                f"{row.cpu_per_1000:.2f} CPU-s/1000 runs "
                 f"({row.net_per_1000:.2f} net of idle)",
                 flush=True,
             )
