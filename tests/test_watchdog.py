@@ -1,6 +1,6 @@
 """The watchdog (§11): the liveness policy as a table, the shell with
 an injected clock, release and exit, ``/healthz`` 503 once wedged, and the progress a real
-tick records. The real-process end to end is fault row 2104 (``tests/faults/rows_health.py``).
+tick records. The real-process end to end is fault row 28 (``tests/faults/rows_health.py``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``python -m tests.support.wedged_worker run …``: the real worker CLI, but its tick wedges.
 
-The watchdog's end-to-end test (fault row 2104) needs a real worker process whose tick
+The watchdog's end-to-end test (fault row 28) needs a real worker process whose tick
 hangs the way production code can hang — not a tick that merely overruns its budget (the
 budget handles that: the run fails as ``task_timeout``), but one that makes no progress and
 cannot be stopped. ``WEDGE_MODE`` picks where it wedges:
