@@ -36,7 +36,7 @@ lint: install
 	$(BIN)/mkdocs build --strict --quiet --site-dir var/site
 
 test: lint
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25
 	$(BIN)/memory-worker demo --fast
 
 clean:

@@ -24,7 +24,7 @@ MINUTES = float(os.environ.get("CHAOS_MINUTES", "3"))
 SEED = int(os.environ.get("CHAOS_SEED", "20261396"))
 
 
-@pytest.mark.timeout(420)
+@pytest.mark.timeout(600)  # 3–4 minutes on a quiet host; 6.6 on a slow, loaded one
 async def test_chaos_soak_loses_no_work() -> None:
     report = await run_soak(MINUTES, SEED, drain_timeout=75.0)
     text = "\n".join([f"chaos soak seed {SEED}", *report.lines()])

@@ -68,6 +68,10 @@ def test_the_suite_covers_every_language_and_category() -> None:
     assert sum(c.seed is not None for c in cases) >= 40  # the simulator's outcomes have data
 
 
+#: The suite's figures are measured once per test process (e5 over every case: minutes of
+#: CPU on a slow host), so the tests that read them share one process.
+pytestmark = pytest.mark.xdist_group("meaning")
+
 _MEASURED: dict[str, Report] = {}
 
 

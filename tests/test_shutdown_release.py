@@ -122,7 +122,7 @@ async def test_sigterm_during_a_redis_pause_spends_no_attempt(
         worker.terminate()  # SIGTERM: grace 1 s, then arq cancels the tick
         await asyncio.sleep(3.0)
         p.resume()
-        assert await asyncio.to_thread(worker.wait, 30) == 0, p.fleet.logs()
+        assert await asyncio.to_thread(worker.wait, 60) == 0, p.fleet.logs()  # a loaded host
 
         run = await p.get(rid)
         assert run.status is RunStatus.QUEUED, (run.status, p.fleet.logs())
