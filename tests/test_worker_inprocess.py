@@ -19,7 +19,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import OutOfMemoryError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from llm_client import BackendUnavailable, TaskTimeout
+from llm_client import BackendUnavailable, BreakerConfig, BreakerStore, Outcome, TaskTimeout
+from llm_client._breaker.carry import current_carry
+from llm_client._breaker.model import Permit
+from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.runner import _SLOT, TickRunner
@@ -570,3 +573,40 @@ async def test_a_store_error_at_the_ramp_check_ends_the_loop_not_the_run(
     assert (await store.counts())["completed"] == 1
     counts = await TickQueue(redis, store.keys).counts()
     assert counts.pending >= 1  # its follow-up was queued the usual way
+
+
+class CarryingProcessor:
+    """A run whose farm call succeeded on a closed breaker (its record is carried, not sent),
+    then completes, fails, or outlives its lease."""
+
+    def __init__(self, redis: Any, settings: Settings, ends: str) -> None:
+        keys = Keys(settings.key_prefix)
+        self.counter = keys.routing_tag + ":attempts"
+        self.breakers = BreakerStore(
+            redis, keys, BreakerConfig(), success_counter=lambda t: (self.counter, f"{t}:ok")
+        )
+        self.ends = ends
+        self.carried = 0
+
+    async def __call__(self, run: ClaimedRun, *, deadline: float) -> ProcessResult:
+        await self.breakers.record("farm/a", Permit(0, False), Outcome.SUCCESS, count=True)
+        carry = current_carry()
+        self.carried = len(carry.pending) if carry is not None else 0
+        if self.ends == "fails":
+            raise ValueError("the run's own bug")
+        return ProcessResult(summary={"cards": 0})
+
+
+@pytest.mark.parametrize("ends", ["completes", "fails"])
+async def test_a_runs_carried_record_lands_however_the_run_settles(
+    fast: Settings, redis: Any, ends: str
+) -> None:
+    """Completed: the record rides on the completion's round trip; failed: it goes alone
+    before the failure is written. Either way the success is counted once."""
+    store, rid = await one_run(redis, fast)
+    processor = CarryingProcessor(redis, fast, ends)
+    await TickRunner(settings=fast, redis=redis, processor=processor).tick("carry-job")
+    assert processor.carried == 1  # held back while the run worked
+    assert await redis.hgetall(processor.counter) == {b"farm/a:ok": b"1"}
+    run = await store.get(rid)
+    assert run.status is (RunStatus.COMPLETED if ends == "completes" else RunStatus.FAILED)
