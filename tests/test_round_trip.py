@@ -77,15 +77,21 @@ async def test_scripts_the_server_never_saw_are_loaded_and_run_once(admin: Any) 
     assert lost == []
 
 
-async def test_a_failing_rider_is_reported_lost_and_the_call_answers(admin: Any) -> None:
+async def test_a_failing_rider_is_reported_lost_and_the_call_answers(
+    admin: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     riders, lost = await carried(admin, "rt-badrider:", n=1)
     bad = riders[0]
-    broken = Rider(bad.client, admin.register_script(FAILING), [], [], bad.records)
+    canary = "sk-live-CANARY4242rider"  # an error text that echoes a secret
+    failing = admin.register_script(f"return redis.error_reply('ERR {canary}')")
+    broken = Rider(bad.client, failing, [], [], bad.records)
     call = admin.register_script(CALL)
     answer = await call_with_riders(admin, [broken], call, keys=["rt-badrider:k"], args=["v"])
     assert answer == b"v"
     assert len(lost) == 1
     assert isinstance(lost[0], ResponseError)
+    assert "breaker_records_store_error" in caplog.text  # the loss is logged by type only
+    assert canary not in caplog.text
 
 
 async def test_a_failing_call_raises_and_its_riders_still_land(admin: Any) -> None:
