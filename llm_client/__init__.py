@@ -19,9 +19,10 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   (``ClientConfig``); ``ClientFactory``/``TransportFactory`` (route targets → clients);
   the local embedder's ``load_model``, ``extra_installed``, ``EXTRA_HINT``, ``QUERY_TASK``.
 - **Breakers**: ``BreakerConfig``, ``BreakerView``, ``Circuit``, ``Outcome``,
-  ``BreakerStore``, ``list_breakers``, ``reset_breaker``; ``RecordCarry`` (a unit of work's
-  plain successes ride on its next walk's first round trip) and its ``Rider`` (what is left,
-  as a script call another round trip takes along).
+  ``BreakerStore``, ``list_breakers``, ``reset_breaker``; ``RecordCarry`` (plain successes held
+  back — for ``hold_seconds``, folded one record a breaker — to ride on a later walk's first
+  round trip) and its ``Rider`` (held records as a script call another round trip takes
+  along).
 - **Gateway** (cooling, caps, load sharing, slow nodes): ``GatewayConfig``,
   ``TargetLimits``, ``WalkObserver`` (where a walker reports durations), what operators
   see of a target (``TargetStatus``, ``target_statuses``) and the fleet-wide latency

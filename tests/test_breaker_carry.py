@@ -174,3 +174,117 @@ async def test_concurrent_walks_of_one_run_send_a_record_once(admin: Any) -> Non
         )
     assert carry.pending == []
     assert await admin.hget(counter, "farm/a:ok") == b"1"
+
+
+# --- held and folded (a worker process's carry: RecordCarry(hold_seconds)) -------------------
+
+#: Latencies of five successes: four in one histogram bucket, one in another.
+ELAPSED = [420, 430, 410, 9_000, 425]
+
+
+async def state_of(admin: Any, prefix: str, target: str) -> tuple[dict[bytes, bytes], list[Any]]:
+    """A breaker's hash without ``ttl_at`` and its window's members (their times left out:
+    a folded record's calls share the latest time, by design)."""
+    keys = Keys(prefix)
+    fields = await admin.hgetall(keys.breaker(target))
+    fields.pop(b"ttl_at", None)
+    return fields, sorted(await admin.zrange(keys.breaker_window(target), 0, -1))
+
+
+async def test_folded_successes_land_as_if_recorded_one_by_one(admin: Any) -> None:
+    """One breaker, one generation: the five successes go as one script call holding one
+    record per latency bucket, and leave the same counts, sums, window entries and
+    sequence number as five records sent alone."""
+    alone, folded = store_on(admin, "fold-alone:"), store_on(admin, "fold-held:")
+    for i, ms in enumerate(ELAPSED):
+        report = Report(elapsed_ms=ms, tokens=70 + i)
+        await alone.record(
+            TARGETS[0], Permit(0, False), Outcome.SUCCESS, now_ms=T0 + i, count=True, report=report
+        )
+    with RecordCarry() as carry:
+        for i, ms in enumerate(ELAPSED):
+            report = Report(elapsed_ms=ms, tokens=70 + i)
+            await folded.record(
+                TARGETS[0],
+                Permit(0, False),
+                Outcome.SUCCESS,
+                now_ms=T0 + i,
+                count=True,
+                report=report,
+            )
+    assert len(carry.pending) == 5
+    spent = await inner_commands(admin, carry.land())
+    assert spent["evalsha"] == 1  # one round trip, one script
+    assert spent["zadd"] == 2  # one record per latency bucket
+    assert await state_of(admin, "fold-held:", TARGETS[0]) == await state_of(
+        admin, "fold-alone:", TARGETS[0]
+    )
+    counter = ":attempts"
+    assert await admin.hgetall(Keys("fold-held:").routing_tag + counter) == await admin.hgetall(
+        Keys("fold-alone:").routing_tag + counter
+    )
+
+
+async def test_held_successes_wait_for_the_hold_then_ride_on_a_walk(admin: Any) -> None:
+    store = store_on(admin, "fold-wait:")
+    counter = Keys("fold-wait:").routing_tag + ":attempts"
+    with RecordCarry(hold_seconds=0.3) as carry:
+        await store.record(TARGETS[0], Permit(0, False), Outcome.SUCCESS, count=True)
+        spent = await inner_commands(
+            admin, store.begin(TARGETS, "wf", lease_seconds=30, interval_seconds=15)
+        )
+        assert spent["hincrby"] == 0  # too young to go
+        assert len(carry.pending) == 1
+        assert carry.riders() == []
+        await asyncio.sleep(0.35)
+        await store.begin(TARGETS, "wf", lease_seconds=30, interval_seconds=15)
+    assert carry.pending == []
+    assert await admin.hgetall(counter) == {b"farm/a:ok": b"1"}  # it rode on the begin
+    await carry.close()
+
+
+async def test_an_idle_process_lands_held_successes_alone(admin: Any) -> None:
+    """Nothing else goes out: the timer lands them twice the hold after the oldest."""
+    store = store_on(admin, "fold-idle:")
+    counter = Keys("fold-idle:").routing_tag + ":attempts"
+    with RecordCarry(hold_seconds=0.2) as carry:
+        for _ in range(3):
+            await store.record(TARGETS[1], Permit(0, False), Outcome.SUCCESS, count=True)
+    assert await admin.hgetall(counter) == {}
+    for _ in range(40):
+        await asyncio.sleep(0.05)
+        if not carry.pending:
+            break
+    await asyncio.sleep(0.05)  # the landing task's round trip
+    assert carry.pending == []
+    assert await admin.hgetall(counter) == {b"farm/b:ok": b"3"}
+    await carry.close()
+
+
+async def test_close_lands_what_is_held_at_once(admin: Any) -> None:
+    store = store_on(admin, "fold-close:")
+    counter = Keys("fold-close:").routing_tag + ":attempts"
+    with RecordCarry(hold_seconds=60) as carry:
+        await store.record(TARGETS[0], Permit(0, False), Outcome.SUCCESS, count=True)
+    assert await carry.close() is True
+    assert await admin.hgetall(counter) == {b"farm/a:ok": b"1"}
+
+
+async def test_a_failure_never_overtakes_a_held_success(admin: Any) -> None:
+    """Four charged failures, a success (held), a failure: the success lands first in the
+    same script, so the count restarts and the breaker stays closed — were the failure sent
+    ahead of the held success it would be the fifth in a row and open the breaker."""
+    store = store_on(admin, "fold-order:")
+    for i in range(4):
+        await store.record(TARGETS[0], Permit(0, False), Outcome.FAILURE, now_ms=T0 + i)
+    with RecordCarry(hold_seconds=60) as carry:
+        await store.record(TARGETS[0], Permit(0, False), Outcome.SUCCESS, now_ms=T0 + 5)
+        assert len(carry.pending) == 1
+        spent = await inner_commands(
+            admin, store.record(TARGETS[0], Permit(0, False), Outcome.FAILURE, now_ms=T0 + 6)
+        )
+        assert carry.pending == []
+    assert spent["evalsha"] == 1  # the held success and the failure, one script
+    fields, _ = await state_of(admin, "fold-order:", TARGETS[0])
+    assert fields[b"consec"] == b"1"
+    assert fields.get(b"opened", b"0") == b"0"

@@ -66,6 +66,7 @@ ROUTING_SETTINGS: dict[str, float | int] = {
     "breaker_cooldown_max_seconds": 90.0,
     "breaker_timeout_min_slice_seconds": 8.0,
     "breaker_permit_lease_seconds": 9.0,
+    "breaker_success_hold_seconds": 0.4,
     "consolidation_backend_retry_interval": 6.0,
 }
 
@@ -98,6 +99,8 @@ async def test_the_bot_and_the_worker_get_the_same_walker(settings: Settings, re
             assert breakers.timeout_min_slice_seconds == 8.0
         assert worker.config == bot.config
         assert worker.breakers.config == bot.breakers.config
+        assert pipeline.carry.hold_seconds == 0.4  # the worker's held successes (the bot's
+        # recall records at once: it has no carry)
         assert worker.routes == bot.routes
     finally:
         await queue.close()

@@ -601,8 +601,10 @@ class CarryingProcessor:
 async def test_a_runs_carried_record_lands_however_the_run_settles(
     fast: Settings, redis: Any, ends: str
 ) -> None:
-    """Completed: the record rides on the completion's round trip; failed: it goes alone
-    before the failure is written. Either way the success is counted once."""
+    """With no hold (``MEMORY_BREAKER_SUCCESS_HOLD_SECONDS=0``), completed: the record rides
+    on the completion's round trip; failed: it goes alone before the failure is written.
+    Either way the success is counted once."""
+    fast = fast.model_copy(update={"breaker_success_hold_seconds": 0.0})
     store, rid = await one_run(redis, fast)
     processor = CarryingProcessor(redis, fast, ends)
     await TickRunner(settings=fast, redis=redis, processor=processor).tick("carry-job")
@@ -610,3 +612,28 @@ async def test_a_runs_carried_record_lands_however_the_run_settles(
     assert await redis.hgetall(processor.counter) == {b"farm/a:ok": b"1"}
     run = await store.get(rid)
     assert run.status is (RunStatus.COMPLETED if ends == "completes" else RunStatus.FAILED)
+
+
+async def test_a_process_holds_its_runs_successes_and_lands_them(
+    fast: Settings, redis: Any
+) -> None:
+    """The default hold: two completed runs' successes are held (none sent with either
+    completion), then land as one folded record, within twice the hold with nothing else
+    going out, or at once when the worker stops (on_shutdown closes the carry)."""
+    settings = fast.model_copy(update={"breaker_success_hold_seconds": 0.5})
+    store = await queued(redis, settings, 2)
+    processor = CarryingProcessor(redis, settings, "completes")
+    runner = TickRunner(settings=settings, redis=redis, processor=processor)
+    assert await runner.tick("hold-1") == "completed"
+    assert await runner.tick("hold-2") == "completed"
+    assert processor.carried == 2  # the second run saw the first's record still held
+    assert await redis.hgetall(processor.counter) == {}  # neither completion took them
+    for _ in range(40):
+        await asyncio.sleep(0.05)
+        if await redis.hgetall(processor.counter):
+            break
+    assert await redis.hgetall(processor.counter) == {b"farm/a:ok": b"2"}  # the timer
+    await store.enqueue(make_request(7))
+    assert await runner.tick("hold-3") == "completed"
+    assert await runner.carry.close() is True  # what a stopping worker does
+    assert await redis.hgetall(processor.counter) == {b"farm/a:ok": b"3"}

@@ -44,6 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from llm_client._gateway.model import Latency, Refusal
 from llm_client._retry.reasons import FailureReason
 
 
@@ -367,3 +368,29 @@ def view(target: str, state: BreakerState, now_ms: int, config: BreakerConfig) -
         window_failures=sum(1 for _, failed in window if failed),
         generation=state.generation,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Begun:
+    """What :meth:`BreakerStore.begin` found: closed flags in the given order, the first
+    permit granted in the walker's order (``index`` into the given targets), if any, each
+    target's refusal when it was tried before that (None: admitted or not tried), and
+    each target's latency windows and cooling end as read (the next walk's order)."""
+
+    closed: tuple[bool, ...]
+    index: int | None
+    permit: Permit | None
+    refusals: tuple[Refusal | None, ...] = ()
+    latency: tuple[Latency, ...] = ()
+    cool_until_ms: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """What :meth:`BreakerStore.admit` answered: the permit, or why not and when asking
+    again may be worth it (ms; 0 = unknown); and whether the fail-open permit was taken."""
+
+    permit: Permit | None
+    refusal: Refusal | None = None
+    ready_ms: int = 0
+    failopen_taken: bool = False

@@ -44,13 +44,22 @@ import itertools
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from redis.asyncio import Redis
 
-from llm_client._breaker.carry import Carried, Rider, current_carry, lost
+from llm_client._breaker.carry import (
+    Carried,
+    Rider,
+    current_carry,
+    holdable,
+    lost,
+    script_args,
+)
+from llm_client._breaker.codec import fields_of, refusal_of, state_from
 from llm_client._breaker.model import (
+    Admitted,
+    Begun,
     BreakerConfig,
     BreakerState,
     BreakerView,
@@ -63,8 +72,6 @@ from llm_client._gateway.codec import BUCKET_FIELDS, gate_from, latency_from, li
 from llm_client._gateway.model import (
     Gate,
     GatewayConfig,
-    Latency,
-    Refusal,
     TargetLimits,
     latency_bucket,
 )
@@ -138,68 +145,8 @@ _CARRY = (
 NO_LIMITS = TargetLimits()
 
 
-@dataclass(frozen=True, slots=True)
-class Begun:
-    """What :meth:`BreakerStore.begin` found: closed flags in the given order, the first
-    permit granted in the walker's order (``index`` into the given targets), if any, each
-    target's refusal when it was tried before that (None: admitted or not tried), and
-    each target's latency windows and cooling end as read (the next walk's order)."""
-
-    closed: tuple[bool, ...]
-    index: int | None
-    permit: Permit | None
-    refusals: tuple[Refusal | None, ...] = ()
-    latency: tuple[Latency, ...] = ()
-    cool_until_ms: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Admitted:
-    """What :meth:`BreakerStore.admit` answered: the permit, or why not and when asking
-    again may be worth it (ms; 0 = unknown); and whether the fail-open permit was taken."""
-
-    permit: Permit | None
-    refusal: Refusal | None = None
-    ready_ms: int = 0
-    failopen_taken: bool = False
-
-
-def _fields(raw_hash: Sequence[Any]) -> dict[str, int]:
-    return {as_text(raw_hash[i]): int(as_text(raw_hash[i + 1])) for i in range(0, len(raw_hash), 2)}
-
-
-def _state_from(raw_hash: Sequence[Any], raw_window: Sequence[Any]) -> BreakerState:
-    fields = _fields(raw_hash)
-    window = tuple(
-        (int(float(as_text(raw_window[i + 1]))), as_text(raw_window[i]).endswith(":1"))
-        for i in range(0, len(raw_window), 2)
-    )
-    return BreakerState(
-        opened=fields.get("opened", 0) == 1,
-        generation=fields.get("gen", 0),
-        consecutive=fields.get("consec", 0),
-        trips=fields.get("trips", 0),
-        opened_at_ms=fields.get("opened_at", 0),
-        open_until_ms=fields.get("open_until", 0),
-        probe_until_ms=fields.get("probe_until", 0),
-        window=tuple(sorted(window)),
-    )
-
-
-def _refusal(value: Any) -> Refusal | None:
-    text = as_text(value)
-    return Refusal(text) if text else None
-
-
 def _glob_escape(text: str) -> str:
     return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)
-
-
-def _changes_nothing(outcome: Outcome, permit: Permit, report: Report) -> bool:
-    """A success on a closed breaker, holding no slot, asking for no cooling: its record
-    changes no state anyone decides on at once, so it may be carried."""
-    plain = outcome is Outcome.SUCCESS and not permit.probe and permit.slot is None
-    return plain and report.cool_ms <= 0
 
 
 def _ms(seconds: float) -> int:
@@ -339,7 +286,7 @@ class BreakerStore:
             ],
         )
         if not int(granted):
-            return Admitted(None, _refusal(refusal), int(ready))
+            return Admitted(None, refusal_of(refusal), int(ready))
         permit = Permit(
             int(generation), probe=bool(int(probe)), slot=slot if int(slotted) else None
         )
@@ -361,20 +308,49 @@ class BreakerStore:
         ``count``: a success also counts itself in :attr:`success_counter` (same round trip).
         ``report``: the cooling the answer asked for and a success's latency and tokens
         (its ``window_ms`` is taken from the gateway config). The permit's slot is freed.
-        Inside a :class:`~llm_client.RecordCarry` a plain success is carried instead
-        (``carried_failed`` is told if it never lands)."""
-        cfg = self.config
+        Inside a :class:`~llm_client.RecordCarry` a plain success is held instead
+        (``carried_failed`` is told if it never lands), and any other record goes behind
+        the store's held ones, in one script (they never overtake it)."""
         now = self.now_ms() if now_ms is None else now_ms
+        keys, args = self._record_call(target, permit, outcome, now, count=count, report=report)
+        carry = current_carry()
+        if carry is not None and holdable(outcome, permit, report):
+            carry.hold(Carried(self, keys, args, carried_failed))
+            return None
+        held = carry.take(self, force=True) if carry is not None else []
+        try:  # held successes first, in the same script: a failure never overtakes them
+            reply = await (
+                self._carry_call([*held, Carried(self, keys, args)], follows=2)
+                if held
+                else self._record(keys=keys, args=args)
+            )
+        except BaseException as exc:
+            lost(held, exc)
+            raise
+        text = as_text(reply)
+        return Transition(text) if text else None
+
+    def _record_call(
+        self,
+        target: str,
+        permit: Permit,
+        outcome: Outcome,
+        now: int,
+        *,
+        count: bool,
+        report: Report,
+    ) -> tuple[list[str], list[Any]]:
+        """``breaker.record``'s keys and arguments (``lua/breaker_record.lua``)."""
+        cfg = self.config
         keys = [
             self._keys.breaker(target),
             self._keys.breaker_window(target),
             self._keys.inflight(target),
         ]
-        counted: list[str] = []
+        counter_field = ""
         if count and self.success_counter is not None and outcome is Outcome.SUCCESS:
             counter_key, counter_field = self.success_counter(target)
             keys.append(counter_key)
-            counted.append(counter_field)
         elapsed = -1 if report.elapsed_ms is None else max(report.elapsed_ms, 0)
         args = [
             permit.generation,
@@ -394,19 +370,28 @@ class BreakerStore:
             self.gateway.latency_window_ms,
             BUCKET_FIELDS[latency_bucket(max(elapsed, 0))],
             max(report.tokens, 0),
-            *counted,
+            counter_field,
+            1,  # calls (llm_client._breaker.carry.fold)
         ]
-        carry = current_carry()
-        if carry is not None and _changes_nothing(outcome, permit, report):
-            carry.pending.append(Carried(self, keys, args, carried_failed))
-            return None
-        text = as_text(await self._record(keys=keys, args=args))
-        return Transition(text) if text else None
+        return keys, args
+
+    async def _carry_call(
+        self,
+        records: list[Carried],
+        follows: int,
+        keys: Sequence[str] = (),
+        args: Sequence[Any] = (),
+    ) -> Any:
+        """One ``breaker.carry`` call: ``records``, then (``follows``) nothing (0), a begin
+        of ``keys`` and ``args`` (1), or the last record's answer (2)."""
+        return await self._carry(
+            keys=[*(k for r in records for k in r.keys), *keys],
+            args=[len(records), follows, *script_args(records), *args],
+        )
 
     async def send_carried(self, records: list[Carried]) -> None:
         """Apply carried records (:mod:`llm_client._breaker.carry`) in one round trip."""
-        rider = self.rider(records)
-        await self._carry(keys=rider.keys, args=rider.args)
+        await self._carry_call(records, follows=0)
 
     def rider(self, records: list[Carried]) -> Rider:
         """Carried records as one call of the carry script, for another caller's round trip."""
@@ -414,7 +399,7 @@ class BreakerStore:
             self._redis,
             self._carry,
             [k for r in records for k in r.keys],
-            [len(records), 0, *(a for r in records for a in (len(r.keys), len(r.args), *r.args))],
+            [len(records), 0, *script_args(records)],
             records,
         )
 
@@ -476,11 +461,7 @@ class BreakerStore:
         carried = carry.take(self) if carry is not None else []
         try:
             if carried:  # the run's earlier successes ride along (llm_client._breaker.carry)
-                head = [a for r in carried for a in (len(r.keys), len(r.args), *r.args)]
-                reply = await self._carry(
-                    keys=[*(k for r in carried for k in r.keys), *keys],
-                    args=[len(carried), 1, *head, *args],
-                )
+                reply = await self._carry_call(carried, 1, keys, args)
             else:
                 reply = await self._begin(keys=keys, args=args)
         except BaseException as exc:
@@ -491,7 +472,7 @@ class BreakerStore:
         numbers = [int(x) for x in stats]
         latency = tuple(latency_from(numbers[i : i + 5]) for i in range(0, len(numbers), 6))
         cooling = tuple(numbers[i + 5] for i in range(0, len(numbers), 6))
-        refused = tuple(_refusal(r) for r in refusals)
+        refused = tuple(refusal_of(r) for r in refusals)
         if not int(index):
             return Begun(closed, None, None, refused, latency, cooling)
         permit = Permit(
@@ -522,7 +503,7 @@ class BreakerStore:
         """The stored breaker and gate of ``target`` (never seen: fresh and closed)."""
         raw_hash, raw_window, raw_slots = await self._read(keys=self._read_keys(target))
         return TargetState(
-            _state_from(raw_hash, raw_window), gate_from(_fields(raw_hash), raw_slots)
+            state_from(raw_hash, raw_window), gate_from(fields_of(raw_hash), raw_slots)
         )
 
     async def state(self, target: str) -> BreakerState:
@@ -541,7 +522,7 @@ class BreakerStore:
                 await self._read(keys=self._read_keys(target), client=pipe)
             results = await pipe.execute()
         return [
-            TargetState(_state_from(raw_hash, raw_window), gate_from(_fields(raw_hash), slots))
+            TargetState(state_from(raw_hash, raw_window), gate_from(fields_of(raw_hash), slots))
             for raw_hash, raw_window, slots in results
         ]
 

@@ -135,6 +135,9 @@ class TickRunner:
         self.ticks = TickQueue(self.redis, self.keys)
         self.target = self.settings.pipeline_target or self.settings.worker_concurrency
         self.metrics.set_slots(self.settings.worker_concurrency)
+        #: Closed breakers' successes of every run of this process, held and folded
+        #: (llm_client._breaker.carry): they ride on later walks and completions.
+        self.carry = RecordCarry(self.settings.breaker_success_hold_seconds)
 
     # --- one tick -------------------------------------------------------------------------------
     async def tick(self, job_id: str, *, go_on: bool = False) -> str:
@@ -290,7 +293,8 @@ class TickRunner:
         """Run the processor under the lease and the tick budget, then settle the run."""
         soft, hard = tick_rules.tick_budgets(self.settings.tick_timeout_seconds)
         started = time.monotonic()
-        with (carry := RecordCarry()):  # the run's walks carry plain successes' records
+        carry = self.carry
+        with carry:  # the run's walks hold plain successes' records (the process's carry)
             work = asyncio.create_task(self.processor(claim, deadline=started + soft))
         lost_wait = asyncio.create_task(lost.wait())
         try:

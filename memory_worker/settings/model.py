@@ -19,6 +19,7 @@ from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
 
 from llm_client import EMBEDDING, BreakerConfig, ClientConfig, GatewayConfig, RouteDefaults
+from memory_worker.settings.breakers import BreakerSettings
 from memory_worker.settings.checks import PromptVersion, contradictions, load_checked
 from memory_worker.settings.console import ConsoleSettings
 from memory_worker.settings.gateway import GatewaySettings
@@ -42,14 +43,17 @@ def _alias(name: str) -> AliasChoices:
     return AliasChoices(name)
 
 
-class Settings(RecallSettings, MemoryUseSettings, ConsoleSettings, GatewaySettings):
-    """memory-worker configuration (env vars override defaults). Four groups of fields are
+class Settings(
+    RecallSettings, MemoryUseSettings, ConsoleSettings, GatewaySettings, BreakerSettings
+):
+    """memory-worker configuration (env vars override defaults). Five groups of fields are
     declared in bases, each read together by one part: the §16 ranking knobs of recall
     (:class:`~memory_worker.settings.recall.RecallSettings`), how the bot uses memory
     (:class:`~memory_worker.settings.memory_use.MemoryUseSettings`), the operator console
-    (:class:`~memory_worker.settings.console.ConsoleSettings`) and the gateway's cooling,
+    (:class:`~memory_worker.settings.console.ConsoleSettings`), the gateway's cooling,
     caps, load sharing and slow nodes
-    (:class:`~memory_worker.settings.gateway.GatewaySettings`)."""
+    (:class:`~memory_worker.settings.gateway.GatewaySettings`), and the breakers' thresholds
+    (:class:`~memory_worker.settings.breakers.BreakerSettings`)."""
 
     model_config = SettingsConfigDict(
         env_prefix="MEMORY_",
@@ -209,37 +213,6 @@ class Settings(RecallSettings, MemoryUseSettings, ConsoleSettings, GatewaySettin
         "local",
         description="Embedder of the farm simulator (demo, tests): `local` runs the real "
         "multilingual e5-small model (§16), `hashed` a bag-of-words stand-in.",
-    )
-
-    # --- retry classifier / breakers (§4, §5) ------------------------------------------------
-    breaker_failure_threshold: int = Field(
-        5, ge=1, description="Consecutive charged failures that trip."
-    )
-    breaker_rate_min_calls: int = Field(
-        20, ge=1, description="Calls in the window before the rate rule applies."
-    )
-    breaker_rate_window_seconds: float = Field(
-        120.0, gt=0, description="Window of the failure-rate rule."
-    )
-    breaker_rate_threshold: float = Field(
-        0.8, gt=0, lt=1, description="Failure share (exclusive) that trips."
-    )
-    breaker_cooldown_seconds: float = Field(
-        30.0, gt=0, description="First open period; doubles per trip."
-    )
-    breaker_cooldown_max_seconds: float = Field(300.0, gt=0, description="Cap of the open period.")
-    breaker_timeout_min_slice_seconds: float = Field(
-        30.0,
-        ge=0,
-        description="A timeout charges the breaker only if the attempt had this much time.",
-    )
-    breaker_permit_lease_seconds: float = Field(
-        30.0,
-        gt=0,
-        description=(
-            "Lease of a probe permit (half-open or fail-open), renewed while its call runs;"
-            " a prober killed mid-call frees the probe slot within this long."
-        ),
     )
 
     # --- routing (§6) ----------------------------------------------------------------------

@@ -166,6 +166,7 @@ async def _on_shutdown(ctx: dict[str, Any]) -> None:
             for loop in pending:
                 loop.cancel()
     if runner is not None:
+        await runner.carry.close()  # the successes this process still holds (best effort)
         await runner.deregister()
         for close in runner.closers:
             with contextlib.suppress(Exception):

@@ -171,7 +171,8 @@ class _HookedFactory(ClientFactory):
 
 async def row6(ctx: FaultContext) -> None:
     """Redis errors right after the farm answered (WRONGTYPE on the breaker's window, OOM on
-    every plain write): the breaker record and the attempt counter fail, the run still completes on attempt 1 with a clean log.
+    every plain write): the breaker record and the attempt counter fail (the held success
+    when it lands), the run still completes on attempt 1 with a clean log.
     Then the embedder's breaker is unreadable (WRONGTYPE) before the call: fail open.
     (A private Valkey: the OOM must not reach the shared test server.)"""
     server = EmbeddedValkey(ctx.tmp_path / "valkey-row6").ensure()
@@ -224,6 +225,9 @@ async def row6(ctx: FaultContext) -> None:
 
     try:
         await completes_cleanly(1, "row6-a")
+        # The run's successes are held (MEMORY_BREAKER_SUCCESS_HOLD_SECONDS); they land at
+        # the latest twice the hold later — here now, the window still refusing them.
+        assert await pipeline.carry.land(force=True) is False
         assert walker.bookkeeping_failures["breaker_record"] >= 1
         assert walker.bookkeeping_failures["attempt_counter"] >= 1
         await redis.delete(keys.breaker_window(PRIMARY))

@@ -2,7 +2,9 @@
 -- ARGV: 1 generation, 2 outcome, 3 now, 4 failure_threshold, 5 rate_min_calls,
 -- 6 rate_window_ms, 7 rate_threshold, 8 cooldown_ms, 9 cooldown_max_ms, 10 hash ttl,
 -- 11 window ttl, 12 slot ('' = none), 13 cool_ms (0 = none), 14 elapsed_ms (-1 = none),
--- 15 latency window ms, 16 latency bucket field, 17 tokens[, 18 counter field].
+-- 15 latency window ms, 16 latency bucket field, 17 tokens, 18 counter field ('' = none),
+-- 19 calls (a folded record: that many plain successes of one generation and one latency
+-- bucket, ARGV 14 and 17 their sums, ARGV 3 the latest; llm_client._breaker.carry.fold).
 -- With the counter, a success also counts itself there (the attempt metrics, in the same
 -- round trip), whatever the generation. Returns the transition ("opened", "reopened",
 -- "closed") or "".
@@ -10,11 +12,13 @@
 -- the attempt's slot is freed, a Retry-After cools the target (never shortening a longer
 -- cooling), and a success's latency (two windows + a histogram bucket) and tokens (today's,
 -- UTC) are noted. Every field change goes out in one HSET at the end.
--- A closed breaker's success (most calls) costs HMGET, HSET and ZADD: it sets the TTLs
--- only when ``ttl_at`` says they may be missing or a window old (module docstring).
+-- A closed breaker's success (most calls) costs HMGET, HSET and ZADD (one ZADD for a
+-- folded record's calls): it sets the TTLs only when ``ttl_at`` says they may be missing
+-- or a window old (module docstring).
 local h, w = KEYS[1], KEYS[2]
 if ARGV[12] ~= '' then redis.call('ZREM', KEYS[3], ARGV[12]) end
-if KEYS[4] and ARGV[2] == 'success' then redis.call('HINCRBY', KEYS[4], ARGV[18], 1) end
+local calls = tonumber(ARGV[19] or '1')
+if KEYS[4] and ARGV[2] == 'success' then redis.call('HINCRBY', KEYS[4], ARGV[18], calls) end
 local now = tonumber(ARGV[3])
 local window_ms = tonumber(ARGV[6])
 local v = redis.call('HMGET', h, 'opened', 'gen', 'consec', 'trips', 'ttl_at', 'seq',
@@ -39,14 +43,14 @@ if outcome == 'success' and elapsed >= 0 then
   local lw, ls, lc, ps, pc = num(v[8]), num(v[9]), num(v[10]), num(v[11]), num(v[12])
   local index = math.floor(now / tonumber(ARGV[15]))
   if index == lw + 1 then
-    lw, ls, lc, ps, pc = index, elapsed, 1, ls, lc
+    lw, ls, lc, ps, pc = index, elapsed, calls, ls, lc
   elseif index > lw + 1 then
-    lw, ls, lc, ps, pc = index, elapsed, 1, 0, 0
+    lw, ls, lc, ps, pc = index, elapsed, calls, 0, 0
   else  -- this window (or a worker whose clock is behind): the current one
-    ls, lc = ls + elapsed, lc + 1
+    ls, lc = ls + elapsed, lc + calls
   end
   put('lw', s(lw)); put('ls', s(ls)); put('lc', s(lc)); put('ps', s(ps)); put('pc', s(pc))
-  put(ARGV[16], s(num(v[13]) + 1))
+  put(ARGV[16], s(num(v[13]) + calls))
   local tokens = tonumber(ARGV[17])
   if tokens > 0 then
     local day = math.floor(now / 86400000)
@@ -70,16 +74,22 @@ end
 
 -- A failure prunes the window before counting it; a success (most calls) prunes every
 -- 16th call only: the stale entries it leaves are older than the window, which every
--- reader prunes by time (the rate rule right below, breaker.view). Returns whether
--- this is a 16th call.
+-- reader prunes by time (the rate rule right below, breaker.view). Adds ``calls`` entries
+-- (a failure is never folded: 1) in one ZADD. Returns whether a 16th call is among them.
 local function add_call(failed)
-  local seq = num(v[6]) + 1
+  local first = num(v[6])
+  local seq = first + calls
   put('seq', s(seq))
-  local lazy = seq % 16 == 0
+  local lazy = math.floor(seq / 16) > math.floor(first / 16)
   if failed == '1' or lazy then
     redis.call('ZREMRANGEBYSCORE', w, '-inf', s(now - window_ms))
   end
-  redis.call('ZADD', w, s(now), s(seq) .. ':' .. failed)
+  local members = {}
+  for i = first + 1, seq do
+    members[#members + 1] = s(now)
+    members[#members + 1] = s(i) .. ':' .. failed
+  end
+  redis.call('ZADD', w, unpack(members))
   return lazy
 end
 

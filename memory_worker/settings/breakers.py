@@ -1,0 +1,57 @@
+"""The circuit breakers' settings (§5): thresholds, cooldowns, permits, held successes.
+
+A base of :class:`~memory_worker.settings.model.Settings` (one model, every field at the
+top level: ``MEMORY_BREAKER_FAILURE_THRESHOLD``…); ``Settings.breaker_config()`` hands the
+thresholds to the breakers, the worker's runner reads the hold of successes.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from memory_worker.settings.types import SecretSafeSettings
+
+
+class BreakerSettings(SecretSafeSettings):
+    """The breakers' settings (fields of :class:`Settings`)."""
+
+    breaker_failure_threshold: int = Field(
+        5, ge=1, description="Consecutive charged failures that trip."
+    )
+    breaker_rate_min_calls: int = Field(
+        20, ge=1, description="Calls in the window before the rate rule applies."
+    )
+    breaker_rate_window_seconds: float = Field(
+        120.0, gt=0, description="Window of the failure-rate rule."
+    )
+    breaker_rate_threshold: float = Field(
+        0.8, gt=0, lt=1, description="Failure share (exclusive) that trips."
+    )
+    breaker_cooldown_seconds: float = Field(
+        30.0, gt=0, description="First open period; doubles per trip."
+    )
+    breaker_cooldown_max_seconds: float = Field(300.0, gt=0, description="Cap of the open period.")
+    breaker_timeout_min_slice_seconds: float = Field(
+        30.0,
+        ge=0,
+        description="A timeout charges the breaker only if the attempt had this much time.",
+    )
+    breaker_permit_lease_seconds: float = Field(
+        30.0,
+        gt=0,
+        description=(
+            "Lease of a probe permit (half-open or fail-open), renewed while its call runs;"
+            " a prober killed mid-call frees the probe slot within this long."
+        ),
+    )
+    breaker_success_hold_seconds: float = Field(
+        1.0,
+        ge=0,
+        le=60,
+        description=(
+            "How long a worker process may hold closed breakers' successes to fold them into"
+            " one record a target (they ride on a later round trip, or land alone after twice"
+            " this; a failure never overtakes them); 0 = each run's land with its completion."
+            " A killed process loses at most this much of its successes, never a charge."
+        ),
+    )
