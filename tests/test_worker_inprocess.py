@@ -635,5 +635,6 @@ async def test_a_process_holds_its_runs_successes_and_lands_them(
     assert await redis.hgetall(processor.counter) == {b"farm/a:ok": b"2"}  # the timer
     await store.enqueue(make_request(7))
     assert await runner.tick("hold-3") == "completed"
-    assert await runner.carry.close() is True  # what a stopping worker does
+    for close in runner.closers:  # what a stopping worker does (on_shutdown)
+        await close()
     assert await redis.hgetall(processor.counter) == {b"farm/a:ok": b"3"}

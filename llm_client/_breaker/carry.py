@@ -206,12 +206,12 @@ class RecordCarry:
             return False
         return True
 
-    async def close(self) -> bool:
-        """Land everything now and stop the timer (a process stopping)."""
+    async def close(self) -> None:
+        """Land everything now, best effort, and stop the timer (a process stopping)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        return await self.land(force=True)
+        await self.land(force=True)
 
     def _arm(self, delay: float) -> None:
         self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)

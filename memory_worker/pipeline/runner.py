@@ -138,6 +138,7 @@ class TickRunner:
         #: Closed breakers' successes of every run of this process, held and folded
         #: (llm_client._breaker.carry): they ride on later walks and completions.
         self.carry = RecordCarry(self.settings.breaker_success_hold_seconds)
+        self.closers.insert(0, self.carry.close)  # held successes land before clients close
 
     # --- one tick -------------------------------------------------------------------------------
     async def tick(self, job_id: str, *, go_on: bool = False) -> str:

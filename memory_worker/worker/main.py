@@ -148,7 +148,8 @@ async def _on_startup(
 
 
 async def _on_shutdown(ctx: dict[str, Any]) -> None:
-    """arq's on_shutdown: release unsettled runs, stop the loops, deregister, close."""
+    """arq's on_shutdown: release unsettled runs, stop the loops, deregister, close (the
+    runner's first closer lands the breaker successes it still holds)."""
     runner: TickRunner | None = ctx.get("runner")
     if runner is not None and runner.unsettled:
         # before the heartbeat stops: it lists these runs while their release retries
@@ -166,7 +167,6 @@ async def _on_shutdown(ctx: dict[str, Any]) -> None:
             for loop in pending:
                 loop.cancel()
     if runner is not None:
-        await runner.carry.close()  # the successes this process still holds (best effort)
         await runner.deregister()
         for close in runner.closers:
             with contextlib.suppress(Exception):

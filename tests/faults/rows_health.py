@@ -131,8 +131,10 @@ async def _card_server_goes_away(ctx: FaultContext) -> None:
 
 
 async def _card_cluster_nodes_go_away(ctx: FaultContext) -> None:
-    # a long node timeout: no failover during the row (the master stays the slots' owner)
-    cluster = LocalCluster(ctx.tmp_path / "cluster", node_timeout_ms=15_000).start()
+    # a long node timeout: no failover during the row (the master stays the slots' owner),
+    # and the dead replica is never marked failed — CLUSTER SLOTS leaves a failed replica
+    # out, and the probe would then never list it down (a CI run lost the row to that)
+    cluster = LocalCluster(ctx.tmp_path / "cluster", node_timeout_ms=120_000).start()
     try:
         async with serving_worker(ctx, cluster.url) as (port, _):
             replica = cluster.nodes[cluster.masters]
