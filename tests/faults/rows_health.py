@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -132,21 +133,26 @@ async def _card_server_goes_away(ctx: FaultContext) -> None:
 
 async def _card_cluster_nodes_go_away(ctx: FaultContext) -> None:
     # a long node timeout: no failover during the row (the master stays the slots' owner),
-    # and the dead replica is never marked failed — CLUSTER SLOTS leaves a failed replica
-    # out, and the probe would then never list it down (a CI run lost the row to that)
+    # and the dead replica is never marked failed (CLUSTER SLOTS leaves failed replicas out)
     cluster = LocalCluster(ctx.tmp_path / "cluster", node_timeout_ms=120_000).start()
     try:
         async with serving_worker(ctx, cluster.url) as (port, _):
             replica = cluster.nodes[cluster.masters]
-            cluster.kill(replica)
+            name = f"127.0.0.1:{replica.port}"
 
-            async def replica_seen_down() -> bool:
+            async def replica_listed(up: bool) -> bool:
                 code, body = await readyz(port)
                 nodes = {n["node"]: n["up"] for n in (body.get("stores") or {}).get("nodes", [])}
-                return nodes.get(f"127.0.0.1:{replica.port}") is False and code == 200
+                return nodes.get(name) is up and code == 200
 
-            # a dead replica shows once the cluster client drops it (≈ 30 s on a loaded host)
-            await eventually(replica_seen_down, timeout=60, every=0.05)  # down, and still ready
+            # A replica shows in CLUSTER SLOTS only once it has joined its master (seconds
+            # after the cluster starts): kill one the worker lists, or it never lists it down
+            # (two CI runs lost the row to that).
+            await eventually(partial(replica_listed, True), timeout=60, every=0.1)
+            cluster.kill(replica)
+
+            # down at the next probe, and still ready
+            await eventually(partial(replica_listed, False), timeout=60, every=0.05)
 
             master = cluster.nodes[1]
             cluster.kill(master)
