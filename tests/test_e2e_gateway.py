@@ -95,6 +95,7 @@ async def test_equal_targets_share_and_a_slow_one_is_passed_over_until_it_recove
         target(A, tier=0),
         target(B, tier=0),
         routing_latency_window_seconds=1.0,
+        breaker_success_hold_seconds=0.2,  # a quarter of the window at most (a settings rule)
         routing_outlier_min_samples=3,
         routing_outlier_min_gap_ms=100,
     )

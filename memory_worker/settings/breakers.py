@@ -52,6 +52,7 @@ class BreakerSettings(SecretSafeSettings):
             "How long a worker process may hold closed breakers' successes to fold them into"
             " one record a target (they ride on a later round trip, or land alone after twice"
             " this; a failure never overtakes them); 0 = each run's land with its completion."
-            " A killed process loses at most this much of its successes, never a charge."
+            " A killed process loses at most this much of its successes, never a charge; at"
+            " most a quarter of MEMORY_ROUTING_LATENCY_WINDOW_SECONDS."
         ),
     )

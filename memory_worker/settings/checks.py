@@ -183,6 +183,12 @@ RELATIONS: tuple[Relation, ...] = (
         "existing_cards_max",
         "the prompt would cut the related cards it was asked to show",
     ),
+    Relation(
+        ((4.0, "breaker_success_hold_seconds"),),
+        ((1.0, "routing_latency_window_seconds"),),
+        False,
+        "held successes would reach the latency windows too late for slow-node detection",
+    ),
 )
 
 
