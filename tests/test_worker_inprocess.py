@@ -546,6 +546,46 @@ async def test_a_stop_arriving_as_a_slot_frees_cancels_the_poll_loop(
         await worker.close()
 
 
+async def test_a_stop_whose_cancel_is_lost_is_insisted_on_until_the_worker_ends(
+    fast: Settings, redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A library that swallows the stop's cancel (here: the poll step, once) must not
+    leave the worker polling on after SIGTERM: the cancel is repeated until the main task
+    ends, within the grace plus one insist period."""
+    worker = create_worker(fast, client_from_url(redis_url), handle_signals=False)
+    worker.poll_delay_s = 0.01
+    lost = 0
+
+    async def lossy_step() -> None:  # every moment of the loop is inside this step
+        nonlocal lost
+        try:
+            await asyncio.sleep(0.05)
+        except asyncio.CancelledError:
+            if lost:
+                raise
+            lost += 1
+            task = asyncio.current_task()
+            assert task is not None
+            task.uncancel()  # what a swallowing library leaves behind
+
+    worker._poll_iteration = lossy_step  # type: ignore[method-assign]
+    running = asyncio.create_task(worker.async_run())
+    try:
+        await eventually(lambda: worker.main_task is not None)
+        began = time.monotonic()
+        worker.handle_sig_wait_for_completion(signal.SIGTERM)
+        async with asyncio.timeout(fast.shutdown_grace_seconds + 3 * worker.STOP_INSIST_SECONDS):
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+        took = time.monotonic() - began
+        assert lost == 1  # the first cancel was swallowed, the insisted one ended it
+        assert took >= fast.shutdown_grace_seconds + worker.STOP_INSIST_SECONDS - 0.1
+        assert "worker_stop_cancel_lost" in caplog.text
+    finally:
+        running.cancel()
+        await worker.close()
+
+
 def _waiting(event: asyncio.Event) -> bool:
     """Someone is parked on the event (asyncio keeps its waiters' futures there)."""
     return bool(getattr(event, "_waiters", None))

@@ -209,6 +209,8 @@ class MemoryWorker(Worker):
         self._slot_freed = asyncio.Event()
         #: When this worker's poll last pruned ``ticks:started`` (unix ms).
         self._started_pruned_at: int | None = None
+        #: The pending re-cancel of a stop (:meth:`_insist`).
+        self._insist_handle: asyncio.TimerHandle | None = None
 
     async def _poll_iteration(self) -> None:
         """One tick of arq's poll clock; while every slot is busy, a slot freed before the
@@ -492,6 +494,7 @@ class MemoryWorker(Worker):
         if runner is not None:
             runner.stopping = True
         super().handle_sig(signum)
+        self._insist(signum, self.STOP_INSIST_SECONDS)
 
     def handle_sig_wait_for_completion(self, signum: signal.Signals) -> None:
         runner: TickRunner | None = self.ctx.get("runner")
@@ -499,6 +502,38 @@ class MemoryWorker(Worker):
             runner.stopping = True
         log.info("worker_stopping", signal=signal.Signals(signum).name, in_flight=len(self.tasks))
         super().handle_sig_wait_for_completion(signum)
+        # arq cancels the main task once the grace is over (or every job ended)
+        self._insist(signum, self._job_completion_wait + self.STOP_INSIST_SECONDS)
+
+    #: A stop's cancel of the main task is repeated this often until the task ends.
+    STOP_INSIST_SECONDS = 1.0
+
+    def _insist(self, signum: signal.Signals, delay: float) -> None:
+        """Cancel the main task (and its jobs) again should it still run ``delay`` from now.
+
+        A cancel can be lost: a library that catches ``CancelledError`` around a call (or
+        an ``asyncio.wait_for`` that returns the result its inner call had just got, on
+        3.11) leaves the poll loop running, claiming nothing — and the process would only
+        stop at the supervisor's SIGKILL (a clean-clone CI run waited 30 s on one). arq
+        cancels once; this cancels until the task has ended.
+        """
+        if self._insist_handle is not None or self.main_task is None:
+            return
+
+        def again() -> None:
+            self._insist_handle = None
+            if self.main_task is None or self.main_task.done():
+                return
+            log.warning(
+                "worker_stop_cancel_lost", signal=signal.Signals(signum).name, jobs=len(self.tasks)
+            )
+            for task in self.tasks.values():
+                if not task.done():
+                    task.cancel()
+            self.main_task.cancel()
+            self._insist(signum, self.STOP_INSIST_SECONDS)
+
+        self._insist_handle = self.loop.call_later(delay, again)
 
     async def close(self) -> None:
         """arq's close, tolerant of cancelled ticks and of Redis being gone."""
