@@ -323,17 +323,26 @@ def announced(state: WalkState) -> WalkState:
 
 
 def after_order(
-    state: WalkState, plan: WalkPlan, closed: Sequence[bool], permit: tuple[int, Permit] | None
+    state: WalkState,
+    plan: WalkPlan,
+    closed: Sequence[bool],
+    permit: tuple[int, Permit] | None,
+    *,
+    begun: tuple[tuple[str, Refusal], ...] = (),
+    refused_all: bool = False,
 ) -> WalkState:
     """The breakers' verdict (``closed`` flags in route order) starts the first pass:
     closed targets first, open ones last as probes (none for an optional call).
 
-    ``permit``: the begin script's grant (index into the route's targets), if it ran."""
+    ``permit``: the begin script's grant (index into the route's targets), if it ran;
+    ``refused_all``: it ran and refused every candidate (``begun`` says why)."""
     kept = [t for t, flag in zip(plan.targets, closed, strict=True) if flag]
     ordered = kept + [t for t in plan.targets if t not in kept and plan.probes]
     first: tuple[int, Permit | None] | None = None
     if permit is not None:
         first = (ordered.index(plan.targets[permit[0]]), permit[1])
+    elif refused_all:
+        first = (len(ordered), None)
     exhaustion = not kept
     return replace(
         state,
@@ -342,6 +351,7 @@ def after_order(
         index=0,
         granted=0,
         first=first,
+        begun=begun,
         busy=(),
         all_open=exhaustion,
         pending=(_exhaustion(plan),) if exhaustion else (),
@@ -361,10 +371,9 @@ def after_begin(
     if closed is None:
         return replace(state, phase=Phase.VIEWS)
     begun = tuple((t.id, r) for t, r in zip(plan.targets, refusals, strict=False) if r is not None)
-    ordered = replace(after_order(state, plan, closed, None), begun=begun)
     if index is None or permit is None:  # every candidate refused
-        return replace(ordered, first=(len(ordered.candidates), None))
-    return replace(after_order(state, plan, closed, (index, permit)), begun=begun)
+        return after_order(state, plan, closed, None, begun=begun, refused_all=True)
+    return after_order(state, plan, closed, (index, permit), begun=begun)
 
 
 def after_acquire(
