@@ -8,6 +8,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis.asyncio.connection import SSLConnection
@@ -17,6 +18,7 @@ from memory_worker.errors import RedisUrlError
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url, parse_sentinel_url, timeout_options
 from memory_worker.storage.embedded import EmbeddedValkey, valkey_binary
+from memory_worker.storage.lean_send import LeanSend
 from tests.support.harness import free_port
 
 
@@ -107,6 +109,65 @@ async def test_a_black_holed_redis_cannot_hang_a_client(tmp_path: Path) -> None:
         with pytest.raises(RedisTimeoutError):
             await client.get("x")
         assert time.monotonic() - start < 3.0
+    finally:
+        os.kill(server.pid, signal.SIGCONT)
+        await client.aclose()
+        server.stop()
+
+
+@pytest.mark.parametrize("tcp", [False, True], ids=["unix", "tcp"])
+async def test_commands_and_pipelines_go_out_without_a_task_each(
+    tmp_path: Path, tcp: bool
+) -> None:
+    """redis-py 5 wraps every send in ``wait_for`` (a task on 3.11); ours writes at once."""
+    server = EmbeddedValkey(tmp_path / "valkey", tcp=tcp).ensure()
+    url = server.tcp_url if tcp else server.url
+    client = client_from_url(url)
+    assert issubclass(client.connection_pool.connection_class, LeanSend)
+    loop = asyncio.get_running_loop()
+    created: list[object] = []
+
+    def counting(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        created.append(coro)
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    try:
+        await client.ping()  # connected outside the count
+        loop.set_task_factory(counting)
+        for i in range(20):
+            await client.set(f"k{i}", i)
+        async with client.pipeline(transaction=True) as pipe:
+            pipe.incr("n").incr("n")
+            assert await pipe.execute() == [1, 2]
+        assert await client.get("k19") == b"19"
+        assert created == []
+    finally:
+        loop.set_task_factory(None)
+        await client.aclose()
+        server.stop()
+
+
+@pytest.mark.parametrize("tcp", [False, True], ids=["unix", "tcp"])
+async def test_a_send_a_paused_redis_cannot_take_times_out_and_the_client_recovers(
+    tmp_path: Path, tcp: bool
+) -> None:
+    """SIGSTOP with a value larger than every socket buffer: the write cannot finish, so
+    the send fails within the socket timeout and closes its connection; once the server
+    runs again the same client works, and the cut command left nothing behind."""
+    server = EmbeddedValkey(tmp_path / "valkey", tcp=tcp).ensure()
+    client = client_from_url(server.tcp_url if tcp else server.url, socket_timeout=0.5)
+    assert server.pid is not None
+    try:
+        assert await client.ping()
+        os.kill(server.pid, signal.SIGSTOP)
+        start = time.monotonic()
+        with pytest.raises(RedisTimeoutError, match="writing to socket"):
+            await client.set("big", b"x" * (64 << 20))
+        assert time.monotonic() - start < 3.0
+        os.kill(server.pid, signal.SIGCONT)
+        assert await client.set("after", "yes")
+        assert await client.get("after") == b"yes"
+        assert await client.exists("big") == 0
     finally:
         os.kill(server.pid, signal.SIGCONT)
         await client.aclose()

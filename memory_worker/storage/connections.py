@@ -27,6 +27,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 from arq.connections import ArqRedis
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
+from redis.asyncio.connection import Connection
 from redis.asyncio.sentinel import Sentinel
 
 from memory_worker.errors import RedisUrlError
@@ -35,6 +36,7 @@ from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.storage.faults import client_fault, is_store_fault, store_edge
+from memory_worker.storage.lean_send import LeanConnection
 from memory_worker.storage.private_socket import FollowingUnixConnection
 
 T = TypeVar("T")
@@ -220,8 +222,11 @@ def client_from_url(url: str, **kwargs: Any) -> ArqRedis:
     if scheme.startswith("valkey"):
         url = "redis" + url[len("valkey") :]
     client = cast(ArqRedis, ArqRedis.from_url(url, **options))
+    pool = client.connection_pool
     if scheme == "unix":  # the socket's name is resolved on every connect (private_socket)
-        client.connection_pool.connection_class = FollowingUnixConnection
+        pool.connection_class = FollowingUnixConnection
+    elif pool.connection_class is Connection:  # plain TCP: no task per command (lean_send)
+        pool.connection_class = LeanConnection
     return client
 
 

@@ -30,6 +30,7 @@ from redis.asyncio.connection import UnixDomainSocketConnection
 
 from memory_worker.errors import SocketNotPrivate
 from memory_worker.ops.logs import get_logger
+from memory_worker.storage.lean_send import LeanSend
 
 log = get_logger(__name__)
 
@@ -105,9 +106,10 @@ def linked_dir(name: Path) -> Path | None:
     return Path(os.readlink(name)).parent
 
 
-class FollowingUnixConnection(UnixDomainSocketConnection):
+class FollowingUnixConnection(LeanSend, UnixDomainSocketConnection):
     """redis-py's unix connection, re-resolving the socket's name (:func:`dial_path`) on
-    every connect: it follows the server to a new directory and dials no foreign one.
+    every connect: it follows the server to a new directory and dials no foreign one
+    (and sends without a task per command: :class:`~memory_worker.storage.lean_send.LeanSend`).
 
     Unlike redis-py's own, its ``_connect`` leaves the handshake (AUTH, SELECT) to
     ``connect()``, which runs it anyway: sent once, and a refused password surfaces as
