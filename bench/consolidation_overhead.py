@@ -101,6 +101,10 @@ async def noop(ctx: dict[str, Any]) -> None:
     return None
 
 
+#: This process's CPU seconds per job of the last baseline() / ours() (model time excluded).
+CPU: dict[str, float] = {}
+
+
 async def baseline(redis: ArqRedis, n: int, poll: float) -> float:
     queue = "bench:noop"
     for _ in range(n):
@@ -115,8 +119,9 @@ async def baseline(redis: ArqRedis, n: int, poll: float) -> float:
         handle_signals=False,
         keep_result=0,
     )
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     await worker.async_run()
+    CPU["baseline"] = (time.process_time() - c0) / n
     return (time.perf_counter() - t0) / n
 
 
@@ -149,9 +154,10 @@ async def ours(settings: Settings, redis: ArqRedis, n: int) -> tuple[float, floa
     await redis.delete(worker.queue_name)
     pipeline_probe = await factory(settings, redis)
     await pipeline_probe.ticks.schedule(TickPlan(Mode.AMPLIFY, base=1), target=1)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     await worker.async_run()
     total = time.perf_counter() - t0
+    CPU["ours"] = (time.process_time() - c0 - farm.model_seconds) / n
     await worker.close()
     counts = await store.counts()
     return (
@@ -162,13 +168,14 @@ async def ours(settings: Settings, redis: ArqRedis, n: int) -> tuple[float, floa
     )
 
 
-async def one_round(n: int, poll: float) -> tuple[float, float, float, float, int]:
+async def one_round(n: int, poll: float) -> tuple[float, float, float, float, int, float]:
+    """A round's figures, the last this process's CPU ms per run (model excluded)."""
     async with fresh_bench(
         worker_concurrency=1, pipeline_target=1, poll_delay_seconds=poll
     ) as bench:
         base = await baseline(bench.redis, n, poll)
         per_run, in_tick, model, completed = await ours(bench.settings, bench.redis, n)
-    return base, per_run, in_tick, model, completed
+    return base, per_run, in_tick, model, completed, CPU["ours"] * 1e3
 
 
 async def main(n: int, poll: float, rounds: int) -> None:
@@ -176,8 +183,9 @@ async def main(n: int, poll: float, rounds: int) -> None:
     median round's ratio is reported, so a neighbour's burst of CPU moves one round only."""
     results = [await one_round(n, poll) for _ in range(rounds)]
     results.sort(key=lambda r: (r[1] - r[3]) / r[0])
-    base, per_run, in_tick, model, completed = results[len(results) // 2]
+    base, per_run, in_tick, model, completed, _ = results[len(results) // 2]
     every = ", ".join(f"{(r[1] - r[3]) / r[0]:.2f}x" for r in results)
+    cpu = sorted(r[5] for r in results)
     print(
         f"bare arq no-op job:            {base * 1e3:7.2f} ms/job (baseline; arq poll_delay {poll}s)"
     )
@@ -187,6 +195,11 @@ async def main(n: int, poll: float, rounds: int) -> None:
     print(f"  model time (in-process):     {model * 1e3:7.2f} ms/run (subtracted)")
     print(f"  our work inside the tick:    {in_tick * 1e3:7.2f} ms/run")
     print(f"rounds (sorted): {every}")
+    print(
+        f"this process's CPU per run (model excluded): median {cpu[len(cpu) // 2]:.2f} ms "
+        f"(rounds {', '.join(f'{c:.2f}' for c in cpu)}); a no-op job: "
+        f"{CPU['baseline'] * 1e3:.2f} ms (the host's speed moves these, not the sleeps)"
+    )
     print(
         f"end-to-end, model excluded: {(per_run - model) / base:.2f}x a no-op job; "
         f"tick work alone {in_tick / base:.2f}x (median of {rounds} rounds)"

@@ -116,9 +116,7 @@ async def test_a_black_holed_redis_cannot_hang_a_client(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("tcp", [False, True], ids=["unix", "tcp"])
-async def test_commands_and_pipelines_go_out_without_a_task_each(
-    tmp_path: Path, tcp: bool
-) -> None:
+async def test_commands_and_pipelines_go_out_without_a_task_each(tmp_path: Path, tcp: bool) -> None:
     """redis-py 5 wraps every send in ``wait_for`` (a task on 3.11); ours writes at once."""
     server = EmbeddedValkey(tmp_path / "valkey", tcp=tcp).ensure()
     url = server.tcp_url if tcp else server.url
@@ -137,7 +135,8 @@ async def test_commands_and_pipelines_go_out_without_a_task_each(
         for i in range(20):
             await client.set(f"k{i}", i)
         async with client.pipeline(transaction=True) as pipe:
-            pipe.incr("n").incr("n")
+            pipe.incr("n")
+            pipe.incr("n")
             assert await pipe.execute() == [1, 2]
         assert await client.get("k19") == b"19"
         assert created == []
