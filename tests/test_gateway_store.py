@@ -274,3 +274,15 @@ async def test_a_slot_outlives_nothing_a_dead_holder_left(redis: Redis, key_pref
     state = await store.target_state("farm/a")
     assert list(state.gate.slots) == [freed.permit.slot]
     assert Gate() != state.gate
+
+
+def test_slot_tokens_share_their_stores_prefix_and_count_up(redis: Redis, key_prefix: str) -> None:
+    """A slot token is the store's prefix (drawn once) and a count: unique across stores
+    and attempts without drawing randomness per attempt."""
+    one = BreakerStore(redis, Keys(key_prefix), BreakerConfig())
+    other = BreakerStore(redis, Keys(key_prefix), BreakerConfig())
+    tokens = [one._slot() for _ in range(3)]
+    prefixes = {token.split(":")[0] for token in tokens}
+    assert len(prefixes) == 1
+    assert [token.split(":")[1] for token in tokens] == ["1", "2", "3"]
+    assert other._slot().split(":")[0] not in prefixes

@@ -183,8 +183,10 @@ class BreakerStore:
         self._renew = redis.register_script(_RENEW)
         self._read = redis.register_script(_READ)
         self._carry = redis.register_script(_CARRY)
-        #: In-flight slot tokens: unique per process (a prefix) and per attempt (a count).
-        self._slots = (f"{uuid.uuid4().hex[:10]}:{n}" for n in itertools.count(1))
+        #: In-flight slot tokens: unique per store (a prefix drawn once) and per attempt (a
+        #: count) — the prefix sat inside the generator, so every token drew a uuid4.
+        prefix = uuid.uuid4().hex[:10]
+        self._slots = (f"{prefix}:{n}" for n in itertools.count(1))
 
     def now_ms(self) -> int:
         return int(self._clock() * 1000)
