@@ -151,6 +151,9 @@ async def test_a_successful_routed_call_costs_two_round_trips_and_counts_itself(
     assert await answer_bytes(redis.hget(keys.routing_attempts, field)) == b"2"
     state = await store.state("farm/a")
     assert len(state.window) == 2  # both successes recorded in the breaker window
+    await walker.routes_open(
+        ["memory_extraction"]
+    )  # its script loaded (NOSCRIPT is a test's order)
     counting.commands.clear()
     assert await walker.routes_open(["memory_extraction", "embedding"]) == {
         "memory_extraction": False,
