@@ -101,13 +101,20 @@ end
 local function save(c) redis.call('HSET', CARDS, c.id, cjson.encode(c)) end
 local function live(c) return c ~= nil and (c.status == 'active' or c.status == 'competing') end
 
--- (re)write the indexes of a live card
-local function index_live(c)
+-- scopes this script already added to SCOPES (one SADD per scope, not per card)
+local scoped = {}
+
+-- (re)write the indexes of a live card; ``fresh``: a card this script just created (no
+-- expiry entry to take away)
+local function index_live(c, fresh)
   redis.call('ZADD', ACTIVE[c.sk], num(c.obs_at), c.id)
-  redis.call('SADD', SCOPES, c.sk)
+  if not scoped[c.sk] then
+    redis.call('SADD', SCOPES, c.sk)
+    scoped[c.sk] = true
+  end
   redis.call('HSET', DEDUP, c.h, c.id)
   if blank(c.exp) then
-    redis.call('ZREM', EXPIRY, c.id)
+    if not fresh then redis.call('ZREM', EXPIRY, c.id) end
   else
     redis.call('ZADD', EXPIRY, num(c.exp), c.id)
   end
@@ -130,21 +137,33 @@ end
 -- store (or overwrite) a card's vector row. The chat's first vector fixes its space
 -- (meta dim + model); a vector of another dimension or model is refused (counted).
 -- own = the blob is a row of this chat already (a fold copies it): no model check.
+-- META's dim and model as this script last read or wrote them (nil: not read yet)
+local meta_dim, meta_model = nil, nil
+local function space_dim()
+  if meta_dim == nil then meta_dim = num(redis.call('HGET', META, 'dim')) end
+  return meta_dim
+end
+local function adopt_model(model)
+  redis.call('HSET', META, 'model', model)
+  meta_model = model
+end
+
 local function set_vector(c, blob, own)
   if blob == nil or #blob == 0 then return end
-  local meta = META
-  local dim = num(redis.call('HGET', meta, 'dim'))
+  local dim = space_dim()
   if dim == 0 then
     dim = #blob
-    redis.call('HSET', meta, 'dim', int(dim))
-    if vec_model ~= '' then redis.call('HSET', meta, 'model', vec_model) end
+    redis.call('HSET', META, 'dim', int(dim))
+    meta_dim = dim
+    if vec_model ~= '' then adopt_model(vec_model) end
   end
   if #blob ~= dim then vec_refused = vec_refused + 1; return end
   if not own then
-    local have = redis.call('HGET', meta, 'model') or ''
+    if meta_model == nil then meta_model = redis.call('HGET', META, 'model') or '' end
+    local have = meta_model
     if have == '' then
       -- a chat from before models were recorded: the first named model adopts it
-      if vec_model ~= '' then redis.call('HSET', meta, 'model', vec_model) end
+      if vec_model ~= '' then adopt_model(vec_model) end
     elseif have ~= vec_model then
       vec_refused = vec_refused + 1
       return
@@ -165,7 +184,7 @@ end
 
 local function row_blob(c)
   if blank(c.row) then return nil end
-  local dim = num(redis.call('HGET', META, 'dim'))
+  local dim = space_dim()
   if dim == 0 then return nil end
   local start = num(c.row) * dim
   return redis.call('GETRANGE', VEC, start, start + dim - 1)
