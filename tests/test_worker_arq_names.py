@@ -29,6 +29,7 @@ OVERRIDDEN = (
 READ = (
     "_cancel_aborted_jobs",
     "_handle_signals",
+    "_job_completion_wait",  # a stop insists on its cancel once arq's grace is over
     "_jobs_started",
     "_pool",
     "_queue_read_offset",
@@ -49,6 +50,8 @@ OWN = frozenset(
         "_start",
         "_ready_jobs",
         "_started_pruned_at",
+        "_insist",
+        "_insist_handle",
     }
 )
 
