@@ -17,6 +17,7 @@ from llm_client._breaker.store import BreakerStore
 from llm_client._gateway.model import TargetLimits
 from llm_client._gateway.target import Report
 from memory_worker.keys import Keys
+from tests.support.harness import eventually
 from tests.test_breaker_store import inner_commands
 
 T0 = 1_800_000_000_000
@@ -259,6 +260,28 @@ async def test_an_idle_process_lands_held_successes_alone(admin: Any) -> None:
     assert carry.pending == []
     assert await admin.hgetall(counter) == {b"farm/b:ok": b"3"}
     await carry.close()
+
+
+async def test_a_success_held_after_the_timer_fired_lands_on_a_timer_of_its_own(
+    admin: Any,
+) -> None:
+    """The timer's land takes what was held; a success held after it gets its own timer."""
+    store = store_on(admin, "fold-again:")
+    counter = Keys("fold-again:").routing_tag + ":attempts"
+    with RecordCarry(hold_seconds=0.1) as carry:
+        await store.record(TARGETS[1], Permit(0, False), Outcome.SUCCESS, count=True)
+        # the timer's land took it and is over (a land still in flight takes later ones too)
+        await eventually(lambda: _answered(admin.hgetall(counter), {b"farm/b:ok": b"1"}), timeout=3)
+        await eventually(lambda: not carry._landing, timeout=3)
+        await store.record(TARGETS[1], Permit(0, False), Outcome.SUCCESS, count=True)
+    assert carry.pending
+    await eventually(lambda: not carry.pending, timeout=3)
+    await eventually(lambda: _answered(admin.hgetall(counter), {b"farm/b:ok": b"2"}), timeout=3)
+    await carry.close()
+
+
+async def _answered(reply: Any, expected: dict[bytes, bytes]) -> bool:
+    return bool(await reply == expected)
 
 
 async def test_close_lands_what_is_held_at_once(admin: Any) -> None:

@@ -224,11 +224,11 @@ class RecordCarry:
         if waited < 2 * self.hold_seconds:  # a walk took the older ones: wait for these
             self._arm(2 * self.hold_seconds - waited)
             return
+        # the land takes every held record; one held after that arms a timer of its own
+        # (hold() does, the timer being gone)
         task = asyncio.get_running_loop().create_task(self.land())
         self._landing.add(task)
         task.add_done_callback(self._landing.discard)
-        if self.pending:  # held while the land was being set up
-            self._arm(2 * self.hold_seconds)
 
 
 def holdable(outcome: Outcome, permit: Permit, report: Report) -> bool:
