@@ -220,10 +220,11 @@ def report(rows: list[Row], base: Baseline | None) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         ratio = f"{r.net_per_1000 / base.arq_cpu_per_1000:.2f}x" if base else "-"
+        net = f"{r.net_per_1000:.2f}" if base else "-"  # no idle measured: nothing to net
         print(
             f"| {r.procs} | {r.job_seconds:g} s | {r.runs_per_s:.1f} ({r.ideal:.0f}) "
             f"| {r.runs_per_s / r.ideal:.2f} | {r.commands_per_run:.0f} | {r.trips_per_run:.1f} "
-            f"| {r.cpu_per_1000:.2f} | {r.net_per_1000:.2f} | {ratio} | {r.busy * 100:.0f} % |"
+            f"| {r.cpu_per_1000:.2f} | {net} | {ratio} | {r.busy * 100:.0f} % |"
         )
     if base:
         print(
@@ -269,8 +270,8 @@ async def main(args: argparse.Namespace) -> None:
             print(
                 f"{procs} process(es), {farm:g} s farm: {row.runs_per_s:.1f} runs/s, "
                 f"{row.commands_per_run:.0f} commands/run, {row.trips_per_run:.1f} round trips/run, "
-                f"{row.cpu_per_1000:.2f} CPU-s/1000 runs "
-                f"({row.net_per_1000:.2f} net of idle)",
+                f"{row.cpu_per_1000:.2f} CPU-s/1000 runs"
+                + (f" ({row.net_per_1000:.2f} net of idle)" if base else " (idle not measured)"),
                 flush=True,
             )
     report(rows, base)
