@@ -29,7 +29,6 @@ local refs, ref_list, seen = {}, {}, {}
 
 for i, n in ipairs(plan.cards) do
   local c = load(redis.call('HGET', DEDUP, n.h))
-  local fresh = false
   if not live(c) and retracted_after(n.h, n.obs_at) then
     -- §10: retracted after every message it comes from (refs[i] stays nil: its
     -- resolutions and links are skipped)
@@ -54,10 +53,9 @@ for i, n in ipairs(plan.cards) do
       updated = now, exp = n.exp, src = n.src, h = n.h, run = run_id}
     set_vector(c, blob(n.vec))
     counts.inserted = counts.inserted + 1
-    fresh = true
   end
   if c then
-    index_live(c, fresh)
+    index_live(c)
     save(c)
     refs[i] = c.id
     if not seen[c.id] then seen[c.id] = true; ref_list[#ref_list + 1] = c.id end

@@ -104,9 +104,9 @@ local function live(c) return c ~= nil and (c.status == 'active' or c.status == 
 -- scopes this script already added to SCOPES (one SADD per scope, not per card)
 local scoped = {}
 
--- (re)write the indexes of a live card; ``fresh``: a card this script just created (no
--- expiry entry to take away)
-local function index_live(c, fresh)
+-- (re)write the indexes of a live card (a new card's id may still sit in EXPIRY: a chat
+-- forgotten chunk by chunk can lose its SEQ before its expiry zset, so the ZREM stays)
+local function index_live(c)
   redis.call('ZADD', ACTIVE[c.sk], num(c.obs_at), c.id)
   if not scoped[c.sk] then
     redis.call('SADD', SCOPES, c.sk)
@@ -114,7 +114,7 @@ local function index_live(c, fresh)
   end
   redis.call('HSET', DEDUP, c.h, c.id)
   if blank(c.exp) then
-    if not fresh then redis.call('ZREM', EXPIRY, c.id) end
+    redis.call('ZREM', EXPIRY, c.id)
   else
     redis.call('ZADD', EXPIRY, num(c.exp), c.id)
   end
