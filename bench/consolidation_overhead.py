@@ -101,11 +101,8 @@ async def noop(ctx: dict[str, Any]) -> None:
     return None
 
 
-#: This process's CPU seconds per job of the last baseline() / ours() (model time excluded).
-CPU: dict[str, float] = {}
-
-
-async def baseline(redis: ArqRedis, n: int, poll: float) -> float:
+async def baseline(redis: ArqRedis, n: int, poll: float) -> tuple[float, float]:
+    """Wall and this process's CPU seconds per bare arq no-op job."""
     queue = "bench:noop"
     for _ in range(n):
         await redis.enqueue_job("noop", _queue_name=queue)
@@ -121,11 +118,14 @@ async def baseline(redis: ArqRedis, n: int, poll: float) -> float:
     )
     t0, c0 = time.perf_counter(), time.process_time()
     await worker.async_run()
-    CPU["baseline"] = (time.process_time() - c0) / n
-    return (time.perf_counter() - t0) / n
+    return (time.perf_counter() - t0) / n, (time.process_time() - c0) / n
 
 
-async def ours(settings: Settings, redis: ArqRedis, n: int) -> tuple[float, float, float, int]:
+async def ours(
+    settings: Settings, redis: ArqRedis, n: int
+) -> tuple[float, float, float, int, float]:
+    """Per run: wall, tick work and model seconds, runs completed, and this process's CPU
+    seconds (model excluded)."""
     store = RunStore(redis, settings)
     for request in requests(n):
         await store.enqueue(request)
@@ -157,7 +157,7 @@ async def ours(settings: Settings, redis: ArqRedis, n: int) -> tuple[float, floa
     t0, c0 = time.perf_counter(), time.process_time()
     await worker.async_run()
     total = time.perf_counter() - t0
-    CPU["ours"] = (time.process_time() - c0 - farm.model_seconds) / n
+    cpu = (time.process_time() - c0 - farm.model_seconds) / n
     await worker.close()
     counts = await store.counts()
     return (
@@ -165,17 +165,18 @@ async def ours(settings: Settings, redis: ArqRedis, n: int) -> tuple[float, floa
         (tick_seconds - farm.model_seconds) / n,
         farm.model_seconds / n,
         counts["completed"],
+        cpu,
     )
 
 
-async def one_round(n: int, poll: float) -> tuple[float, float, float, float, int, float]:
-    """A round's figures, the last this process's CPU ms per run (model excluded)."""
+async def one_round(n: int, poll: float) -> tuple[float, float, float, float, int, float, float]:
+    """A round's figures; the last two: CPU ms per run (model excluded) and per no-op job."""
     async with fresh_bench(
         worker_concurrency=1, pipeline_target=1, poll_delay_seconds=poll
     ) as bench:
-        base = await baseline(bench.redis, n, poll)
-        per_run, in_tick, model, completed = await ours(bench.settings, bench.redis, n)
-    return base, per_run, in_tick, model, completed, CPU["ours"] * 1e3
+        base, base_cpu = await baseline(bench.redis, n, poll)
+        per_run, in_tick, model, completed, cpu = await ours(bench.settings, bench.redis, n)
+    return base, per_run, in_tick, model, completed, cpu * 1e3, base_cpu * 1e3
 
 
 async def main(n: int, poll: float, rounds: int) -> None:
@@ -183,7 +184,7 @@ async def main(n: int, poll: float, rounds: int) -> None:
     median round's ratio is reported, so a neighbour's burst of CPU moves one round only."""
     results = [await one_round(n, poll) for _ in range(rounds)]
     results.sort(key=lambda r: (r[1] - r[3]) / r[0])
-    base, per_run, in_tick, model, completed, _ = results[len(results) // 2]
+    base, per_run, in_tick, model, completed, _, base_cpu = results[len(results) // 2]
     every = ", ".join(f"{(r[1] - r[3]) / r[0]:.2f}x" for r in results)
     cpu = sorted(r[5] for r in results)
     print(
@@ -198,7 +199,7 @@ async def main(n: int, poll: float, rounds: int) -> None:
     print(
         f"this process's CPU per run (model excluded): median {cpu[len(cpu) // 2]:.2f} ms "
         f"(rounds {', '.join(f'{c:.2f}' for c in cpu)}); a no-op job: "
-        f"{CPU['baseline'] * 1e3:.2f} ms (the host's speed moves these, not the sleeps)"
+        f"{base_cpu:.2f} ms (the host's speed moves these, not the sleeps)"
     )
     print(
         f"end-to-end, model excluded: {(per_run - model) / base:.2f}x a no-op job; "

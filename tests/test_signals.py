@@ -32,7 +32,7 @@ from memory_worker.worker.fleet import WorkerProcess
 from memory_worker.worker.process import CLOSE_MARGIN_SECONDS
 from tests.faults.rows_store import private_store
 from tests.support.factories import make_request
-from tests.support.harness import completed_run, eventually
+from tests.support.harness import completed_run, eventually, exits_within
 
 #: How long a signalled process may take to exit once its phase is cut (interpreter exit incl.).
 PROMPT = 5.0
@@ -69,17 +69,6 @@ def wait_for_line(log: Path, text: str, proc: subprocess.Popen[bytes], timeout: 
         assert proc.poll() is None, log.read_text(errors="replace")
         assert time.monotonic() < deadline, f"no {text!r} within {timeout}s:\n" + log.read_text()
         time.sleep(0.05)
-
-
-def exits_within(proc: subprocess.Popen[bytes], seconds: float, log: Path) -> float:
-    """How long ``proc`` took to exit (it must, within ``seconds``)."""
-    start = time.monotonic()
-    try:
-        proc.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        text = log.read_text(errors="replace")[-6000:]
-        raise AssertionError(f"still running {seconds}s after the signal:\n{text}") from None
-    return time.monotonic() - start
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -85,3 +86,14 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def exits_within(proc: subprocess.Popen[bytes], seconds: float, log: Path) -> float:
+    """How long ``proc`` took to exit (it must, within ``seconds``)."""
+    start = time.monotonic()
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        text = log.read_text(errors="replace")[-6000:]
+        raise AssertionError(f"still running {seconds}s after the signal:\n{text}") from None
+    return time.monotonic() - start
