@@ -247,3 +247,19 @@ async def test_an_embedding_with_a_non_finite_component_is_a_decode_error(
     else:
         with pytest.raises(DecodeError, match="embedding response"):
             await call
+
+
+async def test_one_write_fixes_the_space_with_its_first_vector_and_refuses_a_wider_one(
+    store: CardStore,
+) -> None:
+    """A new chat's first write: its first vector fixes the space, and a card of another
+    width later in the same write is refused (the script keeps the space it just wrote)."""
+    wider = dataclasses.replace(new("coffee", seed=None), embedding=[0.1] * (DIM * 2))
+    result = await store.apply_run(
+        CHAT, "r1", writes(new("tea"), wider, new("juice", seed=3), embedding_model=E5), now=T0
+    )
+    assert result.inserted == 3
+    assert result.vectors_refused == 1
+    assert await store.vector_space(CHAT) == VectorSpace(model=E5, dimension=DIM)
+    found = await store.similar_cards(CHAT, vec(3), 5)
+    assert {c.fact_text for c, _ in found} == {"tea", "juice"}

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from redis.asyncio.connection import SSLConnection
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memory_worker.errors import RedisUrlError
@@ -171,3 +172,30 @@ async def test_a_send_a_paused_redis_cannot_take_times_out_and_the_client_recove
         os.kill(server.pid, signal.SIGCONT)
         await client.aclose()
         server.stop()
+
+
+@pytest.mark.parametrize("tcp", [False, True], ids=["unix", "tcp"])
+async def test_a_killed_server_is_a_typed_error_and_its_restart_is_found(
+    tmp_path: Path, tcp: bool
+) -> None:
+    """kill -9 under an idle pooled connection: the next command fails as redis-py's
+    ConnectionError (never a raw OSError), and once the server is back the same client
+    answers on a fresh connection."""
+    server = EmbeddedValkey(tmp_path / "valkey", tcp=tcp).ensure()
+    client = client_from_url(server.tcp_url if tcp else server.url, socket_timeout=1.0)
+    assert server.pid is not None
+    try:
+        assert await client.set("k", "v")
+        os.kill(server.pid, signal.SIGKILL)
+        await asyncio.sleep(0.2)
+        with pytest.raises(RedisConnectionError):
+            await client.get("k")
+        again = EmbeddedValkey(tmp_path / "valkey", tcp=tcp, port=server.port).ensure()
+        assert again.pid != server.pid
+        assert await client.set("after", "yes")
+        assert await client.get("after") == b"yes"
+        server = again
+    finally:
+        await client.aclose()
+        server.stop()
+        EmbeddedValkey(tmp_path / "valkey").shutdown()
