@@ -555,9 +555,11 @@ async def test_a_stop_whose_cancel_is_lost_is_insisted_on_until_the_worker_ends(
     worker = create_worker(fast, client_from_url(redis_url), handle_signals=False)
     worker.poll_delay_s = 0.01
     lost = 0
+    looping = asyncio.Event()
 
     async def lossy_step() -> None:  # every moment of the loop is inside this step
         nonlocal lost
+        looping.set()
         try:
             await asyncio.sleep(0.05)
         except asyncio.CancelledError:
@@ -571,7 +573,9 @@ async def test_a_stop_whose_cancel_is_lost_is_insisted_on_until_the_worker_ends(
     worker._poll_iteration = lossy_step  # type: ignore[method-assign]
     running = asyncio.create_task(worker.async_run())
     try:
-        await eventually(lambda: worker.main_task is not None)
+        # started and in its loop (a cancel during a slow start-up would end it there)
+        async with asyncio.timeout(20):
+            await looping.wait()
         began = time.monotonic()
         worker.handle_sig_wait_for_completion(signal.SIGTERM)
         async with asyncio.timeout(fast.shutdown_grace_seconds + 3 * worker.STOP_INSIST_SECONDS):
