@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import random
 import shutil
@@ -456,7 +457,7 @@ class Soak:
         return out
 
     async def wait_settled(
-        self, store: RunStore, n: int, timeout: float, label: str = "drain"
+        self, store: RunStore, n: int, timeout: float, label: str, log_dir: Path
     ) -> bool:
         """Until every run is completed or retired and nothing is queued or processing.
 
@@ -468,9 +469,11 @@ class Soak:
         last = ""
         first_count: int | None = None
         resumed = False
+        progress: dict[int, int] = {}  # every ~5 s: completed so far (stall or slow?)
         while time.monotonic() < end:
             with contextlib.suppress(*STORE_DOWN):
                 counts = await asyncio.wait_for(store.counts(), 3.0)
+                progress.setdefault(int(time.monotonic() - start) // 5 * 5, counts["completed"])
                 last = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
                 if first_count is None:
                     first_count = counts["completed"]
@@ -488,6 +491,11 @@ class Soak:
                     return True
             await asyncio.sleep(0.25)
         self.say(f"not settled after {timeout:.0f} s: {last}")
+        self.notes.append(f"{label}: completed by elapsed second {progress}")
+        with contextlib.suppress(*STORE_DOWN):
+            snapshot = await asyncio.wait_for(pipeline_snapshot(store.redis, store.keys), 5.0)
+            self.notes += [f"{label}: {line}" for line in snapshot]
+        self.notes += [f"{label}: log {line}" for line in recent_events(log_dir)]
         return False
 
     # --- reference -------------------------------------------------------------------------------
@@ -508,7 +516,9 @@ class Soak:
                 await self.enqueue(queue, request, deadline)
             Slots(fleet).start(3)
             store = RunStore(redis, settings)
-            if not await self.wait_settled(store, len(self.requests), 240, "reference"):
+            if not await self.wait_settled(
+                store, len(self.requests), 240, "reference", self.tmp / "ref"
+            ):
                 raise RuntimeError("the fault-free reference run did not complete")
             counts = await store.counts()
             if counts["completed"] != len(self.requests):
@@ -599,7 +609,11 @@ class Soak:
             self.say(f"healed (restarted {restarted} worker(s)); waiting for the drain")
             store = RunStore(redis, settings)
             settled = await self.wait_settled(
-                store, len(self.requests), self.drain_timeout, "drain after heal"
+                store,
+                len(self.requests),
+                self.drain_timeout,
+                "drain after heal",
+                self.tmp / "chaos",
             )
             drain = time.monotonic() - healed
             self.notes.append(
@@ -769,6 +783,46 @@ class SoakReport:
         out.append("")
         out.append("ALL INVARIANTS HOLD" if not failed else f"FAILED: {'; '.join(failed)}")
         return out
+
+
+async def pipeline_snapshot(redis: Any, keys: Keys) -> list[str]:
+    """Where the pipeline stands, for a drain that did not settle: arq's queue (due in s),
+    the tick sets, the pipeline hash, the run indexes and the workers (ids and states only)."""
+    now = time.time() * 1000
+
+    def due(rows: list[tuple[bytes, float]], limit: int = 12) -> str:
+        shown = [f"{m.decode()[-14:]}@{(score - now) / 1000:+.1f}s" for m, score in rows[:limit]]
+        return f"{len(rows)} {shown}" + (" …" if len(rows) > limit else "")
+
+    lines = []
+    for name, key in (
+        ("arq queue", keys.arq_queue),
+        ("ticks:queued", keys.ticks_queued),
+        ("ticks:started", keys.ticks_started),
+        ("ticks:running", keys.ticks_running),
+        ("runs:retry", keys.retry),
+        ("leases", keys.leases),
+    ):
+        lines.append(f"{name}: {due(await redis.zrange(key, 0, -1, withscores=True))}")
+    lines.append(f"runs:queued: {await redis.zcard(keys.queued)}")
+    state = await redis.hgetall(keys.pipeline_state)
+    lines.append(f"pipeline: { {k.decode(): v.decode() for k, v in state.items()} }")
+    workers = await redis.zrange(keys.workers, 0, -1, withscores=True)
+    lines.append(f"workers: {due(workers)}")
+    return lines
+
+
+def recent_events(log_dir: Path, n: int = 40) -> list[str]:
+    """The workers' last ``n`` structured events (time, file, level, event; no fields)."""
+    rows: list[tuple[str, str, str, str]] = []
+    for path in sorted(log_dir.glob("worker*.log")):
+        for line in path.read_text(errors="replace").splitlines()[-n:]:
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                event = json.loads(line)
+                rows.append(
+                    (str(event["timestamp"]), path.stem, event["level"], str(event["event"])[:90])
+                )
+    return [" ".join(row) for row in sorted(rows)[-n:]]
 
 
 def worker_log_events(log_dir: Path) -> Counter[str]:
