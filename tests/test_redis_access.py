@@ -28,7 +28,7 @@ from memory_worker.settings import Settings
 from memory_worker.storage.checks import access_problems, check_access, check_redis
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
-from tests.support.harness import cli_env, free_port
+from tests.support.harness import cli_env, free_port, run_memory_worker
 from tests.support.replies import command
 
 PREFIX = "acl:"
@@ -138,14 +138,8 @@ def run_cli(
     url: str, tmp_path: Path, *args: str, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     settings = Settings(redis_url=url, key_prefix=PREFIX, data_dir=tmp_path / "var")
-    return subprocess.run(
-        [sys.executable, "-m", "memory_worker", *args],
-        capture_output=True,
-        text=True,
-        env=cli_env(settings, MEMORY_DATA_DIR=str(tmp_path / "var")),
-        timeout=timeout,
-        check=False,
-    )
+    env = cli_env(settings, MEMORY_DATA_DIR=str(tmp_path / "var"))
+    return run_memory_worker(list(args), env, timeout=timeout)
 
 
 @pytest.mark.parametrize(

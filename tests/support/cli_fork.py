@@ -17,12 +17,14 @@ a bug would (see :func:`_inject`).
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,8 +125,8 @@ def _child(case: dict[str, Any], out: str, err: str) -> None:
     os._exit(code)
 
 
-def _wait(pid: int) -> int:
-    end = time.monotonic() + CHILD_TIMEOUT
+def _wait(pid: int, timeout: float = CHILD_TIMEOUT) -> int:
+    end = time.monotonic() + timeout
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
@@ -160,5 +162,143 @@ def _drive() -> None:
     sys.stdout.write(json.dumps(answers))
 
 
+# --- the server: one interpreter per test process for `harness.cli` ---------------------------
+
+
+def _as_module_run(argv: list[str]) -> None:
+    """Look like ``python -m memory_worker ARGV`` to click (its program name comes from
+    ``__main__``'s package and ``sys.argv[0]``)."""
+    import memory_worker
+
+    sys.modules["__main__"].__package__ = "memory_worker"
+    sys.argv = [str(Path(memory_worker.__file__).with_name("__main__.py")), *argv]
+
+
+def _serve_child(request: dict[str, Any], tmp: str, private: tuple[int, int]) -> None:
+    for fd in private:
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    stdin = os.path.join(tmp, "in")
+    Path(stdin).write_text(request["stdin"] or "")
+    for fd, path, flags in (
+        (0, stdin if request["stdin"] is not None else os.devnull, os.O_RDONLY),
+        (1, os.path.join(tmp, "out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+        (2, os.path.join(tmp, "err"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+    ):
+        handle = os.open(path, flags, 0o600)
+        os.dup2(handle, fd)
+        os.close(handle)
+    _as_module_run(request["argv"])
+    code = 0
+    try:
+        from memory_worker.cli import main
+
+        main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:
+        code = 99
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
+def _serve() -> None:
+    """Requests on fd 0, answers on fd 1, one JSON line each; a forked child per request.
+
+    The server reads and writes through private copies of the two descriptors and never
+    touches ``sys.stdin``/``sys.stdout``, so a child's standard streams start empty on the
+    files it is given.
+    """
+    import memory_worker.cli  # noqa: F401 - imported once, before every fork
+
+    requests, answers = os.dup(0), os.dup(1)
+    pending = b""
+    with tempfile.TemporaryDirectory() as tmp:
+        while True:
+            while b"\n" not in pending:
+                chunk = os.read(requests, 1 << 16)
+                if not chunk:
+                    return
+                pending += chunk
+            line, pending = pending.split(b"\n", 1)
+            request = json.loads(line)
+            pid = os.fork()
+            if pid == 0:
+                _serve_child(request, tmp, (requests, answers))
+            code = _wait(pid, request["timeout"])
+            answer = {
+                "returncode": code,
+                "timed_out": code == -9,
+                "stdout": Path(tmp, "out").read_text(errors="replace"),
+                "stderr": Path(tmp, "err").read_text(errors="replace"),
+            }
+            os.write(answers, json.dumps(answer).encode() + b"\n")
+
+
+class CliServer:
+    """The client: ``run`` answers like ``subprocess.run([python, -m, memory_worker, …])``.
+
+    One request at a time; a call made while another is in flight (a test running two
+    commands at once) gets ``None`` and runs a real process instead, as does any call after
+    the server died.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def _server(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "tests.support.cli_fork", "--serve"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                cwd=Path(__file__).resolve().parents[2],
+            )
+            atexit.register(self.close)
+        return self._proc
+
+    def run(
+        self, argv: list[str], env: dict[str, str], stdin: str | None, timeout: float
+    ) -> subprocess.CompletedProcess[str] | None:
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            proc = self._server()
+            assert proc.stdin is not None
+            assert proc.stdout is not None
+            request = {"argv": argv, "env": env, "stdin": stdin, "timeout": timeout}
+            try:
+                proc.stdin.write(json.dumps(request | {"cwd": os.getcwd()}).encode() + b"\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+            except OSError:
+                line = b""
+            if not line:
+                return None
+            answer = json.loads(line)
+        finally:
+            self._lock.release()
+        args = [sys.executable, "-m", "memory_worker", *argv]
+        if answer["timed_out"]:
+            raise subprocess.TimeoutExpired(args, timeout, answer["stdout"], answer["stderr"])
+        return subprocess.CompletedProcess(
+            args, answer["returncode"], answer["stdout"], answer["stderr"]
+        )
+
+    def close(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+
+
 if __name__ == "__main__":
-    _drive()
+    _serve() if sys.argv[1:] == ["--serve"] else _drive()

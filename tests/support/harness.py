@@ -17,8 +17,18 @@ from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.worker.fleet import FAST
 from memory_worker.worker.fleet import Fleet as _Fleet
+from tests.support.cli_fork import CliServer
 
-__all__ = ["FAST", "Fleet", "cli", "cli_env", "completed_run", "eventually", "free_port"]
+__all__ = [
+    "FAST",
+    "Fleet",
+    "cli",
+    "cli_env",
+    "completed_run",
+    "eventually",
+    "free_port",
+    "run_memory_worker",
+]
 
 
 def cli_env(settings: Settings, **env: str) -> dict[str, str]:
@@ -34,16 +44,38 @@ def cli_env(settings: Settings, **env: str) -> dict[str, str]:
 def cli(
     settings: Settings, *args: str, stdin: str | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m memory_worker ARGS`` against ``settings``' Redis and key prefix."""
+    """Run ``python -m memory_worker ARGS`` against ``settings``' Redis and key prefix.
+
+    The process is forked from this test process's CLI server (see
+    :class:`tests.support.cli_fork.CliServer`: the same entry point, environment, standard
+    streams and exit status, without paying the imports again); a real interpreter when
+    the server is busy with another call or gone.
+    """
+    return run_memory_worker(list(args), cli_env(settings, **env), stdin=stdin)
+
+
+def run_memory_worker(
+    argv: list[str], env: dict[str, str], *, stdin: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run([python, -m, memory_worker, *argv], env=env, …)``, served by the CLI
+    server when it is free (see :func:`cli`)."""
+    served = None if REAL_CLI else _CLI_SERVER.run(argv, env, stdin, timeout=timeout)
+    if served is not None:
+        return served
     return subprocess.run(
-        [sys.executable, "-m", "memory_worker", *args],
+        [sys.executable, "-m", "memory_worker", *argv],
         input=stdin,
         capture_output=True,
         text=True,
-        env=cli_env(settings, **env),
-        timeout=60,
+        env=env,
+        timeout=timeout,
         check=False,
     )
+
+
+_CLI_SERVER = CliServer()
+#: ``TEST_REAL_CLI=1``: every :func:`cli` call starts a fresh interpreter (to rule the server out).
+REAL_CLI = os.environ.get("TEST_REAL_CLI") == "1"
 
 
 class Fleet(_Fleet):
