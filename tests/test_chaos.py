@@ -1,4 +1,4 @@
-"""The chaos soak, CI size (docs/reliability.md): bench/chaos.py with a ~3-minute fault schedule.
+"""The chaos soak, soak-tier size (docs/reliability.md): bench/chaos.py with a ~3-minute fault schedule.
 
 Three real worker processes, a private Valkey with AOF, the farm simulator,
 200 runs across 40 chats; farm modes flip, Valkey is killed (-9) and frozen,
@@ -16,7 +16,7 @@ import pytest
 
 from bench.chaos import run_soak
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 #: Schedule length: with the reference run and the drain the test takes 3–4 minutes.
 MINUTES = float(os.environ.get("CHAOS_MINUTES", "3"))

@@ -83,6 +83,7 @@ async def charged(redis: Any, settings: Settings) -> int:
     return sum(int(v) for k, v in attempts.items() if b"|failure|" in k)
 
 
+@pytest.mark.soak
 async def test_equal_targets_share_and_a_slow_one_is_passed_over_until_it_recovers(
     settings: Settings, redis: Any, farm: FarmSimulator, tmp_path: Path
 ) -> None:

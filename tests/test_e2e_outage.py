@@ -81,6 +81,7 @@ async def test_unreachable_backend_releases_and_timeout_spends(
     assert [e.code for e in run.error_log] == ["task_timeout"]
 
 
+@pytest.mark.soak
 async def test_outage_soak_spends_nothing_and_never_spins(
     settings: Settings, redis: Any, sim: FarmSimulator, fleet: Fleet
 ) -> None:

@@ -33,6 +33,7 @@ UPSTREAM_ERROR = Fault(
 OUTAGE_SECONDS = 30.0
 
 
+@pytest.mark.soak
 async def test_a_30s_outage_with_three_workers_pages_once_when_it_opens_and_once_when_it_ends(
     settings: Settings, redis: Any, sim: FarmSimulator, telegram: FakeTelegram, tmp_path: Path
 ) -> None:
