@@ -194,7 +194,9 @@ async def test_requests_per_minute_holds_across_walkers(redis: Redis, key_prefix
     await asyncio.gather(*(caller(w) for w in walkers for _ in range(2)))
     elapsed = time.monotonic() - started
     assert farm.calls[A] <= 2 + elapsed / 0.1 + 1
-    assert farm.calls[A] >= 0.7 * elapsed / 0.1  # the cap is a ceiling, not a throttle
+    # the cap is a ceiling, not a throttle: A took most of what the cap allowed while calls
+    # were being started (a loaded host's last calls end well after that window)
+    assert farm.calls[A] >= 0.7 * (end - started) / 0.1
     assert farm.calls[B] > farm.calls[A]
 
 

@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Mapping
 from typing import Any
 
-import sentry_sdk
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -171,8 +171,8 @@ def is_breadcrumb(error: BaseException, decision: Decision | None = None) -> boo
 # --- event processing -------------------------------------------------------------------------
 
 
-def _outage_breadcrumb(error: BaseException) -> None:
-    sentry_sdk.add_breadcrumb(
+def _outage_breadcrumb(sdk: Any, error: BaseException) -> None:
+    sdk.add_breadcrumb(
         category="outage",
         message=type(error).__name__,
         level="warning",
@@ -204,7 +204,7 @@ def before_send(event: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any] |
     """Outage-class exceptions become breadcrumbs; everything else is scrubbed and sent."""
     exc_info = hint.get("exc_info")
     if exc_info and exc_info[1] is not None and is_breadcrumb(exc_info[1]):
-        _outage_breadcrumb(exc_info[1])
+        _outage_breadcrumb(sys.modules["sentry_sdk"], exc_info[1])  # Sentry is calling us
         return None
     return scrub_event(event)
 
@@ -225,6 +225,8 @@ def init_sentry(settings: Settings, *, transport: Any = None) -> bool:
     if settings.sentry_dsn is None:
         return False
     remember_secrets(secrets_of(settings))
+    import sentry_sdk  # only with a DSN: a worker without one does not pay its import
+
     if transport is None and sentry_sdk.get_client().is_active():
         return True  # already on (several workers in one process share the client)
     from sentry_sdk.integrations.arq import ArqIntegration
@@ -261,13 +263,14 @@ def init_sentry(settings: Settings, *, transport: Any = None) -> bool:
 
 def report_failure(error: BaseException, decision: Decision, *, run_id: str, chat_id: int) -> None:
     """A run failed: a breadcrumb for outage-class errors, an event for anything else."""
-    if not sentry_sdk.get_client().is_active():
+    sdk = sys.modules.get("sentry_sdk")  # never imported: it cannot be on
+    if sdk is None or not sdk.get_client().is_active():
         return
     if is_breadcrumb(error, decision):
-        _outage_breadcrumb(error)
+        _outage_breadcrumb(sdk, error)
         return
-    with sentry_sdk.new_scope() as scope:
+    with sdk.new_scope() as scope:
         scope.set_tag("run.code", decision.code)
         scope.set_tag("run.reason", decision.reason or "not_retryable")
         scope.set_context("run", {"run_id": run_id, "chat_id": chat_id})
-        sentry_sdk.capture_exception(error)
+        sdk.capture_exception(error)
