@@ -219,6 +219,7 @@ async def _serve(
     return proc
 
 
+@pytest.mark.soak  # a minutes-long outage story; the login test keeps a browser in CI
 async def test_operator_sees_outage_resets_breaker_browses_memory_and_replays(
     console: tuple[str, Settings], driver: Any, screenshots: Path, tmp_path: Path
 ) -> None:
