@@ -4,6 +4,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # Test processes: the suite mostly waits on real servers and workers, so more than the cores.
 TEST_WORKERS ?= 4
+# A machine may set PYTHONDONTWRITEBYTECODE: then every worker and CLI process the tests start
+# compiles the project again (~0.3 s each) and each pytest process re-rewrites every test module.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: demo test soak lint install browser promtool clean
 
