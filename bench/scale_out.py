@@ -127,6 +127,29 @@ async def server_stats(redis: Any) -> tuple[dict[str, int], float]:
     return calls, float(cpu["used_cpu_sys"]) + float(cpu["used_cpu_user"])
 
 
+async def server_usec(redis: Any) -> dict[str, int]:
+    """Microseconds spent in each command so far (``INFO commandstats``; free to read,
+    unlike MONITOR)."""
+    stats = await redis.info("commandstats")
+    return {name.removeprefix("cmdstat_"): int(v["usec"]) for name, v in stats.items()}
+
+
+async def script_usec(redis: Any, names: dict[str, str]) -> dict[str, tuple[int, int]]:
+    """(calls, µs) per script name from the slow log (every command logged since reset)."""
+    await redis.config_set("slowlog-log-slower-than", 10_000)
+    entries = await redis.slowlog_get(1_000_000)
+    out: dict[str, tuple[int, int]] = {}
+    for entry in entries:
+        parts = entry["command"].split()
+        if not parts or parts[0].lower() not in (b"evalsha", b"fcall"):
+            continue
+        sha = parts[1].decode() if len(parts) > 1 else "?"
+        name = names.get(sha, sha[:12])
+        n, usec = out.get(name, (0, 0))
+        out[name] = (n + 1, usec + int(entry["duration"]))
+    return out
+
+
 #: The key of ``server_stats``'s read events among its command calls.
 READS = "(read events)"
 
@@ -151,17 +174,18 @@ async def measure(
     cards_url: str | None,
     breakdown: bool,
     idle: float = 0.0,
+    cpu_breakdown: bool = False,
 ) -> Row:
     ideal = procs * ticks / job_seconds
     backlog = int(ideal * (seconds + 20) * 1.2) + 50
-    names = record_script_names() if breakdown else {}
+    names = record_script_names() if breakdown or cpu_breakdown else {}
     async with (
         fresh_bench(worker_concurrency=ticks, pipeline_target=procs * ticks) as bench,
         FarmSimulator(submit_block_seconds=job_seconds * 5) as sim,
     ):
         sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=job_seconds))
         store, queue, tick_queue = await pipeline(bench, backlog)
-        if breakdown:  # name the scripts: build a pipeline in this process
+        if breakdown or cpu_breakdown:  # name the scripts: build a pipeline here
             from memory_worker.wiring import build_tick_runner
 
             await build_tick_runner(bench.settings, bench.redis)
@@ -178,6 +202,11 @@ async def measure(
             await wait_for(ramped, 30 + procs * 2)
             await asyncio.sleep(job_seconds * 2)
             done0 = (await store.counts())["completed"]
+            usec0 = await server_usec(bench.redis) if cpu_breakdown else {}
+            if cpu_breakdown:  # every command into the slow log, with its duration
+                await bench.redis.config_set("slowlog-max-len", 1_000_000)
+                await bench.redis.config_set("slowlog-log-slower-than", 0)
+                await bench.redis.slowlog_reset()
             calls0, cpu0 = await server_stats(bench.redis)
             t0 = time.perf_counter()
             if breakdown:
@@ -187,8 +216,18 @@ async def measure(
                 await asyncio.sleep(seconds)
             elapsed = time.perf_counter() - t0
             calls1, cpu1 = await server_stats(bench.redis)
+            usec1 = await server_usec(bench.redis) if cpu_breakdown else {}
+            scripts = await script_usec(bench.redis, names) if cpu_breakdown else {}
             done1 = (await store.counts())["completed"]
     runs = max(done1 - done0, 1)
+    if cpu_breakdown:
+        print(f"--- where the server's command time goes, {procs} process(es), per run")
+        print("(a script's time holds its inner commands' time, which also show on their own)")
+        for name, usec in sorted(delta(usec1, usec0).items(), key=lambda kv: -kv[1])[:20]:
+            print(f"{usec / runs:9.1f} µs  {name}")
+        print("scripts (slow log at 0 µs: it adds its own cost), µs per run and per call:")
+        for name, (n, usec) in sorted(scripts.items(), key=lambda kv: -kv[1][1])[:20]:
+            print(f"{usec / runs:9.1f} µs  {n / runs:5.2f} calls  {usec / n:7.1f} µs/call  {name}")
     calls = delta(calls1, calls0)
     trips = calls.pop(READS, 0) - 3  # the snapshots' own round trips
     measured = sum(calls.values()) - 7  # the snapshots' own commands
@@ -245,6 +284,25 @@ def report(rows: list[Row], base: Baseline | None) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
+    if args.cards_cluster:  # the cards on a private 3-master + 3-replica cluster
+        import tempfile
+        from pathlib import Path
+
+        from tests.support.cluster import LocalCluster
+
+        with tempfile.TemporaryDirectory(prefix="mw-scale-cluster-") as tmp:
+            cluster = LocalCluster(Path(tmp)).start()
+            try:
+                args.cards_url = cluster.url
+                print("cards on a private 3-master cluster (figures: the queue primary's)")
+                await measure_all(args)
+            finally:
+                cluster.stop()
+    else:
+        await measure_all(args)
+
+
+async def measure_all(args: argparse.Namespace) -> None:
     base = None
     if args.baseline:
         arq_cpu, arq_commands, idle = await arq_baseline(args.ticks, args.arq_jobs)
@@ -265,6 +323,7 @@ async def main(args: argparse.Namespace) -> None:
                 args.cards_url,
                 args.breakdown,
                 base.idle_cpu_per_s if base else 0.0,
+                args.cpu_breakdown,
             )
             rows.append(row)
             print(
@@ -292,7 +351,15 @@ if __name__ == "__main__":
     parser.add_argument("--ticks", type=int, default=8, help="concurrent ticks per process")
     parser.add_argument("--seconds", type=float, default=15.0, help="measuring window")
     parser.add_argument("--cards-url", default=os.environ.get("MEMORY_CARDS_URL"))
+    parser.add_argument(
+        "--cards-cluster",
+        action="store_true",
+        help="start a private 3-master cluster for the cards (overrides --cards-url)",
+    )
     parser.add_argument("--breakdown", action="store_true", help="MONITOR tally of origins")
+    parser.add_argument(
+        "--cpu-breakdown", action="store_true", help="server time per command (commandstats)"
+    )
     parser.add_argument("--quick", action="store_true", help="1, 2, 4 processes, 1 s farm, 6 s")
     parser.add_argument(
         "--baseline",
