@@ -319,14 +319,23 @@ def histogram(
             elif match := re.search(r'le="([^"]+)"', line):
                 bound = float(match.group(1))
                 buckets[bound] = buckets.get(bound, 0.0) + value
+    if not buckets:  # a renamed metric must stop the bench, not print nan
+        raise LookupError(f"no {name} series with {labels} in the workers' /metrics")
     return total, count, sorted(buckets.items())
 
 
 def quantile(buckets: list[tuple[float, float]], q: float) -> float:
+    """The q-quantile of cumulative buckets, interpolated linearly inside its bucket (as
+    Prometheus' ``histogram_quantile`` does): the bounds alone are too coarse to compare."""
     total = buckets[-1][1] if buckets else 0
+    lower, below = 0.0, 0.0
     for bound, cumulative in buckets:
         if total and cumulative >= q * total:
-            return bound
+            if bound == float("inf"):
+                return lower
+            share = (q * total - below) / max(cumulative - below, 1e-12)
+            return lower + (bound - lower) * share
+        lower, below = bound, cumulative
     return float("nan")
 
 
@@ -348,13 +357,17 @@ async def scenario_balance(bench: Bench, sim: FarmSimulator, job: float, steady:
                 name, wf = "memory_worker_farm_call_seconds", "memory_extraction"
                 s1, c1, _ = histogram(after, name, workflow=wf, outcome="success")
                 s0, c0, _ = histogram(before, name, workflow=wf, outcome="success")
-                runs = histogram(after, "memory_worker_run_seconds", outcome="completed")[2]
-                runs0 = dict(histogram(before, "memory_worker_run_seconds", outcome="completed")[2])
+                runs = histogram(after, "memory_worker_run_duration_seconds", outcome="completed")[
+                    2
+                ]
+                runs0 = dict(
+                    histogram(before, "memory_worker_run_duration_seconds", outcome="completed")[2]
+                )
                 window = [(bound, n - runs0.get(bound, 0.0)) for bound, n in runs]
                 print(
                     f"  {strategy:16} {A} {pct(a, a + b)}, {B} {pct(b, a + b)}; "
                     f"extraction call mean {(s1 - s0) / max(c1 - c0, 1):.3f} s over {c1 - c0:.0f}; "
-                    f"run p95 <= {quantile(window, 0.95):g} s; {(c1 - c0) / steady:.1f} calls/s"
+                    f"run p95 ~ {quantile(window, 0.95):.2f} s; {(c1 - c0) / steady:.1f} calls/s"
                 )
     finally:
         sim.clear_faults(B)
