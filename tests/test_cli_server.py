@@ -10,8 +10,12 @@ and the fallback to a real process when the server is busy.
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,3 +95,39 @@ def test_a_call_while_the_server_is_busy_is_left_to_a_real_process(server: CliSe
     finally:
         server._lock.release()
     assert server.run(["--help"], dict(os.environ), None, timeout=60) is not None
+
+
+def test_a_server_killed_during_a_call_leaves_it_to_a_real_process_and_is_replaced(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """The server dies while a command is in flight (here: one waiting on a Redis that
+    accepted the connection and never answers): the call answers ``None`` (the caller runs
+    a real process) instead of hanging or raising, and the next call starts a new server."""
+    served = CliServer()
+    mute = socket.socket()
+    mute.bind(("127.0.0.1", 0))
+    mute.listen(8)  # the kernel completes the handshake; nothing ever answers
+    port = mute.getsockname()[1]
+    env = cli_env(settings, MEMORY_DATA_DIR=str(tmp_path / "var"))
+    try:
+        assert served.run(["--help"], env, None, timeout=60) is not None  # the server is up
+        first = served._proc
+        assert first is not None
+        killer = threading.Timer(1.0, first.kill)
+        killer.start()
+        t0 = time.monotonic()
+        hung = served.run(
+            ["runs", "list"], env | {"REDIS_URL": f"redis://127.0.0.1:{port}/0"}, None, timeout=60
+        )
+        killer.join()
+        assert hung is None
+        assert time.monotonic() - t0 < 30  # answered when the server died, not at a timeout
+        assert first.wait(5) == -signal.SIGKILL
+        again = served.run(["--help"], env, None, timeout=60)
+        assert again is not None
+        assert again.returncode == 0
+        assert served._proc is not None
+        assert served._proc is not first
+    finally:
+        mute.close()
+        served.close()
