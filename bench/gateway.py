@@ -357,12 +357,9 @@ async def scenario_balance(bench: Bench, sim: FarmSimulator, job: float, steady:
                 name, wf = "memory_worker_farm_call_seconds", "memory_extraction"
                 s1, c1, _ = histogram(after, name, workflow=wf, outcome="success")
                 s0, c0, _ = histogram(before, name, workflow=wf, outcome="success")
-                runs = histogram(after, "memory_worker_run_duration_seconds", outcome="completed")[
-                    2
-                ]
-                runs0 = dict(
-                    histogram(before, "memory_worker_run_duration_seconds", outcome="completed")[2]
-                )
+                run_name = "memory_worker_run_duration_seconds"
+                _, _, runs = histogram(after, run_name, outcome="completed")
+                runs0 = dict(histogram(before, run_name, outcome="completed")[2])
                 window = [(bound, n - runs0.get(bound, 0.0)) for bound, n in runs]
                 print(
                     f"  {strategy:16} {A} {pct(a, a + b)}, {B} {pct(b, a + b)}; "

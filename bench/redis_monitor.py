@@ -114,18 +114,28 @@ def _split(command: str) -> list[str]:
     return [m.group(1) for m in re.finditer(r'"((?:[^"\\]|\\.)*)"', command)]
 
 
+#: The names :func:`record_script_names` records (one patch per process, however often asked).
+_SCRIPT_NAMES: dict[str, str] | None = None
+
+
 def record_script_names() -> dict[str, str]:
     """Name every script registered from now on (``module.attribute``), by SHA1.
 
-    Patches ``register_script`` of redis-py's async client; the names come from the
-    registering line (``self._claim = redis.register_script(...)`` → ``run_store._claim``).
+    Patches ``register_script`` of redis-py's async client once per process (a second call
+    returns the same names: a patch over the patch would name its own frame); the names come
+    from the registering line (``self._claim = redis.register_script(...)`` →
+    ``run_store._claim``).
     """
     import hashlib
     import inspect
 
     from redis.asyncio import client as async_client
 
+    global _SCRIPT_NAMES
+    if _SCRIPT_NAMES is not None:
+        return _SCRIPT_NAMES
     names: dict[str, str] = {}
+    _SCRIPT_NAMES = names
     original = async_client.Redis.register_script
 
     def register(self: Any, script: Any) -> Any:
