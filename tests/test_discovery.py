@@ -406,7 +406,7 @@ async def test_a_submit_that_names_its_pause_is_raised_at_once_with_it(
         started = time.monotonic()
         with pytest.raises(error_type) as info:
             await client.chat(REQUEST)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 3.0  # not the 5 s capacity wait (slack for a busy host)
     assert sim.submits(SERVICE) == 1
     assert getattr(info.value, "retry_after", None) == 30.0
     assert retryable_reason(info.value) is FailureReason.CAPACITY_UNAVAILABLE
@@ -496,7 +496,7 @@ async def test_unanswered_http_request_is_a_request_timeout(sim: FarmSimulator) 
         started = time.monotonic()
         with pytest.raises(RequestTimeout) as info:
             await client.chat(REQUEST)
-    assert 0.3 <= time.monotonic() - started < 1.0
+    assert 0.3 <= time.monotonic() - started < 3.0  # the hang would never end
     assert isinstance(info.value, Transport)
     assert info.value.seconds == 0.3
     assert info.value.budget == "request"
@@ -511,7 +511,7 @@ async def test_callers_timeout_caps_the_whole_call(sim: FarmSimulator) -> None:
         started = time.monotonic()
         with pytest.raises(TaskTimeout) as info:
             await client.chat(REQUEST, timeout=0.3)
-    assert 0.3 <= time.monotonic() - started < 0.8
+    assert 0.3 <= time.monotonic() - started < 3.0  # not the task's 30 s
     assert info.value.seconds == 0.3
     assert "caller's deadline" in str(info.value)
 
@@ -536,7 +536,7 @@ async def test_callers_timeout_ends_a_capacity_wait(sim: FarmSimulator) -> None:
         started = time.monotonic()
         with pytest.raises(CapacityWaitExpired) as info:
             await client.chat(REQUEST, timeout=0.35)
-    assert time.monotonic() - started < 0.8
+    assert time.monotonic() - started < 3.0  # not the 30 s capacity wait
     assert info.value.seconds == 0.35
 
 

@@ -147,7 +147,7 @@ async def test_an_unanswered_call_times_out_on_the_budget_that_cuts_it(
         started = time.monotonic()
         with pytest.raises(TaskTimeout) as info:
             await client.chat(REQUEST, timeout=call_timeout)
-    assert cut <= time.monotonic() - started < cut + 0.7
+    assert cut <= time.monotonic() - started < cut + 2.0  # under the other budget (3 s, or never)
     assert info.value.seconds == cut
     assert why in str(info.value)
 
