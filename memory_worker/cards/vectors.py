@@ -130,8 +130,12 @@ class Matrix:
         (every scope: None)."""
         live = self.live
         if allowed is not None:
-            codes = [code for sk, code in self.scope_codes.items() if sk in allowed]
-            live = live & np.isin(self.scopes, codes)
+            # a table over the (few, dense) scope codes: np.isin sorts, ~40x slower here
+            wanted = np.zeros(len(self.scope_codes) + 1, dtype=bool)
+            for sk, code in self.scope_codes.items():
+                if sk in allowed:
+                    wanted[code] = True
+            live = live & wanted[self.scopes]
         return live
 
     def scores(
