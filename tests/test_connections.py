@@ -19,7 +19,7 @@ from memory_worker.errors import RedisUrlError
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url, parse_sentinel_url, timeout_options
 from memory_worker.storage.embedded import EmbeddedValkey, valkey_binary
-from memory_worker.storage.lean_send import LeanSend
+from memory_worker.storage.lean_send import LeanHiredisParser, LeanSend
 from tests.support.harness import free_port
 
 
@@ -143,6 +143,42 @@ async def test_commands_and_pipelines_go_out_without_a_task_each(tmp_path: Path,
         assert created == []
     finally:
         loop.set_task_factory(None)
+        await client.aclose()
+        server.stop()
+
+
+@pytest.mark.parametrize("tcp", [False, True], ids=["unix", "tcp"])
+async def test_a_pooled_connection_holding_a_reply_nobody_read_is_never_handed_out(
+    tmp_path: Path, tcp: bool
+) -> None:
+    """The pool's checkout check without its timer still sees stale bytes: a connection
+    released with an unread reply (in the stream's buffer, or whole in the parser) is
+    replaced, so no command ever reads another's answer."""
+    server = EmbeddedValkey(tmp_path / "valkey", tcp=tcp).ensure()
+    client = client_from_url(server.tcp_url if tcp else server.url)
+    pool = client.connection_pool
+    try:
+        await client.set("mine", "right")
+        await client.set("stale", "wrong")
+        conn = await pool.get_connection()
+        assert isinstance(conn._parser, LeanHiredisParser)
+        await conn.send_command("GET", "stale")  # its reply is never read
+        await asyncio.sleep(0.1)  # the reply lands in the stream's buffer
+        await pool.release(conn)
+        assert await client.get("mine") == b"right"
+        # a whole unread reply already fed to the parser
+        conn = await pool.get_connection()
+        await conn.send_command("GET", "stale")
+        await asyncio.sleep(0.1)
+        await conn._parser.read_from_socket()
+        await pool.release(conn)
+        assert await client.get("mine") == b"right"
+        # and a healthy pooled connection is handed out again, not replaced
+        conn = await pool.get_connection()
+        await pool.release(conn)
+        assert await pool.get_connection() is conn
+        await pool.release(conn)
+    finally:
         await client.aclose()
         server.stop()
 
