@@ -9,7 +9,8 @@
 - :mod:`~memory_worker.storage.private_socket`: the embedded server's unix socket in a
   private directory, and the client connection that follows it after a restart.
 - :mod:`~memory_worker.storage.lean_send`: redis-py's command send without a task per
-  command (the plain TCP and unix connections use it).
+  command, and the pool's checkout check without a timer (the plain TCP and unix
+  connections use both).
 - :mod:`~memory_worker.storage.health`: every store node's health — what readiness and
   the Redis gauges read (persistence, replication, evictions…), behind a last-good cache.
 - :mod:`~memory_worker.storage.faults`: which exceptions are store faults — a Redis
