@@ -29,12 +29,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from redis._parsers.hiredis import NOT_ENOUGH_DATA, _AsyncHiredisParser
+from redis._parsers.socket import SERVER_CLOSED_CONNECTION_ERROR
 from redis.asyncio.connection import AbstractConnection, Connection
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-
-#: redis-py's words for a closed connection (its parsers' ``SERVER_CLOSED_CONNECTION_ERROR``).
-SERVER_CLOSED = "Connection closed by server."
 
 
 class LeanHiredisParser(_AsyncHiredisParser):
@@ -44,12 +42,12 @@ class LeanHiredisParser(_AsyncHiredisParser):
     async def can_read_destructive(self) -> bool:
         reader = self._reader
         if not self._connected or reader is None:
-            raise RedisConnectionError(SERVER_CLOSED)
+            raise RedisConnectionError(SERVER_CLOSED_CONNECTION_ERROR)
         if reader.gets() is not NOT_ENOUGH_DATA:  # a whole reply nobody read
             return True
         stream = self._stream
         if stream is None:
-            raise RedisConnectionError(SERVER_CLOSED)
+            raise RedisConnectionError(SERVER_CLOSED_CONNECTION_ERROR)
         if getattr(stream, "_buffer", b"") or stream.at_eof() or stream.exception() is not None:
             # bytes nobody asked for, or the server hung up: redis-py's read says which
             return bool(await self.read_from_socket())
