@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memory_worker.cards.vectors import Matrix, VectorCache, quantize, ranked
 
@@ -101,3 +103,25 @@ def test_the_cache_holds_its_byte_budget_as_cached_matrices_grow_in_place() -> N
     cache.put(5, big)  # alone over the budget: kept, everything older goes
     assert list(cache.entries) == [5]
     assert cache.held_bytes == big.nbytes
+
+
+SCOPES = ["chat", "user:7", "user:8", "thread:5"]
+
+
+@given(
+    rows=st.lists(st.tuples(st.sampled_from(SCOPES), st.booleans()), max_size=12),
+    allowed=st.none() | st.frozensets(st.sampled_from([*SCOPES, "user:9"])),
+)
+def test_candidates_are_the_live_rows_of_an_allowed_scope(
+    rows: list[tuple[str, bool]], allowed: frozenset[str] | None
+) -> None:
+    """Any mix of scopes and live flags, any allowed set (empty, unknown scopes, every
+    scope): the rows :meth:`Matrix.scores` may rank, row for row."""
+    m = Matrix(3)
+    m.append(
+        b"".join(quantize([1.0, float(i), 0.5]) for i in range(len(rows))),
+        [f"{i + 1}|{sk}".encode() for i, (sk, _) in enumerate(rows)],
+    )
+    m.set_mask(bytes(int(live) for _, live in rows))
+    expected = [live and (allowed is None or sk in allowed) for sk, live in rows]
+    assert m.candidates(allowed).tolist() == expected

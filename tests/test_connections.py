@@ -184,6 +184,34 @@ async def test_a_pooled_connection_holding_a_reply_nobody_read_is_never_handed_o
 
 
 @pytest.mark.parametrize("tcp", [False, True], ids=["unix", "tcp"])
+async def test_a_server_restarted_under_an_idle_pooled_connection_is_found_at_checkout(
+    tmp_path: Path, tcp: bool
+) -> None:
+    """kill -9 and a restart while the pool holds an idle connection: the checkout check
+    sees the closed socket and the pool dials again, so the next command just answers
+    (no error reaches the caller, nothing is read from the dead socket)."""
+    server = EmbeddedValkey(tmp_path / "valkey", tcp=tcp).ensure()
+    client = client_from_url(server.tcp_url if tcp else server.url, socket_timeout=1.0)
+    pool = client.connection_pool
+    assert server.pid is not None
+    try:
+        assert await client.set("k", "v")
+        (idle,) = pool._available_connections
+        os.kill(server.pid, signal.SIGKILL)
+        again = EmbeddedValkey(tmp_path / "valkey", tcp=tcp, port=server.port).ensure()
+        assert again.pid != server.pid
+        server = again
+        await asyncio.sleep(0.2)  # the old socket's end of stream reaches the client
+        assert await client.set("after", "yes")
+        assert await client.get("after") == b"yes"
+        assert idle.is_connected  # the same pooled connection, dialled again
+    finally:
+        await client.aclose()
+        server.stop()
+        EmbeddedValkey(tmp_path / "valkey").shutdown()
+
+
+@pytest.mark.parametrize("tcp", [False, True], ids=["unix", "tcp"])
 async def test_a_send_a_paused_redis_cannot_take_times_out_and_the_client_recovers(
     tmp_path: Path, tcp: bool
 ) -> None:
