@@ -12,6 +12,8 @@
     ├── StoreError             Redis failed or answered something unexpected
     │   ├── StoreClientError       the Redis client failed without a Redis error (a failover's
     │   │                          slot with no node, a lost connection leaked as AttributeError)
+    │   ├── StoredRunUnreadable    a claimed run's stored request no longer validates (its
+    │   │                          fields and error kinds only: never the stored values)
     │   └── SocketNotPrivate       the embedded server's socket directory is not this user's
     │                              own 0700 one: nothing is sent to it (also a redis ConnectionError)
     ├── RedisSetupError        the Redis server cannot safely hold the queue (checked at start)
@@ -97,6 +99,19 @@ class LeaseLost(MemoryWorkerError):
 
 class StoreError(MemoryWorkerError):
     """Redis failed or answered something unexpected."""
+
+
+class StoredRunUnreadable(StoreError):
+    """A run's stored request no longer validates (a hand-edited or corrupted run hash).
+
+    ``problems`` name each field and what is wrong with it, never the stored value: the
+    values are chat text, and this error reaches arq's failure line and Sentry.
+    """
+
+    def __init__(self, run_id: str, problems: list[str]) -> None:
+        self.run_id = run_id
+        self.problems = problems
+        super().__init__(f"stored run {run_id} is unreadable: " + "; ".join(problems))
 
 
 class StoreClientError(StoreError):

@@ -184,11 +184,16 @@ def parse_run_request(data: bytes | str | dict[str, Any]) -> RunRequest:
     try:
         return RunRequest.model_validate_json(data)
     except ValidationError as exc:
-        problems = [
-            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
-            for err in exc.errors(include_url=False, include_input=False)
-        ]
-        raise InvalidRunRequest(problems) from None
+        raise InvalidRunRequest(problems_of(exc)) from None
+
+
+def problems_of(exc: ValidationError) -> list[str]:
+    """Each of a validation's errors as ``field.path: what is wrong`` — never the input
+    (it is chat text: these lines reach callers, logs and Sentry)."""
+    return [
+        f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
+        for err in exc.errors(include_url=False, include_input=False)
+    ]
 
 
 class ErrorLogEntry(BaseModel):

@@ -3,12 +3,17 @@
 ``request_from_hash`` validates a run's stored messages from their JSON in one call.
 Inputs at the edge of valid (64-bit ids, astral and combining text, 256-character names,
 offsets and microseconds) come back equal; a stored message the request model would not
-accept (a string id, a string flag, a time without an offset, an unknown field) is a typed
-``ValidationError``, never a half-read run.
+accept (a string id, a string flag, a time without an offset, an unknown field, broken
+JSON) is a typed ``StoredRunUnreadable`` that names fields and never quotes the stored values
+(chat text) — pydantic's own message would, and arq's failure line prints it.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -16,15 +21,17 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
+from memory_worker.errors import StoredRunUnreadable, StoreError
 from memory_worker.models import INT64_MAX, INT64_MIN, RunRequest
 from memory_worker.runs import RunStore
 from memory_worker.runs.codec import request_from_hash
 from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
 from tests.support.factories import request_dict
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
+CANARY = "canary-codec-7f3a I am allergic to peanuts"
 
 #: Any Unicode but lone surrogates (refused at enqueue: they cannot be UTF-8).
 chars = st.characters(exclude_categories=["Cs"])
@@ -71,6 +78,7 @@ def stored(request: RunRequest, messages: bytes | None = None) -> dict[str, str]
         "prompt_version": "v1",
         "cursor": "",
         "messages": (messages or request.messages_json()).decode(),
+        "id": "r0123456789abcdef",
     }
 
 
@@ -94,25 +102,39 @@ def test_every_valid_request_reads_back_equal(request: RunRequest) -> None:
         ("is_forward", 1),  # a number flag
         ("sent_at", "2026-11-01T00:01:00"),  # no offset
         ("sent_at", 1_700_000_000),  # a number time
-        ("sender_name", "x" * 257),  # one past the name's bound
-        ("extra", "field"),  # an unknown field
+        ("sender_name", CANARY * 7),  # past the name's bound of 256
+        ("text", 42),  # text that is not a string
+        ("extra", CANARY),  # an unknown field
     ],
 )
-def test_a_stored_message_the_model_refuses_is_a_validation_error(field: str, value: Any) -> None:
-    request = RunRequest.model_validate(request_dict(7))
+def test_a_stored_message_the_model_refuses_is_unreadable_and_quotes_no_value(
+    field: str, value: Any
+) -> None:
+    request = RunRequest.model_validate(request_dict(7, texts=[CANARY, "second " + CANARY]))
     raw = [m.model_dump(mode="json") for m in request.messages]
     raw[0][field] = value
-    with pytest.raises(ValidationError):
+    with pytest.raises(StoredRunUnreadable) as info:
         request_from_hash(stored(request, orjson.dumps(raw)))
+    assert isinstance(info.value, StoreError)
+    assert info.value.run_id == "r0123456789abcdef"
+    assert f"0.{field}" in str(info.value)
+    assert "canary" not in str(info.value)
+    assert "peanuts" not in str(info.value)
+    assert info.value.__cause__ is None
+    assert info.value.__suppress_context__
 
 
-@pytest.mark.parametrize("messages", [b"", b"[", b"{}", b"[null]", b"not json"])
-def test_unreadable_stored_messages_are_a_validation_error(messages: bytes) -> None:
-    request = RunRequest.model_validate(request_dict(7))
+@pytest.mark.parametrize("cut", [0, 1, 30, "inside the text", -3])
+def test_broken_stored_json_is_unreadable_and_quotes_none_of_it(cut: int | str) -> None:
+    request = RunRequest.model_validate(request_dict(7, texts=[CANARY]))
     fields = stored(request)
-    fields["messages"] = messages.decode()
-    with pytest.raises(ValidationError):
+    text = fields["messages"]
+    end = text.index("peanuts") + 3 if cut == "inside the text" else int(cut)
+    fields["messages"] = text[:end]
+    with pytest.raises(StoredRunUnreadable) as info:
         request_from_hash(fields)
+    assert "canary" not in str(info.value)
+    assert "peanuts" not in str(info.value)
 
 
 async def test_a_claim_on_a_real_server_returns_the_edge_request_it_stored(
@@ -141,3 +163,67 @@ async def test_a_claim_on_a_real_server_returns_the_edge_request_it_stored(
         request.range_end,
     )
     assert back.prompt_version == settings.prompt_version  # stamped at enqueue
+
+
+WORKER_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, os, orjson
+    from memory_worker.ops.logs import configure
+    from memory_worker.pipeline.ticks import Mode, TickPlan
+    from memory_worker.runs import RunStore
+    from memory_worker.settings import Settings
+    from memory_worker.settings.types import reveal
+    from memory_worker.storage.connections import client_from_url
+    from memory_worker.wiring import build_tick_runner
+    from memory_worker.worker.main import create_worker
+    from tests.support.factories import make_request
+
+    configure("INFO", "json")
+
+    async def main():
+        settings = Settings()
+        redis = client_from_url(reveal(settings.redis_url) or "")
+        store = RunStore(redis, settings)
+        canary = os.environ["CANARY"]
+        run_id = (await store.enqueue(make_request(4242, texts=[canary, "more"]))).run_id
+        raw = orjson.loads(await redis.hget(store.keys.run(run_id), "messages"))
+        raw[0]["sender_name"] = canary * 7  # a hand-edited hash: past the name's bound
+        await redis.hset(store.keys.run(run_id), "messages", orjson.dumps(raw))
+        worker = create_worker(settings, redis, burst=True, handle_signals=False)
+        worker.cron_jobs = []
+        pipeline = await build_tick_runner(settings, redis)
+        await pipeline.ticks.schedule(TickPlan(Mode.AMPLIFY, base=1), target=1)
+        await asyncio.wait_for(worker.async_run(), 30)
+        await worker.close()
+        for closer in pipeline.closers:
+            await closer()
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_a_worker_claiming_an_unreadable_run_logs_its_fields_not_its_text(
+    settings: Settings, redis: Any
+) -> None:
+    """The production worker and log configuration: the tick's failure line (arq's) names
+    the run and the field, and no stored value — the run's text — reaches the log."""
+    env = os.environ | {
+        "REDIS_URL": reveal(settings.redis_url) or "",
+        "MEMORY_KEY_PREFIX": settings.key_prefix,
+        "CANARY": CANARY,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER_SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=90,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    output = done.stdout + done.stderr
+    assert "StoredRunUnreadable" in output
+    assert "0.sender_name" in output
+    assert "canary-codec" not in output
+    assert "peanuts" not in output

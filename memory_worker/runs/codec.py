@@ -16,6 +16,7 @@ import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from llm_client import as_text
+from memory_worker.errors import StoredRunUnreadable
 from memory_worker.models import (
     Cursor,
     ErrorLogEntry,
@@ -25,6 +26,7 @@ from memory_worker.models import (
     Run,
     RunRequest,
     RunStatus,
+    problems_of,
 )
 from memory_worker.runs.model import ClaimedRun, ms_to_dt
 from memory_worker.runs.policy import ReleaseOrigin
@@ -86,16 +88,22 @@ _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
 def request_from_hash(h: dict[str, str]) -> RunRequest:
-    cursor = Cursor.model_validate_json(h["cursor"]) if h.get("cursor") else None
-    return RunRequest(
-        chat_id=int(h["chat_id"]),
-        thread_id=int(h["thread_id"]),
-        range_start=datetime.fromisoformat(h["range_start"]),
-        range_end=datetime.fromisoformat(h["range_end"]),
-        prompt_version=h["prompt_version"],
-        cursor=cursor,
-        messages=_MESSAGES.validate_json(h["messages"]),
-    )
+    """A claimed run's request; a stored one that no longer validates is a
+    :class:`StoredRunUnreadable` naming fields only (pydantic's own message quotes the
+    stored values, which are chat text)."""
+    try:
+        cursor = Cursor.model_validate_json(h["cursor"]) if h.get("cursor") else None
+        return RunRequest(
+            chat_id=int(h["chat_id"]),
+            thread_id=int(h["thread_id"]),
+            range_start=datetime.fromisoformat(h["range_start"]),
+            range_end=datetime.fromisoformat(h["range_end"]),
+            prompt_version=h["prompt_version"],
+            cursor=cursor,
+            messages=_MESSAGES.validate_json(h["messages"]),
+        )
+    except ValidationError as exc:
+        raise StoredRunUnreadable(h.get("id", "?"), problems_of(exc)) from None
 
 
 # --- release history and the routes' last errors (§15) ---------------------------------------
