@@ -23,6 +23,7 @@ import signal
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -421,7 +422,7 @@ async def _one_chat_corrupt(ctx: FaultContext, role: str, plant: Any) -> None:
             f"chat {BAD_CHAT}'s run failed {took:.2f} s after the workers started: {first.message}"
         )
         for rid in good:
-            run = await completed_run(lambda rid=rid: store.get(rid), timeout=60)
+            run = await completed_run(partial(store.get, rid), timeout=60)
             assert (run.attempts, run.error_log) == (1, []), (run, fleet.logs())
         logs = fleet.logs(tail=None)
         assert CANARY not in logs
