@@ -113,9 +113,3 @@ def classify_reply(reply: str) -> Reply:
             return meaning
     return UNKNOWN
 
-
-def error_code_word(reply: str) -> str:
-    """The reply's first word when it is an error code (``ERR``, ``OOM``…), else ``ERR``:
-    the one piece of an unknown reply that is safe to log."""
-    word = reply.strip().partition(" ")[0].lstrip("-")
-    return word if re.fullmatch(r"[A-Z][A-Z_]{1,31}", word) else "ERR"
