@@ -112,4 +112,3 @@ def classify_reply(reply: str) -> Reply:
         if text.startswith(phrase):
             return meaning
     return UNKNOWN
-
