@@ -11,6 +11,8 @@ class on a real server and count the attempts a store write makes.
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from redis._parsers.base import BaseParser
 from redis.asyncio.cluster import ClusterParser
-from redis.exceptions import BusyLoadingError, ResponseError
+from redis.exceptions import BusyLoadingError, OutOfMemoryError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from memory_worker.errors import (
@@ -27,7 +29,12 @@ from memory_worker.errors import (
     StoreScriptError,
     StoreWriteRefused,
 )
+from memory_worker.models import RunStatus
+from memory_worker.runs import RunStore
+from memory_worker.runs.policy import plan_failure
+from memory_worker.settings import Settings
 from memory_worker.storage.connections import retry_store_write
+from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.storage.faults import (
     is_store_outage,
     is_transient_fault,
@@ -35,6 +42,7 @@ from memory_worker.storage.faults import (
     store_answer,
 )
 from memory_worker.storage.replies import CODES, PHRASES, Reply, ReplyClass, classify_reply
+from tests.support.factories import make_request
 
 T, R, C, S, U = (
     ReplyClass.TRANSIENT,
@@ -326,3 +334,35 @@ async def test_a_transient_fault_is_retried_until_the_write_lands() -> None:
     write = Attempts(command)
     assert await retry_store_write("cards", write, cap=0.01) == "landed"
     assert write.calls == 3
+
+
+async def test_an_oom_store_takes_a_release_and_a_failure_but_refuses_a_claim(
+    private_valkey: EmbeddedValkey, admin: Any, tmp_path: Path
+) -> None:
+    """Redis refuses only a script's first growing write: release.lua and fail.lua write the
+    lease's ZREM first, so a run whose write the store refused still goes back (or fails)
+    while claim.lua, which grows memory first, moves nothing."""
+    settings = Settings(
+        redis_url=private_valkey.url, key_prefix=f"oom{uuid.uuid4().hex[:6]}:", data_dir=tmp_path
+    )
+    store = RunStore(admin, settings)
+    ids = [(await store.enqueue(make_request(900 + i, hour=i))).run_id for i in range(3)]
+    first, second = await store.claim("w1"), await store.claim("w1")
+    assert first is not None
+    assert second is not None
+    await admin.config_set("maxmemory", "1")  # noeviction: every growing write is refused
+    with pytest.raises(OutOfMemoryError):
+        await store.claim("w1")
+    assert await store.release(first, reason="store_refused")
+    plan = plan_failure(second.attempts, max_attempts=5, unit=60, max_units=60, now_ms=0)
+    assert await store.fail(second, plan, code="StoreDataCorrupt", reason=None, message="m")
+    await admin.config_set("maxmemory", "0")
+    runs = {run.id: run for run in await store.get_many([i or "" for i in ids])}
+    assert (runs[first.id].status, runs[first.id].attempts) == (RunStatus.QUEUED, 0)
+    assert (runs[second.id].status, runs[second.id].attempts) == (RunStatus.FAILED, 1)
+    assert [e.code for e in runs[second.id].error_log] == ["StoreDataCorrupt"]
+    (third,) = [run for run in runs.values() if run.id not in {first.id, second.id}]
+    assert (third.status, third.attempts) == (
+        RunStatus.QUEUED,
+        0,
+    )  # the refused claim moved nothing
