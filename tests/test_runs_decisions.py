@@ -7,12 +7,12 @@ import asyncio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from redis.asyncio.cluster import ClusterParser
 from redis.exceptions import (
     BusyLoadingError,
     DataError,
     OutOfMemoryError,
     ResponseError,
-    TryAgainError,
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 
@@ -43,6 +43,7 @@ from memory_worker.runs.policy import (
     outlived_budget,
     plan_failure,
 )
+from tests.support.replies import parsed_error
 
 
 @pytest.mark.parametrize(
@@ -246,7 +247,7 @@ DECISION_TABLE = [
         id="store-loading",
     ),
     pytest.param(
-        TryAgainError("Multiple keys request during rehashing of slot"),
+        parsed_error("TRYAGAIN Multiple keys request during rehashing of slot", ClusterParser),
         RELEASE,
         "store_unavailable",
         id="store-tryagain",

@@ -19,7 +19,6 @@ from typing import Any
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from redis._parsers.base import BaseParser
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from memory_worker.ops.serve import HealthServer
@@ -43,6 +42,7 @@ from memory_worker.storage.health import (
 )
 from tests.support.cluster import LocalCluster
 from tests.support.harness import eventually, free_port
+from tests.support.replies import command, parsed_error
 
 # --- INFO → figures ----------------------------------------------------------------------------
 
@@ -440,7 +440,7 @@ def test_write_problems(sample: StoreSample, problems: tuple[str, ...]) -> None:
     ],
 )
 def test_write_refusal_reads_the_probes_answer(reply: str, refusal: str | None) -> None:
-    assert write_refusal(BaseParser.parse_error(reply)) == refusal
+    assert write_refusal(parsed_error(reply)) == refusal
 
 
 def test_a_lost_connection_is_no_refusal() -> None:
@@ -478,12 +478,12 @@ async def test_readyz_and_the_gauge_say_when_the_store_refuses_writes(
         await admin.config_set("maxmemory", "1")  # noeviction: the server refuses writes
         assert await state() == (503, ["redis_refuses_writes"], "oom", 1)
         await admin.config_set("maxmemory", "0")
-        await admin.execute_command("REPLICAOF", "127.0.0.1", str(free_port()))
+        await command(admin, "REPLICAOF", "127.0.0.1", str(free_port()))
         assert await state() == (503, ["redis_refuses_writes"], "readonly", 1)
-        await admin.execute_command("REPLICAOF", "NO", "ONE")
+        await command(admin, "REPLICAOF", "NO", "ONE")
         assert await state() == (200, [], None, 0)
     finally:
         await admin.config_set("maxmemory", "0")
-        await admin.execute_command("REPLICAOF", "NO", "ONE")
+        await command(admin, "REPLICAOF", "NO", "ONE")
         await admin.aclose()
         await server.stop()

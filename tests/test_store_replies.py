@@ -43,6 +43,7 @@ from memory_worker.storage.faults import (
 )
 from memory_worker.storage.replies import CODES, PHRASES, Reply, ReplyClass, classify_reply
 from tests.support.factories import make_request
+from tests.support.replies import parsed_error
 
 T, R, C, S, U = (
     ReplyClass.TRANSIENT,
@@ -190,7 +191,7 @@ def test_the_edge_types_what_redis_py_raised_as_the_table_says(
     parser: type[BaseParser], reply: str, kind: ReplyClass, code: str
 ) -> None:
     """redis-py cuts some codes off into its own exception types; the edge puts them back."""
-    error = parser.parse_error(reply)
+    error = parsed_error(reply, parser)
     if not isinstance(error, ResponseError):  # LOADING: redis-py raises a ConnectionError
         assert (kind, is_transient_fault(error), store_answer(error)) == (T, True, None)
         return
@@ -261,7 +262,7 @@ def test_any_text_classifies_and_an_unknown_first_word_is_never_retried(text: st
     known = known or any(text.strip().startswith(p) for p, _ in PHRASES)
     if not known:
         assert reply.kind is ReplyClass.UNKNOWN
-    error = BaseParser.parse_error(text) if text else ResponseError(text)
+    error = parsed_error(text) if text else ResponseError(text)
     assert store_answer(error) is None or not is_transient_fault(error)
 
 
