@@ -113,11 +113,33 @@ async def _read(store: CardStore, chat_id: int) -> Snapshot:
     return snap
 
 
+#: The type of each key the plan reads (another: refused as corrupt, before any read).
+_READ_TYPES = {"cards": "hash", "dedup": "hash", "retracted": "hash", "meta": "hash"}
+
+
+async def _check_types(store: CardStore, chat_id: int) -> int:
+    """The chat's forget epoch, once every key the plan reads holds its type
+    (:class:`ChatKeyCorrupt` names the first that does not)."""
+    pipe = store.redis.pipeline(transaction=False)
+    for suffix in _READ_TYPES:
+        pipe.type(store.key(chat_id, suffix))
+    pipe.get(store.key(chat_id, "forget"))
+    *types, epoch = await pipe.execute()
+    for (suffix, want), have in zip(_READ_TYPES.items(), types, strict=True):
+        if as_text(have) not in ("none", want):
+            raise ChatKeyCorrupt(chat_id, suffix)
+    text = as_text(epoch or b"0")
+    if not text.isascii() or not text.isdigit():
+        raise ChatKeyCorrupt(chat_id, "forget")
+    return int(text)
+
+
 async def _chat_view(store: CardStore, snap: Snapshot, *, chunk: int) -> ChatView:
     """What the plan reads of the chat: its cards under the file's ids, the holders of the
     file's live facts, its vector space, its retraction record for the file's facts and its
     forget epoch (each read in commands of ``chunk`` fields: none blocks the server long)."""
     chat_id = snap.chat_id
+    epoch = await _check_types(store, chat_id)
     ids = [c.id for c in snap.cards]
     existing: dict[str, Card] = {}
     for i in range(0, len(ids), chunk):
@@ -134,13 +156,12 @@ async def _chat_view(store: CardStore, snap: Snapshot, *, chunk: int) -> ChatVie
         held, withdrawn = await pipe.execute()
         holders.update((h, as_text(v)) for h, v in zip(part, held, strict=True) if v and h in live)
         retractions.update((h, as_text(v)) for h, v in zip(part, withdrawn, strict=True) if v)
-    epoch = await store.redis.get(store.key(chat_id, "forget"))
     return ChatView(
         existing=existing,
         holders=holders,
         space=await store.vector_space(chat_id),
         retractions=retractions,
-        epoch=int(epoch or 0),
+        epoch=epoch,
     )
 
 
