@@ -74,7 +74,7 @@ class MemoryUseSettings(SecretSafeSettings):
         "(ImportTooLarge, CLI exit 2) before anything is written.",
     )
     import_chunk_items: int = Field(
-        400,
+        200,
         ge=1,
         le=10_000,
         description="Cards (or episodes, links, authorship and retraction entries) one import "

@@ -23,22 +23,36 @@ if num(redis.call('GET', FORGET)) > num(p.epoch) then
   return cjson.encode({forgotten = true})
 end
 -- every key written: its type, or none (a wrong one would fail a command after other writes)
-local typed = {{CARDS, 'hash', 'cards'}, {DEDUP, 'hash', 'dedup'}, {SCOPES, 'set', 'scopes'},
-  {EXPIRY, 'zset', 'expiry'}, {LINKS, 'hash', 'links'}, {EPISODES, 'zset', 'episodes'},
-  {VEC, 'string', 'vec'}, {VECIDS, 'list', 'vecids'}, {VECMASK, 'string', 'vecmask'},
-  {META, 'hash', 'meta'}, {AUTHORS, 'hash', 'authors'}, {RETRACTED, 'hash', 'retracted'}}
-for _, sk in ipairs(sks) do typed[#typed + 1] = {ACTIVE[sk], 'zset', 'active'} end
-for i = FIRST_EXTRA, #KEYS do typed[#typed + 1] = {KEYS[i], 'hash', 'episode'} end
-for _, t in ipairs(typed) do
-  local have = redis.call('TYPE', t[1]).ok
-  if have ~= 'none' and have ~= t[2] then return cjson.encode({corrupt = t[3]}) end
+local function wrong_type(key, want)
+  local have = redis.call('TYPE', key).ok
+  return have ~= 'none' and have ~= want
 end
-for _, t in ipairs({{SEQ, 'seq'}, {VECVER, 'vecver'}, {VECRW, 'vecrw'}}) do
-  local have = redis.call('TYPE', t[1]).ok
-  local v = have == 'string' and redis.call('GET', t[1]) or '0'
-  if (have ~= 'none' and have ~= 'string') or not string.match(v, '^%d+$') or #v > 15 then
-    return cjson.encode({corrupt = t[2]})
-  end
+local function wrong_count(key)  -- a counter INCR or a comparison reads
+  if wrong_type(key, 'string') then return true end
+  local v = redis.call('GET', key) or '0'
+  return not string.match(v, '^%d+$') or #v > 15
+end
+local function corrupt(role) return cjson.encode({corrupt = role}) end
+if wrong_type(CARDS, 'hash') then return corrupt('cards') end
+if wrong_type(DEDUP, 'hash') then return corrupt('dedup') end
+if wrong_type(SCOPES, 'set') then return corrupt('scopes') end
+if wrong_type(EXPIRY, 'zset') then return corrupt('expiry') end
+if wrong_type(LINKS, 'hash') then return corrupt('links') end
+if wrong_type(EPISODES, 'zset') then return corrupt('episodes') end
+if wrong_type(VEC, 'string') then return corrupt('vec') end
+if wrong_type(VECIDS, 'list') then return corrupt('vecids') end
+if wrong_type(VECMASK, 'string') then return corrupt('vecmask') end
+if wrong_type(META, 'hash') then return corrupt('meta') end
+if wrong_type(AUTHORS, 'hash') then return corrupt('authors') end
+if wrong_type(RETRACTED, 'hash') then return corrupt('retracted') end
+if wrong_count(SEQ) then return corrupt('seq') end
+if wrong_count(VECVER) then return corrupt('vecver') end
+if wrong_count(VECRW) then return corrupt('vecrw') end
+for _, sk in ipairs(sks) do
+  if wrong_type(ACTIVE[sk], 'zset') then return corrupt('active') end
+end
+for i = FIRST_EXTRA, #KEYS do
+  if wrong_type(KEYS[i], 'hash') then return corrupt('episode') end
 end
 local function conflict(why) return cjson.encode({conflict = why}) end
 for _, e in ipairs(p.cards) do
