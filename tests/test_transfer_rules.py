@@ -76,6 +76,17 @@ async def queues(
             await close_cards_client(q.cards.redis, redis)
 
 
+@pytest.fixture
+def on_one_server(settings: Settings, redis: Any) -> tuple[MemoryQueue, MemoryQueue]:
+    """The same two deployments on the queue's server alone (what is checked before any
+    write does not depend on the topology)."""
+    made = []
+    for suffix in ("", "b:"):
+        s = settings.model_copy(update={"key_prefix": settings.key_prefix + suffix})
+        made.append(MemoryQueue(RedisHandle(redis, reveal(s.redis_url) or ""), s))
+    return made[0], made[1]
+
+
 async def small_chat(q: MemoryQueue, *, run: str = "r1", n: int = 3) -> None:
     cards = [new(f"Alice likes tea number {i}", seed=i, sources=(i,)) for i in range(1, n + 1)]
     cards.append(new("Bob skis", subject="Bob", user=BOB, seed=50, sources=(90,)))
@@ -131,9 +142,9 @@ HOSTILE: dict[str, tuple[str, dict[str, Any], str]] = {
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 async def test_a_card_the_rules_refuse_is_refused_by_line_and_field_and_nothing_is_written(
-    queues: tuple[MemoryQueue, MemoryQueue], case: str
+    on_one_server: tuple[MemoryQueue, MemoryQueue], case: str
 ) -> None:
-    source, target = queues
+    source, target = on_one_server
     await small_chat(source)
     lines = list((await source.export(CHAT)).lines())
     kind, change, message = HOSTILE[case]
@@ -361,14 +372,9 @@ async def test_a_file_over_the_size_cap_is_refused_before_it_is_read_whole(
 
 
 async def test_the_cli_refuses_a_bad_or_too_big_file_in_one_line_and_exit_2(
-    settings: Settings,
-    redis: Any,
-    cards_redis: Any,
-    cards_url: str,
-    queues: tuple[MemoryQueue, MemoryQueue],
-    tmp_path: Any,
+    settings: Settings, on_one_server: tuple[MemoryQueue, MemoryQueue], tmp_path: Any
 ) -> None:
-    source, target = queues
+    source, target = on_one_server
     await small_chat(source)
     lines = list((await source.export(CHAT)).lines())
     bad = tmp_path / "bad.jsonl"
@@ -376,9 +382,8 @@ async def test_the_cli_refuses_a_bad_or_too_big_file_in_one_line_and_exit_2(
     big = tmp_path / "big.jsonl"
     big.write_bytes(b"".join(lines) + b"x" * (1024 * 1024))
     elsewhere = settings.model_copy(update={"key_prefix": target.settings.key_prefix})
-    env = {} if cards_redis is redis else {"MEMORY_CARDS_URL": cards_url}
     for path, says in ((bad, ":2: card 1: fact_text: holds"), (big, "over 1048576 bytes")):
-        done = cli(elsewhere, "import", str(path), MEMORY_IMPORT_MAX_BYTES="1048576", **env)
+        done = cli(elsewhere, "import", str(path), MEMORY_IMPORT_MAX_BYTES="1048576")
         assert done.returncode == 2, done.stderr
         last = done.stderr.strip().splitlines()
         assert last[-1].startswith("error: ")
