@@ -263,19 +263,36 @@ class MemoryOps:
         self, lines: Iterable[bytes], *, source: str = "export", actor: str = "api"
     ) -> dict[str, int]:
         """Restore an export (its lines, e.g. an open file) into its chat — any deployment,
-        standalone or cluster. The whole file is checked first
-        (:class:`~memory_worker.errors.InvalidExport` names the bad line; nothing is
-        written), then written in one atomic step: again the same file changes nothing;
-        a chat holding other memory under its ids raises
-        :class:`~memory_worker.errors.ImportConflict`. Answers the counts written.
+        standalone or cluster — as a write like any other. The whole file is checked first:
+        :class:`~memory_worker.errors.InvalidExport` names the bad line and field (a card
+        over ``MEMORY_CARD_MAX_BYTES`` or holding a secret, an id out of range…; a file over
+        ``MEMORY_IMPORT_MAX_BYTES``: :class:`~memory_worker.errors.ImportTooLarge`) and
+        nothing is written. Then it is written in chunks of ``MEMORY_IMPORT_CHUNK_ITEMS``
+        (:mod:`memory_worker.cards.import_plan`); again the same file changes nothing, and
+        completes one that stopped midway. A chat holding other memory under its ids raises
+        :class:`~memory_worker.errors.ImportConflict`; one forgotten (in part) since the
+        export, :class:`~memory_worker.errors.ExportPredatesForget`. A live card whose fact
+        the chat retracted after its messages is left out (``retracted``). Answers the counts
+        written.
         """
         from memory_worker.cards.export_format import parse_export
         from memory_worker.cards.transfer import write_snapshot
 
         q = self._q
         actor = check_actor(actor)
-        snap = parse_export(lines, source)
-        done = await write_snapshot(q.cards, snap, now=self._now(), chats_key=q.keys.chats)
+        snap = parse_export(
+            lines,
+            source,
+            max_bytes=q.settings.import_max_bytes,
+            card_max_bytes=q.settings.card_max_bytes,
+        )
+        done = await write_snapshot(
+            q.cards,
+            snap,
+            now=self._now(),
+            chats_key=q.keys.chats,
+            chunk_items=q.settings.import_chunk_items,
+        )
         await self._audit("import", snap.chat_id, actor, **done)
         return done
 

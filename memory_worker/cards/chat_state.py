@@ -63,6 +63,8 @@ class ChatState:
     #: ``episode:<run>`` hashes and the ``episodes`` zset (run id → window end).
     episodes: dict[str, dict[str, bytes]] = field(default_factory=dict)
     episode_index: dict[str, float] = field(default_factory=dict)
+    #: The chat's forget epoch (§14; read by the writes a forget fences).
+    forget: int = 0
 
     def copy(self) -> ChatState:
         return copy.deepcopy(self)

@@ -25,6 +25,7 @@ from typing import Any
 
 from memory_worker.cards.chat_state import ChatState, Write, blank, is_live, num
 from memory_worker.cards.model import dedup_hash
+from memory_worker.cards.rules import text_problem
 from memory_worker.errors import InvalidCardRef, InvalidCorrection
 from memory_worker.privacy.masking import contains_secret
 
@@ -71,16 +72,18 @@ def check_reason(reason: object) -> str:
 
 
 def check_fact(text: object, max_bytes: int) -> str:
-    """A corrected fact: non-blank, at most ``max_bytes`` (``MEMORY_CARD_MAX_BYTES``), no
-    secret (a card never holds one, §14). Kept as written: never translated."""
+    """A corrected fact: the card text rule (:func:`~memory_worker.cards.rules.text_problem`:
+    non-blank, at most ``max_bytes``, ``MEMORY_CARD_MAX_BYTES``, no secret — a card never holds
+    one, §14). Kept as written: never translated."""
     if not isinstance(text, str):
         raise InvalidCorrection(f"fact_text must be a str, got {type(text).__name__}")
     text = text.strip()
-    if not text:
+    problem = text_problem(text, "", "", "", max_bytes=max_bytes)
+    if problem == "empty":
         raise InvalidCorrection("fact_text is empty")
-    if len(text.encode()) > max_bytes:
+    if problem == "too_long":
         raise InvalidCorrection(f"fact_text is over {max_bytes} bytes (MEMORY_CARD_MAX_BYTES)")
-    if contains_secret(text):
+    if problem == "secret":
         raise InvalidCorrection("fact_text holds what looks like a secret: a card never does")
     return text
 

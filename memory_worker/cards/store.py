@@ -174,7 +174,8 @@ class CardStore:
         extra: Sequence[str] = (),
         wait: bool = False,
     ) -> Any:
-        """Run a card script with every key it may touch in KEYS (see ``lua/helpers.lua``).
+        """Run a card script with every key it may touch in KEYS and their roles by position in
+        ARGV[1] (:meth:`Keys.chat_script_layout`; see ``lua/helpers.lua``).
 
         The chat's scopes come from a per-process memory; a script that meets a scope not
         passed answers ``{"missing": [...]}`` before writing anything, and runs again with it.
@@ -182,7 +183,7 @@ class CardStore:
         known = self._scopes.get(chat_id, frozenset()) | frozenset(scopes)
         for _ in range(_SCOPE_ROUNDS):
             keys = self._keys.chat_script_keys(chat_id, known, extra)
-            argv = [str(chat_id), *args]
+            argv = [self._keys.chat_script_layout(chat_id, known), *args]
             if wait:  # a run's write: replicated before the run may complete
                 raw = await self._wait.run(script, keys, argv)
             else:
