@@ -105,8 +105,8 @@ async def near_facts(
         return []
     block = np.stack(queries)
     norms = np.linalg.norm(block, axis=1, keepdims=True)
-    block = block / np.where(norms > 0, norms, 1.0)
-    scores = np.einsum("ij,kj->ik", matrix.rows[rows], block)
+    unit = block / np.where(norms > 0, norms, 1.0)
+    scores = np.einsum("ij,kj->ik", matrix.rows[rows], unit)
     near = rows[(scores >= thresholds.floor).any(axis=1)]
     if near.size == 0:
         return []
