@@ -16,7 +16,7 @@ It states the fact when
   name in any script), and a cosine of the two vectors — the chat's embedder's, one space —
   of at least :attr:`Thresholds.shared` when the new card names the withdrawn card's
   value (:func:`shares_value`: a word of its object in any form, "Lisbon" / "Lissabon" /
-  "Лиссабон", "piano" / "pianiste"), else at least :attr:`Thresholds.plain`.
+  "Лиссабон", "guitarra" / "guitarrista"), else at least :attr:`Thresholds.plain`.
 
 The two thresholds are settings; their defaults were chosen on the development half of the
 retraction pairs (``tests/data/retraction/``) and the held-out half's miss and false-block
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 #: Shortest word compared as a value (shorter ones are articles and particles).
 VALUE_WORD_MIN = 3
-#: Two value words are one when they share this long a beginning ("pian-o", "pian-iste")…
+#: Two value words are one when they share this long a beginning ("guitarr-a", "-ista")…
 SHARED_PREFIX = 5
 #: …or when this share of the longer one survives the edit distance ("lisbon", "lissabon").
 SIMILAR_SHARE = 0.7
