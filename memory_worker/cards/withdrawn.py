@@ -53,9 +53,9 @@ class Thresholds:
     """The cosines from which a new card states a withdrawn fact (see the module doc)."""
 
     #: The new card does not name the withdrawn card's value.
-    plain: float = 0.965
+    plain: float = 0.98
     #: The new card names the withdrawn card's value.
-    shared: float = 0.94
+    shared: float = 0.93
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Thresholds:
