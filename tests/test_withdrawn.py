@@ -33,6 +33,9 @@ ALICE = Statement("Alice", "green tea", "Alice likes green tea.", 1, "h-alice-te
         pytest.param(ALICE, Statement("Alice", "", "", None), True, id="rescoped-same-name"),
         pytest.param(ALICE, Statement("Алиса", "", "", None), True, id="name-in-cyrillic"),
         pytest.param(ALICE, Statement("Bob", "", "", None), False, id="another-name"),
+        pytest.param(
+            Statement("Brian", "", "", 1), Statement("Брайан", "", "", None), True, id="brian"
+        ),
         pytest.param(ALICE, Statement("", "", "", None), True, id="no-subject-named"),
         pytest.param(
             Statement("Мария", "", "", None), Statement("Maria", "", "", None), True, id="maria"

@@ -105,13 +105,14 @@ def name_words(subject: str) -> frozenset[str]:
 
 def same_subject(a: Statement, b: Statement) -> bool:
     """Whether two cards are about the same one: the same user when both are user cards;
-    else a name word in common in any script; a card that names no subject matches any."""
+    else a name word in common in any script ("Brian" / "Брайан": one word in two forms);
+    a card that names no subject matches any."""
     if a.user_id is not None and b.user_id is not None:
         return a.user_id == b.user_id
     left, right = name_words(a.subject), name_words(b.subject)
     if not left or not right:
         return True
-    return bool(left & right)
+    return _any_similar(left, right)
 
 
 def value_words(text: str, subject: str = "") -> frozenset[str]:
