@@ -104,7 +104,8 @@ def embed_pairs(pairs: Iterable[Pair]) -> dict[str, list[float]]:
 def _stored(vector: Sequence[float]) -> list[float]:
     """A vector as the store keeps it: int8 of its direction, read back unit."""
     row = np.frombuffer(quantize(vector), dtype=np.int8).astype(np.float32)
-    return (row / max(float(np.linalg.norm(row)), 1e-12)).tolist()
+    unit: list[float] = (row / max(float(np.linalg.norm(row)), 1e-12)).tolist()
+    return unit
 
 
 Rule = Callable[[Pair], bool]
@@ -248,7 +249,7 @@ def main() -> None:
             breakdown(
                 [p for p in test if p.expect == expect],
                 rule,
-                lambda p: p.retracted["lang"] + " " + expect,
+                lambda p: p.retracted["lang"] + " " + p.expect,
             )
         )
 

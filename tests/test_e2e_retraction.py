@@ -59,7 +59,7 @@ async def test_a_retracted_fact_does_not_come_back_from_a_model_that_rephrases_i
 ) -> None:
     fleet = Fleet(settings, tmp_path, env_overrides={"discovery_base_url": sim.base_url})
     q = MemoryQueue(RedisHandle(redis, reveal(settings.redis_url) or ""), settings)
-    q.clock = RETRACTED_AT.timestamp  # type: ignore[method-assign]
+    q.clock = RETRACTED_AT.timestamp
     try:
         fleet.start(1)
         early = datetime(2020, 6, 1, tzinfo=UTC)
