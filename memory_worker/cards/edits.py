@@ -71,6 +71,10 @@ async def correction_refused(
     statement = Statement(old.subject, plan.object, plan.fact, old.user_id, plan.h)
     candidate = Candidate(statement, int(to_ms(now)), embedding)
     found = await withdrawals.check(
-        store, old.chat_id, [candidate], plan.model or None, store.thresholds
+        await store.chat_vectors(old.chat_id),
+        store.card_reader(old.chat_id),
+        [candidate],
+        plan.model or None,
+        store.thresholds,
     )
     return found.refused[0]

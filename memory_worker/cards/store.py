@@ -221,9 +221,8 @@ class CardStore:
         self, chat_id: int, run_id: str, writes: RunWrites, *, now: datetime
     ) -> ApplyResult:
         """Store a run's output in one atomic, idempotent script (see the module doc); a card
-        stating a fact withdrawn after its messages is not stored (§10,
-        :mod:`~memory_worker.cards.withdrawals`: checked again when a withdrawal lands
-        between the check and the script)."""
+        stating a fact withdrawn after its messages is not stored (§10, checked again when a
+        withdrawal lands between :mod:`~memory_worker.cards.withdrawals` and the script)."""
         for _ in range(_SCOPE_ROUNDS):
             data = await self._apply_checked(chat_id, run_id, writes, now)
             if "withdrawn" not in data:
@@ -233,7 +232,13 @@ class CardStore:
     async def _apply_checked(
         self, chat_id: int, run_id: str, writes: RunWrites, now: datetime
     ) -> dict[str, Any]:
-        plan, vectors = await withdrawals.checked_plan(self, chat_id, run_id, writes)
+        plan, vectors = await withdrawals.checked_plan(
+            run_id,
+            writes,
+            await self.chat_vectors(chat_id),
+            self.card_reader(chat_id),
+            self.thresholds,
+        )
         # the chat joins the sweeps' set beside the script, not a round trip before it; a failed
         # SADD raises even when the script landed (the retry lists it, finds the run applied)
         outcomes = await asyncio.gather(
@@ -538,6 +543,10 @@ class CardStore:
             now=now or datetime.now(UTC),
             cache=lambda: self._cache.put(chat_id, matrix),
         )
+
+    def card_reader(self, chat_id: int) -> hybrid.ReadRaw:
+        """Stored cards of the chat by id (one ``HMGET`` a call)."""
+        return hybrid.hmget_reader(self._redis, self.key(chat_id, "cards"))
 
     async def chat_vectors(self, chat_id: int) -> Matrix:
         """The chat's vectors as they stand (pass them on as :meth:`similar_cards`' ``matrix``)."""

@@ -30,7 +30,7 @@ from memory_worker.cards.withdrawn import (
 from memory_worker.cards.writes import NewCard, RunWrites
 
 if TYPE_CHECKING:
-    from memory_worker.cards.store import CardStore
+    from memory_worker.cards.search import ReadRaw
     from memory_worker.cards.vectors import Matrix
 
 
@@ -71,27 +71,23 @@ def comparable(matrix: Matrix, model: str | None) -> bool:
 
 
 async def check(
-    store: CardStore,
-    chat_id: int,
+    matrix: Matrix,
+    read: ReadRaw,
     candidates: Sequence[Candidate],
     model: str | None,
     thresholds: Thresholds,
 ) -> Check:
-    """The refusals of ``candidates`` (vectors of ``model``) against the chat's withdrawn
-    facts, and the withdrawn marks seen (see the module doc)."""
-    matrix = await store.chat_vectors(chat_id)
+    """The refusals of ``candidates`` (vectors of ``model``) against the withdrawn facts of
+    the chat whose vectors are ``matrix`` (its cards read with ``read``), and the withdrawn
+    marks seen (see the module doc)."""
     if not comparable(matrix, model):
         return Check([None] * len(candidates), None)
-    facts = await near_facts(store, chat_id, matrix, candidates, thresholds)
+    facts = await near_facts(matrix, read, candidates, thresholds)
     return Check(refusals(candidates, facts, thresholds), matrix.withdrawn_marks)
 
 
 async def near_facts(
-    store: CardStore,
-    chat_id: int,
-    matrix: Matrix,
-    candidates: Sequence[Candidate],
-    thresholds: Thresholds,
+    matrix: Matrix, read: ReadRaw, candidates: Sequence[Candidate], thresholds: Thresholds
 ) -> list[WithdrawnFact]:
     """The chat's withdrawn facts whose vectors come within ``thresholds.floor`` of a
     candidate's (read back from their cards)."""
@@ -111,12 +107,12 @@ async def near_facts(
     if near.size == 0:
         return []
     ids = [matrix.ids[int(row)] for row in near]
-    raws = await store.redis.hmget(store.key(chat_id, "cards"), ids)  # type: ignore[misc]
+    raws = await read(ids)
     facts: list[WithdrawnFact] = []
     for row, raw in zip(near, raws, strict=True):
         if raw is None:
             continue
-        card = card_from_json(chat_id, raw)
+        card = card_from_json(0, raw)
         if card.retracted_at is None:
             continue
         statement = Statement(
@@ -128,11 +124,11 @@ async def near_facts(
 
 
 async def checked_plan(
-    store: CardStore, chat_id: int, run_id: str, writes: RunWrites
+    run_id: str, writes: RunWrites, matrix: Matrix, read: ReadRaw, thresholds: Thresholds
 ) -> tuple[dict[str, Any], VectorBlobs]:
     """The run's plan for ``apply.lua`` with its refusals marked and the marks it saw."""
     candidates, slots = run_candidates(writes)
-    found = await check(store, chat_id, candidates, writes.embedding_model, store.thresholds)
+    found = await check(matrix, read, candidates, writes.embedding_model, thresholds)
     cards = len(writes.cards)
     vectors = VectorBlobs()
     plan = run_plan(
