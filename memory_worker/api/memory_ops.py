@@ -36,7 +36,12 @@ from memory_worker.cards.corrections import (
 )
 from memory_worker.cards.export_format import MemoryExport
 from memory_worker.cards.prompt_context import MemoryContext
-from memory_worker.errors import CardNotFound, CardNotLive, VectorSpaceMismatch
+from memory_worker.errors import (
+    CardNotFound,
+    CardNotLive,
+    InvalidCorrection,
+    VectorSpaceMismatch,
+)
 from memory_worker.ops.logs import get_logger
 
 if TYPE_CHECKING:
@@ -194,7 +199,9 @@ class MemoryOps:
         The new card is embedded on the ``embedding`` route in the chat's vector space (a
         chat without vectors: none); an embedding failure raises and writes nothing.
         Raises :class:`~memory_worker.errors.CardNotLive` for a superseded, retracted,
-        merged or expired card.
+        merged or expired card. The corrected fact passes the check of every card write
+        (§10, :mod:`memory_worker.cards.withdrawn`): asserted now, it is refused
+        (:class:`~memory_worker.errors.InvalidCorrection`) only by a withdrawal stamped later.
         """
         chat_id, local_id = _ref(card_id)
         actor = check_actor(actor)
@@ -211,8 +218,16 @@ class MemoryOps:
         plan = correction_plan(
             old.scope_key, old.subject, old.predicate, fact, actor=actor, model=model
         )
-        from memory_worker.cards.edits import correct_card
+        from memory_worker.cards.edits import correct_card, correction_refused
 
+        withdrawn = await correction_refused(
+            self._q.cards, old, plan, embedding=embedding, now=self._now()
+        )
+        if withdrawn is not None:
+            raise InvalidCorrection(
+                f"card {chat_id}:{withdrawn.card_id} withdrew this fact after this correction's "
+                "time (§10)"
+            )
         outcome = await correct_card(
             self._q.cards,
             chat_id,

@@ -1,8 +1,8 @@
 """A chat's card keys as plain data, and the Python twins of ``lua/helpers.lua``'s writes.
 
 The operator scripts (``retract.lua``, ``correct.lua``, ``import.lua``) are built from the
-helpers every card script shares: :func:`retire`, :func:`index_live`, :func:`set_vector`,
-:func:`record_retraction`. Their twins here act on a :class:`ChatState` — the keys those
+helpers every card script shares: :func:`retire`, :func:`withdraw`, :func:`index_live`,
+:func:`set_vector`, :func:`record_retraction`. Their twins here act on a :class:`ChatState` — the keys those
 scripts touch, each as the value Redis holds (a stored card is its dict of strings) — so
 each script's twin (:mod:`memory_worker.cards.corrections`,
 :mod:`memory_worker.cards.export_format`) is a pure function that the equivalence tests
@@ -112,6 +112,11 @@ class Write:
         card["retracted"] = self.now
         card["updated"] = self.now
 
+    def withdraw(self, card: dict[str, str]) -> None:
+        """Twin of ``withdraw``: a withdrawn fact's row is marked 2 (matched by meaning)."""
+        if not blank(card.get("row")):
+            self.set_mask(int(num(card["row"])), b"\2")
+
     def index_live(self, card: dict[str, str]) -> None:
         """Twin of ``index_live``."""
         s = self.state
@@ -164,7 +169,8 @@ class Write:
             vec.extend(bytes((row + 1) * dim - len(vec)))
         vec[row * dim : (row + 1) * dim] = blob
         s.vec = bytes(vec)
-        self.set_mask(row, b"\1" if is_live(card) else b"\0")
+        flag = b"\2" if card.get("status") == "retracted" else b"\0"
+        self.set_mask(row, b"\1" if is_live(card) else flag)
         self.vec_changed = True
 
     def finish(self) -> None:

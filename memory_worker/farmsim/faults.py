@@ -29,6 +29,11 @@ job the way a status-level farm reports it: ``error_code`` beside the status wor
 and the message as a bare string ``error`` beside it —
 ``{"status": "JOB_STATE_FAILED", "error_code": "UPSTREAM_ERROR", "error": "…"}``.
 
+``adversarial`` makes a chat service play an adversarial model
+(:mod:`memory_worker.farmsim.adversary`): every card the rule-based model proposes comes back
+reworded, re-scoped, translated and split, never word for word; its ``code`` names the moves
+(comma-separated, e.g. ``"reword,split"``; none: all).
+
 ``job_not_found`` is the farm losing its jobs, as after a restart or
 behind a load-balanced replica without them: for ``seconds`` on the simulator's
 clock after it is set (until cleared when None), every poll of the service's
@@ -70,6 +75,7 @@ class FaultKind(StrEnum):
     EMPTY_BODY = "empty_body"
     TRUNCATED_JSON = "truncated_json"
     GARBAGE = "garbage"
+    ADVERSARIAL = "adversarial"
 
 
 #: Faults acting on the HTTP exchange rather than on the job.

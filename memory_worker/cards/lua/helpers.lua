@@ -91,6 +91,22 @@ local function record_retraction(h)
   redis.call('HSET', RETRACTED, h, maxs(redis.call('HGET', RETRACTED, h) or '', now))
 end
 
+-- §10: a withdrawn fact (retracted, or corrected away) keeps its vector row marked 2, so a
+-- card stating it in other words, scope or language is found by meaning
+-- (memory_worker.cards.withdrawn); call after retire
+local function withdraw(c)
+  if not blank(c.row) then redis.call('SETRANGE', VECMASK, num(c.row), '\2') end
+end
+
+-- the withdrawn marks a run's meaning check saw (``wn``) are still the chat's: nil; else the
+-- reply that sends the write back to check again (before any write)
+local function withdrawn_changed(seen)
+  if blank(seen) then return nil end
+  local _, marks = string.gsub(redis.call('GET', VECMASK) or '', '\2', '')
+  if marks == num(seen) then return nil end
+  return cjson.encode({withdrawn = marks})
+end
+
 local function load(id)
   if blank(id) then return nil end
   local raw = redis.call('HGET', CARDS, id)
@@ -176,7 +192,7 @@ local function set_vector(c, blob, own)
   end
   redis.call('SETRANGE', VEC, num(c.row) * dim, blob)
   local flag = '\0'
-  if live(c) then flag = '\1' end
+  if live(c) then flag = '\1' elseif c.status == 'retracted' then flag = '\2' end
   redis.call('SETRANGE', VECMASK, num(c.row), flag)
   vec_changed = true
 end
