@@ -504,29 +504,7 @@ def finish(state: WalkState, plan: WalkPlan, now: float) -> Stop:
     last = state.last_error
     busy_end = ended_busy(state)
     if last is not None and not busy_end:
-        note = Note(
-            EventType.ALL_ATTEMPTS_EXHAUSTED,
-            {
-                "reason": retryable_reason(last),
-                "error_kind": type(last).__name__,
-                "counters": {
-                    "failed_attempts": state.failed_attempts,
-                    "busy_attempts": len(state.records) - state.failed_attempts,
-                },
-            },
-        )
-        every_crashed = all(t.id in state.crashed for t in plan.targets)
-        if retryable_reason(last) is FailureReason.PROVIDER_ERROR and (
-            state.all_open or not every_crashed
-        ):
-            quarantined = NoCandidates(
-                f"{plan.workflow}: a target crashed and the others were breaker-open, "
-                "busy or not reached",
-                workflow=plan.workflow,
-            )
-            quarantined.__cause__ = last
-            return Stop(quarantined, (note,))
-        return Stop(last, (note,))
+        return _failed_ending(state, plan, last)
     if state.stop == "deadline" and not (busy_end or state.capped):
         return Stop(
             DeadlineExceeded(
@@ -550,6 +528,34 @@ def finish(state: WalkState, plan: WalkPlan, now: float) -> Stop:
             workflow=plan.workflow,
         )
     )
+
+
+def _failed_ending(state: WalkState, plan: WalkPlan, last: BaseException) -> Stop:
+    """A walk that ended on a charged failure: its error, or :class:`NoCandidates` for a
+    crash on a route not every target of which crashed (see :func:`finish`)."""
+    note = Note(
+        EventType.ALL_ATTEMPTS_EXHAUSTED,
+        {
+            "reason": retryable_reason(last),
+            "error_kind": type(last).__name__,
+            "counters": {
+                "failed_attempts": state.failed_attempts,
+                "busy_attempts": len(state.records) - state.failed_attempts,
+            },
+        },
+    )
+    every_crashed = all(t.id in state.crashed for t in plan.targets)
+    if retryable_reason(last) is FailureReason.PROVIDER_ERROR and (
+        state.all_open or not every_crashed
+    ):
+        quarantined = NoCandidates(
+            f"{plan.workflow}: a target crashed and the others were breaker-open, "
+            "busy or not reached",
+            workflow=plan.workflow,
+        )
+        quarantined.__cause__ = last
+        return Stop(quarantined, (note,))
+    return Stop(last, (note,))
 
 
 def _busy_ending(state: WalkState, plan: WalkPlan, busy: BaseException | None, now: float) -> Stop:
