@@ -398,20 +398,43 @@ def test_the_oracle_never_uses_a_status_that_rejects_a_bad_request() -> None:
     assert not NOT_BUSY_STATUSES & {404, 409, 423, 429, 500, 502, 503, 504, 507, 529}
 
 
-def test_a_busy_ending_cut_short_by_the_budget_is_released_without_a_page() -> None:
-    """The wait ran its whole slot-wait budget: the farm is busy, the admins hear of it.
-    A budget that ended the wait first releases the run quietly (an info event)."""
-    cut, _ = drive(
+QUIET_OR_LOUD = [
+    pytest.param(
         plan(A, wall_seconds=2.0, slot_wait_seconds=30.0, slot_poll_seconds=5.0),
         World(answers={A.id: [RATE] * 9}, attempt_seconds=0.5),
-    )
-    waited, _ = drive(plan(A, slot_wait_seconds=3.0), World(answers={A.id: [RATE] * 9}))
-    assert isinstance(cut, Stop)
-    assert isinstance(waited, Stop)
-    (quiet,) = cut.notes
-    (loud,) = waited.notes
-    assert quiet.type == loud.type == EventType.CAPACITY_WAIT_TIMEOUT
-    assert (quiet.fields["admin_actionable"], quiet.fields["severity"]) == (False, "info")
-    assert "admin_actionable" not in loud.fields
-    assert page_decision(RoutingEvent(quiet.type, "w", **quiet.fields)) is False
-    assert page_decision(RoutingEvent(loud.type, "w", **loud.fields)) is True
+        False,
+        id="too-little-left-for-another-try",
+    ),
+    pytest.param(
+        plan(A, B, deadline=1.0),
+        World(answers={A.id: [RATE] * 9}, attempt_seconds=1.0),
+        False,
+        id="the-callers-deadline",
+    ),
+    pytest.param(
+        plan(A, slot_wait_seconds=3.0), World(answers={A.id: [RATE] * 9}), True, id="whole-wait"
+    ),
+    pytest.param(
+        plan(A, B, wall_seconds=1.0),
+        World(answers={A.id: [RATE] * 9}, attempt_seconds=1.0),
+        True,
+        id="the-routes-wall",
+    ),
+]
+
+
+@pytest.mark.parametrize(("p", "world", "pages"), QUIET_OR_LOUD)
+def test_a_busy_ending_pages_only_when_the_farm_stayed_busy_for_the_wait_or_the_wall(
+    p: WalkPlan, world: World, pages: bool
+) -> None:
+    """The wait ran its whole slot-wait budget (or the route's wall): the farm is busy,
+    the admins hear of it. The caller's deadline or too little time left for another try
+    ended it first: the run is released quietly (an info event)."""
+    done, _ = drive(p, world)
+    assert isinstance(done, Stop)
+    assert isinstance(done.error, CapacityWaitTimeout)
+    (note,) = done.notes
+    assert note.type == EventType.CAPACITY_WAIT_TIMEOUT
+    assert page_decision(RoutingEvent(note.type, "w", **note.fields)) is pages
+    if not pages:
+        assert (note.fields["admin_actionable"], note.fields["severity"]) == (False, "info")

@@ -568,9 +568,12 @@ def _busy_ending(state: WalkState, plan: WalkPlan, busy: BaseException | None, n
         "counters": {"busy_attempts": busy_attempts, "waited_ms": int(waited * 1000)}
     }
     why = ""
-    if waited < plan.slot_wait_seconds:  # cut short: the run is released, nobody paged
-        fields |= {"severity": "info", "admin_actionable": False}
+    if waited < plan.slot_wait_seconds:
         why = f" (the walk's {state.stop or 'budget'} ended the wait)"
+        if state.stop != "wall" and busy is not None:
+            # the caller's deadline, or too little time for one more poll: the run is
+            # released and nobody paged (a farm busy for the whole wait or wall pages)
+            fields |= {"severity": "info", "admin_actionable": False}
     error = CapacityWaitTimeout(
         f"every target of {plan.workflow} stayed busy for {waited:.1f}s{why}",
         workflow=plan.workflow,

@@ -26,7 +26,8 @@ One routed call (:meth:`Walker.call`):
      those again until ``slot_wait_seconds`` have passed since the first busy
      answer; a walk whose last attempt was busy then ends with
      :class:`CapacityWaitTimeout` (``capacity_wait_timeout``; informational, no page,
-     when a budget cut the wait short) whatever came before and however much budget
+     when the caller's deadline or the time left cut the wait short) whatever came before
+     and however much budget
      was left — a busy farm never fails a run;
    - any other retryable error → a hop spent, the target is not retried in
      this call, the next one is tried;
