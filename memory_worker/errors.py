@@ -19,8 +19,10 @@
     │   │   ├── StoreWriteRefused  the store refuses writes until its operator acts (OOM,
     │   │   │                      MISCONF, NOREPLICAS, NOPERM): the store's fault, not the run's
     │   │   ├── StoreDataCorrupt   a stored value is not what the code wrote (a key of the
-    │   │   │                      wrong type, a counter INCR cannot raise): names the chat and
-    │   │   │                      the key's role, never the value
+    │   │   │   │                  wrong type, a counter INCR cannot raise): names the chat and
+    │   │   │   │                  the key's role, never the value
+    │   │   │   └── ChatKeyCorrupt a chat's memory key holds the wrong type: refused before the
+    │   │   │                      script's first write (the chat and the key's role, no value)
     │   │   └── StoreScriptError   a Lua script raised an error of its own, or would not compile
     │   └── SocketNotPrivate       the embedded server's socket directory is not this user's
     │                              own 0700 one: nothing is sent to it (also a redis ConnectionError)
@@ -41,9 +43,11 @@
     ├── CardNotLive            a correction names a card that is no longer live (superseded,
     │                          retracted, …): correct the card that replaced it
     ├── InvalidExport          an import file is not a whole, valid export (one line says where);
-    │                          nothing was written
+    │   │                      nothing was written
+    │   └── ImportTooLarge         the file is over MEMORY_IMPORT_MAX_BYTES
     ├── ImportConflict         the target chat holds other memory under the file's card ids, a
-    │                          live card of the same fact, or vectors of another model
+    │   │                      live card of the same fact, or vectors of another model
+    │   └── ExportPredatesForget   the chat was forgotten (in part) after the file was exported
     ├── RedisNotConfigured     MemoryQueue.connect got no Redis URL and was not asked for the
     │                          embedded server
     ├── ConsoleExposedError    the console would be served off loopback with no token (§15)
@@ -322,9 +326,54 @@ class InvalidExport(MemoryWorkerError, ValueError):
         super().__init__(f"{where}: {problem}; nothing was imported")
 
 
+class ImportTooLarge(InvalidExport):
+    """An import file is over ``MEMORY_IMPORT_MAX_BYTES``: refused before anything is written."""
+
+    def __init__(self, where: str, limit: int) -> None:
+        super().__init__(where, f"the file is over {limit} bytes (MEMORY_IMPORT_MAX_BYTES)")
+
+
 class ImportConflict(MemoryWorkerError):
     """The target chat holds other memory under the file's card ids, a live card of the same
-    fact, or vectors of another model or dimension: nothing was written."""
+    fact, or vectors of another model or dimension: nothing was written (a write racing the
+    import past its first chunk: the chunks before it stay, whole; the message says so)."""
+
+
+class ExportPredatesForget(ImportConflict):
+    """The chat was forgotten — a user in it, or all of it (§14) — after the file was exported
+    (the file's forget epoch is older than the chat's): importing it would bring back what was
+    forgotten. Nothing was written (a forget that began during the import: the chunks written
+    before it stay, and the forget's own plan removes what it covers)."""
+
+    def __init__(
+        self, chat_id: int, file_epoch: int, chat_epoch: int | None, *, written: int = 0
+    ) -> None:
+        self.chat_id = chat_id
+        self.file_epoch = file_epoch
+        self.chat_epoch = chat_epoch
+        done = f"{written} chunk(s) were written before it" if written else "nothing was imported"
+        when = (
+            f"after this file was exported (forget epoch {chat_epoch}, the file's {file_epoch})"
+            if chat_epoch is not None
+            else "while this file was being imported"
+        )
+        super().__init__(f"chat {chat_id} was forgotten (in part) {when}: export it again; {done}")
+
+
+class ChatKeyCorrupt(StoreDataCorrupt):
+    """A key of a chat's memory holds a value of the wrong type: a script refused before its
+    first write. Names the chat and the key's role, never a value. Corrupt data like any
+    other (§7): never retried."""
+
+    def __init__(self, chat_id: int, role: str) -> None:
+        StoreReplyError.__init__(
+            self,
+            "wrongtype",
+            f"chat {chat_id}'s {role} key holds a value of the wrong type; nothing was written",
+        )
+        self.chat_id = chat_id
+        self.role = role
+        self.problems = (f"{role} holds a value of the wrong type",)
 
 
 class RedisNotConfigured(MemoryWorkerError):

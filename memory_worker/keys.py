@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import orjson
 from arq.constants import job_key_prefix
 
 #: The fixed keys of one chat's memory every card script receives, in this order, as
@@ -318,6 +319,17 @@ class Keys:
         keys += [self.chat(chat_id, f"active:{sk}") for sk in sorted(set(scope_keys))]
         keys += [self.chat(chat_id, suffix) for suffix in extra]
         return keys
+
+    @staticmethod
+    def chat_script_layout(chat_id: int, scope_keys: Iterable[str]) -> bytes:
+        """ARGV[1] of a card script: where each role sits in :meth:`chat_script_keys`' KEYS —
+        how many fixed keys, then the scope of each ``active:<sk>`` zset in order (the
+        ``extra`` keys follow them). A script takes every key's role from its position, never
+        from its name: a run id or scope that spells ``}:active:chat`` names nothing."""
+        scopes = sorted(set(scope_keys))
+        return orjson.dumps(
+            {"chat": str(chat_id), "fixed": len(CHAT_SCRIPT_KEYS), "scopes": scopes}
+        )
 
     @property
     def chats(self) -> str:

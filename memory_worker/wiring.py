@@ -45,6 +45,7 @@ from llm_client import (
 from memory_worker.cards import CardStore
 from memory_worker.cards.maintenance import Maintenance
 from memory_worker.cards.replication import replicas_present
+from memory_worker.cards.withdrawn import Thresholds
 from memory_worker.consolidation.routed import ConsolidationProcessor, RoutedModels
 from memory_worker.errors import RoutesIncomplete
 from memory_worker.keys import Keys
@@ -221,5 +222,9 @@ async def card_store(settings: Settings, redis: ArqRedis, keys: Keys) -> CardSto
         await close_cards_client(cards_redis, redis)
         raise
     return CardStore(
-        cards_redis, keys, wait_replicas=replicas, wait_timeout_ms=settings.cards_wait_timeout_ms
+        cards_redis,
+        keys,
+        wait_replicas=replicas,
+        wait_timeout_ms=settings.cards_wait_timeout_ms,
+        thresholds=Thresholds.from_settings(settings),
     )

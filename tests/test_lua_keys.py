@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -202,6 +203,44 @@ def problems(script: Script) -> list[str]:
     return found
 
 
+#: Lua's string functions: a key passed to one is a role read from the key's name.
+STRING_FUNCS = r"string\.(?:match|gmatch|find|sub|gsub|byte|len|lower|upper|reverse|format)"
+
+
+def _is_key(script: Script, expr: str, seen: frozenset[str] = frozenset()) -> bool:
+    """Whether ``expr`` is a key of KEYS itself (or a local, table or parameter holding one);
+    a value read from a key (``redis.call(…, KEYS[1])``) is not."""
+    expr = expr.strip()
+    while expr.startswith("(") and _balanced(expr, 0) == len(expr):
+        expr = expr[1:-1].strip()
+    if expr.startswith("KEYS[") or expr == "KEYS":
+        return True
+    m = re.fullmatch(r"(\w+)(\[.*\])?", expr)
+    if not m or m.group(1) in seen:
+        return False
+    ident = m.group(1)
+    sources = list(script.defs.get(ident, []))
+    for func, index in script.params.get(ident, []):
+        sources += [args[index] for args in _call_args(script, func) if index < len(args)]
+    return any(_is_key(script, source, seen | {ident}) for source in sources)
+
+
+def name_reads(script: Script) -> list[str]:
+    """Every place a script takes a key's role from its name: a key of KEYS given to one of
+    Lua's string functions, or one compared with ``==``/``~=`` (a role is a position)."""
+    found = []
+    for m in re.finditer(rf"(?<![\w.]){STRING_FUNCS}\s*\(", script.text):
+        start = m.end() - 1
+        args = _split_args(script.text[start + 1 : _balanced(script.text, start) - 1])
+        if args and _is_key(script, args[0]):
+            found.append(f"{script.name}: {m.group(0).rstrip('( ')} on a key's name: {args[0]}")
+    for m in re.finditer(r"([\w\[\]+.#-]+)\s*(?:==|~=)|(?:==|~=)\s*([\w\[\]+.#-]+)", script.text):
+        operand = m.group(1) or m.group(2)
+        if operand and _is_key(script, operand):
+            found.append(f"{script.name}: a key's name compared: {operand}")
+    return found
+
+
 def lua_files() -> dict[str, str]:
     scripts = {}
     for package in PACKAGES:
@@ -295,6 +334,68 @@ def test_every_script_declares_its_keys() -> None:
         if found:
             offenders[name] = found
     assert offenders == {}
+
+
+@pytest.mark.parametrize(
+    ("lua", "bad"),
+    [
+        ("local sk = string.match(KEYS[3], '}:active:(.*)$')", True),
+        (
+            "for i = 1, #KEYS do\n  if string.find(KEYS[i], ':episode:', 1, true) then end\nend",
+            True,
+        ),
+        ("local k = KEYS[4]\nlocal run = string.match(k, 'episode:(.*)')", True),
+        (
+            "local function role(key) return key:sub(1, 3) end\nlocal s = string.sub(KEYS[2], 5)",
+            True,
+        ),
+        ("if KEYS[5] == 'x' then return 1 end", True),
+        ("local s = string.match(ARGV[1], '(%d+)')", False),
+        ("local s = string.match(redis.call('GET', KEYS[1]) or '', '(%d+)')", False),
+        (
+            "local L = cjson.decode(ARGV[1])\nlocal A = {}\nA[L.scopes[1]] = KEYS[L.fixed + 1]",
+            False,
+        ),
+        ("if #KEYS == 3 then return 1 end", False),
+    ],
+)
+def test_the_checker_tells_roles_by_name_from_roles_by_position(lua: str, bad: bool) -> None:
+    assert bool(name_reads(_parse("t", lua))) is bad
+
+
+def test_every_script_takes_each_keys_role_from_its_position() -> None:
+    """Not from a pattern on its name: a run id ``rX}:active:chat`` once made the import
+    script take an episode hash for the chat scope's live index."""
+    offenders = {}
+    for name, text in sorted(all_scripts().items()):
+        found = name_reads(_parse(name, text))
+        if found:
+            offenders[name] = found
+    assert offenders == {}
+
+
+async def test_a_run_id_that_spells_another_key_role_is_only_a_run_id(
+    redis: object, key_prefix: str
+) -> None:
+    """apply with the run id ``rX}:active:chat``: its episode hash is its episode hash, the
+    chat scope's live index stays the chat scope's (one ran into the other by name)."""
+    from datetime import UTC, datetime
+
+    from memory_worker.cards.writes import EpisodeWrite
+
+    keys = Keys(prefix=key_prefix)
+    now = datetime(2026, 3, 2, tzinfo=UTC)
+    store = CardStore(redis, keys)  # type: ignore[arg-type]
+    run = "rX}:active:chat"
+    episode = EpisodeWrite("a talk", [], [], now, now, 0, 1)
+    writes = RunWrites(now, [_card("the chat meets on Fridays", CardScope.CHAT)], episode=episode)
+    done = await store.apply_run(7, run, writes, now=now)
+    assert done.inserted == 1
+    assert [c.fact_text for c in await store.visible_cards(7)] == ["the chat meets on Fridays"]
+    assert [e.run_id for e in await store.episodes(7)] == [run]
+    client: Any = redis
+    assert await client.type(keys.chat(7, f"episode:{run}")) == b"hash"
+    assert await client.type(keys.chat(7, "active:chat")) == b"zset"
 
 
 def _card(fact: str, scope: CardScope, *, thread: int = 0, user: int | None = None) -> NewCard:

@@ -197,12 +197,12 @@ def _damaged(lines: list[bytes]) -> dict[str, tuple[list[bytes], str]]:
         "empty": ([], "the file is empty"),
         "not-json": ([lines[0], b"{nope\n", *lines[2:]], ":2: not a JSON object"),
         "not-an-export": ([b'{"format": "csv"}\n', *lines[1:]], ":1: not an export header"),
-        "another-chat": (edit(card, chat_id=CHAT + 1), "a card of chat"),
+        "another-chat": (edit(card, chat_id=CHAT + 1), "chat_id: a card of another chat"),
         "unknown-field": (edit(card, colour="red"), "colour"),
         "bad-vector": (edit(card, vector="AAAA"), "vector: 3 bytes"),
-        "dangling-link": (edit(link, to_card_id="999"), "a link to a card the file does not hold"),
-        "unknown-kind": (edit(card, kind="photo"), "unknown kind"),
-        "naive-time": (edit(card, observed_at="2026-03-01T12:00:00"), "without a UTC offset"),
+        "dangling-link": (edit(link, to_card_id="999"), "link: to a card the file does not hold"),
+        "unknown-kind": (edit(card, kind="photo"), "kind: not one of"),
+        "naive-time": (edit(card, observed_at="2026-03-01T12:00:00"), "observed_at: .*timezone"),
     }
 
 

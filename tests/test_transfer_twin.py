@@ -22,7 +22,7 @@ from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore, RunWrites
 from memory_worker.cards.codec import lua_json, to_ms
 from memory_worker.cards.export_format import Snapshot
-from memory_worker.cards.import_plan import import_twin, plan_import
+from memory_worker.cards.import_plan import ChatView, import_twin, plan_import
 from memory_worker.cards.transfer import read_snapshot, write_snapshot
 from memory_worker.keys import Keys
 from memory_worker.settings import Settings
@@ -65,9 +65,9 @@ async def target_state(target: CardStore, snap: Snapshot, rng: random.Random, ki
         part.card_vectors = {
             c.id: snap.card_vectors[c.id] for c in part.cards if c.id in snap.card_vectors
         }
-        await write_snapshot(target, part, now=now, chats_key="x")
+        await write_snapshot(target, part, now=now, chats_key="x", chunk_items=7)
     elif kind == "whole":
-        await write_snapshot(target, snap, now=now, chats_key="x")
+        await write_snapshot(target, snap, now=now, chats_key="x", chunk_items=50)
 
 
 async def race(target: CardStore, snap: Snapshot, rng: random.Random, kind: str) -> None:
@@ -79,13 +79,23 @@ async def race(target: CardStore, snap: Snapshot, rng: random.Random, kind: str)
         await client.hset(target.key(CHAT, "cards"), "1", b'{"id":"1"}')  # the file's id taken
     elif kind == "model":
         await client.hset(target.key(CHAT, "meta"), mapping={"dim": "8", "model": "other"})
+    elif kind == "forgotten":
+        await client.set(target.key(CHAT, "forget"), "3")
+    elif kind == "retracted":  # a live card's fact retracted after its messages: left out
+        live = [c for c in snap.cards if c.live]
+        for card in rng.sample(live, min(2, len(live))):
+            when = to_ms(card.observed_at + timedelta(minutes=1))
+            await client.hset(target.key(CHAT, "retracted"), card.dedup_hash, when)
 
 
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("kind", ["empty", "part", "whole", "taken", "model"])
+@pytest.mark.parametrize(
+    "kind", ["empty", "part", "whole", "taken", "model", "forgotten", "retracted"]
+)
 async def test_the_import_script_matches_its_twin(
     settings: Settings, redis: Any, cards_redis: Any, cards_url: str, seed: int, kind: str
 ) -> None:
+    """Chunk by chunk (a random chunk size): each call's state and answer are the twin's."""
     rng = random.Random(seed)
     on_cluster = cards_redis is not redis
     s = settings.model_copy(update={"cards_url": cards_url if on_cluster else None})
@@ -97,22 +107,35 @@ async def test_the_import_script_matches_its_twin(
     await target_state(target, snap, rng, kind)
 
     existing = {c.id: c for c in await target.get_cards(CHAT, [c.id for c in snap.cards])}
-    holders = {
-        h.decode() if isinstance(h, bytes) else h: v
-        for h, v in (await read_state(cards_redis, keys, CHAT)).dedup.items()
-    }
-    plan = plan_import(snap, existing, holders, await target.vector_space(CHAT))
+    state = await read_state(cards_redis, keys, CHAT)
+    view = ChatView(
+        existing=existing,
+        holders={h: v for h, v in state.dedup.items()},
+        space=await target.vector_space(CHAT),
+        retractions=state.retracted,
+    )
+    plan = plan_import(snap, view, chunk_items=rng.randint(3, 40))
     await race(target, snap, rng, kind)
     now = to_ms(AT + timedelta(days=2))
-    before = await read_state(cards_redis, keys, CHAT)
-    want, answer = import_twin(before, plan.plan, plan.blobs, now=now)
-    raw = await target.run_script(
-        "import",
-        CHAT,
-        [now, lua_json(plan.plan), *plan.blobs],
-        scopes=plan.scopes,
-        extra=plan.episode_keys,
+    answers = []
+    for chunk in plan.chunks:
+        before = await read_state(cards_redis, keys, CHAT)
+        want, answer = import_twin(before, chunk.plan, chunk.blobs, now=now)
+        raw = await target.run_script(
+            "import",
+            CHAT,
+            [now, lua_json(chunk.plan), *chunk.blobs],
+            scopes=chunk.scopes,
+            extra=chunk.episode_keys,
+        )
+        assert orjson.loads(raw) == answer
+        assert await read_state(cards_redis, keys, CHAT) == want
+        answers.append(answer)
+    refused = {"taken": "conflict", "model": "conflict", "forgotten": "forgotten"}.get(kind)
+    assert (
+        any(refused in a for a in answers)
+        if refused
+        else not any("conflict" in a or "forgotten" in a for a in answers)
     )
-    assert orjson.loads(raw) == answer
-    assert await read_state(cards_redis, keys, CHAT) == want
-    assert ("conflict" in answer) == (kind in ("taken", "model"))
+    if kind == "retracted":
+        assert sum(a["retracted"] for a in answers) >= 1

@@ -36,7 +36,12 @@ from memory_worker.cards.corrections import (
 )
 from memory_worker.cards.export_format import MemoryExport
 from memory_worker.cards.prompt_context import MemoryContext
-from memory_worker.errors import CardNotFound, CardNotLive, VectorSpaceMismatch
+from memory_worker.errors import (
+    CardNotFound,
+    CardNotLive,
+    InvalidCorrection,
+    VectorSpaceMismatch,
+)
 from memory_worker.ops.logs import get_logger
 
 if TYPE_CHECKING:
@@ -194,7 +199,9 @@ class MemoryOps:
         The new card is embedded on the ``embedding`` route in the chat's vector space (a
         chat without vectors: none); an embedding failure raises and writes nothing.
         Raises :class:`~memory_worker.errors.CardNotLive` for a superseded, retracted,
-        merged or expired card.
+        merged or expired card. The corrected fact passes the check of every card write
+        (§10, :mod:`memory_worker.cards.withdrawn`): asserted now, it is refused
+        (:class:`~memory_worker.errors.InvalidCorrection`) only by a withdrawal stamped later.
         """
         chat_id, local_id = _ref(card_id)
         actor = check_actor(actor)
@@ -211,8 +218,16 @@ class MemoryOps:
         plan = correction_plan(
             old.scope_key, old.subject, old.predicate, fact, actor=actor, model=model
         )
-        from memory_worker.cards.edits import correct_card
+        from memory_worker.cards.edits import correct_card, correction_refused
 
+        withdrawn = await correction_refused(
+            self._q.cards, old, plan, embedding=embedding, now=self._now()
+        )
+        if withdrawn is not None:
+            raise InvalidCorrection(
+                f"card {chat_id}:{withdrawn.card_id} withdrew this fact after this correction's "
+                "time (§10)"
+            )
         outcome = await correct_card(
             self._q.cards,
             chat_id,
@@ -263,19 +278,36 @@ class MemoryOps:
         self, lines: Iterable[bytes], *, source: str = "export", actor: str = "api"
     ) -> dict[str, int]:
         """Restore an export (its lines, e.g. an open file) into its chat — any deployment,
-        standalone or cluster. The whole file is checked first
-        (:class:`~memory_worker.errors.InvalidExport` names the bad line; nothing is
-        written), then written in one atomic step: again the same file changes nothing;
-        a chat holding other memory under its ids raises
-        :class:`~memory_worker.errors.ImportConflict`. Answers the counts written.
+        standalone or cluster — as a write like any other. The whole file is checked first:
+        :class:`~memory_worker.errors.InvalidExport` names the bad line and field (a card
+        over ``MEMORY_CARD_MAX_BYTES`` or holding a secret, an id out of range…; a file over
+        ``MEMORY_IMPORT_MAX_BYTES``: :class:`~memory_worker.errors.ImportTooLarge`) and
+        nothing is written. Then it is written in chunks of ``MEMORY_IMPORT_CHUNK_ITEMS``
+        (:mod:`memory_worker.cards.import_plan`); again the same file changes nothing, and
+        completes one that stopped midway. A chat holding other memory under its ids raises
+        :class:`~memory_worker.errors.ImportConflict`; one forgotten (in part) since the
+        export, :class:`~memory_worker.errors.ExportPredatesForget`. A live card whose fact
+        the chat retracted after its messages is left out (``retracted``). Answers the counts
+        written.
         """
         from memory_worker.cards.export_format import parse_export
         from memory_worker.cards.transfer import write_snapshot
 
         q = self._q
         actor = check_actor(actor)
-        snap = parse_export(lines, source)
-        done = await write_snapshot(q.cards, snap, now=self._now(), chats_key=q.keys.chats)
+        snap = parse_export(
+            lines,
+            source,
+            max_bytes=q.settings.import_max_bytes,
+            card_max_bytes=q.settings.card_max_bytes,
+        )
+        done = await write_snapshot(
+            q.cards,
+            snap,
+            now=self._now(),
+            chats_key=q.keys.chats,
+            chunk_items=q.settings.import_chunk_items,
+        )
         await self._audit("import", snap.chat_id, actor, **done)
         return done
 

@@ -101,9 +101,14 @@ class MemoryQueue(MemoryOps):
         """The card store (one per queue: it caches each chat's vectors by version)."""
         if self._cards is None:
             from memory_worker.cards import CardStore
+            from memory_worker.cards.withdrawn import Thresholds
 
             # MEMORY_CARDS_URL (e.g. a cluster), else the queue's own client
-            self._cards = CardStore(cards_client(self.settings, self.redis), self.keys)
+            self._cards = CardStore(
+                cards_client(self.settings, self.redis),
+                self.keys,
+                thresholds=Thresholds.from_settings(self.settings),
+            )
         return self._cards
 
     @classmethod

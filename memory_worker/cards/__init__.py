@@ -2,6 +2,9 @@
 
 - :mod:`~memory_worker.cards.model`: what a card, an episode and a link are; scopes,
   visibility, normalisation and the dedup hash (pure).
+- :mod:`~memory_worker.cards.rules`: what any stored card and episode may hold — the text
+  rule (size, no secret), types, scores, id shapes — one rule for a run's validation,
+  ``correct`` and an import (pure).
 - :mod:`~memory_worker.cards.writes`: what a run or a maintenance fold writes, and what
   the write did (plain data).
 - :mod:`~memory_worker.cards.codec`: the stored short-key JSON schema (one table for
@@ -28,8 +31,11 @@
 - :mod:`~memory_worker.cards.export_format`: the export file (JSON lines: the header, cards,
   episodes, links, authorship), a user's share of it, and reading one back whole (pure);
   :mod:`~memory_worker.cards.import_plan`: what an import writes, and the twin of
-  ``lua/import.lua`` (pure); :mod:`~memory_worker.cards.transfer`: the reads of an export
-  and the import's one script.
+  ``lua/import.lua``, chunk by chunk (pure); :mod:`~memory_worker.cards.transfer`: the
+  reads of an export and the import's chunked script calls.
+- :mod:`~memory_worker.cards.withdrawn`: whether a card about to be written states a
+  withdrawn fact — retracted or corrected away — by hash or by meaning (pure);
+  :mod:`~memory_worker.cards.withdrawals`: the reads behind that check.
 - :mod:`~memory_worker.cards.prompt_context`: memory ready for a bot's prompt — rank,
   one card per fact, the token budget, the dated block (pure).
 

@@ -1,8 +1,8 @@
 """A chat's card keys as plain data, and the Python twins of ``lua/helpers.lua``'s writes.
 
 The operator scripts (``retract.lua``, ``correct.lua``, ``import.lua``) are built from the
-helpers every card script shares: :func:`retire`, :func:`index_live`, :func:`set_vector`,
-:func:`record_retraction`. Their twins here act on a :class:`ChatState` — the keys those
+helpers every card script shares: :func:`retire`, :func:`withdraw`, :func:`index_live`,
+:func:`set_vector`, :func:`record_retraction`. Their twins here act on a :class:`ChatState` — the keys those
 scripts touch, each as the value Redis holds (a stored card is its dict of strings) — so
 each script's twin (:mod:`memory_worker.cards.corrections`,
 :mod:`memory_worker.cards.export_format`) is a pure function that the equivalence tests
@@ -63,6 +63,8 @@ class ChatState:
     #: ``episode:<run>`` hashes and the ``episodes`` zset (run id → window end).
     episodes: dict[str, dict[str, bytes]] = field(default_factory=dict)
     episode_index: dict[str, float] = field(default_factory=dict)
+    #: The chat's forget epoch (§14; read by the writes a forget fences).
+    forget: int = 0
 
     def copy(self) -> ChatState:
         return copy.deepcopy(self)
@@ -109,6 +111,11 @@ class Write:
         card["status"] = status
         card["retracted"] = self.now
         card["updated"] = self.now
+
+    def withdraw(self, card: dict[str, str]) -> None:
+        """Twin of ``withdraw``: a withdrawn fact's row is marked 2 (matched by meaning)."""
+        if not blank(card.get("row")):
+            self.set_mask(int(num(card["row"])), b"\2")
 
     def index_live(self, card: dict[str, str]) -> None:
         """Twin of ``index_live``."""
@@ -162,7 +169,8 @@ class Write:
             vec.extend(bytes((row + 1) * dim - len(vec)))
         vec[row * dim : (row + 1) * dim] = blob
         s.vec = bytes(vec)
-        self.set_mask(row, b"\1" if is_live(card) else b"\0")
+        flag = b"\2" if card.get("status") == "retracted" else b"\0"
+        self.set_mask(row, b"\1" if is_live(card) else flag)
         self.vec_changed = True
 
     def finish(self) -> None:

@@ -15,7 +15,7 @@ links and episodes, the episode hash decoder, and the JSON handed to Lua.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -314,12 +314,31 @@ def episode_plan(ep: EpisodeWrite, vec_index: int | None) -> dict[str, str]:
     return episode
 
 
-def run_plan(run_id: str, writes: RunWrites, vectors: VectorBlobs) -> dict[str, Any]:
-    """The plan ``apply.lua`` reads for a run's writes (their vectors added to ``vectors``)."""
+def run_plan(
+    run_id: str,
+    writes: RunWrites,
+    vectors: VectorBlobs,
+    *,
+    refused: Collection[int] = (),
+    refused_rewrites: Collection[int] = (),
+    withdrawn_marks: int | None = None,
+) -> dict[str, Any]:
+    """The plan ``apply.lua`` reads for a run's writes (their vectors added to ``vectors``).
+
+    ``refused`` (indexes of new cards) and ``refused_rewrites`` (of resolutions) state a
+    withdrawn fact (:mod:`memory_worker.cards.withdrawals`): marked ``ret``, not written;
+    ``withdrawn_marks`` is the count of withdrawn marks that check saw (``wn``).
+    """
+    cards = [card_plan(card, vectors.add(card.embedding)) for card in writes.cards]
+    resolutions = [resolution_plan(res, vectors) for res in writes.resolutions]
+    for index in refused:
+        cards[index]["ret"] = "1"
+    for index in refused_rewrites:
+        resolutions[index]["ret"] = "1"
     plan: dict[str, Any] = {
         "obs_at": to_ms(writes.observed_at),
-        "cards": [card_plan(card, vectors.add(card.embedding)) for card in writes.cards],
-        "res": [resolution_plan(res, vectors) for res in writes.resolutions],
+        "cards": cards,
+        "res": resolutions,
         "links": [link_plan(link) for link in writes.links],
         "model": writes.embedding_model or "",
         "authors": author_fields(
@@ -330,6 +349,8 @@ def run_plan(run_id: str, writes: RunWrites, vectors: VectorBlobs) -> dict[str, 
     }
     if writes.forget_epoch is not None:
         plan["epoch"] = str(writes.forget_epoch)
+    if withdrawn_marks is not None:
+        plan["wn"] = str(withdrawn_marks)
     if writes.episode is not None:
         ep = writes.episode
         plan["episode"] = episode_plan(ep, vectors.add(ep.embedding))

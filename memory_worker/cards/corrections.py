@@ -5,10 +5,12 @@
   :func:`parse_card_ref`.
 - **Retract** withdraws a card: it keeps its text with status ``retracted`` and who and
   why, leaves every live index (never shown, recalled or put in a context), and its fact's
-  dedup hash is recorded with the time. A run whose card has that hash and cites only
-  messages older than the retraction does not store it (:func:`relearn_refused`, checked
-  inside the run's atomic write, so a run in flight cannot resurrect it); a newer message
-  restating it is learned again — the person changed their mind.
+  dedup hash is recorded with the time, its vector row marked withdrawn. A run whose card
+  states that fact — the same hash, or the same meaning
+  (:mod:`memory_worker.cards.withdrawn`) — and cites only messages older than the retraction
+  does not store it (:func:`relearn_refused`, checked inside the run's atomic write, so a run
+  in flight cannot resurrect it); a newer message restating it is learned again — the
+  person changed their mind.
 - **Correct** writes a new card with the corrected fact, asserted by hand (``asserted_by``
   = the actor, ``corrects`` = the old id), which supersedes the old one (kept with its
   validity end, §10). The old fact is recorded like a retraction: older messages do not
@@ -25,6 +27,7 @@ from typing import Any
 
 from memory_worker.cards.chat_state import ChatState, Write, blank, is_live, num
 from memory_worker.cards.model import dedup_hash
+from memory_worker.cards.rules import text_problem
 from memory_worker.errors import InvalidCardRef, InvalidCorrection
 from memory_worker.privacy.masking import contains_secret
 
@@ -71,16 +74,18 @@ def check_reason(reason: object) -> str:
 
 
 def check_fact(text: object, max_bytes: int) -> str:
-    """A corrected fact: non-blank, at most ``max_bytes`` (``MEMORY_CARD_MAX_BYTES``), no
-    secret (a card never holds one, §14). Kept as written: never translated."""
+    """A corrected fact: the card text rule (:func:`~memory_worker.cards.rules.text_problem`:
+    non-blank, at most ``max_bytes``, ``MEMORY_CARD_MAX_BYTES``, no secret — a card never holds
+    one, §14). Kept as written: never translated."""
     if not isinstance(text, str):
         raise InvalidCorrection(f"fact_text must be a str, got {type(text).__name__}")
     text = text.strip()
-    if not text:
+    problem = text_problem(text, "", "", "", max_bytes=max_bytes)
+    if problem == "empty":
         raise InvalidCorrection("fact_text is empty")
-    if len(text.encode()) > max_bytes:
+    if problem == "too_long":
         raise InvalidCorrection(f"fact_text is over {max_bytes} bytes (MEMORY_CARD_MAX_BYTES)")
-    if contains_secret(text):
+    if problem == "secret":
         raise InvalidCorrection("fact_text holds what looks like a secret: a card never does")
     return text
 
@@ -166,6 +171,7 @@ def retract_twin(
         return state, Outcome(found=True, status=was, card_id=card["id"])
     write = Write(state, now)
     write.retire(card, "retracted")
+    write.withdraw(card)
     card["ret_by"], card["ret_why"] = actor, reason
     write.save(card)
     write.record_retraction(card.get("h"))
@@ -202,6 +208,7 @@ def correct_twin(
         holder, created = new, True
     assert holder is not None
     write.retire(old, "superseded")
+    write.withdraw(old)
     old["vu"], old["sup_by"] = now, holder["id"]
     write.save(old)
     state.retracted.pop(plan.h, None)

@@ -1,4 +1,5 @@
-"""Single-card corrections (§10), the Redis shell: ``lua/retract.lua`` and ``lua/correct.lua``.
+"""Single-card corrections (§10), the Redis shell: ``lua/retract.lua`` and ``lua/correct.lua``,
+and the withdrawn-fact check a correction passes before its write.
 
 Each is one atomic script on the chat's keys (every key in KEYS, one hash tag: standalone
 and cluster alike); what they decide is :mod:`memory_worker.cards.corrections`, whose twins
@@ -14,11 +15,14 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from memory_worker.cards import withdrawals
 from memory_worker.cards.codec import lua_json, to_ms
 from memory_worker.cards.corrections import CorrectionPlan, Outcome
 from memory_worker.cards.vectors import quantize
+from memory_worker.cards.withdrawn import Candidate, Statement, WithdrawnFact
 
 if TYPE_CHECKING:
+    from memory_worker.cards.model import Card
     from memory_worker.cards.store import CardStore
 
 
@@ -52,3 +56,25 @@ async def correct_card(
         args.append(quantize(embedding))
     raw = await store.run_script("correct", chat_id, args, scopes=[sk])
     return Outcome.from_reply(orjson.loads(raw))
+
+
+async def correction_refused(
+    store: CardStore,
+    old: Card,
+    plan: CorrectionPlan,
+    *,
+    embedding: Sequence[float] | None,
+    now: datetime,
+) -> WithdrawnFact | None:
+    """The withdrawn fact a correction would bring back (§10: the same rule as a run's card
+    write; a correction is asserted ``now``, so only a withdrawal stamped later refuses it)."""
+    statement = Statement(old.subject, plan.object, plan.fact, old.user_id, plan.h)
+    candidate = Candidate(statement, int(to_ms(now)), embedding)
+    found = await withdrawals.check(
+        await store.chat_vectors(old.chat_id),
+        store.card_reader(old.chat_id),
+        [candidate],
+        plan.model or None,
+        store.thresholds,
+    )
+    return found.refused[0]

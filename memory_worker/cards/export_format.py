@@ -4,7 +4,8 @@ The file, one JSON object a line, each line ending in ``\\n``:
 
 1. the **header** — ``{"format": "memory-worker-export", "version": 1, "chat_id",
    "user_id" (null: the whole chat), "exported_at", "counts": {"cards", "episodes",
-   "links", "authors", "runs"}, "vectors": {"model", "dimension", "encoding": "int8"}}``;
+   "links", "authors", "runs"}, "vectors": {"model", "dimension", "encoding": "int8"},
+   "forget_epoch"}`` (the chat's forget epoch as read, §14; absent in older files);
 2. one line a **card**, every status (active, competing, superseded, expired, merged,
    retracted), by id: ``{"kind": "card", …}`` with every field of
    :class:`~memory_worker.cards.Card` (provenance: ``source_message_ids``,
@@ -26,31 +27,56 @@ authorship. Everything is in a fixed order, so the same memory gives the same li
 header's ``exported_at`` aside).
 
 :func:`parse_export` reads a whole file before anything is written, and refuses — with one
-:class:`~memory_worker.errors.InvalidExport` naming the line — anything that is not a whole,
-valid export: a cut-off last line or missing lines (the header's counts), bad JSON, an
-unknown kind or field, a card of another chat, a duplicate id, a vector of the wrong size,
-a link to a card not in the file. Pure: no Redis, no clock.
+:class:`~memory_worker.errors.InvalidExport` naming the line and the field, never quoting a
+value of the file — anything that is not a whole, valid export: a file over its size cap
+(``MEMORY_IMPORT_MAX_BYTES``), a cut-off last line or missing lines (the header's counts),
+bad JSON, an unknown kind or field, a card of another chat, a duplicate id, an id or run id
+out of shape or range (card ids 1 to 2^53 − 1; run ids are part of key names: letters,
+digits, ``_.-``), a time outside the run requests' range, a vector of the wrong size, a link
+to a card not in the file, two live cards of one fact — and a card that breaks a rule every
+stored card keeps (:func:`card_rule_fault`: the text rule of
+:mod:`memory_worker.cards.rules` — size, no secret —, a known type, scores from 0 to 1,
+the retraction's actor and reason rules). A card's dedup hash is computed from its text,
+never taken from the file; episodes are masked and bounded as a run writes them. Pure: no
+Redis, no clock.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
 
-from memory_worker.cards.model import Card, Episode, Link
-from memory_worker.errors import InvalidExport
+from memory_worker.cards.corrections import check_actor, check_reason
+from memory_worker.cards.model import Card, Episode, Link, Scope, dedup_hash
+from memory_worker.cards.rules import (
+    CARD_TYPES,
+    FIELD_MAX_BYTES,
+    MAX_PARTICIPANT_NAMES,
+    MAX_TOPICS,
+    OBSERVATIONS_MAX,
+    card_id_problem,
+    episode_labels,
+    episode_summary,
+    relation_problem,
+    run_id_problem,
+    text_fault,
+)
+from memory_worker.errors import ImportTooLarge, InvalidCorrection, InvalidExport
+from memory_worker.models import INT64_MAX, Id, NonNegativeId, Text, Time
 from memory_worker.privacy.forget import StoredCard, card_goes, doomed_episodes
 
 FORMAT = "memory-worker-export"
 VERSION = 1
 ENCODING = "int8"
+#: The longest vector a file may hold (bytes: one int8 a dimension).
+MAX_DIMENSION = 65_536
 
 
 @dataclass
@@ -70,6 +96,9 @@ class Snapshot:
     model: str | None = None
     dimension: int = 0
     user_id: int | None = None
+    #: The chat's forget epoch when it was read (§14): an import refuses a file older than
+    #: a forget of its chat. None: a file written before exports carried it.
+    forget_epoch: int | None = None
 
 
 def for_user(snap: Snapshot, user_id: int) -> Snapshot:
@@ -101,6 +130,7 @@ def for_user(snap: Snapshot, user_id: int) -> Snapshot:
         model=snap.model,
         dimension=snap.dimension,
         user_id=user_id,
+        forget_epoch=snap.forget_epoch,
     )
 
 
@@ -166,6 +196,7 @@ def export_lines(snap: Snapshot, *, exported_at: datetime) -> Iterator[bytes]:
                 "runs": len(snap.runs),
             },
             "vectors": {"model": snap.model, "dimension": snap.dimension, "encoding": ENCODING},
+            "forget_epoch": snap.forget_epoch,
         }
     )
     for card in cards:
@@ -187,61 +218,127 @@ def export_lines(snap: Snapshot, *, exported_at: datetime) -> Iterator[bytes]:
 # --- reading ---------------------------------------------------------------------------------
 
 
+def _checked(check: Callable[[str], str | None]) -> AfterValidator:
+    def run(value: str) -> str:
+        problem = check(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    return AfterValidator(run)
+
+
+CardId = Annotated[str, Strict(), _checked(card_id_problem)]
+RunId = Annotated[str, Strict(), _checked(run_id_problem)]
+Relation = Annotated[str, Strict(), _checked(relation_problem)]
+#: A confidence or salience: a finite number from 0 to 1.
+Score = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+Count = Annotated[int, Strict(), Field(ge=0, le=INT64_MAX)]
+#: An actor or a reason as written on a card (checked by the rules of ``retract``).
+Note = Annotated[Text, Field(max_length=4000)]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
 
 
 class _Counts(_Strict):
-    cards: int
-    episodes: int
-    links: int
-    authors: int
-    runs: int
+    cards: Count
+    episodes: Count
+    links: Count
+    authors: Count
+    runs: Count
 
 
 class _Vectors(_Strict):
-    model: str | None
-    dimension: int
+    model: Annotated[Text, Field(max_length=200)] | None
+    dimension: Annotated[int, Strict(), Field(ge=0, le=MAX_DIMENSION)]
     encoding: Literal["int8"]
 
 
 class _Header(_Strict):
     format: Literal["memory-worker-export"]
     version: Literal[1]
-    chat_id: int
-    user_id: int | None
-    exported_at: datetime
+    chat_id: Id
+    user_id: Id | None
+    exported_at: Time
     counts: _Counts
     vectors: _Vectors
+    forget_epoch: Count | None = None
 
 
 class _CardLine(Card):
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: Literal["card"]
     vector: str | None = None
+    id: CardId
+    chat_id: Id
+    thread_id: NonNegativeId = 0
+    user_id: Id | None = None
+    card_type: Text
+    subject: Text
+    predicate: Text
+    object: Text
+    fact_text: Text
+    confidence: Score
+    salience: Score
+    observation_count: Annotated[int, Strict(), Field(ge=1, le=OBSERVATIONS_MAX)]
+    valid_from: Time
+    valid_until: Time | None = None
+    observed_at: Time
+    created_at: Time
+    updated_at: Time
+    expires_at: Time | None = None
+    retracted_at: Time | None = None
+    superseded_by: CardId | None = None
+    merged_into: CardId | None = None
+    conflict_group: CardId | None = None
+    source_message_ids: Annotated[list[NonNegativeId], Field(min_length=1)]
+    dedup_hash: Annotated[Text, Field(max_length=128)]  # recomputed from the text
+    last_merge_at: Time | None = None
+    first_run_id: RunId | None = None
+    retracted_by: Note | None = None
+    retract_reason: Note | None = None
+    asserted_by: Note | None = None
+    corrects: CardId | None = None
 
 
 class _EpisodeLine(Episode):
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: Literal["episode"]
     vector: str | None = None
+    run_id: RunId
+    chat_id: Id
+    thread_id: NonNegativeId
+    summary: Text
+    topics: list[Text]
+    participants: list[Text]
+    range_start: Time
+    range_end: Time
+    message_count: Count
+    card_ids: list[CardId]
+    created_at: Time
 
 
 class _LinkLine(Link):
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: Literal["link"]
+    from_card_id: CardId
+    relation: Relation
+    to_card_id: CardId
+    confidence: Score
 
 
 class _AuthorLine(_Strict):
     kind: Literal["author"]
-    message_id: int
-    user_id: int
+    message_id: NonNegativeId
+    user_id: Id
 
 
 class _RunLine(_Strict):
     kind: Literal["run"]
-    run_id: str
-    user_ids: list[int]
+    run_id: RunId
+    user_ids: list[Id]
 
 
 _KINDS: dict[str, type[BaseModel]] = {
@@ -254,6 +351,7 @@ _KINDS: dict[str, type[BaseModel]] = {
 
 
 def _problem(exc: ValidationError) -> str:
+    """The first error's field and message (pydantic's messages never quote the input)."""
     first = exc.errors()[0]
     where = ".".join(str(p) for p in first["loc"]) or "line"
     return f"{where}: {first['msg']}"
@@ -280,84 +378,148 @@ def _vector(text: str | None, where: str, size: int | None) -> bytes | None:
         raise InvalidExport(where, "vector: not base64") from None
     if size is not None and len(blob) != size:
         raise InvalidExport(where, f"vector: {len(blob)} bytes, the header says {size}")
+    if not blob or len(blob) > MAX_DIMENSION:
+        raise InvalidExport(where, f"vector: {len(blob)} bytes, not 1 to {MAX_DIMENSION}")
     return blob
 
 
-def _aware(model: BaseModel, where: str) -> None:
-    for name, value in model:
-        if isinstance(value, datetime) and value.tzinfo is None:
-            raise InvalidExport(where, f"{name}: a time without a UTC offset")
+def card_rule_fault(card: Card, card_max_bytes: int) -> tuple[str, str] | None:
+    """The field of a card that breaks a rule every stored card keeps (§10: what a run's
+    validation and ``correct`` refuse), and why; None when it keeps them all."""
+    fault = text_fault(
+        card.fact_text, card.subject, card.predicate, card.object, max_bytes=card_max_bytes
+    )
+    if fault is not None:
+        name, why = fault
+        return name, {
+            "empty": "empty",
+            "too_long": f"over {card_max_bytes if name == 'fact_text' else FIELD_MAX_BYTES} bytes",
+            "secret": "holds what looks like a secret: a card never does",
+        }[why]
+    if card.card_type not in CARD_TYPES:
+        return "card_type", f"not a card type (one of {', '.join(sorted(CARD_TYPES))})"
+    if card.scope is Scope.USER and card.user_id is None:
+        return "user_id", "a user card names its user"
+    if card.scope is Scope.THREAD and card.thread_id == 0:
+        return "thread_id", "a thread card names its thread"
+    for name, check in (
+        ("retracted_by", check_actor),
+        ("asserted_by", check_actor),
+        ("retract_reason", check_reason),
+    ):
+        value = getattr(card, name)
+        if value is not None:
+            try:
+                check(value)
+            except InvalidCorrection as exc:
+                return name, str(exc)
+    return None
 
 
-def parse_export(lines: Iterable[bytes], source: str = "export") -> Snapshot:
-    """A whole export file's lines → its :class:`Snapshot`, or :class:`InvalidExport`."""
+def parse_export(
+    lines: Iterable[bytes],
+    source: str = "export",
+    *,
+    max_bytes: int | None = None,
+    card_max_bytes: int = 700,
+) -> Snapshot:
+    """A whole export file's lines → its :class:`Snapshot`, or :class:`InvalidExport` (one
+    line, the file's line and field, never a value from it); over ``max_bytes``:
+    :class:`ImportTooLarge`. Every card keeps the rules of :func:`card_rule_fault` and gets
+    its dedup hash from its text; episodes are masked and bounded as a run writes them."""
     it = iter(enumerate(lines, start=1))
     first = next(it, None)
     if first is None:
         raise InvalidExport(f"{source}:1", "the file is empty: no header")
+    size = len(first[1])
+    if max_bytes is not None and size > max_bytes:
+        raise ImportTooLarge(source, max_bytes)
     try:
         header = _Header.model_validate(_object(first[1], f"{source}:1"))
     except ValidationError as exc:
         raise InvalidExport(f"{source}:1", f"not an export header ({_problem(exc)})") from None
-    _aware(header, f"{source}:1")
-    dim = header.vectors.dimension
     snap = Snapshot(
         chat_id=header.chat_id,
         model=header.vectors.model,
-        dimension=dim,
+        dimension=header.vectors.dimension,
         user_id=header.user_id,
+        forget_epoch=header.forget_epoch,
     )
-    seen: set[str] = set()  # card ids, then "episode:" + run id
+    seen = _Seen(card_max_bytes)
     for number, raw in it:
+        size += len(raw)
+        if max_bytes is not None and size > max_bytes:
+            raise ImportTooLarge(source, max_bytes)
         _add(snap, _object(raw, f"{source}:{number}"), f"{source}:{number}", seen)
     _check_counts(snap, header.counts, source)
     return snap
 
 
-def _add(snap: Snapshot, data: dict[str, Any], where: str, seen: set[str]) -> None:
-    model = _KINDS.get(str(data.get("kind")))
+@dataclass
+class _Seen:
+    """What the lines read so far hold: card ids, episodes' runs, live facts (hash → id)."""
+
+    card_max_bytes: int
+    cards: set[str] = field(default_factory=set)
+    runs: set[str] = field(default_factory=set)
+    facts: dict[str, str] = field(default_factory=dict)
+
+
+def _add(snap: Snapshot, data: dict[str, Any], where: str, seen: _Seen) -> None:
+    model = _KINDS.get(data["kind"]) if isinstance(data.get("kind"), str) else None
     if model is None:
-        raise InvalidExport(where, f"unknown kind {str(data.get('kind'))[:40]!r}")
+        raise InvalidExport(where, f"kind: not one of {', '.join(_KINDS)}")
     try:
         line = model.model_validate(data)
     except ValidationError as exc:
         raise InvalidExport(where, f"{data['kind']}: {_problem(exc)}") from None
-    _aware(line, where)
     if isinstance(line, _CardLine):
-        if line.chat_id != snap.chat_id:
-            raise InvalidExport(where, f"a card of chat {line.chat_id}, not {snap.chat_id}")
-        if not line.id.isdigit() or str(int(line.id)) != line.id:
-            raise InvalidExport(where, f"card id {line.id[:20]!r}: not a card id")
-        if snap.cards and int(line.id) <= int(snap.cards[-1].id):
-            raise InvalidExport(where, f"card {line.id}: cards come once each, by id")
-        blob = _vector(line.vector, where, snap.dimension or None)
-        seen.add(line.id)
-        card = Card.model_validate(
-            line.model_dump(exclude={"kind", "vector"}) | {"has_embedding": blob is not None}
-        )
-        snap.cards.append(card)
-        if blob is not None:
-            snap.card_vectors[card.id] = blob
+        _add_card(snap, line, where, seen)
     elif isinstance(line, _EpisodeLine):
-        if line.chat_id != snap.chat_id or f"episode:{line.run_id}" in seen:
-            raise InvalidExport(where, f"episode {line.run_id[:40]!r}: another chat's or a repeat")
-        seen.add(f"episode:{line.run_id}")
+        if line.chat_id != snap.chat_id or line.run_id in seen.runs:
+            raise InvalidExport(where, "episode: of another chat, or its run's second")
+        seen.runs.add(line.run_id)
         blob = _vector(line.vector, where, None)
-        snap.episodes.append(
-            Episode.model_validate(
-                line.model_dump(exclude={"kind", "vector"}) | {"has_embedding": blob is not None}
-            )
-        )
+        fields = line.model_dump(exclude={"kind", "vector"}) | {"has_embedding": blob is not None}
+        fields["summary"] = episode_summary(line.summary)
+        fields["topics"] = episode_labels(line.topics, MAX_TOPICS)
+        fields["participants"] = episode_labels(line.participants, MAX_PARTICIPANT_NAMES)
+        snap.episodes.append(Episode.model_validate(fields))
         if blob is not None:
             snap.episode_vectors[line.run_id] = blob
     elif isinstance(line, _LinkLine):
-        if line.from_card_id not in seen or line.to_card_id not in seen:
-            raise InvalidExport(where, "a link to a card the file does not hold")
+        if line.from_card_id not in seen.cards or line.to_card_id not in seen.cards:
+            raise InvalidExport(where, "link: to a card the file does not hold")
         snap.links.append(Link.model_validate(line.model_dump(exclude={"kind"})))
     elif isinstance(line, _AuthorLine):
         snap.authors[line.message_id] = line.user_id
     elif isinstance(line, _RunLine):
         snap.runs[line.run_id] = list(line.user_ids)
+
+
+def _add_card(snap: Snapshot, line: _CardLine, where: str, seen: _Seen) -> None:
+    if line.chat_id != snap.chat_id:
+        raise InvalidExport(where, f"card: chat_id: a card of another chat than {snap.chat_id}")
+    if snap.cards and int(line.id) <= int(snap.cards[-1].id):
+        raise InvalidExport(where, f"card {line.id}: cards come once each, by id")
+    fault = card_rule_fault(line, seen.card_max_bytes)
+    if fault is not None:
+        raise InvalidExport(where, f"card {line.id}: {fault[0]}: {fault[1]}")
+    blob = _vector(line.vector, where, snap.dimension or None)
+    fields = line.model_dump(exclude={"kind", "vector"})
+    fields["has_embedding"] = blob is not None
+    fields["dedup_hash"] = dedup_hash(
+        line.scope_key, line.subject, line.predicate, line.object, line.fact_text
+    )
+    card = Card.model_validate(fields)
+    if card.live:
+        other = seen.facts.setdefault(card.dedup_hash, card.id)
+        if other != card.id:
+            raise InvalidExport(where, f"card {card.id}: the same fact as card {other}, both live")
+    seen.cards.add(card.id)
+    snap.cards.append(card)
+    if blob is not None:
+        snap.card_vectors[card.id] = blob
 
 
 def _check_counts(snap: Snapshot, counts: _Counts, source: str) -> None:

@@ -1,23 +1,37 @@
 """Importing an export (§13), the functional core: what ``lua/import.lua`` writes, and its twin.
 
-An import restores a :class:`~memory_worker.cards.export_format.Snapshot` into its chat,
-keeping every card id (so links, episodes, supersession chains and the next export stay
-the same). It is idempotent: a card already there and equal to the file's is left alone.
-It refuses, writing nothing (:class:`~memory_worker.errors.ImportConflict`), when the chat
-holds *other* memory under the file's ids, a live card of the same fact under another id, or
-vectors of another model or dimension — an import restores memory, it does not merge two.
-Episodes, links and authorship are written as the file has them (the same run's episode is
-the same episode). The retraction record (§10) is rebuilt from the cards: a retracted card's
-fact as of its retraction, a fact corrected by hand as of its correction.
+An import restores a :class:`~memory_worker.cards.export_format.Snapshot` (already checked
+whole: :func:`~memory_worker.cards.export_format.parse_export`) into its chat, keeping every
+card id (so links, episodes, supersession chains and the next export stay the same). It is
+idempotent: a card already there and equal to the file's is left alone. It refuses, writing
+nothing (:class:`~memory_worker.errors.ImportConflict`), when the chat holds *other* memory
+under the file's ids, a live card of the same fact under another id, or vectors of another
+model or dimension — an import restores memory, it does not merge two — and when the chat
+was forgotten (in part) after the file was exported
+(:class:`~memory_worker.errors.ExportPredatesForget`: its forget epoch is older than the
+chat's, §14). A live card whose fact the chat retracted after the card's newest message is
+left out and counted, as a run's write leaves it (:func:`refused_by_retractions`, the one
+step that decides it). Episodes, links and authorship are written as the file has them (the
+same run's episode is the same episode). The retraction record (§10) is rebuilt from the
+cards: a retracted card's fact as of its retraction, a fact corrected by hand as of its
+correction.
 
-:func:`plan_import` decides (from the file and what the chat holds under its ids);
-:func:`import_twin` is the Python twin of the script (equivalence:
+**Chunks.** The plan is cut into script calls of at most ``MEMORY_IMPORT_CHUNK_ITEMS``
+items (a card, an episode, a link, an authorship or retraction entry), each all-or-nothing
+and checked before its first write, in this order: the retraction record, authorship, the
+cards by id (each with its vector and indexes; the counter raised past every id of the file
+in each call), episodes, links. A crash between two calls leaves the chunks before it, whole:
+never a card without its indexes, its authors or the retractions that came before it. The
+same file imported again completes it (the cards written read as ``present``).
+
+:func:`plan_import` decides (from the file and a :class:`ChatView` of the chat);
+:func:`import_twin` is the Python twin of the script, one chunk (equivalence:
 ``tests/test_transfer_twin.py``). Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,29 +39,48 @@ import orjson
 
 from memory_worker.cards.chat_state import ChatState, Write, maxs, num
 from memory_worker.cards.codec import card_stored, to_ms, unit
+from memory_worker.cards.corrections import relearn_refused
 from memory_worker.cards.export_format import Snapshot
 from memory_worker.cards.model import LIVE_STATUSES, Card, CardStatus, Episode
 from memory_worker.cards.writes import VectorSpace
-from memory_worker.errors import ImportConflict
+from memory_worker.errors import ExportPredatesForget, ImportConflict
 
 
 @dataclass(frozen=True)
-class ImportPlan:
+class ChatView:
+    """What an import's plan reads of the target chat first: its cards under the file's ids
+    (``existing``), who holds each of the file's live facts (``holders``: dedup hash → card
+    id), its vector space, its retraction record (dedup hash → ms) and its forget epoch."""
+
+    existing: Mapping[str, Card] = field(default_factory=dict)
+    holders: Mapping[str, str] = field(default_factory=dict)
+    space: VectorSpace | None = None
+    retractions: Mapping[str, str] = field(default_factory=dict)
+    epoch: int = 0
+
+
+@dataclass(frozen=True)
+class ImportChunk:
     """One import script call: its plan JSON, vectors, scopes and episode keys."""
 
-    chat_id: int
     plan: dict[str, Any]
     blobs: list[bytes] = field(default_factory=list)
     scopes: list[str] = field(default_factory=list)
     episode_keys: list[str] = field(default_factory=list)
 
-    @property
-    def new_cards(self) -> int:
-        return len(self.plan["cards"])
 
-    @property
-    def present_cards(self) -> int:
-        return len(self.plan["present"])
+@dataclass(frozen=True)
+class ImportPlan:
+    """An import: its chunks in the order they are written, and what it leaves out."""
+
+    chat_id: int
+    chunks: list[ImportChunk]
+    new_cards: int
+    present_cards: int
+    #: The file's live cards the chat's retractions refuse (:func:`refused_by_retractions`).
+    retracted: int
+    #: The file's forget epoch (0: a file from before exports carried it).
+    file_epoch: int = 0
 
 
 def _same(a: Card, b: Card) -> bool:
@@ -83,121 +116,187 @@ def retraction_record(cards: list[Card]) -> dict[str, str]:
     return record
 
 
+def refused_by_retractions(cards: Sequence[Card], retractions: Mapping[str, str]) -> frozenset[str]:
+    """The ids of the live ``cards`` a retraction refuses (§10): the fact was retracted (or
+    corrected away) after the newest message the card comes from — the rule a run's write
+    keeps (:func:`~memory_worker.cards.corrections.relearn_refused`). ``retractions``: the
+    chat's retraction record and the file's own (fact identity → when, ms).
+
+    Today a fact's identity is its dedup hash; this is the one step an import asks, so a
+    match by meaning replaces or extends it here."""
+    return frozenset(
+        c.id
+        for c in cards
+        if c.status in LIVE_STATUSES
+        and relearn_refused(retractions.get(c.dedup_hash), to_ms(c.observed_at))
+    )
+
+
 def plan_import(
     snap: Snapshot,
-    existing: Mapping[str, Card],
-    holders: Mapping[str, str],
-    space: VectorSpace | None,
+    chat: ChatView,
+    *,
+    chunk_items: int,
 ) -> ImportPlan:
-    """What importing ``snap`` writes, given the chat's cards under the file's ids
-    (``existing``), who holds each live card's fact (``holders``: dedup hash → card id)
-    and the chat's vector space; :class:`ImportConflict` when it cannot restore it."""
-    chat = snap.chat_id
+    """What importing ``snap`` writes, chunk by chunk, given what the chat holds (``chat``);
+    :class:`ImportConflict` (or :class:`ExportPredatesForget`) when it cannot restore it."""
+    chat_id = snap.chat_id
+    file_epoch = snap.forget_epoch or 0
+    if file_epoch < chat.epoch:
+        raise ExportPredatesForget(chat_id, file_epoch, chat.epoch)
+    space = chat.space
     if (
         snap.card_vectors
         and space is not None
         and (space.dimension != snap.dimension or (space.model and space.model != snap.model))
     ):
         raise ImportConflict(
-            f"chat {chat} holds {space.dimension}-d vectors of "
+            f"chat {chat_id} holds {space.dimension}-d vectors of "
             f"{space.model or 'an unrecorded model'}; the file's are {snap.dimension}-d of "
             f"{snap.model}"
         )
-    blobs: list[bytes] = []
-    cards, present = _card_entries(snap, existing, holders, blobs)
-    plan = {
-        "cards": cards,
-        "present": present,
-        "episodes": _episode_entries(snap, blobs),
-        "links": _flat(
-            (f"{x.from_card_id}|{x.relation}|{x.to_card_id}", unit(x.confidence))
-            for x in snap.links
-        ),
-        "authors": _flat(
-            [(str(m), str(u)) for m, u in sorted(snap.authors.items())]
-            + [(f"run:{r}", ",".join(map(str, sorted(us)))) for r, us in sorted(snap.runs.items())]
-        ),
-        "retracted": _flat(sorted(retraction_record(snap.cards).items())),
+    record = retraction_record(snap.cards)
+    retractions = dict(chat.retractions)
+    for h, when in record.items():
+        retractions[h] = maxs(retractions.get(h), when) or ""
+    refused = refused_by_retractions(snap.cards, retractions)
+    units: list[tuple[str, Any]] = [("retracted", pair) for pair in sorted(record.items())]
+    units += [("authors", (str(m), str(u))) for m, u in sorted(snap.authors.items())]
+    units += [
+        ("authors", (f"run:{r}", ",".join(map(str, sorted(us)))))
+        for r, us in sorted(snap.runs.items())
+    ]
+    new, present = _card_units(snap, chat, refused)
+    units += new + present
+    units += [("episodes", ep) for ep in snap.episodes]
+    units += [
+        ("links", (f"{x.from_card_id}|{x.relation}|{x.to_card_id}", unit(x.confidence)))
+        for x in snap.links
+        if x.from_card_id not in refused and x.to_card_id not in refused
+    ]
+    base = {
+        "epoch": str(chat.epoch),
         "seq": str(max((int(c.id) for c in snap.cards), default=0)),
         "model": snap.model or "",
         "dim": str(snap.dimension),
         "vectors": "1" if snap.card_vectors else "",
     }
+    chunks = [
+        _chunk(snap, base, units[i : i + chunk_items]) for i in range(0, len(units), chunk_items)
+    ]
     return ImportPlan(
-        chat_id=chat,
-        plan=plan,
-        blobs=blobs,
-        scopes=sorted({c["c"]["sk"] for c in cards if c["live"]}),
-        episode_keys=[f"episode:{ep.run_id}" for ep in snap.episodes],
+        chat_id=chat_id,
+        chunks=chunks or [_chunk(snap, base, [])],
+        new_cards=len(new),
+        present_cards=len(present),
+        retracted=len(refused),
+        file_epoch=file_epoch,
     )
 
 
-def _card_entries(
-    snap: Snapshot, existing: Mapping[str, Card], holders: Mapping[str, str], blobs: list[bytes]
-) -> tuple[list[dict[str, Any]], list[list[str]]]:
-    """The cards to write (their vectors appended to ``blobs``) and those already there."""
-    chat = snap.chat_id
-    cards: list[dict[str, Any]] = []
-    present: list[list[str]] = []
+def _chunk(snap: Snapshot, base: dict[str, str], units: list[tuple[str, Any]]) -> ImportChunk:
+    """One script call's plan: its share of the units, in their order, with its vectors."""
+    plan: dict[str, Any] = base | {
+        "retracted": [],
+        "authors": [],
+        "cards": [],
+        "present": [],
+        "episodes": [],
+        "links": [],
+    }
+    blobs: list[bytes] = []
+    for kind, item in units:
+        if kind == "cards":
+            card, entry = item
+            entry = dict(entry)
+            blob = snap.card_vectors.get(card.id)
+            if blob is not None:
+                blobs.append(blob)
+                entry["vec"] = str(len(blobs))
+            plan["cards"].append(entry)
+        elif kind == "episodes":
+            plan["episodes"].append(_episode_entry(snap, item, blobs))
+        elif kind == "present":
+            plan["present"].append(item)
+        else:
+            plan[kind].extend(item)
+    return ImportChunk(
+        plan=plan,
+        blobs=blobs,
+        scopes=sorted({e["c"]["sk"] for e in plan["cards"] if e["live"]}),
+        episode_keys=[f"episode:{ep['run']}" for ep in plan["episodes"]],
+    )
+
+
+def _card_units(
+    snap: Snapshot, chat: ChatView, refused: frozenset[str]
+) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """The cards to write (``refused`` left out) and those already there, as plan units."""
+    chat_id = snap.chat_id
+    new: list[tuple[str, Any]] = []
+    present: list[tuple[str, Any]] = []
     for card in snap.cards:
-        have = existing.get(card.id)
+        have = chat.existing.get(card.id)
         if have is not None:
             if not _same(have, card):
-                raise ImportConflict(f"chat {chat} holds another card {card.id} than the file's")
-            present.append([card.id, to_ms(have.updated_at)])
+                raise ImportConflict(f"chat {chat_id} holds another card {card.id} than the file's")
+            present.append(("present", [card.id, to_ms(have.updated_at)]))
+            continue
+        if card.id in refused:
             continue
         live = card.status in LIVE_STATUSES
-        holder = holders.get(card.dedup_hash)
+        holder = chat.holders.get(card.dedup_hash)
         if live and holder is not None and holder != card.id:
             raise ImportConflict(
-                f"chat {chat}'s card {holder} already holds the fact of the file's card {card.id}"
+                f"chat {chat_id}'s card {holder} already holds the fact of the file's card "
+                f"{card.id}"
             )
-        entry: dict[str, Any] = {"c": card_stored(card), "live": "1" if live else "", "vec": ""}
-        blob = snap.card_vectors.get(card.id)
-        if blob is not None:
-            blobs.append(blob)
-            entry["vec"] = str(len(blobs))
-        cards.append(entry)
-    return cards, present
+        entry = {"c": card_stored(card), "live": "1" if live else "", "vec": ""}
+        new.append(("cards", (card, entry)))
+    return new, present
 
 
-def _episode_entries(snap: Snapshot, blobs: list[bytes]) -> list[dict[str, Any]]:
-    episodes = []
-    for ep in snap.episodes:
-        item: dict[str, Any] = {"run": ep.run_id, "fields": episode_fields(ep), "vec": ""}
-        item["end"] = to_ms(ep.range_end)
-        blob = snap.episode_vectors.get(ep.run_id)
-        if blob is not None:
-            blobs.append(blob)
-            item["vec"] = str(len(blobs))
-        episodes.append(item)
-    return episodes
-
-
-def _flat(pairs: Any) -> list[str]:
-    return [value for pair in pairs for value in pair]
+def _episode_entry(snap: Snapshot, ep: Episode, blobs: list[bytes]) -> dict[str, Any]:
+    item: dict[str, Any] = {"run": ep.run_id, "fields": episode_fields(ep), "vec": ""}
+    item["end"] = to_ms(ep.range_end)
+    blob = snap.episode_vectors.get(ep.run_id)
+    if blob is not None:
+        blobs.append(blob)
+        item["vec"] = str(len(blobs))
+    return item
 
 
 def import_twin(
     state: ChatState, plan: Mapping[str, Any], blobs: list[bytes], *, now: str
 ) -> tuple[ChatState, dict[str, Any]]:
-    """Twin of ``lua/import.lua`` (the state after, and the answer)."""
+    """Twin of ``lua/import.lua``, one chunk (the state after, and the answer; the wrong-type
+    checks aside: a :class:`ChatState` holds every key as its own type)."""
     s = state.copy()
+    if s.forget > num(plan["epoch"]):
+        return s, {"forgotten": True}
     why = _conflict(s, plan)
     if why is not None:
         return s, {"conflict": why}
     write = Write(s, now, plan["model"])
-    vectors = 0
+    for h, when in zip(plan["retracted"][::2], plan["retracted"][1::2], strict=True):
+        s.retracted[h] = maxs(s.retracted.get(h, ""), when) or ""
+    for name, value in zip(plan["authors"][::2], plan["authors"][1::2], strict=True):
+        s.authors[name] = value
+    if num(plan["seq"]) > s.seq:
+        s.seq = int(plan["seq"])
+    vectors = cards = retracted = 0
     for e in plan["cards"]:
         card = dict(e["c"])
+        if e["live"] == "1" and relearn_refused(s.retracted.get(card["h"]), card["obs_at"]):
+            retracted += 1
+            continue
         if e["vec"]:
             write.set_vector(card, blobs[int(e["vec"]) - 1])
             vectors += "row" in card
         if e["live"] == "1":
             write.index_live(card)
         write.save(card)
-    if num(plan["seq"]) > s.seq:
-        s.seq = int(plan["seq"])
+        cards += 1
     for ep in plan["episodes"]:
         fields = s.episodes.setdefault(ep["run"], {})
         for i in range(0, len(ep["fields"]) - 1, 2):
@@ -207,19 +306,20 @@ def import_twin(
         s.episode_index[ep["run"]] = num(ep["end"])
     for name, value in zip(plan["links"][::2], plan["links"][1::2], strict=True):
         s.links[name] = maxs(s.links.get(name, ""), value) or ""
-    for name, value in zip(plan["authors"][::2], plan["authors"][1::2], strict=True):
-        s.authors[name] = value
-    for h, when in zip(plan["retracted"][::2], plan["retracted"][1::2], strict=True):
-        s.retracted[h] = maxs(s.retracted.get(h, ""), when) or ""
     write.finish()
     answer = {
-        "cards": len(plan["cards"]),
+        "cards": cards,
         "present": len(plan["present"]),
         "episodes": len(plan["episodes"]),
         "vectors": vectors,
         "refused": write.refused,
+        "retracted": retracted,
     }
     return s, answer
+
+
+#: The largest string Redis stores (``proto-max-bulk-len``'s default): the packed vectors.
+VEC_MAX_BYTES = 512 * 1024 * 1024
 
 
 def _conflict(s: ChatState, plan: Mapping[str, Any]) -> str | None:
@@ -240,4 +340,7 @@ def _conflict(s: ChatState, plan: Mapping[str, Any]) -> str | None:
         and (dim != int(plan["dim"]) or model not in ("", plan["model"]))
     ):
         return "the chat holds vectors of another model or dimension"
+    adds = sum(1 for e in plan["cards"] if e["vec"])
+    if (len(s.vecids) + adds) * (dim or int(plan["dim"])) > VEC_MAX_BYTES:
+        return "the chat's vectors would pass 512 MB"
     return None

@@ -41,6 +41,7 @@ from arq.connections import ArqRedis
 from llm_client import EMBEDDING, MEMORY_MERGE, DeadlineExceeded, LLMError
 from memory_worker.cards import Card, CardStatus, CardStore, FoldGroup, dedup_hash, normalise, to_ms
 from memory_worker.cards.reembed import Reembedder, reembed_pass, route_target
+from memory_worker.cards.rules import text_problem
 from memory_worker.consolidation.extraction import MergeOutput, decode_merge
 from memory_worker.consolidation.model_calls import ChatCall, Embedder, embed_texts
 from memory_worker.consolidation.prompt import build_merge_request, merge_payload
@@ -49,7 +50,6 @@ from memory_worker.consolidation.validation import Limits
 from memory_worker.deadlines import deadline_after, time_left
 from memory_worker.keys import Keys
 from memory_worker.ops.logs import get_logger
-from memory_worker.privacy.masking import contains_secret
 from memory_worker.runs import PruneResult, RunStore
 from memory_worker.runs.chat_index import ChatIndex
 from memory_worker.runs.policy import is_outage
@@ -228,9 +228,7 @@ def merge_plan(
             if a in by_id and a not in used and a != cluster.survivor_id
         ]
         text = cluster.merged_fact_text.strip()
-        text_ok = (
-            bool(text) and len(text.encode()) <= limits.card_max_bytes and not contains_secret(text)
-        )
+        text_ok = text_problem(text, "", "", "", max_bytes=limits.card_max_bytes) is None
         if survivor is None or survivor.id in used or not absorbed or not text_ok:
             rejected += 1
             continue

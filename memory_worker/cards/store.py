@@ -22,7 +22,8 @@ Key layout (all under the chat's hash tag ``{P chat:<id>}``, built by
 ``links``       HASH    ``from|relation|to`` → confidence
 ``vec``         STRING  packed int8 rows of unit vectors (``dim`` bytes a row)
 ``vecids``      LIST    ``<card id>|<scope key>`` per row
-``vecmask``     STRING  one byte a row: 1 = searchable (live), 0 = not
+``vecmask``     STRING  one byte a row: 1 = searchable (live), 2 = a withdrawn fact's
+                        (retracted or corrected away: matched by meaning, §10), 0 = neither
 ``vecver``      STRING  bumped on every change of the three above
 ``meta``        HASH    ``dim`` (bytes a row), ``model`` (id of the embedding model)
 ``retracted``   HASH    dedup hash → when (ms) its fact was retracted: not relearned
@@ -76,19 +77,20 @@ import orjson
 
 from llm_client import as_text, lua_text
 from memory_worker.cards import search as hybrid
+from memory_worker.cards import withdrawals
 from memory_worker.cards.codec import (
     apply_result,
     card_from_json,
     episode_from_hash,
     lua_json,
     rewrite_plan,
-    run_plan,
     to_ms,
 )
 from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
 from memory_worker.cards.replication import ReplicaWait
 from memory_worker.cards.shapes import misshapen, read_shapes
 from memory_worker.cards.vectors import Matrix, MatrixReader, VectorBlobs, VectorCache
+from memory_worker.cards.withdrawn import Thresholds
 from memory_worker.cards.writes import (
     ApplyResult,
     FoldGroup,
@@ -137,9 +139,12 @@ class CardStore:
         vector_cache_bytes: int = 256 * 1024 * 1024,
         wait_replicas: int = 0,
         wait_timeout_ms: int = 1000,
+        thresholds: Thresholds = Thresholds(),
     ) -> None:
         self._redis = redis
         self._keys = keys
+        #: When a new card states a withdrawn fact (§10, :mod:`memory_worker.cards.withdrawn`).
+        self.thresholds = thresholds
         # a run's write waits for this many replicas (see memory_worker.cards.replication)
         self._wait = ReplicaWait(redis, wait_replicas, wait_timeout_ms)
         # redis-py types register_script for the plain client; a cluster's runs the same
@@ -175,7 +180,8 @@ class CardStore:
         extra: Sequence[str] = (),
         wait: bool = False,
     ) -> Any:
-        """Run a card script with every key it may touch in KEYS (see ``lua/helpers.lua``).
+        """Run a card script with every key it may touch in KEYS and their roles by position in
+        ARGV[1] (:meth:`Keys.chat_script_layout`; see ``lua/helpers.lua``).
 
         The chat's scopes come from a per-process memory; a script that meets a scope not
         passed answers ``{"missing": [...]}`` before writing anything, and runs again with it.
@@ -183,7 +189,7 @@ class CardStore:
         known = self._scopes.get(chat_id, frozenset()) | frozenset(scopes)
         for _ in range(_SCOPE_ROUNDS):
             keys = self._keys.chat_script_keys(chat_id, known, extra)
-            argv = [str(chat_id), *args]
+            argv = [self._keys.chat_script_layout(chat_id, known), *args]
             if wait:  # a run's write: replicated before the run may complete
                 raw = await self._wait.run(script, keys, argv)
             else:
@@ -221,9 +227,25 @@ class CardStore:
     async def apply_run(
         self, chat_id: int, run_id: str, writes: RunWrites, *, now: datetime
     ) -> ApplyResult:
-        """Store a run's output in one atomic, idempotent script (see the module doc)."""
-        vectors = VectorBlobs()
-        plan = run_plan(run_id, writes, vectors)
+        """Store a run's output in one atomic, idempotent script (see the module doc); a card
+        stating a fact withdrawn after its messages is not stored (§10, checked again when a
+        withdrawal lands between :mod:`~memory_worker.cards.withdrawals` and the script)."""
+        for _ in range(_SCOPE_ROUNDS):
+            data = await self._apply_checked(chat_id, run_id, writes, now)
+            if "withdrawn" not in data:
+                return self._applied(chat_id, run_id, writes, data)
+        raise StoreError(f"chat {chat_id}: retractions kept landing under a run's card write")
+
+    async def _apply_checked(
+        self, chat_id: int, run_id: str, writes: RunWrites, now: datetime
+    ) -> dict[str, Any]:
+        plan, vectors = await withdrawals.checked_plan(
+            run_id,
+            writes,
+            await self.chat_vectors(chat_id),
+            self.card_reader(chat_id),
+            self.thresholds,
+        )
         # the chat joins the sweeps' set beside the script, not a round trip before it; a failed
         # SADD raises even when the script landed (the retry lists it, finds the run applied)
         outcomes = await asyncio.gather(
@@ -241,7 +263,12 @@ class CardStore:
         for outcome in outcomes:  # the script's error first
             if isinstance(outcome, BaseException):
                 raise outcome
-        data = orjson.loads(cast("bytes", outcomes[0]))
+        data: dict[str, Any] = orjson.loads(cast("bytes", outcomes[0]))
+        return data
+
+    def _applied(
+        self, chat_id: int, run_id: str, writes: RunWrites, data: dict[str, Any]
+    ) -> ApplyResult:
         run_log = log.bind(chat_id=chat_id, run_id=run_id)
         if data.get("forgotten"):
             run_log.info("cards.run_write_forgotten")
@@ -523,6 +550,10 @@ class CardStore:
             now=now or datetime.now(UTC),
             cache=lambda: self._cache.put(chat_id, matrix),
         )
+
+    def card_reader(self, chat_id: int) -> hybrid.ReadRaw:
+        """Stored cards of the chat by id (one ``HMGET`` a call)."""
+        return hybrid.hmget_reader(self._redis, self.key(chat_id, "cards"))
 
     async def chat_vectors(self, chat_id: int) -> Matrix:
         """The chat's vectors as they stand (pass them on as :meth:`similar_cards`' ``matrix``)."""

@@ -23,9 +23,15 @@ import orjson
 from llm_client import as_text
 from memory_worker.cards.codec import card_from_json, episode_from_hash, lua_json, to_ms
 from memory_worker.cards.export_format import Snapshot
-from memory_worker.cards.import_plan import plan_import
-from memory_worker.cards.model import LIVE_STATUSES, Link
-from memory_worker.errors import ForgetPending, ImportConflict, StoreError
+from memory_worker.cards.import_plan import ChatView, ImportPlan, plan_import
+from memory_worker.cards.model import LIVE_STATUSES, Card, Link
+from memory_worker.errors import (
+    ChatKeyCorrupt,
+    ExportPredatesForget,
+    ForgetPending,
+    ImportConflict,
+    StoreError,
+)
 from memory_worker.privacy.forget import parse_authors
 
 if TYPE_CHECKING:
@@ -54,6 +60,7 @@ async def read_snapshot(store: CardStore, chat_id: int, *, rounds: int) -> Snaps
         if after[0]:
             raise ForgetPending(chat_id)
         if after == before:
+            snap.forget_epoch = int(after[1])
             return snap
     raise StoreError(f"chat {chat_id}'s memory kept changing while it was read; try again")
 
@@ -106,30 +113,97 @@ async def _read(store: CardStore, chat_id: int) -> Snapshot:
     return snap
 
 
-async def write_snapshot(
-    store: CardStore, snap: Snapshot, *, now: datetime, chats_key: str
-) -> dict[str, int]:
-    """Import ``snap`` into its chat in one script (nothing written on a conflict); the
-    chat joins the maintenance sweeps' set (``chats_key``)."""
+#: The type of each key the plan reads (another: refused as corrupt, before any read).
+_READ_TYPES = {"cards": "hash", "dedup": "hash", "retracted": "hash", "meta": "hash"}
+
+
+async def _check_types(store: CardStore, chat_id: int) -> int:
+    """The chat's forget epoch, once every key the plan reads holds its type
+    (:class:`ChatKeyCorrupt` names the first that does not)."""
+    pipe = store.redis.pipeline(transaction=False)
+    for suffix in _READ_TYPES:
+        pipe.type(store.key(chat_id, suffix))
+    pipe.get(store.key(chat_id, "forget"))
+    *types, epoch = await pipe.execute()
+    for (suffix, want), have in zip(_READ_TYPES.items(), types, strict=True):
+        if as_text(have) not in ("none", want):
+            raise ChatKeyCorrupt(chat_id, suffix)
+    text = as_text(epoch or b"0")
+    if not text.isascii() or not text.isdigit():
+        raise ChatKeyCorrupt(chat_id, "forget")
+    return int(text)
+
+
+async def _chat_view(store: CardStore, snap: Snapshot, *, chunk: int) -> ChatView:
+    """What the plan reads of the chat: its cards under the file's ids, the holders of the
+    file's live facts, its vector space, its retraction record for the file's facts and its
+    forget epoch (each read in commands of ``chunk`` fields: none blocks the server long)."""
     chat_id = snap.chat_id
+    epoch = await _check_types(store, chat_id)
     ids = [c.id for c in snap.cards]
-    existing = {c.id: c for c in await store.get_cards(chat_id, ids)} if ids else {}
-    hashes = sorted({c.dedup_hash for c in snap.cards if c.status in LIVE_STATUSES})
+    existing: dict[str, Card] = {}
+    for i in range(0, len(ids), chunk):
+        existing.update((c.id, c) for c in await store.get_cards(chat_id, ids[i : i + chunk]))
+    hashes = sorted({c.dedup_hash for c in snap.cards})
+    live = {c.dedup_hash for c in snap.cards if c.status in LIVE_STATUSES}
     holders: dict[str, str] = {}
-    if hashes:
-        found = await store.redis.hmget(store.key(chat_id, "dedup"), hashes)  # type: ignore[misc]
-        holders = {h: as_text(v) for h, v in zip(hashes, found, strict=True) if v is not None}
-    space = await store.vector_space(chat_id)
-    plan = plan_import(snap, existing, holders, space)
-    raw = await store.run_script(
-        "import",
-        chat_id,
-        [to_ms(now), lua_json(plan.plan), *plan.blobs],
-        scopes=plan.scopes,
-        extra=plan.episode_keys,
+    retractions: dict[str, str] = {}
+    for i in range(0, len(hashes), chunk):
+        part = hashes[i : i + chunk]
+        pipe = store.redis.pipeline(transaction=False)
+        pipe.hmget(store.key(chat_id, "dedup"), part)
+        pipe.hmget(store.key(chat_id, "retracted"), part)
+        held, withdrawn = await pipe.execute()
+        holders.update((h, as_text(v)) for h, v in zip(part, held, strict=True) if v and h in live)
+        retractions.update((h, as_text(v)) for h, v in zip(part, withdrawn, strict=True) if v)
+    return ChatView(
+        existing=existing,
+        holders=holders,
+        space=await store.vector_space(chat_id),
+        retractions=retractions,
+        epoch=epoch,
     )
-    data: dict[str, Any] = orjson.loads(raw)
+
+
+async def write_snapshot(
+    store: CardStore, snap: Snapshot, *, now: datetime, chats_key: str, chunk_items: int
+) -> dict[str, int]:
+    """Import ``snap`` into its chat, a chunk of ``chunk_items`` a script call (see
+    :mod:`memory_worker.cards.import_plan`: nothing written on a refusal found before the
+    first call; whole chunks, resumable by importing again, after a crash or a race); the
+    chat joins the maintenance sweeps' set (``chats_key``) first."""
+    chat_id = snap.chat_id
+    plan = plan_import(
+        snap, await _chat_view(store, snap, chunk=chunk_items), chunk_items=chunk_items
+    )
+    if plan.new_cards:
+        await store.redis.sadd(chats_key, str(chat_id))  # type: ignore[misc]
+    done = {"cards": 0, "present": 0, "episodes": 0, "vectors": 0, "refused": 0}
+    done["retracted"] = plan.retracted
+    for number, chunk in enumerate(plan.chunks):
+        raw = await store.run_script(
+            "import",
+            chat_id,
+            [to_ms(now), lua_json(chunk.plan), *chunk.blobs],
+            scopes=chunk.scopes,
+            extra=chunk.episode_keys,
+        )
+        data: dict[str, Any] = orjson.loads(raw)
+        _refusal(chat_id, data, plan, number)
+        for name, value in data.items():
+            done[name] += int(value)
+    done["chunks"] = len(plan.chunks)
+    return done
+
+
+def _refusal(chat_id: int, data: dict[str, Any], plan: ImportPlan, number: int) -> None:
+    """Raise what a chunk's refusal means (``number`` chunks were written before it)."""
+    written = f"{number} of {len(plan.chunks)} chunks were written before it" if number else ""
     if "conflict" in data:
-        raise ImportConflict(f"chat {chat_id}: {data['conflict']}; nothing was imported")
-    await store.redis.sadd(chats_key, str(chat_id))  # type: ignore[misc]
-    return {k: int(v) for k, v in data.items()}
+        raise ImportConflict(
+            f"chat {chat_id}: {data['conflict']}; {written or 'nothing was imported'}"
+        )
+    if "forgotten" in data:
+        raise ExportPredatesForget(chat_id, plan.file_epoch, None, written=number)
+    if "corrupt" in data:
+        raise ChatKeyCorrupt(chat_id, str(data["corrupt"]))

@@ -46,7 +46,8 @@ class VectorBlobs:
 
 
 class Matrix:
-    """A chat's vector rows at one ``vecver``: ids, scope codes, unit float32 rows, live flags.
+    """A chat's vector rows at one ``vecver``: ids, scope codes, unit float32 rows, live and
+    withdrawn flags.
 
     Rows only ever get appended (a card keeps its row for life) or, rarely,
     rewritten; a refresh after appends and status changes fetches just the
@@ -65,6 +66,10 @@ class Matrix:
         self._scopes = np.zeros(0, dtype=np.int32)
         self._nonzero = np.zeros(0, dtype=bool)
         self.live = np.zeros(0, dtype=bool)
+        #: Rows of withdrawn facts (retracted or corrected away, ``vecmask`` byte 2) with a
+        #: vector, and how many withdrawn marks the mask holds (with or without one).
+        self.withdrawn = np.zeros(0, dtype=bool)
+        self.withdrawn_marks = 0
         #: BM25 postings of the rows' card texts, row for row (the first ``lexicon.count``
         #: rows; the rest are read when a hybrid search needs them).
         self.lexicon = LexicalIndex()
@@ -162,6 +167,8 @@ class Matrix:
         have = min(len(mask), self.count)
         flags[:have] = np.frombuffer(mask, dtype=np.uint8, count=have)
         self.live = (flags == 1) & self._nonzero[: self.count]
+        self.withdrawn = (flags == 2) & self._nonzero[: self.count]
+        self.withdrawn_marks = mask.count(b"\x02")
 
 
 def ranked(scores: np.ndarray[Any, Any], want: int) -> list[int]:

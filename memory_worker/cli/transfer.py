@@ -3,9 +3,10 @@
 ``export`` writes the chat's (or the user's) memory as JSON lines
 (:mod:`memory_worker.cards.export_format`) to ``--out`` — written beside it first and
 renamed into place, so a failed export leaves no half file — or to standard output.
-``import`` checks the whole file, then restores it in one atomic step (``-``: standard
-input). Thin over ``MemoryQueue.export`` / ``import_export``; a bad file is one line and
-exit 2, nothing written.
+``import`` reads at most ``MEMORY_IMPORT_MAX_BYTES`` (``-``: standard input), checks the
+whole file, then restores it in chunks, resumable by running it again. Thin over
+``MemoryQueue.export`` / ``import_export``; a bad or too large file is one line naming the
+line and field, and exit 2, nothing written.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memory_worker.cli.cards import with_queue
-from memory_worker.cli.common import JsonFlag, app, err, out, print_json, run_sync
+from memory_worker.cli.common import JsonFlag, app, err, fail, out, print_json, run_sync
+from memory_worker.settings import get_settings
 
 if TYPE_CHECKING:
     from memory_worker.api import MemoryQueue
@@ -77,11 +79,13 @@ def import_cmd(
     file: Annotated[str, typer.Argument(metavar="FILE", help="An export file, or - for stdin.")],
     as_json: JsonFlag = False,
 ) -> None:
-    """Restore an export into its chat (any deployment, standalone or cluster): all of it or,
-    for a bad file or a chat holding other memory under its ids, nothing. Idempotent."""
+    """Restore an export into its chat (any deployment, standalone or cluster): a bad or too
+    large file (over MEMORY_IMPORT_MAX_BYTES), or a chat holding other memory under its ids,
+    writes nothing; cards keep every rule a run's cards keep. Idempotent, and resumable by
+    running it again."""
 
-    data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     source = "stdin" if file == "-" else file
+    data = _read_capped(file, get_settings().import_max_bytes)
 
     async def action(queue: MemoryQueue) -> dict[str, int]:
         return await queue.import_export(io.BytesIO(data), source=source, actor="cli")
@@ -90,8 +94,28 @@ def import_cmd(
     if as_json:
         print_json(done)
         return
+    left_out = f", {done['retracted']} left out: retracted" if done.get("retracted") else ""
     out.print(
-        f"imported {done['cards']} card(s) ({done['present']} already there), "
+        f"imported {done['cards']} card(s) ({done['present']} already there{left_out}), "
         f"{done['episodes']} episode(s), {done['vectors']} vector(s)",
         highlight=False,
     )
+
+
+def _read_capped(file: str, limit: int) -> bytes:
+    """The file's bytes (``-``: standard input), refused past ``limit`` before it is read
+    whole: one line and exit 2 (``MEMORY_IMPORT_MAX_BYTES``)."""
+    try:
+        if file == "-":
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            path = Path(file)
+            if path.stat().st_size > limit:
+                raise fail(f"{file}: the file is over {limit} bytes (MEMORY_IMPORT_MAX_BYTES)")
+            with path.open("rb") as fh:
+                data = fh.read(limit + 1)
+    except OSError as exc:
+        raise fail(f"cannot read {file}: {exc.strerror or type(exc).__name__}") from None
+    if len(data) > limit:
+        raise fail(f"{file}: the file is over {limit} bytes (MEMORY_IMPORT_MAX_BYTES)")
+    return data

@@ -63,6 +63,12 @@ from memory_worker.cards import (
     ResolutionWrite,
     RunWrites,
 )
+from memory_worker.cards.rules import (
+    MAX_PARTICIPANT_NAMES,
+    MAX_TOPICS,
+    episode_labels,
+    episode_summary,
+)
 from memory_worker.consolidation.batching import (
     MESSAGE_SHARE,
     PromptMessage,
@@ -93,15 +99,10 @@ from memory_worker.consolidation.validation import (
 from memory_worker.deadlines import call_timeout, time_left
 from memory_worker.models import Message, RunRequest
 from memory_worker.ops.logs import get_logger
-from memory_worker.privacy.masking import mask
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import retry_store_write
 
 log = get_logger(__name__)
-
-SUMMARY_MAX_CHARS = 4000
-MAX_TOPICS = 20
-MAX_PARTICIPANT_NAMES = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,17 +164,6 @@ class ConsolidationResult:
         )
         data["continuation_messages"] = len(cont.messages) if cont else 0
         return data
-
-
-def _dedupe_casefold(values: Sequence[str], limit: int) -> list[str]:
-    seen: set[str] = set()
-    out: list[str] = []
-    for value in values:
-        folded = value.casefold()
-        if folded not in seen:
-            seen.add(folded)
-            out.append(mask(value)[:200])
-    return out[:limit]
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +278,7 @@ class RunOutputs:
 
     def summary(self) -> str:
         """The episode summary: every batch's, secrets redacted, bounded."""
-        return mask("\n\n".join(self.summaries))[:SUMMARY_MAX_CHARS]
+        return episode_summary("\n\n".join(self.summaries))
 
     def result(
         self, base: ConsolidationResult, applied: ApplyResult, batches: int
@@ -547,8 +537,8 @@ async def _apply(
         links=outputs.links,
         episode=EpisodeWrite(
             summary=outputs.summary(),
-            topics=_dedupe_casefold(outputs.topics, MAX_TOPICS),
-            participants=_dedupe_casefold(outputs.participants, MAX_PARTICIPANT_NAMES),
+            topics=episode_labels(outputs.topics, MAX_TOPICS),
+            participants=episode_labels(outputs.participants, MAX_PARTICIPANT_NAMES),
             range_start=min(m.sent_at for m in covered),
             range_end=max(m.sent_at for m in covered),
             thread_id=run.request.thread_id,

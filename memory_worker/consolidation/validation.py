@@ -44,24 +44,11 @@ from memory_worker.cards import (
     dedup_hash,
     normalise,
 )
+from memory_worker.cards.rules import CARD_TYPES, text_problem, too_long
 from memory_worker.consolidation.extraction import CandidateCard, LinkCandidate, ResolutionCandidate
 from memory_worker.privacy.masking import contains_secret
 from memory_worker.settings import Settings
 
-CARD_TYPES = frozenset(
-    {
-        "preference",
-        "identity",
-        "project",
-        "decision",
-        "relationship",
-        "recurring_topic",
-        "joke",
-        "warning",
-        "technical_fact",
-        "event",
-    }
-)
 #: Types models commonly invent, mapped onto ours; anything else unknown → preference.
 CARD_TYPE_ALIASES: Mapping[str, str] = {
     "profile": "identity",
@@ -89,7 +76,6 @@ DECISION_ALIASES: Mapping[str, ResolutionOp] = {
     "duplicate": ResolutionOp.REINFORCE,
     "downgrade": ResolutionOp.DEMOTE,
 }
-FIELD_MAX_BYTES = 256
 _DURABILITIES = frozenset(d.value for d in Durability)
 
 # --- limits and batch facts ----------------------------------------------------------------
@@ -136,25 +122,18 @@ class BatchFacts:
 # --- cards -----------------------------------------------------------------------------------
 
 
-def _too_long(text: str, limit: int) -> bool:
-    return len(text.encode()) > limit
-
-
 def validate_card(candidate: CandidateCard, batch: BatchFacts, limits: Limits) -> NewCard | str:
     """The card to store, or the reason it is dropped."""
     fact = candidate.fact_text
-    if not fact:
-        return "empty"
-    if _too_long(fact, limits.card_max_bytes) or any(
-        _too_long(text, FIELD_MAX_BYTES)
-        for text in (candidate.subject, candidate.predicate, candidate.object)
-    ):
-        return "too_long"
-    if any(
-        contains_secret(text)
-        for text in (fact, candidate.subject, candidate.predicate, candidate.object)
-    ):
-        return "secret"
+    problem = text_problem(
+        fact,
+        candidate.subject,
+        candidate.predicate,
+        candidate.object,
+        max_bytes=limits.card_max_bytes,
+    )
+    if problem is not None:
+        return problem
     sources = sorted({mid for mid in candidate.source_message_ids if mid in batch.messages})
     if not sources:
         return "no_source"
@@ -279,7 +258,7 @@ def _match_new_card(
 def _text_ok(text: str | None, limits: Limits) -> bool:
     return (
         bool(text)
-        and not _too_long(text or "", limits.card_max_bytes)
+        and not too_long(text or "", limits.card_max_bytes)
         and not contains_secret(text or "")
     )
 

@@ -14,7 +14,9 @@ failure a GPU farm produces can be injected per service.
 Modules: ``server`` (the HTTP server and its routes), ``jobs`` (a job's life and the
 envelopes that report it), ``faults`` (what can go wrong, and for how long),
 ``backends`` (the OpenAI-style chat and embedder behind the farm), ``extractor`` (the
-rule-based extractor), ``embedder`` (the real e5 model or a hashed stand-in).
+rule-based extractor), ``adversary`` (the same model playing an adversary: its facts
+reworded, re-scoped, translated and split, the ``adversarial`` fault), ``embedder`` (the
+real e5 model or a hashed stand-in).
 """
 
 from memory_worker.farmsim.faults import Fault, FaultKind

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from memory_worker.farmsim import embedder, extractor
+from memory_worker.farmsim import adversary, embedder, extractor
 from memory_worker.farmsim.faults import (
     DEFAULT_FAILED_CODE,
     DEFAULT_FAILED_MESSAGE,
@@ -172,10 +172,24 @@ def completion(request: Mapping[str, Any], content: str, completion_id: str) -> 
     }
 
 
+def adversarial_content(request: Mapping[str, Any], moves: str | None) -> str:
+    """The rule-based model's answer with its cards disguised (the ``adversarial`` fault)."""
+    task = extractor.parse_task(last_user_content(request) or "")
+    answered = extractor.answer(task) if task is not None else None
+    if answered is None:
+        return rule_content(request)
+    return dumps(adversary.disguised(answered, adversary.moves_of(moves))).decode()
+
+
 def chat_reply(
-    raw: bytes, kind: FaultKind, scripted: str | None, completion_id: str
+    raw: bytes,
+    kind: FaultKind,
+    scripted: str | None,
+    completion_id: str,
+    moves: str | None = None,
 ) -> UpstreamReply:
-    """The chat backend's answer to ``raw`` under a content-level fault."""
+    """The chat backend's answer to ``raw`` under a content-level fault (``moves``: the
+    ``adversarial`` fault's code)."""
     try:
         request = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -188,6 +202,8 @@ def chat_reply(
         content = GARBAGE_TEXT
     elif kind is FaultKind.TRUNCATED_JSON:
         content = extractor.truncate_json(rule_content(request))
+    elif kind is FaultKind.ADVERSARIAL:
+        content = adversarial_content(request, moves)
     elif scripted is not None:
         content = scripted
     else:
@@ -302,7 +318,9 @@ def job_outcome(
         )
     if is_embed_endpoint(endpoint):
         return Outcome(JobState.SUCCEEDED, response=embed_reply(raw, fault.kind, model))
-    return Outcome(JobState.SUCCEEDED, response=chat_reply(raw, fault.kind, scripted, job_id))
+    return Outcome(
+        JobState.SUCCEEDED, response=chat_reply(raw, fault.kind, scripted, job_id, fault.code)
+    )
 
 
 def direct_reply(
@@ -332,4 +350,4 @@ def direct_reply(
         else:
             text = outcome.top_error or "bad gateway"
         return error_reply(fault.status_code or 502, text)
-    return chat_reply(raw, fault.kind, scripted, completion_id)
+    return chat_reply(raw, fault.kind, scripted, completion_id, fault.code)

@@ -22,12 +22,18 @@ with a ``code`` answers ``{"code", "message"}`` (a farm-level error such as
 ``404 SERVICE_NOT_FOUND``) instead of ``{"error": message}``. A ``submit_status``
 (or, on the direct endpoint, ``upstream_status``) with ``seconds`` sends them as its
 ``Retry-After`` header: ``429 too many requests`` with ``seconds=30`` is a farm asking
-for a 30 s pause. ``slow`` with ``seconds`` makes the service's jobs run that long. ``stuck_queued``
+for a 30 s pause; ``retry_after`` sends that header verbatim instead (any text: an HTTP-date,
+``"²"``, junk), a farm writing it its own way. ``slow`` with ``seconds`` makes the service's jobs run that long. ``stuck_queued``
 keeps a job QUEUED (for ``seconds``, or forever); the direct endpoint has no
 queue and answers normally under it. ``job_failed_error_code`` fails the
 job the way a status-level farm reports it: ``error_code`` beside the status word
 and the message as a bare string ``error`` beside it —
 ``{"status": "JOB_STATE_FAILED", "error_code": "UPSTREAM_ERROR", "error": "…"}``.
+
+``adversarial`` makes a chat service play an adversarial model
+(:mod:`memory_worker.farmsim.adversary`): every card the rule-based model proposes comes back
+reworded, re-scoped, translated and split, never word for word; its ``code`` names the moves
+(comma-separated, e.g. ``"reword,split"``; none: all).
 
 ``job_not_found`` is the farm losing its jobs, as after a restart or
 behind a load-balanced replica without them: for ``seconds`` on the simulator's
@@ -70,6 +76,7 @@ class FaultKind(StrEnum):
     EMPTY_BODY = "empty_body"
     TRUNCATED_JSON = "truncated_json"
     GARBAGE = "garbage"
+    ADVERSARIAL = "adversarial"
 
 
 #: Faults acting on the HTTP exchange rather than on the job.
@@ -117,6 +124,8 @@ class Fault:
     status_code: int | None = None
     seconds: float | None = None
     times: int | None = None
+    #: A status fault's ``Retry-After`` header, verbatim (wins over ``seconds``).
+    retry_after: str | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Fault:
@@ -133,6 +142,9 @@ class Fault:
             raise ValueError("seconds must be a number")
         if times is not None and (not isinstance(times, int) or times < 1):
             raise ValueError("times must be a positive integer")
+        raw_retry_after = data.get("retry_after")
+        if raw_retry_after is not None and not isinstance(raw_retry_after, str):
+            raise ValueError("retry_after must be a string")
         code = data.get("code")
         message = data.get("message")
         return cls(
@@ -142,6 +154,7 @@ class Fault:
             status_code=status,
             seconds=None if seconds is None else float(seconds),
             times=times,
+            retry_after=raw_retry_after,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -153,6 +166,7 @@ class Fault:
             "status_code": self.status_code,
             "seconds": self.seconds,
             "times": self.times,
+            "retry_after": self.retry_after,
         }
 
 
@@ -182,9 +196,13 @@ def status_answer(fault: Fault) -> tuple[int, dict[str, str], dict[str, str]]:
 
 
 def retry_after(fault: Fault) -> dict[str, str]:
-    """The ``Retry-After`` header a status fault with ``seconds`` answers with (a farm
-    naming its pause), else none."""
-    if fault.kind in STATUS_FAULTS and fault.seconds is not None:
+    """The ``Retry-After`` header a status fault with ``retry_after`` (verbatim) or ``seconds``
+    answers with (a farm naming its pause), else none."""
+    if fault.kind not in STATUS_FAULTS:
+        return {}
+    if fault.retry_after is not None:
+        return {"Retry-After": fault.retry_after}
+    if fault.seconds is not None:
         return {"Retry-After": f"{fault.seconds:g}"}
     return {}
 

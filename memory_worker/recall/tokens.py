@@ -80,6 +80,11 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold().replace("ё", "е")
 
 
+def is_stop(word: str) -> bool:
+    """Whether a folded word is a stop word of any language here."""
+    return word in _ALL_STOP
+
+
 def strip_marks(word: str) -> str:
     """A word without diacritics (é → e, ñ → n); Cyrillic й/ї keep their letter."""
     decomposed = unicodedata.normalize("NFD", word)
@@ -164,6 +169,13 @@ _VOWELS = "aeiouy"
 
 
 @lru_cache(maxsize=200_000)
+def latin(word: str) -> str:
+    """A folded word in Latin letters without diacritics: "мюнхене" → "miunhene",
+    "münchen" → "munchen" (Cyrillic transliterated as :func:`skeleton` does)."""
+    return strip_marks("".join(_TRANSLIT.get(ch, ch) for ch in word))
+
+
+@lru_cache(maxsize=200_000)
 def skeleton(word: str) -> str:
     """A folded word's script-free skeleton: "мария", "марии", "maria", "mariya" → "mar".
 
@@ -173,13 +185,13 @@ def skeleton(word: str) -> str:
     """
     if len(word) < 3:
         return ""
-    latin = strip_marks("".join(_TRANSLIT.get(ch, ch) for ch in word))
+    shape = latin(word)
     for old, new in _LATIN_FOLDS:
-        latin = latin.replace(old, new)
-    latin = re.sub("[jy]", "i", latin)
-    latin = re.sub("c(?=[ei])", "s", latin).replace("c", "k")
-    latin = re.sub(r"(.)\1+", r"\1", latin)
-    base = latin.rstrip(_VOWELS)
+        shape = shape.replace(old, new)
+    shape = re.sub("[jy]", "i", shape)
+    shape = re.sub("c(?=[ei])", "s", shape).replace("c", "k")
+    shape = re.sub(r"(.)\1+", r"\1", shape)
+    base = shape.rstrip(_VOWELS)
     if len(base) < 2 or not base.isalpha() or not base.isascii():
         return ""
     return base

@@ -1,4 +1,5 @@
-"""How the bot uses memory (§13): the prompt context's ranking and budget, exports.
+"""How the bot uses memory (§13): the prompt context's ranking and budget, exports and
+imports.
 
 A base of :class:`~memory_worker.settings.model.Settings` (one model, every field at the
 top level: ``MEMORY_CONTEXT_MAX_TOKENS``…): these knobs are read together by
@@ -64,4 +65,18 @@ class MemoryUseSettings(SecretSafeSettings):
         le=100,
         description="Reads an export makes of a chat that changes under it (a run's write "
         "between its first and last read) before it gives up.",
+    )
+    import_max_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024 * 1024,
+        le=1024 * 1024 * 1024,
+        description="Largest export file an import reads (bytes); a larger one is refused "
+        "(ImportTooLarge, CLI exit 2) before anything is written.",
+    )
+    import_chunk_items: int = Field(
+        200,
+        ge=1,
+        le=10_000,
+        description="Cards (or episodes, links, authorship and retraction entries) one import "
+        "script call writes: each call blocks Redis for a few milliseconds (§13).",
     )

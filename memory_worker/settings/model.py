@@ -386,6 +386,19 @@ class Settings(
     )
     existing_cards_max: int = Field(80, ge=0, description="Existing cards in one prompt, at most.")
     card_max_bytes: int = Field(700, ge=1, description="Longest fact text kept.")
+    retraction_cosine: float = Field(
+        0.98,
+        ge=0,
+        le=1,
+        description="Cosine from which a new card states a withdrawn fact about the same "
+        "subject (§10: not learned again from older messages).",
+    )
+    retraction_shared_cosine: float = Field(
+        0.93,
+        ge=0,
+        le=1,
+        description="The same, when the new card names the withdrawn card's value.",
+    )
     ephemeral_ttl_days: float = Field(2.0, gt=0, description="Expiry of ephemeral cards.")
     short_ttl_days: float = Field(14.0, gt=0, description="Expiry of short-lived cards.")
     merge_min_cards: int = Field(

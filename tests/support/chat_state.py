@@ -50,4 +50,5 @@ async def read_state(redis: Any, keys: Keys, chat_id: int) -> ChatState:
         authors=text_hash(await redis.hgetall(k(chat_id, "authors"))),
         episodes=episodes,
         episode_index={as_text(m): float(s) for m, s in runs},
+        forget=int(await redis.get(k(chat_id, "forget")) or 0),
     )

@@ -18,6 +18,9 @@ end
 if not blank(plan.epoch) and num(redis.call('GET', FORGET)) > num(plan.epoch) then
   return cjson.encode({applied = false, forgotten = true})
 end
+-- §10: a retraction since the run's meaning check: checked again (nothing written yet)
+local changed = withdrawn_changed(plan.wn)
+if changed then return changed end
 local authors = plan.authors or {}
 for i = 1, #authors - 1, 2 do redis.call('HSET', AUTHORS, authors[i], authors[i + 1]) end
 local function blob(i) if blank(i) then return nil end return ARGV[4 + tonumber(i)] end
@@ -29,9 +32,10 @@ local refs, ref_list, seen = {}, {}, {}
 
 for i, n in ipairs(plan.cards) do
   local c = load(redis.call('HGET', DEDUP, n.h))
-  if not live(c) and retracted_after(n.h, n.obs_at) then
-    -- §10: retracted after every message it comes from (refs[i] stays nil: its
-    -- resolutions and links are skipped)
+  if not live(c) and (n.ret == '1' or retracted_after(n.h, n.obs_at)) then
+    -- §10: retracted after every message it comes from, word for word or (``ret``, the
+    -- meaning check's) in other words (refs[i] stays nil: its resolutions and links are
+    -- skipped)
     counts.retracted = counts.retracted + 1
     c = nil
   elseif live(c) then
@@ -91,7 +95,7 @@ for _, r in ipairs(plan.res) do
         done = true
       end
     elseif r.op == 'update' then
-      if not blank(r.text) and not retracted_after(r.h, plan.obs_at) then
+      if not blank(r.text) and r.ret ~= '1' and not retracted_after(r.h, plan.obs_at) then
         old.obs = int(num(old.obs) + 1)
         old.obs_at = maxs(old.obs_at, plan.obs_at)
         rewrite(old, r.text, r.h, blob(r.vec))
@@ -103,7 +107,9 @@ for _, r in ipairs(plan.res) do
       if not blank(r.into) then into = load(r.into) end
       if live(into) and into.id ~= old.id then
         fold(old, into)
-        if not blank(r.text) and not retracted_after(r.h, plan.obs_at) then rewrite(load(into.id), r.text, r.h, blob(r.vec)) end
+        if not blank(r.text) and r.ret ~= '1' and not retracted_after(r.h, plan.obs_at) then
+          rewrite(load(into.id), r.text, r.h, blob(r.vec))
+        end
         counts.merged = counts.merged + 1
         done = true
       end

@@ -2,8 +2,9 @@
 -- (``op_by`` = the actor, ``corrects`` = the old id, confidence 1, valid from now, the old
 -- card's scope, subject, predicate, sources and expiry), supersedes it: the old card is kept
 -- with ``valid_until`` = now and ``sup_by``. When a live card already holds the corrected
--- fact, it supersedes the old one instead. The old fact is recorded in RETRACTED (older
--- messages do not bring it back); the corrected one leaves it (it is asserted now).
+-- fact, it supersedes the old one instead. The old fact is recorded in RETRACTED and its row
+-- marked withdrawn (older messages do not bring it back, in any words); the corrected one
+-- leaves RETRACTED (it is asserted now).
 -- KEYS: see helpers.lua. ARGV[3] = card id, ARGV[4] = plan JSON {fact, object, h, model,
 -- actor, vec}, ARGV[5] = the corrected fact's vector (optional).
 -- Python twin: memory_worker.cards.corrections.correct_twin.
@@ -31,6 +32,7 @@ if not live(new) then
   created = true
 end
 retire(old, 'superseded')
+withdraw(old)
 old.vu = now
 old.sup_by = new.id
 save(old)

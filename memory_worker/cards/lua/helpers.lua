@@ -1,9 +1,13 @@
 -- Helpers shared by every card script. Every key comes from KEYS (never built here, so each
--- script is correct on Redis Cluster): KEYS[1..16] = the chat's fixed key set in the order of
--- memory_worker.keys.CHAT_SCRIPT_KEYS (a new per-chat key: append it there and name it
--- here), then one ``active:<scope>`` zset per scope the chat uses (and the write's own),
--- then (apply) the run's ``episode:<run>`` hash.
--- ARGV[1] = chat id (informational; argument positions kept), ARGV[2] = now (ms).
+-- script is correct on Redis Cluster), and every key's role is its position in KEYS, never a
+-- pattern on its name (a run id or a scope may spell anything): KEYS[1..17] = the chat's fixed
+-- key set in the order of memory_worker.keys.CHAT_SCRIPT_KEYS (a new per-chat key: append it
+-- there and name it here), then one ``active:<scope>`` zset per scope the chat uses (and the
+-- write's own), then the script's own keys (apply: the run's ``episode:<run>`` hash).
+-- ARGV[1] = the layout of KEYS (memory_worker.keys.Keys.chat_script_layout): {chat, fixed =
+-- how many fixed keys, scopes = the scope of each active zset after them, in order};
+-- ARGV[2] = now (ms).
+local LAYOUT = cjson.decode(ARGV[1])
 local now = ARGV[2]
 local CARDS, SEQ, DEDUP, SCOPES, EXPIRY = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local RUNS, LINKS, EPISODES, VEC, VECIDS = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
@@ -11,16 +15,11 @@ local VECMASK, VECVER, VECRW, META = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
 local FORGET, AUTHORS = KEYS[15], KEYS[16]  -- §14: the forget epoch, message authors
 -- §10: dedup hash → when (ms) its fact was last retracted (or corrected away)
 local RETRACTED = KEYS[17]
--- (found by name, so a fixed key appended to CHAT_SCRIPT_KEYS shifts nothing here)
-local ACTIVE, EPISODE = {}, nil
-for i = 1, #KEYS do
-  local sk = string.match(KEYS[i], '}:active:(.*)$')
-  if sk then
-    ACTIVE[sk] = KEYS[i]
-  elseif string.find(KEYS[i], '}:episode:', 1, true) then
-    EPISODE = KEYS[i]
-  end
-end
+-- scope → its active zset, by position; FIRST_EXTRA: the first of the script's own keys
+local ACTIVE = {}
+for i, sk in ipairs(LAYOUT.scopes) do ACTIVE[sk] = KEYS[LAYOUT.fixed + i] end
+local FIRST_EXTRA = LAYOUT.fixed + #LAYOUT.scopes + 1
+local EPISODE = KEYS[FIRST_EXTRA]
 local vec_changed = false
 -- id of the model that made this write's vectors ('' = unknown); set by each script
 local vec_model = ''
@@ -90,6 +89,22 @@ end
 local function record_retraction(h)
   if blank(h) then return end
   redis.call('HSET', RETRACTED, h, maxs(redis.call('HGET', RETRACTED, h) or '', now))
+end
+
+-- §10: a withdrawn fact (retracted, or corrected away) keeps its vector row marked 2, so a
+-- card stating it in other words, scope or language is found by meaning
+-- (memory_worker.cards.withdrawn); call after retire
+local function withdraw(c)
+  if not blank(c.row) then redis.call('SETRANGE', VECMASK, num(c.row), '\2') end
+end
+
+-- the withdrawn marks a run's meaning check saw (``wn``) are still the chat's: nil; else the
+-- reply that sends the write back to check again (before any write)
+local function withdrawn_changed(seen)
+  if blank(seen) then return nil end
+  local _, marks = string.gsub(redis.call('GET', VECMASK) or '', '\2', '')
+  if marks == num(seen) then return nil end
+  return cjson.encode({withdrawn = marks})
 end
 
 local function load(id)
@@ -177,7 +192,7 @@ local function set_vector(c, blob, own)
   end
   redis.call('SETRANGE', VEC, num(c.row) * dim, blob)
   local flag = '\0'
-  if live(c) then flag = '\1' end
+  if live(c) then flag = '\1' elseif c.status == 'retracted' then flag = '\2' end
   redis.call('SETRANGE', VECMASK, num(c.row), flag)
   vec_changed = true
 end

@@ -1,5 +1,6 @@
 -- Retract one card (§10): withdrawn by an operator or the bot. Kept with its text and status
--- ``retracted`` (who and why stamped on it), out of every live index, its vector row masked;
+-- ``retracted`` (who and why stamped on it), out of every live index, its vector row marked
+-- withdrawn (found by meaning, not searched);
 -- its fact is recorded in RETRACTED, so a run of messages older than now does not learn it
 -- again (apply.lua), while a newer message restating it does.
 -- KEYS: see helpers.lua. ARGV[3] = card id, ARGV[4] = actor, ARGV[5] = reason.
@@ -13,6 +14,7 @@ if was == 'retracted' then
   return cjson.encode({found = true, done = false, status = was, id = c.id, h = c.h})
 end
 retire(c, 'retracted')
+withdraw(c)
 c.ret_by = ARGV[4]
 c.ret_why = ARGV[5]
 save(c)

@@ -1,0 +1,216 @@
+"""A retraction means the fact, not the string (§10): which new card states a withdrawn fact.
+
+A fact is **withdrawn** when its card is retracted, or corrected away by hand. The card keeps
+its vector row, marked withdrawn (``vecmask`` byte 2, see :mod:`memory_worker.cards.store`),
+and the time of the withdrawal (its ``retracted`` stamp). A card about to be written — a
+run's new card or rewritten fact, a correction, an imported card — is **refused** when it
+states a withdrawn fact and every message it comes from (``seen``: the newest) was sent
+before that withdrawal; a message sent after it can teach the fact again.
+
+It states the fact when
+
+- its dedup hash is the withdrawn card's (word for word, in the same scope — the check the
+  write's own script makes too), or
+- **by meaning**, whatever its scope, wording or language: the same subject where both
+  name one (:func:`same_subject`: the same user when both are user cards, else the same
+  name in any script), and a cosine of the two vectors — the chat's embedder's, one space —
+  of at least :attr:`Thresholds.shared` when the new card names the withdrawn card's
+  value (:func:`shares_value`: a word of its object in any form, "Lisbon" / "Lissabon" /
+  "Лиссабон", "guitarra" / "guitarrista"), else at least :attr:`Thresholds.plain`.
+
+The two thresholds are settings; their defaults were chosen on the development half of the
+retraction pairs (``tests/data/retraction/``) and the held-out half's miss and false-block
+rates are in the benchmarks page. :func:`refusals` is the one decision every write path
+calls (the pipeline's card write through :meth:`CardStore.apply_run
+<memory_worker.cards.store.CardStore.apply_run>`, ``correct()``, import). Pure: no Redis,
+no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from memory_worker.recall.tokens import is_stop, latin, skeleton, words
+
+if TYPE_CHECKING:
+    from memory_worker.settings import Settings
+
+#: Shortest word compared as a value (shorter ones are articles and particles).
+VALUE_WORD_MIN = 3
+#: Two value words are one when they share this long a beginning ("guitarr-a", "-ista")…
+SHARED_PREFIX = 5
+#: …or when this share of the longer one survives the edit distance ("lisbon", "lissabon").
+SIMILAR_SHARE = 0.7
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """The cosines from which a new card states a withdrawn fact (see the module doc)."""
+
+    #: The new card does not name the withdrawn card's value.
+    plain: float = 0.98
+    #: The new card names the withdrawn card's value.
+    shared: float = 0.93
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Thresholds:
+        return cls(plain=settings.retraction_cosine, shared=settings.retraction_shared_cosine)
+
+    @property
+    def floor(self) -> float:
+        """No pair below this cosine can match."""
+        return min(self.plain, self.shared)
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """What is compared of a card: who it is about and what it says."""
+
+    subject: str
+    object: str
+    fact: str
+    #: The user of a user card (None: a chat or thread card).
+    user_id: int | None = None
+    dedup_hash: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WithdrawnFact:
+    """A withdrawn card: its fact, when it was withdrawn, its vector (unit; None: none)."""
+
+    card_id: str
+    at_ms: int
+    statement: Statement
+    vector: Sequence[float] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A card about to be written: its fact, its newest message's time, its vector."""
+
+    statement: Statement
+    seen_ms: int
+    vector: Sequence[float] | None = None
+
+
+def name_words(subject: str) -> frozenset[str]:
+    """A subject's words as script-free skeletons ("Алиса", "Alice" → ``alis``)."""
+    return frozenset(s for s in (skeleton(w) for w in words(subject)) if s)
+
+
+def same_subject(a: Statement, b: Statement) -> bool:
+    """Whether two cards are about the same one: the same user when both are user cards;
+    else a name word in common in any script ("Brian" / "Брайан": one word in two forms);
+    a card that names no subject matches any."""
+    if a.user_id is not None and b.user_id is not None:
+        return a.user_id == b.user_id
+    left, right = name_words(a.subject), name_words(b.subject)
+    if not left or not right:
+        return True
+    return _any_similar(left, right)
+
+
+def value_words(text: str, subject: str = "") -> frozenset[str]:
+    """The words of ``text`` that can carry a value: in Latin letters, no stop words, none of
+    the subject's."""
+    named = {latin(w) for w in words(subject)}
+    return frozenset(
+        form
+        for w in words(text)
+        if len(w) >= VALUE_WORD_MIN and not is_stop(w)
+        for form in (latin(w),)
+        if form not in named
+    )
+
+
+@lru_cache(maxsize=65_536)
+def similar_word(a: str, b: str) -> bool:
+    """One value word in two forms: equal, a long common beginning, or a small edit."""
+    if a == b:
+        return True
+    prefix = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        prefix += 1
+    if prefix >= SHARED_PREFIX:
+        return True
+    longer = max(len(a), len(b))
+    if min(len(a), len(b)) < 4:
+        return False
+    return 1 - _edits(a, b) / longer >= SIMILAR_SHARE
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance."""
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i]
+        for j, y in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
+
+def _any_similar(left: frozenset[str], right: frozenset[str]) -> bool:
+    return any(similar_word(a, b) for a in left for b in right)
+
+
+def shares_value(withdrawn: Statement, new: Statement) -> bool:
+    """Whether the new card names the withdrawn card's value, or the other way round: a word
+    of one's object (its fact when it has none) in the other's fact."""
+    old_value = value_words(withdrawn.object, withdrawn.subject) or value_words(
+        withdrawn.fact, withdrawn.subject
+    )
+    new_value = value_words(new.object, new.subject) or value_words(new.fact, new.subject)
+    return _any_similar(old_value, value_words(new.fact, new.subject)) or _any_similar(
+        new_value, value_words(withdrawn.fact, withdrawn.subject)
+    )
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """The cosine of two vectors (0 when either is zero or they differ in length)."""
+    left = np.asarray(a, dtype=np.float64)
+    right = np.asarray(b, dtype=np.float64)
+    if left.shape != right.shape:
+        return 0.0
+    norm = float(np.linalg.norm(left) * np.linalg.norm(right))
+    if norm == 0.0 or not np.isfinite(norm):
+        return 0.0
+    return float(np.dot(left, right) / norm)
+
+
+def states(candidate: Candidate, fact: WithdrawnFact, thresholds: Thresholds) -> bool:
+    """Whether ``candidate`` states the withdrawn ``fact`` (time aside)."""
+    new, old = candidate.statement, fact.statement
+    if new.dedup_hash and new.dedup_hash == old.dedup_hash:
+        return True
+    if candidate.vector is None or fact.vector is None or not same_subject(old, new):
+        return False
+    score = cosine(candidate.vector, fact.vector)
+    if score < thresholds.floor:
+        return False
+    return score >= (thresholds.shared if shares_value(old, new) else thresholds.plain)
+
+
+def refused_by(
+    candidate: Candidate, facts: Sequence[WithdrawnFact], thresholds: Thresholds
+) -> WithdrawnFact | None:
+    """The withdrawn fact ``candidate`` may not bring back (the latest withdrawn first), or
+    None: it states none withdrawn after every message it comes from."""
+    for fact in sorted(facts, key=lambda f: (-f.at_ms, f.card_id)):
+        if candidate.seen_ms < fact.at_ms and states(candidate, fact, thresholds):
+            return fact
+    return None
+
+
+def refusals(
+    candidates: Sequence[Candidate], facts: Sequence[WithdrawnFact], thresholds: Thresholds
+) -> list[WithdrawnFact | None]:
+    """:func:`refused_by` for each candidate, in order: the one decision of every write path."""
+    return [refused_by(c, facts, thresholds) for c in candidates]
