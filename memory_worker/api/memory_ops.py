@@ -42,7 +42,7 @@ from memory_worker.errors import (
     InvalidCorrection,
     VectorSpaceMismatch,
 )
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -49,7 +49,7 @@ from memory_worker.consolidation.routed import RoutedModels
 from memory_worker.consolidation.validation import Limits
 from memory_worker.deadlines import deadline_after, time_left
 from memory_worker.keys import Keys
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.runs import PruneResult, RunStore
 from memory_worker.runs.chat_index import ChatIndex
 from memory_worker.runs.policy import is_outage

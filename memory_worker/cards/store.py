@@ -100,7 +100,7 @@ from memory_worker.cards.writes import (
 )
 from memory_worker.errors import ForgottenWrite, StoreError
 from memory_worker.keys import Keys
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.recall.fusion import FusionParams
 from memory_worker.recall.ranking import RecallHit
 from memory_worker.recall.timing import Window

@@ -52,7 +52,7 @@ from memory_worker.console.auth import (
 from memory_worker.console.gate import Gate
 from memory_worker.errors import ConsoleExposedError
 from memory_worker.keys import Keys
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.ops.metrics import fleet_breakers
 from memory_worker.paging.notifiers import configured_channels
 from memory_worker.paging.policy import age_text, clock_text, unconfigured_warning

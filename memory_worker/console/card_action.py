@@ -19,7 +19,7 @@ from aiohttp import web
 from memory_worker.console import data
 from memory_worker.console.actions import ACTOR, Console
 from memory_worker.errors import CardNotFound, CardNotLive, InvalidCorrection
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 
 if TYPE_CHECKING:
     from memory_worker.api import MemoryQueue

@@ -18,7 +18,7 @@ from aiohttp import web
 from memory_worker.console import data
 from memory_worker.console.actions import ACTOR, Console
 from memory_worker.errors import ForgetInputError
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.privacy.forget import ForgetResult, ForgetScope
 from memory_worker.privacy.forgetter import Forgetter
 

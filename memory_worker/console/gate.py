@@ -45,7 +45,7 @@ from memory_worker.console.auth import (
     token_kind,
     wait_for,
 )
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 
 if TYPE_CHECKING:
     from memory_worker.settings import Settings

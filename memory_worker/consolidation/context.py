@@ -34,8 +34,8 @@ from memory_worker.consolidation.batching import payload_tokens
 from memory_worker.consolidation.model_calls import Embedder, embed_texts
 from memory_worker.consolidation.prompt import existing_card_payload
 from memory_worker.errors import EmbedderTimeout
+from memory_worker.logs import get_logger
 from memory_worker.models import Message, RunRequest
-from memory_worker.ops.logs import get_logger
 from memory_worker.recall.fusion import FusionParams
 from memory_worker.runs.policy import is_outage
 from memory_worker.settings import Settings

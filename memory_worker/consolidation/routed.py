@@ -19,7 +19,7 @@ from memory_worker.consolidation.consolidate import consolidate_run
 from memory_worker.consolidation.model_calls import ChatCall, Embedder, Vectors
 from memory_worker.deadlines import deadline_after
 from memory_worker.errors import StoreDataCorrupt
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.ops.metrics import AttemptCounter
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.runs import ClaimedRun

@@ -81,7 +81,7 @@ async def run_demo(
     console: Console | None = None,
 ) -> int:
     """Run the whole story; 0 if every required check held, else 1."""
-    from memory_worker.ops.logs import configure, redirect
+    from memory_worker.logs import configure, redirect
 
     console = console or Console()
     timing = FAST_TIMING if fast else NORMAL_TIMING

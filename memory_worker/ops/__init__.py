@@ -10,5 +10,4 @@
 - :mod:`~memory_worker.ops.health`: what ``/healthz`` and ``/readyz`` answer.
 - :mod:`~memory_worker.ops.serve`: the HTTP server (health, metrics, the console).
 - :mod:`~memory_worker.ops.sentry`: unexpected errors to Sentry, nothing sensitive.
-- :mod:`~memory_worker.ops.logs`: structured logging.
 """

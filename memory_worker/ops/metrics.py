@@ -50,9 +50,9 @@ from llm_client import (
 )
 from memory_worker.cards.reembed import parse_progress
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.models import RunStatus
 from memory_worker.ops.fleet_counters import attempt_metrics, counter_metrics, page_metrics
-from memory_worker.ops.logs import get_logger
 from memory_worker.ops.outage_metrics import incident_metrics, route_open_metrics
 from memory_worker.pipeline.ticks import TickCounts, TickQueue
 from memory_worker.runs import RunStore

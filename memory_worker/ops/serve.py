@@ -37,8 +37,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
+from memory_worker.logs import get_logger
 from memory_worker.ops.health import HealthCheck, Heartbeat, TickAge
-from memory_worker.ops.logs import get_logger
 from memory_worker.ops.metrics import (
     MemoryCollector,
     Sample,

@@ -46,7 +46,7 @@ from llm_client import (
     as_text,
 )
 from memory_worker.errors import DeliveryFailed
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.paging.incident import RESOLVED, fleet_counts, render_resolved, resolve_step
 from memory_worker.paging.incident_store import IncidentStore
 from memory_worker.paging.notifiers import LogNotifier, Notifier, Page, external

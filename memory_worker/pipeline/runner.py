@@ -46,8 +46,8 @@ from redis.exceptions import RedisError
 from llm_client import RecordCarry
 from memory_worker.errors import StoreDataCorrupt, StoreError, TickTimeout
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.models import RunRequest
-from memory_worker.ops.logs import get_logger
 from memory_worker.ops.process_metrics import WorkerMetrics, process_metrics
 from memory_worker.ops.sentry import report_failure
 from memory_worker.pipeline import ticks as tick_rules

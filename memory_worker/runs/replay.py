@@ -49,8 +49,8 @@ from arq.connections import ArqRedis
 
 from llm_client import as_text
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.models import ErrorLogEntry, RunStatus
-from memory_worker.ops.logs import get_logger
 from memory_worker.runs import RunStore
 from memory_worker.runs.replay_summary import AgedRun, RetiredSummary, count_matches, facts_value
 from memory_worker.settings import Settings

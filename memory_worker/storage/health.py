@@ -47,7 +47,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from llm_client import as_text
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.ops.metrics import Sampler
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal

@@ -35,7 +35,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from llm_client import lua_text, reply_pairs
 from memory_worker.keys import Keys
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.ops.sentry import init_sentry
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.pipeline.ticks import TICK_FUNCTION

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
