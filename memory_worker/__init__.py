@@ -5,6 +5,7 @@ The bot's API is :class:`MemoryQueue` (see ``memory_worker.api``).
 
 from memory_worker.api import MemoryQueue
 from memory_worker.cards.prompt_context import MemoryContext
+from memory_worker.cards.recall import RecallHit, rank_cards
 from memory_worker.errors import (
     CardNotFound,
     CardNotLive,
@@ -27,7 +28,6 @@ from memory_worker.errors import (
 )
 from memory_worker.models import Message, Run, RunRequest, RunStatus
 from memory_worker.privacy.forget import ForgetResult
-from memory_worker.recall import RecallHit
 from memory_worker.runs import EnqueueResult, EnqueueStatus
 from memory_worker.version import __version__
 
@@ -61,4 +61,5 @@ __all__ = [
     "RunStatus",
     "VectorSpaceMismatch",
     "__version__",
+    "rank_cards",
 ]

@@ -17,9 +17,9 @@ from llm_client._transport.base import ClientConfig, EmbedTransport
 from llm_client._transport.local_embed import LocalEmbedClient
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import RunWrites, Scope
+from memory_worker.cards.recall import RecallHit
 from memory_worker.errors import VectorSpaceMismatch
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.recall import RecallHit
 from memory_worker.settings import Settings
 from tests.support.cards import T0, new
 from tests.support.routes import farm_target, local_target, route, write_routes

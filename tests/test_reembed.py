@@ -27,6 +27,7 @@ from memory_worker.cards import (
     VectorSpace,
     dedup_hash,
 )
+from memory_worker.cards.recall import RecallHit
 from memory_worker.cards.reembed import (
     LOST_RACE,
     ChatResult,
@@ -39,7 +40,6 @@ from memory_worker.consolidation.model_calls import Vectors
 from memory_worker.errors import VectorSpaceMismatch
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import read_sample, sample_metrics
-from memory_worker.recall import RecallHit
 from memory_worker.settings import Settings
 from tests.support.cards import T0, new
 from tests.support.clock import ManualClock

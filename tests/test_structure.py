@@ -154,7 +154,6 @@ FLOORS: dict[str, int] = {
     # the stores
     "runs/": 3,
     "cards/": 3,
-    "recall/": 3,
     # one run's processing, and the admin pages
     "pipeline/": 4,
     "consolidation/": 4,

@@ -78,8 +78,8 @@ from memory_worker.storage.connections import (
 if TYPE_CHECKING:
     from llm_client import Walker
     from memory_worker.cards import Card, CardStore, VectorSpace
+    from memory_worker.cards.recall import RecallHit
     from memory_worker.privacy.forget import ForgetResult
-    from memory_worker.recall import RecallHit
     from memory_worker.wiring import Routing
 
 
@@ -295,11 +295,11 @@ class MemoryQueue(MemoryOps):
         :class:`~memory_worker.errors.VectorSpaceMismatch` is raised rather than
         comparing two spaces. Routing failures raise the ``llm_client`` errors
         (``RouteUnavailable``, ``AllCircuitsOpen``, …). Best first, as
-        :class:`~memory_worker.recall.RecallHit` — it unpacks as ``(card, score)``
+        :class:`~memory_worker.cards.recall.RecallHit` — it unpacks as ``(card, score)``
         and carries the card's ``observed_at``/``valid_from``.
         """
         from memory_worker.cards import visible_scope_keys
-        from memory_worker.recall import FusionParams
+        from memory_worker.cards.recall import FusionParams
 
         check_id("chat_id", chat_id)
         check_id("thread_id", thread_id)

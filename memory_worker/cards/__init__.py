@@ -13,6 +13,8 @@
   its read from Redis (one refresh script, or a consistent snapshot).
 - :mod:`~memory_worker.cards.search`: the hybrid search's store side — each chat's lexical
   index beside its cached vectors, and the read of the winners (§16).
+- :mod:`~memory_worker.cards.recall`: ranking cards for a text, pure — terms, BM25, the
+  fusion with the cosine, time windows, :func:`rank_cards` (recall ranks only cards).
 - :mod:`~memory_worker.cards.store`: :class:`CardStore`, the Redis shell (key layout in
   its docstring); its Lua scripts are ``lua/*.lua``, loaded with ``importlib.resources``.
 

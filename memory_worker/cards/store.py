@@ -87,6 +87,9 @@ from memory_worker.cards.codec import (
     to_ms,
 )
 from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
+from memory_worker.cards.recall.fusion import FusionParams
+from memory_worker.cards.recall.ranking import RecallHit
+from memory_worker.cards.recall.timing import Window
 from memory_worker.cards.replication import ReplicaWait
 from memory_worker.cards.shapes import misshapen, read_shapes
 from memory_worker.cards.vectors import Matrix, MatrixReader, VectorBlobs, VectorCache
@@ -101,9 +104,6 @@ from memory_worker.cards.writes import (
 from memory_worker.errors import ForgottenWrite, StoreError
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
-from memory_worker.recall.fusion import FusionParams
-from memory_worker.recall.ranking import RecallHit
-from memory_worker.recall.timing import Window
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
