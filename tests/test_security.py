@@ -15,13 +15,13 @@ import redis as sync_redis
 
 from memory_worker.errors import NotAJsonJob
 from memory_worker.keys import Keys
+from memory_worker.pipeline.jobcodec import dump_job, load_job
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url, resolve_url
 from memory_worker.storage.embedded import EmbeddedValkey
-from memory_worker.worker.jobcodec import dump_job, load_job
 from memory_worker.worker.main import create_worker
 from tests.support.pickled import inject_pickled_tick
 

@@ -185,7 +185,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
     ("ops/", "console/"),
     ("ops/", "worker/"),
     ("pipeline/", "ops/"),
-    ("pipeline/", "worker/"),
     ("privacy/", "cards/"),
     ("privacy/", "runs/"),
     ("privacy/", "storage/"),

@@ -2,6 +2,8 @@
 
 - :mod:`~memory_worker.pipeline.ticks`: the follow-up plan of a tick (pure) and the
   tick queue in Redis (one script counts pending ticks and adds arq jobs).
+- :mod:`~memory_worker.pipeline.jobcodec`: arq job payloads as JSON, never pickle (the
+  tick queue writes them, the worker reads them).
 - :mod:`~memory_worker.pipeline.runner`: :class:`TickRunner` — claim one run, process it
   under its lease, settle it (complete, release, fail), queue the follow-ups.
 - :mod:`~memory_worker.pipeline.lease`: the lease renewer — a claimed run's lease kept
