@@ -50,7 +50,6 @@ from memory_worker.consolidation.routed import ConsolidationProcessor, RoutedMod
 from memory_worker.errors import RoutesIncomplete
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import AttemptCounter, success_counter
-from memory_worker.ops.process_metrics import process_metrics
 from memory_worker.paging.notifiers import notifiers_from_settings
 from memory_worker.paging.reports import (
     AdminReporter,
@@ -59,6 +58,7 @@ from memory_worker.paging.reports import (
     route_open_workflows,
 )
 from memory_worker.pipeline.gate import WalkerGate
+from memory_worker.pipeline.process_metrics import process_metrics
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings

@@ -18,8 +18,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from redis.asyncio import Redis
 
 from llm_client import CapacityUnavailable
-from memory_worker.ops.process_metrics import WorkerMetrics
 from memory_worker.ops.serve import HealthServer
+from memory_worker.pipeline.process_metrics import WorkerMetrics
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings

@@ -10,7 +10,7 @@ heartbeat to be fresh.
 
 Who exports which series (§11): ``serve`` alone exports the fleet's series (sampled from
 Redis: runs, counters, breakers, routes, pages, the stores' health); ``run --serve``
-exports only its own process's (:mod:`memory_worker.ops.process_metrics`, labelled
+exports only its own process's (:mod:`memory_worker.pipeline.process_metrics`, labelled
 ``worker``: slots, ticks, runs, claims, farm calls and capacity waits), so summing a
 family over every endpoint counts each thing once. Both export
 ``memory_worker_build_info`` and the standard ``process_*`` series. Off loopback the console needs a token
@@ -47,7 +47,7 @@ from memory_worker.ops.metrics import (
     redis_sampler,
     route_target_ids,
 )
-from memory_worker.ops.process_metrics import BuildInfoCollector
+from memory_worker.pipeline.process_metrics import BuildInfoCollector
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.health import StoreCollector, StoreHealth, StoreProbe

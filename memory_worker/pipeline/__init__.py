@@ -12,4 +12,7 @@
   claiming while a route it needs is entirely breaker-open.
 - :mod:`~memory_worker.pipeline.processing`: what a tick does with a claimed run, behind
   one small interface (``RunProcessor``).
+- :mod:`~memory_worker.pipeline.process_metrics`: one worker process's own series, the
+  tick runner's (slots; tick, run, claim-wait, claim, farm-call and capacity-wait
+  histograms; ``run --serve`` exports them) and the build info.
 """

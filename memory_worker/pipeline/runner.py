@@ -48,10 +48,10 @@ from memory_worker.errors import StoreDataCorrupt, StoreError, TickTimeout
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
 from memory_worker.models import RunRequest
-from memory_worker.ops.process_metrics import WorkerMetrics, process_metrics
 from memory_worker.ops.sentry import report_failure
 from memory_worker.pipeline import ticks as tick_rules
 from memory_worker.pipeline.lease import keep_lease
+from memory_worker.pipeline.process_metrics import WorkerMetrics, process_metrics
 from memory_worker.pipeline.processing import ProcessResult, RouteGate, RunProcessor
 from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
 from memory_worker.privacy.forget import FORGOTTEN
