@@ -9,7 +9,7 @@
 
 This module only assembles: the behaviour it wires lives with its concept
 (:mod:`~memory_worker.consolidation.routed`, :mod:`~memory_worker.pipeline.gate`,
-:mod:`~memory_worker.cards.maintenance`, :mod:`~memory_worker.paging.reports`).
+:mod:`~memory_worker.upkeep.maintenance`, :mod:`~memory_worker.paging.reports`).
 
 One walker factory, :func:`build_routing`, serves both sides: the worker's
 pipeline and the bot's ``MemoryQueue.recall`` get the same walker from the same
@@ -43,7 +43,6 @@ from llm_client import (
     load_routes,
 )
 from memory_worker.cards import CardStore
-from memory_worker.cards.maintenance import Maintenance
 from memory_worker.cards.replication import replicas_present
 from memory_worker.cards.withdrawn import Thresholds
 from memory_worker.consolidation.routed import ConsolidationProcessor, RoutedModels
@@ -64,6 +63,7 @@ from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from memory_worker.storage.checks import check_cards_redis
 from memory_worker.storage.connections import cards_client, close_cards_client
+from memory_worker.upkeep.maintenance import Maintenance
 
 
 @dataclass

@@ -19,7 +19,11 @@ from memory_worker.cards import (
     Scope,
     dedup_hash,
 )
-from memory_worker.cards.maintenance import (
+from memory_worker.consolidation.extraction import MergeCluster, MergeOutput
+from memory_worker.consolidation.validation import Limits
+from memory_worker.keys import Keys
+from memory_worker.settings import Settings
+from memory_worker.upkeep.maintenance import (
     MergeGroup,
     collapse_duplicates,
     duplicate_groups,
@@ -28,10 +32,6 @@ from memory_worker.cards.maintenance import (
     merge_pass,
     merge_plan,
 )
-from memory_worker.consolidation.extraction import MergeCluster, MergeOutput
-from memory_worker.consolidation.validation import Limits
-from memory_worker.keys import Keys
-from memory_worker.settings import Settings
 from tests.support.cards import store as store  # the fixture
 from tests.support.cards import stored
 from tests.support.model_fakes import HashEmbedder, ScriptedExtractor, hash_vector
@@ -295,9 +295,9 @@ async def test_an_outage_defers_the_pass_without_stamping(
 async def test_bound_growth_applies_every_retention(
     store: CardStore, redis: Any, settings: Settings
 ) -> None:
-    from memory_worker.cards.maintenance import bound_growth
     from memory_worker.runs import RunStore
     from memory_worker.runs.policy import plan_failure
+    from memory_worker.upkeep.maintenance import bound_growth
     from tests.support.factories import make_request
 
     s = settings.model_copy(update={"max_attempts": 1})
@@ -380,9 +380,9 @@ async def test_applied_runs_written_as_a_set_are_migrated(store: CardStore) -> N
 async def test_bound_growth_backfills_the_chat_index_a_pass_at_a_time(
     store: CardStore, redis: Any, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memory_worker.cards.maintenance import bound_growth
     from memory_worker.runs import RunStore, chat_index
     from memory_worker.runs.forget import RunForget
+    from memory_worker.upkeep.maintenance import bound_growth
     from tests.support.factories import make_request
 
     s = settings.model_copy(update={"chat_index_backfill_runs": 2})

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from memory_worker.cards import CardStore
-from memory_worker.cards.maintenance import bound_growth
 from memory_worker.keys import Keys
 from memory_worker.privacy.forget import parse_scope
 from memory_worker.privacy.forgetter import Forgetter
@@ -27,6 +26,7 @@ from memory_worker.runs.policy import FailurePlan
 from memory_worker.runs.replay import ReplayFilter, ReplayPreview, ReplayScope, ReplayStore
 from memory_worker.runs.replay_summary import count_matches, facts_value, parse_counts, parse_facts
 from memory_worker.settings import Settings
+from memory_worker.upkeep.maintenance import bound_growth
 from tests.support.factories import make_request, retired_candidate
 from tests.support.harness import cli
 

@@ -20,7 +20,6 @@ from typing import Any
 import redis as sync_redis
 
 from memory_worker.cards import CardStore
-from memory_worker.cards.maintenance import bound_growth
 from memory_worker.farmsim import Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
@@ -29,6 +28,7 @@ from memory_worker.runs.policy import plan_failure
 from memory_worker.runs.replay import ReplayFilter, ReplayStore
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
+from memory_worker.upkeep.maintenance import bound_growth
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import make_request
 from tests.support.harness import FAST, Fleet, cli, eventually, exits_within

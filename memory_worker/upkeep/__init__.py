@@ -1,0 +1,9 @@
+"""Upkeep: the jobs that span stores and the farm.
+
+A store (``runs/``, ``cards/``) knows its own keys; a job that reads one store to change
+another, or asks the farm on a store's behalf, lives here, above both and above the
+consolidation whose model calls it reuses.
+
+- :mod:`~memory_worker.upkeep.maintenance`: the card store's upkeep pass — expiry,
+  duplicate folds, merges, pruning — and the bound on the run store's growth.
+"""
