@@ -22,8 +22,6 @@
 - :mod:`~memory_worker.cards.shapes`: the Redis type of each key of a chat's memory, and
   which keys a "corrupt data" answer found misshapen (by role, never a value).
 - :mod:`~memory_worker.cards.forget`: the card store's side of forgetting (§14).
-- :mod:`~memory_worker.cards.reembed`: switching a chat's embedding model (§16), paced
-  and resumable.
 - :mod:`~memory_worker.cards.corrections`: retracting and correcting one card (pure: card
   references, checks, the twins of ``lua/retract.lua`` and ``lua/correct.lua``);
   :mod:`~memory_worker.cards.edits` runs those scripts;

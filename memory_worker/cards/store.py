@@ -43,7 +43,7 @@ dimension adopts it for them. A query names its model too
 ``cards.vector_model_mismatch``), so results never mix two spaces.
 :meth:`CardStore.vector_space` tells callers which space a chat uses.
 Switching a chat to another model (re-embedding its live cards) is the
-maintenance pass of :mod:`memory_worker.cards.reembed`; until it completes the chat
+maintenance pass of :mod:`memory_worker.upkeep.reembed`; until it completes the chat
 keeps its old model, whole.
 
 Writes. :meth:`CardStore.apply_run` sends a run's whole output to ONE Lua

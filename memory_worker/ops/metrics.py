@@ -48,7 +48,6 @@ from llm_client import (
     RoutingEvent,
     as_text,
 )
-from memory_worker.cards.reembed import parse_progress
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
 from memory_worker.models import RunStatus
@@ -58,6 +57,7 @@ from memory_worker.pipeline.ticks import TickCounts, TickQueue
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import awaited
+from memory_worker.upkeep.reembed import parse_progress
 
 log = get_logger(__name__)
 

@@ -6,4 +6,6 @@ consolidation whose model calls it reuses.
 
 - :mod:`~memory_worker.upkeep.maintenance`: the card store's upkeep pass — expiry,
   duplicate folds, merges, pruning — and the bound on the run store's growth.
+- :mod:`~memory_worker.upkeep.reembed`: switching a chat's embedding model (§16), paced
+  and resumable.
 """

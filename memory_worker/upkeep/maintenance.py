@@ -40,7 +40,6 @@ from arq.connections import ArqRedis
 
 from llm_client import EMBEDDING, MEMORY_MERGE, DeadlineExceeded, LLMError
 from memory_worker.cards import Card, CardStatus, CardStore, FoldGroup, dedup_hash, normalise, to_ms
-from memory_worker.cards.reembed import Reembedder, reembed_pass, route_target
 from memory_worker.cards.rules import text_problem
 from memory_worker.consolidation.extraction import MergeOutput, decode_merge
 from memory_worker.consolidation.model_calls import ChatCall, Embedder, embed_texts
@@ -55,6 +54,7 @@ from memory_worker.runs.chat_index import ChatIndex
 from memory_worker.runs.policy import is_outage
 from memory_worker.runs.replay import ReplayStore
 from memory_worker.settings import Settings
+from memory_worker.upkeep.reembed import Reembedder, reembed_pass, route_target
 
 log = get_logger(__name__)
 
