@@ -20,12 +20,12 @@ import pytest
 from memory_worker.cards import CardStore
 from memory_worker.keys import Keys
 from memory_worker.privacy.forget import parse_scope
-from memory_worker.privacy.forgetter import Forgetter
 from memory_worker.runs import RunStore
 from memory_worker.runs.policy import FailurePlan
 from memory_worker.runs.replay import ReplayFilter, ReplayPreview, ReplayScope, ReplayStore
 from memory_worker.runs.replay_summary import count_matches, facts_value, parse_counts, parse_facts
 from memory_worker.settings import Settings
+from memory_worker.upkeep.forgetter import Forgetter
 from memory_worker.upkeep.maintenance import bound_growth
 from tests.support.factories import make_request, retired_candidate
 from tests.support.harness import cli

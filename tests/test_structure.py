@@ -184,9 +184,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
     ("ops/", "console/"),
     ("ops/", "worker/"),
     ("pipeline/", "ops/"),
-    ("privacy/", "cards/"),
-    ("privacy/", "runs/"),
-    ("privacy/", "storage/"),
     ("storage/", "ops/"),
     ("wiring.py", "ops/"),
 }

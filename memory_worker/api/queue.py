@@ -220,13 +220,13 @@ class MemoryQueue(MemoryOps):
         dry_run: bool = False,
         actor: str = "api",
     ) -> ForgetResult:
-        """Erase a user's memory in a chat, or the whole chat's (see :mod:`memory_worker.privacy.forgetter`).
+        """Erase a user's memory in a chat, or the whole chat's (see :mod:`memory_worker.upkeep.forgetter`).
 
         ``dry_run`` counts what would go and writes nothing. An unknown chat raises
         :class:`~memory_worker.errors.ForgetInputError`.
         """
         from memory_worker.privacy.forget import parse_scope
-        from memory_worker.privacy.forgetter import Forgetter
+        from memory_worker.upkeep.forgetter import Forgetter
 
         scope = parse_scope(check_id("chat_id", chat_id), check_optional_id("user_id", user_id))
         forgetter = Forgetter(self.redis, self.settings, cards_redis=self.cards.redis)

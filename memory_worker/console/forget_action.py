@@ -1,7 +1,7 @@
 """The console's forget action (§14, §15): a dry-run preview with counts, then the forget.
 
 ``GET /forget?chat=…&user=…&preview=1`` counts what would go (a dry run of
-:class:`~memory_worker.privacy.forgetter.Forgetter`: nothing is written, read-only consoles
+:class:`~memory_worker.upkeep.forgetter.Forgetter`: nothing is written, read-only consoles
 included); ``POST /forget`` needs the console token and the CSRF pair like every
 action, forgets with actor ``console`` (the forget's own audit event, shown by
 ``memory-worker report``) and leaves a ``console_forget`` event on the routing-event
@@ -20,7 +20,7 @@ from memory_worker.console.actions import ACTOR, Console
 from memory_worker.errors import ForgetInputError
 from memory_worker.logs import get_logger
 from memory_worker.privacy.forget import ForgetResult, ForgetScope
-from memory_worker.privacy.forgetter import Forgetter
+from memory_worker.upkeep.forgetter import Forgetter
 
 if TYPE_CHECKING:
     pass

@@ -536,7 +536,7 @@ async def report_data(
     deferred = sample.deferred_since_s
     from memory_worker.paging.notifiers import configured_channels
     from memory_worker.paging.policy import unconfigured_warning
-    from memory_worker.privacy.forgetter import recent_audit
+    from memory_worker.upkeep.forgetter import recent_audit
 
     channels = configured_channels(settings)
 

@@ -8,4 +8,6 @@ consolidation whose model calls it reuses.
   duplicate folds, merges, pruning — and the bound on the run store's growth.
 - :mod:`~memory_worker.upkeep.reembed`: switching a chat's embedding model (§16), paced
   and resumable.
+- :mod:`~memory_worker.upkeep.forgetter`: the steps of one forget; the Redis sides live
+  with their stores (``cards/forget.py``, ``runs/forget.py``).
 """
