@@ -436,7 +436,7 @@ async def test_served_by_the_health_server_next_to_metrics(
     """``memory-worker serve``'s server answers the console at / beside /metrics and /readyz."""
     import httpx
 
-    from memory_worker.ops.serve import HealthServer
+    from memory_worker.server import HealthServer
 
     await seed(redis, settings)
     server = HealthServer(settings, redis_url, host="127.0.0.1", port=0)

@@ -30,7 +30,7 @@ from memory_worker.console.app import CSP
 from memory_worker.console.gate import SESSION_COOKIE
 from memory_worker.errors import ConsoleExposedError
 from memory_worker.ops.metrics import fleet_breakers
-from memory_worker.ops.serve import HealthServer
+from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from tests.support.clock import ManualClock

@@ -13,10 +13,10 @@ import pytest
 
 from llm_client import BackendUnavailable
 from memory_worker.ops.health import Verdict, readiness
-from memory_worker.ops.serve import HealthServer
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun, RunStore
+from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.embedded import EmbeddedValkey

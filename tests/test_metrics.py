@@ -25,10 +25,10 @@ from memory_worker.ops.metrics import (
     Sampler,
     read_sample,
 )
-from memory_worker.ops.serve import HealthServer
 from memory_worker.pipeline.ticks import Mode, TickCounts, TickPlan, TickQueue
 from memory_worker.runs import RunStore
 from memory_worker.runs.policy import plan_failure
+from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import client_from_url

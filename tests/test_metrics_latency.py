@@ -18,10 +18,10 @@ from prometheus_client import CollectorRegistry, generate_latest
 from redis.asyncio import Redis
 
 from llm_client import CapacityUnavailable
-from memory_worker.ops.serve import HealthServer
 from memory_worker.pipeline.process_metrics import WorkerMetrics
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.runs import RunStore
+from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from tests.support.factories import make_request

@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from memory_worker.ops.serve import HealthServer
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun, RunStore
+from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.worker.watchdog import WEDGED_EXIT, Liveness, Watchdog, judge

@@ -5,6 +5,5 @@
   counters with every known label at 0; :mod:`~memory_worker.ops.outage_metrics`: routes
   open and the paged incident (all fleet series: ``serve`` exports them).
 - :mod:`~memory_worker.ops.health`: what ``/healthz`` and ``/readyz`` answer.
-- :mod:`~memory_worker.ops.serve`: the HTTP server (health, metrics, the console).
 - :mod:`~memory_worker.ops.sentry`: unexpected errors to Sentry, nothing sensitive.
 """

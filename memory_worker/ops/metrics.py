@@ -17,7 +17,7 @@ keeps the last good one (the scrape still answers 200) and counts
 gauges are absent rather than zero (a zero would read as "all is well").
 
 :class:`MemoryCollector` turns the last sample into metric families; it is
-registered on a private ``CollectorRegistry`` (see ``ops/serve.py``).
+registered on a private ``CollectorRegistry`` (see ``server.py``).
 """
 
 from __future__ import annotations
@@ -385,7 +385,7 @@ def _c(name: str, doc: str, labels: Sequence[str] = ()) -> CounterMetricFamily:
 
 def sample_metrics(sample: Sample) -> Iterator[Metric]:
     """Metric families of one sample (pure: the collector's core). Fleet-wide series: only
-    ``serve`` exports them (see ``ops/serve.py``), so each is counted once."""
+    ``serve`` exports them (see ``server.py``), so each is counted once."""
     yield from _run_metrics(sample)
     yield from _pipeline_metrics(sample)
     yield from reembed_metrics(sample.reembed)
