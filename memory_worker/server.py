@@ -42,7 +42,6 @@ from memory_worker.ops.health import HealthCheck, Heartbeat, TickAge
 from memory_worker.ops.metrics import (
     MemoryCollector,
     Sample,
-    Sampler,
     fleet_breakers,
     redis_sampler,
     route_target_ids,
@@ -51,6 +50,7 @@ from memory_worker.pipeline.process_metrics import BuildInfoCollector
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.health import StoreCollector, StoreHealth, StoreProbe
+from memory_worker.storage.sampling import Sampler
 from memory_worker.worker.watchdog import Liveness
 
 log = get_logger(__name__)

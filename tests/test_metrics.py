@@ -22,7 +22,6 @@ from memory_worker.ops.metrics import (
     AttemptCounter,
     MemoryCollector,
     Sample,
-    Sampler,
     read_sample,
 )
 from memory_worker.pipeline.ticks import Mode, TickCounts, TickPlan, TickQueue
@@ -33,6 +32,7 @@ from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
+from memory_worker.storage.sampling import Sampler
 from tests.support.clock import ManualClock
 from tests.support.factories import make_request
 from tests.support.harness import eventually

@@ -182,7 +182,6 @@ FLOORS: dict[str, int] = {
 KNOWN_UPWARD: set[tuple[str, str]] = {
     ("consolidation/", "ops/"),
     ("pipeline/", "ops/"),
-    ("storage/", "ops/"),
     ("wiring.py", "ops/"),
 }
 

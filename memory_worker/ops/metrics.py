@@ -8,7 +8,7 @@ The stores' own health (``INFO`` of the queue's server and of each
 card node: memory, evictions, persistence, replication…) is sampled the same way by
 :mod:`memory_worker.storage.health`.
 
-Scrapes never hit Redis directly. :class:`Sampler` reads one
+Scrapes never hit Redis directly. A :class:`~memory_worker.storage.sampling.Sampler` reads one
 :class:`Sample` at most every ``MEMORY_METRICS_CACHE_SECONDS``, and its
 clock advances on **every** attempt, failed or not, so a struggling Redis
 sees one read per interval however often Prometheus scrapes. A failed sample
@@ -22,12 +22,11 @@ registered on a private ``CollectorRegistry`` (see ``server.py``).
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any
 
 from arq.connections import ArqRedis
 from prometheus_client.core import (
@@ -57,6 +56,7 @@ from memory_worker.pipeline.ticks import TickCounts, TickQueue
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import awaited
+from memory_worker.storage.sampling import Sampler
 from memory_worker.upkeep.reembed import parse_progress
 
 log = get_logger(__name__)
@@ -283,74 +283,6 @@ def _parse_attempts(raw: Mapping[Any, Any]) -> dict[tuple[str, str, str], int]:
         if len(parts) == 3:
             parsed[(parts[0], parts[1], parts[2])] = int(value)
     return parsed
-
-
-# --- the cache ---------------------------------------------------------------------------
-
-
-class Timed(Protocol):
-    """A sample: read at ``at`` (unix seconds)."""
-
-    @property
-    def at(self) -> float: ...
-
-
-S = TypeVar("S", bound=Timed)
-
-
-class Sampler(Generic[S]):
-    """At most one Redis read per ``min_interval``; keeps the last good sample.
-
-    The interval is measured from the last *attempt*, so failures are rate
-    limited exactly like successes (no retry storm against a struggling Redis).
-    ``failed`` says whether the latest attempt failed (readiness reads it: a last
-    good sample is for the gauges, never evidence that a store answers now).
-    """
-
-    def __init__(
-        self,
-        read: Callable[[], Awaitable[S]],
-        *,
-        min_interval: float,
-        timeout: float = 2.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._read = read
-        self.min_interval = min_interval
-        self.timeout = timeout
-        self._clock = clock
-        self._lock = asyncio.Lock()
-        self._last_attempt: float | None = None
-        self.last: S | None = None
-        self.attempts = 0
-        self.errors = 0
-        self.failed = False
-        self.last_success: float | None = None
-
-    def due(self) -> bool:
-        return self._last_attempt is None or (
-            self._clock() - self._last_attempt >= self.min_interval
-        )
-
-    async def refresh(self) -> S | None:
-        """Sample if the interval has passed; return the last good sample (or None)."""
-        async with self._lock:
-            if not self.due():
-                return self.last
-            self._last_attempt = self._clock()
-            self.attempts += 1
-            try:
-                async with asyncio.timeout(self.timeout):
-                    sample = await self._read()
-            except Exception as exc:  # any failure keeps the last good values
-                self.errors += 1
-                self.failed = True
-                log.warning("metrics_sample_failed", error=type(exc).__name__)
-            else:
-                self.failed = False
-                self.last = sample
-                self.last_success = sample.at
-            return self.last
 
 
 def redis_sampler(
