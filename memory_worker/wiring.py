@@ -31,6 +31,7 @@ from arq.connections import ArqRedis
 from llm_client import (
     EMBEDDING,
     MEMORY_EXTRACTION,
+    AttemptCounter,
     BreakerStore,
     ClientFactory,
     Fanout,
@@ -41,6 +42,7 @@ from llm_client import (
     WalkerConfig,
     WalkObserver,
     load_routes,
+    success_counter,
 )
 from memory_worker.cards import CardStore
 from memory_worker.cards.replication import replicas_present
@@ -48,7 +50,6 @@ from memory_worker.cards.withdrawn import Thresholds
 from memory_worker.consolidation.routed import ConsolidationProcessor, RoutedModels
 from memory_worker.errors import RoutesIncomplete
 from memory_worker.keys import Keys
-from memory_worker.ops.metrics import AttemptCounter, success_counter
 from memory_worker.paging.notifiers import notifiers_from_settings
 from memory_worker.paging.reports import (
     AdminReporter,

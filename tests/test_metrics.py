@@ -16,10 +16,10 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from llm_client import AttemptCounter
 from llm_client._routing.events import EventType, RoutingEvent
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import (
-    AttemptCounter,
     MemoryCollector,
     Sample,
     read_sample,

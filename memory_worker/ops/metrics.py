@@ -40,12 +40,9 @@ from llm_client import (
     BreakerStore,
     BreakerView,
     Circuit,
-    EventSink,
-    EventType,
-    Outcome,
     RedisEventLog,
-    RoutingEvent,
     as_text,
+    parse_attempts,
 )
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
@@ -55,7 +52,6 @@ from memory_worker.ops.outage_metrics import incident_metrics, route_open_metric
 from memory_worker.pipeline.ticks import TickCounts, TickQueue
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
-from memory_worker.storage.connections import awaited
 from memory_worker.storage.sampling import Sampler
 from memory_worker.upkeep.reembed import parse_progress
 
@@ -135,51 +131,6 @@ def route_target_ids(settings: Settings, *, strict: bool = False) -> list[str]:
         if strict:
             raise
         return []
-
-
-# --- attempts by target / outcome / reason -------------------------------------------------
-
-
-def attempt_field(target: str, outcome: str, reason: str | None) -> str:
-    return f"{target}|{outcome}|{reason or '-'}"
-
-
-def success_counter(keys: Keys) -> Callable[[str], tuple[str, str]]:
-    """Where the breaker record script counts a routed success (the field
-    :meth:`AttemptCounter.record_success` would increment)."""
-
-    def where(target: str) -> tuple[str, str]:
-        return keys.routing_attempts, attempt_field(target, Outcome.SUCCESS.value, None)
-
-    return where
-
-
-class AttemptCounter:
-    """Counts routed attempts into ``Keys.routing_attempts`` for the metrics.
-
-    An event sink for failed attempts (``attempt_failed`` /
-    ``attempt_deadline_exceeded``: outcome ``failure`` when the breaker was
-    charged, else ``neutral``), plus :meth:`record_success` for the target
-    that served a routed call. Fleet-wide totals, one HINCRBY each.
-    """
-
-    def __init__(self, redis: ArqRedis, keys: Keys) -> None:
-        self._redis = redis
-        self._key = keys.routing_attempts
-
-    async def emit(self, event: RoutingEvent) -> None:
-        if event.type not in (EventType.ATTEMPT_FAILED, EventType.ATTEMPT_DEADLINE_EXCEEDED):
-            return
-        outcome = Outcome.FAILURE if event.counters.get("charged") else Outcome.NEUTRAL
-        field_name = attempt_field(event.target or "-", outcome.value, event.reason)
-        await awaited(self._redis.hincrby(self._key, field_name, 1))
-
-    async def record_success(self, target: str) -> None:
-        field_name = attempt_field(target, Outcome.SUCCESS.value, None)
-        await awaited(self._redis.hincrby(self._key, field_name, 1))
-
-
-_: type[EventSink] = AttemptCounter  # structural check: it is an event sink
 
 
 # --- reading a sample ----------------------------------------------------------------------
@@ -267,22 +218,12 @@ def _sample(
         deferred_since_s=int(deferred) / 1000 if deferred else None,
         workers_live=int(workers),
         breakers=breakers,
-        attempts=_parse_attempts(attempts),
+        attempts=parse_attempts(attempts),
         admin_pages={as_text(k): int(v) for k, v in admin.items()},
         admin_outbox=int(outbox),
         reembed={as_text(k): parse_progress(v) for k, v in reembed.items()},
         incident_since_s=int(incident) / 1000 if incident else None,
     )
-
-
-def _parse_attempts(raw: Mapping[Any, Any]) -> dict[tuple[str, str, str], int]:
-    """``target|outcome|reason`` fields → counts (a malformed field is skipped)."""
-    parsed: dict[tuple[str, str, str], int] = {}
-    for name, value in raw.items():
-        parts = as_text(name).rsplit("|", 2)
-        if len(parts) == 3:
-            parsed[(parts[0], parts[1], parts[2])] = int(value)
-    return parsed
 
 
 def redis_sampler(
