@@ -23,6 +23,7 @@ from memory_worker.farmsim import FarmSimulator
 from memory_worker.ops.sentry import (
     is_breadcrumb,
     redact,
+    report_failure,
     scrub_breadcrumb,
     scrub_event,
 )
@@ -147,7 +148,12 @@ async def test_outage_makes_no_event_and_a_bug_makes_one_without_secrets(
         AllCircuitsOpen("every target open", workflow="memory_extraction"),
     ]
     for error in outages:
-        pipeline = TickRunner(settings=settings, redis=redis, processor=Raising(error))
+        pipeline = TickRunner(
+            settings=settings,
+            redis=redis,
+            processor=Raising(error),
+            report_failure=report_failure,
+        )
         assert await pipeline.tick("job") == "deferred"
     # breadcrumbs from logs that carry secrets (third-party logs, e.g. an HTTP client)
     logging.getLogger("httpx").warning(
@@ -158,7 +164,9 @@ async def test_outage_makes_no_event_and_a_bug_makes_one_without_secrets(
     assert capture.events() == []  # an outage of any kind: zero events
 
     bug = RuntimeError(f"unexpected: {CARD_CANARY} {MESSAGE_CANARY} {BEARER} {SK_KEY}")
-    pipeline = TickRunner(settings=settings, redis=redis, processor=Raising(bug))
+    pipeline = TickRunner(
+        settings=settings, redis=redis, processor=Raising(bug), report_failure=report_failure
+    )
     assert await pipeline.tick("job") == "failed"
     sentry_sdk.flush()
 

@@ -37,7 +37,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import structlog
 from arq.connections import ArqRedis
@@ -48,7 +48,6 @@ from memory_worker.errors import StoreDataCorrupt, StoreError, TickTimeout
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
 from memory_worker.models import RunRequest
-from memory_worker.ops.sentry import report_failure
 from memory_worker.pipeline import ticks as tick_rules
 from memory_worker.pipeline.lease import keep_lease
 from memory_worker.pipeline.process_metrics import WorkerMetrics, process_metrics
@@ -60,6 +59,7 @@ from memory_worker.runs.forget import RunForget
 from memory_worker.runs.policy import (
     STORE_UNAVAILABLE,
     TASK_TIMEOUT,
+    Decision,
     ReleaseOrigin,
     Verdict,
     decide,
@@ -86,6 +86,15 @@ _SLOT: ContextVar[str | None] = ContextVar("tick_slot", default=None)
 
 #: Called when runs are retired (the admin-report hook): (run ids, reason code).
 RetiredHook = Callable[[list[str], str, str | None], Awaitable[None]]
+
+
+class FailureReport(Protocol):
+    """Told of every error a claimed run's processing raised, store outages aside, with the
+    decision taken (the worker gives :func:`memory_worker.ops.sentry.report_failure`)."""
+
+    def __call__(
+        self, error: BaseException, decision: Decision, *, run_id: str, chat_id: int
+    ) -> None: ...
 
 
 @dataclass
@@ -128,6 +137,8 @@ class TickRunner:
     )
     #: Memory maintenance, called by a cron every minute (it paces itself fleet-wide).
     maintenance: Callable[[], Awaitable[str]] | None = None
+    #: Where a failed run's error goes beyond the log (the worker passes Sentry's reporter).
+    report_failure: FailureReport | None = None
     #: This process's own series (slots, tick and run durations, claim waits), §11.
     metrics: WorkerMetrics = field(default_factory=process_metrics)
     #: When a going-on tick last found the fleet at its target (``time.monotonic()``).
@@ -443,7 +454,8 @@ class TickRunner:
         if isinstance(answer, StoreDataCorrupt) and answer.chat_id is None:
             exc = answer.located(claim.request.chat_id, answer.problems)  # names the chat
         decision = decide(exc)
-        report_failure(exc, decision, run_id=claim.id, chat_id=claim.request.chat_id)
+        if self.report_failure is not None:
+            self.report_failure(exc, decision, run_id=claim.id, chat_id=claim.request.chat_id)
         if decision.verdict is Verdict.ABANDON:
             log.warning("run_lease_lost", attempt=claim.attempts, code=decision.code)
             return TickOutcome.ABANDONED
