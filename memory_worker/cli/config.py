@@ -52,8 +52,10 @@ def config_rows() -> list[tuple[str, str, str]]:
     from memory_worker.settings import env_name
 
     rows = []
+    defaults: dict[str, object] = {}  # a default derived from earlier ones sees theirs
     for name, info in Settings.model_fields.items():
-        default = info.get_default(call_default_factory=True)
+        default = info.get_default(call_default_factory=True, validated_data=defaults)
+        defaults[name] = default
         shown = "" if default is None else str(default)
         rows.append((env_name(name), shown, info.description or ""))
     return rows

@@ -70,6 +70,7 @@ BAD_BY_CHECK: dict[Callable[..., Any], str] = {
     settings_types._secret_http: "{canary}-is-no-url",
     settings_types._token: "{canary} with a space",
     settings_types._name: "two words",
+    settings_types._service: "llm/openai",
     settings_types._level: "LOUD",
     settings_types._file: "/nonexistent/routes.toml",
     settings_checks._prompt_version: "memory_v2",
