@@ -123,6 +123,10 @@ def has_lower_bound(info: FieldInfo) -> bool:
     return any(isinstance(m, annotated_types.Ge | annotated_types.Gt) for m in unwrap(info)[1])
 
 
+def has_upper_bound(info: FieldInfo) -> bool:
+    return any(isinstance(m, annotated_types.Le | annotated_types.Lt) for m in unwrap(info)[1])
+
+
 def is_number(info: FieldInfo) -> bool:
     return unwrap(info)[0] in (int, float)
 
