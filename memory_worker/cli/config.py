@@ -14,6 +14,7 @@ from rich.table import Table
 
 from memory_worker.cli.common import app, out
 from memory_worker.settings import Settings
+from memory_worker.settings.types import field_defaults
 
 CONFIG_START = "<!-- config-table:start (generated: memory-worker config --markdown) -->"
 CONFIG_END = "<!-- config-table:end -->"
@@ -52,10 +53,9 @@ def config_rows() -> list[tuple[str, str, str]]:
     from memory_worker.settings import env_name
 
     rows = []
-    defaults: dict[str, object] = {}  # a default derived from earlier ones sees theirs
+    defaults = field_defaults(Settings)
     for name, info in Settings.model_fields.items():
-        default = info.get_default(call_default_factory=True, validated_data=defaults)
-        defaults[name] = default
+        default = defaults[name]
         shown = "" if default is None else str(default)
         rows.append((env_name(name), shown, info.description or ""))
     return rows

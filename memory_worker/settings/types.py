@@ -114,6 +114,19 @@ def field_env_name(model: type[BaseSettings], field: str) -> str:
     return str(model.model_config.get("env_prefix") or "") + field.upper()
 
 
+def field_defaults(
+    model: type[BaseModel], based_on: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Every field's default, in declaration order. A default derived from other settings
+    (a factory taking the validated data: the lease renewal, the heartbeat) is derived from
+    ``based_on`` (the values in force), else from the defaults declared before it."""
+    defaults: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        data = dict(based_on) if based_on is not None else defaults
+        defaults[name] = info.get_default(call_default_factory=True, validated_data=data)
+    return defaults
+
+
 def secret_values(settings: BaseModel) -> list[str]:
     """Every secret string in ``settings``: each secret-typed value, and the credential
     inside a URL-shaped one (its password, or a DSN's key: its user part)."""
