@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
+from bench.chaos import worker_overrides as chaos_overrides
 from memory_worker.api import MemoryQueue
 from memory_worker.demo.story import FAST_TIMING, NORMAL_TIMING
 from memory_worker.errors import SettingsError
@@ -329,10 +330,16 @@ def test_a_telegram_token_without_chats_is_a_contradiction(clean_env: pytest.Mon
         pytest.param(FAST, id="fleet-fast"),
         pytest.param(FAST_TIMING.overrides, id="demo-fast"),
         pytest.param(NORMAL_TIMING.overrides, id="demo"),
+        pytest.param(
+            chaos_overrides(lease=4.0, interval=1.0, page_cooldown=5.0, job_seconds=1.0),
+            id="chaos-soak",
+        ),
     ],
 )
 def test_shipped_settings_hold_every_relation(overrides: dict[str, Any]) -> None:
-    settings = Settings().model_copy(update=overrides)
+    """The settings the fleet, the demo and the soak start workers with: within every bound
+    (validated, as a worker validates them) and every relation."""
+    settings = Settings(**overrides)
     assert contradictions(settings.in_force(), env_name) == []
 
 

@@ -265,7 +265,7 @@ async def test_a_worker_on_a_shortened_lease_alone_keeps_a_run_longer_than_the_l
     settings: Settings, redis: Any, sim: FarmSimulator, tmp_path: Path
 ) -> None:
     """Two workers, ``MEMORY_LEASE_SECONDS=6`` and neither the renewal nor the heartbeat set,
-    and an extraction that takes 9 s: the lease, renewed every 2 s, never lapses — one
+    and an extraction that takes 7.5 s: the lease, renewed every 2 s, never lapses — one
     claim, one attempt, no lease lost, and the other worker never takes the run."""
     overrides = {k: v for k, v in FAST.items()
                  if k not in ("lease_seconds", "lease_renew_seconds", "worker_heartbeat_seconds")}  # fmt: skip
@@ -274,7 +274,7 @@ async def test_a_worker_on_a_shortened_lease_alone_keeps_a_run_longer_than_the_l
     store = RunStore(redis, settings)
     rid = (await store.enqueue(make_request(6060))).run_id
     assert rid is not None
-    sim.set_fault(settings.extraction_service, Fault(kind=FaultKind.SLOW, seconds=9.0, times=1))
+    sim.set_fault(settings.extraction_service, Fault(kind=FaultKind.SLOW, seconds=7.5, times=1))
     fleet = Fleet(settings, tmp_path, overrides)
     try:
         fleet.start(2)

@@ -416,7 +416,10 @@ class Settings(
         14.0, gt=0, le=MAX_RETENTION_DAYS, description="Expiry of short-lived cards."
     )
     merge_min_cards: int = Field(
-        3, ge=2, le=1000, description="Cards sharing a subject before a merge pass."
+        3,
+        ge=2,
+        le=1_000_000,
+        description="Cards sharing a subject before a merge pass (1000000: never merge).",
     )
     merge_cooldown_hours: float = Field(
         72.0, ge=0, le=365 * 24, description="Merge-pass cooldown per subject group."
