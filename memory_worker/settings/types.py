@@ -11,8 +11,11 @@ that prints them; the value is read only by an explicit ``get_secret_value()``
 :class:`SecretUrl` shows the URL with its password (and every query value)
 replaced by ``***``: an operator still sees which host and scheme are meant.
 
-The checked types at the end (:data:`RedisUrl`, :data:`HttpUrl`, :data:`Name`, …)
-say what is wrong with a value without ever quoting it (a URL may carry the secret).
+The checked types at the end (:data:`RedisUrl`, :data:`HttpUrl`, :data:`Name`,
+:data:`ServiceName`, :data:`Directory`, …) say what is wrong with a value without ever
+quoting it (a URL may carry the secret); :func:`check_decodable` refuses any text the
+environment could not decode, and :func:`field_defaults` gives every field's default, a
+derived one included.
 """
 
 from __future__ import annotations
