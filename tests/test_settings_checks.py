@@ -179,6 +179,8 @@ def test_every_problem_at_once_one_line(clean_env: pytest.MonkeyPatch) -> None:
                      "control characters", id="prefix-with-escape"),
         pytest.param({"MEMORY_KEY_PREFIX": "mw\udcff:"}, ["MEMORY_KEY_PREFIX"],
                      "not UTF-8 text", id="prefix-undecodable"),
+        pytest.param({"ADMIN_TELEGRAM_CHAT_IDS": str(10**30)}, ["ADMIN_TELEGRAM_CHAT_IDS"],
+                     "less than or equal to 9223372036854775807", id="chat-id-past-64-bits"),
         pytest.param({"MEMORY_CARD_MAX_BYTES": "1"}, ["MEMORY_CARD_MAX_BYTES"],
                      "greater than or equal to 64", id="card-of-one-byte"),
         pytest.param({"MEMORY_EXTRACTION_MAX_OUTPUT_TOKENS": "1"},

@@ -58,6 +58,10 @@ MAX_KEY_PREFIX_CHARS = 64
 WATCHDOG_MARGIN_SECONDS = 60.0
 
 
+#: A Telegram chat id: a signed 64-bit integer (the Bot API's range).
+ChatId = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+
+
 def _alias(name: str) -> AliasChoices:
     return AliasChoices(name)
 
@@ -289,10 +293,11 @@ class Settings(
         validation_alias=_alias("ADMIN_TELEGRAM_BOT_TOKEN"),
         description="Bot token for pages.",
     )
-    admin_telegram_chat_ids: Annotated[list[int], NoDecode] = Field(
+    admin_telegram_chat_ids: Annotated[list[ChatId], NoDecode] = Field(
         default_factory=list,
+        max_length=100,
         validation_alias=_alias("ADMIN_TELEGRAM_CHAT_IDS"),
-        description="Comma-separated Telegram chat ids that receive pages.",
+        description="Comma-separated Telegram chat ids that receive pages (at most 100).",
     )
     telegram_api_base: HttpUrl = Field(
         "https://api.telegram.org",
