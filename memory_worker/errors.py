@@ -4,6 +4,8 @@
 
     MemoryWorkerError
     ├── SettingsError          a setting is invalid, out of bounds or contradicts another
+    │   └── SettingsRefused        the same where arq's command line builds WorkerSettings: a
+    │                              click exception too, shown as memory-worker's one line, exit 2
     ├── InvalidRunRequest      a run request failed validation; nothing was stored
     ├── RunNotFound            no run with that id
     ├── LeaseLost              the worker no longer holds the run's lease (it was reclaimed)
@@ -69,6 +71,10 @@ timeout, the classifier trusts; the run is released). It is defined in this modu
 
 from __future__ import annotations
 
+import sys
+from typing import IO, Any, ClassVar
+
+from click import ClickException
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from llm_client import FailureReason, LLMError
@@ -88,6 +94,24 @@ class SettingsError(MemoryWorkerError, ValueError):
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
         super().__init__("invalid settings: " + "; ".join(problems))
+
+
+class SettingsRefused(SettingsError, ClickException):
+    """Bad settings where ``arq memory_worker.worker.WorkerSettings`` is built: a
+    :class:`SettingsError` to a caller, and to arq's command line (click) a failure it shows
+    as ``memory-worker``'s one line, ``error: invalid settings: …``, exiting 2 — not a
+    traceback."""
+
+    exit_code: ClassVar[int] = 2  # memory-worker's status for every failure
+
+    def __init__(self, problems: list[str]) -> None:
+        SettingsError.__init__(self, problems)
+        ClickException.__init__(self, "invalid settings: " + "; ".join(problems))
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        stream = sys.stderr if file is None else file
+        stream.write("error: " + " ".join(self.message.split()) + "\n")
+        stream.flush()
 
 
 class InvalidRunRequest(MemoryWorkerError, ValueError):
