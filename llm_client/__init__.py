@@ -91,7 +91,7 @@ from llm_client._routing.events import (
     safe_token,
     success_counter,
 )
-from llm_client._routing.plan import WalkObserver
+from llm_client._routing.plan import Routed, WalkerConfig, WalkObserver
 from llm_client._routing.routes import (
     EMBEDDING,
     MEMORY_EXTRACTION,
@@ -103,7 +103,6 @@ from llm_client._routing.routes import (
     default_routes,
     load_routes,
 )
-from llm_client._routing.walk import Routed, WalkerConfig
 from llm_client._routing.walker import Walker
 from llm_client._transport.base import ChatResult, ClientConfig, EmbedResult, UpstreamResponse
 from llm_client._transport.clients import ClientFactory, TransportFactory

@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 from llm_client import attempt_field, success_counter
 from llm_client._breaker.model import BreakerConfig, Circuit, Outcome
 from llm_client._breaker.store import BreakerStore
-from llm_client._routing.walk import WalkerConfig
+from llm_client._routing.plan import WalkerConfig
 from llm_client._routing.walker import Walker
 from memory_worker.keys import Keys
 from tests.support.replies import answer, answer_bytes

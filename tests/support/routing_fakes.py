@@ -17,8 +17,8 @@ from llm_client._breaker.store import BreakerStore
 from llm_client._errors import TaskTimeout
 from llm_client._gateway.model import GatewayConfig
 from llm_client._routing.events import RoutingEvent
+from llm_client._routing.plan import WalkerConfig
 from llm_client._routing.routes import RouteDefaults, RoutesConfig, RouteTarget, parse_routes
-from llm_client._routing.walk import WalkerConfig
 from llm_client._routing.walker import Walker
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import fleet_breakers, route_target_ids
