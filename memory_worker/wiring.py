@@ -183,7 +183,7 @@ async def build_tick_runner(
     return TickRunner(
         settings=settings,
         redis=redis,
-        processor=ConsolidationProcessor(models, cards, settings),
+        processor=ConsolidationProcessor(models, cards, settings, RunStore(redis, settings)),
         gate=WalkerGate(routing.walker, gated, reuse_seconds=settings.route_gate_reuse_seconds),
         on_retired=retired_reporter(routing.events),
         background=[routing.reporter.run],
