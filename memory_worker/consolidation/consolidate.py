@@ -16,7 +16,13 @@ Failure contract:
   :class:`~llm_client._errors.DecodeError` (protocol error).
 - An embedding call that times out (its own short task budget, §3) raises
   :class:`~memory_worker.runs.policy.EmbedderTimeout`, which releases the run: the
-  embedder is a side service and the extraction is simply redone.
+  embedder is a side service.
+- The farm is never paid twice for one extraction (§7): once every extraction call
+  succeeded, the validated result is kept with the run (``kept``,
+  :mod:`~memory_worker.consolidation.kept`) before the embedding, and the run's next
+  attempt — after an embedding or card-write failure, released or failed — takes it and goes
+  straight to the embedding and the card write, unless its prompt version, slice or forget
+  epoch changed or it expired.
 - The related-card lookup is best effort: when it fails for any reason but
   the run's own deadline or a hung embedder (an embedder timeout: the run's
   cards could not be embedded later either, so no extraction call is spent)
@@ -27,13 +33,13 @@ Failure contract:
   fate (§6). The worker gives the lookup its own embedder
   (``lookup_embedder``) that never probes an open embedding route, so a run
   spends at most the extraction probe while every target is down; an
-  embedder-only outage costs one extraction per probe interval fleet-wide
-  (the final embedding then releases the run).
+  embedder-only outage costs each run one extraction: its later attempts reuse it (the
+  final embedding releases the run until the embedder answers).
 - A chat with no live card vector in the run's scopes (every chat's first
   run) has nothing to relate to: the lookup makes no embedding call at all.
   Extraction then is the run's first farm call, so it still probes; a hung
   embedder shows at the cards' embedding instead, which releases the run
-  after its extraction (redone on the rerun, as any embedder timeout's).
+  after its extraction (kept for the rerun, as after any embedder timeout).
 - A run already applied (a crash after the write, before completion) is
   recognised up front and costs no LLM call.
 

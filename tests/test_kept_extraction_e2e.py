@@ -1,0 +1,206 @@
+"""User story (§7): the farm is never paid twice for one run's extraction.
+
+A run whose embedding or card write fails after its extraction succeeded goes back (released,
+or failed with its backoff); its next attempt takes the validated extraction its first one
+kept and goes straight to the embedding and the card write. The farm simulator counts the
+extraction jobs it was sent. A forget between the attempts erases the kept extraction (no
+byte of the forgotten user stays in any key) and the next attempt extracts anew from what
+remains; a run claimed under another prompt version extracts anew too.
+
+The first two stories run a real worker process; the forget and prompt-version stories
+drive the production pipeline (``build_tick_runner``) in this process, tick by tick.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_worker.api import MemoryQueue
+from memory_worker.cards import CardStore
+from memory_worker.consolidation import prompt as prompt_module
+from memory_worker.consolidation.consolidate import plan_run
+from memory_worker.consolidation.kept import Staleness, decode, stale_reason
+from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+from memory_worker.keys import Keys
+from memory_worker.models import ErrorLogEntry, RunStatus
+from memory_worker.pipeline.runner import TickRunner
+from memory_worker.runs import RunStore, now_ms
+from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
+from memory_worker.storage.connections import RedisHandle
+from memory_worker.wiring import build_tick_runner
+from tests.support.factories import make_request
+from tests.support.forget import ALICE, BOB, CANARY, CHAT, JAN, deployment_bytes, two_users
+from tests.support.harness import Fleet, completed_run, eventually
+
+pytestmark = pytest.mark.slow
+
+#: The embedder's one failure: the walk ends with no target left, the run is released.
+EMBEDDER_DOWN_ONCE = Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", times=1)
+FACTS = ["I live in Lisbon", "I love green tea", "my sister works at Acme"]
+
+
+def extraction_texts(sim: FarmSimulator, settings: Settings) -> list[str]:
+    """Every extraction request the farm received, decoded."""
+    return [body.decode() for body in sim.received(settings.extraction_service)]
+
+
+async def test_an_embedding_failure_costs_no_second_extraction(
+    settings: Settings, redis: Any, sim: FarmSimulator, tmp_path: Path
+) -> None:
+    store = RunStore(redis, settings)
+    rid = (await store.enqueue(make_request(4101, texts=FACTS))).run_id or ""
+    sim.set_fault(settings.embedder_service, EMBEDDER_DOWN_ONCE)
+    fleet = Fleet(settings, tmp_path, {"discovery_base_url": sim.base_url})
+    fleet.start(1)
+    try:
+        done = await completed_run(lambda: store.get(rid), timeout=60)
+    finally:
+        fleet.stop_all()
+    assert (done.attempts, done.releases, done.error_log) == (1, 1, []), fleet.logs()
+    assert sim.submits(settings.extraction_service) == 1, fleet.logs()
+    assert sim.submits(settings.embedder_service) == 2
+    assert done.result is not None
+    assert (done.result["extraction_reused"], done.result["llm_calls"]) == (True, 1)
+    assert done.result["cards_inserted"] >= 2
+    assert await redis.exists(Keys(settings.key_prefix).run_extraction(rid)) == 0
+
+
+async def test_a_card_write_failure_costs_no_second_extraction(
+    settings: Settings, redis: Any, sim: FarmSimulator, tmp_path: Path
+) -> None:
+    """The card write meets a misshapen key of the chat (StoreDataCorrupt): the run fails,
+    its attempt spent; once the key is mended its retry writes the kept extraction."""
+    keys = Keys(settings.key_prefix)
+    store = RunStore(redis, settings)
+    rid = (await store.enqueue(make_request(4102, texts=FACTS))).run_id or ""
+    await redis.hset(keys.chat(4102, "seq"), "not", "a counter")
+    fleet = Fleet(
+        settings,
+        tmp_path,
+        {"discovery_base_url": sim.base_url, "backoff_unit_seconds": 2.0},
+    )
+    fleet.start(1)
+    try:
+
+        async def failed() -> bool:
+            return (await store.get(rid)).status is RunStatus.FAILED
+
+        await eventually(failed, timeout=60)
+        assert await redis.exists(keys.run_extraction(rid)) == 1
+        await redis.delete(keys.chat(4102, "seq"))
+        done = await completed_run(lambda: store.get(rid), timeout=60)
+    finally:
+        fleet.stop_all()
+    assert done.attempts == 2, fleet.logs()
+    assert [e.code for e in done.error_log] == ["StoreDataCorrupt"]
+    assert sim.submits(settings.extraction_service) == 1, fleet.logs()
+    assert done.result is not None
+    assert done.result["extraction_reused"] is True
+    cards = await CardStore(redis, keys).all_cards(4102)
+    assert {c.object for c in cards} >= {"Lisbon", "green tea"}
+
+
+async def _pipeline(settings: Settings, redis: Any) -> TickRunner:
+    return await build_tick_runner(settings, redis)
+
+
+async def _close(pipeline: TickRunner) -> None:
+    for close in pipeline.closers:
+        await close()
+
+
+@pytest.mark.parametrize("scope", ["user", "chat"])
+async def test_a_forget_between_attempts_erases_the_kept_extraction(
+    settings: Settings, redis: Any, sim: FarmSimulator, key_prefix: str, scope: str
+) -> None:
+    s = settings.model_copy(
+        update={"forget_rewrite_aof": False, "discovery_base_url": sim.base_url}
+    )
+    keys = Keys(s.key_prefix)
+    store = RunStore(redis, s)
+    rid = (await store.enqueue(two_users(JAN, 1))).run_id or ""
+    sim.set_fault(s.embedder_service, EMBEDDER_DOWN_ONCE)
+    pipeline = await _pipeline(s, redis)
+    try:
+        assert await pipeline.tick("t1") == "deferred"
+        kept = await redis.get(keys.run_extraction(rid))
+        assert kept is not None
+        assert CANARY[ALICE].encode() in kept
+        assert CANARY[ALICE].encode() in await deployment_bytes(redis, key_prefix)
+
+        queue = MemoryQueue(RedisHandle(redis, reveal(s.redis_url) or ""), s)
+        await queue.forget(CHAT, ALICE if scope == "user" else None)
+        assert await redis.exists(keys.run_extraction(rid)) == 0
+        assert CANARY[ALICE].encode() not in await deployment_bytes(redis, key_prefix)
+
+        outcome = await pipeline.tick("t2")
+    finally:
+        await _close(pipeline)
+    run = await store.get(rid)
+    if scope == "chat":
+        assert (outcome, run.status) == ("idle", RunStatus.SKIPPED)
+        assert sim.submits(s.extraction_service) == 1
+        return
+    assert (outcome, run.status) == ("completed", RunStatus.COMPLETED)
+    assert sim.submits(s.extraction_service) == 2  # extracted anew, from what remains
+    assert CANARY[ALICE] not in extraction_texts(sim, s)[-1]
+    assert run.result is not None
+    assert run.result["extraction_reused"] is False
+    facts = " ".join(c.fact_text for c in await CardStore(redis, keys).all_cards(CHAT))
+    assert CANARY[ALICE] not in facts
+    assert CANARY[BOB] in facts
+    assert CANARY[ALICE].encode() not in await deployment_bytes(redis, key_prefix)
+
+
+async def test_a_run_claimed_under_another_prompt_version_extracts_anew(
+    settings: Settings, redis: Any, sim: FarmSimulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run released under memory_v1 is skipped by a memory_v2 fleet (older version), an
+    operator replays it, and a memory_v2 worker claims it: the extraction kept under v1 is
+    not used (the prompt changed), the run is extracted again under v2."""
+    prompts = {**prompt_module.EXTRACTION_PROMPTS, "memory_v2": "extraction_v1.txt"}
+    monkeypatch.setattr(prompt_module, "EXTRACTION_PROMPTS", prompts)
+    v1 = settings.model_copy(update={"discovery_base_url": sim.base_url})
+    v2 = v1.model_copy(update={"prompt_version": "memory_v2"})
+    keys = Keys(v1.key_prefix)
+    request = make_request(4103, texts=FACTS)
+    rid = (await RunStore(redis, v1).enqueue(request)).run_id or ""
+    sim.set_fault(v1.embedder_service, EMBEDDER_DOWN_ONCE)
+    old = await _pipeline(v1, redis)
+    try:
+        assert await old.tick("t1") == "deferred"
+    finally:
+        await _close(old)
+    raw = await redis.get(keys.run_extraction(rid))
+    record = decode(raw, card_max_bytes=v1.card_max_bytes)
+    assert record is not None
+    assert record.prompt_version == "memory_v1"
+
+    store = RunStore(redis, v2)
+    assert (await store.claim_detailed("v2-worker")).skipped == [rid]
+    entry = ErrorLogEntry(attempt=0, failed_at=JAN, code="replay", reason=None, message="-")
+    assert await store.replay_batch(
+        "skipped", [(rid, now_ms(), entry.model_dump_json())], now_ms=now_ms()
+    ) == {rid}
+    stale = stale_reason(
+        record,
+        prompt_version=plan_run(request, v2).prompt_version,
+        digest=plan_run(request, v2).digest,
+        forget_epoch=record.forget_epoch,
+        now_ms=record.kept_at_ms,
+        ttl_ms=60_000,
+    )
+    assert stale is Staleness.PROMPT_VERSION  # only the version differs
+    new = await _pipeline(v2, redis)
+    try:
+        assert await new.tick("t2") == "completed"
+    finally:
+        await _close(new)
+    run = await store.get(rid)
+    assert run.result is not None
+    assert run.result["extraction_reused"] is False
+    assert sim.submits(v1.extraction_service) == 2
