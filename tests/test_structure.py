@@ -274,6 +274,53 @@ def test_the_floor_checks_find_an_upward_import_and_a_folder_cycle(tmp_path: Pat
     assert folder_cycles(imports) == [["cards/", "runs/"]]
 
 
+#: Classes that existed only to let one concept span two files (a mixin reaching back into
+#: its subclass, a Protocol standing for the one class that calls a helper).
+STITCHES = ("MemoryOps", "_Queue", "WalkHost")
+
+
+def stitched_classes(root: Path = ROOT) -> list[str]:
+    """Classes named in ``STITCHES``, and any ``Protocol`` of the console (whose handlers are
+    the ``Console``'s methods): ``file:line name``."""
+    found: list[str] = []
+    for path in _modules(root).values():
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = {
+                b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases
+            }
+            if node.name in STITCHES or (
+                rel.startswith("memory_worker/console/") and "Protocol" in bases
+            ):
+                found.append(f"{rel}:{node.lineno} {node.name}")
+    return found
+
+
+def test_no_class_is_stitched_across_files() -> None:
+    """One class per concept: a Protocol only where a second real implementation exists."""
+    assert stitched_classes() == []
+
+
+def test_the_stitch_check_finds_a_stitch(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "memory_worker/__init__.py": "",
+            "memory_worker/api/ops.py": "class MemoryOps:\n    pass\n",
+            "memory_worker/console/__init__.py": "",
+            "memory_worker/console/x.py": (
+                "from typing import Protocol\nclass Console(Protocol):\n    pass\n"
+            ),
+        },
+    )
+    assert stitched_classes(root) == [
+        "memory_worker/api/ops.py:1 MemoryOps",
+        "memory_worker/console/x.py:2 Console",
+    ]
+
+
 def test_the_module_map_names_every_module_and_package() -> None:
     """The module map (docs/architecture.md) matches the layout. Every top-level module
     and every subpackage of both packages is named in it (a subpackage's own modules

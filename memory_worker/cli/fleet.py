@@ -124,7 +124,7 @@ def breakers_reset(
 
 # --- report -------------------------------------------------------------------------------------
 
-#: The console's audit events on the same stream (``console/data.py``, ``forget_action.py``).
+#: The console's audit events on the same stream (``console/data.py``, ``console/app.py``).
 AUDIT_EVENT_TYPES = ("console_breaker_reset", "console_replay", "console_forget")
 
 
