@@ -1,4 +1,4 @@
-"""The composition root: every walker, store and runner built from the settings, here only.
+"""The composition root: every store, event log, walker and runner built from the settings.
 
 ::
 
@@ -84,6 +84,31 @@ class Routing:
         await self.http.aclose()
 
 
+# --- stores and event logs: built here only, each from every setting it reads ---------------
+
+
+def breaker_store(redis: ArqRedis, settings: Settings) -> BreakerStore:
+    """The fleet's breakers: the policy, the gateway's caps and cooling, and a routed
+    success counted in the attempt metrics with its breaker record (§5, §11)."""
+    keys = Keys(settings.key_prefix)
+    return BreakerStore(
+        redis,
+        keys,
+        settings.breaker_config(),
+        success_counter=success_counter(keys),
+        gateway=settings.gateway_config(),
+    )
+
+
+def event_log(redis: ArqRedis, settings: Settings) -> RedisEventLog:
+    """The routing-event stream, trimmed at ``MEMORY_ROUTING_EVENTS_MAXLEN`` by every
+    writer — the walkers' events and the console's audit events alike."""
+    return RedisEventLog(redis, Keys(settings.key_prefix), maxlen=settings.routing_events_maxlen)
+
+
+# --- walkers -----------------------------------------------------------------------------------
+
+
 def walker_config(settings: Settings) -> WalkerConfig:
     """The walker's own knobs, from the settings (probe interval, permit lease, gateway)."""
     return WalkerConfig(
@@ -111,14 +136,7 @@ def build_routing(
     routes = load_routes(
         settings.routes_file, settings.route_defaults(), require_secrets=require_secrets
     )
-    # a routed success counts itself in the attempt metrics with its breaker record
-    breakers = BreakerStore(
-        redis,
-        keys,
-        settings.breaker_config(),
-        success_counter=success_counter(keys),
-        gateway=settings.gateway_config(),
-    )
+    breakers = breaker_store(redis, settings)
     reporter = AdminReporter.from_settings(
         settings,
         redis,
@@ -129,9 +147,7 @@ def build_routing(
         open_routes=route_open_workflows(routes, breakers),
     )
     attempts = AttemptCounter(redis, keys)
-    events = Fanout(
-        RedisEventLog(redis, keys, maxlen=settings.routing_events_maxlen), reporter, attempts
-    )
+    events = Fanout(event_log(redis, settings), reporter, attempts)
     walker = Walker(
         routes,
         breakers,

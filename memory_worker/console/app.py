@@ -58,7 +58,6 @@ from memory_worker.errors import (
 )
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
-from memory_worker.ops.metrics import fleet_breakers
 from memory_worker.paging.notifiers import configured_channels
 from memory_worker.paging.policy import age_text, clock_text, unconfigured_warning
 from memory_worker.privacy.forget import ForgetResult, ForgetScope
@@ -74,6 +73,7 @@ from memory_worker.runs.workers import fleet_workers
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import cards_client, close_cards_client
 from memory_worker.upkeep.forgetter import Forgetter
+from memory_worker.wiring import breaker_store
 
 if TYPE_CHECKING:
     from memory_worker.api import MemoryQueue
@@ -405,13 +405,13 @@ class Console:
             return form
         target = form.get("target", "")
         if target not in self.targets:
-            known = await fleet_breakers(self.redis, self.settings).known_targets()
+            known = await breaker_store(self.redis, self.settings).known_targets()
             if target not in known:
                 return await self.render(
                     request, "missing.html.j2", status=404, what=f"breaker {target}"
                 )
-        before = await fleet_breakers(self.redis, self.settings).view(target)
-        await fleet_breakers(self.redis, self.settings).reset(target)
+        before = await breaker_store(self.redis, self.settings).view(target)
+        await breaker_store(self.redis, self.settings).reset(target)
         await data.audit(
             self.redis,
             self.settings,

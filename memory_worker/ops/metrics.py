@@ -40,7 +40,6 @@ from llm_client import (
     BreakerStore,
     BreakerView,
     Circuit,
-    RedisEventLog,
     as_text,
     parse_attempts,
 )
@@ -54,6 +53,7 @@ from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from memory_worker.storage.sampling import Sampler
 from memory_worker.upkeep.reembed import parse_progress
+from memory_worker.wiring import breaker_store, event_log
 
 log = get_logger(__name__)
 
@@ -91,16 +91,6 @@ class Sample:
     queue_cap: int = 0
     #: Since when the fleet's paged incident is open (unix seconds; None: none is, §9).
     incident_since_s: float | None = None
-
-
-def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
-    """The fleet's breaker store for these settings (read side: CLI, metrics, health)."""
-    return BreakerStore(
-        redis,
-        Keys(settings.key_prefix),
-        settings.breaker_config(),
-        gateway=settings.gateway_config(),
-    )
 
 
 def route_map(settings: Settings) -> dict[str, list[str]]:
@@ -230,7 +220,7 @@ def redis_sampler(
     redis: ArqRedis, settings: Settings, *, clock: Callable[[], float] = time.monotonic
 ) -> Sampler[Sample]:
     """A sampler of the fleet's state in ``redis`` for these settings."""
-    breakers = fleet_breakers(redis, settings)
+    breakers = breaker_store(redis, settings)
     targets = route_target_ids(settings)
     routes = route_map(settings)
 
@@ -397,13 +387,11 @@ async def report_data(
     workflow: str | None = None,
 ) -> dict[str, Any]:
     """The ``report`` document: events (newest first) plus the fleet's current state."""
-    events = await RedisEventLog(redis, Keys(settings.key_prefix)).recent(
-        limit=limit, types=types, workflow=workflow
-    )
+    events = await event_log(redis, settings).recent(limit=limit, types=types, workflow=workflow)
     sample = await read_sample(
         redis,
         settings,
-        breakers=fleet_breakers(redis, settings),
+        breakers=breaker_store(redis, settings),
         targets=route_target_ids(settings),
     )
     deferred = sample.deferred_since_s
