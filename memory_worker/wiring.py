@@ -60,7 +60,9 @@ from memory_worker.paging.reports import (
 from memory_worker.pipeline.gate import WalkerGate
 from memory_worker.pipeline.process_metrics import process_metrics
 from memory_worker.pipeline.runner import TickRunner
+from memory_worker.pipeline.ticks import TickQueue
 from memory_worker.runs import RunStore
+from memory_worker.runs.replay import ReplayStore
 from memory_worker.settings import Settings
 from memory_worker.storage.checks import check_cards_redis
 from memory_worker.storage.connections import cards_client, close_cards_client
@@ -85,6 +87,21 @@ class Routing:
 
 
 # --- stores and event logs: built here only, each from every setting it reads ---------------
+
+
+def run_store(redis: ArqRedis, settings: Settings) -> RunStore:
+    """The run store: runs, their indexes and counters (§7)."""
+    return RunStore(redis, settings)
+
+
+def tick_queue(redis: ArqRedis, settings: Settings) -> TickQueue:
+    """The tick queue: pending and running tick jobs, the pipeline's state (§8)."""
+    return TickQueue(redis, Keys(settings.key_prefix))
+
+
+def replay_store(redis: ArqRedis, settings: Settings, runs: RunStore | None = None) -> ReplayStore:
+    """Replay's candidates and their atomic apply, over ``runs`` (a new run store if None)."""
+    return ReplayStore(redis, settings, runs if runs is not None else run_store(redis, settings))
 
 
 def breaker_store(redis: ArqRedis, settings: Settings) -> BreakerStore:
@@ -143,7 +160,7 @@ def build_routing(
         keys,
         notifiers_from_settings(settings, http),
         breakers=route_breakers(routes, breakers),
-        waiting_runs=RunStore(redis, settings).waiting,
+        waiting_runs=run_store(redis, settings).waiting,
         open_routes=route_open_workflows(routes, breakers),
     )
     attempts = AttemptCounter(redis, keys)
@@ -196,14 +213,19 @@ async def build_tick_runner(
     routing = build_routing(settings, redis, transports=transports, observer=metrics)
     models = RoutedModels(routing.walker, routing.attempts, settings)
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
+    runs = run_store(redis, settings)
     return TickRunner(
         settings=settings,
         redis=redis,
+        store=runs,
+        ticks=tick_queue(redis, settings),
         processor=ConsolidationProcessor(models, cards, settings),
         gate=WalkerGate(routing.walker, gated, reuse_seconds=settings.route_gate_reuse_seconds),
         on_retired=retired_reporter(routing.events),
         background=[routing.reporter.run],
-        maintenance=Maintenance(redis, keys, cards, models, settings),
+        maintenance=Maintenance(
+            redis, keys, cards, models, settings, replay=replay_store(redis, settings, runs)
+        ),
         closers=[routing.aclose, partial(close_cards_client, cards.redis, redis)],
         metrics=metrics,
     )

@@ -98,8 +98,8 @@ from memory_worker.errors import (
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
 from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
-from memory_worker.pipeline.ticks import Mode, TickPlan, TickQueue
-from memory_worker.runs import EnqueueResult, EnqueueStatus, RunStore
+from memory_worker.pipeline.ticks import Mode, TickPlan
+from memory_worker.runs import EnqueueResult, EnqueueStatus
 from memory_worker.settings import Settings, get_settings
 from memory_worker.storage.checks import check_redis
 from memory_worker.storage.connections import (
@@ -134,8 +134,10 @@ class MemoryQueue:
         self.settings = settings
         self.redis = handle.client
         self.keys = Keys(settings.key_prefix)
-        self.store = RunStore(self.redis, settings)
-        self._ticks = TickQueue(self.redis, self.keys)
+        from memory_worker.wiring import run_store, tick_queue  # the root, not the worker stack
+
+        self.store = run_store(self.redis, settings)
+        self._ticks = tick_queue(self.redis, settings)
         self._cards: CardStore | None = None
 
     @property

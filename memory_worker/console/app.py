@@ -65,7 +65,6 @@ from memory_worker.runs.replay import (
     ReplayFilter,
     ReplayPreview,
     ReplayScope,
-    ReplayStore,
     parse_rate,
     parse_when,
 )
@@ -73,7 +72,7 @@ from memory_worker.runs.workers import fleet_workers
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import cards_client, close_cards_client
 from memory_worker.upkeep.forgetter import Forgetter
-from memory_worker.wiring import breaker_store
+from memory_worker.wiring import breaker_store, replay_store
 
 if TYPE_CHECKING:
     from memory_worker.api import MemoryQueue
@@ -386,7 +385,7 @@ class Console:
         if q.get("preview"):
             try:
                 wanted, rate = _replay_filter(q)
-                plan = await ReplayStore(self.redis, self.settings).preview(
+                plan = await replay_store(self.redis, self.settings).preview(
                     wanted, now_ms=int(time.time() * 1000), rate_per_second=rate
                 )
             except ValueError as exc:
@@ -432,7 +431,7 @@ class Console:
             return await self.render_form(
                 request, "replay.html.j2", [str(exc)], q=form, plan=None, result=None
             )
-        store = ReplayStore(self.redis, self.settings)
+        store = replay_store(self.redis, self.settings)
         plan = await store.plan(wanted, now_ms=int(time.time() * 1000), rate_per_second=rate)
         outcome = await store.apply(plan)
         await data.audit(

@@ -48,12 +48,11 @@ from memory_worker.logs import get_logger
 from memory_worker.models import RunStatus
 from memory_worker.ops.fleet_counters import attempt_metrics, counter_metrics, page_metrics
 from memory_worker.ops.outage_metrics import incident_metrics, route_open_metrics
-from memory_worker.pipeline.ticks import TickCounts, TickQueue
-from memory_worker.runs import RunStore
+from memory_worker.pipeline.ticks import TickCounts
 from memory_worker.settings import Settings
 from memory_worker.storage.sampling import Sampler
 from memory_worker.upkeep.reembed import parse_progress
-from memory_worker.wiring import breaker_store, event_log
+from memory_worker.wiring import breaker_store, event_log, run_store, tick_queue
 
 log = get_logger(__name__)
 
@@ -139,9 +138,9 @@ async def read_sample(
     keys = Keys(settings.key_prefix)
     at = time.time() if now is None else now
     now_ms = int(at * 1000)
-    runs = await RunStore(redis, settings).counts()
+    runs = await run_store(redis, settings).counts()
     replies = await _read_state(redis, keys, now_ms)
-    ticks = await TickQueue(redis, keys).counts(at_ms=now_ms)
+    ticks = await tick_queue(redis, settings).counts(at_ms=now_ms)
     views: list[BreakerView] = []
     if breakers is not None:
         # the routes' targets (no keyspace SCAN at scrape cadence); stored ones only without routes
