@@ -11,6 +11,12 @@ This module only assembles: the behaviour it wires lives with its concept
 (:mod:`~memory_worker.consolidation.routed`, :mod:`~memory_worker.pipeline.gate`,
 :mod:`~memory_worker.upkeep.maintenance`, :mod:`~memory_worker.paging.reports`).
 
+Every store and event log has one factory here — :func:`run_store`, :func:`tick_queue`,
+:func:`replay_store`, :func:`card_store` (the worker's), :func:`bot_card_store` and
+:func:`card_store_on`, :func:`forgetter`, :func:`breaker_store`, :func:`event_log` — each
+reading every setting its store needs, so that no call site can build one without a setting
+(``tests/test_structure.py`` fails on a store built anywhere else in the package).
+
 One walker factory, :func:`build_routing`, serves both sides: the worker's
 pipeline and the bot's ``MemoryQueue.recall`` get the same walker from the same
 settings — the same breakers and permit leases, the same routing-event stream,
@@ -65,7 +71,8 @@ from memory_worker.runs import RunStore
 from memory_worker.runs.replay import ReplayStore
 from memory_worker.settings import Settings
 from memory_worker.storage.checks import check_cards_redis
-from memory_worker.storage.connections import cards_client, close_cards_client
+from memory_worker.storage.connections import CardsRedis, cards_client, close_cards_client
+from memory_worker.upkeep.forgetter import Forgetter
 from memory_worker.upkeep.maintenance import Maintenance
 
 
@@ -102,6 +109,25 @@ def tick_queue(redis: ArqRedis, settings: Settings) -> TickQueue:
 def replay_store(redis: ArqRedis, settings: Settings, runs: RunStore | None = None) -> ReplayStore:
     """Replay's candidates and their atomic apply, over ``runs`` (a new run store if None)."""
     return ReplayStore(redis, settings, runs if runs is not None else run_store(redis, settings))
+
+
+def card_store_on(cards_redis: CardsRedis, settings: Settings) -> CardStore:
+    """A card store on a card client the caller holds (the console's, the bot's): the
+    settings' withdrawal thresholds (§10), no replica wait (only a worker's run waits)."""
+    return CardStore(
+        cards_redis, Keys(settings.key_prefix), thresholds=Thresholds.from_settings(settings)
+    )
+
+
+def bot_card_store(settings: Settings, redis: ArqRedis) -> CardStore:
+    """The bot's card store: on ``MEMORY_CARDS_URL`` (e.g. a cluster), else ``redis``."""
+    return card_store_on(cards_client(settings, redis), settings)
+
+
+def forgetter(redis: ArqRedis, settings: Settings, cards_redis: CardsRedis) -> Forgetter:
+    """The steps of one forget over the run store on ``redis`` and the cards on
+    ``cards_redis`` (§14)."""
+    return Forgetter(redis, settings, cards_redis=cards_redis)
 
 
 def breaker_store(redis: ArqRedis, settings: Settings) -> BreakerStore:

@@ -274,6 +274,59 @@ def test_the_floor_checks_find_an_upward_import_and_a_folder_cycle(tmp_path: Pat
     assert folder_cycles(imports) == [["cards/", "runs/"]]
 
 
+#: The stores and event logs: built in the composition root only (``memory_worker/wiring.py``),
+#: so that no call site can forget a setting one of them reads.
+STORES = (
+    "RunStore",
+    "CardStore",
+    "BreakerStore",
+    "RedisEventLog",
+    "TickQueue",
+    "ReplayStore",
+    "Forgetter",
+)
+
+
+def stores_built_outside_the_root(root: Path = ROOT) -> list[str]:
+    """Calls of a store's class anywhere in ``memory_worker`` but ``wiring.py``: ``file:line``."""
+    found: list[str] = []
+    for path in sorted((root / "memory_worker").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel == "memory_worker/wiring.py":
+            continue
+        for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = (
+                    f.id
+                    if isinstance(f, ast.Name)
+                    else f.attr
+                    if isinstance(f, ast.Attribute)
+                    else ""
+                )
+                if name in STORES:
+                    found.append(f"{rel}:{node.lineno} {name}")
+    return found
+
+
+def test_every_store_is_built_in_the_root() -> None:
+    assert stores_built_outside_the_root() == []
+
+
+def test_the_root_check_finds_a_store_built_elsewhere(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "memory_worker/__init__.py": "",
+            "memory_worker/wiring.py": "def run_store(r, s):\n    return RunStore(r, s)\n",
+            "memory_worker/console/data.py": (
+                "async def audit(r, k):\n    await llm_client.RedisEventLog(r, k).emit(1)\n"
+            ),
+        },
+    )
+    assert stores_built_outside_the_root(root) == ["memory_worker/console/data.py:2 RedisEventLog"]
+
+
 #: Classes that existed only to let one concept span two files (a mixin reaching back into
 #: its subclass, a Protocol standing for the one class that calls a helper).
 STITCHES = ("MemoryOps", "_Queue", "WalkHost")

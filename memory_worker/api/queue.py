@@ -104,7 +104,6 @@ from memory_worker.settings import Settings, get_settings
 from memory_worker.storage.checks import check_redis
 from memory_worker.storage.connections import (
     RedisHandle,
-    cards_client,
     close_cards_client,
     open_redis,
 )
@@ -129,7 +128,11 @@ class MemoryQueue:
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock(), UTC)
 
-    def __init__(self, handle: RedisHandle, settings: Settings) -> None:
+    def __init__(
+        self, handle: RedisHandle, settings: Settings, *, cards: CardStore | None = None
+    ) -> None:
+        """A queue over ``handle``; ``cards``: a card store the caller already holds (the
+        console's), else the bot's, built on first use."""
         self._handle = handle
         self.settings = settings
         self.redis = handle.client
@@ -138,21 +141,16 @@ class MemoryQueue:
 
         self.store = run_store(self.redis, settings)
         self._ticks = tick_queue(self.redis, settings)
-        self._cards: CardStore | None = None
+        self._cards = cards
+        self._own_cards = cards is None
 
     @property
     def cards(self) -> CardStore:
         """The card store (one per queue: it caches each chat's vectors by version)."""
         if self._cards is None:
-            from memory_worker.cards import CardStore
-            from memory_worker.cards.withdrawn import Thresholds
+            from memory_worker.wiring import bot_card_store
 
-            # MEMORY_CARDS_URL (e.g. a cluster), else the queue's own client
-            self._cards = CardStore(
-                cards_client(self.settings, self.redis),
-                self.keys,
-                thresholds=Thresholds.from_settings(self.settings),
-            )
+            self._cards = bot_card_store(self.settings, self.redis)
         return self._cards
 
     @classmethod
@@ -184,7 +182,7 @@ class MemoryQueue:
     async def close(self) -> None:
         # leave an embedded server running: workers in other processes may share it
         await self._close_recall()
-        if self._cards is not None:
+        if self._cards is not None and self._own_cards:
             await close_cards_client(self._cards.redis, self.redis)
         await self._handle.close(stop_embedded=False)
 
@@ -270,11 +268,11 @@ class MemoryQueue:
         :class:`~memory_worker.errors.ForgetInputError`.
         """
         from memory_worker.privacy.forget import parse_scope
-        from memory_worker.upkeep.forgetter import Forgetter
+        from memory_worker.wiring import forgetter
 
         scope = parse_scope(check_id("chat_id", chat_id), check_optional_id("user_id", user_id))
-        forgetter = Forgetter(self.redis, self.settings, cards_redis=self.cards.redis)
-        return await forgetter.forget(scope, dry_run=dry_run, actor=actor)
+        steps = forgetter(self.redis, self.settings, self.cards.redis)
+        return await steps.forget(scope, dry_run=dry_run, actor=actor)
 
     # --- memory ---------------------------------------------------------------------------------
     async def visible_cards(

@@ -71,8 +71,7 @@ from memory_worker.runs.replay import (
 from memory_worker.runs.workers import fleet_workers
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import cards_client, close_cards_client
-from memory_worker.upkeep.forgetter import Forgetter
-from memory_worker.wiring import breaker_store, replay_store
+from memory_worker.wiring import breaker_store, card_store_on, forgetter, replay_store
 
 if TYPE_CHECKING:
     from memory_worker.api import MemoryQueue
@@ -147,6 +146,8 @@ class Console:
         self.gate = Gate(self.render, settings, clock)
         self.keys = Keys(settings.key_prefix)
         self.cards = cards_client(settings, redis)  # MEMORY_CARDS_URL, else ``redis``
+        self.card_store = card_store_on(self.cards, settings)
+        self.forgetter = forgetter(redis, settings, self.cards)
         self.env = environment()
         self.route_config = data.load_console_routes(settings)
         self.routes = data.route_targets(self.route_config)
@@ -369,7 +370,7 @@ class Console:
             return await self.render(request, "missing.html.j2", status=404, what="that chat")
         query = request.query.get("q", "").strip()[:200]
         memory = await memory_data.memory_data(
-            self.redis, self.settings, chat_id, query=query, cards_redis=self.cards
+            self.redis, self.settings, chat_id, query=query, card_store=self.card_store
         )
         return await self.render(request, "memory.html.j2", m=memory)
 
@@ -459,9 +460,6 @@ class Console:
     # counts only). The pages show ids and counts, never a card or message text, so they
     # render with ``MEMORY_CONSOLE_SHOW_MEMORY=0`` too.
 
-    def _forgetter(self) -> Forgetter:
-        return Forgetter(self.redis, self.settings, cards_redis=self.cards)
-
     async def _forget_page(
         self,
         request: web.Request,
@@ -488,7 +486,7 @@ class Console:
             return await self._forget_page(request, q)
         try:
             scope = forget_scope(q)
-            preview = await self._forgetter().forget(scope, dry_run=True, actor=ACTOR)
+            preview = await self.forgetter.forget(scope, dry_run=True, actor=ACTOR)
         except ForgetInputError as exc:  # an unknown chat (a ValueError too: caught first)
             return await self._forget_page(request, q, problems=[str(exc)], status=404)
         except ValueError as exc:
@@ -502,7 +500,7 @@ class Console:
             return form
         try:
             scope = forget_scope(form)
-            done = await self._forgetter().forget(scope, actor=ACTOR)
+            done = await self.forgetter.forget(scope, actor=ACTOR)
         except ForgetInputError as exc:
             return await self._forget_page(request, form, problems=[str(exc)], status=404)
         except ValueError as exc:
@@ -530,12 +528,9 @@ class Console:
     def _queue(self) -> MemoryQueue:
         """The bot's API over the console's clients (its recall walker built on first use)."""
         from memory_worker.api import MemoryQueue
-        from memory_worker.cards import CardStore
         from memory_worker.storage.connections import RedisHandle
 
-        queue = MemoryQueue(RedisHandle(self.redis, ""), self.settings)
-        queue._cards = CardStore(self.cards, queue.keys)
-        return queue
+        return MemoryQueue(RedisHandle(self.redis, ""), self.settings, cards=self.card_store)
 
     async def _card_page(
         self,
