@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 from arq.connections import ArqRedis
@@ -51,9 +52,7 @@ from llm_client import (
     success_counter,
 )
 from memory_worker.cards import CardStore
-from memory_worker.cards.replication import replicas_present
 from memory_worker.cards.withdrawn import Thresholds
-from memory_worker.consolidation.routed import ConsolidationProcessor, RoutedModels
 from memory_worker.errors import RoutesIncomplete
 from memory_worker.keys import Keys
 from memory_worker.paging.notifiers import notifiers_from_settings
@@ -63,17 +62,15 @@ from memory_worker.paging.reports import (
     route_breakers,
     route_open_workflows,
 )
-from memory_worker.pipeline.gate import WalkerGate
-from memory_worker.pipeline.process_metrics import process_metrics
-from memory_worker.pipeline.runner import TickRunner
 from memory_worker.pipeline.ticks import TickQueue
 from memory_worker.runs import RunStore
 from memory_worker.runs.replay import ReplayStore
 from memory_worker.settings import Settings
-from memory_worker.storage.checks import check_cards_redis
 from memory_worker.storage.connections import CardsRedis, cards_client, close_cards_client
 from memory_worker.upkeep.forgetter import Forgetter
-from memory_worker.upkeep.maintenance import Maintenance
+
+if TYPE_CHECKING:
+    from memory_worker.pipeline.runner import TickRunner
 
 
 @dataclass
@@ -230,8 +227,16 @@ async def build_tick_runner(
 ) -> TickRunner:
     """The production pipeline: routed, breaker-guarded consolidation with admin reports.
 
-    ``transports`` replaces the real farm clients (benchmarks use an instant farm).
+    ``transports`` replaces the real farm clients (benchmarks use an instant farm). The
+    worker's parts are imported here, not with this module: the bot builds its stores and
+    its recall walker through the root without loading the worker's pipeline.
     """
+    from memory_worker.consolidation.routed import ConsolidationProcessor, RoutedModels
+    from memory_worker.pipeline.gate import WalkerGate
+    from memory_worker.pipeline.process_metrics import process_metrics
+    from memory_worker.pipeline.runner import TickRunner
+    from memory_worker.upkeep.maintenance import Maintenance
+
     keys = Keys(settings.key_prefix)
     check_run_routes(routing_routes(settings), settings.routes_file)
     cards = await card_store(settings, redis, keys)  # first: nothing else to close if it fails
@@ -277,6 +282,9 @@ async def card_store(settings: Settings, redis: ArqRedis, keys: Keys) -> CardSto
     """The worker's card store: on ``MEMORY_CARDS_URL`` (a cluster) or the queue's server,
     checked like the queue's (§2: no eviction, scripts allowed), writes replicated to
     one replica before a run completes when the card server has replicas."""
+    from memory_worker.cards.replication import replicas_present
+    from memory_worker.storage.checks import check_cards_redis
+
     cards_redis = cards_client(settings, redis)
     try:
         await check_cards_redis(cards_redis, redis)
