@@ -478,6 +478,26 @@ def test_every_exception_belongs_to_a_drawn_tree() -> None:
     assert problems == []
 
 
+def test_memory_worker_errors_hang_in_families_a_bot_can_catch() -> None:
+    """``MemoryWorkerError``'s children are the families only (no flat tree), and the face
+    exports each family, so a bot catches "bad input" or "not found" as one type."""
+    import memory_worker
+    from memory_worker import errors
+
+    families = {
+        "InvalidInput",
+        "NotFound",
+        "Conflict",
+        "Unavailable",
+        "ConfigurationError",
+        "StoreError",
+        "RunControl",
+    }
+    children = {c.__name__ for c in errors.MemoryWorkerError.__subclasses__()}
+    assert children == families
+    assert sorted(families - set(memory_worker.__all__)) == []
+
+
 def test_the_library_logs_only_through_its_stdlib_loggers() -> None:
     """Every module logs through ``get_logger`` (stdlib records, no global set-up): a bare
     ``structlog.get_logger`` writes to stdout inside a bot and skips the CLI's masking."""
