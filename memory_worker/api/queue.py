@@ -62,7 +62,7 @@ import asyncio
 import contextlib
 import socket
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -90,9 +90,11 @@ from memory_worker.deadlines import deadline_after
 from memory_worker.errors import (
     CardNotFound,
     CardNotLive,
+    EmbeddingUnavailable,
     InvalidCorrection,
     InvalidRunRequest,
     RedisNotConfigured,
+    RoutesInvalid,
     VectorSpaceMismatch,
 )
 from memory_worker.keys import Keys
@@ -335,8 +337,9 @@ class MemoryQueue:
         targets of the chat's model (during a model switch a route that still
         lists the old model's target keeps recall serving); with none,
         :class:`~memory_worker.errors.VectorSpaceMismatch` is raised rather than
-        comparing two spaces. Routing failures raise the ``llm_client`` errors
-        (``RouteUnavailable``, ``AllCircuitsOpen``, …). Best first, as
+        comparing two spaces. A routing failure (the farm down, breakers open, no route, the
+        timeout) raises :class:`~memory_worker.errors.EmbeddingUnavailable`, the
+        ``llm_client`` error as its ``__cause__``. Best first, as
         :class:`~memory_worker.cards.recall.RecallHit` — it unpacks as ``(card, score)``
         and carries the card's ``observed_at``/``valid_from``.
         """
@@ -378,7 +381,8 @@ class MemoryQueue:
         from llm_client import EMBEDDING, QUERY_TASK
         from memory_worker.privacy.masking import mask
 
-        walker = self._recall_walker()
+        with _embedding_edge("recall", chat_id):
+            walker = self._recall_walker()
         route = walker.routes.get(EMBEDDING)
         if route is not None and space.model is not None:
             served = [t.model for t in route.eligible]
@@ -389,15 +393,16 @@ class MemoryQueue:
                     query_model=served[0] if served else "",
                     dimension=space.dimension,
                 )
-        routed = await walker.embed(
-            EMBEDDING,
-            [mask(text, contacts=self.settings.redact_contacts)],
-            dimension=space.dimension if space.model else self.settings.embedding_dimension,
-            task_description=QUERY_TASK,
-            deadline=deadline_after(self.settings.recall_timeout_seconds),
-            context={"chat_id": str(chat_id), "job": "recall"},
-            model=space.model,
-        )
+        with _embedding_edge("recall", chat_id):
+            routed = await walker.embed(
+                EMBEDDING,
+                [mask(text, contacts=self.settings.redact_contacts)],
+                dimension=space.dimension if space.model else self.settings.embedding_dimension,
+                task_description=QUERY_TASK,
+                deadline=deadline_after(self.settings.recall_timeout_seconds),
+                context={"chat_id": str(chat_id), "job": "recall"},
+                model=space.model,
+            )
         model = routed.target.model
         if (space.model is not None and space.model != model) or (
             len(routed.value.embeddings[0]) != space.dimension
@@ -537,7 +542,8 @@ class MemoryQueue:
         it supersedes the old one instead. Answers the card that now holds the fact.
 
         The new card is embedded on the ``embedding`` route in the chat's vector space (a
-        chat without vectors: none); an embedding failure raises and writes nothing.
+        chat without vectors: none); an embedding failure raises
+        :class:`~memory_worker.errors.EmbeddingUnavailable` and writes nothing.
         Raises :class:`~memory_worker.errors.CardNotLive` for a superseded, retracted,
         merged or expired card. The corrected fact passes the check of every card write
         (§10, :mod:`memory_worker.cards.withdrawn`): asserted now, it is refused
@@ -663,14 +669,15 @@ class MemoryQueue:
         from memory_worker.deadlines import deadline_after
         from memory_worker.privacy.masking import mask
 
-        routed = await self._recall_walker().embed(
-            EMBEDDING,
-            [mask(fact, contacts=self.settings.redact_contacts)],
-            dimension=space.dimension,
-            deadline=deadline_after(self.settings.recall_timeout_seconds),
-            context={"job": "correct"},
-            model=space.model,
-        )
+        with _embedding_edge("correct", chat_id):
+            routed = await self._recall_walker().embed(
+                EMBEDDING,
+                [mask(fact, contacts=self.settings.redact_contacts)],
+                dimension=space.dimension,
+                deadline=deadline_after(self.settings.recall_timeout_seconds),
+                context={"job": "correct"},
+                model=space.model,
+            )
         vector, model = routed.value.embeddings[0], routed.target.model
         if (space.model is not None and space.model != model) or len(vector) != space.dimension:
             raise VectorSpaceMismatch(
@@ -701,6 +708,25 @@ class MemoryQueue:
         except RedisError as exc:
             log.warning("cards.audit_failed", kind=kind, error=type(exc).__name__)
         log.info(f"cards.{kind}", **{k: v for k, v in event.items() if k != "host"})
+
+
+@contextlib.contextmanager
+def _embedding_edge(call: str, chat_id: int) -> Iterator[None]:
+    """The bot's API edge for the embedding route: ``llm_client``'s errors leave as
+    ``memory_worker``'s — a routes file that cannot load as :class:`RoutesInvalid`, any
+    other routing or farm failure as :class:`EmbeddingUnavailable` — each with the
+    ``llm_client`` error as its ``__cause__``. Ids and type names only, never the text."""
+    from llm_client import LLMError, RoutesError, retryable_reason
+
+    try:
+        yield
+    except RoutesError as exc:
+        raise RoutesInvalid(str(exc)) from exc
+    except LLMError as exc:
+        reason = retryable_reason(exc)
+        raise EmbeddingUnavailable(
+            call, chat_id, kind=type(exc).__name__, reason=reason.value if reason else None
+        ) from exc
 
 
 class _Stored(dict[str, str]):

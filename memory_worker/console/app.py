@@ -53,6 +53,7 @@ from memory_worker.errors import (
     CardNotFound,
     CardNotLive,
     ConsoleExposedError,
+    EmbeddingUnavailable,
     ForgetInputError,
     InvalidCorrection,
 )
@@ -590,6 +591,8 @@ class Console:
                 done = await queue.correct(card, form.get("fact", ""), actor=ACTOR)
         except (InvalidCorrection, CardNotLive, CardNotFound) as exc:
             return await self._card_page(request, card, form=form, problems=[str(exc)], status=400)
+        except EmbeddingUnavailable as exc:  # the farm is down: nothing was written, say so
+            return await self._card_page(request, card, form=form, problems=[str(exc)], status=503)
         finally:
             await queue._close_recall()
         context = {"chat_id": str(card.chat_id), "card_id": card.id, "new_card_id": done.id}
