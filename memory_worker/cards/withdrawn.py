@@ -64,7 +64,8 @@ SIMILAR_SHARE = 0.7
 
 @dataclass(frozen=True, slots=True)
 class Thresholds:
-    """The cosines from which a new card states a withdrawn fact (see the module doc)."""
+    """The cosines from which a new card states a withdrawn fact (see the module doc), and
+    how far the shell looks for siblings."""
 
     #: The new card does not name the withdrawn card's value.
     plain: float = 0.98
@@ -76,6 +77,9 @@ class Thresholds:
     sibling: float = 0.82
     #: How much closer to the withdrawn card than to every sibling the new card must be.
     margin: float = 0.02
+    #: The chat's rows nearest a new card among which the shell looks for its siblings
+    #: (:func:`memory_worker.cards.withdrawals.near_siblings`; 0: none looked for).
+    sibling_reads: int = 32
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Thresholds:
@@ -85,6 +89,7 @@ class Thresholds:
             evidence=settings.retraction_evidence_cosine,
             sibling=settings.retraction_sibling_cosine,
             margin=settings.retraction_sibling_margin,
+            sibling_reads=settings.retraction_sibling_reads,
         )
 
     @property
