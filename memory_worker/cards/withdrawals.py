@@ -90,9 +90,27 @@ async def check(
     marks seen (see the module doc)."""
     if not comparable(matrix, model):
         return Check([None] * len(candidates), None)
+    found = await gather(matrix, read, candidates, thresholds)
+    return Check(refusals(candidates, found.facts, thresholds, found.siblings), found.marks)
+
+
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    """What the check reads of a chat for some candidates: its withdrawn facts near them,
+    their siblings, and the withdrawn marks it saw."""
+
+    facts: list[WithdrawnFact]
+    siblings: list[Sibling]
+    marks: int
+
+
+async def gather(
+    matrix: Matrix, read: ReadRaw, candidates: Sequence[Candidate], thresholds: Thresholds
+) -> Gathered:
+    """The reads of :func:`check` (an import's plan makes them too)."""
     facts = await near_facts(matrix, read, candidates, thresholds)
     siblings = await near_siblings(matrix, read, candidates, facts, thresholds.sibling_reads)
-    return Check(refusals(candidates, facts, thresholds, siblings), matrix.withdrawn_marks)
+    return Gathered(facts, siblings, matrix.withdrawn_marks)
 
 
 def _unit(vector: Sequence[float]) -> np.ndarray[Any, np.dtype[np.float32]]:

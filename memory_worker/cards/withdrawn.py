@@ -125,12 +125,14 @@ class WithdrawnFact:
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A card about to be written: its fact, its newest message's time, its vector and the
-    ids of the messages it comes from (none: a rewrite, a hand-made card)."""
+    ids of the messages it comes from (none: a rewrite, a hand-made card); its id when it
+    has one already (an imported card: never its own sibling)."""
 
     statement: Statement
     seen_ms: int
     vector: Sequence[float] | None = None
     sources: frozenset[int] = frozenset()
+    card_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,11 +240,13 @@ def shares_evidence(candidate: Candidate, fact: WithdrawnFact) -> bool:
 def siblings_of(
     candidate: Candidate, fact: WithdrawnFact, siblings: Sequence[Sibling]
 ) -> list[Sibling]:
-    """The siblings that come from one of ``candidate``'s messages (``fact`` itself aside)."""
+    """The siblings that come from one of ``candidate``'s messages (``fact`` and the
+    candidate itself aside)."""
     return [
         s
         for s in siblings
-        if s.card_id != fact.card_id and not candidate.sources.isdisjoint(s.sources)
+        if s.card_id not in (fact.card_id, candidate.card_id)
+        and not candidate.sources.isdisjoint(s.sources)
     ]
 
 
