@@ -383,8 +383,10 @@ def main() -> None:
     chosen = choose(dev, vectors)
     default = Thresholds()
     cards = sum(len(g.candidates) for g in groups)
-    print(f"evidence pairs: {len(groups)} messages ({len(dev)} dev, {len(test)} test), ")
-    print(f"  {cards} candidates, e5 ({E5})")
+    print(
+        f"evidence pairs: {len(groups)} messages ({len(dev)} dev, {len(test)} test), "
+        f"{cards} candidates, e5 ({E5})"
+    )
     print(
         f"chosen on dev: evidence {chosen.evidence}, sibling {chosen.sibling}, "
         f"margin {chosen.margin}"
@@ -451,8 +453,12 @@ def main() -> None:
             lambda d: d.card.lang,
         )
     )
+    print("test alone, by language of the message:")
+    print(breakdown(alone(test, vectors, rule), lambda d: d.group.lang))
     print("test unlearned contrast, by kind:")
     print(breakdown(unlearned(test, vectors, rule), lambda d: d.card.kind))
+    print("test unlearned contrast, by language of the message:")
+    print(breakdown(unlearned(test, vectors, rule), lambda d: d.group.lang))
 
 
 DELTAS = [0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2]
