@@ -9,7 +9,8 @@ vectors chosen by hand:
   a later run restating it by meaning from older messages is refused; the restored chat
   shows what the source showed;
 - a retraction landing between two chunks of an import is honoured: the rest is planned
-  again and the restatement left out.
+  again and the restatement left out; withdrawals that keep landing stop it after
+  ``replans`` plans, nothing written, resumable.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from memory_worker.cards.corrections import correction_plan
 from memory_worker.cards.edits import correct_card, retract_card
 from memory_worker.cards.transfer import read_snapshot, write_snapshot
 from memory_worker.cards.writes import NewCard
+from memory_worker.errors import StoreError
 from memory_worker.keys import Keys
 from tests.support.cards import ALICE, CHAT, DIM, T0, new
 
@@ -191,3 +193,31 @@ async def test_a_retraction_between_two_chunks_is_honoured(
     assert any(b'"withdrawn"' in answer for answer in calls)
     assert (done["retracted"], done["cards"]) == (1, 1)
     assert await facts(target) == {"Alice lives in Lisbon.", "Alice skis."}
+
+
+async def test_withdrawals_that_keep_landing_stop_the_import_resumably(
+    stores: tuple[CardStore, CardStore], redis: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every chunk finds the withdrawn marks moved: the import plans again ``replans``
+    times, then stops with a typed error having written nothing; importing again (the
+    withdrawals settled) completes it."""
+    source, target = stores
+    await run(target, "first", tea(), lisbon())
+    snap = await file_of(source, redis, new("Alice skis.", obj="skiing", sources=(6,)))
+    real, imports = target.run_script, []
+
+    async def always_moved(name: str, *args: Any, **kw: Any) -> Any:
+        if name == "import":
+            imports.append(name)
+            # a withdrawal's mark, and the version bump every change of the mask makes
+            await redis.setrange(target.key(CHAT, "vecmask"), 4096 + len(imports), b"\x02")
+            await redis.incr(target.key(CHAT, "vecver"))
+        return await real(name, *args, **kw)
+
+    monkeypatch.setattr(target, "run_script", always_moved)
+    with pytest.raises(StoreError, match="import again"):
+        await write_snapshot(target, snap, now=NOW, chats_key="x", chunk_items=50, replans=2)
+    assert len(imports) == 3
+    assert await target.get_card(CHAT, "101") is None
+    monkeypatch.setattr(target, "run_script", real)
+    assert (await restore(target, snap))["cards"] == 1
