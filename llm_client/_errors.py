@@ -33,7 +33,7 @@ ever reads message text.
         │   └── AllCircuitsOpen      every target is breaker-open and no probe permit is free
         ├── Exhausted                hops or wall budget spent without an attempt error to return
         ├── DeadlineExceeded         the caller's deadline cut the walk
-        └── CapacityWaitTimeout      every target stayed busy for the whole slot-wait budget
+        └── CapacityWaitTimeout      the walk ended on busy answers (slot wait or budget spent)
             └── CoolingDown          every target left is cooling (Retry-After) or out of tokens
 
 Every class has a ``reason`` the retry classifier trusts (``typed_reason``);
@@ -248,7 +248,9 @@ class DeadlineExceeded(RoutingError):
 
 
 class CapacityWaitTimeout(RoutingError):
-    """Every target stayed busy for the whole slot-wait budget."""
+    """The walk ended on busy answers: every target stayed busy for the whole slot-wait
+    budget, or a budget (the wall, the caller's deadline) ended the wait first — a capacity
+    answer whatever came before it, so the run is released (§6, §7)."""
 
     reason = FailureReason.CAPACITY_UNAVAILABLE
 

@@ -4,6 +4,8 @@
 
     MemoryWorkerError
     ├── SettingsError          a setting is invalid, out of bounds or contradicts another
+    │   └── SettingsRefused        the same where arq's command line builds WorkerSettings: a
+    │                              click exception too, shown as memory-worker's one line, exit 2
     ├── InvalidRunRequest      a run request failed validation; nothing was stored
     ├── RunNotFound            no run with that id
     ├── LeaseLost              the worker no longer holds the run's lease (it was reclaimed)
@@ -14,10 +16,18 @@
     │   │                          slot with no node, a lost connection leaked as AttributeError)
     │   ├── StoredRunUnreadable    a claimed run's stored request no longer validates (its
     │   │                          fields and error kinds only: never the stored values)
-    │   ├── SocketNotPrivate       the embedded server's socket directory is not this user's
-    │   │                          own 0700 one: nothing is sent to it (also a redis ConnectionError)
-    │   └── ChatKeyCorrupt         a chat's memory key holds the wrong type: refused before the
-    │                              script's first write (the chat and the key's role, no value)
+    │   ├── StoreReplyError        Redis (or its client) answered with an error no retry heals;
+    │   │   │                      ``code`` says which (log-safe: never the reply's text)
+    │   │   ├── StoreWriteRefused  the store refuses writes until its operator acts (OOM,
+    │   │   │                      MISCONF, NOREPLICAS, NOPERM): the store's fault, not the run's
+    │   │   ├── StoreDataCorrupt   a stored value is not what the code wrote (a key of the
+    │   │   │   │                  wrong type, a counter INCR cannot raise): names the chat and
+    │   │   │   │                  the key's role, never the value
+    │   │   │   └── ChatKeyCorrupt a chat's memory key holds the wrong type: refused before the
+    │   │   │                      script's first write (the chat and the key's role, no value)
+    │   │   └── StoreScriptError   a Lua script raised an error of its own, or would not compile
+    │   └── SocketNotPrivate       the embedded server's socket directory is not this user's
+    │                              own 0700 one: nothing is sent to it (also a redis ConnectionError)
     ├── RedisSetupError        the Redis server cannot safely hold the queue (checked at start)
     │   ├── EvictionPolicyError    maxmemory-policy may evict keys (allkeys-*): runs would vanish
     │   ├── ScriptPermissionError  the Redis user may not run Lua scripts (EVALSHA / SCRIPT LOAD)
@@ -61,6 +71,10 @@ timeout, the classifier trusts; the run is released). It is defined in this modu
 
 from __future__ import annotations
 
+import sys
+from typing import IO, Any, ClassVar
+
+from click import ClickException
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from llm_client import FailureReason, LLMError
@@ -80,6 +94,24 @@ class SettingsError(MemoryWorkerError, ValueError):
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
         super().__init__("invalid settings: " + "; ".join(problems))
+
+
+class SettingsRefused(SettingsError, ClickException):
+    """Bad settings where ``arq memory_worker.worker.WorkerSettings`` is built: a
+    :class:`SettingsError` to a caller, and to arq's command line (click) a failure it shows
+    as ``memory-worker``'s one line, ``error: invalid settings: …``, exiting 2 — not a
+    traceback."""
+
+    exit_code: ClassVar[int] = 2  # memory-worker's status for every failure
+
+    def __init__(self, problems: list[str]) -> None:
+        SettingsError.__init__(self, problems)
+        ClickException.__init__(self, "invalid settings: " + "; ".join(problems))
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        stream = sys.stderr if file is None else file
+        stream.write("error: " + " ".join(self.message.split()) + "\n")
+        stream.flush()
 
 
 class InvalidRunRequest(MemoryWorkerError, ValueError):
@@ -128,6 +160,58 @@ class StoreClientError(StoreError):
     def __init__(self, kind: str) -> None:
         self.kind = kind
         super().__init__(f"the Redis client failed ({kind})")
+
+
+class StoreReplyError(StoreError):
+    """Redis (or its client) answered a command with an error no retry heals (§7 "Store
+    faults"): a write is not retried on it. ``code`` names the answer (``oom``, ``wrongtype``,
+    ``overflow``…: :mod:`memory_worker.storage.replies`), log-safe; the text is never kept.
+    Raised by :func:`memory_worker.storage.faults.store_answer`, chained to the client's
+    error."""
+
+    def __init__(self, code: str, detail: str | None = None) -> None:
+        self.code = code
+        super().__init__(detail or f"Redis answered with an error no retry heals ({code})")
+
+
+class StoreWriteRefused(StoreReplyError):
+    """The store refuses writes until its operator acts: out of memory under ``noeviction``
+    (``oom``), a failed snapshot (``misconf``), too few replicas (``noreplicas``), this user's
+    ACL (``noperm``). The store's fault, never the run's: the run is released, uncharged."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code, f"the store refuses writes ({code})")
+
+
+class StoreDataCorrupt(StoreReplyError):
+    """A stored value is not what the code wrote: a key of the wrong type (``wrongtype``), a
+    counter that is not an integer or that ``INCR`` cannot raise (``not_integer``,
+    ``overflow``), a number that is not one (``not_float``). Retrying gives the same answer;
+    the run fails. ``chat_id`` and ``problems`` (each a key's role and what is wrong with it,
+    e.g. ``seq holds a counter INCR cannot raise``) say where, once known; never a value."""
+
+    def __init__(
+        self, code: str, *, chat_id: int | None = None, problems: tuple[str, ...] = ()
+    ) -> None:
+        self.chat_id = chat_id
+        self.problems = problems
+        where = "" if chat_id is None else f"chat {chat_id}: "
+        found = ": " + "; ".join(problems) if problems else ""
+        super().__init__(code, f"{where}stored data is not what the code wrote ({code}){found}")
+
+    def located(self, chat_id: int, problems: tuple[str, ...]) -> StoreDataCorrupt:
+        """This answer, naming the chat and its misshapen keys (chained to this one)."""
+        located = StoreDataCorrupt(self.code, chat_id=chat_id, problems=problems)
+        located.__cause__ = self
+        return located
+
+
+class StoreScriptError(StoreReplyError):
+    """A Lua script raised an error of its own (``user_script:<line>: …``) or would not
+    compile: a bug, or data the script cannot read. The run fails."""
+
+    def __init__(self, code: str = "script") -> None:
+        super().__init__(code, "a store script raised an error of its own")
 
 
 class RedisSetupError(MemoryWorkerError):
@@ -300,16 +384,20 @@ class ExportPredatesForget(ImportConflict):
         super().__init__(f"chat {chat_id} was forgotten (in part) {when}: export it again; {done}")
 
 
-class ChatKeyCorrupt(StoreError):
+class ChatKeyCorrupt(StoreDataCorrupt):
     """A key of a chat's memory holds a value of the wrong type: a script refused before its
-    first write. Names the chat and the key's role, never a value."""
+    first write. Names the chat and the key's role, never a value. Corrupt data like any
+    other (§7): never retried."""
 
     def __init__(self, chat_id: int, role: str) -> None:
+        StoreReplyError.__init__(
+            self,
+            "wrongtype",
+            f"chat {chat_id}'s {role} key holds a value of the wrong type; nothing was written",
+        )
         self.chat_id = chat_id
         self.role = role
-        super().__init__(
-            f"chat {chat_id}'s {role} key holds a value of the wrong type; nothing was written"
-        )
+        self.problems = (f"{role} holds a value of the wrong type",)
 
 
 class RedisNotConfigured(MemoryWorkerError):

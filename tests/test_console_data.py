@@ -144,6 +144,23 @@ def test_settings_rows_never_hold_a_secret() -> None:
     assert "MEMORY_CONSOLE_SHOW_MEMORY" in text
 
 
+def test_a_derived_default_is_shown_as_derived_from_the_values_in_force() -> None:
+    """With only the lease shortened, the renewal and the heartbeat follow it: the settings
+    page shows them at their (derived) defaults, and only the lease as changed."""
+    rows = {row.variable: row for row in settings_rows(Settings(lease_seconds=6))}
+    assert (rows["MEMORY_LEASE_SECONDS"].value, rows["MEMORY_LEASE_SECONDS"].changed) == (
+        "6.0",
+        True,
+    )
+    for variable, value in (("MEMORY_LEASE_RENEW_SECONDS", "2.0"),
+                            ("MEMORY_WORKER_HEARTBEAT_SECONDS", "1.0")):  # fmt: skip
+        assert (rows[variable].value, rows[variable].default, rows[variable].changed) == (
+            value,
+            value,
+            False,
+        )
+
+
 def card(card_id: str, fact: str, day: int, superseded_by: str | None = None) -> Card:
     at = datetime(2026, 1, day, tzinfo=UTC)
     return stored(

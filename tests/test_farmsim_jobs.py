@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from memory_worker.farmsim.faults import Fault, FaultBook, FaultKind
+from memory_worker.farmsim.faults import Fault, FaultBook, FaultKind, retry_after
 from memory_worker.farmsim.jobs import (
     EnvelopeStyle,
     Job,
@@ -150,6 +150,7 @@ def test_peek_does_not_use_up_a_fault() -> None:
         {"kind": "reset", "times": "2"},
         {"kind": "submit_status", "status_code": "429"},
         {"kind": "slow", "seconds": "fast"},
+        {"kind": "submit_status", "retry_after": 30},
     ],
 )
 def test_fault_from_json_rejects_bad_input(data: dict[str, object]) -> None:
@@ -160,4 +161,7 @@ def test_fault_from_json_rejects_bad_input(data: dict[str, object]) -> None:
 def test_fault_json_round_trip() -> None:
     fault = Fault(kind=FaultKind.SUBMIT_STATUS, status_code=429, message="no slots", times=3)
     assert Fault.from_json(fault.to_json()) == fault
+    verbatim = Fault(kind=FaultKind.SUBMIT_STATUS, status_code=429, retry_after="²", seconds=5)
+    assert Fault.from_json(verbatim.to_json()) == verbatim
+    assert retry_after(verbatim) == {"Retry-After": "²"}  # the verbatim header wins
     assert Fault.from_json({"kind": "JOB_FAILED"}).kind is FaultKind.JOB_FAILED

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from llm_client import ClientConfig, OpenAICompatClient, Upstream
-from llm_client._transport.error_text import retry_after_seconds
 from llm_client._transport.openai_compat import chat_completions_url, status_error
 
 
@@ -24,21 +23,6 @@ from llm_client._transport.openai_compat import chat_completions_url, status_err
 )
 def test_chat_completions_url(url: str, normalised: str) -> None:
     assert chat_completions_url(url) == normalised
-
-
-@pytest.mark.parametrize(
-    ("value", "seconds"),
-    [
-        ("7", 7.0),
-        (" 1.5 ", 1.5),
-        ("Wed, 21 Oct 2015 07:28:00 GMT", None),
-        ("", None),
-        (None, None),
-        ("-1", None),
-    ],
-)
-def test_retry_after_seconds(value: str | None, seconds: float | None) -> None:
-    assert retry_after_seconds(value) == seconds
 
 
 def test_status_error_keeps_status_text_and_hints() -> None:

@@ -1,10 +1,13 @@
-"""§4: the fleet-breaker original's busy markers are capacity, in any spelling.
+"""§4: the busy markers — the fleet-breaker original's and d-inference's capacity family —
+are capacity, in any spelling.
 
-One row per marker and spelling variant (underscores, hyphens, case, punctuation), as the
-backend answers it through the farm (``upstream returned status N: …`` with the status) and
-as the farm itself answers a submit (``submit: status N: …``). Then the rows that must stay
-faults (500/502/504, a 503 that crashed or says nothing useful, "500 … capacity"), and the
-guard that keeps a rejected *bad request* from being read as busy.
+One row per marker and spelling variant (underscores, hyphens, case, CamelCase,
+punctuation), as the backend answers it through the farm (``upstream returned status N: …``
+with the status) and as the farm itself answers a submit (``submit: status N: …``). Then
+the answers a farm really gave, word for word; the rows that must stay faults (500/502/504,
+a 503 that crashed or says nothing useful, "500 … capacity", a model that failed to load);
+the guard that keeps a rejected *bad request* from being read as busy; and a 429, which is
+a rate limit whatever its body says.
 """
 
 from __future__ import annotations
@@ -17,7 +20,12 @@ from llm_client import FailureReason, Upstream, retryable_reason
 from llm_client._breaker.model import Outcome, classify
 from llm_client._retry.classify import NOT_BUSY_STATUSES, PHRASE_RULES, fold
 from llm_client._transport.base import UpstreamResponse
-from llm_client._transport.envelope import http_status_error, upstream_status_error
+from llm_client._transport.envelope import (
+    http_status_error,
+    submit_status_error,
+    upstream_status_error,
+)
+from llm_client._transport.openai_compat import status_error
 
 R = FailureReason
 
@@ -45,6 +53,21 @@ MARKERS: list[tuple[str, int]] = [
     ("service temporarily unavailable", 503),
     ("request timed out waiting for capacity", 503),
     ("model not loaded", 503),
+    # d-inference's capacity family: KV, memory or slots short; a model not (yet) loaded;
+    # slot caps, full queues, over capacity, too many requests.
+    ("insufficient kv", 503),
+    ("insufficient kv cache blocks", 503),
+    ("insufficient slots", 503),
+    ("model is not loaded", 503),
+    ("no model loaded", 503),
+    ("no models loaded", 503),
+    ("model is loading", 503),
+    ("loading", 503),
+    ("slot cap exceeded", 429),
+    ("queue is full", 503),
+    ("server over capacity", 503),
+    ("server at capacity", 503),
+    ("too many requests", 429),
 ]
 
 
@@ -63,6 +86,10 @@ VARIANTS: dict[str, Callable[[str], str]] = {
     "dots": _separated("."),
     "double-spaces": _separated("  "),
     "punctuated": lambda text: text.replace(" ", ", ", 1) + "!",
+    "camel": lambda text: "".join(word[:1].upper() + word[1:] for word in text.split()),
+    "camel-lower": lambda text: (
+        text.split()[0] + "".join(word[:1].upper() + word[1:] for word in text.split()[1:])
+    ),
 }
 
 ROWS = [
@@ -105,6 +132,35 @@ def test_the_issue_answers_exactly() -> None:
         assert retryable_reason(error) is R.CAPACITY_UNAVAILABLE, text
 
 
+#: The answers a farm gave that were charged as faults (five in a row opened a busy node's
+#: breaker), word for word, with a status each was seen with.
+MEASURED = [
+    pytest.param(503, "503: insufficient KV", id="503-insufficient-kv"),
+    pytest.param(503, "insufficient kv: need 4096 have 1024", id="kv-need-have-503"),
+    pytest.param(500, "insufficient kv: need 4096 have 1024", id="kv-need-have-500"),
+    pytest.param(503, "model gpt-oss-120b not loaded", id="model-not-loaded"),
+    pytest.param(503, "no model loaded", id="no-model-loaded"),
+    pytest.param(503, "SlotCapExceeded", id="slot-cap-exceeded"),
+    pytest.param(500, "SlotCapExceeded", id="slot-cap-exceeded-500"),
+    pytest.param(503, "InsufficientKV", id="insufficient-kv-camel"),
+    pytest.param(503, "ERR_NO_MODEL_LOADED", id="no-model-loaded-code"),
+]
+
+
+@pytest.mark.parametrize(("status", "text"), MEASURED)
+def test_the_measured_answers_are_capacity_however_they_arrive(status: int, text: str) -> None:
+    body = f'{{"error": {{"message": "{text}"}}}}'.encode()
+    for error in (
+        upstream_status_error(UpstreamResponse(status_code=status, body=body)),
+        http_status_error("submit", status, f'{{"error": "{text}"}}'.encode()),
+        submit_status_error(status, body),
+        status_error(status, body, None),
+        Upstream(text),
+    ):
+        assert retryable_reason(error) is R.CAPACITY_UNAVAILABLE, error
+        assert charge(retryable_reason(error)) is Outcome.NEUTRAL
+
+
 # --- what stays a fault ----------------------------------------------------------------------
 
 FAULTS = [
@@ -120,6 +176,13 @@ FAULTS = [
     pytest.param(503, "<html>oops</html>", R.PROVIDER_UNAVAILABLE, id="503-opaque"),
     pytest.param(503, "worker crashed: core dumped", R.PROVIDER_UNAVAILABLE, id="503-crash"),
     pytest.param(503, "connection refused", R.PROVIDER_UNAVAILABLE, id="503-refused"),
+    # a model that failed to load crashed; one that is loading is busy
+    pytest.param(
+        500, "error loading model weights: checksum mismatch", R.PROVIDER_ERROR, id="error-loading"
+    ),
+    pytest.param(500, "model loading failed", R.PROVIDER_ERROR, id="loading-failed"),
+    pytest.param(500, "LoadingError: bad config", R.PROVIDER_ERROR, id="loading-error-camel"),
+    pytest.param(503, "failed loading adapter", R.PROVIDER_UNAVAILABLE, id="failed-loading-503"),
 ]
 
 
@@ -150,6 +213,9 @@ def test_a_rejected_bad_request_is_not_busy(status: int) -> None:
         pytest.param("Client.Timeout exceeded", R.PROVIDER_TIMEOUT, id="dotted-phrase"),
         pytest.param("status:  unavailable", R.PROVIDER_UNAVAILABLE, id="spaced-colon"),
         pytest.param("User_Cancelled: service unavailable", None, id="reject-list-folded"),
+        pytest.param("what capacity do you need", None, id="what-capacity-is-not-at-capacity"),
+        pytest.param("reloading config", None, id="reloading-is-not-loading"),
+        pytest.param("knot loaded", None, id="knot-is-not-not"),
     ],
 )
 def test_folding_keeps_the_old_rows(text: str, reason: FailureReason | None) -> None:
@@ -164,8 +230,50 @@ def test_folding_keeps_the_old_rows(text: str, reason: FailureReason | None) -> 
         ("Request   rejected.", "request rejected."),
         ("status 503: x", "status 503: x"),
         ("v1.503", "v1.503"),
+        ("SlotCapExceeded", "slot cap exceeded"),
+        ("InsufficientKV: need 4096", "insufficient kv need 4096"),
+        ("KVCacheFull", "kv cache full"),
+        ("noModelLoaded", "no model loaded"),
+        ("HTTP503", "http503"),
     ],
 )
 def test_fold(raw: str, folded: str) -> None:
     assert fold(raw) == folded
     assert fold(fold(raw)) == fold(raw)
+
+
+# --- a 429 is a rate limit, whatever it says ---------------------------------------------
+
+#: Bodies a 429 came with: none of them makes it anything but busy.
+TOO_MANY = [
+    pytest.param("", R.PROVIDER_OVERLOADED, id="empty"),
+    pytest.param("rate limit", R.PROVIDER_OVERLOADED, id="rate-limit"),
+    pytest.param("slow down", R.PROVIDER_OVERLOADED, id="slow-down"),
+    pytest.param("Internal Server Error", R.PROVIDER_OVERLOADED, id="crash-text"),
+    pytest.param("timed out", R.PROVIDER_OVERLOADED, id="timeout-text"),
+    pytest.param("decode chat completion payload", R.PROVIDER_OVERLOADED, id="protocol-text"),
+    pytest.param("validation failed", R.PROVIDER_OVERLOADED, id="reject-text"),
+    pytest.param("<html>nginx</html>", R.PROVIDER_OVERLOADED, id="html"),
+    pytest.param("no slots available", R.CAPACITY_UNAVAILABLE, id="capacity-text"),
+]
+
+
+@pytest.mark.parametrize(("text", "reason"), TOO_MANY)
+def test_a_429_is_busy_whatever_its_body_says(text: str, reason: FailureReason) -> None:
+    body = f'{{"error": {{"message": "{text}"}}}}'.encode() if text else b""
+    for error in (
+        upstream_status_error(UpstreamResponse(status_code=429, body=body)),
+        http_status_error("submit", 429, body),
+        status_error(429, body, "zz"),
+    ):
+        assert retryable_reason(error) is reason, error
+        assert charge(retryable_reason(error)) is Outcome.NEUTRAL
+
+
+@pytest.mark.parametrize("code", ["UPSTREAM_ERROR", "SERVICE_NOT_FOUND", "SERVICE_DISABLED"])
+def test_a_429_with_a_never_reached_code_is_still_a_rate_limit(code: str) -> None:
+    body = f'{{"code": "{code}", "message": "slow down"}}'.encode()
+    error = submit_status_error(429, body, 5.0)
+    assert isinstance(error, Upstream)
+    assert (error.status_code, error.retry_after) == (429, 5.0)
+    assert retryable_reason(error) is R.PROVIDER_OVERLOADED

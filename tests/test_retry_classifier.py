@@ -161,6 +161,16 @@ BUSY_ROWS = [
     pytest.param("status 500: CUDA out of memory", 500, id="out-of-memory"),
     pytest.param("status 500: no free blocks in the KV cache", 500, id="kv-cache"),
     pytest.param("status 503: token budget exhausted for this minute", 503, id="token-budget"),
+    pytest.param("status 503: insufficient KV for this request", 503, id="insufficient-kv"),
+    pytest.param("status 503: insufficient slots", 503, id="insufficient-slots"),
+    pytest.param("status 503: model llama-3-70b not loaded", 503, id="not-loaded"),
+    pytest.param("status 503: no model loaded", 503, id="no-model-loaded"),
+    pytest.param("status 503: no models loaded on this node", 503, id="no-models-loaded"),
+    pytest.param("status 503: model is loading, please wait", 503, id="loading"),
+    pytest.param("status 503: server over capacity", 503, id="over-capacity"),
+    pytest.param("status 503: node at capacity", 503, id="at-capacity"),
+    pytest.param("status 503: request queue is full", 503, id="queue-is-full"),
+    pytest.param("status 503: SlotCapExceeded", 503, id="slot-cap-camel"),
 ]
 
 

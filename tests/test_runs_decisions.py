@@ -7,6 +7,13 @@ import asyncio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from redis.asyncio.cluster import ClusterParser
+from redis.exceptions import (
+    BusyLoadingError,
+    DataError,
+    OutOfMemoryError,
+    ResponseError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from llm_client import (
@@ -36,6 +43,7 @@ from memory_worker.runs.policy import (
     outlived_budget,
     plan_failure,
 )
+from tests.support.replies import parsed_error
 
 
 @pytest.mark.parametrize(
@@ -209,6 +217,41 @@ DECISION_TABLE = [
     pytest.param(RequestError("bad request"), FAIL, None, id="request-error"),
     pytest.param(StoreError("card write failed"), RELEASE, "store_unavailable", id="store"),
     pytest.param(RedisConnectionError("redis went away"), RELEASE, "store_unavailable", id="redis"),
+    # §7: an answer no retry heals — refused writes release (the store's fault), the rest fail
+    pytest.param(
+        OutOfMemoryError("command not allowed when used memory > 'maxmemory'."),
+        RELEASE,
+        "store_refused",
+        id="store-oom",
+    ),
+    pytest.param(
+        ResponseError("WRONGTYPE Operation against a key holding the wrong kind of value"),
+        FAIL,
+        None,
+        id="store-wrongtype",
+    ),
+    pytest.param(
+        ResponseError("increment or decrement would overflow"), FAIL, None, id="store-overflow"
+    ),
+    pytest.param(
+        ResponseError("user_script:3: attempt to index a nil value script: on @user_script:3."),
+        FAIL,
+        None,
+        id="store-script",
+    ),
+    pytest.param(DataError("Invalid input of type: 'NoneType'"), FAIL, None, id="client-data"),
+    pytest.param(
+        BusyLoadingError("Redis is loading the dataset in memory"),
+        RELEASE,
+        "store_unavailable",
+        id="store-loading",
+    ),
+    pytest.param(
+        parsed_error("TRYAGAIN Multiple keys request during rehashing of slot", ClusterParser),
+        RELEASE,
+        "store_unavailable",
+        id="store-tryagain",
+    ),
     pytest.param(ConsolidationError("bad data"), FAIL, None, id="consolidation"),
     pytest.param(RuntimeError("service unavailable"), FAIL, None, id="generic-exception"),
 ]
@@ -223,6 +266,13 @@ def test_release_or_fail(error: BaseException, verdict: Verdict, reason: str | N
 
 def test_lost_lease_abandons() -> None:
     assert decide(LeaseLost("reclaimed")).verdict is Verdict.ABANDON
+
+
+def test_store_answers_are_coded_by_their_type() -> None:
+    """The error log's code of a store answer is our type's name (replay selects by it)."""
+    assert decide(ResponseError("WRONGTYPE Operation")).code == "StoreDataCorrupt"
+    assert decide(OutOfMemoryError("command not allowed")).code == "StoreWriteRefused"
+    assert decide(ResponseError("user_script:1: boom")).code == "StoreScriptError"
 
 
 def test_codes_prefer_farm_codes() -> None:

@@ -16,9 +16,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
+from bench.chaos import worker_overrides as chaos_overrides
 from memory_worker.api import MemoryQueue
 from memory_worker.demo.story import FAST_TIMING, NORMAL_TIMING
 from memory_worker.errors import SettingsError
+from memory_worker.models import parse_run_request
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings, env_name, get_settings, load_settings
 from memory_worker.settings.checks import (
     EXTRACTION_PROMPTS,
@@ -27,13 +30,17 @@ from memory_worker.settings.checks import (
     contradictions,
     known_prompt_versions,
 )
+from memory_worker.settings.runs import SMALLEST_RUN_BYTES
 from memory_worker.settings.types import SecretUrl, mask_url, reveal, secret_values
 from memory_worker.worker.fleet import FAST
+from tests.support.factories import smallest_request
 from tests.support.settings_cases import (
     bad_values,
     canaries,
     canary_env,
+    canary_of,
     has_lower_bound,
+    has_upper_bound,
     is_number,
     secret_fields,
 )
@@ -91,13 +98,20 @@ def test_every_number_has_a_lower_bound(name: str) -> None:
     assert has_lower_bound(Settings.model_fields[name]), f"{env_name(name)} has no lower bound"
 
 
+@pytest.mark.parametrize("name", [n for n in FIELDS if is_number(Settings.model_fields[n])])
+def test_every_number_has_an_upper_bound(name: str) -> None:
+    assert has_upper_bound(Settings.model_fields[name]), f"{env_name(name)} has no upper bound"
+
+
 @pytest.mark.parametrize(
     ("variable", "value", "says"),
     [
         pytest.param(
             "MEMORY_WORKER_CONCURRENCY", "0", "greater than or equal to 1", id="concurrency-0"
         ),
-        pytest.param("MEMORY_LEASE_SECONDS", "-5", "greater than 0", id="negative-lease"),
+        pytest.param(
+            "MEMORY_LEASE_SECONDS", "-5", "greater than or equal to 1", id="negative-lease"
+        ),
         pytest.param(
             "MEMORY_MAX_QUEUED_RUNS", "-1", "greater than or equal to 1", id="queue-cap--1"
         ),
@@ -137,6 +151,128 @@ def test_every_problem_at_once_one_line(clean_env: pytest.MonkeyPatch) -> None:
     ]
 
 
+# --- settings that cannot contradict at run time -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "names", "says"),
+    [
+        pytest.param({"MEMORY_WATCHDOG_SECONDS": "5"},
+                     ["MEMORY_WATCHDOG_SECONDS", "MEMORY_TICK_TIMEOUT_SECONDS",
+                      "MEMORY_SHUTDOWN_GRACE_SECONDS"], "would read as wedged", id="watchdog-5s"),
+        pytest.param({"MEMORY_WATCHDOG_SECONDS": "3620"},
+                     ["MEMORY_WATCHDOG_SECONDS"], "must be <", id="watchdog-at-budget-plus-grace"),
+        pytest.param({"MEMORY_MAX_ATTEMPTS": str(10**21)}, ["MEMORY_MAX_ATTEMPTS"],
+                     "less than or equal to 100", id="attempts-10^21"),
+        pytest.param({"MEMORY_MAX_RUN_BYTES": "10"}, ["MEMORY_MAX_RUN_BYTES"],
+                     "greater than or equal to 124", id="run-bytes-10"),
+        pytest.param({"MEMORY_EMBEDDING_TASK_TIMEOUT_SECONDS": "1000"},
+                     ["MEMORY_EMBEDDING_TASK_TIMEOUT_SECONDS", "MEMORY_ROUTE_WALL_SECONDS"],
+                     "embedding job", id="embedding-budget-past-the-wall"),
+        pytest.param({"MEMORY_EXTRACTION_SERVICE": "s" * 65}, ["MEMORY_EXTRACTION_SERVICE"],
+                     "provider", id="service-longer-than-a-provider"),
+        pytest.param({"MEMORY_EMBEDDER_SERVICE": "llm/openai"}, ["MEMORY_EMBEDDER_SERVICE"],
+                     "letters, digits", id="service-with-a-slash"),
+        pytest.param({"MEMORY_DATA_DIR": "d" * 300}, ["MEMORY_DATA_DIR"],
+                     "cannot be used as a path", id="data-dir-name-too-long"),
+        pytest.param({"MEMORY_KEY_PREFIX": "mw\x1b:"}, ["MEMORY_KEY_PREFIX"],
+                     "control characters", id="prefix-with-escape"),
+        pytest.param({"MEMORY_KEY_PREFIX": "mw\udcff:"}, ["MEMORY_KEY_PREFIX"],
+                     "not UTF-8 text", id="prefix-undecodable"),
+        pytest.param({"ADMIN_TELEGRAM_CHAT_IDS": str(10**30)}, ["ADMIN_TELEGRAM_CHAT_IDS"],
+                     "less than or equal to 9223372036854775807", id="chat-id-past-64-bits"),
+        pytest.param({"MEMORY_CARD_MAX_BYTES": "1"}, ["MEMORY_CARD_MAX_BYTES"],
+                     "greater than or equal to 64", id="card-of-one-byte"),
+        pytest.param({"MEMORY_EXTRACTION_MAX_OUTPUT_TOKENS": "1"},
+                     ["MEMORY_EXTRACTION_MAX_OUTPUT_TOKENS"], "greater than or equal to 256",
+                     id="answer-of-one-token"),
+    ],
+)  # fmt: skip
+def test_settings_that_would_fail_at_run_time_are_refused(
+    env: dict[str, str], names: list[str], says: str, clean_env: pytest.MonkeyPatch
+) -> None:
+    """What main accepted and then broke at run time: a worker that exits 70 on a 12 s farm
+    call, a counter Redis cannot hold, every run refused, routes that fail at start, a bare
+    OSError, keys Redis cannot be sent."""
+    error = refused(clean_env, **env)
+    line = str(error)
+    for name in names:
+        assert name in line, line
+    assert says in line, line
+
+
+def test_the_console_tokens_must_differ(clean_env: pytest.MonkeyPatch) -> None:
+    same = canary_of("console_token")
+    (line,) = refused(clean_env, MEMORY_CONSOLE_READ_TOKEN=same).problems
+    assert "MEMORY_CONSOLE_TOKEN" in line
+    assert "MEMORY_CONSOLE_READ_TOKEN" in line
+    assert same not in line
+    assert not [c for c in canaries() if c in line]
+
+
+#: (lease, renewal, heartbeat set) -> (renewal, heartbeat) in force.
+DERIVED = [
+    pytest.param("30", None, None, 10.0, 5.0, id="defaults-unchanged"),
+    pytest.param("6", None, None, 2.0, 1.0, id="lease-6-alone"),
+    pytest.param("1", None, None, 1 / 3, 1 / 6, id="shortest-lease"),
+    pytest.param("300", None, None, 10.0, 5.0, id="long-lease-keeps-todays-periods"),
+    pytest.param("20", "12", None, 12.0, 2.0, id="heartbeat-follows-the-renewal"),
+    pytest.param("6", None, "0.5", 2.0, 0.5, id="heartbeat-set"),
+]
+
+
+@pytest.mark.parametrize(("lease", "renewal", "heartbeat", "renews", "beats"), DERIVED)
+def test_renewal_and_heartbeat_follow_the_lease_unless_set(
+    lease: str,
+    renewal: str | None,
+    heartbeat: str | None,
+    renews: float,
+    beats: float,
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    clean_env.setenv("MEMORY_LEASE_SECONDS", lease)
+    for variable, value in (("MEMORY_LEASE_RENEW_SECONDS", renewal),
+                            ("MEMORY_WORKER_HEARTBEAT_SECONDS", heartbeat)):  # fmt: skip
+        if value is not None:
+            clean_env.setenv(variable, value)
+    settings = load_settings()
+    assert settings.lease_renew_seconds == pytest.approx(renews)
+    assert settings.worker_heartbeat_seconds == pytest.approx(beats)
+    assert contradictions(settings.in_force(), env_name) == []
+
+
+def test_a_derived_default_never_reports_a_variable_nobody_set(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    """A renewal that leaves the lease nothing is one contradiction naming the renewal, not
+    a bound error on the heartbeat derived from it; a bad lease is its own error only."""
+    error = refused(clean_env, MEMORY_LEASE_RENEW_SECONDS="30")
+    assert all("MEMORY_LEASE_RENEW_SECONDS" in p for p in error.problems), error.problems
+    clean_env.delenv("MEMORY_LEASE_RENEW_SECONDS")
+    error = refused(clean_env, MEMORY_LEASE_SECONDS="abc", MEMORY_EMBEDDER_SERVICE="a b")
+    assert sorted(p.split(":")[0] for p in error.problems) == [
+        "MEMORY_EMBEDDER_SERVICE",
+        "MEMORY_LEASE_SECONDS",
+    ]
+
+
+async def test_the_run_size_floor_is_the_smallest_valid_run(
+    clean_env: pytest.MonkeyPatch, redis: Any, key_prefix: str
+) -> None:
+    """At its floor, MEMORY_MAX_RUN_BYTES still admits the smallest run the model accepts,
+    and that run is stored; one byte less is refused."""
+    smallest = parse_run_request(smallest_request())
+    assert len(smallest.messages_json()) == SMALLEST_RUN_BYTES
+    clean_env.setenv("MEMORY_MAX_RUN_BYTES", str(SMALLEST_RUN_BYTES))
+    clean_env.setenv("MEMORY_KEY_PREFIX", key_prefix)
+    clean_env.delenv("REDIS_URL")
+    settings = load_settings()
+    result = await RunStore(redis, settings).enqueue(smallest)
+    assert result.run_id is not None
+    line = str(refused(clean_env, MEMORY_MAX_RUN_BYTES=str(SMALLEST_RUN_BYTES - 1)))
+    assert "MEMORY_MAX_RUN_BYTES" in line
+
+
 # --- prompt versions ---------------------------------------------------------------------------
 
 
@@ -150,8 +286,8 @@ def test_every_known_prompt_version_has_its_file() -> None:
 
 def _violating(relation: Relation) -> dict[str, Any]:
     """Values (from the defaults) that break ``relation`` by moving its first left term up."""
-    defaults = Settings()
-    values = {name: getattr(defaults, name) for name in relation.fields}
+    defaults = Settings().in_force()
+    values = {name: defaults[name] for name in relation.fields}
     factor, name = relation.left[0]
     right = sum(f * float(values[n]) for f, n in relation.right)
     rest = sum(f * float(values[n]) for f, n in relation.left[1:])
@@ -196,11 +332,17 @@ def test_a_telegram_token_without_chats_is_a_contradiction(clean_env: pytest.Mon
         pytest.param(FAST, id="fleet-fast"),
         pytest.param(FAST_TIMING.overrides, id="demo-fast"),
         pytest.param(NORMAL_TIMING.overrides, id="demo"),
+        pytest.param(
+            chaos_overrides(lease=4.0, interval=1.0, page_cooldown=5.0, job_seconds=1.0),
+            id="chaos-soak",
+        ),
     ],
 )
 def test_shipped_settings_hold_every_relation(overrides: dict[str, Any]) -> None:
-    settings = Settings().model_copy(update=overrides)
-    assert contradictions(dict(settings), env_name) == []
+    """The settings the fleet, the demo and the soak start workers with: within every bound
+    (validated, as a worker validates them) and every relation."""
+    settings = Settings(**overrides)
+    assert contradictions(settings.in_force(), env_name) == []
 
 
 # --- secrets: masked by type -------------------------------------------------------------------

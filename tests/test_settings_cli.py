@@ -14,7 +14,11 @@ case, and stdout and stderr of every process are scanned for all of them:
 - ``run`` and ``serve`` started for real with the canaries (worker working,
   ``/readyz`` ready), and their start-up failures: a contradiction between settings,
   a routes file whose local model cannot make the embedding dimension, refused
-  credentials.
+  credentials;
+- the same gate at the other doors: ``arq memory_worker.worker.WorkerSettings`` (arq's own
+  process) prints ``run``'s line, a ``.env`` line that is not ``NAME=value`` is that
+  line naming the file and the line, and a lease shortened alone is accepted — two real
+  workers on it keep a run that outlasts the lease.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -34,11 +39,14 @@ from arq.connections import ArqRedis
 
 from llm_client._transport.local_embed import extra_installed
 from memory_worker.api import MemoryQueue
+from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+from memory_worker.runs import RunStore
 from memory_worker.settings import Settings, env_name
 from memory_worker.storage.embedded import EmbeddedValkey
+from memory_worker.worker.fleet import FAST, Fleet
 from tests.support.cli_fork import CliCase, CliResult, run_cli_cases
-from tests.support.factories import request_dict
-from tests.support.harness import free_port
+from tests.support.factories import make_request, request_dict
+from tests.support.harness import completed_run, free_port, run_memory_worker
 from tests.support.replies import command
 from tests.support.settings_cases import acl_user, bad_values, canaries, canary_env, canary_of
 
@@ -171,6 +179,112 @@ def test_run_refuses_a_local_model_that_cannot_make_the_dimension(tmp_path: Path
     line = assert_one_error_line(done, "MEMORY_ROUTES_FILE", "MEMORY_EMBEDDING_DIMENSION=384")
     assert "384-d" in line
     assert not leaked(done.stdout, done.stderr)
+
+
+# --- the arq entry, .env, a shortened lease: the same gate everywhere ------------------------
+
+
+#: The console scripts next to this interpreter (the real entry points a deployment runs).
+SCRIPTS = Path(sys.executable).parent
+
+
+#: Bad settings for the arq entry: a bad secret value (its canary must not show) and a
+#: contradiction (the issue's watchdog), with the variables each line must name.
+ARQ_CASES = [
+    ({"REDIS_URL": "http://u:CANARY-7e3f-arq-x9@127.0.0.1:1/0"}, ["REDIS_URL"]),
+    ({"MEMORY_WATCHDOG_SECONDS": "5"}, ["MEMORY_WATCHDOG_SECONDS", "MEMORY_TICK_TIMEOUT_SECONDS"]),
+]
+
+
+def test_the_arq_entry_fails_with_the_clis_one_line(tmp_path: Path) -> None:
+    """``arq memory_worker.worker.WorkerSettings`` printed a 37-line traceback on a bad
+    setting; it prints ``memory-worker run``'s line, on stderr, and exits 2 (arq itself, a
+    real process per case)."""
+    for env, names in ARQ_CASES:
+        full = base_env(tmp_path, **(canary_env() | env))
+        arq = subprocess.run(
+            [str(SCRIPTS / "arq"), "memory_worker.worker.WorkerSettings"],
+            capture_output=True, text=True, env=full, timeout=60, check=False, cwd=tmp_path,
+        )  # fmt: skip
+        line = assert_one_error_line(arq, *names)
+        assert line == assert_one_error_line(run_memory_worker(["run"], full), *names)
+        assert "Traceback" not in arq.stderr
+        assert not leaked(arq.stdout, arq.stderr)
+        assert "CANARY-7e3f-arq-x9" not in arq.stdout + arq.stderr
+
+
+#: A .env whose REDIS_URL line lost its closing quote (the value holds a canary password).
+BROKEN_DOTENV = (
+    "# memory-worker\n"
+    "MEMORY_MAX_ATTEMPTS=3\n"
+    'REDIS_URL="redis://:CANARY-7e3f-dotenv-x9@127.0.0.1:1/0\n'
+    "MEMORY_LOG_LEVEL=INFO\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        pytest.param(BROKEN_DOTENV, 3, id="unclosed-quote"),
+        pytest.param("MEMORY_MAX_ATTEMPTS=3\nREDIS_URL\n", 2, id="name-without-equals"),
+        pytest.param("REDIS URL=redis://127.0.0.1:1/0\n", 1, id="space-in-the-name"),
+    ],
+)
+def test_a_malformed_dotenv_line_is_an_error_naming_the_file_and_the_line(
+    text: str, line: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A malformed REDIS_URL line made ``runs list`` start an embedded Valkey and answer
+    from an empty store, exit 0. Now: one line naming the file and the line, never its text,
+    exit 2, and nothing started."""
+    dotenv = tmp_path / ".env"
+    dotenv.write_text(text)
+    env = {k: v for k, v in canary_env().items() if k != "REDIS_URL"}
+    valkey_dir = tmp_path / "var" / "valkey"
+    monkeypatch.chdir(tmp_path)  # the command line reads ./.env
+    try:
+        done = run_memory_worker(["runs", "list"], base_env(tmp_path, **env))
+        error = assert_one_error_line(done, f"{dotenv} line {line}:")
+        assert not valkey_dir.exists(), "an embedded Valkey was started"
+    finally:
+        EmbeddedValkey(valkey_dir).shutdown()  # only if a regression started one
+    assert "CANARY-7e3f-dotenv-x9" not in done.stderr + done.stdout
+    assert "redis://" not in error
+    assert not leaked(done.stdout, done.stderr)
+
+
+def test_a_shortened_lease_alone_is_accepted(tmp_path: Path) -> None:
+    """``MEMORY_LEASE_SECONDS=6`` alone was refused (the renewal's default stayed 10 s)."""
+    env = base_env(tmp_path, **canary_env(), MEMORY_LEASE_SECONDS="6")
+    done = run_memory_worker(["config", "--markdown"], env)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
+@pytest.mark.slow
+async def test_a_worker_on_a_shortened_lease_alone_keeps_a_run_longer_than_the_lease(
+    settings: Settings, redis: Any, sim: FarmSimulator, tmp_path: Path
+) -> None:
+    """Two workers, ``MEMORY_LEASE_SECONDS=6`` and neither the renewal nor the heartbeat set,
+    and an extraction that takes 7.5 s: the lease, renewed every 2 s, never lapses — one
+    claim, one attempt, no lease lost, and the other worker never takes the run."""
+    overrides = {k: v for k, v in FAST.items()
+                 if k not in ("lease_seconds", "lease_renew_seconds", "worker_heartbeat_seconds")}  # fmt: skip
+    overrides |= {"lease_seconds": 6.0, "task_timeout_seconds": 30.0,
+                  "discovery_base_url": sim.base_url}  # fmt: skip
+    store = RunStore(redis, settings)
+    rid = (await store.enqueue(make_request(6060))).run_id
+    assert rid is not None
+    sim.set_fault(settings.extraction_service, Fault(kind=FaultKind.SLOW, seconds=7.5, times=1))
+    fleet = Fleet(settings, tmp_path, overrides)
+    try:
+        fleet.start(2)
+        run = await completed_run(lambda: store.get(rid), timeout=90)
+    finally:
+        fleet.stop_all()
+    logs = fleet.logs(tail=None)
+    assert (run.attempts, run.releases, run.error_log) == (1, 0, []), logs[-4000:]
+    assert logs.count('"run_claimed"') == 1, logs[-4000:]
+    assert "run_lease_lost" not in logs
 
 
 # --- every command, good and bad input, on a real Valkey whose password is a canary -------------

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from memory_worker.ops.serve import HealthServer
 from memory_worker.settings import Settings
@@ -36,9 +37,12 @@ from memory_worker.storage.health import (
     client_address,
     last_good,
     parse_slots,
+    write_problems,
+    write_refusal,
 )
 from tests.support.cluster import LocalCluster
-from tests.support.harness import eventually
+from tests.support.harness import eventually, free_port
+from tests.support.replies import command, parsed_error
 
 # --- INFO → figures ----------------------------------------------------------------------------
 
@@ -332,6 +336,9 @@ async def test_every_node_of_the_card_cluster_has_its_gauges_and_promtool_passes
     )
     assert set(by_node(families, "memory_worker_redis_rdb_last_save_ok", CARDS)) == nodes
     assert set(by_node(families, "memory_worker_redis_up", QUEUE)) != set()
+    # every master a run writes is asked to take a write, no replica is
+    refused = by_node(families, "memory_worker_redis_writes_refused", CARDS)
+    assert refused == dict.fromkeys(masters, 0)
     assert ready["stores"]["cards"] == "cluster"
     assert ready["problems"] == []
     promtool_check(text)
@@ -373,3 +380,110 @@ async def test_gauges_are_absent_before_the_first_probe_and_keep_last_good_value
     finally:
         await server.stop()
         queue.stop()
+
+
+# --- writes refused (§7, §11) -----------------------------------------------------------------
+
+
+def _sample(*nodes: NodeSample, cards: Any = "shared") -> StoreSample:
+    return StoreSample(0.0, nodes, cards)
+
+
+@pytest.mark.parametrize(
+    ("sample", "problems"),
+    [
+        pytest.param(_sample(NodeSample(QUEUE, "q", True, writes_ok=True)), (), id="takes-writes"),
+        pytest.param(_sample(NodeSample(QUEUE, "q", True)), (), id="not-asked-or-silent"),
+        pytest.param(
+            _sample(NodeSample(QUEUE, "q", True, writes_ok=False, refusal="oom")),
+            ("redis_refuses_writes",),
+            id="queue-refuses",
+        ),
+        pytest.param(
+            _sample(
+                NodeSample(QUEUE, "q", True, writes_ok=True),
+                NodeSample(CARDS, "a", True, writes_ok=True),
+                NodeSample(CARDS, "b", True, writes_ok=False, refusal="misconf"),
+                cards="cluster",
+            ),
+            ("cards_refuse_writes",),
+            id="one-card-master-refuses",
+        ),
+        pytest.param(
+            _sample(
+                NodeSample(QUEUE, "q", True, writes_ok=False, refusal="oom"),
+                NodeSample(CARDS, "a", True, writes_ok=False, refusal="oom"),
+                cards="server",
+            ),
+            ("redis_refuses_writes", "cards_refuse_writes"),
+            id="both",
+        ),
+    ],
+)
+def test_write_problems(sample: StoreSample, problems: tuple[str, ...]) -> None:
+    assert write_problems(sample) == problems
+
+
+@pytest.mark.parametrize(
+    ("reply", "refusal"),
+    [
+        ("OOM command not allowed when used memory > 'maxmemory'.", "oom"),
+        (
+            "MISCONF Valkey is configured to save RDB snapshots, but it's currently unable",
+            "misconf",
+        ),
+        ("NOREPLICAS Not enough good replicas to write.", "noreplicas"),
+        ("READONLY You can't write against a read only replica.", "readonly"),
+        ("NOPERM User u has no permissions to run the 'eval' command", None),  # the ACL checks'
+        ("ERR Error compiling script (new function): user_script:1: unexpected symbol", None),
+        ("BUSY Redis is busy running a script.", None),
+    ],
+)
+def test_write_refusal_reads_the_probes_answer(reply: str, refusal: str | None) -> None:
+    assert write_refusal(parsed_error(reply)) == refusal
+
+
+def test_a_lost_connection_is_no_refusal() -> None:
+    assert write_refusal(RedisConnectionError("Connection closed by server.")) is None
+
+
+async def test_readyz_and_the_gauge_say_when_the_store_refuses_writes(
+    own_valkey: EmbeddedValkey, tmp_path: Path
+) -> None:
+    """A real server out of memory, then a read-only replica: ``/readyz`` 503
+    ``redis_refuses_writes`` with the refusal's code on the node, the gauge 1; both clear when
+    it takes writes again."""
+    settings = Settings(
+        redis_url=own_valkey.url,
+        key_prefix="wr:",
+        data_dir=tmp_path / "var",
+        metrics_cache_seconds=0,
+    )
+    server = HealthServer(settings, own_valkey.url, port=0)
+    admin = client_from_url(own_valkey.url)
+    node = client_address(admin)
+
+    async def state() -> tuple[int, list[str], Any, float | None]:
+        async with httpx.AsyncClient(timeout=10) as client:
+            answer = await client.get(server.base_url + "/readyz")
+        body = answer.json()
+        code = {n["node"]: n["writes_refused"] for n in body["stores"]["nodes"]}.get(node)
+        _, families = await scrape(server.base_url)
+        gauge = by_node(families, "memory_worker_redis_writes_refused", QUEUE).get(node)
+        return answer.status_code, body["problems"], code, gauge
+
+    try:
+        await server.start()
+        assert await state() == (200, [], None, 0)
+        await admin.config_set("maxmemory", "1")  # noeviction: the server refuses writes
+        assert await state() == (503, ["redis_refuses_writes"], "oom", 1)
+        await admin.config_set("maxmemory", "0")
+        await command(admin, "REPLICAOF", "127.0.0.1", str(free_port()))
+        assert await state() == (503, ["redis_refuses_writes"], "readonly", 1)
+        await command(admin, "REPLICAOF", "NO", "ONE")
+        assert await state() == (200, [], None, 0)
+    finally:
+        await admin.config_set("maxmemory", "0")
+        await command(admin, "REPLICAOF", "NO", "ONE")
+        await admin.aclose()
+        await server.stop()

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from arq.constants import in_progress_key_prefix
+from redis.exceptions import BusyLoadingError, OutOfMemoryError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import OutOfMemoryError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from llm_client import BackendUnavailable, BreakerConfig, BreakerStore, Outcome, TaskTimeout
@@ -412,11 +412,11 @@ async def test_completion_write_is_retried_through_a_store_fault(
     fast: Settings, redis: Any, redis_url: str
 ) -> None:
     store, rid = await one_run(redis, fast)
-    oom = OutOfMemoryError("command not allowed when used memory > 'maxmemory'")
+    loading = BusyLoadingError("Redis is loading the dataset in memory")
     flaky: list[Flaky] = []
 
     def patch(pipeline: TickRunner) -> None:
-        flaky.append(Flaky(pipeline.store.complete, oom, times=3))
+        flaky.append(Flaky(pipeline.store.complete, loading, times=3))
         pipeline.store.complete = flaky[-1]  # type: ignore[method-assign]
 
     processor = FakeProcessor()
@@ -427,6 +427,31 @@ async def test_completion_write_is_retried_through_a_store_fault(
     assert (run.attempts, run.releases, run.error_log) == (1, 0, [])
     assert flaky[0].calls == 4  # three refusals, then it landed
     assert processor.calls == 1  # the farm result was kept, not redone
+
+
+async def test_a_completion_the_store_refuses_is_not_retried_but_released(
+    fast: Settings, redis: Any, redis_url: str
+) -> None:
+    """OOM is an answer no retry heals (§7): the tick releases the run at once, uncharged,
+    instead of retrying the refused write; the run's next claim completes it."""
+    store, rid = await one_run(redis, fast)
+    oom = OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")
+    flaky: list[Flaky] = []
+
+    def patch(pipeline: TickRunner) -> None:
+        flaky.append(Flaky(pipeline.store.complete, oom, times=1))
+        pipeline.store.complete = flaky[-1]  # type: ignore[method-assign]
+
+    s = fast.model_copy(update={"consolidation_backend_retry_interval": 0.2})
+    processor = FakeProcessor()
+    async with workers(s, redis_url, processor, patch=patch):
+        await TickRunner(settings=s, redis=redis, processor=processor).wake()
+        await until(store, rid, RunStatus.COMPLETED)
+    run = await store.get(rid)
+    assert (run.attempts, run.releases, run.error_log) == (1, 1, [])
+    assert [e.reason for e in run.release_log] == ["store_refused"]
+    assert flaky[0].calls == 2  # refused once, not retried; the second claim's landed
+    assert processor.calls == 2
 
 
 async def test_renewals_failing_longer_than_the_lease_never_cancel_the_work(

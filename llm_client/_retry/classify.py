@@ -6,25 +6,35 @@ Order:
 
 1. a typed ``llm_client`` error's own reason wins (``Transport`` and
    ``BackendUnavailable`` are ``provider_unavailable`` whatever their text);
-2. otherwise the message is matched, case-insensitively, against the
+2. an HTTP status that says busy (:data:`BUSY_STATUSES`: 429) is busy whatever
+   the text says;
+3. otherwise the message is matched, after :func:`fold`, against the
    :data:`REJECT_PHRASES` (→ not retryable), then against each group of
    :data:`PHRASE_RULES` in order; the first group with a matching phrase wins;
-3. then an HTTP status the error carries (``Upstream.status_code``) is looked up
+4. then an HTTP status the error carries (``Upstream.status_code``) is looked up
    in :data:`STATUS_RULES`: any 5xx not matched above is ``provider_error``;
-4. anything unmatched (HTTP 400 schema errors, auth failures) is not retryable.
+5. anything unmatched (HTTP 400 schema errors, auth failures) is not retryable.
 
 Busy answers ("server busy", "queue full", "draining", "model loading",
 "out of memory", …) are capacity, never faults — that group comes first, so a
 busy 500/503 stays neutral for the breakers. The group holds the
 fleet-breaker original's busy tables (draining, slot caps, token budgets, KV
-headroom, memory, overload and back-pressure, cold / not-loaded models), and
-spelling does not matter: text and phrases are compared after :func:`fold`
-(case, and any run of underscores, hyphens, punctuation or spaces between two
-letters, made one space), so ``TOKEN_BUDGET_EXHAUSTED``, ``kv-headroom`` and
+headroom, memory, overload and back-pressure, cold / not-loaded models) and
+d-inference's whole capacity family (KV, memory or slots insufficient; a model
+not loaded, loading, or none loaded; slot caps, full queues, over capacity, too
+many requests). Spelling does not matter: text and phrases are compared after
+:func:`fold` (CamelCase split into words, case folded, and any run of
+underscores, hyphens, punctuation or spaces between two letters made one space),
+so ``TOKEN_BUDGET_EXHAUSTED``, ``kv-headroom``, ``SlotCapExceeded`` and
 "Request rejected." all match their one-line rows. A busy phrase in an answer
 whose HTTP status says the request itself is wrong (:data:`NOT_BUSY_STATUSES`:
 400, 401, 403, …) is not a busy answer: a rejected bad request must fail, not
-be released forever. A backend that was reached and
+be released forever; nor is one that says a load failed
+(:data:`NOT_BUSY_PHRASES`: "error loading", "loading failed"): a model that
+could not load crashed, one that is loading is busy. An HTTP 429 is busy
+whatever its text says (:data:`BUSY_STATUSES`): ``capacity_unavailable`` when a
+capacity phrase matches, else ``provider_overloaded`` — never a fault, never
+"not retryable". A backend that was reached and
 crashed (HTTP 500, "internal server error", any other 5xx) is
 ``provider_error``: charged and failed over, and a walk ending on it fails the
 run. "status 500: capacity exceeded" is therefore ``provider_error`` (no
@@ -84,6 +94,16 @@ PHRASE_RULES: tuple[tuple[FailureReason, tuple[str, ...]], ...] = (
             "service temporarily unavailable",
             "request timed out waiting for capacity",
             "model not loaded",
+            # d-inference's capacity family (folded, see fold(); whole words in WHOLE_WORDS)
+            "insufficient kv",
+            "insufficient slot",
+            "not loaded",
+            "no model loaded",
+            "no models loaded",
+            "loading",
+            "queue is full",
+            "over capacity",
+            "at capacity",
         ),
     ),
     (
@@ -151,12 +171,26 @@ PHRASE_RULES: tuple[tuple[FailureReason, tuple[str, ...]], ...] = (
 )
 
 #: Phrases matched as whole words (no letter on either side), so "busy" never matches
-#: "business"; every other phrase is a plain substring.
-WHOLE_WORDS: frozenset[str] = frozenset({"busy"})
+#: "business", "loading" never "reloading", "at capacity" never "what capacity"; every
+#: other phrase is a plain substring.
+WHOLE_WORDS: frozenset[str] = frozenset({"busy", "loading", "not loaded", "at capacity"})
+
+#: Phrases that say a busy-sounding answer is a failure: a model that could not load
+#: crashed. Any of them takes the capacity group out of play for that answer.
+NOT_BUSY_PHRASES: tuple[str, ...] = (
+    "error loading",
+    "loading error",
+    "failed loading",
+    "loading failed",
+)
 
 #: HTTP statuses that say the request itself is wrong: a busy phrase in such an answer
 #: ("400: request rejected: invalid schema") is not a busy answer.
 NOT_BUSY_STATUSES: frozenset[int] = frozenset({400, 401, 403, 405, 413, 414, 415, 422})
+
+#: HTTP statuses that say busy whatever the text says, and the reason they carry when no
+#: capacity phrase matches: a 429 is a rate limit, never a fault or a rejection.
+BUSY_STATUSES: dict[int, FailureReason] = {429: FailureReason.PROVIDER_OVERLOADED}
 
 #: HTTP statuses (carried by ``Upstream.status_code``) checked after every phrase group:
 #: any 5xx that no phrase matched is a backend that was reached and crashed.
@@ -164,17 +198,24 @@ STATUS_RULES: tuple[tuple[range, FailureReason], ...] = (
     (range(500, 600), FailureReason.PROVIDER_ERROR),
 )
 
+_CAPACITY_PHRASES: tuple[str, ...] = dict(PHRASE_RULES)[FailureReason.CAPACITY_UNAVAILABLE]
+
 
 #: Letters joined by underscores, hyphens, punctuation or spaces: :func:`fold` makes the
 #: joint one space.
 _JOINT = re.compile(r"(?<=[a-z])[\W_]+(?=[a-z])")
+#: CamelCase word boundaries: a lower-case letter before an upper-case one
+#: (``slotCap``), and the last capital of an acronym before a capitalised word
+#: (``KVCache``).
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def fold(text: str) -> str:
-    """``text`` for phrase matching: case-folded, and every run of separators between two
-    letters (``_``, ``-``, ``.``, ``,``, spaces…) made one space — ``"Server_Busy!"`` →
-    ``"server busy!"``. Digits keep their punctuation (``" 1.503 s"`` is not ``" 503"``)."""
-    return _JOINT.sub(" ", text.casefold())
+    """``text`` for phrase matching: CamelCase split into words, case-folded, and every run
+    of separators between two letters (``_``, ``-``, ``.``, ``,``, spaces…) made one space —
+    ``"Server_Busy!"`` → ``"server busy!"``, ``"SlotCapExceeded"`` → ``"slot cap exceeded"``.
+    Digits keep their punctuation (``" 1.503 s"`` is not ``" 503"``)."""
+    return _JOINT.sub(" ", _CAMEL.sub(" ", text).casefold())
 
 
 @cache
@@ -200,6 +241,15 @@ def rejected(message: str) -> bool:
     return any(matches(phrase, text) for phrase in REJECT_PHRASES)
 
 
+def capacity_phrase(message: str) -> bool:
+    """Whether ``message`` is a busy answer by its words: a capacity phrase, and no
+    :data:`NOT_BUSY_PHRASES` (a load that failed)."""
+    text = fold(message)
+    if any(matches(phrase, text) for phrase in NOT_BUSY_PHRASES):
+        return False
+    return any(matches(phrase, text) for phrase in _CAPACITY_PHRASES)
+
+
 def reason_from_message(message: str, *, busy: bool = True) -> FailureReason | None:
     """Classify free text by the phrase tables (reject list first); ``busy=False`` skips
     the capacity group (an answer whose status says it cannot be a busy answer)."""
@@ -209,7 +259,9 @@ def reason_from_message(message: str, *, busy: bool = True) -> FailureReason | N
     if rejected(text):
         return None
     for reason, phrases in PHRASE_RULES:
-        if not busy and reason is FailureReason.CAPACITY_UNAVAILABLE:
+        if reason is FailureReason.CAPACITY_UNAVAILABLE:
+            if busy and capacity_phrase(text):
+                return reason
             continue
         if any(matches(phrase, text) for phrase in phrases):
             return reason
@@ -232,6 +284,10 @@ def retryable_reason(error: BaseException) -> FailureReason | None:
         return error.reason
     message = str(error)
     status = error.status_code if isinstance(error, Upstream) else None
+    if status in BUSY_STATUSES:  # busy whatever it says: capacity, or the status's reason
+        if capacity_phrase(message):
+            return FailureReason.CAPACITY_UNAVAILABLE
+        return BUSY_STATUSES[status]
     reason = reason_from_message(message, busy=status not in NOT_BUSY_STATUSES)
     if reason is not None or rejected(message):
         return reason

@@ -19,6 +19,10 @@ from llm_client._routing.events import EventType
 from llm_client._routing.plan import Note, WalkPlan
 from llm_client._routing.routes import RouteTarget
 
+#: The reasons of a busy answer: neutral for the breakers (§5), and a walk that ends on
+#: one releases the run (§6, §7).
+BUSY_REASONS = frozenset({FailureReason.CAPACITY_UNAVAILABLE, FailureReason.PROVIDER_OVERLOADED})
+
 
 @dataclass(frozen=True, slots=True)
 class Served:
@@ -61,10 +65,12 @@ def judge_failure(
 
     A timeout-like failure that ran to its cap (within ``cut_tolerance``) was cut by
     the cap, whatever the transport said: its reason is ``provider_timeout``, and when
-    the cap was the caller's deadline the attempt is not the target's fault.
+    the cap was the caller's deadline the attempt is not the target's fault. A busy
+    answer stays busy however long it took (:data:`BUSY_REASONS`: a capacity wait the
+    cap ended is still the farm saying "no slot", never a timeout charged to the target).
     """
     reason = retryable_reason(error)
-    timeoutish = (
+    timeoutish = reason not in BUSY_REASONS and (
         guard_expired or isinstance(error, Timeout) or reason is FailureReason.PROVIDER_TIMEOUT
     )
     cut = timeoutish and elapsed >= cap - cut_tolerance

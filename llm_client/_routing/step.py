@@ -480,42 +480,32 @@ def _caused(error: BaseException, cause: BaseException) -> BaseException:
 # --- the ending --------------------------------------------------------------------------
 
 
+def ended_busy(state: WalkState) -> bool:
+    """Whether the walk's last attempt was a busy answer (capacity, or a 429 / overload)."""
+    return bool(state.records) and state.records[-1].outcome is Outcome.NEUTRAL
+
+
 def finish(state: WalkState, plan: WalkPlan, now: float) -> Stop:
     """The error that ends a walk without success, and what to announce first.
 
-    After failed attempts, the last attempt's error — except a ``provider_error`` on a
-    route not every target of which crashed on it: §4 fails the run only when
-    every target crashed (a prompt that crashes every backend must retire). Once every
-    target is open, a probe that crashed again is the outage; and when some target was
-    skipped (breaker-open, probe taken, busy, out of hops) the route could not serve
-    the run: a routing error (:class:`NoCandidates`), released.
+    A walk whose last attempt was a busy answer (:func:`ended_busy`) ends on capacity
+    whatever came before it and however much budget is left: :class:`CoolingDown` when
+    only resting targets were left, else :class:`CapacityWaitTimeout` — a capacity error,
+    so the run is released (§6, §7); the same when only busy answers and caps came back
+    and the caller's deadline stopped the walk.
+
+    Otherwise, after failed attempts, the last attempt's error — except a
+    ``provider_error`` on a route not every target of which crashed on it: §4 fails the
+    run only when every target crashed (a prompt that crashes every backend must
+    retire). Once every target is open, a probe that crashed again is the outage; and
+    when some target was skipped (breaker-open, probe taken, busy, out of hops) the route
+    could not serve the run: a routing error (:class:`NoCandidates`), released.
     """
     last = state.last_error
-    if last is not None:
-        note = Note(
-            EventType.ALL_ATTEMPTS_EXHAUSTED,
-            {
-                "reason": retryable_reason(last),
-                "error_kind": type(last).__name__,
-                "counters": {
-                    "failed_attempts": state.failed_attempts,
-                    "busy_attempts": len(state.records) - state.failed_attempts,
-                },
-            },
-        )
-        every_crashed = all(t.id in state.crashed for t in plan.targets)
-        if retryable_reason(last) is FailureReason.PROVIDER_ERROR and (
-            state.all_open or not every_crashed
-        ):
-            quarantined = NoCandidates(
-                f"{plan.workflow}: a target crashed and the others were breaker-open, "
-                "busy or not reached",
-                workflow=plan.workflow,
-            )
-            quarantined.__cause__ = last
-            return Stop(quarantined, (note,))
-        return Stop(last, (note,))
-    if state.stop == "deadline":
+    busy_end = ended_busy(state)
+    if last is not None and not busy_end:
+        return _failed_ending(state, plan, last)
+    if state.stop == "deadline" and not (busy_end or state.capped):
         return Stop(
             DeadlineExceeded(
                 f"the caller's deadline ended the walk of {plan.workflow}", workflow=plan.workflow
@@ -540,19 +530,54 @@ def finish(state: WalkState, plan: WalkPlan, now: float) -> Stop:
     )
 
 
-def _busy_ending(state: WalkState, plan: WalkPlan, busy: BaseException | None, now: float) -> Stop:
-    """Only busy answers (or caps) came back: the capacity wait ran out, or a budget cut
-    it short."""
-    waited = now - (state.first_busy if state.first_busy is not None else now)
-    if waited >= plan.slot_wait_seconds or state.stop == "wall" or busy is None:
-        note = Note(
-            EventType.CAPACITY_WAIT_TIMEOUT,
-            {"counters": {"busy_attempts": len(state.records), "waited_ms": int(waited * 1000)}},
-        )
-        error = CapacityWaitTimeout(
-            f"every target of {plan.workflow} stayed busy for {waited:.1f}s",
+def _failed_ending(state: WalkState, plan: WalkPlan, last: BaseException) -> Stop:
+    """A walk that ended on a charged failure: its error, or :class:`NoCandidates` for a
+    crash on a route not every target of which crashed (see :func:`finish`)."""
+    note = Note(
+        EventType.ALL_ATTEMPTS_EXHAUSTED,
+        {
+            "reason": retryable_reason(last),
+            "error_kind": type(last).__name__,
+            "counters": {
+                "failed_attempts": state.failed_attempts,
+                "busy_attempts": len(state.records) - state.failed_attempts,
+            },
+        },
+    )
+    every_crashed = all(t.id in state.crashed for t in plan.targets)
+    if retryable_reason(last) is FailureReason.PROVIDER_ERROR and (
+        state.all_open or not every_crashed
+    ):
+        quarantined = NoCandidates(
+            f"{plan.workflow}: a target crashed and the others were breaker-open, "
+            "busy or not reached",
             workflow=plan.workflow,
         )
-        error.__cause__ = busy
-        return Stop(error, (note,))
-    return Stop(busy)
+        quarantined.__cause__ = last
+        return Stop(quarantined, (note,))
+    return Stop(last, (note,))
+
+
+def _busy_ending(state: WalkState, plan: WalkPlan, busy: BaseException | None, now: float) -> Stop:
+    """The walk ended on busy answers (or caps): the capacity wait ran out, or a budget
+    (the wall, the caller's deadline, the time left for one more poll) cut it short.
+    Either way a capacity error chained to the last busy answer: the run is released."""
+    waited = now - (state.first_busy if state.first_busy is not None else now)
+    busy_attempts = len(state.records) - state.failed_attempts
+    fields: dict[str, Any] = {
+        "counters": {"busy_attempts": busy_attempts, "waited_ms": int(waited * 1000)}
+    }
+    why = ""
+    if waited < plan.slot_wait_seconds:
+        why = f" (the walk's {state.stop or 'budget'} ended the wait)"
+        if state.stop != "wall" and busy is not None:
+            # the caller's deadline, or too little time for one more poll: the run is
+            # released and nobody paged (a farm busy for the whole wait or wall pages)
+            fields |= {"severity": "info", "admin_actionable": False}
+    error = CapacityWaitTimeout(
+        f"every target of {plan.workflow} stayed busy for {waited:.1f}s{why}",
+        workflow=plan.workflow,
+    )
+    note = Note(EventType.CAPACITY_WAIT_TIMEOUT, fields)
+    error.__cause__ = busy
+    return Stop(error, (note,))

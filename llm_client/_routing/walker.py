@@ -24,8 +24,11 @@ One routed call (:meth:`Walker.call`):
      is cooled for that long, fleet-wide, and not retried). If a pass ends with targets
      that were only busy, the walker pauses ``slot_poll_seconds`` and tries
      those again until ``slot_wait_seconds`` have passed since the first busy
-     answer; then :class:`CapacityWaitTimeout` (``capacity_wait_timeout``) if
-     nothing but busy answers came back;
+     answer; a walk whose last attempt was busy then ends with
+     :class:`CapacityWaitTimeout` (``capacity_wait_timeout``; informational, no page,
+     when the caller's deadline or the time left cut the wait short) whatever came before
+     and however much budget
+     was left — a busy farm never fails a run;
    - any other retryable error → a hop spent, the target is not retried in
      this call, the next one is tried;
    - a timeout that the caller's deadline cut → :class:`DeadlineExceeded`
@@ -37,8 +40,8 @@ One routed call (:meth:`Walker.call`):
    other caller gets :class:`AllCircuitsOpen` at once, without farm traffic.
    A breaker's own half-open probe holds the same permit for the interval,
    so a fully open route never gets a fail-open probe on top of it.
-5. At the end, after failed attempts: ``all_attempts_exhausted`` (with
-   ``failed_attempts``) and the **last attempt's error** is raised; the
+5. At the end, after failed attempts (the last one not busy): ``all_attempts_exhausted``
+   (with ``failed_attempts``) and the **last attempt's error** is raised; the
    routing errors (``Exhausted``, ``DeadlineExceeded``, …) are raised only
    when no attempt produced an error to return — and when a walk ends on
    ``provider_error`` without every target of the route having crashed on it

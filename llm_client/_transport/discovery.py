@@ -78,7 +78,8 @@ from llm_client._transport.envelope import (
     resolve,
     submit_status_error,
 )
-from llm_client._transport.error_text import clip, retry_after_seconds
+from llm_client._transport.error_text import clip
+from llm_client._transport.retry_after import retry_after_seconds
 
 log = get_logger(__name__)
 
@@ -407,7 +408,9 @@ class DiscoveryClient(OwnedHttp):
     async def _submit_once(self, payload: bytes, clock: CallBudget) -> Envelope:
         answer = await self._round_trip("POST", self._submit_url, "submit", clock, payload)
         if not answer.is_success:
-            retry_after = retry_after_seconds(answer.headers.get("retry-after"))
+            retry_after = retry_after_seconds(
+                answer.headers.get("retry-after"), now=time.time(), date=answer.headers.get("date")
+            )
             raise submit_status_error(answer.status_code, answer.content, retry_after)
         envelope = parse_envelope(answer.content)
         self._log(

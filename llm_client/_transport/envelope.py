@@ -117,6 +117,9 @@ LOST_JOB_STATUSES: Final = frozenset({404})
 
 #: Submit statuses that may mean "no free slot" (when the text says so).
 CAPACITY_STATUSES: Final = frozenset({429, 503})
+#: Farm answers that are a rate limit whatever code they carry: never ``BackendUnavailable``
+#: (charged), always an ``Upstream`` with the status, busy for the classifier (§4).
+RATE_LIMIT_STATUSES: Final = frozenset({429})
 #: Words in a 429/503 submit answer that make it a capacity rejection.
 CAPACITY_WORDS: Final = ("capacity", "slot")
 
@@ -364,14 +367,18 @@ def http_status_error(what: str, status_code: int, body: bytes) -> LLMError:
     An answer carrying a farm error code (``404 {"code": "SERVICE_NOT_FOUND"}``,
     or a text starting with one) is decoded by that code like ``result.error``:
     backend-never-reached codes are ``BackendUnavailable``. Otherwise ``Upstream``
-    with the status (``HTTP_<status>`` unless the farm named its own code).
+    with the status (``HTTP_<status>`` unless the farm named its own code). A 429
+    (:data:`RATE_LIMIT_STATUSES`) is always that ``Upstream``: a rate limit, whatever code.
     """
     code, message = body_error_parts(body)
     if code is not None and code.isdigit():
         code = None  # an HTTP-ish number, not a farm code: the status says it already
     detail = ": ".join(part for part in (code, message) if part)
     text = f"{what}: status {status_code}" + (f": {detail}" if detail else "")
-    return coded_error(text, code, status_code=status_code, fallback_code=f"HTTP_{status_code}")
+    fallback = f"HTTP_{status_code}"
+    if status_code in RATE_LIMIT_STATUSES:
+        return Upstream(text, code=code or fallback, status_code=status_code)
+    return coded_error(text, code, status_code=status_code, fallback_code=fallback)
 
 
 def poll_status_error(job_id: str, status_code: int, body: bytes) -> LLMError:

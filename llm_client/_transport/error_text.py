@@ -11,7 +11,6 @@ and never longer than what the farm sent.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Final
 
@@ -182,14 +181,3 @@ def body_error_text(body: bytes) -> str | None:
     if parsed is NOT_JSON:
         return clip(body.decode("utf-8", errors="replace")) or None
     return error_text(parsed)
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """``Retry-After`` as seconds (delta-seconds form only; HTTP dates are ignored)."""
-    if value is None:
-        return None
-    text = value.strip()
-    if not text.replace(".", "", 1).isdigit():
-        return None
-    seconds = float(text)
-    return seconds if math.isfinite(seconds) else None

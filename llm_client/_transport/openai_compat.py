@@ -32,7 +32,8 @@ from llm_client._errors import DecodeError, LLMError, TaskTimeout, Upstream
 from llm_client._log import get_logger
 from llm_client._transport.base import ChatResult, ClientConfig, OwnedHttp, UpstreamResponse
 from llm_client._transport.envelope import chat_result
-from llm_client._transport.error_text import body_error_text, clip, retry_after_seconds
+from llm_client._transport.error_text import body_error_text, clip
+from llm_client._transport.retry_after import retry_after_seconds
 
 log = get_logger(__name__)
 
@@ -65,10 +66,20 @@ def _provider_error_type(body: bytes) -> str | None:
     return clip(kind, 80) if isinstance(kind, str) and kind.strip() else None
 
 
-def status_error(status_code: int, body: bytes, retry_after: str | None) -> Upstream:
-    """A non-2xx provider answer: ``chat completions: status N: text (hints)``."""
+def status_error(
+    status_code: int,
+    body: bytes,
+    retry_after: str | None,
+    *,
+    now: float | None = None,
+    date: str | None = None,
+) -> Upstream:
+    """A non-2xx provider answer: ``chat completions: status N: text (hints)``.
+
+    ``retry_after`` is the answer's ``Retry-After`` header as sent, read per RFC 9110
+    (:mod:`~llm_client._transport.retry_after`, against its ``date`` header or ``now``)."""
     text = body_error_text(body)
-    seconds = retry_after_seconds(retry_after)
+    seconds = retry_after_seconds(retry_after, now=now, date=date)
     error_type = _provider_error_type(body)
     hints = []
     if seconds is not None:
@@ -165,7 +176,11 @@ class OpenAICompatClient(OwnedHttp):
                 )
         if not answer.is_success:
             raise status_error(
-                answer.status_code, answer.content, answer.headers.get("retry-after")
+                answer.status_code,
+                answer.content,
+                answer.headers.get("retry-after"),
+                now=time.time(),
+                date=answer.headers.get("date"),
             )
         if answer.status_code == 202:
             raise DecodeError("chat completions: asynchronous (202) answers are not supported")

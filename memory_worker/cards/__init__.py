@@ -17,6 +17,8 @@
   its docstring); its Lua scripts are ``lua/*.lua``, loaded with ``importlib.resources``.
 
 - :mod:`~memory_worker.cards.replication`: a run's card write waits for a replica.
+- :mod:`~memory_worker.cards.shapes`: the Redis type of each key of a chat's memory, and
+  which keys a "corrupt data" answer found misshapen (by role, never a value).
 - :mod:`~memory_worker.cards.forget`: the card store's side of forgetting (§14).
 - :mod:`~memory_worker.cards.maintenance`: expiry, duplicate folds, merges, pruning.
 - :mod:`~memory_worker.cards.reembed`: switching a chat's embedding model (§16), paced

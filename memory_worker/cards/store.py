@@ -88,6 +88,7 @@ from memory_worker.cards.codec import (
 )
 from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
 from memory_worker.cards.replication import ReplicaWait
+from memory_worker.cards.shapes import misshapen, read_shapes
 from memory_worker.cards.vectors import Matrix, MatrixReader, VectorBlobs, VectorCache
 from memory_worker.cards.withdrawn import Thresholds
 from memory_worker.cards.writes import (
@@ -215,6 +216,11 @@ class CardStore:
         if script is None:
             script = self._more[name] = cast("Redis", self._redis).register_script(_script(name))
         return await self._call(script, chat_id, args, scopes=scopes, extra=extra)
+
+    async def misshapen(self, chat_id: int, *, run_id: str | None = None) -> tuple[str, ...]:
+        """Which of the chat's keys (and ``run_id``'s episode) hold what no card script writes,
+        by role (:mod:`memory_worker.cards.shapes`): where a ``StoreDataCorrupt`` answer is."""
+        return misshapen(await read_shapes(self._redis, self._keys, chat_id, episode=run_id))
 
     # -- writes ----------------------------------------------------------------------------
 

@@ -6,8 +6,8 @@ Every failure is **one line** on stderr (``error: …``) and exit status
 The settings are read and checked in :func:`_setup`, before any command body runs:
 a bad or contradictory setting is that one line too, naming the variable, never a
 secret's value. A ``.env`` file in the working directory is read first
-(:func:`read_dotenv`): the real environment wins over it, and only the command line
-reads it — a bot that imports the library gets its settings from its own environment.
+(:func:`read_dotenv`; a line that is not ``NAME=value`` is such an error, naming the file
+and the line): the real environment wins over it, and only the command line reads it — a bot that imports the library gets its settings from its own environment.
 Typer's pretty tracebacks are off for every command: with local variables they once
 printed every secret a frame held; help texts are printed as written (no rich markup:
 ``pip install 'memory-worker[local-embed]'`` keeps its brackets).
@@ -16,6 +16,7 @@ printed every secret a frame held; help texts are printed as written (no rich ma
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
@@ -26,6 +27,7 @@ from typing import Annotated, Any, TypeVar
 import orjson
 import typer
 from dotenv import dotenv_values
+from dotenv.parser import parse_stream
 from rich.console import Console
 
 from memory_worker.errors import SettingsError
@@ -105,19 +107,41 @@ def read_dotenv(path: Path) -> list[str]:
     winning (a variable already set, even empty, is left alone); returns the names taken.
 
     The command line's processes (a worker, the server, the demo's workers) inherit them.
+    A line that is not ``NAME=value`` raises :class:`SettingsError` naming the file and the
+    line, and nothing of the file is used: a setting silently dropped (a ``REDIS_URL`` that
+    fell back to the embedded Valkey) answers from the wrong store.
     """
     if not path.is_file():
         return []
     try:
-        values = dotenv_values(path, encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise fail(f"cannot read {path}: {type(exc).__name__}") from None
+    problems = dotenv_problems(text, path.absolute())
+    if problems:
+        raise SettingsError(problems)
+    values = dotenv_values(stream=io.StringIO(text))
     taken = [name for name, value in values.items() if name not in os.environ and value]
     for name in taken:
         os.environ[name] = values[name] or ""
     if taken:
         get_settings.cache_clear()
     return taken
+
+
+def dotenv_problems(text: str, path: Path) -> list[str]:
+    """One line per line of a ``.env`` text that is not ``NAME=value`` (a comment or a blank
+    line is fine), naming ``path`` and the line number, never the line (it may hold a secret)."""
+    problems = []
+    for binding in parse_stream(io.StringIO(text)):
+        where = f"{path} line {binding.original.line}"
+        if binding.error:
+            problems.append(
+                f"{where}: not a NAME=value line (an unclosed quote, a space in the name…)"
+            )
+        elif binding.key is not None and binding.value is None:
+            problems.append(f"{where}: a name without '=' (write NAME= to leave it unset)")
+    return problems
 
 
 def _version(show: bool) -> None:
@@ -142,8 +166,8 @@ def _setup(
     from memory_worker.ops.logs import configure
     from memory_worker.settings.types import secret_values
 
-    read_dotenv(Path(DOTENV))
     try:
+        read_dotenv(Path(DOTENV))
         settings = get_settings()
     except SettingsError as exc:
         raise fail(str(exc)) from None

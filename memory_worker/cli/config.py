@@ -14,6 +14,7 @@ from rich.table import Table
 
 from memory_worker.cli.common import app, out
 from memory_worker.settings import Settings
+from memory_worker.settings.types import field_defaults
 
 CONFIG_START = "<!-- config-table:start (generated: memory-worker config --markdown) -->"
 CONFIG_END = "<!-- config-table:end -->"
@@ -52,8 +53,9 @@ def config_rows() -> list[tuple[str, str, str]]:
     from memory_worker.settings import env_name
 
     rows = []
+    defaults = field_defaults(Settings)
     for name, info in Settings.model_fields.items():
-        default = info.get_default(call_default_factory=True)
+        default = defaults[name]
         shown = "" if default is None else str(default)
         rows.append((env_name(name), shown, info.description or ""))
     return rows

@@ -46,7 +46,7 @@ from memory_worker.privacy.masking import redact_url
 from memory_worker.runs.codec import route_errors
 from memory_worker.runs.model import hour_of, hourly_field
 from memory_worker.settings import Settings, env_name
-from memory_worker.settings.types import SecretUrl
+from memory_worker.settings.types import SecretUrl, field_defaults
 
 HOURS = 24
 
@@ -458,8 +458,9 @@ class SettingRow:
 def settings_rows(settings: Settings) -> list[SettingRow]:
     """Every setting (the ``memory-worker config`` table) with its effective, masked value."""
     rows = []
+    defaults = field_defaults(Settings, dict(settings))  # a derived one from the values in force
     for name, info in Settings.model_fields.items():
-        default = info.get_default(call_default_factory=True)
+        default = defaults[name]
         value = getattr(settings, name)
         shown = mask_setting(name, value)
         default_shown = mask_setting(name, default)

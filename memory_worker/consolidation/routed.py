@@ -18,10 +18,15 @@ from memory_worker.cards import CardStore
 from memory_worker.consolidation.consolidate import consolidate_run
 from memory_worker.consolidation.model_calls import ChatCall, Embedder, Vectors
 from memory_worker.deadlines import deadline_after
+from memory_worker.errors import StoreDataCorrupt
+from memory_worker.ops.logs import get_logger
 from memory_worker.ops.metrics import AttemptCounter
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.runs import ClaimedRun
 from memory_worker.settings import Settings
+from memory_worker.storage.faults import store_answer
+
+log = get_logger(__name__)
 
 
 class RoutedModels:
@@ -130,17 +135,35 @@ class ConsolidationProcessor:
 
     async def __call__(self, run: ClaimedRun, *, deadline: float) -> ProcessResult:
         context = {"run_id": run.id, "chat_id": str(run.request.chat_id)}
-        result = await consolidate_run(
-            run.id,
-            run.request,
-            store=self.cards,
-            extractor=self.models.extractor(context),
-            embedder=self.models.embedder(context),
-            lookup_embedder=self.models.lookup_embedder(context),
-            settings=self.settings,
-            deadline=deadline,
-            attempt=run.attempts,
-            forget_epoch=run.forget_epoch,
-        )
+        try:
+            result = await consolidate_run(
+                run.id,
+                run.request,
+                store=self.cards,
+                extractor=self.models.extractor(context),
+                embedder=self.models.embedder(context),
+                lookup_embedder=self.models.lookup_embedder(context),
+                settings=self.settings,
+                deadline=deadline,
+                attempt=run.attempts,
+                forget_epoch=run.forget_epoch,
+            )
+        except Exception as exc:
+            answer = store_answer(exc)
+            if isinstance(answer, StoreDataCorrupt) and answer.chat_id is None:
+                raise await self._located(answer, run) from exc
+            raise
         continuations = [result.continuation] if result.continuation is not None else []
         return ProcessResult(summary=result.summary(), continuations=continuations)
+
+    async def _located(self, answer: StoreDataCorrupt, run: ClaimedRun) -> StoreDataCorrupt:
+        """``answer`` naming the run's chat and the keys of its memory that are misshapen
+        (§7: corrupt data fails the run, and says where)."""
+        try:
+            problems = await self.cards.misshapen(run.request.chat_id, run_id=run.id)
+        except Exception as exc:  # the diagnosis is best effort: the answer stands
+            log.warning("cards.misshapen_unread", error=type(exc).__name__)
+            problems = ()
+        else:
+            problems = problems or ("no key of the chat's memory is misshapen now",)
+        return answer.located(run.request.chat_id, problems)

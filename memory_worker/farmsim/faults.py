@@ -22,7 +22,8 @@ with a ``code`` answers ``{"code", "message"}`` (a farm-level error such as
 ``404 SERVICE_NOT_FOUND``) instead of ``{"error": message}``. A ``submit_status``
 (or, on the direct endpoint, ``upstream_status``) with ``seconds`` sends them as its
 ``Retry-After`` header: ``429 too many requests`` with ``seconds=30`` is a farm asking
-for a 30 s pause. ``slow`` with ``seconds`` makes the service's jobs run that long. ``stuck_queued``
+for a 30 s pause; ``retry_after`` sends that header verbatim instead (any text: an HTTP-date,
+``"²"``, junk), a farm writing it its own way. ``slow`` with ``seconds`` makes the service's jobs run that long. ``stuck_queued``
 keeps a job QUEUED (for ``seconds``, or forever); the direct endpoint has no
 queue and answers normally under it. ``job_failed_error_code`` fails the
 job the way a status-level farm reports it: ``error_code`` beside the status word
@@ -124,6 +125,8 @@ class Fault:
     status_code: int | None = None
     seconds: float | None = None
     times: int | None = None
+    #: A status fault's ``Retry-After`` header, verbatim (wins over ``seconds``).
+    retry_after: str | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Fault:
@@ -140,6 +143,9 @@ class Fault:
             raise ValueError("seconds must be a number")
         if times is not None and (not isinstance(times, int) or times < 1):
             raise ValueError("times must be a positive integer")
+        raw_retry_after = data.get("retry_after")
+        if raw_retry_after is not None and not isinstance(raw_retry_after, str):
+            raise ValueError("retry_after must be a string")
         code = data.get("code")
         message = data.get("message")
         return cls(
@@ -149,6 +155,7 @@ class Fault:
             status_code=status,
             seconds=None if seconds is None else float(seconds),
             times=times,
+            retry_after=raw_retry_after,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -160,6 +167,7 @@ class Fault:
             "status_code": self.status_code,
             "seconds": self.seconds,
             "times": self.times,
+            "retry_after": self.retry_after,
         }
 
 
@@ -189,9 +197,13 @@ def status_answer(fault: Fault) -> tuple[int, dict[str, str], dict[str, str]]:
 
 
 def retry_after(fault: Fault) -> dict[str, str]:
-    """The ``Retry-After`` header a status fault with ``seconds`` answers with (a farm
-    naming its pause), else none."""
-    if fault.kind in STATUS_FAULTS and fault.seconds is not None:
+    """The ``Retry-After`` header a status fault with ``retry_after`` (verbatim) or ``seconds``
+    answers with (a farm naming its pause), else none."""
+    if fault.kind not in STATUS_FAULTS:
+        return {}
+    if fault.retry_after is not None:
+        return {"Retry-After": fault.retry_after}
+    if fault.seconds is not None:
         return {"Retry-After": f"{fault.seconds:g}"}
     return {}
 

@@ -22,7 +22,12 @@ from prometheus_client.core import CounterMetricFamily, Metric
 from llm_client import FailureReason, Outcome
 from memory_worker.privacy.forget import FORGOTTEN
 from memory_worker.runs.model import EnqueueStatus
-from memory_worker.runs.policy import RELEASE_REASONS, TASK_TIMEOUT
+from memory_worker.runs.policy import (
+    RELEASE_REASONS,
+    STORE_REFUSED,
+    STORE_UNAVAILABLE,
+    TASK_TIMEOUT,
+)
 
 NS = "memory_worker"
 
@@ -63,7 +68,8 @@ KNOWN_LABELS: dict[str, tuple[str, ...]] = {
     "released": (
         *(r.value for r in RELEASE_REASONS),
         FailureReason.PROVIDER_TIMEOUT.value,  # an embedding call's own timeout (§7)
-        "store_unavailable",
+        STORE_UNAVAILABLE,
+        STORE_REFUSED,  # the store refused the run's write (OOM…): uncharged (§7)
         "shutdown",
         "watchdog",
         FORGOTTEN,

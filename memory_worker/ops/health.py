@@ -8,7 +8,9 @@
 - **ready** (``/readyz``): every store a run writes takes writes — the queue's Redis
   answers a PING within a short timeout, and the card store (``MEMORY_CARDS_URL``: its
   server, or every master of its cluster with every slot covered) answered the latest probe
-  (§11, :mod:`memory_worker.storage.health`, one probe per sampling interval) — the
+  (§11, :mod:`memory_worker.storage.health`, one probe per sampling interval), every node
+  a run writes takes a write (``redis_refuses_writes``, ``cards_refuse_writes``: out of
+  memory, ``MISCONF``, a read-only replica; §7) — the
   Redis user may use the deployment's keys and run ``INFO``
   (``redis_keys_forbidden``, ``redis_info_forbidden``:
   :func:`memory_worker.storage.checks.access_problems`) and Lua scripts (every enqueue and

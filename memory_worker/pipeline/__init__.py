@@ -4,6 +4,8 @@
   tick queue in Redis (one script counts pending ticks and adds arq jobs).
 - :mod:`~memory_worker.pipeline.runner`: :class:`TickRunner` — claim one run, process it
   under its lease, settle it (complete, release, fail), queue the follow-ups.
+- :mod:`~memory_worker.pipeline.lease`: the lease renewer — a claimed run's lease kept
+  while its tick works on it; only "not yours" ends the work, never a Redis error.
 - :mod:`~memory_worker.pipeline.gate`: the pre-claim route gate — a tick defers before
   claiming while a route it needs is entirely breaker-open.
 - :mod:`~memory_worker.pipeline.processing`: what a tick does with a claimed run, behind

@@ -10,11 +10,13 @@ Store faults (§7) — a Redis error is never evidence against the work:
   answered "not yours" does (see ``runs/store.py`` for how a claim tells a live
   owner that could not renew from a dead one: heartbeats listing held runs,
   and the store's pulse);
-- completion, release and failure writes are retried with backoff
-  (:func:`backoff_delay`, capped by ``MEMORY_STORE_RETRY_MAX_SECONDS``) until
-  they land or the fenced script answers that the lease is someone else's;
-- a store error raised by the processor (e.g. the card write refused by an
-  OOM Redis) releases the run, attempt refunded, and leaves one delayed probe;
+- completion, release and failure writes are retried on transient faults with backoff
+  (:func:`backoff_delay`, capped by ``MEMORY_STORE_RETRY_MAX_SECONDS``) until they land
+  or the fenced script answers that the lease is someone else's; never on an answer no
+  retry heals (a settlement it refuses is left to the lease);
+- a store outage raised by the processor (transient, or writes refused: an OOM Redis)
+  releases the run, attempt refunded, and leaves one delayed probe; any other store answer
+  (corrupt data, a script's error) fails it, naming the chat;
 - a tick that outlives its budget fails its run as ``task_timeout`` (the tick
   enforces the budget itself, just inside arq's job timeout, and treats a
   cancellation outside a shutdown the same way); so does a processor that
@@ -42,19 +44,21 @@ from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
 from llm_client import RecordCarry
-from memory_worker.errors import TickTimeout
+from memory_worker.errors import StoreDataCorrupt, StoreError, TickTimeout
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.ops.logs import get_logger
 from memory_worker.ops.process_metrics import WorkerMetrics, process_metrics
 from memory_worker.ops.sentry import report_failure
 from memory_worker.pipeline import ticks as tick_rules
+from memory_worker.pipeline.lease import keep_lease
 from memory_worker.pipeline.processing import ProcessResult, RouteGate, RunProcessor
 from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
 from memory_worker.privacy.forget import FORGOTTEN
 from memory_worker.runs import ClaimedRun, RunStore, now_ms
 from memory_worker.runs.forget import RunForget
 from memory_worker.runs.policy import (
+    STORE_UNAVAILABLE,
     TASK_TIMEOUT,
     ReleaseOrigin,
     Verdict,
@@ -71,7 +75,7 @@ from memory_worker.storage.connections import (
     backoff_delay,
     retry_store_write,
 )
-from memory_worker.storage.faults import is_store_fault
+from memory_worker.storage.faults import is_store_outage, store_answer
 
 log = get_logger(__name__)
 
@@ -237,7 +241,9 @@ class TickRunner:
             return claimed
         claim = claimed
         lost = asyncio.Event()
-        renewer = asyncio.create_task(self._keep_lease(claim, lost))
+        renewer = asyncio.create_task(
+            keep_lease(self.store, claim, lost, self.settings.lease_renew_seconds)
+        )
         claimed_at = time.monotonic()
         outcome = TickOutcome.STORE_ERROR
         try:
@@ -335,34 +341,6 @@ class TickRunner:
             return await self._settle_error(claim, exc)
         raise exc
 
-    async def _keep_lease(self, claim: ClaimedRun, lost: asyncio.Event) -> None:
-        """Renew the lease while the run is worked on and settled (§7).
-
-        A Redis error is never read as a loss: the owner keeps working and renews
-        when Redis answers again (the claim leaves its lease alone while its
-        heartbeat lists the run). Only a renewal answered "not yours" sets ``lost``.
-        """
-        failing = 0
-        period = self.settings.lease_renew_seconds
-        while True:
-            # after a failure retry soon, so the lease is renewed right after Redis is back
-            await asyncio.sleep(
-                min(period, backoff_delay(failing, base=0.1, cap=1.0)) if failing else period
-            )
-            try:
-                ok = await self.store.renew(claim)
-            except RedisError as exc:
-                failing += 1
-                if failing == 1:
-                    log.warning("lease_renew_store_error", error=type(exc).__name__)
-                continue
-            if failing:
-                log.info("lease_renewed_after_store_error", failures=failing)
-                failing = 0
-            if not ok:
-                lost.set()
-                return
-
     async def _store_write(
         self, what: str, write: Callable[[], Awaitable[T]], *, give_up_after: float | None = None
     ) -> T:
@@ -385,13 +363,17 @@ class TickRunner:
     ) -> TickOutcome:
         if result.continuations:  # the run goes on in another (rare): its records go alone
             await carry.land()
-        for continuation in result.continuations:  # idempotent by natural key
-            await self._store_write(
-                "continuation", partial(self._enqueue_continuation, claim, continuation)
+        try:
+            for continuation in result.continuations:  # idempotent by natural key
+                await self._store_write(
+                    "continuation", partial(self._enqueue_continuation, claim, continuation)
+                )
+            done = await self._store_write(  # the records ride on the completion's first try
+                "complete",
+                lambda: self.store.complete(claim, result.summary, riders=carry.riders()),
             )
-        done = await self._store_write(  # the records ride on the completion's first try
-            "complete", lambda: self.store.complete(claim, result.summary, riders=carry.riders())
-        )
+        except StoreError as exc:  # an answer no retry heals (the card write stands: idempotent)
+            return await self._settle_error(claim, exc)
         if not done:
             log.warning("run_lease_lost_at_completion", attempt=claim.attempts)
             return TickOutcome.ABANDONED
@@ -423,7 +405,7 @@ class TickRunner:
                 lambda: self.store.release(claim, reason=reason, origin=origin),
                 give_up_after=None if patient else self.settings.shutdown_release_seconds,
             )
-        except RedisError as exc:
+        except (RedisError, StoreError) as exc:  # patience ran out, or an answer no retry heals
             log.warning("run_release_store_error", error=type(exc).__name__, reason=reason)
             return False
         self.unsettled.pop(claim.id, None)  # Redis answered: released, or not ours any more
@@ -448,31 +430,36 @@ class TickRunner:
         return sum(results)
 
     async def _settle_error(self, claim: ClaimedRun, exc: Exception) -> TickOutcome:
-        if is_store_fault(exc):
-            # §7: a store error is never evidence against the work. The run goes
-            # back with its attempt refunded; a delayed probe (not the farm-outage
-            # deferral) picks the pipeline up again.
+        if is_store_outage(exc):
+            # §7: an outage, or a store refusing writes, is never evidence against the work.
+            # The run goes back with its attempt refunded; a delayed probe (not the
+            # farm-outage deferral) picks the pipeline up again.
             log.warning("run_store_fault", attempt=claim.attempts, error=type(exc).__name__)
-            await self._release(claim, "store_unavailable")
+            await self._release(claim, decide(exc).reason or STORE_UNAVAILABLE)
             return TickOutcome.STORE_ERROR
-        code: str
-        reason: str | None
         if isinstance(exc, TickTimeout):
-            code, reason = TASK_TIMEOUT, TASK_TIMEOUT
-        else:
-            decision = decide(exc)
-            report_failure(exc, decision, run_id=claim.id, chat_id=claim.request.chat_id)
-            if decision.verdict is Verdict.ABANDON:
-                log.warning("run_lease_lost", attempt=claim.attempts, code=decision.code)
+            return await self._fail(claim, exc, TASK_TIMEOUT, TASK_TIMEOUT)
+        answer = store_answer(exc)
+        if isinstance(answer, StoreDataCorrupt) and answer.chat_id is None:
+            exc = answer.located(claim.request.chat_id, answer.problems)  # names the chat
+        decision = decide(exc)
+        report_failure(exc, decision, run_id=claim.id, chat_id=claim.request.chat_id)
+        if decision.verdict is Verdict.ABANDON:
+            log.warning("run_lease_lost", attempt=claim.attempts, code=decision.code)
+            return TickOutcome.ABANDONED
+        if decision.verdict is Verdict.RELEASE:
+            released = await self._release(
+                claim, decision.reason or "unavailable", origin=release_origin(exc)
+            )
+            if decision.reason == FORGOTTEN:  # §14: not an outage; the run is redone now
                 return TickOutcome.ABANDONED
-            if decision.verdict is Verdict.RELEASE:
-                released = await self._release(
-                    claim, decision.reason or "unavailable", origin=release_origin(exc)
-                )
-                if decision.reason == FORGOTTEN:  # §14: not an outage; the run is redone now
-                    return TickOutcome.ABANDONED
-                return TickOutcome.DEFERRED if released else TickOutcome.ABANDONED
-            code, reason = decision.code, decision.reason
+            return TickOutcome.DEFERRED if released else TickOutcome.ABANDONED
+        return await self._fail(claim, exc, decision.code, decision.reason)
+
+    async def _fail(
+        self, claim: ClaimedRun, exc: Exception, code: str, reason: str | None
+    ) -> TickOutcome:
+        """Fail the run: its attempt spent, retried after its backoff or retired at the last."""
         s = self.settings
         plan = plan_failure(
             claim.attempts,
@@ -481,14 +468,19 @@ class TickRunner:
             max_units=s.backoff_max_units,
             now_ms=now_ms(),
         )
-        message = "the tick outlived its budget" if isinstance(exc, TickTimeout) else str(exc)
-        origin = None if isinstance(exc, TickTimeout) else release_origin(exc)
-        failed = await self._store_write(
-            "fail",
-            lambda: self.store.fail(
-                claim, plan, code=code, reason=reason, message=message, origin=origin
-            ),
-        )
+        timeout = isinstance(exc, TickTimeout)
+        message = "the tick outlived its budget" if timeout else str(exc)
+        origin = None if timeout else release_origin(exc)
+        try:
+            failed = await self._store_write(
+                "fail",
+                lambda: self.store.fail(
+                    claim, plan, code=code, reason=reason, message=message, origin=origin
+                ),
+            )
+        except StoreError as refused:  # an answer no retry heals: the run is left to its lease
+            log.warning("run_fail_store_error", error=type(refused).__name__, code=code)
+            return TickOutcome.ABANDONED
         log.warning(
             "run_retired" if plan.retire else "run_failed",
             attempt=claim.attempts,

@@ -29,14 +29,19 @@ from llm_client import (
     RouteUnavailable,
     retryable_reason,
 )
-from memory_worker.errors import EmbedderTimeout, ForgottenWrite, LeaseLost
+from memory_worker.errors import EmbedderTimeout, ForgottenWrite, LeaseLost, StoreWriteRefused
 from memory_worker.privacy.forget import FORGOTTEN
-from memory_worker.storage.faults import is_store_fault
+from memory_worker.storage.faults import is_transient_fault, store_answer
 
 #: Reasons for which a run is released (not failed): no backend could take it.
 RELEASE_REASONS = frozenset(
     {FailureReason.PROVIDER_UNAVAILABLE, FailureReason.CAPACITY_UNAVAILABLE}
 )
+
+#: Release reasons of a store fault (§7 "Store faults"): an outage, and a store that refuses
+#: writes (OOM…). Neither is the run's fault: its attempt is refunded.
+STORE_UNAVAILABLE = "store_unavailable"
+STORE_REFUSED = "store_refused"
 
 #: Routing errors that mean "no backend could take the run" (§7).
 RELEASE_ROUTING_ERRORS: tuple[type[LLMError], ...] = (
@@ -101,9 +106,11 @@ def decide(error: BaseException) -> Decision:
     RouteUnavailable, CapacityWaitTimeout, and an embedding call that timed out
     (:class:`EmbedderTimeout`). Timeouts, protocol/decode errors,
     ``provider_error`` (a walk that ended on a backend crash: HTTP 500),
-    deadline errors and generic errors fail the run. A store (Redis) error is
-    never evidence against the work (§7 "Store faults"): it releases
-    the run as ``store_unavailable`` with its attempt refunded.
+    deadline errors and generic errors fail the run. A store outage is never evidence
+    against the work (§7 "Store faults"): a transient fault releases the run as
+    ``store_unavailable``, a store that refuses writes (OOM…) as ``store_refused``, each
+    with its attempt refunded; a store answer no retry heals that is not a refusal
+    (corrupt data, a script's error) fails it, coded by its type.
     """
     code = error_code(error)
     if isinstance(error, ForgottenWrite):  # §14: extracted again from what remains
@@ -112,8 +119,13 @@ def decide(error: BaseException) -> Decision:
         return Decision(Verdict.ABANDON, None, code)
     if isinstance(error, asyncio.CancelledError):
         return Decision(Verdict.RELEASE, "shutdown", "shutdown")
-    if is_store_fault(error):
-        return Decision(Verdict.RELEASE, "store_unavailable", code)
+    answer = store_answer(error)
+    if isinstance(answer, StoreWriteRefused):
+        return Decision(Verdict.RELEASE, STORE_REFUSED, error_code(answer))
+    if answer is not None:
+        return Decision(Verdict.FAIL, None, error_code(answer))
+    if is_transient_fault(error):
+        return Decision(Verdict.RELEASE, STORE_UNAVAILABLE, code)
     if isinstance(error, RELEASE_ROUTING_ERRORS):
         return Decision(Verdict.RELEASE, _reason_name(error), code)
     if isinstance(error, EmbedderTimeout):

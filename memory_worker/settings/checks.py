@@ -41,6 +41,9 @@ PROMPTS_PACKAGE, PROMPTS_FOLDER = "memory_worker.consolidation", "prompts"
 #: Longest slice of a bad (non-secret) value quoted back in an error.
 QUOTE_CHARS = 60
 
+#: pydantic's error for a default derived from other settings when one of them is bad.
+NOT_DERIVED = "default_factory_not_called"
+
 #: Returns the environment variable of a settings field.
 EnvName = Callable[[str], str]
 M = TypeVar("M", bound=BaseModel)
@@ -183,6 +186,19 @@ RELATIONS: tuple[Relation, ...] = (
         "existing_cards_max",
         "the prompt would cut the related cards it was asked to show",
     ),
+    _le(
+        "embedding_task_timeout_seconds",
+        "route_wall_seconds",
+        "a routed call's wall budget would end before one embedding job's budget",
+    ),
+    Relation(
+        ((1.0, "tick_timeout_seconds"), (1.0, "shutdown_grace_seconds")),
+        ((1.0, "watchdog_seconds"),),
+        True,
+        "a tick still inside its budget (its farm calls are inside it: each job's budget "
+        "within the routed call's wall, the wall within the tick's) would read as wedged, "
+        "and the worker would exit 70 and wedge again on the same run after each restart",
+    ),
     Relation(
         ((4.0, "breaker_success_hold_seconds"),),
         ((1.0, "routing_latency_window_seconds"),),
@@ -193,8 +209,20 @@ RELATIONS: tuple[Relation, ...] = (
 
 
 def contradictions(values: Mapping[str, Any], env: EnvName) -> list[str]:
-    """One line per relation that does not hold, naming every variable involved."""
+    """One line per relation that does not hold, naming every variable involved (never a
+    secret's value). ``values`` holds the settings in force: a derived one (the watchdog
+    window) by its value, not None."""
     problems = [r.problem(values, env) for r in RELATIONS if not r.holds(values)]
+    admin, read = values.get("console_token"), values.get("console_read_token")
+    if (
+        admin is not None
+        and read is not None
+        and admin.get_secret_value() == read.get_secret_value()
+    ):
+        problems.append(
+            f"{env('console_token')} and {env('console_read_token')} are the same token: "
+            "whoever may only read the console could also act on it"
+        )
     token = values.get("admin_telegram_bot_token")
     if token is not None and token.get_secret_value() and not values.get("admin_telegram_chat_ids"):
         problems.append(
@@ -211,6 +239,8 @@ def describe_errors(
     by_env = {env(name): name for name in fields}
     lines: list[str] = []
     for error in errors:
+        if error.get("type") == NOT_DERIVED:  # follows from another error, reported itself
+            continue
         loc = error.get("loc") or ()
         message = _message(error)
         if not loc:  # a model validator: the message names its variables itself

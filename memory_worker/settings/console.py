@@ -28,15 +28,20 @@ class ConsoleSettings(SecretSafeSettings):
     console_session_hours: float = Field(
         12.0,
         gt=0,
+        le=30 * 24,
         description="How long a console login lasts (an HMAC cookie; a server restart also "
         "ends it).",
     )
     console_auth_burst: int = Field(
-        5, ge=1, description="Wrong console tokens one client address may try back to back."
+        5,
+        ge=1,
+        le=1000,
+        description="Wrong console tokens one client address may try back to back.",
     )
     console_auth_per_minute: float = Field(
         5.0,
         gt=0,
+        le=60_000,
         description="Wrong console tokens one client address may try per minute after the "
         "burst (then 429 with Retry-After).",
     )

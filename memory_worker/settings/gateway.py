@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from llm_client import GatewayConfig
 from memory_worker.settings.types import SecretSafeSettings
 
 
@@ -72,3 +73,17 @@ class GatewaySettings(SecretSafeSettings):
         le=100,
         description="Characters per token when an answer reports no usage (tokens_per_day).",
     )
+
+    def gateway_config(self) -> GatewayConfig:
+        """Cooling, caps, load sharing and slow nodes (§3, §6)."""
+        return GatewayConfig(
+            retry_after_max_seconds=self.retry_after_max_seconds,
+            rate_burst=self.routing_rate_burst,
+            latency_window_seconds=self.routing_latency_window_seconds,
+            outlier_factor=self.routing_outlier_factor,
+            outlier_min_samples=self.routing_outlier_min_samples,
+            outlier_min_gap_ms=self.routing_outlier_min_gap_ms,
+            outlier_max_share=self.routing_outlier_max_share,
+            balance=self.routing_balance,
+            chars_per_token=self.routing_chars_per_token,
+        )

@@ -18,14 +18,18 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
 
-from llm_client import EMBEDDING, BreakerConfig, ClientConfig, GatewayConfig, RouteDefaults
+from llm_client import EMBEDDING, ClientConfig, RouteDefaults
 from memory_worker.settings.breakers import BreakerSettings
-from memory_worker.settings.checks import PromptVersion, contradictions, load_checked
+from memory_worker.settings.checks import contradictions, load_checked
 from memory_worker.settings.console import ConsoleSettings
 from memory_worker.settings.gateway import GatewaySettings
 from memory_worker.settings.memory_use import MemoryUseSettings
 from memory_worker.settings.recall import RecallSettings
+from memory_worker.settings.runs import MAX_RETENTION_DAYS, RunSettings, heartbeat_default
 from memory_worker.settings.types import (
+    DAY,
+    HOUR,
+    MINUTE,
     CardsUrl,
     Directory,
     ExistingFile,
@@ -34,9 +38,28 @@ from memory_worker.settings.types import (
     Name,
     RedisUrl,
     SecretHttpUrl,
+    ServiceName,
     Token,
+    check_decodable,
     field_env_name,
 )
+
+#: Shortest card text limit: a short sentence in a two-byte script ("Alice prefers green
+#: tea." is 24 bytes in English, about twice that in Cyrillic); below it facts are dropped.
+MIN_CARD_BYTES = 64
+#: Fewest output tokens an extraction may ask for: the answer's frame and one card of the
+#: default size (700 bytes, ~175 tokens); below it every answer is cut mid-JSON.
+MIN_OUTPUT_TOKENS = 256
+#: Most replicas a card write may wait for.
+MAX_REPLICAS = 100
+#: Longest key prefix (it starts every key name the deployment writes).
+MAX_KEY_PREFIX_CHARS = 64
+#: The watchdog window, when not set: the tick budget + the shutdown grace + this.
+WATCHDOG_MARGIN_SECONDS = 60.0
+
+
+#: A Telegram chat id: a signed 64-bit integer (the Bot API's range).
+ChatId = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 
 
 def _alias(name: str) -> AliasChoices:
@@ -44,10 +67,16 @@ def _alias(name: str) -> AliasChoices:
 
 
 class Settings(
-    RecallSettings, MemoryUseSettings, ConsoleSettings, GatewaySettings, BreakerSettings
+    RunSettings,
+    RecallSettings,
+    MemoryUseSettings,
+    ConsoleSettings,
+    GatewaySettings,
+    BreakerSettings,
 ):
-    """memory-worker configuration (env vars override defaults). Five groups of fields are
-    declared in bases, each read together by one part: the §16 ranking knobs of recall
+    """memory-worker configuration (env vars override defaults). Six groups of fields are
+    declared in bases, each read together by one part: a run's attempts, lease, caps and
+    retention (:class:`~memory_worker.settings.runs.RunSettings`), the §16 ranking knobs of recall
     (:class:`~memory_worker.settings.recall.RecallSettings`), how the bot uses memory
     (:class:`~memory_worker.settings.memory_use.MemoryUseSettings`), the operator console
     (:class:`~memory_worker.settings.console.ConsoleSettings`), the gateway's cooling,
@@ -83,6 +112,7 @@ class Settings(
     cards_wait_replicas: int | None = Field(
         None,
         ge=0,
+        le=MAX_REPLICAS,
         description="Replicas that must acknowledge a run's card write (WAIT) before the run "
         "completes, so a failover keeps completed runs' cards. Unset: 1 when the card server "
         "(any cluster shard) has a replica at start, else 0.",
@@ -94,25 +124,34 @@ class Settings(
         description="How long a card write waits for its replicas; past it the run goes on "
         "(logged cards.write_not_replicated) and that master is not waited on for a minute.",
     )
-    key_prefix: str = Field("mw:", description="Prefix of every Redis key this deployment owns.")
+    key_prefix: str = Field(
+        "mw:",
+        max_length=MAX_KEY_PREFIX_CHARS,
+        description="Prefix of every Redis key this deployment owns.",
+    )
     data_dir: Directory = Field(Path("var"), description="Local state: embedded Valkey data, logs.")
     redis_reconnect_max_seconds: float = Field(
         1.0,
         gt=0,
+        le=5 * MINUTE,
         description="Cap of the worker loop's back-off while Redis is away (short: work "
         "resumes within about this long after Redis answers).",
     )
     redis_connect_timeout_seconds: float = Field(
-        5.0, gt=0, description="Connect timeout of every Redis client."
+        5.0, gt=0, le=5 * MINUTE, description="Connect timeout of every Redis client."
     )
     redis_socket_timeout_seconds: float = Field(
         10.0,
         gt=0,
+        le=HOUR,
         description="Socket (read/write) timeout of every Redis client: a black-holed Redis "
         "cannot hang a worker.",
     )
     store_retry_max_seconds: float = Field(
-        2.0, gt=0, description="Cap of the back-off between retries of a run's outcome write."
+        2.0,
+        gt=0,
+        le=5 * MINUTE,
+        description="Cap of the back-off between retries of a run's outcome write.",
     )
 
     # --- farm / Discovery client (§3) -------------------------------------------------------
@@ -126,21 +165,31 @@ class Settings(
         description="TOML routes file (§6, see config/routes.toml); unset: one Discovery "
         "target per workflow at DISCOVERY_BASE_URL.",
     )
-    request_timeout_seconds: float = Field(30.0, gt=0, description="Budget of one HTTP round trip.")
+    request_timeout_seconds: float = Field(
+        30.0, gt=0, le=DAY, description="Budget of one HTTP round trip."
+    )
     task_timeout_seconds: float = Field(
-        720.0, gt=0, description="Budget of a job's run time, re-anchored when first seen RUNNING."
+        720.0,
+        gt=0,
+        le=DAY,
+        description="Budget of a job's run time, re-anchored when first seen RUNNING.",
     )
     capacity_wait_seconds: float = Field(
         60.0,
         ge=0,
+        le=DAY,
         description="How long the client resubmits on 'no slots' answers before giving up.",
     )
-    capacity_poll_seconds: float = Field(1.0, gt=0, description="Pause between capacity resubmits.")
-    job_poll_seconds: float = Field(1.0, gt=0, description="Pause between job status polls.")
-    discovery_priority: int = Field(
-        10, ge=0, description="Discovery priority of memory jobs (0 = interactive)."
+    capacity_poll_seconds: float = Field(
+        1.0, gt=0, le=10 * MINUTE, description="Pause between capacity resubmits."
     )
-    extraction_service: Name = Field(
+    job_poll_seconds: float = Field(
+        1.0, gt=0, le=10 * MINUTE, description="Pause between job status polls."
+    )
+    discovery_priority: int = Field(
+        10, ge=0, le=1000, description="Discovery priority of memory jobs (0 = interactive)."
+    )
+    extraction_service: ServiceName = Field(
         "llm-openai", description="Discovery service of the default extractor."
     )
     extraction_endpoint: Name = Field(
@@ -150,7 +199,7 @@ class Settings(
         "memory-extractor", description="Model name of the default extractor."
     )
     extraction_max_output_tokens: int = Field(
-        4000, ge=1, description="max_tokens of extraction requests."
+        4000, ge=MIN_OUTPUT_TOKENS, le=1_000_000, description="max_tokens of extraction requests."
     )
     extraction_temperature: float = Field(
         0.2, ge=0, le=2, description="Temperature of extraction requests."
@@ -160,7 +209,9 @@ class Settings(
         description="Also mask e-mail addresses and phone numbers in the text sent to the farm "
         "(secrets and payment card numbers are always masked, §14).",
     )
-    embedder_service: Name = Field("embedder", description="Discovery service of the embedder.")
+    embedder_service: ServiceName = Field(
+        "embedder", description="Discovery service of the embedder."
+    )
     embedder_endpoint: Name = Field("encode", description="Discovery endpoint of the embedder.")
     embedding_model: Name = Field(
         "embedder", description="Model name of the default embedder target."
@@ -169,16 +220,20 @@ class Settings(
         512, ge=1, le=8192, description="Embedding dimension requested and stored."
     )
     embedding_request_timeout_seconds: float = Field(
-        15.0, gt=0, description="Budget of one HTTP round trip of an embedding call."
+        15.0, gt=0, le=DAY, description="Budget of one HTTP round trip of an embedding call."
     )
     embedding_task_timeout_seconds: float = Field(
         15.0,
         gt=0,
+        le=DAY,
         description="Task budget of an embedding job (a timeout releases the run: the "
         "embedder is a side service).",
     )
     embedding_capacity_wait_seconds: float = Field(
-        15.0, ge=0, description="Capacity wait of an embedding call (no slots, or still queued)."
+        15.0,
+        ge=0,
+        le=DAY,
+        description="Capacity wait of an embedding call (no slots, or still queued).",
     )
     local_embed_concurrency: int = Field(
         1,
@@ -196,16 +251,21 @@ class Settings(
         "single-threaded, 234-896 ms with both cores, on a busy 2-core box).",
     )
     recall_timeout_seconds: float = Field(
-        10.0, gt=0, description="Budget of one MemoryQueue.recall (embedding the query included)."
+        10.0,
+        gt=0,
+        le=HOUR,
+        description="Budget of one MemoryQueue.recall (embedding the query included).",
     )
     recall_max_query_chars: int = Field(
         2000,
         ge=1,
+        le=1_000_000,
         description="Longest text MemoryQueue.recall embeds; a longer one raises QueryTooLarge.",
     )
     query_max_k: int = Field(
         100,
         ge=1,
+        le=10_000,
         description="Most cards one recall or similar_cards may ask for (k); more raises "
         "QueryTooLarge.",
     )
@@ -218,25 +278,26 @@ class Settings(
     # --- routing (§6) ----------------------------------------------------------------------
     route_max_hops: int = Field(4, ge=1, le=64, description="Default max targets tried per call.")
     route_wall_seconds: float = Field(
-        900.0, gt=0, description="Default wall-time budget of one routed call."
+        900.0, gt=0, le=DAY, description="Default wall-time budget of one routed call."
     )
     routing_events_maxlen: int = Field(
-        10_000, ge=1, description="Routing events kept in the Redis stream."
+        10_000, ge=1, le=10_000_000, description="Routing events kept in the Redis stream."
     )
 
     # --- admin reports (§9) ------------------------------------------------------------------
     admin_report_cooldown: float = Field(
-        600.0, ge=0, description="Dedup window per dedupe key (seconds)."
+        600.0, ge=0, le=30 * DAY, description="Dedup window per dedupe key (seconds)."
     )
     admin_telegram_bot_token: Token | None = Field(
         None,
         validation_alias=_alias("ADMIN_TELEGRAM_BOT_TOKEN"),
         description="Bot token for pages.",
     )
-    admin_telegram_chat_ids: Annotated[list[int], NoDecode] = Field(
+    admin_telegram_chat_ids: Annotated[list[ChatId], NoDecode] = Field(
         default_factory=list,
+        max_length=100,
         validation_alias=_alias("ADMIN_TELEGRAM_CHAT_IDS"),
-        description="Comma-separated Telegram chat ids that receive pages.",
+        description="Comma-separated Telegram chat ids that receive pages (at most 100).",
     )
     telegram_api_base: HttpUrl = Field(
         "https://api.telegram.org",
@@ -248,73 +309,16 @@ class Settings(
         validation_alias=_alias("ADMIN_WEBHOOK_URL"),
         description="Generic JSON webhook for pages.",
     )
-    admin_delivery_max_attempts: int = Field(8, ge=1, description="Delivery attempts of one page.")
-
-    # --- runs (§7) ---------------------------------------------------------------------------
-    max_attempts: int = Field(5, ge=1, description="Attempts before a run is retired.")
-    backoff_unit_seconds: float = Field(60.0, gt=0, description="Backoff unit: attempts² × unit.")
-    backoff_max_units: float = Field(
-        60.0, gt=0, description="Backoff cap, in units (60 × 60 s = 1 h)."
+    admin_delivery_max_attempts: int = Field(
+        8, ge=1, le=100, description="Delivery attempts of one page."
     )
-    lease_seconds: float = Field(
-        30.0, gt=0, description="Lease of a claimed run; renewed while it works."
-    )
-    lease_renew_seconds: float = Field(10.0, gt=0, description="Lease renewal period.")
-    max_queued_runs: int = Field(5000, ge=1, description="Cap of queued + processing runs.")
-    max_daily_enqueued_runs: int = Field(2000, ge=1, description="New runs per UTC day.")
-    prompt_version: PromptVersion = Field(
-        "memory_v1", description="Current extraction prompt version."
-    )
-    error_log_max_entries: int = Field(20, ge=1, description="Error-log entries kept per run.")
-    error_message_max_chars: int = Field(
-        500, ge=1, description="Longest error text kept in an entry."
-    )
-    release_log_max_entries: int = Field(20, ge=1, le=1000, description="Releases kept per run.")
-    max_run_messages: int = Field(2000, ge=1, description="Messages accepted in one run request.")
-    max_message_chars: int = Field(16_000, ge=1, description="Longest message text accepted.")
-    max_run_bytes: int = Field(2_000_000, ge=1, description="Largest encoded run request accepted.")
-    completed_run_retention_days: float = Field(
-        14.0,
-        gt=0,
-        description="Completed/skipped runs are kept this long, then pruned (their slice stays a duplicate).",
-    )
-    retired_run_message_retention_days: float = Field(
-        30.0,
-        gt=0,
-        description="Retired runs keep their messages this long (replayable), then only "
-        "their record and error log.",
-    )
-    natural_key_retention_days: float = Field(
-        90.0,
-        gt=0,
-        description="A pruned run's slice stays a duplicate this long after it was "
-        "enqueued; later the same slice is a new run.",
-    )
-    applied_run_retention_days: float = Field(
-        30.0, gt=0, description="Per-chat record of applied runs (idempotency) kept this long."
-    )
-    chat_index_backfill_runs: int = Field(
-        20_000,
-        gt=0,
-        description="Runs enqueued before the per-chat run index that one maintenance pass "
-        "adds to it (a one-time backfill; forget walks every run until it is done).",
-    )
-    forget_chunk_items: int = Field(
-        100,
-        ge=1,
-        description="Cards (or runs, links, keys) one forget script call removes: each call "
-        "blocks Redis for a few milliseconds only (§14).",
-    )
-    forget_rewrite_aof: bool = Field(
-        True,
-        description="After a forget, ask the server to rewrite its append-only file so the "
-        "forgotten text leaves the disk (BGREWRITEAOF; refused servers are logged).",
-    )
-    audit_maxlen: int = Field(10_000, ge=1, description="Audit events kept (approximately).")
 
     # --- ticks and the worker (§8) -------------------------------------------------------------
     consolidation_backend_retry_interval: float = Field(
-        15.0, gt=0, description="Delay of the single probe tick while the farm is out (seconds)."
+        15.0,
+        gt=0,
+        le=HOUR,
+        description="Delay of the single probe tick while the farm is out (seconds).",
     )
     route_gate_reuse_seconds: float = Field(
         1.0,
@@ -328,23 +332,33 @@ class Settings(
         4, ge=1, le=1024, description="Ticks one worker process runs at once."
     )
     pipeline_target: int = Field(
-        0, ge=0, description="In-flight tick target; 0 = sum of live workers' concurrency."
+        0,
+        ge=0,
+        le=100_000,
+        description="In-flight tick target; 0 = sum of live workers' concurrency.",
     )
-    poll_delay_seconds: float = Field(0.05, gt=0, description="arq poll delay.")
+    poll_delay_seconds: float = Field(0.05, gt=0, le=HOUR, description="arq poll delay.")
     safety_net_seconds: int = Field(
         10, ge=1, le=60, description="Cron safety-net period (seconds, divides 60)."
     )
     shutdown_grace_seconds: float = Field(
-        20.0, ge=0, description="On SIGTERM, in-flight runs get this long before they are released."
+        20.0,
+        ge=0,
+        le=HOUR,
+        description="On SIGTERM, in-flight runs get this long before they are released.",
     )
     shutdown_release_seconds: float = Field(
         10.0,
         ge=0,
+        le=HOUR,
         description="A stopping worker retries the release of its runs this long while Redis "
         "is unreachable (a deploy during a Redis blip spends no attempt).",
     )
     tick_timeout_seconds: float = Field(
-        3600.0, gt=0, description="A run's budget in a tick; arq's job timeout adds the loop."
+        3600.0,
+        gt=0,
+        le=2 * DAY,
+        description="A run's budget in a tick; arq's job timeout adds the loop.",
     )
     tick_loop_seconds: float = Field(
         30.0,
@@ -356,26 +370,36 @@ class Settings(
     watchdog_seconds: float | None = Field(
         None,
         gt=0,
+        le=3 * DAY,
         description="A worker whose poll loop, or every busy slot, made no progress for this "
         "long is wedged: it says why in one log line, releases its runs (attempts refunded) "
-        "and exits 70 for its supervisor to restart it; /healthz is 503 meanwhile. Keep it "
-        "above the tick budget plus the shutdown grace. Unset: MEMORY_TICK_TIMEOUT_SECONDS + "
-        "MEMORY_SHUTDOWN_GRACE_SECONDS + 60.",
+        "and exits 70 for its supervisor to restart it; /healthz is 503 meanwhile. Must be "
+        "above the tick budget plus the shutdown grace, and above a routed farm call's wall "
+        "budget. Unset: MEMORY_TICK_TIMEOUT_SECONDS + MEMORY_SHUTDOWN_GRACE_SECONDS + 60.",
     )
     worker_heartbeat_seconds: float = Field(
-        5.0, gt=0, description="Worker registry heartbeat period."
+        default_factory=heartbeat_default,
+        gt=0,
+        le=HOUR,
+        description="Worker registry heartbeat period. Unset: a quarter of MEMORY_LEASE_SECONDS "
+        "- MEMORY_LEASE_RENEW_SECONDS, at most 5 s.",
     )
     worker_registry_grace_seconds: float = Field(
         600.0,
         ge=0,
+        le=30 * DAY,
         description="A dead worker leaves the registry this long after its heartbeat expired.",
     )
 
     # --- memory consolidation (§10) -------------------------------------------------------------
-    max_input_tokens: int = Field(10_000, ge=1, description="Token budget of one extraction batch.")
-    max_batch_messages: int = Field(200, ge=1, description="Messages per extraction batch.")
+    max_input_tokens: int = Field(
+        10_000, ge=1, le=10_000_000, description="Token budget of one extraction batch."
+    )
+    max_batch_messages: int = Field(
+        200, ge=1, le=100_000, description="Messages per extraction batch."
+    )
     related_cards: int = Field(
-        24, ge=0, description="Existing related cards shown to the extractor."
+        24, ge=0, le=10_000, description="Existing related cards shown to the extractor."
     )
     related_author_boost: float = Field(
         0.03,
@@ -384,8 +408,12 @@ class Settings(
         description="Cosine added, in the related-card lookup, to a card about one of the "
         "run's authors (their user card, or its text names them).",
     )
-    existing_cards_max: int = Field(80, ge=0, description="Existing cards in one prompt, at most.")
-    card_max_bytes: int = Field(700, ge=1, description="Longest fact text kept.")
+    existing_cards_max: int = Field(
+        80, ge=0, le=10_000, description="Existing cards in one prompt, at most."
+    )
+    card_max_bytes: int = Field(
+        700, ge=MIN_CARD_BYTES, le=100_000, description="Longest fact text kept."
+    )
     retraction_cosine: float = Field(
         0.98,
         ge=0,
@@ -427,29 +455,40 @@ class Settings(
         description="Cards nearest a new card from a withdrawn card's message read to find the "
         "other cards that message taught (0: none; the higher threshold then applies).",
     )
-    ephemeral_ttl_days: float = Field(2.0, gt=0, description="Expiry of ephemeral cards.")
-    short_ttl_days: float = Field(14.0, gt=0, description="Expiry of short-lived cards.")
+    ephemeral_ttl_days: float = Field(
+        2.0, gt=0, le=MAX_RETENTION_DAYS, description="Expiry of ephemeral cards."
+    )
+    short_ttl_days: float = Field(
+        14.0, gt=0, le=MAX_RETENTION_DAYS, description="Expiry of short-lived cards."
+    )
     merge_min_cards: int = Field(
-        3, ge=2, description="Cards sharing a subject before a merge pass."
+        3,
+        ge=2,
+        le=1_000_000,
+        description="Cards sharing a subject before a merge pass (1000000: never merge).",
     )
     merge_cooldown_hours: float = Field(
-        72.0, ge=0, description="Merge-pass cooldown per subject group."
+        72.0, ge=0, le=365 * 24, description="Merge-pass cooldown per subject group."
     )
     maintenance_seconds: float = Field(
-        3600.0, gt=0, description="Period of card expiry and duplicate collapse (fleet-wide)."
+        3600.0,
+        gt=0,
+        le=7 * DAY,
+        description="Period of card expiry and duplicate collapse (fleet-wide).",
     )
     merge_interval_seconds: float = Field(
-        60.0, gt=0, description="Period of the subject merge pass (fleet-wide)."
+        60.0, gt=0, le=DAY, description="Period of the subject merge pass (fleet-wide)."
     )
     reembed_batch_cards: int = Field(
-        64, ge=1, description="Cards re-embedded per step of a model switch (§16)."
+        64, ge=1, le=10_000, description="Cards re-embedded per step of a model switch (§16)."
     )
     reembed_pause_seconds: float = Field(
-        0.2, ge=0, description="Pause between two steps of a model switch."
+        0.2, ge=0, le=MINUTE, description="Pause between two steps of a model switch."
     )
     reembed_budget_seconds: float = Field(
         20.0,
         gt=0,
+        le=HOUR,
         description="Time one maintenance call spends re-embedding at most (one worker at a "
         "time; the next call resumes).",
     )
@@ -462,10 +501,10 @@ class Settings(
     )
     serve_port: int = Field(9108, ge=0, le=65535, description="Health/metrics server port.")
     metrics_cache_seconds: float = Field(
-        5.0, ge=0, description="Min interval between Redis samples."
+        5.0, ge=0, le=HOUR, description="Min interval between Redis samples."
     )
     readiness_stall_seconds: float = Field(
-        60.0, gt=0, description="Worker loop heartbeat age that is unready."
+        60.0, gt=0, le=DAY, description="Worker loop heartbeat age that is unready."
     )
     log_format: Literal["auto", "json", "console"] = Field(
         "auto", description="auto: json off a TTY."
@@ -491,9 +530,14 @@ class Settings(
     @field_validator("key_prefix")
     @classmethod
     def _check_prefix(cls, value: str) -> str:
-        if any(ch in value for ch in "{} \t\n"):
-            raise ValueError("must not contain braces or whitespace")
+        if any(ch in "{}" or ch.isspace() or not ch.isprintable() for ch in value):
+            raise ValueError("must not contain braces, whitespace or control characters")
         return value
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _check_text(cls, value: object) -> object:
+        return check_decodable(value)
 
     @field_validator("safety_net_seconds")
     @classmethod
@@ -504,10 +548,17 @@ class Settings(
 
     @model_validator(mode="after")
     def _check_relations(self) -> Self:
-        problems = contradictions({n: getattr(self, n) for n in type(self).model_fields}, env_name)
+        problems = contradictions(self.in_force(), env_name)
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    def in_force(self) -> dict[str, Any]:
+        """Every setting's value in force: one derived when unset (the watchdog window) by
+        its value, so the relations judge what will run."""
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        values["watchdog_seconds"] = self.watchdog_window
+        return values
 
     @property
     def tick_job_timeout(self) -> float:
@@ -519,7 +570,7 @@ class Settings(
         """The watchdog's window (s): ``MEMORY_WATCHDOG_SECONDS``, else budget + grace + 60."""
         if self.watchdog_seconds is not None:
             return self.watchdog_seconds
-        return self.tick_timeout_seconds + self.shutdown_grace_seconds + 60.0
+        return self.tick_timeout_seconds + self.shutdown_grace_seconds + WATCHDOG_MARGIN_SECONDS
 
     @property
     def valkey_dir(self) -> Path:
@@ -551,32 +602,6 @@ class Settings(
             capacity_poll=self.capacity_poll_seconds,
             job_poll=self.job_poll_seconds,
             priority=self.discovery_priority,
-        )
-
-    def breaker_config(self) -> BreakerConfig:
-        """Breaker thresholds (§5)."""
-        return BreakerConfig(
-            failure_threshold=self.breaker_failure_threshold,
-            rate_min_calls=self.breaker_rate_min_calls,
-            rate_window_seconds=self.breaker_rate_window_seconds,
-            rate_threshold=self.breaker_rate_threshold,
-            cooldown_seconds=self.breaker_cooldown_seconds,
-            cooldown_max_seconds=self.breaker_cooldown_max_seconds,
-            timeout_min_slice_seconds=self.breaker_timeout_min_slice_seconds,
-        )
-
-    def gateway_config(self) -> GatewayConfig:
-        """Cooling, caps, load sharing and slow nodes (§3, §6)."""
-        return GatewayConfig(
-            retry_after_max_seconds=self.retry_after_max_seconds,
-            rate_burst=self.routing_rate_burst,
-            latency_window_seconds=self.routing_latency_window_seconds,
-            outlier_factor=self.routing_outlier_factor,
-            outlier_min_samples=self.routing_outlier_min_samples,
-            outlier_min_gap_ms=self.routing_outlier_min_gap_ms,
-            outlier_max_share=self.routing_outlier_max_share,
-            balance=self.routing_balance,
-            chars_per_token=self.routing_chars_per_token,
         )
 
     def route_defaults(self) -> RouteDefaults:

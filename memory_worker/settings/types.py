@@ -11,13 +11,17 @@ that prints them; the value is read only by an explicit ``get_secret_value()``
 :class:`SecretUrl` shows the URL with its password (and every query value)
 replaced by ``***``: an operator still sees which host and scheme are meant.
 
-The checked types at the end (:data:`RedisUrl`, :data:`HttpUrl`, :data:`Name`, …)
-say what is wrong with a value without ever quoting it (a URL may carry the secret).
+The checked types at the end (:data:`RedisUrl`, :data:`HttpUrl`, :data:`Name`,
+:data:`ServiceName`, :data:`Directory`, …) say what is wrong with a value without ever
+quoting it (a URL may carry the secret); :func:`check_decodable` refuses any text the
+environment could not decode, and :func:`field_defaults` gives every field's default, a
+derived one included.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Self, get_args
@@ -27,8 +31,17 @@ from pydantic import AfterValidator, AliasChoices, BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
+#: Durations in seconds, for the settings' bounds.
+MINUTE, HOUR, DAY = 60, 3600, 86_400
 #: Shortest token accepted (:data:`Token`).
 MIN_TOKEN_CHARS = 8
+#: Longest name accepted (:data:`Name`): a route target's model name is at most this long.
+MAX_NAME_CHARS = 200
+#: Longest service name (:data:`ServiceName`): a route target's provider, which a Discovery
+#: target's service name becomes, is at most this long.
+MAX_SERVICE_CHARS = 64
+#: What a service name may hold (a route target's provider: ``llm_client``'s routes).
+SERVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 #: What a masked part of a URL reads as.
 MASKED = "***"
 #: Schemes of a Redis/Valkey URL (``connections.client_from_url``).
@@ -102,6 +115,19 @@ def field_env_name(model: type[BaseSettings], field: str) -> str:
     if isinstance(alias, AliasChoices) and isinstance(alias.choices[0], str):
         return alias.choices[0]
     return str(model.model_config.get("env_prefix") or "") + field.upper()
+
+
+def field_defaults(
+    model: type[BaseModel], based_on: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Every field's default, in declaration order. A default derived from other settings
+    (a factory taking the validated data: the lease renewal, the heartbeat) is derived from
+    ``based_on`` (the values in force), else from the defaults declared before it."""
+    defaults: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        data = dict(based_on) if based_on is not None else defaults
+        defaults[name] = info.get_default(call_default_factory=True, validated_data=data)
+    return defaults
 
 
 def secret_values(settings: BaseModel) -> list[str]:
@@ -209,6 +235,17 @@ def _token(value: SecretStr) -> SecretStr:
 def _name(value: str) -> str:
     if not value or any(ch.isspace() or not ch.isprintable() for ch in value):
         raise ValueError("must be a non-empty name without whitespace")
+    if len(value) > MAX_NAME_CHARS:
+        raise ValueError(f"must be at most {MAX_NAME_CHARS} characters")
+    return value
+
+
+def _service(value: str) -> str:
+    if len(value) > MAX_SERVICE_CHARS or not SERVICE_NAME.fullmatch(value):
+        raise ValueError(
+            f"must be at most {MAX_SERVICE_CHARS} letters, digits, '.', '_' or '-' "
+            "(it names the route's provider)"
+        )
     return value
 
 
@@ -219,14 +256,39 @@ def _level(value: str) -> str:
 
 
 def _file(value: Path) -> Path:
-    if not value.is_file():
+    try:
+        found = value.is_file()
+    except OSError as exc:  # a name too long for the file system, …
+        raise ValueError(f"cannot be used as a path ({_os_reason(exc)})") from None
+    if not found:
         raise ValueError("names no readable file")
     return value
 
 
 def _directory(value: Path) -> Path:
-    if value.exists() and not value.is_dir():
+    try:
+        exists, is_dir = value.exists(), value.is_dir()
+    except OSError as exc:
+        raise ValueError(f"cannot be used as a path ({_os_reason(exc)})") from None
+    if exists and not is_dir:
         raise ValueError("exists and is not a directory")
+    return value
+
+
+def _os_reason(exc: OSError) -> str:
+    """What the OS said, without the path (``strerror``; the errno name when there is none)."""
+    return exc.strerror or type(exc).__name__
+
+
+def check_decodable(value: object) -> object:
+    """Raise ``ValueError`` (never quoting it) when a text holds a lone surrogate: bytes the
+    environment could not decode as UTF-8 arrive so, and no Redis key, HTTP request or log
+    line can carry them."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("is not UTF-8 text (it holds bytes that cannot be decoded)") from None
     return value
 
 
@@ -241,8 +303,10 @@ SecretHttpUrl = Annotated[SecretStr, AfterValidator(_secret_http)]
 #: A token (a bot's, the console's): masked, at least 8 characters, no whitespace (a
 #: pasted newline would make every comparison or request fail).
 Token = Annotated[SecretStr, AfterValidator(_token)]
-#: A service, endpoint, model or host name: non-empty, no whitespace.
+#: A service, endpoint, model or host name: non-empty, no whitespace, at most 200 characters.
 Name = Annotated[str, AfterValidator(_name)]
+#: A Discovery service name: it becomes a route target's provider, so it follows that rule.
+ServiceName = Annotated[str, AfterValidator(_service)]
 #: A standard-library log level name.
 LogLevel = Annotated[str, AfterValidator(_level)]
 #: A path that must name an existing file.

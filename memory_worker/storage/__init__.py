@@ -14,7 +14,10 @@
 - :mod:`~memory_worker.storage.health`: every store node's health — what readiness and
   the Redis gauges read (persistence, replication, evictions…), behind a last-good cache.
 - :mod:`~memory_worker.storage.faults`: which exceptions are store faults — a Redis
-  failure, never evidence against the work (§7).
+  failure, never evidence against the work (§7) — and which of them heal by themselves
+  (retried) or are answers no retry heals (typed: refused writes, corrupt data, scripts).
+- :mod:`~memory_worker.storage.replies`: Redis error replies classified, in one table
+  (transient, refused, corrupt, script, unknown): the one reader of a reply's text.
 - :mod:`~memory_worker.storage.round_trip`: a script call and the breaker records it
   takes along (``llm_client.Rider``) in one round trip — a run's completion.
 """

@@ -35,7 +35,12 @@ from memory_worker.ops.logs import get_logger
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.embedded import EmbeddedValkey
-from memory_worker.storage.faults import client_fault, is_store_fault, store_edge
+from memory_worker.storage.faults import (
+    client_fault,
+    is_transient_fault,
+    store_answer,
+    store_edge,
+)
 from memory_worker.storage.lean_send import LeanConnection
 from memory_worker.storage.private_socket import FollowingUnixConnection
 
@@ -296,14 +301,16 @@ async def retry_store_write(
     give_up_after: float | None = None,
     on_attempt: Callable[[], None] | None = None,
 ) -> T:
-    """Retry ``write`` on any Redis error with capped back-off until it lands (§7).
+    """Retry ``write`` on a transient store fault with capped back-off until it lands (§7).
 
     For writes that are safe to repeat: fenced by a lease token (a repeat of a write
-    that landed answers "not yours") or idempotent (a run's card write). A store
-    error is never evidence against the work, so the default is to wait for Redis
-    as long as it takes; ``give_up_after`` (seconds) bounds it where the caller
-    cannot wait (shutdown) and re-raises the last error. ``on_attempt`` is called before
-    each attempt (a retrying write is progress, for the worker's watchdog).
+    that landed answers "not yours") or idempotent (a run's card write). An outage is
+    never evidence against the work, so the default is to wait for Redis as long as it
+    takes; ``give_up_after`` (seconds) bounds it where the caller cannot wait (shutdown)
+    and re-raises the last error. An answer no retry heals (the store refusing writes,
+    corrupt data, a script's error: :func:`store_answer`) is raised at once, as our typed
+    error. ``on_attempt`` is called before each attempt (a retrying write is progress, for
+    the worker's watchdog).
     """
     failures = 0
     end = None if give_up_after is None else time.monotonic() + give_up_after
@@ -313,7 +320,10 @@ async def retry_store_write(
         try:
             return await write()
         except Exception as exc:
-            if not is_store_fault(exc):
+            answer = store_answer(exc)
+            if answer is not None and answer is not exc:
+                raise answer from exc
+            if not is_transient_fault(exc):
                 raise
             failures += 1
             delay = backoff_delay(failures, base=0.05, cap=cap)

@@ -11,6 +11,14 @@ any node that answers: the seeds of the URL, then every node seen since) — and
   written), ``cards_node_unreachable`` (a master that owns slots did not answer). A replica
   is not on a run's path (a card write that cannot reach one goes on, logged), so it does
   not count. The queue itself is judged by ``/readyz``'s own PING (:mod:`memory_worker.ops.health`).
+- **writes refused** (:func:`write_problems`, pure): the queue's server and each card node a
+  run writes (a card server, a cluster's masters) is asked to run a script that may write
+  and writes nothing (:data:`WRITE_PROBE`): a server out of memory under ``noeviction``, one
+  whose snapshot failed (``MISCONF``), one short of ``min-replicas-to-write`` or a read-only
+  replica refuses it as it would refuse a run's write. ``redis_refuses_writes`` (the queue),
+  ``cards_refuse_writes`` (a card node); the gauge ``memory_worker_redis_writes_refused``.
+  The reply's code is in the node's ``/readyz`` entry. (Redis 6 cannot run a script with
+  flags: its answer says nothing, and the probe is silent there.)
 - **gauges** (:func:`store_metrics`, pure), labelled ``store`` (``queue``/``cards``) and
   ``node`` (host:port): up, memory, evictions, clients, rejected connections, blocked
   clients, persistence (AOF/RDB last write status, last save time, unsaved changes) and
@@ -50,6 +58,8 @@ from memory_worker.storage.connections import (
     is_cluster_url,
     parse_cluster_url,
 )
+from memory_worker.storage.faults import reply_text
+from memory_worker.storage.replies import ReplyClass, classify_reply
 
 log = get_logger(__name__)
 
@@ -64,6 +74,11 @@ CardsMode = Literal["shared", "server", "cluster"]
 NodeKey = tuple[str, str]
 
 
+#: A script that may write and writes nothing: Redis ≥ 7 refuses it whenever it would refuse
+#: a write (OOM, MISCONF, NOREPLICAS, a read-only replica), and otherwise answers 1.
+WRITE_PROBE = "#!lua\nreturn 1"
+
+
 @dataclass(frozen=True, slots=True)
 class NodeSample:
     """What one node answered in one probe."""
@@ -72,6 +87,10 @@ class NodeSample:
     node: str
     up: bool
     health: RedisHealth | None = None  # None: down, or INFO refused (ACL)
+    #: Whether it took :data:`WRITE_PROBE` (None: not asked, or its answer said nothing),
+    #: and the code of its refusal (``oom``, ``misconf``, ``noreplicas``, ``readonly``).
+    writes_ok: bool | None = None
+    refusal: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +145,26 @@ def card_problems(sample: StoreSample) -> tuple[str, ...]:
     down = NodeSample(CARDS, "", up=False)
     if any(not cards.get(m, down).up for m in sample.topology.masters):
         problems.append("cards_node_unreachable")
+    return tuple(problems)
+
+
+def write_refusal(error: BaseException) -> str | None:
+    """The code of :data:`WRITE_PROBE`'s answer when it means the node refuses writes (an
+    ACL's ``NOPERM`` is the access checks' to report; a Redis 6 compile error says nothing)."""
+    if not isinstance(error, ResponseError):
+        return None
+    reply = classify_reply(reply_text(error))
+    refused = reply.kind is ReplyClass.REFUSED and reply.code != "noperm"
+    return reply.code if refused or reply.code == "readonly" else None
+
+
+def write_problems(sample: StoreSample) -> tuple[str, ...]:
+    """``redis_refuses_writes`` (the queue's server), ``cards_refuse_writes`` (a card node a
+    run writes): each when that node refused :data:`WRITE_PROBE` in ``sample``."""
+    problems: list[str] = []
+    for store, problem in ((QUEUE, "redis_refuses_writes"), (CARDS, "cards_refuse_writes")):
+        if any(n.store == store and n.writes_ok is False for n in sample.nodes):
+            problems.append(problem)
     return tuple(problems)
 
 
@@ -202,15 +241,27 @@ _COUNTERS: dict[str, tuple[str, Any]] = {
 
 
 def store_metrics(
-    up: Mapping[NodeKey, bool], good: Mapping[NodeKey, RedisHealth]
+    up: Mapping[NodeKey, bool],
+    good: Mapping[NodeKey, RedisHealth],
+    writes_ok: Mapping[NodeKey, bool] | None = None,
 ) -> Iterator[Metric]:
-    """``memory_worker_redis_*`` families: ``up`` from the latest probe, the rest last good."""
+    """``memory_worker_redis_*`` families: ``up`` and ``writes_refused`` from the latest probe
+    (``writes_ok``: the nodes it asked to write that answered), the rest last good."""
     family = GaugeMetricFamily(
         "memory_worker_redis_up", "1 when the node answered the latest probe.", labels=_LABELS
     )
     for key, answered in sorted(up.items()):
         family.add_metric(list(key), int(answered))
     yield family
+    refused = GaugeMetricFamily(
+        "memory_worker_redis_writes_refused",
+        "1 when the node refused the latest probe's write (OOM, MISCONF, NOREPLICAS, read-only): "
+        "no run's write can land there.",
+        labels=_LABELS,
+    )
+    for key, ok in sorted((writes_ok or {}).items()):
+        refused.add_metric(list(key), int(not ok))
+    yield refused
     for kind, table in ((GaugeMetricFamily, _GAUGES), (CounterMetricFamily, _COUNTERS)):
         for name, (doc, read) in table.items():
             metric = kind(f"memory_worker_redis_{name}", doc, labels=_LABELS)
@@ -261,17 +312,22 @@ class StoreProbe:
 
     async def read(self) -> StoreSample:
         at = time.time()
-        queue = asyncio.ensure_future(self._info(QUEUE, self.queue_node, self.queue))
+        queue = asyncio.ensure_future(self._info(QUEUE, self.queue_node, self.queue, writes=True))
         topology = None
         cards: list[tuple[str, Any]] = []
+        written: Sequence[str] = ()  # the card nodes a run writes
         if self.mode == "server":
             cards = [(self._node_name(), self._client(self.url or ""))]
+            written = [cards[0][0]]
         elif self.mode == "cluster":
             topology = await self._topology()
             nodes = (*topology.masters, *topology.replicas) if topology else self._seeds
             cards = [(node, self._client(node)) for node in nodes]
+            written = topology.masters if topology else ()
             await self._forget_others({node for node, _ in cards} | set(self._seeds))
-        answers = await asyncio.gather(*(self._info(CARDS, n, c) for n, c in cards))
+        answers = await asyncio.gather(
+            *(self._info(CARDS, n, c, writes=n in written) for n, c in cards)
+        )
         return StoreSample(at, (await queue, *answers), self.mode, topology)
 
     def _node_name(self) -> str:
@@ -314,17 +370,30 @@ class StoreProbe:
                 return topology
         return None
 
-    async def _info(self, store: str, node: str, client: Any) -> NodeSample:
+    async def _info(self, store: str, node: str, client: Any, *, writes: bool) -> NodeSample:
+        """``INFO`` of one node and, with ``writes``, whether it takes :data:`WRITE_PROBE`."""
+        health = None
         try:
             async with asyncio.timeout(self.timeout):
                 info = await awaited(client.info())
+            health = parse_health(info) if isinstance(info, Mapping) else None
         except ResponseError as exc:  # INFO refused (ACL): up, no figures
             log.warning("redis_info_refused", store=store, error=type(exc).__name__)
-            return NodeSample(store, node, up=True)
         except Exception:
             return NodeSample(store, node, up=False)
-        health = parse_health(info) if isinstance(info, Mapping) else None
-        return NodeSample(store, node, up=True, health=health)
+        if not writes:
+            return NodeSample(store, node, up=True, health=health)
+        refusal: str | None = None
+        try:
+            async with asyncio.timeout(self.timeout):
+                await awaited(client.eval(WRITE_PROBE, 0))
+        except ResponseError as exc:
+            refusal = write_refusal(exc)
+            if refusal is None:  # an answer that says nothing (Redis 6, ACL)
+                return NodeSample(store, node, up=True, health=health)
+        except Exception:
+            return NodeSample(store, node, up=False, health=health)
+        return NodeSample(store, node, True, health, writes_ok=refusal is None, refusal=refusal)
 
     async def _forget_others(self, keep: set[str]) -> None:
         """Close the clients of nodes no longer in the slot map."""
@@ -359,13 +428,12 @@ class StoreHealth:
         return sample
 
     async def problems(self) -> tuple[str, ...]:
-        """The card problems of the latest probe (sampling first if the interval passed)."""
+        """The card problems and refused writes of the latest probe (sampling first if the
+        interval passed)."""
         sample = await self.sampler.refresh()
-        if self.probe.mode == "shared":
-            return ()
-        if sample is None or self.sampler.failed:
-            return ("cards_unreachable",)  # the probe itself did not finish: nothing answered
-        return card_problems(sample)
+        if sample is None or self.sampler.failed:  # the probe itself did not finish
+            return () if self.probe.mode == "shared" else ("cards_unreachable",)
+        return write_problems(sample) + card_problems(sample)
 
     def nodes(self) -> list[dict[str, Any]]:
         """The latest probe's nodes, for the ``/readyz`` body."""
@@ -374,7 +442,13 @@ class StoreHealth:
             return []
         roles = {key: h.master for key, h in self.good.items()}
         return [
-            {"store": n.store, "node": n.node, "up": n.up, "master": roles.get((n.store, n.node))}
+            {
+                "store": n.store,
+                "node": n.node,
+                "up": n.up,
+                "master": roles.get((n.store, n.node)),
+                "writes_refused": n.refusal,
+            }
             for n in sample.nodes
         ]
 
@@ -383,7 +457,8 @@ class StoreHealth:
         if sample is None:
             return []
         up = {(n.store, n.node): n.up for n in sample.nodes}
-        return store_metrics(up, self.good)
+        writes = {(n.store, n.node): n.writes_ok for n in sample.nodes if n.writes_ok is not None}
+        return store_metrics(up, self.good, writes)
 
 
 class StoreCollector(Collector):

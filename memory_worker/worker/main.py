@@ -582,10 +582,14 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(name)
     from arq.connections import RedisSettings
 
+    from memory_worker.errors import SettingsError, SettingsRefused
     from memory_worker.settings import get_settings
     from memory_worker.storage.connections import resolve_url
 
-    settings = get_settings()
+    try:
+        settings = get_settings()
+    except SettingsError as exc:  # under arq's command line: memory-worker's line, exit 2
+        raise SettingsRefused(exc.problems) from None
     url, _ = resolve_url(settings)
     attrs = worker_kwargs(settings)
     attrs["redis_settings"] = RedisSettings.from_dsn(url)

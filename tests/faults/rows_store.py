@@ -1,9 +1,17 @@
-"""Fault-matrix rows of the store area (§7 "Store faults", §8): 7, 8, 9, 13, 17.
+"""Fault-matrix rows of the store area (§7 "Store faults", §8): 7, 8, 9, 13, 17, 31, 32, 33.
 
 Rows 7–9 pause, kill or starve a *private* Valkey (never the shared test
 server) under real worker processes and the farm simulator; rows 13 and 17
 drive the real arq worker / pipeline in-process with a processor that hangs
 or a route gate that is closed, so the moment that matters is exact.
+
+Rows 31–33 are the store's deterministic answers, which no retry heals, under real
+worker processes: a private Valkey out of memory for as long as the row needs (row 31:
+the run is released at once, uncharged, ``/readyz`` and the stores' gauge say the store
+refuses writes, and nothing is extracted again until it takes writes), and one chat's
+data that is not what the code wrote — a key of the wrong type (row 32), a card counter
+``INCR`` cannot raise (row 33): that chat's run fails within seconds, naming the chat and
+the key's role, while six other chats' runs complete.
 """
 
 from __future__ import annotations
@@ -15,13 +23,16 @@ import signal
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import httpx
 from redis.exceptions import RedisError
 
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.farmsim.faults import Fault, FaultKind
+from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.runner import TickRunner
@@ -33,7 +44,8 @@ from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.worker.main import create_worker
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import make_request
-from tests.support.harness import Fleet, completed_run, eventually
+from tests.support.harness import Fleet, completed_run, eventually, free_port
+from tests.support.scrape import ServingFleet, parse, scrape
 
 #: Worker settings of the store rows: a 2 s lease, a 1.5 s heartbeat TTL, 1 s socket timeouts.
 STORE_FAST: dict[str, Any] = {
@@ -289,4 +301,161 @@ async def row17(ctx: FaultContext) -> None:
     assert (counts.pending, counts.delayed, counts.running) == (1, 1, 0)  # one delayed probe only
 
 
-ROWS: dict[int, Scenario] = {7: row7, 8: row8, 9: row9, 13: row13, 17: row17}
+#: How soon a run whose store write met a deterministic answer must be settled (seconds from
+#: the moment it could first have been: generous for a loaded 2-core host; before the
+#: bounded retries such a run stayed ``processing`` for its whole tick budget, an hour).
+SETTLED_WITHIN = 15.0
+
+
+async def _readyz(port: int) -> tuple[int, dict[str, Any]]:
+    async with httpx.AsyncClient(timeout=5) as client:
+        try:
+            answer = await client.get(f"http://127.0.0.1:{port}/readyz")
+        except httpx.HTTPError:
+            return 0, {}
+    return answer.status_code, answer.json()
+
+
+async def _writes_refused(url: str) -> float | None:
+    """The ``serve`` endpoint's ``memory_worker_redis_writes_refused`` of the queue's node."""
+    series = parse(await scrape(url)).get("memory_worker_redis_writes_refused", {})
+    values = [v for labels, v in series.items() if ("store", "queue") in labels]
+    return values[0] if values else None
+
+
+async def row31(ctx: FaultContext) -> None:
+    """Redis out of memory (``maxmemory`` reached, ``noeviction``) for as long as it takes:
+    the run whose card write it refused is released at once (0 attempts, reason
+    ``store_refused``), its tick is free, ``/readyz`` is 503 ``redis_refuses_writes`` and the
+    stores' gauge says 1; no run is extracted again while the store refuses writes (claims
+    are refused too), and once it takes writes the run completes on attempt 1."""
+    port = free_port()
+    async with private_store(
+        ctx.settings, ctx.sim, ctx.tmp_path, serve_port=port, metrics_cache_seconds=0.2
+    ) as p:
+        fleet = ServingFleet(p.settings, ctx.tmp_path / "serve")
+        serve_url = await fleet.start_serve()
+        try:
+            (rid,) = await _enqueue(p.store, 1)
+            service = p.settings.extraction_service
+            ctx.sim.set_fault(service, Fault(kind=FaultKind.SLOW, seconds=1.0, times=1))
+            p.fleet.start(1, args=["--serve"])
+            await eventually(lambda: ctx.sim.submits(service) >= 1, timeout=30)
+            await p.redis.config_set("maxmemory", "1")  # noeviction: writes are refused
+            refused_at = time.monotonic()
+
+            async def released() -> bool:
+                run = await p.store.get(rid)
+                return run.status is RunStatus.QUEUED and run.releases == 1
+
+            await eventually(released, timeout=SETTLED_WITHIN)
+            took = time.monotonic() - refused_at
+            run = await p.store.get(rid)
+            assert (run.attempts, run.error_log) == (0, []), (run, p.fleet.logs())
+            assert [e.reason for e in run.release_log] == ["store_refused"]
+            print(f"released {took:.2f} s after the store began refusing writes")
+
+            async def unready() -> bool:
+                code, body = await _readyz(port)
+                return code == 503 and "redis_refuses_writes" in body.get("problems", [])
+
+            await eventually(unready, timeout=SETTLED_WITHIN)
+
+            async def gauge_is(value: float) -> bool:
+                return await _writes_refused(serve_url) == value
+
+            await eventually(lambda: gauge_is(1.0), timeout=SETTLED_WITHIN)
+            assert ctx.sim.submits(service) == 1  # refused claims: nothing extracted again
+
+            await p.redis.config_set("maxmemory", "0")
+            run = await completed_run(lambda: p.get(rid), timeout=60)
+            assert (run.attempts, run.releases, run.error_log) == (1, 1, []), p.fleet.logs()
+            assert ctx.sim.submits(service) == 2  # the refused write's extraction, redone once
+            await eventually(lambda: gauge_is(0.0), timeout=SETTLED_WITHIN)
+
+            async def ready() -> bool:
+                return (await _readyz(port))[0] == 200
+
+            await eventually(ready, timeout=SETTLED_WITHIN)
+            counters = await p.redis.hgetall(p.store.keys.counters)
+            assert int(counters[b"released:store_refused"]) == 1, counters
+            assert not any(k.startswith((b"failed:", b"retired:")) for k in counters), counters
+        finally:
+            await fleet.stop()
+
+
+#: Six chats whose data is sound, beside the one whose data is not.
+GOOD_CHATS = range(7101, 7107)
+BAD_CHAT = 7100
+#: A stored value that must reach no failure, log or page (it stands for chat text).
+CANARY = "canary-7c1f0e: Alice's door code is 4471"
+
+
+async def _one_chat_corrupt(ctx: FaultContext, role: str, plant: Any) -> None:
+    """One chat's ``role`` key planted (``plant(redis, key)``); its run (the newest window,
+    so the first claimed) and six other chats' runs enqueued; then two workers. The bad
+    chat's run fails within :data:`SETTLED_WITHIN` s of the workers starting, as
+    ``StoreDataCorrupt`` naming the chat and ``role``; the six complete."""
+    keys = Keys(ctx.settings.key_prefix)
+    await plant(ctx.redis, keys.chat(BAD_CHAT, role))
+    store = RunStore(ctx.redis, ctx.settings)
+    bad = (await store.enqueue(make_request(BAD_CHAT, hour=23))).run_id or ""
+    good = [
+        (await store.enqueue(make_request(c, hour=i))).run_id or ""
+        for i, c in enumerate(GOOD_CHATS)
+    ]
+    fleet = Fleet(ctx.settings, ctx.tmp_path, {"discovery_base_url": ctx.sim.base_url})
+    fleet.start(2)
+    started = time.monotonic()
+    try:
+
+        async def failed() -> bool:
+            return bool((await store.get(bad)).error_log)
+
+        await eventually(failed, timeout=SETTLED_WITHIN + 10)  # + the workers' start
+        took = time.monotonic() - started
+        first = (await store.get(bad)).error_log[0]
+        assert first.code == "StoreDataCorrupt", (first, fleet.logs())
+        assert f"chat {BAD_CHAT}" in first.message, first
+        assert role in first.message, first
+        print(
+            f"chat {BAD_CHAT}'s run failed {took:.2f} s after the workers started: {first.message}"
+        )
+        for rid in good:
+            run = await completed_run(partial(store.get, rid), timeout=60)
+            assert (run.attempts, run.error_log) == (1, []), (run, fleet.logs())
+        logs = fleet.logs(tail=None)
+        assert CANARY not in logs
+        assert all(CANARY not in e.message for e in (await store.get(bad)).error_log)
+    finally:
+        fleet.stop_all()
+
+
+async def row32(ctx: FaultContext) -> None:
+    """A chat whose card hash was overwritten with a string (a planted wrong-type key)."""
+
+    async def plant(redis: Any, key: str) -> None:
+        await redis.set(key, CANARY)
+
+    await _one_chat_corrupt(ctx, "cards", plant)
+
+
+async def row33(ctx: FaultContext) -> None:
+    """A chat whose card counter is at the top of ``INCR``'s range (2^63 - 1)."""
+
+    async def plant(redis: Any, key: str) -> None:
+        await redis.set(key, str(2**63 - 1))
+
+    await _one_chat_corrupt(ctx, "seq", plant)
+
+
+ROWS: dict[int, Scenario] = {
+    7: row7,
+    8: row8,
+    9: row9,
+    13: row13,
+    17: row17,
+    31: row31,
+    32: row32,
+    33: row33,
+}

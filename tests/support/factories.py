@@ -45,6 +45,15 @@ def request_dict(
     return data
 
 
+def smallest_request() -> dict[str, Any]:
+    """The smallest run request the model accepts: one message, every field at its shortest
+    (the floor of ``MEMORY_MAX_RUN_BYTES`` is its encoded size)."""
+    at = "1970-01-01T00:00:00Z"
+    message = {"message_id": 0, "user_id": 0, "sender_name": "", "text": "", "sent_at": at}
+    return {"chat_id": 0, "range_start": at, "range_end": "1970-01-01T00:00:01Z",
+            "messages": [message]}  # fmt: skip
+
+
 def make_request(chat_id: int = 1, **kwargs: Any) -> RunRequest:
     return RunRequest.model_validate(request_dict(chat_id, **kwargs))
 

@@ -4,7 +4,7 @@ redis-py gives each command one signature for its sync and its asyncio client, s
 is typed ``Awaitable[T] | T``, and ``execute_command`` is not annotated at all. These helpers
 say, in one place, which half a call site gets: ``await answer(client.get(k))`` on an asyncio
 client, ``sync_answer(client.info())`` on a sync one, ``command``/``sync_command`` for raw
-commands.
+commands, ``parsed_error`` for the exception a server's error reply becomes.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from typing import Any, TypeVar, cast
 
 import redis
 import redis.asyncio
+from redis._parsers.base import BaseParser
+from redis.exceptions import RedisError
 from redis.typing import EncodableT
 
 T = TypeVar("T")
@@ -47,3 +49,10 @@ async def answer_bytes(reply: Awaitable[str | None] | str | None) -> bytes | Non
     redis-py types these replies ``str`` whatever the client's decoding.
     """
     return cast("bytes | None", await answer(reply))
+
+
+def parsed_error(reply: str, parser: type[BaseParser] = BaseParser) -> RedisError:
+    """The exception redis-py raises for the error ``reply`` (the server's whole text, its code
+    first), through ``parser``'s own table (``ClusterParser`` knows the cluster's codes)."""
+    parse: Callable[[str], RedisError] = parser.parse_error
+    return parse(reply)

@@ -70,6 +70,7 @@ BAD_BY_CHECK: dict[Callable[..., Any], str] = {
     settings_types._secret_http: "{canary}-is-no-url",
     settings_types._token: "{canary} with a space",
     settings_types._name: "two words",
+    settings_types._service: "llm/openai",
     settings_types._level: "LOUD",
     settings_types._file: "/nonexistent/routes.toml",
     settings_checks._prompt_version: "memory_v2",
@@ -120,6 +121,10 @@ def _past_bounds(base: type, metadata: list[Any]) -> list[str]:
 
 def has_lower_bound(info: FieldInfo) -> bool:
     return any(isinstance(m, annotated_types.Ge | annotated_types.Gt) for m in unwrap(info)[1])
+
+
+def has_upper_bound(info: FieldInfo) -> bool:
+    return any(isinstance(m, annotated_types.Le | annotated_types.Lt) for m in unwrap(info)[1])
 
 
 def is_number(info: FieldInfo) -> bool:

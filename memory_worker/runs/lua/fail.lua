@@ -8,12 +8,13 @@ if redis.call('HGET', KEYS[1], 'lease_token') ~= ARGV[1]
    or redis.call('HGET', KEYS[1], 'status') ~= 'processing' then
   return 0
 end
+-- The lease's ZREM first: an OOM store takes the failure too (see release.lua).
+redis.call('ZREM', KEYS[3], ARGV[8])
 local now = tonumber(ARGV[2])
 redis.call('RPUSH', KEYS[2], ARGV[3])
 redis.call('LTRIM', KEYS[2], -tonumber(ARGV[5]), -1)
 set_status(KEYS[1], ARGV[8], KEYS[7], KEYS[8], 'failed', now)
 clear_lease(KEYS[1])
-redis.call('ZREM', KEYS[3], ARGV[8])
 redis.call('HINCRBY', KEYS[6], 'failed:' .. ARGV[7], 1)
 if ARGV[11] ~= '' and ARGV[12] ~= '' then
   redis.call('HSET', KEYS[12], ARGV[11], ARGV[12])

@@ -7,6 +7,10 @@ if redis.call('HGET', KEYS[1], 'lease_token') ~= ARGV[1]
    or redis.call('HGET', KEYS[1], 'status') ~= 'processing' then
   return 0
 end
+-- Out of memory (§7): Redis refuses a script's first write when it is one that grows
+-- memory, and lets a script that has written finish. The lease's ZREM goes first, so an OOM
+-- store still takes the release: the run goes back uncharged (claims stay refused).
+redis.call('ZREM', KEYS[2], ARGV[5])
 local attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0')
 if attempts > 0 then attempts = attempts - 1 end
 clear_lease(KEYS[1])
@@ -22,7 +26,6 @@ redis.call('HSET', KEYS[1], 'release_log', table.concat(lines, '\n', first, #lin
 if ARGV[9] ~= '' and ARGV[10] ~= '' then
   redis.call('HSET', KEYS[10], ARGV[9], ARGV[10])
 end
-redis.call('ZREM', KEYS[2], ARGV[5])
 redis.call('HINCRBY', KEYS[4], 'released:' .. ARGV[3], 1)
 count_hour(KEYS[6], 'released', tonumber(ARGV[2]), tonumber(ARGV[6]))
 -- cap accounting (§7): a replayed run that has not failed since its replay (no
