@@ -4,11 +4,11 @@
 (the cached matrix, revalidated), the withdrawn rows near any candidate's vector, those
 cards read back (one ``HMGET``, only when a row is near), the siblings of a candidate that
 comes from a message a near withdrawn card came from (:func:`near_siblings`: among the
-chat's ``Thresholds.sibling_reads`` rows nearest it, not withdrawn, the cards from one of its messages;
-one more ``HMGET``, only then), and the decision of
+chat's ``Thresholds.sibling_reads`` rows nearest it, not withdrawn, the cards from one of
+its messages; one more ``HMGET``, only then), and the decision of
 :func:`memory_worker.cards.withdrawn.refusals`. A sibling beyond those nearest rows is not
-seen: the tier then asks the higher threshold of a message that taught nothing else — it
-refuses less, never more. It answers the refusals and the count of
+seen: the tier then asks the higher threshold of a message that taught nothing else. It
+answers the refusals and the count of
 withdrawn marks it saw: the run's write script compares that count with the chat's, so a
 retraction that lands after the check sends the write back to check again (the check is
 as good as inside the atomic write). Candidates whose vectors are of another space than the
