@@ -631,9 +631,10 @@ class MemoryQueue:
         (:mod:`memory_worker.cards.import_plan`); again the same file changes nothing, and
         completes one that stopped midway. A chat holding other memory under its ids raises
         :class:`~memory_worker.errors.ImportConflict`; one forgotten (in part) since the
-        export, :class:`~memory_worker.errors.ExportPredatesForget`. A live card whose fact
-        the chat retracted after its messages is left out (``retracted``). Answers the counts
-        written.
+        export, :class:`~memory_worker.errors.ExportPredatesForget`. A live card stating a
+        fact withdrawn after its messages — by hash, meaning or evidence, the chat's or the
+        file's own — is left out (``retracted``), also when the withdrawal lands during the
+        import. Answers the counts written.
         """
         from memory_worker.cards.export_format import parse_export
         from memory_worker.cards.transfer import write_snapshot
@@ -651,6 +652,7 @@ class MemoryQueue:
             now=self._now(),
             chats_key=self.keys.chats,
             chunk_items=self.settings.import_chunk_items,
+            replans=self.settings.import_replans,
         )
         await self._audit("import", snap.chat_id, actor, **done)
         return done
