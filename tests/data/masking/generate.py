@@ -15,6 +15,8 @@ import string
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import world  # the batch of the families and languages added later (its own seed)
+
 HERE = Path(__file__).resolve().parent
 rng = random.Random(20_260_314)
 ALNUM = string.ascii_letters + string.digits
@@ -1164,6 +1166,16 @@ def heldout_format(row: dict[str, object]) -> dict[str, object]:
 
 def main() -> None:
     rows = [heldout_format(r) for r in corpus()]
+    counts: dict[tuple[str, bool], int] = {}
+    for row in rows:
+        key = (str(row["lang"]), row["kind"] == "secret")
+        counts[key] = counts.get(key, 0) + 1
+
+    def next_id(lang: str, secret: bool) -> str:
+        counts[lang, secret] = counts.get((lang, secret), 0) + 1
+        return f"{lang}-{'s' if secret else 'n'}{counts[lang, secret]:03d}"
+
+    rows += list(world.rows(next_id))
     path = HERE / "train.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
     secrets = sum(1 for r in rows if r["kind"] == "secret")
