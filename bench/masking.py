@@ -88,7 +88,9 @@ def timed(texts: Sequence[str], fn: Callable[[str], object], rounds: int) -> flo
     return best / len(texts)
 
 
-def cost(name: str, texts: Sequence[str], fns: dict[str, Callable[[str], object]], rounds: int) -> None:
+def cost(
+    name: str, texts: Sequence[str], fns: dict[str, Callable[[str], object]], rounds: int
+) -> None:
     """µs a text for each function, alternating rounds so load hits both alike."""
     best = dict.fromkeys(fns, float("inf"))
     for _ in range(rounds):
@@ -129,7 +131,10 @@ def main() -> None:
                 )
         print(f"\ncost per message (best of {args.rounds} rounds, alternating)")
         corpus_texts = [row.text for path in corpora for row in load(path)]
-        for name, texts in (("mask, ordinary chat text", ordinary_texts()), ("mask, corpus", corpus_texts)):
+        for name, texts in (
+            ("mask, ordinary chat text", ordinary_texts()),
+            ("mask, corpus", corpus_texts),
+        ):
             fns: dict[str, Callable[[str], object]] = {"now": masking.mask}
             if old is not None:
                 fns["baseline"] = old.mask

@@ -17,10 +17,13 @@ from memory_worker.privacy.masking.labels import (
     assigned_values,
     labelled_values,
     values_before_labels,
+    values_named_after,
 )
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.needles import Hits, Needles
-from memory_worker.privacy.masking.numbers import card_numbers, contacts
+from memory_worker.privacy.masking.normalise import fold
+from memory_worker.privacy.masking.numbers import card_numbers, contacts, ssn_numbers
+from memory_worker.privacy.masking.seeds import seed_phrases
 from memory_worker.privacy.masking.shapes import (
     PEM_NEEDLES,
     TOKEN_NEEDLES,
@@ -29,6 +32,7 @@ from memory_worker.privacy.masking.shapes import (
     private_key_blocks,
     token_shapes,
     url_credentials,
+    unmarked_tokens,
 )
 
 REDACTED = "[redacted]"
@@ -45,9 +49,15 @@ DETECTORS: tuple[Detector, ...] = (
     url_credentials,
     labelled_values,
     values_before_labels,
+    values_named_after,
     assigned_values,
     card_numbers,
+    ssn_numbers,
+    unmarked_tokens,
+    seed_phrases,
 )
+#: The detectors of shapes that hold no needle (run on every text).
+NEEDLELESS: tuple[Detector, ...] = (card_numbers, ssn_numbers, unmarked_tokens, seed_phrases)
 
 NEEDLES = Needles(TOKEN_NEEDLES | PEM_NEEDLES | URL_NEEDLES | LABEL_NEEDLES | NAME_NEEDLES)
 
@@ -79,14 +89,19 @@ def _merged(spans: Iterable[Span]) -> list[Found]:
 
 def find_secrets(text: str, *, contacts_too: bool = False) -> list[Found]:
     """Every secret in ``text``, in order, overlaps merged (with ``contacts_too``, e-mail
-    addresses and phone numbers as well)."""
-    hits = NEEDLES.find(text)
+    addresses and phone numbers as well). The detectors read :func:`.normalise.fold`'s text;
+    the spans are the original's."""
+    folded = fold(text)
+    read = folded.text
+    hits = NEEDLES.find(read)
     if hits.present:
-        spans = [span for detector in DETECTORS for span in detector(text, hits)]
-    else:  # no needle: only a card number can be there
-        spans = list(card_numbers(text))
+        spans = [span for detector in DETECTORS for span in detector(read, hits)]
+    else:  # no needle: only the shapes that carry none can be there
+        spans = [span for detector in NEEDLELESS for span in detector(read, hits)]
     if contacts_too:
-        spans.extend(contacts(text))
+        spans.extend(contacts(read))
+    if folded.starts is not None:
+        spans = [(*folded.span(start, end), kind) for start, end, kind in spans]
     return _merged(spans)
 
 

@@ -36,43 +36,60 @@ import re
 from collections.abc import Iterator
 
 from memory_worker.privacy.masking.lexicon import (
-    AS_WORDS,
-    CHANGE_PREPOSITIONS,
-    CHANGE_VERBS,
     CODE_LABELS,
     CONNECTOR_WORDS,
-    FILLER_ADJECTIVES,
-    FILLER_ADVERBS,
+    CVV_LABELS,
     KEY_LABELS,
     LABEL_NEEDLES,
     NAME_KEY_PARTS,
     NAME_NEEDLES,
     NAME_NOT_SECRET_PARTS,
     NAME_PASSWORD_PARTS,
-    NOT_BEFORE,
-    NOT_FILLERS,
-    NOT_SECRET_CODES,
-    NOT_VALUES,
     PAIR_LABELS,
     PASS_LABELS,
     PASSWORD_LABELS,
     PIN_LABELS,
-    PREPOSITIONS,
+    SAID_KEY_LABELS,
 )
+from memory_worker.privacy.masking.ordinary import (
+    AS_WORDS,
+    BEFORE_WORDS,
+    CHANGE_PREPOSITIONS,
+    CHANGE_VERBS,
+    FILLER_ADJECTIVES,
+    FILLER_ADVERBS,
+    NEGATIONS,
+    NOT_BEFORE,
+    NOT_FILLERS,
+    NOT_SECRET_CODES,
+    NOT_VALUES_MORE,
+    PREPOSITIONS,
+    USER_LABELS,
+)
+from memory_worker.privacy.masking.ordinary import NOT_VALUES as _NOT_VALUES_FIRST
 from memory_worker.privacy.masking.needles import Hits
 from memory_worker.privacy.masking.shapes import Span, token_like
 
+NOT_VALUES = _NOT_VALUES_FIRST | NOT_VALUES_MORE
 _FAMILIES = {
     "password": PASSWORD_LABELS,
     "pass": PASS_LABELS,
     "key": KEY_LABELS,
+    "cvv": CVV_LABELS,
     "pin": PIN_LABELS,
     "code": CODE_LABELS,
     "pair": PAIR_LABELS,
+    "saidkey": SAID_KEY_LABELS,
 }
-_KINDS = {"key": "token", "pin": "pin", "code": "pin"}
+_KINDS = {"key": "token", "saidkey": "token", "pin": "pin", "code": "pin", "cvv": "pin"}
 #: Families whose values are digits (any language's copula may stand before them).
-_DIGIT_FAMILIES = frozenset({"pin", "code"})
+_DIGIT_FAMILIES = frozenset({"pin", "code", "cvv"})
+#: Families whose value comes only after a connector (or, for ``pass``, a user name).
+_SAID_ONLY = frozenset({"pass", "pair", "saidkey"})
+#: Languages whose labels are matched inside words (no spaces, or glued particles and
+#: prefixes), and those whose values are ASCII (a password is typed in Latin letters).
+_GLUED = frozenset({"zh", "ja", "ko", "ar"})
+_ASCII_VALUES = _GLUED | {"he", "fa", "hi", "el"}
 
 
 def _label_pattern() -> re.Pattern[str]:
@@ -80,7 +97,7 @@ def _label_pattern() -> re.Pattern[str]:
     for family, table in _FAMILIES.items():
         for lang, labels in table.items():
             body = "|".join(sorted(labels, key=len, reverse=True))
-            if lang == "zh":
+            if lang in _GLUED:
                 groups.append(f"(?P<{family}_{lang}>{body})")
             else:
                 groups.append(f"(?<!\\w)(?P<{family}_{lang}>{body})(?!\\w)")
@@ -88,27 +105,40 @@ def _label_pattern() -> re.Pattern[str]:
 
 
 _SYMBOLS = r"(?:=>|->|→|—|–|:=|=|:|：|-(?=\s))"
-#: Languages whose copulas an English-spelt label takes too ("la password è …").
-_LATIN = ("en", "de", "fr", "es", "pt", "it", "pl")
+#: Languages whose copulas an English-spelt label takes too ("la password è …", "het
+#: password is …", "password adalah …").
+_LATIN = ("en", "de", "fr", "es", "pt", "it", "pl", "nl", "sv", "cs", "id", "da", "tr")
+
+
+def _alternatives(words: set[str], glued: set[str]) -> str:
+    """Words as one alternation: a whole word each, but a glued language's (a particle, a
+    copula of a language without spaces) anywhere."""
+    parts = []
+    if words:
+        parts.append("(?:" + "|".join(sorted(words, key=len, reverse=True)) + r")(?!\w)")
+    if glued:
+        parts.append("(?:" + "|".join(sorted(glued, key=len, reverse=True)) + ")")
+    return "(?:" + "|".join(parts) + ")"
 
 
 def _connector_pattern(lang: str) -> re.Pattern[str]:
     """Symbols, then the label's language's copulas and English's (an English-spelt label
     takes every Latin-script language's: "password" is said in all of them); Polish
     ``to`` only after a Polish label (in English it is a preposition). ``any``: every
-    language's (a PIN's value is digits only: "PIN to 4821", "PIN ist 4821")."""
+    language's (a PIN's value is digits only: "PIN to 4821", "PIN ist 4821", "暗証番号は4821")."""
     words = set(CONNECTOR_WORDS["en"]) | set(CONNECTOR_WORDS.get(lang, ()))
     if lang in ("en", "any"):
         words.update(w for other in _LATIN for w in CONNECTOR_WORDS[other])
     if lang == "any":
-        words.update(w for other in ("ru", "uk") for w in CONNECTOR_WORDS[other])
+        words.update(w for table in CONNECTOR_WORDS.values() for w in table)
     elif lang != "pl":
         words.discard("to")
-    body = "|".join(sorted(words, key=len, reverse=True))
-    end = "" if lang == "zh" else r"(?!\w)"
+    glued_langs = _GLUED if lang == "any" else _GLUED & {lang}
+    glued = {w for other in glued_langs for w in CONNECTOR_WORDS[other]}
+    body = _alternatives(words - glued, glued)
     return re.compile(
-        rf"\s*(?:{_SYMBOLS}\s*(?:(?:{body}){end}\s*)?(?:{_SYMBOLS}\s*)?"
-        rf"|['’]s(?!\w)\s*|(?:{body}){end}\s*(?:{_SYMBOLS}\s*)?)",
+        rf"\s*(?:{_SYMBOLS}\s*(?:{body}\s*)?(?:{_SYMBOLS}\s*)?"
+        rf"|['’]s(?!\w)\s*|{body}\s*(?:{_SYMBOLS}\s*)?)",
         re.IGNORECASE,
     )
 
@@ -119,7 +149,7 @@ _QUOTES = {'"': '"', "'": "'", "«": "»", "“": "”", "„": "“", "‘": "�
 _BARE = re.compile(r"[^\s]+")
 _ASCII = re.compile(r"[!-~]+")
 _TRAILING = ".,;:!?)]}»\"'”’…"
-_FILLER = re.compile(r"[ \t]+(?P<w>[^\s.!?,;:=：]{1,30})(?=[\s:=：]|$)")
+_FILLER = re.compile(r"[ \t]+(?P<w>[^\s.!?,;:=：]{1,30})(?=\s|[:=：](?!//)|$)")
 _PROSE = re.compile(r"[ \t]+[^\W_]+[ \t]+[^\W\d_]+")
 _PAIR = re.compile(r"[ \t]*(?P<user>[^\s/]{1,64})[ \t]*/[ \t]*(?P<v>[^\s/]+)")
 _TEMPLATE = re.compile(
@@ -142,7 +172,7 @@ def _value(text: str, at: int, lang: str) -> tuple[int, int, bool] | None:
         close = text.find(_QUOTES[text[at]], at + 1, at + 102)
         if close > at + 1 and "\n" not in text[at + 1 : close]:
             return at + 1, close, True
-    match = (_ASCII if lang == "zh" else _BARE).match(text, at)
+    match = (_ASCII if lang in _ASCII_VALUES else _BARE).match(text, at)
     if match is None:
         return None
     end = match.end()
@@ -173,12 +203,32 @@ def _strong(value: str) -> bool:
     )
 
 
+#: Not a generated value after "the key is": a key combination or a musical key.
+_KEYS_NOT_SECRET = re.compile(
+    r"(?i)^(?:(?:ctrl|control|alt|shift|cmd|command|option|opt|fn|win|super|meta)[+-].*|"
+    r"[A-G][#b♯♭]?(?:m|min|minor|maj|major|dur|moll)?)$"
+)
+
+
+def _digits(family: str, value: str, *, connector: bool) -> bool:
+    """A code's digits: a PIN 3–8 (4–8 without a connector), a CVV 3–4, a code 4–8; a
+    keypad's ``#`` or ``*`` around them is part of the value."""
+    digits = value.strip("#*")
+    if not digits.isdigit():
+        return False
+    if family == "cvv":
+        return 3 <= len(digits) <= 4
+    least = 3 if connector and family == "pin" else 4
+    return least <= len(digits) <= 8
+
+
 def _accepts(family: str, value: str, *, connector: bool) -> bool:
     if not value or not_a_value(value):
         return False
     if family in _DIGIT_FAMILIES:
-        least = 3 if connector and family == "pin" else 4
-        return value.isdigit() and least <= len(value) <= 8
+        return _digits(family, value, connector=connector)
+    if family == "saidkey":
+        return connector and token_like(value) and not _KEYS_NOT_SECRET.match(value)
     if not connector:
         digits = family == "password" and value.isdigit() and 4 <= len(value) <= 12
         return family in ("password", "key") and (_strong(value) or digits)
@@ -219,7 +269,7 @@ def _bare_allowed(fillers: list[str], before: str) -> bool:
     folded = [f.casefold() for f in fillers]
     if all(f in FILLER_ADJECTIVES for f in folded):
         return True  # none, or "senha temporária Xk2…"
-    if len(folded) == 2 and folded[0] in PREPOSITIONS:
+    if len(folded) == 2 and folded[0] in PREPOSITIONS | {"у", "в"}:
         return True  # "пароль от вайфая qwerty123"
     if folded[-1] in CHANGE_PREPOSITIONS:  # "password has been changed to Xk2…"
         words = {*before.casefold().split(), *folded}
@@ -227,30 +277,70 @@ def _bare_allowed(fillers: list[str], before: str) -> bool:
     return False
 
 
+#: Words after which a code's digits are a time or a count, not the code ("PIN changed *at*
+#: 1400", "door code for *over* 2000 flats").
+_DIGIT_STOPS = frozenset(
+    "at in on since until after before every than about around over under within by um am "
+    "seit bis в с до после через à depuis avant après desde hasta antes después".split()
+)
+_NEXT_LINE = re.compile(r"[ \t]*\r?\n[ \t]*(?P<v>[^\s]+)[ \t]*(?=\r?\n|$)")
+
+
+def _after_user(before: str) -> bool:
+    """Whether a user name was given just before, on the same line ("user admin pass …")."""
+    line = before.rpartition("\n")[2].casefold()
+    return any(word.strip(":=,") in USER_LABELS for word in line.split())
+
+
+def _next_line(text: str, at: int, family: str) -> tuple[int, int] | None:
+    """A value alone on the line after a label that ends its line ("wifi password\nXk2…")."""
+    below = _NEXT_LINE.match(text, at)
+    if below is None:
+        return None
+    value = below.group("v").rstrip(_TRAILING)
+    if not _accepts(family, value, connector=family in _DIGIT_FAMILIES or family == "saidkey"):
+        return None
+    return below.start("v"), below.start("v") + len(value)
+
+
+def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[int, int] | None:
+    """A value right at ``at`` without a connector (``named``: a user name was given)."""
+    found = _value(text, at, lang) if at < len(text) else None
+    if found is None or not (found[0] > at or lang in _GLUED):
+        return None
+    begin, end, quoted = found
+    return (begin, end) if _accepts(family, text[begin:end], connector=quoted or named) else None
+
+
 def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tuple[int, int] | None:
     """The value a label ending at ``at`` names, if any (see the module doc)."""
     fillers: list[str] = []
-    before = text[max(0, start - 40) : start]
+    before = text[max(0, start - 60) : start]
+    named = family in ("pass", "password") and _after_user(before)
+    digits = family in _DIGIT_FAMILIES and family != "code"
     while True:
         joined = _joined(text, at, family, lang)
         if joined is not True:
             return joined or None
-        if family not in ("pass", "pair") and _bare_allowed(fillers, before):
-            found = _value(text, at, lang) if at < len(text) else None
-            if found is not None and (found[0] > at or lang == "zh"):
-                begin, end, quoted = found
-                if _accepts(family, text[begin:end], connector=quoted):
-                    return begin, end
+        if not fillers and (below := _next_line(text, at, family)) is not None:
+            return below
+        loose = digits or (lang in _ASCII_VALUES and all(not f.isascii() for f in fillers))
+        if (family not in _SAID_ONLY or named) and (loose or _bare_allowed(fillers, before)):
+            found = _bare(text, at, family, lang, named=named and not fillers)
+            if found is not None:
+                return found
         word = _FILLER.match(text, at)
         if word is None or len(fillers) == 4 or word.end() - start > 100:
             return None
         folded = word.group("w").casefold()
         if folded in NOT_FILLERS or (
-            family == "pass" and not fillers and folded not in PREPOSITIONS
+            family == "pass" and not fillers and folded not in PREPOSITIONS and not named
         ):
             return None
         if family == "code" and folded in NOT_SECRET_CODES:
             return None  # "código de erro 4031"
+        if digits and folded in _DIGIT_STOPS:
+            return None
         fillers.append(word.group("w"))
         at = word.end()
 
@@ -334,6 +424,63 @@ def values_before_labels(text: str, hits: Hits) -> Iterator[Span]:
         value = before.group(1).rstrip(_TRAILING)
         if _strong(value) and not not_a_value(value):
             yield before.start(1), before.start(1) + len(value), "password"
+
+
+#: The words before a label, as runs of ASCII and runs of anything else ("Xk2…是我的密码").
+_BACK_TOKEN = re.compile(r"[!-~\u00c0-\u058f]+(?=[\u0590-\uffff])|[\u0590-\uffff]\S*|\S+")
+_GLUED_BEFORE = tuple(w for w in BEFORE_WORDS if not w.isascii())
+_NAMED_FAMILIES = frozenset({"password", "pin", "key"})
+
+
+def _joins(word: str) -> bool:
+    folded = word.casefold().strip(",")
+    return folded in BEFORE_WORDS or folded.startswith(_GLUED_BEFORE)
+
+
+def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | None:
+    """A value a few words before a label that names it ("Xk2… is the new wifi password",
+    "Xk2… — это мой пароль", "Xk2… benim şifrem", "Xk2… 是我的密码"): the word right after
+    the value joins it to the label (a copula, a dash, a possessive), and no word between
+    denies it or ends the sentence."""
+    line = text.rfind("\n", 0, start) + 1
+    tokens = list(_BACK_TOKEN.finditer(text, max(line, start - 120), start))
+    for k in range(len(tokens) - 1, -1, -1):
+        word = tokens[k].group(0)
+        value = word.rstrip(_TRAILING)
+        gap = len(tokens) - 1 - k
+        label = (
+            text[start : start + 40].split(maxsplit=1)[0].casefold() if start < len(text) else ""
+        )
+        if (
+            gap
+            and _joins(tokens[k + 1].group(0))
+            and not not_a_value(value)
+            and (not label or label not in value.casefold())
+        ):
+            digits = family == "pin" and value.isdigit() and 4 <= len(value) <= 8
+            if digits or (_strong(value) if family == "password" else token_like(value)):
+                return tokens[k].start(), tokens[k].start() + len(value)
+        if gap >= 5 or word.casefold() in NEGATIONS or any(c in ".!?;。！？" for c in word):
+            return None
+    return None
+
+
+def values_named_after(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of values named by a label that follows them (see :func:`_value_named_after`)."""
+    if hits.present.isdisjoint(LABEL_NEEDLES):
+        return
+    for match in _label_matches(text, hits):
+        family = (match.lastgroup or "").partition("_")[0]
+        if family not in _NAMED_FAMILIES or _skipped(family, text, match.start()):
+            continue
+        after = _FILLER.match(text, match.end())
+        if text[match.end() : match.end() + 1] == "-" or (
+            after is not None and after.group("w").casefold() in NOT_FILLERS
+        ):
+            continue  # "password-protected", "password manager"
+        found = _value_named_after(text, match.start(), family)
+        if found is not None:
+            yield found[0], found[1], _KINDS.get(family, "password")
 
 
 # --- assignments: env files, JSON, YAML, code --------------------------------------------------

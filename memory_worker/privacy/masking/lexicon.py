@@ -1,17 +1,25 @@
 """The words of labelled secrets, per language: labels, connectors, and the words that follow
 a label in ordinary talk ("the password is *wrong*"), which are never taken for a value.
 
-Data, not code: :mod:`memory_worker.privacy.masking.labels` reads these tables. The
-languages are the project's own (EN, RU, DE, ES, FR, UK) and PT, IT, PL, ZH.
+Data, not code: :mod:`memory_worker.privacy.masking.labels` reads these tables (and the
+words of ordinary talk around a label in :mod:`memory_worker.privacy.masking.ordinary`).
+The languages are the project's own (EN, RU, DE, ES, FR, UK) and PT, IT, PL, ZH, JA, KO,
+AR, TR, NL, SV, CS, ID, DA/NO, FI, HU, RO, VI, EL, HE, HI, FA. In ZH, JA, KO and AR a
+label is matched inside a word (no spaces, or particles and prefixes glued to it) and its
+value is the run of ASCII after it.
 A label belongs to a family, which decides what may follow it:
 
 - ``password``: any value that is not an ordinary word of :data:`NOT_VALUES`
   (a password can be a plain word: "the wifi password is swordfish");
 - ``pass``: the same, but only after a connector (``pass: …``, "la pass è …"),
-  never bare: a *boarding pass* is not a label;
+  or bare after a user name ("user admin pass …"), never alone: a *boarding pass* is not
+  a label; English ``key`` is of this family too ("the key is …": a value that reads as
+  generated, not "the key is patience");
 - ``key``: only a value that reads as generated (a digit, a symbol, inner
   upper case): "the secret is patience" is advice, "the secret is Xk2-…" is not;
-- ``pin``: 3–8 digits; ``code``: 4–8 digits, unless the word before says what
+- ``pin``: 3–8 digits (PINs, CVVs, door, gate and alarm codes, a safe's combination),
+  also after a few words naming what it opens ("пин-код карты 9921", "door code for
+  the garage 4821"); ``code``: 4–8 digits, unless the word before says what
   kind of code it is (zip, error, status…: :data:`NOT_SECRET_CODES`);
 - ``pair``: a credentials label whose value is ``user / password`` (the
   password is the part after the slash): "creds for the vpn: bob / Xk2…".
@@ -61,6 +69,32 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     "ru": (r"парол(?:ь|я|ю|ем|е)", r"код\s+доступа", r"пасс?ворд"),
     "uk": (r"парол(?:ь|я|ю|ем|і)", r"гасло", r"код\s+доступу"),
     "zh": (r"密码", r"口令", r"密碼"),
+    "nl": (r"\w*wachtwoord(?:en)?", r"paswoord", r"inlogcode", r"wifi-?sleutel"),
+    "sv": (r"\w*lösenord(?:et)?", r"lösen", r"wifi-?nyckel(?:n)?"),
+    "tr": (r"şifre(?:m|n|si|miz|niz|mi|yi|sini)?", r"parola(?:m|n|sı|mız|yı)?"),
+    "cs": (r"hesl(?:o|a|em|u)", r"přístupový\s+kód"),
+    "id": (
+        r"kata\s+(?:sandi|laluan)(?:nya|ku|mu)?",
+        r"sandi(?:nya|ku|mu)?",
+        r"password(?:nya|ku|mu)",
+    ),
+    "da": (r"adgangskode(?:n)?", r"kodeord(?:et)?", r"passord(?:et)?"),
+    "fi": (r"salasana(?:ni|si|n|mme)?", r"tunnussana"),
+    "hu": (r"jelsz(?:ó|ava|avam|ót)",),
+    "ro": (r"parol(?:a|ă|ei)",),
+    "vi": (r"m[ậa]t\s+kh[ẩa]u",),
+    "el": (r"κωδικ(?:ός|ό|ου)(?:\s+πρόσβασης)?", r"συνθηματικό"),
+    "he": (r"ה?סיסמ[הא]",),
+    "hi": (r"पासवर्ड",),
+    "fa": (r"رمز\s+عبور", r"گذرواژه", r"پسورد"),
+    "ja": (r"パスワード", r"パス", r"合言葉"),
+    "ko": (r"비밀번호", r"비번", r"패스워드", r"암호"),
+    "ar": (
+        r"[وفبل]?كلمة\s+(?:ال)?(?:مرور|سر|السر)",
+        r"[وفبل]?(?:ال)?باس?وورد",
+        r"[وفبل]?(?:ال)?باسورد",
+        r"[وفبل]?رمز\s+المرور",
+    ),
 }
 KEY_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
@@ -87,11 +121,20 @@ KEY_LABELS: dict[str, tuple[str, ...]] = {
     "ru": (r"ключ(?:а|ом)?(?:\s+api)?", r"api[\s-]?ключ", r"токен(?:а|ом)?", r"секретный\s+ключ"),
     "uk": (r"ключ(?:а|ем)?(?:\s+api)?", r"токен(?:а|ом)?", r"секретний\s+ключ"),
     "zh": (r"密钥", r"秘钥", r"私钥", r"令牌", r"访问令牌", r"API\s*密钥"),
+    "nl": (r"(?:api-?)?sleutel",),
+    "sv": (r"(?:api-?)?nyckel(?:n)?",),
+    "tr": (r"(?:api\s+)?anahtar(?:ı|ım)?",),
+    "cs": (r"(?:api\s+)?klíč",),
+    "id": (r"kunci(?:\s+api)?",),
+    "ja": (r"APIキー", r"トークン", r"秘密鍵", r"アクセストークン", r"シークレット"),
+    "ko": (r"API\s*키", r"토큰", r"시크릿\s*키", r"비밀\s*키"),
+    "ar": (r"[وفبل]?مفتاح(?:\s+(?:ال)?API)?", r"[وفبل]?(?:ال)?توكن"),
 }
 PASS_LABELS: dict[str, tuple[str, ...]] = {
     "en": (r"pass",),
     "es": (r"contra",),
     "ru": (r"пасс",),
+    "ko": (r"패스",),
 }
 PAIR_LABELS: dict[str, tuple[str, ...]] = {
     "en": (r"creds", r"credentials", r"login", r"wi-?fi", r"vpn"),
@@ -104,6 +147,9 @@ PAIR_LABELS: dict[str, tuple[str, ...]] = {
     "ru": (r"доступы?", r"логин", r"вход"),
     "uk": (r"доступи?", r"логін", r"вхід"),
     "zh": (r"账号密码", r"账号"),
+    "nl": (r"inloggegevens",),
+    "sv": (r"inloggningsuppgifter",),
+    "tr": (r"giriş\s+bilgileri",),
 }
 CODE_LABELS: dict[str, tuple[str, ...]] = {
     "en": (r"code",),
@@ -115,35 +161,129 @@ CODE_LABELS: dict[str, tuple[str, ...]] = {
     "pl": (r"kod",),
     "ru": (r"код",),
     "uk": (r"код",),
+    "nl": (r"code",),
+    "sv": (r"kod(?:en)?",),
+    "tr": (r"kod(?:u|um)?",),
+    "cs": (r"kód",),
+    "id": (r"kode",),
+    "da": (r"kode(?:n)?",),
+    "fi": (r"koodi",),
+    "ja": (r"コード",),
+    "ko": (r"코드",),
+    "ar": (r"[وفبل]?(?:ال)?كود",),
 }
-#: Words before "code" that say it is not a secret ("zip code 10115", "error code 1234").
-NOT_SECRET_CODES = _words(
-    """
-    zip postal post area country error status exit return http response source color colour
-    dial iso currency airport product bar qr tracking order event language tax sort promo
-    discount coupon voucher dress genetic morse machine program python
-    postleitzahl fehler fehlercode postal postale erreur error errore erro pocztowy błędu
-    почтовый ошибки поштовий помилки d'erreur
-    """
-)
 PIN_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
         r"pin(?:[\s-]?code)?",
-        r"cvv2?",
-        r"cvc2?",
-        r"security\s+code",
         r"otp",
         r"(?:2fa|sms|verification|one[\s-]time)\s+code",
+        r"(?:door|gate|entry|keypad|alarm|garage(?:\s+door)?|lockbox|key\s*box|safe|disarm|buzzer|"
+        r"intercom|building|front\s+door|house|access)\s+(?:code|pin)",
+        r"(?:safe|lock|padlock)\s+combination",
+        r"combination",
     ),
-    "de": (r"geheimzahl", r"pin-?nummer", r"bestätigungscode"),
-    "fr": (r"code\s+pin", r"code\s+de\s+(?:v[ée]rification|confirmation)"),
-    "es": (r"c[oó]digo\s+pin", r"c[oó]digo\s+de\s+verificaci[oó]n"),
-    "pt": (r"c[oó]digo\s+pin", r"c[oó]digo\s+de\s+verifica[cç][aã]o"),
-    "it": (r"codice\s+pin", r"codice\s+di\s+verifica"),
-    "pl": (r"kod\s+pin", r"kod\s+weryfikacyjny"),
-    "ru": (r"пин(?:-?код)?", r"код\s+(?:из\s+смс|подтверждения)"),
-    "uk": (r"пін(?:-?код)?", r"код\s+(?:з\s+смс|підтвердження)"),
-    "zh": (r"验证码", r"PIN码", r"支付密码"),
+    "de": (
+        r"geheimzahl",
+        r"pin-?nummer",
+        r"bestätigungscode",
+        r"(?:tür|tor|alarm|alarmanlagen|tresor|haustür|zahlen|sicherheits)-?code",
+    ),
+    "fr": (
+        r"code\s+pin",
+        r"code\s+de\s+(?:v[ée]rification|confirmation)",
+        r"digicode",
+        r"code\s+(?:de\s+(?:la\s+|l['’])?)?(?:porte|portail|alarme|immeuble|entr[ée]e|coffre)",
+    ),
+    "es": (
+        r"c[oó]digo\s+pin",
+        r"c[oó]digo\s+de\s+verificaci[oó]n",
+        r"c[oó]digo\s+de(?:\s+la|l)?\s+(?:puerta|alarma|portal|port[oó]n|caja\s+fuerte|portero)",
+    ),
+    "pt": (
+        r"c[oó]digo\s+pin",
+        r"c[oó]digo\s+de\s+verifica[cç][aã]o",
+        r"c[oó]digo\s+d[oa]\s+(?:port[ãa]o|porta|alarme|cofre|pr[ée]dio)",
+        r"senha\s+do\s+cart[ãa]o",
+    ),
+    "it": (
+        r"codice\s+pin",
+        r"codice\s+di\s+verifica",
+        r"codice\s+(?:del(?:l['’]\s*|la\s+)?)?(?:portone|porta|cancello|allarme|citofono|cassaforte)",
+    ),
+    "pl": (
+        r"kod\s+pin",
+        r"kod\s+weryfikacyjny",
+        r"pin\s+do\s+karty",
+        r"kod\s+(?:do\s+)?(?:drzwi|domofonu|alarmu|bramy|sejfu|furtki)",
+    ),
+    "ru": (
+        r"пин(?:-?код)?",
+        r"код\s+(?:из\s+смс|подтверждения)",
+        r"код\s+(?:от\s+)?(?:двери|дверей|домофона|подъезда|сигнализации|сигналки|замка|сейфа|"
+        r"калитки|ворот)",
+    ),
+    "uk": (
+        r"пін(?:-?код)?",
+        r"код\s+(?:з\s+смс|підтвердження)",
+        r"код\s+(?:від\s+)?(?:дверей|домофона|під['’]їзду|сигналізації|замка|сейфа|хвіртки)",
+    ),
+    "zh": (r"验证码", r"PIN码", r"支付密码", r"开门密码", r"门禁码"),
+    "nl": (
+        r"pincode",
+        r"deurcode",
+        r"alarmcode",
+        r"toegangscode",
+        r"verificatiecode",
+        r"poortcode",
+    ),
+    "sv": (
+        r"pinkod(?:en)?",
+        r"portkod(?:en)?",
+        r"larmkod(?:en)?",
+        r"dörrkod(?:en)?",
+        r"verifieringskod(?:en)?",
+    ),
+    "tr": (
+        r"pin\s+kod(?:u|um)",
+        r"(?:kapı|alarm|kasa)\s+(?:şifresi|kodu)",
+        r"(?:doğrulama|onay)\s+kodu",
+    ),
+    "cs": (r"kód\s+(?:od|k|ke)\s+(?:dveří|bráně|alarmu|trezoru)", r"ověřovací\s+kód"),
+    "id": (r"kode\s+(?:pintu|alarm|otp|verifikasi|keamanan|brankas)",),
+    "da": (r"pinkode(?:n)?", r"dørkode(?:n)?", r"alarmkode(?:n)?", r"portkode(?:n)?"),
+    "fi": (r"pin-?koodi", r"ovikoodi", r"hälytyskoodi"),
+    "ja": (r"暗証番号", r"(?:解除|PIN|認証|確認|ワンタイム)コード"),
+    "ko": (r"핀\s*번호", r"PIN\s*번호", r"인증\s*번호", r"해제\s*코드"),
+    "ar": (
+        r"[وفبل]?(?:ال)?رقم\s+(?:ال)?سري",
+        r"[وفبل]?(?:ال)?رمز\s+(?:ال)?سري",
+        r"[وفبل]?رمز\s+(?:الباب|الإنذار|الانذار|التحقق|الدخول|البوابة)",
+    ),
+    "he": (r"קוד\s+(?:ה)?(?:כניסה|דלת|אזעקה|סודי)",),
+    "el": (r"PIN",),
+}
+
+#: Labels said only with a connector, of a value that reads as generated ("the key is …").
+SAID_KEY_LABELS: dict[str, tuple[str, ...]] = {
+    "en": (r"key",),
+}
+#: A card's verification code: 3–4 digits, with or without a connector.
+CVV_LABELS: dict[str, tuple[str, ...]] = {
+    "en": (r"cvv2?", r"cvc2?", r"cvn", r"csc", r"security\s+code"),
+    "de": (r"(?:karten)?prüf(?:nummer|ziffer)", r"sicherheitscode"),
+    "fr": (r"cryptogramme(?:\s+visuel)?",),
+    "es": (r"c[oó]digo\s+de\s+seguridad",),
+    "pt": (r"c[oó]digo\s+de\s+seguran[cç]a",),
+    "it": (r"codice\s+di\s+sicurezza",),
+    "ru": (r"код\s+безопасности", r"cvv-?код", r"свв"),
+    "uk": (r"код\s+безпеки",),
+    "zh": (r"安全码", r"CVV码", r"校验码"),
+    "ja": (r"セキュリティコード",),
+    "ko": (r"보안\s*코드", r"CVC\s*번호"),
+    "ar": (r"[وفبل]?رمز\s+(?:ال)?(?:أمان|الامان|التحقق\s+من\s+البطاقة)",),
+    "tr": (r"güvenlik\s+kodu",),
+    "nl": (r"beveiligingscode",),
+    "sv": (r"säkerhetskod(?:en)?",),
 }
 
 #: Copulas between a label and its value, per language ("is", "ist", "est", "это", …);
@@ -159,111 +299,24 @@ CONNECTOR_WORDS: dict[str, tuple[str, ...]] = {
     "ru": ("это", "был", "была", "будет", "такой", "такая", "це"),
     "uk": ("це", "був", "була", "буде", "такий", "таке", "это"),
     "zh": ("是", "为", "為", "就是", "改成", "改为", "设为", "设置为", "换成"),
+    "nl": ("is", "was", "luidt", "wordt", "blijft"),
+    "sv": ("är", "var", "blir", "lyder"),
+    "tr": ("şu", "şöyle", "ise"),
+    "cs": ("je", "bylo", "zní", "bude"),
+    "id": ("adalah", "yaitu", "ialah", "yakni"),
+    "da": ("er", "var", "bliver"),
+    "fi": ("on", "oli"),
+    "hu": ("pedig",),
+    "ro": ("este", "e"),
+    "vi": ("là",),
+    "el": ("είναι", "ήταν"),
+    "he": ("הוא", "היא", "זה"),
+    "hi": ("है",),
+    "fa": ("است",),
+    "ja": ("は", "が", "も", "を", "＝"),
+    "ko": ("는", "은", "가", "이", "를", "을", "도"),
+    "ar": ("هي", "هو", "هى", "كالتالي"),
 }
-#: Words that may stand between a connector and the value ("the password is *now* …").
-FILLER_ADVERBS = _words(
-    """
-    now still currently simply just literally actually jetzt nun einfach maintenant
-    simplement ahora simplemente agora ora adesso semplicemente teraz po prostu
-    теперь сейчас просто тепер зараз
-    """
-)
-#: Words after a label that say the phrase is about the secret, not giving it
-#: ("password *manager* is great", "password *policy*: 12 characters").
-NOT_FILLERS = _words(
-    """
-    manager managers policy policies reset hint field length strength requirement
-    requirements rule rules change changes generator recovery expiry prompt protection
-    protected hash hashes form page screen dialog strength checker
-    gestionnaire gestor gerenciador menedżer менеджер менеджера manager-а politique política
-    richtlinie regeln правила политика
-    flow process procedure link
-    """
-)
-#: Prepositions of a change ("set the password *to* …", "Passwort *auf* … geändert",
-#: "changé le mot de passe *en* …", "поменял пароль *на* …"); English ``to`` only after a
-#: verb of change (:data:`CHANGE_VERBS`), elsewhere it is a destination.
-CHANGE_PREPOSITIONS = _words("to auf en a para in na на")
-CHANGE_VERBS = _words("set sets setting change changed changing reset update updated")
-#: Words between a value and its label ("Xk2… *as my* password", "… *comme* mot de passe").
-AS_WORDS = _words("as als comme como come jako как як")
-#: Words that may stand between a label and a bare value ("senha *temporária* Xk2…").
-FILLER_ADJECTIVES = _words(
-    """
-    new temporary temp initial default old admin root master one-time neue neues temporäres
-    nouveau temporaire provisoire nueva temporal provisional nova temporária provisória nuovo
-    nuova temporanea provvisoria nowe tymczasowe новый временный старый новий тимчасовий
-    """
-)
-#: Words before a label that make it an action, not a secret ("*reset* password flow").
-NOT_BEFORE = _words("reset forgot forgotten forget lost recover")
-#: Words that open a phrase naming what the secret is for ("пароль от вайфая", "für das WLAN").
-PREPOSITIONS = _words(
-    """
-    for to of on от для к до від на für zum zur vom de du del da do di per dla od
-    """
-)
-
-#: Words that follow a label in ordinary talk; never a value ("password: required").
-NOT_VALUES = _words(
-    """
-    a an the this that these those it its is was are were be been being will would can
-    could should must may might has have had do does did done not no yes ok okay nope wrong
-    incorrect correct right required expired invalid valid too very so in on at under over
-    into onto from for to of with without by as and or but if then than written saved
-    stored same different changed reset weak strong short long secure safe still now also
-    already set missing empty blank needed necessary mandatory optional hidden encrypted
-    hashed shared somewhere there here mine yours his her hers their theirs our ours my
-    your me you we they he she him them us what which why how where when who easy hard
-    simple complicated forgotten forgot lost known unknown secret important private public
-    printed inside below above attached sent generated random managed protected enabled
-    disabled again yet probably maybe just only really such something nothing anything
-    everything unique personal temporary new old updated rotated revoked leaked compromised
-    stolen invalidated case-sensitive sensitive obvious standard usual same enough needs
-    need please thanks thank see check ask use using none null nil undefined true false on
-    off n/a na tbd todo xxx value example placeholder redacted hide hidden another other
-    one two three four five six seven eight nine ten all any every each sticky note fridge
-    wall card paper email mail chat message dm pm slack vault manager 1password lastpass
-    bitwarden keepass keychain falsch richtig abgelaufen ungültig gültig zu nicht kein
-    keine der die das den dem des ein eine einen einem im in auf unter noch schon jetzt
-    geändert vergessen geheim sicher unsicher kurz lang schwach stark erforderlich
-    notwendig gleich anders hier dort mein meine dein deine sein seine ihr ihre unser euer
-    bei mit für von und oder aber wie was wo wann leer gespeichert verschlüsselt neu alt
-    zurückgesetzt korrekt inkorrekt zettel incorrect faux bon mauvais expiré invalide
-    valide trop pas ne le la les un une des dans sur sous encore déjà maintenant changé
-    oublié sûr court long faible fort requis obligatoire même différent ici là mon ma mes
-    ton ta son sa notre votre leur avec pour du et ou mais comme quoi où quand vide
-    enregistré chiffré nouveau nouvelle ancien réinitialisé dessous ci-dessous quoi
-    incorrecta incorrecto correcta correcto mala caducada caducado inválida válida
-    demasiado el los las una en sobre bajo todavía ya ahora cambiada olvidada secreta
-    segura corta larga débil fuerte obligatoria necesaria misma diferente aquí allí mi tu
-    su nuestra con para del y o pero qué dónde cuándo vacía guardada cifrada nueva vieja
-    muy esta esa este ese incorreta correta errada expirada inválida muito não o os as um
-    uma em no na ainda já agora mudada alterada esquecida fraca forte obrigatória
-    necessária aqui ali minha meu sua seu com do e ou mas que onde quando salva velha
-    sbagliata errata corretta scaduta non troppo il lo gli le nel nella sul sulla ancora
-    già adesso ora cambiata dimenticata segreta sicura debole obbligatoria stessa diversa
-    qui lì mia mio tua per di della ma cosa dove vuota salvata vecchia molto nieprawidłowe
-    błędne złe poprawne prawidłowe wygasło nieważne za nie w pod jeszcze już teraz
-    zmienione zapomniane tajne bezpieczne krótkie długie słabe silne wymagane potrzebne
-    takie samo inne tutaj tam moje twoje jego jej nasze z dla od i lub albo ale jak co
-    gdzie kiedy puste zapisane nowe stare bardzo неверный неверен неправильный правильный
-    верный истёк истек недействителен слишком не в на под ещё еще уже теперь сейчас изменён
-    изменен поменял забыл забыла забыт секретный надёжный надежный короткий длинный слабый
-    сильный обязателен нужен такой же тот другой здесь там мой моя твой его её ее наш ваш
-    их с для от до и или но как что где когда пустой сохранён сохранен новый старый очень
-    знаю помню не невірний неправильний правильний вірний закінчився занадто у під ще вже
-    тепер зараз змінено забув забула секретний надійний короткий довгий слабкий сильний
-    потрібен такий той інший тут мій твій її наш ваш їх з від і й або але як що де коли
-    порожній збережений новий старий дуже
-    raise return continue break print else elif def lambda yield await async import class
-    try except finally while del assert throw const let var function
-    see voir siehe ver vedi zobacz смотри дивись veja utile useful nützlich útil
-    bitte erfragen demande demander pregunta pregunte pergunte chiedi zapytaj спроси спитай
-    ask request que
-    minimum mindestens mínimo minimo minimalnie минимум мінімум broken kaputt cassé roto
-    """
-)
 
 # --- identifiers (env names, JSON and YAML keys, code) ------------------------------------------
 
@@ -303,6 +356,16 @@ LABEL_NEEDLES = _words(
     llave chave klucz ключ токен секрет 密钥 秘钥 私钥 令牌 pin cvv cvc otp geheimzahl пин пін
     验证码 cred login wifi wi-fi vpn zugang wlan anmelde identifiant acc aces logowania dost
     доступ логин логін вход вхід 账号
+    wachtw paswoord inlog sleutel lösen nyckel kod şifre parola anahtar hesl klíč kód sandi
+    laluan kunci adgangs kodeord passord kode salasana tunnussana koodi jelsz parol mật mat
+    κωδικ συνθηματ סיסמ קוד पासवर्ड رمز گذرواژه پسورد パス 合言葉 キー トークン 秘密鍵 シークレット
+    コード 暗証 비밀번호 비번 패스 암호 키 토큰 시크릿 번호 코드 كلمة باس مفتاح توكن كود الرقم رقم
+    door gate entry keypad alarm garage lockbox box safe disarm buzzer intercom building
+    combination cvn csc tür tor tresor prüf digicode crypto porte portail portone cancello
+    drzwi domofon двер домофон подъезд сигнал замк сейф калитк ворот дверей під'їзд хвіртк
+    安全码 开门 门禁 porta portão puerta alarma alarme allarme código codice pincode deurcode
+    larmkod portkod dörrkod pinkod وورد bilgi seguridad seguran sicurezza безопасн безпек свв 校验
+    セキュリティ 보안 أمان الامان güvenlik beveiliging säkerhet sicherheits
     """
 )
 #: Needles of secret-named identifiers (:func:`~memory_worker.privacy.masking.labels.assigned_values`).

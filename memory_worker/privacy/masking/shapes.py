@@ -104,7 +104,15 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
         0,
         None,
     ),
-    # passwords on command lines: mysql -pSECRET, sshpass -p SECRET
+    # credentials on command lines: curl -u user:pass (the whole pair), mysql -pSECRET,
+    # sshpass -p SECRET, docker login -p, redis-cli -a, --password/--token/--api-key VALUE
+    (
+        "password",
+        ("-u", "--user"),
+        r"(?<!\S)(?:-u|--user|--proxy-user)(?:[ \t]+|=)?[\"']?(?P<v>[^\s\"':$]{1,64}:[^\s\"']{3,})",
+        "v",
+        None,
+    ),
     (
         "password",
         ("mysql", "mariadb"),
@@ -113,6 +121,25 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
         None,
     ),
     ("password", ("sshpass",), r"\bsshpass\s+-p\s*(?P<v>\S+)", "v", None),
+    ("password", ("redis-cli",), r"\bredis-cli\b[^\n]*?\s-a\s+(?P<v>[^\s-]\S*)", "v", None),
+    (
+        "password",
+        ("login",),
+        r"\blogin\b[^\n]*?\s(?:-p|--password)(?:[ \t]+|=)(?P<v>[^\s$-]\S*)",
+        "v",
+        None,
+    ),
+    ("password", ("sqlcmd",), r"\bsqlcmd\b[^\n]*?\s-P\s*(?P<v>[^\s-]\S*)", "v", None),
+    ("password", ("smbclient",), r"\bsmbclient\b[^\n]*?\s-U\s*\S+?%(?P<v>\S+)", "v", None),
+    ("password", ("/p:",), r"(?<!\S)/p:(?P<v>[^\s$]\S*)", "v", None),
+    (
+        "password",
+        ("pass", "pwd", "token", "api", "secret"),
+        r"(?i)(?<!\S)--(?:[a-z]+-)?(?:password|passwd|pass|pwd|token|api-?key|secret|"
+        r"auth-token|access-token|client-secret)(?:[ \t]+|=)[\"']?(?P<v>[^\s\"'$<{%-][^\s\"']*)",
+        "v",
+        None,
+    ),
     # Authorization headers and bearer/basic values
     (
         "auth_header",
@@ -176,7 +203,21 @@ _RULES_BY_NEEDLE: dict[str, tuple[int, ...]] = {
     for needle in TOKEN_NEEDLES
 }
 PEM_NEEDLES = frozenset({"private key"})
-URL_NEEDLES = frozenset({"://", "="})
+URL_NEEDLES = frozenset({"://", "=", "@"})
+
+#: A Discord bot token: the bot's id in base64 (so it starts with M, N or O), a
+#: timestamp, an HMAC — no fixed prefix, so it is looked for in every text.
+_DISCORD = re.compile(
+    r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}"
+    r"(?![A-Za-z0-9_-])"
+)
+
+
+def unmarked_tokens(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of tokens that carry no needle (Discord bot tokens)."""
+    if "." in text:
+        for match in _DISCORD.finditer(text):
+            yield match.start(), match.end(), "token"
 
 
 def token_shapes(text: str, hits: Hits) -> Iterator[Span]:
@@ -231,7 +272,7 @@ def private_key_blocks(text: str, hits: Hits) -> Iterator[Span]:
 
 # --- credentials inside URLs --------------------------------------------------------------------
 
-_AUTHORITY = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<a>[^\s/?#\"'<>]+)")
+_AUTHORITY = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<a>[^\s/\"'<>]+)")
 _QUERY_SECRET = re.compile(
     r"(?i)[?&;](?:access_token|refresh_token|id_token|api[_-]?key|apikey|key|token|secret|"
     r"client_secret|password|passwd|pwd|pass|auth|sig|signature|x-amz-signature|"
@@ -239,11 +280,22 @@ _QUERY_SECRET = re.compile(
 )
 
 
+#: ``user:password@host`` without a scheme (``ssh``, ``git``, connection strings).
+_BARE_AUTHORITY = re.compile(
+    r"(?<![\w.:/@%+-])[A-Za-z0-9._%+-]{1,64}:(?P<p>[^\s:@/'\"<>\[\]]{3,128})@"
+    r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|localhost)\b"
+)
+
+
 def url_credentials(text: str, hits: Hits) -> Iterator[Span]:
-    """Spans of passwords in ``scheme://user:password@host`` (also ``:password@`` and a
-    token standing alone as the user) and of secret query parameters' values."""
+    """Spans of passwords in ``scheme://user:password@host`` and ``user:password@host``
+    (also ``:password@`` and a token standing alone as the user) and of secret query
+    parameters' values."""
     if hits.present.isdisjoint(URL_NEEDLES):
         return
+    if "@" in text:
+        for match in _BARE_AUTHORITY.finditer(text):
+            yield match.start("p"), match.end("p"), "url_credential"
     for match in _AUTHORITY.finditer(text):
         authority = match.group("a")
         userinfo, at, _ = authority.rpartition("@")

@@ -20,9 +20,7 @@ WORDLIST = Path(__file__).resolve().parents[3] / "memory_worker" / "data" / "bip
 rng = random.Random(20_260_601)
 ALNUM = string.ascii_letters + string.digits
 
-LANGS = (
-    "en ru de es fr uk pt it pl zh ja ko ar tr nl sv cs id".split()
-)
+LANGS = "en ru de es fr uk pt it pl zh ja ko ar tr nl sv cs id".split()
 
 
 def pick(chars: str, n: int) -> str:
@@ -475,6 +473,9 @@ TALK: dict[str, list[str]] = {
         "会議は14時30分から、302号室です",
         "注文番号 48213 は発送済みです",
         "パスワードを変更してください",
+        "パスワードは8文字以上にしてください",
+        "シードフレーズは誰にも教えないで",
+        "電話番号は 03-1234-5678 です",
     ],
     "ko": [
         "비밀번호를 잊어버렸어",
@@ -483,6 +484,9 @@ TALK: dict[str, list[str]] = {
         "회의는 14시 30분, 302호",
         "주문번호 48213 발송됨",
         "비밀번호 변경해 주세요",
+        "비밀번호는 8자 이상이어야 합니다",
+        "시드 구문은 절대 공유하지 마세요",
+        "전화번호 010-1234-5678",
     ],
     "ar": [
         "نسيت كلمة المرور",
@@ -491,6 +495,9 @@ TALK: dict[str, list[str]] = {
         "الاجتماع الساعة 14:30 في الغرفة 302",
         "الطلب رقم 48213 تم شحنه",
         "كلمة المرور يجب أن تكون 8 أحرف على الأقل",
+        "لا تشارك عبارة الاسترداد مع أي شخص",
+        "رقم الهاتف 0501234567",
+        "رمز الباب تغير أمس",
     ],
     "tr": [
         "şifremi unuttum",
@@ -499,6 +506,9 @@ TALK: dict[str, list[str]] = {
         "toplantı 14:30'da, 302 numaralı oda",
         "sipariş numarası 48213 kargoya verildi",
         "şifre en az 8 karakter olmalı",
+        "kurtarma ifadeni kimseyle paylaşma",
+        "telefon 0532 123 45 67",
+        "alarm kodu değişti, yöneticiye sor",
     ],
     "nl": [
         "ik ben mijn wachtwoord vergeten",
@@ -507,6 +517,9 @@ TALK: dict[str, list[str]] = {
         "afspraak om 14:30 in kamer 302",
         "bestelling 48213 is verzonden",
         "het wachtwoord moet minimaal 8 tekens zijn",
+        "deel je herstelzin nooit",
+        "bel 06-12345678 na zes uur",
+        "de pincode is geblokkeerd",
     ],
     "sv": [
         "jag har glömt mitt lösenord",
@@ -515,18 +528,31 @@ TALK: dict[str, list[str]] = {
         "mötet är 14:30 i rum 302",
         "order 48213 har skickats",
         "lösenordet måste vara minst 8 tecken",
+        "dela aldrig din återställningsfras",
+        "ring 070-123 45 67",
+        "pinkoden är spärrad",
     ],
     "cs": [
         "zapomněl jsem heslo",
         "heslo je špatně",
         "kód od dveří se změnil, zeptej se správce",
         "schůzka ve 14:30 v místnosti 302",
+        "heslo musí mít alespoň 8 znaků",
+        "nikdy nesdílej obnovovací frázi",
+        "volej 602 123 456",
+        "PIN je zablokovaný",
+        "objednávka 48213 odeslána",
     ],
     "id": [
         "aku lupa kata sandi",
         "kata sandi salah, coba lagi",
         "kode pintu sudah diganti, tanya satpam",
         "rapat jam 14:30 di ruang 302",
+        "kata sandi minimal 8 karakter",
+        "jangan bagikan frasa pemulihan",
+        "telepon 0812-3456-7890",
+        "PIN terblokir",
+        "pesanan 48213 sudah dikirim",
     ],
 }
 #: Look-alikes of the shapes, in any language's carriers.
