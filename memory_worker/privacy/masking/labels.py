@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from memory_worker.privacy.masking.lexicon import (
     CODE_LABELS,
@@ -357,35 +358,48 @@ def _skipped(family: str, text: str, start: int) -> bool:
     return before in NOT_BEFORE or (family == "code" and before in NOT_SECRET_CODES)
 
 
-#: Longest stretch from a label's start to a needle inside it ("Routeradministratorpasswort").
+#: Longest stretch from a label's start to a needle inside its word
+#: ("Routeradministratorpasswort"), from a label's first word to its needle ("personal access
+#: token"), and from a label written without spaces to its needle ("ワンタイムコード").
 _LABEL_REACH = 40
+_WORDS_REACH = 24
+_GLUED_REACH = 8
 
 
 def _label_starts(text: str, needles: list[int]) -> list[int]:
-    """Where a label may start: a word start (or a CJK character) at most ``_LABEL_REACH``
-    before a needle."""
+    """Where a label may start: the start of a needle's word, a word start at most
+    ``_WORDS_REACH`` before it, or a CJK character at most ``_GLUED_REACH`` before it."""
     starts: set[int] = set()
     for pos in needles:
-        for at in range(max(0, pos - _LABEL_REACH), pos + 1):
-            if at == 0 or not text[at - 1].isalnum() or ord(text[at]) >= 0x2E80:
+        word = pos
+        while word > 0 and pos - word < _LABEL_REACH and text[word - 1].isalnum():
+            word -= 1
+        starts.add(word)
+        for at in range(max(0, pos - _WORDS_REACH), pos + 1):
+            if at == 0 or not text[at - 1].isalnum():
+                starts.add(at)
+            elif pos - at <= _GLUED_REACH and ord(text[at]) >= 0x2E80:
                 starts.add(at)
     return sorted(starts)
 
 
-def _label_matches(text: str, hits: Hits) -> Iterator[re.Match[str]]:
-    """``_LABELS.finditer(text)``, tried only where a label may start."""
+@lru_cache(maxsize=16)
+def _label_matches(text: str, hits: Hits) -> tuple[re.Match[str], ...]:
+    """``_LABELS.finditer(text)``, tried only where a label may start (kept for the few
+    readers of the same text)."""
     needles = hits.positions(LABEL_NEEDLES)
     if needles is None:
-        yield from _LABELS.finditer(text)
-        return
+        return tuple(_LABELS.finditer(text))
     end = 0
+    found = []
     for at in _label_starts(text, needles):
         if at < end:
             continue
         match = _LABELS.match(text, at)
         if match is not None:
             end = match.end()
-            yield match
+            found.append(match)
+    return tuple(found)
 
 
 def labelled_values(text: str, hits: Hits) -> Iterator[Span]:

@@ -357,13 +357,11 @@ LABEL_NEEDLES = _words(
     验证码 cred login wifi wi-fi vpn zugang wlan anmelde identifiant acc aces logowania dost
     доступ логин логін вход вхід 账号
     wachtw paswoord inlog sleutel lösen nyckel kod şifre parola anahtar hesl klíč kód sandi
-    laluan kunci adgangs kodeord passord kode salasana tunnussana koodi jelsz parol mật mat
+    laluan kunci adgangs kodeord passord kode salasana tunnussana koodi jelsz parol khau khẩu
     κωδικ συνθηματ סיסמ קוד पासवर्ड رمز گذرواژه پسورد パス 合言葉 キー トークン 秘密鍵 シークレット
     コード 暗証 비밀번호 비번 패스 암호 키 토큰 시크릿 번호 코드 كلمة باس مفتاح توكن كود الرقم رقم
-    door gate entry keypad alarm garage lockbox box safe disarm buzzer intercom building
-    combination cvn csc tür tor tresor prüf digicode crypto porte portail portone cancello
-    drzwi domofon двер домофон подъезд сигнал замк сейф калитк ворот дверей під'їзд хвіртк
-    安全码 开门 门禁 porta portão puerta alarma alarme allarme código codice pincode deurcode
+    combination cvn csc cryptogramme prüf digicode
+    安全码 开门 门禁 código codice pincode deurcode
     larmkod portkod dörrkod pinkod وورد bilgi seguridad seguran sicurezza безопасн безпек свв 校验
     セキュリティ 보안 أمان الامان güvenlik beveiliging säkerhet sicherheits
     """

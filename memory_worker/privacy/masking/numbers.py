@@ -152,18 +152,22 @@ def card_numbers(text: str, hits: Hits | None = None) -> Iterator[Span]:
 
 #: A US Social Security number: AAA-GG-SSSS (never area 000, 666 or 9xx, group 00 or
 #: serial 0000); without dashes only after its label.
-_SSN = re.compile(
-    r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])"
-    r"|(?i:\bssn\b|\bsocial\s+security(?:\s+(?:number|no\.?|num|#))?)[\s:#.-]*"
+_SSN_DASHED = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
+_SSN_LABELLED = re.compile(
+    r"(?i:\bssn\b|\bsocial\s+security(?:\s+(?:number|no\.?|num|#))?)[\s:#.-]*"
     r"(?:(?:is|was|=)\s+)?(?P<v>(?!000|666|9\d\d)\d{3}[ .]?\d{2}[ .]?\d{4})(?!\d)"
 )
 
 
 def ssn_numbers(text: str, hits: Hits | None = None) -> Iterator[Span]:
     """Spans of US Social Security numbers."""
-    for match in _SSN.finditer(text):
-        group = "v" if match.group("v") else 0
-        yield match.start(group), match.end(group), "pin"
+    if "-" in text:
+        for match in _SSN_DASHED.finditer(text):
+            yield match.start(), match.end(), "pin"
+    folded = text.casefold()
+    if "ssn" in folded or "social" in folded:
+        for match in _SSN_LABELLED.finditer(text):
+            yield match.start("v"), match.end("v"), "pin"
 
 
 def contacts(text: str) -> Iterator[Span]:
