@@ -102,7 +102,27 @@ def find_secrets(text: str, *, contacts_too: bool = False) -> list[Found]:
         spans.extend(contacts(read))
     if folded.starts is not None:
         spans = [(*folded.span(start, end), kind) for start, end, kind in spans]
-    return _merged(spans)
+    return _merged(_with_repeats(text, _merged(spans)))
+
+
+#: A value found this long or longer is taken out wherever else it stands in the text.
+REPEAT_MIN_CHARS = 4
+
+
+def _with_repeats(text: str, found: list[Found]) -> list[Span]:
+    """The spans found, and every other place the same values stand ("password: Xk2… — yes,
+    Xk2…"): what is flagged as a secret leaves the text whole."""
+    spans: list[Span] = [(f.start, f.end, f.kind) for f in found]
+    for item in found:
+        value = text[item.start : item.end]
+        if len(value) < REPEAT_MIN_CHARS or item.kind in ("email", "phone"):
+            continue
+        at = text.find(value)
+        while at >= 0:
+            if at != item.start:
+                spans.append((at, at + len(value), item.kind))
+            at = text.find(value, at + 1)
+    return spans
 
 
 def _replace(text: str, found: list[Found], placeholder: str | None) -> str:
@@ -136,7 +156,8 @@ SECRET_MARKERS = re.compile(
     r"(?i)(api[\s_-]?key|apikey|passw(?:or)?d|парол[ьяюеі]|passwort|kennwort|mot de passe|"
     r"contrase[ñn]a|senha|has(?:ło|ła|łem|le)\b|гасло|密码|密碼|口令|密钥|"
     r"token\s*=|secret\s*=|access[\s_-]?token|client[\s_-]?secret|private[\s_-]?key|"
-    r"\bbearer\s+\S)"
+    r"\bbearer\s+\S|wachtwoord|lösenord|şifre|parola|heslo|kata\s+sandi|パスワード|暗証番号|"
+    r"비밀번호|كلمة\s+(?:المرور|السر)|seed\s+phrase|mnemonic|助记词)"
 )
 #: A placeholder left where a secret was (the extractor saw a masked text).
 _MASKED = re.compile(r"\[(?:redacted|card number|Filtered)\]")
@@ -144,5 +165,10 @@ _MASKED = re.compile(r"\[(?:redacted|card number|Filtered)\]")
 
 def contains_secret(text: str) -> bool:
     """Whether ``text`` carries a secret, a placeholder where one was masked, or talks about
-    a credential: a card like that is never stored (§10)."""
+    a credential: a card like that is never stored (§10).
+
+    One decision with :func:`mask`: a secret here is a span of :func:`find_secrets`, the
+    very spans ``mask`` takes out (every occurrence of their values), so a text this flags
+    for its value never reaches the farm with that value in it. The other two reasons carry
+    no value: a placeholder, or words about a credential (``SECRET_MARKERS``)."""
     return bool(_MASKED.search(text) or SECRET_MARKERS.search(text) or find_secrets(text))
