@@ -69,7 +69,7 @@ from memory_worker.privacy.masking.ordinary import (
 )
 from memory_worker.privacy.masking.ordinary import NOT_VALUES as _NOT_VALUES_FIRST
 from memory_worker.privacy.masking.needles import Hits
-from memory_worker.privacy.masking.shapes import Span, token_like
+from memory_worker.privacy.masking.shapes import Span, placeholder, token_like
 
 NOT_VALUES = _NOT_VALUES_FIRST | NOT_VALUES_MORE
 _FAMILIES = {
@@ -105,7 +105,7 @@ def _label_pattern() -> re.Pattern[str]:
     return re.compile("|".join(groups), re.IGNORECASE)
 
 
-_SYMBOLS = r"(?:=>|->|→|—|–|:=|=|:|：|-(?=\s))"
+_SYMBOLS = r"(?:=>|->|→|—|–|:=|=|:|：|-(?=\s)|\?+(?=\s))"
 #: Languages whose copulas an English-spelt label takes too ("la password è …", "het
 #: password is …", "password adalah …").
 _LATIN = ("en", "de", "fr", "es", "pt", "it", "pl", "nl", "sv", "cs", "id", "da", "tr")
@@ -154,7 +154,11 @@ _FILLER = re.compile(r"[ \t]+(?P<w>[^\s.!?,;:=：]{1,30})(?=\s|[:=：](?!//)|$)"
 _PROSE = re.compile(r"[ \t]+[^\W_]+[ \t]+[^\W\d_]+")
 _PAIR = re.compile(r"[ \t]*(?P<user>[^\s/]{1,64})[ \t]*/[ \t]*(?P<v>[^\s/]+)")
 _TEMPLATE = re.compile(
-    r"^(?:\$\{[\w.]+\}?|\$[A-Z_][A-Z0-9_]*|%\(?\w*\)?[sd]|\{\{?[^{}]*\}\}?|<[^<>]+>|"
+    r"^(?:\$\{[\w.]+\}?|\$[A-Z_][A-Z0-9_]*|\$\(|`|!\w+|(?:env|vault|arn|ssm|secret):|"
+    r"(?i:(?:your|my|the|some|enter|insert|paste|put|example|sample|dummy|fake|change)[-_]?"
+    r"[\w-]*?(?:password|passwd|pass|pwd|key|token|secret|here|me|value|pin)(?:[-_]?here)?)|"
+    r"(?i:\w+[-_]here|changeme|change_me|tbd|todo)|"
+    r"%\(?\w*\)?[sd]|\{\{?[^{}]*\}\}?|<[^<>]+>|"
     r"[*•●xX.·_-]{3,}|…|\?+"
     r"|[A-Z]+(?:[_-][A-Z]+)+)$"  # a placeholder name: YOUR_API_KEY, CHANGE-ME
 )
@@ -188,6 +192,7 @@ def not_a_value(value: str) -> bool:
     folded = value.casefold()
     return (
         folded in NOT_VALUES
+        or placeholder(value)
         or value.startswith(("[", "<", "{"))
         or bool(_TEMPLATE.match(value) or _CODE.match(value))
         or "://" in value
@@ -214,7 +219,7 @@ _KEYS_NOT_SECRET = re.compile(
 def _digits(family: str, value: str, *, connector: bool) -> bool:
     """A code's digits: a PIN 3–8 (4–8 without a connector), a CVV 3–4, a code 4–8; a
     keypad's ``#`` or ``*`` around them is part of the value."""
-    digits = value.strip("#*")
+    digits = value.strip("#*[](){}").replace("-", "")
     if not digits.isdigit():
         return False
     if family == "cvv":
@@ -224,10 +229,10 @@ def _digits(family: str, value: str, *, connector: bool) -> bool:
 
 
 def _accepts(family: str, value: str, *, connector: bool) -> bool:
+    if family in _DIGIT_FAMILIES:
+        return bool(value) and _digits(family, value, connector=connector)
     if not value or not_a_value(value):
         return False
-    if family in _DIGIT_FAMILIES:
-        return _digits(family, value, connector=connector)
     if family == "saidkey":
         return connector and token_like(value) and not _KEYS_NOT_SECRET.match(value)
     if not connector:
@@ -253,6 +258,8 @@ def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | boo
         if pair is None or not (_strong(pair.group("v")) or token_like(pair.group("v"))):
             return False
         return pair.span("v")
+    if family in _DIGIT_FAMILIES and (spaced := _SPACED_DIGITS.match(text, joined.end())):
+        return spaced.span()  # "code: 123 456"
     found = _value(text, joined.end(), lang)
     if found is not None and text[found[0] : found[1]].casefold() in FILLER_ADVERBS:
         found = _value(text, found[1], lang)
@@ -284,6 +291,7 @@ _DIGIT_STOPS = frozenset(
     "at in on since until after before every than about around over under within by um am "
     "seit bis в с до после через à depuis avant après desde hasta antes después".split()
 )
+_SPACED_DIGITS = re.compile(r"[\[(]?\d{3}[ -]\d{3}[\])]?(?![\d-])")
 _NEXT_LINE = re.compile(r"[ \t]*\r?\n[ \t]*(?P<v>[^\s]+)[ \t]*(?=\r?\n|$)")
 
 

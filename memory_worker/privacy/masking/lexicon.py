@@ -37,6 +37,9 @@ def _words(text: str) -> frozenset[str]:
 PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
         r"password",
+        r"p[a@]s{1,3}w[o0]?r?d",
+        r"pas(?:s?wr|s?ow|rw|wro)[o]?d",
+        r"passwrod",
         r"passwd",
         r"passphrase",
         r"passcode",
@@ -65,13 +68,13 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     ),
     "pt": (r"senha", r"palavra-passe", r"c[oó]digo\s+de\s+acesso"),
     "it": (r"parola\s+d['’]ordine", r"codice\s+di\s+accesso", r"chiave\s+(?:del\s+)?wi-?fi"),
-    "pl": (r"has(?:ło|ła|łem|le)", r"kod\s+dost[eę]pu"),
-    "ru": (r"парол(?:ь|я|ю|ем|е)", r"код\s+доступа", r"пасс?ворд"),
+    "pl": (r"has(?:ło|ła|łem|le|lo)", r"kod\s+dost[eę]pu"),
+    "ru": (r"п[ао]р[оа]л(?:ь|я|ю|ем|е)", r"код\s+доступа", r"пасс?ворд"),
     "uk": (r"парол(?:ь|я|ю|ем|і)", r"гасло", r"код\s+доступу"),
     "zh": (r"密码", r"口令", r"密碼"),
-    "nl": (r"\w*wachtwoord(?:en)?", r"paswoord", r"inlogcode", r"wifi-?sleutel"),
-    "sv": (r"\w*lösenord(?:et)?", r"lösen", r"wifi-?nyckel(?:n)?"),
-    "tr": (r"şifre(?:m|n|si|miz|niz|mi|yi|sini)?", r"parola(?:m|n|sı|mız|yı)?"),
+    "nl": (r"\w*wachtwo?o?rd(?:en)?", r"paswoord", r"inlogcode", r"wifi-?sleutel"),
+    "sv": (r"\w*l[öo]senord(?:et)?", r"lösen", r"wifi-?nyckel(?:n)?"),
+    "tr": (r"[şs]ifre(?:m|n|si|miz|niz|mi|yi|sini)?", r"parola(?:m|n|sı|mız|yı)?"),
     "cs": (r"hesl(?:o|a|em|u)", r"přístupový\s+kód"),
     "id": (
         r"kata\s+(?:sandi|laluan)(?:nya|ku|mu)?",
@@ -289,7 +292,7 @@ CVV_LABELS: dict[str, tuple[str, ...]] = {
 #: Copulas between a label and its value, per language ("is", "ist", "est", "это", …);
 #: every language also takes English's and the symbols (``:``, ``=``, ``-``, ``→``).
 CONNECTOR_WORDS: dict[str, tuple[str, ...]] = {
-    "en": ("is", "was", "will be", "reads"),
+    "en": ("is", "was", "will be", "reads", "it's", "its", "it is"),
     "de": ("ist", "lautet", "war", "heißt", "wäre"),
     "fr": ("est", "c['’]est", "était", "sera"),
     "es": ("es", "era", "será", "sería"),
@@ -362,7 +365,7 @@ LABEL_NEEDLES = _words(
     コード 暗証 비밀번호 비번 패스 암호 키 토큰 시크릿 번호 코드 كلمة باس مفتاح توكن كود الرقم رقم
     combination cvn csc cryptogramme prüf digicode
     安全码 开门 门禁 código codice pincode deurcode
-    larmkod portkod dörrkod pinkod وورد bilgi seguridad seguran sicurezza безопасн безпек свв 校验
+    larmkod portkod dörrkod pinkod وورد bilgi pas p@s losen sifre haslo wachtw порол парал порал seguridad seguran sicurezza безопасн безпек свв 校验
     セキュリティ 보안 أمان الامان güvenlik beveiliging säkerhet sicherheits
     """
 )

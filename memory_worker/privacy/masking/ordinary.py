@@ -61,7 +61,10 @@ FILLER_ADJECTIVES = _words(
     """
 )
 #: Words before a label that make it an action, not a secret ("*reset* password flow").
-NOT_BEFORE = _words("reset forgot forgotten forget lost recover")
+NOT_BEFORE = _words(
+    "reset forgot forgotten forget lost recover public pub publishable host öffentlicher "
+    "publique pública pubblica publiczny публичный открытый відкритий"
+)
 #: Words that open a phrase naming what the secret is for ("пароль от вайфая", "für das WLAN").
 PREPOSITIONS = _words(
     """

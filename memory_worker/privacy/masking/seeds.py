@@ -3,11 +3,11 @@
 A wallet's seed phrase is its money: whoever reads it owns the wallet. The words come
 from one list of 2048 (``memory_worker/data/bip39_english.txt``, MIT, see its ``.LICENSE``),
 and ordinary sentences break a run of them within a few words ("the", "is", "my", "and"
-are not on it). A run of at least :data:`LEAST_WORDS` list words is a seed phrase when its
-words stand apart as a phrase does — separated by spaces or line breaks only, or numbered
-(``1. abandon 2. ability …``) — or when its checksum holds, or when the text calls it one
-("seed", "mnemonic", "recovery phrase", "wallet", in the languages of the lexicon). A
-shopping list of list words ("milk, bread, egg, …") is none of these and is kept.
+are not on it). A run of list words (separated by spaces, line breaks, commas or numbers: ``1. abandon
+2. ability …``) holds a seed phrase when 12, 15, 18, 21 or 24 of its words in a row pass
+the phrase's checksum (SHA-256 of the entropy; a wallet never writes a phrase that fails
+it). A list of list words that fails it — "milk bread egg cheese …", a word game's
+list — is kept: one in sixteen random 12-word lists passes by chance, one in 256 of 24.
 """
 
 from __future__ import annotations
@@ -26,12 +26,6 @@ _WORD = re.compile(r"[A-Za-z]+")
 #: What may stand between two words of a phrase: spaces, line breaks, a number "3." or "3)".
 _SPACING = re.compile(r"(?:\s*\d{1,2}[.):]?)?\s+|\s*\d{1,2}[.):]\s*")
 _COMMA_SPACING = re.compile(r"\s*[,;·•|-]\s*(?:\d{1,2}[.):]?\s*)?")
-_CONTEXT = re.compile(
-    r"(?i)seed|mnemonic|recovery|wallet|metamask|ledger|trezor|bip-?39|12\s+words|24\s+words|"
-    r"сид|мнемон|кошел|гаманц|semilla|semente|frase|phrase|wiederherstellung|herstel|"
-    r"återställ|kurtarma|cüzdan|obnov|pemulihan|助记词|钱包|シード|ニーモニック|시드|니모닉|"
-    r"عبارة|محفظة"
-)
 
 
 @cache
@@ -80,18 +74,22 @@ def _runs(text: str) -> Iterator[tuple[list[re.Match[str]], bool]]:
         yield run, spaced
 
 
+def _phrase_in(words_of_run: list[str]) -> tuple[int, int] | None:
+    """The longest window of a run (12, 15, 18, 21 or 24 words) whose checksum holds."""
+    for size in (24, 21, 18, 15, 12):
+        for first in range(len(words_of_run) - size + 1):
+            if checksum_ok(words_of_run[first : first + size]):
+                return first, first + size
+    return None
+
+
 def seed_phrases(text: str, hits: Hits | None = None) -> Iterator[Span]:
     """Spans of BIP-39 seed phrases (see the module doc)."""
     if len(text) < LEAST_WORDS * 4 or text.count(" ") + text.count("\n") < LEAST_WORDS - 1:
         return
-    context: bool | None = None
-    for run, spaced in _runs(text):
+    for run, _spaced in _runs(text):
         if len(run) < LEAST_WORDS:
             continue
-        phrase = [m.group(0).casefold() for m in run]
-        if not spaced and not checksum_ok(phrase[:24]):
-            if context is None:
-                context = _CONTEXT.search(text) is not None
-            if not context:
-                continue
-        yield run[0].start(), run[-1].end(), "token"
+        window = _phrase_in([m.group(0).casefold() for m in run])
+        if window is not None:
+            yield run[window[0]].start(), run[window[1] - 1].end(), "token"

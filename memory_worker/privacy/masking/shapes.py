@@ -25,6 +25,20 @@ def _has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
 
+_FILLED = re.compile(r"([A-Za-z0-9*•.])\1{5}")
+_VARIABLE = re.compile(
+    r"^(?:\$(?:\{|\(|[A-Z_][A-Z0-9_]*$)|<[^<>]+>$|\{\{|%\(?\w*\)?[sd]$|\[[^\[\]]*\]$)"
+)
+
+
+def placeholder(value: str) -> bool:
+    """A value that stands for one: a shell or template variable (``$PASS``, ``"$(cat f)"``,
+    ``${X}``, ``%s``, ``<token>``), or one character typed over and over (``sk-xxxxxxxx``,
+    ``********``)."""
+    bare = value.strip("\"'`")
+    return _VARIABLE.match(bare) is not None or _FILLED.search(value) is not None
+
+
 def token_like(value: str) -> bool:
     """A value that reads as a generated token rather than a word: a digit, a symbol, or
     upper case after the first letter (``correct-horse`` is a phrase, ``K9x…`` is not)."""
@@ -34,6 +48,14 @@ def token_like(value: str) -> bool:
         _has_digit(value)
         or any(c in "._~+/=!@#$%^&*" for c in value)
         or any(c.isupper() for c in value[1:])
+    )
+
+
+def _mixed_base58(value: str) -> bool:
+    return (
+        _has_digit(value)
+        and any(c.isupper() for c in value[1:])
+        and any(c.islower() for c in value)
     )
 
 
@@ -96,7 +118,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
         None,
     ),
     # a private key's body without its header: DER (``MII…``) or OpenSSH base64
-    ("private_key", ("mii",), r"\bMII[A-Za-z0-9+/]{60,}={0,2}", 0, None),
+    ("private_key", ("mii",), r"\bMII[A-Za-z0-9+/]{3}IBA[A-Za-z0-9+/]{54,}={0,2}", 0, None),
     (
         "private_key",
         ("b3blbnnzac1rzxktdje",),
@@ -213,11 +235,19 @@ _DISCORD = re.compile(
 )
 
 
+#: A wallet's private key in WIF: base58, 51–52 characters from 5, K or L.
+_WIF = re.compile(r"(?<![A-Za-z0-9])[5KL][1-9A-HJ-NP-Za-km-z]{50,51}(?![A-Za-z0-9])")
+
+
 def unmarked_tokens(text: str, hits: Hits) -> Iterator[Span]:
-    """Spans of tokens that carry no needle (Discord bot tokens)."""
+    """Spans of tokens that carry no needle (Discord bot tokens, WIF private keys)."""
     if "." in text:
         for match in _DISCORD.finditer(text):
             yield match.start(), match.end(), "token"
+    if len(text) >= 51:
+        for match in _WIF.finditer(text):
+            if _mixed_base58(match.group(0)):
+                yield match.start(), match.end(), "private_key"
 
 
 def token_shapes(text: str, hits: Hits) -> Iterator[Span]:
@@ -227,7 +257,7 @@ def token_shapes(text: str, hits: Hits) -> Iterator[Span]:
     for kind, _, pattern, group, check in (_COMPILED[i] for i in rules):
         for match in pattern.finditer(text):
             value = match.group(group)
-            if check is None or check(value):
+            if (check is None or check(value)) and (kind == "webhook" or not placeholder(value)):
                 yield match.start(group), match.end(group), kind
 
 

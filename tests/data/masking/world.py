@@ -11,6 +11,7 @@ BIP-39 list (``memory_worker/data/bip39_english.txt``).
 
 from __future__ import annotations
 
+import hashlib
 import random
 import string
 from collections.abc import Callable, Iterator
@@ -71,8 +72,13 @@ def ssn() -> str:
 
 
 def seed() -> str:
+    """A phrase as a wallet writes it: random entropy and its SHA-256 checksum bits."""
     words = WORDLIST.read_text(encoding="utf-8").split()
-    return " ".join(rng.choice(words) for _ in range(rng.choice([12, 12, 24])))
+    size = rng.choice([16, 16, 32])  # bytes of entropy: 12 or 24 words
+    entropy = bytes(rng.randrange(256) for _ in range(size))
+    bits = "".join(f"{b:08b}" for b in entropy)
+    bits += f"{hashlib.sha256(entropy).digest()[0]:08b}"[: size // 4]
+    return " ".join(words[int(bits[i : i + 11], 2)] for i in range(0, len(bits), 11))
 
 
 def discord() -> str:
