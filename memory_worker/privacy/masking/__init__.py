@@ -34,7 +34,7 @@ strings, dates, phone numbers (unless contacts are asked for), ISBNs, IBANs,
 order and tracking numbers that fail Luhn, UUIDs, git hashes, URLs without
 credentials, code identifiers (``MAX_TOKENS``, ``hf_hub_download``).
 
-The corpus ``tests/data/secrets/`` measures both sides (``bench/masking.py``
+The split corpus ``tests/data/masking/`` (train) and ``tests/data/masking_heldout/`` (test) measures both sides (``bench/masking.py``
 prints recall and false masks per language and kind).
 """
 
