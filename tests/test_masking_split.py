@@ -54,7 +54,8 @@ HELD_OUT_FALSE = 0.04
 def test_the_held_out_part_stays_at_the_figures_reached() -> None:
     rows = load(HELD_OUT)
     result = score(rows, mask)
-    assert len(rows) >= 600 and len(result.by_lang) >= 12
+    assert len(rows) >= 600
+    assert len(result.by_lang) >= 12
     assert result.total.recall >= HELD_OUT_RECALL
     assert result.total.false_rate <= HELD_OUT_FALSE
 
@@ -92,15 +93,13 @@ def _assert_flagged_values_are_gone(text: str) -> None:
         assert all(value not in part for part in _outside_placeholders(masked)), (text, value)
 
 
-SOUP = st.lists(
-    st.sampled_from(
-        list("abcXYZ019 :=-/.@#\n'\"")
-        + ["password", "pass", "PIN", "пароль", "密码", "パスワード", "şifre", "wachtwoord"]
-        + ["is", "my", "the", "curl -u ", "mysql -p", " door code ", "cvv", "4111 1111 1111 1111"]
-        + ["\u200b", "ｐ", "\u0430", "Xk2v9Lq", "1234", "123-45-6789", "abandon", "ability"]
-    ),
-    max_size=40,
-).map("".join)
+_PIECES = [
+    *"abcXYZ019 :=-/.@#\n'\"",
+    *("password", "pass", "PIN", "пароль", "密码", "パスワード", "şifre", "wachtwoord"),
+    *("is", "my", "the", "curl -u ", "mysql -p", " door code ", "cvv", "4111 1111 1111 1111"),
+    *("\u200b", "ｐ", "\u0430", "Xk2v9Lq", "1234", "123-45-6789", "abandon", "ability"),
+]
+SOUP = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
 
 
 @hsettings(max_examples=400, deadline=None)

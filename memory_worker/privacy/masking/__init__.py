@@ -17,8 +17,10 @@ this package, with one family of functions:
   the run's messages removed, scrubbed, bounded.
 
 Where: the detectors run together in :mod:`.detect` (``find_secrets``, ``mask``,
-``contains_secret``) behind a one-pass prefilter (:mod:`.needles`); what operators
-see is :mod:`.outputs` (``scrub``, ``mask_error``, ``redact_url``).
+``contains_secret``) on the text :mod:`.normalise` folds (NFKC, zero-width removed,
+look-alike letters folded), behind a one-pass prefilter (:mod:`.needles`); what operators
+see is :mod:`.outputs` (``scrub``, ``mask_error``, ``redact_url``). BIP-39 seed phrases are
+:mod:`.seeds`; the words of ordinary talk around a label are :mod:`.ordinary`.
 
 What is a secret (the detectors, one module each): provider tokens and key
 bodies, ``Authorization`` values, credentials inside URLs and webhook URLs

@@ -31,8 +31,8 @@ from memory_worker.privacy.masking.shapes import (
     Span,
     private_key_blocks,
     token_shapes,
-    url_credentials,
     unmarked_tokens,
+    url_credentials,
 )
 
 REDACTED = "[redacted]"

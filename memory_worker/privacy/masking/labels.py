@@ -52,6 +52,7 @@ from memory_worker.privacy.masking.lexicon import (
     PIN_LABELS,
     SAID_KEY_LABELS,
 )
+from memory_worker.privacy.masking.needles import Hits
 from memory_worker.privacy.masking.ordinary import (
     AS_WORDS,
     BEFORE_WORDS,
@@ -68,7 +69,6 @@ from memory_worker.privacy.masking.ordinary import (
     USER_LABELS,
 )
 from memory_worker.privacy.masking.ordinary import NOT_VALUES as _NOT_VALUES_FIRST
-from memory_worker.privacy.masking.needles import Hits
 from memory_worker.privacy.masking.shapes import Span, placeholder, token_like
 
 NOT_VALUES = _NOT_VALUES_FIRST | NOT_VALUES_MORE
@@ -288,8 +288,40 @@ def _bare_allowed(fillers: list[str], before: str) -> bool:
 #: Words after which a code's digits are a time or a count, not the code ("PIN changed *at*
 #: 1400", "door code for *over* 2000 flats").
 _DIGIT_STOPS = frozenset(
-    "at in on since until after before every than about around over under within by um am "
-    "seit bis в с до после через à depuis avant après desde hasta antes después".split()
+    [
+        "at",
+        "in",
+        "on",
+        "since",
+        "until",
+        "after",
+        "before",
+        "every",
+        "than",
+        "about",
+        "around",
+        "over",
+        "under",
+        "within",
+        "by",
+        "um",
+        "am",
+        "seit",
+        "bis",
+        "в",
+        "с",
+        "до",
+        "после",
+        "через",
+        "à",
+        "depuis",
+        "avant",
+        "après",
+        "desde",
+        "hasta",
+        "antes",
+        "después",
+    ]
 )
 _SPACED_DIGITS = re.compile(r"[\[(]?\d{3}[ -]\d{3}[\])]?(?![\d-])")
 _NEXT_LINE = re.compile(r"[ \t]*\r?\n[ \t]*(?P<v>[^\s]+)[ \t]*(?=\r?\n|$)")
@@ -384,9 +416,11 @@ def _label_starts(text: str, needles: list[int]) -> list[int]:
             word -= 1
         starts.add(word)
         for at in range(max(0, pos - _WORDS_REACH), pos + 1):
-            if at == 0 or not text[at - 1].isalnum():
-                starts.add(at)
-            elif pos - at <= _GLUED_REACH and ord(text[at]) >= 0x2E80:
+            if (
+                at == 0
+                or not text[at - 1].isalnum()
+                or (pos - at <= _GLUED_REACH and ord(text[at]) >= 0x2E80)
+            ):
                 starts.add(at)
     return sorted(starts)
 

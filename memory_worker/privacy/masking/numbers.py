@@ -97,8 +97,8 @@ def _card_spans(run: str, offset: int) -> Iterator[Span]:
             continue
         if _continues(run, groups, i, best):
             last = groups[best + 1]
-            window = sum(b - a for a, b in groups[i : best + 1])
-            if window == 16 and 3 <= last[1] - last[0] <= 4:
+            size = sum(b - a for a, b in groups[i : best + 1])
+            if size == 16 and 3 <= last[1] - last[0] <= 4:
                 yield offset + groups[i][0], offset + last[1], "card_number"
             i = best + 2
             continue

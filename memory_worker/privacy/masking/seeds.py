@@ -54,7 +54,7 @@ def _runs(text: str) -> Iterator[tuple[list[re.Match[str]], bool]]:
     spaced = True
     for match in _WORD.finditer(text):
         word = match.group(0)
-        if word.casefold() in table and word.islower() or (word.istitle() and not run):
+        if (word.casefold() in table and word.islower()) or (word.istitle() and not run):
             if run:
                 gap = text[run[-1].end() : match.start()]
                 if _SPACING.fullmatch(gap):

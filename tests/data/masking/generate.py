@@ -15,7 +15,7 @@ import string
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import world  # the batch of the families and languages added later (its own seed)
+import world  # type: ignore[import-not-found]  # the batch of the families and languages added later (its own seed)
 
 HERE = Path(__file__).resolve().parent
 rng = random.Random(20_260_314)

@@ -21,7 +21,26 @@ WORDLIST = Path(__file__).resolve().parents[3] / "memory_worker" / "data" / "bip
 rng = random.Random(20_260_601)
 ALNUM = string.ascii_letters + string.digits
 
-LANGS = "en ru de es fr uk pt it pl zh ja ko ar tr nl sv cs id".split()
+LANGS = [
+    "en",
+    "ru",
+    "de",
+    "es",
+    "fr",
+    "uk",
+    "pt",
+    "it",
+    "pl",
+    "zh",
+    "ja",
+    "ko",
+    "ar",
+    "tr",
+    "nl",
+    "sv",
+    "cs",
+    "id",
+]
 
 
 def pick(chars: str, n: int) -> str:
