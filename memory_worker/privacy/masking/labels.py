@@ -58,6 +58,7 @@ from memory_worker.privacy.masking.ordinary import (
     BEFORE_WORDS,
     CHANGE_PREPOSITIONS,
     CHANGE_VERBS,
+    DIGIT_STOPS,
     FILLER_ADJECTIVES,
     FILLER_ADVERBS,
     NEGATIONS,
@@ -285,44 +286,6 @@ def _bare_allowed(fillers: list[str], before: str) -> bool:
     return False
 
 
-#: Words after which a code's digits are a time or a count, not the code ("PIN changed *at*
-#: 1400", "door code for *over* 2000 flats").
-_DIGIT_STOPS = frozenset(
-    [
-        "at",
-        "in",
-        "on",
-        "since",
-        "until",
-        "after",
-        "before",
-        "every",
-        "than",
-        "about",
-        "around",
-        "over",
-        "under",
-        "within",
-        "by",
-        "um",
-        "am",
-        "seit",
-        "bis",
-        "в",
-        "с",
-        "до",
-        "после",
-        "через",
-        "à",
-        "depuis",
-        "avant",
-        "après",
-        "desde",
-        "hasta",
-        "antes",
-        "después",
-    ]
-)
 _SPACED_DIGITS = re.compile(r"[\[(]?\d{3}[ -]\d{3}[\])]?(?![\d-])")
 _NEXT_LINE = re.compile(r"[ \t]*\r?\n[ \t]*(?P<v>[^\s]+)[ \t]*(?=\r?\n|$)")
 
@@ -380,7 +343,7 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             return None
         if family == "code" and folded in NOT_SECRET_CODES:
             return None  # "código de erro 4031"
-        if digits and folded in _DIGIT_STOPS:
+        if digits and folded in DIGIT_STOPS:
             return None
         fillers.append(word.group("w"))
         at = word.end()

@@ -198,3 +198,41 @@ BEFORE_WORDS = _words(
     la mia il mio мой моя мій моя my our the a new old current wifi bank email mail
     """
 )
+#: Words after which a code's digits are a time or a count, not the code ("PIN changed *at*
+#: 1400", "door code for *over* 2000 flats").
+DIGIT_STOPS = frozenset(
+    [
+        "at",
+        "in",
+        "on",
+        "since",
+        "until",
+        "after",
+        "before",
+        "every",
+        "than",
+        "about",
+        "around",
+        "over",
+        "under",
+        "within",
+        "by",
+        "um",
+        "am",
+        "seit",
+        "bis",
+        "в",
+        "с",
+        "до",
+        "после",
+        "через",
+        "à",
+        "depuis",
+        "avant",
+        "après",
+        "desde",
+        "hasta",
+        "antes",
+        "después",
+    ]
+)
