@@ -4,8 +4,8 @@ masks ≤ 2 % on the look-alikes, and no secret value left in the masked text.
 
 ``tests/data/masking/train.jsonl`` (the train part of the split: the rules are written
 against it) is written by ``tests/data/masking/generate.py``; ``bench/masking.py`` prints
-the same figures per language and category, with the cost per message. The held-out test
-part is measured in ``test_masking_split.py``.
+the same figures per language and category, with the cost per message. The dev and
+held-out test parts are measured in ``test_masking_split.py``.
 Also here: the needle property (every rule's matches hold one of its needles, so the
 prefilter never hides a secret), checked with strings drawn from each rule's pattern.
 """

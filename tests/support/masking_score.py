@@ -4,7 +4,8 @@ look-alikes, overall and per language and category.
 A corpus is JSON lines, each ``{"id", "lang", "kind", "category", "text", "secrets"}``:
 ``kind`` is ``secret`` or ``lookalike``; ``secrets`` lists the exact substrings of ``text``
 that are secret (empty for a look-alike). The train part (``tests/data/masking/train.jsonl``)
-and the held-out test part (``tests/data/masking_heldout/test.jsonl``) share the format.
+the dev part (``tests/data/masking/dev.jsonl``) and the held-out test part
+(``tests/data/masking_test/test.jsonl``) share the format.
 
 - A secret line is **caught** when no run of :data:`RUN` characters of any listed secret
   survives in the masked text; a secret shorter than that is caught when it no longer

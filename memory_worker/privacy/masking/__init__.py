@@ -36,8 +36,10 @@ strings, dates, phone numbers (unless contacts are asked for), ISBNs, IBANs,
 order and tracking numbers that fail Luhn, UUIDs, git hashes, URLs without
 credentials, code identifiers (``MAX_TOKENS``, ``hf_hub_download``).
 
-The split corpus ``tests/data/masking/`` (train) and ``tests/data/masking_heldout/`` (test) measures both sides (``bench/masking.py``
-prints recall and false masks per language and kind).
+The split corpus measures both sides: ``tests/data/masking/train.jsonl`` (train: the rules
+are written against it), ``tests/data/masking/dev.jsonl`` (dev) and
+``tests/data/masking_test/test.jsonl`` (held-out test); ``bench/masking.py`` prints recall
+and false masks per language and kind.
 """
 
 from memory_worker.privacy.masking.detect import (
