@@ -26,6 +26,10 @@ def _has_digit(value: str) -> bool:
 
 
 _FILLED = re.compile(r"([A-Za-z0-9*•.])\1{5}")
+_RUN = re.compile(r"([A-Za-z0-9*•.])\1{3,}")
+#: A filled value keeps fewer characters than this once its runs are taken out
+#: (``sk-xxxxxxxx`` keeps ``sk-``; a real key followed by ``-XXXX…`` keeps the key).
+_FILLED_REST = 12
 _VARIABLE = re.compile(
     r"^(?:\$(?:\{|\(|[A-Z_][A-Z0-9_]*$)|<[^<>]+>$|\{\{|%\(?\w*\)?[sd]$|\[[^\[\]]*\]$)"
 )
@@ -34,9 +38,11 @@ _VARIABLE = re.compile(
 def placeholder(value: str) -> bool:
     """A value that stands for one: a shell or template variable (``$PASS``, ``"$(cat f)"``,
     ``${X}``, ``%s``, ``<token>``), or one character typed over and over (``sk-xxxxxxxx``,
-    ``********``)."""
+    ``********``) with little else."""
     bare = value.strip("\"'`")
-    return _VARIABLE.match(bare) is not None or _FILLED.search(value) is not None
+    if _VARIABLE.match(bare) is not None:
+        return True
+    return _FILLED.search(value) is not None and len(_RUN.sub("", value)) < _FILLED_REST
 
 
 def token_like(value: str) -> bool:
