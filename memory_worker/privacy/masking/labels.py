@@ -66,6 +66,7 @@ from memory_worker.privacy.masking.ordinary import (
     NOT_FILLERS,
     NOT_SECRET_CODES,
     NOT_VALUES_MORE,
+    PLACEHOLDER_WORDS,
     PREPOSITIONS,
     USER_LABELS,
 )
@@ -187,18 +188,46 @@ def _value(text: str, at: int, lang: str) -> tuple[int, int, bool] | None:
     return (at, end, False) if end > at else None
 
 
+#: What is public about a key: an SSH public key's type or body, a fingerprint
+#: (``SHA256:…``, ``MD5:…``).
+_PUBLIC = re.compile(
+    r"^(?:ssh-(?:rsa|dss|ed25519|ed448)(?:-cert-v01@openssh\.com)?|ecdsa-sha2-\S+|"
+    r"sk-(?:ssh|ecdsa)-\S+@openssh\.com|AAAA[BCE][0-9A-Za-z+/]+=*|(?:SHA256|SHA1|MD5):\S+)$"
+)
+
+
+_PARTS = re.compile(r"[_-]")
+
+
+def _placeholder_phrase(value: str) -> bool:
+    """Words joined by ``_`` or ``-`` that say what to put there ("tu_contraseña_aquí")."""
+    parts = _PARTS.split(value.strip("\"'`").casefold())
+    return (
+        len(parts) >= 2
+        and all(part.isalpha() for part in parts)
+        and any(part in PLACEHOLDER_WORDS for part in parts)
+    )
+
+
 def not_a_value(value: str) -> bool:
-    """Whether ``value`` (after a label) is an ordinary word, a template, code, a URL or a
-    mask."""
+    """Whether ``value`` (after a label) is an ordinary word, a template, code, a URL, a
+    public key or fingerprint, or a mask."""
     folded = value.casefold()
     return (
         folded in NOT_VALUES
+        or _PUBLIC.match(value) is not None
+        or _placeholder_phrase(value)
         or placeholder(value)
         or value.startswith(("[", "<", "{"))
         or bool(_TEMPLATE.match(value) or _CODE.match(value))
         or "://" in value
         or folded.startswith("www.")
     )
+
+
+def _wordy(value: str) -> bool:
+    """A plain word, an elided one too ("i'll", "c'est")."""
+    return value.replace("'", "").replace("’", "").isalpha()
 
 
 def _strong(value: str) -> bool:
@@ -268,7 +297,7 @@ def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | boo
         return False
     begin, end, quoted = found
     value = text[begin:end]
-    if not quoted and value.isalpha() and _PROSE.match(text, end):
+    if not quoted and _wordy(value) and _PROSE.match(text, end):
         return False  # a plain word opening a phrase: "password: ask at the desk"
     return (begin, end) if _accepts(family, value, connector=True) else False
 
@@ -313,6 +342,8 @@ def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[i
     if found is None or not (found[0] > at or lang in _GLUED):
         return None
     begin, end, quoted = found
+    if quoted and begin == at + 1:
+        return None  # the label's own closing quote: 'PASSWORD': os.environ[…]
     return (begin, end) if _accepts(family, text[begin:end], connector=quoted or named) else None
 
 
@@ -441,7 +472,7 @@ def values_before_labels(text: str, hits: Hits) -> Iterator[Span]:
         if before is None:
             continue
         value = before.group(1).rstrip(_TRAILING)
-        if _strong(value) and not not_a_value(value):
+        if _strong(value) and not not_a_value(value) and not _address(value):
             yield before.start(1), before.start(1) + len(value), "password"
 
 
@@ -449,6 +480,14 @@ def values_before_labels(text: str, hits: Hits) -> Iterator[Span]:
 _BACK_TOKEN = re.compile(r"[!-~\u00c0-\u058f]+(?=[\u0590-\uffff])|[\u0590-\uffff]\S*|\S+")
 _GLUED_BEFORE = tuple(w for w in BEFORE_WORDS if not w.isascii())
 _NAMED_FAMILIES = frozenset({"password", "pin", "key"})
+
+
+#: A lowercase ``user@host`` (an ssh target, a key comment): who, not a password.
+_USER_AT_HOST = re.compile(r"^[\"'`(]?[a-z][a-z0-9._-]+@[a-z][a-z0-9.-]+[\"'`)]?$")
+
+
+def _address(value: str) -> bool:
+    return _USER_AT_HOST.match(value) is not None
 
 
 def _joins(word: str) -> bool:
@@ -473,7 +512,9 @@ def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | 
         if (
             gap
             and _joins(tokens[k + 1].group(0))
+            and not word[len(value) :].startswith((",", ";"))  # "moi@serveur, il demandera…"
             and not not_a_value(value)
+            and not _address(value)
             and (not label or label not in value.casefold())
         ):
             digits = family == "pin" and value.isdigit() and 4 <= len(value) <= 8
@@ -553,9 +594,11 @@ def assigned_values(text: str, hits: Hits) -> Iterator[Span]:
             continue
         begin, end, quoted = found
         value = text[begin:end]
-        raw = value if quoted else _BARE.match(text, begin).group(0).rstrip(_TRAILING)  # type: ignore[union-attr]
+        raw = value if quoted else _BARE.match(text, begin).group(0).rstrip(_TRAILING) or value  # type: ignore[union-attr]
         if not value or not_a_value(raw) or value.casefold() in {"null", "none", "nil"}:
             continue
+        if not quoted and _wordy(raw) and _PROSE.match(text, begin + len(raw)):
+            continue  # "Passwort: sag ich dir nachher"
         if family == "key" and not quoted and match.group("op") != "=":
             if not token_like(value):
                 continue

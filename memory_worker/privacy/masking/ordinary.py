@@ -23,6 +23,26 @@ NOT_SECRET_CODES = _words(
     discount coupon voucher dress genetic morse machine program python
     postleitzahl fehler fehlercode postal postale erreur error errore erro pocztowy błędu
     почтовый ошибки поштовий помилки d'erreur
+    producto produit prodotto produto produktu produkt продукта товара товару artikel
+    article articolo artículo artigo referencia référence riferimento referência
+    reference ref model modelo modello modell модели barcode posta postcode postnummer
+    postnumret cep hata hatası fout foutcode fel felkod pocztowego kreskowy штрих
+    """
+)
+#: Words of a value that stands for one: "tu_contraseña_aquí", "sua_senha_aqui",
+#: "buraya_sifreni_yaz", "your-token-here" (whose, where, a verb of typing, the secret's
+#: own name), in the languages of the labels.
+PLACEHOLDER_WORDS = _words(
+    """
+    your yours tu tua tuo tus sua seu su votre vos ton ta dein deine deinen ihr ihre twoje
+    twój twoja twoj ваш ваша твой твоя твій твоя jouw uw ditt din senin kendi sizin
+    here aquí aqui ici hier qui qua tutaj здесь тут här buraya burada
+    put enter insert write type paste yaz gir mettre metti inserisci insira coloque
+    introduce escribe pon wpisz введи введите впиши вставь vul ange skriv
+    password passwort kennwort contraseña contrasena senha sifre şifre sifreni şifreni
+    sifrenizi şifrenizi mot passe motdepasse hasło haslo пароль wachtwoord lösenord losenord
+    key token secret clave chiave klucz ключ chave schlüssel cle clé example sample dummy
+    placeholder changeme ejemplo exemple esempio exemplo beispiel przykład пример
     """
 )
 #: Words that may stand between a connector and the value ("the password is *now* …").
@@ -42,6 +62,9 @@ NOT_FILLERS = _words(
     protected hash hashes form page screen dialog strength checker
     gestionnaire gestor gerenciador menedżer менеджер менеджера manager-а politique política
     richtlinie regeln правила политика
+    public publique publics público pública publico publica pubblico pubblica publiczny
+    publicznego öffentlicher öffentliche öffentlichen публичный открытый публічний
+    відкритий publiek publieke publik publika genel fingerprint fingerprints
     flow process procedure link
     """
 )
@@ -63,7 +86,8 @@ FILLER_ADJECTIVES = _words(
 #: Words before a label that make it an action, not a secret ("*reset* password flow").
 NOT_BEFORE = _words(
     "reset forgot forgotten forget lost recover public pub publishable host öffentlicher "
-    "publique pública pubblica publiczny публичный открытый відкритий"
+    "öffentliche öffentlichen publique pública publica público pubblica publiczny publiczna "
+    "публичный открытый відкритий публічний publieke publiek publika publik açık genel"
 )
 #: Words that open a phrase naming what the secret is for ("пароль от вайфая", "für das WLAN").
 PREPOSITIONS = _words(

@@ -144,7 +144,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
     (
         "password",
         ("mysql", "mariadb"),
-        r"\b(?:mysql|mysqladmin|mysqldump|mariadb)\b[^\n]*?\s-p(?P<v>[^\s-]\S*)",
+        r"\b(?:mysql|mysqladmin|mysqldump|mariadb)\b[^\n]*?\s-p(?P<v>[^\s,;.'\")-]\S*)",
         "v",
         None,
     ),
