@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from memory_worker.privacy.masking.labels import (
     assigned_values,
     labelled_values,
+    values_above_labels,
     values_before_labels,
     values_named_after,
 )
@@ -50,6 +51,7 @@ DETECTORS: tuple[Detector, ...] = (
     labelled_values,
     values_before_labels,
     values_named_after,
+    values_above_labels,
     assigned_values,
     card_numbers,
     ssn_numbers,

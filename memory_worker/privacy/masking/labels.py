@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import lru_cache
+from typing import NamedTuple
 
 from memory_worker.privacy.masking.lexicon import (
     CODE_LABELS,
@@ -57,6 +58,7 @@ from memory_worker.privacy.masking.ordinary import (
     AS_WORDS,
     BEFORE_WORDS,
     CHANGE_PREPOSITIONS,
+    DEMONSTRATIVES,
     CHANGE_VERBS,
     DIGIT_STOPS,
     FILLER_ADJECTIVES,
@@ -273,9 +275,17 @@ def _accepts(family: str, value: str, *, connector: bool) -> bool:
     return token_like(value)
 
 
-def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | bool:
+class _Past(NamedTuple):
+    """A connector whose value was refused, in a family that may look further ("Alarmanlage:
+    beim Reinkommen 6533 eintippen"): go on reading words from ``at``."""
+
+    at: int
+
+
+def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | bool | _Past:
     """After a connector at ``at``: the value's span, False when the connector is followed
-    by no value (or one refused: the phrase is settled), True when there is no connector."""
+    by no value (or one refused: the phrase is settled; for a code's digits, :class:`_Past`),
+    True when there is no connector."""
     connector = _CONNECTORS["any" if family in _DIGIT_FAMILIES else lang]
     joined: re.Match[str] | None = connector.match(text, at)
     adverb = _FILLER.match(text, at)
@@ -293,13 +303,16 @@ def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | boo
     found = _value(text, joined.end(), lang)
     if found is not None and text[found[0] : found[1]].casefold() in FILLER_ADVERBS:
         found = _value(text, found[1], lang)
+    refused: bool | _Past = False
+    if family in _DIGIT_FAMILIES and "\n" not in joined.group(0):
+        refused = _Past(joined.start() + len(joined.group(0).rstrip()))
     if found is None:
-        return False
+        return refused
     begin, end, quoted = found
     value = text[begin:end]
     if not quoted and _wordy(value) and _PROSE.match(text, end):
-        return False  # a plain word opening a phrase: "password: ask at the desk"
-    return (begin, end) if _accepts(family, value, connector=True) else False
+        return refused  # a plain word opening a phrase: "password: ask at the desk"
+    return (begin, end) if _accepts(family, value, connector=True) else refused
 
 
 def _bare_allowed(fillers: list[str], before: str) -> bool:
@@ -307,8 +320,8 @@ def _bare_allowed(fillers: list[str], before: str) -> bool:
     folded = [f.casefold() for f in fillers]
     if all(f in FILLER_ADJECTIVES for f in folded):
         return True  # none, or "senha temporária Xk2…"
-    if len(folded) == 2 and folded[0] in PREPOSITIONS | {"у", "в"}:
-        return True  # "пароль от вайфая qwerty123"
+    if 2 <= len(folded) <= _BARE_FILLERS and folded[0] in PREPOSITIONS:
+        return True  # "пароль от вайфая qwerty123", "senha do notebook da sala Xk2…"
     if folded[-1] in CHANGE_PREPOSITIONS:  # "password has been changed to Xk2…"
         words = {*before.casefold().split(), *folded}
         return folded[-1] != "to" or bool(CHANGE_VERBS & words)
@@ -317,6 +330,11 @@ def _bare_allowed(fillers: list[str], before: str) -> bool:
 
 _SPACED_DIGITS = re.compile(r"[\[(]?\d{3}[ -]\d{3}[\])]?(?![\d-])")
 _NEXT_LINE = re.compile(r"[ \t]*\r?\n[ \t]*(?P<v>[^\s]+)[ \t]*(?=\r?\n|$)")
+#: Words read between a label and a value that follows it bare, and before a connector
+#: ("wachtwoord van het gedeelde Ziggo account: …").
+_BARE_FILLERS = 4
+_MAX_FILLERS = 6
+_NUMBER = re.compile(r"[ \t]+[#*(\[]?\d")
 
 
 def _after_user(before: str) -> bool:
@@ -338,6 +356,9 @@ def _next_line(text: str, at: int, family: str) -> tuple[int, int] | None:
 
 def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[int, int] | None:
     """A value right at ``at`` without a connector (``named``: a user name was given)."""
+    if family in _DIGIT_FAMILIES and (spaced := _SPACED_DIGITS.match(text, at + 1)):
+        if text[at : spaced.start()].isspace():
+            return spaced.span()  # "код з смс 478 431"
     found = _value(text, at, lang) if at < len(text) else None
     if found is None or not (found[0] > at or lang in _GLUED):
         return None
@@ -355,17 +376,19 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
     digits = family in _DIGIT_FAMILIES and family != "code"
     while True:
         joined = _joined(text, at, family, lang)
-        if joined is not True:
+        if isinstance(joined, _Past):
+            fillers.append(text[at : joined.at].strip())
+            at = joined.at
+        elif joined is not True:
             return joined or None
-        if not fillers and (below := _next_line(text, at, family)) is not None:
+        elif not fillers and (below := _next_line(text, at, family)) is not None:
             return below
-        loose = digits or (lang in _ASCII_VALUES and all(not f.isascii() for f in fillers))
-        if (family not in _SAID_ONLY or named) and (loose or _bare_allowed(fillers, before)):
-            found = _bare(text, at, family, lang, named=named and not fillers)
+        else:
+            found = _bare_after(text, at, family, lang, fillers, before, named=named)
             if found is not None:
                 return found
         word = _FILLER.match(text, at)
-        if word is None or len(fillers) == 4 or word.end() - start > 100:
+        if word is None or len(fillers) >= _MAX_FILLERS or word.end() - start > 100:
             return None
         folded = word.group("w").casefold()
         if folded in NOT_FILLERS or (
@@ -374,10 +397,24 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             return None
         if family == "code" and folded in NOT_SECRET_CODES:
             return None  # "código de erro 4031"
-        if digits and folded in DIGIT_STOPS:
-            return None
+        if digits and folded in DIGIT_STOPS and _NUMBER.match(text, word.end()):
+            return None  # "PIN changed at 1400"
         fillers.append(word.group("w"))
         at = word.end()
+
+
+def _bare_after(
+    text: str, at: int, family: str, lang: str, fillers: list[str], before: str, *, named: bool
+) -> tuple[int, int] | None:
+    """A value without a connector after these fillers, if the family and the fillers allow
+    one there."""
+    if len(fillers) > _BARE_FILLERS or (family in _SAID_ONLY and not named):
+        return None
+    digits = family in _DIGIT_FAMILIES and family != "code"
+    loose = digits or (lang in _ASCII_VALUES and all(not f.isascii() for f in fillers))
+    if not (loose or _bare_allowed(fillers, before)):
+        return None
+    return _bare(text, at, family, lang, named=named and not fillers)
 
 
 def _word_before(text: str, start: int) -> str:
@@ -541,6 +578,52 @@ def values_named_after(text: str, hits: Hits) -> Iterator[Span]:
         found = _value_named_after(text, match.start(), family)
         if found is not None:
             yield found[0], found[1], _KINDS.get(family, "password")
+
+
+# --- a value on its own line, named by the line after it ---------------------------------------
+
+#: What points up at the line above: ``^``, arrows, a pointing hand (with its variation
+#: selector or skin tone).
+_POINTER = re.compile(r"[ \t]*(?:[\^↑⬆⤴☝👆🔝][\ufe0f\U0001f3fb-\U0001f3ff]*[ \t]*)+")
+_ABOVE_WORDS = 4
+#: Demonstratives of languages without spaces, matched at a word's start ("这是", "これは").
+_GLUED_DEMONSTRATIVES = tuple(w for w in DEMONSTRATIVES if ord(w[0]) >= 0x2E80)
+_ALONE = re.compile(r"[ \t]*(?P<v>\S{6,64})[ \t]*")
+
+
+def _pointed(text: str, line: int, start: int) -> bool:
+    """Whether the words from a line's start to a label on it point at the line above:
+    a pointer, or a demonstrative first ("это пароль…", "dat is het wachtwoord"), and no
+    more than a few words, none denying it."""
+    pointer = _POINTER.match(text, line, start)
+    words = text[pointer.end() if pointer else line : start].split()
+    if len(words) > _ABOVE_WORDS or any(w.casefold() in NEGATIONS for w in words):
+        return False
+    if pointer is not None and pointer.end() > line:
+        return True
+    first = words[0].casefold().strip(",.:;!") if words else ""
+    return first in DEMONSTRATIVES or first.startswith(_GLUED_DEMONSTRATIVES)
+
+
+def values_above_labels(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of a generated-looking value alone on its line, named by the line after it
+    ("M4gg…\n^ that's the pw for the drive", "Xk2…\nэто пароль от облака")."""
+    if "\n" not in text or hits.present.isdisjoint(LABEL_NEEDLES):
+        return
+    for match in _label_matches(text, hits):
+        family = (match.lastgroup or "").partition("_")[0]
+        if family not in ("password", "pass", "key"):
+            continue
+        line = text.rfind("\n", 0, match.start())
+        if line < 1 or not _pointed(text, line + 1, match.start()):
+            continue
+        above = text.rfind("\n", 0, line) + 1
+        alone = _ALONE.fullmatch(text, above, line)
+        if alone is None:
+            continue
+        value = alone.group("v").rstrip(_TRAILING)
+        if (_strong(value) or token_like(value)) and not not_a_value(value):
+            yield alone.start("v"), alone.start("v") + len(value), _KINDS.get(family, "password")
 
 
 # --- assignments: env files, JSON, YAML, code --------------------------------------------------

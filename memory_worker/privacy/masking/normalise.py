@@ -27,8 +27,17 @@ from dataclasses import dataclass
 ZERO_WIDTH = "\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u180e\u034f"
 _ZERO = re.compile(f"[{ZERO_WIDTH}]")
 _CYRILLIC_GREEK = "\u0370-\u03ff\u0400-\u052f"
-_MIXED = re.compile(f"[A-Za-z][{_CYRILLIC_GREEK}]|[{_CYRILLIC_GREEK}][A-Za-z]|[ѕԁԝԛӏһјЅЈ]")
+_LATIN = "A-Za-z\u00c0-\u024f"
+#: Capitals drawn like Latin ones, in Greek and Cyrillic.
+_LOOKALIKE_CAPITALS = "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧАВЕКМНОРСТХ"
+_MIXED = re.compile(
+    f"[{_LATIN}][{_CYRILLIC_GREEK}]|[{_CYRILLIC_GREEK}][{_LATIN}]|[ѕԁԝԛӏһјЅЈ]"
+    f"|(?<![^\\W\\d_])[{_LOOKALIKE_CAPITALS}]{{2,}}(?![^\\W\\d_])"
+)
 _WORD = re.compile(r"[^\W\d_]+")
+_CAPITALS_WORD = re.compile(f"^[{_LOOKALIKE_CAPITALS}]+$")
+#: Digits of other scripts (Arabic-Indic ٥٠٥٧, Devanagari, …); NFKC keeps them as they are.
+_OTHER_DIGITS = re.compile(r"(?![0-9])\d")
 
 #: Cyrillic and Greek letters drawn like Latin ones.
 TO_LATIN = str.maketrans(
@@ -40,16 +49,28 @@ TO_CYRILLIC = str.maketrans("aeopcyxkABEKMHOPCTXY", "аеорсухкАВЕКМ�
 _NOT_RUSSIAN = frozenset("ѕԁԝԛӏһјЅЈ")
 
 
-def _fold_word(match: re.Match[str]) -> str:
-    word = match.group(0)
-    latin = sum(c.isascii() for c in word)
+def _latin(char: str) -> bool:
+    return char.isascii() or "\u00c0" <= char <= "\u024f"
+
+
+def _fold_word(word: str, latin_text: bool) -> str:
+    """A word by its majority script (``latin_text``: the text's letters are mostly Latin,
+    so a word of look-alike capitals alone, "SIM-ΡΙΝ", is Latin too)."""
+    latin = sum(_latin(c) for c in word)
     if latin == len(word):
         return word
     if latin * 2 >= len(word) or _NOT_RUSSIAN.intersection(word):
         return word.translate(TO_LATIN)
     if latin:
         return word.translate(TO_CYRILLIC)
+    if latin_text and _CAPITALS_WORD.match(word):
+        return word.translate(TO_LATIN)
     return word
+
+
+def _mostly_latin(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return sum(_latin(c) for c in letters) * 2 > len(letters)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +107,7 @@ def fold(text: str) -> Folded:
     if text.isascii() or (
         _ZERO.search(text) is None
         and _MIXED.search(text) is None
+        and _OTHER_DIGITS.search(text) is None
         and unicodedata.is_normalized("NFKC", text)
     ):
         return Folded(text)
@@ -104,11 +126,14 @@ def fold(text: str) -> Folded:
         piece = text[i:j]
         if not piece.isascii():
             piece = _cached_nfkc(_ZERO.sub("", piece), cache)
+            if j == i + 1 and len(piece) == 1 and piece.isdigit() and not piece.isascii():
+                piece = str(unicodedata.digit(piece, 0))
         out.append(piece)
         starts.extend([i] * len(piece))
         ends.extend([j] * len(piece))
         i = j
     folded = "".join(out)
     if _MIXED.search(folded):
-        folded = _WORD.sub(_fold_word, folded)
+        latin_text = _mostly_latin(folded)
+        folded = _WORD.sub(lambda m: _fold_word(m.group(0), latin_text), folded)
     return Folded(folded, tuple(starts), tuple(ends))

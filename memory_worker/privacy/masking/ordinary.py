@@ -50,7 +50,7 @@ FILLER_ADVERBS = _words(
     """
     now still currently simply just literally actually jetzt nun einfach maintenant
     simplement ahora simplemente agora ora adesso semplicemente teraz po prostu
-    теперь сейчас просто тепер зараз
+    теперь сейчас просто тепер зараз nu artık şimdi sekarang nyní
     """
 )
 #: Words after a label that say the phrase is about the secret, not giving it
@@ -92,7 +92,9 @@ NOT_BEFORE = _words(
 #: Words that open a phrase naming what the secret is for ("пароль от вайфая", "für das WLAN").
 PREPOSITIONS = _words(
     """
-    for to of on от для к до від на für zum zur vom de du del da do di per dla od
+    for to of on от для к до від на für zum zur vom de du del da do di per dla od у в
+    van voor bij op till för på av från al della dello dei dal dalla dos das ao pour
+    na ze z із з для od için untuk dari ke pro pre beta3 bta3 btaa3 bita3
     """
 )
 
@@ -221,6 +223,18 @@ BEFORE_WORDS = _words(
     건 benim bizim ayrıca mijn mitt min moje mój moja mein meine mon ma mes mi mis minha meu
     la mia il mio мой моя мій моя my our the a new old current wifi bank email mail
     """
+)
+#: Words that open a line naming the value on the line above ("*that's* the pw", "*это*
+#: пароль", "*dat* is het wachtwoord", "*ده* باسورد").
+DEMONSTRATIVES = frozenset(
+    _words(
+        """
+        this that that's thats it's its here's это вот це ось das dies diese dieser c'est
+        c’est ce cela ça esa ese esta este eso esto questa questo quella quello essa esse
+        isso to tamto ten dat dit det detta bu şu ده دي دا هذا هذه هذي 这 那 上面 これ
+        それ 上の 이게 이건 그게 위에
+        """
+    )
 )
 #: Words after which a code's digits are a time or a count, not the code ("PIN changed *at*
 #: 1400", "door code for *over* 2000 flats").
