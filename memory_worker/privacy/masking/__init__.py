@@ -23,11 +23,14 @@ see is :mod:`.outputs` (``scrub``, ``mask_error``, ``redact_url``). BIP-39 seed 
 :mod:`.seeds`; the words of ordinary talk around a label are :mod:`.ordinary`.
 
 What is a secret (the detectors, one module each): provider tokens and key
-bodies, ``Authorization`` values, credentials inside URLs and webhook URLs
-(:mod:`.shapes`); values named by a label in running text in EN, RU, DE, ES,
-FR, UK, PT, IT, PL and ZH, and values assigned to secret-named identifiers in
-env files, JSON, YAML and code (:mod:`.labels`, words in :mod:`.lexicon`);
-Luhn-valid payment card numbers with any separators (:mod:`.numbers`).
+bodies, ``Authorization`` values, credentials inside URLs, command lines and webhook URLs
+(:mod:`.shapes`); values named by a label right before them in the lexicon's languages
+(EN, RU, DE, ES, FR, UK, PT, IT, PL, ZH, JA, KO, AR, TR, NL, SV and more, mistyped labels
+too: :mod:`.labels`, words in :mod:`.lexicon`), named after them, on the line below them or
+a little before a long generated key (:mod:`.around`), and values assigned to secret-named
+identifiers in env files, JSON, YAML and code (:mod:`.assign`); what a value may be is
+:mod:`.values`; Luhn-valid payment card numbers with their expiry and CVV, and US SSNs
+(:mod:`.numbers`).
 
 What is *not* (kept as written, on purpose): words about secrets without a
 value ("I forgot my password", "password reset link"), ordinary words after a

@@ -13,13 +13,14 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from memory_worker.privacy.masking.labels import (
-    assigned_values,
-    labelled_values,
+from memory_worker.privacy.masking.around import (
+    keys_near_labels,
     values_above_labels,
     values_before_labels,
     values_named_after,
 )
+from memory_worker.privacy.masking.assign import assigned_values
+from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.needles import Hits, Needles
 from memory_worker.privacy.masking.normalise import fold
@@ -52,6 +53,7 @@ DETECTORS: tuple[Detector, ...] = (
     values_before_labels,
     values_named_after,
     values_above_labels,
+    keys_near_labels,
     assigned_values,
     card_numbers,
     ssn_numbers,

@@ -1,33 +1,22 @@
-"""Secrets recognised by their label: "the wifi password for the office is …", "Passwort:
-…", "пароль от почты qwerty123", "Xk2… as my password", ``DB_PASSWORD=…``, ``"apiKey": "…"``.
+"""Secrets recognised by their label, right before them: "the wifi password for the office is
+…", "Passwort: …", "пароль от почты qwerty123", "alarm wyłączasz kodem 2117".
 
-Three readers share the lexicon (:mod:`memory_worker.privacy.masking.lexicon`):
+:func:`labelled_values` reads a label in running text (the lexicon,
+:mod:`memory_worker.privacy.masking.lexicon`, in every language it knows, mistyped forms
+too), then up to six words naming what it is for ("for the office", "van het gedeelde Ziggo
+account"), a connector of the label's language (``is``, ``ist``, ``est``, ``это``, ``是``,
+``:``, ``=``, ``-``, ``'s``; an adverb in its place: "пароль теперь …", "şifresi artık …")
+and the value (one token, or a quoted phrase), or the value alone on the next line. Without
+a connector only a value that reads as generated is taken (``password hunter22``; also after
+a preposition and up to three words: ``пароль от вайфая qwerty123``, "senha do notebook
+saudade_7787", and after a preposition of change: "set the password to Xk2…", "Passwort auf
+Xk2… geändert"). The label's family decides what the value may be (see the lexicon's
+docstring); a code's digits may stand a few words after the label and after a connector
+followed by words ("Alarmanlage: beim Reinkommen 6533 eintippen").
 
-- :func:`labelled_values` — a label in running text, then up to four words
-  naming what it is for ("for the office"), a connector of the label's
-  language (``is``, ``ist``, ``est``, ``это``, ``是``, ``:``, ``=``, ``-``, ``'s``;
-  an adverb in its place: "пароль теперь …") and the value (one token, or a
-  quoted phrase). Without a connector only a value that reads as generated is
-  taken (``password hunter22``; also after "<preposition> <word>": ``пароль
-  от вайфая qwerty123``, and after a preposition of change: "set the password
-  to Xk2…", "Passwort auf Xk2… geändert"). The label's family decides what the
-  value may be (see the lexicon's docstring).
-- :func:`values_before_labels` — a generated-looking value named afterwards:
-  "j'ai mis Xk2… comme mot de passe", "Xk2… as my password".
-- :func:`assigned_values` — an identifier whose parts name a secret
-  (``DB_PASSWORD``, ``PGPASSWORD``, ``aws_secret_access_key``, ``apiKey``,
-  ``x-api-key``) assigned with ``=``, ``:``, ``:=`` or ``=>`` (env files, JSON,
-  YAML, code). Parts that say it is *about* a secret rather than one
-  (``MAX_TOKENS``, ``password_min_length``, ``TOKEN_FILE``, ``primary_key``)
-  rule it out.
-
-Values that are never secrets: ordinary words (the lexicon's ``NOT_VALUES``),
-a plain word that opens a phrase ("password: *ask* at the desk", "le mot de
-passe est *envoyé* par SMS"), templates (``${DB_PASSWORD}``, ``<password>``,
-``{{ token }}``, ``%s``, ``YOUR_API_KEY``), code (``request.form['password']``,
-``getToken()``, ``os.environ[…]``), runs of ``*``/``•``/``x`` (already hidden),
-URLs (a URL's own credentials are :mod:`~memory_worker.privacy.masking.shapes`' business)
-and text already masked.
+The labels found in a text are computed once (:func:`label_matches`) and shared with the
+readers of :mod:`.around` (values named after, above or a little after their label); what a
+value may be is :mod:`.values`; assignments in code and configs are :mod:`.assign`.
 """
 
 from __future__ import annotations
@@ -43,10 +32,6 @@ from memory_worker.privacy.masking.lexicon import (
     CVV_LABELS,
     KEY_LABELS,
     LABEL_NEEDLES,
-    NAME_KEY_PARTS,
-    NAME_NEEDLES,
-    NAME_NOT_SECRET_PARTS,
-    NAME_PASSWORD_PARTS,
     PAIR_LABELS,
     PASS_LABELS,
     PASSWORD_LABELS,
@@ -55,27 +40,29 @@ from memory_worker.privacy.masking.lexicon import (
 )
 from memory_worker.privacy.masking.needles import Hits
 from memory_worker.privacy.masking.ordinary import (
-    AS_WORDS,
-    BEFORE_WORDS,
     CHANGE_PREPOSITIONS,
-    DEMONSTRATIVES,
     CHANGE_VERBS,
     DIGIT_STOPS,
     FILLER_ADJECTIVES,
     FILLER_ADVERBS,
-    NEGATIONS,
     NOT_BEFORE,
     NOT_FILLERS,
     NOT_SECRET_CODES,
-    NOT_VALUES_MORE,
-    PLACEHOLDER_WORDS,
     PREPOSITIONS,
     USER_LABELS,
 )
-from memory_worker.privacy.masking.ordinary import NOT_VALUES as _NOT_VALUES_FIRST
-from memory_worker.privacy.masking.shapes import Span, placeholder, token_like
+from memory_worker.privacy.masking.shapes import Span, token_like
+from memory_worker.privacy.masking.values import (
+    KEYS_NOT_SECRET,
+    PROSE,
+    TRAILING,
+    code_digits,
+    generated,
+    not_a_value,
+    strong,
+    wordy,
+)
 
-NOT_VALUES = _NOT_VALUES_FIRST | NOT_VALUES_MORE
 _FAMILIES = {
     "password": PASSWORD_LABELS,
     "pass": PASS_LABELS,
@@ -86,7 +73,7 @@ _FAMILIES = {
     "pair": PAIR_LABELS,
     "saidkey": SAID_KEY_LABELS,
 }
-_KINDS = {"key": "token", "saidkey": "token", "pin": "pin", "code": "pin", "cvv": "pin"}
+KINDS = {"key": "token", "saidkey": "token", "pin": "pin", "code": "pin", "cvv": "pin"}
 #: Families whose values are digits (any language's copula may stand before them).
 _DIGIT_FAMILIES = frozenset({"pin", "code", "cvv"})
 #: Families whose value comes only after a connector (or, for ``pass``, a user name).
@@ -153,24 +140,8 @@ _CONNECTORS = {lang: _connector_pattern(lang) for lang in [*CONNECTOR_WORDS, "an
 _QUOTES = {'"': '"', "'": "'", "«": "»", "“": "”", "„": "“", "‘": "’", "`": "`", "「": "」"}
 _BARE = re.compile(r"[^\s]+")
 _ASCII = re.compile(r"[!-~]+")
-_TRAILING = ".,;:!?)]}»\"'”’…"
-_FILLER = re.compile(r"[ \t]+(?P<w>[^\s.!?,;:=：]{1,30})(?=\s|[:=：](?!//)|$)")
-_PROSE = re.compile(r"[ \t]+[^\W_]+[ \t]+[^\W\d_]+")
+FILLER = re.compile(r"[ \t]+(?P<w>[^\s.!?,;:=：]{1,30})(?=\s|[:=：](?!//)|$)")
 _PAIR = re.compile(r"[ \t]*(?P<user>[^\s/]{1,64})[ \t]*/[ \t]*(?P<v>[^\s/]+)")
-_TEMPLATE = re.compile(
-    r"^(?:\$\{[\w.]+\}?|\$[A-Z_][A-Z0-9_]*|\$\(|`|!\w+|(?:env|vault|arn|ssm|secret):|"
-    r"(?i:(?:your|my|the|some|enter|insert|paste|put|example|sample|dummy|fake|change)[-_]?"
-    r"[\w-]*?(?:password|passwd|pass|pwd|key|token|secret|here|me|value|pin)(?:[-_]?here)?)|"
-    r"(?i:\w+[-_]here|changeme|change_me|tbd|todo)|"
-    r"%\(?\w*\)?[sd]|\{\{?[^{}]*\}\}?|<[^<>]+>|"
-    r"[*•●xX.·_-]{3,}|…|\?+"
-    r"|[A-Z]+(?:[_-][A-Z]+)+)$"  # a placeholder name: YOUR_API_KEY, CHANGE-ME
-)
-#: Code, not a value: a call or an index (``getToken()``, ``os.environ['X']``) or a dotted
-#: name (``request.form``).
-_CODE = re.compile(
-    r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[(\[]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$"
-)
 
 
 def _value(text: str, at: int, lang: str) -> tuple[int, int, bool] | None:
@@ -185,91 +156,24 @@ def _value(text: str, at: int, lang: str) -> tuple[int, int, bool] | None:
     if match is None:
         return None
     end = match.end()
-    while end > at and text[end - 1] in _TRAILING:
+    if lang in _ASCII_VALUES and (comma := text.find(",", at, end)) >= at + 3:
+        end = comma  # a full-width comma after the value, folded: "9087#，12楼"
+    while end > at and text[end - 1] in TRAILING:
         end -= 1
     return (at, end, False) if end > at else None
 
 
-#: What is public about a key: an SSH public key's type or body, a fingerprint
-#: (``SHA256:…``, ``MD5:…``).
-_PUBLIC = re.compile(
-    r"^(?:ssh-(?:rsa|dss|ed25519|ed448)(?:-cert-v01@openssh\.com)?|ecdsa-sha2-\S+|"
-    r"sk-(?:ssh|ecdsa)-\S+@openssh\.com|AAAA[BCE][0-9A-Za-z+/]+=*|(?:SHA256|SHA1|MD5):\S+)$"
-)
-
-
-_PARTS = re.compile(r"[_-]")
-
-
-def _placeholder_phrase(value: str) -> bool:
-    """Words joined by ``_`` or ``-`` that say what to put there ("tu_contraseña_aquí")."""
-    parts = _PARTS.split(value.strip("\"'`").casefold())
-    return (
-        len(parts) >= 2
-        and all(part.isalpha() for part in parts)
-        and any(part in PLACEHOLDER_WORDS for part in parts)
-    )
-
-
-def not_a_value(value: str) -> bool:
-    """Whether ``value`` (after a label) is an ordinary word, a template, code, a URL, a
-    public key or fingerprint, or a mask."""
-    folded = value.casefold()
-    return (
-        folded in NOT_VALUES
-        or _PUBLIC.match(value) is not None
-        or _placeholder_phrase(value)
-        or placeholder(value)
-        or value.startswith(("[", "<", "{"))
-        or bool(_TEMPLATE.match(value) or _CODE.match(value))
-        or "://" in value
-        or folded.startswith("www.")
-    )
-
-
-def _wordy(value: str) -> bool:
-    """A plain word, an elided one too ("i'll", "c'est")."""
-    return value.replace("'", "").replace("’", "").isalpha()
-
-
-def _strong(value: str) -> bool:
-    """A value no sentence would hold in that place: letters mixed with digits or symbols."""
-    return (
-        len(value) >= 6
-        and any(c.isalpha() for c in value)
-        and any(c.isdigit() or c in "!@#$%^&*_+=~" for c in value)
-    )
-
-
-#: Not a generated value after "the key is": a key combination or a musical key.
-_KEYS_NOT_SECRET = re.compile(
-    r"(?i)^(?:(?:ctrl|control|alt|shift|cmd|command|option|opt|fn|win|super|meta)[+-].*|"
-    r"[A-G][#b♯♭]?(?:m|min|minor|maj|major|dur|moll)?)$"
-)
-
-
-def _digits(family: str, value: str, *, connector: bool) -> bool:
-    """A code's digits: a PIN 3–8 (4–8 without a connector), a CVV 3–4, a code 4–8; a
-    keypad's ``#`` or ``*`` around them is part of the value."""
-    digits = value.strip("#*[](){}").replace("-", "")
-    if not digits.isdigit():
-        return False
-    if family == "cvv":
-        return 3 <= len(digits) <= 4
-    least = 3 if connector and family == "pin" else 4
-    return least <= len(digits) <= 8
-
-
 def _accepts(family: str, value: str, *, connector: bool) -> bool:
     if family in _DIGIT_FAMILIES:
-        return bool(value) and _digits(family, value, connector=connector)
+        return bool(value) and code_digits(family, value, connector=connector)
     if not value or not_a_value(value):
         return False
     if family == "saidkey":
-        return connector and token_like(value) and not _KEYS_NOT_SECRET.match(value)
+        return connector and token_like(value) and not KEYS_NOT_SECRET.match(value)
     if not connector:
-        digits = family == "password" and value.isdigit() and 4 <= len(value) <= 12
-        return family in ("password", "key") and (_strong(value) or digits)
+        number = value.strip("#*")
+        digits = family == "password" and number.isdigit() and 4 <= len(number) <= 12
+        return family in ("password", "key") and (strong(value) or digits or generated(value))
     if family in ("password", "pass"):
         return len(value) >= 3
     return token_like(value)
@@ -288,14 +192,14 @@ def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | boo
     True when there is no connector."""
     connector = _CONNECTORS["any" if family in _DIGIT_FAMILIES else lang]
     joined: re.Match[str] | None = connector.match(text, at)
-    adverb = _FILLER.match(text, at)
+    adverb = FILLER.match(text, at)
     if adverb is not None and adverb.group("w").casefold() in FILLER_ADVERBS:
         joined = connector.match(text, adverb.end()) or adverb  # "пароль теперь …"
     if joined is None or not joined.group(0).strip():
         return True
     if family == "pair":
         pair = _PAIR.match(text, joined.end())
-        if pair is None or not (_strong(pair.group("v")) or token_like(pair.group("v"))):
+        if pair is None or not (strong(pair.group("v")) or token_like(pair.group("v"))):
             return False
         return pair.span("v")
     if family in _DIGIT_FAMILIES and (spaced := _SPACED_DIGITS.match(text, joined.end())):
@@ -310,7 +214,7 @@ def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | boo
         return refused
     begin, end, quoted = found
     value = text[begin:end]
-    if not quoted and _wordy(value) and _PROSE.match(text, end):
+    if not quoted and wordy(value) and PROSE.match(text, end):
         return refused  # a plain word opening a phrase: "password: ask at the desk"
     return (begin, end) if _accepts(family, value, connector=True) else refused
 
@@ -335,6 +239,9 @@ _NEXT_LINE = re.compile(r"[ \t]*\r?\n[ \t]*(?P<v>[^\s]+)[ \t]*(?=\r?\n|$)")
 _BARE_FILLERS = 4
 _MAX_FILLERS = 6
 _NUMBER = re.compile(r"[ \t]+[#*(\[]?\d")
+#: Words glued after a label in a language without spaces, up to a colon ("ワンタイムパスワード
+#: 届いた: 036310").
+_GLUED_FILLER = re.compile(r"(?P<w>[^\x00-\x7f\s、。，！？：]{1,8})(?=[ \t]*[:：=])")
 
 
 def _after_user(before: str) -> bool:
@@ -348,7 +255,7 @@ def _next_line(text: str, at: int, family: str) -> tuple[int, int] | None:
     below = _NEXT_LINE.match(text, at)
     if below is None:
         return None
-    value = below.group("v").rstrip(_TRAILING)
+    value = below.group("v").rstrip(TRAILING)
     if not _accepts(family, value, connector=family in _DIGIT_FAMILIES or family == "saidkey"):
         return None
     return below.start("v"), below.start("v") + len(value)
@@ -356,9 +263,9 @@ def _next_line(text: str, at: int, family: str) -> tuple[int, int] | None:
 
 def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[int, int] | None:
     """A value right at ``at`` without a connector (``named``: a user name was given)."""
-    if family in _DIGIT_FAMILIES and (spaced := _SPACED_DIGITS.match(text, at + 1)):
-        if text[at : spaced.start()].isspace():
-            return spaced.span()  # "код з смс 478 431"
+    spaced = _SPACED_DIGITS.match(text, at + 1) if family in _DIGIT_FAMILIES else None
+    if spaced is not None and text[at : spaced.start()].isspace():
+        return spaced.span()  # "код з смс 478 431"
     found = _value(text, at, lang) if at < len(text) else None
     if found is None or not (found[0] > at or lang in _GLUED):
         return None
@@ -387,7 +294,7 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             found = _bare_after(text, at, family, lang, fillers, before, named=named)
             if found is not None:
                 return found
-        word = _FILLER.match(text, at)
+        word = FILLER.match(text, at) or (_GLUED_FILLER.match(text, at) if lang in _GLUED else None)
         if word is None or len(fillers) >= _MAX_FILLERS or word.end() - start > 100:
             return None
         folded = word.group("w").casefold()
@@ -422,7 +329,7 @@ def _word_before(text: str, start: int) -> str:
     return words[-1].casefold().strip(".,:;") if words else ""
 
 
-def _skipped(family: str, text: str, start: int) -> bool:
+def skipped(family: str, text: str, start: int) -> bool:
     """Whether the word before a label makes it no label: "*reset* password flow", "*zip*
     code" (a "code" is a secret unless said to be another kind)."""
     before = _word_before(text, start)
@@ -457,7 +364,7 @@ def _label_starts(text: str, needles: list[int]) -> list[int]:
 
 
 @lru_cache(maxsize=16)
-def _label_matches(text: str, hits: Hits) -> tuple[re.Match[str], ...]:
+def label_matches(text: str, hits: Hits) -> tuple[re.Match[str], ...]:
     """``_LABELS.finditer(text)``, tried only where a label may start (kept for the few
     readers of the same text)."""
     needles = hits.positions(LABEL_NEEDLES)
@@ -480,211 +387,10 @@ def labelled_values(text: str, hits: Hits) -> Iterator[Span]:
     (``hits``: the needles ``text`` holds)."""
     if hits.present.isdisjoint(LABEL_NEEDLES):
         return
-    for match in _label_matches(text, hits):
+    for match in label_matches(text, hits):
         family, _, lang = (match.lastgroup or "").partition("_")
-        if _skipped(family, text, match.start()):
+        if skipped(family, text, match.start()):
             continue
         found = _after_label(text, match.start(), match.end(), family, lang)
         if found is not None:
-            yield found[0], found[1], _KINDS.get(family, "password")
-
-
-_AS_LABEL = re.compile(
-    rf"(?<!\w)(?:{'|'.join(sorted(AS_WORDS, key=len, reverse=True))})[ \t]+"
-    r"(?:[^\s.,;:!?]{1,15}[ \t]+){0,2}"
-    r"(?:password|passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|hasło|пароль|"
-    r"пароля)(?!\w)",
-    re.IGNORECASE,
-)
-_LAST_WORD = re.compile(r"(\S+)[ \t]+$")
-
-
-def values_before_labels(text: str, hits: Hits) -> Iterator[Span]:
-    """Spans of generated-looking values named as a password afterwards ("Xk2… as my
-    password", "j'ai mis Xk2… comme mot de passe")."""
-    if hits.present.isdisjoint(LABEL_NEEDLES):
-        return
-    for match in _AS_LABEL.finditer(text):
-        before = _LAST_WORD.search(text, max(0, match.start() - 120), match.start())
-        if before is None:
-            continue
-        value = before.group(1).rstrip(_TRAILING)
-        if _strong(value) and not not_a_value(value) and not _address(value):
-            yield before.start(1), before.start(1) + len(value), "password"
-
-
-#: The words before a label, as runs of ASCII and runs of anything else ("Xk2…是我的密码").
-_BACK_TOKEN = re.compile(r"[!-~\u00c0-\u058f]+(?=[\u0590-\uffff])|[\u0590-\uffff]\S*|\S+")
-_GLUED_BEFORE = tuple(w for w in BEFORE_WORDS if not w.isascii())
-_NAMED_FAMILIES = frozenset({"password", "pin", "key"})
-
-
-#: A lowercase ``user@host`` (an ssh target, a key comment): who, not a password.
-_USER_AT_HOST = re.compile(r"^[\"'`(]?[a-z][a-z0-9._-]+@[a-z][a-z0-9.-]+[\"'`)]?$")
-
-
-def _address(value: str) -> bool:
-    return _USER_AT_HOST.match(value) is not None
-
-
-def _joins(word: str) -> bool:
-    folded = word.casefold().strip(",")
-    return folded in BEFORE_WORDS or folded.startswith(_GLUED_BEFORE)
-
-
-def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | None:
-    """A value a few words before a label that names it ("Xk2… is the new wifi password",
-    "Xk2… — это мой пароль", "Xk2… benim şifrem", "Xk2… 是我的密码"): the word right after
-    the value joins it to the label (a copula, a dash, a possessive), and no word between
-    denies it or ends the sentence."""
-    line = text.rfind("\n", 0, start) + 1
-    tokens = list(_BACK_TOKEN.finditer(text, max(line, start - 120), start))
-    for k in range(len(tokens) - 1, -1, -1):
-        word = tokens[k].group(0)
-        value = word.rstrip(_TRAILING)
-        gap = len(tokens) - 1 - k
-        label = (
-            text[start : start + 40].split(maxsplit=1)[0].casefold() if start < len(text) else ""
-        )
-        if (
-            gap
-            and _joins(tokens[k + 1].group(0))
-            and not word[len(value) :].startswith((",", ";"))  # "moi@serveur, il demandera…"
-            and not not_a_value(value)
-            and not _address(value)
-            and (not label or label not in value.casefold())
-        ):
-            digits = family == "pin" and value.isdigit() and 4 <= len(value) <= 8
-            if digits or (_strong(value) if family == "password" else token_like(value)):
-                return tokens[k].start(), tokens[k].start() + len(value)
-        if gap >= 5 or word.casefold() in NEGATIONS or any(c in ".!?;。！？" for c in word):
-            return None
-    return None
-
-
-def values_named_after(text: str, hits: Hits) -> Iterator[Span]:
-    """Spans of values named by a label that follows them (see :func:`_value_named_after`)."""
-    if hits.present.isdisjoint(LABEL_NEEDLES):
-        return
-    for match in _label_matches(text, hits):
-        family = (match.lastgroup or "").partition("_")[0]
-        if family not in _NAMED_FAMILIES or _skipped(family, text, match.start()):
-            continue
-        after = _FILLER.match(text, match.end())
-        if text[match.end() : match.end() + 1] == "-" or (
-            after is not None and after.group("w").casefold() in NOT_FILLERS
-        ):
-            continue  # "password-protected", "password manager"
-        found = _value_named_after(text, match.start(), family)
-        if found is not None:
-            yield found[0], found[1], _KINDS.get(family, "password")
-
-
-# --- a value on its own line, named by the line after it ---------------------------------------
-
-#: What points up at the line above: ``^``, arrows, a pointing hand (with its variation
-#: selector or skin tone).
-_POINTER = re.compile(r"[ \t]*(?:[\^↑⬆⤴☝👆🔝][\ufe0f\U0001f3fb-\U0001f3ff]*[ \t]*)+")
-_ABOVE_WORDS = 4
-#: Demonstratives of languages without spaces, matched at a word's start ("这是", "これは").
-_GLUED_DEMONSTRATIVES = tuple(w for w in DEMONSTRATIVES if ord(w[0]) >= 0x2E80)
-_ALONE = re.compile(r"[ \t]*(?P<v>\S{6,64})[ \t]*")
-
-
-def _pointed(text: str, line: int, start: int) -> bool:
-    """Whether the words from a line's start to a label on it point at the line above:
-    a pointer, or a demonstrative first ("это пароль…", "dat is het wachtwoord"), and no
-    more than a few words, none denying it."""
-    pointer = _POINTER.match(text, line, start)
-    words = text[pointer.end() if pointer else line : start].split()
-    if len(words) > _ABOVE_WORDS or any(w.casefold() in NEGATIONS for w in words):
-        return False
-    if pointer is not None and pointer.end() > line:
-        return True
-    first = words[0].casefold().strip(",.:;!") if words else ""
-    return first in DEMONSTRATIVES or first.startswith(_GLUED_DEMONSTRATIVES)
-
-
-def values_above_labels(text: str, hits: Hits) -> Iterator[Span]:
-    """Spans of a generated-looking value alone on its line, named by the line after it
-    ("M4gg…\n^ that's the pw for the drive", "Xk2…\nэто пароль от облака")."""
-    if "\n" not in text or hits.present.isdisjoint(LABEL_NEEDLES):
-        return
-    for match in _label_matches(text, hits):
-        family = (match.lastgroup or "").partition("_")[0]
-        if family not in ("password", "pass", "key"):
-            continue
-        line = text.rfind("\n", 0, match.start())
-        if line < 1 or not _pointed(text, line + 1, match.start()):
-            continue
-        above = text.rfind("\n", 0, line) + 1
-        alone = _ALONE.fullmatch(text, above, line)
-        if alone is None:
-            continue
-        value = alone.group("v").rstrip(_TRAILING)
-        if (_strong(value) or token_like(value)) and not not_a_value(value):
-            yield alone.start("v"), alone.start("v") + len(value), _KINDS.get(family, "password")
-
-
-# --- assignments: env files, JSON, YAML, code --------------------------------------------------
-
-_ASSIGN = re.compile(
-    r"(?<![\w.-])(?P<q>[\"'`]?)(?P<name>[A-Za-z0-9_.-]{2,80})(?P=q)[ \t]*"
-    r"(?P<op>:=|=>|==|=|:)[ \t]*"
-)
-_GLUED_PASSWORD = ("password", "passwd")
-_GLUED_KEY = ("secret", "token", "apikey")
-_NAME_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-
-
-def secret_name(name: str) -> str | None:
-    """The label family an identifier names (``password``/``key``), or None."""
-    parts = [part.lower() for part in _NAME_PARTS.findall(name)]
-    if not parts or any(part in NAME_NOT_SECRET_PARTS for part in parts):
-        return None
-    if any(part in NAME_PASSWORD_PARTS or part.endswith(_GLUED_PASSWORD) for part in parts):
-        return "password"  # PGPASSWORD, MYSQL_PWD
-    if any(part in NAME_KEY_PARTS or part.endswith(_GLUED_KEY) for part in parts):
-        return "key"  # GITHUBTOKEN
-    return None
-
-
-_JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.){1,400})"')
-_SINGLE_STRING = re.compile(r"'([^'\n]{1,400})'|`([^`\n]{1,400})`")
-_BARE_ASSIGNED = re.compile(r"[^\s,;}\]&\"'<>]+")
-
-
-def _assigned(text: str, at: int) -> tuple[int, int, bool] | None:
-    for pattern in (_JSON_STRING, _SINGLE_STRING):
-        match = pattern.match(text, at)
-        if match is not None:
-            group = match.lastindex or 1
-            return match.start(group), match.end(group), True
-    match = _BARE_ASSIGNED.match(text, at)
-    return (match.start(), match.end(), False) if match is not None else None
-
-
-def assigned_values(text: str, hits: Hits) -> Iterator[Span]:
-    """Spans of values assigned to identifiers that name a secret (see the module doc)."""
-    if ("=" not in text and ":" not in text) or hits.present.isdisjoint(NAME_NEEDLES):
-        return
-    for match in _ASSIGN.finditer(text):
-        family = secret_name(match.group("name"))
-        if family is None:
-            continue
-        found = _assigned(text, match.end())
-        if found is None:
-            continue
-        begin, end, quoted = found
-        value = text[begin:end]
-        raw = value if quoted else _BARE.match(text, begin).group(0).rstrip(_TRAILING) or value  # type: ignore[union-attr]
-        if not value or not_a_value(raw) or value.casefold() in {"null", "none", "nil"}:
-            continue
-        if not quoted and _wordy(raw) and _PROSE.match(text, begin + len(raw)):
-            continue  # "Passwort: sag ich dir nachher"
-        if family == "key" and not quoted and match.group("op") != "=":
-            if not token_like(value):
-                continue
-        elif family == "key" and len(value) < 3:
-            continue
-        yield begin, end, _KINDS.get(family, "password")
+            yield found[0], found[1], KINDS.get(family, "password")

@@ -33,10 +33,33 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+_PLAIN = str.maketrans("äöüßéèêñçãõáíóúàâłśćźżąęşğı", "aouseeencaoaiouaalsczzaesgi")
+
+
+#: The first four letters of every mistyped label form (:func:`typos`): its needles.
+TYPO_NEEDLES: set[str] = set()
+
+
+def typos(word: str) -> str:
+    """A label as people mistype it, as one alternation: one letter left out (words of six
+    letters or more), two neighbours swapped, one letter doubled, and the word without its
+    diacritics ("paswort", "senah", "passowrd", "losenord"). The first letter is kept."""
+    forms = {word, word.translate(_PLAIN)}
+    for i in range(1, len(word)):
+        if len(word) >= 6:
+            forms.add(word[:i] + word[i + 1 :])
+        if i + 1 < len(word):
+            forms.add(word[:i] + word[i + 1] + word[i] + word[i + 2 :])
+        forms.add(word[:i] + word[i] + word[i:])
+    TYPO_NEEDLES.update(form[:4].casefold() for form in forms)
+    return "|".join(sorted(forms, key=lambda form: (-len(form), form)))
+
+
 #: Label patterns (regular expressions, case-insensitive) by family and language.
 PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
         r"password",
+        typos("password"),
         r"p[a@]s{1,3}w[o0]?r?d",
         r"pas(?:s?wr|s?ow|rw|wro)[o]?d",
         r"passwrod",
@@ -56,25 +79,44 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     "de": (
         r"\w*passwort",
         r"\w*kennwort",
+        typos("passwort"),
+        typos("kennwort"),
         r"zugangscode",
         r"wlan-?schlüssel",
         r"netzwerkschlüssel",
     ),
-    "fr": (r"mot\s+de\s+passe", r"mdp", r"code\s+d['’]acc[eè]s", r"code\s+secret"),
+    "fr": (r"mot\s+de\s+pas{1,3}e?", r"mdp", r"code\s+d['’]acc[eè]s", r"code\s+secret"),
     "es": (
         r"contrase[ñn]a",
+        typos("contraseña"),
         r"clave\s+del?\s+(?:acceso|wifi|wi-fi|red|router)",
         r"c[oó]digo\s+de\s+acceso",
     ),
-    "pt": (r"senha", r"palavra-passe", r"c[oó]digo\s+de\s+acesso"),
+    "pt": (typos("senha"), r"palavra-passe", r"c[oó]digo\s+de\s+acesso"),
     "it": (r"parola\s+d['’]ordine", r"codice\s+di\s+accesso", r"chiave\s+(?:del\s+)?wi-?fi"),
-    "pl": (r"has(?:ło|ła|łem|le|lo)", r"kod\s+dost[eę]pu"),
-    "ru": (r"п[ао]р[оа]л(?:ь|я|ю|ем|е)", r"код\s+доступа", r"пасс?ворд"),
+    "pl": (r"has(?:ło|ła|łem|le|lo)", typos("hasło"), r"kod\s+dost[eę]pu"),
+    "ru": (
+        r"п[ао]р[оа]л(?:ь|я|ю|ем|е)",
+        typos("пароль"),
+        r"код\s+доступа",
+        r"пасс?ворд",
+        r"parol(?:ya|yu|em|e|i|j|')?",
+    ),
     "uk": (r"парол(?:ь|я|ю|ем|і)", r"гасло", r"код\s+доступу"),
-    "zh": (r"密码", r"口令", r"密碼"),
-    "nl": (r"\w*wachtwo?o?rd(?:en)?", r"paswoord", r"inlogcode", r"wifi-?sleutel"),
-    "sv": (r"\w*l[öo]senord(?:et)?", r"lösen", r"wifi-?nyckel(?:n)?"),
-    "tr": (r"[şs]ifre(?:m|n|si|miz|niz|mi|yi|sini)?", r"parola(?:m|n|sı|mız|yı)?"),
+    "zh": (r"[密蜜秘觅][码碼马玛]", r"口令"),
+    "nl": (
+        r"\w*wachtwo?o?rd(?:en)?",
+        typos("wachtwoord"),
+        r"paswoord",
+        r"inlogcode",
+        r"wifi-?sleutel",
+    ),
+    "sv": (r"\w*l[öo]senord(?:et)?", typos("lösenord"), r"l[öo]sen", r"wifi-?nyckel(?:n)?"),
+    "tr": (
+        r"[şs]ifre(?:m|n|si|miz|niz|mi|yi|sini)?",
+        typos("şifre"),
+        r"parola(?:m|n|sı|mız|yı)?",
+    ),
     "cs": (r"hesl(?:o|a|em|u)", r"přístupový\s+kód"),
     "id": (
         r"kata\s+(?:sandi|laluan)(?:nya|ku|mu)?",
@@ -90,8 +132,8 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     "he": (r"ה?סיסמ[הא]",),
     "hi": (r"पासवर्ड",),
     "fa": (r"رمز\s+عبور", r"گذرواژه", r"پسورد"),
-    "ja": (r"パスワード", r"パス", r"合言葉"),
-    "ko": (r"비밀번호", r"비번", r"패스워드", r"암호"),
+    "ja": (r"パスワード", r"ぱすわーど", r"パスワド", r"パス", r"合言葉"),
+    "ko": (r"비밀번호", r"비[번반빈븐]", r"패스워드", r"암호(?!화)"),
     "ar": (
         r"[وفبل]?كلمة\s+(?:ال)?(?:مرور|سر|السر)",
         r"[وفبل]?(?:ال)?باس?وورد",
@@ -115,26 +157,43 @@ KEY_LABELS: dict[str, tuple[str, ...]] = {
         r"recovery[\s_-]?code",
         r"backup[\s_-]?code",
     ),
-    "de": (r"api-?schlüssel", r"geheimer?\s+schlüssel", r"privater?\s+schlüssel", r"schlüssel"),
+    "de": (r"api-?schlüssel", r"geheimer?\s+schlüssel", r"privater?\s+schlüssel", r"\w*schlüssel"),
     "fr": (r"cl[ée](?:\s+(?:api|secr[èe]te|priv[ée]e|d['’]api|d['’]acc[eè]s))?", r"jeton"),
     "es": (r"clave(?:\s+(?:api|secreta|privada))?", r"llave\s+(?:api|secreta|privada)"),
     "pt": (r"chave(?:\s+(?:de\s+)?(?:api|secreta|privada|acesso))?",),
     "it": (r"chiave(?:\s+(?:api|segreta|privata|di\s+accesso))?",),
     "pl": (r"klucz(?:a|em)?(?:\s+(?:api|prywatny|tajny|dost[eę]pu))?",),
-    "ru": (r"ключ(?:а|ом)?(?:\s+api)?", r"api[\s-]?ключ", r"токен(?:а|ом)?", r"секретный\s+ключ"),
+    "ru": (
+        r"ключ(?:а|ом)?(?:\s+api)?",
+        r"api[\s-]?ключ",
+        r"токен(?:а|ом)?",
+        r"(?:секретный|приватный|закрытый)\s+ключ",
+    ),
     "uk": (r"ключ(?:а|ем)?(?:\s+api)?", r"токен(?:а|ом)?", r"секретний\s+ключ"),
     "zh": (r"密钥", r"秘钥", r"私钥", r"令牌", r"访问令牌", r"API\s*密钥"),
-    "nl": (r"(?:api-?)?sleutel",),
-    "sv": (r"(?:api-?)?nyckel(?:n)?",),
+    "nl": (r"\w*sleutel",),
+    "sv": (r"\w*nyckel(?:n)?",),
     "tr": (r"(?:api\s+)?anahtar(?:ı|ım)?",),
     "cs": (r"(?:api\s+)?klíč",),
     "id": (r"kunci(?:\s+api)?",),
-    "ja": (r"APIキー", r"トークン", r"秘密鍵", r"アクセストークン", r"シークレット"),
-    "ko": (r"API\s*키", r"토큰", r"시크릿\s*키", r"비밀\s*키"),
+    "ja": (
+        r"APIキー",
+        r"(?:暗号化|復号化?|ライセンス|プロダクト|マスター|リカバリー?)キー",
+        r"トークン",
+        r"秘密鍵",
+        r"アクセストークン",
+        r"シークレット",
+    ),
+    "ko": (
+        r"API\s*키",
+        r"(?:암호화|복호화|라이선스|제품|마스터|복구|개인|비밀|시크릿)\s*키",
+        r"토큰",
+    ),
     "ar": (r"[وفبل]?مفتاح(?:\s+(?:ال)?API)?", r"[وفبل]?(?:ال)?توكن"),
 }
 PASS_LABELS: dict[str, tuple[str, ...]] = {
     "en": (r"pass",),
+    "nl": (r"ww",),
     "es": (r"contra",),
     "ru": (r"пасс",),
     "ko": (r"패스",),
@@ -161,19 +220,19 @@ CODE_LABELS: dict[str, tuple[str, ...]] = {
     "es": (r"c[oó]digo",),
     "pt": (r"c[oó]digo",),
     "it": (r"codice",),
-    "pl": (r"kod",),
-    "ru": (r"код",),
-    "uk": (r"код",),
+    "pl": (r"kod(?:em|u)?",),
+    "ru": (r"код(?:ом|а|у)?",),
+    "uk": (r"код(?:ом|у)?",),
     "nl": (r"code",),
     "sv": (r"kod(?:en)?",),
     "tr": (r"kod(?:u|um)?",),
-    "cs": (r"kód",),
+    "cs": (r"kód(?:em|u)?",),
     "id": (r"kode",),
     "da": (r"kode(?:n)?",),
     "fi": (r"koodi",),
     "ja": (r"コード",),
     "ko": (r"코드",),
-    "ar": (r"[وفبل]?(?:ال)?كود",),
+    "ar": (r"[وفبل]?(?:ال)?كود", r"[وفبل]?(?:ال)?رمز"),
 }
 PIN_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
@@ -184,53 +243,82 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"intercom|building|front\s+door|house|access)\s+(?:code|pin)",
         r"(?:safe|lock|padlock)\s+combination",
         r"combination",
+        r"alarm",
+        r"disarm",
+        r"unlock\s+(?:code|pin)",
+        r"one[\s-]?time\s+(?:password|passcode|pin)",
     ),
     "de": (
         r"geheimzahl",
         r"pin-?nummer",
         r"bestätigungscode",
-        r"(?:tür|tor|alarm|alarmanlagen|tresor|haustür|zahlen|sicherheits)-?code",
+        r"(?:tür|tor|alarm|alarmanlagen|tresor|haustür|zahlen|sicherheits|entsperr)-?code",
+        r"alarmanlage",
+        r"einmal(?:code|passwort|kennwort)",
     ),
     "fr": (
         r"code\s+pin",
         r"code\s+de\s+(?:v[ée]rification|confirmation)",
         r"digicode",
         r"code\s+(?:de\s+(?:la\s+|l['’])?)?(?:porte|portail|alarme|immeuble|entr[ée]e|coffre)",
+        r"alarme",
+        r"code\s+(?:à\s+usage\s+unique|unique|de\s+d[ée]verrouillage)",
     ),
     "es": (
         r"c[oó]digo\s+pin",
         r"c[oó]digo\s+de\s+verificaci[oó]n",
         r"c[oó]digo\s+de(?:\s+la|l)?\s+(?:puerta|alarma|portal|port[oó]n|caja\s+fuerte|portero)",
+        r"alarma",
+        r"c[oó]digo\s+(?:de\s+un\s+solo\s+uso|de\s+desbloqueo)",
     ),
     "pt": (
         r"c[oó]digo\s+pin",
         r"c[oó]digo\s+de\s+verifica[cç][aã]o",
         r"c[oó]digo\s+d[oa]\s+(?:port[ãa]o|porta|alarme|cofre|pr[ée]dio)",
         r"senha\s+do\s+cart[ãa]o",
+        r"alarme",
+        r"c[oó]digo\s+(?:de\s+uso\s+[úu]nico|de\s+desbloqueio)",
     ),
     "it": (
         r"codice\s+pin",
         r"codice\s+di\s+verifica",
         r"codice\s+(?:del(?:l['’]\s*|la\s+)?)?(?:portone|porta|cancello|allarme|citofono|cassaforte)",
+        r"(?:codice\s+)?antifurto",
+        r"allarme",
+        r"codice\s+(?:monouso|di\s+sblocco)",
     ),
     "pl": (
         r"kod\s+pin",
         r"kod\s+weryfikacyjny",
         r"pin\s+do\s+karty",
         r"kod\s+(?:do\s+)?(?:drzwi|domofonu|alarmu|bramy|sejfu|furtki)",
+        r"kod\s+jednorazowy",
     ),
     "ru": (
         r"пин(?:-?код)?",
         r"код\s+(?:из\s+смс|подтверждения)",
         r"код\s+(?:от\s+)?(?:двери|дверей|домофона|подъезда|сигнализации|сигналки|замка|сейфа|"
         r"калитки|ворот)",
+        r"сигнализаци[яиюей]",
+        r"сигналк[аиуе]",
+        r"одноразов(?:ый|ого)\s+код",
     ),
     "uk": (
         r"пін(?:-?код)?",
         r"код\s+(?:з\s+смс|підтвердження)",
         r"код\s+(?:від\s+)?(?:дверей|домофона|під['’]їзду|сигналізації|замка|сейфа|хвіртки)",
+        r"сигналізаці[яїюєй]",
+        r"одноразов(?:ий|ого)\s+код",
     ),
-    "zh": (r"验证码", r"PIN码", r"支付密码", r"开门密码", r"门禁码"),
+    "zh": (
+        r"验证码",
+        r"PIN码",
+        r"支付密码",
+        r"开门密码",
+        r"门禁码",
+        r"动态码",
+        r"报警器?(?:密码|码)",
+    ),
     "nl": (
         r"pincode",
         r"deurcode",
@@ -238,6 +326,8 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"toegangscode",
         r"verificatiecode",
         r"poortcode",
+        r"eenmalige\s+code",
+        r"alarmsysteem",
     ),
     "sv": (
         r"pinkod(?:en)?",
@@ -245,22 +335,39 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"larmkod(?:en)?",
         r"dörrkod(?:en)?",
         r"verifieringskod(?:en)?",
+        r"engångskod(?:en)?",
+        r"larm(?:et)?",
     ),
     "tr": (
         r"pin\s+kod(?:u|um)",
         r"(?:kapı|alarm|kasa)\s+(?:şifresi|kodu)",
         r"(?:doğrulama|onay)\s+kodu",
+        r"tek\s+kullanımlık\s+(?:kod|şifre)",
     ),
     "cs": (r"kód\s+(?:od|k|ke)\s+(?:dveří|bráně|alarmu|trezoru)", r"ověřovací\s+kód"),
     "id": (r"kode\s+(?:pintu|alarm|otp|verifikasi|keamanan|brankas)",),
     "da": (r"pinkode(?:n)?", r"dørkode(?:n)?", r"alarmkode(?:n)?", r"portkode(?:n)?"),
     "fi": (r"pin-?koodi", r"ovikoodi", r"hälytyskoodi"),
-    "ja": (r"暗証番号", r"(?:解除|PIN|認証|確認|ワンタイム)コード"),
-    "ko": (r"핀\s*번호", r"PIN\s*번호", r"인증\s*번호", r"해제\s*코드"),
+    "ja": (
+        r"暗証番号",
+        r"(?:解除|PIN|認証|確認|ワンタイム)コード",
+        r"ワンタイムパスワード",
+        r"(?:オートロック|玄関|ドア|金庫|ロッカー|キーボックス)の?(?:番号|暗証番号|コード|パスコード)",
+        r"(?:警報|アラーム)(?:の)?(?:解除)?(?:番号|コード)",
+    ),
+    "ko": (
+        r"핀\s*번호",
+        r"PIN\s*번호",
+        r"인증\s*번호",
+        r"해제\s*코드",
+        r"(?:현관|도어락|금고|경보)\s*(?:번호|비번|코드)",
+    ),
     "ar": (
         r"[وفبل]?(?:ال)?رقم\s+(?:ال)?سري",
         r"[وفبل]?(?:ال)?رمز\s+(?:ال)?سري",
         r"[وفبل]?رمز\s+(?:الباب|الإنذار|الانذار|التحقق|الدخول|البوابة)",
+        r"[وفبل]?(?:ال)?إنذار",
+        r"[وفبل]?(?:ال)?انذار",
     ),
     "he": (r"קוד\s+(?:ה)?(?:כניסה|דלת|אזעקה|סודי)",),
     "el": (r"PIN",),
@@ -363,11 +470,15 @@ LABEL_NEEDLES = _words(
     laluan kunci adgangs kodeord passord kode salasana tunnussana koodi jelsz parol khau khẩu
     κωδικ συνθηματ סיסמ קוד पासवर्ड رمز گذرواژه پسورد パス 合言葉 キー トークン 秘密鍵 シークレット
     コード 暗証 비밀번호 비번 패스 암호 키 토큰 시크릿 번호 코드 كلمة باس مفتاح توكن كود الرقم رقم
-    combination cvn csc cryptogramme prüf digicode
+    combination cvn csc cryptogramme prüf digicode alarm disarm antifurto allarme сигнал
+    einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ 번호 비반 비빈 비븐 금고
+    현관 도어락 경보 警報 アラーム 番号 報警 报警 动态 إنذار انذار unlock unique usage
+    蜜码 蜜碼 蜜马 蜜玛 秘码 秘碼 秘马 秘玛 觅码 觅碼 觅马 觅玛 密马 密玛 parol
     安全码 开门 门禁 código codice pincode deurcode
     larmkod portkod dörrkod pinkod وورد bilgi pas p@s losen sifre haslo wachtw порол парал порал seguridad seguran sicurezza безопасн безпек свв 校验
     セキュリティ 보안 أمان الامان güvenlik beveiliging säkerhet sicherheits
     """
 )
+LABEL_NEEDLES = LABEL_NEEDLES | frozenset(TYPO_NEEDLES)
 #: Needles of secret-named identifiers (:func:`~memory_worker.privacy.masking.labels.assigned_values`).
 NAME_NEEDLES = frozenset({"pass", "pw", "secret", "token", "key", "auth", "cred", "sig"})

@@ -17,7 +17,7 @@ expiry ``MM/YY`` and a 3–4 digit CVV — goes with it.
 
 US Social Security numbers: ``AAA-GG-SSSS`` with the ranges the SSA never issues left
 out (area 000, 666, 9xx; group 00; serial 0000), anywhere; nine digits without dashes
-only after ``SSN`` or "social security number".
+only a few words after ``SSN``, "social security number" or "my social is".
 
 E-mail addresses and phone numbers are contacts, not secrets: they are found
 only when asked (``MEMORY_REDACT_CONTACTS``).
@@ -120,9 +120,19 @@ def _continues(run: str, groups: list[tuple[int, int]], first: int, last: int) -
 
 #: What follows a card number on its line: its expiry (MM/YY) and a CVV, with or without
 #: words between ("4111… 09/27 123", "4111…, exp 09/27, 123").
-_EXPIRY = re.compile(r"(?<![\d/])(?:0[1-9]|1[0-2])[ \t]?/[ \t]?(?:20)?\d{2}(?![\d/])")
+_EXPIRY = re.compile(r"(?<![\d/.-])(?:0[1-9]|1[0-2])[ \t]?[/.-][ \t]?(?:20)?\d{2}(?![\d/.-])")
 _CVV_AFTER = re.compile(r"[ \t]*[,;|]?[ \t]*(?P<v>\d{3,4})(?![\d/.:,-]\d|\d)")
 _AFTER_CARD_REACH = 40
+#: A CVV named a little after a card, on its line or the next ("код на обороте 938",
+#: "الرمز 601", "security code 123"): a word of a code, a few words, 3–4 digits.
+_CVV_NAMED = re.compile(
+    r"(?i)(?:cvv2?|cvc2?|cvn|csc|cid|code|c[oó]digo|codice|kod|kód|kode|koodi|код|رمز|الرمز|"
+    r"コード|코드|码|碼|prüf\w*|crypto\w*|security|sicherheit\w*|s[ée]curit[ée]|seguridad|"
+    r"sicurezza|segurança|bezpiecze\w*|безопасност\w*|безпеки|güvenlik|beveiliging\w*|"
+    r"säkerhet\w*|verifica\w*|verifi\w*)"
+    r"[^\d\n]{0,25}?(?<!\d)(?P<v>\d{3,4})(?!\d)"
+)
+_NAMED_REACH = 80
 
 
 def _after_card(text: str, end: int) -> Iterator[Span]:
@@ -138,6 +148,12 @@ def _after_card(text: str, end: int) -> Iterator[Span]:
     cvv = _CVV_AFTER.match(text, at, limit)
     if cvv is not None:
         yield cvv.start("v"), cvv.end("v"), "pin"
+        return
+    second = text.find("\n", at, min(len(text), end + _NAMED_REACH))
+    reach = text.find("\n", second + 1) if second >= 0 else -1
+    named = _CVV_NAMED.search(text, at, reach if reach >= 0 else min(len(text), end + _NAMED_REACH))
+    if named is not None:
+        yield named.start("v"), named.end("v"), "pin"
 
 
 def card_numbers(text: str, hits: Hits | None = None) -> Iterator[Span]:
@@ -154,8 +170,9 @@ def card_numbers(text: str, hits: Hits | None = None) -> Iterator[Span]:
 #: serial 0000); without dashes only after its label.
 _SSN_DASHED = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
 _SSN_LABELLED = re.compile(
-    r"(?i:\bssn\b|\bsocial\s+security(?:\s+(?:number|no\.?|num|#))?)[\s:#.-]*"
-    r"(?:(?:is|was|=)\s+)?(?P<v>(?!000|666|9\d\d)\d{3}[ .]?\d{2}[ .]?\d{4})(?!\d)"
+    r"(?i:\bssn\b|\bsocial\s+security(?:\s+(?:number|no\.?|num|#))?|"
+    r"\bsocial\b(?=\s*(?:is|was|no\.?|#|:|=)\s*\d))"
+    r"[^\d\n]{0,20}?(?<!\d)(?P<v>(?!000|666|9\d\d)\d{3}[ .-]?\d{2}[ .-]?\d{4})(?!\d)"
 )
 
 

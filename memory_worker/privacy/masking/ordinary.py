@@ -26,7 +26,8 @@ NOT_SECRET_CODES = _words(
     producto produit prodotto produto produktu produkt продукта товара товару artikel
     article articolo artículo artigo referencia référence riferimento referência
     reference ref model modelo modello modell модели barcode posta postcode postnummer
-    postnumret cep hata hatası fout foutcode fel felkod pocztowego kreskowy штрих
+    postnumret cep hata hatası fout foutcode fel felkod pocztowego kreskowy штрих المنتج
+    منتج الموديل الخطأ البريدي
     """
 )
 #: Words of a value that stands for one: "tu_contraseña_aquí", "sua_senha_aqui",
@@ -66,6 +67,16 @@ NOT_FILLERS = _words(
     publicznego öffentlicher öffentliche öffentlichen публичный открытый публічний
     відкритий publiek publieke publik publika genel fingerprint fingerprints
     flow process procedure link
+    clock clocks wecker réveil despertador sveglia budzik будильник будильника wekker väckarklocka
+    """
+)
+#: Words between a key's label and a long hex or base64 string that say the string is not the
+#: key ("key fingerprint …", "token id …", "commit …").
+NOT_NEAR_KEYS = _words(
+    """
+    hash checksum sha256 sha-256 sha1 md5 commit id uuid хеш хэш prüfsumme fingerprint
+    отпечаток відбиток empreinte huella impronta impressão odcisk vingerafdruk
+    fingeravtryck parmak izi 指纹 指紋 지문 بصمة
     """
 )
 #: Prepositions of a change ("set the password *to* …", "Passwort *auf* … geändert",
@@ -94,7 +105,7 @@ PREPOSITIONS = _words(
     """
     for to of on от для к до від на für zum zur vom de du del da do di per dla od у в
     van voor bij op till för på av från al della dello dei dal dalla dos das ao pour
-    na ze z із з для od için untuk dari ke pro pre beta3 bta3 btaa3 bita3
+    na ze z із з для od için untuk dari ke pro pre beta3 bta3 btaa3 bita3 a à
     """
 )
 
@@ -222,6 +233,7 @@ BEFORE_WORDS = _words(
     on oli az este e là είναι ήταν הוא היא זה है است هي هو 是 就是 为 が は も 이게 이건 이거 게
     건 benim bizim ayrıca mijn mitt min moje mój moja mein meine mon ma mes mi mis minha meu
     la mia il mio мой моя мій моя my our the a new old current wifi bank email mail
+    내 제 나의 우리 私の 僕の 俺の うちの 我的 我们的 我家
     """
 )
 #: Words that open a line naming the value on the line above ("*that's* the pw", "*это*
@@ -272,5 +284,13 @@ DIGIT_STOPS = frozenset(
         "hasta",
         "antes",
         "después",
+        "for",
+        "für",
+        "pour",
+        "alle",
+        "ore",
+        "kl",
+        "saat",
+        "godz",
     ]
 )
