@@ -103,16 +103,16 @@ def values_named_after(text: str, hits: Hits) -> Iterator[Span]:
     """Spans of values named by a label that follows them (see :func:`_value_named_after`)."""
     if hits.present.isdisjoint(LABEL_NEEDLES):
         return
-    for match in label_matches(text, hits):
-        family = (match.lastgroup or "").partition("_")[0]
-        if family not in _NAMED_FAMILIES or skipped(family, text, match.start()):
+    for label in label_matches(text, hits):
+        family = label.family
+        if family not in _NAMED_FAMILIES or skipped(family, text, label.start):
             continue
-        after = FILLER.match(text, match.end())
-        if text[match.end() : match.end() + 1] == "-" or (
+        after = FILLER.match(text, label.end)
+        if text[label.end : label.end + 1] == "-" or (
             after is not None and after.group("w").casefold() in NOT_FILLERS
         ):
             continue  # "password-protected", "password manager"
-        found = _value_named_after(text, match.start(), family)
+        found = _value_named_after(text, label.start, family)
         if found is not None:
             yield found[0], found[1], KINDS.get(family, "password")
 
@@ -131,20 +131,20 @@ def keys_near_labels(text: str, hits: Hits) -> Iterator[Span]:
     fingerprint or an id (:data:`NOT_FILLERS`, :data:`NOT_BEFORE`)."""
     if hits.present.isdisjoint(LABEL_NEEDLES):
         return
-    for match in label_matches(text, hits):
-        family = (match.lastgroup or "").partition("_")[0]
-        if family not in ("key", "saidkey") or skipped(family, text, match.start()):
+    for label in label_matches(text, hits):
+        family = label.family
+        if family not in ("key", "saidkey") or skipped(family, text, label.start):
             continue
-        first = text.find("\n", match.end())
+        first = text.find("\n", label.end)
         second = text.find("\n", first + 1) if first >= 0 else -1
-        limit = min(len(text), match.end() + _KEY_REACH, second if second >= 0 else len(text))
-        token = _LONG_TOKEN.search(text, match.end(), limit)
+        limit = min(len(text), label.end + _KEY_REACH, second if second >= 0 else len(text))
+        token = _LONG_TOKEN.search(text, label.end, limit)
         if token is None or not generated(token.group(0)):
             continue
-        between = {w.strip(".,:;()").casefold() for w in text[match.end() : token.start()].split()}
+        between = {w.strip(".,:;()").casefold() for w in text[label.end : token.start()].split()}
         if (
             between & (NOT_FILLERS | NOT_BEFORE | NOT_NEAR_KEYS)
-            or text[match.start() : token.start()].count("\n") > 1
+            or text[label.start : token.start()].count("\n") > 1
         ):
             continue
         yield token.start(), token.end(), "token"
@@ -180,12 +180,12 @@ def values_above_labels(text: str, hits: Hits) -> Iterator[Span]:
     ("M4gg…\n^ that's the pw for the drive", "Xk2…\nэто пароль от облака")."""
     if "\n" not in text or hits.present.isdisjoint(LABEL_NEEDLES):
         return
-    for match in label_matches(text, hits):
-        family = (match.lastgroup or "").partition("_")[0]
-        if family not in ("password", "pass", "key"):
+    for label in label_matches(text, hits):
+        family = label.family
+        if family not in ("password", "pass", "key") or skipped(family, text, label.start):
             continue
-        line = text.rfind("\n", 0, match.start())
-        if line < 1 or not _pointed(text, line + 1, match.start()):
+        line = text.rfind("\n", 0, label.start)
+        if line < 1 or not _pointed(text, line + 1, label.start):
             continue
         above = text.rfind("\n", 0, line) + 1
         alone = _ALONE.fullmatch(text, above, line)

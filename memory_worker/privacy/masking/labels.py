@@ -140,7 +140,8 @@ _CONNECTORS = {lang: _connector_pattern(lang) for lang in [*CONNECTOR_WORDS, "an
 _QUOTES = {'"': '"', "'": "'", "«": "»", "“": "”", "„": "“", "‘": "’", "`": "`", "「": "」"}
 _BARE = re.compile(r"[^\s]+")
 _ASCII = re.compile(r"[!-~]+")
-FILLER = re.compile(r"[ \t]+(?P<w>[^\s.!?,;:=：]{1,30})(?=\s|[:=：](?!//)|$)")
+#: A word between a label and its value (a dot inside it too: "bol.com").
+FILLER = re.compile(r"[ \t]+(?P<w>(?:[^\s.!?,;:=：]|\.(?=\w)){1,30})(?=\s|[:=：](?!//)|$)")
 _PAIR = re.compile(r"[ \t]*(?P<user>[^\s/]{1,64})[ \t]*/[ \t]*(?P<v>[^\s/]+)")
 
 
@@ -186,11 +187,16 @@ class _Past(NamedTuple):
     at: int
 
 
-def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | bool | _Past:
+def _joined(
+    text: str, at: int, family: str, lang: str, *, symbols_only: bool = False
+) -> tuple[int, int] | bool | _Past:
     """After a connector at ``at``: the value's span, False when the connector is followed
     by no value (or one refused: the phrase is settled; for a code's digits, :class:`_Past`),
-    True when there is no connector."""
+    True when there is no connector (``symbols_only``: far from the label, a word such as
+    "is" is the sentence's own verb, only ``:`` or ``=`` joins a value)."""
     connector = _CONNECTORS["any" if family in _DIGIT_FAMILIES else lang]
+    if symbols_only:
+        connector = _SYMBOL_CONNECTOR
     joined: re.Match[str] | None = connector.match(text, at)
     adverb = FILLER.match(text, at)
     if adverb is not None and adverb.group("w").casefold() in FILLER_ADVERBS:
@@ -233,12 +239,16 @@ def _bare_allowed(fillers: list[str], before: str) -> bool:
 
 
 _SPACED_DIGITS = re.compile(r"[\[(]?\d{3}[ -]\d{3}[\])]?(?![\d-])")
+_SYMBOL_CONNECTOR = re.compile(rf"[ \t]*{_SYMBOLS}\s*")
 _NEXT_LINE = re.compile(r"[ \t]*\r?\n[ \t]*(?P<v>[^\s]+)[ \t]*(?=\r?\n|$)")
-#: Words read between a label and a value that follows it bare, and before a connector
-#: ("wachtwoord van het gedeelde Ziggo account: …").
-_BARE_FILLERS = 4
-_MAX_FILLERS = 6
-_NUMBER = re.compile(r"[ \t]+[#*(\[]?\d")
+#: Words read between a label and a connector word ("is"), a value that follows bare, and a
+#: ``:`` or ``=`` ("Passwort für das neue Konto bei der Sparkasse: …").
+_SAID_FILLERS = 4
+_BARE_FILLERS = 5
+_MAX_FILLERS = 8
+#: A time or a year right after a word of time ("at 0630", "a las 0415", "in 2020").
+_TIME_OR_YEAR = re.compile(r"[ \t]+(?:(?:[01]\d|2[0-3])[0-5]\d|(?:19|20)\d\d)(?!\d)")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
 #: Words glued after a label in a language without spaces, up to a colon ("ワンタイムパスワード
 #: 届いた: 036310").
 _GLUED_FILLER = re.compile(r"(?P<w>[^\x00-\x7f\s、。，！？：]{1,8})(?=[ \t]*[:：=])")
@@ -282,7 +292,7 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
     named = family in ("pass", "password") and _after_user(before)
     digits = family in _DIGIT_FAMILIES and family != "code"
     while True:
-        joined = _joined(text, at, family, lang)
+        joined = _joined(text, at, family, lang, symbols_only=len(fillers) > _SAID_FILLERS)
         if isinstance(joined, _Past):
             fillers.append(text[at : joined.at].strip())
             at = joined.at
@@ -302,10 +312,10 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             family == "pass" and not fillers and folded not in PREPOSITIONS and not named
         ):
             return None
-        if family == "code" and folded in NOT_SECRET_CODES:
-            return None  # "código de erro 4031"
-        if digits and folded in DIGIT_STOPS and _NUMBER.match(text, word.end()):
-            return None  # "PIN changed at 1400"
+        if family in _DIGIT_FAMILIES and folded in NOT_SECRET_CODES:
+            return None  # "código de erro 4031", "Alarmanlage Modell 4500"
+        if digits and folded in DIGIT_STOPS and _TIME_OR_YEAR.match(text, word.end()):
+            return None  # "PIN changed at 1400", "la alarma sonó a las 0415"
         fillers.append(word.group("w"))
         at = word.end()
 
@@ -321,7 +331,10 @@ def _bare_after(
     loose = digits or (lang in _ASCII_VALUES and all(not f.isascii() for f in fillers))
     if not (loose or _bare_allowed(fillers, before)):
         return None
-    return _bare(text, at, family, lang, named=named and not fillers)
+    found = _bare(text, at, family, lang, named=named and not fillers)
+    if found is not None and fillers and family == "password" and _YEAR.match(text[slice(*found)]):
+        return None  # "the password for the 2024 tax return"
+    return found
 
 
 def _word_before(text: str, start: int) -> str:
@@ -363,22 +376,80 @@ def _label_starts(text: str, needles: list[int]) -> list[int]:
     return sorted(starts)
 
 
+class Label(NamedTuple):
+    """A label found in a text: where, and its family and language in the lexicon."""
+
+    start: int
+    end: int
+    family: str
+    lang: str
+
+
+def _flat(glued_only: bool) -> re.Pattern[str]:
+    """Every label as one flat alternation, casefolded, in the order of :data:`_GROUPS` (so the
+    first alternative that matches belongs to the first group that matches, as in
+    ``_LABELS``): a flat alternation of literals is tried far faster than named groups."""
+    alternatives = [
+        f"(?:{alternative})" if lang in _GLUED else f"(?:{alternative})(?!\\w)"
+        for _, lang, labels, _ in _GROUPS
+        if lang in _GLUED or not glued_only
+        for alternative in labels
+    ]
+    return re.compile("|".join(alternatives))
+
+
+def _groups() -> list[tuple[str, str, list[str], re.Pattern[str]]]:
+    """(family, lang, its labels casefolded longest first, its own pattern) in lexicon order."""
+    out = []
+    for family, table in _FAMILIES.items():
+        for lang, labels in table.items():
+            folded = sorted((label.casefold() for label in labels), key=len, reverse=True)
+            body = "|".join(folded)
+            pattern = f"(?:{body})" if lang in _GLUED else f"(?:{body})(?!\\w)"
+            out.append((family, lang, folded, re.compile(pattern)))
+    return out
+
+
+_GROUPS = _groups()
+_FLAT_ALL = _flat(glued_only=False)
+_FLAT_GLUED = _flat(glued_only=True)
+
+
+def _label_at(lowered: str, at: int) -> Label | None:
+    """The label starting at ``at`` in the casefolded text, as ``_LABELS.match`` finds it."""
+    inside = at > 0 and (lowered[at - 1].isalnum() or lowered[at - 1] == "_")
+    flat = (_FLAT_GLUED if inside else _FLAT_ALL).match(lowered, at)
+    if flat is None:
+        return None
+    for family, lang, _, pattern in _GROUPS:
+        if inside and lang not in _GLUED:
+            continue
+        match = pattern.match(lowered, at)
+        if match is not None:
+            return Label(at, match.end(), family, lang)
+    return None  # unreachable: the flat pattern matched one of the groups
+
+
 @lru_cache(maxsize=16)
-def label_matches(text: str, hits: Hits) -> tuple[re.Match[str], ...]:
-    """``_LABELS.finditer(text)``, tried only where a label may start (kept for the few
-    readers of the same text)."""
+def label_matches(text: str, hits: Hits) -> tuple[Label, ...]:
+    """The labels of ``text`` (as ``_LABELS.finditer`` finds them), tried only where a label
+    may start; computed once for the few readers of the same text."""
     needles = hits.positions(LABEL_NEEDLES)
     if needles is None:
-        return tuple(_LABELS.finditer(text))
+        return tuple(
+            Label(m.start(), m.end(), *(m.lastgroup or "_").partition("_")[::2])
+            for m in _LABELS.finditer(text)
+        )
+    lowered = text.casefold()
     end = 0
     found = []
     for at in _label_starts(text, needles):
         if at < end:
             continue
-        match = _LABELS.match(text, at)
-        if match is not None:
-            end = match.end()
-            found.append(match)
+        label = _label_at(lowered, at)
+        if label is not None:
+            end = label.end
+            found.append(label)
     return tuple(found)
 
 
@@ -387,10 +458,9 @@ def labelled_values(text: str, hits: Hits) -> Iterator[Span]:
     (``hits``: the needles ``text`` holds)."""
     if hits.present.isdisjoint(LABEL_NEEDLES):
         return
-    for match in label_matches(text, hits):
-        family, _, lang = (match.lastgroup or "").partition("_")
-        if skipped(family, text, match.start()):
+    for label in label_matches(text, hits):
+        if skipped(label.family, text, label.start):
             continue
-        found = _after_label(text, match.start(), match.end(), family, lang)
+        found = _after_label(text, label.start, label.end, label.family, label.lang)
         if found is not None:
-            yield found[0], found[1], KINDS.get(family, "password")
+            yield found[0], found[1], KINDS.get(label.family, "password")

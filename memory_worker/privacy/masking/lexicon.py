@@ -27,12 +27,46 @@ A label belongs to a family, which decides what may follow it:
 
 from __future__ import annotations
 
+from memory_worker.privacy.masking.needles import trie_pattern
+
 
 def _words(text: str) -> frozenset[str]:
     """The whitespace-separated words of a block of text (a word list kept readable)."""
     return frozenset(text.split())
 
 
+#: Keys next to each other on a QWERTY keyboard (Spanish ``ñ`` beside ``l``, German and
+#: Swedish ``ö`` too): a finger that slips.
+_NEIGHBOURS = {
+    "q": "wa",
+    "w": "qes",
+    "e": "wrd",
+    "r": "etf",
+    "t": "ryg",
+    "y": "tuh",
+    "u": "yij",
+    "i": "uok",
+    "o": "ipl",
+    "p": "o",
+    "a": "qsz",
+    "s": "awdz",
+    "d": "sefx",
+    "f": "drgc",
+    "g": "fthv",
+    "h": "gyjb",
+    "j": "hukn",
+    "k": "jilm",
+    "l": "kopñö",
+    "z": "asx",
+    "x": "zsdc",
+    "c": "xdfv",
+    "v": "cfgb",
+    "b": "vghn",
+    "n": "bhjm",
+    "m": "njk",
+    "ñ": "l",
+    "ö": "l",
+}
 _PLAIN = str.maketrans("äöüßéèêñçãõáíóúàâłśćźżąęşğı", "aouseeencaoaiouaalsczzaesgi")
 
 
@@ -41,18 +75,20 @@ TYPO_NEEDLES: set[str] = set()
 
 
 def typos(word: str) -> str:
-    """A label as people mistype it, as one alternation: one letter left out (words of six
-    letters or more), two neighbours swapped, one letter doubled, and the word without its
+    """A label as people mistype it, as one alternation: one letter left out or one struck
+    beside it on the keyboard (words of six letters or more), two neighbours swapped (not the second and third of a short word: a
+    name, "Sneha"), one letter doubled, and the word without its
     diacritics ("paswort", "senah", "passowrd", "losenord"). The first letter is kept."""
     forms = {word, word.translate(_PLAIN)}
     for i in range(1, len(word)):
         if len(word) >= 6:
             forms.add(word[:i] + word[i + 1 :])
-        if i + 1 < len(word):
+            forms.update(word[:i] + key + word[i + 1 :] for key in _NEIGHBOURS.get(word[i], ""))
+        if i + 1 < len(word) and (i > 1 or len(word) >= 6):  # not "sneha" for "senha"
             forms.add(word[:i] + word[i + 1] + word[i] + word[i + 2 :])
         forms.add(word[:i] + word[i] + word[i:])
     TYPO_NEEDLES.update(form[:4].casefold() for form in forms)
-    return "|".join(sorted(forms, key=lambda form: (-len(form), form)))
+    return trie_pattern(sorted(forms))
 
 
 #: Label patterns (regular expressions, case-insensitive) by family and language.
@@ -105,7 +141,7 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     "uk": (r"парол(?:ь|я|ю|ем|і)", r"гасло", r"код\s+доступу"),
     "zh": (r"[密蜜秘觅][码碼马玛]", r"口令"),
     "nl": (
-        r"\w*wachtwo?o?rd(?:en)?",
+        r"\w*wachtwo?o?r[dt](?:en)?",
         typos("wachtwoord"),
         r"paswoord",
         r"inlogcode",
@@ -353,6 +389,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"(?:解除|PIN|認証|確認|ワンタイム)コード",
         r"ワンタイムパスワード",
         r"(?:オートロック|玄関|ドア|金庫|ロッカー|キーボックス)の?(?:番号|暗証番号|コード|パスコード)",
+        r"オートロック",
         r"(?:警報|アラーム)(?:の)?(?:解除)?(?:番号|コード)",
     ),
     "ko": (
@@ -471,7 +508,7 @@ LABEL_NEEDLES = _words(
     κωδικ συνθηματ סיסמ קוד पासवर्ड رمز گذرواژه پسورد パス 合言葉 キー トークン 秘密鍵 シークレット
     コード 暗証 비밀번호 비번 패스 암호 키 토큰 시크릿 번호 코드 كلمة باس مفتاح توكن كود الرقم رقم
     combination cvn csc cryptogramme prüf digicode alarm disarm antifurto allarme сигнал
-    einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ 번호 비반 비빈 비븐 금고
+    einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ 번호 비반 비빈 비븐 금고 ロック
     현관 도어락 경보 警報 アラーム 番号 報警 报警 动态 إنذار انذار unlock unique usage
     蜜码 蜜碼 蜜马 蜜玛 秘码 秘碼 秘马 秘玛 觅码 觅碼 觅马 觅玛 密马 密玛 parol
     安全码 开门 门禁 código codice pincode deurcode

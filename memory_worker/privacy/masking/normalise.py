@@ -38,6 +38,8 @@ _WORD = re.compile(r"[^\W\d_]+")
 _CAPITALS_WORD = re.compile(f"^[{_LOOKALIKE_CAPITALS}]+$")
 #: Digits of other scripts (Arabic-Indic ٥٠٥٧, Devanagari, …); NFKC keeps them as they are.
 _OTHER_DIGITS = re.compile(r"(?![0-9])\d")
+#: Whatever makes a text NFKC-normal text fold differently: one scan.
+_SLOW = re.compile(f"[{ZERO_WIDTH}]|{_MIXED.pattern}|{_OTHER_DIGITS.pattern}")
 
 #: Cyrillic and Greek letters drawn like Latin ones.
 TO_LATIN = str.maketrans(
@@ -104,12 +106,7 @@ _NFKC_CACHE: dict[str, str] = {}
 
 def fold(text: str) -> Folded:
     """``text`` as the detectors read it (see the module doc)."""
-    if text.isascii() or (
-        _ZERO.search(text) is None
-        and _MIXED.search(text) is None
-        and _OTHER_DIGITS.search(text) is None
-        and unicodedata.is_normalized("NFKC", text)
-    ):
+    if text.isascii() or (_SLOW.search(text) is None and unicodedata.is_normalized("NFKC", text)):
         return Folded(text)
     out: list[str] = []
     starts: list[int] = []

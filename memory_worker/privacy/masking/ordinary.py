@@ -98,14 +98,21 @@ FILLER_ADJECTIVES = _words(
 NOT_BEFORE = _words(
     "reset forgot forgotten forget lost recover public pub publishable host öffentlicher "
     "öffentliche öffentlichen publique pública publica público pubblica publiczny publiczna "
-    "публичный открытый відкритий публічний publieke publiek publika publik açık genel"
+    "публичный открытый відкритий публічний publieke publiek publika publik açık genel "
+    "сброс сброса сбросить восстановление восстановить забыл забыла скидання скинути забув "
+    "забула zurücksetzen vergessen vergessenes réinitialiser réinitialisation oublié oubliée "
+    "restablecer restablecimiento olvidé olvidada redefinir redefinição esqueci esquecida "
+    "reimpostare reimpostazione dimenticato dimenticata zresetuj resetowanie zapomniałem "
+    "zapomniałam vergeten herstellen återställ återställa glömt glömde sıfırla sıfırlama "
+    "unuttum"
 )
 #: Words that open a phrase naming what the secret is for ("пароль от вайфая", "für das WLAN").
 PREPOSITIONS = _words(
     """
     for to of on от для к до від на für zum zur vom de du del da do di per dla od у в
     van voor bij op till för på av från al della dello dei dal dalla dos das ao pour
-    na ze z із з для od için untuk dari ke pro pre beta3 bta3 btaa3 bita3 a à
+    na ze z із з для od için untuk dari ke pro pre beta3 bta3 btaa3 bita3 a à fürs beim
+    ins aufs
     """
 )
 
@@ -285,6 +292,23 @@ DIGIT_STOPS = frozenset(
         "antes",
         "después",
         "for",
+        "a",
+        "las",
+        "o",
+        "om",
+        "klockan",
+        "kl",
+        "às",
+        "alle",
+        "from",
+        "von",
+        "aus",
+        "dès",
+        "dal",
+        "från",
+        "van",
+        "od",
+        "з",
         "für",
         "pour",
         "alle",

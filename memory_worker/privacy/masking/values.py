@@ -28,7 +28,9 @@ _TEMPLATE = re.compile(
 )
 #: Code, not a value: a call or an index (``getToken()``, ``os.environ['X']``) or a dotted
 #: name (``request.form``).
-_IDENT = r"(?:[A-Za-z_$][a-z_$]*(?:[A-Z][a-z_$]*)*\d*|[A-Z_]+\d*)"
+#: A part of a dotted name: snake or camel case (each hump a capital and 2+ lower-case letters,
+#: or capitals at its end), or upper case; ``QA2z8Y.zpSUCL`` or ``ncvSq.TGhZhs`` is a value.
+_IDENT = r"(?:[A-Za-z_$][a-z_$]*(?:[A-Z][a-z_$]{2,}|[A-Z]+(?![a-z]))*\d*|[A-Z_]+\d*)"
 _CODE = re.compile(rf"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[(\[]|^{_IDENT}(?:\.{_IDENT})+$")
 
 
