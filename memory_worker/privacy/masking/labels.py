@@ -47,8 +47,10 @@ from memory_worker.privacy.masking.ordinary import (
     FILLER_ADVERBS,
     NOT_BEFORE,
     NOT_FILLERS,
+    NOT_NEAR_KEYS,
     NOT_SECRET_CODES,
     PREPOSITIONS,
+    UNITS,
     USER_LABELS,
 )
 from memory_worker.privacy.masking.shapes import Span, token_like
@@ -170,7 +172,12 @@ def _accepts(family: str, value: str, *, connector: bool) -> bool:
     if not value or not_a_value(value):
         return False
     if family == "saidkey":
-        return connector and token_like(value) and not KEYS_NOT_SECRET.match(value)
+        return (
+            connector
+            and (len(value) >= _SAID_KEY_CHARS or sum(c.isalpha() for c in value) >= 3)
+            and token_like(value)
+            and not KEYS_NOT_SECRET.match(value)
+        )
     if not connector:
         number = value.strip("#*")
         digits = family == "password" and number.isdigit() and 4 <= len(number) <= 12
@@ -178,6 +185,15 @@ def _accepts(family: str, value: str, *, connector: bool) -> bool:
     if family in ("password", "pass"):
         return len(value) >= 3
     return token_like(value)
+
+
+#: "the key is …": a value this long, or with three letters (a room's key tag, "3F-217", has
+#: neither).
+_SAID_KEY_CHARS = 8
+#: A number followed by one of these is an amount, not a code ("за 15000 рублей").
+_UNIT = re.compile(
+    rf"[ \t]*(?:[%€$£¥₽₴₺元円원]|(?:{'|'.join(sorted(UNITS, key=len, reverse=True))})(?!\w))", re.I
+)
 
 
 class _Past(NamedTuple):
@@ -282,6 +298,8 @@ def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[i
     begin, end, quoted = found
     if quoted and begin == at + 1:
         return None  # the label's own closing quote: 'PASSWORD': os.environ[…]
+    if text[begin:end].isdigit() and _UNIT.match(text, end):
+        return None  # "сигнализация за 15000 рублей"
     return (begin, end) if _accepts(family, text[begin:end], connector=quoted or named) else None
 
 
@@ -298,7 +316,7 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             at = joined.at
         elif joined is not True:
             return joined or None
-        elif not fillers and (below := _next_line(text, at, family)) is not None:
+        elif (below := _next_line(text, at, family)) is not None:
             return below
         else:
             found = _bare_after(text, at, family, lang, fillers, before, named=named)
@@ -308,8 +326,10 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
         if word is None or len(fillers) >= _MAX_FILLERS or word.end() - start > 100:
             return None
         folded = word.group("w").casefold()
-        if folded in NOT_FILLERS or (
-            family == "pass" and not fillers and folded not in PREPOSITIONS and not named
+        if (
+            folded in NOT_FILLERS
+            or (family in ("key", "saidkey") and folded in NOT_NEAR_KEYS)
+            or (family == "pass" and not fillers and folded not in PREPOSITIONS and not named)
         ):
             return None
         if family in _DIGIT_FAMILIES and folded in NOT_SECRET_CODES:
@@ -398,12 +418,23 @@ def _flat(glued_only: bool) -> re.Pattern[str]:
     return re.compile("|".join(alternatives))
 
 
+_ESCAPE = re.compile(r"\\.|[^\\]+", re.S)
+
+
+def _fold_pattern(pattern: str) -> str:
+    """A label pattern for casefolded text: its letters casefolded, its escapes (``\\S``,
+    ``\\W``) kept."""
+    return "".join(
+        part if part.startswith("\\") else part.casefold() for part in _ESCAPE.findall(pattern)
+    )
+
+
 def _groups() -> list[tuple[str, str, list[str], re.Pattern[str]]]:
     """(family, lang, its labels casefolded longest first, its own pattern) in lexicon order."""
     out = []
     for family, table in _FAMILIES.items():
         for lang, labels in table.items():
-            folded = sorted((label.casefold() for label in labels), key=len, reverse=True)
+            folded = sorted((_fold_pattern(label) for label in labels), key=len, reverse=True)
             body = "|".join(folded)
             pattern = f"(?:{body})" if lang in _GLUED else f"(?:{body})(?!\\w)"
             out.append((family, lang, folded, re.compile(pattern)))

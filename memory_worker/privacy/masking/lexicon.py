@@ -108,6 +108,8 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"passw",
         r"pword",
         r"wi-?fi\s+key",
+        r"(?:security|secret)\s+answer",
+        r"answer\s+to\s+(?:the|my)\s+security\s+question",
         r"network\s+key",
         r"wpa2?\s+key",
         r"login\s+code",
@@ -191,7 +193,8 @@ KEY_LABELS: dict[str, tuple[str, ...]] = {
         r"(?:license|licence|product|signing|encryption|master|recovery)[\s_-]?key",
         r"webhook[\s_-]?secret",
         r"recovery[\s_-]?code",
-        r"backup[\s_-]?code",
+        r"backup[\s_-]?codes?",
+        r"(?:2fa|mfa)[\s_-]?(?:backup|recovery)[\s_-]?codes?",
     ),
     "de": (r"api-?schlüssel", r"geheimer?\s+schlüssel", r"privater?\s+schlüssel", r"\w*schlüssel"),
     "fr": (r"cl[ée](?:\s+(?:api|secr[èe]te|priv[ée]e|d['’]api|d['’]acc[eè]s))?", r"jeton"),
@@ -272,13 +275,14 @@ CODE_LABELS: dict[str, tuple[str, ...]] = {
 }
 PIN_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
-        r"pin(?:[\s-]?code)?",
+        r"pin(?:[\s-]?(?:code|kod|код|kodu))?",
         r"otp",
         r"(?:2fa|sms|verification|one[\s-]time)\s+code",
         r"(?:door|gate|entry|keypad|alarm|garage(?:\s+door)?|lockbox|key\s*box|safe|disarm|buzzer|"
         r"intercom|building|front\s+door|house|access)\s+(?:code|pin)",
-        r"(?:safe|lock|padlock)\s+combination",
+        r"(?:safe|lock|padlock|locker)\s+(?:combination|combo)",
         r"combination",
+        r"combo",
         r"alarm",
         r"disarm",
         r"unlock\s+(?:code|pin)",
@@ -331,7 +335,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"kod\s+jednorazowy",
     ),
     "ru": (
-        r"пин(?:-?код)?",
+        r"(?:пин|pin)(?:-?код)?",
         r"код\s+(?:из\s+смс|подтверждения)",
         r"код\s+(?:от\s+)?(?:двери|дверей|домофона|подъезда|сигнализации|сигналки|замка|сейфа|"
         r"калитки|ворот)",
@@ -340,7 +344,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"одноразов(?:ый|ого)\s+код",
     ),
     "uk": (
-        r"пін(?:-?код)?",
+        r"(?:пін|pin)(?:-?код)?",
         r"код\s+(?:з\s+смс|підтвердження)",
         r"код\s+(?:від\s+)?(?:дверей|домофона|під['’]їзду|сигналізації|замка|сейфа|хвіртки)",
         r"сигналізаці[яїюєй]",
@@ -400,7 +404,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"(?:현관|도어락|금고|경보)\s*(?:번호|비번|코드)",
     ),
     "ar": (
-        r"[وفبل]?(?:ال)?رقم\s+(?:ال)?سري",
+        r"[وفبل]?(?:ال)?رقم(?:\s+\S+)?\s+(?:ال)?سري",
         r"[وفبل]?(?:ال)?رمز\s+(?:ال)?سري",
         r"[وفبل]?رمز\s+(?:الباب|الإنذار|الانذار|التحقق|الدخول|البوابة)",
         r"[وفبل]?(?:ال)?إنذار",
@@ -508,7 +512,7 @@ LABEL_NEEDLES = _words(
     κωδικ συνθηματ סיסמ קוד पासवर्ड رمز گذرواژه پسورد パス 合言葉 キー トークン 秘密鍵 シークレット
     コード 暗証 비밀번호 비번 패스 암호 키 토큰 시크릿 번호 코드 كلمة باس مفتاح توكن كود الرقم رقم
     combination cvn csc cryptogramme prüf digicode alarm disarm antifurto allarme сигнал
-    einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ 번호 비반 비빈 비븐 금고 ロック
+    answer combo einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ 번호 비반 비빈 비븐 금고 ロック
     현관 도어락 경보 警報 アラーム 番号 報警 报警 动态 إنذار انذار unlock unique usage
     蜜码 蜜碼 蜜马 蜜玛 秘码 秘碼 秘马 秘玛 觅码 觅碼 觅马 觅玛 密马 密玛 parol
     安全码 开门 门禁 código codice pincode deurcode

@@ -135,8 +135,23 @@ _CVV_NAMED = re.compile(
 _NAMED_REACH = 80
 
 
+#: An expiry and a CVV each alone on the lines under a card ("4539…\n12/28\n331").
+_STACKED = re.compile(
+    r"[ \t]*\r?\n[ \t]*(?:(?P<e>(?:0[1-9]|1[0-2])[ \t]?[/.-][ \t]?(?:20)?\d{2})[ \t]*(?=\r?\n|$)"
+    r"(?:\r?\n[ \t]*(?P<v>\d{3,4})[ \t]*(?=\r?\n|$))?|(?P<c>\d{3,4})[ \t]*(?=\r?\n|$))"
+)
+
+
 def _after_card(text: str, end: int) -> Iterator[Span]:
-    """The expiry and the CVV written right after a card number."""
+    """The expiry and the CVV written right after a card number (on its line, or each alone
+    on the lines under it)."""
+    stacked = _STACKED.match(text, end)
+    if stacked is not None:
+        for group in ("e", "v", "c"):
+            if stacked.group(group):
+                yield stacked.start(group), stacked.end(group), "pin"
+        if stacked.group("v") or stacked.group("c"):
+            return
     limit = min(len(text), end + _AFTER_CARD_REACH)
     line_end = text.find("\n", end, limit)
     limit = line_end if line_end >= 0 else limit

@@ -26,7 +26,11 @@ NOT_SECRET_CODES = _words(
     producto produit prodotto produto produktu produkt продукта товара товару artikel
     article articolo artículo artigo referencia référence riferimento referência
     reference ref model modelo modello modell модели barcode posta postcode postnummer
-    postnumret cep hata hatası fout foutcode fel felkod pocztowego kreskowy штрих المنتج
+    postnumret cep hata hatası fout foutcode fel felkod pocztowego kreskowy штрих
+    invoice bill order ticket rechnung bestellung facture commande factura pedido fattura
+    ordine fatura faktura zamówienie счёт счет заказ рахунок замовлення factuur bestelling
+    räkning beställning sipariş rabatowy rabatt rabais descuento sconto desconto скидка
+    знижка korting promo coupon gutschein rabattcode المنتج
     منتج الموديل الخطأ البريدي
     """
 )
@@ -70,13 +74,15 @@ NOT_FILLERS = _words(
     clock clocks wecker réveil despertador sveglia budzik будильник будильника wekker väckarklocka
     """
 )
-#: Words between a key's label and a long hex or base64 string that say the string is not the
-#: key ("key fingerprint …", "token id …", "commit …").
+#: Words after a key's label that say what follows is not the key: its hash, fingerprint or id,
+#: a commit ("key fingerprint …", "token id …"), a token's limit or budget ("token limit is
+#: 128000").
 NOT_NEAR_KEYS = _words(
     """
     hash checksum sha256 sha-256 sha1 md5 commit id uuid хеш хэш prüfsumme fingerprint
     отпечаток відбиток empreinte huella impronta impressão odcisk vingerafdruk
     fingeravtryck parmak izi 指纹 指紋 지문 بصمة
+    limit limits count usage budget size window lifetime ttl type format endpoint quota
     """
 )
 #: Prepositions of a change ("set the password *to* …", "Passwort *auf* … geändert",
@@ -174,6 +180,7 @@ NOT_VALUES = _words(
     bitte erfragen demande demander pregunta pregunte pergunte chiedi zapytaj спроси спитай
     ask request que
     minimum mindestens mínimo minimo minimalnie минимум мінімум broken kaputt cassé roto
+    elsewhere anywhere nowhere gone woanders ailleurs otra otro altrove gdzie
     """
 )
 #: The same, in the languages added beside the project's own (NL, SV, TR, CS, ID, DA/NO, FI,
@@ -240,7 +247,8 @@ BEFORE_WORDS = _words(
     on oli az este e là είναι ήταν הוא היא זה है است هي هو 是 就是 为 が は も 이게 이건 이거 게
     건 benim bizim ayrıca mijn mitt min moje mój moja mein meine mon ma mes mi mis minha meu
     la mia il mio мой моя мій моя my our the a new old current wifi bank email mail
-    내 제 나의 우리 私の 僕の 俺の うちの 我的 我们的 我家
+    내 제 나의 우리 私の 僕の 俺の うちの 我的 我们的 我家 这是 这就是 那是 这个是 これが これは
+    それが
     """
 )
 #: Words that open a line naming the value on the line above ("*that's* the pw", "*это*
@@ -254,6 +262,15 @@ DEMONSTRATIVES = frozenset(
         それ 上の 이게 이건 그게 위에
         """
     )
+)
+#: Units and currencies after a number: an amount, not a code ("15000 рублей", "4500 mAh").
+UNITS = _words(
+    """
+    rub руб рублей рубля рубль грн гривень гривні eur euro euros evro usd dollars dollar
+    zł zl złotych pln kr kronor kroner sek nok dkk tl lira lire chf yen yuan won lei ft
+    mah mb gb kb tb km kg mm cm ml mg ms min sec seconds minutes hours stunden minuten
+    sekunden secondes segundos secondi секунд минут часов
+    """
 )
 #: Words after which a code's digits are a time or a count, not the code ("PIN changed *at*
 #: 1400", "door code for *over* 2000 flats").
