@@ -45,10 +45,11 @@ def test_the_train_part_meets_its_bar_in_every_language_of_the_split() -> None:
     assert result.total.false_rate <= 0.02, result.falsely_masked
 
 
-#: What the rules reach on the dev part (it was held out for two scorings, 0.804 / 6.4 % and
-#: 0.829 / 3.9 %, then read and used as dev).
-DEV_RECALL = 0.82
-DEV_FALSE = 0.04
+#: The dev part (held out for two scorings, 0.804 / 6.4 % and 0.829 / 3.9 %, then read and used
+#: as dev: the rules were improved by the families of its lines until recall 1.000, false
+#: masks 0.0 %): held at the issue's bar, which a tuned-on part must not fall below.
+DEV_RECALL = 0.97
+DEV_FALSE = 0.01
 
 
 def test_the_dev_part_stays_at_the_figures_reached() -> None:

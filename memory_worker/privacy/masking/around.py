@@ -127,8 +127,9 @@ _KEY_REACH = 200
 
 def keys_near_labels(text: str, hits: Hits) -> Iterator[Span]:
     """Spans of a long generated key (32+ hex digits, 24+ mixed base64) on a key label's line
-    or the next, whatever words stand between — unless one says it is public, a hash, a
-    fingerprint or an id (:data:`NOT_FILLERS`, :data:`NOT_BEFORE`)."""
+    or the next, whatever words stand between — unless one of them, or of the three words
+    before the label, says it is public, a hash, a fingerprint, an id or a file
+    (:data:`NOT_FILLERS`, :data:`NOT_BEFORE`, :data:`NOT_NEAR_KEYS`)."""
     if hits.present.isdisjoint(LABEL_NEEDLES):
         return
     for label in label_matches(text, hits):
@@ -141,7 +142,9 @@ def keys_near_labels(text: str, hits: Hits) -> Iterator[Span]:
         token = _LONG_TOKEN.search(text, label.end, limit)
         if token is None or not generated(token.group(0)):
             continue
-        between = {w.strip(".,:;()").casefold() for w in text[label.end : token.start()].split()}
+        around = text[max(0, label.start - 30) : label.start].split()[-3:]
+        around += text[label.end : token.start()].split()
+        between = {w.strip(".,:;()").casefold() for w in around}
         if (
             between & (NOT_FILLERS | NOT_BEFORE | NOT_NEAR_KEYS)
             or text[label.start : token.start()].count("\n") > 1

@@ -82,7 +82,7 @@ NOT_NEAR_KEYS = _words(
     hash checksum sha256 sha-256 sha1 md5 commit id uuid хеш хэш prüfsumme fingerprint
     отпечаток відбиток empreinte huella impronta impressão odcisk vingerafdruk
     fingeravtryck parmak izi 指纹 指紋 지문 بصمة
-    limit limits count usage budget size window lifetime ttl type format endpoint quota
+    limit limits count usage budget size window lifetime ttl type format endpoint quota file
     """
 )
 #: Prepositions of a change ("set the password *to* …", "Passwort *auf* … geändert",
