@@ -92,9 +92,9 @@ def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | 
             and (not label or label not in value.casefold())
         ):
             digits = family == "pin" and value.isdigit() and 4 <= len(value) <= 8
-            if digits or (strong(value) if family == "password" else token_like(value)):
+            if digits or strong(value) or (family == "key" and generated(value)):
                 return tokens[k].start(), tokens[k].start() + len(value)
-        if gap >= 5 or word.casefold() in NEGATIONS or any(c in ".!?;。！？" for c in word):
+        if gap >= 5 or word.casefold() in NEGATIONS or any(c in ".!?;,。！？，" for c in word):
             return None
     return None
 

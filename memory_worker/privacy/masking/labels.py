@@ -226,9 +226,12 @@ def _joined(
         return pair.span("v")
     if family in _DIGIT_FAMILIES and (spaced := _SPACED_DIGITS.match(text, joined.end())):
         return spaced.span()  # "code: 123 456"
+    if family in ("password", "key") and (groups := _DIGIT_GROUPS.match(text, joined.end())):
+        return groups.span()
     found = _value(text, joined.end(), lang)
     if found is not None and text[found[0] : found[1]].casefold() in FILLER_ADVERBS:
-        found = _value(text, found[1], lang)
+        symbol = _SYMBOL_CONNECTOR.match(text, found[1])  # "lautet jetzt: …"
+        found = _value(text, symbol.end() if symbol else found[1], lang)
     refused: bool | _Past = False
     if family in _DIGIT_FAMILIES and "\n" not in joined.group(0):
         refused = _Past(joined.start() + len(joined.group(0).rstrip()))
@@ -256,7 +259,12 @@ def _bare_allowed(fillers: list[str], before: str) -> bool:
 
 _SPACED_DIGITS = re.compile(r"[\[(]?\d{3}[ -]\d{3}[\])]?(?![\d-])")
 _SYMBOL_CONNECTOR = re.compile(rf"[ \t]*{_SYMBOLS}\s*")
-_NEXT_LINE = re.compile(r"[ \t]*\r?\n[ \t]*(?P<v>[^\s]+)[ \t]*(?=\r?\n|$)")
+#: A value alone on the next line (blank lines and a pointer before it: "👉 Xk2…", "↓ Xk2…").
+_NEXT_LINE = re.compile(
+    r"[ \t]*(?:\r?\n[ \t]*){1,2}(?:[👉👇⬇↓→➡▶][\ufe0f]?[ \t]*)?(?P<v>[^\s]+)[ \t]*(?=\r?\n|$)"
+)
+#: A key in groups of digits ("WLAN-Schlüssel 1234 5678 9012 3456", a router's key).
+_DIGIT_GROUPS = re.compile(r"\d{4,6}(?:[ -]\d{4,6}){2,}(?![\d-])")
 #: Words read between a label and a connector word ("is"), a value that follows bare, and a
 #: ``:`` or ``=`` ("Passwort für das neue Konto bei der Sparkasse: …").
 _SAID_FILLERS = 4
@@ -292,6 +300,9 @@ def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[i
     spaced = _SPACED_DIGITS.match(text, at + 1) if family in _DIGIT_FAMILIES else None
     if spaced is not None and text[at : spaced.start()].isspace():
         return spaced.span()  # "код з смс 478 431"
+    groups = _DIGIT_GROUPS.match(text, at + 1) if family in ("password", "key") else None
+    if groups is not None and text[at : groups.start()].isspace():
+        return groups.span()  # "WLAN-Schlüssel 1234 5678 9012 3456"
     found = _value(text, at, lang) if at < len(text) else None
     if found is None or not (found[0] > at or lang in _GLUED):
         return None

@@ -281,6 +281,9 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"(?:door|gate|entry|keypad|alarm|garage(?:\s+door)?|lockbox|key\s*box|safe|disarm|buzzer|"
         r"intercom|building|front\s+door|house|access)\s+(?:code|pin)",
         r"(?:safe|lock|padlock|locker)\s+(?:combination|combo)",
+        r"lock\s*box",
+        r"key\s*(?:box|safe)",
+        r"intercom",
         r"combination",
         r"combo",
         r"alarm",
@@ -294,6 +297,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"bestätigungscode",
         r"(?:tür|tor|alarm|alarmanlagen|tresor|haustür|zahlen|sicherheits|entsperr)-?code",
         r"alarmanlage",
+        r"(?:tresor|safe|schloss|zahlen)?-?kombination",
         r"einmal(?:code|passwort|kennwort)",
     ),
     "fr": (
@@ -303,6 +307,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"code\s+(?:de\s+(?:la\s+|l['’])?)?(?:porte|portail|alarme|immeuble|entr[ée]e|coffre)",
         r"alarme",
         r"code\s+(?:à\s+usage\s+unique|unique|de\s+d[ée]verrouillage)",
+        r"combinaison",
     ),
     "es": (
         r"c[oó]digo\s+pin",
@@ -310,6 +315,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"c[oó]digo\s+de(?:\s+la|l)?\s+(?:puerta|alarma|portal|port[oó]n|caja\s+fuerte|portero)",
         r"alarma",
         r"c[oó]digo\s+(?:de\s+un\s+solo\s+uso|de\s+desbloqueo)",
+        r"combinaci[oó]n",
     ),
     "pt": (
         r"c[oó]digo\s+pin",
@@ -318,6 +324,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"senha\s+do\s+cart[ãa]o",
         r"alarme",
         r"c[oó]digo\s+(?:de\s+uso\s+[úu]nico|de\s+desbloqueio)",
+        r"combina[çc][ãa]o",
     ),
     "it": (
         r"codice\s+pin",
@@ -326,6 +333,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"(?:codice\s+)?antifurto",
         r"allarme",
         r"codice\s+(?:monouso|di\s+sblocco)",
+        r"combinazione",
     ),
     "pl": (
         r"kod\s+pin",
@@ -333,6 +341,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"pin\s+do\s+karty",
         r"kod\s+(?:do\s+)?(?:drzwi|domofonu|alarmu|bramy|sejfu|furtki)",
         r"kod\s+jednorazowy",
+        r"kombinacj[aię]",
     ),
     "ru": (
         r"(?:пин|pin)(?:-?код)?",
@@ -342,6 +351,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"сигнализаци[яиюей]",
         r"сигналк[аиуе]",
         r"одноразов(?:ый|ого)\s+код",
+        r"комбинаци[яиюе]",
     ),
     "uk": (
         r"(?:пін|pin)(?:-?код)?",
@@ -367,6 +377,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"verificatiecode",
         r"poortcode",
         r"eenmalige\s+code",
+        r"combinatie",
         r"alarmsysteem",
     ),
     "sv": (
@@ -377,6 +388,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"verifieringskod(?:en)?",
         r"engångskod(?:en)?",
         r"larm(?:et)?",
+        r"kombination(?:en)?",
     ),
     "tr": (
         r"pin\s+kod(?:u|um)",
@@ -512,7 +524,7 @@ LABEL_NEEDLES = _words(
     κωδικ συνθηματ סיסמ קוד पासवर्ड رمز گذرواژه پسورد パス 合言葉 キー トークン 秘密鍵 シークレット
     コード 暗証 비밀번호 비번 패스 암호 키 토큰 시크릿 번호 코드 كلمة باس مفتاح توكن كود الرقم رقم
     combination cvn csc cryptogramme prüf digicode alarm disarm antifurto allarme сигнал
-    answer combo einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ 번호 비반 비빈 비븐 금고 ロック
+    answer combo kombin combina комбин lock keybox intercom einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ 번호 비반 비빈 비븐 금고 ロック
     현관 도어락 경보 警報 アラーム 番号 報警 报警 动态 إنذار انذار unlock unique usage
     蜜码 蜜碼 蜜马 蜜玛 秘码 秘碼 秘马 秘玛 觅码 觅碼 觅马 觅玛 密马 密玛 parol
     安全码 开门 门禁 código codice pincode deurcode

@@ -17,7 +17,8 @@ expiry ``MM/YY`` and a 3–4 digit CVV — goes with it.
 
 US Social Security numbers: ``AAA-GG-SSSS`` with the ranges the SSA never issues left
 out (area 000, 666, 9xx; group 00; serial 0000), anywhere; nine digits without dashes
-only a few words after ``SSN``, "social security number" or "my social is".
+only a few words after ``SSN``, "social security number" (in the lexicon's languages too:
+"Sozialversicherungsnummer", "número de seguro social") or "my social is".
 
 E-mail addresses and phone numbers are contacts, not secrets: they are found
 only when asked (``MEMORY_REDACT_CONTACTS``).
@@ -186,9 +187,18 @@ def card_numbers(text: str, hits: Hits | None = None) -> Iterator[Span]:
 _SSN_DASHED = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
 _SSN_LABELLED = re.compile(
     r"(?i:\bssn\b|\bsocial\s+security(?:\s+(?:number|no\.?|num|#))?|"
-    r"\bsocial\b(?=\s*(?:is|was|no\.?|#|:|=)\s*\d))"
+    r"\bsocial\b(?=\s*(?:is|was|no\.?|#|:|=)\s*\d)|sozialversicherungs\w*|seguro\s+social|"
+    r"s[ée]curit[ée]\s+sociale|previdenza\s+sociale|seguran[çc]a\s+social|"
+    r"ubezpieczenia\s+spo[łl]ecznego|социального\s+страхования|соціального\s+страхування|"
+    r"sosyal\s+g[üu]venlik|社会安全|社会保障|사회\s*보장|الضمان\s+الاجتماعي)"
     r"[^\d\n]{0,20}?(?<!\d)(?P<v>(?!000|666|9\d\d)\d{3}[ .-]?\d{2}[ .-]?\d{4})(?!\d)"
 )
+
+
+_SSN_NEEDLES = (
+    "ssn", "social", "sozial", "sociale", "previdenza", "ubezpiecz", "социальн", "соціальн",
+    "sosyal", "社会", "사회", "الضمان",
+)  # fmt: skip
 
 
 def ssn_numbers(text: str, hits: Hits | None = None) -> Iterator[Span]:
@@ -197,7 +207,7 @@ def ssn_numbers(text: str, hits: Hits | None = None) -> Iterator[Span]:
         for match in _SSN_DASHED.finditer(text):
             yield match.start(), match.end(), "pin"
     folded = text.casefold()
-    if "ssn" in folded or "social" in folded:
+    if any(needle in folded for needle in _SSN_NEEDLES):
         for match in _SSN_LABELLED.finditer(text):
             yield match.start("v"), match.end("v"), "pin"
 

@@ -241,12 +241,19 @@ _DISCORD = re.compile(
 )
 
 
+#: A BitLocker recovery key: eight groups of six digits.
+_BITLOCKER = re.compile(r"(?<![\d-])\d{6}(?:-\d{6}){7}(?![\d-])")
+
 #: A wallet's private key in WIF: base58, 51–52 characters from 5, K or L.
 _WIF = re.compile(r"(?<![A-Za-z0-9])[5KL][1-9A-HJ-NP-Za-km-z]{50,51}(?![A-Za-z0-9])")
 
 
 def unmarked_tokens(text: str, hits: Hits) -> Iterator[Span]:
-    """Spans of tokens that carry no needle (Discord bot tokens, WIF private keys)."""
+    """Spans of tokens that carry no needle (Discord bot tokens, WIF private keys, BitLocker
+    recovery keys)."""
+    if len(text) >= 55 and "-" in text:
+        for match in _BITLOCKER.finditer(text):
+            yield match.start(), match.end(), "token"
     if "." in text:
         for match in _DISCORD.finditer(text):
             yield match.start(), match.end(), "token"

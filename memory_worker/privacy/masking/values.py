@@ -119,17 +119,19 @@ KEYS_NOT_SECRET = re.compile(
 
 
 #: A keypad's code: digits, with at most one of the keypad's letters ("digicode 98A43").
-_KEYPAD = re.compile(r"^(?=(?:\D*\d){3})[0-9]+[A-D]?[0-9]+$")
+_KEYPAD = re.compile(r"^(?=(?:\D*\d){3})[0-9]+[A-DК#*]?[0-9]*$")
 
 
 def code_digits(family: str, value: str, *, connector: bool) -> bool:
     """A code's digits: a PIN 3–8 (4–8 without a connector), a CVV 3–4 (a security code of
     something else up to 8), a code 4–8; a keypad's ``#`` or ``*`` around them, or one of
-    its letters A–D among them, is part of the value."""
+    its letters (A–D, К) or a ``#`` among or after them (a door's keypad, not a bare "code"),
+    is part of the value."""
     keys = value.strip("#*[](){}")
     digits = keys.replace("-", "")
     if not digits.isdigit():
-        return family != "cvv" and _KEYPAD.match(keys) is not None and 4 <= len(keys) <= 8
+        keypad = family == "pin" and _KEYPAD.match(keys) is not None
+        return keypad and 4 <= len(keys) <= 8
     if family == "cvv":
         return 3 <= len(digits) <= 8
     least = 3 if connector and family == "pin" else 4
