@@ -3,9 +3,13 @@ look-alikes, overall and per language and category.
 
 A corpus is JSON lines, each ``{"id", "lang", "kind", "category", "text", "secrets"}``:
 ``kind`` is ``secret`` or ``lookalike``; ``secrets`` lists the exact substrings of ``text``
-that are secret (empty for a look-alike). The train part (``tests/data/masking/train.jsonl``)
+that are secret (empty for a look-alike). The train part (``tests/data/masking/train.jsonl``),
 the dev part (``tests/data/masking/dev.jsonl``) and the held-out test part
 (``tests/data/masking_test/test.jsonl``) share the format.
+
+Both sides are compared normalised (:func:`norm`: NFKC, zero-width characters and soft
+hyphens removed), as the parts' READMEs say, so a masker is neither helped nor penalised
+by how a value was typed.
 
 - A secret line is **caught** when no run of :data:`RUN` characters of any listed secret
   survives in the masked text; a secret shorter than that is caught when it no longer
@@ -18,6 +22,8 @@ holds the bars.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +33,14 @@ import orjson
 
 #: A secret counts as leaked when this many of its characters in a row survive.
 RUN = 6
+_ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060\ufeff\u00ad]")
+
+
+def norm(text: str) -> str:
+    """``text`` as the scoring compares it: NFKC, zero-width characters and soft hyphens gone."""
+    return _ZERO_WIDTH.sub("", unicodedata.normalize("NFKC", text))
+
+
 KINDS = ("secret", "lookalike")
 
 
@@ -75,6 +89,7 @@ def load(path: Path) -> list[Row]:
 def leaked(secret: str, masked: str) -> bool:
     """Whether ``secret`` survives masking (a run of :data:`RUN` of its characters, or all
     of a shorter one)."""
+    secret, masked = norm(secret), norm(masked)
     if len(secret) < RUN:
         return secret in masked
     return any(secret[i : i + RUN] in masked for i in range(len(secret) - RUN + 1))
@@ -123,7 +138,7 @@ def score(rows: Iterable[Row], masker: Callable[[str], str]) -> Score:
             if not hit:
                 out.missed.append(row.id)
         else:
-            false = masked != row.text
+            false = norm(masked) != norm(row.text)
             for tally in tallies:
                 tally.lookalikes += 1
                 tally.false += false
