@@ -18,6 +18,7 @@ from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES
 from memory_worker.privacy.masking.needles import Hits
 from memory_worker.privacy.masking.ordinary import (
     AS_WORDS,
+    ASSENT_WORDS,
     BEFORE_WORDS,
     DEMONSTRATIVES,
     NEGATIONS,
@@ -29,9 +30,11 @@ from memory_worker.privacy.masking.shapes import Span, token_like
 from memory_worker.privacy.masking.values import (
     TRAILING,
     address,
+    code_digits,
     generated,
     not_a_value,
     strong,
+    wordy,
 )
 
 _AS_LABEL = re.compile(
@@ -61,7 +64,8 @@ def values_before_labels(text: str, hits: Hits) -> Iterator[Span]:
 #: The words before a label, as runs of ASCII and runs of anything else ("Xk2…是我的密码").
 _BACK_TOKEN = re.compile(r"[!-~\u00c0-\u058f]+(?=[\u0590-\uffff])|[\u0590-\uffff]\S*|\S+")
 _GLUED_BEFORE = tuple(w for w in BEFORE_WORDS if not w.isascii())
-_NAMED_FAMILIES = frozenset({"password", "pin", "key"})
+_NAMED_FAMILIES = frozenset({"password", "pin", "code", "key"})
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
 
 
 def _joins(word: str) -> bool:
@@ -91,7 +95,12 @@ def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | 
             and not address(value)
             and (not label or label not in value.casefold())
         ):
-            digits = family == "pin" and value.isdigit() and 4 <= len(value) <= 8
+            digits = (
+                family in ("pin", "code")
+                and value.isdigit()
+                and 4 <= len(value) <= 8
+                and not _YEAR.match(value)
+            )
             if digits or strong(value) or (family == "key" and generated(value)):
                 return tokens[k].start(), tokens[k].start() + len(value)
         if gap >= 5 or word.casefold() in NEGATIONS or any(c in ".!?;,。！？，" for c in word):
@@ -151,6 +160,60 @@ def keys_near_labels(text: str, hits: Hits) -> Iterator[Span]:
         ):
             continue
         yield token.start(), token.end(), "token"
+
+
+# --- the answer to a question asked on the line before ----------------------------------------
+
+#: An answer line: a time, a dash or bullet, a speaker ("[09:15] Ben: …", "- …"), a word of
+#: assent ("it's", "sure,", "claro:", "да,"), then the value alone.
+_ANSWER = re.compile(
+    r"[ \t]*(?:\[?\d{1,2}:\d{2}(?::\d{2})?\]?[ \t]*)?(?:[-–—•*>]+[ \t]*)?"
+    r"(?:[^\s:：]{1,24}[:：][ \t]+)?"
+    rf"(?:(?:{'|'.join(sorted(ASSENT_WORDS, key=len, reverse=True))})[,:!.]?[ \t]+)?"
+    r"(?P<v>\S+?)[ \t]*[.!]?[ \t]*",
+    re.IGNORECASE,
+)
+_QUESTIONS = "?？؟"
+_ASKED_FAMILIES = frozenset({"password", "word", "pass", "pin", "code", "cvv", "key", "saidkey"})
+
+
+def _answer(text: str, start: int, family: str) -> tuple[int, int] | None:
+    """The value answering the question of a line that ends at ``start`` (its next non-blank
+    line, holding only the value and an answer's own words)."""
+    at = start + 1
+    while at < len(text) and text[at] in " \t\r\n" and text.count("\n", start, at) < 2:
+        at += 1
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    line = _ANSWER.fullmatch(text, text.rfind("\n", 0, at) + 1, end)
+    if line is None:
+        return None
+    value = line.group("v").rstrip(TRAILING)
+    if not value or not_a_value(value) or address(value):
+        return None
+    if family in ("pin", "code", "cvv"):
+        accepted = code_digits("pin" if family == "code" else family, value, connector=True)
+    else:
+        accepted = strong(value) or token_like(value) or generated(value)
+        accepted = accepted or (family == "word" and wordy(value) and len(value) >= 4)
+    return (line.start("v"), line.start("v") + len(value)) if accepted else None
+
+
+def answers_below_questions(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of a value given on the line after a question that names it ("what's the wifi
+    password?\nKx9…", "[09:14] Anna: какой пароль от вайфая?\n[09:15] Ben: Kvartira_88",
+    "wifi密码是多少？\nJia_888888")."""
+    if "\n" not in text or hits.present.isdisjoint(LABEL_NEEDLES):
+        return
+    for label in label_matches(text, hits):
+        if label.family not in _ASKED_FAMILIES or skipped(label.family, text, label.start):
+            continue
+        line_end = text.find("\n", label.end)
+        if line_end < 0 or not any(q in text[label.start : line_end] for q in _QUESTIONS):
+            continue
+        found = _answer(text, line_end, label.family)
+        if found is not None:
+            yield found[0], found[1], KINDS.get(label.family, "password")
 
 
 # --- a value on its own line, named by the line after it ---------------------------------------

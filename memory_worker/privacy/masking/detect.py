@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from memory_worker.privacy.masking.around import (
+    answers_below_questions,
     keys_near_labels,
     values_above_labels,
     values_before_labels,
@@ -53,6 +54,7 @@ DETECTORS: tuple[Detector, ...] = (
     values_before_labels,
     values_named_after,
     values_above_labels,
+    answers_below_questions,
     keys_near_labels,
     assigned_values,
     card_numbers,

@@ -37,6 +37,7 @@ from memory_worker.privacy.masking.lexicon import (
     PASSWORD_LABELS,
     PIN_LABELS,
     SAID_KEY_LABELS,
+    WORD_LABELS,
 )
 from memory_worker.privacy.masking.needles import Hits
 from memory_worker.privacy.masking.ordinary import (
@@ -67,6 +68,7 @@ from memory_worker.privacy.masking.values import (
 
 _FAMILIES = {
     "password": PASSWORD_LABELS,
+    "word": WORD_LABELS,
     "pass": PASS_LABELS,
     "key": KEY_LABELS,
     "cvv": CVV_LABELS,
@@ -147,15 +149,16 @@ FILLER = re.compile(r"[ \t]+(?P<w>(?:[^\s.!?,;:=：]|\.(?=\w)){1,30})(?=\s|[:=�
 _PAIR = re.compile(r"[ \t]*(?P<user>[^\s/]{1,64})[ \t]*/[ \t]*(?P<v>[^\s/]+)")
 
 
-def _value(text: str, at: int, lang: str) -> tuple[int, int, bool] | None:
-    """The value starting at ``at`` (spaces skipped): (start, end, quoted)."""
+def _value(text: str, at: int, lang: str, family: str = "") -> tuple[int, int, bool] | None:
+    """The value starting at ``at`` (spaces skipped): (start, end, quoted). In a language whose
+    passwords are typed in Latin letters it is ASCII, but a code word is a word of the language."""
     while at < len(text) and text[at] in " \t":
         at += 1
     if at < len(text) and text[at] in _QUOTES:
         close = text.find(_QUOTES[text[at]], at + 1, at + 102)
         if close > at + 1 and "\n" not in text[at + 1 : close]:
             return at + 1, close, True
-    match = (_ASCII if lang in _ASCII_VALUES else _BARE).match(text, at)
+    match = (_ASCII if lang in _ASCII_VALUES and family != "word" else _BARE).match(text, at)
     if match is None:
         return None
     end = match.end()
@@ -182,11 +185,19 @@ def _accepts(family: str, value: str, *, connector: bool) -> bool:
         number = value.strip("#*")
         digits = family == "password" and number.isdigit() and 4 <= len(number) <= 12
         return family in ("password", "key") and (strong(value) or digits or generated(value))
-    if family in ("password", "pass"):
+    if family in ("password", "pass", "word"):
         return len(value) >= 3
     return token_like(value)
 
 
+_LINE_END = re.compile(rf"[{re.escape(TRAILING)}]*[ \t]*(?:\r?\n|$)")
+#: The end of a clause after a value: punctuation, a line's end, the text's end.
+_CLAUSE_END = re.compile(r"[ \t]*(?:[.,;!?。，！？]|\r?\n|$)")
+#: Words a little after a code's digits that say they number something else ("… of the order").
+_OTHER_NUMBER = re.compile(
+    rf"(?:[ \t]+[^\W\d]+){{0,2}}[ \t]+(?:{'|'.join(sorted(NOT_SECRET_CODES, key=len, reverse=True))})(?!\w)",
+    re.IGNORECASE,
+)
 #: "the key is …": a value this long, or with three letters (a room's key tag, "3F-217", has
 #: neither).
 _SAID_KEY_CHARS = 8
@@ -224,14 +235,16 @@ def _joined(
         if pair is None or not (strong(pair.group("v")) or token_like(pair.group("v"))):
             return False
         return pair.span("v")
-    if family in _DIGIT_FAMILIES and (spaced := _SPACED_DIGITS.match(text, joined.end())):
-        return spaced.span()  # "code: 123 456"
+    spaced = _SPACED_DIGITS.match(text, joined.end())
+    numbered = spaced is not None and family in (*_DIGIT_FAMILIES, "password")
+    if spaced is not None and numbered and not _OTHER_NUMBER.match(text, spaced.end()):
+        return spaced.span()  # "code: 123 456", "login code: 48 21 93"
     if family in ("password", "key") and (groups := _DIGIT_GROUPS.match(text, joined.end())):
         return groups.span()
-    found = _value(text, joined.end(), lang)
+    found = _value(text, joined.end(), lang, family)
     if found is not None and text[found[0] : found[1]].casefold() in FILLER_ADVERBS:
         symbol = _SYMBOL_CONNECTOR.match(text, found[1])  # "lautet jetzt: …"
-        found = _value(text, symbol.end() if symbol else found[1], lang)
+        found = _value(text, symbol.end() if symbol else found[1], lang, family)
     refused: bool | _Past = False
     if family in _DIGIT_FAMILIES and "\n" not in joined.group(0):
         refused = _Past(joined.start() + len(joined.group(0).rstrip()))
@@ -241,6 +254,8 @@ def _joined(
     value = text[begin:end]
     if not quoted and wordy(value) and PROSE.match(text, end):
         return refused  # a plain word opening a phrase: "password: ask at the desk"
+    if "\n" in joined.group(0) and not _LINE_END.match(text, end):
+        return refused  # past a line's end, the value fills its line: not "2024 edition, …"
     return (begin, end) if _accepts(family, value, connector=True) else refused
 
 
@@ -257,7 +272,7 @@ def _bare_allowed(fillers: list[str], before: str) -> bool:
     return False
 
 
-_SPACED_DIGITS = re.compile(r"[\[(]?\d{3}[ -]\d{3}[\])]?(?![\d-])")
+_SPACED_DIGITS = re.compile(r"[\[(]?(?:\d{3}[ -]\d{3}|\d{2}(?:[ -]\d{2}){2,3})[\])]?(?![\d-])")
 _SYMBOL_CONNECTOR = re.compile(rf"[ \t]*{_SYMBOLS}\s*")
 #: A value alone on the next line (blank lines and a pointer before it: "👉 Xk2…", "↓ Xk2…").
 _NEXT_LINE = re.compile(
@@ -299,16 +314,27 @@ def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[i
     """A value right at ``at`` without a connector (``named``: a user name was given)."""
     spaced = _SPACED_DIGITS.match(text, at + 1) if family in _DIGIT_FAMILIES else None
     if spaced is not None and text[at : spaced.start()].isspace():
-        return spaced.span()  # "код з смс 478 431"
+        other = _OTHER_NUMBER.match(text, spaced.end())
+        return None if other else spaced.span()  # "код з смс 478 431"
     groups = _DIGIT_GROUPS.match(text, at + 1) if family in ("password", "key") else None
     if groups is not None and text[at : groups.start()].isspace():
         return groups.span()  # "WLAN-Schlüssel 1234 5678 9012 3456"
-    found = _value(text, at, lang) if at < len(text) else None
+    found = _value(text, at, lang, family) if at < len(text) else None
     if found is None or not (found[0] > at or lang in _GLUED):
         return None
     begin, end, quoted = found
     if quoted and begin == at + 1:
         return None  # the label's own closing quote: 'PASSWORD': os.environ[…]
+    if family == "word":  # "кодовое слово ромашка": one word that ends the clause
+        value = text[begin:end]
+        ends = _CLAUSE_END.match(text, end) is not None
+        return (
+            (begin, end)
+            if ends and wordy(value) and len(value) >= 4 and not not_a_value(value)
+            else None
+        )
+    if family in _DIGIT_FAMILIES and _OTHER_NUMBER.match(text, end):
+        return None  # "code 482193 of the order"
     if text[begin:end].isdigit() and _UNIT.match(text, end):
         return None  # "сигнализация за 15000 рублей"
     return (begin, end) if _accepts(family, text[begin:end], connector=quoted or named) else None
@@ -373,11 +399,21 @@ def _word_before(text: str, start: int) -> str:
     return words[-1].casefold().strip(".,:;") if words else ""
 
 
-def skipped(family: str, text: str, start: int) -> bool:
+_COMPOUND_CODE = re.compile(r"(?i)(.+?)[-_]?(?:code|kod(?:en|u)?)$")
+
+
+def skipped(family: str, text: str, start: int, end: int | None = None) -> bool:
     """Whether the word before a label makes it no label: "*reset* password flow", "*zip*
-    code" (a "code" is a secret unless said to be another kind)."""
+    code" (a "code" is a secret unless said to be another kind), or the head of a compound
+    says so ("Fehlercode", "Gutscheincode", "rabattkod")."""
     before = _word_before(text, start)
-    return before in NOT_BEFORE or (family == "code" and before in NOT_SECRET_CODES)
+    if before in NOT_BEFORE or (family in _DIGIT_FAMILIES and before in NOT_SECRET_CODES):
+        return True
+    head = _COMPOUND_CODE.match(text, start, end) if end is not None else None
+    if head is None or family not in _DIGIT_FAMILIES:
+        return False
+    first = head.group(1).casefold()
+    return any(first.startswith(word) for word in NOT_SECRET_CODES if len(word) >= 3)
 
 
 #: Longest stretch from a label's start to a needle inside its word
@@ -501,7 +537,7 @@ def labelled_values(text: str, hits: Hits) -> Iterator[Span]:
     if hits.present.isdisjoint(LABEL_NEEDLES):
         return
     for label in label_matches(text, hits):
-        if skipped(label.family, text, label.start):
+        if skipped(label.family, text, label.start, label.end):
             continue
         found = _after_label(text, label.start, label.end, label.family, label.lang)
         if found is not None:

@@ -70,23 +70,26 @@ _NEIGHBOURS = {
 _PLAIN = str.maketrans("äöüßéèêñçãõáíóúàâłśćźżąęşğı", "aouseeencaoaiouaalsczzaesgi")
 
 
+#: Words that a mistyped label would spell: never taken for the label.
+_NOT_TYPOS = frozenset({"sena", "seha", "helo", "haso", "hasl"})
 #: The first four letters of every mistyped label form (:func:`typos`): its needles.
 TYPO_NEEDLES: set[str] = set()
 
 
 def typos(word: str) -> str:
-    """A label as people mistype it, as one alternation: one letter left out or one struck
-    beside it on the keyboard (words of six letters or more), two neighbours swapped (not the second and third of a short word: a
+    """A label as people mistype it, as one alternation: one letter left out (of a five-letter
+    word, not its last) or one struck beside it on the keyboard (words of six letters or more), two neighbours swapped (not the second and third of a short word: a
     name, "Sneha"), one letter doubled, and the word without its
     diacritics ("paswort", "senah", "passowrd", "losenord"). The first letter is kept."""
     forms = {word, word.translate(_PLAIN)}
     for i in range(1, len(word)):
-        if len(word) >= 6:
+        if len(word) >= 6 or (len(word) == 5 and i < 4):
             forms.add(word[:i] + word[i + 1 :])
             forms.update(word[:i] + key + word[i + 1 :] for key in _NEIGHBOURS.get(word[i], ""))
         if i + 1 < len(word) and (i > 1 or len(word) >= 6):  # not "sneha" for "senha"
             forms.add(word[:i] + word[i + 1] + word[i] + word[i + 2 :])
         forms.add(word[:i] + word[i] + word[i:])
+    forms -= _NOT_TYPOS
     TYPO_NEEDLES.update(form[:4].casefold() for form in forms)
     return trie_pattern(sorted(forms))
 
@@ -96,6 +99,8 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
         r"password",
         typos("password"),
+        r"p[a@4][s$5]{1,3}w[o0]r[dt]",
+        r"paswrd|pswrd|pswd|passwrd|paswd",
         r"p[a@]s{1,3}w[o0]?r?d",
         r"pas(?:s?wr|s?ow|rw|wro)[o]?d",
         r"passwrod",
@@ -123,7 +128,12 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"wlan-?schlüssel",
         r"netzwerkschlüssel",
     ),
-    "fr": (r"mot\s+de\s+pas{1,3}e?", r"mdp", r"code\s+d['’]acc[eè]s", r"code\s+secret"),
+    "fr": (
+        r"mot\s*(?:de|2|d['’]?)\s*pas{1,3}e?",
+        r"mdp",
+        r"code\s+d['’]acc[eè]s",
+        r"code\s+secret",
+    ),
     "es": (
         r"contrase[ñn]a",
         typos("contraseña"),
@@ -170,10 +180,10 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     "he": (r"ה?סיסמ[הא]",),
     "hi": (r"पासवर्ड",),
     "fa": (r"رمز\s+عبور", r"گذرواژه", r"پسورد"),
-    "ja": (r"パスワード", r"ぱすわーど", r"パスワド", r"パス", r"合言葉"),
+    "ja": (r"パスワード", r"ぱすわーど", r"パスワド", r"パス"),
     "ko": (r"비밀번호", r"비[번반빈븐]", r"패스워드", r"암호(?!화)"),
     "ar": (
-        r"[وفبل]?كلمة\s+(?:ال)?(?:مرور|سر|السر)",
+        r"[وفبل]?كلم[ةه]\s+(?:ال)?(?:مرور|سر|السر)",
         r"[وفبل]?(?:ال)?باس?وورد",
         r"[وفبل]?(?:ال)?باسورد",
         r"[وفبل]?رمز\s+المرور",
@@ -289,6 +299,9 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"alarm",
         r"disarm",
         r"unlock\s+(?:code|pin)",
+        r"blik(?:\s+code)?",
+        r"bankid(?:\s+code)?",
+        r"(?:login|sign[\s-]?in|confirmation|security|auth(?:entication)?|access)\s+code",
         r"one[\s-]?time\s+(?:password|passcode|pin)",
     ),
     "de": (
@@ -299,6 +312,8 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"alarmanlage",
         r"(?:tresor|safe|schloss|zahlen)?-?kombination",
         r"einmal(?:code|passwort|kennwort)",
+        r"(?:m|sms|push|chip|photo)?-?tan",
+        r"\w+code",
     ),
     "fr": (
         r"code\s+pin",
@@ -314,7 +329,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"c[oó]digo\s+de\s+verificaci[oó]n",
         r"c[oó]digo\s+de(?:\s+la|l)?\s+(?:puerta|alarma|portal|port[oó]n|caja\s+fuerte|portero)",
         r"alarma",
-        r"c[oó]digo\s+(?:de\s+un\s+solo\s+uso|de\s+desbloqueo)",
+        r"c[oó]digo\s+(?:de\s+un\s+solo\s+uso|de\s+desbloqueo|de\s+confirmaci[oó]n|de\s+acceso)",
         r"combinaci[oó]n",
     ),
     "pt": (
@@ -323,7 +338,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"c[oó]digo\s+d[oa]\s+(?:port[ãa]o|porta|alarme|cofre|pr[ée]dio)",
         r"senha\s+do\s+cart[ãa]o",
         r"alarme",
-        r"c[oó]digo\s+(?:de\s+uso\s+[úu]nico|de\s+desbloqueio)",
+        r"c[oó]digo\s+(?:de\s+uso\s+[úu]nico|de\s+desbloqueio|de\s+confirma[cç][ãa]o)",
         r"combina[çc][ãa]o",
     ),
     "it": (
@@ -332,7 +347,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"codice\s+(?:del(?:l['’]\s*|la\s+)?)?(?:portone|porta|cancello|allarme|citofono|cassaforte)",
         r"(?:codice\s+)?antifurto",
         r"allarme",
-        r"codice\s+(?:monouso|di\s+sblocco)",
+        r"codice\s+(?:monouso|di\s+sblocco|di\s+conferma|otp)",
         r"combinazione",
     ),
     "pl": (
@@ -341,11 +356,13 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"pin\s+do\s+karty",
         r"kod\s+(?:do\s+)?(?:drzwi|domofonu|alarmu|bramy|sejfu|furtki)",
         r"kod\s+jednorazowy",
+        r"(?:kod\s+)?blik(?:\s+kod)?",
+        r"kod\s+(?:sms|potwierdzaj[aą]cy|autoryzacyjny)",
         r"kombinacj[aię]",
     ),
     "ru": (
         r"(?:пин|pin)(?:-?код)?",
-        r"код\s+(?:из\s+смс|подтверждения)",
+        r"код\s+(?:из\s+смс|подтверждения|для\s+входа|из\s+sms)",
         r"код\s+(?:от\s+)?(?:двери|дверей|домофона|подъезда|сигнализации|сигналки|замка|сейфа|"
         r"калитки|ворот)",
         r"сигнализаци[яиюей]",
@@ -355,7 +372,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
     ),
     "uk": (
         r"(?:пін|pin)(?:-?код)?",
-        r"код\s+(?:з\s+смс|підтвердження)",
+        r"код\s+(?:з\s+смс|із\s+смс|підтвердження|для\s+входу)",
         r"код\s+(?:від\s+)?(?:дверей|домофона|під['’]їзду|сигналізації|замка|сейфа|хвіртки)",
         r"сигналізаці[яїюєй]",
         r"одноразов(?:ий|ого)\s+код",
@@ -366,7 +383,8 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"支付密码",
         r"开门密码",
         r"门禁码",
-        r"动态码",
+        r"动态(?:码|密码)",
+        r"确认码",
         r"报警器?(?:密码|码)",
     ),
     "nl": (
@@ -377,6 +395,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"verificatiecode",
         r"poortcode",
         r"eenmalige\s+code",
+        r"\w+code",
         r"combinatie",
         r"alarmsysteem",
     ),
@@ -387,13 +406,15 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"dörrkod(?:en)?",
         r"verifieringskod(?:en)?",
         r"engångskod(?:en)?",
+        r"bankid-?kod(?:en)?",
+        r"\w+kod(?:en)?",
         r"larm(?:et)?",
         r"kombination(?:en)?",
     ),
     "tr": (
         r"pin\s+kod(?:u|um)",
         r"(?:kapı|alarm|kasa)\s+(?:şifresi|kodu)",
-        r"(?:doğrulama|onay)\s+kodu",
+        r"(?:doğrulama|onay|sms|giriş)\s+kodu(?:n|nuz|m|muz)?",
         r"tek\s+kullanımlık\s+(?:kod|şifre)",
     ),
     "cs": (r"kód\s+(?:od|k|ke)\s+(?:dveří|bráně|alarmu|trezoru)", r"ověřovací\s+kód"),
@@ -402,7 +423,8 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
     "fi": (r"pin-?koodi", r"ovikoodi", r"hälytyskoodi"),
     "ja": (
         r"暗証番号",
-        r"(?:解除|PIN|認証|確認|ワンタイム)コード",
+        r"(?:解除|PIN|認証|確認|ワンタイム|ログイン)コード",
+        r"認証番号",
         r"ワンタイムパスワード",
         r"(?:オートロック|玄関|ドア|金庫|ロッカー|キーボックス)の?(?:番号|暗証番号|コード|パスコード)",
         r"オートロック",
@@ -411,19 +433,55 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
     "ko": (
         r"핀\s*번호",
         r"PIN\s*번호",
-        r"인증\s*번호",
+        r"인증\s*(?:번호|코드)",
+        r"확인\s*코드",
         r"해제\s*코드",
         r"(?:현관|도어락|금고|경보)\s*(?:번호|비번|코드)",
     ),
     "ar": (
         r"[وفبل]?(?:ال)?رقم(?:\s+\S+)?\s+(?:ال)?سري",
         r"[وفبل]?(?:ال)?رمز\s+(?:ال)?سري",
-        r"[وفبل]?رمز\s+(?:الباب|الإنذار|الانذار|التحقق|الدخول|البوابة)",
+        r"[وفبل]?رمز\s+(?:الباب|الإنذار|الانذار|التحقق|الدخول|البوابة|التأكيد|التفعيل)",
+        r"[وفبل]?كود\s+(?:التحقق|التفعيل|التأكيد)",
         r"[وفبل]?(?:ال)?إنذار",
         r"[وفبل]?(?:ال)?انذار",
     ),
     "he": (r"קוד\s+(?:ה)?(?:כניסה|דלת|אזעקה|סודי)",),
     "el": (r"PIN",),
+}
+
+#: A bank's code word, a secret word, a security answer: a plain word is their value.
+WORD_LABELS: dict[str, tuple[str, ...]] = {
+    "en": (
+        r"code\s*word",
+        r"secret\s+word",
+        r"memorable\s+word",
+        r"(?:security|secret)\s+(?:question\s+)?answer",
+        r"answer\s+to\s+(?:the|my)\s+security\s+question",
+        r"mother'?s\s+maiden\s+name",
+    ),
+    "ru": (
+        r"кодов(?:ое|ого)\s+слов[оа]",
+        r"секретн(?:ое|ого)\s+слов[оа]",
+        r"ответ\s+на\s+(?:секретный|контрольный)\s+вопрос",
+    ),
+    "uk": (r"кодов(?:е|ого)\s+слов[оа]", r"секретн(?:е|ого)\s+слов[оа]"),
+    "de": (r"(?:code|kenn|losungs|geheim|kontroll)wort", r"sicherheitsantwort"),
+    "fr": (r"mot\s+(?:secret|de\s+code|code)", r"r[ée]ponse\s+secr[èe]te"),
+    "es": (r"palabra\s+secreta", r"respuesta\s+(?:secreta|de\s+seguridad)"),
+    "it": (r"parola\s+segreta", r"risposta\s+segreta"),
+    "pt": (r"palavra[\s-]secreta", r"resposta\s+secreta"),
+    "pl": (
+        r"s[łl]owo\s+(?:kodowe|has[łl]o)",
+        r"has[łl]o\s+do\s+banku(?:\s+telefonicznego)?",
+    ),
+    "nl": (r"(?:code|geheim)woord",),
+    "sv": (r"kodord(?:et)?", r"hemligt\s+ord(?:et)?"),
+    "tr": (r"gizli\s+kelime(?:si|niz)?", r"güvenlik\s+(?:sorusu(?:nun)?\s+)?cevab[ıi]"),
+    "ja": (r"合言葉", r"秘密の(?:質問の)?答え"),
+    "ko": (r"보안\s*(?:질문\s*)?(?:답변|답)", r"비밀\s*질문\s*답"),
+    "zh": (r"密保答案", r"安全问题答案"),
+    "ar": (r"[وفبل]?(?:ال)?كلمة\s+(?:ال)?سرية",),
 }
 
 #: Labels said only with a connector, of a value that reads as generated ("the key is …").
@@ -524,7 +582,11 @@ LABEL_NEEDLES = _words(
     κωδικ συνθηματ סיסמ קוד पासवर्ड رمز گذرواژه پسورد パス 合言葉 キー トークン 秘密鍵 シークレット
     コード 暗証 비밀번호 비번 패스 암호 키 토큰 시크릿 번호 코드 كلمة باس مفتاح توكن كود الرقم رقم
     combination cvn csc cryptogramme prüf digicode alarm disarm antifurto allarme сигнал
-    answer combo kombin combina комбин lock keybox intercom einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ 번호 비반 비빈 비븐 금고 ロック
+    word wort слов mot palabra parola palavra słow slow woord kodord hemlig kelime 合言葉 秘密の 보안 비밀
+    密保 安全问题 暗号 سرية blik bankid tan login sign confirmation security access conferma
+    confirmaci confirma autoryz potwierdz подтвержд входа входу підтвердж giriş 認証 確認 ログイン
+    인증 확인 动态 确认 التأكيد التفعيل التحقق كلمه answer combo kombin p4s pa$ p@$ p4$ pa5 p@5
+    p45 ответ réponse reponse risposta respuesta resposta cevab antwort maiden combina комбин lock keybox intercom einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ 번호 비반 비빈 비븐 금고 ロック
     현관 도어락 경보 警報 アラーム 番号 報警 报警 动态 إنذار انذار unlock unique usage
     蜜码 蜜碼 蜜马 蜜玛 秘码 秘碼 秘马 秘玛 觅码 觅碼 觅马 觅玛 密马 密玛 parol
     安全码 开门 门禁 código codice pincode deurcode

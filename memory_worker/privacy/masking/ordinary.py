@@ -30,7 +30,9 @@ NOT_SECRET_CODES = _words(
     invoice bill order ticket rechnung bestellung facture commande factura pedido fattura
     ordine fatura faktura zamówienie счёт счет заказ рахунок замовлення factuur bestelling
     räkning beställning sipariş rabatowy rabatt rabais descuento sconto desconto скидка
-    знижка korting promo coupon gutschein rabattcode المنتج
+    знижка korting promo coupon gutschein rabattcode quell strich streck länder land farb
+    steuer kampanj actie bestell kortings loto lotto lottery lotería lotteria loteria
+    lotterie лотерея lotek المنتج
     منتج الموديل الخطأ البريدي
     """
 )
@@ -181,6 +183,8 @@ NOT_VALUES = _words(
     ask request que
     minimum mindestens mínimo minimo minimalnie минимум мінімум broken kaputt cassé roto
     elsewhere anywhere nowhere gone woanders ailleurs otra otro altrove gdzie
+    şifreniz şifrenizi şifreni sifreniz sifrenizi parolanız parolanızı parolan
+    claro sure yep yeah yes да так ja oui tak evet sí si sim 네 是 はい idk dunno
     """
 )
 #: The same, in the languages added beside the project's own (NL, SV, TR, CS, ID, DA/NO, FI,
@@ -271,6 +275,19 @@ UNITS = _words(
     mah mb gb kb tb km kg mm cm ml mg ms min sec seconds minutes hours stunden minuten
     sekunden secondes segundos secondi секунд минут часов
     """
+)
+#: Words that open an answer before its value ("it's Kx9…", "claro: …", "да, Kx9…").
+ASSENT_WORDS = frozenset(
+    [
+        *_words(
+            """
+            it's its here's here sure yes yeah yep ok okay sí si claro vale oui ouais voilà ja
+            jo klar hier tak da да ага так ось вот evet tabii sim certo ecco eccola aqui aquí
+            här burada 네 응 是 好 はい ええ نعم
+            """
+        ),
+        "it is",
+    ]
 )
 #: Words after which a code's digits are a time or a count, not the code ("PIN changed *at*
 #: 1400", "door code for *over* 2000 flats").

@@ -25,8 +25,10 @@ def _has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
 
-_FILLED = re.compile(r"([A-Za-z0-9*•.])\1{5}")
-_RUN = re.compile(r"([A-Za-z0-9*•.])\1{3,}")
+#: A character typed over and over for a value left out: x, X, 0, *, •, ., # (a lucky
+#: ``888888`` inside a password is the password's own).
+_FILLED = re.compile(r"([xX0*•.#])\1{5}")
+_RUN = re.compile(r"([xX0*•.#])\1{3,}")
 #: A filled value keeps fewer characters than this once its runs are taken out
 #: (``sk-xxxxxxxx`` keeps ``sk-``; a real key followed by ``-XXXX…`` keeps the key).
 _FILLED_REST = 12
@@ -270,7 +272,9 @@ def token_shapes(text: str, hits: Hits) -> Iterator[Span]:
     for kind, _, pattern, group, check in (_COMPILED[i] for i in rules):
         for match in pattern.finditer(text):
             value = match.group(group)
-            if (check is None or check(value)) and (kind == "webhook" or not placeholder(value)):
+            if (check is None or check(value)) and (
+                kind == "webhook" or not (placeholder(value) or value.endswith("EXAMPLE"))
+            ):
                 yield match.start(group), match.end(group), kind
 
 
