@@ -139,6 +139,31 @@ FAMILIES = [
         "내 메일 비번 바꿨어",
     ),
     ("door code with #", "单元门密码 9087#，12楼", "9087", "12楼，电梯左边"),
+    (
+        "answer under a question",
+        "[09:14] Anna: какой пароль от вайфая?\n[09:15] Ben: Kvartira_88",
+        "Kvartira_88",
+        "wie ist das WLAN-Passwort?\nsteht auf dem Router",
+    ),
+    ("code word", "кодовое слово в банке — ромашка", "ромашка", "кодовое слово придумаем завтра"),
+    (
+        "code named after",
+        "482193 est votre code de connexion",
+        "482193",
+        "2023 was the year of code",
+    ),
+    (
+        "spaced code",
+        "your login code: 48 21 93",
+        "48 21 93",
+        "la combinaison gagnante 12 34 56 au loto",
+    ),
+    (
+        "documentation example",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ4nLk9",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ4nLk9",
+        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE (from the AWS docs)",
+    ),
 ]
 
 
