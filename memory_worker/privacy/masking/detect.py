@@ -108,7 +108,19 @@ def find_secrets(text: str, *, contacts_too: bool = False) -> list[Found]:
         spans.extend(contacts(read))
     if folded.starts is not None:
         spans = [(*folded.span(start, end), kind) for start, end, kind in spans]
+    if spans and "EXAMPLE" in text and _DOCS.search(text):
+        spans = [s for s in spans if not _DOC_EXAMPLE.search(text, s[0], s[1])]
     return _merged(_with_repeats(text, _merged(spans)))
+
+
+#: A documentation's example key (AWS's ``AKIAIOSFODNN7EXAMPLE``, ``…EXAMPLEKEY``), kept when
+#: the text says it quotes documentation or an example; anywhere else it is taken for a key.
+_DOC_EXAMPLE = re.compile(r"EXAMPLE(?:KEY)?(?![A-Za-z0-9])")
+_DOCS = re.compile(
+    r"(?i)\b(?:docs?|documentation|example|sample|dokumentation|doku|beispiel|exemple|ejemplo|"
+    r"esempio|exemplo|przykład|voorbeeld|exempel|örnek|документац\w*|пример\w*|приклад\w*)\b"
+    r"|例|예시|示例|مثال"
+)
 
 
 #: A value found this long or longer is taken out wherever else it stands in the text.

@@ -55,10 +55,6 @@ def _placeholder_phrase(value: str) -> bool:
     )
 
 
-#: A documentation example: AWS's ``AKIAIOSFODNN7EXAMPLE``, ``…/bPxRfiCYEXAMPLEKEY``.
-_EXAMPLE = re.compile(r"EXAMPLE(?:KEY)?$")
-
-
 def not_a_value(value: str) -> bool:
     """Whether ``value`` (after a label) is an ordinary word, a template, code, a URL, a
     public key or fingerprint, or a mask."""
@@ -67,7 +63,6 @@ def not_a_value(value: str) -> bool:
         folded in NOT_VALUES
         or _PUBLIC.match(value) is not None
         or _placeholder_phrase(value)
-        or _EXAMPLE.search(value) is not None
         or placeholder(value)
         or value.startswith(("[", "<", "{"))
         or bool(_TEMPLATE.match(value) or _CODE.match(value))
