@@ -52,7 +52,12 @@ async def main(cards: int, runs: int, chunk: int) -> None:
             await redis.slowlog_reset()
             t0 = time.perf_counter()
             done = await write_snapshot(
-                target, snap, now=BASE + timedelta(days=1), chats_key="x", chunk_items=items
+                target,
+                snap,
+                now=BASE + timedelta(days=1),
+                chats_key="x",
+                chunk_items=items,
+                replans=settings.import_replans,
             )
             took = time.perf_counter() - t0
             calls = await call_times(redis)

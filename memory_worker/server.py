@@ -42,7 +42,6 @@ from memory_worker.ops.health import HealthCheck, Heartbeat, TickAge
 from memory_worker.ops.metrics import (
     MemoryCollector,
     Sample,
-    fleet_breakers,
     redis_sampler,
     route_target_ids,
 )
@@ -51,6 +50,7 @@ from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.health import StoreCollector, StoreHealth, StoreProbe
 from memory_worker.storage.sampling import Sampler
+from memory_worker.wiring import breaker_store
 from memory_worker.worker.watchdog import Liveness
 
 log = get_logger(__name__)
@@ -181,7 +181,7 @@ class HealthServer:
             self.settings,
             worker_heartbeat=self._heartbeat if self.worker_heartbeat else None,
             worker_tick_age=self.worker_tick_age,
-            breakers=fleet_breakers(redis, self.settings),
+            breakers=breaker_store(redis, self.settings),
             targets=targets,
             stores=stores,
         )

@@ -31,7 +31,7 @@ SCRIPT = textwrap.dedent(
     from memory_worker.pipeline.processing import ProcessResult
     from memory_worker.runs import RunStore
     from memory_worker.settings import Settings
-    from memory_worker.pipeline.runner import TickRunner
+    from tests.support.runner import tick_runner
     from memory_worker.settings.types import reveal
     from tests.support.factories import make_request
 
@@ -60,7 +60,7 @@ SCRIPT = textwrap.dedent(
             TaskTimeout("task budget", seconds=1),
             TaskTimeout("task budget", seconds=1),
         ]
-        pipeline = TickRunner(settings=settings, redis=redis, processor=Scripted(outcomes))
+        pipeline = tick_runner(settings=settings, redis=redis, processor=Scripted(outcomes))
         for _ in range(len(outcomes)):
             await asyncio.sleep(0.01)
             await pipeline.tick("job")

@@ -102,13 +102,13 @@ class Scripted:
 async def test_ticks_time_their_claims_and_runs(
     redis: ArqRedis, settings: Settings, key_prefix: str
 ) -> None:
-    from memory_worker.pipeline.runner import TickRunner
+    from tests.support.runner import tick_runner
 
     metrics = WorkerMetrics(ME)
     store = RunStore(redis, settings)
     for chat in (1, 2):
         await store.enqueue(make_request(chat, hour=chat))
-    runner = TickRunner(
+    runner = tick_runner(
         settings=settings,
         redis=redis,
         processor=Scripted(None, CapacityUnavailable("no slots"), None),

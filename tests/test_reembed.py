@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
@@ -27,6 +28,8 @@ from memory_worker.cards import (
     VectorSpace,
     dedup_hash,
 )
+from memory_worker.cards.corrections import correction_plan
+from memory_worker.cards.edits import correct_card, retract_card
 from memory_worker.cards.recall import RecallHit
 from memory_worker.consolidation.model_calls import Vectors
 from memory_worker.errors import VectorSpaceMismatch
@@ -374,6 +377,39 @@ async def test_a_card_that_had_no_vector_gets_one(store: CardStore, settings: Se
     hits = await store.similar_cards(CHAT, new_vec("no vector here"), 1, model=NEW)
     assert hits[0][0].fact_text == "no vector here"
     assert hits[0][0].has_embedding
+
+
+async def test_withdrawn_facts_are_embedded_in_the_new_space_too(
+    store: CardStore, settings: Settings
+) -> None:
+    """A retracted card and a corrected-away one keep being matched by meaning after the
+    switch: their rows are embedded with the new model, so a run of the new model restating
+    one from older messages is refused (left as zero rows they would match nothing)."""
+    await seed_chat(store, 10)
+    later = T0 + timedelta(hours=1)
+    assert (await retract_card(store, CHAT, "3", actor="o", reason="", now=later)).done
+    old = await store.get_card(CHAT, "5")
+    assert old is not None
+    plan = correction_plan(old.scope_key, "s4", "likes", "corrected", actor="o", model=OLD)
+    done = await correct_card(
+        store, CHAT, "5", plan, embedding=old_vec("corrected"), sk=old.scope_key, now=later
+    )
+    assert done.created
+    embedder = ModelEmbedder(NEW)
+    assert (await reembedder(store, settings, embedder).chat(CHAT)).state == "switched"
+    assert {fact(2), fact(4)} <= set(embedder.texts)
+    matrix = await store.chat_vectors(CHAT)
+    assert matrix.model == NEW
+    assert matrix.withdrawn_marks == 2
+    assert sorted(matrix.ids[int(r)] for r in np.flatnonzero(matrix.withdrawn)) == ["3", "5"]
+    for card_id, text in (("3", fact(2)), ("5", fact(4))):
+        reworded = dataclasses.replace(
+            card(f"{text}, said again", NEW, subject=f"s{int(card_id) - 1}"),
+            embedding=new_vec(text),
+        )
+        writes = RunWrites(observed_at=T0, cards=[reworded], embedding_model=NEW)
+        result = await store.apply_run(CHAT, f"again-{card_id}", writes, now=later)
+        assert (result.inserted, result.retracted) == (0, 1)
 
 
 async def test_chats_already_current_or_without_vectors_are_left_alone(

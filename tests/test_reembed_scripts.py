@@ -46,13 +46,15 @@ def test_step_ids(cursor: int, seq: int, batch: int, ids: list[int]) -> None:
     assert step_ids(cursor, seq, batch) == ids
 
 
-def test_to_embed_takes_live_cards_only() -> None:
+def test_to_embed_takes_live_and_withdrawn_cards() -> None:
     cards = [
         SimpleNamespace(live=True, id="1"),
         SimpleNamespace(live=False, id="2"),
         SimpleNamespace(live=True, id="3"),
+        SimpleNamespace(live=False, id="4"),
     ]
     assert [c.id for c in to_embed(cards)] == ["1", "3"]  # type: ignore[arg-type]
+    assert [c.id for c in to_embed(cards, {"4"})] == ["1", "3", "4"]  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -136,22 +138,32 @@ async def test_the_step_script_decides_like_its_twin(
 
     old_dim = rng.choice([DIM, DIM, 0])
     cards: dict[str, dict[str, str] | None] = {}
+    masks: dict[str, bytes] = {}
     rows = 0
     for i in range(1, rng.randint(2, 9)):
         if rng.random() < 0.15:
             cards[str(i)] = None  # unknown id
             continue
         card = {"id": str(i), "sk": "chat", "h": f"h{i}"}
-        card["status"] = rng.choice(["active", "active", "competing", "superseded", "merged"])
+        card["status"] = rng.choice(
+            ["active", "active", "competing", "superseded", "merged", "retracted"]
+        )
         if rng.random() < 0.7:
             card["row"] = str(rows)
             rows += 1
+            # a retired card's row may be withdrawn (2) or not (0); a live one's is 1
+            flag = b"\1" if card["status"] in ("active", "competing") else b"\0"
+            masks[card["id"]] = flag if rng.random() < 0.5 else b"\2"
         cards[str(i)] = card
         # redis-py types a field's value as str; it sends bytes as they are
         await answer(store.redis.hset(k("cards"), str(i), orjson.dumps(card)))  # type: ignore[arg-type]
     if rows:
         await answer(store.redis.rpush(k("vecids"), *[f"x{r}|chat" for r in range(rows)]))
         await store.redis.set(k("vec"), bytes(max(old_dim, 1) * rows))
+        mask = bytearray(rows)
+        for card_id, flag in masks.items():
+            mask[int((cards[card_id] or {})["row"])] = flag[0]
+        await store.redis.set(k("vecmask"), bytes(mask))
     if old_dim:
         await answer(store.redis.hset(k("meta"), mapping={"model": OLD, "dim": old_dim}))
     await answer(store.redis.hset(k("rebuild"), mapping={"model": NEW, "dim": DIM, "cursor": 0}))
@@ -169,7 +181,9 @@ async def test_the_step_script_decides_like_its_twin(
         ),
         args=[NEW, "0", str(len(cards)), orjson.dumps([[i, h] for i, h, _ in items]), *blobs],
     )
-    actions = {i: step_action(before[i], h, size, DIM, old_dim) for i, h, size in items}
+    actions = {
+        i: step_action(before[i], h, size, DIM, old_dim, masks.get(i, b"")) for i, h, size in items
+    }
     assert int(reply[1]) == sum(a != "skip" for a in actions.values())
     written = {as_text(x) for x in await answer(store.redis.hkeys(k("nvech")))}
     assert written == {i for i, a in actions.items() if a != "skip"}

@@ -53,8 +53,10 @@ async def learned(
     store: CardStore, run: str, fact: str, vector: Sequence[float], **kw: Any
 ) -> bool:
     """Whether a run whose message was sent at ``at`` (default: before the retraction)
-    stores ``fact`` (stated with ``vector``)."""
+    stores ``fact`` (stated with ``vector``); another message than the withdrawn card's
+    (the meaning tier; the same message is the evidence tier's, ``test_retraction_evidence``)."""
     kw.setdefault("at", BEFORE)
+    kw.setdefault("sources", (2,))
     kw.setdefault("obj", "")
     result = await apply(store, run, new(fact, embedding=vector, **kw))
     facts = {c.fact_text for c in await store.visible_cards(CHAT, user_id=ALICE)}
@@ -112,7 +114,8 @@ async def test_a_different_fact_from_older_messages_is_still_learned(
     store: CardStore, fact: str, cos: float, card: dict[str, Any]
 ) -> None:
     await retracted(store)
-    result = await apply(store, "old", new(fact, at=BEFORE, embedding=toward(cos), **card))
+    older = new(fact, at=BEFORE, embedding=toward(cos), sources=(2,), **card)
+    result = await apply(store, "old", older)
     assert (result.inserted, result.retracted) == (1, 0)
 
 

@@ -274,6 +274,106 @@ def test_the_floor_checks_find_an_upward_import_and_a_folder_cycle(tmp_path: Pat
     assert folder_cycles(imports) == [["cards/", "runs/"]]
 
 
+#: The stores and event logs: built in the composition root only (``memory_worker/wiring.py``),
+#: so that no call site can forget a setting one of them reads.
+STORES = (
+    "RunStore",
+    "CardStore",
+    "BreakerStore",
+    "RedisEventLog",
+    "TickQueue",
+    "ReplayStore",
+    "Forgetter",
+)
+
+
+def stores_built_outside_the_root(root: Path = ROOT) -> list[str]:
+    """Calls of a store's class anywhere in ``memory_worker`` but ``wiring.py``: ``file:line``."""
+    found: list[str] = []
+    for path in sorted((root / "memory_worker").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel == "memory_worker/wiring.py":
+            continue
+        for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = (
+                    f.id
+                    if isinstance(f, ast.Name)
+                    else f.attr
+                    if isinstance(f, ast.Attribute)
+                    else ""
+                )
+                if name in STORES:
+                    found.append(f"{rel}:{node.lineno} {name}")
+    return found
+
+
+def test_every_store_is_built_in_the_root() -> None:
+    assert stores_built_outside_the_root() == []
+
+
+def test_the_root_check_finds_a_store_built_elsewhere(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "memory_worker/__init__.py": "",
+            "memory_worker/wiring.py": "def run_store(r, s):\n    return RunStore(r, s)\n",
+            "memory_worker/console/data.py": (
+                "async def audit(r, k):\n    await llm_client.RedisEventLog(r, k).emit(1)\n"
+            ),
+        },
+    )
+    assert stores_built_outside_the_root(root) == ["memory_worker/console/data.py:2 RedisEventLog"]
+
+
+#: Classes that existed only to let one concept span two files (a mixin reaching back into
+#: its subclass, a Protocol standing for the one class that calls a helper).
+STITCHES = ("MemoryOps", "_Queue", "WalkHost")
+
+
+def stitched_classes(root: Path = ROOT) -> list[str]:
+    """Classes named in ``STITCHES``, and any ``Protocol`` of the console (whose handlers are
+    the ``Console``'s methods): ``file:line name``."""
+    found: list[str] = []
+    for path in _modules(root).values():
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = {
+                b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases
+            }
+            if node.name in STITCHES or (
+                rel.startswith("memory_worker/console/") and "Protocol" in bases
+            ):
+                found.append(f"{rel}:{node.lineno} {node.name}")
+    return found
+
+
+def test_no_class_is_stitched_across_files() -> None:
+    """One class per concept: a Protocol only where a second real implementation exists."""
+    assert stitched_classes() == []
+
+
+def test_the_stitch_check_finds_a_stitch(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "memory_worker/__init__.py": "",
+            "memory_worker/api/ops.py": "class MemoryOps:\n    pass\n",
+            "memory_worker/console/__init__.py": "",
+            "memory_worker/console/x.py": (
+                "from typing import Protocol\nclass Console(Protocol):\n    pass\n"
+            ),
+        },
+    )
+    assert stitched_classes(root) == [
+        "memory_worker/api/ops.py:1 MemoryOps",
+        "memory_worker/console/x.py:2 Console",
+    ]
+
+
 def test_the_module_map_names_every_module_and_package() -> None:
     """The module map (docs/architecture.md) matches the layout. Every top-level module
     and every subpackage of both packages is named in it (a subpackage's own modules
@@ -376,6 +476,26 @@ def test_every_exception_belongs_to_a_drawn_tree() -> None:
                 elif not re.search(rf"\b{name}\b", drawn):
                     problems.append(f"{info.name}.{name}: not drawn in its tree")
     assert problems == []
+
+
+def test_memory_worker_errors_hang_in_families_a_bot_can_catch() -> None:
+    """``MemoryWorkerError``'s children are the families only (no flat tree), and the face
+    exports each family, so a bot catches "bad input" or "not found" as one type."""
+    import memory_worker
+    from memory_worker import errors
+
+    families = {
+        "InvalidInput",
+        "NotFound",
+        "Conflict",
+        "Unavailable",
+        "ConfigurationError",
+        "StoreError",
+        "RunControl",
+    }
+    children = {c.__name__ for c in errors.MemoryWorkerError.__subclasses__()}
+    assert children == families
+    assert sorted(families - set(memory_worker.__all__)) == []
 
 
 def test_the_library_logs_only_through_its_stdlib_loggers() -> None:

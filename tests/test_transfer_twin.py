@@ -5,8 +5,10 @@ A source chat is built by random runs (the real apply script), retractions and
 corrections; its snapshot is planned into a target chat that is empty, already holds part
 of it (a resumed import), holds it whole (a repeat), or changes between the plan and the
 script (the script's own conflict checks: a card taken, a card changed, a fact held by
-another card, vectors of another model). The target's state read before goes through the
-twin, the script runs, and the state after and the answer must be the twin's.
+another card, vectors of another model, a withdrawal landed). The target's state read before
+goes through the twin, the script runs, and the state after and the answer must be the
+twin's. The plan counts the withdrawn marks each chunk finds (its own retracted and
+corrected-away rows included): a chunk that finds another count writes nothing.
 """
 
 from __future__ import annotations
@@ -65,9 +67,9 @@ async def target_state(target: CardStore, snap: Snapshot, rng: random.Random, ki
         part.card_vectors = {
             c.id: snap.card_vectors[c.id] for c in part.cards if c.id in snap.card_vectors
         }
-        await write_snapshot(target, part, now=now, chats_key="x", chunk_items=7)
+        await write_snapshot(target, part, now=now, chats_key="x", chunk_items=7, replans=8)
     elif kind == "whole":
-        await write_snapshot(target, snap, now=now, chats_key="x", chunk_items=50)
+        await write_snapshot(target, snap, now=now, chats_key="x", chunk_items=50, replans=8)
 
 
 async def race(target: CardStore, snap: Snapshot, rng: random.Random, kind: str) -> None:
@@ -81,6 +83,8 @@ async def race(target: CardStore, snap: Snapshot, rng: random.Random, kind: str)
         await client.hset(target.key(CHAT, "meta"), mapping={"dim": "8", "model": "other"})
     elif kind == "forgotten":
         await client.set(target.key(CHAT, "forget"), "3")
+    elif kind == "withdrawn":  # a retraction's mark landed after the plan's meaning check
+        await client.setrange(target.key(CHAT, "vecmask"), 4096, b"\x02")
     elif kind == "retracted":  # a live card's fact retracted after its messages: left out
         live = [c for c in snap.cards if c.live]
         for card in rng.sample(live, min(2, len(live))):
@@ -90,7 +94,7 @@ async def race(target: CardStore, snap: Snapshot, rng: random.Random, kind: str)
 
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize(
-    "kind", ["empty", "part", "whole", "taken", "model", "forgotten", "retracted"]
+    "kind", ["empty", "part", "whole", "taken", "model", "forgotten", "retracted", "withdrawn"]
 )
 async def test_the_import_script_matches_its_twin(
     settings: Settings, redis: Any, cards_redis: Any, cards_url: str, seed: int, kind: str
@@ -113,6 +117,7 @@ async def test_the_import_script_matches_its_twin(
         holders={h: v for h, v in state.dedup.items()},
         space=await target.vector_space(CHAT),
         retractions=state.retracted,
+        marks=state.vecmask.count(b"\x02"),
     )
     plan = plan_import(snap, view, chunk_items=rng.randint(3, 40))
     await race(target, snap, rng, kind)
@@ -131,11 +136,16 @@ async def test_the_import_script_matches_its_twin(
         assert orjson.loads(raw) == answer
         assert await read_state(cards_redis, keys, CHAT) == want
         answers.append(answer)
-    refused = {"taken": "conflict", "model": "conflict", "forgotten": "forgotten"}.get(kind)
+    refused = {
+        "taken": "conflict",
+        "model": "conflict",
+        "forgotten": "forgotten",
+        "withdrawn": "withdrawn",
+    }.get(kind)
     assert (
         any(refused in a for a in answers)
         if refused
-        else not any("conflict" in a or "forgotten" in a for a in answers)
+        else not any("conflict" in a or "forgotten" in a or "withdrawn" in a for a in answers)
     )
     if kind == "retracted":
         assert sum(a["retracted"] for a in answers) >= 1

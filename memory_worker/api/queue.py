@@ -62,7 +62,7 @@ import asyncio
 import contextlib
 import socket
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -90,21 +90,22 @@ from memory_worker.deadlines import deadline_after
 from memory_worker.errors import (
     CardNotFound,
     CardNotLive,
+    EmbeddingUnavailable,
     InvalidCorrection,
     InvalidRunRequest,
     RedisNotConfigured,
+    RoutesInvalid,
     VectorSpaceMismatch,
 )
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
 from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
-from memory_worker.pipeline.ticks import Mode, TickPlan, TickQueue
-from memory_worker.runs import EnqueueResult, EnqueueStatus, RunStore
+from memory_worker.pipeline.ticks import Mode, TickPlan
+from memory_worker.runs import EnqueueResult, EnqueueStatus
 from memory_worker.settings import Settings, get_settings
 from memory_worker.storage.checks import check_redis
 from memory_worker.storage.connections import (
     RedisHandle,
-    cards_client,
     close_cards_client,
     open_redis,
 )
@@ -129,28 +130,29 @@ class MemoryQueue:
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock(), UTC)
 
-    def __init__(self, handle: RedisHandle, settings: Settings) -> None:
+    def __init__(
+        self, handle: RedisHandle, settings: Settings, *, cards: CardStore | None = None
+    ) -> None:
+        """A queue over ``handle``; ``cards``: a card store the caller already holds (the
+        console's), else the bot's, built on first use."""
         self._handle = handle
         self.settings = settings
         self.redis = handle.client
         self.keys = Keys(settings.key_prefix)
-        self.store = RunStore(self.redis, settings)
-        self._ticks = TickQueue(self.redis, self.keys)
-        self._cards: CardStore | None = None
+        from memory_worker.wiring import run_store, tick_queue  # the root, not the worker stack
+
+        self.store = run_store(self.redis, settings)
+        self._ticks = tick_queue(self.redis, settings)
+        self._cards = cards
+        self._own_cards = cards is None
 
     @property
     def cards(self) -> CardStore:
         """The card store (one per queue: it caches each chat's vectors by version)."""
         if self._cards is None:
-            from memory_worker.cards import CardStore
-            from memory_worker.cards.withdrawn import Thresholds
+            from memory_worker.wiring import bot_card_store
 
-            # MEMORY_CARDS_URL (e.g. a cluster), else the queue's own client
-            self._cards = CardStore(
-                cards_client(self.settings, self.redis),
-                self.keys,
-                thresholds=Thresholds.from_settings(self.settings),
-            )
+            self._cards = bot_card_store(self.settings, self.redis)
         return self._cards
 
     @classmethod
@@ -182,7 +184,7 @@ class MemoryQueue:
     async def close(self) -> None:
         # leave an embedded server running: workers in other processes may share it
         await self._close_recall()
-        if self._cards is not None:
+        if self._cards is not None and self._own_cards:
             await close_cards_client(self._cards.redis, self.redis)
         await self._handle.close(stop_embedded=False)
 
@@ -268,11 +270,11 @@ class MemoryQueue:
         :class:`~memory_worker.errors.ForgetInputError`.
         """
         from memory_worker.privacy.forget import parse_scope
-        from memory_worker.upkeep.forgetter import Forgetter
+        from memory_worker.wiring import forgetter
 
         scope = parse_scope(check_id("chat_id", chat_id), check_optional_id("user_id", user_id))
-        forgetter = Forgetter(self.redis, self.settings, cards_redis=self.cards.redis)
-        return await forgetter.forget(scope, dry_run=dry_run, actor=actor)
+        steps = forgetter(self.redis, self.settings, self.cards.redis)
+        return await steps.forget(scope, dry_run=dry_run, actor=actor)
 
     # --- memory ---------------------------------------------------------------------------------
     async def visible_cards(
@@ -335,8 +337,9 @@ class MemoryQueue:
         targets of the chat's model (during a model switch a route that still
         lists the old model's target keeps recall serving); with none,
         :class:`~memory_worker.errors.VectorSpaceMismatch` is raised rather than
-        comparing two spaces. Routing failures raise the ``llm_client`` errors
-        (``RouteUnavailable``, ``AllCircuitsOpen``, …). Best first, as
+        comparing two spaces. A routing failure (the farm down, breakers open, no route, the
+        timeout) raises :class:`~memory_worker.errors.EmbeddingUnavailable`, the
+        ``llm_client`` error as its ``__cause__``. Best first, as
         :class:`~memory_worker.cards.recall.RecallHit` — it unpacks as ``(card, score)``
         and carries the card's ``observed_at``/``valid_from``.
         """
@@ -378,7 +381,8 @@ class MemoryQueue:
         from llm_client import EMBEDDING, QUERY_TASK
         from memory_worker.privacy.masking import mask
 
-        walker = self._recall_walker()
+        with _embedding_edge("recall", chat_id):
+            walker = self._recall_walker()
         route = walker.routes.get(EMBEDDING)
         if route is not None and space.model is not None:
             served = [t.model for t in route.eligible]
@@ -389,15 +393,16 @@ class MemoryQueue:
                     query_model=served[0] if served else "",
                     dimension=space.dimension,
                 )
-        routed = await walker.embed(
-            EMBEDDING,
-            [mask(text, contacts=self.settings.redact_contacts)],
-            dimension=space.dimension if space.model else self.settings.embedding_dimension,
-            task_description=QUERY_TASK,
-            deadline=deadline_after(self.settings.recall_timeout_seconds),
-            context={"chat_id": str(chat_id), "job": "recall"},
-            model=space.model,
-        )
+        with _embedding_edge("recall", chat_id):
+            routed = await walker.embed(
+                EMBEDDING,
+                [mask(text, contacts=self.settings.redact_contacts)],
+                dimension=space.dimension if space.model else self.settings.embedding_dimension,
+                task_description=QUERY_TASK,
+                deadline=deadline_after(self.settings.recall_timeout_seconds),
+                context={"chat_id": str(chat_id), "job": "recall"},
+                model=space.model,
+            )
         model = routed.target.model
         if (space.model is not None and space.model != model) or (
             len(routed.value.embeddings[0]) != space.dimension
@@ -537,7 +542,8 @@ class MemoryQueue:
         it supersedes the old one instead. Answers the card that now holds the fact.
 
         The new card is embedded on the ``embedding`` route in the chat's vector space (a
-        chat without vectors: none); an embedding failure raises and writes nothing.
+        chat without vectors: none); an embedding failure raises
+        :class:`~memory_worker.errors.EmbeddingUnavailable` and writes nothing.
         Raises :class:`~memory_worker.errors.CardNotLive` for a superseded, retracted,
         merged or expired card. The corrected fact passes the check of every card write
         (§10, :mod:`memory_worker.cards.withdrawn`): asserted now, it is refused
@@ -625,9 +631,10 @@ class MemoryQueue:
         (:mod:`memory_worker.cards.import_plan`); again the same file changes nothing, and
         completes one that stopped midway. A chat holding other memory under its ids raises
         :class:`~memory_worker.errors.ImportConflict`; one forgotten (in part) since the
-        export, :class:`~memory_worker.errors.ExportPredatesForget`. A live card whose fact
-        the chat retracted after its messages is left out (``retracted``). Answers the counts
-        written.
+        export, :class:`~memory_worker.errors.ExportPredatesForget`. A live card stating a
+        fact withdrawn after its messages — by hash, meaning or evidence, the chat's or the
+        file's own — is left out (``retracted``), also when the withdrawal lands during the
+        import. Answers the counts written.
         """
         from memory_worker.cards.export_format import parse_export
         from memory_worker.cards.transfer import write_snapshot
@@ -645,6 +652,7 @@ class MemoryQueue:
             now=self._now(),
             chats_key=self.keys.chats,
             chunk_items=self.settings.import_chunk_items,
+            replans=self.settings.import_replans,
         )
         await self._audit("import", snap.chat_id, actor, **done)
         return done
@@ -663,14 +671,15 @@ class MemoryQueue:
         from memory_worker.deadlines import deadline_after
         from memory_worker.privacy.masking import mask
 
-        routed = await self._recall_walker().embed(
-            EMBEDDING,
-            [mask(fact, contacts=self.settings.redact_contacts)],
-            dimension=space.dimension,
-            deadline=deadline_after(self.settings.recall_timeout_seconds),
-            context={"job": "correct"},
-            model=space.model,
-        )
+        with _embedding_edge("correct", chat_id):
+            routed = await self._recall_walker().embed(
+                EMBEDDING,
+                [mask(fact, contacts=self.settings.redact_contacts)],
+                dimension=space.dimension,
+                deadline=deadline_after(self.settings.recall_timeout_seconds),
+                context={"job": "correct"},
+                model=space.model,
+            )
         vector, model = routed.value.embeddings[0], routed.target.model
         if (space.model is not None and space.model != model) or len(vector) != space.dimension:
             raise VectorSpaceMismatch(
@@ -701,6 +710,25 @@ class MemoryQueue:
         except RedisError as exc:
             log.warning("cards.audit_failed", kind=kind, error=type(exc).__name__)
         log.info(f"cards.{kind}", **{k: v for k, v in event.items() if k != "host"})
+
+
+@contextlib.contextmanager
+def _embedding_edge(call: str, chat_id: int) -> Iterator[None]:
+    """The bot's API edge for the embedding route: ``llm_client``'s errors leave as
+    ``memory_worker``'s — a routes file that cannot load as :class:`RoutesInvalid`, any
+    other routing or farm failure as :class:`EmbeddingUnavailable` — each with the
+    ``llm_client`` error as its ``__cause__``. Ids and type names only, never the text."""
+    from llm_client import LLMError, RoutesError, retryable_reason
+
+    try:
+        yield
+    except RoutesError as exc:
+        raise RoutesInvalid(str(exc)) from exc
+    except LLMError as exc:
+        reason = retryable_reason(exc)
+        raise EmbeddingUnavailable(
+            call, chat_id, kind=type(exc).__name__, reason=reason.value if reason else None
+        ) from exc
 
 
 class _Stored(dict[str, str]):

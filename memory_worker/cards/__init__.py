@@ -33,8 +33,9 @@
   ``lua/import.lua``, chunk by chunk (pure); :mod:`~memory_worker.cards.transfer`: the
   reads of an export and the import's chunked script calls.
 - :mod:`~memory_worker.cards.withdrawn`: whether a card about to be written states a
-  withdrawn fact — retracted or corrected away — by hash or by meaning (pure);
-  :mod:`~memory_worker.cards.withdrawals`: the reads behind that check.
+  withdrawn fact — retracted or corrected away — by hash, by meaning or by evidence (its
+  own message processed again) (pure); :mod:`~memory_worker.cards.withdrawals`: the reads
+  behind that check (the withdrawn facts near the cards, their siblings).
 - :mod:`~memory_worker.cards.prompt_context`: memory ready for a bot's prompt — rank,
   one card per fact, the token budget, the dated block (pure).
 

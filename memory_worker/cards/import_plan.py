@@ -9,12 +9,22 @@ under the file's ids, a live card of the same fact under another id, or vectors 
 model or dimension — an import restores memory, it does not merge two — and when the chat
 was forgotten (in part) after the file was exported
 (:class:`~memory_worker.errors.ExportPredatesForget`: its forget epoch is older than the
-chat's, §14). A live card whose fact the chat retracted after the card's newest message is
-left out and counted, as a run's write leaves it (:func:`refused_by_retractions`, the one
-step that decides it). Episodes, links and authorship are written as the file has them (the
-same run's episode is the same episode). The retraction record (§10) is rebuilt from the
-cards: a retracted card's fact as of its retraction, a fact corrected by hand as of its
-correction.
+chat's, §14). A live card that states a fact withdrawn after the card's newest message —
+the chat's or the file's own, by hash, by meaning or by evidence, the rule of every card
+write (:mod:`memory_worker.cards.withdrawn`) — is left out and counted, as a run's write
+leaves it (:func:`refused_by_retractions`, the one step that decides it; the chat's
+withdrawn facts near the file's cards and their siblings are read by the shell,
+:func:`memory_worker.cards.withdrawals.gather`). Episodes, links and authorship are written
+as the file has them (the same run's episode is the same episode). The retraction record
+(§10) is rebuilt from the cards: a retracted card's fact as of its retraction, a fact
+corrected by hand as of its correction; both cards' vector rows are marked withdrawn.
+
+**A withdrawal during the import.** Each chunk's plan carries the withdrawn marks the chat
+should hold when it lands (``wn``: those the plan's reads saw, and those the chunks before
+it wrote); a chunk that finds another count (a retraction or correction landed since the
+plan) writes nothing and answers ``{"withdrawn": n}``, and the shell plans the rest again
+(the chunks written read as ``present``). The script's own check by hash stays, inside
+each chunk.
 
 **Chunks.** The plan is cut into script calls of at most ``MEMORY_IMPORT_CHUNK_ITEMS``
 items (a card, an episode, a link, an authorship or retraction entry), each all-or-nothing
@@ -35,13 +45,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import orjson
 
-from memory_worker.cards.chat_state import ChatState, Write, maxs, num
+from memory_worker.cards.chat_state import ChatState, Write, blank, maxs, num
 from memory_worker.cards.codec import card_stored, to_ms, unit
 from memory_worker.cards.corrections import relearn_refused
 from memory_worker.cards.export_format import Snapshot
 from memory_worker.cards.model import LIVE_STATUSES, Card, CardStatus, Episode
+from memory_worker.cards.withdrawn import (
+    Candidate,
+    Sibling,
+    Statement,
+    Thresholds,
+    WithdrawnFact,
+    refusals,
+)
 from memory_worker.cards.writes import VectorSpace
 from memory_worker.errors import ExportPredatesForget, ImportConflict
 
@@ -50,13 +69,18 @@ from memory_worker.errors import ExportPredatesForget, ImportConflict
 class ChatView:
     """What an import's plan reads of the target chat first: its cards under the file's ids
     (``existing``), who holds each of the file's live facts (``holders``: dedup hash → card
-    id), its vector space, its retraction record (dedup hash → ms) and its forget epoch."""
+    id), its vector space, its retraction record (dedup hash → ms), its forget epoch, its
+    withdrawn facts near the file's live cards and their siblings (the chat's cards from
+    their messages), and the withdrawn marks those reads saw (None: none read)."""
 
     existing: Mapping[str, Card] = field(default_factory=dict)
     holders: Mapping[str, str] = field(default_factory=dict)
     space: VectorSpace | None = None
     retractions: Mapping[str, str] = field(default_factory=dict)
     epoch: int = 0
+    withdrawn: Sequence[WithdrawnFact] = ()
+    siblings: Sequence[Sibling] = ()
+    marks: int | None = None
 
 
 @dataclass(frozen=True)
@@ -99,10 +123,11 @@ def episode_fields(ep: Episode) -> list[str]:
     ]
 
 
-def retraction_record(cards: list[Card]) -> dict[str, str]:
-    """Dedup hash → when its fact was withdrawn: retracted, or corrected by hand."""
+def withdrawals_of(cards: Sequence[Card]) -> dict[str, str]:
+    """Card id → when (ms) its fact was withdrawn: retracted, or corrected away by hand (the
+    card that supersedes it says it ``corrects`` it)."""
     by_id = {c.id: c for c in cards}
-    record: dict[str, str] = {}
+    out: dict[str, str] = {}
     for c in cards:
         when = None
         if c.status is CardStatus.RETRACTED:
@@ -112,24 +137,95 @@ def retraction_record(cards: list[Card]) -> dict[str, str]:
             if newer is not None and newer.corrects == c.id:
                 when = c.valid_until
         if when is not None:
-            record[c.dedup_hash] = maxs(record.get(c.dedup_hash), to_ms(when)) or ""
+            out[c.id] = to_ms(when)
+    return out
+
+
+def retraction_record(cards: list[Card]) -> dict[str, str]:
+    """Dedup hash → when its fact was withdrawn: retracted, or corrected by hand."""
+    by_id = {c.id: c for c in cards}
+    record: dict[str, str] = {}
+    for card_id, when in withdrawals_of(cards).items():
+        h = by_id[card_id].dedup_hash
+        record[h] = maxs(record.get(h), when) or ""
     return record
 
 
-def refused_by_retractions(cards: Sequence[Card], retractions: Mapping[str, str]) -> frozenset[str]:
-    """The ids of the live ``cards`` a retraction refuses (§10): the fact was retracted (or
-    corrected away) after the newest message the card comes from — the rule a run's write
-    keeps (:func:`~memory_worker.cards.corrections.relearn_refused`). ``retractions``: the
-    chat's retraction record and the file's own (fact identity → when, ms).
+def unit_row(blob: bytes | None) -> list[float] | None:
+    """A stored int8 vector as a unit vector (None: none, or all zero)."""
+    if not blob:
+        return None
+    row = np.frombuffer(blob, dtype=np.int8).astype(np.float64)
+    norm = float(np.linalg.norm(row))
+    if norm == 0.0:
+        return None
+    out: list[float] = (row / norm).tolist()
+    return out
 
-    Today a fact's identity is its dedup hash; this is the one step an import asks, so a
-    match by meaning replaces or extends it here."""
-    return frozenset(
-        c.id
+
+def statement_of(card: Card) -> Statement:
+    return Statement(card.subject, card.object, card.fact_text, card.user_id, card.dedup_hash)
+
+
+def import_candidates(cards: Sequence[Card], vectors: Mapping[str, bytes]) -> list[Candidate]:
+    """The file's live cards as the withdrawn-fact check sees them (in file order)."""
+    return [
+        Candidate(
+            statement_of(c),
+            int(to_ms(c.observed_at)),
+            unit_row(vectors.get(c.id)),
+            frozenset(c.source_message_ids),
+            c.id,
+        )
         for c in cards
         if c.status in LIVE_STATUSES
-        and relearn_refused(retractions.get(c.dedup_hash), to_ms(c.observed_at))
+    ]
+
+
+def file_siblings(cards: Sequence[Card], vectors: Mapping[str, bytes]) -> list[Sibling]:
+    """The file's cards not withdrawn, with a vector: siblings of its cards from one message."""
+    withdrawn = withdrawals_of(cards)
+    out = []
+    for c in cards:
+        vector = unit_row(vectors.get(c.id))
+        if c.id not in withdrawn and vector is not None:
+            out.append(Sibling(c.id, frozenset(c.source_message_ids), vector))
+    return out
+
+
+def refused_by_retractions(
+    cards: Sequence[Card],
+    retractions: Mapping[str, str],
+    *,
+    vectors: Mapping[str, bytes] | None = None,
+    withdrawn: Sequence[WithdrawnFact] = (),
+    siblings: Sequence[Sibling] = (),
+    thresholds: Thresholds = Thresholds(),
+) -> frozenset[str]:
+    """The ids of the live ``cards`` a withdrawal refuses (§10): their fact was withdrawn
+    (retracted or corrected away) after the newest message they come from — the rule a
+    run's write keeps. By hash: ``retractions``, the chat's retraction record and the
+    file's own (dedup hash → when, ms;
+    :func:`~memory_worker.cards.corrections.relearn_refused`). By meaning and by evidence
+    (:func:`~memory_worker.cards.withdrawn.refusals`): the chat's ``withdrawn`` facts near
+    these cards, with the chat's ``siblings`` of them (read by the shell) and the file's
+    own; ``vectors``: the file's (card id → int8 row).
+
+    The file's own withdrawn facts refuse by hash only, as they did in the chat the file
+    comes from: a card that chat kept live beside a withdrawn one it restates was learned
+    before the withdrawal, and restoring the chat keeps it."""
+    rows = vectors or {}
+    live = [c for c in cards if c.status in LIVE_STATUSES]
+    by_hash = {
+        c.id for c in live if relearn_refused(retractions.get(c.dedup_hash), to_ms(c.observed_at))
+    }
+    found = refusals(
+        import_candidates(live, rows),
+        withdrawn,
+        thresholds,
+        [*siblings, *file_siblings(cards, rows)],
     )
+    return frozenset(by_hash | {c.id for c, f in zip(live, found, strict=True) if f is not None})
 
 
 def plan_import(
@@ -137,6 +233,7 @@ def plan_import(
     chat: ChatView,
     *,
     chunk_items: int,
+    thresholds: Thresholds = Thresholds(),
 ) -> ImportPlan:
     """What importing ``snap`` writes, chunk by chunk, given what the chat holds (``chat``);
     :class:`ImportConflict` (or :class:`ExportPredatesForget`) when it cannot restore it."""
@@ -159,7 +256,14 @@ def plan_import(
     retractions = dict(chat.retractions)
     for h, when in record.items():
         retractions[h] = maxs(retractions.get(h), when) or ""
-    refused = refused_by_retractions(snap.cards, retractions)
+    refused = refused_by_retractions(
+        snap.cards,
+        retractions,
+        vectors=snap.card_vectors,
+        withdrawn=chat.withdrawn,
+        siblings=chat.siblings,
+        thresholds=thresholds,
+    )
     units: list[tuple[str, Any]] = [("retracted", pair) for pair in sorted(record.items())]
     units += [("authors", (str(m), str(u))) for m, u in sorted(snap.authors.items())]
     units += [
@@ -181,12 +285,17 @@ def plan_import(
         "dim": str(snap.dimension),
         "vectors": "1" if snap.card_vectors else "",
     }
-    chunks = [
-        _chunk(snap, base, units[i : i + chunk_items]) for i in range(0, len(units), chunk_items)
-    ]
+    withdrawn = frozenset(withdrawals_of(snap.cards))
+    chunks: list[ImportChunk] = []
+    marks = chat.marks
+    for i in range(0, max(len(units), 1), chunk_items):
+        chunk = _chunk(snap, base, units[i : i + chunk_items], withdrawn, marks)
+        chunks.append(chunk)
+        if marks is not None:  # the withdrawn rows this chunk writes
+            marks += sum(1 for e in chunk.plan["cards"] if e["wd"] and e["vec"])
     return ImportPlan(
         chat_id=chat_id,
-        chunks=chunks or [_chunk(snap, base, [])],
+        chunks=chunks,
         new_cards=len(new),
         present_cards=len(present),
         retracted=len(refused),
@@ -194,8 +303,16 @@ def plan_import(
     )
 
 
-def _chunk(snap: Snapshot, base: dict[str, str], units: list[tuple[str, Any]]) -> ImportChunk:
-    """One script call's plan: its share of the units, in their order, with its vectors."""
+def _chunk(
+    snap: Snapshot,
+    base: dict[str, str],
+    units: list[tuple[str, Any]],
+    withdrawn: frozenset[str],
+    marks: int | None,
+) -> ImportChunk:
+    """One script call's plan: its share of the units, in their order, with its vectors;
+    its cards whose fact is withdrawn flagged ``wd``, and the withdrawn marks the chat holds
+    when it lands (``wn``, when the plan read them)."""
     plan: dict[str, Any] = base | {
         "retracted": [],
         "authors": [],
@@ -209,6 +326,7 @@ def _chunk(snap: Snapshot, base: dict[str, str], units: list[tuple[str, Any]]) -
         if kind == "cards":
             card, entry = item
             entry = dict(entry)
+            entry["wd"] = "1" if card.id in withdrawn else ""
             blob = snap.card_vectors.get(card.id)
             if blob is not None:
                 blobs.append(blob)
@@ -220,6 +338,8 @@ def _chunk(snap: Snapshot, base: dict[str, str], units: list[tuple[str, Any]]) -
             plan["present"].append(item)
         else:
             plan[kind].extend(item)
+    if marks is not None:
+        plan["wn"] = str(marks)
     return ImportChunk(
         plan=plan,
         blobs=blobs,
@@ -274,6 +394,9 @@ def import_twin(
     s = state.copy()
     if s.forget > num(plan["epoch"]):
         return s, {"forgotten": True}
+    marks = s.vecmask.count(b"\2")
+    if not blank(plan.get("wn")) and marks != num(plan["wn"]):
+        return s, {"withdrawn": marks}
     why = _conflict(s, plan)
     if why is not None:
         return s, {"conflict": why}
@@ -293,6 +416,8 @@ def import_twin(
         if e["vec"]:
             write.set_vector(card, blobs[int(e["vec"]) - 1])
             vectors += "row" in card
+        if e.get("wd") == "1":
+            write.withdraw(card)
         if e["live"] == "1":
             write.index_live(card)
         write.save(card)

@@ -9,9 +9,14 @@ began, vectors changed) read again, ``MEMORY_EXPORT_READ_ROUNDS`` times at most.
 export is the chat's memory at one moment: from before a forget began (with what it then
 removed) or after it completed — never read during one, never a half-forgotten mix.
 
-**Writing** (:func:`write_snapshot`) is one ``lua/import.lua`` call per chat (every key in
+**Writing** (:func:`write_snapshot`) is ``lua/import.lua`` calls in chunks (every key in
 KEYS, one hash tag: standalone and cluster alike), planned by
-:mod:`memory_worker.cards.import_plan`: all of it lands, or — on a conflict — none.
+:mod:`memory_worker.cards.import_plan` from what the chat holds — beside the keys it checks,
+its withdrawn facts near the file's live cards and their siblings
+(:func:`memory_worker.cards.withdrawals.gather`), so a card stating a withdrawn fact by
+meaning is left out as a run's would be. A chunk that finds the chat's withdrawn marks
+moved since the plan (a retraction landed) writes nothing, and the rest is planned again,
+``MEMORY_IMPORT_REPLANS`` times at most.
 """
 
 from __future__ import annotations
@@ -21,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from llm_client import as_text
+from memory_worker.cards import withdrawals
 from memory_worker.cards.codec import card_from_json, episode_from_hash, lua_json, to_ms
 from memory_worker.cards.export_format import Snapshot
-from memory_worker.cards.import_plan import ChatView, ImportPlan, plan_import
+from memory_worker.cards.import_plan import ChatView, ImportPlan, import_candidates, plan_import
 from memory_worker.cards.model import LIVE_STATUSES, Card, Link
 from memory_worker.errors import (
     ChatKeyCorrupt,
@@ -156,30 +162,71 @@ async def _chat_view(store: CardStore, snap: Snapshot, *, chunk: int) -> ChatVie
         held, withdrawn = await pipe.execute()
         holders.update((h, as_text(v)) for h, v in zip(part, held, strict=True) if v and h in live)
         retractions.update((h, as_text(v)) for h, v in zip(part, withdrawn, strict=True) if v)
+    meaning = await _meaning_reads(store, snap)
     return ChatView(
         existing=existing,
         holders=holders,
         space=await store.vector_space(chat_id),
         retractions=retractions,
         epoch=epoch,
+        withdrawn=meaning.facts if meaning else (),
+        siblings=meaning.siblings if meaning else (),
+        marks=meaning.marks if meaning else None,
     )
 
 
+async def _meaning_reads(store: CardStore, snap: Snapshot) -> withdrawals.Gathered | None:
+    """The chat's withdrawn facts near the file's live cards and their siblings, and the
+    withdrawn marks seen (None: the chat's vectors are of another space — the plan refuses
+    such a file when it has vectors —, or the file has none: the hash alone decides)."""
+    matrix = await store.chat_vectors(snap.chat_id)
+    if not snap.card_vectors or not withdrawals.comparable(matrix, snap.model):
+        return None
+    candidates = import_candidates(snap.cards, snap.card_vectors)
+    read = store.card_reader(snap.chat_id)
+    return await withdrawals.gather(matrix, read, candidates, store.thresholds)
+
+
 async def write_snapshot(
-    store: CardStore, snap: Snapshot, *, now: datetime, chats_key: str, chunk_items: int
+    store: CardStore,
+    snap: Snapshot,
+    *,
+    now: datetime,
+    chats_key: str,
+    chunk_items: int,
+    replans: int,
 ) -> dict[str, int]:
     """Import ``snap`` into its chat, a chunk of ``chunk_items`` a script call (see
     :mod:`memory_worker.cards.import_plan`: nothing written on a refusal found before the
     first call; whole chunks, resumable by importing again, after a crash or a race); the
-    chat joins the maintenance sweeps' set (``chats_key``) first."""
+    chat joins the maintenance sweeps' set (``chats_key``) first. A withdrawal landing
+    during the import plans the rest again, ``replans`` times at most (then
+    :class:`StoreError`; importing again resumes)."""
     chat_id = snap.chat_id
-    plan = plan_import(
-        snap, await _chat_view(store, snap, chunk=chunk_items), chunk_items=chunk_items
-    )
-    if plan.new_cards:
-        await store.redis.sadd(chats_key, str(chat_id))  # type: ignore[misc]
+    earlier = {"cards": 0, "vectors": 0, "refused": 0, "chunks": 0}  # of passes cut short
+    for _ in range(replans + 1):
+        view = await _chat_view(store, snap, chunk=chunk_items)
+        plan = plan_import(snap, view, chunk_items=chunk_items, thresholds=store.thresholds)
+        if plan.new_cards:
+            await store.redis.sadd(chats_key, str(chat_id))  # type: ignore[misc]
+        done = await _write_chunks(store, plan, now)
+        if "withdrawn" not in done:
+            for name, value in earlier.items():
+                done[name] += value
+            done["present"] -= earlier["cards"]  # this pass found them written
+            return done
+        for name in earlier:
+            earlier[name] += done[name]
+    raise StoreError(f"chat {chat_id}: retractions kept landing during the import; import again")
+
+
+async def _write_chunks(store: CardStore, plan: ImportPlan, now: datetime) -> dict[str, int]:
+    """The plan's chunks in order; stops at one that finds a withdrawal since the plan
+    (``withdrawn`` in the answer)."""
+    chat_id = plan.chat_id
     done = {"cards": 0, "present": 0, "episodes": 0, "vectors": 0, "refused": 0}
     done["retracted"] = plan.retracted
+    done["chunks"] = 0
     for number, chunk in enumerate(plan.chunks):
         raw = await store.run_script(
             "import",
@@ -189,10 +236,13 @@ async def write_snapshot(
             extra=chunk.episode_keys,
         )
         data: dict[str, Any] = orjson.loads(raw)
+        if "withdrawn" in data:
+            done["withdrawn"] = 1
+            return done
         _refusal(chat_id, data, plan, number)
         for name, value in data.items():
             done[name] += int(value)
-    done["chunks"] = len(plan.chunks)
+        done["chunks"] += 1
     return done
 
 

@@ -70,6 +70,9 @@ class Matrix:
         #: vector, and how many withdrawn marks the mask holds (with or without one).
         self.withdrawn = np.zeros(0, dtype=bool)
         self.withdrawn_marks = 0
+        #: Rows with a vector whose fact is not withdrawn (live or retired): what a chat
+        #: holds of what its messages taught.
+        self.held = np.zeros(0, dtype=bool)
         #: BM25 postings of the rows' card texts, row for row (the first ``lexicon.count``
         #: rows; the rest are read when a hybrid search needs them).
         self.lexicon = LexicalIndex()
@@ -168,6 +171,7 @@ class Matrix:
         flags[:have] = np.frombuffer(mask, dtype=np.uint8, count=have)
         self.live = (flags == 1) & self._nonzero[: self.count]
         self.withdrawn = (flags == 2) & self._nonzero[: self.count]
+        self.held = (flags != 2) & self._nonzero[: self.count]
         self.withdrawn_marks = mask.count(b"\x02")
 
 

@@ -7,19 +7,33 @@ run's new card or rewritten fact, a correction, an imported card — is **refuse
 states a withdrawn fact and every message it comes from (``seen``: the newest) was sent
 before that withdrawal; a message sent after it can teach the fact again.
 
-It states the fact when
+It states the fact — three tiers, any one suffices — when
 
-- its dedup hash is the withdrawn card's (word for word, in the same scope — the check the
-  write's own script makes too), or
-- **by meaning**, whatever its scope, wording or language: the same subject where both
+- **hash**: its dedup hash is the withdrawn card's (word for word, in the same scope — the
+  check the write's own script makes too);
+- **meaning**, whatever its scope, wording or language: the same subject where both
   name one (:func:`same_subject`: the same user when both are user cards, else the same
   name in any script), and a cosine of the two vectors — the chat's embedder's, one space —
   of at least :attr:`Thresholds.shared` when the new card names the withdrawn card's
   value (:func:`shares_value`: a word of its object in any form, "Lisbon" / "Lissabon" /
-  "Лиссабон", "guitarra" / "guitarrista"), else at least :attr:`Thresholds.plain`.
+  "Лиссабон", "guitarra" / "guitarrista"), else at least :attr:`Thresholds.plain`;
+- **evidence** (:func:`evidence_states`): it comes from a message the withdrawn card came
+  from (its ``sources``: the same message ids, one chat), the same subject, and a much lower
+  cosine. This is how a withdrawn fact really comes back from messages sent before its
+  withdrawal: the *same* messages processed again (a replay, an overlapping window, a
+  re-enqueued slice, an older file imported). What else that message may teach is another
+  fact stated in it ("I live in Lisbon and love green tea": the tea withdrawn, Lisbon must
+  still be learned), and the chat holds what the message taught the first time: its
+  **siblings**, the cards not withdrawn that come from one of the new card's messages. A
+  new card at least as close to a sibling as to the withdrawn card (within
+  :attr:`Thresholds.margin`) restates the sibling: this tier does not refuse it. Otherwise
+  it is refused from :attr:`Thresholds.sibling` when siblings were found, from
+  :attr:`Thresholds.evidence` when none were (the message taught only the withdrawn fact,
+  as far as the chat knows).
 
-The two thresholds are settings; their defaults were chosen on the development half of the
-retraction pairs (``tests/data/retraction/``) and the held-out half's miss and false-block
+The thresholds are settings; their defaults were chosen on the development halves of the
+retraction pairs (``tests/data/retraction/``: ``pairs.jsonl`` for the meaning tier,
+``evidence.jsonl`` for the evidence tier) and the held-out halves' miss and false-block
 rates are in the benchmarks page. :func:`refusals` is the one decision every write path
 calls (the pipeline's card write through :meth:`CardStore.apply_run
 <memory_worker.cards.store.CardStore.apply_run>`, ``correct()``, import). Pure: no Redis,
@@ -50,21 +64,38 @@ SIMILAR_SHARE = 0.7
 
 @dataclass(frozen=True, slots=True)
 class Thresholds:
-    """The cosines from which a new card states a withdrawn fact (see the module doc)."""
+    """The cosines from which a new card states a withdrawn fact (see the module doc), and
+    how far the shell looks for siblings."""
 
     #: The new card does not name the withdrawn card's value.
     plain: float = 0.98
     #: The new card names the withdrawn card's value.
     shared: float = 0.93
+    #: The new card comes from a message the withdrawn card came from; no sibling was found.
+    evidence: float = 0.905
+    #: The same, siblings found and the new card closer to the withdrawn card than to each.
+    sibling: float = 0.82
+    #: How much closer to the withdrawn card than to every sibling the new card must be.
+    margin: float = 0.02
+    #: The chat's rows nearest a new card among which the shell looks for its siblings
+    #: (:func:`memory_worker.cards.withdrawals.near_siblings`; 0: none looked for).
+    sibling_reads: int = 32
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Thresholds:
-        return cls(plain=settings.retraction_cosine, shared=settings.retraction_shared_cosine)
+        return cls(
+            plain=settings.retraction_cosine,
+            shared=settings.retraction_shared_cosine,
+            evidence=settings.retraction_evidence_cosine,
+            sibling=settings.retraction_sibling_cosine,
+            margin=settings.retraction_sibling_margin,
+            sibling_reads=settings.retraction_sibling_reads,
+        )
 
     @property
     def floor(self) -> float:
-        """No pair below this cosine can match."""
-        return min(self.plain, self.shared)
+        """No pair below this cosine can match (by meaning or by evidence)."""
+        return min(self.plain, self.shared, self.evidence, self.sibling)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,21 +112,37 @@ class Statement:
 
 @dataclass(frozen=True, slots=True)
 class WithdrawnFact:
-    """A withdrawn card: its fact, when it was withdrawn, its vector (unit; None: none)."""
+    """A withdrawn card: its fact, when it was withdrawn, its vector (unit; None: none) and
+    the ids of the messages it came from (the chat's)."""
 
     card_id: str
     at_ms: int
     statement: Statement
     vector: Sequence[float] | None = None
+    sources: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A card about to be written: its fact, its newest message's time, its vector."""
+    """A card about to be written: its fact, its newest message's time, its vector and the
+    ids of the messages it comes from (none: a rewrite, a hand-made card); its id when it
+    has one already (an imported card: never its own sibling)."""
 
     statement: Statement
     seen_ms: int
     vector: Sequence[float] | None = None
+    sources: frozenset[int] = frozenset()
+    card_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Sibling:
+    """A card the chat holds, not withdrawn, that comes from some of a candidate's messages:
+    what another fact stated in them looks like (its vector unit, as stored)."""
+
+    card_id: str
+    sources: frozenset[int]
+    vector: Sequence[float]
 
 
 def name_words(subject: str) -> frozenset[str]:
@@ -185,8 +232,53 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return float(np.dot(left, right) / norm)
 
 
-def states(candidate: Candidate, fact: WithdrawnFact, thresholds: Thresholds) -> bool:
-    """Whether ``candidate`` states the withdrawn ``fact`` (time aside)."""
+def shares_evidence(candidate: Candidate, fact: WithdrawnFact) -> bool:
+    """Whether ``candidate`` comes from a message the withdrawn card came from."""
+    return not candidate.sources.isdisjoint(fact.sources)
+
+
+def siblings_of(
+    candidate: Candidate, fact: WithdrawnFact, siblings: Sequence[Sibling]
+) -> list[Sibling]:
+    """The siblings that come from one of ``candidate``'s messages (``fact`` and the
+    candidate itself aside)."""
+    return [
+        s
+        for s in siblings
+        if s.card_id not in (fact.card_id, candidate.card_id)
+        and not candidate.sources.isdisjoint(s.sources)
+    ]
+
+
+def evidence_states(
+    candidate: Candidate,
+    fact: WithdrawnFact,
+    thresholds: Thresholds,
+    siblings: Sequence[Sibling] = (),
+) -> bool:
+    """The evidence tier (see the module doc): ``candidate`` comes from a message ``fact``
+    came from, about the same subject, and is no sibling's restatement."""
+    if not shares_evidence(candidate, fact):
+        return False
+    if candidate.vector is None or fact.vector is None:
+        return False
+    if not same_subject(fact.statement, candidate.statement):
+        return False
+    score = cosine(candidate.vector, fact.vector)
+    near = [cosine(candidate.vector, s.vector) for s in siblings_of(candidate, fact, siblings)]
+    if not near:
+        return score >= thresholds.evidence
+    return score >= thresholds.sibling and score > max(near) + thresholds.margin
+
+
+def states(
+    candidate: Candidate,
+    fact: WithdrawnFact,
+    thresholds: Thresholds,
+    siblings: Sequence[Sibling] = (),
+) -> bool:
+    """Whether ``candidate`` states the withdrawn ``fact`` (time aside): by hash, by meaning
+    or by evidence."""
     new, old = candidate.statement, fact.statement
     if new.dedup_hash and new.dedup_hash == old.dedup_hash:
         return True
@@ -195,22 +287,32 @@ def states(candidate: Candidate, fact: WithdrawnFact, thresholds: Thresholds) ->
     score = cosine(candidate.vector, fact.vector)
     if score < thresholds.floor:
         return False
-    return score >= (thresholds.shared if shares_value(old, new) else thresholds.plain)
+    if score >= (thresholds.shared if shares_value(old, new) else thresholds.plain):
+        return True
+    return evidence_states(candidate, fact, thresholds, siblings)
 
 
 def refused_by(
-    candidate: Candidate, facts: Sequence[WithdrawnFact], thresholds: Thresholds
+    candidate: Candidate,
+    facts: Sequence[WithdrawnFact],
+    thresholds: Thresholds,
+    siblings: Sequence[Sibling] = (),
 ) -> WithdrawnFact | None:
     """The withdrawn fact ``candidate`` may not bring back (the latest withdrawn first), or
     None: it states none withdrawn after every message it comes from."""
     for fact in sorted(facts, key=lambda f: (-f.at_ms, f.card_id)):
-        if candidate.seen_ms < fact.at_ms and states(candidate, fact, thresholds):
+        if candidate.seen_ms < fact.at_ms and states(candidate, fact, thresholds, siblings):
             return fact
     return None
 
 
 def refusals(
-    candidates: Sequence[Candidate], facts: Sequence[WithdrawnFact], thresholds: Thresholds
+    candidates: Sequence[Candidate],
+    facts: Sequence[WithdrawnFact],
+    thresholds: Thresholds,
+    siblings: Sequence[Sibling] = (),
 ) -> list[WithdrawnFact | None]:
-    """:func:`refused_by` for each candidate, in order: the one decision of every write path."""
-    return [refused_by(c, facts, thresholds) for c in candidates]
+    """:func:`refused_by` for each candidate, in order: the one decision of every write path
+    (``siblings``: the chat's cards, not withdrawn, from the candidates' messages — see the
+    module doc; the shell reads those near a candidate)."""
+    return [refused_by(c, facts, thresholds, siblings) for c in candidates]

@@ -67,13 +67,13 @@ async def _forget(
 ) -> int:
     """Count, show, confirm, forget; the exit status."""
     from memory_worker.storage.connections import cards_client, close_cards_client
-    from memory_worker.upkeep.forgetter import Forgetter
+    from memory_worker.wiring import forgetter
 
     settings = get_settings()
     cards = cards_client(settings, handle.client)  # MEMORY_CARDS_URL, else the queue's server
     try:
-        forgetter = Forgetter(handle.client, settings, cards_redis=cards)
-        return await _confirmed(forgetter, scope, dry_run=dry_run, yes=yes, as_json=as_json)
+        steps = forgetter(handle.client, settings, cards)
+        return await _confirmed(steps, scope, dry_run=dry_run, yes=yes, as_json=as_json)
     finally:
         await close_cards_client(cards, handle.client)
 

@@ -10,6 +10,10 @@ the disguises a real model gives a fact it rephrases — never word for word:
   and the value translated where this module knows them ("Brian wohnt in Lissabon.");
 - ``split``: a fact about several things as one card each ("green tea and jasmine tea").
 
+It restates every fact it finds in the messages, known or not: it does not look at the
+existing cards it is shown (:func:`blind`), so a fact the chat already holds comes back
+disguised instead of reinforced — as a model that rephrases freely does.
+
 The fault's ``code`` names the moves (comma-separated; none: all of them). Resolutions that
 would write a text and links (they name the original texts) are dropped. Pure data in,
 pure data out; the tables are data, small on purpose: a predicate or value not in them is
@@ -126,6 +130,11 @@ def disguise(card: Mapping[str, Any], moves: Sequence[str]) -> list[dict[str, An
                     text = fact.replace(obj, part) if obj in fact else f"{fact} ({part})"
                     out.append(_variant(card, text, object=part))
     return out
+
+
+def blind(task: Mapping[str, Any]) -> dict[str, Any]:
+    """A task payload as the adversary reads it: without the existing cards."""
+    return {k: v for k, v in task.items() if k != "existing_cards"}
 
 
 def disguised(answer: Mapping[str, Any], moves: Sequence[str]) -> dict[str, Any]:

@@ -175,7 +175,7 @@ def completion(request: Mapping[str, Any], content: str, completion_id: str) -> 
 def adversarial_content(request: Mapping[str, Any], moves: str | None) -> str:
     """The rule-based model's answer with its cards disguised (the ``adversarial`` fault)."""
     task = extractor.parse_task(last_user_content(request) or "")
-    answered = extractor.answer(task) if task is not None else None
+    answered = extractor.answer(adversary.blind(task)) if task is not None else None
     if answered is None:
         return rule_content(request)
     return dumps(adversary.disguised(answered, adversary.moves_of(moves))).decode()

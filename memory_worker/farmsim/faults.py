@@ -31,9 +31,10 @@ and the message as a bare string ``error`` beside it —
 ``{"status": "JOB_STATE_FAILED", "error_code": "UPSTREAM_ERROR", "error": "…"}``.
 
 ``adversarial`` makes a chat service play an adversarial model
-(:mod:`memory_worker.farmsim.adversary`): every card the rule-based model proposes comes back
-reworded, re-scoped, translated and split, never word for word; its ``code`` names the moves
-(comma-separated, e.g. ``"reword,split"``; none: all).
+(:mod:`memory_worker.farmsim.adversary`): every fact the rule-based model finds — known to
+the chat or not: it never reinforces — comes back reworded, re-scoped, translated and split,
+never word for word; its ``code`` names the moves (comma-separated, e.g.
+``"reword,split"``; none: all).
 
 ``job_not_found`` is the farm losing its jobs, as after a restart or
 behind a load-balanced replica without them: for ``seconds`` on the simulator's

@@ -40,7 +40,6 @@ from llm_client import (
     BreakerStore,
     BreakerView,
     Circuit,
-    RedisEventLog,
     as_text,
     parse_attempts,
 )
@@ -49,11 +48,11 @@ from memory_worker.logs import get_logger
 from memory_worker.models import RunStatus
 from memory_worker.ops.fleet_counters import attempt_metrics, counter_metrics, page_metrics
 from memory_worker.ops.outage_metrics import incident_metrics, route_open_metrics
-from memory_worker.pipeline.ticks import TickCounts, TickQueue
-from memory_worker.runs import RunStore
+from memory_worker.pipeline.ticks import TickCounts
 from memory_worker.settings import Settings
 from memory_worker.storage.sampling import Sampler
 from memory_worker.upkeep.reembed import parse_progress
+from memory_worker.wiring import breaker_store, event_log, run_store, tick_queue
 
 log = get_logger(__name__)
 
@@ -91,16 +90,6 @@ class Sample:
     queue_cap: int = 0
     #: Since when the fleet's paged incident is open (unix seconds; None: none is, §9).
     incident_since_s: float | None = None
-
-
-def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
-    """The fleet's breaker store for these settings (read side: CLI, metrics, health)."""
-    return BreakerStore(
-        redis,
-        Keys(settings.key_prefix),
-        settings.breaker_config(),
-        gateway=settings.gateway_config(),
-    )
 
 
 def route_map(settings: Settings) -> dict[str, list[str]]:
@@ -149,9 +138,9 @@ async def read_sample(
     keys = Keys(settings.key_prefix)
     at = time.time() if now is None else now
     now_ms = int(at * 1000)
-    runs = await RunStore(redis, settings).counts()
+    runs = await run_store(redis, settings).counts()
     replies = await _read_state(redis, keys, now_ms)
-    ticks = await TickQueue(redis, keys).counts(at_ms=now_ms)
+    ticks = await tick_queue(redis, settings).counts(at_ms=now_ms)
     views: list[BreakerView] = []
     if breakers is not None:
         # the routes' targets (no keyspace SCAN at scrape cadence); stored ones only without routes
@@ -230,7 +219,7 @@ def redis_sampler(
     redis: ArqRedis, settings: Settings, *, clock: Callable[[], float] = time.monotonic
 ) -> Sampler[Sample]:
     """A sampler of the fleet's state in ``redis`` for these settings."""
-    breakers = fleet_breakers(redis, settings)
+    breakers = breaker_store(redis, settings)
     targets = route_target_ids(settings)
     routes = route_map(settings)
 
@@ -397,13 +386,11 @@ async def report_data(
     workflow: str | None = None,
 ) -> dict[str, Any]:
     """The ``report`` document: events (newest first) plus the fleet's current state."""
-    events = await RedisEventLog(redis, Keys(settings.key_prefix)).recent(
-        limit=limit, types=types, workflow=workflow
-    )
+    events = await event_log(redis, settings).recent(limit=limit, types=types, workflow=workflow)
     sample = await read_sample(
         redis,
         settings,
-        breakers=fleet_breakers(redis, settings),
+        breakers=breaker_store(redis, settings),
         targets=route_target_ids(settings),
     )
     deferred = sample.deferred_since_s

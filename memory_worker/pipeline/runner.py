@@ -104,6 +104,9 @@ class TickRunner:
     settings: Settings
     redis: ArqRedis
     processor: RunProcessor
+    #: The run store and the tick queue on ``redis`` (built by the composition root).
+    store: RunStore
+    ticks: TickQueue
     gate: RouteGate | None = None
     on_retired: RetiredHook | None = None
     worker_id: str = field(
@@ -146,8 +149,6 @@ class TickRunner:
 
     def __post_init__(self) -> None:
         self.keys = Keys(self.settings.key_prefix)
-        self.store = RunStore(self.redis, self.settings)
-        self.ticks = TickQueue(self.redis, self.keys)
         self.target = self.settings.pipeline_target or self.settings.worker_concurrency
         self.metrics.set_slots(self.settings.worker_concurrency)
         #: Closed breakers' successes of every run of this process, held and folded

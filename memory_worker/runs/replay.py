@@ -368,12 +368,14 @@ _FIELDS = ("chat_id", "prompt_version", "status", "retired", "attempts")
 class ReplayStore:
     """Reads replay candidates from the indexes and applies a plan atomically per batch."""
 
-    def __init__(self, redis: ArqRedis, settings: Settings, *, batch_size: int = BATCH_SIZE):
+    def __init__(
+        self, redis: ArqRedis, settings: Settings, runs: RunStore, *, batch_size: int = BATCH_SIZE
+    ):
         self.redis = redis
         self.settings = settings
         self.keys = Keys(settings.key_prefix)
         self.batch_size = batch_size
-        self.runs = RunStore(redis, settings)
+        self.runs = runs
         self.summary = RetiredSummary(redis, self.keys)
 
     def _index(self, scope: ReplayScope) -> str:

@@ -80,3 +80,10 @@ class MemoryUseSettings(SecretSafeSettings):
         description="Cards (or episodes, links, authorship and retraction entries) one import "
         "script call writes: each call blocks Redis for a few milliseconds (§13).",
     )
+    import_replans: int = Field(
+        8,
+        ge=0,
+        le=100,
+        description="Times an import plans its remaining chunks again when a retraction or "
+        "correction lands while it writes (§10, §13); past it the import stops, resumable.",
+    )

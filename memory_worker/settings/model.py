@@ -464,6 +464,34 @@ class Settings(
         le=1,
         description="The same, when the new card names the withdrawn card's value.",
     )
+    retraction_evidence_cosine: float = Field(
+        0.905,
+        ge=0,
+        le=1,
+        description="Cosine from which a new card from a message the withdrawn card came from "
+        "states its fact, when the chat holds no other card from that message (§10).",
+    )
+    retraction_sibling_cosine: float = Field(
+        0.82,
+        ge=0,
+        le=1,
+        description="The same, when the chat holds other cards from that message and the new "
+        "card is closer to the withdrawn one than to each of them.",
+    )
+    retraction_sibling_margin: float = Field(
+        0.02,
+        ge=-1,
+        le=1,
+        description="How much closer to the withdrawn card than to every other card from its "
+        "messages a new card must be to be refused by its evidence.",
+    )
+    retraction_sibling_reads: int = Field(
+        32,
+        ge=0,
+        le=1000,
+        description="Cards nearest a new card from a withdrawn card's message read to find the "
+        "other cards that message taught (0: none; the higher threshold then applies).",
+    )
     ephemeral_ttl_days: float = Field(
         2.0, gt=0, le=MAX_RETENTION_DAYS, description="Expiry of ephemeral cards."
     )

@@ -3,7 +3,9 @@
 A chat's vectors know their model (:mod:`memory_worker.cards`); once the
 embedding route serves another model, a run's vectors are refused by the
 chat and a query of the new model finds nothing there. This pass re-embeds
-the chat's live cards with the new model and then switches the chat over:
+the chat's live cards — and its withdrawn ones (retracted or corrected away, §10: their
+rows are what a restatement by meaning is matched against; left behind they would match
+nothing in the new space) — with the new model and then switches the chat over:
 
 - **Beside, not over.** New rows go to ``nvec`` (same row numbers as ``vec``)
   and ``nvech`` (card id → dedup hash of the text embedded); readers keep
@@ -23,6 +25,10 @@ the chat's live cards with the new model and then switches the chat over:
   new card, a rewritten fact, a fold) is therefore never lost: a new card
   gets an id past the cursor, a rewrite changes its dedup hash; the switch
   names such cards and the pass embeds them before trying again.
+- **Withdrawn facts too.** A step embeds the visited cards whose row is marked withdrawn
+  (``vecmask`` byte 2) beside the live ones; a card withdrawn after its visit was live
+  then and has its new row already. The switch checks the live cards only: a withdrawn
+  card whose vector the embedder left empty keeps a zero row (its hash still refuses).
 - **Visible.** Per chat ``done/total`` in the fleet hash
   ``reembed:progress`` (the metrics' ``memory_worker_reembed_*`` gauges).
 
@@ -35,7 +41,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -43,6 +49,7 @@ import orjson
 
 from llm_client import LLMError, as_text, lua_text
 from memory_worker.cards import Card, CardStore
+from memory_worker.cards.codec import card_from_json
 from memory_worker.cards.vectors import quantize
 from memory_worker.consolidation.model_calls import Embedder, embed_texts
 from memory_worker.logs import get_logger
@@ -107,9 +114,14 @@ def step_ids(cursor: int, seq: int, batch: int) -> list[int]:
     return list(range(cursor + 1, min(seq, cursor + max(batch, 1)) + 1))
 
 
-def to_embed(cards: Sequence[Card]) -> list[Card]:
-    """The cards of a step that get a new vector: the live ones (retired ones stay unsearchable)."""
-    return [c for c in cards if c.live]
+#: A row's ``vecmask`` byte when its fact is withdrawn (see :mod:`memory_worker.cards.store`).
+WITHDRAWN_MASK = b"\x02"
+
+
+def to_embed(cards: Sequence[Card], withdrawn: Collection[str] = ()) -> list[Card]:
+    """The cards of a step that get a new vector: the live ones and the ``withdrawn`` ones
+    (ids whose row is marked withdrawn); other retired ones stay unsearchable."""
+    return [c for c in cards if c.live or c.id in withdrawn]
 
 
 def step_key(chat_id: int, model: str, cards: Sequence[Card]) -> str:
@@ -122,16 +134,22 @@ def step_key(chat_id: int, model: str, cards: Sequence[Card]) -> str:
 
 
 def step_action(
-    card: Mapping[str, str] | None, embedded_hash: str, blob_len: int, dim: int, old_dim: int
+    card: Mapping[str, str] | None,
+    embedded_hash: str,
+    blob_len: int,
+    dim: int,
+    old_dim: int,
+    mask: bytes = b"",
 ) -> str:
-    """The step script's decision for one card (its pure twin): 'skip' (gone, no longer
-    live, its text changed since it was read, a vector of the wrong size, or no old space),
-    'grow' (live without a row: it gets one) or 'write'."""
-    if card is None or blob_len != dim or old_dim <= 0:
+    """The step script's decision for one card (its pure twin; ``mask``: its row's
+    ``vecmask`` byte): 'skip' (gone, neither live nor withdrawn with a row, its text changed
+    since it was read, a vector of the wrong size, or no old space), 'grow' (live without a
+    row: it gets one) or 'write'."""
+    if card is None or blob_len != dim or old_dim <= 0 or card.get("h") != embedded_hash:
         return "skip"
-    if card.get("status") not in ("active", "competing") or card.get("h") != embedded_hash:
-        return "skip"
-    return "grow" if not card.get("row") else "write"
+    if card.get("status") in ("active", "competing"):
+        return "grow" if not card.get("row") else "write"
+    return "write" if card.get("row") and mask == WITHDRAWN_MASK else "skip"
 
 
 def switch_check(
@@ -214,7 +232,11 @@ class Reembedder:
 
     async def chat(self, chat_id: int, *, until: float | None = None) -> ChatResult:
         """Move one chat to the target space, stopping (resumably) at ``until`` (monotonic)."""
-        total = int(await self.redis.hlen(self.store.key(chat_id, "dedup")))  # type: ignore[misc]
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hlen(self.store.key(chat_id, "dedup"))
+        pipe.get(self.store.key(chat_id, "vecmask"))
+        live, mask = await pipe.execute()
+        total = int(live) + (mask or b"").count(WITHDRAWN_MASK)
         reply = await self._start(
             keys=self._k(chat_id, "rebuild", "meta", "nvec", "nvech"),
             args=[self.target.model, self.target.dimension, int(time.time() * 1000), total],
@@ -283,7 +305,7 @@ class Reembedder:
         another target's pass) and nothing was written. ``cursor`` None is a
         redo (cards the switch named): the cursor stays.
         """
-        cards = to_embed(await self.store.get_cards(chat_id, ids))
+        cards = await self._to_embed(chat_id, ids)
         blobs: list[bytes] = []
         items: list[list[str]] = []
         if cards:
@@ -332,6 +354,22 @@ class Reembedder:
         if as_text(reply[0]) == "stale":
             return LOST_RACE
         return int(reply[1])
+
+    async def _to_embed(self, chat_id: int, ids: Sequence[str]) -> list[Card]:
+        """The cards among ``ids`` a step embeds: live, or withdrawn (their rows' mask bytes
+        read, one ``GETRANGE`` each, only for retired cards with a row)."""
+        raws = [r for r in await self.store.card_reader(chat_id)(ids) if r is not None]
+        cards = [card_from_json(chat_id, raw) for raw in raws]
+        rows = [orjson.loads(raw).get("row") for raw in raws]
+        retired = [(c.id, int(r)) for c, r in zip(cards, rows, strict=True) if not c.live and r]
+        withdrawn: set[str] = set()
+        if retired:
+            pipe = self.redis.pipeline(transaction=False)
+            for _, row in retired:
+                pipe.getrange(self.store.key(chat_id, "vecmask"), row, row)
+            masks = await pipe.execute()
+            withdrawn = {i for (i, _), m in zip(retired, masks, strict=True) if m == WITHDRAWN_MASK}
+        return to_embed(cards, withdrawn)
 
     async def _report(self, chat_id: int, total: int) -> None:
         done = await self.redis.hget(self.store.key(chat_id, "rebuild"), "done")  # type: ignore[misc]

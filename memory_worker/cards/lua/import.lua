@@ -2,14 +2,17 @@
 -- KEYS: see helpers.lua (every live card's scope among the active zsets), then one
 -- ``episode:<run>`` hash per episode of the chunk, in the plan's order (by position).
 -- ARGV[3] = chunk plan JSON (memory_worker.cards.import_plan): epoch, retracted and authors
--- (flat field/value lists), seq, cards [{c = stored card, live, vec}], present [[id,
--- updated]], episodes [{run, fields, vec, end}], links (flat), model, dim, vectors;
+-- (flat field/value lists), seq, cards [{c = stored card, live, vec, wd}], present [[id,
+-- updated]], episodes [{run, fields, vec, end}], links (flat), model, dim, vectors, wn;
 -- ARGV[4..] = the chunk's vectors.
 -- Everything is checked before the first write, so a refusal writes nothing: a forget of the
 -- chat since the plan (answered {forgotten}), a key holding the wrong type ({corrupt =
--- its role}), a new card's id taken, a card the plan takes as present changed, a live card's
--- fact held by another card, vectors of another dimension or model ({conflict}). A live card
--- whose fact the chat retracted after its newest message is not written (counted). Python
+-- its role}), withdrawn marks other than the plan's ``wn`` — a retraction or correction
+-- landed since the plan's meaning check ({withdrawn = marks}: planned again) —, a new
+-- card's id taken, a card the plan takes as present changed, a live card's fact held by
+-- another card, vectors of another dimension or model ({conflict}). A live card whose fact
+-- the chat retracted after its newest message is not written (counted). A card whose fact
+-- is withdrawn (``wd``: retracted or corrected away) has its row marked withdrawn. Python
 -- twin: memory_worker.cards.import_plan.import_twin.
 local p = cjson.decode(ARGV[3])
 local sks = {}
@@ -54,6 +57,8 @@ end
 for i = FIRST_EXTRA, #KEYS do
   if wrong_type(KEYS[i], 'hash') then return corrupt('episode') end
 end
+local changed = withdrawn_changed(p.wn)
+if changed then return changed end
 local function conflict(why) return cjson.encode({conflict = why}) end
 for _, e in ipairs(p.cards) do
   if redis.call('HEXISTS', CARDS, e.c.id) == 1 then
@@ -100,6 +105,7 @@ for _, e in ipairs(p.cards) do
       set_vector(c, ARGV[3 + tonumber(e.vec)])
       if not blank(c.row) then vectors = vectors + 1 end
     end
+    if e.wd == '1' then withdraw(c) end
     if e.live == '1' then index_live(c) end
     save(c)
     cards = cards + 1

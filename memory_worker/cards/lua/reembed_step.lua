@@ -3,9 +3,11 @@
 -- KEYS: 1 rebuild, 2 cards, 3 vec, 4 vecids, 5 vecmask, 6 vecver, 7 meta, 8 nvec, 9 nvech.
 -- ARGV: 1 model, 2 cursor expected ('' = a redo: the cursor is not checked or moved),
 -- 3 cursor after this step, 4 JSON [[card id, dedup hash embedded], ...], 5.. one blob each.
--- A card no longer live, or whose text changed since it was read (dedup hash), is skipped
--- (the switch finds it). A live card without a row (its vector was refused or missing)
--- gets one: a zero row in the old matrix (unsearchable there), its vector in the new one.
+-- A card neither live nor withdrawn (its row's vecmask byte 2: retracted or corrected away,
+-- §10), or whose text changed since it was read (dedup hash), is skipped (the switch finds a
+-- live one). A live card without a row (its vector was refused or missing) gets one: a zero
+-- row in the old matrix (unsearchable there), its vector in the new one. A withdrawn card's
+-- row gets its vector in the new matrix (matched by meaning there, as it was here).
 -- Answers {state, done}: 'ok', or 'stale' when another step moved the pass meanwhile.
 if redis.call('HGET', KEYS[1], 'model') ~= ARGV[1] then return {'stale', '0'} end
 if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'cursor') ~= ARGV[2] then
@@ -20,7 +22,10 @@ for i, item in ipairs(items) do
   local blob = ARGV[4 + i]
   if raw and #blob == ndim and odim > 0 then
     local c = cjson.decode(raw)
-    if (c.status == 'active' or c.status == 'competing') and c.h == item[2] then
+    local live = c.status == 'active' or c.status == 'competing'
+    local withdrawn = not live and c.row ~= nil and c.row ~= ''
+      and redis.call('GETRANGE', KEYS[5], tonumber(c.row), tonumber(c.row)) == '\2'
+    if (live or withdrawn) and c.h == item[2] then
       if c.row == nil or c.row == '' then
         local n = redis.call('RPUSH', KEYS[4], c.id .. '|' .. c.sk)
         c.row = string.format('%d', n - 1)
