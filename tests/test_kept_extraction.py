@@ -42,6 +42,15 @@ from memory_worker.settings import Settings
 from tests.support.factories import make_request
 
 MAX_BYTES = 700
+COUNT_FIELDS = (
+    "batches",
+    "llm_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "existing_cards_shown",
+    "malformed_items",
+    "salvaged_answers",
+)
 T0 = 1_800_000_000_000
 TTL = 60_000
 
@@ -122,7 +131,7 @@ def records(draw: st.DrawFn) -> KeptExtraction:
         topics=tuple(draw(st.lists(WORD, max_size=MAX_TOPICS, unique=True))),
         participants=tuple(draw(st.lists(WORD, max_size=3, unique=True))),
         counts=ExtractionCounts(
-            *draw(st.tuples(*[st.integers(0, 2**31)] * 7)),
+            **dict(zip(COUNT_FIELDS, draw(st.tuples(*[st.integers(0, 2**31)] * 7)), strict=True)),
             dropped_by_validation=draw(st.dictionaries(WORD, st.integers(0, 100), max_size=3)),
         ),
     )

@@ -20,7 +20,6 @@ import pytest
 
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore
-from memory_worker.consolidation import prompt as prompt_module
 from memory_worker.consolidation.consolidate import plan_run
 from memory_worker.consolidation.kept import Staleness, decode, stale_reason
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
@@ -29,6 +28,7 @@ from memory_worker.models import ErrorLogEntry, RunStatus
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import RunStore, now_ms
 from memory_worker.settings import Settings
+from memory_worker.settings.checks import EXTRACTION_PROMPTS
 from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import RedisHandle
 from memory_worker.wiring import build_tick_runner
@@ -162,8 +162,8 @@ async def test_a_run_claimed_under_another_prompt_version_extracts_anew(
     """A run released under memory_v1 is skipped by a memory_v2 fleet (older version), an
     operator replays it, and a memory_v2 worker claims it: the extraction kept under v1 is
     not used (the prompt changed), the run is extracted again under v2."""
-    prompts = {**prompt_module.EXTRACTION_PROMPTS, "memory_v2": "extraction_v1.txt"}
-    monkeypatch.setattr(prompt_module, "EXTRACTION_PROMPTS", prompts)
+    prompts = {**EXTRACTION_PROMPTS, "memory_v2": "extraction_v1.txt"}
+    monkeypatch.setattr("memory_worker.consolidation.prompt.EXTRACTION_PROMPTS", prompts)
     v1 = settings.model_copy(update={"discovery_base_url": sim.base_url})
     v2 = v1.model_copy(update={"prompt_version": "memory_v2"})
     keys = Keys(v1.key_prefix)
