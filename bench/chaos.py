@@ -21,7 +21,8 @@ Invariants (each printed with the runs that break it):
 - each chat's visible memory equals the reference's (normalised facts and
   observation counts of the live cards);
 - at most one farm probe per probe interval while every target is down;
-- one admin page per incident (a loopback webhook receives the pages).
+- one admin page per incident (a loopback webhook receives the pages);
+- no run keeps its extraction (§7) once every run completed.
 
     python bench/chaos.py --minutes 30 --seed 7
 
@@ -630,6 +631,9 @@ class Soak:
                 members = await redis.zrange(cards.key(chat, "runs"), 0, -1)
                 applied[chat] = sorted(m.decode() for m in members)
             memory = await self.memory(redis, keys)
+            kept = [
+                i for i in ids if await redis.exists(keys.run_extraction(i))
+            ]  # every run completed: none may keep its extraction (§7)
         finally:
             stop.set()
             for task in tasks:
@@ -675,6 +679,7 @@ class Soak:
             interval=plan.config.interval,
             probe_warmup=plan.config.probe_warmup,
             page_grace=plan.config.page_grace,
+            kept_extractions=kept,
         )
 
     async def act(self, action: Action, slots: Slots, watch: LeaseWatch) -> None:

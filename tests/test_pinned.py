@@ -31,6 +31,7 @@ from memory_worker.worker.pinned import (
 )
 from memory_worker.worker.watchdog import PINNED, PINNED_HELD, Liveness, Watchdog
 from tests.support.clock import ManualClock
+from tests.support.factories import make_request
 from tests.support.logs import capture_logs
 
 W = 100.0  # the window of the table
@@ -131,6 +132,37 @@ def test_the_identity_the_restart_guard_remembers(
     host: str, slot: str | None, identity: str
 ) -> None:
     assert worker_identity(host, slot) == identity
+
+
+# --- the counts in Redis ------------------------------------------------------------------
+
+
+async def test_each_completion_is_counted_for_the_run_s_lease_owner(
+    settings: Settings, redis: Any
+) -> None:
+    """The completion script counts the completed run for its lease owner (what a pinned
+    worker reads of itself), beside the fleet's counter; a refused completion counts
+    nothing; the count leaves with the worker (deregistered, or pruned once dead)."""
+    store = run_store(redis, settings)
+    keys = Keys(settings.key_prefix)
+    for chat in (1, 2, 3):
+        await store.enqueue(make_request(chat))
+    done: list[ClaimedRun] = []
+    for owner in ("host:1:a", "host:2:b", "host:1:a"):
+        claim = await store.claim(owner)
+        assert claim is not None
+        assert await store.complete(claim, {})
+        done.append(claim)
+    assert not await store.complete(done[0], {})  # already completed: refused, not counted
+    counts = await redis.hgetall(keys.worker_completed)
+    assert counts == {b"host:1:a": b"2", b"host:2:b": b"1"}
+    assert await redis.hget(keys.counters, "completed") == b"3"
+    await store.heartbeat("host:1:a", [], concurrency=1)
+    await store.deregister("host:1:a")
+    assert await redis.hgetall(keys.worker_completed) == {b"host:2:b": b"1"}
+    await store.heartbeat("host:2:b", [], concurrency=1, at_ms=1)  # long dead
+    await store.prune()
+    assert await redis.hgetall(keys.worker_completed) == {}
 
 
 # --- the monitor, on a real Valkey --------------------------------------------------------
