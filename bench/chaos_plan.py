@@ -425,7 +425,7 @@ class Observations:
     service_workflow: Mapping[str, str] = field(default_factory=dict)
     #: sliding windows are this share of the interval (scheduling jitter)
     window_share: float = 0.8
-    #: runs whose kept extraction (§7) is still stored once every run completed
+    #: completed runs whose kept extraction (§7) is still stored
     kept_extractions: Sequence[str] = ()
 
 
@@ -522,12 +522,11 @@ def check_none_retired(obs: Observations) -> Check:
 
 
 def check_kept_extractions(obs: Observations) -> Check:
-    """No kept extraction outlives its run (§7): each goes with the run's completion, so once
-    the backlog drained none is left — whatever the kills, freezes and farm faults did to the
-    attempts that kept them."""
+    """No kept extraction outlives its run (§7): each goes with the run's completion, whatever
+    the kills, freezes and farm faults did to the attempts that kept them."""
     left = sorted(obs.kept_extractions)
     return Check(
-        "no kept extraction left",
+        "no completed run keeps its extraction",
         not left,
         f"{len(left)} left",
         tuple(f"run {run_id} still keeps its extraction" for run_id in left),
