@@ -45,7 +45,7 @@ if str(ROOT) not in sys.path:
 from llm_client._transport.base import ClientConfig  # noqa: E402
 from llm_client._transport.local_embed import QUERY_TASK, LocalEmbedClient  # noqa: E402
 from memory_worker.cards import Card, CardStore, NewCard, RunWrites, Scope  # noqa: E402
-from memory_worker.cards.recall import FusionParams  # noqa: E402
+from memory_worker.cards.recall import ConnectParams, FusionParams  # noqa: E402
 from memory_worker.cards.search import Favour  # noqa: E402
 from memory_worker.consolidation.context import rank_related  # noqa: E402
 from memory_worker.farmsim.embedder import embed_text  # noqa: E402
@@ -810,11 +810,13 @@ async def _suite(store: CardStore, cases: Sequence[Case]) -> None:
 
 
 async def _longconv(store: CardStore, *, tune: bool, merge: bool) -> None:
-    """The long-conversation suite: dense, lexical and hybrid recall@1/5/10 per category."""
+    """The long-conversation suite: dense, lexical, hybrid and connected recall@1/5/10 per
+    category (connected: hybrid with the best hits connected, what ``recall()`` does)."""
     from bench.longconv import (
         CachedEmbedder,
         by_language,
         candidates,
+        connections,
         lookups,
         margins,
         merged,
@@ -852,15 +854,20 @@ async def _longconv(store: CardStore, *, tune: bool, merge: bool) -> None:
             found = await run_mode(store, dev, "hybrid", params, E5)
             print(f"dev time boost {boost}: {margins(found, dense, dev_questions)}")
         print(f"chosen on dev: {chosen}")
+        for connect in connections(ConnectParams.from_settings(Settings())):
+            found = await run_mode(store, dev, "connected", chosen, E5, connect)
+            print(f"dev {margins(found, dense, dev_questions)}  {connect}")
     for split in ("test", "dev", "fresh"):
         chosen_items = [i for i in items if i.question.split == split]
         split_questions = [i.question for i in chosen_items]
         results = [
             await run_mode(store, chosen_items, mode, chosen, E5)
-            for mode in ("dense", "lexical", "hybrid")
+            for mode in ("dense", "lexical", "hybrid", "connected")
         ]
         print(table(results, split_questions, f"split {split}"))
         print(margins(results[2], results[0], split_questions))
+        print(margins(results[3], results[0], split_questions))
+        print(margins(results[3], results[2], split_questions))
         print(by_language(results, split_questions))
     if merge:
         big_chats, big_questions = merged(chats, questions)
