@@ -100,6 +100,48 @@ def hourly_runs(messages: Sequence[Message]) -> list[list[int]]:
     return list(runs.values())
 
 
+#: The e5 vectors of the ``test`` split (its chats' card texts, int8 as the store keeps
+#: them; its questions, float16), so a test can measure the split without embedding it.
+PINNED = Path(__file__).resolve().parents[1] / "tests" / "data" / "longconv" / "e5-test.npz"
+
+
+class PinnedEmbedder:
+    """Vectors from :data:`PINNED` (written by :func:`pin_vectors`); a text it does not hold
+    raises ``KeyError``."""
+
+    def __init__(self, model: str, path: Path = PINNED) -> None:
+        self.model = model
+        with np.load(path) as data:
+            self._passages = dict(
+                zip(data["passage_texts"].tolist(), data["passages"], strict=True)
+            )
+            self._queries = dict(zip(data["query_texts"].tolist(), data["queries"], strict=True))
+
+    async def passages(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._passages[t].astype(np.float32).tolist() for t in texts]
+
+    async def queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._queries[t].astype(np.float32).tolist() for t in texts]
+
+
+async def pin_vectors(
+    chats: Sequence[Chat], questions: Sequence[Question], embedder: Embedder, path: Path = PINNED
+) -> None:
+    """Write :data:`PINNED`: ``chats``' card texts and ``questions``' texts, embedded."""
+    from memory_worker.cards.vectors import quantize
+
+    texts = sorted({m.card_text for chat in chats for m in chat.messages})
+    asked = sorted({q.text for q in questions})
+    passages = [quantize(v) for v in await embedder.passages(texts)]
+    np.savez_compressed(
+        path,
+        passage_texts=np.array(texts),
+        passages=np.stack([np.frombuffer(p, dtype=np.int8) for p in passages]),
+        query_texts=np.array(asked),
+        queries=np.asarray(await embedder.queries(asked), dtype=np.float16),
+    )
+
+
 async def store_chats(store: CardStore, chats: Sequence[Chat], embedder: Embedder) -> None:
     """Every message of ``chats`` as a card of its chat, with its passage vector, written
     as the pipeline writes them: one run a busy hour (:func:`hourly_runs`), so a card
@@ -148,10 +190,12 @@ class Found:
 
     mode: str
     found: dict[str, list[list[list[int]]]] = field(default_factory=dict)
+    #: The k of each list (empty: one list, up to the deepest k).
+    depths: tuple[int, ...] = ()
 
     def recall(self, question: Question, k: int) -> float:
         lists = self.found[question.id]
-        cards = lists[DEPTHS.index(k)] if len(lists) > 1 else lists[0]
+        cards = lists[self.depths.index(k)] if self.depths else lists[0]
         got = {m for ids in cards[:k] for m in ids}
         return sum(e in got for e in question.evidence) / len(question.evidence)
 
@@ -184,12 +228,15 @@ async def run_mode(
     params: FusionParams,
     model: str,
     connect: ConnectParams | None = None,
+    depths: tuple[int, ...] = DEPTHS,
 ) -> Found:
     """Each question looked up one way (see the module); ``connected`` with ``connect``
-    (default: the production settings), looked up at each depth, as a bot asks for k."""
+    (default: the production settings), looked up at each of ``depths``, as a bot asks
+    for k."""
     out = Found(mode)
     if mode == "connected":
         connect = connect or ConnectParams.from_settings(Settings())
+        out.depths = depths
     for item in items:
         chat, question = item.chat, item.question
         if mode == "dense":
@@ -200,7 +247,7 @@ async def run_mode(
         else:
             vector = None if mode == "lexical" else item.vector
             found = []
-            for depth in DEPTHS if mode == "connected" else (max(DEPTHS),):
+            for depth in depths if mode == "connected" else (max(DEPTHS),):
                 hits = await store.search(
                     chat.id,
                     question.text,
