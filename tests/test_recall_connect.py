@@ -14,8 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_worker.cards import CardStore, NewCard, Scope
-from memory_worker.cards.recall import ConnectParams, FusionParams, Ties, Window, connect
+from memory_worker.cards import Card, CardStatus, CardStore, NewCard, Scope
+from memory_worker.cards.recall import (
+    ConnectParams,
+    FusionParams,
+    Ties,
+    Window,
+    connect,
+    rank_cards,
+)
 from memory_worker.cards.recall.connect import NONE, restatements_last, spread, top_rows
 from memory_worker.settings import Settings
 from tests.support.cards import CHAT, DIM, T0, apply, new
@@ -121,7 +128,7 @@ def test_without_vectors_nothing_is_a_restatement() -> None:
 
 
 def test_a_bridge_fact_brings_its_subjects_other_fact_into_the_k() -> None:
-    """"Where does the person who works as a nurse live?": the job card is the best hit;
+    """ "Where does the person who works as a nurse live?": the job card is the best hit;
     the same person's home card, below two other people's homes, comes into the k."""
     scores = np.asarray([0.9, 0.6, 0.55, 0.5, 0.1])  # job(Maria), home(Chloe), home(Ethan),
     subjects = codes(0, 1, 2, 0, 1)  # home(Maria), chit-chat(Chloe)
@@ -202,16 +209,23 @@ def test_spread_only_ever_raises_candidates(case: tuple[Any, ...]) -> None:
 
 def test_ties_code_subjects_and_episodes_case_folded_and_blank_as_none() -> None:
     ties = Ties()
-    for subject, episode in [("Maria", "run-1"), ("MARIA", "run-2"), ("", None), ("Мария", "run-1")]:
+    for subject, episode in [
+        ("Maria", "run-1"),
+        ("MARIA", "run-2"),
+        ("", None),
+        ("Мария", "run-1"),
+    ]:
         ties.add(subject, episode)
     subjects, episodes = ties.arrays()
     assert ties.count == 4
     assert subjects[0] == subjects[1] != subjects[3]
-    assert subjects[2] == NONE and episodes[2] == NONE
+    assert subjects[2] == NONE
+    assert episodes[2] == NONE
     assert episodes[0] == episodes[3] != episodes[1]
     ties.add("Maria", "run-2")  # a later row: the arrays follow
     subjects, episodes = ties.arrays()
-    assert subjects[4] == subjects[0] and episodes[4] == episodes[1]
+    assert subjects[4] == subjects[0]
+    assert episodes[4] == episodes[1]
 
 
 def test_the_settings_name_the_connection() -> None:
@@ -349,3 +363,45 @@ async def test_the_store_lifts_the_cards_of_the_best_hits_episode(store: CardSto
         "Maria works as a nurse",
         "Chloe lives in Leeds",
     ]
+
+
+# --- rank_cards: the same connection over cards a caller holds ----------------------------------
+
+
+def held(card_id: str, text: str, subject: str, run: str) -> Card:
+    return Card(
+        id=card_id,
+        chat_id=1,
+        scope=Scope.CHAT,
+        card_type="fact",
+        subject=subject,
+        predicate="",
+        object="",
+        fact_text=text,
+        confidence=0.8,
+        salience=0.5,
+        observation_count=1,
+        status=CardStatus.ACTIVE,
+        valid_from=T0,
+        observed_at=T0,
+        created_at=T0,
+        updated_at=T0,
+        source_message_ids=[int(card_id)],
+        dedup_hash=card_id,
+        first_run_id=run,
+    )
+
+
+def test_rank_cards_connects_like_recall() -> None:
+    cards = [
+        held("1", "works as a nurse", "Maria", "r1"),
+        held("2", "lives in Leeds", "Chloe", "r2"),
+        held("3", "lives in Porto", "Maria", "r3"),
+        held("4", "lives in Porto!", "Maria", "r4"),
+    ]
+    vectors = [toward(0.95, 1), toward(0.6, 2), toward(0.5, 3), toward(0.5, 3)]
+    ask = {"k": 2, "query_vector": QUERY, "card_vectors": vectors, "params": DENSE}
+    assert [h.card.id for h in rank_cards("zzz", cards, **ask)] == ["1", "2"]
+    assert [h.card.id for h in rank_cards("zzz", cards, connect=ON, **ask)] == ["1", "3"]
+    ask["k"] = 3  # card 4 restates card 3: after the others
+    assert [h.card.id for h in rank_cards("zzz", cards, connect=ON, **ask)] == ["1", "3", "2"]
