@@ -33,7 +33,8 @@ from memory_worker.keys import Keys
 from memory_worker.runs import RunStore
 from memory_worker.runs.chat_index import ChatIndex
 from memory_worker.runs.policy import FailurePlan
-from memory_worker.runs.replay import ReplayFilter, ReplayStore, plan
+from memory_worker.runs.replay import ReplayFilter, plan
+from memory_worker.wiring import replay_store
 from tests.support.cards import new as card
 from tests.support.console import log_in
 
@@ -222,7 +223,7 @@ async def gate_cost(redis: Any, settings: Any, samples: int) -> None:
 
 async def replay_baseline(redis: Any, settings: Any, samples: int) -> None:
     """The replay preview from the summary, against reading every retired run (the baseline), in this run."""
-    replay = ReplayStore(redis, settings)
+    replay = replay_store(redis, settings)
     wanted = ReplayFilter(error_code="upstream_error")
     now = int(time.time() * 1000)
 

@@ -31,8 +31,8 @@ from memory_worker.cards.writes import NewCard, RunWrites
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.privacy.forget import ForgetScope
-from memory_worker.privacy.forgetter import Forgetter
 from memory_worker.runs import RunStore
+from memory_worker.upkeep.forgetter import Forgetter
 
 CHAT, OTHER, ALICE, BOB = -1001, -1002, 1, 2
 

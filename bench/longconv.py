@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from memory_worker.cards import CardStore, NewCard, RunWrites, Scope
-from memory_worker.recall import FusionParams
+from memory_worker.cards.recall import FusionParams
 from tests.support.longconv import Chat, Message, Question
 
 CACHE = Path(__file__).resolve().parent / ".cache"

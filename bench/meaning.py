@@ -45,10 +45,10 @@ if str(ROOT) not in sys.path:
 from llm_client._transport.base import ClientConfig  # noqa: E402
 from llm_client._transport.local_embed import QUERY_TASK, LocalEmbedClient  # noqa: E402
 from memory_worker.cards import Card, CardStore, NewCard, RunWrites, Scope  # noqa: E402
+from memory_worker.cards.recall import FusionParams  # noqa: E402
 from memory_worker.cards.search import Favour  # noqa: E402
 from memory_worker.consolidation.context import rank_related  # noqa: E402
 from memory_worker.farmsim.embedder import embed_text  # noqa: E402
-from memory_worker.recall import FusionParams  # noqa: E402
 from memory_worker.settings import Settings  # noqa: E402
 from tests.support.cards import new  # noqa: E402
 

@@ -31,7 +31,9 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   ``default_routes``, ``RoutesConfig``, ``Route``, ``RouteTarget``, ``RouteDefaults``) and
   the workflow names ``MEMORY_EXTRACTION``, ``EMBEDDING``, ``MEMORY_MERGE``; routing events
   (``RoutingEvent``, ``EventType``, ``EventSink``, ``Fanout``, ``RedisEventLog``,
-  ``recent_events``, ``safe_token``).
+  ``recent_events``, ``safe_token``); routed attempts counted for the metrics
+  (``AttemptCounter``, ``AttemptKeys``, ``attempt_field``, ``parse_attempts``,
+  ``success_counter``).
 - **Shared with memory_worker**: ``lua_text`` (the one loader of a package's
   ``lua/*.lua``), ``as_text`` and ``reply_pairs`` (the one bytes → str helper),
   ``get_logger`` and ``event_of`` (library logging through stdlib ``logging``).
@@ -76,15 +78,20 @@ from llm_client._redis_text import as_text, reply_pairs
 from llm_client._retry.classify import retryable_reason
 from llm_client._retry.reasons import FailureReason
 from llm_client._routing.events import (
+    AttemptCounter,
+    AttemptKeys,
     EventSink,
     EventType,
     Fanout,
     RedisEventLog,
     RoutingEvent,
+    attempt_field,
+    parse_attempts,
     recent_events,
     safe_token,
+    success_counter,
 )
-from llm_client._routing.plan import WalkObserver
+from llm_client._routing.plan import Routed, WalkerConfig, WalkObserver
 from llm_client._routing.routes import (
     EMBEDDING,
     MEMORY_EXTRACTION,
@@ -96,7 +103,6 @@ from llm_client._routing.routes import (
     default_routes,
     load_routes,
 )
-from llm_client._routing.walk import Routed, WalkerConfig
 from llm_client._routing.walker import Walker
 from llm_client._transport.base import ChatResult, ClientConfig, EmbedResult, UpstreamResponse
 from llm_client._transport.clients import ClientFactory, TransportFactory
@@ -118,6 +124,8 @@ __all__ = [
     "MEMORY_MERGE",
     "QUERY_TASK",
     "AllCircuitsOpen",
+    "AttemptCounter",
+    "AttemptKeys",
     "BackendUnavailable",
     "BreakerConfig",
     "BreakerStore",
@@ -177,6 +185,7 @@ __all__ = [
     "Walker",
     "WalkerConfig",
     "as_text",
+    "attempt_field",
     "default_routes",
     "event_of",
     "extra_installed",
@@ -185,10 +194,12 @@ __all__ = [
     "load_model",
     "load_routes",
     "lua_text",
+    "parse_attempts",
     "recent_events",
     "reply_pairs",
     "reset_breaker",
     "retryable_reason",
     "safe_token",
+    "success_counter",
     "target_statuses",
 ]

@@ -10,7 +10,7 @@ configured ``logging``) and never a line on stdout.
 
 A record's message is ``event key=value …`` (readable under any formatter);
 the structured event itself rides on the record as :data:`EVENT_ATTR`, which
-the CLI's formatter (:func:`memory_worker.ops.logs.configure`) unpacks into one
+the CLI's formatter (:func:`memory_worker.logs.configure`) unpacks into one
 JSON object a line.
 """
 

@@ -1,17 +1,63 @@
 """memory-worker's own error tree (the farm's live in ``llm_client._errors``).
 
+A bot catches a family: what it sent was wrong (``InvalidInput``), what it named is not
+there (``NotFound``), the memory refuses it now (``Conflict``), a service it needs cannot
+answer now (``Unavailable``), the deployment cannot work as configured
+(``ConfigurationError``), Redis failed (``StoreError``). ``RunControl`` is the worker's own
+control flow: a bot never sees one. Each family keeps its members' standard bases
+(``ValueError``, ``LookupError``, ``KeyError``, ``RuntimeError``), so older ``except`` clauses
+still catch what they caught.
+
 ::
 
     MemoryWorkerError
-    ├── SettingsError          a setting is invalid, out of bounds or contradicts another
-    │   └── SettingsRefused        the same where arq's command line builds WorkerSettings: a
-    │                              click exception too, shown as memory-worker's one line, exit 2
-    ├── InvalidRunRequest      a run request failed validation; nothing was stored
-    ├── RunNotFound            no run with that id
-    ├── LeaseLost              the worker no longer holds the run's lease (it was reclaimed)
-    ├── RedisUrlError          REDIS_URL / MEMORY_CARDS_URL could not be understood
-    ├── EmbeddedValkeyError    the embedded Valkey could not be started or reached
-    ├── StoreError             Redis failed or answered something unexpected
+    ├── InvalidInput (ValueError)  the caller's input is wrong; nothing was read or written
+    │   ├── InvalidRunRequest      a run request failed validation; nothing was stored
+    │   ├── InvalidQuery           a memory call's argument has the wrong type or is out of bounds
+    │   │   ├── InvalidId              a chat/thread/user id (or ``k``) is not an int (bool, float, str)
+    │   │   ├── EmbeddingSizeMismatch  similar_cards' vector is not of the chat's dimension
+    │   │   ├── InvalidCardRef         a card reference is not ``<chat id>:<card id>``
+    │   │   ├── InvalidCorrection      a retraction's or correction's actor, reason or fact is
+    │   │   │                          empty, too long or holds a secret
+    │   │   └── QueryTooLarge          a recall text or ``k`` over its bound (MEMORY_RECALL_MAX_QUERY_CHARS,
+    │   │                              MEMORY_QUERY_MAX_K)
+    │   ├── ForgetInputError       a forget request names no chat, an unknown chat, or a user without one
+    │   └── InvalidExport          an import file is not a whole, valid export (one line says where);
+    │       │                      nothing was written
+    │       └── ImportTooLarge         the file is over MEMORY_IMPORT_MAX_BYTES
+    ├── NotFound (LookupError)     what the call names is not there
+    │   ├── RunNotFound (KeyError) no run with that id
+    │   └── CardNotFound           no card under that reference (``<chat>:<card>``)
+    ├── Conflict                   valid, but the memory's state refuses it now; nothing was written
+    │   ├── CardNotLive            a correction names a card that is no longer live (superseded,
+    │   │                          retracted, …): correct the card that replaced it
+    │   ├── ImportConflict         the target chat holds other memory under the file's card ids, a
+    │   │   │                      live card of the same fact, or vectors of another model
+    │   │   └── ExportPredatesForget   the chat was forgotten (in part) after the file was exported
+    │   ├── ForgetPending          a chat's forget has not completed: its memory is not exported
+    │   └── VectorSpaceMismatch    a query's embedding model is not the one of the chat's vectors
+    ├── Unavailable                a service the call needs cannot answer now; ask again later
+    │   └── EmbeddingUnavailable   the embedding route failed recall, context or correct; the
+    │                              ``llm_client`` error is its ``__cause__``
+    ├── ConfigurationError         the deployment cannot work as configured
+    │   ├── SettingsError (ValueError)  a setting is invalid, out of bounds or contradicts another
+    │   │   └── SettingsRefused        the same where arq's command line builds WorkerSettings: a
+    │   │                              click exception too, shown as memory-worker's one line, exit 2
+    │   ├── RedisUrlError (ValueError)  REDIS_URL / MEMORY_CARDS_URL could not be understood
+    │   ├── RedisNotConfigured     MemoryQueue.connect got no Redis URL and was not asked for the
+    │   │                          embedded server
+    │   ├── EmbeddedValkeyError (RuntimeError)  the embedded Valkey could not be started or reached
+    │   ├── RoutesIncomplete (ValueError)  the routes file leaves out the route every run needs
+    │   │                          (memory_extraction): a worker refuses to start on it
+    │   ├── RoutesInvalid          the routes file cannot be loaded (the bot's recall met it); the
+    │   │                          ``llm_client.RoutesError`` is its ``__cause__``
+    │   ├── ConsoleExposedError    the console would be served off loopback with no token (§15)
+    │   └── RedisSetupError        the Redis server cannot safely hold the queue (checked at start)
+    │       ├── EvictionPolicyError    maxmemory-policy may evict keys (allkeys-*): runs would vanish
+    │       ├── ScriptPermissionError  the Redis user may not run Lua scripts (EVALSHA / SCRIPT LOAD)
+    │       ├── KeyPermissionError     the Redis user may not read or write the deployment's keys
+    │       └── CommandPermissionError the Redis user may not run a command the worker needs (INFO)
+    ├── StoreError                 Redis failed or answered something unexpected
     │   ├── StoreClientError       the Redis client failed without a Redis error (a failover's
     │   │                          slot with no node, a lost connection leaked as AttributeError)
     │   ├── StoredRunUnreadable    a claimed run's stored request no longer validates (its
@@ -28,41 +74,16 @@
     │   │   └── StoreScriptError   a Lua script raised an error of its own, or would not compile
     │   └── SocketNotPrivate       the embedded server's socket directory is not this user's
     │                              own 0700 one: nothing is sent to it (also a redis ConnectionError)
-    ├── RedisSetupError        the Redis server cannot safely hold the queue (checked at start)
-    │   ├── EvictionPolicyError    maxmemory-policy may evict keys (allkeys-*): runs would vanish
-    │   ├── ScriptPermissionError  the Redis user may not run Lua scripts (EVALSHA / SCRIPT LOAD)
-    │   ├── KeyPermissionError     the Redis user may not read or write the deployment's keys
-    │   └── CommandPermissionError the Redis user may not run a command the worker needs (INFO)
-    ├── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
-    ├── NotAJsonJob            an arq job payload that is not a JSON object (a pickle): never run
-    ├── TickTimeout            a tick outlived its budget: its run fails as task_timeout
-    ├── DeliveryFailed         a channel did not accept an admin page (the outbox retries it)
-    ├── VectorSpaceMismatch    a query's embedding model is not the one of the chat's vectors
-    ├── ForgottenWrite         a run's card write was refused: the chat was forgotten after its claim
-    ├── ForgetInputError       a forget request names no chat, an unknown chat, or a user without one
-    ├── ForgetPending          a chat's forget has not completed: its memory is not exported
-    ├── CardNotFound           no card under that reference (``<chat>:<card>``)
-    ├── CardNotLive            a correction names a card that is no longer live (superseded,
-    │                          retracted, …): correct the card that replaced it
-    ├── InvalidExport          an import file is not a whole, valid export (one line says where);
-    │   │                      nothing was written
-    │   └── ImportTooLarge         the file is over MEMORY_IMPORT_MAX_BYTES
-    ├── ImportConflict         the target chat holds other memory under the file's card ids, a
-    │   │                      live card of the same fact, or vectors of another model
-    │   └── ExportPredatesForget   the chat was forgotten (in part) after the file was exported
-    ├── RedisNotConfigured     MemoryQueue.connect got no Redis URL and was not asked for the
-    │                          embedded server
-    ├── ConsoleExposedError    the console would be served off loopback with no token (§15)
-    ├── RoutesIncomplete       the routes file leaves out the route every run needs
-    │                          (memory_extraction): a worker refuses to start on it
-    └── InvalidQuery           a memory call's argument has the wrong type or is out of bounds
-        ├── InvalidId              a chat/thread/user id (or ``k``) is not an int (bool, float, str)
-        ├── EmbeddingSizeMismatch  similar_cards' vector is not of the chat's dimension
-        ├── InvalidCardRef         a card reference is not ``<chat id>:<card id>``
-        ├── InvalidCorrection      a retraction's or correction's actor, reason or fact is
-        │                          empty, too long or holds a secret
-        └── QueryTooLarge          a recall text or ``k`` over its bound (MEMORY_RECALL_MAX_QUERY_CHARS,
-                                   MEMORY_QUERY_MAX_K)
+    └── RunControl                 the worker's own control flow: a bot never sees one
+        ├── LeaseLost              the worker no longer holds the run's lease (it was reclaimed)
+        ├── TickTimeout            a tick outlived its budget: its run fails as task_timeout
+        ├── ForgottenWrite         a run's card write was refused: the chat was forgotten after its claim
+        ├── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
+        ├── NotAJsonJob (ValueError)  an arq job payload that is not a JSON object (a pickle): never run
+        └── DeliveryFailed         a channel did not accept an admin page (the outbox retries it)
+
+``EmbeddedValkeyError`` is a configuration error, not a ``StoreError``: every store error is
+weather to the worker (its run is released), and a server that cannot start is not.
 
 One class of ``llm_client``'s tree is raised here, because only the consolidation knows
 the call was an embedding: ``EmbedderTimeout`` (an ``LLMError`` whose reason, provider
@@ -84,7 +105,40 @@ class MemoryWorkerError(Exception):
     """Base of memory-worker's own errors."""
 
 
-class SettingsError(MemoryWorkerError, ValueError):
+# --- the families a bot catches ------------------------------------------------------------
+
+
+class InvalidInput(MemoryWorkerError, ValueError):
+    """The caller's input is wrong (a run request, a memory call's argument, a forget, an
+    import file); nothing was read or written."""
+
+
+class NotFound(MemoryWorkerError, LookupError):
+    """What the call names (a run, a card) is not there."""
+
+
+class Conflict(MemoryWorkerError):
+    """The request is valid, but the memory's state refuses it now (a card no longer live, a
+    forget not completed, another model's vectors, an import over other memory); nothing was
+    written."""
+
+
+class Unavailable(MemoryWorkerError):
+    """A service the call needs cannot answer now (the farm's embedding route); asking again
+    later may work. ``__cause__`` holds the service's own error."""
+
+
+class ConfigurationError(MemoryWorkerError):
+    """The deployment cannot work as configured: settings, a Redis URL or server, the routes
+    file, the console's exposure. Nothing was done; fix the configuration."""
+
+
+class RunControl(MemoryWorkerError):
+    """The worker's own control flow (a lost lease, a tick over budget, a forgotten chat's
+    write, a payload refused): decided inside the worker, never raised to a bot."""
+
+
+class SettingsError(ConfigurationError, ValueError):
     """The settings cannot work: ``problems`` holds one line per bad or contradictory setting.
 
     Each problem names its environment variable(s); a secret setting's value never
@@ -114,7 +168,7 @@ class SettingsRefused(SettingsError, ClickException):
         stream.flush()
 
 
-class InvalidRunRequest(MemoryWorkerError, ValueError):
+class InvalidRunRequest(InvalidInput):
     """A run request failed validation; ``problems`` lists each one. Nothing was stored."""
 
     def __init__(self, problems: list[str]) -> None:
@@ -122,14 +176,14 @@ class InvalidRunRequest(MemoryWorkerError, ValueError):
         super().__init__("invalid run request: " + "; ".join(problems))
 
 
-class RunNotFound(MemoryWorkerError, KeyError):
+class RunNotFound(NotFound, KeyError):
     """No run with that id."""
 
     def __str__(self) -> str:
         return f"run not found: {self.args[0] if self.args else '?'}"
 
 
-class LeaseLost(MemoryWorkerError):
+class LeaseLost(RunControl):
     """The worker's lease on the run expired and the run was reclaimed elsewhere."""
 
 
@@ -214,7 +268,7 @@ class StoreScriptError(StoreReplyError):
         super().__init__(code, "a store script raised an error of its own")
 
 
-class RedisSetupError(MemoryWorkerError):
+class RedisSetupError(ConfigurationError):
     """The Redis server (or the user we log in as) cannot safely hold the queue."""
 
 
@@ -265,11 +319,11 @@ class CommandPermissionError(RedisSetupError):
         )
 
 
-class ConsolidationError(MemoryWorkerError):
+class ConsolidationError(RunControl):
     """The run's data could not be turned into memory (a bug or bad data, not an outage)."""
 
 
-class VectorSpaceMismatch(MemoryWorkerError):
+class VectorSpaceMismatch(Conflict):
     """A query was embedded by another model (or dimension) than the chat's vectors (§16).
 
     Comparing the two would rank by noise, so nothing is compared; the chat
@@ -289,7 +343,7 @@ class VectorSpaceMismatch(MemoryWorkerError):
         )
 
 
-class ForgottenWrite(MemoryWorkerError):
+class ForgottenWrite(RunControl):
     """A run's card write was refused: the chat was forgotten (in part) after the run's claim.
 
     The run was claimed under an older forget epoch (§14), so its output may hold
@@ -302,11 +356,11 @@ class ForgottenWrite(MemoryWorkerError):
         super().__init__(f"chat {chat_id} was forgotten after this run's claim (epoch {run_epoch})")
 
 
-class ForgetInputError(MemoryWorkerError, ValueError):
+class ForgetInputError(InvalidInput):
     """A forget request names no chat, an unknown chat, or a user without a chat."""
 
 
-class ForgetPending(MemoryWorkerError):
+class ForgetPending(Conflict):
     """A forget of the chat raised its epoch and has not completed (it is running, or its
     process died): the memory may be half forgotten, so it is not exported. Forgetting the
     chat (or user) again completes it."""
@@ -319,7 +373,7 @@ class ForgetPending(MemoryWorkerError):
         )
 
 
-class CardNotFound(MemoryWorkerError, LookupError):
+class CardNotFound(NotFound):
     """No card under that reference (``<chat id>:<card id>``)."""
 
     def __init__(self, ref: str) -> None:
@@ -330,7 +384,7 @@ class CardNotFound(MemoryWorkerError, LookupError):
         return str(self.args[0])
 
 
-class CardNotLive(MemoryWorkerError):
+class CardNotLive(Conflict):
     """A correction names a card that is no longer live: the card that replaced it (or none,
     when it was retracted or expired) is what to correct."""
 
@@ -340,7 +394,7 @@ class CardNotLive(MemoryWorkerError):
         super().__init__(f"card {ref} is {status}, not live: only a live card is corrected")
 
 
-class InvalidExport(MemoryWorkerError, ValueError):
+class InvalidExport(InvalidInput):
     """An import file is not a whole, valid export; ``where`` names the line. Nothing was
     written."""
 
@@ -357,7 +411,7 @@ class ImportTooLarge(InvalidExport):
         super().__init__(where, f"the file is over {limit} bytes (MEMORY_IMPORT_MAX_BYTES)")
 
 
-class ImportConflict(MemoryWorkerError):
+class ImportConflict(Conflict):
     """The target chat holds other memory under the file's card ids, a live card of the same
     fact, or vectors of another model or dimension: nothing was written (a write racing the
     import past its first chunk: the chunks before it stay, whole; the message says so)."""
@@ -400,7 +454,7 @@ class ChatKeyCorrupt(StoreDataCorrupt):
         self.problems = (f"{role} holds a value of the wrong type",)
 
 
-class RedisNotConfigured(MemoryWorkerError):
+class RedisNotConfigured(ConfigurationError):
     """Raised by ``MemoryQueue.connect`` given no Redis URL (argument or ``REDIS_URL``) and not
     ``embedded=True``: a library inside a bot never starts a server behind the bot's back."""
 
@@ -413,7 +467,7 @@ class RedisNotConfigured(MemoryWorkerError):
         )
 
 
-class InvalidQuery(MemoryWorkerError, ValueError):
+class InvalidQuery(InvalidInput):
     """Raised when a memory call (similar_cards, recall, forget, …) gets an argument of the wrong
     type or out of bounds; nothing was read or written."""
 
@@ -464,33 +518,33 @@ class InvalidCorrection(InvalidQuery):
     a secret; nothing was written."""
 
 
-class ConsoleExposedError(MemoryWorkerError):
+class ConsoleExposedError(ConfigurationError):
     """The console would be served off loopback with no token: anyone reaching the address
     could read every chat's memory. Raised before anything listens (§15)."""
 
 
-class RoutesIncomplete(MemoryWorkerError, ValueError):
+class RoutesIncomplete(ConfigurationError, ValueError):
     """A routes file without an enabled ``memory_extraction`` target: every run would be
     released forever (RouteUnavailable), so a worker refuses to start on it (one line)."""
 
 
-class RedisUrlError(MemoryWorkerError, ValueError):
+class RedisUrlError(ConfigurationError, ValueError):
     """REDIS_URL could not be understood."""
 
 
-class EmbeddedValkeyError(MemoryWorkerError, RuntimeError):
+class EmbeddedValkeyError(ConfigurationError, RuntimeError):
     """The embedded Valkey could not be started or reached."""
 
 
-class NotAJsonJob(MemoryWorkerError, ValueError):
+class NotAJsonJob(RunControl, ValueError):
     """A job payload that is not a JSON object (e.g. a pickle): refused, never run."""
 
 
-class TickTimeout(MemoryWorkerError):
+class TickTimeout(RunControl):
     """A tick outlived its budget (``MEMORY_TICK_TIMEOUT_SECONDS``): the run fails as task_timeout."""
 
 
-class DeliveryFailed(MemoryWorkerError):
+class DeliveryFailed(RunControl):
     """A channel did not accept a page (retried by the outbox)."""
 
     def __init__(
@@ -524,3 +578,26 @@ class EmbedderTimeout(LLMError):
 
 class SocketNotPrivate(StoreError, RedisConnectionError):
     """The socket's directory is not this user's own 0700 directory: nothing is sent to it."""
+
+
+# --- at the bot's API edge -----------------------------------------------------------------
+
+
+class EmbeddingUnavailable(Unavailable):
+    """The embedding route could not embed for a bot's call (``recall``, ``context`` with a
+    query, ``correct``): the farm is down or its breakers open, no target is routed, the call
+    ran out of time. ``__cause__`` is ``llm_client``'s error; ``kind`` names its type and
+    ``reason`` its retry reason (log-safe), never the text that was to be embedded."""
+
+    def __init__(self, call: str, chat_id: int, *, kind: str, reason: str | None) -> None:
+        self.call = call
+        self.chat_id = chat_id
+        self.kind = kind
+        self.reason = reason
+        why = f"{kind}, {reason}" if reason else kind
+        super().__init__(f"{call} for chat {chat_id}: the embedding route is unavailable ({why})")
+
+
+class RoutesInvalid(ConfigurationError):
+    """The routes file (``MEMORY_ROUTES_FILE``) cannot be loaded where a bot's call needs the
+    embedding route; ``__cause__`` is ``llm_client.RoutesError``, whose message says what."""

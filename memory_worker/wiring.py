@@ -1,4 +1,4 @@
-"""The composition root: every walker, store and runner built from the settings, here only.
+"""The composition root: every store, event log, walker and runner built from the settings.
 
 ::
 
@@ -9,7 +9,13 @@
 
 This module only assembles: the behaviour it wires lives with its concept
 (:mod:`~memory_worker.consolidation.routed`, :mod:`~memory_worker.pipeline.gate`,
-:mod:`~memory_worker.cards.maintenance`, :mod:`~memory_worker.paging.reports`).
+:mod:`~memory_worker.upkeep.maintenance`, :mod:`~memory_worker.paging.reports`).
+
+Every store and event log has one factory here — :func:`run_store`, :func:`tick_queue`,
+:func:`replay_store`, :func:`card_store` (the worker's), :func:`bot_card_store` and
+:func:`card_store_on`, :func:`forgetter`, :func:`breaker_store`, :func:`event_log` — each
+reading every setting its store needs, so that no call site can build one without a setting
+(``tests/test_structure.py`` fails on a store built anywhere else in the package).
 
 One walker factory, :func:`build_routing`, serves both sides: the worker's
 pipeline and the bot's ``MemoryQueue.recall`` get the same walker from the same
@@ -24,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 from arq.connections import ArqRedis
@@ -31,6 +38,7 @@ from arq.connections import ArqRedis
 from llm_client import (
     EMBEDDING,
     MEMORY_EXTRACTION,
+    AttemptCounter,
     BreakerStore,
     ClientFactory,
     Fanout,
@@ -41,16 +49,12 @@ from llm_client import (
     WalkerConfig,
     WalkObserver,
     load_routes,
+    success_counter,
 )
 from memory_worker.cards import CardStore
-from memory_worker.cards.maintenance import Maintenance
-from memory_worker.cards.replication import replicas_present
 from memory_worker.cards.withdrawn import Thresholds
-from memory_worker.consolidation.routed import ConsolidationProcessor, RoutedModels
 from memory_worker.errors import RoutesIncomplete
 from memory_worker.keys import Keys
-from memory_worker.ops.metrics import AttemptCounter, success_counter
-from memory_worker.ops.process_metrics import process_metrics
 from memory_worker.paging.notifiers import notifiers_from_settings
 from memory_worker.paging.reports import (
     AdminReporter,
@@ -58,12 +62,15 @@ from memory_worker.paging.reports import (
     route_breakers,
     route_open_workflows,
 )
-from memory_worker.pipeline.gate import WalkerGate
-from memory_worker.pipeline.runner import TickRunner
+from memory_worker.pipeline.ticks import TickQueue
 from memory_worker.runs import RunStore
+from memory_worker.runs.replay import ReplayStore
 from memory_worker.settings import Settings
-from memory_worker.storage.checks import check_cards_redis
-from memory_worker.storage.connections import cards_client, close_cards_client
+from memory_worker.storage.connections import CardsRedis, cards_client, close_cards_client
+from memory_worker.upkeep.forgetter import Forgetter
+
+if TYPE_CHECKING:
+    from memory_worker.pipeline.runner import TickRunner
 
 
 @dataclass
@@ -81,6 +88,65 @@ class Routing:
         if isinstance(self.walker.transports, ClientFactory):
             await self.walker.transports.aclose()
         await self.http.aclose()
+
+
+# --- stores and event logs: built here only, each from every setting it reads ---------------
+
+
+def run_store(redis: ArqRedis, settings: Settings) -> RunStore:
+    """The run store: runs, their indexes and counters (§7)."""
+    return RunStore(redis, settings)
+
+
+def tick_queue(redis: ArqRedis, settings: Settings) -> TickQueue:
+    """The tick queue: pending and running tick jobs, the pipeline's state (§8)."""
+    return TickQueue(redis, Keys(settings.key_prefix))
+
+
+def replay_store(redis: ArqRedis, settings: Settings, runs: RunStore | None = None) -> ReplayStore:
+    """Replay's candidates and their atomic apply, over ``runs`` (a new run store if None)."""
+    return ReplayStore(redis, settings, runs if runs is not None else run_store(redis, settings))
+
+
+def card_store_on(cards_redis: CardsRedis, settings: Settings) -> CardStore:
+    """A card store on a card client the caller holds (the console's, the bot's): the
+    settings' withdrawal thresholds (§10), no replica wait (only a worker's run waits)."""
+    return CardStore(
+        cards_redis, Keys(settings.key_prefix), thresholds=Thresholds.from_settings(settings)
+    )
+
+
+def bot_card_store(settings: Settings, redis: ArqRedis) -> CardStore:
+    """The bot's card store: on ``MEMORY_CARDS_URL`` (e.g. a cluster), else ``redis``."""
+    return card_store_on(cards_client(settings, redis), settings)
+
+
+def forgetter(redis: ArqRedis, settings: Settings, cards_redis: CardsRedis) -> Forgetter:
+    """The steps of one forget over the run store on ``redis`` and the cards on
+    ``cards_redis`` (§14)."""
+    return Forgetter(redis, settings, cards_redis=cards_redis)
+
+
+def breaker_store(redis: ArqRedis, settings: Settings) -> BreakerStore:
+    """The fleet's breakers: the policy, the gateway's caps and cooling, and a routed
+    success counted in the attempt metrics with its breaker record (§5, §11)."""
+    keys = Keys(settings.key_prefix)
+    return BreakerStore(
+        redis,
+        keys,
+        settings.breaker_config(),
+        success_counter=success_counter(keys),
+        gateway=settings.gateway_config(),
+    )
+
+
+def event_log(redis: ArqRedis, settings: Settings) -> RedisEventLog:
+    """The routing-event stream, trimmed at ``MEMORY_ROUTING_EVENTS_MAXLEN`` by every
+    writer — the walkers' events and the console's audit events alike."""
+    return RedisEventLog(redis, Keys(settings.key_prefix), maxlen=settings.routing_events_maxlen)
+
+
+# --- walkers -----------------------------------------------------------------------------------
 
 
 def walker_config(settings: Settings) -> WalkerConfig:
@@ -110,27 +176,18 @@ def build_routing(
     routes = load_routes(
         settings.routes_file, settings.route_defaults(), require_secrets=require_secrets
     )
-    # a routed success counts itself in the attempt metrics with its breaker record
-    breakers = BreakerStore(
-        redis,
-        keys,
-        settings.breaker_config(),
-        success_counter=success_counter(keys),
-        gateway=settings.gateway_config(),
-    )
+    breakers = breaker_store(redis, settings)
     reporter = AdminReporter.from_settings(
         settings,
         redis,
         keys,
         notifiers_from_settings(settings, http),
         breakers=route_breakers(routes, breakers),
-        waiting_runs=RunStore(redis, settings).waiting,
+        waiting_runs=run_store(redis, settings).waiting,
         open_routes=route_open_workflows(routes, breakers),
     )
     attempts = AttemptCounter(redis, keys)
-    events = Fanout(
-        RedisEventLog(redis, keys, maxlen=settings.routing_events_maxlen), reporter, attempts
-    )
+    events = Fanout(event_log(redis, settings), reporter, attempts)
     walker = Walker(
         routes,
         breakers,
@@ -170,8 +227,16 @@ async def build_tick_runner(
 ) -> TickRunner:
     """The production pipeline: routed, breaker-guarded consolidation with admin reports.
 
-    ``transports`` replaces the real farm clients (benchmarks use an instant farm).
+    ``transports`` replaces the real farm clients (benchmarks use an instant farm). The
+    worker's parts are imported here, not with this module: the bot builds its stores and
+    its recall walker through the root without loading the worker's pipeline.
     """
+    from memory_worker.consolidation.routed import ConsolidationProcessor, RoutedModels
+    from memory_worker.pipeline.gate import WalkerGate
+    from memory_worker.pipeline.process_metrics import process_metrics
+    from memory_worker.pipeline.runner import TickRunner
+    from memory_worker.upkeep.maintenance import Maintenance
+
     keys = Keys(settings.key_prefix)
     check_run_routes(routing_routes(settings), settings.routes_file)
     cards = await card_store(settings, redis, keys)  # first: nothing else to close if it fails
@@ -179,14 +244,19 @@ async def build_tick_runner(
     routing = build_routing(settings, redis, transports=transports, observer=metrics)
     models = RoutedModels(routing.walker, routing.attempts, settings)
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
+    runs = run_store(redis, settings)
     return TickRunner(
         settings=settings,
         redis=redis,
+        store=runs,
+        ticks=tick_queue(redis, settings),
         processor=ConsolidationProcessor(models, cards, settings),
         gate=WalkerGate(routing.walker, gated, reuse_seconds=settings.route_gate_reuse_seconds),
         on_retired=retired_reporter(routing.events),
         background=[routing.reporter.run],
-        maintenance=Maintenance(redis, keys, cards, models, settings),
+        maintenance=Maintenance(
+            redis, keys, cards, models, settings, replay=replay_store(redis, settings, runs)
+        ),
         closers=[routing.aclose, partial(close_cards_client, cards.redis, redis)],
         metrics=metrics,
     )
@@ -212,6 +282,9 @@ async def card_store(settings: Settings, redis: ArqRedis, keys: Keys) -> CardSto
     """The worker's card store: on ``MEMORY_CARDS_URL`` (a cluster) or the queue's server,
     checked like the queue's (§2: no eviction, scripts allowed), writes replicated to
     one replica before a run completes when the card server has replicas."""
+    from memory_worker.cards.replication import replicas_present
+    from memory_worker.storage.checks import check_cards_redis
+
     cards_redis = cards_client(settings, redis)
     try:
         await check_cards_redis(cards_redis, redis)

@@ -13,12 +13,12 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from llm_client import attempt_field, success_counter
 from llm_client._breaker.model import BreakerConfig, Circuit, Outcome
 from llm_client._breaker.store import BreakerStore
-from llm_client._routing.walk import WalkerConfig
+from llm_client._routing.plan import WalkerConfig
 from llm_client._routing.walker import Walker
 from memory_worker.keys import Keys
-from memory_worker.ops.metrics import attempt_field, success_counter
 from tests.support.replies import answer, answer_bytes
 from tests.support.routing_fakes import FakeFarm, RecordingSink, ok, routes_of
 

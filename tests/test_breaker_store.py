@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from llm_client import success_counter
 from llm_client._breaker import model as policy
 from llm_client._breaker.model import (
     BreakerConfig,
@@ -30,7 +31,6 @@ from llm_client._breaker.model import (
 from llm_client._breaker.store import STATE_TTL_MS, BreakerStore
 from llm_client._gateway.target import Report
 from memory_worker.keys import Keys
-from memory_worker.ops.metrics import success_counter
 from tests.support.harness import eventually
 from tests.support.replies import answer
 

@@ -15,13 +15,14 @@ import httpx
 from llm_client._breaker.model import Outcome
 from llm_client._routing.events import EventType, RedisEventLog, RoutingEvent
 from memory_worker.keys import Keys
-from memory_worker.ops.metrics import fleet_breakers, route_target_ids
+from memory_worker.ops.metrics import route_target_ids
 from memory_worker.settings import Settings
+from memory_worker.wiring import breaker_store
 from tests.support.harness import cli, cli_env, free_port
 
 
 async def trip(redis: Any, settings: Settings, target: str) -> None:
-    breakers = fleet_breakers(redis, settings)
+    breakers = breaker_store(redis, settings)
     for _ in range(settings.breaker_failure_threshold):
         permit = await breakers.acquire(target, lease_seconds=5)
         assert permit is not None
@@ -47,7 +48,7 @@ async def test_breakers_list_and_reset(settings: Settings, redis: Any) -> None:
     reset = cli(settings, "breakers", "reset", routed[0], "--json")
     assert reset.returncode == 0, reset.stderr
     assert json.loads(reset.stdout)["state"] == "closed"
-    view = await fleet_breakers(redis, settings).view(routed[0])
+    view = await breaker_store(redis, settings).view(routed[0])
     assert view.circuit.value == "closed"
     assert view.consecutive_failures == 0
 

@@ -21,7 +21,7 @@ from memory_worker.runs import EnqueueStatus, RunStore
 from memory_worker.runs.policy import plan_failure
 from memory_worker.runs.replay import ReplayFilter, ReplayStore
 from memory_worker.settings import Settings
-from memory_worker.wiring import build_tick_runner
+from memory_worker.wiring import build_tick_runner, replay_store
 from tests.support.factories import make_request
 from tests.support.harness import cli
 
@@ -228,12 +228,12 @@ async def test_store_applies_in_batches_and_rechecks_each_run(
     few_attempts: Settings, redis: Any, two_groups: tuple[list[str], list[str]]
 ) -> None:
     upstream, decode = two_groups
-    store = ReplayStore(redis, few_attempts, batch_size=2)
+    store = ReplayStore(redis, few_attempts, RunStore(redis, few_attempts), batch_size=2)
     plan = await store.plan(ReplayFilter(), now_ms=int(time.time() * 1000))
     assert len(plan.items) == 5
     # one run changes between the selection and the apply: it is skipped, not clobbered
     runs = RunStore(redis, few_attempts)
-    other = ReplayStore(redis, few_attempts)
+    other = replay_store(redis, few_attempts)
     sneaky = await other.plan(ReplayFilter(chat_id=200), now_ms=int(time.time() * 1000))
     await other.apply(sneaky)
     batches: list[int] = []

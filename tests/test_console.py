@@ -25,11 +25,11 @@ from memory_worker.console.app import CSP
 from memory_worker.console.data import iso, overview_data
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
-from memory_worker.ops.metrics import fleet_breakers
 from memory_worker.runs import RunStore, now_ms
 from memory_worker.runs.model import HOUR_MS
 from memory_worker.runs.policy import FailurePlan
 from memory_worker.settings import Settings
+from memory_worker.wiring import breaker_store
 from tests.support import console
 from tests.support.cards import new
 from tests.support.console import TOKEN, MakeClient, csrf_of, with_token
@@ -102,7 +102,7 @@ async def seed(redis: Any, settings: Settings) -> dict[str, str]:
     processing = await store.claim("console-test-worker")
     assert processing is not None
     ids["processing"] = processing.id
-    breakers = fleet_breakers(redis, settings)
+    breakers = breaker_store(redis, settings)
     for _ in range(settings.breaker_failure_threshold + 1):
         permit = await breakers.acquire(TARGET, lease_seconds=5)
         if permit is None:
@@ -335,7 +335,7 @@ async def test_breaker_reset_with_token_leaves_an_audit_event(
     )
     assert response.status == 200  # followed the 303 to the breakers page
     assert 'id="reset-done"' in await response.text()
-    assert (await fleet_breakers(redis, settings).view(TARGET)).circuit is Circuit.CLOSED
+    assert (await breaker_store(redis, settings).view(TARGET)).circuit is Circuit.CLOSED
     events = await (await client.get("/events?type=console_breaker_reset")).text()
     assert "console_breaker_reset" in events
     assert f"target={TARGET}" in events
@@ -343,6 +343,30 @@ async def test_breaker_reset_with_token_leaves_an_audit_event(
         "/breakers/reset", data={"target": "no/such", "csrf": csrf, "token": TOKEN}
     )
     assert missing.status == 404
+
+
+async def test_a_console_action_keeps_the_routing_event_stream_at_its_setting(
+    redis: Any, settings: Settings, make_client: MakeClient
+) -> None:
+    """A console action appends its audit event with ``MEMORY_ROUTING_EVENTS_MAXLEN``, as the
+    workers append theirs: with the stream at 10,500 entries and the setting at 20,000, a
+    breaker reset adds one entry and trims none (the event log's own default, 10,000,
+    would cut the stream back to about 10,000)."""
+    await seed(redis, settings)
+    keep = with_token(settings, routing_events_maxlen=20_000)
+    keys = Keys(settings.key_prefix)
+    await redis.delete(keys.events)
+    async with redis.pipeline(transaction=False) as pipe:
+        for i in range(10_500):
+            pipe.xadd(keys.events, {"type": "seed", "n": str(i)})
+        await pipe.execute()
+    client = await make_client(keep)
+    csrf = await csrf_of(client)
+    response = await client.post(
+        "/breakers/reset", data={"target": TARGET, "csrf": csrf, "token": TOKEN}
+    )
+    assert response.status == 200
+    assert await redis.xlen(keys.events) == 10_501
 
 
 async def test_replay_preview_then_confirm(
@@ -436,7 +460,7 @@ async def test_served_by_the_health_server_next_to_metrics(
     """``memory-worker serve``'s server answers the console at / beside /metrics and /readyz."""
     import httpx
 
-    from memory_worker.ops.serve import HealthServer
+    from memory_worker.server import HealthServer
 
     await seed(redis, settings)
     server = HealthServer(settings, redis_url, host="127.0.0.1", port=0)

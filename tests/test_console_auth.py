@@ -29,10 +29,10 @@ from memory_worker.console import add_console
 from memory_worker.console.app import CSP
 from memory_worker.console.gate import SESSION_COOKIE
 from memory_worker.errors import ConsoleExposedError
-from memory_worker.ops.metrics import fleet_breakers
-from memory_worker.ops.serve import HealthServer
+from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
+from memory_worker.wiring import breaker_store
 from tests.support.clock import ManualClock
 from tests.support.console import TOKEN, csrf_of, log_in
 from tests.support.dumps import dump_all
@@ -210,7 +210,7 @@ async def test_the_read_token_opens_no_action(
         "/breakers/reset", data={"target": TARGET, "csrf": csrf, "token": TOKEN}
     )
     assert 'id="reset-done"' in await done.text()
-    assert (await fleet_breakers(redis, settings).view(TARGET)).circuit is Circuit.CLOSED
+    assert (await breaker_store(redis, settings).view(TARGET)).circuit is Circuit.CLOSED
 
 
 async def test_loopback_stays_readable_and_a_read_token_closes_it(
@@ -265,7 +265,7 @@ async def test_wrong_tokens_are_rate_limited_per_client_address(
     action = await client.post("/breakers/reset", data=form, headers=cookie)
     assert action.status == 429  # the action's token check shares the bucket
     assert action.headers["Retry-After"] == "10"
-    assert (await fleet_breakers(redis, settings).view(TARGET)).circuit is not Circuit.CLOSED
+    assert (await breaker_store(redis, settings).view(TARGET)).circuit is not Circuit.CLOSED
 
     assert (await client.get("/settings", headers=logged_in)).status == 200  # never slowed
     elsewhere = await login(client, "guess-0003", **{"X-Test-Client": "192.0.2.44"})

@@ -32,7 +32,6 @@ from memory_worker.farmsim import FarmSimulator
 from memory_worker.farmsim.faults import Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
-from memory_worker.ops.metrics import fleet_breakers
 from memory_worker.paging.reports import page_counters
 from memory_worker.runs import RunStore
 from memory_worker.runs.policy import FailurePlan
@@ -40,6 +39,7 @@ from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
+from memory_worker.wiring import breaker_store
 from memory_worker.worker.fleet import worker_env
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, eventually, free_port
@@ -319,7 +319,7 @@ async def test_operator_sees_outage_resets_breaker_browses_memory_and_replays(
             assert counts["failed"] == 0  # nothing burnt an attempt
 
             # --- breaker reset: refused without the token, done with it -----------------------
-            breakers = fleet_breakers(redis, settings)
+            breakers = breaker_store(redis, settings)
 
             tripped = [v for v in await breakers.views(TARGETS) if v.trips >= 1]
             assert tripped, "the outage opened no breaker"

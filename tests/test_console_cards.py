@@ -8,16 +8,19 @@ with a stale CSRF or on a read-only console: 403 and nothing changed.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from memory_worker.cards import CardStatus, CardStore, RunWrites
+from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.settings import Settings
 from tests.support.cards import new
 from tests.support.console import TOKEN, MakeClient, csrf_of, with_token
 from tests.support.console import make_client as make_client  # the fixture
-from tests.support.dumps import dump_all
+from tests.support.dumps import dump_all, dump_chat
 from tests.support.forget import ALICE, CANARY, CHAT, JAN
+from tests.support.routes import farm_target, route, write_routes
 
 
 async def seed(redis: Any, settings: Settings) -> CardStore:
@@ -95,6 +98,31 @@ async def test_correct_preview_then_confirm(
     assert [(c.fact_text, c.asserted_by, c.corrects) for c in live] == [
         ("Alice lives in Porto", "console", "1")
     ]
+
+
+async def test_a_correct_during_a_farm_outage_is_its_page_not_a_server_error(
+    redis: Any, settings: Settings, make_client: MakeClient, sim: FarmSimulator, tmp_path: Path
+) -> None:
+    """The farm is down while a card of a chat with vectors is corrected: the card page says
+    the embedding route is unavailable (503), and the chat's memory is unchanged."""
+    sim.set_fault("*", Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="dns"))
+    routes = write_routes(
+        tmp_path, embedding=route(farm_target("embedder", "e", endpoint="encode"))
+    )
+    farm = with_token(
+        settings, routes_file=routes, discovery_base_url=sim.base_url, embedding_dimension=16
+    )
+    cards = CardStore(redis, Keys(settings.key_prefix))
+    alice = new(f"Alice lives in {CANARY[ALICE]}", user=ALICE, seed=1)
+    writes = RunWrites(observed_at=JAN, cards=[alice], embedding_model="e")
+    await cards.apply_run(CHAT, "r1", writes, now=JAN)
+    client = await make_client(farm)
+    before = await dump_chat(cards, CHAT)
+    form = {"action": "correct", "fact": "Alice lives in Porto", "csrf": await csrf_of(client)}
+    answer = await client.post(f"/cards/{CHAT}/1", data=form | {"token": TOKEN})
+    assert answer.status == 503
+    assert "the embedding route is unavailable" in await answer.text()
+    assert await dump_chat(cards, CHAT) == before
 
 
 async def test_a_read_only_console_and_memory_off_change_nothing(

@@ -18,11 +18,12 @@ from llm_client import AllCircuitsOpen, BackendUnavailable
 from memory_worker.console import explain
 from memory_worker.console.data import overview_data
 from memory_worker.models import RouteError
-from memory_worker.ops.metrics import MemoryCollector, Sampler, read_sample, report_data
+from memory_worker.ops.metrics import MemoryCollector, read_sample, report_data
 from memory_worker.runs import RunStore
 from memory_worker.runs.policy import release_origin
 from memory_worker.runs.workers import heartbeat_info
 from memory_worker.settings import Settings
+from memory_worker.storage.sampling import Sampler
 from tests.support.console import MakeClient
 from tests.support.console import make_client as make_client  # the fixture
 from tests.test_console import seed

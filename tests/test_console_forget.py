@@ -14,9 +14,9 @@ from aiohttp.test_utils import TestClient
 
 from memory_worker.cards import CardStore, RunWrites
 from memory_worker.keys import Keys
-from memory_worker.privacy.forgetter import recent_audit
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.upkeep.forgetter import recent_audit
 from tests.support import console
 from tests.support.cards import new
 from tests.support.console import TOKEN, MakeClient, csrf_of, with_token

@@ -15,8 +15,8 @@ from typing import Any
 from llm_client import TargetLimits
 from llm_client._breaker.model import Outcome
 from llm_client._gateway.target import Report
-from memory_worker.ops.metrics import fleet_breakers
 from memory_worker.settings import Settings
+from memory_worker.wiring import breaker_store
 from tests.support.console import MakeClient
 from tests.support.console import make_client as make_client  # the fixture
 from tests.support.harness import cli
@@ -48,7 +48,7 @@ async def gateway_state(redis: Any, settings: Settings, tmp_path: Path) -> Setti
         ),
     )
     settings = settings.model_copy(update={"routes_file": routes})
-    store = fleet_breakers(redis, settings)
+    store = breaker_store(redis, settings)
     now = int(time.time() * 1000)
     permit = await store.acquire(COOL, lease_seconds=5)
     assert permit is not None

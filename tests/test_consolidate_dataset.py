@@ -26,7 +26,6 @@ from typing import Any
 import pytest
 
 from memory_worker.cards import Card, CardStore
-from memory_worker.cards.maintenance import expire_cards
 from memory_worker.consolidation.batching import MESSAGE_SHARE, after_cursor
 from memory_worker.consolidation.consolidate import ConsolidationResult, consolidate_run
 from memory_worker.consolidation.noise import noise_reason
@@ -35,6 +34,7 @@ from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.privacy.masking import contains_secret
 from memory_worker.settings import Settings
+from memory_worker.upkeep.maintenance import expire_cards
 from tests.support.dumps import dump_chat
 from tests.support.model_fakes import HashEmbedder, ScriptedExtractor
 

@@ -14,11 +14,11 @@ import pytest
 
 from llm_client import BackendUnavailable, DecodeError
 from memory_worker.cards import CardStatus, CardStore
-from memory_worker.cards.maintenance import merge_pass
 from memory_worker.consolidation.consolidate import consolidate_run
 from memory_worker.farmsim import Fault, FaultKind
 from memory_worker.models import RunRequest
 from memory_worker.settings import Settings
+from memory_worker.upkeep.maintenance import merge_pass
 from tests.support.cards import store as store  # the fixture
 from tests.support.dumps import dump_chat
 from tests.support.factories import Row, slice_request

@@ -39,6 +39,7 @@ from tests.support.forget import (
     deployment_bytes,
     two_users,
 )
+from tests.support.runner import tick_runner
 
 
 class Held:
@@ -64,7 +65,7 @@ def runner_for(
         result = await consolidate_claim(run, cards, farm, settings, attempt=run.attempts)
         return ProcessResult(summary=result.summary())
 
-    return TickRunner(settings=settings, redis=redis, processor=processor)
+    return tick_runner(settings=settings, redis=redis, processor=processor)
 
 
 @pytest.mark.parametrize("scope", ["user", "chat"])
@@ -141,7 +142,7 @@ async def test_a_continuation_of_a_run_finishing_after_forget_carries_no_forgott
         rest = run.request.model_copy(update={"cursor": cursor})
         return ProcessResult(summary={}, continuations=[rest])
 
-    runner = TickRunner(settings=s, redis=redis, processor=processor)
+    runner = tick_runner(settings=s, redis=redis, processor=processor)
     tick = asyncio.create_task(runner.tick("t1"))
     await asyncio.wait_for(held.reached.wait(), 10)
     await queue.forget(CHAT, ALICE if scope == "user" else None)

@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
-from memory_worker.ops.process_metrics import RUN_BUCKETS
+from memory_worker.pipeline.process_metrics import RUN_BUCKETS
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 

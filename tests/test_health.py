@@ -13,15 +13,15 @@ import pytest
 
 from llm_client import BackendUnavailable
 from memory_worker.ops.health import Verdict, readiness
-from memory_worker.ops.serve import HealthServer
 from memory_worker.pipeline.processing import ProcessResult
-from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun, RunStore
+from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.embedded import EmbeddedValkey
 from tests.support.factories import make_request
 from tests.support.routing_fakes import trip_first_target
+from tests.support.runner import tick_runner
 
 NOW = 1_000_000
 
@@ -126,7 +126,7 @@ async def test_farm_outage_is_ready_with_the_outage_in_the_body(
 ) -> None:
     store = RunStore(redis, settings)
     await store.enqueue(make_request(5))
-    pipeline = TickRunner(settings=settings, redis=redis, processor=Unreachable())
+    pipeline = tick_runner(settings=settings, redis=redis, processor=Unreachable())
     await pipeline.heartbeat()
     assert pipeline.last_loop_ms == 0  # the side heartbeat no longer feeds readiness
     pipeline.last_loop_ms = int(time.time() * 1000)  # what a good poll iteration records

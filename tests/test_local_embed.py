@@ -288,16 +288,16 @@ async def test_engine_failures_open_the_local_targets_breaker(
 
 
 async def test_routed_models_name_the_model_of_their_vectors(redis: Redis, key_prefix: str) -> None:
+    from llm_client import AttemptCounter
     from memory_worker.consolidation.model_calls import Vectors
     from memory_worker.consolidation.routed import RoutedModels
     from memory_worker.keys import Keys
-    from memory_worker.ops.metrics import AttemptCounter
     from memory_worker.settings import Settings
 
     walker = make_walker(redis, key_prefix, local_routes(), RecordingSink())
     walker.transports = ClientFactory(config())
     settings = Settings(key_prefix=key_prefix, embedding_dimension=384)
-    models = RoutedModels(walker, AttemptCounter(redis, Keys(key_prefix)), settings)  # type: ignore[arg-type]
+    models = RoutedModels(walker, AttemptCounter(redis, Keys(key_prefix)), settings)
     passages = models.embedder({})
     assert passages is not None
     text = ["Alice moved to Porto"]

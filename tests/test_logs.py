@@ -27,11 +27,11 @@ SCRIPT = textwrap.dedent(
     from llm_client import BackendUnavailable
     from llm_client._errors import TaskTimeout
     from memory_worker.storage.connections import client_from_url
-    from memory_worker.ops.logs import configure
+    from memory_worker.logs import configure
     from memory_worker.pipeline.processing import ProcessResult
     from memory_worker.runs import RunStore
     from memory_worker.settings import Settings
-    from memory_worker.pipeline.runner import TickRunner
+    from tests.support.runner import tick_runner
     from memory_worker.settings.types import reveal
     from tests.support.factories import make_request
 
@@ -60,7 +60,7 @@ SCRIPT = textwrap.dedent(
             TaskTimeout("task budget", seconds=1),
             TaskTimeout("task budget", seconds=1),
         ]
-        pipeline = TickRunner(settings=settings, redis=redis, processor=Scripted(outcomes))
+        pipeline = tick_runner(settings=settings, redis=redis, processor=Scripted(outcomes))
         for _ in range(len(outcomes)):
             await asyncio.sleep(0.01)
             await pipeline.tick("job")
@@ -114,7 +114,7 @@ def test_run_transitions_are_json_lines_with_ids_and_no_text(
 SECRET_SCRIPT = textwrap.dedent(
     """
     import logging, os
-    from memory_worker.ops.logs import configure, get_logger
+    from memory_worker.logs import configure, get_logger
 
     configure("INFO", "json")
     log = get_logger("memory_worker.test")
@@ -162,7 +162,7 @@ def test_no_secret_reaches_a_log_line_whoever_logs_it() -> None:
 TRACEBACK_SCRIPT = textwrap.dedent(
     """
     import logging, sys
-    from memory_worker.ops.logs import configure, get_logger
+    from memory_worker.logs import configure, get_logger
 
     secret = sys.argv[2]
     configure("DEBUG", sys.argv[1], secrets=[secret, "short"])

@@ -18,8 +18,8 @@ import pytest
 from bench.longconv import CATEGORIES, lookups, run_mode, store_chats
 from bench.meaning import E5, E5Embedder
 from memory_worker.cards import CardStore
+from memory_worker.cards.recall import FusionParams
 from memory_worker.keys import Keys
-from memory_worker.recall import FusionParams
 from memory_worker.settings import Settings
 from tests.support.longconv import DATA, dump, generate, load
 from tests.support.longconv_lang import BOOKS, Book

@@ -19,7 +19,11 @@ from memory_worker.cards import (
     Scope,
     dedup_hash,
 )
-from memory_worker.cards.maintenance import (
+from memory_worker.consolidation.extraction import MergeCluster, MergeOutput
+from memory_worker.consolidation.validation import Limits
+from memory_worker.keys import Keys
+from memory_worker.settings import Settings
+from memory_worker.upkeep.maintenance import (
     MergeGroup,
     collapse_duplicates,
     duplicate_groups,
@@ -28,10 +32,6 @@ from memory_worker.cards.maintenance import (
     merge_pass,
     merge_plan,
 )
-from memory_worker.consolidation.extraction import MergeCluster, MergeOutput
-from memory_worker.consolidation.validation import Limits
-from memory_worker.keys import Keys
-from memory_worker.settings import Settings
 from tests.support.cards import store as store  # the fixture
 from tests.support.cards import stored
 from tests.support.model_fakes import HashEmbedder, ScriptedExtractor, hash_vector
@@ -295,9 +295,10 @@ async def test_an_outage_defers_the_pass_without_stamping(
 async def test_bound_growth_applies_every_retention(
     store: CardStore, redis: Any, settings: Settings
 ) -> None:
-    from memory_worker.cards.maintenance import bound_growth
     from memory_worker.runs import RunStore
     from memory_worker.runs.policy import plan_failure
+    from memory_worker.upkeep.maintenance import bound_growth
+    from memory_worker.wiring import replay_store
     from tests.support.factories import make_request
 
     s = settings.model_copy(update={"max_attempts": 1})
@@ -325,7 +326,7 @@ async def test_bound_growth_applies_every_retention(
     # day 20: completed run pruned (its key still a duplicate), messages of the retired
     # one kept (30 days), applied record kept (30 days), dead worker gone
     now = datetime.fromtimestamp((t0 + 20 * day) / 1000, tz=UTC)
-    first_pass = await bound_growth(runs, store, s, now=now)
+    first_pass = await bound_growth(replay_store(redis, s, runs), store, s, now=now)
     assert first_pass.store.runs == 1
     assert first_pass.store.workers == 1
     assert await redis.zrange(keys.workers, 0, -1) == [b"alive"]
@@ -339,7 +340,7 @@ async def test_bound_growth_applies_every_retention(
 
     # day 31: the retired run keeps its record and error log but not its messages
     now = datetime.fromtimestamp((t0 + 31 * day) / 1000, tz=UTC)
-    second_pass = await bound_growth(runs, store, s, now=now)
+    second_pass = await bound_growth(replay_store(redis, s, runs), store, s, now=now)
     assert second_pass.store.retired_messages == 1
     assert second_pass.applied_runs == 1
     assert not await store.has_applied(CHAT, done or "")
@@ -347,15 +348,21 @@ async def test_bound_growth_applies_every_retention(
     assert retired.retired
     assert [e.code for e in retired.error_log] == ["X"]
     assert not await redis.hexists(keys.run(gone or ""), "messages")
-    assert (await bound_growth(runs, store, s, now=now)).store.retired_messages == 0
+    assert (
+        await bound_growth(replay_store(redis, s, runs), store, s, now=now)
+    ).store.retired_messages == 0
 
     # day 91: the natural key of the pruned run is forgotten; the slice is new again
     now = datetime.fromtimestamp((t0 + 91 * day) / 1000, tz=UTC)
-    assert (await bound_growth(runs, store, s, now=now)).store.natural_keys == 1
+    assert (
+        await bound_growth(replay_store(redis, s, runs), store, s, now=now)
+    ).store.natural_keys == 1
     again = await runs.enqueue(make_request(1), at_ms=t0 + 91 * day)
     assert again.status.value == "enqueued"
     # and the new run's key is not dropped by the old tombstone
-    assert (await bound_growth(runs, store, s, now=now)).store.natural_keys == 0
+    assert (
+        await bound_growth(replay_store(redis, s, runs), store, s, now=now)
+    ).store.natural_keys == 0
     assert (
         await redis.hget(keys.natural_keys, make_request(1).natural_key(""))
         == (again.run_id or "").encode()
@@ -380,9 +387,10 @@ async def test_applied_runs_written_as_a_set_are_migrated(store: CardStore) -> N
 async def test_bound_growth_backfills_the_chat_index_a_pass_at_a_time(
     store: CardStore, redis: Any, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memory_worker.cards.maintenance import bound_growth
     from memory_worker.runs import RunStore, chat_index
     from memory_worker.runs.forget import RunForget
+    from memory_worker.upkeep.maintenance import bound_growth
+    from memory_worker.wiring import replay_store
     from tests.support.factories import make_request
 
     s = settings.model_copy(update={"chat_index_backfill_runs": 2})
@@ -393,11 +401,16 @@ async def test_bound_growth_backfills_the_chat_index_a_pass_at_a_time(
     await redis.delete(keys.chat_runs(1))  # written before the index existed
     monkeypatch.setattr(chat_index, "_PAGE", 2)
     now = datetime.fromtimestamp(t0 / 1000, tz=UTC)
-    added = [(await bound_growth(runs, store, s, now=now)).chat_indexed for _ in range(2)]
+    added = [
+        (await bound_growth(replay_store(redis, s, runs), store, s, now=now)).chat_indexed
+        for _ in range(2)
+    ]
     assert added == [2, 2]
     assert not await redis.exists(keys.chat_runs_built)  # the end not seen yet
     assert await RunForget(redis, keys, chunk=10).index.runs(1) is None
-    assert (await bound_growth(runs, store, s, now=now)).chat_indexed == 1  # and the end
+    assert (
+        await bound_growth(replay_store(redis, s, runs), store, s, now=now)
+    ).chat_indexed == 1  # and the end
     assert await redis.exists(keys.chat_runs_built)
-    assert (await bound_growth(runs, store, s, now=now)).chat_indexed == 0
+    assert (await bound_growth(replay_store(redis, s, runs), store, s, now=now)).chat_indexed == 0
     assert await RunForget(redis, keys, chunk=10).index.runs(1) == ids

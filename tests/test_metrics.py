@@ -16,23 +16,23 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from llm_client import AttemptCounter
 from llm_client._routing.events import EventType, RoutingEvent
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import (
-    AttemptCounter,
     MemoryCollector,
     Sample,
-    Sampler,
     read_sample,
 )
-from memory_worker.ops.serve import HealthServer
 from memory_worker.pipeline.ticks import Mode, TickCounts, TickPlan, TickQueue
 from memory_worker.runs import RunStore
 from memory_worker.runs.policy import plan_failure
+from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
+from memory_worker.storage.sampling import Sampler
 from tests.support.clock import ManualClock
 from tests.support.factories import make_request
 from tests.support.harness import eventually

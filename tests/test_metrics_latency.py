@@ -18,10 +18,10 @@ from prometheus_client import CollectorRegistry, generate_latest
 from redis.asyncio import Redis
 
 from llm_client import CapacityUnavailable
-from memory_worker.ops.process_metrics import WorkerMetrics
-from memory_worker.ops.serve import HealthServer
+from memory_worker.pipeline.process_metrics import WorkerMetrics
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.runs import RunStore
+from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from tests.support.factories import make_request
@@ -102,13 +102,13 @@ class Scripted:
 async def test_ticks_time_their_claims_and_runs(
     redis: ArqRedis, settings: Settings, key_prefix: str
 ) -> None:
-    from memory_worker.pipeline.runner import TickRunner
+    from tests.support.runner import tick_runner
 
     metrics = WorkerMetrics(ME)
     store = RunStore(redis, settings)
     for chat in (1, 2):
         await store.enqueue(make_request(chat, hour=chat))
-    runner = TickRunner(
+    runner = tick_runner(
         settings=settings,
         redis=redis,
         processor=Scripted(None, CapacityUnavailable("no slots"), None),

@@ -27,11 +27,11 @@ from memory_worker.ops.fleet_counters import (
     page_metrics,
 )
 from memory_worker.ops.outage_metrics import route_open_metrics
-from memory_worker.ops.process_metrics import RUN_OUTCOMES, WorkerMetrics, build_info
-from memory_worker.ops.serve import metrics_registry
+from memory_worker.pipeline.process_metrics import RUN_OUTCOMES, WorkerMetrics, build_info
 from memory_worker.pipeline.ticks import TickOutcome
 from memory_worker.runs import RunStore
 from memory_worker.runs.policy import plan_failure
+from memory_worker.server import metrics_registry
 from memory_worker.settings import Settings
 from memory_worker.version import __version__
 from tests.support.factories import make_request

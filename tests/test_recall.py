@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -11,15 +11,21 @@ import pytest
 from pydantic import SecretStr
 from redis.asyncio import Redis
 
-from llm_client._errors import AllCircuitsOpen, BackendUnavailable, RouteUnavailable
+from llm_client._errors import (
+    AllCircuitsOpen,
+    BackendUnavailable,
+    LLMError,
+    RoutesError,
+    RouteUnavailable,
+)
 from llm_client._routing.routes import RouteTarget
 from llm_client._transport.base import ClientConfig, EmbedTransport
 from llm_client._transport.local_embed import LocalEmbedClient
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import RunWrites, Scope
-from memory_worker.errors import VectorSpaceMismatch
+from memory_worker.cards.recall import RecallHit
+from memory_worker.errors import EmbeddingUnavailable, RoutesInvalid, VectorSpaceMismatch
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.recall import RecallHit
 from memory_worker.settings import Settings
 from tests.support.cards import T0, new
 from tests.support.routes import farm_target, local_target, route, write_routes
@@ -124,8 +130,9 @@ async def test_recall_without_an_embedding_route_is_a_routing_error(
     )
     try:
         await remember(q, FACTS[:1])
-        with pytest.raises(RouteUnavailable):
+        with pytest.raises(EmbeddingUnavailable) as info:
             await q.recall(CHAT, "tea?")
+        assert isinstance(info.value.__cause__, RouteUnavailable)
     finally:
         await q.close()
 
@@ -243,13 +250,79 @@ async def test_recall_reports_its_farm_calls_like_a_worker(
     keys = Keys(farm.key_prefix)
     async with await MemoryQueue.connect(settings=farm) as q:
         await remember(q, FACTS)
-        with pytest.raises(BackendUnavailable):
+        with pytest.raises(EmbeddingUnavailable) as first:
             await q.recall(CHAT, "What does Alice drink?")
-        with pytest.raises(BackendUnavailable):  # open now: the route's one fail-open probe
+        with pytest.raises(EmbeddingUnavailable) as probe:  # open now: the one fail-open probe
             await q.recall(CHAT, "What does Alice drink?")
-        with pytest.raises(AllCircuitsOpen):  # and no second probe inside the interval
+        with pytest.raises(EmbeddingUnavailable) as refused:  # no second probe in the interval
             await q.recall(CHAT, "What does Alice drink?")
+        assert isinstance(first.value.__cause__, BackendUnavailable)
+        assert isinstance(probe.value.__cause__, BackendUnavailable)
+        assert isinstance(refused.value.__cause__, AllCircuitsOpen)
     fields = await awaited(redis.hgetall(keys.routing_attempts))
     attempts = {k.decode(): int(v) for k, v in fields.items()}
     assert sum(n for field, n in attempts.items() if "failure" in field) == 2
     assert await pending_pages(redis, keys) >= 1  # circuit_open_exhaustion, queued not sent
+
+
+CANARY = "canary-4417-recall-text"
+
+
+async def test_a_farm_outage_reaches_the_bot_as_a_memory_worker_error(
+    settings: Settings, tmp_path: Path, sim: FarmSimulator, redis: Redis
+) -> None:
+    """recall, context(query=…) and correct during a farm outage raise EmbeddingUnavailable
+    (a MemoryWorkerError the bot imports from memory_worker), the llm_client error as its
+    cause, naming ids and types only; the failed correct writes nothing."""
+    import memory_worker
+    from tests.support.dumps import dump_chat
+
+    sim.set_fault("*", Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="dns"))
+    routes = write_routes(tmp_path, embedding=route(farm_target("embedder", E5, endpoint="encode")))
+    farm = settings.model_copy(
+        update={
+            "routes_file": routes,
+            "discovery_base_url": sim.base_url,
+            "embedding_dimension": 384,
+            "breaker_failure_threshold": 100,  # every call reaches the farm
+        }
+    )
+    async with await MemoryQueue.connect(settings=farm) as q:
+        await remember(q, FACTS)
+        card = (await q.visible_cards(CHAT))[0]
+        calls: dict[str, Callable[[], Awaitable[object]]] = {
+            "recall": lambda: q.recall(CHAT, f"What does Alice drink? {CANARY}"),
+            "context": lambda: q.context(CHAT, query=f"drinks {CANARY}"),
+            "correct": lambda: q.correct(card, f"Alice drinks coffee {CANARY}", actor="ops"),
+        }
+        for call, make in calls.items():
+            before = await dump_chat(q.cards, CHAT)
+            with pytest.raises(memory_worker.EmbeddingUnavailable) as info:
+                await make()
+            error = info.value
+            assert isinstance(error, memory_worker.Unavailable)
+            assert isinstance(error, memory_worker.MemoryWorkerError)
+            assert isinstance(error.__cause__, LLMError)
+            assert error.call == ("correct" if call == "correct" else "recall")
+            assert error.chat_id == CHAT
+            assert error.kind == type(error.__cause__).__name__
+            assert CANARY not in str(error)
+            assert CANARY not in repr(error.args)
+            assert await dump_chat(q.cards, CHAT) == before  # nothing written
+
+
+async def test_a_routes_file_that_cannot_load_is_a_configuration_error(
+    settings: Settings, tmp_path: Path
+) -> None:
+    broken = tmp_path / "routes.toml"
+    broken.write_text("[routes.embedding\n")
+    q = await MemoryQueue.connect(
+        settings=settings.model_copy(update={"routes_file": broken, "embedding_dimension": 384})
+    )
+    try:
+        await remember(q, FACTS[:1])
+        with pytest.raises(RoutesInvalid) as info:
+            await q.recall(CHAT, "tea?")
+        assert isinstance(info.value.__cause__, RoutesError)
+    finally:
+        await q.close()

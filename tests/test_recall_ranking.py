@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 from memory_worker.api.query_args import check_window
 from memory_worker.cards import Card, CardStatus, Scope
-from memory_worker.errors import InvalidQuery
-from memory_worker.recall import (
+from memory_worker.cards.recall import (
     FusionParams,
     LexicalIndex,
     RecallHit,
@@ -25,8 +24,9 @@ from memory_worker.recall import (
     rank_cards,
     terms,
 )
-from memory_worker.recall.fusion import boost_window, ranks
-from memory_worker.recall.tokens import guess_language, skeleton, stem, words
+from memory_worker.cards.recall.fusion import boost_window, ranks
+from memory_worker.cards.recall.tokens import guess_language, skeleton, stem, words
+from memory_worker.errors import InvalidQuery
 
 T0 = datetime(2026, 7, 15, 10, tzinfo=UTC)
 
@@ -406,7 +406,9 @@ def test_rank_cards_time_boost_lifts_the_named_month() -> None:
     assert boosted[0].card.id == "2"
 
 
-@pytest.mark.parametrize("module", ["memory_worker.recall", "memory_worker.recall.ranking"])
+@pytest.mark.parametrize(
+    "module", ["memory_worker.cards.recall", "memory_worker.cards.recall.ranking"]
+)
 def test_the_recall_package_imports_first_in_a_fresh_interpreter(module: str) -> None:
     # the card store imports recall: recall must not import the card store back at run time
     done = subprocess.run(
@@ -448,3 +450,15 @@ def test_check_window_refuses_with_a_typed_error(
 def test_check_window_answers_none_when_both_are_open() -> None:
     assert check_window(None, None) is None
     assert check_window(T0, None) == Window(T0, None)
+
+
+def test_the_bots_import_paths_of_rank_cards_are_the_same_function() -> None:
+    """docs/bot-api.md names ``memory_worker.rank_cards``; ``memory_worker.recall`` (the
+    path bots imported it from) and ``memory_worker.cards.recall`` give the same one."""
+    import memory_worker
+    import memory_worker.cards.recall
+    import memory_worker.recall
+
+    assert memory_worker.rank_cards is memory_worker.recall.rank_cards
+    assert memory_worker.recall.rank_cards is memory_worker.cards.recall.rank_cards
+    assert memory_worker.recall.RecallHit is memory_worker.RecallHit

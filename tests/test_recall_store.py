@@ -29,12 +29,12 @@ from memory_worker.cards import (
     dedup_hash,
 )
 from memory_worker.cards.forget import CardForget, UserPlan
-from memory_worker.cards.reembed import Reembedder, Target
+from memory_worker.cards.recall import FusionParams, Window
 from memory_worker.consolidation.model_calls import Vectors
 from memory_worker.keys import Keys
 from memory_worker.privacy.forget import StoredCard
-from memory_worker.recall import FusionParams, Window
 from memory_worker.settings import Settings
+from memory_worker.upkeep.reembed import Reembedder, Target
 from tests.support.cards import CHAT, DIM, T0, apply, new, vec
 from tests.support.cards import store as store  # the fixture
 

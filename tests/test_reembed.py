@@ -30,7 +30,13 @@ from memory_worker.cards import (
 )
 from memory_worker.cards.corrections import correction_plan
 from memory_worker.cards.edits import correct_card, retract_card
-from memory_worker.cards.reembed import (
+from memory_worker.cards.recall import RecallHit
+from memory_worker.consolidation.model_calls import Vectors
+from memory_worker.errors import VectorSpaceMismatch
+from memory_worker.keys import Keys
+from memory_worker.ops.metrics import read_sample, sample_metrics
+from memory_worker.settings import Settings
+from memory_worker.upkeep.reembed import (
     LOST_RACE,
     ChatResult,
     Reembedder,
@@ -38,12 +44,6 @@ from memory_worker.cards.reembed import (
     parse_progress,
     reembed_pass,
 )
-from memory_worker.consolidation.model_calls import Vectors
-from memory_worker.errors import VectorSpaceMismatch
-from memory_worker.keys import Keys
-from memory_worker.ops.metrics import read_sample, sample_metrics
-from memory_worker.recall import RecallHit
-from memory_worker.settings import Settings
 from tests.support.cards import T0, new
 from tests.support.clock import ManualClock
 from tests.support.model_fakes import hash_vector

@@ -11,7 +11,8 @@ import pytest
 
 from llm_client._redis_text import as_text
 from memory_worker.cards import CardStore
-from memory_worker.cards.reembed import (
+from memory_worker.settings import Settings
+from memory_worker.upkeep.reembed import (
     SWITCH_KEYS,
     parse_progress,
     progress_value,
@@ -21,7 +22,6 @@ from memory_worker.cards.reembed import (
     switch_check,
     to_embed,
 )
-from memory_worker.settings import Settings
 from tests.support.replies import answer, answer_bytes
 from tests.test_reembed import CHAT, DIM, NEW, OLD, ModelEmbedder, reembedder
 from tests.test_reembed import settings as settings  # the fixture

@@ -18,15 +18,16 @@ from typing import Any
 import pytest
 
 from memory_worker.cards import CardStore
-from memory_worker.cards.maintenance import bound_growth
 from memory_worker.keys import Keys
 from memory_worker.privacy.forget import parse_scope
-from memory_worker.privacy.forgetter import Forgetter
 from memory_worker.runs import RunStore
 from memory_worker.runs.policy import FailurePlan
 from memory_worker.runs.replay import ReplayFilter, ReplayPreview, ReplayScope, ReplayStore
 from memory_worker.runs.replay_summary import count_matches, facts_value, parse_counts, parse_facts
 from memory_worker.settings import Settings
+from memory_worker.upkeep.forgetter import Forgetter
+from memory_worker.upkeep.maintenance import bound_growth
+from memory_worker.wiring import replay_store
 from tests.support.factories import make_request, retired_candidate
 from tests.support.harness import cli
 
@@ -112,7 +113,7 @@ async def test_the_summary_always_equals_reading_every_run(
     s: Settings, redis: Any, seed: int
 ) -> None:
     rng = random.Random(seed)
-    store, replay, keys = RunStore(redis, s), ReplayStore(redis, s), Keys(s.key_prefix)
+    store, replay, keys = RunStore(redis, s), replay_store(redis, s), Keys(s.key_prefix)
     now, made = T0, 0
     seen: set[str] = set()
     for _ in range(40):
@@ -144,7 +145,7 @@ async def test_the_summary_always_equals_reading_every_run(
             # meanwhile the preview reads every run, and is still right
             full = await replay.plan(ReplayFilter(), now_ms=now)
             assert len(full.items) == sum(has for _, has in (await truth(replay)).values())
-            await bound_growth(store, CardStore(redis, keys), s, now=_dt(now))
+            await bound_growth(replay, CardStore(redis, keys), s, now=_dt(now))
         await check(replay, redis, keys, now)
         seen.add(op)
         if await redis.zcard(keys.retired_aged):
@@ -222,7 +223,7 @@ async def test_a_run_whose_text_aged_out_says_so_and_is_not_replayed(
 async def test_the_preview_scope_failed_falls_back_to_reading_runs(s: Settings, redis: Any) -> None:
     store = RunStore(redis, s)
     await retire(store, 1, T0, "UPSTREAM_ERROR", None)
-    replay = ReplayStore(redis, s)
+    replay = replay_store(redis, s)
     preview = await replay.preview(ReplayFilter(scope=ReplayScope.FAILED), now_ms=T0)
     assert (preview.matched, preview.by_code) == (1, {"UPSTREAM_ERROR": 1})
 

@@ -22,7 +22,7 @@ from llm_client._breaker.model import BreakerConfig, Circuit, Outcome
 from llm_client._errors import BackendUnavailable
 from llm_client._routing.events import EventType, RoutingEvent
 from memory_worker.models import RunStatus
-from memory_worker.ops.metrics import fleet_breakers, route_target_ids
+from memory_worker.ops.metrics import route_target_ids
 from memory_worker.pipeline.gate import WalkerGate
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.ticks import TickOutcome
@@ -31,7 +31,7 @@ from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
-from memory_worker.wiring import build_tick_runner
+from memory_worker.wiring import breaker_store, build_tick_runner
 from tests.support.clock import ManualClock
 from tests.support.factories import make_request
 from tests.support.harness import free_port
@@ -322,7 +322,7 @@ async def test_routes_opened_by_another_process_inside_the_window_spend_no_attem
         done = [rid for rid in ids if (await store.get(rid)).status is RunStatus.COMPLETED]
         assert len(done) == 1
         first, second = done[0], next(rid for rid in ids if rid not in done)
-        breakers = fleet_breakers(redis, s)
+        breakers = breaker_store(redis, s)
         for target in route_target_ids(s):  # another process's walks open every breaker
             for _ in range(s.breaker_failure_threshold):
                 permit = await breakers.acquire(target, lease_seconds=5)

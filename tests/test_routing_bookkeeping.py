@@ -14,8 +14,8 @@ from llm_client._breaker.model import BreakerConfig, Circuit, Outcome, Permit
 from llm_client._breaker.store import BreakerStore
 from llm_client._errors import AllCircuitsOpen, BackendUnavailable
 from llm_client._routing.events import EventType, RoutingEvent
+from llm_client._routing.plan import WalkerConfig
 from llm_client._routing.routes import RouteTarget
-from llm_client._routing.walk import WalkerConfig
 from llm_client._routing.walker import Walker
 from memory_worker.keys import Keys
 from tests.support.routing_fakes import FakeFarm, RecordingSink, fail, ok, routes_of

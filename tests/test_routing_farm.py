@@ -17,8 +17,8 @@ from llm_client._breaker.model import BreakerConfig, Circuit
 from llm_client._breaker.store import BreakerStore
 from llm_client._errors import AllCircuitsOpen, BackendUnavailable, Upstream
 from llm_client._routing.events import EventType, Fanout, RedisEventLog
+from llm_client._routing.plan import WalkerConfig
 from llm_client._routing.routes import RouteDefaults, RoutesConfig, parse_routes
-from llm_client._routing.walk import WalkerConfig
 from llm_client._routing.walker import Walker
 from llm_client._transport.clients import ClientFactory
 from memory_worker.farmsim import DIRECT_SERVICE, FarmSimulator, Fault, FaultKind

@@ -168,7 +168,7 @@ async def test_a_claim_on_a_real_server_returns_the_edge_request_it_stored(
 WORKER_SCRIPT = textwrap.dedent(
     """
     import asyncio, os, orjson
-    from memory_worker.ops.logs import configure
+    from memory_worker.logs import configure
     from memory_worker.pipeline.ticks import Mode, TickPlan
     from memory_worker.runs import RunStore
     from memory_worker.settings import Settings

@@ -440,7 +440,7 @@ async def _replayed(store: RunStore, redis: Any, n: int) -> list[str]:
             await store.fail(claim, plan, code="UPSTREAM_ERROR", reason=None, message="x")
             if plan.retire:
                 break
-    replay = ReplayStore(redis, s)
+    replay = ReplayStore(redis, s, store)
     outcome = await replay.apply(await replay.plan(ReplayFilter(), now_ms=T0 + 10**9))
     assert sorted(outcome.replayed) == sorted(ids)
     return ids

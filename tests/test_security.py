@@ -15,15 +15,16 @@ import redis as sync_redis
 
 from memory_worker.errors import NotAJsonJob
 from memory_worker.keys import Keys
+from memory_worker.pipeline.jobcodec import dump_job, load_job
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url, resolve_url
 from memory_worker.storage.embedded import EmbeddedValkey
-from memory_worker.worker.jobcodec import dump_job, load_job
 from memory_worker.worker.main import create_worker
 from tests.support.pickled import inject_pickled_tick
+from tests.support.runner import tick_runner
 
 
 @pytest.mark.parametrize(
@@ -62,7 +63,7 @@ async def test_pickled_job_injected_into_the_queue_is_refused_not_run(
             return ProcessResult(summary={})
 
     async def factory(s: Settings, r: Any) -> TickRunner:
-        return TickRunner(settings=s, redis=r, processor=Processor())
+        return tick_runner(settings=s, redis=r, processor=Processor())
 
     fast = settings.model_copy(update={"poll_delay_seconds": 0.02})
     worker = create_worker(

@@ -23,14 +23,15 @@ from memory_worker.farmsim import FarmSimulator
 from memory_worker.ops.sentry import (
     is_breadcrumb,
     redact,
+    report_failure,
     scrub_breadcrumb,
     scrub_event,
 )
 from memory_worker.pipeline.processing import ProcessResult
-from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from tests.support.factories import make_request
+from tests.support.runner import tick_runner
 from tests.support.sentry import CapturingTransport, capturing, http_breadcrumbs
 
 MESSAGE_CANARY = "canary-message-7f3a my secret diary"
@@ -147,7 +148,12 @@ async def test_outage_makes_no_event_and_a_bug_makes_one_without_secrets(
         AllCircuitsOpen("every target open", workflow="memory_extraction"),
     ]
     for error in outages:
-        pipeline = TickRunner(settings=settings, redis=redis, processor=Raising(error))
+        pipeline = tick_runner(
+            settings=settings,
+            redis=redis,
+            processor=Raising(error),
+            report_failure=report_failure,
+        )
         assert await pipeline.tick("job") == "deferred"
     # breadcrumbs from logs that carry secrets (third-party logs, e.g. an HTTP client)
     logging.getLogger("httpx").warning(
@@ -158,7 +164,9 @@ async def test_outage_makes_no_event_and_a_bug_makes_one_without_secrets(
     assert capture.events() == []  # an outage of any kind: zero events
 
     bug = RuntimeError(f"unexpected: {CARD_CANARY} {MESSAGE_CANARY} {BEARER} {SK_KEY}")
-    pipeline = TickRunner(settings=settings, redis=redis, processor=Raising(bug))
+    pipeline = tick_runner(
+        settings=settings, redis=redis, processor=Raising(bug), report_failure=report_failure
+    )
     assert await pipeline.tick("job") == "failed"
     sentry_sdk.flush()
 

@@ -26,7 +26,6 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.models import RunStatus
 from memory_worker.pipeline.processing import ProcessResult
-from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url
@@ -34,6 +33,7 @@ from memory_worker.storage.embedded import EmbeddedValkey
 from tests.faults.rows_store import private_store
 from tests.support.factories import make_request
 from tests.support.harness import completed_run, eventually
+from tests.support.runner import tick_runner
 
 
 class StoreAwayProcessor:
@@ -67,7 +67,7 @@ async def test_run_whose_release_was_cancelled_is_released_on_shutdown(
         rid = (await store.enqueue(make_request(4242))).run_id
         assert rid
         processor = StoreAwayProcessor()
-        runner = TickRunner(settings=s, redis=redis, processor=processor)
+        runner = tick_runner(settings=s, redis=redis, processor=processor)
         tick = asyncio.create_task(runner.tick("tick-1"))
         await asyncio.wait_for(processor.started.wait(), 10)
 

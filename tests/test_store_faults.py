@@ -14,7 +14,6 @@ import pytest
 
 from memory_worker.models import RunStatus
 from memory_worker.pipeline.processing import ProcessResult
-from memory_worker.pipeline.runner import TickRunner
 from memory_worker.pipeline.ticks import tick_budgets
 from memory_worker.runs import (
     ClaimedRun,
@@ -27,6 +26,7 @@ from memory_worker.runs import (
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import backoff_delay, next_failure_count
 from tests.support.factories import make_request
+from tests.support.runner import tick_runner
 
 T0 = 1_800_000_000_000
 
@@ -224,7 +224,7 @@ async def test_a_worker_heartbeat_between_a_claim_and_its_answer_keeps_the_run_l
             seen["processing"] = await redis.hget(store.keys.worker_runs, runner.worker_id)
             return ProcessResult(summary={})
 
-    runner = TickRunner(settings=quick, redis=redis, processor=Processor())
+    runner = tick_runner(settings=quick, redis=redis, processor=Processor())
     claim = runner.store.claim_detailed
 
     async def claim_then_heartbeat(owner: str, *, at_ms: int | None = None) -> ClaimResult:

@@ -21,7 +21,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from memory_worker.ops.serve import HealthServer
+from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.checks import RedisHealth, parse_health

@@ -155,7 +155,7 @@ async def test_job_blob_is_a_real_arq_job(queue: TickQueue, redis: Any) -> None:
     from arq.constants import job_key_prefix
     from arq.jobs import deserialize_job
 
-    from memory_worker.worker.jobcodec import load_job
+    from memory_worker.pipeline.jobcodec import load_job
 
     await queue.schedule(TickPlan(Mode.AMPLIFY, 1), target=1, at_ms=T0)
     (job_id,) = await redis.zrange(queue.keys.arq_queue, 0, -1)

@@ -7,7 +7,7 @@ import pytest
 from llm_client._breaker.model import Outcome
 from llm_client._errors import BackendUnavailable, DecodeError, TaskTimeout
 from llm_client._retry.reasons import FailureReason
-from llm_client._routing.walk import judge_failure
+from llm_client._routing.judge import judge_failure
 
 T = FailureReason.PROVIDER_TIMEOUT
 

@@ -13,16 +13,16 @@ from typing import Any
 import httpx
 import pytest
 
-from memory_worker.ops.serve import HealthServer
 from memory_worker.pipeline.processing import ProcessResult
-from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun, RunStore
+from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.worker.watchdog import WEDGED_EXIT, Liveness, Watchdog, judge
 from tests.support.clock import ManualClock
 from tests.support.factories import make_request
 from tests.support.logs import capture_logs
+from tests.support.runner import tick_runner
 
 W = 100.0  # the window of the table
 
@@ -179,7 +179,7 @@ async def test_a_real_tick_records_its_progress_and_leaves_no_slot_behind(
 ) -> None:
     store = RunStore(redis, settings)
     await store.enqueue(make_request(31))
-    pipeline = TickRunner(settings=settings, redis=redis, processor=Slow())
+    pipeline = tick_runner(settings=settings, redis=redis, processor=Slow())
     stamps: list[float] = []
     touch = pipeline.touch
 

@@ -33,6 +33,7 @@ from memory_worker.storage.connections import client_from_url
 from memory_worker.worker.main import MemoryWorker, create_worker
 from tests.support.factories import make_request
 from tests.support.harness import eventually
+from tests.support.runner import tick_runner
 
 
 class FakeProcessor:
@@ -99,7 +100,7 @@ async def workers(
     """``n`` workers on their own clients; ``patch`` (if any) is applied to each new pipeline."""
 
     async def factory(s: Settings, redis: Any) -> TickRunner:
-        pipeline = TickRunner(settings=s, redis=redis, processor=processor)
+        pipeline = tick_runner(settings=s, redis=redis, processor=processor)
         if patch is not None:
             patch(pipeline)
         return pipeline
@@ -225,7 +226,7 @@ async def test_a_stopping_worker_claims_no_further_run(
     store = await queued(redis, settings, 20)
     processor = JobTally(delay=0.1)
     async with workers(settings, redis_url, processor) as (worker,):
-        await TickRunner(settings=settings, redis=redis, processor=processor).wake()
+        await tick_runner(settings=settings, redis=redis, processor=processor).wake()
         await eventually(lambda: processor.calls >= 2, every=0.01)
         worker.handle_sig_wait_for_completion(signal.SIGTERM)
         await eventually(lambda: processor.in_flight == 0, every=0.01)
@@ -265,7 +266,7 @@ async def work_off(
     settings: Settings, redis: Any, processor: FakeProcessor, store: RunStore, n: int
 ) -> None:
     """Wake the pipeline and observe ``n`` runs completed."""
-    await TickRunner(settings=settings, redis=redis, processor=processor).wake()
+    await tick_runner(settings=settings, redis=redis, processor=processor).wake()
 
     async def done() -> bool:
         return (await store.counts())["completed"] == n
@@ -317,7 +318,7 @@ async def test_outage_recovery_ramps_back_up(fast: Settings, redis: Any, redis_u
     store = await queued(redis, fast, 8)
     processor = FakeProcessor(unreachable, delay=0.05)
     async with workers(fast, redis_url, processor, n=2):
-        await TickRunner(settings=fast, redis=redis, processor=processor).wake()
+        await tick_runner(settings=fast, redis=redis, processor=processor).wake()
         await eventually(lambda: processor.calls >= 1, every=0.02)
         processor.behaviour = None  # the farm is back
 
@@ -334,7 +335,7 @@ async def test_timeout_spends_the_attempt(fast: Settings, redis: Any, redis_url:
     store, rid = await one_run(redis, fast)
     processor = FakeProcessor(lambda _: TaskTimeout("job did not finish within 720s", seconds=720))
     async with workers(fast, redis_url, processor):
-        await TickRunner(settings=fast, redis=redis, processor=processor).wake()
+        await tick_runner(settings=fast, redis=redis, processor=processor).wake()
         await until(store, rid, RunStatus.FAILED)
     run = await store.get(rid)
     assert run.attempts == 1
@@ -349,7 +350,7 @@ async def test_lease_is_renewed_while_a_long_run_works(
     store, rid = await one_run(redis, fast)
     processor = FakeProcessor(delay=fast.lease_seconds * 2.5)
     async with workers(fast, redis_url, processor, n=2):
-        await TickRunner(settings=fast, redis=redis, processor=processor).wake()
+        await tick_runner(settings=fast, redis=redis, processor=processor).wake()
         await until(store, rid, RunStatus.COMPLETED, timeout=15)
     assert processor.calls == 1  # never reclaimed by the other worker
     assert (await store.get(rid)).attempts == 1
@@ -361,7 +362,7 @@ async def test_graceful_shutdown_releases_in_flight_runs(
     store, rid = await one_run(redis, fast)
     processor = FakeProcessor(delay=30)
     async with workers(fast, redis_url, processor) as (worker,):
-        await TickRunner(settings=fast, redis=redis, processor=processor).wake()
+        await tick_runner(settings=fast, redis=redis, processor=processor).wake()
         await eventually(lambda: processor.calls == 1, every=0.02)
         worker.handle_sig_wait_for_completion(signal.SIGTERM)  # grace 1 s, then cancel + release
         await until(store, rid, RunStatus.QUEUED, timeout=5)
@@ -384,7 +385,9 @@ async def test_a_run_lost_on_its_last_attempt_is_retired_and_reported(
     async def on_retired(ids: list[str], code: str, reason: str | None) -> None:
         reported.append((ids, code, reason))
 
-    pipeline = TickRunner(settings=s, redis=redis, processor=FakeProcessor(), on_retired=on_retired)
+    pipeline = tick_runner(
+        settings=s, redis=redis, processor=FakeProcessor(), on_retired=on_retired
+    )
     assert await pipeline.tick("job-1") == "idle"
     assert reported == [([rid], "lease_expired", "worker_lost")]
     assert (await store.get(rid or "")).retired
@@ -421,7 +424,7 @@ async def test_completion_write_is_retried_through_a_store_fault(
 
     processor = FakeProcessor()
     async with workers(fast, redis_url, processor, patch=patch):
-        await TickRunner(settings=fast, redis=redis, processor=processor).wake()
+        await tick_runner(settings=fast, redis=redis, processor=processor).wake()
         await until(store, rid, RunStatus.COMPLETED)
     run = await store.get(rid)
     assert (run.attempts, run.releases, run.error_log) == (1, 0, [])
@@ -445,7 +448,7 @@ async def test_a_completion_the_store_refuses_is_not_retried_but_released(
     s = fast.model_copy(update={"consolidation_backend_retry_interval": 0.2})
     processor = FakeProcessor()
     async with workers(s, redis_url, processor, patch=patch):
-        await TickRunner(settings=s, redis=redis, processor=processor).wake()
+        await tick_runner(settings=s, redis=redis, processor=processor).wake()
         await until(store, rid, RunStatus.COMPLETED)
     run = await store.get(rid)
     assert (run.attempts, run.releases, run.error_log) == (1, 1, [])
@@ -469,7 +472,7 @@ async def test_renewals_failing_longer_than_the_lease_never_cancel_the_work(
 
     processor = FakeProcessor(delay=fast.lease_seconds * 2.5)
     async with workers(fast, redis_url, processor, n=2, patch=patch):
-        await TickRunner(settings=fast, redis=redis, processor=processor).wake()
+        await tick_runner(settings=fast, redis=redis, processor=processor).wake()
         await until(store, rid, RunStatus.COMPLETED, timeout=20)
     run = await store.get(rid)
     assert processor.calls == 1  # never cancelled, never reclaimed by the other worker
@@ -484,7 +487,7 @@ async def test_a_store_fault_inside_processing_releases_and_spends_nothing(
     faults = iter([RedisConnectionError("Connection closed by server.")])
     processor = FakeProcessor(lambda _: next(faults, None))
     async with workers(s, redis_url, processor):
-        await TickRunner(settings=s, redis=redis, processor=processor).wake()
+        await tick_runner(settings=s, redis=redis, processor=processor).wake()
         await until(store, rid, RunStatus.COMPLETED, timeout=15)
     run = await store.get(rid)
     # even with a single attempt allowed, a store fault neither failed nor retired it
@@ -628,7 +631,7 @@ async def test_a_store_error_at_the_ramp_check_ends_the_loop_not_the_run(
     settings = fast.model_copy(update={"tick_loop_seconds": 60.0})
     store = await queued(redis, settings, 3)
     processor = FakeProcessor()
-    runner = TickRunner(settings=settings, redis=redis, processor=processor)
+    runner = tick_runner(settings=settings, redis=redis, processor=processor)
     schedule = runner.ticks.schedule
 
     async def ramp_refused(plan: TickPlan, **kwargs: Any) -> Any:
@@ -676,7 +679,7 @@ async def test_a_runs_carried_record_lands_however_the_run_settles(
     fast = fast.model_copy(update={"breaker_success_hold_seconds": 0.0})
     store, rid = await one_run(redis, fast)
     processor = CarryingProcessor(redis, fast, ends)
-    await TickRunner(settings=fast, redis=redis, processor=processor).tick("carry-job")
+    await tick_runner(settings=fast, redis=redis, processor=processor).tick("carry-job")
     assert processor.carried == 1  # held back while the run worked
     assert await redis.hgetall(processor.counter) == {b"farm/a:ok": b"1"}
     run = await store.get(rid)
@@ -692,7 +695,7 @@ async def test_a_process_holds_its_runs_successes_and_lands_them(
     settings = fast.model_copy(update={"breaker_success_hold_seconds": 0.5})
     store = await queued(redis, settings, 2)
     processor = CarryingProcessor(redis, settings, "completes")
-    runner = TickRunner(settings=settings, redis=redis, processor=processor)
+    runner = tick_runner(settings=settings, redis=redis, processor=processor)
     assert await runner.tick("hold-1") == "completed"
     assert await runner.tick("hold-2") == "completed"
     assert processor.carried == 2  # the second run saw the first's record still held

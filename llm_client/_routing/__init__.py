@@ -2,10 +2,10 @@
 
 - :mod:`~llm_client._routing.routes`: route files (``routes.toml``) and workflow names.
 - :mod:`~llm_client._routing.walker`: :class:`Walker`, the entry point (chat and embed
-  calls by workflow, breaker views, the route gate's question).
-- The walk of one call: :mod:`~llm_client._routing.plan` (its inputs, results and
-  budgets), :mod:`~llm_client._routing.step` (its pure state machine),
-  :mod:`~llm_client._routing.judge` (how an attempt's result counts, pure) and
-  :mod:`~llm_client._routing.walk` (the thin async shell that runs the effects).
+  calls by workflow, breaker views, the route gate's question), and ``Walk``, one call's
+  walk: the thin async shell that runs the effects its pure parts decide.
+- The walk's pure parts: :mod:`~llm_client._routing.plan` (its inputs, results and
+  budgets), :mod:`~llm_client._routing.step` (its state machine) and
+  :mod:`~llm_client._routing.judge` (how an attempt's result counts).
 - :mod:`~llm_client._routing.events`: routing events (what was decided and why).
 """

@@ -10,6 +10,9 @@ appends to a bounded Redis stream (``XADD MAXLEN ~ N``) and logs through
 structlog; ``memory-worker report`` reads it back with :meth:`RedisEventLog.recent`.
 :class:`Fanout` sends each event to several sinks (the log and the admin
 reporter) and never lets a failing sink break the caller's call.
+:class:`AttemptCounter` counts failed routed attempts by target, outcome and reason
+into one Redis hash (the breaker store counts successes into the same hash, at the
+field :func:`success_counter` names), for the fleet's metrics.
 """
 
 from __future__ import annotations
@@ -18,14 +21,15 @@ import asyncio
 import re
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import orjson
 from redis.asyncio import Redis
 
+from llm_client._breaker.model import Outcome
 from llm_client._log import get_logger
 from llm_client._redis_text import as_text
 
@@ -246,6 +250,69 @@ class RedisEventLog:
             last = entries[-1][0]
             upper = as_text(last)
         return found
+
+
+# --- routed attempts by target / outcome / reason ----------------------------------------
+
+
+class AttemptKeys(Protocol):
+    """The hash routed attempts are counted in (``memory_worker.keys.Keys`` satisfies it)."""
+
+    @property
+    def routing_attempts(self) -> str: ...
+
+
+def attempt_field(target: str, outcome: str, reason: str | None) -> str:
+    """The counter field of one attempt: ``target|outcome|reason`` (``-``: no reason)."""
+    return f"{target}|{outcome}|{reason or '-'}"
+
+
+def parse_attempts(raw: Mapping[Any, Any]) -> dict[tuple[str, str, str], int]:
+    """``target|outcome|reason`` fields → counts (a malformed field is skipped)."""
+    parsed: dict[tuple[str, str, str], int] = {}
+    for name, value in raw.items():
+        parts = as_text(name).rsplit("|", 2)
+        if len(parts) == 3:
+            parsed[(parts[0], parts[1], parts[2])] = int(value)
+    return parsed
+
+
+def success_counter(keys: AttemptKeys) -> Callable[[str], tuple[str, str]]:
+    """Where the breaker record script counts a routed success (the field
+    :meth:`AttemptCounter.record_success` would increment)."""
+
+    def where(target: str) -> tuple[str, str]:
+        return keys.routing_attempts, attempt_field(target, Outcome.SUCCESS.value, None)
+
+    return where
+
+
+class AttemptCounter:
+    """Counts routed attempts into the ``routing_attempts`` hash for the metrics.
+
+    An event sink for failed attempts (``attempt_failed`` /
+    ``attempt_deadline_exceeded``: outcome ``failure`` when the breaker was
+    charged, else ``neutral``), plus :meth:`record_success` for the target
+    that served a routed call. Fleet-wide totals, one HINCRBY each.
+    """
+
+    def __init__(self, redis: Redis, keys: AttemptKeys) -> None:
+        self._redis = redis
+        self._key = keys.routing_attempts
+
+    async def emit(self, event: RoutingEvent) -> None:
+        if event.type not in (EventType.ATTEMPT_FAILED, EventType.ATTEMPT_DEADLINE_EXCEEDED):
+            return
+        outcome = Outcome.FAILURE if event.counters.get("charged") else Outcome.NEUTRAL
+        field_name = attempt_field(event.target or "-", outcome.value, event.reason)
+        await cast("Awaitable[int]", self._redis.hincrby(self._key, field_name, 1))
+
+    async def record_success(self, target: str) -> None:
+        field_name = attempt_field(target, Outcome.SUCCESS.value, None)
+        await cast("Awaitable[int]", self._redis.hincrby(self._key, field_name, 1))
+
+
+_: type[EventSink] = AttemptCounter  # structural check: it is an event sink
 
 
 class Fanout:

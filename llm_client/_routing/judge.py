@@ -1,8 +1,9 @@
 """How one attempt's result counts and is announced (§4, §5), decided on plain data.
 
 :class:`Served` and :class:`Failed` are an attempt's results; :func:`judge_failure`
-turns a failed attempt into its reason and breaker outcome; :func:`attempt_note` and :func:`transition_note` are the events the shell in
-:mod:`llm_client._routing.walk` announces with the breaker record. Pure: no clock, no Redis.
+turns a failed attempt into its reason and breaker outcome; :func:`attempt_note` and
+:func:`transition_note` are the events the shell (:class:`llm_client._routing.walker.Walk`)
+announces with the breaker record. Pure: no clock, no Redis.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@
 clock origin, the caller's deadline); :class:`Routed` and :class:`AttemptRecord` are
 what it returns; :class:`Note` is an event it asks the shell to announce. :func:`cap`
 and :func:`lease` are its budgets at an instant. Pure data and arithmetic: the
-decisions are in :mod:`llm_client._routing.step`, the effects in :mod:`llm_client._routing.walk`.
+decisions are in :mod:`llm_client._routing.step`, the effects in
+:class:`llm_client._routing.walker.Walk`.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ perform next — begin, read the breakers, acquire a permit, make an attempt, re
 permit, take the fail-open probe, pause, announce events — or the walk's end
 (:class:`Done`, :class:`Stop`). The ``after_*`` functions fold an effect's result
 back into the state. Nothing here awaits, reads a clock or touches Redis: the shell
-in :mod:`llm_client._routing.walk` only performs the steps, the way :mod:`llm_client._breaker.model`
-is the policy behind :mod:`llm_client._breaker.store`.
+(:class:`llm_client._routing.walker.Walk`) only performs the steps, the way
+:mod:`llm_client._breaker.model` is the policy behind :mod:`llm_client._breaker.store`.
 
 The pure bookkeeping between effects (skipping targets the begin script refused,
 a budget that ran out, the end of a pass) happens inside :func:`next_step`, which

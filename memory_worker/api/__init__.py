@@ -1,10 +1,8 @@
 """The bot's API (§13): :class:`MemoryQueue` — enqueue runs, read them back, use memory.
 
 - :mod:`~memory_worker.api.queue`: :class:`MemoryQueue` — connecting, enqueue, runs,
-  memory reads, recall (hybrid and time-aware), forget.
-- :mod:`~memory_worker.api.memory_ops`: what the bot does with memory beyond recall —
-  ``context`` (a prompt-ready block), ``retract`` / ``correct`` one card, ``export`` /
-  ``import_export`` (a base of :class:`MemoryQueue`).
+  memory reads, recall (hybrid and time-aware), forget, ``context`` (a prompt-ready
+  block), ``retract`` / ``correct`` one card, ``export`` / ``import_export``.
 - :mod:`~memory_worker.api.query_args`: the checks every memory call runs on its
   arguments before any read (typed errors, nothing read or written on bad input).
 

@@ -15,8 +15,8 @@ from datetime import datetime
 from numbers import Real
 from typing import cast
 
+from memory_worker.cards.recall.timing import Window
 from memory_worker.errors import EmbeddingSizeMismatch, InvalidId, InvalidQuery, QueryTooLarge
-from memory_worker.recall.timing import Window
 
 
 def check_id(name: str, value: object) -> int:

@@ -40,18 +40,35 @@ writes to stdout.
 ``connect`` also checks the server once (:mod:`memory_worker.storage.checks`): an
 evicting ``maxmemory-policy`` or a user without script permission is refused
 with a typed error here, not discovered later as lost runs.
+
+The memory calls beyond reading decide in pure modules; this class reads, writes and
+audits:
+
+- ``context`` — :mod:`memory_worker.cards.prompt_context` ranks, deduplicates, budgets and
+  renders; with a query it asks :meth:`MemoryQueue.recall` (its public answer, best first)
+  for relevance.
+- ``retract`` / ``correct`` — :mod:`memory_worker.cards.corrections` (the decisions) and
+  :mod:`memory_worker.cards.edits` (one script each).
+- ``export`` / ``import_export`` — :mod:`memory_worker.cards.export_format` (the file) and
+  :mod:`memory_worker.cards.transfer` (the reads and the one import script per chat).
+
+Every change leaves an audit event on the audit stream (where forget's go): kind, chat,
+card ids, actor, host, time — ids and counts, never card text or a reason.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Sequence
-from datetime import datetime
+import socket
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
-from memory_worker.api.memory_ops import MemoryOps
+from llm_client import as_text
 from memory_worker.api.query_args import (
     check_embedding,
     check_id,
@@ -60,17 +77,35 @@ from memory_worker.api.query_args import (
     check_query_text,
     check_window,
 )
+from memory_worker.cards.corrections import (
+    check_actor,
+    check_fact,
+    check_reason,
+    correction_plan,
+    parse_card_ref,
+)
+from memory_worker.cards.export_format import MemoryExport
+from memory_worker.cards.prompt_context import MemoryContext
 from memory_worker.deadlines import deadline_after
-from memory_worker.errors import InvalidRunRequest, RedisNotConfigured, VectorSpaceMismatch
+from memory_worker.errors import (
+    CardNotFound,
+    CardNotLive,
+    EmbeddingUnavailable,
+    InvalidCorrection,
+    InvalidRunRequest,
+    RedisNotConfigured,
+    RoutesInvalid,
+    VectorSpaceMismatch,
+)
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
-from memory_worker.pipeline.ticks import Mode, TickPlan, TickQueue
-from memory_worker.runs import EnqueueResult, EnqueueStatus, RunStore
+from memory_worker.pipeline.ticks import Mode, TickPlan
+from memory_worker.runs import EnqueueResult, EnqueueStatus
 from memory_worker.settings import Settings, get_settings
 from memory_worker.storage.checks import check_redis
 from memory_worker.storage.connections import (
     RedisHandle,
-    cards_client,
     close_cards_client,
     open_redis,
 )
@@ -78,37 +113,46 @@ from memory_worker.storage.connections import (
 if TYPE_CHECKING:
     from llm_client import Walker
     from memory_worker.cards import Card, CardStore, VectorSpace
+    from memory_worker.cards.recall import RecallHit
     from memory_worker.privacy.forget import ForgetResult
-    from memory_worker.recall import RecallHit
     from memory_worker.wiring import Routing
 
+log = get_logger(__name__)
 
-class MemoryQueue(MemoryOps):
-    """A connection to the memory store for the bot process (the memory calls beyond
-    reading — context, retract, correct, export, import — are :class:`MemoryOps`')."""
 
-    def __init__(self, handle: RedisHandle, settings: Settings) -> None:
+class MemoryQueue:
+    """A connection to the memory store for the bot process: runs, forgetting, memory
+    reads, recall, a prompt-ready context, single-card corrections, export and import."""
+
+    #: The wall clock (seconds): when a retraction or correction happens (tests set it).
+    clock: Callable[[], float] = staticmethod(time.time)
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock(), UTC)
+
+    def __init__(
+        self, handle: RedisHandle, settings: Settings, *, cards: CardStore | None = None
+    ) -> None:
+        """A queue over ``handle``; ``cards``: a card store the caller already holds (the
+        console's), else the bot's, built on first use."""
         self._handle = handle
         self.settings = settings
         self.redis = handle.client
         self.keys = Keys(settings.key_prefix)
-        self.store = RunStore(self.redis, settings)
-        self._ticks = TickQueue(self.redis, self.keys)
-        self._cards: CardStore | None = None
+        from memory_worker.wiring import run_store, tick_queue  # the root, not the worker stack
+
+        self.store = run_store(self.redis, settings)
+        self._ticks = tick_queue(self.redis, settings)
+        self._cards = cards
+        self._own_cards = cards is None
 
     @property
     def cards(self) -> CardStore:
         """The card store (one per queue: it caches each chat's vectors by version)."""
         if self._cards is None:
-            from memory_worker.cards import CardStore
-            from memory_worker.cards.withdrawn import Thresholds
+            from memory_worker.wiring import bot_card_store
 
-            # MEMORY_CARDS_URL (e.g. a cluster), else the queue's own client
-            self._cards = CardStore(
-                cards_client(self.settings, self.redis),
-                self.keys,
-                thresholds=Thresholds.from_settings(self.settings),
-            )
+            self._cards = bot_card_store(self.settings, self.redis)
         return self._cards
 
     @classmethod
@@ -140,7 +184,7 @@ class MemoryQueue(MemoryOps):
     async def close(self) -> None:
         # leave an embedded server running: workers in other processes may share it
         await self._close_recall()
-        if self._cards is not None:
+        if self._cards is not None and self._own_cards:
             await close_cards_client(self._cards.redis, self.redis)
         await self._handle.close(stop_embedded=False)
 
@@ -220,17 +264,17 @@ class MemoryQueue(MemoryOps):
         dry_run: bool = False,
         actor: str = "api",
     ) -> ForgetResult:
-        """Erase a user's memory in a chat, or the whole chat's (see :mod:`memory_worker.privacy.forgetter`).
+        """Erase a user's memory in a chat, or the whole chat's (see :mod:`memory_worker.upkeep.forgetter`).
 
         ``dry_run`` counts what would go and writes nothing. An unknown chat raises
         :class:`~memory_worker.errors.ForgetInputError`.
         """
         from memory_worker.privacy.forget import parse_scope
-        from memory_worker.privacy.forgetter import Forgetter
+        from memory_worker.wiring import forgetter
 
         scope = parse_scope(check_id("chat_id", chat_id), check_optional_id("user_id", user_id))
-        forgetter = Forgetter(self.redis, self.settings, cards_redis=self.cards.redis)
-        return await forgetter.forget(scope, dry_run=dry_run, actor=actor)
+        steps = forgetter(self.redis, self.settings, self.cards.redis)
+        return await steps.forget(scope, dry_run=dry_run, actor=actor)
 
     # --- memory ---------------------------------------------------------------------------------
     async def visible_cards(
@@ -293,13 +337,14 @@ class MemoryQueue(MemoryOps):
         targets of the chat's model (during a model switch a route that still
         lists the old model's target keeps recall serving); with none,
         :class:`~memory_worker.errors.VectorSpaceMismatch` is raised rather than
-        comparing two spaces. Routing failures raise the ``llm_client`` errors
-        (``RouteUnavailable``, ``AllCircuitsOpen``, …). Best first, as
-        :class:`~memory_worker.recall.RecallHit` — it unpacks as ``(card, score)``
+        comparing two spaces. A routing failure (the farm down, breakers open, no route, the
+        timeout) raises :class:`~memory_worker.errors.EmbeddingUnavailable`, the
+        ``llm_client`` error as its ``__cause__``. Best first, as
+        :class:`~memory_worker.cards.recall.RecallHit` — it unpacks as ``(card, score)``
         and carries the card's ``observed_at``/``valid_from``.
         """
         from memory_worker.cards import visible_scope_keys
-        from memory_worker.recall import FusionParams
+        from memory_worker.cards.recall import FusionParams
 
         check_id("chat_id", chat_id)
         check_id("thread_id", thread_id)
@@ -336,7 +381,8 @@ class MemoryQueue(MemoryOps):
         from llm_client import EMBEDDING, QUERY_TASK
         from memory_worker.privacy.masking import mask
 
-        walker = self._recall_walker()
+        with _embedding_edge("recall", chat_id):
+            walker = self._recall_walker()
         route = walker.routes.get(EMBEDDING)
         if route is not None and space.model is not None:
             served = [t.model for t in route.eligible]
@@ -347,15 +393,16 @@ class MemoryQueue(MemoryOps):
                     query_model=served[0] if served else "",
                     dimension=space.dimension,
                 )
-        routed = await walker.embed(
-            EMBEDDING,
-            [mask(text, contacts=self.settings.redact_contacts)],
-            dimension=space.dimension if space.model else self.settings.embedding_dimension,
-            task_description=QUERY_TASK,
-            deadline=deadline_after(self.settings.recall_timeout_seconds),
-            context={"chat_id": str(chat_id), "job": "recall"},
-            model=space.model,
-        )
+        with _embedding_edge("recall", chat_id):
+            routed = await walker.embed(
+                EMBEDDING,
+                [mask(text, contacts=self.settings.redact_contacts)],
+                dimension=space.dimension if space.model else self.settings.embedding_dimension,
+                task_description=QUERY_TASK,
+                deadline=deadline_after(self.settings.recall_timeout_seconds),
+                context={"chat_id": str(chat_id), "job": "recall"},
+                model=space.model,
+            )
         model = routed.target.model
         if (space.model is not None and space.model != model) or (
             len(routed.value.embeddings[0]) != space.dimension
@@ -384,3 +431,322 @@ class MemoryQueue(MemoryOps):
             await routing.aclose()
         elif walker is not None and isinstance(walker.transports, ClientFactory):
             await walker.transports.aclose()
+
+    # --- a prompt-ready context (§13) ------------------------------------------------------------
+
+    async def context(
+        self,
+        chat_id: int,
+        *,
+        user_id: int | None = None,
+        query: str | None = None,
+        max_tokens: int = 800,
+    ) -> MemoryContext:
+        """Memory ready to put in a bot's prompt: the user's own cards and the chat's, ranked
+        by relevance to ``query`` (1 / its rank in :meth:`recall`'s answer, when given), salience, confidence
+        and recency, one per fact, within ``max_tokens`` (estimated: one token per 3 bytes
+        of UTF-8), rendered as a dated block that keeps each fact's language. The same store
+        gives the same context. Candidates: the ``MEMORY_CONTEXT_RECENT_CARDS`` most recently
+        observed live cards of each scope, and recall's ``MEMORY_CONTEXT_QUERY_CARDS`` best.
+        See :mod:`memory_worker.cards.prompt_context`; a query's recall raises as
+        :meth:`recall` does.
+        """
+        from memory_worker.cards import card_from_json, visible_scope_keys
+        from memory_worker.cards.prompt_context import (
+            Entry,
+            Weights,
+            estimate_tokens,
+            rank,
+            relevance,
+            render,
+            select,
+        )
+
+        check_id("chat_id", chat_id)
+        check_optional_id("user_id", user_id)
+        budget = check_k(max_tokens, self.settings.context_max_tokens, name="max_tokens")
+        if query is not None:
+            query = check_query_text(query, self.settings.recall_max_query_chars)
+        scopes = sorted(visible_scope_keys(0, user_id))
+        k = min(self.settings.context_query_cards, self.settings.query_max_k)
+        recent, hits = await asyncio.gather(
+            self._recent(chat_id, scopes, self.settings.context_recent_cards),
+            self.recall(chat_id, query, k=k, user_id=user_id) if query and budget else _none(),
+        )
+        cards = {card.id: card for card, _ in hits}
+        entries = [Entry.from_card(card) for card in cards.values()]
+        entries += [Entry.from_stored(data) for card_id, data in recent if card_id not in cards]
+        related = relevance([card.id for card, _ in hits])
+        ranked = rank(entries, related, Weights.from_settings(self.settings))
+        chosen = select(ranked, budget)
+        raw = dict(recent)
+        shown = [
+            cards[e.card_id] if e.card_id in cards else card_from_json(chat_id, raw[e.card_id].raw)
+            for e in chosen
+        ]
+        text = render(chosen)
+        return MemoryContext(text=text, cards=shown, tokens=estimate_tokens(text))
+
+    async def _recent(
+        self, chat_id: int, scopes: Sequence[str], limit: int
+    ) -> list[tuple[str, _Stored]]:
+        """The ``limit`` most recently observed live cards of each scope, visible now, as
+        stored (parsed to a :class:`Card` only once chosen: that costs ~20x the JSON)."""
+        import orjson
+
+        from memory_worker.cards.prompt_context import visible
+
+        store = self.cards
+        pipe = store.redis.pipeline(transaction=False)
+        for sk in scopes:
+            pipe.zrevrange(store.key(chat_id, f"active:{sk}"), 0, limit - 1)
+        ids = list(dict.fromkeys(as_text(m) for members in await pipe.execute() for m in members))
+        if not ids:
+            return []
+        raws = await store.redis.hmget(store.key(chat_id, "cards"), ids)  # type: ignore[misc]
+        now_ms = int(self.clock() * 1000)
+        found = []
+        for card_id, raw in zip(ids, raws, strict=True):
+            if raw is not None:
+                data = _Stored(orjson.loads(raw), raw)
+                if visible(data, now_ms):
+                    found.append((card_id, data))
+        return found
+
+    # --- single-card corrections (§10) --------------------------------------------------------
+
+    async def retract(self, card_id: str | Card, *, actor: str, reason: str) -> Card:
+        """Withdraw a card: kept with status ``retracted`` (``retracted_by``, the reason),
+        never shown, recalled or put in a context again; a run of messages sent before now
+        does not learn its fact again, a newer message restating it does. ``card_id`` is
+        the card's :attr:`~memory_worker.cards.Card.ref` (``"<chat id>:<card id>"``) or the
+        card. Retracting a retracted card changes nothing. Answers the card as stored now.
+        """
+        chat_id, local_id = _ref(card_id)
+        actor, reason = check_actor(actor), check_reason(reason)
+        from memory_worker.cards.edits import retract_card
+
+        outcome = await retract_card(
+            self.cards, chat_id, local_id, actor=actor, reason=reason, now=self._now()
+        )
+        if not outcome.found:
+            raise CardNotFound(f"{chat_id}:{local_id}")
+        if outcome.done:
+            await self._audit("retract", chat_id, actor, card_id=local_id, status=outcome.status)
+        return await self._card(chat_id, local_id)
+
+    async def correct(self, card_id: str | Card, fact_text: str, *, actor: str) -> Card:
+        """Replace a live card's fact: a new card holding ``fact_text`` as written (never
+        translated), asserted by ``actor`` (``asserted_by``, ``corrects``), supersedes it;
+        the old one is kept with its validity end. When a live card already holds that fact
+        it supersedes the old one instead. Answers the card that now holds the fact.
+
+        The new card is embedded on the ``embedding`` route in the chat's vector space (a
+        chat without vectors: none); an embedding failure raises
+        :class:`~memory_worker.errors.EmbeddingUnavailable` and writes nothing.
+        Raises :class:`~memory_worker.errors.CardNotLive` for a superseded, retracted,
+        merged or expired card. The corrected fact passes the check of every card write
+        (§10, :mod:`memory_worker.cards.withdrawn`): asserted now, it is refused
+        (:class:`~memory_worker.errors.InvalidCorrection`) only by a withdrawal stamped later.
+        """
+        chat_id, local_id = _ref(card_id)
+        actor = check_actor(actor)
+        fact = check_fact(fact_text, self.settings.card_max_bytes)
+        old = await self.cards.get_card(chat_id, local_id)
+        if old is None:
+            raise CardNotFound(f"{chat_id}:{local_id}")
+        if not old.live:
+            raise CardNotLive(old.ref, old.status.value)
+        space = await self.cards.vector_space(chat_id)
+        embedding, model = (
+            (None, "") if space is None else await self._embed_fact(chat_id, fact, space)
+        )
+        plan = correction_plan(
+            old.scope_key, old.subject, old.predicate, fact, actor=actor, model=model
+        )
+        from memory_worker.cards.edits import correct_card, correction_refused
+
+        withdrawn = await correction_refused(
+            self.cards, old, plan, embedding=embedding, now=self._now()
+        )
+        if withdrawn is not None:
+            raise InvalidCorrection(
+                f"card {chat_id}:{withdrawn.card_id} withdrew this fact after this correction's "
+                "time (§10)"
+            )
+        outcome = await correct_card(
+            self.cards,
+            chat_id,
+            local_id,
+            plan,
+            embedding=embedding,
+            sk=old.scope_key,
+            now=self._now(),
+        )
+        if not outcome.found:
+            raise CardNotFound(old.ref)
+        if not outcome.card_id:  # retracted or superseded meanwhile
+            raise CardNotLive(old.ref, outcome.status)
+        if outcome.done:
+            await self._audit(
+                "correct", chat_id, actor, card_id=local_id, new_card_id=outcome.card_id
+            )
+        return await self._card(chat_id, outcome.card_id)
+
+    # --- export and import (§13) -----------------------------------------------------------------
+
+    async def export(
+        self, chat_id: int, user_id: int | None = None, *, actor: str = "api"
+    ) -> MemoryExport:
+        """A chat's memory (or what a user is entitled to receive about themselves: what
+        forgetting them would remove) as data: every card of every status with its
+        provenance and vector, every episode, link and authorship entry. ``.lines()`` is the
+        export file (see :mod:`memory_worker.cards.export_format`). It is the memory at one
+        moment: a forget in progress raises :class:`~memory_worker.errors.ForgetPending`
+        rather than read a half-forgotten chat. An unknown chat gives an empty export.
+        """
+        from memory_worker.cards.export_format import for_user
+        from memory_worker.cards.transfer import read_snapshot
+
+        check_id("chat_id", chat_id)
+        check_optional_id("user_id", user_id)
+        actor = check_actor(actor)
+        snap = await read_snapshot(self.cards, chat_id, rounds=self.settings.export_read_rounds)
+        if user_id is not None:
+            snap = for_user(snap, user_id)
+        done = MemoryExport(snap, self._now())
+        scope = {} if user_id is None else {"user_id": user_id}
+        await self._audit("export", chat_id, actor, **scope, **done.counts)
+        return done
+
+    async def import_export(
+        self, lines: Iterable[bytes], *, source: str = "export", actor: str = "api"
+    ) -> dict[str, int]:
+        """Restore an export (its lines, e.g. an open file) into its chat — any deployment,
+        standalone or cluster — as a write like any other. The whole file is checked first:
+        :class:`~memory_worker.errors.InvalidExport` names the bad line and field (a card
+        over ``MEMORY_CARD_MAX_BYTES`` or holding a secret, an id out of range…; a file over
+        ``MEMORY_IMPORT_MAX_BYTES``: :class:`~memory_worker.errors.ImportTooLarge`) and
+        nothing is written. Then it is written in chunks of ``MEMORY_IMPORT_CHUNK_ITEMS``
+        (:mod:`memory_worker.cards.import_plan`); again the same file changes nothing, and
+        completes one that stopped midway. A chat holding other memory under its ids raises
+        :class:`~memory_worker.errors.ImportConflict`; one forgotten (in part) since the
+        export, :class:`~memory_worker.errors.ExportPredatesForget`. A live card stating a
+        fact withdrawn after its messages — by hash, meaning or evidence, the chat's or the
+        file's own — is left out (``retracted``), also when the withdrawal lands during the
+        import. Answers the counts written.
+        """
+        from memory_worker.cards.export_format import parse_export
+        from memory_worker.cards.transfer import write_snapshot
+
+        actor = check_actor(actor)
+        snap = parse_export(
+            lines,
+            source,
+            max_bytes=self.settings.import_max_bytes,
+            card_max_bytes=self.settings.card_max_bytes,
+        )
+        done = await write_snapshot(
+            self.cards,
+            snap,
+            now=self._now(),
+            chats_key=self.keys.chats,
+            chunk_items=self.settings.import_chunk_items,
+            replans=self.settings.import_replans,
+        )
+        await self._audit("import", snap.chat_id, actor, **done)
+        return done
+
+    async def _card(self, chat_id: int, card_id: str) -> Card:
+        card = await self.cards.get_card(chat_id, card_id)
+        if card is None:  # forgotten meanwhile
+            raise CardNotFound(f"{chat_id}:{card_id}")
+        return card
+
+    async def _embed_fact(
+        self, chat_id: int, fact: str, space: VectorSpace
+    ) -> tuple[list[float], str]:
+        """``fact`` as a passage (a card's text) in the chat's vector space, and its model."""
+        from llm_client import EMBEDDING
+        from memory_worker.deadlines import deadline_after
+        from memory_worker.privacy.masking import mask
+
+        with _embedding_edge("correct", chat_id):
+            routed = await self._recall_walker().embed(
+                EMBEDDING,
+                [mask(fact, contacts=self.settings.redact_contacts)],
+                dimension=space.dimension,
+                deadline=deadline_after(self.settings.recall_timeout_seconds),
+                context={"job": "correct"},
+                model=space.model,
+            )
+        vector, model = routed.value.embeddings[0], routed.target.model
+        if (space.model is not None and space.model != model) or len(vector) != space.dimension:
+            raise VectorSpaceMismatch(
+                chat_id, chat_model=space.model, query_model=model, dimension=space.dimension
+            )
+        return vector, model
+
+    async def _audit(self, kind: str, chat_id: int, actor: str, **fields: object) -> None:
+        """An audit event (ids and counts; best effort: the change itself is done)."""
+        event: dict[Any, Any] = {
+            "type": kind,
+            "chat_id": str(chat_id),
+            "actor": actor,
+            "host": socket.gethostname(),
+            "at_ms": str(int(self.clock() * 1000)),
+        }
+        event.update({k: str(v) for k, v in fields.items()})
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.xadd(
+                    self.keys.audit,
+                    event,
+                    maxlen=self.settings.audit_maxlen,
+                    approximate=True,
+                )
+                pipe.hincrby(self.keys.counters, f"cards:{kind}", 1)
+                await pipe.execute()
+        except RedisError as exc:
+            log.warning("cards.audit_failed", kind=kind, error=type(exc).__name__)
+        log.info(f"cards.{kind}", **{k: v for k, v in event.items() if k != "host"})
+
+
+@contextlib.contextmanager
+def _embedding_edge(call: str, chat_id: int) -> Iterator[None]:
+    """The bot's API edge for the embedding route: ``llm_client``'s errors leave as
+    ``memory_worker``'s — a routes file that cannot load as :class:`RoutesInvalid`, any
+    other routing or farm failure as :class:`EmbeddingUnavailable` — each with the
+    ``llm_client`` error as its ``__cause__``. Ids and type names only, never the text."""
+    from llm_client import LLMError, RoutesError, retryable_reason
+
+    try:
+        yield
+    except RoutesError as exc:
+        raise RoutesInvalid(str(exc)) from exc
+    except LLMError as exc:
+        reason = retryable_reason(exc)
+        raise EmbeddingUnavailable(
+            call, chat_id, kind=type(exc).__name__, reason=reason.value if reason else None
+        ) from exc
+
+
+class _Stored(dict[str, str]):
+    """A stored card's fields, with the JSON they came from."""
+
+    def __init__(self, data: dict[str, str], raw: bytes) -> None:
+        super().__init__(data)
+        self.raw = raw
+
+
+async def _none() -> list[RecallHit]:
+    return []
+
+
+def _ref(card: object) -> tuple[int, str]:
+    """(chat id, card id) of a card reference or a card."""
+    from memory_worker.cards import Card
+
+    if isinstance(card, Card):
+        return card.chat_id, card.id
+    return parse_card_ref(card)

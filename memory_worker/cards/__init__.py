@@ -13,6 +13,8 @@
   its read from Redis (one refresh script, or a consistent snapshot).
 - :mod:`~memory_worker.cards.search`: the hybrid search's store side — each chat's lexical
   index beside its cached vectors, and the read of the winners (§16).
+- :mod:`~memory_worker.cards.recall`: ranking cards for a text, pure — terms, BM25, the
+  fusion with the cosine, time windows, :func:`rank_cards` (recall ranks only cards).
 - :mod:`~memory_worker.cards.store`: :class:`CardStore`, the Redis shell (key layout in
   its docstring); its Lua scripts are ``lua/*.lua``, loaded with ``importlib.resources``.
 
@@ -20,9 +22,6 @@
 - :mod:`~memory_worker.cards.shapes`: the Redis type of each key of a chat's memory, and
   which keys a "corrupt data" answer found misshapen (by role, never a value).
 - :mod:`~memory_worker.cards.forget`: the card store's side of forgetting (§14).
-- :mod:`~memory_worker.cards.maintenance`: expiry, duplicate folds, merges, pruning.
-- :mod:`~memory_worker.cards.reembed`: switching a chat's embedding model (§16), paced
-  and resumable.
 - :mod:`~memory_worker.cards.corrections`: retracting and correcting one card (pure: card
   references, checks, the twins of ``lua/retract.lua`` and ``lua/correct.lua``);
   :mod:`~memory_worker.cards.edits` runs those scripts;

@@ -38,7 +38,7 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 
 if TYPE_CHECKING:
     from redis.commands.core import AsyncScript

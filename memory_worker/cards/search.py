@@ -28,17 +28,17 @@ import orjson
 
 from memory_worker.cards.codec import card_from_json
 from memory_worker.cards.model import Card
-from memory_worker.cards.vectors import Matrix, ranked
-from memory_worker.recall.bm25 import BM25, LexicalIndex
-from memory_worker.recall.fusion import FusionParams, boost_window, fuse
-from memory_worker.recall.ranking import RecallHit, card_terms
-from memory_worker.recall.timing import (
+from memory_worker.cards.recall.bm25 import BM25, LexicalIndex
+from memory_worker.cards.recall.fusion import FusionParams, boost_window, fuse
+from memory_worker.cards.recall.ranking import RecallHit, card_terms
+from memory_worker.cards.recall.timing import (
     Window,
     card_in_window,
     named_window,
     without_time_words,
 )
-from memory_worker.recall.tokens import terms
+from memory_worker.cards.recall.tokens import terms
+from memory_worker.cards.vectors import Matrix, ranked
 
 #: Reads card JSON by id (None for an id not stored): an ``HMGET`` of the chat's cards.
 ReadRaw = Callable[[Sequence[str]], Awaitable[Sequence[bytes | None]]]
@@ -57,7 +57,7 @@ def hmget_reader(redis: Any, key: str) -> ReadRaw:
 
 
 def _doc(raw: bytes | None) -> tuple[Sequence[str], tuple[int, int]]:
-    """A stored card's index terms and its span in epoch ms (see :mod:`memory_worker.recall.timing`)."""
+    """A stored card's index terms and its span in epoch ms (see :mod:`memory_worker.cards.recall.timing`)."""
     if raw is None:  # forgotten meanwhile: the next read rebuilds the matrix
         return [], (0, 0)
     data: dict[str, str] = orjson.loads(raw)

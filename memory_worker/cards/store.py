@@ -43,7 +43,7 @@ dimension adopts it for them. A query names its model too
 ``cards.vector_model_mismatch``), so results never mix two spaces.
 :meth:`CardStore.vector_space` tells callers which space a chat uses.
 Switching a chat to another model (re-embedding its live cards) is the
-maintenance pass of :mod:`memory_worker.cards.reembed`; until it completes the chat
+maintenance pass of :mod:`memory_worker.upkeep.reembed`; until it completes the chat
 keeps its old model, whole.
 
 Writes. :meth:`CardStore.apply_run` sends a run's whole output to ONE Lua
@@ -87,6 +87,9 @@ from memory_worker.cards.codec import (
     to_ms,
 )
 from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
+from memory_worker.cards.recall.fusion import FusionParams
+from memory_worker.cards.recall.ranking import RecallHit
+from memory_worker.cards.recall.timing import Window
 from memory_worker.cards.replication import ReplicaWait
 from memory_worker.cards.shapes import misshapen, read_shapes
 from memory_worker.cards.vectors import Matrix, MatrixReader, VectorBlobs, VectorCache
@@ -100,10 +103,7 @@ from memory_worker.cards.writes import (
 )
 from memory_worker.errors import ForgottenWrite, StoreError
 from memory_worker.keys import Keys
-from memory_worker.ops.logs import get_logger
-from memory_worker.recall.fusion import FusionParams
-from memory_worker.recall.ranking import RecallHit
-from memory_worker.recall.timing import Window
+from memory_worker.logs import get_logger
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

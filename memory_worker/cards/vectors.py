@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from llm_client import as_text
-from memory_worker.recall.bm25 import LexicalIndex
+from memory_worker.cards.recall.bm25 import LexicalIndex
 
 
 def quantize(vector: Sequence[float]) -> bytes:

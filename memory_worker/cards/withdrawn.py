@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memory_worker.recall.tokens import is_stop, latin, skeleton, words
+from memory_worker.cards.recall.tokens import is_stop, latin, skeleton, words
 
 if TYPE_CHECKING:
     from memory_worker.settings import Settings

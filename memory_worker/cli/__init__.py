@@ -33,7 +33,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 
 # isort: off
 # Command modules first, in the order ``--help`` lists their commands.
@@ -102,7 +102,7 @@ def main() -> None:
     even a failure before the settings are read cannot reach structlog's default
     renderer, which printed tracebacks with every local variable on stdout.
     """
-    from memory_worker.ops.logs import configure
+    from memory_worker.logs import configure
 
     configure()
     try:

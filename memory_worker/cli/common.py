@@ -163,7 +163,7 @@ def _setup(
 ) -> None:
     """Settings first (a bad one: one line, exit 2); then logs to stderr (stdout is for
     results), configured from the settings and masking their secrets."""
-    from memory_worker.ops.logs import configure
+    from memory_worker.logs import configure
     from memory_worker.settings.types import secret_values
 
     try:

@@ -1,7 +1,7 @@
 """``breakers list|reset`` and ``report``: the fleet's state, rendered.
 
 The data comes from :mod:`memory_worker.ops.metrics` (:func:`report_data`,
-:func:`fleet_breakers`); this module only renders it.
+:func:`~memory_worker.wiring.breaker_store`); this module only renders it.
 """
 
 from __future__ import annotations
@@ -35,14 +35,14 @@ def breakers_list(as_json: JsonFlag = False) -> None:
     """Every configured or stored breaker: state, failures, trips, cooldown; and for routed
     targets what holds them back beyond it (cooling, caps, slowness) and their latency."""
     from llm_client import load_routes, target_statuses
-    from memory_worker.ops.metrics import fleet_breakers
+    from memory_worker.wiring import breaker_store
 
     settings = get_settings()
     # a broken routes file is an error (an empty table would read as "no breakers")
     routes = load_routes(settings.routes_file, settings.route_defaults(), require_secrets=False)
 
     async def action(handle: RedisHandle) -> tuple[list[BreakerView], list[TargetStatus]]:
-        store = fleet_breakers(handle.client, settings)
+        store = breaker_store(handle.client, settings)
         return await store.list(routes.target_ids()), await target_statuses(store, routes)
 
     views, statuses = run_sync(with_redis(settings, action))
@@ -102,13 +102,14 @@ def breakers_reset(
     as_json: JsonFlag = False,
 ) -> None:
     """Close a breaker now: counters cleared, outstanding probe permits made stale."""
-    from memory_worker.ops.metrics import fleet_breakers, route_target_ids
+    from memory_worker.ops.metrics import route_target_ids
+    from memory_worker.wiring import breaker_store
 
     settings = get_settings()
     targets = route_target_ids(settings, strict=True)
 
     async def action(handle: RedisHandle) -> BreakerView:
-        store = fleet_breakers(handle.client, settings)
+        store = breaker_store(handle.client, settings)
         known = set(targets) | set(await store.known_targets())
         if target not in known and not force:
             names = ", ".join(sorted(known)) or "none"
@@ -124,7 +125,7 @@ def breakers_reset(
 
 # --- report -------------------------------------------------------------------------------------
 
-#: The console's audit events on the same stream (``console/data.py``, ``forget_action.py``).
+#: The console's audit events on the same stream (``console/data.py``, ``console/app.py``).
 AUDIT_EVENT_TYPES = ("console_breaker_reset", "console_replay", "console_forget")
 
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from memory_worker.privacy.forget import ForgetResult, ForgetScope
-    from memory_worker.privacy.forgetter import Forgetter
+    from memory_worker.upkeep.forgetter import Forgetter
 
 
 @app.command()
@@ -66,14 +66,14 @@ async def _forget(
     handle: RedisHandle, scope: ForgetScope, *, dry_run: bool, yes: bool, as_json: bool
 ) -> int:
     """Count, show, confirm, forget; the exit status."""
-    from memory_worker.privacy.forgetter import Forgetter
     from memory_worker.storage.connections import cards_client, close_cards_client
+    from memory_worker.wiring import forgetter
 
     settings = get_settings()
     cards = cards_client(settings, handle.client)  # MEMORY_CARDS_URL, else the queue's server
     try:
-        forgetter = Forgetter(handle.client, settings, cards_redis=cards)
-        return await _confirmed(forgetter, scope, dry_run=dry_run, yes=yes, as_json=as_json)
+        steps = forgetter(handle.client, settings, cards)
+        return await _confirmed(steps, scope, dry_run=dry_run, yes=yes, as_json=as_json)
     finally:
         await close_cards_client(cards, handle.client)
 

@@ -145,10 +145,10 @@ async def _replay(
 ) -> int:
     """Plan, show, confirm, apply, wake the pipeline; the exit status."""
     from memory_worker.api import MemoryQueue
-    from memory_worker.runs.replay import ReplayStore
+    from memory_worker.wiring import replay_store
 
     settings = get_settings()
-    store = ReplayStore(handle.client, settings)
+    store = replay_store(handle.client, settings)
     plan = await store.plan(wanted, now_ms=int(now.timestamp() * 1000), rate_per_second=per_second)
     if dry_run or not plan.items:
         if as_json:

@@ -144,13 +144,13 @@ def runs_list(
     as_json: JsonFlag = False,
 ) -> None:
     """Most recently updated runs first."""
-    from memory_worker.runs import RunStore
+    from memory_worker.wiring import run_store
 
     if retired and status not in (None, RunStatus.FAILED):
         raise fail(f"--retired runs are failed runs: drop --status {status.value}")
 
     async def action(handle: RedisHandle) -> list[Run]:
-        store = RunStore(handle.client, get_settings())
+        store = run_store(handle.client, get_settings())
         if retired:
             return await store.list_retired(limit)
         return await store.list_runs(status, limit)
@@ -194,10 +194,10 @@ def last_error_text(run: Run) -> str:
 @runs_app.command("show")
 def runs_show(run_id: str, as_json: JsonFlag = False) -> None:
     """One run with its error log."""
-    from memory_worker.runs import RunStore
+    from memory_worker.wiring import run_store
 
     async def action(handle: RedisHandle) -> Run:
-        return await RunStore(handle.client, get_settings()).get(run_id)
+        return await run_store(handle.client, get_settings()).get(run_id)
 
     found = run_sync(with_redis(get_settings(), action))  # RunNotFound: one line, exit 2
     if as_json:

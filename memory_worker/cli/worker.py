@@ -45,8 +45,8 @@ def run(
 
 async def _run_serving(settings: Settings, host: str | None, port: int | None) -> None:
     """A worker plus its health server; readiness follows this worker's loop heartbeat."""
-    from memory_worker.ops.process_metrics import process_metrics
-    from memory_worker.ops.serve import HealthServer
+    from memory_worker.pipeline.process_metrics import process_metrics
+    from memory_worker.server import HealthServer
     from memory_worker.storage.connections import resolve_url
     from memory_worker.worker.process import run_worker
 
@@ -108,7 +108,7 @@ async def _serve(
     from memory_worker.console.auth import exposure_problem
     from memory_worker.errors import ConsoleExposedError
     from memory_worker.ops.sentry import init_sentry
-    from memory_worker.ops.serve import serve_forever
+    from memory_worker.server import serve_forever
     from memory_worker.storage.connections import resolve_url
 
     update: dict[str, Any] = {}

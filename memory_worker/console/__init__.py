@@ -2,12 +2,11 @@
 
 ``data`` gathers what each page shows (bounded reads of the store's indexes;
 the runs pages in ``runs_data``, the memory page in ``memory_data``),
-``app`` serves it (routes, CSRF, token-gated actions, security headers; the forget action's
-preview and apply in ``forget_action``, a card's retract or correct with its preview in
-``card_action``; what both share in ``actions``), ``explain`` says what each figure counts and what to do about a farm
-error, ``auth``
-decides who may read it (loopback or a token; pure) and ``gate`` applies that (login
-cookie, bearer, the wrong-token rate limit), and
+``app`` serves it (the :class:`Console`: routes, CSRF, security headers, the pages and
+every token-gated action — breaker reset, replay, forget and a card's retract or correct,
+each with its preview), ``explain`` says what each figure counts and what to do about a
+farm error, ``auth`` decides who may read it (loopback or a token; pure) and ``gate``
+applies that (login cookie, bearer, the wrong-token rate limit), and
 ``templates/`` + ``static/`` render it with no build step and no JavaScript.
 """
 

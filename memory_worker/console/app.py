@@ -31,9 +31,8 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from functools import partial
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import jinja2
@@ -41,7 +40,7 @@ from aiohttp import web
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
-from memory_worker.console import card_action, data, explain, forget_action, memory_data, runs_data
+from memory_worker.console import data, explain, memory_data, runs_data
 from memory_worker.console.auth import (
     CSRF_COOKIE,
     csrf_pair_ok,
@@ -50,23 +49,34 @@ from memory_worker.console.auth import (
     valid_csrf,
 )
 from memory_worker.console.gate import Gate
-from memory_worker.errors import ConsoleExposedError
+from memory_worker.errors import (
+    CardNotFound,
+    CardNotLive,
+    ConsoleExposedError,
+    EmbeddingUnavailable,
+    ForgetInputError,
+    InvalidCorrection,
+)
 from memory_worker.keys import Keys
-from memory_worker.ops.logs import get_logger
-from memory_worker.ops.metrics import fleet_breakers
+from memory_worker.logs import get_logger
 from memory_worker.paging.notifiers import configured_channels
 from memory_worker.paging.policy import age_text, clock_text, unconfigured_warning
+from memory_worker.privacy.forget import ForgetResult, ForgetScope
 from memory_worker.runs.replay import (
     ReplayFilter,
     ReplayPreview,
     ReplayScope,
-    ReplayStore,
     parse_rate,
     parse_when,
 )
 from memory_worker.runs.workers import fleet_workers
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import cards_client, close_cards_client
+from memory_worker.wiring import breaker_store, card_store_on, forgetter, replay_store
+
+if TYPE_CHECKING:
+    from memory_worker.api import MemoryQueue
+    from memory_worker.cards import Card
 
 log = get_logger(__name__)
 
@@ -83,6 +93,12 @@ SECURITY_HEADERS = {
 }
 #: The overview reloads itself this often (a meta refresh: works without JavaScript).
 REFRESH_SECONDS = 5
+#: Who the audit events of a console action name as the actor.
+ACTOR = "console"
+#: What the card page's forms may do to one card.
+CARD_ACTIONS = ("retract", "correct")
+#: What a forget's audit event counts.
+_FORGET_COUNTED = ("cards", "vectors", "episodes", "links", "runs", "messages")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -128,9 +144,11 @@ class Console:
     ) -> None:
         self.redis = redis
         self.settings = settings
-        self.gate = Gate(self, settings, clock)
+        self.gate = Gate(self.render, settings, clock)
         self.keys = Keys(settings.key_prefix)
         self.cards = cards_client(settings, redis)  # MEMORY_CARDS_URL, else ``redis``
+        self.card_store = card_store_on(self.cards, settings)
+        self.forgetter = forgetter(redis, settings, self.cards)
         self.env = environment()
         self.route_config = data.load_console_routes(settings)
         self.routes = data.route_targets(self.route_config)
@@ -353,7 +371,7 @@ class Console:
             return await self.render(request, "missing.html.j2", status=404, what="that chat")
         query = request.query.get("q", "").strip()[:200]
         memory = await memory_data.memory_data(
-            self.redis, self.settings, chat_id, query=query, cards_redis=self.cards
+            self.redis, self.settings, chat_id, query=query, card_store=self.card_store
         )
         return await self.render(request, "memory.html.j2", m=memory)
 
@@ -369,7 +387,7 @@ class Console:
         if q.get("preview"):
             try:
                 wanted, rate = _replay_filter(q)
-                plan = await ReplayStore(self.redis, self.settings).preview(
+                plan = await replay_store(self.redis, self.settings).preview(
                     wanted, now_ms=int(time.time() * 1000), rate_per_second=rate
                 )
             except ValueError as exc:
@@ -388,13 +406,13 @@ class Console:
             return form
         target = form.get("target", "")
         if target not in self.targets:
-            known = await fleet_breakers(self.redis, self.settings).known_targets()
+            known = await breaker_store(self.redis, self.settings).known_targets()
             if target not in known:
                 return await self.render(
                     request, "missing.html.j2", status=404, what=f"breaker {target}"
                 )
-        before = await fleet_breakers(self.redis, self.settings).view(target)
-        await fleet_breakers(self.redis, self.settings).reset(target)
+        before = await breaker_store(self.redis, self.settings).view(target)
+        await breaker_store(self.redis, self.settings).reset(target)
         await data.audit(
             self.redis,
             self.settings,
@@ -415,7 +433,7 @@ class Console:
             return await self.render_form(
                 request, "replay.html.j2", [str(exc)], q=form, plan=None, result=None
             )
-        store = ReplayStore(self.redis, self.settings)
+        store = replay_store(self.redis, self.settings)
         plan = await store.plan(wanted, now_ms=int(time.time() * 1000), rate_per_second=rate)
         outcome = await store.apply(plan)
         await data.audit(
@@ -434,6 +452,203 @@ class Console:
         return await self.render_form(
             request, "replay.html.j2", [], q=form, plan=ReplayPreview.of_plan(plan), result=outcome
         )
+
+    # --- actions: forget (§14) ------------------------------------------------------------------
+    # ``GET /forget?chat=…&user=…&preview=1`` counts what would go (a dry run of the
+    # :class:`~memory_worker.upkeep.forgetter.Forgetter`: nothing is written, read-only
+    # consoles included); ``POST /forget`` forgets with actor ``console`` (the forget's own
+    # audit event) and leaves a ``console_forget`` event on the routing-event stream (ids and
+    # counts only). The pages show ids and counts, never a card or message text, so they
+    # render with ``MEMORY_CONSOLE_SHOW_MEMORY=0`` too.
+
+    async def _forget_page(
+        self,
+        request: web.Request,
+        q: Any,
+        *,
+        result: ForgetResult | None = None,
+        problems: list[str] | None = None,
+        status: int = 200,
+    ) -> web.Response:
+        return await self.render(
+            request,
+            "forget.html.j2",
+            status=status,
+            q=q,
+            r=result,
+            what=forget_what(ForgetScope(result.chat_id, result.user_id)) if result else "",
+            problems=problems or [],
+        )
+
+    async def forget_form(self, request: web.Request) -> web.Response:
+        """The form; with ``preview`` the dry run's counts (nothing written)."""
+        q = request.query
+        if not q.get("preview"):
+            return await self._forget_page(request, q)
+        try:
+            scope = forget_scope(q)
+            preview = await self.forgetter.forget(scope, dry_run=True, actor=ACTOR)
+        except ForgetInputError as exc:  # an unknown chat (a ValueError too: caught first)
+            return await self._forget_page(request, q, problems=[str(exc)], status=404)
+        except ValueError as exc:
+            return await self._forget_page(request, q, problems=[str(exc)], status=400)
+        return await self._forget_page(request, q, result=preview)
+
+    async def forget(self, request: web.Request) -> web.Response:
+        """Forget for real (token and CSRF checked first: refused → 403, nothing changed)."""
+        form = await self.authorize(request, "forget")
+        if isinstance(form, web.Response):
+            return form
+        try:
+            scope = forget_scope(form)
+            done = await self.forgetter.forget(scope, actor=ACTOR)
+        except ForgetInputError as exc:
+            return await self._forget_page(request, form, problems=[str(exc)], status=404)
+        except ValueError as exc:
+            return await self._forget_page(request, form, problems=[str(exc)], status=400)
+        counts = {k: int(getattr(done.counts, k)) for k in _FORGET_COUNTED}
+        context = {"chat_id": str(done.chat_id), "scope": done.scope}
+        if done.user_id is not None:
+            context["user_id"] = str(done.user_id)
+        await data.audit(
+            self.redis, self.settings, "console_forget", counters=counts, context=context
+        )
+        log.info("console.forget", scope=done.scope, **counts)
+        return await self._forget_page(request, form, result=done)
+
+    # --- actions: one card (§10) ----------------------------------------------------------------
+    # ``GET /cards/{chat}/{card}`` shows the card (the memory browser's: its text, so
+    # ``MEMORY_CONSOLE_SHOW_MEMORY=0`` turns it off) with a retract form (a reason) and a
+    # correct form (the new fact). ``GET …?action=retract&reason=…&preview=1`` (or
+    # ``action=correct&fact=…``) says what will happen, writing nothing, and holds the confirm
+    # form. ``POST /cards/{chat}/{card}`` calls ``MemoryQueue.retract`` / ``correct`` with
+    # actor ``console`` (their audit events, no text) and leaves a ``console_retract`` /
+    # ``console_correct`` event on the routing-event stream (ids only). Bad input is the page
+    # with its problem, nothing changed.
+
+    def _queue(self) -> MemoryQueue:
+        """The bot's API over the console's clients (its recall walker built on first use)."""
+        from memory_worker.api import MemoryQueue
+        from memory_worker.storage.connections import RedisHandle
+
+        return MemoryQueue(RedisHandle(self.redis, ""), self.settings, cards=self.card_store)
+
+    async def _card_page(
+        self,
+        request: web.Request,
+        card: Card,
+        *,
+        form: Any,
+        preview: str = "",
+        done: Card | None = None,
+        problems: list[str] | None = None,
+        status: int = 200,
+    ) -> web.Response:
+        return await self.render(
+            request,
+            "card.html.j2",
+            status=status,
+            c=card,
+            q=form,
+            preview=preview,
+            done=done,
+            problems=problems or [],
+        )
+
+    async def card_page(self, request: web.Request) -> web.Response:
+        """The card with its forms; with ``preview`` what the chosen action will do."""
+        if not self.settings.console_show_memory:
+            return await self.render(request, "memory_off.html.j2")
+        ids = _card_ids(request)
+        queue = self._queue()
+        card = None if ids is None else await queue.cards.get_card(*ids)
+        if card is None:
+            return await self.render(request, "missing.html.j2", status=404, what="that card")
+        q = request.query
+        action = q.get("action", "")
+        if not q.get("preview") or action not in CARD_ACTIONS:
+            return await self._card_page(request, card, form=q)
+        problems = _card_problems(action, q, card, self.settings)
+        if problems:
+            return await self._card_page(request, card, form=q, problems=problems, status=400)
+        return await self._card_page(request, card, form=q, preview=action)
+
+    async def card_act(self, request: web.Request) -> web.Response:
+        """Retract or correct for real (token and CSRF checked first: refused → 403)."""
+        form = await self.authorize(request, "card")
+        if isinstance(form, web.Response):
+            return form
+        ids = _card_ids(request)
+        queue = self._queue()
+        card = None if ids is None else await queue.cards.get_card(*ids)
+        action = form.get("action", "")
+        if card is None or action not in CARD_ACTIONS:
+            return await self.render(request, "missing.html.j2", status=404, what="that card")
+        try:
+            if action == "retract":
+                done = await queue.retract(card, actor=ACTOR, reason=form.get("reason", ""))
+            else:
+                done = await queue.correct(card, form.get("fact", ""), actor=ACTOR)
+        except (InvalidCorrection, CardNotLive, CardNotFound) as exc:
+            return await self._card_page(request, card, form=form, problems=[str(exc)], status=400)
+        except EmbeddingUnavailable as exc:  # the farm is down: nothing was written, say so
+            return await self._card_page(request, card, form=form, problems=[str(exc)], status=503)
+        finally:
+            await queue._close_recall()
+        context = {"chat_id": str(card.chat_id), "card_id": card.id, "new_card_id": done.id}
+        await data.audit(self.redis, self.settings, f"console_{action}", context=context)
+        log.info(f"console.card_{action}", chat_id=card.chat_id, card_id=card.id, now_id=done.id)
+        return await self._card_page(request, card, form={}, done=done)
+
+
+def forget_scope(q: Any) -> ForgetScope:
+    """The scope a forget form names (``chat`` required, ``user`` optional), or ValueError."""
+    chat = str(q.get("chat") or "").strip()
+    user = str(q.get("user") or "").strip()
+    if not chat:
+        raise ValueError("chat: a chat id is required (a user is forgotten within one chat)")
+    try:
+        chat_id = int(chat)
+    except ValueError:
+        raise ValueError(f"chat {chat!r}: expected an integer chat id") from None
+    try:
+        user_id = int(user) if user else None
+    except ValueError:
+        raise ValueError(f"user {user!r}: expected an integer user id") from None
+    return ForgetScope(chat_id, user_id)
+
+
+def forget_what(scope: ForgetScope) -> str:
+    if scope.user_id is None:
+        return f"chat {scope.chat_id}"
+    return f"user {scope.user_id} in chat {scope.chat_id}"
+
+
+def _card_ids(request: web.Request) -> tuple[int, str] | None:
+    try:
+        chat_id = int(request.match_info["chat_id"])
+        card_id = str(int(request.match_info["card_id"]))
+    except ValueError:
+        return None
+    return chat_id, card_id
+
+
+def _card_problems(action: str, form: Any, card: Card, settings: Settings) -> list[str]:
+    """What is wrong with a card action's request (nothing written either way)."""
+    from memory_worker.cards.corrections import check_fact, check_reason
+
+    try:
+        if action == "retract":
+            check_reason(form.get("reason", ""))
+            if card.status.value == "retracted":
+                return [f"card {card.ref} is already retracted"]
+        else:
+            check_fact(form.get("fact", ""), settings.card_max_bytes)
+            if not card.live:
+                return [f"card {card.ref} is {card.status.value}: only a live card is corrected"]
+    except InvalidCorrection as exc:
+        return [str(exc)]
+    return []
 
 
 def _int(value: str | None, default: int) -> int:
@@ -569,10 +784,10 @@ def add_console(
         ("GET", "/settings", console.settings_page),
         ("GET", "/replay", console.replay_form),
         ("POST", "/replay", console.replay),
-        ("GET", "/forget", partial(forget_action.forget_form, console)),
-        ("POST", "/forget", partial(forget_action.forget, console)),
-        ("GET", "/cards/{chat_id}/{card_id}", partial(card_action.card_page, console)),
-        ("POST", "/cards/{chat_id}/{card_id}", partial(card_action.card_act, console)),
+        ("GET", "/forget", console.forget_form),
+        ("POST", "/forget", console.forget),
+        ("GET", "/cards/{chat_id}/{card_id}", console.card_page),
+        ("POST", "/cards/{chat_id}/{card_id}", console.card_act),
         ("GET", "/static/console.css", console.static),
     ]
     if console.gate.closed:

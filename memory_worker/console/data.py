@@ -29,7 +29,6 @@ from llm_client import (
     BreakerView,
     Circuit,
     EventType,
-    RedisEventLog,
     RoutesConfig,
     RoutesError,
     RoutingEvent,
@@ -40,13 +39,14 @@ from llm_client import (
 )
 from memory_worker.keys import Keys
 from memory_worker.models import RouteError, RunStatus
-from memory_worker.ops.metrics import Sample, fleet_breakers, read_sample
+from memory_worker.ops.metrics import Sample, read_sample
 from memory_worker.paging.policy import clock_text, page_decision
 from memory_worker.privacy.masking import redact_url
 from memory_worker.runs.codec import route_errors
 from memory_worker.runs.model import hour_of, hourly_field
 from memory_worker.settings import Settings, env_name
 from memory_worker.settings.types import SecretUrl, field_defaults
+from memory_worker.wiring import breaker_store, event_log
 
 HOURS = 24
 
@@ -179,7 +179,7 @@ async def banner_data(
     now = int(time.time() * 1000) if now_ms is None else now_ms
     if breakers is None:
         targets = list(dict.fromkeys(t for ts in routes.values() for t in ts))
-        breakers = await fleet_breakers(redis, settings).views(targets, now_ms=now)
+        breakers = await breaker_store(redis, settings).views(targets, now_ms=now)
     async with redis.pipeline(transaction=False) as pipe:
         pipe.hget(keys.pipeline_state, "deferred_since")
         pipe.zrangebyscore(keys.arq_queue, now, "+inf", start=0, num=20, withscores=True)
@@ -251,7 +251,7 @@ async def overview_data(
     """
     now = int(time.time() * 1000) if now_ms is None else now_ms
     sample = await read_sample(
-        redis, settings, breakers=fleet_breakers(redis, settings), targets=targets, now=now / 1000
+        redis, settings, breakers=breaker_store(redis, settings), targets=targets, now=now / 1000
     )
     keys = Keys(settings.key_prefix)
     buckets = hourly_buckets(now)
@@ -309,14 +309,12 @@ async def breakers_data(
 ) -> list[BreakerRow]:
     """Every routed target's breaker, plus the newest probe-related event of each, and
     (with the routes' ``config``) its gate: cooling, caps, latency, slowness."""
-    store: BreakerStore = fleet_breakers(redis, settings)
+    store: BreakerStore = breaker_store(redis, settings)
     gates = {} if config is None else {s.target: s for s in await target_statuses(store, config)}
     targets = list(dict.fromkeys(t for ts in routes.values() for t in ts))
     # without usable routes, every stored breaker (a keyspace SCAN, like `breakers list`)
     views = await (store.views(targets) if targets else store.list())
-    events = await RedisEventLog(redis, Keys(settings.key_prefix)).recent(
-        limit=100, types=sorted(_PROBE_TYPES)
-    )
+    events = await event_log(redis, settings).recent(limit=100, types=sorted(_PROBE_TYPES))
     last: dict[str, RoutingEvent] = {}
     for event in events:  # newest first
         if event.target and event.target not in last:
@@ -369,7 +367,7 @@ async def timeline_data(
 ) -> Timeline:
     """Routing events newest first (each marked when it pages the admins) and the outbox."""
     keys = Keys(settings.key_prefix)
-    events = await RedisEventLog(redis, keys).recent(
+    events = await event_log(redis, settings).recent(
         limit=limit, types=[event_type] if event_type else None, workflow=workflow or None
     )
     page_ids = [as_text(i) for i in await redis.zrange(keys.admin_outbox, 0, 49)]
@@ -423,7 +421,7 @@ async def audit(
         context=dict(context or {}),
         admin_actionable=False,
     )
-    await RedisEventLog(redis, Keys(settings.key_prefix)).emit(event)
+    await event_log(redis, settings).emit(event)
 
 
 # --- settings ----------------------------------------------------------------------------------

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import secrets
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -45,7 +45,7 @@ from memory_worker.console.auth import (
     token_kind,
     wait_for,
 )
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 
 if TYPE_CHECKING:
     from memory_worker.settings import Settings
@@ -90,12 +90,8 @@ class FailureLimiter:
             self.buckets.popitem(last=False)
 
 
-class Renders(Protocol):
-    """What the gate needs of :class:`memory_worker.console.app.Console`."""
-
-    async def render(
-        self, request: web.Request, template: str, *, status: int = 200, **context: Any
-    ) -> web.Response: ...
+#: How the gate renders its pages: :meth:`memory_worker.console.app.Console.render`.
+Render = Callable[..., Awaitable[web.Response]]
 
 
 def safe_next(value: object) -> str:
@@ -111,8 +107,8 @@ def safe_next(value: object) -> str:
 class Gate:
     """Who may read the console's pages; the limiter every token check shares."""
 
-    def __init__(self, console: Renders, settings: Settings, clock: Callable[[], float]) -> None:
-        self.console = console
+    def __init__(self, render: Render, settings: Settings, clock: Callable[[], float]) -> None:
+        self.render = render
         self.settings = settings
         self.clock = clock
         self.closed = reads_need_token(settings.serve_host, settings.console_read_token)
@@ -194,7 +190,7 @@ class Gate:
         problem: str = "",
         retry_after: int = 0,
     ) -> web.Response:
-        response = await self.console.render(
+        response = await self.render(
             request,
             "login.html.j2",
             status=status,

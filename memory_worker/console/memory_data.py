@@ -87,11 +87,11 @@ async def memory_data(
     query: str = "",
     episodes: int = 20,
     now: datetime | None = None,
-    cards_redis: CardsRedis | None = None,
+    card_store: CardStore,
 ) -> Memory:
-    """A chat's cards by scope with their superseded history, its episodes and recent runs."""
-    keys = Keys(settings.key_prefix)
-    store = CardStore(cards_redis if cards_redis is not None else redis, keys)
+    """A chat's cards (from ``card_store``) by scope with their superseded history, its
+    episodes and recent runs (from ``redis``)."""
+    store = card_store
     cards = await store.all_cards(chat_id)
     moment = now or datetime.now(UTC)
     chains = superseded_chains(cards)

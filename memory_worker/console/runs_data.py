@@ -18,8 +18,8 @@ from llm_client import as_text
 from memory_worker.keys import Keys
 from memory_worker.models import ErrorLogEntry, Run, RunStatus
 from memory_worker.privacy.masking import scrub
-from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
+from memory_worker.wiring import run_store
 
 #: Index entries one runs-list request may examine (filters that no index serves).
 SCAN_BUDGET = 2000
@@ -223,5 +223,5 @@ async def _rows(redis: ArqRedis, keys: Keys, ids: Sequence[str], wanted: RunFilt
 
 async def run_detail(redis: ArqRedis, settings: Settings, run_id: str) -> Run | None:
     """One run (its error log, releases, attempts, lease) or None."""
-    runs = await RunStore(redis, settings).get_many([run_id])
+    runs = await run_store(redis, settings).get_many([run_id])
     return runs[0] if runs else None

@@ -97,8 +97,8 @@ from memory_worker.consolidation.validation import (
     validate_resolutions,
 )
 from memory_worker.deadlines import call_timeout, time_left
+from memory_worker.logs import get_logger
 from memory_worker.models import Message, RunRequest
-from memory_worker.ops.logs import get_logger
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import retry_store_write
 

@@ -28,15 +28,15 @@ from datetime import datetime
 
 from llm_client import DeadlineExceeded, LLMError
 from memory_worker.cards import Card, CardStore, visible_scope_keys
+from memory_worker.cards.recall.fusion import FusionParams
 from memory_worker.cards.search import Favour
 from memory_worker.cards.vectors import Matrix
 from memory_worker.consolidation.batching import payload_tokens
 from memory_worker.consolidation.model_calls import Embedder, embed_texts
 from memory_worker.consolidation.prompt import existing_card_payload
 from memory_worker.errors import EmbedderTimeout
+from memory_worker.logs import get_logger
 from memory_worker.models import Message, RunRequest
-from memory_worker.ops.logs import get_logger
-from memory_worker.recall.fusion import FusionParams
 from memory_worker.runs.policy import is_outage
 from memory_worker.settings import Settings
 

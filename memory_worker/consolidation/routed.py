@@ -13,14 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llm_client import EMBEDDING, ChatResult, Walker
+from llm_client import EMBEDDING, AttemptCounter, ChatResult, Walker
 from memory_worker.cards import CardStore
 from memory_worker.consolidation.consolidate import consolidate_run
 from memory_worker.consolidation.model_calls import ChatCall, Embedder, Vectors
 from memory_worker.deadlines import deadline_after
 from memory_worker.errors import StoreDataCorrupt
-from memory_worker.ops.logs import get_logger
-from memory_worker.ops.metrics import AttemptCounter
+from memory_worker.logs import get_logger
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.runs import ClaimedRun
 from memory_worker.settings import Settings

@@ -52,11 +52,9 @@ from memory_worker.demo.story import (
     story_held,
 )
 from memory_worker.farmsim import FarmSimulator
-from memory_worker.keys import Keys
-from memory_worker.pipeline.ticks import TickQueue
-from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import RedisHandle, client_from_url
+from memory_worker.wiring import run_store, tick_queue
 
 __all__ = [
     "EMBEDDER_LABELS",
@@ -81,7 +79,7 @@ async def run_demo(
     console: Console | None = None,
 ) -> int:
     """Run the whole story; 0 if every required check held, else 1."""
-    from memory_worker.ops.logs import configure, redirect
+    from memory_worker.logs import configure, redirect
 
     console = console or Console()
     timing = FAST_TIMING if fast else NORMAL_TIMING
@@ -121,8 +119,8 @@ async def run_demo(
             timing=timing,
             settings=demo_settings,
             queue=queue,
-            store=RunStore(client, demo_settings),
-            ticks=TickQueue(client, Keys(prefix)),
+            store=run_store(client, demo_settings),
+            ticks=tick_queue(client, demo_settings),
             sim=sim,
             inbox=inbox,
         )

@@ -14,9 +14,9 @@ import contextlib
 import signal
 from collections.abc import Sequence
 
+from memory_worker import logs
 from memory_worker.farmsim.faults import Fault, parse_fault_spec
 from memory_worker.farmsim.server import FarmSimulator
-from memory_worker.ops import logs
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -71,7 +71,7 @@ from memory_worker.farmsim.jobs import (
     finishes_at,
     job_state,
 )
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 
 log = get_logger(__name__)
 

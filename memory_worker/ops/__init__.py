@@ -4,11 +4,6 @@
   and the ``report`` document; :mod:`~memory_worker.ops.fleet_counters`: the fleet's
   counters with every known label at 0; :mod:`~memory_worker.ops.outage_metrics`: routes
   open and the paged incident (all fleet series: ``serve`` exports them).
-- :mod:`~memory_worker.ops.process_metrics`: one worker process's own series (slots;
-  tick, run, claim-wait, claim, farm-call and capacity-wait histograms; ``run --serve``
-  exports them) and the build info.
 - :mod:`~memory_worker.ops.health`: what ``/healthz`` and ``/readyz`` answer.
-- :mod:`~memory_worker.ops.serve`: the HTTP server (health, metrics, the console).
 - :mod:`~memory_worker.ops.sentry`: unexpected errors to Sentry, nothing sensitive.
-- :mod:`~memory_worker.ops.logs`: structured logging.
 """

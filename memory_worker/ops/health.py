@@ -47,11 +47,11 @@ from arq.connections import ArqRedis
 
 from llm_client import BreakerStore, Circuit
 from memory_worker.keys import Keys
-from memory_worker.pipeline.ticks import TickQueue
 from memory_worker.settings import Settings
 from memory_worker.storage.checks import access_problems, scripts_allowed
 from memory_worker.storage.connections import awaited
 from memory_worker.storage.health import StoreHealth
+from memory_worker.wiring import tick_queue
 
 #: Returns the worker loop's last heartbeat (unix ms), or None before the worker started.
 Heartbeat = Callable[[], int | None]
@@ -135,7 +135,7 @@ class HealthCheck:
         self.targets = list(targets)
         self.timeout = timeout
         self._clock = clock
-        self._ticks = TickQueue(redis, self.keys)
+        self._ticks = tick_queue(redis, settings)
 
     async def _ping(self) -> float | None:
         """PING round trip in ms, or None when Redis did not answer within the timeout."""

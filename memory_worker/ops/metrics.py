@@ -8,7 +8,7 @@ The stores' own health (``INFO`` of the queue's server and of each
 card node: memory, evictions, persistence, replication…) is sampled the same way by
 :mod:`memory_worker.storage.health`.
 
-Scrapes never hit Redis directly. :class:`Sampler` reads one
+Scrapes never hit Redis directly. A :class:`~memory_worker.storage.sampling.Sampler` reads one
 :class:`Sample` at most every ``MEMORY_METRICS_CACHE_SECONDS``, and its
 clock advances on **every** attempt, failed or not, so a struggling Redis
 sees one read per interval however often Prometheus scrapes. A failed sample
@@ -17,17 +17,16 @@ keeps the last good one (the scrape still answers 200) and counts
 gauges are absent rather than zero (a zero would read as "all is well").
 
 :class:`MemoryCollector` turns the last sample into metric families; it is
-registered on a private ``CollectorRegistry`` (see ``ops/serve.py``).
+registered on a private ``CollectorRegistry`` (see ``server.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any
 
 from arq.connections import ArqRedis
 from prometheus_client.core import (
@@ -41,23 +40,19 @@ from llm_client import (
     BreakerStore,
     BreakerView,
     Circuit,
-    EventSink,
-    EventType,
-    Outcome,
-    RedisEventLog,
-    RoutingEvent,
     as_text,
+    parse_attempts,
 )
-from memory_worker.cards.reembed import parse_progress
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.models import RunStatus
 from memory_worker.ops.fleet_counters import attempt_metrics, counter_metrics, page_metrics
-from memory_worker.ops.logs import get_logger
 from memory_worker.ops.outage_metrics import incident_metrics, route_open_metrics
-from memory_worker.pipeline.ticks import TickCounts, TickQueue
-from memory_worker.runs import RunStore
+from memory_worker.pipeline.ticks import TickCounts
 from memory_worker.settings import Settings
-from memory_worker.storage.connections import awaited
+from memory_worker.storage.sampling import Sampler
+from memory_worker.upkeep.reembed import parse_progress
+from memory_worker.wiring import breaker_store, event_log, run_store, tick_queue
 
 log = get_logger(__name__)
 
@@ -97,16 +92,6 @@ class Sample:
     incident_since_s: float | None = None
 
 
-def fleet_breakers(redis: ArqRedis, settings: Settings) -> BreakerStore:
-    """The fleet's breaker store for these settings (read side: CLI, metrics, health)."""
-    return BreakerStore(
-        redis,
-        Keys(settings.key_prefix),
-        settings.breaker_config(),
-        gateway=settings.gateway_config(),
-    )
-
-
 def route_map(settings: Settings) -> dict[str, list[str]]:
     """Each configured route's eligible target ids, by workflow (best effort: {} when the
     routes file is unusable, as for :func:`route_target_ids`)."""
@@ -137,51 +122,6 @@ def route_target_ids(settings: Settings, *, strict: bool = False) -> list[str]:
         return []
 
 
-# --- attempts by target / outcome / reason -------------------------------------------------
-
-
-def attempt_field(target: str, outcome: str, reason: str | None) -> str:
-    return f"{target}|{outcome}|{reason or '-'}"
-
-
-def success_counter(keys: Keys) -> Callable[[str], tuple[str, str]]:
-    """Where the breaker record script counts a routed success (the field
-    :meth:`AttemptCounter.record_success` would increment)."""
-
-    def where(target: str) -> tuple[str, str]:
-        return keys.routing_attempts, attempt_field(target, Outcome.SUCCESS.value, None)
-
-    return where
-
-
-class AttemptCounter:
-    """Counts routed attempts into ``Keys.routing_attempts`` for the metrics.
-
-    An event sink for failed attempts (``attempt_failed`` /
-    ``attempt_deadline_exceeded``: outcome ``failure`` when the breaker was
-    charged, else ``neutral``), plus :meth:`record_success` for the target
-    that served a routed call. Fleet-wide totals, one HINCRBY each.
-    """
-
-    def __init__(self, redis: ArqRedis, keys: Keys) -> None:
-        self._redis = redis
-        self._key = keys.routing_attempts
-
-    async def emit(self, event: RoutingEvent) -> None:
-        if event.type not in (EventType.ATTEMPT_FAILED, EventType.ATTEMPT_DEADLINE_EXCEEDED):
-            return
-        outcome = Outcome.FAILURE if event.counters.get("charged") else Outcome.NEUTRAL
-        field_name = attempt_field(event.target or "-", outcome.value, event.reason)
-        await awaited(self._redis.hincrby(self._key, field_name, 1))
-
-    async def record_success(self, target: str) -> None:
-        field_name = attempt_field(target, Outcome.SUCCESS.value, None)
-        await awaited(self._redis.hincrby(self._key, field_name, 1))
-
-
-_: type[EventSink] = AttemptCounter  # structural check: it is an event sink
-
-
 # --- reading a sample ----------------------------------------------------------------------
 
 
@@ -198,9 +138,9 @@ async def read_sample(
     keys = Keys(settings.key_prefix)
     at = time.time() if now is None else now
     now_ms = int(at * 1000)
-    runs = await RunStore(redis, settings).counts()
+    runs = await run_store(redis, settings).counts()
     replies = await _read_state(redis, keys, now_ms)
-    ticks = await TickQueue(redis, keys).counts(at_ms=now_ms)
+    ticks = await tick_queue(redis, settings).counts(at_ms=now_ms)
     views: list[BreakerView] = []
     if breakers is not None:
         # the routes' targets (no keyspace SCAN at scrape cadence); stored ones only without routes
@@ -267,7 +207,7 @@ def _sample(
         deferred_since_s=int(deferred) / 1000 if deferred else None,
         workers_live=int(workers),
         breakers=breakers,
-        attempts=_parse_attempts(attempts),
+        attempts=parse_attempts(attempts),
         admin_pages={as_text(k): int(v) for k, v in admin.items()},
         admin_outbox=int(outbox),
         reembed={as_text(k): parse_progress(v) for k, v in reembed.items()},
@@ -275,89 +215,11 @@ def _sample(
     )
 
 
-def _parse_attempts(raw: Mapping[Any, Any]) -> dict[tuple[str, str, str], int]:
-    """``target|outcome|reason`` fields → counts (a malformed field is skipped)."""
-    parsed: dict[tuple[str, str, str], int] = {}
-    for name, value in raw.items():
-        parts = as_text(name).rsplit("|", 2)
-        if len(parts) == 3:
-            parsed[(parts[0], parts[1], parts[2])] = int(value)
-    return parsed
-
-
-# --- the cache ---------------------------------------------------------------------------
-
-
-class Timed(Protocol):
-    """A sample: read at ``at`` (unix seconds)."""
-
-    @property
-    def at(self) -> float: ...
-
-
-S = TypeVar("S", bound=Timed)
-
-
-class Sampler(Generic[S]):
-    """At most one Redis read per ``min_interval``; keeps the last good sample.
-
-    The interval is measured from the last *attempt*, so failures are rate
-    limited exactly like successes (no retry storm against a struggling Redis).
-    ``failed`` says whether the latest attempt failed (readiness reads it: a last
-    good sample is for the gauges, never evidence that a store answers now).
-    """
-
-    def __init__(
-        self,
-        read: Callable[[], Awaitable[S]],
-        *,
-        min_interval: float,
-        timeout: float = 2.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._read = read
-        self.min_interval = min_interval
-        self.timeout = timeout
-        self._clock = clock
-        self._lock = asyncio.Lock()
-        self._last_attempt: float | None = None
-        self.last: S | None = None
-        self.attempts = 0
-        self.errors = 0
-        self.failed = False
-        self.last_success: float | None = None
-
-    def due(self) -> bool:
-        return self._last_attempt is None or (
-            self._clock() - self._last_attempt >= self.min_interval
-        )
-
-    async def refresh(self) -> S | None:
-        """Sample if the interval has passed; return the last good sample (or None)."""
-        async with self._lock:
-            if not self.due():
-                return self.last
-            self._last_attempt = self._clock()
-            self.attempts += 1
-            try:
-                async with asyncio.timeout(self.timeout):
-                    sample = await self._read()
-            except Exception as exc:  # any failure keeps the last good values
-                self.errors += 1
-                self.failed = True
-                log.warning("metrics_sample_failed", error=type(exc).__name__)
-            else:
-                self.failed = False
-                self.last = sample
-                self.last_success = sample.at
-            return self.last
-
-
 def redis_sampler(
     redis: ArqRedis, settings: Settings, *, clock: Callable[[], float] = time.monotonic
 ) -> Sampler[Sample]:
     """A sampler of the fleet's state in ``redis`` for these settings."""
-    breakers = fleet_breakers(redis, settings)
+    breakers = breaker_store(redis, settings)
     targets = route_target_ids(settings)
     routes = route_map(settings)
 
@@ -385,7 +247,7 @@ def _c(name: str, doc: str, labels: Sequence[str] = ()) -> CounterMetricFamily:
 
 def sample_metrics(sample: Sample) -> Iterator[Metric]:
     """Metric families of one sample (pure: the collector's core). Fleet-wide series: only
-    ``serve`` exports them (see ``ops/serve.py``), so each is counted once."""
+    ``serve`` exports them (see ``server.py``), so each is counted once."""
     yield from _run_metrics(sample)
     yield from _pipeline_metrics(sample)
     yield from reembed_metrics(sample.reembed)
@@ -524,19 +386,17 @@ async def report_data(
     workflow: str | None = None,
 ) -> dict[str, Any]:
     """The ``report`` document: events (newest first) plus the fleet's current state."""
-    events = await RedisEventLog(redis, Keys(settings.key_prefix)).recent(
-        limit=limit, types=types, workflow=workflow
-    )
+    events = await event_log(redis, settings).recent(limit=limit, types=types, workflow=workflow)
     sample = await read_sample(
         redis,
         settings,
-        breakers=fleet_breakers(redis, settings),
+        breakers=breaker_store(redis, settings),
         targets=route_target_ids(settings),
     )
     deferred = sample.deferred_since_s
     from memory_worker.paging.notifiers import configured_channels
     from memory_worker.paging.policy import unconfigured_warning
-    from memory_worker.privacy.forgetter import recent_audit
+    from memory_worker.upkeep.forgetter import recent_audit
 
     channels = configured_channels(settings)
 

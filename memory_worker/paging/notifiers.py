@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import httpx
 
 from memory_worker.errors import DeliveryFailed
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.settings import Settings
 
 log = get_logger(__name__)

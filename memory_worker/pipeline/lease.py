@@ -11,7 +11,7 @@ import asyncio
 
 from redis.exceptions import RedisError
 
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.storage.connections import backoff_delay
 

@@ -37,7 +37,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import structlog
 from arq.connections import ArqRedis
@@ -46,12 +46,11 @@ from redis.exceptions import RedisError
 from llm_client import RecordCarry
 from memory_worker.errors import StoreDataCorrupt, StoreError, TickTimeout
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.models import RunRequest
-from memory_worker.ops.logs import get_logger
-from memory_worker.ops.process_metrics import WorkerMetrics, process_metrics
-from memory_worker.ops.sentry import report_failure
 from memory_worker.pipeline import ticks as tick_rules
 from memory_worker.pipeline.lease import keep_lease
+from memory_worker.pipeline.process_metrics import WorkerMetrics, process_metrics
 from memory_worker.pipeline.processing import ProcessResult, RouteGate, RunProcessor
 from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue, plan_followups
 from memory_worker.privacy.forget import FORGOTTEN
@@ -60,6 +59,7 @@ from memory_worker.runs.forget import RunForget
 from memory_worker.runs.policy import (
     STORE_UNAVAILABLE,
     TASK_TIMEOUT,
+    Decision,
     ReleaseOrigin,
     Verdict,
     decide,
@@ -88,6 +88,15 @@ _SLOT: ContextVar[str | None] = ContextVar("tick_slot", default=None)
 RetiredHook = Callable[[list[str], str, str | None], Awaitable[None]]
 
 
+class FailureReport(Protocol):
+    """Told of every error a claimed run's processing raised, store outages aside, with the
+    decision taken (the worker gives :func:`memory_worker.ops.sentry.report_failure`)."""
+
+    def __call__(
+        self, error: BaseException, decision: Decision, *, run_id: str, chat_id: int
+    ) -> None: ...
+
+
 @dataclass
 class TickRunner:
     """Runs ticks: everything a worker process shares between its ticks."""
@@ -95,6 +104,9 @@ class TickRunner:
     settings: Settings
     redis: ArqRedis
     processor: RunProcessor
+    #: The run store and the tick queue on ``redis`` (built by the composition root).
+    store: RunStore
+    ticks: TickQueue
     gate: RouteGate | None = None
     on_retired: RetiredHook | None = None
     worker_id: str = field(
@@ -128,6 +140,8 @@ class TickRunner:
     )
     #: Memory maintenance, called by a cron every minute (it paces itself fleet-wide).
     maintenance: Callable[[], Awaitable[str]] | None = None
+    #: Where a failed run's error goes beyond the log (the worker passes Sentry's reporter).
+    report_failure: FailureReport | None = None
     #: This process's own series (slots, tick and run durations, claim waits), §11.
     metrics: WorkerMetrics = field(default_factory=process_metrics)
     #: When a going-on tick last found the fleet at its target (``time.monotonic()``).
@@ -135,8 +149,6 @@ class TickRunner:
 
     def __post_init__(self) -> None:
         self.keys = Keys(self.settings.key_prefix)
-        self.store = RunStore(self.redis, self.settings)
-        self.ticks = TickQueue(self.redis, self.keys)
         self.target = self.settings.pipeline_target or self.settings.worker_concurrency
         self.metrics.set_slots(self.settings.worker_concurrency)
         #: Closed breakers' successes of every run of this process, held and folded
@@ -443,7 +455,8 @@ class TickRunner:
         if isinstance(answer, StoreDataCorrupt) and answer.chat_id is None:
             exc = answer.located(claim.request.chat_id, answer.problems)  # names the chat
         decision = decide(exc)
-        report_failure(exc, decision, run_id=claim.id, chat_id=claim.request.chat_id)
+        if self.report_failure is not None:
+            self.report_failure(exc, decision, run_id=claim.id, chat_id=claim.request.chat_id)
         if decision.verdict is Verdict.ABANDON:
             log.warning("run_lease_lost", attempt=claim.attempts, code=decision.code)
             return TickOutcome.ABANDONED

@@ -69,7 +69,7 @@ from arq.jobs import serialize_job
 
 from llm_client import as_text
 from memory_worker.keys import Keys
-from memory_worker.worker.jobcodec import dump_job  # row 21: JSON job payloads, never pickle
+from memory_worker.pipeline.jobcodec import dump_job  # row 21: JSON job payloads, never pickle
 
 TICK_FUNCTION = "memory_tick"
 

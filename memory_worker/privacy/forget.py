@@ -1,6 +1,6 @@
 """Forgetting (§14), the functional core: what goes when a user or a chat is forgotten.
 
-Pure decisions on plain data, no Redis (the shell is :mod:`memory_worker.privacy.forgetter`,
+Pure decisions on plain data, no Redis (the shell is :mod:`memory_worker.upkeep.forgetter`,
 the scripts ``cards/lua/forget*.lua`` and ``runs/lua/forget_messages.lua``).
 
 Forgetting **a user in a chat** removes
@@ -22,7 +22,7 @@ write. A card citing a message of unknown author is kept (memory written before
 authors were recorded: only user-scope cards go for it).
 
 The fence against resurrection is the per-chat **forget epoch**: see
-:mod:`memory_worker.privacy.forgetter`.
+:mod:`memory_worker.upkeep.forgetter`.
 """
 
 from __future__ import annotations

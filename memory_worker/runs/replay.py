@@ -49,8 +49,8 @@ from arq.connections import ArqRedis
 
 from llm_client import as_text
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.models import ErrorLogEntry, RunStatus
-from memory_worker.ops.logs import get_logger
 from memory_worker.runs import RunStore
 from memory_worker.runs.replay_summary import AgedRun, RetiredSummary, count_matches, facts_value
 from memory_worker.settings import Settings
@@ -368,12 +368,14 @@ _FIELDS = ("chat_id", "prompt_version", "status", "retired", "attempts")
 class ReplayStore:
     """Reads replay candidates from the indexes and applies a plan atomically per batch."""
 
-    def __init__(self, redis: ArqRedis, settings: Settings, *, batch_size: int = BATCH_SIZE):
+    def __init__(
+        self, redis: ArqRedis, settings: Settings, runs: RunStore, *, batch_size: int = BATCH_SIZE
+    ):
         self.redis = redis
         self.settings = settings
         self.keys = Keys(settings.key_prefix)
         self.batch_size = batch_size
-        self.runs = RunStore(redis, settings)
+        self.runs = runs
         self.summary = RetiredSummary(redis, self.keys)
 
     def _index(self, scope: ReplayScope) -> str:

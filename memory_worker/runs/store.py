@@ -16,8 +16,8 @@ from arq.connections import ArqRedis
 from llm_client import Rider, as_text, lua_text
 from memory_worker.errors import InvalidRunRequest, RunNotFound
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.models import ErrorLogEntry, RouteError, Run, RunRequest, RunStatus
-from memory_worker.ops.logs import get_logger
 from memory_worker.privacy.masking import mask_error
 from memory_worker.runs.codec import (
     claimed,

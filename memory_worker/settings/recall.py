@@ -2,7 +2,7 @@
 
 A base of :class:`~memory_worker.settings.model.Settings` (one model, every field at the
 top level: ``MEMORY_RECALL_FUSION``…): these knobs are read together, by
-:meth:`FusionParams.from_settings <memory_worker.recall.fusion.FusionParams.from_settings>`,
+:meth:`FusionParams.from_settings <memory_worker.cards.recall.fusion.FusionParams.from_settings>`,
 and their defaults are what ``bench/meaning.py --tune`` chose on the long-conversation
 suite's dev split.
 """

@@ -13,6 +13,8 @@
   connections use both).
 - :mod:`~memory_worker.storage.health`: every store node's health — what readiness and
   the Redis gauges read (persistence, replication, evictions…), behind a last-good cache.
+- :mod:`~memory_worker.storage.sampling`: that cache — at most one read per interval, the
+  last good sample kept (the fleet's metrics read through it too).
 - :mod:`~memory_worker.storage.faults`: which exceptions are store faults — a Redis
   failure, never evidence against the work (§7) — and which of them heal by themselves
   (retried) or are answers no retry heals (typed: refused writes, corrupt data, scripts).

@@ -54,7 +54,7 @@ from memory_worker.errors import (
     ScriptPermissionError,
 )
 from memory_worker.keys import Keys
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.storage.connections import awaited
 
 if TYPE_CHECKING:

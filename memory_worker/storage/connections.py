@@ -31,7 +31,7 @@ from redis.asyncio.connection import Connection
 from redis.asyncio.sentinel import Sentinel
 
 from memory_worker.errors import RedisUrlError
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.embedded import EmbeddedValkey

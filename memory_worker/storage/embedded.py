@@ -50,7 +50,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from memory_worker.errors import EmbeddedValkeyError, SocketNotPrivate
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.storage.private_socket import (
     SHORT_PREFIX,
     dial_path,

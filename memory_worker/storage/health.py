@@ -47,8 +47,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from llm_client import as_text
-from memory_worker.ops.logs import get_logger
-from memory_worker.ops.metrics import Sampler
+from memory_worker.logs import get_logger
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.checks import RedisHealth, parse_health
@@ -60,6 +59,7 @@ from memory_worker.storage.connections import (
 )
 from memory_worker.storage.faults import reply_text
 from memory_worker.storage.replies import ReplyClass, classify_reply
+from memory_worker.storage.sampling import Sampler
 
 log = get_logger(__name__)
 

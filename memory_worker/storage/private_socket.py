@@ -29,7 +29,7 @@ from pathlib import Path
 from redis.asyncio.connection import UnixDomainSocketConnection
 
 from memory_worker.errors import SocketNotPrivate
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.storage.lean_send import LeanSend
 
 log = get_logger(__name__)

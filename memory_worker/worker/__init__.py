@@ -8,7 +8,6 @@
   Redis at start, the bounded shutdown release; every phase obeys SIGTERM/SIGINT.
 - :mod:`~memory_worker.worker.watchdog`: the liveness rule and the thread that releases a
   wedged worker's runs and exits it non-zero.
-- :mod:`~memory_worker.worker.jobcodec`: arq job payloads as JSON, never pickle.
 - :mod:`~memory_worker.worker.prelude`: a tick's job start without ``MULTI``/``EXEC``;
   its script is ``lua/job_start.lua``.
 - :mod:`~memory_worker.worker.fleet`: worker processes on demand (``python -m

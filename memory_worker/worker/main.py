@@ -35,8 +35,9 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from llm_client import lua_text, reply_pairs
 from memory_worker.keys import Keys
-from memory_worker.ops.logs import get_logger
-from memory_worker.ops.sentry import init_sentry
+from memory_worker.logs import get_logger
+from memory_worker.ops.sentry import init_sentry, report_failure
+from memory_worker.pipeline.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.pipeline.ticks import TICK_FUNCTION
 from memory_worker.runs import now_ms
@@ -44,7 +45,6 @@ from memory_worker.settings import Settings
 from memory_worker.storage.checks import check_redis
 from memory_worker.storage.connections import LOG_RETRY_AT, backoff_delay, next_failure_count
 from memory_worker.wiring import build_tick_runner
-from memory_worker.worker.jobcodec import JOB_CODEC, use_json_jobs  # row 21
 from memory_worker.worker.prelude import next_pipeline_plain, plain_prelude_pipelines
 from memory_worker.worker.watchdog import Watchdog
 
@@ -136,6 +136,8 @@ async def _on_startup(
     # §2: no evicting Redis, scripts allowed; §11: the user may use our keys
     await check_redis(ctx["redis"], role="worker", keys=Keys(settings.key_prefix))
     runner = await runner_factory(settings, ctx["redis"])
+    if runner.report_failure is None:  # a failed run's error reaches Sentry (when it is on)
+        runner.report_failure = report_failure
     ctx["runner"] = runner
     with contextlib.suppress(RedisError):  # heartbeat_forever retries it
         await runner.heartbeat()

@@ -35,7 +35,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memory_worker.errors import StoreError
 from memory_worker.keys import Keys
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.settings import Settings
 
 if TYPE_CHECKING:

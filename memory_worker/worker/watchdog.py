@@ -36,11 +36,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from memory_worker.ops.logs import get_logger
-from memory_worker.runs import ClaimedRun, RunStore
+from memory_worker.logs import get_logger
+from memory_worker.runs import ClaimedRun
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import client_from_url, retry_store_write, timeout_options
+from memory_worker.wiring import run_store
 
 if TYPE_CHECKING:
     from memory_worker.pipeline.runner import TickRunner
@@ -97,7 +98,7 @@ def release_held(url: str, settings: Settings, claims: list[ClaimedRun]) -> int:
     async def release_all() -> int:
         client = client_from_url(url, **timeout_options(settings))
         try:
-            store = RunStore(client, settings)
+            store = run_store(client, settings)
             results = await asyncio.gather(
                 *(
                     retry_store_write(

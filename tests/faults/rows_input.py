@@ -31,9 +31,9 @@ from memory_worker.errors import (
 )
 from memory_worker.models import LATEST_TIME, RunStatus
 from memory_worker.ops.metrics import read_sample
-from memory_worker.ops.serve import HealthServer
 from memory_worker.paging.notifiers import Page, WebhookNotifier, notifiers_from_settings
 from memory_worker.runs import RunStore
+from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.storage.checks import read_health

@@ -20,15 +20,16 @@ from typing import Any
 import redis as sync_redis
 
 from memory_worker.cards import CardStore
-from memory_worker.cards.maintenance import bound_growth
 from memory_worker.farmsim import Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.runs import EnqueueStatus, RunStore
 from memory_worker.runs.policy import plan_failure
-from memory_worker.runs.replay import ReplayFilter, ReplayStore
+from memory_worker.runs.replay import ReplayFilter
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
+from memory_worker.upkeep.maintenance import bound_growth
+from memory_worker.wiring import replay_store
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import make_request
 from tests.support.harness import FAST, Fleet, cli, eventually, exits_within
@@ -221,7 +222,7 @@ async def row16(ctx: FaultContext) -> None:
         plan = plan_failure(1, max_attempts=1, unit=60, max_units=60, now_ms=_now_ms())
         await store.fail(claim, plan, code="UPSTREAM_ERROR", reason=None, message="x")
         ids.append(rid)
-    replay = ReplayStore(ctx.redis, s)
+    replay = replay_store(ctx.redis, s)
     outcome = await replay.apply(await replay.plan(ReplayFilter(), now_ms=_now_ms()))
     assert sorted(outcome.replayed) == sorted(ids)
 
@@ -341,7 +342,7 @@ async def row23(ctx: FaultContext) -> None:
     await ctx.redis.sadd(keys.chats, "23")
 
     later = datetime.fromtimestamp((t0 + 100 * DAY_MS) / 1000, tz=UTC)
-    pruned = await bound_growth(store, cards, s, now=later)
+    pruned = await bound_growth(replay_store(ctx.redis, s, store), cards, s, now=later)
     assert pruned.store.runs == 1  # completed run (14 d)
     assert pruned.store.retired_messages == 1  # retired run's messages (30 d) ...
     assert (await store.get(dead)).error_log[0].code == "X"  # ... not its record
@@ -349,7 +350,7 @@ async def row23(ctx: FaultContext) -> None:
     assert pruned.store.workers == 1
     assert pruned.applied_runs == 1
     assert await ctx.redis.hlen(keys.natural_keys) == 1  # only the retired run's key is left
-    again = await bound_growth(store, cards, s, now=later)
+    again = await bound_growth(replay_store(ctx.redis, s, store), cards, s, now=later)
     assert (again.store.runs, again.store.retired_messages, again.store.natural_keys) == (0, 0, 0)
 
 

@@ -45,6 +45,7 @@ from memory_worker.worker.main import create_worker
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import make_request
 from tests.support.harness import Fleet, completed_run, eventually, free_port
+from tests.support.runner import tick_runner
 from tests.support.scrape import ServingFleet, parse, scrape
 
 #: Worker settings of the store rows: a 2 s lease, a 1.5 s heartbeat TTL, 1 s socket timeouts.
@@ -249,7 +250,7 @@ async def row13(ctx: FaultContext) -> None:
     processor = _Hang()
 
     async def factory(settings: Settings, redis: Any) -> TickRunner:
-        return TickRunner(settings=settings, redis=redis, processor=processor)
+        return tick_runner(settings=settings, redis=redis, processor=processor)
 
     client = client_from_url(ctx.redis_url)
     worker = create_worker(s, client, runner_factory=factory, handle_signals=False)
@@ -285,7 +286,7 @@ async def row17(ctx: FaultContext) -> None:
     s = ctx.settings.model_copy(update={"consolidation_backend_retry_interval": 30.0})
     store = RunStore(ctx.redis, s)
     await _enqueue(store, 1)
-    pipeline = TickRunner(settings=s, redis=ctx.redis, processor=_Hang(), gate=_Closed())
+    pipeline = tick_runner(settings=s, redis=ctx.redis, processor=_Hang(), gate=_Closed())
     ticks = TickQueue(ctx.redis, pipeline.keys)
     schedule = pipeline.ticks.schedule
 

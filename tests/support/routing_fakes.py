@@ -17,12 +17,13 @@ from llm_client._breaker.store import BreakerStore
 from llm_client._errors import TaskTimeout
 from llm_client._gateway.model import GatewayConfig
 from llm_client._routing.events import RoutingEvent
+from llm_client._routing.plan import WalkerConfig
 from llm_client._routing.routes import RouteDefaults, RoutesConfig, RouteTarget, parse_routes
-from llm_client._routing.walk import WalkerConfig
 from llm_client._routing.walker import Walker
 from memory_worker.keys import Keys
-from memory_worker.ops.metrics import fleet_breakers, route_target_ids
+from memory_worker.ops.metrics import route_target_ids
 from memory_worker.settings import Settings
+from memory_worker.wiring import breaker_store
 
 Behaviour = Callable[[float], Awaitable[Any]]
 
@@ -162,7 +163,7 @@ async def breaker_state(walker: Walker, target: str) -> tuple[Circuit, int, int]
 
 async def trip_first_target(redis: ArqRedis, settings: Settings) -> str:
     """Fail the deployment's first route target until its breaker opens; that target's id."""
-    breakers = fleet_breakers(redis, settings)
+    breakers = breaker_store(redis, settings)
     target = route_target_ids(settings)[0]
     for _ in range(settings.breaker_failure_threshold):
         permit = await breakers.acquire(target, lease_seconds=5)

@@ -2,7 +2,7 @@
 
 :class:`ServingFleet` is a real fleet as an operator runs it: worker processes started with
 ``run --serve`` (each on a free loopback port) and one ``serve`` endpoint (the in-process
-:class:`~memory_worker.ops.serve.HealthServer` without console, what ``serve
+:class:`~memory_worker.server.HealthServer` without console, what ``serve
 --metrics-only`` runs). :func:`sum_families` adds a scrape of every endpoint up the way
 ``sum without (instance, worker) (…)`` does, so a test can compare each family's fleet
 total with the truth.
@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from memory_worker.ops.process_metrics import PROCESS_LABEL
-from memory_worker.ops.serve import HealthServer
+from memory_worker.pipeline.process_metrics import PROCESS_LABEL
+from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from memory_worker.worker.fleet import WorkerProcess
@@ -156,7 +156,7 @@ def exposed_names(text: str) -> set[str]:
 async def real_exposition(settings: Settings) -> set[str]:
     """The names a real ``serve`` endpoint and a real worker endpoint expose (both servers
     started in this process on the test's Redis, scraped over HTTP)."""
-    from memory_worker.ops.process_metrics import WorkerMetrics
+    from memory_worker.pipeline.process_metrics import WorkerMetrics
 
     url = reveal(settings.redis_url) or ""
     settings = settings.model_copy(update={"metrics_cache_seconds": 0.0})

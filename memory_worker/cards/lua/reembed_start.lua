@@ -1,4 +1,4 @@
--- Start (or resume) re-embedding a chat's cards with another model (§16, memory_worker.cards.reembed).
+-- Start (or resume) re-embedding a chat's cards with another model (§16, memory_worker.upkeep.reembed).
 -- KEYS: 1 rebuild HASH, 2 meta HASH, 3 nvec STRING, 4 nvech HASH.
 -- ARGV: 1 model, 2 dimension, 3 now (ms), 4 live cards (total, for progress).
 -- Answers {state, cursor, done}: 'current' (the chat already uses the model), 'empty' (no

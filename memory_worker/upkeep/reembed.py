@@ -52,7 +52,7 @@ from memory_worker.cards import Card, CardStore
 from memory_worker.cards.codec import card_from_json
 from memory_worker.cards.vectors import quantize
 from memory_worker.consolidation.model_calls import Embedder, embed_texts
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.settings import Settings
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ held-out split, ``bench/meaning.py``):
 - ``convex``: ``(1 - w)·dense + w·lexical``, each min-max scaled over the candidates;
 - ``relative``: the same, but the lexical score as the share of the query a row
   matches (BM25 over the query's ``ideal``, :meth:`LexicalIndex.ideal
-  <memory_worker.recall.bm25.LexicalIndex.ideal>`): a row matching only a name the
+  <memory_worker.cards.recall.bm25.LexicalIndex.ideal>`): a row matching only a name the
   whole chat uses gains little;
 - ``dense``: the cosine alone (the lexical side is ignored).
 

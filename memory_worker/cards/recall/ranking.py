@@ -6,10 +6,10 @@ answered before (``for card, score in hits``).
 
 :func:`rank_cards` ranks a list of cards for a text the way
 :meth:`CardStore.search <memory_worker.cards.CardStore.search>` ranks a chat's
-matrix: BM25 over the cards' texts (:mod:`memory_worker.recall.tokens`,
-:mod:`memory_worker.recall.bm25`), the cosine when vectors are given, fused
-(:mod:`memory_worker.recall.fusion`), cards outside ``since``/``until``
-(:mod:`memory_worker.recall.timing`) left out. For callers that hold their
+matrix: BM25 over the cards' texts (:mod:`memory_worker.cards.recall.tokens`,
+:mod:`memory_worker.cards.recall.bm25`), the cosine when vectors are given, fused
+(:mod:`memory_worker.cards.recall.fusion`), cards outside ``since``/``until``
+(:mod:`memory_worker.cards.recall.timing`) left out. For callers that hold their
 cards already (a prompt's context, an export, a test); pure.
 """
 
@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memory_worker.recall.bm25 import BM25, LexicalIndex
-from memory_worker.recall.fusion import FusionParams, boost_window, fuse
-from memory_worker.recall.timing import (
+from memory_worker.cards.recall.bm25 import BM25, LexicalIndex
+from memory_worker.cards.recall.fusion import FusionParams, boost_window, fuse
+from memory_worker.cards.recall.timing import (
     Window,
     card_in_window,
     card_span,
     named_window,
     without_time_words,
 )
-from memory_worker.recall.tokens import fold, terms
+from memory_worker.cards.recall.tokens import fold, terms
 
 if TYPE_CHECKING:  # the card store imports this module: no import of it back at run time
     from memory_worker.cards.model import Card

@@ -40,7 +40,6 @@ from arq.connections import ArqRedis
 
 from llm_client import EMBEDDING, MEMORY_MERGE, DeadlineExceeded, LLMError
 from memory_worker.cards import Card, CardStatus, CardStore, FoldGroup, dedup_hash, normalise, to_ms
-from memory_worker.cards.reembed import Reembedder, reembed_pass, route_target
 from memory_worker.cards.rules import text_problem
 from memory_worker.consolidation.extraction import MergeOutput, decode_merge
 from memory_worker.consolidation.model_calls import ChatCall, Embedder, embed_texts
@@ -49,12 +48,13 @@ from memory_worker.consolidation.routed import RoutedModels
 from memory_worker.consolidation.validation import Limits
 from memory_worker.deadlines import deadline_after, time_left
 from memory_worker.keys import Keys
-from memory_worker.ops.logs import get_logger
-from memory_worker.runs import PruneResult, RunStore
+from memory_worker.logs import get_logger
+from memory_worker.runs import PruneResult
 from memory_worker.runs.chat_index import ChatIndex
 from memory_worker.runs.policy import is_outage
 from memory_worker.runs.replay import ReplayStore
 from memory_worker.settings import Settings
+from memory_worker.upkeep.reembed import Reembedder, reembed_pass, route_target
 
 log = get_logger(__name__)
 
@@ -99,14 +99,16 @@ class GrowthPruned:
 
 
 async def bound_growth(
-    runs: RunStore, cards: CardStore, settings: Settings, *, now: datetime
+    replay: ReplayStore, cards: CardStore, settings: Settings, *, now: datetime
 ) -> GrowthPruned:
-    """Apply every retention setting once (paced by the maintenance lock)."""
+    """Apply every retention setting once (paced by the maintenance lock): the run store's
+    (``replay.runs``), the replay summary's and the card store's."""
+    runs = replay.runs
     at_ms = int(now.timestamp() * 1000)
     result = GrowthPruned(store=await runs.prune(at_ms=at_ms))
     index = ChatIndex(runs.redis, runs.keys)
     result.chat_indexed = await index.backfill(max_runs=settings.chat_index_backfill_runs)
-    added, removed = await ReplayStore(runs.redis, settings).reconcile_summary(now_ms=at_ms)
+    added, removed = await replay.reconcile_summary(now_ms=at_ms)
     result.summary_fixed = added + removed
     before = at_ms - int(settings.applied_run_retention_days * 86_400_000)
     for chat_id in await cards.chat_ids():
@@ -456,12 +458,15 @@ class Maintenance:
         cards: CardStore,
         models: RoutedModels,
         settings: Settings,
+        *,
+        replay: ReplayStore,
     ) -> None:
         self.redis = redis
         self.keys = keys
         self.cards = cards
         self.models = models
         self.settings = settings
+        self.replay = replay
 
     async def _due(self, job: str, period: float) -> bool:
         """True for exactly one worker per ``period`` (a SET NX lease)."""
@@ -479,9 +484,7 @@ class Maintenance:
             expired = await expire_cards(self.cards, now=now)
             folded = await collapse_duplicates(self.cards, now=now)
             # fault-matrix row 23: every retention bound, not only finished runs
-            pruned = (
-                await bound_growth(RunStore(self.redis, s), self.cards, s, now=now)
-            ).store.runs
+            pruned = (await bound_growth(self.replay, self.cards, s, now=now)).store.runs
             log.info(
                 "maintenance_expiry", expired=expired, duplicates_folded=folded, runs_pruned=pruned
             )

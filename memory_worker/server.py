@@ -10,7 +10,7 @@ heartbeat to be fresh.
 
 Who exports which series (§11): ``serve`` alone exports the fleet's series (sampled from
 Redis: runs, counters, breakers, routes, pages, the stores' health); ``run --serve``
-exports only its own process's (:mod:`memory_worker.ops.process_metrics`, labelled
+exports only its own process's (:mod:`memory_worker.pipeline.process_metrics`, labelled
 ``worker``: slots, ticks, runs, claims, farm calls and capacity waits), so summing a
 family over every endpoint counts each thing once. Both export
 ``memory_worker_build_info`` and the standard ``process_*`` series. Off loopback the console needs a token
@@ -37,20 +37,20 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
+from memory_worker.logs import get_logger
 from memory_worker.ops.health import HealthCheck, Heartbeat, TickAge
-from memory_worker.ops.logs import get_logger
 from memory_worker.ops.metrics import (
     MemoryCollector,
     Sample,
-    Sampler,
-    fleet_breakers,
     redis_sampler,
     route_target_ids,
 )
-from memory_worker.ops.process_metrics import BuildInfoCollector
+from memory_worker.pipeline.process_metrics import BuildInfoCollector
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.health import StoreCollector, StoreHealth, StoreProbe
+from memory_worker.storage.sampling import Sampler
+from memory_worker.wiring import breaker_store
 from memory_worker.worker.watchdog import Liveness
 
 log = get_logger(__name__)
@@ -181,7 +181,7 @@ class HealthServer:
             self.settings,
             worker_heartbeat=self._heartbeat if self.worker_heartbeat else None,
             worker_tick_age=self.worker_tick_age,
-            breakers=fleet_breakers(redis, self.settings),
+            breakers=breaker_store(redis, self.settings),
             targets=targets,
             stores=stores,
         )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from memory_worker.recall.tokens import words
+from memory_worker.cards.recall.tokens import words
 
 if TYPE_CHECKING:  # the card store imports this package: no import of it back at run time
     from memory_worker.cards.model import Card

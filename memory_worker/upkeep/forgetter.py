@@ -40,7 +40,7 @@ from llm_client import as_text
 from memory_worker.cards.forget import KEPT_SUFFIXES, CardForget
 from memory_worker.errors import ForgetInputError
 from memory_worker.keys import Keys
-from memory_worker.ops.logs import get_logger
+from memory_worker.logs import get_logger
 from memory_worker.privacy.forget import ForgetCounts, ForgetResult, ForgetScope
 from memory_worker.runs.forget import RunForget
 
