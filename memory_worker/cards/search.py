@@ -14,6 +14,11 @@ the same: every key read is the chat's, in one slot.
 
 Cards without a vector row (an embedding that failed, a vector refused) are
 not searched, by either ranking.
+
+``recall()``'s search then connects its best hits (:func:`connected`,
+:mod:`memory_worker.cards.recall.connect`): the subject and first run of each row
+are read with its text into the index's :class:`~memory_worker.cards.recall.connect.Ties`,
+so the connection reads nothing of its own but the pool of winners.
 """
 
 from __future__ import annotations
