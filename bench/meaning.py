@@ -744,7 +744,11 @@ async def _recall_latency(bench: Any, cards: int, queries: int, tmp: Path) -> Re
     await q.recall(chat, "warm up", k=5)
     await before.recall(chat, "warm up", k=5)
     connect = ConnectParams.from_settings(settings)
-    full, plain, scan, hybrid, connected = [], [], [], [], []
+    full: list[float] = []
+    plain: list[float] = []
+    scan: list[float] = []
+    hybrid: list[float] = []
+    connected: list[float] = []
     for text in questions:
         for queue, samples in ((q, full), (before, plain)):
             started = time.perf_counter()

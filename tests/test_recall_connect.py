@@ -400,8 +400,19 @@ def test_rank_cards_connects_like_recall() -> None:
         held("4", "lives in Porto!", "Maria", "r4"),
     ]
     vectors = [toward(0.95, 1), toward(0.6, 2), toward(0.5, 3), toward(0.5, 3)]
-    ask = {"k": 2, "query_vector": QUERY, "card_vectors": vectors, "params": DENSE}
-    assert [h.card.id for h in rank_cards("zzz", cards, **ask)] == ["1", "2"]
-    assert [h.card.id for h in rank_cards("zzz", cards, connect=ON, **ask)] == ["1", "3"]
-    ask["k"] = 3  # card 4 restates card 3: after the others
-    assert [h.card.id for h in rank_cards("zzz", cards, connect=ON, **ask)] == ["1", "3", "2"]
+
+    def ids(k: int, connect: ConnectParams | None) -> list[str]:
+        hits = rank_cards(
+            "zzz",
+            cards,
+            k=k,
+            query_vector=QUERY,
+            card_vectors=vectors,
+            params=DENSE,
+            connect=connect,
+        )
+        return [hit.card.id for hit in hits]
+
+    assert ids(2, None) == ["1", "2"]
+    assert ids(2, ON) == ["1", "3"]
+    assert ids(3, ON) == ["1", "3", "2"]  # card 4 restates card 3: after the others
