@@ -5,6 +5,7 @@ card store's search on real Valkey (visibility, k, determinism, the index's ties
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -13,8 +14,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from memory_worker.cards import Card, CardStatus, CardStore, NewCard, Scope
+from memory_worker.cards.forget import CardForget, UserPlan
 from memory_worker.cards.recall import (
     ConnectParams,
     FusionParams,
@@ -24,6 +27,8 @@ from memory_worker.cards.recall import (
     rank_cards,
 )
 from memory_worker.cards.recall.connect import NONE, restatements_last, spread, top_rows
+from memory_worker.keys import Keys
+from memory_worker.privacy.forget import StoredCard
 from memory_worker.settings import Settings
 from tests.support.cards import CHAT, DIM, T0, apply, new
 from tests.support.cards import store as store  # the fixture
@@ -416,3 +421,60 @@ def test_rank_cards_connects_like_recall() -> None:
     assert ids(2, None) == ["1", "2"]
     assert ids(2, ON) == ["1", "3"]
     assert ids(3, ON) == ["1", "3", "2"]  # card 4 restates card 3: after the others
+
+
+# --- faults: rows compacted away, a read that fails ------------------------------------------------
+
+
+async def test_ties_stay_row_for_row_with_the_cards_through_a_forget_compaction(
+    store: CardStore, cards_redis: Any, key_prefix: str
+) -> None:
+    people = ["Maria", "Chloe", "Ethan"]
+    for i in range(24):
+        await apply(store, f"r{i}", card(f"card {i}", people[i % 3], 0.1 + i / 100, 1 + i % 15))
+    assert len(await found(store, 5, ON)) == 5  # the index and its ties are built
+    keys = Keys(key_prefix)
+    gone = sorted(random.Random(3).sample([str(i) for i in range(1, 25)], 9))
+    raws = await cards_redis.hmget(keys.chat(CHAT, "cards"), gone)
+    await CardForget(cards_redis, keys, chunk=4).forget_user(
+        CHAT, 0, UserPlan(cards=[StoredCard.from_json(r) for r in raws])
+    )
+    await found(store, 5, ON)
+    matrix = store._cache.get(CHAT)
+    assert matrix is not None
+    subjects, episodes = matrix.lexicon.ties.arrays()
+    assert matrix.count == matrix.lexicon.ties.count == 15
+    cards = await store.get_cards(CHAT, matrix.ids)
+    for row, stored in enumerate(cards):  # the same code exactly for the same subject / run
+        for other, also in enumerate(cards):
+            assert (subjects[row] == subjects[other]) == (stored.subject == also.subject)
+            assert (episodes[row] == episodes[other]) == (stored.first_run_id == also.first_run_id)
+
+
+async def test_a_failed_read_of_the_winners_leaves_the_next_search_whole(
+    store: CardStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await apart(
+        store,
+        card("Maria works as a nurse", "Maria", 0.95, 1),
+        card("Chloe lives in Leeds", "Chloe", 0.6, 2),
+        card("Maria lives in Porto", "Maria", 0.5, 3),
+    )
+    await apply(
+        store, "chat", *[card(f"Ethan: lol {i}", "Ethan", 0.2 - i / 100, 4 + i) for i in range(12)]
+    )
+    await found(store, 2, None)  # the index is built: the next reads are the winners'
+    real = store.redis.hmget
+    calls = 0
+
+    async def failing(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # the pool's read (rows the seeds' read did not cover), after the seeds'
+            raise RedisConnectionError("connection reset while reading the winners")
+        return await real(*args, **kwargs)  # type: ignore[misc]
+
+    monkeypatch.setattr(store.redis, "hmget", failing)
+    with pytest.raises(RedisConnectionError):
+        await found(store, 2, replace(ON, restatement=2.0, seeds=1))
+    assert await found(store, 2, ON) == ["Maria works as a nurse", "Maria lives in Porto"]
