@@ -795,6 +795,11 @@ async def main() -> None:
     parser.add_argument(
         "--merged", action="store_true", help="also: each language's chats as one chat"
     )
+    parser.add_argument(
+        "--pin-vectors",
+        action="store_true",
+        help="write tests/data/longconv/e5-test.npz (the test split's e5 vectors) again",
+    )
     args = parser.parse_args()
     AUTHOR_BOOST[0] = args.author_boost
     EMBED_THREADS[0] = args.embed_threads
@@ -809,7 +814,7 @@ async def main() -> None:
         if not args.skip_suite:
             await _suite(store, cases)
         if not args.skip_longconv:
-            await _longconv(store, tune=args.tune, merge=args.merged)
+            await _longconv(store, tune=args.tune, merge=args.merged, pin=args.pin_vectors)
         single, batch = await _embed_latency(rounds=40)
         print(
             f"e5 embed p50 ({EMBED_THREADS[0] or 'all'} engine threads): one sentence "
@@ -848,7 +853,7 @@ async def _suite(store: CardStore, cases: Sequence[Case]) -> None:
         print(f"{report.embedder} misses @5: {', '.join(report.misses(5)) or '-'}")
 
 
-async def _longconv(store: CardStore, *, tune: bool, merge: bool) -> None:
+async def _longconv(store: CardStore, *, tune: bool, merge: bool, pin: bool = False) -> None:
     """The long-conversation suite: dense, lexical, hybrid and connected recall@1/5/10 per
     category (connected: hybrid with the best hits connected, what ``recall()`` does)."""
     from bench.longconv import (
@@ -859,6 +864,7 @@ async def _longconv(store: CardStore, *, tune: bool, merge: bool) -> None:
         lookups,
         margins,
         merged,
+        pin_vectors,
         run_mode,
         score,
         store_chats,
@@ -869,6 +875,9 @@ async def _longconv(store: CardStore, *, tune: bool, merge: bool) -> None:
     chats, questions = load()
     _, fresh = load(split="fresh")  # hand-written, held out: reported, never tuned on
     embedder = CachedEmbedder(E5Embedder())
+    if pin:
+        tested = [q for q in questions if q.split == "test"]
+        await pin_vectors([c for c in chats if c.split == "test"], tested, embedder)
     await store_chats(store, chats, embedder)
     items = await lookups(chats, [*questions, *fresh], embedder)
     chosen = FusionParams.from_settings(Settings())
