@@ -17,6 +17,11 @@ re-ranks around the best hits with what a card carries anyway:
   fact said again — what the maintenance merge pass folds per subject — and
   goes after the other hits, so the k places hold k facts.
 
+It is a graph-distance re-rank in the manner of Graphiti's node-distance
+reranker, with every best hit a centre and a shared subject or episode one hop;
+the hop adds a share of the centre's score instead of sorting by distance, so
+one person's small talk does not go before another person's fact.
+
 Every row keeps its place in or out of the candidates: a row outside them
 (``-inf``: another scope, not live, outside the asked time) stays out, so
 the connection never returns a card the plain ranking could not. Pure and
