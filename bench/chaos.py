@@ -632,8 +632,8 @@ class Soak:
                 applied[chat] = sorted(m.decode() for m in members)
             memory = await self.memory(redis, keys)
             # a completed run keeps no extraction (§7: its completion dropped it)
-            done = [r.id for r in runs if r.status.value == "completed"]
-            kept = [i for i in done if await redis.exists(keys.run_extraction(i))]
+            finished = [r.id for r in runs if r.status.value == "completed"]
+            kept = [i for i in finished if await redis.exists(keys.run_extraction(i))]
         finally:
             stop.set()
             for task in tasks:
