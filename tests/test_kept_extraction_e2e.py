@@ -225,3 +225,92 @@ async def test_a_run_claimed_under_another_prompt_version_extracts_anew(
     assert run.result is not None
     assert run.result["extraction_reused"] is False
     assert sim.submits(v1.extraction_service) == 2
+
+
+# --- faults around the kept extraction ------------------------------------------------------
+
+
+async def _claimed_again(store: RunStore, rid: str) -> Any:
+    """The run claimed, released (as after an embedding failure) and claimed again."""
+    first = (await store.claim_detailed("w1")).run
+    assert first is not None
+    assert first.id == rid
+    assert await store.release(first, reason="provider_unavailable")
+    again = (await store.claim_detailed("w1")).run
+    assert again is not None
+    return first, again
+
+
+async def test_a_store_that_refuses_the_keep_costs_the_attempt_nothing(
+    settings: Settings, redis: Any, farm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis away, or out of memory, when the extraction is kept: the attempt goes on to its
+    embedding and card write and completes (§7: a store fault never discards a farm result);
+    only a later attempt would have to extract again."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import ResponseError
+
+    from memory_worker.consolidation.consolidate import consolidate_run
+
+    store = RunStore(redis, settings)
+    keys = Keys(settings.key_prefix)
+    cards = CardStore(redis, keys)
+    for chat, refusal in (
+        (4201, RedisConnectionError("Connection refused")),
+        (4202, ResponseError("OOM command not allowed when used memory > 'maxmemory'.")),
+    ):
+        rid = (await store.enqueue(make_request(chat, texts=FACTS))).run_id or ""
+        claim = (await store.claim_detailed("w1")).run
+        assert claim is not None
+
+        async def refuse(*_: Any, error: Exception = refusal, **__: Any) -> bool:
+            raise error
+
+        monkeypatch.setattr(RunStore, "keep_extraction", refuse)
+        with capture_logs() as logs:
+            result = await consolidate_run(
+                claim.id,
+                claim.request,
+                store=cards,
+                extractor=farm.extractor,
+                embedder=farm.embedder,
+                settings=settings,
+                forget_epoch=claim.forget_epoch,
+                kept=store.extraction_slot(claim),
+            )
+        monkeypatch.undo()
+        assert result.cards_inserted >= 2
+        assert await redis.exists(keys.run_extraction(rid)) == 0
+        assert [e["error"] for e in logs if e["event"] == "consolidation.extraction_not_kept"] == [
+            type(refusal).__name__
+        ]
+
+
+async def test_a_kept_value_that_is_not_a_record_is_extracted_again(
+    settings: Settings, redis: Any, farm: Any
+) -> None:
+    """A stored value no attempt of this code wrote (another format, a hand edit): the next
+    attempt says so in its log and extracts anew; the run completes."""
+    from memory_worker.consolidation.consolidate import consolidate_run
+
+    store = RunStore(redis, settings)
+    keys = Keys(settings.key_prefix)
+    rid = (await store.enqueue(make_request(4203, texts=FACTS))).run_id or ""
+    _, again = await _claimed_again(store, rid)
+    await redis.set(keys.run_extraction(rid), b'{"format": 1, "cards": "not a list"}')
+    calls_before = farm.sim.submits(settings.extraction_service)
+    with capture_logs() as logs:
+        result = await consolidate_run(
+            again.id,
+            again.request,
+            store=CardStore(redis, keys),
+            extractor=farm.extractor,
+            embedder=farm.embedder,
+            settings=settings,
+            forget_epoch=again.forget_epoch,
+            kept=store.extraction_slot(again),
+        )
+    assert "consolidation.kept_extraction_unreadable" in [e["event"] for e in logs]
+    assert farm.sim.submits(settings.extraction_service) == calls_before + 1
+    assert result.extraction_reused is False
+    assert result.cards_inserted >= 2
