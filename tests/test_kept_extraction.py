@@ -285,14 +285,14 @@ def _cards_ok(record: KeptExtraction) -> bool:
     )  # fmt: skip
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(records(), st.data())
 def test_a_stored_value_with_any_field_changed_decodes_to_none_or_a_keepable_record(
     record: KeptExtraction, data: st.DataObject
 ) -> None:
     """A stored value is a trust boundary (another version wrote it, a hand edit, a bad
     restore): decoding never raises, and what it answers holds only cards the card store
-    may keep, indexes inside the record, and its summary masked. 200 examples."""
+    may keep, indexes inside the record, and its summary masked. 120 examples."""
     stored = orjson.loads(encode(record))
     path = data.draw(st.sampled_from(_paths(stored)))
     changed = _set(stored, path, data.draw(_json_values()))

@@ -26,7 +26,6 @@ import httpx
 import pytest
 
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
-from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
@@ -43,8 +42,10 @@ PINNED_SETTINGS = {
     "pinned_min_claims": 2,
     "pinned_peer_completions": 2,
     "pinned_guard_seconds": 300.0,
+    # a released run's delayed probe tick comes sooner: the broken worker's demand shows fast
+    "consolidation_backend_retry_interval": 0.3,
 }
-#: The acceptance: the broken worker is gone within this long of its peer's first completion.
+#: The acceptance: the broken worker is gone within this long of the runs' arrival.
 EXIT_WITHIN = WINDOW + 10.0
 
 
@@ -79,6 +80,12 @@ async def _healthz(port: int) -> tuple[int, dict[str, Any]]:
     return answer.status_code, answer.json()
 
 
+async def up_for_a_window(port: int) -> bool:
+    """The worker answers and has been up for a pinned window (its looks cover one)."""
+    code, body = await _healthz(port)
+    return code == 200 and body.get("uptime_s", 0) > WINDOW + 1
+
+
 def _events(log_path: Path, name: str) -> list[dict[str, Any]]:
     lines = log_path.read_text(errors="replace").splitlines()
     return [json.loads(line) for line in lines if line.startswith("{") and f'"{name}"' in line]
@@ -103,28 +110,20 @@ async def sim() -> AsyncIterator[FarmSimulator]:
 async def test_a_pinned_worker_exits_once_then_its_restart_guard_pages_instead(
     settings: Settings, redis: Any, sim: FarmSimulator, tmp_path: Path
 ) -> None:
-    keys = Keys(settings.key_prefix)
     store = RunStore(redis, settings)
     slot = f"slot-{uuid.uuid4().hex[:6]}"
     # extraction jobs take a moment, so the runs last beyond one pinned window on a fast host
     sim.set_fault(settings.extraction_service, Fault(kind=FaultKind.SLOW, seconds=0.25))
-    ids = await _enqueue(redis, settings, 6100, 20)
     peer = Fleet(settings, tmp_path, {"discovery_base_url": sim.base_url, **PINNED_SETTINGS})
     port = free_port()
+    # both start at once (a process start is what costs here); the runs come once the broken
+    # one has looked at the counts for a window, so its first judgement can see them
     broken, log_path = _start_broken(settings, sim, tmp_path, slot, port, "broken-1")
+    peer.start(1)
     try:
-
-        async def released(at_least: int) -> bool:
-            counters = await redis.hgetall(keys.counters)
-            return int(counters.get(b"released:provider_unavailable", 0)) >= at_least
-
-        await eventually(lambda: released(2), timeout=60)  # the broken one has demand
-        peer.start(1)
-
-        async def peer_completed() -> bool:
-            return int(await redis.hget(keys.counters, "completed") or 0) >= 1
-
-        await eventually(peer_completed, timeout=60)
+        await eventually(lambda: '"worker_started"' in peer.workers[0].log(), timeout=90)
+        await eventually(lambda: up_for_a_window(port), timeout=90)
+        ids = await _enqueue(redis, settings, 6100, 20)
         since = time.monotonic()
         pinned_bodies: list[dict[str, Any]] = []
         while broken.poll() is None:  # poll /healthz until the process is gone
@@ -163,15 +162,12 @@ async def test_a_pinned_worker_exits_once_then_its_restart_guard_pages_instead(
         assert {(r.attempts, len(r.error_log)) for r in runs} == {(1, 0)}, peer.logs()
         assert sum(r.releases for r in runs) >= 2
 
-        # started again within the guard window, with demand and its peer back: pinned again,
-        # it pages and stays up
-        peer.stop_all()
+        # started again within the guard window, beside its peer, with runs to do: pinned
+        # again, it pages and stays up
         port = free_port()
         broken, log_path = _start_broken(settings, sim, tmp_path, slot, port, "broken-2")
-        before = int(await redis.hget(keys.counters, "released:provider_unavailable") or 0)
-        more = await _enqueue(redis, settings, 6200, 20)
-        await eventually(lambda: released(before + 2), timeout=60)
-        peer.start(1)
+        await eventually(lambda: up_for_a_window(port), timeout=90)
+        await _enqueue(redis, settings, 6200, 20)
 
         async def held() -> bool:
             code, body = await _healthz(port)
@@ -191,7 +187,6 @@ async def test_a_pinned_worker_exits_once_then_its_restart_guard_pages_instead(
             )
 
         await eventually(paged, timeout=30)
-        await eventually(lambda: all_completed_of(store, more), timeout=90)
     finally:
         if broken.poll() is None:
             broken.terminate()
@@ -200,7 +195,3 @@ async def test_a_pinned_worker_exits_once_then_its_restart_guard_pages_instead(
             except subprocess.TimeoutExpired:
                 broken.kill()
         peer.stop_all()
-
-
-async def all_completed_of(store: RunStore, ids: list[str]) -> bool:
-    return all(r.status is RunStatus.COMPLETED for r in await store.get_many(ids))
