@@ -21,7 +21,8 @@ Invariants (each printed with the runs that break it):
 - each chat's visible memory equals the reference's (normalised facts and
   observation counts of the live cards);
 - at most one farm probe per probe interval while every target is down;
-- one admin page per incident (a loopback webhook receives the pages).
+- one admin page per incident (a loopback webhook receives the pages);
+- no completed run keeps its extraction (§7).
 
     python bench/chaos.py --minutes 30 --seed 7
 
@@ -630,6 +631,9 @@ class Soak:
                 members = await redis.zrange(cards.key(chat, "runs"), 0, -1)
                 applied[chat] = sorted(m.decode() for m in members)
             memory = await self.memory(redis, keys)
+            # a completed run keeps no extraction (§7: its completion dropped it)
+            finished = [r.id for r in runs if r.status.value == "completed"]
+            kept = [i for i in finished if await redis.exists(keys.run_extraction(i))]
         finally:
             stop.set()
             for task in tasks:
@@ -675,6 +679,7 @@ class Soak:
             interval=plan.config.interval,
             probe_warmup=plan.config.probe_warmup,
             page_grace=plan.config.page_grace,
+            kept_extractions=kept,
         )
 
     async def act(self, action: Action, slots: Slots, watch: LeaseWatch) -> None:

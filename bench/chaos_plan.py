@@ -425,6 +425,8 @@ class Observations:
     service_workflow: Mapping[str, str] = field(default_factory=dict)
     #: sliding windows are this share of the interval (scheduling jitter)
     window_share: float = 0.8
+    #: completed runs whose kept extraction (§7) is still stored
+    kept_extractions: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -516,6 +518,18 @@ def check_none_retired(obs: Observations) -> Check:
             f"{list(r.error_codes)}"
             for r in retired
         ),
+    )
+
+
+def check_kept_extractions(obs: Observations) -> Check:
+    """No kept extraction outlives its run (§7): each goes with the run's completion, whatever
+    the kills, freezes and farm faults did to the attempts that kept them."""
+    left = sorted(obs.kept_extractions)
+    return Check(
+        "no completed run keeps its extraction",
+        not left,
+        f"{len(left)} left",
+        tuple(f"run {run_id} still keeps its extraction" for run_id in left),
     )
 
 
@@ -695,6 +709,7 @@ def evaluate(obs: Observations) -> list[Check]:
         check_memory(obs),
         check_probes(obs),
         check_pages(obs),
+        check_kept_extractions(obs),
     ]
 
 

@@ -566,8 +566,8 @@ class DeliveryFailed(RunControl):
 
 class EmbedderTimeout(LLMError):
     """An embedding call timed out (§7): the embedder is a side service, so the
-    run is released (attempt refunded) rather than failed; its extraction is simply
-    redone. Raised by the consolidation around every embedding call, chained to the
+    run is released (attempt refunded) rather than failed; its next attempt takes the
+    extraction this one kept. Raised by the consolidation around every embedding call, chained to the
     walker's error; the run's own deadline (``DeadlineExceeded``) is not one of these."""
 
     reason = FailureReason.PROVIDER_TIMEOUT

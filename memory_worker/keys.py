@@ -62,6 +62,12 @@ class Keys:
         """LIST the run's bounded error log (JSON entries)."""
         return self.run(run_id) + ":errors"
 
+    def run_extraction(self, run_id: str) -> str:
+        """STRING the run's validated extraction kept between its attempts (§7), JSON with the
+        prompt version, slice digest and forget epoch it holds for; expires after
+        ``MEMORY_EXTRACTION_KEEP_SECONDS``, goes with the run's completion and with a forget."""
+        return self.run(run_id) + ":extraction"
+
     @property
     def natural_keys(self) -> str:
         """HASH natural-key digest → run id (idempotent enqueue)."""
@@ -229,6 +235,19 @@ class Keys:
         and the store's pulse: ``pulse:at`` (last worker touch, ms), ``pulse:since`` (when the
         store last came back, ms). Worker ids are ``host:pid:hex``, never a pulse field."""
         return f"{self.queue_tag}:workers:runs"
+
+    @property
+    def worker_completed(self) -> str:
+        """HASH worker id → runs it completed (the completion script counts its lease
+        owner); a pinned worker compares its own with the fleet's ``completed`` (§11). It
+        leaves with the worker, like the rest of the registry."""
+        return f"{self.queue_tag}:workers:completed"
+
+    def pinned_exit(self, identity: str) -> str:
+        """STRING: when the worker at ``identity`` (host, or host/slot) last exited as pinned
+        (ms); set NX with the restart guard's window, so a second pinned exit within it pages
+        instead (§11)."""
+        return f"{self.queue_tag}:workers:pinned:{identity}"
 
     @property
     def worker_info(self) -> str:

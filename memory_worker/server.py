@@ -51,7 +51,7 @@ from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.health import StoreCollector, StoreHealth, StoreProbe
 from memory_worker.storage.sampling import Sampler
 from memory_worker.wiring import breaker_store
-from memory_worker.worker.watchdog import Liveness
+from memory_worker.worker.watchdog import PINNED, Liveness
 
 log = get_logger(__name__)
 
@@ -105,7 +105,8 @@ def build_app(
     """The aiohttp application answering the three endpoints (``registry``: what
     ``/metrics`` exports, see :func:`metrics_registry`; ``sampler`` and ``stores`` are
     refreshed before a scrape; ``liveness``: this process's worker's watchdog verdict; a
-    wedged worker answers ``/healthz`` 503)."""
+    wedged or pinned worker answers ``/healthz`` 503, one its restart guard keeps up 200
+    with the reason and counts)."""
     loop = asyncio.get_running_loop()
     app = web.Application()
     app[_STARTED] = loop.time()
@@ -114,11 +115,15 @@ def build_app(
         uptime = asyncio.get_running_loop().time() - request.app[_STARTED]
         body: dict[str, Any] = {"status": "alive", "pid": os.getpid(), "uptime_s": round(uptime, 3)}
         verdict = liveness() if liveness is not None else None
-        if verdict is not None and verdict.wedged:  # §11: 503 before the worker exits
-            body.update(
-                status="wedged", reason=verdict.reason, stalled_s=round(verdict.stalled_s, 1)
-            )
+        if verdict is None or verdict.reason is None:
+            return _json(body)
+        if verdict.detail:  # a pinned worker's counts over its window
+            body.update(dict(verdict.detail))
+        if verdict.wedged:  # §11: 503 before the worker exits (wedged, or pinned)
+            status = "pinned" if verdict.reason == PINNED else "wedged"
+            body.update(status=status, reason=verdict.reason, stalled_s=round(verdict.stalled_s, 1))
             return _json(body, 503)
+        body.update(reason=verdict.reason)  # pinned, kept up by its restart guard: paged
         return _json(body)
 
     async def readyz(_: web.Request) -> web.Response:

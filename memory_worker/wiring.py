@@ -58,6 +58,7 @@ from memory_worker.keys import Keys
 from memory_worker.paging.notifiers import notifiers_from_settings
 from memory_worker.paging.reports import (
     AdminReporter,
+    pinned_reporter,
     retired_reporter,
     route_breakers,
     route_open_workflows,
@@ -250,9 +251,10 @@ async def build_tick_runner(
         redis=redis,
         store=runs,
         ticks=tick_queue(redis, settings),
-        processor=ConsolidationProcessor(models, cards, settings),
+        processor=ConsolidationProcessor(models, cards, settings, runs),
         gate=WalkerGate(routing.walker, gated, reuse_seconds=settings.route_gate_reuse_seconds),
         on_retired=retired_reporter(routing.events),
+        on_pinned=pinned_reporter(routing.events),
         background=[routing.reporter.run],
         maintenance=Maintenance(
             redis, keys, cards, models, settings, replay=replay_store(redis, settings, runs)

@@ -26,6 +26,7 @@ from bench.chaos_plan import (
     build_requests,
     check_attempts,
     check_completed_once,
+    check_kept_extractions,
     check_memory,
     check_none_retired,
     check_pages,
@@ -197,7 +198,7 @@ def clean(**changes: Any) -> Observations:
 def test_a_clean_soak_passes_every_check() -> None:
     checks = evaluate(clean())
     assert [c.name for c in checks if not c.ok] == []
-    assert len(checks) == 6
+    assert len(checks) == 7
 
 
 def test_a_run_not_completed_or_completed_twice_fails() -> None:
@@ -231,6 +232,13 @@ def test_unlogged_attempts() -> None:
     assert unlogged_attempts(done, {"r": 1}) == 0
     retired = RunRecord("r", 1, "failed", True, 5, 0, ("x",) * 5)
     assert unlogged_attempts(retired, {}) == 0
+
+
+def test_a_kept_extraction_left_after_the_drain_fails() -> None:
+    check = check_kept_extractions(clean(kept_extractions=["rb"]))
+    assert not check.ok
+    assert check.details == ("run rb still keeps its extraction",)
+    assert check_kept_extractions(clean()).ok
 
 
 def test_retired_runs_fail() -> None:

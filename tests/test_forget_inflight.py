@@ -60,9 +60,15 @@ def runner_for(
     settings: Settings, redis: Any, farm: Farm, cards_redis: Any | None = None
 ) -> TickRunner:
     cards = CardStore(cards_redis or redis, Keys(settings.key_prefix))
+    runs = RunStore(redis, settings)
 
     async def processor(run: ClaimedRun, *, deadline: float) -> ProcessResult:
-        result = await consolidate_claim(run, cards, farm, settings, attempt=run.attempts)
+        # the run keeps its extraction (§7) as the worker's does: the keep, after the held
+        # answer, is refused under the older epoch — or the forget's erase takes it
+        kept = runs.extraction_slot(run)
+        result = await consolidate_claim(
+            run, cards, farm, settings, attempt=run.attempts, kept=kept
+        )
         return ProcessResult(summary=result.summary())
 
     return tick_runner(settings=settings, redis=redis, processor=processor)
@@ -106,6 +112,8 @@ async def test_a_run_held_in_its_farm_call_during_forget_writes_nothing_back(
     outcome = await asyncio.wait_for(tick, 10)
 
     assert outcome == TickOutcome.ABANDONED.value
+    # nothing the held answer made stays: neither cards nor the extraction it would keep
+    assert CANARY[ALICE].encode() not in await everywhere()
     cards = CardStore(cards_redis, Keys(s.key_prefix))
     assert await cards.all_cards(CHAT) == []  # the held answer wrote nothing
     (run,) = await store.list_runs(None)

@@ -78,7 +78,8 @@ def test_a_wedge_logs_why_stops_claiming_releases_and_exits_70() -> None:
     released: list[list[Any]] = []
     exits: list[int] = []
 
-    def release(claims: list[Any]) -> int:
+    def release(claims: list[Any], reason: str) -> int:
+        assert reason == "watchdog"
         released.append(claims)
         return len(claims)
 
@@ -111,7 +112,7 @@ def test_a_wedge_logs_why_stops_claiming_releases_and_exits_70() -> None:
 def test_a_failed_release_still_exits() -> None:
     exits: list[int] = []
 
-    def release(claims: list[Any]) -> int:
+    def release(claims: list[Any], reason: str) -> int:
         raise ConnectionError("redis gone")
 
     pipeline = Pipeline(poll_progress=-100.0, unsettled={"r1": "claim"})

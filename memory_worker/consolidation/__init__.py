@@ -16,4 +16,6 @@
 - :mod:`~memory_worker.consolidation.extraction`: the model's answers decoded tolerantly;
   :mod:`~memory_worker.consolidation.json_text` scans cut-off JSON.
 - :mod:`~memory_worker.consolidation.validation`: which proposals may become memory (pure).
+- :mod:`~memory_worker.consolidation.kept`: a run's validated extraction kept between its
+  attempts (§7) — the record, its bytes and what invalidates it (pure).
 """

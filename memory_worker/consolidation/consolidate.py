@@ -16,7 +16,13 @@ Failure contract:
   :class:`~llm_client._errors.DecodeError` (protocol error).
 - An embedding call that times out (its own short task budget, §3) raises
   :class:`~memory_worker.runs.policy.EmbedderTimeout`, which releases the run: the
-  embedder is a side service and the extraction is simply redone.
+  embedder is a side service.
+- The farm is never paid twice for one extraction (§7): once every extraction call
+  succeeded, the validated result is kept with the run (``kept``,
+  :mod:`~memory_worker.consolidation.kept`) before the embedding, and the run's next
+  attempt — after an embedding or card-write failure, released or failed — takes it and goes
+  straight to the embedding and the card write, unless its prompt version, slice or forget
+  epoch changed or it expired.
 - The related-card lookup is best effort: when it fails for any reason but
   the run's own deadline or a hung embedder (an embedder timeout: the run's
   cards could not be embedded later either, so no extraction call is spent)
@@ -27,13 +33,13 @@ Failure contract:
   fate (§6). The worker gives the lookup its own embedder
   (``lookup_embedder``) that never probes an open embedding route, so a run
   spends at most the extraction probe while every target is down; an
-  embedder-only outage costs one extraction per probe interval fleet-wide
-  (the final embedding then releases the run).
+  embedder-only outage costs each run one extraction: its later attempts reuse it (the
+  final embedding releases the run until the embedder answers).
 - A chat with no live card vector in the run's scopes (every chat's first
   run) has nothing to relate to: the lookup makes no embedding call at all.
   Extraction then is the run's first farm call, so it still probes; a hung
   embedder shows at the cards' embedding instead, which releases the run
-  after its extraction (redone on the rerun, as any embedder timeout's).
+  after its extraction (kept for the rerun, as after any embedder timeout).
 - A run already applied (a crash after the write, before completion) is
   recognised up front and costs no LLM call.
 
@@ -51,6 +57,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from redis.exceptions import RedisError
 
 from llm_client import MEMORY_EXTRACTION
 from memory_worker.cards import (
@@ -80,6 +88,14 @@ from memory_worker.consolidation.batching import (
 )
 from memory_worker.consolidation.context import ContextReads, Usage, existing_context, fit_cards
 from memory_worker.consolidation.extraction import ExtractionOutput, decode_extraction
+from memory_worker.consolidation.kept import (
+    ExtractionCounts,
+    KeptExtraction,
+    slice_digest,
+    stale_reason,
+)
+from memory_worker.consolidation.kept import decode as decode_kept
+from memory_worker.consolidation.kept import encode as encode_kept
 from memory_worker.consolidation.model_calls import ChatCall, Embedder, Vectors, embed_texts
 from memory_worker.consolidation.noise import filter_messages
 from memory_worker.consolidation.prompt import (
@@ -99,6 +115,7 @@ from memory_worker.consolidation.validation import (
 from memory_worker.deadlines import call_timeout, time_left
 from memory_worker.logs import get_logger
 from memory_worker.models import Message, RunRequest
+from memory_worker.runs import ExtractionSlot
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import retry_store_write
 
@@ -139,6 +156,9 @@ class ConsolidationResult:
     salvaged_answers: int = 0
     episode_id: str | None = None
     already_applied: bool = False
+    #: The extraction was kept by an earlier attempt (§7): no farm call extracted it now; the
+    #: extraction's counts (calls, tokens, drops) are those of that attempt.
+    extraction_reused: bool = False
     continuation: RunRequest | None = None
 
     @property
@@ -181,6 +201,9 @@ class RunPlan:
     #: Tokens of prompt and framing on top of the messages.
     overhead_tokens: int
     batches: tuple[tuple[PromptMessage, ...], ...]
+    #: What the extraction is made of (:func:`~memory_worker.consolidation.kept.slice_digest`):
+    #: a kept extraction of another slice does not serve this one.
+    digest: str = ""
 
     def base_result(self, run_id: str, request: RunRequest) -> ConsolidationResult:
         """The result of the run before any call (all a run with nothing to extract says)."""
@@ -213,8 +236,14 @@ def plan_run(request: RunRequest, settings: Settings) -> RunPlan:
     noise_counts = Counter(
         str(reason) for mid, reason in noise.dropped.items() if mid in covered_ids
     )
-    batches = pack_batches(
-        run_slice.kept, budget_tokens=message_budget, max_messages=settings.max_batch_messages
+    batches = tuple(
+        tuple(batch)
+        for batch in pack_batches(
+            run_slice.kept, budget_tokens=message_budget, max_messages=settings.max_batch_messages
+        )
+    )
+    digest = slice_digest(
+        request, run_slice.kept, run_slice.covered, batches, Limits.from_settings(settings)
     )
     return RunPlan(
         prompt_version=version,
@@ -223,7 +252,8 @@ def plan_run(request: RunRequest, settings: Settings) -> RunPlan:
         continuation=continuation_request(request, run_slice),
         noise_dropped=dict(sorted(noise_counts.items())),
         overhead_tokens=overhead,
-        batches=tuple(tuple(batch) for batch in batches),
+        batches=batches,
+        digest=digest,
     )
 
 
@@ -280,35 +310,69 @@ class RunOutputs:
         """The episode summary: every batch's, secrets redacted, bounded."""
         return episode_summary("\n\n".join(self.summaries))
 
-    def result(
-        self, base: ConsolidationResult, applied: ApplyResult, batches: int
-    ) -> ConsolidationResult:
-        """The run's result once its write was applied (or found already applied)."""
-        return dataclasses.replace(
-            base,
-            batches=batches,
-            llm_calls=self.usage.llm_calls,
-            embed_calls=self.usage.embed_calls,
-            prompt_tokens=self.usage.prompt_tokens,
-            completion_tokens=self.usage.completion_tokens,
-            existing_cards_shown=len(self.shown),
-            cards_inserted=applied.inserted,
-            cards_observed=applied.observed,
-            cards_superseded=applied.superseded,
-            cards_competing=applied.competing,
-            cards_rewritten=applied.rewritten,
-            cards_merged=applied.merged,
-            cards_reinforced=applied.reinforced,
-            cards_demoted=applied.demoted,
-            resolutions_skipped=applied.skipped,
-            links_written=applied.links,
-            cards_retracted=applied.retracted,
-            dropped_by_validation=dict(sorted(self.dropped.items())),
-            malformed_items=self.malformed,
-            salvaged_answers=self.salvaged,
-            episode_id=base.run_id,
-            already_applied=not applied.applied,
+    def kept(self, plan: RunPlan, *, forget_epoch: int, at_ms: int) -> KeptExtraction:
+        """The run's validated extraction as the card write takes it (and as it is kept for
+        the run's next attempts, §7)."""
+        return KeptExtraction(
+            prompt_version=plan.prompt_version,
+            slice_digest=plan.digest,
+            forget_epoch=forget_epoch,
+            kept_at_ms=at_ms,
+            cards=tuple(self.cards.cards),
+            resolutions=tuple(self.resolutions),
+            links=tuple(self.links),
+            summary=self.summary(),
+            topics=tuple(episode_labels(self.topics, MAX_TOPICS)),
+            participants=tuple(episode_labels(self.participants, MAX_PARTICIPANT_NAMES)),
+            counts=ExtractionCounts(
+                batches=len(plan.batches),
+                llm_calls=self.usage.llm_calls,
+                prompt_tokens=self.usage.prompt_tokens,
+                completion_tokens=self.usage.completion_tokens,
+                existing_cards_shown=len(self.shown),
+                malformed_items=self.malformed,
+                salvaged_answers=self.salvaged,
+                dropped_by_validation=dict(sorted(self.dropped.items())),
+            ),
         )
+
+
+def run_result(
+    base: ConsolidationResult,
+    record: KeptExtraction,
+    applied: ApplyResult,
+    *,
+    embed_calls: int,
+    reused: bool,
+) -> ConsolidationResult:
+    """The run's result once its write was applied (or found already applied)."""
+    counts = record.counts
+    return dataclasses.replace(
+        base,
+        batches=counts.batches,
+        llm_calls=counts.llm_calls,
+        embed_calls=embed_calls,
+        prompt_tokens=counts.prompt_tokens,
+        completion_tokens=counts.completion_tokens,
+        existing_cards_shown=counts.existing_cards_shown,
+        cards_inserted=applied.inserted,
+        cards_observed=applied.observed,
+        cards_superseded=applied.superseded,
+        cards_competing=applied.competing,
+        cards_rewritten=applied.rewritten,
+        cards_merged=applied.merged,
+        cards_reinforced=applied.reinforced,
+        cards_demoted=applied.demoted,
+        resolutions_skipped=applied.skipped,
+        links_written=applied.links,
+        cards_retracted=applied.retracted,
+        dropped_by_validation=dict(counts.dropped_by_validation),
+        malformed_items=counts.malformed_items,
+        salvaged_answers=counts.salvaged_answers,
+        episode_id=base.run_id,
+        already_applied=not applied.applied,
+        extraction_reused=reused,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,6 +383,8 @@ class Embedded:
     resolutions: list[ResolutionWrite]
     episode_vector: list[float] | None
     model: str | None
+    #: Embedding calls made for them.
+    calls: int = 0
 
 
 async def consolidate_run(
@@ -334,12 +400,16 @@ async def consolidate_run(
     now: datetime | None = None,
     lookup_embedder: Embedder | None = None,
     forget_epoch: int | None = None,
+    kept: ExtractionSlot | None = None,
 ) -> ConsolidationResult:
     """Consolidate one claimed run (see the module doc for the failure contract).
 
     ``lookup_embedder`` serves the related-card lookup (default: ``embedder``).
     ``forget_epoch`` is the chat's forget epoch at the run's claim: the card write
     raises :class:`~memory_worker.errors.ForgottenWrite` when a forget came after (§14).
+    ``kept``: where the run keeps its validated extraction between attempts (§7) — an
+    earlier attempt's that still holds is used instead of the farm; a new one is kept
+    before the embedding (None: nothing is kept or read, e.g. maintenance and tests).
 
     ``deadline`` is a ``time.monotonic()`` instant bounding every call.
     Idempotency keys are ``<run>:a<attempt>:<nonce>:…`` with a fresh nonce per
@@ -357,11 +427,6 @@ async def consolidate_run(
             covered=len(plan.run_slice.covered),
         )
         return base
-    lookup = lookup_embedder or embedder
-    reads = await _reads_unless_applied(store, run_id, request, plan, settings, lookup)
-    if reads is None:  # applied already (a crash after its write): no call
-        return dataclasses.replace(base, already_applied=True, episode_id=run_id)
-
     run = _Attempt(
         run_id=run_id,
         request=request,
@@ -372,18 +437,94 @@ async def consolidate_run(
         now=now or datetime.now(UTC),
         forget_epoch=forget_epoch,
     )
-    outputs = RunOutputs()
-    context = await _context(run, store, lookup, outputs, reads)
-    for index, batch in enumerate(plan.batches):
-        await _extract_batch(run, extractor, index, batch, context, outputs)
-    embedded = await _embed(run, embedder, outputs)
-    applied = await _apply(run, store, outputs, embedded)
-    result = outputs.result(base, applied, len(plan.batches))
-    _log_done(run, result, outputs)
+    record = await _earlier_extraction(run, kept)
+    reused, lookup_calls = record is not None, 0
+    if record is None:
+        lookup = lookup_embedder or embedder
+        reads = await _reads_unless_applied(store, run_id, request, plan, settings, lookup)
+        if reads is None:  # applied already (a crash after its write): no call
+            return dataclasses.replace(base, already_applied=True, episode_id=run_id)
+        outputs = RunOutputs()
+        context = await _context(run, store, lookup, outputs, reads)
+        for index, batch in enumerate(plan.batches):
+            await _extract_batch(run, extractor, index, batch, context, outputs)
+        record = outputs.kept(plan, forget_epoch=run.epoch, at_ms=run.now_ms)
+        lookup_calls = outputs.usage.embed_calls
+        await _keep(run, kept, record)
+    elif await _applied(store, run_id, request):
+        return dataclasses.replace(base, already_applied=True, episode_id=run_id)
+    embedded = await _embed(run, embedder, record)
+    applied = await _apply(run, store, record, embedded)
+    result = run_result(
+        base,
+        record,
+        applied,
+        embed_calls=lookup_calls + embedded.calls,
+        reused=reused,
+    )
+    _log_done(run, result)
     return result
 
 
-def _log_done(run: _Attempt, result: ConsolidationResult, outputs: RunOutputs) -> None:
+async def _earlier_extraction(run: _Attempt, kept: ExtractionSlot | None) -> KeptExtraction | None:
+    """An earlier attempt's kept extraction that still serves this one (§7), else None.
+
+    A run's first claim (one attempt, never released) had no earlier attempt: no read."""
+    if kept is None or (kept.claim.attempts <= 1 and kept.claim.releases == 0):
+        return None
+    raw = await kept.load()
+    if raw is None:
+        return None
+    record = decode_kept(raw, card_max_bytes=run.settings.card_max_bytes)
+    if record is None:
+        log.warning("consolidation.kept_extraction_unreadable", run_id=run.run_id)
+        return None
+    stale = stale_reason(
+        record,
+        prompt_version=run.plan.prompt_version,
+        digest=run.plan.digest,
+        forget_epoch=run.epoch,
+        now_ms=run.now_ms,
+        ttl_ms=int(run.settings.extraction_keep_seconds * 1000),
+    )
+    if stale is not None:
+        log.info("consolidation.kept_extraction_stale", run_id=run.run_id, reason=stale.value)
+        return None
+    log.info(
+        "consolidation.kept_extraction_reused",
+        run_id=run.run_id,
+        chat_id=run.request.chat_id,
+        cards=len(record.cards),
+        llm_calls_saved=record.counts.llm_calls,
+    )
+    return record
+
+
+async def _keep(run: _Attempt, kept: ExtractionSlot | None, record: KeptExtraction) -> None:
+    """Keep the extraction for the run's next attempts (best effort: the store refusing or
+    being away never costs this attempt its farm result, §7)."""
+    if kept is None:
+        return
+    try:
+        stored = await kept.save(encode_kept(record))
+    except RedisError as exc:  # away, or refusing writes (OOM…): the attempt goes on
+        log.warning(
+            "consolidation.extraction_not_kept", run_id=run.run_id, error=type(exc).__name__
+        )
+        return
+    if not stored:  # the lease moved on, or a forget came after the claim
+        log.info("consolidation.extraction_not_kept", run_id=run.run_id, error="refused")
+
+
+async def _applied(store: CardStore, run_id: str, request: RunRequest) -> bool:
+    """The run's write already landed (a crash after it, before the completion)."""
+    if await store.has_applied(request.chat_id, run_id):
+        log.info("consolidation.already_applied", run_id=run_id, chat_id=request.chat_id)
+        return True
+    return False
+
+
+def _log_done(run: _Attempt, result: ConsolidationResult) -> None:
     log.info(
         "consolidation.done",
         run_id=run.run_id,
@@ -393,7 +534,8 @@ def _log_done(run: _Attempt, result: ConsolidationResult, outputs: RunOutputs) -
         inserted=result.cards_inserted,
         observed=result.cards_observed,
         superseded=result.cards_superseded,
-        dropped=sum(outputs.dropped.values()),
+        dropped=sum(result.dropped_by_validation.values()),
+        reused=result.extraction_reused,
         continuation=run.plan.continuation is not None,
     )
 
@@ -435,6 +577,15 @@ class _Attempt:
     deadline: float | None
     now: datetime
     forget_epoch: int | None = None
+
+    @property
+    def epoch(self) -> int:
+        """The forget epoch the attempt was claimed under (0: unfenced)."""
+        return self.forget_epoch or 0
+
+    @property
+    def now_ms(self) -> int:
+        return int(self.now.timestamp() * 1000)
 
 
 async def _context(
@@ -495,13 +646,13 @@ async def _extract_batch(
     )
 
 
-async def _embed(run: _Attempt, embedder: Embedder | None, outputs: RunOutputs) -> Embedded:
+async def _embed(run: _Attempt, embedder: Embedder | None, record: KeptExtraction) -> Embedded:
     """Vectors for the new cards, the rewritten facts and the summary, in one pass."""
-    cards = list(outputs.cards.cards)
-    resolutions = list(outputs.resolutions)
+    cards = list(record.cards)
+    resolutions = list(record.resolutions)
     if embedder is None:
         return Embedded(cards, resolutions, None, None)
-    summary = outputs.summary()
+    summary = record.summary
     rewrite_slots = [i for i, r in enumerate(resolutions) if r.new_fact_text]
     texts = [c.fact_text for c in cards]
     texts += [resolutions[i].new_fact_text or "" for i in rewrite_slots]
@@ -518,15 +669,14 @@ async def _embed(run: _Attempt, embedder: Embedder | None, outputs: RunOutputs) 
         if texts
         else (Vectors(), 0)
     )
-    outputs.usage.embed_calls += calls
     cards = [dataclasses.replace(c, embedding=v) for c, v in zip(cards, vectors, strict=False)]
     for slot, vector in zip(rewrite_slots, vectors[len(cards) :], strict=False):
         resolutions[slot] = dataclasses.replace(resolutions[slot], embedding=vector)
-    return Embedded(cards, resolutions, vectors[-1] if summary else None, vectors.model)
+    return Embedded(cards, resolutions, vectors[-1] if summary else None, vectors.model, calls)
 
 
 async def _apply(
-    run: _Attempt, store: CardStore, outputs: RunOutputs, embedded: Embedded
+    run: _Attempt, store: CardStore, record: KeptExtraction, embedded: Embedded
 ) -> ApplyResult:
     """The run's one write (§7: retried until Redis takes it, within the deadline)."""
     kept, covered = run.plan.run_slice.kept, run.plan.run_slice.covered
@@ -534,11 +684,11 @@ async def _apply(
         observed_at=max(m.sent_at for m in kept),
         cards=embedded.cards,
         resolutions=embedded.resolutions,
-        links=outputs.links,
+        links=record.links,
         episode=EpisodeWrite(
-            summary=outputs.summary(),
-            topics=episode_labels(outputs.topics, MAX_TOPICS),
-            participants=episode_labels(outputs.participants, MAX_PARTICIPANT_NAMES),
+            summary=record.summary,
+            topics=record.topics,
+            participants=record.participants,
             range_start=min(m.sent_at for m in covered),
             range_end=max(m.sent_at for m in covered),
             thread_id=run.request.thread_id,

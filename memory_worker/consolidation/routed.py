@@ -21,7 +21,7 @@ from memory_worker.deadlines import deadline_after
 from memory_worker.errors import StoreDataCorrupt
 from memory_worker.logs import get_logger
 from memory_worker.pipeline.processing import ProcessResult
-from memory_worker.runs import ClaimedRun
+from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.storage.faults import store_answer
 
@@ -125,12 +125,20 @@ class RoutedModels:
 
 
 class ConsolidationProcessor:
-    """A claimed run → consolidated memory (``consolidate_run``) through the walker."""
+    """A claimed run → consolidated memory (``consolidate_run``) through the walker; with
+    ``runs``, each run keeps its validated extraction between attempts (§7)."""
 
-    def __init__(self, models: RoutedModels, cards: CardStore, settings: Settings) -> None:
+    def __init__(
+        self,
+        models: RoutedModels,
+        cards: CardStore,
+        settings: Settings,
+        runs: RunStore | None = None,
+    ) -> None:
         self.models = models
         self.cards = cards
         self.settings = settings
+        self.runs = runs
 
     async def __call__(self, run: ClaimedRun, *, deadline: float) -> ProcessResult:
         context = {"run_id": run.id, "chat_id": str(run.request.chat_id)}
@@ -146,6 +154,7 @@ class ConsolidationProcessor:
                 deadline=deadline,
                 attempt=run.attempts,
                 forget_epoch=run.forget_epoch,
+                kept=self.runs.extraction_slot(run) if self.runs is not None else None,
             )
         except Exception as exc:
             answer = store_answer(exc)

@@ -72,6 +72,7 @@ KNOWN_LABELS: dict[str, tuple[str, ...]] = {
         STORE_REFUSED,  # the store refused the run's write (OOM…): uncharged (§7)
         "shutdown",
         "watchdog",
+        "pinned",  # a pinned worker gave its runs back before it exited (§11)
         FORGOTTEN,
     ),
     "failed": _FAILED,

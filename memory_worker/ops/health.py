@@ -2,7 +2,8 @@
 
 - **alive** (``/healthz``): the process answers HTTP, and (``run --serve``) its
   worker is not wedged (:mod:`memory_worker.worker.watchdog`: 503 from the moment the
-  watchdog's window has passed, until the worker exits). Nothing else — a
+  watchdog's window has passed, until the worker exits) nor pinned
+  (:mod:`memory_worker.worker.pinned`: 503 until it exits). Nothing else — a
   liveness probe that checks dependencies restarts healthy pods during a
   Redis blip.
 - **ready** (``/readyz``): every store a run writes takes writes — the queue's Redis

@@ -534,3 +534,29 @@ def retired_reporter(events: Fanout) -> Callable[[list[str], str, str | None], A
         )
 
     return on_retired
+
+
+#: The type of a pinned worker's event (§11): a worker the restart guard keeps from
+#: exiting again. A pipeline event of this package, never a walker's.
+WORKER_PINNED = "worker_pinned"
+
+
+def pinned_reporter(events: Fanout) -> Callable[[str, dict[str, int]], Awaitable[None]]:
+    """The worker's hook: pinned again within its restart guard → a ``worker_pinned`` event
+    that pages (once per worker and cooldown: its dedupe key is the worker's identity)."""
+
+    async def on_pinned(identity: str, counts: dict[str, int]) -> None:
+        await events.emit(
+            RoutingEvent(
+                WORKER_PINNED,
+                MEMORY_EXTRACTION,
+                severity="error",
+                reason="pinned",
+                counters=counts,
+                context={"worker": identity},
+                admin_actionable=True,
+                dedupe=f"{WORKER_PINNED}:{identity}",
+            )
+        )
+
+    return on_pinned

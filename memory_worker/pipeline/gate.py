@@ -31,7 +31,7 @@ class WalkerGate:
     run without spending an attempt. The deferral (§8) then happens there: that tick ends
     ``deferred`` and queues the single delayed probe, and its outcome drops the reused
     answer. What is lost is the claim, the release and any farm call the run made before
-    the open route's (an extraction before an open embedding route is redone later), for
+    the open route's (an extraction before an open embedding route is kept for the run's next attempt), for
     at most the ticks this process starts inside one window — a tick that read the gate
     just before the trip costs the same. During an outage each tick defers, so nothing
     is reused across probe intervals (a window is ≤ 5 s against the 15 s retry interval

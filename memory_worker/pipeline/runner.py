@@ -86,6 +86,9 @@ _SLOT: ContextVar[str | None] = ContextVar("tick_slot", default=None)
 
 #: Called when runs are retired (the admin-report hook): (run ids, reason code).
 RetiredHook = Callable[[list[str], str, str | None], Awaitable[None]]
+#: Called when this worker is pinned and its restart guard holds it (the admin-report hook):
+#: (the worker's stable identity, its counts over the window — names to integers).
+PinnedHook = Callable[[str, dict[str, int]], Awaitable[None]]
 
 
 class FailureReport(Protocol):
@@ -109,6 +112,7 @@ class TickRunner:
     ticks: TickQueue
     gate: RouteGate | None = None
     on_retired: RetiredHook | None = None
+    on_pinned: PinnedHook | None = None
     worker_id: str = field(
         default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     )
@@ -120,6 +124,8 @@ class TickRunner:
     held: set[str] = field(default_factory=set)
     #: Ticks between sending a claim and listing its run in :attr:`held`.
     claiming: int = 0
+    #: Runs this process claimed since it started: its demand (a pinned worker, §11).
+    claims: int = 0
     #: Claims whose outcome has not landed in Redis yet. A tick cancelled by a shutdown
     #: (arq's grace ran out while a write was retrying) leaves its run here, and
     #: :meth:`release_unsettled` (on_shutdown) gives it back before the process exits.
@@ -304,6 +310,7 @@ class TickRunner:
         if claim.ready_at_ms is not None:
             self.metrics.claimed((now_ms() - claim.ready_at_ms) / 1000)
         structlog.contextvars.bind_contextvars(run_id=claim.id, chat_id=claim.request.chat_id)
+        self.claims += 1
         self.held.add(claim.id)
         self.unsettled[claim.id] = claim
         return claim

@@ -23,6 +23,9 @@ Layout (all under the queue hash tag, see ``keys.py``):
   attempt budget of its last claim, and ``release_log``: its newest releases, one JSON
   object a line);
 - ``run:<id>:errors`` LIST — the bounded error log (JSON entries);
+- ``run:<id>:extraction`` STRING — the run's validated extraction kept between its
+  attempts (§7, ``lua/keep_extraction.lua`` under the lease and the forget epoch; a time to
+  live, gone with the run's completion and with a forget of its chat);
 - ``runs:nk`` HASH natural key → run id (idempotent enqueue);
 - ``runs:queued`` ZSET — queued runs, score ``-range_end_ms`` so ZPOPMIN-order
   is newest window first (ties: older run id first, i.e. continuations in order);
@@ -89,13 +92,14 @@ from memory_worker.runs.model import (
     now_ms,
     touch_pulse,
 )
-from memory_worker.runs.store import RunStore
+from memory_worker.runs.store import ExtractionSlot, RunStore
 
 __all__ = [
     "ClaimResult",
     "ClaimedRun",
     "EnqueueResult",
     "EnqueueStatus",
+    "ExtractionSlot",
     "PruneResult",
     "Pulse",
     "RunStore",

@@ -120,6 +120,15 @@ class RunForget:
         _, raced = await self._script(keys=keys, args=args)
         return {as_text(r) for r in raced}
 
+    async def erase_extractions(self, run_ids: Sequence[str]) -> int:
+        """The kept extractions of ``run_ids`` go (§7): called once the chat's epoch moved,
+        so none kept before it outlives the forget and none can be kept after it (the keep
+        script refuses an older epoch). Answers how many there were."""
+        erased = 0
+        for part in chunks(run_ids, _PAGE):
+            erased += int(await self.redis.delete(*(self.keys.run_extraction(r) for r in part)))
+        return erased
+
     async def epoch(self, chat_id: int) -> int:
         value = await self.redis.hget(self.keys.forget_epochs, str(chat_id))  # type: ignore[misc]
         return int(value or 0)

@@ -135,6 +135,15 @@ def lease_kept_for_owner(
     return now <= alive_until
 
 
+def keep_extraction(
+    *, lease_token: str | None, status: str | None, epoch_now: int, token: str, epoch: int
+) -> bool:
+    """Whether an attempt may keep its run's extraction (§7; twin of
+    ``lua/keep_extraction.lua``): it still holds the run's lease, and the chat's forget epoch
+    is still the one it was claimed under."""
+    return lease_token == token and status == "processing" and epoch_now == epoch
+
+
 def hour_of(at_ms: int) -> int:
     """Whole UTC hours since the epoch (the ``<hour>`` of a ``runs:hourly`` field)."""
     return at_ms // HOUR_MS

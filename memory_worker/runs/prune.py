@@ -112,7 +112,13 @@ class RunPrune:
         result.retired_messages = await self.retired_messages(before, now=now, batch=batch)
         result.workers = int(
             await self._prune_workers(
-                keys=[k.workers, k.worker_concurrency, k.worker_runs, k.worker_info],
+                keys=[
+                    k.workers,
+                    k.worker_concurrency,
+                    k.worker_runs,
+                    k.worker_info,
+                    k.worker_completed,
+                ],
                 args=[now - int(s.worker_registry_grace_seconds * 1000)],
             )
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -71,6 +72,7 @@ _SUMMARY = lua_text(__package__, "retired_summary")
 _FAIL = _SET_STATUS + _SUMMARY + lua_text(__package__, "fail")
 _RELEASE = _SET_STATUS + lua_text(__package__, "hourly", "release")
 _HAS_CLAIMABLE = lua_text(__package__, "has_claimable")
+_KEEP_EXTRACTION = lua_text(__package__, "keep_extraction")
 _REPLAY = _SUMMARY + lua_text(__package__, "replay")
 
 
@@ -95,6 +97,7 @@ class RunStore:
         #: The lanes' heads as this store's last claim left them: the next claim's runs.
         self._claim_heads = LaneHeads([], [])
         self._park = redis.register_script(_PARK)
+        self._keep_extraction = redis.register_script(_KEEP_EXTRACTION)
 
     @property
     def _status_prefix(self) -> str:
@@ -324,7 +327,14 @@ class RunStore:
     async def deregister(self, owner: str) -> None:
         k = self.keys
         await self._deregister(
-            keys=[k.workers, k.worker_runs, k.worker_concurrency, k.worker_info], args=[owner]
+            keys=[
+                k.workers,
+                k.worker_runs,
+                k.worker_concurrency,
+                k.worker_info,
+                k.worker_completed,
+            ],
+            args=[owner],
         )
 
     async def renew(self, claim: ClaimedRun, *, at_ms: int | None = None) -> bool:
@@ -362,6 +372,8 @@ class RunStore:
                 k.counters,
                 k.by_status(RunStatus.PROCESSING.value),
                 k.by_status(RunStatus.COMPLETED.value),
+                k.worker_completed,
+                k.run_extraction(claim.id),
             ],
             args=[claim.token, now, orjson.dumps(result), self._status_prefix, claim.id],
         )
@@ -426,6 +438,10 @@ class RunStore:
         )
         return bool(int(ok))
 
+    def extraction_slot(self, claim: ClaimedRun) -> ExtractionSlot:
+        """Where ``claim``'s run keeps its extraction between attempts (§7)."""
+        return ExtractionSlot(self, claim)
+
     def _route_error(
         self, claim: ClaimedRun, now: int, origin: ReleaseOrigin, code: str, reason: str | None
     ) -> str:
@@ -488,6 +504,29 @@ class RunStore:
             ],
         )
         return bool(int(ok))
+
+    # --- the kept extraction (§7) -------------------------------------------------------------
+    async def keep_extraction(self, claim: ClaimedRun, record: bytes) -> bool:
+        """Keep ``record`` (the run's validated extraction) for its next attempts, for
+        ``MEMORY_EXTRACTION_KEEP_SECONDS``; False when refused: the lease is no longer
+        ``claim``'s, or a forget of the chat came after the claim (``lua/keep_extraction.lua``)."""
+        k = self.keys
+        kept = await self._keep_extraction(
+            keys=[k.run(claim.id), k.forget_epochs, k.run_extraction(claim.id)],
+            args=[
+                claim.token,
+                str(claim.request.chat_id),
+                claim.forget_epoch,
+                record,
+                int(self.settings.extraction_keep_seconds * 1000),
+            ],
+        )
+        return bool(int(kept))
+
+    async def kept_extraction(self, run_id: str) -> bytes | None:
+        """The run's kept extraction as stored (None: none kept, or it expired)."""
+        raw = await self.redis.get(self.keys.run_extraction(run_id))
+        return None if raw is None else bytes(raw)
 
     async def prune_finished(self, *, at_ms: int | None = None, batch: int = 1000) -> int:
         """Delete completed/skipped runs older than the retention (in batches); returns how many."""
@@ -598,3 +637,17 @@ class LaneHeads(NamedTuple):
 
     leases: list[str]
     others: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionSlot:
+    """One claimed run's kept extraction (§7): read it, keep one (under the claim's fences)."""
+
+    store: RunStore
+    claim: ClaimedRun
+
+    async def load(self) -> bytes | None:
+        return await self.store.kept_extraction(self.claim.id)
+
+    async def save(self, record: bytes) -> bool:
+        return await self.store.keep_extraction(self.claim, record)

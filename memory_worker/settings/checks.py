@@ -199,6 +199,13 @@ RELATIONS: tuple[Relation, ...] = (
         "within the routed call's wall, the wall within the tick's) would read as wedged, "
         "and the worker would exit 70 and wedge again on the same run after each restart",
     ),
+    _le(
+        "worker_heartbeat_seconds",
+        "pinned_window_seconds",
+        "a pinned worker would be judged on fewer than two looks at the counts (one a "
+        "heartbeat period)",
+        strict=True,
+    ),
     Relation(
         ((4.0, "breaker_success_hold_seconds"),),
         ((1.0, "routing_latency_window_seconds"),),

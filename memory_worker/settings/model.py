@@ -377,6 +377,43 @@ class Settings(
         "above the tick budget plus the shutdown grace, and above a routed farm call's wall "
         "budget. Unset: MEMORY_TICK_TIMEOUT_SECONDS + MEMORY_SHUTDOWN_GRACE_SECONDS + 60.",
     )
+    pinned_window_seconds: float = Field(
+        300.0,
+        ge=1,
+        le=DAY,
+        description="A worker that claimed runs (MEMORY_PINNED_MIN_CLAIMS) but completed none "
+        "for this long while its peers completed MEMORY_PINNED_PEER_COMPLETIONS is pinned: it "
+        "says why in one log line and on /healthz, releases its runs and exits 70 for its "
+        "supervisor to restart it (§11).",
+    )
+    pinned_min_claims: int = Field(
+        5,
+        ge=1,
+        le=1_000_000,
+        description="Runs a worker must have claimed within the pinned window to be judged "
+        "(its demand).",
+    )
+    pinned_peer_completions: int = Field(
+        3,
+        ge=1,
+        le=1_000_000,
+        description="Runs the other workers must have completed within the pinned window for "
+        "a worker that completed none to be pinned (the farm works: the worker does not).",
+    )
+    pinned_guard_seconds: float = Field(
+        3600.0,
+        ge=1,
+        le=30 * DAY,
+        description="A worker that exited pinned and is pinned again within this long pages "
+        "the admins instead of exiting again (restart guard, kept in Redis by host and "
+        "MEMORY_WORKER_SLOT).",
+    )
+    worker_slot: Name | None = Field(
+        None,
+        description="This worker's stable name on its host, when a host runs several (e.g. "
+        "the systemd instance `%i`, or `worker.2`): with the host name it is the identity the "
+        "pinned restart guard remembers across restarts. Unset: the host name alone.",
+    )
     worker_heartbeat_seconds: float = Field(
         default_factory=heartbeat_default,
         gt=0,

@@ -98,6 +98,14 @@ class RunSettings(SecretSafeSettings):
         le=MAX_RUN_BYTES,
         description="Largest encoded run request accepted.",
     )
+    extraction_keep_seconds: float = Field(
+        6 * 3600.0,
+        ge=60,
+        le=7 * DAY,
+        description="A run's validated extraction is kept with the run this long, so an "
+        "attempt after an embedding or card-write failure goes straight to embedding (§7: "
+        "the farm is not paid twice); a new prompt version, slice or forget epoch drops it.",
+    )
     completed_run_retention_days: float = Field(
         14.0,
         gt=0,

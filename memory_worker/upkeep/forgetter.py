@@ -16,7 +16,10 @@ facts back (no resurrection):
    card store. A card write of a run claimed under an older epoch is refused
    (:class:`~memory_worker.errors.ForgottenWrite`): the run is released as
    ``forgotten`` and extracted again from what remains — or, when the chat was
-   forgotten, its owner finds the run skipped and drops it;
+   forgotten, its owner finds the run skipped and drops it. Then every run of the chat
+   (listed again) loses the extraction it kept between attempts (§7): one kept before
+   the epoch moved is erased, one an attempt of the older epoch tries to keep after is
+   refused by the keep script;
 4. **memory** — planned again *after* the epoch moved (a write that landed before
    it is seen), then removed a chunk a call (``cards/lua/forget.lua``), or, for a
    chat, every memory key unlinked; the in-progress mark goes (a forget that died
@@ -103,6 +106,10 @@ class Forgetter:
         )
         epoch = await self.runs.bump_epoch(chat)
         await self.cards.raise_epoch(chat, epoch)
+        # the runs' kept extractions (§7) may hold what is forgotten, or what the model made
+        # of the forgotten cards it was shown: every run of the chat, listed again now that
+        # the epoch moved (a run claimed later keeps none from before it)
+        await self.runs.erase_extractions(await self.runs.chat_runs(chat))
         if user is None:
             memory = await self.cards.chat_counts(chat)
             await self.cards.forget_chat(chat)

@@ -8,6 +8,8 @@
   Redis at start, the bounded shutdown release; every phase obeys SIGTERM/SIGINT.
 - :mod:`~memory_worker.worker.watchdog`: the liveness rule and the thread that releases a
   wedged worker's runs and exits it non-zero.
+- :mod:`~memory_worker.worker.pinned`: the pinned rule (demand, no run completed while the
+  peers complete theirs), its restart guard and the monitor that hands the watchdog the exit.
 - :mod:`~memory_worker.worker.prelude`: a tick's job start without ``MULTI``/``EXEC``;
   its script is ``lua/job_start.lua``.
 - :mod:`~memory_worker.worker.fleet`: worker processes on demand (``python -m

@@ -45,6 +45,7 @@ from memory_worker.settings import Settings
 from memory_worker.storage.checks import check_redis
 from memory_worker.storage.connections import LOG_RETRY_AT, backoff_delay, next_failure_count
 from memory_worker.wiring import build_tick_runner
+from memory_worker.worker.pinned import PinnedMonitor
 from memory_worker.worker.prelude import next_pipeline_plain, plain_prelude_pipelines
 from memory_worker.worker.watchdog import Watchdog
 
@@ -146,6 +147,9 @@ async def _on_startup(
     ctx["background_stop"] = stop
     ctx["background_tasks"] = [asyncio.create_task(loop(stop)) for loop in runner.background]
     ctx["watchdog"] = Watchdog.arm(runner, settings, ctx.get("store_url"))
+    # a pinned worker (§11) leaves through the watchdog too
+    ctx["pinned"] = PinnedMonitor(runner, settings, ctx["watchdog"])
+    ctx["background_tasks"].append(asyncio.create_task(ctx["pinned"].run(stop)))
     log.info("worker_started", worker=runner.worker_id, concurrency=settings.worker_concurrency)
 
 

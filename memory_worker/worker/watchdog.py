@@ -20,6 +20,12 @@ blocked by a synchronous call), would hold its runs forever while ``/healthz`` s
   loop of its own, and exits with
   :data:`WEDGED_EXIT` (``os._exit``: nothing of a wedged process can be trusted to unwind), so
   ``Procfile``/systemd/Kubernetes restart it.
+
+A **pinned** worker (:mod:`memory_worker.worker.pinned`: demand, no run completed for a
+window while its peers complete theirs) leaves the same way: its monitor, on the event loop,
+:meth:`Watchdog.pin` s the verdict (reason ``pinned``) and this thread does the rest — 503,
+the release (reason ``pinned``) and exit 70. When its restart guard holds it instead, the
+monitor :meth:`Watchdog.note` s it: ``/healthz`` stays 200 and says so.
 """
 
 from __future__ import annotations
@@ -54,13 +60,21 @@ WEDGED_EXIT = 70
 LINGER_SECONDS = 1.0
 
 
+#: The reason of a pinned worker's exit (and of the release of its runs).
+PINNED = "pinned"
+#: The reason a pinned worker stays up: its restart guard held it, the admins were paged.
+PINNED_HELD = "pinned_held"
+
+
 @dataclass(frozen=True, slots=True)
 class Liveness:
-    """The watchdog's verdict: wedged or not, why, and for how long nothing moved."""
+    """The watchdog's verdict: wedged (the worker exits) or not, why, for how long nothing
+    moved, and the counts behind a pinned verdict (name, value)."""
 
     wedged: bool
-    reason: str | None = None  # poll_loop_stalled | slots_stalled
+    reason: str | None = None  # poll_loop_stalled | slots_stalled | pinned | pinned_held
     stalled_s: float = 0.0
+    detail: tuple[tuple[str, int], ...] = ()
 
 
 ALIVE = Liveness(False)
@@ -85,12 +99,12 @@ def judge(
     return ALIVE
 
 
-#: Releases the given runs from the watchdog's thread; returns how many were released.
-Release = Callable[[list[ClaimedRun]], int]
+#: Releases the given runs (with the reason) from the watchdog's thread; answers how many.
+Release = Callable[[list[ClaimedRun], str], int]
 
 
-def release_held(url: str, settings: Settings, claims: list[ClaimedRun]) -> int:
-    """Release ``claims`` (reason ``watchdog``, attempts refunded) on an event loop and a Redis
+def release_held(url: str, settings: Settings, claims: list[ClaimedRun], reason: str) -> int:
+    """Release ``claims`` (``reason``, attempts refunded) on an event loop and a Redis
     client of this thread's own — the worker's loop may be the thing that is wedged. Each
     release retries through a Redis blip for ``MEMORY_SHUTDOWN_RELEASE_SECONDS``, fenced by
     the lease token (a run settled meanwhile answers "not yours")."""
@@ -103,7 +117,7 @@ def release_held(url: str, settings: Settings, claims: list[ClaimedRun]) -> int:
                 *(
                     retry_store_write(
                         "release",
-                        partial(store.release, claim, reason="watchdog"),
+                        partial(store.release, claim, reason=reason),
                         cap=settings.store_retry_max_seconds,
                         give_up_after=settings.shutdown_release_seconds,
                     )
@@ -136,6 +150,10 @@ class Watchdog:
         self.release = release
         self.check_every = min(1.0, window / 10)
         self.fired: Liveness | None = None
+        #: A pinned verdict to act on (set by the pinned monitor on the event loop).
+        self.pinned: Liveness | None = None
+        #: What ``/healthz`` adds while the restart guard keeps a pinned worker up.
+        self.noted: Liveness | None = None
         self._exit = exit
         self._clock = clock
         self._linger = linger
@@ -154,7 +172,8 @@ class Watchdog:
         return watchdog
 
     def verdict(self) -> Liveness:
-        """Wedged now? (``/healthz`` asks: 503 from the moment the window has passed.)"""
+        """Wedged or pinned now? (``/healthz`` asks: 503 from the moment the window has
+        passed, or the worker was found pinned.)"""
         if self.fired is not None:
             return self.fired
         pipeline = self.pipeline
@@ -163,13 +182,25 @@ class Watchdog:
             with contextlib.suppress(RuntimeError):
                 slots = dict(pipeline.progress)
                 break
-        return judge(
+        wedge = judge(
             now=self._clock(),
             window=self.window,
             poll_progress=pipeline.poll_progress,
             slots=slots,
             stopping=pipeline.stopping,
         )
+        if wedge.wedged:
+            return wedge
+        return self.pinned or self.noted or wedge
+
+    def pin(self, verdict: Liveness) -> None:
+        """The worker is pinned and may exit: the next look fires (release, exit 70)."""
+        self.pinned = verdict
+
+    def note(self, verdict: Liveness | None) -> None:
+        """What ``/healthz`` says of a pinned worker the restart guard keeps up (None: no
+        longer pinned)."""
+        self.noted = verdict
 
     def check(self) -> bool:
         """One look; on a wedge, fire (release, exit). True when it fired."""
@@ -185,14 +216,17 @@ class Watchdog:
 
     def _fire(self, verdict: Liveness) -> None:
         self.fired = verdict
-        log.error(
-            "worker_wedged",
-            reason=verdict.reason,
-            stalled_s=round(verdict.stalled_s, 1),
-            window_s=self.window,
-            holding=len(self._held()),
-            exit_code=WEDGED_EXIT,
-        )
+        pinned = verdict.reason == PINNED
+        event = "worker_pinned" if pinned else "worker_wedged"
+        if not pinned:  # a pinned worker's monitor logged why, with its counts
+            log.error(
+                event,
+                reason=verdict.reason,
+                stalled_s=round(verdict.stalled_s, 1),
+                window_s=self.window,
+                holding=len(self._held()),
+                exit_code=WEDGED_EXIT,
+            )
         # claim nothing more (a live loop would take the released runs straight back); the
         # linger lets a claim in flight land and a liveness probe see /healthz answer 503
         self.pipeline.stopping = True
@@ -201,10 +235,10 @@ class Watchdog:
         released = 0
         if self.release is not None:
             try:
-                released = self.release(claims)
+                released = self.release(claims, PINNED if pinned else "watchdog")
             except Exception as exc:  # exit all the same: the leases lapse, the runs come back
-                log.error("worker_wedged_release_failed", error=type(exc).__name__)
-        log.error("worker_wedged_exit", released=released, of=len(claims))
+                log.error(f"{event}_release_failed", error=type(exc).__name__)
+        log.error(f"{event}_exit", released=released, of=len(claims), exit_code=WEDGED_EXIT)
         _flush()
         self._exit(WEDGED_EXIT)
 

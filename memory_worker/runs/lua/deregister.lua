@@ -1,6 +1,7 @@
--- KEYS: workers, worker_runs, worker_concurrency, worker_info   ARGV: owner
+-- KEYS: workers, worker_runs, worker_concurrency, worker_info, worker_completed   ARGV: owner
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
+redis.call('HDEL', KEYS[5], ARGV[1])
 return 1

@@ -1,6 +1,7 @@
 
--- KEYS: workers, worker concurrency, worker runs, worker info   ARGV: before_ms
--- A worker gone for longer than the registry's grace leaves all four (its listed runs too:
+-- KEYS: workers, worker concurrency, worker runs, worker info, worker completed
+-- ARGV: before_ms
+-- A worker gone for longer than the registry's grace leaves all five (its listed runs too:
 -- a claim reads them only for an owner still in ``workers``).
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 for _, id in ipairs(ids) do
@@ -8,5 +9,6 @@ for _, id in ipairs(ids) do
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[3], id)
   redis.call('HDEL', KEYS[4], id)
+  redis.call('HDEL', KEYS[5], id)
 end
 return #ids
