@@ -11,7 +11,8 @@ embedded as an e5 query and looked up three ways on the same store:
 
 A question's recall@k is the share of its evidence messages whose card is among the k
 best (a card that merged repeats covers each message it came from). ``--tune`` sweeps
-the fusion's parameters on the ``dev`` split and reports the ``test`` split with the best.
+the fusion's parameters on the ``dev`` split and reports the ``test`` split with the best;
+the hand-written ``fresh`` split (over the ``test`` chats) is reported beside them.
 
 Vectors are cached in ``bench/.cache/`` by text (the suite embeds ~6,000 texts; e5 runs
 single-threaded): delete it to measure embedding from scratch.
@@ -191,6 +192,17 @@ def table(results: Sequence[Found], questions: Sequence[Question], title: str) -
         )
         lines.append(f"{name:<14}{len(group):>5}  {cells}")
     return "\n".join(lines)
+
+
+def by_language(results: Sequence[Found], questions: Sequence[Question], k: int = 5) -> str:
+    """recall@k of each mode per language, on one line."""
+    parts = []
+    for lang in dict.fromkeys(q.lang for q in questions):
+        group = [q for q in questions if q.lang == lang]
+        cells = "/".join(f"{r.mean(group, k):.3f}" for r in results)
+        parts.append(f"{lang} {cells}")
+    modes = "/".join(r.mode for r in results)
+    return f"{modes} @{k} by language: " + ", ".join(parts)
 
 
 def margins(hybrid: Found, dense: Found, questions: Sequence[Question], k: int = 5) -> str:

@@ -813,6 +813,7 @@ async def _longconv(store: CardStore, *, tune: bool, merge: bool) -> None:
     """The long-conversation suite: dense, lexical and hybrid recall@1/5/10 per category."""
     from bench.longconv import (
         CachedEmbedder,
+        by_language,
         candidates,
         lookups,
         margins,
@@ -825,14 +826,15 @@ async def _longconv(store: CardStore, *, tune: bool, merge: bool) -> None:
     from tests.support.longconv import load
 
     chats, questions = load()
+    _, fresh = load(split="fresh")  # hand-written, held out: reported, never tuned on
     embedder = CachedEmbedder(E5Embedder())
     await store_chats(store, chats, embedder)
-    items = await lookups(chats, questions, embedder)
+    items = await lookups(chats, [*questions, *fresh], embedder)
     chosen = FusionParams.from_settings(Settings())
     print(
         f"long-conversation suite: {len(chats)} chats, "
         f"{sum(len(c.messages) for c in chats)} messages (one card each), "
-        f"{len(questions)} questions; fusion {chosen}"
+        f"{len(questions)} questions and {len(fresh)} fresh; fusion {chosen}"
     )
     dev = [i for i in items if i.question.split == "dev"]
     dev_questions = [i.question for i in dev]
@@ -850,7 +852,7 @@ async def _longconv(store: CardStore, *, tune: bool, merge: bool) -> None:
             found = await run_mode(store, dev, "hybrid", params, E5)
             print(f"dev time boost {boost}: {margins(found, dense, dev_questions)}")
         print(f"chosen on dev: {chosen}")
-    for split in ("test", "dev"):
+    for split in ("test", "dev", "fresh"):
         chosen_items = [i for i in items if i.question.split == split]
         split_questions = [i.question for i in chosen_items]
         results = [
@@ -859,6 +861,7 @@ async def _longconv(store: CardStore, *, tune: bool, merge: bool) -> None:
         ]
         print(table(results, split_questions, f"split {split}"))
         print(margins(results[2], results[0], split_questions))
+        print(by_language(results, split_questions))
     if merge:
         big_chats, big_questions = merged(chats, questions)
         await store_chats(store, big_chats, embedder)

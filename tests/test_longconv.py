@@ -9,8 +9,11 @@ and its questions looked up dense-only and hybrid with the production defaults.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
+
+import pytest
 
 from bench.longconv import CATEGORIES, lookups, run_mode, store_chats
 from bench.meaning import E5, E5Embedder
@@ -19,7 +22,7 @@ from memory_worker.cards.recall import FusionParams
 from memory_worker.keys import Keys
 from memory_worker.settings import Settings
 from tests.support.longconv import DATA, dump, generate, load
-from tests.support.longconv_lang import BOOKS
+from tests.support.longconv_lang import BOOKS, Book
 
 SLICE_CHAT = 201  # Russian, test split: Cyrillic stems, names asked in Latin too
 
@@ -51,6 +54,58 @@ def test_the_suite_has_the_shape_the_issue_asks_for() -> None:
     assert sum(any(name in q.text for name in others) for q in questions) >= 100  # two scripts
     times = [m.sent_at for c in chats for m in c.messages]
     assert len(set(times)) > 0.9 * len(times)
+
+
+def _chit_chat(book: Book) -> re.Pattern[str]:
+    """Every chit-chat line and reaction the generator can write in ``book``'s language."""
+    months = "|".join(map(re.escape, book.months))
+    lines = "|".join(
+        re.escape(t).replace(r"\{m\}", f"(?:{months})").replace(r"\{n\}", ".+")
+        for t in (*book.chatter, *book.reactions)
+    )
+    openers = "|".join(map(re.escape, book.openers))
+    closers = "|".join(map(re.escape, book.closers))
+    return re.compile(rf"(?:(?:{openers}) )?(?:{lines})(?: (?:{closers}))?")
+
+
+def test_the_fresh_split_loads_and_its_evidence_is_real_facts_of_held_out_chats() -> None:
+    chats, fresh = load(split="fresh")
+    _, generated = load()
+    by_id = {c.id: c for c in chats}
+    assert len(fresh) == 200
+    assert Counter(q.category for q in fresh) == dict.fromkeys(CATEGORIES, 50)
+    languages = Counter(q.lang for q in fresh)
+    assert len(languages) >= 4
+    for lang, count in languages.items():  # in proportion to the chats (±5)
+        share = sum(c.lang == lang for c in chats) / len(chats)
+        assert abs(count - share * len(fresh)) <= 5, lang
+    assert len({q.id for q in fresh}) == len(fresh)
+    assert not {q.id for q in fresh} & {q.id for q in generated}
+    assert not {q.text for q in fresh} & {q.text for q in generated}
+    chatter = {lang: _chit_chat(book) for lang, book in BOOKS.items()}
+    for question in fresh:
+        chat = by_id[question.chat]
+        assert question.split == "fresh", question.id
+        assert chat.split == "test", question.id  # never a chat the fusion was tuned on
+        assert question.lang == chat.lang, question.id
+        assert question.evidence == sorted(set(question.evidence)), question.id
+        assert len(question.evidence) >= (2 if question.category == "multi-hop" else 1)
+        if question.category == "single-hop":
+            assert len(question.evidence) == 1, question.id
+        messages = {m.id: m for m in chat.messages}
+        for evidence in question.evidence:
+            known = evidence in messages
+            assert known, (question.id, evidence)
+            said = messages[evidence].text
+            assert not chatter[chat.lang].fullmatch(said), (question.id, evidence, said)
+
+
+def test_an_unknown_split_is_refused_and_the_default_is_the_generated_suite() -> None:
+    with pytest.raises(ValueError, match="unknown long-conversation split"):
+        load(split="tset")
+    _, test = load(split="test")
+    _, both = load()
+    assert test == [q for q in both if q.split == "test"]
 
 
 async def test_hybrid_recall_beats_the_cosine_on_a_slice(redis: Any, key_prefix: str) -> None:

@@ -20,7 +20,9 @@ Every question names its **evidence** (message ids) and a category:
 
 One question in five writes the person's name in the other script ("Mariya" in a Russian
 chat, "Мария" in an English one). The first chat of each language is the ``dev`` split
-(fusion parameters are chosen on it), the others ``test``.
+(fusion parameters are chosen on it), the others ``test``. A third split, ``fresh``, is not
+generated: 200 questions written by hand over the ``test`` chats in ``fresh.jsonl``
+(``load(split="fresh")``), held out from every tuning.
 
 The stand-in memory: every message becomes one card, ``"<sender>: <text>"``, observed when
 it was sent — so a question is a hit @k when its evidence message's card is among the k
@@ -302,17 +304,31 @@ def dump(chats: list[Chat], questions: list[Question]) -> dict[str, str]:
     }
 
 
-def load(directory: Path = DATA) -> tuple[list[Chat], list[Question]]:
-    """The committed suite."""
+#: The splits :func:`load` knows: the generator's two and the hand-written held-out one.
+SPLITS = ("dev", "test", "fresh")
+
+
+def load(directory: Path = DATA, split: str | None = None) -> tuple[list[Chat], list[Question]]:
+    """The committed suite: every chat, and the questions of ``split``.
+
+    ``None`` (the default) is the generator's questions, ``dev`` and ``test``; ``dev`` or
+    ``test`` alone keeps that split; ``fresh`` is ``fresh.jsonl``, questions written by hand
+    over the ``test`` chats and kept out of any tuning (see the data's ``README.md``).
+    """
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"unknown long-conversation split {split!r}: one of {SPLITS}")
     chats = []
     for line in (directory / "chats.jsonl").read_text(encoding="utf-8").splitlines():
         raw = json.loads(line)
         raw["messages"] = [Message(**m) for m in raw["messages"]]
         chats.append(Chat(**raw))
+    name = "fresh.jsonl" if split == "fresh" else "questions.jsonl"
     questions = [
         Question(**json.loads(line))
-        for line in (directory / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+        for line in (directory / name).read_text(encoding="utf-8").splitlines()
     ]
+    if split is not None:
+        questions = [q for q in questions if q.split == split]
     return chats, questions
 
 
