@@ -445,7 +445,9 @@ class MemoryQueue:
         """Memory ready to put in a bot's prompt: the user's own cards and the chat's, ranked
         by relevance to ``query`` (1 / its rank in :meth:`recall`'s answer, when given), salience, confidence
         and recency, one per fact, within ``max_tokens`` (estimated: one token per 3 bytes
-        of UTF-8), rendered as a dated block that keeps each fact's language. The same store
+        of UTF-8), rendered as a dated block that keeps each fact's language: the best card
+        whose line fits ``max_tokens`` always comes first, under the header when the header
+        fits beside it, alone when it does not. The same store
         gives the same context. Candidates: the ``MEMORY_CONTEXT_RECENT_CARDS`` most recently
         observed live cards of each scope, and recall's ``MEMORY_CONTEXT_QUERY_CARDS`` best.
         See :mod:`memory_worker.cards.prompt_context`; a query's recall raises as
@@ -484,7 +486,7 @@ class MemoryQueue:
             cards[e.card_id] if e.card_id in cards else card_from_json(chat_id, raw[e.card_id].raw)
             for e in chosen
         ]
-        text = render(chosen)
+        text = render(chosen, budget)
         return MemoryContext(text=text, cards=shown, tokens=estimate_tokens(text))
 
     async def _recent(
