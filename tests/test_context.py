@@ -121,7 +121,8 @@ async def test_a_tiny_budget_still_holds_the_best_fact_and_drops_the_header(
     assert tiny.text == best_line + "\n"
     asked = await queue.context(CHAT, user_id=ALICE, query="What does Alice drink?", max_tokens=14)
     assert [c.fact_text for c in asked.cards] == ["Alice likes green tea"]
-    assert asked.text.startswith("- [") and asked.tokens <= 14
+    assert asked.text.startswith("- [")
+    assert asked.tokens <= 14
 
 
 async def test_a_query_puts_the_relevant_card_first(queue: MemoryQueue) -> None:
