@@ -252,3 +252,18 @@ def test_the_documented_context_block_is_what_render_makes() -> None:
     ]
     example = Path(__file__).parent.parent / "examples" / "bot" / "context-output.txt"
     assert render(shown) == example.read_text(encoding="utf-8")
+
+
+def test_the_documented_small_budget_block_is_what_render_makes() -> None:
+    """examples/bot/context-small.txt (the bot's API page: ``max_tokens=14``) is the real
+    rendering: the best card's line alone, no header."""
+    from pathlib import Path
+
+    seen = int(datetime(2026, 11, 2, tzinfo=UTC).timestamp() * 1000)
+    cards = [
+        Entry("1", "Alice loves green tea.", 0.6, 0.8, seen, seen),
+        Entry("2", "Мария любит кататься на велосипеде.", 0.4, 0.7, seen, seen),
+    ]
+    example = Path(__file__).parent.parent / "examples" / "bot" / "context-small.txt"
+    chosen = select(cards, 14)
+    assert render(chosen, 14) == example.read_text(encoding="utf-8")

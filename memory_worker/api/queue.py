@@ -653,9 +653,10 @@ class MemoryQueue:
             salience=self.settings.remember_salience,
         )
         epoch = await self.cards.forget_epoch(chat_id)
-        await self.cards.redis.sadd(self.keys.chats, str(chat_id))  # type: ignore[misc]
         embedding, model = await self._remembered_vector(chat_id, fact)
         known = await self._same_words(chat_id, card, embedding, model)
+        # the chat joins the maintenance sweeps' set (its waiting vectors are filled there)
+        await self.cards.redis.sadd(self.keys.chats, str(chat_id))  # type: ignore[misc]
         for _ in range(_REMEMBER_ROUNDS):
             plan = RememberPlan(
                 card,
