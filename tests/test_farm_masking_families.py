@@ -2,7 +2,7 @@
 farm — the extraction prompt, the embedder (related-card queries and the cards of a run) and the
 bot's ``recall()`` queries — and none is stored as a card.
 
-One secret of every kind of the masking corpus (``tests/data/secrets/corpus.jsonl``: labelled
+One secret of every kind of the masking corpus (``tests/data/masking/train.jsonl``: labelled
 passwords in ten languages, PINs, every provider token family, URL credentials, config and
 JSON fields, ``Authorization`` headers, private keys, card numbers with any separator) is put
 in a run's messages, consolidated against the loopback farm simulator, and searched for in
@@ -31,7 +31,7 @@ from tests.support.factories import slice_request
 from tests.support.farm import Farm, everything_sent, farm_for
 from tests.support.routes import FARM_EMBEDDER, route, write_routes
 
-CORPUS = Path(__file__).parent / "data" / "secrets" / "corpus.jsonl"
+CORPUS = Path(__file__).parent / "data" / "masking" / "train.jsonl"
 CHAT = -100777
 DAY = datetime(2026, 4, 6, 9, tzinfo=UTC)
 
@@ -41,11 +41,11 @@ def one_of_each_kind() -> list[dict[str, Any]]:
     languages so each language gives some."""
     rows = [orjson.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
     chosen: dict[str, dict[str, Any]] = {}
-    for row in sorted((r for r in rows if r["secret"]), key=lambda r: r["id"][3:]):
-        chosen.setdefault(row["kind"], row)
+    for row in sorted((r for r in rows if r["kind"] == "secret"), key=lambda r: r["id"][3:]):
+        chosen.setdefault(row["category"], row)
     for lang in ("en", "ru", "de", "es", "fr", "uk", "pt", "it", "pl", "zh"):
         for kind in ("password", "pin"):
-            row = next(r for r in rows if r["secret"] and r["lang"] == lang and r["kind"] == kind)
+            row = next(r for r in rows if r["lang"] == lang and r["category"] == kind)
             chosen.setdefault(f"{kind}-{lang}", row)
     return list(chosen.values())
 
@@ -60,9 +60,9 @@ def forms(value: str) -> list[str]:
 
 def assert_no_value(text: str) -> None:
     for row in ROWS:
-        for value in row["values"]:
+        for value in row["secrets"]:
             for form in forms(value):
-                assert form not in text, (row["id"], row["kind"], value)
+                assert form not in text, (row["id"], row["category"], value)
 
 
 @pytest.fixture
@@ -96,11 +96,11 @@ async def seed_card(store: CardStore, dimension: int) -> None:
 
 
 def test_the_sample_covers_every_family() -> None:
-    kinds = {row["kind"] for row in ROWS}
+    kinds = {row["category"] for row in ROWS}
     families = {k for k in kinds if k.startswith("token:")}
     assert len(families) >= 18  # every provider family of the corpus
     assert {"card_number", "url_credential", "config", "auth_header", "private_key"} <= kinds
-    assert len({row["lang"] for row in ROWS if row["kind"] == "password"}) == 10
+    assert len({row["lang"] for row in ROWS if row["category"] == "password"}) >= 10
 
 
 async def test_no_secret_reaches_the_farm_or_the_embedder_or_a_card(

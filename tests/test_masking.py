@@ -1,7 +1,7 @@
 """The one masking module (§14): each family of secret is found and masked, its look-alikes
 are not, and every reader (farm, cards, logs, Sentry, the error log) gets the same answer.
 
-The realistic corpus (``tests/data/secrets/``) is measured in ``test_masking_corpus.py``;
+The realistic corpus (``tests/data/masking/``) is measured in ``test_masking_corpus.py``;
 these are the tables of each rule, the laws (idempotent, never raises, ordinary text
 unchanged — the meaning suite's own texts included) and the error-log helpers.
 """

@@ -450,3 +450,15 @@ def test_check_window_refuses_with_a_typed_error(
 def test_check_window_answers_none_when_both_are_open() -> None:
     assert check_window(None, None) is None
     assert check_window(T0, None) == Window(T0, None)
+
+
+def test_the_bots_import_paths_of_rank_cards_are_the_same_function() -> None:
+    """docs/bot-api.md names ``memory_worker.rank_cards``; ``memory_worker.recall`` (the
+    path bots imported it from) and ``memory_worker.cards.recall`` give the same one."""
+    import memory_worker
+    import memory_worker.cards.recall
+    import memory_worker.recall
+
+    assert memory_worker.rank_cards is memory_worker.recall.rank_cards
+    assert memory_worker.recall.rank_cards is memory_worker.cards.recall.rank_cards
+    assert memory_worker.recall.RecallHit is memory_worker.RecallHit

@@ -152,6 +152,7 @@ FLOORS: dict[str, int] = {
     # the stores
     "runs/": 3,
     "cards/": 3,
+    "recall.py": 3,
     # one run's processing, and the admin pages
     "pipeline/": 4,
     "consolidation/": 4,

@@ -18,11 +18,12 @@ leave it open forever).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Collection, Mapping
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from redis.asyncio import Redis
 
 from llm_client import as_text
+from memory_worker.keys import Keys
 from memory_worker.paging.incident import Counts, Incident
 
 # KEYS: incident; ARGV: now, ttl_ms, released, completed, spent, routes...
@@ -68,21 +69,6 @@ return 1
 ROUTE = "route:"
 
 
-class IncidentKeys(Protocol):
-    """Key names (``memory_worker.keys.Keys`` satisfies it)."""
-
-    def admin_page(self, page_id: str) -> str: ...
-
-    @property
-    def admin_incident(self) -> str: ...
-
-    @property
-    def admin_outbox(self) -> str: ...
-
-    @property
-    def admin_counters(self) -> str: ...
-
-
 def parse_incident(raw: Mapping[Any, Any]) -> Incident | None:
     """The stored hash as an :class:`Incident` (None: no incident)."""
     fields = {as_text(k): as_text(v) for k, v in raw.items()}
@@ -102,7 +88,7 @@ def parse_incident(raw: Mapping[Any, Any]) -> Incident | None:
 class IncidentStore:
     """Reads, opens and resolves the fleet's incident."""
 
-    def __init__(self, redis: Redis, keys: IncidentKeys, *, ttl_ms: int) -> None:
+    def __init__(self, redis: Redis, keys: Keys, *, ttl_ms: int) -> None:
         self._redis = redis
         self._keys = keys
         self.ttl_ms = ttl_ms

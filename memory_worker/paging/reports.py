@@ -31,7 +31,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from redis.asyncio import Redis
 
@@ -46,6 +46,7 @@ from llm_client import (
     as_text,
 )
 from memory_worker.errors import DeliveryFailed
+from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
 from memory_worker.paging.incident import RESOLVED, fleet_counts, render_resolved, resolve_step
 from memory_worker.paging.incident_store import IncidentStore
@@ -140,26 +141,6 @@ return 1
 """
 
 
-class ReportKeys(Protocol):
-    """Key names of the admin outbox (``memory_worker.keys.Keys`` satisfies it)."""
-
-    def admin_dedup(self, dedupe_key: str) -> str: ...
-
-    def admin_page(self, page_id: str) -> str: ...
-
-    @property
-    def admin_outbox(self) -> str: ...
-
-    @property
-    def admin_counters(self) -> str: ...
-
-    @property
-    def admin_incident(self) -> str: ...
-
-    @property
-    def counters(self) -> str: ...
-
-
 def route_open_workflows(routes: RoutesConfig, store: BreakerStore) -> OpenRoutes:
     """The ``open_routes`` lookup a reporter needs: every configured route, one round trip."""
 
@@ -199,7 +180,7 @@ class AdminReporter:
     def __init__(
         self,
         redis: Redis,
-        keys: ReportKeys,
+        keys: Keys,
         notifiers: Sequence[Notifier],
         config: ReportConfig = ReportConfig(),
         *,
@@ -231,7 +212,7 @@ class AdminReporter:
         cls,
         settings: Settings,
         redis: Redis,
-        keys: ReportKeys,
+        keys: Keys,
         notifiers: Sequence[Notifier],
         **kwargs: Any,
     ) -> AdminReporter:
@@ -524,7 +505,7 @@ class AdminReporter:
         return await page_counters(self._redis, self._keys)
 
 
-async def page_counters(redis: Redis, keys: ReportKeys) -> dict[str, int]:
+async def page_counters(redis: Redis, keys: Keys) -> dict[str, int]:
     """Admin page counters (``queued``, ``sent``, ``suppressed``, ``failed``, …) for metrics/CLI."""
     raw = await cast(Awaitable[Mapping[Any, Any]], redis.hgetall(keys.admin_counters))
     counters = {name: 0 for name in ("queued", "sent", "suppressed", "failed", "not_configured")}
@@ -532,7 +513,7 @@ async def page_counters(redis: Redis, keys: ReportKeys) -> dict[str, int]:
     return counters
 
 
-async def pending_pages(redis: Redis, keys: ReportKeys) -> int:
+async def pending_pages(redis: Redis, keys: Keys) -> int:
     """Pages waiting in the outbox."""
     return int(await redis.zcard(keys.admin_outbox))
 

@@ -17,15 +17,20 @@ this package, with one family of functions:
   the run's messages removed, scrubbed, bounded.
 
 Where: the detectors run together in :mod:`.detect` (``find_secrets``, ``mask``,
-``contains_secret``) behind a one-pass prefilter (:mod:`.needles`); what operators
-see is :mod:`.outputs` (``scrub``, ``mask_error``, ``redact_url``).
+``contains_secret``) on the text :mod:`.normalise` folds (NFKC, zero-width removed,
+look-alike letters folded), behind a one-pass prefilter (:mod:`.needles`); what operators
+see is :mod:`.outputs` (``scrub``, ``mask_error``, ``redact_url``). BIP-39 seed phrases are
+:mod:`.seeds`; the words of ordinary talk around a label are :mod:`.ordinary`.
 
 What is a secret (the detectors, one module each): provider tokens and key
-bodies, ``Authorization`` values, credentials inside URLs and webhook URLs
-(:mod:`.shapes`); values named by a label in running text in EN, RU, DE, ES,
-FR, UK, PT, IT, PL and ZH, and values assigned to secret-named identifiers in
-env files, JSON, YAML and code (:mod:`.labels`, words in :mod:`.lexicon`);
-Luhn-valid payment card numbers with any separators (:mod:`.numbers`).
+bodies, ``Authorization`` values, credentials inside URLs, command lines and webhook URLs
+(:mod:`.shapes`); values named by a label right before them in the lexicon's languages
+(EN, RU, DE, ES, FR, UK, PT, IT, PL, ZH, JA, KO, AR, TR, NL, SV and more, mistyped labels
+too: :mod:`.labels`, words in :mod:`.lexicon`), named after them, on the line below them or
+a little before a long generated key (:mod:`.around`), and values assigned to secret-named
+identifiers in env files, JSON, YAML and code (:mod:`.assign`); what a value may be is
+:mod:`.values`; Luhn-valid payment card numbers with their expiry and CVV, and US SSNs
+(:mod:`.numbers`).
 
 What is *not* (kept as written, on purpose): words about secrets without a
 value ("I forgot my password", "password reset link"), ordinary words after a
@@ -34,8 +39,10 @@ strings, dates, phone numbers (unless contacts are asked for), ISBNs, IBANs,
 order and tracking numbers that fail Luhn, UUIDs, git hashes, URLs without
 credentials, code identifiers (``MAX_TOKENS``, ``hf_hub_download``).
 
-The corpus ``tests/data/secrets/`` measures both sides (``bench/masking.py``
-prints recall and false masks per language and kind).
+The split corpus measures both sides: ``tests/data/masking/train.jsonl`` (train: the rules
+are written against it), ``tests/data/masking/dev.jsonl`` (dev) and
+``tests/data/masking_test/test.jsonl`` (held-out test); ``bench/masking.py`` prints recall
+and false masks per language and kind.
 """
 
 from memory_worker.privacy.masking.detect import (

@@ -13,14 +13,20 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from memory_worker.privacy.masking.labels import (
-    assigned_values,
-    labelled_values,
+from memory_worker.privacy.masking.around import (
+    answers_below_questions,
+    keys_near_labels,
+    values_above_labels,
     values_before_labels,
+    values_named_after,
 )
+from memory_worker.privacy.masking.assign import assigned_values
+from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.needles import Hits, Needles
-from memory_worker.privacy.masking.numbers import card_numbers, contacts
+from memory_worker.privacy.masking.normalise import fold
+from memory_worker.privacy.masking.numbers import card_numbers, contacts, ssn_numbers
+from memory_worker.privacy.masking.seeds import seed_phrases
 from memory_worker.privacy.masking.shapes import (
     PEM_NEEDLES,
     TOKEN_NEEDLES,
@@ -28,6 +34,7 @@ from memory_worker.privacy.masking.shapes import (
     Span,
     private_key_blocks,
     token_shapes,
+    unmarked_tokens,
     url_credentials,
 )
 
@@ -45,9 +52,18 @@ DETECTORS: tuple[Detector, ...] = (
     url_credentials,
     labelled_values,
     values_before_labels,
+    values_named_after,
+    values_above_labels,
+    answers_below_questions,
+    keys_near_labels,
     assigned_values,
     card_numbers,
+    ssn_numbers,
+    unmarked_tokens,
+    seed_phrases,
 )
+#: The detectors of shapes that hold no needle (run on every text).
+NEEDLELESS: tuple[Detector, ...] = (card_numbers, ssn_numbers, unmarked_tokens, seed_phrases)
 
 NEEDLES = Needles(TOKEN_NEEDLES | PEM_NEEDLES | URL_NEEDLES | LABEL_NEEDLES | NAME_NEEDLES)
 
@@ -79,15 +95,52 @@ def _merged(spans: Iterable[Span]) -> list[Found]:
 
 def find_secrets(text: str, *, contacts_too: bool = False) -> list[Found]:
     """Every secret in ``text``, in order, overlaps merged (with ``contacts_too``, e-mail
-    addresses and phone numbers as well)."""
-    hits = NEEDLES.find(text)
+    addresses and phone numbers as well). The detectors read :func:`.normalise.fold`'s text;
+    the spans are the original's."""
+    folded = fold(text)
+    read = folded.text
+    hits = NEEDLES.find(read)
     if hits.present:
-        spans = [span for detector in DETECTORS for span in detector(text, hits)]
-    else:  # no needle: only a card number can be there
-        spans = list(card_numbers(text))
+        spans = [span for detector in DETECTORS for span in detector(read, hits)]
+    else:  # no needle: only the shapes that carry none can be there
+        spans = [span for detector in NEEDLELESS for span in detector(read, hits)]
     if contacts_too:
-        spans.extend(contacts(text))
-    return _merged(spans)
+        spans.extend(contacts(read))
+    if folded.starts is not None:
+        spans = [(*folded.span(start, end), kind) for start, end, kind in spans]
+    if spans and "EXAMPLE" in text and _DOCS.search(text):
+        spans = [s for s in spans if not _DOC_EXAMPLE.search(text, s[0], s[1])]
+    return _merged(_with_repeats(text, _merged(spans)))
+
+
+#: A documentation's example key (AWS's ``AKIAIOSFODNN7EXAMPLE``, ``…EXAMPLEKEY``), kept when
+#: the text says it quotes documentation or an example; anywhere else it is taken for a key.
+_DOC_EXAMPLE = re.compile(r"EXAMPLE(?:KEY)?(?![A-Za-z0-9])")
+_DOCS = re.compile(
+    r"(?i)\b(?:docs?|documentation|example|sample|dokumentation|doku|beispiel|exemple|ejemplo|"
+    r"esempio|exemplo|przykład|voorbeeld|exempel|örnek|документац\w*|пример\w*|приклад\w*)\b"
+    r"|例|예시|示例|مثال"
+)
+
+
+#: A value found this long or longer is taken out wherever else it stands in the text.
+REPEAT_MIN_CHARS = 4
+
+
+def _with_repeats(text: str, found: list[Found]) -> list[Span]:
+    """The spans found, and every other place the same values stand ("password: Xk2… — yes,
+    Xk2…"): what is flagged as a secret leaves the text whole."""
+    spans: list[Span] = [(f.start, f.end, f.kind) for f in found]
+    for item in found:
+        value = text[item.start : item.end]
+        if len(value) < REPEAT_MIN_CHARS or item.kind in ("email", "phone"):
+            continue
+        at = text.find(value)
+        while at >= 0:
+            if at != item.start:
+                spans.append((at, at + len(value), item.kind))
+            at = text.find(value, at + 1)
+    return spans
 
 
 def _replace(text: str, found: list[Found], placeholder: str | None) -> str:
@@ -121,7 +174,8 @@ SECRET_MARKERS = re.compile(
     r"(?i)(api[\s_-]?key|apikey|passw(?:or)?d|парол[ьяюеі]|passwort|kennwort|mot de passe|"
     r"contrase[ñn]a|senha|has(?:ło|ła|łem|le)\b|гасло|密码|密碼|口令|密钥|"
     r"token\s*=|secret\s*=|access[\s_-]?token|client[\s_-]?secret|private[\s_-]?key|"
-    r"\bbearer\s+\S)"
+    r"\bbearer\s+\S|wachtwoord|lösenord|şifre|parola|heslo|kata\s+sandi|パスワード|暗証番号|"
+    r"비밀번호|كلمة\s+(?:المرور|السر)|seed\s+phrase|mnemonic|助记词)"
 )
 #: A placeholder left where a secret was (the extractor saw a masked text).
 _MASKED = re.compile(r"\[(?:redacted|card number|Filtered)\]")
@@ -129,5 +183,10 @@ _MASKED = re.compile(r"\[(?:redacted|card number|Filtered)\]")
 
 def contains_secret(text: str) -> bool:
     """Whether ``text`` carries a secret, a placeholder where one was masked, or talks about
-    a credential: a card like that is never stored (§10)."""
+    a credential: a card like that is never stored (§10).
+
+    One decision with :func:`mask`: a secret here is a span of :func:`find_secrets`, the
+    very spans ``mask`` takes out (every occurrence of their values), so a text this flags
+    for its value never reaches the farm with that value in it. The other two reasons carry
+    no value: a placeholder, or words about a credential (``SECRET_MARKERS``)."""
     return bool(_MASKED.search(text) or SECRET_MARKERS.search(text) or find_secrets(text))

@@ -1,78 +1,91 @@
-"""Secrets recognised by their label: "the wifi password for the office is …", "Passwort:
-…", "пароль от почты qwerty123", "Xk2… as my password", ``DB_PASSWORD=…``, ``"apiKey": "…"``.
+"""Secrets recognised by their label, right before them: "the wifi password for the office is
+…", "Passwort: …", "пароль от почты qwerty123", "alarm wyłączasz kodem 2117".
 
-Three readers share the lexicon (:mod:`memory_worker.privacy.masking.lexicon`):
+:func:`labelled_values` reads a label in running text (the lexicon,
+:mod:`memory_worker.privacy.masking.lexicon`, in every language it knows, mistyped forms
+too), then up to six words naming what it is for ("for the office", "van het gedeelde Ziggo
+account"), a connector of the label's language (``is``, ``ist``, ``est``, ``это``, ``是``,
+``:``, ``=``, ``-``, ``'s``; an adverb in its place: "пароль теперь …", "şifresi artık …")
+and the value (one token, or a quoted phrase), or the value alone on the next line. Without
+a connector only a value that reads as generated is taken (``password hunter22``; also after
+a preposition and up to three words: ``пароль от вайфая qwerty123``, "senha do notebook
+saudade_7787", and after a preposition of change: "set the password to Xk2…", "Passwort auf
+Xk2… geändert"). The label's family decides what the value may be (see the lexicon's
+docstring); a code's digits may stand a few words after the label and after a connector
+followed by words ("Alarmanlage: beim Reinkommen 6533 eintippen").
 
-- :func:`labelled_values` — a label in running text, then up to four words
-  naming what it is for ("for the office"), a connector of the label's
-  language (``is``, ``ist``, ``est``, ``это``, ``是``, ``:``, ``=``, ``-``, ``'s``;
-  an adverb in its place: "пароль теперь …") and the value (one token, or a
-  quoted phrase). Without a connector only a value that reads as generated is
-  taken (``password hunter22``; also after "<preposition> <word>": ``пароль
-  от вайфая qwerty123``, and after a preposition of change: "set the password
-  to Xk2…", "Passwort auf Xk2… geändert"). The label's family decides what the
-  value may be (see the lexicon's docstring).
-- :func:`values_before_labels` — a generated-looking value named afterwards:
-  "j'ai mis Xk2… comme mot de passe", "Xk2… as my password".
-- :func:`assigned_values` — an identifier whose parts name a secret
-  (``DB_PASSWORD``, ``PGPASSWORD``, ``aws_secret_access_key``, ``apiKey``,
-  ``x-api-key``) assigned with ``=``, ``:``, ``:=`` or ``=>`` (env files, JSON,
-  YAML, code). Parts that say it is *about* a secret rather than one
-  (``MAX_TOKENS``, ``password_min_length``, ``TOKEN_FILE``, ``primary_key``)
-  rule it out.
-
-Values that are never secrets: ordinary words (the lexicon's ``NOT_VALUES``),
-a plain word that opens a phrase ("password: *ask* at the desk", "le mot de
-passe est *envoyé* par SMS"), templates (``${DB_PASSWORD}``, ``<password>``,
-``{{ token }}``, ``%s``, ``YOUR_API_KEY``), code (``request.form['password']``,
-``getToken()``, ``os.environ[…]``), runs of ``*``/``•``/``x`` (already hidden),
-URLs (a URL's own credentials are :mod:`~memory_worker.privacy.masking.shapes`' business)
-and text already masked.
+The labels found in a text are computed once (:func:`label_matches`) and shared with the
+readers of :mod:`.around` (values named after, above or a little after their label); what a
+value may be is :mod:`.values`; assignments in code and configs are :mod:`.assign`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
+from typing import NamedTuple
 
 from memory_worker.privacy.masking.lexicon import (
-    AS_WORDS,
-    CHANGE_PREPOSITIONS,
-    CHANGE_VERBS,
     CODE_LABELS,
     CONNECTOR_WORDS,
-    FILLER_ADJECTIVES,
-    FILLER_ADVERBS,
+    CVV_LABELS,
     KEY_LABELS,
     LABEL_NEEDLES,
-    NAME_KEY_PARTS,
-    NAME_NEEDLES,
-    NAME_NOT_SECRET_PARTS,
-    NAME_PASSWORD_PARTS,
-    NOT_BEFORE,
-    NOT_FILLERS,
-    NOT_SECRET_CODES,
-    NOT_VALUES,
     PAIR_LABELS,
     PASS_LABELS,
     PASSWORD_LABELS,
     PIN_LABELS,
-    PREPOSITIONS,
+    SAID_KEY_LABELS,
+    WORD_LABELS,
 )
 from memory_worker.privacy.masking.needles import Hits
+from memory_worker.privacy.masking.ordinary import (
+    CHANGE_PREPOSITIONS,
+    CHANGE_VERBS,
+    DIGIT_STOPS,
+    FILLER_ADJECTIVES,
+    FILLER_ADVERBS,
+    NOT_BEFORE,
+    NOT_FILLERS,
+    NOT_NEAR_KEYS,
+    NOT_SECRET_CODES,
+    PREPOSITIONS,
+    UNITS,
+    USER_LABELS,
+)
 from memory_worker.privacy.masking.shapes import Span, token_like
+from memory_worker.privacy.masking.values import (
+    KEYS_NOT_SECRET,
+    PROSE,
+    TRAILING,
+    code_digits,
+    generated,
+    not_a_value,
+    strong,
+    wordy,
+)
 
 _FAMILIES = {
     "password": PASSWORD_LABELS,
+    "word": WORD_LABELS,
     "pass": PASS_LABELS,
     "key": KEY_LABELS,
+    "cvv": CVV_LABELS,
     "pin": PIN_LABELS,
     "code": CODE_LABELS,
     "pair": PAIR_LABELS,
+    "saidkey": SAID_KEY_LABELS,
 }
-_KINDS = {"key": "token", "pin": "pin", "code": "pin"}
+KINDS = {"key": "token", "saidkey": "token", "pin": "pin", "code": "pin", "cvv": "pin"}
 #: Families whose values are digits (any language's copula may stand before them).
-_DIGIT_FAMILIES = frozenset({"pin", "code"})
+_DIGIT_FAMILIES = frozenset({"pin", "code", "cvv"})
+#: Families whose value comes only after a connector (or, for ``pass``, a user name).
+_SAID_ONLY = frozenset({"pass", "pair", "saidkey"})
+#: Languages whose labels are matched inside words (no spaces, or glued particles and
+#: prefixes), and those whose values are ASCII (a password is typed in Latin letters).
+_GLUED = frozenset({"zh", "ja", "ko", "ar"})
+_ASCII_VALUES = _GLUED | {"he", "fa", "hi", "el"}
 
 
 def _label_pattern() -> re.Pattern[str]:
@@ -80,35 +93,48 @@ def _label_pattern() -> re.Pattern[str]:
     for family, table in _FAMILIES.items():
         for lang, labels in table.items():
             body = "|".join(sorted(labels, key=len, reverse=True))
-            if lang == "zh":
+            if lang in _GLUED:
                 groups.append(f"(?P<{family}_{lang}>{body})")
             else:
                 groups.append(f"(?<!\\w)(?P<{family}_{lang}>{body})(?!\\w)")
     return re.compile("|".join(groups), re.IGNORECASE)
 
 
-_SYMBOLS = r"(?:=>|->|→|—|–|:=|=|:|：|-(?=\s))"
-#: Languages whose copulas an English-spelt label takes too ("la password è …").
-_LATIN = ("en", "de", "fr", "es", "pt", "it", "pl")
+_SYMBOLS = r"(?:=>|->|→|—|–|:=|=|:|：|-(?=\s)|\?+(?=\s))"
+#: Languages whose copulas an English-spelt label takes too ("la password è …", "het
+#: password is …", "password adalah …").
+_LATIN = ("en", "de", "fr", "es", "pt", "it", "pl", "nl", "sv", "cs", "id", "da", "tr")
+
+
+def _alternatives(words: set[str], glued: set[str]) -> str:
+    """Words as one alternation: a whole word each, but a glued language's (a particle, a
+    copula of a language without spaces) anywhere."""
+    parts = []
+    if words:
+        parts.append("(?:" + "|".join(sorted(words, key=len, reverse=True)) + r")(?!\w)")
+    if glued:
+        parts.append("(?:" + "|".join(sorted(glued, key=len, reverse=True)) + ")")
+    return "(?:" + "|".join(parts) + ")"
 
 
 def _connector_pattern(lang: str) -> re.Pattern[str]:
     """Symbols, then the label's language's copulas and English's (an English-spelt label
     takes every Latin-script language's: "password" is said in all of them); Polish
     ``to`` only after a Polish label (in English it is a preposition). ``any``: every
-    language's (a PIN's value is digits only: "PIN to 4821", "PIN ist 4821")."""
+    language's (a PIN's value is digits only: "PIN to 4821", "PIN ist 4821", "暗証番号は4821")."""
     words = set(CONNECTOR_WORDS["en"]) | set(CONNECTOR_WORDS.get(lang, ()))
     if lang in ("en", "any"):
         words.update(w for other in _LATIN for w in CONNECTOR_WORDS[other])
     if lang == "any":
-        words.update(w for other in ("ru", "uk") for w in CONNECTOR_WORDS[other])
+        words.update(w for table in CONNECTOR_WORDS.values() for w in table)
     elif lang != "pl":
         words.discard("to")
-    body = "|".join(sorted(words, key=len, reverse=True))
-    end = "" if lang == "zh" else r"(?!\w)"
+    glued_langs = _GLUED if lang == "any" else _GLUED & {lang}
+    glued = {w for other in glued_langs for w in CONNECTOR_WORDS[other]}
+    body = _alternatives(words - glued, glued)
     return re.compile(
-        rf"\s*(?:{_SYMBOLS}\s*(?:(?:{body}){end}\s*)?(?:{_SYMBOLS}\s*)?"
-        rf"|['’]s(?!\w)\s*|(?:{body}){end}\s*(?:{_SYMBOLS}\s*)?)",
+        rf"\s*(?:{_SYMBOLS}\s*(?:{body}\s*)?(?:{_SYMBOLS}\s*)?"
+        rf"|['’]s(?!\w)\s*|{body}\s*(?:{_SYMBOLS}\s*)?)",
         re.IGNORECASE,
     )
 
@@ -118,100 +144,119 @@ _CONNECTORS = {lang: _connector_pattern(lang) for lang in [*CONNECTOR_WORDS, "an
 _QUOTES = {'"': '"', "'": "'", "«": "»", "“": "”", "„": "“", "‘": "’", "`": "`", "「": "」"}
 _BARE = re.compile(r"[^\s]+")
 _ASCII = re.compile(r"[!-~]+")
-_TRAILING = ".,;:!?)]}»\"'”’…"
-_FILLER = re.compile(r"[ \t]+(?P<w>[^\s.!?,;:=：]{1,30})(?=[\s:=：]|$)")
-_PROSE = re.compile(r"[ \t]+[^\W_]+[ \t]+[^\W\d_]+")
+#: A word between a label and its value (a dot inside it too: "bol.com").
+FILLER = re.compile(r"[ \t]+(?P<w>(?:[^\s.!?,;:=：]|\.(?=\w)){1,30})(?=\s|[:=：](?!//)|$)")
 _PAIR = re.compile(r"[ \t]*(?P<user>[^\s/]{1,64})[ \t]*/[ \t]*(?P<v>[^\s/]+)")
-_TEMPLATE = re.compile(
-    r"^(?:\$\{[\w.]+\}?|\$[A-Z_][A-Z0-9_]*|%\(?\w*\)?[sd]|\{\{?[^{}]*\}\}?|<[^<>]+>|"
-    r"[*•●xX.·_-]{3,}|…|\?+"
-    r"|[A-Z]+(?:[_-][A-Z]+)+)$"  # a placeholder name: YOUR_API_KEY, CHANGE-ME
-)
-#: Code, not a value: a call or an index (``getToken()``, ``os.environ['X']``) or a dotted
-#: name (``request.form``).
-_CODE = re.compile(
-    r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[(\[]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$"
-)
 
 
-def _value(text: str, at: int, lang: str) -> tuple[int, int, bool] | None:
-    """The value starting at ``at`` (spaces skipped): (start, end, quoted)."""
+def _value(text: str, at: int, lang: str, family: str = "") -> tuple[int, int, bool] | None:
+    """The value starting at ``at`` (spaces skipped): (start, end, quoted). In a language whose
+    passwords are typed in Latin letters it is ASCII, but a code word is a word of the language."""
     while at < len(text) and text[at] in " \t":
         at += 1
     if at < len(text) and text[at] in _QUOTES:
         close = text.find(_QUOTES[text[at]], at + 1, at + 102)
         if close > at + 1 and "\n" not in text[at + 1 : close]:
             return at + 1, close, True
-    match = (_ASCII if lang == "zh" else _BARE).match(text, at)
+    match = (_ASCII if lang in _ASCII_VALUES and family != "word" else _BARE).match(text, at)
     if match is None:
         return None
     end = match.end()
-    while end > at and text[end - 1] in _TRAILING:
+    if lang in _ASCII_VALUES and (comma := text.find(",", at, end)) >= at + 3:
+        end = comma  # a full-width comma after the value, folded: "9087#，12楼"
+    while end > at and text[end - 1] in TRAILING:
         end -= 1
     return (at, end, False) if end > at else None
 
 
-def not_a_value(value: str) -> bool:
-    """Whether ``value`` (after a label) is an ordinary word, a template, code, a URL or a
-    mask."""
-    folded = value.casefold()
-    return (
-        folded in NOT_VALUES
-        or value.startswith(("[", "<", "{"))
-        or bool(_TEMPLATE.match(value) or _CODE.match(value))
-        or "://" in value
-        or folded.startswith("www.")
-    )
-
-
-def _strong(value: str) -> bool:
-    """A value no sentence would hold in that place: letters mixed with digits or symbols."""
-    return (
-        len(value) >= 6
-        and any(c.isalpha() for c in value)
-        and any(c.isdigit() or c in "!@#$%^&*_+=~" for c in value)
-    )
-
-
 def _accepts(family: str, value: str, *, connector: bool) -> bool:
+    if family in _DIGIT_FAMILIES:
+        return bool(value) and code_digits(family, value, connector=connector)
     if not value or not_a_value(value):
         return False
-    if family in _DIGIT_FAMILIES:
-        least = 3 if connector and family == "pin" else 4
-        return value.isdigit() and least <= len(value) <= 8
+    if family == "saidkey":
+        return (
+            connector
+            and (len(value) >= _SAID_KEY_CHARS or sum(c.isalpha() for c in value) >= 3)
+            and token_like(value)
+            and not KEYS_NOT_SECRET.match(value)
+        )
     if not connector:
-        digits = family == "password" and value.isdigit() and 4 <= len(value) <= 12
-        return family in ("password", "key") and (_strong(value) or digits)
-    if family in ("password", "pass"):
+        number = value.strip("#*")
+        digits = family == "password" and number.isdigit() and 4 <= len(number) <= 12
+        return family in ("password", "key") and (strong(value) or digits or generated(value))
+    if family in ("password", "pass", "word"):
         return len(value) >= 3
     return token_like(value)
 
 
-def _joined(text: str, at: int, family: str, lang: str) -> tuple[int, int] | bool:
+_LINE_END = re.compile(rf"[{re.escape(TRAILING)}]*[ \t]*(?:\r?\n|$)")
+#: The end of a clause after a value: punctuation, a line's end, the text's end.
+_CLAUSE_END = re.compile(r"[ \t]*(?:[.,;!?。，！？]|\r?\n|$)")
+#: Words a little after a code's digits that say they number something else ("… of the order").
+_OTHER_NUMBER = re.compile(
+    rf"(?:[ \t]+[^\W\d]+){{0,2}}[ \t]+(?:{'|'.join(sorted(NOT_SECRET_CODES, key=len, reverse=True))})(?!\w)",
+    re.IGNORECASE,
+)
+#: "the key is …": a value this long, or with three letters (a room's key tag, "3F-217", has
+#: neither).
+_SAID_KEY_CHARS = 8
+#: A number followed by one of these is an amount, not a code ("за 15000 рублей").
+_UNIT = re.compile(
+    rf"[ \t]*(?:[%€$£¥₽₴₺元円원]|(?:{'|'.join(sorted(UNITS, key=len, reverse=True))})(?!\w))", re.I
+)
+
+
+class _Past(NamedTuple):
+    """A connector whose value was refused, in a family that may look further ("Alarmanlage:
+    beim Reinkommen 6533 eintippen"): go on reading words from ``at``."""
+
+    at: int
+
+
+def _joined(
+    text: str, at: int, family: str, lang: str, *, symbols_only: bool = False
+) -> tuple[int, int] | bool | _Past:
     """After a connector at ``at``: the value's span, False when the connector is followed
-    by no value (or one refused: the phrase is settled), True when there is no connector."""
+    by no value (or one refused: the phrase is settled; for a code's digits, :class:`_Past`),
+    True when there is no connector (``symbols_only``: far from the label, a word such as
+    "is" is the sentence's own verb, only ``:`` or ``=`` joins a value)."""
     connector = _CONNECTORS["any" if family in _DIGIT_FAMILIES else lang]
+    if symbols_only:
+        connector = _SYMBOL_CONNECTOR
     joined: re.Match[str] | None = connector.match(text, at)
-    adverb = _FILLER.match(text, at)
+    adverb = FILLER.match(text, at)
     if adverb is not None and adverb.group("w").casefold() in FILLER_ADVERBS:
         joined = connector.match(text, adverb.end()) or adverb  # "пароль теперь …"
     if joined is None or not joined.group(0).strip():
         return True
     if family == "pair":
         pair = _PAIR.match(text, joined.end())
-        if pair is None or not (_strong(pair.group("v")) or token_like(pair.group("v"))):
+        if pair is None or not (strong(pair.group("v")) or token_like(pair.group("v"))):
             return False
         return pair.span("v")
-    found = _value(text, joined.end(), lang)
+    spaced = _SPACED_DIGITS.match(text, joined.end())
+    numbered = spaced is not None and family in (*_DIGIT_FAMILIES, "password")
+    if spaced is not None and numbered and not _OTHER_NUMBER.match(text, spaced.end()):
+        return spaced.span()  # "code: 123 456", "login code: 48 21 93"
+    if family in ("password", "key") and (groups := _DIGIT_GROUPS.match(text, joined.end())):
+        return groups.span()
+    found = _value(text, joined.end(), lang, family)
     if found is not None and text[found[0] : found[1]].casefold() in FILLER_ADVERBS:
-        found = _value(text, found[1], lang)
+        symbol = _SYMBOL_CONNECTOR.match(text, found[1])  # "lautet jetzt: …"
+        found = _value(text, symbol.end() if symbol else found[1], lang, family)
+    refused: bool | _Past = False
+    if family in _DIGIT_FAMILIES and "\n" not in joined.group(0):
+        refused = _Past(joined.start() + len(joined.group(0).rstrip()))
     if found is None:
-        return False
+        return refused
     begin, end, quoted = found
     value = text[begin:end]
-    if not quoted and value.isalpha() and _PROSE.match(text, end):
-        return False  # a plain word opening a phrase: "password: ask at the desk"
-    return (begin, end) if _accepts(family, value, connector=True) else False
+    if not quoted and wordy(value) and PROSE.match(text, end):
+        return refused  # a plain word opening a phrase: "password: ask at the desk"
+    if "\n" in joined.group(0) and not _LINE_END.match(text, end):
+        return refused  # past a line's end, the value fills its line: not "2024 edition, …"
+    return (begin, end) if _accepts(family, value, connector=True) else refused
 
 
 def _bare_allowed(fillers: list[str], before: str) -> bool:
@@ -219,40 +264,134 @@ def _bare_allowed(fillers: list[str], before: str) -> bool:
     folded = [f.casefold() for f in fillers]
     if all(f in FILLER_ADJECTIVES for f in folded):
         return True  # none, or "senha temporária Xk2…"
-    if len(folded) == 2 and folded[0] in PREPOSITIONS:
-        return True  # "пароль от вайфая qwerty123"
+    if 2 <= len(folded) <= _BARE_FILLERS and folded[0] in PREPOSITIONS:
+        return True  # "пароль от вайфая qwerty123", "senha do notebook da sala Xk2…"
     if folded[-1] in CHANGE_PREPOSITIONS:  # "password has been changed to Xk2…"
         words = {*before.casefold().split(), *folded}
         return folded[-1] != "to" or bool(CHANGE_VERBS & words)
     return False
 
 
+_SPACED_DIGITS = re.compile(r"[\[(]?(?:\d{3}[ -]\d{3}|\d{2}(?:[ -]\d{2}){2,3})[\])]?(?![\d-])")
+_SYMBOL_CONNECTOR = re.compile(rf"[ \t]*{_SYMBOLS}\s*")
+#: A value alone on the next line (blank lines and a pointer before it: "👉 Xk2…", "↓ Xk2…").
+_NEXT_LINE = re.compile(
+    r"[ \t]*(?:\r?\n[ \t]*){1,2}(?:[👉👇⬇↓→➡▶][\ufe0f]?[ \t]*)?(?P<v>[^\s]+)[ \t]*(?=\r?\n|$)"
+)
+#: A key in groups of digits ("WLAN-Schlüssel 1234 5678 9012 3456", a router's key).
+_DIGIT_GROUPS = re.compile(r"\d{4,6}(?:[ -]\d{4,6}){2,}(?![\d-])")
+#: Words read between a label and a connector word ("is"), a value that follows bare, and a
+#: ``:`` or ``=`` ("Passwort für das neue Konto bei der Sparkasse: …").
+_SAID_FILLERS = 4
+_BARE_FILLERS = 5
+_MAX_FILLERS = 8
+#: A time or a year right after a word of time ("at 0630", "a las 0415", "in 2020").
+_TIME_OR_YEAR = re.compile(r"[ \t]+(?:(?:[01]\d|2[0-3])[0-5]\d|(?:19|20)\d\d)(?!\d)")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+#: Words glued after a label in a language without spaces, up to a colon ("ワンタイムパスワード
+#: 届いた: 036310").
+_GLUED_FILLER = re.compile(r"(?P<w>[^\x00-\x7f\s、。，！？：]{1,8})(?=[ \t]*[:：=])")
+
+
+def _after_user(before: str) -> bool:
+    """Whether a user name was given just before, on the same line ("user admin pass …")."""
+    line = before.rpartition("\n")[2].casefold()
+    return any(word.strip(":=,") in USER_LABELS for word in line.split())
+
+
+def _next_line(text: str, at: int, family: str) -> tuple[int, int] | None:
+    """A value alone on the line after a label that ends its line ("wifi password\nXk2…")."""
+    below = _NEXT_LINE.match(text, at)
+    if below is None:
+        return None
+    value = below.group("v").rstrip(TRAILING)
+    if not _accepts(family, value, connector=family in _DIGIT_FAMILIES or family == "saidkey"):
+        return None
+    return below.start("v"), below.start("v") + len(value)
+
+
+def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[int, int] | None:
+    """A value right at ``at`` without a connector (``named``: a user name was given)."""
+    spaced = _SPACED_DIGITS.match(text, at + 1) if family in _DIGIT_FAMILIES else None
+    if spaced is not None and text[at : spaced.start()].isspace():
+        other = _OTHER_NUMBER.match(text, spaced.end())
+        return None if other else spaced.span()  # "код з смс 478 431"
+    groups = _DIGIT_GROUPS.match(text, at + 1) if family in ("password", "key") else None
+    if groups is not None and text[at : groups.start()].isspace():
+        return groups.span()  # "WLAN-Schlüssel 1234 5678 9012 3456"
+    found = _value(text, at, lang, family) if at < len(text) else None
+    if found is None or not (found[0] > at or lang in _GLUED):
+        return None
+    begin, end, quoted = found
+    if quoted and begin == at + 1:
+        return None  # the label's own closing quote: 'PASSWORD': os.environ[…]
+    if family == "word":  # "кодовое слово ромашка": one word that ends the clause
+        value = text[begin:end]
+        ends = _CLAUSE_END.match(text, end) is not None
+        return (
+            (begin, end)
+            if ends and wordy(value) and len(value) >= 4 and not not_a_value(value)
+            else None
+        )
+    if family in _DIGIT_FAMILIES and _OTHER_NUMBER.match(text, end):
+        return None  # "code 482193 of the order"
+    if text[begin:end].isdigit() and _UNIT.match(text, end):
+        return None  # "сигнализация за 15000 рублей"
+    return (begin, end) if _accepts(family, text[begin:end], connector=quoted or named) else None
+
+
 def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tuple[int, int] | None:
     """The value a label ending at ``at`` names, if any (see the module doc)."""
     fillers: list[str] = []
-    before = text[max(0, start - 40) : start]
+    before = text[max(0, start - 60) : start]
+    named = family in ("pass", "password") and _after_user(before)
+    digits = family in _DIGIT_FAMILIES and family != "code"
     while True:
-        joined = _joined(text, at, family, lang)
-        if joined is not True:
+        joined = _joined(text, at, family, lang, symbols_only=len(fillers) > _SAID_FILLERS)
+        if isinstance(joined, _Past):
+            fillers.append(text[at : joined.at].strip())
+            at = joined.at
+        elif joined is not True:
             return joined or None
-        if family not in ("pass", "pair") and _bare_allowed(fillers, before):
-            found = _value(text, at, lang) if at < len(text) else None
-            if found is not None and (found[0] > at or lang == "zh"):
-                begin, end, quoted = found
-                if _accepts(family, text[begin:end], connector=quoted):
-                    return begin, end
-        word = _FILLER.match(text, at)
-        if word is None or len(fillers) == 4 or word.end() - start > 100:
+        elif (below := _next_line(text, at, family)) is not None:
+            return below
+        else:
+            found = _bare_after(text, at, family, lang, fillers, before, named=named)
+            if found is not None:
+                return found
+        word = FILLER.match(text, at) or (_GLUED_FILLER.match(text, at) if lang in _GLUED else None)
+        if word is None or len(fillers) >= _MAX_FILLERS or word.end() - start > 100:
             return None
         folded = word.group("w").casefold()
-        if folded in NOT_FILLERS or (
-            family == "pass" and not fillers and folded not in PREPOSITIONS
+        if (
+            folded in NOT_FILLERS
+            or (family in ("key", "saidkey") and folded in NOT_NEAR_KEYS)
+            or (family == "pass" and not fillers and folded not in PREPOSITIONS and not named)
         ):
             return None
-        if family == "code" and folded in NOT_SECRET_CODES:
-            return None  # "código de erro 4031"
+        if family in _DIGIT_FAMILIES and folded in NOT_SECRET_CODES:
+            return None  # "código de erro 4031", "Alarmanlage Modell 4500"
+        if digits and folded in DIGIT_STOPS and _TIME_OR_YEAR.match(text, word.end()):
+            return None  # "PIN changed at 1400", "la alarma sonó a las 0415"
         fillers.append(word.group("w"))
         at = word.end()
+
+
+def _bare_after(
+    text: str, at: int, family: str, lang: str, fillers: list[str], before: str, *, named: bool
+) -> tuple[int, int] | None:
+    """A value without a connector after these fillers, if the family and the fillers allow
+    one there."""
+    if len(fillers) > _BARE_FILLERS or (family in _SAID_ONLY and not named):
+        return None
+    digits = family in _DIGIT_FAMILIES and family != "code"
+    loose = digits or (lang in _ASCII_VALUES and all(not f.isascii() for f in fillers))
+    if not (loose or _bare_allowed(fillers, before)):
+        return None
+    found = _bare(text, at, family, lang, named=named and not fillers)
+    if found is not None and fillers and family == "password" and _YEAR.match(text[slice(*found)]):
+        return None  # "the password for the 2024 tax return"
+    return found
 
 
 def _word_before(text: str, start: int) -> str:
@@ -260,42 +399,136 @@ def _word_before(text: str, start: int) -> str:
     return words[-1].casefold().strip(".,:;") if words else ""
 
 
-def _skipped(family: str, text: str, start: int) -> bool:
+_COMPOUND_CODE = re.compile(r"(?i)(.+?)[-_]?(?:code|kod(?:en|u)?)$")
+
+
+def skipped(family: str, text: str, start: int, end: int | None = None) -> bool:
     """Whether the word before a label makes it no label: "*reset* password flow", "*zip*
-    code" (a "code" is a secret unless said to be another kind)."""
+    code" (a "code" is a secret unless said to be another kind), or the head of a compound
+    says so ("Fehlercode", "Gutscheincode", "rabattkod")."""
     before = _word_before(text, start)
-    return before in NOT_BEFORE or (family == "code" and before in NOT_SECRET_CODES)
+    if before in NOT_BEFORE or (family in _DIGIT_FAMILIES and before in NOT_SECRET_CODES):
+        return True
+    head = _COMPOUND_CODE.match(text, start, end) if end is not None else None
+    if head is None or family not in _DIGIT_FAMILIES:
+        return False
+    first = head.group(1).casefold()
+    return any(first.startswith(word) for word in NOT_SECRET_CODES if len(word) >= 3)
 
 
-#: Longest stretch from a label's start to a needle inside it ("Routeradministratorpasswort").
+#: Longest stretch from a label's start to a needle inside its word
+#: ("Routeradministratorpasswort"), from a label's first word to its needle ("personal access
+#: token"), and from a label written without spaces to its needle ("ワンタイムコード").
 _LABEL_REACH = 40
+_WORDS_REACH = 24
+_GLUED_REACH = 8
 
 
 def _label_starts(text: str, needles: list[int]) -> list[int]:
-    """Where a label may start: a word start (or a CJK character) at most ``_LABEL_REACH``
-    before a needle."""
+    """Where a label may start: the start of a needle's word, a word start at most
+    ``_WORDS_REACH`` before it, or a CJK character at most ``_GLUED_REACH`` before it."""
     starts: set[int] = set()
     for pos in needles:
-        for at in range(max(0, pos - _LABEL_REACH), pos + 1):
-            if at == 0 or not text[at - 1].isalnum() or ord(text[at]) >= 0x2E80:
+        word = pos
+        while word > 0 and pos - word < _LABEL_REACH and text[word - 1].isalnum():
+            word -= 1
+        starts.add(word)
+        for at in range(max(0, pos - _WORDS_REACH), pos + 1):
+            if (
+                at == 0
+                or not text[at - 1].isalnum()
+                or (pos - at <= _GLUED_REACH and ord(text[at]) >= 0x2E80)
+            ):
                 starts.add(at)
     return sorted(starts)
 
 
-def _label_matches(text: str, hits: Hits) -> Iterator[re.Match[str]]:
-    """``_LABELS.finditer(text)``, tried only where a label may start."""
+class Label(NamedTuple):
+    """A label found in a text: where, and its family and language in the lexicon."""
+
+    start: int
+    end: int
+    family: str
+    lang: str
+
+
+def _flat(glued_only: bool) -> re.Pattern[str]:
+    """Every label as one flat alternation, casefolded, in the order of :data:`_GROUPS` (so the
+    first alternative that matches belongs to the first group that matches, as in
+    ``_LABELS``): a flat alternation of literals is tried far faster than named groups."""
+    alternatives = [
+        f"(?:{alternative})" if lang in _GLUED else f"(?:{alternative})(?!\\w)"
+        for _, lang, labels, _ in _GROUPS
+        if lang in _GLUED or not glued_only
+        for alternative in labels
+    ]
+    return re.compile("|".join(alternatives))
+
+
+_ESCAPE = re.compile(r"\\.|[^\\]+", re.S)
+
+
+def _fold_pattern(pattern: str) -> str:
+    """A label pattern for casefolded text: its letters casefolded, its escapes (``\\S``,
+    ``\\W``) kept."""
+    return "".join(
+        part if part.startswith("\\") else part.casefold() for part in _ESCAPE.findall(pattern)
+    )
+
+
+def _groups() -> list[tuple[str, str, list[str], re.Pattern[str]]]:
+    """(family, lang, its labels casefolded longest first, its own pattern) in lexicon order."""
+    out = []
+    for family, table in _FAMILIES.items():
+        for lang, labels in table.items():
+            folded = sorted((_fold_pattern(label) for label in labels), key=len, reverse=True)
+            body = "|".join(folded)
+            pattern = f"(?:{body})" if lang in _GLUED else f"(?:{body})(?!\\w)"
+            out.append((family, lang, folded, re.compile(pattern)))
+    return out
+
+
+_GROUPS = _groups()
+_FLAT_ALL = _flat(glued_only=False)
+_FLAT_GLUED = _flat(glued_only=True)
+
+
+def _label_at(lowered: str, at: int) -> Label | None:
+    """The label starting at ``at`` in the casefolded text, as ``_LABELS.match`` finds it."""
+    inside = at > 0 and (lowered[at - 1].isalnum() or lowered[at - 1] == "_")
+    flat = (_FLAT_GLUED if inside else _FLAT_ALL).match(lowered, at)
+    if flat is None:
+        return None
+    for family, lang, _, pattern in _GROUPS:
+        if inside and lang not in _GLUED:
+            continue
+        match = pattern.match(lowered, at)
+        if match is not None:
+            return Label(at, match.end(), family, lang)
+    return None  # unreachable: the flat pattern matched one of the groups
+
+
+@lru_cache(maxsize=16)
+def label_matches(text: str, hits: Hits) -> tuple[Label, ...]:
+    """The labels of ``text`` (as ``_LABELS.finditer`` finds them), tried only where a label
+    may start; computed once for the few readers of the same text."""
     needles = hits.positions(LABEL_NEEDLES)
     if needles is None:
-        yield from _LABELS.finditer(text)
-        return
+        return tuple(
+            Label(m.start(), m.end(), *(m.lastgroup or "_").partition("_")[::2])
+            for m in _LABELS.finditer(text)
+        )
+    lowered = text.casefold()
     end = 0
+    found = []
     for at in _label_starts(text, needles):
         if at < end:
             continue
-        match = _LABELS.match(text, at)
-        if match is not None:
-            end = match.end()
-            yield match
+        label = _label_at(lowered, at)
+        if label is not None:
+            end = label.end
+            found.append(label)
+    return tuple(found)
 
 
 def labelled_values(text: str, hits: Hits) -> Iterator[Span]:
@@ -303,96 +536,9 @@ def labelled_values(text: str, hits: Hits) -> Iterator[Span]:
     (``hits``: the needles ``text`` holds)."""
     if hits.present.isdisjoint(LABEL_NEEDLES):
         return
-    for match in _label_matches(text, hits):
-        family, _, lang = (match.lastgroup or "").partition("_")
-        if _skipped(family, text, match.start()):
+    for label in label_matches(text, hits):
+        if skipped(label.family, text, label.start, label.end):
             continue
-        found = _after_label(text, match.start(), match.end(), family, lang)
+        found = _after_label(text, label.start, label.end, label.family, label.lang)
         if found is not None:
-            yield found[0], found[1], _KINDS.get(family, "password")
-
-
-_AS_LABEL = re.compile(
-    rf"(?<!\w)(?:{'|'.join(sorted(AS_WORDS, key=len, reverse=True))})[ \t]+"
-    r"(?:[^\s.,;:!?]{1,15}[ \t]+){0,2}"
-    r"(?:password|passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|hasło|пароль|"
-    r"пароля)(?!\w)",
-    re.IGNORECASE,
-)
-_LAST_WORD = re.compile(r"(\S+)[ \t]+$")
-
-
-def values_before_labels(text: str, hits: Hits) -> Iterator[Span]:
-    """Spans of generated-looking values named as a password afterwards ("Xk2… as my
-    password", "j'ai mis Xk2… comme mot de passe")."""
-    if hits.present.isdisjoint(LABEL_NEEDLES):
-        return
-    for match in _AS_LABEL.finditer(text):
-        before = _LAST_WORD.search(text, max(0, match.start() - 120), match.start())
-        if before is None:
-            continue
-        value = before.group(1).rstrip(_TRAILING)
-        if _strong(value) and not not_a_value(value):
-            yield before.start(1), before.start(1) + len(value), "password"
-
-
-# --- assignments: env files, JSON, YAML, code --------------------------------------------------
-
-_ASSIGN = re.compile(
-    r"(?<![\w.-])(?P<q>[\"'`]?)(?P<name>[A-Za-z0-9_.-]{2,80})(?P=q)[ \t]*"
-    r"(?P<op>:=|=>|==|=|:)[ \t]*"
-)
-_GLUED_PASSWORD = ("password", "passwd")
-_GLUED_KEY = ("secret", "token", "apikey")
-_NAME_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-
-
-def secret_name(name: str) -> str | None:
-    """The label family an identifier names (``password``/``key``), or None."""
-    parts = [part.lower() for part in _NAME_PARTS.findall(name)]
-    if not parts or any(part in NAME_NOT_SECRET_PARTS for part in parts):
-        return None
-    if any(part in NAME_PASSWORD_PARTS or part.endswith(_GLUED_PASSWORD) for part in parts):
-        return "password"  # PGPASSWORD, MYSQL_PWD
-    if any(part in NAME_KEY_PARTS or part.endswith(_GLUED_KEY) for part in parts):
-        return "key"  # GITHUBTOKEN
-    return None
-
-
-_JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.){1,400})"')
-_SINGLE_STRING = re.compile(r"'([^'\n]{1,400})'|`([^`\n]{1,400})`")
-_BARE_ASSIGNED = re.compile(r"[^\s,;}\]&\"'<>]+")
-
-
-def _assigned(text: str, at: int) -> tuple[int, int, bool] | None:
-    for pattern in (_JSON_STRING, _SINGLE_STRING):
-        match = pattern.match(text, at)
-        if match is not None:
-            group = match.lastindex or 1
-            return match.start(group), match.end(group), True
-    match = _BARE_ASSIGNED.match(text, at)
-    return (match.start(), match.end(), False) if match is not None else None
-
-
-def assigned_values(text: str, hits: Hits) -> Iterator[Span]:
-    """Spans of values assigned to identifiers that name a secret (see the module doc)."""
-    if ("=" not in text and ":" not in text) or hits.present.isdisjoint(NAME_NEEDLES):
-        return
-    for match in _ASSIGN.finditer(text):
-        family = secret_name(match.group("name"))
-        if family is None:
-            continue
-        found = _assigned(text, match.end())
-        if found is None:
-            continue
-        begin, end, quoted = found
-        value = text[begin:end]
-        raw = value if quoted else _BARE.match(text, begin).group(0).rstrip(_TRAILING)  # type: ignore[union-attr]
-        if not value or not_a_value(raw) or value.casefold() in {"null", "none", "nil"}:
-            continue
-        if family == "key" and not quoted and match.group("op") != "=":
-            if not token_like(value):
-                continue
-        elif family == "key" and len(value) < 3:
-            continue
-        yield begin, end, _KINDS.get(family, "password")
+            yield found[0], found[1], KINDS.get(label.family, "password")

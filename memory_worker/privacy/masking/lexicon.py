@@ -1,17 +1,25 @@
 """The words of labelled secrets, per language: labels, connectors, and the words that follow
 a label in ordinary talk ("the password is *wrong*"), which are never taken for a value.
 
-Data, not code: :mod:`memory_worker.privacy.masking.labels` reads these tables. The
-languages are the project's own (EN, RU, DE, ES, FR, UK) and PT, IT, PL, ZH.
+Data, not code: :mod:`memory_worker.privacy.masking.labels` reads these tables (and the
+words of ordinary talk around a label in :mod:`memory_worker.privacy.masking.ordinary`).
+The languages are the project's own (EN, RU, DE, ES, FR, UK) and PT, IT, PL, ZH, JA, KO,
+AR, TR, NL, SV, CS, ID, DA/NO, FI, HU, RO, VI, EL, HE, HI, FA. In ZH, JA, KO and AR a
+label is matched inside a word (no spaces, or particles and prefixes glued to it) and its
+value is the run of ASCII after it.
 A label belongs to a family, which decides what may follow it:
 
 - ``password``: any value that is not an ordinary word of :data:`NOT_VALUES`
   (a password can be a plain word: "the wifi password is swordfish");
 - ``pass``: the same, but only after a connector (``pass: …``, "la pass è …"),
-  never bare: a *boarding pass* is not a label;
+  or bare after a user name ("user admin pass …"), never alone: a *boarding pass* is not
+  a label; English ``key`` is of this family too ("the key is …": a value that reads as
+  generated, not "the key is patience");
 - ``key``: only a value that reads as generated (a digit, a symbol, inner
   upper case): "the secret is patience" is advice, "the secret is Xk2-…" is not;
-- ``pin``: 3–8 digits; ``code``: 4–8 digits, unless the word before says what
+- ``pin``: 3–8 digits (PINs, CVVs, door, gate and alarm codes, a safe's combination),
+  also after a few words naming what it opens ("пин-код карты 9921", "door code for
+  the garage 4821"); ``code``: 4–8 digits, unless the word before says what
   kind of code it is (zip, error, status…: :data:`NOT_SECRET_CODES`);
 - ``pair``: a credentials label whose value is ``user / password`` (the
   password is the part after the slash): "creds for the vpn: bob / Xk2…".
@@ -19,16 +27,83 @@ A label belongs to a family, which decides what may follow it:
 
 from __future__ import annotations
 
+from memory_worker.privacy.masking.needles import trie_pattern
+
 
 def _words(text: str) -> frozenset[str]:
     """The whitespace-separated words of a block of text (a word list kept readable)."""
     return frozenset(text.split())
 
 
+#: Keys next to each other on a QWERTY keyboard (Spanish ``ñ`` beside ``l``, German and
+#: Swedish ``ö`` too): a finger that slips.
+_NEIGHBOURS = {
+    "q": "wa",
+    "w": "qes",
+    "e": "wrd",
+    "r": "etf",
+    "t": "ryg",
+    "y": "tuh",
+    "u": "yij",
+    "i": "uok",
+    "o": "ipl",
+    "p": "o",
+    "a": "qsz",
+    "s": "awdz",
+    "d": "sefx",
+    "f": "drgc",
+    "g": "fthv",
+    "h": "gyjb",
+    "j": "hukn",
+    "k": "jilm",
+    "l": "kopñö",
+    "z": "asx",
+    "x": "zsdc",
+    "c": "xdfv",
+    "v": "cfgb",
+    "b": "vghn",
+    "n": "bhjm",
+    "m": "njk",
+    "ñ": "l",
+    "ö": "l",
+}
+_PLAIN = str.maketrans("äöüßéèêñçãõáíóúàâłśćźżąęşğı", "aouseeencaoaiouaalsczzaesgi")
+
+
+#: Words that a mistyped label would spell: never taken for the label.
+_NOT_TYPOS = frozenset({"sena", "seha", "helo", "haso", "hasl"})
+#: The first four letters of every mistyped label form (:func:`typos`): its needles.
+TYPO_NEEDLES: set[str] = set()
+
+
+def typos(word: str) -> str:
+    """A label as people mistype it, as one alternation: one letter left out (of a five-letter
+    word, not its last) or one struck beside it on the keyboard (words of six letters or more), two neighbours swapped (not the second and third of a short word: a
+    name, "Sneha"), one letter doubled, and the word without its
+    diacritics ("paswort", "senah", "passowrd", "losenord"). The first letter is kept."""
+    forms = {word, word.translate(_PLAIN)}
+    for i in range(1, len(word)):
+        if len(word) >= 6 or (len(word) == 5 and i < 4):
+            forms.add(word[:i] + word[i + 1 :])
+            forms.update(word[:i] + key + word[i + 1 :] for key in _NEIGHBOURS.get(word[i], ""))
+        if i + 1 < len(word) and (i > 1 or len(word) >= 6):  # not "sneha" for "senha"
+            forms.add(word[:i] + word[i + 1] + word[i] + word[i + 2 :])
+        forms.add(word[:i] + word[i] + word[i:])
+    forms -= _NOT_TYPOS
+    TYPO_NEEDLES.update(form[:4].casefold() for form in forms)
+    return trie_pattern(sorted(forms))
+
+
 #: Label patterns (regular expressions, case-insensitive) by family and language.
 PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
         r"password",
+        typos("password"),
+        r"p[a@4][s$5]{1,3}w[o0]r[dt]",
+        r"paswrd|pswrd|pswd|passwrd|paswd",
+        r"p[a@]s{1,3}w[o0]?r?d",
+        r"pas(?:s?wr|s?ow|rw|wro)[o]?d",
+        r"passwrod",
         r"passwd",
         r"passphrase",
         r"passcode",
@@ -38,6 +113,8 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"passw",
         r"pword",
         r"wi-?fi\s+key",
+        r"(?:security|secret)\s+answer",
+        r"answer\s+to\s+(?:the|my)\s+security\s+question",
         r"network\s+key",
         r"wpa2?\s+key",
         r"login\s+code",
@@ -45,22 +122,72 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     "de": (
         r"\w*passwort",
         r"\w*kennwort",
+        typos("passwort"),
+        typos("kennwort"),
         r"zugangscode",
         r"wlan-?schlüssel",
         r"netzwerkschlüssel",
     ),
-    "fr": (r"mot\s+de\s+passe", r"mdp", r"code\s+d['’]acc[eè]s", r"code\s+secret"),
+    "fr": (
+        r"mot\s*(?:de|2|d['’]?)\s*pas{1,3}e?",
+        r"mdp",
+        r"code\s+d['’]acc[eè]s",
+        r"code\s+secret",
+    ),
     "es": (
         r"contrase[ñn]a",
+        typos("contraseña"),
         r"clave\s+del?\s+(?:acceso|wifi|wi-fi|red|router)",
         r"c[oó]digo\s+de\s+acceso",
     ),
-    "pt": (r"senha", r"palavra-passe", r"c[oó]digo\s+de\s+acesso"),
+    "pt": (typos("senha"), r"palavra-passe", r"c[oó]digo\s+de\s+acesso"),
     "it": (r"parola\s+d['’]ordine", r"codice\s+di\s+accesso", r"chiave\s+(?:del\s+)?wi-?fi"),
-    "pl": (r"has(?:ło|ła|łem|le)", r"kod\s+dost[eę]pu"),
-    "ru": (r"парол(?:ь|я|ю|ем|е)", r"код\s+доступа", r"пасс?ворд"),
+    "pl": (r"has(?:ło|ła|łem|le|lo)", typos("hasło"), r"kod\s+dost[eę]pu"),
+    "ru": (
+        r"п[ао]р[оа]л(?:ь|я|ю|ем|е)",
+        typos("пароль"),
+        r"код\s+доступа",
+        r"пасс?ворд",
+        r"parol(?:ya|yu|em|e|i|j|')?",
+    ),
     "uk": (r"парол(?:ь|я|ю|ем|і)", r"гасло", r"код\s+доступу"),
-    "zh": (r"密码", r"口令", r"密碼"),
+    "zh": (r"[密蜜秘觅][码碼马玛]", r"口令"),
+    "nl": (
+        r"\w*wachtwo?o?r[dt](?:en)?",
+        typos("wachtwoord"),
+        r"paswoord",
+        r"inlogcode",
+        r"wifi-?sleutel",
+    ),
+    "sv": (r"\w*l[öo]senord(?:et)?", typos("lösenord"), r"l[öo]sen", r"wifi-?nyckel(?:n)?"),
+    "tr": (
+        r"[şs]ifre(?:m|n|si|miz|niz|mi|yi|sini)?",
+        typos("şifre"),
+        r"parola(?:m|n|sı|mız|yı)?",
+    ),
+    "cs": (r"hesl(?:o|a|em|u)", r"přístupový\s+kód"),
+    "id": (
+        r"kata\s+(?:sandi|laluan)(?:nya|ku|mu)?",
+        r"sandi(?:nya|ku|mu)?",
+        r"password(?:nya|ku|mu)",
+    ),
+    "da": (r"adgangskode(?:n)?", r"kodeord(?:et)?", r"passord(?:et)?"),
+    "fi": (r"salasana(?:ni|si|n|mme)?", r"tunnussana"),
+    "hu": (r"jelsz(?:ó|ava|avam|ót)",),
+    "ro": (r"parol(?:a|ă|ei)",),
+    "vi": (r"m[ậa]t\s+kh[ẩa]u",),
+    "el": (r"κωδικ(?:ός|ό|ου)(?:\s+πρόσβασης)?", r"συνθηματικό"),
+    "he": (r"ה?סיסמ[הא]",),
+    "hi": (r"पासवर्ड",),
+    "fa": (r"رمز\s+عبور", r"گذرواژه", r"پسورد"),
+    "ja": (r"パスワード", r"ぱすわーど", r"パスワド", r"パス"),
+    "ko": (r"비밀번호", r"비[번반빈븐]", r"패스워드", r"암호(?!화)"),
+    "ar": (
+        r"[وفبل]?كلم[ةه]\s+(?:ال)?(?:مرور|سر|السر)",
+        r"[وفبل]?(?:ال)?باس?وورد",
+        r"[وفبل]?(?:ال)?باسورد",
+        r"[وفبل]?رمز\s+المرور",
+    ),
 }
 KEY_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
@@ -76,22 +203,49 @@ KEY_LABELS: dict[str, tuple[str, ...]] = {
         r"(?:license|licence|product|signing|encryption|master|recovery)[\s_-]?key",
         r"webhook[\s_-]?secret",
         r"recovery[\s_-]?code",
-        r"backup[\s_-]?code",
+        r"backup[\s_-]?codes?",
+        r"(?:2fa|mfa)[\s_-]?(?:backup|recovery)[\s_-]?codes?",
     ),
-    "de": (r"api-?schlüssel", r"geheimer?\s+schlüssel", r"privater?\s+schlüssel", r"schlüssel"),
+    "de": (r"api-?schlüssel", r"geheimer?\s+schlüssel", r"privater?\s+schlüssel", r"\w*schlüssel"),
     "fr": (r"cl[ée](?:\s+(?:api|secr[èe]te|priv[ée]e|d['’]api|d['’]acc[eè]s))?", r"jeton"),
     "es": (r"clave(?:\s+(?:api|secreta|privada))?", r"llave\s+(?:api|secreta|privada)"),
     "pt": (r"chave(?:\s+(?:de\s+)?(?:api|secreta|privada|acesso))?",),
     "it": (r"chiave(?:\s+(?:api|segreta|privata|di\s+accesso))?",),
     "pl": (r"klucz(?:a|em)?(?:\s+(?:api|prywatny|tajny|dost[eę]pu))?",),
-    "ru": (r"ключ(?:а|ом)?(?:\s+api)?", r"api[\s-]?ключ", r"токен(?:а|ом)?", r"секретный\s+ключ"),
+    "ru": (
+        r"ключ(?:а|ом)?(?:\s+api)?",
+        r"api[\s-]?ключ",
+        r"токен(?:а|ом)?",
+        r"(?:секретный|приватный|закрытый)\s+ключ",
+    ),
     "uk": (r"ключ(?:а|ем)?(?:\s+api)?", r"токен(?:а|ом)?", r"секретний\s+ключ"),
     "zh": (r"密钥", r"秘钥", r"私钥", r"令牌", r"访问令牌", r"API\s*密钥"),
+    "nl": (r"\w*sleutel",),
+    "sv": (r"\w*nyckel(?:n)?",),
+    "tr": (r"(?:api\s+)?anahtar(?:ı|ım)?",),
+    "cs": (r"(?:api\s+)?klíč",),
+    "id": (r"kunci(?:\s+api)?",),
+    "ja": (
+        r"APIキー",
+        r"(?:暗号化|復号化?|ライセンス|プロダクト|マスター|リカバリー?)キー",
+        r"トークン",
+        r"秘密鍵",
+        r"アクセストークン",
+        r"シークレット",
+    ),
+    "ko": (
+        r"API\s*키",
+        r"(?:암호화|복호화|라이선스|제품|마스터|복구|개인|비밀|시크릿)\s*키",
+        r"토큰",
+    ),
+    "ar": (r"[وفبل]?مفتاح(?:\s+(?:ال)?API)?", r"[وفبل]?(?:ال)?توكن"),
 }
 PASS_LABELS: dict[str, tuple[str, ...]] = {
     "en": (r"pass",),
+    "nl": (r"ww",),
     "es": (r"contra",),
     "ru": (r"пасс",),
+    "ko": (r"패스",),
 }
 PAIR_LABELS: dict[str, tuple[str, ...]] = {
     "en": (r"creds", r"credentials", r"login", r"wi-?fi", r"vpn"),
@@ -104,6 +258,9 @@ PAIR_LABELS: dict[str, tuple[str, ...]] = {
     "ru": (r"доступы?", r"логин", r"вход"),
     "uk": (r"доступи?", r"логін", r"вхід"),
     "zh": (r"账号密码", r"账号"),
+    "nl": (r"inloggegevens",),
+    "sv": (r"inloggningsuppgifter",),
+    "tr": (r"giriş\s+bilgileri",),
 }
 CODE_LABELS: dict[str, tuple[str, ...]] = {
     "en": (r"code",),
@@ -112,44 +269,248 @@ CODE_LABELS: dict[str, tuple[str, ...]] = {
     "es": (r"c[oó]digo",),
     "pt": (r"c[oó]digo",),
     "it": (r"codice",),
-    "pl": (r"kod",),
-    "ru": (r"код",),
-    "uk": (r"код",),
+    "pl": (r"kod(?:em|u)?",),
+    "ru": (r"код(?:ом|а|у)?",),
+    "uk": (r"код(?:ом|у)?",),
+    "nl": (r"code",),
+    "sv": (r"kod(?:en)?",),
+    "tr": (r"kod(?:u|um)?",),
+    "cs": (r"kód(?:em|u)?",),
+    "id": (r"kode",),
+    "da": (r"kode(?:n)?",),
+    "fi": (r"koodi",),
+    "ja": (r"コード",),
+    "ko": (r"코드",),
+    "ar": (r"[وفبل]?(?:ال)?كود", r"[وفبل]?(?:ال)?رمز"),
 }
-#: Words before "code" that say it is not a secret ("zip code 10115", "error code 1234").
-NOT_SECRET_CODES = _words(
-    """
-    zip postal post area country error status exit return http response source color colour
-    dial iso currency airport product bar qr tracking order event language tax sort promo
-    discount coupon voucher dress genetic morse machine program python
-    postleitzahl fehler fehlercode postal postale erreur error errore erro pocztowy błędu
-    почтовый ошибки поштовий помилки d'erreur
-    """
-)
 PIN_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
-        r"pin(?:[\s-]?code)?",
-        r"cvv2?",
-        r"cvc2?",
-        r"security\s+code",
+        r"pin(?:[\s-]?(?:code|kod|код|kodu))?",
         r"otp",
         r"(?:2fa|sms|verification|one[\s-]time)\s+code",
+        r"(?:door|gate|entry|keypad|alarm|garage(?:\s+door)?|lockbox|key\s*box|safe|disarm|buzzer|"
+        r"intercom|building|front\s+door|house|access)\s+(?:code|pin)",
+        r"(?:safe|lock|padlock|locker)\s+(?:combination|combo)",
+        r"lock\s*box",
+        r"key\s*(?:box|safe)",
+        r"intercom",
+        r"combination",
+        r"combo",
+        r"alarm",
+        r"disarm",
+        r"unlock\s+(?:code|pin)",
+        r"blik(?:\s+code)?",
+        r"bankid(?:\s+code)?",
+        r"(?:login|sign[\s-]?in|confirmation|security|auth(?:entication)?|access)\s+code",
+        r"one[\s-]?time\s+(?:password|passcode|pin)",
     ),
-    "de": (r"geheimzahl", r"pin-?nummer", r"bestätigungscode"),
-    "fr": (r"code\s+pin", r"code\s+de\s+(?:v[ée]rification|confirmation)"),
-    "es": (r"c[oó]digo\s+pin", r"c[oó]digo\s+de\s+verificaci[oó]n"),
-    "pt": (r"c[oó]digo\s+pin", r"c[oó]digo\s+de\s+verifica[cç][aã]o"),
-    "it": (r"codice\s+pin", r"codice\s+di\s+verifica"),
-    "pl": (r"kod\s+pin", r"kod\s+weryfikacyjny"),
-    "ru": (r"пин(?:-?код)?", r"код\s+(?:из\s+смс|подтверждения)"),
-    "uk": (r"пін(?:-?код)?", r"код\s+(?:з\s+смс|підтвердження)"),
-    "zh": (r"验证码", r"PIN码", r"支付密码"),
+    "de": (
+        r"geheimzahl",
+        r"pin-?nummer",
+        r"bestätigungscode",
+        r"(?:tür|tor|alarm|alarmanlagen|tresor|haustür|zahlen|sicherheits|entsperr)-?code",
+        r"alarmanlage",
+        r"(?:tresor|safe|schloss|zahlen)?-?kombination",
+        r"einmal(?:code|passwort|kennwort)",
+        r"(?:m|sms|push|chip|photo)?-?tan",
+        r"\w+code",
+    ),
+    "fr": (
+        r"code\s+pin",
+        r"code\s+de\s+(?:v[ée]rification|confirmation)",
+        r"digicode",
+        r"code\s+(?:de\s+(?:la\s+|l['’])?)?(?:porte|portail|alarme|immeuble|entr[ée]e|coffre)",
+        r"alarme",
+        r"code\s+(?:à\s+usage\s+unique|unique|de\s+d[ée]verrouillage)",
+        r"combinaison",
+    ),
+    "es": (
+        r"c[oó]digo\s+pin",
+        r"c[oó]digo\s+de\s+verificaci[oó]n",
+        r"c[oó]digo\s+de(?:\s+la|l)?\s+(?:puerta|alarma|portal|port[oó]n|caja\s+fuerte|portero)",
+        r"alarma",
+        r"c[oó]digo\s+(?:de\s+un\s+solo\s+uso|de\s+desbloqueo|de\s+confirmaci[oó]n|de\s+acceso)",
+        r"combinaci[oó]n",
+    ),
+    "pt": (
+        r"c[oó]digo\s+pin",
+        r"c[oó]digo\s+de\s+verifica[cç][aã]o",
+        r"c[oó]digo\s+d[oa]\s+(?:port[ãa]o|porta|alarme|cofre|pr[ée]dio)",
+        r"senha\s+do\s+cart[ãa]o",
+        r"alarme",
+        r"c[oó]digo\s+(?:de\s+uso\s+[úu]nico|de\s+desbloqueio|de\s+confirma[cç][ãa]o)",
+        r"combina[çc][ãa]o",
+    ),
+    "it": (
+        r"codice\s+pin",
+        r"codice\s+di\s+verifica",
+        r"codice\s+(?:del(?:l['’]\s*|la\s+)?)?(?:portone|porta|cancello|allarme|citofono|cassaforte)",
+        r"(?:codice\s+)?antifurto",
+        r"allarme",
+        r"codice\s+(?:monouso|di\s+sblocco|di\s+conferma|otp)",
+        r"combinazione",
+    ),
+    "pl": (
+        r"kod\s+pin",
+        r"kod\s+weryfikacyjny",
+        r"pin\s+do\s+karty",
+        r"kod\s+(?:do\s+)?(?:drzwi|domofonu|alarmu|bramy|sejfu|furtki)",
+        r"kod\s+jednorazowy",
+        r"(?:kod\s+)?blik(?:\s+kod)?",
+        r"kod\s+(?:sms|potwierdzaj[aą]cy|autoryzacyjny)",
+        r"kombinacj[aię]",
+    ),
+    "ru": (
+        r"(?:пин|pin)(?:-?код)?",
+        r"код\s+(?:из\s+смс|подтверждения|для\s+входа|из\s+sms)",
+        r"код\s+(?:от\s+)?(?:двери|дверей|домофона|подъезда|сигнализации|сигналки|замка|сейфа|"
+        r"калитки|ворот)",
+        r"сигнализаци[яиюей]",
+        r"сигналк[аиуе]",
+        r"одноразов(?:ый|ого)\s+код",
+        r"комбинаци[яиюе]",
+    ),
+    "uk": (
+        r"(?:пін|pin)(?:-?код)?",
+        r"код\s+(?:з\s+смс|із\s+смс|підтвердження|для\s+входу)",
+        r"код\s+(?:від\s+)?(?:дверей|домофона|під['’]їзду|сигналізації|замка|сейфа|хвіртки)",
+        r"сигналізаці[яїюєй]",
+        r"одноразов(?:ий|ого)\s+код",
+    ),
+    "zh": (
+        r"验证码",
+        r"PIN码",
+        r"支付密码",
+        r"开门密码",
+        r"门禁码",
+        r"动态(?:码|密码)",
+        r"确认码",
+        r"报警器?(?:密码|码)",
+    ),
+    "nl": (
+        r"pincode",
+        r"deurcode",
+        r"alarmcode",
+        r"toegangscode",
+        r"verificatiecode",
+        r"poortcode",
+        r"eenmalige\s+code",
+        r"\w+code",
+        r"combinatie",
+        r"alarmsysteem",
+    ),
+    "sv": (
+        r"pinkod(?:en)?",
+        r"portkod(?:en)?",
+        r"larmkod(?:en)?",
+        r"dörrkod(?:en)?",
+        r"verifieringskod(?:en)?",
+        r"engångskod(?:en)?",
+        r"bankid-?kod(?:en)?",
+        r"\w+kod(?:en)?",
+        r"larm(?:et)?",
+        r"kombination(?:en)?",
+    ),
+    "tr": (
+        r"pin\s+kod(?:u|um)",
+        r"(?:kapı|alarm|kasa)\s+(?:şifresi|kodu)",
+        r"(?:doğrulama|onay|sms|giriş)\s+kodu(?:n|nuz|m|muz)?",
+        r"tek\s+kullanımlık\s+(?:kod|şifre)",
+    ),
+    "cs": (r"kód\s+(?:od|k|ke)\s+(?:dveří|bráně|alarmu|trezoru)", r"ověřovací\s+kód"),
+    "id": (r"kode\s+(?:pintu|alarm|otp|verifikasi|keamanan|brankas)",),
+    "da": (r"pinkode(?:n)?", r"dørkode(?:n)?", r"alarmkode(?:n)?", r"portkode(?:n)?"),
+    "fi": (r"pin-?koodi", r"ovikoodi", r"hälytyskoodi"),
+    "ja": (
+        r"暗証番号",
+        r"(?:解除|PIN|認証|確認|ワンタイム|ログイン)コード",
+        r"認証番号",
+        r"ワンタイムパスワード",
+        r"(?:オートロック|玄関|ドア|金庫|ロッカー|キーボックス)の?(?:番号|暗証番号|コード|パスコード)",
+        r"オートロック",
+        r"(?:警報|アラーム)(?:の)?(?:解除)?(?:番号|コード)",
+    ),
+    "ko": (
+        r"핀\s*번호",
+        r"PIN\s*번호",
+        r"인증\s*(?:번호|코드)",
+        r"확인\s*코드",
+        r"해제\s*코드",
+        r"(?:현관|도어락|금고|경보)\s*(?:번호|비번|코드)",
+    ),
+    "ar": (
+        r"[وفبل]?(?:ال)?رقم(?:\s+\S+)?\s+(?:ال)?سري",
+        r"[وفبل]?(?:ال)?رمز\s+(?:ال)?سري",
+        r"[وفبل]?رمز\s+(?:الباب|الإنذار|الانذار|التحقق|الدخول|البوابة|التأكيد|التفعيل)",
+        r"[وفبل]?كود\s+(?:التحقق|التفعيل|التأكيد)",
+        r"[وفبل]?(?:ال)?إنذار",
+        r"[وفبل]?(?:ال)?انذار",
+    ),
+    "he": (r"קוד\s+(?:ה)?(?:כניסה|דלת|אזעקה|סודי)",),
+    "el": (r"PIN",),
+}
+
+#: A bank's code word, a secret word, a security answer: a plain word is their value.
+WORD_LABELS: dict[str, tuple[str, ...]] = {
+    "en": (
+        r"code\s*word",
+        r"secret\s+word",
+        r"memorable\s+word",
+        r"(?:security|secret)\s+(?:question\s+)?answer",
+        r"answer\s+to\s+(?:the|my)\s+security\s+question",
+        r"mother'?s\s+maiden\s+name",
+    ),
+    "ru": (
+        r"кодов(?:ое|ого)\s+слов[оа]",
+        r"секретн(?:ое|ого)\s+слов[оа]",
+        r"ответ\s+на\s+(?:секретный|контрольный)\s+вопрос",
+    ),
+    "uk": (r"кодов(?:е|ого)\s+слов[оа]", r"секретн(?:е|ого)\s+слов[оа]"),
+    "de": (r"(?:code|kenn|losungs|geheim|kontroll)wort", r"sicherheitsantwort"),
+    "fr": (r"mot\s+(?:secret|de\s+code|code)", r"r[ée]ponse\s+secr[èe]te"),
+    "es": (r"palabra\s+secreta", r"respuesta\s+(?:secreta|de\s+seguridad)"),
+    "it": (r"parola\s+segreta", r"risposta\s+segreta"),
+    "pt": (r"palavra[\s-]secreta", r"resposta\s+secreta"),
+    "pl": (
+        r"s[łl]owo\s+(?:kodowe|has[łl]o)",
+        r"has[łl]o\s+do\s+banku(?:\s+telefonicznego)?",
+    ),
+    "nl": (r"(?:code|geheim)woord",),
+    "sv": (r"kodord(?:et)?", r"hemligt\s+ord(?:et)?"),
+    "tr": (r"gizli\s+kelime(?:si|niz)?", r"güvenlik\s+(?:sorusu(?:nun)?\s+)?cevab[ıi]"),
+    "ja": (r"合言葉", r"秘密の(?:質問の)?答え"),
+    "ko": (r"보안\s*(?:질문\s*)?(?:답변|답)", r"비밀\s*질문\s*답"),
+    "zh": (r"密保答案", r"安全问题答案"),
+    "ar": (r"[وفبل]?(?:ال)?كلمة\s+(?:ال)?سرية",),
+}
+
+#: Labels said only with a connector, of a value that reads as generated ("the key is …").
+SAID_KEY_LABELS: dict[str, tuple[str, ...]] = {
+    "en": (r"key",),
+}
+#: A card's verification code: 3–4 digits, with or without a connector.
+CVV_LABELS: dict[str, tuple[str, ...]] = {
+    "en": (r"cvv2?", r"cvc2?", r"cvn", r"csc", r"security\s+code"),
+    "de": (r"(?:karten)?prüf(?:nummer|ziffer)", r"sicherheitscode"),
+    "fr": (r"cryptogramme(?:\s+visuel)?",),
+    "es": (r"c[oó]digo\s+de\s+seguridad",),
+    "pt": (r"c[oó]digo\s+de\s+seguran[cç]a",),
+    "it": (r"codice\s+di\s+sicurezza",),
+    "ru": (r"код\s+безопасности", r"cvv-?код", r"свв"),
+    "uk": (r"код\s+безпеки",),
+    "zh": (r"安全码", r"CVV码", r"校验码"),
+    "ja": (r"セキュリティコード",),
+    "ko": (r"보안\s*코드", r"CVC\s*번호"),
+    "ar": (r"[وفبل]?رمز\s+(?:ال)?(?:أمان|الامان|التحقق\s+من\s+البطاقة)",),
+    "tr": (r"güvenlik\s+kodu",),
+    "nl": (r"beveiligingscode",),
+    "sv": (r"säkerhetskod(?:en)?",),
 }
 
 #: Copulas between a label and its value, per language ("is", "ist", "est", "это", …);
 #: every language also takes English's and the symbols (``:``, ``=``, ``-``, ``→``).
 CONNECTOR_WORDS: dict[str, tuple[str, ...]] = {
-    "en": ("is", "was", "will be", "reads"),
+    "en": ("is", "was", "will be", "reads", "it's", "its", "it is"),
     "de": ("ist", "lautet", "war", "heißt", "wäre"),
     "fr": ("est", "c['’]est", "était", "sera"),
     "es": ("es", "era", "será", "sería"),
@@ -159,111 +520,24 @@ CONNECTOR_WORDS: dict[str, tuple[str, ...]] = {
     "ru": ("это", "был", "была", "будет", "такой", "такая", "це"),
     "uk": ("це", "був", "була", "буде", "такий", "таке", "это"),
     "zh": ("是", "为", "為", "就是", "改成", "改为", "设为", "设置为", "换成"),
+    "nl": ("is", "was", "luidt", "wordt", "blijft"),
+    "sv": ("är", "var", "blir", "lyder"),
+    "tr": ("şu", "şöyle", "ise"),
+    "cs": ("je", "bylo", "zní", "bude"),
+    "id": ("adalah", "yaitu", "ialah", "yakni"),
+    "da": ("er", "var", "bliver"),
+    "fi": ("on", "oli"),
+    "hu": ("pedig",),
+    "ro": ("este", "e"),
+    "vi": ("là",),
+    "el": ("είναι", "ήταν"),
+    "he": ("הוא", "היא", "זה"),
+    "hi": ("है",),
+    "fa": ("است",),
+    "ja": ("は", "が", "も", "を", "＝"),
+    "ko": ("는", "은", "가", "이", "를", "을", "도"),
+    "ar": ("هي", "هو", "هى", "كالتالي"),
 }
-#: Words that may stand between a connector and the value ("the password is *now* …").
-FILLER_ADVERBS = _words(
-    """
-    now still currently simply just literally actually jetzt nun einfach maintenant
-    simplement ahora simplemente agora ora adesso semplicemente teraz po prostu
-    теперь сейчас просто тепер зараз
-    """
-)
-#: Words after a label that say the phrase is about the secret, not giving it
-#: ("password *manager* is great", "password *policy*: 12 characters").
-NOT_FILLERS = _words(
-    """
-    manager managers policy policies reset hint field length strength requirement
-    requirements rule rules change changes generator recovery expiry prompt protection
-    protected hash hashes form page screen dialog strength checker
-    gestionnaire gestor gerenciador menedżer менеджер менеджера manager-а politique política
-    richtlinie regeln правила политика
-    flow process procedure link
-    """
-)
-#: Prepositions of a change ("set the password *to* …", "Passwort *auf* … geändert",
-#: "changé le mot de passe *en* …", "поменял пароль *на* …"); English ``to`` only after a
-#: verb of change (:data:`CHANGE_VERBS`), elsewhere it is a destination.
-CHANGE_PREPOSITIONS = _words("to auf en a para in na на")
-CHANGE_VERBS = _words("set sets setting change changed changing reset update updated")
-#: Words between a value and its label ("Xk2… *as my* password", "… *comme* mot de passe").
-AS_WORDS = _words("as als comme como come jako как як")
-#: Words that may stand between a label and a bare value ("senha *temporária* Xk2…").
-FILLER_ADJECTIVES = _words(
-    """
-    new temporary temp initial default old admin root master one-time neue neues temporäres
-    nouveau temporaire provisoire nueva temporal provisional nova temporária provisória nuovo
-    nuova temporanea provvisoria nowe tymczasowe новый временный старый новий тимчасовий
-    """
-)
-#: Words before a label that make it an action, not a secret ("*reset* password flow").
-NOT_BEFORE = _words("reset forgot forgotten forget lost recover")
-#: Words that open a phrase naming what the secret is for ("пароль от вайфая", "für das WLAN").
-PREPOSITIONS = _words(
-    """
-    for to of on от для к до від на für zum zur vom de du del da do di per dla od
-    """
-)
-
-#: Words that follow a label in ordinary talk; never a value ("password: required").
-NOT_VALUES = _words(
-    """
-    a an the this that these those it its is was are were be been being will would can
-    could should must may might has have had do does did done not no yes ok okay nope wrong
-    incorrect correct right required expired invalid valid too very so in on at under over
-    into onto from for to of with without by as and or but if then than written saved
-    stored same different changed reset weak strong short long secure safe still now also
-    already set missing empty blank needed necessary mandatory optional hidden encrypted
-    hashed shared somewhere there here mine yours his her hers their theirs our ours my
-    your me you we they he she him them us what which why how where when who easy hard
-    simple complicated forgotten forgot lost known unknown secret important private public
-    printed inside below above attached sent generated random managed protected enabled
-    disabled again yet probably maybe just only really such something nothing anything
-    everything unique personal temporary new old updated rotated revoked leaked compromised
-    stolen invalidated case-sensitive sensitive obvious standard usual same enough needs
-    need please thanks thank see check ask use using none null nil undefined true false on
-    off n/a na tbd todo xxx value example placeholder redacted hide hidden another other
-    one two three four five six seven eight nine ten all any every each sticky note fridge
-    wall card paper email mail chat message dm pm slack vault manager 1password lastpass
-    bitwarden keepass keychain falsch richtig abgelaufen ungültig gültig zu nicht kein
-    keine der die das den dem des ein eine einen einem im in auf unter noch schon jetzt
-    geändert vergessen geheim sicher unsicher kurz lang schwach stark erforderlich
-    notwendig gleich anders hier dort mein meine dein deine sein seine ihr ihre unser euer
-    bei mit für von und oder aber wie was wo wann leer gespeichert verschlüsselt neu alt
-    zurückgesetzt korrekt inkorrekt zettel incorrect faux bon mauvais expiré invalide
-    valide trop pas ne le la les un une des dans sur sous encore déjà maintenant changé
-    oublié sûr court long faible fort requis obligatoire même différent ici là mon ma mes
-    ton ta son sa notre votre leur avec pour du et ou mais comme quoi où quand vide
-    enregistré chiffré nouveau nouvelle ancien réinitialisé dessous ci-dessous quoi
-    incorrecta incorrecto correcta correcto mala caducada caducado inválida válida
-    demasiado el los las una en sobre bajo todavía ya ahora cambiada olvidada secreta
-    segura corta larga débil fuerte obligatoria necesaria misma diferente aquí allí mi tu
-    su nuestra con para del y o pero qué dónde cuándo vacía guardada cifrada nueva vieja
-    muy esta esa este ese incorreta correta errada expirada inválida muito não o os as um
-    uma em no na ainda já agora mudada alterada esquecida fraca forte obrigatória
-    necessária aqui ali minha meu sua seu com do e ou mas que onde quando salva velha
-    sbagliata errata corretta scaduta non troppo il lo gli le nel nella sul sulla ancora
-    già adesso ora cambiata dimenticata segreta sicura debole obbligatoria stessa diversa
-    qui lì mia mio tua per di della ma cosa dove vuota salvata vecchia molto nieprawidłowe
-    błędne złe poprawne prawidłowe wygasło nieważne za nie w pod jeszcze już teraz
-    zmienione zapomniane tajne bezpieczne krótkie długie słabe silne wymagane potrzebne
-    takie samo inne tutaj tam moje twoje jego jej nasze z dla od i lub albo ale jak co
-    gdzie kiedy puste zapisane nowe stare bardzo неверный неверен неправильный правильный
-    верный истёк истек недействителен слишком не в на под ещё еще уже теперь сейчас изменён
-    изменен поменял забыл забыла забыт секретный надёжный надежный короткий длинный слабый
-    сильный обязателен нужен такой же тот другой здесь там мой моя твой его её ее наш ваш
-    их с для от до и или но как что где когда пустой сохранён сохранен новый старый очень
-    знаю помню не невірний неправильний правильний вірний закінчився занадто у під ще вже
-    тепер зараз змінено забув забула секретний надійний короткий довгий слабкий сильний
-    потрібен такий той інший тут мій твій її наш ваш їх з від і й або але як що де коли
-    порожній збережений новий старий дуже
-    raise return continue break print else elif def lambda yield await async import class
-    try except finally while del assert throw const let var function
-    see voir siehe ver vedi zobacz смотри дивись veja utile useful nützlich útil
-    bitte erfragen demande demander pregunta pregunte pergunte chiedi zapytaj спроси спитай
-    ask request que
-    minimum mindestens mínimo minimo minimalnie минимум мінімум broken kaputt cassé roto
-    """
-)
 
 # --- identifiers (env names, JSON and YAML keys, code) ------------------------------------------
 
@@ -303,7 +577,23 @@ LABEL_NEEDLES = _words(
     llave chave klucz ключ токен секрет 密钥 秘钥 私钥 令牌 pin cvv cvc otp geheimzahl пин пін
     验证码 cred login wifi wi-fi vpn zugang wlan anmelde identifiant acc aces logowania dost
     доступ логин логін вход вхід 账号
+    wachtw paswoord inlog sleutel lösen nyckel kod şifre parola anahtar hesl klíč kód sandi
+    laluan kunci adgangs kodeord passord kode salasana tunnussana koodi jelsz parol khau khẩu
+    κωδικ συνθηματ סיסמ קוד पासवर्ड رمز گذرواژه پسورد パス 合言葉 キー トークン 秘密鍵 シークレット
+    コード 暗証 비밀번호 비번 패스 암호 키 토큰 시크릿 번호 코드 كلمة باس مفتاح توكن كود الرقم رقم
+    combination cvn csc cryptogramme prüf digicode alarm disarm antifurto allarme сигнал
+    word wort слов mot palabra parola palavra słow slow woord kodord hemlig kelime 合言葉 秘密の 보안 비밀
+    密保 安全问题 暗号 سرية blik bankid tan login sign confirmation security access conferma
+    confirmaci confirma autoryz potwierdz подтвержд входа входу підтвердж giriş 認証 確認 ログイン
+    인증 확인 动态 确认 التأكيد التفعيل التحقق كلمه answer combo kombin p4s pa$ p@$ p4$ pa5 p@5
+    p45 ответ réponse reponse risposta respuesta resposta cevab antwort maiden combina комбин lock keybox intercom einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ 번호 비반 비빈 비븐 금고 ロック
+    현관 도어락 경보 警報 アラーム 番号 報警 报警 动态 إنذار انذار unlock unique usage
+    蜜码 蜜碼 蜜马 蜜玛 秘码 秘碼 秘马 秘玛 觅码 觅碼 觅马 觅玛 密马 密玛 parol
+    安全码 开门 门禁 código codice pincode deurcode
+    larmkod portkod dörrkod pinkod وورد bilgi pas p@s losen sifre haslo wachtw порол парал порал seguridad seguran sicurezza безопасн безпек свв 校验
+    セキュリティ 보안 أمان الامان güvenlik beveiliging säkerhet sicherheits
     """
 )
+LABEL_NEEDLES = LABEL_NEEDLES | frozenset(TYPO_NEEDLES)
 #: Needles of secret-named identifiers (:func:`~memory_worker.privacy.masking.labels.assigned_values`).
 NAME_NEEDLES = frozenset({"pass", "pw", "secret", "token", "key", "auth", "cred", "sig"})

@@ -2,8 +2,9 @@
 
 Every detector runs only when one of its needles is in the (casefolded) text, so an
 ordinary sentence costs one scan instead of dozens. :meth:`Needles.find` finds all
-needles at once with a trie-shaped regular expression tried at every position (so
-needles may overlap: ``sk_live_`` holds both ``sk`` and ``k_live_``), adds the needles
+needles at once with a trie-shaped regular expression searched again from the character after
+each needle found (so needles may overlap: ``sk_live_`` holds both ``sk`` and ``k_live_``;
+the search skips in C to a needle's first character), adds the needles
 that are substrings of those found (``sk-`` holds ``sk``), and keeps where each was
 found, so a detector can try its pattern only near them. A property test checks that
 every pattern's matches hold one of its rule's needles.
@@ -18,7 +19,8 @@ from dataclasses import dataclass
 Trie = dict[str, "Trie"]
 
 
-def _trie_pattern(words: Iterable[str]) -> str:
+def trie_pattern(words: Iterable[str]) -> str:
+    """``words`` as one regular expression shaped like a trie (a shared prefix is tried once)."""
     trie: Trie = {}
     for word in words:
         node = trie
@@ -56,7 +58,7 @@ class Needles:
 
     def __init__(self, needles: Iterable[str]) -> None:
         self.all = frozenset(needles)
-        self._scan = re.compile(f"(?=({_trie_pattern(self.all)}))")
+        self._scan = re.compile(trie_pattern(self.all))
         self._inside = {
             needle: frozenset(other for other in self.all if other in needle) for needle in self.all
         }
@@ -66,10 +68,11 @@ class Needles:
         folded = text.casefold()
         present: set[str] = set()
         at: list[tuple[int, str]] = []
-        for match in self._scan.finditer(folded):
-            needle = match.group(1)
-            if needle:
-                for inner in self._inside[needle]:
-                    present.add(inner)
-                    at.append((match.start() + needle.find(inner), inner))
+        match = self._scan.search(folded)
+        while match is not None:  # a search from each needle's next character: they overlap
+            needle = match.group(0)
+            for inner in self._inside[needle]:
+                present.add(inner)
+                at.append((match.start() + needle.find(inner), inner))
+            match = self._scan.search(folded, match.start() + 1)
         return Hits(frozenset(present), tuple(at) if len(folded) == len(text) else None)

@@ -9,10 +9,16 @@ letters (``DE89 3704…`` IBANs, ``SKU12345…`` codes), a number whose first di
 card of its length has (ISBN-13s start 978/979, an IMEI is 15 Luhn-valid digits
 starting 35/86/01/49, phones with a country code start 1/7/8/9 or follow ``+``),
 groups of 1–3 digits (phone numbers, dates, lottery rows), a card-shaped window that
-the run's own grouping continues for a few more digits (one longer number), and
-numbers that fail Luhn (order and tracking numbers, nine in ten of them). The price:
-a card number typed with its CVV right after it in the same grouping
-(``4111 1111 1111 1111 123``) reads as one 19-digit number and is not masked.
+the run's own grouping continues for a few more digits (one longer number) — unless
+it is a 16-digit card followed by a 3–4 digit group, a card typed with its CVV
+(``4111 1111 1111 1111 123``) — and numbers that fail Luhn (order and tracking numbers,
+nine in ten of them). What is written right after a card number on its line — an
+expiry ``MM/YY`` and a 3–4 digit CVV — goes with it.
+
+US Social Security numbers: ``AAA-GG-SSSS`` with the ranges the SSA never issues left
+out (area 000, 666, 9xx; group 00; serial 0000), anywhere; nine digits without dashes
+only a few words after ``SSN``, "social security number" (in the lexicon's languages too:
+"Sozialversicherungsnummer", "número de seguro social") or "my social is".
 
 E-mail addresses and phone numbers are contacts, not secrets: they are found
 only when asked (``MEMORY_REDACT_CONTACTS``).
@@ -75,7 +81,8 @@ def _is_card(groups: list[str]) -> bool:
 
 def _card_spans(run: str, offset: int) -> Iterator[Span]:
     """Card numbers within one digit run: from each group start, the longest window of
-    whole groups that is a card (a longer number is never masked in part)."""
+    whole groups that is a card (a longer number is never masked in part; a 16-digit card
+    followed by a 3–4 digit group in its own grouping is a card and its CVV)."""
     groups = [(m.start(), m.end()) for m in _GROUP.finditer(run)]
     i = 0
     while i < len(groups):
@@ -90,6 +97,10 @@ def _card_spans(run: str, offset: int) -> Iterator[Span]:
             i += 1
             continue
         if _continues(run, groups, i, best):
+            last = groups[best + 1]
+            size = sum(b - a for a, b in groups[i : best + 1])
+            if size == 16 and 3 <= last[1] - last[0] <= 4:
+                yield offset + groups[i][0], offset + last[1], "card_number"
             i = best + 2
             continue
         yield offset + groups[i][0], offset + groups[best][1], "card_number"
@@ -108,11 +119,94 @@ def _continues(run: str, groups: list[tuple[int, int]], first: int, last: int) -
     return after == inner and digits <= 19
 
 
+#: What follows a card number on its line: its expiry (MM/YY) and a CVV, with or without
+#: words between ("4111… 09/27 123", "4111…, exp 09/27, 123").
+_EXPIRY = re.compile(r"(?<![\d/.-])(?:0[1-9]|1[0-2])[ \t]?[/.-][ \t]?(?:20)?\d{2}(?![\d/.-])")
+_CVV_AFTER = re.compile(r"[ \t]*[,;|]?[ \t]*(?P<v>\d{3,4})(?![\d/.:,-]\d|\d)")
+_AFTER_CARD_REACH = 40
+#: A CVV named a little after a card, on its line or the next ("код на обороте 938",
+#: "الرمز 601", "security code 123"): a word of a code, a few words, 3–4 digits.
+_CVV_NAMED = re.compile(
+    r"(?i)(?:cvv2?|cvc2?|cvn|csc|cid|code|c[oó]digo|codice|kod|kód|kode|koodi|код|رمز|الرمز|"
+    r"コード|코드|码|碼|prüf\w*|crypto\w*|security|sicherheit\w*|s[ée]curit[ée]|seguridad|"
+    r"sicurezza|segurança|bezpiecze\w*|безопасност\w*|безпеки|güvenlik|beveiliging\w*|"
+    r"säkerhet\w*|verifica\w*|verifi\w*)"
+    r"[^\d\n]{0,25}?(?<!\d)(?P<v>\d{3,4})(?!\d)"
+)
+_NAMED_REACH = 80
+
+
+#: An expiry and a CVV each alone on the lines under a card ("4539…\n12/28\n331").
+_STACKED = re.compile(
+    r"[ \t]*\r?\n[ \t]*(?:(?P<e>(?:0[1-9]|1[0-2])[ \t]?[/.-][ \t]?(?:20)?\d{2})[ \t]*(?=\r?\n|$)"
+    r"(?:\r?\n[ \t]*(?P<v>\d{3,4})[ \t]*(?=\r?\n|$))?|(?P<c>\d{3,4})[ \t]*(?=\r?\n|$))"
+)
+
+
+def _after_card(text: str, end: int) -> Iterator[Span]:
+    """The expiry and the CVV written right after a card number (on its line, or each alone
+    on the lines under it)."""
+    stacked = _STACKED.match(text, end)
+    if stacked is not None:
+        for group in ("e", "v", "c"):
+            if stacked.group(group):
+                yield stacked.start(group), stacked.end(group), "pin"
+        if stacked.group("v") or stacked.group("c"):
+            return
+    limit = min(len(text), end + _AFTER_CARD_REACH)
+    line_end = text.find("\n", end, limit)
+    limit = line_end if line_end >= 0 else limit
+    expiry = _EXPIRY.search(text, end, limit)
+    at = end
+    if expiry is not None:
+        yield expiry.start(), expiry.end(), "pin"
+        at = expiry.end()
+    cvv = _CVV_AFTER.match(text, at, limit)
+    if cvv is not None:
+        yield cvv.start("v"), cvv.end("v"), "pin"
+        return
+    second = text.find("\n", at, min(len(text), end + _NAMED_REACH))
+    reach = text.find("\n", second + 1) if second >= 0 else -1
+    named = _CVV_NAMED.search(text, at, reach if reach >= 0 else min(len(text), end + _NAMED_REACH))
+    if named is not None:
+        yield named.start("v"), named.end("v"), "pin"
+
+
 def card_numbers(text: str, hits: Hits | None = None) -> Iterator[Span]:
-    """Spans of Luhn-valid payment card numbers in ``text``."""
+    """Spans of Luhn-valid payment card numbers in ``text``, with the expiry and CVV
+    written right after one."""
     for match in _DIGIT_RUN.finditer(text):
         if match.end() - match.start() >= 13:
-            yield from _card_spans(match.group(0), match.start())
+            for span in _card_spans(match.group(0), match.start()):
+                yield span
+                yield from _after_card(text, span[1])
+
+
+#: A US Social Security number: AAA-GG-SSSS (never area 000, 666 or 9xx, group 00 or
+#: serial 0000); without dashes only after its label.
+_SSN_DASHED = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
+_SSN_LABELLED = re.compile(
+    r"(?i:\bssn\b|\bsocial\s+security(?:\s+(?:number|no\.?|num|#))?|"
+    r"\bsocial\b(?=\s*(?:is|was|no\.?|#|:|=)\s*\d)|sozialversicherungs\w*|seguro\s+social|"
+    r"s[ée]curit[ée]\s+sociale|previdenza\s+sociale|seguran[çc]a\s+social|"
+    r"ubezpieczenia\s+spo[łl]ecznego|социального\s+страхования|соціального\s+страхування|"
+    r"sosyal\s+g[üu]venlik|社会安全|社会保障|사회\s*보장|الضمان\s+الاجتماعي)"
+    r"[^\d\n]{0,20}?(?<!\d)(?P<v>(?!000|666|9\d\d)\d{3}[ .-]?\d{2}[ .-]?\d{4})(?!\d)"
+)
+
+
+#: Needles of the SSN's labels, searched in the casefolded text.
+_SSN_NEEDLE = re.compile("ss|so[cz]i|sosy|previdenza|ubezpiecz|социальн|соціальн|社会|사회|الضمان")
+
+
+def ssn_numbers(text: str, hits: Hits | None = None) -> Iterator[Span]:
+    """Spans of US Social Security numbers."""
+    if "-" in text:
+        for match in _SSN_DASHED.finditer(text):
+            yield match.start(), match.end(), "pin"
+    if _SSN_NEEDLE.search(text.casefold()) is not None:
+        for match in _SSN_LABELLED.finditer(text):
+            yield match.start("v"), match.end("v"), "pin"
 
 
 def contacts(text: str) -> Iterator[Span]:

@@ -9,8 +9,9 @@ or a webhook's path to diagnose a failure:
   passwords) replaced wherever they stand, whatever their shape; every URL
   keeps its scheme, host and ordinary path segments only (query and fragment
   values, webhook paths, Telegram ``/bot<token>/`` segments and long
-  token-like segments are filtered); then :func:`mask`, every secret shape and
-  label, with ``[Filtered]`` for all of them.
+  token-like segments are filtered) — after :func:`mask`, every secret shape and
+  label, with ``[Filtered]`` for all of them (first, as a URL's parser reads a raw
+  ``user:pa?ss@host`` password as a query).
 - :func:`mask_error` — an error text as the run error log keeps it: text the
   farm echoed from the run's own messages replaced by ``[message text]``
   (:func:`strip_echoes`), then scrubbed, then bounded.
@@ -123,9 +124,10 @@ def scrub(text: str) -> str:
     """``text`` as an operator may see it (see the module doc)."""
     for secret in _known_secrets:
         text = text.replace(secret, FILTERED)
+    text = mask(text, placeholder=FILTERED)  # first: a URL's parser misreads a raw password
     if "://" in text:
         text = _URL.sub(lambda m: redact_url(m.group(0)), text)
-    return mask(text, placeholder=FILTERED)
+    return text
 
 
 # --- the run error log ----------------------------------------------------------------------------

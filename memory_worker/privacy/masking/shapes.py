@@ -25,6 +25,28 @@ def _has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
 
+#: A character typed over and over for a value left out: x, X, 0, *, •, ., # (a lucky
+#: ``888888`` inside a password is the password's own).
+_FILLED = re.compile(r"([xX0*•.#])\1{5}")
+_RUN = re.compile(r"([xX0*•.#])\1{3,}")
+#: A filled value keeps fewer characters than this once its runs are taken out
+#: (``sk-xxxxxxxx`` keeps ``sk-``; a real key followed by ``-XXXX…`` keeps the key).
+_FILLED_REST = 12
+_VARIABLE = re.compile(
+    r"^(?:\$(?:\{|\(|[A-Z_][A-Z0-9_]*$)|<[^<>]+>$|\{\{|%\(?\w*\)?[sd]$|\[[^\[\]]*\]$)"
+)
+
+
+def placeholder(value: str) -> bool:
+    """A value that stands for one: a shell or template variable (``$PASS``, ``"$(cat f)"``,
+    ``${X}``, ``%s``, ``<token>``), or one character typed over and over (``sk-xxxxxxxx``,
+    ``********``) with little else."""
+    bare = value.strip("\"'`")
+    if _VARIABLE.match(bare) is not None:
+        return True
+    return _FILLED.search(value) is not None and len(_RUN.sub("", value)) < _FILLED_REST
+
+
 def token_like(value: str) -> bool:
     """A value that reads as a generated token rather than a word: a digit, a symbol, or
     upper case after the first letter (``correct-horse`` is a phrase, ``K9x…`` is not)."""
@@ -34,6 +56,14 @@ def token_like(value: str) -> bool:
         _has_digit(value)
         or any(c in "._~+/=!@#$%^&*" for c in value)
         or any(c.isupper() for c in value[1:])
+    )
+
+
+def _mixed_base58(value: str) -> bool:
+    return (
+        _has_digit(value)
+        and any(c.isupper() for c in value[1:])
+        and any(c.islower() for c in value)
     )
 
 
@@ -96,7 +126,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
         None,
     ),
     # a private key's body without its header: DER (``MII…``) or OpenSSH base64
-    ("private_key", ("mii",), r"\bMII[A-Za-z0-9+/]{60,}={0,2}", 0, None),
+    ("private_key", ("mii",), r"\bMII[A-Za-z0-9+/]{3}IBA[A-Za-z0-9+/]{54,}={0,2}", 0, None),
     (
         "private_key",
         ("b3blbnnzac1rzxktdje",),
@@ -104,15 +134,42 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
         0,
         None,
     ),
-    # passwords on command lines: mysql -pSECRET, sshpass -p SECRET
+    # credentials on command lines: curl -u user:pass (the whole pair), mysql -pSECRET,
+    # sshpass -p SECRET, docker login -p, redis-cli -a, --password/--token/--api-key VALUE
+    (
+        "password",
+        ("-u", "--user"),
+        r"(?<!\S)(?:-u|--user|--proxy-user)(?:[ \t]+|=)?[\"']?(?P<v>[^\s\"':$]{1,64}:[^\s\"']{3,})",
+        "v",
+        None,
+    ),
     (
         "password",
         ("mysql", "mariadb"),
-        r"\b(?:mysql|mysqladmin|mysqldump|mariadb)\b[^\n]*?\s-p(?P<v>[^\s-]\S*)",
+        r"\b(?:mysql|mysqladmin|mysqldump|mariadb)\b[^\n]*?\s-p(?P<v>[^\s,;.'\")-]\S*)",
         "v",
         None,
     ),
     ("password", ("sshpass",), r"\bsshpass\s+-p\s*(?P<v>\S+)", "v", None),
+    ("password", ("redis-cli",), r"\bredis-cli\b[^\n]*?\s-a\s+(?P<v>[^\s-]\S*)", "v", None),
+    (
+        "password",
+        ("login",),
+        r"\blogin\b[^\n]*?\s(?:-p|--password)(?:[ \t]+|=)(?P<v>[^\s$-]\S*)",
+        "v",
+        None,
+    ),
+    ("password", ("sqlcmd",), r"\bsqlcmd\b[^\n]*?\s-P\s*(?P<v>[^\s-]\S*)", "v", None),
+    ("password", ("smbclient",), r"\bsmbclient\b[^\n]*?\s-U\s*\S+?%(?P<v>\S+)", "v", None),
+    ("password", ("/p:",), r"(?<!\S)/p:(?P<v>[^\s$]\S*)", "v", None),
+    (
+        "password",
+        ("pass", "pwd", "token", "api", "secret"),
+        r"(?i)(?<!\S)--(?:[a-z]+-)?(?:password|passwd|pass|pwd|token|api-?key|secret|"
+        r"auth-token|access-token|client-secret)(?:[ \t]+|=)[\"']?(?P<v>[^\s\"'$<{%-][^\s\"']*)",
+        "v",
+        None,
+    ),
     # Authorization headers and bearer/basic values
     (
         "auth_header",
@@ -176,7 +233,36 @@ _RULES_BY_NEEDLE: dict[str, tuple[int, ...]] = {
     for needle in TOKEN_NEEDLES
 }
 PEM_NEEDLES = frozenset({"private key"})
-URL_NEEDLES = frozenset({"://", "="})
+URL_NEEDLES = frozenset({"://", "=", "@"})
+
+#: A Discord bot token: the bot's id in base64 (so it starts with M, N or O), a
+#: timestamp, an HMAC — no fixed prefix, so it is looked for in every text.
+_DISCORD = re.compile(
+    r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}"
+    r"(?![A-Za-z0-9_-])"
+)
+
+
+#: A BitLocker recovery key: eight groups of six digits.
+_BITLOCKER = re.compile(r"(?<![\d-])\d{6}(?:-\d{6}){7}(?![\d-])")
+
+#: A wallet's private key in WIF: base58, 51–52 characters from 5, K or L.
+_WIF = re.compile(r"(?<![A-Za-z0-9])[5KL][1-9A-HJ-NP-Za-km-z]{50,51}(?![A-Za-z0-9])")
+
+
+def unmarked_tokens(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of tokens that carry no needle (Discord bot tokens, WIF private keys, BitLocker
+    recovery keys)."""
+    if len(text) >= 55 and "-" in text:
+        for match in _BITLOCKER.finditer(text):
+            yield match.start(), match.end(), "token"
+    if "." in text:
+        for match in _DISCORD.finditer(text):
+            yield match.start(), match.end(), "token"
+    if len(text) >= 51:
+        for match in _WIF.finditer(text):
+            if _mixed_base58(match.group(0)):
+                yield match.start(), match.end(), "private_key"
 
 
 def token_shapes(text: str, hits: Hits) -> Iterator[Span]:
@@ -186,7 +272,7 @@ def token_shapes(text: str, hits: Hits) -> Iterator[Span]:
     for kind, _, pattern, group, check in (_COMPILED[i] for i in rules):
         for match in pattern.finditer(text):
             value = match.group(group)
-            if check is None or check(value):
+            if (check is None or check(value)) and (kind == "webhook" or not placeholder(value)):
                 yield match.start(group), match.end(group), kind
 
 
@@ -231,7 +317,7 @@ def private_key_blocks(text: str, hits: Hits) -> Iterator[Span]:
 
 # --- credentials inside URLs --------------------------------------------------------------------
 
-_AUTHORITY = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<a>[^\s/?#\"'<>]+)")
+_AUTHORITY = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<a>[^\s/\"'<>]+)")
 _QUERY_SECRET = re.compile(
     r"(?i)[?&;](?:access_token|refresh_token|id_token|api[_-]?key|apikey|key|token|secret|"
     r"client_secret|password|passwd|pwd|pass|auth|sig|signature|x-amz-signature|"
@@ -239,11 +325,22 @@ _QUERY_SECRET = re.compile(
 )
 
 
+#: ``user:password@host`` without a scheme (``ssh``, ``git``, connection strings).
+_BARE_AUTHORITY = re.compile(
+    r"(?<![\w.:/@%+-])[A-Za-z0-9._%+-]{1,64}:(?P<p>[^\s:@/'\"<>\[\]]{3,128})@"
+    r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|localhost)\b"
+)
+
+
 def url_credentials(text: str, hits: Hits) -> Iterator[Span]:
-    """Spans of passwords in ``scheme://user:password@host`` (also ``:password@`` and a
-    token standing alone as the user) and of secret query parameters' values."""
+    """Spans of passwords in ``scheme://user:password@host`` and ``user:password@host``
+    (also ``:password@`` and a token standing alone as the user) and of secret query
+    parameters' values."""
     if hits.present.isdisjoint(URL_NEEDLES):
         return
+    if "@" in text:
+        for match in _BARE_AUTHORITY.finditer(text):
+            yield match.start("p"), match.end("p"), "url_credential"
     for match in _AUTHORITY.finditer(text):
         authority = match.group("a")
         userinfo, at, _ = authority.rpartition("@")

@@ -1,0 +1,262 @@
+"""Secrets named by a label that is not right before them: a value named after it ("Xk2… is
+my password", "Xk2… — это мой пароль", "saranghae-535K 내 메일 비번이야"), a value alone on
+its line named by the next line ("M4gg…\n^ that's the pw", "Xk2…\nэто пароль от облака"),
+and a long generated key a little after its label, past a few words or on the next line
+("ключ шифрования бэкапов 78a5…", "chave privada do servidor, apaga depois\n<hex>").
+
+The labels are :mod:`.labels`' (one scan per text, shared); what a value may be is
+:mod:`.values`'.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memory_worker.privacy.masking.labels import FILLER, KINDS, label_matches, skipped
+from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES
+from memory_worker.privacy.masking.needles import Hits
+from memory_worker.privacy.masking.ordinary import (
+    AS_WORDS,
+    ASSENT_WORDS,
+    BEFORE_WORDS,
+    DEMONSTRATIVES,
+    NEGATIONS,
+    NOT_BEFORE,
+    NOT_FILLERS,
+    NOT_NEAR_KEYS,
+)
+from memory_worker.privacy.masking.shapes import Span, token_like
+from memory_worker.privacy.masking.values import (
+    TRAILING,
+    address,
+    code_digits,
+    generated,
+    not_a_value,
+    strong,
+    wordy,
+)
+
+_AS_LABEL = re.compile(
+    rf"(?<!\w)(?:{'|'.join(sorted(AS_WORDS, key=len, reverse=True))})[ \t]+"
+    r"(?:[^\s.,;:!?]{1,15}[ \t]+){0,2}"
+    r"(?:password|passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|hasło|пароль|"
+    r"пароля)(?!\w)",
+    re.IGNORECASE,
+)
+_LAST_WORD = re.compile(r"(\S+)[ \t]+$")
+
+
+def values_before_labels(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of generated-looking values named as a password afterwards ("Xk2… as my
+    password", "j'ai mis Xk2… comme mot de passe")."""
+    if hits.present.isdisjoint(LABEL_NEEDLES):
+        return
+    for match in _AS_LABEL.finditer(text):
+        before = _LAST_WORD.search(text, max(0, match.start() - 120), match.start())
+        if before is None:
+            continue
+        value = before.group(1).rstrip(TRAILING)
+        if strong(value) and not not_a_value(value) and not address(value):
+            yield before.start(1), before.start(1) + len(value), "password"
+
+
+#: The words before a label, as runs of ASCII and runs of anything else ("Xk2…是我的密码").
+_BACK_TOKEN = re.compile(r"[!-~\u00c0-\u058f]+(?=[\u0590-\uffff])|[\u0590-\uffff]\S*|\S+")
+_GLUED_BEFORE = tuple(w for w in BEFORE_WORDS if not w.isascii())
+_NAMED_FAMILIES = frozenset({"password", "pin", "code", "key"})
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+
+
+def _joins(word: str) -> bool:
+    folded = word.casefold().strip(",")
+    return folded in BEFORE_WORDS or folded.startswith(_GLUED_BEFORE)
+
+
+def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | None:
+    """A value a few words before a label that names it ("Xk2… is the new wifi password",
+    "Xk2… — это мой пароль", "Xk2… benim şifrem", "Xk2… 是我的密码"): the word right after
+    the value joins it to the label (a copula, a dash, a possessive), and no word between
+    denies it or ends the sentence."""
+    line = text.rfind("\n", 0, start) + 1
+    tokens = list(_BACK_TOKEN.finditer(text, max(line, start - 120), start))
+    for k in range(len(tokens) - 1, -1, -1):
+        word = tokens[k].group(0)
+        value = word.rstrip(TRAILING)
+        gap = len(tokens) - 1 - k
+        label = (
+            text[start : start + 40].split(maxsplit=1)[0].casefold() if start < len(text) else ""
+        )
+        if (
+            gap
+            and _joins(tokens[k + 1].group(0))
+            and not word[len(value) :].startswith((",", ";"))  # "moi@serveur, il demandera…"
+            and not not_a_value(value)
+            and not address(value)
+            and (not label or label not in value.casefold())
+        ):
+            digits = (
+                family in ("pin", "code")
+                and value.isdigit()
+                and 4 <= len(value) <= 8
+                and not _YEAR.match(value)
+            )
+            if digits or strong(value) or (family == "key" and generated(value)):
+                return tokens[k].start(), tokens[k].start() + len(value)
+        if gap >= 5 or word.casefold() in NEGATIONS or any(c in ".!?;,。！？，" for c in word):
+            return None
+    return None
+
+
+def values_named_after(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of values named by a label that follows them (see :func:`_value_named_after`)."""
+    if hits.present.isdisjoint(LABEL_NEEDLES):
+        return
+    for label in label_matches(text, hits):
+        family = label.family
+        if family not in _NAMED_FAMILIES or skipped(family, text, label.start):
+            continue
+        after = FILLER.match(text, label.end)
+        if text[label.end : label.end + 1] == "-" or (
+            after is not None and after.group("w").casefold() in NOT_FILLERS
+        ):
+            continue  # "password-protected", "password manager"
+        found = _value_named_after(text, label.start, family)
+        if found is not None:
+            yield found[0], found[1], KINDS.get(family, "password")
+
+
+# --- a long generated key a little after its label --------------------------------------------
+
+_LONG_TOKEN = re.compile(r"(?<![\w+/=.:@-])[A-Za-z0-9+/_-]{24,}={0,2}(?![\w+/=.:@-])")
+#: How far after a key's label its value may stand: the rest of the line and the next one
+#: ("приватный ключ от деплой-сервера\n0488…", "chave privada do servidor, apaga depois\n…").
+_KEY_REACH = 200
+
+
+def keys_near_labels(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of a long generated key (32+ hex digits, 24+ mixed base64) on a key label's line
+    or the next, whatever words stand between — unless one of them, or of the three words
+    before the label, says it is public, a hash, a fingerprint, an id or a file
+    (:data:`NOT_FILLERS`, :data:`NOT_BEFORE`, :data:`NOT_NEAR_KEYS`)."""
+    if hits.present.isdisjoint(LABEL_NEEDLES):
+        return
+    for label in label_matches(text, hits):
+        family = label.family
+        if family not in ("key", "saidkey") or skipped(family, text, label.start):
+            continue
+        first = text.find("\n", label.end)
+        second = text.find("\n", first + 1) if first >= 0 else -1
+        limit = min(len(text), label.end + _KEY_REACH, second if second >= 0 else len(text))
+        token = _LONG_TOKEN.search(text, label.end, limit)
+        if token is None or not generated(token.group(0)):
+            continue
+        around = text[max(0, label.start - 30) : label.start].split()[-3:]
+        around += text[label.end : token.start()].split()
+        between = {w.strip(".,:;()").casefold() for w in around}
+        if (
+            between & (NOT_FILLERS | NOT_BEFORE | NOT_NEAR_KEYS)
+            or text[label.start : token.start()].count("\n") > 1
+        ):
+            continue
+        yield token.start(), token.end(), "token"
+
+
+# --- the answer to a question asked on the line before ----------------------------------------
+
+#: An answer line: a time, a dash or bullet, a speaker ("[09:15] Ben: …", "- …"), a word of
+#: assent ("it's", "sure,", "claro:", "да,"), then the value alone.
+_ANSWER = re.compile(
+    r"[ \t]*(?:\[?\d{1,2}:\d{2}(?::\d{2})?\]?[ \t]*)?(?:[-–—•*>]+[ \t]*)?"
+    r"(?:[^\s:：]{1,24}[:：][ \t]+)?"
+    rf"(?:(?:{'|'.join(sorted(ASSENT_WORDS, key=len, reverse=True))})[,:!.]?[ \t]+)?"
+    r"(?P<v>\S+?)[ \t]*[.!]?[ \t]*",
+    re.IGNORECASE,
+)
+_QUESTIONS = "?？؟"
+_ASKED_FAMILIES = frozenset({"password", "word", "pass", "pin", "code", "cvv", "key", "saidkey"})
+
+
+def _answer(text: str, start: int, family: str) -> tuple[int, int] | None:
+    """The value answering the question of a line that ends at ``start`` (its next non-blank
+    line, holding only the value and an answer's own words)."""
+    at = start + 1
+    while at < len(text) and text[at] in " \t\r\n" and text.count("\n", start, at) < 2:
+        at += 1
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    line = _ANSWER.fullmatch(text, text.rfind("\n", 0, at) + 1, end)
+    if line is None:
+        return None
+    value = line.group("v").rstrip(TRAILING)
+    if not value or not_a_value(value) or address(value):
+        return None
+    if family in ("pin", "code", "cvv"):
+        accepted = code_digits("pin" if family == "code" else family, value, connector=True)
+    else:
+        accepted = strong(value) or token_like(value) or generated(value)
+        accepted = accepted or (family == "word" and wordy(value) and len(value) >= 4)
+    return (line.start("v"), line.start("v") + len(value)) if accepted else None
+
+
+def answers_below_questions(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of a value given on the line after a question that names it ("what's the wifi
+    password?\nKx9…", "[09:14] Anna: какой пароль от вайфая?\n[09:15] Ben: Kvartira_88",
+    "wifi密码是多少？\nJia_888888")."""
+    if "\n" not in text or hits.present.isdisjoint(LABEL_NEEDLES):
+        return
+    for label in label_matches(text, hits):
+        if label.family not in _ASKED_FAMILIES or skipped(label.family, text, label.start):
+            continue
+        line_end = text.find("\n", label.end)
+        if line_end < 0 or not any(q in text[label.start : line_end] for q in _QUESTIONS):
+            continue
+        found = _answer(text, line_end, label.family)
+        if found is not None:
+            yield found[0], found[1], KINDS.get(label.family, "password")
+
+
+# --- a value on its own line, named by the line after it ---------------------------------------
+
+#: What points up at the line above: ``^``, arrows, a pointing hand (with its variation
+#: selector or skin tone).
+_POINTER = re.compile(r"[ \t]*(?:[\^↑⬆⤴☝👆🔝][\ufe0f\U0001f3fb-\U0001f3ff]*[ \t]*)+")
+_ABOVE_WORDS = 4
+#: Demonstratives of languages without spaces, matched at a word's start ("这是", "これは").
+_GLUED_DEMONSTRATIVES = tuple(w for w in DEMONSTRATIVES if ord(w[0]) >= 0x2E80)
+_ALONE = re.compile(r"[ \t]*(?P<v>\S{6,64})[ \t]*")
+
+
+def _pointed(text: str, line: int, start: int) -> bool:
+    """Whether the words from a line's start to a label on it point at the line above:
+    a pointer, or a demonstrative first ("это пароль…", "dat is het wachtwoord"), and no
+    more than a few words, none denying it."""
+    pointer = _POINTER.match(text, line, start)
+    words = text[pointer.end() if pointer else line : start].split()
+    if len(words) > _ABOVE_WORDS or any(w.casefold() in NEGATIONS for w in words):
+        return False
+    if pointer is not None and pointer.end() > line:
+        return True
+    first = words[0].casefold().strip(",.:;!") if words else ""
+    return first in DEMONSTRATIVES or first.startswith(_GLUED_DEMONSTRATIVES)
+
+
+def values_above_labels(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of a generated-looking value alone on its line, named by the line after it
+    ("M4gg…\n^ that's the pw for the drive", "Xk2…\nэто пароль от облака")."""
+    if "\n" not in text or hits.present.isdisjoint(LABEL_NEEDLES):
+        return
+    for label in label_matches(text, hits):
+        family = label.family
+        if family not in ("password", "pass", "key") or skipped(family, text, label.start):
+            continue
+        line = text.rfind("\n", 0, label.start)
+        if line < 1 or not _pointed(text, line + 1, label.start):
+            continue
+        above = text.rfind("\n", 0, line) + 1
+        alone = _ALONE.fullmatch(text, above, line)
+        if alone is None:
+            continue
+        value = alone.group("v").rstrip(TRAILING)
+        if (strong(value) or token_like(value)) and not not_a_value(value):
+            yield alone.start("v"), alone.start("v") + len(value), KINDS.get(family, "password")

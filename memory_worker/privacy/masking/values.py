@@ -1,0 +1,146 @@
+"""What a value after a label may be: the shapes of generated secrets (letters mixed with
+digits or symbols, random case, long hex or base64, a keypad's code) and what is never a
+value (ordinary words, templates and placeholders in every label language, code, URLs,
+public keys and fingerprints, an address).
+
+Shared by the readers of :mod:`.labels`, :mod:`.around` and :mod:`.assign`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory_worker.privacy.masking.ordinary import NOT_VALUES as _NOT_VALUES_FIRST
+from memory_worker.privacy.masking.ordinary import NOT_VALUES_MORE, PLACEHOLDER_WORDS
+from memory_worker.privacy.masking.shapes import placeholder
+
+NOT_VALUES = _NOT_VALUES_FIRST | NOT_VALUES_MORE
+TRAILING = ".,;:!?)]}»\"'”’…"
+PROSE = re.compile(r"[ \t]+[^\W_]+[ \t]+[^\W\d_]+")
+_TEMPLATE = re.compile(
+    r"^(?:\$\{[\w.]+\}?|\$[A-Z_][A-Z0-9_]*|\$\(|`|!\w+|(?:env|vault|arn|ssm|secret):|"
+    r"(?i:(?:your|my|the|some|enter|insert|paste|put|example|sample|dummy|fake|change)[-_]?"
+    r"[\w-]*?(?:password|passwd|pass|pwd|key|token|secret|here|me|value|pin)(?:[-_]?here)?)|"
+    r"(?i:\w+[-_]here|changeme|change_me|tbd|todo)|"
+    r"%\(?\w*\)?[sd]|\{\{?[^{}]*\}\}?|<[^<>]+>|"
+    r"[*•●xX.·_-]{3,}|…|\?+"
+    r"|[A-Z]+(?:[_-][A-Z]+)+)$"  # a placeholder name: YOUR_API_KEY, CHANGE-ME
+)
+#: Code, not a value: a call or an index (``getToken()``, ``os.environ['X']``) or a dotted
+#: name (``request.form``).
+#: A part of a dotted name: snake or camel case (each hump a capital and 2+ lower-case letters,
+#: or capitals at its end), or upper case; ``QA2z8Y.zpSUCL`` or ``ncvSq.TGhZhs`` is a value.
+_IDENT = r"(?:[A-Za-z_$][a-z_$]*(?:[A-Z][a-z_$]{2,}|[A-Z]+(?![a-z]))*\d*|[A-Z_]+\d*)"
+_CODE = re.compile(rf"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[(\[]|^{_IDENT}(?:\.{_IDENT})+$")
+
+
+#: What is public about a key: an SSH public key's type or body, a fingerprint
+#: (``SHA256:…``, ``MD5:…``).
+_PUBLIC = re.compile(
+    r"^(?:ssh-(?:rsa|dss|ed25519|ed448)(?:-cert-v01@openssh\.com)?|ecdsa-sha2-\S+|"
+    r"sk-(?:ssh|ecdsa)-\S+@openssh\.com|AAAA[BCE][0-9A-Za-z+/]+=*|(?:SHA256|SHA1|MD5):\S+)$"
+)
+
+
+_PARTS = re.compile(r"[_-]")
+
+
+def _placeholder_phrase(value: str) -> bool:
+    """Words joined by ``_`` or ``-`` that say what to put there ("tu_contraseña_aquí")."""
+    parts = _PARTS.split(value.strip("\"'`").casefold())
+    return (
+        len(parts) >= 2
+        and all(part.isalpha() for part in parts)
+        and any(part in PLACEHOLDER_WORDS for part in parts)
+    )
+
+
+def not_a_value(value: str) -> bool:
+    """Whether ``value`` (after a label) is an ordinary word, a template, code, a URL, a
+    public key or fingerprint, or a mask."""
+    folded = value.casefold()
+    return (
+        folded in NOT_VALUES
+        or _PUBLIC.match(value) is not None
+        or _placeholder_phrase(value)
+        or placeholder(value)
+        or value.startswith(("[", "<", "{"))
+        or bool(_TEMPLATE.match(value) or _CODE.match(value))
+        or "://" in value
+        or folded.startswith("www.")
+    )
+
+
+def wordy(value: str) -> bool:
+    """A plain word, an elided one too ("i'll", "c'est")."""
+    return value.replace("'", "").replace("’", "").isalpha()
+
+
+def strong(value: str) -> bool:
+    """A value no sentence would hold in that place: letters mixed with digits or symbols,
+    or letters in random case ("mICTuMBsyl")."""
+    return len(value) >= 6 and (
+        (any(c.isalpha() for c in value) and any(c.isdigit() or c in "!@#$%^&*_+=~" for c in value))
+        or _random_case(value)
+    )
+
+
+_CAPITAL_RUNS = re.compile(r"[A-Z]+")
+_INNER_CAPITALS = re.compile(r"[a-z][A-Z]{2,}[a-z]")
+
+
+def _random_case(value: str) -> bool:
+    """Letters in random case: two runs of capitals or more, one of them inside lower case
+    (``mICTuMBsyl``; not ``MacBookPro``, ``iPhoneXS`` or ``GitHub``)."""
+    return (
+        len(value) >= 8
+        and value.isalpha()
+        and len(_CAPITAL_RUNS.findall(value)) >= 2
+        and _INNER_CAPITALS.search(value) is not None
+    )
+
+
+#: A long generated key: hex of 32+ digits (``0x`` too), or 24+ characters of base64 or
+#: base64url mixing letters and digits.
+_GENERATED = re.compile(
+    r"^(?:0x)?[0-9a-fA-F]{32,}$|^(?=[^\s]*\d)(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9+/_-]{24,}={0,2}$"
+)
+
+
+def generated(value: str) -> bool:
+    return _GENERATED.match(value) is not None
+
+
+#: Not a generated value after "the key is": a key combination or a musical key.
+KEYS_NOT_SECRET = re.compile(
+    r"(?i)^(?:(?:ctrl|control|alt|shift|cmd|command|option|opt|fn|win|super|meta)[+-].*|"
+    r"[A-G][#b♯♭]?(?:m|min|minor|maj|major|dur|moll)?)$"
+)
+
+
+#: A keypad's code: digits, with at most one of the keypad's letters ("digicode 98A43").
+_KEYPAD = re.compile(r"^(?=(?:\D*\d){3})[0-9]+[A-DК#*]?[0-9]*$")
+
+
+def code_digits(family: str, value: str, *, connector: bool) -> bool:
+    """A code's digits: a PIN 3–8 (4–8 without a connector), a CVV 3–4 (a security code of
+    something else up to 8), a code 4–8; a keypad's ``#`` or ``*`` around them, or one of
+    its letters (A–D, К) or a ``#`` among or after them (a door's keypad, not a bare "code"),
+    is part of the value."""
+    keys = value.strip("#*[](){}")
+    digits = keys.replace("-", "")
+    if not digits.isdigit():
+        keypad = family == "pin" and _KEYPAD.match(keys) is not None
+        return keypad and 4 <= len(keys) <= 8
+    if family == "cvv":
+        return 3 <= len(digits) <= 8
+    least = 3 if connector and family == "pin" else 4
+    return least <= len(digits) <= 8
+
+
+#: A lowercase ``user@host`` (an ssh target, a key comment): who, not a password.
+_USER_AT_HOST = re.compile(r"^[\"'`(]?[a-z][a-z0-9._-]+@[a-z][a-z0-9.-]+[\"'`)]?$")
+
+
+def address(value: str) -> bool:
+    return _USER_AT_HOST.match(value) is not None
