@@ -1,18 +1,24 @@
-"""The long-conversation suite's figures (§16): dense-only, lexical-only and hybrid recall@k.
+"""The long-conversation suite's figures (§16): dense-only, lexical-only, hybrid and
+connected recall@k.
 
 Every message of every chat of ``tests/data/longconv`` becomes one card
 (``"<sender>: <text>"``, observed when it was sent; :mod:`tests.support.longconv`)
-written through the real run write with its e5 passage vector; each question is
-embedded as an e5 query and looked up three ways on the same store:
+written through the real run write with its e5 passage vector, one run a busy hour (as a
+bot that enqueues each busy hour would: the card's subject is its sender, its episode
+that hour's run); each question is embedded as an e5 query and looked up four ways on
+the same store:
 
 - ``dense``: :meth:`CardStore.similar_cards` (the cosine alone: ``recall()`` before);
 - ``lexical``: :meth:`CardStore.search` without a vector (BM25 alone);
-- ``hybrid``: :meth:`CardStore.search` with both (what ``recall()`` does now).
+- ``hybrid``: :meth:`CardStore.search` with both (``recall()`` before its hits connected);
+- ``connected``: the same with the best hits connected (:mod:`memory_worker.cards.recall.connect`,
+  what ``recall()`` does now), asked for each k.
 
 A question's recall@k is the share of its evidence messages whose card is among the k
 best (a card that merged repeats covers each message it came from). ``--tune`` sweeps
-the fusion's parameters on the ``dev`` split and reports the ``test`` split with the best;
-the hand-written ``fresh`` split (over the ``test`` chats) is reported beside them.
+the fusion's parameters, then the connection's, on the ``dev`` split and reports the
+``test`` split; the hand-written ``fresh`` split (over the ``test`` chats) is reported
+beside them.
 
 Vectors are cached in ``bench/.cache/`` by text (the suite embeds ~6,000 texts; e5 runs
 single-threaded): delete it to measure embedding from scratch.
@@ -32,13 +38,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from memory_worker.cards import CardStore, NewCard, RunWrites, Scope
-from memory_worker.cards.recall import FusionParams
+from memory_worker.cards.recall import ConnectParams, FusionParams
+from memory_worker.settings import Settings
 from tests.support.longconv import Chat, Message, Question
 
 CACHE = Path(__file__).resolve().parent / ".cache"
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "open-domain")
 DEPTHS = (1, 5, 10)
-MODES = ("dense", "lexical", "hybrid")
+MODES = ("dense", "lexical", "hybrid", "connected")
 
 
 class Embedder(Protocol):
@@ -84,8 +91,62 @@ class CachedEmbedder:
         return await self._get("q", texts)
 
 
+def hourly_runs(messages: Sequence[Message]) -> list[list[int]]:
+    """Indexes of ``messages`` (in time order) by the UTC hour they were sent in: the runs a
+    bot that enqueues each busy hour of a chat makes (one run, one episode, each)."""
+    runs: dict[str, list[int]] = {}
+    for index, message in enumerate(messages):
+        runs.setdefault(message.sent_at[:13], []).append(index)
+    return list(runs.values())
+
+
+#: The e5 vectors of the ``test`` split (its chats' card texts, int8 as the store keeps
+#: them; its questions, float16), so a test can measure the split without embedding it.
+PINNED = Path(__file__).resolve().parents[1] / "tests" / "data" / "longconv" / "e5-test.npz"
+
+
+class PinnedEmbedder:
+    """Vectors from :data:`PINNED` (written by :func:`pin_vectors`); a text it does not hold
+    raises ``KeyError``."""
+
+    def __init__(self, model: str, path: Path = PINNED) -> None:
+        self.model = model
+        with np.load(path) as data:
+            self._passages = dict(
+                zip(data["passage_texts"].tolist(), data["passages"], strict=True)
+            )
+            self._queries = dict(zip(data["query_texts"].tolist(), data["queries"], strict=True))
+
+    async def passages(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._passages[t].astype(np.float32).tolist() for t in texts]
+
+    async def queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._queries[t].astype(np.float32).tolist() for t in texts]
+
+
+async def pin_vectors(
+    chats: Sequence[Chat], questions: Sequence[Question], embedder: Embedder, path: Path = PINNED
+) -> None:
+    """Write :data:`PINNED`: ``chats``' card texts and ``questions``' texts, embedded."""
+    from memory_worker.cards.vectors import quantize
+
+    texts = sorted({m.card_text for chat in chats for m in chat.messages})
+    asked = sorted({q.text for q in questions})
+    passages = [quantize(v) for v in await embedder.passages(texts)]
+    np.savez_compressed(
+        path,
+        passage_texts=np.array(texts),
+        passages=np.stack([np.frombuffer(p, dtype=np.int8) for p in passages]),
+        query_texts=np.array(asked),
+        queries=np.asarray(await embedder.queries(asked), dtype=np.float16),
+    )
+
+
 async def store_chats(store: CardStore, chats: Sequence[Chat], embedder: Embedder) -> None:
-    """Every message of ``chats`` as a card of its chat, with its passage vector."""
+    """Every message of ``chats`` as a card of its chat, with its passage vector, written
+    as the pipeline writes them: one run a busy hour (:func:`hourly_runs`), so a card
+    carries its subject (the sender), its first run (its episode) and its times, and no
+    link (the stand-in model states none)."""
     for chat in chats:
         texts = [m.card_text for m in chat.messages]
         vectors = await embedder.passages(texts)
@@ -112,19 +173,30 @@ async def store_chats(store: CardStore, chats: Sequence[Chat], embedder: Embedde
                     embedding=vector,
                 )
             )
-        writes = RunWrites(observed_at=chat.now, cards=cards, embedding_model=embedder.model)
-        await store.apply_run(chat.id, f"longconv-{chat.id}", writes, now=chat.now)
+        for number, run in enumerate(hourly_runs(chat.messages)):
+            batch = [cards[i] for i in run]
+            writes = RunWrites(
+                observed_at=max(card.observed_at for card in batch),
+                cards=batch,
+                embedding_model=embedder.model,
+            )
+            await store.apply_run(chat.id, f"longconv-{chat.id}-{number}", writes, now=chat.now)
 
 
 @dataclass
 class Found:
-    """The message ids each question's lookup found, best first (up to the deepest k)."""
+    """The message ids each question's lookup found, best first: one list up to the
+    deepest k, or one list per depth (a ranking whose top k depends on k)."""
 
     mode: str
-    found: dict[str, list[list[int]]] = field(default_factory=dict)
+    found: dict[str, list[list[list[int]]]] = field(default_factory=dict)
+    #: The k of each list (empty: one list, up to the deepest k).
+    depths: tuple[int, ...] = ()
 
     def recall(self, question: Question, k: int) -> float:
-        got = {m for ids in self.found[question.id][:k] for m in ids}
+        lists = self.found[question.id]
+        cards = lists[self.depths.index(k)] if self.depths else lists[0]
+        got = {m for ids in cards[:k] for m in ids}
         return sum(e in got for e in question.evidence) / len(question.evidence)
 
     def mean(self, questions: Iterable[Question], k: int) -> float:
@@ -155,24 +227,39 @@ async def run_mode(
     mode: str,
     params: FusionParams,
     model: str,
+    connect: ConnectParams | None = None,
+    depths: tuple[int, ...] = DEPTHS,
 ) -> Found:
-    """Each question looked up one way (see the module)."""
-    depth = max(DEPTHS)
+    """Each question looked up one way (see the module); ``connected`` with ``connect``
+    (default: the production settings), looked up at each of ``depths``, as a bot asks
+    for k."""
     out = Found(mode)
+    if mode == "connected":
+        connect = connect or ConnectParams.from_settings(Settings())
+        out.depths = depths
     for item in items:
         chat, question = item.chat, item.question
         if mode == "dense":
             pairs = await store.similar_cards(
-                chat.id, item.vector, depth, model=model, now=chat.now
+                chat.id, item.vector, max(DEPTHS), model=model, now=chat.now
             )
-            cards = [card for card, _ in pairs]
+            found = [[card for card, _ in pairs]]
         else:
-            vector = item.vector if mode == "hybrid" else None
-            hits = await store.search(
-                chat.id, question.text, vector, depth, now=chat.now, model=model, params=params
-            )
-            cards = [hit.card for hit in hits]
-        out.found[question.id] = [list(card.source_message_ids) for card in cards]
+            vector = None if mode == "lexical" else item.vector
+            found = []
+            for depth in depths if mode == "connected" else (max(DEPTHS),):
+                hits = await store.search(
+                    chat.id,
+                    question.text,
+                    vector,
+                    depth,
+                    now=chat.now,
+                    model=model,
+                    params=params,
+                    connect=connect if mode == "connected" else None,
+                )
+                found.append([hit.card for hit in hits])
+        out.found[question.id] = [[list(c.source_message_ids) for c in cards] for cards in found]
     return out
 
 
@@ -206,12 +293,12 @@ def by_language(results: Sequence[Found], questions: Sequence[Question], k: int 
 
 
 def margins(hybrid: Found, dense: Found, questions: Sequence[Question], k: int = 5) -> str:
-    """The acceptance check: hybrid minus dense recall@k overall and per category."""
+    """The acceptance check: one mode minus another's recall@k overall and per category."""
     parts = [f"all {hybrid.mean(questions, k) - dense.mean(questions, k):+.3f}"]
     for category in CATEGORIES:
         group = [q for q in questions if q.category == category]
         parts.append(f"{category} {hybrid.mean(group, k) - dense.mean(group, k):+.3f}")
-    return f"hybrid - dense @{k}: " + ", ".join(parts)
+    return f"{hybrid.mode} - {dense.mode} @{k}: " + ", ".join(parts)
 
 
 def merged(
@@ -248,6 +335,15 @@ def candidates(base: FusionParams) -> list[FusionParams]:
             for w in (0.1, 0.2, 0.3) for b in (0.3, 0.75)]  # fmt: skip
     out += [replace(base, method="relative", lexical_weight=w, bm25_b=b)
             for w in (0.2, 0.3, 0.4, 0.5) for b in (0.0, 0.3, 0.5, 0.75)]  # fmt: skip
+    return out
+
+
+def connections(base: ConnectParams) -> list[ConnectParams]:
+    """The connections ``--tune`` compares on the dev split (the fusion chosen first)."""
+    out = [replace(base, seeds=0, restatement=2.0), replace(base, restatement=2.0)]
+    out += [replace(base, seeds=m, subject=w) for m in (3, 5, 8) for w in (0.1, 0.2, 0.3)]
+    out += [replace(base, episode=w) for w in (0.0, 0.2)]
+    out += [replace(base, restatement=c) for c in (0.92, 0.97, 2.0)]
     return out
 
 

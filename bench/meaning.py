@@ -45,7 +45,7 @@ if str(ROOT) not in sys.path:
 from llm_client._transport.base import ClientConfig  # noqa: E402
 from llm_client._transport.local_embed import QUERY_TASK, LocalEmbedClient  # noqa: E402
 from memory_worker.cards import Card, CardStore, NewCard, RunWrites, Scope  # noqa: E402
-from memory_worker.cards.recall import FusionParams  # noqa: E402
+from memory_worker.cards.recall import ConnectParams, FusionParams  # noqa: E402
 from memory_worker.cards.search import Favour  # noqa: E402
 from memory_worker.consolidation.context import rank_related  # noqa: E402
 from memory_worker.farmsim.embedder import embed_text  # noqa: E402
@@ -423,10 +423,10 @@ class Report:
         return [i for i, r in self.ranks.items() if r is None or r > k]
 
 
-def _new_card(index: int, text: str, vector: list[float]) -> NewCard:
+def _new_card(index: int, text: str, vector: list[float], subject: str = "") -> NewCard:
     return new(
         text,
-        subject=f"s{index}",
+        subject=subject or f"s{index}",
         predicate="fact",
         scope=Scope.CHAT,
         at=T0,
@@ -673,11 +673,23 @@ async def _embed_latency(rounds: int) -> tuple[float, float]:
     return _p50_ms(single), _p50_ms(batch)
 
 
-async def _recall_latency(
-    bench: Any, cards: int, queries: int, tmp: Path
-) -> tuple[float, float, float]:
-    """p50 of MemoryQueue.recall (embedding included), of the bare similar_cards and of the
-    bare hybrid search (no embedding), in ms."""
+@dataclass(frozen=True, slots=True)
+class RecallLatency:
+    """p50s in ms of one ``_recall_latency`` run (see there)."""
+
+    recall: float  # recall() as it is: the best hits connected
+    plain: float  # recall() with the connection off (MEMORY_RECALL_SEEDS=0): before it
+    scan: float
+    hybrid: float
+    connected: float
+
+
+async def _recall_latency(bench: Any, cards: int, queries: int, tmp: Path) -> RecallLatency:
+    """p50 of MemoryQueue.recall (embedding included) with its hits connected and with the
+    connection off (``MEMORY_RECALL_SEEDS=0``, no restatement step: recall before it),
+    queried in turns on the same chat; of the bare similar_cards, and of the bare hybrid
+    search (no embedding) without and with the connection, in ms. The chat's cards are
+    about 50 people (their subjects) written in runs of 500 (their episodes)."""
     import numpy as np
 
     from memory_worker.api import MemoryQueue
@@ -694,6 +706,9 @@ async def _recall_latency(
         }
     )
     q = await MemoryQueue.connect(settings=settings)
+    before = await MemoryQueue.connect(
+        settings=settings.model_copy(update={"recall_seeds": 0, "recall_restatement_cosine": 2.0})
+    )
     chat = 5_000 + cards
     rng = np.random.default_rng(cards)
     # real e5 vectors for a few hundred cards, then noisy copies: the cost is the scan, not text
@@ -703,10 +718,18 @@ async def _recall_latency(
     base = np.asarray(await E5Embedder().passages(base_texts), dtype=np.float32)
     for start in range(0, cards, 500):
         count = min(500, cards - start)
-        rows = base[rng.integers(0, len(base), count)] + rng.normal(0, 0.02, (count, 384))
+        picks = rng.integers(0, len(base), count)
+        rows = base[picks] + rng.normal(0, 0.02, (count, 384))
         batch = [
-            _new_card(start + i, f"card {start + i}: {base_texts[(start + i) % 256]}", list(row))
-            for i, row in enumerate(rows.astype(np.float32).tolist())
+            _new_card(
+                start + i,
+                f"card {start + i}: {base_texts[pick]}",
+                list(row),
+                subject=f"Person {pick % 50}",
+            )
+            for i, (pick, row) in enumerate(
+                zip(picks, rows.astype(np.float32).tolist(), strict=True)
+            )
         ]
         writes = RunWrites(observed_at=T0, cards=batch, embedding_model=E5)
         await q.cards.apply_run(chat, f"fill-{start}", writes, now=T0)
@@ -719,20 +742,33 @@ async def _recall_latency(
         print(f"first search of a {cards}-card chat ({label}): "
               f"{(time.perf_counter() - started) * 1000:.0f} ms")  # fmt: skip
     await q.recall(chat, "warm up", k=5)
-    full, scan, hybrid = [], [], []
+    await before.recall(chat, "warm up", k=5)
+    connect = ConnectParams.from_settings(settings)
+    full: list[float] = []
+    plain: list[float] = []
+    scan: list[float] = []
+    hybrid: list[float] = []
+    connected: list[float] = []
     for text in questions:
-        started = time.perf_counter()
-        hits = await q.recall(chat, text, k=5)
-        full.append(time.perf_counter() - started)
-        assert len(hits) == 5
+        for queue, samples in ((q, full), (before, plain)):
+            started = time.perf_counter()
+            hits = await queue.recall(chat, text, k=5)
+            samples.append(time.perf_counter() - started)
+            assert len(hits) == 5
         started = time.perf_counter()
         await q.cards.similar_cards(chat, vector, 5, model=E5)
         scan.append(time.perf_counter() - started)
         started = time.perf_counter()
         await q.cards.search(chat, text, vector, 5, model=E5)
         hybrid.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        await q.cards.search(chat, text, vector, 5, model=E5, connect=connect)
+        connected.append(time.perf_counter() - started)
     await q.close()
-    return _p50_ms(full), _p50_ms(scan), _p50_ms(hybrid)
+    await before.close()
+    return RecallLatency(
+        _p50_ms(full), _p50_ms(plain), _p50_ms(scan), _p50_ms(hybrid), _p50_ms(connected)
+    )
 
 
 async def main() -> None:
@@ -759,6 +795,11 @@ async def main() -> None:
     parser.add_argument(
         "--merged", action="store_true", help="also: each language's chats as one chat"
     )
+    parser.add_argument(
+        "--pin-vectors",
+        action="store_true",
+        help="write tests/data/longconv/e5-test.npz (the test split's e5 vectors) again",
+    )
     args = parser.parse_args()
     AUTHOR_BOOST[0] = args.author_boost
     EMBED_THREADS[0] = args.embed_threads
@@ -773,17 +814,20 @@ async def main() -> None:
         if not args.skip_suite:
             await _suite(store, cases)
         if not args.skip_longconv:
-            await _longconv(store, tune=args.tune, merge=args.merged)
+            await _longconv(store, tune=args.tune, merge=args.merged, pin=args.pin_vectors)
         single, batch = await _embed_latency(rounds=40)
         print(
             f"e5 embed p50 ({EMBED_THREADS[0] or 'all'} engine threads): one sentence "
             f"{single:.1f} ms, batch of 16 {batch:.1f} ms"
         )
         for count in args.recall_cards:
-            full, scan, hybrid = await _recall_latency(bench, count, args.queries, bench.tmp)
+            took = await _recall_latency(bench, count, args.queries, bench.tmp)
             print(
-                f"recall() p50 with {count} cards: {full:.1f} ms (similar_cards alone "
-                f"{scan:.1f} ms, the hybrid search without embedding {hybrid:.1f} ms)"
+                f"recall() p50 with {count} cards: {took.recall:.1f} ms connected, "
+                f"{took.plain:.1f} ms with the connection off (before it): "
+                f"{took.recall / took.plain:.2f}x (similar_cards alone {took.scan:.1f} ms, "
+                f"the hybrid search without embedding {took.hybrid:.1f} ms, connected "
+                f"{took.connected:.1f} ms: {took.connected / took.hybrid:.2f}x)"
             )
 
 
@@ -809,15 +853,18 @@ async def _suite(store: CardStore, cases: Sequence[Case]) -> None:
         print(f"{report.embedder} misses @5: {', '.join(report.misses(5)) or '-'}")
 
 
-async def _longconv(store: CardStore, *, tune: bool, merge: bool) -> None:
-    """The long-conversation suite: dense, lexical and hybrid recall@1/5/10 per category."""
+async def _longconv(store: CardStore, *, tune: bool, merge: bool, pin: bool = False) -> None:
+    """The long-conversation suite: dense, lexical, hybrid and connected recall@1/5/10 per
+    category (connected: hybrid with the best hits connected, what ``recall()`` does)."""
     from bench.longconv import (
         CachedEmbedder,
         by_language,
         candidates,
+        connections,
         lookups,
         margins,
         merged,
+        pin_vectors,
         run_mode,
         score,
         store_chats,
@@ -828,6 +875,9 @@ async def _longconv(store: CardStore, *, tune: bool, merge: bool) -> None:
     chats, questions = load()
     _, fresh = load(split="fresh")  # hand-written, held out: reported, never tuned on
     embedder = CachedEmbedder(E5Embedder())
+    if pin:
+        tested = [q for q in questions if q.split == "test"]
+        await pin_vectors([c for c in chats if c.split == "test"], tested, embedder)
     await store_chats(store, chats, embedder)
     items = await lookups(chats, [*questions, *fresh], embedder)
     chosen = FusionParams.from_settings(Settings())
@@ -852,15 +902,20 @@ async def _longconv(store: CardStore, *, tune: bool, merge: bool) -> None:
             found = await run_mode(store, dev, "hybrid", params, E5)
             print(f"dev time boost {boost}: {margins(found, dense, dev_questions)}")
         print(f"chosen on dev: {chosen}")
+        for connect in connections(ConnectParams.from_settings(Settings())):
+            found = await run_mode(store, dev, "connected", chosen, E5, connect)
+            print(f"dev {margins(found, dense, dev_questions)}  {connect}")
     for split in ("test", "dev", "fresh"):
         chosen_items = [i for i in items if i.question.split == split]
         split_questions = [i.question for i in chosen_items]
         results = [
             await run_mode(store, chosen_items, mode, chosen, E5)
-            for mode in ("dense", "lexical", "hybrid")
+            for mode in ("dense", "lexical", "hybrid", "connected")
         ]
         print(table(results, split_questions, f"split {split}"))
         print(margins(results[2], results[0], split_questions))
+        print(margins(results[3], results[0], split_questions))
+        print(margins(results[3], results[2], split_questions))
         print(by_language(results, split_questions))
     if merge:
         big_chats, big_questions = merged(chats, questions)

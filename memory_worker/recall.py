@@ -6,6 +6,7 @@ store it ranks); this module re-exports its public names so a bot's import keeps
 
 from memory_worker.cards.recall import (
     BM25,
+    ConnectParams,
     FusionParams,
     LexicalIndex,
     RecallHit,
@@ -21,6 +22,7 @@ from memory_worker.cards.recall import (
 
 __all__ = [
     "BM25",
+    "ConnectParams",
     "FusionParams",
     "LexicalIndex",
     "RecallHit",

@@ -337,7 +337,9 @@ class MemoryQueue:
         workers' calls, within ``MEMORY_RECALL_TIMEOUT_SECONDS`` — and the chat's
         cards are ranked by the cosine with it fused with BM25 of ``text`` over
         their texts (``MEMORY_RECALL_FUSION``; :meth:`CardStore.search
-        <memory_worker.cards.CardStore.search>`). ``since``/``until`` (aware
+        <memory_worker.cards.CardStore.search>`); the best hits then lift the cards of
+        their subject and episode, and a restatement of a better hit goes after the others
+        (``MEMORY_RECALL_SEEDS``…; :mod:`memory_worker.cards.recall.connect`). ``since``/``until`` (aware
         datetimes) keep the cards whose time span — ``valid_from`` to the last
         observation, or ``valid_until`` when later — meets ``[since, until)``.
         ``now`` (default: the clock) is when expiry is judged and what "last
@@ -353,7 +355,7 @@ class MemoryQueue:
         and carries the card's ``observed_at``/``valid_from``.
         """
         from memory_worker.cards import visible_scope_keys
-        from memory_worker.cards.recall import FusionParams
+        from memory_worker.cards.recall import ConnectParams, FusionParams
 
         check_id("chat_id", chat_id)
         check_id("thread_id", thread_id)
@@ -376,6 +378,7 @@ class MemoryQueue:
             now=now,
             model=model,
             params=FusionParams.from_settings(self.settings),
+            connect=ConnectParams.from_settings(self.settings),
         )
 
     async def _embed_query(

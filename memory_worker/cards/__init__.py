@@ -14,7 +14,8 @@
 - :mod:`~memory_worker.cards.search`: the hybrid search's store side — each chat's lexical
   index beside its cached vectors, and the read of the winners (§16).
 - :mod:`~memory_worker.cards.recall`: ranking cards for a text, pure — terms, BM25, the
-  fusion with the cosine, time windows, :func:`rank_cards` (recall ranks only cards).
+  fusion with the cosine, time windows, the best hits connected to their subject and
+  episode, :func:`rank_cards` (recall ranks only cards).
 - :mod:`~memory_worker.cards.store`: :class:`CardStore`, the Redis shell (key layout in
   its docstring); its Lua scripts are ``lua/*.lua``, loaded with ``importlib.resources``.
 

@@ -17,6 +17,11 @@ A live card whose row is a zero row — remembered while the embedder was down
 words alone: a lexical candidate with no cosine (its hit's ``dense`` is None), ranked by
 its lexical share of the fusion. Cards without a vector row at all (a vector refused)
 are not searched, by either ranking.
+
+``recall()``'s search then connects its best hits (:func:`connected`,
+:mod:`memory_worker.cards.recall.connect`): the subject and first run of each row
+are read with its text into the index's :class:`~memory_worker.cards.recall.connect.Ties`,
+so the connection reads nothing of its own but the pool of winners.
 """
 
 from __future__ import annotations
@@ -32,6 +37,12 @@ import orjson
 from memory_worker.cards.codec import card_from_json
 from memory_worker.cards.model import Card
 from memory_worker.cards.recall.bm25 import BM25, LexicalIndex
+from memory_worker.cards.recall.connect import (
+    ConnectParams,
+    pool_size,
+    restatements_last,
+    spread,
+)
 from memory_worker.cards.recall.fusion import FusionParams, boost_window, fuse
 from memory_worker.cards.recall.ranking import RecallHit, card_terms
 from memory_worker.cards.recall.timing import (
@@ -59,12 +70,23 @@ def hmget_reader(redis: Any, key: str) -> ReadRaw:
     return read
 
 
-def _doc(raw: bytes | None) -> tuple[Sequence[str], tuple[int, int]]:
-    """A stored card's index terms and its span in epoch ms (see :mod:`memory_worker.cards.recall.timing`)."""
+@dataclass(frozen=True, slots=True)
+class _Doc:
+    """What the index keeps of a stored card: its terms, span (epoch ms), subject, first run."""
+
+    terms: Sequence[str]
+    span: tuple[int, int]
+    subject: str | None = None
+    run: str | None = None
+
+
+def _doc(raw: bytes | None) -> _Doc:
+    """A stored card as the index keeps it (span: see :mod:`memory_worker.cards.recall.timing`)."""
     if raw is None:  # forgotten meanwhile: the next read rebuilds the matrix
-        return [], (0, 0)
+        return _Doc([], (0, 0))
     data: dict[str, str] = orjson.loads(raw)
-    return card_terms(data.get("subject", ""), data.get("fact", "")), _span(data)
+    subject = data.get("subject", "")
+    return _Doc(card_terms(subject, data.get("fact", "")), _span(data), subject, data.get("run"))
 
 
 def _span(data: dict[str, str]) -> tuple[int, int]:
@@ -84,8 +106,10 @@ async def fill_lexicon(read: ReadRaw, matrix: Matrix) -> LexicalIndex:
         if lexicon.count != start:
             continue
         docs = [_doc(raw) for raw in raws]
-        lexicon.add(terms for terms, _ in docs)
-        lexicon.spans.extend(span for _, span in docs)
+        lexicon.add(doc.terms for doc in docs)
+        lexicon.spans.extend(doc.span for doc in docs)
+        for doc in docs:
+            lexicon.ties.add(doc.subject, doc.run)
     return lexicon
 
 
@@ -103,13 +127,16 @@ class Favour:
 @dataclass(frozen=True, slots=True)
 class Query:
     """What a hybrid search looks for: a text, its vector (None: lexical only), the time
-    window its cards must meet, how the rankings fuse, and the cards it favours."""
+    window its cards must meet, how the rankings fuse, the cards it favours, and how its
+    best hits connect."""
 
     text: str
     embedding: Sequence[float] | None
     window: Window | None
     params: FusionParams
     favour: Favour | None = None
+    #: How the best hits lift the cards tied to them (None: the fused ranking alone).
+    connect: ConnectParams | None = None
 
 
 def favoured_rows(matrix: Matrix, lexicon: LexicalIndex, favour: Favour) -> np.ndarray[Any, Any]:
@@ -162,7 +189,12 @@ async def hybrid_search(
     fused = fuse(ranked_dense, lexical, candidates, params, ideal=ideal)
     if inside is not None:
         fused = boost_window(fused, inside, params.time_boost)
-    found = await best_visible(chat_id, read, matrix, fused, k, now, query.window)
+    if query.connect is None:
+        found = await best_visible(chat_id, read, matrix, fused, k, now, query.window)
+    else:
+        found, fused = await connected(
+            chat_id, read, matrix, fused, k, now, query.window, query.connect
+        )
     return [
         RecallHit(
             card,
@@ -172,6 +204,48 @@ async def hybrid_search(
         )
         for card, row in found
     ]
+
+
+async def connected(
+    chat_id: int,
+    read: ReadRaw,
+    matrix: Matrix,
+    fused: np.ndarray[Any, Any],
+    k: int,
+    moment: datetime,
+    window: Window | None,
+    params: ConnectParams,
+) -> tuple[list[tuple[Card, int]], np.ndarray[Any, Any]]:
+    """The ``k`` best visible cards once the best hits lift the cards tied to them
+    (:func:`~memory_worker.cards.recall.connect.connect`, with the seeds and the pool
+    read as :func:`best_visible` reads: visible ones only), and the lifted scores.
+
+    One ``HMGET`` more than the fused ranking at most: the seeds' read, then the
+    pool's, whose rows already read are not read again.
+    """
+    read = memoised(read)
+    subjects, episodes = matrix.lexicon.ties.arrays()
+    scores = fused
+    if params.spreads:
+        seeds = await best_visible(chat_id, read, matrix, fused, params.seeds, moment, window)
+        scores = spread(fused, [row for _, row in seeds], subjects, episodes, params)
+    pool = await best_visible(chat_id, read, matrix, scores, pool_size(k), moment, window)
+    cards = {row: card for card, row in pool}
+    order = restatements_last(list(cards), subjects, matrix.rows, params.restatement)
+    return [(cards[row], row) for row in order[:k]], scores
+
+
+def memoised(read: ReadRaw) -> ReadRaw:
+    """``read``, answering ids it already read from what it read (one search's reads)."""
+    seen: dict[str, bytes | None] = {}
+
+    async def again(card_ids: Sequence[str]) -> Sequence[bytes | None]:
+        missing = [card_id for card_id in dict.fromkeys(card_ids) if card_id not in seen]
+        if missing:
+            seen.update(zip(missing, await read(missing), strict=True))
+        return [seen[card_id] for card_id in card_ids]
+
+    return again
 
 
 def spans_meet(lexicon: LexicalIndex, window: Window) -> np.ndarray[Any, Any]:

@@ -89,6 +89,7 @@ from memory_worker.cards.codec import (
     to_ms,
 )
 from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
+from memory_worker.cards.recall.connect import ConnectParams
 from memory_worker.cards.recall.fusion import FusionParams
 from memory_worker.cards.recall.ranking import RecallHit
 from memory_worker.cards.recall.timing import Window
@@ -530,12 +531,15 @@ class CardStore:
         params: FusionParams = FusionParams(),
         matrix: Matrix | None = None,
         favour: hybrid.Favour | None = None,
+        connect: ConnectParams | None = None,
     ) -> list[RecallHit]:
         """The ``k`` live cards best for ``text``: the cosine with ``embedding`` (None: none)
         fused with BM25 of ``text`` (``params``); ``scope_keys``, ``model`` as in
         :meth:`similar_cards`; ``window`` keeps the cards whose span meets it (exact); a
         time ``text`` names (relative to ``now``) lifts its cards by ``params.time_boost``;
-        ``favour`` raises some cards' cosine (:class:`~memory_worker.cards.search.Favour`).
+        ``favour`` raises some cards' cosine (:class:`~memory_worker.cards.search.Favour`);
+        ``connect``: the best hits lift the cards of their subject and episode, and a
+        restatement goes after the other hits (:mod:`memory_worker.cards.recall.connect`).
         """
         if k <= 0:
             return []
@@ -546,7 +550,7 @@ class CardStore:
             chat_id,
             hybrid.hmget_reader(self._redis, self.key(chat_id, "cards")),
             matrix,
-            hybrid.Query(text, embedding, window, params, favour),
+            hybrid.Query(text, embedding, window, params, favour, connect),
             k,
             allowed=frozenset(scope_keys) if scope_keys is not None else None,
             now=now or datetime.now(UTC),

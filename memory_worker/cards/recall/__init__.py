@@ -7,6 +7,8 @@
 - :mod:`~memory_worker.cards.recall.fusion`: reciprocal-rank and convex fusion, the time boost.
 - :mod:`~memory_worker.cards.recall.timing`: a card's time span, the ``since``/``until`` window,
   the time a question names ("last week", "в мае").
+- :mod:`~memory_worker.cards.recall.connect`: the best hits lift the cards tied to them (the
+  same subject, the same episode), restatements go last (:class:`ConnectParams`).
 - :mod:`~memory_worker.cards.recall.ranking`: :class:`RecallHit` and :func:`rank_cards`, the
   same ranking over a list of cards a caller already holds.
 
@@ -15,6 +17,7 @@ read of the winners) is :mod:`memory_worker.cards.search`.
 """
 
 from memory_worker.cards.recall.bm25 import BM25, LexicalIndex
+from memory_worker.cards.recall.connect import ConnectParams, Ties, connect
 from memory_worker.cards.recall.fusion import FusionParams, fuse
 from memory_worker.cards.recall.ranking import RecallHit, card_text, rank_cards
 from memory_worker.cards.recall.timing import Window, card_in_window, card_span, named_window
@@ -22,13 +25,16 @@ from memory_worker.cards.recall.tokens import terms
 
 __all__ = [
     "BM25",
+    "ConnectParams",
     "FusionParams",
     "LexicalIndex",
     "RecallHit",
+    "Ties",
     "Window",
     "card_in_window",
     "card_span",
     "card_text",
+    "connect",
     "fuse",
     "named_window",
     "rank_cards",

@@ -3,7 +3,9 @@
 Row ``i`` of :class:`LexicalIndex` is row ``i`` of the chat's vector matrix
 (:class:`~memory_worker.cards.vectors.Matrix`): the card store appends the
 texts of new rows as the matrix gains them and drops the index with the
-matrix when a row is rewritten, so the two are always one snapshot. Which
+matrix when a row is rewritten, so the two are always one snapshot. Beside each
+document it keeps two hints read with the text: the card's time span and its
+subject and episode (:class:`~memory_worker.cards.recall.connect.Ties`). Which
 rows count is not the index's business: :meth:`LexicalIndex.scores` takes a
 mask (live, visible, in the asked time window) and computes the collection's
 statistics — document count, document frequencies, mean length — over the
@@ -22,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from memory_worker.cards.recall.connect import Ties
 
 #: Bytes one posting costs in memory, roughly (for the vector cache's byte bound).
 POSTING_BYTES = 72
@@ -47,6 +51,8 @@ class LexicalIndex:
         #: Each row's (valid_from, end) in epoch ms, as the texts were read (a hint for
         #: ranking only: a card's times can move without its row changing).
         self.spans: list[tuple[int, int]] = []
+        #: Each row's subject and episode, as the texts were read (what recall connects by).
+        self.ties = Ties()
 
     @property
     def count(self) -> int:
@@ -54,7 +60,7 @@ class LexicalIndex:
 
     @property
     def nbytes(self) -> int:
-        return self.postings * POSTING_BYTES + 48 * self.count
+        return self.postings * POSTING_BYTES + 48 * self.count + self.ties.nbytes
 
     def add(self, documents: Iterable[Sequence[str]]) -> None:
         """Append documents (each a sequence of terms) as the next rows."""

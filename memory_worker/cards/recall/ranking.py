@@ -9,7 +9,8 @@ answered before (``for card, score in hits``).
 matrix: BM25 over the cards' texts (:mod:`memory_worker.cards.recall.tokens`,
 :mod:`memory_worker.cards.recall.bm25`), the cosine when vectors are given, fused
 (:mod:`memory_worker.cards.recall.fusion`), cards outside ``since``/``until``
-(:mod:`memory_worker.cards.recall.timing`) left out. For callers that hold their
+(:mod:`memory_worker.cards.recall.timing`) left out, and, when asked, the best hits
+connected (:mod:`memory_worker.cards.recall.connect`). For callers that hold their
 cards already (a prompt's context, an export, a test); pure.
 """
 
@@ -23,6 +24,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memory_worker.cards.recall.bm25 import BM25, LexicalIndex
+from memory_worker.cards.recall.connect import (
+    ConnectParams,
+    Ties,
+    pool_size,
+    restatements_last,
+    spread,
+    top_rows,
+)
 from memory_worker.cards.recall.fusion import FusionParams, boost_window, fuse
 from memory_worker.cards.recall.timing import (
     Window,
@@ -108,6 +117,7 @@ def rank_cards(
     params: FusionParams = FusionParams(),
     window: Window | None = None,
     now: datetime | None = None,
+    connect: ConnectParams | None = None,
 ) -> list[RecallHit]:
     """The ``k`` of ``cards`` best for ``query``, best first (see the module).
 
@@ -115,7 +125,10 @@ def rank_cards(
     when given). With ``query_vector`` and ``card_vectors`` (one per card, None for a
     card without one: it competes lexically only) the rankings are fused; without,
     the lexical ranking alone answers, so a card sharing no word is left out.
-    ``now`` also anchors a time the query names (``params.time_boost``).
+    ``now`` also anchors a time the query names (``params.time_boost``). ``connect``:
+    the best hits lift the cards of their subject and first run, restatements go last, as
+    ``recall()`` does (:mod:`memory_worker.cards.recall.connect`; the restatement step
+    needs ``card_vectors``).
     """
     if k <= 0 or not cards:
         return []
@@ -141,7 +154,17 @@ def rank_cards(
     fused = fuse(_floored(dense), lexical, candidates, params, ideal=ideal)
     if inside is not None:
         fused = boost_window(fused, inside, params.time_boost)
-    order = [int(i) for i in np.argsort(-fused, kind="stable") if np.isfinite(fused[i])]
+    if connect is not None:
+        ties = Ties()
+        for card in cards:
+            ties.add(card.subject, card.first_run_id)
+        subjects, episodes = ties.arrays()
+        seeds = top_rows(fused, connect.seeds)
+        fused = spread(fused, seeds, subjects, episodes, connect)
+        pool = top_rows(fused, pool_size(k))
+        order = restatements_last(pool, subjects, _units(card_vectors, dense), connect.restatement)
+    else:
+        order = [int(i) for i in np.argsort(-fused, kind="stable") if np.isfinite(fused[i])]
     return [
         RecallHit(
             cards[i],
@@ -151,6 +174,23 @@ def rank_cards(
         )
         for i in order[:k]
     ]
+
+
+def _units(
+    vectors: Sequence[Sequence[float] | None] | None, dense: np.ndarray[Any, Any] | None
+) -> np.ndarray[Any, Any] | None:
+    """The cards' vectors as unit rows (zero for a card without one, or of another size than
+    the query's: never a restatement); None without vectors."""
+    if vectors is None or dense is None:
+        return None
+    size = max((len(v) for v in vectors if v is not None), default=0)
+    rows = np.zeros((len(vectors), size))
+    for i, vector in enumerate(vectors):
+        if vector is not None and len(vector) == size and np.isfinite(dense[i]):
+            row = np.asarray(vector, dtype=np.float64)
+            norm = float(np.linalg.norm(row))
+            rows[i] = row / norm if norm > 0 else 0.0
+    return rows
 
 
 def _floored(dense: np.ndarray[Any, Any] | None) -> np.ndarray[Any, Any] | None:
