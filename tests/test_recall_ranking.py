@@ -253,7 +253,7 @@ def _fuse_before(
     st.lists(st.tuples(st.floats(-1, 1), st.floats(0, 20), st.booleans()), min_size=1, max_size=30),
     st.sampled_from(["rrf", "convex", "relative", "dense"]),
     st.floats(0, 1),
-    st.floats(0, 30),
+    st.one_of(st.just(0.0), st.floats(0.01, 30)),  # a BM25 ideal: none, or a real one
 )
 def test_rows_with_a_vector_fuse_exactly_as_before(
     rows: list[tuple[float, float, bool]], method: str, weight: float, ideal: float
