@@ -368,3 +368,63 @@ async def test_valid_from_is_when_the_fact_became_true(queue: MemoryQueue) -> No
         CHAT, "Where does Alice live?", user_id=ALICE, until=then - timedelta(days=1)
     )
     assert before == []
+
+
+class FillEmbedder:
+    """The maintenance pass's embedder, scripted: fails, answers another model, or answers;
+    ``during`` runs inside the call (a write racing the pass)."""
+
+    def __init__(self, model: str, *, fail: bool = False, during: Any = None) -> None:
+        self.model, self.fail, self.during = model, fail, during
+        self.texts: list[str] = []
+
+    async def __call__(
+        self, texts: Any, *, idempotency_key: str, timeout: float | None
+    ) -> list[list[float]]:
+        from llm_client._errors import BackendUnavailable
+        from memory_worker.consolidation.model_calls import Vectors
+
+        self.texts.extend(texts)
+        if self.during is not None:
+            await self.during()
+        if self.fail:
+            raise BackendUnavailable("farm down", code="UPSTREAM_ERROR")
+        return Vectors([[1.0] + [0.0] * 383 for _ in texts], model=self.model)
+
+
+async def test_the_fill_pass_waits_out_a_failing_or_foreign_embedder_and_a_racing_write(
+    queue: MemoryQueue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_worker.upkeep.reembed import Target, fill_waiting
+
+    await learned(queue, "Alice lives in Lisbon")  # the chat's space: e5, 384
+
+    async def down(*args: object, **kwargs: object) -> tuple[None, str]:
+        return None, ""
+
+    monkeypatch.setattr(queue, "_remembered_vector", down)
+    first = await queue.remember(CHAT, f"Alice is vegetarian {CANARY}", user_id=ALICE, actor="b")
+    second = await queue.remember(CHAT, "Alice cycles to work", user_id=ALICE, actor="b")
+    assert await waiting(queue) == [first.id, second.id]
+    target, s = Target(E5, 384), queue.settings
+
+    for embedder in (FillEmbedder(E5, fail=True), FillEmbedder("another-model")):
+        result = await fill_waiting(queue.cards, embedder, target, s, now=NOW)
+        assert (result.filled, result.stopped) == (0, True)
+        assert await waiting(queue) == [first.id, second.id]
+        assert embedder.texts == [f"Alice is vegetarian {CANARY}", "Alice cycles to work"]
+
+    async def retract_first() -> None:
+        await queue.retract(first.ref, actor="ops", reason="no")
+
+    racing = FillEmbedder(E5, during=retract_first)
+    result = await fill_waiting(queue.cards, racing, target, s, now=NOW)
+    assert (result.filled, result.dropped, result.stopped) == (1, 1, False)
+    assert await waiting(queue) == []
+    filled = await queue.cards.get_card(CHAT, second.id)
+    assert filled is not None
+    assert filled.has_embedding
+    near = await queue.similar_cards(CHAT, [1.0] + [0.0] * 383, k=1)
+    assert near[0][0].id == second.id  # its vector is the embedder's
+    again = await fill_waiting(queue.cards, FillEmbedder(E5), target, s, now=NOW)
+    assert (again.filled, again.dropped, again.chats) == (0, 0, 0)  # nothing waits
