@@ -55,7 +55,9 @@ def relearn_refused(retracted_ms: str | None, seen_ms: str) -> bool:
 def check_actor(actor: object) -> str:
     """Who acts: a non-blank str (logged and audited: an id or a name, never card text)."""
     if not isinstance(actor, str) or not actor.strip():
-        raise InvalidCorrection("actor must be a non-empty str (who retracts, corrects or remembers)")
+        raise InvalidCorrection(
+            "actor must be a non-empty str (who retracts, corrects or remembers)"
+        )
     if not is_text(actor):
         raise InvalidCorrection("actor is not Unicode text (a lone surrogate)")
     actor = " ".join(actor.split())
