@@ -362,13 +362,14 @@ class ForgetInputError(InvalidInput):
 
 class ForgetPending(Conflict):
     """A forget of the chat raised its epoch and has not completed (it is running, or its
-    process died): the memory may be half forgotten, so it is not exported. Forgetting the
-    chat (or user) again completes it."""
+    process died): the memory may be half forgotten, so it is not exported, nor a fact
+    remembered in the scope being forgotten. Forgetting the chat (or user) again completes
+    it."""
 
-    def __init__(self, chat_id: int) -> None:
+    def __init__(self, chat_id: int, *, refused: str = "its memory is not exported") -> None:
         self.chat_id = chat_id
         super().__init__(
-            f"a forget of chat {chat_id} has not completed: its memory is not exported "
+            f"a forget of chat {chat_id} has not completed: {refused} "
             "(wait for it, or run the forget again)"
         )
 
@@ -514,8 +515,9 @@ class InvalidCardRef(InvalidQuery):
 
 
 class InvalidCorrection(InvalidQuery):
-    """A retraction's or correction's actor, reason or fact text is empty, too long or holds
-    a secret; nothing was written."""
+    """A retraction's, correction's or remembered fact's actor, reason or fact text is empty,
+    too long or holds a secret (or a remembered fact's ``valid_from`` is not an aware time
+    up to now); nothing was written."""
 
 
 class ConsoleExposedError(ConfigurationError):

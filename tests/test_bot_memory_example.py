@@ -1,5 +1,5 @@
 """The bot-API page's "Memory the bot can use" example runs (§13): a context in a prompt,
-recall within a time window, a correction and an export, in a subprocess against the test's Redis, the real e5
+recall within a time window, a correction, a remembered fact and an export, in a subprocess against the test's Redis, the real e5
 embedder on the local route, and a chat the test stored first."""
 
 from __future__ import annotations
@@ -77,12 +77,15 @@ async def test_the_memory_example_runs(settings: Settings, redis: Any, tmp_path:
     )
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()
-    first, found, fixed, exported = out.decode().splitlines()
+    first, found, fixed, remembered, exported = out.decode().splitlines()
     assert first.endswith("tokens: - [2026-11-02] Alice loves green tea.")
     assert found == "42:2 2026-11-02 Alice lives in Lisbon."
     assert fixed == "corrected: Alice lives in Porto replaces 2"
-    assert exported == "exported 3 cards; True"  # her two (the chat's is not hers), the correction
+    assert remembered == "remembered: 42:5 bot:chat-42 True"  # embedded at once, on e5
+    # her two (the chat's is not hers), the correction, the remembered fact
+    assert exported == "exported 4 cards; True"
     header = orjson.loads((tmp_path / "user-7.jsonl").read_bytes().splitlines()[0])
     assert (header["chat_id"], header["user_id"]) == (42, 7)
     live = await store.visible_cards(42, user_id=7)
     assert "Alice lives in Porto" in [c.fact_text for c in live]
+    assert "Alice is vegetarian" in [c.fact_text for c in live]

@@ -97,6 +97,54 @@ async def test_bad_input_is_one_line_and_exit_2(
     assert await store.all_cards(CHAT) == before
 
 
+async def test_remember_stores_a_fact_and_answers_the_card(
+    settings: Settings, redis: Any, cards_redis: Any, cards_url: str, key_prefix: str
+) -> None:
+    """No embedder is reachable here: the card is stored now, waiting for its vector."""
+    env = env_for(cards_redis, redis, cards_url)
+    store = CardStore(cards_redis, Keys(key_prefix))
+    args = ["cards", "remember", "Alice is vegetarian", "--chat", "-100123", "--user", str(ALICE)]
+    done = cli(settings, *args, "--actor", "bot", "--json", **env)
+    assert done.returncode == 0, done.stderr
+    card = json.loads(done.stdout)
+    assert (card["ref"], card["fact_text"], card["asserted_by"]) == (
+        "-100123:1",
+        "Alice is vegetarian",
+        "bot",
+    )
+    assert (card["scope"], card["user_id"], card["has_embedding"]) == ("user", ALICE, False)
+    again = cli(settings, *args, "--valid-from", "2026-01-05T09:00:00+00:00", **env)
+    assert again.returncode == 0, again.stderr
+    assert "Remembered:" in again.stdout
+    assert "-100123:1" in again.stdout  # the same fact: the same card, observed again
+    (stored,) = await store.visible_cards(-100123, user_id=ALICE)
+    assert stored.observation_count == 2
+    assert stored.valid_from.isoformat() == "2026-01-05T09:00:00+00:00"
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["   "], "error: fact_text is empty"),
+        (["my password: hunter2hunter2"], "error: fact_text holds what looks like a secret"),
+        (["Alice skis", "--valid-from", "soon"], "error: --valid-from: not an ISO 8601 time"),
+        (["Alice skis", "--valid-from", "2026-01-05"], "error: valid_from must be an aware"),
+        (["Alice skis", "--actor", " "], "error: actor must be a non-empty str"),
+    ],
+    ids=["empty", "secret", "not-a-time", "no-zone", "blank-actor"],
+)
+async def test_remember_refuses_bad_input_in_one_line(
+    settings: Settings, redis: Any, key_prefix: str, args: list[str], line: str
+) -> None:
+    store = CardStore(redis, Keys(key_prefix))
+    done = cli(settings, "cards", "remember", "--chat", str(CHAT), *args)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [done.stderr.strip().splitlines()[-1]]
+    assert done.stderr.strip().startswith(line)
+    assert "hunter2" not in done.stderr
+    assert await store.chat_keys(CHAT) == []
+
+
 async def test_export_to_a_file_then_import_it_elsewhere(
     settings: Settings,
     redis: Any,

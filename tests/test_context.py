@@ -98,6 +98,33 @@ async def test_the_users_and_the_chats_cards_ranked_within_the_budget(queue: Mem
     assert 0 < len(small.cards) < len(memory.cards)
 
 
+async def test_a_tiny_budget_still_holds_the_best_fact_and_drops_the_header(
+    queue: MemoryQueue,
+) -> None:
+    """At every budget from 1 to 100 tokens: never over it; the best card first whenever its
+    line fits alone (the header, 27 tokens, gives way before it does). The sweep asks
+    without a query (nothing embedded); one query at the smallest budget that holds it."""
+    await remember(queue)
+    full = await queue.context(CHAT, user_id=ALICE)
+    best = full.cards[0]
+    assert best.fact_text == "Alice lives in Lisbon"  # the most salient
+    best_line = next(t for t in full.text.splitlines() if t.endswith(best.fact_text))
+    alone = estimate_tokens(best_line + "\n")
+    for budget in range(1, 101):
+        small = await queue.context(CHAT, user_id=ALICE, max_tokens=budget)
+        assert small.tokens == estimate_tokens(small.text) <= budget
+        if budget >= alone:
+            assert small.cards[0].id == best.id, budget
+            assert best_line in small.text.splitlines()[:2]
+            assert small.text.startswith(HEADER) is (budget >= alone + 27)
+    tiny = await queue.context(CHAT, user_id=ALICE, max_tokens=alone)
+    assert tiny.text == best_line + "\n"
+    asked = await queue.context(CHAT, user_id=ALICE, query="What does Alice drink?", max_tokens=14)
+    assert [c.fact_text for c in asked.cards] == ["Alice likes green tea"]
+    assert asked.text.startswith("- [")
+    assert asked.tokens <= 14
+
+
 async def test_a_query_puts_the_relevant_card_first(queue: MemoryQueue) -> None:
     await remember(queue)
     memory = await queue.context(CHAT, user_id=ALICE, query="What does Alice drink?")

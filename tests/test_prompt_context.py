@@ -15,15 +15,18 @@ from hypothesis import strategies as st
 
 from memory_worker.cards.prompt_context import (
     HEADER,
+    HEADER_TOKENS,
     Entry,
     Weights,
     estimate_tokens,
     line,
+    line_tokens,
     rank,
     relevance,
     render,
     select,
     visible,
+    with_header,
 )
 
 DAY = 86_400_000
@@ -112,6 +115,49 @@ def test_nothing_fits_nothing_is_rendered() -> None:
     assert render([]) == ""
 
 
+#: Three cards, best first, whose lines cost 13, 23 and 9 tokens; the header costs 27.
+SMALL = [
+    Entry("1", "Alice lives in Lisbon.", 0.5, 0.5, T, T),
+    Entry("2", "Bob is a nurse at the city hospital.", 0.5, 0.5, T - 30 * DAY, T),
+    Entry("3", "Mia skis.", 0.5, 0.5, T, T),
+]
+
+#: (first budget, last budget, header shown, cards in the block): every budget 1-100.
+SMALL_BUDGETS = [
+    (1, 8, False, []),
+    (9, 12, False, ["3"]),  # the best line does not fit alone: the best one that does
+    (13, 21, False, ["1"]),  # the best card alone: no room for the header beside it
+    (22, 35, False, ["1", "3"]),
+    (36, 39, False, ["1", "2"]),
+    (40, 48, True, ["1"]),  # the header fits beside the best card: it is kept
+    (49, 62, True, ["1", "3"]),
+    (63, 71, True, ["1", "2"]),
+    (72, 100, True, ["1", "2", "3"]),
+]
+
+
+def test_the_small_budget_table_covers_every_budget_from_1_to_100() -> None:
+    assert [line_tokens(e) for e in SMALL] == [13, 23, 9]
+    assert HEADER_TOKENS == 27
+    covered = [b for first, last, _, _ in SMALL_BUDGETS for b in range(first, last + 1)]
+    assert covered == list(range(1, 101))
+
+
+@pytest.mark.parametrize("budget", range(1, 101))
+def test_a_small_budget_keeps_the_best_fact_that_fits_and_drops_the_header_first(
+    budget: int,
+) -> None:
+    ((_, _, header, ids),) = [r for r in SMALL_BUDGETS if r[0] <= budget <= r[1]]
+    chosen = select(SMALL, budget)
+    text = render(chosen, budget)
+    assert [e.card_id for e in chosen] == ids
+    assert with_header(chosen, budget) is header
+    assert text.startswith(HEADER) is header
+    assert estimate_tokens(text) <= budget
+    assert text.splitlines()[: 1 if header else 0] == ([HEADER] if header else [])
+    assert [t for t in text.splitlines() if t != HEADER] == [line(e) for e in chosen]
+
+
 def test_the_block_keeps_each_fact_in_its_language_with_its_dates() -> None:
     cards = [
         Entry("1", "Мария любит кататься на велосипеде.", 0.5, 0.5, T - 30 * DAY, T),
@@ -157,7 +203,7 @@ def test_the_context_fits_its_budget_and_does_not_depend_on_input_order(
     unique = list({e.card_id: e for e in cards}.values())
     relevant = relevance([e.card_id for e in unique[:5]])
     chosen = select(rank(unique, relevant, Weights()), budget)
-    text = render(chosen)
+    text = render(chosen, budget)
     assert estimate_tokens(text) <= budget
     shuffled = unique[:]
     rnd.shuffle(shuffled)
@@ -165,6 +211,27 @@ def test_the_context_fits_its_budget_and_does_not_depend_on_input_order(
     assert len({" ".join(e.fact.split()).casefold() for e in chosen}) <= len(chosen)
     for e in chosen:
         assert " ".join(e.fact.split()) in text  # each fact as stored, whitespace aside
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries, st.integers(1, 100))
+def test_a_small_budget_holds_the_best_card_that_fits_first_and_never_overflows(
+    cards: list[Entry], budget: int
+) -> None:
+    """Never over budget; never empty when the best card's line fits alone; the best card
+    that fits alone is always the first line (the header is what gives way)."""
+    ranked = rank(list({e.card_id: e for e in cards}.values()), {}, Weights())
+    chosen = select(ranked, budget)
+    text = render(chosen, budget)
+    assert estimate_tokens(text) <= budget
+    fitting = [e for e in ranked if line_tokens(e) <= budget]
+    if ranked and line_tokens(ranked[0]) <= budget:
+        assert chosen[0] == ranked[0]
+    assert chosen[:1] == fitting[:1]
+    assert bool(text) is bool(fitting)
+    if chosen:
+        lines = text.splitlines()
+        assert lines[1 if with_header(chosen, budget) else 0] == line(chosen[0])
 
 
 def test_the_documented_context_block_is_what_render_makes() -> None:
@@ -185,3 +252,18 @@ def test_the_documented_context_block_is_what_render_makes() -> None:
     ]
     example = Path(__file__).parent.parent / "examples" / "bot" / "context-output.txt"
     assert render(shown) == example.read_text(encoding="utf-8")
+
+
+def test_the_documented_small_budget_block_is_what_render_makes() -> None:
+    """examples/bot/context-small.txt (the bot's API page: ``max_tokens=14``) is the real
+    rendering: the best card's line alone, no header."""
+    from pathlib import Path
+
+    seen = int(datetime(2026, 11, 2, tzinfo=UTC).timestamp() * 1000)
+    cards = [
+        Entry("1", "Alice loves green tea.", 0.6, 0.8, seen, seen),
+        Entry("2", "Мария любит кататься на велосипеде.", 0.4, 0.7, seen, seen),
+    ]
+    example = Path(__file__).parent.parent / "examples" / "bot" / "context-small.txt"
+    chosen = select(cards, 14)
+    assert render(chosen, 14) == example.read_text(encoding="utf-8")

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_worker.api.query_args import check_window
@@ -184,6 +184,89 @@ def test_fuse(method: str, dense: list[float], lexical: list[float], best: int) 
     fused = fuse(np.array(dense), np.array(lexical), np.isfinite(dense), params, ideal=3.0)
     assert int(np.argmax(fused)) == best
     assert np.isneginf(fused[~np.isfinite(dense)]).all()
+
+
+@pytest.mark.parametrize(
+    ("method", "ranked"),
+    [("rrf", True), ("convex", True), ("relative", True), ("dense", False)],
+)
+def test_a_candidate_without_a_vector_is_ranked_by_its_words_alone(
+    method: str, ranked: bool
+) -> None:
+    """A remembered card waiting for its vector: a candidate whose cosine is not finite.
+    It is ranked by its lexical share (the best words here beat a mediocre cosine with no
+    word in common under ``convex`` and ``relative``; ``rrf`` gives it its lexical rank's share only),
+    never by a cosine, and left out without a word in common or by ``dense``."""
+    dense = np.array([0.9, 0.2, INF, INF])
+    lexical = np.array([3.0, 0.0, 3.0, 0.0])
+    params = FusionParams(method=method, lexical_weight=0.5)  # type: ignore[arg-type]
+    fused = fuse(dense, lexical, np.ones(4, bool), params, ideal=3.0)
+    assert np.isneginf(fused[3])  # no word in common: nothing to rank it by
+    assert bool(np.isfinite(fused[2])) is ranked
+    if ranked:
+        assert fused[0] > fused[2]  # the cosine and the words beat the words alone
+    if method != "rrf" and ranked:  # with the lowest cosine's share: the words count
+        assert fused[2] > fused[1]
+    only_words = fuse(np.full(2, INF), np.array([0.0, 2.0]), np.ones(2, bool), params, ideal=2.0)
+    assert np.isneginf(only_words[0])
+    assert bool(np.isfinite(only_words[1])) is ranked
+
+
+def _fuse_before(
+    dense: np.ndarray,
+    lexical: np.ndarray,
+    candidates: np.ndarray,
+    params: FusionParams,
+    ideal: float,
+) -> np.ndarray:
+    """The fusion as it was before rows without a vector were ranked (the reference)."""
+    from memory_worker.cards.recall.fusion import _TIE_BREAK, _minmax, _scaled
+
+    fused = np.full(len(candidates), -np.inf)
+    candidates = candidates & np.isfinite(dense)
+    if not candidates.any():
+        return fused
+    if params.method == "dense":
+        fused[candidates] = dense[candidates]
+        return fused
+    matched = candidates & (lexical > 0)
+    if params.method == "rrf":
+        share = 1.0 / (params.rrf_k + ranks(dense, candidates))
+        if matched.any():
+            share = share + params.lexical_weight / (params.rrf_k + ranks(lexical, matched))
+        share = share + _TIE_BREAK * _minmax(dense, candidates)
+        fused[candidates] = share[candidates]
+        return fused
+    weight = min(1.0, max(0.0, params.lexical_weight))
+    if params.method == "relative":
+        share = np.minimum(lexical / ideal, 1.0) if ideal > 0 else np.zeros(len(lexical))
+    else:
+        share = _scaled(lexical, candidates)
+    fused[candidates] = (1.0 - weight) * _minmax(dense, candidates)[candidates] + weight * (
+        share[candidates]
+    )
+    return fused
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(-1, 1), st.floats(0, 20), st.booleans()), min_size=1, max_size=30),
+    st.sampled_from(["rrf", "convex", "relative", "dense"]),
+    st.floats(0, 1),
+    st.one_of(st.just(0.0), st.floats(0.01, 30)),  # a BM25 ideal: none, or a real one
+)
+def test_rows_with_a_vector_fuse_exactly_as_before(
+    rows: list[tuple[float, float, bool]], method: str, weight: float, ideal: float
+) -> None:
+    """Where every candidate has a vector (every chat but one holding a remembered card that
+    waits for its vector), the fusion is the one measured before, to the bit."""
+    dense = np.array([d if c else -np.inf for d, _, c in rows])
+    lexical = np.array([lex for _, lex, _ in rows])
+    candidates = np.array([c for _, _, c in rows])
+    params = FusionParams(method=method, lexical_weight=weight)  # type: ignore[arg-type]
+    got = fuse(dense, lexical, candidates, params, ideal=ideal)
+    want = _fuse_before(dense, lexical, candidates, params, ideal)
+    assert np.array_equal(got, want)
 
 
 def test_fuse_without_a_vector_ranks_lexically_and_leaves_non_matches_out() -> None:

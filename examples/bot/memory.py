@@ -20,6 +20,10 @@ async def main() -> None:
         fixed = await queue.correct(card.ref, "Alice lives in Porto", actor="bot:chat-42")
         print("corrected:", fixed.fact_text, "replaces", fixed.corrects)
 
+    # "Remember that I'm vegetarian": stored now, with no run and no farm call
+    card = await queue.remember(42, "Alice is vegetarian", user_id=7, actor="bot:chat-42")
+    print("remembered:", card.ref, card.asserted_by, card.has_embedding)
+
     export = await queue.export(42, user_id=7)  # her cards, episodes, links: JSON lines
     with open("user-7.jsonl", "wb") as file:
         file.writelines(export.lines())

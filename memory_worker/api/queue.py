@@ -15,6 +15,7 @@
     hits[0].card.observed_at                   # a RecallHit; unpacks as (card, score)
     memory = await q.context(42, user_id=7, query="drinks?", max_tokens=800)  # memory.text
     await q.retract("42:7", actor="ops", reason="wrong")  # or q.correct("42:7", "…", actor=)
+    card = await q.remember(42, "Alice is vegetarian", user_id=7, actor="bot")  # no farm call
     data = await q.export(42, user_id=7)       # every card, episode, link: data.lines()
     await q.close()
 
@@ -49,6 +50,8 @@ audits:
   for relevance.
 - ``retract`` / ``correct`` — :mod:`memory_worker.cards.corrections` (the decisions) and
   :mod:`memory_worker.cards.edits` (one script each).
+- ``remember`` — :mod:`memory_worker.cards.remember` (the card, the decisions) and
+  :mod:`memory_worker.cards.edits` (its script).
 - ``export`` / ``import_export`` — :mod:`memory_worker.cards.export_format` (the file) and
   :mod:`memory_worker.cards.transfer` (the reads and the one import script per chat).
 
@@ -91,6 +94,7 @@ from memory_worker.errors import (
     CardNotFound,
     CardNotLive,
     EmbeddingUnavailable,
+    ForgetPending,
     InvalidCorrection,
     InvalidRunRequest,
     RedisNotConfigured,
@@ -112,12 +116,17 @@ from memory_worker.storage.connections import (
 
 if TYPE_CHECKING:
     from llm_client import Walker
-    from memory_worker.cards import Card, CardStore, VectorSpace
+    from memory_worker.cards import Card, CardStore, NewCard, VectorSpace
     from memory_worker.cards.recall import RecallHit
     from memory_worker.privacy.forget import ForgetResult
     from memory_worker.wiring import Routing
 
 log = get_logger(__name__)
+
+#: Script calls of one remember that may each meet a forget landing in between.
+_REMEMBER_ROUNDS = 3
+#: The chat's best hits for a remembered fact searched for a card of the same words.
+_SAME_WORDS_HITS = 8
 
 
 class MemoryQueue:
@@ -448,7 +457,9 @@ class MemoryQueue:
         """Memory ready to put in a bot's prompt: the user's own cards and the chat's, ranked
         by relevance to ``query`` (1 / its rank in :meth:`recall`'s answer, when given), salience, confidence
         and recency, one per fact, within ``max_tokens`` (estimated: one token per 3 bytes
-        of UTF-8), rendered as a dated block that keeps each fact's language. The same store
+        of UTF-8), rendered as a dated block that keeps each fact's language: the best card
+        whose line fits ``max_tokens`` always comes first, under the header when the header
+        fits beside it, alone when it does not. The same store
         gives the same context. Candidates: the ``MEMORY_CONTEXT_RECENT_CARDS`` most recently
         observed live cards of each scope, and recall's ``MEMORY_CONTEXT_QUERY_CARDS`` best.
         See :mod:`memory_worker.cards.prompt_context`; a query's recall raises as
@@ -487,7 +498,7 @@ class MemoryQueue:
             cards[e.card_id] if e.card_id in cards else card_from_json(chat_id, raw[e.card_id].raw)
             for e in chosen
         ]
-        text = render(chosen)
+        text = render(chosen, budget)
         return MemoryContext(text=text, cards=shown, tokens=estimate_tokens(text))
 
     async def _recent(
@@ -596,6 +607,125 @@ class MemoryQueue:
             )
         return await self._card(chat_id, outcome.card_id)
 
+    # --- remembering a fact the bot knows (§13) ---------------------------------------------
+
+    async def remember(
+        self,
+        chat_id: int,
+        fact_text: str,
+        *,
+        user_id: int | None = None,
+        thread_id: int = 0,
+        actor: str,
+        valid_from: datetime | None = None,
+    ) -> Card:
+        """Store a fact the bot already knows, now, with no run and no farm call: a card of
+        the user's scope (``user_id``), else the thread's, else the chat's, asserted by
+        ``actor``, holding ``fact_text`` as written, true from ``valid_from`` (an aware time
+        up to now; default now). See :mod:`memory_worker.cards.remember`.
+
+        The fact passes the rule of every card (non-blank, at most ``MEMORY_CARD_MAX_BYTES``,
+        no secret: else :class:`~memory_worker.errors.InvalidCorrection`, nothing written).
+        A live card of the same words in that scope is observed again and answered instead
+        of a new one. A retracted fact is remembered again (the bot's word is newer). The
+        fact is embedded on the ``embedding`` route (masked) in the chat's vector space;
+        when that fails the card is stored anyway, without a vector — ``has_embedding``
+        false, found by its words — until the maintenance pass embeds it. A forget of its
+        scope in progress raises :class:`~memory_worker.errors.ForgetPending`. Audited
+        like ``correct`` (ids, never the text). Answers the card holding the fact.
+        """
+        from memory_worker.cards.edits import remember_card
+        from memory_worker.cards.remember import (
+            RememberPlan,
+            check_valid_from,
+            remembered_card,
+        )
+
+        check_id("chat_id", chat_id)
+        check_id("thread_id", thread_id)
+        check_optional_id("user_id", user_id)
+        actor = check_actor(actor)
+        fact = check_fact(fact_text, self.settings.card_max_bytes)
+        now = self._now()
+        card = remembered_card(
+            fact,
+            user_id=user_id,
+            thread_id=thread_id,
+            valid_from=check_valid_from(valid_from, now),
+            now=now,
+            salience=self.settings.remember_salience,
+        )
+        epoch = await self.cards.forget_epoch(chat_id)
+        embedding, model = await self._remembered_vector(chat_id, fact)
+        known = await self._same_words(chat_id, card, embedding, model)
+        # the chat joins the maintenance sweeps' set (its waiting vectors are filled there)
+        await self.cards.redis.sadd(self.keys.chats, str(chat_id))  # type: ignore[misc]
+        for _ in range(_REMEMBER_ROUNDS):
+            plan = RememberPlan(
+                card,
+                actor,
+                epoch,
+                dim=self.settings.embedding_dimension,
+                model=model,
+                known=None if known is None else (known.id, known.dedup_hash),
+            )
+            done = await remember_card(self.cards, chat_id, plan, embedding=embedding, now=now)
+            if done.forgetting:
+                raise ForgetPending(chat_id, refused=f"nothing is remembered in {card.scope_key}")
+            if not done.forgotten:
+                break
+            # a forget came and went since the epoch was read: the calls overlapped, this
+            # one lands after it (nothing it sends was read from the memory forgotten)
+            epoch = await self.cards.forget_epoch(chat_id)
+        else:
+            raise ForgetPending(chat_id, refused=f"nothing is remembered in {card.scope_key}")
+        if done.refused:
+            log.warning("cards.vectors_refused", chat_id=chat_id, refused=done.refused)
+        await self._audit(
+            "remember",
+            chat_id,
+            actor,
+            card_id=done.card_id,
+            outcome="created" if done.created else "observed",
+            vector="waiting" if done.pending else "stored",
+        )
+        return await self._card(chat_id, done.card_id)
+
+    async def _remembered_vector(self, chat_id: int, fact: str) -> tuple[list[float] | None, str]:
+        """``fact`` as a passage in the chat's vector space (a chat without one: the route's
+        model, ``MEMORY_EMBEDDING_DIMENSION``), or (None, '') when the embedder cannot make
+        it now — the card then waits for its vector. A routes file that cannot load raises."""
+        from memory_worker.cards import VectorSpace
+
+        space = await self.cards.vector_space(chat_id) or VectorSpace(
+            model=None, dimension=self.settings.embedding_dimension
+        )
+        try:
+            return await self._embed_passage(chat_id, fact, space, "remember")
+        except (EmbeddingUnavailable, VectorSpaceMismatch) as exc:
+            log.warning("cards.remember_unembedded", chat_id=chat_id, error=type(exc).__name__)
+            return None, ""
+
+    async def _same_words(
+        self, chat_id: int, card: NewCard, embedding: Sequence[float] | None, model: str
+    ) -> Card | None:
+        """A live card of ``card``'s scope holding its words, among the chat's best hits for
+        them (by words, and by meaning when ``embedding``): what remembering it observes."""
+        from memory_worker.cards.recall import FusionParams
+        from memory_worker.cards.remember import same_words
+
+        hits = await self.cards.search(
+            chat_id,
+            card.fact_text,
+            embedding,
+            _SAME_WORDS_HITS,
+            scope_keys=[card.scope_key],
+            now=card.observed_at,
+            model=model or None,
+            params=FusionParams.from_settings(self.settings),
+        )
+        return same_words(card, [hit.card for hit in hits])
+
     # --- export and import (§13) -----------------------------------------------------------------
 
     async def export(
@@ -670,17 +800,23 @@ class MemoryQueue:
         self, chat_id: int, fact: str, space: VectorSpace
     ) -> tuple[list[float], str]:
         """``fact`` as a passage (a card's text) in the chat's vector space, and its model."""
+        return await self._embed_passage(chat_id, fact, space, "correct")
+
+    async def _embed_passage(
+        self, chat_id: int, fact: str, space: VectorSpace, call: str
+    ) -> tuple[list[float], str]:
+        """``fact`` as a passage in the chat's vector space for ``call``, and its model."""
         from llm_client import EMBEDDING
         from memory_worker.deadlines import deadline_after
         from memory_worker.privacy.masking import mask
 
-        with _embedding_edge("correct", chat_id):
+        with _embedding_edge(call, chat_id):
             routed = await self._recall_walker().embed(
                 EMBEDDING,
                 [mask(fact, contacts=self.settings.redact_contacts)],
                 dimension=space.dimension,
                 deadline=deadline_after(self.settings.recall_timeout_seconds),
-                context={"job": "correct"},
+                context={"job": call},
                 model=space.model,
             )
         vector, model = routed.value.embeddings[0], routed.target.model

@@ -25,7 +25,9 @@
 - :mod:`~memory_worker.cards.forget`: the card store's side of forgetting (§14).
 - :mod:`~memory_worker.cards.corrections`: retracting and correcting one card (pure: card
   references, checks, the twins of ``lua/retract.lua`` and ``lua/correct.lua``);
-  :mod:`~memory_worker.cards.edits` runs those scripts;
+  :mod:`~memory_worker.cards.remember`: a fact the bot knows stored now, and the vectors such
+  cards wait for (pure: the card, the twins of ``lua/remember.lua`` and
+  ``lua/fill_vectors.lua``); :mod:`~memory_worker.cards.edits` runs those scripts;
   :mod:`~memory_worker.cards.chat_state`: a chat's keys as plain data and the twins of
   the helpers those scripts share.
 - :mod:`~memory_worker.cards.export_format`: the export file (JSON lines: the header, cards,

@@ -1,8 +1,10 @@
 """A chat's card keys as plain data, and the Python twins of ``lua/helpers.lua``'s writes.
 
-The operator scripts (``retract.lua``, ``correct.lua``, ``import.lua``) are built from the
-helpers every card script shares: :func:`retire`, :func:`withdraw`, :func:`index_live`,
-:func:`set_vector`, :func:`record_retraction`. Their twins here act on a :class:`ChatState` — the keys those
+The operator scripts (``retract.lua``, ``correct.lua``, ``remember.lua``, ``fill.lua``,
+``import.lua``) are built from the helpers every card script shares: :func:`retire`,
+:func:`withdraw`, :func:`index_live`, :func:`set_vector`, :func:`record_retraction`,
+:func:`create_card`, :func:`observe_again` (the last two also make a run's new and
+observed cards in ``apply.lua``). Their twins here act on a :class:`ChatState` — the keys those
 scripts touch, each as the value Redis holds (a stored card is its dict of strings) — so
 each script's twin (:mod:`memory_worker.cards.corrections`,
 :mod:`memory_worker.cards.export_format`) is a pure function that the equivalence tests
@@ -36,8 +38,55 @@ def maxs(a: str | None, b: str | None) -> str | None:
     return a if num(a) >= num(b) else b
 
 
+def mins(a: str | None, b: str | None) -> str | None:
+    """The smaller of two numeric strings (a blank one loses), as ``helpers.lua`` keeps it."""
+    if blank(a):
+        return b
+    if blank(b):
+        return a
+    return a if num(a) <= num(b) else b
+
+
+def exp_merge(a: str | None, b: str | None) -> str:
+    """Expiry of two facts as one: the durable one wins ('' = never expires)."""
+    if blank(a) or blank(b):
+        return ""
+    return maxs(a, b) or ""
+
+
+def union(a: str | None, b: str | None) -> str:
+    """Two comma lists of message ids as one, numerically sorted, the last 64 kept."""
+    seen: dict[str, None] = {}
+    for s in f"{a or ''},{b or ''}".split(","):
+        if s:
+            seen.setdefault(s)
+    return ",".join(sorted(seen, key=num)[-64:])
+
+
 def is_live(card: dict[str, str] | None) -> bool:
     return card is not None and card.get("status") in ("active", "competing")
+
+
+#: What ``create_card`` copies of a write's fact (the plan's keys of a card).
+_CREATED = (
+    "scope",
+    "sk",
+    "thread",
+    "user",
+    "type",
+    "subject",
+    "predicate",
+    "object",
+    "fact",
+    "conf",
+    "sal",
+    "dur",
+    "vf",
+    "obs_at",
+    "exp",
+    "src",
+    "h",
+)
 
 
 @dataclass
@@ -65,6 +114,11 @@ class ChatState:
     episode_index: dict[str, float] = field(default_factory=dict)
     #: The chat's forget epoch (§14; read by the writes a forget fences).
     forget: int = 0
+    #: The forgets of the chat in progress (``forgetting``: token → start), whose tokens
+    #: begin with the scope forgotten (``chat`` or ``user:<id>``).
+    forgetting: dict[str, str] = field(default_factory=dict)
+    #: ``vecwait``: remembered cards waiting for a vector (card id → since, ms).
+    vecwait: dict[str, float] = field(default_factory=dict)
 
     def copy(self) -> ChatState:
         return copy.deepcopy(self)
@@ -97,6 +151,27 @@ class Write:
             mask.extend(bytes(row + 1 - len(mask)))
         mask[row : row + 1] = flag
         self.state.vecmask = bytes(mask)
+
+    def create_card(self, n: dict[str, str]) -> dict[str, str]:
+        """Twin of ``create_card``: a new live card of the fact ``n``, the chat's next id."""
+        self.state.seq += 1
+        card = {k: n[k] for k in _CREATED if k in n}
+        card |= {"id": str(self.state.seq), "obs": "1", "status": "active"}
+        card |= {"created": self.now, "updated": self.now}
+        return card
+
+    def observe_again(self, card: dict[str, str], n: dict[str, str]) -> None:
+        """Twin of ``observe_again``: a live card observed again by a write of its fact."""
+        for key, keep in (("conf", maxs), ("sal", maxs), ("vf", mins), ("obs_at", maxs)):
+            value = keep(card.get(key), n.get(key))
+            if value is None:
+                card.pop(key, None)
+            else:
+                card[key] = value
+        card["obs"] = str(int(num(card.get("obs")) + 1))
+        card["exp"] = exp_merge(card.get("exp"), n.get("exp"))
+        card["src"] = union(card.get("src"), n.get("src"))
+        card["updated"] = self.now
 
     def retire(self, card: dict[str, str], status: str) -> None:
         """Twin of ``retire``: out of every live index, a final status, stamped ``now``."""
@@ -171,6 +246,8 @@ class Write:
         s.vec = bytes(vec)
         flag = b"\2" if card.get("status") == "retracted" else b"\0"
         self.set_mask(row, b"\1" if is_live(card) else flag)
+        if not own:
+            card.pop("vp", None)
         self.vec_changed = True
 
     def finish(self) -> None:

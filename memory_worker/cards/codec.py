@@ -132,8 +132,9 @@ def _ids(data: dict[str, str], key: str) -> list[int]:
     return [int(s) for s in data.get(key, "").split(",") if s]
 
 
-def _flag(data: dict[str, str], key: str) -> bool:
-    return bool(data.get(key))
+def _has_vector(data: dict[str, str], key: str) -> bool:
+    """A vector row, and not the zero row of a card waiting for its vector (``vp``)."""
+    return bool(data.get(key)) and not data.get("vp")
 
 
 def _unread(data: dict[str, str], key: str) -> None:
@@ -202,7 +203,7 @@ CARD_FIELDS: tuple[Field, ...] = (
     Field("sup_by", "superseded_by", _opt_text),
     Field("merged_into", "merged_into", _opt_text),
     Field("group", "conflict_group", _opt_text),
-    Field("row", "has_embedding", _flag),
+    Field("row", "has_embedding", _has_vector),
     Field("merge_at", "last_merge_at", _opt_time),
     Field("run", "first_run_id", _opt_text),
     Field("ret_by", "retracted_by", _opt_text),

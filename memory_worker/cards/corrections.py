@@ -27,7 +27,7 @@ from typing import Any
 
 from memory_worker.cards.chat_state import ChatState, Write, blank, is_live, num
 from memory_worker.cards.model import dedup_hash
-from memory_worker.cards.rules import text_problem
+from memory_worker.cards.rules import is_text, text_problem
 from memory_worker.errors import InvalidCardRef, InvalidCorrection
 from memory_worker.privacy.masking import contains_secret
 
@@ -55,7 +55,11 @@ def relearn_refused(retracted_ms: str | None, seen_ms: str) -> bool:
 def check_actor(actor: object) -> str:
     """Who acts: a non-blank str (logged and audited: an id or a name, never card text)."""
     if not isinstance(actor, str) or not actor.strip():
-        raise InvalidCorrection("actor must be a non-empty str (who retracts or corrects)")
+        raise InvalidCorrection(
+            "actor must be a non-empty str (who retracts, corrects or remembers)"
+        )
+    if not is_text(actor):
+        raise InvalidCorrection("actor is not Unicode text (a lone surrogate)")
     actor = " ".join(actor.split())
     if len(actor.encode()) > ACTOR_MAX_BYTES:
         raise InvalidCorrection(f"actor is over {ACTOR_MAX_BYTES} bytes")
@@ -66,6 +70,8 @@ def check_reason(reason: object) -> str:
     """Why a card is retracted: a str (kept on the card, never logged)."""
     if not isinstance(reason, str):
         raise InvalidCorrection(f"reason must be a str, got {type(reason).__name__}")
+    if not is_text(reason):
+        raise InvalidCorrection("reason is not Unicode text (a lone surrogate)")
     if len(reason.encode()) > REASON_MAX_BYTES:
         raise InvalidCorrection(f"reason is over {REASON_MAX_BYTES} bytes")
     if contains_secret(reason):
@@ -81,6 +87,8 @@ def check_fact(text: object, max_bytes: int) -> str:
         raise InvalidCorrection(f"fact_text must be a str, got {type(text).__name__}")
     text = text.strip()
     problem = text_problem(text, "", "", "", max_bytes=max_bytes)
+    if problem == "not_text":
+        raise InvalidCorrection("fact_text is not Unicode text (a lone surrogate)")
     if problem == "empty":
         raise InvalidCorrection("fact_text is empty")
     if problem == "too_long":

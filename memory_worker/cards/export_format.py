@@ -392,6 +392,7 @@ def card_rule_fault(card: Card, card_max_bytes: int) -> tuple[str, str] | None:
     if fault is not None:
         name, why = fault
         return name, {
+            "not_text": "not Unicode text",
             "empty": "empty",
             "too_long": f"over {card_max_bytes if name == 'fact_text' else FIELD_MAX_BYTES} bytes",
             "secret": "holds what looks like a secret: a card never does",

@@ -183,6 +183,7 @@ class CardForget:
     async def _apply(self, chat_id: int, part: UserPlan) -> tuple[ForgetCounts, list[str]]:
         k = self.key
         keys = [k(chat_id, s) for s in CHAT_SCRIPT_KEYS]  # forget.lua names them
+        keys.append(k(chat_id, "vecwait"))  # remembered cards waiting for a vector
         cards: list[list[str]] = []
         for card in part.cards:
             keys.append(k(chat_id, f"active:{card.sk}"))
@@ -191,7 +192,13 @@ class CardForget:
         for run_id in part.episodes:
             keys.append(k(chat_id, f"episode:{run_id}"))
             episodes.append([run_id, str(len(keys))])
-        plan = {"cards": cards, "links": part.links, "episodes": episodes, "authors": part.authors}
+        plan = {
+            "cards": cards,
+            "links": part.links,
+            "episodes": episodes,
+            "authors": part.authors,
+            "vecwait": str(len(CHAT_SCRIPT_KEYS) + 1),
+        }
         raw = await self._forget(keys=keys, args=[orjson.dumps(plan)])
         data = orjson.loads(raw)
         counts = ForgetCounts(

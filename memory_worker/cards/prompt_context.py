@@ -12,10 +12,12 @@ this module decides what the bot's prompt gets:
 2. **deduplicate**: one card per normalised fact text (the chat's and a user's card of the
    same fact; superseded and retracted cards are never candidates);
 3. **budget** (:func:`select`): cards in rank order while their lines fit ``max_tokens``
-   (a line that does not fit is skipped and smaller ones still tried);
-4. **render** (:func:`render`): a fixed English header and one line per card —
-   ``- [first seen – last seen] fact`` with UTC dates — the fact exactly as stored, in its
-   own language (never translated).
+   (a line that does not fit is skipped and smaller ones still tried). The first line is
+   always the best card whose line fits the budget alone; the header is budgeted only when
+   it fits beside that line, so a small budget drops the header, never the best fact;
+4. **render** (:func:`render`): a fixed English header (when :func:`with_header`: it and
+   every line fit the budget) and one line per card — ``- [first seen – last seen] fact`` with UTC
+   dates — the fact exactly as stored, in its own language (never translated).
 
 Token estimate (:func:`estimate_tokens`): one token per 3 bytes of UTF-8, rounded up — no
 tokenizer, the same on every machine, and on the safe side: English runs about 4 bytes a
@@ -175,15 +177,30 @@ def _date(day: int) -> str:
     return datetime.fromtimestamp(day * 86_400, tz=UTC).strftime("%Y-%m-%d")
 
 
+def line_tokens(e: Entry) -> int:
+    """Tokens a card's line costs in the block (its line and its line break)."""
+    return estimate_tokens(line(e) + "\n")
+
+
+#: Tokens the header costs (with its line break).
+HEADER_TOKENS = estimate_tokens(HEADER + "\n")
+
+
 def select(ranked: Sequence[Entry], max_tokens: int) -> list[Entry]:
-    """Ranked cards, one per normalised fact, whose lines fit the budget with the header."""
-    budget = max_tokens - estimate_tokens(HEADER + "\n")
+    """Ranked cards, one per normalised fact, whose lines fit ``max_tokens`` (see the module
+    doc): the first is the best card whose line fits alone; the header is budgeted only when
+    it fits beside that card, else the lines go alone (:func:`with_header`)."""
+    first = next((e for e in ranked if line_tokens(e) <= max_tokens), None)
+    if first is None:
+        return []
+    header = HEADER_TOKENS + line_tokens(first) <= max_tokens
+    budget = max_tokens - HEADER_TOKENS if header else max_tokens
     chosen: list[Entry] = []
     facts: set[str] = set()
     for e in ranked:
         if budget < _SHORTEST_LINE:
             break
-        cost = estimate_tokens(line(e) + "\n")
+        cost = line_tokens(e)
         if cost > budget:
             continue
         key = normalise(e.fact)
@@ -194,8 +211,17 @@ def select(ranked: Sequence[Entry], max_tokens: int) -> list[Entry]:
     return chosen
 
 
-def render(chosen: Sequence[Entry]) -> str:
-    """The context's text ('' for no card): the header, then one line a card, in rank order."""
+def with_header(chosen: Sequence[Entry], max_tokens: int) -> bool:
+    """Whether the block of ``chosen`` (as :func:`select` chose them for ``max_tokens``)
+    opens with the header: when the header and every line fit together."""
+    return bool(chosen) and HEADER_TOKENS + sum(map(line_tokens, chosen)) <= max_tokens
+
+
+def render(chosen: Sequence[Entry], max_tokens: int | None = None) -> str:
+    """The context's text ('' for no card): the header — unless ``max_tokens`` is given and
+    the header does not fit beside the lines (:func:`with_header`) — then one line a card,
+    in rank order."""
     if not chosen:
         return ""
-    return "\n".join([HEADER, *(line(e) for e in chosen)]) + "\n"
+    header = max_tokens is None or with_header(chosen, max_tokens)
+    return "\n".join([HEADER, *(line(e) for e in chosen)][0 if header else 1 :]) + "\n"

@@ -4,7 +4,7 @@ A run's validation (:mod:`memory_worker.consolidation.validation`), a correction
 (:func:`memory_worker.cards.corrections.check_fact`) and an import
 (:mod:`memory_worker.cards.export_format`) all ask these, so no writer keeps a copy:
 
-- a card's **text** (:func:`text_problem`): a fact that is not blank, at most
+- a card's **text** (:func:`text_problem`): Unicode text UTF-8 holds, a fact that is not blank, at most
   ``MEMORY_CARD_MAX_BYTES`` of UTF-8, subject/predicate/object at most
   :data:`FIELD_MAX_BYTES`, and no secret in any of the four
   (:func:`~memory_worker.privacy.masking.contains_secret`: a card never holds one, §14);
@@ -48,6 +48,16 @@ MAX_PARTICIPANT_NAMES = 50
 LABEL_MAX_CHARS = 200
 
 
+def is_text(text: str) -> bool:
+    """Whether ``text`` is Unicode text UTF-8 can hold (a Python str may carry a lone
+    surrogate, which nothing stored or sent can)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def too_long(text: str, limit: int) -> bool:
     return len(text.encode()) > limit
 
@@ -55,11 +65,15 @@ def too_long(text: str, limit: int) -> bool:
 def text_fault(
     fact: str, subject: str, predicate: str, obj: str, *, max_bytes: int
 ) -> tuple[str, str] | None:
-    """The first field of a card's text that may not be stored, and why (``empty``,
-    ``too_long``, ``secret``); None when all four may."""
+    """The first field of a card's text that may not be stored, and why (``not_text``: a
+    lone surrogate no UTF-8 holds, ``empty``, ``too_long``, ``secret``); None when all four
+    may."""
+    fields = (("fact_text", fact), ("subject", subject), ("predicate", predicate), ("object", obj))
+    for name, text in fields:
+        if not is_text(text):
+            return name, "not_text"
     if not fact.strip():
         return "fact_text", "empty"
-    fields = (("fact_text", fact), ("subject", subject), ("predicate", predicate), ("object", obj))
     for name, text in fields:
         if too_long(text, max_bytes if name == "fact_text" else FIELD_MAX_BYTES):
             return name, "too_long"
@@ -72,7 +86,8 @@ def text_fault(
 def text_problem(
     fact: str, subject: str, predicate: str, obj: str, *, max_bytes: int
 ) -> str | None:
-    """Why a card's text may not be stored — ``empty``, ``too_long`` or ``secret`` — or None."""
+    """Why a card's text may not be stored — ``not_text``, ``empty``, ``too_long`` or
+    ``secret`` — or None."""
     fault = text_fault(fact, subject, predicate, obj, max_bytes=max_bytes)
     return None if fault is None else fault[1]
 

@@ -12,8 +12,11 @@ new rows' texts (one ``HMGET``); the live mask (expiry, supersede, merge,
 forget) is the search's candidate mask for both rankings. On a cluster it is
 the same: every key read is the chat's, in one slot.
 
-Cards without a vector row (an embedding that failed, a vector refused) are
-not searched, by either ranking.
+A live card whose row is a zero row — remembered while the embedder was down
+(:mod:`memory_worker.cards.remember`), until its vector comes — is searched by its
+words alone: a lexical candidate with no cosine (its hit's ``dense`` is None), ranked by
+its lexical share of the fusion. Cards without a vector row at all (a vector refused)
+are not searched, by either ranking.
 
 ``recall()``'s search then connects its best hits (:func:`connected`,
 :mod:`memory_worker.cards.recall.connect`): the subject and first run of each row
@@ -162,7 +165,7 @@ async def hybrid_search(
 
     ``cache`` puts the matrix back in the store's cache once its index has grown.
     """
-    candidates = matrix.candidates(allowed)
+    candidates = matrix.candidates(allowed, words=True)
     dense = None if query.embedding is None else matrix.scores(query.embedding, allowed)
     if query.embedding is not None and dense is None:
         return []  # another dimension, or a zero vector
@@ -196,7 +199,7 @@ async def hybrid_search(
         RecallHit(
             card,
             float(fused[row]),
-            None if dense is None else float(dense[row]),
+            None if dense is None or not np.isfinite(dense[row]) else float(dense[row]),
             float(lexical[row]),
         )
         for card, row in found

@@ -27,6 +27,8 @@ Key layout (all under the chat's hash tag ``{P chat:<id>}``, built by
 ``vecver``      STRING  bumped on every change of the three above
 ``meta``        HASH    ``dim`` (bytes a row), ``model`` (id of the embedding model)
 ``retracted``   HASH    dedup hash → when (ms) its fact was retracted: not relearned
+``vecwait``     ZSET    remembered cards waiting for their vector (a zero row, the
+                        card marked ``vp``) → since when (ms); filled by maintenance
 ==============  ======  ==========================================================
 
 Vectors know their model (§16). The first vector stored in a chat fixes the

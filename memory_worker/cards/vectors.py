@@ -73,6 +73,9 @@ class Matrix:
         #: Rows with a vector whose fact is not withdrawn (live or retired): what a chat
         #: holds of what its messages taught.
         self.held = np.zeros(0, dtype=bool)
+        #: Live rows without a vector (a zero row: a remembered card waiting for its vector,
+        #: or a card a model switch gave a row): searched by their words only.
+        self.words = np.zeros(0, dtype=bool)
         #: BM25 postings of the rows' card texts, row for row (the first ``lexicon.count``
         #: rows; the rest are read when a hybrid search needs them).
         self.lexicon = LexicalIndex()
@@ -133,10 +136,13 @@ class Matrix:
         scores: np.ndarray[Any, Any] = np.einsum("ij,j->i", self.rows, unit)
         return scores
 
-    def candidates(self, allowed: frozenset[str] | None) -> np.ndarray[Any, Any]:
+    def candidates(
+        self, allowed: frozenset[str] | None, *, words: bool = False
+    ) -> np.ndarray[Any, Any]:
         """Rows :meth:`scores` can rank: live (with a vector) and of an ``allowed`` scope
-        (every scope: None)."""
-        live = self.live
+        (every scope: None); with ``words``, also the live rows without a vector (what a
+        search by words ranks)."""
+        live = self.live | self.words if words else self.live
         if allowed is not None:
             # a table over the (few, dense) scope codes: np.isin sorts, ~40x slower here
             wanted = np.zeros(len(self.scope_codes) + 1, dtype=bool)
@@ -172,6 +178,7 @@ class Matrix:
         self.live = (flags == 1) & self._nonzero[: self.count]
         self.withdrawn = (flags == 2) & self._nonzero[: self.count]
         self.held = (flags != 2) & self._nonzero[: self.count]
+        self.words = (flags == 1) & ~self._nonzero[: self.count]
         self.withdrawn_marks = mask.count(b"\x02")
 
 

@@ -1,10 +1,13 @@
-"""``cards show|retract|correct REF``: one card, read or corrected by hand (§10, §13).
+"""``cards show|retract|correct REF`` and ``cards remember FACT``: one card, read, corrected
+or written by hand (§10, §13).
 
 ``REF`` names a card across chats, ``<chat id>:<card id>`` (``-100123:7``). ``show`` prints
 it with what it replaced and what replaced it; ``retract`` and ``correct`` show the card
 first and ask (y/N) unless ``--yes``, then call ``MemoryQueue.retract`` / ``correct`` (actor
-``cli:<login>`` unless ``--actor``), which leave the audit event. Thin over the library:
-bad input is one line and exit 2, nothing changed.
+``cli:<login>`` unless ``--actor``), which leave the audit event. ``remember`` stores a fact
+in a chat (``--chat``; ``--user``, ``--thread``, ``--valid-from``) through
+``MemoryQueue.remember`` — it only adds, so it does not ask — and prints the card holding it.
+Thin over the library: bad input is one line and exit 2, nothing changed.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from memory_worker.cli.common import (
     YesFlag,
     app,
     err,
+    fail,
     out,
     print_json,
     run_sync,
@@ -37,7 +41,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 cards_app = typer.Typer(
-    help="Read, retract or correct one memory card.",
+    help="Read, retract or correct one memory card, or remember a fact.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     pretty_exceptions_show_locals=False,
@@ -191,6 +195,44 @@ def correct(
         return await queue.correct(ref, fact, actor=who)
 
     _done(run_sync(with_queue(action)), "Now", as_json)
+
+
+@cards_app.command("remember", context_settings=_NEGATIVE_IDS)
+def remember(
+    fact: Annotated[str, typer.Argument(metavar="FACT", help="The fact, as written.")],
+    chat: Annotated[int, typer.Option("--chat", help="The chat's id.")],
+    user: Annotated[
+        int | None, typer.Option("--user", help="The user the fact is about (their scope).")
+    ] = None,
+    thread: Annotated[int, typer.Option("--thread", help="The thread (its scope).")] = 0,
+    valid_from: Annotated[
+        str | None,
+        typer.Option(
+            "--valid-from", help="When it became true: ISO 8601 with a zone (default now)."
+        ),
+    ] = None,
+    actor: Actor = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Store a fact now, with no run and no farm call (a known one is observed again)."""
+    from datetime import datetime
+
+    who = _actor(actor)
+    since: datetime | None = None
+    if valid_from is not None:
+        try:
+            since = datetime.fromisoformat(valid_from)
+        except ValueError:
+            raise fail(
+                "--valid-from: not an ISO 8601 time (e.g. 2026-05-01T09:00:00+00:00)"
+            ) from None
+
+    async def action(queue: MemoryQueue) -> Card:
+        return await queue.remember(
+            chat, fact, user_id=user, thread_id=thread, actor=who, valid_from=since
+        )
+
+    _done(run_sync(with_queue(action)), "Remembered", as_json)
 
 
 def _done(card: Card | None, head: str, as_json: bool) -> None:

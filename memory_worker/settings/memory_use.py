@@ -1,5 +1,5 @@
-"""How the bot uses memory (§13): the prompt context's ranking and budget, exports and
-imports.
+"""How the bot uses memory (§13): the prompt context's ranking and budget, remembered facts,
+exports and imports.
 
 A base of :class:`~memory_worker.settings.model.Settings` (one model, every field at the
 top level: ``MEMORY_CONTEXT_MAX_TOKENS``…): these knobs are read together by
@@ -58,6 +58,13 @@ class MemoryUseSettings(SecretSafeSettings):
         gt=0,
         le=36_500,
         description="Age (behind the newest card) at which a card's recency counts half.",
+    )
+    remember_salience: float = Field(
+        0.8,
+        ge=0,
+        le=1,
+        description="Salience of a card MemoryQueue.remember stores (the bot was told it "
+        "outright; a run's cards get theirs from the model). A known fact keeps the higher.",
     )
     export_read_rounds: int = Field(
         5,

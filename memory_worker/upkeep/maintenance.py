@@ -20,7 +20,8 @@
   the next tick tries again — one call per tick, whatever the backlog.
 
 - :class:`Maintenance` — the cron job that runs the above (and the re-embedding pass,
-  §16), each paced fleet-wide by a Redis lock.
+  §16, which first gives remembered cards waiting for a vector theirs), each paced
+  fleet-wide by a Redis lock.
 
 Decisions (grouping, answer validation) are pure functions; the writes go
 through the store's atomic fold script, which skips cards that stopped
@@ -54,7 +55,7 @@ from memory_worker.runs.chat_index import ChatIndex
 from memory_worker.runs.policy import is_outage
 from memory_worker.runs.replay import ReplayStore
 from memory_worker.settings import Settings
-from memory_worker.upkeep.reembed import Reembedder, reembed_pass, route_target
+from memory_worker.upkeep.reembed import Reembedder, fill_waiting, reembed_pass, route_target
 
 log = get_logger(__name__)
 
@@ -507,7 +508,8 @@ class Maintenance:
         return "; ".join(done) or "not due"
 
     async def _reembed(self) -> str:
-        """Model switches (§16): chats whose vectors are not of the embedding route's model."""
+        """The vectors remembered cards wait for, then model switches (§16): chats whose
+        vectors are not of the embedding route's model."""
         s = self.settings
         target = route_target(self.models.walker.routes, EMBEDDING, s.embedding_dimension)
         embedder = self.models.embedder({"job": "reembed"})
@@ -516,6 +518,11 @@ class Maintenance:
         worker = Reembedder(
             self.cards, embedder, target, s, progress_key=self.keys.reembed_progress
         )
-        results = await reembed_pass(worker, budget_seconds=s.reembed_budget_seconds)
+        until = worker.clock() + s.reembed_budget_seconds
+        filled = await fill_waiting(
+            self.cards, embedder, target, s, now=datetime.now(UTC), until=until
+        )
+        results = await reembed_pass(worker, budget_seconds=max(until - worker.clock(), 0.0))
         states = Counter(r.state for r in results)
-        return "reembed=" + (",".join(f"{k}:{v}" for k, v in sorted(states.items())) or "none")
+        switched = ",".join(f"{k}:{v}" for k, v in sorted(states.items())) or "none"
+        return f"reembed={switched} waiting_filled={filled.filled}"

@@ -32,6 +32,11 @@ nothing in the new space) — with the new model and then switches the chat over
 - **Visible.** Per chat ``done/total`` in the fleet hash
   ``reembed:progress`` (the metrics' ``memory_worker_reembed_*`` gauges).
 
+The same maintenance call first gives remembered cards that wait for a vector (stored
+while the embedder was down, :mod:`memory_worker.cards.remember`) their vector:
+:func:`fill_waiting`, a batch of each chat's waiting cards a call, in chats of the route's
+space (a chat of another space is switched first, its waiting cards with it).
+
 Decisions (which ids a step visits, which cards it embeds, what the switch's
 answer means) are pure functions below; the rest is the shell.
 """
@@ -43,6 +48,7 @@ import hashlib
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, cast
 
 import orjson
@@ -124,13 +130,13 @@ def to_embed(cards: Sequence[Card], withdrawn: Collection[str] = ()) -> list[Car
     return [c for c in cards if c.live or c.id in withdrawn]
 
 
-def step_key(chat_id: int, model: str, cards: Sequence[Card]) -> str:
+def step_key(chat_id: int, model: str, cards: Sequence[Card], job: str = "reembed") -> str:
     """The embedding call's idempotency key: these texts of these cards (a redo of a
     rewritten card is another call, never the farm's cached answer for its old text)."""
     digest = hashlib.blake2b(digest_size=12)
     for c in cards:
         digest.update(f"{c.id}:{c.dedup_hash};".encode())
-    return f"reembed:{chat_id}:{model}:{digest.hexdigest()}"
+    return f"{job}:{chat_id}:{model}:{digest.hexdigest()}"
 
 
 def step_action(
@@ -376,6 +382,84 @@ class Reembedder:
         await self.redis.hset(  # type: ignore[misc]
             self.progress_key, str(chat_id), progress_value(int(done or 0), total)
         )
+
+
+# --- the vectors remembered cards wait for ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FillResult:
+    """What one :func:`fill_waiting` call did: cards given their vector, list entries that
+    no longer waited, chats it visited; ``stopped``: the embedder failed (the next call
+    tries again)."""
+
+    filled: int = 0
+    dropped: int = 0
+    chats: int = 0
+    stopped: bool = False
+
+
+async def fill_waiting(
+    store: CardStore,
+    embedder: Embedder,
+    target: Target,
+    settings: Settings,
+    *,
+    now: datetime,
+    until: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> FillResult:
+    """Give remembered cards waiting for a vector (:mod:`memory_worker.cards.remember`) their
+    vector, ``MEMORY_REEMBED_BATCH_CARDS`` a step, until ``until`` (monotonic).
+
+    Chats whose vectors are of another space than ``target`` are left to the model switch
+    (:class:`Reembedder`): it gives their cards rows in the new space, and the next call
+    clears their marks. An embedder failure stops the call (nothing written for that step).
+    """
+    from memory_worker.cards.edits import fill_vectors, waiting_cards, waiting_counts
+    from memory_worker.cards.remember import FillItem, to_fill
+
+    filled = dropped = chats = 0
+    for chat_id in await waiting_counts(store, await store.chat_ids()):
+        if until is not None and clock() >= until:
+            break
+        space = await store.vector_space(chat_id)
+        if space is not None and (
+            (space.model is not None and space.model != target.model)
+            or space.dimension != target.dimension
+        ):
+            continue  # the model switch first
+        chats += 1
+        listed = await waiting_cards(store, chat_id, settings.reembed_batch_cards)
+        cards = to_fill(c for _, c in listed if c is not None)
+        vectors: dict[str, bytes] = {}
+        if cards:
+            try:
+                answer, _ = await embed_texts(
+                    embedder,
+                    [c.fact_text for c in cards],
+                    key=step_key(chat_id, target.model, cards, job="fill"),
+                    dimension=target.dimension,
+                    deadline=None,
+                    contacts=settings.redact_contacts,
+                )
+            except LLMError as exc:
+                log.warning("reembed.fill_failed", chat_id=chat_id, error=exc.kind, code=exc.code)
+                return FillResult(filled, dropped, chats, stopped=True)
+            if answer.model is not None and answer.model != target.model:
+                log.warning("reembed.fill_model_refused", chat_id=chat_id)
+                return FillResult(filled, dropped, chats, stopped=True)
+            vectors = {c.id: quantize(v) for c, v in zip(cards, answer, strict=True) if v}
+        hashes = {c.id: c.dedup_hash for c in cards}
+        items = [
+            FillItem(card_id, hashes.get(card_id, ""), vectors.get(card_id))
+            for card_id, _ in listed
+        ]
+        done = await fill_vectors(store, chat_id, items, model=target.model, now=now)
+        filled, dropped = filled + done.filled, dropped + done.dropped
+        if done.filled or done.dropped:
+            log.info("reembed.filled", chat_id=chat_id, filled=done.filled, dropped=done.dropped)
+    return FillResult(filled, dropped, chats)
 
 
 async def chats_to_switch(store: CardStore, target: Target) -> list[int]:

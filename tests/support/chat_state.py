@@ -51,4 +51,9 @@ async def read_state(redis: Any, keys: Keys, chat_id: int) -> ChatState:
         episodes=episodes,
         episode_index={as_text(m): float(s) for m, s in runs},
         forget=int(await redis.get(k(chat_id, "forget")) or 0),
+        forgetting=text_hash(await redis.hgetall(k(chat_id, "forgetting"))),
+        vecwait={
+            as_text(m): float(s)
+            for m, s in await redis.zrange(k(chat_id, "vecwait"), 0, -1, withscores=True)
+        },
     )

@@ -39,22 +39,12 @@ for i, n in ipairs(plan.cards) do
     counts.retracted = counts.retracted + 1
     c = nil
   elseif live(c) then
-    c.conf = maxs(c.conf, n.conf)
-    c.sal = maxs(c.sal, n.sal)
-    c.obs = int(num(c.obs) + 1)
-    c.vf = mins(c.vf, n.vf)
-    c.obs_at = maxs(c.obs_at, n.obs_at)
-    c.exp = exp_merge(c.exp, n.exp)
-    c.src = union(c.src, n.src)
-    c.updated = now
-    if blank(c.row) then set_vector(c, blob(n.vec)) end
+    observe_again(c, n)
+    if blank(c.row) or c.vp then set_vector(c, blob(n.vec)) end
     counts.observed = counts.observed + 1
   else
-    c = {id = int(redis.call('INCR', SEQ)), scope = n.scope, sk = n.sk, thread = n.thread,
-      user = n.user, type = n.type, subject = n.subject, predicate = n.predicate,
-      object = n.object, fact = n.fact, conf = n.conf, sal = n.sal, obs = '1',
-      status = 'active', dur = n.dur, vf = n.vf, obs_at = n.obs_at, created = now,
-      updated = now, exp = n.exp, src = n.src, h = n.h, run = run_id}
+    c = create_card(n)
+    c.run = run_id
     set_vector(c, blob(n.vec))
     counts.inserted = counts.inserted + 1
   end

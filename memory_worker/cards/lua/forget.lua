@@ -1,9 +1,9 @@
 -- Forget (§14): one chunk of a user's memory leaves a chat. Every key is in KEYS.
 -- KEYS[1..17]: the chat's fixed keys in the order of memory_worker.keys.CHAT_SCRIPT_KEYS
--- (as every card script; named below as helpers.lua names them), then the active:<scope>
--- and episode:<run> keys the plan names by index.
+-- (as every card script; named below as helpers.lua names them), then the vecwait zset,
+-- the active:<scope> and episode:<run> keys the plan names by index.
 -- ARGV[1] = plan JSON: cards [[id, updated stamp, KEYS index of active:<sk>, sk]],
---   links [fields], episodes [[run id, KEYS index]], authors [fields].
+--   links [fields], episodes [[run id, KEYS index]], authors [fields], vecwait (KEYS index).
 -- A card updated since the plan is left alone (answered in `raced`). A card's vector
 -- row is swap-removed: the last row moves into the hole (its card's `row` follows) and
 -- the freed last row is zeroed, so no byte of a removed row remains (a big string is
@@ -14,6 +14,7 @@ local LINKS, EPISODES, VEC, VECIDS = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local VECMASK, VECVER, VECRW, META, AUTHORS = KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[16]
 local RETRACTED = KEYS[17]
 local plan = cjson.decode(ARGV[1])
+local VECWAIT = KEYS[tonumber(plan.vecwait)]
 local out = {cards = 0, vectors = 0, links = 0, episodes = 0, raced = {}}
 local dim = tonumber(redis.call('HGET', META, 'dim') or '0') or 0
 local rows_changed = false
@@ -54,6 +55,7 @@ for _, it in ipairs(plan.cards) do
       local row = string.match(raw, '"row":"(%d+)"')
       redis.call('ZREM', KEYS[tonumber(it[3])], id)
       redis.call('ZREM', EXPIRY, id)
+      redis.call('ZREM', VECWAIT, id)
       if h and redis.call('HGET', DEDUP, h) == id then redis.call('HDEL', DEDUP, h) end
       if h then redis.call('HDEL', RETRACTED, h) end  -- its retraction record goes with it
       if row and dim > 0 and drop_row(tonumber(row)) then

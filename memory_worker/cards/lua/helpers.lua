@@ -194,7 +194,34 @@ local function set_vector(c, blob, own)
   local flag = '\0'
   if live(c) then flag = '\1' elseif c.status == 'retracted' then flag = '\2' end
   redis.call('SETRANGE', VECMASK, num(c.row), flag)
+  -- an embedder's vector: the card no longer waits for one (remember.lua's zero row)
+  if not own then c.vp = nil end
   vec_changed = true
+end
+
+-- a new live card of a write's fact ``n`` (a run's planned card, or a remembered one: the
+-- shape of memory_worker.cards.codec.card_plan), with the chat's next id; its cause
+-- (``run``, or ``op_by`` for a card asserted by hand) is the caller's to stamp
+local function create_card(n)
+  return {id = int(redis.call('INCR', SEQ)), scope = n.scope, sk = n.sk, thread = n.thread,
+    user = n.user, type = n.type, subject = n.subject, predicate = n.predicate,
+    object = n.object, fact = n.fact, conf = n.conf, sal = n.sal, obs = '1',
+    status = 'active', dur = n.dur, vf = n.vf, obs_at = n.obs_at, created = now,
+    updated = now, exp = n.exp, src = n.src, h = n.h}
+end
+
+-- a live card observed again by a write stating its fact ``n`` (a run's card, or a
+-- remember): the higher scores, one more observation, the wider validity, the durable
+-- expiry, the union of the sources
+local function observe_again(c, n)
+  c.conf = maxs(c.conf, n.conf)
+  c.sal = maxs(c.sal, n.sal)
+  c.obs = int(num(c.obs) + 1)
+  c.vf = mins(c.vf, n.vf)
+  c.obs_at = maxs(c.obs_at, n.obs_at)
+  c.exp = exp_merge(c.exp, n.exp)
+  c.src = union(c.src, n.src)
+  c.updated = now
 end
 
 local function row_blob(c)

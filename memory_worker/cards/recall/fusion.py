@@ -87,7 +87,10 @@ def fuse(
     """One score per row, higher is better; ``-inf`` outside ``candidates`` (see the module).
 
     ``dense`` None (no query vector): the lexical ranking alone, rows without a
-    lexical match left out.
+    lexical match left out. A candidate whose ``dense`` is not finite (a row without a
+    vector) is ranked by its words alone: its dense share is none (``rrf``) or the lowest
+    (``convex``, ``relative``); without a lexical match, or with ``dense`` fusion, it is
+    left out.
     """
     candidates = np.asarray(candidates, dtype=bool)
     fused = np.full(len(candidates), -np.inf)
@@ -95,28 +98,30 @@ def fuse(
         matched = candidates & (lexical > 0)
         fused[matched] = lexical[matched]
         return fused
+    words = candidates & ~np.isfinite(dense) & (lexical > 0)
     candidates = candidates & np.isfinite(dense)
-    if not candidates.any():
+    if not candidates.any() and not words.any():
         return fused
     if params.method == "dense":
         fused[candidates] = dense[candidates]
         return fused
-    matched = candidates & (lexical > 0)
+    ranked = candidates | words
+    matched = ranked & (lexical > 0)
+    scaled = _minmax(dense, candidates) if candidates.any() else np.zeros(len(dense))
+    scaled = np.where(candidates, scaled, 0.0)
     if params.method == "rrf":
         share = 1.0 / (params.rrf_k + ranks(dense, candidates))
         if matched.any():
             share = share + params.lexical_weight / (params.rrf_k + ranks(lexical, matched))
-        share = share + _TIE_BREAK * _minmax(dense, candidates)
-        fused[candidates] = share[candidates]
+        share = share + _TIE_BREAK * scaled
+        fused[ranked] = share[ranked]
         return fused
     weight = min(1.0, max(0.0, params.lexical_weight))
     if params.method == "relative":
         share = np.minimum(lexical / ideal, 1.0) if ideal > 0 else np.zeros(len(lexical))
     else:
-        share = _scaled(lexical, candidates)
-    fused[candidates] = (1.0 - weight) * _minmax(dense, candidates)[candidates] + weight * (
-        share[candidates]
-    )
+        share = _scaled(lexical, ranked)
+    fused[ranked] = (1.0 - weight) * scaled[ranked] + weight * share[ranked]
     return fused
 
 
