@@ -16,6 +16,10 @@ this package, with one family of functions:
 - :func:`mask_error` — an error text as the run error log keeps it: echoes of
   the run's messages removed, scrubbed, bounded.
 
+Last, :mod:`.withhold`: a line that talks about a credential and still holds a word shaped
+like a value once the detectors have run is withheld whole, so what ``contains_secret`` flags
+never reaches the farm with its value, even a value no rule recognises.
+
 Where: the detectors run together in :mod:`.detect` (``find_secrets``, ``mask``,
 ``contains_secret``) on the text :mod:`.normalise` folds (NFKC, zero-width removed,
 look-alike letters folded), behind a one-pass prefilter (:mod:`.needles`); what operators
@@ -50,7 +54,6 @@ from memory_worker.privacy.masking.detect import (
     EMAIL,
     PHONE,
     REDACTED,
-    SECRET_MARKERS,
     Found,
     contains_secret,
     find_secrets,
@@ -68,6 +71,7 @@ from memory_worker.privacy.masking.outputs import (
     scrub_secrets,
     strip_echoes,
 )
+from memory_worker.privacy.masking.withhold import SECRET_MARKERS
 
 __all__ = [
     "CARD_NUMBER",
