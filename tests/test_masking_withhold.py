@@ -9,6 +9,7 @@ very words that got its card refused. ``mask`` now withholds such a line whole
 
 - a table of such phrasings, each with a fresh canary value: flagged, and the value is gone;
 - lines that only talk about a credential are kept as written;
+- the marker words' one-scan prefilter never hides one (hypothesis, 400 examples);
 - a hypothesis property (500 examples) on a soup of marker words, ordinary words and values:
   for any text, every value-shaped word on a flagged line, and every value a detector found,
   is absent from what ``mask`` returns, and ``mask`` stays idempotent;
@@ -35,7 +36,11 @@ from memory_worker.consolidation.consolidate import consolidate_run
 from memory_worker.keys import Keys
 from memory_worker.privacy.masking import REDACTED, contains_secret, find_secrets, mask
 from memory_worker.privacy.masking.detect import REPEAT_MIN_CHARS
-from memory_worker.privacy.masking.withhold import flagged_values
+from memory_worker.privacy.masking.withhold import (
+    SECRET_MARKERS,
+    flagged_values,
+    talks_about_a_credential,
+)
 from memory_worker.settings import Settings
 from tests.support.factories import slice_request
 from tests.support.farm import Farm, everything_sent, farm_for
@@ -170,3 +175,18 @@ async def test_a_flagged_value_never_reaches_the_farm(
     assert "I live in Lisbon" in sent
     assert "I work at Acme" in sent  # the line above the withheld one arrives as written
     assert REDACTED in sent
+
+
+_SOUP = st.lists(
+    st.one_of(
+        st.sampled_from([*_MARKERS, "ŞİFRE", "PASSWORD", "ſeed phrase", "Api-Key", "كلمة السر"]),
+        st.text(max_size=8),
+    ),
+    max_size=10,
+).map(" ".join)
+
+
+@hsettings(max_examples=400, deadline=None)
+@given(text=_SOUP)
+def test_the_marker_prefilter_never_hides_a_marker(text: str) -> None:
+    assert talks_about_a_credential(text) == bool(SECRET_MARKERS.search(text))

@@ -21,6 +21,7 @@ from memory_worker.privacy.masking.around import (
     values_named_after,
 )
 from memory_worker.privacy.masking.assign import assigned_values
+from memory_worker.privacy.masking.backup import BACKUP_NEEDLES, backup_codes
 from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.needles import Hits, Needles
@@ -31,13 +32,18 @@ from memory_worker.privacy.masking.shapes import (
     PEM_NEEDLES,
     TOKEN_NEEDLES,
     URL_NEEDLES,
+    WIFI_NEEDLES,
     Span,
     private_key_blocks,
     token_shapes,
     unmarked_tokens,
     url_credentials,
+    wifi_qr,
 )
-from memory_worker.privacy.masking.withhold import SECRET_MARKERS, withhold
+from memory_worker.privacy.masking.withhold import (
+    talks_about_a_credential,
+    withhold,
+)
 
 REDACTED = "[redacted]"
 CARD_NUMBER = "[card number]"
@@ -62,11 +68,21 @@ DETECTORS: tuple[Detector, ...] = (
     ssn_numbers,
     unmarked_tokens,
     seed_phrases,
+    backup_codes,
+    wifi_qr,
 )
 #: The detectors of shapes that hold no needle (run on every text).
 NEEDLELESS: tuple[Detector, ...] = (card_numbers, ssn_numbers, unmarked_tokens, seed_phrases)
 
-NEEDLES = Needles(TOKEN_NEEDLES | PEM_NEEDLES | URL_NEEDLES | LABEL_NEEDLES | NAME_NEEDLES)
+NEEDLES = Needles(
+    TOKEN_NEEDLES
+    | PEM_NEEDLES
+    | URL_NEEDLES
+    | LABEL_NEEDLES
+    | NAME_NEEDLES
+    | BACKUP_NEEDLES
+    | WIFI_NEEDLES
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,4 +205,4 @@ def contains_secret(text: str) -> bool:
     no span: a placeholder, or words about a credential (``SECRET_MARKERS``); for the last,
     ``mask`` withholds the line whole when a word shaped like a value is still on it
     (:mod:`.withhold`), so no value flagged that way reaches the farm either."""
-    return bool(_MASKED.search(text) or SECRET_MARKERS.search(text) or find_secrets(text))
+    return bool(_MASKED.search(text) or talks_about_a_credential(text) or find_secrets(text))

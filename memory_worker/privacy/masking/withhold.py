@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from memory_worker.privacy.masking.needles import trie_pattern
+
 #: Words that make a text *about* a credential (a card holding one is dropped even without a
 #: value, §10; on the farm's side a line holding one and a value-shaped word is withheld).
 SECRET_MARKERS = re.compile(
@@ -26,6 +28,52 @@ SECRET_MARKERS = re.compile(
     r"\bbearer\s+\S|wachtwoord|lösenord|şifre|parola|heslo|kata\s+sandi|パスワード|暗証番号|"
     r"비밀번호|كلمة\s+(?:المرور|السر)|seed\s+phrase|mnemonic|助记词)"
 )
+
+#: Literal strings every :data:`SECRET_MARKERS` match holds once casefolded: one trie search
+#: spares ordinary text the marker alternation (a property test checks it never hides one).
+MARKER_NEEDLES = frozenset(
+    [
+        "api",
+        "passw",
+        "парол",
+        "kennwort",
+        "mot",
+        "contrase",
+        "senha",
+        "has",
+        "гасло",
+        "密码",
+        "密碼",
+        "口令",
+        "密钥",
+        "token",
+        "secret",
+        "access",
+        "client",
+        "private",
+        "bearer",
+        "wachtwoord",
+        "lösenord",
+        "ş",
+        "parola",
+        "heslo",
+        "kata",
+        "パスワード",
+        "暗証番号",
+        "비밀번호",
+        "كلمة",
+        "seed",
+        "mnemonic",
+        "助记词",
+    ]
+)
+_MARKER_SCAN = re.compile(trie_pattern(MARKER_NEEDLES))
+
+
+def talks_about_a_credential(text: str) -> bool:
+    """Whether a :data:`SECRET_MARKERS` word stands in ``text`` (a trie scan first)."""
+    return _MARKER_SCAN.search(text.casefold()) is not None and bool(SECRET_MARKERS.search(text))
+
 
 #: The placeholders of masking (a word holding one is not a value).
 _PLACEHOLDER = re.compile(r"\[(?:redacted|card number|Filtered|email|phone)\]")
@@ -91,8 +139,8 @@ def _values(line: str) -> list[str]:
 
 def flagged_values(text: str) -> set[str]:
     """The value-shaped words of ``text``'s lines that talk about a credential, and of the
-    line under one that ends on its label (one regex search when no marker stands)."""
-    if not SECRET_MARKERS.search(text):
+    line under one that ends on its label (one trie scan when no marker stands)."""
+    if not talks_about_a_credential(text):
         return set()
     lines = text.split("\n")
     values: set[str] = set()
