@@ -80,8 +80,12 @@ def test_the_dev2_part_stays_at_the_figures_reached() -> None:
     assert result.total.false_rate <= DEV_FALSE, result.falsely_masked
 
 
-TEST3_RECALL = 0.0
-TEST3_FALSE = 1.0
+#: What the rules reached on the held-out test3 part at its one scoring (after the rules were
+#: final and committed): recall 0.965 (472 of 489), false masks 0.2 % (1 of 489). The issue's
+#: bar on false masks (≤ 1 %) is met and held; its bar on recall (≥ 0.97) is not: the floor
+#: reached is pinned instead. Main's rules scored 0.920 and 0.6 % on it.
+TEST3_RECALL = 0.965
+TEST3_FALSE = 0.01
 
 
 def test_the_held_out_test3_part_stays_at_the_figures_reached() -> None:
