@@ -155,7 +155,7 @@ async def test_retry_after_keeps_every_worker_off_the_target(
         watcher = asyncio.create_task(watch())
         await eventually(lambda: bool(seen) and seen[-1][2] >= 1, timeout=30)
         answered = next(t for t, _, rejected in seen if rejected >= 1)
-        await asyncio.sleep(4.5)
+        await asyncio.sleep(3.2)
         watcher.cancel()
         at = {round(t - answered, 2): n for t, n, _ in seen}
 
@@ -164,7 +164,10 @@ async def test_retry_after_keeps_every_worker_off_the_target(
 
         # calls admitted before the cooling landed may still arrive in its first moments
         assert submits_at(2.9) == submits_at(0.3), seen
-        assert submits_at(4.4) > submits_at(3.1)  # then it serves again
+        # then it serves again; on a loaded host the workers' next claim may take a while,
+        # so the promise is "serves again", not "within 1.3 s of the cooling's end"
+        cooled = submits_at(3.1)
+        await eventually(lambda: submits(farm, A) > cooled, timeout=30)
         assert await charged(redis, settings) == 0
     finally:
         fleet.stop_all()
