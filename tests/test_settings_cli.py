@@ -101,6 +101,7 @@ def assert_one_error_line(result: CliResult | subprocess.CompletedProcess[str], 
 # --- every setting, a bad value, every command ---------------------------------------------
 
 
+@pytest.mark.timeout(900)  # ~250 forked CLI runs: minutes on a loaded 2-core host
 def test_every_setting_with_a_bad_value_is_one_line_on_stderr_and_exit_2(tmp_path: Path) -> None:
     env = base_env(tmp_path, **canary_env())
     cases = [
