@@ -123,6 +123,7 @@ def _edged(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
                     raise
                 raise mapped from exc
 
+        call.__bot_edge__ = True  # type: ignore[attr-defined]
         return call
 
     @functools.wraps(fn)
@@ -136,6 +137,7 @@ def _edged(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
                 raise
             raise mapped from exc
 
+    call_sync.__bot_edge__ = True  # type: ignore[attr-defined]
     return call_sync
 
 
