@@ -125,8 +125,8 @@ class NotFound(MemoryWorkerError, LookupError):
 
 class Conflict(MemoryWorkerError):
     """The request is valid, but the memory's state refuses it now (a card no longer live, a
-    forget not completed, another model's vectors, an import over other memory); nothing was
-    written."""
+    forget not completed, another model's vectors, an import over other memory) — or the
+    queue's own state does (closed); nothing was written."""
 
 
 class Unavailable(MemoryWorkerError):
