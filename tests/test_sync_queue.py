@@ -170,6 +170,12 @@ def _hanging(down_farm: Settings, farm: _SilentFarm, timeout: float) -> Settings
     )
 
 
+def _seed(down_farm: Settings) -> None:
+    """A card for the recall to find (stored by a client whose embedder fails at once)."""
+    with SyncMemoryQueue.connect(settings=down_farm) as q:
+        q.remember(CHAT, "Alice collects stamps", user_id=7, actor="bot")
+
+
 def _recall_in_a_thread(q: SyncMemoryQueue) -> tuple[threading.Thread, list[object]]:
     got: list[object] = []
 
@@ -187,8 +193,8 @@ def _recall_in_a_thread(q: SyncMemoryQueue) -> tuple[threading.Thread, list[obje
 def test_closing_while_a_call_hangs_cancels_it_after_the_grace_with_queue_closed(
     down_farm: Settings, silent_farm: _SilentFarm
 ) -> None:
+    _seed(down_farm)
     q = SyncMemoryQueue.connect(settings=_hanging(down_farm, silent_farm, 300.0))
-    q.remember(CHAT, "Alice collects stamps", user_id=7, actor="bot")
     q.close_grace_seconds = 0.2
     silent_farm.reached.clear()
     thread, got = _recall_in_a_thread(q)
@@ -205,8 +211,8 @@ def test_closing_while_a_call_hangs_cancels_it_after_the_grace_with_queue_closed
 def test_closing_while_a_call_runs_lets_it_finish_within_the_grace(
     down_farm: Settings, silent_farm: _SilentFarm
 ) -> None:
+    _seed(down_farm)
     q = SyncMemoryQueue.connect(settings=_hanging(down_farm, silent_farm, 1.0))
-    q.remember(CHAT, "Alice collects stamps", user_id=7, actor="bot")
     q.close_grace_seconds = 60.0
     silent_farm.reached.clear()
     thread, got = _recall_in_a_thread(q)
