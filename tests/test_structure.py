@@ -459,7 +459,7 @@ TOP_LEVEL_TESTS = {
 
 def test_tests_mirror_the_package() -> None:
     """``tests/cards/`` tests ``memory_worker/cards/``, ``tests/llm_client/`` the client: a test
-    file sits in the folder of the room it tests (issue 34), not in one flat list."""
+    file sits in the folder of the room it tests, not in one flat list."""
     rooms = {p.name for p in (ROOT / "memory_worker").iterdir() if p.is_dir()} | {"llm_client"}
     tests = ROOT / "tests"
     folders = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "__"))}
