@@ -26,7 +26,7 @@ from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from tests.support.routes import farm_target, local_target, route, write_routes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHAT = 4242
 THREADS = 8
 
@@ -265,8 +265,7 @@ async def test_the_sync_example_runs(settings: Settings, redis: Any, tmp_path: P
     three questions recalled from a thread pool (real e5 on the local route), a context."""
     import dataclasses
 
-    from llm_client._transport.base import ClientConfig
-    from llm_client._transport.local_embed import LocalEmbedClient
+    from llm_client import ClientConfig, LocalEmbedClient
     from memory_worker.cards import CardStore, RunWrites, Scope
     from memory_worker.keys import Keys
     from tests.support.cards import new
