@@ -210,6 +210,8 @@ def _connect(cls: type[SyncMemoryQueue], *args: Any, **kwargs: Any) -> SyncMemor
 def _install() -> None:
     """Give :class:`SyncMemoryQueue` every public method of :class:`MemoryQueue`."""
     for name, method in public_methods(MemoryQueue).items():
+        if inspect.isasyncgenfunction(method):  # its answer would be a generator of our loop
+            raise TypeError(f"MemoryQueue.{name} is an async generator: answer a list instead")
         if name == "close":
             continue  # its own: it stops the thread too
         if name == "connect":
