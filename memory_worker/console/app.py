@@ -56,6 +56,7 @@ from memory_worker.errors import (
     EmbeddingUnavailable,
     ForgetInputError,
     InvalidCorrection,
+    StoreError,
 )
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
@@ -736,7 +737,8 @@ def _guarded(console: Console, handler: Handler) -> Handler:
             return refused
         try:
             return await handler(request)
-        except (RedisError, OSError, TimeoutError) as exc:
+        except (RedisError, StoreError, OSError, TimeoutError) as exc:  # StoreError: the
+            # bot's edge around MemoryQueue's calls typed redis-py's error
             log.warning("console.redis_unavailable", path=request.path, error=type(exc).__name__)
             body = console.env.get_template("unavailable.html.j2").render(
                 banner=None,
