@@ -111,9 +111,15 @@ def _replay_filter(
     rate: str | None,
 ) -> tuple[ReplayFilter, float | None]:
     """The options as a selection and a drain rate (a bad option: one line, exit 2)."""
-    from memory_worker.runs.replay import ReplayFilter, ReplayScope, parse_rate, parse_when
+    from memory_worker.runs.replay import (
+        FILTER_SCOPES,
+        ReplayFilter,
+        ReplayScope,
+        parse_rate,
+        parse_when,
+    )
 
-    if status not in {s.value for s in ReplayScope}:
+    if status not in {s.value for s in FILTER_SCOPES}:
         raise fail(f"--status must be retired or failed, not {status!r}")
     try:
         per_second = parse_rate(rate) if rate else None

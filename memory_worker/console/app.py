@@ -63,6 +63,7 @@ from memory_worker.paging.notifiers import configured_channels
 from memory_worker.paging.policy import age_text, clock_text, unconfigured_warning
 from memory_worker.privacy.forget import ForgetResult, ForgetScope
 from memory_worker.runs.replay import (
+    FILTER_SCOPES,
     ReplayFilter,
     ReplayPreview,
     ReplayScope,
@@ -688,7 +689,9 @@ def _replay_filter(q: Any) -> tuple[ReplayFilter, float | None]:
     try:
         chosen = ReplayScope(scope)
     except ValueError:
-        raise ValueError(f"scope {scope!r}: expected retired or failed") from None
+        chosen = ReplayScope.RUN
+    if chosen not in FILTER_SCOPES:
+        raise ValueError(f"scope {scope!r}: expected retired or failed")
     chat = q.get("chat") or None
     try:
         chat_id = int(chat) if chat else None
