@@ -59,6 +59,7 @@ from memory_worker.errors import (
 )
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
+from memory_worker.ops.audit import AUDIT_WORKFLOW, audit
 from memory_worker.paging.notifiers import configured_channels
 from memory_worker.paging.policy import age_text, clock_text, unconfigured_warning
 from memory_worker.privacy.forget import ForgetResult, ForgetScope
@@ -348,7 +349,7 @@ class Console:
             t=timeline,
             workflow=workflow or "",
             event_type=event_type or "",
-            workflows=sorted({*self.routes, data.AUDIT_WORKFLOW, "pipeline"}),
+            workflows=sorted({*self.routes, AUDIT_WORKFLOW, "pipeline"}),
         )
 
     async def memory_index(self, request: web.Request) -> web.Response:
@@ -414,7 +415,7 @@ class Console:
                 )
         before = await breaker_store(self.redis, self.settings).view(target)
         await breaker_store(self.redis, self.settings).reset(target)
-        await data.audit(
+        await audit(
             self.redis,
             self.settings,
             "console_breaker_reset",
@@ -437,7 +438,7 @@ class Console:
         store = replay_store(self.redis, self.settings)
         plan = await store.plan(wanted, now_ms=int(time.time() * 1000), rate_per_second=rate)
         outcome = await store.apply(plan)
-        await data.audit(
+        await audit(
             self.redis,
             self.settings,
             "console_replay",
@@ -511,9 +512,7 @@ class Console:
         context = {"chat_id": str(done.chat_id), "scope": done.scope}
         if done.user_id is not None:
             context["user_id"] = str(done.user_id)
-        await data.audit(
-            self.redis, self.settings, "console_forget", counters=counts, context=context
-        )
+        await audit(self.redis, self.settings, "console_forget", counters=counts, context=context)
         log.info("console.forget", scope=done.scope, **counts)
         return await self._forget_page(request, form, result=done)
 
@@ -597,7 +596,7 @@ class Console:
         finally:
             await queue._close_recall()
         context = {"chat_id": str(card.chat_id), "card_id": card.id, "new_card_id": done.id}
-        await data.audit(self.redis, self.settings, f"console_{action}", context=context)
+        await audit(self.redis, self.settings, f"console_{action}", context=context)
         log.info(f"console.card_{action}", chat_id=card.chat_id, card_id=card.id, now_id=done.id)
         return await self._card_page(request, card, form={}, done=done)
 
