@@ -35,7 +35,7 @@ from memory_worker.settings import get_settings
 from memory_worker.storage.connections import RedisHandle
 
 if TYPE_CHECKING:
-    from memory_worker.upkeep.run_actions import CancelOutcome, RunActions
+    from memory_worker.upkeep.run_actions import RunActions
 
 T = TypeVar("T")
 
@@ -276,7 +276,7 @@ def runs_cancel(
     """Take one run out for good: queued, released, due for a retry or retired, it leaves its
     lane; processing, its worker stops at its next checkpoint and nothing of it is written.
     Shown first, y/N unless --yes; audited. `runs replay ID` puts it back."""
-    from memory_worker.upkeep.run_actions import REFUSED, CancelOutcome
+    from memory_worker.upkeep.run_actions import REFUSED, CancelOutcome, cancel_refusal
 
     async def action(handle: RedisHandle, actions: RunActions) -> int:
         preview = await actions.preview_cancel(run_id)  # RunNotFound: one line, exit 2
@@ -298,7 +298,7 @@ def runs_cancel(
                 return 1
         done = await actions.cancel(run.id, actor="cli", now_ms=now_ms())
         if done.outcome in REFUSED:
-            raise fail(_cancel_refusal(done.run_id, done.outcome))
+            raise fail(cancel_refusal(done.run_id, done.outcome))
         if done.outcome is CancelOutcome.CANCELLED:
             await audit(
                 handle.client,
@@ -320,19 +320,6 @@ def runs_cancel(
     code = run_sync(_with_actions(action))
     if code:
         raise typer.Exit(code)
-
-
-def _cancel_refusal(run_id: str, outcome: CancelOutcome) -> str:
-    from memory_worker.upkeep.run_actions import CancelOutcome
-
-    if outcome is CancelOutcome.WRITTEN:
-        return (
-            f"run {run_id} has written its memory already (its card write landed): "
-            "it completes; nothing was cancelled"
-        )
-    if outcome is CancelOutcome.FINISHED:
-        return f"run {run_id} finished meanwhile: nothing left to cancel"
-    return f"run {run_id} kept changing status under the cancel: nothing was changed; try again"
 
 
 @runs_app.command("replay")

@@ -165,6 +165,20 @@ class RunActions:
         return replay, await self.replays.apply(replay)
 
 
+def cancel_refusal(run_id: str, outcome: CancelOutcome) -> str:
+    """Why a cancel changed nothing (one line)."""
+    if outcome is CancelOutcome.WRITTEN:
+        return (
+            f"run {run_id} has written its memory already (its card write landed): it "
+            "completes; nothing was cancelled"
+        )
+    if outcome is CancelOutcome.FINISHED:
+        return f"run {run_id} is finished: nothing left to cancel"
+    if outcome is CancelOutcome.ALREADY:
+        return f"run {run_id} is cancelled already"
+    return f"run {run_id} kept changing status under the cancel: nothing was changed; try again"
+
+
 def replay_refusal(run: Run) -> str:
     """Why a run cannot be replayed by id (one line)."""
     if run.status in (RunStatus.QUEUED, RunStatus.PROCESSING):
