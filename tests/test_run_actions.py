@@ -139,12 +139,11 @@ async def test_cancel_takes_released_retrying_retired_and_parked_runs_out(
 ) -> None:
     # each claimed while it is the only claimable run (the queue takes the newest window first)
     retired = await enqueued(runs, hour=1)
-    claim = await claimed(runs, retired)
-    assert not await fail_once(runs, claim)
-    claim = await runs.claim("w1", at_ms=FAR)
-    assert claim is not None
-    assert claim.id == retired
-    assert await fail_once(runs, claim)
+    assert not await fail_once(runs, await claimed(runs, retired))
+    last = await runs.claim("w1", at_ms=FAR)
+    assert last is not None
+    assert last.id == retired
+    assert await fail_once(runs, last)
     assert (await runs.get(retired)).retired
     assert await redis.hexists(runs.keys.retired_facts, retired)
 

@@ -100,7 +100,7 @@ def confirm(question: str) -> bool:
     :data:`EXIT_FAILURE`, nothing changed (click alone would say "Aborted!" and exit 1)."""
     try:
         return typer.confirm(question, err=True, default=False)
-    except click.exceptions.Abort:
+    except (typer.Abort, click.exceptions.Abort):
         sys.stderr.write("\n")
         raise fail(
             f"{question} needs an answer and none came (no terminal, or standard input "
