@@ -120,7 +120,8 @@ async def test_questions_nobody_can_answer_exit_2_and_change_nothing(
         refused = cli(settings, *args, stdin="")
         assert refused.returncode == 2, (args, refused.stderr)
         last = refused.stderr.strip().splitlines()[-1]
-        assert last.startswith("error: ") and "--yes" in last, last
+        assert last.startswith("error: "), last
+        assert "--yes" in last, last
         assert "Aborted" not in refused.stderr
     assert await dump_all(redis, key_prefix) == before
 
