@@ -17,7 +17,7 @@ import typer
 
 from memory_worker.cli import app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLI_PAGE = ROOT / "docs" / "cli.md"
 DOCS = sorted(
     [*(ROOT / "docs").glob("*.md"), ROOT / "README.md", *(ROOT / "examples").rglob("*.md")]
