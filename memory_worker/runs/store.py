@@ -417,7 +417,7 @@ class RunStore:
                 raise RunNotFound(run_id)
             if answer.outcome != "raced":
                 if answer.outcome == "cancelled":
-                    log.info("run_cancelled", run_id=run_id, status_before=answer.before)
+                    log.info("run_cancel_recorded", run_id=run_id, status_before=answer.before)
                 return answer
         return CancelAnswer("raced", as_text(status))
 
