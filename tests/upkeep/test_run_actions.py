@@ -335,3 +335,31 @@ async def test_cancelled_runs_are_pruned_with_the_finished_ones(
     assert await runs.prune_finished(at_ms=now_ms() + int((days + 1) * 86_400_000)) == 1
     assert not await redis.exists(runs.keys.run(run_id))
     assert await redis.zscore(runs.keys.by_status("cancelled"), run_id) is None
+
+
+async def test_a_forget_strips_a_cancelled_run_so_no_replay_brings_the_text_back(
+    redis: Any, runs: RunStore, actions: RunActions, few: Settings
+) -> None:
+    """§14 over §13: a cancelled run keeps its messages for a replay by id, so a forget
+    strips them as it strips any run not completed (a user's; a chat's skips the run)."""
+    from memory_worker.privacy.forget import ForgetScope
+    from memory_worker.wiring import forgetter
+
+    settings = few.model_copy(update={"forget_rewrite_aof": False})
+    user_run = await enqueued(runs, hour=1)  # messages of users 100 and 101 (factories)
+    await actions.cancel(user_run, actor="cli", now_ms=now_ms())
+    steps = forgetter(redis, settings, redis)
+    await steps.forget(ForgetScope(CHAT, 100), actor="test")
+    raw = await redis.hget(runs.keys.run(user_run), "messages")
+    assert raw is not None
+    assert b'"user_id":100' not in raw.replace(b" ", b"")
+    assert b'"user_id":101' in raw.replace(b" ", b"")
+    assert (await runs.get(user_run)).status is RunStatus.CANCELLED
+
+    await steps.forget(ForgetScope(CHAT), actor="test")
+    run = await runs.get(user_run)
+    assert run.status is RunStatus.SKIPPED
+    assert not await redis.hexists(runs.keys.run(user_run), "messages")
+    plan, outcome = await actions.replay(user_run, now_ms=now_ms())
+    assert not plan.items
+    assert not outcome.replayed
