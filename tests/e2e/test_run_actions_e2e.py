@@ -30,13 +30,17 @@ from tests.support.harness import Fleet, cli, completed_run, eventually
 
 pytestmark = pytest.mark.slow
 
-#: The extraction job of the run to cancel runs this long: the worker is in the middle of it.
-SLOW_JOB_SECONDS = 4.0
+#: The extraction job of the run to cancel runs this long: the worker is in the middle of it
+#: while the cancel (a CLI process: seconds on a loaded host) lands.
+SLOW_JOB_SECONDS = 10.0
+#: The farm call's budgets, well beyond the slow job (FAST's 5 s would release the run
+#: before the cancel on a loaded host).
+BUDGETS = {"request_timeout_seconds": 60.0, "task_timeout_seconds": 60.0}
 
 
 @pytest.fixture
 def fleet(settings: Settings, sim: FarmSimulator, tmp_path: Path) -> Any:
-    fleet = Fleet(settings, tmp_path, env_overrides={"discovery_base_url": sim.base_url})
+    fleet = Fleet(settings, tmp_path, env_overrides={"discovery_base_url": sim.base_url, **BUDGETS})
     yield fleet
     fleet.stop_all()
 
