@@ -82,6 +82,8 @@ still catch what they caught.
     │                              own 0700 one: nothing is sent to it (also a redis ConnectionError)
     └── RunControl                 the worker's own control flow: a bot never sees one
         ├── LeaseLost              the worker no longer holds the run's lease (it was reclaimed)
+        │   └── RunCancelled       an operator cancelled the run: its card write was refused, or
+        │                          a checkpoint found it cancelled; the worker drops it
         ├── TickTimeout            a tick outlived its budget: its run fails as task_timeout
         ├── ForgottenWrite         a run's card write was refused: the chat was forgotten after its claim
         ├── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
@@ -192,6 +194,19 @@ class RunNotFound(NotFound, KeyError):
 
 class LeaseLost(RunControl):
     """The worker's lease on the run expired and the run was reclaimed elsewhere."""
+
+
+class RunCancelled(LeaseLost):
+    """An operator cancelled the run (``runs cancel``, the console; §13) while a worker held it.
+
+    Raised at the worker's checkpoints (a lease renewal, the checks before the embedding and
+    the card write) and by the card write itself, which refuses atomically: the worker drops
+    the run and nothing of it is written.
+    """
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        super().__init__(f"run {run_id} was cancelled by an operator")
 
 
 class StoreError(MemoryWorkerError):

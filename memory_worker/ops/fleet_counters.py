@@ -53,6 +53,11 @@ COUNTER_FAMILIES: dict[str, tuple[str, str, str]] = {
         "Bot reads answered from the words alone (the embedding route could not answer), "
         "by call (recall, context).",
     ),
+    "cancelled": (
+        "runs_cancelled",
+        "status",
+        "Runs cancelled by an operator (§13), by the status they were in.",
+    ),
 }
 #: Counters-hash fields without a label → (metric name without ``_total``, help).
 PLAIN_COUNTERS: dict[str, tuple[str, str]] = {
@@ -86,6 +91,7 @@ KNOWN_LABELS: dict[str, tuple[str, ...]] = {
     "skipped": ("prompt_version", FORGOTTEN),
     "forgets": ("user", "chat"),
     "degraded": ("recall", "context"),
+    "cancelled": ("queued", "processing", "failed"),
 }
 
 #: Admin page results (``admin_counters``), all exported at 0.
