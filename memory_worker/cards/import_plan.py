@@ -63,6 +63,7 @@ from memory_worker.cards.withdrawn import (
 )
 from memory_worker.cards.writes import VectorSpace
 from memory_worker.errors import ExportPredatesForget, ImportConflict
+from memory_worker.keys import HISTORY_MAX_EVENTS
 
 
 @dataclass(frozen=True)
@@ -387,7 +388,12 @@ def _episode_entry(snap: Snapshot, ep: Episode, blobs: list[bytes]) -> dict[str,
 
 
 def import_twin(
-    state: ChatState, plan: Mapping[str, Any], blobs: list[bytes], *, now: str
+    state: ChatState,
+    plan: Mapping[str, Any],
+    blobs: list[bytes],
+    *,
+    now: str,
+    history_max: int = HISTORY_MAX_EVENTS,
 ) -> tuple[ChatState, dict[str, Any]]:
     """Twin of ``lua/import.lua``, one chunk (the state after, and the answer; the wrong-type
     checks aside: a :class:`ChatState` holds every key as its own type)."""
@@ -400,7 +406,8 @@ def import_twin(
     why = _conflict(s, plan)
     if why is not None:
         return s, {"conflict": why}
-    write = Write(s, now, plan["model"])
+    cause = {"via": "import", "by": str(plan.get("by") or "")}
+    write = Write(s, now, plan["model"], cause=cause, history_max=history_max)
     for h, when in zip(plan["retracted"][::2], plan["retracted"][1::2], strict=True):
         s.retracted[h] = maxs(s.retracted.get(h, ""), when) or ""
     for name, value in zip(plan["authors"][::2], plan["authors"][1::2], strict=True):
@@ -421,6 +428,7 @@ def import_twin(
         if e["live"] == "1":
             write.index_live(card)
         write.save(card)
+        write.history_add(card["id"], "imported")
         cards += 1
     for ep in plan["episodes"]:
         fields = s.episodes.setdefault(ep["run"], {})

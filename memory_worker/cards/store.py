@@ -29,6 +29,9 @@ Key layout (all under the chat's hash tag ``{P chat:<id>}``, built by
 ``retracted``   HASH    dedup hash → when (ms) its fact was retracted: not relearned
 ``vecwait``     ZSET    remembered cards waiting for their vector (a zero row, the
                         card marked ``vp``) → since when (ms); filled by maintenance
+``history``     HASH    card id → its history (:mod:`memory_worker.cards.history`): a
+                        JSON list of events, written by the script that makes each
+                        change, bounded by ``MEMORY_CARD_HISTORY_MAX_EVENTS``
 ==============  ======  ==========================================================
 
 Vectors know their model (§16). The first vector stored in a chat fixes the
@@ -105,7 +108,7 @@ from memory_worker.cards.writes import (
     VectorSpace,
 )
 from memory_worker.errors import ForgottenWrite, StoreError
-from memory_worker.keys import Keys
+from memory_worker.keys import HISTORY_MAX_EVENTS, Keys
 from memory_worker.logs import get_logger
 
 if TYPE_CHECKING:
@@ -143,8 +146,11 @@ class CardStore:
         wait_replicas: int = 0,
         wait_timeout_ms: int = 1000,
         thresholds: Thresholds = Thresholds(),
+        history_max: int = HISTORY_MAX_EVENTS,
     ) -> None:
         self._redis = redis
+        #: Events of a card's history the scripts keep (``MEMORY_CARD_HISTORY_MAX_EVENTS``).
+        self.history_max = history_max
         self._keys = keys
         #: When a new card states a withdrawn fact (§10, :mod:`memory_worker.cards.withdrawn`).
         self.thresholds = thresholds
@@ -192,7 +198,8 @@ class CardStore:
         known = self._scopes.get(chat_id, frozenset()) | frozenset(scopes)
         for _ in range(_SCOPE_ROUNDS):
             keys = self._keys.chat_script_keys(chat_id, known, extra)
-            argv = [self._keys.chat_script_layout(chat_id, known), *args]
+            layout = self._keys.chat_script_layout(chat_id, known, history_max=self.history_max)
+            argv = [layout, *args]
             if wait:  # a run's write: replicated before the run may complete
                 raw = await self._wait.run(script, keys, argv)
             else:

@@ -195,6 +195,7 @@ async def write_snapshot(
     chats_key: str,
     chunk_items: int,
     replans: int,
+    actor: str = "",
 ) -> dict[str, int]:
     """Import ``snap`` into its chat, a chunk of ``chunk_items`` a script call (see
     :mod:`memory_worker.cards.import_plan`: nothing written on a refusal found before the
@@ -209,7 +210,7 @@ async def write_snapshot(
         plan = plan_import(snap, view, chunk_items=chunk_items, thresholds=store.thresholds)
         if plan.new_cards:
             await store.redis.sadd(chats_key, str(chat_id))  # type: ignore[misc]
-        done = await _write_chunks(store, plan, now)
+        done = await _write_chunks(store, plan, now, actor)
         if "withdrawn" not in done:
             for name, value in earlier.items():
                 done[name] += value
@@ -220,9 +221,11 @@ async def write_snapshot(
     raise StoreError(f"chat {chat_id}: retractions kept landing during the import; import again")
 
 
-async def _write_chunks(store: CardStore, plan: ImportPlan, now: datetime) -> dict[str, int]:
-    """The plan's chunks in order; stops at one that finds a withdrawal since the plan
-    (``withdrawn`` in the answer)."""
+async def _write_chunks(
+    store: CardStore, plan: ImportPlan, now: datetime, actor: str
+) -> dict[str, int]:
+    """The plan's chunks in order, each card's ``imported`` history event by ``actor``; stops
+    at one that finds a withdrawal since the plan (``withdrawn`` in the answer)."""
     chat_id = plan.chat_id
     done = {"cards": 0, "present": 0, "episodes": 0, "vectors": 0, "refused": 0}
     done["retracted"] = plan.retracted
@@ -231,7 +234,7 @@ async def _write_chunks(store: CardStore, plan: ImportPlan, now: datetime) -> di
         raw = await store.run_script(
             "import",
             chat_id,
-            [to_ms(now), lua_json(chunk.plan), *chunk.blobs],
+            [to_ms(now), lua_json(chunk.plan | {"by": actor}), *chunk.blobs],
             scopes=chunk.scopes,
             extra=chunk.episode_keys,
         )

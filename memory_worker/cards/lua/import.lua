@@ -12,8 +12,9 @@
 -- card's id taken, a card the plan takes as present changed, a live card's fact held by
 -- another card, vectors of another dimension or model ({conflict}). A live card whose fact
 -- the chat retracted after its newest message is not written (counted). A card whose fact
--- is withdrawn (``wd``: retracted or corrected away) has its row marked withdrawn. Python
--- twin: memory_worker.cards.import_plan.import_twin.
+-- is withdrawn (``wd``: retracted or corrected away) has its row marked withdrawn. Each card
+-- written gets an ``imported`` event in its history (§13; by the plan's ``by``, the actor).
+-- Python twin: memory_worker.cards.import_plan.import_twin.
 local p = cjson.decode(ARGV[3])
 local sks = {}
 for _, e in ipairs(p.cards) do if e.live == '1' then sks[#sks + 1] = e.c.sk end end
@@ -48,6 +49,7 @@ if wrong_type(VECMASK, 'string') then return corrupt('vecmask') end
 if wrong_type(META, 'hash') then return corrupt('meta') end
 if wrong_type(AUTHORS, 'hash') then return corrupt('authors') end
 if wrong_type(RETRACTED, 'hash') then return corrupt('retracted') end
+if wrong_type(HISTORY, 'hash') then return corrupt('history') end
 if wrong_count(SEQ) then return corrupt('seq') end
 if wrong_count(VECVER) then return corrupt('vecver') end
 if wrong_count(VECRW) then return corrupt('vecrw') end
@@ -95,6 +97,7 @@ end
 for i = 1, #p.authors - 1, 2 do redis.call('HSET', AUTHORS, p.authors[i], p.authors[i + 1]) end
 if num(p.seq) > num(redis.call('GET', SEQ)) then redis.call('SET', SEQ, p.seq) end
 vec_model = p.model
+cause = {via = 'import', by = p.by}
 local vectors, cards, retracted = 0, 0, 0
 for _, e in ipairs(p.cards) do
   local c = e.c
@@ -108,6 +111,7 @@ for _, e in ipairs(p.cards) do
     if e.wd == '1' then withdraw(c) end
     if e.live == '1' then index_live(c) end
     save(c)
+    history_add(c.id, 'imported')
     cards = cards + 1
   end
 end

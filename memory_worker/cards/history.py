@@ -1,0 +1,234 @@
+"""A card's history (§13) and memory as it stood at a past moment, the functional core.
+
+**History.** Every script that changes a card appends an event to the card's history in
+the same atomic call (``history_add`` in ``lua/helpers.lua``): the chat's ``history`` hash,
+card id → a JSON list of events, each a flat object of strings:
+
+=========  ====================================================================
+``k``      the kind (:class:`EventKind`)
+``at``     when, epoch ms (the script's ``now``)
+``via``    what made the change: ``run``, ``remember``, ``correct``, ``retract``,
+           ``import``, ``maintenance``
+``by``     the actor (``remember``/``correct``/``retract``/import's actor;
+           ``worker`` for a run, ``maintenance`` for a fold or an expiry)
+``run``    the run's id (a run's change)
+``req``    the caller's request id (``request_id=`` of remember/correct/retract)
+``card``   the other card (superseded by, supersedes, corrected by, merged into…)
+=========  ====================================================================
+
+No event holds text: a card's text is its own (masked by the card rules), a retraction's
+reason stays on the card. A history keeps its first event (how the card began) and the
+newest ``MEMORY_CARD_HISTORY_MAX_EVENTS - 1``. It goes with its card: a forget removes both.
+
+The stored value is read across a trust boundary (anything may sit in Redis):
+:func:`decode_events` never raises — a value that is not a JSON list is no event, an
+entry that is not a well-formed event is skipped (counted).
+
+A card written before histories were kept, or imported (its history starts at the import),
+lacks the events of what its own fields record; :func:`card_history` adds them, marked
+``derived``: its creation (``created_at``, its first run or who asserted it) and its end
+(``retracted_at`` with its status: superseded, retracted, merged, expired).
+
+**As of.** :func:`live_as_of` — the memory at a moment ``T``: a card created at or before
+``T`` and not yet retired at ``T`` (superseded, corrected, retracted, merged or expired:
+``retracted_at`` later than ``T``, or still live), not past its expiry at ``T``. This is
+when the *memory* held a fact, not when the fact was true (``valid_from``/``valid_until``,
+what ``since``/``until`` ask). A card's text rewritten since ``T`` is read as it is now.
+Pure: no Redis, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict
+
+from memory_worker.cards.codec import from_ms
+from memory_worker.cards.model import Card, CardStatus
+
+
+class EventKind(StrEnum):
+    """What happened to a card."""
+
+    #: It began: by a run, ``remember``, ``correct`` (``card`` = the card it corrects).
+    CREATED = "created"
+    #: A run or ``remember`` stated its fact again.
+    OBSERVED = "observed"
+    #: A newer card (``card``) superseded it.
+    SUPERSEDED = "superseded"
+    #: It superseded an older card (``card``).
+    SUPERSEDES = "supersedes"
+    #: ``correct`` replaced it by the card ``card``.
+    CORRECTED = "corrected"
+    #: ``retract`` withdrew it.
+    RETRACTED = "retracted"
+    #: An import wrote it into this chat.
+    IMPORTED = "imported"
+    #: It was folded into the card ``card`` (a run's merge, or maintenance).
+    MERGED = "merged"
+    #: The card ``card`` was folded into it.
+    ABSORBED = "absorbed"
+    #: Its fact text was rewritten (a run's update, a maintenance merge).
+    REWRITTEN = "rewritten"
+    #: Its time to live passed.
+    EXPIRED = "expired"
+
+
+class CardEvent(BaseModel):
+    """One event of a card's history (see the module doc)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: EventKind
+    at: datetime
+    #: What made the change (``run``, ``remember``, ``correct``, ``retract``, ``import``,
+    #: ``maintenance``; ``''`` for a derived event of unknown cause).
+    via: str = ""
+    actor: str | None = None
+    run_id: str | None = None
+    request_id: str | None = None
+    #: The other card of the event (its id in the same chat).
+    card_id: str | None = None
+    #: Read from the card's own fields, not recorded when it happened (see the module doc).
+    derived: bool = False
+
+
+#: Longest string of an event's fields read back (the writers bound theirs far below).
+_FIELD_MAX = 1000
+_TEXT_FIELDS = {
+    "via": "via",
+    "by": "actor",
+    "run": "run_id",
+    "req": "request_id",
+    "card": "card_id",
+}
+
+
+def decode_event(entry: object) -> CardEvent | None:
+    """One stored event, or None when it is not one (a wrong shape, kind or time)."""
+    if not isinstance(entry, dict):
+        return None
+    kind, at = entry.get("k"), entry.get("at")
+    if kind not in EventKind._value2member_map_ or not isinstance(at, str):
+        return None
+    if not at.isdigit() or len(at) > 15:
+        return None
+    values: dict[str, Any] = {}
+    for key, attr in _TEXT_FIELDS.items():
+        value = entry.get(key)
+        if value is None or value == "":
+            continue
+        if not isinstance(value, str) or len(value) > _FIELD_MAX:
+            return None
+        values[attr] = value
+    try:
+        return CardEvent(kind=EventKind(kind), at=from_ms(at), **values)
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def decode_events(raw: bytes | str | None) -> tuple[list[CardEvent], int]:
+    """A stored history: its well-formed events in stored order, and how many entries were
+    skipped. Never raises: a value that is not a JSON list is no event (one skipped)."""
+    if raw is None:
+        return [], 0
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return [], 1
+    if not isinstance(data, list):
+        return [], 1 if data != {} else 0  # cjson writes an empty list as {}
+    events = [decode_event(entry) for entry in data]
+    kept = [e for e in events if e is not None]
+    return kept, len(events) - len(kept)
+
+
+#: The event a retired card's status records, when its history holds none of them.
+_ENDS = {
+    CardStatus.SUPERSEDED: (EventKind.SUPERSEDED, EventKind.CORRECTED),
+    CardStatus.RETRACTED: (EventKind.RETRACTED,),
+    CardStatus.MERGED: (EventKind.MERGED,),
+    CardStatus.EXPIRED: (EventKind.EXPIRED,),
+}
+_BEGINNINGS = (EventKind.CREATED,)
+
+
+def card_history(card: Card, stored: Sequence[CardEvent]) -> list[CardEvent]:
+    """The card's history, oldest first: the stored events, and (marked ``derived``) the
+    beginning and the end its own fields record when the stored ones lack them."""
+    events = list(stored)
+    kinds = {e.kind for e in events}
+    if not kinds & set(_BEGINNINGS):
+        events.insert(0, _derived_creation(card))
+    ends = _ENDS.get(card.status)
+    if ends and not kinds & set(ends) and card.retracted_at is not None:
+        other = card.superseded_by or card.merged_into
+        events.append(
+            CardEvent(
+                kind=ends[0],
+                at=card.retracted_at,
+                actor=card.retracted_by if card.status is CardStatus.RETRACTED else None,
+                card_id=other,
+                derived=True,
+            )
+        )
+    order = sorted(range(len(events)), key=lambda i: (events[i].at, i))
+    return [events[i] for i in order]
+
+
+def _derived_creation(card: Card) -> CardEvent:
+    if card.corrects:
+        via = "correct"
+    elif card.first_run_id:
+        via = "run"
+    elif card.asserted_by:
+        via = "remember"
+    else:
+        via = ""
+    return CardEvent(
+        kind=EventKind.CREATED,
+        at=card.created_at,
+        via=via,
+        actor=card.asserted_by,
+        run_id=card.first_run_id,
+        card_id=card.corrects,
+        derived=True,
+    )
+
+
+# --- as of a moment ---------------------------------------------------------------------------
+
+
+def live_as_of(card: Card, moment: datetime) -> bool:
+    """Whether the memory held ``card`` at ``moment`` (see the module doc)."""
+    if card.created_at > moment:
+        return False
+    if not card.live and (card.retracted_at is None or card.retracted_at <= moment):
+        return False
+    return card.expires_at is None or card.expires_at > moment
+
+
+def stored_live_as_of(data: dict[str, str], moment_ms: int) -> bool:
+    """:func:`live_as_of` of a stored card's JSON fields (cheap: no :class:`Card` parse)."""
+    try:
+        if int(data.get("created") or 0) > moment_ms:
+            return False
+        if data.get("status") not in ("active", "competing"):
+            ended = data.get("retracted")
+            if not ended or int(ended) <= moment_ms:
+                return False
+        exp = data.get("exp")
+        return not exp or int(exp) > moment_ms
+    except ValueError:
+        return False
+
+
+def cards_as_of(cards: Iterable[Card], moment: datetime) -> list[Card]:
+    """The cards the memory held at ``moment``, newest observation first."""
+    held = [c for c in cards if live_as_of(c, moment)]
+    held.sort(key=lambda c: (c.observed_at, int(c.id)), reverse=True)
+    return held
