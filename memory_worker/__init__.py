@@ -7,6 +7,7 @@ The bot's API is :class:`MemoryQueue` (see ``memory_worker.api``). Its errors ar
 """
 
 from memory_worker.api import MemoryQueue
+from memory_worker.cards.history import CardEvent, EventKind
 from memory_worker.cards.prompt_context import MemoryContext
 from memory_worker.cards.recall import RecallHit, rank_cards
 from memory_worker.errors import (
@@ -47,6 +48,7 @@ from memory_worker.runs import EnqueueResult, EnqueueStatus
 from memory_worker.version import __version__
 
 __all__ = [
+    "CardEvent",
     "CardNotFound",
     "CardNotLive",
     "ConfigurationError",
@@ -56,6 +58,7 @@ __all__ = [
     "EmbeddingUnavailable",
     "EnqueueResult",
     "EnqueueStatus",
+    "EventKind",
     "ForgetInputError",
     "ForgetPending",
     "ForgetResult",

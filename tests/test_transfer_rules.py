@@ -136,7 +136,7 @@ HOSTILE: dict[str, tuple[str, dict[str, Any], str]] = {
     "run-id-spells-a-key": ("episode", {"run_id": "rX}:active:chat"}, "run_id: Value error"),
     "first-run-id": ("card", {"first_run_id": f"{CANARY} }}:x"}, "first_run_id: Value error"),
     "relation-with-a-bar": ("link", {"relation": "a|b"}, "relation: Value error"),
-    "no-sources": ("card", {"source_message_ids": []}, "source_message_ids: List should"),
+    "no-sources": ("card", {"source_message_ids": []}, "source_message_ids: a card not asserted"),
 }
 
 

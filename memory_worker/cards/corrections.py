@@ -67,6 +67,28 @@ def check_actor(actor: object) -> str:
     return actor
 
 
+#: Longest request id kept (bytes of UTF-8).
+REQUEST_ID_MAX_BYTES = 200
+
+
+def check_request_id(request_id: object) -> str:
+    """The caller's id of the request that made a change (None: none, ''): a str of at most
+    :data:`REQUEST_ID_MAX_BYTES` on one line, stamped on the card's history event (an id,
+    never text: one holding a secret is refused)."""
+    if request_id is None:
+        return ""
+    if not isinstance(request_id, str):
+        raise InvalidCorrection(f"request_id must be a str, got {type(request_id).__name__}")
+    if not is_text(request_id) or any(ch in request_id for ch in "\r\n\0"):
+        raise InvalidCorrection("request_id is not one line of Unicode text")
+    request_id = request_id.strip()
+    if len(request_id.encode()) > REQUEST_ID_MAX_BYTES:
+        raise InvalidCorrection(f"request_id is over {REQUEST_ID_MAX_BYTES} bytes")
+    if contains_secret(request_id):
+        raise InvalidCorrection("request_id holds what looks like a secret: not stored")
+    return request_id
+
+
 def check_reason(reason: object) -> str:
     """Why a card is retracted: a str (kept on the card, never logged)."""
     if not isinstance(reason, str):

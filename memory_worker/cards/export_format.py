@@ -51,7 +51,15 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    model_validator,
+)
 
 from memory_worker.cards.corrections import check_actor, check_reason
 from memory_worker.cards.model import Card, Episode, Link, Scope, dedup_hash
@@ -293,7 +301,8 @@ class _CardLine(Card):
     superseded_by: CardId | None = None
     merged_into: CardId | None = None
     conflict_group: CardId | None = None
-    source_message_ids: Annotated[list[NonNegativeId], Field(min_length=1)]
+    #: At least one, unless the card was asserted by hand (``remember`` cites no message).
+    source_message_ids: list[NonNegativeId]
     dedup_hash: Annotated[Text, Field(max_length=128)]  # recomputed from the text
     last_merge_at: Time | None = None
     first_run_id: RunId | None = None
@@ -301,6 +310,12 @@ class _CardLine(Card):
     retract_reason: Note | None = None
     asserted_by: Note | None = None
     corrects: CardId | None = None
+
+    @model_validator(mode="after")
+    def _cites_its_messages(self) -> _CardLine:
+        if not self.source_message_ids and not self.asserted_by:
+            raise ValueError("source_message_ids: a card not asserted by hand cites its messages")
+        return self
 
 
 class _EpisodeLine(Episode):

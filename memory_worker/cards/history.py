@@ -97,6 +97,7 @@ class CardEvent(BaseModel):
     derived: bool = False
 
 
+_KINDS = frozenset(k.value for k in EventKind)
 #: Longest string of an event's fields read back (the writers bound theirs far below).
 _FIELD_MAX = 1000
 _TEXT_FIELDS = {
@@ -113,7 +114,7 @@ def decode_event(entry: object) -> CardEvent | None:
     if not isinstance(entry, dict):
         return None
     kind, at = entry.get("k"), entry.get("at")
-    if kind not in EventKind._value2member_map_ or not isinstance(at, str):
+    if not isinstance(kind, str) or kind not in _KINDS or not isinstance(at, str):
         return None
     if not at.isdigit() or len(at) > 15:
         return None

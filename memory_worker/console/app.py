@@ -518,7 +518,8 @@ class Console:
 
     # --- actions: one card (§10) ----------------------------------------------------------------
     # ``GET /cards/{chat}/{card}`` shows the card (the memory browser's: its text, so
-    # ``MEMORY_CONSOLE_SHOW_MEMORY=0`` turns it off) with a retract form (a reason) and a
+    # ``MEMORY_CONSOLE_SHOW_MEMORY=0`` turns it off) with its history (§13: each event's time,
+    # kind, other card, cause, actor, run or request) and a retract form (a reason) and a
     # correct form (the new fact). ``GET …?action=retract&reason=…&preview=1`` (or
     # ``action=correct&fact=…``) says what will happen, writing nothing, and holds the confirm
     # form. ``POST /cards/{chat}/{card}`` calls ``MemoryQueue.retract`` / ``correct`` with
@@ -544,6 +545,7 @@ class Console:
         problems: list[str] | None = None,
         status: int = 200,
     ) -> web.Response:
+        _, events = await self.card_store.history(card.chat_id, card.id)
         return await self.render(
             request,
             "card.html.j2",
@@ -553,6 +555,7 @@ class Console:
             preview=preview,
             done=done,
             problems=problems or [],
+            events=events,
         )
 
     async def card_page(self, request: web.Request) -> web.Response:

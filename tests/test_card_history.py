@@ -1,0 +1,320 @@
+"""A card's history and as-of reads (§13, issue 36 items 2-3) on real Valkey, with the real e5
+embedder on the local route.
+
+``MemoryQueue.history`` answers one event per change, oldest first, with its time, actor and
+the run or request that caused it, across a run's supersede, ``correct``, ``retract``,
+``remember`` and an import; a forget (the user's, the chat's) erases it with the card.
+``visible_cards``/``recall``/``context`` with ``as_of`` read the memory as it stood at a
+moment: a superseded or retracted card that was held then is found, one made later is not.
+The console's card page and ``memory-worker cards history`` show the same events.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llm_client._transport.base import ClientConfig
+from llm_client._transport.local_embed import LocalEmbedClient
+from memory_worker.api import MemoryQueue
+from memory_worker.cards import (
+    CardEvent,
+    EventKind,
+    NewCard,
+    ResolutionOp,
+    ResolutionWrite,
+    RunWrites,
+    Scope,
+)
+from memory_worker.errors import CardNotFound, InvalidCorrection, InvalidInput
+from memory_worker.settings import Settings
+from memory_worker.settings.types import reveal
+from memory_worker.storage.connections import RedisHandle, close_cards_client
+from tests.support.cards import T0, new
+from tests.support.clock import ManualClock
+from tests.support.console import MakeClient, with_token
+from tests.support.console import make_client as make_client  # the fixture
+from tests.support.harness import cli
+from tests.support.routes import local_target, route, write_routes
+
+E5 = "multilingual-e5-small"
+CHAT = 3636
+ALICE = 11
+T1, T2, T3 = T0, T0 + timedelta(hours=1), T0 + timedelta(hours=2)
+T4, T5, T6, T7 = (T0 + timedelta(hours=h) for h in (3, 4, 5, 6))
+SECOND = timedelta(seconds=1)
+
+
+def e5_settings(settings: Settings, tmp_path: Path, **more: Any) -> Settings:
+    routes = write_routes(tmp_path, embedding=route(local_target()))
+    update = {"routes_file": routes, "embedding_dimension": 384, **more}
+    return settings.model_copy(update=update)
+
+
+@pytest.fixture
+async def queue(
+    settings: Settings, redis: Any, cards_redis: Any, cards_url: str, tmp_path: Path
+) -> AsyncIterator[MemoryQueue]:
+    """A queue embedding with the local e5 route, its cards on ``cards_redis`` (standalone,
+    then the cluster)."""
+    on_cluster = cards_redis is not redis
+    s = e5_settings(settings, tmp_path, cards_url=cards_url if on_cluster else None)
+    q = MemoryQueue(RedisHandle(redis, reveal(s.redis_url) or ""), s)
+    q.clock = ManualClock(T0.timestamp())
+    try:
+        yield q
+    finally:
+        await q._close_recall()
+        await close_cards_client(q.cards.redis, redis)
+
+
+async def embedded(*cards: NewCard) -> list[NewCard]:
+    client = LocalEmbedClient(E5, ClientConfig(base_url=""))
+    vectors = (await client.embed([c.fact_text for c in cards], dimension=384)).embeddings
+    await client.aclose()
+    return [dataclasses.replace(c, embedding=v) for c, v in zip(cards, vectors, strict=True)]
+
+
+def lives(city: str, at: datetime) -> NewCard:
+    return new(f"Alice lives in {city}", predicate="lives in", at=at, seed=None)
+
+
+async def run(q: MemoryQueue, run_id: str, at: datetime, *cards: NewCard, **kw: Any) -> None:
+    writes = RunWrites(observed_at=at, cards=list(await embedded(*cards)), embedding_model=E5, **kw)
+    await q.cards.apply_run(CHAT, run_id, writes, now=at)
+
+
+def at(q: MemoryQueue, moment: datetime) -> None:
+    q.clock = ManualClock(moment.timestamp())
+
+
+async def story(q: MemoryQueue) -> None:
+    """Card 1 Lisbon (run r1), observed again (r2), superseded by card 2 Porto (r3); card 2
+    corrected to card 3 Braga (req-7), card 3 retracted (req-8); card 4 remembered (req-9)
+    and remembered again (req-10). Card 2: a chat card beside them, from r1 (cards 1-5 are
+    Lisbon, Bob, Porto, Braga, vegetarian)."""
+    bob = new("Bob works as a nurse", subject="Bob", scope=Scope.CHAT, user=None, seed=None)
+    await run(q, "r1", T1, lives("Lisbon", T1), bob)
+    await run(q, "r2", T2, lives("Lisbon", T2))
+    supersede = ResolutionWrite("1", ResolutionOp.SUPERSEDE, new_index=0)
+    await run(q, "r3", T3, lives("Porto", T3), resolutions=[supersede])
+    at(q, T4)
+    braga = await q.correct(
+        f"{CHAT}:3", "Alice lives in Braga", actor="ops:ann", request_id="req-7"
+    )
+    at(q, T5)
+    await q.retract(braga, actor="ops:bob", reason="not sure", request_id="req-8")
+    at(q, T6)
+    await q.remember(CHAT, "Alice is vegetarian", user_id=ALICE, actor="bot:1", request_id="req-9")
+    at(q, T7)
+    await q.remember(
+        CHAT, "alice is vegetarian.", user_id=ALICE, actor="bot:1", request_id="req-10"
+    )
+
+
+def shape(events: list[CardEvent]) -> list[tuple[Any, ...]]:
+    return [
+        (e.kind.value, e.at, e.via, e.actor, e.run_id or e.request_id, e.card_id, e.derived)
+        for e in events
+    ]
+
+
+async def test_history_across_a_supersede_a_correction_a_retraction_and_remember(
+    queue: MemoryQueue,
+) -> None:
+    await story(queue)
+    ids = {c.fact_text: c.id for c in await queue.cards.all_cards(CHAT)}
+    lisbon, porto, braga = ids["Alice lives in Lisbon"], ids["Alice lives in Porto"], ids["Alice lives in Braga"]  # fmt: skip
+    veg = ids["Alice is vegetarian"]
+    assert shape(await queue.history(f"{CHAT}:{lisbon}")) == [
+        ("created", T1, "run", "worker", "r1", None, False),
+        ("observed", T2, "run", "worker", "r2", None, False),
+        ("superseded", T3, "run", "worker", "r3", porto, False),
+    ]
+    assert shape(await queue.history(f"{CHAT}:{porto}")) == [
+        ("created", T3, "run", "worker", "r3", None, False),
+        ("supersedes", T3, "run", "worker", "r3", lisbon, False),
+        ("corrected", T4, "correct", "ops:ann", "req-7", braga, False),
+    ]
+    card = await queue._card(CHAT, braga)
+    assert shape(await queue.history(card)) == [  # a Card works as well as its ref
+        ("created", T4, "correct", "ops:ann", "req-7", porto, False),
+        ("retracted", T5, "retract", "ops:bob", "req-8", None, False),
+    ]
+    assert shape(await queue.history(f"{CHAT}:{veg}")) == [
+        ("created", T6, "remember", "bot:1", "req-9", None, False),
+        ("observed", T7, "remember", "bot:1", "req-10", None, False),
+    ]
+    # no event holds a reason or any text but ids
+    assert "not sure" not in str(await queue.history(card))
+    with pytest.raises(CardNotFound):
+        await queue.history(f"{CHAT}:999")
+    with pytest.raises(InvalidCorrection):
+        await queue.retract(f"{CHAT}:5", actor="ops", reason="r", request_id="x" * 201)
+    with pytest.raises(InvalidCorrection):
+        await queue.retract(f"{CHAT}:5", actor="ops", reason="r", request_id="a\nb")
+
+
+async def test_a_history_keeps_its_first_event_and_the_newest(
+    settings: Settings, redis: Any, tmp_path: Path
+) -> None:
+    s = e5_settings(settings, tmp_path, card_history_max_events=3)
+    async with MemoryQueue(RedisHandle(redis, ""), s) as q:
+        for i in range(6):
+            at(q, T0 + i * SECOND)
+            card = await q.remember(CHAT, "Alice skis", actor="bot", request_id=f"q{i}")
+        events = await q.history(card)
+    assert [(e.kind.value, e.request_id) for e in events] == [
+        ("created", "q0"),
+        ("observed", "q4"),
+        ("observed", "q5"),
+    ]
+
+
+async def test_an_imported_card_keeps_its_story_and_says_when_it_came(
+    queue: MemoryQueue, settings: Settings, redis: Any, tmp_path: Path
+) -> None:
+    await story(queue)
+    lines = (await queue.export(CHAT)).lines()
+    other = e5_settings(settings, tmp_path, key_prefix=settings.key_prefix + "b:")
+    async with MemoryQueue(RedisHandle(redis, ""), other) as target:
+        at(target, T7 + timedelta(days=1))
+        await target.import_export(lines, actor="ops:imp")
+        ids = {c.fact_text: c.id for c in await target.cards.all_cards(CHAT)}
+        lisbon, porto = ids["Alice lives in Lisbon"], ids["Alice lives in Porto"]
+        imported = ("imported", T7 + timedelta(days=1), "import", "ops:imp", None, None, False)
+        assert shape(await target.history(f"{CHAT}:{lisbon}")) == [
+            ("created", T1, "run", None, "r1", None, True),
+            ("superseded", T3, "", None, None, porto, True),
+            imported,
+        ]
+        braga = ids["Alice lives in Braga"]
+        assert shape(await target.history(f"{CHAT}:{braga}")) == [
+            ("created", T4, "correct", "ops:ann", None, porto, True),
+            ("retracted", T5, "", "ops:bob", None, None, True),
+            imported,
+        ]
+        # the import keeps what the memory held when: as of T4 + 1 s, Braga was live
+        then = await target.visible_cards(CHAT, user_id=ALICE, as_of=T4 + SECOND)
+        assert [c.fact_text for c in then] == ["Alice lives in Braga", "Bob works as a nurse"]
+
+
+async def test_forget_erases_a_card_s_history_with_it(queue: MemoryQueue) -> None:
+    await story(queue)
+    store = queue.cards
+    key = store.key(CHAT, "history")
+    alices = [c.id for c in await store.all_cards(CHAT) if c.user_id == ALICE]
+    assert len(alices) == 4
+    assert await store.redis.hlen(key) == 5  # type: ignore[misc]
+    await queue.forget(CHAT, user_id=ALICE)
+    assert sorted(k.decode() for k in await store.redis.hkeys(key)) == ["2"]  # type: ignore[misc]
+    for card_id in alices:
+        with pytest.raises(CardNotFound):
+            await queue.history(f"{CHAT}:{card_id}")
+    assert [e.kind for e in await queue.history(f"{CHAT}:2")] == [EventKind.CREATED]
+    await queue.forget(CHAT)
+    assert await store.redis.exists(key) == 0
+    with pytest.raises(CardNotFound):
+        await queue.history(f"{CHAT}:2")
+
+
+async def test_as_of_reads_the_memory_as_it_stood_around_a_supersede_and_a_retraction(
+    queue: MemoryQueue,
+) -> None:
+    await story(queue)
+
+    async def facts(moment: datetime) -> list[str]:
+        held = await queue.visible_cards(CHAT, user_id=ALICE, as_of=moment)
+        return [c.fact_text for c in held if c.user_id == ALICE]
+
+    assert await facts(T1 - SECOND) == []
+    assert await facts(T3 - SECOND) == ["Alice lives in Lisbon"]  # superseded since
+    assert await facts(T3) == ["Alice lives in Porto"]
+    assert await facts(T5 - SECOND) == ["Alice lives in Braga"]  # retracted since
+    assert await facts(T5) == []
+    assert await facts(T7) == ["Alice is vegetarian"]
+    now = await queue.visible_cards(CHAT, user_id=ALICE)
+    assert await queue.visible_cards(CHAT, user_id=ALICE, as_of=queue._now()) == now
+    assert [c.fact_text for c in await queue.visible_cards(CHAT, as_of=T3)] == [
+        "Bob works as a nurse"  # Alice's cards are hers: as_of keeps the scopes
+    ]
+
+    question = "Where does Alice live?"
+
+    async def recalled(moment: datetime) -> list[str]:
+        hits = await queue.recall(CHAT, question, k=2, user_id=ALICE, as_of=moment)
+        return [h.card.fact_text for h in hits]
+
+    assert (await recalled(T3 - SECOND))[0] == "Alice lives in Lisbon"
+    assert (await recalled(T4 + SECOND))[0] == "Alice lives in Braga"
+    assert "Alice lives in Braga" not in await recalled(T5 + SECOND)
+    assert await recalled(T1 - SECOND) == []
+    assert all("lives in" not in f for f in await recalled(T7))  # none live now
+
+    then = await queue.context(CHAT, user_id=ALICE, query=question, as_of=T3 - SECOND)
+    assert {c.fact_text for c in then.cards} == {"Alice lives in Lisbon", "Bob works as a nurse"}
+    assert "Lisbon" in then.text
+    quiet = await queue.context(CHAT, user_id=ALICE, as_of=T4 + SECOND)
+    assert "Alice lives in Braga" in [c.fact_text for c in quiet.cards]
+    assert "Braga" not in (await queue.context(CHAT, user_id=ALICE, query=question)).text
+
+    naive = datetime(2026, 3, 1, 12)
+    for call in (
+        queue.visible_cards(CHAT, as_of=naive),
+        queue.recall(CHAT, question, as_of=naive),
+        queue.context(CHAT, as_of=naive),
+        queue.visible_cards(CHAT, as_of="2026-03-01"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(InvalidInput, match="as_of"):
+            await call
+
+
+async def test_the_cli_prints_a_card_s_history(queue: MemoryQueue, settings: Settings) -> None:
+    if queue.cards.redis is not queue.redis:
+        pytest.skip("the CLI's cards on the cluster: tests/test_cli_cards.py")
+    await story(queue)
+    shown = cli(settings, "cards", "history", f"{CHAT}:3")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert "Alice lives in Porto" in lines[1]
+    assert "created" in lines[2]
+    assert "run r3" in lines[2]
+    assert "supersedes 1" in lines[3]
+    assert "corrected 4" in lines[4]
+    assert "by ops:ann request req-7" in lines[4]
+    as_json = cli(settings, "cards", "history", f"{CHAT}:4", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    data = json.loads(as_json.stdout)
+    assert data["ref"] == f"{CHAT}:4"
+    assert [(e["kind"], e["actor"], e["request_id"]) for e in data["events"]] == [
+        ("created", "ops:ann", "req-7"),
+        ("retracted", "ops:bob", "req-8"),
+    ]
+    missing = cli(settings, "cards", "history", f"{CHAT}:99")
+    assert missing.returncode != 0
+    assert "no card" in missing.stderr
+
+
+async def test_the_console_card_page_shows_its_history(
+    queue: MemoryQueue, settings: Settings, make_client: MakeClient
+) -> None:
+    if queue.cards.redis is not queue.redis:
+        pytest.skip("the console on the queue's server")
+    await story(queue)
+    client = await make_client(with_token(settings))
+    page = await client.get(f"/cards/{CHAT}/3")
+    body = await page.text()
+    assert page.status == 200
+    assert 'id="card-history"' in body
+    rows = body.split('id="card-history"')[1].split("</table>")[0]
+    kinds = [r.split('class="kind">')[1].split("<")[0] for r in rows.split('<tr class="event')[1:]]
+    assert kinds == ["created", "supersedes", "corrected"]
+    assert 'href="/runs/r3"' in rows
+    assert "request req-7" in rows
+    assert f'href="/cards/{CHAT}/4"' in rows
