@@ -32,6 +32,7 @@ from memory_worker.cards import (
     RunWrites,
     Scope,
 )
+from memory_worker.cards.codec import to_ms
 from memory_worker.errors import CardNotFound, InvalidCorrection, InvalidInput
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
@@ -41,6 +42,7 @@ from tests.support.clock import ManualClock
 from tests.support.console import MakeClient, with_token
 from tests.support.console import make_client as make_client  # the fixture
 from tests.support.harness import cli
+from tests.support.logs import capture_logs
 from tests.support.routes import local_target, route, write_routes
 
 E5 = "multilingual-e5-small"
@@ -318,3 +320,24 @@ async def test_the_console_card_page_shows_its_history(
     assert 'href="/runs/r3"' in rows
     assert "request req-7" in rows
     assert f'href="/cards/{CHAT}/4"' in rows
+
+
+async def test_garbage_in_a_stored_history_is_skipped_and_the_next_event_starts_it_again(
+    queue: MemoryQueue,
+) -> None:
+    await run(queue, "r1", T1, lives("Lisbon", T1))
+    store, ref = queue.cards, f"{CHAT}:1"
+    key = store.key(CHAT, "history")
+    await store.redis.hset(key, "1", b'[{"k": "created", "at": "1000"}, 7, {"k": "bogus"}]')  # type: ignore[misc,arg-type]
+    with capture_logs() as logs:
+        events = await queue.history(ref)
+    assert [(e.kind.value, to_ms(e.at), e.derived) for e in events] == [("created", "1000", False)]
+    assert [e["skipped"] for e in logs if e["event"] == "cards.history_skipped"] == [2]
+    await store.redis.hset(key, "1", b"\xff not a history")  # type: ignore[misc,arg-type]
+    assert shape(await queue.history(ref)) == [("created", T1, "run", None, "r1", None, True)]
+    at(queue, T2)
+    await queue.retract(ref, actor="ops", reason="r")  # the script starts the history again
+    assert shape(await queue.history(ref)) == [
+        ("created", T1, "run", None, "r1", None, True),
+        ("retracted", T2, "retract", "ops", None, None, False),
+    ]
