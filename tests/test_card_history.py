@@ -1,4 +1,4 @@
-"""A card's history and as-of reads (§13, issue 36 items 2-3) on real Valkey, with the real e5
+"""A card's history and as-of reads (§13) on real Valkey, with the real e5
 embedder on the local route.
 
 ``MemoryQueue.history`` answers one event per change, oldest first, with its time, actor and
