@@ -31,7 +31,7 @@ from tests.support.cards import T0, stored
 KINDS = [k.value for k in EventKind]
 text = st.text(max_size=30)
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | text,
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | text,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),
     max_leaves=20,
 )
