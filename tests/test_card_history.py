@@ -328,7 +328,7 @@ async def test_garbage_in_a_stored_history_is_skipped_and_the_next_event_starts_
     await run(queue, "r1", T1, lives("Lisbon", T1))
     store, ref = queue.cards, f"{CHAT}:1"
     key = store.key(CHAT, "history")
-    await store.redis.hset(key, "1", b'[{"k": "created", "at": "1000"}, 7, {"k": "bogus"}]')  # type: ignore[misc,arg-type]
+    await store.redis.hset(key, "1", b'{"k": "created", "at": "1000"}\n7\n{"k": "bogus"}\n')  # type: ignore[misc,arg-type]
     with capture_logs() as logs:
         events = await queue.history(ref)
     assert [(e.kind.value, to_ms(e.at), e.derived) for e in events] == [("created", "1000", False)]

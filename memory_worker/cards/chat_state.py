@@ -122,7 +122,7 @@ class ChatState:
     #: ``vecwait``: remembered cards waiting for a vector (card id → since, ms).
     vecwait: dict[str, float] = field(default_factory=dict)
     #: ``history``: card id → its events (each a dict of strings, as decoded from the JSON
-    #: list stored; :mod:`memory_worker.cards.history`).
+    #: lines stored; :mod:`memory_worker.cards.history`).
     history: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
     def copy(self) -> ChatState:

@@ -29,9 +29,9 @@ Key layout (all under the chat's hash tag ``{P chat:<id>}``, built by
 ``retracted``   HASH    dedup hash → when (ms) its fact was retracted: not relearned
 ``vecwait``     ZSET    remembered cards waiting for their vector (a zero row, the
                         card marked ``vp``) → since when (ms); filled by maintenance
-``history``     HASH    card id → its history (:mod:`memory_worker.cards.history`): a
-                        JSON list of events, written by the script that makes each
-                        change, bounded by ``MEMORY_CARD_HISTORY_MAX_EVENTS``
+``history``     HASH    card id → its history (:mod:`memory_worker.cards.history`): its
+                        events, a JSON object a line, written by the script that makes
+                        each change, bounded by ``MEMORY_CARD_HISTORY_MAX_EVENTS``
 ==============  ======  ==========================================================
 
 Vectors know their model (§16). The first vector stored in a chat fixes the

@@ -53,7 +53,7 @@ async def read_state(redis: Any, keys: Keys, chat_id: int) -> ChatState:
         forget=int(await redis.get(k(chat_id, "forget")) or 0),
         forgetting=text_hash(await redis.hgetall(k(chat_id, "forgetting"))),
         history={
-            as_text(i): orjson.loads(v)
+            as_text(i): [orjson.loads(line) for line in bytes(v).splitlines()]
             for i, v in (await redis.hgetall(k(chat_id, "history"))).items()
         },
         vecwait={

@@ -117,9 +117,11 @@ end
 local cause = {}
 
 -- §13: one event of card ``id``'s history: kind ``k``, when (``at``, ms), the cause, the other
--- card (``card``: the one superseding it, the one it supersedes…). The first event (how the
--- card began) and the newest HISTORY_MAX - 1 are kept. A stored value that is not a list of
--- events (none a script writes) starts again. Python twin: chat_state.Write.history_add.
+-- card (``card``: the one superseding it, the one it supersedes…). A history is its events'
+-- JSON objects, one a line (each ends with a newline; cjson escapes any in a value), so an
+-- event is appended without decoding the others. The first event (how the card began) and
+-- the newest HISTORY_MAX - 1 are kept. A stored value that does not end with a newline (none
+-- a script writes) starts again. Python twin: chat_state.Write.history_add.
 local function history_add(id, kind, other)
   local ev = {}
   ev['k'] = kind  -- (not a table constructor: the KEYS checker reads ``k =`` as a local)
@@ -128,19 +130,17 @@ local function history_add(id, kind, other)
     if not blank(v) then ev[key] = v end
   end
   if not blank(other) then ev.card = other end
-  local list = {}
   local raw = redis.call('HGET', HISTORY, id)
-  if raw then
-    local ok, got = pcall(cjson.decode, raw)
-    if ok and type(got) == 'table' and (next(got) == nil or got[1] ~= nil) then list = got end
+  if not raw or string.sub(raw, -1) ~= '\n' then raw = '' end
+  raw = raw .. cjson.encode(ev) .. '\n'
+  local _, n = string.gsub(raw, '\n', '')
+  if n > HISTORY_MAX then
+    local first = string.find(raw, '\n', 1, true)
+    local cut = first
+    for _ = 1, n - HISTORY_MAX do cut = string.find(raw, '\n', cut + 1, true) end
+    raw = string.sub(raw, 1, first) .. string.sub(raw, cut + 1)
   end
-  list[#list + 1] = ev
-  if #list > HISTORY_MAX then
-    local keep = {list[1]}
-    for i = #list - HISTORY_MAX + 2, #list do keep[#keep + 1] = list[i] end
-    list = keep
-  end
-  redis.call('HSET', HISTORY, id, cjson.encode(list))
+  redis.call('HSET', HISTORY, id, raw)
 end
 
 local function load(id)
