@@ -6,125 +6,46 @@ the run or request that caused it, across a run's supersede, ``correct``, ``retr
 ``remember`` and an import; a forget (the user's, the chat's) erases it with the card.
 ``visible_cards``/``recall``/``context`` with ``as_of`` read the memory as it stood at a
 moment: a superseded or retracted card that was held then is found, one made later is not.
-The console's card page and ``memory-worker cards history`` show the same events.
+The console's card page and ``memory-worker cards history`` show the same events
+(``tests/console/test_console_card_history.py``, ``tests/cli/test_cli_card_history.py``).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
-from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from llm_client._transport.base import ClientConfig
-from llm_client._transport.local_embed import LocalEmbedClient
 from memory_worker.api import MemoryQueue
-from memory_worker.cards import (
-    CardEvent,
-    EventKind,
-    NewCard,
-    ResolutionOp,
-    ResolutionWrite,
-    RunWrites,
-    Scope,
-)
+from memory_worker.cards import EventKind
 from memory_worker.cards.codec import to_ms
 from memory_worker.errors import CardNotFound, InvalidCorrection, InvalidInput
 from memory_worker.settings import Settings
-from memory_worker.settings.types import reveal
-from memory_worker.storage.connections import RedisHandle, close_cards_client
-from tests.support.cards import T0, new
-from tests.support.clock import ManualClock
-from tests.support.console import MakeClient, with_token
+from memory_worker.storage.connections import RedisHandle
+from tests.support.card_history import (
+    ALICE,
+    CHAT,
+    SECOND,
+    T1,
+    T2,
+    T3,
+    T4,
+    T5,
+    T6,
+    T7,
+    at,
+    e5_settings,
+    lives,
+    run,
+    shape,
+    story,
+)
+from tests.support.card_history import queue as queue  # the fixture
+from tests.support.cards import T0
 from tests.support.console import make_client as make_client  # the fixture
-from tests.support.harness import cli
 from tests.support.logs import capture_logs
-from tests.support.routes import local_target, route, write_routes
-
-E5 = "multilingual-e5-small"
-CHAT = 3636
-ALICE = 11
-T1, T2, T3 = T0, T0 + timedelta(hours=1), T0 + timedelta(hours=2)
-T4, T5, T6, T7 = (T0 + timedelta(hours=h) for h in (3, 4, 5, 6))
-SECOND = timedelta(seconds=1)
-
-
-def e5_settings(settings: Settings, tmp_path: Path, **more: Any) -> Settings:
-    routes = write_routes(tmp_path, embedding=route(local_target()))
-    update = {"routes_file": routes, "embedding_dimension": 384, **more}
-    return settings.model_copy(update=update)
-
-
-@pytest.fixture
-async def queue(
-    settings: Settings, redis: Any, cards_redis: Any, cards_url: str, tmp_path: Path
-) -> AsyncIterator[MemoryQueue]:
-    """A queue embedding with the local e5 route, its cards on ``cards_redis`` (standalone,
-    then the cluster)."""
-    on_cluster = cards_redis is not redis
-    s = e5_settings(settings, tmp_path, cards_url=cards_url if on_cluster else None)
-    q = MemoryQueue(RedisHandle(redis, reveal(s.redis_url) or ""), s)
-    q.clock = ManualClock(T0.timestamp())
-    try:
-        yield q
-    finally:
-        await q._close_recall()
-        await close_cards_client(q.cards.redis, redis)
-
-
-async def embedded(*cards: NewCard) -> list[NewCard]:
-    client = LocalEmbedClient(E5, ClientConfig(base_url=""))
-    vectors = (await client.embed([c.fact_text for c in cards], dimension=384)).embeddings
-    await client.aclose()
-    return [dataclasses.replace(c, embedding=v) for c, v in zip(cards, vectors, strict=True)]
-
-
-def lives(city: str, at: datetime) -> NewCard:
-    return new(f"Alice lives in {city}", predicate="lives in", at=at, seed=None)
-
-
-async def run(q: MemoryQueue, run_id: str, at: datetime, *cards: NewCard, **kw: Any) -> None:
-    writes = RunWrites(observed_at=at, cards=list(await embedded(*cards)), embedding_model=E5, **kw)
-    await q.cards.apply_run(CHAT, run_id, writes, now=at)
-
-
-def at(q: MemoryQueue, moment: datetime) -> None:
-    q.clock = ManualClock(moment.timestamp())
-
-
-async def story(q: MemoryQueue) -> None:
-    """Card 1 Lisbon (run r1), observed again (r2), superseded by card 2 Porto (r3); card 2
-    corrected to card 3 Braga (req-7), card 3 retracted (req-8); card 4 remembered (req-9)
-    and remembered again (req-10). Card 2: a chat card beside them, from r1 (cards 1-5 are
-    Lisbon, Bob, Porto, Braga, vegetarian)."""
-    bob = new("Bob works as a nurse", subject="Bob", scope=Scope.CHAT, user=None, seed=None)
-    await run(q, "r1", T1, lives("Lisbon", T1), bob)
-    await run(q, "r2", T2, lives("Lisbon", T2))
-    supersede = ResolutionWrite("1", ResolutionOp.SUPERSEDE, new_index=0)
-    await run(q, "r3", T3, lives("Porto", T3), resolutions=[supersede])
-    at(q, T4)
-    braga = await q.correct(
-        f"{CHAT}:3", "Alice lives in Braga", actor="ops:ann", request_id="req-7"
-    )
-    at(q, T5)
-    await q.retract(braga, actor="ops:bob", reason="not sure", request_id="req-8")
-    at(q, T6)
-    await q.remember(CHAT, "Alice is vegetarian", user_id=ALICE, actor="bot:1", request_id="req-9")
-    at(q, T7)
-    await q.remember(
-        CHAT, "alice is vegetarian.", user_id=ALICE, actor="bot:1", request_id="req-10"
-    )
-
-
-def shape(events: list[CardEvent]) -> list[tuple[Any, ...]]:
-    return [
-        (e.kind.value, e.at, e.via, e.actor, e.run_id or e.request_id, e.card_id, e.derived)
-        for e in events
-    ]
 
 
 async def test_history_across_a_supersede_a_correction_a_retraction_and_remember(
@@ -275,51 +196,6 @@ async def test_as_of_reads_the_memory_as_it_stood_around_a_supersede_and_a_retra
     ):
         with pytest.raises(InvalidInput, match="as_of"):
             await call
-
-
-async def test_the_cli_prints_a_card_s_history(queue: MemoryQueue, settings: Settings) -> None:
-    if queue.cards.redis is not queue.redis:
-        pytest.skip("the CLI's cards on the cluster: tests/test_cli_cards.py")
-    await story(queue)
-    shown = cli(settings, "cards", "history", f"{CHAT}:3")
-    assert shown.returncode == 0, shown.stderr
-    lines = shown.stdout.splitlines()
-    assert "Alice lives in Porto" in lines[1]
-    assert "created" in lines[2]
-    assert "run r3" in lines[2]
-    assert "supersedes 1" in lines[3]
-    assert "corrected 4" in lines[4]
-    assert "by ops:ann request req-7" in lines[4]
-    as_json = cli(settings, "cards", "history", f"{CHAT}:4", "--json")
-    assert as_json.returncode == 0, as_json.stderr
-    data = json.loads(as_json.stdout)
-    assert data["ref"] == f"{CHAT}:4"
-    assert [(e["kind"], e["actor"], e["request_id"]) for e in data["events"]] == [
-        ("created", "ops:ann", "req-7"),
-        ("retracted", "ops:bob", "req-8"),
-    ]
-    missing = cli(settings, "cards", "history", f"{CHAT}:99")
-    assert missing.returncode != 0
-    assert "no card" in missing.stderr
-
-
-async def test_the_console_card_page_shows_its_history(
-    queue: MemoryQueue, settings: Settings, make_client: MakeClient
-) -> None:
-    if queue.cards.redis is not queue.redis:
-        pytest.skip("the console on the queue's server")
-    await story(queue)
-    client = await make_client(with_token(settings))
-    page = await client.get(f"/cards/{CHAT}/3")
-    body = await page.text()
-    assert page.status == 200
-    assert 'id="card-history"' in body
-    rows = body.split('id="card-history"')[1].split("</table>")[0]
-    kinds = [r.split('class="kind">')[1].split("<")[0] for r in rows.split('<tr class="event')[1:]]
-    assert kinds == ["created", "supersedes", "corrected"]
-    assert 'href="/runs/r3"' in rows
-    assert "request req-7" in rows
-    assert f'href="/cards/{CHAT}/4"' in rows
 
 
 async def test_garbage_in_a_stored_history_is_skipped_and_the_next_event_starts_it_again(
