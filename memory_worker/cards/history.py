@@ -49,7 +49,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict
 
-from memory_worker.cards.codec import from_ms
+from memory_worker.cards.codec import from_ms, to_ms
 from memory_worker.cards.model import Card, CardStatus
 
 
@@ -154,6 +154,16 @@ def decode_events(raw: bytes | str | None) -> tuple[list[CardEvent], int]:
         else:
             events.append(event)
     return events, skipped
+
+
+def event_stored(event: CardEvent) -> dict[str, str]:
+    """An event as a script stores it (short keys, blank fields left out)."""
+    stored = {"k": event.kind.value, "at": to_ms(event.at)}
+    for key, attr in _TEXT_FIELDS.items():
+        value = getattr(event, attr)
+        if value:
+            stored[key] = value
+    return stored
 
 
 def encode_events(entries: Iterable[dict[str, str]]) -> bytes:

@@ -52,6 +52,7 @@ from memory_worker.cards.chat_state import ChatState, Write, blank, maxs, num
 from memory_worker.cards.codec import card_stored, to_ms, unit
 from memory_worker.cards.corrections import relearn_refused
 from memory_worker.cards.export_format import Snapshot
+from memory_worker.cards.history import encode_events, event_stored
 from memory_worker.cards.model import LIVE_STATUSES, Card, CardStatus, Episode
 from memory_worker.cards.withdrawn import (
     Candidate,
@@ -373,6 +374,8 @@ def _card_units(
                 f"{card.id}"
             )
         entry = {"c": card_stored(card), "live": "1" if live else "", "vec": ""}
+        events = [event_stored(e) for e in snap.histories.get(card.id, [])]
+        entry["hist"] = encode_events(events).decode()
         new.append(("cards", (card, entry)))
     return new, present
 
@@ -428,6 +431,8 @@ def import_twin(
         if e["live"] == "1":
             write.index_live(card)
         write.save(card)
+        if e.get("hist"):
+            s.history[card["id"]] = [orjson.loads(line) for line in e["hist"].splitlines()]
         write.history_add(card["id"], "imported")
         cards += 1
     for ep in plan["episodes"]:

@@ -29,6 +29,7 @@ from llm_client import as_text
 from memory_worker.cards import withdrawals
 from memory_worker.cards.codec import card_from_json, episode_from_hash, lua_json, to_ms
 from memory_worker.cards.export_format import Snapshot
+from memory_worker.cards.history import decode_events
 from memory_worker.cards.import_plan import ChatView, ImportPlan, import_candidates, plan_import
 from memory_worker.cards.model import LIVE_STATUSES, Card, Link
 from memory_worker.errors import (
@@ -81,7 +82,8 @@ async def _read(store: CardStore, chat_id: int) -> Snapshot:
     pipe.hgetall(k(chat_id, "links"))
     pipe.hgetall(k(chat_id, "authors"))
     pipe.zrange(k(chat_id, "episodes"), 0, -1)
-    raw_cards, dim, model, vec, raw_links, raw_authors, runs = await pipe.execute()
+    pipe.hgetall(k(chat_id, "history"))
+    raw_cards, dim, model, vec, raw_links, raw_authors, runs, raw_history = await pipe.execute()
     dim = int(dim or 0)
     snap = Snapshot(chat_id=chat_id, model=as_text(model) if model else None, dimension=dim)
     for raw in raw_cards.values():
@@ -93,6 +95,10 @@ async def _read(store: CardStore, chat_id: int) -> Snapshot:
                 snap.card_vectors[card.id] = blob
         snap.cards.append(card.model_copy(update={"has_embedding": card.id in snap.card_vectors}))
     ids = {c.id for c in snap.cards}
+    for card_id, raw in raw_history.items():
+        events, _ = decode_events(raw)  # a line not an event is not exported
+        if events and as_text(card_id) in ids:
+            snap.histories[as_text(card_id)] = events
     for name, value in raw_links.items():
         source, relation, target = as_text(name).split("|")
         if source in ids and target in ids:  # a link to a forgotten card is not exported

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from memory_worker.api import MemoryQueue
@@ -100,32 +101,51 @@ async def test_a_history_keeps_its_first_event_and_the_newest(
     ]
 
 
-async def test_an_imported_card_keeps_its_story_and_says_when_it_came(
+async def test_an_imported_card_keeps_its_history_and_says_when_it_came(
     queue: MemoryQueue, settings: Settings, redis: Any, tmp_path: Path
 ) -> None:
     await story(queue)
-    lines = (await queue.export(CHAT)).lines()
+    lines = list((await queue.export(CHAT)).lines())
+    ids = {c.fact_text: c.id for c in await queue.cards.all_cards(CHAT)}
+    lisbon, porto, braga = (ids[f"Alice lives in {c}"] for c in ("Lisbon", "Porto", "Braga"))
+    want = {ref: shape(await queue.history(f"{CHAT}:{ref}")) for ref in ids.values()}
+    when = T7 + timedelta(days=1)
+    imported = ("imported", when, "import", "ops:imp", None, None, False)
     other = e5_settings(settings, tmp_path, key_prefix=settings.key_prefix + "b:")
     async with MemoryQueue(RedisHandle(redis, ""), other) as target:
-        at(target, T7 + timedelta(days=1))
+        at(target, when)
         await target.import_export(lines, actor="ops:imp")
-        ids = {c.fact_text: c.id for c in await target.cards.all_cards(CHAT)}
-        lisbon, porto = ids["Alice lives in Lisbon"], ids["Alice lives in Porto"]
-        imported = ("imported", T7 + timedelta(days=1), "import", "ops:imp", None, None, False)
+        for ref, events in want.items():  # every event the file carried, then the import's
+            assert shape(await target.history(f"{CHAT}:{ref}")) == [*events, imported]
+        assert [e[0] for e in want[lisbon]] == ["created", "observed", "superseded"]
+        # the import keeps what the memory held when: as of T4 + 1 s, Braga was live
+        then = await target.visible_cards(CHAT, user_id=ALICE, as_of=T4 + SECOND)
+        assert [c.fact_text for c in then] == ["Alice lives in Braga", "Bob works as a nurse"]
+        again = list((await target.export(CHAT)).lines())
+        assert again[1:] == lines[1:]  # an export leaves the import's own events out
+
+    # a file from before exports carried histories: the cards' fields tell their story
+    old = [lines[0], *(_without_history(line) for line in lines[1:])]
+    third = e5_settings(settings, tmp_path, key_prefix=settings.key_prefix + "c:")
+    async with MemoryQueue(RedisHandle(redis, ""), third) as target:
+        at(target, when)
+        await target.import_export(old, actor="ops:imp")
         assert shape(await target.history(f"{CHAT}:{lisbon}")) == [
             ("created", T1, "run", None, "r1", None, True),
             ("superseded", T3, "", None, None, porto, True),
             imported,
         ]
-        braga = ids["Alice lives in Braga"]
         assert shape(await target.history(f"{CHAT}:{braga}")) == [
             ("created", T4, "correct", "ops:ann", None, porto, True),
             ("retracted", T5, "", "ops:bob", None, None, True),
             imported,
         ]
-        # the import keeps what the memory held when: as of T4 + 1 s, Braga was live
-        then = await target.visible_cards(CHAT, user_id=ALICE, as_of=T4 + SECOND)
-        assert [c.fact_text for c in then] == ["Alice lives in Braga", "Bob works as a nurse"]
+
+
+def _without_history(line: bytes) -> bytes:
+    data = orjson.loads(line)
+    data.pop("history", None)
+    return orjson.dumps(data) + b"\n"
 
 
 async def test_forget_erases_a_card_s_history_with_it(queue: MemoryQueue) -> None:

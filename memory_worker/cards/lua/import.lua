@@ -2,7 +2,7 @@
 -- KEYS: see helpers.lua (every live card's scope among the active zsets), then one
 -- ``episode:<run>`` hash per episode of the chunk, in the plan's order (by position).
 -- ARGV[3] = chunk plan JSON (memory_worker.cards.import_plan): epoch, retracted and authors
--- (flat field/value lists), seq, cards [{c = stored card, live, vec, wd}], present [[id,
+-- (flat field/value lists), seq, cards [{c = stored card, live, vec, wd, hist}], present [[id,
 -- updated]], episodes [{run, fields, vec, end}], links (flat), model, dim, vectors, wn;
 -- ARGV[4..] = the chunk's vectors.
 -- Everything is checked before the first write, so a refusal writes nothing: a forget of the
@@ -13,7 +13,8 @@
 -- another card, vectors of another dimension or model ({conflict}). A live card whose fact
 -- the chat retracted after its newest message is not written (counted). A card whose fact
 -- is withdrawn (``wd``: retracted or corrected away) has its row marked withdrawn. Each card
--- written gets an ``imported`` event in its history (§13; by the plan's ``by``, the actor).
+-- written gets its history from the file (``hist``: its events' lines) and an ``imported``
+-- event (§13; by the plan's ``by``, the actor).
 -- Python twin: memory_worker.cards.import_plan.import_twin.
 local p = cjson.decode(ARGV[3])
 local sks = {}
@@ -111,6 +112,7 @@ for _, e in ipairs(p.cards) do
     if e.wd == '1' then withdraw(c) end
     if e.live == '1' then index_live(c) end
     save(c)
+    if not blank(e.hist) then redis.call('HSET', HISTORY, c.id, e.hist) end
     history_add(c.id, 'imported')
     cards = cards + 1
   end
