@@ -370,10 +370,21 @@ class Console:
         except ValueError:
             return await self.render(request, "missing.html.j2", status=404, what="that chat")
         query = request.query.get("q", "").strip()[:200]
+        try:
+            as_of = memory_data.parse_as_of(request.query.get("as_of", "")[:40])
+        except ValueError:
+            as_of, problem = None, "as of: not an ISO 8601 time (e.g. 2026-03-01T12:00)"
+        else:
+            problem = ""
         memory = await memory_data.memory_data(
-            self.redis, self.settings, chat_id, query=query, card_store=self.card_store
+            self.redis,
+            self.settings,
+            chat_id,
+            query=query,
+            card_store=self.card_store,
+            as_of=as_of,
         )
-        return await self.render(request, "memory.html.j2", m=memory)
+        return await self.render(request, "memory.html.j2", m=memory, problem=problem)
 
     async def settings_page(self, request: web.Request) -> web.Response:
         return await self.render(

@@ -30,3 +30,33 @@ async def test_the_console_card_page_shows_its_history(
     assert 'href="/runs/r3"' in rows
     assert "request req-7" in rows
     assert f'href="/cards/{CHAT}/4"' in rows
+
+
+async def test_the_memory_page_shows_the_memory_as_it_stood_at_a_moment(
+    queue: MemoryQueue, settings: Settings, make_client: MakeClient
+) -> None:
+    if queue.cards.redis is not queue.redis:
+        pytest.skip("the console on the queue's server")
+    await story(queue)
+    client = await make_client(with_token(settings))
+
+    async def live(query: str) -> list[str]:
+        body = await (await client.get(f"/memory/{CHAT}{query}")).text()
+        rows = body.split('<tr class="card"><td class="fact">')[1:]
+        return sorted(row.split("</td>")[0] for row in rows)
+
+    assert await live("") == ["Alice is vegetarian", "Bob works as a nurse"]
+    assert await live("?as_of=2026-03-01T13:30") == [
+        "Alice lives in Lisbon",
+        "Bob works as a nurse",
+    ]
+    assert await live("?as_of=2026-03-01T15:00:01%2B00:00") == [
+        "Alice lives in Braga",  # retracted since
+        "Bob works as a nurse",
+    ]
+    assert await live("?as_of=2026-03-01T11:00") == []
+    page = await (await client.get(f"/memory/{CHAT}?as_of=2026-03-01T15:00:01")).text()
+    assert 'id="as-of-note"' in page
+    bad = await client.get(f"/memory/{CHAT}?as_of=yesterday")
+    assert bad.status == 200
+    assert "as of: not an ISO 8601 time" in await bad.text()
