@@ -588,17 +588,18 @@ class MemoryQueue:
 
         store = self.cards
         moment_ms = int(to_ms(moment))
-        by_scope: dict[str, list[tuple[int, int, str, _Stored]]] = {sk: [] for sk in scopes}
+        by_scope: dict[str, dict[str, tuple[int, int, str, _Stored]]] = {sk: {} for sk in scopes}
         key = store.key(chat_id, "cards")
-        async for card_id, raw in store.redis.hscan_iter(key, count=1000):
+        async for field, raw in store.redis.hscan_iter(key, count=1000):
             data = orjson.loads(raw)
             held = by_scope.get(data.get("sk", ""))
             if held is not None and stored_live_as_of(data, moment_ms):
+                card_id = as_text(field)  # by id: a scan may return a field twice
                 obs = int(data.get("obs_at") or 0)
-                held.append((obs, int(as_text(card_id)), as_text(card_id), _Stored(data, raw)))
+                held[card_id] = (obs, int(card_id), card_id, _Stored(data, raw))
         found: dict[str, _Stored] = {}
         for sk in scopes:
-            for _, _, card_id, data in sorted(by_scope[sk], reverse=True)[:limit]:
+            for _, _, card_id, data in sorted(by_scope[sk].values(), reverse=True)[:limit]:
                 found.setdefault(card_id, data)
         return list(found.items())
 

@@ -496,12 +496,12 @@ class CardStore:
         newest observation first: every stored card read, filtered on its JSON, then parsed."""
         scopes = None if allowed is None else frozenset(allowed)
         moment_ms = int(to_ms(moment))
-        held: list[Card] = []
-        async for _, raw in self._redis.hscan_iter(self.key(chat_id, "cards"), count=1000):
+        held: dict[str, Card] = {}  # by id: a scan may return a field twice
+        async for card_id, raw in self._redis.hscan_iter(self.key(chat_id, "cards"), count=1000):
             data = orjson.loads(raw)
             if (scopes is None or data.get("sk") in scopes) and stored_live_as_of(data, moment_ms):
-                held.append(card_from_json(chat_id, raw))
-        return cards_as_of(held, moment)
+                held[as_text(card_id)] = card_from_json(chat_id, raw)
+        return cards_as_of(held.values(), moment)
 
     async def history(self, chat_id: int, card_id: str) -> tuple[Card | None, list[CardEvent]]:
         """A card as stored now and its history, oldest first
