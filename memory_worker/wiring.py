@@ -114,7 +114,10 @@ def card_store_on(cards_redis: CardsRedis, settings: Settings) -> CardStore:
     """A card store on a card client the caller holds (the console's, the bot's): the
     settings' withdrawal thresholds (§10), no replica wait (only a worker's run waits)."""
     return CardStore(
-        cards_redis, Keys(settings.key_prefix), thresholds=Thresholds.from_settings(settings)
+        cards_redis,
+        Keys(settings.key_prefix),
+        thresholds=Thresholds.from_settings(settings),
+        history_max=settings.card_history_max_events,
     )
 
 
@@ -312,4 +315,5 @@ async def card_store(settings: Settings, redis: ArqRedis, keys: Keys) -> CardSto
         wait_replicas=replicas,
         wait_timeout_ms=settings.cards_wait_timeout_ms,
         thresholds=Thresholds.from_settings(settings),
+        history_max=settings.card_history_max_events,
     )

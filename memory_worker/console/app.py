@@ -488,10 +488,21 @@ class Console:
         except ValueError:
             return await self.render(request, "missing.html.j2", status=404, what="that chat")
         query = request.query.get("q", "").strip()[:200]
+        try:
+            as_of = memory_data.parse_as_of(request.query.get("as_of", "")[:40])
+        except ValueError:
+            as_of, problem = None, "as of: not an ISO 8601 time (e.g. 2026-03-01T12:00)"
+        else:
+            problem = ""
         memory = await memory_data.memory_data(
-            self.redis, self.settings, chat_id, query=query, card_store=self.card_store
+            self.redis,
+            self.settings,
+            chat_id,
+            query=query,
+            card_store=self.card_store,
+            as_of=as_of,
         )
-        return await self.render(request, "memory.html.j2", m=memory)
+        return await self.render(request, "memory.html.j2", m=memory, problem=problem)
 
     async def settings_page(self, request: web.Request) -> web.Response:
         return await self.render(
@@ -634,7 +645,8 @@ class Console:
 
     # --- actions: one card (§10) ----------------------------------------------------------------
     # ``GET /cards/{chat}/{card}`` shows the card (the memory browser's: its text, so
-    # ``MEMORY_CONSOLE_SHOW_MEMORY=0`` turns it off) with a retract form (a reason) and a
+    # ``MEMORY_CONSOLE_SHOW_MEMORY=0`` turns it off) with its history (§13: each event's time,
+    # kind, other card, cause, actor, run or request) and a retract form (a reason) and a
     # correct form (the new fact). ``GET …?action=retract&reason=…&preview=1`` (or
     # ``action=correct&fact=…``) says what will happen, writing nothing, and holds the confirm
     # form. ``POST /cards/{chat}/{card}`` calls ``MemoryQueue.retract`` / ``correct`` with
@@ -660,6 +672,7 @@ class Console:
         problems: list[str] | None = None,
         status: int = 200,
     ) -> web.Response:
+        _, events = await self.card_store.history(card.chat_id, card.id)
         return await self.render(
             request,
             "card.html.j2",
@@ -669,6 +682,7 @@ class Console:
             preview=preview,
             done=done,
             problems=problems or [],
+            events=events,
         )
 
     async def card_page(self, request: web.Request) -> web.Response:
