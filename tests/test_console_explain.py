@@ -71,7 +71,7 @@ def test_advice_by_reason(reason: str | None, anchor: str) -> None:
 @pytest.mark.parametrize(
     ("base", "href"),
     [
-        ("docs/runbook.md", "docs/runbook.md#provider_error"),
+        ("/docs/runbook.md", "/docs/runbook.md#provider_error"),
         ("https://docs.example/mw/runbook/", "https://docs.example/mw/runbook/#provider_error"),
         ("https://docs.example/runbook/#old", "https://docs.example/runbook/#provider_error"),
     ],
@@ -104,7 +104,7 @@ async def test_banner_shows_the_farms_last_answer_masked_and_what_to_do(
     assert 'class="farm-code">UPSTREAM_ERROR<' in banner
     assert "backend unreachable &lt;b&gt;x&lt;/b&gt;" in banner  # text, not markup
     assert KEY not in body
-    assert 'href="docs/runbook.md#provider_unavailable"' in banner
+    assert 'href="/docs/runbook.md#provider_unavailable"' in banner
     assert "What to do:" in banner
     # a deployment's docs site; a later refusal (no farm answer) keeps the answer shown
     claim = await store.claim("console-test-worker")

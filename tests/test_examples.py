@@ -150,6 +150,9 @@ def test_the_wheel_and_the_sdist_ship_the_examples(tmp_path: Path) -> None:
     for name in CONFIG_EXAMPLES:
         assert f"memory_worker/config/{name}" in names
     assert "memory_worker/console/templates/explain.html.j2" in names
+    # the pages the console serves at /docs/ (its banner links the runbook there)
+    for page in (ROOT / "docs").glob("*.md"):
+        assert f"memory_worker/docs/{page.name}" in names
     sdist = subprocess.run(
         [sys.executable, "-c",
          f"from setuptools import build_meta; print(build_meta.build_sdist({str(tmp_path)!r}))"],

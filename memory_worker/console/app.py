@@ -40,7 +40,7 @@ from aiohttp import web
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
-from memory_worker.console import data, explain, memory_data, runs_data
+from memory_worker.console import data, docs, explain, memory_data, runs_data
 from memory_worker.console.auth import (
     CSRF_COOKIE,
     csrf_pair_ok,
@@ -398,6 +398,25 @@ class Console:
 
     async def static(self, _: web.Request) -> web.Response:
         return web.Response(body=self.css, content_type="text/css", charset="utf-8")
+
+    async def docs_index(self, _: web.Request) -> web.Response:
+        raise web.HTTPFound(f"/docs/{docs.INDEX}")
+
+    async def docs_page(self, request: web.Request) -> web.Response:
+        """A bundled documentation page as HTML (its headings carry MkDocs' anchors), or one
+        of its images; the banner's runbook links land here by default."""
+        name = request.match_info["name"]
+        if not docs.PAGE_NAME.match(name):
+            return await self.render(request, "missing.html.j2", status=404, what="such page")
+        if name.endswith(".png"):
+            body = docs.image(name)
+            if body is None:
+                return await self.render(request, "missing.html.j2", status=404, what=name)
+            return web.Response(body=body, content_type="image/png")
+        found = docs.page(name)
+        if found is None:
+            return await self.render(request, "missing.html.j2", status=404, what=name)
+        return await self.render(request, "docs.html.j2", page=found, pages=docs.names())
 
     # --- actions --------------------------------------------------------------------------------
     async def breaker_reset(self, request: web.Request) -> web.Response:
@@ -789,6 +808,8 @@ def add_console(
         ("GET", "/cards/{chat_id}/{card_id}", console.card_page),
         ("POST", "/cards/{chat_id}/{card_id}", console.card_act),
         ("GET", "/static/console.css", console.static),
+        ("GET", "/docs", console.docs_index),
+        ("GET", "/docs/{name}", console.docs_page),
     ]
     if console.gate.closed:
         routes += [
