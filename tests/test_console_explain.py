@@ -132,6 +132,10 @@ async def test_a_released_run_shows_its_release_history(
     )
     assert "no failed attempts (released 1 times" in body
     assert "the budget of its last claim" in body
+    # the title is the run's id, nothing of the page's body
+    (title,) = re.findall(r"<title>(.*?)</title>", body, re.S)
+    assert title == f"Run {rid} · memory-worker console"
+    assert body.count('id="release-log"') == 1
 
 
 async def test_workers_page_lists_the_registry(
