@@ -58,6 +58,7 @@ from memory_worker.keys import Keys
 from memory_worker.paging.notifiers import notifiers_from_settings
 from memory_worker.paging.reports import (
     AdminReporter,
+    PagedLog,
     pinned_reporter,
     retired_reporter,
     route_breakers,
@@ -188,7 +189,7 @@ def build_routing(
         open_routes=route_open_workflows(routes, breakers),
     )
     attempts = AttemptCounter(redis, keys)
-    events = Fanout(event_log(redis, settings), reporter, attempts)
+    events = Fanout(PagedLog(event_log(redis, settings), reporter), attempts)
     walker = Walker(
         routes,
         breakers,
