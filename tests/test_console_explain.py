@@ -117,6 +117,38 @@ async def test_banner_shows_the_farms_last_answer_masked_and_what_to_do(
     assert 'href="https://docs.example/runbook/#provider_unavailable"' in body
 
 
+async def test_the_banner_names_the_farms_error_from_the_first_release_on(
+    redis: Any, settings: Settings, make_client: MakeClient
+) -> None:
+    """An outage's first minute: one call failed with UPSTREAM_ERROR (its breaker charged,
+    still closed) and the run went back. The banner is up already, with the farm's code and
+    what to do; a success on the target takes it down."""
+    from llm_client import Circuit, Outcome
+    from memory_worker.wiring import breaker_store
+    from tests.support.factories import make_request
+
+    store = RunStore(redis, settings)
+    client = await make_client(settings)
+    assert 'id="outage-banner"' not in await (await client.get("/")).text()
+    await store.enqueue(make_request(77, texts=["hello"]))
+    breakers = breaker_store(redis, settings)
+    permit = await breakers.acquire(TARGET, lease_seconds=5)
+    assert permit is not None
+    await breakers.record(TARGET, permit, Outcome.FAILURE)
+    assert (await breakers.view(TARGET)).circuit is Circuit.CLOSED  # not tripped yet
+    await _release_with_answer(store, "UPSTREAM_ERROR: backend unreachable")
+    body = await (await client.get("/runs")).text()
+    banner = body[body.index('id="outage-banner"') : body.index("</section>")]
+    assert "Farm failing" in banner
+    assert 'class="route-failing">memory_extraction<' in banner
+    assert 'class="farm-code">UPSTREAM_ERROR<' in banner
+    assert 'href="/docs/runbook.md#provider_unavailable"' in banner
+    permit = await breakers.acquire(TARGET, lease_seconds=5)
+    assert permit is not None
+    await breakers.record(TARGET, permit, Outcome.SUCCESS)  # the farm answers again
+    assert 'id="outage-banner"' not in await (await client.get("/")).text()
+
+
 async def test_a_released_run_shows_its_release_history(
     redis: Any, settings: Settings, make_client: MakeClient
 ) -> None:

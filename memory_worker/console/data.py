@@ -84,6 +84,15 @@ class OpenRoute:
     targets: tuple[str, ...]
     #: The last error the route's farm gave (masked), as the run store keeps it.
     last_error: RouteError | None = None
+    #: Not open yet, but the last call on every target failed (an outage's first minute).
+    failing: bool = False
+    #: The most consecutive charged failures of its targets (breakers count them).
+    failures: int = 0
+
+
+#: A failing route's last farm error must be this recent to raise the banner (an idle store's
+#: last failure, hours old, is no outage).
+FAILING_FRESH_MS = 15 * 60 * 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +107,8 @@ class Banner:
     pages_suppressed: int
     attempts_spent: int
     deferred: bool
+    #: No route open and the pipeline not deferred: calls fail, breakers not tripped yet.
+    failing_only: bool = False
 
 
 def outage_banner(
@@ -117,16 +128,31 @@ def outage_banner(
     A route is open when every one of its targets' breakers is not closed; it is open
     since the latest of its targets' openings (the moment the last way out closed).
     The next probe is the earliest delayed tick, else the earliest end of a cooldown.
+
+    From an outage's first release on, before any breaker opens, a route is *failing* when
+    the last call on every one of its targets failed (each breaker counts consecutive
+    failures; a success resets it) and the farm's last error for it is recent
+    (:data:`FAILING_FRESH_MS`): the banner shows it with that error and what to do.
     """
     by_target = {v.target: v for v in breakers}
     open_routes: list[OpenRoute] = []
     for workflow, targets in routes.items():
         views = [by_target.get(t) for t in targets]
-        if targets and all(v is not None and v.circuit is not Circuit.CLOSED for v in views):
-            opened = [v.opened_at_ms for v in views if v is not None and v.opened_at_ms]
+        if not targets or any(v is None for v in views):
+            continue
+        present = [v for v in views if v is not None]
+        last = _last_error(workflow, targets, last_errors or {})
+        failures = max(v.consecutive_failures for v in present)
+        if all(v.circuit is not Circuit.CLOSED for v in present):
+            opened = [v.opened_at_ms for v in present if v.opened_at_ms]
             since = max(opened) if opened else None
-            last = _last_error(workflow, targets, last_errors or {})
-            open_routes.append(OpenRoute(workflow, since, tuple(targets), last))
+            open_routes.append(OpenRoute(workflow, since, tuple(targets), last, False, failures))
+        elif (
+            all(v.circuit is not Circuit.CLOSED or v.consecutive_failures > 0 for v in present)
+            and last is not None
+            and last.at.timestamp() * 1000 >= now_ms - FAILING_FRESH_MS
+        ):
+            open_routes.append(OpenRoute(workflow, None, tuple(targets), last, True, failures))
     if deferred_since_ms is None and not open_routes:
         return None
     starts = [r.since_ms for r in open_routes if r.since_ms is not None]
@@ -145,6 +171,7 @@ def outage_banner(
             next_probe = max(0.0, min(cooldowns))
     return Banner(
         since_ms=min(starts) if starts else None,
+        failing_only=deferred_since_ms is None and all(r.failing for r in open_routes),
         open_routes=tuple(open_routes),
         next_probe_in_s=next_probe,
         runs_waiting=runs_waiting,
@@ -192,9 +219,13 @@ async def banner_data(
     ticks = [int(score) for member, score in delayed if as_text(member).startswith(tick_prefix)]
     deferred_ms = int(deferred) if deferred else None
     failed_since = 0
-    if deferred_ms is not None or any(v.circuit is not Circuit.CLOSED for v in breakers):
+    errors = route_errors(last_errors.items())
+    failing = [v for v in breakers if v.circuit is not Circuit.CLOSED or v.consecutive_failures]
+    if deferred_ms is not None or failing:
         opened = [v.opened_at_ms for v in breakers if v.opened_at_ms]
-        start = min([*opened, *([deferred_ms] if deferred_ms else [])], default=now)
+        first_errors = [int(e.at.timestamp() * 1000) for e in errors.values()]
+        recent = [at for at in first_errors if at >= now - FAILING_FRESH_MS]
+        start = min([*opened, *([deferred_ms] if deferred_ms else []), *recent], default=now)
         failed_since = int(
             await redis.zcount(keys.by_status(RunStatus.FAILED.value), start, "+inf")
         )
@@ -207,7 +238,7 @@ async def banner_data(
         runs_waiting=int(queued) + int(retry),
         pages={as_text(k): int(v) for k, v in pages.items()},
         failed_since=failed_since,
-        last_errors=route_errors(last_errors.items()),
+        last_errors=errors,
     )
 
 
