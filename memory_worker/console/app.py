@@ -345,6 +345,7 @@ class Console:
             request,
             "events.html.j2",
             t=timeline,
+            gap_min=data.INCIDENT_GAP_MS // 60_000,
             workflow=workflow or "",
             event_type=event_type or "",
             workflows=sorted({*self.routes, data.AUDIT_WORKFLOW, "pipeline"}),

@@ -381,11 +381,89 @@ class PendingPage:
 
 
 @dataclass(frozen=True, slots=True)
+class EventLine:
+    """Events alike — type, route, target, reason, code — within one incident, as one row:
+    an outage's probe after probe is one line with its count, not one line each."""
+
+    latest: RoutingEvent
+    count: int
+    first_ms: int
+    pages: bool
+    #: The worst severity among them (a repeat held back by the page cooldown is a warn).
+    severity: str
+
+
+@dataclass(frozen=True, slots=True)
+class Incident:
+    """Events no more than :data:`INCIDENT_GAP_MS` apart: one outage, one operator's
+    action, one burst of failures. Lines newest first (by their latest event)."""
+
+    start_ms: int
+    end_ms: int
+    lines: list[EventLine]
+    events: int
+    workflows: tuple[str, ...]
+    pages: bool
+    #: The last event closed a breaker (the farm answered again).
+    recovered: bool
+
+
+#: Two events further apart than this start a new incident (an outage probes every 15 s, so
+#: its events stay together; the next outage, an hour later, is another incident).
+INCIDENT_GAP_MS = 5 * 60 * 1000
+_SEVERITY_RANK = {"info": 0, "warn": 1, "error": 2}
+
+
+def _line_key(e: RoutingEvent) -> tuple[str, str, str, str, str]:
+    return (e.type, e.workflow, e.target or "", e.reason or "", e.error_code or "")
+
+
+def incidents(items: Sequence[TimelineItem], gap_ms: int = INCIDENT_GAP_MS) -> list[Incident]:
+    """Group a timeline (newest first) into incidents, newest first, collapsing alike events
+    of one incident into a counted line (pure)."""
+    groups: list[list[TimelineItem]] = []
+    for item in items:
+        if groups and groups[-1][-1].event.at_ms - item.event.at_ms <= gap_ms:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return [_incident(group) for group in groups]
+
+
+def _incident(group: Sequence[TimelineItem]) -> Incident:
+    lines: dict[tuple[str, str, str, str, str], EventLine] = {}
+    for item in group:  # newest first: the first seen of a key is its latest
+        e = item.event
+        key = _line_key(e)
+        seen = lines.get(key)
+        severity = e.severity or "error"
+        if seen is None:
+            lines[key] = EventLine(e, 1, e.at_ms, item.pages, severity)
+            continue
+        worse = max(seen.severity, severity, key=lambda s: _SEVERITY_RANK.get(s, 2))
+        lines[key] = EventLine(
+            seen.latest, seen.count + 1, e.at_ms, seen.pages or item.pages, worse
+        )
+    newest = group[0].event
+    return Incident(
+        start_ms=group[-1].event.at_ms,
+        end_ms=newest.at_ms,
+        lines=list(lines.values()),
+        events=len(group),
+        workflows=tuple(sorted({i.event.workflow for i in group})),
+        pages=any(i.pages for i in group),
+        recovered=newest.type == EventType.CIRCUIT_CLOSED,
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Timeline:
     items: list[TimelineItem]
     pages: Mapping[str, int]
     pending: list[PendingPage]
     types: list[str]
+    #: ``items`` grouped: what the page shows.
+    incidents: list[Incident]
 
 
 async def timeline_data(
@@ -394,9 +472,10 @@ async def timeline_data(
     *,
     workflow: str | None = None,
     event_type: str | None = None,
-    limit: int = 200,
+    limit: int = 500,
 ) -> Timeline:
-    """Routing events newest first (each marked when it pages the admins) and the outbox."""
+    """Routing events newest first (each marked when it pages the admins), grouped into
+    incidents, and the outbox."""
     keys = Keys(settings.key_prefix)
     events = await event_log(redis, settings).recent(
         limit=limit, types=[event_type] if event_type else None, workflow=workflow or None
@@ -421,11 +500,13 @@ async def timeline_data(
                     text=h.get("text", ""),
                 )
             )
+    items = [TimelineItem(e, page_decision(e)) for e in events]
     return Timeline(
-        items=[TimelineItem(e, page_decision(e)) for e in events],
+        items=items,
         pages={as_text(k): int(v) for k, v in counters.items()},
         pending=pending,
         types=sorted({*(t.value for t in EventType), *AUDIT_TYPES}),
+        incidents=incidents(items),
     )
 
 
