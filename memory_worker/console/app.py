@@ -59,6 +59,7 @@ from memory_worker.errors import (
 )
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
+from memory_worker.models import SKIP_MEANING
 from memory_worker.paging.notifiers import configured_channels
 from memory_worker.paging.policy import age_text, clock_text, unconfigured_warning
 from memory_worker.privacy.forget import ForgetResult, ForgetScope
@@ -133,6 +134,7 @@ def environment() -> jinja2.Environment:
     env.globals["runbook_href"] = explain.runbook_href
     env.globals["next_probe_meaning"] = explain.NEXT_PROBE_MEANING
     env.globals["cooldown_meaning"] = explain.COOLDOWN_MEANING
+    env.globals["skip_meaning"] = SKIP_MEANING
     return env
 
 

@@ -65,7 +65,7 @@ STATUS_FIGURES: tuple[Figure, ...] = (
     Figure(
         "skipped",
         "skipped",
-        "runs of an older prompt version, not processed",
+        "runs never processed: of an older prompt version, or forgotten (the run says which)",
         'memory_worker_runs{status="skipped"}',
         "runs.skipped",
     ),
