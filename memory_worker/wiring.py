@@ -242,7 +242,9 @@ async def build_tick_runner(
     keys = Keys(settings.key_prefix)
     check_run_routes(routing_routes(settings), settings.routes_file)
     cards = await card_store(settings, redis, keys)  # first: nothing else to close if it fails
-    metrics = process_metrics()  # this process's series, its walker's farm calls included
+    metrics = process_metrics(
+        settings.worker_slot
+    )  # this process's series, its walker's farm calls included
     routing = build_routing(settings, redis, transports=transports, observer=metrics)
     models = RoutedModels(routing.walker, routing.attempts, settings)
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])

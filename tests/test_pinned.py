@@ -17,6 +17,7 @@ from memory_worker.keys import Keys
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun
+from memory_worker.pipeline.process_metrics import worker_identity
 from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
@@ -27,7 +28,6 @@ from memory_worker.worker.pinned import (
     Sample,
     judge_pinned,
     trimmed,
-    worker_identity,
 )
 from memory_worker.worker.watchdog import PINNED, PINNED_HELD, Liveness, Watchdog
 from tests.support.clock import ManualClock
