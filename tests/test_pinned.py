@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_worker.keys import Keys
+from memory_worker.pipeline.process_metrics import worker_identity
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun
-from memory_worker.pipeline.process_metrics import worker_identity
 from memory_worker.server import HealthServer
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
