@@ -123,7 +123,7 @@ def test_the_rules_cover_what_an_operator_must_be_told() -> None:
     reads = {name: metric_names(r["expr"]) for name, r in rules().items()}
     must = {
         "MemoryWorkerFarmOutage": "memory_worker_route_open",
-        "MemoryWorkerBacklogNotDraining": "memory_worker_oldest_queued_run_age_seconds",
+        "MemoryWorkerBacklogNotDraining": "memory_worker_oldest_queued_run_timestamp_seconds",
         "MemoryWorkerAttemptsSpentInOutage": "memory_worker_runs_failed_total",
         "MemoryWorkerRunsRetired": "memory_worker_runs_retired_total",
         "MemoryWorkerNoWorkers": "memory_worker_workers",

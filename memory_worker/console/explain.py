@@ -113,8 +113,9 @@ STATE_FIGURES: tuple[Figure, ...] = (
     Figure(
         "oldest-queued",
         "Oldest queued run",
-        "how long the longest-waiting queued run has waited since it was queued or released",
-        "memory_worker_oldest_queued_run_age_seconds",
+        "how long the longest-waiting queued run has waited since it was queued or released "
+        "(/metrics has the moment: the wait is time() minus it)",
+        "memory_worker_oldest_queued_run_timestamp_seconds",
     ),
     Figure(
         "in-flight",
@@ -154,7 +155,7 @@ STATE_FIGURES: tuple[Figure, ...] = (
         "deferred-since",
         "Pipeline deferred since",
         "when the fleet stopped claiming for an outage and left one delayed probe",
-        "memory_worker_pipeline_deferred_seconds",
+        "memory_worker_pipeline_deferred_since_timestamp_seconds",
         "pipeline_deferred_since",
     ),
 )
