@@ -470,7 +470,7 @@ async def test_the_banners_runbook_link_opens_the_bundled_runbook_at_its_section
     lands on the runbook the console serves, scrolled to the heading the link names."""
     from selenium.webdriver.common.by import By
 
-    from tests.test_console import seed
+    from tests.console.test_console import seed
 
     base, settings = console
     redis = client_from_url(reveal(settings.redis_url) or "")

@@ -5,7 +5,7 @@ User story: "the banner says what to do and links the runbook; I click it on a f
 and land on the section, not on a 404". Every page is served at ``/docs/NAME.md`` with the
 anchors MkDocs gives its headings (checked against a real ``mkdocs build``), every link
 between the served pages lands on a page and heading that exist, and nothing outside the
-bundled pages is reachable. The browser half is in tests/test_console_browser.py.
+bundled pages is reachable. The browser half is in tests/console/test_console_browser.py.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from memory_worker.settings import Settings
 from tests.support.console import MakeClient
 from tests.support.console import make_client as make_client  # the fixture
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted(p.name for p in (ROOT / "docs").glob("*.md"))
 HEADING_ID = re.compile(r'<h[1-6] id="([^"]+)"')
 HREF = re.compile(r'href="([^"]+)"')

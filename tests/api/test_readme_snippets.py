@@ -21,9 +21,9 @@ import pytest
 
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
-from tests.test_bot_memory_example import check_output, seed_chat
+from tests.api.test_bot_memory_example import check_output, seed_chat
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 BOT_API = ROOT / "docs" / "bot-api.md"
 GETTING_STARTED = ROOT / "docs" / "getting-started.md"
