@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from memory_worker.cards import RunWrites, Scope
 from memory_worker.cards.recall import RecallHit
 from memory_worker.errors import EmbeddingUnavailable, RoutesInvalid, VectorSpaceMismatch
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
+from memory_worker.keys import Keys
 from memory_worker.settings import Settings
 from tests.support.cards import T0, new
 from tests.support.routes import farm_target, local_target, route, write_routes
@@ -119,7 +120,7 @@ async def test_recall_refuses_a_chat_of_another_model(queue: MemoryQueue) -> Non
     assert info.value.query_model == E5
 
 
-async def test_recall_without_an_embedding_route_is_a_routing_error(
+async def test_recall_without_an_embedding_route_answers_by_words_marked_degraded(
     settings: Settings, tmp_path: Path
 ) -> None:
     routes = tmp_path / "routes.toml"
@@ -131,9 +132,11 @@ async def test_recall_without_an_embedding_route_is_a_routing_error(
     )
     try:
         await remember(q, FACTS[:1])
-        with pytest.raises(EmbeddingUnavailable) as info:
-            await q.recall(CHAT, "tea?")
-        assert isinstance(info.value.__cause__, RouteUnavailable)
+        hits = await q.recall(CHAT, "tea?")
+        assert [h.card.fact_text for h in hits] == ["Alice likes green tea"]
+        assert hits.degraded
+        assert isinstance(hits.degraded_error, EmbeddingUnavailable)
+        assert isinstance(hits.degraded_error.__cause__, RouteUnavailable)
     finally:
         await q.close()
 
@@ -251,15 +254,15 @@ async def test_recall_reports_its_farm_calls_like_a_worker(
     keys = Keys(farm.key_prefix)
     async with await MemoryQueue.connect(settings=farm) as q:
         await remember(q, FACTS)
-        with pytest.raises(EmbeddingUnavailable) as first:
-            await q.recall(CHAT, "What does Alice drink?")
-        with pytest.raises(EmbeddingUnavailable) as probe:  # open now: the one fail-open probe
-            await q.recall(CHAT, "What does Alice drink?")
-        with pytest.raises(EmbeddingUnavailable) as refused:  # no second probe in the interval
-            await q.recall(CHAT, "What does Alice drink?")
-        assert isinstance(first.value.__cause__, BackendUnavailable)
-        assert isinstance(probe.value.__cause__, BackendUnavailable)
-        assert isinstance(refused.value.__cause__, AllCircuitsOpen)
+        first = (await q.recall(CHAT, "What does Alice drink?")).degraded_error
+        probe = (await q.recall(CHAT, "What does Alice drink?")).degraded_error  # the probe
+        refused = (await q.recall(CHAT, "What does Alice drink?")).degraded_error  # no second
+        assert isinstance(first, EmbeddingUnavailable)
+        assert isinstance(probe, EmbeddingUnavailable)
+        assert isinstance(refused, EmbeddingUnavailable)
+        assert isinstance(first.__cause__, BackendUnavailable)
+        assert isinstance(probe.__cause__, BackendUnavailable)
+        assert isinstance(refused.__cause__, AllCircuitsOpen)
     fields = await awaited(redis.hgetall(keys.routing_attempts))
     attempts = {k.decode(): int(v) for k, v in fields.items()}
     assert sum(n for field, n in attempts.items() if "failure" in field) == 2
@@ -269,14 +272,16 @@ async def test_recall_reports_its_farm_calls_like_a_worker(
 CANARY = "canary-4417-recall-text"
 
 
-async def test_a_farm_outage_reaches_the_bot_as_a_memory_worker_error(
+async def test_a_farm_outage_degrades_recall_and_context_and_fails_correct(
     settings: Settings, tmp_path: Path, sim: FarmSimulator, redis: Redis
 ) -> None:
-    """recall, context(query=…) and correct during a farm outage raise EmbeddingUnavailable
-    (a MemoryWorkerError the bot imports from memory_worker), the llm_client error as its
-    cause, naming ids and types only; the failed correct writes nothing."""
+    """During a farm outage recall and context(query=…) answer from the words alone, marked
+    degraded (the EmbeddingUnavailable, a MemoryWorkerError the bot imports from
+    memory_worker, as their degraded_error, the llm_client error its cause); correct raises
+    it and writes nothing. Ids and types only: the query's text is in no error or log."""
     import memory_worker
     from tests.support.dumps import dump_chat
+    from tests.support.logs import capture_logs
 
     sim.set_fault("*", Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="dns"))
     routes = write_routes(tmp_path, embedding=route(farm_target("embedder", E5, endpoint="encode")))
@@ -291,25 +296,36 @@ async def test_a_farm_outage_reaches_the_bot_as_a_memory_worker_error(
     async with await MemoryQueue.connect(settings=farm) as q:
         await remember(q, FACTS)
         card = (await q.visible_cards(CHAT))[0]
-        calls: dict[str, Callable[[], Awaitable[object]]] = {
-            "recall": lambda: q.recall(CHAT, f"What does Alice drink? {CANARY}"),
-            "context": lambda: q.context(CHAT, query=f"drinks {CANARY}"),
-            "correct": lambda: q.correct(card, f"Alice drinks coffee {CANARY}", actor="ops"),
-        }
-        for call, make in calls.items():
-            before = await dump_chat(q.cards, CHAT)
+        before = await dump_chat(q.cards, CHAT)
+        with capture_logs() as events:
+            hits = await q.recall(CHAT, f"Where does Alice live? {CANARY}", k=2)
+            memory = await q.context(CHAT, query=f"Alice tea {CANARY}")
             with pytest.raises(memory_worker.EmbeddingUnavailable) as info:
-                await make()
-            error = info.value
+                await q.correct(card, f"Alice drinks coffee {CANARY}", actor="ops")
+        assert isinstance(hits, memory_worker.RecallResult)
+        assert isinstance(hits, list)
+        assert hits[0].card.fact_text == "Alice lives in Lisbon"  # by its words
+        assert all(h.dense is None and h.lexical > 0 for h in hits)
+        assert memory.degraded
+        assert "Alice likes green tea" in memory.text.splitlines()[1]  # relevance by words
+        errors = [hits.degraded_error, memory.degraded_error, info.value]
+        for error, call in zip(errors, ["recall", "recall", "correct"], strict=True):
+            assert isinstance(error, memory_worker.EmbeddingUnavailable)
             assert isinstance(error, memory_worker.Unavailable)
-            assert isinstance(error, memory_worker.MemoryWorkerError)
             assert isinstance(error.__cause__, LLMError)
-            assert error.call == ("correct" if call == "correct" else "recall")
+            assert error.call == call
             assert error.chat_id == CHAT
             assert error.kind == type(error.__cause__).__name__
             assert CANARY not in str(error)
             assert CANARY not in repr(error.args)
-            assert await dump_chat(q.cards, CHAT) == before  # nothing written
+        assert hits.degraded_reason == str(hits.degraded_error)
+        assert await dump_chat(q.cards, CHAT) == before  # nothing written
+        degraded = [e for e in events if e["event"] == "recall.degraded"]
+        assert [e["call"] for e in degraded] == ["recall", "context"]
+        assert not any(CANARY in str(e) for e in events)
+    counted = await redis.hgetall(Keys(farm.key_prefix).counters)  # type: ignore[misc]
+    assert counted[b"degraded:recall"] == b"1"
+    assert counted[b"degraded:context"] == b"1"
 
 
 async def test_a_routes_file_that_cannot_load_is_a_configuration_error(

@@ -19,6 +19,7 @@ from memory_worker.cards import CardStatus, CardStore, RunWrites
 from memory_worker.keys import Keys
 from memory_worker.settings import Settings
 from tests.support.cards import ALICE, CHAT, T0, new
+from tests.support.dumps import dump_chat
 from tests.support.harness import cli
 
 
@@ -73,6 +74,23 @@ async def test_show_retract_and_correct_ask_first_and_leave_audit_events(
         ("correct", "ann"),
     ]
     assert not any("Qorvadine" in v or "Porto" in v for e in events for v in e.values())
+
+
+async def test_retract_with_nobody_to_answer_exits_2_and_changes_nothing(
+    settings: Settings, redis: Any, cards_redis: Any, cards_url: str, two_cards: CardStore
+) -> None:
+    """No terminal and no --yes (cron, a pipe): one line naming --yes, exit 2, the card
+    untouched — not click's "Aborted!" with exit 1."""
+    env = env_for(cards_redis, redis, cards_url)
+    before = await dump_chat(two_cards, CHAT)
+    for args in (("retract", f"{CHAT}:1", "--reason", "no"), ("correct", f"{CHAT}:2", "x")):
+        refused = cli(settings, "cards", *args, stdin="", **env)
+        assert refused.returncode == 2, refused.stderr
+        last = refused.stderr.strip().splitlines()[-1]
+        assert last.startswith("error: ")
+        assert "pass --yes" in last
+        assert "Aborted!" not in refused.stderr
+    assert await dump_chat(two_cards, CHAT) == before
 
 
 @pytest.mark.parametrize(

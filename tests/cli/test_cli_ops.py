@@ -19,7 +19,7 @@ from llm_client import EventType, Outcome, RedisEventLog, RoutingEvent
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import route_target_ids
 from memory_worker.settings import Settings
-from memory_worker.wiring import breaker_store
+from memory_worker.wiring import breaker_store, event_log
 from tests.support.harness import cli, cli_env, free_port
 
 
@@ -59,6 +59,26 @@ async def test_breakers_list_and_reset(settings: Settings, redis: Any) -> None:
     assert "unknown target" in unknown.stderr
     forced = cli(settings, "breakers", "reset", "nobody/nothing", "--force")
     assert forced.returncode == 0, forced.stderr
+
+
+async def test_a_cli_breaker_reset_is_audited_like_a_console_one(
+    settings: Settings, redis: Any
+) -> None:
+    routed = route_target_ids(settings)
+    await trip(redis, settings, routed[0])
+    assert cli(settings, "breakers", "reset", routed[0]).returncode == 0
+    events = await event_log(redis, settings).recent(types=["cli_breaker_reset"])
+    assert len(events) == 1
+    assert events[0].workflow == "console"  # the audit's lane, beside the console's resets
+    assert events[0].counters == {"trips_before": 1}
+    context = dict(events[0].context)
+    assert context["target"] == routed[0]
+    assert context["state_before"] == "open"
+    assert context["actor"] == "cli"
+    assert context["user"]
+    shown = cli(settings, "report", "--type", "cli_breaker_reset", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert "cli_breaker_reset" in shown.stdout
 
 
 async def test_report_shows_events_pages_and_backlog(settings: Settings, redis: Any) -> None:

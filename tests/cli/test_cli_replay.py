@@ -21,7 +21,7 @@ from memory_worker.runs import EnqueueStatus, RunStore
 from memory_worker.runs.policy import plan_failure
 from memory_worker.runs.replay import ReplayFilter, ReplayStore
 from memory_worker.settings import Settings
-from memory_worker.wiring import build_tick_runner, replay_store
+from memory_worker.wiring import build_tick_runner, event_log, replay_store
 from tests.support.factories import make_request
 from tests.support.harness import cli
 
@@ -151,10 +151,18 @@ async def test_dry_run_writes_nothing_and_a_second_replay_is_a_no_op(
     assert refused.returncode == 1
     assert "3 run(s)" in refused.stderr
     assert await dump_prefix(redis, few_attempts.key_prefix) == before
+    nobody = cli(few_attempts, "replay", "--error-code", "UPSTREAM_ERROR", stdin="")
+    assert nobody.returncode == 2  # no terminal, no --yes: refused in one line, not "Aborted!"
+    assert "pass --yes" in nobody.stderr.strip().splitlines()[-1]
+    assert await dump_prefix(redis, few_attempts.key_prefix) == before
 
     first = cli(few_attempts, "replay", "--error-code", "UPSTREAM_ERROR", stdin="y\n")
     assert first.returncode == 0, first.stderr
     assert "Replay summary" in first.stdout
+    (audited,) = await event_log(redis, few_attempts).recent(types=["cli_replay"])
+    assert audited.counters == {"matched": 3, "replayed": 3, "skipped": 0}
+    assert dict(audited.context)["error_code"] == "UPSTREAM_ERROR"
+    assert dict(audited.context)["actor"] == "cli"
     after_first = await dump_prefix(redis, few_attempts.key_prefix)
     assert after_first != before
 

@@ -376,6 +376,23 @@ async def test_operator_sees_outage_resets_breaker_browses_memory_and_replays(
             for rid in retired:
                 run = await store.get(rid)
                 assert (run.status, run.attempts, run.retired) == (RunStatus.FAILED, 0, False)
+
+            # --- one run by id: cancel it from its page (preview, then the token) -------------
+            doomed = (await store.enqueue(make_request(CHAT + 3, hour=13))).run_id
+            assert doomed is not None
+            await page.open(f"/runs/{doomed}")
+            preview = await page.submit("#run-actions", {}, "#cancel-preview")
+            assert 'id="run-confirm"' in preview
+            assert (await store.get(doomed)).status is RunStatus.QUEUED  # the preview wrote nothing
+            refused = await page.submit("#run-confirm", {"token": "not-the-token"}, "#confirm-run")
+            assert 'id="refused"' in refused
+            assert (await store.get(doomed)).status is RunStatus.QUEUED
+            await page.open(f"/runs/{doomed}?action=cancel&preview=1")
+            done_html = await page.submit("#run-confirm", {"token": TOKEN}, "#confirm-run")
+            assert 'id="run-done"' in done_html
+            assert "st-cancelled" in done_html
+            assert (await store.get(doomed)).status is RunStatus.CANCELLED
+            assert doomed in await page.open("/events?type=console_run_cancel")
             fleet.start(1)
 
             async def replayed_completed() -> bool:

@@ -28,7 +28,7 @@ from memory_worker.cards import CardStore
 from memory_worker.consolidation.batching import MESSAGE_SHARE
 from memory_worker.consolidation.consolidate import consolidate_run
 from memory_worker.consolidation.prompt import overhead_tokens
-from memory_worker.errors import ConsolidationError
+from memory_worker.errors import ConsolidationError, RunCancelled
 from memory_worker.keys import Keys
 from memory_worker.models import RunRequest
 from memory_worker.settings import Settings
@@ -593,3 +593,34 @@ async def test_the_context_cards_are_read_while_the_applied_check_runs(
     assert [c["fact"] for c in extractor.payloads[0]["existing_cards"]] == [
         "Alice drinks green tea."
     ]
+
+
+@pytest.mark.parametrize("at", [1, 2], ids=["before_the_embedding", "before_the_card_write"])
+async def test_a_run_cancelled_at_a_checkpoint_embeds_and_writes_nothing_after_it(
+    store: CardStore, settings: Settings, at: int
+) -> None:
+    """§13: the checkpoints before the embedding and before the card write raise the cancel;
+    nothing of the run is written, and no farm call is made after the one that found it."""
+    before = await dump_chat(store, CHAT)
+    request = make_request((1, ALICE, "I love green tea"))
+    embedder = HashEmbedder(DIM)
+    passed: list[int] = []
+
+    async def checkpoint() -> None:
+        passed.append(len(embedder.calls))
+        if len(passed) == at:
+            raise RunCancelled("run-1")
+
+    with pytest.raises(RunCancelled):
+        await run(
+            store,
+            settings,
+            request,
+            [answer(card("Alice loves green tea.", 1))],
+            embedder=embedder,
+            checkpoint=checkpoint,
+        )
+    assert len(passed) == at
+    assert len(embedder.calls) == (0 if at == 1 else 1)  # a new chat: no related lookup
+    assert await dump_chat(store, CHAT) == before
+    assert not await store.has_applied(CHAT, "run-1")

@@ -59,6 +59,7 @@ def _by_name(families: Any) -> dict[str, dict[tuple[str, ...], float]]:
         pytest.param("memory_worker_runs_retired", "retired", id="retired"),
         pytest.param("memory_worker_runs_skipped", "skipped", id="skipped"),
         pytest.param("memory_worker_forgets", "forgets", id="forgets"),
+        pytest.param("memory_worker_reads_degraded", "degraded", id="degraded"),
     ],
 )
 def test_every_known_label_of_a_counter_family_is_exported_at_0(family: str, prefix: str) -> None:

@@ -15,6 +15,7 @@ from redis.exceptions import RedisError, ResponseError
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore
 from memory_worker.cards.forget import CardForget
+from memory_worker.errors import StoreWriteRefused
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
 from memory_worker.runs import RunStore
@@ -215,8 +216,9 @@ async def test_redis_refusing_the_card_script_mid_forget_leaves_a_forget_that_a_
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Fault: Redis refuses a command (OOM) in the middle of a forget. The error is typed (a
-    RedisError, nothing swallowed), Bob's memory is untouched, and running the same forget
-    again removes every byte of Alice's text: no step leaves a half-written chunk behind."""
+        RedisError, nothing swallowed), Bob's memory is untouched, and running the same forget
+        again removes every byte of Alice's text: no step leaves a half-written chunk behind. The bot
+    sees it as memory_worker's StoreWriteRefused, the redis-py error its cause."""
     await seeded(settings, redis, farm)
     refused: list[int] = []
     original = CardForget.__init__
@@ -234,8 +236,9 @@ async def test_redis_refusing_the_card_script_mid_forget_leaves_a_forget_that_a_
         self._forget = refuse_once  # type: ignore[assignment]
 
     monkeypatch.setattr(CardForget, "__init__", init)
-    with pytest.raises(RedisError):
+    with pytest.raises(StoreWriteRefused) as info:
         await queue.forget(CHAT, ALICE)
+    assert isinstance(info.value.__cause__, RedisError)
     assert refused == [1]
     assert CANARY[BOB].encode() in await deployment_bytes(redis, key_prefix)
 

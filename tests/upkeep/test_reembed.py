@@ -187,6 +187,7 @@ async def test_switch_of_1000_cards_never_answers_mixed_and_keeps_writes(
                     assert consistent(hits, query, model), (model, hits)
                     observed.append(model)
                 bot.recall_walker = walkers[model]  # type: ignore[assignment]
+                recalled: list[RecallHit]
                 try:
                     recalled = await bot.recall(CHAT, query, k=5)
                 except VectorSpaceMismatch:
