@@ -67,10 +67,11 @@ def run_snippet(code: str, folder: Path, env: dict[str, str]) -> str:
 
 
 def test_the_pages_show_the_snippets_run_here() -> None:
-    """One README quick start (the getting-started page shows it too), the API page's three (quick start, recall, memory) and its
-    routes file: a page that grows another snippet must be run here too."""
+    """One README quick start (the getting-started page shows it too), the API page's four
+    (quick start, recall, memory, the sync client) and its routes file: a page that grows
+    another snippet must be run here too."""
     assert len(snippets(README, "python")) == 1
-    assert len(snippets(BOT_API, "python")) == 3
+    assert len(snippets(BOT_API, "python")) == 4
     assert len(snippets(BOT_API, "toml")) == 1
     assert snippets(GETTING_STARTED, "python") == snippets(README, "python")
     for code in [*snippets(README, "python"), *snippets(BOT_API, "python")]:
@@ -97,10 +98,18 @@ async def test_readme_and_bot_api_snippets_run_as_written_on_the_embedded_valkey
     redis = client_from_url(server.url)
     try:
         store = await seed_chat(redis, "mw:")  # the default MEMORY_KEY_PREFIX
-        quick_start, recall, memory = snippets(BOT_API, "python")
+        quick_start, recall, memory, sync = snippets(BOT_API, "python")
         assert quick_start == readme_quick_start
         found = run_snippet(recall, folder, env).splitlines()
         assert found[0].endswith("  Alice loves green tea."), found
         await check_output(run_snippet(memory, folder, env), store, folder)
+        blocking = run_snippet(sync, folder, env).splitlines()
+        assert blocking[0] == "duplicate"  # the quick start's run, enqueued again
+        assert len(blocking) == 5
+        asked = [line.split(" -> ")[0] for line in blocking[1:4]]
+        assert asked == ["What does Alice drink?", "Where does Alice live?", "Who rides a bike?"]
+        assert all(not line.endswith(" -> -") for line in blocking[1:4])  # each found a card
+        assert "Where does Alice live? -> Alice lives in Porto" in blocking  # corrected above
+        assert blocking[-1].endswith("tokens, degraded: False")
     finally:
         await redis.aclose()
