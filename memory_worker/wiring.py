@@ -58,6 +58,7 @@ from memory_worker.keys import Keys
 from memory_worker.paging.notifiers import notifiers_from_settings
 from memory_worker.paging.reports import (
     AdminReporter,
+    PagedLog,
     pinned_reporter,
     retired_reporter,
     route_breakers,
@@ -201,7 +202,7 @@ def build_routing(
         open_routes=route_open_workflows(routes, breakers),
     )
     attempts = AttemptCounter(redis, keys)
-    events = Fanout(event_log(redis, settings), reporter, attempts)
+    events = Fanout(PagedLog(event_log(redis, settings), reporter), attempts)
     walker = Walker(
         routes,
         breakers,
@@ -254,7 +255,9 @@ async def build_tick_runner(
     keys = Keys(settings.key_prefix)
     check_run_routes(routing_routes(settings), settings.routes_file)
     cards = await card_store(settings, redis, keys)  # first: nothing else to close if it fails
-    metrics = process_metrics()  # this process's series, its walker's farm calls included
+    metrics = process_metrics(
+        settings.worker_slot
+    )  # this process's series, its walker's farm calls included
     routing = build_routing(settings, redis, transports=transports, observer=metrics)
     models = RoutedModels(routing.walker, routing.attempts, settings)
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
