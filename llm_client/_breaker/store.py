@@ -438,9 +438,10 @@ class BreakerStore:
         now_ms: int | None = None,
         limits: Sequence[TargetLimits] | None = None,
     ) -> Begun:
-        """A walk's first round trip (``walk.begin``): which targets are closed, and the
-        first permit :meth:`admit` would grant in the walker's order (closed targets
-        first, in the given order, then the open ones as probes when ``probes``)."""
+        """A walk's first round trip (``walk.begin``): which targets are closed (and which
+        open ones' probe is due), and the first permit :meth:`admit` would grant in the
+        walker's order (with ``probes``, due probes first; closed targets in the given
+        order; then the other open ones as probes)."""
         now = self.now_ms() if now_ms is None else now_ms
         caps = list(limits) if limits is not None else [NO_LIMITS] * len(targets)
         slot = self._slot()
@@ -470,17 +471,18 @@ class BreakerStore:
             lost(carried, exc)  # tried once, like a record sent alone
             raise
         index, generation, probe, slotted, flags, refusals, stats = reply
-        closed = tuple(bool(int(flag)) for flag in flags)
+        closed = tuple(int(flag) == 1 for flag in flags)
+        due = tuple(int(flag) == 2 for flag in flags)
         numbers = [int(x) for x in stats]
         latency = tuple(latency_from(numbers[i : i + 5]) for i in range(0, len(numbers), 6))
         cooling = tuple(numbers[i + 5] for i in range(0, len(numbers), 6))
         refused = tuple(refusal_of(r) for r in refusals)
         if not int(index):
-            return Begun(closed, None, None, refused, latency, cooling)
+            return Begun(closed, None, None, refused, latency, cooling, due)
         permit = Permit(
             int(generation), probe=bool(int(probe)), slot=slot if int(slotted) else None
         )
-        return Begun(closed, int(index) - 1, permit, refused, latency, cooling)
+        return Begun(closed, int(index) - 1, permit, refused, latency, cooling, due)
 
     async def routes_open(
         self, routes: Sequence[tuple[str, Sequence[str]]], *, now_ms: int | None = None
