@@ -42,6 +42,7 @@ from llm_client import (
     BreakerStore,
     ClientFactory,
     Fanout,
+    OutlierStore,
     RedisEventLog,
     RoutesConfig,
     TransportFactory,
@@ -141,6 +142,11 @@ def breaker_store(redis: ArqRedis, settings: Settings) -> BreakerStore:
     )
 
 
+def outlier_store(redis: ArqRedis, settings: Settings) -> OutlierStore:
+    """The fleet's outlier counts and ejections by error rate (§5)."""
+    return OutlierStore(redis, Keys(settings.key_prefix), settings.ejection_config())
+
+
 def event_log(redis: ArqRedis, settings: Settings) -> RedisEventLog:
     """The routing-event stream, trimmed at ``MEMORY_ROUTING_EVENTS_MAXLEN`` by every
     writer — the walkers' events and the console's audit events alike."""
@@ -196,6 +202,7 @@ def build_routing(
         transports or farm_clients(settings, http),
         walker_config(settings),
         observer=observer,
+        outliers=outlier_store(redis, settings),
     )
     return Routing(walker, reporter, attempts, events, http)
 
