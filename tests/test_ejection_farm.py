@@ -204,7 +204,8 @@ async def test_capacity_and_rate_limit_answers_never_count_as_errors(
     assert sim.submits("llm-a") >= 20  # it was asked, and said it was busy
     (a, b) = await n.outliers.sync(["llm-a/m", "llm-b/m"])
     assert (a.successes, a.failures, a.standing) == (0, 0, Standing.IN)
-    assert b.failures == 0 and b.successes >= 79  # the last one flushes with the next
+    assert b.failures == 0
+    assert b.successes >= 79
     assert not [e for e in await n.events.recent(limit=500) if e.type == EventType.TARGET_EJECTED]
     assert (await n.walker.breakers.view("llm-a/m")).circuit is Circuit.CLOSED
 

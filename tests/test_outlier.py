@@ -187,4 +187,5 @@ def test_tally_ratios() -> None:
     seen = tally("a", h, T0, CFG)
     assert (seen.calls, seen.error_ratio) == (20, 0.6)
     assert math.isclose(seen.success_ratio, 9 / 21)
-    assert Tally("b").success_ratio == 1.0 and Tally("b").error_ratio == 0.0
+    assert Tally("b").success_ratio == 1.0
+    assert Tally("b").error_ratio == 0.0
