@@ -40,6 +40,7 @@ from llm_client import (
     MEMORY_EXTRACTION,
     AttemptCounter,
     BreakerStore,
+    BreakerView,
     ClientFactory,
     Fanout,
     OutlierStore,
@@ -145,6 +146,13 @@ def breaker_store(redis: ArqRedis, settings: Settings) -> BreakerStore:
 def outlier_store(redis: ArqRedis, settings: Settings) -> OutlierStore:
     """The fleet's outlier counts and ejections by error rate (§5)."""
     return OutlierStore(redis, Keys(settings.key_prefix), settings.ejection_config())
+
+
+async def reset_target(redis: ArqRedis, settings: Settings, target: str) -> BreakerView:
+    """An operator's reset (CLI ``breakers reset``, the console): the target's breaker
+    closed and clean, and its ejection and error counts forgotten (§5)."""
+    await outlier_store(redis, settings).reset(target)
+    return await breaker_store(redis, settings).reset(target)
 
 
 def event_log(redis: ArqRedis, settings: Settings) -> RedisEventLog:

@@ -122,6 +122,15 @@ class Tally:
         """Failures over calls in the window (0 without calls): the metrics' gauge."""
         return self.failures / self.calls if self.calls else 0.0
 
+    def note(self, now_ms: int) -> str:
+        """What operators read (CLI, console): ``ejected 25s (2× in a row)``, ``probation``
+        or ``in``, then the window's failures over calls."""
+        errors = f"{self.failures}/{self.calls} failed" if self.calls else "no calls"
+        if self.standing is Standing.EJECTED:
+            left = max(self.ejected_until_ms - now_ms, 0) / 1000
+            return f"ejected {left:.0f}s ({self.times}× in a row) · {errors}"
+        return f"{self.standing.value} · {errors}"
+
     @property
     def success_ratio(self) -> float:
         """The share that load sharing weighs a target by: ``(s + 1) / (s + f + 1)``, so a

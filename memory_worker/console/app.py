@@ -72,7 +72,13 @@ from memory_worker.runs.replay import (
 from memory_worker.runs.workers import fleet_workers
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import cards_client, close_cards_client
-from memory_worker.wiring import breaker_store, card_store_on, forgetter, replay_store
+from memory_worker.wiring import (
+    breaker_store,
+    card_store_on,
+    forgetter,
+    replay_store,
+    reset_target,
+)
 
 if TYPE_CHECKING:
     from memory_worker.api import MemoryQueue
@@ -412,7 +418,7 @@ class Console:
                     request, "missing.html.j2", status=404, what=f"breaker {target}"
                 )
         before = await breaker_store(self.redis, self.settings).view(target)
-        await breaker_store(self.redis, self.settings).reset(target)
+        await reset_target(self.redis, self.settings, target)  # and its ejection
         await data.audit(
             self.redis,
             self.settings,
