@@ -6,13 +6,20 @@ One routed call (:meth:`Walker.call`):
    no enabled target → ``no_candidates``, :class:`NoCandidates`.
 2. Order the targets (:mod:`llm_client._gateway.balance`): tier by tier (a file
    without tiers: route order); within a tier, shared by weight (least in flight in
-   this process, or weighted random) with slow outliers last. Then closed breakers
-   first, in that order; breaker-open ones moved to the end, where they are tried as
-   probes (their breaker hands out one probe permit per cooldown, fleet-wide). When
+   this process, or weighted random, each weight times the target's success ratio) with
+   slow outliers last; a target on probation first for its share of the calls, ejected
+   ones after every tier (:mod:`llm_client._outlier`, synced at most once per
+   ``refresh_seconds``: the walker's outcomes flushed, the fleet's windows read, and what
+   :func:`~llm_client._outlier.model.decide` finds ejected, ``target_ejected``). Then
+   breaker-open targets whose half-open probe is due first (sent whether or not a peer
+   could serve), closed breakers in that order, the other breaker-open ones at the end,
+   where they are tried as probes (their breaker hands out one probe permit per cooldown,
+   fleet-wide). When
    *every* target is open the walker emits ``circuit_open_exhaustion``. A target
    cooling after a ``Retry-After`` or over a cap is skipped as capacity: no hop, no
    charge (:mod:`llm_client._routing.step`).
-3. Walk. Before each attempt: stop at ``max_hops``, at the route's wall budget
+3. Walk. Before each attempt: stop at ``max_hops`` (a safety ceiling, 64 by default: a
+   walk may try every candidate), at the route's wall budget
    or at the caller's deadline. Each attempt gets ``timeout = min(deadline,
    wall) remaining``. After it, the breaker is charged per §5
    (:func:`llm_client._breaker.model.classify`) and:
