@@ -8,8 +8,8 @@ local now, allowed = tonumber(ARGV[1]), tonumber(ARGV[2])
 local base, max_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
 local untils, times = {}, {}
 local out = 0
-for i, key in ipairs(KEYS) do
-  local v = redis.call('HMGET', key, 'until', 'times')
+for i = 1, #KEYS do
+  local v = redis.call('HMGET', KEYS[i], 'until', 'times')
   untils[i], times[i] = num(v[1]), num(v[2])
   if now < untils[i] then out = out + 1 end
 end

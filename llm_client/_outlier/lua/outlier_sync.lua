@@ -12,19 +12,19 @@ for slot = 0, n - 1 do
   fields[#fields + 1] = 'f' .. slot
 end
 local out = {}
-for i, key in ipairs(KEYS) do
+for i = 1, #KEYS do
   local ds, df = tonumber(ARGV[3 + 2 * i]), tonumber(ARGV[4 + 2 * i])
   if ds > 0 or df > 0 then
     local slot = bucket % n
-    if num(redis.call('HGET', key, 'b' .. slot)) == bucket then
-      redis.call('HINCRBY', key, 's' .. slot, ds)
-      redis.call('HINCRBY', key, 'f' .. slot, df)
+    if num(redis.call('HGET', KEYS[i], 'b' .. slot)) == bucket then
+      redis.call('HINCRBY', KEYS[i], 's' .. slot, ds)
+      redis.call('HINCRBY', KEYS[i], 'f' .. slot, df)
     else
-      redis.call('HSET', key, 'b' .. slot, s(bucket), 's' .. slot, s(ds), 'f' .. slot, s(df))
+      redis.call('HSET', KEYS[i], 'b' .. slot, s(bucket), 's' .. slot, s(ds), 'f' .. slot, s(df))
     end
-    redis.call('PEXPIRE', key, ARGV[4])
+    redis.call('PEXPIRE', KEYS[i], ARGV[4])
   end
-  local v = redis.call('HMGET', key, unpack(fields))
+  local v = redis.call('HMGET', KEYS[i], unpack(fields))
   local ok, bad = 0, 0
   for slot = 0, n - 1 do
     local b = v[3 + 3 * slot]
