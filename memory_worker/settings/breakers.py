@@ -84,7 +84,7 @@ class BreakerSettings(SecretSafeSettings):
         description="A worker flushes its counts and reads the fleet's at most this often "
         "per route (one round trip); 0 = every call.",
     )
-    ejection_failure_percentage: float = Field(
+    ejection_failure_ratio: float = Field(
         0.5,
         gt=0,
         le=1,
@@ -142,7 +142,7 @@ class BreakerSettings(SecretSafeSettings):
             enabled=self.ejection_enabled,
             window_seconds=self.ejection_window_seconds,
             refresh_seconds=self.ejection_refresh_seconds,
-            failure_percentage_threshold=self.ejection_failure_percentage,
+            failure_percentage_threshold=self.ejection_failure_ratio,
             failure_percentage_min_volume=self.ejection_failure_min_volume,
             success_rate_min_hosts=self.ejection_success_rate_min_hosts,
             success_rate_min_volume=self.ejection_success_rate_min_volume,
