@@ -235,3 +235,18 @@ async def test_an_opened_target_is_probed_while_its_peer_serves_every_call(
     assert "llm-a" in served
     assert (await n.walker.breakers.view("llm-a/m")).circuit is Circuit.CLOSED
     assert served.index("llm-a") < len(served) - 1  # probed within the run, then shared
+
+
+class BrokenOutliers(OutlierStore):
+    async def sync(self, *args: Any, **kwargs: Any) -> Any:
+        raise ConnectionError("the store is unreachable")
+
+
+async def test_an_unreachable_outlier_store_never_fails_a_call(
+    redis: Redis, key_prefix: str, sim: FarmSimulator, made: list[Node]
+) -> None:
+    """Bookkeeping, best effort: the walk goes on in the order it had, the fault counted."""
+    n = node(made, redis, key_prefix, sim, "llm-a", "llm-b")
+    n.walker.outliers = BrokenOutliers(redis, Keys(key_prefix), EJECTION)
+    assert {await n.call() for _ in range(5)} <= {"llm-a", "llm-b"}
+    assert n.walker.bookkeeping_failures["outlier_sync"] == 5

@@ -409,37 +409,47 @@ class Walker:
             return
         self.health.update({t.target: t for t in tallies})
         for tier in tiers(route.ordered, tier_of):
-            ids = [t.id for t in tier]
-            verdicts = decide([self.health[i] for i in ids], store.config)
-            if not verdicts:
-                continue
-            try:
-                ejected = await store.eject(ids, verdicts)
-            except Exception as exc:
-                self.bookkeeping_failed("outlier_eject", exc, workflow=route.workflow)
-                continue
-            judged = {v.target: v for v in verdicts}
-            for out in ejected:
-                verdict = judged[out.target]
-                self.health[out.target] = Tally(
-                    out.target,
-                    standing=Standing.EJECTED,
-                    ejected_until_ms=out.until_ms,
-                    times=out.times,
-                )
-                event = RoutingEvent(
-                    EventType.TARGET_EJECTED,
-                    route.workflow,
-                    target=out.target,
-                    reason=verdict.mode.value,
-                    counters={
-                        "times": out.times,
-                        "ejected_ms": max(out.until_ms - store.now_ms(), 0),
-                        "successes": verdict.successes,
-                        "failures": verdict.failures,
-                    },
-                )
-                await self.emit(event, context)
+            await self._eject(store, route.workflow, [t.id for t in tier], context)
+
+    async def _eject(
+        self,
+        store: OutlierStore,
+        workflow: str,
+        tier: list[str],
+        context: Mapping[str, str] | None,
+    ) -> None:
+        """Eject what :func:`decide` finds in one tier (the store rechecks the panic floor
+        atomically) and announce each ejection."""
+        verdicts = decide([self.health[i] for i in tier], store.config)
+        if not verdicts:
+            return
+        try:
+            ejected = await store.eject(tier, verdicts)
+        except Exception as exc:
+            self.bookkeeping_failed("outlier_eject", exc, workflow=workflow)
+            return
+        judged = {v.target: v for v in verdicts}
+        for out in ejected:
+            verdict = judged[out.target]
+            self.health[out.target] = Tally(
+                out.target,
+                standing=Standing.EJECTED,
+                ejected_until_ms=out.until_ms,
+                times=out.times,
+            )
+            event = RoutingEvent(
+                EventType.TARGET_EJECTED,
+                workflow,
+                target=out.target,
+                reason=verdict.mode.value,
+                counters={
+                    "times": out.times,
+                    "ejected_ms": max(out.until_ms - store.now_ms(), 0),
+                    "successes": verdict.successes,
+                    "failures": verdict.failures,
+                },
+            )
+            await self.emit(event, context)
 
     def note_latency(self, targets: Sequence[RouteTarget], latency: Sequence[Latency]) -> None:
         """Keep the latency windows a begin read, for the next walk's order."""
