@@ -19,6 +19,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
+from llm_client._breaker.carry import RecordCarry
 from llm_client._breaker.model import BreakerConfig, Circuit
 from llm_client._breaker.store import BreakerStore
 from llm_client._gateway.model import GatewayConfig
@@ -250,3 +251,23 @@ async def test_an_unreachable_outlier_store_never_fails_a_call(
     n.walker.outliers = BrokenOutliers(redis, Keys(key_prefix), EJECTION)
     assert {await n.call() for _ in range(5)} <= {"llm-a", "llm-b"}
     assert n.walker.bookkeeping_failures["outlier_sync"] == 5
+
+
+async def test_a_flaky_targets_successes_are_recorded_at_once_not_held(
+    redis: Redis, key_prefix: str, sim: FarmSimulator, made: list[Node]
+) -> None:
+    """Held successes (a worker's RecordCarry) would let a flaky target's failures, recorded
+    at once, look consecutive to its breaker: a target with failures in its window has its
+    successes sent in order with them; a steady one's are still held and folded."""
+    steady = node(made, redis, key_prefix, sim, "llm-b")
+    flaky = node(made, redis, key_prefix, sim, "llm-a")
+    await flaky.outliers.sync(["llm-a/m"], {"llm-a/m": (5, 3)})  # under the volume: not out
+    with RecordCarry(hold_seconds=60) as carry:
+        assert await steady.call() == "llm-b"
+        assert len(carry.pending) == 1
+        assert await flaky.call() == "llm-a"
+        held = [c for c in carry.pending if c.store is flaky.walker.breakers]
+        assert held == []  # its record went at once
+        view = await flaky.walker.breakers.view("llm-a/m")
+        assert view.window_calls == 1  # landed before the call returned
+        assert len(carry.pending) == 1  # the steady target's, still held

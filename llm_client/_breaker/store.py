@@ -304,19 +304,23 @@ class BreakerStore:
         count: bool = False,
         report: Report = Report(),
         carried_failed: Callable[[BaseException], None] | None = None,
+        hold: bool = True,
     ) -> Transition | None:
         """Apply one attempt's outcome (``breaker.record``); returns the transition, if any.
 
         ``count``: a success also counts itself in :attr:`success_counter` (same round trip).
         ``report``: the cooling the answer asked for and a success's latency and tokens
         (its ``window_ms`` is taken from the gateway config). The permit's slot is freed.
+        ``hold=False`` sends a plain success at once (a target with failures in its window:
+        its breaker must see its successes in order with its failures, or failures recorded
+        while successes wait would look consecutive and trip it).
         Inside a :class:`~llm_client.RecordCarry` a plain success is held instead
         (``carried_failed`` is told if it never lands), and any other record goes behind
         the store's held ones, in one script (they never overtake it)."""
         now = self.now_ms() if now_ms is None else now_ms
         keys, args = self._record_call(target, permit, outcome, now, count=count, report=report)
         carry = current_carry()
-        if carry is not None and holdable(outcome, permit, report):
+        if carry is not None and hold and holdable(outcome, permit, report):
             carry.hold(Carried(self, keys, args, carried_failed))
             return None
         held = carry.take(self, force=True) if carry is not None else []

@@ -380,6 +380,14 @@ class Walker:
 
     # --- outlier ejection (llm_client._outlier; best effort, like the breakers) -----------
 
+    def steady(self, target: RouteTarget) -> bool:
+        """No failure in its window as last read, in rotation: its successes may be held
+        back and folded (:class:`~llm_client.RecordCarry`). A flaky target's are recorded at
+        once, in order with its failures (held ones would let its failures look consecutive
+        to its breaker, across workers)."""
+        found = self.health.get(target.id)
+        return found is None or (found.failures == 0 and found.standing is Standing.IN)
+
     def count(self, target: RouteTarget, success: bool) -> None:
         """An attempt the breaker counted as a success or a failure (never a busy answer),
         for the next sync."""
@@ -686,6 +694,7 @@ class Walk(Generic[T]):
                 count=True,
                 report=report,
                 carried_failed=partial(self._record_lost, target),
+                hold=self.w.steady(target),
             )
         except Exception as exc:
             self.w.bookkeeping_failed(
