@@ -22,6 +22,7 @@ from memory_worker.cli.common import (
     JsonFlag,
     YesFlag,
     app,
+    confirm,
     err,
     fail,
     out,
@@ -153,7 +154,7 @@ def _confirm(queue: MemoryQueue, ref: str, what: str, yes: bool) -> Awaitable[bo
         if yes:
             return True
         show_card(card, err)
-        return typer.confirm(f"{what} card {card.ref}?", err=True, default=False)
+        return confirm(f"{what} card {card.ref}?")
 
     return ask()
 
