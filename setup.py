@@ -4,13 +4,18 @@
 ``Procfile`` links to ``config/Procfile``) ships inside the package as
 ``memory_worker.config``, so ``memory-worker init-config`` can write them
 from an installed wheel. pyproject's ``packages.find`` cannot add a package that lives
-outside its folder; this mapping does. tests/test_packaging.py builds the wheel and the
+outside its folder; this mapping does. ``docs/`` ships the same way as
+``memory_worker.docs``: the console serves those pages. tests/test_packaging.py builds the wheel and the
 sdist and looks inside.
 """
 
 from setuptools import find_packages, setup
 
 setup(
-    packages=[*find_packages(include=["memory_worker*", "llm_client*"]), "memory_worker.config"],
-    package_dir={"memory_worker.config": "config"},
+    packages=[
+        *find_packages(include=["memory_worker*", "llm_client*"]),
+        "memory_worker.config",
+        "memory_worker.docs",
+    ],
+    package_dir={"memory_worker.config": "config", "memory_worker.docs": "docs"},
 )

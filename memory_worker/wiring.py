@@ -60,6 +60,7 @@ from memory_worker.keys import Keys
 from memory_worker.paging.notifiers import notifiers_from_settings
 from memory_worker.paging.reports import (
     AdminReporter,
+    PagedLog,
     pinned_reporter,
     retired_reporter,
     route_breakers,
@@ -116,7 +117,10 @@ def card_store_on(cards_redis: CardsRedis, settings: Settings) -> CardStore:
     """A card store on a card client the caller holds (the console's, the bot's): the
     settings' withdrawal thresholds (§10), no replica wait (only a worker's run waits)."""
     return CardStore(
-        cards_redis, Keys(settings.key_prefix), thresholds=Thresholds.from_settings(settings)
+        cards_redis,
+        Keys(settings.key_prefix),
+        thresholds=Thresholds.from_settings(settings),
+        history_max=settings.card_history_max_events,
     )
 
 
@@ -212,7 +216,7 @@ def build_routing(
         open_routes=route_open_workflows(routes, breakers),
     )
     attempts = AttemptCounter(redis, keys)
-    events = Fanout(event_log(redis, settings), reporter, attempts)
+    events = Fanout(PagedLog(event_log(redis, settings), reporter), attempts)
     walker = Walker(
         routes,
         breakers,
@@ -266,7 +270,9 @@ async def build_tick_runner(
     keys = Keys(settings.key_prefix)
     check_run_routes(routing_routes(settings), settings.routes_file)
     cards = await card_store(settings, redis, keys)  # first: nothing else to close if it fails
-    metrics = process_metrics()  # this process's series, its walker's farm calls included
+    metrics = process_metrics(
+        settings.worker_slot
+    )  # this process's series, its walker's farm calls included
     routing = build_routing(settings, redis, transports=transports, observer=metrics)
     models = RoutedModels(routing.walker, routing.attempts, settings)
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
@@ -327,4 +333,5 @@ async def card_store(settings: Settings, redis: ArqRedis, keys: Keys) -> CardSto
         wait_replicas=replicas,
         wait_timeout_ms=settings.cards_wait_timeout_ms,
         thresholds=Thresholds.from_settings(settings),
+        history_max=settings.card_history_max_events,
     )

@@ -272,13 +272,20 @@ def sample_metrics(sample: Sample) -> Iterator[Metric]:
     )
     yield from page_metrics(sample.admin_pages)
     yield _gauge("admin_pages_pending", "Admin pages waiting in the outbox.", sample.admin_outbox)
-    yield from incident_metrics(sample.incident_since_s, at=sample.at)
+    yield from incident_metrics(sample.incident_since_s)
     if sample.queue_cap:
         yield _gauge(
             "queue_cap",
             "MEMORY_MAX_QUEUED_RUNS: queued + processing runs beyond it answer queue_full.",
             sample.queue_cap,
         )
+
+
+def since(at: float, age: float | None) -> float:
+    """A "since" as Prometheus wants it: the moment, in unix seconds (0 = none), from a
+    sample taken at ``at`` and the age it read; a dashboard or alert computes
+    ``time() - x``, which stays right while a cached sample is served."""
+    return 0.0 if age is None else at - age
 
 
 def _run_metrics(sample: Sample) -> Iterator[Metric]:
@@ -293,19 +300,21 @@ def _run_metrics(sample: Sample) -> Iterator[Metric]:
         sample.runs["retired"],
     )
     yield _gauge(
-        "oldest_queued_run_age_seconds",
-        "How long the longest-waiting queued run has waited since it was queued or released.",
-        sample.oldest_queued_age_s or 0.0,
+        "oldest_queued_run_timestamp_seconds",
+        "When the longest-waiting queued run was queued or released (unix seconds; 0 = none "
+        "queued). Its wait: time() minus it.",
+        since(sample.at, sample.oldest_queued_age_s),
     )
     yield _gauge(
-        "oldest_processing_run_age_seconds",
-        "How long the oldest processing run has been held since it was claimed.",
-        sample.oldest_processing_age_s or 0.0,
+        "oldest_processing_run_timestamp_seconds",
+        "When the oldest processing run was claimed (unix seconds; 0 = none processing).",
+        since(sample.at, sample.oldest_processing_age_s),
     )
     yield _gauge(
-        "lease_overdue_seconds",
-        "How far past its expiry the oldest lease is (0 = none overdue; > 0 = a lost worker).",
-        sample.lease_overdue_s,
+        "oldest_expired_lease_timestamp_seconds",
+        "When the oldest lease past its expiry expired (unix seconds; 0 = none overdue; "
+        "a lost worker otherwise).",
+        since(sample.at, sample.lease_overdue_s or None),
     )
     yield _gauge("leases_expired", "Leases past their expiry.", sample.leases_expired)
 
@@ -323,9 +332,9 @@ def _pipeline_metrics(sample: Sample) -> Iterator[Metric]:
         1 if sample.deferred_since_s is not None else 0,
     )
     yield _gauge(
-        "pipeline_deferred_seconds",
-        "How long the pipeline has been deferring for an outage (0 when not).",
-        0.0 if sample.deferred_since_s is None else max(0.0, sample.at - sample.deferred_since_s),
+        "pipeline_deferred_since_timestamp_seconds",
+        "When the pipeline began deferring for an outage (unix seconds; 0 when it does not).",
+        sample.deferred_since_s or 0.0,
     )
     yield _gauge("workers", "Live workers in the registry.", sample.workers_live)
 

@@ -418,7 +418,8 @@ class Settings(
         None,
         description="This worker's stable name on its host, when a host runs several (e.g. "
         "the systemd instance `%i`, or `worker.2`): with the host name it is the identity the "
-        "pinned restart guard remembers across restarts. Unset: the host name alone.",
+        "pinned restart guard remembers across restarts and the `worker` label of the "
+        "process's metrics. Unset: the host name alone.",
     )
     worker_heartbeat_seconds: float = Field(
         default_factory=heartbeat_default,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -11,6 +13,7 @@ import time
 from typing import IO, Any
 
 import httpx
+import pytest
 
 from llm_client import EventType, Outcome, RedisEventLog, RoutingEvent
 from llm_client._outlier.model import Mode as Rule
@@ -226,3 +229,35 @@ def test_run_serve_reports_the_worker_loop(settings: Settings, redis: Any) -> No
     finally:
         code = stop(proc)
     assert code == 0
+
+
+def _worker_labels(url: str) -> set[str]:
+    text = httpx.get(url + "/metrics").text
+    return set(re.findall(r'^memory_worker_worker_slots\{worker="([^"]*)"\}', text, re.MULTILINE))
+
+
+@pytest.mark.parametrize("slot", ["worker.2", ""], ids=["slot", "host-only"])
+def test_a_workers_series_keep_their_name_across_a_restart(
+    settings: Settings, redis: Any, slot: str
+) -> None:
+    """The process series are named by host and MEMORY_WORKER_SLOT, never by the pid: a
+    restarted worker continues its series instead of starting new ones."""
+    port = free_port()
+    env = {
+        "MEMORY_WORKER_HEARTBEAT_SECONDS": "0.5",
+        **({"MEMORY_WORKER_SLOT": slot} if slot else {}),
+    }
+    expected = f"{socket.gethostname()}/{slot}" if slot else socket.gethostname()
+    names, pids = [], []
+    for _ in range(2):
+        proc = start(settings, "run", "--serve", "--port", str(port), **env)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_ready(url, proc)
+            names.append(_worker_labels(url))
+            pids.append(proc.pid)
+        finally:
+            assert stop(proc) == 0
+    assert names == [{expected}, {expected}]
+    assert pids[0] != pids[1]
+    assert not any(str(pid) in expected for pid in pids)

@@ -8,6 +8,7 @@ Valkey in a temporary directory so stopping it disturbs no other test.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from memory_worker.keys import Keys
 from memory_worker.ops.metrics import (
     MemoryCollector,
     Sample,
+    _run_metrics,
     read_sample,
     route_target_ids,
 )
@@ -195,7 +197,8 @@ async def test_scraped_values_match_the_store(settings: Settings, redis: Any) ->
     assert value(families, "memory_worker_ticks", state="pending") == 1
     assert value(families, "memory_worker_ticks", state="delayed") == 1
     assert value(families, "memory_worker_pipeline_deferred") == 1
-    assert value(families, "memory_worker_pipeline_deferred_seconds") > 0
+    # a moment (the stored deferred_since), not a duration that grows with every scrape
+    assert value(families, "memory_worker_pipeline_deferred_since_timestamp_seconds") == 1.7e9
     assert value(families, "memory_worker_breaker_state", target=target) == 2
     assert value(families, "memory_worker_breaker_trips", target=target) == 1
     assert value(families, "memory_worker_target_error_ratio", target=target) == 0.6
@@ -224,8 +227,8 @@ async def test_scraped_values_match_the_store(settings: Settings, redis: Any) ->
     )
     assert value(families, "memory_worker_admin_pages_total", result="sent") == 2
     assert value(families, "memory_worker_admin_pages_total", result="suppressed") == 5
-    assert value(families, "memory_worker_oldest_queued_run_age_seconds") >= 0
-    assert value(families, "memory_worker_lease_overdue_seconds") == 0
+    assert 0 < value(families, "memory_worker_oldest_queued_run_timestamp_seconds") <= time.time()
+    assert value(families, "memory_worker_oldest_expired_lease_timestamp_seconds") == 0
     assert value(families, "memory_worker_sample_errors_total") == 0
     assert "process_cpu_seconds_total" in families
 
@@ -241,6 +244,13 @@ async def test_overdue_lease_and_oldest_ages(settings: Settings, redis: Any) -> 
     assert sample.leases_expired == 1
     assert sample.lease_overdue_s == pytest.approx(100.0 - 11.0)
     assert sample.oldest_processing_age_s == pytest.approx(90.0)
+    # /metrics has the moments (claimed at 10 s, its lease expired at 11 s), not the ages
+    shown = {m.name: m.samples[0].value for m in _run_metrics(sample) if len(m.samples) == 1}
+    assert shown["memory_worker_oldest_processing_run_timestamp_seconds"] == pytest.approx(10.0)
+    assert shown["memory_worker_oldest_expired_lease_timestamp_seconds"] == pytest.approx(11.0)
+    assert shown["memory_worker_oldest_queued_run_timestamp_seconds"] == pytest.approx(
+        100.0 - sample.oldest_queued_age_s  # type: ignore[operator]
+    )
 
 
 # --- Redis goes away: last good values, no retry storm, absent before the first sample -------
