@@ -10,6 +10,7 @@ the memory ones the test stores chat 42's cards, as a worker would have.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -71,12 +72,35 @@ def test_the_pages_show_the_snippets_run_here() -> None:
     (quick start, recall, memory, the sync client) and its routes file: a page that grows
     another snippet must be run here too."""
     assert len(snippets(README, "python")) == 1
-    assert len(snippets(BOT_API, "python")) == 4
+    assert len(snippets(BOT_API, "python")) == 6
     assert len(snippets(BOT_API, "toml")) == 1
     assert snippets(GETTING_STARTED, "python") == snippets(README, "python")
-    for code in [*snippets(README, "python"), *snippets(BOT_API, "python")]:
+    programs = [*snippets(README, "python"), *programs_of(snippets(BOT_API, "python"))]
+    assert len(programs) == 5
+    for code in programs:
         assert "REDIS_URL" not in code.replace("# REDIS_URL", "")  # no setting to paste first
         assert "MemoryQueue.connect(embedded=True)" in code
+
+
+def programs_of(codes: list[str]) -> list[str]:
+    """The whole programs of a page; the rest are fragments that continue one (they use its
+    ``queue``), and :func:`test_the_fragments_compile` holds those."""
+    return [code for code in codes if "asyncio.run(" in code or "SyncMemoryQueue" in code]
+
+
+def test_the_fragments_compile() -> None:
+    """The API page's history and as-of fragments are not whole programs (they go on from the
+    quick start's ``queue``): each compiles with top-level ``await`` and uses only ``queue``."""
+    codes = snippets(BOT_API, "python")
+    fragments = [code for code in codes if code not in programs_of(codes)]
+    assert len(fragments) == 2
+    for code in fragments:
+        tree = compile(
+            code, "<fragment>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+        )
+        assert isinstance(tree, ast.Module)
+        compile(tree, "<fragment>", "exec", ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        assert "queue." in code
 
 
 async def test_readme_and_bot_api_snippets_run_as_written_on_the_embedded_valkey(
@@ -98,7 +122,7 @@ async def test_readme_and_bot_api_snippets_run_as_written_on_the_embedded_valkey
     redis = client_from_url(server.url)
     try:
         store = await seed_chat(redis, "mw:")  # the default MEMORY_KEY_PREFIX
-        quick_start, recall, memory, sync = snippets(BOT_API, "python")
+        quick_start, recall, memory, sync = programs_of(snippets(BOT_API, "python"))
         assert quick_start == readme_quick_start
         found = run_snippet(recall, folder, env).splitlines()
         assert found[0].endswith("  Alice loves green tea."), found
