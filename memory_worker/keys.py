@@ -298,6 +298,10 @@ class Keys:
     def failopen_permit(self, workflow: str) -> str:
         return f"{self.routing_tag}:failopen:{workflow}"
 
+    def outlier(self, target: str) -> str:
+        """HASH of a target's outcome buckets and ejection (llm_client._outlier)."""
+        return f"{self.routing_tag}:outlier:{target}"
+
     @property
     def events(self) -> str:
         """STREAM of routing and pipeline events."""

@@ -40,8 +40,10 @@ from llm_client import (
     MEMORY_EXTRACTION,
     AttemptCounter,
     BreakerStore,
+    BreakerView,
     ClientFactory,
     Fanout,
+    OutlierStore,
     RedisEventLog,
     RoutesConfig,
     TransportFactory,
@@ -155,6 +157,18 @@ def breaker_store(redis: ArqRedis, settings: Settings) -> BreakerStore:
     )
 
 
+def outlier_store(redis: ArqRedis, settings: Settings) -> OutlierStore:
+    """The fleet's outlier counts and ejections by error rate (§5)."""
+    return OutlierStore(redis, Keys(settings.key_prefix), settings.ejection_config())
+
+
+async def reset_target(redis: ArqRedis, settings: Settings, target: str) -> BreakerView:
+    """An operator's reset (CLI ``breakers reset``, the console): the target's breaker
+    closed and clean, and its ejection and error counts forgotten (§5)."""
+    await outlier_store(redis, settings).reset(target)
+    return await breaker_store(redis, settings).reset(target)
+
+
 def event_log(redis: ArqRedis, settings: Settings) -> RedisEventLog:
     """The routing-event stream, trimmed at ``MEMORY_ROUTING_EVENTS_MAXLEN`` by every
     writer — the walkers' events and the console's audit events alike."""
@@ -210,6 +224,7 @@ def build_routing(
         transports or farm_clients(settings, http),
         walker_config(settings),
         observer=observer,
+        outliers=outlier_store(redis, settings),
     )
     return Routing(walker, reporter, attempts, events, http)
 

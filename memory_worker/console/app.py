@@ -90,6 +90,7 @@ from memory_worker.wiring import (
     card_store_on,
     forgetter,
     replay_store,
+    reset_target,
     run_actions,
 )
 
@@ -562,7 +563,7 @@ class Console:
                     request, "missing.html.j2", status=404, what=f"breaker {target}"
                 )
         before = await breaker_store(self.redis, self.settings).view(target)
-        await breaker_store(self.redis, self.settings).reset(target)
+        await reset_target(self.redis, self.settings, target)  # and its ejection
         await audit(
             self.redis,
             self.settings,

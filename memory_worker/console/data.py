@@ -32,6 +32,7 @@ from llm_client import (
     RoutesConfig,
     RoutesError,
     RoutingEvent,
+    Tally,
     TargetStatus,
     as_text,
     load_routes,
@@ -47,7 +48,7 @@ from memory_worker.runs.codec import route_errors
 from memory_worker.runs.model import hour_of, hourly_field
 from memory_worker.settings import Settings, env_name
 from memory_worker.settings.types import SecretUrl, field_defaults
-from memory_worker.wiring import breaker_store, event_log
+from memory_worker.wiring import breaker_store, event_log, outlier_store
 
 HOURS = 24
 
@@ -318,6 +319,15 @@ class BreakerRow:
     last_probe: RoutingEvent | None
     #: Cooling, caps, latency and slowness (None: not a routed target, or no routes).
     gate: TargetStatus | None = None
+    #: Its error window and ejection (§5), and the newest ``target_ejected`` event.
+    ejection: Tally | None = None
+    last_ejected: RoutingEvent | None = None
+    #: Now (ms), for the ejection's time left.
+    now_ms: int = 0
+
+    @property
+    def ejection_note(self) -> str:
+        return self.ejection.note(self.now_ms) if self.ejection is not None else "-"
 
 
 #: The fleet-wide latency histogram's columns (``LATENCY_BUCKETS_MS``, then the rest).
@@ -330,6 +340,7 @@ LATENCY_BUCKET_LABELS: tuple[str, ...] = (
 _PROBE_TYPES = frozenset(
     {EventType.CIRCUIT_CLOSED, EventType.CIRCUIT_OPENED, EventType.FAILOPEN_PROBE}
 )
+_EJECTED = EventType.TARGET_EJECTED
 
 
 async def breakers_data(
@@ -346,19 +357,28 @@ async def breakers_data(
     targets = list(dict.fromkeys(t for ts in routes.values() for t in ts))
     # without usable routes, every stored breaker (a keyspace SCAN, like `breakers list`)
     views = await (store.views(targets) if targets else store.list())
-    events = await event_log(redis, settings).recent(limit=100, types=sorted(_PROBE_TYPES))
+    events = await event_log(redis, settings).recent(
+        limit=100, types=sorted({*_PROBE_TYPES, _EJECTED})
+    )
     last: dict[str, RoutingEvent] = {}
+    ejected: dict[str, RoutingEvent] = {}
     for event in events:  # newest first
-        if event.target and event.target not in last:
-            last[event.target] = event
+        newest = ejected if event.type == _EJECTED else last
+        if event.target and event.target not in newest:
+            newest[event.target] = event
+    now_ms = store.now_ms()
+    tallies = await outlier_store(redis, settings).sync([v.target for v in views], now_ms=now_ms)
     return [
         BreakerRow(
             view=v,
             workflows=tuple(wf for wf, ts in routes.items() if v.target in ts),
             last_probe=last.get(v.target),
             gate=gates.get(v.target),
+            ejection=tally,
+            last_ejected=ejected.get(v.target),
+            now_ms=now_ms,
         )
-        for v in views
+        for v, tally in zip(views, tallies, strict=True)
     ]
 
 

@@ -276,7 +276,13 @@ class Settings(
     )
 
     # --- routing (§6) ----------------------------------------------------------------------
-    route_max_hops: int = Field(4, ge=1, le=64, description="Default max targets tried per call.")
+    route_max_hops: int = Field(
+        64,
+        ge=1,
+        le=64,
+        description="Safety ceiling of the targets one call tries (busy answers excepted): "
+        "a walk tries every candidate of its route within the wall budget, up to this many.",
+    )
     route_wall_seconds: float = Field(
         900.0, gt=0, le=DAY, description="Default wall-time budget of one routed call."
     )

@@ -16,10 +16,12 @@ import httpx
 import pytest
 
 from llm_client import EventType, Outcome, RedisEventLog, RoutingEvent
+from llm_client._outlier.model import Mode as Rule
+from llm_client._outlier.model import Verdict
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import route_target_ids
 from memory_worker.settings import Settings
-from memory_worker.wiring import breaker_store, event_log
+from memory_worker.wiring import breaker_store, event_log, outlier_store
 from tests.support.harness import cli, cli_env, free_port
 
 
@@ -59,6 +61,30 @@ async def test_breakers_list_and_reset(settings: Settings, redis: Any) -> None:
     assert "unknown target" in unknown.stderr
     forced = cli(settings, "breakers", "reset", "nobody/nothing", "--force")
     assert forced.returncode == 0, forced.stderr
+
+
+async def test_breakers_list_shows_an_ejection_and_reset_clears_it(
+    settings: Settings, redis: Any
+) -> None:
+    routed = route_target_ids(settings)
+    outliers = outlier_store(redis, settings)
+    await outliers.sync(routed, {routed[0]: (2, 30)})
+    (ejected,) = await outliers.eject(routed, [Verdict(routed[0], Rule.FAILURE_PERCENTAGE, 2, 30)])
+    assert ejected.times == 1
+
+    listed = cli(settings, "breakers", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {b["target"]: b for b in json.loads(listed.stdout)}
+    assert rows[routed[0]]["ejection"]["standing"] == "ejected"
+    assert rows[routed[0]]["ejection"]["times"] == 1
+    assert rows[routed[1]]["ejection"]["standing"] == "in"
+    table = cli(settings, "breakers", "list", COLUMNS="400")
+    assert "ejected" in table.stdout
+
+    reset = cli(settings, "breakers", "reset", routed[0])
+    assert reset.returncode == 0, reset.stderr
+    (after,) = await outliers.sync([routed[0]])
+    assert (after.standing.value, after.calls, after.times) == ("in", 0, 0)
 
 
 async def test_a_cli_breaker_reset_is_audited_like_a_console_one(

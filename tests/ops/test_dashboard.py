@@ -106,6 +106,11 @@ async def test_every_series_a_panel_reads_exists_on_a_real_endpoint(settings: Se
         pytest.param("latency", "memory_worker_run_duration_seconds_bucket", id="run-latency"),
         pytest.param("latency", "memory_worker_claim_wait_seconds_bucket", id="claim-wait"),
         pytest.param("latency", "memory_worker_tick_duration_seconds_bucket", id="tick"),
+        pytest.param("error ratio", "memory_worker_target_error_ratio", id="error-ratio"),
+        pytest.param("ejected", "memory_worker_target_ejected", id="ejected"),
+        pytest.param(
+            "latency per target", "memory_worker_farm_call_seconds_bucket", id="target-latency"
+        ),
     ],
 )
 def test_the_promised_panels_are_there(topic: str, series: str) -> None:

@@ -18,12 +18,15 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from llm_client import AttemptCounter, EventType, RoutingEvent
+from llm_client._outlier.model import Mode as Rule
+from llm_client._outlier.model import Verdict
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import (
     MemoryCollector,
     Sample,
     _run_metrics,
     read_sample,
+    route_target_ids,
 )
 from memory_worker.pipeline.ticks import Mode, TickCounts, TickPlan, TickQueue
 from memory_worker.runs import RunStore
@@ -34,6 +37,7 @@ from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.storage.sampling import Sampler
+from memory_worker.wiring import outlier_store
 from tests.support.clock import ManualClock
 from tests.support.factories import make_request
 from tests.support.harness import eventually
@@ -166,6 +170,12 @@ async def test_scraped_values_match_the_store(settings: Settings, redis: Any) ->
     await counter.record_success(target)
     await redis.hincrby(keys.admin_counters, "sent", 2)
     await redis.hincrby(keys.admin_counters, "suppressed", 5)
+    outliers = outlier_store(redis, settings)
+    await outliers.sync([target], {target: (12, 18)})  # 60 % of 30 calls failed
+    routed = route_target_ids(settings)
+    assert len(routed) >= 2
+    other = next(t for t in routed if t != target)
+    await outliers.eject([other, target], [Verdict(other, Rule.FAILURE_PERCENTAGE, 0, 20)])
 
     server = HealthServer(settings, reveal(settings.redis_url) or "", port=0)
     await server.start()
@@ -191,6 +201,10 @@ async def test_scraped_values_match_the_store(settings: Settings, redis: Any) ->
     assert value(families, "memory_worker_pipeline_deferred_since_timestamp_seconds") == 1.7e9
     assert value(families, "memory_worker_breaker_state", target=target) == 2
     assert value(families, "memory_worker_breaker_trips", target=target) == 1
+    assert value(families, "memory_worker_target_error_ratio", target=target) == 0.6
+    assert value(families, "memory_worker_target_window_calls", target=target) == 30
+    assert value(families, "memory_worker_target_ejected", target=target) == 0
+    assert value(families, "memory_worker_target_ejected", target=other) == 1
     assert (
         value(
             families,
