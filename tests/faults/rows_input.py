@@ -28,6 +28,7 @@ from memory_worker.errors import (
     EvictionPolicyError,
     InvalidRunRequest,
     ScriptPermissionError,
+    StoreWriteRefused,
 )
 from memory_worker.models import LATEST_TIME, RunStatus
 from memory_worker.ops.metrics import read_sample
@@ -102,18 +103,21 @@ async def row10(ctx: FaultContext) -> None:
         queue = await MemoryQueue.connect(settings=settings)
         acknowledged: list[str] = []
         refused = 0
+        causes: list[type[BaseException]] = []
         try:
             for i in range(150):  # ~9 MB of runs into 6 MB
                 texts = [f"run {i} part {p} " + "x" * 15_000 for p in range(4)]
                 try:
                     result = await queue.enqueue(request_dict(5000 + i, texts=texts))
-                except OutOfMemoryError:
+                except StoreWriteRefused as refusal:  # the bot's calls raise our types only
+                    causes.append(type(refusal.__cause__))
                     refused += 1  # the caller is told; nothing is silently dropped
                     continue
                 assert result.status.value == "enqueued"
                 assert result.run_id is not None  # an enqueued run has its id
                 acknowledged.append(result.run_id)
             assert refused > 0, "the scenario must reach maxmemory"
+            assert set(causes) == {OutOfMemoryError}, causes
             assert acknowledged
             for run_id in acknowledged:  # every acknowledged run is still there
                 assert (await queue.get_run(run_id)).status is RunStatus.QUEUED
