@@ -24,15 +24,15 @@
   which keys a "corrupt data" answer found misshapen (by role, never a value).
 - :mod:`~memory_worker.cards.forget`: the card store's side of forgetting (§14).
 - :mod:`~memory_worker.cards.corrections`: retracting and correcting one card (pure: card
-  references, checks, the twins of ``lua/retract.lua`` and ``lua/correct.lua``);
+  references, checks and plans of ``lua/retract.lua`` and ``lua/correct.lua``);
   :mod:`~memory_worker.cards.remember`: a fact the bot knows stored now, and the vectors such
-  cards wait for (pure: the card, the twins of ``lua/remember.lua`` and
+  cards wait for (pure: the card and the plans of ``lua/remember.lua`` and
   ``lua/fill_vectors.lua``); :mod:`~memory_worker.cards.edits` runs those scripts;
-  :mod:`~memory_worker.cards.chat_state`: a chat's keys as plain data and the twins of
-  the helpers those scripts share.
+  :mod:`~memory_worker.cards.chat_state`: the values of a chat's card hashes as those
+  scripts read them (their Python twins are the tests': ``tests/support/lua_twins.py``).
 - :mod:`~memory_worker.cards.export_format`: the export file (JSON lines: the header, cards,
   episodes, links, authorship), a user's share of it, and reading one back whole (pure);
-  :mod:`~memory_worker.cards.import_plan`: what an import writes, and the twin of
+  :mod:`~memory_worker.cards.import_plan`: what an import writes through
   ``lua/import.lua``, chunk by chunk (pure); :mod:`~memory_worker.cards.transfer`: the
   reads of an export and the import's chunked script calls.
 - :mod:`~memory_worker.cards.withdrawn`: whether a card about to be written states a

@@ -16,8 +16,8 @@
   validity end, §10). The old fact is recorded like a retraction: older messages do not
   bring it back beside the correction.
 
-:func:`retract_twin` and :func:`correct_twin` are the Python twins of ``lua/retract.lua``
-and ``lua/correct.lua`` (equivalence: ``tests/cards/test_card_corrections_twin.py``). Pure.
+The Python twins of ``lua/retract.lua`` and ``lua/correct.lua`` are the tests'
+(``tests/support/lua_twins.py``; equivalence: ``tests/cards/test_card_corrections_twin.py``). Pure.
 """
 
 from __future__ import annotations
@@ -25,11 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memory_worker.cards.chat_state import ChatState, Write, blank, is_live, num
+from memory_worker.cards.chat_state import blank, num
 from memory_worker.cards.model import dedup_hash
 from memory_worker.cards.rules import is_text, text_problem
 from memory_worker.errors import InvalidCardRef, InvalidCorrection
-from memory_worker.keys import HISTORY_MAX_EVENTS
 from memory_worker.privacy.masking import contains_secret
 
 #: Longest actor name and retraction reason kept (bytes of UTF-8).
@@ -121,22 +120,6 @@ def check_fact(text: object, max_bytes: int) -> str:
     return text
 
 
-#: What a correction keeps of the card it corrects (``correct.lua`` copies the same).
-_KEPT = (
-    "scope",
-    "sk",
-    "thread",
-    "user",
-    "type",
-    "subject",
-    "predicate",
-    "sal",
-    "dur",
-    "exp",
-    "src",
-)
-
-
 @dataclass(frozen=True, slots=True)
 class CorrectionPlan:
     """What ``correct.lua`` reads: the corrected fact, its dedup hash, who asserts it, the
@@ -198,89 +181,3 @@ class Outcome:
             created=bool(data.get("created")),
             refused=int(data.get("refused") or 0),
         )
-
-
-def retract_twin(
-    state: ChatState,
-    card_id: str,
-    *,
-    actor: str,
-    reason: str,
-    now: str,
-    request_id: str = "",
-    history_max: int = HISTORY_MAX_EVENTS,
-) -> tuple[ChatState, Outcome]:
-    """Twin of ``lua/retract.lua`` (the state after, and the answer)."""
-    state = state.copy()
-    card = state.cards.get(card_id)
-    if card is None:
-        return state, Outcome(found=False)
-    was = card["status"]
-    if was == "retracted":
-        return state, Outcome(found=True, status=was, card_id=card["id"])
-    cause = {"via": "retract", "by": actor, "req": request_id}
-    write = Write(state, now, cause=cause, history_max=history_max)
-    write.retire(card, "retracted")
-    write.withdraw(card)
-    card["ret_by"], card["ret_why"] = actor, reason
-    write.save(card)
-    write.history_add(card["id"], "retracted")
-    write.record_retraction(card.get("h"))
-    write.finish()
-    return state, Outcome(found=True, done=True, status=was, card_id=card["id"])
-
-
-def correct_twin(
-    state: ChatState,
-    card_id: str,
-    plan: CorrectionPlan,
-    blob: bytes | None,
-    *,
-    now: str,
-    history_max: int = HISTORY_MAX_EVENTS,
-) -> tuple[ChatState, Outcome]:
-    """Twin of ``lua/correct.lua`` (the state after, and the answer)."""
-    state = state.copy()
-    old = state.cards.get(card_id)
-    if old is None:
-        return state, Outcome(found=False)
-    if not is_live(old):
-        return state, Outcome(found=True, status=old["status"])
-    if plan.h == old.get("h"):
-        return state, Outcome(found=True, status=old["status"], card_id=old["id"])
-    cause = {"via": "correct", "by": plan.actor, "req": plan.request_id}
-    write = Write(state, now, plan.model, cause=cause, history_max=history_max)
-    holder = state.cards.get(state.dedup.get(plan.h, ""))
-    created = False
-    if not is_live(holder):
-        state.seq += 1
-        new = {"id": str(state.seq), "object": plan.object, "fact": plan.fact}
-        new |= {k: old[k] for k in _KEPT if k in old}
-        new |= dict.fromkeys(("vf", "obs_at", "created", "updated"), now)
-        new |= {"conf": "1.0000", "obs": "1", "status": "active", "h": plan.h}
-        new |= {"op_by": plan.actor, "corrects": old["id"]}
-        if blob is not None:
-            write.set_vector(new, blob)
-        write.index_live(new)
-        write.save(new)
-        holder, created = new, True
-        write.history_add(new["id"], "created", old["id"])
-    else:
-        assert holder is not None
-        write.history_add(holder["id"], "supersedes", old["id"])
-    write.retire(old, "superseded")
-    write.withdraw(old)
-    old["vu"], old["sup_by"] = now, holder["id"]
-    write.save(old)
-    write.history_add(old["id"], "corrected", holder["id"])
-    state.retracted.pop(plan.h, None)
-    write.record_retraction(old.get("h"))
-    write.finish()
-    return state, Outcome(
-        found=True,
-        done=True,
-        status="active",
-        card_id=holder["id"],
-        created=created,
-        refused=write.refused,
-    )

@@ -4,7 +4,8 @@
 
 Each is one atomic script on the chat's keys (every key in KEYS, one hash tag: standalone
 and cluster alike); what they decide is :mod:`memory_worker.cards.corrections` and
-:mod:`memory_worker.cards.remember`, whose twins the equivalence tests run beside them. The
+:mod:`memory_worker.cards.remember`, and the equivalence tests run the scripts' Python twins
+(``tests/support/lua_twins.py``) beside them. The
 bot's calls (``MemoryQueue.retract`` / ``correct`` / ``remember``) validate, embed and audit
 around these.
 """

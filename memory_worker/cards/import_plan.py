@@ -1,4 +1,4 @@
-"""Importing an export (§13), the functional core: what ``lua/import.lua`` writes, and its twin.
+"""Importing an export (§13), the functional core: what ``lua/import.lua`` writes.
 
 An import restores a :class:`~memory_worker.cards.export_format.Snapshot` (already checked
 whole: :func:`~memory_worker.cards.export_format.parse_export`) into its chat, keeping every
@@ -35,7 +35,7 @@ never a card without its indexes, its authors or the retractions that came befor
 same file imported again completes it (the cards written read as ``present``).
 
 :func:`plan_import` decides (from the file and a :class:`ChatView` of the chat);
-:func:`import_twin` is the Python twin of the script, one chunk (equivalence:
+the script's Python twin is the tests' (``tests/support/lua_twins.py``; equivalence:
 ``tests/cards/test_transfer_twin.py``). Pure.
 """
 
@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from memory_worker.cards.chat_state import ChatState, Write, blank, maxs, num
+from memory_worker.cards.chat_state import maxs
 from memory_worker.cards.codec import card_stored, to_ms, unit
 from memory_worker.cards.corrections import relearn_refused
 from memory_worker.cards.export_format import Snapshot
@@ -64,7 +64,6 @@ from memory_worker.cards.withdrawn import (
 )
 from memory_worker.cards.writes import VectorSpace
 from memory_worker.errors import ExportPredatesForget, ImportConflict
-from memory_worker.keys import HISTORY_MAX_EVENTS
 
 
 @dataclass(frozen=True)
@@ -388,97 +387,3 @@ def _episode_entry(snap: Snapshot, ep: Episode, blobs: list[bytes]) -> dict[str,
         blobs.append(blob)
         item["vec"] = str(len(blobs))
     return item
-
-
-def import_twin(
-    state: ChatState,
-    plan: Mapping[str, Any],
-    blobs: list[bytes],
-    *,
-    now: str,
-    history_max: int = HISTORY_MAX_EVENTS,
-) -> tuple[ChatState, dict[str, Any]]:
-    """Twin of ``lua/import.lua``, one chunk (the state after, and the answer; the wrong-type
-    checks aside: a :class:`ChatState` holds every key as its own type)."""
-    s = state.copy()
-    if s.forget > num(plan["epoch"]):
-        return s, {"forgotten": True}
-    marks = s.vecmask.count(b"\2")
-    if not blank(plan.get("wn")) and marks != num(plan["wn"]):
-        return s, {"withdrawn": marks}
-    why = _conflict(s, plan)
-    if why is not None:
-        return s, {"conflict": why}
-    cause = {"via": "import", "by": str(plan.get("by") or "")}
-    write = Write(s, now, plan["model"], cause=cause, history_max=history_max)
-    for h, when in zip(plan["retracted"][::2], plan["retracted"][1::2], strict=True):
-        s.retracted[h] = maxs(s.retracted.get(h, ""), when) or ""
-    for name, value in zip(plan["authors"][::2], plan["authors"][1::2], strict=True):
-        s.authors[name] = value
-    if num(plan["seq"]) > s.seq:
-        s.seq = int(plan["seq"])
-    vectors = cards = retracted = 0
-    for e in plan["cards"]:
-        card = dict(e["c"])
-        if e["live"] == "1" and relearn_refused(s.retracted.get(card["h"]), card["obs_at"]):
-            retracted += 1
-            continue
-        if e["vec"]:
-            write.set_vector(card, blobs[int(e["vec"]) - 1])
-            vectors += "row" in card
-        if e.get("wd") == "1":
-            write.withdraw(card)
-        if e["live"] == "1":
-            write.index_live(card)
-        write.save(card)
-        if e.get("hist"):
-            s.history[card["id"]] = [orjson.loads(line) for line in e["hist"].splitlines()]
-        write.history_add(card["id"], "imported")
-        cards += 1
-    for ep in plan["episodes"]:
-        fields = s.episodes.setdefault(ep["run"], {})
-        for i in range(0, len(ep["fields"]) - 1, 2):
-            fields[ep["fields"][i]] = ep["fields"][i + 1].encode()
-        if ep["vec"]:
-            fields["emb"] = blobs[int(ep["vec"]) - 1]
-        s.episode_index[ep["run"]] = num(ep["end"])
-    for name, value in zip(plan["links"][::2], plan["links"][1::2], strict=True):
-        s.links[name] = maxs(s.links.get(name, ""), value) or ""
-    write.finish()
-    answer = {
-        "cards": cards,
-        "present": len(plan["present"]),
-        "episodes": len(plan["episodes"]),
-        "vectors": vectors,
-        "refused": write.refused,
-        "retracted": retracted,
-    }
-    return s, answer
-
-
-#: The largest string Redis stores (``proto-max-bulk-len``'s default): the packed vectors.
-VEC_MAX_BYTES = 512 * 1024 * 1024
-
-
-def _conflict(s: ChatState, plan: Mapping[str, Any]) -> str | None:
-    for e in plan["cards"]:
-        card_id = e["c"]["id"]
-        if card_id in s.cards:
-            return f"card {card_id} is already another card"
-        holder = s.dedup.get(e["c"]["h"])
-        if e["live"] == "1" and holder is not None and holder != card_id:
-            return f"card {holder} already holds the fact of card {card_id}"
-    for card_id, updated in plan["present"]:
-        if s.cards.get(card_id, {}).get("updated") != updated:
-            return f"card {card_id} changed"
-    dim, model = int(num(s.meta.get("dim"))), s.meta.get("model", "")
-    if (
-        plan["vectors"] == "1"
-        and dim
-        and (dim != int(plan["dim"]) or model not in ("", plan["model"]))
-    ):
-        return "the chat holds vectors of another model or dimension"
-    adds = sum(1 for e in plan["cards"] if e["vec"])
-    if (len(s.vecids) + adds) * (dim or int(plan["dim"])) > VEC_MAX_BYTES:
-        return "the chat's vectors would pass 512 MB"
-    return None

@@ -30,8 +30,8 @@ vegetarian", a setting, a form field) with no run and no farm call:
   does a forget of the chat since its epoch was read (the caller reads it again and tries
   once more: the two calls overlapped, the remember lands after the forget).
 
-:func:`remember_twin` and :func:`fill_twin` are the Python twins of ``lua/remember.lua``
-and ``lua/fill_vectors.lua`` (equivalence: ``tests/cards/test_remember_twin.py``). Pure: no
+The Python twins of ``lua/remember.lua`` and ``lua/fill_vectors.lua`` are the tests'
+(``tests/support/lua_twins.py``; equivalence: ``tests/cards/test_remember_twin.py``). Pure: no
 Redis, no clock.
 """
 
@@ -42,12 +42,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory_worker.cards.chat_state import ChatState, Write, blank, is_live, num
 from memory_worker.cards.codec import card_plan
 from memory_worker.cards.model import Card, Durability, Scope, normalise
 from memory_worker.cards.writes import NewCard
 from memory_worker.errors import InvalidCorrection
-from memory_worker.keys import HISTORY_MAX_EVENTS
 
 #: The type of a remembered card: what a run gives a fact of no known type.
 REMEMBERED_TYPE = "preference"
@@ -165,63 +163,6 @@ class Remembered:
         )
 
 
-def remember_twin(
-    state: ChatState,
-    plan: RememberPlan,
-    blob: bytes | None,
-    *,
-    now: str,
-    history_max: int = HISTORY_MAX_EVENTS,
-) -> tuple[ChatState, Remembered]:
-    """Twin of ``lua/remember.lua`` (the state after, and the answer)."""
-    state = state.copy()
-    n = card_plan(plan.card, None)
-    for token in state.forgetting:
-        if token.split("|")[0] in ("chat", n["sk"]):
-            return state, Remembered(forgetting=True)
-    if state.forget > num(str(plan.epoch)):
-        return state, Remembered(forgotten=True)
-    write = Write(state, now)
-    card = state.cards.get(state.dedup.get(n["h"], ""))
-    if not is_live(card) and plan.known is not None:
-        known = state.cards.get(plan.known[0]) or {}
-        if is_live(known) and known.get("h") == plan.known[1] and known.get("sk") == n["sk"]:
-            card = known
-    created = False
-    if card is not None and is_live(card):
-        write.observe_again(card, n)
-    else:
-        card = write.create_card(n)
-        card["op_by"] = plan.actor
-        created = True
-    if (blank(card.get("row")) or card.get("vp")) and blob is not None:
-        write.model = plan.model
-        write.set_vector(card, blob)
-    if blank(card.get("row")):
-        write.model = ""
-        dim = int(num(state.meta.get("dim"))) or plan.dim
-        write.set_vector(card, bytes(dim), own=True)
-        if not blank(card.get("row")):
-            card["vp"] = "1"
-    if card.get("vp"):
-        state.vecwait.setdefault(card["id"], num(now))
-    else:
-        state.vecwait.pop(card["id"], None)
-    write.index_live(card)
-    write.save(card)
-    write.cause = {"via": "remember", "by": plan.actor, "req": plan.request_id}
-    write.history_max = max(2, history_max)
-    write.history_add(card["id"], "created" if created else "observed")
-    state.retracted.pop(n["h"], None)
-    write.finish()
-    return state, Remembered(
-        card_id=card["id"],
-        created=created,
-        pending=card.get("vp") == "1",
-        refused=write.refused,
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class FillItem:
     """One waiting card a fill pass embedded: its id, the dedup hash of the text embedded,
@@ -263,32 +204,6 @@ def fill_plan(items: Sequence[FillItem], model: str) -> tuple[dict[str, Any], li
             index = len(blobs)
         entries.append([item.card_id, item.h, index])
     return {"model": model, "items": entries}, blobs
-
-
-def fill_twin(
-    state: ChatState, items: Sequence[FillItem], model: str, *, now: str
-) -> tuple[ChatState, Filled]:
-    """Twin of ``lua/fill_vectors.lua`` (the state after, and the answer)."""
-    state = state.copy()
-    write = Write(state, now, model)
-    filled = dropped = kept = 0
-    for item in items:
-        card = state.cards.get(item.card_id)
-        if card is None or not is_live(card) or not card.get("vp"):
-            state.vecwait.pop(item.card_id, None)
-            dropped += 1
-        elif card.get("h") == item.h and item.vector:
-            write.set_vector(card, item.vector)
-            if card.get("vp"):
-                kept += 1
-            else:
-                write.save(card)
-                state.vecwait.pop(item.card_id, None)
-                filled += 1
-        else:
-            kept += 1
-    write.finish()
-    return state, Filled(filled=filled, dropped=dropped, kept=kept, refused=write.refused)
 
 
 def to_fill(cards: Iterable[Card]) -> list[Card]:

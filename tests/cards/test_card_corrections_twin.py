@@ -1,5 +1,5 @@
 """``cards/lua/retract.lua`` and ``correct.lua`` against their Python twins
-(``corrections.retract_twin``, ``corrections.correct_twin``): random sequences, standalone
+(``lua_twins.retract_twin``, ``lua_twins.correct_twin``): random sequences, standalone
 and cluster.
 
 Random runs (the real apply script) build the chat; between them a random card — live,
@@ -20,16 +20,12 @@ import pytest
 
 from memory_worker.cards import CardStore, RunWrites
 from memory_worker.cards.codec import lua_json, to_ms
-from memory_worker.cards.corrections import (
-    Outcome,
-    correct_twin,
-    correction_plan,
-    retract_twin,
-)
+from memory_worker.cards.corrections import Outcome, correction_plan
 from memory_worker.cards.vectors import quantize
 from memory_worker.keys import Keys
 from tests.support.chat_state import read_state
 from tests.support.forget_cards import AT, CHAT, DIM, new_card
+from tests.support.lua_twins import correct_twin, retract_twin
 
 MODEL = "m1"
 

@@ -16,7 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_worker.cards import CardStatus, EventKind
-from memory_worker.cards.chat_state import ChatState, Write
 from memory_worker.cards.codec import to_ms
 from memory_worker.cards.history import (
     CardEvent,
@@ -28,6 +27,7 @@ from memory_worker.cards.history import (
     stored_live_as_of,
 )
 from tests.support.cards import T0, stored
+from tests.support.lua_twins import ChatState, Write
 
 KINDS = [k.value for k in EventKind]
 text = st.text(max_size=30)

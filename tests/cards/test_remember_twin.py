@@ -1,5 +1,5 @@
 """``cards/lua/remember.lua`` and ``fill_vectors.lua`` against their Python twins
-(``remember.remember_twin``, ``remember.fill_twin``): random sequences, standalone and cluster.
+(``lua_twins.remember_twin``, ``lua_twins.fill_twin``): random sequences, standalone and cluster.
 
 Random runs (the real apply script) build the chat, and random retractions (the real
 retract script) withdraw some of its cards; between them a fact is remembered — new, one
@@ -29,14 +29,13 @@ from memory_worker.cards.remember import (
     Remembered,
     RememberPlan,
     fill_plan,
-    fill_twin,
-    remember_twin,
     remembered_card,
 )
 from memory_worker.cards.vectors import quantize
 from memory_worker.keys import Keys
 from tests.support.chat_state import read_state
 from tests.support.forget_cards import AT, CHAT, DIM, new_card
+from tests.support.lua_twins import fill_twin, remember_twin
 
 MODEL = "m1"
 

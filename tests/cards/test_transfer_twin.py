@@ -1,4 +1,4 @@
-"""``cards/lua/import.lua`` against its Python twin (``import_plan.import_twin``): random
+"""``cards/lua/import.lua`` against its Python twin (``lua_twins.import_twin``): random
 chats exported and imported, standalone and cluster.
 
 A source chat is built by random runs (the real apply script), retractions and
@@ -24,7 +24,7 @@ from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore, RunWrites
 from memory_worker.cards.codec import lua_json, to_ms
 from memory_worker.cards.export_format import Snapshot
-from memory_worker.cards.import_plan import ChatView, import_twin, plan_import
+from memory_worker.cards.import_plan import ChatView, plan_import
 from memory_worker.cards.transfer import read_snapshot, write_snapshot
 from memory_worker.keys import Keys
 from memory_worker.settings import Settings
@@ -32,6 +32,7 @@ from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import RedisHandle
 from tests.support.chat_state import read_state
 from tests.support.forget_cards import AT, CHAT, DIM, new_card
+from tests.support.lua_twins import import_twin
 
 MODEL = "m1"
 

@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 
 from llm_client import as_text
-from memory_worker.cards.chat_state import ChatState
 from memory_worker.keys import Keys
+from tests.support.lua_twins import ChatState
 
 
 async def read_state(redis: Any, keys: Keys, chat_id: int) -> ChatState:

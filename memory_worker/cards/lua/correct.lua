@@ -9,7 +9,7 @@
 -- (of the old one) or the holder's ``supersedes``, each with the actor and request id.
 -- KEYS: see helpers.lua. ARGV[3] = card id, ARGV[4] = plan JSON {fact, object, h, model,
 -- actor, vec, req}, ARGV[5] = the corrected fact's vector (optional).
--- Python twin: memory_worker.cards.corrections.correct_twin.
+-- Python twin: tests/support/lua_twins.py correct_twin.
 local p = cjson.decode(ARGV[4])
 local old = load(ARGV[3])
 if not old then return cjson.encode({found = false}) end

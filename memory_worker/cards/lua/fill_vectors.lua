@@ -6,7 +6,7 @@
 -- KEYS: see helpers.lua, then [FIRST_EXTRA] = the cards waiting for a vector (``vecwait``).
 -- ARGV[3] = JSON {model, items = [[card id, dedup hash embedded, vector index (0: none)]]},
 -- ARGV[4..] = the vectors.
--- Python twin: memory_worker.cards.remember.fill_twin.
+-- Python twin: tests/support/lua_twins.py fill_twin.
 local p = cjson.decode(ARGV[3])
 local missing = missing_scopes()
 if missing then return missing end

@@ -121,7 +121,7 @@ local cause = {}
 -- JSON objects, one a line (each ends with a newline; cjson escapes any in a value), so an
 -- event is appended without decoding the others. The first event (how the card began) and
 -- the newest HISTORY_MAX - 1 are kept. A stored value that does not end with a newline (none
--- a script writes) starts again. Python twin: chat_state.Write.history_add.
+-- a script writes) starts again. Python twin: tests/support/lua_twins.py Write.history_add.
 local function history_add(id, kind, other)
   local ev = {}
   ev['k'] = kind  -- (not a table constructor: the KEYS checker reads ``k =`` as a local)

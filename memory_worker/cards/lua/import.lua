@@ -15,7 +15,7 @@
 -- is withdrawn (``wd``: retracted or corrected away) has its row marked withdrawn. Each card
 -- written gets its history from the file (``hist``: its events' lines) and an ``imported``
 -- event (§13; by the plan's ``by``, the actor).
--- Python twin: memory_worker.cards.import_plan.import_twin.
+-- Python twin: tests/support/lua_twins.py import_twin.
 local p = cjson.decode(ARGV[3])
 local sks = {}
 for _, e in ipairs(p.cards) do if e.live == '1' then sks[#sks + 1] = e.c.sk end end

@@ -15,7 +15,7 @@
 -- ARGV[3] = plan JSON {card = the card as codec.card_plan makes it, actor, epoch, dim (a zero
 -- row's bytes when the chat has no vector yet), model, vec, known = [id, h] (optional), req},
 -- ARGV[4] = the fact's vector (optional).
--- Python twin: memory_worker.cards.remember.remember_twin.
+-- Python twin: tests/support/lua_twins.py remember_twin.
 local p = cjson.decode(ARGV[3])
 local n = p.card
 local missing = missing_scopes({n.sk})

@@ -6,7 +6,7 @@
 -- History (§13): the card's ``retracted`` event (the actor, the request id; never the reason).
 -- KEYS: see helpers.lua. ARGV[3] = card id, ARGV[4] = actor, ARGV[5] = reason, ARGV[6] = the
 -- caller's request id ('' or absent: none).
--- Python twin: memory_worker.cards.corrections.retract_twin.
+-- Python twin: tests/support/lua_twins.py retract_twin.
 local c = load(ARGV[3])
 if not c then return cjson.encode({found = false}) end
 local missing = missing_scopes({c.sk})
