@@ -36,7 +36,8 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   ``success_counter``).
 - **Shared with memory_worker**: ``lua_text`` (the one loader of a package's
   ``lua/*.lua``), ``as_text`` and ``reply_pairs`` (the one bytes → str helper),
-  ``get_logger`` and ``event_of`` (library logging through stdlib ``logging``).
+  ``get_logger`` and ``event_of`` (library logging through stdlib ``logging``);
+  ``bind_log_context`` / ``unbind_log_context`` (fields every event of a context carries).
 """
 
 from llm_client._breaker.carry import RecordCarry, Rider
@@ -72,7 +73,7 @@ from llm_client._errors import (
 )
 from llm_client._gateway.model import LATENCY_BUCKETS_MS, GatewayConfig, TargetLimits
 from llm_client._gateway.status import TargetStatus, target_statuses
-from llm_client._log import event_of, get_logger
+from llm_client._log import bind_log_context, event_of, get_logger, unbind_log_context
 from llm_client._lua import lua_text
 from llm_client._redis_text import as_text, reply_pairs
 from llm_client._retry.classify import retryable_reason
@@ -186,6 +187,7 @@ __all__ = [
     "WalkerConfig",
     "as_text",
     "attempt_field",
+    "bind_log_context",
     "default_routes",
     "event_of",
     "extra_installed",
@@ -202,4 +204,5 @@ __all__ = [
     "safe_token",
     "success_counter",
     "target_statuses",
+    "unbind_log_context",
 ]

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from llm_client import (
     EMBEDDING,
@@ -94,17 +94,17 @@ class Routing:
 # --- stores and event logs: built here only, each from every setting it reads ---------------
 
 
-def run_store(redis: ArqRedis, settings: Settings) -> RunStore:
+def run_store(redis: Redis, settings: Settings) -> RunStore:
     """The run store: runs, their indexes and counters (§7)."""
     return RunStore(redis, settings)
 
 
-def tick_queue(redis: ArqRedis, settings: Settings) -> TickQueue:
+def tick_queue(redis: Redis, settings: Settings) -> TickQueue:
     """The tick queue: pending and running tick jobs, the pipeline's state (§8)."""
     return TickQueue(redis, Keys(settings.key_prefix))
 
 
-def replay_store(redis: ArqRedis, settings: Settings, runs: RunStore | None = None) -> ReplayStore:
+def replay_store(redis: Redis, settings: Settings, runs: RunStore | None = None) -> ReplayStore:
     """Replay's candidates and their atomic apply, over ``runs`` (a new run store if None)."""
     return ReplayStore(redis, settings, runs if runs is not None else run_store(redis, settings))
 
@@ -117,18 +117,18 @@ def card_store_on(cards_redis: CardsRedis, settings: Settings) -> CardStore:
     )
 
 
-def bot_card_store(settings: Settings, redis: ArqRedis) -> CardStore:
+def bot_card_store(settings: Settings, redis: Redis) -> CardStore:
     """The bot's card store: on ``MEMORY_CARDS_URL`` (e.g. a cluster), else ``redis``."""
     return card_store_on(cards_client(settings, redis), settings)
 
 
-def forgetter(redis: ArqRedis, settings: Settings, cards_redis: CardsRedis) -> Forgetter:
+def forgetter(redis: Redis, settings: Settings, cards_redis: CardsRedis) -> Forgetter:
     """The steps of one forget over the run store on ``redis`` and the cards on
     ``cards_redis`` (§14)."""
     return Forgetter(redis, settings, cards_redis=cards_redis)
 
 
-def breaker_store(redis: ArqRedis, settings: Settings) -> BreakerStore:
+def breaker_store(redis: Redis, settings: Settings) -> BreakerStore:
     """The fleet's breakers: the policy, the gateway's caps and cooling, and a routed
     success counted in the attempt metrics with its breaker record (§5, §11)."""
     keys = Keys(settings.key_prefix)
@@ -141,7 +141,7 @@ def breaker_store(redis: ArqRedis, settings: Settings) -> BreakerStore:
     )
 
 
-def event_log(redis: ArqRedis, settings: Settings) -> RedisEventLog:
+def event_log(redis: Redis, settings: Settings) -> RedisEventLog:
     """The routing-event stream, trimmed at ``MEMORY_ROUTING_EVENTS_MAXLEN`` by every
     writer — the walkers' events and the console's audit events alike."""
     return RedisEventLog(redis, Keys(settings.key_prefix), maxlen=settings.routing_events_maxlen)
@@ -161,7 +161,7 @@ def walker_config(settings: Settings) -> WalkerConfig:
 
 def build_routing(
     settings: Settings,
-    redis: ArqRedis,
+    redis: Redis,
     *,
     transports: TransportFactory | None = None,
     require_secrets: bool = True,
@@ -224,7 +224,7 @@ def check_run_routes(routes: RoutesConfig, source: Path | str | None) -> None:
 
 
 async def build_tick_runner(
-    settings: Settings, redis: ArqRedis, *, transports: TransportFactory | None = None
+    settings: Settings, redis: Redis, *, transports: TransportFactory | None = None
 ) -> TickRunner:
     """The production pipeline: routed, breaker-guarded consolidation with admin reports.
 
@@ -280,7 +280,7 @@ def farm_clients(settings: Settings, http: httpx.AsyncClient | None = None) -> C
     )
 
 
-async def card_store(settings: Settings, redis: ArqRedis, keys: Keys) -> CardStore:
+async def card_store(settings: Settings, redis: Redis, keys: Keys) -> CardStore:
     """The worker's card store: on ``MEMORY_CARDS_URL`` (a cluster) or the queue's server,
     checked like the queue's (§2: no eviction, scripts allowed), writes replicated to
     one replica before a run completes when the card server has replicas."""
