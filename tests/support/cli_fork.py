@@ -139,7 +139,7 @@ def _wait(pid: int, timeout: float = CHILD_TIMEOUT) -> int:
 
 
 def _drive() -> None:
-    import memory_worker.cli  # noqa: F401 - imported once, before every fork
+    import memory_worker.cli.commands  # noqa: F401 - imported once, before every fork
 
     cases = json.loads(sys.stdin.buffer.read())
     answers = []
@@ -213,7 +213,7 @@ def _serve() -> None:
     touches ``sys.stdin``/``sys.stdout``, so a child's standard streams start empty on the
     files it is given.
     """
-    import memory_worker.cli  # noqa: F401 - imported once, before every fork
+    import memory_worker.cli.commands  # noqa: F401 - imported once, before every fork
 
     requests, answers = os.dup(0), os.dup(1)
     pending = b""
