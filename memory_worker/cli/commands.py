@@ -19,12 +19,15 @@ from memory_worker.cli import (
     demo,
     config,
     tools,
+    valkey,
 )
 
 # isort: on
 from memory_worker.cli.common import app
 
 #: The command modules, imported for the commands they register on :data:`app`.
-COMMAND_MODULES = (worker, runs, replay, forget, cards, transfer, fleet, demo, config, tools)
+COMMAND_MODULES = (
+    worker, runs, replay, forget, cards, transfer, fleet, demo, config, tools, valkey,
+)  # fmt: skip
 
 __all__ = ["COMMAND_MODULES", "app"]
