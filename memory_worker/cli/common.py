@@ -151,6 +151,7 @@ def _version(show: bool) -> None:
 
 @app.callback()
 def _setup(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option(
@@ -164,7 +165,8 @@ def _setup(
     from memory_worker.settings.types import secret_values
 
     try:
-        read_dotenv(Path(DOTENV))
+        # the names the .env gave: ``config`` says where each value came from
+        ctx.obj = {"dotenv": read_dotenv(Path(DOTENV))}
         settings = get_settings()
     except SettingsError as exc:
         raise fail(str(exc)) from None
