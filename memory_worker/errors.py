@@ -483,11 +483,14 @@ class InvalidQuery(InvalidInput):
 
 class InvalidId(InvalidQuery):
     """Raised when an id (chat, thread, user) or a count ``k`` is not an int — bools, floats
-    and strings included."""
+    and strings included — or an id is beyond 64 bits, signed."""
 
     def __init__(self, name: str, value: object) -> None:
         self.name = name
-        super().__init__(f"{name} must be an int, got {type(value).__name__}")
+        if isinstance(value, int) and not isinstance(value, bool):
+            super().__init__(f"{name} must be a signed 64-bit int, got {value}")
+        else:
+            super().__init__(f"{name} must be an int, got {type(value).__name__}")
 
 
 class EmbeddingSizeMismatch(InvalidQuery):

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import sys
 from importlib.util import find_spec
+from typing import Any, NamedTuple
 
 from memory_worker.cli.failures import EXIT_FAILURE
 
@@ -90,6 +91,19 @@ def needs_extras(command: str | None, extras: list[str]) -> str:
     return f"{what} needs the {names}: pip install 'memory-worker[{','.join(extras)}]'"
 
 
+class _ClickErrors(NamedTuple):
+    click: Any  # ClickException: format_message(), show()
+    no_args_is_help: Any  # a class, or () before click 8.2
+
+
+def _click_errors(bad_parameter: type[Exception]) -> _ClickErrors:
+    """click's ``ClickException`` and ``NoArgsIsHelpError`` (click 8.2+) as typer uses them:
+    found from ``typer.BadParameter``, a public subclass of the first."""
+    base = next(c for c in bad_parameter.__mro__ if c.__name__ == "ClickException")
+    no_args = getattr(sys.modules[base.__module__], "NoArgsIsHelpError", ())
+    return _ClickErrors(base, no_args)
+
+
 def _refuse(message: str) -> None:
     """One line on stderr (``error: …``), exit :data:`EXIT_FAILURE`."""
     sys.stderr.write("error: " + " ".join(message.split()) + "\n")
@@ -115,9 +129,26 @@ def main() -> None:
 
     configure()
     try:
+        import typer
+
         from memory_worker.cli.commands import app
 
-        app()
+        # click's errors (typer's own copy of click, or click) come back here, not shown: a
+        # usage error — a bad option, a number out of its range — is bad input, one line and
+        # exit 2 like every failure
+        errors = _click_errors(typer.BadParameter)
+        try:
+            status = app(standalone_mode=False)
+        except errors.no_args_is_help as exc:  # the help, as click shows it
+            exc.show()
+            sys.exit(EXIT_FAILURE)
+        except errors.click as exc:
+            _refuse(exc.format_message())
+        except typer.Abort:
+            sys.stderr.write("Aborted!\n")
+            sys.exit(1)
+        if isinstance(status, int) and status:  # a typer.Exit(code), returned here
+            sys.exit(status)
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as exc:

@@ -32,6 +32,7 @@ from rich.console import Console
 
 from memory_worker.cli.failures import EXIT_FAILURE
 from memory_worker.errors import SettingsError
+from memory_worker.models import INT64_MAX, INT64_MIN
 from memory_worker.settings import Settings, get_settings
 from memory_worker.storage.connections import RedisHandle, open_redis
 
@@ -69,6 +70,18 @@ YesFlag = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confi
 DryRunFlag = Annotated[
     bool, typer.Option("--dry-run", help="Show what would change; write nothing.")
 ]
+
+
+def an_id(value: int | None) -> int | None:
+    """An option's callback: a chat, user or thread id is a signed 64-bit int (what the
+    store keeps); another number is a bad parameter (one line, exit 2)."""
+    if value is not None and not INT64_MIN <= value <= INT64_MAX:
+        raise typer.BadParameter(f"{value} is not a signed 64-bit id")
+    return value
+
+
+#: A TCP port's bounds for an option (0: any free one).
+PORT = {"min": 0, "max": 65535}
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

@@ -20,7 +20,7 @@ from typing import Annotated
 
 import typer
 
-from memory_worker.cli.common import app, fail, out
+from memory_worker.cli.common import PORT, app, fail, out
 
 #: The configuration examples ``init-config`` writes at the top of its directory.
 CONFIG_EXAMPLES = ("Procfile", "example.env", "routes.toml", "routes-local-embed.toml")
@@ -97,7 +97,7 @@ def farmsim(
     host: Annotated[str, typer.Option(help="Bind address (loopback unless you mean it).")] = (
         "127.0.0.1"
     ),
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 50051,
+    port: Annotated[int, typer.Option(**PORT, help="Port (0: any free one).")] = 50051,
     fault: Annotated[
         list[str] | None,
         typer.Option(
