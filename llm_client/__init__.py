@@ -19,7 +19,7 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   (``ClientConfig``); ``ClientFactory``/``TransportFactory`` (route targets → clients);
   the local embedder's ``load_model``, ``extra_installed``, ``EXTRA_HINT``, ``QUERY_TASK``.
 - **Breakers**: ``BreakerConfig``, ``BreakerView``, ``Circuit``, ``Outcome``,
-  ``BreakerStore``, ``list_breakers``, ``reset_breaker``; ``RecordCarry`` (plain successes held
+  ``BreakerStore``; ``RecordCarry`` (plain successes held
   back — for ``hold_seconds``, folded one record a breaker — to ride on a later walk's first
   round trip) and its ``Rider`` (held records as a script call another round trip takes
   along).
@@ -31,7 +31,7 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   ``default_routes``, ``RoutesConfig``, ``Route``, ``RouteTarget``, ``RouteDefaults``) and
   the workflow names ``MEMORY_EXTRACTION``, ``EMBEDDING``, ``MEMORY_MERGE``; routing events
   (``RoutingEvent``, ``EventType``, ``EventSink``, ``Fanout``, ``RedisEventLog``,
-  ``recent_events``, ``safe_token``); routed attempts counted for the metrics
+  ``safe_token``); routed attempts counted for the metrics
   (``AttemptCounter``, ``AttemptKeys``, ``attempt_field``, ``parse_attempts``,
   ``success_counter``).
 - **Shared with memory_worker**: ``lua_text`` (the one loader of a package's
@@ -42,7 +42,7 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
 
 from llm_client._breaker.carry import RecordCarry, Rider
 from llm_client._breaker.model import BreakerConfig, BreakerView, Circuit, Outcome
-from llm_client._breaker.store import BreakerStore, list_breakers, reset_breaker
+from llm_client._breaker.store import BreakerStore
 from llm_client._errors import (
     AllCircuitsOpen,
     BackendUnavailable,
@@ -88,7 +88,6 @@ from llm_client._routing.events import (
     RoutingEvent,
     attempt_field,
     parse_attempts,
-    recent_events,
     safe_token,
     success_counter,
 )
@@ -192,14 +191,11 @@ __all__ = [
     "event_of",
     "extra_installed",
     "get_logger",
-    "list_breakers",
     "load_model",
     "load_routes",
     "lua_text",
     "parse_attempts",
-    "recent_events",
     "reply_pairs",
-    "reset_breaker",
     "retryable_reason",
     "safe_token",
     "success_counter",

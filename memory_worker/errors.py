@@ -75,7 +75,6 @@ still catch what they caught.
     │   └── SocketNotPrivate       the embedded server's socket directory is not this user's
     │                              own 0700 one: nothing is sent to it (also a redis ConnectionError)
     └── RunControl                 the worker's own control flow: a bot never sees one
-        ├── LeaseLost              the worker no longer holds the run's lease (it was reclaimed)
         ├── TickTimeout            a tick outlived its budget: its run fails as task_timeout
         ├── ForgottenWrite         a run's card write was refused: the chat was forgotten after its claim
         ├── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
@@ -189,10 +188,6 @@ class RunNotFound(NotFound, KeyError):
 
     def __str__(self) -> str:
         return f"run not found: {self.args[0] if self.args else '?'}"
-
-
-class LeaseLost(RunControl):
-    """The worker's lease on the run expired and the run was reclaimed elsewhere."""
 
 
 class StoreError(MemoryWorkerError):

@@ -35,7 +35,7 @@ from llm_client import (
     UnknownStatus,
     Upstream,
 )
-from memory_worker.errors import ConsolidationError, EmbedderTimeout, LeaseLost, StoreError
+from memory_worker.errors import ConsolidationError, EmbedderTimeout, StoreError
 from memory_worker.runs.policy import (
     Verdict,
     backoff_seconds,
@@ -262,10 +262,6 @@ def test_release_or_fail(error: BaseException, verdict: Verdict, reason: str | N
     decision = decide(error)
     assert decision.verdict is verdict
     assert decision.reason == reason
-
-
-def test_lost_lease_abandons() -> None:
-    assert decide(LeaseLost("reclaimed")).verdict is Verdict.ABANDON
 
 
 def test_store_answers_are_coded_by_their_type() -> None:

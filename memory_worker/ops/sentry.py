@@ -53,7 +53,6 @@ from llm_client import (
     Transport,
     retryable_reason,
 )
-from memory_worker.errors import LeaseLost
 from memory_worker.privacy.masking import (
     FILTERED,
     redact_query,
@@ -71,7 +70,6 @@ OUTAGE_TYPES: tuple[type[BaseException], ...] = (
     BackendUnavailable,
     CapacityUnavailable,
     RoutingError,
-    LeaseLost,
     asyncio.CancelledError,
     RedisConnectionError,
     RedisTimeoutError,
@@ -163,7 +161,7 @@ def is_breadcrumb(error: BaseException, decision: Decision | None = None) -> boo
     """
     if isinstance(error, OUTAGE_TYPES):
         return True
-    if (decision or decide(error)).verdict in (Verdict.RELEASE, Verdict.ABANDON):
+    if (decision or decide(error)).verdict is Verdict.RELEASE:
         return True
     return isinstance(error, LLMError) and retryable_reason(error) is not None
 

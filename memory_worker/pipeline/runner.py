@@ -463,9 +463,6 @@ class TickRunner:
         decision = decide(exc)
         if self.report_failure is not None:
             self.report_failure(exc, decision, run_id=claim.id, chat_id=claim.request.chat_id)
-        if decision.verdict is Verdict.ABANDON:
-            log.warning("run_lease_lost", attempt=claim.attempts, code=decision.code)
-            return TickOutcome.ABANDONED
         if decision.verdict is Verdict.RELEASE:
             released = await self._release(
                 claim, decision.reason or "unavailable", origin=release_origin(exc)
