@@ -79,10 +79,9 @@ from bench.chaos_plan import (
     probe_windows,
     runs_held_by,
 )
-from llm_client._breaker.model import Circuit
-from llm_client._breaker.store import BreakerStore
-from llm_client._routing.routes import EMBEDDING as EMBEDDING_WF
-from llm_client._routing.routes import MEMORY_EXTRACTION as EXTRACTION
+from llm_client import EMBEDDING as EMBEDDING_WF
+from llm_client import MEMORY_EXTRACTION as EXTRACTION
+from llm_client import BreakerStore, Circuit
 from llm_client._routing.routes import parse_routes
 from memory_worker.api import MemoryQueue
 from memory_worker.cards import CardStore, normalise

@@ -1,7 +1,7 @@
 """The chaos soak's functional core: the workload, the fault schedule and the verdicts.
 
 Everything here is a pure function of plain data (no Redis, no clock, no
-processes), so it is unit-tested on its own (``tests/test_chaos_plan.py``);
+processes), so it is unit-tested on its own (``tests/e2e/test_chaos_plan.py``);
 ``bench/chaos.py`` is the imperative shell that carries a plan out against
 real worker processes, a private Valkey and the farm simulator, collects what
 happened into :class:`Observations` and asks :func:`evaluate` for verdicts.

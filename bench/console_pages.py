@@ -26,7 +26,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from common import fill, fresh_bench, run_bench
 from pydantic import SecretStr
 
-from llm_client._routing.events import EventType, RoutingEvent
+from llm_client import EventType, RoutingEvent
 from memory_worker.cards import CardStore, EpisodeWrite, RunWrites, Scope
 from memory_worker.console import add_console
 from memory_worker.keys import Keys

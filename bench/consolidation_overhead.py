@@ -28,8 +28,7 @@ from arq.worker import Worker
 from common import fresh_bench, run_bench
 from redis.asyncio import Redis
 
-from llm_client._routing.routes import RouteTarget
-from llm_client._transport.base import ChatResult, EmbedResult
+from llm_client import ChatResult, EmbedResult, RouteTarget
 from memory_worker.demo import load_sample_chats
 from memory_worker.farmsim.extractor import answer
 from memory_worker.models import RunRequest

@@ -19,7 +19,7 @@ It also times the local embedder (one sentence, a batch of 16) and
 
     python bench/meaning.py [--recall-cards 1000 10000] [--queries 50]
 
-The test suite imports :func:`load_cases` / :func:`evaluate` (tests/test_meaning.py).
+The test suite imports :func:`load_cases` / :func:`evaluate` (tests/cards/test_meaning.py).
 """
 
 from __future__ import annotations
@@ -42,8 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from llm_client._transport.base import ClientConfig  # noqa: E402
-from llm_client._transport.local_embed import QUERY_TASK, LocalEmbedClient  # noqa: E402
+from llm_client import QUERY_TASK, ClientConfig, LocalEmbedClient  # noqa: E402
 from memory_worker.cards import Card, CardStore, NewCard, RunWrites, Scope  # noqa: E402
 from memory_worker.cards.recall import ConnectParams, FusionParams  # noqa: E402
 from memory_worker.cards.search import Favour  # noqa: E402

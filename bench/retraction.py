@@ -18,7 +18,7 @@ as the store keeps it, int8), and decided by :func:`memory_worker.cards.withdraw
 
     python bench/retraction.py
 
-``tests/test_retraction_pairs.py`` imports :func:`load_pairs`, :func:`embed_pairs` and
+``tests/cards/test_retraction_pairs.py`` imports :func:`load_pairs`, :func:`embed_pairs` and
 :func:`rates`.
 """
 

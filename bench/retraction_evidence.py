@@ -27,7 +27,7 @@ when within ``delta`` of the closest candidate sharing the evidence).
 
     python bench/retraction_evidence.py
 
-``tests/test_retraction_evidence.py`` imports :func:`load_groups`, :func:`embed_groups`,
+``tests/cards/test_retraction_evidence.py`` imports :func:`load_groups`, :func:`embed_groups`,
 :func:`replay`, :func:`alone` and :func:`unlearned`.
 """
 

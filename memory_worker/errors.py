@@ -35,10 +35,13 @@ still catch what they caught.
     │   │   │                      live card of the same fact, or vectors of another model
     │   │   └── ExportPredatesForget   the chat was forgotten (in part) after the file was exported
     │   ├── ForgetPending          a chat's forget has not completed: its memory is not exported
-    │   └── VectorSpaceMismatch    a query's embedding model is not the one of the chat's vectors
+    │   ├── VectorSpaceMismatch    a query's embedding model is not the one of the chat's vectors
+    │   └── QueueClosed (RuntimeError)  a call on a MemoryQueue or SyncMemoryQueue after close()
+    │                              (or one still in flight when the sync client closed)
     ├── Unavailable                a service the call needs cannot answer now; ask again later
-    │   └── EmbeddingUnavailable   the embedding route failed recall, context or correct; the
-    │                              ``llm_client`` error is its ``__cause__``
+    │   └── EmbeddingUnavailable   the embedding route failed correct (recall and context answer
+    │                              from the words alone instead, marked degraded); the
+    │                              ``llm_client`` error (or the embedder's) is its ``__cause__``
     ├── ConfigurationError         the deployment cannot work as configured
     │   ├── SettingsError (ValueError)  a setting is invalid, out of bounds or contradicts another
     │   │   └── SettingsRefused        the same where arq's command line builds WorkerSettings: a
@@ -58,6 +61,9 @@ still catch what they caught.
     │       ├── KeyPermissionError     the Redis user may not read or write the deployment's keys
     │       └── CommandPermissionError the Redis user may not run a command the worker needs (INFO)
     ├── StoreError                 Redis failed or answered something unexpected
+    │   ├── StoreUnreachable       a bot's call could not reach Redis, or it did not answer in time
+    │   │                          (a lost connection, a timeout, a server loading or failing over):
+    │   │                          redis-py's error is its ``__cause__``; asking again may work
     │   ├── StoreClientError       the Redis client failed without a Redis error (a failover's
     │   │                          slot with no node, a lost connection leaked as AttributeError)
     │   ├── StoredRunUnreadable    a claimed run's stored request no longer validates (its
@@ -75,6 +81,9 @@ still catch what they caught.
     │   └── SocketNotPrivate       the embedded server's socket directory is not this user's
     │                              own 0700 one: nothing is sent to it (also a redis ConnectionError)
     └── RunControl                 the worker's own control flow: a bot never sees one
+        ├── LeaseLost              the worker no longer holds the run's lease (it was reclaimed)
+        │   └── RunCancelled       an operator cancelled the run: its card write was refused, or
+        │                          a checkpoint found it cancelled; the worker drops it
         ├── TickTimeout            a tick outlived its budget: its run fails as task_timeout
         ├── ForgottenWrite         a run's card write was refused: the chat was forgotten after its claim
         ├── ConsolidationError     the run's data could not be turned into memory (not the farm's fault)
@@ -92,19 +101,12 @@ timeout, the classifier trusts; the run is released). It is defined in this modu
 from __future__ import annotations
 
 import sys
-from typing import IO, TYPE_CHECKING, Any, ClassVar
+from typing import IO, Any, ClassVar
 
+from click import ClickException
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from llm_client import FailureReason, LLMError
-
-if TYPE_CHECKING:
-    from click import ClickException as _CommandLineError
-else:
-    try:  # arq's command line is click's; a bot's install has neither (memory-worker[worker])
-        from click import ClickException as _CommandLineError
-    except ImportError:
-        _CommandLineError = Exception
 
 
 class MemoryWorkerError(Exception):
@@ -125,13 +127,14 @@ class NotFound(MemoryWorkerError, LookupError):
 
 class Conflict(MemoryWorkerError):
     """The request is valid, but the memory's state refuses it now (a card no longer live, a
-    forget not completed, another model's vectors, an import over other memory); nothing was
-    written."""
+    forget not completed, another model's vectors, an import over other memory) — or the
+    queue's own state does (closed); nothing was written."""
 
 
 class Unavailable(MemoryWorkerError):
     """A service the call needs cannot answer now (the farm's embedding route); asking again
-    later may work. ``__cause__`` holds the service's own error."""
+    later may work. ``__cause__`` holds the service's own error. (A read — ``recall``,
+    ``context`` — does not raise it: it answers from the words alone, marked degraded.)"""
 
 
 class ConfigurationError(MemoryWorkerError):
@@ -156,7 +159,7 @@ class SettingsError(ConfigurationError, ValueError):
         super().__init__("invalid settings: " + "; ".join(problems))
 
 
-class SettingsRefused(SettingsError, _CommandLineError):
+class SettingsRefused(SettingsError, ClickException):
     """Bad settings where ``arq memory_worker.worker.WorkerSettings`` is built: a
     :class:`SettingsError` to a caller, and to arq's command line (click) a failure it shows
     as ``memory-worker``'s one line, ``error: invalid settings: …``, exiting 2 — not a
@@ -166,12 +169,11 @@ class SettingsRefused(SettingsError, _CommandLineError):
 
     def __init__(self, problems: list[str]) -> None:
         SettingsError.__init__(self, problems)
-        self.line = "invalid settings: " + "; ".join(problems)
-        _CommandLineError.__init__(self, self.line)
+        ClickException.__init__(self, "invalid settings: " + "; ".join(problems))
 
     def show(self, file: IO[Any] | None = None) -> None:
         stream = sys.stderr if file is None else file
-        stream.write("error: " + " ".join(self.line.split()) + "\n")
+        stream.write("error: " + " ".join(self.message.split()) + "\n")
         stream.flush()
 
 
@@ -190,6 +192,23 @@ class RunNotFound(NotFound, KeyError):
         return f"run not found: {self.args[0] if self.args else '?'}"
 
 
+class LeaseLost(RunControl):
+    """The worker's lease on the run expired and the run was reclaimed elsewhere."""
+
+
+class RunCancelled(LeaseLost):
+    """An operator cancelled the run (``runs cancel``, the console; §13) while a worker held it.
+
+    Raised at the worker's checkpoints (a lease renewal, the checks before the embedding and
+    the card write) and by the card write itself, which refuses atomically: the worker drops
+    the run and nothing of it is written.
+    """
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        super().__init__(f"run {run_id} was cancelled by an operator")
+
+
 class StoreError(MemoryWorkerError):
     """Redis failed or answered something unexpected."""
 
@@ -205,6 +224,17 @@ class StoredRunUnreadable(StoreError):
         self.run_id = run_id
         self.problems = problems
         super().__init__(f"stored run {run_id} is unreadable: " + "; ".join(problems))
+
+
+class StoreUnreachable(StoreError):
+    """A bot's call could not reach Redis, or Redis did not answer in time: a refused or lost
+    connection, a timeout, a server still loading or failing over. Raised at the bot's API
+    edge (:mod:`memory_worker.api.edge`) with redis-py's error as its ``__cause__``; ``kind``
+    names that error's type (log-safe). Asking again may work."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        super().__init__(f"Redis could not be reached or did not answer in time ({kind})")
 
 
 class StoreClientError(StoreError):
@@ -478,14 +508,11 @@ class InvalidQuery(InvalidInput):
 
 class InvalidId(InvalidQuery):
     """Raised when an id (chat, thread, user) or a count ``k`` is not an int — bools, floats
-    and strings included — or an id is beyond 64 bits, signed."""
+    and strings included."""
 
     def __init__(self, name: str, value: object) -> None:
         self.name = name
-        if isinstance(value, int) and not isinstance(value, bool):
-            super().__init__(f"{name} must be a signed 64-bit int, got {value}")
-        else:
-            super().__init__(f"{name} must be an int, got {type(value).__name__}")
+        super().__init__(f"{name} must be an int, got {type(value).__name__}")
 
 
 class EmbeddingSizeMismatch(InvalidQuery):
@@ -592,9 +619,11 @@ class SocketNotPrivate(StoreError, RedisConnectionError):
 
 
 class EmbeddingUnavailable(Unavailable):
-    """The embedding route could not embed for a bot's call (``recall``, ``context`` with a
-    query, ``correct``): the farm is down or its breakers open, no target is routed, the call
-    ran out of time. ``__cause__`` is ``llm_client``'s error; ``kind`` names its type and
+    """The embedding route could not embed for a bot's call: the farm is down or its breakers
+    open, no target is routed, the call ran out of time, the embedder raised. ``correct``
+    raises it (nothing written); ``recall`` and ``context`` answer from the words alone
+    instead and carry it as their result's ``degraded_error``. ``__cause__`` is the
+    embedder's own error (``llm_client``'s, as a rule); ``kind`` names its type and
     ``reason`` its retry reason (log-safe), never the text that was to be embedded."""
 
     def __init__(self, call: str, chat_id: int, *, kind: str, reason: str | None) -> None:
@@ -604,6 +633,17 @@ class EmbeddingUnavailable(Unavailable):
         self.reason = reason
         why = f"{kind}, {reason}" if reason else kind
         super().__init__(f"{call} for chat {chat_id}: the embedding route is unavailable ({why})")
+
+
+class QueueClosed(Conflict, RuntimeError):
+    """A call on a :class:`~memory_worker.MemoryQueue` or
+    :class:`~memory_worker.SyncMemoryQueue` after its ``close()``; or, on the sync client, a
+    call still in flight when ``close()`` ended its grace (cancelled: its one script may
+    have run or not, never half). Connect again."""
+
+    def __init__(self, call: str) -> None:
+        self.call = call
+        super().__init__(f"{call}: the memory queue is closed (connect again)")
 
 
 class RoutesInvalid(ConfigurationError):

@@ -335,6 +335,12 @@ class Keys:
     def chat(self, chat_id: int, suffix: str) -> str:
         return f"{self.chat_tag(chat_id)}:{suffix}"
 
+    @staticmethod
+    def cancel_mark_suffix(run_id: str) -> str:
+        """Suffix of a chat's STRING that refuses a cancelled run's card write (§13,
+        ``cards/lua/cancel_mark.lua``); it expires (``CANCEL_MARK_TTL_MS``)."""
+        return f"cancelled:{run_id}"
+
     def chat_script_keys(
         self, chat_id: int, scope_keys: Iterable[str], extra: Iterable[str] = ()
     ) -> list[str]:

@@ -42,6 +42,9 @@ class RunStatus(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     SKIPPED = "skipped"
+    #: Taken out for good by an operator (``runs cancel``, the console; §13); ``replay``
+    #: by id puts it back.
+    CANCELLED = "cancelled"
 
 
 #: Run request times must lie in [EARLIEST_TIME, LATEST_TIME): wide enough for any real
@@ -213,7 +216,7 @@ class ErrorLogEntry(BaseModel):
     code: str
     reason: str | None = None
     message: str = ""
-    kind: Literal["failure", "replay", "retired", "released"] = "failure"
+    kind: Literal["failure", "replay", "retired", "released", "cancel"] = "failure"
 
     def masked(self) -> ErrorLogEntry:
         """This entry as it may be shown: code and message scrubbed."""

@@ -69,6 +69,7 @@ from memory_worker.runs.replay import ReplayStore
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import CardsRedis, cards_client, close_cards_client
 from memory_worker.upkeep.forgetter import Forgetter
+from memory_worker.upkeep.run_actions import RunActions
 
 if TYPE_CHECKING:
     from memory_worker.pipeline.runner import TickRunner
@@ -126,6 +127,15 @@ def forgetter(redis: Redis, settings: Settings, cards_redis: CardsRedis) -> Forg
     """The steps of one forget over the run store on ``redis`` and the cards on
     ``cards_redis`` (§14)."""
     return Forgetter(redis, settings, cards_redis=cards_redis)
+
+
+def run_actions(redis: Redis, settings: Settings, cards_redis: CardsRedis) -> RunActions:
+    """Cancel or replay one run by id (§13): the run store on ``redis``, the card store on
+    ``cards_redis`` (where the cancelled run's card write is refused)."""
+    runs = run_store(redis, settings)
+    return RunActions(
+        runs, card_store_on(cards_redis, settings), replay_store(redis, settings, runs)
+    )
 
 
 def breaker_store(redis: Redis, settings: Settings) -> BreakerStore:

@@ -419,6 +419,55 @@ def test_memory_worker_imports_llm_client_only_through_its_face() -> None:
     assert deep_llm_client_imports() == []
 
 
+def face_names_taken_from_behind_the_face() -> list[str]:
+    """``tests/`` and ``bench/`` imports of a name ``llm_client`` exports, taken from a private
+    module instead of the face (file:line name). Names the face does not export may still be
+    reached behind it: tests of the private parts need them."""
+    import llm_client
+
+    face = set(llm_client.__all__)
+    found: list[str] = []
+    for folder in ("tests", "bench"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
+                if (
+                    isinstance(node, ast.ImportFrom)
+                    and node.level == 0
+                    and (node.module or "").startswith("llm_client._")
+                ):
+                    found += [
+                        f"{path.relative_to(ROOT)}:{node.lineno} {alias.name}"
+                        for alias in node.names
+                        if alias.name in face
+                    ]
+    return found
+
+
+def test_tests_and_benches_take_face_names_from_the_face() -> None:
+    assert face_names_taken_from_behind_the_face() == []
+
+
+#: Test folders that are not a room of the package: whole-system stories, the fault matrix's
+#: rows, and what the tests share.
+TEST_FOLDERS_BEYOND_THE_PACKAGE = {"e2e", "faults", "support", "data"}
+#: Tests of the whole project, at the top of ``tests/``.
+TOP_LEVEL_TESTS = {
+    "test_structure.py", "test_docs.py", "test_suite_groups.py", "test_demo.py",
+    "test_wiring.py", "test_examples.py", "test_packaging.py",
+}  # fmt: skip
+
+
+def test_tests_mirror_the_package() -> None:
+    """``tests/cards/`` tests ``memory_worker/cards/``, ``tests/llm_client/`` the client: a test
+    file sits in the folder of the room it tests, not in one flat list."""
+    rooms = {p.name for p in (ROOT / "memory_worker").iterdir() if p.is_dir()} | {"llm_client"}
+    tests = ROOT / "tests"
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "__"))}
+    assert folders - rooms - TEST_FOLDERS_BEYOND_THE_PACKAGE == set()
+    flat = {p.name for p in tests.glob("test_*.py")}
+    assert flat <= TOP_LEVEL_TESTS, sorted(flat - TOP_LEVEL_TESTS)
+
+
 def test_the_face_exports_what_its_docstring_lists() -> None:
     import llm_client
 

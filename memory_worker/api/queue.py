@@ -13,6 +13,7 @@
     near = await q.similar_cards(42, embedding, k=5)
     hits = await q.recall(42, "what does Alice drink?", k=5, user_id=7)  # hybrid, §16
     hits[0].card.observed_at                   # a RecallHit; unpacks as (card, score)
+    hits.degraded                              # True: the farm was down, ranked by words alone
     memory = await q.context(42, user_id=7, query="drinks?", max_tokens=800)  # memory.text
     await q.retract("42:7", actor="ops", reason="wrong")  # or q.correct("42:7", "…", actor=)
     card = await q.remember(42, "Alice is vegetarian", user_id=7, actor="bot")  # no farm call
@@ -42,6 +43,12 @@ writes to stdout.
 evicting ``maxmemory-policy`` or a user without script permission is refused
 with a typed error here, not discovered later as lost runs.
 
+Every public method stands behind the bot's edge (:mod:`memory_worker.api.edge`): what it
+raises is ``memory_worker``'s own tree (a Redis failure as a ``StoreError``, redis-py's error
+its ``__cause__``), and after :meth:`~MemoryQueue.close` every call raises
+:class:`~memory_worker.errors.QueueClosed`. The blocking twin for bots without asyncio is
+:class:`~memory_worker.api.sync.SyncMemoryQueue`.
+
 The memory calls beyond reading decide in pure modules; this class reads, writes and
 audits:
 
@@ -65,13 +72,14 @@ import asyncio
 import contextlib
 import socket
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
 from llm_client import as_text
+from memory_worker.api.edge import bot_edge, embedding_edge
 from memory_worker.api.query_args import (
     check_embedding,
     check_id,
@@ -98,7 +106,6 @@ from memory_worker.errors import (
     InvalidCorrection,
     InvalidRunRequest,
     RedisNotConfigured,
-    RoutesInvalid,
     VectorSpaceMismatch,
 )
 from memory_worker.keys import Keys
@@ -117,7 +124,7 @@ from memory_worker.storage.connections import (
 if TYPE_CHECKING:
     from llm_client import Walker
     from memory_worker.cards import Card, CardStore, NewCard, VectorSpace
-    from memory_worker.cards.recall import RecallHit
+    from memory_worker.cards.recall import RecallResult
     from memory_worker.privacy.forget import ForgetResult
     from memory_worker.wiring import Routing
 
@@ -129,6 +136,7 @@ _REMEMBER_ROUNDS = 3
 _SAME_WORDS_HITS = 8
 
 
+@bot_edge
 class MemoryQueue:
     """A connection to the memory store for the bot process: runs, forgetting, memory
     reads, recall, a prompt-ready context, single-card corrections, export and import."""
@@ -154,6 +162,13 @@ class MemoryQueue:
         self._ticks = tick_queue(self.redis, settings)
         self._cards = cards
         self._own_cards = cards is None
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called: every call after it raises
+        :class:`~memory_worker.errors.QueueClosed`."""
+        return self._closed
 
     @property
     def cards(self) -> CardStore:
@@ -191,6 +206,11 @@ class MemoryQueue:
         return cls(handle, settings)
 
     async def close(self) -> None:
+        """Close the connections (again: nothing); every later call raises
+        :class:`~memory_worker.errors.QueueClosed`."""
+        if self._closed:
+            return
+        self._closed = True
         # leave an embedded server running: workers in other processes may share it
         await self._close_recall()
         if self._cards is not None and self._own_cards:
@@ -329,7 +349,7 @@ class MemoryQueue:
         since: datetime | None = None,
         until: datetime | None = None,
         now: datetime | None = None,
-    ) -> list[RecallHit]:
+    ) -> RecallResult:
         """The ``k`` cards visible to ``user_id`` (in ``thread_id``) most related to ``text``.
 
         ``text`` is embedded as a retrieval query (e5's ``query:`` prefix) on the
@@ -348,14 +368,44 @@ class MemoryQueue:
         targets of the chat's model (during a model switch a route that still
         lists the old model's target keeps recall serving); with none,
         :class:`~memory_worker.errors.VectorSpaceMismatch` is raised rather than
-        comparing two spaces. A routing failure (the farm down, breakers open, no route, the
-        timeout) raises :class:`~memory_worker.errors.EmbeddingUnavailable`, the
-        ``llm_client`` error as its ``__cause__``. Best first, as
-        :class:`~memory_worker.cards.recall.RecallHit` — it unpacks as ``(card, score)``
+        comparing two spaces. When the embedding route cannot answer (the farm down, breakers
+        open, no route, the timeout, the embedder raising) recall does not fail: the cards are
+        ranked by the words of ``text`` alone and the answer is marked ``degraded``, its
+        ``degraded_error`` the :class:`~memory_worker.errors.EmbeddingUnavailable` (the
+        embedder's error its ``__cause__``); counted in ``memory_worker_reads_degraded_total``
+        and logged (``recall.degraded``: ids and types, never the text). Best first, as a
+        :class:`~memory_worker.cards.recall.RecallResult` (a ``list``) of
+        :class:`~memory_worker.cards.recall.RecallHit` — each unpacks as ``(card, score)``
         and carries the card's ``observed_at``/``valid_from``.
         """
+        return await self._recall(
+            chat_id,
+            text,
+            k,
+            user_id,
+            thread_id=thread_id,
+            since=since,
+            until=until,
+            now=now,
+            call="recall",
+        )
+
+    async def _recall(
+        self,
+        chat_id: int,
+        text: str,
+        k: int,
+        user_id: int | None,
+        *,
+        thread_id: int = 0,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        now: datetime | None = None,
+        call: str,
+    ) -> RecallResult:
+        """:meth:`recall` for ``call`` (``recall``, ``context``: what a degraded read counts as)."""
         from memory_worker.cards import visible_scope_keys
-        from memory_worker.cards.recall import ConnectParams, FusionParams
+        from memory_worker.cards.recall import ConnectParams, FusionParams, RecallResult
 
         check_id("chat_id", chat_id)
         check_id("thread_id", thread_id)
@@ -363,12 +413,19 @@ class MemoryQueue:
         text = check_query_text(text, self.settings.recall_max_query_chars)
         window = check_window(since, until)
         if check_k(k, self.settings.query_max_k) == 0:
-            return []
+            return RecallResult()
         space = await self.cards.vector_space(chat_id)
         if space is None:
-            return []
-        embedding, model = await self._embed_query(chat_id, text, space)
-        return await self.cards.search(
+            return RecallResult()
+        embedding: list[float] | None = None
+        model: str | None = None
+        degraded: EmbeddingUnavailable | None = None
+        try:
+            embedding, model = await self._embed_query(chat_id, text, space)
+        except EmbeddingUnavailable as exc:  # a dependency's outage degrades a read
+            degraded = exc
+            await self._degraded(call, exc)
+        hits = await self.cards.search(
             chat_id,
             text,
             embedding,
@@ -380,6 +437,19 @@ class MemoryQueue:
             params=FusionParams.from_settings(self.settings),
             connect=ConnectParams.from_settings(self.settings),
         )
+        return RecallResult(hits, degraded_error=degraded)
+
+    async def _degraded(self, call: str, error: EmbeddingUnavailable) -> None:
+        """Count and log a read answered from the words alone (ids and types, no text)."""
+        log.warning(
+            "recall.degraded",
+            call=call,
+            chat_id=error.chat_id,
+            kind=error.kind,
+            reason=error.reason,
+        )
+        with contextlib.suppress(RedisError):  # best effort: the read goes on
+            await self.redis.hincrby(self.keys.counters, f"degraded:{call}", 1)  # type: ignore[misc]
 
     async def _embed_query(
         self, chat_id: int, text: str, space: VectorSpace
@@ -393,7 +463,7 @@ class MemoryQueue:
         from llm_client import EMBEDDING, QUERY_TASK
         from memory_worker.privacy.masking import mask
 
-        with _embedding_edge("recall", chat_id):
+        with embedding_edge("recall", chat_id):
             walker = self._recall_walker()
         route = walker.routes.get(EMBEDDING)
         if route is not None and space.model is not None:
@@ -405,7 +475,7 @@ class MemoryQueue:
                     query_model=served[0] if served else "",
                     dimension=space.dimension,
                 )
-        with _embedding_edge("recall", chat_id):
+        with embedding_edge("recall", chat_id):
             routed = await walker.embed(
                 EMBEDDING,
                 [mask(text, contacts=self.settings.redact_contacts)],
@@ -462,8 +532,9 @@ class MemoryQueue:
         fits beside it, alone when it does not. The same store
         gives the same context. Candidates: the ``MEMORY_CONTEXT_RECENT_CARDS`` most recently
         observed live cards of each scope, and recall's ``MEMORY_CONTEXT_QUERY_CARDS`` best.
-        See :mod:`memory_worker.cards.prompt_context`; a query's recall raises as
-        :meth:`recall` does.
+        See :mod:`memory_worker.cards.prompt_context`. When the embedding route cannot
+        embed ``query``, relevance comes from its words alone and the context is marked
+        ``degraded`` (as :meth:`recall`'s answer is); without a query nothing is embedded.
         """
         from memory_worker.cards import card_from_json, visible_scope_keys
         from memory_worker.cards.prompt_context import (
@@ -485,7 +556,9 @@ class MemoryQueue:
         k = min(self.settings.context_query_cards, self.settings.query_max_k)
         recent, hits = await asyncio.gather(
             self._recent(chat_id, scopes, self.settings.context_recent_cards),
-            self.recall(chat_id, query, k=k, user_id=user_id) if query and budget else _none(),
+            self._recall(chat_id, query, k, user_id, call="context")
+            if query and budget
+            else _none(),
         )
         cards = {card.id: card for card, _ in hits}
         entries = [Entry.from_card(card) for card in cards.values()]
@@ -499,7 +572,12 @@ class MemoryQueue:
             for e in chosen
         ]
         text = render(chosen, budget)
-        return MemoryContext(text=text, cards=shown, tokens=estimate_tokens(text))
+        return MemoryContext(
+            text=text,
+            cards=shown,
+            tokens=estimate_tokens(text),
+            degraded_error=hits.degraded_error,
+        )
 
     async def _recent(
         self, chat_id: int, scopes: Sequence[str], limit: int
@@ -810,7 +888,7 @@ class MemoryQueue:
         from memory_worker.deadlines import deadline_after
         from memory_worker.privacy.masking import mask
 
-        with _embedding_edge(call, chat_id):
+        with embedding_edge(call, chat_id):
             routed = await self._recall_walker().embed(
                 EMBEDDING,
                 [mask(fact, contacts=self.settings.redact_contacts)],
@@ -851,25 +929,6 @@ class MemoryQueue:
         log.info(f"cards.{kind}", **{k: v for k, v in event.items() if k != "host"})
 
 
-@contextlib.contextmanager
-def _embedding_edge(call: str, chat_id: int) -> Iterator[None]:
-    """The bot's API edge for the embedding route: ``llm_client``'s errors leave as
-    ``memory_worker``'s — a routes file that cannot load as :class:`RoutesInvalid`, any
-    other routing or farm failure as :class:`EmbeddingUnavailable` — each with the
-    ``llm_client`` error as its ``__cause__``. Ids and type names only, never the text."""
-    from llm_client import LLMError, RoutesError, retryable_reason
-
-    try:
-        yield
-    except RoutesError as exc:
-        raise RoutesInvalid(str(exc)) from exc
-    except LLMError as exc:
-        reason = retryable_reason(exc)
-        raise EmbeddingUnavailable(
-            call, chat_id, kind=type(exc).__name__, reason=reason.value if reason else None
-        ) from exc
-
-
 class _Stored(dict[str, str]):
     """A stored card's fields, with the JSON they came from."""
 
@@ -878,8 +937,10 @@ class _Stored(dict[str, str]):
         self.raw = raw
 
 
-async def _none() -> list[RecallHit]:
-    return []
+async def _none() -> RecallResult:
+    from memory_worker.cards.recall import RecallResult
+
+    return RecallResult()
 
 
 def _ref(card: object) -> tuple[int, str]:

@@ -17,7 +17,7 @@
   bring it back beside the correction.
 
 :func:`retract_twin` and :func:`correct_twin` are the Python twins of ``lua/retract.lua``
-and ``lua/correct.lua`` (equivalence: ``tests/test_card_corrections_twin.py``). Pure.
+and ``lua/correct.lua`` (equivalence: ``tests/cards/test_card_corrections_twin.py``). Pure.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ same file imported again completes it (the cards written read as ``present``).
 
 :func:`plan_import` decides (from the file and a :class:`ChatView` of the chat);
 :func:`import_twin` is the Python twin of the script, one chunk (equivalence:
-``tests/test_transfer_twin.py``). Pure.
+``tests/cards/test_transfer_twin.py``). Pure.
 """
 
 from __future__ import annotations

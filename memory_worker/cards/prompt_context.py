@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from memory_worker.cards.model import Card, normalise
 
 if TYPE_CHECKING:
+    from memory_worker.errors import EmbeddingUnavailable
     from memory_worker.settings.memory_use import MemoryUseSettings
 
 #: The context's first line (what the lines are; the facts below keep their own language).
@@ -51,11 +52,25 @@ _SHORTEST_LINE = 6
 @dataclass(frozen=True, slots=True)
 class MemoryContext:
     """Memory ready to put in a prompt: ``text`` (its cards' lines under a header; '' when
-    none), the ``cards`` it shows in that order, and its estimated ``tokens``."""
+    none), the ``cards`` it shows in that order, and its estimated ``tokens``.
+
+    ``degraded`` is true when a query was given and the embedding route could not answer:
+    relevance then came from the query's words alone (see
+    :class:`~memory_worker.cards.recall.RecallResult`, whose ``degraded_reason`` and
+    ``degraded_error`` it carries)."""
 
     text: str
     cards: list[Card]
     tokens: int
+    degraded_error: EmbeddingUnavailable | None = None
+
+    @property
+    def degraded(self) -> bool:
+        return self.degraded_error is not None
+
+    @property
+    def degraded_reason(self) -> str | None:
+        return None if self.degraded_error is None else str(self.degraded_error)
 
 
 def estimate_tokens(text: str) -> int:

@@ -31,7 +31,7 @@ vegetarian", a setting, a form field) with no run and no farm call:
   once more: the two calls overlapped, the remember lands after the forget).
 
 :func:`remember_twin` and :func:`fill_twin` are the Python twins of ``lua/remember.lua``
-and ``lua/fill_vectors.lua`` (equivalence: ``tests/test_remember_twin.py``). Pure: no
+and ``lua/fill_vectors.lua`` (equivalence: ``tests/cards/test_remember_twin.py``). Pure: no
 Redis, no clock.
 """
 

@@ -104,7 +104,7 @@ from memory_worker.cards.writes import (
     RunWrites,
     VectorSpace,
 )
-from memory_worker.errors import ForgottenWrite, StoreError
+from memory_worker.errors import ForgottenWrite, RunCancelled, StoreError
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
 
@@ -118,6 +118,9 @@ log = get_logger(__name__)
 
 #: Calls of one card script that may each find a scope the chat gained meanwhile.
 _SCOPE_ROUNDS = 8
+#: How long a cancelled run's card write stays refused (§13): a week, far beyond any tick's
+#: budget, so a worker that held the run when it was cancelled can never write it.
+CANCEL_MARK_TTL_MS = 7 * 86_400_000
 #: Chats whose scope keys a store remembers (dropped all at once past it).
 _SCOPE_CACHE_CHATS = 10_000
 
@@ -156,6 +159,7 @@ class CardStore:
         self._apply = registrar.register_script(_script("apply"))
         self._expire = registrar.register_script(_script("expire"))
         self._fold = registrar.register_script(_script("fold"))
+        self._cancel_mark = registrar.register_script(_script("cancel_mark", helpers=False))
         self._cache = VectorCache(max_bytes=vector_cache_bytes)
         self._vectors = MatrixReader(
             redis,
@@ -257,7 +261,7 @@ class CardStore:
                 chat_id,
                 [to_ms(now), run_id, lua_json(plan), *vectors.blobs],
                 scopes=[card.scope_key for card in writes.cards],
-                extra=[f"episode:{run_id}"],
+                extra=[f"episode:{run_id}", Keys.cancel_mark_suffix(run_id)],
                 wait=True,
             ),
             cast("Awaitable[int]", self._redis.sadd(self._keys.chats, str(chat_id))),
@@ -276,6 +280,9 @@ class CardStore:
         if data.get("forgotten"):
             run_log.info("cards.run_write_forgotten")
             raise ForgottenWrite(chat_id, writes.forget_epoch or 0)
+        if data.get("cancelled"):
+            run_log.info("cards.run_write_cancelled")
+            raise RunCancelled(run_id)
         if not data.get("applied"):
             run_log.info("cards.run_already_applied")
             return ApplyResult(applied=False)
@@ -360,6 +367,24 @@ class CardStore:
         """Every chat that has memory (for maintenance sweeps)."""
         members = await self._redis.smembers(self._keys.chats)  # type: ignore[misc]
         return sorted(int(m) for m in members)
+
+    async def mark_cancelled(self, chat_id: int, run_id: str, *, now_ms: int) -> bool:
+        """Refuse ``run_id``'s card write from now on (§13; ``lua/cancel_mark.lua``); False
+        when its write landed before (nothing to refuse). The mark lives
+        :data:`CANCEL_MARK_TTL_MS`, longer than any worker can hold a run."""
+        answer = await self._cancel_mark(
+            keys=[self.key(chat_id, "runs"), self.key(chat_id, Keys.cancel_mark_suffix(run_id))],
+            args=[run_id, now_ms, CANCEL_MARK_TTL_MS, "mark"],
+        )
+        return as_text(answer) == "marked"
+
+    async def drop_cancel_mark(self, chat_id: int, run_id: str) -> None:
+        """Let ``run_id`` write again (a replay by id of a cancelled run, before it is
+        claimable)."""
+        await self._cancel_mark(
+            keys=[self.key(chat_id, "runs"), self.key(chat_id, Keys.cancel_mark_suffix(run_id))],
+            args=[run_id, 0, 0, "drop"],
+        )
 
     async def has_applied(self, chat_id: int, run_id: str) -> bool:
         """One round trip: the key's type and the run's score read together (a SET, from

@@ -23,6 +23,7 @@ from memory_worker.cli.common import (
     YesFlag,
     an_id,
     app,
+    confirm,
     err,
     fail,
     out,
@@ -154,7 +155,7 @@ def _confirm(queue: MemoryQueue, ref: str, what: str, yes: bool) -> Awaitable[bo
         if yes:
             return True
         show_card(card, err)
-        return typer.confirm(f"{what} card {card.ref}?", err=True, default=False)
+        return confirm(f"{what} card {card.ref}?")
 
     return ask()
 

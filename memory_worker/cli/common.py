@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import click
 import orjson
 import typer
 from dotenv import dotenv_values
@@ -52,7 +53,11 @@ app = typer.Typer(
     add_completion=False,
     **NO_PRETTY_TRACEBACKS,
 )
-runs_app = typer.Typer(help="Inspect memory runs.", no_args_is_help=True, **NO_PRETTY_TRACEBACKS)
+runs_app = typer.Typer(
+    help="Inspect memory runs; cancel or replay one by id.",
+    no_args_is_help=True,
+    **NO_PRETTY_TRACEBACKS,
+)
 app.add_typer(runs_app, name="runs")
 breakers_app = typer.Typer(
     help="Inspect and reset the fleet's circuit breakers.",
@@ -97,6 +102,20 @@ def error_line(message: str) -> None:
 def fail(message: str, code: int = EXIT_FAILURE) -> typer.Exit:
     error_line(message)
     return typer.Exit(code)
+
+
+def confirm(question: str) -> bool:
+    """Ask ``question`` (y/N) on stderr; the answer. With nobody to answer — no terminal, or
+    standard input at its end — it refuses: one line naming ``--yes``, exit
+    :data:`EXIT_FAILURE`, nothing changed (click alone would say "Aborted!" and exit 1)."""
+    try:
+        return typer.confirm(question, err=True, default=False)
+    except (typer.Abort, click.exceptions.Abort):
+        sys.stderr.write("\n")
+        raise fail(
+            f"{question} needs an answer and none came (no terminal, or standard input "
+            "ended): nothing was changed; pass --yes to act without asking"
+        ) from None
 
 
 def print_json(data: Any) -> None:

@@ -34,9 +34,11 @@ def failure_message(exc: BaseException, settings: Settings | None = None) -> str
     from redis import exceptions as r
 
     from llm_client import RoutesError
-    from memory_worker.errors import EmbeddedValkeyError, RedisUrlError
+    from memory_worker.errors import EmbeddedValkeyError, RedisUrlError, StoreError
     from memory_worker.ops.sentry import redact
 
+    if isinstance(exc, StoreError) and isinstance(exc.__cause__, r.RedisError):
+        exc = exc.__cause__  # the bot's edge typed it: redis-py's error says more to an operator
     where = _redis_where(settings) if settings is not None else "Redis"
     message: str
     if isinstance(exc, InvalidRunRequest):

@@ -23,6 +23,7 @@ from memory_worker.cli.common import (
     run_sync,
     with_redis,
 )
+from memory_worker.ops.audit import AUDIT_TYPES, audit, cli_actor
 from memory_worker.settings import get_settings
 from memory_worker.storage.connections import RedisHandle
 
@@ -114,7 +115,16 @@ def breakers_reset(
         if target not in known and not force:
             names = ", ".join(sorted(known)) or "none"
             raise fail(f"unknown target {target!r} (known: {names}); --force resets it anyway")
-        return await store.reset(target)
+        before = await store.view(target)
+        view = await store.reset(target)
+        await audit(  # like the console's reset (§15)
+            handle.client,
+            settings,
+            "cli_breaker_reset",
+            counters={"trips_before": before.trips},
+            context={"target": target, "state_before": before.circuit.value, **cli_actor()},
+        )
+        return view
 
     view = run_sync(with_redis(settings, action))
     if as_json:
@@ -125,8 +135,8 @@ def breakers_reset(
 
 # --- report -------------------------------------------------------------------------------------
 
-#: The console's audit events on the same stream (``console/data.py``, ``console/app.py``).
-AUDIT_EVENT_TYPES = ("console_breaker_reset", "console_replay", "console_forget")
+#: The audit events on the same stream (:mod:`memory_worker.ops.audit`).
+AUDIT_EVENT_TYPES = AUDIT_TYPES
 
 
 def report_types() -> list[str]:

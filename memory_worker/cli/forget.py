@@ -16,6 +16,7 @@ from memory_worker.cli.common import (
     JsonFlag,
     YesFlag,
     app,
+    confirm,
     err,
     out,
     print_json,
@@ -88,7 +89,7 @@ async def _confirmed(
             _show(preview, as_json, out)
             return 0
         _show(preview, False, err)
-        if not typer.confirm(f"Forget this {_what(preview)}?", err=True, default=False):
+        if not confirm(f"Forget this {_what(preview)}?"):
             err.print("aborted: nothing was changed")
             return 1
     done = await forgetter.forget(scope, actor="cli")

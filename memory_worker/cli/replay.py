@@ -17,6 +17,7 @@ from memory_worker.cli.common import (
     YesFlag,
     an_id,
     app,
+    confirm,
     err,
     fail,
     ms_text,
@@ -24,6 +25,7 @@ from memory_worker.cli.common import (
     run_sync,
     with_redis,
 )
+from memory_worker.ops.audit import audit, cli_actor
 from memory_worker.settings import get_settings
 from memory_worker.storage.connections import RedisHandle
 
@@ -112,9 +114,15 @@ def _replay_filter(
     rate: str | None,
 ) -> tuple[ReplayFilter, float | None]:
     """The options as a selection and a drain rate (a bad option: one line, exit 2)."""
-    from memory_worker.runs.replay import ReplayFilter, ReplayScope, parse_rate, parse_when
+    from memory_worker.runs.replay import (
+        FILTER_SCOPES,
+        ReplayFilter,
+        ReplayScope,
+        parse_rate,
+        parse_when,
+    )
 
-    if status not in {s.value for s in ReplayScope}:
+    if status not in {s.value for s in FILTER_SCOPES}:
         raise fail(f"--status must be retired or failed, not {status!r}")
     try:
         per_second = parse_rate(rate) if rate else None
@@ -159,11 +167,25 @@ async def _replay(
         return 0
     if not yes:
         _print_replay_plan(plan, dry_run=True, console=err, rows=10)
-        if not typer.confirm(f"Replay {len(plan.items)} run(s)?", err=True):
+        if not confirm(f"Replay {len(plan.items)} run(s)?"):
             err.print("aborted: nothing was changed")
             return 1
     outcome = await _apply_with_progress(store, plan)
     await MemoryQueue(handle, settings).wake()
+    await audit(  # like the console's replay (§15)
+        handle.client,
+        settings,
+        "cli_replay",
+        counters={
+            "matched": len(plan.items),
+            "replayed": len(outcome.replayed),
+            "skipped": len(outcome.skipped),
+        },
+        context={
+            **{k: str(v) for k, v in wanted.as_dict().items() if v is not None},
+            **cli_actor(),
+        },
+    )
     if as_json:
         sys.stdout.write(plan_json(plan, outcome, dry_run=False).decode() + "\n")
     else:

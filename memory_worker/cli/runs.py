@@ -1,10 +1,12 @@
-"""``enqueue FILE|-`` and ``runs list|show``: putting runs in and looking at them."""
+"""``enqueue FILE|-``, ``runs list|show`` and ``runs cancel|replay ID``: putting runs in,
+looking at them, and acting on one run by id (audited, §13)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import orjson
 import typer
@@ -12,8 +14,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from memory_worker.cli.common import (
+    DryRunFlag,
     JsonFlag,
+    YesFlag,
     app,
+    confirm,
+    err,
     fail,
     out,
     print_json,
@@ -23,8 +29,15 @@ from memory_worker.cli.common import (
 )
 from memory_worker.errors import InvalidRunRequest
 from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
+from memory_worker.ops.audit import audit, cli_actor
+from memory_worker.runs import now_ms
 from memory_worker.settings import get_settings
 from memory_worker.storage.connections import RedisHandle
+
+if TYPE_CHECKING:
+    from memory_worker.upkeep.run_actions import RunActions
+
+T = TypeVar("T")
 
 
 def read_requests(text: str) -> list[tuple[str, RunRequest]]:
@@ -229,3 +242,159 @@ def runs_show(run_id: str, as_json: JsonFlag = False) -> None:
                 e["message"],
             )
         out.print(table)
+
+
+# --- one run by id: cancel, replay (§13) --------------------------------------------------------
+
+
+async def _with_actions(
+    action: Callable[[RedisHandle, RunActions], Awaitable[T]],
+) -> T:
+    """Run ``action`` with the run actions over the queue's Redis and the card store's."""
+    from memory_worker.storage.connections import cards_client, close_cards_client
+    from memory_worker.wiring import run_actions
+
+    settings = get_settings()
+
+    async def inside(handle: RedisHandle) -> T:
+        cards = cards_client(settings, handle.client)  # MEMORY_CARDS_URL, else the queue's
+        try:
+            return await action(handle, run_actions(handle.client, settings, cards))
+        finally:
+            await close_cards_client(cards, handle.client)
+
+    return await with_redis(settings, inside)
+
+
+@runs_app.command("cancel")
+def runs_cancel(
+    run_id: Annotated[str, typer.Argument(metavar="ID", help="The run's id (runs list).")],
+    dry_run: DryRunFlag = False,
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Take one run out for good: queued, released, due for a retry or retired, it leaves its
+    lane; processing, its worker stops at its next checkpoint and nothing of it is written.
+    Shown first, y/N unless --yes; audited. `runs replay ID` puts it back."""
+    from memory_worker.upkeep.run_actions import REFUSED, CancelOutcome, cancel_refusal
+
+    async def action(handle: RedisHandle, actions: RunActions) -> int:
+        preview = await actions.preview_cancel(run_id)  # RunNotFound: one line, exit 2
+        run = preview.run
+        if preview.outcome is CancelOutcome.ALREADY:
+            _said(as_json, run, "already_cancelled", f"run {run.id} is cancelled already")
+            return 0
+        if not preview.allowed:
+            raise fail(f"run {run.id}: {preview.what} Nothing was changed.")
+        if dry_run or not yes:
+            console = out if dry_run else err
+            head = "Dry run — would cancel" if dry_run else "Cancel"
+            console.print(f"{head} run {run.id} ({_status_text(run)}, chat {run.chat_id}).")
+            console.print(preview.what, highlight=False)
+            if dry_run:
+                return 0
+            if not confirm(f"Cancel run {run.id}?"):
+                err.print("aborted: nothing was changed")
+                return 1
+        done = await actions.cancel(run.id, actor="cli", now_ms=now_ms())
+        if done.outcome in REFUSED:
+            raise fail(cancel_refusal(done.run_id, done.outcome))
+        if done.outcome is CancelOutcome.CANCELLED:
+            await audit(
+                handle.client,
+                get_settings(),
+                "cli_run_cancel",
+                context={
+                    "run_id": done.run_id,
+                    "chat_id": str(done.chat_id),
+                    "status_before": done.before,
+                    **cli_actor(),
+                },
+            )
+        if as_json:
+            print_json(done.as_dict())
+        else:
+            out.print(f"run {done.run_id} {done.outcome.value} (was {done.before})")
+        return 0
+
+    code = run_sync(_with_actions(action))
+    if code:
+        raise typer.Exit(code)
+
+
+@runs_app.command("replay")
+def runs_replay(
+    run_id: Annotated[str, typer.Argument(metavar="ID", help="The run's id (runs list).")],
+    dry_run: DryRunFlag = False,
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Give one retired, failed, skipped or cancelled run a fresh set of attempts (replay's own
+    path: error log kept, a replay entry added; claimable now). Shown first, y/N unless
+    --yes; audited."""
+    from memory_worker.api import MemoryQueue
+    from memory_worker.upkeep.run_actions import replay_refusal
+
+    async def action(handle: RedisHandle, actions: RunActions) -> int:
+        now = now_ms()
+        run = await actions.runs.get(run_id)  # RunNotFound: one line, exit 2
+        plan = await actions.preview_replay(run.id, now_ms=now)
+        if not plan.items:
+            raise fail(replay_refusal(run) + "; nothing was changed")
+        if dry_run or not yes:
+            console = out if dry_run else err
+            head = "Dry run — would replay" if dry_run else "Replay"
+            console.print(
+                f"{head} run {run.id} ({_status_text(run)}, chat {run.chat_id}): attempts "
+                f"{run.attempts} → 0, claimable now, error log kept (+ a replay entry).",
+                highlight=False,
+            )
+            if dry_run:
+                return 0
+            if not confirm(f"Replay run {run.id}?"):
+                err.print("aborted: nothing was changed")
+                return 1
+        _, outcome = await actions.replay(run.id, now_ms=now)
+        if not outcome.replayed:
+            raise fail(f"run {run.id} changed since it was read: nothing was replayed")
+        await MemoryQueue(handle, get_settings()).wake()
+        await audit(
+            handle.client,
+            get_settings(),
+            "cli_run_replay",
+            counters={"attempts_before": run.attempts},
+            context={
+                "run_id": run.id,
+                "chat_id": str(run.chat_id),
+                "status_before": run.status.value,
+                **cli_actor(),
+            },
+        )
+        result = {"run_id": run.id, "chat_id": run.chat_id, "status_before": run.status.value}
+        if as_json:
+            print_json({**result, "replayed": True, "attempts_before": run.attempts})
+        else:
+            out.print(f"run {run.id} replayed (was {_status_text(run)}): claimable now")
+        return 0
+
+    code = run_sync(_with_actions(action))
+    if code:
+        raise typer.Exit(code)
+
+
+def _status_text(run: Run) -> str:
+    return f"{run.status.value}{' (retired)' if run.retired else ''}"
+
+
+def _said(as_json: bool, run: Run, outcome: str, line: str) -> None:
+    if as_json:
+        print_json(
+            {
+                "run_id": run.id,
+                "chat_id": run.chat_id,
+                "outcome": outcome,
+                "status_before": run.status.value,
+            }
+        )
+    else:
+        out.print(line, highlight=False)

@@ -13,7 +13,8 @@ Security:
   needs a token — a login cookie or a bearer header (:mod:`memory_worker.console.gate`),
   and :func:`add_console` refuses (:class:`~memory_worker.errors.ConsoleExposedError`) to
   mount a console off loopback with no token configured;
-- actions (breaker reset, replay, forget, a card's retract or correct) are POSTs that need ``MEMORY_CONSOLE_TOKEN``
+- actions (breaker reset, replay, a run's cancel or replay, forget, a card's retract or
+  correct) are POSTs that need ``MEMORY_CONSOLE_TOKEN``
   typed into the form and a CSRF token (double submit: an HttpOnly
   ``SameSite=Strict`` cookie and the same value in a hidden field). Without a
   configured token the console is read-only: the forms are not rendered and
@@ -30,6 +31,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -56,13 +58,17 @@ from memory_worker.errors import (
     EmbeddingUnavailable,
     ForgetInputError,
     InvalidCorrection,
+    StoreError,
 )
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
+from memory_worker.models import Run, RunStatus
+from memory_worker.ops.audit import AUDIT_WORKFLOW, audit
 from memory_worker.paging.notifiers import configured_channels
 from memory_worker.paging.policy import age_text, clock_text, unconfigured_warning
 from memory_worker.privacy.forget import ForgetResult, ForgetScope
 from memory_worker.runs.replay import (
+    FILTER_SCOPES,
     ReplayFilter,
     ReplayPreview,
     ReplayScope,
@@ -72,7 +78,20 @@ from memory_worker.runs.replay import (
 from memory_worker.runs.workers import fleet_workers
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import cards_client, close_cards_client
-from memory_worker.wiring import breaker_store, card_store_on, forgetter, replay_store
+from memory_worker.upkeep.run_actions import (
+    CancelOutcome,
+    RunActions,
+    cancel_preview,
+    cancel_refusal,
+    replay_refusal,
+)
+from memory_worker.wiring import (
+    breaker_store,
+    card_store_on,
+    forgetter,
+    replay_store,
+    run_actions,
+)
 
 if TYPE_CHECKING:
     from memory_worker.api import MemoryQueue
@@ -95,6 +114,21 @@ SECURITY_HEADERS = {
 REFRESH_SECONDS = 5
 #: Who the audit events of a console action name as the actor.
 ACTOR = "console"
+#: What the run page's forms may do to one run (§13).
+RUN_ACTIONS = ("cancel", "replay")
+#: The statuses a run may be replayed by id from (a failed one only with attempts to reset).
+REPLAYABLE = (RunStatus.FAILED, RunStatus.SKIPPED, RunStatus.CANCELLED)
+
+
+@dataclass(frozen=True, slots=True)
+class RunPreview:
+    """What a run action would do: the action, whether it can, one sentence."""
+
+    action: str
+    allowed: bool
+    what: str
+
+
 #: What the card page's forms may do to one card.
 CARD_ACTIONS = ("retract", "correct")
 #: What a forget's audit event counts.
@@ -301,13 +335,97 @@ class Console:
         )
 
     async def run(self, request: web.Request) -> web.Response:
+        """The run; with ``action`` (cancel, replay) and ``preview``, what it would do."""
         run_id = request.match_info["run_id"]
         run = await runs_data.run_detail(self.redis, self.settings, run_id)
         if run is None:
             return await self.render(request, "missing.html.j2", status=404, what=f"run {run_id}")
-        return await self.render(
-            request, "run.html.j2", run=run, release_keep=self.settings.release_log_max_entries
+        action = request.query.get("action", "")
+        preview = None
+        if request.query.get("preview") and action in RUN_ACTIONS:
+            preview = await self._run_preview(run, action)
+        return await self._run_page(request, run, preview=preview)
+
+    # --- actions: one run by id (§13) -----------------------------------------------------------
+    # ``GET /runs/ID?action=cancel|replay&preview=1`` says what the action would do (reads
+    # only, read-only consoles included); ``POST /runs/ID`` does it (token and CSRF first) and
+    # leaves a ``console_run_cancel`` / ``console_run_replay`` audit event (ids only).
+
+    def _run_actions(self) -> RunActions:
+        return run_actions(self.redis, self.settings, self.cards)
+
+    async def _run_preview(self, run: Run, action: str) -> RunPreview:
+        if action == "cancel":
+            cancel = cancel_preview(run)
+            return RunPreview(action, cancel.allowed, cancel.what)
+        plan = await self._run_actions().preview_replay(run.id, now_ms=int(time.time() * 1000))
+        if not plan.items:
+            return RunPreview(action, False, replay_refusal(run) + ".")
+        return RunPreview(
+            action,
+            True,
+            f"Attempts {run.attempts} → 0 and claimable now; the error log is kept "
+            "(+ a replay entry); it stays outside the queued cap until it completes or "
+            "fails again.",
         )
+
+    async def _run_page(
+        self,
+        request: web.Request,
+        run: Run,
+        *,
+        preview: RunPreview | None = None,
+        done: str = "",
+        problems: list[str] | None = None,
+        status: int = 200,
+    ) -> web.Response:
+        return await self.render(
+            request,
+            "run.html.j2",
+            status=status,
+            run=run,
+            release_keep=self.settings.release_log_max_entries,
+            preview=preview,
+            done=done,
+            problems=problems or [],
+            can_cancel=cancel_preview(run).allowed,
+            can_replay=run.status in REPLAYABLE,
+        )
+
+    async def run_act(self, request: web.Request) -> web.Response:
+        """Cancel or replay the run for real (token and CSRF checked first: refused → 403)."""
+        form = await self.authorize(request, "run")
+        if isinstance(form, web.Response):
+            return form
+        run_id = request.match_info["run_id"]
+        action = form.get("action", "")
+        run = await runs_data.run_detail(self.redis, self.settings, run_id)
+        if run is None or action not in RUN_ACTIONS:
+            return await self.render(request, "missing.html.j2", status=404, what=f"run {run_id}")
+        actions, now = self._run_actions(), int(time.time() * 1000)
+        context = {"run_id": run.id, "chat_id": str(run.chat_id), "status_before": run.status.value}
+        if action == "cancel":
+            done = await actions.cancel(run.id, actor=ACTOR, now_ms=now)
+            ok = done.outcome is CancelOutcome.CANCELLED
+            said = f"Run {run.id} cancelled (was {done.before})."
+            refusal = cancel_refusal(run.id, done.outcome) + "."
+            counters: dict[str, int] = {}
+        else:
+            _, outcome = await actions.replay(run.id, now_ms=now)
+            ok = bool(outcome.replayed)
+            said = f"Run {run.id} replayed: attempts {run.attempts} → 0, claimable now."
+            refusal = replay_refusal(run) + "; nothing was replayed."
+            counters = {"attempts_before": run.attempts}
+            if ok:
+                await self._queue().wake()
+        after = await runs_data.run_detail(self.redis, self.settings, run_id) or run
+        if not ok:
+            return await self._run_page(request, after, problems=[refusal], status=409)
+        await audit(
+            self.redis, self.settings, f"console_run_{action}", counters=counters, context=context
+        )
+        log.info(f"console.run_{action}", run_id=run.id, chat_id=run.chat_id)
+        return await self._run_page(request, after, done=said)
 
     async def workers(self, request: web.Request) -> web.Response:
         rows = await fleet_workers(
@@ -347,7 +465,7 @@ class Console:
             t=timeline,
             workflow=workflow or "",
             event_type=event_type or "",
-            workflows=sorted({*self.routes, data.AUDIT_WORKFLOW, "pipeline"}),
+            workflows=sorted({*self.routes, AUDIT_WORKFLOW, "pipeline"}),
         )
 
     async def memory_index(self, request: web.Request) -> web.Response:
@@ -413,7 +531,7 @@ class Console:
                 )
         before = await breaker_store(self.redis, self.settings).view(target)
         await breaker_store(self.redis, self.settings).reset(target)
-        await data.audit(
+        await audit(
             self.redis,
             self.settings,
             "console_breaker_reset",
@@ -436,7 +554,7 @@ class Console:
         store = replay_store(self.redis, self.settings)
         plan = await store.plan(wanted, now_ms=int(time.time() * 1000), rate_per_second=rate)
         outcome = await store.apply(plan)
-        await data.audit(
+        await audit(
             self.redis,
             self.settings,
             "console_replay",
@@ -510,9 +628,7 @@ class Console:
         context = {"chat_id": str(done.chat_id), "scope": done.scope}
         if done.user_id is not None:
             context["user_id"] = str(done.user_id)
-        await data.audit(
-            self.redis, self.settings, "console_forget", counters=counts, context=context
-        )
+        await audit(self.redis, self.settings, "console_forget", counters=counts, context=context)
         log.info("console.forget", scope=done.scope, **counts)
         return await self._forget_page(request, form, result=done)
 
@@ -596,7 +712,7 @@ class Console:
         finally:
             await queue._close_recall()
         context = {"chat_id": str(card.chat_id), "card_id": card.id, "new_card_id": done.id}
-        await data.audit(self.redis, self.settings, f"console_{action}", context=context)
+        await audit(self.redis, self.settings, f"console_{action}", context=context)
         log.info(f"console.card_{action}", chat_id=card.chat_id, card_id=card.id, now_id=done.id)
         return await self._card_page(request, card, form={}, done=done)
 
@@ -688,7 +804,9 @@ def _replay_filter(q: Any) -> tuple[ReplayFilter, float | None]:
     try:
         chosen = ReplayScope(scope)
     except ValueError:
-        raise ValueError(f"scope {scope!r}: expected retired or failed") from None
+        chosen = ReplayScope.RUN
+    if chosen not in FILTER_SCOPES:
+        raise ValueError(f"scope {scope!r}: expected retired or failed")
     chat = q.get("chat") or None
     try:
         chat_id = int(chat) if chat else None
@@ -736,7 +854,8 @@ def _guarded(console: Console, handler: Handler) -> Handler:
             return refused
         try:
             return await handler(request)
-        except (RedisError, OSError, TimeoutError) as exc:
+        except (RedisError, StoreError, OSError, TimeoutError) as exc:  # StoreError: the
+            # bot's edge around MemoryQueue's calls typed redis-py's error
             log.warning("console.redis_unavailable", path=request.path, error=type(exc).__name__)
             body = console.env.get_template("unavailable.html.j2").render(
                 banner=None,
@@ -775,6 +894,7 @@ def add_console(
         ("GET", "/", console.overview),
         ("GET", "/runs", console.runs),
         ("GET", "/runs/{run_id}", console.run),
+        ("POST", "/runs/{run_id}", console.run_act),
         ("GET", "/breakers", console.breakers),
         ("GET", "/workers", console.workers),
         ("POST", "/breakers/reset", console.breaker_reset),

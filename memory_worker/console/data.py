@@ -39,6 +39,7 @@ from llm_client import (
 )
 from memory_worker.keys import Keys
 from memory_worker.models import RouteError, RunStatus
+from memory_worker.ops.audit import AUDIT_TYPES
 from memory_worker.ops.metrics import Sample, read_sample
 from memory_worker.paging.policy import clock_text, page_decision
 from memory_worker.privacy.masking import redact_url
@@ -398,30 +399,7 @@ async def timeline_data(
     )
 
 
-# --- audit -------------------------------------------------------------------------------------
-
-AUDIT_WORKFLOW = "console"
-AUDIT_TYPES = ("console_breaker_reset", "console_replay")
-
-
-async def audit(
-    redis: Redis,
-    settings: Settings,
-    action: str,
-    *,
-    counters: Mapping[str, int] | None = None,
-    context: Mapping[str, str] | None = None,
-) -> None:
-    """An audit event on the routing-event stream: who did what, identifiers and counts only."""
-    event = RoutingEvent(
-        type=action,
-        workflow=AUDIT_WORKFLOW,
-        severity="warn",
-        counters=dict(counters or {}),
-        context=dict(context or {}),
-        admin_actionable=False,
-    )
-    await event_log(redis, settings).emit(event)
+# --- audit: memory_worker.ops.audit (the console's and the command line's) ----------------------
 
 
 # --- settings ----------------------------------------------------------------------------------

@@ -70,6 +70,13 @@ STATUS_FIGURES: tuple[Figure, ...] = (
         "runs.skipped",
     ),
     Figure(
+        "cancelled",
+        "cancelled",
+        "runs an operator took out for good (runs cancel, a run's page): replay by id puts one back",
+        'memory_worker_runs{status="cancelled"}',
+        "runs.cancelled",
+    ),
+    Figure(
         "retired",
         "retired",
         "failed runs with every attempt spent, now: they wait for a replay",

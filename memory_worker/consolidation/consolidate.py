@@ -53,7 +53,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -401,6 +401,7 @@ async def consolidate_run(
     lookup_embedder: Embedder | None = None,
     forget_epoch: int | None = None,
     kept: ExtractionSlot | None = None,
+    checkpoint: Callable[[], Awaitable[None]] | None = None,
 ) -> ConsolidationResult:
     """Consolidate one claimed run (see the module doc for the failure contract).
 
@@ -410,6 +411,8 @@ async def consolidate_run(
     ``kept``: where the run keeps its validated extraction between attempts (§7) — an
     earlier attempt's that still holds is used instead of the farm; a new one is kept
     before the embedding (None: nothing is kept or read, e.g. maintenance and tests).
+    ``checkpoint`` is awaited before the embedding and before the card write: it raises
+    :class:`~memory_worker.errors.RunCancelled` when an operator cancelled the run (§13).
 
     ``deadline`` is a ``time.monotonic()`` instant bounding every call.
     Idempotency keys are ``<run>:a<attempt>:<nonce>:…`` with a fresh nonce per
@@ -453,7 +456,11 @@ async def consolidate_run(
         await _keep(run, kept, record)
     elif await _applied(store, run_id, request):
         return dataclasses.replace(base, already_applied=True, episode_id=run_id)
+    if checkpoint is not None:
+        await checkpoint()
     embedded = await _embed(run, embedder, record)
+    if checkpoint is not None:
+        await checkpoint()
     applied = await _apply(run, store, record, embedded)
     result = run_result(
         base,

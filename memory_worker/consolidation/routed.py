@@ -11,6 +11,7 @@ calls and processors.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from llm_client import EMBEDDING, AttemptCounter, ChatResult, Walker
@@ -155,6 +156,7 @@ class ConsolidationProcessor:
                 attempt=run.attempts,
                 forget_epoch=run.forget_epoch,
                 kept=self.runs.extraction_slot(run) if self.runs is not None else None,
+                checkpoint=partial(self.runs.checkpoint, run) if self.runs is not None else None,
             )
         except Exception as exc:
             answer = store_answer(exc)

@@ -117,7 +117,8 @@ class Demo:
                 continue
             if hits:
                 card, score = hits[0]
-                table.add_row(str(chat_id), question, card.fact_text, f"{score:.2f}")
+                words = " [yellow](words only: farm down)[/]" if hits.degraded else ""
+                table.add_row(str(chat_id), question, card.fact_text + words, f"{score:.2f}")
             else:
                 table.add_row(str(chat_id), question, "[dim]nothing[/]", "")
         self.console.print(table)

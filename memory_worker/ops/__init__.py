@@ -6,4 +6,6 @@
   open and the paged incident (all fleet series: ``serve`` exports them).
 - :mod:`~memory_worker.ops.health`: what ``/healthz`` and ``/readyz`` answer.
 - :mod:`~memory_worker.ops.sentry`: unexpected errors to Sentry, nothing sensitive.
+- :mod:`~memory_worker.ops.audit`: the audit trail of operators' actions (console and command
+  line) on the routing-event stream.
 """

@@ -47,6 +47,17 @@ COUNTER_FAMILIES: dict[str, tuple[str, str, str]] = {
     "retired": ("runs_retired", "reason", "Runs retired (attempts exhausted), by reason."),
     "skipped": ("runs_skipped", "reason", "Runs skipped, by reason."),
     "forgets": ("forgets", "scope", "Forget requests carried out (§14), by scope (user, chat)."),
+    "degraded": (
+        "reads_degraded",
+        "call",
+        "Bot reads answered from the words alone (the embedding route could not answer), "
+        "by call (recall, context).",
+    ),
+    "cancelled": (
+        "runs_cancelled",
+        "status",
+        "Runs cancelled by an operator (§13), by the status they were in.",
+    ),
 }
 #: Counters-hash fields without a label → (metric name without ``_total``, help).
 PLAIN_COUNTERS: dict[str, tuple[str, str]] = {
@@ -79,6 +90,8 @@ KNOWN_LABELS: dict[str, tuple[str, ...]] = {
     "retired": (*_FAILED, "worker_lost"),
     "skipped": ("prompt_version", FORGOTTEN),
     "forgets": ("user", "chat"),
+    "degraded": ("recall", "context"),
+    "cancelled": ("queued", "processing", "failed"),
 }
 
 #: Admin page results (``admin_counters``), all exported at 0.

@@ -53,6 +53,7 @@ from llm_client import (
     Transport,
     retryable_reason,
 )
+from memory_worker.errors import LeaseLost
 from memory_worker.privacy.masking import (
     FILTERED,
     redact_query,
@@ -70,6 +71,7 @@ OUTAGE_TYPES: tuple[type[BaseException], ...] = (
     BackendUnavailable,
     CapacityUnavailable,
     RoutingError,
+    LeaseLost,
     asyncio.CancelledError,
     RedisConnectionError,
     RedisTimeoutError,
@@ -161,7 +163,7 @@ def is_breadcrumb(error: BaseException, decision: Decision | None = None) -> boo
     """
     if isinstance(error, OUTAGE_TYPES):
         return True
-    if (decision or decide(error)).verdict is Verdict.RELEASE:
+    if (decision or decide(error)).verdict in (Verdict.RELEASE, Verdict.ABANDON):
         return True
     return isinstance(error, LLMError) and retryable_reason(error) is not None
 

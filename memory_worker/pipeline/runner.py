@@ -43,7 +43,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from llm_client import RecordCarry, bind_log_context, unbind_log_context
-from memory_worker.errors import StoreDataCorrupt, StoreError, TickTimeout
+from memory_worker.errors import RunCancelled, StoreDataCorrupt, StoreError, TickTimeout
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
 from memory_worker.models import RunRequest
@@ -257,15 +257,15 @@ class TickRunner:
         if isinstance(claimed, TickOutcome):
             return claimed
         claim = claimed
-        lost = asyncio.Event()
+        lost, cancelled = asyncio.Event(), asyncio.Event()
         renewer = asyncio.create_task(
-            keep_lease(self.store, claim, lost, self.settings.lease_renew_seconds)
+            keep_lease(self.store, claim, lost, self.settings.lease_renew_seconds, cancelled)
         )
         claimed_at = time.monotonic()
         outcome = TickOutcome.STORE_ERROR
         try:
             log.info("run_claimed", attempt=claim.attempts, releases=claim.releases)
-            outcome = await self._process(claim, lost)
+            outcome = await self._process(claim, lost, cancelled)
             self.unsettled.pop(claim.id, None)  # settled, or abandoned (no longer ours)
             return outcome
         except asyncio.CancelledError:  # released at a shutdown, else failed (outlived budget)
@@ -314,8 +314,11 @@ class TickRunner:
         self.unsettled[claim.id] = claim
         return claim
 
-    async def _process(self, claim: ClaimedRun, lost: asyncio.Event) -> TickOutcome:
-        """Run the processor under the lease and the tick budget, then settle the run."""
+    async def _process(
+        self, claim: ClaimedRun, lost: asyncio.Event, cancelled: asyncio.Event
+    ) -> TickOutcome:
+        """Run the processor under the lease and the tick budget, then settle the run
+        (``cancelled``: the lease renewal found the run cancelled by an operator, §13)."""
         soft, hard = tick_rules.tick_budgets(self.settings.tick_timeout_seconds)
         started = time.monotonic()
         carry = self.carry
@@ -346,7 +349,10 @@ class TickRunner:
         await _cancel(work)
         await carry.land()
         if lease_lost:
-            log.warning("run_lease_lost", attempt=claim.attempts)
+            if cancelled.is_set():  # §13: dropped at this checkpoint, nothing of it written
+                log.info("run_cancelled", attempt=claim.attempts, at="lease_renewal")
+            else:
+                log.warning("run_lease_lost", attempt=claim.attempts)
             return TickOutcome.ABANDONED
         if work.cancelled():
             raise asyncio.CancelledError
@@ -448,6 +454,9 @@ class TickRunner:
         return sum(results)
 
     async def _settle_error(self, claim: ClaimedRun, exc: Exception) -> TickOutcome:
+        if isinstance(exc, RunCancelled):  # §13: an operator took it out; nothing was written
+            log.info("run_cancelled", attempt=claim.attempts, at="checkpoint")
+            return TickOutcome.ABANDONED
         if is_store_outage(exc):
             # §7: an outage, or a store refusing writes, is never evidence against the work.
             # The run goes back with its attempt refunded; a delayed probe (not the
@@ -463,6 +472,9 @@ class TickRunner:
         decision = decide(exc)
         if self.report_failure is not None:
             self.report_failure(exc, decision, run_id=claim.id, chat_id=claim.request.chat_id)
+        if decision.verdict is Verdict.ABANDON:
+            log.warning("run_lease_lost", attempt=claim.attempts, code=decision.code)
+            return TickOutcome.ABANDONED
         if decision.verdict is Verdict.RELEASE:
             released = await self._release(
                 claim, decision.reason or "unavailable", origin=release_origin(exc)

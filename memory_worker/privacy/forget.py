@@ -9,7 +9,7 @@ Forgetting **a user in a chat** removes
   messages — live or not (superseded, merged and expired history included) —
   with its vector row (the packed matrix is compacted), dedup entry and links;
 - every episode of a run they wrote in;
-- their messages inside runs not yet completed (queued, processing, failed,
+- their messages inside runs not yet completed (queued, processing, failed, cancelled,
   retired, skipped): the other people's messages stay and are still processed;
   a run left with no message is skipped as ``forgotten``.
 
@@ -39,10 +39,11 @@ from memory_worker.errors import ForgetInputError
 
 T = TypeVar("T")
 
-#: Statuses of a run whose messages are still stored (completion drops them).
-OPEN_STATUSES = frozenset({"queued", "processing", "failed", "skipped"})
+#: Statuses of a run whose messages are still stored (completion drops them; a cancelled run
+#: keeps them for a replay by id, §13, so a forget strips them too).
+OPEN_STATUSES = frozenset({"queued", "processing", "failed", "skipped", "cancelled"})
 #: Statuses a forget moves to ``skipped`` (reason ``forgotten``).
-SKIPPABLE_STATUSES = frozenset({"queued", "processing", "failed"})
+SKIPPABLE_STATUSES = frozenset({"queued", "processing", "failed", "cancelled"})
 FORGOTTEN = "forgotten"
 
 

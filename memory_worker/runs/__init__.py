@@ -35,7 +35,8 @@ Layout (all under the queue hash tag, see ``keys.py``):
 - ``runs:retired:facts`` / ``:counts`` / ``:aged`` — the retired-run summary the
   replay preview reads instead of every run (``lua/retired_summary.lua``: the
   fail, replay and message-retention scripts keep it in step);
-- ``runs:status:<s>`` and ``runs:all`` ZSETs for listing;
+- ``runs:status:<s>`` and ``runs:all`` ZSETs for listing (``cancelled``: taken out for good by
+  an operator, ``lua/cancel.lua``, §13);
 - ``runs:chat:<chat id>`` ZSET — the chat's runs (score = creation), what forget reads
   (``chat_index.py``: enqueue adds, prune removes, a one-time backfill adds older runs);
 - ``runs:daily:<day>`` counters and the ``counters`` HASH for metrics;
@@ -86,20 +87,23 @@ from memory_worker.runs.model import (
     ClaimResult,
     EnqueueResult,
     EnqueueStatus,
+    LeaseAnswer,
     PruneResult,
     Pulse,
     lease_kept_for_owner,
     now_ms,
     touch_pulse,
 )
-from memory_worker.runs.store import ExtractionSlot, RunStore
+from memory_worker.runs.store import CancelAnswer, ExtractionSlot, RunStore
 
 __all__ = [
+    "CancelAnswer",
     "ClaimResult",
     "ClaimedRun",
     "EnqueueResult",
     "EnqueueStatus",
     "ExtractionSlot",
+    "LeaseAnswer",
     "PruneResult",
     "Pulse",
     "RunStore",

@@ -28,7 +28,7 @@ _WALK_PAGE = 1000
 _REPLANS = 5
 
 
-#: The run side of a forget (every key in KEYS; checked by tests/test_lua_keys.py).
+#: The run side of a forget (every key in KEYS; checked by tests/storage/test_lua_keys.py).
 _FORGET_MESSAGES = lua_text(__package__, "retired_summary", "forget_messages")
 #: The chat's runs among one page of the run index (read-only).
 _CHAT_RUNS = lua_text(__package__, "forget_chat_runs")

@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 
 from memory_worker.models import RunRequest, RunStatus
 
@@ -35,6 +35,14 @@ HOURLY_KEEP_HOURS = 48
 HOUR_MS = 3_600_000
 #: Longest error code an error-log entry keeps (a farm's code is the farm's own text).
 CODE_MAX_CHARS = 64
+
+
+class LeaseAnswer(IntEnum):
+    """What a lease renewal answered (``lua/renew.lua``)."""
+
+    LOST = 0  # another owner holds the run now (or it was settled)
+    HELD = 1  # renewed
+    CANCELLED = 2  # an operator cancelled the run (§13): its owner drops it
 
 
 class EnqueueStatus(StrEnum):

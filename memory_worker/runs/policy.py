@@ -29,7 +29,7 @@ from llm_client import (
     RouteUnavailable,
     retryable_reason,
 )
-from memory_worker.errors import EmbedderTimeout, ForgottenWrite, StoreWriteRefused
+from memory_worker.errors import EmbedderTimeout, ForgottenWrite, LeaseLost, StoreWriteRefused
 from memory_worker.privacy.forget import FORGOTTEN
 from memory_worker.storage.faults import is_transient_fault, store_answer
 
@@ -78,6 +78,7 @@ def plan_failure(
 class Verdict(StrEnum):
     RELEASE = "release"
     FAIL = "fail"
+    ABANDON = "abandon"  # the lease is gone: someone else owns the run now
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +115,8 @@ def decide(error: BaseException) -> Decision:
     code = error_code(error)
     if isinstance(error, ForgottenWrite):  # §14: extracted again from what remains
         return Decision(Verdict.RELEASE, FORGOTTEN, FORGOTTEN)
+    if isinstance(error, LeaseLost):
+        return Decision(Verdict.ABANDON, None, code)
     if isinstance(error, asyncio.CancelledError):
         return Decision(Verdict.RELEASE, "shutdown", "shutdown")
     answer = store_answer(error)

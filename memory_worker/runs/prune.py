@@ -2,8 +2,8 @@
 messages, dead workers, runs parked for a version older than the fleet's.
 
 Each script declares every key it touches (§2), so the ones that act on runs
-picked from a zset take two steps: the runs are read first (``prune.lua``: the two status
-zsets, then each run's chat; ``prune_retired_messages.lua``: the script itself answers the
+picked from a zset take two steps: the runs are read first (``prune.lua``: the finished
+runs' status zsets — completed, skipped, cancelled — then each run's chat; ``prune_retired_messages.lua``: the script itself answers the
 batch it would take), then the script gets their keys, picks the batch again under its
 atomicity and acts only when every run of it is one it was given — else it changes
 nothing and the caller reads again.
@@ -21,6 +21,9 @@ from memory_worker.runs.versions import ClaimAction, claim_action
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import awaited
 
+#: The statuses whose runs are finished: deleted ``MEMORY_COMPLETED_RUN_RETENTION_DAYS`` after
+#: their last update (``prune.lua`` takes their zsets in this order).
+FINISHED = (RunStatus.COMPLETED, RunStatus.SKIPPED, RunStatus.CANCELLED)
 #: Reads a pruning step makes again when its batch changed under it; then the pass ends
 #: (the next maintenance pass carries on).
 PRUNE_REREADS = 5
@@ -47,7 +50,7 @@ class RunPrune:
         self._unpark = redis.register_script(_UNPARK)
 
     async def finished(self, *, at_ms: int | None = None, batch: int = 1000) -> int:
-        """Delete completed/skipped runs older than the retention (in batches); returns how many."""
+        """Delete completed/skipped/cancelled runs older than the retention (in batches); returns how many."""
         now = at_ms if at_ms is not None else now_ms()
         before = now - int(self.settings.completed_run_retention_days * 86_400_000)
         total, rereads = 0, 0
@@ -65,9 +68,9 @@ class RunPrune:
                 return total
 
     async def _old_finished(self, before: int, batch: int) -> list[list[str]]:
-        """The first ``batch`` completed and skipped runs last updated before ``before``."""
+        """The first ``batch`` finished runs of each status last updated before ``before``."""
         async with self.redis.pipeline(transaction=False) as pipe:
-            for status in (RunStatus.COMPLETED, RunStatus.SKIPPED):
+            for status in FINISHED:
                 pipe.zrangebyscore(self.keys.by_status(status.value), "-inf", before, 0, batch)
             lanes = await pipe.execute()
         return [[as_text(i) for i in lane] for lane in lanes]
@@ -80,8 +83,7 @@ class RunPrune:
                 pipe.hget(k.run(run_id), "chat_id")
             chats = [as_text(c) if c is not None else "" for c in await pipe.execute()]
         keys = [
-            k.by_status(RunStatus.COMPLETED.value),
-            k.by_status(RunStatus.SKIPPED.value),
+            *(k.by_status(status.value) for status in FINISHED),
             k.all_runs,
             k.natural_key_expiry,
         ]

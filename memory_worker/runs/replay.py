@@ -54,6 +54,7 @@ from memory_worker.models import ErrorLogEntry, RunStatus
 from memory_worker.runs import RunStore
 from memory_worker.runs.replay_summary import AgedRun, RetiredSummary, count_matches, facts_value
 from memory_worker.settings import Settings
+from memory_worker.storage.connections import awaited
 
 log = get_logger(__name__)
 
@@ -67,6 +68,11 @@ class ReplayScope(StrEnum):
     RETIRED = "retired"  # failed with attempts exhausted (the default)
     FAILED = "failed"  # every failed run, retired or still waiting for its backoff
     SKIPPED = "skipped"  # skipped for an older prompt version; replayed under the claimer's
+    RUN = "run"  # one run by id (§13): failed, skipped or cancelled (:meth:`ReplayStore.plan_run`)
+
+
+#: The scopes a filter may select (one run by id is not a filter).
+FILTER_SCOPES = tuple(s for s in ReplayScope if s is not ReplayScope.RUN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,10 +218,15 @@ def counts_answer(wanted: ReplayFilter) -> bool:
 # --- pure decisions --------------------------------------------------------------------------
 
 
+#: Error-log entries that record an operator's action, not a failure.
+OPERATOR_KINDS = frozenset({"replay", "cancel"})
+
+
 def last_failure(entries: Sequence[ErrorLogEntry]) -> ErrorLogEntry | None:
-    """The newest entry of an error log that is a failure (replay entries are skipped)."""
+    """The newest entry of an error log that is a failure (replay and cancel entries are
+    skipped)."""
     for entry in reversed(entries):
-        if entry.kind != "replay":
+        if entry.kind not in OPERATOR_KINDS:
             return entry
     return None
 
@@ -226,7 +237,7 @@ def last_failure_of_raw(raw_entries: Sequence[bytes | str]) -> ErrorLogEntry | N
     the CLI's replay preview read thousands of logs)."""
     for raw in reversed(raw_entries):
         entry = ErrorLogEntry.model_validate_json(raw)
-        if entry.kind != "replay":
+        if entry.kind not in OPERATOR_KINDS:
             return entry
     return None
 
@@ -237,9 +248,14 @@ def eligible(candidate: Candidate, scope: ReplayScope) -> bool:
         return False
     if scope is ReplayScope.SKIPPED:
         return candidate.status == RunStatus.SKIPPED.value
+    if scope is ReplayScope.RUN and candidate.status in (
+        RunStatus.SKIPPED.value,
+        RunStatus.CANCELLED.value,
+    ):
+        return True
     if candidate.status != RunStatus.FAILED.value or candidate.attempts <= 0:
         return False
-    return candidate.retired or scope is ReplayScope.FAILED
+    return candidate.retired or scope in (ReplayScope.FAILED, ReplayScope.RUN)
 
 
 def aged_out(candidate: Candidate, wanted: ReplayFilter) -> bool:
@@ -470,6 +486,28 @@ class ReplayStore:
         return plan(
             await self.candidates(wanted), wanted, now_ms=now_ms, rate_per_second=rate_per_second
         )
+
+    async def plan_run(self, run_id: str, *, now_ms: int) -> ReplayPlan:
+        """The plan of replaying one run by id (§13): one item when it is failed (attempts to
+        reset), skipped or cancelled and still holds its messages; none otherwise (its
+        ``aged_out`` names it when only the messages are missing). Raises
+        :class:`~memory_worker.errors.RunNotFound`."""
+        run = await self.runs.get(run_id)
+        has_messages = await awaited(self.redis.hexists(self.keys.run(run_id), "messages"))
+        entry = last_failure(run.error_log)
+        candidate = Candidate(
+            id=run.id,
+            chat_id=run.chat_id,
+            prompt_version=run.prompt_version or "",
+            status=run.status.value,
+            retired=run.retired,
+            attempts=run.attempts,
+            failed_at_ms=int(run.updated_at.timestamp() * 1000),
+            code=entry.code if entry else None,
+            reason=entry.reason if entry else None,
+            has_messages=bool(has_messages),
+        )
+        return plan([candidate], ReplayFilter(scope=ReplayScope.RUN), now_ms=now_ms)
 
     async def preview(
         self, wanted: ReplayFilter, *, now_ms: int, rate_per_second: float | None = None

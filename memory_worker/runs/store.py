@@ -13,9 +13,10 @@ from typing import Any, NamedTuple
 
 import orjson
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from llm_client import Rider, as_text, lua_text
-from memory_worker.errors import InvalidRunRequest, RunNotFound
+from memory_worker.errors import InvalidRunRequest, RunCancelled, RunNotFound
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
 from memory_worker.models import ErrorLogEntry, RouteError, Run, RunRequest, RunStatus
@@ -41,6 +42,7 @@ from memory_worker.runs.model import (
     ClaimResult,
     EnqueueResult,
     EnqueueStatus,
+    LeaseAnswer,
     PruneResult,
     new_run_id,
     now_ms,
@@ -74,6 +76,18 @@ _RELEASE = _SET_STATUS + lua_text(__package__, "hourly", "release")
 _HAS_CLAIMABLE = lua_text(__package__, "has_claimable")
 _KEEP_EXTRACTION = lua_text(__package__, "keep_extraction")
 _REPLAY = _SUMMARY + lua_text(__package__, "replay")
+_CANCEL = _SUMMARY + lua_text(__package__, "cancel")
+#: The statuses the claim script takes the indexes of, in its order (``lua/claim.lua``): a
+#: claim never meets a cancelled run (the cancel takes it off every lane).
+CLAIM_STATUSES = (
+    RunStatus.QUEUED,
+    RunStatus.PROCESSING,
+    RunStatus.COMPLETED,
+    RunStatus.FAILED,
+    RunStatus.SKIPPED,
+)
+#: Times a cancel reads the run again when its status moved between the read and the script.
+CANCEL_READS = 5
 
 
 class RunStore:
@@ -93,6 +107,7 @@ class RunStore:
         self._release = redis.register_script(_RELEASE)
         self._has_claimable = redis.register_script(_HAS_CLAIMABLE)
         self._replay = redis.register_script(_REPLAY)
+        self._cancel = redis.register_script(_CANCEL)
         self._pruner = RunPrune(redis, settings)
         #: The lanes' heads as this store's last claim left them: the next claim's runs.
         self._claim_heads = LaneHeads([], [])
@@ -247,7 +262,7 @@ class RunStore:
                 k.workers,
                 k.worker_runs,
                 k.forget_epochs,
-                *(k.by_status(s.value) for s in RunStatus),
+                *(k.by_status(s.value) for s in CLAIM_STATUSES),
                 *(key for run_id in leases for key in (k.run(run_id), k.run_errors(run_id))),
                 *(k.run(run_id) for run_id in others),
             ],
@@ -338,16 +353,73 @@ class RunStore:
         )
 
     async def renew(self, claim: ClaimedRun, *, at_ms: int | None = None) -> bool:
-        """Extend the lease, even an expired one nobody took; False = another owner has it.
+        """Extend the lease, even an expired one nobody took; False = another owner has it
+        (or an operator cancelled the run: :meth:`renew_answer` tells the two apart).
 
         The one definite proof that the run is lost: any Redis error is raised, never
         read as a loss (§7)."""
+        return await self.renew_answer(claim, at_ms=at_ms) is LeaseAnswer.HELD
+
+    async def renew_answer(self, claim: ClaimedRun, *, at_ms: int | None = None) -> LeaseAnswer:
+        """:meth:`renew`, answering why the lease is gone: lost, or the run cancelled (§13)."""
         now = at_ms if at_ms is not None else now_ms()
         until = now + int(self.settings.lease_seconds * 1000)
-        ok = await self._renew(
+        answer = await self._renew(
             keys=[self.keys.run(claim.id), self.keys.leases], args=[claim.token, until, claim.id]
         )
-        return bool(int(ok))
+        return LeaseAnswer(int(answer))
+
+    async def checkpoint(self, claim: ClaimedRun) -> None:
+        """Raise :class:`RunCancelled` when an operator cancelled ``claim``'s run (§13): the
+        worker's checks before the embedding and the card write. A Redis error skips the
+        check (the card write refuses a cancelled run's output by itself)."""
+        try:
+            status = await awaited(self.redis.hget(self.keys.run(claim.id), "status"))
+        except RedisError:
+            return
+        if status is not None and as_text(status) == RunStatus.CANCELLED.value:
+            raise RunCancelled(claim.id)
+
+    async def cancel(self, run_id: str, entry: str, *, at_ms: int | None = None) -> CancelAnswer:
+        """Take a run out for good (``lua/cancel.lua``): off its lane (queued, parked, due
+        for a retry, retired or processing: its lease goes), status ``cancelled``, ``entry``
+        (the error-log entry of the cancel, JSON) appended. The card side (its write
+        refused) is the caller's step before this one (:mod:`memory_worker.upkeep.run_actions`)."""
+        now = at_ms if at_ms is not None else now_ms()
+        k = self.keys
+        for _ in range(CANCEL_READS):
+            status, version = await awaited(
+                self.redis.hmget(k.run(run_id), ["status", "prompt_version"])
+            )
+            if status is None:
+                raise RunNotFound(run_id)
+            status_text, pv = as_text(status), as_text(version or b"")
+            outcome, before = await self._cancel(
+                keys=[
+                    k.queued,
+                    k.retry,
+                    k.leases,
+                    k.retired,
+                    k.counters,
+                    k.parked_counts,
+                    *k.retired_summary,
+                    k.by_status(RunStatus.CANCELLED.value),
+                    k.run(run_id),
+                    k.run_errors(run_id),
+                    k.by_status(status_text),
+                    k.parked(pv),
+                    k.run_extraction(run_id),
+                ],
+                args=[now, run_id, status_text, pv, entry, self.settings.error_log_max_entries],
+            )
+            answer = CancelAnswer(as_text(outcome), as_text(before))
+            if answer.outcome == "missing":
+                raise RunNotFound(run_id)
+            if answer.outcome != "raced":
+                if answer.outcome == "cancelled":
+                    log.info("run_cancel_recorded", run_id=run_id, status_before=answer.before)
+                return answer
+        return CancelAnswer("raced", as_text(status))
 
     # --- outcomes -----------------------------------------------------------------------------
     async def complete(
@@ -558,8 +630,8 @@ class RunStore:
         """Give runs a fresh set of attempts (``memory-worker replay``), one script call.
 
         ``items`` are (run id, claimable at ms, replay error-log entry JSON); each
-        run is re-checked against ``scope`` (retired, failed or skipped) inside the
-        script. Answers the ids replayed (the others changed since the selection).
+        run is re-checked against ``scope`` (retired, failed, skipped, or ``run``: one run by
+        id — failed, skipped or cancelled) inside the script. Answers the ids replayed (the others changed since the selection).
         """
         k = self.keys
         keys = [
@@ -569,6 +641,7 @@ class RunStore:
             k.counters,
             k.by_status(RunStatus.SKIPPED.value),
             *k.retired_summary,
+            k.by_status(RunStatus.CANCELLED.value),
         ]
         args: list[str | int] = [now_ms, scope, self.settings.error_log_max_entries]
         for run_id, available_at_ms, entry in items:
@@ -629,6 +702,14 @@ def _check_owner(owner: str) -> None:
     """Worker ids share ``workers:runs`` with the store's pulse (``lua/pulse.lua``)."""
     if owner.startswith(PULSE_FIELD_PREFIX):
         raise ValueError(f"a worker id cannot start with {PULSE_FIELD_PREFIX!r}: {owner!r}")
+
+
+class CancelAnswer(NamedTuple):
+    """What a cancel did: ``outcome`` (``cancelled``, ``already``, ``finished``, ``raced``)
+    and the run's status before it."""
+
+    outcome: str
+    before: str
 
 
 class LaneHeads(NamedTuple):

@@ -10,4 +10,6 @@ consolidation whose model calls it reuses.
   and resumable.
 - :mod:`~memory_worker.upkeep.forgetter`: the steps of one forget; the Redis sides live
   with their stores (``cards/forget.py``, ``runs/forget.py``).
+- :mod:`~memory_worker.upkeep.run_actions`: one run by id — cancel it for good (the card
+  store refuses its write, the run store takes it off its lane), or replay it.
 """

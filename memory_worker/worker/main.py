@@ -12,7 +12,7 @@ complete, the next one: ``MEMORY_TICK_LOOP_SECONDS``).
 Ticks themselves run in :mod:`memory_worker.pipeline.runner` (:class:`TickRunner`);
 this module is everything arq: the job functions, ``worker_kwargs``,
 :class:`MemoryWorker` and ``WorkerSettings`` (an overridden arq private name that
-changes fails ``tests/test_worker_arq_names.py``).
+changes fails ``tests/worker/test_worker_arq_names.py``).
 """
 
 from __future__ import annotations

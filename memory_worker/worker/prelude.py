@@ -10,7 +10,7 @@ between reads as "job expired", exactly as with the transaction.
 :func:`plain_prelude_pipelines` wraps the worker pool's ``pipeline()``; a tick's
 ``run_job`` task calls :func:`next_pipeline_plain` first, and that task's next
 transactional pipeline — arq's prelude, the first thing ``run_job`` does (arq is pinned to
-0.28; ``tests/test_ticks_cost.py`` counts a tick's MULTI, ``tests/test_worker_arq_names.py`` lists run_job) — goes without the
+0.28; ``tests/pipeline/test_ticks_cost.py`` counts a tick's MULTI, ``tests/worker/test_worker_arq_names.py`` lists run_job) — goes without the
 transaction. The flag lives in a ``ContextVar``: each job task has its own, so concurrent
 ticks and everything else on the pool keep their transactions.
 """

@@ -14,9 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from llm_client._breaker.model import Circuit
-from llm_client._breaker.store import BreakerStore
-from llm_client._routing.events import EventType, RedisEventLog
+from llm_client import BreakerStore, Circuit, EventType, RedisEventLog
 from memory_worker.farmsim import Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.models import Run, RunStatus

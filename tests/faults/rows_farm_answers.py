@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llm_client._breaker.model import Circuit
-from llm_client._breaker.store import BreakerStore
-from llm_client._routing.events import EventType
+from llm_client import BreakerStore, Circuit, EventType
 from memory_worker.api import MemoryQueue
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys

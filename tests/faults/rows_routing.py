@@ -11,12 +11,16 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llm_client._breaker.model import Circuit
-from llm_client._breaker.store import BreakerStore
-from llm_client._routing.events import RedisEventLog
-from llm_client._routing.routes import RouteTarget
-from llm_client._transport.base import ChatResult, ChatTransport, EmbedResult, EmbedTransport
-from llm_client._transport.clients import ClientFactory
+from llm_client import (
+    BreakerStore,
+    ChatResult,
+    Circuit,
+    ClientFactory,
+    EmbedResult,
+    RedisEventLog,
+    RouteTarget,
+)
+from llm_client._transport.base import ChatTransport, EmbedTransport
 from memory_worker.api import MemoryQueue
 from memory_worker.consolidation.routed import ConsolidationProcessor
 from memory_worker.farmsim import Fault, FaultKind

@@ -9,8 +9,7 @@ from typing import Any
 
 import orjson
 
-from llm_client import DiscoveryClient
-from llm_client._transport.base import ChatResult
+from llm_client import ChatResult, DiscoveryClient
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.settings import Settings
 from tests.support.simulator import sim_config

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from llm_client._log import event_of
+from llm_client import event_of
 
 PACKAGES = ("memory_worker", "llm_client")
 

@@ -1,7 +1,7 @@
 """The long-conversation suite (§16): a seeded generator of group chats and recall questions.
 
 ``python -m tests.support.longconv`` writes ``tests/data/longconv/chats.jsonl`` and
-``questions.jsonl``; ``tests/test_longconv.py`` checks the committed files are exactly what
+``questions.jsonl``; ``tests/cards/test_longconv.py`` checks the committed files are exactly what
 the generator makes. Each chat is one language's group of six people talking over about
 seven months: several hundred messages, most of them chit-chat; the rest are facts — where
 one lives and where one moves (a value change), one's job and a new job, a pet, a hobby,

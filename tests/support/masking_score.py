@@ -16,7 +16,7 @@ by how a value was typed.
   appears at all.
 - A look-alike is **falsely masked** when the masked text differs from the original.
 
-``bench/masking.py --corpus PATH`` prints the tables; ``tests/test_masking_split.py``
+``bench/masking.py --corpus PATH`` prints the tables; ``tests/privacy/test_masking_split.py``
 holds the bars.
 """
 

@@ -19,8 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from llm_client._errors import LLMError
-from llm_client._transport.base import ChatResult
+from llm_client import ChatResult, LLMError
 
 _PLACEHOLDER = re.compile(r"@card\(([^)]*)\)")
 

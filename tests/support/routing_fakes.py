@@ -11,14 +11,21 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from llm_client._breaker.model import BreakerConfig, Circuit, Outcome
-from llm_client._breaker.store import BreakerStore
-from llm_client._errors import TaskTimeout
-from llm_client._gateway.model import GatewayConfig
-from llm_client._routing.events import RoutingEvent
-from llm_client._routing.plan import WalkerConfig
-from llm_client._routing.routes import RouteDefaults, RoutesConfig, RouteTarget, parse_routes
-from llm_client._routing.walker import Walker
+from llm_client import (
+    BreakerConfig,
+    BreakerStore,
+    Circuit,
+    GatewayConfig,
+    Outcome,
+    RouteDefaults,
+    RoutesConfig,
+    RouteTarget,
+    RoutingEvent,
+    TaskTimeout,
+    Walker,
+    WalkerConfig,
+)
+from llm_client._routing.routes import parse_routes
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import route_target_ids
 from memory_worker.settings import Settings

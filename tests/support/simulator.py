@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from llm_client._transport.base import ClientConfig
+from llm_client import ClientConfig
 from memory_worker.farmsim import FarmSimulator
 from tests.support.clock import ManualClock
 

@@ -1,11 +1,17 @@
--- KEYS: see helpers.lua (RUNS = applied-runs zset, EPISODE = this run's episode hash).
--- ARGV[3] = run id, ARGV[4] = plan JSON, ARGV[5..] = vectors.
+-- KEYS: see helpers.lua (RUNS = applied-runs zset, EPISODE = this run's episode hash), then
+-- the run's cancel mark (cancel_mark.lua). ARGV[3] = run id, ARGV[4] = plan JSON, ARGV[5..] =
+-- vectors.
 local run_id = ARGV[3]
+local CANCEL_MARK = KEYS[FIRST_EXTRA + 1]
 local plan = cjson.decode(ARGV[4])
 local plan_scopes = {}
 for _, n in ipairs(plan.cards) do plan_scopes[#plan_scopes + 1] = n.sk end
 local missing = missing_scopes(plan_scopes)
 if missing then return missing end
+-- §13: an operator cancelled the run while a worker held it: nothing of it is written
+if redis.call('EXISTS', CANCEL_MARK) == 1 then
+  return cjson.encode({applied = false, cancelled = true})
+end
 if redis.call('TYPE', RUNS).ok == 'set' then  -- written before applied runs had a time
   local old = redis.call('SMEMBERS', RUNS)
   redis.call('DEL', RUNS)

@@ -9,7 +9,8 @@
   the time a question names ("last week", "в мае").
 - :mod:`~memory_worker.cards.recall.connect`: the best hits lift the cards tied to them (the
   same subject, the same episode), restatements go last (:class:`ConnectParams`).
-- :mod:`~memory_worker.cards.recall.ranking`: :class:`RecallHit` and :func:`rank_cards`, the
+- :mod:`~memory_worker.cards.recall.ranking`: :class:`RecallHit`, :class:`RecallResult` (recall's
+  answer, marked ``degraded`` when ranked by the words alone) and :func:`rank_cards`, the
   same ranking over a list of cards a caller already holds.
 
 All pure. The card store's side (the index kept beside each chat's cached vectors, the
@@ -19,7 +20,7 @@ read of the winners) is :mod:`memory_worker.cards.search`.
 from memory_worker.cards.recall.bm25 import BM25, LexicalIndex
 from memory_worker.cards.recall.connect import ConnectParams, Ties, connect
 from memory_worker.cards.recall.fusion import FusionParams, fuse
-from memory_worker.cards.recall.ranking import RecallHit, card_text, rank_cards
+from memory_worker.cards.recall.ranking import RecallHit, RecallResult, card_text, rank_cards
 from memory_worker.cards.recall.timing import Window, card_in_window, card_span, named_window
 from memory_worker.cards.recall.tokens import terms
 
@@ -29,6 +30,7 @@ __all__ = [
     "FusionParams",
     "LexicalIndex",
     "RecallHit",
+    "RecallResult",
     "Ties",
     "Window",
     "card_in_window",

@@ -2,7 +2,9 @@
 
 :class:`RecallHit` is one answer: the card, its fused score, and the two
 scores it was fused from. It unpacks like the ``(card, score)`` pair recall
-answered before (``for card, score in hits``).
+answered before (``for card, score in hits``). :class:`RecallResult` is the whole
+answer: a list of hits that also says whether it was ranked without the query's
+vector (``degraded``: the embedding route could not answer, so the words alone ranked it).
 
 :func:`rank_cards` ranks a list of cards for a text the way
 :meth:`CardStore.search <memory_worker.cards.CardStore.search>` ranks a chat's
@@ -44,6 +46,7 @@ from memory_worker.cards.recall.tokens import fold, terms
 
 if TYPE_CHECKING:  # the card store imports this module: no import of it back at run time
     from memory_worker.cards.model import Card
+    from memory_worker.errors import EmbeddingUnavailable
 
     _Pair = tuple[Card, float]
 else:
@@ -90,6 +93,40 @@ class RecallHit(_Pair):
             f"RecallHit(card={self[0].id!r}, score={self[1]:.4f}, dense={self.dense}, "
             f"lexical={self.lexical:.3f})"
         )
+
+
+class RecallResult(list[RecallHit]):
+    """``recall()``'s answer: its hits, best first — a ``list`` as before — and whether
+    they were ranked without the query's vector.
+
+    ``degraded`` is true when the embedding route could not answer (the farm down, its
+    breakers open, the call out of time, the embedder raising): the hits are then ranked by
+    the words alone (BM25; each hit's ``dense`` is None), and a card sharing no word with
+    the text is not found. ``degraded_reason`` says why in one log-safe line (types and
+    ids, never the text); ``degraded_error`` is the
+    :class:`~memory_worker.errors.EmbeddingUnavailable` (the embedder's error its
+    ``__cause__``) for a caller that would rather raise it. Both None when not degraded.
+    """
+
+    degraded_error: EmbeddingUnavailable | None
+
+    def __init__(
+        self, hits: Sequence[RecallHit] = (), *, degraded_error: EmbeddingUnavailable | None = None
+    ) -> None:
+        super().__init__(hits)
+        self.degraded_error = degraded_error
+
+    @property
+    def degraded(self) -> bool:
+        return self.degraded_error is not None
+
+    @property
+    def degraded_reason(self) -> str | None:
+        return None if self.degraded_error is None else str(self.degraded_error)
+
+    def __repr__(self) -> str:
+        flag = f", degraded_reason={self.degraded_reason!r}" if self.degraded else ""
+        return f"RecallResult({list.__repr__(self)}{flag})"
 
 
 def card_text(subject: str, fact_text: str) -> str:
