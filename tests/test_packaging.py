@@ -46,7 +46,7 @@ BLOCK = f"import sys\nfor _name in {OPTIONAL!r}:\n    sys.modules[_name] = None\
 BOT = BLOCK + textwrap.dedent(
     """
     import asyncio, json, os
-    from memory_worker import EmbeddedValkeyError, MemoryQueue
+    from memory_worker import EmbeddedValkeyError, MemoryQueue, SyncMemoryQueue
 
     CHAT = int(os.environ["BOT_CHAT"])
     REQUEST = {
