@@ -5,21 +5,22 @@ Folders of the repository that an operator starts from ship inside the package, 
 ``config/`` (the Procfile, example.env and routes files the README shows; the root
 ``Procfile`` links to ``config/Procfile``) as ``memory_worker.config``, ``deploy/`` (the
 Prometheus alert rules and their tests, ``prometheus.yml``, the Grafana dashboard, the
-systemd unit) as ``memory_worker.deploy`` and ``examples/`` as ``memory_worker.examples``.
+systemd units) as ``memory_worker.deploy``, ``examples/`` as ``memory_worker.examples`` and
+``docs/`` as ``memory_worker.docs`` (the console serves those pages).
 pyproject's ``packages.find`` cannot add a package that lives outside its folder; this
 mapping does. The data files of each package are listed here too (pyproject.toml's
 ``package-data`` table would replace this one).
 
 Packages are found as namespace packages, so a data folder without ``__init__.py`` (the
 ``lua/`` scripts, ``deploy/grafana``) is a package whose files ship, and setuptools has no
-"Package would be ignored" warning to print. tests/test_examples.py builds the wheel and
-the sdist and looks inside.
+"Package would be ignored" warning to print. tests/test_examples.py and tests/test_packaging.py
+build the wheel and the sdist and look inside.
 """
 
 from setuptools import find_namespace_packages, setup
 
 #: Package name inside ``memory_worker`` → the repository folder it ships.
-SHIPPED = {"config": "config", "deploy": "deploy", "examples": "examples"}
+SHIPPED = {"config": "config", "deploy": "deploy", "examples": "examples", "docs": "docs"}
 NOT_PACKAGES = ["*__pycache__*"]
 
 

@@ -19,7 +19,14 @@ measured in this one run:
   strategy (``least_in_flight``, ``weighted_random``) for ``--steady`` seconds: shares,
   mean farm-call latency and run p95 from the workers' own ``/metrics`` histograms.
 
-    python bench/gateway.py [--only share,retry,rate,balance] [--quick]
+- ``eject``: two equal targets in one tier, one failing 60 % of its calls fast (the
+  simulator's ``job_failed`` on a share of submits): its share every 10 s for a minute,
+  when it first falls to <= 10 %, and over the rest of that minute; the run attempts spent
+  (every failure must fall over to the peer: 0); then it heals: when it is back to >= 30 %.
+  Then a target failing every call until its breaker opens, healed at once: its share
+  every 10 s after, and when it is back to >= 25 %. Small ejection windows (``EJECT``).
+
+    python bench/gateway.py [--only share,retry,rate,balance,eject] [--quick]
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ import httpx
 import structlog
 from common import Bench, fill, fresh_bench
 
+from llm_client import RedisEventLog
 from memory_worker.api import MemoryQueue
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
@@ -240,6 +248,121 @@ async def scenario_share(bench: Bench, sim: FarmSimulator, job: float, steady: f
             print(f"  back to >= 30 % of calls from +{back} s")
 
 
+#: The ejection's settings for the bench (small windows, so it takes about four minutes).
+EJECT = {
+    "ejection_window_seconds": 10,
+    "ejection_refresh_seconds": 0.5,
+    "ejection_failure_min_volume": 10,
+    "ejection_base_seconds": 5,
+    "ejection_max_seconds": 20,
+}
+
+FLAKY = Fault(
+    FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="[Errno -3] flaky node", share=0.6
+)
+DOWN = Fault(FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message="[Errno -3] node down")
+
+
+def per_10s(
+    seen: list[tuple[float, int, int, int]], since: float, seconds: int
+) -> list[tuple[int, int]]:
+    return [share_between(seen, since + i, since + i + 10) for i in range(0, seconds, 10)]
+
+
+def first_window(buckets: list[tuple[int, int]], ok: Any) -> int | None:
+    """The start (s) of the first 10 s window with calls where ``ok(A's calls, all)``."""
+    return next((i * 10 for i, (a, b) in enumerate(buckets) if a + b and ok(a, a + b)), None)
+
+
+async def ramped(sim: FarmSimulator, calls_needed: int = 100) -> None:
+    """Until the fleet's calls flow (worker starts take a while on a loaded host), then 5 s."""
+    start = calls(sim, A) + calls(sim, B)
+    while calls(sim, A) + calls(sim, B) - start < calls_needed:
+        await asyncio.sleep(0.2)
+    await asyncio.sleep(5)
+
+
+async def attempts_spent(bench: Bench, prefix: str) -> tuple[int, int]:
+    """(attempts runs spent beyond their first, runs failed) in this fleet's store."""
+    settings = bench.settings.model_copy(update={"key_prefix": prefix})
+    store = RunStore(bench.redis, settings)
+    keys = Keys(prefix)
+    spent = 0
+    for status in ("completed", "queued", "processing", "failed"):
+        ids = [i.decode() for i in await bench.redis.zrange(keys.by_status(status), 0, -1)]
+        for start in range(0, len(ids), 2000):
+            runs = await store.get_many(ids[start : start + 2000])
+            spent += sum(max(r.attempts - 1, 0) for r in runs)  # a claim in flight is one
+    return spent, (await store.counts())["failed"]
+
+
+async def standing(bench: Bench, prefix: str) -> str:
+    """A's breaker and ejection as stored, and the ejections announced so far."""
+    keys = Keys(prefix)
+    breaker = await bench.redis.hgetall(keys.breaker(f"{A}/model-{A}"))
+    outlier = await bench.redis.hgetall(keys.outlier(f"{A}/model-{A}"))
+    events = await RedisEventLog(bench.redis, keys).recent(limit=5000, types=["target_ejected"])
+    trips = int(breaker.get(b"trips", 0))
+    opened = breaker.get(b"opened") == b"1"
+    times = int(outlier.get(b"times", 0))
+    return (
+        f"{A}: breaker {'open' if opened else 'closed'} (trips {trips}), "
+        f"{len(events)} ejections announced (the last {times} in a row)"
+    )
+
+
+async def scenario_eject(bench: Bench, sim: FarmSimulator) -> None:
+    print(f"== eject: {A} fails 60 % of its calls fast beside {B} (one tier), then heals")
+    routes = routes_toml(target(A, tier=0), target(B, tier=0))
+    async with fleet(bench, sim, routes, "eject", **EJECT):
+        with sampled(sim, 0.1) as seen:
+            await ramped(sim)
+            sim.set_fault(A, FLAKY)
+            flaky = time.monotonic()
+            await asyncio.sleep(60)
+            buckets = per_10s(seen, flaky, 60)
+            print(f"  {A} flaky: its share per 10 s: {' '.join(pct(a, a + b) for a, b in buckets)}")
+            low = first_window(buckets, lambda part, whole: part <= 0.1 * whole)
+            print(f"  first 10 s window with {A} <= 10 %: from +{low} s")
+            if low is not None:
+                a, b = share_between(seen, flaky + low, flaky + 60)
+                print(f"  from there to +60 s: {A} {a} of {a + b} calls ({pct(a, a + b)})")
+            print(f"  at +60 s: {await standing(bench, f'{bench.settings.key_prefix}eject:')}")
+            sim.clear_faults(A)
+            healed = time.monotonic()
+            await asyncio.sleep(60)
+            buckets = per_10s(seen, healed, 60)
+            print(f"  healed: its share per 10 s: {' '.join(pct(a, a + b) for a, b in buckets)}")
+            back = first_window(buckets, lambda part, whole: part >= 0.3 * whole)
+            print(f"  back to >= 30 % of calls from +{back} s")
+            print(f"  at +60 s: {await standing(bench, f'{bench.settings.key_prefix}eject:')}")
+        spent, failed = await attempts_spent(bench, f"{bench.settings.key_prefix}eject:")
+        print(f"  run attempts spent on its failures: {spent} (runs failed: {failed})")
+
+    print(f"== eject: {A} fails every call until its breaker opens beside {B}, then heals")
+    prefix = f"{bench.settings.key_prefix}tripped:"
+    async with fleet(bench, sim, routes, "tripped", **EJECT):
+        with sampled(sim, 0.1) as seen:
+            await ramped(sim)
+            sim.set_fault(A, DOWN)
+            down = time.monotonic()
+            breaker = Keys(prefix).breaker(f"{A}/model-{A}")
+            while await bench.redis.hget(breaker, "opened") != b"1":
+                await asyncio.sleep(0.05)
+            sim.clear_faults(A)
+            healed = time.monotonic()
+            print(f"  its breaker opened {healed - down:.1f} s after the fault; healed at once")
+            print(f"  then: {await standing(bench, prefix)}")
+            await asyncio.sleep(60)
+            buckets = per_10s(seen, healed, 60)
+            print(f"  healed: its share per 10 s: {' '.join(pct(a, a + b) for a, b in buckets)}")
+            back = first_window(buckets, lambda part, whole: part >= 0.25 * whole)
+            print(f"  back to >= 25 % of calls from +{back} s")
+            print(f"  at +60 s: {await standing(bench, prefix)}")
+        spent, failed = await attempts_spent(bench, prefix)
+        print(f"  run attempts spent on its failures: {spent} (runs failed: {failed})")
+
+
 async def scenario_retry(bench: Bench, sim: FarmSimulator, pause: float) -> None:
     print(f"== retry: {A} answers 429 with Retry-After: {pause:g} once")
     routes = routes_toml(target(A, tier=0), target(B, tier=0))
@@ -384,11 +507,13 @@ async def main(args: argparse.Namespace) -> None:
             await scenario_rate(bench, sim, args.rpm, args.rate_minutes)
         if "balance" in scenarios:
             await scenario_balance(bench, sim, args.job, args.steady)
+        if "eject" in scenarios:
+            await scenario_eject(bench, sim)
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--only", default="share,retry,rate,balance")
+    parser.add_argument("--only", default="share,retry,rate,balance,eject")
     parser.add_argument("--job", type=float, default=0.2, help="farm job seconds")
     parser.add_argument("--steady", type=float, default=60.0, help="steady-state window (s)")
     parser.add_argument("--pause", type=float, default=30.0, help="Retry-After seconds")

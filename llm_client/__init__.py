@@ -23,6 +23,8 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   back — for ``hold_seconds``, folded one record a breaker — to ride on a later walk's first
   round trip) and its ``Rider`` (held records as a script call another round trip takes
   along).
+- **Outlier ejection** (by error rate, fleet-wide): ``EjectionConfig``, ``OutlierStore``,
+  and a target's window and standing as read (``Tally``, ``Standing``).
 - **Gateway** (cooling, caps, load sharing, slow nodes): ``GatewayConfig``,
   ``TargetLimits``, ``WalkObserver`` (where a walker reports durations), what operators
   see of a target (``TargetStatus``, ``target_statuses``) and the fleet-wide latency
@@ -75,6 +77,8 @@ from llm_client._gateway.model import LATENCY_BUCKETS_MS, GatewayConfig, TargetL
 from llm_client._gateway.status import TargetStatus, target_statuses
 from llm_client._log import bind_log_context, event_of, get_logger, unbind_log_context
 from llm_client._lua import lua_text
+from llm_client._outlier.model import EjectionConfig, Standing, Tally
+from llm_client._outlier.store import OutlierStore
 from llm_client._redis_text import as_text, reply_pairs
 from llm_client._retry.classify import retryable_reason
 from llm_client._retry.reasons import FailureReason
@@ -141,6 +145,7 @@ __all__ = [
     "DeadlineExceeded",
     "DecodeError",
     "DiscoveryClient",
+    "EjectionConfig",
     "EmbedResult",
     "EmptyResponse",
     "EventSink",
@@ -157,6 +162,7 @@ __all__ = [
     "NoCandidates",
     "OpenAICompatClient",
     "Outcome",
+    "OutlierStore",
     "ProtocolError",
     "RecordCarry",
     "RedisEventLog",
@@ -172,6 +178,8 @@ __all__ = [
     "RoutesError",
     "RoutingError",
     "RoutingEvent",
+    "Standing",
+    "Tally",
     "TargetLimits",
     "TargetStatus",
     "TaskTimeout",

@@ -10,6 +10,7 @@ raise is exported here. ``recall`` answers a :class:`RecallResult` (a list of
 """
 
 from memory_worker.api import MemoryQueue, SyncMemoryQueue
+from memory_worker.cards.history import CardEvent, EventKind
 from memory_worker.cards.prompt_context import MemoryContext
 from memory_worker.cards.recall import RecallHit, RecallResult, rank_cards
 from memory_worker.errors import (
@@ -70,6 +71,7 @@ from memory_worker.runs import EnqueueResult, EnqueueStatus
 from memory_worker.version import __version__
 
 __all__ = [
+    "CardEvent",
     "CardNotFound",
     "CardNotLive",
     "ChatKeyCorrupt",
@@ -82,6 +84,7 @@ __all__ = [
     "EmbeddingUnavailable",
     "EnqueueResult",
     "EnqueueStatus",
+    "EventKind",
     "EvictionPolicyError",
     "ExportPredatesForget",
     "ForgetInputError",

@@ -28,7 +28,7 @@ ARQ_JOB_KEY_PREFIX = "arq:job:"
 ARQ_IN_PROGRESS_KEY_PREFIX = "arq:in-progress:"
 
 #: The fixed keys of one chat's memory every card script receives, in this order, as
-#: KEYS[1..17] (``cards/lua/helpers.lua`` names them); per-scope ``active:<sk>`` zsets and
+#: KEYS[1..18] (``cards/lua/helpers.lua`` names them); per-scope ``active:<sk>`` zsets and
 #: a run's ``episode:<run>`` hash follow.
 CHAT_SCRIPT_KEYS = (
     "cards",
@@ -48,7 +48,12 @@ CHAT_SCRIPT_KEYS = (
     "forget",
     "authors",
     "retracted",
+    "history",
 )
+
+#: Events of one card's history a card script keeps (``MEMORY_CARD_HISTORY_MAX_EVENTS``'s
+#: default): the first, how the card began, and the newest.
+HISTORY_MAX_EVENTS = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,6 +303,10 @@ class Keys:
     def failopen_permit(self, workflow: str) -> str:
         return f"{self.routing_tag}:failopen:{workflow}"
 
+    def outlier(self, target: str) -> str:
+        """HASH of a target's outcome buckets and ejection (llm_client._outlier)."""
+        return f"{self.routing_tag}:outlier:{target}"
+
     @property
     def events(self) -> str:
         """STREAM of routing and pipeline events."""
@@ -351,14 +360,22 @@ class Keys:
         return keys
 
     @staticmethod
-    def chat_script_layout(chat_id: int, scope_keys: Iterable[str]) -> bytes:
+    def chat_script_layout(
+        chat_id: int, scope_keys: Iterable[str], *, history_max: int = HISTORY_MAX_EVENTS
+    ) -> bytes:
         """ARGV[1] of a card script: where each role sits in :meth:`chat_script_keys`' KEYS —
         how many fixed keys, then the scope of each ``active:<sk>`` zset in order (the
-        ``extra`` keys follow them). A script takes every key's role from its position, never
-        from its name: a run id or scope that spells ``}:active:chat`` names nothing."""
+        ``extra`` keys follow them) — and ``hmax``, the events of a card's history kept. A
+        script takes every key's role from its position, never from its name: a run id or
+        scope that spells ``}:active:chat`` names nothing."""
         scopes = sorted(set(scope_keys))
         return orjson.dumps(
-            {"chat": str(chat_id), "fixed": len(CHAT_SCRIPT_KEYS), "scopes": scopes}
+            {
+                "chat": str(chat_id),
+                "fixed": len(CHAT_SCRIPT_KEYS),
+                "scopes": scopes,
+                "hmax": str(history_max),
+            }
         )
 
     @property

@@ -62,6 +62,26 @@ def mask_secrets(_logger: Any, _method: str, event: MutableMapping[str, Any]) ->
     return {key: _scrubbed(value) for key, value in event.items()}
 
 
+#: arq's per-job lines (``→ job started``, ``← job ● result``) and its health record: on an
+#: idle fleet they are most of a worker's log, one pair per tick every few seconds. Logged at
+#: INFO by ``arq.worker``; :class:`ArqJobLines` turns them into DEBUG records.
+ARQ_IDLE_FORMATS = ("%6.2fs → ", "%6.2fs ← ", "recording health: ")
+
+
+class ArqJobLines(logging.Filter):
+    """On the ``arq.worker`` logger: its job and health lines become DEBUG records, shown
+    only when the logger is enabled for DEBUG (``MEMORY_LOG_LEVEL=DEBUG``); every other arq
+    line (start-up, retries, aborts, errors) keeps its level."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO or not isinstance(record.msg, str):
+            return True
+        if not record.msg.startswith(ARQ_IDLE_FORMATS):
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
 def configure(
     level: str = "INFO",
     fmt: Literal["auto", "json", "console"] = "auto",
@@ -106,6 +126,9 @@ def configure(
     root.setLevel(level.upper())
     for noisy in ("httpx", "httpcore", "aiohttp.access"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    arq_worker = logging.getLogger("arq.worker")
+    arq_worker.filters[:] = [f for f in arq_worker.filters if not isinstance(f, ArqJobLines)]
+    arq_worker.addFilter(ArqJobLines())
 
 
 def redirect(path: Path) -> None:

@@ -47,6 +47,24 @@ class RunStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
+class SkipReason(StrEnum):
+    """Why a ``skipped`` run is never processed (stored with the run as ``skip_reason``)."""
+
+    #: A worker of a newer prompt version claimed it (``replay --status skipped`` re-runs it).
+    PROMPT_VERSION = "prompt_version"
+    #: Its chat or person was forgotten (§14): its messages are gone, for good.
+    FORGOTTEN = "forgotten"
+
+
+#: Why a skipped run was skipped, as the console's run page and ``runs show`` say it.
+SKIP_MEANING: dict[str, str] = {
+    "prompt_version": "an older prompt version than the claiming worker's: never processed; "
+    "memory-worker replay --status skipped re-runs it under the new one",
+    "forgotten": "its chat or person was forgotten: its messages are gone and it is never "
+    "processed (nothing to replay)",
+}
+
+
 #: Run request times must lie in [EARLIEST_TIME, LATEST_TIME): wide enough for any real
 #: chat history, narrow enough that every window, cursor and card-expiry computation
 #: (time + TTL, UTC conversion, unix milliseconds) stays inside ``datetime``'s range.
@@ -289,3 +307,5 @@ class Run(BaseModel):
     lease_owner: str | None = None
     leased_until: datetime | None = None
     result: dict[str, Any] | None = None
+    #: Why a ``skipped`` run was skipped (None for every other status).
+    skip_reason: SkipReason | None = None

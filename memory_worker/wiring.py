@@ -40,8 +40,10 @@ from llm_client import (
     MEMORY_EXTRACTION,
     AttemptCounter,
     BreakerStore,
+    BreakerView,
     ClientFactory,
     Fanout,
+    OutlierStore,
     RedisEventLog,
     RoutesConfig,
     TransportFactory,
@@ -58,6 +60,7 @@ from memory_worker.keys import Keys
 from memory_worker.paging.notifiers import notifiers_from_settings
 from memory_worker.paging.reports import (
     AdminReporter,
+    PagedLog,
     pinned_reporter,
     retired_reporter,
     route_breakers,
@@ -114,7 +117,10 @@ def card_store_on(cards_redis: CardsRedis, settings: Settings) -> CardStore:
     """A card store on a card client the caller holds (the console's, the bot's): the
     settings' withdrawal thresholds (§10), no replica wait (only a worker's run waits)."""
     return CardStore(
-        cards_redis, Keys(settings.key_prefix), thresholds=Thresholds.from_settings(settings)
+        cards_redis,
+        Keys(settings.key_prefix),
+        thresholds=Thresholds.from_settings(settings),
+        history_max=settings.card_history_max_events,
     )
 
 
@@ -149,6 +155,18 @@ def breaker_store(redis: Redis, settings: Settings) -> BreakerStore:
         success_counter=success_counter(keys),
         gateway=settings.gateway_config(),
     )
+
+
+def outlier_store(redis: Redis, settings: Settings) -> OutlierStore:
+    """The fleet's outlier counts and ejections by error rate (§5)."""
+    return OutlierStore(redis, Keys(settings.key_prefix), settings.ejection_config())
+
+
+async def reset_target(redis: Redis, settings: Settings, target: str) -> BreakerView:
+    """An operator's reset (CLI ``breakers reset``, the console): the target's breaker
+    closed and clean, and its ejection and error counts forgotten (§5)."""
+    await outlier_store(redis, settings).reset(target)
+    return await breaker_store(redis, settings).reset(target)
 
 
 def event_log(redis: Redis, settings: Settings) -> RedisEventLog:
@@ -198,7 +216,7 @@ def build_routing(
         open_routes=route_open_workflows(routes, breakers),
     )
     attempts = AttemptCounter(redis, keys)
-    events = Fanout(event_log(redis, settings), reporter, attempts)
+    events = Fanout(PagedLog(event_log(redis, settings), reporter), attempts)
     walker = Walker(
         routes,
         breakers,
@@ -206,6 +224,7 @@ def build_routing(
         transports or farm_clients(settings, http),
         walker_config(settings),
         observer=observer,
+        outliers=outlier_store(redis, settings),
     )
     return Routing(walker, reporter, attempts, events, http)
 
@@ -251,7 +270,9 @@ async def build_tick_runner(
     keys = Keys(settings.key_prefix)
     check_run_routes(routing_routes(settings), settings.routes_file)
     cards = await card_store(settings, redis, keys)  # first: nothing else to close if it fails
-    metrics = process_metrics()  # this process's series, its walker's farm calls included
+    metrics = process_metrics(
+        settings.worker_slot
+    )  # this process's series, its walker's farm calls included
     routing = build_routing(settings, redis, transports=transports, observer=metrics)
     models = RoutedModels(routing.walker, routing.attempts, settings)
     gated = [MEMORY_EXTRACTION] + ([EMBEDDING] if models.has_embedding_route else [])
@@ -312,4 +333,5 @@ async def card_store(settings: Settings, redis: Redis, keys: Keys) -> CardStore:
         wait_replicas=replicas,
         wait_timeout_ms=settings.cards_wait_timeout_ms,
         thresholds=Thresholds.from_settings(settings),
+        history_max=settings.card_history_max_events,
     )

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 #: The shipped configuration files (init-config writes them; the README shows them too).
 CONFIG = ROOT / "config"
-PAGES = [ROOT / "README.md", ROOT / "docs" / "bot-api.md"]
+PAGES = [ROOT / "README.md", ROOT / "docs" / "bot-api.md", ROOT / "docs" / "getting-started.md"]
 FENCE = re.compile(r"```(\w+)\n(.*?)```", re.S)
 
 
@@ -124,6 +124,7 @@ def test_init_config_writes_the_examples_and_keeps_existing_files(
     target = tmp_path / "ops"
     done = cli(settings, "init-config", str(target))
     assert done.returncode == 0, done.stderr
+    assert "REDIS_URL stays unset" in done.stdout  # copying example.env keeps the embedded one
     for name in CONFIG_EXAMPLES:
         assert (target / name).read_bytes() == (CONFIG / name).read_bytes()
     for folder in SHIPPED_FOLDERS:  # deploy/ and examples/ whole
@@ -179,7 +180,11 @@ def test_the_wheel_and_the_sdist_ship_the_examples(tmp_path: Path) -> None:
             assert f"memory_worker/{path.relative_to(ROOT).as_posix()}" in names
     assert {f"memory_worker/{name}" for name in REQUIRED_DEPLOY} <= names
     assert "memory_worker-0.1.0.dist-info/licenses/LICENSE" in names
+    assert "memory_worker/docs/runbook.md" in names  # the console serves the bundled docs
     assert "memory_worker/console/templates/explain.html.j2" in names
+    # the pages the console serves at /docs/ (its banner links the runbook there)
+    for page in (ROOT / "docs").glob("*.md"):
+        assert f"memory_worker/docs/{page.name}" in names
     sdist = subprocess.run(
         [sys.executable, "-c",
          f"from setuptools import build_meta; print(build_meta.build_sdist({str(tmp_path)!r}))"],

@@ -5,7 +5,7 @@ from memory_worker import MemoryQueue
 
 
 async def main() -> None:
-    queue = await MemoryQueue.connect()
+    queue = await MemoryQueue.connect(embedded=True)
     question = "What should I drink tonight?"
     memory = await queue.context(42, user_id=7, query=question, max_tokens=800)
     prompt = f"{memory.text}\nUser: {question}\nAssistant:"

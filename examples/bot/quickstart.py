@@ -4,7 +4,7 @@ from memory_worker import MemoryQueue
 
 
 async def main() -> None:
-    queue = await MemoryQueue.connect()  # the server REDIS_URL names
+    queue = await MemoryQueue.connect(embedded=True)  # REDIS_URL, else var/'s Valkey
     result = await queue.enqueue(
         {
             "chat_id": 42,

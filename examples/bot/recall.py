@@ -5,7 +5,7 @@ from memory_worker import MemoryQueue
 
 
 async def main() -> None:
-    queue = await MemoryQueue.connect()
+    queue = await MemoryQueue.connect(embedded=True)
     for card, score in await queue.recall(42, "What does Alice drink?", k=5, user_id=7):
         print(f"{score:.2f}  {card.fact_text}")  # 0.97  Alice loves green tea.
     last_month = datetime.now(UTC) - timedelta(days=30)

@@ -5,7 +5,7 @@ from memory_worker import SyncMemoryQueue
 questions = ["What does Alice drink?", "Where does Alice live?", "Who rides a bike?"]
 
 # a blocking client for bots that are not async; one per process, shared by every thread
-with SyncMemoryQueue.connect() as queue:  # the server REDIS_URL names
+with SyncMemoryQueue.connect(embedded=True) as queue:  # REDIS_URL, else var/'s
     result = queue.enqueue(
         {
             "chat_id": 42,

@@ -240,6 +240,13 @@ def probe_in_flight(state: BreakerState, now_ms: int) -> bool:
     return state.opened and state.probe_until_ms > now_ms
 
 
+def probe_due(state: BreakerState, now_ms: int) -> bool:
+    """Open, its cooldown over and no probe outstanding: the next caller's half-open probe
+    is due. A walk tries such a target *first* (§6), so an opened target is probed even
+    while a healthy peer could serve every call."""
+    return circuit(state, now_ms) is Circuit.HALF_OPEN and not probe_in_flight(state, now_ms)
+
+
 def acquire(
     state: BreakerState, now_ms: int, *, lease_ms: int, force: bool = False
 ) -> tuple[BreakerState, Permit | None]:
@@ -383,6 +390,8 @@ class Begun:
     refusals: tuple[Refusal | None, ...] = ()
     latency: tuple[Latency, ...] = ()
     cool_until_ms: tuple[int, ...] = ()
+    #: Open targets whose half-open probe was due (tried first), in the given order.
+    due: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -304,19 +304,23 @@ class BreakerStore:
         count: bool = False,
         report: Report = Report(),
         carried_failed: Callable[[BaseException], None] | None = None,
+        hold: bool = True,
     ) -> Transition | None:
         """Apply one attempt's outcome (``breaker.record``); returns the transition, if any.
 
         ``count``: a success also counts itself in :attr:`success_counter` (same round trip).
         ``report``: the cooling the answer asked for and a success's latency and tokens
         (its ``window_ms`` is taken from the gateway config). The permit's slot is freed.
+        ``hold=False`` sends a plain success at once (a target with failures in its window:
+        its breaker must see its successes in order with its failures, or failures recorded
+        while successes wait would look consecutive and trip it).
         Inside a :class:`~llm_client.RecordCarry` a plain success is held instead
         (``carried_failed`` is told if it never lands), and any other record goes behind
         the store's held ones, in one script (they never overtake it)."""
         now = self.now_ms() if now_ms is None else now_ms
         keys, args = self._record_call(target, permit, outcome, now, count=count, report=report)
         carry = current_carry()
-        if carry is not None and holdable(outcome, permit, report):
+        if carry is not None and hold and holdable(outcome, permit, report):
             carry.hold(Carried(self, keys, args, carried_failed))
             return None
         held = carry.take(self, force=True) if carry is not None else []
@@ -438,9 +442,10 @@ class BreakerStore:
         now_ms: int | None = None,
         limits: Sequence[TargetLimits] | None = None,
     ) -> Begun:
-        """A walk's first round trip (``walk.begin``): which targets are closed, and the
-        first permit :meth:`admit` would grant in the walker's order (closed targets
-        first, in the given order, then the open ones as probes when ``probes``)."""
+        """A walk's first round trip (``walk.begin``): which targets are closed (and which
+        open ones' probe is due), and the first permit :meth:`admit` would grant in the
+        walker's order (with ``probes``, due probes first; closed targets in the given
+        order; then the other open ones as probes)."""
         now = self.now_ms() if now_ms is None else now_ms
         caps = list(limits) if limits is not None else [NO_LIMITS] * len(targets)
         slot = self._slot()
@@ -470,17 +475,18 @@ class BreakerStore:
             lost(carried, exc)  # tried once, like a record sent alone
             raise
         index, generation, probe, slotted, flags, refusals, stats = reply
-        closed = tuple(bool(int(flag)) for flag in flags)
+        closed = tuple(int(flag) == 1 for flag in flags)
+        due = tuple(int(flag) == 2 for flag in flags)
         numbers = [int(x) for x in stats]
         latency = tuple(latency_from(numbers[i : i + 5]) for i in range(0, len(numbers), 6))
         cooling = tuple(numbers[i + 5] for i in range(0, len(numbers), 6))
         refused = tuple(refusal_of(r) for r in refusals)
         if not int(index):
-            return Begun(closed, None, None, refused, latency, cooling)
+            return Begun(closed, None, None, refused, latency, cooling, due)
         permit = Permit(
             int(generation), probe=bool(int(probe)), slot=slot if int(slotted) else None
         )
-        return Begun(closed, int(index) - 1, permit, refused, latency, cooling)
+        return Begun(closed, int(index) - 1, permit, refused, latency, cooling, due)
 
     async def routes_open(
         self, routes: Sequence[tuple[str, Sequence[str]]], *, now_ms: int | None = None

@@ -18,6 +18,13 @@ arguments, with ``now_ms``, so every rule is a table test.
   open or fail, and once its slow samples age out of the windows (or it is fast again)
   it is back in rotation.
 
+- **Error rate** (:mod:`llm_client._outlier`): a target's weight is multiplied by its
+  success ratio over the fleet's window, and ``least_in_flight`` orders by
+  ``(in flight + 1) / weight`` (Envoy's least request), so a target that fails fast —
+  and so has few calls in flight — is never put ahead of an equally loaded healthy peer.
+  An ejected target goes after every other target of the route; one on probation is put
+  first in its tier for ``probation_share`` of the calls, even while a peer could serve.
+
 The breaker still has the last word: the walk tries closed targets in this order and
 breaker-open ones last, as probes (:mod:`llm_client._routing.step`).
 """
@@ -29,6 +36,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from llm_client._gateway.model import GatewayConfig, Latency, recent
+from llm_client._outlier.model import Standing, Tally
 
 LEAST_IN_FLIGHT = "least_in_flight"
 WEIGHTED_RANDOM = "weighted_random"
@@ -94,14 +102,21 @@ def outliers(
     return slow[: min(allowed, len(tier) - 1)]
 
 
-def weighted_keys(targets: Sequence[T], draw: Draw) -> dict[str, float]:
+def weighted_keys(
+    targets: Sequence[T], draw: Draw, ratio: Mapping[str, float] | None = None
+) -> dict[str, float]:
     """An Efraimidis–Spirakis key per target: sorting by it descending is a draw of the
-    whole order with each place taken in proportion to weight."""
+    whole order with each place taken in proportion to weight (× its success ratio)."""
     keys: dict[str, float] = {}
     for target in targets:
         u = 1.0 - draw()  # (0, 1]: never 0, so a key is never 0 ** x
-        keys[target.id] = u ** (1.0 / target.weight)
+        keys[target.id] = u ** (1.0 / weight(target, ratio))
     return keys
+
+
+def weight(target: Balanced, ratio: Mapping[str, float] | None) -> float:
+    """A target's weight times its success ratio (1 when unknown)."""
+    return target.weight * (ratio or {}).get(target.id, 1.0)
 
 
 def spread(
@@ -109,12 +124,18 @@ def spread(
     in_flight: Mapping[str, int],
     draw: Draw,
     strategy: str,
+    ratio: Mapping[str, float] | None = None,
 ) -> list[T]:
-    """One tier's targets in the order its calls should try them."""
-    keys = weighted_keys(targets, draw)
+    """One tier's targets in the order its calls should try them (``ratio``: each one's
+    success ratio, 1 when absent)."""
+    keys = weighted_keys(targets, draw, ratio)
     if strategy == WEIGHTED_RANDOM:
         return sorted(targets, key=lambda t: -keys[t.id])
-    return sorted(targets, key=lambda t: (in_flight.get(t.id, 0) / t.weight, -keys[t.id]))
+    if not ratio:
+        return sorted(targets, key=lambda t: (in_flight.get(t.id, 0) / t.weight, -keys[t.id]))
+    return sorted(
+        targets, key=lambda t: ((in_flight.get(t.id, 0) + 1) / weight(t, ratio), -keys[t.id])
+    )
 
 
 def tiers(targets: Sequence[T], tier_of: Callable[[T], int]) -> list[list[T]]:
@@ -134,13 +155,27 @@ def prefer(
     draw: Draw,
     now_ms: int,
     config: GatewayConfig,
+    health: Mapping[str, Tally] | None = None,
+    probation_share: float = 0.0,
 ) -> list[T]:
     """The order a call tries ``targets``: tier by tier; in each, the targets shared out by
-    :func:`spread`, then the slow outliers, fastest of them first."""
+    :func:`spread` (a target on probation first for ``probation_share`` of the calls), then
+    the slow outliers, fastest of them first; the ejected ones after every tier."""
+    health = health or {}
+    ratio = {t.id: health[t.id].success_ratio for t in targets if t.id in health}
+    ejected = [t for t in targets if t.id in health and health[t.id].standing is Standing.EJECTED]
     ordered: list[T] = []
-    for tier in tiers(targets, tier_of):
+    for tier in tiers([t for t in targets if t not in ejected], tier_of):
         slow = [o.target for o in outliers(tier, latency, now_ms, config)]
-        kept = [t for t in tier if t.id not in slow]
-        ordered += spread(kept, in_flight, draw, config.balance)
+        kept = spread([t for t in tier if t.id not in slow], in_flight, draw, config.balance, ratio)
+        for target in [t for t in kept if _on_probation(t, health)]:
+            if draw() < probation_share:
+                kept = [target] + [t for t in kept if t is not target]
+        ordered += kept
         ordered += [t for target in reversed(slow) for t in tier if t.id == target]
-    return ordered
+    return ordered + ejected
+
+
+def _on_probation(target: Balanced, health: Mapping[str, Tally]) -> bool:
+    found = health.get(target.id)
+    return found is not None and found.standing is Standing.PROBATION

@@ -89,12 +89,14 @@ def begin(
     *,
     probes: bool,
 ) -> tuple[list[TargetState], int | None, Permit | None, list[Refusal | None]]:
-    """``walk.begin``: closed targets first in the given order, then (``probes``) the open
-    ones; the first admission's index and permit, and each examined target's refusal."""
+    """``walk.begin``: (``probes``) the open targets whose half-open probe is due, then the
+    closed ones in the given order, then (``probes``) the other open ones; the first
+    admission's index and permit, and each examined target's refusal."""
     states = list(targets)
-    order = [i for i, t in enumerate(states) if not t.breaker.opened]
+    due = [i for i, t in enumerate(states) if breaker.probe_due(t.breaker, now_ms)]
+    order = [i for i in due if probes] + [i for i, t in enumerate(states) if not t.breaker.opened]
     if probes:
-        order += [i for i, t in enumerate(states) if t.breaker.opened]
+        order += [i for i, t in enumerate(states) if t.breaker.opened and i not in due]
     refusals: list[Refusal | None] = [None] * len(states)
     normal = replace(ask, force=False, failopen_free=False)
     for i in order:

@@ -60,6 +60,11 @@ class EventType(StrEnum):
     CAPACITY_WAIT_TIMEOUT = "capacity_wait_timeout"
     #: A target answered with a Retry-After: no call reaches it for ``counters.cool_ms``.
     TARGET_COOLING = "target_cooling"
+    #: A target failed too often for its tier (``counters``: ``times`` ejected in a row,
+    #: ``ejected_ms``, the window's ``successes`` and ``failures``; ``reason``: the rule,
+    #: ``failure_percentage`` or ``success_rate``): it is tried after every other target
+    #: for ``ejected_ms``, then back on probation (llm_client._outlier).
+    TARGET_EJECTED = "target_ejected"
     #: Pipeline event: runs were retired (attempts exhausted).
     RUNS_RETIRED = "runs_retired"
 
@@ -72,6 +77,7 @@ DEFAULT_SEVERITY: Mapping[str, Severity] = {
     EventType.CIRCUIT_CLOSED: "info",
     EventType.FAILOPEN_PROBE: "info",
     EventType.TARGET_COOLING: "info",
+    EventType.TARGET_EJECTED: "warn",
     EventType.ALL_ATTEMPTS_EXHAUSTED: "warn",
 }
 

@@ -7,7 +7,8 @@ Discovery target per workflow on ``DISCOVERY_BASE_URL``.
 File shape::
 
     [routes.memory_extraction]          # or embedding, memory_merge
-    max_hops = 4                        # targets tried per call (capacity answers excepted)
+    max_hops = 64                       # safety ceiling of the targets one call tries
+                                        # (busy answers excepted; default 64: every one)
     wall_seconds = 900                  # wall-time budget of one routed call
 
     [[routes.memory_extraction.targets]]  # primary first, then fallbacks
@@ -107,7 +108,8 @@ class RouteDefaults:
     embedder_service: str = "embedder"
     embedder_endpoint: str = "encode"
     embedding_model: str = "embedder"
-    max_hops: int = 4
+    #: A safety ceiling, not a budget: a walk tries every candidate within its wall (§6).
+    max_hops: int = 64
     wall_seconds: float = 900.0
     slot_wait_seconds: float = 60.0
     slot_poll_seconds: float = 1.0
@@ -248,7 +250,7 @@ class Route(BaseModel):
 
     workflow: str
     targets: tuple[RouteTarget, ...] = Field(min_length=1)
-    max_hops: int = Field(4, ge=1, le=64)
+    max_hops: int = Field(64, ge=1, le=64)
     wall_seconds: float = Field(900.0, gt=0)
     #: How long the route keeps retrying targets that answer "no capacity" (§6 CapacityWaitTimeout).
     slot_wait_seconds: float = Field(60.0, ge=0)

@@ -330,14 +330,20 @@ def after_order(
     *,
     begun: tuple[tuple[str, Refusal], ...] = (),
     refused_all: bool = False,
+    due: Sequence[bool] = (),
 ) -> WalkState:
     """The breakers' verdict (``closed`` flags in route order) starts the first pass:
-    closed targets first, open ones last as probes (none for an optional call).
+    open targets whose half-open probe is ``due`` first (§6: an opened target is probed
+    even while a healthy peer could serve), then the closed ones, then the other open
+    ones as probes (no open one for an optional call).
 
     ``permit``: the begin script's grant (index into the route's targets), if it ran;
     ``refused_all``: it ran and refused every candidate (``begun`` says why)."""
     kept = [t for t, flag in zip(plan.targets, closed, strict=True) if flag]
-    ordered = kept + [t for t in plan.targets if t not in kept and plan.probes]
+    probing = [t for t, flag in zip(plan.targets, due, strict=False) if flag and plan.probes]
+    probing = [t for t in probing if t not in kept]
+    ordered = probing + kept
+    ordered += [t for t in plan.targets if t not in ordered and plan.probes]
     first: tuple[int, Permit | None] | None = None
     if permit is not None:
         first = (ordered.index(plan.targets[permit[0]]), permit[1])
@@ -365,15 +371,17 @@ def after_begin(
     index: int | None,
     permit: Permit | None,
     refusals: Sequence[Refusal | None] = (),
+    due: Sequence[bool] = (),
 ) -> WalkState:
     """The begin round trip's answer (``closed`` None: it failed, read the views);
-    ``refusals``: why each target tried before the grant was refused, in plan order."""
+    ``refusals``: why each target tried before the grant was refused, in plan order;
+    ``due``: the open targets whose half-open probe was due (tried first)."""
     if closed is None:
         return replace(state, phase=Phase.VIEWS)
     begun = tuple((t.id, r) for t, r in zip(plan.targets, refusals, strict=False) if r is not None)
     if index is None or permit is None:  # every candidate refused
-        return after_order(state, plan, closed, None, begun=begun, refused_all=True)
-    return after_order(state, plan, closed, (index, permit), begun=begun)
+        return after_order(state, plan, closed, None, begun=begun, refused_all=True, due=due)
+    return after_order(state, plan, closed, (index, permit), begun=begun, due=due)
 
 
 def after_acquire(

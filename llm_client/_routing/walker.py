@@ -6,13 +6,20 @@ One routed call (:meth:`Walker.call`):
    no enabled target → ``no_candidates``, :class:`NoCandidates`.
 2. Order the targets (:mod:`llm_client._gateway.balance`): tier by tier (a file
    without tiers: route order); within a tier, shared by weight (least in flight in
-   this process, or weighted random) with slow outliers last. Then closed breakers
-   first, in that order; breaker-open ones moved to the end, where they are tried as
-   probes (their breaker hands out one probe permit per cooldown, fleet-wide). When
+   this process, or weighted random, each weight times the target's success ratio) with
+   slow outliers last; a target on probation first for its share of the calls, ejected
+   ones after every tier (:mod:`llm_client._outlier`, synced at most once per
+   ``refresh_seconds``: the walker's outcomes flushed, the fleet's windows read, and what
+   :func:`~llm_client._outlier.model.decide` finds ejected, ``target_ejected``). Then
+   breaker-open targets whose half-open probe is due first (sent whether or not a peer
+   could serve), closed breakers in that order, the other breaker-open ones at the end,
+   where they are tried as probes (their breaker hands out one probe permit per cooldown,
+   fleet-wide). When
    *every* target is open the walker emits ``circuit_open_exhaustion``. A target
    cooling after a ``Retry-After`` or over a cap is skipped as capacity: no hop, no
    charge (:mod:`llm_client._routing.step`).
-3. Walk. Before each attempt: stop at ``max_hops``, at the route's wall budget
+3. Walk. Before each attempt: stop at ``max_hops`` (a safety ceiling, 64 by default: a
+   walk may try every candidate), at the route's wall budget
    or at the caller's deadline. Each attempt gets ``timeout = min(deadline,
    wall) remaining``. After it, the breaker is charged per §5
    (:func:`llm_client._breaker.model.classify`) and:
@@ -100,10 +107,12 @@ from typing import Any, Generic, TypeVar, cast
 from llm_client._breaker.model import Circuit, Outcome, Permit, Transition
 from llm_client._breaker.store import BreakerStore
 from llm_client._errors import LLMError, RouteUnavailable, TaskTimeout
-from llm_client._gateway.balance import prefer
+from llm_client._gateway.balance import prefer, tiers
 from llm_client._gateway.model import Latency, Refusal, estimate_tokens
 from llm_client._gateway.target import Report
 from llm_client._log import get_logger
+from llm_client._outlier.model import Standing, Tally, decide
+from llm_client._outlier.store import OutlierStore
 from llm_client._routing.events import EventSink, EventType, RoutingEvent, with_context
 from llm_client._routing.judge import (
     Failed,
@@ -169,6 +178,7 @@ BREAKER_NEWS = frozenset(
         EventType.CIRCUIT_CLOSED,
         EventType.CIRCUIT_OPEN_EXHAUSTION,
         EventType.FAILOPEN_PROBE,
+        EventType.TARGET_EJECTED,
     }
 )
 
@@ -188,6 +198,7 @@ class Walker:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
         observer: WalkObserver | None = None,
+        outliers: OutlierStore | None = None,
     ) -> None:
         self.routes = routes
         self.breakers = breakers
@@ -208,6 +219,14 @@ class Walker:
         #: that found every target open, fail-open probes. A reader that cached a route's
         #: state (the pre-claim gate) drops it when this moves.
         self.breaker_news = 0
+        #: The fleet's outlier counts and ejections (None: no ejection by error rate).
+        self.outliers = outliers
+        #: Each target's window and standing as the last sync read them (the order).
+        self.health: dict[str, Tally] = {}
+        #: Outcomes counted since the last sync, per target: [successes, failures].
+        self._counted: dict[str, list[int]] = {}
+        #: When each workflow's targets were last synced (monotonic).
+        self._synced: dict[str, float] = {}
 
     # --- public calls ---------------------------------------------------------------------
 
@@ -243,6 +262,7 @@ class Walker:
                 + (f" with model {model}" if model is not None else ""),
                 workflow=workflow,
             )
+        await self.sync_outliers(route, context)
         walk = Walk(self, route, attempt, deadline, idempotency_key, context or {}, probes, usage)
         return await walk.run()
 
@@ -353,8 +373,91 @@ class Walker:
                 draw=self._rng.random,
                 now_ms=self.breakers.now_ms(),
                 config=self.config.gateway,
+                health=self.health,
+                probation_share=self.outliers.config.probation_share if self.outliers else 0.0,
             )
         )
+
+    # --- outlier ejection (llm_client._outlier; best effort, like the breakers) -----------
+
+    def steady(self, target: RouteTarget) -> bool:
+        """No failure in its window as last read, in rotation: its successes may be held
+        back and folded (:class:`~llm_client.RecordCarry`). A flaky target's are recorded at
+        once, in order with its failures (held ones would let its failures look consecutive
+        to its breaker, across workers)."""
+        found = self.health.get(target.id)
+        return found is None or (found.failures == 0 and found.standing is Standing.IN)
+
+    def count(self, target: RouteTarget, success: bool) -> None:
+        """An attempt the breaker counted as a success or a failure (never a busy answer),
+        for the next sync."""
+        if self.outliers is not None:
+            self._counted.setdefault(target.id, [0, 0])[0 if success else 1] += 1
+
+    async def sync_outliers(
+        self, route: Route, context: Mapping[str, str] | None = None, *, force: bool = False
+    ) -> None:
+        """At most once per ``refresh_seconds`` per workflow: flush the outcomes counted,
+        read the route's windows and standings, and eject what :func:`decide` finds, tier
+        by tier (each ejection announced as ``target_ejected``)."""
+        store = self.outliers
+        if store is None or not store.config.enabled:
+            return
+        now = self.now()
+        last = self._synced.get(route.workflow)
+        if not force and last is not None and now - last < store.config.refresh_seconds:
+            return
+        self._synced[route.workflow] = now
+        targets = list(dict.fromkeys([*(t.id for t in route.ordered), *self._counted]))
+        counted, self._counted = self._counted, {}
+        try:
+            tallies = await store.sync(targets, {t: (c[0], c[1]) for t, c in counted.items()})
+        except Exception as exc:  # the counts are lost; the walk goes on as it was
+            self.bookkeeping_failed("outlier_sync", exc, workflow=route.workflow)
+            return
+        self.health.update({t.target: t for t in tallies})
+        for tier in tiers(route.ordered, tier_of):
+            await self._eject(store, route.workflow, [t.id for t in tier], context)
+
+    async def _eject(
+        self,
+        store: OutlierStore,
+        workflow: str,
+        tier: list[str],
+        context: Mapping[str, str] | None,
+    ) -> None:
+        """Eject what :func:`decide` finds in one tier (the store rechecks the panic floor
+        atomically) and announce each ejection."""
+        verdicts = decide([self.health[i] for i in tier], store.config)
+        if not verdicts:
+            return
+        try:
+            ejected = await store.eject(tier, verdicts)
+        except Exception as exc:
+            self.bookkeeping_failed("outlier_eject", exc, workflow=workflow)
+            return
+        judged = {v.target: v for v in verdicts}
+        for out in ejected:
+            verdict = judged[out.target]
+            self.health[out.target] = Tally(
+                out.target,
+                standing=Standing.EJECTED,
+                ejected_until_ms=out.until_ms,
+                times=out.times,
+            )
+            event = RoutingEvent(
+                EventType.TARGET_EJECTED,
+                workflow,
+                target=out.target,
+                reason=verdict.mode.value,
+                counters={
+                    "times": out.times,
+                    "ejected_ms": max(out.until_ms - store.now_ms(), 0),
+                    "successes": verdict.successes,
+                    "failures": verdict.failures,
+                },
+            )
+            await self.emit(event, context)
 
     def note_latency(self, targets: Sequence[RouteTarget], latency: Sequence[Latency]) -> None:
         """Keep the latency windows a begin read, for the next walk's order."""
@@ -486,7 +589,8 @@ class Walk(Generic[T]):
         if isinstance(step, Begin):
             return await self._begin(state, step)
         if isinstance(step, ReadViews):
-            return after_order(state, plan, await self._closed(step.targets), None)
+            closed, due = await self._closed(step.targets)
+            return after_order(state, plan, closed, None, due=due)
         if isinstance(step, Acquire):
             permit, refusal = await self._acquire(step.target, step.lease_seconds)
             return after_acquire(state, permit, refusal)
@@ -525,16 +629,24 @@ class Walk(Generic[T]):
             return after_begin(state, self.plan, None, None, None)
         self.w.note_latency(step.targets, begun.latency)
         return after_begin(
-            state, self.plan, begun.closed, begun.index, begun.permit, begun.refusals
+            state,
+            self.plan,
+            begun.closed,
+            begun.index,
+            begun.permit,
+            begun.refusals,
+            begun.due,
         )
 
-    async def _closed(self, targets: Sequence[RouteTarget]) -> list[bool]:
+    async def _closed(self, targets: Sequence[RouteTarget]) -> tuple[list[bool], list[bool]]:
+        """Which targets are closed, and which open ones' half-open probe is due."""
         try:
             views = await self.w.breakers.views(t.id for t in targets)
         except Exception as exc:  # fail open: an unreadable breaker counts as closed
             self.w.bookkeeping_failed("breaker_views", exc, workflow=self.workflow)
-            return [True] * len(targets)
-        return [v.circuit is Circuit.CLOSED for v in views]
+            return [True] * len(targets), [False] * len(targets)
+        closed = [v.circuit is Circuit.CLOSED for v in views]
+        return closed, [v.circuit is Circuit.HALF_OPEN and not v.probe_in_flight for v in views]
 
     async def _acquire(
         self, target: RouteTarget, lease_seconds: float
@@ -582,6 +694,7 @@ class Walk(Generic[T]):
                 count=True,
                 report=report,
                 carried_failed=partial(self._record_lost, target),
+                hold=self.w.steady(target),
             )
         except Exception as exc:
             self.w.bookkeeping_failed(
@@ -642,6 +755,7 @@ class Walk(Generic[T]):
         await _stop(renewer)
         elapsed = self.w.now() - start
         self.w.attempt_ended(self.workflow, target, Outcome.SUCCESS.value, elapsed)
+        self.w.count(target, success=True)
         report = Report(elapsed_ms=round(elapsed * 1000), tokens=self._tokens(value))
         transition, counted = await self._record_success(target, permit, report)
         await self._announce_transition(target, transition)
@@ -672,6 +786,8 @@ class Walk(Generic[T]):
         if isinstance(failed.error, LLMError):  # the route and target the answer came from
             failed.error.note_origin(self.workflow, step.target.id)
         self.w.attempt_ended(self.workflow, step.target, failed.outcome.value, failed.elapsed)
+        if failed.outcome is Outcome.FAILURE:  # busy, capacity, 429: never an error here
+            self.w.count(step.target, success=False)
         cooling = cooling_note(failed)
         notes = (attempt_note(failed),) + (() if cooling is None else (cooling,))
         # the breaker record and the attempt's event (stream, pages, metrics) at once

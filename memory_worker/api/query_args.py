@@ -96,3 +96,14 @@ def check_window(since: object, until: object) -> Window | None:
     if start is not None and end is not None and end <= start:
         raise InvalidQuery("until must be after since")
     return Window(start, end)
+
+
+def check_as_of(as_of: object) -> datetime | None:
+    """``as_of``: None, or an aware datetime (else :class:`InvalidQuery`)."""
+    if as_of is None:
+        return None
+    if not isinstance(as_of, datetime):
+        raise InvalidQuery(f"as_of must be an aware datetime, got {type(as_of).__name__}")
+    if as_of.tzinfo is None or as_of.utcoffset() is None:
+        raise InvalidQuery("as_of must be an aware datetime (with a time zone)")
+    return as_of

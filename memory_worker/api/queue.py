@@ -16,6 +16,8 @@
     hits.degraded                              # True: the farm was down, ranked by words alone
     memory = await q.context(42, user_id=7, query="drinks?", max_tokens=800)  # memory.text
     await q.retract("42:7", actor="ops", reason="wrong")  # or q.correct("42:7", "…", actor=)
+    events = await q.history("42:7")           # how a card changed: time, actor, run/request
+    then = await q.visible_cards(42, as_of=last_monday)  # memory as it stood then
     card = await q.remember(42, "Alice is vegetarian", user_id=7, actor="bot")  # no farm call
     data = await q.export(42, user_id=7)       # every card, episode, link: data.lines()
     await q.close()
@@ -81,6 +83,7 @@ from redis.exceptions import RedisError
 from llm_client import as_text
 from memory_worker.api.edge import bot_edge, embedding_edge
 from memory_worker.api.query_args import (
+    check_as_of,
     check_embedding,
     check_id,
     check_k,
@@ -92,6 +95,7 @@ from memory_worker.cards.corrections import (
     check_actor,
     check_fact,
     check_reason,
+    check_request_id,
     correction_plan,
     parse_card_ref,
 )
@@ -124,6 +128,7 @@ from memory_worker.storage.connections import (
 if TYPE_CHECKING:
     from llm_client import Walker
     from memory_worker.cards import Card, CardStore, NewCard, VectorSpace
+    from memory_worker.cards.history import CardEvent
     from memory_worker.cards.recall import RecallResult
     from memory_worker.privacy.forget import ForgetResult
     from memory_worker.wiring import Routing
@@ -307,13 +312,41 @@ class MemoryQueue:
 
     # --- memory ---------------------------------------------------------------------------------
     async def visible_cards(
-        self, chat_id: int, thread_id: int = 0, user_id: int | None = None
+        self,
+        chat_id: int,
+        thread_id: int = 0,
+        user_id: int | None = None,
+        *,
+        as_of: datetime | None = None,
     ) -> list[Card]:
-        """Active cards visible in a chat (and thread, and to a user)."""
+        """Active cards visible in a chat (and thread, and to a user).
+
+        ``as_of`` (an aware datetime): the memory as it stood at that moment — the cards
+        created by then and not yet superseded, corrected, retracted, merged or expired at
+        it, whatever became of them since (see :mod:`memory_worker.cards.history`). Not
+        when a fact was true: that is ``recall``'s ``since``/``until``.
+        """
         check_id("chat_id", chat_id)
         check_id("thread_id", thread_id)
         check_optional_id("user_id", user_id)
-        return await self.cards.visible_cards(chat_id, thread_id=thread_id, user_id=user_id)
+        moment = check_as_of(as_of)
+        return await self.cards.visible_cards(
+            chat_id, thread_id=thread_id, user_id=user_id, as_of=moment
+        )
+
+    async def history(self, card: str | Card) -> list[CardEvent]:
+        """A card's history, oldest first: one :class:`~memory_worker.cards.CardEvent` per
+        change — created (by a run, ``remember``, ``correct``), observed again, superseded
+        by or superseding, corrected, retracted, imported, merged, rewritten, expired — each
+        with its time, actor and the run id or request id that caused it (no message text).
+        ``card`` is its :attr:`~memory_worker.cards.Card.ref` or the card. A forgotten card
+        has no history: :class:`~memory_worker.errors.CardNotFound`. See
+        :mod:`memory_worker.cards.history`."""
+        chat_id, local_id = _ref(card)
+        found, events = await self.cards.history(chat_id, local_id)
+        if found is None:
+            raise CardNotFound(f"{chat_id}:{local_id}")
+        return events
 
     async def similar_cards(
         self, chat_id: int, embedding: Sequence[float], k: int = 10, *, model: str | None = None
@@ -349,6 +382,7 @@ class MemoryQueue:
         since: datetime | None = None,
         until: datetime | None = None,
         now: datetime | None = None,
+        as_of: datetime | None = None,
     ) -> RecallResult:
         """The ``k`` cards visible to ``user_id`` (in ``thread_id``) most related to ``text``.
 
@@ -377,6 +411,10 @@ class MemoryQueue:
         :class:`~memory_worker.cards.recall.RecallResult` (a ``list``) of
         :class:`~memory_worker.cards.recall.RecallHit` — each unpacks as ``(card, score)``
         and carries the card's ``observed_at``/``valid_from``.
+
+        ``as_of`` (an aware datetime): recall from the memory as it stood at that moment
+        (:meth:`visible_cards`' ``as_of``) — what the bot could have recalled then; ``now``
+        is then ``as_of``. ``since``/``until`` still ask when a fact was true.
         """
         return await self._recall(
             chat_id,
@@ -388,6 +426,7 @@ class MemoryQueue:
             until=until,
             now=now,
             call="recall",
+            as_of=as_of,
         )
 
     async def _recall(
@@ -402,6 +441,7 @@ class MemoryQueue:
         until: datetime | None = None,
         now: datetime | None = None,
         call: str,
+        as_of: datetime | None = None,
     ) -> RecallResult:
         """:meth:`recall` for ``call`` (``recall``, ``context``: what a degraded read counts as)."""
         from memory_worker.cards import visible_scope_keys
@@ -412,6 +452,7 @@ class MemoryQueue:
         check_optional_id("user_id", user_id)
         text = check_query_text(text, self.settings.recall_max_query_chars)
         window = check_window(since, until)
+        moment = check_as_of(as_of)
         if check_k(k, self.settings.query_max_k) == 0:
             return RecallResult()
         space = await self.cards.vector_space(chat_id)
@@ -436,6 +477,7 @@ class MemoryQueue:
             model=model,
             params=FusionParams.from_settings(self.settings),
             connect=ConnectParams.from_settings(self.settings),
+            as_of=moment,
         )
         return RecallResult(hits, degraded_error=degraded)
 
@@ -523,6 +565,7 @@ class MemoryQueue:
         user_id: int | None = None,
         query: str | None = None,
         max_tokens: int = 800,
+        as_of: datetime | None = None,
     ) -> MemoryContext:
         """Memory ready to put in a bot's prompt: the user's own cards and the chat's, ranked
         by relevance to ``query`` (1 / its rank in :meth:`recall`'s answer, when given), salience, confidence
@@ -535,6 +578,9 @@ class MemoryQueue:
         See :mod:`memory_worker.cards.prompt_context`. When the embedding route cannot
         embed ``query``, relevance comes from its words alone and the context is marked
         ``degraded`` (as :meth:`recall`'s answer is); without a query nothing is embedded.
+        ``as_of`` (an aware datetime): the context the memory as it stood at that moment
+        gives (:meth:`visible_cards`' ``as_of``): what the bot was shown then, from the
+        cards it held then.
         """
         from memory_worker.cards import card_from_json, visible_scope_keys
         from memory_worker.cards.prompt_context import (
@@ -552,11 +598,15 @@ class MemoryQueue:
         budget = check_k(max_tokens, self.settings.context_max_tokens, name="max_tokens")
         if query is not None:
             query = check_query_text(query, self.settings.recall_max_query_chars)
+        moment = check_as_of(as_of)
         scopes = sorted(visible_scope_keys(0, user_id))
         k = min(self.settings.context_query_cards, self.settings.query_max_k)
+        limit = self.settings.context_recent_cards
         recent, hits = await asyncio.gather(
-            self._recent(chat_id, scopes, self.settings.context_recent_cards),
-            self._recall(chat_id, query, k, user_id, call="context")
+            self._recent(chat_id, scopes, limit)
+            if moment is None
+            else self._recent_as_of(chat_id, scopes, limit, moment),
+            self._recall(chat_id, query, k, user_id, call="context", as_of=moment)
             if query and budget
             else _none(),
         )
@@ -605,21 +655,63 @@ class MemoryQueue:
                     found.append((card_id, data))
         return found
 
+    async def _recent_as_of(
+        self, chat_id: int, scopes: Sequence[str], limit: int, moment: datetime
+    ) -> list[tuple[str, _Stored]]:
+        """:meth:`_recent` of the memory as it stood at ``moment``: the ``limit`` most
+        recently observed cards of each scope it held then."""
+        import orjson
+
+        from memory_worker.cards import to_ms
+        from memory_worker.cards.history import stored_live_as_of
+
+        store = self.cards
+        moment_ms = int(to_ms(moment))
+        by_scope: dict[str, dict[str, tuple[int, int, str, _Stored]]] = {sk: {} for sk in scopes}
+        key = store.key(chat_id, "cards")
+        async for field, raw in store.redis.hscan_iter(key, count=1000):
+            data = orjson.loads(raw)
+            held = by_scope.get(data.get("sk", ""))
+            if held is not None and stored_live_as_of(data, moment_ms):
+                card_id = as_text(field)  # by id: a scan may return a field twice
+                obs = int(data.get("obs_at") or 0)
+                held[card_id] = (obs, int(card_id), card_id, _Stored(data, raw))
+        found: dict[str, _Stored] = {}
+        for sk in scopes:
+            for _, _, card_id, data in sorted(by_scope[sk].values(), reverse=True)[:limit]:
+                found.setdefault(card_id, data)
+        return list(found.items())
+
     # --- single-card corrections (§10) --------------------------------------------------------
 
-    async def retract(self, card_id: str | Card, *, actor: str, reason: str) -> Card:
+    async def retract(
+        self,
+        card_id: str | Card,
+        *,
+        actor: str,
+        reason: str,
+        request_id: str | None = None,
+    ) -> Card:
         """Withdraw a card: kept with status ``retracted`` (``retracted_by``, the reason),
         never shown, recalled or put in a context again; a run of messages sent before now
         does not learn its fact again, a newer message restating it does. ``card_id`` is
         the card's :attr:`~memory_worker.cards.Card.ref` (``"<chat id>:<card id>"``) or the
         card. Retracting a retracted card changes nothing. Answers the card as stored now.
+        ``request_id``: the caller's id of the request, kept in the card's history event.
         """
         chat_id, local_id = _ref(card_id)
         actor, reason = check_actor(actor), check_reason(reason)
+        request = check_request_id(request_id)
         from memory_worker.cards.edits import retract_card
 
         outcome = await retract_card(
-            self.cards, chat_id, local_id, actor=actor, reason=reason, now=self._now()
+            self.cards,
+            chat_id,
+            local_id,
+            actor=actor,
+            reason=reason,
+            now=self._now(),
+            request_id=request,
         )
         if not outcome.found:
             raise CardNotFound(f"{chat_id}:{local_id}")
@@ -627,7 +719,14 @@ class MemoryQueue:
             await self._audit("retract", chat_id, actor, card_id=local_id, status=outcome.status)
         return await self._card(chat_id, local_id)
 
-    async def correct(self, card_id: str | Card, fact_text: str, *, actor: str) -> Card:
+    async def correct(
+        self,
+        card_id: str | Card,
+        fact_text: str,
+        *,
+        actor: str,
+        request_id: str | None = None,
+    ) -> Card:
         """Replace a live card's fact: a new card holding ``fact_text`` as written (never
         translated), asserted by ``actor`` (``asserted_by``, ``corrects``), supersedes it;
         the old one is kept with its validity end. When a live card already holds that fact
@@ -643,6 +742,7 @@ class MemoryQueue:
         """
         chat_id, local_id = _ref(card_id)
         actor = check_actor(actor)
+        request = check_request_id(request_id)
         fact = check_fact(fact_text, self.settings.card_max_bytes)
         old = await self.cards.get_card(chat_id, local_id)
         if old is None:
@@ -654,7 +754,13 @@ class MemoryQueue:
             (None, "") if space is None else await self._embed_fact(chat_id, fact, space)
         )
         plan = correction_plan(
-            old.scope_key, old.subject, old.predicate, fact, actor=actor, model=model
+            old.scope_key,
+            old.subject,
+            old.predicate,
+            fact,
+            actor=actor,
+            model=model,
+            request_id=request,
         )
         from memory_worker.cards.edits import correct_card, correction_refused
 
@@ -696,6 +802,7 @@ class MemoryQueue:
         thread_id: int = 0,
         actor: str,
         valid_from: datetime | None = None,
+        request_id: str | None = None,
     ) -> Card:
         """Store a fact the bot already knows, now, with no run and no farm call: a card of
         the user's scope (``user_id``), else the thread's, else the chat's, asserted by
@@ -711,6 +818,7 @@ class MemoryQueue:
         false, found by its words — until the maintenance pass embeds it. A forget of its
         scope in progress raises :class:`~memory_worker.errors.ForgetPending`. Audited
         like ``correct`` (ids, never the text). Answers the card holding the fact.
+        ``request_id``: the caller's id of the request, kept in the card's history event.
         """
         from memory_worker.cards.edits import remember_card
         from memory_worker.cards.remember import (
@@ -723,6 +831,7 @@ class MemoryQueue:
         check_id("thread_id", thread_id)
         check_optional_id("user_id", user_id)
         actor = check_actor(actor)
+        request = check_request_id(request_id)
         fact = check_fact(fact_text, self.settings.card_max_bytes)
         now = self._now()
         card = remembered_card(
@@ -746,6 +855,7 @@ class MemoryQueue:
                 dim=self.settings.embedding_dimension,
                 model=model,
                 known=None if known is None else (known.id, known.dedup_hash),
+                request_id=request,
             )
             done = await remember_card(self.cards, chat_id, plan, embedding=embedding, now=now)
             if done.forgetting:
@@ -864,6 +974,7 @@ class MemoryQueue:
             chats_key=self.keys.chats,
             chunk_items=self.settings.import_chunk_items,
             replans=self.settings.import_replans,
+            actor=actor,
         )
         await self._audit("import", snap.chat_id, actor, **done)
         return done

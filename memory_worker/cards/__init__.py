@@ -39,6 +39,8 @@
   withdrawn fact — retracted or corrected away — by hash, by meaning or by evidence (its
   own message processed again) (pure); :mod:`~memory_worker.cards.withdrawals`: the reads
   behind that check (the withdrawn facts near the cards, their siblings).
+- :mod:`~memory_worker.cards.history`: a card's history (the events each card script
+  records), decoded whatever Redis holds, and the memory as it stood at a past moment (pure).
 - :mod:`~memory_worker.cards.prompt_context`: memory ready for a bot's prompt — rank,
   one card per fact, the token budget, the dated block (pure).
 
@@ -46,6 +48,7 @@ Everything callers use is re-exported here: ``from memory_worker.cards import Ca
 """
 
 from memory_worker.cards.codec import card_from_json, from_ms, to_ms
+from memory_worker.cards.history import CardEvent, EventKind
 from memory_worker.cards.model import (
     LIVE_STATUSES,
     Card,
@@ -78,11 +81,13 @@ __all__ = [
     "LIVE_STATUSES",
     "ApplyResult",
     "Card",
+    "CardEvent",
     "CardStatus",
     "CardStore",
     "Durability",
     "Episode",
     "EpisodeWrite",
+    "EventKind",
     "FoldGroup",
     "FoldResult",
     "Link",

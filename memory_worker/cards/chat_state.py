@@ -3,7 +3,7 @@
 The operator scripts (``retract.lua``, ``correct.lua``, ``remember.lua``, ``fill.lua``,
 ``import.lua``) are built from the helpers every card script shares: :func:`retire`,
 :func:`withdraw`, :func:`index_live`, :func:`set_vector`, :func:`record_retraction`,
-:func:`create_card`, :func:`observe_again` (the last two also make a run's new and
+:func:`history_add`, :func:`create_card`, :func:`observe_again` (the last two also make a run's new and
 observed cards in ``apply.lua``). Their twins here act on a :class:`ChatState` — the keys those
 scripts touch, each as the value Redis holds (a stored card is its dict of strings) — so
 each script's twin (:mod:`memory_worker.cards.corrections`,
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+
+from memory_worker.keys import HISTORY_MAX_EVENTS
 
 
 def num(value: str | None) -> float:
@@ -119,6 +121,9 @@ class ChatState:
     forgetting: dict[str, str] = field(default_factory=dict)
     #: ``vecwait``: remembered cards waiting for a vector (card id → since, ms).
     vecwait: dict[str, float] = field(default_factory=dict)
+    #: ``history``: card id → its events (each a dict of strings, as decoded from the JSON
+    #: lines stored; :mod:`memory_worker.cards.history`).
+    history: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
     def copy(self) -> ChatState:
         return copy.deepcopy(self)
@@ -128,12 +133,36 @@ class Write:
     """One script call's writes on a state (the helpers' shared locals: ``now``, the model,
     whether the vectors changed, how many were refused)."""
 
-    def __init__(self, state: ChatState, now: str, model: str = "") -> None:
+    def __init__(
+        self,
+        state: ChatState,
+        now: str,
+        model: str = "",
+        *,
+        cause: dict[str, str] | None = None,
+        history_max: int = HISTORY_MAX_EVENTS,
+    ) -> None:
         self.state = state
         self.now = now
         self.model = model
         self.vec_changed = False
         self.refused = 0
+        #: What caused this write's changes (the script's ``cause``: via, by, run, req).
+        self.cause = dict(cause or {})
+        self.history_max = max(2, history_max)
+
+    def history_add(self, card_id: str, kind: str, other: str | None = None) -> None:
+        """Twin of ``history_add``: an event appended to the card's history (its first and
+        newest ``history_max - 1`` kept)."""
+        event = {"k": kind, "at": self.now}
+        event |= {k: v for k, v in self.cause.items() if not blank(v)}
+        if not blank(other):
+            assert other is not None
+            event["card"] = other
+        events = [*self.state.history.get(card_id, []), event]
+        if len(events) > self.history_max:
+            events = [events[0], *events[len(events) - self.history_max + 1 :]]
+        self.state.history[card_id] = events
 
     def save(self, card: dict[str, str]) -> None:
         self.state.cards[card["id"]] = card

@@ -29,6 +29,7 @@ from memory_worker.cards.chat_state import ChatState, Write, blank, is_live, num
 from memory_worker.cards.model import dedup_hash
 from memory_worker.cards.rules import is_text, text_problem
 from memory_worker.errors import InvalidCardRef, InvalidCorrection
+from memory_worker.keys import HISTORY_MAX_EVENTS
 from memory_worker.privacy.masking import contains_secret
 
 #: Longest actor name and retraction reason kept (bytes of UTF-8).
@@ -64,6 +65,28 @@ def check_actor(actor: object) -> str:
     if len(actor.encode()) > ACTOR_MAX_BYTES:
         raise InvalidCorrection(f"actor is over {ACTOR_MAX_BYTES} bytes")
     return actor
+
+
+#: Longest request id kept (bytes of UTF-8).
+REQUEST_ID_MAX_BYTES = 200
+
+
+def check_request_id(request_id: object) -> str:
+    """The caller's id of the request that made a change (None: none, ''): a str of at most
+    :data:`REQUEST_ID_MAX_BYTES` on one line, stamped on the card's history event (an id,
+    never text: one holding a secret is refused)."""
+    if request_id is None:
+        return ""
+    if not isinstance(request_id, str):
+        raise InvalidCorrection(f"request_id must be a str, got {type(request_id).__name__}")
+    if not is_text(request_id) or any(ch in request_id for ch in "\r\n\0"):
+        raise InvalidCorrection("request_id is not one line of Unicode text")
+    request_id = request_id.strip()
+    if len(request_id.encode()) > REQUEST_ID_MAX_BYTES:
+        raise InvalidCorrection(f"request_id is over {REQUEST_ID_MAX_BYTES} bytes")
+    if contains_secret(request_id):
+        raise InvalidCorrection("request_id holds what looks like a secret: not stored")
+    return request_id
 
 
 def check_reason(reason: object) -> str:
@@ -116,13 +139,15 @@ _KEPT = (
 
 @dataclass(frozen=True, slots=True)
 class CorrectionPlan:
-    """What ``correct.lua`` reads: the corrected fact, its dedup hash, who asserts it."""
+    """What ``correct.lua`` reads: the corrected fact, its dedup hash, who asserts it, the
+    caller's request id ('' for none)."""
 
     fact: str
     object: str
     h: str
     actor: str
     model: str
+    request_id: str = ""
 
     def as_json(self, *, vector: bool) -> dict[str, str]:
         return {
@@ -132,15 +157,24 @@ class CorrectionPlan:
             "actor": self.actor,
             "model": self.model,
             "vec": "1" if vector else "",
+            "req": self.request_id,
         }
 
 
 def correction_plan(
-    sk: str, subject: str, predicate: str, fact: str, *, actor: str, model: str
+    sk: str,
+    subject: str,
+    predicate: str,
+    fact: str,
+    *,
+    actor: str,
+    model: str,
+    request_id: str = "",
 ) -> CorrectionPlan:
     """The corrected card keeps the old one's scope, subject and predicate; its object is
     left empty (the old object belonged to the old fact) and its identity is its text."""
-    return CorrectionPlan(fact, "", dedup_hash(sk, subject, predicate, "", fact), actor, model)
+    h = dedup_hash(sk, subject, predicate, "", fact)
+    return CorrectionPlan(fact, "", h, actor, model, request_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +201,14 @@ class Outcome:
 
 
 def retract_twin(
-    state: ChatState, card_id: str, *, actor: str, reason: str, now: str
+    state: ChatState,
+    card_id: str,
+    *,
+    actor: str,
+    reason: str,
+    now: str,
+    request_id: str = "",
+    history_max: int = HISTORY_MAX_EVENTS,
 ) -> tuple[ChatState, Outcome]:
     """Twin of ``lua/retract.lua`` (the state after, and the answer)."""
     state = state.copy()
@@ -177,18 +218,26 @@ def retract_twin(
     was = card["status"]
     if was == "retracted":
         return state, Outcome(found=True, status=was, card_id=card["id"])
-    write = Write(state, now)
+    cause = {"via": "retract", "by": actor, "req": request_id}
+    write = Write(state, now, cause=cause, history_max=history_max)
     write.retire(card, "retracted")
     write.withdraw(card)
     card["ret_by"], card["ret_why"] = actor, reason
     write.save(card)
+    write.history_add(card["id"], "retracted")
     write.record_retraction(card.get("h"))
     write.finish()
     return state, Outcome(found=True, done=True, status=was, card_id=card["id"])
 
 
 def correct_twin(
-    state: ChatState, card_id: str, plan: CorrectionPlan, blob: bytes | None, *, now: str
+    state: ChatState,
+    card_id: str,
+    plan: CorrectionPlan,
+    blob: bytes | None,
+    *,
+    now: str,
+    history_max: int = HISTORY_MAX_EVENTS,
 ) -> tuple[ChatState, Outcome]:
     """Twin of ``lua/correct.lua`` (the state after, and the answer)."""
     state = state.copy()
@@ -199,7 +248,8 @@ def correct_twin(
         return state, Outcome(found=True, status=old["status"])
     if plan.h == old.get("h"):
         return state, Outcome(found=True, status=old["status"], card_id=old["id"])
-    write = Write(state, now, plan.model)
+    cause = {"via": "correct", "by": plan.actor, "req": plan.request_id}
+    write = Write(state, now, plan.model, cause=cause, history_max=history_max)
     holder = state.cards.get(state.dedup.get(plan.h, ""))
     created = False
     if not is_live(holder):
@@ -214,11 +264,15 @@ def correct_twin(
         write.index_live(new)
         write.save(new)
         holder, created = new, True
-    assert holder is not None
+        write.history_add(new["id"], "created", old["id"])
+    else:
+        assert holder is not None
+        write.history_add(holder["id"], "supersedes", old["id"])
     write.retire(old, "superseded")
     write.withdraw(old)
     old["vu"], old["sup_by"] = now, holder["id"]
     write.save(old)
+    write.history_add(old["id"], "corrected", holder["id"])
     state.retracted.pop(plan.h, None)
     write.record_retraction(old.get("h"))
     write.finish()

@@ -31,14 +31,24 @@ if TYPE_CHECKING:
 
 
 async def retract_card(
-    store: CardStore, chat_id: int, card_id: str, *, actor: str, reason: str, now: datetime
+    store: CardStore,
+    chat_id: int,
+    card_id: str,
+    *,
+    actor: str,
+    reason: str,
+    now: datetime,
+    request_id: str = "",
 ) -> Outcome:
     """Retract one card (not found: ``found`` false; already retracted: ``done`` false)."""
     card = await store.get_card(chat_id, card_id)
     if card is None:
         return Outcome(found=False)
     raw = await store.run_script(
-        "retract", chat_id, [to_ms(now), card_id, actor, reason], scopes=[card.scope_key]
+        "retract",
+        chat_id,
+        [to_ms(now), card_id, actor, reason, request_id],
+        scopes=[card.scope_key],
     )
     return Outcome.from_reply(orjson.loads(raw))
 

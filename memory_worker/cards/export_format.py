@@ -10,10 +10,12 @@ The file, one JSON object a line, each line ending in ``\\n``:
    retracted), by id: ``{"kind": "card", …}`` with every field of
    :class:`~memory_worker.cards.Card` (provenance: ``source_message_ids``,
    ``observed_at``, ``valid_from``/``valid_until``, ``superseded_by``, ``merged_into``,
-   ``retracted_by``, ``asserted_by``, ``corrects``, ``first_run_id``…) and ``vector``:
+   ``retracted_by``, ``asserted_by``, ``corrects``, ``first_run_id``…), ``vector``:
    its row as stored — int8, the direction scaled so its largest component is ±127 —
-   in base64 (null: none). Vectors are included so an import restores recall without
-   re-embedding; their model is the header's;
+   in base64 (null: none) — vectors are included so an import restores recall without
+   re-embedding; their model is the header's —, and ``history``: its recorded events
+   (:class:`~memory_worker.cards.CardEvent`, oldest first; absent in older files), but
+   ``imported`` ones — an import records its own;
 3. one line an **episode** (by window end): ``{"kind": "episode", …}`` with its vector;
 4. one line a **link** between two exported cards: ``{"kind": "link", …}``;
 5. who wrote the cited messages — ``{"kind": "author", "message_id", "user_id"}`` — and
@@ -51,9 +53,18 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    model_validator,
+)
 
-from memory_worker.cards.corrections import check_actor, check_reason
+from memory_worker.cards.corrections import check_actor, check_reason, check_request_id
+from memory_worker.cards.history import CardEvent, EventKind
 from memory_worker.cards.model import Card, Episode, Link, Scope, dedup_hash
 from memory_worker.cards.rules import (
     CARD_TYPES,
@@ -75,6 +86,9 @@ from memory_worker.privacy.forget import StoredCard, card_goes, doomed_episodes
 FORMAT = "memory-worker-export"
 VERSION = 1
 ENCODING = "int8"
+#: The most events of one card's history a file may hold (``MEMORY_CARD_HISTORY_MAX_EVENTS``'s
+#: top).
+HISTORY_EVENTS_MAX = 1000
 #: The longest vector a file may hold (bytes: one int8 a dimension).
 MAX_DIMENSION = 65_536
 
@@ -99,6 +113,8 @@ class Snapshot:
     #: The chat's forget epoch when it was read (§14): an import refuses a file older than
     #: a forget of its chat. None: a file written before exports carried it.
     forget_epoch: int | None = None
+    #: card id → its recorded history, oldest first (``imported`` events left out).
+    histories: dict[str, list[CardEvent]] = field(default_factory=dict)
 
 
 def for_user(snap: Snapshot, user_id: int) -> Snapshot:
@@ -131,6 +147,7 @@ def for_user(snap: Snapshot, user_id: int) -> Snapshot:
         dimension=snap.dimension,
         user_id=user_id,
         forget_epoch=snap.forget_epoch,
+        histories={i: h for i, h in snap.histories.items() if i in ids},
     )
 
 
@@ -201,7 +218,13 @@ def export_lines(snap: Snapshot, *, exported_at: datetime) -> Iterator[bytes]:
     )
     for card in cards:
         data = card.model_dump(mode="json", exclude={"has_embedding"})
-        yield _json({"kind": "card", **data, "vector": _b64(snap.card_vectors.get(card.id))})
+        data["vector"] = _b64(snap.card_vectors.get(card.id))
+        data["history"] = [
+            e.model_dump(mode="json", exclude={"derived"})
+            for e in snap.histories.get(card.id, [])
+            if e.kind is not EventKind.IMPORTED
+        ]
+        yield _json({"kind": "card", **data})
     for ep in episodes:
         data = ep.model_dump(mode="json", exclude={"has_embedding"})
         yield _json(
@@ -267,10 +290,39 @@ class _Header(_Strict):
     forget_epoch: Count | None = None
 
 
+def _request_id(value: str) -> str:
+    try:
+        return check_request_id(value)
+    except InvalidCorrection as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _event_actor(value: str) -> str:
+    try:
+        return check_actor(value)
+    except InvalidCorrection as exc:
+        raise ValueError(str(exc)) from None
+
+
+class _EventLine(_Strict):
+    """One event of a card's history in a file (the rules ``history_add``'s callers keep)."""
+
+    kind: EventKind
+    at: Time
+    via: Literal["", "run", "remember", "correct", "retract", "import", "maintenance"] = ""
+    actor: Annotated[Text, AfterValidator(_event_actor)] | None = None
+    run_id: RunId | None = None
+    request_id: Annotated[Text, AfterValidator(_request_id)] | None = None
+    card_id: CardId | None = None
+
+
 class _CardLine(Card):
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: Literal["card"]
     vector: str | None = None
+    history: Annotated[list[_EventLine], Field(max_length=HISTORY_EVENTS_MAX)] = Field(
+        default_factory=list
+    )
     id: CardId
     chat_id: Id
     thread_id: NonNegativeId = 0
@@ -293,7 +345,8 @@ class _CardLine(Card):
     superseded_by: CardId | None = None
     merged_into: CardId | None = None
     conflict_group: CardId | None = None
-    source_message_ids: Annotated[list[NonNegativeId], Field(min_length=1)]
+    #: At least one, unless the card was asserted by hand (``remember`` cites no message).
+    source_message_ids: list[NonNegativeId]
     dedup_hash: Annotated[Text, Field(max_length=128)]  # recomputed from the text
     last_merge_at: Time | None = None
     first_run_id: RunId | None = None
@@ -301,6 +354,12 @@ class _CardLine(Card):
     retract_reason: Note | None = None
     asserted_by: Note | None = None
     corrects: CardId | None = None
+
+    @model_validator(mode="after")
+    def _cites_its_messages(self) -> _CardLine:
+        if not self.source_message_ids and not self.asserted_by:
+            raise ValueError("source_message_ids: a card not asserted by hand cites its messages")
+        return self
 
 
 class _EpisodeLine(Episode):
@@ -507,7 +566,7 @@ def _add_card(snap: Snapshot, line: _CardLine, where: str, seen: _Seen) -> None:
     if fault is not None:
         raise InvalidExport(where, f"card {line.id}: {fault[0]}: {fault[1]}")
     blob = _vector(line.vector, where, snap.dimension or None)
-    fields = line.model_dump(exclude={"kind", "vector"})
+    fields = line.model_dump(exclude={"kind", "vector", "history"})
     fields["has_embedding"] = blob is not None
     fields["dedup_hash"] = dedup_hash(
         line.scope_key, line.subject, line.predicate, line.object, line.fact_text
@@ -521,6 +580,8 @@ def _add_card(snap: Snapshot, line: _CardLine, where: str, seen: _Seen) -> None:
     snap.cards.append(card)
     if blob is not None:
         snap.card_vectors[card.id] = blob
+    if line.history:
+        snap.histories[card.id] = [CardEvent(**e.model_dump()) for e in line.history]
 
 
 def _check_counts(snap: Snapshot, counts: _Counts, source: str) -> None:

@@ -52,6 +52,7 @@ from memory_worker.cards.chat_state import ChatState, Write, blank, maxs, num
 from memory_worker.cards.codec import card_stored, to_ms, unit
 from memory_worker.cards.corrections import relearn_refused
 from memory_worker.cards.export_format import Snapshot
+from memory_worker.cards.history import encode_events, event_stored
 from memory_worker.cards.model import LIVE_STATUSES, Card, CardStatus, Episode
 from memory_worker.cards.withdrawn import (
     Candidate,
@@ -63,6 +64,7 @@ from memory_worker.cards.withdrawn import (
 )
 from memory_worker.cards.writes import VectorSpace
 from memory_worker.errors import ExportPredatesForget, ImportConflict
+from memory_worker.keys import HISTORY_MAX_EVENTS
 
 
 @dataclass(frozen=True)
@@ -372,6 +374,8 @@ def _card_units(
                 f"{card.id}"
             )
         entry = {"c": card_stored(card), "live": "1" if live else "", "vec": ""}
+        events = [event_stored(e) for e in snap.histories.get(card.id, [])]
+        entry["hist"] = encode_events(events).decode()
         new.append(("cards", (card, entry)))
     return new, present
 
@@ -387,7 +391,12 @@ def _episode_entry(snap: Snapshot, ep: Episode, blobs: list[bytes]) -> dict[str,
 
 
 def import_twin(
-    state: ChatState, plan: Mapping[str, Any], blobs: list[bytes], *, now: str
+    state: ChatState,
+    plan: Mapping[str, Any],
+    blobs: list[bytes],
+    *,
+    now: str,
+    history_max: int = HISTORY_MAX_EVENTS,
 ) -> tuple[ChatState, dict[str, Any]]:
     """Twin of ``lua/import.lua``, one chunk (the state after, and the answer; the wrong-type
     checks aside: a :class:`ChatState` holds every key as its own type)."""
@@ -400,7 +409,8 @@ def import_twin(
     why = _conflict(s, plan)
     if why is not None:
         return s, {"conflict": why}
-    write = Write(s, now, plan["model"])
+    cause = {"via": "import", "by": str(plan.get("by") or "")}
+    write = Write(s, now, plan["model"], cause=cause, history_max=history_max)
     for h, when in zip(plan["retracted"][::2], plan["retracted"][1::2], strict=True):
         s.retracted[h] = maxs(s.retracted.get(h, ""), when) or ""
     for name, value in zip(plan["authors"][::2], plan["authors"][1::2], strict=True):
@@ -421,6 +431,9 @@ def import_twin(
         if e["live"] == "1":
             write.index_live(card)
         write.save(card)
+        if e.get("hist"):
+            s.history[card["id"]] = [orjson.loads(line) for line in e["hist"].splitlines()]
+        write.history_add(card["id"], "imported")
         cards += 1
     for ep in plan["episodes"]:
         fields = s.episodes.setdefault(ep["run"], {})

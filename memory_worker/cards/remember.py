@@ -47,6 +47,7 @@ from memory_worker.cards.codec import card_plan
 from memory_worker.cards.model import Card, Durability, Scope, normalise
 from memory_worker.cards.writes import NewCard
 from memory_worker.errors import InvalidCorrection
+from memory_worker.keys import HISTORY_MAX_EVENTS
 
 #: The type of a remembered card: what a run gives a fact of no known type.
 REMEMBERED_TYPE = "preference"
@@ -120,6 +121,8 @@ class RememberPlan:
     model: str = ""
     #: A live card of the same words in the same scope: (id, dedup hash as read).
     known: tuple[str, str] | None = None
+    #: The caller's request id ('' for none), stamped on the card's history event.
+    request_id: str = ""
 
     def as_json(self, *, vector: bool) -> dict[str, Any]:
         plan: dict[str, Any] = {
@@ -129,6 +132,7 @@ class RememberPlan:
             "dim": str(self.dim),
             "model": self.model,
             "vec": "1" if vector else "",
+            "req": self.request_id,
         }
         if self.known is not None:
             plan["known"] = list(self.known)
@@ -162,7 +166,12 @@ class Remembered:
 
 
 def remember_twin(
-    state: ChatState, plan: RememberPlan, blob: bytes | None, *, now: str
+    state: ChatState,
+    plan: RememberPlan,
+    blob: bytes | None,
+    *,
+    now: str,
+    history_max: int = HISTORY_MAX_EVENTS,
 ) -> tuple[ChatState, Remembered]:
     """Twin of ``lua/remember.lua`` (the state after, and the answer)."""
     state = state.copy()
@@ -200,6 +209,9 @@ def remember_twin(
         state.vecwait.pop(card["id"], None)
     write.index_live(card)
     write.save(card)
+    write.cause = {"via": "remember", "by": plan.actor, "req": plan.request_id}
+    write.history_max = max(2, history_max)
+    write.history_add(card["id"], "created" if created else "observed")
     state.retracted.pop(n["h"], None)
     write.finish()
     return state, Remembered(

@@ -35,6 +35,7 @@ import numpy as np
 import orjson
 
 from memory_worker.cards.codec import card_from_json
+from memory_worker.cards.history import live_as_of
 from memory_worker.cards.model import Card
 from memory_worker.cards.recall.bm25 import BM25, LexicalIndex
 from memory_worker.cards.recall.connect import (
@@ -56,6 +57,9 @@ from memory_worker.cards.vectors import Matrix, ranked
 
 #: Reads card JSON by id (None for an id not stored): an ``HMGET`` of the chat's cards.
 ReadRaw = Callable[[Sequence[str]], Awaitable[Sequence[bytes | None]]]
+#: Whether a search counts a card at a moment: visible now (``Card.visible_at``), or held
+#: by the memory then (:func:`~memory_worker.cards.history.live_as_of`).
+Held = Callable[[Card, datetime], bool]
 
 
 def hmget_reader(redis: Any, key: str) -> ReadRaw:
@@ -137,6 +141,10 @@ class Query:
     favour: Favour | None = None
     #: How the best hits lift the cards tied to them (None: the fused ranking alone).
     connect: ConnectParams | None = None
+    #: The memory as it stood at ``now`` (a past moment): the matrix's live rows are what
+    #: it held then, and a card qualifies when it was held then
+    #: (:func:`~memory_worker.cards.history.live_as_of`), not when it is visible now.
+    past: bool = False
 
 
 def favoured_rows(matrix: Matrix, lexicon: LexicalIndex, favour: Favour) -> np.ndarray[Any, Any]:
@@ -189,11 +197,12 @@ async def hybrid_search(
     fused = fuse(ranked_dense, lexical, candidates, params, ideal=ideal)
     if inside is not None:
         fused = boost_window(fused, inside, params.time_boost)
+    held = live_as_of if query.past else Card.visible_at
     if query.connect is None:
-        found = await best_visible(chat_id, read, matrix, fused, k, now, query.window)
+        found = await best_visible(chat_id, read, matrix, fused, k, now, query.window, held)
     else:
         found, fused = await connected(
-            chat_id, read, matrix, fused, k, now, query.window, query.connect
+            chat_id, read, matrix, fused, k, now, query.window, query.connect, held
         )
     return [
         RecallHit(
@@ -215,6 +224,7 @@ async def connected(
     moment: datetime,
     window: Window | None,
     params: ConnectParams,
+    held: Held = Card.visible_at,
 ) -> tuple[list[tuple[Card, int]], np.ndarray[Any, Any]]:
     """The ``k`` best visible cards once the best hits lift the cards tied to them
     (:func:`~memory_worker.cards.recall.connect.connect`, with the seeds and the pool
@@ -227,9 +237,9 @@ async def connected(
     subjects, episodes = matrix.lexicon.ties.arrays()
     scores = fused
     if params.spreads:
-        seeds = await best_visible(chat_id, read, matrix, fused, params.seeds, moment, window)
+        seeds = await best_visible(chat_id, read, matrix, fused, params.seeds, moment, window, held)
         scores = spread(fused, [row for _, row in seeds], subjects, episodes, params)
-    pool = await best_visible(chat_id, read, matrix, scores, pool_size(k), moment, window)
+    pool = await best_visible(chat_id, read, matrix, scores, pool_size(k), moment, window, held)
     cards = {row: card for card, row in pool}
     order = restatements_last(list(cards), subjects, matrix.rows, params.restatement)
     return [(cards[row], row) for row in order[:k]], scores
@@ -270,10 +280,12 @@ async def best_visible(
     k: int,
     moment: datetime,
     window: Window | None = None,
+    held: Held = Card.visible_at,
 ) -> list[tuple[Card, int]]:
-    """The ``k`` best-scored cards visible at ``moment`` (and inside ``window``, read from
-    the stored card: exact), with their rows; a few more than ``k`` are read, and the
-    read widened while too many of them turn out not to qualify."""
+    """The ``k`` best-scored cards visible at ``moment`` (``held``: a card as the search
+    sees it at ``moment``; and inside ``window``, read from the stored card: exact), with
+    their rows; a few more than ``k`` are read, and the read widened while too many of
+    them turn out not to qualify."""
     want = min(len(matrix.ids), max(2 * k, k + 8))
     while True:
         order = ranked(scores, want)
@@ -283,7 +295,7 @@ async def best_visible(
             if raw is None or not _in_window(raw, window):
                 continue
             card = card_from_json(chat_id, raw)
-            if card.visible_at(moment) and (window is None or card_in_window(card, window)):
+            if held(card, moment) and (window is None or card_in_window(card, window)):
                 found.append((card, index))
                 if len(found) == k:
                     return found

@@ -40,6 +40,7 @@ KEY_TYPES: Mapping[str, frozenset[str]] = {
     "forget": frozenset({"string"}),
     "authors": frozenset({"hash"}),
     "retracted": frozenset({"hash"}),
+    "history": frozenset({"hash"}),
 }
 #: A scope's live index (``active:<scope>``) and a run's episode (``episode:<run>``).
 ACTIVE_TYPES = frozenset({"zset"})

@@ -29,6 +29,9 @@ Key layout (all under the chat's hash tag ``{P chat:<id>}``, built by
 ``retracted``   HASH    dedup hash → when (ms) its fact was retracted: not relearned
 ``vecwait``     ZSET    remembered cards waiting for their vector (a zero row, the
                         card marked ``vp``) → since when (ms); filled by maintenance
+``history``     HASH    card id → its history (:mod:`memory_worker.cards.history`): its
+                        events, a JSON object a line, written by the script that makes
+                        each change, bounded by ``MEMORY_CARD_HISTORY_MAX_EVENTS``
 ==============  ======  ==========================================================
 
 Vectors know their model (§16). The first vector stored in a chat fixes the
@@ -75,6 +78,7 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
 import orjson
 
 from llm_client import as_text, lua_text
@@ -87,6 +91,13 @@ from memory_worker.cards.codec import (
     lua_json,
     rewrite_plan,
     to_ms,
+)
+from memory_worker.cards.history import (
+    CardEvent,
+    card_history,
+    cards_as_of,
+    decode_events,
+    stored_live_as_of,
 )
 from memory_worker.cards.model import Card, Episode, Link, visible_scope_keys
 from memory_worker.cards.recall.connect import ConnectParams
@@ -105,7 +116,7 @@ from memory_worker.cards.writes import (
     VectorSpace,
 )
 from memory_worker.errors import ForgottenWrite, RunCancelled, StoreError
-from memory_worker.keys import Keys
+from memory_worker.keys import HISTORY_MAX_EVENTS, Keys
 from memory_worker.logs import get_logger
 
 if TYPE_CHECKING:
@@ -146,8 +157,11 @@ class CardStore:
         wait_replicas: int = 0,
         wait_timeout_ms: int = 1000,
         thresholds: Thresholds = Thresholds(),
+        history_max: int = HISTORY_MAX_EVENTS,
     ) -> None:
         self._redis = redis
+        #: Events of a card's history the scripts keep (``MEMORY_CARD_HISTORY_MAX_EVENTS``).
+        self.history_max = history_max
         self._keys = keys
         #: When a new card states a withdrawn fact (§10, :mod:`memory_worker.cards.withdrawn`).
         self.thresholds = thresholds
@@ -196,7 +210,8 @@ class CardStore:
         known = self._scopes.get(chat_id, frozenset()) | frozenset(scopes)
         for _ in range(_SCOPE_ROUNDS):
             keys = self._keys.chat_script_keys(chat_id, known, extra)
-            argv = [self._keys.chat_script_layout(chat_id, known), *args]
+            layout = self._keys.chat_script_layout(chat_id, known, history_max=self.history_max)
+            argv = [layout, *args]
             if wait:  # a run's write: replicated before the run may complete
                 raw = await self._wait.run(script, keys, argv)
             else:
@@ -476,15 +491,20 @@ class CardStore:
         include_inactive: bool = False,
         now: datetime | None = None,
         limit: int | None = None,
+        as_of: datetime | None = None,
     ) -> list[Card]:
         """Cards a reader in ``thread_id`` speaking for ``user_id`` may see, newest first.
 
         Chat cards; thread cards only of that thread; user cards only of that
         user. Superseded, merged and expired cards (also those past their
         TTL that maintenance has not archived yet) only with
-        ``include_inactive``.
+        ``include_inactive``. ``as_of``: the cards the memory held at that moment
+        (:func:`~memory_worker.cards.history.live_as_of`; every card of the chat is read).
         """
         allowed = visible_scope_keys(thread_id, user_id)
+        if as_of is not None:
+            cards = await self.cards_as_of(chat_id, as_of, allowed)
+            return cards[:limit] if limit is not None else cards
         if include_inactive:
             cards = [c for c in await self.all_cards(chat_id) if c.scope_key in allowed]
             cards.sort(key=lambda c: (c.observed_at, int(c.id)), reverse=True)
@@ -493,6 +513,36 @@ class CardStore:
         cards = await self.live_cards(chat_id, sorted(allowed))
         visible = [c for c in cards if c.visible_at(moment)]
         return visible[:limit] if limit is not None else visible
+
+    async def cards_as_of(
+        self, chat_id: int, moment: datetime, allowed: Iterable[str] | None = None
+    ) -> list[Card]:
+        """The cards of ``allowed`` scopes (every scope: None) the memory held at ``moment``,
+        newest observation first: every stored card read, filtered on its JSON, then parsed."""
+        scopes = None if allowed is None else frozenset(allowed)
+        moment_ms = int(to_ms(moment))
+        held: dict[str, Card] = {}  # by id: a scan may return a field twice
+        async for card_id, raw in self._redis.hscan_iter(self.key(chat_id, "cards"), count=1000):
+            data = orjson.loads(raw)
+            if (scopes is None or data.get("sk") in scopes) and stored_live_as_of(data, moment_ms):
+                held[as_text(card_id)] = card_from_json(chat_id, raw)
+        return cards_as_of(held.values(), moment)
+
+    async def history(self, chat_id: int, card_id: str) -> tuple[Card | None, list[CardEvent]]:
+        """A card as stored now and its history, oldest first
+        (:func:`~memory_worker.cards.history.card_history`); (None, []) for no such card.
+        Entries of the stored history that are not events are skipped (logged, counted)."""
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.hget(self.key(chat_id, "cards"), card_id)
+        pipe.hget(self.key(chat_id, "history"), card_id)
+        raw, stored = await pipe.execute()
+        if raw is None:
+            return None, []
+        card = card_from_json(chat_id, raw)
+        events, skipped = decode_events(stored)
+        if skipped:
+            log.warning("cards.history_skipped", chat_id=chat_id, card_id=card_id, skipped=skipped)
+        return card, card_history(card, events)
 
     async def similar_cards(
         self,
@@ -557,6 +607,7 @@ class CardStore:
         matrix: Matrix | None = None,
         favour: hybrid.Favour | None = None,
         connect: ConnectParams | None = None,
+        as_of: datetime | None = None,
     ) -> list[RecallHit]:
         """The ``k`` live cards best for ``text``: the cosine with ``embedding`` (None: none)
         fused with BM25 of ``text`` (``params``); ``scope_keys``, ``model`` as in
@@ -565,17 +616,25 @@ class CardStore:
         ``favour`` raises some cards' cosine (:class:`~memory_worker.cards.search.Favour`);
         ``connect``: the best hits lift the cards of their subject and episode, and a
         restatement goes after the other hits (:mod:`memory_worker.cards.recall.connect`).
+        ``as_of``: the cards the memory held at that moment are searched, as it held them
+        (:func:`~memory_worker.cards.history.live_as_of`; ``now`` is then ``as_of``): every
+        card with a row is read to tell which.
         """
         if k <= 0:
             return []
         matrix = matrix or await self._vectors.read(chat_id)
         if not matrix.ids or (model is not None and matrix.model and model != matrix.model):
             return []  # another model's space: never compared
+        read = hybrid.hmget_reader(self._redis, self.key(chat_id, "cards"))
+        searched = matrix
+        if as_of is not None:
+            searched = matrix.held_view(await _rows_as_of(read, matrix, as_of))
+            now = as_of
         return await hybrid.hybrid_search(
             chat_id,
-            hybrid.hmget_reader(self._redis, self.key(chat_id, "cards")),
-            matrix,
-            hybrid.Query(text, embedding, window, params, favour, connect),
+            read,
+            searched,
+            hybrid.Query(text, embedding, window, params, favour, connect, as_of is not None),
             k,
             allowed=frozenset(scope_keys) if scope_keys is not None else None,
             now=now or datetime.now(UTC),
@@ -632,6 +691,25 @@ class CardStore:
         pattern = _glob_escape(self._keys.chat_tag(chat_id)) + "*"
         found = [k.decode() async for k in self._redis.scan_iter(match=pattern, count=1000)]
         return sorted(found)
+
+
+#: Cards one ``HMGET`` of an as-of search reads.
+_AS_OF_READ = 1000
+
+
+async def _rows_as_of(
+    read: hybrid.ReadRaw, matrix: Matrix, moment: datetime
+) -> np.ndarray[Any, Any]:
+    """Which rows of ``matrix`` hold a card the memory held at ``moment``."""
+    moment_ms = int(to_ms(moment))
+    ids = matrix.ids[: matrix.count]
+    held = np.zeros(len(ids), dtype=bool)
+    for start in range(0, len(ids), _AS_OF_READ):
+        raws = await read(ids[start : start + _AS_OF_READ])
+        for offset, raw in enumerate(raws):
+            if raw is not None and stored_live_as_of(orjson.loads(raw), moment_ms):
+                held[start + offset] = True
+    return held
 
 
 def _glob_escape(text: str) -> str:

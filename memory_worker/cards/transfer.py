@@ -29,6 +29,7 @@ from llm_client import as_text
 from memory_worker.cards import withdrawals
 from memory_worker.cards.codec import card_from_json, episode_from_hash, lua_json, to_ms
 from memory_worker.cards.export_format import Snapshot
+from memory_worker.cards.history import decode_events
 from memory_worker.cards.import_plan import ChatView, ImportPlan, import_candidates, plan_import
 from memory_worker.cards.model import LIVE_STATUSES, Card, Link
 from memory_worker.errors import (
@@ -81,7 +82,8 @@ async def _read(store: CardStore, chat_id: int) -> Snapshot:
     pipe.hgetall(k(chat_id, "links"))
     pipe.hgetall(k(chat_id, "authors"))
     pipe.zrange(k(chat_id, "episodes"), 0, -1)
-    raw_cards, dim, model, vec, raw_links, raw_authors, runs = await pipe.execute()
+    pipe.hgetall(k(chat_id, "history"))
+    raw_cards, dim, model, vec, raw_links, raw_authors, runs, raw_history = await pipe.execute()
     dim = int(dim or 0)
     snap = Snapshot(chat_id=chat_id, model=as_text(model) if model else None, dimension=dim)
     for raw in raw_cards.values():
@@ -93,6 +95,10 @@ async def _read(store: CardStore, chat_id: int) -> Snapshot:
                 snap.card_vectors[card.id] = blob
         snap.cards.append(card.model_copy(update={"has_embedding": card.id in snap.card_vectors}))
     ids = {c.id for c in snap.cards}
+    for card_id, raw in raw_history.items():
+        events, _ = decode_events(raw)  # a line not an event is not exported
+        if events and as_text(card_id) in ids:
+            snap.histories[as_text(card_id)] = events
     for name, value in raw_links.items():
         source, relation, target = as_text(name).split("|")
         if source in ids and target in ids:  # a link to a forgotten card is not exported
@@ -195,6 +201,7 @@ async def write_snapshot(
     chats_key: str,
     chunk_items: int,
     replans: int,
+    actor: str = "",
 ) -> dict[str, int]:
     """Import ``snap`` into its chat, a chunk of ``chunk_items`` a script call (see
     :mod:`memory_worker.cards.import_plan`: nothing written on a refusal found before the
@@ -209,7 +216,7 @@ async def write_snapshot(
         plan = plan_import(snap, view, chunk_items=chunk_items, thresholds=store.thresholds)
         if plan.new_cards:
             await store.redis.sadd(chats_key, str(chat_id))  # type: ignore[misc]
-        done = await _write_chunks(store, plan, now)
+        done = await _write_chunks(store, plan, now, actor)
         if "withdrawn" not in done:
             for name, value in earlier.items():
                 done[name] += value
@@ -220,9 +227,11 @@ async def write_snapshot(
     raise StoreError(f"chat {chat_id}: retractions kept landing during the import; import again")
 
 
-async def _write_chunks(store: CardStore, plan: ImportPlan, now: datetime) -> dict[str, int]:
-    """The plan's chunks in order; stops at one that finds a withdrawal since the plan
-    (``withdrawn`` in the answer)."""
+async def _write_chunks(
+    store: CardStore, plan: ImportPlan, now: datetime, actor: str
+) -> dict[str, int]:
+    """The plan's chunks in order, each card's ``imported`` history event by ``actor``; stops
+    at one that finds a withdrawal since the plan (``withdrawn`` in the answer)."""
     chat_id = plan.chat_id
     done = {"cards": 0, "present": 0, "episodes": 0, "vectors": 0, "refused": 0}
     done["retracted"] = plan.retracted
@@ -231,7 +240,7 @@ async def _write_chunks(store: CardStore, plan: ImportPlan, now: datetime) -> di
         raw = await store.run_script(
             "import",
             chat_id,
-            [to_ms(now), lua_json(chunk.plan), *chunk.blobs],
+            [to_ms(now), lua_json(chunk.plan | {"by": actor}), *chunk.blobs],
             scopes=chunk.scopes,
             extra=chunk.episode_keys,
         )

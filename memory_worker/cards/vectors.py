@@ -11,6 +11,7 @@ carries the lexical index of its rows' texts (:attr:`Matrix.lexicon`, filled by
 
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -170,6 +171,16 @@ class Matrix:
         """Whether a live row of an ``allowed`` scope (every scope: None) exists — the
         only rows :meth:`scores` can rank."""
         return bool(self.candidates(allowed).any())
+
+    def held_view(self, held: np.ndarray[Any, Any]) -> Matrix:
+        """This matrix with ``held`` (a flag a row) as its live rows: the memory as it stood
+        at a past moment (:mod:`memory_worker.cards.history`). The rows, ids and lexicon are
+        shared, not copied; the view is never cached."""
+        view = copy.copy(self)
+        nonzero = self._nonzero[: self.count]
+        view.live = held & nonzero
+        view.words = held & ~nonzero
+        return view
 
     def set_mask(self, mask: bytes) -> None:
         flags = np.zeros(self.count, dtype=np.uint8)

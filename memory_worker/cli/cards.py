@@ -1,8 +1,9 @@
-"""``cards show|retract|correct REF`` and ``cards remember FACT``: one card, read, corrected
-or written by hand (§10, §13).
+"""``cards show|history|retract|correct REF`` and ``cards remember FACT``: one card, read,
+corrected or written by hand (§10, §13).
 
 ``REF`` names a card across chats, ``<chat id>:<card id>`` (``-100123:7``). ``show`` prints
-it with what it replaced and what replaced it; ``retract`` and ``correct`` show the card
+it with what it replaced and what replaced it; ``history`` prints its events, oldest first
+(``MemoryQueue.history``: when, what, the actor, the run or request that caused it); ``retract`` and ``correct`` show the card
 first and ask (y/N) unless ``--yes``, then call ``MemoryQueue.retract`` / ``correct`` (actor
 ``cli:<login>`` unless ``--actor``), which leave the audit event. ``remember`` stores a fact
 in a chat (``--chat``; ``--user``, ``--thread``, ``--valid-from``) through
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from memory_worker.api import MemoryQueue
-    from memory_worker.cards import Card
+    from memory_worker.cards import Card, CardEvent
 
 T = TypeVar("T")
 
@@ -141,6 +142,53 @@ def show(ref: Ref, as_json: JsonFlag = False) -> None:
         print_json(card_json(card))
     else:
         show_card(card, out)
+
+
+def event_json(event: CardEvent) -> dict[str, Any]:
+    return event.model_dump(mode="json")
+
+
+def event_line(event: CardEvent) -> str:
+    """One event as a line: when, what (and the other card), the cause."""
+    what = event.kind.value
+    if event.card_id:
+        what += f" {event.card_id}"
+    cause = [event.via or "?"]
+    if event.actor:
+        cause.append(f"by {event.actor}")
+    if event.run_id:
+        cause.append(f"run {event.run_id}")
+    if event.request_id:
+        cause.append(f"request {event.request_id}")
+    if event.derived:
+        cause.append("(from the card's fields)")
+    return f"  {event.at:%Y-%m-%d %H:%M:%S}  {what:<24} {' '.join(cause)}"
+
+
+@cards_app.command("history", context_settings=_NEGATIVE_IDS)
+def history(ref: Ref, as_json: JsonFlag = False) -> None:
+    """A card's history, oldest first: created, observed, superseded, corrected,
+    retracted, imported…, each with its time, actor and run or request."""
+
+    async def action(queue: MemoryQueue) -> tuple[Card, list[CardEvent]]:
+        events = await queue.history(ref)
+        card = await queue._card(*_parsed(ref))
+        return card, events
+
+    card, events = run_sync(with_queue(action))
+    if as_json:
+        print_json({"ref": card.ref, "events": [event_json(e) for e in events]})
+        return
+    out.print(f"[bold]{card.ref}[/bold]  {card.status.value}  {card.scope_key}", highlight=False)
+    out.print(f"  {card.fact_text}", highlight=False, markup=False)
+    for event in events:
+        out.print(event_line(event), highlight=False, markup=False)
+
+
+def _parsed(ref: str) -> tuple[int, str]:
+    from memory_worker.cards.corrections import parse_card_ref
+
+    return parse_card_ref(ref)
 
 
 def _confirm(queue: MemoryQueue, ref: str, what: str, yes: bool) -> Awaitable[bool]:

@@ -6,6 +6,7 @@ The data comes from :mod:`memory_worker.ops.metrics` (:func:`report_data`,
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -28,7 +29,7 @@ from memory_worker.settings import get_settings
 from memory_worker.storage.connections import RedisHandle
 
 if TYPE_CHECKING:
-    from llm_client import BreakerView, TargetStatus
+    from llm_client import BreakerView, Tally, TargetStatus
 
 
 @breakers_app.command("list")
@@ -36,30 +37,54 @@ def breakers_list(as_json: JsonFlag = False) -> None:
     """Every configured or stored breaker: state, failures, trips, cooldown; and for routed
     targets what holds them back beyond it (cooling, caps, slowness) and their latency."""
     from llm_client import load_routes, target_statuses
-    from memory_worker.wiring import breaker_store
+    from memory_worker.wiring import breaker_store, outlier_store
 
     settings = get_settings()
     # a broken routes file is an error (an empty table would read as "no breakers")
     routes = load_routes(settings.routes_file, settings.route_defaults(), require_secrets=False)
 
-    async def action(handle: RedisHandle) -> tuple[list[BreakerView], list[TargetStatus]]:
+    async def action(
+        handle: RedisHandle,
+    ) -> tuple[list[BreakerView], list[TargetStatus], list[Tally]]:
         store = breaker_store(handle.client, settings)
-        return await store.list(routes.target_ids()), await target_statuses(store, routes)
+        views = await store.list(routes.target_ids())
+        tallies = await outlier_store(handle.client, settings).sync([v.target for v in views])
+        return views, await target_statuses(store, routes), tallies
 
-    views, statuses = run_sync(with_redis(settings, action))
+    views, statuses, tallies = run_sync(with_redis(settings, action))
     gates = {s.target: s for s in statuses}
+    ejection = {t.target: t for t in tallies}
     if as_json:
         print_json(
             [
-                {**v.as_dict(), "gateway": g.as_dict() if (g := gates.get(v.target)) else None}
+                {
+                    **v.as_dict(),
+                    "gateway": g.as_dict() if (g := gates.get(v.target)) else None,
+                    "ejection": _ejection_dict(ejection.get(v.target)),
+                }
                 for v in views
             ]
         )
         return
-    out.print(_breaker_table(views, gates))
+    out.print(_breaker_table(views, gates, ejection))
 
 
-def _breaker_table(views: list[BreakerView], gates: dict[str, TargetStatus]) -> Table:
+def _ejection_dict(tally: Tally | None) -> dict[str, object] | None:
+    if tally is None:
+        return None
+    return {
+        "standing": tally.standing.value,
+        "ejected_until_ms": tally.ejected_until_ms or None,
+        "times": tally.times,
+        "window_calls": tally.calls,
+        "window_failures": tally.failures,
+        "error_ratio": round(tally.error_ratio, 4),
+    }
+
+
+def _breaker_table(
+    views: list[BreakerView], gates: dict[str, TargetStatus], ejection: dict[str, Tally]
+) -> Table:
     colour = {"closed": "green", "half_open": "yellow", "open": "red"}
     table = Table(
         "target",
@@ -72,7 +97,9 @@ def _breaker_table(views: list[BreakerView], gates: dict[str, TargetStatus]) -> 
         "window fail/calls",
         "gateway",
         "latency",
+        "ejection",
     )
+    now_ms = int(time.time() * 1000)
     for v in views:
         state = v.circuit.value
         gate = gates.get(v.target)
@@ -90,6 +117,7 @@ def _breaker_table(views: list[BreakerView], gates: dict[str, TargetStatus]) -> 
             f"{v.window_failures}/{v.window_calls}",
             "\n".join(gate.notes) if gate is not None and gate.notes else "-",
             latency,
+            tally.note(now_ms) if (tally := ejection.get(v.target)) is not None else "-",
         )
     return table
 
@@ -102,9 +130,10 @@ def breakers_reset(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Close a breaker now: counters cleared, outstanding probe permits made stale."""
+    """Close a breaker now: counters cleared, outstanding probe permits made stale, and the
+    target's ejection and error counts forgotten (it is back in rotation at once)."""
     from memory_worker.ops.metrics import route_target_ids
-    from memory_worker.wiring import breaker_store
+    from memory_worker.wiring import breaker_store, reset_target
 
     settings = get_settings()
     targets = route_target_ids(settings, strict=True)
@@ -116,7 +145,7 @@ def breakers_reset(
             names = ", ".join(sorted(known)) or "none"
             raise fail(f"unknown target {target!r} (known: {names}); --force resets it anyway")
         before = await store.view(target)
-        view = await store.reset(target)
+        view = await reset_target(handle.client, settings, target)  # and its ejection
         await audit(  # like the console's reset (§15)
             handle.client,
             settings,

@@ -28,7 +28,7 @@ from memory_worker.cli.common import (
     with_redis,
 )
 from memory_worker.errors import InvalidRunRequest
-from memory_worker.models import Run, RunRequest, RunStatus, parse_run_request
+from memory_worker.models import SKIP_MEANING, Run, RunRequest, RunStatus, parse_run_request
 from memory_worker.ops.audit import audit, cli_actor
 from memory_worker.runs import now_ms
 from memory_worker.settings import get_settings
@@ -221,6 +221,10 @@ def runs_show(run_id: str, as_json: JsonFlag = False) -> None:
     releases = data.pop("release_log")
     if data["max_attempts"] is None:
         data["max_attempts"] = "- (never claimed: the claiming worker's MEMORY_MAX_ATTEMPTS)"
+    if found.skip_reason is None:
+        data.pop("skip_reason")
+    else:
+        data["skip_reason"] = f"{found.skip_reason.value}: {SKIP_MEANING[found.skip_reason.value]}"
     for key, value in data.items():
         out.print(f"[bold]{key}[/bold]: {escape(str(value))}", highlight=False)
     if releases:

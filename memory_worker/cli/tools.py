@@ -87,7 +87,9 @@ def init_config(
         out.print(f"wrote {path}", highlight=False)
     out.print(
         "next: copy example.env to .env (memory-worker reads ./.env; the real environment "
-        "wins) and set MEMORY_ROUTES_FILE to your routes file",
+        "wins) and set MEMORY_ROUTES_FILE to your routes file. REDIS_URL stays unset there "
+        "(an embedded Valkey under MEMORY_DATA_DIR); set it only to share one Redis between "
+        "machines",
         highlight=False,
     )
 

@@ -76,7 +76,8 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
         worker_tick_age=tick_age,
         worker_liveness=liveness,
         console=False,  # a worker's probe port may face the network: no chat data on it
-        process_metrics=process_metrics(),  # its own series; the fleet's come from `serve`
+        # its own series (named by host and MEMORY_WORKER_SLOT); the fleet's come from `serve`
+        process_metrics=process_metrics(settings.worker_slot),
     )
     await server.start()
     try:

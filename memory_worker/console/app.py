@@ -42,7 +42,7 @@ from aiohttp import web
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from memory_worker.console import data, explain, memory_data, runs_data
+from memory_worker.console import data, docs, explain, memory_data, runs_data
 from memory_worker.console.auth import (
     CSRF_COOKIE,
     csrf_pair_ok,
@@ -62,7 +62,7 @@ from memory_worker.errors import (
 )
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
-from memory_worker.models import Run, RunStatus
+from memory_worker.models import SKIP_MEANING, Run, RunStatus
 from memory_worker.ops.audit import AUDIT_WORKFLOW, audit
 from memory_worker.paging.notifiers import configured_channels
 from memory_worker.paging.policy import age_text, clock_text, unconfigured_warning
@@ -90,6 +90,7 @@ from memory_worker.wiring import (
     card_store_on,
     forgetter,
     replay_store,
+    reset_target,
     run_actions,
 )
 
@@ -167,6 +168,7 @@ def environment() -> jinja2.Environment:
     env.globals["runbook_href"] = explain.runbook_href
     env.globals["next_probe_meaning"] = explain.NEXT_PROBE_MEANING
     env.globals["cooldown_meaning"] = explain.COOLDOWN_MEANING
+    env.globals["skip_meaning"] = SKIP_MEANING
     return env
 
 
@@ -463,6 +465,7 @@ class Console:
             request,
             "events.html.j2",
             t=timeline,
+            gap_min=data.INCIDENT_GAP_MS // 60_000,
             workflow=workflow or "",
             event_type=event_type or "",
             workflows=sorted({*self.routes, AUDIT_WORKFLOW, "pipeline"}),
@@ -488,10 +491,21 @@ class Console:
         except ValueError:
             return await self.render(request, "missing.html.j2", status=404, what="that chat")
         query = request.query.get("q", "").strip()[:200]
+        try:
+            as_of = memory_data.parse_as_of(request.query.get("as_of", "")[:40])
+        except ValueError:
+            as_of, problem = None, "as of: not an ISO 8601 time (e.g. 2026-03-01T12:00)"
+        else:
+            problem = ""
         memory = await memory_data.memory_data(
-            self.redis, self.settings, chat_id, query=query, card_store=self.card_store
+            self.redis,
+            self.settings,
+            chat_id,
+            query=query,
+            card_store=self.card_store,
+            as_of=as_of,
         )
-        return await self.render(request, "memory.html.j2", m=memory)
+        return await self.render(request, "memory.html.j2", m=memory, problem=problem)
 
     async def settings_page(self, request: web.Request) -> web.Response:
         return await self.render(
@@ -517,6 +531,25 @@ class Console:
     async def static(self, _: web.Request) -> web.Response:
         return web.Response(body=self.css, content_type="text/css", charset="utf-8")
 
+    async def docs_index(self, _: web.Request) -> web.Response:
+        raise web.HTTPFound(f"/docs/{docs.INDEX}")
+
+    async def docs_page(self, request: web.Request) -> web.Response:
+        """A bundled documentation page as HTML (its headings carry MkDocs' anchors), or one
+        of its images; the banner's runbook links land here by default."""
+        name = request.match_info["name"]
+        if not docs.PAGE_NAME.match(name):
+            return await self.render(request, "missing.html.j2", status=404, what="such page")
+        if name.endswith(".png"):
+            body = docs.image(name)
+            if body is None:
+                return await self.render(request, "missing.html.j2", status=404, what=name)
+            return web.Response(body=body, content_type="image/png")
+        found = docs.page(name)
+        if found is None:
+            return await self.render(request, "missing.html.j2", status=404, what=name)
+        return await self.render(request, "docs.html.j2", page=found, pages=docs.names())
+
     # --- actions --------------------------------------------------------------------------------
     async def breaker_reset(self, request: web.Request) -> web.Response:
         form = await self.authorize(request, "breaker reset")
@@ -530,7 +563,7 @@ class Console:
                     request, "missing.html.j2", status=404, what=f"breaker {target}"
                 )
         before = await breaker_store(self.redis, self.settings).view(target)
-        await breaker_store(self.redis, self.settings).reset(target)
+        await reset_target(self.redis, self.settings, target)  # and its ejection
         await audit(
             self.redis,
             self.settings,
@@ -634,7 +667,8 @@ class Console:
 
     # --- actions: one card (§10) ----------------------------------------------------------------
     # ``GET /cards/{chat}/{card}`` shows the card (the memory browser's: its text, so
-    # ``MEMORY_CONSOLE_SHOW_MEMORY=0`` turns it off) with a retract form (a reason) and a
+    # ``MEMORY_CONSOLE_SHOW_MEMORY=0`` turns it off) with its history (§13: each event's time,
+    # kind, other card, cause, actor, run or request) and a retract form (a reason) and a
     # correct form (the new fact). ``GET …?action=retract&reason=…&preview=1`` (or
     # ``action=correct&fact=…``) says what will happen, writing nothing, and holds the confirm
     # form. ``POST /cards/{chat}/{card}`` calls ``MemoryQueue.retract`` / ``correct`` with
@@ -660,6 +694,7 @@ class Console:
         problems: list[str] | None = None,
         status: int = 200,
     ) -> web.Response:
+        _, events = await self.card_store.history(card.chat_id, card.id)
         return await self.render(
             request,
             "card.html.j2",
@@ -669,6 +704,7 @@ class Console:
             preview=preview,
             done=done,
             problems=problems or [],
+            events=events,
         )
 
     async def card_page(self, request: web.Request) -> web.Response:
@@ -909,6 +945,8 @@ def add_console(
         ("GET", "/cards/{chat_id}/{card_id}", console.card_page),
         ("POST", "/cards/{chat_id}/{card_id}", console.card_act),
         ("GET", "/static/console.css", console.static),
+        ("GET", "/docs", console.docs_index),
+        ("GET", "/docs/{name}", console.docs_page),
     ]
     if console.gate.closed:
         routes += [

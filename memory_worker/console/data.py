@@ -32,6 +32,7 @@ from llm_client import (
     RoutesConfig,
     RoutesError,
     RoutingEvent,
+    Tally,
     TargetStatus,
     as_text,
     load_routes,
@@ -47,7 +48,7 @@ from memory_worker.runs.codec import route_errors
 from memory_worker.runs.model import hour_of, hourly_field
 from memory_worker.settings import Settings, env_name
 from memory_worker.settings.types import SecretUrl, field_defaults
-from memory_worker.wiring import breaker_store, event_log
+from memory_worker.wiring import breaker_store, event_log, outlier_store
 
 HOURS = 24
 
@@ -85,6 +86,15 @@ class OpenRoute:
     targets: tuple[str, ...]
     #: The last error the route's farm gave (masked), as the run store keeps it.
     last_error: RouteError | None = None
+    #: Not open yet, but the last call on every target failed (an outage's first minute).
+    failing: bool = False
+    #: The most consecutive charged failures of its targets (breakers count them).
+    failures: int = 0
+
+
+#: A failing route's last farm error must be this recent to raise the banner (an idle store's
+#: last failure, hours old, is no outage).
+FAILING_FRESH_MS = 15 * 60 * 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +109,8 @@ class Banner:
     pages_suppressed: int
     attempts_spent: int
     deferred: bool
+    #: No route open and the pipeline not deferred: calls fail, breakers not tripped yet.
+    failing_only: bool = False
 
 
 def outage_banner(
@@ -118,16 +130,31 @@ def outage_banner(
     A route is open when every one of its targets' breakers is not closed; it is open
     since the latest of its targets' openings (the moment the last way out closed).
     The next probe is the earliest delayed tick, else the earliest end of a cooldown.
+
+    From an outage's first release on, before any breaker opens, a route is *failing* when
+    the last call on every one of its targets failed (each breaker counts consecutive
+    failures; a success resets it) and the farm's last error for it is recent
+    (:data:`FAILING_FRESH_MS`): the banner shows it with that error and what to do.
     """
     by_target = {v.target: v for v in breakers}
     open_routes: list[OpenRoute] = []
     for workflow, targets in routes.items():
         views = [by_target.get(t) for t in targets]
-        if targets and all(v is not None and v.circuit is not Circuit.CLOSED for v in views):
-            opened = [v.opened_at_ms for v in views if v is not None and v.opened_at_ms]
+        if not targets or any(v is None for v in views):
+            continue
+        present = [v for v in views if v is not None]
+        last = _last_error(workflow, targets, last_errors or {})
+        failures = max(v.consecutive_failures for v in present)
+        if all(v.circuit is not Circuit.CLOSED for v in present):
+            opened = [v.opened_at_ms for v in present if v.opened_at_ms]
             since = max(opened) if opened else None
-            last = _last_error(workflow, targets, last_errors or {})
-            open_routes.append(OpenRoute(workflow, since, tuple(targets), last))
+            open_routes.append(OpenRoute(workflow, since, tuple(targets), last, False, failures))
+        elif (
+            all(v.circuit is not Circuit.CLOSED or v.consecutive_failures > 0 for v in present)
+            and last is not None
+            and last.at.timestamp() * 1000 >= now_ms - FAILING_FRESH_MS
+        ):
+            open_routes.append(OpenRoute(workflow, None, tuple(targets), last, True, failures))
     if deferred_since_ms is None and not open_routes:
         return None
     starts = [r.since_ms for r in open_routes if r.since_ms is not None]
@@ -146,6 +173,7 @@ def outage_banner(
             next_probe = max(0.0, min(cooldowns))
     return Banner(
         since_ms=min(starts) if starts else None,
+        failing_only=deferred_since_ms is None and all(r.failing for r in open_routes),
         open_routes=tuple(open_routes),
         next_probe_in_s=next_probe,
         runs_waiting=runs_waiting,
@@ -193,9 +221,13 @@ async def banner_data(
     ticks = [int(score) for member, score in delayed if as_text(member).startswith(tick_prefix)]
     deferred_ms = int(deferred) if deferred else None
     failed_since = 0
-    if deferred_ms is not None or any(v.circuit is not Circuit.CLOSED for v in breakers):
+    errors = route_errors(last_errors.items())
+    failing = [v for v in breakers if v.circuit is not Circuit.CLOSED or v.consecutive_failures]
+    if deferred_ms is not None or failing:
         opened = [v.opened_at_ms for v in breakers if v.opened_at_ms]
-        start = min([*opened, *([deferred_ms] if deferred_ms else [])], default=now)
+        first_errors = [int(e.at.timestamp() * 1000) for e in errors.values()]
+        recent = [at for at in first_errors if at >= now - FAILING_FRESH_MS]
+        start = min([*opened, *([deferred_ms] if deferred_ms else []), *recent], default=now)
         failed_since = int(
             await redis.zcount(keys.by_status(RunStatus.FAILED.value), start, "+inf")
         )
@@ -208,7 +240,7 @@ async def banner_data(
         runs_waiting=int(queued) + int(retry),
         pages={as_text(k): int(v) for k, v in pages.items()},
         failed_since=failed_since,
-        last_errors=route_errors(last_errors.items()),
+        last_errors=errors,
     )
 
 
@@ -287,6 +319,15 @@ class BreakerRow:
     last_probe: RoutingEvent | None
     #: Cooling, caps, latency and slowness (None: not a routed target, or no routes).
     gate: TargetStatus | None = None
+    #: Its error window and ejection (§5), and the newest ``target_ejected`` event.
+    ejection: Tally | None = None
+    last_ejected: RoutingEvent | None = None
+    #: Now (ms), for the ejection's time left.
+    now_ms: int = 0
+
+    @property
+    def ejection_note(self) -> str:
+        return self.ejection.note(self.now_ms) if self.ejection is not None else "-"
 
 
 #: The fleet-wide latency histogram's columns (``LATENCY_BUCKETS_MS``, then the rest).
@@ -299,6 +340,7 @@ LATENCY_BUCKET_LABELS: tuple[str, ...] = (
 _PROBE_TYPES = frozenset(
     {EventType.CIRCUIT_CLOSED, EventType.CIRCUIT_OPENED, EventType.FAILOPEN_PROBE}
 )
+_EJECTED = EventType.TARGET_EJECTED
 
 
 async def breakers_data(
@@ -315,19 +357,28 @@ async def breakers_data(
     targets = list(dict.fromkeys(t for ts in routes.values() for t in ts))
     # without usable routes, every stored breaker (a keyspace SCAN, like `breakers list`)
     views = await (store.views(targets) if targets else store.list())
-    events = await event_log(redis, settings).recent(limit=100, types=sorted(_PROBE_TYPES))
+    events = await event_log(redis, settings).recent(
+        limit=100, types=sorted({*_PROBE_TYPES, _EJECTED})
+    )
     last: dict[str, RoutingEvent] = {}
+    ejected: dict[str, RoutingEvent] = {}
     for event in events:  # newest first
-        if event.target and event.target not in last:
-            last[event.target] = event
+        newest = ejected if event.type == _EJECTED else last
+        if event.target and event.target not in newest:
+            newest[event.target] = event
+    now_ms = store.now_ms()
+    tallies = await outlier_store(redis, settings).sync([v.target for v in views], now_ms=now_ms)
     return [
         BreakerRow(
             view=v,
             workflows=tuple(wf for wf, ts in routes.items() if v.target in ts),
             last_probe=last.get(v.target),
             gate=gates.get(v.target),
+            ejection=tally,
+            last_ejected=ejected.get(v.target),
+            now_ms=now_ms,
         )
-        for v in views
+        for v, tally in zip(views, tallies, strict=True)
     ]
 
 
@@ -351,11 +402,89 @@ class PendingPage:
 
 
 @dataclass(frozen=True, slots=True)
+class EventLine:
+    """Events alike — type, route, target, reason, code — within one incident, as one row:
+    an outage's probe after probe is one line with its count, not one line each."""
+
+    latest: RoutingEvent
+    count: int
+    first_ms: int
+    pages: bool
+    #: The worst severity among them (a repeat held back by the page cooldown is a warn).
+    severity: str
+
+
+@dataclass(frozen=True, slots=True)
+class Incident:
+    """Events no more than :data:`INCIDENT_GAP_MS` apart: one outage, one operator's
+    action, one burst of failures. Lines newest first (by their latest event)."""
+
+    start_ms: int
+    end_ms: int
+    lines: list[EventLine]
+    events: int
+    workflows: tuple[str, ...]
+    pages: bool
+    #: The last event closed a breaker (the farm answered again).
+    recovered: bool
+
+
+#: Two events further apart than this start a new incident (an outage probes every 15 s, so
+#: its events stay together; the next outage, an hour later, is another incident).
+INCIDENT_GAP_MS = 5 * 60 * 1000
+_SEVERITY_RANK = {"info": 0, "warn": 1, "error": 2}
+
+
+def _line_key(e: RoutingEvent) -> tuple[str, str, str, str, str]:
+    return (e.type, e.workflow, e.target or "", e.reason or "", e.error_code or "")
+
+
+def incidents(items: Sequence[TimelineItem], gap_ms: int = INCIDENT_GAP_MS) -> list[Incident]:
+    """Group a timeline (newest first) into incidents, newest first, collapsing alike events
+    of one incident into a counted line (pure)."""
+    groups: list[list[TimelineItem]] = []
+    for item in items:
+        if groups and groups[-1][-1].event.at_ms - item.event.at_ms <= gap_ms:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return [_incident(group) for group in groups]
+
+
+def _incident(group: Sequence[TimelineItem]) -> Incident:
+    lines: dict[tuple[str, str, str, str, str], EventLine] = {}
+    for item in group:  # newest first: the first seen of a key is its latest
+        e = item.event
+        key = _line_key(e)
+        seen = lines.get(key)
+        severity = e.severity or "error"
+        if seen is None:
+            lines[key] = EventLine(e, 1, e.at_ms, item.pages, severity)
+            continue
+        worse = max(seen.severity, severity, key=lambda s: _SEVERITY_RANK.get(s, 2))
+        lines[key] = EventLine(
+            seen.latest, seen.count + 1, e.at_ms, seen.pages or item.pages, worse
+        )
+    newest = group[0].event
+    return Incident(
+        start_ms=group[-1].event.at_ms,
+        end_ms=newest.at_ms,
+        lines=list(lines.values()),
+        events=len(group),
+        workflows=tuple(sorted({i.event.workflow for i in group})),
+        pages=any(i.pages for i in group),
+        recovered=newest.type == EventType.CIRCUIT_CLOSED,
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Timeline:
     items: list[TimelineItem]
     pages: Mapping[str, int]
     pending: list[PendingPage]
     types: list[str]
+    #: ``items`` grouped: what the page shows.
+    incidents: list[Incident]
 
 
 async def timeline_data(
@@ -364,9 +493,10 @@ async def timeline_data(
     *,
     workflow: str | None = None,
     event_type: str | None = None,
-    limit: int = 200,
+    limit: int = 500,
 ) -> Timeline:
-    """Routing events newest first (each marked when it pages the admins) and the outbox."""
+    """Routing events newest first (each marked when it pages the admins), grouped into
+    incidents, and the outbox."""
     keys = Keys(settings.key_prefix)
     events = await event_log(redis, settings).recent(
         limit=limit, types=[event_type] if event_type else None, workflow=workflow or None
@@ -391,11 +521,13 @@ async def timeline_data(
                     text=h.get("text", ""),
                 )
             )
+    items = [TimelineItem(e, page_decision(e)) for e in events]
     return Timeline(
-        items=[TimelineItem(e, page_decision(e)) for e in events],
+        items=items,
         pages={as_text(k): int(v) for k, v in counters.items()},
         pending=pending,
         types=sorted({*(t.value for t in EventType), *AUDIT_TYPES}),
+        incidents=incidents(items),
     )
 
 

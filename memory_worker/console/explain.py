@@ -65,7 +65,7 @@ STATUS_FIGURES: tuple[Figure, ...] = (
     Figure(
         "skipped",
         "skipped",
-        "runs of an older prompt version, not processed",
+        "runs never processed: of an older prompt version, or forgotten (the run says which)",
         'memory_worker_runs{status="skipped"}',
         "runs.skipped",
     ),
@@ -120,8 +120,9 @@ STATE_FIGURES: tuple[Figure, ...] = (
     Figure(
         "oldest-queued",
         "Oldest queued run",
-        "how long the longest-waiting queued run has waited since it was queued or released",
-        "memory_worker_oldest_queued_run_age_seconds",
+        "how long the longest-waiting queued run has waited since it was queued or released "
+        "(/metrics has the moment: the wait is time() minus it)",
+        "memory_worker_oldest_queued_run_timestamp_seconds",
     ),
     Figure(
         "in-flight",
@@ -161,7 +162,7 @@ STATE_FIGURES: tuple[Figure, ...] = (
         "deferred-since",
         "Pipeline deferred since",
         "when the fleet stopped claiming for an outage and left one delayed probe",
-        "memory_worker_pipeline_deferred_seconds",
+        "memory_worker_pipeline_deferred_since_timestamp_seconds",
         "pipeline_deferred_since",
     ),
 )

@@ -1,4 +1,5 @@
-"""The console's memory page as plain data: a chat's cards with their superseded history.
+"""The console's memory page as plain data: a chat's cards with their superseded history, now
+or as the memory stood at a past moment.
 
 The only console data that reads card text; the console calls it only when
 ``MEMORY_CONSOLE_SHOW_MEMORY`` is on. :func:`superseded_chains` and
@@ -15,6 +16,7 @@ from redis.asyncio import Redis
 
 from llm_client import as_text
 from memory_worker.cards import Card, CardStore, Episode
+from memory_worker.cards.history import live_as_of
 from memory_worker.console.runs_data import RunFilter, RunRow, runs_page
 from memory_worker.keys import Keys
 from memory_worker.settings import Settings
@@ -37,6 +39,8 @@ class Memory:
     query: str
     total_cards: int
     runs: list[RunRow]
+    #: The moment the page shows the memory as it stood at (None: now).
+    as_of: datetime | None = None
 
 
 def card_matches(card: Card, query: str) -> bool:
@@ -88,9 +92,12 @@ async def memory_data(
     episodes: int = 20,
     now: datetime | None = None,
     card_store: CardStore,
+    as_of: datetime | None = None,
 ) -> Memory:
     """A chat's cards (from ``card_store``) by scope with their superseded history, its
-    episodes and recent runs (from ``redis``)."""
+    episodes and recent runs (from ``redis``). ``as_of``: the cards shown live are those
+    the memory held at that moment (:func:`~memory_worker.cards.history.live_as_of`), and
+    none is listed as not visible."""
     store = card_store
     cards = await store.all_cards(chat_id)
     moment = now or datetime.now(UTC)
@@ -103,9 +110,9 @@ async def memory_data(
         )
         if not hit:
             continue
-        if card.visible_at(moment):
+        if live_as_of(card, as_of) if as_of is not None else card.visible_at(moment):
             scopes.setdefault(card.scope_key, []).append(CardEntry(card, chains.get(card.id, [])))
-        elif not card.superseded_by:
+        elif not card.superseded_by and as_of is None:
             inactive.append(card)
     ordered = {sk: scopes[sk] for sk in sorted(scopes, key=_scope_order)}
     found_episodes = await store.episodes(chat_id, limit=episodes)
@@ -125,7 +132,18 @@ async def memory_data(
         query=query,
         total_cards=len(cards),
         runs=runs.rows,
+        as_of=as_of,
     )
+
+
+def parse_as_of(text: str) -> datetime | None:
+    """The page's ``as_of`` field: an ISO 8601 time, UTC when it names no zone (the console
+    shows UTC); None when blank; ValueError when it is not a time."""
+    text = text.strip()
+    if not text:
+        return None
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 async def chat_list(redis: CardsRedis, settings: Settings, limit: int = 100) -> list[int]:

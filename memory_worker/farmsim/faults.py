@@ -36,6 +36,9 @@ the chat or not: it never reinforces — comes back reworded, re-scoped, transla
 never word for word; its ``code`` names the moves (comma-separated, e.g.
 ``"reword,split"``; none: all).
 
+A job fault with ``share`` acts on that share of the service's submits only, spread
+evenly (``share=0.6``: three of every five), the others healthy: a flaky node.
+
 ``job_not_found`` is the farm losing its jobs, as after a restart or
 behind a load-balanced replica without them: for ``seconds`` on the simulator's
 clock after it is set (until cleared when None), every poll of the service's
@@ -48,6 +51,7 @@ resubmit after a simulated reboot answers the same job.)
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -127,6 +131,9 @@ class Fault:
     times: int | None = None
     #: A status fault's ``Retry-After`` header, verbatim (wins over ``seconds``).
     retry_after: str | None = None
+    #: A job fault acting on only this share of the submits, spread evenly (0.6: three of
+    #: every five fail); the others are healthy. None: every submit.
+    share: float | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Fault:
@@ -146,6 +153,9 @@ class Fault:
         raw_retry_after = data.get("retry_after")
         if raw_retry_after is not None and not isinstance(raw_retry_after, str):
             raise ValueError("retry_after must be a string")
+        share = data.get("share")
+        if share is not None and (not isinstance(share, int | float) or not 0 < share <= 1):
+            raise ValueError("share must be a number in (0, 1]")
         code = data.get("code")
         message = data.get("message")
         return cls(
@@ -156,6 +166,7 @@ class Fault:
             seconds=None if seconds is None else float(seconds),
             times=times,
             retry_after=raw_retry_after,
+            share=None if share is None else float(share),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -168,6 +179,7 @@ class Fault:
             "seconds": self.seconds,
             "times": self.times,
             "retry_after": self.retry_after,
+            "share": self.share,
         }
 
 
@@ -214,6 +226,8 @@ class _Slot:
     remaining: int | None
     #: When a window fault (:data:`WINDOW_FAULTS`) ends, on the book's clock.
     until: float | None = None
+    #: Submits a ``share`` fault has seen (it acts when ``seen × share`` crosses an integer).
+    seen: int = 0
 
 
 @dataclass(slots=True)
@@ -248,6 +262,12 @@ class FaultBook:
         if found is None:
             return HEALTHY
         key, slot = found
+        if slot.fault.share is not None:
+            slot.seen += 1
+            if math.floor(slot.seen * slot.fault.share) == math.floor(
+                (slot.seen - 1) * slot.fault.share
+            ):
+                return HEALTHY  # this submit is in the healthy share
         if slot.remaining is not None:
             slot.remaining -= 1
             if slot.remaining <= 0:

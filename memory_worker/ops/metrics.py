@@ -40,6 +40,9 @@ from llm_client import (
     BreakerStore,
     BreakerView,
     Circuit,
+    OutlierStore,
+    Standing,
+    Tally,
     as_text,
     parse_attempts,
 )
@@ -52,7 +55,7 @@ from memory_worker.pipeline.ticks import TickCounts
 from memory_worker.settings import Settings
 from memory_worker.storage.sampling import Sampler
 from memory_worker.upkeep.reembed import parse_progress
-from memory_worker.wiring import breaker_store, event_log, run_store, tick_queue
+from memory_worker.wiring import breaker_store, event_log, outlier_store, run_store, tick_queue
 
 log = get_logger(__name__)
 
@@ -79,6 +82,8 @@ class Sample:
     deferred_since_s: float | None
     workers_live: int
     breakers: Sequence[BreakerView] = ()
+    #: Each routed target's error window and standing (outlier ejection, §5).
+    outliers: Sequence[Tally] = ()
     attempts: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     admin_pages: Mapping[str, int] = field(default_factory=dict)
     admin_outbox: int = 0
@@ -133,6 +138,7 @@ async def read_sample(
     targets: Sequence[str] = (),
     routes: Mapping[str, Sequence[str]] | None = None,
     now: float | None = None,
+    outliers: OutlierStore | None = None,
 ) -> Sample:
     """One consistent-enough read of everything the metrics report (a few round trips)."""
     keys = Keys(settings.key_prefix)
@@ -146,7 +152,11 @@ async def read_sample(
         # the routes' targets (no keyspace SCAN at scrape cadence); stored ones only without routes
         views = await (breakers.views(targets) if targets else breakers.list())
     sample = _sample(at, replies, runs=runs, ticks=ticks, breakers=views)
-    return replace(sample, routes=dict(routes or {}), queue_cap=settings.max_queued_runs)
+    # the routes' targets only (a read: the sync adds nothing)
+    tallies = await outliers.sync(targets, now_ms=now_ms) if outliers and targets else []
+    return replace(
+        sample, routes=dict(routes or {}), queue_cap=settings.max_queued_runs, outliers=tallies
+    )
 
 
 async def _read_state(redis: Redis, keys: Keys, now_ms: int) -> list[Any]:
@@ -220,11 +230,14 @@ def redis_sampler(
 ) -> Sampler[Sample]:
     """A sampler of the fleet's state in ``redis`` for these settings."""
     breakers = breaker_store(redis, settings)
+    outliers = outlier_store(redis, settings)
     targets = route_target_ids(settings)
     routes = route_map(settings)
 
     async def read() -> Sample:
-        return await read_sample(redis, settings, breakers=breakers, targets=targets, routes=routes)
+        return await read_sample(
+            redis, settings, breakers=breakers, targets=targets, routes=routes, outliers=outliers
+        )
 
     return Sampler(
         read,
@@ -259,13 +272,20 @@ def sample_metrics(sample: Sample) -> Iterator[Metric]:
     )
     yield from page_metrics(sample.admin_pages)
     yield _gauge("admin_pages_pending", "Admin pages waiting in the outbox.", sample.admin_outbox)
-    yield from incident_metrics(sample.incident_since_s, at=sample.at)
+    yield from incident_metrics(sample.incident_since_s)
     if sample.queue_cap:
         yield _gauge(
             "queue_cap",
             "MEMORY_MAX_QUEUED_RUNS: queued + processing runs beyond it answer queue_full.",
             sample.queue_cap,
         )
+
+
+def since(at: float, age: float | None) -> float:
+    """A "since" as Prometheus wants it: the moment, in unix seconds (0 = none), from a
+    sample taken at ``at`` and the age it read; a dashboard or alert computes
+    ``time() - x``, which stays right while a cached sample is served."""
+    return 0.0 if age is None else at - age
 
 
 def _run_metrics(sample: Sample) -> Iterator[Metric]:
@@ -280,19 +300,21 @@ def _run_metrics(sample: Sample) -> Iterator[Metric]:
         sample.runs["retired"],
     )
     yield _gauge(
-        "oldest_queued_run_age_seconds",
-        "How long the longest-waiting queued run has waited since it was queued or released.",
-        sample.oldest_queued_age_s or 0.0,
+        "oldest_queued_run_timestamp_seconds",
+        "When the longest-waiting queued run was queued or released (unix seconds; 0 = none "
+        "queued). Its wait: time() minus it.",
+        since(sample.at, sample.oldest_queued_age_s),
     )
     yield _gauge(
-        "oldest_processing_run_age_seconds",
-        "How long the oldest processing run has been held since it was claimed.",
-        sample.oldest_processing_age_s or 0.0,
+        "oldest_processing_run_timestamp_seconds",
+        "When the oldest processing run was claimed (unix seconds; 0 = none processing).",
+        since(sample.at, sample.oldest_processing_age_s),
     )
     yield _gauge(
-        "lease_overdue_seconds",
-        "How far past its expiry the oldest lease is (0 = none overdue; > 0 = a lost worker).",
-        sample.lease_overdue_s,
+        "oldest_expired_lease_timestamp_seconds",
+        "When the oldest lease past its expiry expired (unix seconds; 0 = none overdue; "
+        "a lost worker otherwise).",
+        since(sample.at, sample.lease_overdue_s or None),
     )
     yield _gauge("leases_expired", "Leases past their expiry.", sample.leases_expired)
 
@@ -310,15 +332,15 @@ def _pipeline_metrics(sample: Sample) -> Iterator[Metric]:
         1 if sample.deferred_since_s is not None else 0,
     )
     yield _gauge(
-        "pipeline_deferred_seconds",
-        "How long the pipeline has been deferring for an outage (0 when not).",
-        0.0 if sample.deferred_since_s is None else max(0.0, sample.at - sample.deferred_since_s),
+        "pipeline_deferred_since_timestamp_seconds",
+        "When the pipeline began deferring for an outage (unix seconds; 0 when it does not).",
+        sample.deferred_since_s or 0.0,
     )
     yield _gauge("workers", "Live workers in the registry.", sample.workers_live)
 
 
 def _routing_metrics(sample: Sample) -> Iterator[Metric]:
-    """Breakers per target."""
+    """Breakers per target, and each target's error ratio and ejection (§5)."""
     state = _g("breaker_state", "Breaker per target: 0 closed, 1 half-open, 2 open.", ["target"])
     trips = _g("breaker_trips", "Consecutive trips of a target's breaker.", ["target"])
     for view in sample.breakers:
@@ -326,6 +348,29 @@ def _routing_metrics(sample: Sample) -> Iterator[Metric]:
         trips.add_metric([view.target], view.trips)
     yield state
     yield trips
+    ratio = _g(
+        "target_error_ratio",
+        "Charged failures over calls of a target in the ejection window, fleet-wide (busy "
+        "and capacity answers never count; 0 without calls).",
+        ["target"],
+    )
+    calls = _g(
+        "target_window_calls",
+        "Successes and charged failures of a target in the ejection window, fleet-wide.",
+        ["target"],
+    )
+    ejected = _g(
+        "target_ejected",
+        "1 while a target is ejected for its error rate (tried after every other target).",
+        ["target"],
+    )
+    for tally in sample.outliers:
+        ratio.add_metric([tally.target], tally.error_ratio)
+        calls.add_metric([tally.target], tally.calls)
+        ejected.add_metric([tally.target], 1 if tally.standing is Standing.EJECTED else 0)
+    yield ratio
+    yield calls
+    yield ejected
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:

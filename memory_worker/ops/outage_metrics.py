@@ -5,8 +5,8 @@ Fleet series (``serve`` exports them, :mod:`memory_worker.ops.metrics` calls the
 - ``memory_worker_route_open{workflow}`` — 1 while every target of the workflow's route is
   breaker-open or half-open (what the admin pages call "open routes"; the farm-outage
   alert reads it), 0 otherwise; every configured route is present from the start;
-- ``memory_worker_incident_open`` / ``…_incident_open_seconds`` — the incident the admins
-  were paged about (:mod:`memory_worker.paging.incident`), from its first page until its
+- ``memory_worker_incident_open`` / ``…_incident_opened_timestamp_seconds`` (when, unix
+  seconds; 0 = none) — the incident the admins were paged about (:mod:`memory_worker.paging.incident`), from its first page until its
   resolved page.
 """
 
@@ -39,15 +39,15 @@ def route_open_metrics(
     yield family
 
 
-def incident_metrics(since: float | None, *, at: float) -> Iterator[Metric]:
-    """The paged incident open since ``since`` (unix seconds; None: none), sampled at ``at``."""
+def incident_metrics(since: float | None) -> Iterator[Metric]:
+    """The paged incident open since ``since`` (unix seconds; None: none)."""
     yield GaugeMetricFamily(
         f"{NS}_incident_open",
         "1 from an outage's first admin page until its resolved page (§9), else 0.",
         value=0 if since is None else 1,
     )
     yield GaugeMetricFamily(
-        f"{NS}_incident_open_seconds",
-        "How long the paged incident has been open (0 when none is).",
-        value=0.0 if since is None else max(0.0, at - since),
+        f"{NS}_incident_opened_timestamp_seconds",
+        "When the paged incident opened (unix seconds; 0 when none is open).",
+        value=0.0 if since is None else since,
     )

@@ -16,6 +16,8 @@ Imperative shell (:class:`AdminReporter`, an event sink):
   the cooldown is not consumed;
 - counters ``queued / sent / suppressed / failed / not_configured /
   delivery_errors / resolved`` live in ``admin_counters`` for metrics;
+- :class:`PagedLog` puts the event stream behind the reporter, so an outage's repeated
+  probes, held back by the cooldown, log at WARNING: only a page is an ERROR;
 - an outage's end (:mod:`memory_worker.paging.incident`): a routing page opens the fleet's
   incident with the routes open then; when none of them is open any more (a breaker closed,
   or the delivery loop's check every probe interval) one "resolved" page goes out, queued
@@ -30,7 +32,7 @@ import contextlib
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar, cast
 
 from redis.asyncio import Redis
@@ -39,6 +41,7 @@ from llm_client import (
     MEMORY_EXTRACTION,
     BreakerStore,
     BreakerView,
+    EventSink,
     EventType,
     Fanout,
     RoutesConfig,
@@ -229,13 +232,18 @@ class AdminReporter:
 
     async def emit(self, event: RoutingEvent) -> None:
         """Page for ``event`` if the rules say so. Never raises, never waits on a channel."""
+        await self.verdict(event)
+
+    async def verdict(self, event: RoutingEvent) -> str:
+        """:meth:`observe`'s answer, ``failed`` when the store failed (never raises)."""
         try:
-            await self.observe(event)
+            return await self.observe(event)
         except Exception as exc:  # paging is bookkeeping: never the pipeline's problem
             self.enqueue_failures += 1
             log.warning(
                 "admin.page_enqueue_failed", event_type=event.type, error=type(exc).__name__
             )
+            return "failed"
 
     async def observe(self, event: RoutingEvent) -> str:
         """Returns what happened: ``none``, ``not_configured``, ``suppressed`` or ``queued``
@@ -503,6 +511,35 @@ class AdminReporter:
 
     async def counters(self) -> dict[str, int]:
         return await page_counters(self._redis, self._keys)
+
+
+#: Outage events whose repeats, once paged, are no longer a person's business: the same
+#: outage's next probe finding every target open again (not a retirement: each is new work).
+QUIET_REPEATS: frozenset[str] = frozenset(
+    {
+        EventType.CIRCUIT_OPEN_EXHAUSTION,
+        EventType.ROUTE_UNAVAILABLE,
+        EventType.NO_CANDIDATES,
+        EventType.CAPACITY_WAIT_TIMEOUT,
+    }
+)
+
+
+class PagedLog:
+    """The routing-event stream (and its log lines) behind the admin reporter: an event the
+    reporter holds back as a repeat of a page already sent (the fleet-wide cooldown) is logged
+    and stored at WARNING with ``page=repeat``. ERROR is for what needs a person: the first
+    page of an outage, and the reminder when the cooldown ends (§9, §11)."""
+
+    def __init__(self, events: EventSink, reporter: AdminReporter) -> None:
+        self.events = events
+        self.reporter = reporter
+
+    async def emit(self, event: RoutingEvent) -> None:
+        outcome = await self.reporter.verdict(event)
+        if outcome == "suppressed" and event.type in QUIET_REPEATS and event.severity == "error":
+            event = replace(event, severity="warn", context={**event.context, "page": "repeat"})
+        await self.events.emit(event)
 
 
 async def page_counters(redis: Redis, keys: Keys) -> dict[str, int]:

@@ -7,8 +7,10 @@ Who exports what (docs/runbook.md, "Who exports which series"):
   them (:mod:`memory_worker.ops.metrics`), so each is counted once;
 - **process series** — this module — are what one worker process measured itself: its
   slots, and how long its ticks, runs and claim waits took. Each carries
-  ``worker="<host>:<pid>"``, so every process has series of its own and summing them over
-  every ``run --serve`` endpoint gives the fleet's totals (no series is in two places);
+  ``worker="<host>"``, or ``"<host>/<slot>"`` with ``MEMORY_WORKER_SLOT`` (:func:`worker_identity`):
+  a name that survives restarts, so a restarted worker continues its series instead of
+  starting new ones (Prometheus' ``instance`` tells endpoints apart); summing over every
+  ``run --serve`` endpoint gives the fleet's totals (no series is in two places);
 - ``memory_worker_build_info{version, prompt_version}`` (:func:`build_info`) is on both
   kinds of endpoint: one series per process, value 1.
 
@@ -39,7 +41,6 @@ Every label value is known up front, so every series exists at 0 from the start.
 
 from __future__ import annotations
 
-import os
 import socket
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
@@ -68,9 +69,16 @@ CAPACITY_WAIT_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 RUN_OUTCOMES = tuple(o.value for o in TickOutcome if o is not TickOutcome.IDLE)
 
 
-def process_name() -> str:
-    """This process as its series name it: ``<host>:<pid>`` (the worker id's first part)."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+def worker_identity(host: str, slot: str | None) -> str:
+    """The worker's identity across restarts: its host, and its slot on that host when set
+    (``MEMORY_WORKER_SLOT``). The pinned restart guard keys on it, the process series carry it."""
+    return f"{host}/{slot}" if slot else host
+
+
+def process_name(slot: str | None = None) -> str:
+    """This process as its series name it: :func:`worker_identity` of this host — never the
+    process id, which every restart changes."""
+    return worker_identity(socket.gethostname(), slot)
 
 
 class WorkerMetrics(Collector):
@@ -181,9 +189,10 @@ _: type[WalkObserver] = WorkerMetrics  # structural check: it is a walk observer
 
 
 @lru_cache(maxsize=1)
-def process_metrics() -> WorkerMetrics:
-    """This process's series (one set per process, whatever number of workers it starts)."""
-    return WorkerMetrics()
+def process_metrics(slot: str | None = None) -> WorkerMetrics:
+    """This process's series (one set per process, whatever number of workers it starts),
+    named by ``slot`` (``MEMORY_WORKER_SLOT``) on this host."""
+    return WorkerMetrics(process_name(slot))
 
 
 def build_info(settings: Settings) -> GaugeMetricFamily:

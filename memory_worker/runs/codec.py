@@ -8,7 +8,7 @@ scripts keep in ``routes:last_error`` (§15). Plain functions on plain data: no 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,6 +26,7 @@ from memory_worker.models import (
     Run,
     RunRequest,
     RunStatus,
+    SkipReason,
     problems_of,
 )
 from memory_worker.runs.model import ClaimedRun, ms_to_dt
@@ -58,7 +59,16 @@ def run_from_hash(h: dict[str, str], errors: Sequence[bytes | str]) -> Run:
         lease_owner=h.get("lease_owner") or None,
         leased_until=ms_to_dt(h.get("leased_until")),
         result=orjson.loads(h["result"]) if h.get("result") else None,
+        skip_reason=skip_reason(h),
     )
+
+
+def skip_reason(h: Mapping[str, str]) -> SkipReason | None:
+    """A skipped run's reason; one skipped before the field was stored was skipped by a
+    claim, so for an older prompt version (a forget always stored its reason)."""
+    if h.get("status") != RunStatus.SKIPPED.value:
+        return None
+    return SkipReason(h.get("skip_reason") or SkipReason.PROMPT_VERSION.value)
 
 
 def pairs(raw: list[Any]) -> dict[str, str]:

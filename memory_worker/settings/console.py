@@ -46,7 +46,10 @@ class ConsoleSettings(SecretSafeSettings):
         "burst (then 429 with Retry-After).",
     )
     console_runbook_url: Name = Field(
-        "docs/runbook.md", description="Runbook page the console's links point at."
+        "/docs/runbook.md",
+        description="Runbook page the console's links point at (the section's anchor is "
+        "added): by default the runbook the console serves itself, bundled with the package; "
+        "an absolute URL points at your own docs site.",
     )
     console_show_memory: bool = Field(
         True,

@@ -66,6 +66,13 @@ class MemoryUseSettings(SecretSafeSettings):
         description="Salience of a card MemoryQueue.remember stores (the bot was told it "
         "outright; a run's cards get theirs from the model). A known fact keeps the higher.",
     )
+    card_history_max_events: int = Field(
+        32,
+        ge=2,
+        le=1000,
+        description="Events of one card's history kept (MemoryQueue.history): the first, how "
+        "the card began, and the newest; older ones in between are dropped as new ones come.",
+    )
     export_read_rounds: int = Field(
         5,
         ge=1,

@@ -276,7 +276,13 @@ class Settings(
     )
 
     # --- routing (§6) ----------------------------------------------------------------------
-    route_max_hops: int = Field(4, ge=1, le=64, description="Default max targets tried per call.")
+    route_max_hops: int = Field(
+        64,
+        ge=1,
+        le=64,
+        description="Safety ceiling of the targets one call tries (busy answers excepted): "
+        "a walk tries every candidate of its route within the wall budget, up to this many.",
+    )
     route_wall_seconds: float = Field(
         900.0, gt=0, le=DAY, description="Default wall-time budget of one routed call."
     )
@@ -412,7 +418,8 @@ class Settings(
         None,
         description="This worker's stable name on its host, when a host runs several (e.g. "
         "the systemd instance `%i`, or `worker.2`): with the host name it is the identity the "
-        "pinned restart guard remembers across restarts. Unset: the host name alone.",
+        "pinned restart guard remembers across restarts and the `worker` label of the "
+        "process's metrics. Unset: the host name alone.",
     )
     worker_heartbeat_seconds: float = Field(
         default_factory=heartbeat_default,

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 from redis.exceptions import RedisError
 
 from memory_worker.logs import get_logger
+from memory_worker.pipeline.process_metrics import worker_identity
 from memory_worker.settings import Settings
 from memory_worker.storage.connections import LOG_RETRY_AT, awaited
 from memory_worker.worker.watchdog import PINNED, PINNED_HELD, WEDGED_EXIT, Liveness, Watchdog
@@ -135,11 +136,6 @@ def trimmed(samples: Sequence[Sample], window: float) -> list[Sample]:
         if sample.at <= edge:
             keep = i
     return list(samples[keep:])
-
-
-def worker_identity(host: str, slot: str | None) -> str:
-    """The worker's identity across restarts: its host, and its slot on that host when set."""
-    return f"{host}/{slot}" if slot else host
 
 
 class PinnedMonitor:

@@ -42,7 +42,8 @@ def example() -> str:
     return text
 
 
-async def test_the_memory_example_runs(settings: Settings, redis: Any, tmp_path: Path) -> None:
+async def seed_chat(redis: Any, key_prefix: str) -> CardStore:
+    """Chat 42 as the example expects it: :data:`FACTS` with their e5 vectors."""
     client = LocalEmbedClient(E5, ClientConfig(base_url=""))
     vectors = (await client.embed([f for f, _, _ in FACTS], dimension=384)).embeddings
     await client.aclose()
@@ -53,9 +54,30 @@ async def test_the_memory_example_runs(settings: Settings, redis: Any, tmp_path:
         )
         for i, ((fact, scope, sal), vector) in enumerate(zip(FACTS, vectors, strict=True))
     ]
-    store = CardStore(redis, Keys(settings.key_prefix))
+    store = CardStore(redis, Keys(key_prefix))
     writes = RunWrites(observed_at=SEEN, cards=cards, embedding_model=E5)
     await store.apply_run(42, "r1", writes, now=SEEN)
+    return store
+
+
+async def check_output(out: str, store: CardStore, folder: Path) -> None:
+    """What the example printed, the export it wrote into ``folder``, the cards it changed."""
+    first, found, fixed, remembered, exported = out.splitlines()
+    assert first.endswith("tokens: - [2026-11-02] Alice loves green tea.")
+    assert found == "42:2 2026-11-02 Alice lives in Lisbon."
+    assert fixed == "corrected: Alice lives in Porto replaces 2"
+    assert remembered == "remembered: 42:5 bot:chat-42 True"  # embedded at once, on e5
+    # her two (the chat's is not hers), the correction, the remembered fact
+    assert exported == "exported 4 cards; True"
+    header = orjson.loads((folder / "user-7.jsonl").read_bytes().splitlines()[0])
+    assert (header["chat_id"], header["user_id"]) == (42, 7)
+    live = await store.visible_cards(42, user_id=7)
+    assert "Alice lives in Porto" in [c.fact_text for c in live]
+    assert "Alice is vegetarian" in [c.fact_text for c in live]
+
+
+async def test_the_memory_example_runs(settings: Settings, redis: Any, tmp_path: Path) -> None:
+    store = await seed_chat(redis, settings.key_prefix)
 
     script = tmp_path / "memory_example.py"
     script.write_text(example())
@@ -76,15 +98,4 @@ async def test_the_memory_example_runs(settings: Settings, redis: Any, tmp_path:
     )
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()
-    first, found, fixed, remembered, exported = out.decode().splitlines()
-    assert first.endswith("tokens: - [2026-11-02] Alice loves green tea.")
-    assert found == "42:2 2026-11-02 Alice lives in Lisbon."
-    assert fixed == "corrected: Alice lives in Porto replaces 2"
-    assert remembered == "remembered: 42:5 bot:chat-42 True"  # embedded at once, on e5
-    # her two (the chat's is not hers), the correction, the remembered fact
-    assert exported == "exported 4 cards; True"
-    header = orjson.loads((tmp_path / "user-7.jsonl").read_bytes().splitlines()[0])
-    assert (header["chat_id"], header["user_id"]) == (42, 7)
-    live = await store.visible_cards(42, user_id=7)
-    assert "Alice lives in Porto" in [c.fact_text for c in live]
-    assert "Alice is vegetarian" in [c.fact_text for c in live]
+    await check_output(out.decode(), store, tmp_path)

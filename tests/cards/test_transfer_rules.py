@@ -136,7 +136,44 @@ HOSTILE: dict[str, tuple[str, dict[str, Any], str]] = {
     "run-id-spells-a-key": ("episode", {"run_id": "rX}:active:chat"}, "run_id: Value error"),
     "first-run-id": ("card", {"first_run_id": f"{CANARY} }}:x"}, "first_run_id: Value error"),
     "relation-with-a-bar": ("link", {"relation": "a|b"}, "relation: Value error"),
-    "no-sources": ("card", {"source_message_ids": []}, "source_message_ids: List should"),
+    "no-sources": ("card", {"source_message_ids": []}, "source_message_ids: a card not asserted"),
+    "history-unknown-kind": (
+        "card",
+        {"history": [{"kind": CANARY, "at": "2026-03-01T12:00:00Z"}]},
+        "history.0.kind: Input should be",
+    ),
+    "history-secret-request": (
+        "card",
+        {
+            "history": [
+                {
+                    "kind": "created",
+                    "at": "2026-03-01T12:00:00Z",
+                    "request_id": f"{CANARY} token=ghp_" + "a" * 36,
+                }
+            ]
+        },
+        "history.0.request_id: Value error",
+    ),
+    "history-run-spells-a-key": (
+        "card",
+        {
+            "history": [
+                {"kind": "created", "at": "2026-03-01T12:00:00Z", "run_id": "rX}:active:chat"}
+            ]
+        },
+        "history.0.run_id: Value error",
+    ),
+    "history-extra-field": (
+        "card",
+        {"history": [{"kind": "created", "at": "2026-03-01T12:00:00Z", "derived": True}]},
+        "history.0.derived: Extra inputs",
+    ),
+    "history-too-long": (
+        "card",
+        {"history": [{"kind": "observed", "at": "2026-03-01T12:00:00Z"}] * 1001},
+        "history: List should have at most 1000",
+    ),
 }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import typer
+from dotenv import dotenv_values
 
 from memory_worker.cli.commands import app
 from memory_worker.cli.config import CONFIG_END, CONFIG_START, config_markdown, replace_config_table
@@ -73,6 +74,21 @@ def test_example_env_names_only_real_settings_and_parses(monkeypatch: pytest.Mon
     settings = Settings()
     assert settings.max_queued_runs == 5000
     assert settings.admin_telegram_chat_ids == [11111111, 22222222]
+
+
+def test_example_env_leaves_the_embedded_valkey_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Copied to .env as init-config says, it keeps the README's setup: REDIS_URL stays a
+    comment that says what setting it changes."""
+    text = (ROOT / "config" / "example.env").read_text()
+    assert not re.search(r"^REDIS_URL=", text, re.MULTILINE)
+    assert re.search(r"^# REDIS_URL=redis://", text, re.MULTILINE)
+    assert "Setting REDIS_URL switches the embedded Valkey off" in text
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text(text)  # "copy example.env to .env"
+    assert "REDIS_URL" not in dotenv_values(tmp_path / ".env")
 
 
 def test_procfile_runs_real_commands() -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -11,12 +13,15 @@ import time
 from typing import IO, Any
 
 import httpx
+import pytest
 
 from llm_client import EventType, Outcome, RedisEventLog, RoutingEvent
+from llm_client._outlier.model import Mode as Rule
+from llm_client._outlier.model import Verdict
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import route_target_ids
 from memory_worker.settings import Settings
-from memory_worker.wiring import breaker_store, event_log
+from memory_worker.wiring import breaker_store, event_log, outlier_store
 from tests.support.harness import cli, cli_env, free_port
 
 
@@ -56,6 +61,30 @@ async def test_breakers_list_and_reset(settings: Settings, redis: Any) -> None:
     assert "unknown target" in unknown.stderr
     forced = cli(settings, "breakers", "reset", "nobody/nothing", "--force")
     assert forced.returncode == 0, forced.stderr
+
+
+async def test_breakers_list_shows_an_ejection_and_reset_clears_it(
+    settings: Settings, redis: Any
+) -> None:
+    routed = route_target_ids(settings)
+    outliers = outlier_store(redis, settings)
+    await outliers.sync(routed, {routed[0]: (2, 30)})
+    (ejected,) = await outliers.eject(routed, [Verdict(routed[0], Rule.FAILURE_PERCENTAGE, 2, 30)])
+    assert ejected.times == 1
+
+    listed = cli(settings, "breakers", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {b["target"]: b for b in json.loads(listed.stdout)}
+    assert rows[routed[0]]["ejection"]["standing"] == "ejected"
+    assert rows[routed[0]]["ejection"]["times"] == 1
+    assert rows[routed[1]]["ejection"]["standing"] == "in"
+    table = cli(settings, "breakers", "list", COLUMNS="400")
+    assert "ejected" in table.stdout
+
+    reset = cli(settings, "breakers", "reset", routed[0])
+    assert reset.returncode == 0, reset.stderr
+    (after,) = await outliers.sync([routed[0]])
+    assert (after.standing.value, after.calls, after.times) == ("in", 0, 0)
 
 
 async def test_a_cli_breaker_reset_is_audited_like_a_console_one(
@@ -200,3 +229,35 @@ def test_run_serve_reports_the_worker_loop(settings: Settings, redis: Any) -> No
     finally:
         code = stop(proc)
     assert code == 0
+
+
+def _worker_labels(url: str) -> set[str]:
+    text = httpx.get(url + "/metrics").text
+    return set(re.findall(r'^memory_worker_worker_slots\{worker="([^"]*)"\}', text, re.MULTILINE))
+
+
+@pytest.mark.parametrize("slot", ["worker.2", ""], ids=["slot", "host-only"])
+def test_a_workers_series_keep_their_name_across_a_restart(
+    settings: Settings, redis: Any, slot: str
+) -> None:
+    """The process series are named by host and MEMORY_WORKER_SLOT, never by the pid: a
+    restarted worker continues its series instead of starting new ones."""
+    port = free_port()
+    env = {
+        "MEMORY_WORKER_HEARTBEAT_SECONDS": "0.5",
+        **({"MEMORY_WORKER_SLOT": slot} if slot else {}),
+    }
+    expected = f"{socket.gethostname()}/{slot}" if slot else socket.gethostname()
+    names, pids = [], []
+    for _ in range(2):
+        proc = start(settings, "run", "--serve", "--port", str(port), **env)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_ready(url, proc)
+            names.append(_worker_labels(url))
+            pids.append(proc.pid)
+        finally:
+            assert stop(proc) == 0
+    assert names == [{expected}, {expected}]
+    assert pids[0] != pids[1]
+    assert not any(str(pid) in expected for pid in pids)

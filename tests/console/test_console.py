@@ -18,7 +18,9 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 
-from llm_client import Circuit, Outcome
+from llm_client import Circuit, EventType, Outcome, RoutingEvent
+from llm_client._outlier.model import Mode as Rule
+from llm_client._outlier.model import Verdict
 from memory_worker.cards import CardStore, EpisodeWrite, NewCard, RunWrites
 from memory_worker.console import add_console
 from memory_worker.console.app import CSP
@@ -29,7 +31,7 @@ from memory_worker.runs import RunStore, now_ms
 from memory_worker.runs.model import HOUR_MS
 from memory_worker.runs.policy import FailurePlan
 from memory_worker.settings import Settings
-from memory_worker.wiring import breaker_store
+from memory_worker.wiring import breaker_store, event_log, outlier_store
 from tests.support import console
 from tests.support.cards import new
 from tests.support.console import TOKEN, MakeClient, csrf_of, with_token
@@ -322,6 +324,43 @@ async def test_actions_refused_without_token_change_nothing(
     await seed(redis, settings)
     for path, form in (("/breakers/reset", {"target": TARGET}), ("/replay", {"scope": "retired"})):
         await console.assert_refused_without_token_or_csrf(redis, settings, make_client, path, form)
+
+
+async def test_breakers_page_shows_an_ejection_and_its_event_and_reset_clears_it(
+    redis: Any, settings: Settings, make_client: MakeClient
+) -> None:
+    await seed(redis, settings)
+    outliers = outlier_store(redis, settings)
+    tier = [TARGET, "farm-b/memory-extractor"]
+    await outliers.sync(tier, {TARGET: (4, 26)})
+    (ejected,) = await outliers.eject(tier, [Verdict(TARGET, Rule.FAILURE_PERCENTAGE, 4, 26)])
+    await event_log(redis, settings).emit(
+        RoutingEvent(
+            EventType.TARGET_EJECTED,
+            "memory_extraction",
+            target=TARGET,
+            reason="failure_percentage",
+            counters={"times": ejected.times, "ejected_ms": 30_000},
+        )
+    )
+    client = await make_client(with_token(settings))
+    page = await (await client.get("/breakers")).text()
+    row = page.split(f'<tr data-target="{TARGET}">', 1)[1].split("</tr>", 1)[0]
+    assert "ejection-note" in row
+    assert "ejected 30s (1× in a row)" in row or "ejected 29s (1× in a row)" in row
+    assert "ejected (failure_percentage) at" in row
+    timeline = await (await client.get("/events?type=target_ejected")).text()
+    assert "target_ejected" in timeline
+    assert TARGET in timeline
+    csrf = await csrf_of(client)
+    response = await client.post(
+        "/breakers/reset", data={"target": TARGET, "csrf": csrf, "token": TOKEN}
+    )
+    assert response.status == 200
+    row = (await response.text()).split(f'<tr data-target="{TARGET}">', 1)[1].split("</tr>")[0]
+    assert "ejection-note" not in row
+    assert "in · no calls" in row
+    assert (await outliers.sync([TARGET]))[0].times == 0
 
 
 async def test_breaker_reset_with_token_leaves_an_audit_event(

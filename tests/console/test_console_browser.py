@@ -292,7 +292,7 @@ async def test_operator_sees_outage_resets_breaker_browses_memory_and_replays(
             assert FARM_KEY not in html
             assert "upstream backend unreachable" in html
             links = await page.links("a.runbook-link")
-            assert "docs/runbook.md#provider_unavailable" in links
+            assert "/docs/runbook.md#provider_unavailable" in links
             await page.shot(screenshots / "console-outage.png")
 
             # --- a released run shows its release history ---------------------------------------
@@ -470,6 +470,52 @@ async def test_operator_logs_in_to_a_closed_console_and_out_again(
             after = await page.submit("header form", {}, "#logout")
             assert 'id="login-form"' in after
             assert 'id="login-form"' in await page.open("/settings")
+        except BaseException:
+            sys.stderr.write((tmp_path / "serve.log").read_text(errors="replace")[-3000:])
+            raise
+        finally:
+            serve.terminate()
+            serve.wait(timeout=15)
+    finally:
+        await redis.aclose()
+
+
+async def test_the_banners_runbook_link_opens_the_bundled_runbook_at_its_section(
+    console: tuple[str, Settings], driver: Any, tmp_path: Path
+) -> None:
+    """A fresh install, no docs site configured: during an outage the banner's runbook link
+    lands on the runbook the console serves, scrolled to the heading the link names."""
+    from selenium.webdriver.common.by import By
+
+    from tests.console.test_console import seed
+
+    base, settings = console
+    redis = client_from_url(reveal(settings.redis_url) or "")
+    try:
+        await seed(redis, settings)  # an open breaker: the banner is up
+        serve = await _serve(settings, None, tmp_path)
+        page = Page(driver, base)
+        try:
+            html = await page.open("/")
+            assert 'id="outage-banner"' in html
+            href = (await page.links("#outage-banner a.runbook-link"))[0]
+            assert href.startswith("/docs/runbook.md#")
+            anchor = href.split("#", 1)[1]
+
+            def follow() -> tuple[str, str, str, int]:
+                driver.find_element(By.CSS_SELECTOR, "#outage-banner a.runbook-link").click()
+                heading = driver.find_element(By.ID, anchor)
+                top = driver.execute_script(
+                    "return arguments[0].getBoundingClientRect().top;", heading
+                )
+                return driver.current_url, heading.tag_name, driver.title, int(top)
+
+            url, tag, title, top = await asyncio.to_thread(follow)
+            assert url == f"{base}/docs/runbook.md#{anchor}"
+            assert tag in {"h2", "h3", "h4"}
+            assert title.startswith("Operations runbook")
+            assert 0 <= top < 200  # the browser scrolled to the section
+            assert await page.scripts() == 0
         except BaseException:
             sys.stderr.write((tmp_path / "serve.log").read_text(errors="replace")[-3000:])
             raise

@@ -19,6 +19,7 @@ from memory_worker.console.data import (
     settings_rows,
 )
 from memory_worker.console.memory_data import card_matches, superseded_chains
+from memory_worker.models import RouteError
 from memory_worker.settings import Settings
 from tests.support.cards import stored
 
@@ -26,11 +27,18 @@ NOW = 1_800_000_000_000
 ROUTES = {"memory_extraction": ["a/x", "b/y"], "embedding": ["e/e"]}
 
 
-def view(target: str, circuit: Circuit, *, opened: int | None = None, cooldown: float = 0) -> Any:
+def view(
+    target: str,
+    circuit: Circuit,
+    *,
+    opened: int | None = None,
+    cooldown: float = 0,
+    failures: int = 0,
+) -> Any:
     return BreakerView(
         target=target,
         circuit=circuit,
-        consecutive_failures=0,
+        consecutive_failures=failures,
         trips=0 if circuit is Circuit.CLOSED else 1,
         opened_at_ms=opened,
         cooldown_remaining_s=cooldown,
@@ -113,6 +121,65 @@ def test_outage_banner(
     assert found.since_ms == since
     assert found.next_probe_in_s == next_probe
     assert (found.runs_waiting, found.pages_sent, found.pages_suppressed) == (7, 2, 5)
+
+
+def _error(workflow: str, age_ms: int) -> RouteError:
+    at = datetime.fromtimestamp((NOW - age_ms) / 1000, tz=UTC)
+    return RouteError(workflow=workflow, at=at, target="a/x", code="UPSTREAM_ERROR")
+
+
+FAILING = [view("a/x", Circuit.CLOSED, failures=2), view("b/y", Circuit.CLOSED, failures=1)]
+
+
+@pytest.mark.parametrize(
+    ("breakers", "error_age_ms", "failing"),
+    [
+        pytest.param(
+            [*FAILING, CLOSED[2]], 20_000, ["memory_extraction"], id="every target failed"
+        ),
+        pytest.param(
+            [view("a/x", Circuit.OPEN, opened=NOW, failures=5), FAILING[1], CLOSED[2]],
+            20_000,
+            ["memory_extraction"],
+            id="one open, the other failed",
+        ),
+        pytest.param([FAILING[0], CLOSED[1], CLOSED[2]], 20_000, [], id="a fallback answers"),
+        pytest.param([*FAILING, CLOSED[2]], 16 * 60_000, [], id="the last error is old"),
+        pytest.param([*FAILING, CLOSED[2]], None, [], id="no farm answer to name"),
+    ],
+)
+def test_a_failing_route_raises_the_banner_before_a_breaker_opens(
+    breakers: list[Any], error_age_ms: int | None, failing: list[str]
+) -> None:
+    """An outage's first minute: runs are released with the farm's code while the breakers
+    still count failures; the banner names the route, its last error and what to do."""
+    errors = (
+        {}
+        if error_age_ms is None
+        else {"memory_extraction": _error("memory_extraction", error_age_ms)}
+    )
+    found = outage_banner(
+        now_ms=NOW,
+        routes=ROUTES,
+        breakers=breakers,
+        deferred_since_ms=None,
+        next_tick_ms=None,
+        runs_waiting=3,
+        pages={},
+        failed_since=0,
+        last_errors=errors,
+    )
+    if not failing:
+        assert found is None
+        return
+    assert found is not None
+    assert [r.workflow for r in found.open_routes] == failing
+    (route,) = found.open_routes
+    assert route.failing
+    assert found.failing_only
+    assert route.failures == max(v.consecutive_failures for v in breakers[:2])
+    assert route.last_error is not None
+    assert route.last_error.code == "UPSTREAM_ERROR"
 
 
 @pytest.mark.parametrize(

@@ -71,7 +71,7 @@ def test_advice_by_reason(reason: str | None, anchor: str) -> None:
 @pytest.mark.parametrize(
     ("base", "href"),
     [
-        ("docs/runbook.md", "docs/runbook.md#provider_error"),
+        ("/docs/runbook.md", "/docs/runbook.md#provider_error"),
         ("https://docs.example/mw/runbook/", "https://docs.example/mw/runbook/#provider_error"),
         ("https://docs.example/runbook/#old", "https://docs.example/runbook/#provider_error"),
     ],
@@ -104,7 +104,7 @@ async def test_banner_shows_the_farms_last_answer_masked_and_what_to_do(
     assert 'class="farm-code">UPSTREAM_ERROR<' in banner
     assert "backend unreachable &lt;b&gt;x&lt;/b&gt;" in banner  # text, not markup
     assert KEY not in body
-    assert 'href="docs/runbook.md#provider_unavailable"' in banner
+    assert 'href="/docs/runbook.md#provider_unavailable"' in banner
     assert "What to do:" in banner
     # a deployment's docs site; a later refusal (no farm answer) keeps the answer shown
     claim = await store.claim("console-test-worker")
@@ -115,6 +115,38 @@ async def test_banner_shows_the_farms_last_answer_masked_and_what_to_do(
     body = await (await (await make_client(docs)).get("/runs")).text()
     assert 'class="farm-code">UPSTREAM_ERROR<' in body
     assert 'href="https://docs.example/runbook/#provider_unavailable"' in body
+
+
+async def test_the_banner_names_the_farms_error_from_the_first_release_on(
+    redis: Any, settings: Settings, make_client: MakeClient
+) -> None:
+    """An outage's first minute: one call failed with UPSTREAM_ERROR (its breaker charged,
+    still closed) and the run went back. The banner is up already, with the farm's code and
+    what to do; a success on the target takes it down."""
+    from llm_client import Circuit, Outcome
+    from memory_worker.wiring import breaker_store
+    from tests.support.factories import make_request
+
+    store = RunStore(redis, settings)
+    client = await make_client(settings)
+    assert 'id="outage-banner"' not in await (await client.get("/")).text()
+    await store.enqueue(make_request(77, texts=["hello"]))
+    breakers = breaker_store(redis, settings)
+    permit = await breakers.acquire(TARGET, lease_seconds=5)
+    assert permit is not None
+    await breakers.record(TARGET, permit, Outcome.FAILURE)
+    assert (await breakers.view(TARGET)).circuit is Circuit.CLOSED  # not tripped yet
+    await _release_with_answer(store, "UPSTREAM_ERROR: backend unreachable")
+    body = await (await client.get("/runs")).text()
+    banner = body[body.index('id="outage-banner"') : body.index("</section>")]
+    assert "Farm failing" in banner
+    assert 'class="route-failing">memory_extraction<' in banner
+    assert 'class="farm-code">UPSTREAM_ERROR<' in banner
+    assert 'href="/docs/runbook.md#provider_unavailable"' in banner
+    permit = await breakers.acquire(TARGET, lease_seconds=5)
+    assert permit is not None
+    await breakers.record(TARGET, permit, Outcome.SUCCESS)  # the farm answers again
+    assert 'id="outage-banner"' not in await (await client.get("/")).text()
 
 
 async def test_a_released_run_shows_its_release_history(
@@ -132,6 +164,10 @@ async def test_a_released_run_shows_its_release_history(
     )
     assert "no failed attempts (released 1 times" in body
     assert "the budget of its last claim" in body
+    # the title is the run's id, nothing of the page's body
+    (title,) = re.findall(r"<title>(.*?)</title>", body, re.S)
+    assert title == f"Run {rid} · memory-worker console"
+    assert body.count('id="release-log"') == 1
 
 
 async def test_workers_page_lists_the_registry(

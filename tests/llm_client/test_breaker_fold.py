@@ -52,11 +52,15 @@ async def seed(redis: Redis, keys: Keys, target: str, state: dict[str, int]) -> 
 async def slow_begin(
     store: BreakerStore, targets: list[str], workflow: str, probes: bool
 ) -> tuple[tuple[bool, ...], int | None, Any]:
-    """What the walk did before the fold: read the views, then acquire in its order."""
+    """What the walk does without the fold (its slow path): read the views, then acquire
+    in its order — open targets whose probe is due first (with probes), the closed ones,
+    then the other open ones."""
     views = await store.views(targets, now_ms=NOW)
     closed = [v.circuit is Circuit.CLOSED for v in views]
-    order = [i for i, c in enumerate(closed) if c]
-    order += [i for i, c in enumerate(closed) if not c and probes]
+    due = [v.circuit is Circuit.HALF_OPEN and not v.probe_in_flight for v in views]
+    order = [i for i, d in enumerate(due) if d and probes]
+    order += [i for i, c in enumerate(closed) if c]
+    order += [i for i, c in enumerate(closed) if not c and not due[i] and probes]
     for i in order:
         permit = await store.acquire(
             targets[i], lease_seconds=30, workflow=workflow, interval_seconds=15, now_ms=NOW

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llm_client import GatewayConfig
+from llm_client import GatewayConfig, Standing, Tally
 from llm_client._gateway.balance import (
     LEAST_IN_FLIGHT,
     WEIGHTED_RANDOM,
@@ -223,3 +223,61 @@ def test_the_order_is_a_permutation_tier_by_tier(
     )
     assert sorted(t.id for t in found) == sorted(t.id for t in route)
     assert [t.tier for t in found] == sorted(t.tier for t in route)
+
+
+# --- error rate (outlier ejection, §5) --------------------------------------------------------
+
+
+def by_health(
+    targets: list[T], health: dict[str, Tally], share: float = 0.0, **kw: object
+) -> list[list[str]]:
+    """The first target of 2000 orders drawn with ``health``."""
+    rng = random.Random(7)
+    firsts = []
+    for _ in range(2000):
+        found = prefer(
+            targets,
+            lambda t: t.tier,
+            latency={},
+            in_flight=kw.get("in_flight", {}),  # type: ignore[arg-type]
+            draw=rng.random,
+            now_ms=NOW,
+            config=config(balance=kw.get("balance", LEAST_IN_FLIGHT)),
+            health=health,
+            probation_share=share,
+        )
+        firsts.append([t.id for t in found])
+    return firsts
+
+
+def test_an_ejected_target_goes_after_every_tier() -> None:
+    route = [T("a", 0), T("b", 0), T("c", 1)]
+    health = {"a": Tally("a", standing=Standing.EJECTED)}
+    assert {tuple(o) for o in by_health(route, health)} == {("b", "c", "a")}
+
+
+@pytest.mark.parametrize("in_flight", [0, 1])
+def test_least_in_flight_never_prefers_a_fast_failing_target(in_flight: int) -> None:
+    """Its few calls in flight (it fails fast) never put it ahead of an equally (or, at 60 %
+    failures, one call more) loaded healthy peer: (in flight + 1) / (weight × success
+    ratio); under heavier load on the peer it takes a share again."""
+    health = {"a": Tally("a", 8, 12), "b": Tally("b", 20, 0)}
+    orders = by_health([A, B], health, in_flight={"b": in_flight})
+    assert all(o[0] == "b" for o in orders)
+
+
+def test_weighted_random_weighs_by_success_ratio() -> None:
+    health = {"a": Tally("a", 8, 12), "b": Tally("b", 20, 0)}  # a: 9/21
+    orders = by_health([A, B], health, balance=WEIGHTED_RANDOM)
+    share = sum(o[0] == "a" for o in orders) / len(orders)
+    expected = (9 / 21) / (9 / 21 + 1)  # the first place of a weighted draw
+    assert abs(share - expected) < 0.04
+
+
+@pytest.mark.parametrize("share", [0.25, 0.5, 1.0])
+def test_a_target_on_probation_is_first_for_its_share_of_the_calls(share: float) -> None:
+    """Even while its peer has fewer calls in flight (it could serve them all)."""
+    health = {"a": Tally("a", standing=Standing.PROBATION), "b": Tally("b")}
+    orders = by_health([A, B], health, share, in_flight={"a": 3})
+    first = sum(o[0] == "a" for o in orders) / len(orders)
+    assert abs(first - share) < 0.04

@@ -519,3 +519,23 @@ def test_random_walks_end_and_spend_each_permit_once(
         assert "AcquireFailOpen" not in world.steps
         assert not set(world.attempts) & opened
     assert world.notes.count(EventType.CIRCUIT_OPEN_EXHAUSTION) <= 1
+
+
+@pytest.mark.parametrize(
+    ("closed", "due", "probes", "expected"),
+    [
+        pytest.param([True, False], [False, True], True, ["b", "a"], id="due-probe-first"),
+        pytest.param([True, False], [False, False], True, ["a", "b"], id="cooling-open-last"),
+        pytest.param([True, False], [False, True], False, ["a"], id="optional-never-probes"),
+        pytest.param(
+            [False, False, True], [True, True, False], True, ["a", "b", "c"], id="two-due"
+        ),
+    ],
+)
+def test_an_open_target_whose_probe_is_due_is_tried_first(
+    closed: list[bool], due: list[bool], probes: bool, expected: list[str]
+) -> None:
+    """§6: a half-open probe is sent whether or not a closed peer could serve the call."""
+    p = plan(*TARGETS[: len(closed)], probes=probes)
+    state = after_order(WalkState(), p, closed, None, due=due)
+    assert [t.provider for t in state.candidates] == expected

@@ -3,8 +3,9 @@ runbook and a real scrape.
 
 - ``promtool check rules`` and ``check config`` pass; ``promtool test rules`` runs
   ``alerts_test.yml``, where every alert has a case that fires and one that stays quiet;
-- the runbook's alert table and the rules file hold the same alerts, expressions and
-  ``for`` durations;
+- the runbook's alert sections and the rules file hold the same alerts, expressions and
+  ``for`` durations, and every alert's ``runbook_url`` is its section on the runbook the
+  console serves;
 - every series a rule reads exists on a real endpoint (a renamed metric would make its
   alert silently never fire).
 
@@ -20,7 +21,10 @@ from typing import Any
 import pytest
 import yaml
 
+from memory_worker.console import docs
 from memory_worker.settings import Settings
+from tests.support.console import MakeClient
+from tests.support.console import make_client as make_client  # the fixture
 from tests.support.promtool import promtool
 from tests.support.scrape import metric_names, real_exposition
 
@@ -63,21 +67,54 @@ def test_every_alert_has_a_case_that_fires_and_one_that_stays_quiet() -> None:
 
 
 def runbook_rows() -> dict[str, tuple[str, str]]:
-    """The runbook's alert table: name → (expression, for)."""
-    section = RUNBOOK.read_text(encoding="utf-8").split("\n## Alerts\n", 1)[1]
+    """The runbook's alert sections: name → (expression, for)."""
+    section = RUNBOOK.read_text(encoding="utf-8").split("\n## Alerts\n", 1)[1].split("\n## ")[0]
     rows = {}
-    for line in section.splitlines():
-        found = re.match(r"^\| `(\w+)` \| `(.+)` \| ([^|]+) \|", line)
-        if found:
-            name, expr, duration = found.groups()
-            rows[name] = (expr.replace("\\|", "|"), duration.strip())
+    for found in re.finditer(
+        r"^#### (\w+)\n\n`(.+)` — (?:for (\S+)|no `for`: at once)\.$", section, re.M
+    ):
+        name, expr, duration = found.groups()
+        rows[name] = (expr, duration or "-")
     return rows
 
 
-def test_the_runbook_table_is_the_rules_file() -> None:
+def test_the_runbook_sections_are_the_rules_file() -> None:
     table = runbook_rows()
     shipped = {name: (r["expr"], r.get("for", "-")) for name, r in rules().items()}
     assert table == shipped
+
+
+RUNBOOK_URL = re.compile(r"^\{\{ \$externalLabels\.console_url \}\}/docs/runbook\.md#([\w-]+)$")
+
+
+@pytest.mark.parametrize("name", sorted(rules()))
+def test_every_alert_links_its_section_of_the_bundled_runbook(name: str) -> None:
+    """The operators' convention: a ``runbook_url`` on every alert, here the section of the
+    runbook the console serves (the console's address from Prometheus' external labels)."""
+    url = rules()[name]["annotations"]["runbook_url"]
+    found = RUNBOOK_URL.match(url)
+    assert found, url
+    (anchor,) = found.groups()
+    assert anchor == name.lower()
+    assert anchor in docs.anchors("runbook.md"), f"docs/runbook.md has no heading #{anchor}"
+
+
+async def test_an_alerts_runbook_url_opens_its_section_on_the_console(
+    redis: Any, settings: Settings, make_client: MakeClient
+) -> None:
+    """Each link followed on a real console: the page is served and holds the heading."""
+    client = await make_client(settings)
+    response = await client.get("/docs/runbook.md")
+    assert response.status == 200
+    body = await response.text()
+    for name, rule in rules().items():
+        anchor = rule["annotations"]["runbook_url"].rsplit("#", 1)[1]
+        assert f'<h4 id="{anchor}">{name}</h4>' in body
+
+
+def test_the_scrape_config_names_the_console_for_the_runbook_links() -> None:
+    config = yaml.safe_load((PROMETHEUS / "prometheus.yml").read_text(encoding="utf-8"))
+    assert config["global"]["external_labels"]["console_url"].startswith("http")
 
 
 def test_the_rules_cover_what_an_operator_must_be_told() -> None:
@@ -86,7 +123,7 @@ def test_the_rules_cover_what_an_operator_must_be_told() -> None:
     reads = {name: metric_names(r["expr"]) for name, r in rules().items()}
     must = {
         "MemoryWorkerFarmOutage": "memory_worker_route_open",
-        "MemoryWorkerBacklogNotDraining": "memory_worker_oldest_queued_run_age_seconds",
+        "MemoryWorkerBacklogNotDraining": "memory_worker_oldest_queued_run_timestamp_seconds",
         "MemoryWorkerAttemptsSpentInOutage": "memory_worker_runs_failed_total",
         "MemoryWorkerRunsRetired": "memory_worker_runs_retired_total",
         "MemoryWorkerNoWorkers": "memory_worker_workers",

@@ -14,6 +14,7 @@ loads and one that shows data.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,64 @@ async def test_every_series_a_panel_reads_exists_on_a_real_endpoint(settings: Se
         pytest.param("latency", "memory_worker_run_duration_seconds_bucket", id="run-latency"),
         pytest.param("latency", "memory_worker_claim_wait_seconds_bucket", id="claim-wait"),
         pytest.param("latency", "memory_worker_tick_duration_seconds_bucket", id="tick"),
+        pytest.param("error ratio", "memory_worker_target_error_ratio", id="error-ratio"),
+        pytest.param("ejected", "memory_worker_target_ejected", id="ejected"),
+        pytest.param(
+            "latency per target", "memory_worker_farm_call_seconds_bucket", id="target-latency"
+        ),
     ],
 )
 def test_the_promised_panels_are_there(topic: str, series: str) -> None:
     assert any(series in metric_names(expr) for _, expr in expressions()), topic
+
+
+#: Series each worker process exports itself (``run --serve``): the instance variable filters them.
+PROCESS_SERIES = {
+    "memory_worker_worker_slots",
+    "memory_worker_worker_slots_busy",
+    "memory_worker_run_duration_seconds_bucket",
+    "memory_worker_claim_wait_seconds_bucket",
+    "memory_worker_tick_duration_seconds_bucket",
+    "memory_worker_farm_call_seconds_bucket",
+}
+
+
+def test_an_instance_variable_selects_the_worker_endpoints() -> None:
+    variables = {v["name"]: v for v in dashboard()["templating"]["list"]}
+    instance = variables["instance"]
+    assert instance["type"] == "query"
+    assert instance["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+    assert instance["definition"] == "label_values(memory_worker_worker_slots, instance)"
+    assert instance["multi"] is True
+    assert instance["includeAll"] is True
+    assert instance["allValue"] == ".*"
+    filtered = 0
+    for title, expr in expressions():
+        for series in metric_names(expr) & PROCESS_SERIES:
+            uses = re.findall(rf"\b{series}\{{([^}}]*)\}}", expr)
+            assert uses, (title, series)
+            assert all('instance=~"$instance"' in labels for labels in uses), (title, expr)
+            filtered += 1
+        if not metric_names(expr) & PROCESS_SERIES:
+            assert "$instance" not in expr, (title, "a fleet series is never filtered")
+    assert filtered >= 8
+
+
+def _panel_reading(pattern: str) -> dict[str, Any]:
+    found = [p for p in panels() if any(re.search(pattern, t["expr"]) for t in p["targets"])]
+    assert found, pattern
+    return found[0]
+
+
+def test_per_target_latency_and_error_panels() -> None:
+    latency = _panel_reading(
+        r"histogram_quantile\(0\.95, sum by \(le, target\) "
+        r"\(rate\(memory_worker_farm_call_seconds_bucket\{"
+    )
+    assert "{{target}}" in " ".join(t["legendFormat"] for t in latency["targets"])
+    errors = _panel_reading(
+        r"sum by \(target, reason\) \(rate\(memory_worker_routing_attempts_total"
+        r"\{outcome=\"failure\"\}"
+    )
+    assert "per target" in errors["title"]
+    assert "per target" in latency["title"]

@@ -197,3 +197,64 @@ def test_tracebacks_have_no_locals_and_lines_lose_the_configured_secrets(fmt: st
     assert "RuntimeError: connect failed with [Filtered]" in done.stderr
     assert secret not in done.stderr
     assert "password =" not in done.stderr  # no frame locals
+
+
+ARQ_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, os, sys
+    from arq import Worker
+    from arq.connections import RedisSettings
+    from memory_worker.logs import configure
+    from memory_worker.storage.connections import client_from_url
+
+    configure(sys.argv[1], "json")
+
+    async def tick(ctx):
+        return None
+
+    async def main():
+        redis = client_from_url(os.environ["URL"])
+        queue = os.environ["QUEUE"]
+        for n in range(3):
+            await redis.enqueue_job("tick", _job_id=f"{queue}-idle-{n}", _queue_name=queue)
+        worker = Worker(
+            functions=[tick], redis_pool=redis, queue_name=queue, burst=True,
+            handle_signals=False, poll_delay=0.01,
+        )
+        await worker.main()
+        await worker.close()
+        await redis.delete(queue)
+
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.mark.parametrize(("level", "shown"), [("INFO", False), ("DEBUG", True)])
+def test_arqs_idle_job_lines_are_debug(
+    settings: Settings, redis: Any, level: str, shown: bool
+) -> None:
+    """A real arq worker runs three jobs: its start and finish lines (→ / ● per job, most of
+    an idle worker's log) are DEBUG records, so INFO leaves them out; its start-up line stays."""
+    env = os.environ | {
+        "URL": reveal(settings.redis_url) or "",
+        "QUEUE": f"{settings.key_prefix}arq-log-test",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", ARQ_SCRIPT, level],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [json.loads(line) for line in done.stderr.splitlines() if line.strip()]
+    jobs = [line for line in lines if "idle-" in line["event"]]
+    assert any(line["event"].startswith("Starting worker") for line in lines)
+    assert any(line["level"] == "info" for line in lines)
+    if shown:
+        assert len(jobs) == 6, jobs  # started and finished, per job
+        assert {line["level"] for line in jobs} == {"debug"}
+    else:
+        assert jobs == []

@@ -8,6 +8,7 @@ Valkey in a temporary directory so stopping it disturbs no other test.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,15 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from llm_client import AttemptCounter, EventType, RoutingEvent
+from llm_client._outlier.model import Mode as Rule
+from llm_client._outlier.model import Verdict
 from memory_worker.keys import Keys
 from memory_worker.ops.metrics import (
     MemoryCollector,
     Sample,
+    _run_metrics,
     read_sample,
+    route_target_ids,
 )
 from memory_worker.pipeline.ticks import Mode, TickCounts, TickPlan, TickQueue
 from memory_worker.runs import RunStore
@@ -32,6 +37,7 @@ from memory_worker.settings.types import reveal
 from memory_worker.storage.connections import client_from_url
 from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.storage.sampling import Sampler
+from memory_worker.wiring import outlier_store
 from tests.support.clock import ManualClock
 from tests.support.factories import make_request
 from tests.support.harness import eventually
@@ -164,6 +170,12 @@ async def test_scraped_values_match_the_store(settings: Settings, redis: Any) ->
     await counter.record_success(target)
     await redis.hincrby(keys.admin_counters, "sent", 2)
     await redis.hincrby(keys.admin_counters, "suppressed", 5)
+    outliers = outlier_store(redis, settings)
+    await outliers.sync([target], {target: (12, 18)})  # 60 % of 30 calls failed
+    routed = route_target_ids(settings)
+    assert len(routed) >= 2
+    other = next(t for t in routed if t != target)
+    await outliers.eject([other, target], [Verdict(other, Rule.FAILURE_PERCENTAGE, 0, 20)])
 
     server = HealthServer(settings, reveal(settings.redis_url) or "", port=0)
     await server.start()
@@ -185,9 +197,14 @@ async def test_scraped_values_match_the_store(settings: Settings, redis: Any) ->
     assert value(families, "memory_worker_ticks", state="pending") == 1
     assert value(families, "memory_worker_ticks", state="delayed") == 1
     assert value(families, "memory_worker_pipeline_deferred") == 1
-    assert value(families, "memory_worker_pipeline_deferred_seconds") > 0
+    # a moment (the stored deferred_since), not a duration that grows with every scrape
+    assert value(families, "memory_worker_pipeline_deferred_since_timestamp_seconds") == 1.7e9
     assert value(families, "memory_worker_breaker_state", target=target) == 2
     assert value(families, "memory_worker_breaker_trips", target=target) == 1
+    assert value(families, "memory_worker_target_error_ratio", target=target) == 0.6
+    assert value(families, "memory_worker_target_window_calls", target=target) == 30
+    assert value(families, "memory_worker_target_ejected", target=target) == 0
+    assert value(families, "memory_worker_target_ejected", target=other) == 1
     assert (
         value(
             families,
@@ -210,8 +227,8 @@ async def test_scraped_values_match_the_store(settings: Settings, redis: Any) ->
     )
     assert value(families, "memory_worker_admin_pages_total", result="sent") == 2
     assert value(families, "memory_worker_admin_pages_total", result="suppressed") == 5
-    assert value(families, "memory_worker_oldest_queued_run_age_seconds") >= 0
-    assert value(families, "memory_worker_lease_overdue_seconds") == 0
+    assert 0 < value(families, "memory_worker_oldest_queued_run_timestamp_seconds") <= time.time()
+    assert value(families, "memory_worker_oldest_expired_lease_timestamp_seconds") == 0
     assert value(families, "memory_worker_sample_errors_total") == 0
     assert "process_cpu_seconds_total" in families
 
@@ -227,6 +244,13 @@ async def test_overdue_lease_and_oldest_ages(settings: Settings, redis: Any) -> 
     assert sample.leases_expired == 1
     assert sample.lease_overdue_s == pytest.approx(100.0 - 11.0)
     assert sample.oldest_processing_age_s == pytest.approx(90.0)
+    # /metrics has the moments (claimed at 10 s, its lease expired at 11 s), not the ages
+    shown = {m.name: m.samples[0].value for m in _run_metrics(sample) if len(m.samples) == 1}
+    assert shown["memory_worker_oldest_processing_run_timestamp_seconds"] == pytest.approx(10.0)
+    assert shown["memory_worker_oldest_expired_lease_timestamp_seconds"] == pytest.approx(11.0)
+    assert shown["memory_worker_oldest_queued_run_timestamp_seconds"] == pytest.approx(
+        100.0 - sample.oldest_queued_age_s  # type: ignore[operator]
+    )
 
 
 # --- Redis goes away: last good values, no retry storm, absent before the first sample -------

@@ -1,4 +1,4 @@
-"""Masking (§14): the families of phrasing the dev part showed, one decision each way, and the
+"""Masking (§14): the families of phrasing the dev and dev2 parts showed, one decision each way, and the
 two fast paths that keep their cost down.
 
 - A table: for each family, a secret as people write it (the value must be gone) and its
@@ -171,6 +171,94 @@ FAMILIES = [
     ("family", "secret", "value", "look_alike"), FAMILIES, ids=[f[0] for f in FAMILIES]
 )
 def test_each_family_is_masked_and_its_look_alike_kept(
+    family: str, secret: str, value: str, look_alike: str
+) -> None:
+    assert value not in mask(secret), family
+    assert contains_secret(secret), family
+    assert mask(look_alike) == look_alike, family
+
+
+#: The families the dev2 part showed (written fresh here, not its lines).
+FAMILIES_DEV2 = [
+    (
+        "backup codes under their label",
+        "Dropbox backup codes:\nq8zk-1m4t\n7hwp-c2x9\nn3rd-55jq",
+        "7hwp-c2x9",
+        "backup finished at 02:00, codes 4021 and 4022 in the log",
+    ),
+    (
+        "a Wi-Fi QR code's text",
+        "WIFI:T:WPA;S:Casa_Nova;P:Tr3vo!ne77;;",
+        "Tr3vo!ne77",
+        "WIFI:T:nopass;S:Cafe_Free;; is an open network",
+    ),
+    (
+        "an answer with words after it",
+        "what's the printer password?\nLum1na#Veg4 (the new one)",
+        "Lum1na#Veg4",
+        "what's the printer password?\nno idea, ask Dana tomorrow",
+    ),
+    (
+        "dotted words ending in digits",
+        "mdp du nas : zefir.oliva4471",
+        "zefir.oliva4471",
+        "la politique des mdp est dans docs.security.md",
+    ),
+    (
+        "a PUK beside a PIN",
+        "PIN 7315, PUK 60418237",
+        "60418237",
+        "the PUK is printed on the card the SIM came in",
+    ),
+    (
+        "an entrance code with a letter",
+        "el código del portón es B5821",
+        "B5821",
+        "el portón B está cerrado, usa la entrada 2",
+    ),
+    (
+        "a safe's combination",
+        "комбінація від сейфа 14-77-30",
+        "14-77-30",
+        "комбінація клавіш Ctrl+Shift+T відкриває вкладку",
+    ),
+    (
+        "an SSN a few words after its label",
+        "SSN for the lease application: 512 48 7730",
+        "512 48 7730",
+        "SSN format is three digits, two, four; the form has 9 boxes",
+    ),
+    (
+        "transliterated and mistyped labels",
+        "kelmet el sir Qamar_2291",
+        "Qamar_2291",
+        "kelmet el sir? nsitha",
+    ),
+    (
+        "a Troy card",
+        "kart 9792 0311 4405 2170 son kullanma 03/28",
+        "9792 0311 4405 2170",
+        "sipariş no 9792 0311 4405 2171",
+    ),
+    (
+        "a quoted mysql -p",
+        "mysql -u app -p'Zx7!hPq2' shop",
+        "Zx7!hPq2",
+        "mysql -u app -p shop   (it asks)",
+    ),
+    (
+        "a curl -u placeholder",
+        "curl -u deploy:Ww9-hq2LmX https://ci.example.org/api",
+        "Ww9-hq2LmX",
+        "curl -u <user>:<password> https://api.example.org/v1/me",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("family", "secret", "value", "look_alike"), FAMILIES_DEV2, ids=[f[0] for f in FAMILIES_DEV2]
+)
+def test_each_dev2_family_is_masked_and_its_look_alike_kept(
     family: str, secret: str, value: str, look_alike: str
 ) -> None:
     assert value not in mask(secret), family

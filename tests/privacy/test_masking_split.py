@@ -1,13 +1,14 @@
 """Masking (§14) measured on what it was not tuned on, and one decision for cards and prompts.
 
 - The split: the train part (``tests/data/masking/train.jsonl``, the rules are written
-  against it) and the dev part (``tests/data/masking/dev.jsonl``: the first held-out set,
-  written by someone who did not see the rules; scored twice as held out, then read and
-  used as dev, see its ``DEV.md``) and the held-out test part
-  (``tests/data/masking_test/test.jsonl``: written later by someone who saw neither the rules
-  nor these corpora, opened once the rules were final and committed). All are scored with
-  ``tests/support/masking_score.py``; the figures pinned here are the ones reached (see
-  ``docs/benchmarks.md``, "Masking").
+  against it), the dev part (``tests/data/masking/dev.jsonl``: the first held-out set,
+  scored twice as held out, then read and used as dev, see its ``DEV.md``), the dev2 part
+  (``tests/data/masking/dev2.jsonl``: the second held-out set, scored twice as held out at
+  recall 0.839 and 0.862, then read and used as dev, see its ``DEV2.md``) and the held-out
+  test3 part (``tests/data/masking_test3/test.jsonl``: written and committed before any rule
+  changed in the round that made dev2, by someone who did not open the rules; scored once,
+  at the end). All are scored with ``tests/support/masking_score.py``; the figures pinned
+  here are the ones reached (see ``docs/benchmarks.md``, "Masking").
 - One decision: whatever :func:`contains_secret` flags for its value, :func:`mask` takes
   out — for arbitrary text (hypothesis, 400 + 300 examples), and ``mask`` is idempotent and
   never raises.
@@ -37,7 +38,8 @@ from tests.support.masking_score import CorpusError, load, score
 DATA = Path(__file__).parent.parent / "data"
 TRAIN = DATA / "masking" / "train.jsonl"
 DEV = DATA / "masking" / "dev.jsonl"
-TEST = DATA / "masking_test" / "test.jsonl"
+DEV2 = DATA / "masking" / "dev2.jsonl"
+TEST3 = DATA / "masking_test3" / "test.jsonl"
 PLACEHOLDERS = (REDACTED, CARD_NUMBER, FILTERED, "[email]", "[phone]")
 
 
@@ -65,22 +67,34 @@ def test_the_dev_part_stays_at_the_figures_reached() -> None:
     assert result.total.false_rate <= DEV_FALSE, result.falsely_masked
 
 
-#: What the rules reached on the held-out test part, at its second and last scoring (first:
-#: recall 0.839, false masks 1.0 %; then the families its per-category counts showed missing,
-#: written from train examples; second: recall 0.862, false masks 0.7 %). The issue's bar on
-#: false masks (≤ 1 %) is reached and pinned; its bar on recall (≥ 0.97) is not: what was
-#: reached is pinned instead.
-TEST_RECALL = 0.86
-TEST_FALSE = 0.01
-
-
-def test_the_held_out_test_part_stays_at_the_figures_reached() -> None:
-    rows = load(TEST)
+#: The dev2 part (the second held-out set: scored twice as held out, recall 0.839 / 0.862 and
+#: false masks 1.0 % / 0.7 %, then read and used as dev: the rules were improved by the
+#: families of its lines, each written fresh into the train part, until recall 0.973 and
+#: false masks 0.2 %): held at the issue's bar, which a tuned-on part must not fall below.
+def test_the_dev2_part_stays_at_the_figures_reached() -> None:
+    rows = load(DEV2)
     result = score(rows, mask)
     assert len(rows) >= 1000
     assert len(result.by_lang) >= 16
-    assert result.total.recall >= TEST_RECALL
-    assert result.total.false_rate <= TEST_FALSE
+    assert result.total.recall >= DEV_RECALL, result.missed
+    assert result.total.false_rate <= DEV_FALSE, result.falsely_masked
+
+
+#: What the rules reached on the held-out test3 part at its one scoring (after the rules were
+#: final and committed): recall 0.965 (472 of 489), false masks 0.2 % (1 of 489). The issue's
+#: bar on false masks (≤ 1 %) is met and held; its bar on recall (≥ 0.97) is not: the floor
+#: reached is pinned instead. Main's rules scored 0.920 and 0.6 % on it.
+TEST3_RECALL = 0.965
+TEST3_FALSE = 0.01
+
+
+def test_the_held_out_test3_part_stays_at_the_figures_reached() -> None:
+    rows = load(TEST3)
+    result = score(rows, mask)
+    assert len(rows) >= 640
+    assert len(result.by_lang) >= 14
+    assert result.total.recall >= TEST3_RECALL
+    assert result.total.false_rate <= TEST3_FALSE
 
 
 def test_the_scorer_refuses_a_malformed_line_naming_it(tmp_path: Path) -> None:

@@ -52,6 +52,10 @@ async def read_state(redis: Any, keys: Keys, chat_id: int) -> ChatState:
         episode_index={as_text(m): float(s) for m, s in runs},
         forget=int(await redis.get(k(chat_id, "forget")) or 0),
         forgetting=text_hash(await redis.hgetall(k(chat_id, "forgetting"))),
+        history={
+            as_text(i): [orjson.loads(line) for line in bytes(v).splitlines()]
+            for i, v in (await redis.hgetall(k(chat_id, "history"))).items()
+        },
         vecwait={
             as_text(m): float(s)
             for m, s in await redis.zrange(k(chat_id, "vecwait"), 0, -1, withscores=True)

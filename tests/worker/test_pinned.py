@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_worker.keys import Keys
+from memory_worker.pipeline.process_metrics import worker_identity
 from memory_worker.pipeline.processing import ProcessResult
 from memory_worker.pipeline.runner import TickRunner
 from memory_worker.runs import ClaimedRun
@@ -27,7 +28,6 @@ from memory_worker.worker.pinned import (
     Sample,
     judge_pinned,
     trimmed,
-    worker_identity,
 )
 from memory_worker.worker.watchdog import PINNED, PINNED_HELD, Liveness, Watchdog
 from tests.support.clock import ManualClock

@@ -3,10 +3,11 @@
 -- then the targets' in-flight slot sets (same order).
 -- ARGV: now, lease_ms, failopen_px, ttl, probes (1/0), slot, slot ttl, then per target its
 -- limits (max_in_flight, rate interval µs, rate tolerance µs, tokens_per_day; 0 = none).
--- Tries the targets as the walker does (closed first in the given order, then the open
--- ones when probes are allowed) and takes the first permit ``breaker.acquire`` (mode
+-- Tries the targets as the walker does (when probes are allowed, the open ones whose
+-- half-open probe is due first; then the closed ones in the given order; then, with
+-- probes, the other open ones) and takes the first permit ``breaker.acquire`` (mode
 -- normal) would grant, in that order. Returns {granted index or 0, generation, probe,
--- slotted, {closed flags}, {refusal of each target tried before it, '' otherwise},
+-- slotted, {flags: 1 closed, 2 probe due, 0 open}, {refusal of each target tried before it, '' otherwise},
 -- {per target: lw, ls, lc, ps, pc, cool_until}} (the stats as read, for the next walk's order).
 local n = (#KEYS - 1) / 2
 local now = tonumber(ARGV[1])
@@ -18,8 +19,18 @@ for i = 1, n do
   refusals[i] = ''
   for f = 9, 13 do stats[#stats + 1] = num(v[f]) end
   stats[#stats + 1] = num(v[5])
-  if num(v[1]) == 0 then flags[i] = 1; order[#order + 1] = i else flags[i] = 0 end
+  if num(v[1]) == 0 then
+    flags[i] = 1
+  elseif num(v[4]) <= now and now >= num(v[3]) then
+    flags[i] = 2
+  else
+    flags[i] = 0
+  end
 end
+if ARGV[5] == '1' then
+  for i = 1, n do if flags[i] == 2 then order[#order + 1] = i end end
+end
+for i = 1, n do if flags[i] == 1 then order[#order + 1] = i end end
 if ARGV[5] == '1' then
   for i = 1, n do if flags[i] == 0 then order[#order + 1] = i end end
 end

@@ -27,6 +27,7 @@ end
 -- §10: a retraction since the run's meaning check: checked again (nothing written yet)
 local changed = withdrawn_changed(plan.wn)
 if changed then return changed end
+cause = {via = 'run', by = 'worker', run = run_id}
 local authors = plan.authors or {}
 for i = 1, #authors - 1, 2 do redis.call('HSET', AUTHORS, authors[i], authors[i + 1]) end
 local function blob(i) if blank(i) then return nil end return ARGV[4 + tonumber(i)] end
@@ -48,11 +49,13 @@ for i, n in ipairs(plan.cards) do
     observe_again(c, n)
     if blank(c.row) or c.vp then set_vector(c, blob(n.vec)) end
     counts.observed = counts.observed + 1
+    history_add(c.id, 'observed')
   else
     c = create_card(n)
     c.run = run_id
     set_vector(c, blob(n.vec))
     counts.inserted = counts.inserted + 1
+    history_add(c.id, 'created')
   end
   if c then
     index_live(c)
@@ -74,6 +77,8 @@ for _, r in ipairs(plan.res) do
         old.vu = new.vf
         old.sup_by = new.id
         save(old)
+        history_add(old.id, 'superseded', new.id)
+        history_add(new.id, 'supersedes', old.id)
         counts.superseded = counts.superseded + 1
         done = true
       end
@@ -118,6 +123,7 @@ for _, r in ipairs(plan.res) do
       old.updated = now
       index_live(old)
       save(old)
+      history_add(old.id, 'observed')
       counts.reinforced = counts.reinforced + 1
       done = true
     elseif r.op == 'demote' then

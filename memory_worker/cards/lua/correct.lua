@@ -5,8 +5,10 @@
 -- fact, it supersedes the old one instead. The old fact is recorded in RETRACTED and its row
 -- marked withdrawn (older messages do not bring it back, in any words); the corrected one
 -- leaves RETRACTED (it is asserted now).
+-- History (§13): the old card's ``corrected`` (by the new one), the new card's ``created``
+-- (of the old one) or the holder's ``supersedes``, each with the actor and request id.
 -- KEYS: see helpers.lua. ARGV[3] = card id, ARGV[4] = plan JSON {fact, object, h, model,
--- actor, vec}, ARGV[5] = the corrected fact's vector (optional).
+-- actor, vec, req}, ARGV[5] = the corrected fact's vector (optional).
 -- Python twin: memory_worker.cards.corrections.correct_twin.
 local p = cjson.decode(ARGV[4])
 local old = load(ARGV[3])
@@ -18,6 +20,7 @@ if p.h == old.h then
   return cjson.encode({found = true, done = false, status = old.status, id = old.id})
 end
 vec_model = p.model or ''
+cause = {via = 'correct', by = p.actor, req = p.req}
 local new = load(redis.call('HGET', DEDUP, p.h))
 local created = false
 if not live(new) then
@@ -30,12 +33,16 @@ if not live(new) then
   index_live(new)
   save(new)
   created = true
+  history_add(new.id, 'created', old.id)
+else
+  history_add(new.id, 'supersedes', old.id)
 end
 retire(old, 'superseded')
 withdraw(old)
 old.vu = now
 old.sup_by = new.id
 save(old)
+history_add(old.id, 'corrected', new.id)
 redis.call('HDEL', RETRACTED, p.h)
 record_retraction(old.h)
 if vec_changed then redis.call('INCR', VECVER) end

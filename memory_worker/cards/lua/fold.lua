@@ -6,6 +6,7 @@ local plan = cjson.decode(ARGV[3])
 if not blank(plan.epoch) and num(redis.call('GET', FORGET)) > num(plan.epoch) then
   return cjson.encode({folded = 0, rewritten = 0, demoted = 0, stamped = 0, forgotten = true})
 end
+cause = {via = 'maintenance', by = 'maintenance'}
 local function blob(i) if blank(i) then return nil end return ARGV[3 + tonumber(i)] end
 local delta = num(plan.demote_delta)
 local counts = {folded = 0, rewritten = 0, demoted = 0, stamped = 0}

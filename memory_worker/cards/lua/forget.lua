@@ -1,5 +1,5 @@
 -- Forget (§14): one chunk of a user's memory leaves a chat. Every key is in KEYS.
--- KEYS[1..17]: the chat's fixed keys in the order of memory_worker.keys.CHAT_SCRIPT_KEYS
+-- KEYS[1..18]: the chat's fixed keys in the order of memory_worker.keys.CHAT_SCRIPT_KEYS
 -- (as every card script; named below as helpers.lua names them), then the vecwait zset,
 -- the active:<scope> and episode:<run> keys the plan names by index.
 -- ARGV[1] = plan JSON: cards [[id, updated stamp, KEYS index of active:<sk>, sk]],
@@ -13,6 +13,7 @@ local CARDS, DEDUP, SCOPES, EXPIRY = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
 local LINKS, EPISODES, VEC, VECIDS = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local VECMASK, VECVER, VECRW, META, AUTHORS = KEYS[11], KEYS[12], KEYS[13], KEYS[14], KEYS[16]
 local RETRACTED = KEYS[17]
+local HISTORY = KEYS[18]  -- §13: a card's history goes with it
 local plan = cjson.decode(ARGV[1])
 local VECWAIT = KEYS[tonumber(plan.vecwait)]
 local out = {cards = 0, vectors = 0, links = 0, episodes = 0, raced = {}}
@@ -63,6 +64,7 @@ for _, it in ipairs(plan.cards) do
         rows_changed = true
       end
       redis.call('HDEL', CARDS, id)
+      redis.call('HDEL', HISTORY, id)
       scopes[it[4]] = tonumber(it[3])
       out.cards = out.cards + 1
     end

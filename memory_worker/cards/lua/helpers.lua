@@ -1,11 +1,12 @@
 -- Helpers shared by every card script. Every key comes from KEYS (never built here, so each
 -- script is correct on Redis Cluster), and every key's role is its position in KEYS, never a
--- pattern on its name (a run id or a scope may spell anything): KEYS[1..17] = the chat's fixed
+-- pattern on its name (a run id or a scope may spell anything): KEYS[1..18] = the chat's fixed
 -- key set in the order of memory_worker.keys.CHAT_SCRIPT_KEYS (a new per-chat key: append it
 -- there and name it here), then one ``active:<scope>`` zset per scope the chat uses (and the
 -- write's own), then the script's own keys (apply: the run's ``episode:<run>`` hash).
 -- ARGV[1] = the layout of KEYS (memory_worker.keys.Keys.chat_script_layout): {chat, fixed =
--- how many fixed keys, scopes = the scope of each active zset after them, in order};
+-- how many fixed keys, scopes = the scope of each active zset after them, in order, hmax =
+-- the events of a card's history kept};
 -- ARGV[2] = now (ms).
 local LAYOUT = cjson.decode(ARGV[1])
 local now = ARGV[2]
@@ -15,6 +16,9 @@ local VECMASK, VECVER, VECRW, META = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
 local FORGET, AUTHORS = KEYS[15], KEYS[16]  -- §14: the forget epoch, message authors
 -- §10: dedup hash → when (ms) its fact was last retracted (or corrected away)
 local RETRACTED = KEYS[17]
+-- §13: card id → its history, a JSON list of events (memory_worker.cards.history)
+local HISTORY = KEYS[18]
+local HISTORY_MAX = math.max(2, math.floor(tonumber(LAYOUT.hmax) or 32))
 -- scope → its active zset, by position; FIRST_EXTRA: the first of the script's own keys
 local ACTIVE = {}
 for i, sk in ipairs(LAYOUT.scopes) do ACTIVE[sk] = KEYS[LAYOUT.fixed + i] end
@@ -105,6 +109,38 @@ local function withdrawn_changed(seen)
   local _, marks = string.gsub(redis.call('GET', VECMASK) or '', '\2', '')
   if marks == num(seen) then return nil end
   return cjson.encode({withdrawn = marks})
+end
+
+-- what caused this script's changes, stamped on each history event (each script sets it):
+-- via (run, remember, correct, retract, import, maintenance), by (the actor), run (a run's
+-- id), req (the caller's request id)
+local cause = {}
+
+-- §13: one event of card ``id``'s history: kind ``k``, when (``at``, ms), the cause, the other
+-- card (``card``: the one superseding it, the one it supersedes…). A history is its events'
+-- JSON objects, one a line (each ends with a newline; cjson escapes any in a value), so an
+-- event is appended without decoding the others. The first event (how the card began) and
+-- the newest HISTORY_MAX - 1 are kept. A stored value that does not end with a newline (none
+-- a script writes) starts again. Python twin: chat_state.Write.history_add.
+local function history_add(id, kind, other)
+  local ev = {}
+  ev['k'] = kind  -- (not a table constructor: the KEYS checker reads ``k =`` as a local)
+  ev['at'] = now
+  for key, v in pairs(cause) do
+    if not blank(v) then ev[key] = v end
+  end
+  if not blank(other) then ev.card = other end
+  local raw = redis.call('HGET', HISTORY, id)
+  if not raw or string.sub(raw, -1) ~= '\n' then raw = '' end
+  raw = raw .. cjson.encode(ev) .. '\n'
+  local _, n = string.gsub(raw, '\n', '')
+  if n > HISTORY_MAX then
+    local first = string.find(raw, '\n', 1, true)
+    local cut = first
+    for _ = 1, n - HISTORY_MAX do cut = string.find(raw, '\n', cut + 1, true) end
+    raw = string.sub(raw, 1, first) .. string.sub(raw, cut + 1)
+  end
+  redis.call('HSET', HISTORY, id, raw)
 end
 
 local function load(id)
@@ -248,6 +284,8 @@ local function fold(src, dst)
   save(src)
   index_live(dst)
   save(dst)
+  history_add(src.id, 'merged', dst.id)
+  history_add(dst.id, 'absorbed', src.id)
 end
 
 -- rewrite a live card's fact text; if another live card already holds the new
@@ -273,5 +311,6 @@ local function rewrite(c, text, h, blob)
   set_vector(c, blob)
   index_live(c)
   save(c)
+  history_add(c.id, 'rewritten')
   return c
 end

@@ -2,7 +2,7 @@
 -- KEYS: see helpers.lua (every live card's scope among the active zsets), then one
 -- ``episode:<run>`` hash per episode of the chunk, in the plan's order (by position).
 -- ARGV[3] = chunk plan JSON (memory_worker.cards.import_plan): epoch, retracted and authors
--- (flat field/value lists), seq, cards [{c = stored card, live, vec, wd}], present [[id,
+-- (flat field/value lists), seq, cards [{c = stored card, live, vec, wd, hist}], present [[id,
 -- updated]], episodes [{run, fields, vec, end}], links (flat), model, dim, vectors, wn;
 -- ARGV[4..] = the chunk's vectors.
 -- Everything is checked before the first write, so a refusal writes nothing: a forget of the
@@ -12,8 +12,10 @@
 -- card's id taken, a card the plan takes as present changed, a live card's fact held by
 -- another card, vectors of another dimension or model ({conflict}). A live card whose fact
 -- the chat retracted after its newest message is not written (counted). A card whose fact
--- is withdrawn (``wd``: retracted or corrected away) has its row marked withdrawn. Python
--- twin: memory_worker.cards.import_plan.import_twin.
+-- is withdrawn (``wd``: retracted or corrected away) has its row marked withdrawn. Each card
+-- written gets its history from the file (``hist``: its events' lines) and an ``imported``
+-- event (§13; by the plan's ``by``, the actor).
+-- Python twin: memory_worker.cards.import_plan.import_twin.
 local p = cjson.decode(ARGV[3])
 local sks = {}
 for _, e in ipairs(p.cards) do if e.live == '1' then sks[#sks + 1] = e.c.sk end end
@@ -48,6 +50,7 @@ if wrong_type(VECMASK, 'string') then return corrupt('vecmask') end
 if wrong_type(META, 'hash') then return corrupt('meta') end
 if wrong_type(AUTHORS, 'hash') then return corrupt('authors') end
 if wrong_type(RETRACTED, 'hash') then return corrupt('retracted') end
+if wrong_type(HISTORY, 'hash') then return corrupt('history') end
 if wrong_count(SEQ) then return corrupt('seq') end
 if wrong_count(VECVER) then return corrupt('vecver') end
 if wrong_count(VECRW) then return corrupt('vecrw') end
@@ -95,6 +98,7 @@ end
 for i = 1, #p.authors - 1, 2 do redis.call('HSET', AUTHORS, p.authors[i], p.authors[i + 1]) end
 if num(p.seq) > num(redis.call('GET', SEQ)) then redis.call('SET', SEQ, p.seq) end
 vec_model = p.model
+cause = {via = 'import', by = p.by}
 local vectors, cards, retracted = 0, 0, 0
 for _, e in ipairs(p.cards) do
   local c = e.c
@@ -108,6 +112,8 @@ for _, e in ipairs(p.cards) do
     if e.wd == '1' then withdraw(c) end
     if e.live == '1' then index_live(c) end
     save(c)
+    if not blank(e.hist) then redis.call('HSET', HISTORY, c.id, e.hist) end
+    history_add(c.id, 'imported')
     cards = cards + 1
   end
 end

@@ -11,8 +11,9 @@
 -- a forget of the chat that came since the caller read its epoch ({forgotten}).
 -- KEYS: see helpers.lua, then [FIRST_EXTRA] = the chat's forgets in progress (``forgetting``),
 -- [FIRST_EXTRA + 1] = the cards waiting for a vector (``vecwait``).
+-- History (§13): the card's ``created`` or ``observed`` event, with the actor and request id.
 -- ARGV[3] = plan JSON {card = the card as codec.card_plan makes it, actor, epoch, dim (a zero
--- row's bytes when the chat has no vector yet), model, vec, known = [id, h] (optional)},
+-- row's bytes when the chat has no vector yet), model, vec, known = [id, h] (optional), req},
 -- ARGV[4] = the fact's vector (optional).
 -- Python twin: memory_worker.cards.remember.remember_twin.
 local p = cjson.decode(ARGV[3])
@@ -59,6 +60,8 @@ else
 end
 index_live(c)
 save(c)
+cause = {via = 'remember', by = p.actor, req = p.req}
+if created then history_add(c.id, 'created') else history_add(c.id, 'observed') end
 redis.call('HDEL', RETRACTED, n.h)
 if vec_changed then redis.call('INCR', VECVER) end
 return cjson.encode({id = c.id, created = created, pending = c.vp == '1',

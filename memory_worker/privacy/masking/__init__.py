@@ -16,6 +16,10 @@ this package, with one family of functions:
 - :func:`mask_error` — an error text as the run error log keeps it: echoes of
   the run's messages removed, scrubbed, bounded.
 
+Last, :mod:`.withhold`: a line that talks about a credential and still holds a word shaped
+like a value once the detectors have run is withheld whole, so what ``contains_secret`` flags
+never reaches the farm with its value, even a value no rule recognises.
+
 Where: the detectors run together in :mod:`.detect` (``find_secrets``, ``mask``,
 ``contains_secret``) on the text :mod:`.normalise` folds (NFKC, zero-width removed,
 look-alike letters folded), behind a one-pass prefilter (:mod:`.needles`); what operators
@@ -40,9 +44,10 @@ order and tracking numbers that fail Luhn, UUIDs, git hashes, URLs without
 credentials, code identifiers (``MAX_TOKENS``, ``hf_hub_download``).
 
 The split corpus measures both sides: ``tests/data/masking/train.jsonl`` (train: the rules
-are written against it), ``tests/data/masking/dev.jsonl`` (dev) and
-``tests/data/masking_test/test.jsonl`` (held-out test); ``bench/masking.py`` prints recall
-and false masks per language and kind.
+are written against it), ``tests/data/masking/dev.jsonl`` and ``dev2.jsonl`` (dev: earlier
+held-out sets, read once scored) and ``tests/data/masking_test3/test.jsonl`` (held-out
+test); ``bench/masking.py`` prints recall and false masks per language and kind. Lists of
+backup codes are :mod:`.backup`.
 """
 
 from memory_worker.privacy.masking.detect import (
@@ -50,7 +55,6 @@ from memory_worker.privacy.masking.detect import (
     EMAIL,
     PHONE,
     REDACTED,
-    SECRET_MARKERS,
     Found,
     contains_secret,
     find_secrets,
@@ -68,6 +72,7 @@ from memory_worker.privacy.masking.outputs import (
     scrub_secrets,
     strip_echoes,
 )
+from memory_worker.privacy.masking.withhold import SECRET_MARKERS
 
 __all__ = [
     "CARD_NUMBER",

@@ -169,8 +169,8 @@ def keys_near_labels(text: str, hits: Hits) -> Iterator[Span]:
 _ANSWER = re.compile(
     r"[ \t]*(?:\[?\d{1,2}:\d{2}(?::\d{2})?\]?[ \t]*)?(?:[-–—•*>]+[ \t]*)?"
     r"(?:[^\s:：]{1,24}[:：][ \t]+)?"
-    rf"(?:(?:{'|'.join(sorted(ASSENT_WORDS, key=len, reverse=True))})[,:!.]?[ \t]+)?"
-    r"(?P<v>\S+?)[ \t]*[.!]?[ \t]*",
+    rf"(?:(?:{'|'.join(sorted(ASSENT_WORDS, key=len, reverse=True))})[,:!.]?[ \t]+){{0,2}}"
+    r"(?P<v>\S+?)[ \t]*[.!]?[ \t]*(?:[ \t](?P<rest>[^\n]*))?",
     re.IGNORECASE,
 )
 _QUESTIONS = "?？؟"
@@ -191,7 +191,11 @@ def _answer(text: str, start: int, family: str) -> tuple[int, int] | None:
     value = line.group("v").rstrip(TRAILING)
     if not value or not_a_value(value) or address(value):
         return None
-    if family in ("pin", "code", "cvv"):
+    if line.group("rest"):
+        # words after the value ("Kx9… (same as staging)", "caramel0156 je crois"): only a
+        # value no sentence would hold there
+        accepted = strong(value) and not value.isdigit()
+    elif family in ("pin", "code", "cvv"):
         accepted = code_digits("pin" if family == "code" else family, value, connector=True)
     else:
         accepted = strong(value) or token_like(value) or generated(value)

@@ -21,6 +21,7 @@ from memory_worker.privacy.masking.around import (
     values_named_after,
 )
 from memory_worker.privacy.masking.assign import assigned_values
+from memory_worker.privacy.masking.backup import BACKUP_NEEDLES, backup_codes
 from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.needles import Hits, Needles
@@ -31,11 +32,17 @@ from memory_worker.privacy.masking.shapes import (
     PEM_NEEDLES,
     TOKEN_NEEDLES,
     URL_NEEDLES,
+    WIFI_NEEDLES,
     Span,
     private_key_blocks,
     token_shapes,
     unmarked_tokens,
     url_credentials,
+    wifi_qr,
+)
+from memory_worker.privacy.masking.withhold import (
+    talks_about_a_credential,
+    withhold,
 )
 
 REDACTED = "[redacted]"
@@ -61,11 +68,21 @@ DETECTORS: tuple[Detector, ...] = (
     ssn_numbers,
     unmarked_tokens,
     seed_phrases,
+    backup_codes,
+    wifi_qr,
 )
 #: The detectors of shapes that hold no needle (run on every text).
 NEEDLELESS: tuple[Detector, ...] = (card_numbers, ssn_numbers, unmarked_tokens, seed_phrases)
 
-NEEDLES = Needles(TOKEN_NEEDLES | PEM_NEEDLES | URL_NEEDLES | LABEL_NEEDLES | NAME_NEEDLES)
+NEEDLES = Needles(
+    TOKEN_NEEDLES
+    | PEM_NEEDLES
+    | URL_NEEDLES
+    | LABEL_NEEDLES
+    | NAME_NEEDLES
+    | BACKUP_NEEDLES
+    | WIFI_NEEDLES
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,26 +174,23 @@ def mask(text: str, *, contacts: bool = False, placeholder: str | None = None) -
     """``text`` with every secret replaced by its placeholder (``placeholder`` for all, when
     given); with ``contacts``, e-mail addresses and phone numbers too.
 
+    Last, a line that talks about a credential (:data:`SECRET_MARKERS`) and still holds a
+    word shaped like a value is withheld whole (:func:`.withhold.withhold`): whatever
+    :func:`contains_secret` flags, the farm never receives its value.
+
     Pure and idempotent (a masked text masks to itself): every prompt, embedder
     input and recall query passes through it, and a retried request is sent the same.
     """
     for _ in range(_MAX_PASSES):
         found = find_secrets(text, contacts_too=contacts)
         masked = _replace(text, found, placeholder) if found else text
+        masked = withhold(text, masked, placeholder or REDACTED)
         if masked == text:
             return text
         text = masked
     return text
 
 
-#: Words that make a card *about* a credential (it is dropped even without a value).
-SECRET_MARKERS = re.compile(
-    r"(?i)(api[\s_-]?key|apikey|passw(?:or)?d|парол[ьяюеі]|passwort|kennwort|mot de passe|"
-    r"contrase[ñn]a|senha|has(?:ło|ła|łem|le)\b|гасло|密码|密碼|口令|密钥|"
-    r"token\s*=|secret\s*=|access[\s_-]?token|client[\s_-]?secret|private[\s_-]?key|"
-    r"\bbearer\s+\S|wachtwoord|lösenord|şifre|parola|heslo|kata\s+sandi|パスワード|暗証番号|"
-    r"비밀번호|كلمة\s+(?:المرور|السر)|seed\s+phrase|mnemonic|助记词)"
-)
 #: A placeholder left where a secret was (the extractor saw a masked text).
 _MASKED = re.compile(r"\[(?:redacted|card number|Filtered)\]")
 
@@ -188,5 +202,7 @@ def contains_secret(text: str) -> bool:
     One decision with :func:`mask`: a secret here is a span of :func:`find_secrets`, the
     very spans ``mask`` takes out (every occurrence of their values), so a text this flags
     for its value never reaches the farm with that value in it. The other two reasons carry
-    no value: a placeholder, or words about a credential (``SECRET_MARKERS``)."""
-    return bool(_MASKED.search(text) or SECRET_MARKERS.search(text) or find_secrets(text))
+    no span: a placeholder, or words about a credential (``SECRET_MARKERS``); for the last,
+    ``mask`` withholds the line whole when a word shaped like a value is still on it
+    (:mod:`.withhold`), so no value flagged that way reaches the farm either."""
+    return bool(_MASKED.search(text) or talks_about_a_credential(text) or find_secrets(text))

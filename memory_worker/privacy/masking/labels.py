@@ -254,6 +254,8 @@ def _joined(
     value = text[begin:end]
     if not quoted and wordy(value) and PROSE.match(text, end):
         return refused  # a plain word opening a phrase: "password: ask at the desk"
+    if not quoted and wordy(value) and joined.group(0).strip().startswith("?"):
+        return refused  # a question, then a word of the answer: "hasło? zapomniałam"
     if "\n" in joined.group(0) and not _LINE_END.match(text, end):
         return refused  # past a line's end, the value fills its line: not "2024 edition, …"
     return (begin, end) if _accepts(family, value, connector=True) else refused
@@ -282,7 +284,7 @@ _NEXT_LINE = re.compile(
 _DIGIT_GROUPS = re.compile(r"\d{4,6}(?:[ -]\d{4,6}){2,}(?![\d-])")
 #: Words read between a label and a connector word ("is"), a value that follows bare, and a
 #: ``:`` or ``=`` ("Passwort für das neue Konto bei der Sparkasse: …").
-_SAID_FILLERS = 4
+_SAID_FILLERS = 5
 _BARE_FILLERS = 5
 _MAX_FILLERS = 8
 #: A time or a year right after a word of time ("at 0630", "a las 0415", "in 2020").

@@ -118,6 +118,7 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"network\s+key",
         r"wpa2?\s+key",
         r"login\s+code",
+        r"mima",  # 密码 in pinyin, typed on a Latin keyboard
     ),
     "de": (
         r"\w*passwort",
@@ -135,14 +136,14 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"code\s+secret",
     ),
     "es": (
-        r"contrase[ñn]a",
+        r"contrase[ñn]i?a",
         typos("contraseña"),
         r"clave\s+del?\s+(?:acceso|wifi|wi-fi|red|router)",
         r"c[oó]digo\s+de\s+acceso",
     ),
     "pt": (typos("senha"), r"palavra-passe", r"c[oó]digo\s+de\s+acesso"),
     "it": (r"parola\s+d['’]ordine", r"codice\s+di\s+accesso", r"chiave\s+(?:del\s+)?wi-?fi"),
-    "pl": (r"has(?:ło|ła|łem|le|lo)", typos("hasło"), r"kod\s+dost[eę]pu"),
+    "pl": (r"c?has(?:ło|ła|łem|le|lo)", typos("hasło"), r"kod\s+dost[eę]pu"),
     "ru": (
         r"п[ао]р[оа]л(?:ь|я|ю|ем|е)",
         typos("пароль"),
@@ -181,12 +182,13 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     "hi": (r"पासवर्ड",),
     "fa": (r"رمز\s+عبور", r"گذرواژه", r"پسورد"),
     "ja": (r"パスワード", r"ぱすわーど", r"パスワド", r"パス"),
-    "ko": (r"비밀번호", r"비[번반빈븐]", r"패스워드", r"암호(?!화)"),
+    "ko": (r"비[밀빌]번호", r"비[번반빈븐]", r"패스워드", r"암호(?!화)"),
     "ar": (
         r"[وفبل]?كلم[ةه]\s+(?:ال)?(?:مرور|سر|السر)",
         r"[وفبل]?(?:ال)?باس?وورد",
         r"[وفبل]?(?:ال)?باسورد",
         r"[وفبل]?رمز\s+المرور",
+        r"kelmet\s+(?:el\s+)?(?:ser|sir|serr|morour|mrour)",
     ),
 }
 KEY_LABELS: dict[str, tuple[str, ...]] = {
@@ -217,6 +219,7 @@ KEY_LABELS: dict[str, tuple[str, ...]] = {
         r"api[\s-]?ключ",
         r"токен(?:а|ом)?",
         r"(?:секретный|приватный|закрытый)\s+ключ",
+        r"приватник(?:а|ом|у)?",
     ),
     "uk": (r"ключ(?:а|ем)?(?:\s+api)?", r"токен(?:а|ом)?", r"секретний\s+ключ"),
     "zh": (r"密钥", r"秘钥", r"私钥", r"令牌", r"访问令牌", r"API\s*密钥"),
@@ -286,6 +289,7 @@ CODE_LABELS: dict[str, tuple[str, ...]] = {
 PIN_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
         r"pin(?:[\s-]?(?:code|kod|код|kodu))?",
+        r"puk(?:[\s-]?(?:code|kod|код|kodu))?\d?",
         r"otp",
         r"(?:2fa|sms|verification|one[\s-]time)\s+code",
         r"(?:door|gate|entry|keypad|alarm|garage(?:\s+door)?|lockbox|key\s*box|safe|disarm|buzzer|"
@@ -337,6 +341,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"c[oó]digo\s+de\s+verifica[cç][aã]o",
         r"c[oó]digo\s+d[oa]\s+(?:port[ãa]o|porta|alarme|cofre|pr[ée]dio)",
         r"senha\s+do\s+cart[ãa]o",
+        r"segredo\s+do\s+cofre",
         r"alarme",
         r"c[oó]digo\s+(?:de\s+uso\s+[úu]nico|de\s+desbloqueio|de\s+confirma[cç][ãa]o)",
         r"combina[çc][ãa]o",
@@ -376,6 +381,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"код\s+(?:від\s+)?(?:дверей|домофона|під['’]їзду|сигналізації|замка|сейфа|хвіртки)",
         r"сигналізаці[яїюєй]",
         r"одноразов(?:ий|ого)\s+код",
+        r"комбінаці[яїюєй]",
     ),
     "zh": (
         r"验证码",
@@ -446,7 +452,8 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"[وفبل]?(?:ال)?إنذار",
         r"[وفبل]?(?:ال)?انذار",
     ),
-    "he": (r"קוד\s+(?:ה)?(?:כניסה|דלת|אזעקה|סודי)",),
+    "he": (r"ה?קוד\s+(?:ל|ה)?(?:כניסה|דלת|אזעקה|סודי|בניין|אימות)",),
+    "hi": (r"पिन",),
     "el": (r"PIN",),
 }
 
@@ -459,6 +466,7 @@ WORD_LABELS: dict[str, tuple[str, ...]] = {
         r"(?:security|secret)\s+(?:question\s+)?answer",
         r"answer\s+to\s+(?:the|my)\s+security\s+question",
         r"mother'?s\s+maiden\s+name",
+        r"safe\s*word",
     ),
     "ru": (
         r"кодов(?:ое|ого)\s+слов[оа]",
@@ -589,7 +597,7 @@ LABEL_NEEDLES = _words(
     p45 ответ réponse reponse risposta respuesta resposta cevab antwort maiden combina комбин lock keybox intercom einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ 번호 비반 비빈 비븐 금고 ロック
     현관 도어락 경보 警報 アラーム 番号 報警 报警 动态 إنذار انذار unlock unique usage
     蜜码 蜜碼 蜜马 蜜玛 秘码 秘碼 秘马 秘玛 觅码 觅碼 觅马 觅玛 密马 密玛 parol
-    安全码 开门 门禁 código codice pincode deurcode
+    安全码 开门 门禁 código codice pincode deurcode puk पिन приватн mima kelmet segredo комбін
     larmkod portkod dörrkod pinkod وورد bilgi pas p@s losen sifre haslo wachtw порол парал порал seguridad seguran sicurezza безопасн безпек свв 校验
     セキュリティ 보안 أمان الامان güvenlik beveiliging säkerhet sicherheits
     """

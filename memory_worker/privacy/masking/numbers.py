@@ -2,7 +2,7 @@
 
 A payment card number is 13–19 digits that pass the Luhn check and start like a
 card of that length (Mir, Visa, Mastercard, Amex, Diners, Discover, JCB, UnionPay,
-Maestro: ``_PREFIXES``), typed as one run or in groups of 4–6 digits (4-4-4-4,
+Maestro, Troy: ``_PREFIXES``), typed as one run or in groups of 4–6 digits (4-4-4-4,
 4-6-5, 4-4-4-4-3) separated by spaces (also NBSP, narrow and figure spaces, two of
 them), dots, dashes or slashes. What is *not* a card, on purpose: a run glued to
 letters (``DE89 3704…`` IBANs, ``SKU12345…`` codes), a number whose first digits no
@@ -63,7 +63,7 @@ _PREFIXES = {
     13: ("4",),
     14: ("30", "36", "38", "39"),
     15: ("34", "37"),
-    16: ("2", "3", "4", "5", "6"),
+    16: ("2", "3", "4", "5", "6", "9792"),
     17: ("4", "5", "6"),
     18: ("4", "5", "6"),
     19: ("22", "4", "5", "6"),
@@ -191,7 +191,7 @@ _SSN_LABELLED = re.compile(
     r"s[ée]curit[ée]\s+sociale|previdenza\s+sociale|seguran[çc]a\s+social|"
     r"ubezpieczenia\s+spo[łl]ecznego|социального\s+страхования|соціального\s+страхування|"
     r"sosyal\s+g[üu]venlik|社会安全|社会保障|사회\s*보장|الضمان\s+الاجتماعي)"
-    r"[^\d\n]{0,20}?(?<!\d)(?P<v>(?!000|666|9\d\d)\d{3}[ .-]?\d{2}[ .-]?\d{4})(?!\d)"
+    r"[^\d\n]{0,40}?(?<!\d)(?P<v>(?!000|666|9\d\d)\d{3}[ .-]?\d{2}[ .-]?\d{4})(?!\d)"
 )
 
 

@@ -18,7 +18,7 @@ def _words(text: str) -> frozenset[str]:
 #: Words before "code" that say it is not a secret ("zip code 10115", "error code 1234").
 NOT_SECRET_CODES = _words(
     """
-    zip postal post area country error status exit return http response source color colour
+    zip postal post area alan country error status exit return http response source color colour
     dial iso currency airport product bar qr tracking order event language tax sort promo
     discount coupon voucher dress genetic morse machine program python
     postleitzahl fehler fehlercode postal postale erreur error errore erro pocztowy błędu
@@ -43,7 +43,8 @@ PLACEHOLDER_WORDS = _words(
     """
     your yours tu tua tuo tus sua seu su votre vos ton ta dein deine deinen ihr ihre twoje
     twój twoja twoj ваш ваша твой твоя твій твоя jouw uw ditt din senin kendi sizin
-    here aquí aqui ici hier qui qua tutaj здесь тут här buraya burada
+    here aquí aqui ici hier qui qua tutaj здесь тут här buraya burada 여기에 여기 ここに ここ
+    这里 在这里 هنا
     put enter insert write type paste yaz gir mettre metti inserisci insira coloque
     introduce escribe pon wpisz введи введите впиши вставь vul ange skriv
     password passwort kennwort contraseña contrasena senha sifre şifre sifreni şifreni
@@ -82,6 +83,7 @@ NOT_FILLERS = _words(
 NOT_NEAR_KEYS = _words(
     """
     hash checksum sha256 sha-256 sha1 md5 commit id uuid хеш хэш prüfsumme fingerprint
+    ssh-ed25519 ssh-rsa ssh-dss authorized_keys known_hosts ecdsa-sha2-nistp256
     отпечаток відбиток empreinte huella impronta impressão odcisk vingerafdruk
     fingeravtryck parmak izi 指纹 指紋 지문 بصمة
     limit limits count usage budget size window lifetime ttl type format endpoint quota file
@@ -120,7 +122,7 @@ PREPOSITIONS = _words(
     for to of on от для к до від на für zum zur vom de du del da do di per dla od у в
     van voor bij op till för på av från al della dello dei dal dalla dos das ao pour
     na ze z із з для od için untuk dari ke pro pre beta3 bta3 btaa3 bita3 a à fürs beim
-    ins aufs
+    ins aufs ot vid dlya
     """
 )
 
@@ -136,6 +138,7 @@ NOT_VALUES = _words(
     hashed shared somewhere there here mine yours his her hers their theirs our ours my
     your me you we they he she him them us what which why how where when who easy hard
     simple complicated forgotten forgot lost known unknown secret important private public
+    zapomniałam zapomniałem zapomniałeś zapomniałaś забыл забыла забув забула vergessen oublié
     printed inside below above attached sent generated random managed protected enabled
     disabled again yet probably maybe just only really such something nothing anything
     everything unique personal temporary new old updated rotated revoked leaked compromised

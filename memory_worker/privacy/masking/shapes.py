@@ -139,7 +139,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
     (
         "password",
         ("-u", "--user"),
-        r"(?<!\S)(?:-u|--user|--proxy-user)(?:[ \t]+|=)?[\"']?(?P<v>[^\s\"':$]{1,64}:[^\s\"']{3,})",
+        r"(?<!\S)(?:-u|--user|--proxy-user)(?:[ \t]+|=)?[\"']?(?P<v>[^\s\"':$<]{1,64}:[^\s\"'<]{3,})",
         "v",
         None,
     ),
@@ -147,6 +147,13 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
         "password",
         ("mysql", "mariadb"),
         r"\b(?:mysql|mysqladmin|mysqldump|mariadb)\b[^\n]*?\s-p(?P<v>[^\s,;.'\")-]\S*)",
+        "v",
+        None,
+    ),
+    (
+        "password",
+        ("mysql", "mariadb"),
+        r"\b(?:mysql|mysqladmin|mysqldump|mariadb)\b[^\n]*?\s-p(?P<q>['\"])(?P<v>[^'\"\n]{3,})(?P=q)",
         "v",
         None,
     ),
@@ -330,6 +337,19 @@ _BARE_AUTHORITY = re.compile(
     r"(?<![\w.:/@%+-])[A-Za-z0-9._%+-]{1,64}:(?P<p>[^\s:@/'\"<>\[\]]{3,128})@"
     r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|localhost)\b"
 )
+
+
+#: A Wi-Fi QR code's text (``WIFI:T:WPA;S:<network>;P:<password>;;``): the password field.
+WIFI_NEEDLES = frozenset({"wifi:"})
+_WIFI_QR = re.compile(r"(?i)\bWIFI:(?:[^;\n]*;)*?P:(?P<p>(?:\\.|[^;\\\n])+);")
+
+
+def wifi_qr(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of the password of a Wi-Fi QR code's text."""
+    if "wifi:" not in hits.present:
+        return
+    for match in _WIFI_QR.finditer(text):
+        yield match.start("p"), match.end("p"), "password"
 
 
 def url_credentials(text: str, hits: Hits) -> Iterator[Span]:

@@ -34,6 +34,11 @@ _IDENT = r"(?:[A-Za-z_$][a-z_$]*(?:[A-Z][a-z_$]{2,}|[A-Z]+(?![a-z]))*\d*|[A-Z_]+
 _CODE = re.compile(rf"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[(\[]|^{_IDENT}(?:\.{_IDENT})+$")
 
 
+#: Words joined by dots that end in digits: a password people make ("fragola.micio13",
+#: "crumble.crunch.nice.35"), not an attribute or a file name.
+_DOTTED_WORDS = re.compile(r"^[A-Za-z]{3,}(?:\.[A-Za-z]{3,})*\.[A-Za-z]*\d{2,4}$")
+
+
 #: What is public about a key: an SSH public key's type or body, a fingerprint
 #: (``SHA256:…``, ``MD5:…``).
 _PUBLIC = re.compile(
@@ -65,7 +70,7 @@ def not_a_value(value: str) -> bool:
         or _placeholder_phrase(value)
         or placeholder(value)
         or value.startswith(("[", "<", "{"))
-        or bool(_TEMPLATE.match(value) or _CODE.match(value))
+        or bool(_TEMPLATE.match(value) or (_CODE.match(value) and not _DOTTED_WORDS.match(value)))
         or "://" in value
         or folded.startswith("www.")
     )
@@ -119,7 +124,7 @@ KEYS_NOT_SECRET = re.compile(
 
 
 #: A keypad's code: digits, with at most one of the keypad's letters ("digicode 98A43").
-_KEYPAD = re.compile(r"^(?=(?:\D*\d){3})[0-9]+[A-DК#*]?[0-9]*$")
+_KEYPAD = re.compile(r"^(?=(?:\D*\d){3})[A-D]?[0-9]+[A-DК#*]?[0-9]*$")
 
 
 def code_digits(family: str, value: str, *, connector: bool) -> bool:

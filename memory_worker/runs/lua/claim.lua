@@ -153,7 +153,7 @@ for walked = 1, tonumber(ARGV[7]) do
   elseif action == 'skip' then  -- an older version
     restatus(id, status, 'skipped')
     redis.call('ZREM', KEYS[bucket], id)
-    unleased(rk, 'skipped')
+    unleased(rk, 'skipped', 'skip_reason', 'prompt_version')
     redis.call('HINCRBY', KEYS[5], 'skipped:prompt_version', 1)
     skipped[#skipped + 1] = id
   elseif bucket == 3 and attempts >= max_attempts then
