@@ -181,6 +181,10 @@ def test_the_wheel_and_the_sdist_ship_the_examples(tmp_path: Path) -> None:
     assert {f"memory_worker/{name}" for name in REQUIRED_DEPLOY} <= names
     assert "memory_worker-0.1.0.dist-info/licenses/LICENSE" in names
     assert "memory_worker/docs/runbook.md" in names  # the console serves the bundled docs
+    for package in ("memory_worker", "llm_client"):  # every data file of the code: Lua, templates…
+        for path in sorted((ROOT / package).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                assert path.relative_to(ROOT).as_posix() in names
     assert "memory_worker/console/templates/explain.html.j2" in names
     # the pages the console serves at /docs/ (its banner links the runbook there)
     for page in (ROOT / "docs").glob("*.md"):
