@@ -26,6 +26,7 @@ import orjson
 from arq.connections import ArqRedis
 from arq.worker import Worker
 from common import fresh_bench, run_bench
+from redis.asyncio import Redis
 
 from llm_client import ChatResult, EmbedResult, RouteTarget
 from memory_worker.demo import load_sample_chats
@@ -100,8 +101,9 @@ async def noop(ctx: dict[str, Any]) -> None:
     return None
 
 
-async def baseline(redis: ArqRedis, n: int, poll: float) -> tuple[float, float]:
+async def baseline(client: Redis, n: int, poll: float) -> tuple[float, float]:
     """Wall and this process's CPU seconds per bare arq no-op job."""
+    redis = ArqRedis(connection_pool=client.connection_pool)  # arq's pool over our client's
     queue = "bench:noop"
     for _ in range(n):
         await redis.enqueue_job("noop", _queue_name=queue)
@@ -131,7 +133,7 @@ async def ours(
     farm = InstantFarm()
     tick_seconds = 0.0
 
-    async def factory(s: Settings, r: ArqRedis) -> TickRunner:
+    async def factory(s: Settings, r: Redis) -> TickRunner:
         pipeline = await build_tick_runner(s, r, transports=Transports(farm))
         tick = pipeline.tick
 

@@ -19,7 +19,7 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   (``ClientConfig``); ``ClientFactory``/``TransportFactory`` (route targets → clients);
   the local embedder's ``load_model``, ``extra_installed``, ``EXTRA_HINT``, ``QUERY_TASK``.
 - **Breakers**: ``BreakerConfig``, ``BreakerView``, ``Circuit``, ``Outcome``,
-  ``BreakerStore``, ``list_breakers``, ``reset_breaker``; ``RecordCarry`` (plain successes held
+  ``BreakerStore``; ``RecordCarry`` (plain successes held
   back — for ``hold_seconds``, folded one record a breaker — to ride on a later walk's first
   round trip) and its ``Rider`` (held records as a script call another round trip takes
   along).
@@ -33,17 +33,18 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   ``default_routes``, ``RoutesConfig``, ``Route``, ``RouteTarget``, ``RouteDefaults``) and
   the workflow names ``MEMORY_EXTRACTION``, ``EMBEDDING``, ``MEMORY_MERGE``; routing events
   (``RoutingEvent``, ``EventType``, ``EventSink``, ``Fanout``, ``RedisEventLog``,
-  ``recent_events``, ``safe_token``); routed attempts counted for the metrics
+  ``safe_token``); routed attempts counted for the metrics
   (``AttemptCounter``, ``AttemptKeys``, ``attempt_field``, ``parse_attempts``,
   ``success_counter``).
 - **Shared with memory_worker**: ``lua_text`` (the one loader of a package's
   ``lua/*.lua``), ``as_text`` and ``reply_pairs`` (the one bytes → str helper),
-  ``get_logger`` and ``event_of`` (library logging through stdlib ``logging``).
+  ``get_logger`` and ``event_of`` (library logging through stdlib ``logging``);
+  ``bind_log_context`` / ``unbind_log_context`` (fields every event of a context carries).
 """
 
 from llm_client._breaker.carry import RecordCarry, Rider
 from llm_client._breaker.model import BreakerConfig, BreakerView, Circuit, Outcome
-from llm_client._breaker.store import BreakerStore, list_breakers, reset_breaker
+from llm_client._breaker.store import BreakerStore
 from llm_client._errors import (
     AllCircuitsOpen,
     BackendUnavailable,
@@ -74,7 +75,7 @@ from llm_client._errors import (
 )
 from llm_client._gateway.model import LATENCY_BUCKETS_MS, GatewayConfig, TargetLimits
 from llm_client._gateway.status import TargetStatus, target_statuses
-from llm_client._log import event_of, get_logger
+from llm_client._log import bind_log_context, event_of, get_logger, unbind_log_context
 from llm_client._lua import lua_text
 from llm_client._outlier.model import EjectionConfig, Standing, Tally
 from llm_client._outlier.store import OutlierStore
@@ -91,7 +92,6 @@ from llm_client._routing.events import (
     RoutingEvent,
     attempt_field,
     parse_attempts,
-    recent_events,
     safe_token,
     success_counter,
 )
@@ -194,20 +194,19 @@ __all__ = [
     "WalkerConfig",
     "as_text",
     "attempt_field",
+    "bind_log_context",
     "default_routes",
     "event_of",
     "extra_installed",
     "get_logger",
-    "list_breakers",
     "load_model",
     "load_routes",
     "lua_text",
     "parse_attempts",
-    "recent_events",
     "reply_pairs",
-    "reset_breaker",
     "retryable_reason",
     "safe_token",
     "success_counter",
     "target_statuses",
+    "unbind_log_context",
 ]

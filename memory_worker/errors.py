@@ -101,12 +101,19 @@ timeout, the classifier trusts; the run is released). It is defined in this modu
 from __future__ import annotations
 
 import sys
-from typing import IO, Any, ClassVar
+from typing import IO, TYPE_CHECKING, Any, ClassVar
 
-from click import ClickException
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from llm_client import FailureReason, LLMError
+
+if TYPE_CHECKING:
+    from click import ClickException as _CommandLineError
+else:
+    try:  # arq's command line is click's; a bot's install has neither (memory-worker[worker])
+        from click import ClickException as _CommandLineError
+    except ImportError:
+        _CommandLineError = Exception
 
 
 class MemoryWorkerError(Exception):
@@ -159,7 +166,7 @@ class SettingsError(ConfigurationError, ValueError):
         super().__init__("invalid settings: " + "; ".join(problems))
 
 
-class SettingsRefused(SettingsError, ClickException):
+class SettingsRefused(SettingsError, _CommandLineError):
     """Bad settings where ``arq memory_worker.worker.WorkerSettings`` is built: a
     :class:`SettingsError` to a caller, and to arq's command line (click) a failure it shows
     as ``memory-worker``'s one line, ``error: invalid settings: …``, exiting 2 — not a
@@ -169,11 +176,12 @@ class SettingsRefused(SettingsError, ClickException):
 
     def __init__(self, problems: list[str]) -> None:
         SettingsError.__init__(self, problems)
-        ClickException.__init__(self, "invalid settings: " + "; ".join(problems))
+        self.line = "invalid settings: " + "; ".join(problems)
+        _CommandLineError.__init__(self, self.line)
 
     def show(self, file: IO[Any] | None = None) -> None:
         stream = sys.stderr if file is None else file
-        stream.write("error: " + " ".join(self.message.split()) + "\n")
+        stream.write("error: " + " ".join(self.line.split()) + "\n")
         stream.flush()
 
 
@@ -508,11 +516,14 @@ class InvalidQuery(InvalidInput):
 
 class InvalidId(InvalidQuery):
     """Raised when an id (chat, thread, user) or a count ``k`` is not an int — bools, floats
-    and strings included."""
+    and strings included — or an id is beyond 64 bits, signed."""
 
     def __init__(self, name: str, value: object) -> None:
         self.name = name
-        super().__init__(f"{name} must be an int, got {type(value).__name__}")
+        if isinstance(value, int) and not isinstance(value, bool):
+            super().__init__(f"{name} must be a signed 64-bit int, got {value}")
+        else:
+            super().__init__(f"{name} must be an int, got {type(value).__name__}")
 
 
 class EmbeddingSizeMismatch(InvalidQuery):

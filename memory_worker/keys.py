@@ -20,7 +20,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import orjson
-from arq.constants import job_key_prefix
+
+#: arq's own key prefixes (``arq.constants``: the values of arq 0.28, which the worker
+#: runs; written here so a bot's install, without arq, builds the same keys; a test
+#: holds them equal to arq's).
+ARQ_JOB_KEY_PREFIX = "arq:job:"
+ARQ_IN_PROGRESS_KEY_PREFIX = "arq:in-progress:"
 
 #: The fixed keys of one chat's memory every card script receives, in this order, as
 #: KEYS[1..18] (``cards/lua/helpers.lua`` names them); per-scope ``active:<sk>`` zsets and
@@ -388,7 +393,7 @@ class Keys:
             f"{self.routing_tag}:acl-probe": ours,
             f"{self.chat_tag(0)}:acl-probe": ours,
             f"{self.prefix}acl-probe": self.prefix + "*",
-            job_key_prefix + self.tick_job_id("acl-probe"): "arq:*",  # arq's own job keys
+            ARQ_JOB_KEY_PREFIX + self.tick_job_id("acl-probe"): "arq:*",  # arq's own job keys
         }
 
     @property

@@ -25,12 +25,13 @@ import logging
 import sys
 from collections.abc import Iterable, MutableMapping
 from pathlib import Path
-from typing import Any, Literal
-
-import structlog
+from typing import TYPE_CHECKING, Any, Literal
 
 from llm_client import event_of, get_logger
 from memory_worker.privacy.masking import remember_secrets, scrub
+
+if TYPE_CHECKING:
+    import structlog
 
 __all__ = ["configure", "get_logger", "redirect"]
 
@@ -57,7 +58,7 @@ def _scrubbed(value: Any) -> Any:
 
 
 def mask_secrets(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:
-    """A structlog processor: every string of the line (nested too) scrubbed."""
+    """A structlog processor (the CLI's renderer): every string of the line (nested too) scrubbed."""
     return {key: _scrubbed(value) for key, value in event.items()}
 
 
@@ -91,6 +92,8 @@ def configure(
 
     ``secrets`` replaces the exact strings every line loses; None keeps the current ones (a
     later reconfiguration, e.g. the demo's, never drops them)."""
+    import structlog  # the CLI's renderer (memory-worker[cli]); the library never needs it
+
     if secrets is not None:
         remember_secrets(secrets)
     json_lines = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())

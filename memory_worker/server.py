@@ -32,10 +32,10 @@ from typing import Any
 
 import orjson
 from aiohttp import web
-from arq.connections import ArqRedis
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
+from redis.asyncio import Redis
 
 from memory_worker.logs import get_logger
 from memory_worker.ops.health import HealthCheck, Heartbeat, TickAge
@@ -61,7 +61,7 @@ _STARTED = web.AppKey("started", float)
 LivenessCheck = Callable[[], Liveness | None]
 
 
-def health_client(url: str) -> ArqRedis:
+def health_client(url: str) -> Redis:
     """A Redis client for probes: fail fast rather than wait on a dead server."""
     return client_from_url(url, socket_connect_timeout=1.0, socket_timeout=1.5)
 
@@ -171,7 +171,7 @@ class HealthServer:
         self.worker_heartbeat = worker_heartbeat
         self.worker_tick_age = worker_tick_age
         self.worker_liveness = worker_liveness
-        self._redis: ArqRedis | None = None
+        self._redis: Redis | None = None
         self._stores: StoreHealth | None = None
         self._runner: web.AppRunner | None = None
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from llm_client import (
     EMBEDDING,
@@ -98,17 +98,17 @@ class Routing:
 # --- stores and event logs: built here only, each from every setting it reads ---------------
 
 
-def run_store(redis: ArqRedis, settings: Settings) -> RunStore:
+def run_store(redis: Redis, settings: Settings) -> RunStore:
     """The run store: runs, their indexes and counters (§7)."""
     return RunStore(redis, settings)
 
 
-def tick_queue(redis: ArqRedis, settings: Settings) -> TickQueue:
+def tick_queue(redis: Redis, settings: Settings) -> TickQueue:
     """The tick queue: pending and running tick jobs, the pipeline's state (§8)."""
     return TickQueue(redis, Keys(settings.key_prefix))
 
 
-def replay_store(redis: ArqRedis, settings: Settings, runs: RunStore | None = None) -> ReplayStore:
+def replay_store(redis: Redis, settings: Settings, runs: RunStore | None = None) -> ReplayStore:
     """Replay's candidates and their atomic apply, over ``runs`` (a new run store if None)."""
     return ReplayStore(redis, settings, runs if runs is not None else run_store(redis, settings))
 
@@ -124,18 +124,18 @@ def card_store_on(cards_redis: CardsRedis, settings: Settings) -> CardStore:
     )
 
 
-def bot_card_store(settings: Settings, redis: ArqRedis) -> CardStore:
+def bot_card_store(settings: Settings, redis: Redis) -> CardStore:
     """The bot's card store: on ``MEMORY_CARDS_URL`` (e.g. a cluster), else ``redis``."""
     return card_store_on(cards_client(settings, redis), settings)
 
 
-def forgetter(redis: ArqRedis, settings: Settings, cards_redis: CardsRedis) -> Forgetter:
+def forgetter(redis: Redis, settings: Settings, cards_redis: CardsRedis) -> Forgetter:
     """The steps of one forget over the run store on ``redis`` and the cards on
     ``cards_redis`` (§14)."""
     return Forgetter(redis, settings, cards_redis=cards_redis)
 
 
-def run_actions(redis: ArqRedis, settings: Settings, cards_redis: CardsRedis) -> RunActions:
+def run_actions(redis: Redis, settings: Settings, cards_redis: CardsRedis) -> RunActions:
     """Cancel or replay one run by id (§13): the run store on ``redis``, the card store on
     ``cards_redis`` (where the cancelled run's card write is refused)."""
     runs = run_store(redis, settings)
@@ -144,7 +144,7 @@ def run_actions(redis: ArqRedis, settings: Settings, cards_redis: CardsRedis) ->
     )
 
 
-def breaker_store(redis: ArqRedis, settings: Settings) -> BreakerStore:
+def breaker_store(redis: Redis, settings: Settings) -> BreakerStore:
     """The fleet's breakers: the policy, the gateway's caps and cooling, and a routed
     success counted in the attempt metrics with its breaker record (§5, §11)."""
     keys = Keys(settings.key_prefix)
@@ -157,19 +157,19 @@ def breaker_store(redis: ArqRedis, settings: Settings) -> BreakerStore:
     )
 
 
-def outlier_store(redis: ArqRedis, settings: Settings) -> OutlierStore:
+def outlier_store(redis: Redis, settings: Settings) -> OutlierStore:
     """The fleet's outlier counts and ejections by error rate (§5)."""
     return OutlierStore(redis, Keys(settings.key_prefix), settings.ejection_config())
 
 
-async def reset_target(redis: ArqRedis, settings: Settings, target: str) -> BreakerView:
+async def reset_target(redis: Redis, settings: Settings, target: str) -> BreakerView:
     """An operator's reset (CLI ``breakers reset``, the console): the target's breaker
     closed and clean, and its ejection and error counts forgotten (§5)."""
     await outlier_store(redis, settings).reset(target)
     return await breaker_store(redis, settings).reset(target)
 
 
-def event_log(redis: ArqRedis, settings: Settings) -> RedisEventLog:
+def event_log(redis: Redis, settings: Settings) -> RedisEventLog:
     """The routing-event stream, trimmed at ``MEMORY_ROUTING_EVENTS_MAXLEN`` by every
     writer — the walkers' events and the console's audit events alike."""
     return RedisEventLog(redis, Keys(settings.key_prefix), maxlen=settings.routing_events_maxlen)
@@ -189,7 +189,7 @@ def walker_config(settings: Settings) -> WalkerConfig:
 
 def build_routing(
     settings: Settings,
-    redis: ArqRedis,
+    redis: Redis,
     *,
     transports: TransportFactory | None = None,
     require_secrets: bool = True,
@@ -253,7 +253,7 @@ def check_run_routes(routes: RoutesConfig, source: Path | str | None) -> None:
 
 
 async def build_tick_runner(
-    settings: Settings, redis: ArqRedis, *, transports: TransportFactory | None = None
+    settings: Settings, redis: Redis, *, transports: TransportFactory | None = None
 ) -> TickRunner:
     """The production pipeline: routed, breaker-guarded consolidation with admin reports.
 
@@ -311,7 +311,7 @@ def farm_clients(settings: Settings, http: httpx.AsyncClient | None = None) -> C
     )
 
 
-async def card_store(settings: Settings, redis: ArqRedis, keys: Keys) -> CardStore:
+async def card_store(settings: Settings, redis: Redis, keys: Keys) -> CardStore:
     """The worker's card store: on ``MEMORY_CARDS_URL`` (a cluster) or the queue's server,
     checked like the queue's (§2: no eviction, scripts allowed), writes replicated to
     one replica before a run completes when the card server has replicas."""

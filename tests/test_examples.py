@@ -17,8 +17,8 @@ import pytest
 import typer
 
 from llm_client import EMBEDDING, MEMORY_EXTRACTION, load_routes
-from memory_worker.cli import app
-from memory_worker.cli.tools import CONFIG_EXAMPLES
+from memory_worker.cli.commands import app
+from memory_worker.cli.tools import CONFIG_EXAMPLES, SHIPPED_FOLDERS
 from memory_worker.errors import RoutesIncomplete
 from memory_worker.settings import Settings
 from memory_worker.wiring import check_run_routes
@@ -121,12 +121,18 @@ def test_a_routes_file_without_extraction_is_refused_at_start(
 def test_init_config_writes_the_examples_and_keeps_existing_files(
     settings: Settings, tmp_path: Path
 ) -> None:
-    target = tmp_path / "deploy"
+    target = tmp_path / "ops"
     done = cli(settings, "init-config", str(target))
     assert done.returncode == 0, done.stderr
     assert "REDIS_URL stays unset" in done.stdout  # copying example.env keeps the embedded one
     for name in CONFIG_EXAMPLES:
         assert (target / name).read_bytes() == (CONFIG / name).read_bytes()
+    for folder in SHIPPED_FOLDERS:  # deploy/ and examples/ whole
+        for path in _shipped_files(folder):
+            name = path.relative_to(ROOT).as_posix()
+            assert (target / name).read_bytes() == path.read_bytes(), name
+    for name in REQUIRED_DEPLOY:
+        assert (target / name).is_file(), name
     (target / "routes.toml").write_text("# mine\n")
     refused = cli(settings, "init-config", str(target))
     assert refused.returncode == 2
@@ -136,9 +142,29 @@ def test_init_config_writes_the_examples_and_keeps_existing_files(
     assert (target / "routes.toml").read_bytes() == (CONFIG / "routes.toml").read_bytes()
 
 
+#: What an operator deploys from (issue: in the wheel and written by init-config).
+REQUIRED_DEPLOY = (
+    "deploy/prometheus/alerts.yml",
+    "deploy/prometheus/alerts_test.yml",
+    "deploy/prometheus/prometheus.yml",
+    "deploy/grafana/memory-worker.json",
+    "deploy/systemd/memory-worker@.service",
+    "examples/bot/quickstart.py",
+)
+
+
+def _shipped_files(folder: str) -> list[Path]:
+    return [
+        p
+        for p in sorted((ROOT / folder).rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    ]
+
+
 @pytest.mark.slow
 def test_the_wheel_and_the_sdist_ship_the_examples(tmp_path: Path) -> None:
-    """Built offline with the installed setuptools (no ``build`` needed)."""
+    """Built offline with the installed setuptools (no ``build`` needed): the config
+    examples, deploy/ and examples/ whole, the LICENSE."""
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation",
          "-q", "-w", str(tmp_path)],
@@ -149,6 +175,16 @@ def test_the_wheel_and_the_sdist_ship_the_examples(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in CONFIG_EXAMPLES:
         assert f"memory_worker/config/{name}" in names
+    for folder in SHIPPED_FOLDERS:
+        for path in _shipped_files(folder):
+            assert f"memory_worker/{path.relative_to(ROOT).as_posix()}" in names
+    assert {f"memory_worker/{name}" for name in REQUIRED_DEPLOY} <= names
+    assert "memory_worker-0.1.0.dist-info/licenses/LICENSE" in names
+    assert "memory_worker/docs/runbook.md" in names  # the console serves the bundled docs
+    for package in ("memory_worker", "llm_client"):  # every data file of the code: Lua, templates…
+        for path in sorted((ROOT / package).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                assert path.relative_to(ROOT).as_posix() in names
     assert "memory_worker/console/templates/explain.html.j2" in names
     # the pages the console serves at /docs/ (its banner links the runbook there)
     for page in (ROOT / "docs").glob("*.md"):
@@ -164,4 +200,6 @@ def test_the_wheel_and_the_sdist_ship_the_examples(tmp_path: Path) -> None:
         members = {m.split("/", 1)[1] for m in tar.getnames() if "/" in m}
     for name in CONFIG_EXAMPLES:
         assert f"config/{name}" in members
+    assert set(REQUIRED_DEPLOY) <= members
+    assert "LICENSE" in members
     assert "setup.py" in members

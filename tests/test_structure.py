@@ -453,7 +453,7 @@ TEST_FOLDERS_BEYOND_THE_PACKAGE = {"e2e", "faults", "support", "data"}
 #: Tests of the whole project, at the top of ``tests/``.
 TOP_LEVEL_TESTS = {
     "test_structure.py", "test_docs.py", "test_suite_groups.py", "test_demo.py",
-    "test_wiring.py", "test_examples.py", "test_packaging.py",
+    "test_wiring.py", "test_examples.py", "test_packaging.py", "test_systemd.py",
 }  # fmt: skip
 
 

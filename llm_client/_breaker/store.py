@@ -575,15 +575,3 @@ class BreakerStore:
     async def failopen_free(self, workflow: str) -> bool:
         """Is ``workflow``'s fail-open permit free right now? (Does not take it.)"""
         return not await self._redis.exists(self._keys.failopen_permit(workflow))
-
-
-async def list_breakers(
-    store: BreakerStore, targets: Iterable[str] = ()
-) -> list[dict[str, object]]:
-    """``breakers list --json``: the given targets (e.g. every routed one) plus any stored."""
-    return [view.as_dict() for view in await store.list(targets)]
-
-
-async def reset_breaker(store: BreakerStore, target: str) -> dict[str, object]:
-    """``breakers reset TARGET``: closed and clean; returns the new state."""
-    return (await store.reset(target)).as_dict()

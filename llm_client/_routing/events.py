@@ -357,15 +357,3 @@ def with_context(event: RoutingEvent, context: Mapping[str, str]) -> RoutingEven
     if not context:
         return event
     return replace(event, context={**context, **event.context})
-
-
-async def recent_events(
-    events: RedisEventLog,
-    *,
-    limit: int = 100,
-    types: Sequence[str] | None = None,
-    workflow: str | None = None,
-) -> list[dict[str, Any]]:
-    """``memory-worker report --json``: newest events first, as JSON-able dicts."""
-    found = await events.recent(limit=limit, types=types, workflow=workflow)
-    return [event.as_dict() for event in found]

@@ -17,13 +17,22 @@ from typing import cast
 
 from memory_worker.cards.recall.timing import Window
 from memory_worker.errors import EmbeddingSizeMismatch, InvalidId, InvalidQuery, QueryTooLarge
+from memory_worker.models import INT64_MAX, INT64_MIN
 
 
-def check_id(name: str, value: object) -> int:
+def _check_int(name: str, value: object) -> int:
     """``value`` if it is an int (a bool is not: ``True`` is no chat id)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidId(name, value)
     return value
+
+
+def check_id(name: str, value: object) -> int:
+    """``value`` if it is an int of 64 bits, signed (every id the store keeps is one)."""
+    checked = _check_int(name, value)
+    if not INT64_MIN <= checked <= INT64_MAX:
+        raise InvalidId(name, value)
+    return checked
 
 
 def check_optional_id(name: str, value: object) -> int | None:
@@ -32,7 +41,7 @@ def check_optional_id(name: str, value: object) -> int | None:
 
 def check_k(k: object, limit: int, *, name: str = "k") -> int:
     """How many results to return (or tokens to fill): an int from 0 (none) to ``limit``."""
-    count = check_id(name, k)
+    count = _check_int(name, k)
     if count < 0:
         raise InvalidQuery(f"{name} must be 0 or more, got {count}")
     if count > limit:

@@ -22,6 +22,7 @@ import typer
 from memory_worker.cli.common import (
     JsonFlag,
     YesFlag,
+    an_id,
     app,
     confirm,
     err,
@@ -249,11 +250,14 @@ def correct(
 @cards_app.command("remember", context_settings=_NEGATIVE_IDS)
 def remember(
     fact: Annotated[str, typer.Argument(metavar="FACT", help="The fact, as written.")],
-    chat: Annotated[int, typer.Option("--chat", help="The chat's id.")],
+    chat: Annotated[int, typer.Option("--chat", callback=an_id, help="The chat's id.")],
     user: Annotated[
-        int | None, typer.Option("--user", help="The user the fact is about (their scope).")
+        int | None,
+        typer.Option("--user", callback=an_id, help="The user the fact is about (their scope)."),
     ] = None,
-    thread: Annotated[int, typer.Option("--thread", help="The thread (its scope).")] = 0,
+    thread: Annotated[
+        int, typer.Option("--thread", callback=an_id, help="The thread (its scope).")
+    ] = 0,
     valid_from: Annotated[
         str | None,
         typer.Option(

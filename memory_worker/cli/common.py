@@ -31,7 +31,9 @@ from dotenv import dotenv_values
 from dotenv.parser import parse_stream
 from rich.console import Console
 
+from memory_worker.cli.failures import EXIT_FAILURE
 from memory_worker.errors import SettingsError
+from memory_worker.models import INT64_MAX, INT64_MIN
 from memory_worker.settings import Settings, get_settings
 from memory_worker.storage.connections import RedisHandle, open_redis
 
@@ -75,12 +77,20 @@ DryRunFlag = Annotated[
 ]
 
 
+def an_id(value: int | None) -> int | None:
+    """An option's callback: a chat, user or thread id is a signed 64-bit int (what the
+    store keeps); another number is a bad parameter (one line, exit 2)."""
+    if value is not None and not INT64_MIN <= value <= INT64_MAX:
+        raise typer.BadParameter(f"{value} is not a signed 64-bit id")
+    return value
+
+
+#: A TCP port's bounds for an option (0: any free one).
+PORT = {"min": 0, "max": 65535}
+
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
-
-
-#: The exit status of every failure (usage errors from typer/click exit 2 as well).
-EXIT_FAILURE = 2
 
 
 def error_line(message: str) -> None:
@@ -173,6 +183,7 @@ def _version(show: bool) -> None:
 
 @app.callback()
 def _setup(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option(
@@ -186,7 +197,8 @@ def _setup(
     from memory_worker.settings.types import secret_values
 
     try:
-        read_dotenv(Path(DOTENV))
+        # the names the .env gave: ``config`` says where each value came from
+        ctx.obj = {"dotenv": read_dotenv(Path(DOTENV))}
         settings = get_settings()
     except SettingsError as exc:
         raise fail(str(exc)) from None

@@ -2,13 +2,17 @@
 
 Bad input, an unreadable or non-UTF-8 file, Redis unreachable, refused
 credentials, ``NOPERM``, ``OOM``, a broken routes file, an unparseable time:
-:func:`failure_message` says which (secrets redacted, no traceback).
+:func:`failure_message` says which (secrets redacted, no traceback); every failure exits
+:data:`EXIT_FAILURE`.
 """
 
 from __future__ import annotations
 
 from memory_worker.errors import InvalidRunRequest, MemoryWorkerError
 from memory_worker.settings import Settings
+
+#: The exit status of every failure (usage errors from typer/click exit 2 as well).
+EXIT_FAILURE = 2
 
 
 def _redis_where(settings: Settings) -> str:

@@ -15,6 +15,7 @@ from memory_worker.cli.common import (
     DryRunFlag,
     JsonFlag,
     YesFlag,
+    an_id,
     app,
     confirm,
     err,
@@ -69,7 +70,7 @@ def replay(
     reason: Annotated[
         str | None, typer.Option(help="Reason of the last failure, e.g. provider_timeout.")
     ] = None,
-    chat: Annotated[int | None, typer.Option(help="Only this chat id.")] = None,
+    chat: Annotated[int | None, typer.Option(callback=an_id, help="Only this chat id.")] = None,
     prompt_version: Annotated[
         str | None, typer.Option("--prompt-version", help="Only this prompt version.")
     ] = None,

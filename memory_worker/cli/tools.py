@@ -1,8 +1,10 @@
 """``init-config [DIR]`` and ``farmsim``: what an operator starts from, and a farm to try it on.
 
-- ``init-config`` writes the example ``Procfile``, ``example.env`` and routes files that
-  ship inside the package (``memory_worker.config``, from the repository's
-  ``config/``) into a directory, never over an existing file unless ``--force``.
+- ``init-config`` writes what ships inside the package into a directory, never over an
+  existing file unless ``--force``: the example ``Procfile``, ``example.env`` and routes
+  files (``memory_worker.config``, from the repository's ``config/``), and the
+  ``deploy/`` (Prometheus alert rules and their tests, ``prometheus.yml``, the Grafana
+  dashboard, systemd units) and ``examples/`` folders, whole.
 - ``farmsim`` serves the loopback farm simulator (:mod:`memory_worker.farmsim`) with an
   optional fault from the start (``--fault KIND[:SERVICE]``); faults are changed while it
   runs through its ``/_sim/faults`` endpoint (docs/runbook.md, "Trying an outage by hand").
@@ -10,42 +12,63 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from importlib import resources
 from importlib.abc import Traversable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated
 
 import typer
 
-from memory_worker.cli.common import app, fail, out
+from memory_worker.cli.common import PORT, app, fail, out
 
-#: The files ``init-config`` writes (the configuration examples, not the README snippets).
+#: The configuration examples ``init-config`` writes at the top of its directory.
 CONFIG_EXAMPLES = ("Procfile", "example.env", "routes.toml", "routes-local-embed.toml")
+#: The shipped folders ``init-config`` writes whole, under their own names.
+SHIPPED_FOLDERS = ("deploy", "examples")
 
 
-def examples_dir() -> Traversable:
-    """Where the shipped configuration examples are: the package's ``config`` (an installed
-    wheel or sdist), else the source tree's ``config/`` (a checkout, an editable install)."""
-    shipped = resources.files("memory_worker") / "config"
-    if shipped.is_dir():
-        return shipped
-    return resources.files("memory_worker").joinpath("..", "config")
+def shipped(folder: str) -> Traversable:
+    """A folder the package ships (``config``, ``deploy``, ``examples``): the package's own
+    (an installed wheel or sdist), else the source tree's (a checkout, an editable install)."""
+    inside = resources.files("memory_worker") / folder
+    if inside.is_dir():
+        return inside
+    return resources.files("memory_worker").joinpath("..", folder)
+
+
+def _tree(folder: Traversable, under: PurePosixPath) -> Iterator[tuple[str, Traversable]]:
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name == "__pycache__" or entry.name.endswith(".pyc"):
+            continue
+        if entry.is_dir():
+            yield from _tree(entry, under / entry.name)
+        else:
+            yield (under / entry.name).as_posix(), entry
+
+
+def example_files() -> dict[str, Traversable]:
+    """Every file ``init-config`` writes: its path in the target directory → the shipped file."""
+    files = {name: shipped("config").joinpath(name) for name in CONFIG_EXAMPLES}
+    for folder in SHIPPED_FOLDERS:
+        files.update(_tree(shipped(folder), PurePosixPath(folder)))
+    return files
 
 
 def write_examples(target: Path, *, force: bool = False) -> list[Path]:
-    """Write :data:`CONFIG_EXAMPLES` into ``target`` (made if missing); returns the paths.
+    """Write :func:`example_files` into ``target`` (made if missing); returns the paths.
 
     Nothing is written when a file exists and ``force`` is off: the error names them all.
     """
-    source = examples_dir()
-    existing = [name for name in CONFIG_EXAMPLES if (target / name).exists()]
+    files = example_files()
+    existing = [name for name in files if (target / name).exists()]
     if existing and not force:
         raise fail(f"{', '.join(existing)} already in {target}: --force overwrites them")
-    target.mkdir(parents=True, exist_ok=True)
     written = []
-    for name in CONFIG_EXAMPLES:
+    for name, source in files.items():
         path = target / name
-        path.write_bytes(source.joinpath(name).read_bytes())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(source.read_bytes())
         written.append(path)
     return written
 
@@ -57,7 +80,9 @@ def init_config(
     ] = Path("."),
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
 ) -> None:
-    """Write the example Procfile, example.env and routes files to start a deployment from."""
+    """Write the example Procfile, example.env and routes files to start a deployment from,
+    with deploy/ (Prometheus alert rules and their tests, prometheus.yml, the Grafana
+    dashboard, systemd units) and examples/."""
     for path in write_examples(directory, force=force):
         out.print(f"wrote {path}", highlight=False)
     out.print(
@@ -74,7 +99,7 @@ def farmsim(
     host: Annotated[str, typer.Option(help="Bind address (loopback unless you mean it).")] = (
         "127.0.0.1"
     ),
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 50051,
+    port: Annotated[int, typer.Option(**PORT, help="Port (0: any free one).")] = 50051,
     fault: Annotated[
         list[str] | None,
         typer.Option(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memory_worker.cli.cards import with_queue
-from memory_worker.cli.common import JsonFlag, app, err, fail, out, print_json, run_sync
+from memory_worker.cli.common import JsonFlag, an_id, app, err, fail, out, print_json, run_sync
 from memory_worker.settings import get_settings
 
 if TYPE_CHECKING:
@@ -31,10 +31,15 @@ if TYPE_CHECKING:
 
 @app.command("export")
 def export(
-    chat: Annotated[int, typer.Option("--chat", metavar="ID", help="The chat id.")],
+    chat: Annotated[int, typer.Option("--chat", metavar="ID", callback=an_id, help="The chat id.")],
     user: Annotated[
         int | None,
-        typer.Option("--user", metavar="ID", help="Only what this user is entitled to receive."),
+        typer.Option(
+            "--user",
+            metavar="ID",
+            callback=an_id,
+            help="Only what this user is entitled to receive.",
+        ),
     ] = None,
     out_file: Annotated[
         Path | None, typer.Option("--out", metavar="FILE", help="Write here (default: stdout).")

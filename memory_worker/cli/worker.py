@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from memory_worker.cli.common import app, run_sync
+from memory_worker.cli.common import PORT, app, run_sync
 from memory_worker.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def run(
         ),
     ] = False,
     host: Annotated[str | None, typer.Option(help="Bind address (MEMORY_SERVE_HOST).")] = None,
-    port: Annotated[int | None, typer.Option(help="Port (MEMORY_SERVE_PORT).")] = None,
+    port: Annotated[int | None, typer.Option(**PORT, help="Port (MEMORY_SERVE_PORT).")] = None,
 ) -> None:
     """Run a worker until SIGTERM/SIGINT (same as `arq memory_worker.worker.WorkerSettings`)."""
     from memory_worker.wiring import check_run_routes, routing_routes
@@ -91,7 +91,7 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
 @app.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="Bind address (MEMORY_SERVE_HOST).")] = None,
-    port: Annotated[int | None, typer.Option(help="Port (MEMORY_SERVE_PORT).")] = None,
+    port: Annotated[int | None, typer.Option(**PORT, help="Port (MEMORY_SERVE_PORT).")] = None,
     metrics_only: Annotated[
         bool,
         typer.Option("--metrics-only", help="Serve /metrics, /healthz, /readyz only: no console."),

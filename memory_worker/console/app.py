@@ -39,7 +39,7 @@ from urllib.parse import urlencode
 
 import jinja2
 from aiohttp import web
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from memory_worker.console import data, docs, explain, memory_data, runs_data
@@ -176,7 +176,7 @@ class Console:
     """The console's handlers over one Redis client and the settings."""
 
     def __init__(
-        self, redis: ArqRedis, settings: Settings, *, clock: Callable[[], float] = time.time
+        self, redis: Redis, settings: Settings, *, clock: Callable[[], float] = time.time
     ) -> None:
         self.redis = redis
         self.settings = settings
@@ -910,7 +910,7 @@ def _guarded(console: Console, handler: Handler) -> Handler:
 
 def add_console(
     app: web.Application,
-    redis: ArqRedis,
+    redis: Redis,
     settings: Settings,
     *,
     clock: Callable[[], float] = time.time,

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from arq.connections import ArqRedis
 from pydantic import SecretStr
+from redis.asyncio import Redis
 
 from llm_client import (
     LATENCY_BUCKETS_MS,
@@ -196,7 +196,7 @@ def _last_error(
 
 
 async def banner_data(
-    redis: ArqRedis,
+    redis: Redis,
     settings: Settings,
     routes: Mapping[str, Sequence[str]],
     *,
@@ -274,7 +274,7 @@ class Overview:
 
 
 async def overview_data(
-    redis: ArqRedis, settings: Settings, targets: Sequence[str], *, now_ms: int | None = None
+    redis: Redis, settings: Settings, targets: Sequence[str], *, now_ms: int | None = None
 ) -> Overview:
     """The metrics sample (the same read ``/metrics`` does) plus runs per hour.
 
@@ -344,7 +344,7 @@ _EJECTED = EventType.TARGET_EJECTED
 
 
 async def breakers_data(
-    redis: ArqRedis,
+    redis: Redis,
     settings: Settings,
     routes: Mapping[str, Sequence[str]],
     *,
@@ -488,7 +488,7 @@ class Timeline:
 
 
 async def timeline_data(
-    redis: ArqRedis,
+    redis: Redis,
     settings: Settings,
     *,
     workflow: str | None = None,

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from llm_client import as_text
 from memory_worker.cards import Card, CardStore, Episode
@@ -84,7 +84,7 @@ def _scope_order(sk: str) -> tuple[int, str]:
 
 
 async def memory_data(
-    redis: ArqRedis,
+    redis: Redis,
     settings: Settings,
     chat_id: int,
     *,

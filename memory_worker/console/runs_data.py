@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from llm_client import as_text
 from memory_worker.keys import Keys
@@ -124,7 +124,7 @@ def run_index(keys: Keys, status: str | None) -> str:
 
 
 async def runs_page(
-    redis: ArqRedis,
+    redis: Redis,
     settings: Settings,
     wanted: RunFilter,
     *,
@@ -182,9 +182,7 @@ async def runs_page(
     )
 
 
-async def _prefilter(
-    redis: ArqRedis, keys: Keys, ids: Sequence[str], wanted: RunFilter
-) -> list[str]:
+async def _prefilter(redis: Redis, keys: Keys, ids: Sequence[str], wanted: RunFilter) -> list[str]:
     """The ids whose chat and last error match ``wanted`` (one pipelined read, no parsing
     of anything else)."""
     by_error = bool(wanted.error_code or wanted.reason)
@@ -207,7 +205,7 @@ async def _prefilter(
     return hits
 
 
-async def _rows(redis: ArqRedis, keys: Keys, ids: Sequence[str], wanted: RunFilter) -> list[RunRow]:
+async def _rows(redis: Redis, keys: Keys, ids: Sequence[str], wanted: RunFilter) -> list[RunRow]:
     if not ids:
         return []
     async with redis.pipeline(transaction=False) as pipe:
@@ -221,7 +219,7 @@ async def _rows(redis: ArqRedis, keys: Keys, ids: Sequence[str], wanted: RunFilt
     ]
 
 
-async def run_detail(redis: ArqRedis, settings: Settings, run_id: str) -> Run | None:
+async def run_detail(redis: Redis, settings: Settings, run_id: str) -> Run | None:
     """One run (its error log, releases, attempts, lease) or None."""
     runs = await run_store(redis, settings).get_many([run_id])
     return runs[0] if runs else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import getpass
 from collections.abc import Mapping
 
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from llm_client import RoutingEvent
 from memory_worker.settings import Settings
@@ -38,7 +38,7 @@ AUDIT_TYPES = (
 
 
 async def audit(
-    redis: ArqRedis,
+    redis: Redis,
     settings: Settings,
     action: str,
     *,

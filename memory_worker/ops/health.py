@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from llm_client import BreakerStore, Circuit
 from memory_worker.keys import Keys
@@ -115,7 +115,7 @@ class HealthCheck:
 
     def __init__(
         self,
-        redis: ArqRedis,
+        redis: Redis,
         settings: Settings,
         *,
         worker_heartbeat: Heartbeat | None = None,

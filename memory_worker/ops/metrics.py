@@ -28,13 +28,13 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from arq.connections import ArqRedis
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
     Metric,
 )
 from prometheus_client.registry import Collector
+from redis.asyncio import Redis
 
 from llm_client import (
     BreakerStore,
@@ -131,7 +131,7 @@ def route_target_ids(settings: Settings, *, strict: bool = False) -> list[str]:
 
 
 async def read_sample(
-    redis: ArqRedis,
+    redis: Redis,
     settings: Settings,
     *,
     breakers: BreakerStore | None = None,
@@ -159,7 +159,7 @@ async def read_sample(
     )
 
 
-async def _read_state(redis: ArqRedis, keys: Keys, now_ms: int) -> list[Any]:
+async def _read_state(redis: Redis, keys: Keys, now_ms: int) -> list[Any]:
     """The run, lease, pipeline, routing and admin state in one pipeline (read by :func:`_sample`)."""
     async with redis.pipeline(transaction=False) as pipe:
         pipe.zrange(keys.by_status(RunStatus.QUEUED.value), 0, 0, withscores=True)
@@ -226,7 +226,7 @@ def _sample(
 
 
 def redis_sampler(
-    redis: ArqRedis, settings: Settings, *, clock: Callable[[], float] = time.monotonic
+    redis: Redis, settings: Settings, *, clock: Callable[[], float] = time.monotonic
 ) -> Sampler[Sample]:
     """A sampler of the fleet's state in ``redis`` for these settings."""
     breakers = breaker_store(redis, settings)
@@ -423,7 +423,7 @@ class MemoryCollector(Collector):
 
 
 async def report_data(
-    redis: ArqRedis,
+    redis: Redis,
     settings: Settings,
     *,
     limit: int = 50,

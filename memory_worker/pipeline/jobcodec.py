@@ -14,12 +14,14 @@ enqueues through the worker's pool) and the tick script (``pipeline/ticks.py``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from arq.connections import ArqRedis
 
 from memory_worker.errors import NotAJsonJob
+
+if TYPE_CHECKING:
+    from arq.connections import ArqRedis
 
 
 def _exception_name(value: Any) -> str:
@@ -44,6 +46,13 @@ def load_job(raw: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise NotAJsonJob("job payload is not a JSON object")
     return value
+
+
+def tick_job(function: str, enqueue_time_ms: int) -> bytes:
+    """The payload of a job of ``function`` with no arguments, first try: the bytes of
+    ``arq.jobs.serialize_job(function, (), {}, None, enqueue_time_ms, serializer=dump_job)``
+    (built here: the bot wakes the pipeline without arq installed; a test compares them)."""
+    return dump_job({"t": None, "f": function, "a": [], "k": {}, "et": enqueue_time_ms})
 
 
 #: Keyword arguments for arq's ``Worker`` / ``create_pool``.

@@ -39,11 +39,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
-import structlog
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from llm_client import RecordCarry
+from llm_client import RecordCarry, bind_log_context, unbind_log_context
 from memory_worker.errors import RunCancelled, StoreDataCorrupt, StoreError, TickTimeout
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
@@ -105,7 +104,7 @@ class TickRunner:
     """Runs ticks: everything a worker process shares between its ticks."""
 
     settings: Settings
-    redis: ArqRedis
+    redis: Redis
     processor: RunProcessor
     #: The run store and the tick queue on ``redis`` (built by the composition root).
     store: RunStore
@@ -280,7 +279,7 @@ class TickRunner:
                 # heartbeat, so no claim reads the lease as a lost worker meanwhile
                 self.unsettled.pop(claim.id, None)
                 self.held.discard(claim.id)
-            structlog.contextvars.unbind_contextvars("run_id", "chat_id")
+            unbind_log_context("run_id", "chat_id")
 
     async def _claim(self) -> ClaimedRun | TickOutcome:
         """The gate, then one claim; a claimed run is ``held`` and ``unsettled`` on return."""
@@ -309,7 +308,7 @@ class TickRunner:
             return TickOutcome.IDLE
         if claim.ready_at_ms is not None:
             self.metrics.claimed((now_ms() - claim.ready_at_ms) / 1000)
-        structlog.contextvars.bind_contextvars(run_id=claim.id, chat_id=claim.request.chat_id)
+        bind_log_context(run_id=claim.id, chat_id=claim.request.chat_id)
         self.claims += 1
         self.held.add(claim.id)
         self.unsettled[claim.id] = claim

@@ -63,13 +63,11 @@ import uuid
 from dataclasses import dataclass
 from enum import StrEnum
 
-from arq.connections import ArqRedis
-from arq.constants import in_progress_key_prefix, job_key_prefix
-from arq.jobs import serialize_job
+from redis.asyncio import Redis
 
 from llm_client import as_text
-from memory_worker.keys import Keys
-from memory_worker.pipeline.jobcodec import dump_job  # row 21: JSON job payloads, never pickle
+from memory_worker.keys import ARQ_IN_PROGRESS_KEY_PREFIX, ARQ_JOB_KEY_PREFIX, Keys
+from memory_worker.pipeline.jobcodec import tick_job  # row 21: JSON job payloads, never pickle
 
 TICK_FUNCTION = "memory_tick"
 
@@ -280,7 +278,7 @@ class TickQueue:
     #: How often (ms) a process prunes ``ticks:queued`` of ticks whose job key expired.
     PRUNE_QUEUED_MS = 5_000
 
-    def __init__(self, redis: ArqRedis, keys: Keys, *, expires_extra_ms: int = 86_400_000) -> None:
+    def __init__(self, redis: Redis, keys: Keys, *, expires_extra_ms: int = 86_400_000) -> None:
         self.redis = redis
         self.keys = keys
         self.expires_extra_ms = expires_extra_ms
@@ -313,7 +311,7 @@ class TickQueue:
             return Scheduled(0, 0, 0)
         now = at_ms if at_ms is not None else int(time.time() * 1000)
         delay_ms = int(plan.delay_s * 1000)
-        blob = serialize_job(TICK_FUNCTION, (), {}, None, now, serializer=dump_job)
+        blob = tick_job(TICK_FUNCTION, now)
         if going_on:
             count = plan.extra_below_target
         else:
@@ -328,7 +326,7 @@ class TickQueue:
                 self.keys.ticks_queued,
                 self.keys.ticks_started,
                 self.keys.pipeline_state,
-                *(job_key_prefix + job_id for job_id in ids),
+                *(ARQ_JOB_KEY_PREFIX + job_id for job_id in ids),
             ],
             args=[
                 now,
@@ -360,7 +358,7 @@ class TickQueue:
             keys=[
                 self.keys.arq_queue,
                 self.running_key,
-                *(in_progress_key_prefix + i for i in ids),
+                *(ARQ_IN_PROGRESS_KEY_PREFIX + i for i in ids),
             ],
             args=[now, *ids],
         )

@@ -73,15 +73,23 @@ def parse_scope(chat: object, user: object) -> ForgetScope:
     return ForgetScope(chat_id, user_id)
 
 
+#: Every id the store keeps is a signed 64-bit int (``memory_worker.models.Id``).
+_ID_RANGE = range(-(2**63), 2**63)
+
+
 def _integer(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise ForgetInputError(f"{name} must be an integer id")
     if isinstance(value, int):
-        return value
-    try:
-        return int(value.strip())
-    except ValueError:
-        raise ForgetInputError(f"{name} must be an integer id, got {value!r}") from None
+        number = value
+    else:
+        try:
+            number = int(value.strip())
+        except ValueError:
+            raise ForgetInputError(f"{name} must be an integer id, got {value!r}") from None
+    if number not in _ID_RANGE:
+        raise ForgetInputError(f"{name} must be a signed 64-bit integer id, got {number}")
+    return number
 
 
 # --- the answer --------------------------------------------------------------------------------

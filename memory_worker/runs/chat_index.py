@@ -9,7 +9,7 @@ creation order from a cursor); when it reaches the end of the run index it sets 
 
 from __future__ import annotations
 
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from llm_client import as_text, lua_text
 from memory_worker.keys import Keys
@@ -24,7 +24,7 @@ _ADD = lua_text(__package__, "chat_index_add")
 class ChatIndex:
     """The per-chat run index: its reads and its backfill."""
 
-    def __init__(self, redis: ArqRedis, keys: Keys) -> None:
+    def __init__(self, redis: Redis, keys: Keys) -> None:
         self.redis = redis
         self.keys = keys
         self._add = redis.register_script(_ADD)

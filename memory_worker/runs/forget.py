@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import orjson
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from llm_client import as_text, lua_text
 from memory_worker.keys import Keys
@@ -37,7 +37,7 @@ _CHAT_RUNS = lua_text(__package__, "forget_chat_runs")
 class RunForget:
     """Plans and applies the run side of one forget."""
 
-    def __init__(self, redis: ArqRedis, keys: Keys, *, chunk: int) -> None:
+    def __init__(self, redis: Redis, keys: Keys, *, chunk: int) -> None:
         self.redis = redis
         self.keys = keys
         self.chunk = chunk

@@ -11,7 +11,7 @@ nothing and the caller reads again.
 
 from __future__ import annotations
 
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from llm_client import as_text, lua_text
 from memory_worker.keys import Keys
@@ -39,7 +39,7 @@ _UNPARK = lua_text(__package__, "unpark")
 class RunPrune:
     """Removes what the run store no longer needs, in bounded batches."""
 
-    def __init__(self, redis: ArqRedis, settings: Settings) -> None:
+    def __init__(self, redis: Redis, settings: Settings) -> None:
         self.redis = redis
         self.settings = settings
         self.keys = Keys(settings.key_prefix)

@@ -45,7 +45,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from llm_client import as_text
 from memory_worker.keys import Keys
@@ -385,7 +385,7 @@ class ReplayStore:
     """Reads replay candidates from the indexes and applies a plan atomically per batch."""
 
     def __init__(
-        self, redis: ArqRedis, settings: Settings, runs: RunStore, *, batch_size: int = BATCH_SIZE
+        self, redis: Redis, settings: Settings, runs: RunStore, *, batch_size: int = BATCH_SIZE
     ):
         self.redis = redis
         self.settings = settings

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from llm_client import as_text, lua_text
 from memory_worker.keys import Keys
@@ -131,7 +131,7 @@ _RECONCILE = lua_text("memory_worker.runs", "retired_summary", "reconcile_retire
 class RetiredSummary:
     """Reads (and, from maintenance only, reconciles) the retired-run summary."""
 
-    def __init__(self, redis: ArqRedis, keys: Keys) -> None:
+    def __init__(self, redis: Redis, keys: Keys) -> None:
         self.redis = redis
         self.keys = keys
         self._reconcile = redis.register_script(_RECONCILE)

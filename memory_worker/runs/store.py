@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 import orjson
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from llm_client import Rider, as_text, lua_text
@@ -93,7 +93,7 @@ CANCEL_READS = 5
 class RunStore:
     """Redis adapter for runs; every state change is one atomic script."""
 
-    def __init__(self, redis: ArqRedis, settings: Settings) -> None:
+    def __init__(self, redis: Redis, settings: Settings) -> None:
         self.redis = redis
         self.settings = settings
         self.keys = Keys(settings.key_prefix)

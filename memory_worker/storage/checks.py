@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, cast
 
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoPermissionError, ResponseError
 
@@ -164,7 +164,7 @@ def parse_health(info: Mapping[str, Any]) -> RedisHealth:
 # --- the shell -------------------------------------------------------------------------------
 
 
-async def read_policy(redis: ArqRedis) -> str | None:
+async def read_policy(redis: Redis) -> str | None:
     """``maxmemory-policy``, or None when the server will not say (CONFIG refused)."""
     try:
         reply = await awaited(redis.config_get("maxmemory-policy"))
@@ -177,7 +177,7 @@ async def read_policy(redis: ArqRedis) -> str | None:
     return as_text(value)
 
 
-async def scripts_allowed(redis: ArqRedis) -> bool:
+async def scripts_allowed(redis: Redis) -> bool:
     """Whether this user may load and run Lua scripts (other Redis errors propagate)."""
     try:
         await _probe_scripts(redis)
@@ -186,7 +186,7 @@ async def scripts_allowed(redis: ArqRedis) -> bool:
     return True
 
 
-async def _probe_scripts(redis: ArqRedis) -> None:
+async def _probe_scripts(redis: Redis) -> None:
     command = "SCRIPT LOAD"
     try:
         sha = await awaited(redis.script_load(PROBE_SCRIPT))
@@ -196,7 +196,7 @@ async def _probe_scripts(redis: ArqRedis) -> None:
         raise ScriptPermissionError(command) from None
 
 
-async def refused_key_patterns(redis: ArqRedis, keys: Keys) -> list[str]:
+async def refused_key_patterns(redis: Redis, keys: Keys) -> list[str]:
     """The ACL key patterns this user may not read or write (empty: every one allowed)."""
     probes = keys.access_probes()
     async with redis.pipeline(transaction=False) as pipe:
@@ -215,7 +215,7 @@ async def refused_key_patterns(redis: ArqRedis, keys: Keys) -> list[str]:
     return refused
 
 
-async def refused_start_command(redis: ArqRedis) -> str | None:
+async def refused_start_command(redis: Redis) -> str | None:
     """The first command of arq's start (``INFO``, ``DBSIZE``) this user may not run.
 
     Any error reply counts (``NOPERM``, or a managed Redis that renamed the command
@@ -232,7 +232,7 @@ async def refused_start_command(redis: ArqRedis) -> str | None:
     return None
 
 
-async def check_access(redis: ArqRedis, keys: Keys, *, start_commands: bool = True) -> None:
+async def check_access(redis: Redis, keys: Keys, *, start_commands: bool = True) -> None:
     """Raise when the user may not use the deployment's keys (or run arq's start commands)."""
     refused = await refused_key_patterns(redis, keys)
     if refused:
@@ -242,7 +242,7 @@ async def check_access(redis: ArqRedis, keys: Keys, *, start_commands: bool = Tr
         raise CommandPermissionError(command)
 
 
-async def access_problems(redis: ArqRedis, keys: Keys) -> list[str]:
+async def access_problems(redis: Redis, keys: Keys) -> list[str]:
     """``/readyz`` problems of this user's permissions (``redis_keys_forbidden``, …)."""
     problems = []
     if await refused_key_patterns(redis, keys):
@@ -252,7 +252,7 @@ async def access_problems(redis: ArqRedis, keys: Keys) -> list[str]:
     return problems
 
 
-async def check_redis(redis: ArqRedis, *, role: str, keys: Keys | None = None) -> str | None:
+async def check_redis(redis: Redis, *, role: str, keys: Keys | None = None) -> str | None:
     """Refuse an evicting Redis or a user without scripts (or without ``keys``, when
     given); warn on a risky policy.
 
@@ -286,7 +286,7 @@ async def check_cards_redis(client: CardsRedis, queue: CardsRedis) -> None:
     if client is queue:
         return
     if not isinstance(client, RedisCluster):
-        await check_redis(cast(ArqRedis, client), role="cards")
+        await check_redis(cast(Redis, client), role="cards")
         return
     await client.initialize()
     for node in client.get_primaries():
@@ -304,10 +304,10 @@ async def check_cards_redis(client: CardsRedis, queue: CardsRedis) -> None:
             raise EvictionPolicyError(policy)
         if verdict is PolicyVerdict.WARN:
             log.warning("redis_policy_not_noeviction", policy=policy, role="cards", node=node.name)
-    await _probe_scripts(cast(ArqRedis, client))
+    await _probe_scripts(cast(Redis, client))
 
 
-async def read_health(redis: ArqRedis) -> RedisHealth | None:
+async def read_health(redis: Redis) -> RedisHealth | None:
     """The health figures, or None when ``INFO`` is refused (ACL) or answers garbage."""
     try:
         info = await awaited(redis.info())

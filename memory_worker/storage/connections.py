@@ -7,7 +7,8 @@
 - unset → the embedded Valkey in ``<data_dir>/valkey`` (started or reused, password in
   the URL, left running for the other processes of the deployment).
 
-Clients are ``arq.connections.ArqRedis`` so the same pool serves arq and us.
+Clients are ``redis.asyncio.Redis`` (a bot's install has no arq); a worker hands arq its
+connection pool (``memory_worker.worker.main.create_worker``).
 
 The card store may live elsewhere (§2): ``cards_client(settings, queue)`` is
 the queue's client when ``MEMORY_CARDS_URL`` is unset, else a client of that URL — a
@@ -24,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs, unquote, urlparse
 
-from arq.connections import ArqRedis
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.asyncio.connection import Connection
@@ -192,8 +192,8 @@ def timeout_options(settings: Settings) -> dict[str, float]:
     }
 
 
-def client_from_url(url: str, **kwargs: Any) -> ArqRedis:
-    """An ``ArqRedis`` client for any supported URL (does not connect yet).
+def client_from_url(url: str, **kwargs: Any) -> Redis:
+    """A client for any supported URL (does not connect yet).
 
     Every client has a connect and a socket timeout (§7: a black-holed
     Redis must not hang a worker); pass :func:`timeout_options` to use the settings'.
@@ -221,12 +221,12 @@ def client_from_url(url: str, **kwargs: Any) -> ArqRedis:
             db=spec.db,
             **options,
         )
-        return cast(ArqRedis, sentinel.master_for(spec.master, redis_class=ArqRedis))
+        return cast(Redis, sentinel.master_for(spec.master, redis_class=Redis))
     if scheme not in {"redis", "rediss", "unix", "valkey", "valkeys"}:
         raise RedisUrlError(f"unsupported REDIS_URL scheme {scheme!r}")
     if scheme.startswith("valkey"):
         url = "redis" + url[len("valkey") :]
-    client = cast(ArqRedis, ArqRedis.from_url(url, **options))
+    client = cast(Redis, Redis.from_url(url, **options))
     pool = client.connection_pool
     if scheme == "unix":  # the socket's name is resolved on every connect (private_socket)
         pool.connection_class = FollowingUnixConnection
@@ -239,7 +239,7 @@ def client_from_url(url: str, **kwargs: Any) -> ArqRedis:
 class RedisHandle:
     """A connected client plus the embedded server it may own."""
 
-    client: ArqRedis
+    client: Redis
     url: str
     embedded: EmbeddedValkey | None = None
 

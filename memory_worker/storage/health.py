@@ -40,7 +40,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from arq.connections import ArqRedis
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from redis.asyncio import Redis
@@ -295,7 +294,7 @@ class StoreProbe:
     """Reads ``INFO`` of the queue's server and of every card node (plain clients of its own,
     short timeouts; the queue's is the caller's)."""
 
-    def __init__(self, queue: ArqRedis, settings: Settings, *, timeout: float = 1.5) -> None:
+    def __init__(self, queue: Redis, settings: Settings, *, timeout: float = 1.5) -> None:
         self.queue = queue
         self.queue_node = client_address(queue)
         self.timeout = timeout

@@ -66,7 +66,7 @@ class Forgetter:
         self.settings = settings
         self.keys = Keys(settings.key_prefix)
         chunk = settings.forget_chunk_items
-        self.runs = RunForget(redis, self.keys, chunk=chunk)  # type: ignore[arg-type]
+        self.runs = RunForget(redis, self.keys, chunk=chunk)
         self.cards = CardForget(cards_redis or redis, self.keys, chunk=chunk)
 
     async def forget(

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from llm_client import EMBEDDING, MEMORY_MERGE, DeadlineExceeded, LLMError
 from memory_worker.cards import Card, CardStatus, CardStore, FoldGroup, dedup_hash, normalise, to_ms
@@ -454,7 +454,7 @@ class Maintenance:
 
     def __init__(
         self,
-        redis: ArqRedis,
+        redis: Redis,
         keys: Keys,
         cards: CardStore,
         models: RoutedModels,

@@ -29,6 +29,7 @@ from arq.connections import ArqRedis
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
 from arq.utils import timestamp_ms
 from arq.worker import Worker
+from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -59,7 +60,7 @@ _REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, ConnectionError, OSError
 
 # --- arq glue -------------------------------------------------------------------------------------
 
-ProcessorFactory = Callable[[Settings, ArqRedis], Awaitable["TickRunner"]]
+ProcessorFactory = Callable[[Settings, Redis], Awaitable["TickRunner"]]
 
 
 async def memory_tick(ctx: dict[str, Any]) -> str:
@@ -560,17 +561,19 @@ class MemoryWorker(Worker):
 
 def create_worker(
     settings: Settings,
-    redis: ArqRedis,
+    redis: Redis,
     *,
     runner_factory: ProcessorFactory = build_tick_runner,
     burst: bool = False,
     handle_signals: bool = True,
     url: str | None = None,
 ) -> MemoryWorker:
-    use_json_jobs(redis)  # row 21: arq's cron enqueues go through this pool
-    plain_prelude_pipelines(redis)  # a tick's run_job prelude without MULTI/EXEC
+    # arq's pool: any client's connections (a client of the library is no ArqRedis)
+    pool = redis if isinstance(redis, ArqRedis) else ArqRedis(connection_pool=redis.connection_pool)
+    use_json_jobs(pool)  # row 21: arq's cron enqueues go through this pool
+    plain_prelude_pipelines(pool)  # a tick's run_job prelude without MULTI/EXEC
     worker = MemoryWorker(
-        redis_pool=redis,
+        redis_pool=pool,
         burst=burst,
         handle_signals=handle_signals,
         ctx={"store_url": url},  # the watchdog releases through a client of its own

@@ -20,7 +20,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any
 
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 _PLAIN_NEXT: ContextVar[bool] = ContextVar("memory_worker_plain_next_pipeline", default=False)
 
@@ -30,7 +30,7 @@ def next_pipeline_plain() -> None:
     _PLAIN_NEXT.set(True)
 
 
-def plain_prelude_pipelines(redis: ArqRedis) -> None:
+def plain_prelude_pipelines(redis: Redis) -> None:
     """Wrap ``redis.pipeline`` so :func:`next_pipeline_plain` applies (idempotent)."""
     if getattr(redis, "_plain_prelude", False):
         return

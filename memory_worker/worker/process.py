@@ -39,7 +39,7 @@ from memory_worker.logs import get_logger
 from memory_worker.settings import Settings
 
 if TYPE_CHECKING:
-    from arq.connections import ArqRedis
+    from redis.asyncio import Redis
 
     from memory_worker.worker.main import MemoryWorker
 
@@ -100,7 +100,7 @@ class StopSignals:
         return None
 
 
-async def wait_for_redis(redis: ArqRedis, signals: StopSignals, cap: float) -> bool:
+async def wait_for_redis(redis: Redis, signals: StopSignals, cap: float) -> bool:
     """PING until Redis answers (True) or a signal comes (False), backing off up to ``cap``."""
     # a paused Redis says nothing: after a second this says where we are (a Redis that answers
     # at once — or refuses the credentials at once — leaves no line)

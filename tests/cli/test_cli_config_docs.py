@@ -16,7 +16,8 @@ import pytest
 import typer
 from dotenv import dotenv_values
 
-from memory_worker.cli import CONFIG_END, CONFIG_START, app, config_markdown, replace_config_table
+from memory_worker.cli.commands import app
+from memory_worker.cli.config import CONFIG_END, CONFIG_START, config_markdown, replace_config_table
 from memory_worker.settings import Settings, env_name
 from memory_worker.settings.types import reveal
 

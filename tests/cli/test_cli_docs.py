@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import typer
 
-from memory_worker.cli import app
+from memory_worker.cli.commands import app
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI_PAGE = ROOT / "docs" / "cli.md"

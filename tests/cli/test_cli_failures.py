@@ -193,7 +193,7 @@ def _failure_cases() -> list[tuple[BaseException, str]]:
     ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else "",
 )
 def test_failure_message(exc: BaseException, expected: str, settings: Settings) -> None:
-    from memory_worker.cli import failure_message
+    from memory_worker.cli.failures import failure_message
 
     where = settings.model_copy(
         update={"redis_url": f"redis://user:{PASSWORD_CANARY}@db.internal:6380/0"}

@@ -470,14 +470,14 @@ async def test_three_worker_processes_share_breaker_state(redis_url: str, key_pr
     assert [v["state"] for v in seen] == ["closed", "closed"]
 
 
-async def test_cli_helpers_return_json_documents(redis: Redis, key_prefix: str) -> None:
-    from llm_client import list_breakers, reset_breaker
-
+async def test_the_clis_breaker_views_are_json_documents(redis: Redis, key_prefix: str) -> None:
+    """``breakers list --json`` / ``breakers reset``: the given targets plus every stored one,
+    each view a JSON document; a reset closes and cleans."""
     store = make_store(redis, key_prefix)
     await charge(store, 5, T0)
-    listed = await list_breakers(store, ["routed/but-never-called"])
+    listed = [view.as_dict() for view in await store.list(["routed/but-never-called"])]
     assert [b["target"] for b in listed] == ["routed/but-never-called", TARGET]
     assert listed[1]["state"] in ("open", "half_open")
     assert json.loads(json.dumps(listed)) == listed
-    after = await reset_breaker(store, TARGET)
+    after = (await store.reset(TARGET)).as_dict()
     assert (after["state"], after["consecutive_failures"]) == ("closed", 0)

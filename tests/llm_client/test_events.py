@@ -124,11 +124,9 @@ async def test_fanout_survives_failing_and_slow_sinks() -> None:
 async def test_recent_events_as_json(redis: Redis, key_prefix: str) -> None:
     import json
 
-    from llm_client import recent_events
-
     events = RedisEventLog(redis, Keys(key_prefix))
     await events.emit(RoutingEvent(EventType.ROUTE_UNAVAILABLE, "embedding"))
     await events.emit(RoutingEvent(EventType.NO_CANDIDATES, "memory_merge"))
-    found = await recent_events(events, workflow="embedding")
+    found = [e.as_dict() for e in await events.recent(workflow="embedding")]
     assert [e["type"] for e in found] == ["route_unavailable"]
     assert json.loads(json.dumps(found)) == found

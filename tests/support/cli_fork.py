@@ -76,8 +76,9 @@ def _inject(fault: str | None) -> None:
     """Make every command fail the way a bug would, holding the secrets in its frame.
 
     Every command but ``config`` runs its body through ``asyncio.run`` (``run_sync``), and
-    ``config`` builds its rows with ``config_rows``: both raise an unexpected error whose
-    message quotes every secret setting, which also sit in the raising frame's locals.
+    ``config`` builds its rows with ``settings_in_use`` (``--markdown``: ``config_rows``): each
+    raises an unexpected error whose message quotes every secret setting, which also sit in
+    the raising frame's locals.
     """
     if fault is None:
         return
@@ -97,6 +98,7 @@ def _inject(fault: str | None) -> None:
         raise RuntimeError("a bug while working with " + " ".join(every_secret))
 
     setattr(asyncio, "run", bug)  # noqa: B010
+    setattr(config, "settings_in_use", bug)  # noqa: B010
     setattr(config, "config_rows", bug)  # noqa: B010
 
 
@@ -139,7 +141,7 @@ def _wait(pid: int, timeout: float = CHILD_TIMEOUT) -> int:
 
 
 def _drive() -> None:
-    import memory_worker.cli  # noqa: F401 - imported once, before every fork
+    import memory_worker.cli.commands  # noqa: F401 - imported once, before every fork
 
     cases = json.loads(sys.stdin.buffer.read())
     answers = []
@@ -213,7 +215,7 @@ def _serve() -> None:
     touches ``sys.stdin``/``sys.stdout``, so a child's standard streams start empty on the
     files it is given.
     """
-    import memory_worker.cli  # noqa: F401 - imported once, before every fork
+    import memory_worker.cli.commands  # noqa: F401 - imported once, before every fork
 
     requests, answers = os.dup(0), os.dup(1)
     pending = b""

@@ -9,7 +9,6 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from arq.connections import ArqRedis
 from redis.asyncio import Redis
 
 from llm_client import (
@@ -168,7 +167,7 @@ async def breaker_state(walker: Walker, target: str) -> tuple[Circuit, int, int]
     return view.circuit, view.consecutive_failures, view.window_calls
 
 
-async def trip_first_target(redis: ArqRedis, settings: Settings) -> str:
+async def trip_first_target(redis: Redis, settings: Settings) -> str:
     """Fail the deployment's first route target until its breaker opens; that target's id."""
     breakers = breaker_store(redis, settings)
     target = route_target_ids(settings)[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from memory_worker.pipeline.processing import RunProcessor
 from memory_worker.pipeline.runner import TickRunner
@@ -13,7 +13,7 @@ from memory_worker.wiring import run_store, tick_queue
 
 
 def tick_runner(
-    *, settings: Settings, redis: ArqRedis, processor: RunProcessor, **fields: Any
+    *, settings: Settings, redis: Redis, processor: RunProcessor, **fields: Any
 ) -> TickRunner:
     """A :class:`TickRunner` over ``redis`` with ``processor`` (any other field as given)."""
     return TickRunner(
