@@ -203,7 +203,7 @@ ARQ_SCRIPT = textwrap.dedent(
     """
     import asyncio, os, sys
     from arq import Worker
-    from arq.connections import RedisSettings
+    from arq.connections import ArqRedis
     from memory_worker.logs import configure
     from memory_worker.storage.connections import client_from_url
 
@@ -213,7 +213,8 @@ ARQ_SCRIPT = textwrap.dedent(
         return None
 
     async def main():
-        redis = client_from_url(os.environ["URL"])
+        # the library's client is a plain redis-py one; arq's worker takes an ArqRedis on its pool
+        redis = ArqRedis(connection_pool=client_from_url(os.environ["URL"]).connection_pool)
         queue = os.environ["QUEUE"]
         for n in range(3):
             await redis.enqueue_job("tick", _job_id=f"{queue}-idle-{n}", _queue_name=queue)
