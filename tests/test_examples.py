@@ -162,6 +162,8 @@ def _shipped_files(folder: str) -> list[Path]:
 
 
 @pytest.mark.slow
+# setuptools builds in the source tree's build/: two wheel builds at once break each other
+@pytest.mark.xdist_group("wheel")
 def test_the_wheel_and_the_sdist_ship_the_examples(tmp_path: Path) -> None:
     """Built offline with the installed setuptools (no ``build`` needed): the config
     examples, deploy/ and examples/ whole, the LICENSE."""

@@ -216,6 +216,8 @@ INSTALLER = {"pip", "setuptools", "wheel"}
 
 
 @pytest.mark.slow
+# setuptools builds in the source tree's build/: two wheel builds at once break each other
+@pytest.mark.xdist_group("wheel")
 def test_a_clean_venv_installs_the_library_alone(tmp_path: Path) -> None:
     """The wheel, built here, installed without extras from the package index into a new
     venv: at most 20 distributions (every one ``pip list`` shows but pip, setuptools and
