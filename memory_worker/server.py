@@ -244,12 +244,14 @@ class HealthServer:
 async def serve_forever(settings: Settings, url: str, *, console: bool = True) -> None:
     """``memory-worker serve``: run the endpoints (and the console) until SIGINT/SIGTERM."""
     server = HealthServer(settings, url, console=console)
-    await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    # before the start: a SIGTERM right after "health_server_started" must stop it cleanly
+    # (it killed the process outright when the handlers came after the start line)
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
+    await server.start()
     try:
         await stop.wait()
     finally:
