@@ -1,0 +1,225 @@
+"""Fault-matrix rows of settlements the store refuses and runs that cannot be read (§7): 34–36.
+
+Rows 34 and 35 refuse the write that settles a run, on a private Valkey under a real worker
+process, while its farm call is slow: a failed snapshot with ``stop-writes-on-bgsave-error``
+(``MISCONF``: every write refused, the release too), and an ACL that denies this worker's
+user the two keys a completion and a release write (``NOPERM``; claims and heartbeats still
+land). The store's fault, never the run's: the tick leaves at once, the worker owes the run a
+release and says so (its ``/readyz`` 503 ``redis_refuses_writes``, its
+``memory_worker_redis_writes_refused`` 1, the ``run_settlement_refused`` line), the run
+stays held (no claim takes it and spends an attempt), and once the store takes writes it is
+released uncharged and completes on attempt 1. Before this, the tick gave the release up,
+the run sat out its lease and was claimed again: one attempt spent.
+
+Row 36 plants a run whose stored request no longer validates: the worker fails it for good
+within seconds — not after its lease, not once per attempt — naming the run and the field,
+never its value, while six other chats' runs complete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from memory_worker.farmsim.faults import Fault, FaultKind
+from memory_worker.keys import Keys
+from memory_worker.models import RunStatus
+from tests.faults.context import FaultContext
+from tests.faults.rows_store import (
+    BAD_CHAT,
+    GOOD_CHATS,
+    SETTLED_WITHIN,
+    STORE_FAST,
+    _enqueue,
+    _readyz,
+    private_store,
+)
+from tests.support.factories import make_request
+from tests.support.harness import Fleet, completed_run, eventually, free_port
+from tests.support.scrape import parse, scrape
+
+#: How long the store refuses writes: well past the workers' 2 s lease, so a claim would
+#: have taken the run from its owner had the owner not kept it.
+REFUSED_FOR = 6.0
+
+
+async def _bgsave_status(redis: Any, want: str) -> None:
+    async def settled() -> bool:
+        info = await redis.info("persistence")
+        return bool(info.get("rdb_bgsave_in_progress") == 0) and (
+            info.get("rdb_last_bgsave_status") == want
+        )
+
+    await eventually(settled, timeout=30)
+
+
+async def fail_snapshots(redis: Any) -> Path:
+    """Make the server's snapshots fail and its writes refused (``MISCONF``): a directory
+    where the snapshot's file goes (its rename fails, even for root), a save rule, and
+    ``stop-writes-on-bgsave-error``. Returns the directory (removing it heals the store)."""
+    folder = (await redis.config_get("dir"))["dir"]
+    name = (await redis.config_get("dbfilename"))["dbfilename"]
+    blocker = _block(Path(folder) / name)
+    await redis.config_set("save", "3600 1")
+    await redis.config_set("stop-writes-on-bgsave-error", "yes")
+    await redis.bgsave(schedule=True)
+    await _bgsave_status(redis, "err")
+    return blocker
+
+
+def _block(path: Path) -> Path:
+    """A directory at ``path`` (the snapshot's file, if any, removed first)."""
+    if path.exists():
+        path.unlink()
+    path.mkdir()
+    return path
+
+
+async def heal_snapshots(redis: Any, blocker: Path) -> None:
+    await asyncio.to_thread(blocker.rmdir)
+    await redis.bgsave(schedule=True)
+    await _bgsave_status(redis, "ok")
+
+
+def all_keys_but(excluded: Sequence[str]) -> list[str]:
+    """ACL key patterns (glob) that match every key except ``excluded`` (an ACL lists only
+    what it allows). A suffix trie of the excluded keys: at each suffix, any other character
+    before it is allowed, and so is the suffix alone when it is not excluded."""
+    patterns = set()
+    suffixes = {key[i:] for key in excluded for i in range(len(key) + 1)}
+    for suffix in suffixes:
+        before = sorted({s[0] for s in suffixes if len(s) == len(suffix) + 1 and s[1:] == suffix})
+        if before:
+            patterns.add(f"*[^{''.join(before)}]{suffix}")
+        else:  # a whole excluded key: only longer keys end with it
+            patterns.add(f"*?{suffix}")
+        if suffix and suffix not in excluded:
+            patterns.add(suffix)
+    return sorted(patterns)
+
+
+def _worker_refused(text: str) -> float | None:
+    """A worker endpoint's ``memory_worker_redis_writes_refused`` (its one series)."""
+    values = list(parse(text).get("memory_worker_redis_writes_refused", {}).values())
+    return values[0] if len(values) == 1 else None
+
+
+async def _owes(port: int, code: str) -> bool:
+    status, body = await _readyz(port)
+    refused = (body.get("worker") or {}).get("settlements_refused")
+    return status == 503 and "redis_refuses_writes" in body["problems"] and refused == [code]
+
+
+async def row34(ctx: FaultContext) -> None:
+    """A failed snapshot (``MISCONF``) refuses the card write and the release of a run in
+    flight, for :data:`REFUSED_FOR` s: the run is released uncharged once the store takes
+    writes, and completes on attempt 1."""
+    port = free_port()
+    async with private_store(ctx.settings, ctx.sim, ctx.tmp_path, serve_port=port) as p:
+        (rid,) = await _enqueue(p.store, 1)
+        service = p.settings.extraction_service
+        ctx.sim.set_fault(service, Fault(kind=FaultKind.SLOW, seconds=1.0, times=1))
+        p.fleet.start(1, args=["--serve"])
+        await eventually(lambda: ctx.sim.submits(service) >= 1, timeout=30)
+        blocker = await fail_snapshots(p.redis)
+        refused_at = time.monotonic()
+        await eventually(partial(_owes, port, "misconf"), timeout=SETTLED_WITHIN)
+        print(f"owed {time.monotonic() - refused_at:.2f} s after the store began refusing writes")
+        assert _worker_refused(await scrape(f"http://127.0.0.1:{port}")) == 1.0
+        assert '"run_settlement_refused"' in p.fleet.logs(tail=None)
+        run = await p.store.get(rid)  # nothing lands while every write is refused
+        assert (run.status, run.attempts, run.releases) == (RunStatus.PROCESSING, 1, 0), run
+        await asyncio.sleep(max(0.0, REFUSED_FOR - (time.monotonic() - refused_at)))
+
+        await heal_snapshots(p.redis, blocker)
+        run = await completed_run(lambda: p.get(rid), timeout=60)
+        assert (run.attempts, run.releases, run.error_log) == (1, 1, []), p.fleet.logs()
+        assert [e.reason for e in run.release_log] == ["store_refused"]
+        assert ctx.sim.submits(service) == 2  # the refused write's extraction, redone once
+        await eventually(lambda: _readyz_ok(port), timeout=SETTLED_WITHIN)
+        assert _worker_refused(await scrape(f"http://127.0.0.1:{port}")) == 0.0
+
+
+async def _readyz_ok(port: int) -> bool:
+    return (await _readyz(port))[0] == 200
+
+
+async def row35(ctx: FaultContext) -> None:
+    """An ACL denies the worker's user the keys a completion and a release write (``NOPERM``)
+    while a run is in flight: the single tick goes on to the other chats' runs (claims still
+    land), every refused run is owed, not charged; once the ACL allows the keys again each
+    is released and all seven complete on attempt 1."""
+    port = free_port()
+    async with private_store(ctx.settings, ctx.sim, ctx.tmp_path) as p:
+        user, password = "settler", uuid.uuid4().hex
+        await p.redis.execute_command(
+            "ACL", "SETUSER", user, "reset", "on", f">{password}", "~*", "&*", "+@all"
+        )
+        socket_path = p.server.url.rpartition("@")[2]
+        as_user = p.settings.model_copy(
+            update={"redis_url": f"unix://{user}:{password}@{socket_path}"}
+        )
+        (ctx.tmp_path / "acl").mkdir()
+        fleet = Fleet(
+            as_user,
+            ctx.tmp_path / "acl",
+            {
+                "discovery_base_url": ctx.sim.base_url,
+                **STORE_FAST,
+                "serve_port": port,
+                "worker_concurrency": 1,
+            },
+        )
+        keys = Keys(p.settings.key_prefix)
+        denied = [keys.worker_completed, keys.runs_hourly]  # a completion's; a release's
+        allowed = all_keys_but(denied)
+        store = p.store
+        bad = (await store.enqueue(make_request(BAD_CHAT, hour=23))).run_id or ""
+        good = [
+            (await store.enqueue(make_request(c, hour=i))).run_id or ""
+            for i, c in enumerate(GOOD_CHATS)
+        ]
+        service = p.settings.extraction_service
+        ctx.sim.set_fault(service, Fault(kind=FaultKind.SLOW, seconds=1.0, times=1))
+        try:
+            fleet.start(1, args=["--serve"])
+            await eventually(lambda: ctx.sim.submits(service) >= 1, timeout=30)
+            await p.redis.execute_command(
+                "ACL", "SETUSER", user, "resetkeys", *(f"~{a}" for a in allowed)
+            )
+            for key in [*denied, keys.counters, keys.run(bad), keys.worker_runs]:
+                dry = await p.redis.execute_command("ACL", "DRYRUN", user, "HSET", key, "f", "v")
+                assert (dry in (b"OK", "OK")) is (key not in denied), (key, dry)
+            refused_at = time.monotonic()
+            await eventually(partial(_owes, port, "noperm"), timeout=SETTLED_WITHIN)
+            print(f"owed {time.monotonic() - refused_at:.2f} s after the ACL denied the keys")
+            assert _worker_refused(await scrape(f"http://127.0.0.1:{port}")) == 1.0
+            # the one slot is free: the other chats' runs are claimed and extracted meanwhile
+            await eventually(lambda: ctx.sim.submits(service) >= 3, timeout=SETTLED_WITHIN)
+            run = await store.get(bad)
+            assert (run.status, run.attempts, run.releases) == (RunStatus.PROCESSING, 1, 0), run
+            await asyncio.sleep(max(0.0, REFUSED_FOR - (time.monotonic() - refused_at)))
+
+            await p.redis.execute_command("ACL", "SETUSER", user, "resetkeys", "~*")
+            run = await completed_run(partial(store.get, bad), timeout=60)
+            assert (run.attempts, run.releases, run.error_log) == (1, 1, []), fleet.logs()
+            assert [e.reason for e in run.release_log] == ["store_refused"]
+            for rid in good:
+                run = await completed_run(partial(store.get, rid), timeout=60)
+                assert (run.attempts, run.error_log) == (1, []), (run, fleet.logs())
+            logs = fleet.logs(tail=None)
+            assert '"run_settlement_refused"' in logs
+            assert '"code": "noperm"' in logs
+            texts = [m.text for m in make_request(BAD_CHAT, hour=23).messages]
+            assert not any(t in logs for t in texts)  # codes and ids only, never chat text
+            await eventually(lambda: _readyz_ok(port), timeout=SETTLED_WITHIN)
+        finally:
+            fleet.stop_all()
+
+
+ROWS = {34: row34, 35: row35}
