@@ -52,6 +52,7 @@ from llm_client import RecordCarry, bind_log_context, unbind_log_context
 from memory_worker.errors import (
     RunCancelled,
     StoreDataCorrupt,
+    StoredRunUnreadable,
     StoreError,
     StoreWriteRefused,
     TickTimeout,
@@ -67,6 +68,7 @@ from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue,
 from memory_worker.privacy.forget import FORGOTTEN
 from memory_worker.runs import ClaimedRun, RunStore, now_ms
 from memory_worker.runs.forget import RunForget
+from memory_worker.runs.model import UnreadableClaim
 from memory_worker.runs.policy import (
     STORE_REFUSED,
     STORE_UNAVAILABLE,
@@ -326,6 +328,8 @@ class TickRunner:
             if self.on_retired is not None:
                 with contextlib.suppress(Exception):
                     await self.on_retired(result.retired, "lease_expired", "worker_lost")
+        if result.unreadable is not None:
+            return await self._fail_unreadable(result.unreadable)
         claim = result.run
         if claim is None:
             return TickOutcome.IDLE
@@ -336,6 +340,27 @@ class TickRunner:
         self.held.add(claim.id)
         self.unsettled[claim.id] = claim
         return claim
+
+    async def _fail_unreadable(self, run: UnreadableClaim) -> TickOutcome:
+        """A run claimed whose stored request no longer validates can never heal (§7): it is
+        retired at once (``StoredRunUnreadable``, naming its fields, never their values) and
+        the tick goes on; a store that refuses the write leaves it to its lease."""
+        code = StoredRunUnreadable.__name__
+        bind_log_context(run_id=run.id)
+        try:
+            log.warning("run_unreadable", attempt=run.attempts, problems=list(run.problems))
+            try:
+                failed = await self._store_write("fail", lambda: self.store.fail_unreadable(run))
+            except StoreError as answer:  # an answer no retry heals: left to the lease
+                log.warning("run_fail_store_error", error=type(answer).__name__, code=code)
+                return TickOutcome.STORE_ERROR
+            log.warning("run_retired", attempt=run.attempts, code=code, reason=None, error=code)
+        finally:
+            unbind_log_context("run_id")
+        if failed and self.on_retired is not None:
+            with contextlib.suppress(Exception):
+                await self.on_retired([run.id], code, None)
+        return TickOutcome.FAILED if failed else TickOutcome.ABANDONED
 
     async def _process(
         self, claim: ClaimedRun, lost: asyncio.Event, cancelled: asyncio.Event

@@ -26,9 +26,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from memory_worker.farmsim.faults import Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.models import RunStatus
+from memory_worker.runs import RunStore
 from tests.faults.context import FaultContext
 from tests.faults.rows_store import (
     BAD_CHAT,
@@ -40,7 +43,7 @@ from tests.faults.rows_store import (
     private_store,
 )
 from tests.support.factories import make_request
-from tests.support.harness import Fleet, completed_run, eventually, free_port
+from tests.support.harness import Fleet, cli, completed_run, eventually, free_port
 from tests.support.scrape import parse, scrape
 
 #: How long the store refuses writes: well past the workers' 2 s lease, so a claim would
@@ -222,4 +225,68 @@ async def row35(ctx: FaultContext) -> None:
             fleet.stop_all()
 
 
-ROWS = {34: row34, 35: row35}
+#: The lease of row 36's workers: long, so a run left to its lease would still be held when
+#: the row ends (before, an unreadable run stayed claimed until its lease expired, and was
+#: claimed again after each expiry, an attempt spent each time).
+LONG_LEASE = 120.0
+#: Stands for chat text in the stored run: it must reach no failure, log or page.
+UNREADABLE_CANARY = "canary-3e9d1b: my locker code is 5512"
+
+
+async def row36(ctx: FaultContext) -> None:
+    """One chat's stored run no longer validates (a message's ``is_bot`` overwritten): the
+    run that claims it fails for good within seconds as ``StoredRunUnreadable``, naming the
+    run and the field, never its value, shown by ``runs show``; six other chats' runs
+    complete."""
+    store = RunStore(ctx.redis, ctx.settings)
+    request = make_request(BAD_CHAT, hour=23, texts=[UNREADABLE_CANARY])
+    bad = (await store.enqueue(request)).run_id or ""
+    key = store.keys.run(bad)
+    messages = orjson.loads(await ctx.redis.hget(key, "messages"))
+    messages[0]["is_bot"] = "yes"
+    await ctx.redis.hset(key, "messages", orjson.dumps(messages))
+    good = [
+        (await store.enqueue(make_request(c, hour=i))).run_id or ""
+        for i, c in enumerate(GOOD_CHATS)
+    ]
+    fleet = Fleet(
+        ctx.settings,
+        ctx.tmp_path,
+        {"discovery_base_url": ctx.sim.base_url, "lease_seconds": LONG_LEASE},
+    )
+    fleet.start(2)
+    started = time.monotonic()
+    try:
+
+        async def failed() -> bool:
+            return bool((await store.get(bad)).error_log)
+
+        await eventually(failed, timeout=SETTLED_WITHIN + 10)  # + the workers' start
+        took = time.monotonic() - started
+        assert took < LONG_LEASE / 4
+        run = await store.get(bad)
+        assert (run.status, run.retired, run.attempts) == (RunStatus.FAILED, True, 1), run
+        (entry,) = run.error_log
+        assert (entry.code, entry.kind) == ("StoredRunUnreadable", "retired"), entry
+        assert bad in entry.message
+        assert "messages.0.is_bot" in entry.message, entry
+        assert UNREADABLE_CANARY not in entry.message
+        print(f"the unreadable run failed {took:.2f} s after the workers started: {entry.message}")
+        for rid in good:
+            run = await completed_run(partial(store.get, rid), timeout=60)
+            assert (run.attempts, run.error_log) == (1, []), (run, fleet.logs())
+        run = await store.get(bad)  # no retry, ever
+        assert (run.status, run.attempts, len(run.error_log)) == (RunStatus.FAILED, 1, 1), run
+        shown = await asyncio.to_thread(cli, ctx.settings, "runs", "show", bad)
+        assert shown.returncode == 0, shown.stderr
+        assert "StoredRunUnreadable" in shown.stdout
+        assert "messages.0.is_bot" in shown.stdout
+        assert UNREADABLE_CANARY not in shown.stdout
+        logs = fleet.logs(tail=None)
+        assert '"run_unreadable"' in logs
+        assert UNREADABLE_CANARY not in logs
+    finally:
+        fleet.stop_all()
+
+
+ROWS = {34: row34, 35: row35, 36: row36}
