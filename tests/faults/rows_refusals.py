@@ -229,6 +229,9 @@ async def row35(ctx: FaultContext) -> None:
 #: the row ends (before, an unreadable run stayed claimed until its lease expired, and was
 #: claimed again after each expiry, an attempt spent each time).
 LONG_LEASE = 120.0
+#: How soon the unreadable run must be failed, the two workers' start included (seconds:
+#: generous for a loaded 2-core host, where 8-12 s were measured; 2.8 s on an idle one).
+UNREADABLE_WITHIN = 20.0
 #: Stands for chat text in the stored run: it must reach no failure, log or page.
 UNREADABLE_CANARY = "canary-3e9d1b: my locker code is 5512"
 
@@ -261,9 +264,8 @@ async def row36(ctx: FaultContext) -> None:
         async def failed() -> bool:
             return bool((await store.get(bad)).error_log)
 
-        await eventually(failed, timeout=SETTLED_WITHIN + 10)  # + the workers' start
+        await eventually(failed, timeout=UNREADABLE_WITHIN)
         took = time.monotonic() - started
-        assert took < LONG_LEASE / 4
         run = await store.get(bad)
         assert (run.status, run.retired, run.attempts) == (RunStatus.FAILED, True, 1), run
         (entry,) = run.error_log
