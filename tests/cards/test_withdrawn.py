@@ -225,3 +225,33 @@ def test_the_same_vector_about_the_same_user_is_always_refused(
     facts = [WithdrawnFact("1", 100, old, vector)]
     assert refused_by(Candidate(new, 99, vector), facts, Thresholds()) is not None
     assert refused_by(Candidate(new, 100, vector), facts, Thresholds()) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    new=statements,
+    old=statements,
+    new_vec=vectors,
+    old_vec=vectors,
+    cross=st.floats(0, 0.5),
+    more=st.floats(0, 0.5),
+)
+def test_a_larger_offset_for_two_languages_never_refuses_less(
+    new: Statement,
+    old: Statement,
+    new_vec: list[float] | None,
+    old_vec: list[float] | None,
+    cross: float,
+    more: float,
+) -> None:
+    """Whatever the cards' texts (any script, any mix): the offset only ever lowers the
+    threshold, and only for two cards in two languages."""
+    candidate = Candidate(new, 1, new_vec)
+    facts = [WithdrawnFact("1", 2, old, old_vec)]
+    base = Thresholds(cross=cross)
+    lower = Thresholds(cross=cross + more)
+    assert meaning_threshold(old, new, lower) <= meaning_threshold(old, new, base)
+    if not translated(old, new):
+        assert meaning_threshold(old, new, lower) == meaning_threshold(old, new, base)
+    if refused_by(candidate, facts, base) is not None:
+        assert refused_by(candidate, facts, lower) is not None
