@@ -227,3 +227,34 @@ def test_a_worker_claiming_an_unreadable_run_logs_its_fields_not_its_text(
     assert "0.sender_name" in output
     assert "canary-codec" not in output
     assert "peanuts" not in output
+
+
+READ_FIELDS = ("chat_id", "thread_id", "range_start", "range_end", "cursor", "messages")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    field=st.sampled_from(READ_FIELDS),
+    junk=st.text(chars, min_size=1, max_size=40).filter(lambda t: not t.strip().isdigit()),
+)
+def test_any_field_overwritten_is_unreadable_naming_the_field_and_never_the_value(
+    field: str, junk: str
+) -> None:
+    """Whatever a hand edit or a corruption leaves in a field the claim reads, the run is a
+    ``StoredRunUnreadable`` (never a ``ValueError`` quoting it, as ``int()`` does) that names
+    the field and quotes nothing of the stored value."""
+    fields = stored(RunRequest.model_validate(request_dict(7, texts=[CANARY])))
+    fields[field] = "\u2063" + junk + CANARY  # never a valid value of any field
+    with pytest.raises(StoredRunUnreadable) as info:
+        request_from_hash(fields)
+    message = str(info.value)
+    assert field in message
+    assert "canary" not in message  # the stored value ends with it: none of it is quoted
+
+
+@pytest.mark.parametrize("field", ["chat_id", "thread_id", "range_start", "range_end", "messages"])
+def test_a_field_missing_is_unreadable(field: str) -> None:
+    fields = stored(RunRequest.model_validate(request_dict(7)))
+    del fields[field]
+    with pytest.raises(StoredRunUnreadable, match=f"{field}: missing"):
+        request_from_hash(fields)
