@@ -561,10 +561,39 @@ LOOKS: list[tuple[str, str, str]] = [
     ("chat_log", "ar", "[10:10] سارة: كم السعر؟\n[10:11] أنا: 1499"),
 ]
 
+#: Look-alikes written while the rules of round 4 changed, to probe each new mechanism's false
+#: side (a time or a name asked in a chat log, "pass" as a ticket or a verb, "social" before a
+#: number that is not an SSN, an amount after "la clave es", a line naming a value above it
+#: with a word of ordinary talk): not scored before the rules, unlike the rows above.
+PROBES: list[tuple[str, str, str]] = [
+    ("probe", "en", "what is the wifi called?\nHomeNet5G"),
+    ("probe", "en", "[10:01] ana: what time is the alarm set for?\n[10:02] bo: 0630"),
+    ("probe", "en", "[10:01] ana: code review when?\n[10:02] bo: 1500"),
+    ("probe", "en", "[10:01] ana: which gate?\n[10:02] bo: B12"),
+    ("probe", "en", "send me the order number pls\n48213377"),
+    ("probe", "en", "[09:00] ana: what is your phone?\n[09:01] bo: 0612345678"),
+    ("probe", "en", "the social club meets at 555 12 3456"),
+    ("probe", "en", "boarding pass BA2490X, gate 12"),
+    ("probe", "en", "ski pass AB12CD34 works until sunday"),
+    ("probe", "en", "I pass Room2B every day"),
+    ("probe", "en", "pass wifi is down again"),
+    ("probe", "en", "remember: Meeting2024\nthat's the login screen title"),
+    ("probe", "en", "the token is 1234 for the arcade"),
+    ("probe", "es", "la clave es 1499 euros"),
+    ("probe", "es", "la clave del éxito es 2024"),
+    ("probe", "fr", "notre code promo c'est SUMMER2024"),
+    ("probe", "pt", "o código do pedido é 88213"),
+    ("probe", "de", "[08:00] Jan: wann klingelt der Alarm?\n[08:01] Eva: 0615"),
+    ("probe", "ja", "[12:00] 佐藤: Wi-Fiの名前教えて\n[12:01] 自分: Home_5G24"),
+    ("probe", "tr", "[12:00] a: kaç tane pin var?\n[12:01] b: 40"),
+    ("probe", "ko", "[10:00] 민수: 몇 시에 알람 맞췄어?\n[10:01] 나: 0630"),
+    ("probe", "zh", "[10:00] 小王: 闹钟几点？\n[10:01] 我: 0630"),
+]
+
 
 def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     """Every row of the batch (``next_id(lang, secret)`` numbers them after the earlier
     batches' rows)."""
     secrets: list[Secret] = [(c, lang, *fill(t)) for c, lang, t in SECRETS]
-    looks: list[Look] = list(LOOKS)
+    looks: list[Look] = [*LOOKS, *PROBES]
     yield from batch_rows("families3", next_id, secrets, looks)
