@@ -25,6 +25,9 @@ from memory_worker.privacy.masking.ordinary import (
     NOT_BEFORE,
     NOT_FILLERS,
     NOT_NEAR_KEYS,
+    NOT_SECRET_CODES,
+    PASS_TARGETS,
+    PREPOSITIONS,
 )
 from memory_worker.privacy.masking.shapes import Span, token_like
 from memory_worker.privacy.masking.values import (
@@ -211,14 +214,32 @@ _ASKED_FAMILIES = frozenset(
 )
 
 
-def _answer(text: str, start: int, family: str) -> tuple[int, int] | None:
-    """The value answering the question of a line that ends at ``start`` (its next non-blank
-    line, holding only the value and an answer's own words)."""
+#: A message's header on a line of its own, as chat exports write it ("Ben, [12.03.26 09:16]",
+#: "ben — Today at 9:16 PM").
+_HEADER = re.compile(
+    r"[ \t]*[^\n]{1,30}?(?:,[ \t]*|[ \t]+[—–-][ \t]+)[^\n\d]{0,12}" + _STAMP + r"[ \t]*"
+)
+
+
+def _next_text(text: str, start: int) -> int:
+    """Where the next non-blank line after ``start`` (a line's end) begins, past at most one
+    blank line."""
     at = start + 1
     while at < len(text) and text[at] in " \t\r\n" and text.count("\n", start, at) < 2:
         at += 1
+    return at
+
+
+def _answer(text: str, start: int, family: str) -> tuple[int, int] | None:
+    """The value answering the question of a line that ends at ``start`` (its next non-blank
+    line, holding only the value and an answer's own words)."""
+    at = _next_text(text, start)
     end = text.find("\n", at)
     end = len(text) if end < 0 else end
+    if _HEADER.fullmatch(text, at, end) and end < len(text):
+        at = _next_text(text, end)  # an export's header: "Ben, [12.03.26 09:16]" then the text
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
     line = _ANSWER.fullmatch(text, text.rfind("\n", 0, at) + 1, end)
     if line is None:
         return None
@@ -283,6 +304,9 @@ def _asked(text: str, start: int, line_end: int) -> bool:
     return answer is not None and answer.end() > line_end + 1
 
 
+_NEXT_WORD = re.compile(r"[ \t]+([^\W\d_]+)")
+
+
 def answers_below_questions(text: str, hits: Hits) -> Iterator[Span]:
     """Spans of a value given on the line after a question that names it ("what's the wifi
     password?\nKx9…", "[09:14] Anna: какой пароль от вайфая?\n[09:15] Ben: Kvartira_88",
@@ -295,6 +319,15 @@ def answers_below_questions(text: str, hits: Hits) -> Iterator[Span]:
         line_end = text.find("\n", label.end)
         if line_end < 0 or not _asked(text, label.start, line_end):
             continue
+        after = _NEXT_WORD.match(text, label.end)
+        if after is not None and after.group(1).casefold() in NOT_SECRET_CODES:
+            continue  # "c'est quoi le code postal ?", "какой код заказа?"
+        if (
+            label.family == "pass"
+            and after is not None
+            and after.group(1).casefold() not in PREPOSITIONS | PASS_TARGETS
+        ):
+            continue  # "which pass is valid?", not "pass for the nas?"
         found = _answer(text, line_end, label.family)
         if found is not None:
             yield found[0], found[1], KINDS.get(label.family, "password")

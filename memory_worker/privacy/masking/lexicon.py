@@ -106,6 +106,7 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"passwrod",
         r"passwd",
         r"passphrase",
+        r"p a s s w o r d|p\.a\.s\.s\.w\.o\.r\.d",
         r"passcode",
         r"pwd",
         r"pw",
@@ -300,6 +301,9 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"lock\s*box",
         r"key\s*(?:box|safe)",
         r"intercom",
+        r"buzzer",
+        r"keypad",
+        r"p i n|p\.i\.n\.?",  # spelt out, to slip past a filter
         r"combination",
         r"combo",
         r"alarm",
@@ -622,9 +626,10 @@ LABEL_NEEDLES = _words(
     安全码 开门 门禁 código codice pincode deurcode puk पिन приватн mima kelmet segredo комбін
     larmkod portkod dörrkod pinkod وورد bilgi pas p@s losen sifre haslo wachtw порол парал порал seguridad seguran sicurezza безопасн безпек свв 校验
     セキュリティ 보안 أمان الامان güvenlik beveiliging säkerhet sicherheits
-    segret sejf chiav 解锁 解除 撤防
+    segret sejf chiav 解锁 解除 撤防 buzzer keypad p.i.n p.a.s.s
     """
 )
-LABEL_NEEDLES = LABEL_NEEDLES | frozenset(TYPO_NEEDLES)
+#: Labels spelt out letter by letter ("P I N", "p a s s w o r d").
+LABEL_NEEDLES = LABEL_NEEDLES | frozenset(TYPO_NEEDLES) | {"p i n", "p a s s"}
 #: Needles of secret-named identifiers (:func:`~memory_worker.privacy.masking.labels.assigned_values`).
 NAME_NEEDLES = frozenset({"pass", "pw", "secret", "token", "key", "auth", "cred", "sig"})

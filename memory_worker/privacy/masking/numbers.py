@@ -187,7 +187,7 @@ def card_numbers(text: str, hits: Hits | None = None) -> Iterator[Span]:
 _SSN_DASHED = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
 _SSN_LABELLED = re.compile(
     r"(?i:(?<![A-Za-z])ssn(?![A-Za-z])|\bsocial\s+security(?:\s+(?:number|no\.?|num|#))?|"
-    r"\bsocial\b(?=(?:[\s,:#=.-]|it'?s|is|was|no|number|num|here'?s?)*"
+    r"\bsocial\b(?=(?:[\s,:#=.-]|['’]s|it['’]?s|is|was|no|number|num|here['’]?s?)*"
     r"\d{3}[ .-]?\d{2}[ .-]?\d{4}(?!\d))|sozialversicherungs\w*|seguro\s+social|"
     r"s[ée]curit[ée]\s+sociale|previdenza\s+sociale|seguran[çc]a\s+social|"
     r"ubezpieczenia\s+spo[łl]ecznego|социального\s+страхования|соціального\s+страхування|"

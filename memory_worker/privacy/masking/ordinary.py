@@ -32,7 +32,7 @@ NOT_SECRET_CODES = _words(
     räkning beställning sipariş rabatowy rabatt rabais descuento sconto desconto скидка
     знижка korting promo coupon gutschein rabattcode quell strich streck länder land farb
     steuer kampanj actie bestell kortings loto lotto lottery lotería lotteria loteria
-    lotterie лотерея lotek المنتج
+    lotterie лотерея lotek المنتج заказа замовлення
     منتج الموديل الخطأ البريدي
     """
 )
@@ -73,7 +73,7 @@ NOT_FILLERS = _words(
     public publique publics público pública publico publica pubblico pubblica publiczny
     publicznego öffentlicher öffentliche öffentlichen публичный открытый публічний
     відкритий publiek publieke publik publika genel fingerprint fingerprints
-    flow process procedure link
+    flow process procedure link count counts
     clock clocks wecker réveil despertador sveglia budzik будильник будильника wekker väckarklocka
     """
 )
@@ -272,7 +272,7 @@ BEFORE_WORDS = _words(
     on oli az este e là είναι ήταν הוא היא זה है است هي هو 是 就是 为 が は も 이게 이건 이거 게
     건 benim bizim ayrıca mijn mitt min moje mój moja mein meine mon ma mes mi mis minha meu
     la mia il mio мой моя мій моя my our the a new old current wifi bank email mail
-    내 제 나의 우리 私の 僕の 俺の うちの 我的 我们的 我家 这是 这就是 那是 这个是 これが これは
+    내 제 나의 우리 이 가 私の 僕の 俺の うちの 我的 我们的 我家 这是 这就是 那是 这个是 これが これは
     それが
     """
 )
