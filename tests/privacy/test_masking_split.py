@@ -88,7 +88,7 @@ def test_the_dev2_part_stays_at_the_figures_reached() -> None:
 #: false masks 0.0 %): held at those figures, within one line.
 DEV3_RECALL = 0.995
 DEV3_FALSE = 0.005
-#: The dev2 part reached 0.992 (584 of 589) in round 4.
+#: The dev2 part reached 0.995 (586 of 589) in round 4.
 DEV2_RECALL = 0.99
 
 
@@ -128,6 +128,10 @@ def test_the_dev2_part_stays_at_the_recall_of_round_4() -> None:
         ("wifi-lösenet Luna2008", "Luna2008"),
         ("netflix login\nRKdI*d9xkNDvHrl", "RKdI*d9xkNDvHrl"),
         ("uOjZ%ZFcc1CS <- gmail pw, delete after reading", "uOjZ%ZFcc1CS"),
+        # a list of credentials under its heading, a password on a ``net use`` line
+        ("Zugangsdaten:\nNAS: Xk2!pLm9q\nRouter: Fuchs_1993", "Xk2!pLm9q"),
+        ("accounts:\n- gmail: Daisy1981\n- slack: same as gmail", "Daisy1981"),
+        ("net use Z: \\\\srv\\share /user:CORP\\jb 7^&RNN*3&_gF", "7^&RNN*3&_gF"),
         # SSNs said in passing
         ("for the credit check they want my social, it's 572 83 1941", "572 83 1941"),
         ("私のSSNは572 83 1941", "572 83 1941"),
@@ -149,6 +153,10 @@ def test_the_families_of_round_4_are_masked(text: str, value: str) -> None:
         "the token is 1234 for the arcade",
         "link om je wachtwoord te resetten is verstuurd",
         "my PIN has 4 digits, the new cards want 6",
+        "accounts:\n- email: anna92@gmail.com\n- user: anna92\n- created: 12/03/2024",
+        "Meeting notes:\naccess: room B12\ntime: 14:30\ncode: ABC123X",
+        "net use Z: \\\\srv\\share * /user:CORP\\jb",
+        "[10:00] Léa : c'est quoi le code postal ?\n[10:01] moi : 75011",
         "[09:00] ana: how many pins does the connector have?\n[09:01] bo: 24",
     ],
 )

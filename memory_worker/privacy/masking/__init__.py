@@ -44,9 +44,10 @@ order and tracking numbers that fail Luhn, UUIDs, git hashes, URLs without
 credentials, code identifiers (``MAX_TOKENS``, ``hf_hub_download``).
 
 The split corpus measures both sides: ``tests/data/masking/train.jsonl`` (train: the rules
-are written against it), ``tests/data/masking/dev.jsonl`` and ``dev2.jsonl`` (dev: earlier
-held-out sets, read once scored) and ``tests/data/masking_test3/test.jsonl`` (held-out
-test); ``bench/masking.py`` prints recall and false masks per language and kind. Lists of
+are written against it), ``tests/data/masking/dev.jsonl``, ``dev2.jsonl`` and
+``tests/data/masking_test3/test.jsonl`` (dev, dev2, dev3: earlier held-out sets, read once
+scored; a new held-out part is scored once a round by someone who did not write the rules);
+``bench/masking.py`` prints recall and false masks per language and kind. Lists of
 backup codes are :mod:`.backup`.
 """
 

@@ -429,6 +429,26 @@ SSN: list[tuple[str, str]] = [
     ("ar", "رقم الضمان الاجتماعي الأمريكي {ssn}"),
 ]
 
+#: Lists of credentials under a heading (the family of a dev2 miss; written with its rule, in
+#: round 4, so not scored before it).
+LISTS: list[tuple[str, str]] = [
+    ("en", "logins for the new laptop:\n- wifi: {word}\n- admin: {pw}"),
+    ("de", "Zugangsdaten:\nNAS: {pw}\nRouter: {word}"),
+    ("fr", "identifiants :\n- box : {word}\n- nas : {pw}"),
+    ("es", "contraseñas de la oficina:\n- wifi: {word}\n- impresora: {pw}"),
+    ("it", "credenziali:\n- wifi: {word}\n- nas: {pw}"),
+    ("pt", "senhas da casa:\n- wifi: {word}\n- netflix: {pw}"),
+    ("nl", "wachtwoorden:\n- wifi: {word}\n- nas: {pw}"),
+    ("sv", "inloggningar:\n- wifi: {word}\n- nas: {pw}"),
+    ("pl", "hasła:\n- wifi: {word}\n- nas: {pw}"),
+    ("ru", "доступы:\n- вайфай: {word}\n- nas: {pw}"),
+    ("tr", "şifreler:\n- wifi: {word}\n- modem: {pw}"),
+    ("ja", "パスワード一覧\n- Wi-Fi: {word}\n- NAS: {pw}"),
+    ("ko", "계정 정리\n- 와이파이: {word}\n- NAS: {pw}"),
+    ("zh", "账号\n- wifi: {word}\n- NAS: {pw}"),
+    ("ar", "كلمات السر:\n- الواي فاي: {word}\n- الراوتر: {pw}"),
+]
+
 SECRETS: list[tuple[str, str, str]] = [
     *(("chat_log", lang, t) for lang, t in CHAT_LOG),
     *(("pin", lang, t) for lang, t in PIN),
@@ -437,6 +457,9 @@ SECRETS: list[tuple[str, str, str]] = [
     *(("next_or_first", lang, t) for lang, t in NEXT_OR_FIRST),
     *(("obfuscated_label", lang, t) for lang, t in OBFUSCATED),
     *(("ssn", lang, t) for lang, t in SSN),
+    *(("credential_list", lang, t) for lang, t in LISTS),
+    ("cli_credential", "en", "net use Z: \\\\nas\\backup /user:HOME\\anna {pw}"),
+    ("cli_credential", "de", "Laufwerk verbinden: net use \\\\srv01\\daten {pw} /user:buero"),
 ]
 
 # --- look-alikes: (category, lang, text) -------------------------------------------------------
@@ -566,6 +589,15 @@ LOOKS: list[tuple[str, str, str]] = [
 #: number that is not an SSN, an amount after "la clave es", a line naming a value above it
 #: with a word of ordinary talk): not scored before the rules, unlike the rows above.
 PROBES: list[tuple[str, str, str]] = [
+    ("probe", "en", "net use Z: \\\\nas\\backup * /user:HOME\\anna"),
+    ("probe", "en", "net use Z: \\\\nas\\backup /user:anna /persistent:yes"),
+    ("probe", "en", "accounts:\n- email: anna92@gmail.com\n- user: anna92\n- created: 12/03/2024"),
+    ("probe", "en", "passwords:\n- length: 12\n- rotation: 90 days"),
+    ("probe", "en", "logins:\n- last: 14:30\n- from: 10.0.0.12"),
+    ("probe", "en", "Meeting notes:\naccess: room B12\ntime: 14:30\ncode: ABC123X"),
+    ("probe", "fr", "comptes :\n- twitter : @anna_2020\n- site : anna.fr"),
+    ("probe", "de", "Konten:\n- Sparkasse: DE89370400440532013000"),
+    ("probe", "ja", "アカウント\n- ID: tanaka_01\n- メール: tanaka@example.jp"),
     ("probe", "en", "what is the wifi called?\nHomeNet5G"),
     ("probe", "en", "[10:01] ana: what time is the alarm set for?\n[10:02] bo: 0630"),
     ("probe", "en", "[10:01] ana: code review when?\n[10:02] bo: 1500"),
