@@ -173,14 +173,14 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
     (
         "password",
         ("net use",),
-        r"(?i)\bnet\s+use\b[^\n]*?\s/u(?:ser)?:\S+\s+(?P<v>[^\s/*]\S*)",
+        r"(?i)\bnet use\b[^\n]*?\s/u(?:ser)?:\S+\s+(?P<v>[^\s/*]\S*)",
         "v",
         None,
     ),
     (
         "password",
         ("net use",),
-        r"(?i)\bnet\s+use\s+(?:[a-z]:\s+)?\\\\\S+\s+(?P<v>[^\s/*]\S*)\s+/u(?:ser)?:",
+        r"(?i)\bnet use\s+(?:[a-z]:\s+)?\\\\\S+\s+(?P<v>[^\s/*]\S*)\s+/u(?:ser)?:",
         "v",
         None,
     ),
