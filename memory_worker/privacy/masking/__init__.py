@@ -31,8 +31,10 @@ bodies, ``Authorization`` values, credentials inside URLs, command lines and web
 (:mod:`.shapes`); values named by a label right before them in the lexicon's languages
 (EN, RU, DE, ES, FR, UK, PT, IT, PL, ZH, JA, KO, AR, TR, NL, SV and more, mistyped labels
 too: :mod:`.labels`, words in :mod:`.lexicon`), named after them, on the line below them or
-a little before a long generated key (:mod:`.around`), and values assigned to secret-named
-identifiers in env files, JSON, YAML and code (:mod:`.assign`); what a value may be is
+a little before a long generated key (:mod:`.around`), values in a list of credentials
+under a heading that names accounts, logins or passwords (:mod:`.lists`), and values
+assigned to secret-named identifiers in env files, JSON, YAML and code (:mod:`.assign`);
+what a value may be is
 :mod:`.values`; Luhn-valid payment card numbers with their expiry and CVV, and US SSNs
 (:mod:`.numbers`).
 
