@@ -132,6 +132,9 @@ def test_the_dev2_part_stays_at_the_recall_of_round_4() -> None:
         ("Zugangsdaten:\nNAS: Xk2!pLm9q\nRouter: Fuchs_1993", "Xk2!pLm9q"),
         ("accounts:\n- gmail: Daisy1981\n- slack: same as gmail", "Daisy1981"),
         ("net use Z: \\\\srv\\share /user:CORP\\jb 7^&RNN*3&_gF", "7^&RNN*3&_gF"),
+        # spelt apart
+        ("pass word: Xk2!pLm9q", "Xk2!pLm9q"),
+        ("pin 4 4 7 1", "4 4 7 1"),
         # SSNs said in passing
         ("for the credit check they want my social, it's 572 83 1941", "572 83 1941"),
         ("私のSSNは572 83 1941", "572 83 1941"),
@@ -153,6 +156,7 @@ def test_the_families_of_round_4_are_masked(text: str, value: str) -> None:
         "the token is 1234 for the arcade",
         "link om je wachtwoord te resetten is verstuurd",
         "my PIN has 4 digits, the new cards want 6",
+        "pwd=/home/anna",
         "accounts:\n- email: anna92@gmail.com\n- user: anna92\n- created: 12/03/2024",
         "Meeting notes:\naccess: room B12\ntime: 14:30\ncode: ABC123X",
         "net use Z: \\\\srv\\share * /user:CORP\\jb",

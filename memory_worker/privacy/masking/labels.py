@@ -284,7 +284,9 @@ def _bare_allowed(fillers: list[str], before: str) -> bool:
     return False
 
 
-_SPACED_DIGITS = re.compile(r"[\[(]?(?:\d{3}[ -]\d{3}|\d{2}(?:[ -]\d{2}){2,3})[\])]?(?![\d-])")
+_SPACED_DIGITS = re.compile(
+    r"[\[(]?(?:\d{3}[ -]\d{3}|\d{2}(?:[ -]\d{2}){2,3}|\d(?: \d){3,7})[\])]?(?![\d-])"
+)
 _SYMBOL_CONNECTOR = re.compile(rf"[ \t]*{_SYMBOLS}\s*")
 #: A value alone on the next line (blank lines and a pointer before it: "👉 Xk2…", "↓ Xk2…").
 _NEXT_LINE = re.compile(
