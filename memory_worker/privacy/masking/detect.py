@@ -23,6 +23,7 @@ from memory_worker.privacy.masking.around import (
 from memory_worker.privacy.masking.assign import assigned_values
 from memory_worker.privacy.masking.backup import BACKUP_NEEDLES, backup_codes
 from memory_worker.privacy.masking.labels import labelled_values
+from memory_worker.privacy.masking.contaminate import contaminated
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.lists import LIST_NEEDLES, credential_lists
 from memory_worker.privacy.masking.needles import Hits, Needles
@@ -52,6 +53,8 @@ EMAIL = "[email]"
 PHONE = "[phone]"
 _PLACEHOLDERS = {"card_number": CARD_NUMBER, "email": EMAIL, "phone": PHONE}
 _MAX_PASSES = 3
+#: Kinds that are not secrets (masked only when contacts are asked for): no contamination.
+_CONTACTS = frozenset({"email", "phone"})
 
 Detector = Callable[[str, Hits], Iterable[Span]]
 DETECTORS: tuple[Detector, ...] = (
@@ -181,13 +184,20 @@ def mask(text: str, *, contacts: bool = False, placeholder: str | None = None) -
     word shaped like a value is withheld whole (:func:`.withhold.withhold`): whatever
     :func:`contains_secret` flags, the farm never receives its value.
 
+    A text in which a secret was found (a detector's span, or a line withheld) keeps none of
+    its other values: every other word shaped like one is masked too
+    (:func:`.contaminate.contaminated`).
+
     Pure and idempotent (a masked text masks to itself): every prompt, embedder
     input and recall query passes through it, and a retried request is sent the same.
     """
     for _ in range(_MAX_PASSES):
         found = find_secrets(text, contacts_too=contacts)
         masked = _replace(text, found, placeholder) if found else text
-        masked = withhold(text, masked, placeholder or REDACTED)
+        held = withhold(text, masked, placeholder or REDACTED)
+        if held != masked or any(f.kind not in _CONTACTS for f in found):
+            held = contaminated(held, placeholder or REDACTED)
+        masked = held
         if masked == text:
             return text
         text = masked
