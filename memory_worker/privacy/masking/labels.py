@@ -356,9 +356,14 @@ def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[i
     return (begin, end) if _accepts(family, text[begin:end], connector=quoted or named) else None
 
 
+_CLOSING = frozenset(")）]")
+
+
 def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tuple[int, int] | None:
     """The value a label ending at ``at`` names, if any (see the module doc)."""
     fillers: list[str] = []
+    if text[at : at + 1] in _CLOSING:
+        at += 1  # a label in brackets, then its value: "Antwort (Kennantwort): …"
     before = text[max(0, start - 60) : start]
     named = family in ("pass", "password") and _after_user(before)
     digits = family in _DIGIT_FAMILIES and family != "code"
