@@ -243,6 +243,8 @@ def _next_text(text: str, start: int) -> int:
     return at
 
 
+#: A code read back in groups of digits, alone on its line.
+_SPACED_ANSWER = re.compile(r"(?P<v>\d{3}[ -]\d{3}|\d{2}(?:[ -]\d{2}){2,3})[ \t]*[.!]?[ \t]*")
 #: Words of an answer that stalls before the value ("— ouais attends", "wait", "momento").
 _STALL_WORDS = 4
 #: A word of the answer's line, after its stamp and speaker.
@@ -297,6 +299,9 @@ def _answer_line(text: str, at: int, end: int, family: str) -> tuple[int, int] |
     if line is None:
         return None
     value = line.group("v").rstrip(TRAILING)
+    spaced = _SPACED_ANSWER.fullmatch(text, line.start("v"), end)
+    if spaced is not None and family in ("pin", "code", "cvv"):
+        return spaced.span("v")  # "customer: 484 852", a code read back in groups
     if not value or not_a_value(value) or address(value):
         return None
     rest = line.group("rest")
@@ -325,7 +330,7 @@ _REQUEST = re.compile(
     r"cu[aá]l|qu[eé]|p[aá]same|dame|manda(?:me)?|qual|quale|mandami|dammi|dimmi|passa|"
     r"wat|welke?|stuur|geef|vad|vilke[nt]|skicka|jaki[ea]?|jaka|podeślij|podaj|daj|wyślij|"
     r"какой|какая|какое|скинь|скиньте|дай|напиши|пришли|який|яка|яке|ne|neydi|nedir|atar|"
-    r"gönder|söyle)(?!\w)"
+    r"gönder|söyle|read\s+(?:back|out)|vorlesen|lis|dicta|leia|leggi)(?!\w)"
     r"|教えて|おしえて|なんだっけ|何|送って|뭐|알려|좀|보내|多少|什么|什麼|发一下|发下|告诉|"
     r"شو|ما هي|ما هو|ابعت|أرسل|ارسل"
 )
