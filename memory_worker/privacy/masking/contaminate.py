@@ -11,8 +11,8 @@ credentials), every other word of that text shaped like a value is masked too
 
 - a number of three digits or more (``749``, ``484 852`` as two groups, ``08908``);
 - a word of six characters or more that mixes letters with digits or with symbols inside it
-  (``kuqx8p#GQMCL``, ``Belti_rudor395``, ``belpa-miti-paqui-lokamo32``), or letters only with
-  capitals inside (``hGNxHsASs``);
+  (``kuqx8p#GQMCL``, ``Belti_rudor395``, ``belpa-miti-paqui-lokamo32``; not an identifier,
+  ``INVALID_ARGUMENT``), or letters only with capitals inside (``hGNxHsASs``);
 - the part after the slash of a ``user / pass`` pair, and after the colon of ``user:pass``.
 
 The cost falls only on texts that held a secret: a date, a time with seconds, a price or a
@@ -58,8 +58,8 @@ def value_shaped(word: str) -> bool:
         return False
     if digits:
         return True
-    if _INNER_SYMBOL.search(core) and any(c in "!@#$%^&*+=?~|\\_" for c in core):
-        return True
+    if _INNER_SYMBOL.search(core) and any(c in "!@#$%^&*+=?~|\\" for c in core):
+        return True  # not "INVALID_ARGUMENT" or "hf_hub_download": identifiers
     return _INNER_CAPITAL.search(core) is not None and core.isalpha()
 
 

@@ -176,7 +176,9 @@ def _replace(text: str, found: list[Found], placeholder: str | None) -> str:
     return "".join(out)
 
 
-def mask(text: str, *, contacts: bool = False, placeholder: str | None = None) -> str:
+def mask(
+    text: str, *, contacts: bool = False, placeholder: str | None = None, others: bool = True
+) -> str:
     """``text`` with every secret replaced by its placeholder (``placeholder`` for all, when
     given); with ``contacts``, e-mail addresses and phone numbers too.
 
@@ -186,7 +188,8 @@ def mask(text: str, *, contacts: bool = False, placeholder: str | None = None) -
 
     A text in which a secret was found (a detector's span, or a line withheld) keeps none of
     its other values: every other word shaped like one is masked too
-    (:func:`.contaminate.contaminated`).
+    (:func:`.contaminate.contaminated`); ``others=False`` skips that (operator outputs,
+    :func:`.outputs.scrub`, keep the status codes and ids of an error).
 
     Pure and idempotent (a masked text masks to itself): every prompt, embedder
     input and recall query passes through it, and a retried request is sent the same.
@@ -195,7 +198,7 @@ def mask(text: str, *, contacts: bool = False, placeholder: str | None = None) -
         found = find_secrets(text, contacts_too=contacts)
         masked = _replace(text, found, placeholder) if found else text
         held = withhold(text, masked, placeholder or REDACTED)
-        if held != masked or any(f.kind not in _CONTACTS for f in found):
+        if others and (held != masked or any(f.kind not in _CONTACTS for f in found)):
             held = contaminated(held, placeholder or REDACTED)
         masked = held
         if masked == text:

@@ -307,7 +307,6 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"punch\s+in",
         r"key\s+in",
         r"(?:phone|screen)\s+unlock",
-        r"read\s+back\s+(?:the\s+)?(?:code|digits)",
         r"pin(?:[\s-]?(?:code|kod|код|kodu))?",
         r"puk(?:[\s-]?(?:code|kod|код|kodu))?\d?",
         r"otp",
