@@ -86,11 +86,26 @@ def test_operator_outputs_are_not_contaminated() -> None:
     assert "503" in mask(text, others=False)
 
 
-def test_value_shapes_of_contamination() -> None:
-    assert value_shaped("749") and value_shaped("08908") and value_shaped("kuqx8p#GQMCL")
-    assert value_shaped("hGNxHsASs") and value_shaped("belpa-miti-paqui-lokamo32")
-    assert not value_shaped("[redacted]") and not value_shaped("INVALID_ARGUMENT")
-    assert not value_shaped("12") and not value_shaped("hello") and not value_shaped("e-mail")
+@pytest.mark.parametrize(
+    ("word", "shaped"),
+    [
+        ("749", True),
+        ("08908", True),
+        ("kuqx8p#GQMCL", True),
+        ("hGNxHsASs", True),
+        ("belpa-miti-paqui-lokamo32", True),
+        ("[redacted]", False),
+        ("INVALID_ARGUMENT", False),
+        ("12", False),
+        ("hello", False),
+        ("e-mail", False),
+    ],
+)
+def test_value_shapes_of_contamination(word: str, *, shaped: bool) -> None:
+    assert value_shaped(word) is shaped
+
+
+def test_contamination_takes_the_password_of_a_pair_and_keeps_times() -> None:
     assert contaminated("ops / hunter", "[x]") == "ops / [x]"
     assert contaminated("[18:02] me: ok", "[x]") == "[18:02] me: ok"
 

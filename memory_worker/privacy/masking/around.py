@@ -75,9 +75,7 @@ def _joins(word: str) -> bool:
     """Whether ``word`` joins a value before it to a label after it: a copula, a dash, a
     possessive, or a demonstrative ("Xk2… esa es mi contra", "Xk2… هذا الباسورد")."""
     folded = word.casefold().strip(",")
-    return (
-        folded in BEFORE_WORDS or folded in DEMONSTRATIVES or folded.startswith(_GLUED_BEFORE)
-    )
+    return folded in BEFORE_WORDS or folded in DEMONSTRATIVES or folded.startswith(_GLUED_BEFORE)
 
 
 #: Quotes and brackets standing alone around a value ("« Xk2… » c'est le code"): passed over.

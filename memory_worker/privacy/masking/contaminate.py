@@ -34,8 +34,10 @@ _PLACEHOLDER = re.compile(r"\[(?:redacted|card number|Filtered|email|phone)\]")
 _DIGITS = re.compile(r"\d{3,}")
 #: A symbol between two word characters: inside the value, not punctuation around it.
 _INNER_SYMBOL = re.compile(r"[A-Za-z0-9][!@#$%^&*+=?~|\\_.:/-]+[A-Za-z0-9]")
-#: Capitals inside a word of letters: a lower-case letter, then a capital.
+#: Capitals inside a word of letters: a lower-case letter, then a capital; this many times
+#: is random case ("hGNxHsASs"), fewer a name ("iPhone", "McDonald", "iPhoneXS").
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
+_RANDOM_CASE = 3
 #: ``user / pass``: the part after the slash.
 _PAIR = re.compile(
     r"(?<![^\s:：(])[\w.@-]{1,64}(?:[ \t]+/[ \t]+|/|:)(?P<v>[^\s/:]{4,})(?![^\s,;.!?)])"
@@ -60,7 +62,7 @@ def value_shaped(word: str) -> bool:
         return True
     if _INNER_SYMBOL.search(core) and any(c in "!@#$%^&*+=?~|\\" for c in core):
         return True  # not "INVALID_ARGUMENT" or "hf_hub_download": identifiers
-    return _INNER_CAPITAL.search(core) is not None and core.isalpha()
+    return core.isalpha() and len(_INNER_CAPITAL.findall(core)) >= _RANDOM_CASE
 
 
 def contaminated(masked: str, placeholder: str) -> str:

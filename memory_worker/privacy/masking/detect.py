@@ -22,8 +22,8 @@ from memory_worker.privacy.masking.around import (
 )
 from memory_worker.privacy.masking.assign import assigned_values
 from memory_worker.privacy.masking.backup import BACKUP_NEEDLES, backup_codes
-from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.contaminate import contaminated
+from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.lists import LIST_NEEDLES, credential_lists
 from memory_worker.privacy.masking.needles import Hits, Needles

@@ -441,9 +441,9 @@ def _bare_after(
     if not (loose or _bare_allowed(fillers, before)):
         return None
     found = _bare(text, at, family, lang, named=named and not fillers)
-    if found is not None and fillers and (family == "password" or digits):
-        if _YEAR.match(text[slice(*found)]):
-            return None  # "the password for the 2024 tax return", "the safe … since 2015"
+    year = found is not None and _YEAR.match(text[slice(*found)]) is not None
+    if year and fillers and (family == "password" or digits):
+        return None  # "the password for the 2024 tax return", "the safe … since 2015"
     return found
 
 

@@ -148,9 +148,25 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"clave\s+del?\s+(?:acceso|wifi|wi-fi|red|router)",
         r"c[oó]digo\s+de\s+acceso",
     ),
-    "pt": ( r"resposta\s+(?:da|[àa])\s+pergunta\s+de\s+seguran[çc]a",typos("senha"), r"palavra-passe", r"c[oó]digo\s+de\s+acesso"),
-    "it": ( r"risposta\s+alla\s+domanda\s+(?:di\s+sicurezza|segreta)",r"parola\s+d['’]ordine", r"codice\s+di\s+accesso", r"chiave\s+(?:del\s+)?wi-?fi"),
-    "pl": ( r"odpowied[źz]\s+na\s+pytanie\s+bezpiecze[ńn]stwa", r"sekretna\s+odpowied[źz]",r"c?has(?:ło|ła|łem|le|lo)", typos("hasło"), r"kod\s+dost[eę]pu"),
+    "pt": (
+        r"resposta\s+(?:da|[àa])\s+pergunta\s+de\s+seguran[çc]a",
+        typos("senha"),
+        r"palavra-passe",
+        r"c[oó]digo\s+de\s+acesso",
+    ),
+    "it": (
+        r"risposta\s+alla\s+domanda\s+(?:di\s+sicurezza|segreta)",
+        r"parola\s+d['’]ordine",
+        r"codice\s+di\s+accesso",
+        r"chiave\s+(?:del\s+)?wi-?fi",
+    ),
+    "pl": (
+        r"odpowied[źz]\s+na\s+pytanie\s+bezpiecze[ńn]stwa",
+        r"sekretna\s+odpowied[źz]",
+        r"c?has(?:ło|ła|łem|le|lo)",
+        typos("hasło"),
+        r"kod\s+dost[eę]pu",
+    ),
     "ru": (
         r"секретн(?:ый|ого)\s+ответ",
         r"п[ао]р[оа]л(?:ь|я|ю|ем|е)",
@@ -160,7 +176,7 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"parol(?:ya|yu|em|e|i|j|')?",
     ),
     "uk": (r"парол(?:ь|я|ю|ем|і)", r"гасло", r"код\s+доступу"),
-    "zh": ( r"密保问题答案", r"密保问题的答案",r"[密蜜秘觅][码碼马玛]", r"口令"),
+    "zh": (r"密保问题答案", r"密保问题的答案", r"[密蜜秘觅][码碼马玛]", r"口令"),
     "nl": (
         r"geheim\s+antwoord",
         r"antwoord\s+(?:op|voor)\s+de\s+beveiligingsvraag",
@@ -171,7 +187,14 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"wifi-?sleutel",
         r"wi-?fi-?code",
     ),
-    "sv": ( r"hemligt\s+svar(?:et)?", r"svar(?:et)?\s+på\s+säkerhetsfrågan",r"\w*l[öo]senord(?:et)?", typos("lösenord"), r"l[öo]sen(?:et)?", r"wifi-?nyckel(?:n)?"),
+    "sv": (
+        r"hemligt\s+svar(?:et)?",
+        r"svar(?:et)?\s+på\s+säkerhetsfrågan",
+        r"\w*l[öo]senord(?:et)?",
+        typos("lösenord"),
+        r"l[öo]sen(?:et)?",
+        r"wifi-?nyckel(?:n)?",
+    ),
     "tr": (
         r"gizli\s+cevab[ıi]",
         r"[şs]ifre(?:m|n|si|miz|niz|mi|yi|sini)?",

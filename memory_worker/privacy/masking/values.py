@@ -91,10 +91,7 @@ def strong(value: str) -> bool:
     return len(value) >= 6 and (
         (
             any(c.isalpha() for c in value)
-            and (
-                any(c.isdigit() or c in "!@#$%^&*_+=~" for c in value)
-                or "?" in value.strip("?")
-            )
+            and (any(c.isdigit() or c in "!@#$%^&*_+=~" for c in value) or "?" in value.strip("?"))
         )
         or _random_case(value)
     )
