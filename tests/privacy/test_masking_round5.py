@@ -152,6 +152,11 @@ def test_contamination_takes_the_password_of_a_pair_and_keeps_times() -> None:
         ("[10:00] Mamá: cuál es la clave del wifi\n[10:02] Ana: mamá Sol_nube55 ya", "Sol_nube55"),
         ("please read back the code we sent\nme: 441 902", "441 902"),
         ("återställningskoder: 7YZP37SNV6, FP3EIOAEP0", "FP3EIOAEP0"),
+        # a strong value closing its label's line after a colon, far from the label
+        (
+            "security answer for the old bank account (the street I grew up on): Elmwood#42",
+            "Elmwood#42",
+        ),
     ],
 )
 def test_the_mechanisms_of_round_5_mask(text: str, value: str | None) -> None:
@@ -209,6 +214,9 @@ LOOKALIKES = [
     "« Le Petit Prince » c'est le livre de ma fille",
     "[10:00] Tom: what's the code of the product?\n[10:01] Me: XJ-4410",
     "— tu te souviens du mdp de la box ?\n— non\n— demande à Paul",
+    # a line closing on a colon with no value
+    "the password for jira and confluence and the wiki: same as before",
+    "Password policy changed (see the doc): min 8 chars",
 ]
 
 

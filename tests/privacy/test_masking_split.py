@@ -107,9 +107,9 @@ def test_the_dev3_part_stays_at_the_figures_reached() -> None:
 #: The dev4 part (test4: scored once as held out at the end of round 4, recall 0.893 (418 of
 #: 468) and false masks 0.2 % (1 of 466), then read in round 5: the rules gained general
 #: mechanisms — contamination, the last guard's copula line ends, safes, tills and security
-#: answers, script folding — until recall 0.996 (466 of 468) and false masks 0.2 %; see
+#: answers, script folding — until recall 0.998 (467 of 468) and false masks 0.2 %; see
 #: ``tests/data/masking/DEV4.md``): held at those figures, within one line.
-DEV4_RECALL = 0.993
+DEV4_RECALL = 0.995
 DEV4_FALSE = 0.005
 
 

@@ -594,5 +594,25 @@ def labelled_values(text: str, hits: Hits) -> Iterator[Span]:
         if skipped(label.family, text, label.start, label.end):
             continue
         found = _after_label(text, label.start, label.end, label.family, label.lang)
+        if found is None and label.family in ("password", "word"):
+            found = _closing_value(text, label.end)
         if found is not None:
             yield found[0], found[1], KINDS.get(label.family, "password")
+
+
+#: A value that closes its label's line after a colon, however many words stand between
+#: ("secret answer for the utility account's security question (the name I use): Xk2…").
+_CLOSING_VALUE = re.compile(r"[^\n]*?[:：][ \t]*(?P<v>[^\s:：]+)[ \t]*(?=\r?\n|$)")
+_CLOSING_REACH = 160
+
+
+def _closing_value(text: str, at: int) -> tuple[int, int] | None:
+    """A strong value (:func:`.values.strong`) ending the line of a password label, after a
+    colon within :data:`_CLOSING_REACH` characters of it."""
+    match = _CLOSING_VALUE.match(text, at)
+    if match is None or match.start("v") - at > _CLOSING_REACH:
+        return None
+    value = match.group("v").rstrip(TRAILING)
+    if not strong(value) or not_a_value(value):
+        return None
+    return match.start("v"), match.start("v") + len(value)
