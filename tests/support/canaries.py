@@ -12,13 +12,16 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
+import orjson
 from redis.asyncio import Redis
 
 from llm_client import (
+    EMBEDDING,
+    AttemptCounter,
     BreakerConfig,
     BreakerStore,
     ClientFactory,
@@ -32,9 +35,11 @@ from llm_client import (
     WalkerConfig,
 )
 from llm_client._routing.routes import parse_routes
+from memory_worker.consolidation.routed import RoutedModels
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.logs import configure
+from memory_worker.settings import Settings
 from tests.support.simulator import sim_config
 
 #: Message text a user wrote.
@@ -151,6 +156,22 @@ REQUEST = {"messages": [{"role": "user", "content": " ".join(MESSAGE_TEXTS)}]}
 #: for what it is), and the secrets with it (a scrubber may blank the whole string).
 ECHO_TEXT = f"cannot process {MESSAGE}"
 ECHO = f"cannot process {' '.join(MESSAGE_TEXTS)}; redis://:{REDIS_PASSWORD}@db:6379/0"
+#: An extraction request as the worker sends it: the chat's known cards and the senders'
+#: names beside their (masked) messages in the prompt.
+PROMPT_REQUEST = {
+    "messages": [
+        {"role": "system", "content": "Extract durable facts as JSON."},
+        {
+            "role": "user",
+            "content": f"Known facts:\n- {CARD_TEXT}\n\nChat:\n{SENDER}: {MESSAGE}\n"
+            f"{SENDER}: my password is [redacted]",
+        },
+    ]
+}
+#: A farm quoting that prompt back in a 400 (as JSON, the way a validation error does).
+PROMPT_ECHO = f"invalid request body: {orjson.dumps(PROMPT_REQUEST).decode()}"
+#: An embedder refusing a card's text, quoting it.
+EMBED_ECHO = f"input 0 too long for the model: '{CARD_TEXT}'"
 
 #: The faults, each on its own target (``llm-NAME/m``): a flaky node (ejected), a busy node
 #: answering 503 with a Retry-After (cooling), a node at its rate limit whose Retry-After is
@@ -208,3 +229,41 @@ async def echoing_farm_walks(
         finally:
             await clients.aclose()
     return await events.recent(limit=1000)
+
+
+@contextlib.asynccontextmanager
+async def echoing_models(
+    redis: Redis, settings: Settings, sim: FarmSimulator
+) -> AsyncIterator[RoutedModels]:
+    """The worker's routed chat call and embedder (:class:`RoutedModels`) on a farm whose
+    extraction target (``llm-echo/m``) answers 400 quoting :data:`PROMPT_REQUEST` back and
+    whose embedder (``embed-echo/e5``) fails quoting :data:`CARD_TEXT`."""
+    sim.set_fault(
+        "llm-echo", Fault(kind=FaultKind.SUBMIT_STATUS, status_code=400, message=PROMPT_ECHO)
+    )
+    sim.set_fault(
+        "embed-echo", Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message=EMBED_ECHO)
+    )
+    chat = {"provider": "llm-echo", "service": "llm-echo", "model": "m"}
+    embed = {"provider": "embed-echo", "service": "embed-echo", "model": "e5"}
+    routes = parse_routes(
+        {
+            "routes": {
+                WF: {"targets": [chat | {"base_url": sim.base_url}]},
+                EMBEDDING: {"targets": [embed | {"base_url": sim.base_url, "endpoint": "encode"}]},
+            }
+        },
+        RouteDefaults(),
+    )
+    keys = Keys(settings.key_prefix)
+    async with httpx.AsyncClient() as http:
+        clients = ClientFactory(
+            sim_config(sim, request_timeout=5, task_timeout=5, capacity_wait=0.0, job_poll=0.01),
+            http=http,
+        )
+        events = RedisEventLog(redis, keys)
+        walker = Walker(routes, BreakerStore(redis, keys, BreakerConfig()), events, clients)
+        try:
+            yield RoutedModels(walker, AttemptCounter(redis, keys), settings)
+        finally:
+            await clients.aclose()
