@@ -26,6 +26,7 @@ from llm_client import (
     BreakerStore,
     ClientFactory,
     EjectionConfig,
+    EventSink,
     GatewayConfig,
     OutlierStore,
     RedisEventLog,
@@ -36,9 +37,11 @@ from llm_client import (
 )
 from llm_client._routing.routes import parse_routes
 from memory_worker.consolidation.routed import RoutedModels
+from memory_worker.deadlines import deadline_after
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
 from memory_worker.logs import configure
+from memory_worker.paging.reports import AdminReporter, PagedLog
 from memory_worker.settings import Settings
 from tests.support.simulator import sim_config
 
@@ -175,7 +178,7 @@ EMBED_ECHO = f"input 0 too long for the model: '{CARD_TEXT}'"
 
 #: The faults, each on its own target (``llm-NAME/m``): a flaky node (ejected), a busy node
 #: answering 503 with a Retry-After (cooling), a node at its rate limit whose Retry-After is
-#: the echo itself (a header a farm wrote its own way), and a node that is down.
+#: the echo itself (a header a farm wrote its own way), and two nodes that are down.
 FAULTS = {
     "flaky": Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message=ECHO_TEXT, share=0.6),
     "busy": Fault(
@@ -185,29 +188,39 @@ FAULTS = {
         kind=FaultKind.SUBMIT_STATUS, status_code=429, message=ECHO, retry_after=ECHO_TEXT
     ),
     "down": Fault(kind=FaultKind.JOB_FAILED_STRING, code="UPSTREAM_ERROR", message=ECHO),
+    "broken": Fault(kind=FaultKind.JOB_FAILED, code="UPSTREAM_ERROR", message=ECHO_TEXT),
 }
 
 
 async def echoing_farm_walks(
-    redis: Redis, key_prefix: str, sim: FarmSimulator, *, calls: int = 40
+    redis: Redis,
+    key_prefix: str,
+    sim: FarmSimulator,
+    *,
+    calls: int = 40,
+    reporter: AdminReporter | None = None,
 ) -> list[RoutingEvent]:
     """``calls`` routed chats over a tier of the flaky target and a healthy one (the flaky one
     is ejected), then ``calls`` over a tier of the busy, limited and down ones and a healthy
-    one; outlier ejection, breakers and the event log in ``redis``. The events they left."""
+    one, then 6 over the two down ones alone (every walk fails: the admin pages); outlier ejection, breakers and the event log in ``redis`` (behind ``reporter``, the
+    admin reporter, as the worker's is). The events they left."""
     for service, fault in FAULTS.items():
         sim.set_fault(f"llm-{service}", fault)
     keys = Keys(key_prefix)
     ejection = EjectionConfig(
         window_seconds=30, refresh_seconds=0, failure_percentage_min_volume=10
     )
-    events = RedisEventLog(redis, keys)
+    stream = RedisEventLog(redis, keys)
+    events: EventSink = stream if reporter is None else PagedLog(stream, reporter)
     async with httpx.AsyncClient() as http:
         clients = ClientFactory(
             sim_config(sim, request_timeout=5, task_timeout=5, capacity_wait=0.0, job_poll=0.01),
             http=http,
         )
         try:
-            for tier in (["flaky", "ok"], ["busy", "limited", "down", "ok"]):
+            tiers = [(["flaky", "ok"], calls), (["busy", "limited", "down", "ok"], calls)]
+            tiers.append((["broken", "down"], 6))  # every walk fails: exhausted, then open
+            for tier, count in tiers:
                 targets: list[dict[str, Any]] = [
                     {"provider": f"llm-{s}", "service": f"llm-{s}", "model": "m"}
                     | {"base_url": sim.base_url, "tier": 0}
@@ -223,12 +236,12 @@ async def echoing_farm_walks(
                     ),
                     outliers=OutlierStore(redis, keys, ejection),
                 )
-                for _ in range(calls):
+                for _ in range(count):
                     with contextlib.suppress(Exception):  # a failed walk is one outcome wanted
-                        await walker.chat(WF, REQUEST)
+                        await walker.chat(WF, REQUEST, deadline=deadline_after(3))
         finally:
             await clients.aclose()
-    return await events.recent(limit=1000)
+    return await stream.recent(limit=1000)
 
 
 @contextlib.asynccontextmanager
