@@ -22,7 +22,7 @@ from memory_worker.deadlines import deadline_after
 from memory_worker.errors import StoreDataCorrupt
 from memory_worker.logs import get_logger
 from memory_worker.pipeline.processing import ProcessResult
-from memory_worker.privacy.masking import strip_echoes
+from memory_worker.privacy.masking import forget_echoes
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.storage.faults import store_answer
@@ -31,31 +31,19 @@ log = get_logger(__name__)
 
 
 def _strings(value: object) -> Iterator[str]:
-    """Every string of a request (its prompt: messages, senders' names, the chat's cards)."""
+    """Every string of a request a farm may echo that is the chat's: its messages, senders'
+    names and known cards — not the system prompt (our own instructions: a farm's error
+    sharing their words is no echo of the chat)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, Mapping):
+        if value.get("role") == "system":
+            return
         for item in value.values():
             yield from _strings(item)
     elif isinstance(value, list | tuple):
         for item in value:
             yield from _strings(item)
-
-
-def forget_echoes(error: BaseException, sent: Sequence[str]) -> None:
-    """Every farm answer in ``error``'s chain loses what it echoed of ``sent``, the call's
-    inputs (§14): a farm that quotes the prompt back in an error quotes the senders' names
-    and the chat's cards beside the messages, and the card texts an embedder was given; the
-    run's error log and its route's last error (admin pages) keep the answer, so its echo goes
-    here, where the inputs are known (the run store strips the run's messages only)."""
-    seen: set[int] = set()
-    cause: BaseException | None = error
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, LLMError):
-            cause.message = strip_echoes(cause.message, sent)
-            cause.args = (cause.message,)
-        cause = cause.__cause__ or cause.__context__
 
 
 class RoutedModels:

@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 
 from llm_client import LLMError, Upstream
-from memory_worker.consolidation.routed import forget_echoes
 from memory_worker.farmsim import FarmSimulator
-from memory_worker.privacy.masking import ECHO
+from memory_worker.privacy.masking import ECHO, forget_echoes
 from memory_worker.settings import Settings
 from tests.support.canaries import (
     CARD_TEXT,
