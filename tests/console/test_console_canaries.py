@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sentry_sdk
 from pydantic import SecretStr
 
 from llm_client import BackendUnavailable, LLMError
@@ -44,6 +45,7 @@ from tests.support.canaries import (
     leaking_lines,
     leaks,
     log_lines,
+    stored_text,
 )
 from tests.support.card_history import queue as queue  # the fixture
 from tests.support.console import MakeClient
@@ -51,6 +53,7 @@ from tests.support.console import make_client as make_client  # the fixture
 from tests.support.factories import request_dict
 from tests.support.routes import route, write_routes
 from tests.support.runner import tick_runner
+from tests.support.sentry import capturing
 
 CHAT = 5151
 BEARER = {"Authorization": f"Bearer {READ_TOKEN}"}
@@ -102,6 +105,9 @@ class Extracting:
         raise AssertionError("the echoing farm answered")
 
 
+#: Keys (fragments of their names) that only admin outputs read.
+ADMIN_KEYS = (":events", "last_error", ":errors")
+
 ADMIN_PAGES = [
     "/",
     "/runs",
@@ -124,7 +130,7 @@ async def test_run_cancel_replay_incidents_and_docs_pages_show_no_canary(
 ) -> None:
     store = RunStore(redis, settings)
     bodies: dict[str, str] = {}
-    with log_lines() as logged:
+    with log_lines() as logged, capturing(settings, environment="test") as sentry:
         await echoing_farm_walks(redis, settings.key_prefix, sim, calls=20)
         run_ids = []
         # two outages (the run is released, the farm's answer kept as its route's last
@@ -187,6 +193,15 @@ async def test_run_cancel_replay_incidents_and_docs_pages_show_no_canary(
     for where, body in bodies.items():
         assert leaks(body) == [], where
     assert leaking_lines(logged.getvalue()) == []
+    sentry_sdk.flush()
+    assert sentry.events(), "the failed run's farm error is an event"
+    assert leaks(sentry.raw()) == []
+    # what the admin pages read from: the event stream (audit entries included), the routes'
+    # last errors, the runs' error logs (the runs' own payloads hold the text by design)
+    stored = (await stored_text(redis, settings.key_prefix)).splitlines()
+    admin = [line for line in stored if any(k in line.split(" ")[0] for k in ADMIN_KEYS)]
+    assert len(admin) >= 3
+    assert leaking_lines("\n".join(admin)) == []
 
 
 async def csrf_of_read(client: Any) -> str:
