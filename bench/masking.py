@@ -2,7 +2,7 @@
 
 Reads one or more corpora in the split's format (``tests/support/masking_score.py``:
 the train part ``tests/data/masking/train.jsonl`` by default; the dev parts
-``tests/data/masking/dev.jsonl`` and ``dev2.jsonl`` or the held-out test part
+``tests/data/masking/dev.jsonl`` and ``dev2.jsonl`` or the dev3 part
 ``tests/data/masking_test3/test.jsonl`` when given) and prints, for each:
 
 - recall on the secrets (caught: no 6-character run of a listed secret left in the

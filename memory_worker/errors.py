@@ -67,7 +67,8 @@ still catch what they caught.
     │   ├── StoreClientError       the Redis client failed without a Redis error (a failover's
     │   │                          slot with no node, a lost connection leaked as AttributeError)
     │   ├── StoredRunUnreadable    a claimed run's stored request no longer validates (its
-    │   │                          fields and error kinds only: never the stored values)
+    │   │                          fields and error kinds only: never the stored values); the
+    │   │                          run can never heal, so it retires at once
     │   ├── StoreReplyError        Redis (or its client) answered with an error no retry heals;
     │   │   │                      ``code`` says which (log-safe: never the reply's text)
     │   │   ├── StoreWriteRefused  the store refuses writes until its operator acts (OOM,
@@ -225,7 +226,8 @@ class StoredRunUnreadable(StoreError):
     """A run's stored request no longer validates (a hand-edited or corrupted run hash).
 
     ``problems`` name each field and what is wrong with it, never the stored value: the
-    values are chat text, and this error reaches arq's failure line and Sentry.
+    values are chat text, and this error reaches the run's error log and the worker's log.
+    Such a run can never heal: the worker that claims it retires it at once (§7).
     """
 
     def __init__(self, run_id: str, problems: list[str]) -> None:

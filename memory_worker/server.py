@@ -38,7 +38,7 @@ from prometheus_client.registry import Collector
 from redis.asyncio import Redis
 
 from memory_worker.logs import get_logger
-from memory_worker.ops.health import HealthCheck, Heartbeat, TickAge
+from memory_worker.ops.health import HealthCheck, Heartbeat, TickAge, WritesRefused
 from memory_worker.ops.metrics import (
     MemoryCollector,
     Sample,
@@ -155,6 +155,7 @@ class HealthServer:
         *,
         worker_heartbeat: Heartbeat | None = None,
         worker_tick_age: TickAge | None = None,
+        worker_writes_refused: WritesRefused | None = None,
         worker_liveness: LivenessCheck | None = None,
         host: str | None = None,
         port: int | None = None,
@@ -170,6 +171,7 @@ class HealthServer:
         self.port = port if port is not None else settings.serve_port
         self.worker_heartbeat = worker_heartbeat
         self.worker_tick_age = worker_tick_age
+        self.worker_writes_refused = worker_writes_refused
         self.worker_liveness = worker_liveness
         self._redis: Redis | None = None
         self._stores: StoreHealth | None = None
@@ -186,6 +188,7 @@ class HealthServer:
             self.settings,
             worker_heartbeat=self._heartbeat if self.worker_heartbeat else None,
             worker_tick_age=self.worker_tick_age,
+            worker_writes_refused=self.worker_writes_refused,
             breakers=breaker_store(redis, self.settings),
             targets=targets,
             stores=stores,

@@ -37,8 +37,10 @@
   reads of an export and the import's chunked script calls.
 - :mod:`~memory_worker.cards.withdrawn`: whether a card about to be written states a
   withdrawn fact — retracted or corrected away — by hash, by meaning or by evidence (its
-  own message processed again) (pure); :mod:`~memory_worker.cards.withdrawals`: the reads
-  behind that check (the withdrawn facts near the cards, their siblings).
+  own message processed again) (pure); :mod:`~memory_worker.cards.language`: the language a
+  card is written in, guessed from its few words, which that check asks (pure);
+  :mod:`~memory_worker.cards.withdrawals`: the reads behind that check (the withdrawn facts
+  near the cards, their siblings).
 - :mod:`~memory_worker.cards.history`: a card's history (the events each card script
   records), decoded whatever Redis holds, and the memory as it stood at a past moment (pure).
 - :mod:`~memory_worker.cards.prompt_context`: memory ready for a bot's prompt — rank,

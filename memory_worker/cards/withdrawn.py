@@ -16,7 +16,12 @@ It states the fact — three tiers, any one suffices — when
   name in any script), and a cosine of the two vectors — the chat's embedder's, one space —
   of at least :attr:`Thresholds.shared` when the new card names the withdrawn card's
   value (:func:`shares_value`: a word of its object in any form, "Lisbon" / "Lissabon" /
-  "Лиссабон", "guitarra" / "guitarrista"), else at least :attr:`Thresholds.plain`;
+  "Лиссабон", "guitarra" / "guitarrista", "photographie" / "фотография"), else at least
+  :attr:`Thresholds.plain`; both :attr:`Thresholds.cross` lower when the two cards are
+  surely in two languages (:func:`translated`: two scripts, or two languages guessed by
+  :func:`memory_worker.cards.language.card_language`) — an embedder's cosine of a
+  translation sits lower than of a restatement in one language, and a value update in one
+  language sits as high as a translation;
 - **evidence** (:func:`evidence_states`): it comes from a message the withdrawn card came
   from (its ``sources``: the same message ids, one chat), the same subject, and a much lower
   cosine. This is how a withdrawn fact really comes back from messages sent before its
@@ -42,13 +47,14 @@ no clock.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memory_worker.cards.language import other_languages
 from memory_worker.cards.recall.tokens import is_stop, latin, skeleton, words
 
 if TYPE_CHECKING:
@@ -68,9 +74,12 @@ class Thresholds:
     how far the shell looks for siblings."""
 
     #: The new card does not name the withdrawn card's value.
-    plain: float = 0.98
+    plain: float = 0.99
     #: The new card names the withdrawn card's value.
-    shared: float = 0.93
+    shared: float = 0.94
+    #: How much lower both are when the two cards are in two languages (:func:`other_languages`):
+    #: the embedder's cosine of a translation sits lower than of a same-language restatement.
+    cross: float = 0.075
     #: The new card comes from a message the withdrawn card came from; no sibling was found.
     evidence: float = 0.905
     #: The same, siblings found and the new card closer to the withdrawn card than to each.
@@ -86,6 +95,7 @@ class Thresholds:
         return cls(
             plain=settings.retraction_cosine,
             shared=settings.retraction_shared_cosine,
+            cross=settings.retraction_cross_language_offset,
             evidence=settings.retraction_evidence_cosine,
             sibling=settings.retraction_sibling_cosine,
             margin=settings.retraction_sibling_margin,
@@ -95,7 +105,8 @@ class Thresholds:
     @property
     def floor(self) -> float:
         """No pair below this cosine can match (by meaning or by evidence)."""
-        return min(self.plain, self.shared, self.evidence, self.sibling)
+        meaning = min(self.plain, self.shared) - max(self.cross, 0.0)
+        return min(meaning, self.evidence, self.sibling)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +186,20 @@ def value_words(text: str, subject: str = "") -> frozenset[str]:
     )
 
 
+def value_skeletons(text: str, subject: str = "") -> frozenset[str]:
+    """The same words as script-free skeletons (:func:`skeleton`: "фотографией",
+    "photographie" → ``fotograf``), none of the subject's in either form."""
+    found = words(subject)
+    named = {latin(w) for w in found} | {skeleton(w) for w in found}
+    return frozenset(
+        form
+        for w in words(text)
+        if len(w) >= VALUE_WORD_MIN and not is_stop(w) and latin(w) not in named
+        for form in (skeleton(w) or latin(w),)
+        if form not in named
+    )
+
+
 @lru_cache(maxsize=65_536)
 def similar_word(a: str, b: str) -> bool:
     """One value word in two forms: equal, a long common beginning, or a small edit."""
@@ -208,16 +233,42 @@ def _any_similar(left: frozenset[str], right: frozenset[str]) -> bool:
     return any(similar_word(a, b) for a in left for b in right)
 
 
-def shares_value(withdrawn: Statement, new: Statement) -> bool:
-    """Whether the new card names the withdrawn card's value, or the other way round: a word
-    of one's object (its fact when it has none) in the other's fact."""
-    old_value = value_words(withdrawn.object, withdrawn.subject) or value_words(
+ValueForms = Callable[[str, str], frozenset[str]]
+
+
+def shares_value_as(withdrawn: Statement, new: Statement, forms: ValueForms) -> bool:
+    """Whether the new card names the withdrawn card's value, or the other way round, its
+    words compared in ``forms``: a word of one's object (its fact when it has none) in the
+    other's fact."""
+    old_value = forms(withdrawn.object, withdrawn.subject) or forms(
         withdrawn.fact, withdrawn.subject
     )
-    new_value = value_words(new.object, new.subject) or value_words(new.fact, new.subject)
-    return _any_similar(old_value, value_words(new.fact, new.subject)) or _any_similar(
-        new_value, value_words(withdrawn.fact, withdrawn.subject)
+    new_value = forms(new.object, new.subject) or forms(new.fact, new.subject)
+    return _any_similar(old_value, forms(new.fact, new.subject)) or _any_similar(
+        new_value, forms(withdrawn.fact, withdrawn.subject)
     )
+
+
+def shares_value(withdrawn: Statement, new: Statement) -> bool:
+    """Whether the new card names the withdrawn card's value (or the other way round), its
+    words in Latin letters ("Lisbon" / "Lissabon" / "Лиссабон") or as skeletons, which meet
+    across spellings ("photographie" / "фотография")."""
+    return shares_value_as(withdrawn, new, value_words) or shares_value_as(
+        withdrawn, new, value_skeletons
+    )
+
+
+def translated(withdrawn: Statement, new: Statement) -> bool:
+    """Whether the two cards' facts are surely in two languages (:func:`other_languages`)."""
+    return other_languages(withdrawn.fact, withdrawn.subject, new.fact, new.subject)
+
+
+def meaning_threshold(withdrawn: Statement, new: Statement, thresholds: Thresholds) -> float:
+    """The cosine from which ``new`` states ``withdrawn`` by meaning: :attr:`Thresholds.shared`
+    when it names the value, else :attr:`Thresholds.plain`; :attr:`Thresholds.cross` lower
+    when the two are in two languages."""
+    base = thresholds.shared if shares_value(withdrawn, new) else thresholds.plain
+    return base - thresholds.cross if translated(withdrawn, new) else base
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -287,7 +338,7 @@ def states(
     score = cosine(candidate.vector, fact.vector)
     if score < thresholds.floor:
         return False
-    if score >= (thresholds.shared if shares_value(old, new) else thresholds.plain):
+    if score >= meaning_threshold(old, new, thresholds):
         return True
     return evidence_states(candidate, fact, thresholds, siblings)
 

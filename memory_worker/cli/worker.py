@@ -63,6 +63,10 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
         runner = workers[-1].ctx.get("runner") if workers else None
         return runner.oldest_tick_age() if runner is not None else None
 
+    def writes_refused() -> list[str]:
+        runner = workers[-1].ctx.get("runner") if workers else None
+        return runner.writes_refused() if runner is not None else []
+
     def liveness() -> Liveness | None:
         watchdog: Watchdog | None = workers[-1].ctx.get("watchdog") if workers else None
         return watchdog.verdict() if watchdog is not None else None
@@ -74,6 +78,7 @@ async def _run_serving(settings: Settings, host: str | None, port: int | None) -
         port=port,
         worker_heartbeat=heartbeat,
         worker_tick_age=tick_age,
+        worker_writes_refused=writes_refused,
         worker_liveness=liveness,
         console=False,  # a worker's probe port may face the network: no chat data on it
         # its own series (named by host and MEMORY_WORKER_SLOT); the fleet's come from `serve`

@@ -60,6 +60,9 @@ Heartbeat = Callable[[], int | None]
 #: Returns how long (s) the worker's longest-running tick has run, or None when none runs.
 TickAge = Callable[[], float | None]
 
+#: Returns the codes of the refusals the worker owes runs a release for (§7; empty: none).
+WritesRefused = Callable[[], Sequence[str]]
+
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
@@ -79,11 +82,13 @@ def readiness(
     tick_budget_s: float | None = None,
     store_problems: Sequence[str] = (),
     access_problems: Sequence[str] = (),
+    settlements_refused: Sequence[str] = (),
 ) -> Verdict:
     """Ready when Redis answers and lets this user use our keys, commands and scripts, the
     card store takes writes (``store_problems``:
     :func:`memory_worker.storage.health.card_problems`), and (for a worker) its loop and
-    ticks are not wedged."""
+    ticks are not wedged and it owes no run a release the store refused
+    (``settlements_refused``: ``redis_refuses_writes``, as when the probe's write is refused)."""
     problems: list[str] = []
     if not redis_ok:
         problems.append("redis_unreachable")
@@ -92,6 +97,8 @@ def readiness(
         if not scripts_ok:
             problems.append("redis_scripts_forbidden")
     problems.extend(store_problems)
+    if settlements_refused and "redis_refuses_writes" not in problems:
+        problems.append("redis_refuses_writes")
     if runs_worker:
         if loop_heartbeat_ms is None:
             problems.append("worker_starting")
@@ -120,6 +127,7 @@ class HealthCheck:
         *,
         worker_heartbeat: Heartbeat | None = None,
         worker_tick_age: TickAge | None = None,
+        worker_writes_refused: WritesRefused | None = None,
         breakers: BreakerStore | None = None,
         targets: Sequence[str] = (),
         stores: StoreHealth | None = None,
@@ -132,6 +140,7 @@ class HealthCheck:
         self.keys = Keys(settings.key_prefix)
         self.worker_heartbeat = worker_heartbeat
         self.worker_tick_age = worker_tick_age
+        self.worker_writes_refused = worker_writes_refused
         self.breakers = breakers
         self.targets = list(targets)
         self.timeout = timeout
@@ -194,6 +203,7 @@ class HealthCheck:
         runs_worker = self.worker_heartbeat is not None
         heartbeat = self.worker_heartbeat() if self.worker_heartbeat is not None else None
         tick_age = self.worker_tick_age() if self.worker_tick_age is not None else None
+        refused = list(self.worker_writes_refused()) if self.worker_writes_refused else []
         verdict = readiness(
             redis_ok=latency is not None,
             runs_worker=runs_worker,
@@ -205,6 +215,7 @@ class HealthCheck:
             tick_budget_s=self.settings.tick_timeout_seconds,
             store_problems=stores,
             access_problems=access,
+            settlements_refused=refused,
         )
         body: dict[str, Any] = {
             "status": "ready" if verdict.ready else "unready",
@@ -227,6 +238,7 @@ class HealthCheck:
                 "stall_seconds": self.settings.readiness_stall_seconds,
                 "oldest_tick_age_s": None if tick_age is None else round(tick_age, 3),
                 "tick_budget_s": self.settings.tick_timeout_seconds,
+                "settlements_refused": refused,
             },
         }
         if latency is not None:

@@ -33,6 +33,11 @@ settings):
   waited for capacity (busy answers, caps), from the first busy answer to the end of its
   walk.
 
+And one gauge: ``memory_worker_redis_writes_refused{worker, store, node}`` — 1 while this
+worker owes a release to a run whose settlement the store refused (§7: an ACL's ``NOPERM``
+on a key or command the settlement needs, which the stores' write probe cannot see; and
+``OOM``, ``MISCONF``, ``NOREPLICAS``); ``serve``'s gauge of the same name is the probe's.
+
 The fleet-wide view of a target's latency — the one slow-node detection reads and the
 console shows — lives in Redis with its breaker (``llm_client.TargetStatus``).
 
@@ -137,6 +142,13 @@ class WorkerMetrics(Collector):
             buckets=CAPACITY_WAIT_BUCKETS,
             registry=None,
         )
+        self.writes_refused = Gauge(
+            f"{NS}_redis_writes_refused",
+            "1 while this worker owes a release to a run whose settlement the store refused "
+            "(OOM, MISCONF, NOREPLICAS, NOPERM): the store's fault, never the run's.",
+            [*labels, "store", "node"],
+            registry=None,
+        )
         self.claim.labels(self.worker)
         for outcome in TickOutcome:  # every series at 0 from the start
             self.tick.labels(self.worker, outcome.value)
@@ -148,6 +160,10 @@ class WorkerMetrics(Collector):
 
     def set_slots(self, slots: int) -> None:
         self.slots.labels(self.worker).set(slots)
+
+    def set_writes_refused(self, store: str, node: str, *, refused: bool) -> None:
+        """Whether this worker owes a release the store refused on ``store``'s ``node``."""
+        self.writes_refused.labels(self.worker, store, node).set(int(refused))
 
     def tick_started(self) -> None:
         self.busy.labels(self.worker).inc()
@@ -177,8 +193,9 @@ class WorkerMetrics(Collector):
         return []
 
     def collect(self) -> Iterator[Metric]:
-        metrics = (self.slots, self.busy, self.tick, self.run, self.claim_wait, self.claim)
-        for metric in (*metrics, self.farm_call, self.capacity_wait):
+        gauges = (self.slots, self.busy, self.writes_refused)
+        histograms = (self.tick, self.run, self.claim_wait, self.claim)
+        for metric in (*gauges, *histograms, self.farm_call, self.capacity_wait):
             for family in metric.collect():
                 # no ``…_created`` gauges: a series' start time no alert or dashboard reads
                 family.samples = [s for s in family.samples if not s.name.endswith("_created")]

@@ -12,8 +12,14 @@ Store faults (§7) — a Redis error is never evidence against the work:
   and the store's pulse);
 - completion, release and failure writes are retried on transient faults with backoff
   (:func:`backoff_delay`, capped by ``MEMORY_STORE_RETRY_MAX_SECONDS``) until they land
-  or the fenced script answers that the lease is someone else's; never on an answer no
-  retry heals (a settlement it refuses is left to the lease);
+  or the fenced script answers that the lease is someone else's; never in the tick on an
+  answer no retry heals;
+- a settlement the store refuses (``OOM``, ``MISCONF``, ``NOREPLICAS``, ``NOPERM``: the
+  store's fault, not the run's) frees the tick at once and leaves the run *owed*: a
+  background task of this worker retries its release (attempt refunded) until the store
+  takes it, while the heartbeat lists the run as held, so no claim takes it from a live
+  owner and spends an attempt; ``/readyz`` and ``memory_worker_redis_writes_refused`` say
+  so while any is owed (:attr:`TickRunner.owed`);
 - a store outage raised by the processor (transient, or writes refused: an OOM Redis)
   releases the run, attempt refunded, and leaves one delayed probe; any other store answer
   (corrupt data, a script's error) fails it, naming the chat;
@@ -43,7 +49,14 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from llm_client import RecordCarry, bind_log_context, unbind_log_context
-from memory_worker.errors import RunCancelled, StoreDataCorrupt, StoreError, TickTimeout
+from memory_worker.errors import (
+    RunCancelled,
+    StoreDataCorrupt,
+    StoredRunUnreadable,
+    StoreError,
+    StoreWriteRefused,
+    TickTimeout,
+)
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
 from memory_worker.models import RunRequest
@@ -55,7 +68,9 @@ from memory_worker.pipeline.ticks import Mode, TickOutcome, TickPlan, TickQueue,
 from memory_worker.privacy.forget import FORGOTTEN
 from memory_worker.runs import ClaimedRun, RunStore, now_ms
 from memory_worker.runs.forget import RunForget
+from memory_worker.runs.model import UnreadableClaim
 from memory_worker.runs.policy import (
+    STORE_REFUSED,
     STORE_UNAVAILABLE,
     TASK_TIMEOUT,
     Decision,
@@ -75,6 +90,7 @@ from memory_worker.storage.connections import (
     retry_store_write,
 )
 from memory_worker.storage.faults import is_store_outage, store_answer
+from memory_worker.storage.health import QUEUE, client_address
 
 log = get_logger(__name__)
 
@@ -129,6 +145,11 @@ class TickRunner:
     #: (arq's grace ran out while a write was retrying) leaves its run here, and
     #: :meth:`release_unsettled` (on_shutdown) gives it back before the process exits.
     unsettled: dict[str, ClaimedRun] = field(default_factory=dict)
+    #: Runs whose settlement the store refused (§7: OOM, MISCONF, NOREPLICAS, NOPERM) → the
+    #: refusal's code: each is still ``held`` and ``unsettled``, and a background task
+    #: (:meth:`_pay_owed`) retries its release until the store takes it.
+    owed: dict[str, str] = field(default_factory=dict)
+    _owed_tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict, init=False)
     #: Tick job ids whose start already marked them running and started (MemoryWorker).
     premarked: set[str] = field(default_factory=set)
     #: The poll loop's last good iteration (unix ms): readiness is fed by the loop itself.
@@ -160,6 +181,8 @@ class TickRunner:
         #: (llm_client._breaker.carry): they ride on later walks and completions.
         self.carry = RecordCarry(self.settings.breaker_success_hold_seconds)
         self.closers.insert(0, self.carry.close)  # held successes land before clients close
+        self.queue_node = client_address(self.redis)
+        self.metrics.set_writes_refused(QUEUE, self.queue_node, refused=False)
 
     # --- one tick -------------------------------------------------------------------------------
     async def tick(self, job_id: str, *, go_on: bool = False) -> str:
@@ -266,7 +289,8 @@ class TickRunner:
         try:
             log.info("run_claimed", attempt=claim.attempts, releases=claim.releases)
             outcome = await self._process(claim, lost, cancelled)
-            self.unsettled.pop(claim.id, None)  # settled, or abandoned (no longer ours)
+            if claim.id not in self.owed:
+                self.unsettled.pop(claim.id, None)  # settled, or abandoned (no longer ours)
             return outcome
         except asyncio.CancelledError:  # released at a shutdown, else failed (outlived budget)
             outcome = TickOutcome.SHUTDOWN if self.stopping else TickOutcome.FAILED
@@ -274,9 +298,10 @@ class TickRunner:
         finally:
             self.metrics.run_settled(outcome.value, time.monotonic() - claimed_at)
             renewer.cancel()
-            if not (self.stopping and claim.id in self.unsettled):
+            if claim.id not in self.owed and not (self.stopping and claim.id in self.unsettled):
                 # a stopping worker keeps listing a run it still owes a release in its
-                # heartbeat, so no claim reads the lease as a lost worker meanwhile
+                # heartbeat, so no claim reads the lease as a lost worker meanwhile (and
+                # so does any worker for a run whose settlement the store refused)
                 self.unsettled.pop(claim.id, None)
                 self.held.discard(claim.id)
             unbind_log_context("run_id", "chat_id")
@@ -303,6 +328,8 @@ class TickRunner:
             if self.on_retired is not None:
                 with contextlib.suppress(Exception):
                     await self.on_retired(result.retired, "lease_expired", "worker_lost")
+        if result.unreadable is not None:
+            return await self._fail_unreadable(result.unreadable)
         claim = result.run
         if claim is None:
             return TickOutcome.IDLE
@@ -313,6 +340,27 @@ class TickRunner:
         self.held.add(claim.id)
         self.unsettled[claim.id] = claim
         return claim
+
+    async def _fail_unreadable(self, run: UnreadableClaim) -> TickOutcome:
+        """A run claimed whose stored request no longer validates can never heal (§7): it is
+        retired at once (``StoredRunUnreadable``, naming its fields, never their values) and
+        the tick goes on; a store that refuses the write leaves it to its lease."""
+        code = StoredRunUnreadable.__name__
+        bind_log_context(run_id=run.id)
+        try:
+            log.warning("run_unreadable", attempt=run.attempts, problems=list(run.problems))
+            try:
+                failed = await self._store_write("fail", lambda: self.store.fail_unreadable(run))
+            except StoreError as answer:  # an answer no retry heals: left to the lease
+                log.warning("run_fail_store_error", error=type(answer).__name__, code=code)
+                return TickOutcome.STORE_ERROR
+            log.warning("run_retired", attempt=run.attempts, code=code, reason=None, error=code)
+        finally:
+            unbind_log_context("run_id")
+        if failed and self.on_retired is not None:
+            with contextlib.suppress(Exception):
+                await self.on_retired([run.id], code, None)
+        return TickOutcome.FAILED if failed else TickOutcome.ABANDONED
 
     async def _process(
         self, claim: ClaimedRun, lost: asyncio.Event, cancelled: asyncio.Event
@@ -430,11 +478,83 @@ class TickRunner:
                 give_up_after=None if patient else self.settings.shutdown_release_seconds,
             )
         except (RedisError, StoreError) as exc:  # patience ran out, or an answer no retry heals
+            refused = store_answer(exc)
+            if patient and isinstance(refused, StoreWriteRefused):
+                self._owe(claim, "release", refused.code)
+                return False
             log.warning("run_release_store_error", error=type(exc).__name__, reason=reason)
             return False
         self.unsettled.pop(claim.id, None)  # Redis answered: released, or not ours any more
         log.info("run_released", reason=reason, attempt=claim.attempts, released=released)
         return released
+
+    def _owe(self, claim: ClaimedRun, write: str, code: str) -> None:
+        """The store refused ``claim``'s settlement (``write``; ``code``: ``oom``, ``misconf``,
+        ``noreplicas``, ``noperm``…): the store's fault, never the run's (§7). The tick goes
+        on at once; the run stays held (the heartbeat lists it: no claim reads its lease as
+        a lost worker's) and a background task releases it, attempt refunded, once the store
+        takes the write. A stopping worker leaves it to :meth:`release_unsettled`."""
+        log.warning("run_settlement_refused", write=write, code=code, attempt=claim.attempts)
+        self.owed[claim.id] = code
+        self.held.add(claim.id)
+        self.unsettled[claim.id] = claim
+        self.metrics.set_writes_refused(QUEUE, self.queue_node, refused=True)
+        if self.stopping or claim.id in self._owed_tasks:
+            return
+        self._owed_tasks[claim.id] = asyncio.create_task(self._pay_owed(claim, code))
+
+    async def _pay_owed(self, claim: ClaimedRun, code: str) -> None:
+        """Release an owed run (reason ``store_refused``, attempt refunded) as soon as the store
+        takes the write: retried with the outcome writes' backoff on a refusal or an outage;
+        any other answer (corrupt data, a script's error) leaves it to its lease, logged."""
+        failures = 0
+        origin = ReleaseOrigin(code=code)
+        try:
+            while True:
+                try:
+                    released = await self.store.release(claim, reason=STORE_REFUSED, origin=origin)
+                except Exception as exc:
+                    if not is_store_outage(exc):
+                        answer = store_answer(exc)
+                        log.warning(
+                            "run_owed_release_failed",
+                            error=type(answer or exc).__name__,
+                            code=getattr(answer, "code", None),
+                        )
+                        return
+                    failures += 1
+                    if failures in LOG_RETRY_AT or failures % 64 == 0:
+                        answer = store_answer(exc)
+                        log.warning(
+                            "run_owed_release_retry",
+                            code=getattr(answer, "code", None),
+                            error=type(exc).__name__,
+                            failures=failures,
+                        )
+                    cap = self.settings.store_retry_max_seconds
+                    await asyncio.sleep(backoff_delay(failures, base=0.05, cap=cap))
+                    continue
+                log.info(
+                    "run_released",
+                    reason=STORE_REFUSED,
+                    attempt=claim.attempts,
+                    released=released,
+                    owed=True,
+                    refused=code,
+                )
+                return
+        finally:
+            self._owed_tasks.pop(claim.id, None)
+            self.owed.pop(claim.id, None)
+            if not self.stopping:
+                self.unsettled.pop(claim.id, None)
+                self.held.discard(claim.id)
+            if not self.owed:
+                self.metrics.set_writes_refused(QUEUE, self.queue_node, refused=False)
+
+    def writes_refused(self) -> list[str]:
+        """The codes of the refusals this worker owes runs a release for (readiness, §7)."""
+        return sorted(set(self.owed.values()))
 
     async def release_unsettled(self) -> int:
         """Give back every run a cancelled tick left unsettled (on_shutdown, §7).
@@ -444,6 +564,8 @@ class TickRunner:
         released here, retried for ``MEMORY_SHUTDOWN_RELEASE_SECONDS`` while Redis is
         away, so a deploy during a Redis blip spends no attempt. Returns how many landed.
         """
+        for task in list(self._owed_tasks.values()):  # one last try each, below
+            await _cancel(task)
         claims = list(self.unsettled.values())
         results = await asyncio.gather(
             *(self._release(claim, "shutdown", patient=False) for claim in claims)
@@ -481,6 +603,8 @@ class TickRunner:
             )
             if decision.reason == FORGOTTEN:  # §14: not an outage; the run is redone now
                 return TickOutcome.ABANDONED
+            if claim.id in self.owed:  # the store refused the release: it is owed
+                return TickOutcome.STORE_ERROR
             return TickOutcome.DEFERRED if released else TickOutcome.ABANDONED
         return await self._fail(claim, exc, decision.code, decision.reason)
 
@@ -506,8 +630,11 @@ class TickRunner:
                     claim, plan, code=code, reason=reason, message=message, origin=origin
                 ),
             )
-        except StoreError as refused:  # an answer no retry heals: the run is left to its lease
-            log.warning("run_fail_store_error", error=type(refused).__name__, code=code)
+        except StoreError as answer:  # an answer no retry heals
+            if isinstance(answer, StoreWriteRefused):  # the store's fault: released, uncharged
+                self._owe(claim, "fail", answer.code)
+                return TickOutcome.STORE_ERROR
+            log.warning("run_fail_store_error", error=type(answer).__name__, code=code)
             return TickOutcome.ABANDONED
         log.warning(
             "run_retired" if plan.retire else "run_failed",

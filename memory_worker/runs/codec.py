@@ -8,9 +8,9 @@ scripts keep in ``routes:last_error`` (§15). Plain functions on plain data: no 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from pydantic import TypeAdapter, ValidationError
@@ -32,9 +32,49 @@ from memory_worker.models import (
 from memory_worker.runs.model import ClaimedRun, ms_to_dt
 from memory_worker.runs.policy import ReleaseOrigin
 
+T = TypeVar("T")
+
+
+#: How each field a shown run reads is parsed: the fields :func:`run_problems` checks.
+_SHOWN_FIELDS: dict[str, Callable[[str], object]] = {
+    "id": str,
+    "status": RunStatus,
+    "chat_id": int,
+    "thread_id": int,
+    "range_start": datetime.fromisoformat,
+    "range_end": datetime.fromisoformat,
+    "prompt_version": str,
+    "created_at": ms_to_dt,
+    "updated_at": ms_to_dt,
+}
+
+
+def run_problems(h: Mapping[str, str]) -> list[str]:
+    """What is wrong with a stored run's hash for showing it: field names and what is wrong,
+    never a value (the same words as :func:`request_from_hash`'s)."""
+    problems: list[str] = []
+    for name, parse in _SHOWN_FIELDS.items():
+        if name not in h:
+            problems.append(f"{name}: missing")
+            continue
+        try:
+            parse(h[name])
+        except (ValueError, TypeError, OverflowError):
+            problems.append(f"{name}: not a valid value")
+    return problems or ["run: not a valid stored run"]
+
 
 def run_from_hash(h: dict[str, str], errors: Sequence[bytes | str]) -> Run:
-    """A run as stored (its error log and release history masked for showing)."""
+    """A run as stored (its error log and release history masked for showing); a hash that
+    does not read as one (hand-edited, corrupted) is a :class:`StoredRunUnreadable` naming
+    its fields, never quoting them (``int()``'s and pydantic's messages would)."""
+    try:
+        return _run_from_hash(h, errors)
+    except (KeyError, ValueError, TypeError, OverflowError):  # pydantic's and orjson's too
+        raise StoredRunUnreadable(h.get("id", "?"), run_problems(h)) from None
+
+
+def _run_from_hash(h: dict[str, str], errors: Sequence[bytes | str]) -> Run:
     request_cursor = orjson.loads(h["cursor"]) if h.get("cursor") else None
     budget = h.get("max_attempts") or ""
     return Run(
@@ -100,20 +140,41 @@ _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 def request_from_hash(h: dict[str, str]) -> RunRequest:
     """A claimed run's request; a stored one that no longer validates is a
     :class:`StoredRunUnreadable` naming fields only (pydantic's own message quotes the
-    stored values, which are chat text)."""
-    try:
-        cursor = Cursor.model_validate_json(h["cursor"]) if h.get("cursor") else None
-        return RunRequest(
-            chat_id=int(h["chat_id"]),
-            thread_id=int(h["thread_id"]),
-            range_start=datetime.fromisoformat(h["range_start"]),
-            range_end=datetime.fromisoformat(h["range_end"]),
-            prompt_version=h["prompt_version"],
-            cursor=cursor,
-            messages=_MESSAGES.validate_json(h["messages"]),
-        )
-    except ValidationError as exc:
-        raise StoredRunUnreadable(h.get("id", "?"), problems_of(exc)) from None
+    stored values, which are chat text; so does ``int()``'s)."""
+    problems: list[str] = []
+
+    def read(name: str, parse: Callable[[str], T]) -> T | None:
+        if name not in h:
+            problems.append(f"{name}: missing")
+            return None
+        try:
+            return parse(h[name])
+        except ValidationError as exc:
+            problems.extend(f"{name}.{problem}" for problem in problems_of(exc))
+        except (ValueError, TypeError, OverflowError):
+            problems.append(f"{name}: not a valid value")
+        return None
+
+    chat_id = read("chat_id", int)
+    thread_id = read("thread_id", int)
+    range_start = read("range_start", datetime.fromisoformat)
+    range_end = read("range_end", datetime.fromisoformat)
+    cursor = read("cursor", Cursor.model_validate_json) if h.get("cursor") else None
+    messages = read("messages", _MESSAGES.validate_json)
+    if not problems:
+        try:
+            return RunRequest(
+                chat_id=chat_id,
+                thread_id=thread_id,
+                range_start=range_start,
+                range_end=range_end,
+                prompt_version=h.get("prompt_version", ""),
+                cursor=cursor,
+                messages=messages,
+            )
+        except ValidationError as exc:
+            problems = problems_of(exc)
+    raise StoredRunUnreadable(h.get("id", "?"), problems) from None
 
 
 # --- release history and the routes' last errors (§15) ---------------------------------------

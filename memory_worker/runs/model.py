@@ -88,12 +88,25 @@ class ClaimedRun:
 
 
 @dataclass(frozen=True, slots=True)
+class UnreadableClaim:
+    """A run this worker claimed whose stored request no longer validates (§7): it can never
+    heal, so the worker fails it for good at once (``problems``: fields, never values)."""
+
+    id: str
+    token: str
+    attempts: int
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ClaimResult:
-    """A claim's run (None: nothing claimable) and the runs it retired or skipped on the way."""
+    """A claim's run (None: nothing claimable) and the runs it retired or skipped on the way;
+    ``unreadable``: the run it claimed could not be read (``run`` is then None)."""
 
     run: ClaimedRun | None
     retired: list[str]
     skipped: list[str]
+    unreadable: UnreadableClaim | None = None
 
 
 def now_ms() -> int:

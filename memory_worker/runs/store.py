@@ -16,13 +16,19 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from llm_client import Rider, as_text, lua_text
-from memory_worker.errors import InvalidRunRequest, RunCancelled, RunNotFound
+from memory_worker.errors import (
+    InvalidRunRequest,
+    RunCancelled,
+    RunNotFound,
+    StoredRunUnreadable,
+)
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger
 from memory_worker.models import ErrorLogEntry, RouteError, Run, RunRequest, RunStatus
 from memory_worker.privacy.masking import mask_error
 from memory_worker.runs.codec import (
     claimed,
+    pairs,
     release_entry,
     route_error_json,
     route_errors,
@@ -44,6 +50,7 @@ from memory_worker.runs.model import (
     EnqueueStatus,
     LeaseAnswer,
     PruneResult,
+    UnreadableClaim,
     new_run_id,
     now_ms,
     queued_run_fields,
@@ -231,10 +238,17 @@ class RunStore:
             else:
                 break
         self._claim_heads = candidates
+        run, unreadable = None, None
+        try:
+            run = claimed(fields, token, owner)
+        except StoredRunUnreadable as exc:  # claimed, but it can never be processed (§7)
+            attempts = int(pairs(fields).get("attempts") or 0)
+            unreadable = UnreadableClaim(exc.run_id, token, attempts, tuple(exc.problems))
         return ClaimResult(
-            claimed(fields, token, owner),
+            run,
             [as_text(i) for i in retired],
             [as_text(i) for i in skipped],
+            unreadable,
         )
 
     async def _claim_once(
@@ -479,11 +493,55 @@ class RunStore:
             ),
             kind="retired" if plan.retire else "failure",
         )
+        return await self._fail_entry(
+            claim.id,
+            claim.token,
+            now,
+            entry,
+            plan,
+            code=code,
+            reason=reason,
+            workflow=origin.workflow or "",
+            route_error=self._route_error(claim, now, origin, code, reason),
+        )
+
+    async def fail_unreadable(self, run: UnreadableClaim, *, at_ms: int | None = None) -> bool:
+        """Fail for good a claimed run whose stored request no longer validates (§7): it can
+        never heal, so it retires at once (code ``StoredRunUnreadable``), its error-log entry
+        naming the run and its fields, never their values (False: the lease is not ours)."""
+        now = at_ms if at_ms is not None else now_ms()
+        code = StoredRunUnreadable.__name__
+        message = str(StoredRunUnreadable(run.id, list(run.problems)))
+        entry = ErrorLogEntry(
+            attempt=run.attempts,
+            failed_at=datetime.fromtimestamp(now / 1000, tz=UTC),
+            code=code,
+            reason=None,
+            message=mask_error(message, limit=self.settings.error_message_max_chars),
+            kind="retired",
+        )
+        retire = FailurePlan(retire=True, next_attempt_at_ms=None)
+        return await self._fail_entry(run.id, run.token, now, entry, retire, code=code, reason=None)
+
+    async def _fail_entry(
+        self,
+        run_id: str,
+        token: str,
+        now: int,
+        entry: ErrorLogEntry,
+        plan: FailurePlan,
+        *,
+        code: str,
+        reason: str | None,
+        workflow: str = "",
+        route_error: str = "",
+    ) -> bool:
+        """``lua/fail.lua``: ``entry`` appended, retried after the plan's backoff or retired."""
         k = self.keys
         ok = await self._fail(
             keys=[
-                k.run(claim.id),
-                k.run_errors(claim.id),
+                k.run(run_id),
+                k.run_errors(run_id),
                 k.leases,
                 k.retry,
                 k.retired,
@@ -494,18 +552,18 @@ class RunStore:
                 k.route_errors,
             ],
             args=[
-                claim.token,
+                token,
                 now,
                 entry.model_dump_json(),
                 "" if plan.next_attempt_at_ms is None else plan.next_attempt_at_ms,
                 self.settings.error_log_max_entries,
                 self._status_prefix,
                 reason or "not_retryable",
-                claim.id,
+                run_id,
                 code,
                 reason or "",
-                origin.workflow or "",
-                self._route_error(claim, now, origin, code, reason),
+                workflow,
+                route_error,
             ],
         )
         return bool(int(ok))
@@ -655,7 +713,11 @@ class RunStore:
             raise RunNotFound(run_id)
         return runs[0]
 
-    async def get_many(self, run_ids: Sequence[str]) -> list[Run]:
+    async def get_many(self, run_ids: Sequence[str], *, skip_unreadable: bool = False) -> list[Run]:
+        """The runs that exist, in order. A stored run that does not read as one raises
+        :class:`StoredRunUnreadable` — or, for a listing (``skip_unreadable``), is left out
+        with a ``run_unreadable`` warning naming its fields, so one corrupted hash cannot
+        hide every other run from ``runs list`` and the console."""
         if not run_ids:
             return []
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -666,20 +728,26 @@ class RunStore:
         runs: list[Run] = []
         for i in range(0, len(raw), 2):
             h = {as_text(key): as_text(val) for key, val in raw[i].items()}
-            if h:
+            if not h:
+                continue
+            try:
                 runs.append(run_from_hash(h, raw[i + 1]))
+            except StoredRunUnreadable as exc:
+                if not skip_unreadable:
+                    raise
+                log.warning("run_unreadable", run_id=run_ids[i // 2], problems=exc.problems)
         return runs
 
     async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[Run]:
         """Most recently updated first (or created, without a status filter)."""
         key = self.keys.by_status(status.value) if status else self.keys.all_runs
         ids = await self.redis.zrevrange(key, 0, max(limit, 1) - 1)
-        return await self.get_many([as_text(i) for i in ids])
+        return await self.get_many([as_text(i) for i in ids], skip_unreadable=True)
 
     async def list_retired(self, limit: int = 100) -> list[Run]:
         """Retired runs, most recently retired first."""
         ids = await self.redis.zrevrange(self.keys.retired, 0, max(limit, 1) - 1)
-        return await self.get_many([as_text(i) for i in ids])
+        return await self.get_many([as_text(i) for i in ids], skip_unreadable=True)
 
     async def waiting(self) -> int:
         """Runs still owed work: queued, processing, and failed with attempts left."""

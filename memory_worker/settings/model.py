@@ -459,17 +459,24 @@ class Settings(
         700, ge=MIN_CARD_BYTES, le=100_000, description="Longest fact text kept."
     )
     retraction_cosine: float = Field(
-        0.98,
+        0.99,
         ge=0,
         le=1,
         description="Cosine from which a new card states a withdrawn fact about the same "
         "subject (§10: not learned again from older messages).",
     )
     retraction_shared_cosine: float = Field(
-        0.93,
+        0.94,
         ge=0,
         le=1,
         description="The same, when the new card names the withdrawn card's value.",
+    )
+    retraction_cross_language_offset: float = Field(
+        0.075,
+        ge=0,
+        le=1,
+        description="How much lower both cosines are when the new card and the withdrawn one "
+        "are in two languages (two scripts, or two languages guessed from their words).",
     )
     retraction_evidence_cosine: float = Field(
         0.905,

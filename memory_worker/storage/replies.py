@@ -15,7 +15,8 @@ branches on the types.
 - **refused** — the store refuses writes until its operator acts: out of memory under
   ``noeviction`` (``OOM``), a failed snapshot with ``stop-writes-on-bgsave-error``
   (``MISCONF``), too few replicas for ``min-replicas-to-write`` (``NOREPLICAS``), this user's
-  ACL (``NOPERM``). The store's fault, never the run's;
+  ACL (``NOPERM``; Valkey's "ACL failure in script" for a command a script may not run). The
+  store's fault, never the run's;
 - **corrupt** — a stored value is not what the code wrote: a key of the wrong type
   (``WRONGTYPE``), a counter that is not an integer or that ``INCR`` cannot raise, a score or
   field that is not a number. Retrying gives the same answer; only that chat's data is bad;
@@ -82,6 +83,8 @@ PHRASES: tuple[tuple[str, Reply], ...] = (
     ("hash value is not a float", Reply(ReplyClass.CORRUPT, "not_float")),
     ("increment would produce NaN or Infinity", Reply(ReplyClass.CORRUPT, "not_float")),
     ("Error compiling script", Reply(ReplyClass.SCRIPT, "script")),
+    # Valkey: a command inside a script that this user's ACL denies (Redis 7 says ``NOPERM``)
+    ("ACL failure in script", Reply(ReplyClass.REFUSED, "noperm")),
 )
 
 SCRIPT_ERROR = Reply(ReplyClass.SCRIPT, "script")
@@ -92,7 +95,7 @@ _REDIS6_WRAPPER = re.compile(
     r"^(?:ERR )?Error running script \(call to [^)]*\): @user_script:\d+: "
 )
 #: Redis 7 / Valkey: where a command's reply inside a script ends (`` script: …``).
-_SCRIPT_SUFFIX = re.compile(r" script: [^\n]*on @user_script:\d+\.?$")
+_SCRIPT_SUFFIX = re.compile(r" script: (?:[0-9a-f]{40}, )?on @user_script:\d+\.?$")
 #: A script's own runtime error (its chunk name and line first).
 _SCRIPT_RAISED = re.compile(r"^(?:ERR )?user_script:\d+: ")
 

@@ -5,12 +5,12 @@ that choice gives):
 
 - the replay (the chat holds the message's other facts): at most 5 % of the withdrawn
   fact's restatements come back and at most 2 % of the other facts are refused — where the
-  hash and meaning tiers alone let 40 % back;
+  hash and meaning tiers alone let a quarter back;
 - a message that taught only the withdrawn fact: at most a fifth comes back;
 - a fact of the message the first pass did not learn: at most 15 % refused.
 
-Measured: 2.8 % / 0 %, 16.0 %, 11.0 %. The full table is ``python
-bench/retraction_evidence.py`` and the benchmarks page.
+Measured: 2.8 % / 0 %, 8.5 %, 11.8 % (the hash and meaning tiers alone: 24.5 %). The full
+table is ``python bench/retraction_evidence.py`` and the benchmarks page.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def test_the_default_thresholds_meet_the_bars_on_the_held_out_half(
     assert again.false_block_rate <= MAX_REPLAY_FALSE_BLOCKS
     assert lone.miss_rate <= MAX_ALONE_MISSES
     assert fresh.false_block_rate <= MAX_UNLEARNED_FALSE_BLOCKS
-    assert before.miss_rate >= 0.3  # what the tier is for
+    assert before.miss_rate >= 0.2  # what the tier is for
     for lang in ("en", "ru", "de", "es", "fr"):  # no language left out
         mine = [g for g in test if g.lang == lang]
         assert rates(replay(mine, vectors, rule)).miss_rate <= 0.15, lang

@@ -1,11 +1,13 @@
 """The retraction pairs (§10) with the local e5 embedder: on the held-out ``test`` half, the
 withdrawn-fact rule at its default thresholds (chosen on the ``dev`` half by
-``bench/retraction.py``) misses at most a third of the restatements and refuses at most
-one different fact in ten — against every restatement missed by the hash alone.
+``bench/retraction.py``, and checked to be what that choice gives) misses at most 30 % of
+the restatements, at most 35 % of the translated ones, and refuses at most one different
+fact in ten — against every restatement missed by the hash alone, and fewer misses than the
+rule before it knew languages.
 
-These are the bars e5-small honestly reaches (measured: 32.5 % misses, 6.9 % false
-blocks; translations are most of the misses). The full table is ``python
-bench/retraction.py`` and the benchmarks page.
+These are the bars e5-small honestly reaches (measured: 25.0 % misses, 25 % of the
+translations, 8.1 % false blocks; before it knew languages 32.5 %, 60 %, 6.9 %). The full
+table is ``python bench/retraction.py`` and the benchmarks page.
 """
 
 from __future__ import annotations
@@ -14,15 +16,17 @@ from collections import Counter
 
 import pytest
 
-from bench.retraction import embed_pairs, hash_only, load_pairs, rates, shipped
+from bench.retraction import before, choose, embed_pairs, hash_only, load_pairs, rates, shipped
 from memory_worker.cards.withdrawn import Thresholds
 from memory_worker.settings import Settings
 
 #: The figures share the meaning suite's process (one e5 engine).
 pytestmark = pytest.mark.xdist_group("meaning")
 
-MAX_MISSES = 0.35
+MAX_MISSES = 0.30
+MAX_TRANSLATED_MISSES = 0.35
 MAX_FALSE_BLOCKS = 0.10
+MAX_MISSES_BY_LANGUAGE = 0.45
 
 
 def test_the_pairs_cover_four_languages_both_halves_and_every_disguise() -> None:
@@ -42,6 +46,12 @@ def test_the_pairs_cover_four_languages_both_halves_and_every_disguise() -> None
     assert {"value_update", "translated_update", "other_fact"} <= set(kinds)
     assert Settings().retraction_cosine == Thresholds().plain
     assert Settings().retraction_shared_cosine == Thresholds().shared
+    assert Settings().retraction_cross_language_offset == Thresholds().cross
+
+
+def test_the_defaults_are_what_the_dev_half_chooses() -> None:
+    dev = load_pairs("dev")
+    assert choose(dev, embed_pairs(dev)) == Thresholds()
 
 
 def test_the_default_thresholds_meet_the_bars_on_the_held_out_half() -> None:
@@ -49,9 +59,18 @@ def test_the_default_thresholds_meet_the_bars_on_the_held_out_half() -> None:
     vectors = embed_pairs(test)
     measured = rates(test, shipped(vectors, Thresholds()))
     baseline = rates(test, hash_only)
-    print(f"\nretraction pairs (test half), e5: {measured.line()}; hash only: {baseline.line()}")
+    languageless = rates(test, before(vectors))
+    translations = [p for p in test if p.kind == "translate"]
+    translated = rates(translations, shipped(vectors, Thresholds()))
+    print(
+        f"\nretraction pairs (test half), e5: {measured.line()}; translated: "
+        f"{translated.line()}; before it knew languages: {languageless.line()}; "
+        f"hash only: {baseline.line()}"
+    )
     assert measured.miss_rate <= MAX_MISSES
     assert measured.false_block_rate <= MAX_FALSE_BLOCKS
+    assert translated.miss_rate <= MAX_TRANSLATED_MISSES
+    assert measured.misses < languageless.misses
     assert baseline.miss_rate == 1.0  # what a retraction meant before: only the same text
     by_lang = {
         lang: rates(
@@ -60,4 +79,4 @@ def test_the_default_thresholds_meet_the_bars_on_the_held_out_half() -> None:
         for lang in ("en", "ru", "de", "es", "fr")
     }
     for lang, r in by_lang.items():  # no language left out: each catches some restatements
-        assert r.miss_rate < 0.6, lang
+        assert r.miss_rate <= MAX_MISSES_BY_LANGUAGE, lang

@@ -15,11 +15,13 @@ from memory_worker.cards.withdrawn import (
     Statement,
     Thresholds,
     WithdrawnFact,
+    meaning_threshold,
     refusals,
     refused_by,
     same_subject,
     shares_value,
     similar_word,
+    translated,
 )
 
 ALICE = Statement("Alice", "green tea", "Alice likes green tea.", 1, "h-alice-tea")
@@ -54,6 +56,9 @@ def test_same_subject(a: Statement, b: Statement, same: bool) -> None:
         pytest.param(Statement("Alice", "", "Alice drinks green tea daily."), True, id="no-obj"),
         pytest.param(Statement("Alice", "black coffee", "Alice likes black coffee."), False),
         pytest.param(Statement("Alice", "", "Alice owns a shop."), False, id="other"),
+        pytest.param(
+            Statement("Алиса", "зелёный чай", "Алиса любит зелёный чай."), False, id="translated"
+        ),
     ],
 )
 def test_shares_value(new: Statement, shares: bool) -> None:
@@ -74,6 +79,68 @@ def test_shares_value(new: Statement, shares: bool) -> None:
 )
 def test_similar_word(a: str, b: str, similar: bool) -> None:
     assert similar_word(a, b) is similar
+
+
+ZOE = Statement("Zoé", "photographie", "Zoé est passionnée de photographie.", 5)
+
+
+@pytest.mark.parametrize(
+    ("new", "shares"),
+    [
+        pytest.param(
+            Statement("Зоэ", "фотография", "Зоэ увлекается фотографией."), True, id="skeletons"
+        ),
+        pytest.param(
+            Statement("Zoé", "photography", "Zoé loves photography."), True, id="a-cognate"
+        ),
+        pytest.param(Statement("Зоэ", "гончарное дело", "Зоэ увлекается гончарным делом."), False),
+        pytest.param(Statement("Zoé", "", "Zoé adore Zoé."), False, id="only-the-subject"),
+    ],
+)
+def test_shares_value_across_scripts_and_spellings(new: Statement, shares: bool) -> None:
+    assert shares_value(ZOE, new) is shares
+    assert shares_value(new, ZOE) is shares
+
+
+T = Thresholds(plain=0.99, shared=0.94, cross=0.075)
+
+
+@pytest.mark.parametrize(
+    ("new", "threshold"),
+    [
+        pytest.param(Statement("Alice", "", "Alice owns a bakery."), 0.99, id="plain"),
+        pytest.param(Statement("Alice", "", "Alice enjoys green tea."), 0.94, id="shared"),
+        pytest.param(Statement("Алиса", "", "Алиса любит зелёный чай."), 0.915, id="cross"),
+        pytest.param(Statement("Alice", "", "Alice mag grünen Tee."), 0.915, id="cross-latin"),
+        pytest.param(Statement("Alice", "", "Alice bebe té verde."), 0.915, id="cross-es"),
+        pytest.param(Statement("Alice", "", "Alice aime le thé vert."), 0.915, id="cross-fr"),
+        pytest.param(
+            Statement("Алиса", "green tea", "Алиса любит green tea."),
+            0.865,
+            id="cross-shared",
+        ),
+        pytest.param(
+            Statement("Alice", "", "Alice conduce un Toyota."), 0.99, id="language-not-given-away"
+        ),
+    ],
+)
+def test_meaning_threshold(new: Statement, threshold: float) -> None:
+    assert meaning_threshold(ALICE, new, T) == pytest.approx(threshold)
+
+
+def test_a_translation_is_refused_from_a_lower_cosine_than_a_value_update() -> None:
+    """At one cosine, e5's typical translation (0.93), a Russian card is refused and an
+    English one naming another value is learned."""
+    cos = 0.93
+    vector = [cos, math.sqrt(1 - cos * cos)]
+    russian = Statement("Алиса", "зелёный чай", "Алиса любит зелёный чай.", 1)
+    update = Statement("Alice", "black coffee", "Alice likes black coffee.", 1)
+    assert translated(ALICE, russian)
+    assert not translated(ALICE, update)
+    assert refused_by(Candidate(russian, 10, vector), [fact(1000)], Thresholds()) is not None
+    assert refused_by(Candidate(update, 10, vector), [fact(1000)], Thresholds()) is None
+    no_offset = Thresholds(cross=0.0)
+    assert refused_by(Candidate(russian, 10, vector), [fact(1000)], no_offset) is None
 
 
 def fact(at_ms: int, vector: list[float] | None = None) -> WithdrawnFact:
@@ -158,3 +225,33 @@ def test_the_same_vector_about_the_same_user_is_always_refused(
     facts = [WithdrawnFact("1", 100, old, vector)]
     assert refused_by(Candidate(new, 99, vector), facts, Thresholds()) is not None
     assert refused_by(Candidate(new, 100, vector), facts, Thresholds()) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    new=statements,
+    old=statements,
+    new_vec=vectors,
+    old_vec=vectors,
+    cross=st.floats(0, 0.5),
+    more=st.floats(0, 0.5),
+)
+def test_a_larger_offset_for_two_languages_never_refuses_less(
+    new: Statement,
+    old: Statement,
+    new_vec: list[float] | None,
+    old_vec: list[float] | None,
+    cross: float,
+    more: float,
+) -> None:
+    """Whatever the cards' texts (any script, any mix): the offset only ever lowers the
+    threshold, and only for two cards in two languages."""
+    candidate = Candidate(new, 1, new_vec)
+    facts = [WithdrawnFact("1", 2, old, old_vec)]
+    base = Thresholds(cross=cross)
+    lower = Thresholds(cross=cross + more)
+    assert meaning_threshold(old, new, lower) <= meaning_threshold(old, new, base)
+    if not translated(old, new):
+        assert meaning_threshold(old, new, lower) == meaning_threshold(old, new, base)
+    if refused_by(candidate, facts, base) is not None:
+        assert refused_by(candidate, facts, lower) is not None

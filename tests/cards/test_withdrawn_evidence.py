@@ -129,7 +129,7 @@ def near_lisbon(cos_w: float) -> list[float]:
         ),
         pytest.param(card(toward(0.95), seen=100), [], False, id="sent-at-the-withdrawal"),
         pytest.param(card(None), [], False, id="no-vector"),
-        pytest.param(card(toward(0.95), sources=frozenset()), [], False, id="no-message"),
+        pytest.param(card(toward(0.91), sources=frozenset()), [], False, id="no-message"),
     ],
 )
 def test_a_card_from_the_withdrawn_cards_message(

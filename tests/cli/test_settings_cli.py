@@ -101,8 +101,17 @@ def assert_one_error_line(result: CliResult | subprocess.CompletedProcess[str], 
 # --- every setting, a bad value, every command ---------------------------------------------
 
 
-@pytest.mark.timeout(900)  # ~250 forked CLI runs: minutes on a loaded 2-core host
-def test_every_setting_with_a_bad_value_is_one_line_on_stderr_and_exit_2(tmp_path: Path) -> None:
+#: The cases run in this many shards, each its own test, so pytest-xdist spreads them over its
+#: processes (one test was 6.5 minutes of a loaded host's run, longer than the rest of a worker's
+#: share of the suite).
+SHARDS = 6
+
+
+@pytest.mark.timeout(600)  # ~40 forked CLI runs a shard: minutes on a loaded 2-core host
+@pytest.mark.parametrize("shard", range(SHARDS), ids=lambda s: f"shard{s}")
+def test_every_setting_with_a_bad_value_is_one_line_on_stderr_and_exit_2(
+    shard: int, tmp_path: Path
+) -> None:
     env = base_env(tmp_path, **canary_env())
     cases = [
         CliCase(COMMANDS[i % len(COMMANDS)], env | {env_name(name): bad}, label=env_name(name))
@@ -113,7 +122,7 @@ def test_every_setting_with_a_bad_value_is_one_line_on_stderr_and_exit_2(tmp_pat
         )
     ]
     assert len(cases) > len(Settings.model_fields)
-    for result in run_cli_cases(cases):
+    for result in run_cli_cases(cases[shard::SHARDS]):
         line = assert_one_error_line(result, f"invalid settings: {result.case.label}")
         assert not leaked(result.stdout, result.stderr), line
 

@@ -15,10 +15,10 @@ from the withdrawn card's own message is refused by its evidence (the tier's fig
 ``tests/cards/test_retraction_evidence.py``).
 
 The same disguises from *another* message sent before the retraction (Brian said it twice)
-are decided by meaning alone: the reworded, re-scoped and split ones are refused, the
-German, Spanish and Russian ones come back (e5-small's cosines do not tell a translation
-from another fact; ``tests/cards/test_retraction_pairs.py``). That case is asserted whole, as a
-strict expected failure.
+are decided by meaning alone: the reworded, re-scoped, split, German and Spanish ones are
+refused (two languages are asked a lower cosine; ``tests/cards/test_retraction_pairs.py``)
+and every disguise of Lisbon is learned; the Russian one comes back (e5-small puts it 0.88
+from the withdrawn card), asserted as a strict expected failure.
 """
 
 from __future__ import annotations
@@ -133,18 +133,40 @@ async def test_a_retracted_fact_does_not_come_back_when_its_message_is_processed
     assert tea.fact_text in await known(q)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="another message than the withdrawn card's is decided by meaning alone: with "
-    "e5-small the Russian, German and Spanish restatements of the tea come back (the "
-    "retraction pairs: translations are most of the misses)",
-)
+async def told_again(q: MemoryQueue, sim: FarmSimulator) -> tuple[set[str], set[str], set[str]]:
+    """Brian said it again, in another message, before the retraction: the tea's disguises,
+    Lisbon's, and what the bot then knows."""
+    lisbon, tea = await learned_and_retracted(q, sim)
+    await run(q, slice_request(CHAT, EARLY + timedelta(days=1), [said(5, TOLD)]))
+    return disguises(tea), disguises(lisbon), set(await known(q))
+
+
+def in_russian(texts: set[str]) -> set[str]:
+    return {t for t in texts if re.search("[а-яё]", t, re.IGNORECASE)}
+
+
 async def test_a_retracted_fact_does_not_come_back_from_another_older_message(
     queue: MemoryQueue, sim: FarmSimulator
 ) -> None:
-    q = queue
-    _, tea = await learned_and_retracted(q, sim)
-    # Brian said it again, in another message, before the retraction
-    await run(q, slice_request(CHAT, EARLY + timedelta(days=1), [said(5, TOLD)]))
-    now_known = set(await known(q))
-    assert not disguises(tea) & now_known, sorted(disguises(tea) & now_known)
+    """Reworded, re-scoped, split, in German and in Spanish: refused by meaning alone (the
+    Russian restatement is the next test's); every disguise of Lisbon is learned."""
+    tea_disguises, lisbon_disguises, now_known = await told_again(queue, sim)
+    assert len(tea_disguises - in_russian(tea_disguises)) == 6
+    came_back = (tea_disguises - in_russian(tea_disguises)) & now_known
+    assert not came_back, sorted(came_back)
+    assert lisbon_disguises <= now_known, sorted(lisbon_disguises - now_known)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="another message than the withdrawn card's is decided by meaning alone: with "
+    "e5-small the Russian restatement of the tea lies 0.88 from it, below the 0.915 asked "
+    "of two languages, and names its values in words no transliteration meets "
+    "(жасминовый / jasmine)",
+)
+async def test_a_retracted_fact_does_not_come_back_in_russian_from_another_older_message(
+    queue: MemoryQueue, sim: FarmSimulator
+) -> None:
+    tea_disguises, _, now_known = await told_again(queue, sim)
+    assert in_russian(tea_disguises)
+    assert not tea_disguises & now_known, sorted(tea_disguises & now_known)

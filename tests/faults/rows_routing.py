@@ -315,7 +315,9 @@ async def row12(ctx: FaultContext) -> None:
     lease, interval = 5.0, 2.0
     figures = await prober_kill_recovery(ctx, lease=lease, interval=interval)
     assert 0 < figures["lease_left_s"] <= lease + 0.5, figures
-    slack = 6.0  # worker process start-up on a shared two-core machine
+    # worker process start-up on a shared two-core machine (13.9 s seen at load 14; without
+    # the lease the workflow stays blocked for the probe's 600 s task timeout)
+    slack = 10.0
     assert figures["first_completion_s"] <= interval + lease + slack, figures
     counts = await RunStore(ctx.redis, ctx.settings).counts()
     assert counts["retired"] == 0

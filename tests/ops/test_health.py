@@ -197,6 +197,23 @@ def test_readiness_follows_the_ticks(tick_age: float | None, problems: tuple[str
     assert verdict.ready is (not problems)
 
 
+@pytest.mark.parametrize(
+    ("refused", "store_problems", "problems"),
+    [
+        ((), (), ()),
+        (("noperm",), (), ("redis_refuses_writes",)),  # an ACL the probe cannot see (§7)
+        (("misconf",), ("redis_refuses_writes",), ("redis_refuses_writes",)),  # named once
+    ],
+    ids=["none-owed", "owed-noperm", "owed-and-probed"],
+)
+def test_a_worker_owing_a_refused_settlement_is_unready(
+    refused: tuple[str, ...], store_problems: tuple[str, ...], problems: tuple[str, ...]
+) -> None:
+    verdict = _readiness(settlements_refused=refused, store_problems=store_problems)
+    assert verdict.problems == problems
+    assert verdict.ready is (not problems)
+
+
 async def test_a_tick_past_its_budget_is_unready(settings: Settings, redis: Any) -> None:
     fresh = int(time.time() * 1000)
     wedged = settings.tick_timeout_seconds + 1

@@ -360,7 +360,9 @@ async def test_a_job_task_that_raises_is_logged_not_left_unretrieved(
     finally:
         await admin.config_set("maxmemory", "0")
         loop.set_exception_handler(None)
-    assert unretrieved == []  # asyncio had nothing to report
+    # asyncio had nothing to report of a task (the collection may also meet another test's
+    # leftovers in this process, e.g. "Unclosed RedisCluster client": not this promise's)
+    assert [c for c in unretrieved if "task" in c or "future" in c] == []
     failed = [e for e in logs if e["event"] == "job_task_failed"]
     assert [(e["job_id"], e["error"]) for e in failed] == [(job_id, "OutOfMemoryError")]
     assert worker.job_counter == 0  # the slot given back

@@ -4,11 +4,13 @@
   against it), the dev part (``tests/data/masking/dev.jsonl``: the first held-out set,
   scored twice as held out, then read and used as dev, see its ``DEV.md``), the dev2 part
   (``tests/data/masking/dev2.jsonl``: the second held-out set, scored twice as held out at
-  recall 0.839 and 0.862, then read and used as dev, see its ``DEV2.md``) and the held-out
-  test3 part (``tests/data/masking_test3/test.jsonl``: written and committed before any rule
-  changed in the round that made dev2, by someone who did not open the rules; scored once,
-  at the end). All are scored with ``tests/support/masking_score.py``; the figures pinned
-  here are the ones reached (see ``docs/benchmarks.md``, "Masking").
+  recall 0.839 and 0.862, then read and used as dev, see its ``DEV2.md``) and the dev3 part
+  (``tests/data/masking_test3/test.jsonl``: written before any rule changed in the round that
+  made dev2, by someone who did not open the rules; scored once as held out at recall 0.965,
+  then, in round 4, read and used as dev, see its ``README.md`` and
+  ``tests/data/masking/DEV3.md``). All are scored with ``tests/support/masking_score.py``; the
+  figures pinned here are the ones reached (see ``docs/benchmarks.md``, "Masking"). The
+  held-out part of round 4 is written by someone else and scored by the lead, once.
 - One decision: whatever :func:`contains_secret` flags for its value, :func:`mask` takes
   out — for arbitrary text (hypothesis, 400 + 300 examples), and ``mask`` is idempotent and
   never raises.
@@ -39,7 +41,7 @@ DATA = Path(__file__).parent.parent / "data"
 TRAIN = DATA / "masking" / "train.jsonl"
 DEV = DATA / "masking" / "dev.jsonl"
 DEV2 = DATA / "masking" / "dev2.jsonl"
-TEST3 = DATA / "masking_test3" / "test.jsonl"
+DEV3 = DATA / "masking_test3" / "test.jsonl"
 PLACEHOLDERS = (REDACTED, CARD_NUMBER, FILTERED, "[email]", "[phone]")
 
 
@@ -80,21 +82,90 @@ def test_the_dev2_part_stays_at_the_figures_reached() -> None:
     assert result.total.false_rate <= DEV_FALSE, result.falsely_masked
 
 
-#: What the rules reached on the held-out test3 part at its one scoring (after the rules were
-#: final and committed): recall 0.965 (472 of 489), false masks 0.2 % (1 of 489). The issue's
-#: bar on false masks (≤ 1 %) is met and held; its bar on recall (≥ 0.97) is not: the floor
-#: reached is pinned instead. Main's rules scored 0.920 and 0.6 % on it.
-TEST3_RECALL = 0.965
-TEST3_FALSE = 0.01
+#: The dev3 part (test3: scored once as held out, recall 0.965 (472 of 489) and false masks
+#: 0.2 %, then read in round 4: the rules were improved by the families of its lines, each
+#: written fresh into the train part (``families3.py``), until recall 0.998 (488 of 489) and
+#: false masks 0.0 %): held at those figures, within one line.
+DEV3_RECALL = 0.995
+DEV3_FALSE = 0.005
+#: The dev2 part reached 0.995 (586 of 589) in round 4.
+DEV2_RECALL = 0.99
 
 
-def test_the_held_out_test3_part_stays_at_the_figures_reached() -> None:
-    rows = load(TEST3)
+def test_the_dev3_part_stays_at_the_figures_reached() -> None:
+    rows = load(DEV3)
     result = score(rows, mask)
-    assert len(rows) >= 640
-    assert len(result.by_lang) >= 14
-    assert result.total.recall >= TEST3_RECALL
-    assert result.total.false_rate <= TEST3_FALSE
+    assert len(rows) >= 900
+    assert len(result.by_lang) >= 15
+    assert result.total.recall >= DEV3_RECALL, result.missed
+    assert result.total.false_rate <= DEV3_FALSE, result.falsely_masked
+
+
+def test_the_dev2_part_stays_at_the_recall_of_round_4() -> None:
+    result = score(load(DEV2), mask)
+    assert result.total.recall >= DEV2_RECALL, result.missed
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # a value answering a request in a chat log (no question mark), in several languages
+        ("[12:01] Hugo : le mdp du wifi stp\n[12:02] moi : Corvo_Nebel41", "Corvo_Nebel41"),
+        ("[23:10] Оля: код от домофона скинь\n[23:11] я: 4410", "4410"),
+        ("[09:00] 지영: 현관 비밀번호 알려줘\n[09:01] 나: 7731", "7731"),
+        ("[08:55] Sanne: wat is de wifi?\n[08:56] ik: Wolga_Kiwi19", "Wolga_Kiwi19"),
+        ("14:02 <dave> which pass for the nas?\n14:03 <me> Qw7!rT2yU9", "Qw7!rT2yU9"),
+        # PINs and codes: Greek look-alike capitals, a Latin label glued after CJK, object words
+        ("\u03a1\u0399\u039d 2143", "2143"),
+        ("手机PIN码 8504", "8504"),
+        ("报警器解锁码 7999", "7999"),
+        ("경보 해제 번호 0797", "0797"),
+        ("mi clave del cajero es 3490", "3490"),
+        ("el pin de la tarjeta de crédito de mi padre es 0547", "0547"),
+        # informal password labels
+        ("короче пасс DvzG+sa9hSTM", "DvzG+sa9hSTM"),
+        ("wifi pass Sakura1972", "Sakura1972"),
+        ("wifi-lösenet Luna2008", "Luna2008"),
+        ("netflix login\nRKdI*d9xkNDvHrl", "RKdI*d9xkNDvHrl"),
+        ("uOjZ%ZFcc1CS <- gmail pw, delete after reading", "uOjZ%ZFcc1CS"),
+        # a list of credentials under its heading, a password on a ``net use`` line
+        ("Zugangsdaten:\nNAS: Xk2!pLm9q\nRouter: Fuchs_1993", "Xk2!pLm9q"),
+        ("accounts:\n- gmail: Daisy1981\n- slack: same as gmail", "Daisy1981"),
+        ("net use Z: \\\\srv\\share /user:CORP\\jb 7^&RNN*3&_gF", "7^&RNN*3&_gF"),
+        # spelt apart
+        ("pass word: Xk2!pLm9q", "Xk2!pLm9q"),
+        ("pin 4 4 7 1", "4 4 7 1"),
+        # SSNs said in passing
+        ("for the credit check they want my social, it's 572 83 1941", "572 83 1941"),
+        ("私のSSNは572 83 1941", "572 83 1941"),
+    ],
+)
+def test_the_families_of_round_4_are_masked(text: str, value: str) -> None:
+    assert value not in mask(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what is the wifi called?\nHomeNet5G",
+        "[10:01] ana: what time is the alarm set for?\n[10:02] bo: 0630",
+        "the social club meets at 555 12 3456",
+        "boarding pass BA2490X, gate 12",
+        "pass wifi is down again",
+        "la clave es 1499 euros",
+        "the token is 1234 for the arcade",
+        "link om je wachtwoord te resetten is verstuurd",
+        "my PIN has 4 digits, the new cards want 6",
+        "pwd=/home/anna",
+        "accounts:\n- email: anna92@gmail.com\n- user: anna92\n- created: 12/03/2024",
+        "Meeting notes:\naccess: room B12\ntime: 14:30\ncode: ABC123X",
+        "net use Z: \\\\srv\\share * /user:CORP\\jb",
+        "[10:00] Léa : c'est quoi le code postal ?\n[10:01] moi : 75011",
+        "[09:00] ana: how many pins does the connector have?\n[09:01] bo: 24",
+    ],
+)
+def test_the_look_alikes_of_round_4_are_kept(text: str) -> None:
+    assert mask(text) == text
 
 
 def test_the_scorer_refuses_a_malformed_line_naming_it(tmp_path: Path) -> None:

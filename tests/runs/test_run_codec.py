@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_worker.errors import StoredRunUnreadable, StoreError
@@ -227,3 +227,71 @@ def test_a_worker_claiming_an_unreadable_run_logs_its_fields_not_its_text(
     assert "0.sender_name" in output
     assert "canary-codec" not in output
     assert "peanuts" not in output
+
+
+READ_FIELDS = ("chat_id", "thread_id", "range_start", "range_end", "cursor", "messages")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    field=st.sampled_from(READ_FIELDS),
+    junk=st.text(chars, min_size=1, max_size=40).filter(lambda t: not t.strip().isdigit()),
+)
+def test_any_field_overwritten_is_unreadable_naming_the_field_and_never_the_value(
+    field: str, junk: str
+) -> None:
+    """Whatever a hand edit or a corruption leaves in a field the claim reads, the run is a
+    ``StoredRunUnreadable`` (never a ``ValueError`` quoting it, as ``int()`` does) that names
+    the field and quotes nothing of the stored value."""
+    fields = stored(RunRequest.model_validate(request_dict(7, texts=[CANARY])))
+    fields[field] = "\u2063" + junk + CANARY  # never a valid value of any field
+    with pytest.raises(StoredRunUnreadable) as info:
+        request_from_hash(fields)
+    message = str(info.value)
+    assert field in message
+    assert "canary" not in message  # the stored value ends with it: none of it is quoted
+
+
+@pytest.mark.parametrize("field", ["chat_id", "thread_id", "range_start", "range_end", "messages"])
+def test_a_field_missing_is_unreadable(field: str) -> None:
+    fields = stored(RunRequest.model_validate(request_dict(7)))
+    del fields[field]
+    with pytest.raises(StoredRunUnreadable, match=f"{field}: missing"):
+        request_from_hash(fields)
+
+
+# --- a run shown (runs show, runs list, the console), not claimed ------------------------------
+
+SHOWN_FIELDS = ["status", "chat_id", "thread_id", "range_start", "range_end", "created_at"]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    field=st.sampled_from(SHOWN_FIELDS),
+    junk=st.text(chars, min_size=1, max_size=40),
+)
+async def test_a_shown_run_with_any_field_corrupted_is_unreadable_not_a_crash(
+    settings: Settings, redis: Any, field: str, junk: str
+) -> None:
+    """A hand-edited run hash made ``runs show`` raise ``int()``'s ValueError, quoting the
+    value (and ``runs list`` with it, for every run). Now ``get`` is a ``StoredRunUnreadable``
+    naming the field and quoting nothing, and a listing leaves the run out and shows the rest."""
+    store = RunStore(redis, settings)
+    stale = [k async for k in redis.scan_iter(match=f"*{settings.key_prefix}*", count=1000)]
+    if stale:  # the example before's runs (this test's own prefix only: a shared server)
+        await redis.delete(*stale)
+    good = (await store.enqueue(RunRequest.model_validate(request_dict(1)))).run_id
+    bad = (await store.enqueue(RunRequest.model_validate(request_dict(2)))).run_id
+    assert bad is not None
+    await redis.hset(store.keys.run(bad), field, "\u2063" + junk + CANARY)
+    with pytest.raises(StoredRunUnreadable) as info:
+        await store.get(bad)
+    assert info.value.run_id == bad
+    assert f"{field}: not a valid value" in str(info.value)
+    assert "canary" not in str(info.value)
+    assert [run.id for run in await store.list_runs()] == [good]
+    await redis.hdel(store.keys.run(bad), field)
+    with pytest.raises(StoredRunUnreadable, match=f"{field}: missing"):
+        await store.get(bad)

@@ -106,6 +106,13 @@ REPLIES = [
         "noperm",
         id="noperm",
     ),
+    pytest.param(
+        "ERR ACL failure in script: User settle has no permissions to run the 'hincrby' command"
+        + VK_SUFFIX,
+        R,
+        "noperm",
+        id="noperm-command-in-script-valkey",
+    ),
     # a script's own error
     pytest.param(
         "ERR user_script:1: attempt to index local 't' (a nil value)" + VK_SUFFIX,

@@ -4,8 +4,8 @@ look-alikes, overall and per language and category.
 A corpus is JSON lines, each ``{"id", "lang", "kind", "category", "text", "secrets"}``:
 ``kind`` is ``secret`` or ``lookalike``; ``secrets`` lists the exact substrings of ``text``
 that are secret (empty for a look-alike). The train part (``tests/data/masking/train.jsonl``),
-the dev parts (``tests/data/masking/dev.jsonl``, ``dev2.jsonl``) and the held-out test part
-(``tests/data/masking_test3/test.jsonl``) share the format.
+the dev parts (``tests/data/masking/dev.jsonl``, ``dev2.jsonl`` and the dev3 part
+``tests/data/masking_test3/test.jsonl``) share the format.
 
 Both sides are compared normalised (:func:`norm`: NFKC, zero-width characters and soft
 hyphens removed), as the parts' READMEs say, so a masker is neither helped nor penalised

@@ -80,6 +80,11 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold().replace("ё", "е")
 
 
+def stop_words(lang: str) -> frozenset[str]:
+    """The stop words of ``lang`` (none for a language not here)."""
+    return _STOP.get(lang, frozenset())
+
+
 def is_stop(word: str) -> bool:
     """Whether a folded word is a stop word of any language here."""
     return word in _ALL_STOP

@@ -31,8 +31,10 @@ bodies, ``Authorization`` values, credentials inside URLs, command lines and web
 (:mod:`.shapes`); values named by a label right before them in the lexicon's languages
 (EN, RU, DE, ES, FR, UK, PT, IT, PL, ZH, JA, KO, AR, TR, NL, SV and more, mistyped labels
 too: :mod:`.labels`, words in :mod:`.lexicon`), named after them, on the line below them or
-a little before a long generated key (:mod:`.around`), and values assigned to secret-named
-identifiers in env files, JSON, YAML and code (:mod:`.assign`); what a value may be is
+a little before a long generated key (:mod:`.around`), values in a list of credentials
+under a heading that names accounts, logins or passwords (:mod:`.lists`), and values
+assigned to secret-named identifiers in env files, JSON, YAML and code (:mod:`.assign`);
+what a value may be is
 :mod:`.values`; Luhn-valid payment card numbers with their expiry and CVV, and US SSNs
 (:mod:`.numbers`).
 
@@ -44,9 +46,10 @@ order and tracking numbers that fail Luhn, UUIDs, git hashes, URLs without
 credentials, code identifiers (``MAX_TOKENS``, ``hf_hub_download``).
 
 The split corpus measures both sides: ``tests/data/masking/train.jsonl`` (train: the rules
-are written against it), ``tests/data/masking/dev.jsonl`` and ``dev2.jsonl`` (dev: earlier
-held-out sets, read once scored) and ``tests/data/masking_test3/test.jsonl`` (held-out
-test); ``bench/masking.py`` prints recall and false masks per language and kind. Lists of
+are written against it), ``tests/data/masking/dev.jsonl``, ``dev2.jsonl`` and
+``tests/data/masking_test3/test.jsonl`` (dev, dev2, dev3: earlier held-out sets, read once
+scored; a new held-out part is scored once a round by someone who did not write the rules);
+``bench/masking.py`` prints recall and false masks per language and kind. Lists of
 backup codes are :mod:`.backup`.
 """
 

@@ -25,6 +25,9 @@ from memory_worker.privacy.masking.ordinary import (
     NOT_BEFORE,
     NOT_FILLERS,
     NOT_NEAR_KEYS,
+    NOT_SECRET_CODES,
+    PASS_TARGETS,
+    PREPOSITIONS,
 )
 from memory_worker.privacy.masking.shapes import Span, token_like
 from memory_worker.privacy.masking.values import (
@@ -64,7 +67,7 @@ def values_before_labels(text: str, hits: Hits) -> Iterator[Span]:
 #: The words before a label, as runs of ASCII and runs of anything else ("Xk2…是我的密码").
 _BACK_TOKEN = re.compile(r"[!-~\u00c0-\u058f]+(?=[\u0590-\uffff])|[\u0590-\uffff]\S*|\S+")
 _GLUED_BEFORE = tuple(w for w in BEFORE_WORDS if not w.isascii())
-_NAMED_FAMILIES = frozenset({"password", "pin", "code", "key"})
+_NAMED_FAMILIES = frozenset({"password", "pin", "code", "cvv", "key"})
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 
 
@@ -96,7 +99,7 @@ def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | 
             and (not label or label not in value.casefold())
         ):
             digits = (
-                family in ("pin", "code")
+                family in ("pin", "code", "cvv")
                 and value.isdigit()
                 and 4 <= len(value) <= 8
                 and not _YEAR.match(value)
@@ -166,32 +169,87 @@ def keys_near_labels(text: str, hits: Hits) -> Iterator[Span]:
 
 #: An answer line: a time, a dash or bullet, a speaker ("[09:15] Ben: …", "- …"), a word of
 #: assent ("it's", "sure,", "claro:", "да,"), then the value alone.
+#: A chat log's time stamp ("[09:15]", "14:03", "[Mon 19:03]", "[12.03.26, 09:15]", "9:15 PM").
+_STAMP = (
+    r"\[?(?:[^\W\d_]{2,9}\.?,?[ \t]+)?(?:\d{1,4}[./-]\d{1,2}(?:[./-]\d{2,4})?,?[ \t]+)?"
+    r"\d{1,2}:\d{2}(?::\d{2})?(?:[ \t]?[AaPp]\.?[Mm]\.?)?\]?"
+)
+#: A chat log's speaker ("Ben:", "Léa :", "<dave>").
+_SPEAKER = r"(?:<[^<>\s]{1,24}>[ \t]*|[^\s:：<>]{1,24}[ \t]?[:：][ \t]+)"
+#: A line of a chat log: a time stamp, then a speaker (or a speaker alone).
+_CHAT_LINE = re.compile(rf"[ \t]*(?:{_STAMP}[ \t]*[-–—]?[ \t]*{_SPEAKER}?|{_SPEAKER})")
 _ANSWER = re.compile(
-    r"[ \t]*(?:\[?\d{1,2}:\d{2}(?::\d{2})?\]?[ \t]*)?(?:[-–—•*>]+[ \t]*)?"
-    r"(?:[^\s:：]{1,24}[:：][ \t]+)?"
+    rf"[ \t]*(?:{_STAMP}[ \t]*)?(?:[-–—•*>]+[ \t]*)?"
+    rf"{_SPEAKER}?"
     rf"(?:(?:{'|'.join(sorted(ASSENT_WORDS, key=len, reverse=True))})[,:!.]?[ \t]+){{0,2}}"
     r"(?P<v>\S+?)[ \t]*[.!]?[ \t]*(?:[ \t](?P<rest>[^\n]*))?",
     re.IGNORECASE,
 )
 _QUESTIONS = "?？؟"
-_ASKED_FAMILIES = frozenset({"password", "word", "pass", "pin", "code", "cvv", "key", "saidkey"})
+#: Words after an answer's value that hand it over ("351411 ось", "4821 voilà", "Kx9… 吧").
+_HERE_WORDS = frozenset(
+    [
+        "ось",
+        "вот",
+        "here",
+        "voilà",
+        "voila",
+        "tiens",
+        "aquí",
+        "aqui",
+        "ecco",
+        "hier",
+        "här",
+        "tutaj",
+        "burada",
+        "吧",
+        "です",
+        "だよ",
+        "요",
+        "يا",
+    ]
+)
+_ASKED_FAMILIES = frozenset(
+    {"password", "word", "pass", "pin", "code", "cvv", "key", "saidkey", "pair"}
+)
+
+
+#: A message's header on a line of its own, as chat exports write it ("Ben, [12.03.26 09:16]",
+#: "ben — Today at 9:16 PM").
+_HEADER = re.compile(
+    r"[ \t]*[^\n]{1,30}?(?:,[ \t]*|[ \t]+[—–-][ \t]+)[^\n\d]{0,12}" + _STAMP + r"[ \t]*"
+)
+
+
+def _next_text(text: str, start: int) -> int:
+    """Where the next non-blank line after ``start`` (a line's end) begins, past at most one
+    blank line."""
+    at = start + 1
+    while at < len(text) and text[at] in " \t\r\n" and text.count("\n", start, at) < 2:
+        at += 1
+    return at
 
 
 def _answer(text: str, start: int, family: str) -> tuple[int, int] | None:
     """The value answering the question of a line that ends at ``start`` (its next non-blank
     line, holding only the value and an answer's own words)."""
-    at = start + 1
-    while at < len(text) and text[at] in " \t\r\n" and text.count("\n", start, at) < 2:
-        at += 1
+    at = _next_text(text, start)
     end = text.find("\n", at)
     end = len(text) if end < 0 else end
+    if _HEADER.fullmatch(text, at, end) and end < len(text):
+        at = _next_text(text, end)  # an export's header: "Ben, [12.03.26 09:16]" then the text
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
     line = _ANSWER.fullmatch(text, text.rfind("\n", 0, at) + 1, end)
     if line is None:
         return None
     value = line.group("v").rstrip(TRAILING)
     if not value or not_a_value(value) or address(value):
         return None
-    if line.group("rest"):
+    rest = line.group("rest")
+    if rest and rest.strip(" \t.!,)").casefold() in ASSENT_WORDS | _HERE_WORDS:
+        rest = None  # "351411 ось", "Kx9… here"
+    if rest:
         # words after the value ("Kx9… (same as staging)", "caramel0156 je crois"): only a
         # value no sentence would hold there
         accepted = strong(value) and not value.isdigit()
@@ -200,7 +258,53 @@ def _answer(text: str, start: int, family: str) -> tuple[int, int] | None:
     else:
         accepted = strong(value) or token_like(value) or generated(value)
         accepted = accepted or (family == "word" and wordy(value) and len(value) >= 4)
+        # a password of digits: a card's or a door's "密码", "şifre", "비밀번호"
+        number = family in ("password", "pass") and value.isdigit() and 4 <= len(value) <= 12
+        accepted = accepted or (number and not _YEAR.match(value))
     return (line.start("v"), line.start("v") + len(value)) if accepted else None
+
+
+#: Words that ask for a value without a question mark ("send me the wifi pw", "le mdp du wifi
+#: stp", "код от домофона скинь", "Wi-Fiのパスワード教えて", "현관 비밀번호 알려줘").
+_REQUEST = re.compile(
+    r"(?i)(?<!\w)(?:what|what's|whats|which|send|tell|give|share|remind|pls|plz|please|"
+    r"wie|was|welche[sr]?|schick|gib|sag|quoi|quel(?:le)?|donne|envoie|stp|svp|file|"
+    r"cu[aá]l|qu[eé]|p[aá]same|dame|manda(?:me)?|qual|quale|mandami|dammi|dimmi|passa|"
+    r"wat|welke?|stuur|geef|vad|vilke[nt]|skicka|jaki[ea]?|jaka|podeślij|podaj|daj|wyślij|"
+    r"какой|какая|какое|скинь|скиньте|дай|напиши|пришли|який|яка|яке|ne|neydi|nedir|atar|"
+    r"gönder|söyle)(?!\w)"
+    r"|教えて|おしえて|なんだっけ|何|送って|뭐|알려|좀|보내|多少|什么|什麼|发一下|发下|告诉|"
+    r"شو|ما هي|ما هو|ابعت|أرسل|ارسل"
+)
+
+
+#: Words that ask for a time or a name, not the value ("what time is the alarm set for?", "what
+#: is the wifi called?").
+_NOT_ASKED = re.compile(
+    r"(?i)(?<!\w)(?:when|time|called|named|name|ssid|wann|uhrzeit|heißt|quand|heure|"
+    r"s'appelle|appelle|cu[aá]ndo|hora|llama|quando|ora|chiama|nome|wanneer|hoe laat|heet|naam|"
+    r"när|heter|namn|kiedy|godzina|nazywa|nazwa|когда|время|называется|название|коли|"
+    r"ne zaman|saat|adı|isim)(?!\w)|何時|いつ|名前|언제|몇\s*시|이름|几点|什么时候|名字|叫什么|متى|"
+    r"الساعة|اسم"
+)
+
+
+def _asked(text: str, start: int, line_end: int) -> bool:
+    """Whether the line of a label asks for its value: a question mark, a word that asks, or
+    a chat log's line whose next line answers it (a time stamp or a speaker on both)."""
+    line = text.rfind("\n", 0, start) + 1
+    asked = text[line:line_end]
+    if _NOT_ASKED.search(asked):
+        return False
+    if any(q in asked for q in _QUESTIONS) or _REQUEST.search(asked):
+        return True
+    if _CHAT_LINE.match(text, line) is None:
+        return False
+    answer = _CHAT_LINE.match(text, line_end + 1)
+    return answer is not None and answer.end() > line_end + 1
+
+
+_NEXT_WORD = re.compile(r"[ \t]+([^\W\d_]+)")
 
 
 def answers_below_questions(text: str, hits: Hits) -> Iterator[Span]:
@@ -213,8 +317,17 @@ def answers_below_questions(text: str, hits: Hits) -> Iterator[Span]:
         if label.family not in _ASKED_FAMILIES or skipped(label.family, text, label.start):
             continue
         line_end = text.find("\n", label.end)
-        if line_end < 0 or not any(q in text[label.start : line_end] for q in _QUESTIONS):
+        if line_end < 0 or not _asked(text, label.start, line_end):
             continue
+        after = _NEXT_WORD.match(text, label.end)
+        if after is not None and after.group(1).casefold() in NOT_SECRET_CODES:
+            continue  # "c'est quoi le code postal ?", "какой код заказа?"
+        if (
+            label.family == "pass"
+            and after is not None
+            and after.group(1).casefold() not in PREPOSITIONS | PASS_TARGETS
+        ):
+            continue  # "which pass is valid?", not "pass for the nas?"
         found = _answer(text, line_end, label.family)
         if found is not None:
             yield found[0], found[1], KINDS.get(label.family, "password")
@@ -228,7 +341,11 @@ _POINTER = re.compile(r"[ \t]*(?:[\^↑⬆⤴☝👆🔝][\ufe0f\U0001f3fb-\U000
 _ABOVE_WORDS = 4
 #: Demonstratives of languages without spaces, matched at a word's start ("这是", "これは").
 _GLUED_DEMONSTRATIVES = tuple(w for w in DEMONSTRATIVES if ord(w[0]) >= 0x2E80)
-_ALONE = re.compile(r"[ \t]*(?P<v>\S{6,64})[ \t]*")
+_ALONE = re.compile(r"[ \t]*(?:[^\W\d_]{2,12}[:：][ \t]*)?(?P<v>\S{6,64})[ \t]*")
+#: Demonstratives that close a line naming the value above ("Aslan1985\nannemin şifresi bu").
+_LAST_DEMONSTRATIVES = frozenset(
+    ["bu", "şu", "это", "вот", "this", "that", "这个", "那个", "이거", "これ"]
+)
 
 
 def _pointed(text: str, line: int, start: int) -> bool:
@@ -242,7 +359,12 @@ def _pointed(text: str, line: int, start: int) -> bool:
     if pointer is not None and pointer.end() > line:
         return True
     first = words[0].casefold().strip(",.:;!") if words else ""
-    return first in DEMONSTRATIVES or first.startswith(_GLUED_DEMONSTRATIVES)
+    if first in DEMONSTRATIVES or first.startswith(_GLUED_DEMONSTRATIVES):
+        return True
+    end = text.find("\n", start)
+    after = text[start : end if end >= 0 else len(text)].split()
+    last = after[-1].casefold().strip(",.:;!") if len(after) >= 2 else ""
+    return len(after) <= _ABOVE_WORDS and last in _LAST_DEMONSTRATIVES  # "…şifresi bu"
 
 
 def values_above_labels(text: str, hits: Hits) -> Iterator[Span]:
@@ -252,15 +374,21 @@ def values_above_labels(text: str, hits: Hits) -> Iterator[Span]:
         return
     for label in label_matches(text, hits):
         family = label.family
-        if family not in ("password", "pass", "key") or skipped(family, text, label.start):
+        if family not in ("password", "pass", "key", "pair") or skipped(family, text, label.start):
             continue
         line = text.rfind("\n", 0, label.start)
         if line < 1 or not _pointed(text, line + 1, label.start):
             continue
+        end = text.find("\n", label.end)
+        said = text[label.end : end if end >= 0 else len(text)].split()
+        if any(w.casefold().strip(",.:;!?") in NOT_FILLERS for w in said):
+            continue  # "that's the password manager version", "the login screen"
         above = text.rfind("\n", 0, line) + 1
         alone = _ALONE.fullmatch(text, above, line)
         if alone is None:
             continue
         value = alone.group("v").rstrip(TRAILING)
+        if family == "pair" and (value.isalpha() or not strong(value)):
+            continue  # "that's the login": only a value no sentence would hold
         if (strong(value) or token_like(value)) and not not_a_value(value):
             yield alone.start("v"), alone.start("v") + len(value), KINDS.get(family, "password")

@@ -24,6 +24,7 @@ from memory_worker.privacy.masking.assign import assigned_values
 from memory_worker.privacy.masking.backup import BACKUP_NEEDLES, backup_codes
 from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
+from memory_worker.privacy.masking.lists import LIST_NEEDLES, credential_lists
 from memory_worker.privacy.masking.needles import Hits, Needles
 from memory_worker.privacy.masking.normalise import fold
 from memory_worker.privacy.masking.numbers import card_numbers, contacts, ssn_numbers
@@ -63,6 +64,7 @@ DETECTORS: tuple[Detector, ...] = (
     values_above_labels,
     answers_below_questions,
     keys_near_labels,
+    credential_lists,
     assigned_values,
     card_numbers,
     ssn_numbers,
@@ -82,6 +84,7 @@ NEEDLES = Needles(
     | NAME_NEEDLES
     | BACKUP_NEEDLES
     | WIFI_NEEDLES
+    | LIST_NEEDLES
 )
 
 

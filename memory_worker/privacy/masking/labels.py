@@ -50,6 +50,8 @@ from memory_worker.privacy.masking.ordinary import (
     NOT_FILLERS,
     NOT_NEAR_KEYS,
     NOT_SECRET_CODES,
+    PASS_NOT_BEFORE,
+    PASS_TARGETS,
     PREPOSITIONS,
     UNITS,
     USER_LABELS,
@@ -169,7 +171,7 @@ def _value(text: str, at: int, lang: str, family: str = "") -> tuple[int, int, b
     return (at, end, False) if end > at else None
 
 
-def _accepts(family: str, value: str, *, connector: bool) -> bool:
+def _accepts(family: str, value: str, *, connector: bool, lang: str = "") -> bool:
     if family in _DIGIT_FAMILIES:
         return bool(value) and code_digits(family, value, connector=connector)
     if not value or not_a_value(value):
@@ -181,15 +183,21 @@ def _accepts(family: str, value: str, *, connector: bool) -> bool:
             and token_like(value)
             and not KEYS_NOT_SECRET.match(value)
         )
+    if not connector and family == "pass":
+        return strong(value) and not value.isalpha()  # "wifi pass Sakura1972", "пасс Xk2…"
     if not connector:
         number = value.strip("#*")
         digits = family == "password" and number.isdigit() and 4 <= len(number) <= 12
         return family in ("password", "key") and (strong(value) or digits or generated(value))
     if family in ("password", "pass", "word"):
         return len(value) >= 3
+    if family == "key" and value.isdigit() and lang in _DIGIT_KEY_LANGS:
+        return 4 <= len(value) <= 8 and not _YEAR.match(value)  # "la clave del cajero es 3490"
     return token_like(value)
 
 
+#: Languages whose word for a key is said of a PIN too ("clave", "chave", "chiave").
+_DIGIT_KEY_LANGS = frozenset({"es", "pt", "it"})
 _LINE_END = re.compile(rf"[{re.escape(TRAILING)}]*[ \t]*(?:\r?\n|$)")
 #: The end of a clause after a value: punctuation, a line's end, the text's end.
 _CLAUSE_END = re.compile(r"[ \t]*(?:[.,;!?。，！？]|\r?\n|$)")
@@ -258,7 +266,9 @@ def _joined(
         return refused  # a question, then a word of the answer: "hasło? zapomniałam"
     if "\n" in joined.group(0) and not _LINE_END.match(text, end):
         return refused  # past a line's end, the value fills its line: not "2024 edition, …"
-    return (begin, end) if _accepts(family, value, connector=True) else refused
+    if value.isdigit() and _UNIT.match(text, end):
+        return refused  # an amount: "la clave es 1499 euros"
+    return (begin, end) if _accepts(family, value, connector=True, lang=lang) else refused
 
 
 def _bare_allowed(fillers: list[str], before: str) -> bool:
@@ -274,7 +284,9 @@ def _bare_allowed(fillers: list[str], before: str) -> bool:
     return False
 
 
-_SPACED_DIGITS = re.compile(r"[\[(]?(?:\d{3}[ -]\d{3}|\d{2}(?:[ -]\d{2}){2,3})[\])]?(?![\d-])")
+_SPACED_DIGITS = re.compile(
+    r"[\[(]?(?:\d{3}[ -]\d{3}|\d{2}(?:[ -]\d{2}){2,3}|\d(?: \d){3,7})[\])]?(?![\d-])"
+)
 _SYMBOL_CONNECTOR = re.compile(rf"[ \t]*{_SYMBOLS}\s*")
 #: A value alone on the next line (blank lines and a pointer before it: "👉 Xk2…", "↓ Xk2…").
 _NEXT_LINE = re.compile(
@@ -307,7 +319,9 @@ def _next_line(text: str, at: int, family: str) -> tuple[int, int] | None:
     if below is None:
         return None
     value = below.group("v").rstrip(TRAILING)
-    if not _accepts(family, value, connector=family in _DIGIT_FAMILIES or family == "saidkey"):
+    pair = family == "pair" and strong(value) and not value.isalpha()  # "netflix login\nXk2…"
+    said = family in _DIGIT_FAMILIES or family == "saidkey"
+    if not pair and not _accepts(family, value, connector=said):
         return None
     return below.start("v"), below.start("v") + len(value)
 
@@ -348,27 +362,39 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
     before = text[max(0, start - 60) : start]
     named = family in ("pass", "password") and _after_user(before)
     digits = family in _DIGIT_FAMILIES and family != "code"
+    strict = False  # a word of ordinary talk among the fillers: only a strong value after it
     while True:
-        joined = _joined(text, at, family, lang, symbols_only=len(fillers) > _SAID_FILLERS)
+        said = _SAID_FILLERS + (3 if family in _DIGIT_FAMILIES else 0)  # "pin de la tarjeta de…"
+        joined = _joined(text, at, family, lang, symbols_only=len(fillers) > said)
         if isinstance(joined, _Past):
             fillers.append(text[at : joined.at].strip())
             at = joined.at
         elif joined is not True:
-            return joined or None
+            return _unless_weak(text, joined or None, strict=strict)
         elif (below := _next_line(text, at, family)) is not None:
-            return below
+            return _unless_weak(text, below, strict=strict)
         else:
             found = _bare_after(text, at, family, lang, fillers, before, named=named)
             if found is not None:
-                return found
+                return _unless_weak(text, found, strict=strict)
         word = FILLER.match(text, at) or (_GLUED_FILLER.match(text, at) if lang in _GLUED else None)
         if word is None or len(fillers) >= _MAX_FILLERS or word.end() - start > 100:
             return None
         folded = word.group("w").casefold()
-        if (
+        if folded in NOT_FILLERS and fillers and family in ("password", "pass"):
+            strict = True  # "password for the router admin page is Charlie2011"
+        elif family == "pass" and not fillers and folded in PASS_TARGETS and not named:
+            strict = True  # "pass wifi Xk2…", not "pass wifi is down"
+        elif (
             folded in NOT_FILLERS
             or (family in ("key", "saidkey") and folded in NOT_NEAR_KEYS)
-            or (family == "pass" and not fillers and folded not in PREPOSITIONS and not named)
+            or (
+                family == "pass"
+                and not fillers
+                and folded not in PREPOSITIONS
+                and folded not in PASS_TARGETS
+                and not named
+            )
         ):
             return None
         if family in _DIGIT_FAMILIES and folded in NOT_SECRET_CODES:
@@ -379,13 +405,32 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
         at = word.end()
 
 
+def _unless_weak(
+    text: str, found: tuple[int, int] | None, *, strict: bool
+) -> tuple[int, int] | None:
+    """``found``, unless ``strict`` and its value could be a word of the sentence."""
+    if found is None or not strict:
+        return found
+    value = text[found[0] : found[1]]
+    return found if strong(value) and not value.isalpha() else None
+
+
 def _bare_after(
     text: str, at: int, family: str, lang: str, fillers: list[str], before: str, *, named: bool
 ) -> tuple[int, int] | None:
     """A value without a connector after these fillers, if the family and the fillers allow
     one there."""
-    if len(fillers) > _BARE_FILLERS or (family in _SAID_ONLY and not named):
+    if len(fillers) > _BARE_FILLERS or (family in _SAID_ONLY - {"pass"} and not named):
         return None
+    if family == "pass" and not named:
+        first = fillers[0].casefold() if fillers else ""
+        if first and first not in PREPOSITIONS and first not in PASS_TARGETS:
+            return None
+        words = before.split()
+        if words and words[-1].casefold().strip(",.:;!?") in PASS_NOT_BEFORE:
+            return None
+        if first in PASS_TARGETS and len(fillers) == 1:
+            return _bare(text, at, family, lang, named=False)
     digits = family in _DIGIT_FAMILIES and family != "code"
     loose = digits or (lang in _ASCII_VALUES and all(not f.isascii() for f in fillers))
     if not (loose or _bare_allowed(fillers, before)):
@@ -440,6 +485,7 @@ def _label_starts(text: str, needles: list[int]) -> list[int]:
                 at == 0
                 or not text[at - 1].isalnum()
                 or (pos - at <= _GLUED_REACH and ord(text[at]) >= 0x2E80)
+                or ord(text[at - 1]) >= 0x2E80  # a Latin label glued after CJK: "手机PIN码"
             ):
                 starts.add(at)
     return sorted(starts)

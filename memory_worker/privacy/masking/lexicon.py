@@ -106,6 +106,8 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"passwrod",
         r"passwd",
         r"passphrase",
+        r"pass\s+word",
+        r"p a s s w o r d|p\.a\.s\.s\.w\.o\.r\.d",
         r"passcode",
         r"pwd",
         r"pw",
@@ -127,6 +129,7 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         typos("kennwort"),
         r"zugangscode",
         r"wlan-?schlüssel",
+        r"(?:wlan|wi-?fi)-?code",
         r"netzwerkschlüssel",
     ),
     "fr": (
@@ -159,8 +162,9 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"paswoord",
         r"inlogcode",
         r"wifi-?sleutel",
+        r"wi-?fi-?code",
     ),
-    "sv": (r"\w*l[öo]senord(?:et)?", typos("lösenord"), r"l[öo]sen", r"wifi-?nyckel(?:n)?"),
+    "sv": (r"\w*l[öo]senord(?:et)?", typos("lösenord"), r"l[öo]sen(?:et)?", r"wifi-?nyckel(?:n)?"),
     "tr": (
         r"[şs]ifre(?:m|n|si|miz|niz|mi|yi|sini)?",
         typos("şifre"),
@@ -210,7 +214,7 @@ KEY_LABELS: dict[str, tuple[str, ...]] = {
     ),
     "de": (r"api-?schlüssel", r"geheimer?\s+schlüssel", r"privater?\s+schlüssel", r"\w*schlüssel"),
     "fr": (r"cl[ée](?:\s+(?:api|secr[èe]te|priv[ée]e|d['’]api|d['’]acc[eè]s))?", r"jeton"),
-    "es": (r"clave(?:\s+(?:api|secreta|privada))?", r"llave\s+(?:api|secreta|privada)"),
+    "es": (r"clave(?:\s+(?:api|secreta|privada))?", r"llave(?:\s+(?:api|secreta|privada))?"),
     "pt": (r"chave(?:\s+(?:de\s+)?(?:api|secreta|privada|acesso))?",),
     "it": (r"chiave(?:\s+(?:api|segreta|privata|di\s+accesso))?",),
     "pl": (r"klucz(?:a|em)?(?:\s+(?:api|prywatny|tajny|dost[eę]pu))?",),
@@ -298,6 +302,9 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"lock\s*box",
         r"key\s*(?:box|safe)",
         r"intercom",
+        r"buzzer",
+        r"keypad",
+        r"p i n|p\.i\.n\.?",  # spelt out, to slip past a filter
         r"combination",
         r"combo",
         r"alarm",
@@ -316,6 +323,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"alarmanlage",
         r"(?:tresor|safe|schloss|zahlen)?-?kombination",
         r"einmal(?:code|passwort|kennwort)",
+        r"schlüssel(?:tresor|safe|box|kasten)",
         r"(?:m|sms|push|chip|photo)?-?tan",
         r"\w+code",
     ),
@@ -327,6 +335,9 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"alarme",
         r"code\s+(?:à\s+usage\s+unique|unique|de\s+d[ée]verrouillage)",
         r"combinaison",
+        r"code\s+(?:sim|interphone|cb|carte|bip|badge|garage)",
+        r"bo[iî]te\s+(?:[àa]\s+)?cl[ée]s",
+        r"num[ée]ro\s+secret",
     ),
     "es": (
         r"c[oó]digo\s+pin",
@@ -335,6 +346,9 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"alarma",
         r"c[oó]digo\s+(?:de\s+un\s+solo\s+uso|de\s+desbloqueo|de\s+confirmaci[oó]n|de\s+acceso)",
         r"combinaci[oó]n",
+        r"(?:n[uú]mero|c[oó]digo)\s+secreto",
+        r"clave\s+(?:del?\s+(?:la\s+)?)?(?:cajero|tarjeta|banco|alarma|portal)",
+        r"caja\s+(?:de\s+)?llaves",
     ),
     "pt": (
         r"c[oó]digo\s+pin",
@@ -342,6 +356,8 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"c[oó]digo\s+d[oa]\s+(?:port[ãa]o|porta|alarme|cofre|pr[ée]dio)",
         r"senha\s+do\s+cart[ãa]o",
         r"segredo\s+do\s+cofre",
+        r"(?:caixa|cofre)\s+(?:de\s+|das\s+)?chaves",
+        r"n[uú]mero\s+secreto",
         r"alarme",
         r"c[oó]digo\s+(?:de\s+uso\s+[úu]nico|de\s+desbloqueio|de\s+confirma[cç][ãa]o)",
         r"combina[çc][ãa]o",
@@ -354,6 +370,8 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"allarme",
         r"codice\s+(?:monouso|di\s+sblocco|di\s+conferma|otp)",
         r"combinazione",
+        r"cassett(?:a|ina)\s+(?:delle\s+|per\s+le\s+)?chiavi",
+        r"(?:numero|codice)\s+segreto",
     ),
     "pl": (
         r"kod\s+pin",
@@ -364,6 +382,8 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"(?:kod\s+)?blik(?:\s+kod)?",
         r"kod\s+(?:sms|potwierdzaj[aą]cy|autoryzacyjny)",
         r"kombinacj[aię]",
+        r"skrytk[aięi]\s+(?:na|z)\s+klucz(?:e|ami)",
+        r"sejf(?:u)?",
     ),
     "ru": (
         r"(?:пин|pin)(?:-?код)?",
@@ -374,6 +394,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"сигналк[аиуе]",
         r"одноразов(?:ый|ого)\s+код",
         r"комбинаци[яиюе]",
+        r"ключниц[аеуы]",
     ),
     "uk": (
         r"(?:пін|pin)(?:-?код)?",
@@ -392,6 +413,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"动态(?:码|密码)",
         r"确认码",
         r"报警器?(?:密码|码)",
+        r"(?:报警器?|警报器?)?(?:解锁|解除|撤防)码",
     ),
     "nl": (
         r"pincode",
@@ -404,6 +426,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"\w+code",
         r"combinatie",
         r"alarmsysteem",
+        r"sleutel(?:kluis|kastje|box)(?:je)?",
     ),
     "sv": (
         r"pinkod(?:en)?",
@@ -416,12 +439,14 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"\w+kod(?:en)?",
         r"larm(?:et)?",
         r"kombination(?:en)?",
+        r"nyckel(?:box|skåp|gömma)(?:en)?",
     ),
     "tr": (
         r"pin\s+kod(?:u|um)",
         r"(?:kapı|alarm|kasa)\s+(?:şifresi|kodu)",
         r"(?:doğrulama|onay|sms|giriş)\s+kodu(?:n|nuz|m|muz)?",
         r"tek\s+kullanımlık\s+(?:kod|şifre)",
+        r"anahtar\s+kutusu(?:nun)?",
     ),
     "cs": (r"kód\s+(?:od|k|ke)\s+(?:dveří|bráně|alarmu|trezoru)", r"ověřovací\s+kód"),
     "id": (r"kode\s+(?:pintu|alarm|otp|verifikasi|keamanan|brankas)",),
@@ -442,7 +467,8 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"인증\s*(?:번호|코드)",
         r"확인\s*코드",
         r"해제\s*코드",
-        r"(?:현관|도어락|금고|경보)\s*(?:번호|비번|코드)",
+        r"(?:공동\s*)?(?:현관|도어락|금고|경보|키\s*박스|대문|사물함|게이트)\s*(?:해제\s*)?(?:번호|비번|비밀번호|코드)",
+        r"해제\s*(?:번호|코드)",
     ),
     "ar": (
         r"[وفبل]?(?:ال)?رقم(?:\s+\S+)?\s+(?:ال)?سري",
@@ -450,6 +476,7 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"[وفبل]?رمز\s+(?:الباب|الإنذار|الانذار|التحقق|الدخول|البوابة|التأكيد|التفعيل)",
         r"[وفبل]?كود\s+(?:التحقق|التفعيل|التأكيد)",
         r"[وفبل]?(?:ال)?إنذار",
+        r"[وفبل]?رقم\s+(?:ال)?(?:خزنة|خزينة|باب|بوابة|إنذار|انذار)",
         r"[وفبل]?(?:ال)?انذار",
     ),
     "he": (r"ה?קוד\s+(?:ל|ה)?(?:כניסה|דלת|אזעקה|סודי|בניין|אימות)",),
@@ -600,8 +627,10 @@ LABEL_NEEDLES = _words(
     安全码 开门 门禁 código codice pincode deurcode puk पिन приватн mima kelmet segredo комбін
     larmkod portkod dörrkod pinkod وورد bilgi pas p@s losen sifre haslo wachtw порол парал порал seguridad seguran sicurezza безопасн безпек свв 校验
     セキュリティ 보안 أمان الامان güvenlik beveiliging säkerhet sicherheits
+    segret sejf chiav 解锁 解除 撤防 buzzer keypad p.i.n p.a.s.s
     """
 )
-LABEL_NEEDLES = LABEL_NEEDLES | frozenset(TYPO_NEEDLES)
+#: Labels spelt out letter by letter ("P I N", "p a s s w o r d").
+LABEL_NEEDLES = LABEL_NEEDLES | frozenset(TYPO_NEEDLES) | {"p i n", "p a s s"}
 #: Needles of secret-named identifiers (:func:`~memory_worker.privacy.masking.labels.assigned_values`).
 NAME_NEEDLES = frozenset({"pass", "pw", "secret", "token", "key", "auth", "cred", "sig"})

@@ -36,6 +36,7 @@ _MIXED = re.compile(
 )
 _WORD = re.compile(r"[^\W\d_]+")
 _CAPITALS_WORD = re.compile(f"^[{_LOOKALIKE_CAPITALS}]+$")
+_CYRILLIC = re.compile("[\u0400-\u052f]")
 #: Digits of other scripts (Arabic-Indic ٥٠٥٧, Devanagari, …); NFKC keeps them as they are.
 _OTHER_DIGITS = re.compile(r"(?![0-9])\d")
 #: Whatever makes a text NFKC-normal text fold differently: one scan.
@@ -63,6 +64,8 @@ def _fold_word(word: str, latin_text: bool) -> str:
         return word
     if latin * 2 >= len(word) or _NOT_RUSSIAN.intersection(word):
         return word.translate(TO_LATIN)
+    if latin and not _CYRILLIC.search(word):
+        return word.translate(TO_LATIN)  # Greek and Latin letters: "ΡIΝ" is "PIN"
     if latin:
         return word.translate(TO_CYRILLIC)
     if latin_text and _CAPITALS_WORD.match(word):
@@ -71,8 +74,10 @@ def _fold_word(word: str, latin_text: bool) -> str:
 
 
 def _mostly_latin(text: str) -> bool:
-    letters = [c for c in text if c.isalpha()]
-    return sum(_latin(c) for c in letters) * 2 > len(letters)
+    """Whether the letters of ``text`` outside words of look-alike capitals are mostly Latin
+    (none at all counts as Latin: "ΡΙΝ 2143" alone is "PIN 2143")."""
+    letters = [c for word in _WORD.findall(text) if not _CAPITALS_WORD.match(word) for c in word]
+    return sum(_latin(c) for c in letters) * 2 >= len(letters)
 
 
 @dataclass(frozen=True, slots=True)

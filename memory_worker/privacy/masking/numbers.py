@@ -186,8 +186,9 @@ def card_numbers(text: str, hits: Hits | None = None) -> Iterator[Span]:
 #: serial 0000); without dashes only after its label.
 _SSN_DASHED = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
 _SSN_LABELLED = re.compile(
-    r"(?i:\bssn\b|\bsocial\s+security(?:\s+(?:number|no\.?|num|#))?|"
-    r"\bsocial\b(?=\s*(?:is|was|no\.?|#|:|=)\s*\d)|sozialversicherungs\w*|seguro\s+social|"
+    r"(?i:(?<![A-Za-z])ssn(?![A-Za-z])|\bsocial\s+security(?:\s+(?:number|no\.?|num|#))?|"
+    r"\bsocial\b(?=(?:[\s,:#=.-]|['’]s|it['’]?s|is|was|no|number|num|here['’]?s?)*"
+    r"\d{3}[ .-]?\d{2}[ .-]?\d{4}(?!\d))|sozialversicherungs\w*|seguro\s+social|"
     r"s[ée]curit[ée]\s+sociale|previdenza\s+sociale|seguran[çc]a\s+social|"
     r"ubezpieczenia\s+spo[łl]ecznego|социального\s+страхования|соціального\s+страхування|"
     r"sosyal\s+g[üu]venlik|社会安全|社会保障|사회\s*보장|الضمان\s+الاجتماعي)"

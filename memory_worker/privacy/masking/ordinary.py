@@ -32,7 +32,7 @@ NOT_SECRET_CODES = _words(
     räkning beställning sipariş rabatowy rabatt rabais descuento sconto desconto скидка
     знижка korting promo coupon gutschein rabattcode quell strich streck länder land farb
     steuer kampanj actie bestell kortings loto lotto lottery lotería lotteria loteria
-    lotterie лотерея lotek المنتج
+    lotterie лотерея lotek المنتج заказа замовлення
     منتج الموديل الخطأ البريدي
     """
 )
@@ -73,7 +73,7 @@ NOT_FILLERS = _words(
     public publique publics público pública publico publica pubblico pubblica publiczny
     publicznego öffentlicher öffentliche öffentlichen публичный открытый публічний
     відкритий publiek publieke publik publika genel fingerprint fingerprints
-    flow process procedure link
+    flow process procedure link count counts
     clock clocks wecker réveil despertador sveglia budzik будильник будильника wekker väckarklocka
     """
 )
@@ -115,6 +115,21 @@ NOT_BEFORE = _words(
     "reimpostare reimpostazione dimenticato dimenticata zresetuj resetowanie zapomniałem "
     "zapomniałam vergeten herstellen återställ återställa glömt glömde sıfırla sıfırlama "
     "unuttum"
+)
+#: Words before "pass" that make it a ticket or a verb, not a password, when no connector
+#: follows ("boarding pass BA2490X", "I will pass Test123 on"): "wifi pass Xk2…" is one.
+PASS_NOT_BEFORE = _words(
+    """
+    boarding bus season day week weekly month monthly annual year ski hall backstage press
+    vip museum rail eurail interrail travel transit metro train subway tram gym event
+    festival park parking guest visitor game battle free mountain i we you they he she it
+    will would can could to not don't didn't won't must should and or then please
+    """
+)
+#: What a "pass" opens, named right after it ("pass wifi Xk2…", "pass vpn: …").
+PASS_TARGETS = _words(
+    "wifi wi-fi wlan vpn mail email e-mail gmail router modem admin root db ssh ftp nas server "
+    "netflix laptop pc"
 )
 #: Words that open a phrase naming what the secret is for ("пароль от вайфая", "für das WLAN").
 PREPOSITIONS = _words(
@@ -199,7 +214,10 @@ NOT_VALUES_MORE = _words(
     nieuw nieuwe oud oude veranderd gewijzigd vergeten geheim veilig hetzelfde anders leeg
     opgeslagen versleuteld minimaal niet nog al nu hier daar mijn jouw jou zijn haar ons onze
     hun en of maar wat waar wanneer hoe verplicht nodig een de het dit dat gewoon oké ja nee
-    vereist zelfde bekend onbekend
+    vereist zelfde bekend onbekend verstuurd verzonden gestuurd gereset veranderd aangepast
+    skickat skickad återställt uppdaterat gesendet verschickt aktualisiert envoyé envoyée
+    enviado enviada inviato inviata wysłany wysłane отправлен отправлено надіслано
+    gönderildi
     fel rätt korrekt ogiltigt ogiltig utgånget för kort långt svagt starkt nytt gammalt ändrat
     glömt hemligt samma annat tomt sparat krypterat minst inte här där mitt ditt hans hennes
     vårt ert deras och eller men som vad när bra dåligt okej nej klart viktigt känsligt
@@ -248,13 +266,13 @@ NEGATIONS = _words(
 #: Passwort", "… *это мой* пароль", "… *benim* şifrem", "… *itu* password aku").
 BEFORE_WORDS = _words(
     """
-    is was will be would as as: = : - — – -> → 's 're it's its that's thats ist war wäre als
+    is was will be would as as: = : - — – -> → <- <-- <= ← ⬅ 's 're c it's its that's thats ist war wäre als
     est était c'est comme es era será como é era será è e' era sarà come to jest było jako это
     был была будет как це був була буде як är var blir som je bylo itu adalah yaitu ialah er
     on oli az este e là είναι ήταν הוא היא זה है است هي هو 是 就是 为 が は も 이게 이건 이거 게
     건 benim bizim ayrıca mijn mitt min moje mój moja mein meine mon ma mes mi mis minha meu
     la mia il mio мой моя мій моя my our the a new old current wifi bank email mail
-    내 제 나의 우리 私の 僕の 俺の うちの 我的 我们的 我家 这是 这就是 那是 这个是 これが これは
+    내 제 나의 우리 이 가 私の 僕の 俺の うちの 我的 我们的 我家 这是 这就是 那是 这个是 これが これは
     それが
     """
 )

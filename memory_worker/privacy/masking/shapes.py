@@ -169,6 +169,21 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
     ("password", ("sqlcmd",), r"\bsqlcmd\b[^\n]*?\s-P\s*(?P<v>[^\s-]\S*)", "v", None),
     ("password", ("smbclient",), r"\bsmbclient\b[^\n]*?\s-U\s*\S+?%(?P<v>\S+)", "v", None),
     ("password", ("/p:",), r"(?<!\S)/p:(?P<v>[^\s$]\S*)", "v", None),
+    # net use Z: \\srv\share /user:DOM\name PASS, or PASS before /user: ("*" asks for it)
+    (
+        "password",
+        ("net use",),
+        r"(?i)\bnet use\b[^\n]*?\s/u(?:ser)?:\S+\s+(?P<v>[^\s/*]\S*)",
+        "v",
+        None,
+    ),
+    (
+        "password",
+        ("net use",),
+        r"(?i)\bnet use\s+(?:[a-z]:\s+)?\\\\\S+\s+(?P<v>[^\s/*]\S*)\s+/u(?:ser)?:",
+        "v",
+        None,
+    ),
     (
         "password",
         ("pass", "pwd", "token", "api", "secret"),

@@ -48,6 +48,8 @@ _PUBLIC = re.compile(
 
 
 _PARTS = re.compile(r"[_-]")
+#: A path in lower case ("pwd=/home/anna", "~/.ssh/config"): where, not a secret.
+_PATH = re.compile(r"^(?:~|\.\.?)?/[a-z0-9_.-]+(?:/[a-z0-9_.-]*)*$")
 
 
 def _placeholder_phrase(value: str) -> bool:
@@ -73,6 +75,7 @@ def not_a_value(value: str) -> bool:
         or bool(_TEMPLATE.match(value) or (_CODE.match(value) and not _DOTTED_WORDS.match(value)))
         or "://" in value
         or folded.startswith("www.")
+        or _PATH.match(value) is not None
     )
 
 

@@ -19,6 +19,8 @@ import random
 import string
 from collections.abc import Callable, Iterator
 
+from batch import Secret, batch_rows  # type: ignore[import-not-found]  # the shared rows()
+
 rng = random.Random(20_260_715)
 ALNUM = string.ascii_letters + string.digits
 
@@ -837,34 +839,7 @@ LOOKS_FRESH: list[tuple[str, str]] = [
 def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     """Every row of the batch (``next_id(lang, secret)`` numbers them after the earlier
     batches' rows)."""
-    for category, lang, template in SECRETS:
-        text, values = fill(template)
-        yield {
-            "id": next_id(lang, True),
-            "lang": lang,
-            "kind": "secret",
-            "category": category,
-            "text": text,
-            "secrets": values,
-            "batch": "families",
-        }
-    for lang, text, secret in SAID_FRESH:
-        yield {
-            "id": next_id(lang, True),
-            "lang": lang,
-            "kind": "secret",
-            "category": "said_fresh",
-            "text": text,
-            "secrets": [secret],
-            "batch": "families",
-        }
-    for category, lang, text in [*LOOKS, *(("fresh", lang, text) for lang, text in LOOKS_FRESH)]:
-        yield {
-            "id": next_id(lang, False),
-            "lang": lang,
-            "kind": "lookalike",
-            "category": category,
-            "text": text,
-            "secrets": [],
-            "batch": "families",
-        }
+    secrets: list[Secret] = [(c, lang, *fill(t)) for c, lang, t in SECRETS]
+    secrets += [("said_fresh", lang, text, [secret]) for lang, text, secret in SAID_FRESH]
+    looks = [*LOOKS, *(("fresh", lang, text) for lang, text in LOOKS_FRESH)]
+    yield from batch_rows("families", next_id, secrets, looks)

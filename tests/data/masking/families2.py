@@ -18,6 +18,8 @@ import random
 import string
 from collections.abc import Callable, Iterator
 
+from batch import Secret, batch_rows  # type: ignore[import-not-found]  # the shared rows()
+
 rng = random.Random(20_261_207)
 ALNUM = string.ascii_letters + string.digits
 LOWER = string.ascii_lowercase + string.digits
@@ -159,24 +161,5 @@ LOOKS: list[tuple[str, str, str]] = [
 def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     """Every row of the batch (``next_id(lang, secret)`` numbers them after the earlier
     batches' rows)."""
-    for category, lang, template in SECRETS:
-        text, values = fill(template)
-        yield {
-            "id": next_id(lang, True),
-            "lang": lang,
-            "kind": "secret",
-            "category": category,
-            "text": text,
-            "secrets": values,
-            "batch": "families2",
-        }
-    for category, lang, text in LOOKS:
-        yield {
-            "id": next_id(lang, False),
-            "lang": lang,
-            "kind": "lookalike",
-            "category": category,
-            "text": text,
-            "secrets": [],
-            "batch": "families2",
-        }
+    secrets: list[Secret] = [(c, lang, *fill(t)) for c, lang, t in SECRETS]
+    yield from batch_rows("families2", next_id, secrets, LOOKS)
