@@ -6,8 +6,9 @@ Order:
 
 1. a typed ``llm_client`` error's own reason wins (``Transport`` and
    ``BackendUnavailable`` are ``provider_unavailable`` whatever their text);
-2. an HTTP status that says busy (:data:`BUSY_STATUSES`: 429) is busy whatever
-   the text says;
+2. an HTTP status that says busy (:func:`busy_status`) is busy whatever the text
+   says: a 429 always (:data:`BUSY_STATUSES`), a 503 that names its pause with a valid
+   ``Retry-After`` (:data:`PAUSED_BUSY_STATUSES`);
 3. otherwise the message is matched, after :func:`fold`, against the
    :data:`REJECT_PHRASES` (→ not retryable), then against each group of
    :data:`PHRASE_RULES` in order; the first group with a matching phrase wins;
@@ -34,7 +35,12 @@ be released forever; nor is one that says a load failed
 could not load crashed, one that is loading is busy. An HTTP 429 is busy
 whatever its text says (:data:`BUSY_STATUSES`): ``capacity_unavailable`` when a
 capacity phrase matches, else ``provider_overloaded`` — never a fault, never
-"not retryable". A backend that was reached and
+"not retryable". So is an HTTP 503 that carries a valid ``Retry-After``
+(``Upstream.retry_after`` is set only for delay-seconds or an HTTP-date, RFC 9110
+§10.2.3): RFC 9110 §15.6.4 says a 503 is a temporary overload the server expects to
+pass, and the header says when. A 503 without one, or with one that is not valid,
+is read by its text and status as before (a fault, unless a busy phrase matches).
+A backend that was reached and
 crashed (HTTP 500, "internal server error", any other 5xx) is
 ``provider_error``: charged and failed over, and a walk ending on it fails the
 run. "status 500: capacity exceeded" is therefore ``provider_error`` (no
@@ -46,6 +52,7 @@ The tables are plain data: a new phrase is one line, pinned by one test row.
 
 from __future__ import annotations
 
+import math
 import re
 from functools import cache
 
@@ -192,6 +199,12 @@ NOT_BUSY_STATUSES: frozenset[int] = frozenset({400, 401, 403, 405, 413, 414, 415
 #: capacity phrase matches: a 429 is a rate limit, never a fault or a rejection.
 BUSY_STATUSES: dict[int, FailureReason] = {429: FailureReason.PROVIDER_OVERLOADED}
 
+#: HTTP statuses that say busy whatever the text says when, and only when, the answer
+#: names its pause with a valid ``Retry-After`` (RFC 9110 §15.6.4: a 503 is "a temporary
+#: overload", and the header says how long it lasts), and the reason they carry when no
+#: capacity phrase matches.
+PAUSED_BUSY_STATUSES: dict[int, FailureReason] = {503: FailureReason.PROVIDER_OVERLOADED}
+
 #: HTTP statuses (carried by ``Upstream.status_code``) checked after every phrase group:
 #: any 5xx that no phrase matched is a backend that was reached and crashed.
 STATUS_RULES: tuple[tuple[range, FailureReason], ...] = (
@@ -278,16 +291,36 @@ def reason_from_status(status_code: int | None) -> FailureReason | None:
     return None
 
 
+def valid_pause(retry_after: float | None) -> bool:
+    """Whether ``retry_after`` is a pause a farm named (a finite number of seconds, 0 or
+    more; the transports set it only from a valid ``Retry-After``)."""
+    return retry_after is not None and math.isfinite(retry_after) and retry_after >= 0
+
+
+def busy_status(status: int | None, retry_after: float | None) -> FailureReason | None:
+    """The busy reason an answer's HTTP status gives it whatever its text says (None: the
+    status alone does not say busy): a 429 always, a 503 only with a valid pause."""
+    if status is None:
+        return None
+    if status in BUSY_STATUSES:
+        return BUSY_STATUSES[status]
+    if status in PAUSED_BUSY_STATUSES and valid_pause(retry_after):
+        return PAUSED_BUSY_STATUSES[status]
+    return None
+
+
 def retryable_reason(error: BaseException) -> FailureReason | None:
     """The reason ``error`` may be retried on another target, or None if it may not."""
     if isinstance(error, LLMError) and error.typed:
         return error.reason
     message = str(error)
     status = error.status_code if isinstance(error, Upstream) else None
-    if status in BUSY_STATUSES:  # busy whatever it says: capacity, or the status's reason
+    pause = error.retry_after if isinstance(error, Upstream) else None
+    busy = busy_status(status, pause)
+    if busy is not None:  # busy whatever it says: capacity, or the status's reason
         if capacity_phrase(message):
             return FailureReason.CAPACITY_UNAVAILABLE
-        return BUSY_STATUSES[status]
+        return busy
     reason = reason_from_message(message, busy=status not in NOT_BUSY_STATUSES)
     if reason is not None or rejected(message):
         return reason

@@ -10,7 +10,9 @@ One call (:meth:`DiscoveryClient.invoke`) is:
    capacity-wait budget is spent, then raises :class:`CapacityWaitExpired`. One
    that carries a ``Retry-After`` is raised at once with it (``retry_after``): the
    farm asked for a pause, and the walker honours it fleet-wide by cooling the
-   target and moving on, instead of this client resubmitting inside it (§3).
+   target and moving on, instead of this client resubmitting inside it (§3). So is any
+   429, and a 503 with a valid ``Retry-After`` (a submit or a poll answer): busy, never
+   charged (``llm_client._retry.classify.busy_status``).
 2. **poll** ``GET {base}/v1/jobs/{id}`` until the envelope resolves
    (``llm_client._transport.envelope.resolve``). The first poll follows a pending submit
    at once, later ones back off to ``job_poll``.
@@ -101,6 +103,14 @@ def poll_delay(polls_done: int, job_poll: float) -> float:
     if polls_done <= len(POLL_RAMP):
         return job_poll * POLL_RAMP[polls_done - 1]
     return job_poll
+
+
+def _retry_after(answer: httpx.Response) -> float | None:
+    """The pause an answer's ``Retry-After`` names (RFC 9110, against its ``Date``), if any."""
+    headers = answer.headers
+    return retry_after_seconds(
+        headers.get("retry-after"), now=time.time(), date=headers.get("date")
+    )
 
 
 def new_idempotency_key(workload: str) -> str:
@@ -408,10 +418,7 @@ class DiscoveryClient(OwnedHttp):
     async def _submit_once(self, payload: bytes, clock: CallBudget) -> Envelope:
         answer = await self._round_trip("POST", self._submit_url, "submit", clock, payload)
         if not answer.is_success:
-            retry_after = retry_after_seconds(
-                answer.headers.get("retry-after"), now=time.time(), date=answer.headers.get("date")
-            )
-            raise submit_status_error(answer.status_code, answer.content, retry_after)
+            raise submit_status_error(answer.status_code, answer.content, _retry_after(answer))
         envelope = parse_envelope(answer.content)
         self._log(
             log.debug, "discovery.submitted", clock, job_id=envelope.job_id, state=envelope.status
@@ -462,7 +469,9 @@ class DiscoveryClient(OwnedHttp):
         url = self._jobs_url + quote(job_id, safe="")
         answer = await self._round_trip("GET", url, what, clock, None, job_id=job_id)
         if not answer.is_success:
-            raise poll_status_error(job_id, answer.status_code, answer.content)
+            raise poll_status_error(
+                job_id, answer.status_code, answer.content, _retry_after(answer)
+            )
         envelope = parse_envelope(answer.content)
         return envelope if envelope.job_id else replace(envelope, job_id=job_id)
 

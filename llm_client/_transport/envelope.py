@@ -60,6 +60,7 @@ from llm_client._errors import (
     UnknownStatus,
     Upstream,
 )
+from llm_client._retry.classify import busy_status
 from llm_client._transport.base import ChatResult, EmbedResult, UpstreamResponse
 from llm_client._transport.error_text import (
     blank,
@@ -117,9 +118,6 @@ LOST_JOB_STATUSES: Final = frozenset({404})
 
 #: Submit statuses that may mean "no free slot" (when the text says so).
 CAPACITY_STATUSES: Final = frozenset({429, 503})
-#: Farm answers that are a rate limit whatever code they carry: never ``BackendUnavailable``
-#: (charged), always an ``Upstream`` with the status, busy for the classifier (§4).
-RATE_LIMIT_STATUSES: Final = frozenset({429})
 #: Words in a 429/503 submit answer that make it a capacity rejection.
 CAPACITY_WORDS: Final = ("capacity", "slot")
 
@@ -361,14 +359,18 @@ def is_capacity_rejection(status_code: int, text: str | None) -> bool:
     return any(word in folded for word in CAPACITY_WORDS)
 
 
-def http_status_error(what: str, status_code: int, body: bytes) -> LLMError:
+def http_status_error(
+    what: str, status_code: int, body: bytes, retry_after: float | None = None
+) -> LLMError:
     """A non-2xx answer of the farm to ``what`` (``submit``, ``poll job X``).
 
     An answer carrying a farm error code (``404 {"code": "SERVICE_NOT_FOUND"}``,
     or a text starting with one) is decoded by that code like ``result.error``:
     backend-never-reached codes are ``BackendUnavailable``. Otherwise ``Upstream``
-    with the status (``HTTP_<status>`` unless the farm named its own code). A 429
-    (:data:`RATE_LIMIT_STATUSES`) is always that ``Upstream``: a rate limit, whatever code.
+    with the status (``HTTP_<status>`` unless the farm named its own code). A busy
+    status (:func:`~llm_client._retry.classify.busy_status`: a 429, or a 503 with a valid
+    ``Retry-After``, seconds in ``retry_after``) is always that ``Upstream``, carrying
+    the pause: busy whatever code it carries, never a charged ``BackendUnavailable``.
     """
     code, message = body_error_parts(body)
     if code is not None and code.isdigit():
@@ -376,20 +378,24 @@ def http_status_error(what: str, status_code: int, body: bytes) -> LLMError:
     detail = ": ".join(part for part in (code, message) if part)
     text = f"{what}: status {status_code}" + (f": {detail}" if detail else "")
     fallback = f"HTTP_{status_code}"
-    if status_code in RATE_LIMIT_STATUSES:
-        return Upstream(text, code=code or fallback, status_code=status_code)
+    if busy_status(status_code, retry_after) is not None:
+        return Upstream(
+            text, code=code or fallback, status_code=status_code, retry_after=retry_after
+        )
     return coded_error(text, code, status_code=status_code, fallback_code=fallback)
 
 
-def poll_status_error(job_id: str, status_code: int, body: bytes) -> LLMError:
+def poll_status_error(
+    job_id: str, status_code: int, body: bytes, retry_after: float | None = None
+) -> LLMError:
     """A non-2xx answer to a poll of a job the farm issued.
 
     A farm code decides first (``404 {"code": "SERVICE_NOT_FOUND"}`` is
     ``BackendUnavailable``); any other 404 (``{"error": "job not found"}``, a bare 404 of a
     replica without the job) is :class:`JobLost`, the farm's loss; else as
-    :func:`http_status_error`.
+    :func:`http_status_error` (a 503 with a valid ``Retry-After`` is busy there too).
     """
-    error = http_status_error(f"poll job {job_id}", status_code, body)
+    error = http_status_error(f"poll job {job_id}", status_code, body, retry_after)
     if status_code in LOST_JOB_STATUSES and not isinstance(error, BackendUnavailable):
         return JobLost(f"{error.message} (the farm lost the job)", code="JOB_LOST")
     return error
@@ -400,9 +406,9 @@ def submit_status_error(
 ) -> LLMError:
     """A non-2xx submit answer: a farm code that decides, a capacity rejection, or
     ``Upstream`` with the status. ``retry_after`` (the answer's ``Retry-After``, seconds)
-    travels on a capacity rejection or an ``Upstream``: a 429 or capacity answer that
-    names its pause cools the target that long, fleet-wide (§3)."""
-    error = http_status_error("submit", status_code, body)
+    travels on a capacity rejection or an ``Upstream``: a 429, a capacity answer or a 503
+    that names its pause cools the target that long, fleet-wide (§3)."""
+    error = http_status_error("submit", status_code, body, retry_after)
     if not isinstance(error, Upstream):
         return error
     if is_capacity_rejection(status_code, body_error_text(body)):

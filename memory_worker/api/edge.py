@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from redis.exceptions import RedisClusterException, RedisError
@@ -53,10 +53,13 @@ _AFTER_CLOSE = frozenset({"close", "__aenter__", "__aexit__"})
 
 
 @contextlib.contextmanager
-def embedding_edge(call: str, chat_id: int) -> Iterator[None]:
+def embedding_edge(call: str, chat_id: int, sent: Sequence[str] = ()) -> Iterator[None]:
     """Around one call of the embedding route for ``call`` (``recall``, ``correct``,
-    ``remember``) on ``chat_id``: see the module. Ids and type names only, never the text."""
+    ``remember``) on ``chat_id``: see the module. Ids and type names only, never the text;
+    the farm's error chained under it loses what it echoed of ``sent``, the texts given to
+    the embedder (a bot that logs the error prints its chain)."""
     from llm_client import LLMError, RoutesError, retryable_reason
+    from memory_worker.privacy.masking import forget_echoes
 
     try:
         yield
@@ -68,6 +71,7 @@ def embedding_edge(call: str, chat_id: int) -> Iterator[None]:
         if is_store_fault(exc):
             raise
         reason = retryable_reason(exc) if isinstance(exc, LLMError) else None
+        forget_echoes(exc, sent)
         raise EmbeddingUnavailable(
             call, chat_id, kind=type(exc).__name__, reason=reason.value if reason else None
         ) from exc

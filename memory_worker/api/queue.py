@@ -517,10 +517,11 @@ class MemoryQueue:
                     query_model=served[0] if served else "",
                     dimension=space.dimension,
                 )
-        with embedding_edge("recall", chat_id):
+        masked = mask(text, contacts=self.settings.redact_contacts)
+        with embedding_edge("recall", chat_id, sent=[text, masked]):
             routed = await walker.embed(
                 EMBEDDING,
-                [mask(text, contacts=self.settings.redact_contacts)],
+                [masked],
                 dimension=space.dimension if space.model else self.settings.embedding_dimension,
                 task_description=QUERY_TASK,
                 deadline=deadline_after(self.settings.recall_timeout_seconds),
@@ -999,10 +1000,11 @@ class MemoryQueue:
         from memory_worker.deadlines import deadline_after
         from memory_worker.privacy.masking import mask
 
-        with embedding_edge(call, chat_id):
+        masked = mask(fact, contacts=self.settings.redact_contacts)
+        with embedding_edge(call, chat_id, sent=[fact, masked]):
             routed = await self._recall_walker().embed(
                 EMBEDDING,
-                [mask(fact, contacts=self.settings.redact_contacts)],
+                [masked],
                 dimension=space.dimension,
                 deadline=deadline_after(self.settings.recall_timeout_seconds),
                 context={"job": call},

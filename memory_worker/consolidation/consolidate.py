@@ -24,8 +24,11 @@ Failure contract:
   straight to the embedding and the card write, unless its prompt version, slice or forget
   epoch changed or it expired.
 - The related-card lookup is best effort: when it fails for any reason but
-  the run's own deadline or a hung embedder (an embedder timeout: the run's
-  cards could not be embedded later either, so no extraction call is spent)
+  the run's own deadline, a hung embedder (an embedder timeout) or a busy one
+  (the lookup's walk ended on busy answers, as a hung embedder's retry hop that
+  meets a job still queued does: ``CapacityWaitTimeout``) — the run's cards could
+  not be embedded later either, so no extraction call is spent and the run is
+  released (:func:`~memory_worker.consolidation.context.lookup_failure_ends_run`)
   — an embedder outage included — the run goes on
   with recent cards only. During a farm-wide outage the extraction call is
   therefore always tried, so extraction's breaker learns (and the admins

@@ -10,11 +10,11 @@ calls and processors.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from llm_client import EMBEDDING, AttemptCounter, ChatResult, Walker
+from llm_client import EMBEDDING, AttemptCounter, ChatResult, LLMError, Walker
 from memory_worker.cards import CardStore
 from memory_worker.consolidation.consolidate import consolidate_run
 from memory_worker.consolidation.model_calls import ChatCall, Embedder, Vectors
@@ -22,11 +22,28 @@ from memory_worker.deadlines import deadline_after
 from memory_worker.errors import StoreDataCorrupt
 from memory_worker.logs import get_logger
 from memory_worker.pipeline.processing import ProcessResult
+from memory_worker.privacy.masking import forget_echoes
 from memory_worker.runs import ClaimedRun, RunStore
 from memory_worker.settings import Settings
 from memory_worker.storage.faults import store_answer
 
 log = get_logger(__name__)
+
+
+def _strings(value: object) -> Iterator[str]:
+    """Every string of a request a farm may echo that is the chat's: its messages, senders'
+    names and known cards — not the system prompt (our own instructions: a farm's error
+    sharing their words is no echo of the chat)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        if value.get("role") == "system":
+            return
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
 
 
 class RoutedModels:
@@ -46,13 +63,17 @@ class RoutedModels:
         idempotency_key: str,
         timeout: float | None,
     ) -> ChatResult:
-        routed = await self.walker.chat(
-            workflow,
-            request,
-            deadline=deadline_after(timeout),
-            idempotency_key=idempotency_key,
-            context=self.context,
-        )
+        try:
+            routed = await self.walker.chat(
+                workflow,
+                request,
+                deadline=deadline_after(timeout),
+                idempotency_key=idempotency_key,
+                context=self.context,
+            )
+        except LLMError as exc:
+            forget_echoes(exc, list(_strings(request)))
+            raise
         if not routed.counted:
             await self._success(routed.target.id)
         return routed.value
@@ -79,15 +100,19 @@ class RoutedModels:
         probes: bool = True,
     ) -> list[list[float]]:
         # Cards, summaries and the related-card lookup's run text: passages (no task).
-        routed = await self.walker.embed(
-            EMBEDDING,
-            texts,
-            dimension=self.settings.embedding_dimension,
-            deadline=deadline_after(timeout),
-            idempotency_key=idempotency_key,
-            context=self.context,
-            probes=probes,
-        )
+        try:
+            routed = await self.walker.embed(
+                EMBEDDING,
+                texts,
+                dimension=self.settings.embedding_dimension,
+                deadline=deadline_after(timeout),
+                idempotency_key=idempotency_key,
+                context=self.context,
+                probes=probes,
+            )
+        except LLMError as exc:
+            forget_echoes(exc, texts)
+            raise
         if not routed.counted:  # the breaker record counted it otherwise
             await self._success(routed.target.id)
         # §16: the vectors carry the model that made them (the card store never mixes two)

@@ -35,8 +35,46 @@ from memory_worker.runs.policy import ReleaseOrigin
 T = TypeVar("T")
 
 
+#: How each field a shown run reads is parsed: the fields :func:`run_problems` checks.
+_SHOWN_FIELDS: dict[str, Callable[[str], object]] = {
+    "id": str,
+    "status": RunStatus,
+    "chat_id": int,
+    "thread_id": int,
+    "range_start": datetime.fromisoformat,
+    "range_end": datetime.fromisoformat,
+    "prompt_version": str,
+    "created_at": ms_to_dt,
+    "updated_at": ms_to_dt,
+}
+
+
+def run_problems(h: Mapping[str, str]) -> list[str]:
+    """What is wrong with a stored run's hash for showing it: field names and what is wrong,
+    never a value (the same words as :func:`request_from_hash`'s)."""
+    problems: list[str] = []
+    for name, parse in _SHOWN_FIELDS.items():
+        if name not in h:
+            problems.append(f"{name}: missing")
+            continue
+        try:
+            parse(h[name])
+        except (ValueError, TypeError, OverflowError):
+            problems.append(f"{name}: not a valid value")
+    return problems or ["run: not a valid stored run"]
+
+
 def run_from_hash(h: dict[str, str], errors: Sequence[bytes | str]) -> Run:
-    """A run as stored (its error log and release history masked for showing)."""
+    """A run as stored (its error log and release history masked for showing); a hash that
+    does not read as one (hand-edited, corrupted) is a :class:`StoredRunUnreadable` naming
+    its fields, never quoting them (``int()``'s and pydantic's messages would)."""
+    try:
+        return _run_from_hash(h, errors)
+    except (KeyError, ValueError, TypeError, OverflowError):  # pydantic's and orjson's too
+        raise StoredRunUnreadable(h.get("id", "?"), run_problems(h)) from None
+
+
+def _run_from_hash(h: dict[str, str], errors: Sequence[bytes | str]) -> Run:
     request_cursor = orjson.loads(h["cursor"]) if h.get("cursor") else None
     budget = h.get("max_attempts") or ""
     return Run(

@@ -713,7 +713,11 @@ class RunStore:
             raise RunNotFound(run_id)
         return runs[0]
 
-    async def get_many(self, run_ids: Sequence[str]) -> list[Run]:
+    async def get_many(self, run_ids: Sequence[str], *, skip_unreadable: bool = False) -> list[Run]:
+        """The runs that exist, in order. A stored run that does not read as one raises
+        :class:`StoredRunUnreadable` — or, for a listing (``skip_unreadable``), is left out
+        with a ``run_unreadable`` warning naming its fields, so one corrupted hash cannot
+        hide every other run from ``runs list`` and the console."""
         if not run_ids:
             return []
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -724,20 +728,26 @@ class RunStore:
         runs: list[Run] = []
         for i in range(0, len(raw), 2):
             h = {as_text(key): as_text(val) for key, val in raw[i].items()}
-            if h:
+            if not h:
+                continue
+            try:
                 runs.append(run_from_hash(h, raw[i + 1]))
+            except StoredRunUnreadable as exc:
+                if not skip_unreadable:
+                    raise
+                log.warning("run_unreadable", run_id=run_ids[i // 2], problems=exc.problems)
         return runs
 
     async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[Run]:
         """Most recently updated first (or created, without a status filter)."""
         key = self.keys.by_status(status.value) if status else self.keys.all_runs
         ids = await self.redis.zrevrange(key, 0, max(limit, 1) - 1)
-        return await self.get_many([as_text(i) for i in ids])
+        return await self.get_many([as_text(i) for i in ids], skip_unreadable=True)
 
     async def list_retired(self, limit: int = 100) -> list[Run]:
         """Retired runs, most recently retired first."""
         ids = await self.redis.zrevrange(self.keys.retired, 0, max(limit, 1) - 1)
-        return await self.get_many([as_text(i) for i in ids])
+        return await self.get_many([as_text(i) for i in ids], skip_unreadable=True)
 
     async def waiting(self) -> int:
         """Runs still owed work: queued, processing, and failed with attempts left."""

@@ -1,4 +1,5 @@
-"""§3/§7: embeddings have their own short budgets, and an embedder timeout releases the run."""
+"""§3/§7: embeddings have their own short budgets, and an embedder timeout releases the run;
+a hung or busy embedder at the related lookup releases it before its extraction is spent."""
 
 from __future__ import annotations
 
@@ -11,20 +12,30 @@ import pytest
 
 from llm_client import (
     EMBEDDING,
+    AllCircuitsOpen,
+    BackendUnavailable,
+    CapacityUnavailable,
     CapacityWaitExpired,
+    CapacityWaitTimeout,
     ClientConfig,
     ClientFactory,
+    CoolingDown,
     DeadlineExceeded,
+    DecodeError,
     DiscoveryClient,
+    Exhausted,
     LLMError,
+    NoCandidates,
     RequestTimeout,
     RouteDefaults,
     TaskTimeout,
+    Transport,
     Upstream,
 )
 from llm_client._routing.routes import parse_routes
 from memory_worker.cards import CardStore, RunWrites
 from memory_worker.consolidation.consolidate import consolidate_run
+from memory_worker.consolidation.context import lookup_failure_ends_run
 from memory_worker.errors import EmbedderTimeout
 from memory_worker.farmsim import FarmSimulator, Fault, FaultKind
 from memory_worker.keys import Keys
@@ -280,3 +291,74 @@ async def test_other_embedding_errors_keep_their_type(
         )
     assert type(info.value) is raised
     assert decide(info.value).verdict is verdict
+
+
+# --- the related lookup: what ends the run before its extraction ------------------------------
+
+#: Every kind of error an embedding call can end with, and whether the related lookup's
+#: failure with it ends the run before the extraction (True) or lets the lookup go on by
+#: the words alone (False).
+LOOKUP_FAILURES = [
+    pytest.param(DeadlineExceeded("the run's deadline", workflow=EMBEDDING), True, id="deadline"),
+    pytest.param(EmbedderTimeout("embedding call timed out"), True, id="embedder-timeout"),
+    pytest.param(CapacityWaitTimeout("still busy", workflow=EMBEDDING), True, id="walk-ended-busy"),
+    pytest.param(CoolingDown("cooling", workflow=EMBEDDING), True, id="walk-ended-cooling"),
+    pytest.param(CapacityUnavailable("no slots", retry_after=3.0), True, id="capacity"),
+    pytest.param(CapacityWaitExpired("still queued", seconds=15), True, id="capacity-wait"),
+    # outside a walk a 429 or a paused 503 is not typed busy (a walk ending on one is
+    # CapacityWaitTimeout): the lookup goes on, and decide() would fail it
+    pytest.param(Upstream("status 429", status_code=429), False, id="bare-429"),
+    pytest.param(
+        Upstream("status 503", status_code=503, retry_after=5.0), False, id="bare-503-paused"
+    ),
+    pytest.param(Upstream("status 503", status_code=503), False, id="503-without-pause"),
+    pytest.param(BackendUnavailable("UPSTREAM_ERROR"), False, id="outage-unreached"),
+    pytest.param(Transport("connection refused"), False, id="outage-transport"),
+    pytest.param(RequestTimeout("round trip", seconds=15), False, id="outage-request-timeout"),
+    pytest.param(NoCandidates("no target", workflow=EMBEDDING), False, id="outage-no-candidates"),
+    pytest.param(
+        AllCircuitsOpen("every breaker open", workflow=EMBEDDING), False, id="outage-all-open"
+    ),
+    pytest.param(Exhausted("hops spent", workflow=EMBEDDING), False, id="outage-exhausted"),
+    pytest.param(Upstream("status 500: boom", status_code=500), False, id="crash"),
+    pytest.param(Upstream("HTTP 400: prompt too long", status_code=400), False, id="bad-request"),
+    pytest.param(DecodeError("decode embedding response"), False, id="protocol"),
+]
+
+
+@pytest.mark.parametrize(("error", "ends"), LOOKUP_FAILURES)
+def test_which_lookup_failures_end_the_run_before_its_extraction(
+    error: LLMError, ends: bool
+) -> None:
+    assert lookup_failure_ends_run(error) is ends
+    if ends and not isinstance(error, DeadlineExceeded):
+        # a hung or busy embedder: the run is released, its attempt refunded (§7)
+        assert decide(error).verdict is Verdict.RELEASE
+
+
+BUSY_LOOKUPS = [
+    pytest.param(CapacityWaitTimeout("still busy", workflow=EMBEDDING), id="walk-ended-busy"),
+    pytest.param(CoolingDown("cooling", workflow=EMBEDDING), id="walk-ended-cooling"),
+    pytest.param(CapacityUnavailable("no slots", retry_after=3.0), id="capacity"),
+    pytest.param(CapacityWaitExpired("still queued", seconds=0.5), id="capacity-wait"),
+]
+
+
+@pytest.mark.parametrize("error", BUSY_LOOKUPS)
+async def test_a_busy_embedder_at_the_lookup_releases_the_run_before_its_extraction(
+    store: CardStore, small: Settings, error: LLMError
+) -> None:
+    """Fault row 4 on a loaded host: the hung embedder's retry hop meets a job still
+    queued, and the lookup's walk ends busy. No extraction is spent (it would be made
+    without the related cards, then wait for the embedder anyway): released, 0 attempts."""
+    before = await seed(store)
+    embedder = HashEmbedder(DIM, error=error, fail_on=1)
+    extractor = ScriptedExtractor([ANSWER])
+    with pytest.raises(type(error)) as info:
+        await consolidate_run(
+            "run-1", request(), store=store, extractor=extractor, embedder=embedder, settings=small
+        )
+    assert info.value is error
+    assert extractor.payloads == []
+    assert decide(info.value).verdict is Verdict.RELEASE
+    assert await dump_chat(store, CHAT) == before

@@ -276,8 +276,55 @@ async def row3(ctx: FaultContext) -> None:
 # --- row 4: the embedder's own budget; its timeout releases -----------------------------------
 
 
+#: A tick that met a hung embedder ends far inside this: it costs the embedding budgets
+#: (0.5 s each here, plus a retry hop and a loaded host's slack), never the 720 s task
+#: budget. Asserted as that promise, not as a timing.
+WELL_BELOW_THE_TASK_BUDGET = 120.0
+#: Ticks a step of row 4 may take: on a loaded host a 0.5 s capacity wait can end a tick
+#: busy (a job still queued), which releases the run (0 attempts) and tries again.
+ROW4_TICKS = 10
+
+
+def paid_extractions(ctx: FaultContext) -> int:
+    """Extraction jobs the farm ran to success (what the farm is paid for)."""
+    return int(ctx.sim.stats().get(EXTRACTOR, {}).get("succeeded", 0))
+
+
+async def tick_released(pipe: TickRunner, ctx: FaultContext, run_id: str, name: str) -> Run:
+    """One tick that releases ``run_id``, never costing the 720 s task budget: deferred, the
+    attempt refunded, nothing in its failure log."""
+    started = time.monotonic()
+    assert await pipe.tick(name) == "deferred", name
+    assert time.monotonic() - started < WELL_BELOW_THE_TASK_BUDGET
+    run = await run_of(ctx, run_id)
+    assert_released(run, attempts=0, releases=run.releases)
+    return run
+
+
+async def tick_until_completed(pipe: TickRunner, ctx: FaultContext, run_id: str, name: str) -> Run:
+    """Tick until ``run_id`` completes on its first attempt; a tick before that (a busy
+    embedder on a loaded host) only releases it."""
+    for index in range(ROW4_TICKS):
+        outcome = await pipe.tick(f"{name}-{index}")
+        if outcome == "completed":
+            run = await run_of(ctx, run_id)
+            assert (run.status, run.attempts) == (RunStatus.COMPLETED, 1)
+            assert [e for e in run.error_log if e.kind == "failure"] == []
+            return run
+        assert outcome == "deferred", (outcome, await run_of(ctx, run_id))
+        run = await run_of(ctx, run_id)
+        assert_released(run, attempts=0, releases=run.releases)
+    raise AssertionError(f"{run_id} not completed in {ROW4_TICKS} ticks")
+
+
 async def row4(ctx: FaultContext) -> None:
-    """A hung embedder costs the embedding budget, not the 720 s task budget, and releases."""
+    """A hung embedder costs the embedding budget, not the 720 s task budget, and releases.
+
+    The promises, not the timings: while the embedder hangs every tick releases the run
+    (0 attempts, no failure), a chat with card vectors spends no extraction (the related
+    lookup meets the hang first — timed out, or, on a loaded host, its retry hop ending on
+    a job still queued: busy; a job stuck in the queue makes that certain), a new chat's extraction is paid once and kept for the rerun,
+    and once the embedder answers the run completes on its first attempt."""
     pipe = await pipeline(
         ctx,
         task_timeout_seconds=720.0,
@@ -288,32 +335,40 @@ async def row4(ctx: FaultContext) -> None:
         await seed_card_vector(ctx, 401)
         run_id = await enqueue(ctx, 401)
         ctx.sim.set_fault("embedder", Fault(FaultKind.HANG))
-        started = time.monotonic()
-        assert await pipe.tick("hung") == "deferred"
-        elapsed = time.monotonic() - started
-        assert elapsed < 5.0, elapsed  # 0.5 s budget (plus a retry hop), not 720 s
-        assert_released(await run_of(ctx, run_id), attempts=0, releases=1)
-        # The lookup timed out before any extraction: no extraction call was spent.
+        run = await tick_released(pipe, ctx, run_id, "hung")
+        assert run.releases == 1
+        # The lookup met the hang before any extraction: no extraction call was spent.
         assert ctx.sim.submits(EXTRACTOR) == 0
         assert ctx.sim.submits("embedder") >= 1
 
         ctx.sim.clear_faults()
-        assert await pipe.tick("healed") == "completed"
-        run = await run_completed(ctx, run_id, attempts=1, releases=1)
-        assert ctx.sim.submits(EXTRACTOR) == 1
+        await tick_until_completed(pipe, ctx, run_id, "healed")
+        assert paid_extractions(ctx) == 1
+
+        # An embedder whose jobs hang in its queue ends the lookup's walk busy (what a loaded
+        # host makes of the hang above, made certain): released, no extraction spent.
+        await seed_card_vector(ctx, 404)
+        queued = await enqueue(ctx, 404)
+        ctx.sim.set_fault("embedder", Fault(FaultKind.STUCK_QUEUED))
+        run = await tick_released(pipe, ctx, queued, "queued")
+        assert run.release_log[-1].reason == "capacity_unavailable", run.release_log
+        assert ctx.sim.submits(EXTRACTOR) == 1  # the first chat's, none for this one
+        ctx.sim.clear_faults()
+        await tick_until_completed(pipe, ctx, queued, "dequeued")
+        assert paid_extractions(ctx) == 2
 
         # A new chat makes no lookup: its extraction is spent, then its cards' embedding
         # hangs and releases it all the same; the rerun takes the extraction it kept (§7).
         new_chat = await enqueue(ctx, 403)
         ctx.sim.set_fault("embedder", Fault(FaultKind.HANG))
-        started = time.monotonic()
-        assert await pipe.tick("hung-new-chat") == "deferred"
-        assert time.monotonic() - started < 5.0
-        assert_released(await run_of(ctx, new_chat), attempts=0, releases=1)
-        assert ctx.sim.submits(EXTRACTOR) == 2
+        for index in range(ROW4_TICKS):
+            await tick_released(pipe, ctx, new_chat, f"hung-new-chat-{index}")
+            if paid_extractions(ctx) == 3:
+                break
+        assert paid_extractions(ctx) == 3
         ctx.sim.clear_faults()
-        assert await pipe.tick("healed-new-chat") == "completed"
-        assert ctx.sim.submits(EXTRACTOR) == 2  # not paid twice
+        await tick_until_completed(pipe, ctx, new_chat, "healed-new-chat")
+        assert paid_extractions(ctx) == 3  # not paid twice
     finally:
         await close(pipe)
 
@@ -339,12 +394,16 @@ async def row4(ctx: FaultContext) -> None:
         async def released_twice() -> bool:
             return (await run_of(ctx, second)).releases >= 2
 
-        await eventually(released_twice, timeout=30)
-        assert_released(await run_of(ctx, second), attempts=0, releases=2)
+        await eventually(released_twice, timeout=90)
+        run = await run_of(ctx, second)  # the worker ticks on: queued or claimed again
+        assert run.status in (RunStatus.QUEUED, RunStatus.PROCESSING), run.status
+        assert run.attempts == (1 if run.status is RunStatus.PROCESSING else 0)
+        assert not run.retired
+        assert [e for e in run.error_log if e.kind == "failure"] == []
         assert ctx.sim.submits(EXTRACTOR) == extractions
         ctx.sim.clear_faults()
 
-        run = await completed_run(lambda: run_of(ctx, second), timeout=30)
+        run = await completed_run(lambda: run_of(ctx, second), timeout=90)
         assert run.attempts == 1
         assert [e for e in run.error_log if e.kind == "failure"] == []
     finally:

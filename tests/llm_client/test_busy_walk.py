@@ -8,12 +8,15 @@ deadline spent, a charged failure earlier in the walk. A capacity wait that ran 
 attempt's cap stays a capacity answer (never a timeout the breaker is charged for).
 
 Then hypothesis over farm answers — status × body × headers — through each client (the
-Discovery submit, a backend answer the farm relayed, the direct OpenAI-compatible call, on
-an ``httpx.MockTransport``) and then through the walk and the release-or-fail decision.
-Whatever the farm sends, the client raises an ``llm_client`` error and nothing else, its
-``retry_after`` is ``None`` or a sane pause, and an answer that is busy — a 429 whatever
-its body and headers, or any capacity phrase of the family in any spelling and any
-non-rejecting status — is never charged to a breaker and never spends an attempt. The
+Discovery submit, a Discovery poll, a backend answer the farm relayed, the direct
+OpenAI-compatible call, on an ``httpx.MockTransport``) and then through the walk and the
+release-or-fail decision (:data:`FARM_ANSWER_EXAMPLES` examples). Whatever the farm sends,
+the client raises an ``llm_client`` error and nothing else, its ``retry_after`` is
+``None`` or a sane pause, and an answer that is busy — a 429 whatever its body and
+headers, a 503 with a valid ``Retry-After`` whatever its body (RFC 9110 §15.6.4; not when
+relayed: the farm relays no headers), or any capacity phrase of the family in any spelling
+and any non-rejecting status — is never charged to a breaker and never spends an attempt;
+one that named a pause cools its target and the walk moves on. The
 end-to-end table over real HTTP, the farm simulator and the worker's pipeline is
 ``tests/e2e/test_busy_answers_e2e.py``.
 """
@@ -24,6 +27,7 @@ import asyncio
 import base64
 import math
 from dataclasses import dataclass
+from datetime import datetime
 
 import httpx
 import orjson
@@ -51,6 +55,7 @@ from llm_client import (
     retryable_reason,
 )
 from llm_client._retry.classify import NOT_BUSY_STATUSES
+from llm_client._routing.judge import judge_attempt
 from llm_client._routing.plan import WalkPlan
 from llm_client._routing.step import Done, Stop
 from memory_worker.paging.policy import page_decision
@@ -65,6 +70,10 @@ RATE = Upstream("submit: status 429: rate limit", code="HTTP_429", status_code=4
 #: The Discovery client's capacity wait, cut where the attempt's cap was.
 WAITED = CapacityWaitExpired("no capacity before the caller's deadline", seconds=5.0)
 SLOW = TaskTimeout("no answer within the task budget", seconds=40.0)
+#: A 503 that names its pause (RFC 9110 §15.6.4): busy, whatever its text says.
+UNAVAILABLE_FOR_30S = Upstream(
+    "submit: status 503: Service Unavailable", code="HTTP_503", status_code=503, retry_after=30.0
+)
 
 
 def released(ending: Done | Stop) -> bool:
@@ -138,6 +147,18 @@ ENDINGS = [
         World(answers={A.id: [CapacityUnavailable("slow down", retry_after=30.0)]}),
         CoolingDown,
         id="named-pause-ends-cooling",
+    ),
+    pytest.param(
+        plan(A),
+        World(answers={A.id: [UNAVAILABLE_FOR_30S] * 9}),
+        CoolingDown,
+        id="503-with-retry-after-ends-cooling",
+    ),
+    pytest.param(
+        plan(A, B, slot_wait_seconds=0.0),
+        World(answers={A.id: [CRASH], B.id: [UNAVAILABLE_FOR_30S] * 9}),
+        CoolingDown,
+        id="crash-then-503-with-retry-after-ends-cooling",
     ),
 ]
 
@@ -255,6 +276,28 @@ retry_afters = (
 )
 
 
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def imf_fixdate(moment: datetime) -> str:
+    """``moment`` as an IMF-fixdate (RFC 9110 §5.6.7), written here, not by the parser."""
+    return (
+        f"{_DAYS[moment.weekday()]}, {moment.day:02d} {_MONTHS[moment.month - 1]} "
+        f"{moment.year:04d} {moment.hour:02d}:{moment.minute:02d}:{moment.second:02d} GMT"
+    )
+
+
+#: ``Retry-After`` values RFC 9110 §10.2.3 calls valid: delay-seconds (ASCII digits, any
+#: length, leading zeros and optional whitespace around them) or an HTTP-date.
+valid_retry_afters = st.one_of(
+    st.integers(0, 10**12).map(str),
+    st.tuples(st.integers(0, 3), st.integers(0, 600)).map(lambda p: "0" * p[0] + str(p[1])),
+    st.integers(0, 600).map(lambda n: f" {n}\t"),
+    st.datetimes(min_value=datetime(1995, 1, 1), max_value=datetime(2090, 12, 31)).map(imf_fixdate),
+)
+
+
 @dataclass(frozen=True)
 class Answer:
     status: int
@@ -263,19 +306,33 @@ class Answer:
     date: str | None
     #: Busy by construction (the oracle), not by asking the classifier.
     busy: bool
+    #: A 503 that names a valid pause: busy wherever its headers reach the client.
+    paused: bool = False
 
 
 @st.composite
 def answers(draw: st.DrawFn) -> Answer:
     retry_after, date = draw(retry_afters), draw(st.none() | header_text)
-    kind = draw(st.sampled_from(["429", "phrase", "any"]))
+    kind = draw(st.sampled_from(["429", "phrase", "503-paused", "any"]))
     if kind == "429":
         return Answer(429, draw(any_body), retry_after, date, busy=True)
     if kind == "phrase":
         status = draw(st.sampled_from([404, 409, 423, 429, 500, 502, 503, 504, 507, 529]))
         return Answer(status, draw(bodies(busy_texts())), retry_after, date, busy=True)
+    if kind == "503-paused":  # RFC 9110 §15.6.4: whatever its body says
+        body = draw(any_body | bodies(busy_texts()))
+        return Answer(503, body, draw(valid_retry_afters), date, busy=False, paused=True)
     status = draw(st.integers(200, 599))
     return Answer(status, draw(any_body), retry_after, date, busy=False)
+
+
+def busy_on(answer: Answer, path: str) -> bool:
+    """The oracle: whether ``answer`` on ``path`` is busy. The farm relays a backend's
+    status and body, not its headers, so a relayed 503 has no pause to name; a poll
+    answered 404 is a lost job whatever it says."""
+    if path == "poll" and answer.status == 404:
+        return False
+    return answer.busy or (answer.paused and path != "relayed")
 
 
 def respond(answer: Answer) -> httpx.Response:
@@ -318,6 +375,10 @@ async def through_client(path: str, answer: Answer) -> BaseException | None:
     def handler(request: httpx.Request) -> httpx.Response:
         if path == "relayed" and request.method == "POST":
             return relayed(answer)
+        if path == "poll":  # the submit is taken; the poll meets the answer
+            if request.method == "POST":
+                return httpx.Response(200, content=b'{"job_id": "j1", "status": "QUEUED"}')
+            return respond(answer)
         if request.method == "GET":  # a poll of a job the farm does not know
             return httpx.Response(404, content=b'{"error": "job not found"}')
         return respond(answer)
@@ -345,14 +406,18 @@ WALKS = st.fixed_dictionaries(
 )
 
 
+#: Examples the property below runs (status × body × headers × path × budgets).
+FARM_ANSWER_EXAMPLES = 400
+
+
 @settings(
-    max_examples=300,
+    max_examples=FARM_ANSWER_EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(
     answer=answers(),
-    path=st.sampled_from(["submit", "relayed", "direct"]),
+    path=st.sampled_from(["submit", "poll", "relayed", "direct"]),
     budgets=WALKS,
     attempt_seconds=st.sampled_from([0.1, 1.0, 40.0, 1000.0]),
     before=st.none() | st.sampled_from([DOWN, CRASH, SLOW]),
@@ -365,8 +430,9 @@ def test_farm_answers_never_raise_off_the_tree_and_busy_ones_cost_nothing(
     before: BaseException | None,
 ) -> None:
     error = asyncio.run(through_client(path, answer))
+    busy = busy_on(answer, path)
     if error is None:  # a 2xx body that happened to be a chat completion
-        assert not answer.busy
+        assert not busy
         return
     assert isinstance(error, LLMError), repr(error)  # never an unexpected exception
     pause = getattr(error, "retry_after", None)
@@ -374,8 +440,10 @@ def test_farm_answers_never_raise_off_the_tree_and_busy_ones_cost_nothing(
     reason = retryable_reason(error)
     if path == "relayed" and answer.status < 300:
         return  # a succeeded job: the backend's 2xx is decoded, not a status answer
-    if answer.busy:
+    if busy:
         assert reason in BUSY_REASONS, (path, answer, error)
+    if busy and answer.paused:  # the pause it named travels with it, to cool the target
+        assert pause is not None, (path, answer, error)
     if reason not in BUSY_REASONS:
         return
     # Through the walk: the busy target answers the same way every time it is asked;
@@ -393,6 +461,24 @@ def test_farm_answers_never_raise_off_the_tree_and_busy_ones_cost_nothing(
     if state.records[-1].target == A.id:  # the walk ended on the busy answer: released
         assert decide(done.error).verdict is Verdict.RELEASE, done.error
         assert not isinstance(done.error, DeadlineExceeded)
+    if busy_records and pause is not None and pause > 0:
+        # it named its pause: the target cools fleet-wide for it, within the cap
+        # (MEMORY_RETRY_AFTER_MAX_SECONDS), and the walk moves on, never asking it again
+        p = plan(*targets, **budgets)
+        judged = judge_attempt(
+            p,
+            A,
+            error,
+            cap=30.0,
+            cap_source="wall",
+            elapsed=0.1,
+            guard_expired=False,
+            min_slice=30.0,
+        )
+        cap_ms = p.config.gateway.retry_after_max_ms
+        assert judged.cool_ms == min(math.ceil(pause * 1000), cap_ms) > 0
+        assert A in state.resting
+        assert world.attempts.count(A.id) == 1
 
 
 def test_the_oracle_never_uses_a_status_that_rejects_a_bad_request() -> None:

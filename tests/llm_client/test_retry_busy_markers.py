@@ -6,8 +6,10 @@ punctuation), as the backend answers it through the farm (``upstream returned st
 with the status) and as the farm itself answers a submit (``submit: status N: …``). Then
 the answers a farm really gave, word for word; the rows that must stay faults (500/502/504,
 a 503 that crashed or says nothing useful, "500 … capacity", a model that failed to load);
-the guard that keeps a rejected *bad request* from being read as busy; and a 429, which is
-a rate limit whatever its body says.
+the guard that keeps a rejected *bad request* from being read as busy; a 429, which is
+a rate limit whatever its body says; and a 503, which is busy whatever its body says when
+it names its pause with a valid ``Retry-After`` (RFC 9110 §15.6.4), and read as before when
+it does not.
 """
 
 from __future__ import annotations
@@ -16,17 +18,28 @@ from collections.abc import Callable
 
 import pytest
 
-from llm_client import FailureReason, Outcome, Upstream, UpstreamResponse, retryable_reason
+from llm_client import (
+    BackendUnavailable,
+    FailureReason,
+    JobLost,
+    Outcome,
+    Upstream,
+    UpstreamResponse,
+    retryable_reason,
+)
 from llm_client._breaker.model import classify
-from llm_client._retry.classify import NOT_BUSY_STATUSES, PHRASE_RULES, fold
+from llm_client._retry.classify import NOT_BUSY_STATUSES, PHRASE_RULES, busy_status, fold
 from llm_client._transport.envelope import (
     http_status_error,
+    poll_status_error,
     submit_status_error,
     upstream_status_error,
 )
 from llm_client._transport.openai_compat import status_error
+from llm_client._transport.retry_after import retry_after_seconds
 
 R = FailureReason
+BUSY = frozenset({R.CAPACITY_UNAVAILABLE, R.PROVIDER_OVERLOADED})
 
 
 def charge(reason: FailureReason | None) -> Outcome:
@@ -276,3 +289,127 @@ def test_a_429_with_a_never_reached_code_is_still_a_rate_limit(code: str) -> Non
     assert isinstance(error, Upstream)
     assert (error.status_code, error.retry_after) == (429, 5.0)
     assert retryable_reason(error) is R.PROVIDER_OVERLOADED
+
+
+# --- a 503 that names its pause is busy (RFC 9110 §15.6.4) ---------------------------------
+
+#: Pauses an error may carry, and whether each is one a farm named (finite, 0 or more).
+PAUSES: list[tuple[float | None, bool]] = [
+    (None, False),
+    (0.0, True),
+    (2.0, True),
+    (30.0, True),
+    (1e9, True),
+    (-1.0, False),
+    (float("nan"), False),
+    (float("inf"), False),
+]
+
+
+@pytest.mark.parametrize(("pause", "valid"), PAUSES)
+def test_the_busy_status_table_over_every_status_and_pause(
+    pause: float | None, valid: bool
+) -> None:
+    """Every HTTP status from 100 to 599: a 429 is busy whatever its pause, a 503 only
+    with a valid one, every other status never by its status alone."""
+    for status in [None, *range(100, 600)]:
+        if status == 429 or (status == 503 and valid):
+            expected: FailureReason | None = R.PROVIDER_OVERLOADED
+        else:
+            expected = None
+        assert busy_status(status, pause) is expected, (status, pause)
+
+
+#: Bodies a 503 came with, and what the answer is without a valid Retry-After (read by its
+#: text: "status 503" is ``provider_unavailable``, charged) and with one (busy whatever it
+#: says).
+UNAVAILABLE = [
+    pytest.param("", R.PROVIDER_UNAVAILABLE, R.PROVIDER_OVERLOADED, id="empty"),
+    pytest.param(
+        "Service Unavailable", R.PROVIDER_UNAVAILABLE, R.PROVIDER_OVERLOADED, id="unavailable"
+    ),
+    pytest.param(
+        "Internal Server Error", R.PROVIDER_UNAVAILABLE, R.PROVIDER_OVERLOADED, id="crash-text"
+    ),
+    pytest.param("<html>nginx</html>", R.PROVIDER_UNAVAILABLE, R.PROVIDER_OVERLOADED, id="html"),
+    pytest.param("timed out", R.PROVIDER_TIMEOUT, R.PROVIDER_OVERLOADED, id="timeout-text"),
+    pytest.param(
+        "model loading failed", R.PROVIDER_UNAVAILABLE, R.PROVIDER_OVERLOADED, id="load-failed"
+    ),
+    pytest.param("validation failed", None, R.PROVIDER_OVERLOADED, id="reject-text"),
+    pytest.param(
+        "down for maintenance", R.PROVIDER_UNAVAILABLE, R.PROVIDER_OVERLOADED, id="maintenance"
+    ),
+    pytest.param(
+        "no slots available", R.CAPACITY_UNAVAILABLE, R.CAPACITY_UNAVAILABLE, id="capacity"
+    ),
+    pytest.param("insufficient kv", R.CAPACITY_UNAVAILABLE, R.CAPACITY_UNAVAILABLE, id="kv-family"),
+]
+
+#: ``Retry-After`` values as sent, and whether each is valid (RFC 9110 §10.2.3).
+HEADERS = [
+    ("0", True),
+    ("7", True),
+    ("Fri, 01 Mar 2024 12:01:00 GMT", True),
+    (None, False),
+    ("", False),
+    ("1.5", False),
+    ("-3", False),
+    ("²", False),
+    ("soon", False),
+]
+
+
+@pytest.mark.parametrize(("header", "valid"), HEADERS)
+@pytest.mark.parametrize(("text", "without", "paused"), UNAVAILABLE)
+def test_a_503_is_busy_exactly_when_it_names_a_valid_pause(
+    text: str,
+    without: FailureReason | None,
+    paused: FailureReason,
+    header: str | None,
+    valid: bool,
+) -> None:
+    """The farm's submit answer, a poll answer and a direct provider's answer alike: with a
+    valid ``Retry-After`` a 503 is never charged and carries its pause; without one (or
+    with an invalid one) it reads as it always did, a fault unless a busy phrase matches."""
+    body = f'{{"error": {{"message": "{text}"}}}}'.encode() if text else b""
+    now = 1709294400.0  # 2024-03-01 12:00:00 GMT: the date above is 60 s ahead
+    seconds = retry_after_seconds(header, now=now)
+    assert (seconds is not None) is valid
+    expected = paused if valid else without
+    for error in (
+        submit_status_error(503, body, seconds),
+        http_status_error("poll job j", 503, body, seconds),
+        status_error(503, body, header, now=now),
+    ):
+        assert retryable_reason(error) is expected, (error, header)
+        assert getattr(error, "retry_after", None) == seconds
+        outcome = charge(retryable_reason(error))
+        assert (outcome is Outcome.NEUTRAL) is (valid or expected in BUSY), error
+
+
+@pytest.mark.parametrize("code", ["UPSTREAM_ERROR", "SERVICE_NOT_FOUND", "SERVICE_DISABLED"])
+def test_a_503_that_names_its_pause_is_busy_whatever_farm_code_it_carries(code: str) -> None:
+    """As a 429: the status and its pause say busy, the code cannot make it charged."""
+    body = f'{{"code": "{code}", "message": "try later"}}'.encode()
+    for error in (submit_status_error(503, body, 5.0), poll_status_error("j", 503, body, 5.0)):
+        assert isinstance(error, Upstream)
+        assert (error.status_code, error.retry_after) == (503, 5.0)
+        assert retryable_reason(error) is R.PROVIDER_OVERLOADED
+    # without its pause the code decides, as before: the backend was never reached
+    assert isinstance(submit_status_error(503, body), BackendUnavailable)
+    assert retryable_reason(submit_status_error(503, body)) is R.PROVIDER_UNAVAILABLE
+
+
+def test_a_poll_answered_404_is_a_lost_job_even_with_a_pause() -> None:
+    error = poll_status_error("j", 404, b'{"error": "job not found"}', 5.0)
+    assert isinstance(error, JobLost)
+
+
+def test_a_relayed_503_carries_no_headers_and_stays_a_fault() -> None:
+    """The farm relays a backend's status and body, not its headers: a relayed 503 is read
+    by its text (a relayed pause would need the farm to relay ``Retry-After``)."""
+    error = upstream_status_error(UpstreamResponse(status_code=503, body=b"Service Unavailable"))
+    assert error.retry_after is None
+    assert retryable_reason(error) is R.PROVIDER_UNAVAILABLE
+    assert charge(retryable_reason(error)) is Outcome.FAILURE

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_worker.errors import StoredRunUnreadable, StoreError
@@ -258,3 +258,40 @@ def test_a_field_missing_is_unreadable(field: str) -> None:
     del fields[field]
     with pytest.raises(StoredRunUnreadable, match=f"{field}: missing"):
         request_from_hash(fields)
+
+
+# --- a run shown (runs show, runs list, the console), not claimed ------------------------------
+
+SHOWN_FIELDS = ["status", "chat_id", "thread_id", "range_start", "range_end", "created_at"]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    field=st.sampled_from(SHOWN_FIELDS),
+    junk=st.text(chars, min_size=1, max_size=40),
+)
+async def test_a_shown_run_with_any_field_corrupted_is_unreadable_not_a_crash(
+    settings: Settings, redis: Any, field: str, junk: str
+) -> None:
+    """A hand-edited run hash made ``runs show`` raise ``int()``'s ValueError, quoting the
+    value (and ``runs list`` with it, for every run). Now ``get`` is a ``StoredRunUnreadable``
+    naming the field and quoting nothing, and a listing leaves the run out and shows the rest."""
+    store = RunStore(redis, settings)
+    stale = [k async for k in redis.scan_iter(match=f"*{settings.key_prefix}*", count=1000)]
+    if stale:  # the example before's runs (this test's own prefix only: a shared server)
+        await redis.delete(*stale)
+    good = (await store.enqueue(RunRequest.model_validate(request_dict(1)))).run_id
+    bad = (await store.enqueue(RunRequest.model_validate(request_dict(2)))).run_id
+    assert bad is not None
+    await redis.hset(store.keys.run(bad), field, "\u2063" + junk + CANARY)
+    with pytest.raises(StoredRunUnreadable) as info:
+        await store.get(bad)
+    assert info.value.run_id == bad
+    assert f"{field}: not a valid value" in str(info.value)
+    assert "canary" not in str(info.value)
+    assert [run.id for run in await store.list_runs()] == [good]
+    await redis.hdel(store.keys.run(bad), field)
+    with pytest.raises(StoredRunUnreadable, match=f"{field}: missing"):
+        await store.get(bad)

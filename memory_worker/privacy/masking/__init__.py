@@ -69,6 +69,7 @@ from memory_worker.privacy.masking.numbers import luhn_valid
 from memory_worker.privacy.masking.outputs import (
     ECHO,
     FILTERED,
+    forget_echoes,
     mask_error,
     redact_query,
     redact_url,
@@ -90,6 +91,7 @@ __all__ = [
     "Found",
     "contains_secret",
     "find_secrets",
+    "forget_echoes",
     "luhn_valid",
     "mask",
     "mask_error",

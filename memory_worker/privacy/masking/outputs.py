@@ -15,6 +15,9 @@ or a webhook's path to diagnose a failure:
 - :func:`mask_error` — an error text as the run error log keeps it: text the
   farm echoed from the run's own messages replaced by ``[message text]``
   (:func:`strip_echoes`), then scrubbed, then bounded.
+- :func:`forget_echoes` — where a farm call's inputs are known (the routed chat call and
+  embedder, the bot's embedding edge), every farm error of the chain loses what it echoed
+  of them: the prompt's senders and cards, an embedded card, a bot's query.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import orjson
 
+from llm_client import LLMError
 from memory_worker.privacy.masking.detect import mask
 
 FILTERED = "[Filtered]"
@@ -200,3 +204,21 @@ def mask_error(text: str, *, echoes: Iterable[str] = (), limit: int) -> str:
     if len(text) <= limit:
         return text
     return _cut(text, limit - 1) + "…"
+
+
+def forget_echoes(error: BaseException, sent: Iterable[str]) -> None:
+    """Every farm answer in ``error``'s chain (causes and contexts) loses what it echoed of
+    ``sent``, the inputs of the call that failed (§14). A farm that quotes its input back in
+    an error quotes the senders' names and the chat's cards beside the messages, the card
+    texts an embedder was given, a bot's query: the run's error log, its route's last error
+    (admin pages) and the chain a bot's logger prints keep the answer, so its echo goes where
+    the inputs are known — the routed chat call and embedder, the bot's embedding edge."""
+    sources = list(sent)
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, LLMError):
+            cause.message = strip_echoes(cause.message, sources)
+            cause.args = (cause.message,)
+        cause = cause.__cause__ or cause.__context__
