@@ -602,13 +602,14 @@ def labelled_values(text: str, hits: Hits) -> Iterator[Span]:
 
 #: A value that closes its label's line after a colon, however many words stand between
 #: ("secret answer for the utility account's security question (the name I use): Xk2…").
-_CLOSING_VALUE = re.compile(r"[^\n]*?[:：][ \t]*(?P<v>[^\s:：]+)[ \t]*(?=\r?\n|$)")
+_CLOSING_VALUE = re.compile(r"[^\n]*?[:：][ \t]+(?P<v>[^\s:：/]+)[ \t]*(?=\r?\n|$)")
 _CLOSING_REACH = 160
 
 
 def _closing_value(text: str, at: int) -> tuple[int, int] | None:
     """A strong value (:func:`.values.strong`) ending the line of a password label, after a
-    colon within :data:`_CLOSING_REACH` characters of it."""
+    colon and a space within :data:`_CLOSING_REACH` characters of it (not a link's ``://``,
+    not a path)."""
     match = _CLOSING_VALUE.match(text, at)
     if match is None or match.start("v") - at > _CLOSING_REACH:
         return None
