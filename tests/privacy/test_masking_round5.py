@@ -1,4 +1,4 @@
-"""Masking round 5 (§14, issue 32 item 4): general mechanisms, not lines.
+"""Masking round 5 (§14): general mechanisms, not lines.
 
 - Contamination: a text in which one secret was found has every other value-shaped word masked
   (the handover list, the CVV after a card, the PUK after a PIN); a text in which nothing was
