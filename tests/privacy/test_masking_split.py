@@ -8,9 +8,11 @@
   (``tests/data/masking_test3/test.jsonl``: written before any rule changed in the round that
   made dev2, by someone who did not open the rules; scored once as held out at recall 0.965,
   then, in round 4, read and used as dev, see its ``README.md`` and
-  ``tests/data/masking/DEV3.md``). All are scored with ``tests/support/masking_score.py``; the
+  ``tests/data/masking/DEV3.md``), and the dev4 part (``tests/data/masking_test4/test.jsonl``:
+  written blind for round 4, scored once as held out at recall 0.893, then read in round 5,
+  see ``tests/data/masking/DEV4.md``). All are scored with ``tests/support/masking_score.py``; the
   figures pinned here are the ones reached (see ``docs/benchmarks.md``, "Masking"). The
-  held-out part of round 4 is written by someone else and scored by the lead, once.
+  held-out part of round 5 (test5) is written by someone else and scored by the lead, once.
 - One decision: whatever :func:`contains_secret` flags for its value, :func:`mask` takes
   out — for arbitrary text (hypothesis, 400 + 300 examples), and ``mask`` is idempotent and
   never raises.
@@ -42,6 +44,7 @@ TRAIN = DATA / "masking" / "train.jsonl"
 DEV = DATA / "masking" / "dev.jsonl"
 DEV2 = DATA / "masking" / "dev2.jsonl"
 DEV3 = DATA / "masking_test3" / "test.jsonl"
+DEV4 = DATA / "masking_test4" / "test.jsonl"
 PLACEHOLDERS = (REDACTED, CARD_NUMBER, FILTERED, "[email]", "[phone]")
 
 
@@ -99,6 +102,24 @@ def test_the_dev3_part_stays_at_the_figures_reached() -> None:
     assert len(result.by_lang) >= 15
     assert result.total.recall >= DEV3_RECALL, result.missed
     assert result.total.false_rate <= DEV3_FALSE, result.falsely_masked
+
+
+#: The dev4 part (test4: scored once as held out at the end of round 4, recall 0.893 (418 of
+#: 468) and false masks 0.2 % (1 of 466), then read in round 5: the rules gained general
+#: mechanisms — contamination, the last guard's copula line ends, safes, tills and security
+#: answers, script folding — until recall 0.998 (467 of 468) and false masks 0.2 %; see
+#: ``tests/data/masking/DEV4.md``): held at those figures, within one line.
+DEV4_RECALL = 0.995
+DEV4_FALSE = 0.005
+
+
+def test_the_dev4_part_stays_at_the_figures_reached() -> None:
+    rows = load(DEV4)
+    result = score(rows, mask)
+    assert len(rows) >= 900
+    assert len(result.by_lang) >= 15
+    assert result.total.recall >= DEV4_RECALL, result.missed
+    assert result.total.false_rate <= DEV4_FALSE, result.falsely_masked
 
 
 def test_the_dev2_part_stays_at_the_recall_of_round_4() -> None:

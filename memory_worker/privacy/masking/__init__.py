@@ -18,7 +18,9 @@ this package, with one family of functions:
 
 Last, :mod:`.withhold`: a line that talks about a credential and still holds a word shaped
 like a value once the detectors have run is withheld whole, so what ``contains_secret`` flags
-never reaches the farm with its value, even a value no rule recognises.
+never reaches the farm with its value, even a value no rule recognises. And a text in which
+a secret was found keeps none of its other values (:mod:`.contaminate`): the other codes of a
+handover list, the CVV after a card, the PUK after a PIN.
 
 Where: the detectors run together in :mod:`.detect` (``find_secrets``, ``mask``,
 ``contains_secret``) on the text :mod:`.normalise` folds (NFKC, zero-width removed,
@@ -47,8 +49,8 @@ credentials, code identifiers (``MAX_TOKENS``, ``hf_hub_download``).
 
 The split corpus measures both sides: ``tests/data/masking/train.jsonl`` (train: the rules
 are written against it), ``tests/data/masking/dev.jsonl``, ``dev2.jsonl`` and
-``tests/data/masking_test3/test.jsonl`` (dev, dev2, dev3: earlier held-out sets, read once
-scored; a new held-out part is scored once a round by someone who did not write the rules);
+``tests/data/masking_test3/test.jsonl``, ``tests/data/masking_test4/test.jsonl`` (dev, dev2,
+dev3, dev4: earlier held-out sets, read once scored; a new held-out part is scored once a round by someone who did not write the rules);
 ``bench/masking.py`` prints recall and false masks per language and kind. Lists of
 backup codes are :mod:`.backup`.
 """

@@ -72,8 +72,14 @@ _YEAR = re.compile(r"^(?:19|20)\d\d$")
 
 
 def _joins(word: str) -> bool:
+    """Whether ``word`` joins a value before it to a label after it: a copula, a dash, a
+    possessive, or a demonstrative ("Xk2… esa es mi contra", "Xk2… هذا الباسورد")."""
     folded = word.casefold().strip(",")
-    return folded in BEFORE_WORDS or folded.startswith(_GLUED_BEFORE)
+    return folded in BEFORE_WORDS or folded in DEMONSTRATIVES or folded.startswith(_GLUED_BEFORE)
+
+
+#: Quotes and brackets standing alone around a value ("« Xk2… » c'est le code"): passed over.
+_WRAPS_ALONE = frozenset("»«\"'“”„‘’)]）」』>")
 
 
 def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | None:
@@ -82,7 +88,11 @@ def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | 
     the value joins it to the label (a copula, a dash, a possessive), and no word between
     denies it or ends the sentence."""
     line = text.rfind("\n", 0, start) + 1
-    tokens = list(_BACK_TOKEN.finditer(text, max(line, start - 120), start))
+    tokens = [
+        t
+        for t in _BACK_TOKEN.finditer(text, max(line, start - 120), start)
+        if not set(t.group(0)) <= _WRAPS_ALONE
+    ]
     for k in range(len(tokens) - 1, -1, -1):
         word = tokens[k].group(0)
         value = word.rstrip(TRAILING)
@@ -117,7 +127,8 @@ def values_named_after(text: str, hits: Hits) -> Iterator[Span]:
         return
     for label in label_matches(text, hits):
         family = label.family
-        if family not in _NAMED_FAMILIES or skipped(family, text, label.start):
+        named = family in _NAMED_FAMILIES or (family == "pass" and label.lang != "en")
+        if not named or skipped(family, text, label.start):
             continue
         after = FILLER.match(text, label.end)
         if text[label.end : label.end + 1] == "-" or (
@@ -230,9 +241,20 @@ def _next_text(text: str, start: int) -> int:
     return at
 
 
+#: A code read back in groups of digits, alone on its line.
+_SPACED_ANSWER = re.compile(r"(?P<v>\d{3}[ -]\d{3}|\d{2}(?:[ -]\d{2}){2,3})[ \t]*[.!]?[ \t]*")
+#: Words of an answer that stalls before the value ("— ouais attends", "wait", "momento").
+_STALL_WORDS = 4
+#: A word of the answer's line, after its stamp and speaker.
+_LINE_WORD = re.compile(r"\S+")
+
+
 def _answer(text: str, start: int, family: str) -> tuple[int, int] | None:
-    """The value answering the question of a line that ends at ``start`` (its next non-blank
-    line, holding only the value and an answer's own words)."""
+    """The value answering the question of a line that ends at ``start``: its next non-blank
+    line, holding only the value and an answer's own words; or a value no sentence would hold
+    among that line's first words ("papá Fisa_mimi075 y bórralo"); or, past a short line that
+    stalls ("— ouais attends"), such a value on the line after (the last two for a password,
+    not a code)."""
     at = _next_text(text, start)
     end = text.find("\n", at)
     end = len(text) if end < 0 else end
@@ -240,10 +262,44 @@ def _answer(text: str, start: int, family: str) -> tuple[int, int] | None:
         at = _next_text(text, end)  # an export's header: "Ben, [12.03.26 09:16]" then the text
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
+    found = _answer_line(text, at, end, family)
+    if found is not None or family in ("pin", "code", "cvv"):
+        return found  # a code's answer is its digits ("VERANO25" answers a discount code)
+    found = _strong_word(text, at, end, words=3)
+    if found is not None or end >= len(text):
+        return found
+    if len(text[at:end].split()) > _STALL_WORDS or any(c.isdigit() for c in text[at:end]):
+        return None
+    below = _next_text(text, end)
+    below_end = text.find("\n", below)
+    below_end = len(text) if below_end < 0 else below_end
+    return _strong_word(text, below, below_end, words=2)
+
+
+def _strong_word(text: str, at: int, end: int, *, words: int) -> tuple[int, int] | None:
+    """A value no sentence would hold (strong, not digits alone) among the first ``words``
+    words of the line ``text[at:end]``, past its stamp, speaker or dash."""
+    head = _CHAT_LINE.match(text, at, end)
+    begin = head.end() if head is not None else at
+    dash = re.compile(r"[ \t]*[-–—•*>]+[ \t]*").match(text, begin, end)
+    begin = dash.end() if dash is not None else begin
+    for match in list(_LINE_WORD.finditer(text, begin, end))[:words]:
+        value = match.group().strip("\"'«»“”()[]").rstrip(TRAILING)
+        if strong(value) and not value.isdigit() and not not_a_value(value) and not address(value):
+            at = text.find(value, match.start())
+            return at, at + len(value)
+    return None
+
+
+def _answer_line(text: str, at: int, end: int, family: str) -> tuple[int, int] | None:
+    """The value of an answer's line ``text[at:end]`` (the value and an answer's words)."""
     line = _ANSWER.fullmatch(text, text.rfind("\n", 0, at) + 1, end)
     if line is None:
         return None
     value = line.group("v").rstrip(TRAILING)
+    spaced = _SPACED_ANSWER.fullmatch(text, line.start("v"), end)
+    if spaced is not None and family in ("pin", "code", "cvv"):
+        return spaced.span("v")  # "customer: 484 852", a code read back in groups
     if not value or not_a_value(value) or address(value):
         return None
     rest = line.group("rest")
@@ -272,7 +328,7 @@ _REQUEST = re.compile(
     r"cu[aá]l|qu[eé]|p[aá]same|dame|manda(?:me)?|qual|quale|mandami|dammi|dimmi|passa|"
     r"wat|welke?|stuur|geef|vad|vilke[nt]|skicka|jaki[ea]?|jaka|podeślij|podaj|daj|wyślij|"
     r"какой|какая|какое|скинь|скиньте|дай|напиши|пришли|який|яка|яке|ne|neydi|nedir|atar|"
-    r"gönder|söyle)(?!\w)"
+    r"gönder|söyle|read\s+(?:back|out)|vorlesen|lis|dicta|leia|leggi)(?!\w)"
     r"|教えて|おしえて|なんだっけ|何|送って|뭐|알려|좀|보내|多少|什么|什麼|发一下|发下|告诉|"
     r"شو|ما هي|ما هو|ابعت|أرسل|ارسل"
 )

@@ -35,6 +35,7 @@ BACKUP_NEEDLES = frozenset(
         "herstel",
         "yedek",
         "kurtarma",
+        "återställning",
         "バックアップ",
         "リカバリ",
         "백업",
@@ -52,7 +53,7 @@ _LABEL = re.compile(
     r"c[oó]digos?\s+de\s+(?:respaldo|recuperaci[oó]n|recupera[cç][aã]o|backup|reserva|seguran[cç]a)|"
     r"codici\s+di\s+(?:backup|riserva|recupero)|kody\s+(?:zapasowe|odzyskiwania|jednorazowe)|"
     r"reservkod\w*|backupkod\w*|(?:backup-?|wiederherstellungs-?)codes?|herstelcodes?|"
-    r"back-?upcodes?|yedek\s+kod\w*|kurtarma\s+kod\w*|"
+    r"back-?upcodes?|yedek\s+kod\w*|kurtarma\s+kod\w*|återställningskod\w*|"
     r"バックアップ\s*コード|リカバリー?\s*コード|백업\s*코드|복구\s*코드|备用(?:验证)?码|恢复码|"
     r"رموز\s+(?:ال)?(?:احتياط\w*|استرداد)"
 )

@@ -22,6 +22,7 @@ from memory_worker.privacy.masking.around import (
 )
 from memory_worker.privacy.masking.assign import assigned_values
 from memory_worker.privacy.masking.backup import BACKUP_NEEDLES, backup_codes
+from memory_worker.privacy.masking.contaminate import contaminated
 from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.lists import LIST_NEEDLES, credential_lists
@@ -52,6 +53,8 @@ EMAIL = "[email]"
 PHONE = "[phone]"
 _PLACEHOLDERS = {"card_number": CARD_NUMBER, "email": EMAIL, "phone": PHONE}
 _MAX_PASSES = 3
+#: Kinds that are not secrets (masked only when contacts are asked for): no contamination.
+_CONTACTS = frozenset({"email", "phone"})
 
 Detector = Callable[[str, Hits], Iterable[Span]]
 DETECTORS: tuple[Detector, ...] = (
@@ -173,7 +176,9 @@ def _replace(text: str, found: list[Found], placeholder: str | None) -> str:
     return "".join(out)
 
 
-def mask(text: str, *, contacts: bool = False, placeholder: str | None = None) -> str:
+def mask(
+    text: str, *, contacts: bool = False, placeholder: str | None = None, others: bool = True
+) -> str:
     """``text`` with every secret replaced by its placeholder (``placeholder`` for all, when
     given); with ``contacts``, e-mail addresses and phone numbers too.
 
@@ -181,13 +186,21 @@ def mask(text: str, *, contacts: bool = False, placeholder: str | None = None) -
     word shaped like a value is withheld whole (:func:`.withhold.withhold`): whatever
     :func:`contains_secret` flags, the farm never receives its value.
 
+    A text in which a secret was found (a detector's span, or a line withheld) keeps none of
+    its other values: every other word shaped like one is masked too
+    (:func:`.contaminate.contaminated`); ``others=False`` skips that (operator outputs,
+    :func:`.outputs.scrub`, keep the status codes and ids of an error).
+
     Pure and idempotent (a masked text masks to itself): every prompt, embedder
     input and recall query passes through it, and a retried request is sent the same.
     """
     for _ in range(_MAX_PASSES):
         found = find_secrets(text, contacts_too=contacts)
         masked = _replace(text, found, placeholder) if found else text
-        masked = withhold(text, masked, placeholder or REDACTED)
+        held = withhold(text, masked, placeholder or REDACTED)
+        if others and (held != masked or any(f.kind not in _CONTACTS for f in found)):
+            held = contaminated(held, placeholder or REDACTED)
+        masked = held
         if masked == text:
             return text
         text = masked

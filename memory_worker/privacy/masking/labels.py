@@ -356,9 +356,14 @@ def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[i
     return (begin, end) if _accepts(family, text[begin:end], connector=quoted or named) else None
 
 
+_CLOSING = frozenset(")）]")
+
+
 def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tuple[int, int] | None:
     """The value a label ending at ``at`` names, if any (see the module doc)."""
     fillers: list[str] = []
+    if text[at : at + 1] in _CLOSING:
+        at += 1  # a label in brackets, then its value: "Antwort (Kennantwort): …"
     before = text[max(0, start - 60) : start]
     named = family in ("pass", "password") and _after_user(before)
     digits = family in _DIGIT_FAMILIES and family != "code"
@@ -436,8 +441,9 @@ def _bare_after(
     if not (loose or _bare_allowed(fillers, before)):
         return None
     found = _bare(text, at, family, lang, named=named and not fillers)
-    if found is not None and fillers and family == "password" and _YEAR.match(text[slice(*found)]):
-        return None  # "the password for the 2024 tax return"
+    year = found is not None and _YEAR.match(text[slice(*found)]) is not None
+    if year and fillers and (family == "password" or digits):
+        return None  # "the password for the 2024 tax return", "the safe … since 2015"
     return found
 
 
@@ -588,5 +594,26 @@ def labelled_values(text: str, hits: Hits) -> Iterator[Span]:
         if skipped(label.family, text, label.start, label.end):
             continue
         found = _after_label(text, label.start, label.end, label.family, label.lang)
+        if found is None and label.family in ("password", "word"):
+            found = _closing_value(text, label.end)
         if found is not None:
             yield found[0], found[1], KINDS.get(label.family, "password")
+
+
+#: A value that closes its label's line after a colon, however many words stand between
+#: ("secret answer for the utility account's security question (the name I use): Xk2…").
+_CLOSING_VALUE = re.compile(r"[^\n]*?[:：][ \t]+(?P<v>[^\s:：/]+)[ \t]*(?=\r?\n|$)")
+_CLOSING_REACH = 160
+
+
+def _closing_value(text: str, at: int) -> tuple[int, int] | None:
+    """A strong value (:func:`.values.strong`) ending the line of a password label, after a
+    colon and a space within :data:`_CLOSING_REACH` characters of it (not a link's ``://``,
+    not a path)."""
+    match = _CLOSING_VALUE.match(text, at)
+    if match is None or match.start("v") - at > _CLOSING_REACH:
+        return None
+    value = match.group("v").rstrip(TRAILING)
+    if not strong(value) or not_a_value(value):
+        return None
+    return match.start("v"), match.start("v") + len(value)

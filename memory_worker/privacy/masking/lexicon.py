@@ -123,6 +123,8 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"mima",  # 密码 in pinyin, typed on a Latin keyboard
     ),
     "de": (
+        r"kennantwort",
+        r"antwort\s+auf\s+die\s+sicherheitsfrage",
         r"\w*passwort",
         r"\w*kennwort",
         typos("passwort"),
@@ -133,21 +135,40 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"netzwerkschlüssel",
     ),
     "fr": (
+        r"r[ée]ponse\s+[àa]\s+la\s+question\s+(?:de\s+s[ée]curit[ée]|secr[èe]te)",
         r"mot\s*(?:de|2|d['’]?)\s*pas{1,3}e?",
         r"mdp",
         r"code\s+d['’]acc[eè]s",
         r"code\s+secret",
     ),
     "es": (
+        r"respuesta\s+(?:a\s+la\s+)?pregunta\s+de\s+seguridad",
         r"contrase[ñn]i?a",
         typos("contraseña"),
         r"clave\s+del?\s+(?:acceso|wifi|wi-fi|red|router)",
         r"c[oó]digo\s+de\s+acceso",
     ),
-    "pt": (typos("senha"), r"palavra-passe", r"c[oó]digo\s+de\s+acesso"),
-    "it": (r"parola\s+d['’]ordine", r"codice\s+di\s+accesso", r"chiave\s+(?:del\s+)?wi-?fi"),
-    "pl": (r"c?has(?:ło|ła|łem|le|lo)", typos("hasło"), r"kod\s+dost[eę]pu"),
+    "pt": (
+        r"resposta\s+(?:da|[àa])\s+pergunta\s+de\s+seguran[çc]a",
+        typos("senha"),
+        r"palavra-passe",
+        r"c[oó]digo\s+de\s+acesso",
+    ),
+    "it": (
+        r"risposta\s+alla\s+domanda\s+(?:di\s+sicurezza|segreta)",
+        r"parola\s+d['’]ordine",
+        r"codice\s+di\s+accesso",
+        r"chiave\s+(?:del\s+)?wi-?fi",
+    ),
+    "pl": (
+        r"odpowied[źz]\s+na\s+pytanie\s+bezpiecze[ńn]stwa",
+        r"sekretna\s+odpowied[źz]",
+        r"c?has(?:ło|ła|łem|le|lo)",
+        typos("hasło"),
+        r"kod\s+dost[eę]pu",
+    ),
     "ru": (
+        r"секретн(?:ый|ого)\s+ответ",
         r"п[ао]р[оа]л(?:ь|я|ю|ем|е)",
         typos("пароль"),
         r"код\s+доступа",
@@ -155,8 +176,10 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"parol(?:ya|yu|em|e|i|j|')?",
     ),
     "uk": (r"парол(?:ь|я|ю|ем|і)", r"гасло", r"код\s+доступу"),
-    "zh": (r"[密蜜秘觅][码碼马玛]", r"口令"),
+    "zh": (r"密保问题答案", r"密保问题的答案", r"[密蜜秘觅][码碼马玛]", r"口令"),
     "nl": (
+        r"geheim\s+antwoord",
+        r"antwoord\s+(?:op|voor)\s+de\s+beveiligingsvraag",
         r"\w*wachtwo?o?r[dt](?:en)?",
         typos("wachtwoord"),
         r"paswoord",
@@ -164,8 +187,16 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"wifi-?sleutel",
         r"wi-?fi-?code",
     ),
-    "sv": (r"\w*l[öo]senord(?:et)?", typos("lösenord"), r"l[öo]sen(?:et)?", r"wifi-?nyckel(?:n)?"),
+    "sv": (
+        r"hemligt\s+svar(?:et)?",
+        r"svar(?:et)?\s+på\s+säkerhetsfrågan",
+        r"\w*l[öo]senord(?:et)?",
+        typos("lösenord"),
+        r"l[öo]sen(?:et)?",
+        r"wifi-?nyckel(?:n)?",
+    ),
     "tr": (
+        r"gizli\s+cevab[ıi]",
         r"[şs]ifre(?:m|n|si|miz|niz|mi|yi|sini)?",
         typos("şifre"),
         r"parola(?:m|n|sı|mız|yı)?",
@@ -188,6 +219,9 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     "ja": (r"パスワード", r"ぱすわーど", r"パスワド", r"パス"),
     "ko": (r"비[밀빌]번호", r"비[번반빈븐]", r"패스워드", r"암호(?!화)"),
     "ar": (
+        r"[وفبل]?جواب\s+سؤال\s+الأمان(?:\s+السري)?",
+        r"[وفبل]?(?:ال)?جواب\s+السري",
+        r"[وفبل]?إجابة\s+سؤال\s+الأمان",
         r"[وفبل]?كلم[ةه]\s+(?:ال)?(?:مرور|سر|السر)",
         r"[وفبل]?(?:ال)?باس?وورد",
         r"[وفبل]?(?:ال)?باسورد",
@@ -292,6 +326,10 @@ CODE_LABELS: dict[str, tuple[str, ...]] = {
 }
 PIN_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
+        r"(?:safe|strongbox|strong\s+box|cash\s+register|till\s+(?:code|pin)|screen\s+lock|lock\s+screen|server\s+room(?:\s+door)?)",
+        r"punch\s+in",
+        r"key\s+in",
+        r"(?:phone|screen)\s+unlock",
         r"pin(?:[\s-]?(?:code|kod|код|kodu))?",
         r"puk(?:[\s-]?(?:code|kod|код|kodu))?\d?",
         r"otp",
@@ -316,6 +354,11 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"one[\s-]?time\s+(?:password|passcode|pin)",
     ),
     "de": (
+        r"tresor",
+        r"safe",
+        r"kasse",
+        r"bildschirmsperre",
+        r"entsperr\w*",
         r"geheimzahl",
         r"pin-?nummer",
         r"bestätigungscode",
@@ -328,6 +371,9 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"\w+code",
     ),
     "fr": (
+        r"coffre(?:-fort)?",
+        r"caisse",
+        r"(?:code\s+de\s+)?d[ée]verrouillage",
         r"code\s+pin",
         r"code\s+de\s+(?:v[ée]rification|confirmation)",
         r"digicode",
@@ -340,6 +386,10 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"num[ée]ro\s+secret",
     ),
     "es": (
+        r"caja\s+fuerte",
+        r"tpv",
+        r"(?:c[oó]digo\s+de\s+)?desbloqueo",
+        r"bloqueo\s+de\s+pantalla",
         r"c[oó]digo\s+pin",
         r"c[oó]digo\s+de\s+verificaci[oó]n",
         r"c[oó]digo\s+de(?:\s+la|l)?\s+(?:puerta|alarma|portal|port[oó]n|caja\s+fuerte|portero)",
@@ -351,6 +401,10 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"caja\s+(?:de\s+)?llaves",
     ),
     "pt": (
+        r"cofre",
+        r"caixa(?:\s+registradora)?",
+        r"desbloqueio",
+        r"bloqueio\s+de\s+tela",
         r"c[oó]digo\s+pin",
         r"c[oó]digo\s+de\s+verifica[cç][aã]o",
         r"c[oó]digo\s+d[oa]\s+(?:port[ãa]o|porta|alarme|cofre|pr[ée]dio)",
@@ -363,6 +417,10 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"combina[çc][ãa]o",
     ),
     "it": (
+        r"cassaforte",
+        r"cassa",
+        r"sblocco",
+        r"blocco\s+schermo",
         r"codice\s+pin",
         r"codice\s+di\s+verifica",
         r"codice\s+(?:del(?:l['’]\s*|la\s+)?)?(?:portone|porta|cancello|allarme|citofono|cassaforte)",
@@ -374,6 +432,9 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"(?:numero|codice)\s+segreto",
     ),
     "pl": (
+        r"kasa",
+        r"odblokowani[ae]",
+        r"blokad[aay]\s+ekranu",
         r"kod\s+pin",
         r"kod\s+weryfikacyjny",
         r"pin\s+do\s+karty",
@@ -386,6 +447,10 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"sejf(?:u)?",
     ),
     "ru": (
+        r"сейф(?:а|у)?",
+        r"касс[аыу]",
+        r"разблокировк[аиу]",
+        r"пук(?:-?код)?",
         r"(?:пин|pin)(?:-?код)?",
         r"код\s+(?:из\s+смс|подтверждения|для\s+входа|из\s+sms)",
         r"код\s+(?:от\s+)?(?:двери|дверей|домофона|подъезда|сигнализации|сигналки|замка|сейфа|"
@@ -397,6 +462,8 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"ключниц[аеуы]",
     ),
     "uk": (
+        r"сейф(?:а|у)?",
+        r"розблокуванн[яю]",
         r"(?:пін|pin)(?:-?код)?",
         r"код\s+(?:з\s+смс|із\s+смс|підтвердження|для\s+входу)",
         r"код\s+(?:від\s+)?(?:дверей|домофона|під['’]їзду|сигналізації|замка|сейфа|хвіртки)",
@@ -405,6 +472,11 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"комбінаці[яїюєй]",
     ),
     "zh": (
+        r"保险[柜箱]",
+        r"收银机?",
+        r"锁屏",
+        r"屏幕锁",
+        r"PUK码?",
         r"验证码",
         r"PIN码",
         r"支付密码",
@@ -416,6 +488,10 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"(?:报警器?|警报器?)?(?:解锁|解除|撤防)码",
     ),
     "nl": (
+        r"kluis",
+        r"kassa",
+        r"ontgrendel\w*",
+        r"schermvergrendeling",
         r"pincode",
         r"deurcode",
         r"alarmcode",
@@ -429,6 +505,10 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"sleutel(?:kluis|kastje|box)(?:je)?",
     ),
     "sv": (
+        r"kassaskåp(?:et)?",
+        r"kassa(?:n)?",
+        r"skärmlås(?:et)?",
+        r"upplåsning\w*",
         r"pinkod(?:en)?",
         r"portkod(?:en)?",
         r"larmkod(?:en)?",
@@ -442,6 +522,9 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"nyckel(?:box|skåp|gömma)(?:en)?",
     ),
     "tr": (
+        r"(?:çelik\s+)?kasa",
+        r"ekran\s+kilidi",
+        r"kilit\s+kodu",
         r"pin\s+kod(?:u|um)",
         r"(?:kapı|alarm|kasa)\s+(?:şifresi|kodu)",
         r"(?:doğrulama|onay|sms|giriş)\s+kodu(?:n|nuz|m|muz)?",
@@ -453,6 +536,10 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
     "da": (r"pinkode(?:n)?", r"dørkode(?:n)?", r"alarmkode(?:n)?", r"portkode(?:n)?"),
     "fi": (r"pin-?koodi", r"ovikoodi", r"hälytyskoodi"),
     "ja": (
+        r"金庫",
+        r"レジ",
+        r"ロック解除",
+        r"画面ロック",
         r"暗証番号",
         r"(?:解除|PIN|認証|確認|ワンタイム|ログイン)コード",
         r"認証番号",
@@ -462,6 +549,10 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"(?:警報|アラーム)(?:の)?(?:解除)?(?:番号|コード)",
     ),
     "ko": (
+        r"금고",
+        r"포스",
+        r"잠금\s*해제",
+        r"화면\s*잠금",
         r"핀\s*번호",
         r"PIN\s*번호",
         r"인증\s*(?:번호|코드)",
@@ -471,6 +562,10 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
         r"해제\s*(?:번호|코드)",
     ),
     "ar": (
+        r"[وفبل]?(?:ال)?خزنة",
+        r"[وفبل]?(?:ال)?خزينة",
+        r"[وفبل]?(?:ال)?كاشير",
+        r"[وفبل]?قفل\s+الشاشة",
         r"[وفبل]?(?:ال)?رقم(?:\s+\S+)?\s+(?:ال)?سري",
         r"[وفبل]?(?:ال)?رمز\s+(?:ال)?سري",
         r"[وفبل]?رمز\s+(?:الباب|الإنذار|الانذار|التحقق|الدخول|البوابة|التأكيد|التفعيل)",
@@ -628,6 +723,11 @@ LABEL_NEEDLES = _words(
     larmkod portkod dörrkod pinkod وورد bilgi pas p@s losen sifre haslo wachtw порол парал порал seguridad seguran sicurezza безопасн безпек свв 校验
     セキュリティ 보안 أمان الامان güvenlik beveiliging säkerhet sicherheits
     segret sejf chiav 解锁 解除 撤防 buzzer keypad p.i.n p.a.s.s
+    safe strong register till screen punch server tresor kasse bildschirm entsperr coffre caisse
+    verrouill caja tpv desbloq bloqueo cofre caixa bloqueio cassa sblocco blocco kasa odblok
+    blokad сейф касс разблок пук розблок kluis kassa ontgrendel scherm kassaskåp skärmlås
+    upplås kilid kilit 保险 收银 锁屏 屏幕 puk 金庫 レジ 画面 금고 포스 잠금 화면 خزن خزين كاشير قفل
+    kennantw antwoord svar cevab odpowied sekretna 密保 جواب إجابة
     """
 )
 #: Labels spelt out letter by letter ("P I N", "p a s s w o r d").

@@ -23,8 +23,13 @@ import unicodedata
 from dataclasses import dataclass
 
 #: Characters that take no space: zero-width space/joiners, word joiner, BOM, soft hyphen,
-#: direction marks, Mongolian vowel separator, combining grapheme joiner.
-ZERO_WIDTH = "\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u180e\u034f"
+#: direction marks, Mongolian vowel separator, combining grapheme joiner, and the Arabic
+#: tatweel (a stretch of the line between letters, "كلمـــة": no letter of its own).
+ZERO_WIDTH = (
+    "\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u180e\u034f\u0640"
+)
+#: Half-width kana voicing marks: they join the kana before them ("ﾊﾟ" is "パ").
+_HALF_WIDTH_MARKS = "\uff9e\uff9f"
 _ZERO = re.compile(f"[{ZERO_WIDTH}]")
 _CYRILLIC_GREEK = "\u0370-\u03ff\u0400-\u052f"
 _LATIN = "A-Za-z\u00c0-\u024f"
@@ -50,6 +55,8 @@ TO_LATIN = str.maketrans(
 #: Latin letters drawn like Cyrillic ones (a Cyrillic word with a Latin one inside).
 TO_CYRILLIC = str.maketrans("aeopcyxkABEKMHOPCTXY", "аеорсухкАВЕКМНОРСТХУ")
 _NOT_RUSSIAN = frozenset("ѕԁԝԛӏһјЅЈ")
+_TO_LATIN_FROM = frozenset(chr(c) for c in TO_LATIN)
+_TO_CYRILLIC_FROM = frozenset(chr(c) for c in TO_CYRILLIC)
 
 
 def _latin(char: str) -> bool:
@@ -57,11 +64,18 @@ def _latin(char: str) -> bool:
 
 
 def _fold_word(word: str, latin_text: bool) -> str:
-    """A word by its majority script (``latin_text``: the text's letters are mostly Latin,
-    so a word of look-alike capitals alone, "SIM-ΡΙΝ", is Latin too)."""
+    """A word by the one script all its letters can be drawn in ("пapoль": the Latin ``a``,
+    ``p``, ``o`` have Cyrillic twins, ``п`` and ``л`` no Latin one, so the word is Cyrillic;
+    "раssе" is Latin for ``s``), else by its majority script (``latin_text``: the text's
+    letters are mostly Latin, so a word of look-alike capitals alone, "SIM-ΡΙΝ", is Latin
+    too)."""
     latin = sum(_latin(c) for c in word)
     if latin == len(word):
         return word
+    as_latin = all(_latin(c) or c in _TO_LATIN_FROM for c in word)
+    as_cyrillic = all(not _latin(c) or c in _TO_CYRILLIC_FROM for c in word)
+    if as_latin != as_cyrillic and _CYRILLIC.search(word):
+        return word.translate(TO_LATIN if as_latin else TO_CYRILLIC)
     if latin * 2 >= len(word) or _NOT_RUSSIAN.intersection(word):
         return word.translate(TO_LATIN)
     if latin and not _CYRILLIC.search(word):
@@ -120,7 +134,7 @@ def fold(text: str) -> Folded:
     cache = _NFKC_CACHE if len(_NFKC_CACHE) < 4096 else {}
     while i < n:
         j = i + 1
-        while j < n and unicodedata.combining(text[j]):
+        while j < n and (unicodedata.combining(text[j]) or text[j] in _HALF_WIDTH_MARKS):
             j += 1
         if j == i + 1 and text[i] in ZERO_WIDTH:
             i = j

@@ -128,7 +128,8 @@ def scrub(text: str) -> str:
     """``text`` as an operator may see it (see the module doc)."""
     for secret in _known_secrets:
         text = text.replace(secret, FILTERED)
-    text = mask(text, placeholder=FILTERED)  # first: a URL's parser misreads a raw password
+    # first: a URL's parser misreads a raw password; an error's status codes and ids are kept
+    text = mask(text, placeholder=FILTERED, others=False)
     if "://" in text:
         text = _URL.sub(lambda m: redact_url(m.group(0)), text)
     return text

@@ -86,9 +86,13 @@ def wordy(value: str) -> bool:
 
 def strong(value: str) -> bool:
     """A value no sentence would hold in that place: letters mixed with digits or symbols,
-    or letters in random case ("mICTuMBsyl")."""
+    or letters in random case ("mICTuMBsyl"); a question mark counts inside the value only
+    ("VAEkq?vgzo", not "really?")."""
     return len(value) >= 6 and (
-        (any(c.isalpha() for c in value) and any(c.isdigit() or c in "!@#$%^&*_+=~" for c in value))
+        (
+            any(c.isalpha() for c in value)
+            and (any(c.isdigit() or c in "!@#$%^&*_+=~" for c in value) or "?" in value.strip("?"))
+        )
         or _random_case(value)
     )
 

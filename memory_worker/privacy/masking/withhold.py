@@ -8,7 +8,9 @@ detectors did not recognise ("Meadow2024! is my password" in a phrasing no rule 
 reach the farm next to words that got the card refused. This module closes that gap: on each
 line where a marker stands and a value-shaped word (:func:`value_like`) is left, the line is
 replaced by the placeholder, and the line under a marker line that ends on its label
-("password:" then the value below) too. Every other occurrence of a withheld word goes with
+("password:" then the value below, or "パスワードです。" / "비밀번호입니다": a copula or a polite
+ending closing the line) too. A word of letters alone is value-shaped when capitals stand
+inside it three times ("hGNxHsASs"). Every other occurrence of a withheld word goes with
 it. Lines that only talk ("I forgot my password", "password reset link sent", "the password
 is wrong") hold no value-shaped word and are kept as written.
 """
@@ -102,6 +104,15 @@ _PATH = re.compile(r"^(?:~?/|\.\.?/|[a-z0-9_.-]+(?:/[a-z0-9_.-]*)+$)")
 _PORT = re.compile(r"(?i)(?:-p|--port|port|порт)\s*$")
 #: A label at the end of a line: the value is on the line below.
 _LABEL_AT_END = re.compile(r"[:：=\-–—>]\s*$")
+#: A lower-case letter, then a capital: a capital inside a word.
+_INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
+#: What may close a line that ends on its label: a copula or a polite ending ("パスワードです。",
+#: "비밀번호입니다", "密码是", "كلمة المرور هي", "das Passwort ist", "the password is"), then
+#: punctuation. The value stands on the line below.
+_COPULA_END = re.compile(
+    r"(?i)^[\s:：]*(?:です|でございます|だよ|だ|は|입니다|이에요|예요|는|은|是|为|如下|هو|هي|ist|lautet|is|are|es|est|"
+    r"c['’]est|é|è|jest|är|is\s+als\s+volgt|это|это\s+вот|—\s*это)?[\s。．.!！:：,，、…~〜]*$"
+)
 
 
 def value_like(word: str, before: str = "") -> bool:
@@ -123,6 +134,8 @@ def value_like(word: str, before: str = "") -> bool:
         return True
     if digits:
         return digits >= 4 and not _PORT.search(before)
+    if len(core) >= 6 and core.isalpha() and len(_INNER_CAPITAL.findall(core)) >= 3:
+        return True  # "hGNxHsASs": capitals inside three times, not "iPhoneXS" or "MacBook"
     return len(core) >= 6 and _INNER_SYMBOL.search(core) is not None
 
 
@@ -150,7 +163,7 @@ def flagged_values(text: str) -> set[str]:
         found = _values(SECRET_MARKERS.sub(" ", line))
         if found:
             values.update(found)
-        elif _LABEL_AT_END.search(line) or _ends_on_marker(line):
+        elif _LABEL_AT_END.search(line) or _ends_on_marker(line) or _ends_on_copula(line):
             below = _next_line(lines, i)
             if below is not None and not SECRET_MARKERS.search(lines[below]):
                 words = lines[below].split()
@@ -179,6 +192,12 @@ def withhold(text: str, masked: str, placeholder: str) -> str:
 def _ends_on_marker(line: str) -> bool:
     ends = [m.end() for m in SECRET_MARKERS.finditer(line)]
     return bool(ends) and not line[ends[-1] :].strip(" \t:：=-–—>()")
+
+
+def _ends_on_copula(line: str) -> bool:
+    """Whether ``line`` ends on its marker and a copula or polite ending (:data:`_COPULA_END`)."""
+    ends = [m.end() for m in SECRET_MARKERS.finditer(line)]
+    return bool(ends) and _COPULA_END.match(line[ends[-1] :]) is not None
 
 
 def _next_line(lines: list[str], at: int) -> int | None:
