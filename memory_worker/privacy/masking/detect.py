@@ -29,6 +29,7 @@ from memory_worker.privacy.masking.lists import LIST_NEEDLES, credential_lists
 from memory_worker.privacy.masking.needles import Hits, Needles
 from memory_worker.privacy.masking.normalise import fold
 from memory_worker.privacy.masking.numbers import card_numbers, contacts, ssn_numbers
+from memory_worker.privacy.masking.questions import QUESTION_NEEDLES, security_answers
 from memory_worker.privacy.masking.seeds import seed_phrases
 from memory_worker.privacy.masking.shapes import (
     PEM_NEEDLES,
@@ -66,6 +67,7 @@ DETECTORS: tuple[Detector, ...] = (
     values_named_after,
     values_above_labels,
     answers_below_questions,
+    security_answers,
     keys_near_labels,
     credential_lists,
     assigned_values,
@@ -88,6 +90,7 @@ NEEDLES = Needles(
     | BACKUP_NEEDLES
     | WIFI_NEEDLES
     | LIST_NEEDLES
+    | QUESTION_NEEDLES
 )
 
 

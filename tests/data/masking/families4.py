@@ -34,7 +34,7 @@ SECURITY: list[tuple[str, str, str]] = [
     ("sv", "hemlig fråga (första bilen): Vorbastik", "Vorbastik"),
     ("sv", "säkerhetsfråga 'favoritlärare' svar: Klemquist", "Klemquist"),
     ("pl", "pytanie bezpieczeństwa (miasto urodzenia): Wrostegal", "Wrostegal"),
-    ("pl", "pytanie kontrolne \"nazwisko nauczyciela\" odpowiedź: Grabelnik", "Grabelnik"),
+    ("pl", 'pytanie kontrolne "nazwisko nauczyciela" odpowiedź: Grabelnik', "Grabelnik"),
     ("ru", "секретный вопрос (город рождения): Зовренка", "Зовренка"),
     ("ru", "контрольный вопрос «кличка собаки» ответ: Tarbuzik", "Tarbuzik"),
     ("uk", "контрольне питання (ім'я першого вчителя): Дремулька", "Дремулька"),
@@ -67,7 +67,11 @@ BRACKETED: list[tuple[str, str, str]] = [
 
 #: (lang, text, the secret): a password key glued into one word in a pasted JSON or env.
 GLUED_KEYS: list[tuple[str, str, str]] = [
-    ("de", '{"benutzer": "kiosk_ost", "kennwort": "Larm4471?", "host": "mail.example.de"}', "Larm4471?"),
+    (
+        "de",
+        '{"benutzer": "kiosk_ost", "kennwort": "Larm4471?", "host": "mail.example.de"}',
+        "Larm4471?",
+    ),
     ("es", '{"usuario": "bar_sol", "contrasena": "Pelu8812!"}', "Pelu8812!"),
     ("pt", '{"usuario": "loja_ze", "senha": "Tomb5530#"}', "Tomb5530#"),
     ("nl", '{"gebruiker": "bakker_jan", "wachtwoord": "Knol7720?"}', "Knol7720?"),
