@@ -3,8 +3,11 @@ then read) showed the rules missing, each written fresh in the fifteen languages
 (EN DE FR ES IT PT NL SV PL RU TR JA KO ZH AR), never a dev5 line: a security question's
 answer after the question itself (in quotes, brackets or corner brackets) and a colon, an
 "answer" word or a copula; a password after a shortened label in square brackets; a
-password key glued into one word in a JSON or env paste — and their look-alikes: the question
-without its answer, a bracketed note, a command line that asks for its password.
+password key glued into one word in a JSON or env paste; a code asked for in a chat and
+answered by its digits and a few words (or after a CJK speaker's colon with no space); a
+long message naming a key box or a lock, then its number a few words on — and their
+look-alikes: the question without its answer, a bracketed note, a command line that asks
+for its password, an answer that is a count or a year, a key box's price or room number.
 
 Read by ``generate.py`` (batch ``families4``). Every value is made up.
 """
@@ -83,6 +86,92 @@ GLUED_KEYS: list[tuple[str, str, str]] = [
     ("fr", "MOTDEPASSE=Sable7714?", "Sable7714?"),
 ]
 
+#: (lang, text, the secret): a code asked for in a chat, answered by its digits and a few
+#: words, or by a speaker written in a script without spaces and no space after the colon.
+CHAT_ANSWERS: list[tuple[str, str, str]] = [
+    ("en", "Sam: what's the gate code?\nLiv: 6618 then push hard", "6618"),
+    ("de", "Jonas: wie ist der Torcode?\nMia: 7304 und dann drücken", "7304"),
+    ("fr", "Hugo : c'est quoi le digicode ?\nZoé : 5821 puis la porte", "5821"),
+    ("es", "Leo: ¿cuál es el código del portal?\nAna: 3390 y empuja", "3390"),
+    ("pt", "Rui: qual é o código do portão?\nBia: 4472 e empurra", "4472"),
+    ("nl", "Bram: wat is de deurcode?\nNoor: 9015 en dan duwen", "9015"),
+    ("sv", "Oskar: vad är portkoden?\nElsa: 2287 sen dra", "2287"),
+    ("pl", "Kuba: jaki jest kod do bramy?\nOla: 6649 i pchnij", "6649"),
+    ("ru", "Макс: какой код от домофона?\nАня: 1538 и толкай", "1538"),
+    ("tr", "Emre: kapı kodu ne?\nZeynep: 8826 sonra it", "8826"),
+    ("ja", "母：玄関の暗証番号なんだっけ？\n息子：3047", "3047"),
+    ("zh", "妈妈：门禁码多少？\n儿子：5912", "5912"),
+    ("ko", "엄마：현관 비밀번호 뭐였지?\n아들：7730", "7730"),
+]
+
+#: (lang, text, the secret): a long message naming a key box, a lock or a padlock, then its
+#: number a few words on.
+LOCK_NUMBERS: list[tuple[str, str, str]] = [
+    (
+        "en",
+        "hi all, we're away till Sunday, spare key is in the lockbox by the shed, the number is 4719, thanks for feeding the cat",
+        "4719",
+    ),
+    (
+        "de",
+        "Hallo zusammen, der Schlüssel hängt im Schlüsselkasten am Zaun, die Nummer ist 5830, danke fürs Gießen",
+        "5830",
+    ),
+    (
+        "de",
+        "Fahrrad steht hinten, mit dem Zahlenschloss 3161 abgeschlossen, bitte wieder zumachen",
+        "3161",
+    ),
+    (
+        "fr",
+        "coucou, la clé est dans la boîte à clés près de la porte, le code c'est 8294, merci pour les plantes",
+        "8294",
+    ),
+    (
+        "es",
+        "hola vecinos, la llave está en el candado de la valla, combinación 6027, gracias por regar",
+        "6027",
+    ),
+    (
+        "it",
+        "ciao, la chiave è nel lucchetto a combinazione sul cancello, numero 4418, grazie mille",
+        "4418",
+    ),
+    (
+        "nl",
+        "hoi buren, sleutel ligt in het sleutelkastje bij de deur, het nummer is 7352, bedankt!",
+        "7352",
+    ),
+    (
+        "sv",
+        "hej grannar, nyckeln ligger i nyckelboxen vid dörren, koden är 2940, tack för hjälpen",
+        "2940",
+    ),
+    (
+        "pl",
+        "cześć, klucz jest w skrytce na klucze przy furtce, numer to 5186, dzięki za podlewanie",
+        "5186",
+    ),
+    ("ru", "привет соседи, ключ в ключнице у двери, номер 9073, спасибо что поливаете", "9073"),
+    (
+        "tr",
+        "merhaba komşular, anahtar kapının yanındaki anahtar kutusunda, numarası 6631, teşekkürler",
+        "6631",
+    ),
+    (
+        "ja",
+        "皆さんへ　来週は留守にします。合鍵はキーボックスにあって、番号は 7185 です。よろしくお願いします",
+        "7185",
+    ),
+    (
+        "ko",
+        "이웃분들께 다음 주에 집을 비워요 열쇠는 키박스에 넣어뒀고 번호는 4093 입니다 부탁드려요",
+        "4093",
+    ),
+    ("zh", "邻居们好，我们下周出门，钥匙在钥匙盒里，号码是 8820，麻烦帮忙浇花，谢谢", "8820"),
+    ("ar", "مرحبا يا جيران، المفتاح في صندوق المفاتيح عند الباب، الرقم 3574، شكرا لكم", "3574"),
+]
+
 LOOKS: list[tuple[str, str]] = [
     ("en", "security question (city where you were born): I never set one"),
     ("en", "what was my security question again? the first pet one?"),
@@ -110,6 +199,17 @@ LOOKS: list[tuple[str, str]] = [
     ("fr", "lance `mysqldump -u root -p` puis tape le mot de passe"),
     ("en", '{"user": "kiosk", "passwordHint": "your dog"}'),
     ("de", '{"benutzer": "kiosk_ost", "kennwort": "", "host": "mail.example.de"}'),
+    ("en", "Sam: what's the gate code?\nLiv: 2 sec, looking"),
+    ("en", "Sam: what's the gate code?\nLiv: 1500 people got it already"),
+    ("de", "Jonas: wie ist der Torcode?\nMia: 2024 geändert, frag Tom"),
+    ("ja", "母：郵便番号なんだっけ？\n息子：1500001"),
+    ("zh", "妈妈：快递单号多少？\n儿子：SF1234567890"),
+    ("en", "the lockbox by the shed is the one from 2019, the number is on the lid"),
+    ("de", "der Schlüsselkasten hat 4 Haken, Nummer 12 ist für die Garage"),
+    ("ja", "キーボックスは玄関の横です。部屋番号は 302 です"),
+    ("ko", "키박스는 문 옆에 있어요 호수는 302 입니다"),
+    ("fr", "la boîte à clés coûte 2990 euros chez le serrurier"),
+    ("ru", "ключница стоит 1500 рублей"),
 ]
 
 
@@ -119,5 +219,7 @@ def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     secrets: list[Secret] = [("security_answer", lang, t, [s]) for lang, t, s in SECURITY]
     secrets += [("password_bracketed", lang, t, [s]) for lang, t, s in BRACKETED]
     secrets += [("config_glued_key", lang, t, [s]) for lang, t, s in GLUED_KEYS]
+    secrets += [("chat_code_answer", lang, t, [s]) for lang, t, s in CHAT_ANSWERS]
+    secrets += [("lock_number", lang, t, [s]) for lang, t, s in LOCK_NUMBERS]
     looks: list[Look] = [("round6", lang, text) for lang, text in LOOKS]
     yield from batch_rows("families4", next_id, secrets, looks)
