@@ -26,6 +26,7 @@ from memory_worker.privacy.masking.contaminate import contaminated
 from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.lists import LIST_NEEDLES, credential_lists
+from memory_worker.privacy.masking.locks import LOCK_NEEDLES, lock_numbers
 from memory_worker.privacy.masking.needles import Hits, Needles
 from memory_worker.privacy.masking.normalise import fold
 from memory_worker.privacy.masking.numbers import card_numbers, contacts, ssn_numbers
@@ -68,6 +69,7 @@ DETECTORS: tuple[Detector, ...] = (
     values_above_labels,
     answers_below_questions,
     security_answers,
+    lock_numbers,
     keys_near_labels,
     credential_lists,
     assigned_values,
@@ -91,6 +93,7 @@ NEEDLES = Needles(
     | WIFI_NEEDLES
     | LIST_NEEDLES
     | QUESTION_NEEDLES
+    | LOCK_NEEDLES
 )
 
 
