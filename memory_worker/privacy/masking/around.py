@@ -203,8 +203,12 @@ _ANSWER = re.compile(
     re.IGNORECASE,
 )
 _QUESTIONS = "?？؟"
-#: A few words after a code's digits (the most an answer adds: "9433 e poi chiave").
-_TALK_AFTER = re.compile(r"[^\s\d]+(?:[ \t]+[^\s\d]+){0,2}[ \t]*[.!]?")
+#: A code's digits, then what to do next in a few words ("9433 e poi chiave", "6618 then
+#: push hard"): a connective first, so a count ("1500 people asked") is no answer.
+_TALK_AFTER = re.compile(
+    r"(?i:,?[ \t]*(?:and|then|und|dann|et|puis|y|luego|e|poi|depois|en|dan|och|sen|sedan|"
+    r"i|potem|и|потом|затем|ve|sonra|ardından|そして|然后|再|و|ثم))(?:[ \t]+[^\s\d]+){0,3}[ \t]*[.!]?"
+)
 #: Words after a code's digits that make them an amount, a time or a count.
 _AMOUNT = re.compile(
     rf"[ \t]*(?:[%€$£¥₽₴₺元円원:.,/-]|(?:{'|'.join(sorted(UNITS, key=len, reverse=True))})(?!\w))",
