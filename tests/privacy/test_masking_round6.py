@@ -56,7 +56,7 @@ QUESTIONS = [
     "السؤال السري",
 ]
 #: What stands between the question's name and its answer.
-BETWEEN = [': ', ' "first car": ', " (first car) = ", " 'first car' -> ", " «first car» — "]
+BETWEEN = [": ", ' "first car": ', " (first car) = ", " 'first car' -> ", " «first car» — "]
 
 
 @given(
@@ -125,9 +125,7 @@ def test_a_command_line_with_its_password_is_still_masked() -> None:
         ("열쇠는 키박스 안에 있어요 번호는 1946 입니다", "1946"),
     ],
 )
-def test_a_code_answered_in_a_chat_and_a_key_box_number_are_masked(
-    text: str, value: str
-) -> None:
+def test_a_code_answered_in_a_chat_and_a_key_box_number_are_masked(text: str, value: str) -> None:
     assert value not in mask(text)
 
 
