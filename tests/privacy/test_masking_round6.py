@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from memory_worker.privacy.masking import mask
+from memory_worker.privacy.masking import mask, scrub
 from tests.support.masking_score import load, score
 
 DATA = Path(__file__).parent.parent / "data"
@@ -150,3 +150,10 @@ def test_no_part_s_look_alikes_are_masked_above_half_a_percent(part: Path) -> No
     rows = [row for row in load(part) if row.kind == "lookalike"]
     result = score(rows, mask)
     assert result.total.false_rate <= 0.005, result.falsely_masked
+
+
+@pytest.mark.parametrize("text", ["pw [Vrolq84#x]", "pw: [Vrolq84#x], token: [Kq83mZpL2w]"])
+def test_a_bracketed_value_masks_to_a_placeholder_that_is_not_masked_again(text: str) -> None:
+    once = mask(text)
+    assert mask(once) == once
+    assert scrub(scrub(text)) == scrub(text)

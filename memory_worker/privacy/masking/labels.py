@@ -145,8 +145,9 @@ _LABELS = _label_pattern()
 _CONNECTORS = {lang: _connector_pattern(lang) for lang in [*CONNECTOR_WORDS, "any"]}
 _QUOTES = {'"': '"', "'": "'", "«": "»", "“": "”", "„": "“", "‘": "’", "`": "`", "「": "」"}
 _BARE = re.compile(r"[^\s]+")
-#: A value in square brackets: one word, no space (not "[ask me]", not "[redacted]").
-_BRACKETED = re.compile(r"\[[^\s\[\]]{3,64}\]")
+#: A value in square brackets: one word, no space (not "[ask me]"), not a placeholder left
+#: where a value was masked ("[redacted]", "[Filtered]": masking stays idempotent).
+_BRACKETED = re.compile(r"\[(?!(?i:redacted|filtered|email|phone)\])[^\s\[\]]{3,64}\]")
 _ASCII = re.compile(r"[!-~]+")
 #: A word between a label and its value (a dot inside it too: "bol.com").
 FILLER = re.compile(r"[ \t]+(?P<w>(?:[^\s.!?,;:=：]|\.(?=\w)){1,30})(?=\s|[:=：](?!//)|$)")
