@@ -54,6 +54,11 @@ QUESTIONS = [
     "보안 질문",
     "安全问题",
     "السؤال السري",
+    "secret answer",
+    "gizli cevap",
+    "비밀 답변",
+    "الإجابة السرية",
+    "réponse secrète",
 ]
 #: What stands between the question's name and its answer.
 BETWEEN = [": ", ' "first car": ', " (first car) = ", " 'first car' -> ", " «first car» — "]
@@ -82,6 +87,9 @@ def test_a_security_question_s_one_word_answer_is_masked(
         "秘密の質問：最初のペットの名前",
         "quiz question (capital of Peru): Lima",
         "security question: none",
+        "the answer: Lima",
+        "Antwort: Berlin",
+        "secret answer: forgot",
     ],
 )
 def test_a_security_question_without_its_answer_is_kept(text: str) -> None:

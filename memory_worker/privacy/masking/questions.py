@@ -32,10 +32,23 @@ def _words(text: str) -> frozenset[str]:
 QUESTION_NEEDLES = _words(
     """
     question frage pregunta domanda pergunta vraag fråga pytanie вопрос питання soru 質問 질문
-    问题 問題 密保 سؤال السؤال
+    问题 問題 密保 سؤال السؤال answer antwort réponse reponse respuesta risposta resposta
+    antwoord svar odpowied ответ відповідь cevap cevab 答え 答案 답 إجابة جواب
     """
 ) | {"security q", "secret q"}
 
+#: Words for "secret" or "security" that make an answer one to keep.
+_SECRET = (
+    r"secret|security|hidden|geheime?|sicherheits|secr[èe]te?|de\s+s[ée]curit[ée]|secreta"
+    r"|de\s+seguridad|segreta|di\s+sicurezza|de\s+seguran[çc]a|hemlig[at]?|säkerhets"
+    r"|tajn[aey]|sekretn[aey]|bezpiecze[ńn]stwa|секретн\w*|контрольн\w*|gizli|güvenlik"
+    r"|秘密の?|密保|보안|비밀|(?:ال)?سري(?:ة)?|(?:ال)?أمان"
+)
+#: Words for "answer".
+_ANSWER_WORD = (
+    r"answer|antwort|r[ée]ponse|respuesta|risposta|resposta|antwoord|svar(?:et)?"
+    r"|odpowied[źz]|ответ|відповідь|cevab[ıi]?|cevap|答え|答案|답변|답|(?:ال)?إجابة|(?:ال)?جواب"
+)
 _QUESTION = (
     r"(?:security|secret|safety|memorable|challenge|recovery)\s+q(?:uestion)?s?\b"
     r"|\w*(?:sicherheits|geheim|kontroll)frage\w*"
@@ -50,6 +63,8 @@ _QUESTION = (
     r"|(?:güvenlik|gizli)\s+soru(?:su)?"
     r"|秘密の質問|セキュリティー?質問|(?:보안|비밀)\s*질문|密保问题|密保問題|安全问题|安全問題|密保"
     r"|(?:ال)?سؤال\s+(?:ال)?(?:أمان|امان|سري)"
+    # an answer named secret: the two concepts side by side, in either order
+    rf"|(?:{_SECRET})[ \t]*(?:{_ANSWER_WORD})|(?:{_ANSWER_WORD})[ \t]+(?:{_SECRET})"
 )
 #: A question naming phrase, its line up to a separator, one word, the line's end.
 _ANSWER = re.compile(

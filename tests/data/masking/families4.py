@@ -53,6 +53,15 @@ SECURITY: list[tuple[str, str, str]] = [
     ("ar", "سؤال الامان 'اسم المعلم الأول' الجواب: Dormatek", "Dormatek"),
 ]
 
+#: (lang, text, the secret): an answer named secret, the two words side by side.
+SECRET_ANSWERS: list[tuple[str, str, str]] = [
+    ("en", "hidden answer = Quorvelin", "Quorvelin"),
+    ("tr", "gizli cevap: Morkanelli", "Morkanelli"),
+    ("ko", "비밀 답변: Harvonelli", "Harvonelli"),
+    ("ar", "الإجابة السرية: Morvikello", "Morvikello"),
+    ("sv", "säkerhetssvar: Talvikonne", "Talvikonne"),
+]
+
 #: (lang, text, the secret): a shortened password label, its value in square brackets.
 BRACKETED: list[tuple[str, str, str]] = [
     ("en", "forum acct: user maple_k / pw [Trolq84#x]", "Trolq84#x"),
@@ -199,6 +208,10 @@ LOOKS: list[tuple[str, str]] = [
     ("fr", "lance `mysqldump -u root -p` puis tape le mot de passe"),
     ("en", '{"user": "kiosk", "passwordHint": "your dog"}'),
     ("de", '{"benutzer": "kiosk_ost", "kennwort": "", "host": "mail.example.de"}'),
+    ("en", "the answer: Lima"),
+    ("de", "Antwort: Berlin"),
+    ("en", "secret answer: forgot"),
+    ("ko", "답변: 내일 갈게요"),
     ("en", "Sam: what's the gate code?\nLiv: 2 sec, looking"),
     ("en", "Sam: what's the gate code?\nLiv: 1500 people got it already"),
     ("de", "Jonas: wie ist der Torcode?\nMia: 2024 geändert, frag Tom"),
@@ -217,6 +230,7 @@ def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     """Every row of the batch (``next_id(lang, secret)`` numbers them after the earlier
     batches' rows)."""
     secrets: list[Secret] = [("security_answer", lang, t, [s]) for lang, t, s in SECURITY]
+    secrets += [("security_answer", lang, t, [s]) for lang, t, s in SECRET_ANSWERS]
     secrets += [("password_bracketed", lang, t, [s]) for lang, t, s in BRACKETED]
     secrets += [("config_glued_key", lang, t, [s]) for lang, t, s in GLUED_KEYS]
     secrets += [("chat_code_answer", lang, t, [s]) for lang, t, s in CHAT_ANSWERS]
