@@ -131,6 +131,8 @@ def test_a_command_line_with_its_password_is_still_masked() -> None:
         ("Das Rad ist mit dem Zahlenschloss 4092 gesichert", "4092"),
         ("留守中すみません。合鍵はキーボックスで、番号は 5530 です", "5530"),
         ("열쇠는 키박스 안에 있어요 번호는 1946 입니다", "1946"),
+        ("the padlock on the bike shed opens with 5527", "5527"),
+        ("hangslot van de garage: 3318", "3318"),
     ],
 )
 def test_a_code_answered_in_a_chat_and_a_key_box_number_are_masked(text: str, value: str) -> None:
@@ -147,6 +149,8 @@ def test_a_code_answered_in_a_chat_and_a_key_box_number_are_masked(text: str, va
         "ключница стоит 1500 рублей",
         "キーボックスは玄関の横です。部屋番号は 302 です",
         "der Schlüsselkasten hat 4 Haken, Nummer 12 ist für die Garage",
+        "der Schlüsselkasten ist von 2019",
+        "the padlock was 12 euros",
     ],
 )
 def test_a_count_a_price_and_a_room_near_a_lock_are_kept(text: str) -> None:

@@ -179,6 +179,10 @@ LOCK_NUMBERS: list[tuple[str, str, str]] = [
     ),
     ("zh", "邻居们好，我们下周出门，钥匙在钥匙盒里，号码是 8820，麻烦帮忙浇花，谢谢", "8820"),
     ("ar", "مرحبا يا جيران، المفتاح في صندوق المفاتيح عند الباب، الرقم 3574، شكرا لكم", "3574"),
+    ("en", "the padlock on the garden shed opens with 8816, shut it after", "8816"),
+    ("nl", "het hangslot van de fietsenstalling: 6190, graag weer dichtdoen", "6190"),
+    ("sv", "kodlåset på förrådet är 4273 om ni behöver stegen", "4273"),
+    ("ar", "قفل المخزن رقمه 9461 لو احتجتم السلم", "9461"),
 ]
 
 LOOKS: list[tuple[str, str]] = [
@@ -223,6 +227,8 @@ LOOKS: list[tuple[str, str]] = [
     ("ko", "키박스는 문 옆에 있어요 호수는 302 입니다"),
     ("fr", "la boîte à clés coûte 2990 euros chez le serrurier"),
     ("ru", "ключница стоит 1500 рублей"),
+    ("en", "the padlock on the shed is from 2019, ask me for the code"),
+    ("sv", "kodlåset är trasigt sedan 2021"),
 ]
 
 
