@@ -62,6 +62,26 @@ SECRET_ANSWERS: list[tuple[str, str, str]] = [
     ("sv", "säkerhetssvar: Talvikonne", "Talvikonne"),
 ]
 
+#: (lang, text, the secret): a word for access or credentials, a colon or an arrow, and one
+#: generated value closing the line.
+ACCESS: list[tuple[str, str, str]] = [
+    ("en", "streaming creds: Vq7!marlo9", "Vq7!marlo9"),
+    ("de", "Netflix-Zugang: Hopsi#4471", "Hopsi#4471"),
+    ("fr", "accès box : Trq8*lumen", "Trq8*lumen"),
+    ("es", "acceso del router: Mzp4!quena", "Mzp4!quena"),
+    ("it", "accesso wifi ospiti -> Gal9#tremo", "Gal9#tremo"),
+    ("pt", "acesso do painel: Lub7!terra", "Lub7!terra"),
+    ("nl", "toegang nas: Wrk5#dolmen", "Wrk5#dolmen"),
+    ("sv", "inloggning förrådsdatorn: Fjq3!snor", "Fjq3!snor"),
+    ("pl", "dostęp do panelu: Krt6#wiosna", "Krt6#wiosna"),
+    ("ru", "доступ к админке: Vlx8!zima", "Vlx8!zima"),
+    ("tr", "giriş bilgisi: Ymr2#deniz", "Ymr2#deniz"),
+    ("ja", "ログイン情報：Hnk5!sora", "Hnk5!sora"),
+    ("ko", "로그인 정보: Bdl7#hana", "Bdl7#hana"),
+    ("zh", "登录信息：Qin3!shan", "Qin3!shan"),
+    ("ar", "بيانات الدخول: Kmr4#bahr", "Kmr4#bahr"),
+]
+
 #: (lang, text, the secret): a shortened password label, its value in square brackets.
 BRACKETED: list[tuple[str, str, str]] = [
     ("en", "forum acct: user maple_k / pw [Trolq84#x]", "Trolq84#x"),
@@ -213,6 +233,13 @@ LOOKS: list[tuple[str, str]] = [
     ("en", '{"user": "kiosk", "passwordHint": "your dog"}'),
     ("de", '{"benutzer": "kiosk_ost", "kennwort": "", "host": "mail.example.de"}'),
     ("en", "the answer: Lima"),
+    ("en", "access: read-only"),
+    ("en", "login: anna.k"),
+    ("de", "Zugang: über den Hintereingang"),
+    ("fr", "accès : 24h/24"),
+    ("ru", "доступ: admin"),
+    ("en", "creds: in the vault"),
+    ("en", "access: Room4B"),
     ("de", "Antwort: Berlin"),
     ("en", "secret answer: forgot"),
     ("ko", "답변: 내일 갈게요"),
@@ -237,6 +264,7 @@ def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     batches' rows)."""
     secrets: list[Secret] = [("security_answer", lang, t, [s]) for lang, t, s in SECURITY]
     secrets += [("security_answer", lang, t, [s]) for lang, t, s in SECRET_ANSWERS]
+    secrets += [("access_value", lang, t, [s]) for lang, t, s in ACCESS]
     secrets += [("password_bracketed", lang, t, [s]) for lang, t, s in BRACKETED]
     secrets += [("config_glued_key", lang, t, [s]) for lang, t, s in GLUED_KEYS]
     secrets += [("chat_code_answer", lang, t, [s]) for lang, t, s in CHAT_ANSWERS]
