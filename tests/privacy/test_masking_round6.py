@@ -169,3 +169,51 @@ def test_a_bracketed_value_masks_to_a_placeholder_that_is_not_masked_again(text:
     once = mask(text)
     assert mask(once) == once
     assert scrub(scrub(text)) == scrub(text)
+
+
+#: Words for access or credentials, in the fifteen languages of the split.
+ACCESS_WORDS = [
+    "creds",
+    "Zugangsdaten",
+    "accès",
+    "acceso",
+    "accesso",
+    "acesso",
+    "toegang",
+    "inloggning",
+    "dostęp",
+    "доступ",
+    "giriş bilgileri",
+    "ログイン情報",
+    "로그인 정보",
+    "登录信息",
+    "بيانات الدخول",
+]
+
+
+@given(
+    word=st.sampled_from(ACCESS_WORDS),
+    sep=st.sampled_from([": ", " = ", " -> ", " → ", "："]),
+    value=st.from_regex(r"[A-Z][a-z]{3,6}[!#%*+@][0-9]{2,4}", fullmatch=True),
+)
+@hsettings(max_examples=200, deadline=None)
+def test_a_generated_value_after_a_word_for_access_is_masked(
+    word: str, sep: str, value: str
+) -> None:
+    assert value not in mask(f"{word} netflix{sep}{value}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "access: read-only",
+        "login: anna.k",
+        "Zugang: über den Hintereingang",
+        "accès : 24h/24",
+        "доступ: admin",
+        "access: Room4B",
+        "access: https://intranet.example.com/a?b=1",
+    ],
+)
+def test_access_without_a_generated_value_is_kept(text: str) -> None:
+    assert mask(text) == text

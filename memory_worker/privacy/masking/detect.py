@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from memory_worker.privacy.masking.access import ACCESS_NEEDLES, access_values
 from memory_worker.privacy.masking.around import (
     answers_below_questions,
     keys_near_labels,
@@ -70,6 +71,7 @@ DETECTORS: tuple[Detector, ...] = (
     answers_below_questions,
     security_answers,
     lock_numbers,
+    access_values,
     keys_near_labels,
     credential_lists,
     assigned_values,
@@ -94,6 +96,7 @@ NEEDLES = Needles(
     | LIST_NEEDLES
     | QUESTION_NEEDLES
     | LOCK_NEEDLES
+    | ACCESS_NEEDLES
 )
 
 
