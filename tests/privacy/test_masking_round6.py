@@ -103,6 +103,7 @@ def test_a_security_question_without_its_answer_is_kept(text: str) -> None:
         ("foro: usuario sol / contra: [Tubek55?]", "Tubek55?"),
         ('{"login": "atelier_9", "motdepasse": "Pierre8811?"}', "Pierre8811?"),
         ('{"gebruiker": "winkel", "wachtwoord": "Tulp2244!"}', "Tulp2244!"),
+        ("MOT_DE_PASSE=Pierre8811?", "Pierre8811?"),
     ],
 )
 def test_a_bracketed_value_and_a_glued_json_key_are_masked(text: str, value: str) -> None:

@@ -676,7 +676,7 @@ NAME_PASSWORD_PARTS = _words(
     """
     password passwd pwd pass passphrase passcode pw passwort kennwort senha haslo mdp
     motdepasse contrasena contrasenya wachtwoord losenord lösenord sifre şifre parola
-    parolachiave hasło пароль parol
+    parolachiave hasło пароль parol palavrapasse
     """
 )
 #: Parts that name a token, key or other secret.

@@ -113,6 +113,8 @@ GLUED_KEYS: list[tuple[str, str, str]] = [
     ("it", '{"utente": "bar_roma", "parolachiave": "Orso2290?"}', "Orso2290?"),
     ("fr", '{"login": "gite_mer", "motdepasse": "Galet9043!", "port": 993}', "Galet9043!"),
     ("fr", "MOTDEPASSE=Sable7714?", "Sable7714?"),
+    ("fr", "MOT_DE_PASSE=Galet5520!", "Galet5520!"),
+    ("pt", '{"utilizador": "loja", "palavra_passe": "Rio8833#"}', "Rio8833#"),
 ]
 
 #: (lang, text, the secret): a code asked for in a chat, answered by its digits and a few
