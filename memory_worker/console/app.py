@@ -58,6 +58,7 @@ from memory_worker.errors import (
     EmbeddingUnavailable,
     ForgetInputError,
     InvalidCorrection,
+    StoredRunUnreadable,
     StoreError,
 )
 from memory_worker.keys import Keys
@@ -339,7 +340,10 @@ class Console:
     async def run(self, request: web.Request) -> web.Response:
         """The run; with ``action`` (cancel, replay) and ``preview``, what it would do."""
         run_id = request.match_info["run_id"]
-        run = await runs_data.run_detail(self.redis, self.settings, run_id)
+        try:
+            run = await runs_data.run_detail(self.redis, self.settings, run_id)
+        except StoredRunUnreadable as exc:
+            return await self._unreadable(request, exc)
         if run is None:
             return await self.render(request, "missing.html.j2", status=404, what=f"run {run_id}")
         action = request.query.get("action", "")
@@ -347,6 +351,13 @@ class Console:
         if request.query.get("preview") and action in RUN_ACTIONS:
             preview = await self._run_preview(run, action)
         return await self._run_page(request, run, preview=preview)
+
+    async def _unreadable(self, request: web.Request, exc: StoredRunUnreadable) -> web.Response:
+        """A run whose stored hash no longer reads: its fields, never their values (500: the
+        store's data, not the request, is wrong)."""
+        return await self.render(
+            request, "unreadable.html.j2", status=500, run_id=exc.run_id, problems=exc.problems
+        )
 
     # --- actions: one run by id (§13) -----------------------------------------------------------
     # ``GET /runs/ID?action=cancel|replay&preview=1`` says what the action would do (reads
@@ -401,7 +412,10 @@ class Console:
             return form
         run_id = request.match_info["run_id"]
         action = form.get("action", "")
-        run = await runs_data.run_detail(self.redis, self.settings, run_id)
+        try:
+            run = await runs_data.run_detail(self.redis, self.settings, run_id)
+        except StoredRunUnreadable as exc:
+            return await self._unreadable(request, exc)
         if run is None or action not in RUN_ACTIONS:
             return await self.render(request, "missing.html.j2", status=404, what=f"run {run_id}")
         actions, now = self._run_actions(), int(time.time() * 1000)

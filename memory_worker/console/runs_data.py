@@ -16,10 +16,13 @@ from redis.asyncio import Redis
 
 from llm_client import as_text
 from memory_worker.keys import Keys
+from memory_worker.logs import get_logger
 from memory_worker.models import ErrorLogEntry, Run, RunStatus
 from memory_worker.privacy.masking import scrub
 from memory_worker.settings import Settings
 from memory_worker.wiring import run_store
+
+log = get_logger(__name__)
 
 #: Index entries one runs-list request may examine (filters that no index serves).
 SCAN_BUDGET = 2000
@@ -95,6 +98,17 @@ _ROW_FIELDS = (
 
 
 def _row(values: Sequence[Any], last_error: Any) -> RunRow | None:
+    """A listed run's row; None for none, or for a hash that no longer reads (a hand edit,
+    a corruption: the run page names its fields) — one such run must not hide the others."""
+    try:
+        return _read_row(values, last_error)
+    except (ValueError, TypeError, OverflowError):  # int()'s and pydantic's
+        h = dict(zip(_ROW_FIELDS, (as_text(v) for v in values), strict=True))
+        log.warning("run_unreadable", run_id=h["id"], where="console_list")
+        return None
+
+
+def _read_row(values: Sequence[Any], last_error: Any) -> RunRow | None:
     h = dict(zip(_ROW_FIELDS, (as_text(v) for v in values), strict=True))
     if not h["status"]:
         return None

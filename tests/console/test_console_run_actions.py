@@ -115,3 +115,36 @@ async def test_cancel_then_replay_from_the_run_page(
     assert [e.kind for e in run.error_log] == ["cancel", "replay"]
     events = await (await client.get("/events?type=console_run_replay")).text()
     assert run_id in events
+
+
+async def test_an_unreadable_run_is_a_page_naming_its_fields_and_the_lists_still_show(
+    redis: Any, settings: Settings, make_client: MakeClient
+) -> None:
+    """A hand-edited run hash (``chat_id`` no longer a number) made the run page a bare 500
+    and, through the lists, every page that lists runs; the run page names the field (never
+    its value), the action is refused the same way, and the runs list shows the others."""
+    runs = RunStore(redis, settings)
+    good = await queued_run(redis, settings)
+    bad = (await runs.enqueue(make_request(78, hour=4))).run_id
+    assert bad is not None
+    canary = "canary-console-unreadable-9c1e"
+    await redis.hset(runs.keys.run(bad), "chat_id", canary)
+    client = await make_client(with_token(settings))
+    page = await client.get(f"/runs/{bad}")
+    text = await page.text()
+    assert page.status == 500
+    assert "chat_id: not a valid value" in text
+    assert canary not in text
+    csrf = await csrf_of(client)
+    before = await dump_all(redis, settings.key_prefix)
+    refused = await client.post(
+        f"/runs/{bad}", data={"action": "cancel", "csrf": csrf, "token": TOKEN}
+    )
+    assert refused.status == 500
+    assert canary not in await refused.text()
+    assert await dump_all(redis, settings.key_prefix) == before
+    listing = await client.get("/runs")
+    listed = await listing.text()
+    assert listing.status == 200
+    assert good in listed
+    assert canary not in listed
