@@ -10,9 +10,11 @@
   then, in round 4, read and used as dev, see its ``README.md`` and
   ``tests/data/masking/DEV3.md``), and the dev4 part (``tests/data/masking_test4/test.jsonl``:
   written blind for round 4, scored once as held out at recall 0.893, then read in round 5,
-  see ``tests/data/masking/DEV4.md``). All are scored with ``tests/support/masking_score.py``; the
+  see ``tests/data/masking/DEV4.md``), and the dev5 part (``tests/data/masking_test5/test.jsonl``:
+  written blind for round 5, scored once as held out at recall 0.933, then read in round 6,
+  see ``tests/data/masking/DEV5.md``). All are scored with ``tests/support/masking_score.py``; the
   figures pinned here are the ones reached (see ``docs/benchmarks.md``, "Masking"). The
-  held-out part of round 5 (test5) is written by someone else and scored by the lead, once.
+  held-out part of round 6 (test6) is written by someone else and scored by the lead, once.
 - One decision: whatever :func:`contains_secret` flags for its value, :func:`mask` takes
   out — for arbitrary text (hypothesis, 400 + 300 examples), and ``mask`` is idempotent and
   never raises.
@@ -45,6 +47,7 @@ DEV = DATA / "masking" / "dev.jsonl"
 DEV2 = DATA / "masking" / "dev2.jsonl"
 DEV3 = DATA / "masking_test3" / "test.jsonl"
 DEV4 = DATA / "masking_test4" / "test.jsonl"
+DEV5 = DATA / "masking_test5" / "test.jsonl"
 PLACEHOLDERS = (REDACTED, CARD_NUMBER, FILTERED, "[email]", "[phone]")
 
 
@@ -120,6 +123,24 @@ def test_the_dev4_part_stays_at_the_figures_reached() -> None:
     assert len(result.by_lang) >= 15
     assert result.total.recall >= DEV4_RECALL, result.missed
     assert result.total.false_rate <= DEV4_FALSE, result.falsely_masked
+
+
+#: The dev5 part (test5: scored once as held out at the end of round 5, recall 0.933 (332 of
+#: 356) and false masks 0.9 % (3 of 340), then read in round 6: a security question's answer
+#: by concept, bracketed values, glued JSON keys, a code answered in a chat, a key box's
+#: number in a long message, a command that asks for its password — until recall 1.000 and
+#: false masks 0.3 % (1 of 340); see ``tests/data/masking/DEV5.md``): held within one line.
+DEV5_RECALL = 0.995
+DEV5_FALSE = 0.005
+
+
+def test_the_dev5_part_stays_at_the_figures_reached() -> None:
+    rows = load(DEV5)
+    result = score(rows, mask)
+    assert len(rows) >= 690
+    assert len(result.by_lang) >= 15
+    assert result.total.recall >= DEV5_RECALL, result.missed
+    assert result.total.false_rate <= DEV5_FALSE, result.falsely_masked
 
 
 def test_the_dev2_part_stays_at_the_recall_of_round_4() -> None:

@@ -36,6 +36,9 @@ too: :mod:`.labels`, words in :mod:`.lexicon`), named after them, on the line be
 a little before a long generated key (:mod:`.around`), values in a list of credentials
 under a heading that names accounts, logins or passwords (:mod:`.lists`), and values
 assigned to secret-named identifiers in env files, JSON, YAML and code (:mod:`.assign`);
+a security question's one-word answer, named by the question in any label language
+(:mod:`.questions`); a key box's or a lock's number a few words on in its sentence
+(:mod:`.locks`); a generated value after a word for access or credentials (:mod:`.access`);
 what a value may be is
 :mod:`.values`; Luhn-valid payment card numbers with their expiry and CVV, and US SSNs
 (:mod:`.numbers`).

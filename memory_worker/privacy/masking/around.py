@@ -28,6 +28,7 @@ from memory_worker.privacy.masking.ordinary import (
     NOT_SECRET_CODES,
     PASS_TARGETS,
     PREPOSITIONS,
+    UNITS,
 )
 from memory_worker.privacy.masking.shapes import Span, token_like
 from memory_worker.privacy.masking.values import (
@@ -186,7 +187,12 @@ _STAMP = (
     r"\d{1,2}:\d{2}(?::\d{2})?(?:[ \t]?[AaPp]\.?[Mm]\.?)?\]?"
 )
 #: A chat log's speaker ("Ben:", "Léa :", "<dave>").
-_SPEAKER = r"(?:<[^<>\s]{1,24}>[ \t]*|[^\s:：<>]{1,24}[ \t]?[:：][ \t]+)"
+#: A speaker written in a script without spaces needs none after the colon ("娘：8567", a
+#: full-width colon NFKC makes ``:``).
+_SPEAKER = (
+    r"(?:<[^<>\s]{1,24}>[ \t]*|[^\s:：<>]{1,24}[ \t]?[:：][ \t]+"
+    r"|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{1,8}[:：])"
+)
 #: A line of a chat log: a time stamp, then a speaker (or a speaker alone).
 _CHAT_LINE = re.compile(rf"[ \t]*(?:{_STAMP}[ \t]*[-–—]?[ \t]*{_SPEAKER}?|{_SPEAKER})")
 _ANSWER = re.compile(
@@ -197,6 +203,17 @@ _ANSWER = re.compile(
     re.IGNORECASE,
 )
 _QUESTIONS = "?？؟"
+#: A code's digits, then what to do next in a few words ("9433 e poi chiave", "6618 then
+#: push hard"): a connective first, so a count ("1500 people asked") is no answer.
+_TALK_AFTER = re.compile(
+    r"(?i:,?[ \t]*(?:and|then|und|dann|et|puis|y|luego|e|poi|depois|en|dan|och|sen|sedan|"
+    r"i|potem|и|потом|затем|ve|sonra|ardından|そして|然后|再|و|ثم))(?:[ \t]+[^\s\d]+){0,3}[ \t]*[.!]?"
+)
+#: Words after a code's digits that make them an amount, a time or a count.
+_AMOUNT = re.compile(
+    rf"[ \t]*(?:[%€$£¥₽₴₺元円원:.,/-]|(?:{'|'.join(sorted(UNITS, key=len, reverse=True))})(?!\w))",
+    re.I,
+)
 #: Words after an answer's value that hand it over ("351411 ось", "4821 voilà", "Kx9… 吧").
 _HERE_WORDS = frozenset(
     [
@@ -305,7 +322,17 @@ def _answer_line(text: str, at: int, end: int, family: str) -> tuple[int, int] |
     rest = line.group("rest")
     if rest and rest.strip(" \t.!,)").casefold() in ASSENT_WORDS | _HERE_WORDS:
         rest = None  # "351411 ось", "Kx9… here"
-    if rest:
+    if (
+        rest
+        and family in ("pin", "code", "cvv")
+        and value.isdigit()
+        and _TALK_AFTER.fullmatch(rest)
+    ):
+        # a code's digits first, then talk ("9433 e poi chiave"), not an amount or a time
+        accepted = code_digits(
+            "pin" if family == "code" else family, value, connector=True
+        ) and not (_AMOUNT.match(" " + rest) or _YEAR.match(value))
+    elif rest:
         # words after the value ("Kx9… (same as staging)", "caramel0156 je crois"): only a
         # value no sentence would hold there
         accepted = strong(value) and not value.isdigit()

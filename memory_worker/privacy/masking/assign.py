@@ -38,6 +38,8 @@ def secret_name(name: str) -> str | None:
     parts = [part.lower() for part in _NAME_PARTS.findall(name)]
     if not parts or any(part in NAME_NOT_SECRET_PARTS for part in parts):
         return None
+    if "".join(parts) in NAME_PASSWORD_PARTS:
+        return "password"  # a label of several words, split: MOT_DE_PASSE, palavra_passe
     if any(part in NAME_PASSWORD_PARTS or part.endswith(_GLUED_PASSWORD) for part in parts):
         return "password"  # PGPASSWORD, MYSQL_PWD
     if any(part in NAME_KEY_PARTS or part.endswith(_GLUED_KEY) for part in parts):

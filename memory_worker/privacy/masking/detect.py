@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from memory_worker.privacy.masking.access import ACCESS_NEEDLES, access_values
 from memory_worker.privacy.masking.around import (
     answers_below_questions,
     keys_near_labels,
@@ -26,9 +27,11 @@ from memory_worker.privacy.masking.contaminate import contaminated
 from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.lists import LIST_NEEDLES, credential_lists
+from memory_worker.privacy.masking.locks import LOCK_NEEDLES, lock_numbers
 from memory_worker.privacy.masking.needles import Hits, Needles
 from memory_worker.privacy.masking.normalise import fold
 from memory_worker.privacy.masking.numbers import card_numbers, contacts, ssn_numbers
+from memory_worker.privacy.masking.questions import QUESTION_NEEDLES, security_answers
 from memory_worker.privacy.masking.seeds import seed_phrases
 from memory_worker.privacy.masking.shapes import (
     PEM_NEEDLES,
@@ -66,6 +69,9 @@ DETECTORS: tuple[Detector, ...] = (
     values_named_after,
     values_above_labels,
     answers_below_questions,
+    security_answers,
+    lock_numbers,
+    access_values,
     keys_near_labels,
     credential_lists,
     assigned_values,
@@ -88,6 +94,9 @@ NEEDLES = Needles(
     | BACKUP_NEEDLES
     | WIFI_NEEDLES
     | LIST_NEEDLES
+    | QUESTION_NEEDLES
+    | LOCK_NEEDLES
+    | ACCESS_NEEDLES
 )
 
 

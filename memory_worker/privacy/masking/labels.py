@@ -145,6 +145,9 @@ _LABELS = _label_pattern()
 _CONNECTORS = {lang: _connector_pattern(lang) for lang in [*CONNECTOR_WORDS, "any"]}
 _QUOTES = {'"': '"', "'": "'", "«": "»", "“": "”", "„": "“", "‘": "’", "`": "`", "「": "」"}
 _BARE = re.compile(r"[^\s]+")
+#: A value in square brackets: one word, no space (not "[ask me]"), not a placeholder left
+#: where a value was masked ("[redacted]", "[Filtered]": masking stays idempotent).
+_BRACKETED = re.compile(r"\[(?!(?i:redacted|filtered|email|phone)\])[^\s\[\]]{3,64}\]")
 _ASCII = re.compile(r"[!-~]+")
 #: A word between a label and its value (a dot inside it too: "bol.com").
 FILLER = re.compile(r"[ \t]+(?P<w>(?:[^\s.!?,;:=：]|\.(?=\w)){1,30})(?=\s|[:=：](?!//)|$)")
@@ -160,6 +163,8 @@ def _value(text: str, at: int, lang: str, family: str = "") -> tuple[int, int, b
         close = text.find(_QUOTES[text[at]], at + 1, at + 102)
         if close > at + 1 and "\n" not in text[at + 1 : close]:
             return at + 1, close, True
+    if text[at : at + 1] == "[" and (inner := _BRACKETED.match(text, at)) is not None:
+        return at + 1, inner.end() - 1, False  # "PW: [Zomi70?]": one word in square brackets
     match = (_ASCII if lang in _ASCII_VALUES and family != "word" else _BARE).match(text, at)
     if match is None:
         return None

@@ -675,6 +675,8 @@ CONNECTOR_WORDS: dict[str, tuple[str, ...]] = {
 NAME_PASSWORD_PARTS = _words(
     """
     password passwd pwd pass passphrase passcode pw passwort kennwort senha haslo mdp
+    motdepasse contrasena contrasenya wachtwoord losenord lösenord sifre şifre parola
+    parolachiave hasło пароль parol palavrapasse
     """
 )
 #: Parts that name a token, key or other secret.

@@ -134,7 +134,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
         0,
         None,
     ),
-    # credentials on command lines: curl -u user:pass (the whole pair), mysql -pSECRET,
+    # credentials on command lines: curl -u user:pass (the whole pair), mysql -pSECRET (not
+    # the backtick closing `mysql -u root -p`: no value, it asks for one),
     # sshpass -p SECRET, docker login -p, redis-cli -a, --password/--token/--api-key VALUE
     (
         "password",
@@ -146,7 +147,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
     (
         "password",
         ("mysql", "mariadb"),
-        r"\b(?:mysql|mysqladmin|mysqldump|mariadb)\b[^\n]*?\s-p(?P<v>[^\s,;.'\")-]\S*)",
+        r"\b(?:mysql|mysqladmin|mysqldump|mariadb)\b[^\n]*?\s-p(?P<v>[^\s,;.'\")`-]\S*)",
         "v",
         None,
     ),

@@ -1,0 +1,95 @@
+"""A key box's or a lock's number in a long message: a word naming a key box, a lock box, a
+padlock or a combination lock in any of the fifteen label languages, then — in the same
+sentence, a few words on — a word for its number or code and 3 to 8 digits ("spare key is in
+the lockbox by the shed, the number is 4719", "鍵はキーボックスに入れてあって番号は 2164 です",
+"열쇠는 키박스에 있고 번호는 853831 입니다"), or a colon or a copula and the digits
+("Schlüsselbox am Eingang: 4471", "the padlock opens with 7731"; not a year then), or the
+digits right after the lock's own word ("im Kasten mit Zahlenschloss 8991").
+
+A sentence's end (``. ! ? 。 ！ ？`` or a line break) ends the lock's reach ("キーボックスは
+玄関の横です。部屋番号は 302 です" keeps its room), two digits are no code ("Nummer 12"),
+and a number followed by a unit is an amount ("ключница стоит 1500 рублей").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memory_worker.privacy.masking.needles import Hits
+from memory_worker.privacy.masking.ordinary import UNITS
+from memory_worker.privacy.masking.shapes import Span
+
+
+def _words(text: str) -> frozenset[str]:
+    """The whitespace-separated words of a block of text (a word list kept readable)."""
+    return frozenset(text.split())
+
+
+#: Needles: a text holding none of them names no key box or lock.
+LOCK_NEEDLES = _words(
+    """
+    lock box padlock schlüssel schloss boîte boite cadenas llave candado chiavi lucchetto chaves
+    cadeado sleutel slot nyckel lås klucz kłódk ключниц замк замок kutus kilit キーボックス 錠 키박스
+    키 박스 자물쇠 열쇠 钥匙 锁 صندوق قفل
+    """
+)
+
+_LOCK = (
+    r"lock\s*box|key\s*(?:box|safe)|padlock|combination\s+lock"
+    r"|schlüssel(?:kasten|box|tresor|safe)\w*|zahlenschloss\w*|vorhängeschloss\w*"
+    r"|kombinationsschloss\w*"
+    r"|bo[iî]te\s+(?:[àa]\s+)?cl[ée]s|cadenas"
+    r"|caja\s+(?:de\s+)?llaves|candado"
+    r"|cassett(?:a|ina)\s+(?:delle\s+|per\s+le\s+)?chiavi|lucchetto"
+    r"|(?:caixa|cofre)\s+(?:de\s+|das\s+)?chaves|cadeado"
+    r"|sleutel(?:kastje|kluis|box)\w*|hangslot\w*|cijferslot\w*|codeslot\w*"
+    r"|nyckel(?:box|skåp|gömma)\w*|kodlås\w*|hänglås\w*"
+    r"|skryt(?:k|c)\w*\s+(?:na|z)\s+klucz\w*|kłódk\w*"
+    r"|ключниц\w*|кодов\w*\s+зам[оа]?к\w*|навесн\w*\s+зам[оа]?к\w*"
+    r"|anahtar\s+kutusu\w*|asma\s+kilit\w*|şifreli\s+kilit\w*"
+    r"|キーボックス|南京錠|ダイヤル錠|키\s*박스|자물쇠|열쇠\s*함|钥匙[盒箱]|密码锁|挂锁"
+    r"|صندوق\s+(?:ال)?مفاتيح|(?:ال)?قفل"
+)
+_NUMBER_WORD = (
+    r"number|code|combo|combination|nummer|zahl|kombination|num[ée]ro|combinaison"
+    r"|n[uú]mero|c[oó]digo|combinaci[oó]n|numero|codice|combinazione|combina[çc][ãa]o|senha"
+    r"|combinatie|numret|kod(?:en)?|kombinationen|numer|szyfr|kombinacj\w*|номер|код|шифр"
+    r"|комбинаци\w*|numara\w*|kodu|şifre\w*|暗証番号|番号|コード|비밀번호|비번|번호|号码|密码|编号"
+    r"|(?:ال)?رقم\w*|(?:ال)?رمز\w*|(?:ال)?كود\w*"
+)
+_CONNECTOR = (
+    r"(?:[ \t]*(?:[:：=]|—|–|-)|[ \t]+(?:is|ist|est|c['’]est|es|è|é|är|er|to|это|jest)"
+    r"|[ \t]*(?:は|는|은|是|为))?"
+)
+#: A connector with no number word ("Schlüsselbox am Eingang: 4471", "kodlåset … är 3344",
+#: "the padlock opens with 7731"): then a year is no code.
+_BARE_CONNECTOR = (
+    r"(?:[ \t]*[:：=]|[ \t]+(?i:is|ist|är|er|est|es|è|é|jest|to|это|opens\s+with|öppnas\s+med"
+    r"|öffnet\s+mit|s['’]ouvre\s+avec|se\s+abre\s+con|si\s+apre\s+con|abre\s+com|gaat\s+open\s+met"
+    r"|otwiera\s+si[ęe]\s+na|открывается\s+на|açılır))"
+)
+_YEAR = re.compile(r"(?:19|20)\d\d$")
+_DIGITS = r"(?P<v>\d{3,8})(?![\d.,:/-]\d)"
+#: A lock's word, up to 80 characters of its sentence, a number word and the digits; or
+#: the digits right after the lock's word.
+_LOCK_NUMBER = re.compile(
+    rf"(?i:{_LOCK})(?:[^.!?。！？\n]{{0,80}}?(?<![A-Za-z\u00c0-\u024f\u0400-\u04ff])"
+    rf"(?i:{_NUMBER_WORD}){_CONNECTOR}|(?P<bare>[^.!?。！？\n]{{0,40}}?{_BARE_CONNECTOR})|[ \t]+)"
+    rf"[ \t]*{_DIGITS}"
+)
+_AMOUNT = re.compile(
+    rf"[ \t]*(?:[%€$£¥₽₴₺元円원]|(?:{'|'.join(sorted(UNITS, key=len, reverse=True))})(?!\w))",
+    re.I,
+)
+
+
+def lock_numbers(text: str, hits: Hits) -> Iterator[Span]:
+    """A key box's or lock's number in its sentence (see the module doc)."""
+    if not hits.present & LOCK_NEEDLES:
+        return
+    for match in _LOCK_NUMBER.finditer(text):
+        if _AMOUNT.match(text, match.end("v")):
+            continue
+        if match.group("bare") is None or not _YEAR.match(match.group("v")):
+            yield match.start("v"), match.end("v"), "pin"

@@ -1,0 +1,112 @@
+"""A security question's answer, by the concept and not by a list of phrasings: a phrase
+naming a security (secret, control, helper) question in any of the fifteen label languages,
+then anything on its line — the question itself in quotes, brackets or corner brackets, an
+"answer" word — then a separator (``:``, ``=``, ``->``, ``→``, a dash, a copula) and **one**
+word that ends the line. That word is the answer, even a plain made-up name
+("Sicherheitsfrage "Geburtsname der Mutter": Yalshami", "密保问题「…」答案：Nukatis",
+"security question "name of your first pet" answer is Tistutis").
+
+What keeps it from masking talk: the answer is a single word closing its line (the question
+alone, "pytanie pomocnicze: imię pierwszego zwierzaka", is several words), it is not a
+placeholder or an ordinary non-answer ("forgot", "none"), and in a script with letter case
+it starts with a capital or holds a digit ("… : esqueci" is not an answer). A quiz question
+is no security question ("Quizfrage (Hauptstadt von Peru): Lima").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memory_worker.privacy.masking.needles import Hits
+from memory_worker.privacy.masking.shapes import Span
+from memory_worker.privacy.masking.values import TRAILING, not_a_value
+
+
+def _words(text: str) -> frozenset[str]:
+    """The whitespace-separated words of a block of text (a word list kept readable)."""
+    return frozenset(text.split())
+
+
+#: Needles: a text holding none of them names no security question.
+QUESTION_NEEDLES = _words(
+    """
+    question frage pregunta domanda pergunta vraag fråga pytanie вопрос питання soru 質問 질문
+    问题 問題 密保 سؤال السؤال answer antwort réponse reponse respuesta risposta resposta
+    antwoord svar odpowied ответ відповідь cevap cevab 答え 答案 답 إجابة جواب
+    """
+) | {"security q", "secret q"}
+
+#: Words for "secret" or "security" that make an answer one to keep.
+_SECRET = (
+    r"secret|security|hidden|geheime?|sicherheits|secr[èe]te?|de\s+s[ée]curit[ée]|secreta"
+    r"|de\s+seguridad|segreta|di\s+sicurezza|de\s+seguran[çc]a|hemlig[at]?|säkerhets"
+    r"|tajn[aey]|sekretn[aey]|bezpiecze[ńn]stwa|секретн\w*|контрольн\w*|gizli|güvenlik"
+    r"|秘密の?|密保|보안|비밀|(?:ال)?سري(?:ة)?|(?:ال)?أمان"
+)
+#: Words for "answer".
+_ANSWER_WORD = (
+    r"answer|antwort|r[ée]ponse|respuesta|risposta|resposta|antwoord|svar(?:et)?"
+    r"|odpowied[źz]|ответ|відповідь|cevab[ıi]?|cevap|答え|答案|답변|답|(?:ال)?إجابة|(?:ال)?جواب"
+)
+_QUESTION = (
+    r"(?:security|secret|safety|memorable|challenge|recovery)\s+q(?:uestion)?s?\b"
+    r"|\w*(?:sicherheits|geheim|kontroll)frage\w*"
+    r"|question\s+(?:secr[èe]te|de\s+s[ée]curit[ée])"
+    r"|pregunta\s+(?:de\s+seguridad|secreta)"
+    r"|domanda\s+(?:di\s+sicurezza|segreta)"
+    r"|pergunta\s+(?:de\s+seguran[çc]a|secreta)"
+    r"|(?:beveiligings|veiligheids|controle)vraag|geheime\s+vraag"
+    r"|säkerhetsfråga\w*|hemlig\s+fråga\w*|kontrollfråga\w*"
+    r"|pytani[ea]\s+(?:pomocnicze|bezpiecze[ńn]stwa|kontrolne|zabezpieczaj[ąa]ce)"
+    r"|(?:контрольн|секретн)\w*\s+(?:вопрос|питання)\w*"
+    r"|(?:güvenlik|gizli)\s+soru(?:su)?"
+    r"|秘密の質問|セキュリティー?質問|(?:보안|비밀)\s*질문|密保问题|密保問題|安全问题|安全問題|密保"
+    r"|(?:ال)?سؤال\s+(?:ال)?(?:أمان|امان|سري)"
+    # an answer named secret: the two concepts side by side, in either order
+    rf"|(?:{_SECRET})[ \t]*(?:{_ANSWER_WORD})|(?:{_ANSWER_WORD})[ \t]+(?:{_SECRET})"
+)
+#: A question naming phrase, its line up to a separator, one word, the line's end.
+_ANSWER = re.compile(
+    rf"(?i:{_QUESTION})[^\n]{{0,100}}?"
+    r"(?:[ \t]*(?:[:：=]|->|=>|→|—|–)|[ \t]+(?:-|is|ist|est|es|è|é|är|er|jest|это|was))"
+    r"[ \t]*[\"'«“„「『]?(?P<v>[^\s\"'«»“”„「」『』()（）\[\]<>:：]{3,40})[\"'»”“」』]?"
+    r"[ \t]*[.!。！]?[ \t]*$",
+    re.M,
+)
+#: Single words that answer nothing ("security question: forgot").
+_NON_ANSWERS = _words(
+    """
+    none unknown forgot forgotten same required optional mandatory set unset empty blank
+    n/a na idk later asked skip skipped vergessen keine leer oublié aucune olvidé ninguna
+    dimenticato nessuna esqueci nenhuma vergeten geen glömt ingen zapomniałem brak забыл
+    нет unuttum yok
+    """
+)
+
+
+#: Han and kana: a script written without spaces, where one "word" may be a whole phrase.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+#: The longest answer in an unspaced script ("ポチ", "東京"; not "最初のペットの名前").
+_UNSPACED_MAX = 4
+
+
+def _answer(value: str) -> bool:
+    if not_a_value(value) or value.casefold() in _NON_ANSWERS:
+        return False
+    if _UNSPACED.search(value):
+        return len(value) <= _UNSPACED_MAX
+    first = value[0]
+    if first.isalpha() and first.lower() != first.upper():  # a script with letter case
+        return first.isupper() or any(c.isdigit() for c in value)
+    return True
+
+
+def security_answers(text: str, hits: Hits) -> Iterator[Span]:
+    """The one-word answer closing a security question's line (see the module doc)."""
+    if not hits.present & QUESTION_NEEDLES:
+        return
+    for match in _ANSWER.finditer(text):
+        value = match.group("v").rstrip(TRAILING)
+        if len(value) >= 3 and _answer(value):
+            yield match.start("v"), match.start("v") + len(value), "password"
