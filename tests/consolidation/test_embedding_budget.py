@@ -172,9 +172,10 @@ def test_client_factory_applies_the_embedding_template() -> None:
 async def test_a_hung_embedder_times_out_on_the_embedding_budget(sim: FarmSimulator) -> None:
     sim.set_fault("embedder", Fault(FaultKind.HANG))
     chat = ClientConfig(base_url="", task_timeout=30.0, capacity_wait=1.0, job_poll=0.02)
-    # budgets of a second (not 0.3 s): on a loaded CI machine the simulator's answer to the
-    # submit itself once took longer than 0.3 + 0.3 s, which ends as a capacity wait instead
-    embed = ClientConfig(base_url="", task_timeout=1.0, capacity_wait=1.0, job_poll=0.02)
+    # budgets of 3 s (not 0.3, nor 1): on a loaded CI machine the simulator's answer to the
+    # submit itself once took longer than 0.3 + 0.3 s, and once longer than 1 + 1 s, which
+    # ends as a capacity wait instead
+    embed = ClientConfig(base_url="", task_timeout=3.0, capacity_wait=3.0, job_poll=0.02)
     raw = {"routes": {EMBEDDING: {"targets": [{"base_url": sim.base_url}]}}}
     embedding = parse_routes(raw, RouteDefaults()).get(EMBEDDING)
     assert embedding is not None
@@ -184,7 +185,7 @@ async def test_a_hung_embedder_times_out_on_the_embedding_budget(sim: FarmSimula
         started = time.monotonic()
         with pytest.raises(TaskTimeout):
             await factory.embed(target).embed(["x"], dimension=DIM)
-        assert time.monotonic() - started < 5.0  # not the chat budget of 30 s
+        assert time.monotonic() - started < 15.0  # not the chat budget of 30 s
     finally:
         await factory.aclose()
 
