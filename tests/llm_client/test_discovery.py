@@ -365,10 +365,13 @@ async def test_capacity_wait_resubmits_then_gives_up_on_its_budget(sim: FarmSimu
     assert info.value.seconds == 0.5
     assert info.value.budget == "capacity_wait"
     assert "no slots available" in str(info.value)
-    # submits at 0, 0.2, 0.4 and one last at the 0.5 s budget edge
-    assert sim.submits(SERVICE) == 4
-    assert sim.stats()[SERVICE]["rejected"] == 4
-    assert 0.5 <= elapsed < 1.0
+    # submits at 0, 0.2, 0.4 and one last at the 0.5 s budget edge — on a quiet host; on a
+    # loaded one a slow answer leaves room for fewer (a CI run saw 2), never more, and it
+    # resubmitted at least once before giving up on its budget
+    submits = sim.submits(SERVICE)
+    assert 2 <= submits <= 4
+    assert sim.stats()[SERVICE]["rejected"] == submits
+    assert 0.5 <= elapsed < 3.0
 
 
 async def test_capacity_wait_succeeds_once_a_slot_frees(sim: FarmSimulator) -> None:
