@@ -231,9 +231,8 @@ def lookup_failure_ends_run(error: LLMError) -> bool:
     A busy embedder does not (``CapacityWaitTimeout``, ``CoolingDown``, ``CapacityUnavailable``):
     the lookup goes on by the words alone and the extraction, once spent, is kept for the
     rerun if the cards' embedding then fails (never paid twice). Releasing the run there was
-    tried: a hung embedder's retry hop ends busy on a loaded host, and every run released at
-    its lookup slowed the fleet's recovery after the hang — the chaos soak's "resolved" page
-    came 4–6 s past its grace in 2 of 2 runs, and on time without the rule. An outage (no
+    tried and taken out while the chaos soak's "resolved" page came late after a hung
+    embedder (docs/reliability.md, row 4; the cause is not established). An outage (no
     target reachable, every breaker open) and any other failure do not end the run either:
     during a farm-wide outage the extraction probes (and trips, and pages) its own route
     (§6) — the lookup alone never decides a run's fate in an outage.
