@@ -75,6 +75,7 @@ from bench.chaos_plan import (
     config_for_minutes,
     describe_plan,
     evaluate,
+    incident_timeline,
     make_plan,
     probe_windows,
     runs_held_by,
@@ -874,6 +875,7 @@ def figures(soak: Soak, obs: Observations, elapsed: float) -> list[str]:
         lines.append(f"  kill at {at:6.1f} s {what}: {len(ids)} run(s) {list(ids)} [{source}]")
     all_down = sum(s.seconds for s in soak.plan.segments if s.mode in ALL_DOWN)
     lines.append(f"every target down for {all_down:.0f} s of {soak.plan.config.duration:.0f} s")
+    lines += incident_timeline(obs)
     return lines
 
 

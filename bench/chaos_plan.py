@@ -701,6 +701,45 @@ def check_pages(obs: Observations) -> Check:
     )
 
 
+def route_open_spans(
+    samples: Sequence[tuple[float, str, bool]],
+) -> dict[str, list[tuple[float, float]]]:
+    """Per workflow, the spans (first, last sample) in which every target of its route
+    was breaker-open, from the watcher's samples (for the report, not a verdict)."""
+    spans: dict[str, list[tuple[float, float]]] = {}
+    current: dict[str, tuple[float, float]] = {}
+    for at, workflow, all_open in sorted(samples):
+        if all_open:
+            first = current.get(workflow, (at, at))[0]
+            current[workflow] = (first, at)
+        elif workflow in current:
+            spans.setdefault(workflow, []).append(current.pop(workflow))
+    for workflow, span in current.items():
+        spans.setdefault(workflow, []).append(span)
+    return spans
+
+
+def incident_timeline(obs: Observations) -> list[str]:
+    """Each farm incident with its pages and its routes' all-open spans, as offsets from
+    its end: what a late or missing page needs explained."""
+    lines = []
+    spans = route_open_spans(obs.route_open)
+    for start, end, modes in incidents(obs.segments):
+        names = "+".join(m.value for m in modes)
+        lines.append(f"incident {start:.1f}–{end:.1f} s ({names})")
+        for p in obs.pages:
+            if start <= p.at <= end + 2 * obs.page_grace:
+                lines.append(f"    page {p.event_type} ({p.workflow}) at end{p.at - end:+.1f} s")
+        for workflow, found in sorted(spans.items()):
+            for first, last in found:
+                if start <= last and first <= end + 2 * obs.page_grace:
+                    lines.append(
+                        f"    route {workflow} all open end{first - end:+.1f} … "
+                        f"end{last - end:+.1f} s"
+                    )
+    return lines
+
+
 def evaluate(obs: Observations) -> list[Check]:
     return [
         check_completed_once(obs),

@@ -37,6 +37,7 @@ from bench.chaos_plan import (
     make_plan,
     max_in_window,
     memory_diff,
+    route_open_spans,
     runs_held_by,
     unlogged_attempts,
 )
@@ -358,3 +359,17 @@ def test_plan_config_bounds() -> None:
     config = PlanConfig(duration=100, page_cooldown=30, page_grace=4)
     assert config.incident_max == 25
     assert config.gap_min == 35
+
+
+def test_route_open_spans_join_consecutive_open_samples_per_workflow() -> None:
+    samples = [
+        (1.0, "a", False),
+        (2.0, "a", True),
+        (2.2, "b", True),
+        (2.5, "a", True),
+        (3.0, "a", False),
+        (4.0, "a", True),
+        (4.1, "b", False),
+    ]
+    assert route_open_spans(samples) == {"a": [(2.0, 2.5), (4.0, 4.0)], "b": [(2.2, 2.2)]}
+    assert route_open_spans([(1.0, "a", False)]) == {}
