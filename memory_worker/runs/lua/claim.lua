@@ -66,6 +66,8 @@ local function finish(answer, claimed)
   return answer
 end
 -- prompt versions (§7): runs of our version that older workers parked come back
+preflight({ZADD = {KEYS[1], KEYS[3], KEYS[4], status_keys}, ZREM = {KEYS}, HSET = {KEYS}, HDEL = {KEYS[7]},
+  HINCRBY = {KEYS[5], KEYS[7]}, RPUSH = {KEYS}, LTRIM = {KEYS}})
 local back = redis.call('ZRANGE', KEYS[6], 0, tonumber(ARGV[9]) - 1, 'WITHSCORES')
 for i = 1, #back, 2 do
   redis.call('ZADD', KEYS[1], back[i + 1], back[i])
