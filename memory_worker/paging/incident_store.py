@@ -22,8 +22,7 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
-from llm_client import as_text
-from llm_client._lua import with_preflight
+from llm_client import as_text, with_preflight
 from memory_worker.keys import Keys
 from memory_worker.paging.incident import Counts, Incident
 

@@ -47,8 +47,8 @@ from llm_client import (
     RoutesConfig,
     RoutingEvent,
     as_text,
+    with_preflight,
 )
-from llm_client._lua import with_preflight
 from memory_worker.errors import DeliveryFailed
 from memory_worker.keys import Keys
 from memory_worker.logs import get_logger

@@ -65,8 +65,7 @@ from enum import StrEnum
 
 from redis.asyncio import Redis
 
-from llm_client import as_text
-from llm_client._lua import with_preflight
+from llm_client import as_text, with_preflight
 from memory_worker.keys import ARQ_IN_PROGRESS_KEY_PREFIX, ARQ_JOB_KEY_PREFIX, Keys
 from memory_worker.pipeline.jobcodec import tick_job  # row 21: JSON job payloads, never pickle
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from llm_client._lua import lua_text
+from llm_client import lua_text
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("memory_worker", "llm_client")
