@@ -1,5 +1,5 @@
-"""Every script that can write more than once asks the ACL first (§7 "No error is retried
-forever": a refused write changes nothing).
+"""Every script that can write more than once asks the ACL first (§7 "Store faults": a
+refused write changes nothing).
 
 A script's writes are read from its text (:mod:`tests.support.lua_writes`): each write call it
 can reach, its command and the KEYS entry it writes. A script with two or more (a write in a

@@ -1,5 +1,5 @@
 """An ACL that denies a script's later write refuses the whole call, nothing written (§7
-"No error is retried forever"), on a real Valkey with a real ACL user.
+"Store faults"), on a real Valkey with a real ACL user.
 
 Each case denies the user exactly one (command, key) pair, the one of the script's last write
 (root permissions: every key, every command but that one; a selector gives that command back
