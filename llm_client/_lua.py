@@ -37,8 +37,8 @@ def with_preflight(text: str) -> str:
 #: ``lua/preflight_shapes.lua``: ``preflight_shapes(writes, legacy)``, the second half of the
 #: preflight: each declared key's type, each ``INCR`` counter's value (the server's own
 #: ``WRONGTYPE`` or integer reply when one is not what the writes can take).
-PREFLIGHT_SHAPES = resources.files(__package__).joinpath("lua", "preflight_shapes.lua").read_text(
-    "utf-8"
+PREFLIGHT_SHAPES = (
+    resources.files(__package__).joinpath("lua", "preflight_shapes.lua").read_text("utf-8")
 )
 #: ``lua/preflight.lua`` after :data:`PREFLIGHT_SHAPES`: ``preflight(writes)`` asks the server,
 #: before a script's first write, whether this user may run each write it declares

@@ -179,4 +179,5 @@ def test_every_write_command_needs_one_type_or_none() -> None:
     assert set(NEEDED_TYPES) | ANY_TYPE == WRITE_COMMANDS
     assert not set(NEEDED_TYPES) & ANY_TYPE
     assert set(NEEDED_TYPES.values()) == {"hash", "zset", "set", "list", "string", "stream"}
-    assert NEEDED_TYPES["HSET"] == "hash" and NEEDED_TYPES["INCR"] == "string"
+    assert NEEDED_TYPES["HSET"] == "hash"
+    assert NEEDED_TYPES["INCR"] == "string"

@@ -15,7 +15,6 @@ import re
 from dataclasses import dataclass, field
 
 from llm_client._lua import PREFLIGHT_SHAPES
-
 from tests.support.lua_scripts import (
     ALL_KEYS,
     Script,
