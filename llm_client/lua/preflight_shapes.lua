@@ -51,10 +51,10 @@ local function preflight_shapes(writes, legacy)
   local need, counter, order = {}, {}, {}
   for command, keys in pairs(writes) do
     local kind = PREFLIGHT_TYPES[command]
-    for _, key in pairs(keys) do
-      if kind and key ~= KEYS then
-        local group = key
-        if type(key) ~= 'table' then group = {key} end
+    for _, entry in pairs(keys) do
+      if kind and not rawequal(entry, KEYS) then  -- KEYS itself: every key, for the ACL
+        local group = entry
+        if type(entry) ~= 'table' then group = {entry} end
         for _, k in pairs(group) do
           if need[k] == nil then order[#order + 1] = k; need[k] = kind
           elseif need[k] ~= kind then need[k] = 'two' end  -- no value takes both
