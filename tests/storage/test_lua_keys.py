@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from llm_client._lua import PREFLIGHT_SHAPES
-
 from memory_worker.cards import CardStore, NewCard, ResolutionOp, ResolutionWrite, RunWrites
 from memory_worker.cards import Scope as CardScope
 from memory_worker.keys import Keys
