@@ -268,14 +268,10 @@ def read_writes(name: str, source: str) -> Reading:
 
 def _needed_types() -> dict[str, str]:
     """command → the one type its key must hold, read from ``preflight_shapes.lua``'s
-    ``PREFLIGHT_TYPES`` (the table the preflight checks with: one source)."""
-    found: dict[str, str] = {}
-    for m in re.finditer(
-        r"ipairs\(\{([^}]*)\}\)\s*do\s*PREFLIGHT_TYPES\[c\]\s*=\s*'(\w+)'", PREFLIGHT_SHAPES
-    ):
-        for command in re.findall(r"'(\w+)'", m.group(1)):
-            found[command] = m.group(2)
-    return found
+    ``PREFLIGHT_TYPES`` (the string the preflight looks commands up in: one source)."""
+    table = re.search(r"local PREFLIGHT_TYPES = \[\[(.*?)\]\]", PREFLIGHT_SHAPES, re.S)
+    assert table is not None
+    return dict(re.findall(r"(\w+)=(\w+)", table.group(1)))
 
 
 #: command → the type its key must hold (missing: a command that takes a key of any type).
