@@ -104,8 +104,9 @@ def _label_pattern() -> re.Pattern[str]:
 
 _SYMBOLS = r"(?:=>|->|→|—|–|:=|=|:|：|-(?=\s)|\?+(?=\s))"
 #: Languages whose copulas an English-spelt label takes too ("la password è …", "het
-#: password is …", "password adalah …").
-_LATIN = ("en", "de", "fr", "es", "pt", "it", "pl", "nl", "sv", "cs", "id", "da", "tr")
+#: password is …", "password adalah …"); not Danish, whose ``er`` is German's "he" ("das
+#: Passwort fragt er dann ab").
+_LATIN = ("en", "de", "fr", "es", "pt", "it", "pl", "nl", "sv", "cs", "id", "tr")
 
 
 def _alternatives(words: set[str], glued: set[str]) -> str:
@@ -314,8 +315,13 @@ _GLUED_FILLER = re.compile(r"(?P<w>[^\x00-\x7f\s、。，！？：]{1,8})(?=[ \t
 
 def _after_user(before: str) -> bool:
     """Whether a user name was given just before, on the same line ("user admin pass …")."""
-    line = before.rpartition("\n")[2].casefold()
+    line = _COMMAND.sub(" ", before.rpartition("\n")[2]).casefold()
     return any(word.strip(":=,") in USER_LABELS for word in line.split())
+
+
+#: A command in backticks: its words are the command's ("`docker login ghcr.io`": ``login``
+#: names no user there).
+_COMMAND = re.compile(r"`[^`\n]*`")
 
 
 def _next_line(text: str, at: int, family: str) -> tuple[int, int] | None:
@@ -362,6 +368,12 @@ def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[i
 
 
 _CLOSING = frozenset(")）]")
+#: What a label is for, in brackets glued to it (no space: "password(VPN):", "pwd(nas):";
+#: full-width brackets are folded to these).
+_QUALIFIER = re.compile(r"\([^()\n]{1,40}\)")
+#: A case ending after an apostrophe (Turkish: "PIN'i", "CVV'si", "PUK'u", "PIN'ini"), not
+#: English's "'s" (a connector) nor an elision.
+_CASE_ENDING = re.compile(r"['’](?!s(?!\w))[a-zçğıöşü]{1,5}(?![\w'’])")
 
 
 def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tuple[int, int] | None:
@@ -369,6 +381,10 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
     fillers: list[str] = []
     if text[at : at + 1] in _CLOSING:
         at += 1  # a label in brackets, then its value: "Antwort (Kennantwort): …"
+    elif (qualifier := _QUALIFIER.match(text, at)) is not None:
+        at = qualifier.end()  # its qualifier glued to it: "password(VPN):…", "密码（路由器）：…"
+    elif (suffix := _CASE_ENDING.match(text, at)) is not None:
+        at = suffix.end()  # a case ending after an apostrophe: "PIN'i: …", "CVV'si 418"
     before = text[max(0, start - 60) : start]
     named = family in ("pass", "password") and _after_user(before)
     digits = family in _DIGIT_FAMILIES and family != "code"

@@ -676,13 +676,14 @@ NAME_PASSWORD_PARTS = _words(
     """
     password passwd pwd pass passphrase passcode pw passwort kennwort senha haslo mdp
     motdepasse contrasena contrasenya wachtwoord losenord lösenord sifre şifre parola
-    parolachiave hasło пароль parol palavrapasse
+    parolachiave hasło пароль parol palavrapasse losen clave
     """
 )
 #: Parts that name a token, key or other secret.
 NAME_KEY_PARTS = _words(
     """
     secret secrets token apikey credential credentials privatekey auth key sig signature
+    chiave klucz schluessel schlussel sleutel nyckel anahtar
     """
 )
 #: Parts that make a name *about* a secret, not one (``TOKEN_FILE``, ``max_tokens``).
@@ -735,4 +736,9 @@ LABEL_NEEDLES = _words(
 #: Labels spelt out letter by letter ("P I N", "p a s s w o r d").
 LABEL_NEEDLES = LABEL_NEEDLES | frozenset(TYPO_NEEDLES) | {"p i n", "p a s s"}
 #: Needles of secret-named identifiers (:func:`~memory_worker.privacy.masking.labels.assigned_values`).
-NAME_NEEDLES = frozenset({"pass", "pw", "secret", "token", "key", "auth", "cred", "sig"})
+NAME_NEEDLES = frozenset(
+    {"pass", "pw", "secret", "token", "key", "auth", "cred", "sig"}
+    | {"haslo", "hasło", "sifre", "şifre", "senha", "mdp", "contrase", "wachtwoord", "losen"}
+    | {"lösen", "kennwort", "parol", "clave", "chiave", "klucz", "sleutel", "nyckel", "anahtar"}
+    | {"schl", "motdepasse", "пароль"}
+)

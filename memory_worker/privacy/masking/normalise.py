@@ -33,10 +33,14 @@ _HALF_WIDTH_MARKS = "\uff9e\uff9f"
 _ZERO = re.compile(f"[{ZERO_WIDTH}]")
 _CYRILLIC_GREEK = "\u0370-\u03ff\u0400-\u052f"
 _LATIN = "A-Za-z\u00c0-\u024f"
+#: Cyrillic and Greek letters drawn like Latin ones that no Russian or Ukrainian word has (the
+#: Komi and Abkhaz ``ԁ ԝ ԛ``, the Greek lunate sigma ``ϲ Ϲ`` and yot ``ϳ``, …): a word holding one
+#: is folded whatever its other letters.
+_NOT_RUSSIAN_LETTERS = "ѕԁԝԛӏһјЅЈԀԜԚӀҺϲϹϳͿҮѴѵԌԍ"
 #: Capitals drawn like Latin ones, in Greek and Cyrillic.
 _LOOKALIKE_CAPITALS = "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧАВЕКМНОРСТХ"
 _MIXED = re.compile(
-    f"[{_LATIN}][{_CYRILLIC_GREEK}]|[{_CYRILLIC_GREEK}][{_LATIN}]|[ѕԁԝԛӏһјЅЈ]"
+    f"[{_LATIN}][{_CYRILLIC_GREEK}]|[{_CYRILLIC_GREEK}][{_LATIN}]|[{_NOT_RUSSIAN_LETTERS}]"
     f"|(?<![^\\W\\d_])[{_LOOKALIKE_CAPITALS}]{{2,}}(?![^\\W\\d_])"
 )
 _WORD = re.compile(r"[^\W\d_]+")
@@ -49,12 +53,12 @@ _SLOW = re.compile(f"[{ZERO_WIDTH}]|{_MIXED.pattern}|{_OTHER_DIGITS.pattern}")
 
 #: Cyrillic and Greek letters drawn like Latin ones.
 TO_LATIN = str.maketrans(
-    "аеорсухіјѕԁԛԝһӏкмнтвАВЕКМНОРСТХУІЈЅαοριυχνκΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcyxijsdqwhlkmhtbABEKMHOPCTXYIJSaopiuxvkABEZHIKMNOPTYX",
+    "аеорсухіјѕԁԛԝһӏкмнтвАВЕКМНОРСТХУІЈЅαοριυχνκΑΒΕΖΗΙΚΜΝΟΡΤΥΧԀԜԚӀҺϲϹϳͿҮѴѵԌԍ",
+    "aeopcyxijsdqwhlkmhtbABEKMHOPCTXYIJSaopiuxvkABEZHIKMNOPTYXDWQlHcCjJYVvGg",
 )
 #: Latin letters drawn like Cyrillic ones (a Cyrillic word with a Latin one inside).
 TO_CYRILLIC = str.maketrans("aeopcyxkABEKMHOPCTXY", "аеорсухкАВЕКМНОРСТХУ")
-_NOT_RUSSIAN = frozenset("ѕԁԝԛӏһјЅЈ")
+_NOT_RUSSIAN = frozenset(_NOT_RUSSIAN_LETTERS)
 _TO_LATIN_FROM = frozenset(chr(c) for c in TO_LATIN)
 _TO_CYRILLIC_FROM = frozenset(chr(c) for c in TO_CYRILLIC)
 
@@ -121,6 +125,9 @@ def _cached_nfkc(piece: str, cache: dict[str, str]) -> str:
 
 
 _NFKC_CACHE: dict[str, str] = {}
+#: Look-alikes NFKC would turn into letters no longer drawn like Latin ones (the lunate sigma
+#: ``Ϲ`` becomes ``Σ``): folded to Latin first.
+_BEFORE_NFKC = str.maketrans("Ϲϲ", "Cc")
 
 
 def fold(text: str) -> Folded:
@@ -141,7 +148,7 @@ def fold(text: str) -> Folded:
             continue
         piece = text[i:j]
         if not piece.isascii():
-            piece = _cached_nfkc(_ZERO.sub("", piece), cache)
+            piece = _cached_nfkc(_ZERO.sub("", piece).translate(_BEFORE_NFKC), cache)
             if j == i + 1 and len(piece) == 1 and piece.isdigit() and not piece.isascii():
                 piece = str(unicodedata.digit(piece, 0))
         out.append(piece)

@@ -243,6 +243,9 @@ NOT_VALUES_MORE = _words(
     greșită greșit corectă corect invalidă expirată prea scurtă lungă slabă puternică nouă
     veche schimbată uitată secretă aceeași goală nu încă deja acum aici acolo mea ta lui
     sai đúng hết hạn quá ngắn dài yếu mạnh mới cũ đã đổi quên bí mật không vẫn rồi bây giờ
+    never always sometimes nunca siempre jamais toujours parfois niemals immer manchmal nie
+    nigdy zawsze czasem nooit altijd soms aldrig alltid ibland никогда всегда иногда ніколи
+    завжди іноді asla hiç hiçbir daima bazen mai sempre talvolta às vezes sempre
     """
 )
 #: Words that name who logs in: a bare value after ``pass`` may follow them ("user admin pass

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from memory_worker.privacy.masking.needles import trie_pattern
+from memory_worker.privacy.masking.normalise import fold
 
 #: Words that make a text *about* a credential (a card holding one is dropped even without a
 #: value, §10; on the farm's side a line holding one and a value-shaped word is withheld).
@@ -89,7 +90,7 @@ _INNER_SYMBOL = re.compile(r"[A-Za-z0-9].*[!@#$%^&*+=?~|\\].*[A-Za-z0-9]", re.S)
 #: Shapes that are not values: dates, times, versions, amounts, years, ordinals, sizes,
 #: fractions, ports, hashes and ids in hex, identifiers in capitals.
 _NOT_VALUE = re.compile(
-    r"(?i:\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{1,2}:\d{2}(?::\d{2})?(?:am|pm)?"
+    r"(?i:\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{1,2}(?::\d{2}(?::\d{2})?)?(?:am|pm)?"
     r"|v?\d+(?:\.\d+){1,3}(?:-[a-z0-9.]+)?|(?:19|20)\d{2}s?|\d+(?:st|nd|rd|th|h|min|s|x|gb|mb|kb"
     r"|tb|px|ms|%|k)|\d+[+]|[$€£¥]\d[\d,.]*|\d[\d,.]*[$€£¥]|\d+/\d+|\d+:\d+|[a-z][\w.-]*:\d+"
     r"|\d+[x×]\d+|[0-9a-f]{7,64})|[A-Z0-9]+(?:_[A-Z0-9]+)+"
@@ -175,8 +176,10 @@ def flagged_values(text: str) -> set[str]:
 def withhold(text: str, masked: str, placeholder: str) -> str:
     """``masked`` (``text`` after the detectors) with every line that still holds one of
     :func:`flagged_values` of ``text`` replaced by ``placeholder``: the decision is taken on
-    the text as written, so a marker a detector consumed still counts."""
-    values = flagged_values(text)
+    the text as written, so a marker a detector consumed still counts — read as the detectors
+    read it (:func:`.normalise.fold`: a marker spelt in full-width letters or with a
+    zero-width character inside is a marker, a full-width value a value)."""
+    values = flagged_values(fold(text).text)
     if not values:
         return masked
     alone = re.compile(
@@ -186,7 +189,7 @@ def withhold(text: str, masked: str, placeholder: str) -> str:
         )
     )
     lines = masked.split("\n")
-    return "\n".join(placeholder if alone.search(line) else line for line in lines)
+    return "\n".join(placeholder if alone.search(fold(line).text) else line for line in lines)
 
 
 def _ends_on_marker(line: str) -> bool:
