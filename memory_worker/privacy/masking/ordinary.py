@@ -53,11 +53,21 @@ PLACEHOLDER_WORDS = _words(
     placeholder changeme ejemplo exemple esempio exemplo beispiel przykład пример
     """
 )
-#: Words that may stand between a connector and the value ("the password is *now* …").
+#: What a placeholder written in a language without spaces holds: the secret's own name or
+#: a word of "put it here" ("ここにパスワード", "비밀번호를_입력하세요", "在此填写密码",
+#: "ضع_كلمة_المرور_هنا"): a value holding one, and no ASCII letter or digit, is none.
+PLACEHOLDER_PIECES = _words(
+    """
+    パスワード 暗証番号 ここ 入力 記入 비밀번호 비번 암호 여기 입력 密码 密碼 密钥 口令 这里 此处 在此
+    填写 填入 输入 كلمة المرور هنا ضع أدخل اكتب
+    """
+)
+#: Words that may stand between a connector and the value ("the password is *now* …"); one
+#: word each (Polish "po prostu" is ``prostu``: ``po`` alone is "after", "hasło po zapytaniu").
 FILLER_ADVERBS = _words(
     """
     now still currently simply just literally actually jetzt nun einfach maintenant
-    simplement ahora simplemente agora ora adesso semplicemente teraz po prostu
+    simplement ahora simplemente agora ora adesso semplicemente teraz prostu
     теперь сейчас просто тепер зараз nu artık şimdi sekarang nyní
     """
 )

@@ -11,7 +11,11 @@ from __future__ import annotations
 import re
 
 from memory_worker.privacy.masking.ordinary import NOT_VALUES as _NOT_VALUES_FIRST
-from memory_worker.privacy.masking.ordinary import NOT_VALUES_MORE, PLACEHOLDER_WORDS
+from memory_worker.privacy.masking.ordinary import (
+    NOT_VALUES_MORE,
+    PLACEHOLDER_PIECES,
+    PLACEHOLDER_WORDS,
+)
 from memory_worker.privacy.masking.shapes import placeholder
 
 NOT_VALUES = _NOT_VALUES_FIRST | NOT_VALUES_MORE
@@ -47,18 +51,26 @@ _PUBLIC = re.compile(
 )
 
 
-_PARTS = re.compile(r"[_-]")
+_PARTS = re.compile(r"[_\-.…]+")
 #: A path in lower case ("pwd=/home/anna", "~/.ssh/config"): where, not a secret.
 _PATH = re.compile(r"^(?:~|\.\.?)?/[a-z0-9_.-]+(?:/[a-z0-9_.-]*)*$")
 
 
 def _placeholder_phrase(value: str) -> bool:
-    """Words joined by ``_`` or ``-`` that say what to put there ("tu_contraseña_aquí")."""
-    parts = _PARTS.split(value.strip("\"'`").casefold())
-    return (
+    """Words joined by ``_``, ``-`` or dots that say what to put there ("tu_contraseña_aquí",
+    "sk-...your-key-here..."), or a value in a script without spaces that names the secret
+    or the place to put it, with no ASCII letter or digit ("ここにパスワード")."""
+    parts = [part for part in _PARTS.split(value.strip("\"'`").casefold()) if part]
+    if (
         len(parts) >= 2
         and all(part.isalpha() for part in parts)
         and any(part in PLACEHOLDER_WORDS for part in parts)
+    ):
+        return True
+    return (
+        not value.isascii()
+        and not any(c.isascii() and c.isalnum() for c in value)
+        and any(piece in value for piece in PLACEHOLDER_PIECES)
     )
 
 
