@@ -121,7 +121,8 @@ def _alternatives(words: set[str], glued: set[str]) -> str:
 
 
 def _connector_pattern(lang: str) -> re.Pattern[str]:
-    """Symbols, then the label's language's copulas and English's (an English-spelt label
+    """Symbols, then the label's language's copulas and English's, a comma before them too
+    ("cryptogramme visuel, c'est 402") (an English-spelt label
     takes every Latin-script language's: "password" is said in all of them); Polish
     ``to`` only after a Polish label (in English it is a preposition). ``any``: every
     language's (a PIN's value is digits only: "PIN to 4821", "PIN ist 4821", "暗証番号は4821")."""
@@ -137,7 +138,7 @@ def _connector_pattern(lang: str) -> re.Pattern[str]:
     body = _alternatives(words - glued, glued)
     return re.compile(
         rf"\s*(?:{_SYMBOLS}\s*(?:{body}\s*)?(?:{_SYMBOLS}\s*)?"
-        rf"|['’]s(?!\w)\s*|{body}\s*(?:{_SYMBOLS}\s*)?)",
+        rf"|['’]s(?!\w)\s*|,?[ \t]*{body}\s*(?:{_SYMBOLS}\s*)?)",
         re.IGNORECASE,
     )
 
