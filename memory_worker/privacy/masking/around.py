@@ -32,6 +32,7 @@ from memory_worker.privacy.masking.ordinary import (
 )
 from memory_worker.privacy.masking.shapes import Span, token_like
 from memory_worker.privacy.masking.values import (
+    PASSPHRASE,
     TRAILING,
     address,
     code_digits,
@@ -308,11 +309,18 @@ def _strong_word(text: str, at: int, end: int, *, words: int) -> tuple[int, int]
     return None
 
 
+#: What may close an answer's line after a passphrase: punctuation, spaces.
+_PHRASE_END = re.compile(r"[ \t.!]*(?:\n|$)")
+
+
 def _answer_line(text: str, at: int, end: int, family: str) -> tuple[int, int] | None:
     """The value of an answer's line ``text[at:end]`` (the value and an answer's words)."""
     line = _ANSWER.fullmatch(text, text.rfind("\n", 0, at) + 1, end)
     if line is None:
         return None
+    phrase = PASSPHRASE.match(text, line.start("v")) if family not in ("pin", "cvv") else None
+    if phrase is not None and _PHRASE_END.match(text, phrase.end()) is not None:
+        return line.start("v"), phrase.end()  # "[20:03] Malo : lampe fleuve orage piano64"
     value = line.group("v").rstrip(TRAILING)
     spaced = _SPACED_ANSWER.fullmatch(text, line.start("v"), end)
     if spaced is not None and family in ("pin", "code", "cvv"):

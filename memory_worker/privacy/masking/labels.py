@@ -59,6 +59,7 @@ from memory_worker.privacy.masking.ordinary import (
 from memory_worker.privacy.masking.shapes import Span, token_like
 from memory_worker.privacy.masking.values import (
     KEYS_NOT_SECRET,
+    PASSPHRASE,
     PROSE,
     TRAILING,
     code_digits,
@@ -167,6 +168,8 @@ def _value(text: str, at: int, lang: str, family: str = "") -> tuple[int, int, b
             return at + 1, close, True
     if text[at : at + 1] == "[" and (inner := _BRACKETED.match(text, at)) is not None:
         return at + 1, inner.end() - 1, False  # "PW: [Zomi70?]": one word in square brackets
+    if family in ("password", "pass") and (phrase := PASSPHRASE.match(text, at)) is not None:
+        return at, phrase.end(), False  # "비번 tiger lemon garden rocket27"
     match = (_ASCII if lang in _ASCII_VALUES and family != "word" else _BARE).match(text, at)
     if match is None:
         return None
@@ -615,11 +618,27 @@ def labelled_values(text: str, hits: Hits) -> Iterator[Span]:
     for label in label_matches(text, hits):
         if skipped(label.family, text, label.start, label.end):
             continue
-        found = _after_label(text, label.start, label.end, label.family, label.lang)
+        family = label.family
+        if family in ("key", "saidkey") and _NETWORK.search(
+            text, _line_start(text, label.start), label.start
+        ):
+            family = "password"  # "SSID CafeNet, key amber_fox_river_62": the network's key
+        found = _after_label(text, label.start, label.end, family, label.lang)
         if found is None and label.family in ("password", "word"):
             found = _closing_value(text, label.end)
         if found is not None:
             yield found[0], found[1], KINDS.get(label.family, "password")
+
+
+#: A network named on a key's line: the key is its password ("SSID CafeNet / key …").
+_NETWORK = re.compile(
+    r"(?i)(?<!\w)(?:ssid|wi-?fi|wlan|wireless|r[ée]seau|red|rete|rede|netwerk|n[äa]tverk|sie[ćc]|"
+    r"сеть|мережа|ağ)(?!\w)|ネットワーク|와이파이|网络|شبكة"
+)
+
+
+def _line_start(text: str, at: int) -> int:
+    return text.rfind("\n", 0, at) + 1
 
 
 #: A value that closes its label's line after a colon, however many words stand between

@@ -639,6 +639,7 @@ CVV_LABELS: dict[str, tuple[str, ...]] = {
     ),
     "fr": (
         r"cryptogramme(?:\s+visuel)?",
+        r"code\s+de\s+s[ée]curit[ée]",
         r"(?:3|4|trois|quatre)\s+chiffres\s+(?:au\s+dos|derri[èe]re)(?:\s+de\s+la\s+carte)?",
     ),
     "es": (

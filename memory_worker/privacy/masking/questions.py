@@ -66,10 +66,12 @@ _QUESTION = (
     # an answer named secret: the two concepts side by side, in either order
     rf"|(?:{_SECRET})[ \t]*(?:{_ANSWER_WORD})|(?:{_ANSWER_WORD})[ \t]+(?:{_SECRET})"
 )
-#: A question naming phrase, its line up to a separator, one word, the line's end.
+#: A question naming phrase, its line up to a separator (an "answer" word alone is one:
+#: "보안 질문(…) 답 …", "Sicherheitsfrage (…) Antwort …"), one word, the line's end.
 _ANSWER = re.compile(
     rf"(?i:{_QUESTION})[^\n]{{0,100}}?"
-    r"(?:[ \t]*(?:[:：=]|->|=>|→|—|–)|[ \t]+(?:-|is|ist|est|es|è|é|är|er|jest|это|was))"
+    r"(?:[ \t]*(?:[:：=]|->|=>|→|—|–)|[ \t]+(?:-|is|ist|est|es|è|é|är|er|jest|это|was)"
+    rf"|(?<=[\s)）\]」』])(?:{_ANSWER_WORD})(?=[ \t]))"
     r"[ \t]*[\"'«“„「『]?(?P<v>[^\s\"'«»“”„「」『』()（）\[\]<>:：]{3,40})[\"'»”“」』]?"
     r"[ \t]*[.!。！]?[ \t]*$",
     re.M,

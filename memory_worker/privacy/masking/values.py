@@ -131,6 +131,13 @@ _GENERATED = re.compile(
 )
 
 
+#: A passphrase: three to seven lower-case words, the last ending in digits ("tiger lemon
+#: garden rocket27"), closing its clause. Prose has no word glued to digits at its end.
+PASSPHRASE = re.compile(
+    r"[a-z]{2,12}(?:[ ][a-z]{2,12}){1,5}[ ][a-z]{2,12}\d{1,4}(?=[ \t]*(?:[.,;!?)\n]|$))"
+)
+
+
 def generated(value: str) -> bool:
     return _GENERATED.match(value) is not None
 
