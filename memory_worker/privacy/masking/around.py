@@ -30,6 +30,7 @@ from memory_worker.privacy.masking.ordinary import (
     PREPOSITIONS,
     UNITS,
 )
+from memory_worker.privacy.masking.questions import ANSWER_WORD
 from memory_worker.privacy.masking.shapes import Span, token_like
 from memory_worker.privacy.masking.values import (
     PASSPHRASE,
@@ -422,6 +423,41 @@ def answers_below_questions(text: str, hits: Hits) -> Iterator[Span]:
         found = _answer(text, line_end, label.family)
         if found is not None:
             yield found[0], found[1], KINDS.get(label.family, "password")
+
+
+#: After a label: the rest of its question on the same line, the question mark (a closing
+#: quote), then an "answer" or "reply" word, a separator and one value closing the line
+#: ('"welk ww heeft de test-admin?" antwoord: …').
+_ANSWERED_BESIDE = re.compile(
+    r"[^\n?？]{0,80}[?？][\"'»”」』]?[ \t]*"
+    rf"(?i:{ANSWER_WORD}|reply|response|repl(?:y|ied)|antw(?:ort|oord)|r[ée]ponse)"
+    r"[ \t]*(?:[:：=]|->|→|—|–)[ \t]*(?P<v>[^\s]{3,64})[ \t]*(?=\r?\n|$)"
+)
+
+
+def answers_beside_questions(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of a value given on the question's own line, after an answer word (a ticket or a
+    mail quoting the question: 'vraag: "welk ww heeft de admin?" antwoord: Wj7…')."""
+    if ("?" not in text and "？" not in text) or hits.present.isdisjoint(LABEL_NEEDLES):
+        return
+    for label in label_matches(text, hits):
+        if label.family not in _ASKED_FAMILIES or skipped(label.family, text, label.start):
+            continue
+        match = _ANSWERED_BESIDE.match(text, label.end)
+        if match is None:
+            continue
+        value = match.group("v").rstrip(TRAILING)
+        if label.family in ("pin", "code", "cvv"):
+            digits = "pin" if label.family == "code" else label.family
+            accepted = code_digits(digits, value, connector=True)
+        else:
+            accepted = (strong(value) or generated(value)) and not not_a_value(value)
+        if accepted:
+            yield (
+                match.start("v"),
+                match.start("v") + len(value),
+                KINDS.get(label.family, "password"),
+            )
 
 
 # --- a value on its own line, named by the line after it ---------------------------------------

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from memory_worker.privacy.masking.access import ACCESS_NEEDLES, access_values
 from memory_worker.privacy.masking.around import (
     answers_below_questions,
+    answers_beside_questions,
     keys_near_labels,
     values_above_labels,
     values_before_labels,
@@ -69,6 +70,7 @@ DETECTORS: tuple[Detector, ...] = (
     values_named_after,
     values_above_labels,
     answers_below_questions,
+    answers_beside_questions,
     security_answers,
     lock_numbers,
     access_values,

@@ -122,8 +122,8 @@ def _alternatives(words: set[str], glued: set[str]) -> str:
 
 
 def _connector_pattern(lang: str) -> re.Pattern[str]:
-    """Symbols, then the label's language's copulas and English's, a comma before them too
-    ("cryptogramme visuel, c'est 402") (an English-spelt label
+    """Symbols, then the label's language's copulas and English's, for a code's digits a comma
+    before them too ("cryptogramme visuel, c'est 402") (an English-spelt label
     takes every Latin-script language's: "password" is said in all of them); Polish
     ``to`` only after a Polish label (in English it is a preposition). ``any``: every
     language's (a PIN's value is digits only: "PIN to 4821", "PIN ist 4821", "暗証番号は4821")."""
@@ -137,9 +137,10 @@ def _connector_pattern(lang: str) -> re.Pattern[str]:
     glued_langs = _GLUED if lang == "any" else _GLUED & {lang}
     glued = {w for other in glued_langs for w in CONNECTOR_WORDS[other]}
     body = _alternatives(words - glued, glued)
+    comma = r"(?:,[ \t]*)?" if lang == "any" else ""  # a code's digits only: "CVC, it's 226"
     return re.compile(
         rf"\s*(?:{_SYMBOLS}\s*(?:{body}\s*)?(?:{_SYMBOLS}\s*)?"
-        rf"|['’]s(?!\w)\s*|,?[ \t]*{body}\s*(?:{_SYMBOLS}\s*)?)",
+        rf"|['’]s(?!\w)\s*|{comma}{body}\s*(?:{_SYMBOLS}\s*)?)",
         re.IGNORECASE,
     )
 
@@ -395,7 +396,16 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
     strict = False  # a word of ordinary talk among the fillers: only a strong value after it
     while True:
         said = _SAID_FILLERS + (3 if family in _DIGIT_FAMILIES else 0)  # "pin de la tarjeta de…"
-        joined = _joined(text, at, family, lang, symbols_only=len(fillers) > said)
+        far = len(fillers) > said
+        joined = _joined(text, at, family, lang, symbols_only=far)
+        if far and joined is True and family in ("password", "pass"):
+            # far from the label a copula is the sentence's own verb, unless what follows is a
+            # value no sentence holds ("la contraseña nueva de la cuenta del club es QlO…")
+            said_far = _joined(text, at, family, lang)
+            if not isinstance(said_far, (bool, _Past)) and _unless_weak(
+                text, said_far, strict=True
+            ):
+                return said_far
         if isinstance(joined, _Past):
             fillers.append(text[at : joined.at].strip())
             at = joined.at

@@ -386,3 +386,20 @@ DIGIT_STOPS = frozenset(
         "godz",
     ]
 )
+
+#: Words that bind prose (articles, prepositions, pronouns, a few verbs of talk): a phrase
+#: holding one is a sentence, not a passphrase ("check the fridge note page12").
+PHRASE_STOPS = _words(
+    """
+    the a an to of in on at for is are was my your our his her its it this that and or with
+    from by as be me you we they check see ask use page room gate
+    le la les de du des et un une est au aux sur dans pour mon ton son
+    el los las del y en es por con mi tu su
+    der die das den dem und ein eine zu von mit ist im am auf für
+    het een van en op voor met is mijn
+    och att för på med är min
+    il lo gli di che per con mio
+    o os as do da em um uma com meu
+    w z na do i jest to
+    """
+)

@@ -45,7 +45,7 @@ _SECRET = (
     r"|秘密の?|密保|보안|비밀|(?:ال)?سري(?:ة)?|(?:ال)?أمان"
 )
 #: Words for "answer".
-_ANSWER_WORD = (
+ANSWER_WORD = (
     r"answer|antwort|r[ée]ponse|respuesta|risposta|resposta|antwoord|svar(?:et)?"
     r"|odpowied[źz]|ответ|відповідь|cevab[ıi]?|cevap|答え|答案|답변|답|(?:ال)?إجابة|(?:ال)?جواب"
 )
@@ -64,14 +64,14 @@ _QUESTION = (
     r"|秘密の質問|セキュリティー?質問|(?:보안|비밀)\s*질문|密保问题|密保問題|安全问题|安全問題|密保"
     r"|(?:ال)?سؤال\s+(?:ال)?(?:أمان|امان|سري)"
     # an answer named secret: the two concepts side by side, in either order
-    rf"|(?:{_SECRET})[ \t]*(?:{_ANSWER_WORD})|(?:{_ANSWER_WORD})[ \t]+(?:{_SECRET})"
+    rf"|(?:{_SECRET})[ \t]*(?:{ANSWER_WORD})|(?:{ANSWER_WORD})[ \t]+(?:{_SECRET})"
 )
 #: A question naming phrase, its line up to a separator (an "answer" word alone is one:
 #: "보안 질문(…) 답 …", "Sicherheitsfrage (…) Antwort …"), one word, the line's end.
 _ANSWER = re.compile(
     rf"(?i:{_QUESTION})[^\n]{{0,100}}?"
     r"(?:[ \t]*(?:[:：=]|->|=>|→|—|–)|[ \t]+(?:-|is|ist|est|es|è|é|är|er|jest|это|was)"
-    rf"|(?<=[\s)）\]」』])(?:{_ANSWER_WORD})(?=[ \t]))"
+    rf"|(?<=[\s)）\]」』])(?i:{ANSWER_WORD})(?=[ \t]))"
     r"[ \t]*[\"'«“„「『]?(?P<v>[^\s\"'«»“”„「」『』()（）\[\]<>:：]{3,40})[\"'»”“」』]?"
     r"[ \t]*[.!。！]?[ \t]*$",
     re.M,

@@ -13,6 +13,7 @@ import re
 from memory_worker.privacy.masking.ordinary import NOT_VALUES as _NOT_VALUES_FIRST
 from memory_worker.privacy.masking.ordinary import (
     NOT_VALUES_MORE,
+    PHRASE_STOPS,
     PLACEHOLDER_PIECES,
     PLACEHOLDER_WORDS,
 )
@@ -131,11 +132,25 @@ _GENERATED = re.compile(
 )
 
 
-#: A passphrase: three to seven lower-case words, the last ending in digits ("tiger lemon
-#: garden rocket27"), closing its clause. Prose has no word glued to digits at its end.
-PASSPHRASE = re.compile(
-    r"[a-z]{2,12}(?:[ ][a-z]{2,12}){1,5}[ ][a-z]{2,12}\d{1,4}(?=[ \t]*(?:[.,;!?)\n]|$))"
+#: A passphrase: three to seven lower-case words, the last ending in two digits or more
+#: ("tiger lemon garden rocket27"), closing its clause, none of them a word that binds prose
+#: (an article, a preposition, a pronoun: "check the fridge note page12" is a sentence).
+_PASSPHRASE = re.compile(
+    r"[a-z]{2,12}(?:[ ][a-z]{2,12}){1,5}[ ][a-z]{2,12}\d{2,4}(?=[ \t]*(?:[.,;!?)\n]|$))"
 )
+
+
+class _Phrase:
+    """:data:`_PASSPHRASE` with its stop words (``match`` as a pattern's)."""
+
+    def match(self, text: str, at: int = 0) -> re.Match[str] | None:
+        found = _PASSPHRASE.match(text, at)
+        if found is None or any(word in PHRASE_STOPS for word in found.group().split()):
+            return None
+        return found
+
+
+PASSPHRASE = _Phrase()
 
 
 def generated(value: str) -> bool:
@@ -149,6 +164,8 @@ KEYS_NOT_SECRET = re.compile(
 )
 
 
+#: A date: a year, month and day joined by dashes (a code read in groups has no year first).
+_DATE = re.compile(r"^(?:19|20)\d\d-[01]\d-[0-3]\d$")
 #: A keypad's code: digits, with at most one of the keypad's letters ("digicode 98A43").
 _KEYPAD = re.compile(r"^(?=(?:\D*\d){3})[A-D]?[0-9]+[A-DК#*]?[0-9]*$")
 
@@ -159,6 +176,8 @@ def code_digits(family: str, value: str, *, connector: bool) -> bool:
     its letters (A–D, К) or a ``#`` among or after them (a door's keypad, not a bare "code"),
     is part of the value."""
     keys = value.strip("#*[](){}")
+    if _DATE.match(keys):
+        return False  # "enabled on 2024-05-01"
     digits = keys.replace("-", "")
     if not digits.isdigit():
         keypad = family == "pin" and _KEYPAD.match(keys) is not None
