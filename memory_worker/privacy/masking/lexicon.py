@@ -772,7 +772,7 @@ LABEL_NEEDLES = _words(
     upplås kilid kilit 保险 收银 锁屏 屏幕 puk 金庫 レジ 画面 금고 포스 잠금 화면 خزن خزين كاشير قفل
     kennantw antwoord svar cevab odpowied sekretna 密保 جواب إجابة
     digits ziffern chiffres dígitos digitos cifre cijfers siffror cyfry цифры цифри rakam 桁
-    뒷면 背面 أرقام 2fa mfa tap
+    뒷면 背面 أرقام 2fa mfa tap arka
     """
 )
 #: Labels spelt out letter by letter ("P I N", "p a s s w o r d").
