@@ -229,7 +229,10 @@ def contains_secret(text: str) -> bool:
     One decision with :func:`mask`: a secret here is a span of :func:`find_secrets`, the
     very spans ``mask`` takes out (every occurrence of their values), so a text this flags
     for its value never reaches the farm with that value in it. The other two reasons carry
-    no span: a placeholder, or words about a credential (``SECRET_MARKERS``); for the last,
+    no span: a placeholder, or words about a credential (``SECRET_MARKERS``, read in the folded
+    text as the detectors and the last guard read it: ``ｐａｓｓｗｏｒｄ``, ``pass\u200bword``); for the last,
     ``mask`` withholds the line whole when a word shaped like a value is still on it
     (:mod:`.withhold`), so no value flagged that way reaches the farm either."""
-    return bool(_MASKED.search(text) or talks_about_a_credential(text) or find_secrets(text))
+    return bool(
+        _MASKED.search(text) or talks_about_a_credential(fold(text).text) or find_secrets(text)
+    )

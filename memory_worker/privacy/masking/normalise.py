@@ -48,13 +48,15 @@ _CAPITALS_WORD = re.compile(f"^[{_LOOKALIKE_CAPITALS}]+$")
 _CYRILLIC = re.compile("[\u0400-\u052f]")
 #: Digits of other scripts (Arabic-Indic ٥٠٥٧, Devanagari, …); NFKC keeps them as they are.
 _OTHER_DIGITS = re.compile(r"(?![0-9])\d")
+#: Latin small capitals (NFKC keeps them), in the order of ``a``–``z`` without ``q`` and ``x``.
+SMALL_CAPITALS = "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ"
 #: Whatever makes a text NFKC-normal text fold differently: one scan.
-_SLOW = re.compile(f"[{ZERO_WIDTH}]|{_MIXED.pattern}|{_OTHER_DIGITS.pattern}")
+_SLOW = re.compile(f"[{ZERO_WIDTH}{SMALL_CAPITALS}ɑɡ]|{_MIXED.pattern}|{_OTHER_DIGITS.pattern}")
 
 #: Cyrillic and Greek letters drawn like Latin ones.
 TO_LATIN = str.maketrans(
-    "аеорсухіјѕԁԛԝһӏкмнтвАВЕКМНОРСТХУІЈЅαοριυχνκΑΒΕΖΗΙΚΜΝΟΡΤΥΧԀԜԚӀҺϲϹϳͿҮѴѵԌԍ",
-    "aeopcyxijsdqwhlkmhtbABEKMHOPCTXYIJSaopiuxvkABEZHIKMNOPTYXDWQlHcCjJYVvGg",
+    "аеорсухіјѕԁԛԝһӏкмнтвАВЕКМНОРСТХУІЈЅαοριυχνκΑΒΕΖΗΙΚΜΝΟΡΤΥΧԀԜԚӀҺϲϹϳͿҮѴѵԌԍεωγτη",
+    "aeopcyxijsdqwhlkmhtbABEKMHOPCTXYIJSaopiuxvkABEZHIKMNOPTYXDWQlHcCjJYVvGgewytn",
 )
 #: Latin letters drawn like Cyrillic ones (a Cyrillic word with a Latin one inside).
 TO_CYRILLIC = str.maketrans("aeopcyxkABEKMHOPCTXY", "аеорсухкАВЕКМНОРСТХУ")
@@ -126,8 +128,9 @@ def _cached_nfkc(piece: str, cache: dict[str, str]) -> str:
 
 _NFKC_CACHE: dict[str, str] = {}
 #: Look-alikes NFKC would turn into letters no longer drawn like Latin ones (the lunate sigma
-#: ``Ϲ`` becomes ``Σ``): folded to Latin first.
-_BEFORE_NFKC = str.maketrans("Ϲϲ", "Cc")
+#: ``Ϲ`` becomes ``Σ``), or leaves as they are though they are Latin letters drawn small
+#: (small capitals ``ᴘᴀssᴡᴏʀᴅ``, the Latin alpha and script g): folded to Latin first.
+_BEFORE_NFKC = str.maketrans("Ϲϲ" + SMALL_CAPITALS + "ɑɡ", "Cc" + "abcdefghijklmnoprstuvwyz" + "ag")
 
 
 def fold(text: str) -> Folded:

@@ -45,6 +45,17 @@ SECRETS: list[tuple[str, str, str, str]] = [
     ("confusable", "ja", "\u03f9ODE\uff1a88420", "88420"),
     ("confusable", "ko", "\ube44\u200b\ubc00\ubc88\ud638\uff1aHanul77!x", "Hanul77!x"),
     ("confusable", "zh", "\u5bc6\u200b\u7801\uff1aZhu_Lin_6621", "Zhu_Lin_6621"),
+    # small capitals, the Latin alpha, Greek epsilon and omega (written with their rule)
+    (
+        "confusable",
+        "en",
+        "\u1d18\u1d00ss\u1d21\u1d0f\u0280\u1d05 for the NAS: Trq4!melon",
+        "Trq4!melon",
+    ),
+    ("confusable", "de", "\u1d18\u026a\u0274 vom Handy: 58210", "58210"),
+    ("confusable", "fr", "mot de p\u0251sse de la box : Vsk2!orage", "Vsk2!orage"),
+    ("confusable", "de", "K\u03b5nnwort Drucker: Lmz4!tanne", "Lmz4!tanne"),
+    ("confusable", "en", "pass\u03c9ord (router): Qx7#harbor", "Qx7#harbor"),
     # a label's qualifier in brackets, glued, and a colon with no space
     ("qualified_label", "en", "password(NAS):Trv5_kolmar", "Trv5_kolmar"),
     ("qualified_label", "en", "pwd(vpn):Hx7yTq2LmW", "Hx7yTq2LmW"),
@@ -253,6 +264,10 @@ LOOKS: list[tuple[str, str]] = [
     ("ru", "спрашивает ли банк пароль: никогда"),
     ("it", "la banca chiede la password: mai"),
     ("en", "does the bank ask for your password: never"),
+    (
+        "en",
+        "\u1d1b\u029c\u1d00\u0274\u1d0bs \u0493\u1d0f\u0280 \u1d1b\u029c\u1d07 \u1d18\u1d00ss\u1d21\u1d0f\u0280\u1d05 \u1d1b\u026a\u1d18",
+    ),
     # a time beside a password word
     ("en", "busy day: dentist 9am, the wifi password got changed so reconnect, gym at 6pm"),
     ("en", "reminder: password rotation meeting moved to 11am tomorrow"),
