@@ -55,8 +55,8 @@ _SLOW = re.compile(f"[{ZERO_WIDTH}{SMALL_CAPITALS}ɑɡ]|{_MIXED.pattern}|{_OTHER
 
 #: Cyrillic and Greek letters drawn like Latin ones.
 TO_LATIN = str.maketrans(
-    "аеорсухіјѕԁԛԝһӏкмнтвАВЕКМНОРСТХУІЈЅαοριυχνκΑΒΕΖΗΙΚΜΝΟΡΤΥΧԀԜԚӀҺϲϹϳͿҮѴѵԌԍεωγτη",
-    "aeopcyxijsdqwhlkmhtbABEKMHOPCTXYIJSaopiuxvkABEZHIKMNOPTYXDWQlHcCjJYVvGgewytn",
+    "аеорсухіјѕԁԛԝһӏкмнтвАВЕКМНОРСТХУІЈЅαοριυχνκΑΒΕΖΗΙΚΜΝΟΡΤΥΧԀԜԚӀҺϲϹϳͿҮѴѵԌԍεωγτησ",
+    "aeopcyxijsdqwhlkmhtbABEKMHOPCTXYIJSaopiuxvkABEZHIKMNOPTYXDWQlHcCjJYVvGgewytno",
 )
 #: Latin letters drawn like Cyrillic ones (a Cyrillic word with a Latin one inside).
 TO_CYRILLIC = str.maketrans("aeopcyxkABEKMHOPCTXY", "аеорсухкАВЕКМНОРСТХУ")
