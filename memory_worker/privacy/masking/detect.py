@@ -28,7 +28,7 @@ from memory_worker.privacy.masking.contaminate import contaminated
 from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.lists import LIST_NEEDLES, credential_lists
-from memory_worker.privacy.masking.locks import LOCK_NEEDLES, lock_numbers
+from memory_worker.privacy.masking.locks import ENTRY_NEEDLES, LOCK_NEEDLES, lock_numbers
 from memory_worker.privacy.masking.needles import Hits, Needles
 from memory_worker.privacy.masking.normalise import fold
 from memory_worker.privacy.masking.numbers import card_numbers, contacts, ssn_numbers
@@ -98,6 +98,7 @@ NEEDLES = Needles(
     | LIST_NEEDLES
     | QUESTION_NEEDLES
     | LOCK_NEEDLES
+    | ENTRY_NEEDLES
     | ACCESS_NEEDLES
 )
 

@@ -91,6 +91,11 @@ _GLUED = frozenset({"zh", "ja", "ko", "ar"})
 _ASCII_VALUES = _GLUED | {"he", "fa", "hi", "el"}
 
 
+#: Where a label of a spaced language ends: not inside a word, but a particle of a script
+#: written without spaces may be glued to it ("CVC는 913", "PINは4821", "SSID叫…").
+_LABEL_END = r"(?![^\W\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
+
+
 def _label_pattern() -> re.Pattern[str]:
     groups = []
     for family, table in _FAMILIES.items():
@@ -99,7 +104,7 @@ def _label_pattern() -> re.Pattern[str]:
             if lang in _GLUED:
                 groups.append(f"(?P<{family}_{lang}>{body})")
             else:
-                groups.append(f"(?<!\\w)(?P<{family}_{lang}>{body})(?!\\w)")
+                groups.append(f"(?<!\\w)(?P<{family}_{lang}>{body}){_LABEL_END}")
     return re.compile("|".join(groups), re.IGNORECASE)
 
 
@@ -153,8 +158,11 @@ _BARE = re.compile(r"[^\s]+")
 #: where a value was masked ("[redacted]", "[Filtered]": masking stays idempotent).
 _BRACKETED = re.compile(r"\[(?!(?i:redacted|filtered|email|phone)\])[^\s\[\]]{3,64}\]")
 _ASCII = re.compile(r"[!-~]+")
-#: A word between a label and its value (a dot inside it too: "bol.com").
-FILLER = re.compile(r"[ \t]+(?P<w>(?:[^\s.!?,;:=：]|\.(?=\w)){1,30})(?=\s|[:=：](?!//)|$)")
+#: A code's digits, then a letter of a script written without spaces (a particle, a copula).
+_GLUED_DIGITS = re.compile(r"[#*]?\d{3,8}[#*]?(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])")
+#: A word between a label and its value (a dot inside it too: "bol.com"; a comma after it:
+#: "the CVV only, it's 845").
+FILLER = re.compile(r"[ \t]+(?P<w>(?:[^\s.!?,;:=：]|\.(?=\w)){1,30})(?=\s|[:=：](?!//)|,|$)")
 _PAIR = re.compile(r"[ \t]*(?P<user>[^\s/]{1,64})[ \t]*/[ \t]*(?P<v>[^\s/]+)")
 
 
@@ -171,6 +179,8 @@ def _value(text: str, at: int, lang: str, family: str = "") -> tuple[int, int, b
         return at + 1, inner.end() - 1, False  # "PW: [Zomi70?]": one word in square brackets
     if family in ("password", "pass") and (phrase := PASSPHRASE.match(text, at)) is not None:
         return at, phrase.end(), False  # "비번 tiger lemon garden rocket27"
+    if family in _DIGIT_FAMILIES and (glued := _GLUED_DIGITS.match(text, at)) is not None:
+        return at, glued.end(), False  # a code's digits glued to a particle: "913이에요"
     match = (_ASCII if lang in _ASCII_VALUES and family != "word" else _BARE).match(text, at)
     if match is None:
         return None
@@ -417,7 +427,9 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             found = _bare_after(text, at, family, lang, fillers, before, named=named)
             if found is not None:
                 return _unless_weak(text, found, strict=strict)
-        word = FILLER.match(text, at) or (_GLUED_FILLER.match(text, at) if lang in _GLUED else None)
+        word = FILLER.match(text, at) or (
+            _GLUED_FILLER.match(text, at) if lang in _GLUED or _cjk(text, at) else None
+        )
         if word is None or len(fillers) >= _MAX_FILLERS or word.end() - start > 100:
             return None
         folded = word.group("w").casefold()
@@ -443,6 +455,12 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             return None  # "PIN changed at 1400", "la alarma sonó a las 0415"
         fillers.append(word.group("w"))
         at = word.end()
+
+
+def _cjk(text: str, at: int) -> bool:
+    """Whether a character of a script written without spaces stands at ``at`` (glued after a
+    Latin label: "ＰＩＮ码：…", "PIN번호: …")."""
+    return at < len(text) and ("\u3040" <= text[at] <= "\u9fff" or "\uac00" <= text[at] <= "\ud7af")
 
 
 def _unless_weak(
@@ -546,7 +564,7 @@ def _flat(glued_only: bool) -> re.Pattern[str]:
     first alternative that matches belongs to the first group that matches, as in
     ``_LABELS``): a flat alternation of literals is tried far faster than named groups."""
     alternatives = [
-        f"(?:{alternative})" if lang in _GLUED else f"(?:{alternative})(?!\\w)"
+        f"(?:{alternative})" if lang in _GLUED else f"(?:{alternative}){_LABEL_END}"
         for _, lang, labels, _ in _GROUPS
         if lang in _GLUED or not glued_only
         for alternative in labels
@@ -572,7 +590,7 @@ def _groups() -> list[tuple[str, str, list[str], re.Pattern[str]]]:
         for lang, labels in table.items():
             folded = sorted((_fold_pattern(label) for label in labels), key=len, reverse=True)
             body = "|".join(folded)
-            pattern = f"(?:{body})" if lang in _GLUED else f"(?:{body})(?!\\w)"
+            pattern = f"(?:{body})" if lang in _GLUED else f"(?:{body}){_LABEL_END}"
             out.append((family, lang, folded, re.compile(pattern)))
     return out
 

@@ -623,8 +623,7 @@ SAID_KEY_LABELS: dict[str, tuple[str, ...]] = {
 #: A card's verification code: 3–4 digits, with or without a connector.
 CVV_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
-        r"cvv2?",
-        r"cvc2?",
+        r"(?:cvv|cvc)2?(?:[\s-]?(?:code|kod(?:en|u)?|kode|код|nummer|number|numarası|번호))?",
         r"cvn",
         r"csc",
         r"security\s+code",
@@ -716,7 +715,8 @@ NAME_PASSWORD_PARTS = _words(
     """
     password passwd pwd pass passphrase passcode pw passwort kennwort senha haslo mdp
     motdepasse contrasena contrasenya wachtwoord losenord lösenord sifre şifre parola
-    parolachiave hasło пароль parol palavrapasse losen clave
+    parolachiave hasło пароль parol palavrapasse losen clave ww mima bimil bimilbeonho amho
+    pasuwado
     """
 )
 #: Parts that name a token, key or other secret.
@@ -782,5 +782,5 @@ NAME_NEEDLES = frozenset(
     {"pass", "pw", "secret", "token", "key", "auth", "cred", "sig"}
     | {"haslo", "hasło", "sifre", "şifre", "senha", "mdp", "contrase", "wachtwoord", "losen"}
     | {"lösen", "kennwort", "parol", "clave", "chiave", "klucz", "sleutel", "nyckel", "anahtar"}
-    | {"schl", "motdepasse", "пароль"}
+    | {"schl", "motdepasse", "пароль", "ww", "mima", "bimil", "amho", "pasuwado"}
 )

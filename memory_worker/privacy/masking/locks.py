@@ -84,8 +84,69 @@ _AMOUNT = re.compile(
 )
 
 
+#: Needles of an entry (a door, a gate, an entrance, a garage, an intercom).
+ENTRY_NEEDLES = _words(
+    """
+    door gate entrance garage intercom portal tür tor eingang pforte porte portail portillon
+    entrée puerta portón porton entrada garaje cochera porta portone cancello ingresso citofono
+    portão portao garagem deur poort ingang hek dörr port grind drzwi brama bramk furtk wejści
+    garaż дверь двер калитк ворот подъезд гараж kapı kapi garaj 門 ドア 玄関 ゲート 현관 대문
+    출입문 门 البوابة بوابة الباب المدخل
+    """
+)
+#: An entry, in the fifteen languages (German compounds of ``tor`` and ``tür`` named in full:
+#: ``Motor`` and ``Doktor`` are none).
+_ENTRY = (
+    r"(?<![^\W\d_])(?:front\s+door|back\s+door|side\s+door|door|gate|entrance|garage|intercom"
+    r"|portal|(?:haus|hinter|garten|hof|garagen|keller)?t[üu]r|(?:hof|garten|garagen|einfahrts)?tor"
+    r"|eingang|pforte|porte|portail|portillon|entr[ée]e|puerta|port[óo]n|entrada|garaje|cochera"
+    r"|porta|portone|cancello|ingresso|citofono|port[ãa]o|garagem|voordeur|deur|poort|ingang|hek"
+    r"|d[öo]rr(?:en)?|porten|grind(?:en)?|drzwi|bram(?:a|k[ai])|furtk[ai]|wej[śs]ci[ea]|gara[żz]"
+    r"|двер[ьи]|калитк[аи]|ворота|подъезд|гараж|kap[ıi](?:s[ıi])?|garaj)(?![^\W\d_])"
+    r"|門|ドア|玄関|ゲート|현관|대문|출입문|门|(?:ال)?بوابة|الباب|المدخل"
+)
+#: A verb of opening or keying before the digits ("opens with", "enter", "se abre con el").
+_KEYED = (
+    r"(?<![A-Za-z\u00c0-\u024f\u0400-\u04ff])(?:opens?\s+with|open\s+it\s+with|enter|type|press"
+    r"|punch(?:\s+in)?|key\s+in|tap\s+in|öffnet\s+(?:sich\s+)?mit|s['’]ouvre\s+avec|taper|tape[sz]?"
+    r"|composer|compose[sz]?|se\s+abre\s+con|abre\s+con|marca|teclea|pulsa|si\s+apre\s+con"
+    r"|apre\s+con|digita|premi|abre\s+com|digite|gaat\s+open\s+met|open\s+met|toets|öppnas\s+med"
+    r"|slå|otwiera\s+si[ęe]\s+(?:kodem|na)|kodem|wpisz|wbij|открывается\s+(?:кодом|на)|кодом"
+    r"|набери(?:те)?|введи(?:те)?|tuşla)(?![A-Za-z\u00c0-\u024f\u0400-\u04ff])"
+    r"(?:[ \t]+(?:the|el|il|o|het|le|la|code|c[oó]digo|codice|kod))*"
+    r"|按|输入|تفتح\s+(?:بالرقم|بالكود|بالرمز)|بالرقم|اكتب|أدخل|ادخل"
+)
+#: A verb of keying or opening after the digits ("7731 eingeben", "5566 ile açılıyor",
+#: "7420 で開きます", "1234* 누르면 열려요").
+_KEYED_AFTER = (
+    r"(?:eingeben|eintippen|tippen|drücken|intoetsen|ile\s+aç[ıi]l\w*|girin|で開|を押|を入力|と入力"
+    r"|누르면|눌러|입력|就开|开门)"
+)
+_ENTRY_DIGITS = r"[#*]?\d{4,8}[#*]?(?![\d.,:/-]\d)"
+_ENTRY_NUMBER = re.compile(
+    rf"(?i:{_ENTRY})[^.!?。！？\n]{{0,60}}?(?:(?i:{_KEYED})[ \t]*(?P<v>{_ENTRY_DIGITS})"
+    rf"|(?<![\d#*])(?P<w>{_ENTRY_DIGITS})[ \t]*(?i:{_KEYED_AFTER}))"
+)
+
+
+def _entry_numbers(text: str) -> Iterator[Span]:
+    """An entry's code by a verb of opening or keying beside its digits, in the entry's
+    sentence: "the side gate opens with 4471", "garage: enter 4471 and press the bell",
+    "il cancello si apre con 6620#", "Hoftor: 7731 eingeben", "公共玄関は 7420 で開きます"."""
+    for match in _ENTRY_NUMBER.finditer(text):
+        group = "v" if match.group("v") is not None else "w"
+        at, end = match.span(group)
+        if not _AMOUNT.match(text, end):
+            yield at, end, "pin"
+
+
 def lock_numbers(text: str, hits: Hits) -> Iterator[Span]:
-    """A key box's or lock's number in its sentence (see the module doc)."""
+    """A key box's or lock's number in its sentence, and an entry's code beside a verb of
+    opening or keying (see the module doc)."""
+    if not hits.present & (LOCK_NEEDLES | ENTRY_NEEDLES):
+        return
+    if hits.present & ENTRY_NEEDLES:
+        yield from _entry_numbers(text)
     if not hits.present & LOCK_NEEDLES:
         return
     for match in _LOCK_NUMBER.finditer(text):

@@ -112,6 +112,7 @@ FILLER_ADJECTIVES = _words(
     new temporary temp initial default old admin root master one-time neue neues temporäres
     nouveau temporaire provisoire nueva temporal provisional nova temporária provisória nuovo
     nuova temporanea provvisoria nowe tymczasowe новый временный старый новий тимчасовий
+    wpa wpa2 wpa3 wep psk wpa-psk wpa2-psk
     """
 )
 #: Words before a label that make it an action, not a secret ("*reset* password flow").

@@ -103,6 +103,14 @@ _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*)://[^:@/]*(?:[/?#]|$)", re.I)
 _PATH = re.compile(r"^(?:~?/|\.\.?/|[a-z0-9_.-]+(?:/[a-z0-9_.-]*)+$)")
 #: A number right after a port option is a port.
 _PORT = re.compile(r"(?i)(?:-p|--port|port|порт)\s*$")
+#: A word that names what follows as a name or a public number, right before it.
+_NAMED = re.compile(
+    r"(?i)(?<![^\W\d_])(?:ssid|network|netzwerk|netz|r[ée]seau|red|rete|rede|netwerk|n[äa]tverk"
+    r"|sie[ćc]|сеть|мережа|ağ|rfc|iso|ieee|room|raum|salle|sala|kamer|rum|pok[óo]j|flight"
+    r"|flug|vol|vuelo|volo|voo|vlucht|рейс|uçuş|page|seite|step|issue|ticket|bug|order"
+    r"|model|modell|mod[eè]le|modelo|modello)[ \t]*[:=#]?[ \t]*[\"'«“(]?$"
+    r"|(?:名称|이름|名前|الشبكة)[ \t]*[:：]?[ \t]*$"
+)
 #: A label at the end of a line: the value is on the line below.
 _LABEL_AT_END = re.compile(r"[:：=\-–—>]\s*$")
 #: A lower-case letter, then a capital: a capital inside a word.
@@ -127,8 +135,8 @@ def value_like(word: str, before: str = "") -> bool:
         return False
     if _NOT_VALUE.fullmatch(core) or _AT_HOST.match(core) or _URL.match(core):
         return False
-    if _PATH.match(core):
-        return False
+    if _PATH.match(core) or _NAMED.search(before):
+        return False  # … or a network's name, a standard's number: "SSID: HomeNet_5G", "RFC 8018"
     digits = sum(c.isdigit() for c in core)
     letters = sum(c.isalpha() for c in core)
     if digits and letters:
