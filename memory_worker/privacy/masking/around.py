@@ -21,6 +21,7 @@ from memory_worker.privacy.masking.ordinary import (
     ASSENT_WORDS,
     BEFORE_WORDS,
     DEMONSTRATIVES,
+    JUDGEMENTS,
     NEGATIONS,
     NOT_BEFORE,
     NOT_FILLERS,
@@ -119,7 +120,10 @@ def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | 
             )
             if digits or strong(value) or (family == "key" and generated(value)):
                 return tokens[k].start(), tokens[k].start() + len(value)
-        if gap >= 5 or word.casefold() in NEGATIONS or any(c in ".!?;,。！？，" for c in word):
+        folded = word.casefold()
+        if gap >= 5 or folded in NEGATIONS or folded in JUDGEMENTS:
+            return None  # "… is not my password", "… is a terrible password"
+        if any(c in ".!?;,。！？，" for c in word):
             return None
     return None
 

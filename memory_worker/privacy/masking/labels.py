@@ -369,7 +369,8 @@ def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[i
         return None  # the label's own closing quote: 'PASSWORD': os.environ[…]
     if family == "word":  # "кодовое слово ромашка": one word that ends the clause
         value = text[begin:end]
-        ends = _CLAUSE_END.match(text, end) is not None
+        close = _CLAUSE_END.match(text, end)
+        ends = close is not None and "?" not in close.group() and "？" not in close.group()
         return (
             (begin, end)
             if ends and wordy(value) and len(value) >= 4 and not not_a_value(value)

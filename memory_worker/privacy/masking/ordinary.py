@@ -257,6 +257,7 @@ NOT_VALUES_MORE = _words(
     never always sometimes nunca siempre jamais toujours parfois niemals immer manchmal nie
     nigdy zawsze czasem nooit altijd soms aldrig alltid ibland никогда всегда иногда ніколи
     завжди іноді asla hiç hiçbir daima bazen mai sempre talvolta às vezes sempre
+    忘了 忘记了 不知道 不记得 忘れた 知らない 覚えてない 몰라 몰라요 잊었어 잊어버렸어 기억 안 나
     """
 )
 #: Words that name who logs in: a bare value after ``pass`` may follow them ("user admin pass
@@ -402,5 +403,21 @@ PHRASE_STOPS = _words(
     il lo gli di che per con mio
     o os as do da em um uma com meu
     w z na do i jest to
+    """
+)
+
+#: Words that judge a value named before its label as an example, not give it as one's own
+#: ("password123 is a *terrible* password", "qwerty ist ein *schlechtes* Passwort").
+JUDGEMENTS = _words(
+    """
+    terrible bad weak common good strong typical classic popular worst best example examples
+    famous default obvious horrible awful dumb stupid insecure secure unsafe guessable
+    schlechtes schlechter schlecht schwaches schwach typisches typisch beliebtes bekanntes
+    sicheres unsicheres gutes beispiel mauvais faible classique typique exemple nul
+    malo mala débil típica típico clásica ejemplo buena segura insegura pessima debole
+    tipica classica esempio buona sicura péssima fraca clássica exemplo boa slecht zwak
+    typisch voorbeeld goed onveilig dåligt svagt typiskt exempel säkert osäkert złe słabe
+    typowe przykład dobre плохой слабый типичный пример хороший ненадёжный kötü zayıf
+    tipik örnek iyi güvensiz
     """
 )

@@ -461,11 +461,178 @@ FRESH_LOOKS: list[tuple[str, str]] = [
 ]
 
 
+#: A third set, written fresh as a blind author might (security answers said in a sentence,
+#: passwords inside long messages, obfuscated labels, commands, SSNs), scored before the
+#: rules changed for it: 39 of 43 caught, 2 of 35 look-alikes changed (its last six
+#: look-alikes were written with their rule). Still missed: a label spelt with a digit of
+#: another script for a letter, and a Cyrillic label spelt apart.
+FRESH2: list[tuple[str, str, str, str]] = [
+    ("security_answer", "en", "bank wants my memorable word — it's Pumpernickel", "Pumpernickel"),
+    (
+        "security_answer",
+        "de",
+        "Antwort auf die Sicherheitsfrage der Sparkasse: Rumpelstilz",
+        "Rumpelstilz",
+    ),
+    ("security_answer", "fr", "réponse à la question secrète : Bergamote", "Bergamote"),
+    ("security_answer", "es", "respuesta de seguridad del banco = Tortuguita", "Tortuguita"),
+    ("security_answer", "it", "risposta alla domanda segreta: Pappagallo", "Pappagallo"),
+    ("security_answer", "pt", "resposta da pergunta de segurança: Jabuticaba", "Jabuticaba"),
+    ("security_answer", "nl", "antwoord op de beveiligingsvraag: Knorretje", "Knorretje"),
+    ("security_answer", "sv", "svaret på säkerhetsfrågan är Kanelbulle", "Kanelbulle"),
+    ("security_answer", "pl", "odpowiedź na pytanie pomocnicze: Kluseczka", "Kluseczka"),
+    ("security_answer", "ru", "ответ на секретный вопрос — Чебурашка", "Чебурашка"),
+    ("security_answer", "tr", "güvenlik sorusunun cevabı: Karabaş", "Karabaş"),
+    ("security_answer", "ja", "秘密の質問の答えは「ポチ」", "ポチ"),
+    ("security_answer", "ko", "보안 질문 답변은 멍멍이", "멍멍이"),
+    ("security_answer", "zh", "密保问题的答案是 旺财", "旺财"),
+    ("security_answer", "ar", "جواب سؤال الأمان: Mishmish", "Mishmish"),
+    (
+        "password_message",
+        "en",
+        "hey! quick one — for the shared netflix the login is fam.movies@mail.com and the password is Popcorn!Night77, don't change it pls",
+        "Popcorn!Night77",
+    ),
+    (
+        "password_message",
+        "de",
+        "Hi zusammen, fürs Vereinskonto gilt ab heute das Passwort Turnhalle#2025, bitte nicht weitergeben",
+        "Turnhalle#2025",
+    ),
+    (
+        "password_message",
+        "fr",
+        "Coucou ! Pour le compte Disney+ de la famille, le mot de passe a changé : Mickey.Minnie.58",
+        "Mickey.Minnie.58",
+    ),
+    (
+        "password_message",
+        "es",
+        "Hola equipo, la nueva contraseña del portal de clientes quedó así: Naranja*Azul91",
+        "Naranja*Azul91",
+    ),
+    (
+        "password_message",
+        "it",
+        "ciao, ti giro la password della mail condivisa, è Condivisa_2024!",
+        "Condivisa_2024!",
+    ),
+    ("password_message", "pt", "oi mãe, a senha do wi-fi novo ficou CasaNova@123", "CasaNova@123"),
+    (
+        "password_message",
+        "nl",
+        "Hoi, het wachtwoord van de gedeelde Spotify is nu Muziek!Thuis8",
+        "Muziek!Thuis8",
+    ),
+    (
+        "password_message",
+        "sv",
+        "hej, lösenordet till familjens Spotify är nu Sommar#Stuga9",
+        "Sommar#Stuga9",
+    ),
+    (
+        "password_message",
+        "pl",
+        "cześć, hasło do wspólnego konta to teraz Wakacje_2025!",
+        "Wakacje_2025!",
+    ),
+    (
+        "password_message",
+        "ru",
+        "привет, пароль от общего аккаунта теперь Dacha!Leto55",
+        "Dacha!Leto55",
+    ),
+    ("password_message", "tr", "selam, ortak hesabın şifresi artık Yaz.Tatil.77", "Yaz.Tatil.77"),
+    (
+        "password_message",
+        "ja",
+        "お疲れ様です。共有アカウントのパスワードを Kyoyu_2025! に変更しました",
+        "Kyoyu_2025!",
+    ),
+    ("password_message", "ko", "공유 계정 비밀번호 Gongyu#2025 로 바꿨어요", "Gongyu#2025"),
+    ("password_message", "zh", "共享账号的密码改成 Gongxiang@2025 了", "Gongxiang@2025"),
+    (
+        "password_message",
+        "ar",
+        "غيرت كلمة المرور للحساب المشترك إلى Mushtarak_2025",
+        "Mushtarak_2025",
+    ),
+    (
+        "obfuscated",
+        "en",
+        "recovery codes for my github: 4f9a-2c7e 8b1d-6e3f 0a5c-9d2b",
+        "4f9a-2c7e",
+    ),
+    ("obfuscated", "en", "Ρin for the garage: 5510", "5510"),
+    ("obfuscated", "de", "Κеnnwоrt fürs NAS: Hx8!moos", "Hx8!moos"),
+    ("obfuscated", "fr", "m᧐t de passe : Lune!4471", "Lune!4471"),
+    ("obfuscated", "en", "p a s s w o r d : Rq8!mango", "Rq8!mango"),
+    ("obfuscated", "en", "pass—word: Rq8!mango", "Rq8!mango"),
+    ("obfuscated", "ru", "п а р о л ь: Rq8!mango", "Rq8!mango"),
+    (
+        "command",
+        "en",
+        "curl -H 'X-Api-Key: 9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c' https://api.example.com",
+        "9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c",
+    ),
+    ("command", "en", "mysql -h db -u app --password=Tr0ub4dor3 appdb", "Tr0ub4dor3"),
+    ("command", "de", "sshpass -p 'Gartenzwerg7' ssh pi@gartenpi", "Gartenzwerg7"),
+    ("ssn_card", "en", "my SSN is 123-45-6789, needed for the form", "123-45-6789"),
+    ("ssn_card", "es", "mi número de seguro social: 078-05-1120", "078-05-1120"),
+    ("ssn_card", "en", "card 4539 1488 0343 6467 exp 09/27 cvv 112", "112"),
+]
+FRESH2_LOOKS: list[tuple[str, str]] = [
+    ("en", "what's a good memorable word for a security question?"),
+    ("de", "Die Sicherheitsfrage war: Name des ersten Haustiers"),
+    ("fr", "la question secrète est débile, je vais la changer"),
+    ("en", "I answered the security question wrong twice"),
+    ("en", "the password is on the whiteboard in Room 4B, ask Sam"),
+    ("de", "Passwort steht im Tresor, Fach 3"),
+    ("es", "la contraseña la tiene Marta, pídesela"),
+    ("en", "new password policy: 14 characters, rotate every 90 days, no reuse of last 5"),
+    ("fr", "politique : mot de passe de 12 caractères minimum depuis le 01/03/2025"),
+    ("en", "Just rebooted the router, the wifi password is still the same as last year"),
+    ("en", "password123 is a terrible password, never use it"),
+    ("en", "they leaked 2.3 million passwords in the 2024 breach"),
+    ("en", "ssh -i ~/.ssh/id_rsa admin@192.168.0.10"),
+    ("en", "git clone git@github.com:acme/tools.git"),
+    ("en", "docker run -e POSTGRES_PASSWORD_FILE=/run/secrets/db -d postgres:16"),
+    ("en", "psql postgresql://app@db.internal:5432/app"),
+    ("en", "call me at 555-123-4567 after 6pm"),
+    ("en", "order #4539 1488 0343 6468 shipped"),
+    ("en", "ISBN 978-3-16-148410-0"),
+    ("en", "commit 3f9a2c7e8b1d6e3f0a5c9d2b4e6f8a1c3d5e7f90"),
+    ("en", "PIN code of the building is posted by the mailbox, go look"),
+    ("en", "the keypad code changes every month, ask the concierge"),
+    ("en", "seed phrase: never share it with anyone"),
+    ("en", "apple banana cherry dog elephant fish grape horse igloo jacket kite lemon"),
+    ("de", "Zugangscode für die Konferenz: siehe Einladung"),
+    ("en", "Meeting ID: 845 2291 0034, no passcode"),
+    ("en", "your verification code will expire in 10 minutes"),
+    ("en", "gate closes at 2200, latecomers ring 1"),
+    ("fr", "le digicode a changé, demande à la gardienne"),
+    ("ja", "パスワードは後で送ります"),
+    ("ko", "비밀번호는 나중에 알려줄게"),
+    ("zh", "密码等会儿发你"),
+    ("ar", "كلمة المرور سأرسلها لاحقا"),
+    ("ru", "пароль скину позже"),
+    ("tr", "şifreyi sonra atarım"),
+    ("zh", "密保问题是什么"),
+    ("ja", "秘密の質問の答えは忘れた"),
+    ("ko", "보안 질문 답은 몰라"),
+    ("zh", "安全问题：你的小学"),
+    ("en", "qwerty is a bad password and so is 123456"),
+    ("de", "Passwort1 ist ein schlechtes Passwort"),
+]
+
+
 def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     """Every row of the batch (``next_id(lang, secret)`` numbers them after the earlier
     batches' rows)."""
     secrets: list[Secret] = [(category, lang, t, [s]) for category, lang, t, s in SECRETS]
     secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH]
+    secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH2]
     looks: list[Look] = [("round7", lang, text) for lang, text in LOOKS]
     looks += [("round7_fresh", lang, text) for lang, text in FRESH_LOOKS]
+    looks += [("round7_fresh2", lang, text) for lang, text in FRESH2_LOOKS]
     yield from batch_rows("families5", next_id, secrets, looks)
