@@ -106,7 +106,7 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"passwrod",
         r"passwd",
         r"passphrase",
-        r"pass\s+word",
+        r"pass(?:\s+|[-–—_.·])word",
         r"p a s s w o r d|p\.a\.s\.s\.w\.o\.r\.d",
         r"passcode",
         r"pwd",
