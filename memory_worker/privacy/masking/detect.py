@@ -28,7 +28,7 @@ from memory_worker.privacy.masking.contaminate import contaminated
 from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.lists import LIST_NEEDLES, credential_lists
-from memory_worker.privacy.masking.locks import ENTRY_NEEDLES, LOCK_NEEDLES, lock_numbers
+from memory_worker.privacy.masking.locks import LOCK_NEEDLES, entry_numbers, lock_numbers
 from memory_worker.privacy.masking.needles import Hits, Needles
 from memory_worker.privacy.masking.normalise import fold
 from memory_worker.privacy.masking.numbers import card_numbers, contacts, ssn_numbers
@@ -73,6 +73,7 @@ DETECTORS: tuple[Detector, ...] = (
     answers_beside_questions,
     security_answers,
     lock_numbers,
+    entry_numbers,
     access_values,
     keys_near_labels,
     credential_lists,
@@ -85,7 +86,13 @@ DETECTORS: tuple[Detector, ...] = (
     wifi_qr,
 )
 #: The detectors of shapes that hold no needle (run on every text).
-NEEDLELESS: tuple[Detector, ...] = (card_numbers, ssn_numbers, unmarked_tokens, seed_phrases)
+NEEDLELESS: tuple[Detector, ...] = (
+    card_numbers,
+    ssn_numbers,
+    unmarked_tokens,
+    seed_phrases,
+    entry_numbers,
+)
 
 NEEDLES = Needles(
     TOKEN_NEEDLES
@@ -98,7 +105,6 @@ NEEDLES = Needles(
     | LIST_NEEDLES
     | QUESTION_NEEDLES
     | LOCK_NEEDLES
-    | ENTRY_NEEDLES
     | ACCESS_NEEDLES
 )
 

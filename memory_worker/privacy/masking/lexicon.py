@@ -328,7 +328,6 @@ PIN_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
         r"(?:safe|strongbox|strong\s+box|cash\s+register|till\s+(?:code|pin)|screen\s+lock|lock\s+screen|server\s+room(?:\s+door)?)",
         r"punch(?:\s+in)?",
-        r"tap\s+in",
         r"key\s+in",
         r"(?:phone|screen)\s+unlock",
         r"pin(?:[\s-]?(?:code|kod|код|kodu))?",
@@ -772,7 +771,7 @@ LABEL_NEEDLES = _words(
     upplås kilid kilit 保险 收银 锁屏 屏幕 puk 金庫 レジ 画面 금고 포스 잠금 화면 خزن خزين كاشير قفل
     kennantw antwoord svar cevab odpowied sekretna 密保 جواب إجابة
     digits ziffern chiffres dígitos digitos cifre cijfers siffror cyfry цифры цифри rakam 桁
-    뒷면 背面 أرقام 2fa mfa tap arka
+    뒷면 背面 أرقام 2fa mfa arka
     """
 )
 #: Labels spelt out letter by letter ("P I N", "p a s s w o r d").
@@ -782,5 +781,6 @@ NAME_NEEDLES = frozenset(
     {"pass", "pw", "secret", "token", "key", "auth", "cred", "sig"}
     | {"haslo", "hasło", "sifre", "şifre", "senha", "mdp", "contrase", "wachtwoord", "losen"}
     | {"lösen", "kennwort", "parol", "clave", "chiave", "klucz", "sleutel", "nyckel", "anahtar"}
-    | {"schl", "motdepasse", "пароль", "ww", "mima", "bimil", "amho", "pasuwado"}
+    | {"schluessel", "schlussel", "motdepasse", "пароль", "_ww", "mima", "bimil", "amho"}
+    | {"pasuwado"}
 )

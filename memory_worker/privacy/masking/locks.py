@@ -84,16 +84,6 @@ _AMOUNT = re.compile(
 )
 
 
-#: Needles of an entry (a door, a gate, an entrance, a garage, an intercom).
-ENTRY_NEEDLES = _words(
-    """
-    door gate entrance garage intercom portal tür tor eingang pforte porte portail portillon
-    entrée puerta portón porton entrada garaje cochera porta portone cancello ingresso citofono
-    portão portao garagem deur poort ingang hek dörr port grind drzwi brama bramk furtk wejści
-    garaż дверь двер калитк ворот подъезд гараж kapı kapi garaj 門 ドア 玄関 ゲート 현관 대문
-    출입문 门 البوابة بوابة الباب المدخل
-    """
-)
 #: An entry, in the fifteen languages (German compounds of ``tor`` and ``tür`` named in full:
 #: ``Motor`` and ``Doktor`` are none).
 _ENTRY = (
@@ -129,11 +119,28 @@ _ENTRY_NUMBER = re.compile(
 )
 
 
-def _entry_numbers(text: str) -> Iterator[Span]:
+#: Four digits or more: an entry's code has them (one C-speed scan before the entry pattern).
+_FOUR_DIGITS = re.compile(r"\d{4}")
+#: How far before its digits an entry's word and its verb may stand.
+_ENTRY_REACH = 90
+
+
+def entry_numbers(text: str, hits: Hits) -> Iterator[Span]:
     """An entry's code by a verb of opening or keying beside its digits, in the entry's
     sentence: "the side gate opens with 4471", "garage: enter 4471 and press the bell",
-    "il cancello si apre con 6620#", "Hoftor: 7731 eingeben", "公共玄関は 7420 で開きます"."""
-    for match in _ENTRY_NUMBER.finditer(text):
+    "il cancello si apre con 6620#", "Hoftor: 7731 eingeben", "公共玄関は 7420 で開きます".
+
+    Run on every text (its words are too common to serve as needles): only near a run of
+    four digits is the entry's pattern tried."""
+    end = 0
+    for digits in _FOUR_DIGITS.finditer(text):
+        if digits.start() < end:
+            continue
+        window = max(end, digits.start() - _ENTRY_REACH)
+        match = _ENTRY_NUMBER.search(text, window, min(len(text), digits.end() + 30))
+        if match is None:
+            end = digits.end()
+            continue
         group = "v" if match.group("v") is not None else "w"
         at, end = match.span(group)
         if not _AMOUNT.match(text, end):
@@ -141,12 +148,7 @@ def _entry_numbers(text: str) -> Iterator[Span]:
 
 
 def lock_numbers(text: str, hits: Hits) -> Iterator[Span]:
-    """A key box's or lock's number in its sentence, and an entry's code beside a verb of
-    opening or keying (see the module doc)."""
-    if not hits.present & (LOCK_NEEDLES | ENTRY_NEEDLES):
-        return
-    if hits.present & ENTRY_NEEDLES:
-        yield from _entry_numbers(text)
+    """A key box's or lock's number in its sentence (see the module doc)."""
     if not hits.present & LOCK_NEEDLES:
         return
     for match in _LOCK_NUMBER.finditer(text):
