@@ -43,6 +43,7 @@ from memory_worker.privacy.masking.needles import Hits
 from memory_worker.privacy.masking.ordinary import (
     CHANGE_PREPOSITIONS,
     CHANGE_VERBS,
+    CONJUNCTIONS,
     DIGIT_STOPS,
     FILLER_ADJECTIVES,
     FILLER_ADVERBS,
@@ -329,9 +330,14 @@ _GLUED_FILLER = re.compile(r"(?P<w>[^\x00-\x7f\s、。，！？：]{1,8})(?=[ \t
 
 
 def _after_user(before: str) -> bool:
-    """Whether a user name was given just before, on the same line ("user admin pass …")."""
+    """Whether a user name was given just before, on the same line ("user admin pass …"), not
+    the two named together ("usuário e senha", "username and password": a conjunction right
+    before the label)."""
     line = _COMMAND.sub(" ", before.rpartition("\n")[2]).casefold()
-    return any(word.strip(":=,") in USER_LABELS for word in line.split())
+    words = line.split()
+    if words and words[-1] in CONJUNCTIONS:
+        return False
+    return any(word.strip(":=,") in USER_LABELS for word in words)
 
 
 #: A command in backticks: its words are the command's ("`docker login ghcr.io`": ``login``

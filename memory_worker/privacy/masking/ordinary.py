@@ -258,6 +258,17 @@ NOT_VALUES_MORE = _words(
     nigdy zawsze czasem nooit altijd soms aldrig alltid ibland никогда всегда иногда ніколи
     завжди іноді asla hiç hiçbir daima bazen mai sempre talvolta às vezes sempre
     忘了 忘记了 不知道 不记得 忘れた 知らない 覚えてない 몰라 몰라요 잊었어 잊어버렸어 기억 안 나
+    monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday tonight
+    montag dienstag mittwoch donnerstag freitag samstag sonntag heute morgen gestern
+    lundi mardi mercredi jeudi vendredi samedi dimanche aujourd'hui demain hier
+    lunes martes miércoles jueves viernes sábado domingo hoy mañana ayer
+    lunedì martedì mercoledì giovedì venerdì sabato domenica oggi domani ieri
+    segunda terça quarta quinta sexta sábado domingo hoje amanhã ontem
+    maandag dinsdag woensdag donderdag vrijdag zaterdag zondag vandaag gisteren
+    måndag tisdag onsdag torsdag fredag lördag söndag idag imorgon igår
+    poniedziałek wtorek środa czwartek piątek sobota niedziela dziś dzisiaj jutro wczoraj
+    понедельник вторник среда четверг пятница суббота воскресенье сегодня завтра вчера
+    pazartesi salı çarşamba perşembe cuma cumartesi pazar bugün yarın dün
     """
 )
 #: Words that name who logs in: a bare value after ``pass`` may follow them ("user admin pass
@@ -421,3 +432,6 @@ JUDGEMENTS = _words(
     tipik örnek iyi güvensiz
     """
 )
+
+#: Words that join two things named together ("usuário *e* senha", "username *and* password").
+CONJUNCTIONS = _words("and & e und et y en och i и і ve and/or oraz или або と 和 및 و")

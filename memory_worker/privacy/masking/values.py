@@ -84,7 +84,7 @@ def not_a_value(value: str) -> bool:
         or _PUBLIC.match(value) is not None
         or _placeholder_phrase(value)
         or placeholder(value)
-        or value.startswith(("[", "<", "{"))
+        or value.startswith(("[", "<", "{", "("))
         or bool(_TEMPLATE.match(value) or (_CODE.match(value) and not _DOTTED_WORDS.match(value)))
         or "://" in value
         or folded.startswith("www.")

@@ -108,8 +108,10 @@ _NAMED = re.compile(
     r"(?i)(?<![^\W\d_])(?:ssid|network|netzwerk|netz|r[ée]seau|red|rete|rede|netwerk|n[äa]tverk"
     r"|sie[ćc]|сеть|мережа|ağ|rfc|iso|ieee|room|raum|salle|sala|kamer|rum|pok[óo]j|flight"
     r"|flug|vol|vuelo|volo|voo|vlucht|рейс|uçuş|page|seite|step|issue|ticket|bug|order"
-    r"|model|modell|mod[eè]le|modelo|modello)[ \t]*[:=#]?[ \t]*[\"'«“(]?$"
-    r"|(?:名称|이름|名前|الشبكة)[ \t]*[:：]?[ \t]*$"
+    r"|model|modell|mod[eè]le|modelo|modello|called|named|hei(?:ß|ss)t|appel[ée]e?|s['’]appelle"
+    r"|llamad[ao]|se\s+llama|si\s+chiama|chiamat[ao]|se\s+chama|chamad[ao]|heet|genaamd|heter"
+    r"|kallas|nazywa\s+si[ęe]|называется|adl[ıi]|ad[ıi]nda)[ \t]*[:=#]?[ \t]*[\"'«“(]?$"
+    r"|(?:名称|이름|名前|الشبكة|叫做?|名为|という)[ \t]*[:：]?[ \t]*$"
 )
 #: A label at the end of a line: the value is on the line below.
 _LABEL_AT_END = re.compile(r"[:：=\-–—>]\s*$")

@@ -626,6 +626,102 @@ FRESH2_LOOKS: list[tuple[str, str]] = [
 ]
 
 
+#: A fourth set, look-alikes only, written fresh where dev6 over-reached (commands that ask
+#: for a password, placeholders and notes, long messages that mention a password beside
+#: rooms, times and names), scored before the rules changed for it: 4 of 60 changed (a user
+#: and a password named together, a note in brackets, a network "called" something, a
+#: weekday after a copula); then fixed by concept.
+FRESH3_LOOKS: list[tuple[str, str]] = [
+    ("en", "`npm login` will ask for username, password and email"),
+    ("en", "`vault login -method=userpass username=anna` then it prompts"),
+    ("de", "`git push` fragt jedes Mal nach dem Passwort, nervig"),
+    ("fr", "`scp fichier.txt moi@serveur:/tmp` demande le mot de passe à chaque fois"),
+    ("es", "`sudo apt upgrade` pide la contraseña de tu usuario"),
+    ("it", "`ssh -p 2222 admin@router` e poi chiede la password"),
+    ("pt", "`git pull` pede usuário e senha toda vez"),
+    ("nl", "`sudo` vraagt je wachtwoord, niet dat van root"),
+    ("sv", "`su -` frågar efter root-lösenordet"),
+    ("pl", "`mysql -u admin -p` poprosi o hasło"),
+    ("ru", "`sudo -s` запросит пароль пользователя"),
+    ("tr", "`ssh admin@10.0.0.5` şifre isteyecek"),
+    ("ja", "`sudo` を付けるとパスワードを求められる"),
+    ("ko", "`su` 치면 루트 비밀번호 물어봄"),
+    ("zh", "`sudo -i` 会要求输入当前用户密码"),
+    ("ar", "أمر `sudo` سيطلب كلمة المرور"),
+    ("en", "API_KEY=xxxxxxxxxxxxxxxx"),
+    ("en", "password: ********"),
+    ("de", "Passwort: [geheim]"),
+    ("fr", "mot de passe : (voir le coffre)"),
+    ("es", "contraseña: la de siempre"),
+    ("it", "password: la solita"),
+    ("pt", "senha: a mesma de sempre"),
+    ("nl", "wachtwoord: hetzelfde als altijd"),
+    ("sv", "lösenord: samma som vanligt"),
+    ("pl", "hasło: to samo co zawsze"),
+    ("ru", "пароль: как обычно"),
+    ("tr", "şifre: her zamanki"),
+    ("ja", "パスワード：いつもの"),
+    ("ko", "비밀번호: 평소랑 같아"),
+    ("zh", "密码：老样子"),
+    ("ar", "كلمة المرور: نفس القديمة"),
+    ("en", "TOKEN=${GITHUB_TOKEN}"),
+    ("en", "export AWS_SECRET_ACCESS_KEY=$(pass show aws/secret)"),
+    ("en", "DB_PASSWORD: !vault | see ansible docs"),
+    (
+        "en",
+        "Update: server migrated on 2025-03-14, all passwords reset, new VPN profile v2.3 uploaded to the wiki page 42",
+    ),
+    (
+        "de",
+        "Kurzes Update: Router getauscht, WLAN-Passwort bleibt gleich, neues Netz heißt Haus_5G, Drucker steht jetzt in Raum 2.14",
+    ),
+    (
+        "fr",
+        "Petit point : réunion jeudi 14h salle B204, le mot de passe du wifi invité change lundi, pensez à mettre à jour vos appareils",
+    ),
+    (
+        "es",
+        "Resumen: el jueves a las 18:30 cambiamos la contraseña del wifi, el router nuevo es el modelo AX3000",
+    ),
+    (
+        "it",
+        "Aggiornamento: cambiata la password del wifi ospiti, la sala riunioni 3B è prenotata fino alle 16:00",
+    ),
+    ("pt", "Resumo: a senha do wi-fi muda amanhã, reunião na sala 204 às 15h, tragam os notebooks"),
+    (
+        "nl",
+        "Update: wachtwoord van de gastenwifi wordt vrijdag aangepast, vergadering om 14:00 in zaal 3",
+    ),
+    ("sv", "Info: lösenordet till gästnätet byts på fredag, möte kl 13 i rum 412"),
+    ("pl", "Info: hasło do wifi dla gości zmieni się w piątek, spotkanie o 14:00 w sali 105"),
+    (
+        "ru",
+        "Новости: пароль от гостевого вайфая сменим в пятницу, встреча в 15:00 в переговорке 302",
+    ),
+    (
+        "tr",
+        "Duyuru: misafir wifi şifresi cuma değişiyor, toplantı 14:00'te 3. kattaki 305 numaralı odada",
+    ),
+    ("ja", "連絡：金曜にゲストWi-Fiのパスワードを変更します。会議は14時、302会議室です"),
+    ("ko", "공지: 금요일에 게스트 와이파이 비밀번호 바뀝니다. 회의는 14시 302호"),
+    ("zh", "通知：周五更换访客wifi密码，会议14点在302会议室"),
+    (
+        "ar",
+        "تنبيه: سيتم تغيير كلمة مرور الواي فاي للضيوف يوم الجمعة، الاجتماع الساعة 2 في الغرفة 302",
+    ),
+    ("en", "my password manager says I have 347 passwords, 12 of them reused"),
+    ("en", "she typed her PIN wrong 3 times and the card got eaten at ATM 0042"),
+    ("de", "die PIN für die neue Karte kommt per Post in 5-7 Werktagen"),
+    ("fr", "le code PIN arrive par courrier sous 5 jours"),
+    ("es", "el PIN nuevo llega por correo en 3-5 días hábiles"),
+    ("en", "door code changes on the 1st of every month"),
+    ("en", "the keypad beeps 3 times when the code is wrong"),
+    ("en", "my seed phrase has 24 words, written on steel plates"),
+    ("en", "the OTP arrived after 2 minutes, too late"),
+    ("en", "CVV is the 3-digit number on the back, never share it"),
+]
+
+
 def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     """Every row of the batch (``next_id(lang, secret)`` numbers them after the earlier
     batches' rows)."""
@@ -635,4 +731,5 @@ def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     looks: list[Look] = [("round7", lang, text) for lang, text in LOOKS]
     looks += [("round7_fresh", lang, text) for lang, text in FRESH_LOOKS]
     looks += [("round7_fresh2", lang, text) for lang, text in FRESH2_LOOKS]
+    looks += [("round7_fresh3", lang, text) for lang, text in FRESH3_LOOKS]
     yield from batch_rows("families5", next_id, secrets, looks)
