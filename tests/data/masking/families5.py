@@ -722,12 +722,96 @@ FRESH3_LOOKS: list[tuple[str, str]] = [
 ]
 
 
+#: A fifth set, secrets only (one-time codes, PINs, recovery codes, configs and URLs, long
+#: welcome messages), written fresh after the rules of this round were in place: 36 of 36
+#: caught, nothing changed for it.
+FRESH4: list[tuple[str, str, str, str]] = [
+    ("otp", "en", "Your Acme sign-in code is 604 918. It expires in 10 minutes.", "604 918"),
+    ("otp", "de", "Dein Bestätigungscode lautet 771204", "771204"),
+    ("otp", "fr", "Votre code de vérification : 118 442", "118 442"),
+    ("otp", "es", "Tu código para iniciar sesión: 90-31-77", "90-31-77"),
+    ("otp", "it", "Il tuo codice OTP è 336 501", "336 501"),
+    ("otp", "pt", "Seu código de acesso é 284 113", "284 113"),
+    ("otp", "nl", "Je inlogcode is 552 901", "552 901"),
+    ("otp", "sv", "Din engångskod: 447 120", "447 120"),
+    ("otp", "pl", "Twój kod SMS: 720 114", "720 114"),
+    ("otp", "ru", "Код подтверждения: 55-19-03", "55-19-03"),
+    ("otp", "tr", "Tek kullanımlık şifreniz: 390281", "390281"),
+    ("otp", "ja", "ワンタイムパスワード：771 045", "771 045"),
+    ("otp", "ko", "[인증] 인증번호 604118을 입력하세요", "604118"),
+    ("otp", "zh", "【某银行】动态码 771204，请勿泄露", "771204"),
+    ("otp", "ar", "رمز الدخول الخاص بك هو 771204", "771204"),
+    ("pin", "en", "sim pin 2291 puk 55018827", "55018827"),
+    ("pin", "de", "Handy-PIN ist 0815, bitte merken", "0815"),
+    ("pin", "fr", "le code de ma carte bleue c'est 4471", "4471"),
+    ("pin", "es", "el pin del móvil de la abuela: 1955", "1955"),
+    ("pin", "it", "il PIN della carta è 3319", "3319"),
+    ("pin", "ru", "пин от карты 7734", "7734"),
+    ("pin", "ja", "キャッシュカードの暗証番号は 4826", "4826"),
+    ("pin", "ko", "체크카드 비번 4826", "4826"),
+    ("pin", "zh", "银行卡密码 882044", "882044"),
+    ("pin", "ar", "الرقم السري للبطاقة 4826", "4826"),
+    ("recovery", "en", "github backup codes:\n7c4a-91d2\n0e8b-44f1\n5a2d-c7e0", "7c4a-91d2"),
+    (
+        "recovery",
+        "en",
+        "recovery key for bitlocker: 412345-678901-234567-890123-456789-012345-678901-234567",
+        "412345-678901-234567-890123-456789-012345-678901-234567",
+    ),
+    ("config_url", "en", '{"db": {"host": "10.0.0.5", "pass": "Hq8vLz2kTx9m"}}', "Hq8vLz2kTx9m"),
+    ("config_url", "de", "config.yaml:\n  smtp:\n    passwort: Rk4vQz8LmW2t", "Rk4vQz8LmW2t"),
+    (
+        "config_url",
+        "en",
+        "connection string: Server=db;Database=app;User Id=sa;Password=Vq8Lm2Zx4Tp7;",
+        "Vq8Lm2Zx4Tp7",
+    ),
+    (
+        "config_url",
+        "en",
+        "postgres://admin:S3cure-Passw0rd@db.example.com:5432/prod",
+        "S3cure-Passw0rd",
+    ),
+    (
+        "config_url",
+        "en",
+        "https://deploy:ghp_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78@github.com/acme/app.git",
+        "ghp_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78",
+    ),
+    (
+        "multi",
+        "en",
+        "Hey Sam! Flight lands 6pm, Airbnb is at 12 Rose St, lockbox by the door code 3391, wifi Rosewood / Petals!2024. See you!",
+        "Petals!2024",
+    ),
+    (
+        "multi",
+        "de",
+        "Hallo! Schlüssel liegt im Kasten, Code 7713, WLAN: Ferienhaus / Sonne2024!, Müll am Dienstag raus",
+        "Sonne2024!",
+    ),
+    (
+        "multi",
+        "fr",
+        "Bienvenue ! Digicode 4B772, wifi Maison_Bleue mdp Lavande#88, check-out 11h",
+        "Lavande#88",
+    ),
+    (
+        "multi",
+        "es",
+        "¡Hola! Portal 5521, wifi CasaSol clave Playa_2024, el check-out es a las 11",
+        "Playa_2024",
+    ),
+]
+
+
 def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     """Every row of the batch (``next_id(lang, secret)`` numbers them after the earlier
     batches' rows)."""
     secrets: list[Secret] = [(category, lang, t, [s]) for category, lang, t, s in SECRETS]
     secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH]
     secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH2]
+    secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH4]
     looks: list[Look] = [("round7", lang, text) for lang, text in LOOKS]
     looks += [("round7_fresh", lang, text) for lang, text in FRESH_LOOKS]
     looks += [("round7_fresh2", lang, text) for lang, text in FRESH2_LOOKS]
