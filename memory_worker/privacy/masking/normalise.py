@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 #: Characters that take no space: zero-width space/joiners, word joiner, BOM, soft hyphen,
 #: direction marks, Mongolian vowel separator, combining grapheme joiner, and the Arabic
@@ -133,8 +134,11 @@ _NFKC_CACHE: dict[str, str] = {}
 _BEFORE_NFKC = str.maketrans("Ϲϲ" + SMALL_CAPITALS + "ɑɡ", "Cc" + "abcdefghijklmnoprstuvwyz" + "ag")
 
 
+@lru_cache(maxsize=64)
 def fold(text: str) -> Folded:
-    """``text`` as the detectors read it (see the module doc)."""
+    """``text`` as the detectors read it (see the module doc); the last few are kept, as
+    :func:`~.detect.mask`, its last guard and :func:`~.detect.contains_secret` read the same
+    text in turn."""
     if text.isascii() or (_SLOW.search(text) is None and unicodedata.is_normalized("NFKC", text)):
         return Folded(text)
     out: list[str] = []
