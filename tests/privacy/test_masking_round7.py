@@ -103,6 +103,11 @@ def test_small_capitals_and_the_lunate_sigma_fold_to_latin() -> None:
         ("Sicherheitsfrage (Lieblingsfilm) Antwort Quarzfeld9", "Quarzfeld9"),
         ('support: "what is the pw of the kiosk?" answer: Lq8vZt3Pkm', "Lq8vZt3Pkm"),
         ("el nuevo password de la cuenta compartida del equipo es Tq9=Lm2+Zv, ojo", "Tq9=Lm2+Zv"),
+        ("cabin: wifi Fjordhus / Tide!Pool88, bins on Monday", "Tide!Pool88"),
+        ("the side gate opens with 44719", "44719"),
+        ("il cancello si apre con 6620#", "6620"),
+        ("CVC는 913이에요", "913"),
+        ("秘密の質問の答えは「ポチ」", "ポチ"),
     ],
 )
 def test_round_7_s_concepts_are_masked(text: str, value: str) -> None:
@@ -131,6 +136,14 @@ def test_round_7_s_concepts_are_masked(text: str, value: str) -> None:
         "security question answer forgotten again",
         "I changed the password, it is safer now",
         "punch 2 holes in the ticket",
+        "wifi Home5G / Home5G_EXT",
+        "the gate opens at 0700 every day",
+        "password123 is a terrible password, never use it",
+        "`git pull` pede usuário e senha toda vez",
+        "mot de passe : (voir le coffre)",
+        "neues Netz heißt Haus_5G, das WLAN-Passwort bleibt gleich",
+        "wachtwoord van de gastenwifi wordt vrijdag aangepast",
+        "密保问题是什么",
     ],
 )
 def test_round_7_s_look_alikes_are_kept(text: str) -> None:

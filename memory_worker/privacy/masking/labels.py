@@ -485,6 +485,11 @@ def _bare_after(
 ) -> tuple[int, int] | None:
     """A value without a connector after these fillers, if the family and the fillers allow
     one there."""
+    if family == "pair" and not fillers and (pair := _PAIR.match(text, at)) is not None:
+        value = pair.group("v").rstrip(TRAILING)
+        other_name = value.startswith(pair.group("user"))  # "wifi Home5G / Home5G_EXT"
+        if strong(value) and not value.isalpha() and not not_a_value(value) and not other_name:
+            return pair.start("v"), pair.start("v") + len(value)  # "wifi Rosewood / Petals!2024"
     if len(fillers) > _BARE_FILLERS or (family in _SAID_ONLY - {"pass"} and not named):
         return None
     if family == "pass" and not named:
