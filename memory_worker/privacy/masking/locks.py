@@ -9,6 +9,13 @@ digits right after the lock's own word ("im Kasten mit Zahlenschloss 8991").
 A sentence's end (``. ! ? 。 ！ ？`` or a line break) ends the lock's reach ("キーボックスは
 玄関の横です。部屋番号は 302 です" keeps its room), two digits are no code ("Nummer 12"),
 and a number followed by a unit is an amount ("ключница стоит 1500 рублей").
+
+An entry's code the same way (:func:`entry_numbers`): a door, a gate, an entrance, a garage or
+an intercom named in any of the fifteen languages, then in its sentence a verb of opening or
+keying and 4 to 8 digits ("the side gate opens with 4471", "garage: enter 4471", "il
+cancello si apre con 6620#", "小区大门按 8068#"), or the digits and the verb after them
+("Hoftor: 7731 eingeben", "裏門は 7420 で開きます", "1234* 누르면 열려요"). A time is no code:
+"the gate opens at 0700" has no verb of keying before its digits.
 """
 
 from __future__ import annotations
