@@ -153,11 +153,22 @@ def worker_overrides(
         "request_timeout_seconds": 3.0,
         "task_timeout_seconds": max(8.0, 4 * job_seconds),
         "capacity_wait_seconds": 2.0,
+        # the embedder's budgets compressed too (production: 15 s each against a 15 s probe
+        # interval): a fail-open probe of a hung embedder holds the route's probe permit
+        # until its job's budget ends, and an uncompressed 15 s kept a healed route shut
+        # 12 s past its incident
+        "embedding_task_timeout_seconds": 3 * interval,
+        "embedding_request_timeout_seconds": 3 * interval,
+        "embedding_capacity_wait_seconds": 2.0,
         "capacity_poll_seconds": 0.1,
         "job_poll_seconds": 0.05,
         "redis_reconnect_max_seconds": 1.0,
         "breaker_cooldown_seconds": 2 * interval,
         "breaker_cooldown_max_seconds": 6 * interval,
+        # compressed like the probe interval (production: 30 s against 15 s): a worker killed
+        # while it holds a route's probe permit blocks the route's probes until the lease
+        # ends, and an uncompressed 30 s kept a healed route shut 20 s past its incident
+        "breaker_permit_lease_seconds": 3 * interval,
         "admin_report_cooldown": page_cooldown,
         # the merge pass folds cards on its own timer; it would make memory depend on timing
         "merge_min_cards": 1_000_000,

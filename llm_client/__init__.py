@@ -37,7 +37,8 @@ the modules behind it are private (``_errors``, ``_edge``, ``_retry/``, ``_break
   (``AttemptCounter``, ``AttemptKeys``, ``attempt_field``, ``parse_attempts``,
   ``success_counter``).
 - **Shared with memory_worker**: ``lua_text`` (the one loader of a package's
-  ``lua/*.lua``), ``as_text`` and ``reply_pairs`` (the one bytes → str helper),
+  ``lua/*.lua``) and ``with_preflight`` (a script kept inline given the ACL check it calls
+  before its first write), ``as_text`` and ``reply_pairs`` (the one bytes → str helper),
   ``get_logger`` and ``event_of`` (library logging through stdlib ``logging``);
   ``bind_log_context`` / ``unbind_log_context`` (fields every event of a context carries).
 """
@@ -76,7 +77,7 @@ from llm_client._errors import (
 from llm_client._gateway.model import LATENCY_BUCKETS_MS, GatewayConfig, TargetLimits
 from llm_client._gateway.status import TargetStatus, target_statuses
 from llm_client._log import bind_log_context, event_of, get_logger, unbind_log_context
-from llm_client._lua import lua_text
+from llm_client._lua import lua_text, with_preflight
 from llm_client._outlier.model import EjectionConfig, Standing, Tally
 from llm_client._outlier.store import OutlierStore
 from llm_client._redis_text import as_text, reply_pairs
@@ -209,4 +210,5 @@ __all__ = [
     "success_counter",
     "target_statuses",
     "unbind_log_context",
+    "with_preflight",
 ]

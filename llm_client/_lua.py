@@ -6,8 +6,12 @@ folder, next to the code that registers them (``llm_client/_breaker/lua`` for th
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
+
+#: A call of ``preflight`` (``lua/preflight.lua``), not its definition.
+_CALLS_PREFLIGHT = re.compile(r"(?<!function )\bpreflight\s*\(")
 
 
 @cache
@@ -16,6 +20,20 @@ def lua_text(package: str, *names: str) -> str:
 
     Several names make one script from shared fragments, e.g.
     ``lua_text(__package__, "retired_summary", "prune_retired_messages")``. Read once a process.
+    Text that calls ``preflight`` (the ACL check before a script's first write) starts with
+    its definition (:data:`PREFLIGHT`).
     """
     folder = resources.files(package).joinpath("lua")
-    return "".join(folder.joinpath(f"{name}.lua").read_text(encoding="utf-8") for name in names)
+    text = "".join(folder.joinpath(f"{name}.lua").read_text(encoding="utf-8") for name in names)
+    return with_preflight(text)
+
+
+def with_preflight(text: str) -> str:
+    """``text`` after the definition of ``preflight`` when it calls it (a script kept inline
+    in Python passes through here too)."""
+    return PREFLIGHT + text if _CALLS_PREFLIGHT.search(text) else text
+
+
+#: ``lua/preflight.lua``: ``preflight(writes)`` asks the server, before a script's first
+#: write, whether this user may run each write it declares (``NOPERM`` when one is denied).
+PREFLIGHT = resources.files(__package__).joinpath("lua", "preflight.lua").read_text("utf-8")

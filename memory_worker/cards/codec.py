@@ -52,7 +52,9 @@ def to_ms(moment: datetime) -> str:
 def from_ms(value: str | None) -> datetime | None:
     if value is None or value == "":
         return None
-    return datetime.fromtimestamp(int(value) / 1000, tz=UTC)
+    # integer arithmetic: ``fromtimestamp(ms / 1000)`` goes through a float and lands a
+    # millisecond short for some times past 2265 (9319176193411 read back as …410)
+    return _EPOCH + int(value) * _MS
 
 
 def req_ms(value: str | None) -> datetime:

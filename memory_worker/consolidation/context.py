@@ -13,8 +13,8 @@ their cards' cosine; :func:`rank_related` is the same rule on a dense-only
 list): e5 ranks topic over name, so "Finn: I moved to Galway" could rank
 other people's cards about moving above Finn's own "Finn lives in Dublin" —
 the card the update needs. When the query cannot be embedded (not the run's
-deadline, not a hung embedder: :func:`lookup_failure_ends_run`), the lookup ranks by the
-words alone.
+deadline, not a hung or busy embedder: :func:`lookup_failure_ends_run`), the lookup
+ranks by the words alone.
 :func:`fit_cards` keeps the prefix that fits a batch's token budget.
 """
 
@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from llm_client import DeadlineExceeded, LLMError
+from llm_client import CapacityUnavailable, CapacityWaitTimeout, DeadlineExceeded, LLMError
 from memory_worker.cards import Card, CardStore, visible_scope_keys
 from memory_worker.cards.recall.fusion import FusionParams
 from memory_worker.cards.search import Favour
@@ -224,20 +224,24 @@ def lookup_failure_ends_run(error: LLMError) -> bool:
     """Whether the related lookup's failure ends the run before its extraction is spent
     (pure, by type; else the lookup goes on by the words alone).
 
-    It does for the run's own deadline (``DeadlineExceeded``, which fails the run) and a hung
-    embedder (``EmbedderTimeout``: the run's cards could not be embedded after the extraction
-    either; released, its attempt refunded, §7).
+    It does when the run's cards could not be embedded after the extraction either, so an
+    extraction spent now would be made without the related cards and then wait, or be
+    redone: the run's own deadline (``DeadlineExceeded``, which fails the run), a hung
+    embedder (``EmbedderTimeout``) and a busy one — the lookup's walk ended on busy answers
+    (``CapacityWaitTimeout``, ``CoolingDown``; a hung embedder's retry hop that meets a job
+    still queued ends so too) or a capacity answer (``CapacityUnavailable``). All but the
+    deadline release the run with its attempt refunded (§7). (A walk that ends on a 429 or
+    a 503 that named its pause ends as ``CapacityWaitTimeout``; outside a walk such an
+    answer is not typed busy and the lookup goes on.)
 
-    A busy embedder does not (``CapacityWaitTimeout``, ``CoolingDown``, ``CapacityUnavailable``):
-    the lookup goes on by the words alone and the extraction, once spent, is kept for the
-    rerun if the cards' embedding then fails (never paid twice). Releasing the run there was
-    tried and taken out while the chaos soak's "resolved" page came late after a hung
-    embedder (docs/reliability.md, row 4; the cause is not established). An outage (no
-    target reachable, every breaker open) and any other failure do not end the run either:
-    during a farm-wide outage the extraction probes (and trips, and pages) its own route
-    (§6) — the lookup alone never decides a run's fate in an outage.
+    An outage (no target reachable, every breaker open) and any other failure do not: the
+    run goes on to its extraction, which during a farm-wide outage probes (and trips, and
+    pages) the extraction route too (§6) — the lookup alone never decides a run's fate in
+    an outage.
     """
-    return isinstance(error, DeadlineExceeded | EmbedderTimeout)
+    return isinstance(
+        error, DeadlineExceeded | EmbedderTimeout | CapacityWaitTimeout | CapacityUnavailable
+    )
 
 
 async def _related_cards(
@@ -254,8 +258,8 @@ async def _related_cards(
     usage: Usage,
 ) -> list[Card]:
     """Cards related to the run text (hybrid, the authors favoured); best effort: when the
-    query cannot be embedded the words alone rank, but the run's own deadline and a hung
-    embedder propagate (:func:`lookup_failure_ends_run`). No query is embedded when no live card of the allowed scopes has
+    query cannot be embedded the words alone rank, but the run's own deadline, a hung
+    embedder and a busy one propagate (:func:`lookup_failure_ends_run`). No query is embedded when no live card of the allowed scopes has
     a vector (``vectors_read``: nothing to relate to, e.g. a chat's first run); else the
     search reuses the vectors read."""
     matrix = await vectors_read

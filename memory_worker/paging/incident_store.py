@@ -22,15 +22,17 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
-from llm_client import as_text
+from llm_client import as_text, with_preflight
 from memory_worker.keys import Keys
 from memory_worker.paging.incident import Counts, Incident
 
 # KEYS: incident; ARGV: now, ttl_ms, released, completed, spent, routes...
 # Returns 1 when this call opened the incident, else 0.
-_OPEN = """
+_OPEN = with_preflight(
+    """
 local open = redis.call('EXISTS', KEYS[1]) == 1
 if #ARGV < 6 and not open then return 0 end
+preflight({HSET = {KEYS[1]}, PEXPIRE = {KEYS[1]}})
 local opened = 0
 if not open then
   redis.call('HSET', KEYS[1], 'started', ARGV[1], 'released', ARGV[3], 'completed', ARGV[4],
@@ -41,17 +43,20 @@ for i = 6, #ARGV do redis.call('HSET', KEYS[1], 'route:' .. ARGV[i], '1') end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return opened
 """
+)
 
 # KEYS: incident, page hash, outbox, admin counters
 # ARGV: started (the incident read), now, ttl_ms, page id ('' = logged, not queued),
 #       n, the n routes open now, then the page's field/value pairs.
 # Returns 1 when this call resolved the incident, else 0.
-_RESOLVE = """
+_RESOLVE = with_preflight(
+    """
 if redis.call('HGET', KEYS[1], 'started') ~= ARGV[1] then return 0 end
 local n = tonumber(ARGV[5])
 for i = 6, 5 + n do
   if redis.call('HEXISTS', KEYS[1], 'route:' .. ARGV[i]) == 1 then return 0 end
 end
+preflight({DEL = {KEYS[1]}, HINCRBY = {KEYS[4]}, HSET = {KEYS[2]}, PEXPIRE = {KEYS[2]}, ZADD = {KEYS[3]}})
 redis.call('DEL', KEYS[1])
 redis.call('HINCRBY', KEYS[4], 'resolved', 1)
 if ARGV[4] == '' then
@@ -65,6 +70,7 @@ redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4])
 redis.call('HINCRBY', KEYS[4], 'queued', 1)
 return 1
 """
+)
 
 ROUTE = "route:"
 

@@ -47,6 +47,7 @@ from llm_client import (
     RoutesConfig,
     RoutingEvent,
     as_text,
+    with_preflight,
 )
 from memory_worker.errors import DeliveryFailed
 from memory_worker.keys import Keys
@@ -85,10 +86,12 @@ async def _best_effort(lookup: Callable[[], Awaitable[T]], timeout: float) -> T 
 
 # dedup_step — KEYS: dedup hash, counters; ARGV: now, cooldown_ms.
 # Returns {page, suppressed_repeats, first_seen}.
-_DEDUP = """
+_DEDUP = with_preflight(
+    """
 local now, cooldown = tonumber(ARGV[1]), tonumber(ARGV[2])
 local v = redis.call('HMGET', KEYS[1], 'until', 'suppressed', 'first')
 local function s(x) return string.format('%d', x) end
+preflight({HINCRBY = {KEYS[1], KEYS[2]}, HSET = {KEYS[1]}, PEXPIRE = {KEYS[1]}})
 if v[1] and now < tonumber(v[1]) then
   redis.call('HINCRBY', KEYS[1], 'suppressed', 1)
   redis.call('HINCRBY', KEYS[2], 'suppressed', 1)
@@ -101,9 +104,12 @@ redis.call('HSET', KEYS[1], 'until', s(window_until), 'suppressed', '0', 'first'
 redis.call('PEXPIRE', KEYS[1], s(window_until + cooldown - now))
 return {1, reported, first}
 """
+)
 
 # Enqueue a page — KEYS: page hash, outbox, counters; ARGV: id, now, ttl_ms, field/value pairs.
-_ENQUEUE = """
+_ENQUEUE = with_preflight(
+    """
+preflight({HSET = {KEYS[1]}, PEXPIRE = {KEYS[1]}, ZADD = {KEYS[2]}, HINCRBY = {KEYS[3]}})
 for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('HSET', KEYS[1], 'attempts', '0')
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
@@ -111,26 +117,35 @@ redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 redis.call('HINCRBY', KEYS[3], 'queued', 1)
 return 1
 """
+)
 
 # Claim due pages — KEYS: outbox; ARGV: now, lease_ms, limit. Hides them for the lease.
-_CLAIM = """
+_CLAIM = with_preflight(
+    """
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+preflight({ZADD = {KEYS[1]}})
 for _, id in ipairs(ids) do
   redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), id)
 end
 return ids
 """
+)
 
 # Delivered — KEYS: page hash, outbox, counters; ARGV: id.
-_ACK = """
+_ACK = with_preflight(
+    """
+preflight({DEL = {KEYS[1]}, ZREM = {KEYS[2]}, HINCRBY = {KEYS[3]}})
 redis.call('DEL', KEYS[1])
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then redis.call('HINCRBY', KEYS[3], 'sent', 1) end
 return 1
 """
+)
 
 # A delivery attempt failed — KEYS: page hash, outbox, counters; ARGV: id, next_at, max.
 # Returns 1 when retried later, 0 when dropped after max attempts.
-_RETRY = """
+_RETRY = with_preflight(
+    """
+preflight({HINCRBY = {KEYS[1], KEYS[3]}, DEL = {KEYS[1]}, ZREM = {KEYS[2]}, ZADD = {KEYS[2]}})
 redis.call('HINCRBY', KEYS[3], 'delivery_errors', 1)
 local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 if attempts >= tonumber(ARGV[3]) then
@@ -142,6 +157,7 @@ end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 return 1
 """
+)
 
 
 def route_open_workflows(routes: RoutesConfig, store: BreakerStore) -> OpenRoutes:

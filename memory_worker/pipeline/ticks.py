@@ -65,7 +65,7 @@ from enum import StrEnum
 
 from redis.asyncio import Redis
 
-from llm_client import as_text
+from llm_client import as_text, with_preflight
 from memory_worker.keys import ARQ_IN_PROGRESS_KEY_PREFIX, ARQ_JOB_KEY_PREFIX, Keys
 from memory_worker.pipeline.jobcodec import tick_job  # row 21: JSON job payloads, never pickle
 
@@ -170,7 +170,8 @@ def ticks_to_add(plan: TickPlan, *, pending: int, running: int, target: int) -> 
     return plan.base + extra
 
 
-_SCHEDULE = """
+_SCHEDULE = with_preflight(
+    """
 -- KEYS: arq queue, running ticks, queued ticks, started ticks, pipeline state,
 --       the arq job key of each candidate id (ARGV[12..])
 -- ARGV: now, mode, base, extra, target, delay_ms, expires_ms, job_blob,
@@ -180,6 +181,8 @@ _SCHEDULE = """
 -- and started sets (O(1) commands, whatever the fleet's size), not by scanning the queue.
 local now = tonumber(ARGV[1])
 local mode, base, extra, target = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+preflight({ZREM = {KEYS[2], KEYS[3]}, HDEL = {KEYS[5]}, ZREMRANGEBYSCORE = {KEYS[3], KEYS[4]}, SET = {KEYS},
+  ZADD = {KEYS[1], KEYS[3]}})
 if ARGV[9] ~= '' then  -- the finishing tick leaves the sets as its follow-ups go in
   redis.call('ZREM', KEYS[2], ARGV[9])
   -- out of "queued", it is out of both counts; it stays "started" until its lease would
@@ -231,15 +234,19 @@ for i = 1, add do
 end
 return {add, pending, running}
 """
+)
 
 # A tick started (arq's start, or the tick itself under plain arq): it counts as started
 # until arq's in-progress lease ends, and as running while its worker's heartbeat lives.
 # KEYS: running ticks, started ticks; ARGV: job id, running expiry ms, started expiry ms.
-_MARK = """
+_MARK = with_preflight(
+    """
+preflight({ZADD = {KEYS[1], KEYS[2]}})
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[1])
 return 1
 """
+)
 
 _PENDING = """
 -- KEYS: arq queue, running ticks, then the arq in-progress key of each tick id (ARGV[2..])

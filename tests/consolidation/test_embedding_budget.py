@@ -302,14 +302,10 @@ async def test_other_embedding_errors_keep_their_type(
 LOOKUP_FAILURES = [
     pytest.param(DeadlineExceeded("the run's deadline", workflow=EMBEDDING), True, id="deadline"),
     pytest.param(EmbedderTimeout("embedding call timed out"), True, id="embedder-timeout"),
-    # a busy embedder: the lookup goes on by the words (releasing there slowed the fleet's
-    # recovery after a hung embedder in the chaos soak; see lookup_failure_ends_run)
-    pytest.param(
-        CapacityWaitTimeout("still busy", workflow=EMBEDDING), False, id="walk-ended-busy"
-    ),
-    pytest.param(CoolingDown("cooling", workflow=EMBEDDING), False, id="walk-ended-cooling"),
-    pytest.param(CapacityUnavailable("no slots", retry_after=3.0), False, id="capacity"),
-    pytest.param(CapacityWaitExpired("still queued", seconds=15), False, id="capacity-wait"),
+    pytest.param(CapacityWaitTimeout("still busy", workflow=EMBEDDING), True, id="walk-ended-busy"),
+    pytest.param(CoolingDown("cooling", workflow=EMBEDDING), True, id="walk-ended-cooling"),
+    pytest.param(CapacityUnavailable("no slots", retry_after=3.0), True, id="capacity"),
+    pytest.param(CapacityWaitExpired("still queued", seconds=15), True, id="capacity-wait"),
     # outside a walk a 429 or a paused 503 is not typed busy (a walk ending on one is
     # CapacityWaitTimeout): the lookup goes on, and decide() would fail it
     pytest.param(Upstream("status 429", status_code=429), False, id="bare-429"),
@@ -339,3 +335,31 @@ def test_which_lookup_failures_end_the_run_before_its_extraction(
     if ends and not isinstance(error, DeadlineExceeded):
         # a hung or busy embedder: the run is released, its attempt refunded (§7)
         assert decide(error).verdict is Verdict.RELEASE
+
+
+BUSY_LOOKUPS = [
+    pytest.param(CapacityWaitTimeout("still busy", workflow=EMBEDDING), id="walk-ended-busy"),
+    pytest.param(CoolingDown("cooling", workflow=EMBEDDING), id="walk-ended-cooling"),
+    pytest.param(CapacityUnavailable("no slots", retry_after=3.0), id="capacity"),
+    pytest.param(CapacityWaitExpired("still queued", seconds=0.5), id="capacity-wait"),
+]
+
+
+@pytest.mark.parametrize("error", BUSY_LOOKUPS)
+async def test_a_busy_embedder_at_the_lookup_releases_the_run_before_its_extraction(
+    store: CardStore, small: Settings, error: LLMError
+) -> None:
+    """Fault row 4 on a loaded host: the hung embedder's retry hop meets a job still
+    queued, and the lookup's walk ends busy. No extraction is spent (it would be made
+    without the related cards, then wait for the embedder anyway): released, 0 attempts."""
+    before = await seed(store)
+    embedder = HashEmbedder(DIM, error=error, fail_on=1)
+    extractor = ScriptedExtractor([ANSWER])
+    with pytest.raises(type(error)) as info:
+        await consolidate_run(
+            "run-1", request(), store=store, extractor=extractor, embedder=embedder, settings=small
+        )
+    assert info.value is error
+    assert extractor.payloads == []
+    assert decide(info.value).verdict is Verdict.RELEASE
+    assert await dump_chat(store, CHAT) == before

@@ -20,7 +20,7 @@ from memory_worker.farmsim import FarmSimulator
 from memory_worker.settings import Settings
 from tests.faults.context import FaultContext, Scenario
 
-ALL_ROWS = range(1, 37)
+ALL_ROWS = range(1, 38)
 
 
 def _scenarios() -> dict[int, Scenario]:

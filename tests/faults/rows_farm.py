@@ -321,11 +321,10 @@ async def row4(ctx: FaultContext) -> None:
     """A hung embedder costs the embedding budget, not the 720 s task budget, and releases.
 
     The promises, not the timings: while the embedder hangs every tick releases the run
-    (0 attempts, no failure), a chat with card vectors spends no extraction when the related
-    lookup meets the hang first (timed out; on a loaded host its retry hop may end on a job
-    still queued — busy — and the lookup goes on: the extraction is then paid once and kept
-    for the rerun), a new chat's extraction is paid once and kept for the rerun, and once
-    the embedder answers the run completes on its first attempt."""
+    (0 attempts, no failure), a chat with card vectors spends no extraction (the related
+    lookup meets the hang first — timed out, or, on a loaded host, its retry hop ending on
+    a job still queued: busy; a job stuck in the queue makes that certain), a new chat's extraction is paid once and kept for the rerun,
+    and once the embedder answers the run completes on its first attempt."""
     pipe = await pipeline(
         ctx,
         task_timeout_seconds=720.0,
@@ -338,14 +337,25 @@ async def row4(ctx: FaultContext) -> None:
         ctx.sim.set_fault("embedder", Fault(FaultKind.HANG))
         run = await tick_released(pipe, ctx, run_id, "hung")
         assert run.releases == 1
-        # The lookup met the hang before any extraction (timed out: none spent) or, on a
-        # loaded host, ended busy and went on: the extraction then paid once, and kept.
-        assert ctx.sim.submits(EXTRACTOR) <= 1
+        # The lookup met the hang before any extraction: no extraction call was spent.
+        assert ctx.sim.submits(EXTRACTOR) == 0
         assert ctx.sim.submits("embedder") >= 1
 
         ctx.sim.clear_faults()
         await tick_until_completed(pipe, ctx, run_id, "healed")
-        assert paid_extractions(ctx) == 1  # never paid twice
+        assert paid_extractions(ctx) == 1
+
+        # An embedder whose jobs hang in its queue ends the lookup's walk busy (what a loaded
+        # host makes of the hang above, made certain): released, no extraction spent.
+        await seed_card_vector(ctx, 404)
+        queued = await enqueue(ctx, 404)
+        ctx.sim.set_fault("embedder", Fault(FaultKind.STUCK_QUEUED))
+        run = await tick_released(pipe, ctx, queued, "queued")
+        assert run.release_log[-1].reason == "capacity_unavailable", run.release_log
+        assert ctx.sim.submits(EXTRACTOR) == 1  # the first chat's, none for this one
+        ctx.sim.clear_faults()
+        await tick_until_completed(pipe, ctx, queued, "dequeued")
+        assert paid_extractions(ctx) == 2
 
         # A new chat makes no lookup: its extraction is spent, then its cards' embedding
         # hangs and releases it all the same; the rerun takes the extraction it kept (§7).
@@ -353,12 +363,12 @@ async def row4(ctx: FaultContext) -> None:
         ctx.sim.set_fault("embedder", Fault(FaultKind.HANG))
         for index in range(ROW4_TICKS):
             await tick_released(pipe, ctx, new_chat, f"hung-new-chat-{index}")
-            if paid_extractions(ctx) == 2:
+            if paid_extractions(ctx) == 3:
                 break
-        assert paid_extractions(ctx) == 2
+        assert paid_extractions(ctx) == 3
         ctx.sim.clear_faults()
         await tick_until_completed(pipe, ctx, new_chat, "healed-new-chat")
-        assert paid_extractions(ctx) == 2  # not paid twice
+        assert paid_extractions(ctx) == 3  # not paid twice
     finally:
         await close(pipe)
 

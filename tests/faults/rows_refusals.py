@@ -1,4 +1,4 @@
-"""Fault-matrix rows of settlements the store refuses and runs that cannot be read (§7): 34–36.
+"""Fault-matrix rows of settlements the store refuses and runs that cannot be read (§7): 34–37.
 
 Rows 34 and 35 refuse the write that settles a run, on a private Valkey under a real worker
 process, while its farm call is slow: a failed snapshot with ``stop-writes-on-bgsave-error``
@@ -10,6 +10,10 @@ release and says so (its ``/readyz`` 503 ``redis_refuses_writes``, its
 stays held (no claim takes it and spends an attempt), and once the store takes writes it is
 released uncharged and completes on attempt 1. Before this, the tick gave the release up,
 the run sat out its lease and was claimed again: one attempt spent.
+
+Row 37 denies one run's completion its later write only (a selector): the completion's
+preflight refuses it before its first write, so the run is never half completed, only
+released until the ACL allows the write.
 
 Row 36 plants a run whose stored request no longer validates: the worker fails it for good
 within seconds — not after its lease, not once per attempt — naming the run and the field,
@@ -291,4 +295,71 @@ async def row36(ctx: FaultContext) -> None:
         fleet.stop_all()
 
 
-ROWS = {34: row34, 35: row35, 36: row36}
+async def row37(ctx: FaultContext) -> None:
+    """An ACL denies one run's completion its later write — ``HDEL`` of the run's messages,
+    after the counters, the status sets and the status — through a selector (every other
+    key and command allowed): the completion writes nothing (its preflight asks first), so
+    the run is never half completed; it is released (``store_refused``, 0 attempts), and
+    once the ACL allows the write it completes on attempt 1, as do six other chats' runs."""
+    async with private_store(ctx.settings, ctx.sim, ctx.tmp_path) as p:
+        user, password = "completer", uuid.uuid4().hex
+        keys = Keys(p.settings.key_prefix)
+        store = p.store
+        bad = (await store.enqueue(make_request(BAD_CHAT, hour=23))).run_id or ""
+        good = [
+            (await store.enqueue(make_request(c, hour=i))).run_id or ""
+            for i, c in enumerate(GOOD_CHATS)
+        ]
+        selector = "(" + " ".join([*(f"~{a}" for a in all_keys_but([keys.run(bad)])), "+hdel"])
+        await p.redis.execute_command(
+            "ACL", "SETUSER", user, "reset", "on", f">{password}", "~*", "&*", "+@all", "-hdel",
+            selector + ")",
+        )  # fmt: skip
+        dry = await p.redis.execute_command("ACL", "DRYRUN", user, "HDEL", keys.run(bad), "f")
+        assert dry not in (b"OK", "OK"), dry
+        socket_path = p.server.url.rpartition("@")[2]
+        as_user = p.settings.model_copy(
+            update={"redis_url": f"unix://{user}:{password}@{socket_path}"}
+        )
+        (ctx.tmp_path / "acl").mkdir()
+        fleet = Fleet(
+            as_user,
+            ctx.tmp_path / "acl",
+            {"discovery_base_url": ctx.sim.base_url, **STORE_FAST, "worker_concurrency": 2},
+        )
+        try:
+            fleet.start(1)
+
+            async def refused() -> bool:  # (or half completed, as it was before the preflight)
+                run = await store.get(bad)
+                released = any(e.reason == "store_refused" for e in run.release_log)
+                return released or run.status == RunStatus.COMPLETED
+
+            await eventually(refused, timeout=SETTLED_WITHIN)
+            refused_at = time.monotonic()
+            while time.monotonic() - refused_at < REFUSED_FOR:  # never half completed
+                run = await store.get(bad)
+                assert run.status != RunStatus.COMPLETED, run
+                assert run.attempts <= 1, run
+                assert await p.redis.zscore(keys.by_status("completed"), bad) is None
+                assert await p.redis.hexists(keys.run(bad), "messages")
+                await asyncio.sleep(0.2)
+
+            await p.redis.execute_command("ACL", "SETUSER", user, "+hdel")
+            run = await completed_run(partial(store.get, bad), timeout=60)
+            assert (run.attempts, run.error_log) == (1, []), fleet.logs()
+            assert run.releases >= 1
+            assert {e.reason for e in run.release_log} == {"store_refused"}
+            logs = fleet.logs(tail=None)
+            assert '"error": "StoreWriteRefused"' in logs
+            assert ctx.sim.submits(p.settings.extraction_service) <= 1 + len(good)  # kept
+            for rid in good:
+                run = await completed_run(partial(store.get, rid), timeout=60)
+                assert (run.attempts, run.error_log) == (1, []), (run, fleet.logs())
+            counters = await p.redis.hgetall(keys.counters)
+            assert counters[b"completed"] == str(1 + len(good)).encode(), counters
+        finally:
+            fleet.stop_all()
+
+
+ROWS = {34: row34, 35: row35, 36: row36, 37: row37}

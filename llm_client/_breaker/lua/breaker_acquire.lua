@@ -18,6 +18,8 @@ local opened = num(v[1]) == 1
 if opened and (num(v[4]) > now or (now < num(v[3]) and ARGV[3] ~= 'failopen')) then
   return {0, gen, 0, 0, 'open', 0, 0}
 end
+preflight({HSET = {h}, PEXPIRE = {h, KEYS[3]}, SET = {KEYS[2]}, ZADD = {KEYS[3]},
+  ZREMRANGEBYSCORE = {KEYS[3]}})
 local lim = {tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])}
 local refusal, ready = gate_check(v, KEYS[3], lim, now)
 if refusal ~= '' then return {0, gen, 0, 0, refusal, ready, 0} end

@@ -34,6 +34,7 @@ for i = 1, n do if flags[i] == 1 then order[#order + 1] = i end end
 if ARGV[5] == '1' then
   for i = 1, n do if flags[i] == 0 then order[#order + 1] = i end end
 end
+preflight({HSET = {KEYS}, PEXPIRE = {KEYS}, SET = {KEYS[n + 1]}, ZADD = {KEYS}, ZREMRANGEBYSCORE = {KEYS}})
 for _, i in ipairs(order) do
   local v = states[i]
   local gen = num(v[2])

@@ -7,6 +7,9 @@
 -- record's keys in order, then begin's.
 local ki, ai = 1, 3
 local last = ''
+-- every record's writes and the walk's first permit, asked of the ACL before the first
+preflight({DEL = {KEYS}, HINCRBY = {KEYS}, HSET = {KEYS}, PEXPIRE = {KEYS}, SET = {KEYS}, ZADD = {KEYS},
+  ZREM = {KEYS}, ZREMRANGEBYSCORE = {KEYS}})
 for _ = 1, tonumber(ARGV[1]) do
   local nk, na = tonumber(ARGV[ai]), tonumber(ARGV[ai + 1])
   ai = ai + 2

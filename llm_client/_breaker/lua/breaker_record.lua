@@ -16,6 +16,8 @@
 -- folded record's calls): it sets the TTLs only when ``ttl_at`` says they may be missing
 -- or a window old (module docstring).
 local h, w = KEYS[1], KEYS[2]
+preflight({ZREM = {KEYS[3]}, HINCRBY = {KEYS[4]}, HSET = {h}, PEXPIRE = {h, w}, DEL = {w}, ZADD = {w},
+  ZREMRANGEBYSCORE = {w}})
 if ARGV[12] ~= '' then redis.call('ZREM', KEYS[3], ARGV[12]) end
 local calls = tonumber(ARGV[19] or '1')
 if KEYS[4] and ARGV[2] == 'success' then redis.call('HINCRBY', KEYS[4], ARGV[18], calls) end

@@ -3,6 +3,7 @@
 -- returns 1 while either is still the attempt's, 0 once neither is.
 local h = KEYS[1]
 local now, lease = tonumber(ARGV[2]), tonumber(ARGV[3])
+preflight({HSET = {h}, PEXPIRE = {h, KEYS[2]}, ZADD = {KEYS[2]}})
 local current = 0
 if ARGV[5] == '1' then
   local v = redis.call('HMGET', h, 'opened', 'gen', 'probe_until')

@@ -14,6 +14,7 @@ for i = 1, #KEYS do
   if now < untils[i] then out = out + 1 end
 end
 local room = allowed - out
+preflight({DEL = {KEYS}, HSET = {KEYS}, PEXPIRE = {KEYS}})
 local done = {}
 for a = 6, #ARGV do
   if room <= 0 then break end

@@ -11,6 +11,7 @@ for slot = 0, n - 1 do
   fields[#fields + 1] = 's' .. slot
   fields[#fields + 1] = 'f' .. slot
 end
+preflight({HINCRBY = {KEYS}, HSET = {KEYS}, PEXPIRE = {KEYS}})
 local out = {}
 for i = 1, #KEYS do
   local ds, df = tonumber(ARGV[3 + 2 * i]), tonumber(ARGV[4 + 2 * i])

@@ -12,6 +12,9 @@ if missing then return missing end
 if redis.call('EXISTS', CANCEL_MARK) == 1 then
   return cjson.encode({applied = false, cancelled = true})
 end
+preflight({DEL = {RUNS}, ZADD = {RUNS, EXPIRY, EPISODES, ACTIVE}, ZREM = {EXPIRY, ACTIVE},
+  HSET = {AUTHORS, CARDS, DEDUP, HISTORY, LINKS, META, EPISODE}, HDEL = {DEDUP},
+  INCR = {SEQ, VECVER, VECRW}, RPUSH = {VECIDS}, SADD = {SCOPES}, SETRANGE = {VEC, VECMASK}})
 if redis.call('TYPE', RUNS).ok == 'set' then  -- written before applied runs had a time
   local old = redis.call('SMEMBERS', RUNS)
   redis.call('DEL', RUNS)

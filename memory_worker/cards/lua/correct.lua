@@ -21,6 +21,9 @@ if p.h == old.h then
 end
 vec_model = p.model or ''
 cause = {via = 'correct', by = p.actor, req = p.req}
+preflight({HDEL = {DEDUP, RETRACTED}, HSET = {CARDS, DEDUP, HISTORY, META, RETRACTED},
+  INCR = {SEQ, VECVER, VECRW}, RPUSH = {VECIDS}, SADD = {SCOPES}, SETRANGE = {VEC, VECMASK},
+  ZADD = {EXPIRY, ACTIVE}, ZREM = {EXPIRY, ACTIVE}})
 local new = load(redis.call('HGET', DEDUP, p.h))
 local created = false
 if not live(new) then

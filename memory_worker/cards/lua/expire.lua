@@ -3,6 +3,8 @@ local missing = missing_scopes()
 if missing then return missing end
 cause = {via = 'maintenance', by = 'maintenance'}
 local ids = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+preflight({HDEL = {DEDUP}, HSET = {CARDS, HISTORY}, INCR = {VECVER}, SETRANGE = {VECMASK},
+  ZREM = {EXPIRY, ACTIVE}})
 local n = 0
 for _, id in ipairs(ids) do
   local c = load(id)

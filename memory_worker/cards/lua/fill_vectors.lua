@@ -13,6 +13,8 @@ if missing then return missing end
 local VECWAIT = KEYS[FIRST_EXTRA]
 vec_model = p.model or ''
 local out = {filled = 0, dropped = 0, kept = 0}
+preflight({HSET = {CARDS, META}, INCR = {VECVER, VECRW}, RPUSH = {VECIDS}, SETRANGE = {VEC, VECMASK},
+  ZREM = {VECWAIT}})
 for _, it in ipairs(p.items) do
   local c = load(it[1])
   if not live(c) or not c.vp then

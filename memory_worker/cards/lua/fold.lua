@@ -10,6 +10,9 @@ cause = {via = 'maintenance', by = 'maintenance'}
 local function blob(i) if blank(i) then return nil end return ARGV[3 + tonumber(i)] end
 local delta = num(plan.demote_delta)
 local counts = {folded = 0, rewritten = 0, demoted = 0, stamped = 0}
+preflight({HDEL = {DEDUP}, HSET = {CARDS, DEDUP, HISTORY, META}, INCR = {VECVER, VECRW},
+  RPUSH = {VECIDS}, SADD = {SCOPES}, SETRANGE = {VEC, VECMASK}, ZADD = {EXPIRY, ACTIVE},
+  ZREM = {EXPIRY, ACTIVE}})
 for _, g in ipairs(plan.groups) do
   vec_model = ''
   if type(g.model) == 'string' then vec_model = g.model end

@@ -44,6 +44,13 @@ local function drop_row(p)
   redis.call('RPOP', VECIDS)
   return true
 end
+-- the active zsets and the episode hashes the plan names (by their index in KEYS)
+local PLANNED_ACTIVE, PLANNED_EPISODES = {}, {}
+for i, it in ipairs(plan.cards) do PLANNED_ACTIVE[i] = KEYS[tonumber(it[3])] end
+for i, e in ipairs(plan.episodes) do PLANNED_EPISODES[i] = KEYS[tonumber(e[2])] end
+preflight({ZREM = {PLANNED_ACTIVE, EXPIRY, VECWAIT, EPISODES}, HDEL = {DEDUP, RETRACTED, CARDS, HISTORY, LINKS, AUTHORS},
+  HSET = {CARDS}, SETRANGE = {VEC, VECMASK}, LSET = {VECIDS}, RPOP = {VECIDS}, SREM = {SCOPES},
+  DEL = {VEC, VECMASK, PLANNED_EPISODES}, INCR = {VECVER, VECRW}})
 for _, it in ipairs(plan.cards) do
   local raw = redis.call('HGET', CARDS, it[1])
   if raw then

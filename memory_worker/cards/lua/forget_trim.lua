@@ -7,6 +7,8 @@
 --       (one chat's: one slot).
 -- ARGV: [1] vecver as read before the bytes, [2] the row count read, [3] the kept mask.
 -- Answers 1 when set, 0 when the rows changed meanwhile (or the staged copy expired).
+preflight({UNLINK = {KEYS[6]}, RENAME = {KEYS[6], KEYS[1]}, PERSIST = {KEYS[1]}, SET = {KEYS[2]},
+  INCR = {KEYS[3], KEYS[4]}})
 if (redis.call('GET', KEYS[3]) or '0') ~= ARGV[1]
     or redis.call('LLEN', KEYS[5]) ~= tonumber(ARGV[2]) then
   redis.call('UNLINK', KEYS[6])

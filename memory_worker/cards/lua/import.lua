@@ -90,7 +90,13 @@ if (redis.call('LLEN', VECIDS) + adds) * dim > 536870912 then  -- a string's lar
   return conflict('the chat\'s vectors would pass 512 MB')
 end
 -- writes: retractions and authorship first (a chunk after them never holds a card whose
--- retraction or authors are missing), the counter, then cards, episodes, links
+-- retraction or authors are missing), the counter, then cards, episodes, links; each
+-- asked of the ACL before the first (preflight)
+local EPISODE_KEYS = {}
+for i = 1, #p.episodes do EPISODE_KEYS[i] = KEYS[FIRST_EXTRA + i - 1] end
+preflight({HSET = {AUTHORS, CARDS, DEDUP, HISTORY, LINKS, META, RETRACTED, EPISODE_KEYS},
+  INCR = {VECVER, VECRW}, RPUSH = {VECIDS}, SADD = {SCOPES}, SET = {SEQ}, SETRANGE = {VEC, VECMASK},
+  ZADD = {EXPIRY, EPISODES, ACTIVE}, ZREM = {EXPIRY}})
 for i = 1, #p.retracted - 1, 2 do
   local h = p.retracted[i]
   redis.call('HSET', RETRACTED, h, maxs(redis.call('HGET', RETRACTED, h) or '', p.retracted[i + 1]))
@@ -118,7 +124,7 @@ for _, e in ipairs(p.cards) do
   end
 end
 for i, ep in ipairs(p.episodes) do
-  local k = KEYS[FIRST_EXTRA + i - 1]
+  local k = EPISODE_KEYS[i]
   for j = 1, #ep.fields - 1, 2 do redis.call('HSET', k, ep.fields[j], ep.fields[j + 1]) end
   if not blank(ep.vec) then redis.call('HSET', k, 'emb', ARGV[3 + tonumber(ep.vec)]) end
   redis.call('ZADD', EPISODES, num(ep['end']), ep.run)

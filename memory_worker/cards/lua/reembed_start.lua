@@ -5,6 +5,7 @@
 -- vector space yet: the first write fixes it), 'resumed' (a pass for this model exists) or
 -- 'started' (a fresh pass; one for another model is discarded).
 local model, dim = ARGV[1], ARGV[2]
+preflight({DEL = {KEYS[1], KEYS[3], KEYS[4]}, HSET = {KEYS[1]}})
 local have = redis.call('HGET', KEYS[2], 'model') or ''
 local have_dim = redis.call('HGET', KEYS[2], 'dim') or '0'
 if have_dim == '0' then return {'empty', '0', '0'} end

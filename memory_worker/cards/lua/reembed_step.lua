@@ -17,6 +17,8 @@ local ndim = tonumber(redis.call('HGET', KEYS[1], 'dim'))
 local odim = tonumber(redis.call('HGET', KEYS[7], 'dim') or '0') or 0
 local items = cjson.decode(ARGV[4])
 local done, grown = 0, false
+preflight({RPUSH = {KEYS[4]}, SETRANGE = {KEYS[3], KEYS[5], KEYS[8]}, HSET = {KEYS[1], KEYS[2], KEYS[9]},
+  INCR = {KEYS[6]}, HINCRBY = {KEYS[1]}})
 for i, item in ipairs(items) do
   local raw = redis.call('HGET', KEYS[2], item[1])
   local blob = ARGV[4 + i]

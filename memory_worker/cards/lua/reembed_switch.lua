@@ -21,6 +21,8 @@ for i = 1, #live, 2 do
   end
 end
 if #stale > 1 then return stale end
+preflight({SETRANGE = {KEYS[5]}, RENAME = {KEYS[5], KEYS[6]}, DEL = {KEYS[1], KEYS[4], KEYS[5], KEYS[6]},
+  HSET = {KEYS[8]}, INCR = {KEYS[9], KEYS[10]}})
 local ndim = tonumber(redis.call('HGET', KEYS[1], 'dim'))
 local rows = redis.call('LLEN', KEYS[7])
 if rows > 0 then

@@ -34,6 +34,9 @@ if not live(c) and type(p.known) == 'table' then
   local k = load(p.known[1])
   if live(k) and k.h == p.known[2] and k.sk == n.sk then c = k end
 end
+preflight({HDEL = {RETRACTED}, HSET = {CARDS, DEDUP, HISTORY, META}, INCR = {SEQ, VECVER, VECRW},
+  RPUSH = {VECIDS}, SADD = {SCOPES}, SETRANGE = {VEC, VECMASK}, ZADD = {EXPIRY, ACTIVE, VECWAIT},
+  ZREM = {EXPIRY, VECWAIT}})
 local created = false
 if live(c) then
   observe_again(c, n)

@@ -15,6 +15,8 @@ local was = c.status
 if was == 'retracted' then
   return cjson.encode({found = true, done = false, status = was, id = c.id, h = c.h})
 end
+preflight({HDEL = {DEDUP}, HSET = {CARDS, HISTORY, RETRACTED}, INCR = {VECVER}, SETRANGE = {VECMASK},
+  ZREM = {EXPIRY, ACTIVE}})
 retire(c, 'retracted')
 withdraw(c)
 c.ret_by = ARGV[4]

@@ -19,6 +19,9 @@ if status == 'cancelled' then return {'already', status} end
 if status == 'completed' or status == 'skipped' then return {'finished', status} end
 if status ~= ARGV[3] or pv ~= ARGV[4] then return {'raced', status} end
 -- Out of memory (§7): the first write grows memory, so an OOM store refuses the whole step.
+preflight({ZADD = {KEYS[10]}, ZREM = {KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[9], KEYS[13], KEYS[14]},
+  HDEL = {KEYS[6], KEYS[7], KEYS[8], rk}, HINCRBY = {KEYS[5], KEYS[6], KEYS[8]}, DEL = {KEYS[15]},
+  RPUSH = {KEYS[12]}, LTRIM = {KEYS[12]}, HSET = {rk}})
 redis.call('ZADD', KEYS[10], now, id)
 redis.call('ZREM', KEYS[13], id)
 redis.call('ZREM', KEYS[1], id)

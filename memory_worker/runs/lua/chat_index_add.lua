@@ -2,6 +2,7 @@
 -- KEYS: pairs (run hash, that run's chat index). ARGV: the runs' ids and creation ms, in
 -- pairs, in the KEYS order. A run whose hash is gone (pruned meanwhile) is not added.
 local n = 0
+preflight({ZADD = {KEYS}})
 for i = 1, #KEYS, 2 do
   local j = i - 1
   if redis.call('EXISTS', KEYS[i]) == 1 then

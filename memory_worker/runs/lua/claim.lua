@@ -66,6 +66,15 @@ local function finish(answer, claimed)
   return answer
 end
 -- prompt versions (§7): runs of our version that older workers parked come back
+-- the keys a claim may write by role, for its preflight: the lanes, the candidates' hashes
+-- and error logs
+local LANE_KEYS, RUN_KEYS, LOG_KEYS = {}, {}, {}
+for b = 1, 3 do LANE_KEYS[b] = KEYS[b] end
+for id in pairs(slot) do RUN_KEYS[id] = KEYS[slot[id]] end
+for id in pairs(log_slot) do LOG_KEYS[id] = KEYS[log_slot[id]] end
+preflight({ZADD = {KEYS[1], KEYS[3], KEYS[4], status_keys}, ZREM = {KEYS[3], KEYS[6], LANE_KEYS, status_keys},
+  HSET = {KEYS[9], RUN_KEYS}, HDEL = {KEYS[7]}, HINCRBY = {KEYS[5], KEYS[7]}, RPUSH = {LOG_KEYS},
+  LTRIM = {LOG_KEYS}})
 local back = redis.call('ZRANGE', KEYS[6], 0, tonumber(ARGV[9]) - 1, 'WITHSCORES')
 for i = 1, #back, 2 do
   redis.call('ZADD', KEYS[1], back[i + 1], back[i])
@@ -149,10 +158,10 @@ for walked = 1, tonumber(ARGV[7]) do
     if #writes == 0 then writes = {PULSE_AT, mine[2]} end
     redis.call('HSET', KEYS[9], unpack(writes))
     writes = {}
-    redis.call('ZREM', KEYS[bucket], id)
+    redis.call('ZREM', LANE_KEYS[bucket], id)
   elseif action == 'skip' then  -- an older version
     restatus(id, status, 'skipped')
-    redis.call('ZREM', KEYS[bucket], id)
+    redis.call('ZREM', LANE_KEYS[bucket], id)
     unleased(rk, 'skipped', 'skip_reason', 'prompt_version')
     redis.call('HINCRBY', KEYS[5], 'skipped:prompt_version', 1)
     skipped[#skipped + 1] = id
@@ -171,7 +180,7 @@ for walked = 1, tonumber(ARGV[7]) do
   else
     local until_ms = now + tonumber(ARGV[2])
     restatus(id, status, 'processing')
-    redis.call('ZREM', KEYS[bucket], id)
+    redis.call('ZREM', LANE_KEYS[bucket], id)
     -- the chat's forget epoch now: the card write is refused if a forget comes after
     local epoch = redis.call('HGET', KEYS[10], f[5] or '') or '0'
     -- one write; a run with no prompt version takes ours (a claimed run has ours or none)

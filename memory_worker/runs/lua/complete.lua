@@ -10,6 +10,8 @@ local held = redis.call('HMGET', rk, 'lease_token', 'status', 'lease_owner')
 if held[1] ~= ARGV[1] or held[2] ~= 'processing' then
   return 0
 end
+preflight({HINCRBY = {KEYS[6], KEYS[3]}, DEL = {KEYS[7]}, ZREM = {KEYS[4], KEYS[2]}, ZADD = {KEYS[5]},
+  HSET = {rk}, HDEL = {rk}})
 if held[3] and held[3] ~= '' then redis.call('HINCRBY', KEYS[6], held[3], 1) end
 redis.call('DEL', KEYS[7])
 redis.call('ZREM', KEYS[4], id)

@@ -7,6 +7,8 @@
 -- since the caller read them) the script answers 'check' and writes nothing; the caller
 -- reads the leases and calls again with their hashes.
 local given = tonumber(ARGV[9])
+preflight({HINCRBY = {KEYS[8]}, HSET = {KEYS[1], KEYS[5]}, INCR = {KEYS[4]}, EXPIRE = {KEYS[4]},
+  ZADD = {KEYS[2], KEYS[6], KEYS[7], KEYS[10]}})
 local existing = redis.call('HGET', KEYS[1], ARGV[1])
 if existing then
   redis.call('HINCRBY', KEYS[8], 'enqueue:duplicate', 1)

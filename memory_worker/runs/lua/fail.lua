@@ -9,6 +9,9 @@ if redis.call('HGET', KEYS[1], 'lease_token') ~= ARGV[1]
   return 0
 end
 -- The lease's ZREM first: an OOM store takes the failure too (see release.lua).
+preflight({ZREM = {KEYS[3], KEYS[7], KEYS[11]}, RPUSH = {KEYS[2]}, LTRIM = {KEYS[2]},
+  HSET = {KEYS[1], KEYS[12]}, HINCRBY = {KEYS[6], KEYS[10]}, HDEL = {KEYS[9], KEYS[10]},
+  HSETNX = {KEYS[9]}, ZADD = {KEYS[4], KEYS[5], KEYS[8]}})
 redis.call('ZREM', KEYS[3], ARGV[8])
 local now = tonumber(ARGV[2])
 redis.call('RPUSH', KEYS[2], ARGV[3])

@@ -9,6 +9,8 @@
 local now = ARGV[1]
 local changed, raced = 0, {}
 local n = (#KEYS - 10) / 4
+preflight({HDEL = {KEYS}, HSET = {KEYS}, ZREM = {KEYS}, DEL = {KEYS}, HINCRBY = {KEYS[6], KEYS[7], KEYS[9]},
+  ZADD = {KEYS[5]}})
 for i = 0, n - 1 do
   local rk, ek, sk, pk = KEYS[11 + 4 * i], KEYS[12 + 4 * i], KEYS[13 + 4 * i], KEYS[14 + 4 * i]
   local a = 2 + 7 * i

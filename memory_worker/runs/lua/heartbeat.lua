@@ -19,6 +19,7 @@ if ARGV[7] == '1' then
 end
 local writes = touch_pulse(tonumber(redis.call('HGET', KEYS[2], PULSE_AT) or ''), now,
   tonumber(ARGV[5]))
+preflight({ZADD = {KEYS[1]}, HSET = {KEYS[2], KEYS[3], KEYS[4]}, HDEL = {KEYS[2]}})
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
 redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
 if ARGV[8] and ARGV[8] ~= '' then redis.call('HSET', KEYS[4], ARGV[3], ARGV[8]) end

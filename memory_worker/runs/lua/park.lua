@@ -10,6 +10,8 @@ if redis.call('HGET', KEYS[6], 'prompt_version') ~= ARGV[2]
    or not redis.call('ZSCORE', KEYS[b], ARGV[1]) then
   return 0
 end
+preflight({ZREM = {KEYS[b], KEYS[6 + b]}, ZADD = {KEYS[4], KEYS[7]}, HINCRBY = {KEYS[5], KEYS[10]},
+  HSET = {KEYS[6]}})
 redis.call('ZREM', KEYS[b], ARGV[1])
 redis.call('ZADD', KEYS[4], redis.call('HGET', KEYS[6], 'qscore'), ARGV[1])
 redis.call('HINCRBY', KEYS[5], ARGV[2], 1)

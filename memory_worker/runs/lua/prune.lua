@@ -22,6 +22,7 @@ for i = 1, LANES do
     if chat and chat ~= ARGV[3 + 2 * j] then return {0, 1} end
   end
 end
+preflight({ZADD = {NK_EXPIRY}, DEL = {KEYS}, ZREM = {KEYS}})
 local n = 0
 for i = 1, LANES do
   for _, id in ipairs(picked[i]) do

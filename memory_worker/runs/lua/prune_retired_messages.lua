@@ -25,6 +25,7 @@ for i = 1, #rows, 2 do
   if not slot[rows[i]] then missing = true end
 end
 if missing then return {seen, 0, batch} end
+preflight({HDEL = {KEYS}, HINCRBY = {KEYS[4]}, HSET = {KEYS[2]}, ZADD = {KEYS[5]}})
 local n = 0
 for i = 1, #rows, 2 do
   local rk = KEYS[5 + slot[rows[i]]]

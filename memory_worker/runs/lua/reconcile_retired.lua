@@ -5,6 +5,8 @@
 --   or  'add', now_ms, then per run: id, facts value, aged-at estimate (ms)
 -- Maintenance only: brings the summary back in step with the retired index (runs retired
 -- by an older release, or removed by something that did not keep the summary).
+preflight({HDEL = {KEYS[2], KEYS[3]}, HINCRBY = {KEYS[3]}, HSETNX = {KEYS[2]}, ZADD = {KEYS[4]},
+  ZREM = {KEYS[4]}})
 local n = 0
 if ARGV[1] == 'remove' then
   for i = 3, #ARGV do

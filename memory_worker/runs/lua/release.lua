@@ -10,6 +10,8 @@ end
 -- Out of memory (§7): Redis refuses a script's first write when it is one that grows
 -- memory, and lets a script that has written finish. The lease's ZREM goes first, so an OOM
 -- store still takes the release: the run goes back uncharged (claims stay refused).
+preflight({ZREM = {KEYS[2], KEYS[7]}, HSET = {KEYS[1], KEYS[10]}, HINCRBY = {KEYS[1], KEYS[4], KEYS[6]},
+  HDEL = {KEYS[6]}, ZADD = {KEYS[3], KEYS[5], KEYS[8], KEYS[9]}})
 redis.call('ZREM', KEYS[2], ARGV[5])
 local attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0')
 if attempts > 0 then attempts = attempts - 1 end

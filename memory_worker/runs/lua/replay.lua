@@ -7,6 +7,8 @@
 local now = ARGV[1]
 local replayed = {}
 local n = (#KEYS - 9) / 2
+preflight({ZREM = {KEYS[1], KEYS[5], KEYS[8], KEYS[9]}, HSET = {KEYS}, RPUSH = {KEYS}, LTRIM = {KEYS},
+  HDEL = {KEYS[6], KEYS[7]}, HINCRBY = {KEYS[4], KEYS[7]}, ZADD = {KEYS[2], KEYS[3]}})
 for i = 1, n do
   local rk, ek = KEYS[8 + 2 * i], KEYS[9 + 2 * i]
   local id, at, entry = ARGV[1 + 3 * i], ARGV[2 + 3 * i], ARGV[3 + 3 * i]

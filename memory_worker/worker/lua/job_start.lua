@@ -4,6 +4,7 @@
 -- and gives it back if the job is no longer due (atomic: nobody sees the key in between).
 -- KEYS: in-progress key, arq queue, running ticks, started ticks.
 -- ARGV: job id, now ms, in-progress ms, running expiry ms (0: not a tick).
+preflight({SET = {KEYS[1]}, DEL = {KEYS[1]}, ZADD = {KEYS[3], KEYS[4]}})
 if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[3]) then return false end
 local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if not score or tonumber(score) > tonumber(ARGV[2]) then
