@@ -64,8 +64,8 @@ def luhn_complete(prefix: str, length: int) -> str:
     raise AssertionError
 
 
-def card() -> str:
-    brand = RNG.choice(["visa", "mc", "mc2", "amex", "mir", "disc"])
+def card(brand: str = "") -> str:
+    brand = brand or RNG.choice(["visa", "mc", "mc2", "amex", "mir", "disc"])
     prefix, length = {
         "visa": ("4", 16),
         "mc": (str(RNG.randint(51, 55)), 16),
@@ -97,8 +97,27 @@ def pin(n: int = 4) -> str:
 
 
 def password() -> str:
-    stems = ["Maple", "tiger", "Nordlicht", "kayak", "Zebra", "ocelot", "Brume", "vento", "Kiwi",
-             "luna", "Falke", "sol", "Mirto", "drago", "Pino", "wasabi", "Orca", "raven", "Tundra"]
+    stems = [
+        "Maple",
+        "tiger",
+        "Nordlicht",
+        "kayak",
+        "Zebra",
+        "ocelot",
+        "Brume",
+        "vento",
+        "Kiwi",
+        "luna",
+        "Falke",
+        "sol",
+        "Mirto",
+        "drago",
+        "Pino",
+        "wasabi",
+        "Orca",
+        "raven",
+        "Tundra",
+    ]
     kind = RNG.randint(0, 2)
     if kind == 0:
         return RNG.choice(stems) + rs(string.digits, 3) + RNG.choice("!#$%&*?@+") + rs(ALNUM, 3)
@@ -128,7 +147,14 @@ def b64u(raw: bytes) -> str:
 
 def jwt() -> str:
     head = b64u(b'{"alg":"HS256","typ":"JWT"}')
-    body = b64u(json.dumps({"sub": str(RNG.randint(10**5, 10**7)), "iat": RNG.randint(1.7e9, 1.8e9)}).encode())
+    body = b64u(
+        json.dumps(
+            {
+                "sub": str(RNG.randint(10**5, 10**7)),
+                "iat": RNG.randint(1_700_000_000, 1_800_000_000),
+            }
+        ).encode()
+    )
     return f"{head}.{body}.{b64u(secrets.token_bytes(32))}"
 
 
@@ -150,28 +176,65 @@ def ssn() -> str:
 
 
 def recovery() -> str:
-    return " ".join(rs(string.ascii_lowercase + string.digits, 4) + "-" + rs(string.ascii_lowercase + string.digits, 4) for _ in range(3))
+    return " ".join(
+        rs(string.ascii_lowercase + string.digits, 4)
+        + "-"
+        + rs(string.ascii_lowercase + string.digits, 4)
+        for _ in range(3)
+    )
 
 
 def answer() -> str:
     first = ["Rocky", "Mimi", "Bruno", "Pelusa", "Kiki", "Ruffus", "Tobi", "Nala", "Fifi", "Lupo"]
-    return RNG.choice(first) + rs(string.digits, 2) + RNG.choice(["Oak", "Sky", "Rio", "Zed", "Fox"])
+    return (
+        RNG.choice(first) + rs(string.digits, 2) + RNG.choice(["Oak", "Sky", "Rio", "Zed", "Fox"])
+    )
 
 
 def doorcode() -> str:
     return RNG.choice(["", "*", "#"]) + pin(RNG.choice([4, 5, 6])) + RNG.choice(["", "#", "*"])
 
 
+LANG_NOW = ["en"]
+
+
+def date() -> str:
+    y, m, d = RNG.choice([2025, 2026, 2027]), RNG.randint(1, 12), RNG.randint(1, 28)
+    lang = LANG_NOW[0]
+    if lang in ("ja", "zh"):
+        return f"{y}年{m}月{d}日"
+    if lang == "ko":
+        return f"{y}년 {m}월 {d}일"
+    if lang in ("en", "fr", "es", "it", "pt", "ar"):
+        return f"{d:02d}/{m:02d}/{y}"
+    if lang in ("sv", "nl"):
+        return f"{y}-{m:02d}-{d:02d}" if lang == "sv" else f"{d:02d}-{m:02d}-{y}"
+    return f"{d:02d}.{m:02d}.{y}"
+
+
+def price() -> str:
+    if LANG_NOW[0] in ("ja", "ko"):
+        return f"{RNG.randint(3, 90) * 1000:,}"
+    if LANG_NOW[0] == "zh":
+        return str(RNG.randint(20, 900))
+    return f"{RNG.randint(3, 900)},{RNG.choice(['00', '50', '90', '99'])}"
+
+
 SECRET: dict[str, Callable[[], str]] = {
     "pw": password,
     "upw": urlpw,
-    "wifi": lambda: RNG.choice(["Haus", "casa", "Stuga", "dom", "Ev", "koti"]) + rs(ALNUM, 8) + rs(string.digits, 2),
+    "wifi": lambda: (
+        RNG.choice(["Haus", "casa", "Stuga", "dom", "Ev", "koti"])
+        + rs(ALNUM, 8)
+        + rs(string.digits, 2)
+    ),
     "pin": pin,
     "pinl": lambda: pin(6),
     "puk": lambda: pin(8),
     "code": doorcode,
     "otp": lambda: pin(6),
     "card": card,
+    "amex": lambda: card("amex"),
     "cvv": lambda: pin(3),
     "cid": lambda: pin(4),
     "ssn": ssn,
@@ -181,7 +244,9 @@ SECRET: dict[str, Callable[[], str]] = {
     "ant": lambda: "sk-ant-api03-" + rs(ALNUM + "_-", 80) + "AA",
     "ghp": lambda: "ghp_" + rs(ALNUM, 36),
     "glpat": lambda: "glpat-" + rs(ALNUM + "_-", 20),
-    "slack": lambda: f"xoxb-{RNG.randint(10**11, 10**12)}-{RNG.randint(10**11, 10**12)}-{rs(ALNUM, 24)}",
+    "slack": lambda: (
+        f"xoxb-{RNG.randint(10**11, 10**12)}-{RNG.randint(10**11, 10**12)}-{rs(ALNUM, 24)}"
+    ),
     "stripe": lambda: "sk_live_" + rs(ALNUM, 32),
     "aws": lambda: rs(ALNUM + "/+", 40),
     "gkey": lambda: "AIza" + rs(ALNUM + "_-", 35),
@@ -198,17 +263,44 @@ SECRET: dict[str, Callable[[], str]] = {
 
 LOOK: dict[str, Callable[[], str]] = {
     "order": lambda: str(RNG.randint(10**6, 10**8)),
-    "price": lambda: f"{RNG.randint(3, 900)},{RNG.choice(['00', '50', '90', '99'])}",
+    "price": lambda: price(),
     "usd": lambda: f"{RNG.randint(3, 900)}.{RNG.choice(['00', '50', '99'])}",
-    "date": lambda: f"{RNG.randint(1, 28):02d}.{RNG.randint(1, 12):02d}.{RNG.choice([2025, 2026, 2027])}",
-    "isodate": lambda: f"{RNG.choice([2025, 2026, 2027])}-{RNG.randint(1, 12):02d}-{RNG.randint(1, 28):02d}",
+    "date": lambda: date(),
+    "isodate": lambda: (
+        f"{RNG.choice([2025, 2026, 2027])}-{RNG.randint(1, 12):02d}-{RNG.randint(1, 28):02d}"
+    ),
     "time": lambda: f"{RNG.randint(6, 22):02d}:{RNG.choice(['00', '15', '30', '45'])}",
-    "track": lambda: RNG.choice(["1Z", "JJD", "LX", "RR"]) + rs(string.ascii_uppercase + string.digits, 12),
+    "track": lambda: (
+        RNG.choice(["1Z", "JJD", "LX", "RR"]) + rs(string.ascii_uppercase + string.digits, 12)
+    ),
     "ext": lambda: str(RNG.randint(200, 899)),
     "room": lambda: str(RNG.randint(101, 499)),
     "ver": lambda: f"{RNG.randint(1, 4)}.{RNG.randint(0, 20)}.{RNG.randint(0, 9)}",
-    "flight": lambda: RNG.choice(["LH", "AF", "IB", "AZ", "TP", "KL", "SK", "LO", "SU", "TK", "NH", "KE", "CA", "EK", "BA"]) + str(RNG.randint(100, 9999)),
-    "phone": lambda: f"+{RNG.randint(30, 49)} {RNG.randint(100, 999)} {RNG.randint(100, 999)} {RNG.randint(1000, 9999)}",
+    "flight": lambda: (
+        RNG.choice(
+            [
+                "LH",
+                "AF",
+                "IB",
+                "AZ",
+                "TP",
+                "KL",
+                "SK",
+                "LO",
+                "SU",
+                "TK",
+                "NH",
+                "KE",
+                "CA",
+                "EK",
+                "BA",
+            ]
+        )
+        + str(RNG.randint(100, 9999))
+    ),
+    "phone": lambda: (
+        f"+{RNG.randint(30, 49)} {RNG.randint(100, 999)} {RNG.randint(100, 999)} {RNG.randint(1000, 9999)}"
+    ),
     "nonluhn": nonluhn,
     "ends": lambda: pin(4),
     "badseed": bad_seed,
@@ -219,12 +311,52 @@ LOOK: dict[str, Callable[[], str]] = {
     "mac": lambda: ":".join(rs("0123456789ABCDEF", 2) for _ in range(6)),
     "n": lambda: str(RNG.randint(2, 40)),
     "freq": lambda: f"{RNG.randint(144, 146)}.{RNG.randint(100, 975)}",
-    "callsign": lambda: RNG.choice(["DL", "F", "EA", "I", "CT", "PA", "SM", "SP", "RA", "TA", "JA", "HL", "BG", "A6", "G", "K"]) + str(RNG.randint(1, 9)) + rs(string.ascii_uppercase, 3),
+    "callsign": lambda: (
+        RNG.choice(
+            [
+                "DL",
+                "F",
+                "EA",
+                "I",
+                "CT",
+                "PA",
+                "SM",
+                "SP",
+                "RA",
+                "TA",
+                "JA",
+                "HL",
+                "BG",
+                "A6",
+                "G",
+                "K",
+            ]
+        )
+        + str(RNG.randint(1, 9))
+        + rs(string.ascii_uppercase, 3)
+    ),
     "claim": lambda: "CLM-" + str(RNG.randint(10**5, 10**6)),
-    "isbn": lambda: "978-" + str(RNG.randint(0, 9)) + "-" + str(RNG.randint(1000, 9999)) + "-" + str(RNG.randint(1000, 9999)) + "-" + str(RNG.randint(0, 9)),
+    "isbn": lambda: (
+        "978-"
+        + str(RNG.randint(0, 9))
+        + "-"
+        + str(RNG.randint(1000, 9999))
+        + "-"
+        + str(RNG.randint(1000, 9999))
+        + "-"
+        + str(RNG.randint(0, 9))
+    ),
     "hex": lambda: "#" + rs("0123456789abcdef", 6),
-    "user": lambda: RNG.choice(["admin", "root", "kasse", "crew", "hut", "lib", "ops", "bar", "dock", "ham"]) + str(RNG.randint(1, 99)),
-    "host": lambda: RNG.choice(["db", "nas", "srv", "mc", "cloud", "vpn", "pi"]) + str(RNG.randint(1, 9)) + "." + RNG.choice(["example.org", "club.lan", "home.arpa", "example.net"]),
+    "user": lambda: (
+        RNG.choice(["admin", "root", "kasse", "crew", "hut", "lib", "ops", "bar", "dock", "ham"])
+        + str(RNG.randint(1, 99))
+    ),
+    "host": lambda: (
+        RNG.choice(["db", "nas", "srv", "mc", "cloud", "vpn", "pi"])
+        + str(RNG.randint(1, 9))
+        + "."
+        + RNG.choice(["example.org", "club.lan", "home.arpa", "example.net"])
+    ),
     "akid": lambda: "AKIA" + rs(string.ascii_uppercase + string.digits, 16),
     "tgid": lambda: str(RNG.randint(10**9, 8 * 10**9)),
     "exp": lambda: f"{RNG.randint(1, 12):02d}/{RNG.randint(27, 31)}",
@@ -233,17 +365,49 @@ LOOK: dict[str, Callable[[], str]] = {
 ESC = re.compile(r"\\u([0-9a-fA-F]{4})")
 SLOT = re.compile(r"\{([a-z]+?)(\d?)\}")
 CATEGORY = {
-    "pw": "password", "upw": "credential_url_or_command", "wifi": "wifi", "pin": "pin", "pinl": "pin",
-    "puk": "pin", "code": "door_code", "otp": "otp", "card": "card", "cvv": "cvv", "cid": "cvv",
-    "ssn": "ssn", "seed": "seed_phrase", "seedl": "seed_phrase", "jwt": "jwt", "pem": "private_key",
-    "discord": "bot_token", "tg": "bot_token", "rec": "recovery_code", "ans": "security_answer",
+    "pw": "password",
+    "upw": "credential_url_or_command",
+    "wifi": "wifi",
+    "pin": "pin",
+    "pinl": "pin",
+    "puk": "pin",
+    "code": "door_code",
+    "otp": "otp",
+    "card": "card",
+    "amex": "card",
+    "cvv": "cvv",
+    "cid": "cvv",
+    "ssn": "ssn",
+    "seed": "seed_phrase",
+    "seedl": "seed_phrase",
+    "jwt": "jwt",
+    "pem": "private_key",
+    "discord": "bot_token",
+    "tg": "bot_token",
+    "rec": "recovery_code",
+    "ans": "security_answer",
 }
 LOOK_CATEGORY = {
-    "badseed": "bip39_words_bad_checksum", "nonluhn": "non_luhn_number", "ends": "card_last4",
-    "order": "order_number", "track": "tracking_code", "price": "price", "usd": "price",
-    "ext": "phone_extension", "room": "room_number", "ver": "version", "flight": "flight",
-    "phone": "phone", "date": "date", "isodate": "date", "uuid": "hash_or_id", "git": "hash_or_id",
-    "sha": "hash_or_id", "claim": "claim_number", "freq": "frequency", "isbn": "isbn",
+    "badseed": "bip39_words_bad_checksum",
+    "nonluhn": "non_luhn_number",
+    "ends": "card_last4",
+    "order": "order_number",
+    "track": "tracking_code",
+    "price": "price",
+    "usd": "price",
+    "ext": "phone_extension",
+    "room": "room_number",
+    "ver": "version",
+    "flight": "flight",
+    "phone": "phone",
+    "date": "date",
+    "isodate": "date",
+    "uuid": "hash_or_id",
+    "git": "hash_or_id",
+    "sha": "hash_or_id",
+    "claim": "claim_number",
+    "freq": "frequency",
+    "isbn": "isbn",
 }
 
 
@@ -273,11 +437,16 @@ def fill(template: str, kind: str) -> tuple[str, list[str], str]:
         category = CATEGORY.get(first, "api_key")
         if first == "upw":
             category = "credential_url_or_command"
-        if "```" in template or "=" in template.split("{", 1)[0][-12:]:
-            category = category if category != "password" else "config_or_command"
+        pairs = {frozenset({"card", "cvv"}), frozenset({"amex", "cid"}), frozenset({"pin", "puk"})}
+        if "```" in template and first != "pem":
+            category = "config_paste"
+        elif len(set(names)) > 1 and frozenset(names) not in pairs:
+            category = "several_secrets"
     else:
         looks = [SLOT.match(m.group(0)).group(1) for m in SLOT.finditer(template)]  # type: ignore[union-attr]
-        category = next((LOOK_CATEGORY[n] for n in looks if n in LOOK_CATEGORY), "talk_or_placeholder")
+        category = next(
+            (LOOK_CATEGORY[n] for n in looks if n in LOOK_CATEGORY), "talk_or_placeholder"
+        )
     return text, listed, category
 
 
@@ -333,7 +502,8 @@ def load_templates() -> dict[str, list[tuple[str, str]]]:
     out: dict[str, list[tuple[str, str]]] = {}
     for path in sorted(HERE.glob("templates_*.py")):
         spec = importlib.util.spec_from_file_location(path.stem, path)
-        assert spec and spec.loader
+        assert spec
+        assert spec.loader
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         for lang, block in mod.T.items():
@@ -352,6 +522,7 @@ def main() -> int:
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for lang in LANGS:
+        LANG_NOW[0] = lang
         counters = {"secret": 0, "lookalike": 0}
         for kind, body in templates.get(lang, []):
             for _ in range(REPEAT if SLOT.search(body) else 1):
@@ -366,8 +537,16 @@ def main() -> int:
                 seen.add(text)
                 counters[kind] += 1
                 tag = "s" if kind == "secret" else "l"
-                rows.append({"id": f"t8-{lang}-{tag}{counters[kind]:03d}", "lang": lang, "kind": kind,
-                             "category": category, "text": text, "secrets": listed})
+                rows.append(
+                    {
+                        "id": f"t8-{lang}-{tag}{counters[kind]:03d}",
+                        "lang": lang,
+                        "kind": kind,
+                        "category": category,
+                        "text": text,
+                        "secrets": listed,
+                    }
+                )
     RNG.shuffle(rows)
     ids = [r["id"] for r in rows]
     assert len(ids) == len(set(ids))

@@ -10,7 +10,7 @@ S vpn hobby box, wireguard is fine but for the web UI: `curl -u {user}:{upw} htt
 S ride-share insurance claim portal wants my security answer, it's {ans} (first pet + street lol)
 S embassy visa portal recovery codes, keep somewhere safe: {rec}
 S esports org: here's the jwt the scrim bot uses, expires never apparently 🙃 {jwt}
-S car club treasurer: amex for the track day deposit {card}, 4 digit code on the front {cid}
+S car club treasurer: amex for the track day deposit {amex}, 4 digit code on the front {cid}
 S {ssn} is my SSN for the tax adviser form, pls don't forward
 S drone pilots: ops laptop ssh key, yes I know\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S choir ticketing config.yaml\n```yaml\nstripe:\n  secret_key: {stripe}\nsmtp:\n  password: "{pw}"\n```
@@ -32,7 +32,7 @@ S VPN-Bastelkiste: `curl -u {user}:{upw} https://{host}/api/peers` für die Peer
 S Versicherungsportal fragt die Sicherheitsantwort, die ist {ans}
 S Visaportal Wiederherstellungscodes, gut aufheben: {rec}
 S Esport-Orga: das JWT vom Scrim-Bot, läuft angeblich nie ab {jwt}
-S Oldtimerclub Kasse: Amex für die Anzahlung Rennstrecke {card}, 4-stelliger Code vorne {cid}
+S Oldtimerclub Kasse: Amex für die Anzahlung Rennstrecke {amex}, 4-stelliger Code vorne {cid}
 S Drohnen-Team Laptop SSH-Key, ja ich weiß\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S Chor Ticketing config.yaml\n```yaml\nsmtp:\n  user: chor\n  password: "{pw}"\nhf_token: {hf}\n```
 S neue SIM fürs Taxi-Diensthandy: PIN {pin} PUK {puk}
@@ -52,7 +52,7 @@ S VPN perso : `curl -u {user}:{upw} https://{host}/api/peers`
 S le portail de l'assurance demande la réponse secrète, c'est {ans}
 S codes de secours du portail visa, à garder : {rec}
 S orga esport : le JWT du bot de scrims {jwt}
-S club auto trésorier : amex pour l'acompte circuit {card}, code à 4 chiffres au recto {cid}
+S club auto trésorier : amex pour l'acompte circuit {amex}, code à 4 chiffres au recto {cid}
 S drone, clé SSH du portable\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S billetterie de la chorale config.json\n```json\n{"smtp_password": "{pw}", "sendgrid": "{sg}"}\n```
 S nouvelle SIM pour le tel du taxi : code PIN {pin} code PUK {puk}
@@ -72,7 +72,7 @@ S VPN casero: `curl -u {user}:{upw} https://{host}/api/peers`
 S el portal del seguro pide la respuesta secreta, es {ans}
 S códigos de recuperación del portal de visados, guardadlos: {rec}
 S club esports: el JWT del bot de scrims {jwt}
-S club de coches tesorero: amex para la señal del circuito {card}, código de 4 cifras delante {cid}
+S club de coches tesorero: amex para la señal del circuito {amex}, código de 4 cifras delante {cid}
 S drones, clave SSH del portátil\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S venta de entradas del coro config.yaml\n```yaml\nbd:\n  url: postgres://coro:{upw}@{host}/entradas\nnpm_token: {npm}\n```
 S SIM nueva del móvil del taxi: PIN {pin} PUK {puk}
@@ -92,7 +92,7 @@ S VPN di casa: `curl -u {user}:{upw} https://{host}/api/peers`
 S il portale dell'assicurazione chiede la risposta segreta: {ans}
 S codici di recupero del portale visti, conservateli: {rec}
 S team esport: il JWT del bot degli scrim {jwt}
-S club auto storiche tesoriere: amex per l'acconto in pista {card}, codice a 4 cifre davanti {cid}
+S club auto storiche tesoriere: amex per l'acconto in pista {amex}, codice a 4 cifre davanti {cid}
 S droni, chiave SSH del portatile\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S biglietteria del coro settings.json\n```json\n{"db": "mysql://coro:{upw}@{host}/biglietti", "slack": "{slack}"}\n```
 S SIM nuova del telefono del taxi: PIN {pin} PUK {puk}
@@ -110,7 +110,7 @@ S funerária, conta do streaming das cerimónias se eu faltar: pаlavra-passe {p
 S lar passagem de turno: 1) D. K medicação nova 2) cofre das chaves porta do jardim {code} 3) auxiliar nova a partir de {date}. Wi-Fi dos tablets {wifi}
 S códigos de recuperação do portal de vistos, guardem: {rec}
 S esports: o JWT do bot dos scrims {jwt}
-S clube de carros tesoureiro: amex pro sinal do autódromo {card}, código de 4 dígitos na frente {cid}
+S clube de carros tesoureiro: amex pro sinal do autódromo {amex}, código de 4 dígitos na frente {cid}
 S drones, chave SSH do portátil\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S seguradora pede a resposta secreta, é {ans}
 L por favor NADA de senhas no grupo, usem o cofre, a direção de cena dá acesso
@@ -126,7 +126,7 @@ S uitvaartcentrum, account van de livestream als ik er niet ben: wаchtwoord {pw
 S zorg overdracht: 1) mw K nieuwe medicatie 2) sleutelkluis tuindeur {code} 3) nieuwe uitzendkracht vanaf {date}. Wifi tablets {wifi}
 S herstelcodes van het visumportaal, bewaren: {rec}
 S esports: de JWT van de scrimbot {jwt}
-S autoclub penningmeester: amex voor de aanbetaling circuit {card}, 4-cijferige code voorop {cid}
+S autoclub penningmeester: amex voor de aanbetaling circuit {amex}, 4-cijferige code voorop {cid}
 S drones, SSH-sleutel van de laptop\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S verzekeraar vraagt het geheime antwoord: {ans}
 L AUB geen wachtwoorden in de groep, gebruik de kluis, de toneelmeester geeft toegang
@@ -142,7 +142,7 @@ S begravningsbyrån, streamingkontot för ceremonier om jag är borta: lösenоr
 S äldreboende överlämning: 1) fru K ny medicin 2) nyckelskåpet vid trädgårdsdörren {code} 3) ny bemanningssköterska från {date}. Wifi till plattorna {wifi}
 S återställningskoder till visumportalen, spara: {rec}
 S esport: JWT:n som scrim-boten använder {jwt}
-S bilklubben kassör: amex för depositionen till banan {card}, 4-siffrig kod på framsidan {cid}
+S bilklubben kassör: amex för depositionen till banan {amex}, 4-siffrig kod på framsidan {cid}
 S drönare, SSH-nyckel på laptopen\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S försäkringsbolaget vill ha säkerhetssvaret: {ans}
 L SNÄLLA inga lösenord i gruppen, använd valvet, scenmästaren delar åtkomst
@@ -158,7 +158,7 @@ S zakład pogrzebowy, konto transmisji ceremonii jak mnie nie ma: hasłо {pw}
 S DPS przekazanie zmiany: 1) pani K nowe leki 2) sejfik na klucze przy drzwiach do ogrodu {code} 3) nowa opiekunka od {date}. Wifi tabletów {wifi}
 S kody odzyskiwania portalu wizowego, zachowajcie: {rec}
 S esport: JWT bota do sparingów {jwt}
-S klub aut skarbnik: amex na zaliczkę za tor {card}, 4-cyfrowy kod z przodu {cid}
+S klub aut skarbnik: amex na zaliczkę za tor {amex}, 4-cyfrowy kod z przodu {cid}
 S drony, klucz SSH laptopa\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S ubezpieczyciel pyta o odpowiedź na pytanie bezpieczeństwa: {ans}
 L PROSZĘ żadnych haseł na grupie, używajcie sejfu, kierownik sceny da dostęp
@@ -174,7 +174,7 @@ S ритуальное агентство, аккаунт трансляции �
 S пансионат, передача смены: 1) у К. новые лекарства 2) ключница у двери в сад {code} 3) новая сиделка с {date}. Вайфай для планшетов {wifi}
 S коды восстановления визового портала, сохраните: {rec}
 S киберспорт: JWT бота для скримов {jwt}
-S автоклуб казначей: amex на предоплату трека {card}, 4-значный код спереди {cid}
+S автоклуб казначей: amex на предоплату трека {amex}, 4-значный код спереди {cid}
 S дроны, SSH-ключ ноутбука\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S страховая спрашивает ответ на секретный вопрос: {ans}
 L ПОЖАЛУЙСТА никаких паролей в чате, пользуйтесь сейфом, завпост даст доступ
@@ -190,7 +190,7 @@ S cenaze hizmetleri, tören yayını hesabı ben yokken: şіfre {pw}
 S huzurevi devir: 1) K hanımın ilacı değişti 2) bahçe kapısındaki anahtar kutusu {code} 3) yeni bakıcı {date} itibarıyla. Tabletlerin wifi'si {wifi}
 S vize portalı kurtarma kodları, saklayın: {rec}
 S espor: scrim botunun JWT'si {jwt}
-S klasik araba kulübü sayman: pist kaporası için amex {card}, önde 4 haneli kod {cid}
+S klasik araba kulübü sayman: pist kaporası için amex {amex}, önde 4 haneli kod {cid}
 S drone, laptopun SSH anahtarı\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S sigorta gizli sorunun cevabını istiyor: {ans}
 L LÜTFEN gruba şifre atmayın, kasayı kullanın, sahne amiri erişim verecek
@@ -206,7 +206,7 @@ S 葬儀社、式の配信アカウント、私が休みのとき用：パスワ
 S 介護施設申し送り：①Kさん薬変更 ②庭側ドアのキーボックス{code} ③新しい派遣さん{date}から。タブレットのWi-Fiは{wifi}
 S ビザポータルのリカバリーコード、保管して：{rec}
 S eスポーツ：スクリムbotのJWT {jwt}
-S 旧車クラブ会計：サーキット手付金のアメックス {card} 表の4桁コード{cid}
+S 旧車クラブ会計：サーキット手付金のアメックス {amex} 表の4桁コード{cid}
 S ドローン班ノートPCのSSH鍵\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S 保険会社が秘密の質問の答え聞いてくる、答えは{ans}
 L グループにパスワード貼らないで！金庫を使って、舞台監督がアクセス権くれます
@@ -222,7 +222,7 @@ S 장례식장 추모 스트리밍 계정 제가 없을 때: 비밀번호 {pw}
 S 요양원 인수인계: 1) K님 약 변경 2) 정원 쪽 문 키박스 {code} 3) 새 요양보호사 {date}부터. 태블릿 와이파이 {wifi}
 S 비자 포털 복구 코드 보관하세요: {rec}
 S 이스포츠: 스크림 봇 JWT {jwt}
-S 클래식카 동호회 총무: 서킷 예약금 아멕스 {card} 앞면 4자리 코드 {cid}
+S 클래식카 동호회 총무: 서킷 예약금 아멕스 {amex} 앞면 4자리 코드 {cid}
 S 드론팀 노트북 SSH 키\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S 보험사에서 보안질문 답 물어봄: {ans}
 L 단톡방에 비번 올리지 마세요! 금고 쓰세요 무대감독님이 권한 드려요
@@ -238,7 +238,7 @@ S 殡仪馆，告别仪式直播账号，我不在时用：密\u200b码 {pw}
 S 养老院交班：1）K奶奶换药了 2）花园门钥匙盒{code} 3）新护工{date}到岗。平板wifi {wifi}
 S 签证网站的恢复码，收好：{rec}
 S 电竞：训练赛机器人的JWT {jwt}
-S 老爷车俱乐部财务：赛道定金用运通卡 {card} 正面4位码{cid}
+S 老爷车俱乐部财务：赛道定金用运通卡 {amex} 正面4位码{cid}
 S 无人机队笔记本SSH私钥\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S 保险公司问密保问题答案：{ans}
 L 群里别发密码！用密码库，舞台监督会给权限
@@ -254,7 +254,7 @@ S دار الجنازات، حساب بث مراسم العزاء لما أغي�
 S دار المسنين تسليم: 1) الحجة ك دواء جديد 2) صندوق المفاتيح عند باب الحديقة {code} 3) ممرضة جديدة من {date}. واي فاي التابلت {wifi}
 S رموز استرداد بوابة التأشيرات احفظوها: {rec}
 S الرياضات الإلكترونية: JWT بوت التدريب {jwt}
-S أمين صندوق نادي السيارات: أمكس لعربون الحلبة {card} الرمز الرباعي على الوجه {cid}
+S أمين صندوق نادي السيارات: أمكس لعربون الحلبة {amex} الرمز الرباعي على الوجه {cid}
 S مفتاح SSH لابتوب فريق الدرون\n-----BEGIN OPENSSH PRIVATE KEY-----\n{pem}\n-----END OPENSSH PRIVATE KEY-----
 S شركة التأمين تسأل جواب سؤال الأمان: {ans}
 L رجاءً لا ترسلوا كلمات سر بالقروب، استعملوا الخزنة، مدير المسرح بيعطيكم صلاحية
