@@ -12,9 +12,11 @@
   written blind for round 4, scored once as held out at recall 0.893, then read in round 5,
   see ``tests/data/masking/DEV4.md``), and the dev5 part (``tests/data/masking_test5/test.jsonl``:
   written blind for round 5, scored once as held out at recall 0.933, then read in round 6,
-  see ``tests/data/masking/DEV5.md``). All are scored with ``tests/support/masking_score.py``; the
-  figures pinned here are the ones reached (see ``docs/benchmarks.md``, "Masking"). The
-  held-out part of round 6 (test6) is written by someone else and scored by the lead, once.
+  see ``tests/data/masking/DEV5.md``), and the dev6 part (``tests/data/masking_test6/test.jsonl``:
+  written blind for round 6, scored once as held out at recall 0.961, then read in round 7,
+  see ``tests/data/masking/DEV6.md``). All are scored with ``tests/support/masking_score.py``;
+  the figures pinned here are the ones reached (see ``docs/benchmarks.md``, "Masking"). The
+  held-out part of round 7 (test7) is written by someone else and scored once.
 - One decision: whatever :func:`contains_secret` flags for its value, :func:`mask` takes
   out — for arbitrary text (hypothesis, 400 + 300 examples), and ``mask`` is idempotent and
   never raises.
@@ -48,6 +50,7 @@ DEV2 = DATA / "masking" / "dev2.jsonl"
 DEV3 = DATA / "masking_test3" / "test.jsonl"
 DEV4 = DATA / "masking_test4" / "test.jsonl"
 DEV5 = DATA / "masking_test5" / "test.jsonl"
+DEV6 = DATA / "masking_test6" / "test.jsonl"
 PLACEHOLDERS = (REDACTED, CARD_NUMBER, FILTERED, "[email]", "[phone]")
 
 
@@ -75,13 +78,19 @@ def test_the_train_part_meets_its_bar_in_every_language_of_the_split() -> None:
 #: - dev5 (test5: once as held out 0.933 (332 of 356) / 0.9 %; round 6 — a security question's
 #:   answer by concept, bracketed values, glued JSON keys, a code answered in a chat, a key
 #:   box's number in a long message, a command that asks for its password — reached 1.000 /
-#:   0.3 % (1 of 340); ``DEV5.md``): held within one line.
+#:   0.3 % (1 of 340); ``DEV5.md``): held within one line;
+#: - dev6 (test6: once as held out 0.961 (463 of 482) / 2.3 % (11 of 482); round 7 — more
+#:   look-alike letters and the last guard reading the folded text, glued qualifiers, env keys
+#:   in other languages, a card's code named by what it is, passphrases, placeholders that
+#:   name what to put there, a command that asks for its password — reached 1.000 / 0.0 %;
+#:   ``DEV6.md``): held within one line.
 DEV_PARTS = [
     pytest.param(DEV, 600, 12, 0.97, 0.01, id="dev"),
     pytest.param(DEV2, 1000, 16, 0.97, 0.01, id="dev2"),
     pytest.param(DEV3, 900, 15, 0.995, 0.005, id="dev3"),
     pytest.param(DEV4, 900, 15, 0.995, 0.005, id="dev4"),
     pytest.param(DEV5, 690, 15, 0.995, 0.005, id="dev5"),
+    pytest.param(DEV6, 960, 15, 0.995, 0.005, id="dev6"),
 ]
 #: The dev2 part reached 0.995 (586 of 589) in round 4.
 DEV2_RECALL = 0.99

@@ -38,7 +38,8 @@ under a heading that names accounts, logins or passwords (:mod:`.lists`), and va
 assigned to secret-named identifiers in env files, JSON, YAML and code (:mod:`.assign`);
 a security question's one-word answer, named by the question in any label language
 (:mod:`.questions`); a key box's or a lock's number a few words on in its sentence
-(:mod:`.locks`); a generated value after a word for access or credentials (:mod:`.access`);
+(:mod:`.locks`), and an entry's code beside a verb of opening or keying ("the gate opens with
+4471"); a generated value after a word for access or credentials (:mod:`.access`);
 what a value may be is
 :mod:`.values`; Luhn-valid payment card numbers with their expiry and CVV, and US SSNs
 (:mod:`.numbers`).
@@ -53,7 +54,9 @@ credentials, code identifiers (``MAX_TOKENS``, ``hf_hub_download``).
 The split corpus measures both sides: ``tests/data/masking/train.jsonl`` (train: the rules
 are written against it), ``tests/data/masking/dev.jsonl``, ``dev2.jsonl`` and
 ``tests/data/masking_test3/test.jsonl``, ``tests/data/masking_test4/test.jsonl`` (dev, dev2,
-dev3, dev4: earlier held-out sets, read once scored; a new held-out part is scored once a round by someone who did not write the rules);
+dev3, dev4, and ``masking_test5``/``masking_test6`` as dev5, dev6: earlier held-out sets,
+read once scored; a new held-out part is scored once a round by someone who did not write
+the rules);
 ``bench/masking.py`` prints recall and false masks per language and kind. Lists of
 backup codes are :mod:`.backup`.
 """

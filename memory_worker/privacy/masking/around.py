@@ -21,6 +21,7 @@ from memory_worker.privacy.masking.ordinary import (
     ASSENT_WORDS,
     BEFORE_WORDS,
     DEMONSTRATIVES,
+    JUDGEMENTS,
     NEGATIONS,
     NOT_BEFORE,
     NOT_FILLERS,
@@ -30,8 +31,10 @@ from memory_worker.privacy.masking.ordinary import (
     PREPOSITIONS,
     UNITS,
 )
+from memory_worker.privacy.masking.questions import ANSWER_WORD
 from memory_worker.privacy.masking.shapes import Span, token_like
 from memory_worker.privacy.masking.values import (
+    PASSPHRASE,
     TRAILING,
     address,
     code_digits,
@@ -117,7 +120,10 @@ def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | 
             )
             if digits or strong(value) or (family == "key" and generated(value)):
                 return tokens[k].start(), tokens[k].start() + len(value)
-        if gap >= 5 or word.casefold() in NEGATIONS or any(c in ".!?;,。！？，" for c in word):
+        folded = word.casefold()
+        if gap >= 5 or folded in NEGATIONS or folded in JUDGEMENTS:
+            return None  # "… is not my password", "… is a terrible password"
+        if any(c in ".!?;,。！？，" for c in word):
             return None
     return None
 
@@ -308,11 +314,18 @@ def _strong_word(text: str, at: int, end: int, *, words: int) -> tuple[int, int]
     return None
 
 
+#: What may close an answer's line after a passphrase: punctuation, spaces.
+_PHRASE_END = re.compile(r"[ \t.!]*(?:\n|$)")
+
+
 def _answer_line(text: str, at: int, end: int, family: str) -> tuple[int, int] | None:
     """The value of an answer's line ``text[at:end]`` (the value and an answer's words)."""
     line = _ANSWER.fullmatch(text, text.rfind("\n", 0, at) + 1, end)
     if line is None:
         return None
+    phrase = PASSPHRASE.match(text, line.start("v")) if family not in ("pin", "cvv") else None
+    if phrase is not None and _PHRASE_END.match(text, phrase.end()) is not None:
+        return line.start("v"), phrase.end()  # "[20:03] Malo : lampe fleuve orage piano64"
     value = line.group("v").rstrip(TRAILING)
     spaced = _SPACED_ANSWER.fullmatch(text, line.start("v"), end)
     if spaced is not None and family in ("pin", "code", "cvv"):
@@ -414,6 +427,41 @@ def answers_below_questions(text: str, hits: Hits) -> Iterator[Span]:
         found = _answer(text, line_end, label.family)
         if found is not None:
             yield found[0], found[1], KINDS.get(label.family, "password")
+
+
+#: After a label: the rest of its question on the same line, the question mark (a closing
+#: quote), then an "answer" or "reply" word, a separator and one value closing the line
+#: ('"welk ww heeft de test-admin?" antwoord: …').
+_ANSWERED_BESIDE = re.compile(
+    r"[^\n?？]{0,80}[?？][\"'»”」』]?[ \t]*"
+    rf"(?i:{ANSWER_WORD}|reply|response|repl(?:y|ied)|antw(?:ort|oord)|r[ée]ponse)"
+    r"[ \t]*(?:[:：=]|->|→|—|–)[ \t]*(?P<v>[^\s]{3,64})[ \t]*(?=\r?\n|$)"
+)
+
+
+def answers_beside_questions(text: str, hits: Hits) -> Iterator[Span]:
+    """Spans of a value given on the question's own line, after an answer word (a ticket or a
+    mail quoting the question: 'vraag: "welk ww heeft de admin?" antwoord: Wj7…')."""
+    if ("?" not in text and "？" not in text) or hits.present.isdisjoint(LABEL_NEEDLES):
+        return
+    for label in label_matches(text, hits):
+        if label.family not in _ASKED_FAMILIES or skipped(label.family, text, label.start):
+            continue
+        match = _ANSWERED_BESIDE.match(text, label.end)
+        if match is None:
+            continue
+        value = match.group("v").rstrip(TRAILING)
+        if label.family in ("pin", "code", "cvv"):
+            digits = "pin" if label.family == "code" else label.family
+            accepted = code_digits(digits, value, connector=True)
+        else:
+            accepted = (strong(value) or generated(value)) and not not_a_value(value)
+        if accepted:
+            yield (
+                match.start("v"),
+                match.start("v") + len(value),
+                KINDS.get(label.family, "password"),
+            )
 
 
 # --- a value on its own line, named by the line after it ---------------------------------------

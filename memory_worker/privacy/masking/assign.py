@@ -25,7 +25,7 @@ from memory_worker.privacy.masking.values import PROSE, TRAILING, not_a_value, w
 _BARE = re.compile(r"[^\s]+")
 
 _ASSIGN = re.compile(
-    r"(?<![\w.-])(?P<q>[\"'`]?)(?P<name>[A-Za-z0-9_.-]{2,80})(?P=q)[ \t]*"
+    r"(?<![\w.-])(?P<q>[\"'`]?)(?P<name>[\w.-]{2,80})(?P=q)[ \t]*"
     r"(?P<op>:=|=>|==|=|:)[ \t]*"
 )
 _GLUED_PASSWORD = ("password", "passwd")
@@ -33,9 +33,17 @@ _GLUED_KEY = ("secret", "token", "apikey")
 _NAME_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
+#: An identifier's letters without their accents (``SMTP_LÖSEN``, ``DB_ŞIFRE``, ``HASŁO``: the
+#: words of :data:`NAME_PASSWORD_PARTS` are spelt in ASCII, as most people type a key).
+_PLAIN = str.maketrans(
+    "ÄÖÜÅÉÈÊÑÇÃÕÁÍÓÚÀÂŁŚĆŹŻĄĘŞĞİäöüåéèêñçãõáíóúàâłśćźżąęşğı",
+    "AOUAEEENCAOAIOUAALSCZZAESGIaouaeeencaoaiouaalsczzaesgi",
+)
+
+
 def secret_name(name: str) -> str | None:
     """The label family an identifier names (``password``/``key``), or None."""
-    parts = [part.lower() for part in _NAME_PARTS.findall(name)]
+    parts = [part.lower() for part in _NAME_PARTS.findall(name.translate(_PLAIN))]
     if not parts or any(part in NAME_NOT_SECRET_PARTS for part in parts):
         return None
     if "".join(parts) in NAME_PASSWORD_PARTS:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from memory_worker.privacy.masking.access import ACCESS_NEEDLES, access_values
 from memory_worker.privacy.masking.around import (
     answers_below_questions,
+    answers_beside_questions,
     keys_near_labels,
     values_above_labels,
     values_before_labels,
@@ -27,7 +28,7 @@ from memory_worker.privacy.masking.contaminate import contaminated
 from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.lists import LIST_NEEDLES, credential_lists
-from memory_worker.privacy.masking.locks import LOCK_NEEDLES, lock_numbers
+from memory_worker.privacy.masking.locks import LOCK_NEEDLES, entry_numbers, lock_numbers
 from memory_worker.privacy.masking.needles import Hits, Needles
 from memory_worker.privacy.masking.normalise import fold
 from memory_worker.privacy.masking.numbers import card_numbers, contacts, ssn_numbers
@@ -69,8 +70,10 @@ DETECTORS: tuple[Detector, ...] = (
     values_named_after,
     values_above_labels,
     answers_below_questions,
+    answers_beside_questions,
     security_answers,
     lock_numbers,
+    entry_numbers,
     access_values,
     keys_near_labels,
     credential_lists,
@@ -83,7 +86,13 @@ DETECTORS: tuple[Detector, ...] = (
     wifi_qr,
 )
 #: The detectors of shapes that hold no needle (run on every text).
-NEEDLELESS: tuple[Detector, ...] = (card_numbers, ssn_numbers, unmarked_tokens, seed_phrases)
+NEEDLELESS: tuple[Detector, ...] = (
+    card_numbers,
+    ssn_numbers,
+    unmarked_tokens,
+    seed_phrases,
+    entry_numbers,
+)
 
 NEEDLES = Needles(
     TOKEN_NEEDLES
@@ -227,7 +236,10 @@ def contains_secret(text: str) -> bool:
     One decision with :func:`mask`: a secret here is a span of :func:`find_secrets`, the
     very spans ``mask`` takes out (every occurrence of their values), so a text this flags
     for its value never reaches the farm with that value in it. The other two reasons carry
-    no span: a placeholder, or words about a credential (``SECRET_MARKERS``); for the last,
+    no span: a placeholder, or words about a credential (``SECRET_MARKERS``, read in the folded
+    text as the detectors and the last guard read it: ``ｐａｓｓｗｏｒｄ``, ``pass\u200bword``); for the last,
     ``mask`` withholds the line whole when a word shaped like a value is still on it
     (:mod:`.withhold`), so no value flagged that way reaches the farm either."""
-    return bool(_MASKED.search(text) or talks_about_a_credential(text) or find_secrets(text))
+    return bool(
+        _MASKED.search(text) or talks_about_a_credential(fold(text).text) or find_secrets(text)
+    )

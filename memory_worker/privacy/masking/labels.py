@@ -43,6 +43,7 @@ from memory_worker.privacy.masking.needles import Hits
 from memory_worker.privacy.masking.ordinary import (
     CHANGE_PREPOSITIONS,
     CHANGE_VERBS,
+    CONJUNCTIONS,
     DIGIT_STOPS,
     FILLER_ADJECTIVES,
     FILLER_ADVERBS,
@@ -59,6 +60,7 @@ from memory_worker.privacy.masking.ordinary import (
 from memory_worker.privacy.masking.shapes import Span, token_like
 from memory_worker.privacy.masking.values import (
     KEYS_NOT_SECRET,
+    PASSPHRASE,
     PROSE,
     TRAILING,
     code_digits,
@@ -90,6 +92,11 @@ _GLUED = frozenset({"zh", "ja", "ko", "ar"})
 _ASCII_VALUES = _GLUED | {"he", "fa", "hi", "el"}
 
 
+#: Where a label of a spaced language ends: not inside a word, but a particle of a script
+#: written without spaces may be glued to it ("CVC는 913", "PINは4821", "SSID叫…").
+_LABEL_END = r"(?![^\W\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
+
+
 def _label_pattern() -> re.Pattern[str]:
     groups = []
     for family, table in _FAMILIES.items():
@@ -98,14 +105,15 @@ def _label_pattern() -> re.Pattern[str]:
             if lang in _GLUED:
                 groups.append(f"(?P<{family}_{lang}>{body})")
             else:
-                groups.append(f"(?<!\\w)(?P<{family}_{lang}>{body})(?!\\w)")
+                groups.append(f"(?<!\\w)(?P<{family}_{lang}>{body}){_LABEL_END}")
     return re.compile("|".join(groups), re.IGNORECASE)
 
 
 _SYMBOLS = r"(?:=>|->|→|—|–|:=|=|:|：|-(?=\s)|\?+(?=\s))"
 #: Languages whose copulas an English-spelt label takes too ("la password è …", "het
-#: password is …", "password adalah …").
-_LATIN = ("en", "de", "fr", "es", "pt", "it", "pl", "nl", "sv", "cs", "id", "da", "tr")
+#: password is …", "password adalah …"); not Danish, whose ``er`` is German's "he" ("das
+#: Passwort fragt er dann ab").
+_LATIN = ("en", "de", "fr", "es", "pt", "it", "pl", "nl", "sv", "cs", "id", "tr")
 
 
 def _alternatives(words: set[str], glued: set[str]) -> str:
@@ -120,7 +128,8 @@ def _alternatives(words: set[str], glued: set[str]) -> str:
 
 
 def _connector_pattern(lang: str) -> re.Pattern[str]:
-    """Symbols, then the label's language's copulas and English's (an English-spelt label
+    """Symbols, then the label's language's copulas and English's, for a code's digits a comma
+    before them too ("cryptogramme visuel, c'est 402") (an English-spelt label
     takes every Latin-script language's: "password" is said in all of them); Polish
     ``to`` only after a Polish label (in English it is a preposition). ``any``: every
     language's (a PIN's value is digits only: "PIN to 4821", "PIN ist 4821", "暗証番号は4821")."""
@@ -134,9 +143,10 @@ def _connector_pattern(lang: str) -> re.Pattern[str]:
     glued_langs = _GLUED if lang == "any" else _GLUED & {lang}
     glued = {w for other in glued_langs for w in CONNECTOR_WORDS[other]}
     body = _alternatives(words - glued, glued)
+    comma = r"(?:,[ \t]*)?" if lang == "any" else ""  # a code's digits only: "CVC, it's 226"
     return re.compile(
         rf"\s*(?:{_SYMBOLS}\s*(?:{body}\s*)?(?:{_SYMBOLS}\s*)?"
-        rf"|['’]s(?!\w)\s*|{body}\s*(?:{_SYMBOLS}\s*)?)",
+        rf"|['’]s(?!\w)\s*|{comma}{body}\s*(?:{_SYMBOLS}\s*)?)",
         re.IGNORECASE,
     )
 
@@ -149,8 +159,11 @@ _BARE = re.compile(r"[^\s]+")
 #: where a value was masked ("[redacted]", "[Filtered]": masking stays idempotent).
 _BRACKETED = re.compile(r"\[(?!(?i:redacted|filtered|email|phone)\])[^\s\[\]]{3,64}\]")
 _ASCII = re.compile(r"[!-~]+")
-#: A word between a label and its value (a dot inside it too: "bol.com").
-FILLER = re.compile(r"[ \t]+(?P<w>(?:[^\s.!?,;:=：]|\.(?=\w)){1,30})(?=\s|[:=：](?!//)|$)")
+#: A code's digits, then a letter of a script written without spaces (a particle, a copula).
+_GLUED_DIGITS = re.compile(r"[#*]?\d{3,8}[#*]?(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])")
+#: A word between a label and its value (a dot inside it too: "bol.com"; a comma after it:
+#: "the CVV only, it's 845").
+FILLER = re.compile(r"[ \t]+(?P<w>(?:[^\s.!?,;:=：]|\.(?=\w)){1,30})(?=\s|[:=：](?!//)|,|$)")
 _PAIR = re.compile(r"[ \t]*(?P<user>[^\s/]{1,64})[ \t]*/[ \t]*(?P<v>[^\s/]+)")
 
 
@@ -165,6 +178,10 @@ def _value(text: str, at: int, lang: str, family: str = "") -> tuple[int, int, b
             return at + 1, close, True
     if text[at : at + 1] == "[" and (inner := _BRACKETED.match(text, at)) is not None:
         return at + 1, inner.end() - 1, False  # "PW: [Zomi70?]": one word in square brackets
+    if family in ("password", "pass") and (phrase := PASSPHRASE.match(text, at)) is not None:
+        return at, phrase.end(), False  # "비번 tiger lemon garden rocket27"
+    if family in _DIGIT_FAMILIES and (glued := _GLUED_DIGITS.match(text, at)) is not None:
+        return at, glued.end(), False  # a code's digits glued to a particle: "913이에요"
     match = (_ASCII if lang in _ASCII_VALUES and family != "word" else _BARE).match(text, at)
     if match is None:
         return None
@@ -313,9 +330,19 @@ _GLUED_FILLER = re.compile(r"(?P<w>[^\x00-\x7f\s、。，！？：]{1,8})(?=[ \t
 
 
 def _after_user(before: str) -> bool:
-    """Whether a user name was given just before, on the same line ("user admin pass …")."""
-    line = before.rpartition("\n")[2].casefold()
-    return any(word.strip(":=,") in USER_LABELS for word in line.split())
+    """Whether a user name was given just before, on the same line ("user admin pass …"), not
+    the two named together ("usuário e senha", "username and password": a conjunction right
+    before the label)."""
+    line = _COMMAND.sub(" ", before.rpartition("\n")[2]).casefold()
+    words = line.split()
+    if words and words[-1] in CONJUNCTIONS:
+        return False
+    return any(word.strip(":=,") in USER_LABELS for word in words)
+
+
+#: A command in backticks: its words are the command's ("`docker login ghcr.io`": ``login``
+#: names no user there).
+_COMMAND = re.compile(r"`[^`\n]*`")
 
 
 def _next_line(text: str, at: int, family: str) -> tuple[int, int] | None:
@@ -348,7 +375,8 @@ def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[i
         return None  # the label's own closing quote: 'PASSWORD': os.environ[…]
     if family == "word":  # "кодовое слово ромашка": one word that ends the clause
         value = text[begin:end]
-        ends = _CLAUSE_END.match(text, end) is not None
+        close = _CLAUSE_END.match(text, end)
+        ends = close is not None and "?" not in close.group() and "？" not in close.group()
         return (
             (begin, end)
             if ends and wordy(value) and len(value) >= 4 and not not_a_value(value)
@@ -362,6 +390,12 @@ def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[i
 
 
 _CLOSING = frozenset(")）]")
+#: What a label is for, in brackets glued to it (no space: "password(VPN):", "pwd(nas):";
+#: full-width brackets are folded to these).
+_QUALIFIER = re.compile(r"\([^()\n]{1,40}\)")
+#: A case ending after an apostrophe (Turkish: "PIN'i", "CVV'si", "PUK'u", "PIN'ini"), not
+#: English's "'s" (a connector) nor an elision.
+_CASE_ENDING = re.compile(r"['’](?!s(?!\w))[a-zçğıöşü]{1,5}(?![\w'’])")
 
 
 def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tuple[int, int] | None:
@@ -369,13 +403,26 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
     fillers: list[str] = []
     if text[at : at + 1] in _CLOSING:
         at += 1  # a label in brackets, then its value: "Antwort (Kennantwort): …"
+    elif (qualifier := _QUALIFIER.match(text, at)) is not None:
+        at = qualifier.end()  # its qualifier glued to it: "password(VPN):…", "密码（路由器）：…"
+    elif (suffix := _CASE_ENDING.match(text, at)) is not None:
+        at = suffix.end()  # a case ending after an apostrophe: "PIN'i: …", "CVV'si 418"
     before = text[max(0, start - 60) : start]
     named = family in ("pass", "password") and _after_user(before)
     digits = family in _DIGIT_FAMILIES and family != "code"
     strict = False  # a word of ordinary talk among the fillers: only a strong value after it
     while True:
         said = _SAID_FILLERS + (3 if family in _DIGIT_FAMILIES else 0)  # "pin de la tarjeta de…"
-        joined = _joined(text, at, family, lang, symbols_only=len(fillers) > said)
+        far = len(fillers) > said
+        joined = _joined(text, at, family, lang, symbols_only=far)
+        if far and joined is True and family in ("password", "pass"):
+            # far from the label a copula is the sentence's own verb, unless what follows is a
+            # value no sentence holds ("la contraseña nueva de la cuenta del club es QlO…")
+            said_far = _joined(text, at, family, lang)
+            if not isinstance(said_far, (bool, _Past)) and _unless_weak(
+                text, said_far, strict=True
+            ):
+                return said_far
         if isinstance(joined, _Past):
             fillers.append(text[at : joined.at].strip())
             at = joined.at
@@ -387,7 +434,9 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             found = _bare_after(text, at, family, lang, fillers, before, named=named)
             if found is not None:
                 return _unless_weak(text, found, strict=strict)
-        word = FILLER.match(text, at) or (_GLUED_FILLER.match(text, at) if lang in _GLUED else None)
+        word = FILLER.match(text, at) or (
+            _GLUED_FILLER.match(text, at) if lang in _GLUED or _cjk(text, at) else None
+        )
         if word is None or len(fillers) >= _MAX_FILLERS or word.end() - start > 100:
             return None
         folded = word.group("w").casefold()
@@ -415,6 +464,12 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
         at = word.end()
 
 
+def _cjk(text: str, at: int) -> bool:
+    """Whether a character of a script written without spaces stands at ``at`` (glued after a
+    Latin label: "ＰＩＮ码：…", "PIN번호: …")."""
+    return at < len(text) and ("\u3040" <= text[at] <= "\u9fff" or "\uac00" <= text[at] <= "\ud7af")
+
+
 def _unless_weak(
     text: str, found: tuple[int, int] | None, *, strict: bool
 ) -> tuple[int, int] | None:
@@ -430,6 +485,11 @@ def _bare_after(
 ) -> tuple[int, int] | None:
     """A value without a connector after these fillers, if the family and the fillers allow
     one there."""
+    if family == "pair" and not fillers and (pair := _PAIR.match(text, at)) is not None:
+        value = pair.group("v").rstrip(TRAILING)
+        other_name = value.startswith(pair.group("user"))  # "wifi Home5G / Home5G_EXT"
+        if strong(value) and not value.isalpha() and not not_a_value(value) and not other_name:
+            return pair.start("v"), pair.start("v") + len(value)  # "wifi Rosewood / Petals!2024"
     if len(fillers) > _BARE_FILLERS or (family in _SAID_ONLY - {"pass"} and not named):
         return None
     if family == "pass" and not named:
@@ -516,7 +576,7 @@ def _flat(glued_only: bool) -> re.Pattern[str]:
     first alternative that matches belongs to the first group that matches, as in
     ``_LABELS``): a flat alternation of literals is tried far faster than named groups."""
     alternatives = [
-        f"(?:{alternative})" if lang in _GLUED else f"(?:{alternative})(?!\\w)"
+        f"(?:{alternative})" if lang in _GLUED else f"(?:{alternative}){_LABEL_END}"
         for _, lang, labels, _ in _GROUPS
         if lang in _GLUED or not glued_only
         for alternative in labels
@@ -542,7 +602,7 @@ def _groups() -> list[tuple[str, str, list[str], re.Pattern[str]]]:
         for lang, labels in table.items():
             folded = sorted((_fold_pattern(label) for label in labels), key=len, reverse=True)
             body = "|".join(folded)
-            pattern = f"(?:{body})" if lang in _GLUED else f"(?:{body})(?!\\w)"
+            pattern = f"(?:{body})" if lang in _GLUED else f"(?:{body}){_LABEL_END}"
             out.append((family, lang, folded, re.compile(pattern)))
     return out
 
@@ -598,11 +658,27 @@ def labelled_values(text: str, hits: Hits) -> Iterator[Span]:
     for label in label_matches(text, hits):
         if skipped(label.family, text, label.start, label.end):
             continue
-        found = _after_label(text, label.start, label.end, label.family, label.lang)
+        family = label.family
+        if family in ("key", "saidkey") and _NETWORK.search(
+            text, _line_start(text, label.start), label.start
+        ):
+            family = "password"  # "SSID CafeNet, key amber_fox_river_62": the network's key
+        found = _after_label(text, label.start, label.end, family, label.lang)
         if found is None and label.family in ("password", "word"):
             found = _closing_value(text, label.end)
         if found is not None:
             yield found[0], found[1], KINDS.get(label.family, "password")
+
+
+#: A network named on a key's line: the key is its password ("SSID CafeNet / key …").
+_NETWORK = re.compile(
+    r"(?i)(?<!\w)(?:ssid|wi-?fi|wlan|wireless|r[ée]seau|red|rete|rede|netwerk|n[äa]tverk|sie[ćc]|"
+    r"сеть|мережа|ağ)(?!\w)|ネットワーク|와이파이|网络|شبكة"
+)
+
+
+def _line_start(text: str, at: int) -> int:
+    return text.rfind("\n", 0, at) + 1
 
 
 #: A value that closes its label's line after a colon, however many words stand between

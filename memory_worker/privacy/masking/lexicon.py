@@ -106,7 +106,7 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"passwrod",
         r"passwd",
         r"passphrase",
-        r"pass\s+word",
+        r"pass(?:\s+|[-–—_.·])word",
         r"p a s s w o r d|p\.a\.s\.s\.w\.o\.r\.d",
         r"passcode",
         r"pwd",
@@ -327,13 +327,14 @@ CODE_LABELS: dict[str, tuple[str, ...]] = {
 PIN_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
         r"(?:safe|strongbox|strong\s+box|cash\s+register|till\s+(?:code|pin)|screen\s+lock|lock\s+screen|server\s+room(?:\s+door)?)",
-        r"punch\s+in",
+        r"punch(?:\s+in)?",
         r"key\s+in",
         r"(?:phone|screen)\s+unlock",
         r"pin(?:[\s-]?(?:code|kod|код|kodu))?",
         r"puk(?:[\s-]?(?:code|kod|код|kodu))?\d?",
         r"otp",
         r"(?:2fa|sms|verification|one[\s-]time)\s+code",
+        r"2fa|mfa|totp",
         r"(?:door|gate|entry|keypad|alarm|garage(?:\s+door)?|lockbox|key\s*box|safe|disarm|buzzer|"
         r"intercom|building|front\s+door|house|access)\s+(?:code|pin)",
         r"(?:safe|lock|padlock|locker)\s+(?:combination|combo)",
@@ -620,21 +621,58 @@ SAID_KEY_LABELS: dict[str, tuple[str, ...]] = {
 }
 #: A card's verification code: 3–4 digits, with or without a connector.
 CVV_LABELS: dict[str, tuple[str, ...]] = {
-    "en": (r"cvv2?", r"cvc2?", r"cvn", r"csc", r"security\s+code"),
-    "de": (r"(?:karten)?prüf(?:nummer|ziffer)", r"sicherheitscode"),
-    "fr": (r"cryptogramme(?:\s+visuel)?",),
-    "es": (r"c[oó]digo\s+de\s+seguridad",),
-    "pt": (r"c[oó]digo\s+de\s+seguran[cç]a",),
-    "it": (r"codice\s+di\s+sicurezza",),
-    "ru": (r"код\s+безопасности", r"cvv-?код", r"свв"),
-    "uk": (r"код\s+безпеки",),
-    "zh": (r"安全码", r"CVV码", r"校验码"),
-    "ja": (r"セキュリティコード",),
-    "ko": (r"보안\s*코드", r"CVC\s*번호"),
-    "ar": (r"[وفبل]?رمز\s+(?:ال)?(?:أمان|الامان|التحقق\s+من\s+البطاقة)",),
-    "tr": (r"güvenlik\s+kodu",),
-    "nl": (r"beveiligingscode",),
-    "sv": (r"säkerhetskod(?:en)?",),
+    "en": (
+        r"(?:cvv|cvc)2?(?:[\s-]?(?:code|kod(?:en|u)?|kode|код|nummer|number|numarası|번호))?",
+        r"cvn",
+        r"csc",
+        r"security\s+code",
+        r"(?:3|4|three|four)\s+digits\s+(?:on|at)\s+the\s+back(?:\s+of\s+(?:the|my|your)\s+card)?",
+        r"code\s+on\s+the\s+back(?:\s+of\s+(?:the|my|your)\s+card)?",
+    ),
+    "de": (
+        r"(?:karten)?prüf(?:nummer|ziffer)",
+        r"sicherheitscode",
+        r"(?:3|4|drei|vier)\s+ziffern\s+(?:hinten\s+)?auf\s+der\s+r[üu]ckseite",
+        r"code\s+auf\s+der\s+r[üu]ckseite",
+    ),
+    "fr": (
+        r"cryptogramme(?:\s+visuel)?",
+        r"code\s+de\s+s[ée]curit[ée]",
+        r"(?:3|4|trois|quatre)\s+chiffres\s+(?:au\s+dos|derri[èe]re)(?:\s+de\s+la\s+carte)?",
+    ),
+    "es": (
+        r"c[oó]digo\s+de\s+seguridad",
+        r"(?:3|4|tres|cuatro)\s+d[íi]gitos\s+(?:de\s+atr[áa]s|del\s+reverso|de\s+detr[áa]s)",
+    ),
+    "pt": (
+        r"c[oó]digo\s+de\s+seguran[cç]a",
+        r"(?:3|4|tr[êe]s|quatro)\s+d[íi]gitos\s+(?:do\s+verso|de\s+tr[áa]s|atr[áa]s)",
+    ),
+    "it": (
+        r"codice\s+di\s+sicurezza",
+        r"(?:3|4|tre|quattro)\s+cifre\s+(?:sul\s+retro|dietro)",
+    ),
+    "ru": (
+        r"код\s+безопасности",
+        r"cvv-?код",
+        r"свв",
+        r"(?:3|4|три|четыре)\s+цифры\s+(?:на\s+обороте|сзади|на\s+обратной\s+стороне)",
+    ),
+    "uk": (r"код\s+безпеки", r"(?:3|4|три|чотири)\s+цифри\s+(?:на\s+звороті|ззаду)"),
+    "zh": (r"安全码", r"CVV码", r"校验码", r"背面的?(?:三|四|3|4)位(?:数字?|码)?"),
+    "ja": (r"セキュリティコード", r"裏面?の?(?:3|4|三|四)桁"),
+    "ko": (r"보안\s*코드", r"CVC\s*번호", r"뒷면\s*(?:3|4|세|네)\s*자리"),
+    "ar": (
+        r"[وفبل]?رمز\s+(?:ال)?(?:أمان|الامان|التحقق\s+من\s+البطاقة)",
+        r"(?:ال)?أرقام\s+(?:ال)?ثلاث(?:ة)?\s+(?:على|في)\s+ظهر\s+(?:ال)?بطاقة",
+    ),
+    "tr": (r"güvenlik\s+kodu", r"arka(?:s[ıi]ndaki|daki)\s+(?:3|4|üç|dört)\s+(?:rakam|hane)"),
+    "nl": (
+        r"beveiligingscode",
+        r"(?:3|4|drie|vier)\s+cijfers\s+(?:op\s+de\s+achterkant|achterop)",
+    ),
+    "sv": (r"säkerhetskod(?:en)?", r"(?:3|4|tre|fyra)\s+siffrorna\s+(?:på\s+baksidan|bak)"),
+    "pl": (r"(?:3|4|trzy|cztery)\s+cyfry\s+(?:z\s+tyłu|na\s+odwrocie)(?:\s+karty)?",),
 }
 
 #: Copulas between a label and its value, per language ("is", "ist", "est", "это", …);
@@ -676,13 +714,15 @@ NAME_PASSWORD_PARTS = _words(
     """
     password passwd pwd pass passphrase passcode pw passwort kennwort senha haslo mdp
     motdepasse contrasena contrasenya wachtwoord losenord lösenord sifre şifre parola
-    parolachiave hasło пароль parol palavrapasse
+    parolachiave hasło пароль parol palavrapasse losen clave ww mima bimil bimilbeonho amho
+    pasuwado
     """
 )
 #: Parts that name a token, key or other secret.
 NAME_KEY_PARTS = _words(
     """
     secret secrets token apikey credential credentials privatekey auth key sig signature
+    chiave klucz schluessel schlussel sleutel nyckel anahtar
     """
 )
 #: Parts that make a name *about* a secret, not one (``TOKEN_FILE``, ``max_tokens``).
@@ -730,9 +770,17 @@ LABEL_NEEDLES = _words(
     blokad сейф касс разблок пук розблок kluis kassa ontgrendel scherm kassaskåp skärmlås
     upplås kilid kilit 保险 收银 锁屏 屏幕 puk 金庫 レジ 画面 금고 포스 잠금 화면 خزن خزين كاشير قفل
     kennantw antwoord svar cevab odpowied sekretna 密保 جواب إجابة
+    digits ziffern chiffres dígitos digitos cifre cijfers siffror cyfry цифры цифри rakam 桁
+    뒷면 背面 أرقام 2fa mfa arka
     """
 )
 #: Labels spelt out letter by letter ("P I N", "p a s s w o r d").
 LABEL_NEEDLES = LABEL_NEEDLES | frozenset(TYPO_NEEDLES) | {"p i n", "p a s s"}
 #: Needles of secret-named identifiers (:func:`~memory_worker.privacy.masking.labels.assigned_values`).
-NAME_NEEDLES = frozenset({"pass", "pw", "secret", "token", "key", "auth", "cred", "sig"})
+NAME_NEEDLES = frozenset(
+    {"pass", "pw", "secret", "token", "key", "auth", "cred", "sig"}
+    | {"haslo", "hasło", "sifre", "şifre", "senha", "mdp", "contrase", "wachtwoord", "losen"}
+    | {"lösen", "kennwort", "parol", "clave", "chiave", "klucz", "sleutel", "nyckel", "anahtar"}
+    | {"schluessel", "schlussel", "motdepasse", "пароль", "_ww", "mima", "bimil", "amho"}
+    | {"pasuwado"}
+)

@@ -9,6 +9,13 @@ digits right after the lock's own word ("im Kasten mit Zahlenschloss 8991").
 A sentence's end (``. ! ? 。 ！ ？`` or a line break) ends the lock's reach ("キーボックスは
 玄関の横です。部屋番号は 302 です" keeps its room), two digits are no code ("Nummer 12"),
 and a number followed by a unit is an amount ("ключница стоит 1500 рублей").
+
+An entry's code the same way (:func:`entry_numbers`): a door, a gate, an entrance, a garage or
+an intercom named in any of the fifteen languages, then in its sentence a verb of opening or
+keying and 4 to 8 digits ("the side gate opens with 4471", "garage: enter 4471", "il
+cancello si apre con 6620#", "小区大门按 8068#"), or the digits and the verb after them
+("Hoftor: 7731 eingeben", "裏門は 7420 で開きます", "1234* 누르면 열려요"). A time is no code:
+"the gate opens at 0700" has no verb of keying before its digits.
 """
 
 from __future__ import annotations
@@ -82,6 +89,69 @@ _AMOUNT = re.compile(
     rf"[ \t]*(?:[%€$£¥₽₴₺元円원]|(?:{'|'.join(sorted(UNITS, key=len, reverse=True))})(?!\w))",
     re.I,
 )
+
+
+#: An entry, in the fifteen languages (German compounds of ``tor`` and ``tür`` named in full:
+#: ``Motor`` and ``Doktor`` are none).
+_ENTRY = (
+    r"(?<![^\W\d_])(?:front\s+door|back\s+door|side\s+door|door|gate|entrance|garage|intercom"
+    r"|portal|(?:haus|hinter|garten|hof|garagen|keller)?t[üu]r|(?:hof|garten|garagen|einfahrts)?tor"
+    r"|eingang|pforte|porte|portail|portillon|entr[ée]e|puerta|port[óo]n|entrada|garaje|cochera"
+    r"|porta|portone|cancello|ingresso|citofono|port[ãa]o|garagem|voordeur|deur|poort|ingang|hek"
+    r"|d[öo]rr(?:en)?|porten|grind(?:en)?|drzwi|bram(?:a|k[ai])|furtk[ai]|wej[śs]ci[ea]|gara[żz]"
+    r"|двер[ьи]|калитк[аи]|ворота|подъезд|гараж|kap[ıi](?:s[ıi])?|garaj)(?![^\W\d_])"
+    r"|門|ドア|玄関|ゲート|현관|대문|출입문|门|(?:ال)?بوابة|الباب|المدخل"
+)
+#: A verb of opening or keying before the digits ("opens with", "enter", "se abre con el").
+_KEYED = (
+    r"(?<![A-Za-z\u00c0-\u024f\u0400-\u04ff])(?:opens?\s+with|open\s+it\s+with|enter|type|press"
+    r"|punch(?:\s+in)?|key\s+in|tap\s+in|öffnet\s+(?:sich\s+)?mit|s['’]ouvre\s+avec|taper|tape[sz]?"
+    r"|composer|compose[sz]?|se\s+abre\s+con|abre\s+con|marca|teclea|pulsa|si\s+apre\s+con"
+    r"|apre\s+con|digita|premi|abre\s+com|digite|gaat\s+open\s+met|open\s+met|toets|öppnas\s+med"
+    r"|slå|otwiera\s+si[ęe]\s+(?:kodem|na)|kodem|wpisz|wbij|открывается\s+(?:кодом|на)|кодом"
+    r"|набери(?:те)?|введи(?:те)?|tuşla)(?![A-Za-z\u00c0-\u024f\u0400-\u04ff])"
+    r"(?:[ \t]+(?:the|el|il|o|het|le|la|code|c[oó]digo|codice|kod))*"
+    r"|按|输入|تفتح\s+(?:بالرقم|بالكود|بالرمز)|بالرقم|اكتب|أدخل|ادخل"
+)
+#: A verb of keying or opening after the digits ("7731 eingeben", "5566 ile açılıyor",
+#: "7420 で開きます", "1234* 누르면 열려요").
+_KEYED_AFTER = (
+    r"(?:eingeben|eintippen|tippen|drücken|intoetsen|ile\s+aç[ıi]l\w*|girin|で開|を押|を入力|と入力"
+    r"|누르면|눌러|입력|就开|开门)"
+)
+_ENTRY_DIGITS = r"[#*]?\d{4,8}[#*]?(?![\d.,:/-]\d)"
+_ENTRY_NUMBER = re.compile(
+    rf"(?i:{_ENTRY})[^.!?。！？\n]{{0,60}}?(?:(?i:{_KEYED})[ \t]*(?P<v>{_ENTRY_DIGITS})"
+    rf"|(?<![\d#*])(?P<w>{_ENTRY_DIGITS})[ \t]*(?i:{_KEYED_AFTER}))"
+)
+
+
+#: Four digits or more: an entry's code has them (one C-speed scan before the entry pattern).
+_FOUR_DIGITS = re.compile(r"\d{4}")
+#: How far before its digits an entry's word and its verb may stand.
+_ENTRY_REACH = 90
+
+
+def entry_numbers(text: str, hits: Hits) -> Iterator[Span]:
+    """An entry's code by a verb of opening or keying beside its digits, in the entry's
+    sentence: "the side gate opens with 4471", "garage: enter 4471 and press the bell",
+    "il cancello si apre con 6620#", "Hoftor: 7731 eingeben", "公共玄関は 7420 で開きます".
+
+    Run on every text (its words are too common to serve as needles): only near a run of
+    four digits is the entry's pattern tried."""
+    end = 0
+    for digits in _FOUR_DIGITS.finditer(text):
+        if digits.start() < end:
+            continue
+        window = max(end, digits.start() - _ENTRY_REACH)
+        match = _ENTRY_NUMBER.search(text, window, min(len(text), digits.end() + 30))
+        if match is None:
+            end = digits.end()
+            continue
+        group = "v" if match.group("v") is not None else "w"
+        at, end = match.span(group)
+        if not _AMOUNT.match(text, end):
+            yield at, end, "pin"
 
 
 def lock_numbers(text: str, hits: Hits) -> Iterator[Span]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 #: Characters that take no space: zero-width space/joiners, word joiner, BOM, soft hyphen,
 #: direction marks, Mongolian vowel separator, combining grapheme joiner, and the Arabic
@@ -33,10 +34,14 @@ _HALF_WIDTH_MARKS = "\uff9e\uff9f"
 _ZERO = re.compile(f"[{ZERO_WIDTH}]")
 _CYRILLIC_GREEK = "\u0370-\u03ff\u0400-\u052f"
 _LATIN = "A-Za-z\u00c0-\u024f"
+#: Cyrillic and Greek letters drawn like Latin ones that no Russian or Ukrainian word has (the
+#: Komi and Abkhaz ``ԁ ԝ ԛ``, the Greek lunate sigma ``ϲ Ϲ`` and yot ``ϳ``, …): a word holding one
+#: is folded whatever its other letters.
+_NOT_RUSSIAN_LETTERS = "ѕԁԝԛӏһјЅЈԀԜԚӀҺϲϹϳͿҮѴѵԌԍ"
 #: Capitals drawn like Latin ones, in Greek and Cyrillic.
 _LOOKALIKE_CAPITALS = "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧАВЕКМНОРСТХ"
 _MIXED = re.compile(
-    f"[{_LATIN}][{_CYRILLIC_GREEK}]|[{_CYRILLIC_GREEK}][{_LATIN}]|[ѕԁԝԛӏһјЅЈ]"
+    f"[{_LATIN}][{_CYRILLIC_GREEK}]|[{_CYRILLIC_GREEK}][{_LATIN}]|[{_NOT_RUSSIAN_LETTERS}]"
     f"|(?<![^\\W\\d_])[{_LOOKALIKE_CAPITALS}]{{2,}}(?![^\\W\\d_])"
 )
 _WORD = re.compile(r"[^\W\d_]+")
@@ -44,17 +49,19 @@ _CAPITALS_WORD = re.compile(f"^[{_LOOKALIKE_CAPITALS}]+$")
 _CYRILLIC = re.compile("[\u0400-\u052f]")
 #: Digits of other scripts (Arabic-Indic ٥٠٥٧, Devanagari, …); NFKC keeps them as they are.
 _OTHER_DIGITS = re.compile(r"(?![0-9])\d")
+#: Latin small capitals (NFKC keeps them), in the order of ``a``–``z`` without ``q`` and ``x``.
+SMALL_CAPITALS = "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ"
 #: Whatever makes a text NFKC-normal text fold differently: one scan.
-_SLOW = re.compile(f"[{ZERO_WIDTH}]|{_MIXED.pattern}|{_OTHER_DIGITS.pattern}")
+_SLOW = re.compile(f"[{ZERO_WIDTH}{SMALL_CAPITALS}ɑɡ]|{_MIXED.pattern}|{_OTHER_DIGITS.pattern}")
 
 #: Cyrillic and Greek letters drawn like Latin ones.
 TO_LATIN = str.maketrans(
-    "аеорсухіјѕԁԛԝһӏкмнтвАВЕКМНОРСТХУІЈЅαοριυχνκΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcyxijsdqwhlkmhtbABEKMHOPCTXYIJSaopiuxvkABEZHIKMNOPTYX",
+    "аеорсухіјѕԁԛԝһӏкмнтвАВЕКМНОРСТХУІЈЅαοριυχνκΑΒΕΖΗΙΚΜΝΟΡΤΥΧԀԜԚӀҺϲϹϳͿҮѴѵԌԍεωγτησ",
+    "aeopcyxijsdqwhlkmhtbABEKMHOPCTXYIJSaopiuxvkABEZHIKMNOPTYXDWQlHcCjJYVvGgewytno",
 )
 #: Latin letters drawn like Cyrillic ones (a Cyrillic word with a Latin one inside).
 TO_CYRILLIC = str.maketrans("aeopcyxkABEKMHOPCTXY", "аеорсухкАВЕКМНОРСТХУ")
-_NOT_RUSSIAN = frozenset("ѕԁԝԛӏһјЅЈ")
+_NOT_RUSSIAN = frozenset(_NOT_RUSSIAN_LETTERS)
 _TO_LATIN_FROM = frozenset(chr(c) for c in TO_LATIN)
 _TO_CYRILLIC_FROM = frozenset(chr(c) for c in TO_CYRILLIC)
 
@@ -121,10 +128,17 @@ def _cached_nfkc(piece: str, cache: dict[str, str]) -> str:
 
 
 _NFKC_CACHE: dict[str, str] = {}
+#: Look-alikes NFKC would turn into letters no longer drawn like Latin ones (the lunate sigma
+#: ``Ϲ`` becomes ``Σ``), or leaves as they are though they are Latin letters drawn small
+#: (small capitals ``ᴘᴀssᴡᴏʀᴅ``, the Latin alpha and script g): folded to Latin first.
+_BEFORE_NFKC = str.maketrans("Ϲϲ" + SMALL_CAPITALS + "ɑɡ", "Cc" + "abcdefghijklmnoprstuvwyz" + "ag")
 
 
+@lru_cache(maxsize=64)
 def fold(text: str) -> Folded:
-    """``text`` as the detectors read it (see the module doc)."""
+    """``text`` as the detectors read it (see the module doc); the last few are kept, as
+    :func:`~.detect.mask`, its last guard and :func:`~.detect.contains_secret` read the same
+    text in turn."""
     if text.isascii() or (_SLOW.search(text) is None and unicodedata.is_normalized("NFKC", text)):
         return Folded(text)
     out: list[str] = []
@@ -141,7 +155,7 @@ def fold(text: str) -> Folded:
             continue
         piece = text[i:j]
         if not piece.isascii():
-            piece = _cached_nfkc(_ZERO.sub("", piece), cache)
+            piece = _cached_nfkc(_ZERO.sub("", piece).translate(_BEFORE_NFKC), cache)
             if j == i + 1 and len(piece) == 1 and piece.isdigit() and not piece.isascii():
                 piece = str(unicodedata.digit(piece, 0))
         out.append(piece)

@@ -53,11 +53,21 @@ PLACEHOLDER_WORDS = _words(
     placeholder changeme ejemplo exemple esempio exemplo beispiel przykład пример
     """
 )
-#: Words that may stand between a connector and the value ("the password is *now* …").
+#: What a placeholder written in a language without spaces holds: the secret's own name or
+#: a word of "put it here" ("ここにパスワード", "비밀번호를_입력하세요", "在此填写密码",
+#: "ضع_كلمة_المرور_هنا"): a value holding one, and no ASCII letter or digit, is none.
+PLACEHOLDER_PIECES = _words(
+    """
+    パスワード 暗証番号 ここ 入力 記入 비밀번호 비번 암호 여기 입력 密码 密碼 密钥 口令 这里 此处 在此
+    填写 填入 输入 كلمة المرور هنا ضع أدخل اكتب
+    """
+)
+#: Words that may stand between a connector and the value ("the password is *now* …"); one
+#: word each (Polish "po prostu" is ``prostu``: ``po`` alone is "after", "hasło po zapytaniu").
 FILLER_ADVERBS = _words(
     """
     now still currently simply just literally actually jetzt nun einfach maintenant
-    simplement ahora simplemente agora ora adesso semplicemente teraz po prostu
+    simplement ahora simplemente agora ora adesso semplicemente teraz prostu
     теперь сейчас просто тепер зараз nu artık şimdi sekarang nyní
     """
 )
@@ -102,6 +112,7 @@ FILLER_ADJECTIVES = _words(
     new temporary temp initial default old admin root master one-time neue neues temporäres
     nouveau temporaire provisoire nueva temporal provisional nova temporária provisória nuovo
     nuova temporanea provvisoria nowe tymczasowe новый временный старый новий тимчасовий
+    wpa wpa2 wpa3 wep psk wpa-psk wpa2-psk
     """
 )
 #: Words before a label that make it an action, not a secret ("*reset* password flow").
@@ -243,6 +254,21 @@ NOT_VALUES_MORE = _words(
     greșită greșit corectă corect invalidă expirată prea scurtă lungă slabă puternică nouă
     veche schimbată uitată secretă aceeași goală nu încă deja acum aici acolo mea ta lui
     sai đúng hết hạn quá ngắn dài yếu mạnh mới cũ đã đổi quên bí mật không vẫn rồi bây giờ
+    never always sometimes nunca siempre jamais toujours parfois niemals immer manchmal nie
+    nigdy zawsze czasem nooit altijd soms aldrig alltid ibland никогда всегда иногда ніколи
+    завжди іноді asla hiç hiçbir daima bazen mai sempre talvolta às vezes sempre
+    忘了 忘记了 不知道 不记得 忘れた 知らない 覚えてない 몰라 몰라요 잊었어 잊어버렸어 기억 안 나
+    monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday tonight
+    montag dienstag mittwoch donnerstag freitag samstag sonntag heute morgen gestern
+    lundi mardi mercredi jeudi vendredi samedi dimanche aujourd'hui demain hier
+    lunes martes miércoles jueves viernes sábado domingo hoy mañana ayer
+    lunedì martedì mercoledì giovedì venerdì sabato domenica oggi domani ieri
+    segunda terça quarta quinta sexta sábado domingo hoje amanhã ontem
+    maandag dinsdag woensdag donderdag vrijdag zaterdag zondag vandaag gisteren
+    måndag tisdag onsdag torsdag fredag lördag söndag idag imorgon igår
+    poniedziałek wtorek środa czwartek piątek sobota niedziela dziś dzisiaj jutro wczoraj
+    понедельник вторник среда четверг пятница суббота воскресенье сегодня завтра вчера
+    pazartesi salı çarşamba perşembe cuma cumartesi pazar bugün yarın dün
     """
 )
 #: Words that name who logs in: a bare value after ``pass`` may follow them ("user admin pass
@@ -373,3 +399,39 @@ DIGIT_STOPS = frozenset(
         "godz",
     ]
 )
+
+#: Words that bind prose (articles, prepositions, pronouns, a few verbs of talk): a phrase
+#: holding one is a sentence, not a passphrase ("check the fridge note page12").
+PHRASE_STOPS = _words(
+    """
+    the a an to of in on at for is are was my your our his her its it this that and or with
+    from by as be me you we they check see ask use page room gate
+    le la les de du des et un une est au aux sur dans pour mon ton son
+    el los las del y en es por con mi tu su
+    der die das den dem und ein eine zu von mit ist im am auf für
+    het een van en op voor met is mijn
+    och att för på med är min
+    il lo gli di che per con mio
+    o os as do da em um uma com meu
+    w z na do i jest to
+    """
+)
+
+#: Words that judge a value named before its label as an example, not give it as one's own
+#: ("password123 is a *terrible* password", "qwerty ist ein *schlechtes* Passwort").
+JUDGEMENTS = _words(
+    """
+    terrible bad weak common good strong typical classic popular worst best example examples
+    famous default obvious horrible awful dumb stupid insecure secure unsafe guessable
+    schlechtes schlechter schlecht schwaches schwach typisches typisch beliebtes bekanntes
+    sicheres unsicheres gutes beispiel mauvais faible classique typique exemple nul
+    malo mala débil típica típico clásica ejemplo buena segura insegura pessima debole
+    tipica classica esempio buona sicura péssima fraca clássica exemplo boa slecht zwak
+    typisch voorbeeld goed onveilig dåligt svagt typiskt exempel säkert osäkert złe słabe
+    typowe przykład dobre плохой слабый типичный пример хороший ненадёжный kötü zayıf
+    tipik örnek iyi güvensiz
+    """
+)
+
+#: Words that join two things named together ("usuário *e* senha", "username *and* password").
+CONJUNCTIONS = _words("and & e und et y en och i и і ve and/or oraz или або と 和 및 و")

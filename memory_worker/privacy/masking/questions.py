@@ -45,7 +45,7 @@ _SECRET = (
     r"|秘密の?|密保|보안|비밀|(?:ال)?سري(?:ة)?|(?:ال)?أمان"
 )
 #: Words for "answer".
-_ANSWER_WORD = (
+ANSWER_WORD = (
     r"answer|antwort|r[ée]ponse|respuesta|risposta|resposta|antwoord|svar(?:et)?"
     r"|odpowied[źz]|ответ|відповідь|cevab[ıi]?|cevap|答え|答案|답변|답|(?:ال)?إجابة|(?:ال)?جواب"
 )
@@ -64,13 +64,15 @@ _QUESTION = (
     r"|秘密の質問|セキュリティー?質問|(?:보안|비밀)\s*질문|密保问题|密保問題|安全问题|安全問題|密保"
     r"|(?:ال)?سؤال\s+(?:ال)?(?:أمان|امان|سري)"
     # an answer named secret: the two concepts side by side, in either order
-    rf"|(?:{_SECRET})[ \t]*(?:{_ANSWER_WORD})|(?:{_ANSWER_WORD})[ \t]+(?:{_SECRET})"
+    rf"|(?:{_SECRET})[ \t]*(?:{ANSWER_WORD})|(?:{ANSWER_WORD})[ \t]+(?:{_SECRET})"
 )
-#: A question naming phrase, its line up to a separator, one word, the line's end.
+#: A question naming phrase, its line up to a separator (an "answer" word alone is one:
+#: "보안 질문(…) 답 …", "Sicherheitsfrage (…) Antwort …"), one word, the line's end.
 _ANSWER = re.compile(
     rf"(?i:{_QUESTION})[^\n]{{0,100}}?"
-    r"(?:[ \t]*(?:[:：=]|->|=>|→|—|–)|[ \t]+(?:-|is|ist|est|es|è|é|är|er|jest|это|was))"
-    r"[ \t]*[\"'«“„「『]?(?P<v>[^\s\"'«»“”„「」『』()（）\[\]<>:：]{3,40})[\"'»”“」』]?"
+    r"(?:[ \t]*(?:[:：=]|->|=>|→|—|–|は|是|为|는|은)|[ \t]+(?:-|is|ist|est|es|è|é|är|er|jest|это|was)"
+    rf"|(?<=[\s)）\]」』])(?i:{ANSWER_WORD})(?=[ \t]))"
+    r"[ \t]*[\"'«“„「『]?(?P<v>[^\s\"'«»“”„「」『』()（）\[\]<>:：]{2,40})[\"'»”“」』]?"
     r"[ \t]*[.!。！]?[ \t]*$",
     re.M,
 )
@@ -80,7 +82,8 @@ _NON_ANSWERS = _words(
     none unknown forgot forgotten same required optional mandatory set unset empty blank
     n/a na idk later asked skip skipped vergessen keine leer oublié aucune olvidé ninguna
     dimenticato nessuna esqueci nenhuma vergeten geen glömt ingen zapomniałem brak забыл
-    нет unuttum yok
+    нет unuttum yok 什么 什麼 多少 哪个 忘了 忘记了 不知道 没有 なに 何 なん 忘れた 知らない なし
+    뭐 무엇 몰라 없음 잊음
     """
 )
 
@@ -94,8 +97,8 @@ _UNSPACED_MAX = 4
 def _answer(value: str) -> bool:
     if not_a_value(value) or value.casefold() in _NON_ANSWERS:
         return False
-    if _UNSPACED.search(value):
-        return len(value) <= _UNSPACED_MAX
+    if _UNSPACED.search(value):  # a name, not a phrase: no possessive ("你的小学", "母の旧姓")
+        return len(value) <= _UNSPACED_MAX and "的" not in value and "の" not in value
     first = value[0]
     if first.isalpha() and first.lower() != first.upper():  # a script with letter case
         return first.isupper() or any(c.isdigit() for c in value)
@@ -108,5 +111,5 @@ def security_answers(text: str, hits: Hits) -> Iterator[Span]:
         return
     for match in _ANSWER.finditer(text):
         value = match.group("v").rstrip(TRAILING)
-        if len(value) >= 3 and _answer(value):
+        if (len(value) >= 3 or _UNSPACED.search(value)) and _answer(value):
             yield match.start("v"), match.start("v") + len(value), "password"

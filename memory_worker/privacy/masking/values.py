@@ -11,7 +11,12 @@ from __future__ import annotations
 import re
 
 from memory_worker.privacy.masking.ordinary import NOT_VALUES as _NOT_VALUES_FIRST
-from memory_worker.privacy.masking.ordinary import NOT_VALUES_MORE, PLACEHOLDER_WORDS
+from memory_worker.privacy.masking.ordinary import (
+    NOT_VALUES_MORE,
+    PHRASE_STOPS,
+    PLACEHOLDER_PIECES,
+    PLACEHOLDER_WORDS,
+)
 from memory_worker.privacy.masking.shapes import placeholder
 
 NOT_VALUES = _NOT_VALUES_FIRST | NOT_VALUES_MORE
@@ -47,18 +52,26 @@ _PUBLIC = re.compile(
 )
 
 
-_PARTS = re.compile(r"[_-]")
+_PARTS = re.compile(r"[_\-.…]+")
 #: A path in lower case ("pwd=/home/anna", "~/.ssh/config"): where, not a secret.
 _PATH = re.compile(r"^(?:~|\.\.?)?/[a-z0-9_.-]+(?:/[a-z0-9_.-]*)*$")
 
 
 def _placeholder_phrase(value: str) -> bool:
-    """Words joined by ``_`` or ``-`` that say what to put there ("tu_contraseña_aquí")."""
-    parts = _PARTS.split(value.strip("\"'`").casefold())
-    return (
+    """Words joined by ``_``, ``-`` or dots that say what to put there ("tu_contraseña_aquí",
+    "sk-...your-key-here..."), or a value in a script without spaces that names the secret
+    or the place to put it, with no ASCII letter or digit ("ここにパスワード")."""
+    parts = [part for part in _PARTS.split(value.strip("\"'`").casefold()) if part]
+    if (
         len(parts) >= 2
         and all(part.isalpha() for part in parts)
         and any(part in PLACEHOLDER_WORDS for part in parts)
+    ):
+        return True
+    return (
+        not value.isascii()
+        and not any(c.isascii() and c.isalnum() for c in value)
+        and any(piece in value for piece in PLACEHOLDER_PIECES)
     )
 
 
@@ -71,7 +84,7 @@ def not_a_value(value: str) -> bool:
         or _PUBLIC.match(value) is not None
         or _placeholder_phrase(value)
         or placeholder(value)
-        or value.startswith(("[", "<", "{"))
+        or value.startswith(("[", "<", "{", "("))
         or bool(_TEMPLATE.match(value) or (_CODE.match(value) and not _DOTTED_WORDS.match(value)))
         or "://" in value
         or folded.startswith("www.")
@@ -119,6 +132,27 @@ _GENERATED = re.compile(
 )
 
 
+#: A passphrase: three to seven lower-case words, the last ending in two digits or more
+#: ("tiger lemon garden rocket27"), closing its clause, none of them a word that binds prose
+#: (an article, a preposition, a pronoun: "check the fridge note page12" is a sentence).
+_PASSPHRASE = re.compile(
+    r"[a-z]{2,12}(?:[ ][a-z]{2,12}){1,5}[ ][a-z]{2,12}\d{2,4}(?=[ \t]*(?:[.,;!?)\n]|$))"
+)
+
+
+class _Phrase:
+    """:data:`_PASSPHRASE` with its stop words (``match`` as a pattern's)."""
+
+    def match(self, text: str, at: int = 0) -> re.Match[str] | None:
+        found = _PASSPHRASE.match(text, at)
+        if found is None or any(word in PHRASE_STOPS for word in found.group().split()):
+            return None
+        return found
+
+
+PASSPHRASE = _Phrase()
+
+
 def generated(value: str) -> bool:
     return _GENERATED.match(value) is not None
 
@@ -130,6 +164,8 @@ KEYS_NOT_SECRET = re.compile(
 )
 
 
+#: A date: a year, month and day joined by dashes (a code read in groups has no year first).
+_DATE = re.compile(r"^(?:19|20)\d\d-[01]\d-[0-3]\d$")
 #: A keypad's code: digits, with at most one of the keypad's letters ("digicode 98A43").
 _KEYPAD = re.compile(r"^(?=(?:\D*\d){3})[A-D]?[0-9]+[A-DК#*]?[0-9]*$")
 
@@ -140,6 +176,8 @@ def code_digits(family: str, value: str, *, connector: bool) -> bool:
     its letters (A–D, К) or a ``#`` among or after them (a door's keypad, not a bare "code"),
     is part of the value."""
     keys = value.strip("#*[](){}")
+    if _DATE.match(keys):
+        return False  # "enabled on 2024-05-01"
     digits = keys.replace("-", "")
     if not digits.isdigit():
         keypad = family == "pin" and _KEYPAD.match(keys) is not None

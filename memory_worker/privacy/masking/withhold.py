@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from memory_worker.privacy.masking.needles import trie_pattern
+from memory_worker.privacy.masking.normalise import fold
 
 #: Words that make a text *about* a credential (a card holding one is dropped even without a
 #: value, §10; on the farm's side a line holding one and a value-shaped word is withheld).
@@ -89,7 +90,7 @@ _INNER_SYMBOL = re.compile(r"[A-Za-z0-9].*[!@#$%^&*+=?~|\\].*[A-Za-z0-9]", re.S)
 #: Shapes that are not values: dates, times, versions, amounts, years, ordinals, sizes,
 #: fractions, ports, hashes and ids in hex, identifiers in capitals.
 _NOT_VALUE = re.compile(
-    r"(?i:\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{1,2}:\d{2}(?::\d{2})?(?:am|pm)?"
+    r"(?i:\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{1,2}(?::\d{2}(?::\d{2})?)?(?:am|pm)?"
     r"|v?\d+(?:\.\d+){1,3}(?:-[a-z0-9.]+)?|(?:19|20)\d{2}s?|\d+(?:st|nd|rd|th|h|min|s|x|gb|mb|kb"
     r"|tb|px|ms|%|k)|\d+[+]|[$€£¥]\d[\d,.]*|\d[\d,.]*[$€£¥]|\d+/\d+|\d+:\d+|[a-z][\w.-]*:\d+"
     r"|\d+[x×]\d+|[0-9a-f]{7,64})|[A-Z0-9]+(?:_[A-Z0-9]+)+"
@@ -102,6 +103,16 @@ _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*)://[^:@/]*(?:[/?#]|$)", re.I)
 _PATH = re.compile(r"^(?:~?/|\.\.?/|[a-z0-9_.-]+(?:/[a-z0-9_.-]*)+$)")
 #: A number right after a port option is a port.
 _PORT = re.compile(r"(?i)(?:-p|--port|port|порт)\s*$")
+#: A word that names what follows as a name or a public number, right before it.
+_NAMED = re.compile(
+    r"(?i)(?<![^\W\d_])(?:ssid|network|netzwerk|netz|r[ée]seau|red|rete|rede|netwerk|n[äa]tverk"
+    r"|sie[ćc]|сеть|мережа|ağ|rfc|iso|ieee|room|raum|salle|sala|kamer|rum|pok[óo]j|flight"
+    r"|flug|vol|vuelo|volo|voo|vlucht|рейс|uçuş|page|seite|step|issue|ticket|bug|order"
+    r"|model|modell|mod[eè]le|modelo|modello|called|named|hei(?:ß|ss)t|appel[ée]e?|s['’]appelle"
+    r"|llamad[ao]|se\s+llama|si\s+chiama|chiamat[ao]|se\s+chama|chamad[ao]|heet|genaamd|heter"
+    r"|kallas|nazywa\s+si[ęe]|называется|adl[ıi]|ad[ıi]nda)[ \t]*[:=#]?[ \t]*[\"'«“(]?$"
+    r"|(?:名称|이름|名前|الشبكة|叫做?|名为|という)[ \t]*[:：]?[ \t]*$"
+)
 #: A label at the end of a line: the value is on the line below.
 _LABEL_AT_END = re.compile(r"[:：=\-–—>]\s*$")
 #: A lower-case letter, then a capital: a capital inside a word.
@@ -126,8 +137,8 @@ def value_like(word: str, before: str = "") -> bool:
         return False
     if _NOT_VALUE.fullmatch(core) or _AT_HOST.match(core) or _URL.match(core):
         return False
-    if _PATH.match(core):
-        return False
+    if _PATH.match(core) or _NAMED.search(before):
+        return False  # … or a network's name, a standard's number: "SSID: HomeNet_5G", "RFC 8018"
     digits = sum(c.isdigit() for c in core)
     letters = sum(c.isalpha() for c in core)
     if digits and letters:
@@ -175,8 +186,10 @@ def flagged_values(text: str) -> set[str]:
 def withhold(text: str, masked: str, placeholder: str) -> str:
     """``masked`` (``text`` after the detectors) with every line that still holds one of
     :func:`flagged_values` of ``text`` replaced by ``placeholder``: the decision is taken on
-    the text as written, so a marker a detector consumed still counts."""
-    values = flagged_values(text)
+    the text as written, so a marker a detector consumed still counts — read as the detectors
+    read it (:func:`.normalise.fold`: a marker spelt in full-width letters or with a
+    zero-width character inside is a marker, a full-width value a value)."""
+    values = flagged_values(fold(text).text)
     if not values:
         return masked
     alone = re.compile(
@@ -186,7 +199,7 @@ def withhold(text: str, masked: str, placeholder: str) -> str:
         )
     )
     lines = masked.split("\n")
-    return "\n".join(placeholder if alone.search(line) else line for line in lines)
+    return "\n".join(placeholder if alone.search(fold(line).text) else line for line in lines)
 
 
 def _ends_on_marker(line: str) -> bool:
