@@ -171,6 +171,27 @@ async def test_a_card_write_meeting_corrupt_data_writes_nothing(
     )
 
 
+async def test_a_chats_applied_runs_as_an_older_set_are_converted_not_refused(
+    redis: Any, key_prefix: str
+) -> None:
+    """``runs`` was a set before applied runs had a time: the card write names that older
+    type to its preflight (``{[RUNS] = 'set'}``) and converts it; without the name the same
+    key would be refused as the wrong type."""
+    keys = Keys(key_prefix)
+    store = CardStore(redis, keys)
+    await redis.sadd(keys.chat(CHAT, "runs"), "old-run")
+    await redis.sadd(keys.prefix + "chats", str(CHAT))  # the sweeps' set, before the script
+    legacy = "  {[RUNS] = 'set'})"
+    assert legacy in _script("apply")
+    strict = CardStore(redis, keys)
+    strict._apply = redis.register_script(_script("apply").replace(legacy, "  nil)", 1))
+    assert await _refused(redis, key_prefix, lambda: _apply(strict, "r1", "Alice likes tea.", 1))
+
+    await _apply(store, "r1", "Alice likes tea.", 1)
+    assert await redis.type(keys.chat(CHAT, "runs")) == b"zset"
+    assert set(await redis.zrange(keys.chat(CHAT, "runs"), 0, -1)) == {b"old-run", b"r1"}
+
+
 async def test_an_import_chunk_meeting_a_wrong_type_writes_nothing(
     redis: Any, key_prefix: str
 ) -> None:
