@@ -71,6 +71,31 @@ FILLER_ADVERBS = _words(
     теперь сейчас просто тепер зараз nu artık şimdi sekarang nyní
     """
 )
+#: Words between a label and its value that give the label another sense: a password in a
+#: film or a book ("the password in the movie was 'swordfish'"), a queue's ticket, which
+#: Portuguese and Spanish call a "senha" or a "turno" ("a senha do atendimento é B-42"). After
+#: one of them only a value no sentence would hold is taken.
+OTHER_SENSES = _words(
+    """
+    movie movies film films book books novel story stories series episode cartoon anime manga
+    comic comics fairytale
+    filmen buch roman serie märchen geschichte comic
+    livre roman série histoire conte bd
+    peli película pelicula libro novela cuento historia telenovela
+    romanzo storia fiaba fumetto
+    filme livro romance história historia conto novela desenho
+    boek verhaal sprookje
+    boken bok romanen serien sagan
+    filmie filmu książce książki powieści serialu bajce
+    фильме фильма фильм книге книги романе сериале сказке мультике
+    filmde filmdeki kitapta kitaptaki dizide dizideki masalda
+    映画 小説 漫画 アニメ ドラマ 영화 소설 드라마 만화 电影 小说 电视剧 漫画 动画
+    الفيلم فيلم الرواية المسلسل
+    atendimento fila guichê guiche balcão turno espera ventanilla cola guichet attente
+    warteschlange wartenummer coda sportello wachtrij kön kölapp kolejce kolejki kolejka
+    очереди очередь талон sıra sırası
+    """
+)
 #: Words after a label that say the phrase is about the secret, not giving it
 #: ("password *manager* is great", "password *policy*: 12 characters").
 NOT_FILLERS = _words(

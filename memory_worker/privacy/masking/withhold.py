@@ -88,12 +88,14 @@ _SPLIT = re.compile(r"[=,;]+|(?<![^\W\d_])'|'(?![^\W\d_])")
 _WRAP = "\"'`()[]{}<>,;:.!?-="
 _INNER_SYMBOL = re.compile(r"[A-Za-z0-9].*[!@#$%^&*+=?~|\\].*[A-Za-z0-9]", re.S)
 #: Shapes that are not values: dates, times, versions, amounts, years, ordinals, sizes,
-#: fractions, ports, hashes and ids in hex, identifiers in capitals.
+#: fractions, ports, hashes and ids in hex, identifiers in capitals, a ticket's or a seat's
+#: number (one or two capitals, a dash, three digits at most).
 _NOT_VALUE = re.compile(
     r"(?i:\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{1,2}(?::\d{2}(?::\d{2})?)?(?:am|pm)?"
     r"|v?\d+(?:\.\d+){1,3}(?:-[a-z0-9.]+)?|(?:19|20)\d{2}s?|\d+(?:st|nd|rd|th|h|min|s|x|gb|mb|kb"
     r"|tb|px|ms|%|k)|\d+[+]|[$€£¥]\d[\d,.]*|\d[\d,.]*[$€£¥]|\d+/\d+|\d+:\d+|[a-z][\w.-]*:\d+"
     r"|\d+[x×]\d+|[0-9a-f]{7,64})|[A-Z0-9]+(?:_[A-Z0-9]+)+"
+    r"|[A-Z]{1,2}-\d{1,3}"  # a queue's ticket, a seat, a gate: "A-60", "B-42"
 )
 _TEMPLATE = re.compile(r"^(?:\$\(?\{?\w+\}?\)?|\{\{.*\}\}|%\w+%|x{4,}|\*{4,}|\.{4,})$", re.I)
 #: user@host, an e-mail address: the host is a name or an address, not digits.
