@@ -298,7 +298,9 @@ def _answer(text: str, start: int, family: str) -> tuple[int, int] | None:
     found = _strong_word(text, at, end, words=3)
     if found is not None or end >= len(text):
         return found
-    if len(text[at:end].split()) > _STALL_WORDS or any(c.isdigit() for c in text[at:end]):
+    head = _CHAT_LINE.match(text, at, end)  # the stall's own words, past its stamp and speaker
+    stall = text[head.end() if head is not None else at : end]
+    if len(stall.split()) > _STALL_WORDS or any(c.isdigit() for c in stall):
         return None
     below = _next_text(text, end)
     below_end = text.find("\n", below)

@@ -98,7 +98,20 @@ _ASCII_VALUES = _GLUED | {"he", "fa", "hi", "el"}
 _LABEL_END = r"(?![^\W\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
 
 
+#: The scripts written without spaces: a label of a spaced language may be glued after one of
+#: their characters ("アプリのPIN: …"), when no label of theirs starts there ("手机PIN码").
+_UNSPACED = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
+
+
 def _label_pattern() -> re.Pattern[str]:
+    glued = "|".join(
+        label
+        for table in _FAMILIES.values()
+        for lang, labels in table.items()
+        if lang in _GLUED
+        for label in labels
+    )
+    start = f"(?:(?<!\\w)|(?<=[{_UNSPACED}])(?!(?:{glued})))"
     groups = []
     for family, table in _FAMILIES.items():
         for lang, labels in table.items():
@@ -106,7 +119,7 @@ def _label_pattern() -> re.Pattern[str]:
             if lang in _GLUED:
                 groups.append(f"(?P<{family}_{lang}>{body})")
             else:
-                groups.append(f"(?<!\\w)(?P<{family}_{lang}>{body}){_LABEL_END}")
+                groups.append(f"{start}(?P<{family}_{lang}>{body}){_LABEL_END}")
     return re.compile("|".join(groups), re.IGNORECASE)
 
 
@@ -332,11 +345,23 @@ _BELOW = (
     r"|poni[żz]ej|ni[żz]ej|ниже|внизу|a[şs]a[ğg][ıi]da|下記|下に|以下|下|아래|밑에|如下|下面|见下"
     r"|بالأسفل|أدناه|تحت)"
 )
+#: Or a demonstrative closing the line, after a copula or not ("la clave del wifi es esta",
+#: "şifresi şu", "비번은 이거", "密码是这个").
+_THIS = (
+    r"(?:this(?:\s+one)?|esta|este|esto|ésta|éste|questa|questo|eccola|eccolo|ecco|voici|celui-ci"
+    r"|celle-ci|dieses|folgendes|das\s+hier|deze|dit|den\s+här|detta|det\s+här|ten|to|oto"
+    r"|это|вот|şu|bu|이거|이것|요거|这个|これ|こちら|هذا|هذه|هاي)"
+)
+_COPULA = r"(?:is|es|est|è|é|ist|lautet|är|jest|to|это|—|-|–)"
+_ARROWS = r"(?:[👇⬇↓⤵→➡][\ufe0f]?|->|=>)"
 _BELOW_LINE = re.compile(
-    rf"[ \t]*(?:(?:は|が|を|는|은|이|가|在|就在|:)?[ \t]*(?i:{_BELOW})(?![^\W\d_])[ \t]*[:：]?"
-    r"[ \t]*(?:[👇⬇↓][\ufe0f]?)?|[ \t]*[:：]?[ \t]*[👇⬇↓][\ufe0f]?)"
+    rf"[ \t]*(?:(?:{_COPULA}[ \t]+)?(?:は|が|を|는|은|이|가|在|就在|是|:)?[ \t]*"
+    rf"(?i:{_BELOW}|{_THIS})(?![^\W\d_])[ \t]*[:：]?"
+    rf"[ \t]*{_ARROWS}?|[ \t]*[:：]?[ \t]*{_ARROWS})"
     r"(?=[ \t]*\r?\n)"
 )
+#: A version on the next line ("v1.2.3"), not a value.
+_VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}$", re.IGNORECASE)
 #: A key in groups of digits ("WLAN-Schlüssel 1234 5678 9012 3456", a router's key).
 _DIGIT_GROUPS = re.compile(r"\d{4,6}(?:[ -]\d{4,6}){2,}(?![\d-])")
 #: Words read between a label and a connector word ("is"), a value that follows bare, and a
@@ -376,6 +401,8 @@ def _next_line(text: str, at: int, family: str) -> tuple[int, int] | None:
     if below is None:
         return None
     value = below.group("v").rstrip(TRAILING)
+    if _VERSION.match(value) or any(ord(c) >= 0x2E80 for c in value):
+        return None  # a version, or a line of CJK or Hangul ("2024年4月に変更"): no value typed
     pair = family == "pair" and strong(value) and not value.isalpha()  # "netflix login\nXk2…"
     said = family in _DIGIT_FAMILIES or family == "saidkey"
     if not pair and not _accepts(family, value, connector=said):
@@ -435,7 +462,9 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
     before = text[max(0, start - 60) : start]
     named = family in ("pass", "password") and _after_user(before)
     digits = family in _DIGIT_FAMILIES and family != "code"
-    strict = False  # a word of ordinary talk among the fillers: only a strong value after it
+    # a word of ordinary talk among the fillers: only a strong value after it; so too after a
+    # word of another sense a little before the label ("映画の中のパスワードは「…」")
+    strict = _sense_before(before.rpartition("\n")[2])
     while True:
         if _BELOW_LINE.match(text, at) and (below := _next_line(text, at, family)) is not None:
             return _unless_weak(text, below, strict=strict)  # "pass below:\nXk2…"
@@ -500,6 +529,17 @@ _OTHER_GLUED = tuple(w for w in OTHER_SENSES if ord(w[0]) >= 0x2E80)
 
 def _other_sense(folded: str) -> bool:
     return any(w in folded for w in _OTHER_GLUED)
+
+
+#: How many words before a label may give it another sense ("in the movie, the password …").
+_SENSE_REACH = 4
+
+
+def _sense_before(line: str) -> bool:
+    """Whether a word of :data:`OTHER_SENSES` stands among the last words of ``line`` (the
+    label's line up to it)."""
+    words = [w.strip(",.:;!?()\"'«»「」").casefold() for w in line.split()[-_SENSE_REACH:]]
+    return any(w in OTHER_SENSES or (not w.isascii() and _other_sense(w)) for w in words)
 
 
 def _cjk(text: str, at: int) -> bool:
@@ -650,11 +690,14 @@ _FLAT_ALL = _flat(glued_only=False)
 _FLAT_GLUED = _flat(glued_only=True)
 
 
+_UNSPACED_CHAR = re.compile(f"[{_UNSPACED}]")
+
+
 def _label_at(lowered: str, at: int) -> Label | None:
     """The label starting at ``at`` in the casefolded text, as ``_LABELS.match`` finds it."""
     inside = at > 0 and (lowered[at - 1].isalnum() or lowered[at - 1] == "_")
     flat = (_FLAT_GLUED if inside else _FLAT_ALL).match(lowered, at)
-    if flat is None and inside and ord(lowered[at - 1]) >= 0x2E80:
+    if flat is None and inside and _UNSPACED_CHAR.match(lowered, at - 1):
         # a Latin label glued after a kana or Han character starts a word there ("アプリの
         # PIN: …"), when no label of those scripts does ("手机PIN码")
         inside = False

@@ -102,7 +102,7 @@ _ENTRY = (
     r"|двер[ьи]|калитк[аи]|ворота|подъезд|гараж|kap[ıi](?:s[ıi])?|garaj"
     # an intercom, and an alarm (its code disarms it)
     r"|(?:gegen)?sprechanlage|interphone|interfono|interfone|parlofoon|porttelefon(?:en)?"
-    r"|domofon\w*|домофон\w*|diyafon|alarm(?:anlage|et|u|en)?|alarme|alarma|allarme|larm(?:et)?"
+    r"|domofon\w*|домофон\w*|diyafon|portero|telefonillo|alarm(?:anlage|et|u|en)?|alarme|alarma|allarme|larm(?:et)?"
     r"|сигнализаци\w*)(?![^\W\d_])"
     r"|門|ドア|玄関|ゲート|インターホン|警報|아파트\s*공동현관|현관|대문|출입문|인터폰|경보|门|对讲|报警器?"
     r"|(?:ال)?بوابة|الباب|المدخل|(?:ال)?إنذار|(?:ال)?انذار"
@@ -114,7 +114,7 @@ _KEYED = (
     r"|composer|compose[sz]?|se\s+abre\s+con|abre\s+con|marca|teclea|pulsa|si\s+apre\s+con"
     r"|apre\s+con|digita|premi|abre\s+com|digite|gaat\s+open\s+met|open\s+met|toets|öppnas\s+med"
     r"|slå|otwiera\s+si[ęe]\s+(?:kodem|na)|kodem|wpisz|wbij|открывается\s+(?:кодом|на)|кодом"
-    r"|набери(?:те)?|введи(?:те)?|tuşla|dial|wählen|wähle|discar|disca|draai"
+    r"|набери(?:те)?|введи(?:те)?|tuşla|dial|wählen|wähle|discar|disca|draai|fai"
     # disarming an alarm
     r"|disarms?\s+with|deactivates?\s+with|turn\s+it\s+off\s+with|se\s+d[ée]sactive\s+avec"
     r"|d[ée]sactiver?\s+avec|se\s+desactiva\s+con|desactiva(?:la)?\s+con|si\s+disattiva\s+con"
@@ -124,8 +124,9 @@ _KEYED = (
     r"(?![A-Za-z\u00c0-\u024f\u0400-\u04ff])"
     r"(?:[ \t]+(?:the|el|il|o|het|le|la|code|c[oó]digo|codice|kod))*"
     # a flat's number first, then the code ("dial 14 then 4109", "compose 12 puis 6631")
-    r"(?:[ \t]+\d{1,4}[ \t]*,?[ \t]*(?:then|and\s+then|dann|und\s+dann|puis|et|luego|y|poi|e"
-    r"|depois|dan|en|sedan|och|potem|i|потом|затем|sonra|ve))?"
+    r"(?:[ \t]+\d{1,4}[ \t]*,?[ \t]*(?:then|and\s+then|dann|und\s+dann|puis|et\s+puis|et"
+    r"|y\s+luego|luego|y|e\s+poi|poi|e"
+    r"|e\s+depois|depois|dan|en|sedan|och|potem|i|потом|затем|sonra|ve))?"
     r"|按|输入|تفتح\s+(?:بالرقم|بالكود|بالرمز)|بالرقم|اكتب|أدخل|ادخل"
 )
 #: A verb of keying or opening after the digits ("7731 eingeben", "5566 ile açılıyor",

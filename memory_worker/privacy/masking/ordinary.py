@@ -238,6 +238,7 @@ NOT_VALUES = _words(
     minimum mindestens mínimo minimo minimalnie минимум мінімум broken kaputt cassé roto
     elsewhere anywhere nowhere gone woanders ailleurs otra otro altrove gdzie
     şifreniz şifrenizi şifreni sifreniz sifrenizi parolanız parolanızı parolan
+    hatırlamıyorum bilmiyorum unuttum hatırlamadım
     claro sure yep yeah yes да так ja oui tak evet sí si sim 네 是 はい idk dunno
     """
 )
@@ -255,7 +256,7 @@ NOT_VALUES_MORE = _words(
     enviado enviada inviato inviata wysłany wysłane отправлен отправлено надіслано
     gönderildi
     fel rätt korrekt ogiltigt ogiltig utgånget för kort långt svagt starkt nytt gammalt ändrat
-    glömt hemligt samma annat tomt sparat krypterat minst inte här där mitt ditt hans hennes
+    glömt bortglömt glömd okänt hemligt samma annat tomt sparat krypterat minst inte här där mitt ditt hans hennes
     vårt ert deras och eller men som vad när bra dåligt okej nej klart viktigt känsligt
     obligatoriskt
     yanlış hatalı doğru geçersiz geçerli süresi dolmuş çok kısa uzun zayıf güçlü yeni eski
@@ -422,6 +423,29 @@ DIGIT_STOPS = frozenset(
         "kl",
         "saat",
         "godz",
+        # an alarm that went off at a time ("larmet gick 0300 i natt")
+        "went",
+        "goes",
+        "rang",
+        "rings",
+        "sounded",
+        "sonó",
+        "suena",
+        "sonne",
+        "sonné",
+        "klingelt",
+        "ging",
+        "gick",
+        "går",
+        "ringde",
+        "suona",
+        "suonato",
+        "tocou",
+        "toca",
+        "zadzwonił",
+        "сработала",
+        "сработал",
+        "çaldı",
     ]
 )
 

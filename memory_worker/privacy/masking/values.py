@@ -57,6 +57,10 @@ _PARTS = re.compile(r"[_\-.…]+")
 _PATH = re.compile(r"^(?:~|\.\.?)?/[a-z0-9_.-]+(?:/[a-z0-9_.-]*)*$")
 
 
+#: A version ("v1.2.3"): what was released, not a value.
+_VERSION = re.compile(r"^[vV]\d+(?:\.\d+){1,3}$")
+
+
 def _placeholder_phrase(value: str) -> bool:
     """Words joined by ``_``, ``-`` or dots that say what to put there ("tu_contraseña_aquí",
     "sk-...your-key-here..."), or a value in a script without spaces that names the secret
@@ -77,7 +81,7 @@ def _placeholder_phrase(value: str) -> bool:
 
 def not_a_value(value: str) -> bool:
     """Whether ``value`` (after a label) is an ordinary word, a template, code, a URL, a
-    public key or fingerprint, or a mask."""
+    public key or fingerprint, a mask, or a version."""
     folded = value.casefold()
     return (
         folded in NOT_VALUES
@@ -89,6 +93,7 @@ def not_a_value(value: str) -> bool:
         or "://" in value
         or folded.startswith("www.")
         or _PATH.match(value) is not None
+        or _VERSION.match(value) is not None
     )
 
 

@@ -165,7 +165,8 @@ def _values(line: str) -> list[str]:
 
 def flagged_values(text: str) -> set[str]:
     """The value-shaped words of ``text``'s lines that talk about a credential, and of the
-    line under one that ends on its label (one trie scan when no marker stands)."""
+    line under one that ends on its label, when its first word is typed (no CJK or Hangul:
+    "密码如下：\n2024年更新" gives none; one trie scan when no marker stands)."""
     if not talks_about_a_credential(text):
         return set()
     lines = text.split("\n")
@@ -180,7 +181,8 @@ def flagged_values(text: str) -> set[str]:
             below = _next_line(lines, i)
             if below is not None and not SECRET_MARKERS.search(lines[below]):
                 words = lines[below].split()
-                if 0 < len(words) <= 3 and "=" not in words[0] and value_like(words[0]):
+                typed = not any(ord(c) >= 0x2E80 for c in words[0]) if words else False
+                if 0 < len(words) <= 3 and "=" not in words[0] and typed and value_like(words[0]):
                     values.update(_values(lines[below]) or [words[0].strip(_WRAP)])
     return values
 

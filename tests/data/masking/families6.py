@@ -210,9 +210,190 @@ LOOKS: list[tuple[str, str]] = [
 ]
 
 
+#: A second set, written after the first set's rules, as a blind author might write the next
+#: line's family (labels ending their line in other ways, chat exports with a stamp and a name
+#: between label and value) and the other concepts; scored before any fix of its own.
+FRESH: list[tuple[str, str, str, str]] = [
+    (
+        "next_line",
+        "en",
+        "[21:04] Tom: what's the pw for the printer admin?\n[21:05] Ana: hang on\n[21:06] Ana: Brnz!4471q",
+        "Brnz!4471q",
+    ),
+    (
+        "next_line",
+        "en",
+        "Mike, [03.11.26 10:02]\nvpn password?\nSara, [03.11.26 10:03]\nGlow_Tide62!",
+        "Glow_Tide62!",
+    ),
+    ("next_line", "en", "login for the kiosk tablet is\nKs9#pebble2", "Ks9#pebble2"),
+    ("next_line", "en", "router admin password (case sensitive)\nHqT7vw!mRt", "HqT7vw!mRt"),
+    ("next_line", "en", "here's the wifi pass for tonight ->\nOwl.Night_818", "Owl.Night_818"),
+    (
+        "next_line",
+        "de",
+        "[08:12] Jonas: Passwort vom Gäste-WLAN?\n[08:13] Mia: Gast_Sonne24",
+        "Gast_Sonne24",
+    ),
+    ("next_line", "de", "Das Kennwort für den Drucker lautet\nDr8ck#Laser", "Dr8ck#Laser"),
+    ("next_line", "fr", "le code du digicode c'est\n4B7219", "4B7219"),
+    (
+        "next_line",
+        "fr",
+        "[19:40] Léa : c'est quoi le mdp du compte EDF déjà\n[19:41] Hugo : Edf_Maison77",
+        "Edf_Maison77",
+    ),
+    ("next_line", "es", "la clave del wifi del bar es esta\nBarLuna#2290", "BarLuna#2290"),
+    ("next_line", "it", "password della stampante, eccola:\nStamp@4410x", "Stamp@4410x"),
+    ("next_line", "pt", "a senha do wi-fi da casa de praia é\nPraia_Sol2024", "Praia_Sol2024"),
+    ("next_line", "nl", "het wachtwoord van de gast-wifi is\nGast!Tulp88", "Gast!Tulp88"),
+    ("next_line", "sv", "lösenordet till skrivaren är\nSkriv#Ek552", "Skriv#Ek552"),
+    (
+        "next_line",
+        "pl",
+        "[07:55] Ola: jakie jest hasło do drukarki?\n[07:56] Piotr: chwila\n[07:57] Piotr: Druk_Arka91",
+        "Druk_Arka91",
+    ),
+    ("next_line", "ru", "пароль от принтера —\nPrint_Lis82", "Print_Lis82"),
+    ("next_line", "tr", "misafir ağının şifresi şu\nKonuk#4471", "Konuk#4471"),
+    (
+        "next_line",
+        "ja",
+        "[10:20] 佐藤: プリンタの管理パスワードって何？\n[10:21] 田中: Prn_Kumo55",
+        "Prn_Kumo55",
+    ),
+    ("next_line", "ko", "프린터 관리자 비번은 이거\nPrn!Haneul4", "Prn!Haneul4"),
+    ("next_line", "zh", "打印机管理员密码是这个\nDayin_Yun82", "Dayin_Yun82"),
+    ("next_line", "ar", "باسورد الطابعة هو\nTaba3a_7781", "Taba3a_7781"),
+    ("next_line", "en", "safe combo?\n— mine's 38-12-07", "38-12-07"),
+    ("next_line", "de", "wer kennt den Code vom Fahrradschloss?\n— Lena: 4417", "4417"),
+    (
+        "next_line",
+        "es",
+        "¿alguien sabe el código del candado de la bici?\n— yo lo sé: 8830",
+        "8830",
+    ),
+    (
+        "value_first",
+        "en",
+        "amber kettle north violin88 — that's the new passphrase",
+        "amber kettle north violin88",
+    ),
+    ("value_first", "de", "Kro.neWAlDt ist das neue Kennwort", "Kro.neWAlDt"),
+    ("door_code", "it", "al citofono fai 8 poi 4471", "4471"),
+    ("door_code", "es", "en el portero marca 3 y luego 5519", "5519"),
+    ("alarm", "en", "to turn the alarm off punch in 7730", "7730"),
+    ("alarm", "de", "Alarm ausschalten mit 6612", "6612"),
+    ("alarm", "ja", "警報は 4409 で解除", "4409"),
+    ("otp", "nl", "eenmalige code van de e-overheid: 661902", "661902"),
+    ("otp", "it", "codice monouso dell'app e-banking: 284410", "284410"),
+    ("pin", "ko", "폰의PIN: 558201", "558201"),
+    ("password", "pl", "hasełko: Kot_Filemon9", "Kot_Filemon9"),
+]
+FRESH_LOOKS: list[tuple[str, str]] = [
+    ("en", "[21:04] Tom: what's the pw for the printer admin?\n[21:05] Ana: no idea, ask IT"),
+    ("en", "login for the kiosk tablet is\nbroken again"),
+    ("en", "router admin password (case sensitive)\nis on the sticker underneath"),
+    ("en", "the password is\nv2.4.1 of the manual says otherwise"),
+    ("en", "Mike, [03.11.26 10:02]\nvpn password?\nSara, [03.11.26 10:03]\nsame as always"),
+    ("de", "Das Kennwort für den Drucker lautet\nwie immer"),
+    ("de", "[08:12] Jonas: Passwort vom Gäste-WLAN?\n[08:13] Mia: 2 Minuten"),
+    ("fr", "le code du digicode c'est\nle même qu'avant"),
+    ("fr", "[19:40] Léa : c'est quoi le mdp du compte EDF déjà\n[19:41] Hugo : 14h30 je te dis"),
+    ("es", "la clave del wifi del bar es esta\n(foto)"),
+    ("it", "password della stampante, eccola:\nnel cassetto"),
+    ("pt", "a senha do wi-fi da casa de praia é\nsegredo 😂"),
+    ("nl", "het wachtwoord van de gast-wifi is\nveranderd"),
+    ("sv", "lösenordet till skrivaren är\nbortglömt"),
+    (
+        "pl",
+        "[07:55] Ola: jakie jest hasło do drukarki?\n[07:56] Piotr: chwila\n[07:57] Piotr: nie wiem",
+    ),
+    ("ru", "пароль от принтера —\nспроси у Лены"),
+    ("tr", "misafir ağının şifresi şu\nkapıda yazıyor"),
+    ("ja", "[10:20] 佐藤: プリンタの管理パスワードって何？\n[10:21] 田中: 知らない"),
+    ("ko", "프린터 관리자 비번은 이거\n[사진]"),
+    ("zh", "打印机管理员密码是这个\n[图片]"),
+    ("ar", "باسورد الطابعة هو\nمكتوب على الجهاز"),
+    ("en", "safe combo?\n— no idea, 2 years since"),
+    ("de", "wer kennt den Code vom Fahrradschloss?\n— Lena: 2019 gekauft"),
+    ("es", "¿alguien sabe el código del candado de la bici?\n— yo: ni idea"),
+    ("en", "the alarm is set for 0630, punch in the snooze"),
+    ("it", "al citofono fai 8 poi aspetta"),
+    ("nl", "eenmalige code van de e-overheid: niet ontvangen"),
+    ("en", "queue ticket A-14, password reset desk"),
+    ("en", "the password in the book is 'mellon', elvish for friend"),
+    ("ja", "映画の中のパスワードは「オープンセサミ」だった"),
+    ("ru", "пароль в фильме был «рыба-меч»"),
+    ("pt", "minha senha no banco é a 37, tô na fila"),
+    ("en", "password: ****** (i blurred it)"),
+    ("fr", "mot de passe : •••••• (masqué)"),
+    ("ko", "비밀번호: ******(가림)"),
+]
+
+
+#: A third set, look-alikes written against the new rules to find where they over-reach (a
+#: line pointing down at a line that is no value, a phrase before a colon that is no speaker,
+#: a number dialled that is no code, an alarm's time), and a few secrets beside them; scored
+#: before any fix of its own.
+FRESH2: list[tuple[str, str, str, str]] = [
+    ("next_line", "en", "the new vpn password is this one\nVpn_Marble71", "Vpn_Marble71"),
+    ("next_line", "it", "ecco la password del wifi ↓\nWifi_Pesca09", "Wifi_Pesca09"),
+    (
+        "next_line",
+        "ru",
+        "[11:02] Дима: пароль от вайфая?\n[11:03] Катя: щас\n[11:03] Катя: Kvas_Leto7",
+        "Kvas_Leto7",
+    ),
+    ("door_code", "pt", "no interfone disca 5 e depois 3382", "3382"),
+    ("alarm", "tr", "alarm 7731 ile kapanıyor", "7731"),
+]
+FRESH2_LOOKS: list[tuple[str, str]] = [
+    ("en", "the password is this\nlong thing I never remember"),
+    ("en", "password rules are these ->\n12+ chars"),
+    ("en", "this is the password screen 👇\nscreenshot.png"),
+    ("en", "password below:\nv1.2.3"),
+    ("de", "Passwort ist das hier\n[Bild]"),
+    ("fr", "mot de passe ci-dessous :\nhttps://exemple.fr/reset"),
+    ("es", "la contraseña es esta\nsemana la cambio"),
+    ("it", "password qui sotto\nnon la trovo"),
+    ("pl", "hasło poniżej:\n2024-05-01 zmienione"),
+    ("ja", "パスワードは下記\n2024年4月に変更"),
+    ("zh", "密码如下：\n2024年更新"),
+    ("ko", "비밀번호 아래\n010-1234-5678로 문의"),
+    ("tr", "şifre şu\nhatırlamıyorum"),
+    ("ar", "كلمة السر بالأسفل:\nاسأل المدير"),
+    ("en", "who has the code for the bike lock?\n— me: 2 min"),
+    ("en", "who has the padlock?\n— my brother: since 2021"),
+    ("fr", "qui a le code du cadenas ?\n— Paul : 18h30"),
+    ("de", "Wer hat den Code vom Schloss?\n— ich: 3 Uhr"),
+    ("ru", "кто знает код от замка?\n— я: 2019 год"),
+    ("ja", "南京錠の番号わかる？\n— 私：2時に聞く"),
+    ("en", "at the intercom dial 22 then 2 for the office"),
+    ("it", "al citofono fai 8 poi sali al 2° piano"),
+    ("en", "the alarm clock is set for 0645 and then 0700"),
+    ("fr", "l'alarme incendie sonne à 1400 chaque mardi"),
+    ("de", "die Alarmanlage wurde 2019 eingebaut"),
+    ("sv", "larmet gick 0300 i natt"),
+    ("es", "la alarma suena a las 0700 y luego 0715"),
+    ("en", "[10:01] Ana: what's the wifi called?\n[10:02] Ben: hold on\n[10:02] Ben: CafeNet_5G"),
+    (
+        "en",
+        "[10:01] Ana: password for the wifi?\n[10:02] Ben: hold on\n[10:03] Ben: ask the barista",
+    ),
+    ("pl", "[07:55] Ola: hasło do drukarki?\n[07:56] Piotr: chwila\n[07:57] Piotr: 15:30 będę"),
+    ("en", "the password in that episode was 'open sesame'"),
+    ("de", "im Buch war das Passwort 'Mellon'"),
+]
+
+
 def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     """Every row of the batch (``next_id(lang, secret)`` numbers them after the earlier
     batches' rows)."""
     secrets: list[Secret] = [(category, lang, t, [s]) for category, lang, t, s in SECRETS]
+    secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH]
+    secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH2]
     looks: list[Look] = [("round8", lang, text) for lang, text in LOOKS]
+    looks += [("round8_fresh", lang, text) for lang, text in FRESH_LOOKS]
+    looks += [("round8_fresh2", lang, text) for lang, text in FRESH2_LOOKS]
     yield from batch_rows("families6", next_id, secrets, looks)
