@@ -308,6 +308,11 @@ def _joined(
         return refused  # a question, then a word of the answer: "hasło? zapomniałam"
     if "\n" in joined.group(0) and not _LINE_END.match(text, end):
         return refused  # past a line's end, the value fills its line: not "2024 edition, …"
+    below = text[begin : text.find("\n", begin) if "\n" in text[begin:] else len(text)]
+    if "\n" in joined.group(0) and (
+        (begin > 0 and text[begin - 1] in "[(") or any(ord(c) >= 0x2E80 for c in below)
+    ):
+        return refused  # a note on the next line: "password:\n[photo]", ":\n2024年に変更"
     if value.isdigit() and _UNIT.match(text, end):
         return refused  # an amount: "la clave es 1499 euros"
     return (begin, end) if _accepts(family, value, connector=True, lang=lang) else refused
