@@ -274,6 +274,7 @@ _PIECES = [
     *("senah", "contrasela", "암호화 키", "비반", "蜜码", "オートロック", "الرقم", "السري", "رمز"),
     *("code", "codice antifurto", "clé", "token", "api key", "secret", "wachtwoord", "lösenord"),
     *("the", "is", "van", "abc", "Xk2!", "4821", "Ärger", "ſ", "İ", "ß", "ﬁ", "_", "x"),
+    *("の", "手机", "アプリ", "PIN", "码", "번호", "pin"),  # a Latin label glued after kana or Han
 ]
 SOUP = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
 

@@ -16,8 +16,6 @@ an obfuscated label, a polite line ending, with no value).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import assume, given
 from hypothesis import settings as hsettings
@@ -26,16 +24,7 @@ from hypothesis import strategies as st
 from memory_worker.privacy.masking import contains_secret, mask
 from memory_worker.privacy.masking.contaminate import contaminated, value_shaped
 from memory_worker.privacy.masking.withhold import value_like
-from tests.support.masking_score import load
-
-DATA = Path(__file__).parent.parent / "data"
-PARTS = (
-    DATA / "masking" / "train.jsonl",
-    DATA / "masking" / "dev.jsonl",
-    DATA / "masking" / "dev2.jsonl",
-    DATA / "masking_test3" / "test.jsonl",
-    DATA / "masking_test4" / "test.jsonl",
-)
+from tests.support.masking_score import READ_PARTS, load
 
 
 @pytest.mark.parametrize(
@@ -74,7 +63,7 @@ def test_a_text_without_a_secret_keeps_its_numbers(text: str) -> None:
 
 
 def test_contamination_changes_no_look_alike_of_any_part() -> None:
-    for part in PARTS:
+    for part in READ_PARTS:
         for row in load(part):
             if row.kind == "lookalike":
                 assert mask(row.text) == mask(row.text, others=False), row.id

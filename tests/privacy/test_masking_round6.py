@@ -17,25 +17,12 @@ The phrasings below are written for this test, not taken from a corpus part.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from memory_worker.privacy.masking import mask, scrub
-from tests.support.masking_score import load, score
-
-DATA = Path(__file__).parent.parent / "data"
-PARTS = (
-    DATA / "masking" / "train.jsonl",
-    DATA / "masking" / "dev.jsonl",
-    DATA / "masking" / "dev2.jsonl",
-    DATA / "masking_test3" / "test.jsonl",
-    DATA / "masking_test4" / "test.jsonl",
-    DATA / "masking_test5" / "test.jsonl",
-)
 
 #: How a security question is named, in the fifteen languages of the split.
 QUESTIONS = [
@@ -156,13 +143,6 @@ def test_a_code_answered_in_a_chat_and_a_key_box_number_are_masked(text: str, va
 )
 def test_a_count_a_price_and_a_room_near_a_lock_are_kept(text: str) -> None:
     assert mask(text) == text
-
-
-@pytest.mark.parametrize("part", PARTS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_no_part_s_look_alikes_are_masked_above_half_a_percent(part: Path) -> None:
-    rows = [row for row in load(part) if row.kind == "lookalike"]
-    result = score(rows, mask)
-    assert result.total.false_rate <= 0.005, result.falsely_masked
 
 
 @pytest.mark.parametrize("text", ["pw [Vrolq84#x]", "pw: [Vrolq84#x], token: [Kq83mZpL2w]"])

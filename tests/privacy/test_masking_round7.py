@@ -16,8 +16,6 @@ The phrasings below are written for this test, not taken from a corpus part.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
@@ -25,18 +23,6 @@ from hypothesis import strategies as st
 
 from memory_worker.privacy.masking import contains_secret, mask
 from memory_worker.privacy.masking.normalise import SMALL_CAPITALS, fold
-from tests.support.masking_score import load, score
-
-DATA = Path(__file__).parent.parent / "data"
-PARTS = (
-    DATA / "masking" / "train.jsonl",
-    DATA / "masking" / "dev.jsonl",
-    DATA / "masking" / "dev2.jsonl",
-    DATA / "masking_test3" / "test.jsonl",
-    DATA / "masking_test4" / "test.jsonl",
-    DATA / "masking_test5" / "test.jsonl",
-    DATA / "masking_test6" / "test.jsonl",
-)
 
 #: Latin letters and letters of other scripts drawn like them.
 LOOKALIKES = {
@@ -148,9 +134,3 @@ def test_round_7_s_concepts_are_masked(text: str, value: str) -> None:
 )
 def test_round_7_s_look_alikes_are_kept(text: str) -> None:
     assert mask(text) == text
-
-
-@pytest.mark.parametrize("part", PARTS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_no_part_s_look_alikes_are_masked_above_half_a_percent(part: Path) -> None:
-    result = score(load(part), mask)
-    assert result.total.false_rate <= 0.005, result.falsely_masked

@@ -14,9 +14,11 @@
   written blind for round 5, scored once as held out at recall 0.933, then read in round 6,
   see ``tests/data/masking/DEV5.md``), and the dev6 part (``tests/data/masking_test6/test.jsonl``:
   written blind for round 6, scored once as held out at recall 0.961, then read in round 7,
-  see ``tests/data/masking/DEV6.md``). All are scored with ``tests/support/masking_score.py``;
+  see ``tests/data/masking/DEV6.md``), and the dev7 part (``tests/data/masking_test7/test.jsonl``:
+  written blind for round 7, scored once as held out at recall 0.968, then read in round 8,
+  see ``tests/data/masking/DEV7.md``). All are scored with ``tests/support/masking_score.py``;
   the figures pinned here are the ones reached (see ``docs/benchmarks.md``, "Masking"). The
-  held-out part of round 7 (test7) is written by someone else and scored once.
+  held-out part of round 8 (test8) is written by someone else and scored once.
 - One decision: whatever :func:`contains_secret` flags for its value, :func:`mask` takes
   out — for arbitrary text (hypothesis, 400 + 300 examples), and ``mask`` is idempotent and
   never raises.
@@ -41,7 +43,7 @@ from memory_worker.privacy.masking import (
 )
 from memory_worker.privacy.masking.detect import REPEAT_MIN_CHARS
 from memory_worker.privacy.masking.normalise import fold
-from tests.support.masking_score import CorpusError, load, score
+from tests.support.masking_score import READ_PARTS, CorpusError, load, score
 
 DATA = Path(__file__).parent.parent / "data"
 TRAIN = DATA / "masking" / "train.jsonl"
@@ -51,6 +53,7 @@ DEV3 = DATA / "masking_test3" / "test.jsonl"
 DEV4 = DATA / "masking_test4" / "test.jsonl"
 DEV5 = DATA / "masking_test5" / "test.jsonl"
 DEV6 = DATA / "masking_test6" / "test.jsonl"
+DEV7 = DATA / "masking_test7" / "test.jsonl"
 PLACEHOLDERS = (REDACTED, CARD_NUMBER, FILTERED, "[email]", "[phone]")
 
 
@@ -83,7 +86,12 @@ def test_the_train_part_meets_its_bar_in_every_language_of_the_split() -> None:
 #:   look-alike letters and the last guard reading the folded text, glued qualifiers, env keys
 #:   in other languages, a card's code named by what it is, passphrases, placeholders that
 #:   name what to put there, a command that asks for its password — reached 1.000 / 0.0 %;
-#:   ``DEV6.md``): held within one line.
+#:   ``DEV6.md``): held within one line;
+#: - dev7 (test7: once as held out 0.968 (453 of 468) / 0.6 % (3 of 468); round 8 — a label line
+#:   pointing down at its value, a lock's number asked and answered by a speaker phrase, a
+#:   passphrase or a dotted value named after it, an intercom dialled and an alarm disarmed, a
+#:   label glued after kana, fond labels, made-up bot tokens, a password in a film and a queue's
+#:   ticket — reached 1.000 / 0.0 %; ``DEV7.md``): held within one line.
 DEV_PARTS = [
     pytest.param(DEV, 600, 12, 0.97, 0.01, id="dev"),
     pytest.param(DEV2, 1000, 16, 0.97, 0.01, id="dev2"),
@@ -91,6 +99,7 @@ DEV_PARTS = [
     pytest.param(DEV4, 900, 15, 0.995, 0.005, id="dev4"),
     pytest.param(DEV5, 690, 15, 0.995, 0.005, id="dev5"),
     pytest.param(DEV6, 960, 15, 0.995, 0.005, id="dev6"),
+    pytest.param(DEV7, 930, 15, 0.995, 0.005, id="dev7"),
 ]
 #: The dev2 part reached 0.995 (586 of 589) in round 4.
 DEV2_RECALL = 0.99
@@ -257,3 +266,11 @@ def test_folding_maps_spans_back_to_the_text_as_written() -> None:
     assert text[slice(*folded.span(start, start + 4))] == "Ａｂ１２" or text.endswith("Ab12")
     assert fold("plain ascii").starts is None
     assert fold("пароль ромашка").starts is None  # a Russian word stays Russian
+
+
+@pytest.mark.parametrize("part", READ_PARTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_read_part_s_look_alikes_are_masked_above_half_a_percent(part: Path) -> None:
+    """Every part the rules were read against keeps its look-alikes (at most 0.5 % changed):
+    a rule added for one part's secrets must not buy them with another part's look-alikes."""
+    rows = [row for row in load(part) if row.kind == "lookalike"]
+    assert score(rows, mask).total.false_rate <= 0.005, score(rows, mask).falsely_masked

@@ -60,7 +60,9 @@ class Farm:
 async def farm_for(settings: Settings, **options: Any) -> AsyncIterator[Farm]:
     """The simulator (``options``: its own, e.g. ``embedder="hashed"``) and both clients."""
     async with FarmSimulator(**options) as sim:
-        config = sim_config(sim, request_timeout=5.0, task_timeout=10.0, capacity_wait=0.5)
+        # wide budgets: the simulator embeds in-process (e5 on a loaded 2-core host took > 5 s
+        # for one submit); no test of this farm times a call out on purpose
+        config = sim_config(sim, request_timeout=20.0, task_timeout=30.0, capacity_wait=0.5)
         chat = DiscoveryClient(
             config, service=settings.extraction_service, endpoint=settings.extraction_endpoint
         )

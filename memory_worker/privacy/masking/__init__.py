@@ -54,7 +54,8 @@ credentials, code identifiers (``MAX_TOKENS``, ``hf_hub_download``).
 The split corpus measures both sides: ``tests/data/masking/train.jsonl`` (train: the rules
 are written against it), ``tests/data/masking/dev.jsonl``, ``dev2.jsonl`` and
 ``tests/data/masking_test3/test.jsonl``, ``tests/data/masking_test4/test.jsonl`` (dev, dev2,
-dev3, dev4, and ``masking_test5``/``masking_test6`` as dev5, dev6: earlier held-out sets,
+dev3, dev4, and ``masking_test5``/``masking_test6``/``masking_test7`` as dev5, dev6,
+dev7: earlier held-out sets,
 read once scored; a new held-out part is scored once a round by someone who did not write
 the rules);
 ``bench/masking.py`` prints recall and false masks per language and kind. Lists of

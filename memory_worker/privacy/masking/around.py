@@ -40,6 +40,7 @@ from memory_worker.privacy.masking.values import (
     code_digits,
     generated,
     not_a_value,
+    phrase_before,
     strong,
     wordy,
 )
@@ -118,8 +119,12 @@ def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | 
                 and 4 <= len(value) <= 8
                 and not _YEAR.match(value)
             )
+            end = tokens[k].start() + len(value)
+            phrase = phrase_before(text, line, end) if family in ("password", "pass") else None
+            if phrase is not None:
+                return phrase, end  # "maple orbit candle fjord42 is the passphrase …"
             if digits or strong(value) or (family == "key" and generated(value)):
-                return tokens[k].start(), tokens[k].start() + len(value)
+                return tokens[k].start(), end
         folded = word.casefold()
         if gap >= 5 or folded in NEGATIONS or folded in JUDGEMENTS:
             return None  # "… is not my password", "… is a terrible password"
@@ -201,8 +206,10 @@ _SPEAKER = (
 )
 #: A line of a chat log: a time stamp, then a speaker (or a speaker alone).
 _CHAT_LINE = re.compile(rf"[ \t]*(?:{_STAMP}[ \t]*[-–—]?[ \t]*{_SPEAKER}?|{_SPEAKER})")
+#: After a dash, a speaker may be a short phrase ("— у меня: 5708", "- I do: 6604").
+_SPOKEN = r"(?:[^\s:：<>\d]{1,12}[ \t]+){1,2}[^\s:：<>\d]{1,12}[ \t]?[:：][ \t]*"
 _ANSWER = re.compile(
-    rf"[ \t]*(?:{_STAMP}[ \t]*)?(?:[-–—•*>]+[ \t]*)?"
+    rf"[ \t]*(?:{_STAMP}[ \t]*)?(?:[-–—•*>]+[ \t]*(?:{_SPOKEN})?)?"
     rf"{_SPEAKER}?"
     rf"(?:(?:{'|'.join(sorted(ASSENT_WORDS, key=len, reverse=True))})[,:!.]?[ \t]+){{0,2}}"
     r"(?P<v>\S+?)[ \t]*[.!]?[ \t]*(?:[ \t](?P<rest>[^\n]*))?",
@@ -291,7 +298,9 @@ def _answer(text: str, start: int, family: str) -> tuple[int, int] | None:
     found = _strong_word(text, at, end, words=3)
     if found is not None or end >= len(text):
         return found
-    if len(text[at:end].split()) > _STALL_WORDS or any(c.isdigit() for c in text[at:end]):
+    head = _CHAT_LINE.match(text, at, end)  # the stall's own words, past its stamp and speaker
+    stall = text[head.end() if head is not None else at : end]
+    if len(stall.split()) > _STALL_WORDS or any(c.isdigit() for c in stall):
         return None
     below = _next_text(text, end)
     below_end = text.find("\n", below)

@@ -51,6 +51,7 @@ from memory_worker.privacy.masking.ordinary import (
     NOT_FILLERS,
     NOT_NEAR_KEYS,
     NOT_SECRET_CODES,
+    OTHER_SENSES,
     PASS_NOT_BEFORE,
     PASS_TARGETS,
     PREPOSITIONS,
@@ -97,7 +98,20 @@ _ASCII_VALUES = _GLUED | {"he", "fa", "hi", "el"}
 _LABEL_END = r"(?![^\W\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
 
 
+#: The scripts written without spaces: a label of a spaced language may be glued after one of
+#: their characters ("アプリのPIN: …"), when no label of theirs starts there ("手机PIN码").
+_UNSPACED = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
+
+
 def _label_pattern() -> re.Pattern[str]:
+    glued = "|".join(
+        label
+        for table in _FAMILIES.values()
+        for lang, labels in table.items()
+        if lang in _GLUED
+        for label in labels
+    )
+    start = f"(?:(?<!\\w)|(?<=[{_UNSPACED}])(?!(?:{glued})))"
     groups = []
     for family, table in _FAMILIES.items():
         for lang, labels in table.items():
@@ -105,7 +119,7 @@ def _label_pattern() -> re.Pattern[str]:
             if lang in _GLUED:
                 groups.append(f"(?P<{family}_{lang}>{body})")
             else:
-                groups.append(f"(?<!\\w)(?P<{family}_{lang}>{body}){_LABEL_END}")
+                groups.append(f"{start}(?P<{family}_{lang}>{body}){_LABEL_END}")
     return re.compile("|".join(groups), re.IGNORECASE)
 
 
@@ -237,6 +251,10 @@ _UNIT = re.compile(
 )
 
 
+#: A hyphen and a letter right after a connector word: the word was a compound's first part.
+_HYPHENED = re.compile(r"-[^\W\d_]")
+
+
 class _Past(NamedTuple):
     """A connector whose value was refused, in a family that may look further ("Alarmanlage:
     beim Reinkommen 6533 eintippen"): go on reading words from ``at``."""
@@ -260,6 +278,8 @@ def _joined(
         joined = connector.match(text, adverb.end()) or adverb  # "пароль теперь …"
     if joined is None or not joined.group(0).strip():
         return True
+    if _HYPHENED.match(text, joined.end()) and joined.group(0)[-1:].isalpha():
+        return True  # a word's first part, not a copula: "e-tjänst", "e-urzędu", "E-Postfach"
     if family == "pair":
         pair = _PAIR.match(text, joined.end())
         if pair is None or not (strong(pair.group("v")) or token_like(pair.group("v"))):
@@ -288,6 +308,11 @@ def _joined(
         return refused  # a question, then a word of the answer: "hasło? zapomniałam"
     if "\n" in joined.group(0) and not _LINE_END.match(text, end):
         return refused  # past a line's end, the value fills its line: not "2024 edition, …"
+    below = text[begin : text.find("\n", begin) if "\n" in text[begin:] else len(text)]
+    if "\n" in joined.group(0) and (
+        (begin > 0 and text[begin - 1] in "[(") or any(ord(c) >= 0x2E80 for c in below)
+    ):
+        return refused  # a note on the next line: "password:\n[photo]", ":\n2024年に変更"
     if value.isdigit() and _UNIT.match(text, end):
         return refused  # an amount: "la clave es 1499 euros"
     return (begin, end) if _accepts(family, value, connector=True, lang=lang) else refused
@@ -314,6 +339,34 @@ _SYMBOL_CONNECTOR = re.compile(rf"[ \t]*{_SYMBOLS}\s*")
 _NEXT_LINE = re.compile(
     r"[ \t]*(?:\r?\n[ \t]*){1,2}(?:[👉👇⬇↓→➡▶][\ufe0f]?[ \t]*)?(?P<v>[^\s]+)[ \t]*(?=\r?\n|$)"
 )
+#: A label's line that points down at its value on the next line: a word for "below" or
+#: "here" in any label language (a particle before it), or a downward arrow, closing the line
+#: ("pass below:\nXk2…", "パスワードは下記\nXk2…", "密码在下面\nXk2…", "hasło poniżej:").
+_BELOW = (
+    r"(?:(?:right|just|juste|aqu[ií]|qui|tutaj|тут|här)[ \t]+)?"
+    r"(?:below|underneath|down\s+here|here|following|unten|hierunter|darunter|folgend"
+    r"|ci-dessous|en[ \t]+dessous|dessous|ci-apr[eè]s|abajo|debajo|a[ \t]+continuaci[oó]n|sotto"
+    r"|di[ \t]+seguito|abaixo|embaixo|a[ \t]+seguir|hieronder|beneden|nedan|nedanf[öo]r"
+    r"|poni[żz]ej|ni[żz]ej|ниже|внизу|a[şs]a[ğg][ıi]da|下記|下に|以下|下|아래|밑에|如下|下面|见下"
+    r"|بالأسفل|أدناه|تحت)"
+)
+#: Or a demonstrative closing the line, after a copula or not ("la clave del wifi es esta",
+#: "şifresi şu", "비번은 이거", "密码是这个").
+_THIS = (
+    r"(?:this(?:\s+one)?|esta|este|esto|ésta|éste|questa|questo|eccola|eccolo|ecco|voici|celui-ci"
+    r"|celle-ci|dieses|folgendes|das\s+hier|deze|dit|den\s+här|detta|det\s+här|ten|to|oto"
+    r"|это|вот|şu|bu|이거|이것|요거|这个|これ|こちら|هذا|هذه|هاي)"
+)
+_COPULA = r"(?:is|es|est|è|é|ist|lautet|är|jest|to|это|—|-|–)"
+_ARROWS = r"(?:[👇⬇↓⤵→➡][\ufe0f]?|->|=>)"
+_BELOW_LINE = re.compile(
+    rf"[ \t]*(?:(?:{_COPULA}[ \t]+)?(?:は|が|を|는|은|이|가|在|就在|是|:)?[ \t]*"
+    rf"(?i:{_BELOW}|{_THIS})(?![^\W\d_])[ \t]*[:：]?"
+    rf"[ \t]*{_ARROWS}?|[ \t]*[:：]?[ \t]*{_ARROWS})"
+    r"(?=[ \t]*\r?\n)"
+)
+#: A version on the next line ("v1.2.3"), not a value.
+_VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}$", re.IGNORECASE)
 #: A key in groups of digits ("WLAN-Schlüssel 1234 5678 9012 3456", a router's key).
 _DIGIT_GROUPS = re.compile(r"\d{4,6}(?:[ -]\d{4,6}){2,}(?![\d-])")
 #: Words read between a label and a connector word ("is"), a value that follows bare, and a
@@ -346,11 +399,15 @@ _COMMAND = re.compile(r"`[^`\n]*`")
 
 
 def _next_line(text: str, at: int, family: str) -> tuple[int, int] | None:
-    """A value alone on the line after a label that ends its line ("wifi password\nXk2…")."""
-    below = _NEXT_LINE.match(text, at)
+    """A value alone on the line after a label that ends its line ("wifi password\nXk2…"),
+    or after a word or an arrow pointing down at it ("pass below:\nXk2…")."""
+    pointer = _BELOW_LINE.match(text, at)
+    below = _NEXT_LINE.match(text, pointer.end() if pointer else at)
     if below is None:
         return None
     value = below.group("v").rstrip(TRAILING)
+    if _VERSION.match(value) or any(ord(c) >= 0x2E80 for c in value):
+        return None  # a version, or a line of CJK or Hangul ("2024年4月に変更"): no value typed
     pair = family == "pair" and strong(value) and not value.isalpha()  # "netflix login\nXk2…"
     said = family in _DIGIT_FAMILIES or family == "saidkey"
     if not pair and not _accepts(family, value, connector=said):
@@ -410,8 +467,12 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
     before = text[max(0, start - 60) : start]
     named = family in ("pass", "password") and _after_user(before)
     digits = family in _DIGIT_FAMILIES and family != "code"
-    strict = False  # a word of ordinary talk among the fillers: only a strong value after it
+    # a word of ordinary talk among the fillers: only a strong value after it; so too after a
+    # word of another sense a little before the label ("映画の中のパスワードは「…」")
+    strict = _sense_before(before.rpartition("\n")[2])
     while True:
+        if _BELOW_LINE.match(text, at) and (below := _next_line(text, at, family)) is not None:
+            return _unless_weak(text, below, strict=strict)  # "pass below:\nXk2…"
         said = _SAID_FILLERS + (3 if family in _DIGIT_FAMILIES else 0)  # "pin de la tarjeta de…"
         far = len(fillers) > said
         joined = _joined(text, at, family, lang, symbols_only=far)
@@ -440,6 +501,8 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
         if word is None or len(fillers) >= _MAX_FILLERS or word.end() - start > 100:
             return None
         folded = word.group("w").casefold()
+        if folded in OTHER_SENSES or (not folded.isascii() and _other_sense(folded)):
+            strict = True  # "the password in the movie was 'swordfish'": only a strong value
         if folded in NOT_FILLERS and fillers and family in ("password", "pass"):
             strict = True  # "password for the router admin page is Charlie2011"
         elif family == "pass" and not fillers and folded in PASS_TARGETS and not named:
@@ -462,6 +525,26 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             return None  # "PIN changed at 1400", "la alarma sonó a las 0415"
         fillers.append(word.group("w"))
         at = word.end()
+
+
+#: The words of :data:`OTHER_SENSES` in scripts written without spaces, found inside a glued
+#: filler ("映画の").
+_OTHER_GLUED = tuple(w for w in OTHER_SENSES if ord(w[0]) >= 0x2E80)
+
+
+def _other_sense(folded: str) -> bool:
+    return any(w in folded for w in _OTHER_GLUED)
+
+
+#: How many words before a label may give it another sense ("in the movie, the password …").
+_SENSE_REACH = 4
+
+
+def _sense_before(line: str) -> bool:
+    """Whether a word of :data:`OTHER_SENSES` stands among the last words of ``line`` (the
+    label's line up to it)."""
+    words = [w.strip(",.:;!?()\"'«»「」").casefold() for w in line.split()[-_SENSE_REACH:]]
+    return any(w in OTHER_SENSES or (not w.isascii() and _other_sense(w)) for w in words)
 
 
 def _cjk(text: str, at: int) -> bool:
@@ -612,10 +695,18 @@ _FLAT_ALL = _flat(glued_only=False)
 _FLAT_GLUED = _flat(glued_only=True)
 
 
+_UNSPACED_CHAR = re.compile(f"[{_UNSPACED}]")
+
+
 def _label_at(lowered: str, at: int) -> Label | None:
     """The label starting at ``at`` in the casefolded text, as ``_LABELS.match`` finds it."""
     inside = at > 0 and (lowered[at - 1].isalnum() or lowered[at - 1] == "_")
     flat = (_FLAT_GLUED if inside else _FLAT_ALL).match(lowered, at)
+    if flat is None and inside and _UNSPACED_CHAR.match(lowered, at - 1):
+        # a Latin label glued after a kana or Han character starts a word there ("アプリの
+        # PIN: …"), when no label of those scripts does ("手机PIN码")
+        inside = False
+        flat = _FLAT_ALL.match(lowered, at)
     if flat is None:
         return None
     for family, lang, _, pattern in _GROUPS:

@@ -164,12 +164,14 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"odpowied[źz]\s+na\s+pytanie\s+bezpiecze[ńn]stwa",
         r"sekretna\s+odpowied[źz]",
         r"c?has(?:ło|ła|łem|le|lo)",
+        r"has(?:e[łl]k(?:o|a|iem|u))",  # said fondly: "hasełko do netflixa to …"
         typos("hasło"),
         r"kod\s+dost[eę]pu",
     ),
     "ru": (
         r"секретн(?:ый|ого)\s+ответ",
         r"п[ао]р[оа]л(?:ь|я|ю|ем|е)",
+        r"паролик(?:а|у|ом|е)?",  # said fondly
         typos("пароль"),
         r"код\s+доступа",
         r"пасс?ворд",
@@ -769,7 +771,7 @@ LABEL_NEEDLES = _words(
     verrouill caja tpv desbloq bloqueo cofre caixa bloqueio cassa sblocco blocco kasa odblok
     blokad сейф касс разблок пук розблок kluis kassa ontgrendel scherm kassaskåp skärmlås
     upplås kilid kilit 保险 收银 锁屏 屏幕 puk 金庫 レジ 画面 금고 포스 잠금 화면 خزن خزين كاشير قفل
-    kennantw antwoord svar cevab odpowied sekretna 密保 جواب إجابة
+    kennantw antwoord svar cevab odpowied sekretna 密保 جواب إجابة haseł hasel
     digits ziffern chiffres dígitos digitos cifre cijfers siffror cyfry цифры цифри rakam 桁
     뒷면 背面 أرقام 2fa mfa arka
     """

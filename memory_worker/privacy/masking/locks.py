@@ -99,8 +99,13 @@ _ENTRY = (
     r"|eingang|pforte|porte|portail|portillon|entr[ée]e|puerta|port[óo]n|entrada|garaje|cochera"
     r"|porta|portone|cancello|ingresso|citofono|port[ãa]o|garagem|voordeur|deur|poort|ingang|hek"
     r"|d[öo]rr(?:en)?|porten|grind(?:en)?|drzwi|bram(?:a|k[ai])|furtk[ai]|wej[śs]ci[ea]|gara[żz]"
-    r"|двер[ьи]|калитк[аи]|ворота|подъезд|гараж|kap[ıi](?:s[ıi])?|garaj)(?![^\W\d_])"
-    r"|門|ドア|玄関|ゲート|현관|대문|출입문|门|(?:ال)?بوابة|الباب|المدخل"
+    r"|двер[ьи]|калитк[аи]|ворота|подъезд|гараж|kap[ıi](?:s[ıi])?|garaj"
+    # an intercom, and an alarm (its code disarms it)
+    r"|(?:gegen)?sprechanlage|interphone|interfono|interfone|parlofoon|porttelefon(?:en)?"
+    r"|domofon\w*|домофон\w*|diyafon|portero|telefonillo|alarm(?:anlage|et|u|en)?|alarme|alarma|allarme|larm(?:et)?"
+    r"|сигнализаци\w*)(?![^\W\d_])"
+    r"|門|ドア|玄関|ゲート|インターホン|警報|아파트\s*공동현관|현관|대문|출입문|인터폰|경보|门|对讲|报警器?"
+    r"|(?:ال)?بوابة|الباب|المدخل|(?:ال)?إنذار|(?:ال)?انذار"
 )
 #: A verb of opening or keying before the digits ("opens with", "enter", "se abre con el").
 _KEYED = (
@@ -109,15 +114,27 @@ _KEYED = (
     r"|composer|compose[sz]?|se\s+abre\s+con|abre\s+con|marca|teclea|pulsa|si\s+apre\s+con"
     r"|apre\s+con|digita|premi|abre\s+com|digite|gaat\s+open\s+met|open\s+met|toets|öppnas\s+med"
     r"|slå|otwiera\s+si[ęe]\s+(?:kodem|na)|kodem|wpisz|wbij|открывается\s+(?:кодом|на)|кодом"
-    r"|набери(?:те)?|введи(?:те)?|tuşla)(?![A-Za-z\u00c0-\u024f\u0400-\u04ff])"
+    r"|набери(?:те)?|введи(?:те)?|tuşla|dial|wählen|wähle|discar|disca|draai|fai"
+    # disarming an alarm
+    r"|disarms?\s+with|deactivates?\s+with|turn\s+it\s+off\s+with|se\s+d[ée]sactive\s+avec"
+    r"|d[ée]sactiver?\s+avec|se\s+desactiva\s+con|desactiva(?:la)?\s+con|si\s+disattiva\s+con"
+    r"|disattiva(?:lo|la)?\s+con|(?:se\s+)?desativa(?:-se)?\s+com|uit\s+met|st[äa]ngs\s+av\s+med"
+    r"|st[äa]ng\s+av\s+med|wy[łl][ąa]cza\s+si[ęe]\s+(?:kodem|na)|отключается\s+(?:кодом|на)"
+    r"|снимается\s+(?:кодом|с\s+охраны\s+кодом))"
+    r"(?![A-Za-z\u00c0-\u024f\u0400-\u04ff])"
     r"(?:[ \t]+(?:the|el|il|o|het|le|la|code|c[oó]digo|codice|kod))*"
+    # a flat's number first, then the code ("dial 14 then 4109", "compose 12 puis 6631")
+    r"(?:[ \t]+\d{1,4}[ \t]*,?[ \t]*(?:then|and\s+then|dann|und\s+dann|puis|et\s+puis|et"
+    r"|y\s+luego|luego|y|e\s+poi|poi|e"
+    r"|e\s+depois|depois|dan|en|sedan|och|potem|i|потом|затем|sonra|ve))?"
     r"|按|输入|تفتح\s+(?:بالرقم|بالكود|بالرمز)|بالرقم|اكتب|أدخل|ادخل"
 )
 #: A verb of keying or opening after the digits ("7731 eingeben", "5566 ile açılıyor",
 #: "7420 で開きます", "1234* 누르면 열려요").
 _KEYED_AFTER = (
     r"(?:eingeben|eintippen|tippen|drücken|intoetsen|ile\s+aç[ıi]l\w*|girin|で開|を押|を入力|と入力"
-    r"|누르면|눌러|입력|就开|开门)"
+    r"|누르면|눌러|입력|就开|开门|deaktiviert|entschärft|ausgeschaltet|ile\s+kapan\w*"
+    r"|で解除|を入れて解除|로\s*해제|으로\s*해제|解除|撤防)"
 )
 _ENTRY_DIGITS = r"[#*]?\d{4,8}[#*]?(?![\d.,:/-]\d)"
 _ENTRY_NUMBER = re.compile(
@@ -154,8 +171,22 @@ def entry_numbers(text: str, hits: Hits) -> Iterator[Span]:
             yield at, end, "pin"
 
 
+#: A question about a lock's number on its line (the lock's word and a number word, in either
+#: order, a question mark closing the line), then its answer on the next non-blank line: a
+#: dash, a time or a speaker (a word or a short phrase: "— у меня:", "— 私：", "- I do:") and
+#: the digits alone ("кто знает код от навесного замка?\n— я: 3390").
+_ASKED = rf"(?:(?i:{_LOCK})[^\n?？؟]{{0,60}}?(?i:{_NUMBER_WORD})|(?i:{_NUMBER_WORD})[^\n?？؟]{{0,60}}?(?i:{_LOCK}))"
+_LOCK_ANSWERED = re.compile(
+    rf"{_ASKED}[^\n?？؟]{{0,60}}[?？؟][ \t]*\r?\n(?:[ \t]*\r?\n)?"
+    r"[ \t]*(?:\[?\d{1,2}:\d{2}\]?[ \t]*)?(?:[-–—•*>]+[ \t]*)?"
+    r"(?:[^\s:：\d][^\n:：\d]{0,23}[:：][ \t]*)?"
+    r"(?P<v>\d{3,8})[ \t]*[.!]?[ \t]*(?=\r?\n|$)"
+)
+
+
 def lock_numbers(text: str, hits: Hits) -> Iterator[Span]:
-    """A key box's or lock's number in its sentence (see the module doc)."""
+    """A key box's or lock's number in its sentence, or answering a question about it on the
+    next line (see the module doc)."""
     if not hits.present & LOCK_NEEDLES:
         return
     for match in _LOCK_NUMBER.finditer(text):
@@ -163,3 +194,7 @@ def lock_numbers(text: str, hits: Hits) -> Iterator[Span]:
             continue
         if match.group("bare") is None or not _YEAR.match(match.group("v")):
             yield match.start("v"), match.end("v"), "pin"
+    if "\n" in text:
+        for match in _LOCK_ANSWERED.finditer(text):
+            if not _YEAR.match(match.group("v")):
+                yield match.start("v"), match.end("v"), "pin"

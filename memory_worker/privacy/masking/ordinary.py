@@ -71,6 +71,31 @@ FILLER_ADVERBS = _words(
     теперь сейчас просто тепер зараз nu artık şimdi sekarang nyní
     """
 )
+#: Words between a label and its value that give the label another sense: a password in a
+#: film or a book ("the password in the movie was 'swordfish'"), a queue's ticket, which
+#: Portuguese and Spanish call a "senha" or a "turno" ("a senha do atendimento é B-42"). After
+#: one of them only a value no sentence would hold is taken.
+OTHER_SENSES = _words(
+    """
+    movie movies film films book books novel story stories series episode cartoon anime manga
+    comic comics fairytale
+    filmen buch roman serie märchen geschichte comic
+    livre roman série histoire conte bd
+    peli película pelicula libro novela cuento historia telenovela
+    romanzo storia fiaba fumetto
+    filme livro romance história historia conto novela desenho
+    boek verhaal sprookje
+    boken bok romanen serien sagan
+    filmie filmu książce książki powieści serialu bajce
+    фильме фильма фильм книге книги романе сериале сказке мультике
+    filmde filmdeki kitapta kitaptaki dizide dizideki masalda
+    映画 小説 漫画 アニメ ドラマ 영화 소설 드라마 만화 电影 小说 电视剧 漫画 动画
+    الفيلم فيلم الرواية المسلسل
+    atendimento fila guichê guiche balcão turno espera ventanilla cola guichet attente
+    warteschlange wartenummer coda sportello wachtrij kön kölapp kolejce kolejki kolejka
+    очереди очередь талон sıra sırası
+    """
+)
 #: Words after a label that say the phrase is about the secret, not giving it
 #: ("password *manager* is great", "password *policy*: 12 characters").
 NOT_FILLERS = _words(
@@ -213,6 +238,7 @@ NOT_VALUES = _words(
     minimum mindestens mínimo minimo minimalnie минимум мінімум broken kaputt cassé roto
     elsewhere anywhere nowhere gone woanders ailleurs otra otro altrove gdzie
     şifreniz şifrenizi şifreni sifreniz sifrenizi parolanız parolanızı parolan
+    hatırlamıyorum bilmiyorum unuttum hatırlamadım
     claro sure yep yeah yes да так ja oui tak evet sí si sim 네 是 はい idk dunno
     """
 )
@@ -230,7 +256,7 @@ NOT_VALUES_MORE = _words(
     enviado enviada inviato inviata wysłany wysłane отправлен отправлено надіслано
     gönderildi
     fel rätt korrekt ogiltigt ogiltig utgånget för kort långt svagt starkt nytt gammalt ändrat
-    glömt hemligt samma annat tomt sparat krypterat minst inte här där mitt ditt hans hennes
+    glömt bortglömt glömd okänt hemligt samma annat tomt sparat krypterat minst inte här där mitt ditt hans hennes
     vårt ert deras och eller men som vad när bra dåligt okej nej klart viktigt känsligt
     obligatoriskt
     yanlış hatalı doğru geçersiz geçerli süresi dolmuş çok kısa uzun zayıf güçlü yeni eski
@@ -397,6 +423,29 @@ DIGIT_STOPS = frozenset(
         "kl",
         "saat",
         "godz",
+        # an alarm that went off at a time ("larmet gick 0300 i natt")
+        "went",
+        "goes",
+        "rang",
+        "rings",
+        "sounded",
+        "sonó",
+        "suena",
+        "sonne",
+        "sonné",
+        "klingelt",
+        "ging",
+        "gick",
+        "går",
+        "ringde",
+        "suona",
+        "suonato",
+        "tocou",
+        "toca",
+        "zadzwonił",
+        "сработала",
+        "сработал",
+        "çaldı",
     ]
 )
 

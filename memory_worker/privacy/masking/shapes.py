@@ -258,11 +258,14 @@ _RULES_BY_NEEDLE: dict[str, tuple[int, ...]] = {
 PEM_NEEDLES = frozenset({"private key"})
 URL_NEEDLES = frozenset({"://", "=", "@"})
 
-#: A Discord bot token: the bot's id in base64 (so it starts with M, N or O), a
-#: timestamp, an HMAC — no fixed prefix, so it is looked for in every text.
+#: A Discord bot token: the bot's id in base64 (a real one starts with M, N or O; one made up
+#: for an example or a test may not, so any letter, with digits and both cases in its first
+#: part), a timestamp of 6–7 characters, an HMAC — no fixed prefix, so it is looked for in
+#: every text (the short middle part sets it apart from a JWT).
 _DISCORD = re.compile(
-    r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}"
-    r"(?![A-Za-z0-9_-])"
+    r"(?<![A-Za-z0-9_.-])(?=[A-Za-z0-9_-]{0,27}\d)(?=[A-Za-z0-9_-]{0,27}[a-z])"
+    r"(?=[A-Za-z0-9_-]{0,27}[A-Z])[A-Za-z][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6,7}\."
+    r"[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])"
 )
 
 

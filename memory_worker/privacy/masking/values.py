@@ -28,7 +28,7 @@ _TEMPLATE = re.compile(
     r"[\w-]*?(?:password|passwd|pass|pwd|key|token|secret|here|me|value|pin)(?:[-_]?here)?)|"
     r"(?i:\w+[-_]here|changeme|change_me|tbd|todo)|"
     r"%\(?\w*\)?[sd]|\{\{?[^{}]*\}\}?|<[^<>]+>|"
-    r"[*•●xX.·_-]{3,}|…|\?+"
+    r"[*•●xX.·_-]{3,}(?:[(（\[【].*)?|…|\?+"  # a mask, a note in brackets glued after it
     r"|[A-Z]+(?:[_-][A-Z]+)+)$"  # a placeholder name: YOUR_API_KEY, CHANGE-ME
 )
 #: Code, not a value: a call or an index (``getToken()``, ``os.environ['X']``) or a dotted
@@ -57,6 +57,10 @@ _PARTS = re.compile(r"[_\-.…]+")
 _PATH = re.compile(r"^(?:~|\.\.?)?/[a-z0-9_.-]+(?:/[a-z0-9_.-]*)*$")
 
 
+#: A version ("v1.2.3"): what was released, not a value.
+_VERSION = re.compile(r"^[vV]\d+(?:\.\d+){1,3}$")
+
+
 def _placeholder_phrase(value: str) -> bool:
     """Words joined by ``_``, ``-`` or dots that say what to put there ("tu_contraseña_aquí",
     "sk-...your-key-here..."), or a value in a script without spaces that names the secret
@@ -77,7 +81,7 @@ def _placeholder_phrase(value: str) -> bool:
 
 def not_a_value(value: str) -> bool:
     """Whether ``value`` (after a label) is an ordinary word, a template, code, a URL, a
-    public key or fingerprint, or a mask."""
+    public key or fingerprint, a mask, or a version."""
     folded = value.casefold()
     return (
         folded in NOT_VALUES
@@ -89,6 +93,7 @@ def not_a_value(value: str) -> bool:
         or "://" in value
         or folded.startswith("www.")
         or _PATH.match(value) is not None
+        or _VERSION.match(value) is not None
     )
 
 
@@ -116,12 +121,14 @@ _INNER_CAPITALS = re.compile(r"[a-z][A-Z]{2,}[a-z]")
 
 def _random_case(value: str) -> bool:
     """Letters in random case: two runs of capitals or more, one of them inside lower case
-    (``mICTuMBsyl``; not ``MacBookPro``, ``iPhoneXS`` or ``GitHub``)."""
+    (``mICTuMBsyl``, one dot among them too: ``Rnn.etmCAjAe``; not ``MacBookPro``,
+    ``iPhoneXS`` or ``GitHub``)."""
+    letters = value.replace(".", "") if value.count(".") == 1 else value  # "Rnn.etmCAjAe"
     return (
-        len(value) >= 8
-        and value.isalpha()
-        and len(_CAPITAL_RUNS.findall(value)) >= 2
-        and _INNER_CAPITALS.search(value) is not None
+        len(letters) >= 8
+        and letters.isalpha()
+        and len(_CAPITAL_RUNS.findall(letters)) >= 2
+        and _INNER_CAPITALS.search(letters) is not None
     )
 
 
@@ -151,6 +158,19 @@ class _Phrase:
 
 
 PASSPHRASE = _Phrase()
+
+#: A passphrase ending where a label's joining word follows ("maple orbit candle fjord42 is
+#: the passphrase …"): the same words, closing at the end of the searched span.
+_PHRASE_BEFORE = re.compile(r"(?<![\w-])[a-z]{2,12}(?:[ ][a-z]{2,12}){1,5}[ ][a-z]{2,12}\d{2,4}$")
+
+
+def phrase_before(text: str, start: int, end: int) -> int | None:
+    """Where a passphrase ending at ``end`` (and starting at or after ``start``) begins, if
+    one does and none of its words binds prose."""
+    found = _PHRASE_BEFORE.search(text, start, end)
+    if found is None or any(word in PHRASE_STOPS for word in found.group().split()):
+        return None
+    return found.start()
 
 
 def generated(value: str) -> bool:

@@ -88,12 +88,14 @@ _SPLIT = re.compile(r"[=,;]+|(?<![^\W\d_])'|'(?![^\W\d_])")
 _WRAP = "\"'`()[]{}<>,;:.!?-="
 _INNER_SYMBOL = re.compile(r"[A-Za-z0-9].*[!@#$%^&*+=?~|\\].*[A-Za-z0-9]", re.S)
 #: Shapes that are not values: dates, times, versions, amounts, years, ordinals, sizes,
-#: fractions, ports, hashes and ids in hex, identifiers in capitals.
+#: fractions, ports, hashes and ids in hex, identifiers in capitals, a ticket's or a seat's
+#: number (one or two capitals, a dash, three digits at most).
 _NOT_VALUE = re.compile(
     r"(?i:\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{1,2}(?::\d{2}(?::\d{2})?)?(?:am|pm)?"
     r"|v?\d+(?:\.\d+){1,3}(?:-[a-z0-9.]+)?|(?:19|20)\d{2}s?|\d+(?:st|nd|rd|th|h|min|s|x|gb|mb|kb"
     r"|tb|px|ms|%|k)|\d+[+]|[$€£¥]\d[\d,.]*|\d[\d,.]*[$€£¥]|\d+/\d+|\d+:\d+|[a-z][\w.-]*:\d+"
     r"|\d+[x×]\d+|[0-9a-f]{7,64})|[A-Z0-9]+(?:_[A-Z0-9]+)+"
+    r"|[A-Z]{1,2}-\d{1,3}"  # a queue's ticket, a seat, a gate: "A-60", "B-42"
 )
 _TEMPLATE = re.compile(r"^(?:\$\(?\{?\w+\}?\)?|\{\{.*\}\}|%\w+%|x{4,}|\*{4,}|\.{4,})$", re.I)
 #: user@host, an e-mail address: the host is a name or an address, not digits.
@@ -163,7 +165,8 @@ def _values(line: str) -> list[str]:
 
 def flagged_values(text: str) -> set[str]:
     """The value-shaped words of ``text``'s lines that talk about a credential, and of the
-    line under one that ends on its label (one trie scan when no marker stands)."""
+    line under one that ends on its label, when its first word is typed (no CJK or Hangul:
+    "密码如下：\n2024年更新" gives none; one trie scan when no marker stands)."""
     if not talks_about_a_credential(text):
         return set()
     lines = text.split("\n")
@@ -178,7 +181,8 @@ def flagged_values(text: str) -> set[str]:
             below = _next_line(lines, i)
             if below is not None and not SECRET_MARKERS.search(lines[below]):
                 words = lines[below].split()
-                if 0 < len(words) <= 3 and "=" not in words[0] and value_like(words[0]):
+                typed = not any(ord(c) >= 0x2E80 for c in words[0]) if words else False
+                if 0 < len(words) <= 3 and "=" not in words[0] and typed and value_like(words[0]):
                     values.update(_values(lines[below]) or [words[0].strip(_WRAP)])
     return values
 
