@@ -1,16 +1,18 @@
 """What the ACL preflight costs a script call (§7 "Store faults").
 
 Every script that writes more than once asks ``redis.acl_check_cmd`` for each (command, key)
-pair it may write before its first write (``llm_client/lua/preflight.lua``). Here the same
-scripts run twice on a private Valkey: as they ship, and with the preflight taken out (its
-definition replaced by an empty function: the script as it was before). Each variant runs in
-batches on fresh state of the same shape, alternating, and the figures are:
+pair it may write before its first write (``llm_client/lua/preflight.lua``), then checks each
+declared key's type and each ``INCR`` counter's value (``preflight_shapes.lua``). Here the same
+scripts run three ways on a private Valkey: as they ship (``full``), with the shape check taken
+out (``acl``: the ACL check only) and with the whole preflight taken out (``none``: the script
+as it was before). Each variant runs in batches on fresh state of the same shape, in rotating
+order, and the figures are:
 
 - **server µs/call**: the script's own time in the server, from ``SLOWLOG`` (every command
   logged, filtered by the script's SHA, so the set-up between batches does not count);
 - **wall µs/call**: the client's round trip for the call.
 
-Each as a ratio with/without, for the default user (every command and key: the common
+Each as ratios full/none, acl/none and full/acl (what the shape check adds), for the default user (every command and key: the common
 deployment) and for an ACL user (key patterns and a denied command, as an operator who uses
 ACLs writes them). Run from the repository root:
 
@@ -29,7 +31,7 @@ from typing import Any
 
 from common import Bench, fill, fresh_bench, run_bench
 
-from llm_client._lua import PREFLIGHT
+from llm_client._lua import PREFLIGHT, PREFLIGHT_SHAPES
 from memory_worker.cards import CardStore, RunWrites
 from memory_worker.cards.store import _script
 from memory_worker.keys import Keys
@@ -39,21 +41,31 @@ from memory_worker.storage.connections import client_from_url
 from tests.support.cards import CHAT, T0, new
 
 NO_PREFLIGHT = "local function preflight(writes) end\n"
+NO_SHAPES = "local function preflight_shapes(writes, legacy) end\n"
+VARIANTS = ("full", "acl", "none")
 
 
-def without_preflight(text: str) -> str:
-    return text.replace(PREFLIGHT, NO_PREFLIGHT, 1)
+def variant(text: str, which: str) -> str:
+    """``text`` as shipped (``full``), without the shape check, or without any preflight."""
+    if which == "none":
+        return text.replace(PREFLIGHT, NO_PREFLIGHT, 1)
+    if which == "acl":
+        return text.replace(PREFLIGHT_SHAPES, NO_SHAPES, 1)
+    return text
+
+
+def _empty() -> dict[str, list[float]]:
+    return {v: [] for v in VARIANTS}
 
 
 @dataclass
 class Figures:
-    server: dict[bool, list[float]] = field(default_factory=lambda: {True: [], False: []})
-    wall: dict[bool, list[float]] = field(default_factory=lambda: {True: [], False: []})
+    server: dict[str, list[float]] = field(default_factory=_empty)
+    wall: dict[str, list[float]] = field(default_factory=_empty)
 
-    def ratio(self, kind: str) -> tuple[float, float, float]:
-        got = getattr(self, kind)
-        with_, without = statistics.median(got[True]), statistics.median(got[False])
-        return with_, without, with_ / without
+    def median(self, kind: str, which: str) -> float:
+        got: dict[str, list[float]] = self.server if kind == "server" else self.wall
+        return statistics.median(got[which])
 
 
 #: A case: (set-up of one batch → the calls to time, each an awaitable factory); the script.
@@ -76,43 +88,43 @@ class Cases:
     def __init__(self, bench: Bench, redis: Any) -> None:
         self.bench, self.redis, self.next = bench, redis, 0
 
-    def _store(self, text: str, attribute: str, shipped: bool) -> RunStore:
+    def _store(self, text: str, attribute: str, which: str) -> RunStore:
         """A run store on a deployment of its own (a key prefix under the bench's)."""
         prefix = f"{self.bench.settings.key_prefix}{uuid.uuid4().hex[:6]}:"
         store = RunStore(self.redis, self.bench.settings.model_copy(update={"key_prefix": prefix}))
-        if not shipped:
-            setattr(store, attribute, self.redis.register_script(without_preflight(text)))
+        if which != "full":
+            setattr(store, attribute, self.redis.register_script(variant(text, which)))
         return store
 
     def _start(self, n: int) -> int:
         self.next += n
         return self.next - n
 
-    async def renew(self, shipped: bool, n: int) -> tuple[str, list[Callable[[], Any]]]:
-        store = self._store(_RENEW, "_renew", shipped)
+    async def renew(self, which: str, n: int) -> tuple[str, list[Callable[[], Any]]]:
+        store = self._store(_RENEW, "_renew", which)
         (claim,) = await _claims(store, 1, self._start(1))
         return store._renew.sha, [lambda: store.renew(claim) for _ in range(n)]
 
-    async def complete(self, shipped: bool, n: int) -> tuple[str, list[Callable[[], Any]]]:
-        store = self._store(_COMPLETE, "_complete", shipped)
+    async def complete(self, which: str, n: int) -> tuple[str, list[Callable[[], Any]]]:
+        store = self._store(_COMPLETE, "_complete", which)
         claims = await _claims(store, n, self._start(n))
         return store._complete.sha, [partial(store.complete, c, {"cards": 1}) for c in claims]
 
-    async def release(self, shipped: bool, n: int) -> tuple[str, list[Callable[[], Any]]]:
-        store = self._store(_RELEASE, "_release", shipped)
+    async def release(self, which: str, n: int) -> tuple[str, list[Callable[[], Any]]]:
+        store = self._store(_RELEASE, "_release", which)
         claims = await _claims(store, n, self._start(n))
         return store._release.sha, [partial(store.release, c, reason="shutdown") for c in claims]
 
-    async def claim(self, shipped: bool, n: int) -> tuple[str, list[Callable[[], Any]]]:
-        store = self._store(_CLAIM, "_claim", shipped)
+    async def claim(self, which: str, n: int) -> tuple[str, list[Callable[[], Any]]]:
+        store = self._store(_CLAIM, "_claim", which)
         await fill(store, n, start=self._start(n))
         return store._claim.sha, [lambda: store.claim("bench-owner") for _ in range(n)]
 
-    async def apply(self, shipped: bool, n: int) -> tuple[str, list[Callable[[], Any]]]:
+    async def apply(self, which: str, n: int) -> tuple[str, list[Callable[[], Any]]]:
         keys = Keys(f"{self.bench.settings.key_prefix}c{uuid.uuid4().hex[:6]}:")
         store = CardStore(self.redis, keys)
-        if not shipped:
-            store._apply = self.redis.register_script(without_preflight(_script("apply")))
+        if which != "full":
+            store._apply = self.redis.register_script(variant(_script("apply"), which))
         await store.apply_run(CHAT, "seed", _writes(0), now=T0)  # a chat with a card
 
         def one(i: int) -> Callable[[], Any]:
@@ -126,8 +138,8 @@ def _writes(i: int) -> RunWrites:
     return RunWrites(observed_at=T0, cards=[card], embedding_model="m16")
 
 
-async def _batch(redis: Any, cases: Cases, name: str, shipped: bool, n: int, f: Figures) -> None:
-    sha, calls = await getattr(cases, name)(shipped, n)
+async def _batch(redis: Any, cases: Cases, name: str, which: str, n: int, f: Figures) -> None:
+    sha, calls = await getattr(cases, name)(which, n)
     await redis.slowlog_reset()
     walls = []
     for call in calls:
@@ -141,8 +153,8 @@ async def _batch(redis: Any, cases: Cases, name: str, shipped: bool, n: int, f: 
         if len(e["command"].split()) > 1 and e["command"].split()[1] == sha.encode()
     ]
     assert len(took) >= n, (name, len(took), n)
-    f.server[shipped].append(statistics.median(took))
-    f.wall[shipped].append(statistics.median(walls))
+    f.server[which].append(statistics.median(took))
+    f.wall[which].append(statistics.median(walls))
 
 
 async def _measure(bench: Bench, redis: Any, calls: int, rounds: int) -> dict[str, Figures]:
@@ -152,20 +164,25 @@ async def _measure(bench: Bench, redis: Any, calls: int, rounds: int) -> dict[st
         figures = out[name] = Figures()
         n = calls if name != "apply" else max(20, calls // 5)
         for r in range(rounds):
-            for shipped in (True, False) if r % 2 == 0 else (False, True):
-                await _batch(redis, cases, name, shipped, n, figures)
+            for i in range(len(VARIANTS)):  # each variant first, middle and last in turn
+                await _batch(redis, cases, name, VARIANTS[(r + i) % len(VARIANTS)], n, figures)
     return out
 
 
 def _print(title: str, results: dict[str, Figures]) -> None:
     print(f"\n{title}")
     print(
-        f"{'script':<10} {'server µs with/without':>24} {'ratio':>6} {'wall µs with/without':>22}"
+        f"{'script':<10} {'server µs full/acl/none':>26} {'full/none':>9} {'acl/none':>8}"
+        f" {'full/acl':>8} {'wall µs full/acl/none':>24} {'full/acl':>8}"
     )
     for name, f in results.items():
-        sw, so, sr = f.ratio("server")
-        ww, wo, wr = f.ratio("wall")
-        print(f"{name:<10} {sw:>11.1f} /{so:>10.1f} {sr:>6.2f} {ww:>10.0f} /{wo:>9.0f} {wr:>5.2f}")
+        s = [f.median("server", v) for v in VARIANTS]
+        w = [f.median("wall", v) for v in VARIANTS]
+        print(
+            f"{name:<10} {s[0]:>8.1f} /{s[1]:>7.1f} /{s[2]:>7.1f} {s[0] / s[2]:>9.2f}"
+            f" {s[1] / s[2]:>8.2f} {s[0] / s[1]:>8.2f} {w[0]:>7.0f} /{w[1]:>6.0f} /{w[2]:>6.0f}"
+            f" {w[0] / w[1]:>8.2f}"
+        )
 
 
 async def main(calls: int, rounds: int) -> None:

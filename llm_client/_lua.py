@@ -34,6 +34,15 @@ def with_preflight(text: str) -> str:
     return PREFLIGHT + text if _CALLS_PREFLIGHT.search(text) else text
 
 
-#: ``lua/preflight.lua``: ``preflight(writes)`` asks the server, before a script's first
-#: write, whether this user may run each write it declares (``NOPERM`` when one is denied).
-PREFLIGHT = resources.files(__package__).joinpath("lua", "preflight.lua").read_text("utf-8")
+#: ``lua/preflight_shapes.lua``: ``preflight_shapes(writes, legacy)``, the second half of the
+#: preflight: each declared key's type, each ``INCR`` counter's value (the server's own
+#: ``WRONGTYPE`` or integer reply when one is not what the writes can take).
+PREFLIGHT_SHAPES = (
+    resources.files(__package__).joinpath("lua", "preflight_shapes.lua").read_text("utf-8")
+)
+#: ``lua/preflight.lua`` after :data:`PREFLIGHT_SHAPES`: ``preflight(writes)`` asks the server,
+#: before a script's first write, whether this user may run each write it declares
+#: (``NOPERM`` when one is denied), then whether each key can take them.
+PREFLIGHT = PREFLIGHT_SHAPES + resources.files(__package__).joinpath(
+    "lua", "preflight.lua"
+).read_text("utf-8")

@@ -8,10 +8,14 @@
 -- writes more than once (tests/storage/test_lua_preflight.py checks every declaration
 -- against the script's writes). A server without redis.acl_check_cmd (before 7.0) has
 -- nothing to ask: the script runs unchecked, as before (docs/contract.md).
-local function preflight(writes)
+-- Then, with what the declaration implies, each key's type and each INCR counter's value
+-- (preflight_shapes.lua, in front of this): corrupt data is refused before the first write
+-- with the server's own reply (WRONGTYPE, "value is not an integer or out of range",
+-- "increment or decrement would overflow"). ``legacy`` (optional): key -> a further type it
+-- may hold (a shape an older version wrote, which the script converts).
+local function preflight(writes, legacy)
   local check = redis.acl_check_cmd
-  if not check then return end
-  for command, keys in pairs(writes) do
+  for command, keys in pairs(check and writes or {}) do
     for _, key in pairs(keys) do
       local group = key
       if type(key) ~= 'table' then group = {key} end
@@ -23,4 +27,5 @@ local function preflight(writes)
       end
     end
   end
+  preflight_shapes(writes, legacy)
 end

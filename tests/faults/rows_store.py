@@ -30,6 +30,7 @@ from typing import Any
 import httpx
 from redis.exceptions import RedisError
 
+from llm_client import as_text
 from memory_worker.farmsim import FarmSimulator
 from memory_worker.farmsim.faults import Fault, FaultKind
 from memory_worker.keys import Keys
@@ -419,6 +420,12 @@ async def _one_chat_corrupt(ctx: FaultContext, role: str, plant: Any) -> None:
         assert first.code == "StoreDataCorrupt", (first, fleet.logs())
         assert f"chat {BAD_CHAT}" in first.message, first
         assert role in first.message, first
+        # nothing of the bad chat's card write landed: the preflight refused it before its
+        # first write (the chat's only key is the planted one)
+        written = sorted(
+            [as_text(k) async for k in ctx.redis.scan_iter(match=keys.chat(BAD_CHAT, "*"))]
+        )
+        assert written == [keys.chat(BAD_CHAT, role)], written
         print(
             f"chat {BAD_CHAT}'s run failed {took:.2f} s after the workers started: {first.message}"
         )

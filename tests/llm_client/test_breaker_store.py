@@ -249,7 +249,8 @@ async def test_a_closed_success_costs_evalsha_hmget_hset_and_zadd(admin: Any) ->
     await store.record("warm/up", warm, Outcome.SUCCESS, now_ms=T0)  # scripts loaded
     permit = await store.acquire(TARGET, lease_seconds=60, now_ms=T0)
     assert permit is not None
-    hot = Counter({"evalsha": 1, "hmget": 1, "hset": 1, "zadd": 1})
+    # with the preflight's TYPE of the three keys a record may write (before its first write)
+    hot = Counter({"evalsha": 1, "hmget": 1, "hset": 1, "zadd": 1, "type": 3})
     ttls = Counter({"pexpire": 2})
     now = T0
     for seq in range(1, 40):
@@ -260,7 +261,7 @@ async def test_a_closed_success_costs_evalsha_hmget_hset_and_zadd(admin: Any) ->
             admin,
             store.record(TARGET, permit, Outcome.SUCCESS, now_ms=now, count=count, report=report),
         )
-        expected = hot + Counter({"hincrby": int(count)})
+        expected = hot + Counter({"hincrby": int(count), "type": int(count)})  # its key too
         if seq == 1:
             expected += ttls  # a new hash: both keys get their TTLs
         elif seq % 16 == 0:

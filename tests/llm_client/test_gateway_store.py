@@ -240,7 +240,8 @@ async def test_the_gate_costs_an_uncapped_target_nothing(admin: Any) -> None:
             targets[0], warm.permit, Outcome.SUCCESS, now_ms=T0 + 2, report=Report(elapsed_ms=9)
         ),
     )
-    assert spent == Counter({"evalsha": 1, "hmget": 1, "hset": 1, "zadd": 1})
+    # and its preflight's TYPE of the keys it may write (corrupt data refused before a write)
+    assert spent == Counter({"evalsha": 1, "hmget": 1, "hset": 1, "zadd": 1, "type": 3})
     capped = [TargetLimits(max_in_flight=2, requests_per_minute=600), TargetLimits()]
     spent = await inner_commands(
         admin,

@@ -59,7 +59,7 @@ async def test_a_completed_ticks_schedule_costs_nine_inner_commands(admin: Any) 
     the running and queued sets, clears the deferral mark, counts (started pruned, two
     ZINTERCARD) and queues its follow-up. It stays in "started" (below), no ZCOUNT (only
     if_idle reads it), and the queued prune only every PRUNE_QUEUED_MS: 9 inner commands,
-    12 before."""
+    12 before; and the preflight's 5 TYPE (corrupt data refused before the first write)."""
     queue = TickQueue(admin, Keys("cost1:"))
     ticks = [await running_tick(queue, admin, f"r{i}", T0) for i in range(2)]
     await queue.schedule(TickPlan(Mode.AMPLIFY, base=0), target=2, at_ms=T0, done="warm")
@@ -75,6 +75,7 @@ async def test_a_completed_ticks_schedule_costs_nine_inner_commands(admin: Any) 
         "zintercard": 2,
         "set": 1,
         "zadd": 2,
+        "type": 5,  # the preflight: one TYPE a typed key it may write (the ticks' sets, marks)
     }
     later = T0 + TickQueue.PRUNE_QUEUED_MS
     spent = await cost(admin, queue.schedule(COMPLETED, target=1, at_ms=later, done=ticks[1]))
@@ -231,13 +232,14 @@ async def test_a_job_start_costs_four_inner_commands_and_a_lost_race_one(
     await worker._start("warm", keys, False, now)  # the script loaded
 
     spent = await cost(admin, worker._start(tick, keys, True, now))
-    assert spent == {"evalsha": 1, "set": 1, "zscore": 1, "zadd": 2}
+    # and the preflight's TYPE of the two sets it may ZADD to (before its first write)
+    assert spent == {"evalsha": 1, "set": 1, "zscore": 1, "zadd": 2, "type": 2}
     assert await admin.exists(in_progress_key_prefix + tick)
     assert await admin.zscore(keys.ticks_started, tick) is not None
 
     lost: list[Any] = []
     spent = await cost(admin, _keep(lost, worker._start(tick, keys, True, now)))
-    assert (lost, spent) == ([None], {"evalsha": 1, "set": 1})  # another worker has it
+    assert (lost, spent) == ([None], {"evalsha": 1, "set": 1, "type": 2})  # another has it
 
     for name, score in (("gone", None), ("later", now + 60_000)):
         job_id = keys.tick_job_id(name)

@@ -22,6 +22,10 @@ from tests.support.factories import make_request
 T0 = 1_800_000_000_000
 #: Inner commands of one claim from the queued lane (docs/scaling.md explains each).
 CLAIM_COMMANDS = 14
+#: Its preflight's ``TYPE`` of each distinct key it may write with a typed command (the
+#: lanes, status sets, counters, parked counts, the worker's runs, each candidate's run hash
+#: and error log): corrupt data refused before the first write.
+CLAIM_TYPE_CHECKS = 16
 
 
 async def calls(admin: Any) -> dict[str, int]:
@@ -29,7 +33,7 @@ async def calls(admin: Any) -> dict[str, int]:
     return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
 
 
-async def test_a_claim_from_the_queued_lane_costs_at_most_14_commands(
+async def test_a_claim_from_the_queued_lane_costs_at_most_14_commands_and_its_type_checks(
     admin: Any, settings: Settings
 ) -> None:
     store = RunStore(admin, settings)
@@ -43,6 +47,7 @@ async def test_a_claim_from_the_queued_lane_costs_at_most_14_commands(
     spent = {k: n - before.get(k, 0) for k, n in after.items() if n > before.get(k, 0)}
     assert spent.pop("info") == 1  # the first snapshot
     assert spent.pop("evalsha") == 1  # one round trip
+    assert spent.pop("type") <= CLAIM_TYPE_CHECKS, spent
     assert sum(spent.values()) <= CLAIM_COMMANDS, spent
     # and it is a whole claim: the second run, leased to w, listed under w, counted
     assert claim is not None

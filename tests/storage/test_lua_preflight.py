@@ -7,6 +7,10 @@ loop counts twice) must call ``preflight{…}`` in its main chunk before its fir
 declare exactly the (command, key) pairs it may write: every one it writes, none it never
 writes (each extra check could refuse a call for nothing). A new script without one, or a new
 write an old declaration misses, fails here.
+
+The declaration also says what type each key must hold (``preflight_shapes.lua``: HSET a
+hash, ZADD a zset…), which the preflight checks before the first write: a key declared under
+commands that need two types is a declaration bug (no key could take both), caught here.
 """
 
 from __future__ import annotations
@@ -14,7 +18,14 @@ from __future__ import annotations
 import pytest
 
 from tests.support.lua_scripts import all_scripts
-from tests.support.lua_writes import EVERY_KEY, read_writes
+from tests.support.lua_writes import (
+    ANY_TYPE,
+    EVERY_KEY,
+    NEEDED_TYPES,
+    WRITE_COMMANDS,
+    read_writes,
+    type_conflicts,
+)
 
 PREFLIGHT = "local function preflight(w) end\n"
 #: Scripts whose writes are on branches of which one call takes one: each call writes once.
@@ -36,6 +47,8 @@ def _offences(name: str, text: str) -> list[str]:
         found.append(f"{name}: {command} on {origin} is not declared")
     for command, origin in sorted(reading.unused()):
         found.append(f"{name}: {command} on {origin} is declared and never written")
+    for origin, kinds in sorted(type_conflicts(reading.declared).items()):
+        found.append(f"{name}: {origin} is declared for a {' and a '.join(sorted(kinds))}")
     return found
 
 
@@ -100,6 +113,28 @@ def _offences(name: str, text: str) -> list[str]:
             "redis.call('RENAME', KEYS[2], KEYS[1])",
             True,
         ),
+        (  # one key declared for a hash and a zset: no key can take both
+            "preflight({HSET = {KEYS[1]}, ZADD = {KEYS[1]}})\n"
+            "redis.call('HSET', KEYS[1], 'a', 1)\nredis.call('ZADD', KEYS[1], 1, 'a')",
+            True,
+        ),
+        (  # through a local: the same key
+            "local rk = KEYS[2]\npreflight({INCR = {rk}, RPUSH = {KEYS[2]}})\n"
+            "redis.call('INCR', rk)\nredis.call('RPUSH', KEYS[2], 'a')",
+            True,
+        ),
+        (  # a typed write and writes of any type on one key
+            "preflight({HSET = {KEYS[1]}, DEL = {KEYS[1]}, PEXPIRE = {KEYS[1]}})\n"
+            "redis.call('DEL', KEYS[1])\nredis.call('HSET', KEYS[1], 'a', 1)\n"
+            "redis.call('PEXPIRE', KEYS[1], 5)",
+            False,
+        ),
+        (  # KEYS itself (every key, for the ACL) implies no type
+            "preflight({HDEL = {KEYS}, ZREM = {KEYS}})\n"
+            "for i = 1, #KEYS do redis.call('HDEL', KEYS[i], 'a') end\n"
+            "for i = 1, #KEYS do redis.call('ZREM', KEYS[i], 'a') end",
+            False,
+        ),
         (  # a key read while running: KEYS stands for all
             "local T = {}\nfor i = 2, #KEYS do T[i] = KEYS[i] end\n"
             "preflight({ZADD = {KEYS}})\nfor i = 2, #KEYS do redis.call('ZADD', T[i], 1, 'x') end",
@@ -136,3 +171,13 @@ def test_the_settlements_declare_their_writes() -> None:
         assert reading.count >= 5, name
         assert reading.declared, name
         assert all(o.startswith(EVERY_KEY) for _, o in reading.declared), name
+
+
+def test_every_write_command_needs_one_type_or_none() -> None:
+    """A write command the preflight does not type is one that takes any key (a new typed
+    command left out of ``PREFLIGHT_TYPES`` would go unchecked)."""
+    assert set(NEEDED_TYPES) | ANY_TYPE == WRITE_COMMANDS
+    assert not set(NEEDED_TYPES) & ANY_TYPE
+    assert set(NEEDED_TYPES.values()) == {"hash", "zset", "set", "list", "string", "stream"}
+    assert NEEDED_TYPES["HSET"] == "hash"
+    assert NEEDED_TYPES["INCR"] == "string"

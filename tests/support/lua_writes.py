@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from llm_client._lua import PREFLIGHT_SHAPES
 from tests.support.lua_scripts import (
     ALL_KEYS,
     Script,
@@ -254,7 +255,8 @@ def read_writes(name: str, source: str) -> Reading:
             continue
         reading.preflight_at = p if reading.preflight_at < 0 else reading.preflight_at
         open_at = script.text.index("(", p)
-        (table,) = _split_args(script.text[open_at + 1 : _balanced(script.text, open_at) - 1])
+        # the declaration, then (optional) the legacy types: key -> a type older versions wrote
+        table = _split_args(script.text[open_at + 1 : _balanced(script.text, open_at) - 1])[0]
         reading.declared = reading.declared or set()
         for entry in _split_args(table.strip()[1:-1]):
             command, _, keys = entry.partition("=")
@@ -262,3 +264,35 @@ def read_writes(name: str, source: str) -> Reading:
                 for origin in origins(script, expr) or {"?"}:
                     reading.declared.add((command.strip().upper(), origin))
     return reading
+
+
+def _needed_types() -> dict[str, str]:
+    """command → the one type its key must hold, read from ``preflight_shapes.lua``'s
+    ``PREFLIGHT_TYPES`` (the string the preflight looks commands up in: one source)."""
+    table = re.search(r"local PREFLIGHT_TYPES = \[\[(.*?)\]\]", PREFLIGHT_SHAPES, re.S)
+    assert table is not None
+    return dict(re.findall(r"(\w+)=(\w+)", table.group(1)))
+
+
+#: command → the type its key must hold (missing: a command that takes a key of any type).
+NEEDED_TYPES = _needed_types()
+#: Writes that take a key of any type (they replace, remove or only time it): no type needed.
+ANY_TYPE = frozenset(
+    {
+        *("SET", "SETNX", "SETEX", "PSETEX", "DEL", "UNLINK", "RENAME", "RENAMENX", "COPY"),
+        *("RESTORE", "MOVE", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "PERSIST"),
+        *("ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE", "ZRANGESTORE"),
+        *("SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"),
+    }
+)
+
+
+def type_conflicts(declared: set[tuple[str, str]]) -> dict[str, set[str]]:
+    """Declared keys (KEYS origins) whose commands need two different types: a declaration
+    bug (no key can take both). ``KEYS`` itself (every key, declared for the ACL) implies no
+    type and is left out, as the preflight leaves it out."""
+    types: dict[str, set[str]] = {}
+    for command, origin in declared:
+        if origin != EVERY_KEY and command in NEEDED_TYPES:
+            types.setdefault(origin, set()).add(NEEDED_TYPES[command])
+    return {origin: kinds for origin, kinds in types.items() if len(kinds) > 1}

@@ -14,7 +14,8 @@ if redis.call('EXISTS', CANCEL_MARK) == 1 then
 end
 preflight({DEL = {RUNS}, ZADD = {RUNS, EXPIRY, EPISODES, ACTIVE}, ZREM = {EXPIRY, ACTIVE},
   HSET = {AUTHORS, CARDS, DEDUP, HISTORY, LINKS, META, EPISODE}, HDEL = {DEDUP},
-  INCR = {SEQ, VECVER, VECRW}, RPUSH = {VECIDS}, SADD = {SCOPES}, SETRANGE = {VEC, VECMASK}})
+  INCR = {SEQ, VECVER, VECRW}, RPUSH = {VECIDS}, SADD = {SCOPES}, SETRANGE = {VEC, VECMASK}},
+  {[RUNS] = 'set'})  -- a set before applied runs had a time: converted below
 if redis.call('TYPE', RUNS).ok == 'set' then  -- written before applied runs had a time
   local old = redis.call('SMEMBERS', RUNS)
   redis.call('DEL', RUNS)
