@@ -22,7 +22,11 @@ from hypothesis import strategies as st
 
 from memory_worker.privacy.masking import contains_secret, mask
 from memory_worker.privacy.masking.detect import NEEDLES
-from memory_worker.privacy.masking.labels import _LABELS, _label_starts, label_matches
+from memory_worker.privacy.masking.labels import (
+    _label_starts,
+    label_matches,
+    reference_label_pattern,
+)
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES
 from memory_worker.privacy.masking.needles import Needles
 
@@ -284,10 +288,13 @@ def _reference_labels(text: str) -> list[tuple[int, int, str]]:
     hits = NEEDLES.find(text)
     needles = hits.positions(LABEL_NEEDLES)
     if needles is None:
-        return [(m.start(), m.end(), m.lastgroup or "") for m in _LABELS.finditer(text)]
+        return [
+            (m.start(), m.end(), m.lastgroup or "")
+            for m in reference_label_pattern().finditer(text)
+        ]
     found, end = [], 0
     for at in _label_starts(text, needles):
-        if at >= end and (match := _LABELS.match(text, at)) is not None:
+        if at >= end and (match := reference_label_pattern().match(text, at)) is not None:
             end = match.end()
             found.append((match.start(), match.end(), match.lastgroup or ""))
     return found

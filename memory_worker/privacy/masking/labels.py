@@ -103,7 +103,12 @@ _LABEL_END = r"(?![^\W\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
 _UNSPACED = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
 
 
-def _label_pattern() -> re.Pattern[str]:
+@lru_cache(maxsize=1)
+def reference_label_pattern() -> re.Pattern[str]:
+    """Every label as one pattern of named groups (``<family>_<lang>``): the reference the
+    fast scan (:func:`_label_at` over :data:`_FLAT_ALL`) is tested against, and the scan of
+    a text whose needles were not looked for. Compiled on first use (it takes most of a
+    second; a process that masks only with needles never needs it)."""
     glued = "|".join(
         label
         for table in _FAMILIES.values()
@@ -112,14 +117,23 @@ def _label_pattern() -> re.Pattern[str]:
         for label in labels
     )
     start = f"(?:(?<!\\w)|(?<=[{_UNSPACED}])(?!(?:{glued})))"
-    groups = []
+    # ``start`` consumes nothing, so it is written once before each run of consecutive spaced
+    # groups (``S(?:A|B)`` matches as ``SA|SB``, in the same order): written before every
+    # group, its alternation of every glued label made the pattern take seconds to compile
+    groups: list[str] = []
+    spaced: list[str] = []
     for family, table in _FAMILIES.items():
         for lang, labels in table.items():
             body = "|".join(sorted(labels, key=len, reverse=True))
             if lang in _GLUED:
+                if spaced:
+                    groups.append(f"{start}(?:{'|'.join(spaced)})")
+                    spaced = []
                 groups.append(f"(?P<{family}_{lang}>{body})")
             else:
-                groups.append(f"{start}(?P<{family}_{lang}>{body}){_LABEL_END}")
+                spaced.append(f"(?P<{family}_{lang}>{body}){_LABEL_END}")
+    if spaced:
+        groups.append(f"{start}(?:{'|'.join(spaced)})")
     return re.compile("|".join(groups), re.IGNORECASE)
 
 
@@ -165,7 +179,6 @@ def _connector_pattern(lang: str) -> re.Pattern[str]:
     )
 
 
-_LABELS = _label_pattern()
 _CONNECTORS = {lang: _connector_pattern(lang) for lang in [*CONNECTOR_WORDS, "any"]}
 _QUOTES = {'"': '"', "'": "'", "«": "»", "“": "”", "„": "“", "‘": "’", "`": "`", "「": "」"}
 _BARE = re.compile(r"[^\s]+")
@@ -657,13 +670,25 @@ class Label(NamedTuple):
 def _flat(glued_only: bool) -> re.Pattern[str]:
     """Every label as one flat alternation, casefolded, in the order of :data:`_GROUPS` (so the
     first alternative that matches belongs to the first group that matches, as in
-    ``_LABELS``): a flat alternation of literals is tried far faster than named groups."""
-    alternatives = [
-        f"(?:{alternative})" if lang in _GLUED else f"(?:{alternative}){_LABEL_END}"
-        for _, lang, labels, _ in _GROUPS
-        if lang in _GLUED or not glued_only
-        for alternative in labels
-    ]
+    ``reference_label_pattern``): a flat alternation of literals is tried far faster than named groups."""
+    # a run of consecutive spaced alternatives shares one end check (``(?:A|B)E`` matches as
+    # ``AE|BE``, in the same order): one per alternative made the pattern take a second to
+    # compile
+    alternatives: list[str] = []
+    spaced: list[str] = []
+    for _, lang, labels, _ in _GROUPS:
+        if lang not in _GLUED and glued_only:
+            continue
+        for alternative in labels:
+            if lang in _GLUED:
+                if spaced:
+                    alternatives.append(f"(?:{'|'.join(spaced)}){_LABEL_END}")
+                    spaced = []
+                alternatives.append(f"(?:{alternative})")
+            else:
+                spaced.append(f"(?:{alternative})")
+    if spaced:
+        alternatives.append(f"(?:{'|'.join(spaced)}){_LABEL_END}")
     return re.compile("|".join(alternatives))
 
 
@@ -699,7 +724,7 @@ _UNSPACED_CHAR = re.compile(f"[{_UNSPACED}]")
 
 
 def _label_at(lowered: str, at: int) -> Label | None:
-    """The label starting at ``at`` in the casefolded text, as ``_LABELS.match`` finds it."""
+    """The label starting at ``at`` in the casefolded text, as ``reference_label_pattern().match`` finds it."""
     inside = at > 0 and (lowered[at - 1].isalnum() or lowered[at - 1] == "_")
     flat = (_FLAT_GLUED if inside else _FLAT_ALL).match(lowered, at)
     if flat is None and inside and _UNSPACED_CHAR.match(lowered, at - 1):
@@ -720,13 +745,13 @@ def _label_at(lowered: str, at: int) -> Label | None:
 
 @lru_cache(maxsize=16)
 def label_matches(text: str, hits: Hits) -> tuple[Label, ...]:
-    """The labels of ``text`` (as ``_LABELS.finditer`` finds them), tried only where a label
+    """The labels of ``text`` (as ``reference_label_pattern().finditer`` finds them), tried only where a label
     may start; computed once for the few readers of the same text."""
     needles = hits.positions(LABEL_NEEDLES)
     if needles is None:
         return tuple(
             Label(m.start(), m.end(), *(m.lastgroup or "_").partition("_")[::2])
-            for m in _LABELS.finditer(text)
+            for m in reference_label_pattern().finditer(text)
         )
     lowered = text.casefold()
     end = 0
