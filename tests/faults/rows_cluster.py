@@ -138,7 +138,7 @@ async def row29(ctx: FaultContext) -> None:
             await client.aclose()
         logs = fleet.logs(tail=None)
         assert "Unclosed" not in logs, logs[-4000:]
-        assert unclosed == []
+        assert unclosed == [], unclosed  # what the loop or a ResourceWarning reported
         faults = Counter(
             event["error"]
             for event in (json.loads(line) for line in logs.splitlines() if line.startswith("{"))
