@@ -112,6 +112,7 @@ def test_an_unknown_split_is_refused_and_the_default_is_the_generated_suite() ->
     assert test == [q for q in both if q.split == "test"]
 
 
+@pytest.mark.slow  # the long conversation embedded: started first, no tail
 async def test_hybrid_recall_beats_the_cosine_on_a_slice(redis: Any, key_prefix: str) -> None:
     chats, questions = load()
     chat = [c for c in chats if c.id == SLICE_CHAT]
@@ -133,6 +134,7 @@ async def test_hybrid_recall_beats_the_cosine_on_a_slice(redis: Any, key_prefix:
         assert hybrid.mean(group, 5) >= dense.mean(group, 5) - 0.05, category
 
 
+@pytest.mark.slow  # the long conversation embedded: started first, no tail
 async def test_connected_recall_reaches_its_bars_on_the_test_split(
     redis: Any, key_prefix: str
 ) -> None:

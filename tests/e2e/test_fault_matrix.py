@@ -43,6 +43,7 @@ def test_every_row_has_a_scenario() -> None:
     assert not missing, f"fault rows without a scenario: {missing}"
 
 
+@pytest.mark.slow  # real worker processes, 10–70 s a row: started first, they are no tail
 @pytest.mark.parametrize("row", sorted(SCENARIOS), ids=lambda r: f"row{r:02d}")
 async def test_fault_row(
     row: int,

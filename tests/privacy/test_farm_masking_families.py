@@ -134,6 +134,7 @@ async def test_no_secret_reaches_the_farm_or_the_embedder_or_a_card(
         assert_no_value(fact)
 
 
+@pytest.mark.slow  # every family's queries through the farm: started first, no tail
 async def test_recall_queries_reach_the_embedder_masked(
     settings: Settings, tmp_path: Path, sim: FarmSimulator
 ) -> None:
