@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from redis.asyncio.connection import SSLConnection
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from memory_worker.errors import RedisUrlError
@@ -183,6 +184,23 @@ async def test_a_pooled_connection_holding_a_reply_nobody_read_is_never_handed_o
         server.stop()
 
 
+async def _answers(url: str, within: float = 15.0) -> None:
+    """Until a fresh client's PING is answered at ``url`` (a restarted server may be ready on
+    its socket file before its TCP port listens)."""
+    deadline = time.monotonic() + within
+    while True:
+        probe = client_from_url(url)
+        try:
+            if await probe.ping():
+                return
+        except RedisError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.05)
+        finally:
+            await probe.aclose()
+
+
 @pytest.mark.parametrize("tcp", [False, True], ids=["unix", "tcp"])
 async def test_a_server_restarted_under_an_idle_pooled_connection_is_found_at_checkout(
     tmp_path: Path, tcp: bool
@@ -201,6 +219,7 @@ async def test_a_server_restarted_under_an_idle_pooled_connection_is_found_at_ch
         again = EmbeddedValkey(tmp_path / "valkey", tcp=tcp, port=server.port).ensure()
         assert again.pid != server.pid
         server = again
+        await _answers(again.tcp_url if tcp else again.url)  # a loaded host binds it late
         await asyncio.sleep(0.2)  # the old socket's end of stream reaches the client
         assert await client.set("after", "yes")
         assert await client.get("after") == b"yes"
