@@ -7,6 +7,7 @@ by ``memory-worker breakers list``, which must both name the target and the reas
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -48,6 +49,12 @@ async def gateway_state(redis: Any, settings: Settings, tmp_path: Path) -> Setti
     )
     settings = settings.model_copy(update={"routes_file": routes})
     store = breaker_store(redis, settings)
+    # the tokens are "today's" until 00:00 UTC: a test started in the day's last minute
+    # would read them back as yesterday's (a CI run that crossed midnight did), so it
+    # records them after the day turns
+    left = 86_400 - time.time() % 86_400
+    if left < 60:
+        await asyncio.sleep(left + 0.5)
     now = int(time.time() * 1000)
     permit = await store.acquire(COOL, lease_seconds=5)
     assert permit is not None
