@@ -228,6 +228,14 @@ def fields(d: Draw, lang: str) -> dict[str, Callable[[], str]]:
     def cvv() -> str:
         return pending.pop("cvv", "") or d.code(3)
 
+    def first_name() -> str:
+        pending["name"] = r.choice(names)
+        return pending["name"]
+
+    def other_name() -> str:
+        taken = pending.pop("name", "")
+        return r.choice([n for n in names if n != taken])
+
     def clock() -> str:
         minutes = r.randint(6 * 60, 22 * 60) // 5 * 5
         pending["minutes"] = str(minutes)
@@ -296,8 +304,8 @@ def fields(d: Draw, lang: str) -> dict[str, Callable[[], str]]:
         "twilio": lambda: d.chars("0123456789abcdef", 32),
         "pkey": d.pkey,
         "eckey": d.ec_key,
-        "name": lambda: r.choice(names),
-        "name2": lambda: r.choice(names),
+        "name": first_name,
+        "name2": other_name,
         "user": lambda: r.choice(
             (
                 "admin",
@@ -314,9 +322,9 @@ def fields(d: Draw, lang: str) -> dict[str, Callable[[], str]]:
         ),
         "host": lambda: r.choice(
             (
-                "10.20.0.14",
+                "clinic-db.lan",
                 "db.harbor-lan",
-                "192.168.8.30",
+                "pi.farm",
                 "nas.local",
                 "shop-backend",
                 "srv2.intra",
@@ -475,7 +483,11 @@ def build() -> list[dict[str, object]]:
                     if "{lead}" in body:
                         body = body.replace("{lead}", leads[(k + len(seen)) % len(leads)])
                     text, secrets = fill(
-                        body, draw, r, labels, kind == "secret" and r.random() < 0.15
+                        body,
+                        draw,
+                        r,
+                        labels,
+                        kind == "secret" and "{lead}" not in tpl and r.random() < 0.3,
                     )
                     if text not in seen and line_ok(text, secrets, kind):
                         break

@@ -22,6 +22,8 @@ def price(lang: str, whole: int, cents: int) -> str:
         "zh": "¥{w}",
         "ar": "{w} ريال",
     }[lang]
+    if lang in ("ja", "ko"):
+        return fmt.format(w=f"{whole * (10 if lang == 'ja' else 100):,}", c="")
     return fmt.format(w=whole, c=f"{cents:02d}")
 
 
@@ -96,7 +98,7 @@ LOOKALIKES: dict[str, Templates] = {
         ),
         (
             "label_other_sense",
-            "rowing club playlist: the warm-up song is in the key of D, tempo {nn}0 bpm",
+            "rowing club playlist: the warm-up song is in the key of D, tempo 1{nn} bpm",
         ),
         ("order_number", "hay delivery order {order} confirmed for {date}, total {price}"),
         ("tracking", "the vaccine cooler box is on its way, tracking {track}"),
