@@ -346,6 +346,7 @@ async def test_failover_to_a_direct_fallback_and_400_returns_at_once(
     assert sim.submits(DIRECT_SERVICE) == 1  # no fallback after a non-retryable error
 
 
+@pytest.mark.usefixtures("e5_loaded")  # the simulator's embedder: no model load in 5 s
 async def test_embedding_route_through_the_walker(sim: FarmSimulator, nodes: Nodes) -> None:
     from llm_client import default_routes
 
