@@ -89,12 +89,19 @@ def not_a_value(value: str) -> bool:
         or _placeholder_phrase(value)
         or placeholder(value)
         or value.startswith(("[", "<", "{", "("))
-        or bool(_TEMPLATE.match(value) or (_CODE.match(value) and not _DOTTED_WORDS.match(value)))
+        or bool(_TEMPLATE.match(value) or (_CODE.match(value) and not _dotted_value(value)))
         or "://" in value
         or folded.startswith("www.")
         or _PATH.match(value) is not None
         or _VERSION.match(value) is not None
     )
+
+
+def _dotted_value(value: str) -> bool:
+    """A dotted name that is a value: words ending in digits ("fragola.micio13"), or two parts
+    in random case ("mbKCIM.HgpnzD", "WxrYQP.nftCsh": capitals in a run inside lower case, as
+    no attribute is named; ``document.getElementById``, ``element.innerHTML`` stay code)."""
+    return _DOTTED_WORDS.match(value) is not None or _random_case(value)
 
 
 def wordy(value: str) -> bool:
