@@ -28,7 +28,12 @@ from memory_worker.privacy.masking.contaminate import contaminated
 from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.lists import LIST_NEEDLES, credential_lists
-from memory_worker.privacy.masking.locks import LOCK_NEEDLES, entry_numbers, lock_numbers
+from memory_worker.privacy.masking.locks import (
+    LOCK_NEEDLES,
+    entry_numbers,
+    keypad_codes,
+    lock_numbers,
+)
 from memory_worker.privacy.masking.needles import Hits, Needles
 from memory_worker.privacy.masking.normalise import fold
 from memory_worker.privacy.masking.numbers import card_numbers, contacts, ssn_numbers
@@ -74,6 +79,7 @@ DETECTORS: tuple[Detector, ...] = (
     security_answers,
     lock_numbers,
     entry_numbers,
+    keypad_codes,
     access_values,
     keys_near_labels,
     credential_lists,
@@ -92,6 +98,7 @@ NEEDLELESS: tuple[Detector, ...] = (
     unmarked_tokens,
     seed_phrases,
     entry_numbers,
+    keypad_codes,
 )
 
 NEEDLES = Needles(

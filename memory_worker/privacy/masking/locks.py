@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 
 from memory_worker.privacy.masking.needles import Hits
-from memory_worker.privacy.masking.ordinary import UNITS
+from memory_worker.privacy.masking.ordinary import NOT_SECRET_CODES, UNITS
 from memory_worker.privacy.masking.shapes import Span
 
 
@@ -198,3 +198,121 @@ def lock_numbers(text: str, hits: Hits) -> Iterator[Span]:
         for match in _LOCK_ANSWERED.finditer(text):
             if not _YEAR.match(match.group("v")):
                 yield match.start("v"), match.end("v"), "pin"
+
+
+#: What an entry's or a lock's code may be named by with no verb, the digits standing bare after
+#: it in its sentence ("boathouse padlock is 54713", "cancello area gru 58300", "Steg-Tor 92784",
+#: "iskele kapısı 44960", "浮桥门禁5926", "the override for room 2's maglock is 433487"): a gate, a
+#: barrier, a padlock, a lock, a key box or a key safe in the fifteen languages. Narrower than
+#: :data:`_ENTRY` on purpose: a door, a port ("porta 8080"), an alarm ("alarm 0630") or a portal
+#: name other numbers too.
+_BARE_NOUN = (
+    r"(?<![^\W\d_])(?:gate|padlock|maglock|mag\s*lock|keysafe|key\s*safe|lock\s*box|key\s*box"
+    r"|barrier|combination\s+lock|lock"
+    r"|(?:steg|hof|garten|einfahrts|garagen|haus)?-?tor|schloss|vorhängeschloss|zahlenschloss"
+    r"|schranke|pforte|schlüssel(?:kasten|box|tresor|safe)"
+    r"|portail|portillon|cadenas|barri[èe]re|grille|bo[iî]te\s+[àa]\s+cl[ée]s"
+    r"|port[óo]n|cancela|candado|verja|barrera|cajet[íi]n(?:\s+de\s+llaves)?|caja\s+de\s+llaves"
+    r"|cancell(?:o|etto)|lucchetto|sbarra|cassetta\s+(?:delle\s+)?chiavi"
+    r"|port[ãa]o|cadeado|cofre\s+de\s+chaves|caixa\s+de\s+chaves"
+    r"|hek|poort|hangslot|cijferslot|sleutelkastje|sleutelkluis|slagboom"
+    r"|grind(?:en)?|hänglås(?:et)?|kodlås(?:et)?|nyckelskåp(?:et)?|nyckelbox(?:en)?|bommen"
+    r"|bram(?:a|y|ie|ę)|furtk[aię]|kłódk[aiąę]|szlaban|sejfik|skrytk[aię]"
+    r"|калитк[аиуе]|ворот(?:а|ах)|зам(?:ок|ка|ке)|шлагбаум\w*|ключниц\w*"
+    r"|kap[ıi](?:s[ıi])?|kilid(?:i|in)|kilit|bariyer|anahtar\s+kutusu"
+    r")(?![^\W\d_])"
+    r"|ゲート|南京錠|ダイヤル錠|キーボックス|門|게이트|자물쇠|키\s*박스|대문|차단기"
+    r"|门禁|大门|挂锁|密码锁|钥匙[盒箱]|(?:ال)?بوابة|(?:ال)?قفل|صندوق\s+(?:ال)?مفاتيح"
+)
+#: The words that may stand between such a noun and its digits: no digit, no sentence's end,
+#: at most 48 characters ("vom Bootshaus ist jetzt", "del pontile", "zone grue").
+_BARE_ENTRY = re.compile(
+    rf"(?i:{_BARE_NOUN})(?P<gap>[^\d.!?。！？\n]{{0,48}}?)"
+    r"(?<![A-Za-z0-9])(?P<v>[#*]?\d{4,8}[#*]?)(?![\d.,:/-]\d)(?![A-Za-z0-9])"
+)
+#: A gap that says the number is something else: a time or a date ("the gate closes at 2230"),
+#: a room, a flight, a seat, a platform, a phone, a price, a year.
+_NOT_A_CODE_GAP = re.compile(
+    r"(?i)(?<![^\W\d_])(?:at|by|from|until|till|since|before|after|um|ab|bis|seit|vor|nach|à|"
+    r"dès|depuis|jusqu['’]?à|a\s+las|desde|hasta|alle|dalle|fino\s+alle|às|até|om|tot|van|kl|"
+    r"klockan|från|till|o|od|do|в|с|до|после|saat|room|zimmer|chambre|habitaci[óo]n|stanza|"
+    r"quarto|kamer|rum|pok[óo]j|номер|oda|flight|flug|vol|vuelo|volo|voo|vlucht|рейс|uçuş|"
+    r"seat|platform|gleis|quai|and[ée]n|binario|spår|peron|путь|tel|phone|telefon|fax|costs?|"
+    r"kostet|co[uû]te|cuesta|costa|kost|kostar|kosztuje|стоит|price|preis|prix|precio|prezzo|"
+    r"pre[çc]o|prijs|pris|cena|цена|fiyat|year|jahr|ann[ée]e|a[ñn]o|anno|ano|jaar|år|rok|год|yıl)"
+    r"(?![^\W\d_])[^\d]*$"
+)
+#: A time after the digits ("2230 Uhr", "0700h", "1430時").
+_TIME_AFTER = re.compile(r"[ \t]*(?:h(?![^\W\d_])|uhr|o['’]?clock|hrs|時|点|시)", re.I)
+#: Digits adorned with a keypad's keys: ``#`` or ``*`` on both sides, or a ``#`` after them
+#: (the keypad's enter key): a code wherever it stands ("*938654#", "#14695#", "545880#").
+#: A ``*`` after them, or one key before them, is a code beside an entry, a lock or a code's
+#: word in the sentence ("Tor zum Kranplatz 3076*", "Hafen-Tor #8103", "钥匙盒*837830"); alone
+#: it is a footnote, a hashtag or an order's number ("#4521", "1999*").
+_KEYPAD_CODE = re.compile(r"(?<![\w#*+])(?P<a>[#*]?)(?P<v>\d{4,8})(?P<b>[#*]?)(?![\w#*]|[.,:/-]\d)")
+#: A code's word ("code", "Code", "kod", "código", "番号", "码", "번호", "رمز"), for an adorned
+#: code's context beside :data:`_BARE_NOUN`.
+_CODE_WORD = re.compile(
+    r"(?i)(?<![^\W\d_])(?:code|codes|kod|kodu|koden|codice|c[óo]digo|код\w*|combo|pin|"
+    r"keypad|tastiera|teclado|clavier|tastatur|knappsats|klawiatur\w*)(?![^\W\d_])"
+    r"|暗証番号|暗証|コード|密码|密碼|开门码|门禁码|비밀번호|비번|코드|رمز|الرمز|كود"
+)
+_SENTENCE_END = re.compile(r"[.!?。！？\n](?!\d)")
+
+
+def _in_sentence_before(pattern: re.Pattern[str], text: str, at: int, reach: int = 80) -> bool:
+    """Whether ``pattern`` stands in the sentence before ``at`` (within ``reach``), and not
+    after a word saying the code is of another kind ("order code #48213", "promo code")."""
+    start = max(0, at - reach)
+    window = text[start:at]
+    ends = [m.end() for m in _SENTENCE_END.finditer(window)]
+    for found in pattern.finditer(window, ends[-1] if ends else 0):
+        before = window[: found.start()].split()
+        if not before or before[-1].casefold() not in NOT_SECRET_CODES:
+            return True
+    return False
+
+
+_BARE_NOUN_RE = re.compile(rf"(?i:{_BARE_NOUN})")
+_AMOUNT_BEFORE = re.compile(r"[$€£¥₽₴₺]\s*$")
+
+
+def keypad_codes(text: str, hits: Hits) -> Iterator[Span]:
+    """A code adorned with a keypad's keys (see :data:`_KEYPAD_CODE`), and a gate's, a lock's
+    or a key box's number standing bare after its noun in its sentence (:data:`_BARE_ENTRY`).
+    Run on every text: a ``#`` or a ``*``, or a run of four digits, is looked for first."""
+    if "#" in text or "*" in text:
+        for match in _KEYPAD_CODE.finditer(text):
+            a, b = match.group("a"), match.group("b")
+            if not a and not b:
+                continue
+            at = match.start("v")
+            if _AMOUNT.match(text, match.end()) or _AMOUNT_BEFORE.search(text, 0, match.start()):
+                continue
+            both = bool(a) and bool(b)
+            if both and a == b == "*" and _YEAR.match(match.group("v")):
+                continue  # "*2024*": a year in bold
+            anywhere = (both and not (a == b == "*")) or b == "#"
+            if anywhere or _in_sentence_before(_BARE_NOUN_RE, text, at) or _in_sentence_before(
+                _CODE_WORD, text, at
+            ):
+                yield match.start(), match.end(), "pin"
+    end = 0
+    for digits in _FOUR_DIGITS.finditer(text):
+        if digits.start() < end:
+            continue
+        end = digits.end()
+        window = max(0, digits.start() - 70)
+        for match in _BARE_ENTRY.finditer(text, window, min(len(text), digits.end() + 12)):
+            if not match.start("v") <= digits.start() < match.end("v"):
+                continue
+            value = match.group("v").strip("#*")
+            if _NOT_A_CODE_GAP.search(match.group("gap")) or _YEAR.match(value):
+                break
+            if _AMOUNT.match(text, match.end()) or _TIME_AFTER.match(text, match.end()):
+                break
+            if _AMOUNT_BEFORE.search(match.group("gap")):
+                break
+            yield match.start("v"), match.end("v"), "pin"
+            end = match.end("v")
+            break
