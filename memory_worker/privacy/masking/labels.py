@@ -163,6 +163,14 @@ def _alternatives(words: set[str], glued: set[str]) -> str:
     return "(?:" + "|".join(parts) + ")"
 
 
+#: A comma, then a pronoun and its copula restating what was named: "my security answer,
+#: it's …", "la réponse secrète, c'est …", "die Antwort, das ist …" (any label's language).
+_RESTATED = (
+    r",[ \t]*(?:it['’]s|it\s+is|that['’]s|that\s+is|c['’]est|das\s+ist|es\s+ist|eso\s+es"
+    r"|это|to\s+jest|dat\s+is|det\s+är|isso\s+é)(?!\w)[ \t]*(?::[ \t]*)?"
+)
+
+
 def _connector_pattern(lang: str) -> re.Pattern[str]:
     """Symbols, then the label's language's copulas and English's, for a code's digits a comma
     before them too ("cryptogramme visuel, c'est 402") (an English-spelt label
@@ -182,7 +190,7 @@ def _connector_pattern(lang: str) -> re.Pattern[str]:
     comma = r"(?:,[ \t]*)?" if lang == "any" else ""  # a code's digits only: "CVC, it's 226"
     return re.compile(
         rf"\s*(?:{_SYMBOLS}\s*(?:{body}\s*)?(?:{_SYMBOLS}\s*)?"
-        rf"|['’]s(?!\w)\s*|{comma}{body}\s*(?:{_SYMBOLS}\s*)?)",
+        rf"|['’]s(?!\w)\s*|{comma}{body}\s*(?:{_SYMBOLS}\s*)?|{_RESTATED})",
         re.IGNORECASE,
     )
 
@@ -323,6 +331,10 @@ def _joined(
         return refused
     begin, end, quoted = found
     value = text[begin:end]
+    if joined.group(0).lstrip().startswith(",") and family not in _DIGIT_FAMILIES:
+        if not strong(value):
+            return True  # restated, then a word: "the password, it's annoying"
+        return begin, end
     if not quoted and wordy(value) and PROSE.match(text, end):
         return refused  # a plain word opening a phrase: "password: ask at the desk"
     if not quoted and wordy(value) and joined.group(0).strip().startswith("?"):

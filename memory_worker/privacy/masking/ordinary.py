@@ -305,6 +305,7 @@ USER_LABELS = _words(
     identifiant utente użytkownik login: логин юзер пользователь логін користувач gebruiker
     gebruikersnaam användare användarnamn kullanıcı kullanıcı adı uživatel pengguna
     brugernavn käyttäjä felhasználó utilizator 用户名 账号 ユーザー名 ユーザー 아이디 사용자
+    يوزر اليوزر يوزرنيم مستخدم المستخدم 유저 用户 帐号 帳號 ユーザ ユーザーid юзернейм
     """
 )
 #: Words that deny what follows ("Xk2… is *not* my password").
