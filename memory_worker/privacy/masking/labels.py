@@ -202,8 +202,11 @@ _BARE = re.compile(r"[^\s]+")
 #: where a value was masked ("[redacted]", "[Filtered]": masking stays idempotent).
 _BRACKETED = re.compile(r"\[(?!(?i:redacted|filtered|email|phone)\])[^\s\[\]]{3,64}\]")
 _ASCII = re.compile(r"[!-~]+")
-#: A code's digits, then a letter of a script written without spaces (a particle, a copula).
-_GLUED_DIGITS = re.compile(r"[#*]?\d{3,8}[#*]?(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])")
+#: A code's digits, then a letter of a script written without spaces (a particle, a copula),
+#: or a full-width comma folded and such a letter ("PIN是7694，别写进wiki").
+_GLUED_DIGITS = re.compile(
+    r"[#*]?\d{3,8}[#*]?(?=(?:[,.;!?][ \t]*)?[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
+)
 #: A word between a label and its value (a dot inside it too: "bol.com"; a comma after it:
 #: "the CVV only, it's 845").
 FILLER = re.compile(r"[ \t]+(?P<w>(?:[^\s.!?,;:=：]|\.(?=\w)){1,30})(?=\s|[:=：](?!//)|,|$)")
@@ -404,6 +407,8 @@ _VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}$", re.IGNORECASE)
 _DIGIT_GROUPS = re.compile(r"\d{4,6}(?:[ -]\d{4,6}){2,}(?![\d-])")
 #: Words read between a label and a connector word ("is"), a value that follows bare, and a
 #: ``:`` or ``=`` ("Passwort für das neue Konto bei der Sparkasse: …").
+#: A comma closing a word of the fillers, a word following it.
+_CLAUSE_COMMA = re.compile(r",(?=[ \t]+[^\W\d_])")
 _SAID_FILLERS = 5
 _BARE_FILLERS = 5
 _MAX_FILLERS = 8
@@ -531,6 +536,12 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
         word = FILLER.match(text, at) or (
             _GLUED_FILLER.match(text, at) if lang in _GLUED or _cjk(text, at) else None
         )
+        if word is None and family in _DIGIT_FAMILIES and _CLAUSE_COMMA.match(text, at):
+            # a code's label, a clause after a comma, then its digits after a colon ("код
+            # подтверждения с портала, только что пришёл: 997613"): far, only ``:`` joins
+            fillers.append(",")
+            at += 1
+            continue
         if word is None or len(fillers) >= _MAX_FILLERS or word.end() - start > 100:
             return None
         folded = word.group("w").casefold()
