@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from memory_worker.privacy.masking.access import ACCESS_NEEDLES, access_values
+from memory_worker.privacy.masking.access import ACCESS_NEEDLES, access_values, slashed_pairs
 from memory_worker.privacy.masking.around import (
     answers_below_questions,
     answers_beside_questions,
@@ -81,6 +81,7 @@ DETECTORS: tuple[Detector, ...] = (
     entry_numbers,
     keypad_codes,
     access_values,
+    slashed_pairs,
     keys_near_labels,
     credential_lists,
     assigned_values,
@@ -99,6 +100,7 @@ NEEDLELESS: tuple[Detector, ...] = (
     seed_phrases,
     entry_numbers,
     keypad_codes,
+    slashed_pairs,
 )
 
 NEEDLES = Needles(
