@@ -338,6 +338,9 @@ def _joined(
         if not strong(value):
             return True  # restated, then a word: "the password, it's annoying"
         return begin, end
+    if not quoted and wordy(value) and _PHONE_AFTER.match(text, end):
+        return refused  # a word, then a phone number: whom to call ("mot de passe perdu :
+        # appelez le +33 1 42 68 53 00"), never the value
     if not quoted and wordy(value) and PROSE.match(text, end):
         return refused  # a plain word opening a phrase: "password: ask at the desk"
     if not quoted and wordy(value) and joined.group(0).strip().startswith("?"):
@@ -407,6 +410,10 @@ _VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}$", re.IGNORECASE)
 _DIGIT_GROUPS = re.compile(r"\d{4,6}(?:[ -]\d{4,6}){2,}(?![\d-])")
 #: Words read between a label and a connector word ("is"), a value that follows bare, and a
 #: ``:`` or ``=`` ("Passwort für das neue Konto bei der Sparkasse: …").
+#: A phone number in international form a word or two on ("appelez le +33 1 42 68 53 00").
+_PHONE_AFTER = re.compile(
+    r"(?:[ \t]+[^\W\d_]{1,12}){0,2}[ \t]*:?[ \t]*\+\d{1,3}(?:[ \t.-]?\d{1,4}){2,6}"
+)
 #: A comma closing a word of the fillers, a word following it.
 _CLAUSE_COMMA = re.compile(r",(?=[ \t]+[^\W\d_])")
 _SAID_FILLERS = 5

@@ -239,7 +239,14 @@ _NOT_A_CODE_GAP = re.compile(
     r"quarto|kamer|rum|pok[óo]j|номер|oda|flight|flug|vol|vuelo|volo|voo|vlucht|рейс|uçuş|"
     r"seat|platform|gleis|quai|and[ée]n|binario|spår|peron|путь|tel|phone|telefon|fax|costs?|"
     r"kostet|co[uû]te|cuesta|costa|kost|kostar|kosztuje|стоит|price|preis|prix|precio|prezzo|"
-    r"pre[çc]o|prijs|pris|cena|цена|fiyat|year|jahr|ann[ée]e|a[ñn]o|anno|ano|jaar|år|rok|год|yıl)"
+    r"pre[çc]o|prijs|pris|cena|цена|fiyat|year|jahr|ann[ée]e|a[ñn]o|anno|ano|jaar|år|rok|год|yıl|"
+    # an address or an identifier's number ("o portão fica na rua 1820", "brama nr 1234")
+    r"street|st|road|rd|avenue|ave|stra(?:ß|ss)e|str|weg|rue|calle|avenida|via|viale|piazza|rua|"
+    r"straat|laan|gatan|v[äa]gen|ulica|ul|улица|ул|sokak|sokağı|cadde(?:si)?|nr|no|n[º°o]|№|núm|"
+    r"num|"
+    # a verb of building or founding: a year, not a code ("das Schloss wurde 1869 begonnen")
+    r"wurde|was|were|built|gebaut|erbaut|founded|gegründet|construit|construido|costruito|"
+    r"constru[íi]do|gebouwd|byggd|zbudowan\w*|построен\w*|yapıldı)"
     r"(?![^\W\d_])[^\d]*$"
 )
 #: A time after the digits ("2230 Uhr", "0700h", "1430時").
@@ -274,6 +281,9 @@ def _in_sentence_before(pattern: re.Pattern[str], text: str, at: int, reach: int
 
 
 _BARE_NOUN_RE = re.compile(rf"(?i:{_BARE_NOUN})")
+#: Four digits that may be a year (1000–2099): a bare number after a gate's or a lock's noun
+#: then is no code ("Tor 2 seit 1990"); one with a connector or a keypad's key still is.
+_YEAR_LIKE = re.compile(r"(?:1\d|20)\d\d$")
 _AMOUNT_BEFORE = re.compile(r"[$€£¥₽₴₺]\s*$")
 
 
@@ -293,8 +303,10 @@ def keypad_codes(text: str, hits: Hits) -> Iterator[Span]:
             if both and a == b == "*" and _YEAR.match(match.group("v")):
                 continue  # "*2024*": a year in bold
             anywhere = (both and not (a == b == "*")) or b == "#"
-            if anywhere or _in_sentence_before(_BARE_NOUN_RE, text, at) or _in_sentence_before(
-                _CODE_WORD, text, at
+            if (
+                anywhere
+                or _in_sentence_before(_BARE_NOUN_RE, text, at)
+                or _in_sentence_before(_CODE_WORD, text, at)
             ):
                 yield match.start(), match.end(), "pin"
     end = 0
@@ -307,7 +319,7 @@ def keypad_codes(text: str, hits: Hits) -> Iterator[Span]:
             if not match.start("v") <= digits.start() < match.end("v"):
                 continue
             value = match.group("v").strip("#*")
-            if _NOT_A_CODE_GAP.search(match.group("gap")) or _YEAR.match(value):
+            if _NOT_A_CODE_GAP.search(match.group("gap")) or _YEAR_LIKE.match(value):
                 break
             if _AMOUNT.match(text, match.end()) or _TIME_AFTER.match(text, match.end()):
                 break

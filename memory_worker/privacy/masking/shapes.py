@@ -242,7 +242,6 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
 )
 
 
-
 def _ascii_bounded(pattern: str) -> str:
     """A token's pattern whose word boundaries are ASCII ones: a key glued to CJK text or a
     particle ("key是AIza…", "キーはsk-proj-…です") starts and ends where its ASCII run does

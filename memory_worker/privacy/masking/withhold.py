@@ -130,7 +130,7 @@ _COPULA_END = re.compile(
 
 #: A phone number in international form (a ``+``, the country's code, groups of digits): whom
 #: to call, never a password's value ("never send passwords in the chat, call +30 796 669 4844").
-_PHONE = re.compile(r"(?<![A-Za-z0-9+])\+\d{1,3}(?:[ \t.-]?\(?\d{2,4}\)?){2,5}(?![\w])")
+_PHONE = re.compile(r"(?<![A-Za-z0-9+])\+\d{1,3}(?:[ \t.-]?\(?\d{1,4}\)?){2,6}(?![\w])")
 
 
 def _blank(match: re.Match[str]) -> str:
