@@ -290,7 +290,7 @@ PASS_LABELS: dict[str, tuple[str, ...]] = {
     "ru": (r"пасс",),
     "ko": (r"패스",),
     # a transliterated "pass" after a user name ("يوزر admin باس …"), never inside a word
-    "ar": (r"(?<![^\W\d_])(?:ال)?باس(?![^\W\d_])",),
+    "ar": (r"(?<![^\W\d_])و?(?:ال)?باس(?![^\W\d_])",),
 }
 PAIR_LABELS: dict[str, tuple[str, ...]] = {
     "en": (r"creds", r"credentials", r"login", r"wi-?fi", r"vpn"),

@@ -238,6 +238,8 @@ _NOT_A_CODE_GAP = re.compile(
     r"klockan|från|till|o|od|do|в|с|до|после|saat|room|zimmer|chambre|habitaci[óo]n|stanza|"
     r"quarto|kamer|rum|pok[óo]j|номер|oda|flight|flug|vol|vuelo|volo|voo|vlucht|рейс|uçuş|"
     r"seat|platform|gleis|quai|and[ée]n|binario|spår|peron|путь|tel|phone|telefon|fax|costs?|"
+    # the hour named before a time ("تغلق الساعة 2230")
+    r"hour|heure|hora|ora|ore|uur|timme|godz\w*|час\w*|saat|(?:ال)?ساعة|"
     r"kostet|co[uû]te|cuesta|costa|kost|kostar|kosztuje|стоит|price|preis|prix|precio|prezzo|"
     r"pre[çc]o|prijs|pris|cena|цена|fiyat|year|jahr|ann[ée]e|a[ñn]o|anno|ano|jaar|år|rok|год|yıl|"
     # an address or an identifier's number ("o portão fica na rua 1820", "brama nr 1234")
@@ -250,13 +252,21 @@ _NOT_A_CODE_GAP = re.compile(
     r"(?![^\W\d_])[^\d]*$"
 )
 #: A time after the digits ("2230 Uhr", "0700h", "1430時").
-_TIME_AFTER = re.compile(r"[ \t]*(?:h(?![^\W\d_])|uhr|o['’]?clock|hrs|時|点|시)", re.I)
+_TIME_AFTER = re.compile(
+    r"[ \t]*(?:h(?![^\W\d_])|uhr|o['’]?clock|hrs|時|点|시)"
+    # a particle or a case ending of time or place after the digits ("2300'de", "2230に",
+    # "2230에"): when or where, not what to key
+    r"|['’](?:de|da|te|ta|den|dan|ten|tan)(?![^\W\d_])|に|에",
+    re.I,
+)
 #: Digits adorned with a keypad's keys: ``#`` or ``*`` on both sides, or a ``#`` after them
 #: (the keypad's enter key): a code wherever it stands ("*938654#", "#14695#", "545880#").
 #: A ``*`` after them, or one key before them, is a code beside an entry, a lock or a code's
 #: word in the sentence ("Tor zum Kranplatz 3076*", "Hafen-Tor #8103", "钥匙盒*837830"); alone
 #: it is a footnote, a hashtag or an order's number ("#4521", "1999*").
-_KEYPAD_CODE = re.compile(r"(?<![\w#*+])(?P<a>[#*]?)(?P<v>\d{4,8})(?P<b>[#*]?)(?![\w#*]|[.,:/-]\d)")
+_KEYPAD_CODE = re.compile(
+    r"(?<![A-Za-z0-9_#*+])(?P<a>[#*]?)(?P<v>\d{4,8})(?P<b>[#*]?)(?![A-Za-z0-9_#*]|[.,:/-]\d)"
+)
 #: A code's word ("code", "Code", "kod", "código", "番号", "码", "번호", "رمز"), for an adorned
 #: code's context beside :data:`_BARE_NOUN`.
 _CODE_WORD = re.compile(
