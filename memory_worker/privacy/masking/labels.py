@@ -417,6 +417,9 @@ _PHONE_AFTER = re.compile(
 #: A comma closing a word of the fillers, a word following it.
 _CLAUSE_COMMA = re.compile(r",(?=[ \t]+[^\W\d_])")
 _SAID_FILLERS = 5
+#: More words a code's label may stand from its digits past a clause's comma (only ``:`` joins
+#: them there: "sms code from the airline, just landed in my inbox: 904417").
+_CLAUSE_FILLERS = 4
 _BARE_FILLERS = 5
 _MAX_FILLERS = 8
 #: A time or a year right after a word of time ("at 0630", "a las 0415", "in 2020").
@@ -549,7 +552,8 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             fillers.append(",")
             at += 1
             continue
-        if word is None or len(fillers) >= _MAX_FILLERS or word.end() - start > 100:
+        most = _MAX_FILLERS + (_CLAUSE_FILLERS if "," in fillers else 0)
+        if word is None or len(fillers) >= most or word.end() - start > 100:
             return None
         folded = word.group("w").casefold()
         if folded in OTHER_SENSES or (not folded.isascii() and _other_sense(folded)):

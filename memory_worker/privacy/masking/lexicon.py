@@ -589,7 +589,7 @@ WORD_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
         r"code\s*word",
         r"secret\s+word",
-        r"memorable\s+word",
+        r"memorable\s+(?:word|answer|phrase)",
         r"(?:security|secret)\s+(?:question\s+)?answer",
         r"answer\s+to\s+(?:the|my)\s+security\s+question",
         r"mother'?s\s+maiden\s+name",

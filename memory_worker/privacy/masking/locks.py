@@ -234,7 +234,7 @@ _BARE_ENTRY = re.compile(
 #: a room, a flight, a seat, a platform, a phone, a price, a year.
 _NOT_A_CODE_GAP = re.compile(
     r"(?i)(?<![^\W\d_])(?:at|by|from|until|till|since|before|after|um|ab|bis|seit|vor|nach|à|"
-    r"dès|depuis|jusqu['’]?à|a\s+las|desde|hasta|alle|dalle|fino\s+alle|às|até|om|tot|van|kl|"
+    r"dès|depuis|jusqu['’]?à|a\s+las|desde|hasta|alle|dalle|fino\s+alle|às|até|om|tot|kl|"
     r"klockan|från|till|o|od|do|в|с|до|после|saat|room|zimmer|chambre|habitaci[óo]n|stanza|"
     r"quarto|kamer|rum|pok[óo]j|номер|oda|flight|flug|vol|vuelo|volo|voo|vlucht|рейс|uçuş|"
     r"seat|platform|gleis|quai|and[ée]n|binario|spår|peron|путь|tel|phone|telefon|fax|costs?|"
