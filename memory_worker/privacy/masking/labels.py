@@ -540,7 +540,12 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
         elif (below := _next_line(text, at, family)) is not None:
             return _unless_weak(text, below, strict=strict)
         else:
-            found = _bare_after(text, at, family, lang, fillers, before, named=named)
+            clause = "," in fillers  # past a clause's comma only ``:`` joins a value
+            found = (
+                None
+                if clause
+                else _bare_after(text, at, family, lang, fillers, before, named=named)
+            )
             if found is not None:
                 return _unless_weak(text, found, strict=strict)
         word = FILLER.match(text, at) or (
@@ -574,7 +579,9 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             )
         ):
             return None
-        if family in _DIGIT_FAMILIES and folded in NOT_SECRET_CODES:
+        if family in _DIGIT_FAMILIES and folded in NOT_SECRET_CODES and len(fillers) < 2:
+            # right after the label only ("código de erro 4031"); further on it names whom the
+            # code came from ("code from the tax office, just came in: …")
             return None  # "código de erro 4031", "Alarmanlage Modell 4500"
         if digits and folded in DIGIT_STOPS and _TIME_OR_YEAR.match(text, word.end()):
             return None  # "PIN changed at 1400", "la alarma sonó a las 0415"

@@ -190,8 +190,8 @@ def lock_numbers(text: str, hits: Hits) -> Iterator[Span]:
     if not hits.present & LOCK_NEEDLES:
         return
     for match in _LOCK_NUMBER.finditer(text):
-        if _AMOUNT.match(text, match.end("v")):
-            continue
+        if _AMOUNT.match(text, match.end("v")) or _TIME_AFTER.match(text, match.end("v")):
+            continue  # an amount or a time ("padlock 2230 Uhr")
         if match.group("bare") is None or not _YEAR.match(match.group("v")):
             yield match.start("v"), match.end("v"), "pin"
     if "\n" in text:
@@ -310,15 +310,11 @@ def keypad_codes(text: str, hits: Hits) -> Iterator[Span]:
             if _AMOUNT.match(text, match.end()) or _AMOUNT_BEFORE.search(text, 0, match.start()):
                 continue
             both = bool(a) and bool(b)
-            if both and a == b == "*" and _YEAR.match(match.group("v")):
-                continue  # "*2024*": a year in bold
             anywhere = (both and not (a == b == "*")) or b == "#"
-            if (
-                anywhere
-                or _in_sentence_before(_BARE_NOUN_RE, text, at)
-                or _in_sentence_before(_CODE_WORD, text, at)
-            ):
+            if anywhere or _in_sentence_before(_BARE_NOUN_RE, text, at):
                 yield match.start(), match.end(), "pin"
+            elif _in_sentence_before(_CODE_WORD, text, at) and not _YEAR.match(match.group("v")):
+                yield match.start(), match.end(), "pin"  # not "*2024*", a year in bold
     end = 0
     for digits in _FOUR_DIGITS.finditer(text):
         if digits.start() < end:
