@@ -47,6 +47,8 @@ from memory_worker.privacy.masking import contains_secret, mask
         ("倉庫の南京錠 40817", "40817"),
         ("仓库门禁5823，别外传", "5823"),
         ("the meeting room maglock is 730461", "730461"),
+        ("chalet : boîte à clés à gauche du garage, 6628", "6628"),
+        ("物置の南京錠は 50917 に変えた", "50917"),
         # a user, then a transliterated pass; a user / password pair
         ("يوزر admin باس Tr6_hmQx2v", "Tr6_hmQx2v"),
         ("юзер admin пасс Kv7_pRtx9m", "Kv7_pRtx9m"),
@@ -97,6 +99,10 @@ def test_the_concepts_of_round_9_are_masked(text: str, value: str) -> None:
         "게이트는 2230에 닫혀요",
         "البوابة تغلق الساعة 2230",
         "the padlock was made in 1998",
+        "Zahlenschloss Modell 4410 im Angebot",
+        "invoice #30917* is attached",
+        "키박스 2021년 교체",
+        "门禁 2022 年换的",
         # pairs and restatements that hold no value
         "Ctrl+Z / Ctrl+Y undo and redo",
         "v2.3.1 / v2.4.0-rc1 are both safe",

@@ -592,7 +592,7 @@ WORD_LABELS: dict[str, tuple[str, ...]] = {
         r"memorable\s+(?:word|answer|phrase)",
         r"(?:security|secret)\s+(?:question\s+)?answer",
         r"answer\s+to\s+(?:the|my)\s+security\s+question",
-        r"mother'?s\s+maiden\s+name",
+        r"(?:mother|mum|mom|mam|ma)'?s\s+maiden\s+name",
         r"safe\s*word",
     ),
     "ru": (

@@ -230,33 +230,40 @@ _BARE_ENTRY = re.compile(
     rf"(?i:{_BARE_NOUN})(?P<gap>[^\d.!?。！？\n]{{0,48}}?)"
     r"(?<![A-Za-z0-9])(?P<v>[#*]?\d{4,8}[#*]?)(?![\d.,:/-]\d)(?![A-Za-z0-9])"
 )
-#: A gap that says the number is something else: a time or a date ("the gate closes at 2230"),
-#: a room, a flight, a seat, a platform, a phone, a price, a year.
+#: A gap that says the number is something else: a room, a flight, a seat, a platform, a phone,
+#: a price, a year, an address, a model, a year's verb (anywhere between the noun and digits).
 _NOT_A_CODE_GAP = re.compile(
-    r"(?i)(?<![^\W\d_])(?:at|by|from|until|till|since|before|after|um|ab|bis|seit|vor|nach|à|"
-    r"dès|depuis|jusqu['’]?à|a\s+las|desde|hasta|alle|dalle|fino\s+alle|às|até|om|tot|kl|"
-    r"klockan|från|till|o|od|do|в|с|до|после|saat|room|zimmer|chambre|habitaci[óo]n|stanza|"
+    r"(?i)(?<![^\W\d_])(?:room|zimmer|chambre|habitaci[óo]n|stanza|"
     r"quarto|kamer|rum|pok[óo]j|номер|oda|flight|flug|vol|vuelo|volo|voo|vlucht|рейс|uçuş|"
     r"seat|platform|gleis|quai|and[ée]n|binario|spår|peron|путь|tel|phone|telefon|fax|costs?|"
-    # the hour named before a time ("تغلق الساعة 2230")
-    r"hour|heure|hora|ora|ore|uur|timme|godz\w*|час\w*|saat|(?:ال)?ساعة|"
     r"kostet|co[uû]te|cuesta|costa|kost|kostar|kosztuje|стоит|price|preis|prix|precio|prezzo|"
     r"pre[çc]o|prijs|pris|cena|цена|fiyat|year|jahr|ann[ée]e|a[ñn]o|anno|ano|jaar|år|rok|год|yıl|"
     # an address or an identifier's number ("o portão fica na rua 1820", "brama nr 1234")
     r"street|st|road|rd|avenue|ave|stra(?:ß|ss)e|str|weg|rue|calle|avenida|via|viale|piazza|rua|"
     r"straat|laan|gatan|v[äa]gen|ulica|ul|улица|ул|sokak|sokağı|cadde(?:si)?|nr|no|n[º°o]|№|núm|"
-    r"num|"
+    r"num|model|modell|mod[èe]le|modelo|modello|модель|type|typ|tipo|"
     # a verb of building or founding: a year, not a code ("das Schloss wurde 1869 begonnen")
     r"wurde|was|were|built|gebaut|erbaut|founded|gegründet|construit|construido|costruito|"
     r"constru[íi]do|gebouwd|byggd|zbudowan\w*|построен\w*|yapıldı)"
-    r"(?![^\W\d_])[^\d]*$"
+    r"(?![^\W\d_])"
+)
+#: The gap's last word a preposition of time or the hour's word, right before the digits: a time
+#: or a date ("the gate closes at 2230", "تغلق الساعة 2230"); before it, "à droite du portail,"
+#: is a place.
+_TIME_BEFORE = re.compile(
+    r"(?i)(?<![^\W\d_])(?:at|by|from|until|till|since|before|after|um|ab|bis|seit|vor|nach|à|"
+    r"dès|depuis|jusqu['’]?à|a\s+las|desde|hasta|alle|dalle|fino\s+alle|às|até|om|tot|kl|"
+    r"klockan|från|till|o|od|do|в|с|до|после|saat|"
+    r"hour|heure|hora|ora|ore|uur|timme|godz\w*|час\w*|(?:ال)?ساعة)[ \t]*$"
 )
 #: A time after the digits ("2230 Uhr", "0700h", "1430時").
 _TIME_AFTER = re.compile(
-    r"[ \t]*(?:h(?![^\W\d_])|uhr|o['’]?clock|hrs|時|点|시)"
-    # a particle or a case ending of time or place after the digits ("2300'de", "2230に",
-    # "2230에"): when or where, not what to key
-    r"|['’](?:de|da|te|ta|den|dan|ten|tan)(?![^\W\d_])|に|에",
+    r"[ \t]*(?:h(?![^\W\d_])|uhr|o['’]?clock|hrs|時|点|시"
+    # a year's, a month's or a day's word after it ("2019년 설치", "2019 年装的")
+    r"|年|년|月|월)"
+    # a particle or a case ending of time glued after the digits ("2300'de", "2230に閉まる",
+    # "2230에"): when, not what to key ("60913に変更" is what it was changed to)
+    r"|['’](?:de|da|te|ta|den|dan|ten|tan)(?![^\W\d_])|に(?![変替])|에",
     re.I,
 )
 #: Digits adorned with a keypad's keys: ``#`` or ``*`` on both sides, or a ``#`` after them
@@ -291,9 +298,18 @@ def _in_sentence_before(pattern: re.Pattern[str], text: str, at: int, reach: int
 
 
 _BARE_NOUN_RE = re.compile(rf"(?i:{_BARE_NOUN})")
-#: Four digits that may be a year (1000–2099): a bare number after a gate's or a lock's noun
-#: then is no code ("Tor 2 seit 1990"); one with a connector or a keypad's key still is.
-_YEAR_LIKE = re.compile(r"(?:1\d|20)\d\d$")
+#: A word naming an identifier right before a keypad-shaped number: an order, an issue, a
+#: ticket, an invoice, a reference, in the fifteen languages.
+_ID_BEFORE = re.compile(
+    r"(?i)(?<![^\W\d_])(?:order|issue|ticket|invoice|ref|pr|bug|case|tracking|bestellung|"
+    r"rechnung|commande|facture|pedido|factura|ordine|fattura|encomenda|fatura|bestelling|"
+    r"factuur|beställning|faktura|zamówienie|заказ|счёт|счет|sipariş|fatura|"
+    r"注文|주문|订单|訂單|طلب|فاتورة)(?:[ \t]+(?:no\.?|nr\.?|number|n[º°o]))?[ \t]*[:#]?[ \t]*$"
+)
+#: Four digits that may be a year (1800–2039): a bare number after a gate's or a lock's noun
+#: then is no code ("the padlock, 1998 vintage"); one with a connector or a keypad's key
+#: still is.
+_YEAR_LIKE = re.compile(r"(?:1[89]\d|20[0-3])\d$")
 _AMOUNT_BEFORE = re.compile(r"[$€£¥₽₴₺]\s*$")
 
 
@@ -310,6 +326,8 @@ def keypad_codes(text: str, hits: Hits) -> Iterator[Span]:
             if _AMOUNT.match(text, match.end()) or _AMOUNT_BEFORE.search(text, 0, match.start()):
                 continue
             both = bool(a) and bool(b)
+            if _ID_BEFORE.search(text, max(0, match.start() - 24), match.start()):
+                continue  # "order #40291*", "issue #4412#": an identifier's number
             anywhere = (both and not (a == b == "*")) or b == "#"
             if anywhere or _in_sentence_before(_BARE_NOUN_RE, text, at):
                 yield match.start(), match.end(), "pin"
@@ -325,7 +343,8 @@ def keypad_codes(text: str, hits: Hits) -> Iterator[Span]:
             if not match.start("v") <= digits.start() < match.end("v"):
                 continue
             value = match.group("v").strip("#*")
-            if _NOT_A_CODE_GAP.search(match.group("gap")) or _YEAR_LIKE.match(value):
+            gap = match.group("gap")
+            if _NOT_A_CODE_GAP.search(gap) or _TIME_BEFORE.search(gap) or _YEAR_LIKE.match(value):
                 break
             if _AMOUNT.match(text, match.end()) or _TIME_AFTER.match(text, match.end()):
                 break

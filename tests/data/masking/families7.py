@@ -16,8 +16,8 @@ languages of the split (EN DE FR ES IT PT NL SV PL RU TR JA KO ZH AR), never a d
 - and the look-alikes that over-reached: a phone number on a line about passwords, a release
   named before "is safe".
 
-``FRESH`` and ``FRESH2`` are the two sets written afterwards as a blind author might (scored
-before their fixes: see ``docs/benchmarks.md``, "Round 9").
+``FRESH``, ``FRESH2`` and ``FRESH3`` are the three sets written afterwards as a blind author
+might (scored before their fixes: see ``docs/benchmarks.md``, "Round 9").
 
 Read by ``generate.py`` (batch ``families7``). Every value is made up.
 """
@@ -266,6 +266,88 @@ FRESH2_LOOKS: list[tuple[str, str]] = [
     ("en", "version 3.12.1 / 3.13.0rc2 both pass"),
 ]
 
+#: The third set written as a blind author might (holiday rentals, church halls, shops' closing
+#: lists), scored before its fixes.
+FRESH3: list[tuple[str, str, str, str]] = [
+    (
+        "door_code",
+        "en",
+        "airbnb check-in: lockbox by the bins, code 5821, door sticks a bit",
+        "5821",
+    ),
+    ("door_code", "en", "coworking night entry: keypad 402917 then push", "402917"),
+    ("door_code", "en", "the bike lock combo is 0-4-7-2", "0-4-7-2"),
+    ("door_code", "de", "Ferienwohnung: Schlüsseltresor neben der Tür, Kombination 3917", "3917"),
+    ("door_code", "fr", "gîte : boîte à clés à droite du portail, 7741", "7741"),
+    ("door_code", "es", "apartamento: la caja de llaves está junto al buzón, 2049", "2049"),
+    ("door_code", "it", "casa vacanze: cassetta chiavi accanto al cancello, codice 6610", "6610"),
+    ("door_code", "pt", "alojamento: cofre de chaves ao lado da porta 9137#", "9137#"),
+    ("door_code", "nl", "vakantiehuis: sleutelkastje naast de deur 4172", "4172"),
+    ("door_code", "sv", "stugan: nyckelboxen vid dörren 8820", "8820"),
+    ("door_code", "pl", "domek: sejf na klucze przy drzwiach 5530", "5530"),
+    ("door_code", "ru", "квартира посуточно: ключница у двери, 3308", "3308"),
+    ("door_code", "tr", "ev: anahtar kutusu kapının yanında, 7204", "7204"),
+    ("door_code", "ja", "民泊：キーボックスはポストの横、4419", "4419"),
+    ("door_code", "ko", "숙소: 키박스는 우편함 옆 6631", "6631"),
+    ("door_code", "zh", "民宿：钥匙盒在信箱旁边 8802", "8802"),
+    ("door_code", "ar", "الشقة: صندوق المفاتيح بجانب الباب 5067", "5067"),
+    ("alarm", "en", "church hall alarm: punch 2580 then OFF within 30s", "2580"),
+    ("alarm", "de", "Alarm im Vereinsheim: 4712 und dann AUS", "4712"),
+    ("pin", "en", "gym locker 212 uses pin 8861", "8861"),
+    ("password", "en", "camper van wifi: VanLife_2291 (no spaces)", "VanLife_2291"),
+    ("password", "fr", "identifiants de l'imprimante : admin / Toner#4471k", "Toner#4471k"),
+    ("password", "es", "el login del tpv es caja1 y la clave Tpv!8830q", "Tpv!8830q"),
+    ("otp", "en", "use 739201 to finish signing in (don't share it)", "739201"),
+    ("otp", "de", "Ihr Anmeldecode lautet 480193", "480193"),
+    ("otp", "ja", "認証コードは 520913 です。他人に教えないでください", "520913"),
+    ("security_answer", "en", "mum's maiden name for the bank thing = Kowalczyk", "Kowalczyk"),
+    (
+        "api_key",
+        "en",
+        "stripe key for the shop sk_live_4eC39HqLyjWDarjtT1zdp7dc, rotate monday",
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    ),
+    (
+        "api_key",
+        "ko",
+        "토큰은ghp_Ab3Cd4Ef5Gh6Ij7Kl8Mn9Op0Qr1St2Uv3Wx4Y이에요",
+        "ghp_Ab3Cd4Ef5Gh6Ij7Kl8Mn9Op0Qr1St2Uv3Wx4Y",
+    ),
+    (
+        "several_secrets",
+        "en",
+        "closing list: safe 30417, till drawer 2291#, alarm 8802, wifi Bakery_Oven77",
+        "30417",
+    ),
+]
+FRESH3_LOOKS: list[tuple[str, str]] = [
+    ("en", "check-in after 1500, checkout by 1100"),
+    ("en", "locker 212 is next to the showers"),
+    ("en", "the lockbox costs 3499 cents on amazon"),
+    ("en", "keypad model KP-4410 needs 4 AA batteries"),
+    ("en", "gate 4172 at the port is for trucks"),
+    ("de", "Schlüsseltresor Modell 3917 bestellt"),
+    ("fr", "le portail fait 4000 mm de large"),
+    ("es", "la caja de llaves mide 1200 mm"),
+    ("it", "cancello aperto dalle 0800 alle 2000"),
+    ("pt", "a porta 12 do prédio 1820"),
+    ("nl", "deur 4 van gebouw 1203"),
+    ("sv", "dörren till rum 4410"),
+    ("pl", "drzwi 12, piętro 3, budynek 1990"),
+    ("ru", "дверь 14, подъезд 3, дом 1952 года"),
+    ("tr", "kapı 12, blok 3"),
+    ("ja", "キーボックスは2019年に設置"),
+    ("ko", "키박스 2019년 설치"),
+    ("zh", "钥匙盒 2019 年装的"),
+    ("ar", "الباب رقم 12 في المبنى 1820"),
+    ("en", "the alarm is set for 0630 tomorrow"),
+    ("en", "order #40291* ships friday"),
+    ("en", "score was 2-1, then 3-3"),
+    ("en", "call me on +1 212 555 0147 about the wifi password"),
+    ("en", "use promo code 4471 at checkout"),
+    ("en", "bus 4172 leaves from gate 3"),
+]
+
 
 def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     """Every row of the batch (``next_id(lang, secret)`` numbers them after the earlier
@@ -273,7 +355,9 @@ def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     secrets: list[Secret] = [(category, lang, t, [s]) for category, lang, t, s in SECRETS]
     secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH]
     secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH2]
+    secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH3]
     looks: list[Look] = [("round9", lang, text) for lang, text in LOOKS]
     looks += [("round9_fresh", lang, text) for lang, text in FRESH_LOOKS]
     looks += [("round9_fresh2", lang, text) for lang, text in FRESH2_LOOKS]
+    looks += [("round9_fresh3", lang, text) for lang, text in FRESH3_LOOKS]
     yield from batch_rows("families7", next_id, secrets, looks)
