@@ -49,6 +49,11 @@ from memory_worker.privacy.masking import contains_secret, mask
         ("the meeting room maglock is 730461", "730461"),
         ("chalet : boîte à clés à gauche du garage, 6628", "6628"),
         ("物置の南京錠は 50917 に変えた", "50917"),
+        # an entry joined to its digits by a colon or a copula
+        ("the back door is 5083 since monday", "5083"),
+        ("Hintertür: 7719", "7719"),
+        ("l'entrée de service c'est 6402", "6402"),
+        ("裏口は6619", "6619"),
         # a user, then a transliterated pass; a user / password pair
         ("يوزر admin باس Tr6_hmQx2v", "Tr6_hmQx2v"),
         ("юзер admin пасс Kv7_pRtx9m", "Kv7_pRtx9m"),
@@ -99,6 +104,9 @@ def test_the_concepts_of_round_9_are_masked(text: str, value: str) -> None:
         "게이트는 2230에 닫혀요",
         "البوابة تغلق الساعة 2230",
         "the padlock was made in 1998",
+        "the back door is 2000 mm wide",
+        "porta: 8080",
+        "door: 12, room 4",
         "Zahlenschloss Modell 4410 im Angebot",
         "invoice #30917* is attached",
         "키박스 2021년 교체",

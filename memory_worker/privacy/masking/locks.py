@@ -104,7 +104,7 @@ _ENTRY = (
     r"|(?:gegen)?sprechanlage|interphone|interfono|interfone|parlofoon|porttelefon(?:en)?"
     r"|domofon\w*|домофон\w*|diyafon|portero|telefonillo|alarm(?:anlage|et|u|en)?|alarme|alarma|allarme|larm(?:et)?"
     r"|сигнализаци\w*)(?![^\W\d_])"
-    r"|門|ドア|玄関|ゲート|インターホン|警報|아파트\s*공동현관|현관|대문|출입문|인터폰|경보|门|对讲|报警器?"
+    r"|門|ドア|玄関|裏口|勝手口|通用口|入口|ゲート|インターホン|警報|뒷문|정문|입구|아파트\s*공동현관|현관|대문|출입문|인터폰|경보|门|对讲|报警器?"
     r"|(?:ال)?بوابة|الباب|المدخل|(?:ال)?إنذار|(?:ال)?انذار"
 )
 #: A verb of opening or keying before the digits ("opens with", "enter", "se abre con el").
@@ -227,9 +227,19 @@ _BARE_NOUN = (
 #: The words that may stand between such a noun and its digits: no digit, no sentence's end,
 #: at most 48 characters ("vom Bootshaus ist jetzt", "del pontile", "zone grue").
 _BARE_ENTRY = re.compile(
-    rf"(?i:{_BARE_NOUN})(?P<gap>[^\d.!?。！？\n]{{0,48}}?)"
+    rf"(?P<noun>(?i:{_BARE_NOUN}))(?P<gap>[^\d.!?。！？\n]{{0,48}}?)"
     r"(?<![A-Za-z0-9])(?P<v>[#*]?\d{4,8}[#*]?)(?![\d.,:/-]\d)(?![A-Za-z0-9])"
 )
+#: An entry of :data:`_ENTRY` (a door, an entrance, an intercom…), a few words of its own, then
+#: a colon or a copula and the digits ("the front door is 4471", "Haustür: 4471", "la porte
+#: d'entrée c'est 4471", "玄関は4471"): joined to it, a door's number is its code.
+_JOINED_ENTRY = re.compile(
+    rf"(?P<noun>(?i:{_ENTRY}))(?P<gap>[^\d.!?。！？\n:：=]{{0,24}}?)"
+    r"(?:[ \t]*[:：=]|[ \t]+(?i:is|ist|est|c['’]est|es|è|é|är|er|jest|это|—)|[ \t]*(?:は|는|은|是|为))"
+    r"[ \t]*(?<![A-Za-z0-9])(?P<v>[#*]?\d{4,8}[#*]?)(?![\d.,:/-]\d)(?![A-Za-z0-9])"
+)
+#: An entry's words that also name a network port or a web portal ("porta: 8080").
+_PORTS = frozenset({"porta", "porten", "portal", "portão"})
 #: A gap that says the number is something else: a room, a flight, a seat, a platform, a phone,
 #: a price, a year, an address, a model, a year's verb (anywhere between the noun and digits).
 _NOT_A_CODE_GAP = re.compile(
@@ -339,17 +349,29 @@ def keypad_codes(text: str, hits: Hits) -> Iterator[Span]:
             continue
         end = digits.end()
         window = max(0, digits.start() - 70)
-        for match in _BARE_ENTRY.finditer(text, window, min(len(text), digits.end() + 12)):
-            if not match.start("v") <= digits.start() < match.end("v"):
-                continue
-            value = match.group("v").strip("#*")
-            gap = match.group("gap")
-            if _NOT_A_CODE_GAP.search(gap) or _TIME_BEFORE.search(gap) or _YEAR_LIKE.match(value):
+        for pattern in (_BARE_ENTRY, _JOINED_ENTRY):
+            found = _entry_code(pattern, text, window, digits)
+            if found is not None:
+                yield found
+                end = found[1]
                 break
-            if _AMOUNT.match(text, match.end()) or _TIME_AFTER.match(text, match.end()):
-                break
-            if _AMOUNT_BEFORE.search(match.group("gap")):
-                break
-            yield match.start("v"), match.end("v"), "pin"
-            end = match.end("v")
-            break
+
+
+def _entry_code(
+    pattern: re.Pattern[str], text: str, window: int, digits: re.Match[str]
+) -> Span | None:
+    """The code ``pattern`` finds over ``digits`` (searched from ``window``), unless its gap,
+    its value or what follows says it is a time, a year, an amount or an identifier."""
+    for match in pattern.finditer(text, window, min(len(text), digits.end() + 12)):
+        if not match.start("v") <= digits.start() < match.end("v"):
+            continue
+        value = match.group("v").strip("#*")
+        gap = match.group("gap")
+        if _NOT_A_CODE_GAP.search(gap) or _TIME_BEFORE.search(gap) or _YEAR_LIKE.match(value):
+            return None
+        if _AMOUNT.match(text, match.end()) or _TIME_AFTER.match(text, match.end()):
+            return None
+        if _AMOUNT_BEFORE.search(gap) or match.group("noun").casefold() in _PORTS:
+            return None
+        return match.start("v"), match.end("v"), "pin"
+    return None
