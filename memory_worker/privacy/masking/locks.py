@@ -97,7 +97,7 @@ _ENTRY = (
     r"(?<![^\W\d_])(?:front\s+door|back\s+door|side\s+door|door|gate|entrance|garage|intercom"
     r"|portal|(?:haus|hinter|garten|hof|garagen|keller)?t[üu]r|(?:hof|garten|garagen|einfahrts)?tor"
     r"|eingang|pforte|porte|portail|portillon|entr[ée]e|puerta|port[óo]n|entrada|garaje|cochera"
-    r"|porta|portone|cancello|ingresso|citofono|port[ãa]o|garagem|voordeur|deur|poort|ingang|hek"
+    r"|porta|portone|cancello|ingresso|citofono|port[ãa]o|garagem|(?:voor|achter|zij|kelder|buiten)?deur|poort|ingang|hek"
     r"|d[öo]rr(?:en)?|porten|grind(?:en)?|drzwi|bram(?:a|k[ai])|furtk[ai]|wej[śs]ci[ea]|gara[żz]"
     r"|двер[ьи]|калитк[аи]|ворота|подъезд|гараж|kap[ıi](?:s[ıi])?|garaj"
     # an intercom, and an alarm (its code disarms it)
@@ -238,8 +238,10 @@ _JOINED_ENTRY = re.compile(
     r"(?:[ \t]*[:：=]|[ \t]+(?i:is|ist|est|c['’]est|es|è|é|är|er|jest|это|—)|[ \t]*(?:は|는|은|是|为))"
     r"[ \t]*(?<![A-Za-z0-9])(?P<v>[#*]?\d{4,8}[#*]?)(?![\d.,:/-]\d)(?![A-Za-z0-9])"
 )
-#: An entry's words that also name a network port or a web portal ("porta: 8080").
+#: An entry's words that also name a network port or a web portal, joined by a colon or an
+#: equals sign as a setting is ("porta: 8080", "portal=2024").
 _PORTS = frozenset({"porta", "porten", "portal", "portão"})
+_CONFIG_JOIN = re.compile(r"[ \t]*[:：=]")
 #: A gap that says the number is something else: a room, a flight, a seat, a platform, a phone,
 #: a price, a year, an address, a model, a year's verb (anywhere between the noun and digits).
 _NOT_A_CODE_GAP = re.compile(
@@ -371,7 +373,9 @@ def _entry_code(
             return None
         if _AMOUNT.match(text, match.end()) or _TIME_AFTER.match(text, match.end()):
             return None
-        if _AMOUNT_BEFORE.search(gap) or match.group("noun").casefold() in _PORTS:
+        if _AMOUNT_BEFORE.search(gap):
             return None
+        if match.group("noun").casefold() in _PORTS and _CONFIG_JOIN.match(text, match.end("gap")):
+            return None  # "porta: 8080" (a port), not "a porta dos fundos é 6630"
         return match.start("v"), match.end("v"), "pin"
     return None

@@ -347,6 +347,7 @@ UNITS = _words(
     rub руб рублей рубля рубль грн гривень гривні eur euro euros evro usd dollars dollar
     zł zl złotych pln kr kronor kroner sek nok dkk tl lira lire chf yen yuan won lei ft
     mah mb gb kb tb km kg mm cm ml mg ms min sec seconds minutes hours stunden minuten cents cent
+    ريال درهم دينار جنيه ليرة
     sekunden secondes segundos secondi секунд минут часов
     """
 )

@@ -16,7 +16,7 @@ languages of the split (EN DE FR ES IT PT NL SV PL RU TR JA KO ZH AR), never a d
 - and the look-alikes that over-reached: a phone number on a line about passwords, a release
   named before "is safe".
 
-``FRESH``, ``FRESH2`` and ``FRESH3`` are the three sets written afterwards as a blind author
+``FRESH`` to ``FRESH4`` are the four sets written afterwards as a blind author
 might (scored before their fixes: see ``docs/benchmarks.md``, "Round 9").
 
 Read by ``generate.py`` (batch ``families7``). Every value is made up.
@@ -348,6 +348,52 @@ FRESH3_LOOKS: list[tuple[str, str]] = [
     ("en", "bus 4172 leaves from gate 3"),
 ]
 
+#: The fourth set written as a blind author might (doors and entrances joined to their digits,
+#: and what such a line says when it is no code), scored before its fixes.
+FRESH4: list[tuple[str, str, str, str]] = [
+    ("door_code", "en", "office back entrance: 3390, front desk closes at 6", "3390"),
+    ("door_code", "de", "die Kellertür ist 6021, Licht links", "6021"),
+    ("door_code", "fr", "porte du local : 7719, merci", "7719"),
+    ("door_code", "es", "la puerta del trastero es 8204", "8204"),
+    ("door_code", "it", "portone: 4517, poi secondo piano", "4517"),
+    ("door_code", "pt", "a porta dos fundos é 6630", "6630"),
+    ("door_code", "nl", "de achterdeur is 5512", "5512"),
+    ("door_code", "sv", "porten är 7741 efter kl 18", "7741"),
+    ("door_code", "pl", "drzwi do piwnicy: 3340", "3340"),
+    ("door_code", "ru", "подъезд: 4471, этаж 5", "4471"),
+    ("door_code", "tr", "apartman kapısı: 2209", "2209"),
+    ("door_code", "ko", "현관은 5809#", "5809#"),
+    ("door_code", "zh", "大门是 7731#", "7731#"),
+    ("door_code", "ar", "الباب: 6641", "6641"),
+    ("door_code", "ja", "玄関：8812、エレベーターで5階", "8812"),
+]
+FRESH4_LOOKS: list[tuple[str, str]] = [
+    ("en", "door: 4 of 6 are locked"),
+    ("en", "the entrance is 1200 mm wide"),
+    ("en", "gate: 14B, boarding 0945"),
+    ("en", "the door is 2 m high"),
+    ("de", "Tür: 12, Zimmer 4"),
+    ("de", "die Haustür ist 1998 eingebaut worden"),
+    ("fr", "porte : 2e étage, code postal 75011"),
+    ("fr", "l'entrée est à 1400 mètres"),
+    ("es", "puerta: la 3, junto al ascensor"),
+    ("it", "porta: 8080 per il server"),
+    ("pt", "portão: número 1820 da rua"),
+    ("nl", "deur: 2200 cm hoog"),
+    ("sv", "porten är 2100 mm"),
+    ("pl", "drzwi: 2100 zł z montażem"),
+    ("ru", "подъезд: 4, квартира 1203"),
+    ("tr", "kapı: 2300'de kapanır"),
+    ("ja", "玄関は2019年にリフォーム"),
+    ("ko", "현관은 2020년에 고쳤어요"),
+    ("zh", "大门是 2018 年修的"),
+    ("ar", "الباب: 2200 ريال"),
+    ("en", "alarm: 0630 and 0700 on weekdays"),
+    ("en", "the intercom is 1990s tech"),
+    ("en", "entrance: €1500 per table at the fair"),
+    ("en", "door # 4412 in the warehouse map"),
+]
+
 
 def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     """Every row of the batch (``next_id(lang, secret)`` numbers them after the earlier
@@ -356,8 +402,10 @@ def rows(next_id: Callable[[str, bool], str]) -> Iterator[dict[str, object]]:
     secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH]
     secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH2]
     secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH3]
+    secrets += [(category, lang, t, [s]) for category, lang, t, s in FRESH4]
     looks: list[Look] = [("round9", lang, text) for lang, text in LOOKS]
     looks += [("round9_fresh", lang, text) for lang, text in FRESH_LOOKS]
     looks += [("round9_fresh2", lang, text) for lang, text in FRESH2_LOOKS]
     looks += [("round9_fresh3", lang, text) for lang, text in FRESH3_LOOKS]
+    looks += [("round9_fresh4", lang, text) for lang, text in FRESH4_LOOKS]
     yield from batch_rows("families7", next_id, secrets, looks)
