@@ -33,8 +33,8 @@ demo: install
 	$(BIN)/memory-worker demo
 
 lint: install
-	$(BIN)/ruff check memory_worker llm_client tests bench
-	$(BIN)/ruff format --check memory_worker llm_client tests bench
+	$(BIN)/ruff check memory_worker llm_client tests bench examples
+	$(BIN)/ruff format --check memory_worker llm_client tests bench examples
 	$(BIN)/mypy
 	$(BIN)/mkdocs build --strict --quiet --site-dir var/site
 

@@ -1,5 +1,6 @@
 import asyncio
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from memory_worker import MemoryQueue
 
@@ -12,7 +13,7 @@ async def main() -> None:
     print(memory.tokens, "tokens:", memory.text.splitlines()[1])  # the best card's line
 
     this_year = datetime.now(UTC) - timedelta(days=365)  # only what was said since then
-    for card, score in await queue.recall(
+    for card, _score in await queue.recall(
         42, "Where does Alice live?", k=1, user_id=7, since=this_year
     ):
         print(card.ref, card.valid_from.date(), card.fact_text)
@@ -25,8 +26,7 @@ async def main() -> None:
     print("remembered:", card.ref, card.asserted_by, card.has_embedding)
 
     export = await queue.export(42, user_id=7)  # her cards, episodes, links: JSON lines
-    with open("user-7.jsonl", "wb") as file:
-        file.writelines(export.lines())
+    await asyncio.to_thread(Path("user-7.jsonl").write_bytes, b"".join(export.lines()))
     print("exported", export.counts["cards"], "cards;", len(prompt) > 0)
     await queue.close()
 
