@@ -17,12 +17,15 @@ The phrasings below are written for this test, not taken from a corpus part.
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from memory_worker.privacy.masking import contains_secret, mask
+from memory_worker.privacy.masking.locks import _BARE_NOUN, _ENTRY, NOUN_NEEDLES
 
 
 @pytest.mark.parametrize(
@@ -171,3 +174,15 @@ def test_a_code_adorned_with_a_keypad_s_keys_beside_a_gate_is_masked(
     code = f"{keys[0]}{digits}{keys[1]}"
     text = f"the back gate {code}, see you later"
     assert digits not in mask(text)
+
+
+@pytest.mark.parametrize("pattern", [_BARE_NOUN, _ENTRY], ids=["gate_or_lock", "entry"])
+@hsettings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_gate_lock_or_entry_noun_holds_a_noun_needle(
+    pattern: str, data: st.DataObject
+) -> None:
+    """The digit reader looks for a noun only where one of its literal pieces stands: a noun
+    without one would never be read."""
+    noun = data.draw(st.from_regex(re.compile(pattern, re.IGNORECASE), fullmatch=True))
+    assert any(needle in noun.casefold() for needle in NOUN_NEEDLES), noun

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memory_worker.privacy.masking.needles import Hits
+from memory_worker.privacy.masking.needles import Hits, trie_pattern
 from memory_worker.privacy.masking.ordinary import NOT_SECRET_CODES, UNITS
 from memory_worker.privacy.masking.shapes import Span
 
@@ -310,6 +310,23 @@ def _in_sentence_before(pattern: re.Pattern[str], text: str, at: int, reach: int
 
 
 _BARE_NOUN_RE = re.compile(rf"(?i:{_BARE_NOUN})")
+#: Literal pieces (casefolded) every match of :data:`_BARE_NOUN` and :data:`_ENTRY` holds: a
+#: text, or a number's window, without one holds no such noun (a property test checks it).
+NOUN_NEEDLES = _words(
+    """
+    gate lock safe box barrier tor schloss schranke pforte schlüssel port barri grille boîte
+    boite cadenas cancel candado verja barrera cajet caja lucchetto sbarra cassetta cadeado
+    cofre caixa hek poort slot sleutel slagboom grind lås nyckel bommen bram furtk kłódk
+    szlaban sejfik skrytk калитк ворот зам шлагбаум ключниц kap kilid kilit bariyer anahtar
+    door entr garage intercom tür tur eingang puerta garaje cochera ingresso citofono garagem
+    deur ingang dörr dorr drzwi wejś wejs gara двер подъезд гараж sprechanlage interphone
+    interfono interfone parlofoon porttelefon domofon домофон diyafon portero telefonillo alarm
+    larm сигнализаци ゲート 南京錠 ダイヤル錠 キーボックス 門 ドア 玄関 裏口 勝手口 通用口 入口
+    インターホン 警報 게이트 자물쇠 키 대문 차단기 뒷문 정문 입구 현관 출입문 인터폰 경보 门 对讲 报警
+    大门 挂锁 密码锁 钥匙 بوابة قفل صندوق الباب المدخل إنذار انذار
+    """
+)
+_NOUN_SCAN = re.compile(trie_pattern(NOUN_NEEDLES))
 #: A word naming an identifier right before a keypad-shaped number: an order, an issue, a
 #: ticket, an invoice, a reference, in the fifteen languages.
 _ID_BEFORE = re.compile(
@@ -346,11 +363,18 @@ def keypad_codes(text: str, hits: Hits) -> Iterator[Span]:
             elif _in_sentence_before(_CODE_WORD, text, at) and not _YEAR.match(match.group("v")):
                 yield match.start(), match.end(), "pin"  # not "*2024*", a year in bold
     end = 0
+    needles: list[int] | None = None
     for digits in _FOUR_DIGITS.finditer(text):
         if digits.start() < end:
             continue
         end = digits.end()
+        if needles is None:  # one C-speed scan a text for the nouns' literal pieces
+            needles = [m.start() for m in _NOUN_SCAN.finditer(text.casefold())]
+            if not needles:
+                return
         window = max(0, digits.start() - 70)
+        if not any(window - 8 <= at <= digits.start() for at in needles):  # casefold: ß → ss
+            continue
         for pattern in (_BARE_ENTRY, _JOINED_ENTRY):
             found = _entry_code(pattern, text, window, digits)
             if found is not None:
