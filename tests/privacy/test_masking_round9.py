@@ -89,7 +89,7 @@ def test_the_concepts_of_round_9_are_masked(text: str, value: str) -> None:
     "text",
     [
         # keypad look-alikes
-        "see issue #4412 and PR #4418",
+        "see bug #4412 and PR #4418",
         "order #558120 ships tomorrow",
         "dial *100# for your balance",
         "**2024** recap: *1500* views",

@@ -356,7 +356,7 @@ def keypad_codes(text: str, hits: Hits) -> Iterator[Span]:
                 continue
             both = bool(a) and bool(b)
             if _ID_BEFORE.search(text, max(0, match.start() - 24), match.start()):
-                continue  # "order #40291*", "issue #4412#": an identifier's number
+                continue  # "order #40291*", "bug #4412#": an identifier's number
             anywhere = (both and not (a == b == "*")) or b == "#"
             if anywhere or _in_sentence_before(_BARE_NOUN_RE, text, at):
                 yield match.start(), match.end(), "pin"

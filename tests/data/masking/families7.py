@@ -82,7 +82,7 @@ LOOKS: list[tuple[str, str]] = [
     ("ru", "замок построен в 1820"),
     ("ja", "ゲートは1830に閉まります"),
     ("zh", "门禁系统 2021 年更新"),
-    ("en", "issue #4412 and order #558120"),
+    ("en", "bug #4412 and order #558120"),
     ("en", "**2024** recap, *1500* views"),
     ("en", "dial *100# for balance"),
     ("en", "Ctrl+Z / Ctrl+Y undo and redo"),
@@ -162,7 +162,7 @@ FRESH: list[tuple[str, str, str, str]] = [
 ]
 FRESH_LOOKS: list[tuple[str, str]] = [
     ("en", "order #48213 shipped, tracking to follow"),
-    ("en", "see issue #2291 and PR #2304"),
+    ("en", "see bug #2291 and PR #2304"),
     ("en", "flight BA2490 boards at gate 22 at 1430"),
     ("en", "the gate closes at 2230 on weekdays"),
     ("de", "Tor 2 öffnet um 0800, Einlass ab 0730"),
