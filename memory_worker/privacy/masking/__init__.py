@@ -39,7 +39,9 @@ assigned to secret-named identifiers in env files, JSON, YAML and code (:mod:`.a
 a security question's one-word answer, named by the question in any label language
 (:mod:`.questions`); a key box's or a lock's number a few words on in its sentence
 (:mod:`.locks`), and an entry's code beside a verb of opening or keying ("the gate opens with
-4471"); a generated value after a word for access or credentials (:mod:`.access`);
+4471"), a code adorned with a keypad's keys (``*938654#``) and a gate's, a padlock's or a key
+box's number bare after its noun ("Steg-Tor 92784"); a generated value after a word for access
+or credentials, and the password of a ``user / password`` pair (:mod:`.access`);
 what a value may be is
 :mod:`.values`; Luhn-valid payment card numbers with their expiry and CVV, and US SSNs
 (:mod:`.numbers`).
@@ -54,8 +56,7 @@ credentials, code identifiers (``MAX_TOKENS``, ``hf_hub_download``).
 The split corpus measures both sides: ``tests/data/masking/train.jsonl`` (train: the rules
 are written against it), ``tests/data/masking/dev.jsonl``, ``dev2.jsonl`` and
 ``tests/data/masking_test3/test.jsonl``, ``tests/data/masking_test4/test.jsonl`` (dev, dev2,
-dev3, dev4, and ``masking_test5``/``masking_test6``/``masking_test7`` as dev5, dev6,
-dev7: earlier held-out sets,
+dev3, dev4, and ``masking_test5`` … ``masking_test8`` as dev5 … dev8: earlier held-out sets,
 read once scored; a new held-out part is scored once a round by someone who did not write
 the rules);
 ``bench/masking.py`` prints recall and false masks per language and kind. Lists of

@@ -65,3 +65,30 @@ def access_values(text: str, hits: Hits) -> Iterator[Span]:
         value = match.group("v").rstrip(TRAILING.replace("!", "").replace("?", ""))
         if _generated_password(value):
             yield match.start("v"), match.start("v") + len(value), "password"
+
+
+#: A ``user / password`` pair standing alone in a sentence ("faceit kasse21 / luna665+8lg",
+#: "konto trenera ham2 / Pino491+zsN"): a user's word, a slash between spaces, and a value
+#: of eight characters or more with letters, digits and a symbol inside it — a generated
+#: password, whatever label (or none) names the account. "yes / no", "Ctrl+C / Ctrl+V",
+#: "v1.2 / v1.3", "TCP/IP" hold no such value.
+_SLASHED_PAIR = re.compile(
+    r"(?<![^\s(\[:,;])(?P<user>[A-Za-z][A-Za-z0-9._-]{1,30})[ \t]+/[ \t]+"
+    r"(?P<v>[^\s\"'«»“”()\[\]<>/]{8,64})"
+)
+
+
+_VERSIONISH = re.compile(r"[vV]?\d+(?:\.\d+)+")
+
+
+def slashed_pairs(text: str, hits: Hits) -> Iterator[Span]:
+    """The password of a ``user / password`` pair (:data:`_SLASHED_PAIR`); run on every text
+    holding a slash between spaces."""
+    if " / " not in text:
+        return
+    for match in _SLASHED_PAIR.finditer(text):
+        value = match.group("v").rstrip(TRAILING.replace("!", "").replace("?", ""))
+        if _VERSIONISH.match(value) or _VERSIONISH.match(match.group("user")):
+            continue  # "v1.2.3-rc1 / v1.2.4+build7": two releases
+        if len(value) >= 8 and _SYMBOL.search(value[1:-1]) and _generated_password(value):
+            yield match.start("v"), match.start("v") + len(value), "password"

@@ -87,6 +87,10 @@ def _joins(word: str) -> bool:
 _WRAPS_ALONE = frozenset("»«\"'“”„‘’)]）」』>")
 
 
+#: A release's number (``v2.4.0-rc1``, ``3.12.1``): what it is, never a value named after.
+_RELEASE = re.compile(r"[vV]?\d+(?:\.\d+)+")
+
+
 def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | None:
     """A value a few words before a label that names it ("Xk2… is the new wifi password",
     "Xk2… — это мой пароль", "Xk2… benim şifrem", "Xk2… 是我的密码"): the word right after
@@ -123,7 +127,8 @@ def _value_named_after(text: str, start: int, family: str) -> tuple[int, int] | 
             phrase = phrase_before(text, line, end) if family in ("password", "pass") else None
             if phrase is not None:
                 return phrase, end  # "maple orbit candle fjord42 is the passphrase …"
-            if digits or strong(value) or (family == "key" and generated(value)):
+            release = _RELEASE.match(value) is not None  # "v2.4.0-rc1 is safe": no safe's code
+            if digits or (strong(value) and not release) or (family == "key" and generated(value)):
                 return tokens[k].start(), end
         folded = word.casefold()
         if gap >= 5 or folded in NEGATIONS or folded in JUDGEMENTS:

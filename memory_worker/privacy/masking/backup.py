@@ -21,6 +21,10 @@ BACKUP_NEEDLES = frozenset(
         "backup",
         "recovery",
         "резерв",
+        "восстановл",
+        "відновл",
+        "復旧",
+        "استرجاع",
         "запасн",
         "secours",
         "récup",
@@ -48,14 +52,14 @@ BACKUP_NEEDLES = frozenset(
 )
 _LABEL = re.compile(
     r"(?i)(?:backup|recovery|back-up)[\s_-]?(?:codes?|kodlar\w*)|2fa[\s_-]?codes|"
-    r"резервн\w*\s+код\w*|запасн\w*\s+код\w*|"
+    r"резервн\w*\s+код\w*|запасн\w*\s+код\w*|код\w*\s+(?:для\s+)?(?:восстановлени|відновлен)\w*|"
     r"codes?\s+de\s+(?:secours|récupération|recuperation|sauvegarde)|"
     r"c[oó]digos?\s+de\s+(?:respaldo|recuperaci[oó]n|recupera[cç][aã]o|backup|reserva|seguran[cç]a)|"
     r"codici\s+di\s+(?:backup|riserva|recupero)|kody\s+(?:zapasowe|odzyskiwania|jednorazowe)|"
     r"reservkod\w*|backupkod\w*|(?:backup-?|wiederherstellungs-?)codes?|herstelcodes?|"
     r"back-?upcodes?|yedek\s+kod\w*|kurtarma\s+kod\w*|återställningskod\w*|"
-    r"バックアップ\s*コード|リカバリー?\s*コード|백업\s*코드|복구\s*코드|备用(?:验证)?码|恢复码|"
-    r"رموز\s+(?:ال)?(?:احتياط\w*|استرداد)"
+    r"(?:復旧|回復)\s*コード|バックアップ\s*コード|リカバリー?\s*コード|백업\s*코드|복구\s*코드|备用(?:验证)?码|恢复码|"
+    r"(?:رموز|أكواد|اكواد)\s+(?:ال)?(?:احتياط\w*|استرداد|استرجاع)"
 )
 _CODE = re.compile(
     r"(?<![\w-])(?:[A-Za-z0-9]{4,5}[- ][A-Za-z0-9]{4,5}|[a-z0-9]{8,10}|[A-Z0-9]{8,10})(?![\w-])"

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from memory_worker.privacy.masking.access import ACCESS_NEEDLES, access_values
+from memory_worker.privacy.masking.access import ACCESS_NEEDLES, access_values, slashed_pairs
 from memory_worker.privacy.masking.around import (
     answers_below_questions,
     answers_beside_questions,
@@ -28,7 +28,12 @@ from memory_worker.privacy.masking.contaminate import contaminated
 from memory_worker.privacy.masking.labels import labelled_values
 from memory_worker.privacy.masking.lexicon import LABEL_NEEDLES, NAME_NEEDLES
 from memory_worker.privacy.masking.lists import LIST_NEEDLES, credential_lists
-from memory_worker.privacy.masking.locks import LOCK_NEEDLES, entry_numbers, lock_numbers
+from memory_worker.privacy.masking.locks import (
+    LOCK_NEEDLES,
+    entry_numbers,
+    keypad_codes,
+    lock_numbers,
+)
 from memory_worker.privacy.masking.needles import Hits, Needles
 from memory_worker.privacy.masking.normalise import fold
 from memory_worker.privacy.masking.numbers import card_numbers, contacts, ssn_numbers
@@ -74,7 +79,9 @@ DETECTORS: tuple[Detector, ...] = (
     security_answers,
     lock_numbers,
     entry_numbers,
+    keypad_codes,
     access_values,
+    slashed_pairs,
     keys_near_labels,
     credential_lists,
     assigned_values,
@@ -92,6 +99,8 @@ NEEDLELESS: tuple[Detector, ...] = (
     unmarked_tokens,
     seed_phrases,
     entry_numbers,
+    keypad_codes,
+    slashed_pairs,
 )
 
 NEEDLES = Needles(

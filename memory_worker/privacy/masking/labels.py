@@ -163,6 +163,14 @@ def _alternatives(words: set[str], glued: set[str]) -> str:
     return "(?:" + "|".join(parts) + ")"
 
 
+#: A comma, then a pronoun and its copula restating what was named: "my security answer,
+#: it's …", "la réponse secrète, c'est …", "die Antwort, das ist …" (any label's language).
+_RESTATED = (
+    r",[ \t]*(?:it['’]s|it\s+is|that['’]s|that\s+is|c['’]est|das\s+ist|es\s+ist|eso\s+es"
+    r"|это|to\s+jest|dat\s+is|det\s+är|isso\s+é)(?!\w)[ \t]*(?::[ \t]*)?"
+)
+
+
 def _connector_pattern(lang: str) -> re.Pattern[str]:
     """Symbols, then the label's language's copulas and English's, for a code's digits a comma
     before them too ("cryptogramme visuel, c'est 402") (an English-spelt label
@@ -182,7 +190,7 @@ def _connector_pattern(lang: str) -> re.Pattern[str]:
     comma = r"(?:,[ \t]*)?" if lang == "any" else ""  # a code's digits only: "CVC, it's 226"
     return re.compile(
         rf"\s*(?:{_SYMBOLS}\s*(?:{body}\s*)?(?:{_SYMBOLS}\s*)?"
-        rf"|['’]s(?!\w)\s*|{comma}{body}\s*(?:{_SYMBOLS}\s*)?)",
+        rf"|['’]s(?!\w)\s*|{comma}{body}\s*(?:{_SYMBOLS}\s*)?|{_RESTATED})",
         re.IGNORECASE,
     )
 
@@ -194,8 +202,11 @@ _BARE = re.compile(r"[^\s]+")
 #: where a value was masked ("[redacted]", "[Filtered]": masking stays idempotent).
 _BRACKETED = re.compile(r"\[(?!(?i:redacted|filtered|email|phone)\])[^\s\[\]]{3,64}\]")
 _ASCII = re.compile(r"[!-~]+")
-#: A code's digits, then a letter of a script written without spaces (a particle, a copula).
-_GLUED_DIGITS = re.compile(r"[#*]?\d{3,8}[#*]?(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])")
+#: A code's digits, then a letter of a script written without spaces (a particle, a copula),
+#: or a full-width comma folded and such a letter ("PIN是7694，别写进wiki").
+_GLUED_DIGITS = re.compile(
+    r"[#*]?\d{3,8}[#*]?(?=(?:[,.;!?][ \t]*)?[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
+)
 #: A word between a label and its value (a dot inside it too: "bol.com"; a comma after it:
 #: "the CVV only, it's 845").
 FILLER = re.compile(r"[ \t]+(?P<w>(?:[^\s.!?,;:=：]|\.(?=\w)){1,30})(?=\s|[:=：](?!//)|,|$)")
@@ -323,6 +334,13 @@ def _joined(
         return refused
     begin, end, quoted = found
     value = text[begin:end]
+    if joined.group(0).lstrip().startswith(",") and family not in _DIGIT_FAMILIES:
+        if not strong(value):
+            return True  # restated, then a word: "the password, it's annoying"
+        return begin, end
+    if not quoted and wordy(value) and _PHONE_AFTER.match(text, end):
+        return refused  # a word, then a phone number: whom to call ("mot de passe perdu :
+        # appelez le +33 1 42 68 53 00"), never the value
     if not quoted and wordy(value) and PROSE.match(text, end):
         return refused  # a plain word opening a phrase: "password: ask at the desk"
     if not quoted and wordy(value) and joined.group(0).strip().startswith("?"):
@@ -392,7 +410,16 @@ _VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}$", re.IGNORECASE)
 _DIGIT_GROUPS = re.compile(r"\d{4,6}(?:[ -]\d{4,6}){2,}(?![\d-])")
 #: Words read between a label and a connector word ("is"), a value that follows bare, and a
 #: ``:`` or ``=`` ("Passwort für das neue Konto bei der Sparkasse: …").
+#: A phone number in international form a word or two on ("appelez le +33 1 42 68 53 00").
+_PHONE_AFTER = re.compile(
+    r"(?:[ \t]+[^\W\d_]{1,12}){0,2}[ \t]*:?[ \t]*\+\d{1,3}(?:[ \t.-]?\d{1,4}){2,6}"
+)
+#: A comma closing a word of the fillers, a word following it.
+_CLAUSE_COMMA = re.compile(r",(?=[ \t]+[^\W\d_])")
 _SAID_FILLERS = 5
+#: More words a code's label may stand from its digits past a clause's comma (only ``:`` joins
+#: them there: "sms code from the airline, just landed in my inbox: 904417").
+_CLAUSE_FILLERS = 4
 _BARE_FILLERS = 5
 _MAX_FILLERS = 8
 #: A time or a year right after a word of time ("at 0630", "a las 0415", "in 2020").
@@ -513,13 +540,25 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
         elif (below := _next_line(text, at, family)) is not None:
             return _unless_weak(text, below, strict=strict)
         else:
-            found = _bare_after(text, at, family, lang, fillers, before, named=named)
+            clause = "," in fillers  # past a clause's comma only ``:`` joins a value
+            found = (
+                None
+                if clause
+                else _bare_after(text, at, family, lang, fillers, before, named=named)
+            )
             if found is not None:
                 return _unless_weak(text, found, strict=strict)
         word = FILLER.match(text, at) or (
             _GLUED_FILLER.match(text, at) if lang in _GLUED or _cjk(text, at) else None
         )
-        if word is None or len(fillers) >= _MAX_FILLERS or word.end() - start > 100:
+        if word is None and family in _DIGIT_FAMILIES and _CLAUSE_COMMA.match(text, at):
+            # a code's label, a clause after a comma, then its digits after a colon ("код
+            # подтверждения с портала, только что пришёл: 997613"): far, only ``:`` joins
+            fillers.append(",")
+            at += 1
+            continue
+        most = _MAX_FILLERS + (_CLAUSE_FILLERS if "," in fillers else 0)
+        if word is None or len(fillers) >= most or word.end() - start > 100:
             return None
         folded = word.group("w").casefold()
         if folded in OTHER_SENSES or (not folded.isascii() and _other_sense(folded)):
@@ -540,7 +579,9 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             )
         ):
             return None
-        if family in _DIGIT_FAMILIES and folded in NOT_SECRET_CODES:
+        if family in _DIGIT_FAMILIES and folded in NOT_SECRET_CODES and len(fillers) < 2:
+            # right after the label only ("código de erro 4031"); further on it names whom the
+            # code came from ("code from the tax office, just came in: …")
             return None  # "código de erro 4031", "Alarmanlage Modell 4500"
         if digits and folded in DIGIT_STOPS and _TIME_OR_YEAR.match(text, word.end()):
             return None  # "PIN changed at 1400", "la alarma sonó a las 0415"

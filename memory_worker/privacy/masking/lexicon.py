@@ -289,6 +289,8 @@ PASS_LABELS: dict[str, tuple[str, ...]] = {
     "es": (r"contra",),
     "ru": (r"пасс",),
     "ko": (r"패스",),
+    # a transliterated "pass" after a user name ("يوزر admin باس …"), never inside a word
+    "ar": (r"(?<![^\W\d_])و?(?:ال)?باس(?![^\W\d_])",),
 }
 PAIR_LABELS: dict[str, tuple[str, ...]] = {
     "en": (r"creds", r"credentials", r"login", r"wi-?fi", r"vpn"),
@@ -587,10 +589,10 @@ WORD_LABELS: dict[str, tuple[str, ...]] = {
     "en": (
         r"code\s*word",
         r"secret\s+word",
-        r"memorable\s+word",
+        r"memorable\s+(?:word|answer|phrase)",
         r"(?:security|secret)\s+(?:question\s+)?answer",
         r"answer\s+to\s+(?:the|my)\s+security\s+question",
-        r"mother'?s\s+maiden\s+name",
+        r"(?:mother|mum|mom|mam|ma)'?s\s+maiden\s+name",
         r"safe\s*word",
     ),
     "ru": (
@@ -761,7 +763,7 @@ LABEL_NEEDLES = _words(
     confirmaci confirma autoryz potwierdz подтвержд входа входу підтвердж giriş 認証 確認 ログイン
     인증 확인 动态 确认 التأكيد التفعيل التحقق كلمه answer combo kombin p4s pa$ p@$ p4$ pa5 p@5
     p45 ответ réponse reponse risposta respuesta resposta cevab antwort maiden combina комбин lock keybox intercom einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ 번호 비반 비빈 비븐 금고 ロック
-    현관 도어락 경보 警報 アラーム 番号 報警 报警 动态 إنذار انذار unlock unique usage
+    현관 도어락 경보 警報 アラーム 番号 報警 报警 动态 إنذار انذار unlock unique usage memorable
     蜜码 蜜碼 蜜马 蜜玛 秘码 秘碼 秘马 秘玛 觅码 觅碼 觅马 觅玛 密马 密玛 parol
     安全码 开门 门禁 código codice pincode deurcode puk पिन приватн mima kelmet segredo комбін
     larmkod portkod dörrkod pinkod وورد bilgi pas p@s losen sifre haslo wachtw порол парал порал seguridad seguran sicurezza безопасн безпек свв 校验

@@ -82,7 +82,8 @@ def _is_card(groups: list[str]) -> bool:
 def _card_spans(run: str, offset: int) -> Iterator[Span]:
     """Card numbers within one digit run: from each group start, the longest window of
     whole groups that is a card (a longer number is never masked in part; a 16-digit card
-    followed by a 3–4 digit group in its own grouping is a card and its CVV)."""
+    followed by a 3–4 digit group in its own grouping is a card and its CVV, and so is an
+    Amex grouped 4-6-5 followed by its CID)."""
     groups = [(m.start(), m.end()) for m in _GROUP.finditer(run)]
     i = 0
     while i < len(groups):
@@ -99,7 +100,8 @@ def _card_spans(run: str, offset: int) -> Iterator[Span]:
         if _continues(run, groups, i, best):
             last = groups[best + 1]
             size = sum(b - a for a, b in groups[i : best + 1])
-            if size == 16 and 3 <= last[1] - last[0] <= 4:
+            amex = size == 15 and best - i == 2  # 4-6-5: an Amex's own grouping, then its CID
+            if (size == 16 or amex) and 3 <= last[1] - last[0] <= 4:
                 yield offset + groups[i][0], offset + last[1], "card_number"
             i = best + 2
             continue

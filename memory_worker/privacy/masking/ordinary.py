@@ -305,6 +305,7 @@ USER_LABELS = _words(
     identifiant utente użytkownik login: логин юзер пользователь логін користувач gebruiker
     gebruikersnaam användare användarnamn kullanıcı kullanıcı adı uživatel pengguna
     brugernavn käyttäjä felhasználó utilizator 用户名 账号 ユーザー名 ユーザー 아이디 사용자
+    يوزر اليوزر يوزرنيم مستخدم المستخدم 유저 用户 帐号 帳號 ユーザ ユーザーid юзернейм
     """
 )
 #: Words that deny what follows ("Xk2… is *not* my password").
@@ -345,7 +346,8 @@ UNITS = _words(
     """
     rub руб рублей рубля рубль грн гривень гривні eur euro euros evro usd dollars dollar
     zł zl złotych pln kr kronor kroner sek nok dkk tl lira lire chf yen yuan won lei ft
-    mah mb gb kb tb km kg mm cm ml mg ms min sec seconds minutes hours stunden minuten
+    mah mb gb kb tb km kg mm cm ml mg ms min sec seconds minutes hours stunden minuten cents cent
+    ريال درهم دينار جنيه ليرة
     sekunden secondes segundos secondi секунд минут часов
     """
 )

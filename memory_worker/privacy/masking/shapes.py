@@ -241,9 +241,21 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
     ),
 )
 
+
+def _ascii_bounded(pattern: str) -> str:
+    """A token's pattern whose word boundaries are ASCII ones: a key glued to CJK text or a
+    particle ("key是AIza…", "キーはsk-proj-…です") starts and ends where its ASCII run does
+    (``\\b`` sees no boundary between ``是`` and ``A``: both are word characters)."""
+    if pattern.startswith(r"\b"):
+        pattern = r"(?<![A-Za-z0-9_])" + pattern[2:]
+    if pattern.endswith(r"\b"):
+        pattern = pattern[:-2] + r"(?![A-Za-z0-9_])"
+    return pattern
+
+
 _COMPILED: tuple[tuple[str, tuple[str, ...], re.Pattern[str], int | str, Check | None], ...] = (
     tuple(
-        (kind, needles, re.compile(pattern), group, check)
+        (kind, needles, re.compile(_ascii_bounded(pattern)), group, check)
         for kind, needles, pattern, group, check in _RULES
     )
 )

@@ -89,12 +89,25 @@ def not_a_value(value: str) -> bool:
         or _placeholder_phrase(value)
         or placeholder(value)
         or value.startswith(("[", "<", "{", "("))
-        or bool(_TEMPLATE.match(value) or (_CODE.match(value) and not _DOTTED_WORDS.match(value)))
+        or bool(_TEMPLATE.match(value) or (_CODE.match(value) and not _dotted_value(value)))
         or "://" in value
         or folded.startswith("www.")
         or _PATH.match(value) is not None
         or _VERSION.match(value) is not None
     )
+
+
+_RANDOM_PART = re.compile(r"[a-z][A-Z](?:$|\.)|[a-z][A-Z]{2,}[a-z]")
+
+
+def _dotted_value(value: str) -> bool:
+    """A dotted name that is a value: words ending in digits ("fragola.micio13"), or two parts
+    in random case ("mbKCIM.HgpnzD", "WxrYQP.nftCsh": capitals in a run inside lower case, as
+    no attribute is named; ``document.getElementById``, ``element.innerHTML`` stay code)."""
+    if _DOTTED_WORDS.match(value) is not None or _random_case(value):
+        return True
+    # a digit, and a part in random case ("Ql8.vPnrtX": capitals inside and at its end)
+    return any(c.isdigit() for c in value) and _RANDOM_PART.search(value) is not None
 
 
 def wordy(value: str) -> bool:
