@@ -47,7 +47,7 @@ from tests.faults.rows_store import (
     private_store,
 )
 from tests.support.factories import make_request
-from tests.support.harness import Fleet, cli, completed_run, eventually, free_port
+from tests.support.harness import Fleet, cli, completed_run, eventually, free_port, workers_up
 from tests.support.scrape import parse, scrape
 
 #: How long the store refuses writes: well past the workers' 2 s lease, so a claim would
@@ -328,7 +328,9 @@ async def row37(ctx: FaultContext) -> None:
             {"discovery_base_url": ctx.sim.base_url, **STORE_FAST, "worker_concurrency": 2},
         )
         try:
-            fleet.start(1)
+            # settled within SETTLED_WITHIN of the worker being up, not of its spawn (a loaded
+            # 2-core host's start-up alone can take 15 s)
+            await workers_up(fleet.start(1))
 
             async def refused() -> bool:  # (or half completed, as it was before the preflight)
                 run = await store.get(bad)
