@@ -129,6 +129,7 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"\w*kennwort",
         typos("passwort"),
         typos("kennwort"),
+        r"kennw\.?|passw\.?",  # cut short, as a note writes it
         r"zugangscode",
         r"wlan-?schlüssel",
         r"(?:wlan|wi-?fi)-?code",
@@ -185,6 +186,7 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"\w*wachtwo?o?r[dt](?:en)?",
         typos("wachtwoord"),
         r"paswoord",
+        r"wachtw\.?",  # cut short, as a note writes it
         r"inlogcode",
         r"wifi-?sleutel",
         r"wi-?fi-?code",
