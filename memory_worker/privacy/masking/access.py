@@ -48,11 +48,11 @@ _SYMBOL = re.compile(r"[!#$%^&*+=~?@]")
 #: A login's word, what it opens, then a copula or a separator and a generated value ("the new
 #: login for the x-ray PC is HM3P_NqK4C6", "the portal login was — it's the same as the
 #: library one: Gondel387*"): a login named is a password given when the value is generated.
-_LOGIN = r"(?<![^\W\d_])(?:log-?in|logon|inlog|логин|логін|ログイン|로그인|登录|登入)"
+_LOGIN = r"(?<![^\W\d_])(?:log-?in|logon|inlog|inloggning\w*|логин|логін|ログイン|로그인|登录|登入)"
 _LOGIN_VALUE = re.compile(
-    rf"(?i:{_LOGIN})[^\n:：=→]{{0,80}}?(?:[ \t]+(?i:is|was|ist|war|est|était|es|era|è|é|är|var|"
+    rf"(?i:{_LOGIN})[^\n]{{0,80}}?(?:[ \t]+(?i:is|was|ist|war|est|était|es|era|è|é|är|var|"
     r"jest|был|було|これは)|[ \t]*(?:[:：=]|->|=>|→))[ \t]+"
-    r"(?P<v>[^\s\"'«»“”()\[\]<>]{6,64})(?=[ \t]*(?:[.,;!]?[ \t]*$|[ \t][—–-][ \t]|,))",
+    r"(?P<v>[^\s\"'«»“”()\[\]<>]{6,64})(?=[.,;!?]*(?:\s|$))",
     re.M,
 )
 _EMAIL_LIKE = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")

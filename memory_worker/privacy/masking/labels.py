@@ -214,7 +214,8 @@ FILLER = re.compile(r"[ \t]+(?P<w>(?:[^\s.!?,;:=：]|\.(?=\w)){1,30})(?=\s|[:=�
 #: glued to a generated ASCII part ("富士-euj27", "고양이-2lU83", "قمر-XG819", "één_ZER13"):
 #: the ASCII part must hold a letter and a digit.
 _LOCAL_GLUED = re.compile(
-    r"[^\x00-\x7f\s、。，！？：「」『』（）]{1,8}[-_]?(?P<t>[A-Za-z0-9][!-~]*)"
+    r"[A-Za-z]{0,6}[^\x00-\x7f\s、。，！？：「」『』（）]{1,8}(?:[A-Za-z]{1,6}(?=[-_]))?[-_]?"
+    r"(?P<t>[A-Za-z0-9][!-~]*)"
 )
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT = re.compile(r"\d")

@@ -28,7 +28,7 @@ MESSAGE_NEEDLES = _words(
     """
     sms smsen sms:et sms'i sms'in text texto textos message messages messaggio mensagem
     mensaje bericht berichtje meddelande wiadomość wiadomosc esemes esemesa смс сообщение
-    смска эсэмэска повідомлення mesaj kısa 短信 簡訊 讯息 訊息 消息 ショートメール メッセージ
+    смска эсэмэска повідомлення mesaj 短信 簡訊 讯息 訊息 消息 ショートメール メッセージ
     ショートメッセージ 문자 메시지 메세지 رسالة الرسالة مسج المسج
     """
 )
@@ -42,10 +42,12 @@ _HEAD = rf"[ \t]*(?:{_STAMP}[ \t]*[-–—]?[ \t]*(?:{_SPEAKER})?|{_SPEAKER}|<[^
 #: The answering line: its head, a few words (none with a digit), then the code closing it.
 _REPLY = re.compile(
     rf"{_HEAD}(?P<words>(?:[ \t]*[^\W\d_][^\s\d]{{0,15}}[,，、،:]?){{0,4}})[ \t,，、،:]*"
-    r"(?P<v>\d{4,8}|\d{3}[ \u00a0-]\d{3,4}|\d{2}(?:[ \u00a0-]\d{2}){2,3})"
+    r"(?P<v>\d{4,8}|\d{2,4}(?:[ \u00a0-]\d{2,4}){1,3})"
     r"[ \t]*[.!。！]?[ \t]*(?:\r?\n|$)"
 )
 _YEAR = re.compile(r"(?:1[89]|20)\d\d")
+#: How many digits a code read back has, in all its groups.
+_CODE_DIGITS = (4, 8)
 
 
 def _line_ends(text: str, at: int) -> int:
@@ -71,6 +73,7 @@ def message_codes(text: str, hits: Hits) -> Iterator[Span]:
         if reply is None:
             continue
         value = reply.group("v")
-        if _YEAR.fullmatch(value):
-            continue  # "yes, in 2019"
+        digits = sum(c.isdigit() for c in value)
+        if _YEAR.fullmatch(value) or not _CODE_DIGITS[0] <= digits <= _CODE_DIGITS[1]:
+            continue  # "yes, in 2019", "yes, 10 20"
         yield reply.start("v"), reply.end("v"), "pin"
