@@ -11,6 +11,11 @@ alone, "pytanie pomocnicze: imię pierwszego zwierzaka", is several words), it i
 placeholder or an ordinary non-answer ("forgot", "none"), and in a script with letter case
 it starts with a capital or holds a digit ("… : esqueci" is not an answer). A quiz question
 is no security question ("Quizfrage (Hauptstadt von Peru): Lima").
+
+Once the question itself is given — closed by a bracket or a quote, then a separator, or
+followed by an arrow — the answer may be up to three words ("… (first pet's name): Mrs
+Okonkwo", "… → Bad Segeberg"): none an ordinary word, one of them a name's in a script with
+letter case ("… (first pet): not set yet" stays).
 """
 
 from __future__ import annotations
