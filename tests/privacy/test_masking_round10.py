@@ -70,6 +70,7 @@ from memory_worker.privacy.masking.replies import _ASKING, MESSAGE_NEEDLES
         ("공용 비빈번호 달빛-5Qw2z", "5Qw2z"),
         ("الباسورد وردة_Tq39", "Tq39"),
         ("kennw: Müsli_QX318", "QX318"),
+        ("شبكة المكتب Office-5G والرمز Zt62_kQwp", "Zt62_kQwp"),
         # the login for X is V
         ("the login for the lab laptop is Rq9_LmZx4w", "Rq9_LmZx4w"),
         ("the new logon for the till is Tp4!qLw8 from monday", "Tp4!qLw8"),
@@ -107,6 +108,7 @@ def test_the_concepts_of_round_10_are_masked(text: str, value: str) -> None:
         "the login for the lab laptop is on a sticker",
         "the login page for the portal is down again",
         "パスワードは英数字8文字以上",
+        "الرمز البريدي للمكتب 11564",
     ],
 )
 def test_the_look_alikes_of_round_10_are_kept(text: str) -> None:

@@ -110,7 +110,8 @@ def test_the_train_part_meets_its_bar_in_every_language_of_the_split() -> None:
 #:   then an answer of a few words, a password handed to a command (``sudo -S`` through a pipe,
 #:   ``lftp -u``, ``htpasswd -b``, ``7z -p``, ``zip -P``, ``openssl -pass``), a label misspelt
 #:   or in kana then a value glued after a word of the writer's script, "the login for X is V"
-#:   — reached 0.992 (869 of 876) / 0.0 %; ``DEV9.md``): held within one line.
+#:   and "and the code" in Arabic — reached 0.994 (871 of 876) / 0.0 %; ``DEV9.md``): held within
+#:   one line.
 DEV_PARTS = [
     pytest.param(DEV, 600, 12, 0.97, 0.01, id="dev"),
     pytest.param(DEV2, 1000, 16, 0.97, 0.01, id="dev2"),
@@ -120,7 +121,7 @@ DEV_PARTS = [
     pytest.param(DEV6, 960, 15, 0.995, 0.005, id="dev6"),
     pytest.param(DEV7, 930, 15, 0.995, 0.005, id="dev7"),
     pytest.param(DEV8, 1790, 15, 0.998, 0.002, id="dev8"),
-    pytest.param(DEV9, 1627, 15, 0.99, 0.002, id="dev9"),
+    pytest.param(DEV9, 1627, 15, 0.993, 0.002, id="dev9"),
 ]
 #: The dev2 part reached 0.995 (586 of 589) in round 4.
 DEV2_RECALL = 0.99

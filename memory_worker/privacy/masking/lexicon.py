@@ -293,7 +293,12 @@ PASS_LABELS: dict[str, tuple[str, ...]] = {
     "ru": (r"пасс",),
     "ko": (r"패스",),
     # a transliterated "pass" after a user name ("يوزر admin باس …"), never inside a word
-    "ar": (r"(?<![^\W\d_])و?(?:ال)?باس(?![^\W\d_])",),
+    "ar": (
+        r"(?<![^\W\d_])و?(?:ال)?باس(?![^\W\d_])",
+        # "and the code" after a network's name, before a value typed in Latin letters (not
+        # before digits: a PIN's or a gate's code, which the code family reads)
+        r"(?<![^\W\d_])والرمز(?![ \t]*[:：]?[ \t]*[\d٠-٩])",
+    ),
 }
 PAIR_LABELS: dict[str, tuple[str, ...]] = {
     "en": (r"creds", r"credentials", r"login", r"wi-?fi", r"vpn"),

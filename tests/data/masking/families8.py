@@ -84,6 +84,7 @@ SECRETS: list[tuple[str, str, str, str]] = [
     ("password", "en", "the login for the front desk iPad is Kt7_wQz9Lp now", "Kt7_wQz9Lp"),
     ("password", "sv", "inloggningen till kassan: samma som förra: Hb4!tunna", "Hb4!tunna"),
     ("door_code", "zh", "[09:00] 老李：仓库门禁密码多少？\n[09:01] 小周：7731#", "7731#"),
+    ("wifi", "ar", "شبكة البيت HomeNet_5G والرمز Lq83_zTwp", "Lq83_zTwp"),
 ]
 
 #: (lang, text): what must stay as written.
@@ -106,6 +107,7 @@ LOOKS: list[tuple[str, str]] = [
     ("en", "the login for the front desk iPad is on the sticker"),
     ("en", "zip -r backup.zip ~/docs"),
     ("en", "run htpasswd -c .htpasswd admin and type it twice"),
+    ("ar", "الرمز البريدي للمزرعة 11564"),
 ]
 
 #: The first fresh set (a sports club's and a family's chats, written as a blind author
