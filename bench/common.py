@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import statistics
 import sys
 import tempfile
@@ -97,11 +98,26 @@ def farm_fleet(bench: Bench, sim: FarmSimulator, workers: int, **overrides: Any)
 def run_bench(
     main: Callable[..., Coroutine[Any, Any, None]], doc: str | None, **defaults: float
 ) -> None:
-    """Run ``main`` with one ``--name value`` option per keyword (typed like its default), in order."""
+    """Run ``main`` with one ``--name value`` option per keyword (typed like its default), in order.
+
+    A SIGTERM (``timeout``, a CI runner's stop) cancels ``main``, so its context managers
+    stop what they started — the bench's Valkey, the farm, the workers — instead of leaving
+    them running with no parent (Python's default SIGTERM ends the process at once)."""
     parser = argparse.ArgumentParser(description=doc)
     for name, default in defaults.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=type(default), default=default)
-    asyncio.run(main(*vars(parser.parse_args()).values()))
+    args = vars(parser.parse_args()).values()
+
+    async def cancellable() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        await main(*args)
+
+    try:
+        asyncio.run(cancellable())
+    except asyncio.CancelledError:
+        sys.exit(128 + signal.SIGTERM)
 
 
 def tiny_request(i: int) -> RunRequest:
@@ -144,8 +160,3 @@ def pct(values: Sequence[float], q: float) -> float:
 
 def median(values: Sequence[float]) -> float:
     return statistics.median(values)
-
-
-async def total_calls(redis: Any) -> int:
-    stats = await redis.info("commandstats")
-    return sum(int(v["calls"]) for v in stats.values())

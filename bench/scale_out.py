@@ -87,16 +87,18 @@ IDLE_PROBE_CPU = 0.0002
 async def arq_baseline(ticks: int, jobs: int) -> tuple[float, float, float]:
     """(CPU-s per 1,000 jobs, commands per job, idle CPU-s per s) of bare arq no-op jobs
     worked by one plain arq worker, ``ticks`` at a time, queued beforehand."""
+    from arq.connections import ArqRedis
     from arq.worker import Worker
 
     idle = await idle_cpu_per_s()
     async with fresh_bench() as bench:
         queue = "bench:noop"
+        arq = ArqRedis(connection_pool=bench.redis.connection_pool)  # the bench's client is plain
         for _ in range(jobs):
-            await bench.redis.enqueue_job("noop", _queue_name=queue)
+            await arq.enqueue_job("noop", _queue_name=queue)
         worker = Worker(
             functions=[noop],
-            redis_pool=bench.redis,
+            redis_pool=arq,
             queue_name=queue,
             burst=True,
             max_jobs=ticks,

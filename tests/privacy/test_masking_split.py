@@ -18,9 +18,11 @@
   written blind for round 7, scored once as held out at recall 0.968, then read in round 8,
   see ``tests/data/masking/DEV7.md``), and the dev8 part (``tests/data/masking_test8/test.jsonl``:
   written blind for round 8, scored once as held out at recall 0.905, then read in round 9,
-  see ``tests/data/masking/DEV8.md``). All are scored with ``tests/support/masking_score.py``;
+  see ``tests/data/masking/DEV8.md``), and the dev9 part (``tests/data/masking_test9/test.jsonl``:
+  written blind for round 9, scored once as held out at recall 0.911, then read in round 10,
+  see ``tests/data/masking/DEV9.md``). All are scored with ``tests/support/masking_score.py``;
   the figures pinned here are the ones reached (see ``docs/benchmarks.md``, "Masking"). The
-  held-out part of round 9 (test9) is written by someone else and scored once.
+  held-out part of round 10 (test10) is written by someone else and scored once.
 - One decision: whatever :func:`contains_secret` flags for its value, :func:`mask` takes
   out — for arbitrary text (hypothesis, 400 + 300 examples), and ``mask`` is idempotent and
   never raises.
@@ -57,6 +59,7 @@ DEV5 = DATA / "masking_test5" / "test.jsonl"
 DEV6 = DATA / "masking_test6" / "test.jsonl"
 DEV7 = DATA / "masking_test7" / "test.jsonl"
 DEV8 = DATA / "masking_test8" / "test.jsonl"
+DEV9 = DATA / "masking_test9" / "test.jsonl"
 PLACEHOLDERS = (REDACTED, CARD_NUMBER, FILTERED, "[email]", "[phone]")
 
 
@@ -100,7 +103,15 @@ def test_the_train_part_meets_its_bar_in_every_language_of_the_split() -> None:
 #:   or a key box's number bare after its noun, a user then a transliterated "pass", a ``user /
 #:   password`` pair, a one-time code past a comma, a label restated by "it's", a key glued to
 #:   CJK text, and a phone number never a password's value — reached 1.000 / 0.0 %;
-#:   ``DEV8.md``): held within one line.
+#:   ``DEV8.md``): held within one line;
+#: - dev9 (test9: once as held out 0.911 (798 of 876) / 0.9 % (7 of 751: login errors quoting a
+#:   user, flights' numbers beside airports' gates, a form's placeholder); round 10 — a code
+#:   answered on the next speaker's line to "did the text come?", a security question given
+#:   then an answer of a few words, a password handed to a command (``sudo -S`` through a pipe,
+#:   ``lftp -u``, ``htpasswd -b``, ``7z -p``, ``zip -P``, ``openssl -pass``), a label misspelt
+#:   or in kana then a value glued after a word of the writer's script, "the login for X is V"
+#:   and "and the code" in Arabic — reached 0.994 (871 of 876) / 0.0 %; ``DEV9.md``): held within
+#:   one line.
 DEV_PARTS = [
     pytest.param(DEV, 600, 12, 0.97, 0.01, id="dev"),
     pytest.param(DEV2, 1000, 16, 0.97, 0.01, id="dev2"),
@@ -110,6 +121,7 @@ DEV_PARTS = [
     pytest.param(DEV6, 960, 15, 0.995, 0.005, id="dev6"),
     pytest.param(DEV7, 930, 15, 0.995, 0.005, id="dev7"),
     pytest.param(DEV8, 1790, 15, 0.998, 0.002, id="dev8"),
+    pytest.param(DEV9, 1627, 15, 0.993, 0.002, id="dev9"),
 ]
 #: The dev2 part reached 0.995 (586 of 589) in round 4.
 DEV2_RECALL = 0.99

@@ -36,12 +36,14 @@ too: :mod:`.labels`, words in :mod:`.lexicon`), named after them, on the line be
 a little before a long generated key (:mod:`.around`), values in a list of credentials
 under a heading that names accounts, logins or passwords (:mod:`.lists`), and values
 assigned to secret-named identifiers in env files, JSON, YAML and code (:mod:`.assign`);
-a security question's one-word answer, named by the question in any label language
-(:mod:`.questions`); a key box's or a lock's number a few words on in its sentence
+a security question's answer, named by the question in any label language (one word, or
+up to three once the question itself is given) (:mod:`.questions`); a key box's or a lock's number a few words on in its sentence
 (:mod:`.locks`), and an entry's code beside a verb of opening or keying ("the gate opens with
 4471"), a code adorned with a keypad's keys (``*938654#``) and a gate's, a padlock's or a key
 box's number bare after its noun ("Steg-Tor 92784"); a generated value after a word for access
-or credentials, and the password of a ``user / password`` pair (:mod:`.access`);
+or credentials, "the login for X is V", and the password of a ``user / password`` pair
+(:mod:`.access`); a one-time code answered on the next speaker's line to a question whether a
+text message came (:mod:`.replies`);
 what a value may be is
 :mod:`.values`; Luhn-valid payment card numbers with their expiry and CVV, and US SSNs
 (:mod:`.numbers`).
@@ -56,7 +58,7 @@ credentials, code identifiers (``MAX_TOKENS``, ``hf_hub_download``).
 The split corpus measures both sides: ``tests/data/masking/train.jsonl`` (train: the rules
 are written against it), ``tests/data/masking/dev.jsonl``, ``dev2.jsonl`` and
 ``tests/data/masking_test3/test.jsonl``, ``tests/data/masking_test4/test.jsonl`` (dev, dev2,
-dev3, dev4, and ``masking_test5`` … ``masking_test8`` as dev5 … dev8: earlier held-out sets,
+dev3, dev4, and ``masking_test5`` … ``masking_test9`` as dev5 … dev9: earlier held-out sets,
 read once scored; a new held-out part is scored once a round by someone who did not write
 the rules);
 ``bench/masking.py`` prints recall and false masks per language and kind. Lists of

@@ -28,7 +28,8 @@ def _words(text: str) -> frozenset[str]:
 ACCESS_NEEDLES = _words(
     """
     cred access zugang accès acces acceso accesso acesso toegang inloggning dostęp dostep доступ
-    giriş giris ログイン情報 로그인 정보 登录信息 登入資訊 بيانات
+    giriş giris ログイン情報 로그인 정보 登录信息 登入資訊 بيانات login log-in logon inlog
+    логин логін ログイン 로그인 登录 登入
     """
 )
 
@@ -44,6 +45,33 @@ _ACCESS_VALUE = re.compile(
     re.M,
 )
 _SYMBOL = re.compile(r"[!#$%^&*+=~?@]")
+#: A login's word, what it opens, then a copula or a separator and a generated value ("the new
+#: login for the x-ray PC is HM3P_NqK4C6", "the portal login was — it's the same as the
+#: library one: Gondel387*"): a login named is a password given when the value is generated.
+_LOGIN = r"(?<![^\W\d_])(?:log-?in|logon|inlog|inloggning\w*|логин|логін|ログイン|로그인|登录|登入)"
+_LOGIN_VALUE = re.compile(
+    rf"(?i:{_LOGIN})[^\n]{{0,80}}?(?:[ \t]+(?i:is|was|ist|war|est|était|es|era|è|é|är|var|"
+    r"jest|был|було|これは)|[ \t]*(?:[:：=]|->|=>|→))[ \t]+"
+    r"(?P<v>[^\s\"'«»“”()\[\]<>]{6,64})(?=[.,;!?]*(?:\s|$))",
+    re.M,
+)
+_EMAIL_LIKE = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
+#: A capital right after a small letter, inside a value: typed in random case ("NqK", "uCa").
+_RANDOM_CASE = re.compile(r"[a-z][A-Z]")
+_RANDOM_CASE_CHARS = 8
+
+
+def _login_value(value: str) -> bool:
+    """A login's value that is a password: generated, or eight characters or more in random
+    case with a digit ("HM3P_NqK4C6"), not an e-mail address or a user's name ("anna.k2024")."""
+    if _EMAIL_LIKE.fullmatch(value) is not None or not_a_value(value):
+        return False
+    random_case = (
+        len(value) >= _RANDOM_CASE_CHARS
+        and _RANDOM_CASE.search(value) is not None
+        and any(c.isdigit() for c in value)
+    )
+    return random_case or _generated_password(value)
 
 
 def _generated_password(value: str) -> bool:
@@ -64,6 +92,10 @@ def access_values(text: str, hits: Hits) -> Iterator[Span]:
     for match in _ACCESS_VALUE.finditer(text):
         value = match.group("v").rstrip(TRAILING.replace("!", "").replace("?", ""))
         if _generated_password(value):
+            yield match.start("v"), match.start("v") + len(value), "password"
+    for match in _LOGIN_VALUE.finditer(text):
+        value = match.group("v").rstrip(TRAILING.replace("!", "").replace("?", ""))
+        if _login_value(value):
             yield match.start("v"), match.start("v") + len(value), "password"
 
 

@@ -344,7 +344,8 @@ def _answer_line(text: str, at: int, end: int, family: str) -> tuple[int, int] |
     spaced = _SPACED_ANSWER.fullmatch(text, line.start("v"), end)
     if spaced is not None and family in ("pin", "code", "cvv"):
         return spaced.span("v")  # "customer: 484 852", a code read back in groups
-    if not value or not_a_value(value) or address(value):
+    digits = value.strip("#*") if family != "cvv" else value  # a keypad's key: "0166*"
+    if not value or not_a_value(digits) or address(value):
         return None
     rest = line.group("rest")
     if rest and rest.strip(" \t.!,)").casefold() in ASSENT_WORDS | _HERE_WORDS:
@@ -364,13 +365,14 @@ def _answer_line(text: str, at: int, end: int, family: str) -> tuple[int, int] |
         # value no sentence would hold there
         accepted = strong(value) and not value.isdigit()
     elif family in ("pin", "code", "cvv"):
-        accepted = code_digits("pin" if family == "code" else family, value, connector=True)
+        accepted = code_digits("pin" if family == "code" else family, digits, connector=True)
     else:
         accepted = strong(value) or token_like(value) or generated(value)
         accepted = accepted or (family == "word" and wordy(value) and len(value) >= 4)
         # a password of digits: a card's or a door's "密码", "şifre", "비밀번호"
-        number = family in ("password", "pass") and value.isdigit() and 4 <= len(value) <= 12
-        accepted = accepted or (number and not _YEAR.match(value))
+        keyed = value.strip("#*")  # a door's "密码" read back with a keypad's key: "0166*"
+        number = family in ("password", "pass") and keyed.isdigit() and 4 <= len(keyed) <= 12
+        accepted = accepted or (number and not _YEAR.match(keyed))
     return (line.start("v"), line.start("v") + len(value)) if accepted else None
 
 

@@ -38,6 +38,7 @@ from memory_worker.privacy.masking.needles import Hits, Needles
 from memory_worker.privacy.masking.normalise import fold
 from memory_worker.privacy.masking.numbers import card_numbers, contacts, ssn_numbers
 from memory_worker.privacy.masking.questions import QUESTION_NEEDLES, security_answers
+from memory_worker.privacy.masking.replies import MESSAGE_NEEDLES, message_codes
 from memory_worker.privacy.masking.seeds import seed_phrases
 from memory_worker.privacy.masking.shapes import (
     PEM_NEEDLES,
@@ -76,6 +77,7 @@ DETECTORS: tuple[Detector, ...] = (
     values_above_labels,
     answers_below_questions,
     answers_beside_questions,
+    message_codes,
     security_answers,
     lock_numbers,
     entry_numbers,
@@ -115,6 +117,7 @@ NEEDLES = Needles(
     | QUESTION_NEEDLES
     | LOCK_NEEDLES
     | ACCESS_NEEDLES
+    | MESSAGE_NEEDLES
 )
 
 

@@ -210,6 +210,15 @@ _GLUED_DIGITS = re.compile(
 #: A word between a label and its value (a dot inside it too: "bol.com"; a comma after it:
 #: "the CVV only, it's 845").
 FILLER = re.compile(r"[ \t]+(?P<w>(?:[^\s.!?,;:=：]|\.(?=\w)){1,30})(?=\s|[:=：](?!//)|,|$)")
+#: A password that starts with a word of the writer's own script (or letters outside ASCII)
+#: glued to a generated ASCII part ("富士-euj27", "고양이-2lU83", "قمر-XG819", "één_ZER13"):
+#: the ASCII part must hold a letter and a digit.
+_LOCAL_GLUED = re.compile(
+    r"[A-Za-z]{0,6}[^\x00-\x7f\s、。，！？：「」『』（）]{1,8}(?:[A-Za-z]{1,6}(?=[-_]))?[-_]?"
+    r"(?P<t>[A-Za-z0-9][!-~]*)"
+)
+_LETTER = re.compile(r"[A-Za-z]")
+_DIGIT = re.compile(r"\d")
 _PAIR = re.compile(r"[ \t]*(?P<user>[^\s/]{1,64})[ \t]*/[ \t]*(?P<v>[^\s/]+)")
 
 
@@ -218,6 +227,8 @@ def _value(text: str, at: int, lang: str, family: str = "") -> tuple[int, int, b
     passwords are typed in Latin letters it is ASCII, but a code word is a word of the language."""
     while at < len(text) and text[at] in " \t":
         at += 1
+    if text[at : at + 1] in (">", "》", "〉"):
+        return None  # a label closing a placeholder: "<你的密码>", "<your password>"
     if at < len(text) and text[at] in _QUOTES:
         close = text.find(_QUOTES[text[at]], at + 1, at + 102)
         if close > at + 1 and "\n" not in text[at + 1 : close]:
@@ -228,6 +239,10 @@ def _value(text: str, at: int, lang: str, family: str = "") -> tuple[int, int, b
         return at, phrase.end(), False  # "비번 tiger lemon garden rocket27"
     if family in _DIGIT_FAMILIES and (glued := _GLUED_DIGITS.match(text, at)) is not None:
         return at, glued.end(), False  # a code's digits glued to a particle: "913이에요"
+    if family in ("password", "pass") and (local := _LOCAL_GLUED.match(text, at)) is not None:
+        tail = local.group("t").rstrip(TRAILING)
+        if len(tail) >= 4 and _LETTER.search(tail) and _DIGIT.search(tail):
+            return at, local.start("t") + len(tail), False  # "富士-euj27", "één_ZER13"
     match = (_ASCII if lang in _ASCII_VALUES and family != "word" else _BARE).match(text, at)
     if match is None:
         return None
@@ -494,7 +509,7 @@ def _bare(text: str, at: int, family: str, lang: str, *, named: bool) -> tuple[i
     return (begin, end) if _accepts(family, text[begin:end], connector=quoted or named) else None
 
 
-_CLOSING = frozenset(")）]")
+_CLOSING = frozenset(")）]】」』")
 #: What a label is for, in brackets glued to it (no space: "password(VPN):", "pwd(nas):";
 #: full-width brackets are folded to these).
 _QUALIFIER = re.compile(r"\([^()\n]{1,40}\)")
@@ -587,6 +602,11 @@ def _after_label(text: str, start: int, at: int, family: str, lang: str) -> tupl
             return None  # "PIN changed at 1400", "la alarma sonó a las 0415"
         fillers.append(word.group("w"))
         at = word.end()
+        if family in ("password", "pass") and folded.strip(":=,") in USER_LABELS:
+            name = FILLER.match(text, at)
+            if name is not None:  # "invalid password for user 'crew'": the user's name
+                fillers.append(name.group("w"))
+                at = name.end()
 
 
 #: The words of :data:`OTHER_SENSES` in scripts written without spaces, found inside a glued

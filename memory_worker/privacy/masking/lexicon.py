@@ -129,6 +129,7 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"\w*kennwort",
         typos("passwort"),
         typos("kennwort"),
+        r"kennw\.?|passw\.?",  # cut short, as a note writes it
         r"zugangscode",
         r"wlan-?schlüssel",
         r"(?:wlan|wi-?fi)-?code",
@@ -185,6 +186,7 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
         r"\w*wachtwo?o?r[dt](?:en)?",
         typos("wachtwoord"),
         r"paswoord",
+        r"wachtw\.?",  # cut short, as a note writes it
         r"inlogcode",
         r"wifi-?sleutel",
         r"wi-?fi-?code",
@@ -218,8 +220,9 @@ PASSWORD_LABELS: dict[str, tuple[str, ...]] = {
     "he": (r"ה?סיסמ[הא]",),
     "hi": (r"पासवर्ड",),
     "fa": (r"رمز\s+عبور", r"گذرواژه", r"پسورد"),
-    "ja": (r"パスワード", r"ぱすわーど", r"パスワド", r"パス"),
-    "ko": (r"비[밀빌]번호", r"비[번반빈븐]", r"패스워드", r"암호(?!화)"),
+    # kana of either kind, mixed as a phone's input may leave them ("パすワード")
+    "ja": (r"[パぱ][スす][ワわ][ーｰ]?[ドど]", r"パス"),
+    "ko": (r"비[밀빌빈민]번호", r"비[번반빈븐]", r"패스워드", r"암호(?!화)"),
     "ar": (
         r"[وفبل]?جواب\s+سؤال\s+الأمان(?:\s+السري)?",
         r"[وفبل]?(?:ال)?جواب\s+السري",
@@ -290,7 +293,12 @@ PASS_LABELS: dict[str, tuple[str, ...]] = {
     "ru": (r"пасс",),
     "ko": (r"패스",),
     # a transliterated "pass" after a user name ("يوزر admin باس …"), never inside a word
-    "ar": (r"(?<![^\W\d_])و?(?:ال)?باس(?![^\W\d_])",),
+    "ar": (
+        r"(?<![^\W\d_])و?(?:ال)?باس(?![^\W\d_])",
+        # "and the code" after a network's name, before a value typed in Latin letters (not
+        # before digits: a PIN's or a gate's code, which the code family reads)
+        r"(?<![^\W\d_])والرمز(?![ \t]*[:：]?[ \t]*[\d٠-٩])",
+    ),
 }
 PAIR_LABELS: dict[str, tuple[str, ...]] = {
     "en": (r"creds", r"credentials", r"login", r"wi-?fi", r"vpn"),
@@ -762,7 +770,7 @@ LABEL_NEEDLES = _words(
     密保 安全问题 暗号 سرية blik bankid tan login sign confirmation security access conferma
     confirmaci confirma autoryz potwierdz подтвержд входа входу підтвердж giriş 認証 確認 ログイン
     인증 확인 动态 确认 التأكيد التفعيل التحقق كلمه answer combo kombin p4s pa$ p@$ p4$ pa5 p@5
-    p45 ответ réponse reponse risposta respuesta resposta cevab antwort maiden combina комбин lock keybox intercom einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ 번호 비반 비빈 비븐 금고 ロック
+    p45 ответ réponse reponse risposta respuesta resposta cevab antwort maiden combina комбин lock keybox intercom einmal engångs larm eenmalige jednoraz одноразов tek ww ぱす パスワ パす ぱス 번호 비반 비빈 비븐 비민 금고 ロック
     현관 도어락 경보 警報 アラーム 番号 報警 报警 动态 إنذار انذار unlock unique usage memorable
     蜜码 蜜碼 蜜马 蜜玛 秘码 秘碼 秘马 秘玛 觅码 觅碼 觅马 觅玛 密马 密玛 parol
     安全码 开门 门禁 código codice pincode deurcode puk पिन приватн mima kelmet segredo комбін

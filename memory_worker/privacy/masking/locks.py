@@ -340,6 +340,10 @@ _ID_BEFORE = re.compile(
 #: still is.
 _YEAR_LIKE = re.compile(r"(?:1[89]\d|20[0-3])\d$")
 _AMOUNT_BEFORE = re.compile(r"[$€£¥₽₴₺]\s*$")
+#: A flight's number: an airline's two-character designator right before the digits ("KE
+#: 2591", "LH1159"), or a word for a flight glued after them ("2591便", "1159편", "8812航班").
+_FLIGHT_BEFORE = re.compile(r"(?<!\w)(?:[A-Z]{2}|[A-Z]\d|\d[A-Z])[ \t]?$")
+_FLIGHT_AFTER = re.compile(r"[ \t]?(?:便|편|航班)")
 
 
 def keypad_codes(text: str, hits: Hits) -> Iterator[Span]:
@@ -399,6 +403,10 @@ def _entry_code(
             return None
         if _AMOUNT_BEFORE.search(gap):
             return None
+        if _FLIGHT_BEFORE.search(text, max(0, match.start("v") - 4), match.start("v")) or (
+            _FLIGHT_AFTER.match(text, match.end("v"))
+        ):
+            return None  # "B42番ゲート、KE 2591便": the flight's number, not the gate's code
         if match.group("noun").casefold() in _PORTS and _CONFIG_JOIN.match(text, match.end("gap")):
             return None  # "porta: 8080" (a port), not "a porta dos fundos é 6630"
         return match.start("v"), match.end("v"), "pin"

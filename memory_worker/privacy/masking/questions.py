@@ -11,6 +11,11 @@ alone, "pytanie pomocnicze: imię pierwszego zwierzaka", is several words), it i
 placeholder or an ordinary non-answer ("forgot", "none"), and in a script with letter case
 it starts with a capital or holds a digit ("… : esqueci" is not an answer). A quiz question
 is no security question ("Quizfrage (Hauptstadt von Peru): Lima").
+
+Once the question itself is given — closed by a bracket or a quote, then a separator, or
+followed by an arrow — the answer may be up to three words ("… (first pet's name): Mrs
+Okonkwo", "… → Bad Segeberg"): none an ordinary word, one of them a name's in a script with
+letter case ("… (first pet): not set yet" stays).
 """
 
 from __future__ import annotations
@@ -105,11 +110,46 @@ def _answer(value: str) -> bool:
     return True
 
 
+#: A word of an answer given after its question.
+_WORD = r"[^\s\"'«»“”„「」『』()（）\[\]<>:：→=]{1,30}"
+#: A security question, then its question given (closed by a bracket or a quote) and a
+#: separator, or an arrow; an "answer" word may follow; then one to three words closing the
+#: line ("… (first pet's name): Mrs Okonkwo", "… 'first pet' → answer Vespa rossa").
+_GIVEN = re.compile(
+    rf"(?i:{_QUESTION})[^\n]{{0,100}}?"
+    r"(?:[)）」』\"'”»][^\n:：→]{0,8}?[ \t]*(?:[:：=]|->|=>|—|–)|[ \t]*(?:->|=>|→))[ \t]*"
+    rf"(?:(?i:{ANSWER_WORD})[ \t]*[:：]?[ \t]*)?"
+    rf"[\"'«“„「『]?(?P<v>{_WORD}(?:[ \t]{_WORD}){{0,2}})[\"'»”“」』]?[ \t]*[.!。！]?[ \t]*$",
+    re.M,
+)
+#: The longest answer in an unspaced script once its question was given ("ひたちなか").
+_GIVEN_UNSPACED_MAX = 8
+
+
+def _given_answer(value: str) -> bool:
+    """Whether the words after a question given are its answer: each a possible answer word,
+    and in a script with letter case one of them a name's (a capital or a digit)."""
+    words = value.split()
+    if any(not_a_value(w) or w.casefold() in _NON_ANSWERS for w in words):
+        return False
+    if _UNSPACED.search(value):
+        return len(value) <= _GIVEN_UNSPACED_MAX and "的" not in value and "の" not in value
+    cased = [w for w in words if w[0].isalpha() and w[0].lower() != w[0].upper()]
+    if not cased:
+        return True
+    return any(w[0].isupper() or any(c.isdigit() for c in w) for w in cased)
+
+
 def security_answers(text: str, hits: Hits) -> Iterator[Span]:
-    """The one-word answer closing a security question's line (see the module doc)."""
+    """The one-word answer closing a security question's line, or a few words once the
+    question itself was given (see the module doc)."""
     if not hits.present & QUESTION_NEEDLES:
         return
     for match in _ANSWER.finditer(text):
         value = match.group("v").rstrip(TRAILING)
         if (len(value) >= 3 or _UNSPACED.search(value)) and _answer(value):
+            yield match.start("v"), match.start("v") + len(value), "password"
+    for match in _GIVEN.finditer(text):
+        value = match.group("v").rstrip(TRAILING)
+        if len(value) >= 3 and _given_answer(value):
             yield match.start("v"), match.start("v") + len(value), "password"

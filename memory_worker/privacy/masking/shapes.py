@@ -159,6 +159,36 @@ _RULES: tuple[tuple[str, tuple[str, ...], str, int | str, Check | None], ...] = 
         None,
     ),
     ("password", ("sshpass",), r"\bsshpass\s+-p\s*(?P<v>\S+)", "v", None),
+    # a password handed to a command's own flag or argument: piped into ``sudo -S``, ``lftp -u
+    # user,pass``, ``htpasswd -b file user pass``, ``7z -pPASS``, ``zip -P PASS``, ``openssl
+    # -pass pass:PASS``, ``ncftp -p PASS``
+    (
+        "password",
+        ("sudo",),
+        r"\b(?:echo|printf)(?:[ \t]+-[a-zA-Z]+)*[ \t]+(?P<q>['\"]?)(?P<v>[^\s'\"|]{3,}?)(?:\\n)?(?P=q)"
+        r"[ \t]*\|[ \t]*sudo\b[^\n|]*?[ \t]-[a-zA-Z]*S",
+        "v",
+        None,
+    ),
+    ("password", ("lftp",), r"\blftp\b[^\n]*?[ \t]-u[ \t]+[^\s,]+,(?P<v>[^\s'\"]+)", "v", None),
+    (
+        "password",
+        ("htpasswd",),
+        r"\bhtpasswd(?=[^\n]*?[ \t]-[a-zA-Z]*b)(?:[ \t]+-[a-zA-Z]+)+[ \t]+\S+[ \t]+\S+[ \t]+"
+        r"['\"]?(?P<v>[^\s'\"]+)",
+        "v",
+        None,
+    ),
+    ("password", ("7z",), r"\b7za?\b[^\n]*?[ \t]-p(?P<v>[^\s'\"-]\S*)", "v", None),
+    ("password", ("zip",), r"\b(?:un)?zip\b[^\n]*?[ \t]-P[ \t]*(?P<v>[^\s'\"-]\S*)", "v", None),
+    (
+        "password",
+        ("openssl",),
+        r"\bopenssl\b[^\n]*?[ \t]-pass(?:in|out)?[ \t]+pass:(?P<v>[^\s'\"]+)",
+        "v",
+        None,
+    ),
+    ("password", ("ncftp",), r"\bncftp\w*\b[^\n]*?[ \t]-p[ \t]+(?P<v>[^\s-]\S*)", "v", None),
     ("password", ("redis-cli",), r"\bredis-cli\b[^\n]*?\s-a\s+(?P<v>[^\s-]\S*)", "v", None),
     (
         "password",

@@ -112,7 +112,10 @@ _NAMED = re.compile(
     r"|flug|vol|vuelo|volo|voo|vlucht|рейс|uçuş|page|seite|step|issue|ticket|bug|order"
     r"|model|modell|mod[eè]le|modelo|modello|called|named|hei(?:ß|ss)t|appel[ée]e?|s['’]appelle"
     r"|llamad[ao]|se\s+llama|si\s+chiama|chiamat[ao]|se\s+chama|chamad[ao]|heet|genaamd|heter"
-    r"|kallas|nazywa\s+si[ęe]|называется|adl[ıi]|ad[ıi]nda)[ \t]*[:=#]?[ \t]*[\"'«“(]?$"
+    r"|kallas|nazywa\s+si[ęe]|называется|adl[ıi]|ad[ıi]nda"
+    # a user's name after its word ("invalid password for user 'crew'")
+    r"|user|username|usuario|utilisateur|benutzer|utente|usu[áa]rio|gebruiker|anv[äa]ndare"
+    r"|u[żz]ytkownik|пользователь|користувач|kullan[ıi]c[ıi])[ \t]*[:=#]?[ \t]*[\"'«“(]?$"
     r"|(?:名称|이름|名前|الشبكة|叫做?|名为|という)[ \t]*[:：]?[ \t]*$"
 )
 #: A label at the end of a line: the value is on the line below.

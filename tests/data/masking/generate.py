@@ -22,6 +22,7 @@ import families4  # type: ignore[import-not-found]  # round 6: the mechanisms th
 import families5  # type: ignore[import-not-found]  # round 7: the concepts the dev6 part showed
 import families6  # type: ignore[import-not-found]  # round 8: the concepts the dev7 part showed
 import families7  # type: ignore[import-not-found]  # round 9: the concepts the dev8 part showed
+import families8  # type: ignore[import-not-found]  # round 10: the concepts the dev9 part showed
 import world  # type: ignore[import-not-found]  # the batch of the families and languages added later (its own seed)
 
 HERE = Path(__file__).resolve().parent
@@ -1190,6 +1191,7 @@ def main() -> None:
     rows += list(families5.rows(next_id))
     rows += list(families6.rows(next_id))
     rows += list(families7.rows(next_id))
+    rows += list(families8.rows(next_id))
     path = HERE / "train.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
     secrets = sum(1 for r in rows if r["kind"] == "secret")
