@@ -22,7 +22,7 @@ from memory_worker.runs import RunStore
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
 from tests.support.factories import make_request
-from tests.support.harness import Fleet, completed_run, eventually
+from tests.support.harness import Fleet, completed_run, eventually, workers_up
 
 UPSTREAM_ERROR = Fault(
     kind=FaultKind.JOB_FAILED,
@@ -56,7 +56,7 @@ async def test_unreachable_backend_releases_and_timeout_spends(
     store = RunStore(redis, settings)
     (rid,) = await enqueue_runs(redis, settings, 1)
     sim.set_fault("*", UPSTREAM_ERROR)
-    fleet.start(1)
+    await workers_up(fleet.start(1))  # (bounds below are timed from its start-up's end)
 
     async def released() -> bool:
         return (await store.get(rid)).releases >= 1
@@ -147,9 +147,10 @@ async def test_kill_9_mid_run_is_reclaimed_and_completed_once(
     (rid,) = await enqueue_runs(redis, settings, 1)
     sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=3.0, times=1))
     (victim,) = fleet.start(1)
+    await workers_up([victim])  # (bounds below are timed from its start-up's end)
     await eventually(lambda: sim.submits("llm-openai") == 1, timeout=20)
     victim.kill()
-    fleet.start(1)
+    await workers_up(fleet.start(1))
 
     run = await completed_run(lambda: store.get(rid), timeout=30)
     assert run.attempts == 2  # the crashed attempt counted; the run was not retired
@@ -165,6 +166,7 @@ async def test_sigterm_mid_run_releases_with_attempt_refunded(
     (rid,) = await enqueue_runs(redis, settings, 1)
     sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=30.0))
     (worker,) = fleet.start(1)
+    await workers_up([worker])  # (bounds below are timed from its start-up's end)
     await eventually(lambda: sim.submits("llm-openai") == 1, timeout=20)
     worker.terminate()
     assert worker.wait(timeout=15) == 0
@@ -188,7 +190,7 @@ async def test_redis_restart_mid_processing_loses_nothing(
     try:
         ids = await enqueue_runs(redis, own, 6)
         sim.set_fault("llm-openai", Fault(kind=FaultKind.SLOW, seconds=1.5, times=2))
-        fleet.start(2)
+        await workers_up(fleet.start(2))  # (bounds below are timed from its start-up's end)
         await eventually(lambda: sim.submits("llm-openai") >= 1, timeout=20)
         server.stop()  # SIGTERM: the AOF is flushed; workers see connection errors
         await asyncio.sleep(2.0)
@@ -220,7 +222,7 @@ async def test_non_outage_failures_retire_after_five_attempts_with_backoff(
     (rid,) = await enqueue_runs(redis, settings, 1)
     sim.set_fault("llm-openai", Fault(kind=FaultKind.GARBAGE))
     fleet.env_overrides["backoff_unit_seconds"] = 0.3
-    fleet.start(1)
+    await workers_up(fleet.start(1))  # (bounds below are timed from its start-up's end)
 
     async def retired() -> bool:
         return (await store.get(rid)).retired

@@ -45,7 +45,7 @@ from memory_worker.storage.embedded import EmbeddedValkey
 from memory_worker.worker.main import create_worker
 from tests.faults.context import FaultContext, Scenario
 from tests.support.factories import make_request
-from tests.support.harness import Fleet, completed_run, eventually, free_port
+from tests.support.harness import Fleet, completed_run, eventually, free_port, workers_up
 from tests.support.runner import tick_runner
 from tests.support.scrape import ServingFleet, parse, scrape
 
@@ -146,7 +146,7 @@ async def assert_pause_costs_nothing(p: PrivateStore, sim: FarmSimulator) -> tup
     sim.set_fault(p.settings.extraction_service, Fault(kind=FaultKind.SLOW, seconds=1.0, times=1))
     before = sim.submits(p.settings.extraction_service)
     if not p.fleet.workers:
-        p.fleet.start(2)
+        await workers_up(p.fleet.start(2))  # (the 30 s wait below is for the submit only)
     await eventually(lambda: sim.submits(p.settings.extraction_service) > before, timeout=30)
     p.pause()
     await asyncio.sleep(2 * float(STORE_FAST["lease_seconds"]))
@@ -407,14 +407,14 @@ async def _one_chat_corrupt(ctx: FaultContext, role: str, plant: Any) -> None:
         for i, c in enumerate(GOOD_CHATS)
     ]
     fleet = Fleet(ctx.settings, ctx.tmp_path, {"discovery_base_url": ctx.sim.base_url})
-    fleet.start(2)
-    started = time.monotonic()
+    # timed from the workers being up (their start-up took 13-20 s on a loaded host)
+    started = await workers_up(fleet.start(2))
     try:
 
         async def failed() -> bool:
             return bool((await store.get(bad)).error_log)
 
-        await eventually(failed, timeout=SETTLED_WITHIN + 10)  # + the workers' start
+        await eventually(failed, timeout=SETTLED_WITHIN + 10)
         took = time.monotonic() - started
         first = (await store.get(bad)).error_log[0]
         assert first.code == "StoreDataCorrupt", (first, fleet.logs())

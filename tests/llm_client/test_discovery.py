@@ -325,6 +325,7 @@ async def test_bad_model_content_is_returned_for_the_pipeline_to_judge(
         orjson.loads(result.content)
 
 
+@pytest.mark.usefixtures("e5_loaded")  # the simulator's embedder: no model load in 2 s
 async def test_embedder_faults_map_too(sim: FarmSimulator) -> None:
     async with DiscoveryClient(sim_config(sim), service="embedder", endpoint="encode") as client:
         sim.set_fault("embedder", Fault(FaultKind.TRUNCATED_JSON, times=1))

@@ -50,6 +50,7 @@ def local_routes(**target: Any) -> Any:
 # --- the real model ---------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("e5_loaded")  # (its load is no part of the 5 s budget)
 async def test_real_model_embeds_unit_vectors_and_ranks_by_meaning() -> None:
     client = LocalEmbedClient(E5, config())
     cards = ["Alice likes green tea", "Мария любит зелёный чай", "Bob works as a nurse"]
@@ -68,6 +69,7 @@ async def test_real_model_embeds_unit_vectors_and_ranks_by_meaning() -> None:
     await client.aclose()
 
 
+@pytest.mark.usefixtures("e5_loaded")  # (its load is no part of the 5 s budget)
 async def test_query_and_passage_prefixes_give_different_vectors() -> None:
     client = LocalEmbedClient(E5, config())
     text = ["Alice moved to Porto"]
@@ -254,6 +256,7 @@ def test_missing_extra_is_refused_at_load(monkeypatch: pytest.MonkeyPatch) -> No
 # --- through the walker: same breakers as any target ---------------------------------------
 
 
+@pytest.mark.usefixtures("e5_loaded")  # (its load is no part of the 5 s budget)
 async def test_walker_serves_embeddings_from_the_local_target(
     redis: Redis, key_prefix: str
 ) -> None:
@@ -291,6 +294,7 @@ async def test_engine_failures_open_the_local_targets_breaker(
     assert views[0].circuit.value == "open"
 
 
+@pytest.mark.usefixtures("e5_loaded")  # (its load is no part of the 5 s budget)
 async def test_routed_models_name_the_model_of_their_vectors(redis: Redis, key_prefix: str) -> None:
     from llm_client import AttemptCounter
     from memory_worker.consolidation.model_calls import Vectors

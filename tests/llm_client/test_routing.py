@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -341,11 +342,35 @@ async def test_half_open_twenty_concurrent_callers_send_exactly_one_probe(
     farm, sink, walker = scripted(redis, key_prefix, routes_of(A), {A: fail(down)}, clock=clock)
     await open_breaker(farm, walker)
     clock.advance(0.25)  # cooldown 0.2 s elapsed
-    farm.set(A, fail(down, delay=0.2))
+    answered = 0
+
+    async def twenty_callers() -> list[Any]:
+        async def one() -> Any:
+            nonlocal answered
+            try:
+                return await walker.call(WF, farm.attempt)
+            finally:
+                answered += 1
+
+        return await asyncio.gather(*(one() for _ in range(20)), return_exceptions=True)
+
+    def once_the_others_answered(behaviour: Any) -> Any:
+        """The probe answers once the 19 others were refused (10 s at most): on a loaded
+        host a caller could reach the gate after a fixed-delay probe had reopened or closed
+        the breaker, and a closed one rightly lets it call A."""
+
+        async def behave(timeout: float) -> Any:
+            for _ in range(200):
+                if answered >= 19:
+                    break
+                await asyncio.sleep(0.05)
+            return await behaviour(timeout)
+
+        return behave
+
+    farm.set(A, once_the_others_answered(fail(down)))
     before = farm.total
-    results = await asyncio.gather(
-        *(walker.call(WF, farm.attempt) for _ in range(20)), return_exceptions=True
-    )
+    results = await twenty_callers()
     assert farm.total - before == 1
     assert sum(isinstance(r, BackendUnavailable) for r in results) == 1
     assert sum(isinstance(r, AllCircuitsOpen) for r in results) == 19
@@ -353,10 +378,9 @@ async def test_half_open_twenty_concurrent_callers_send_exactly_one_probe(
     assert view.trips == 2
     assert 0.2 < view.cooldown_remaining_s <= 0.4  # doubled from 0.2 s
     clock.advance(0.45)
-    farm.set(A, ok("back", delay=0.05))
-    results = await asyncio.gather(
-        *(walker.call(WF, farm.attempt) for _ in range(20)), return_exceptions=True
-    )
+    farm.set(A, once_the_others_answered(ok("back")))
+    answered = 0
+    results = await twenty_callers()
     assert farm.total - before == 2
     assert sum(getattr(r, "value", None) == "back" for r in results) == 1
     assert (await walker.breakers.view(A)).circuit is Circuit.CLOSED

@@ -277,7 +277,9 @@ async def test_half_open_lets_exactly_one_probe_reach_the_farm(
     assert reopened.trips == 2
     assert 0.3 < reopened.cooldown_remaining_s <= 0.6  # probe failure doubled the cooldown
     clock.advance(reopened.cooldown_remaining_s + 0.05)
-    sim.set_fault("llm-a", Fault(kind=FaultKind.SLOW, seconds=0.2))
+    # the probe runs 2 s: every caller reaches the gate before it closes the breaker (with
+    # 0.2 s, a loaded host's late callers found it closed and rightly called A: 6 submits)
+    sim.set_fault("llm-a", Fault(kind=FaultKind.SLOW, seconds=2.0))
     before = sim.submits("llm-a")
     results = await asyncio.gather(
         *(node.walker.chat(WF, REQUEST) for _ in range(20)), return_exceptions=True
@@ -346,6 +348,7 @@ async def test_failover_to_a_direct_fallback_and_400_returns_at_once(
     assert sim.submits(DIRECT_SERVICE) == 1  # no fallback after a non-retryable error
 
 
+@pytest.mark.usefixtures("e5_loaded")  # the simulator's embedder: no model load in 5 s
 async def test_embedding_route_through_the_walker(sim: FarmSimulator, nodes: Nodes) -> None:
     from llm_client import default_routes
 

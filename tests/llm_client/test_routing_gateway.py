@@ -85,12 +85,15 @@ async def test_retry_after_cools_the_target_for_every_walker(redis: Redis, key_p
     farm.set(B, ok("b"))
     routed = await walkers[0].call(WF, farm.attempt)
     assert (routed.target.id, farm.calls[A]) == (B, 1)  # the walk moved on at once
-    cooled_at = time.monotonic()
+    cooled_at = time.monotonic()  # A cools from before this until before cooled_at + 1.5
     while time.monotonic() - cooled_at < 1.2:  # nobody calls A while it cools
         for walker in walkers:
-            assert (await walker.call(WF, farm.attempt)).target.id == B
+            routed = await walker.call(WF, farm.attempt)
+            # judged when the whole call fell inside the cooling: on a loaded host the
+            # round's last call may end after it, when A rightly serves again
+            if time.monotonic() - cooled_at < 1.5:
+                assert (routed.target.id, farm.calls[A]) == (B, 1)
         await asyncio.sleep(0.05)
-    assert farm.calls[A] == 1
     await asyncio.sleep(max(0.0, 1.6 - (time.monotonic() - cooled_at)))
     assert (await walkers[2].call(WF, farm.attempt)).target.id == A
     assert await walkers[0].breakers.view(A) == await walkers[1].breakers.view(A)
@@ -210,6 +213,12 @@ async def test_tokens_per_day_from_the_answers_usage(redis: Redis, key_prefix: s
     farm = FakeFarm()
     farm.set(A, ok("a"))
     farm.set(B, ok("b"))
+    # the tokens are the UTC day's: calls that straddled 00:00 would count from zero again
+    # (a console test that crossed midnight in CI did), so a test in the day's last minute
+    # makes its calls after the day turns
+    left = 86_400 - time.time() % 86_400
+    if left < 60:
+        await asyncio.sleep(left + 0.5)
     served = [(await walker.call(WF, farm.attempt, usage=lambda _: 60)).target.id for _ in range(4)]
     assert served == [A, A, B, B]  # 120 tokens used: A is done for the day
 

@@ -8,14 +8,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from memory_worker.models import Run, RunStatus
 from memory_worker.settings import Settings
 from memory_worker.settings.types import reveal
-from memory_worker.worker.fleet import FAST
+from memory_worker.worker.fleet import FAST, WorkerProcess
 from memory_worker.worker.fleet import Fleet as _Fleet
 from tests.support.cli_fork import CliServer
 
@@ -28,6 +28,7 @@ __all__ = [
     "eventually",
     "free_port",
     "run_memory_worker",
+    "workers_up",
 ]
 
 
@@ -99,6 +100,18 @@ async def eventually(
         if loop.time() > end:
             raise AssertionError(f"condition not met within {timeout:.1f}s")
         await asyncio.sleep(every)
+
+
+async def workers_up(workers: Sequence[WorkerProcess], *, timeout: float = 120.0) -> float:
+    """Once every worker has logged ``worker_started`` (its imports and start-up done): the
+    ``time.monotonic()`` of that moment. A bound on what a worker does is timed from here,
+    not from its spawn: a loaded 2-core host took 13-20 s to start one."""
+    await eventually(
+        lambda: all(b"worker_started" in w.log_path.read_bytes() for w in workers),
+        timeout=timeout,
+        every=0.1,
+    )
+    return time.monotonic()
 
 
 async def completed_run(read: Callable[[], Awaitable[Run]], *, timeout: float) -> Run:
