@@ -14,18 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memory_worker.privacy.masking.needles import Hits
+from memory_worker.privacy.masking.needles import Hits, words
 from memory_worker.privacy.masking.shapes import Span
 from memory_worker.privacy.masking.values import TRAILING, generated, not_a_value
 
-
-def _words(text: str) -> frozenset[str]:
-    """The whitespace-separated words of a block of text (a word list kept readable)."""
-    return frozenset(text.split())
-
-
 #: Needles: a text holding none of them names no access or credentials.
-ACCESS_NEEDLES = _words(
+ACCESS_NEEDLES = words(
     """
     cred access zugang accès acces acceso accesso acesso toegang inloggning dostęp dostep доступ
     giriş giris ログイン情報 로그인 정보 登录信息 登入資訊 بيانات login log-in logon inlog

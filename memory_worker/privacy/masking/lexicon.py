@@ -27,13 +27,7 @@ A label belongs to a family, which decides what may follow it:
 
 from __future__ import annotations
 
-from memory_worker.privacy.masking.needles import trie_pattern
-
-
-def _words(text: str) -> frozenset[str]:
-    """The whitespace-separated words of a block of text (a word list kept readable)."""
-    return frozenset(text.split())
-
+from memory_worker.privacy.masking.needles import trie_pattern, words
 
 #: Keys next to each other on a QWERTY keyboard (Spanish ``ñ`` beside ``l``, German and
 #: Swedish ``ö`` too): a finger that slips.
@@ -722,7 +716,7 @@ CONNECTOR_WORDS: dict[str, tuple[str, ...]] = {
 # --- identifiers (env names, JSON and YAML keys, code) ------------------------------------------
 
 #: Parts of an identifier (split at ``_ - .`` and camelCase) that name a password.
-NAME_PASSWORD_PARTS = _words(
+NAME_PASSWORD_PARTS = words(
     """
     password passwd pwd pass passphrase passcode pw passwort kennwort senha haslo mdp
     motdepasse contrasena contrasenya wachtwoord losenord lösenord sifre şifre parola
@@ -731,14 +725,14 @@ NAME_PASSWORD_PARTS = _words(
     """
 )
 #: Parts that name a token, key or other secret.
-NAME_KEY_PARTS = _words(
+NAME_KEY_PARTS = words(
     """
     secret secrets token apikey credential credentials privatekey auth key sig signature
     chiave klucz schluessel schlussel sleutel nyckel anahtar
     """
 )
 #: Parts that make a name *about* a secret, not one (``TOKEN_FILE``, ``max_tokens``).
-NAME_NOT_SECRET_PARTS = _words(
+NAME_NOT_SECRET_PARTS = words(
     """
     length len count max min limit limits ttl expiry expires expire expiration size file
     files path dir url uri name names id ids type mode enabled enable disabled header field
@@ -754,7 +748,7 @@ NAME_NOT_SECRET_PARTS = _words(
 
 # --- needles: a text holding none of them holds no label (a property test checks every label) --
 
-LABEL_NEEDLES = _words(
+LABEL_NEEDLES = words(
     """
     pass pw psw mdp key code kennwort schlüssel contra digo senha ordine codice chiave hasł
     hasle kod парол пас гасло код 密码 口令 密碼 api token secret auth clé cle jeton clave

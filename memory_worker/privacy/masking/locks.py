@@ -23,18 +23,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memory_worker.privacy.masking.needles import Hits, trie_pattern
+from memory_worker.privacy.masking.needles import Hits, trie_pattern, words
 from memory_worker.privacy.masking.ordinary import NOT_SECRET_CODES, UNITS
 from memory_worker.privacy.masking.shapes import Span
 
-
-def _words(text: str) -> frozenset[str]:
-    """The whitespace-separated words of a block of text (a word list kept readable)."""
-    return frozenset(text.split())
-
-
 #: Needles: a text holding none of them names no key box or lock.
-LOCK_NEEDLES = _words(
+LOCK_NEEDLES = words(
     """
     lock box padlock schlüssel schloss boîte boite cadenas llave candado chiavi lucchetto chaves
     cadeado sleutel slot nyckel lås klucz kłódk ключниц замк замок kutus kilit キーボックス 錠 키박스
@@ -312,7 +306,7 @@ def _in_sentence_before(pattern: re.Pattern[str], text: str, at: int, reach: int
 _BARE_NOUN_RE = re.compile(rf"(?i:{_BARE_NOUN})")
 #: Literal pieces (casefolded) every match of :data:`_BARE_NOUN` and :data:`_ENTRY` holds: a
 #: text, or a number's window, without one holds no such noun (a property test checks it).
-NOUN_NEEDLES = _words(
+NOUN_NEEDLES = words(
     """
     gate lock safe box barrier tor schloss schranke pforte schlüssel port barri grille boîte
     boite cadenas cancel candado verja barrera cajet caja lucchetto sbarra cassetta cadeado

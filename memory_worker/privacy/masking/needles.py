@@ -19,6 +19,11 @@ from dataclasses import dataclass
 Trie = dict[str, "Trie"]
 
 
+def words(text: str) -> frozenset[str]:
+    """The whitespace-separated words of a block of text (a word list kept readable)."""
+    return frozenset(text.split())
+
+
 def trie_pattern(words: Iterable[str]) -> str:
     """``words`` as one regular expression shaped like a trie (a shared prefix is tried once)."""
     trie: Trie = {}

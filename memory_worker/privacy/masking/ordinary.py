@@ -9,14 +9,10 @@ beside the labels of :mod:`memory_worker.privacy.masking.lexicon`.
 
 from __future__ import annotations
 
-
-def _words(text: str) -> frozenset[str]:
-    """The whitespace-separated words of a block of text (a word list kept readable)."""
-    return frozenset(text.split())
-
+from memory_worker.privacy.masking.needles import words
 
 #: Words before "code" that say it is not a secret ("zip code 10115", "error code 1234").
-NOT_SECRET_CODES = _words(
+NOT_SECRET_CODES = words(
     """
     zip postal post area alan country error status exit return http response source color colour
     dial iso currency airport product bar qr tracking order event language tax sort promo
@@ -39,7 +35,7 @@ NOT_SECRET_CODES = _words(
 #: Words of a value that stands for one: "tu_contraseña_aquí", "sua_senha_aqui",
 #: "buraya_sifreni_yaz", "your-token-here" (whose, where, a verb of typing, the secret's
 #: own name), in the languages of the labels.
-PLACEHOLDER_WORDS = _words(
+PLACEHOLDER_WORDS = words(
     """
     your yours tu tua tuo tus sua seu su votre vos ton ta dein deine deinen ihr ihre twoje
     twój twoja twoj ваш ваша твой твоя твій твоя jouw uw ditt din senin kendi sizin
@@ -56,7 +52,7 @@ PLACEHOLDER_WORDS = _words(
 #: What a placeholder written in a language without spaces holds: the secret's own name or
 #: a word of "put it here" ("ここにパスワード", "비밀번호를_입력하세요", "在此填写密码",
 #: "ضع_كلمة_المرور_هنا"): a value holding one, and no ASCII letter or digit, is none.
-PLACEHOLDER_PIECES = _words(
+PLACEHOLDER_PIECES = words(
     """
     パスワード 暗証番号 ここ 入力 記入 비밀번호 비번 암호 여기 입력 密码 密碼 密钥 口令 这里 此处 在此
     填写 填入 输入 كلمة المرور هنا ضع أدخل اكتب
@@ -64,7 +60,7 @@ PLACEHOLDER_PIECES = _words(
 )
 #: Words that may stand between a connector and the value ("the password is *now* …"); one
 #: word each (Polish "po prostu" is ``prostu``: ``po`` alone is "after", "hasło po zapytaniu").
-FILLER_ADVERBS = _words(
+FILLER_ADVERBS = words(
     """
     now still currently simply just literally actually jetzt nun einfach maintenant
     simplement ahora simplemente agora ora adesso semplicemente teraz prostu
@@ -75,7 +71,7 @@ FILLER_ADVERBS = _words(
 #: film or a book ("the password in the movie was 'swordfish'"), a queue's ticket, which
 #: Portuguese and Spanish call a "senha" or a "turno" ("a senha do atendimento é B-42"). After
 #: one of them only a value no sentence would hold is taken.
-OTHER_SENSES = _words(
+OTHER_SENSES = words(
     """
     movie movies film films book books novel story stories series episode cartoon anime manga
     comic comics fairytale
@@ -98,7 +94,7 @@ OTHER_SENSES = _words(
 )
 #: Words after a label that say the phrase is about the secret, not giving it
 #: ("password *manager* is great", "password *policy*: 12 characters").
-NOT_FILLERS = _words(
+NOT_FILLERS = words(
     """
     manager managers policy policies reset hint field length strength requirement
     requirements rule rules change changes generator recovery expiry prompt protection
@@ -115,7 +111,7 @@ NOT_FILLERS = _words(
 #: Words after a key's label that say what follows is not the key: its hash, fingerprint or id,
 #: a commit ("key fingerprint …", "token id …"), a token's limit or budget ("token limit is
 #: 128000").
-NOT_NEAR_KEYS = _words(
+NOT_NEAR_KEYS = words(
     """
     hash checksum sha256 sha-256 sha1 md5 commit id uuid хеш хэш prüfsumme fingerprint
     ssh-ed25519 ssh-rsa ssh-dss authorized_keys known_hosts ecdsa-sha2-nistp256
@@ -127,12 +123,12 @@ NOT_NEAR_KEYS = _words(
 #: Prepositions of a change ("set the password *to* …", "Passwort *auf* … geändert",
 #: "changé le mot de passe *en* …", "поменял пароль *на* …"); English ``to`` only after a
 #: verb of change (:data:`CHANGE_VERBS`), elsewhere it is a destination.
-CHANGE_PREPOSITIONS = _words("to auf en a para in na на")
-CHANGE_VERBS = _words("set sets setting change changed changing reset update updated")
+CHANGE_PREPOSITIONS = words("to auf en a para in na на")
+CHANGE_VERBS = words("set sets setting change changed changing reset update updated")
 #: Words between a value and its label ("Xk2… *as my* password", "… *comme* mot de passe").
-AS_WORDS = _words("as als comme como come jako как як")
+AS_WORDS = words("as als comme como come jako как як")
 #: Words that may stand between a label and a bare value ("senha *temporária* Xk2…").
-FILLER_ADJECTIVES = _words(
+FILLER_ADJECTIVES = words(
     """
     new temporary temp initial default old admin root master one-time neue neues temporäres
     nouveau temporaire provisoire nueva temporal provisional nova temporária provisória nuovo
@@ -141,7 +137,7 @@ FILLER_ADJECTIVES = _words(
     """
 )
 #: Words before a label that make it an action, not a secret ("*reset* password flow").
-NOT_BEFORE = _words(
+NOT_BEFORE = words(
     "reset forgot forgotten forget lost recover public pub publishable host öffentlicher "
     "öffentliche öffentlichen publique pública publica público pubblica publiczny publiczna "
     "публичный открытый відкритий публічний publieke publiek publika publik açık genel "
@@ -154,7 +150,7 @@ NOT_BEFORE = _words(
 )
 #: Words before "pass" that make it a ticket or a verb, not a password, when no connector
 #: follows ("boarding pass BA2490X", "I will pass Test123 on"): "wifi pass Xk2…" is one.
-PASS_NOT_BEFORE = _words(
+PASS_NOT_BEFORE = words(
     """
     boarding bus season day week weekly month monthly annual year ski hall backstage press
     vip museum rail eurail interrail travel transit metro train subway tram gym event
@@ -163,12 +159,12 @@ PASS_NOT_BEFORE = _words(
     """
 )
 #: What a "pass" opens, named right after it ("pass wifi Xk2…", "pass vpn: …").
-PASS_TARGETS = _words(
+PASS_TARGETS = words(
     "wifi wi-fi wlan vpn mail email e-mail gmail router modem admin root db ssh ftp nas server "
     "netflix laptop pc"
 )
 #: Words that open a phrase naming what the secret is for ("пароль от вайфая", "für das WLAN").
-PREPOSITIONS = _words(
+PREPOSITIONS = words(
     """
     for to of on от для к до від на für zum zur vom de du del da do di per dla od у в
     van voor bij op till för på av från al della dello dei dal dalla dos das ao pour
@@ -178,7 +174,7 @@ PREPOSITIONS = _words(
 )
 
 #: Words that follow a label in ordinary talk; never a value ("password: required").
-NOT_VALUES = _words(
+NOT_VALUES = words(
     """
     a an the this that these those it its is was are were be been being will would can
     could should must may might has have had do does did done not no yes ok okay nope wrong
@@ -245,7 +241,7 @@ NOT_VALUES = _words(
 #: The same, in the languages added beside the project's own (NL, SV, TR, CS, ID, DA/NO, FI,
 #: HU, RO, VI; in ZH, JA, KO, AR, EL, HE, HI and FA a value is ASCII, so no word of theirs
 #: is taken for one).
-NOT_VALUES_MORE = _words(
+NOT_VALUES_MORE = words(
     """
     onjuist fout verkeerd juist goed correct verlopen ongeldig geldig te kort lang zwak sterk
     nieuw nieuwe oud oude veranderd gewijzigd vergeten geheim veilig hetzelfde anders leeg
@@ -299,7 +295,7 @@ NOT_VALUES_MORE = _words(
 )
 #: Words that name who logs in: a bare value after ``pass`` may follow them ("user admin pass
 #: …", "логин bob пасс …").
-USER_LABELS = _words(
+USER_LABELS = words(
     """
     user username usr uname login id benutzer benutzername nutzer usuario usuário utilisateur
     identifiant utente użytkownik login: логин юзер пользователь логін користувач gebruiker
@@ -309,7 +305,7 @@ USER_LABELS = _words(
     """
 )
 #: Words that deny what follows ("Xk2… is *not* my password").
-NEGATIONS = _words(
+NEGATIONS = words(
     """
     not no isn't wasn't never nicht kein keine pas ne n'est no nunca não nao non nie не ні
     niet geen inte ej değil nije není tidak bukan ikke ei nem nu không 不 不是 아니 아냐 ليس ليست
@@ -317,7 +313,7 @@ NEGATIONS = _words(
 )
 #: Words that join a value to a label named after it ("Xk2… *is my* password", "… *ist mein*
 #: Passwort", "… *это мой* пароль", "… *benim* şifrem", "… *itu* password aku").
-BEFORE_WORDS = _words(
+BEFORE_WORDS = words(
     """
     is was will be would as as: = : - — – -> → <- <-- <= ← ⬅ 's 're c it's its that's thats ist war wäre als
     est était c'est comme es era será como é era será è e' era sarà come to jest było jako это
@@ -332,7 +328,7 @@ BEFORE_WORDS = _words(
 #: Words that open a line naming the value on the line above ("*that's* the pw", "*это*
 #: пароль", "*dat* is het wachtwoord", "*ده* باسورد").
 DEMONSTRATIVES = frozenset(
-    _words(
+    words(
         """
         this that that's thats it's its here's это вот це ось das dies diese dieser c'est
         c’est ce cela ça esa ese esta este eso esto questa questo quella quello essa esse
@@ -342,7 +338,7 @@ DEMONSTRATIVES = frozenset(
     )
 )
 #: Units and currencies after a number: an amount, not a code ("15000 рублей", "4500 mAh").
-UNITS = _words(
+UNITS = words(
     """
     rub руб рублей рубля рубль грн гривень гривні eur euro euros evro usd dollars dollar
     zł zl złotych pln kr kronor kroner sek nok dkk tl lira lire chf yen yuan won lei ft
@@ -354,7 +350,7 @@ UNITS = _words(
 #: Words that open an answer before its value ("it's Kx9…", "claro: …", "да, Kx9…").
 ASSENT_WORDS = frozenset(
     [
-        *_words(
+        *words(
             """
             it's its here's here sure yes yeah yep ok okay sí si claro vale oui ouais voilà ja
             jo klar hier tak da да ага так ось вот evet tabii sim certo ecco eccola aqui aquí
@@ -453,7 +449,7 @@ DIGIT_STOPS = frozenset(
 
 #: Words that bind prose (articles, prepositions, pronouns, a few verbs of talk): a phrase
 #: holding one is a sentence, not a passphrase ("check the fridge note page12").
-PHRASE_STOPS = _words(
+PHRASE_STOPS = words(
     """
     the a an to of in on at for is are was my your our his her its it this that and or with
     from by as be me you we they check see ask use page room gate
@@ -470,7 +466,7 @@ PHRASE_STOPS = _words(
 
 #: Words that judge a value named before its label as an example, not give it as one's own
 #: ("password123 is a *terrible* password", "qwerty ist ein *schlechtes* Passwort").
-JUDGEMENTS = _words(
+JUDGEMENTS = words(
     """
     terrible bad weak common good strong typical classic popular worst best example examples
     famous default obvious horrible awful dumb stupid insecure secure unsafe guessable
@@ -485,4 +481,4 @@ JUDGEMENTS = _words(
 )
 
 #: Words that join two things named together ("usuário *e* senha", "username *and* password").
-CONJUNCTIONS = _words("and & e und et y en och i и і ve and/or oraz или або と 和 및 و")
+CONJUNCTIONS = words("and & e und et y en och i и і ve and/or oraz или або と 和 및 و")

@@ -23,18 +23,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memory_worker.privacy.masking.needles import Hits
+from memory_worker.privacy.masking.needles import Hits, words
 from memory_worker.privacy.masking.shapes import Span
 from memory_worker.privacy.masking.values import TRAILING, not_a_value
 
-
-def _words(text: str) -> frozenset[str]:
-    """The whitespace-separated words of a block of text (a word list kept readable)."""
-    return frozenset(text.split())
-
-
 #: Needles: a text holding none of them names no security question.
-QUESTION_NEEDLES = _words(
+QUESTION_NEEDLES = words(
     """
     question frage pregunta domanda pergunta vraag fråga pytanie вопрос питання soru 質問 질문
     问题 問題 密保 سؤال السؤال answer antwort réponse reponse respuesta risposta resposta
@@ -82,7 +76,7 @@ _ANSWER = re.compile(
     re.M,
 )
 #: Single words that answer nothing ("security question: forgot").
-_NON_ANSWERS = _words(
+_NON_ANSWERS = words(
     """
     none unknown forgot forgotten same required optional mandatory set unset empty blank
     n/a na idk later asked skip skipped vergessen keine leer oublié aucune olvidé ninguna

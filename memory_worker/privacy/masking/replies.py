@@ -15,16 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memory_worker.privacy.masking.needles import Hits
+from memory_worker.privacy.masking.needles import Hits, words
 from memory_worker.privacy.masking.shapes import Span
 
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 #: Words for a text message, casefolded, in the fifteen languages of the split (and UK).
-MESSAGE_NEEDLES = _words(
+MESSAGE_NEEDLES = words(
     """
     sms smsen sms:et sms'i sms'in text texto textos message messages messaggio mensagem
     mensaje bericht berichtje meddelande wiadomość wiadomosc esemes esemesa смс сообщение
