@@ -30,7 +30,10 @@ async def mid_interval(sim: FarmSimulator, interval: float) -> None:
     lasts whole intervals holds the same number of probes on every run (one a window's
     interval), instead of one more or one fewer as its phase falls."""
     seen = farm_calls(sim)
+    deadline = asyncio.get_running_loop().time() + 3 * interval
     while farm_calls(sim) == seen:
+        if asyncio.get_running_loop().time() > deadline:  # no probe: the fleet is not probing
+            raise SystemExit(f"no farm probe within {3 * interval:.0f} s: the outage never settled")
         await asyncio.sleep(0.05)
     await asyncio.sleep(interval / 2)
 
